@@ -1,0 +1,11 @@
+module github.com/dshsim/dshsim
+
+go 1.26
+
+require (
+	github.com/google/go-cmp v0.7.0
+	github.com/landlock-lsm/go-landlock v0.11.2
+	github.com/rogpeppe/go-internal v1.16.0
+	github.com/sebdah/goldie/v2 v2.8.0
+	golang.org/x/sys v0.50.0
+)

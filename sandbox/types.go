@@ -1,0 +1,128 @@
+package sandbox
+
+import (
+	"fmt"
+)
+
+// Mode is a sandbox mode. Only file writes are governed: reads, network, process
+// visibility, devices and credentials are not promised by any mode.
+type Mode string
+
+// The three modes, narrowest first.
+const (
+	// ReadOnly allows no file writes (POSIX backends still allow the /dev/null sink).
+	ReadOnly Mode = "read-only"
+	// WorkspaceWrite allows writes under the workspace root and a backend-defined temp area.
+	WorkspaceWrite Mode = "workspace-write"
+	// DangerFullAccess is no confinement at all; a provider is never called for it.
+	DangerFullAccess Mode = "danger-full-access"
+)
+
+// Modes lists the modes in widening order.
+var Modes = []Mode{ReadOnly, WorkspaceWrite, DangerFullAccess}
+
+// ParseMode returns the mode named s or an error naming the value.
+func ParseMode(s string) (Mode, error) {
+	for _, m := range Modes {
+		if string(m) == s {
+			return m, nil
+		}
+	}
+	return "", fmt.Errorf("unknown sandbox mode %q (want one of read-only, workspace-write, danger-full-access)", s)
+}
+
+// Confined reports whether m may be passed to a provider (read-only or workspace-write).
+func (m Mode) Confined() bool { return m == ReadOnly || m == WorkspaceWrite }
+
+// String returns the mode name.
+func (m Mode) String() string { return string(m) }
+
+// Enforcement says how much of a mode's promise a backend governs.
+type Enforcement string
+
+const (
+	// Full means the backend governs every file effect the mode promises.
+	Full Enforcement = "full"
+	// Partial means only a subset is governed (Landlock ABI < 5, Windows ACL runner).
+	Partial Enforcement = "partial"
+)
+
+// Policy is the complete per-call execution policy. It is never fixed on a
+// provider: concurrent calls may carry different modes and roots.
+type Policy struct {
+	// Mode is the mode of this one call.
+	Mode Mode `json:"mode"`
+	// WorkspaceRoot is an absolute path, carried even when the mode does not use it.
+	WorkspaceRoot string `json:"workspaceRoot"`
+	// SessionID is opaque; empty for agentless calls.
+	SessionID string `json:"sessionId,omitempty"`
+}
+
+// RunnerFailureRule is evidence that a runner failed before executing the
+// wrapped command. Exit status alone never proves a runner failure.
+type RunnerFailureRule struct {
+	// AllowedExitCodes, when non-nil, gates the rule on the exit code.
+	AllowedExitCodes []int `json:"allowedExitCodes,omitempty"`
+	// FatalSignatures are case-insensitive substrings of a fatal stderr line.
+	FatalSignatures []string `json:"fatalSignatures"`
+	// InformationalLines are whole stderr lines (case-insensitive) that are never fatal.
+	InformationalLines []string `json:"informationalLines,omitempty"`
+}
+
+// ConfinedArgv is what a provider returns for one call: the argv to spawn and the
+// facts needed to classify its outcome.
+type ConfinedArgv struct {
+	// Argv is runner program + profile args + "--" + the caller's exact argv.
+	Argv []string `json:"argv"`
+	// Backend names the backend that produced Argv (bwrap, landlock, seatbelt, windows-acl, runner-command).
+	Backend string `json:"backend"`
+	// Enforcement is full or partial.
+	Enforcement Enforcement `json:"enforcement"`
+	// DenialSignatures is this backend's denial dialect (case-insensitive stderr substrings).
+	DenialSignatures []string `json:"denialSignatures"`
+	// RunnerFailureRules classify a runner that failed before running the command.
+	RunnerFailureRules []RunnerFailureRule `json:"runnerFailureRules"`
+}
+
+// ErrorCode is the code of [UnavailableError].
+const ErrorCode = "SANDBOX_UNAVAILABLE"
+
+// UnavailableError is the fail-closed error: no backend can confine the call,
+// or the runner failed before running it. Nothing ran.
+type UnavailableError struct {
+	// Mode is the confined mode that was requested.
+	Mode Mode
+	// Detail is the runner failure evidence, if any.
+	Detail string
+}
+
+// Error returns the VERBATIM upstream message.
+func (e *UnavailableError) Error() string {
+	msg := fmt.Sprintf("sandbox mode %q is requested but no sandbox backend is usable on this host; refusing to run the command unconfined. Install bubblewrap or run a Landlock-enforcing kernel (Linux), ensure sandbox-exec is usable (macOS), or ensure the ACL restricted-token runner can start (Windows) — otherwise switch the consumer to danger-full-access.", string(e.Mode))
+	if e.Detail != "" {
+		msg += " Runner failure: " + e.Detail
+	}
+	return msg
+}
+
+// Name returns the error class name, SandboxUnavailableError.
+func (e *UnavailableError) Name() string { return "SandboxUnavailableError" }
+
+// Code returns SANDBOX_UNAVAILABLE.
+func (e *UnavailableError) Code() string { return ErrorCode }
+
+// DenialMarker is the VERBATIM line appended to a result the sandbox denied.
+func DenialMarker(mode Mode) string {
+	return "[sandbox: file access denied under " + string(mode) + " mode]"
+}
+
+// EscalationHint is the VERBATIM hint appended after the denial marker when
+// escalation is advertised; subject is "command" (bash) or "operation" (fs tools).
+func EscalationHint(subject string) string {
+	return "[sandbox: escalation available — retry this exact " + subject + " once with sandbox_permissions (the narrowest wider mode that suffices) + justification; the approval prompt asks the user]"
+}
+
+// RunnerFailedMarker is the VERBATIM background-job marker for a runner that failed.
+func RunnerFailedMarker(mode Mode) string {
+	return "[sandbox: the sandbox runner itself failed under " + string(mode) + " mode — the command did not run; this is a sandbox problem, not a command failure]"
+}
