@@ -1,0 +1,132 @@
+package render
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/dshsim/dshsim/sandbox"
+)
+
+// Stream is one captured output stream of a process.
+type Stream struct {
+	// Text is the retained text (the tail when Truncated).
+	Text string
+	// Truncated reports that only the tail of the stream was kept in memory.
+	Truncated bool
+	// SpillPath is the file holding the complete stream; "" when unavailable.
+	SpillPath string
+}
+
+// Sandbox holds the sandbox facts of one run. A nil *Sandbox means the call ran
+// unconfined (danger-full-access) and no sandbox marker can appear.
+type Sandbox struct {
+	// Mode is the mode the call actually ran under.
+	Mode sandbox.Mode
+	// Denied reports that confinement blocked a file effect.
+	Denied bool
+	// Enforcement is the backend's enforcement level ("" when unknown).
+	Enforcement sandbox.Enforcement
+	// RunnerFailed reports that the sandbox runner itself failed and the
+	// command never ran; it takes precedence over Denied.
+	RunnerFailed bool
+}
+
+// Foreground is one finished foreground execution.
+type Foreground struct {
+	// ExitCode is the process exit code (ignored when Signaled).
+	ExitCode int
+	// Signaled reports that the process was killed by Signal.
+	Signaled bool
+	// Signal is the signal name, e.g. "SIGTERM".
+	Signal string
+	// TimedOut reports that the call's timeout expired.
+	TimedOut bool
+	// TimeoutMs is the timeout that applied, in milliseconds.
+	TimeoutMs int64
+	// Stdout and Stderr are the captured streams.
+	Stdout, Stderr Stream
+	// Sandbox is nil for unconfined runs.
+	Sandbox *Sandbox
+	// Stopped, when non-empty, is why the job was stopped from outside the call.
+	Stopped string
+}
+
+// Subject is the escalation-hint subject of the bash tool.
+const Subject = "command"
+
+// StreamText renders one stream: its text plus, when truncated, the pointer to
+// the full output.
+func StreamText(s Stream) string {
+	if !s.Truncated {
+		return s.Text
+	}
+	p := s.SpillPath
+	if p == "" {
+		p = "(unavailable)"
+	}
+	return s.Text + "\n[output truncated; full output: " + p + "]"
+}
+
+// Body renders stdout and the "[stderr]" section, without markers; it is ""
+// when both streams are empty.
+func Body(stdout, stderr string) string {
+	body := stdout
+	if stderr != "" {
+		if body != "" && !strings.HasSuffix(body, "\n") {
+			body += "\n"
+		}
+		body += "[stderr]\n" + stderr
+	}
+	return body
+}
+
+// SandboxNotes returns the sandbox marker lines for facts sb: the runner
+// failure marker, or the denial marker followed by the escalation hint when
+// advertised; nil when there is nothing to say.
+func SandboxNotes(sb *Sandbox, escalationAdvertised bool) []string {
+	switch {
+	case sb == nil:
+		return nil
+	case sb.RunnerFailed:
+		return []string{sandbox.RunnerFailedMarker(sb.Mode)}
+	case sb.Denied:
+		notes := []string{sandbox.DenialMarker(sb.Mode)}
+		if escalationAdvertised {
+			notes = append(notes, sandbox.EscalationHint(Subject))
+		}
+		return notes
+	}
+	return nil
+}
+
+// Result renders a finished foreground call exactly as the model sees it.
+func Result(r Foreground, escalationAdvertised bool) string {
+	body := Body(StreamText(r.Stdout), StreamText(r.Stderr))
+	if body == "" {
+		body = "(no output)"
+	}
+	markers := SandboxNotes(r.Sandbox, escalationAdvertised)
+	if r.TimedOut {
+		markers = append(markers, TimedOutMarker(r.TimeoutMs))
+	}
+	if r.Stopped != "" {
+		markers = append(markers, "[stopped: "+r.Stopped+"]")
+	}
+	if r.Signaled {
+		markers = append(markers, "[killed by signal: "+r.Signal+"]")
+	} else if r.ExitCode != 0 {
+		markers = append(markers, "[exit code: "+strconv.Itoa(r.ExitCode)+"]")
+	}
+	if len(markers) == 0 {
+		return body
+	}
+	if !strings.HasSuffix(body, "\n") {
+		body += "\n"
+	}
+	return body + strings.Join(markers, "\n")
+}
+
+// TimedOutMarker is "[timed out after <ms>ms]".
+func TimedOutMarker(ms int64) string {
+	return "[timed out after " + strconv.FormatInt(ms, 10) + "ms]"
+}
