@@ -1,6 +1,6 @@
 module github.com/dshsim/dshsim
 
-go 1.26
+go 1.26.0
 
 require (
 	github.com/google/go-cmp v0.7.0
@@ -9,3 +9,5 @@ require (
 	github.com/sebdah/goldie/v2 v2.8.0
 	golang.org/x/sys v0.50.0
 )
+
+require kernel.org/pub/linux/libs/security/libcap/psx v1.2.78 // indirect
