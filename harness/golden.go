@@ -1,0 +1,268 @@
+package harness
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/sebdah/goldie/v2"
+)
+
+// UpdateEnv is the one environment variable that updates every golden:
+// DSHSIM_UPDATE=1 go test ./... rewrites package goldens ([Golden]), the
+// effect files under snapshots/ (harness/sims tests) and testscript scripts
+// (scenarios). Any other value (or unset) compares.
+const UpdateEnv = "DSHSIM_UPDATE"
+
+// Updating reports whether goldens are being updated (DSHSIM_UPDATE=1).
+func Updating() bool { return os.Getenv(UpdateEnv) == "1" }
+
+// SnapshotsDir is the golden directory for effect files, relative to the
+// repository root.
+const SnapshotsDir = "snapshots"
+
+// ModulePath is the module whose root [FindRoot] looks for.
+const ModulePath = "github.com/dshsim/dshsim"
+
+// FindRoot walks up from dir to the repository root: the first directory
+// holding a go.mod that declares [ModulePath].
+func FindRoot(dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("harness: find repository root: %w", err)
+	}
+	for d := abs; ; d = filepath.Dir(d) {
+		data, err := os.ReadFile(filepath.Join(d, "go.mod"))
+		if err == nil && declaresModule(data, ModulePath) {
+			return d, nil
+		}
+		if filepath.Dir(d) == d {
+			return "", fmt.Errorf("harness: no go.mod declaring module %s in %s or any parent", ModulePath, abs)
+		}
+	}
+}
+
+func declaresModule(gomod []byte, module string) bool {
+	for _, line := range strings.Split(string(gomod), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 2 && f[0] == "module" && strings.Trim(f[1], `"`) == module {
+			return true
+		}
+	}
+	return false
+}
+
+// CheckFileName reports whether name is a clean, relative, slash-separated
+// path inside snapshots/ (no "..", no leading "/", no empty parts).
+func CheckFileName(name string) error {
+	switch {
+	case name == "":
+		return errors.New("empty file name")
+	case strings.Contains(name, `\`):
+		return fmt.Errorf("file name %q: use forward slashes", name)
+	case path.IsAbs(name) || !fs.ValidPath(name) || path.Clean(name) != name:
+		return fmt.Errorf("file name %q: must be a clean relative path under %s/", name, SnapshotsDir)
+	}
+	return nil
+}
+
+// RunSim runs one sim with a fresh [Env] rooted at root and checks its
+// output: every file in s.Files is produced, nothing else is, names are clean,
+// and no file contains the repository root or a temporary directory of the
+// run (that text varies between machines; normalise it with [Normalizer]).
+// A panic in s.Run becomes an error naming the sim. Temporary directories are
+// removed before RunSim returns. logf may be nil.
+func RunSim(s Sim, root string, logf func(format string, args ...any)) (files map[string][]byte, err error) {
+	if s.Run == nil {
+		return nil, fmt.Errorf("sim %s: no Run function", s.Name)
+	}
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	var temps []string
+	defer func() {
+		for _, d := range temps {
+			os.RemoveAll(d)
+		}
+	}()
+	env := &Env{
+		Root: root,
+		TempDir: func() (string, error) {
+			d, err := os.MkdirTemp("", "dshsim-"+safeName(s.Name)+"-")
+			if err == nil {
+				temps = append(temps, d)
+			}
+			return d, err
+		},
+		Logf: logf,
+	}
+	func() {
+		defer func() {
+			if p := recover(); p != nil {
+				err = fmt.Errorf("sim %s: panic: %v", s.Name, p)
+			}
+		}()
+		files, err = s.Run(env)
+	}()
+	if err != nil {
+		if !strings.HasPrefix(err.Error(), "sim "+s.Name+":") {
+			err = fmt.Errorf("sim %s: %w", s.Name, err)
+		}
+		return nil, err
+	}
+	declared := map[string]bool{}
+	for _, f := range s.Files {
+		if err := CheckFileName(f); err != nil {
+			return nil, fmt.Errorf("sim %s: Files: %v", s.Name, err)
+		}
+		declared[f] = true
+	}
+	var problems []string
+	for _, name := range sortedKeys(files) {
+		if !declared[name] {
+			problems = append(problems, fmt.Sprintf("produced %q, which is not in its Files list", name))
+			continue
+		}
+		if where := leak(files[name], root, temps); where != "" {
+			problems = append(problems, fmt.Sprintf("%s/%s:%s", SnapshotsDir, name, where))
+		}
+	}
+	for _, f := range s.Files {
+		if _, ok := files[f]; !ok {
+			problems = append(problems, fmt.Sprintf("did not produce %q (listed in its Files)", f))
+		}
+	}
+	if len(problems) > 0 {
+		return nil, fmt.Errorf("sim %s: %s", s.Name, strings.Join(problems, "; "))
+	}
+	return files, nil
+}
+
+// leak returns "line: contains <what>" for the first line of data that holds
+// the repository root or one of the temp dirs; "" if none.
+func leak(data []byte, root string, temps []string) string {
+	needles := map[string]string{}
+	if len(root) > 1 {
+		needles[root] = "the repository root " + root
+	}
+	for _, t := range temps {
+		needles[t] = "the run's temporary directory " + t
+		if real, err := filepath.EvalSymlinks(t); err == nil {
+			needles[real] = "the run's temporary directory " + real
+		}
+	}
+	if len(needles) == 0 {
+		return ""
+	}
+	for i, line := range bytes.Split(data, []byte("\n")) {
+		for _, n := range sortedKeys(needles) {
+			if bytes.Contains(line, []byte(n)) {
+				return fmt.Sprintf("%d: contains %s (normalise it, e.g. to %s)", i+1, needles[n], WorkspacePlaceholder)
+			}
+		}
+	}
+	return ""
+}
+
+func safeName(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' {
+			return r
+		}
+		return '_'
+	}, s)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// WriteFile writes data to dir/name (slash-separated name), creating parent
+// directories. It leaves an identical file untouched and reports whether it
+// changed anything.
+func WriteFile(dir, name string, data []byte) (changed bool, err error) {
+	if err := CheckFileName(name); err != nil {
+		return false, err
+	}
+	p := filepath.Join(dir, filepath.FromSlash(name))
+	if old, err := os.ReadFile(p); err == nil && bytes.Equal(old, data) {
+		return false, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return false, err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(p), ".tmp-"+filepath.Base(p)+"-")
+	if err != nil {
+		return false, err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return false, err
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return false, err
+	}
+	if err := tmp.Close(); err != nil {
+		return false, err
+	}
+	return true, os.Rename(tmp.Name(), p)
+}
+
+// CompareFile compares fresh data with the committed file dir/name. shown is
+// the path used in the drifts (e.g. "snapshots/txt/x.txt"). A missing file is
+// one Drift with Line 0; a read error is returned as an error.
+func CompareFile(dir, name, shown string, fresh []byte, max int) (drifts []Drift, total int, err error) {
+	committed, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(name)))
+	if errors.Is(err, fs.ErrNotExist) {
+		return []Drift{{File: shown, Note: "missing (the fresh run produces it; write it with make sim)"}}, 1, nil
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	d, n := CompareLines(shown, committed, fresh, max)
+	return d, n, nil
+}
+
+// Golden compares got with the golden file dir/name (name may contain
+// slashes), reporting drifts line by line with file:line, want and got. With
+// DSHSIM_UPDATE=1 it writes the file instead. It is built on goldie v2 with
+// goldie's own -update flag left alone: DSHSIM_UPDATE is the switch.
+//
+//	func TestProfiles(t *testing.T) {
+//		harness.Golden(t, "testdata", "profiles.golden", render(profiles()))
+//	}
+func Golden(t testing.TB, dir, name string, got []byte) {
+	t.Helper()
+	file := filepath.Join(dir, filepath.FromSlash(name))
+	g := goldie.New(t,
+		goldie.WithFixtureDir(dir),
+		goldie.WithNameSuffix(""),
+		goldie.WithDiffFn(func(actual, expected string) string {
+			return LineDiff(file, []byte(expected), []byte(actual))
+		}),
+	)
+	if Updating() {
+		if err := g.Update(t, filepath.FromSlash(name), got); err != nil {
+			t.Fatalf("update golden %s: %v", file, err)
+		}
+		return
+	}
+	if _, err := os.Stat(file); err != nil {
+		t.Fatalf("golden %s: %v (create it with %s=1 go test)", file, err, UpdateEnv)
+	}
+	g.Assert(t, filepath.FromSlash(name), got)
+}
