@@ -1,0 +1,17 @@
+// Command landlock-run applies a Landlock allow-list to itself, then executes
+// a command. See package internal/landlockrun for the contract.
+//
+//	landlock-run [--abi-cap N] [--ro <path>]... [--rw <path>]... -- <argv>...
+//	landlock-run --probe
+//	landlock-run --abi
+package main
+
+import (
+	"os"
+
+	"github.com/dshsim/dshsim/internal/landlockrun"
+)
+
+func main() {
+	os.Exit(landlockrun.Main(os.Args[1:], os.Stdout, os.Stderr))
+}

@@ -1,0 +1,68 @@
+// Package landlockrun is the Landlock runner: it applies a Landlock allow-list
+// to itself, then executes a command, which inherits the restriction across
+// execve (and so do all its descendants; the invoking process is not
+// confined). cmd/landlock-run is a thin main around [Main]; the scenario tests
+// register [Main] as the landlock-run command.
+//
+// # Command line
+//
+//	landlock-run [--abi-cap N] [--ro <path>]... [--rw <path>]... -- <argv>...
+//	landlock-run --probe
+//	landlock-run --abi
+//
+// --ro P grants read and execute beneath P; --rw P grants every right the ABI
+// in use can govern beneath P. Everything else is denied. Flags interleave
+// freely; rules are installed all --ro first, then all --rw. "--" is
+// mandatory and everything after it is executed with execvp semantics (PATH
+// search, environment unchanged). The runner reads no environment variables.
+//
+// Usage errors (stderr, exit 125), VERBATIM:
+//
+//	landlock-run: usage error: --probe takes no other arguments
+//	landlock-run: usage error: --ro requires a path        (or --rw)
+//	landlock-run: usage error: unknown argument: <arg>
+//	landlock-run: usage error: missing `-- <argv>...` command
+//
+// # Exit status
+//
+// 125 for every runner-level failure (usage, no Landlock, a rule path that
+// cannot be opened, a ruleset/prctl/restrict error, exec failure); the command
+// did not run, and exactly one stderr line starting "landlock-run: " says why.
+// After a successful exec the command's status passes through unchanged,
+// including 125, so a consumer needs both the status and a fatal line to
+// conclude the runner failed.
+//
+// # Probe
+//
+// --probe (only as the sole argument) restricts a short-lived thread of its
+// own with the maximal ruleset (--ro / only) and prints exactly one line,
+// VERBATIM "landlock: fully enforced" or "landlock: partially enforced (older
+// ABI)", then exits 0; 125 with a fatal line when Landlock is not enforced.
+//
+// # ABI handling
+//
+// The runner asks the kernel for its ABI; none at all is fatal ("landlock is
+// not enforced by this kernel (ABI unsupported or disabled)": it never runs a
+// command unconfined). It governs the rights of min(ABI, 5) ([MaxABI]; ABI 6
+// and 7 add no filesystem rights). Below ABI 5 enforcement is partial: the
+// runner prints [PartialNotice] on stderr and still runs the command. A rule
+// path that is not a directory gets only the file-compatible rights (execute,
+// write, read, truncate, ioctl), which is how --rw /dev/null works.
+//
+// # ABI cap (an addition for the kernel matrix)
+//
+// --abi-cap N makes the runner use no more than ABI N: it only narrows (a cap
+// above the kernel's ABI changes nothing), and a capped run reports exactly
+// as a kernel of that ABI would: partial notice below 5. The kernel then
+// governs only the rights of ABI N, which is what an older kernel does for
+// them. The cap is a flag, not an environment variable, because the runner
+// takes no environment inputs. --abi (sole argument) prints the kernel's ABI
+// as "landlock: kernel ABI <n>"; --probe output stays exactly as specified.
+//
+// # Threads
+//
+// The restriction is applied with no_new_privs and landlock_restrict_self on
+// one locked OS thread, without TSYNC ([OnRestrictedThread]); that thread then
+// calls execve, which replaces the whole process and keeps the calling
+// thread's Landlock domain. Nothing else in the process is restricted.
+package landlockrun

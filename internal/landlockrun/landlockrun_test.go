@@ -1,0 +1,257 @@
+package landlockrun
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
+	"syscall"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+)
+
+func TestParse(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		want    Invocation
+		wantErr string
+	}{
+		{name: "no arguments is a missing command", args: nil, wantErr: "usage error: missing `-- <argv>...` command"},
+		{name: "unknown flag is named", args: []string{"--bogus"}, wantErr: "usage error: unknown argument: --bogus"},
+		{name: "ro without a path", args: []string{"--ro"}, wantErr: "usage error: --ro requires a path"},
+		{name: "rw without a path", args: []string{"--rw"}, wantErr: "usage error: --rw requires a path"},
+		{name: "probe with a grant", args: []string{"--probe", "--ro", "/"}, wantErr: "usage error: --probe takes no other arguments"},
+		{name: "probe after a grant", args: []string{"--ro", "/", "--probe"}, wantErr: "usage error: --probe takes no other arguments"},
+		{name: "probe with double dash", args: []string{"--probe", "--"}, wantErr: "usage error: --probe takes no other arguments"},
+		{name: "probe twice", args: []string{"--probe", "--probe"}, wantErr: "usage error: --probe takes no other arguments"},
+		{name: "nothing after double dash", args: []string{"--ro", "/", "--"}, wantErr: "usage error: missing `-- <argv>...` command"},
+		{name: "grants without double dash", args: []string{"--ro", "/"}, wantErr: "usage error: missing `-- <argv>...` command"},
+		{name: "abi cap needs a value", args: []string{"--abi-cap"}, wantErr: "usage error: --abi-cap requires a positive integer"},
+		{name: "abi cap rejects zero", args: []string{"--abi-cap", "0", "--", "true"}, wantErr: `usage error: --abi-cap requires a positive integer, got "0"`},
+		{name: "abi cap rejects words", args: []string{"--abi-cap", "x", "--", "true"}, wantErr: `usage error: --abi-cap requires a positive integer, got "x"`},
+		{name: "sole probe", args: []string{"--probe"}, want: Invocation{Probe: true}},
+		{name: "sole abi report", args: []string{"--abi"}, want: Invocation{ABI: true}},
+		{name: "interleaved grants keep their order per kind", args: []string{"--rw", "/a", "--ro", "/", "--rw", "/b", "--ro", "/c", "--", "echo", "--ro"},
+			want: Invocation{RO: []string{"/", "/c"}, RW: []string{"/a", "/b"}, Argv: []string{"echo", "--ro"}}},
+		{name: "probe after double dash belongs to the command", args: []string{"--", "echo", "--probe"}, want: Invocation{Argv: []string{"echo", "--probe"}}},
+		{name: "abi cap is parsed", args: []string{"--abi-cap", "3", "--ro", "/", "--", "true"}, want: Invocation{ABICap: 3, RO: []string{"/"}, Argv: []string{"true"}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := Parse(tc.args)
+			if tc.wantErr != "" {
+				if err == nil || err.Error() != tc.wantErr {
+					t.Fatalf("Parse(%q) error = %v, want %q", tc.args, err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Parse(%q): %v", tc.args, err)
+			}
+			if d := cmp.Diff(tc.want, got); d != "" {
+				t.Errorf("Parse(%q) (-want +got):\n%s", tc.args, d)
+			}
+		})
+	}
+}
+
+func TestRightsTable(t *testing.T) {
+	tests := []struct {
+		name string
+		abi  int
+		want uint64
+	}{
+		{name: "no abi governs nothing", abi: 0, want: 0},
+		{name: "abi 1 is the 13 basic rights", abi: 1, want: 1<<13 - 1},
+		{name: "abi 2 adds refer", abi: 2, want: 1<<14 - 1},
+		{name: "abi 3 adds truncate", abi: 3, want: 1<<15 - 1},
+		{name: "abi 4 adds no filesystem right", abi: 4, want: 1<<15 - 1},
+		{name: "abi 5 adds device ioctl", abi: 5, want: 1<<16 - 1},
+		{name: "abi 7 is handled as 5", abi: 7, want: 1<<16 - 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Handled(tc.abi); got != tc.want {
+				t.Errorf("Handled(%d) = %s, want %s", tc.abi, RightsString(got), RightsString(tc.want))
+			}
+		})
+	}
+	// The constants are the kernel's (cross-checked against go-landlock).
+	pairs := [][2]uint64{{AccessExecute, ll.AccessFSExecute}, {AccessWriteFile, ll.AccessFSWriteFile}, {AccessReadFile, ll.AccessFSReadFile},
+		{AccessReadDir, ll.AccessFSReadDir}, {AccessMakeSym, ll.AccessFSMakeSym}, {AccessRefer, ll.AccessFSRefer},
+		{AccessTruncate, ll.AccessFSTruncate}, {AccessIoctlDev, ll.AccessFSIoctlDev}}
+	for _, p := range pairs {
+		if p[0] != p[1] {
+			t.Errorf("right %s != go-landlock %s", RightsString(p[0]), RightsString(p[1]))
+		}
+	}
+	for abi := 2; abi <= 7; abi++ {
+		if Handled(abi)&Handled(abi-1) != Handled(abi-1) {
+			t.Errorf("Handled(%d) drops rights of ABI %d", abi, abi-1)
+		}
+	}
+}
+
+func TestRightsPerGrant(t *testing.T) {
+	tests := []struct {
+		name string
+		got  uint64
+		want uint64
+	}{
+		{name: "ro grants read and execute only", got: ReadOnlyRights(Handled(5)), want: AccessExecute | AccessReadFile | AccessReadDir},
+		{name: "rw on a file keeps file rights only", got: ForFile(Handled(5)), want: AccessExecute | AccessWriteFile | AccessReadFile | AccessTruncate | AccessIoctlDev},
+		{name: "rw on a file under abi 1 has no truncate", got: ForFile(Handled(1)), want: AccessExecute | AccessWriteFile | AccessReadFile},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.got != tc.want {
+				t.Errorf("got %s, want %s", RightsString(tc.got), RightsString(tc.want))
+			}
+		})
+	}
+}
+
+func TestEffectiveABI(t *testing.T) {
+	tests := []struct {
+		name                 string
+		kernel, abiCap, want int
+		wantPartial          bool
+	}{
+		{name: "no cap on abi 7 uses 5, full", kernel: 7, want: 5},
+		{name: "cap narrows", kernel: 7, abiCap: 3, want: 3, wantPartial: true},
+		{name: "cap never widens", kernel: 2, abiCap: 6, want: 2, wantPartial: true},
+		{name: "abi 4 is partial", kernel: 4, want: 4, wantPartial: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := EffectiveABI(tc.kernel, tc.abiCap)
+			if got != tc.want || Partial(got) != tc.wantPartial {
+				t.Errorf("EffectiveABI(%d, %d) = %d partial=%v, want %d partial=%v", tc.kernel, tc.abiCap, got, Partial(got), tc.want, tc.wantPartial)
+			}
+		})
+	}
+}
+
+func TestStrerrorIsCapitalisedLikeC(t *testing.T) {
+	for errno, want := range map[syscall.Errno]string{syscall.ENOENT: "No such file or directory", syscall.EINVAL: "Invalid argument", syscall.EACCES: "Permission denied"} {
+		if got := Strerror(errno); got != want {
+			t.Errorf("Strerror(%d) = %q, want %q", errno, got, want)
+		}
+	}
+}
+
+// workspace returns a fresh directory outside /tmp: the runner's callers grant
+// /tmp wholesale in workspace-write, so a workspace under /tmp (where
+// t.TempDir lives) could not show the workspace boundary.
+func workspace(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("/var/tmp", "dshsim-llrun-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
+func requireLandlock(t *testing.T) int {
+	t.Helper()
+	abi, err := KernelABI()
+	if err != nil {
+		t.Skipf("no Landlock on this kernel: %v", err)
+	}
+	return abi
+}
+
+// TestRunConfinesTheExecStep runs the real restriction on a thread of the
+// test process with an exec step that tries writes instead of replacing the
+// process: the write beneath --rw lands, the write beside it is refused.
+func TestRunConfinesTheExecStep(t *testing.T) {
+	requireLandlock(t)
+	ws, outside := workspace(t), workspace(t)
+	var inside, beside error
+	var stdout, stderr bytes.Buffer
+	code := Run([]string{"--ro", "/", "--rw", ws, "--", "probe-writes"}, &stdout, &stderr, func(argv []string) error {
+		if diff := cmp.Diff([]string{"probe-writes"}, argv); diff != "" {
+			t.Errorf("exec argv (-want +got):\n%s", diff)
+		}
+		inside = os.WriteFile(filepath.Join(ws, "in.txt"), []byte("x"), 0o644)
+		beside = os.WriteFile(filepath.Join(outside, "out.txt"), []byte("x"), 0o644)
+		return syscall.ENOEXEC
+	})
+	if code != ExitFailure || stderr.String() != "landlock-run: exec failed: Exec format error\n" {
+		t.Errorf("Run = %d, stderr %q", code, stderr.String())
+	}
+	if inside != nil {
+		t.Errorf("write inside the --rw grant failed: %v", inside)
+	}
+	if !errors.Is(beside, syscall.EACCES) {
+		t.Errorf("write outside the grants = %v, want EACCES", beside)
+	}
+	if _, err := os.Stat(filepath.Join(outside, "out.txt")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("denied file exists on disk: %v", err)
+	}
+	// The test's own threads stay unconfined.
+	if err := os.WriteFile(filepath.Join(outside, "after.txt"), []byte("x"), 0o644); err != nil {
+		t.Errorf("parent write after the run: %v", err)
+	}
+}
+
+func TestRunCappedABIPrintsThePartialNotice(t *testing.T) {
+	requireLandlock(t)
+	var stdout, stderr bytes.Buffer
+	ran := false
+	code := Run([]string{"--abi-cap", "2", "--ro", "/", "--", "true"}, &stdout, &stderr, func([]string) error { ran = true; return syscall.ENOENT })
+	if !ran || code != ExitFailure {
+		t.Fatalf("ran=%v code=%d", ran, code)
+	}
+	want := PartialNotice + "\nlandlock-run: exec failed: No such file or directory\n"
+	if stderr.String() != want {
+		t.Errorf("stderr = %q, want %q", stderr.String(), want)
+	}
+}
+
+func TestRunFailsClosed(t *testing.T) {
+	requireLandlock(t)
+	tests := []struct {
+		name       string
+		args       []string
+		wantStderr string
+	}{
+		{name: "unopenable rule path never runs the command", args: []string{"--ro", "/", "--rw", "/nonexistent/dshsim", "--", "true"},
+			wantStderr: "landlock-run: cannot open rule path: /nonexistent/dshsim: No such file or directory\n"},
+		{name: "usage error never runs the command", args: []string{"--bogus", "--", "true"},
+			wantStderr: "landlock-run: usage error: unknown argument: --bogus\n"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := Run(tc.args, &stdout, &stderr, func([]string) error { t.Error("command ran"); return nil })
+			if code != ExitFailure || stderr.String() != tc.wantStderr || stdout.Len() != 0 {
+				t.Errorf("Run = %d, stdout %q, stderr %q, want 125 and %q", code, stdout.String(), stderr.String(), tc.wantStderr)
+			}
+		})
+	}
+}
+
+func TestProbeOutput(t *testing.T) {
+	abi := requireLandlock(t)
+	var stdout, stderr bytes.Buffer
+	code := Main([]string{"--probe"}, &stdout, &stderr)
+	if code != 0 || stderr.Len() != 0 {
+		t.Fatalf("--probe = %d, stderr %q", code, stderr.String())
+	}
+	if !regexp.MustCompile(`^landlock: (fully enforced|partially enforced \(older ABI\))\n$`).MatchString(stdout.String()) {
+		t.Errorf("probe stdout %q does not match the contract", stdout.String())
+	}
+	want := ProbeFull + "\n"
+	if Partial(EffectiveABI(abi, 0)) {
+		want = ProbePartial + "\n"
+	}
+	if stdout.String() != want {
+		t.Errorf("probe on ABI %d = %q, want %q", abi, stdout.String(), want)
+	}
+}

@@ -1,0 +1,29 @@
+//go:build !linux
+
+package llsys
+
+import "syscall"
+
+// ABIVersion fails with ENOSYS off Linux.
+func ABIVersion() (int, error) { return 0, syscall.ENOSYS }
+
+// CreateRuleset fails with ENOSYS off Linux.
+func CreateRuleset(handled uint64) (int, error) { return -1, syscall.ENOSYS }
+
+// OpenPath fails with ENOSYS off Linux.
+func OpenPath(path string) (int, bool, error) { return -1, false, syscall.ENOSYS }
+
+// AddPathBeneath fails with ENOSYS off Linux.
+func AddPathBeneath(rulesetFD, parentFD int, allowed uint64) error { return syscall.ENOSYS }
+
+// SetNoNewPrivs fails with ENOSYS off Linux.
+func SetNoNewPrivs() error { return syscall.ENOSYS }
+
+// RestrictSelf fails with ENOSYS off Linux.
+func RestrictSelf(rulesetFD int) error { return syscall.ENOSYS }
+
+// Close fails with ENOSYS off Linux.
+func Close(fd int) error { return syscall.ENOSYS }
+
+// Gettid returns 0 off Linux.
+func Gettid() int { return 0 }

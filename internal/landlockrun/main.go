@@ -1,0 +1,90 @@
+package landlockrun
+
+import (
+	"errors"
+	"io"
+	"strconv"
+)
+
+// Prefix starts every line the runner itself prints on stderr.
+const Prefix = "landlock-run: "
+
+// ExitFailure is the exit status of every runner-level failure.
+const ExitFailure = 125
+
+// PartialNotice is the VERBATIM informational line printed on stderr when the
+// ABI in use is older than [MaxABI]; the command still runs.
+const PartialNotice = "landlock-run: partial enforcement (older Landlock ABI)"
+
+// Probe output lines, VERBATIM.
+const (
+	ProbeFull    = "landlock: fully enforced"
+	ProbePartial = "landlock: partially enforced (older ABI)"
+)
+
+// Main runs the landlock-run command line args (without the program name)
+// and returns the exit status. On a confined run it never returns: the
+// process becomes the command. Main is what cmd/landlock-run and the
+// testscript command call.
+func Main(args []string, stdout, stderr io.Writer) int {
+	return Run(args, stdout, stderr, Execvp)
+}
+
+// Run is [Main] with the exec step injected: exec runs on the restricted
+// thread after the partial notice; if it returns, its error is reported as
+// "exec failed: <strerror>" with status 125. Tests pass an exec that probes
+// the confinement instead of replacing the process.
+func Run(args []string, stdout, stderr io.Writer, exec func(argv []string) error) int {
+	fail := func(msg string) int {
+		io.WriteString(stderr, Prefix+msg+"\n")
+		return ExitFailure
+	}
+	inv, err := Parse(args)
+	if err != nil {
+		return fail(err.Error())
+	}
+	kernel, err := KernelABI()
+	if err != nil {
+		return fail(err.Error())
+	}
+	if inv.ABI {
+		io.WriteString(stdout, "landlock: kernel ABI "+strconv.Itoa(kernel)+"\n")
+		return 0
+	}
+	abi := EffectiveABI(kernel, inv.ABICap)
+	ro, rw := inv.RO, inv.RW
+	if inv.Probe {
+		ro, rw = []string{"/"}, nil
+	}
+	rs, err := NewRuleset(abi, ro, rw)
+	if err != nil {
+		return fail(err.Error())
+	}
+	defer rs.Close()
+	var execErr error
+	err = OnRestrictedThread(rs.FD, func() error {
+		if inv.Probe {
+			return nil
+		}
+		if Partial(abi) {
+			io.WriteString(stderr, PartialNotice+"\n")
+		}
+		execErr = exec(inv.Argv)
+		return nil
+	})
+	if err != nil {
+		return fail(err.Error())
+	}
+	if inv.Probe {
+		if Partial(abi) {
+			io.WriteString(stdout, ProbePartial+"\n")
+		} else {
+			io.WriteString(stdout, ProbeFull+"\n")
+		}
+		return 0
+	}
+	if execErr == nil {
+		execErr = errors.New("exec returned without replacing the process")
+	}
+	return fail("exec failed: " + Strerror(execErr))
+}

@@ -1,0 +1,136 @@
+package landlockrun
+
+import (
+	"errors"
+	"runtime"
+	"syscall"
+
+	"github.com/dshsim/dshsim/internal/landlockrun/llsys"
+)
+
+// Fatal is a runner-level failure. The runner prints [Prefix] + Msg as its one
+// stderr line and exits [ExitFailure]; the wrapped command never ran.
+type Fatal struct{ Msg string }
+
+// Error returns the message without the "landlock-run: " prefix.
+func (e *Fatal) Error() string { return e.Msg }
+
+// NotEnforcedMsg is the VERBATIM fatal message for a kernel without Landlock.
+const NotEnforcedMsg = "landlock is not enforced by this kernel (ABI unsupported or disabled)"
+
+// KernelABI returns the kernel's Landlock ABI, or a [*Fatal] with
+// [NotEnforcedMsg] when the kernel has none (ENOSYS, or disabled at boot).
+func KernelABI() (int, error) {
+	abi, err := llsys.ABIVersion()
+	if err != nil || abi < 1 {
+		return 0, &Fatal{NotEnforcedMsg}
+	}
+	return abi, nil
+}
+
+// Ruleset is an open Landlock ruleset fd built for one ABI.
+type Ruleset struct {
+	// FD is the ruleset file descriptor (close with [Ruleset.Close]).
+	FD int
+	// ABI is the ABI whose rights it handles.
+	ABI int
+}
+
+// NewRuleset builds a ruleset handling every right of abi: read+execute
+// beneath each ro path, everything handled beneath each rw path (ro first,
+// then rw, each in order); a rule path that is not a directory gets only
+// the file-compatible rights. A path that cannot be opened fails closed with
+// "cannot open rule path: <path>: <strerror>" rather than narrowing the grant.
+func NewRuleset(abi int, ro, rw []string) (*Ruleset, error) {
+	handled := Handled(abi)
+	fd, err := llsys.CreateRuleset(handled)
+	if err != nil {
+		return nil, rulesetError(err)
+	}
+	rs := &Ruleset{FD: fd, ABI: abi}
+	add := func(path string, rights uint64) error {
+		pfd, isDir, err := llsys.OpenPath(path)
+		if err != nil {
+			return &Fatal{"cannot open rule path: " + path + ": " + Strerror(err)}
+		}
+		defer llsys.Close(pfd)
+		if !isDir {
+			rights = ForFile(rights)
+		}
+		if err := llsys.AddPathBeneath(fd, pfd, rights); err != nil {
+			return rulesetError(err)
+		}
+		return nil
+	}
+	for _, p := range ro {
+		if err := add(p, ReadOnlyRights(handled)); err != nil {
+			rs.Close()
+			return nil, err
+		}
+	}
+	for _, p := range rw {
+		if err := add(p, handled); err != nil {
+			rs.Close()
+			return nil, err
+		}
+	}
+	return rs, nil
+}
+
+// Close closes the ruleset fd.
+func (r *Ruleset) Close() error {
+	if r == nil || r.FD < 0 {
+		return nil
+	}
+	err := llsys.Close(r.FD)
+	r.FD = -1
+	return err
+}
+
+func rulesetError(err error) error {
+	return &Fatal{"landlock ruleset error: " + Strerror(err)}
+}
+
+// OnRestrictedThread runs fn on a fresh OS thread restricted by rulesetFD
+// (no_new_privs, then landlock_restrict_self without TSYNC) and lets that
+// thread die afterwards: the goroutine exits while still locked, so the Go
+// runtime terminates the thread instead of returning it to the scheduler.
+// Threads the runtime creates meanwhile are cloned from its template thread,
+// not from the restricted one, so no other thread of the process is confined.
+// fn runs only if the restriction succeeded; a restriction failure is a
+// [*Fatal] "landlock ruleset error: <strerror>". fn may be nil.
+func OnRestrictedThread(rulesetFD int, fn func() error) error {
+	done := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		// Deliberately no UnlockOSThread: this thread must never run other goroutines.
+		if err := llsys.SetNoNewPrivs(); err != nil {
+			done <- rulesetError(err)
+			return
+		}
+		if err := llsys.RestrictSelf(rulesetFD); err != nil {
+			done <- rulesetError(err)
+			return
+		}
+		if fn == nil {
+			done <- nil
+			return
+		}
+		done <- fn()
+	}()
+	return <-done
+}
+
+// Strerror renders an errno the way C's strerror does (capitalised), so the
+// runner's lines read like upstream's ("No such file or directory").
+func Strerror(err error) string {
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		err = errno
+	}
+	s := err.Error()
+	if s != "" && s[0] >= 'a' && s[0] <= 'z' {
+		s = string(s[0]-'a'+'A') + s[1:]
+	}
+	return s
+}
