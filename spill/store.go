@@ -1,0 +1,216 @@
+package spill
+
+import (
+	"bufio"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+)
+
+// RetrievalHint is the VERBATIM hint returned with every saved spill.
+const RetrievalHint = "Use read with offset/limit, or grep this path to search within it."
+
+// Saved describes one stored spill file.
+type Saved struct {
+	// Locator is the absolute path of the file.
+	Locator string
+	// Bytes is the number of bytes written.
+	Bytes int64
+	// RetrievalHint tells the model how to read it.
+	RetrievalHint string
+}
+
+// Store saves spilled results under a root directory, one private directory
+// per session. It is safe for concurrent use.
+type Store struct {
+	root string
+	// Rand supplies the random file-name prefix; nil means crypto/rand.
+	Rand io.Reader
+
+	mu       sync.Mutex
+	lazyRoot string
+}
+
+// NewStore returns a store rooted at root (made absolute). An empty root means
+// a private mkdtemp(<tmpdir>/dsh-spill-) created on first save.
+func NewStore(root string) (*Store, error) {
+	if root == "" {
+		return &Store{}, nil
+	}
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, fmt.Errorf("spill-local: root %q: %w", root, err)
+	}
+	return &Store{root: abs}, nil
+}
+
+// Root returns the configured root, or the private root once created ("" before).
+func (s *Store) Root() string {
+	if s.root != "" {
+		return s.root
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lazyRoot
+}
+
+func (s *Store) rootDir() (string, error) {
+	if s.root != "" {
+		return s.root, nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.lazyRoot == "" {
+		d, err := os.MkdirTemp("", "dsh-spill-")
+		if err != nil {
+			return "", fmt.Errorf("spill-local: create private root: %w", err)
+		}
+		s.lazyRoot = d
+	}
+	return s.lazyRoot, nil
+}
+
+// SessionDir returns "session-<first 12 hex of sha256(sessionID)>".
+func SessionDir(sessionID string) string {
+	sum := sha256.Sum256([]byte(sessionID))
+	return "session-" + hex.EncodeToString(sum[:])[:12]
+}
+
+// EncodeSegment makes name one safe path segment: [A-Za-z0-9._-] are kept,
+// every other UTF-16 unit becomes "~" + 4 uppercase hex digits; "" becomes
+// "~", and the dot segments "." and ".." are encoded whole.
+func EncodeSegment(name string) string {
+	switch name {
+	case "":
+		return "~"
+	case ".":
+		return "~002E"
+	case "..":
+		return "~002E~002E"
+	}
+	var b strings.Builder
+	for _, r := range name {
+		if r < 0x80 && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-') {
+			b.WriteRune(r)
+			continue
+		}
+		if r >= 0x10000 {
+			r -= 0x10000
+			fmt.Fprintf(&b, "~%04X~%04X", 0xD800+(r>>10), 0xDC00+(r&0x3FF))
+			continue
+		}
+		fmt.Fprintf(&b, "~%04X", r)
+	}
+	return b.String()
+}
+
+// File is a spill file being written.
+type File struct {
+	f       *os.File
+	bw      *bufio.Writer
+	locator string
+	n       int64
+}
+
+// Write appends to the file.
+func (f *File) Write(p []byte) (int, error) {
+	if f.bw == nil {
+		f.bw = bufio.NewWriterSize(f.f, 256<<10)
+	}
+	n, err := f.bw.Write(p)
+	f.n += int64(n)
+	return n, err
+}
+
+// Locator returns the file's path.
+func (f *File) Locator() string { return f.locator }
+
+// Close finishes the file and returns what was saved.
+func (f *File) Close() (Saved, error) {
+	if f.bw != nil {
+		if err := f.bw.Flush(); err != nil {
+			f.f.Close()
+			return Saved{}, fmt.Errorf("spill-local: write %s: %w", f.locator, err)
+		}
+	}
+	if err := f.f.Close(); err != nil {
+		return Saved{}, fmt.Errorf("spill-local: close %s: %w", f.locator, err)
+	}
+	return Saved{Locator: f.locator, Bytes: f.n, RetrievalHint: RetrievalHint}, nil
+}
+
+// Discard closes and removes the file.
+func (f *File) Discard() {
+	f.f.Close()
+	os.Remove(f.locator)
+}
+
+// Create opens a new spill file for sessionID named after name. The session
+// directory is 0700, the file 0600 and created exclusively.
+func (s *Store) Create(sessionID, name string) (*File, error) {
+	if sessionID == "" {
+		return nil, errors.New("spill-local: no session owner")
+	}
+	root, err := s.rootDir()
+	if err != nil {
+		return nil, err
+	}
+	dir := filepath.Join(root, SessionDir(sessionID))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("spill-local: %w", err)
+	}
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("spill-local: %w", err)
+	}
+	var rb [6]byte
+	src := s.Rand
+	if src == nil {
+		src = rand.Reader
+	}
+	if _, err := io.ReadFull(src, rb[:]); err != nil {
+		return nil, fmt.Errorf("spill-local: random name: %w", err)
+	}
+	p := filepath.Join(dir, hex.EncodeToString(rb[:])+"-"+EncodeSegment(name))
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("spill-local: %w", err)
+	}
+	return &File{f: f, locator: p}, nil
+}
+
+// Save writes text to a new spill file.
+func (s *Store) Save(sessionID, name, text string) (Saved, error) {
+	f, err := s.Create(sessionID, name)
+	if err != nil {
+		return Saved{}, err
+	}
+	if _, err := io.WriteString(f, text); err != nil {
+		f.Discard()
+		return Saved{}, fmt.Errorf("spill-local: write %s: %w", f.locator, err)
+	}
+	return f.Close()
+}
+
+// SaveStream copies r to a new spill file in bounded memory.
+func (s *Store) SaveStream(sessionID, name string, r io.Reader) (Saved, error) {
+	f, err := s.Create(sessionID, name)
+	if err != nil {
+		return Saved{}, err
+	}
+	if _, err := io.Copy(f.f, r); err != nil {
+		f.Discard()
+		return Saved{}, fmt.Errorf("spill-local: write %s: %w", f.locator, err)
+	}
+	st, err := f.f.Stat()
+	if err == nil {
+		f.n = st.Size()
+	}
+	return f.Close()
+}
