@@ -1,0 +1,16 @@
+// Command dsh-sim runs dshsim's registered simulations and writes, or with
+// -check verifies, their effect files under snapshots/ and the includes of
+// the documentation page. Run dsh-sim -h for the full usage; the logic lives
+// in package harness/simcli.
+package main
+
+import (
+	"os"
+
+	"github.com/dshsim/dshsim/harness/simcli"
+	_ "github.com/dshsim/dshsim/harness/sims" // registers the sims
+)
+
+func main() {
+	os.Exit(simcli.Main(os.Args[1:], os.Stdout, os.Stderr))
+}

@@ -1,0 +1,24 @@
+// Package simcli is the dsh-sim command: it runs the registered sims
+// (package harness/sims), writes their effect files under snapshots/, checks
+// the committed files and the documentation page against a fresh run, and
+// renders the page with its includes expanded. cmd/dsh-sim's main only calls
+// [Main]; the scenarios test binary registers [Main] as the dsh-sim command
+// for testscript.
+//
+// # Modes
+//
+//	dsh-sim                      run every sim, write changed files under snapshots/
+//	dsh-sim -check               run every sim in memory, compare with snapshots/,
+//	                             then resolve every include of docs/tools.md
+//	dsh-sim -run PATTERN ...     only the sims whose name matches the regexp
+//	dsh-sim -list                list sims, their summaries and files
+//	dsh-sim -render PAGE [-o F]  write PAGE with every --8<-- include expanded
+//
+// The full text is in [Usage] (dsh-sim -h).
+//
+// # Exit status
+//
+// 0 when all is well; 1 when a sim fails, a file drifted or is missing, an
+// unclaimed file sits in snapshots/, or an include is broken or stale; 2 for a
+// usage error.
+package simcli

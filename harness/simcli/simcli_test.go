@@ -1,0 +1,280 @@
+package simcli
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/dshsim/dshsim/harness"
+)
+
+// testSims are constructed sims (this package tests the command, not the
+// stack): alpha writes one text file through a Normalizer, beta two files.
+// Their content is controlled by the variables below.
+var (
+	alphaLine3 = "line 3"
+	betaFail   error
+)
+
+func testSims() []harness.Sim {
+	return []harness.Sim{
+		{Name: "alpha", Summary: "a constructed sim with one file", Files: []string{"txt/a.txt"},
+			Run: func(env *harness.Env) (map[string][]byte, error) {
+				ws, err := env.TempDir()
+				if err != nil {
+					return nil, err
+				}
+				n := harness.NewNormalizer().Workspace(ws)
+				text := "line 1\nwrote " + ws + "/x\n" + alphaLine3 + "\nline 4\n"
+				return map[string][]byte{"txt/a.txt": n.Bytes([]byte(text))}, nil
+			}},
+		{Name: "beta", Summary: "a constructed sim with two files", Files: []string{"out/b.txt", "txt/b.txt"},
+			Run: func(env *harness.Env) (map[string][]byte, error) {
+				if betaFail != nil {
+					return nil, betaFail
+				}
+				return map[string][]byte{"out/b.txt": []byte("b full\nb 2\n"), "txt/b.txt": []byte("b\n")}, nil
+			}},
+	}
+}
+
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+func run(t *testing.T, root string, args ...string) result {
+	t.Helper()
+	var out, errb bytes.Buffer
+	if root != "" {
+		args = append([]string{"-root", root}, args...)
+	}
+	code := mainWith(args, &out, &errb, testSims)
+	return result{code, out.String(), errb.String()}
+}
+
+func (r result) golden(t *testing.T, name string) {
+	t.Helper()
+	harness.Golden(t, "testdata", name, []byte("exit "+itoa(r.code)+"\n-- stdout --\n"+r.stdout+"-- stderr --\n"+r.stderr))
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+func newRoot(t *testing.T) string {
+	t.Helper()
+	root := t.TempDir()
+	write(t, root, "go.mod", "module github.com/dshsim/dshsim\n")
+	return root
+}
+
+func write(t *testing.T, root, name, data string) {
+	t.Helper()
+	p := filepath.Join(root, filepath.FromSlash(name))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func read(t *testing.T, root, name string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(name)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+func reset() { alphaLine3, betaFail = "line 3", nil }
+
+func TestHelp(t *testing.T) {
+	r := run(t, "", "-h")
+	if r.code != 0 || r.stdout != Usage || r.stderr != "" {
+		t.Fatalf("-h: %+v", r)
+	}
+	for _, want := range []string{"-check", "-run PATTERN", "-list", "-render", "DSHSIM_UPDATE=1", "make sim", "1-based, inclusive", "[start:backend-chain]", "Exit status"} {
+		if !strings.Contains(Usage, want) {
+			t.Errorf("usage does not mention %q", want)
+		}
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"unknown flag", []string{"-bogus"}, "dsh-sim: flag provided but not defined: -bogus\n"},
+		{"stray argument", []string{"sandbox"}, "dsh-sim: unexpected argument \"sandbox\"\n"},
+		{"two modes", []string{"-check", "-list"}, "dsh-sim: -check, -list and -render are separate modes; give one\n"},
+		{"bad regexp", []string{"-run", "("}, "dsh-sim: -run: error parsing regexp: missing closing ): `(`\n"},
+		{"render with run", []string{"-render", "p.md", "-run", "a"}, "dsh-sim: -render runs no sims; -run does not apply\n"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := run(t, "", tc.args...)
+			if r.code != 2 || r.stdout != "" || r.stderr != tc.want+"run dsh-sim -h for usage\n" {
+				t.Errorf("got %+v, want exit 2 and stderr %q", r, tc.want)
+			}
+		})
+	}
+}
+
+func TestList(t *testing.T) {
+	run(t, "", "-list").golden(t, "list.golden")
+	r := run(t, "", "-list", "-run", "^nothing$")
+	if r.code != 1 || !strings.Contains(r.stderr, `no sim matches -run "^nothing$" (sims: alpha, beta)`) {
+		t.Errorf("-list with no match: %+v", r)
+	}
+}
+
+// TestWriteThenCheck is the make sim path: write, write again (nothing
+// changes), check (all match).
+func TestWriteThenCheck(t *testing.T) {
+	reset()
+	root := newRoot(t)
+	run(t, root).golden(t, "write-first.golden")
+	if got := read(t, root, "snapshots/txt/a.txt"); got != "line 1\nwrote <ws>/x\nline 3\nline 4\n" {
+		t.Errorf("txt/a.txt = %q", got)
+	}
+	run(t, root).golden(t, "write-again.golden")
+	run(t, root, "-check").golden(t, "check-ok.golden")
+}
+
+// TestCheckDrift: a changed line, a missing file and an unclaimed file are
+// each reported with file and line, and the exit status is 1.
+func TestCheckDrift(t *testing.T) {
+	reset()
+	root := newRoot(t)
+	if r := run(t, root); r.code != 0 {
+		t.Fatalf("write: %+v", r)
+	}
+	alphaLine3 = "line three"
+	if err := os.Remove(filepath.Join(root, "snapshots", "txt", "b.txt")); err != nil {
+		t.Fatal(err)
+	}
+	write(t, root, "snapshots/txt/old.txt", "left over\n")
+	write(t, root, "snapshots/.gitkeep", "")
+	r := run(t, root, "-check")
+	r.golden(t, "check-drift.golden")
+	if r.code != 1 {
+		t.Errorf("exit %d, want 1", r.code)
+	}
+	// With -run, unclaimed files are only a note and the page is not checked.
+	run(t, root, "-check", "-run", "^beta$").golden(t, "check-run-beta.golden")
+}
+
+func TestCheckTamperedCopy(t *testing.T) {
+	reset()
+	root := newRoot(t)
+	out := filepath.Join(t.TempDir(), "snap")
+	if r := run(t, root, "-o", out); r.code != 0 {
+		t.Fatalf("write to -o: %+v", r)
+	}
+	if r := run(t, root, "-check", "-o", out); r.code != 0 {
+		t.Fatalf("check of the fresh copy: %+v", r)
+	}
+	write(t, out, "out/b.txt", "b full\nb 2 tampered\n")
+	r := run(t, root, "-check", "-o", out)
+	want := out + "/out/b.txt:2:\n\twant: b 2 tampered\n\tgot:  b 2\n"
+	if r.code != 1 || !strings.Contains(r.stdout, want) {
+		t.Errorf("tampered copy: %+v\nwant stdout to contain %q", r, want)
+	}
+}
+
+func TestSimFailure(t *testing.T) {
+	reset()
+	root := newRoot(t)
+	betaFail = errors.New("bwrap: setting up uid map: Permission denied")
+	r := run(t, root)
+	r.golden(t, "write-sim-fails.golden")
+	if r.code != 1 {
+		t.Errorf("exit %d, want 1", r.code)
+	}
+	if _, err := os.Stat(filepath.Join(root, "snapshots", "txt", "a.txt")); err != nil {
+		t.Errorf("the other sim's file was not written: %v", err)
+	}
+}
+
+func TestNoSimsIsAFailure(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := mainWith([]string{"-check", "-root", newRoot(t)}, &out, &errb, func() []harness.Sim { return nil })
+	if code != 1 || !strings.Contains(out.String(), "no sims registered") {
+		t.Errorf("no sims: exit %d, stdout %q", code, out.String())
+	}
+}
+
+func TestRootNotFound(t *testing.T) {
+	t.Chdir(t.TempDir())
+	r := run(t, "", "-check")
+	if r.code != 1 || !strings.Contains(r.stderr, "no go.mod declaring module github.com/dshsim/dshsim") || !strings.Contains(r.stderr, "give -root") {
+		t.Errorf("outside the repository: %+v", r)
+	}
+}
+
+const page = `# Fixture
+
+` + "```go" + `
+--8<-- "src/chain.go:chain"
+` + "```" + `
+
+` + "```text" + `
+--8<-- "snapshots/txt/a.txt:2:3"
+` + "```" + `
+
+??? abstract "full output"
+
+    --8<-- "snapshots/out/b.txt"
+`
+
+const chainGo = `package src
+
+func chain() []string {
+	// --8<-- [start:chain]
+	return []string{"bwrap", "landlock"}
+	// --8<-- [end:chain]
+}
+`
+
+// TestDocsPage: -check resolves the page's includes against the fresh run;
+// a stale range, a moved section and an unproduced snapshot file are errors
+// naming the page line; -render expands the page.
+func TestDocsPage(t *testing.T) {
+	reset()
+	root := newRoot(t)
+	write(t, root, "docs/tools.md", page)
+	write(t, root, "src/chain.go", chainGo)
+	if r := run(t, root); r.code != 0 {
+		t.Fatalf("write: %+v", r)
+	}
+	run(t, root, "-check").golden(t, "docs-ok.golden")
+
+	rendered := filepath.Join(t.TempDir(), "out.md")
+	if r := run(t, root, "-render", filepath.Join(root, "docs", "tools.md"), "-o", rendered); r.code != 0 {
+		t.Fatalf("-render: %+v", r)
+	}
+	harness.Golden(t, "testdata", "docs-rendered.md.golden", []byte(read(t, rendered, "")))
+
+	// Break it three ways: the fresh run changes an included line, the
+	// section marker moves away, and the page includes a file no sim makes.
+	alphaLine3 = "line three"
+	write(t, root, "src/chain.go", strings.ReplaceAll(chainGo, "chain]", "backends]"))
+	write(t, root, "docs/tools.md", page+"\n--8<-- \"snapshots/txt/nobody.txt\"\n")
+	write(t, root, "snapshots/txt/nobody.txt", "x\n")
+	r := run(t, root, "-check")
+	r.golden(t, "docs-broken.golden")
+	if r.code != 1 {
+		t.Errorf("exit %d, want 1", r.code)
+	}
+	r = run(t, root, "-render", filepath.Join(root, "docs", "tools.md"))
+	if r.code != 1 || !strings.Contains(r.stderr, `tools.md:4: --8<-- "src/chain.go:chain": no section "chain" in src/chain.go`) {
+		t.Errorf("-render of a broken page: %+v", r)
+	}
+}

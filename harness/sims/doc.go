@@ -1,0 +1,27 @@
+// Package sims holds the registered simulations: each file registers the
+// sims of one area from an init function with [harness.Register], for example
+//
+//	func init() {
+//		harness.Register(harness.Sim{
+//			Name:    "sandbox",
+//			Summary: "profiles, probe, confine() and real runs under Landlock",
+//			Files:   []string{"txt/profiles.txt", "out/sandbox.txt"},
+//			Run:     runSandbox,
+//		})
+//	}
+//
+// Import the package for its side effect (cmd/dsh-sim does). The tests in
+// this package run every registered sim, one subtest each, and compare its
+// files line by line with the committed ones under snapshots/; with
+// DSHSIM_UPDATE=1 they write them instead. They also check the includes of
+// docs/tools.md against the fresh run, as dsh-sim -check does.
+//
+// # Writing a sim
+//
+// Drive the real stack; construct only what the docs page says is
+// constructed, and name it so in the output. Get temporary directories from
+// [harness.Env.TempDir] and pass every text through one [harness.Normalizer]
+// so paths, times and ids are stable. Return exactly the files listed in
+// Files; [harness.RunSim] rejects anything else, and any file that still
+// contains the repository root or a temporary directory.
+package sims
