@@ -90,9 +90,9 @@ func Main(args []string, stdout, stderr io.Writer) int {
 
 type options struct {
 	check, list, verbose bool
-	run, out, root, page  string
-	render                string
-	pageSet, outSet       bool
+	run, out, root, page string
+	render               string
+	pageSet, outSet      bool
 }
 
 func mainWith(args []string, stdout, stderr io.Writer, sims func() []harness.Sim) int {
