@@ -1,0 +1,255 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/dshsim/dshsim/harness/replay"
+	"github.com/dshsim/dshsim/harness/replay/htmlreport"
+)
+
+const usage = `usage: dsh-replay [flags] DIR...
+
+Replays recorded model sessions through the real tool stack and compares the
+tool boundary with the recording. DIR is a recording (a directory holding
+input.json, session.jsonl and stdout.expected.jsonl, optionally workspace/ and
+replay.override.json) or a directory of recordings (e.g. transcripts/).
+
+For each recording: the model's replies are rebuilt from session.jsonl (the
+model is constructed from the recording); a fresh temporary workspace is seeded
+from workspace/; the sandbox mode and approval policy come from the recording's
+first runtime-context message; the prompts of input.json are driven; approval
+prompts are answered from permissionAnswers in order (allow_once, reject_once;
+an empty queue answers cancelled); every tool call runs through the real stack
+(bash under the real sandbox, read/write/edit with observation, approval,
+escalation, spill, rendering). Our log of the replay is compared with the
+recording per turn and in order: tool/call, approval/asked, approval/decided,
+tool/result (text, isError, meta, error), the runtime-context text and the
+turn/end reason, after normalising {{cwd}}, UUIDs and spill locators.
+
+Files of ours beside a recording (both optional):
+  dshsim.replay.json        settings a recording cannot state:
+                            {"spillMaxInlineBytes": 800, "diffBasisMaxBytes": 64,
+                             "bashTimeoutMs": 60000, "note": "why"}
+  projection.expected.json  the readable expected projection, written by -update
+                            from session.jsonl; the comparison always runs
+                            against session.jsonl, and this file, when present,
+                            must equal the fresh projection (else: stale).
+
+Exit status: 0 when every recording matches, 1 otherwise, 2 on usage errors.
+
+Flags:
+`
+
+// Main runs dsh-replay with args (without the program name) and returns the exit status.
+func Main(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("dsh-replay", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		jsonOut  = fs.Bool("json", false, "write the report as one JSON document to stdout")
+		runPat   = fs.String("run", "", "replay only recordings whose name matches this regular expression")
+		parallel = fs.Int("parallel", runtime.NumCPU(), "number of recordings replayed at once")
+		shard    = fs.String("shard", "", "replay shard `i/n` of the sorted recordings (1 <= i <= n), for CI machines")
+		update   = fs.Bool("update", os.Getenv("DSHSIM_UPDATE") == "1", "rewrite each recording's projection.expected.json from its session.jsonl, then replay (default on when DSHSIM_UPDATE=1)")
+		htmlOut  = fs.String("html", "", "write a self-contained HTML report (timeline per recording, mismatches side by side) to `FILE`")
+		logDir   = fs.String("logs", "", "keep our replayed session logs as `DIR`/<name>.session.jsonl")
+		timeout  = fs.Duration("timeout", 2*time.Minute, "time limit per recording")
+		verbose  = fs.Bool("v", false, "list every projected event of every recording, not only the first mismatch")
+	)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, usage)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() == 0 {
+		fmt.Fprintln(stderr, "dsh-replay: no DIR given (try: dsh-replay transcripts)")
+		return 2
+	}
+	opt := replay.RunOptions{Options: replay.Options{LogDir: *logDir, Timeout: *timeout}, Parallel: *parallel}
+	if *runPat != "" {
+		re, err := regexp.Compile(*runPat)
+		if err != nil {
+			fmt.Fprintf(stderr, "dsh-replay: -run: %v\n", err)
+			return 2
+		}
+		opt.Run = re
+	}
+	if *shard != "" {
+		s, err := replay.ParseShard(*shard)
+		if err != nil {
+			fmt.Fprintf(stderr, "dsh-replay: %v\n", err)
+			return 2
+		}
+		opt.Shard = s
+	}
+	if *parallel < 1 {
+		fmt.Fprintln(stderr, "dsh-replay: -parallel must be at least 1")
+		return 2
+	}
+	all, err := replay.Discover(fs.Args())
+	if err != nil {
+		fmt.Fprintf(stderr, "dsh-replay: %v\n", err)
+		return 2
+	}
+	dirs := replay.Select(all, opt)
+	if len(dirs) == 0 {
+		fmt.Fprintf(stderr, "dsh-replay: no recording selected (of %d found)\n", len(all))
+		return 2
+	}
+	if *update {
+		for _, d := range dirs {
+			changed, err := replay.UpdateProjection(d)
+			switch {
+			case err != nil:
+				fmt.Fprintf(stderr, "dsh-replay: update %s: %v\n", filepath.Base(d), err)
+			case changed:
+				fmt.Fprintf(stderr, "dsh-replay: updated %s\n", filepath.Join(d, "projection.expected.json"))
+			}
+		}
+	}
+	opt.Progress = progress(stderr, isTerminal(stderr))
+	results := replay.Run(context.Background(), dirs, opt)
+	if isTerminal(stderr) {
+		fmt.Fprint(stderr, "\r\033[K")
+	}
+
+	if *htmlOut != "" {
+		if err := writeHTML(*htmlOut, results); err != nil {
+			fmt.Fprintf(stderr, "dsh-replay: -html: %v\n", err)
+			return 1
+		}
+	}
+	if *jsonOut {
+		if err := writeJSON(stdout, results); err != nil {
+			fmt.Fprintf(stderr, "dsh-replay: %v\n", err)
+			return 1
+		}
+	} else {
+		writeText(stdout, results, *verbose)
+	}
+	if replay.AllMatch(results) {
+		return 0
+	}
+	return 1
+}
+
+func writeHTML(path string, results []*replay.Result) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := htmlreport.Write(f, results); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// Counts are the verdict totals of a run.
+type Counts struct {
+	Total    int `json:"total"`
+	Match    int `json:"match"`
+	Mismatch int `json:"mismatch"`
+	Error    int `json:"error"`
+}
+
+// Count tallies verdicts.
+func Count(rs []*replay.Result) Counts {
+	c := Counts{Total: len(rs)}
+	for _, r := range rs {
+		switch r.Verdict {
+		case replay.Match:
+			c.Match++
+		case replay.Mismatch:
+			c.Mismatch++
+		default:
+			c.Error++
+		}
+	}
+	return c
+}
+
+func writeJSON(w io.Writer, rs []*replay.Result) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(struct {
+		OK         bool             `json:"ok"`
+		Summary    Counts           `json:"summary"`
+		Recordings []*replay.Result `json:"recordings"`
+	}{replay.AllMatch(rs), Count(rs), rs})
+}
+
+func writeText(w io.Writer, rs []*replay.Result, verbose bool) {
+	width := 0
+	for _, r := range rs {
+		width = max(width, len(r.Name))
+	}
+	for _, r := range rs {
+		switch r.Verdict {
+		case replay.Failed:
+			fmt.Fprintf(w, "%-*s  ERROR     %s\n", width, r.Name, r.Error)
+			continue
+		case replay.Match:
+			fmt.Fprintf(w, "%-*s  match     %d/%d events  (%s, approval %s)\n", width, r.Name, r.Comparison.Matched, r.Comparison.Total, r.Mode, r.Approval)
+		default:
+			fmt.Fprintf(w, "%-*s  MISMATCH  %d/%d events  (%s, approval %s)\n", width, r.Name, r.Comparison.Matched, r.Comparison.Total, r.Mode, r.Approval)
+			fmt.Fprint(w, r.Detail())
+		}
+		if verbose {
+			for _, p := range r.Comparison.Pairs {
+				mark := "="
+				if !p.Match {
+					mark = "≠"
+				}
+				fmt.Fprintf(w, "    %s turn %d  %s\n", mark, p.Turn, p.Label())
+			}
+		}
+		for _, n := range r.Notes {
+			fmt.Fprintf(w, "  note: %s\n", n)
+		}
+	}
+	c := Count(rs)
+	verdict := "FAIL"
+	if replay.AllMatch(rs) {
+		verdict = "ok"
+	}
+	fmt.Fprintf(w, "%s: %d recordings: %d match, %d mismatch, %d error\n", verdict, c.Total, c.Match, c.Mismatch, c.Error)
+}
+
+func progress(w io.Writer, tty bool) func(done, total int, r *replay.Result) {
+	return func(done, total int, r *replay.Result) {
+		line := fmt.Sprintf("[%d/%d] %s %s (%s)", done, total, r.Name, r.Verdict, r.Duration.Round(time.Millisecond))
+		if tty {
+			fmt.Fprintf(w, "\r\033[K%s", strings.TrimSpace(line))
+			return
+		}
+		fmt.Fprintln(w, line)
+	}
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
+}

@@ -1,0 +1,40 @@
+// Package replay replays recorded model sessions through the real tool stack
+// and compares the tool boundary with the recording.
+//
+// # What a replay does
+//
+// [Replay] loads a recording (package recording), derives the model script
+// from its assistant/chunk events, reads the sandbox mode and approval policy
+// from the recording's first runtime-context message, seeds a fresh temporary
+// workspace from workspace/, and composes the real stack (package
+// internal/stack) on a new session log of ours. It then drives the prompts of
+// input.json: each model call takes the next scripted reply (the model is
+// constructed from the recording and named so in our log), every tool call runs
+// through the real pipeline (bash under the real sandbox, file tools with
+// observation, approval, escalation, spill, rendering), and approval prompts are
+// answered from permissionAnswers in FIFO order (allow_once → allowed-once,
+// reject_once → rejected, empty queue → cancelled; under policy never the
+// approval service rejects without consulting the queue).
+//
+// # Comparison
+//
+// Both logs are projected (package projection) and compared per turn and in
+// order. A recording matches when every projected event matches and nothing is
+// flagged: an exhausted script, unconsumed replies, an answer kind the prompt
+// does not offer, or a stale projection.expected.json.
+//
+// # Files of ours beside a recording
+//
+//   - dshsim.replay.json: settings the recording cannot state (spill cap in
+//     bytes, diff bound, bash timeout); absent for most recordings.
+//   - projection.expected.json: the readable expected projection, generated
+//     from session.jsonl by [UpdateProjection] (dsh-replay -update). The
+//     comparison always runs against session.jsonl itself; when this file is
+//     present it must equal the fresh projection, so a change of the
+//     projection or normalisation rules shows up in review.
+//
+// # Running many
+//
+// [Discover] expands directories, [Select] filters by name and shard, [Run]
+// replays concurrently. Package replay/cli is the dsh-replay command.
+package replay

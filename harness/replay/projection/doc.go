@@ -1,0 +1,32 @@
+// Package projection extracts the tool-boundary projection of a session log,
+// normalises it, and compares two projections.
+//
+// # Projection
+//
+// Per turn and in log order, the projection keeps:
+//
+//   - the runtime-context message (user/message with a plugin source): its text;
+//   - tool/call: name, callId, arguments (parsed JSON);
+//   - approval/asked: toolName, callId, reason;
+//   - approval/decided: outcome;
+//   - tool/result: callId, text, isError, meta, error;
+//   - turn/end: reason.
+//
+// Everything else (chunks, titles, headers, seq, times, message ids) is left out:
+// it is either a replay input or not produced by a tool stack.
+//
+// # Normalisation
+//
+// Every string value is normalised the way upstream's snapshot normaliser does
+// for these fields: each spelling of the session cwd becomes {{cwd}} (longest
+// first), spill locators (/tmp/dsh-acp-snap-<9hex>/session-<12hex>/<12hex>-<name>
+// and {{cwd}}/.spill/...) become {{spillLocator:<name>}}, and every UUID becomes
+// {{sessionId}}. Values are compared as parsed JSON, so key order and number
+// spelling do not matter.
+//
+// # Comparison
+//
+// [Compare] pairs the items of each turn by position. An item matches when all
+// its fields are equal; a mismatch lists every differing field path with the
+// expected and the got value.
+package projection

@@ -1,0 +1,239 @@
+package projection
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/dshsim/dshsim/harness/replay/recording"
+)
+
+// Item kinds.
+const (
+	KindContext  = "runtime-context"
+	KindCall     = "tool/call"
+	KindAsked    = "approval/asked"
+	KindDecided  = "approval/decided"
+	KindResult   = "tool/result"
+	KindTurnEnd  = "turn/end"
+	kindTurnOpen = "turn/start"
+)
+
+// Item is one projected event.
+type Item struct {
+	// Turn is the turn the event belongs to (0 before the first turn/start).
+	Turn int `json:"turn"`
+	// Kind is one of the Kind constants.
+	Kind string `json:"kind"`
+	// Seq is the event's seq in its log (shown, never compared).
+	Seq int64 `json:"seq"`
+	// Fields are the compared fields, normalised.
+	Fields map[string]any `json:"fields"`
+}
+
+// Label renders "tool/call bash call_00_x" style one-line labels.
+func (it Item) Label() string {
+	s := func(k string) string { v, _ := it.Fields[k].(string); return v }
+	switch it.Kind {
+	case KindCall:
+		return fmt.Sprintf("tool/call %s %s", s("name"), s("callId"))
+	case KindAsked:
+		return fmt.Sprintf("approval/asked %s %s", s("toolName"), s("callId"))
+	case KindDecided:
+		return "approval/decided " + s("outcome")
+	case KindResult:
+		e, _ := it.Fields["isError"].(bool)
+		verdict := "ok"
+		if e {
+			verdict = "ERR"
+		}
+		return fmt.Sprintf("tool/result %s %s", s("callId"), verdict)
+	case KindTurnEnd:
+		r, _ := it.Fields["reason"].(map[string]any)
+		k, _ := r["kind"].(string)
+		return "turn/end " + k
+	}
+	return it.Kind
+}
+
+// Normalizer normalises string values of a projection.
+type Normalizer struct {
+	// Cwds are the spellings of the session cwd (path, realpath aliases).
+	Cwds []string
+	// SessionIDs are run-specific ids replaced before the UUID rule.
+	SessionIDs []string
+}
+
+var (
+	uuidRE      = regexp.MustCompile(`[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}`)
+	spillTmpRE  = regexp.MustCompile(`/tmp/dsh-acp-snap-[0-9a-f]{9}/session-[0-9a-f]{12}/[0-9a-f]{12}-([A-Za-z0-9_-]+(?:\.[A-Za-z0-9]+)?)`)
+	spillCwdRE  = regexp.MustCompile(`\{\{cwd\}\}/\.spill/session-[0-9a-f]{12}/[0-9a-f]{12}-([A-Za-z0-9_-]+(?:\.[A-Za-z0-9]+)?)`)
+	spillRepl   = "{{spillLocator:$1}}"
+	placeholder = "{{sessionId}}"
+)
+
+// WithCwd returns a normalizer for a session whose cwd is dir: dir and its
+// symlink-resolved spelling both become {{cwd}}.
+func WithCwd(dir string, ids ...string) Normalizer {
+	n := Normalizer{SessionIDs: ids}
+	if dir != "" && dir != "{{cwd}}" {
+		n.Cwds = append(n.Cwds, dir)
+		if real, err := filepath.EvalSymlinks(dir); err == nil && real != dir {
+			n.Cwds = append(n.Cwds, real)
+		}
+	}
+	return n
+}
+
+// String normalises one string.
+func (n Normalizer) String(s string) string {
+	cwds := append([]string(nil), n.Cwds...)
+	sort.SliceStable(cwds, func(i, j int) bool { return len(cwds[i]) > len(cwds[j]) })
+	for _, c := range cwds {
+		s = replaceAtBoundary(s, c, "{{cwd}}")
+	}
+	s = spillTmpRE.ReplaceAllString(s, spillRepl)
+	s = spillCwdRE.ReplaceAllString(s, spillRepl)
+	for _, id := range n.SessionIDs {
+		if id != "" {
+			s = strings.ReplaceAll(s, id, placeholder)
+		}
+	}
+	return uuidRE.ReplaceAllString(s, placeholder)
+}
+
+// replaceAtBoundary replaces old by repl where old is not followed by a path
+// character that would make it a longer name (e.g. /tmp/ws vs /tmp/ws2).
+func replaceAtBoundary(s, old, repl string) string {
+	var b strings.Builder
+	for {
+		i := strings.Index(s, old)
+		if i < 0 {
+			b.WriteString(s)
+			return b.String()
+		}
+		end := i + len(old)
+		if end < len(s) && isNameChar(s[end]) {
+			b.WriteString(s[:end])
+			s = s[end:]
+			continue
+		}
+		b.WriteString(s[:i])
+		b.WriteString(repl)
+		s = s[end:]
+	}
+}
+
+func isNameChar(c byte) bool {
+	return c == '_' || c == '-' || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
+}
+
+// Value normalises every string inside a parsed JSON value.
+func (n Normalizer) Value(v any) any {
+	switch t := v.(type) {
+	case string:
+		return n.String(t)
+	case []any:
+		out := make([]any, len(t))
+		for i, e := range t {
+			out[i] = n.Value(e)
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(t))
+		for k, e := range t {
+			out[k] = n.Value(e)
+		}
+		return out
+	}
+	return v
+}
+
+// Project extracts the normalised projection of a log's events.
+func Project(events []recording.Event, n Normalizer) ([]Item, error) {
+	var items []Item
+	turn := 0
+	add := func(e recording.Event, kind string, fields map[string]any) {
+		items = append(items, Item{Turn: turn, Kind: kind, Seq: e.Seq, Fields: n.Value(fields).(map[string]any)})
+	}
+	for _, e := range events {
+		var d map[string]any
+		if err := json.Unmarshal(e.Data, &d); err != nil {
+			return nil, fmt.Errorf("seq %d (%s): data: %w", e.Seq, e.Type, err)
+		}
+		switch e.Type {
+		case kindTurnOpen:
+			if t, ok := d["turn"].(float64); ok {
+				turn = int(t)
+			}
+		case "user/message":
+			src, _ := d["source"].(map[string]any)
+			if k, _ := src["kind"].(string); k != "plugin" {
+				continue
+			}
+			add(e, KindContext, map[string]any{"text": contentText(d["content"])})
+		case KindCall:
+			f := pick(d, "name", "callId")
+			raw, _ := d["arguments"].(string)
+			var args any
+			if err := json.Unmarshal([]byte(raw), &args); err != nil {
+				args = raw // unparsable arguments compare as the raw string
+			}
+			f["arguments"] = args
+			add(e, KindCall, f)
+		case KindAsked:
+			add(e, KindAsked, pick(d, "toolName", "callId", "reason"))
+		case KindDecided:
+			add(e, KindDecided, pick(d, "outcome"))
+		case KindResult:
+			f := pick(d, "meta", "error")
+			msg, _ := d["message"].(map[string]any)
+			src, _ := msg["source"].(map[string]any)
+			f["callId"] = src["callId"]
+			var text strings.Builder
+			isErr := false
+			content, _ := msg["content"].([]any)
+			for _, c := range content {
+				cm, _ := c.(map[string]any)
+				if t, _ := cm["type"].(string); t != "tool-result" {
+					continue
+				}
+				text.WriteString(contentText(cm["content"]))
+				if b, _ := cm["isError"].(bool); b {
+					isErr = true
+				}
+			}
+			f["text"], f["isError"] = text.String(), isErr
+			add(e, KindResult, f)
+		case KindTurnEnd:
+			add(e, KindTurnEnd, pick(d, "reason"))
+		}
+	}
+	return items, nil
+}
+
+func contentText(v any) string {
+	var b strings.Builder
+	blocks, _ := v.([]any)
+	for _, c := range blocks {
+		cm, _ := c.(map[string]any)
+		if t, _ := cm["type"].(string); t == "text" {
+			s, _ := cm["text"].(string)
+			b.WriteString(s)
+		}
+	}
+	return b.String()
+}
+
+func pick(d map[string]any, keys ...string) map[string]any {
+	out := map[string]any{}
+	for _, k := range keys {
+		if v, ok := d[k]; ok {
+			out[k] = v
+		}
+	}
+	return out
+}

@@ -1,0 +1,34 @@
+// Package recording reads one recorded session in upstream's snapshot format
+// and derives the model script from it.
+//
+// # Layout
+//
+// A recording is a directory holding:
+//
+//   - input.json: {steps, permissionAnswers?}; the prompts and the user's answers;
+//   - session.jsonl: the recorded log (header line, then events; packed
+//     text-chunks, reasoning-chunks and tool-call-chunks rows are expanded into
+//     one assistant/chunk event per member, with contiguous seq numbers);
+//   - stdout.expected.jsonl: the agent's JSON-RPC frames (read and validated);
+//   - workspace/ (optional): seed files copied into the fresh workspace;
+//   - replay.override.json (optional): upstream's script override;
+//   - dshsim.replay.json (optional, ours): settings a recording cannot state
+//     itself (see [Settings]);
+//   - projection.expected.json (optional, ours): the readable projection the
+//     comparison expects, generated from session.jsonl by dsh-replay -update.
+//
+// # Errors
+//
+// Every defect is a [*Error] naming the file, the 1-based line (0 when the
+// defect is not tied to a line) and the JSON field path, for example
+// "session.jsonl:12: field data.chunk.index: want number, got string". A
+// recording with an error is never half-loaded: [Load] returns nil and the error.
+//
+// # Script
+//
+// [Derive] rebuilds the model's replies the way upstream's replay plugin does:
+// the assistant/chunk events in log order, one model call per finish chunk; a
+// change of (turn, step) or the end of the log without a finish is an error.
+// Tool calls come from the block-end tool-call blocks. Nothing else in the log
+// feeds the script.
+package recording

@@ -1,0 +1,473 @@
+package recording
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// File names of a recording directory.
+const (
+	InputFile      = "input.json"
+	SessionFile    = "session.jsonl"
+	StdoutFile     = "stdout.expected.jsonl"
+	WorkspaceDir   = "workspace"
+	OverrideFile   = "replay.override.json"
+	SettingsFile   = "dshsim.replay.json"
+	ProjectionFile = "projection.expected.json"
+)
+
+// Error is a defect of a recording: the file, the 1-based line (0 when not tied
+// to a line) and the JSON field path (empty when the whole line is bad).
+type Error struct {
+	// Recording is the recording name (its directory base name).
+	Recording string
+	// File is the file name inside the recording directory.
+	File string
+	// Line is 1-based; 0 means the whole file.
+	Line int
+	// Field is the JSON path of the bad field, e.g. "data.chunk.index".
+	Field string
+	// Problem says what is wrong.
+	Problem string
+}
+
+// Error renders "<recording>/<file>:<line>: field <path>: <problem>".
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString(filepath.Join(e.Recording, e.File))
+	if e.Line > 0 {
+		fmt.Fprintf(&b, ":%d", e.Line)
+	}
+	b.WriteString(": ")
+	if e.Field != "" {
+		fmt.Fprintf(&b, "field %s: ", e.Field)
+	}
+	b.WriteString(e.Problem)
+	return b.String()
+}
+
+// Step is one step of input.json.
+type Step struct {
+	// Op is the step operation (initialize, newSession, prompt).
+	Op string `json:"op"`
+	// Text is the prompt text of a prompt step.
+	Text string `json:"text,omitempty"`
+}
+
+// Answer is one permission answer of input.json.
+type Answer struct {
+	// Kind is allow_once, allow_always, reject_once or reject_always.
+	Kind string `json:"kind"`
+}
+
+// Input is input.json.
+type Input struct {
+	// Steps drive the session in order.
+	Steps []Step `json:"steps"`
+	// PermissionAnswers are consumed FIFO by approval prompts.
+	PermissionAnswers []Answer `json:"permissionAnswers,omitempty"`
+}
+
+// Header is the first line of session.jsonl.
+type Header struct {
+	// Type is always "session".
+	Type string `json:"type"`
+	// Version is the log format version.
+	Version int `json:"version"`
+	// ID is the session id (a UUID or "{{sessionId}}").
+	ID string `json:"id"`
+	// CreatedAt is the creation time in ms.
+	CreatedAt int64 `json:"createdAt"`
+	// Cwd is the session cwd ("{{cwd}}" in fixtures).
+	Cwd string `json:"cwd"`
+	// DelegationDepth is 0 for a root session.
+	DelegationDepth int `json:"delegationDepth"`
+}
+
+// Event is one logical event of session.jsonl (packed rows already expanded).
+type Event struct {
+	// Type is the event type, e.g. "tool/call".
+	Type string `json:"type"`
+	// Seq is the logical sequence number.
+	Seq int64 `json:"seq"`
+	// Time is the event time in ms (meaningless in fixtures).
+	Time int64 `json:"time"`
+	// Data is the event payload.
+	Data json.RawMessage `json:"data"`
+	// Line is the 1-based line of session.jsonl the event came from.
+	Line int `json:"-"`
+}
+
+// Settings are what a recording cannot state itself; they live in
+// dshsim.replay.json beside the recording and are absent for most recordings.
+type Settings struct {
+	// SpillMaxInlineBytes is the spill cap in UTF-8 bytes (upstream's ACP
+	// snapshot overlay used 800 for bash-spill); 0 leaves spill off.
+	SpillMaxInlineBytes int `json:"spillMaxInlineBytes,omitempty"`
+	// DiffBasisMaxBytes bounds the write diff basis (upstream default 10 MiB).
+	DiffBasisMaxBytes int64 `json:"diffBasisMaxBytes,omitempty"`
+	// BashTimeoutMs is the foreground bash timeout (upstream overlay: 60000).
+	BashTimeoutMs int `json:"bashTimeoutMs,omitempty"`
+	// Note says why the settings are needed (free text, for reviewers).
+	Note string `json:"note,omitempty"`
+}
+
+// Recording is one loaded recording.
+type Recording struct {
+	// Name is the directory base name.
+	Name string
+	// Dir is the directory path.
+	Dir string
+	// Input is input.json.
+	Input Input
+	// Header is the session.jsonl header.
+	Header Header
+	// Events are the logical events, packed rows expanded.
+	Events []Event
+	// Stdout are the frames of stdout.expected.jsonl.
+	Stdout []json.RawMessage
+	// Workspace is the seed directory, "" when the recording has none.
+	Workspace string
+	// Override is replay.override.json, nil when absent.
+	Override *Override
+	// Settings are dshsim.replay.json, zero when absent.
+	Settings Settings
+	// HasSettings reports whether dshsim.replay.json exists.
+	HasSettings bool
+}
+
+// IsRecording reports whether dir looks like a recording (has session.jsonl or input.json).
+func IsRecording(dir string) bool {
+	for _, f := range []string{SessionFile, InputFile} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// Load reads the recording in dir. Every defect is an [*Error].
+func Load(dir string) (*Recording, error) {
+	r := &Recording{Name: filepath.Base(filepath.Clean(dir)), Dir: dir}
+	fail := func(file string, line int, field, format string, args ...any) error {
+		return &Error{Recording: r.Name, File: file, Line: line, Field: field, Problem: fmt.Sprintf(format, args...)}
+	}
+	read := func(file string) ([]byte, error) {
+		data, err := os.ReadFile(filepath.Join(dir, file))
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fail(file, 0, "", "missing file (a recording needs %s, %s and %s)", InputFile, SessionFile, StdoutFile)
+		}
+		if err != nil {
+			return nil, fail(file, 0, "", "%v", err)
+		}
+		return data, nil
+	}
+
+	data, err := read(InputFile)
+	if err != nil {
+		return nil, err
+	}
+	if err := decodeStrict(data, &r.Input); err != nil {
+		return nil, jsonError(r.Name, InputFile, data, 0, err)
+	}
+	if err := checkInput(r.Name, data, r.Input); err != nil {
+		return nil, err
+	}
+
+	data, err = read(SessionFile)
+	if err != nil {
+		return nil, err
+	}
+	if r.Header, r.Events, err = parseSession(r.Name, data); err != nil {
+		return nil, err
+	}
+
+	data, err = read(StdoutFile)
+	if err != nil {
+		return nil, err
+	}
+	for i, ln := range splitLines(data) {
+		if len(bytes.TrimSpace(ln)) == 0 {
+			continue
+		}
+		var v map[string]any
+		if err := json.Unmarshal(ln, &v); err != nil {
+			return nil, jsonError(r.Name, StdoutFile, ln, i+1, err)
+		}
+		if v["jsonrpc"] != "2.0" {
+			return nil, fail(StdoutFile, i+1, "jsonrpc", "want \"2.0\", got %s", show(v["jsonrpc"]))
+		}
+		r.Stdout = append(r.Stdout, append(json.RawMessage(nil), ln...))
+	}
+
+	if fi, err := os.Stat(filepath.Join(dir, WorkspaceDir)); err == nil {
+		if !fi.IsDir() {
+			return nil, fail(WorkspaceDir, 0, "", "not a directory")
+		}
+		r.Workspace = filepath.Join(dir, WorkspaceDir)
+	}
+
+	if data, err := os.ReadFile(filepath.Join(dir, OverrideFile)); err == nil {
+		o, err := parseOverride(r.Name, data)
+		if err != nil {
+			return nil, err
+		}
+		r.Override = o
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, fail(OverrideFile, 0, "", "%v", err)
+	}
+
+	if data, err := os.ReadFile(filepath.Join(dir, SettingsFile)); err == nil {
+		if err := decodeStrict(data, &r.Settings); err != nil {
+			return nil, jsonError(r.Name, SettingsFile, data, 0, err)
+		}
+		if r.Settings.SpillMaxInlineBytes < 0 {
+			return nil, fail(SettingsFile, lineOfKey(data, "spillMaxInlineBytes"), "spillMaxInlineBytes", "must be >= 0, got %d", r.Settings.SpillMaxInlineBytes)
+		}
+		if r.Settings.DiffBasisMaxBytes < 0 {
+			return nil, fail(SettingsFile, lineOfKey(data, "diffBasisMaxBytes"), "diffBasisMaxBytes", "must be >= 0, got %d", r.Settings.DiffBasisMaxBytes)
+		}
+		if r.Settings.BashTimeoutMs < 0 {
+			return nil, fail(SettingsFile, lineOfKey(data, "bashTimeoutMs"), "bashTimeoutMs", "must be >= 0, got %d", r.Settings.BashTimeoutMs)
+		}
+		r.HasSettings = true
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, fail(SettingsFile, 0, "", "%v", err)
+	}
+	return r, nil
+}
+
+var knownOps = map[string]bool{"initialize": true, "newSession": true, "prompt": true}
+
+var knownAnswers = map[string]bool{"allow_once": true, "allow_always": true, "reject_once": true, "reject_always": true}
+
+func checkInput(name string, data []byte, in Input) error {
+	fail := func(field, format string, args ...any) error {
+		return &Error{Recording: name, File: InputFile, Line: lineOfKey(data, lastKey(field)), Field: field, Problem: fmt.Sprintf(format, args...)}
+	}
+	if in.Steps == nil {
+		return fail("steps", "missing")
+	}
+	for i, s := range in.Steps {
+		f := fmt.Sprintf("steps[%d].op", i)
+		if s.Op == "" {
+			return fail(f, "missing")
+		}
+		if !knownOps[s.Op] {
+			return &Error{Recording: name, File: InputFile, Line: lineOfValue(data, s.Op), Field: f,
+				Problem: fmt.Sprintf("step %q is not supported by dsh-replay (supported: initialize, newSession, prompt)", s.Op)}
+		}
+		if s.Op == "prompt" && s.Text == "" {
+			return fail(fmt.Sprintf("steps[%d].text", i), "a prompt step needs a non-empty text")
+		}
+	}
+	for i, a := range in.PermissionAnswers {
+		if !knownAnswers[a.Kind] {
+			return &Error{Recording: name, File: InputFile, Line: lineOfValue(data, a.Kind), Field: fmt.Sprintf("permissionAnswers[%d].kind", i),
+				Problem: fmt.Sprintf("want allow_once, allow_always, reject_once or reject_always, got %q", a.Kind)}
+		}
+	}
+	return nil
+}
+
+// decodeStrict decodes data into v, rejecting unknown fields and trailing data.
+func decodeStrict(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if dec.More() {
+		return errors.New("trailing data after the JSON value")
+	}
+	return nil
+}
+
+func splitLines(data []byte) [][]byte {
+	lines := bytes.Split(data, []byte("\n"))
+	if len(lines) > 0 && len(lines[len(lines)-1]) == 0 {
+		lines = lines[:len(lines)-1]
+	}
+	return lines
+}
+
+// jsonError turns a JSON decoding error into an *Error. line is the line the
+// bytes start on (0: data is a whole file, the line is computed from the offset).
+func jsonError(rec, file string, data []byte, line int, err error) *Error {
+	e := &Error{Recording: rec, File: file, Line: line}
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syn):
+		if line == 0 {
+			e.Line = lineAt(data, syn.Offset)
+		}
+		if syn.Offset >= int64(len(bytes.TrimRight(data, " \r\n\t"))) || strings.Contains(syn.Error(), "unexpected end") {
+			e.Problem = "truncated JSON: " + syn.Error()
+		} else {
+			e.Problem = "invalid JSON: " + syn.Error()
+		}
+	case errors.As(err, &typ):
+		if line == 0 {
+			e.Line = lineAt(data, typ.Offset)
+		}
+		e.Field = typ.Field
+		e.Problem = fmt.Sprintf("want %s, got JSON %s", goTypeName(typ.Type.Kind().String()), typ.Value)
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		key := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
+		if line == 0 {
+			e.Line = lineOfKey(data, key)
+		}
+		e.Field = key
+		e.Problem = "unknown field"
+	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
+		e.Problem = "truncated JSON: unexpected end of input"
+	default:
+		if line == 0 && len(bytes.TrimSpace(data)) == 0 {
+			e.Line = 1
+		}
+		e.Problem = err.Error()
+	}
+	if e.Line == 0 {
+		e.Line = 1
+	}
+	return e
+}
+
+func goTypeName(kind string) string {
+	switch kind {
+	case "int", "int64", "int32", "float64", "uint", "uint64":
+		return "number"
+	case "string":
+		return "string"
+	case "bool":
+		return "boolean"
+	case "slice":
+		return "array"
+	case "struct", "map":
+		return "object"
+	}
+	return kind
+}
+
+func lineAt(data []byte, off int64) int {
+	if off > int64(len(data)) {
+		off = int64(len(data))
+	}
+	if off < 0 {
+		off = 0
+	}
+	return bytes.Count(data[:off], []byte("\n")) + 1
+}
+
+func lineOfKey(data []byte, key string) int {
+	if key == "" {
+		return 0
+	}
+	i := bytes.Index(data, []byte(`"`+key+`"`))
+	if i < 0 {
+		return 0
+	}
+	return lineAt(data, int64(i))
+}
+
+func lineOfValue(data []byte, v string) int {
+	b, _ := json.Marshal(v)
+	i := bytes.Index(data, b)
+	if i < 0 {
+		return 0
+	}
+	return lineAt(data, int64(i))
+}
+
+func lastKey(path string) string {
+	if i := strings.LastIndex(path, "."); i >= 0 {
+		path = path[i+1:]
+	}
+	if i := strings.Index(path, "["); i >= 0 {
+		path = path[:i]
+	}
+	return path
+}
+
+func show(v any) string {
+	if v == nil {
+		return "nothing"
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// Policy is the sandbox mode and approval policy a recording states in its
+// first runtime-context message.
+type Policy struct {
+	// Mode is the sandbox mode (read-only, workspace-write, danger-full-access).
+	Mode string
+	// Approval is "ask" or "never".
+	Approval string
+	// Line is the session.jsonl line of the runtime-context message.
+	Line int
+}
+
+// Policy reads the sandbox mode and approval policy from the recording's first
+// runtime-context user/message (sections sandbox:policy and approval:policy).
+func (r *Recording) Policy() (Policy, error) {
+	fail := func(line int, field, format string, args ...any) error {
+		return &Error{Recording: r.Name, File: SessionFile, Line: line, Field: field, Problem: fmt.Sprintf(format, args...)}
+	}
+	for _, e := range r.Events {
+		if e.Type != "user/message" {
+			continue
+		}
+		var d userMessageData
+		if err := json.Unmarshal(e.Data, &d); err != nil {
+			return Policy{}, jsonError(r.Name, SessionFile, e.Data, e.Line, err)
+		}
+		if d.Source == nil || d.Source.Kind != "plugin" {
+			continue
+		}
+		p := Policy{Line: e.Line}
+		for i, s := range d.Source.Sections {
+			field := fmt.Sprintf("data.source.sections[%d].text", i)
+			switch s.Name {
+			case "sandbox:policy":
+				const prefix = "Current DSH file policy: "
+				rest, ok := strings.CutPrefix(s.Text, prefix)
+				mode, _, dot := strings.Cut(rest, ".")
+				if !ok || !dot {
+					return Policy{}, fail(e.Line, field, "want %q followed by the mode and a full stop, got %q", prefix, s.Text)
+				}
+				switch mode {
+				case "read-only", "workspace-write", "danger-full-access":
+					p.Mode = mode
+				default:
+					return Policy{}, fail(e.Line, field, "unknown sandbox mode %q", mode)
+				}
+			case "approval:policy":
+				switch {
+				case strings.HasPrefix(s.Text, "Approval policy: ask."):
+					p.Approval = "ask"
+				case strings.HasPrefix(s.Text, "Approval prompts are disabled in this session"):
+					p.Approval = "never"
+				default:
+					return Policy{}, fail(e.Line, field, "neither the ask nor the never approval sentence: %q", s.Text)
+				}
+			}
+		}
+		if p.Mode == "" {
+			return Policy{}, fail(e.Line, "data.source.sections", "no sandbox:policy section in the first runtime-context message")
+		}
+		if p.Approval == "" {
+			return Policy{}, fail(e.Line, "data.source.sections", "no approval:policy section in the first runtime-context message")
+		}
+		return p, nil
+	}
+	return Policy{}, fail(0, "", "no runtime-context user/message: the recording does not state its sandbox mode and approval policy")
+}

@@ -1,0 +1,321 @@
+package recording
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+)
+
+// ToolCall is one tool call of a model reply (from a block-end tool-call block).
+type ToolCall struct {
+	// ID is the model's call id.
+	ID string `json:"id"`
+	// Name is the tool name.
+	Name string `json:"name"`
+	// Arguments is the raw JSON argument string as the model produced it.
+	Arguments string `json:"arguments"`
+}
+
+// Block is one finished content block of a reply, in block index order.
+type Block struct {
+	// Index is the block index.
+	Index int `json:"-"`
+	// Type is text, reasoning or tool-call.
+	Type string `json:"type"`
+	// Text is the text of a text or reasoning block.
+	Text string `json:"text,omitempty"`
+	// ID, Name and Arguments are set on a tool-call block.
+	ID        string `json:"id,omitempty"`
+	Name      string `json:"name,omitempty"`
+	Arguments string `json:"arguments,omitempty"`
+}
+
+// Reply is one model call of the script.
+type Reply struct {
+	// Turn and Step locate the call in the recorded session.
+	Turn, Step int
+	// Line is the session.jsonl line of the finish chunk (0 for override entries).
+	Line int
+	// Blocks are the finished blocks in index order.
+	Blocks []Block
+	// ToolCalls are the tool-call blocks in index order.
+	ToolCalls []ToolCall
+	// Usage is the usage chunk payload, nil when the reply had none.
+	Usage json.RawMessage
+	// Finish is the finish reason kind (stop, tool-calls, max-tokens, ...).
+	Finish string
+	// Throw is set when an override entry makes this call fail after its chunks.
+	Throw *Throw
+}
+
+// Throw is an override entry's failure.
+type Throw struct {
+	// Message and Code describe the LlmError.
+	Message, Code string
+}
+
+// Script is the ordered model replies of one recording.
+type Script struct {
+	// Replies are served in order, one per model call.
+	Replies []Reply
+	// Overridden reports that replay.override.json changed the derived script.
+	Overridden bool
+}
+
+// Derive rebuilds the script from the recording's assistant/chunk events and
+// applies replay.override.json.
+func Derive(r *Recording) (*Script, error) {
+	fail := func(line int, field, format string, args ...any) error {
+		return &Error{Recording: r.Name, File: SessionFile, Line: line, Field: field, Problem: fmt.Sprintf(format, args...)}
+	}
+	s := &Script{}
+	var cur []chunkAt
+	curTurn, curStep := -1, -1
+	for _, e := range r.Events {
+		if e.Type == "compaction/summary" {
+			var d struct {
+				LLMStreamCall bool `json:"llmStreamCall"`
+			}
+			if json.Unmarshal(e.Data, &d) == nil && d.LLMStreamCall {
+				return nil, fail(e.Line, "data.llmStreamCall", "a compaction model call is not supported by dsh-replay")
+			}
+			continue
+		}
+		if e.Type != "assistant/chunk" {
+			continue
+		}
+		var d struct {
+			Turn  int            `json:"turn"`
+			Step  int            `json:"step"`
+			Chunk map[string]any `json:"chunk"`
+		}
+		if err := json.Unmarshal(e.Data, &d); err != nil {
+			return nil, jsonError(r.Name, SessionFile, e.Data, e.Line, err)
+		}
+		if len(cur) > 0 && (d.Turn != curTurn || d.Step != curStep) {
+			return nil, fail(e.Line, "data.step", "model stream of turn %d step %d ended without a finish chunk (a thrown stream: needs %s)", curTurn, curStep, OverrideFile)
+		}
+		curTurn, curStep = d.Turn, d.Step
+		cur = append(cur, chunkAt{line: e.Line, chunk: d.Chunk})
+		if typ, _ := d.Chunk["type"].(string); typ == "finish" {
+			reply, err := buildReply(r.Name, SessionFile, cur)
+			if err != nil {
+				return nil, err
+			}
+			reply.Turn, reply.Step = d.Turn, d.Step
+			s.Replies = append(s.Replies, reply)
+			cur = nil
+		}
+	}
+	if len(cur) > 0 {
+		return nil, fail(cur[len(cur)-1].line, "data.chunk", "the log ends inside a model stream (turn %d step %d has no finish chunk; needs %s)", curTurn, curStep, OverrideFile)
+	}
+	if r.Override != nil {
+		replies, err := r.Override.apply(r.Name, s.Replies)
+		if err != nil {
+			return nil, err
+		}
+		s.Replies, s.Overridden = replies, true
+	}
+	return s, nil
+}
+
+type chunkAt struct {
+	line  int
+	chunk map[string]any
+}
+
+func buildReply(rec, file string, chunks []chunkAt) (Reply, error) {
+	var r Reply
+	for _, c := range chunks {
+		fail := func(field, format string, args ...any) error {
+			return &Error{Recording: rec, File: file, Line: c.line, Field: field, Problem: fmt.Sprintf(format, args...)}
+		}
+		typ, _ := c.chunk["type"].(string)
+		switch typ {
+		case "block-start", "text-delta", "reasoning-delta", "tool-call-delta":
+		case "block-end":
+			idx, ok := c.chunk["index"].(float64)
+			if !ok {
+				return r, fail("data.chunk.index", "want number, got %s", show(c.chunk["index"]))
+			}
+			block, ok := c.chunk["block"].(map[string]any)
+			if !ok {
+				return r, fail("data.chunk.block", "want object, got %s", show(c.chunk["block"]))
+			}
+			b := Block{Index: int(idx)}
+			b.Type, _ = block["type"].(string)
+			switch b.Type {
+			case "text", "reasoning":
+				t, ok := block["text"].(string)
+				if !ok {
+					return r, fail("data.chunk.block.text", "want string, got %s", show(block["text"]))
+				}
+				b.Text = t
+			case "tool-call":
+				for _, f := range []struct {
+					key string
+					dst *string
+				}{{"id", &b.ID}, {"name", &b.Name}, {"arguments", &b.Arguments}} {
+					v, ok := block[f.key].(string)
+					if !ok {
+						return r, fail("data.chunk.block."+f.key, "want string, got %s", show(block[f.key]))
+					}
+					*f.dst = v
+				}
+			default:
+				return r, fail("data.chunk.block.type", "unknown block type %q", b.Type)
+			}
+			r.Blocks = append(r.Blocks, b)
+		case "usage":
+			u, err := json.Marshal(c.chunk["usage"])
+			if err != nil {
+				return r, fail("data.chunk.usage", "%v", err)
+			}
+			r.Usage = u
+		case "finish":
+			reason, ok := c.chunk["reason"].(map[string]any)
+			if !ok {
+				return r, fail("data.chunk.reason", "want object, got %s", show(c.chunk["reason"]))
+			}
+			kind, ok := reason["kind"].(string)
+			if !ok {
+				return r, fail("data.chunk.reason.kind", "want string, got %s", show(reason["kind"]))
+			}
+			r.Finish = kind
+			r.Line = c.line
+		default:
+			return r, fail("data.chunk.type", "unknown chunk type %q", typ)
+		}
+	}
+	sort.SliceStable(r.Blocks, func(i, j int) bool { return r.Blocks[i].Index < r.Blocks[j].Index })
+	for _, b := range r.Blocks {
+		if b.Type == "tool-call" {
+			r.ToolCalls = append(r.ToolCalls, ToolCall{ID: b.ID, Name: b.Name, Arguments: b.Arguments})
+		}
+	}
+	return r, nil
+}
+
+// Override is replay.override.json: either a whole replacement script or
+// patches replacing (or, at index len, appending) single calls.
+type Override struct {
+	// Replace, when non-nil, replaces the whole script.
+	Replace []OverrideEntry
+	// Patches replace call At (At == len appends).
+	Patches []Patch
+}
+
+// Patch replaces one call of the script.
+type Patch struct {
+	// At is the 0-based call index.
+	At int `json:"at"`
+	// Entry is the replacement.
+	Entry OverrideEntry `json:"entry"`
+}
+
+// OverrideEntry is one scripted call: kind chunks, throw or hang.
+type OverrideEntry struct {
+	// Kind is chunks, throw or hang.
+	Kind string `json:"kind"`
+	// Chunks are the streamed chunks (chunks, throw).
+	Chunks []map[string]any `json:"chunks,omitempty"`
+	// Message and Code describe the thrown LlmError (throw).
+	Message string `json:"message,omitempty"`
+	Code    string `json:"code,omitempty"`
+	// ReadyFile is written when a hang starts (hang).
+	ReadyFile string `json:"readyFile,omitempty"`
+}
+
+func parseOverride(rec string, data []byte) (*Override, error) {
+	o := &Override{}
+	trimmed := bytes.TrimSpace(data)
+	if len(trimmed) > 0 && trimmed[0] == '[' {
+		if err := decodeStrict(data, &o.Replace); err != nil {
+			return nil, jsonError(rec, OverrideFile, data, 0, err)
+		}
+		if o.Replace == nil {
+			o.Replace = []OverrideEntry{}
+		}
+	} else {
+		var p struct {
+			Patches []Patch `json:"patches"`
+		}
+		if err := decodeStrict(data, &p); err != nil {
+			return nil, jsonError(rec, OverrideFile, data, 0, err)
+		}
+		if p.Patches == nil {
+			return nil, &Error{Recording: rec, File: OverrideFile, Line: 1, Field: "patches", Problem: "missing (want a bare entry array or {patches:[{at, entry}]})"}
+		}
+		o.Patches = p.Patches
+	}
+	check := func(field string, e OverrideEntry) error {
+		switch e.Kind {
+		case "chunks", "throw":
+			return nil
+		case "hang":
+			return &Error{Recording: rec, File: OverrideFile, Line: lineOfValue(data, "hang"), Field: field + ".kind", Problem: "entry kind \"hang\" needs prompt cancellation, which dsh-replay does not drive"}
+		}
+		return &Error{Recording: rec, File: OverrideFile, Line: lineOfValue(data, e.Kind), Field: field + ".kind", Problem: fmt.Sprintf("want chunks, throw or hang, got %q", e.Kind)}
+	}
+	for i, e := range o.Replace {
+		if err := check(fmt.Sprintf("[%d]", i), e); err != nil {
+			return nil, err
+		}
+	}
+	for i, p := range o.Patches {
+		if err := check(fmt.Sprintf("patches[%d].entry", i), p.Entry); err != nil {
+			return nil, err
+		}
+	}
+	return o, nil
+}
+
+func (o *Override) apply(rec string, replies []Reply) ([]Reply, error) {
+	toReply := func(field string, e OverrideEntry) (Reply, error) {
+		cs := make([]chunkAt, len(e.Chunks))
+		for i, c := range e.Chunks {
+			cs[i] = chunkAt{chunk: c}
+		}
+		r, err := buildReply(rec, OverrideFile, cs)
+		if err != nil {
+			if re, ok := err.(*Error); ok {
+				re.Field = field + ".chunks"
+			}
+			return r, err
+		}
+		if e.Kind == "throw" {
+			r.Throw = &Throw{Message: e.Message, Code: e.Code}
+		}
+		return r, nil
+	}
+	if o.Replace != nil {
+		out := make([]Reply, 0, len(o.Replace))
+		for i, e := range o.Replace {
+			r, err := toReply(fmt.Sprintf("[%d]", i), e)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, r)
+		}
+		return out, nil
+	}
+	out := append([]Reply(nil), replies...)
+	for i, p := range o.Patches {
+		field := fmt.Sprintf("patches[%d]", i)
+		r, err := toReply(field+".entry", p.Entry)
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case p.At >= 0 && p.At < len(out):
+			out[p.At] = r
+		case p.At == len(out):
+			out = append(out, r)
+		default:
+			return nil, &Error{Recording: rec, File: OverrideFile, Line: 0, Field: field + ".at", Problem: fmt.Sprintf("index %d is out of range (the script has %d calls)", p.At, len(out))}
+		}
+	}
+	return out, nil
+}

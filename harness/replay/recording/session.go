@@ -1,0 +1,366 @@
+package recording
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+)
+
+// EventTypes is the event vocabulary a recording may use (upstream's session
+// log schema). Any other type is a defect of the recording.
+var EventTypes = map[string]bool{
+	"agent/inbox/spliced": true,
+	"turn/start":          true,
+	"turn/end":            true,
+	"step/start":          true,
+	"step/end":            true,
+	"user/message":        true,
+	"session/title":       true,
+	"request/header":      true,
+	"request/context":     true,
+	"assistant/chunk":     true,
+	"assistant/message":   true,
+	"tool/call":           true,
+	"tool/result":         true,
+	"approval/asked":      true,
+	"approval/decided":    true,
+	"approval/policy":     true,
+	"sandbox/mode":        true,
+	"permission/preset":   true,
+	"command/run":         true,
+	"command/done":        true,
+	"compaction/summary":  true,
+	"hook/result":         true,
+	"llm/retry":           true,
+}
+
+// Packed row types and the chunk type each member expands to.
+var packedRows = map[string]string{
+	"text-chunks":      "text-delta",
+	"reasoning-chunks": "reasoning-delta",
+	"tool-call-chunks": "tool-call-delta",
+}
+
+// Typed views of the events whose fields the replay reads; decoding into them
+// checks the field types (a wrong type names its path, e.g. data.turn).
+type (
+	turnData struct {
+		Turn *int `json:"turn"`
+	}
+	turnEndData struct {
+		Turn   *int            `json:"turn"`
+		Reason *map[string]any `json:"reason"`
+	}
+	stepData struct {
+		Turn *int `json:"turn"`
+		Step *int `json:"step"`
+	}
+	userMessageData struct {
+		Content *[]struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		} `json:"content"`
+		Source *struct {
+			Kind     string `json:"kind"`
+			Plugin   string `json:"plugin"`
+			Sections []struct {
+				Name string `json:"name"`
+				Text string `json:"text"`
+			} `json:"sections"`
+		} `json:"source"`
+	}
+	chunkData struct {
+		Turn  *int            `json:"turn"`
+		Step  *int            `json:"step"`
+		Chunk *map[string]any `json:"chunk"`
+	}
+	toolCallData struct {
+		Turn      *int    `json:"turn"`
+		Step      *int    `json:"step"`
+		CallID    *string `json:"callId"`
+		Name      *string `json:"name"`
+		Arguments *string `json:"arguments"`
+	}
+	askedData struct {
+		ID       *string `json:"id"`
+		ToolName *string `json:"toolName"`
+		CallID   *string `json:"callId"`
+		Reason   *string `json:"reason"`
+	}
+	decidedData struct {
+		ID      *string `json:"id"`
+		Outcome *string `json:"outcome"`
+	}
+	toolResultData struct {
+		Turn    *int `json:"turn"`
+		Step    *int `json:"step"`
+		Message *struct {
+			Source struct {
+				Kind   string `json:"kind"`
+				CallID string `json:"callId"`
+			} `json:"source"`
+			Content []struct {
+				Type       string `json:"type"`
+				ToolCallID string `json:"toolCallId"`
+				Content    []struct {
+					Type string `json:"type"`
+					Text string `json:"text"`
+				} `json:"content"`
+				IsError bool `json:"isError"`
+			} `json:"content"`
+		} `json:"message"`
+		Error *struct {
+			Name string `json:"name"`
+			Code string `json:"code"`
+		} `json:"error"`
+		Meta json.RawMessage `json:"meta"`
+	}
+)
+
+// required lists, per event type, the typed view and the fields that must be present.
+var views = map[string]func() (any, func(v any) string){
+	"turn/start": func() (any, func(any) string) {
+		return &turnData{}, func(v any) string { return missing(v.(*turnData).Turn == nil, "data.turn") }
+	},
+	"turn/end": func() (any, func(any) string) {
+		return &turnEndData{}, func(v any) string {
+			d := v.(*turnEndData)
+			return missing(d.Turn == nil, "data.turn") + missing(d.Reason == nil, "data.reason")
+		}
+	},
+	"step/start": stepView, "step/end": stepView,
+	"user/message": func() (any, func(any) string) {
+		return &userMessageData{}, func(v any) string {
+			d := v.(*userMessageData)
+			return missing(d.Content == nil, "data.content") + missing(d.Source == nil, "data.source")
+		}
+	},
+	"assistant/chunk": func() (any, func(any) string) {
+		return &chunkData{}, func(v any) string {
+			d := v.(*chunkData)
+			return missing(d.Turn == nil, "data.turn") + missing(d.Step == nil, "data.step") + missing(d.Chunk == nil, "data.chunk")
+		}
+	},
+	"tool/call": func() (any, func(any) string) {
+		return &toolCallData{}, func(v any) string {
+			d := v.(*toolCallData)
+			return missing(d.CallID == nil, "data.callId") + missing(d.Name == nil, "data.name") + missing(d.Arguments == nil, "data.arguments")
+		}
+	},
+	"approval/asked": func() (any, func(any) string) {
+		return &askedData{}, func(v any) string {
+			d := v.(*askedData)
+			return missing(d.ID == nil, "data.id") + missing(d.ToolName == nil, "data.toolName")
+		}
+	},
+	"approval/decided": func() (any, func(any) string) {
+		return &decidedData{}, func(v any) string {
+			d := v.(*decidedData)
+			return missing(d.ID == nil, "data.id") + missing(d.Outcome == nil, "data.outcome")
+		}
+	},
+	"tool/result": func() (any, func(any) string) {
+		return &toolResultData{}, func(v any) string { return missing(v.(*toolResultData).Message == nil, "data.message") }
+	},
+}
+
+func stepView() (any, func(any) string) {
+	return &stepData{}, func(v any) string {
+		d := v.(*stepData)
+		return missing(d.Turn == nil, "data.turn") + missing(d.Step == nil, "data.step")
+	}
+}
+
+func missing(cond bool, field string) string {
+	if cond {
+		return field + "\x00"
+	}
+	return ""
+}
+
+type rawLine struct {
+	Type            *string          `json:"type"`
+	Seq             *int64           `json:"seq"`
+	Time            *int64           `json:"time"`
+	Data            *json.RawMessage `json:"data"`
+	SourceEventSeqs []int64          `json:"sourceEventSeqs"`
+	SurfaceOp       json.RawMessage  `json:"surfaceOp"`
+	Ignorable       bool             `json:"ignorable"`
+}
+
+type packedLine struct {
+	Type  string `json:"type"`
+	Seq0  *int64 `json:"seq0"`
+	Time0 *int64 `json:"time0"`
+	Data  *struct {
+		Turn  *int      `json:"turn"`
+		Step  *int      `json:"step"`
+		Index *int      `json:"index"`
+		Dt    []int64   `json:"dt"`
+		Texts *[]string `json:"texts"`
+		Args  *[]string `json:"args"`
+		ID    *string   `json:"id"`
+		Name  *string   `json:"name"`
+	} `json:"data"`
+}
+
+// parseSession decodes session.jsonl: header, events, packed rows expanded.
+func parseSession(rec string, data []byte) (Header, []Event, error) {
+	fail := func(line int, field, format string, args ...any) error {
+		return &Error{Recording: rec, File: SessionFile, Line: line, Field: field, Problem: fmt.Sprintf(format, args...)}
+	}
+	var h Header
+	lines := splitLines(data)
+	if len(lines) == 0 {
+		return h, nil, fail(1, "", "empty log: missing session header")
+	}
+	if err := json.Unmarshal(lines[0], &h); err != nil {
+		return h, nil, jsonError(rec, SessionFile, lines[0], 1, err)
+	}
+	if h.Type != "session" {
+		return h, nil, fail(1, "type", "want \"session\" (the header line), got %q", h.Type)
+	}
+	var events []Event
+	next := int64(-1)
+	for i, ln := range lines[1:] {
+		lineNo := i + 2
+		if len(bytes.TrimSpace(ln)) == 0 {
+			return h, nil, fail(lineNo, "", "empty line inside the log")
+		}
+		var probe struct {
+			Type *string `json:"type"`
+		}
+		if err := json.Unmarshal(ln, &probe); err != nil {
+			e := jsonError(rec, SessionFile, ln, lineNo, err)
+			if lineNo == len(lines) && !bytes.HasSuffix(data, []byte("\n")) {
+				e.Problem = "truncated last line (no newline): " + e.Problem
+			}
+			return h, nil, e
+		}
+		if probe.Type == nil {
+			return h, nil, fail(lineNo, "type", "missing")
+		}
+		typ := *probe.Type
+		if member, ok := packedRows[typ]; ok {
+			exp, err := expandPacked(rec, ln, lineNo, member)
+			if err != nil {
+				return h, nil, err
+			}
+			for _, e := range exp {
+				if next >= 0 && e.Seq != next {
+					return h, nil, fail(lineNo, "seq0", "want %d (seq is contiguous), got %d", next, exp[0].Seq)
+				}
+				next = e.Seq + 1
+			}
+			events = append(events, exp...)
+			continue
+		}
+		if !EventTypes[typ] {
+			return h, nil, fail(lineNo, "type", "unknown event type %q", typ)
+		}
+		var raw rawLine
+		if err := json.Unmarshal(ln, &raw); err != nil {
+			return h, nil, jsonError(rec, SessionFile, ln, lineNo, err)
+		}
+		switch {
+		case raw.Seq == nil:
+			return h, nil, fail(lineNo, "seq", "missing")
+		case raw.Data == nil:
+			return h, nil, fail(lineNo, "data", "missing")
+		case next >= 0 && *raw.Seq != next:
+			return h, nil, fail(lineNo, "seq", "want %d (seq is contiguous), got %d", next, *raw.Seq)
+		}
+		next = *raw.Seq + 1
+		if mk, ok := views[typ]; ok {
+			v, req := mk()
+			wrapped := struct {
+				Data any `json:"data"`
+			}{Data: v}
+			if err := json.Unmarshal(ln, &wrapped); err != nil {
+				return h, nil, jsonError(rec, SessionFile, ln, lineNo, err)
+			}
+			if m := req(v); m != "" {
+				return h, nil, fail(lineNo, m[:bytes.IndexByte([]byte(m), 0)], "missing (required in %s)", typ)
+			}
+		}
+		var t int64
+		if raw.Time != nil {
+			t = *raw.Time
+		}
+		events = append(events, Event{Type: typ, Seq: *raw.Seq, Time: t, Data: *raw.Data, Line: lineNo})
+	}
+	return h, events, nil
+}
+
+// expandPacked turns one packed row into one assistant/chunk per member.
+func expandPacked(rec string, ln []byte, lineNo int, member string) ([]Event, error) {
+	fail := func(field, format string, args ...any) error {
+		return &Error{Recording: rec, File: SessionFile, Line: lineNo, Field: field, Problem: fmt.Sprintf(format, args...)}
+	}
+	var p packedLine
+	if err := json.Unmarshal(ln, &p); err != nil {
+		return nil, jsonError(rec, SessionFile, ln, lineNo, err)
+	}
+	switch {
+	case p.Seq0 == nil:
+		return nil, fail("seq0", "missing (required in packed row %s)", p.Type)
+	case p.Data == nil:
+		return nil, fail("data", "missing")
+	case p.Data.Turn == nil:
+		return nil, fail("data.turn", "missing")
+	case p.Data.Step == nil:
+		return nil, fail("data.step", "missing")
+	case p.Data.Index == nil:
+		return nil, fail("data.index", "missing")
+	}
+	var members []string
+	field := "data.texts"
+	if member == "tool-call-delta" {
+		field = "data.args"
+		if p.Data.Args == nil {
+			return nil, fail(field, "missing (required in tool-call-chunks)")
+		}
+		if p.Data.ID == nil {
+			return nil, fail("data.id", "missing (required in tool-call-chunks)")
+		}
+		members = *p.Data.Args
+	} else {
+		if p.Data.Texts == nil {
+			return nil, fail(field, "missing (required in %s)", p.Type)
+		}
+		members = *p.Data.Texts
+	}
+	if len(members) == 0 {
+		return nil, fail(field, "empty (a packed row has at least one member)")
+	}
+	if len(p.Data.Dt) != len(members)-1 {
+		return nil, fail("data.dt", "has %d gaps but %s has %d members (want one gap fewer)", len(p.Data.Dt), field, len(members))
+	}
+	var t int64
+	if p.Time0 != nil {
+		t = *p.Time0
+	}
+	out := make([]Event, 0, len(members))
+	for k, m := range members {
+		if k > 0 {
+			t += p.Data.Dt[k-1]
+		}
+		chunk := map[string]any{"type": member, "index": *p.Data.Index}
+		switch member {
+		case "tool-call-delta":
+			chunk["id"] = *p.Data.ID
+			if p.Data.Name != nil {
+				chunk["name"] = *p.Data.Name
+			}
+			chunk["argumentsDelta"] = m
+		default:
+			chunk["text"] = m
+		}
+		d, err := json.Marshal(map[string]any{"turn": *p.Data.Turn, "step": *p.Data.Step, "chunk": chunk})
+		if err != nil {
+			return nil, fail("data", "%v", err)
+		}
+		out = append(out, Event{Type: "assistant/chunk", Seq: *p.Seq0 + int64(k), Time: t, Data: d, Line: lineNo})
+	}
+	return out, nil
+}

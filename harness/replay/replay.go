@@ -1,0 +1,498 @@
+package replay
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/dshsim/dshsim/harness/replay/projection"
+	"github.com/dshsim/dshsim/harness/replay/recording"
+	"github.com/dshsim/dshsim/harness/session"
+	"github.com/dshsim/dshsim/internal/stack"
+	"github.com/dshsim/dshsim/pipeline"
+	"github.com/dshsim/dshsim/sandbox"
+)
+
+// Verdicts of one recording.
+const (
+	// Match: every projected event matched and nothing was flagged.
+	Match = "match"
+	// Mismatch: the replay ran but differs from the recording (or a flag was raised).
+	Mismatch = "mismatch"
+	// Failed: the recording could not be replayed (bad recording, stack failure).
+	Failed = "error"
+)
+
+// ModelName names the model every replay uses: it is constructed from the
+// recording, not a live model.
+const ModelName = "constructed from the recording (dsh-replay script)"
+
+// Options configure one replay.
+type Options struct {
+	// LogDir keeps our replayed logs as <LogDir>/<name>.session.jsonl; when
+	// empty the logs are written to a temporary directory and removed.
+	LogDir string
+	// Timeout bounds one recording's replay (0: 2 minutes).
+	Timeout time.Duration
+	// Now is the clock of our log (nil: time.Now).
+	Now func() time.Time
+}
+
+// Result is the outcome of replaying one recording.
+type Result struct {
+	// Name is the recording name; Dir its directory.
+	Name string `json:"name"`
+	Dir  string `json:"dir"`
+	// Verdict is Match, Mismatch or Failed.
+	Verdict string `json:"verdict"`
+	// Error is the reason of a Failed verdict (a bad recording names file, line and field).
+	Error string `json:"error,omitempty"`
+	// Mode and Approval are the settings the recording stated.
+	Mode     string `json:"mode,omitempty"`
+	Approval string `json:"approval,omitempty"`
+	// Settings lists what came from dshsim.replay.json (empty when the recording needed none).
+	Settings string `json:"settings,omitempty"`
+	// Comparison is the per-turn comparison of the projections.
+	Comparison projection.Comparison `json:"comparison"`
+	// Flags are script and answer problems (an exhausted script, unconsumed
+	// replies, an answer kind that was not offered, a stale projection file).
+	Flags []string `json:"flags,omitempty"`
+	// Notes are informational (leftover permission answers, constructed pieces).
+	Notes []string `json:"notes,omitempty"`
+	// LogPath is our replayed log when kept (Options.LogDir).
+	LogPath string `json:"log,omitempty"`
+	// Got is our projection (normalised), Expected the recording's.
+	Expected []projection.Item `json:"-"`
+	Got      []projection.Item `json:"-"`
+	// Duration is the wall time of the replay (never part of a golden).
+	Duration time.Duration `json:"-"`
+}
+
+// Summary is one line: "<name>: match 8/8" or the reason.
+func (r *Result) Summary() string {
+	switch r.Verdict {
+	case Failed:
+		return fmt.Sprintf("%s: error: %s", r.Name, r.Error)
+	case Match:
+		return fmt.Sprintf("%s: match %d/%d events", r.Name, r.Comparison.Matched, r.Comparison.Total)
+	}
+	s := fmt.Sprintf("%s: MISMATCH %d/%d events matched", r.Name, r.Comparison.Matched, r.Comparison.Total)
+	if len(r.Flags) > 0 {
+		s += "; " + strings.Join(r.Flags, "; ")
+	}
+	return s
+}
+
+// Detail renders the first mismatch as readable lines (empty on a match).
+func (r *Result) Detail() string {
+	var b strings.Builder
+	if p := r.Comparison.First(); p != nil {
+		fmt.Fprintf(&b, "  first difference: turn %d, %s\n", p.Turn, p.Label())
+		for _, d := range p.Diffs {
+			fmt.Fprintf(&b, "    %s\n", d.String())
+		}
+	}
+	for _, f := range r.Flags {
+		fmt.Fprintf(&b, "  flag: %s\n", f)
+	}
+	return b.String()
+}
+
+// SpillRoot is the spill root of a recording: /tmp/dsh-acp-snap-<sha256(name)[:9]>,
+// the same length as upstream's so spill previews get the same budget.
+func SpillRoot(name string) string {
+	sum := sha256.Sum256([]byte(name))
+	return "/tmp/dsh-acp-snap-" + hex.EncodeToString(sum[:])[:9]
+}
+
+// Replay replays the recording in dir through the real stack and compares it.
+func Replay(ctx context.Context, dir string, opt Options) *Result {
+	start := time.Now()
+	res := &Result{Name: filepath.Base(filepath.Clean(dir)), Dir: dir}
+	defer func() { res.Duration = time.Since(start) }()
+	if err := replay(ctx, dir, opt, res); err != nil {
+		res.Verdict, res.Error = Failed, err.Error()
+		return res
+	}
+	if res.Comparison.Mismatched > 0 || res.Comparison.Matched != res.Comparison.Total || len(res.Flags) > 0 {
+		res.Verdict = Mismatch
+	} else {
+		res.Verdict = Match
+	}
+	return res
+}
+
+func replay(ctx context.Context, dir string, opt Options, res *Result) error {
+	rec, err := recording.Load(dir)
+	if err != nil {
+		return err
+	}
+	script, err := recording.Derive(rec)
+	if err != nil {
+		return err
+	}
+	pol, err := rec.Policy()
+	if err != nil {
+		return err
+	}
+	res.Mode, res.Approval = pol.Mode, pol.Approval
+	if rec.HasSettings {
+		b, _ := json.Marshal(rec.Settings)
+		res.Settings = recording.SettingsFile + " " + string(b)
+	}
+	expected, err := projection.Project(rec.Events, projection.WithCwd(rec.Header.Cwd, rec.Header.ID))
+	if err != nil {
+		return fmt.Errorf("%s: %w", filepath.Join(rec.Name, recording.SessionFile), err)
+	}
+	res.Expected = expected
+	if stale, err := checkProjectionFile(rec, expected); err != nil {
+		return err
+	} else if stale != "" {
+		res.Flags = append(res.Flags, stale)
+	}
+
+	timeout := opt.Timeout
+	if timeout == 0 {
+		timeout = 2 * time.Minute
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	ws, err := os.MkdirTemp("", "dsh-replay-ws-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(ws)
+	if rec.Workspace != "" {
+		if err := copyTree(rec.Workspace, ws); err != nil {
+			return fmt.Errorf("seed workspace from %s: %w", rec.Workspace, err)
+		}
+	}
+	logDir := opt.LogDir
+	if logDir == "" {
+		if logDir, err = os.MkdirTemp("", "dsh-replay-log-"); err != nil {
+			return err
+		}
+		defer os.RemoveAll(logDir)
+	} else {
+		if err := os.MkdirAll(logDir, 0o755); err != nil {
+			return err
+		}
+		res.LogPath = filepath.Join(logDir, rec.Name+".session.jsonl")
+	}
+	logPath := filepath.Join(logDir, rec.Name+".session.jsonl")
+	_ = os.Remove(logPath)
+	now := opt.Now
+	if now == nil {
+		now = time.Now
+	}
+	sessionID := newUUID()
+	log, err := session.Create(logPath, session.Header{ID: sessionID, CreatedAt: now().UnixMilli(), Cwd: ws}, session.WithClock(now))
+	if err != nil {
+		return err
+	}
+	defer log.Close()
+
+	ans := &answers{queue: append([]recording.Answer(nil), rec.Input.PermissionAnswers...)}
+	st, err := stack.New(stack.Config{
+		Workspace:           ws,
+		Log:                 log,
+		Mode:                sandbox.Mode(pol.Mode),
+		Approval:            pol.Approval,
+		Answer:              ans.answer,
+		SpillRoot:           SpillRoot(rec.Name),
+		SpillMaxInlineBytes: rec.Settings.SpillMaxInlineBytes,
+		DiffBasisMaxBytes:   rec.Settings.DiffBasisMaxBytes,
+		BashTimeout:         time.Duration(rec.Settings.BashTimeoutMs) * time.Millisecond,
+	})
+	if err != nil {
+		return fmt.Errorf("stack for %s (%s/%s): %w", rec.Name, pol.Mode, pol.Approval, err)
+	}
+	defer st.Close()
+
+	d := &driver{rec: rec, script: script, log: log, stack: st}
+	for _, step := range rec.Input.Steps {
+		if step.Op != "prompt" {
+			continue // initialize and newSession: the session above is the new session
+		}
+		if err := d.turn(ctx, step.Text); err != nil {
+			return err
+		}
+	}
+	if n := len(script.Replies) - d.next; n > 0 {
+		res.Flags = append(res.Flags, fmt.Sprintf("unconsumed replies: %d of %d model replies were never requested", n, len(script.Replies)))
+	}
+	res.Flags = append(res.Flags, d.flags...)
+	res.Flags = append(res.Flags, ans.flags()...)
+	if n := ans.left(); n > 0 {
+		res.Notes = append(res.Notes, fmt.Sprintf("%d permission answer(s) left unused (upstream ignores leftovers)", n))
+	}
+
+	c, err := session.Read(logPath)
+	if err != nil {
+		return fmt.Errorf("read our log: %w", err)
+	}
+	if len(c.Bad) > 0 {
+		return fmt.Errorf("our log %s has undecodable lines: %v", logPath, c.Bad[0])
+	}
+	evs := make([]recording.Event, len(c.Events))
+	for i, e := range c.Events {
+		evs[i] = recording.Event{Type: e.Type, Seq: e.Seq, Time: e.Time, Data: e.Data}
+	}
+	got, err := projection.Project(evs, projection.WithCwd(ws, sessionID))
+	if err != nil {
+		return fmt.Errorf("our log %s: %w", logPath, err)
+	}
+	res.Got = got
+	res.Comparison = projection.Compare(expected, got)
+	return nil
+}
+
+// driver is the replay's agent loop.
+type driver struct {
+	rec       *recording.Recording
+	script    *recording.Script
+	log       *session.Log
+	stack     *stack.Stack
+	next      int
+	turnNo    int
+	lastCtx   string
+	flags     []string
+	exhausted bool
+}
+
+func (d *driver) append(typ string, data any) (session.Event, error) {
+	e, err := d.log.Append(typ, data)
+	if err != nil {
+		return e, fmt.Errorf("append %s to our log: %w", typ, err)
+	}
+	return e, nil
+}
+
+// emitContext appends the runtime-context message when it changed.
+func (d *driver) emitContext(ctx context.Context) error {
+	rc, err := d.stack.RuntimeContext(ctx)
+	if err != nil {
+		return fmt.Errorf("runtime context: %w", err)
+	}
+	if rc.Text == d.lastCtx {
+		return nil
+	}
+	d.lastCtx = rc.Text
+	_, err = d.append("user/message", map[string]any{
+		"content": []pipeline.Block{pipeline.TextBlock(rc.Text)},
+		"source":  map[string]any{"kind": "plugin", "plugin": "@deepseek-ai/dsh-system-prompt", "form": "snapshot", "sections": rc.Sections},
+		"role":    "user",
+		"id":      newUUID(),
+	})
+	return err
+}
+
+func (d *driver) turn(ctx context.Context, prompt string) error {
+	d.turnNo++
+	turn := d.turnNo
+	if _, err := d.append("turn/start", map[string]any{"turn": turn}); err != nil {
+		return err
+	}
+	endTurn := func(reason map[string]any) error {
+		_, err := d.append("turn/end", map[string]any{"turn": turn, "reason": reason})
+		return err
+	}
+	for step := 1; ; step++ {
+		if _, err := d.append("step/start", map[string]any{"turn": turn, "step": step}); err != nil {
+			return err
+		}
+		if step == 1 {
+			if _, err := d.append("user/message", map[string]any{
+				"content": []pipeline.Block{pipeline.TextBlock(prompt)},
+				"source":  map[string]any{"kind": "user"},
+				"role":    "user",
+				"id":      newUUID(),
+			}); err != nil {
+				return err
+			}
+		}
+		if err := d.emitContext(ctx); err != nil {
+			return err
+		}
+		if d.next >= len(d.script.Replies) {
+			msg := fmt.Sprintf("llm-replay: script exhausted — session requested model call #%d but its script has only %d", d.next+1, len(d.script.Replies))
+			if !d.exhausted {
+				d.flags = append(d.flags, "script exhausted: "+msg)
+				d.exhausted = true
+			}
+			if _, err := d.append("step/end", map[string]any{"turn": turn, "step": step}); err != nil {
+				return err
+			}
+			return endTurn(map[string]any{"kind": "error", "error": map[string]any{"name": "LlmError", "message": msg}})
+		}
+		reply := d.script.Replies[d.next]
+		d.next++
+		content := make([]map[string]any, 0, len(reply.Blocks))
+		for _, b := range reply.Blocks {
+			m := map[string]any{"type": b.Type}
+			if b.Type == "tool-call" {
+				m["id"], m["name"], m["arguments"] = b.ID, b.Name, b.Arguments
+			} else {
+				m["text"] = b.Text
+			}
+			content = append(content, m)
+		}
+		msg := map[string]any{"turn": turn, "step": step, "message": map[string]any{
+			"role": "assistant", "content": content,
+			"source": map[string]any{"kind": "model", "provider": "dsh-replay", "model": ModelName},
+			"id":     newUUID(),
+		}}
+		if reply.Usage != nil {
+			msg["usage"] = reply.Usage
+		}
+		if _, err := d.append("assistant/message", msg); err != nil {
+			return err
+		}
+		if reply.Throw != nil {
+			if _, err := d.append("step/end", map[string]any{"turn": turn, "step": step}); err != nil {
+				return err
+			}
+			e := map[string]any{"name": "LlmError", "message": reply.Throw.Message}
+			if reply.Throw.Code != "" {
+				e["code"] = reply.Throw.Code
+			}
+			return endTurn(map[string]any{"kind": "error", "error": e})
+		}
+		callSeqs := make([]int64, len(reply.ToolCalls))
+		for i, tc := range reply.ToolCalls {
+			e, err := d.append("tool/call", map[string]any{"turn": turn, "step": step, "callId": tc.ID, "name": tc.Name, "arguments": tc.Arguments})
+			if err != nil {
+				return err
+			}
+			callSeqs[i] = e.Seq
+		}
+		concludes := false
+		for i, tc := range reply.ToolCalls {
+			r := d.stack.Execute(ctx, tc.ID, tc.Name, json.RawMessage(tc.Arguments))
+			concludes = concludes || r.ConcludesTurn
+			data := map[string]any{"turn": turn, "step": step, "message": map[string]any{
+				"source": map[string]any{"kind": "tool", "callId": tc.ID},
+				"content": []map[string]any{{
+					"type": "tool-result", "toolCallId": tc.ID, "content": blocksOrEmpty(r.Content), "isError": r.IsError,
+				}},
+				"role": "user",
+				"id":   newUUID(),
+			}}
+			if r.Error != nil && r.Error.Info != nil {
+				data["error"] = r.Error.Info
+			}
+			if len(r.Meta) > 0 {
+				data["meta"] = r.Meta
+			}
+			if _, err := d.log.AppendWith("tool/result", data, session.AppendOptions{SourceEventSeqs: []int64{callSeqs[i]}, SurfaceOp: "append"}); err != nil {
+				return fmt.Errorf("append tool/result to our log: %w", err)
+			}
+		}
+		if _, err := d.append("step/end", map[string]any{"turn": turn, "step": step}); err != nil {
+			return err
+		}
+		if len(reply.ToolCalls) > 0 && !concludes {
+			continue
+		}
+		kind := "completed"
+		if reply.Finish == "max-tokens" {
+			kind = "max-tokens"
+		}
+		return endTurn(map[string]any{"kind": kind})
+	}
+}
+
+func blocksOrEmpty(b []pipeline.Block) []pipeline.Block {
+	if b == nil {
+		return []pipeline.Block{}
+	}
+	return b
+}
+
+// answers is the constructed user: permissionAnswers answered FIFO.
+type answers struct {
+	mu       sync.Mutex
+	queue    []recording.Answer
+	problems []string
+}
+
+// answer maps the next answer: allow_once → allowed-once, reject_once →
+// rejected, an empty queue → cancelled. Kinds the bridge does not offer fail
+// the run (flagged) and answer cancelled, so nothing is allowed by mistake.
+func (a *answers) answer(ctx context.Context, req pipeline.ApprovalRequest) (pipeline.ApprovalOutcome, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if len(a.queue) == 0 {
+		return pipeline.Cancelled, nil
+	}
+	next := a.queue[0]
+	a.queue = a.queue[1:]
+	switch next.Kind {
+	case "allow_once":
+		return pipeline.AllowedOnce, nil
+	case "reject_once":
+		return pipeline.Rejected, nil
+	}
+	a.problems = append(a.problems, fmt.Sprintf("permission answer %q was not offered (the prompt offers allow_once and reject_once); answered cancelled", next.Kind))
+	return pipeline.Cancelled, nil
+}
+
+func (a *answers) left() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.queue)
+}
+
+func (a *answers) flags() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]string(nil), a.problems...)
+}
+
+func newUUID() string {
+	var b [16]byte
+	if _, err := io.ReadFull(rand.Reader, b[:]); err != nil {
+		panic(err) // crypto/rand never fails on Linux
+	}
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b[:])
+	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+}
+
+// copyTree copies regular files and directories from src into dst.
+func copyTree(src, dst string) error {
+	return filepath.WalkDir(src, func(p string, de fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
+			return err
+		}
+		target := filepath.Join(dst, rel)
+		switch {
+		case de.IsDir():
+			return os.MkdirAll(target, 0o755)
+		case de.Type().IsRegular():
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			return os.WriteFile(target, data, 0o644)
+		}
+		return errors.New(p + ": not a regular file or directory (workspace seeds hold plain files)")
+	})
+}

@@ -1,0 +1,144 @@
+package replay
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/dshsim/dshsim/harness/replay/recording"
+)
+
+// Shard selects shard Index (1-based) of Count.
+type Shard struct{ Index, Count int }
+
+// ParseShard parses "i/n" with 1 <= i <= n.
+func ParseShard(s string) (Shard, error) {
+	a, b, ok := strings.Cut(s, "/")
+	i, err1 := strconv.Atoi(a)
+	n, err2 := strconv.Atoi(b)
+	if !ok || err1 != nil || err2 != nil || n < 1 || i < 1 || i > n {
+		return Shard{}, fmt.Errorf("-shard %q: want i/n with 1 <= i <= n, e.g. 1/2", s)
+	}
+	return Shard{Index: i, Count: n}, nil
+}
+
+// RunOptions select and schedule recordings.
+type RunOptions struct {
+	Options
+	// Run selects recordings whose name matches (nil: all).
+	Run *regexp.Regexp
+	// Parallel is the number of concurrent replays (0: number of cores).
+	Parallel int
+	// Shard, when Count > 0, keeps every Count-th recording of the sorted list.
+	Shard Shard
+	// Progress is called after each recording (done, total, latest result); may be nil.
+	Progress func(done, total int, r *Result)
+}
+
+// Discover expands the arguments into recording directories: an argument that
+// is a recording is itself; any other directory contributes each of its
+// subdirectories (a subdirectory that is not a recording is reported by the
+// replay as a missing-file error, never skipped). The result is sorted by name.
+func Discover(args []string) ([]string, error) {
+	var dirs []string
+	for _, a := range args {
+		fi, err := os.Stat(a)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", a, err)
+		}
+		if !fi.IsDir() {
+			return nil, fmt.Errorf("%s: not a directory (want a recording or a directory of recordings)", a)
+		}
+		if recording.IsRecording(a) {
+			dirs = append(dirs, a)
+			continue
+		}
+		ents, err := os.ReadDir(a)
+		if err != nil {
+			return nil, err
+		}
+		n := 0
+		for _, e := range ents {
+			if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
+				dirs = append(dirs, filepath.Join(a, e.Name()))
+				n++
+			}
+		}
+		if n == 0 {
+			return nil, fmt.Errorf("%s: holds no recordings (no input.json/session.jsonl, no subdirectories)", a)
+		}
+	}
+	sort.SliceStable(dirs, func(i, j int) bool { return filepath.Base(dirs[i]) < filepath.Base(dirs[j]) })
+	return dirs, nil
+}
+
+// Select applies the name filter and the shard.
+func Select(dirs []string, o RunOptions) []string {
+	var out []string
+	k := 0
+	for _, d := range dirs {
+		if o.Run != nil && !o.Run.MatchString(filepath.Base(d)) {
+			continue
+		}
+		if o.Shard.Count > 0 && k%o.Shard.Count != o.Shard.Index-1 {
+			k++
+			continue
+		}
+		k++
+		out = append(out, d)
+	}
+	return out
+}
+
+// Run replays dirs concurrently and returns the results in dirs order.
+func Run(ctx context.Context, dirs []string, o RunOptions) []*Result {
+	par := o.Parallel
+	if par <= 0 {
+		par = runtime.NumCPU()
+	}
+	results := make([]*Result, len(dirs))
+	var (
+		mu   sync.Mutex
+		done int
+		wg   sync.WaitGroup
+	)
+	sem := make(chan struct{}, par)
+	for i, d := range dirs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			r := Replay(ctx, d, o.Options)
+			results[i] = r
+			mu.Lock()
+			done++
+			if o.Progress != nil {
+				o.Progress(done, len(dirs), r)
+			}
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	return results
+}
+
+// AllMatch reports whether every result matched (false for an empty run).
+func AllMatch(rs []*Result) bool {
+	if len(rs) == 0 {
+		return false
+	}
+	for _, r := range rs {
+		if r.Verdict != Match {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,82 @@
+package replay
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/dshsim/dshsim/harness/replay/projection"
+	"github.com/dshsim/dshsim/harness/replay/recording"
+)
+
+// ExpectedProjection renders the recording's normalised projection as the
+// indented JSON stored in projection.expected.json.
+func ExpectedProjection(rec *recording.Recording) ([]byte, error) {
+	items, err := projection.Project(rec.Events, projection.WithCwd(rec.Header.Cwd, rec.Header.ID))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(rec.Name, recording.SessionFile), err)
+	}
+	return marshalItems(items)
+}
+
+func marshalItems(items []projection.Item) ([]byte, error) {
+	if items == nil {
+		items = []projection.Item{}
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(items); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// UpdateProjection rewrites <dir>/projection.expected.json from the
+// recording's session.jsonl. It reports whether the file changed.
+func UpdateProjection(dir string) (bool, error) {
+	rec, err := recording.Load(dir)
+	if err != nil {
+		return false, err
+	}
+	data, err := ExpectedProjection(rec)
+	if err != nil {
+		return false, err
+	}
+	path := filepath.Join(dir, recording.ProjectionFile)
+	old, err := os.ReadFile(path)
+	if err == nil && bytes.Equal(old, data) {
+		return false, nil
+	}
+	return true, os.WriteFile(path, data, 0o644)
+}
+
+// checkProjectionFile compares projection.expected.json (when present) with
+// the projection of session.jsonl; a difference is returned as a flag.
+func checkProjectionFile(rec *recording.Recording, expected []projection.Item) (string, error) {
+	data, err := os.ReadFile(filepath.Join(rec.Dir, recording.ProjectionFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	var items []projection.Item
+	if err := json.Unmarshal(data, &items); err != nil {
+		return "", &recording.Error{Recording: rec.Name, File: recording.ProjectionFile, Line: 1, Problem: "invalid JSON: " + err.Error()}
+	}
+	c := projection.Compare(items, expected)
+	if p := c.First(); p != nil {
+		msg := fmt.Sprintf("%s is stale against %s at turn %d, %s", recording.ProjectionFile, recording.SessionFile, p.Turn, p.Label())
+		if len(p.Diffs) > 0 {
+			msg += ": " + p.Diffs[0].String()
+		}
+		return msg + " (regenerate with dsh-replay -update)", nil
+	}
+	return "", nil
+}

@@ -1,0 +1,137 @@
+package stack
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/dshsim/dshsim/harness/session"
+	"github.com/dshsim/dshsim/pipeline"
+	"github.com/dshsim/dshsim/sandbox"
+)
+
+// Approval policies (VERBATIM values of approval/policy).
+const (
+	ApprovalAsk   = "ask"
+	ApprovalNever = "never"
+)
+
+// Answerer answers one approval prompt (the user, or a constructed one).
+type Answerer func(ctx context.Context, req pipeline.ApprovalRequest) (pipeline.ApprovalOutcome, error)
+
+// Config configures one stack for one session.
+type Config struct {
+	// Workspace is the session cwd and workspace root (absolute).
+	Workspace string
+	// Log is the session log; approvals and policy events are appended to it.
+	Log *session.Log
+	// Mode is the deployment default sandbox mode.
+	Mode sandbox.Mode
+	// Approval is the deployment approval policy, ApprovalAsk or ApprovalNever.
+	Approval string
+	// Answer answers approval prompts; required under ApprovalAsk.
+	Answer Answerer
+	// SpillRoot is the spill store root (absolute); required when SpillMaxInlineBytes > 0.
+	SpillRoot string
+	// SpillMaxInlineBytes is the spill cap in bytes; 0 leaves spill off.
+	SpillMaxInlineBytes int
+	// DiffBasisMaxBytes bounds the write diff basis; 0 keeps the default (10 MiB).
+	DiffBasisMaxBytes int64
+	// BashTimeout is the foreground bash timeout; 0 keeps 60 s.
+	BashTimeout time.Duration
+}
+
+// Section is one named section of the runtime-context message.
+type Section struct {
+	// Name is e.g. "sandbox:policy".
+	Name string `json:"name"`
+	// Text is the section text.
+	Text string `json:"text"`
+}
+
+// RuntimeContext is the runtime-context message the model sees next.
+type RuntimeContext struct {
+	// Text is the whole message text.
+	Text string
+	// Sections are its sections in order.
+	Sections []Section
+}
+
+// Stack is one composed stack bound to one session.
+type Stack struct {
+	cfg   Config
+	agent *pipeline.Agent
+	impl  impl
+}
+
+// impl is what the composition provides; see compose.go.
+type impl interface {
+	runtimeContext(ctx context.Context) (RuntimeContext, error)
+	execute(ctx context.Context, call *pipeline.Call) pipeline.Result
+	close() error
+}
+
+// New validates cfg and composes the stack.
+func New(cfg Config) (*Stack, error) {
+	if err := validate(cfg); err != nil {
+		return nil, err
+	}
+	if cfg.BashTimeout == 0 {
+		cfg.BashTimeout = 60 * time.Second
+	}
+	s := &Stack{cfg: cfg, agent: &pipeline.Agent{ID: "root", Session: cfg.Log}}
+	im, err := compose(cfg, s.agent)
+	if err != nil {
+		return nil, err
+	}
+	s.impl = im
+	return s, nil
+}
+
+func validate(cfg Config) error {
+	var errs []error
+	if !filepath.IsAbs(cfg.Workspace) {
+		errs = append(errs, fmt.Errorf("stack: workspace %q must be an absolute path", cfg.Workspace))
+	}
+	if cfg.Log == nil {
+		errs = append(errs, errors.New("stack: a session log is required"))
+	}
+	if _, err := sandbox.ParseMode(string(cfg.Mode)); err != nil {
+		errs = append(errs, fmt.Errorf("stack: %w", err))
+	}
+	switch cfg.Approval {
+	case ApprovalAsk:
+		if cfg.Answer == nil {
+			errs = append(errs, errors.New("stack: approval policy ask needs an answerer"))
+		}
+	case ApprovalNever:
+	default:
+		errs = append(errs, fmt.Errorf("stack: unknown approval policy %q (want ask or never)", cfg.Approval))
+	}
+	if cfg.SpillMaxInlineBytes < 0 {
+		errs = append(errs, fmt.Errorf("stack: spill cap must be >= 0, got %d", cfg.SpillMaxInlineBytes))
+	}
+	if cfg.SpillMaxInlineBytes > 0 && !filepath.IsAbs(cfg.SpillRoot) {
+		errs = append(errs, fmt.Errorf("stack: spill root %q must be an absolute path", cfg.SpillRoot))
+	}
+	return errors.Join(errs...)
+}
+
+// Agent returns the agent every call runs for (its session is the log).
+func (s *Stack) Agent() *pipeline.Agent { return s.agent }
+
+// RuntimeContext renders the runtime-context message from the session log.
+func (s *Stack) RuntimeContext(ctx context.Context) (RuntimeContext, error) {
+	return s.impl.runtimeContext(ctx)
+}
+
+// Execute runs one tool call through the pipeline and returns its result.
+func (s *Stack) Execute(ctx context.Context, callID, name string, args json.RawMessage) pipeline.Result {
+	return s.impl.execute(ctx, pipeline.NewCall(callID, name, args, s.agent, ctx))
+}
+
+// Close releases the stack (background jobs, spill store handles).
+func (s *Stack) Close() error { return s.impl.close() }
