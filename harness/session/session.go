@@ -9,10 +9,13 @@
 // # Durability
 //
 // Each event is written with exactly one write(2) on a descriptor opened with
-// O_APPEND, so concurrent appenders never interleave bytes. A crash in the middle
-// of a write leaves a torn last line; [Read] reports it with its line number and
-// leaves it out, and [Open] terminates it with a newline before appending, so the
-// torn bytes are never merged into the next event.
+// O_APPEND, under an exclusive flock(2) of the file, so concurrent appenders —
+// goroutines, several opened descriptors, several processes — never interleave
+// bytes and never reuse a seq: before writing, an appender scans what others
+// appended since its own last write. A crash in the middle of a write leaves a
+// torn last line; [Read] reports it with its line number and leaves it out, and
+// the next append starts with a newline that terminates it, so the torn bytes
+// are never merged into the next event.
 package session
 
 import (
@@ -120,6 +123,10 @@ type Log struct {
 	mu   sync.Mutex
 	f    *os.File
 	next int64
+	// size is the file size after this Log's last append (or the header
+	// write); bytes beyond it were appended by someone else and are scanned
+	// for their seqs and a torn tail before the next append.
+	size int64
 }
 
 // Option configures a Log.
@@ -145,17 +152,20 @@ func Create(path string, h Header, opts ...Option) (*Log, error) {
 		f.Close()
 		return nil, err
 	}
-	if _, err := f.Write(append(line, '\n')); err != nil {
+	line = append(line, '\n')
+	if _, err := f.Write(line); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("session: write header %s: %w", path, err)
 	}
 	l.f = f
+	l.size = int64(len(line))
 	return l, nil
 }
 
-// Open opens an existing log for appending. A torn last line is terminated with
-// a newline first, so the next event starts on its own line; it stays reported
-// by [Read].
+// Open opens an existing log for appending. A torn last line (a crash in
+// the middle of a write) stays where it is and stays reported by [Read]; the
+// next append terminates it with a newline in the same write(2), so the torn
+// bytes are never merged into the next event.
 func Open(path string, opts ...Option) (*Log, error) {
 	c, err := Read(path)
 	if err != nil {
@@ -165,28 +175,11 @@ func Open(path string, opts ...Option) (*Log, error) {
 	for _, o := range opts {
 		o(l)
 	}
-	for _, e := range c.Events {
-		if e.Seq >= l.next {
-			l.next = e.Seq + 1
-		}
-	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		return nil, fmt.Errorf("session: open %s: %w", path, err)
 	}
-	if fi, err := f.Stat(); err == nil && fi.Size() > 0 {
-		last := make([]byte, 1)
-		if r, err := os.Open(path); err == nil {
-			_, _ = r.ReadAt(last, fi.Size()-1)
-			r.Close()
-		}
-		if last[0] != '\n' {
-			if _, err := f.Write([]byte("\n")); err != nil {
-				f.Close()
-				return nil, err
-			}
-		}
-	}
+	// size 0: the first append scans the whole file for the last seq and a torn tail.
 	l.f = f
 	return l, nil
 }
@@ -222,26 +215,79 @@ func (l *Log) AppendWith(typ string, data any, o AppendOptions) (Event, error) {
 	if l.f == nil {
 		return Event{}, errors.New("session: log is closed")
 	}
-	e := Event{Type: typ, Seq: l.next, Time: l.now().UnixMilli(), Data: raw, SourceEventSeqs: o.SourceEventSeqs}
-	if o.SurfaceOp != nil {
-		if e.SurfaceOp, err = json.Marshal(o.SurfaceOp); err != nil {
-			return Event{}, err
+	var e Event
+	err = withLock(l.f, func() error {
+		prefix, err := l.catchUp()
+		if err != nil {
+			return err
 		}
-	}
-	line, err := json.Marshal(e)
+		e = Event{Type: typ, Seq: l.next, Time: l.now().UnixMilli(), Data: raw, SourceEventSeqs: o.SourceEventSeqs}
+		if o.SurfaceOp != nil {
+			if e.SurfaceOp, err = json.Marshal(o.SurfaceOp); err != nil {
+				return err
+			}
+		}
+		line, err := json.Marshal(e)
+		if err != nil {
+			return err
+		}
+		buf := make([]byte, 0, len(prefix)+len(line)+1)
+		buf = append(append(append(buf, prefix...), line...), '\n')
+		n, err := writeOnce(l.f, buf)
+		l.size += int64(n)
+		if err != nil {
+			return fmt.Errorf("session: append %s to %s: %w", typ, l.path, err)
+		}
+		if n != len(buf) {
+			return fmt.Errorf("session: append %s to %s: short write %d of %d bytes (the torn line is terminated by the next append)", typ, l.path, n, len(buf))
+		}
+		l.next++
+		return nil
+	})
 	if err != nil {
 		return Event{}, err
 	}
-	line = append(line, '\n')
-	n, err := l.f.Write(line)
-	if err != nil {
-		return Event{}, fmt.Errorf("session: append %s to %s: %w", typ, l.path, err)
-	}
-	if n != len(line) {
-		return Event{}, fmt.Errorf("session: append %s to %s: short write %d of %d bytes", typ, l.path, n, len(line))
-	}
-	l.next++
 	return e, nil
+}
+
+// catchUp scans what other appenders wrote since this Log's last append: it
+// moves next past their seqs and returns "\n" when the file ends in a torn
+// line that must be terminated before the next event. The caller holds the
+// file lock.
+func (l *Log) catchUp() ([]byte, error) {
+	fi, err := l.f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("session: stat %s: %w", l.path, err)
+	}
+	size := fi.Size()
+	if size < l.size {
+		return nil, fmt.Errorf("session: %s shrank from %d to %d bytes; an append-only log was truncated", l.path, l.size, size)
+	}
+	if size == l.size {
+		return nil, nil
+	}
+	r, err := os.Open(l.path)
+	if err != nil {
+		return nil, fmt.Errorf("session: read %s: %w", l.path, err)
+	}
+	defer r.Close()
+	tail := make([]byte, size-l.size)
+	if _, err := r.ReadAt(tail, l.size); err != nil {
+		return nil, fmt.Errorf("session: read %s: %w", l.path, err)
+	}
+	l.size = size
+	for _, ln := range bytes.Split(tail, []byte("\n")) {
+		var s struct {
+			Seq *int64 `json:"seq"`
+		}
+		if json.Unmarshal(ln, &s) == nil && s.Seq != nil && *s.Seq >= l.next {
+			l.next = *s.Seq + 1
+		}
+	}
+	if tail[len(tail)-1] != '\n' {
+		return []byte("\n"), nil
+	}
+	return nil, nil
 }
 
 // Events re-reads the log from disk and returns its decodable events.
