@@ -266,3 +266,46 @@ func Golden(t testing.TB, dir, name string, got []byte) {
 	}
 	g.Assert(t, filepath.FromSlash(name), got)
 }
+
+// UnclaimedFiles lists the files under snapDir (slash-separated, sorted) that
+// no sim in sims lists in its Files: leftovers of a renamed or removed sim.
+// Dot files and dot directories are ignored; a missing snapDir is empty.
+func UnclaimedFiles(snapDir string, sims []Sim) ([]string, error) {
+	claimed := map[string]bool{}
+	for _, s := range sims {
+		for _, f := range s.Files {
+			claimed[f] = true
+		}
+	}
+	var out []string
+	err := filepath.WalkDir(snapDir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if p == snapDir && errors.Is(err, fs.ErrNotExist) {
+				return fs.SkipAll
+			}
+			return err
+		}
+		if p == snapDir {
+			return nil
+		}
+		if strings.HasPrefix(d.Name(), ".") {
+			if d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() {
+			return nil
+		}
+		rel, err := filepath.Rel(snapDir, p)
+		if err != nil {
+			return err
+		}
+		if rel = filepath.ToSlash(rel); !claimed[rel] {
+			out = append(out, rel)
+		}
+		return nil
+	})
+	sort.Strings(out)
+	return out, err
+}

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strings"
 	"text/tabwriter"
 
@@ -345,72 +344,45 @@ func plural(n int, what string) string {
 	return fmt.Sprintf("%d %ss", n, what)
 }
 
-// orphans lists files in the snapshot dir that no registered sim claims
-// (dot files ignored).
-func (r *runner) orphans() ([]string, error) {
-	claimed := map[string]bool{}
-	for _, s := range r.all {
-		for _, f := range s.Files {
-			claimed[f] = true
-		}
-	}
-	var out []string
-	err := filepath.WalkDir(r.snapDir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if p == r.snapDir && errors.Is(err, fs.ErrNotExist) {
-				return fs.SkipAll
-			}
-			return err
-		}
-		if strings.HasPrefix(d.Name(), ".") && p != r.snapDir {
-			if d.IsDir() {
-				return fs.SkipDir
-			}
-			return nil
-		}
-		if d.IsDir() {
-			return nil
-		}
-		rel, err := filepath.Rel(r.snapDir, p)
-		if err != nil {
-			return err
-		}
-		if rel = filepath.ToSlash(rel); !claimed[rel] {
-			out = append(out, rel)
-		}
-		return nil
-	})
-	sort.Strings(out)
-	return out, err
+func (r *runner) orphans() ([]string, error) { return harness.UnclaimedFiles(r.snapDir, r.all) }
+
+// source is [PageSource] for this run.
+func (r *runner) source() snippets.Source {
+	return PageSource(r.root, r.snapDir, r.fresh, r.all)
 }
 
-// source maps page include paths to files: snapshots/... to the snapshot
-// directory in use, everything else to the root.
-func (r *runner) source() snippets.Source {
+// PageSource maps the include paths of a docs page to files: snapshots/...
+// to snapDir, everything else to root. When fresh is not nil (the files of
+// a run, keyed by name under snapshots/), the source also answers
+// [snippets.Source.Fresh]: a snapshots/ file of the run is fresh; one whose
+// sim is registered but did not produce it (failed or not selected) is not
+// compared; one no sim in all produces is an error.
+func PageSource(root, snapDir string, fresh map[string][]byte, all []harness.Sim) snippets.Source {
 	src := snippets.Source{Read: func(p string) ([]byte, error) {
 		if rest, ok := strings.CutPrefix(p, harness.SnapshotsDir+"/"); ok {
-			return os.ReadFile(filepath.Join(r.snapDir, filepath.FromSlash(rest)))
+			return os.ReadFile(filepath.Join(snapDir, filepath.FromSlash(rest)))
 		}
-		return os.ReadFile(filepath.Join(r.root, filepath.FromSlash(p)))
+		return os.ReadFile(filepath.Join(root, filepath.FromSlash(p)))
 	}}
-	if r.fresh != nil {
-		src.Fresh = func(p string) ([]byte, bool, error) {
-			rest, ok := strings.CutPrefix(p, harness.SnapshotsDir+"/")
-			if !ok {
-				return nil, false, nil
-			}
-			if data, ok := r.fresh[rest]; ok {
-				return data, true, nil
-			}
-			for _, s := range r.all {
-				for _, f := range s.Files {
-					if f == rest {
-						return nil, false, nil // its sim failed; reported above
-					}
+	if fresh == nil {
+		return src
+	}
+	src.Fresh = func(p string) ([]byte, bool, error) {
+		rest, ok := strings.CutPrefix(p, harness.SnapshotsDir+"/")
+		if !ok {
+			return nil, false, nil
+		}
+		if data, ok := fresh[rest]; ok {
+			return data, true, nil
+		}
+		for _, s := range all {
+			for _, f := range s.Files {
+				if f == rest {
+					return nil, false, nil
 				}
 			}
-			return nil, false, fmt.Errorf("no registered sim produces %s", p)
 		}
+		return nil, false, fmt.Errorf("no registered sim produces %s", p)
 	}
 	return src
 }

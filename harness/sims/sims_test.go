@@ -1,0 +1,115 @@
+package sims
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/dshsim/dshsim/harness"
+	"github.com/dshsim/dshsim/harness/simcli"
+	"github.com/dshsim/dshsim/harness/snippets"
+)
+
+// fresh runs every registered sim once per test binary; TestSims and
+// TestDocsPage share the outputs.
+var fresh = sync.OnceValues(func() (map[string]map[string][]byte, map[string]error) {
+	root, err := harness.FindRoot(".")
+	files := map[string]map[string][]byte{}
+	errs := map[string]error{}
+	for _, s := range harness.Sims() {
+		if err != nil {
+			errs[s.Name] = err
+			continue
+		}
+		files[s.Name], errs[s.Name] = harness.RunSim(s, root, nil)
+	}
+	return files, errs
+})
+
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	root, err := harness.FindRoot(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+// TestSims runs every registered sim (one subtest each) and compares its
+// files line by line with the committed ones under snapshots/. With
+// DSHSIM_UPDATE=1 it writes them instead.
+func TestSims(t *testing.T) {
+	sims := harness.Sims()
+	if len(sims) == 0 {
+		t.Fatal("no sims registered in package harness/sims")
+	}
+	snap := filepath.Join(repoRoot(t), harness.SnapshotsDir)
+	files, errs := fresh()
+	for _, s := range sims {
+		t.Run(s.Name, func(t *testing.T) {
+			if err := errs[s.Name]; err != nil {
+				t.Fatal(err)
+			}
+			for _, name := range s.Files {
+				got := files[s.Name][name]
+				if harness.Updating() {
+					if _, err := harness.WriteFile(snap, name, got); err != nil {
+						t.Fatal(err)
+					}
+					continue
+				}
+				d, total, err := harness.CompareFile(snap, name, harness.SnapshotsDir+"/"+name, got, 5)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if total > 0 {
+					t.Errorf("%s drifted from the fresh run (update on purpose: %s=1 go test ./harness/sims, or make sim):\n%s",
+						name, harness.UpdateEnv, harness.FormatDrifts(d, total))
+				}
+			}
+		})
+	}
+}
+
+// TestNoUnclaimedSnapshots: every file under snapshots/ belongs to a sim.
+func TestNoUnclaimedSnapshots(t *testing.T) {
+	left, err := harness.UnclaimedFiles(filepath.Join(repoRoot(t), harness.SnapshotsDir), harness.Sims())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range left {
+		t.Errorf("%s/%s: no registered sim produces this file (delete it, or register its sim)", harness.SnapshotsDir, f)
+	}
+}
+
+// TestDocsPage resolves every include of docs/tools.md against the
+// committed files and the fresh run, as dsh-sim -check does.
+func TestDocsPage(t *testing.T) {
+	root := repoRoot(t)
+	page, err := os.ReadFile(filepath.Join(root, "docs", "tools.md"))
+	if errors.Is(err, fs.ErrNotExist) {
+		t.Skip("docs/tools.md not written yet (issue 7)")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, _ := fresh()
+	all := map[string][]byte{}
+	for _, fs := range files {
+		for name, data := range fs {
+			all[name] = data
+		}
+	}
+	src := simcli.PageSource(root, filepath.Join(root, harness.SnapshotsDir), all, harness.Sims())
+	res, err := snippets.Check("docs/tools.md", page, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Includes == 0 {
+		t.Error("docs/tools.md has no --8<-- includes; the page is meant to show the real outputs")
+	}
+	t.Logf("docs/tools.md: %d includes resolved, %d checked against the fresh run", res.Includes, res.Fresh)
+}
