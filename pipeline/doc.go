@@ -1,0 +1,59 @@
+// Package pipeline is the tool-call pipeline: a registry of tools and the
+// stages every call passes through, in a fixed order, with one kind of
+// authority per stage.
+//
+// # Stages
+//
+//  1. Creation: the call's arguments are a detached, frozen copy ([NewCall]);
+//     arguments that are not valid JSON end the call with the VERBATIM
+//     "tool execution arguments must be losslessly JSON-serializable".
+//     A call whose signal is already done ends as ABORTED_BEFORE_DISPATCH.
+//  2. tools/pre-execute: a waterfall of [PreExecute] listeners with next().
+//     The first registered (or last prepended) listener is the outermost and
+//     has total authority over the listeners inside it. Four decisions:
+//     allow, deny(reason, info?), cancel, ask(reason?, displayReason?). An
+//     unknown kind is an error, never an implicit allow.
+//  3. Approval, only for ask, through the mounted [Approver]; only
+//     allowed-once continues. Texts per outcome are VERBATIM (§1.6).
+//  4. Guards ([Guard]): after every listener and approval allowed the call;
+//     veto only, the first reason denies, nothing can overturn it.
+//  5. tools/execute wrappers ([Wrapper]) around the tool body: [Timeout],
+//     [Retry], [Meter]. The caller's cancellation is fused into the body's
+//     context whatever context a wrapper passes on.
+//  6. The tool body ([Tool].Run).
+//  7. tools/post-execute ([PostExecute]): accept (optionally replace
+//     content) or block. Denials and cancellations pass through it too.
+//  8. tools/result ([ResultObserver]): exactly one notification per call.
+//
+// # Fail closed
+//
+// A listener, guard, wrapper, approver or body that returns an error or
+// panics never lets a call through: the panic is recovered and the call ends
+// with "Error: <message>" (stage errors skip post-execute, as upstream's
+// final results do). [Registry.Execute] never panics.
+//
+// # Frozen arguments and identity
+//
+// What the log recorded is what runs. Stages read arguments through
+// [Call.Args] (a copy) or [Call.DecodeArgs]; a pre-execute decision that
+// carries different arguments fails the call with [ErrArgsFrozen]. The call's
+// identity fields are checked after every stage; a stage that changed one
+// fails the call with [ErrIdentityChanged]. Results handed to wrappers,
+// post-execute listeners and observers are copies.
+//
+// # Cancellation
+//
+// Cancellation only replaces successes: a success produced after the caller
+// cancelled becomes "tool call aborted" (ABORTED) when the body ran, else
+// "tool call aborted before dispatch" (ABORTED_BEFORE_DISPATCH); denials,
+// tool failures and TOOL_TIMEOUT are kept. The cancel decision ends the call
+// as ABORTED_BEFORE_DISPATCH and still passes through post-execute.
+//
+// # Simplifications
+//
+// Listeners and guards are global (no agent scoping). Hook lists are
+// snapshotted per call, so a guard added during a guard pass applies from the
+// next call. next() may be called more than once; each call re-runs the
+// inner chain. Post-execute cannot replace a result's value (tools here have
+// no render step to rebuild content from a value).
+package pipeline

@@ -1,0 +1,410 @@
+package pipeline
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/dshsim/dshsim/internal/herr"
+)
+
+// ErrArgsFrozen is returned (as the call's final error) when a stage tries to
+// run arguments other than the ones the log recorded.
+var ErrArgsFrozen = errors.New("tool call arguments are frozen once logged: a pre-execute listener returned different arguments; the call was not run")
+
+// ErrIdentityChanged is returned when a stage changed a call's identity fields
+// (CallID, RootCallID, Name, Agent, Parent, Signal).
+var ErrIdentityChanged = errors.New("tool call identity is fixed at creation: a stage changed it; the call was not run")
+
+// identity is the registry's private copy of a call's fixed fields.
+type identity struct {
+	callID, rootCallID, name string
+	agent                    *Agent
+	parent                   *Call
+	signal                   context.Context
+}
+
+func identityOf(c *Call) identity {
+	return identity{c.CallID, c.RootCallID, c.Name, c.Agent, c.Parent, c.Signal}
+}
+
+func (id *identity) check(c *Call) error {
+	if c.CallID != id.callID || c.RootCallID != id.rootCallID || c.Name != id.name ||
+		c.Agent != id.agent || c.Parent != id.parent || c.Signal != id.signal {
+		return ErrIdentityChanged
+	}
+	return nil
+}
+
+// hooks is the hook lists a call runs with (snapshotted at its start).
+type hooks struct {
+	pre       []hook[PreExecute]
+	guards    []hook[Guard]
+	wrappers  []hook[Wrapper]
+	post      []hook[PostExecute]
+	observers []hook[ResultObserver]
+	approver  Approver
+}
+
+// dispatchKey marks contexts derived from the dispatch context of one call.
+type dispatchKey struct{}
+
+// Execute runs one call through every stage and returns its one final result;
+// every path ends in exactly one result notification. It never panics: a
+// panicking stage becomes an error result and never lets the call through.
+//
+// Stage order: argument check → pre-execute waterfall → approval (ask) →
+// guards (allow only) → execute wrappers around the tool body → post-execute →
+// result observers. Denials, cancel and approval outcomes still pass through
+// post-execute; stage errors (final errors) skip it.
+func (r *Registry) Execute(call *Call) Result {
+	if call.Signal == nil {
+		call.Signal = context.Background()
+	}
+	if call.RootCallID == "" {
+		call.RootCallID = call.CallID
+	}
+	r.mu.RLock()
+	h := hooks{r.pre, r.guards, r.wrappers, r.post, r.observers, r.approver}
+	r.mu.RUnlock()
+	id := identityOf(call)
+	res, final := r.prepare(call, &id, &h)
+	if !final {
+		res, final = r.postExecute(call, &id, &h, res)
+	}
+	_ = final
+	r.notify(call, &h, res)
+	return res
+}
+
+// prepare runs everything before post-execute. final reports that the result
+// must skip post-execute.
+func (r *Registry) prepare(call *Call, id *identity, h *hooks) (res Result, final bool) {
+	if len(call.args) == 0 || !json.Valid(call.args) {
+		return ErrorResult(errors.New(MsgArgsNotLossless)), true
+	}
+	if call.Signal.Err() != nil {
+		return ErrorResult(ErrAbortedBeforeDispatch), true
+	}
+	reason, denied, info, cancelled, err := r.decide(call, id, h)
+	if err != nil {
+		return ErrorResult(err), true
+	}
+	if cancelled {
+		return ErrorResult(ErrAbortedBeforeDispatch), false
+	}
+	if denied {
+		return denialResult(reason, info), false
+	}
+	if call.Signal.Err() != nil {
+		return ErrorResult(ErrAbortedBeforeDispatch), false
+	}
+	res, err = r.dispatch(call, id, h)
+	if err != nil {
+		return ErrorResult(err), true
+	}
+	return res, false
+}
+
+// decide runs pre-execute, approval and guards.
+func (r *Registry) decide(call *Call, id *identity, h *hooks) (reason string, denied bool, info *ErrorInfo, cancelled bool, err error) {
+	d, err := r.runPre(call, id, h.pre)
+	if err != nil {
+		return "", false, nil, false, err
+	}
+	switch d.Kind {
+	case KindAllow, KindDeny, KindCancel, KindAsk:
+	default:
+		return "", false, nil, false, fmt.Errorf("tools/pre-execute returned an unknown decision kind %q; only allow, deny, cancel and ask exist", string(d.Kind))
+	}
+	if d.Args != nil && !bytes.Equal(d.Args, call.args) {
+		return "", false, nil, false, ErrArgsFrozen
+	}
+	if d.Kind == KindAsk {
+		var outcome ApprovalOutcome
+		d, outcome, err = r.approve(call, id, h.approver, d)
+		if err != nil {
+			return "", false, nil, false, err
+		}
+		if outcome == Cancelled && call.Signal.Err() != nil {
+			return "", false, nil, true, nil
+		}
+	}
+	switch d.Kind {
+	case KindCancel:
+		return "", false, nil, true, nil
+	case KindDeny:
+		return d.Reason, true, d.Info, false, nil
+	}
+	reason, denied, err = r.runGuards(call, id, h.guards)
+	return reason, denied, nil, false, err
+}
+
+// runPre runs the pre-execute waterfall with terminal default allow.
+func (r *Registry) runPre(call *Call, id *identity, list []hook[PreExecute]) (Decision, error) {
+	var step func(i int) (Decision, error)
+	step = func(i int) (d Decision, err error) {
+		if i == len(list) {
+			return Allow(), nil
+		}
+		defer func() {
+			if v := recover(); v != nil {
+				d, err = Decision{}, panicError("tools/pre-execute", v)
+			}
+		}()
+		d, err = list[i].fn(call.Signal, call, func() (Decision, error) { return step(i + 1) })
+		if err == nil {
+			err = id.check(call)
+		}
+		return d, err
+	}
+	return step(0)
+}
+
+// approve turns an ask into allow or deny through the approval service.
+func (r *Registry) approve(call *Call, id *identity, a Approver, ask Decision) (d Decision, outcome ApprovalOutcome, err error) {
+	name := id.name
+	if a == nil {
+		if ask.Reason != "" {
+			return Deny(ask.Reason), "", nil
+		}
+		return Deny(fmt.Sprintf("tool %q requires approval (not yet supported)", name)), "", nil
+	}
+	if id.agent == nil {
+		return Deny(fmt.Sprintf("tool %q requires approval, but the call has no agent to route it through", name)), "", nil
+	}
+	func() {
+		defer func() {
+			if v := recover(); v != nil {
+				err = panicError("approval", v)
+			}
+		}()
+		outcome, err = a.Request(call.Signal, ApprovalRequest{Agent: id.agent, ToolName: name, CallID: id.callID, Reason: ask.Reason, DisplayReason: ask.DisplayReason})
+	}()
+	if err != nil {
+		return Decision{}, "", err
+	}
+	switch outcome {
+	case AllowedOnce:
+		return Allow(), outcome, nil
+	case Rejected:
+		return Deny(fmt.Sprintf("the user rejected tool %q", name)), outcome, nil
+	case Cancelled:
+		return Deny(fmt.Sprintf("approval for tool %q was cancelled", name)), outcome, nil
+	case Unavailable:
+		return Deny(fmt.Sprintf("tool %q requires approval, but no approval channel is available", name)), outcome, nil
+	}
+	return Decision{}, "", unreachable("ApprovalOutcome", string(outcome))
+}
+
+// runGuards evaluates guards in order; the first denial wins.
+func (r *Registry) runGuards(call *Call, id *identity, list []hook[Guard]) (reason string, denied bool, err error) {
+	for _, g := range list {
+		func() {
+			defer func() {
+				if v := recover(); v != nil {
+					err = panicError("guard", v)
+				}
+			}()
+			reason, denied = g.fn(call.Signal, call)
+		}()
+		if err == nil {
+			err = id.check(call)
+		}
+		if err != nil {
+			return "", false, err
+		}
+		if denied {
+			return reason, true, nil
+		}
+	}
+	return "", false, nil
+}
+
+// dispatch runs the execute wrappers around the body runner.
+func (r *Registry) dispatch(call *Call, id *identity, h *hooks) (Result, error) {
+	bodyInvoked := false
+	dctx := context.WithValue(call.Signal, dispatchKey{}, id)
+	list := h.wrappers
+	var step func(i int, ctx context.Context) (Result, error)
+	step = func(i int, ctx context.Context) (res Result, err error) {
+		if i == len(list) {
+			return r.runBody(ctx, call, id, &bodyInvoked), nil
+		}
+		defer func() {
+			if v := recover(); v != nil {
+				res, err = Result{}, panicError("tools/execute", v)
+			}
+		}()
+		if ctx == nil {
+			ctx = dctx
+		}
+		res, err = list[i].fn(ctx, call, func(next context.Context) (Result, error) {
+			if next == nil {
+				next = ctx
+			}
+			return step(i+1, next)
+		})
+		if err == nil {
+			err = id.check(call)
+		}
+		if err == nil {
+			err = checkShape(res)
+		}
+		return res, err
+	}
+	res, err := step(0, dctx)
+	if err != nil {
+		return Result{}, err
+	}
+	if call.Signal.Err() != nil && !res.IsError {
+		contexts := res.AdditionalContexts
+		if bodyInvoked {
+			res = ErrorResult(ErrAborted)
+		} else {
+			res = ErrorResult(ErrAbortedBeforeDispatch)
+		}
+		res.AdditionalContexts = contexts
+	}
+	return res, nil
+}
+
+// checkShape rejects a wrapper-authored result that is neither a well-formed
+// success nor a well-formed failure.
+func checkShape(r Result) error {
+	if r.IsError {
+		if r.Error == nil || r.Value != nil || r.ConcludesTurn {
+			return errors.New("tools/execute returned a malformed failure (a failure needs error and never has value or concludesTurn)")
+		}
+		return nil
+	}
+	if r.Error != nil {
+		return errors.New("tools/execute returned a success that carries an error")
+	}
+	return nil
+}
+
+// runBody is the terminal of the execute waterfall.
+func (r *Registry) runBody(ctx context.Context, call *Call, id *identity, invoked *bool) (res Result) {
+	// Fuse the caller's cancellation into the body's context unless ctx is
+	// already derived from this call's dispatch context.
+	if v, _ := ctx.Value(dispatchKey{}).(*identity); v != id {
+		fused, cancel := context.WithCancelCause(ctx)
+		stop := context.AfterFunc(call.Signal, func() { cancel(context.Cause(call.Signal)) })
+		defer func() { stop(); cancel(nil) }()
+		ctx = fused
+	}
+	if ctx.Err() != nil {
+		return ErrorResult(ErrAbortedBeforeDispatch)
+	}
+	r.mu.RLock()
+	e, ok := r.tools[id.name]
+	r.mu.RUnlock()
+	if !ok {
+		return ErrorResult(UnknownToolError(id.name))
+	}
+	*invoked = true
+	var out Output
+	var err error
+	func() {
+		defer func() {
+			if v := recover(); v != nil {
+				err = panicError("tool body", v)
+			}
+		}()
+		out, err = e.tool.Run(ctx, call)
+	}()
+	if err == nil {
+		err = id.check(call)
+	}
+	if err != nil {
+		return ErrorResult(err)
+	}
+	if out.Value != nil && !json.Valid(out.Value) {
+		return ErrorResult(herr.New("ToolOutputError", "INVALID_TOOL_OUTPUT", fmt.Sprintf("tool %q returned invalid output: value is not lossless JSON", id.name)))
+	}
+	if out.Meta != nil && !json.Valid(out.Meta) {
+		return ErrorResult(herr.New("ToolOutputError", "INVALID_TOOL_OUTPUT", fmt.Sprintf("tool %q returned invalid output: output.presentationMeta failed: meta is not lossless JSON", id.name)))
+	}
+	res = Result{Value: out.Value, Content: out.Content}
+	if res.Content == nil {
+		res.Content = []Block{}
+	}
+	if id.parent == nil {
+		res.Meta = out.Meta
+	}
+	if ctx.Err() != nil {
+		return ErrorResult(ErrAborted)
+	}
+	return res
+}
+
+// postExecute runs the post-execute waterfall (terminal: accept unchanged).
+func (r *Registry) postExecute(call *Call, id *identity, h *hooks, res Result) (Result, bool) {
+	list := h.post
+	if len(list) == 0 {
+		return res, false
+	}
+	var step func(i int) (PostDecision, error)
+	step = func(i int) (d PostDecision, err error) {
+		if i == len(list) {
+			return Accept(), nil
+		}
+		defer func() {
+			if v := recover(); v != nil {
+				d, err = PostDecision{}, panicError("tools/post-execute", v)
+			}
+		}()
+		d, err = list[i].fn(call.Signal, call, res.Clone(), func() (PostDecision, error) { return step(i + 1) })
+		if err == nil {
+			err = id.check(call)
+		}
+		return d, err
+	}
+	d, err := step(0)
+	if err != nil {
+		return ErrorResult(err), true
+	}
+	switch d.Kind {
+	case PostAccept:
+		if d.Content != nil {
+			res.Content = append([]Block(nil), d.Content...)
+		}
+		if len(d.AdditionalContexts) > 0 {
+			res.AdditionalContexts = append(append([]string(nil), res.AdditionalContexts...), d.AdditionalContexts...)
+		}
+	case PostBlock:
+		fb := append([]Block(nil), d.Feedback...)
+		if fb == nil {
+			fb = []Block{}
+		}
+		res = Result{IsError: true, Content: fb, Error: &ResultError{Message: blockMessage(d.Feedback)}}
+		if len(d.AdditionalContexts) > 0 {
+			res.AdditionalContexts = append([]string(nil), d.AdditionalContexts...)
+		}
+	default:
+		return ErrorResult(fmt.Errorf("tools/post-execute returned an unknown decision kind %q; only accept and block exist", string(d.Kind))), true
+	}
+	if call.Signal.Err() != nil && !res.IsError {
+		contexts := res.AdditionalContexts
+		res = ErrorResult(ErrAborted)
+		res.AdditionalContexts = contexts
+	}
+	return res, false
+}
+
+// notify emits the one tools/result notification of a call.
+func (r *Registry) notify(call *Call, h *hooks, res Result) {
+	for _, o := range h.observers {
+		func() {
+			defer func() {
+				if v := recover(); v != nil {
+					r.logf("tool %q (%s): tools/result observer failed: %v", call.Name, call.CallID, herr.Message(panicError("tools/result", v)))
+				}
+			}()
+			o.fn(call, res.Clone())
+		}()
+	}
+}

@@ -1,0 +1,182 @@
+package pipeline
+
+import (
+	"errors"
+	"fmt"
+	"log"
+	"sync"
+)
+
+// Registry holds the tools and the four extension points of the pipeline
+// (pre-execute listeners, guards, execute wrappers, post-execute listeners)
+// plus the result observers. It is safe for concurrent use; registration
+// publishes a new hook list, so a call in flight keeps the list it started with.
+type Registry struct {
+	mu        sync.RWMutex
+	tools     map[string]*toolEntry
+	order     []string
+	pre       []hook[PreExecute]
+	guards    []hook[Guard]
+	wrappers  []hook[Wrapper]
+	post      []hook[PostExecute]
+	observers []hook[ResultObserver]
+	approver  Approver
+	logf      func(format string, args ...any)
+	nextID    uint64
+}
+
+type toolEntry struct {
+	tool Tool
+	id   uint64
+}
+
+type hook[F any] struct {
+	id uint64
+	fn F
+}
+
+// Option configures a Registry.
+type Option func(*Registry)
+
+// WithApprover mounts the approval service used for ask decisions.
+func WithApprover(a Approver) Option { return func(r *Registry) { r.approver = a } }
+
+// WithLogf sets where contained failures (panicking result observers) are logged.
+func WithLogf(f func(format string, args ...any)) Option { return func(r *Registry) { r.logf = f } }
+
+// NewRegistry returns an empty registry.
+func NewRegistry(opts ...Option) *Registry {
+	r := &Registry{tools: map[string]*toolEntry{}, logf: log.Printf}
+	for _, o := range opts {
+		o(r)
+	}
+	return r
+}
+
+// SetApprover mounts (or, with nil, unmounts) the approval service.
+func (r *Registry) SetApprover(a Approver) {
+	r.mu.Lock()
+	r.approver = a
+	r.mu.Unlock()
+}
+
+// Register adds a tool. An empty name, a nil body or a name already registered
+// is an error. The returned function unregisters exactly this registration.
+func (r *Registry) Register(t Tool) (unregister func(), err error) {
+	if t.Name == "" {
+		return nil, errors.New("pipeline: tool registration needs a name")
+	}
+	if t.Run == nil {
+		return nil, fmt.Errorf("pipeline: tool %q has no body (Run is nil)", t.Name)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, dup := r.tools[t.Name]; dup {
+		return nil, fmt.Errorf("pipeline: tool %q is already registered", t.Name)
+	}
+	r.nextID++
+	id := r.nextID
+	r.tools[t.Name] = &toolEntry{tool: t, id: id}
+	r.order = append(r.order, t.Name)
+	return func() {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if e, ok := r.tools[t.Name]; ok && e.id == id {
+			r.removeLocked(t.Name)
+		}
+	}, nil
+}
+
+// Unregister removes the tool named name and reports whether it was registered.
+func (r *Registry) Unregister(name string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.tools[name]; !ok {
+		return false
+	}
+	r.removeLocked(name)
+	return true
+}
+
+func (r *Registry) removeLocked(name string) {
+	delete(r.tools, name)
+	order := make([]string, 0, len(r.order))
+	for _, n := range r.order {
+		if n != name {
+			order = append(order, n)
+		}
+	}
+	r.order = order
+}
+
+// Lookup returns the tool named name.
+func (r *Registry) Lookup(name string) (Tool, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	e, ok := r.tools[name]
+	if !ok {
+		return Tool{}, false
+	}
+	return e.tool, true
+}
+
+// Tools returns the registered tools in registration order.
+func (r *Registry) Tools() []Tool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]Tool, 0, len(r.order))
+	for _, n := range r.order {
+		out = append(out, r.tools[n].tool)
+	}
+	return out
+}
+
+// add publishes a new list with fn appended (or prepended) and returns its remover.
+func add[F any](r *Registry, list *[]hook[F], fn F, prepend bool) func() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.nextID++
+	h := hook[F]{id: r.nextID, fn: fn}
+	next := make([]hook[F], 0, len(*list)+1)
+	if prepend {
+		next = append(append(next, h), *list...)
+	} else {
+		next = append(append(next, *list...), h)
+	}
+	*list = next
+	return func() {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		out := make([]hook[F], 0, len(*list))
+		for _, x := range *list {
+			if x.id != h.id {
+				out = append(out, x)
+			}
+		}
+		*list = out
+	}
+}
+
+// OnPreExecute appends a pre-execute listener (inside the ones already registered).
+func (r *Registry) OnPreExecute(l PreExecute) (remove func()) { return add(r, &r.pre, l, false) }
+
+// PrependPreExecute adds a pre-execute listener outside every one registered so far.
+func (r *Registry) PrependPreExecute(l PreExecute) (remove func()) { return add(r, &r.pre, l, true) }
+
+// AddGuard appends a guard; guards run in registration order.
+func (r *Registry) AddGuard(g Guard) (remove func()) { return add(r, &r.guards, g, false) }
+
+// OnExecute appends an execute wrapper (inside the ones already registered).
+func (r *Registry) OnExecute(w Wrapper) (remove func()) { return add(r, &r.wrappers, w, false) }
+
+// PrependExecute adds an execute wrapper outside every one registered so far.
+func (r *Registry) PrependExecute(w Wrapper) (remove func()) { return add(r, &r.wrappers, w, true) }
+
+// OnPostExecute appends a post-execute listener.
+func (r *Registry) OnPostExecute(l PostExecute) (remove func()) { return add(r, &r.post, l, false) }
+
+// PrependPostExecute adds a post-execute listener outside every one registered so far.
+func (r *Registry) PrependPostExecute(l PostExecute) (remove func()) { return add(r, &r.post, l, true) }
+
+// OnResult adds a result observer (tools/result).
+func (r *Registry) OnResult(o ResultObserver) (remove func()) { return add(r, &r.observers, o, false) }
