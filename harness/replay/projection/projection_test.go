@@ -1,0 +1,126 @@
+package projection
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dshsim/dshsim/harness/replay/recording"
+)
+
+func TestNormalizerString(t *testing.T) {
+	n := Normalizer{Cwds: []string{"/tmp/dsh-replay-ws-123", "/private/tmp/dsh-replay-ws-123"}, SessionIDs: []string{"run-id"}}
+	tests := []struct{ name, in, want string }{
+		{name: "cwd becomes a placeholder", in: "<path>/tmp/dsh-replay-ws-123/a.txt</path>", want: "<path>{{cwd}}/a.txt</path>"},
+		{name: "longer alias first", in: "/private/tmp/dsh-replay-ws-123/x", want: "{{cwd}}/x"},
+		{name: "a longer sibling name is not the cwd", in: "/tmp/dsh-replay-ws-1234/x", want: "/tmp/dsh-replay-ws-1234/x"},
+		{name: "quoted cwd at end of sentence", in: `workspace: "/tmp/dsh-replay-ws-123".`, want: `workspace: "{{cwd}}".`},
+		{name: "spill locator under the fixed root", in: "stored at: /tmp/dsh-acp-snap-ee77dff02/session-5e53dc8acfe4/2ce9d7a31a38-bash.txt. Use read", want: "stored at: {{spillLocator:bash.txt}}. Use read"},
+		{name: "spill locator under the cwd", in: "/tmp/dsh-replay-ws-123/.spill/session-5e53dc8acfe4/2ce9d7a31a38-bash.txt", want: "{{spillLocator:bash.txt}}"},
+		{name: "uuid anywhere", in: "id 7e4e0dfa-6ff0-4037-b519-297a1e7f11cf.", want: "id {{sessionId}}."},
+		{name: "run session id", in: "run-id", want: "{{sessionId}}"},
+		{name: "model call ids stay", in: "call_00_d0sAHpJ9mYOJi0z7KNy30441", want: "call_00_d0sAHpJ9mYOJi0z7KNy30441"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := n.String(tc.in); got != tc.want {
+				t.Errorf("String(%q) = %q, want %q", tc.in, got, tc.want)
+			}
+		})
+	}
+}
+
+func item(kind string, turn int, fields string) Item {
+	var f map[string]any
+	if err := json.Unmarshal([]byte(fields), &f); err != nil {
+		panic(err)
+	}
+	return Item{Turn: turn, Kind: kind, Fields: f}
+}
+
+func TestCompare(t *testing.T) {
+	call := item(KindCall, 1, `{"name":"bash","callId":"c1","arguments":{"command":"echo hi","description":"x"}}`)
+	res := item(KindResult, 1, `{"callId":"c1","text":"hi\n","isError":false,"meta":{"diffs":[{"path":"a","newText":"x"}]}}`)
+	end := item(KindTurnEnd, 1, `{"reason":{"kind":"completed"}}`)
+	tests := []struct {
+		name       string
+		exp, got   []Item
+		matched    int
+		mismatched int
+		firstPaths []string
+	}{
+		{name: "equal projections match", exp: []Item{call, res, end}, got: []Item{call, res, end}, matched: 3},
+		{name: "argument key order does not matter", exp: []Item{call},
+			got:     []Item{item(KindCall, 1, `{"arguments":{"description":"x","command":"echo hi"},"callId":"c1","name":"bash"}`)},
+			matched: 1},
+		{name: "different result text names the field", exp: []Item{call, res, end},
+			got:     []Item{call, item(KindResult, 1, `{"callId":"c1","text":"ho\n","isError":false,"meta":{"diffs":[{"path":"a","newText":"x"}]}}`), end},
+			matched: 2, mismatched: 1, firstPaths: []string{"text"}},
+		{name: "nested meta difference has a path", exp: []Item{res},
+			got:     []Item{item(KindResult, 1, `{"callId":"c1","text":"hi\n","isError":false,"meta":{"diffs":[{"path":"a","newText":"y"}]}}`)},
+			mismatched: 1, firstPaths: []string{"meta.diffs[0].newText"}},
+		{name: "missing error field is reported", exp: []Item{item(KindResult, 1, `{"callId":"c1","text":"t","isError":true,"error":{"name":"FsError","code":"FS_NOT_OBSERVED"}}`)},
+			got:        []Item{item(KindResult, 1, `{"callId":"c1","text":"t","isError":true}`)},
+			mismatched: 1, firstPaths: []string{"error"}},
+		{name: "missing approval is a mismatch at its position", exp: []Item{call, item(KindAsked, 1, `{"toolName":"bash","callId":"c1","reason":"r"}`), res},
+			got:     []Item{call, res},
+			matched: 1, mismatched: 2, firstPaths: []string{"kind"}},
+		{name: "extra item in the replay", exp: []Item{call}, got: []Item{call, end},
+			matched: 1, mismatched: 1, firstPaths: []string{"(item)"}},
+		{name: "items pair per turn", exp: []Item{call, item(KindTurnEnd, 2, `{"reason":{"kind":"completed"}}`)},
+			got:     []Item{item(KindTurnEnd, 2, `{"reason":{"kind":"completed"}}`)},
+			matched: 1, mismatched: 1, firstPaths: []string{"(item)"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := Compare(tc.exp, tc.got)
+			if c.Matched != tc.matched || c.Mismatched != tc.mismatched || c.Total != len(tc.exp) {
+				t.Fatalf("matched %d mismatched %d total %d, want %d %d %d", c.Matched, c.Mismatched, c.Total, tc.matched, tc.mismatched, len(tc.exp))
+			}
+			first := c.First()
+			if tc.firstPaths == nil {
+				if first != nil {
+					t.Fatalf("unexpected mismatch %+v", first)
+				}
+				return
+			}
+			var paths []string
+			for _, d := range first.Diffs {
+				paths = append(paths, d.Path)
+			}
+			if strings.Join(paths, ",") != strings.Join(tc.firstPaths, ",") {
+				t.Errorf("first mismatch paths %v, want %v", paths, tc.firstPaths)
+			}
+		})
+	}
+}
+
+func TestProjectUpstreamRecording(t *testing.T) {
+	r, err := recording.Load(filepath.Join("../../../transcripts", "fs-policy-reject"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	items, err := Project(r.Events, WithCwd(r.Header.Cwd, r.Header.ID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for _, it := range items {
+		kinds = append(kinds, it.Kind)
+	}
+	want := "runtime-context,tool/call,tool/result,tool/call,tool/result,tool/call,tool/result,turn/end"
+	if strings.Join(kinds, ",") != want {
+		t.Fatalf("kinds %v, want %s", kinds, want)
+	}
+	first := items[2].Fields
+	if first["text"] != "Error: edit requires reading \"{{cwd}}/settings.txt\" first — read the file, then retry" || first["isError"] != true {
+		t.Errorf("first result %v", first)
+	}
+	if e, _ := first["error"].(map[string]any); e["code"] != "FS_NOT_OBSERVED" {
+		t.Errorf("first result error %v", first["error"])
+	}
+	if args, _ := items[1].Fields["arguments"].(map[string]any); args["old_string"] != "blue" {
+		t.Errorf("arguments are not parsed JSON: %#v", items[1].Fields["arguments"])
+	}
+}

@@ -1,0 +1,183 @@
+package recording
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const transcripts = "../../../transcripts"
+const bad = "../../../testdata/replay/bad"
+
+func TestLoadRejectsBadRecordingsNamingFileLineAndField(t *testing.T) {
+	tests := []struct {
+		name                 string
+		dir                  string
+		file                 string
+		line                 int
+		field, problemPrefix string
+	}{
+		{name: "truncated last line", dir: "truncated-line", file: SessionFile, line: 35, problemPrefix: "truncated last line (no newline): truncated JSON"},
+		{name: "unknown event type", dir: "unknown-event-type", file: SessionFile, line: 8, field: "type", problemPrefix: `unknown event type "session/frobnicate"`},
+		{name: "missing stdout file", dir: "missing-stdout", file: StdoutFile, line: 0, problemPrefix: "missing file"},
+		{name: "wrong field type", dir: "wrong-field-type", file: SessionFile, line: 20, field: "data.callId", problemPrefix: "want string, got JSON number"},
+		{name: "packed row with too few gaps", dir: "packed-row-gaps", file: SessionFile, line: 12, field: "data.dt", problemPrefix: "has 26 gaps but data.texts has 29 members"},
+		{name: "unsupported input step", dir: "unsupported-step", file: InputFile, line: 14, field: "steps[3].op", problemPrefix: `step "promptAndCancel" is not supported`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := Load(filepath.Join(bad, tc.dir))
+			if r != nil {
+				t.Errorf("Load returned a recording alongside an error")
+			}
+			var e *Error
+			if !errors.As(err, &e) {
+				t.Fatalf("Load error = %v (%T), want *recording.Error", err, err)
+			}
+			if e.Recording != tc.dir || e.File != tc.file || e.Line != tc.line || e.Field != tc.field || !strings.HasPrefix(e.Problem, tc.problemPrefix) {
+				t.Errorf("got %#v\nwant recording %q file %q line %d field %q problem starting %q", e, tc.dir, tc.file, tc.line, tc.field, tc.problemPrefix)
+			}
+		})
+	}
+}
+
+func TestDeriveRejectsAStreamWithoutFinish(t *testing.T) {
+	r, err := Load(filepath.Join(bad, "stream-without-finish"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Derive(r)
+	var e *Error
+	if !errors.As(err, &e) || e.File != SessionFile || e.Line != 23 || e.Field != "data.step" || !strings.Contains(e.Problem, "ended without a finish chunk") {
+		t.Fatalf("Derive error = %v, want session.jsonl:23 field data.step ... ended without a finish chunk", err)
+	}
+}
+
+func TestDeriveRebuildsRepliesFromChunks(t *testing.T) {
+	tests := []struct {
+		name      string
+		rec       string
+		finishes  []string
+		toolCalls []string // name per call, in order over all replies
+	}{
+		{name: "bash call then stop", rec: "tool-call-turn", finishes: []string{"tool-calls", "stop"}, toolCalls: []string{"bash"}},
+		{name: "read then edit then stop", rec: "fs-edit", finishes: []string{"tool-calls", "tool-calls", "stop"}, toolCalls: []string{"read", "edit"}},
+		{name: "refused edit, read, edit", rec: "fs-policy-reject", finishes: []string{"tool-calls", "tool-calls", "tool-calls", "stop"}, toolCalls: []string{"edit", "read", "edit"}},
+		{name: "text-chunks row expanded", rec: "escalation-rejected", finishes: []string{"tool-calls", "stop"}, toolCalls: []string{"bash"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := Load(filepath.Join(transcripts, tc.rec))
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := Derive(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var fin, calls []string
+			for _, rep := range s.Replies {
+				fin = append(fin, rep.Finish)
+				for _, c := range rep.ToolCalls {
+					calls = append(calls, c.Name)
+					if c.ID == "" || c.Arguments == "" {
+						t.Errorf("tool call without id or arguments: %+v", c)
+					}
+				}
+			}
+			if strings.Join(fin, ",") != strings.Join(tc.finishes, ",") || strings.Join(calls, ",") != strings.Join(tc.toolCalls, ",") {
+				t.Errorf("finishes %v calls %v, want %v %v", fin, calls, tc.finishes, tc.toolCalls)
+			}
+		})
+	}
+}
+
+func TestPackedRowsExpandToContiguousChunks(t *testing.T) {
+	r, err := Load(filepath.Join(transcripts, "escalation-rejected"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text strings.Builder
+	for i, e := range r.Events {
+		if e.Seq != r.Events[0].Seq+int64(i) {
+			t.Fatalf("event %d has seq %d, want %d", i, e.Seq, r.Events[0].Seq+int64(i))
+		}
+		if e.Type == "assistant/chunk" && strings.Contains(string(e.Data), `"type":"text-delta"`) {
+			text.WriteString(between(string(e.Data), `"text":"`, `"`))
+		}
+	}
+	if got, want := text.String(), "The user rejected the permission escalation, so this command cannot be run."; got != want {
+		t.Errorf("expanded text deltas = %q, want %q", got, want)
+	}
+}
+
+func between(s, a, b string) string {
+	i := strings.Index(s, a)
+	if i < 0 {
+		return ""
+	}
+	s = s[i+len(a):]
+	return s[:strings.Index(s, b)]
+}
+
+func TestPolicyComesFromTheFirstRuntimeContext(t *testing.T) {
+	tests := []struct{ name, rec, mode, approval string }{
+		{name: "default recordings run danger-full-access under never", rec: "fs-write", mode: "danger-full-access", approval: "never"},
+		{name: "escalation recordings run workspace-write under ask", rec: "escalation-approved", mode: "workspace-write", approval: "ask"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := Load(filepath.Join(transcripts, tc.rec))
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := r.Policy()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Mode != tc.mode || p.Approval != tc.approval || p.Line != 7 {
+				t.Errorf("policy = %+v, want %s/%s at line 7 (seq 5)", p, tc.mode, tc.approval)
+			}
+		})
+	}
+}
+
+func TestSettingsFileIsOptionalAndStrict(t *testing.T) {
+	dir := t.TempDir()
+	copyDir(t, filepath.Join(transcripts, "fs-read"), dir)
+	r, err := Load(dir)
+	if err != nil || r.HasSettings {
+		t.Fatalf("Load without settings: %v, HasSettings %v", err, r != nil && r.HasSettings)
+	}
+	if err := os.WriteFile(filepath.Join(dir, SettingsFile), []byte("{\n  \"spillMaxInlineByte\": 800\n}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Load(dir)
+	var e *Error
+	if !errors.As(err, &e) || e.File != SettingsFile || e.Line != 2 || e.Field != "spillMaxInlineByte" || e.Problem != "unknown field" {
+		t.Fatalf("misspelt setting: %v, want %s:2 field spillMaxInlineByte unknown field", err, SettingsFile)
+	}
+}
+
+func copyDir(t *testing.T, src, dst string) {
+	t.Helper()
+	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
