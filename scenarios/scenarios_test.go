@@ -1,0 +1,171 @@
+// Package scenarios runs the testscript scripts in this directory
+// (<area>_<topic>.txtar) against the real commands: the test binary doubles as
+// dsh-sim, dsh-replay and landlock-run (testscript.Main), so scripts drive
+// the same Main functions the installed commands run.
+//
+// # Environment
+//
+// Scripts are hermetic: HOME=/no-home, TMPDIR inside the script's work dir,
+// LC_ALL=C, and PATH as the test got it. $REPO is the repository root (for
+// dsh-sim -root $REPO and the recordings under $REPO/transcripts).
+//
+// # Conditions
+//
+//	[landlock:N]  the kernel's Landlock ABI is at least N
+//	[bwrap]       bubblewrap works here (its probe
+//	              bwrap --ro-bind / / --dev /dev --proc /proc --die-with-parent -- true
+//	              exits 0)
+//
+// # Commands beyond testscript's own
+//
+//	dsh-sim, dsh-replay, landlock-run   (with exec only)
+//	tamper DIR   change line 1 of the first non-empty file under DIR (sorted)
+//	             to "tampered by the scenario" and print "tampered REL:1"
+//
+// # Updating
+//
+// DSHSIM_UPDATE=1 go test ./scenarios rewrites the files that cmp compares
+// with (testscript's UpdateScripts), like every other golden.
+package scenarios
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/dshsim/dshsim/harness"
+	"github.com/dshsim/dshsim/harness/replay/cli"
+	"github.com/dshsim/dshsim/harness/simcli"
+	_ "github.com/dshsim/dshsim/harness/sims" // registers the sims dsh-sim runs
+	"github.com/dshsim/dshsim/internal/landlockrun"
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// commands are the programs scripts run with exec; each is the same Main its
+// cmd/ binary calls.
+var commands = map[string]func(){
+	"dsh-replay":   func() { os.Exit(cli.Main(os.Args[1:], os.Stdout, os.Stderr)) },
+	"dsh-sim":      func() { os.Exit(simcli.Main(os.Args[1:], os.Stdout, os.Stderr)) },
+	"landlock-run": func() { os.Exit(landlockrun.Main(os.Args[1:], os.Stdout, os.Stderr)) },
+}
+
+func TestMain(m *testing.M) {
+	testscript.Main(m, commands)
+}
+
+func TestScripts(t *testing.T) {
+	root, err := harness.FindRoot(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	testscript.Run(t, testscript.Params{
+		Dir:                 ".",
+		RequireExplicitExec: true,
+		RequireUniqueNames:  true,
+		UpdateScripts:       harness.Updating(),
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("REPO", root)
+			env.Setenv("LC_ALL", "C")
+			return nil
+		},
+		Condition: condition,
+		Cmds:      map[string]func(ts *testscript.TestScript, neg bool, args []string){"tamper": cmdTamper},
+	})
+}
+
+// condition answers [landlock:N] and [bwrap]; anything else is an error, so
+// a misspelt condition cannot silently skip a script.
+func condition(cond string) (bool, error) {
+	if n, ok := strings.CutPrefix(cond, "landlock:"); ok {
+		want, err := strconv.Atoi(n)
+		if err != nil || want < 1 {
+			return false, fmt.Errorf("condition [%s]: want [landlock:N] with N >= 1", cond)
+		}
+		abi, err := landlockrun.KernelABI()
+		if err != nil {
+			return false, nil // no Landlock at all: below every N
+		}
+		return abi >= want, nil
+	}
+	if cond == "bwrap" {
+		return bwrapUsable(), nil
+	}
+	return false, fmt.Errorf("unknown condition [%s] (known: [landlock:N], [bwrap])", cond)
+}
+
+// bwrapArgs is bwrap's availability probe (sandbox-escalation.md, probes).
+var bwrapArgs = []string{"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--die-with-parent", "--", "true"}
+
+var bwrapUsable = sync.OnceValue(func() bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return exec.CommandContext(ctx, "bwrap", bwrapArgs...).Run() == nil
+})
+
+// cmdTamper changes line 1 of the first non-empty file under DIR.
+func cmdTamper(ts *testscript.TestScript, neg bool, args []string) {
+	if neg {
+		ts.Fatalf("unsupported: ! tamper")
+	}
+	if len(args) != 1 {
+		ts.Fatalf("usage: tamper DIR")
+	}
+	dir := ts.MkAbs(args[0])
+	var files []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			files = append(files, p)
+		}
+		return err
+	})
+	ts.Check(err)
+	sort.Strings(files)
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		ts.Check(err)
+		if len(data) == 0 {
+			continue
+		}
+		_, rest, _ := strings.Cut(string(data), "\n")
+		ts.Check(os.WriteFile(f, []byte("tampered by the scenario\n"+rest), 0o644))
+		rel, err := filepath.Rel(dir, f)
+		ts.Check(err)
+		fmt.Fprintf(ts.Stdout(), "tampered %s:1\n", filepath.ToSlash(rel))
+		return
+	}
+	ts.Fatalf("tamper: no non-empty file under %s", args[0])
+}
+
+func TestCondition(t *testing.T) {
+	abi, abiErr := landlockrun.KernelABI()
+	tests := []struct {
+		name    string
+		cond    string
+		want    bool
+		wantErr bool
+	}{
+		{"landlock:1 holds when the kernel has Landlock", "landlock:1", abiErr == nil && abi >= 1, false},
+		{"an ABI beyond any kernel does not hold", "landlock:99", false, false},
+		{"landlock without a number is an error", "landlock:x", false, true},
+		{"landlock:0 is an error", "landlock:0", false, true},
+		{"bwrap follows its probe", "bwrap", exec.Command("bwrap", bwrapArgs...).Run() == nil, false},
+		{"unknown conditions are errors", "landlok:3", false, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := condition(tc.cond)
+			if (err != nil) != tc.wantErr || got != tc.want {
+				t.Errorf("condition(%q) = %v, %v; want %v, error %v", tc.cond, got, err, tc.want, tc.wantErr)
+			}
+		})
+	}
+}
