@@ -1,0 +1,63 @@
+package sandbox
+
+// LandlockPartialNotice is the runner's VERBATIM informational stderr line.
+const LandlockPartialNotice = "landlock-run: partial enforcement (older Landlock ABI)"
+
+// Dialect is one backend's classification facts: the denial signatures it
+// produces when the kernel blocks a file effect, and the evidence that its
+// runner failed before running the command.
+type Dialect struct {
+	// DenialSignatures are case-insensitive stderr substrings.
+	DenialSignatures []string
+	// RunnerFailureRules are checked in order by [ClassifyRunnerFailure].
+	RunnerFailureRules []RunnerFailureRule
+}
+
+// DialectOf returns the VERBATIM dialect of a built-in backend (a fresh copy)
+// and whether the name is known. runner-command's rule depends on its
+// configured signatures and is built by the provider.
+func DialectOf(backend string) (Dialect, bool) {
+	switch backend {
+	case BackendBwrap:
+		return Dialect{[]string{"read-only file system"}, []RunnerFailureRule{{FatalSignatures: []string{"bwrap: "}}}}, true
+	case BackendLandlock:
+		return Dialect{[]string{"permission denied"}, []RunnerFailureRule{{
+			AllowedExitCodes:   []int{125},
+			FatalSignatures:    []string{"landlock-run: "},
+			InformationalLines: []string{LandlockPartialNotice},
+		}}}, true
+	case BackendSeatbelt:
+		return Dialect{[]string{"operation not permitted"}, []RunnerFailureRule{{FatalSignatures: []string{"sandbox-exec: "}}}}, true
+	case BackendWindowsACL:
+		return Dialect{[]string{"access is denied", "access to the path", "permission denied", "operation not permitted"},
+			[]RunnerFailureRule{{AllowedExitCodes: []int{127}, FatalSignatures: []string{"windows-acl-run: "}}}}, true
+	}
+	return Dialect{}, false
+}
+
+// runnerCommandDenials is the denial dialect of an operator runnerCommand
+// (both Linux dialects).
+func runnerCommandDenials() []string { return []string{"read-only file system", "permission denied"} }
+
+// staticEnforcement is the enforcement of a backend selected without probing.
+func staticEnforcement(backend string) Enforcement {
+	if backend == BackendWindowsACL {
+		return Partial
+	}
+	return Full
+}
+
+// Chain returns the backend chain of a platform (GOOS names; "win32" is
+// accepted as an alias of windows): linux bwrap then landlock, darwin
+// seatbelt, windows windows-acl, anything else none.
+func Chain(platform string) []string {
+	switch platform {
+	case "linux":
+		return []string{BackendBwrap, BackendLandlock}
+	case "darwin":
+		return []string{BackendSeatbelt}
+	case "windows", "win32":
+		return []string{BackendWindowsACL}
+	}
+	return []string{}
+}

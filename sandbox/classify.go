@@ -1,0 +1,128 @@
+package sandbox
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+var lineSplit = regexp.MustCompile(`\r?\n`)
+
+// ClassifyRunnerFailure decides whether a runner failed before running the
+// command (spec §5.3). A signal-killed process or exit 0 never matches. Stderr
+// is split into lines on \r?\n (no trimming). Each rule in order: skipped if
+// it has allowed exit codes that do not include exitCode; otherwise the first
+// line that is not (whole-line, case-insensitively) one of the rule's
+// informational lines and contains (case-insensitively) one of its non-blank
+// fatal signatures matches, and that original line is the detail.
+func ClassifyRunnerFailure(exitCode int, signaled bool, stderr string, rules []RunnerFailureRule) (detail string, ok bool) {
+	if signaled || exitCode == 0 {
+		return "", false
+	}
+	lines := lineSplit.Split(stderr, -1)
+	for _, rule := range rules {
+		if rule.AllowedExitCodes != nil && !containsInt(rule.AllowedExitCodes, exitCode) {
+			continue
+		}
+		info := map[string]bool{}
+		for _, l := range rule.InformationalLines {
+			info[strings.ToLower(l)] = true
+		}
+		var fatal []string
+		for _, s := range rule.FatalSignatures {
+			if strings.TrimSpace(s) != "" {
+				fatal = append(fatal, strings.ToLower(s))
+			}
+		}
+		for _, line := range lines {
+			low := strings.ToLower(line)
+			if info[low] {
+				continue
+			}
+			for _, f := range fatal {
+				if strings.Contains(low, f) {
+					return line, true
+				}
+			}
+		}
+	}
+	return "", false
+}
+
+func containsInt(xs []int, x int) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
+
+// IsDenial reports a sandbox denial (spec §5.4): a non-zero exit (not a
+// signal) whose whole stderr, lowercased, contains one of the backend's
+// denial signatures. Informational lines are not removed.
+func IsDenial(exitCode int, signaled bool, stderr string, signatures []string) bool {
+	if signaled || exitCode == 0 {
+		return false
+	}
+	low := strings.ToLower(stderr)
+	for _, s := range signatures {
+		if strings.Contains(low, strings.ToLower(s)) {
+			return true
+		}
+	}
+	return false
+}
+
+// IsRunnerSpawnFailure attributes a failed start to the runner (spec §5.2, Go
+// mapping §9). All must hold: the runner program is known; the workdir is
+// usable (a directory with search permission, checked now); and err is either
+// exec's "not found" for the bare name runner (Node's error without a path),
+// or a fork/exec *fs.PathError whose path is the runner (as spelled or as
+// resolved) with ENOENT or EACCES. Everything else (ENOEXEC, ENOTDIR, EPERM,
+// EMFILE, a chdir failure, a mismatched path...) is an ordinary start error.
+func IsRunnerSpawnFailure(err error, runner, resolved, workdir string) bool {
+	if runner == "" || err == nil || !WorkdirUsable(workdir) {
+		return false
+	}
+	var ee *exec.Error
+	if errors.As(err, &ee) {
+		return ee.Name == runner && (errors.Is(ee.Err, exec.ErrNotFound) || errors.Is(ee.Err, syscall.ENOENT) || errors.Is(ee.Err, syscall.EACCES))
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		if pe.Op != "fork/exec" || pe.Path == "" || (pe.Path != runner && pe.Path != resolved) {
+			return false
+		}
+		return errors.Is(pe.Err, syscall.ENOENT) || errors.Is(pe.Err, syscall.EACCES)
+	}
+	return false
+}
+
+// WorkdirUsable reports whether dir is a directory the process may search.
+func WorkdirUsable(dir string) bool {
+	if dir == "" {
+		dir = "."
+	}
+	st, err := os.Stat(dir)
+	return err == nil && st.IsDir() && unix.Access(dir, unix.X_OK) == nil
+}
+
+// SpawnFailureDetail renders a runner spawn failure the way upstream's detail
+// reads ("Error: spawn <runner> ENOENT").
+func SpawnFailureDetail(err error, runner string) string {
+	code := "ENOENT"
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		if n := unix.ErrnoName(errno); n != "" {
+			code = n
+		}
+	}
+	return "Error: spawn " + runner + " " + code
+}

@@ -1,0 +1,71 @@
+// Package sandbox holds the per-call process sandbox: the three modes and
+// what they promise, the per-call [Policy], the profile builders of every
+// platform, the [Provider] that picks a backend and wraps argv, and the
+// failure classification every executor uses.
+//
+// # Modes and promises
+//
+// Only file writes are governed. [ReadOnly] allows no writes (POSIX backends
+// keep the /dev/null sink); [WorkspaceWrite] allows writes beneath the
+// workspace root and a backend-defined temp area; [DangerFullAccess] is no
+// confinement at all and never reaches a provider: the consumer runs the
+// command itself. Reads, network, process visibility, devices and credentials
+// are not promised by any mode. [Full] enforcement governs every write the
+// mode promises; [Partial] only a subset (Landlock below ABI 5, the Windows
+// ACL runner).
+//
+// # Profiles
+//
+// The builders are pure functions: [BwrapArgs], [LandlockArgs] (from
+// [LandlockGrants] via [GrantArgs]), [SeatbeltProfile] / [SeatbeltArgs] and
+// [WindowsACLArgs]; [Wrap] joins runner, profile, "--" and the caller's exact
+// argv. Temp semantics differ per backend: bwrap mounts a fresh tmpfs at /tmp
+// (writes vanish), Landlock grants the host /tmp wholesale, Seatbelt grants
+// [WritableRoots] (workspace, /tmp, the process temp dir, canonicalised).
+//
+// # Provider
+//
+//	p, err := sandbox.NewProvider(sandbox.Config{})           // this platform
+//	wrapped, err := p.Confine(ctx, []string{"bash", "-c", cmd}, policy)
+//	// spawn wrapped.Argv directly; classify with wrapped's facts
+//
+// The chain per platform is linux bwrap then Landlock, darwin Seatbelt,
+// windows the ACL runner, anything else empty ([Chain]). Selection is lazy and
+// cached for the provider's lifetime, "unavailable" included: an empty chain
+// is unavailable without probing; a sole candidate is selected without
+// probing; otherwise candidates are probed in order and the first usable one
+// wins (Landlock is probed only when bwrap fails). Probes are real short
+// processes bounded by Config.ProbeTimeoutMs, injectable through
+// [Config.Probes]. Config.RunnerCommand replaces the chain with a trusted
+// operator runner given bwrap's profile.
+//
+// Confine never passes argv through unconfined: it returns enforcing argv, a
+// [*UnavailableError] (code SANDBOX_UNAVAILABLE, VERBATIM message) when no
+// backend is usable, or a bad-input error wrapping [ErrBadInput] for an
+// unknown mode, danger-full-access, an empty argv, or a relative or missing
+// workspace root. [NewProvider] rejects bad configuration (a zero or infinite
+// probe timeout, inconsistent runnerCommand settings, a launcher or runner
+// path that is a directory, an unknown backend name) with upstream's
+// VERBATIM texts where they exist.
+//
+// # Classifying an outcome
+//
+// Three outcomes, in precedence order:
+//
+//  1. Runner failure: the command never ran. A failed spawn is the runner's
+//     only under [IsRunnerSpawnFailure]'s conjunction (runner known, workdir
+//     usable, ENOENT/EACCES on exactly the runner). After exit,
+//     [ClassifyRunnerFailure] needs all three pieces of evidence: an allowed
+//     exit code (Landlock: 125 only), a stderr line that is not an exact
+//     informational line (the partial notice), and a fatal signature in that
+//     line. The matched line is the detail of the [*UnavailableError].
+//  2. Denial: [IsDenial], a non-zero exit whose stderr holds one of the active
+//     backend's own denial signatures ([DialectOf]). The model then gets
+//     [DenialMarker] and, when escalation is advertised, [EscalationHint].
+//  3. Otherwise the command's own exit code, including 126/127 from a
+//     launched child.
+//
+// Package sandbox/spawn runs a confined process and applies this order;
+// package sandbox/inproc confines a child from a restricted locked thread of
+// the calling Go process without a runner binary.
+package sandbox

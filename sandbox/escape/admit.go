@@ -1,0 +1,59 @@
+package escape
+
+import (
+	"fmt"
+
+	"github.com/dshsim/dshsim/sandbox"
+)
+
+// Temp areas a backend gives workspace-write (sandbox-escalation.md §8.5).
+const (
+	// TempFresh is bwrap's fresh tmpfs on /tmp: writes vanish, host /tmp is untouched.
+	TempFresh = "fresh-tmpfs"
+	// TempHost is Landlock's grant of the host /tmp wholesale.
+	TempHost = "host-tmp"
+)
+
+// Report is what a backend says about its own enforcement: the only thing
+// that may admit an attempt getting through.
+type Report struct {
+	// Enforcement is full or partial (from the probe).
+	Enforcement sandbox.Enforcement
+	// Probe is the probe's own words (the Landlock runner's stdout line), or "".
+	Probe string
+	// ABI is the Landlock ABI the runner governs (min of kernel and cap), 0 for other backends.
+	ABI int
+	// TempArea is TempFresh or TempHost.
+	TempArea string
+}
+
+// Admit says whether a got-through of an attempt of class c under mode m is
+// admitted by the backend's report, and why. notice says whether the runner's
+// partial-enforcement notice was on stderr for that run. Pure.
+func Admit(c Class, m sandbox.Mode, r Report, notice bool) (bool, string) {
+	partial := r.Enforcement == sandbox.Partial
+	switch c {
+	case ClassTemp:
+		if m == sandbox.WorkspaceWrite && r.TempArea == TempHost {
+			return true, "the host /tmp is this backend's temp area under workspace-write (spec §8.5)"
+		}
+	case ClassDevice:
+		return true, "devices are not promised by any mode (spec §1.1)"
+	case ClassCallerFD:
+		return true, "a descriptor the caller opened and passed is not governed by path confinement (the executor passes only stdio; see inherited-fds)"
+	case ClassInode:
+		return true, "writing a workspace name is permitted; its inode was linked outside before the call"
+	case ClassTruncate:
+		if partial && notice && r.ABI > 0 && r.ABI < 3 {
+			return true, fmt.Sprintf("reported partial, and ABI %d has no TRUNCATE right (ABI 3)", r.ABI)
+		}
+	case ClassIoctl:
+		if partial && notice && r.ABI > 0 && r.ABI < 5 {
+			return true, fmt.Sprintf("reported partial, and ABI %d has no IOCTL_DEV right (ABI 5)", r.ABI)
+		}
+	}
+	if partial {
+		return false, fmt.Sprintf("NOT ADMITTED: reported partial at ABI %d, which admits only truncate before ABI 3 and device ioctl before ABI 5", r.ABI)
+	}
+	return false, "NOT ADMITTED: reported " + string(r.Enforcement)
+}

@@ -1,0 +1,2 @@
+# attack: append to an existing file outside the workspace
+echo escaped >> "$TARGET"

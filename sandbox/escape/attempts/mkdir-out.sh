@@ -1,0 +1,2 @@
+# attack: create a directory outside the workspace
+mkdir "$OUT/new-dir"

@@ -1,0 +1,2 @@
+# attack: create a FIFO outside the workspace
+mkfifo "$OUT/fifo"

@@ -1,0 +1,3 @@
+# attack: create a character device node outside the workspace
+# needs: root
+mknod "$OUT/node" c 1 3

@@ -1,0 +1,2 @@
+# attack: overwrite an existing file outside the workspace (O_TRUNC open)
+echo escaped > "$TARGET"

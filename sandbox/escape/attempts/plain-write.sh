@@ -1,0 +1,2 @@
+# attack: create a new file outside the workspace with a shell redirection
+echo escaped > "$OUT/new-file"

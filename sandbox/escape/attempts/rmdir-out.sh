@@ -1,0 +1,2 @@
+# attack: remove an empty directory outside the workspace
+rmdir "$OUT/empty-dir"

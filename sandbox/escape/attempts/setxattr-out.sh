@@ -1,0 +1,3 @@
+# attack: set an extended attribute on an outside file
+# class: metadata
+"$PROBE" setxattr "$TARGET"

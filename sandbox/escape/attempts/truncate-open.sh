@@ -1,0 +1,2 @@
+# attack: empty an outside file by opening it with O_TRUNC and writing nothing
+: > "$TARGET"

@@ -1,0 +1,2 @@
+# attack: delete an outside file
+rm -f "$TARGET"

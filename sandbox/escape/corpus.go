@@ -1,0 +1,163 @@
+package escape
+
+import (
+	"embed"
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+	"time"
+)
+
+//go:embed attempts/*.sh
+var attemptFS embed.FS
+
+// Class says which promise an attempt tests, and so which report can admit it
+// getting through (see [Admit]).
+type Class string
+
+// Attempt classes.
+const (
+	// ClassPath is a write, create, remove or rename by path: every confined
+	// mode promises to govern it.
+	ClassPath Class = "path"
+	// ClassTruncate is truncate(2) by path: Landlock governs it from ABI 3.
+	ClassTruncate Class = "truncate"
+	// ClassIoctl is a device ioctl: Landlock governs it from ABI 5.
+	ClassIoctl Class = "ioctl"
+	// ClassMetadata is chmod, chown, utimensat or setxattr on an outside file.
+	ClassMetadata Class = "metadata"
+	// ClassDevice is I/O on a device node; sandbox-escalation.md §1.1 says
+	// devices are not promised by any mode.
+	ClassDevice Class = "device"
+	// ClassCallerFD is a write through a descriptor the caller opened and
+	// handed over; path-based confinement checks opens, not open descriptors.
+	ClassCallerFD Class = "caller-fd"
+	// ClassInode is a write through a workspace name whose inode was linked to
+	// an outside name before the call.
+	ClassInode Class = "inode"
+	// ClassTemp is a write in the backend's temp area (Landlock grants host
+	// /tmp wholesale under workspace-write, sandbox-escalation.md §8.5).
+	ClassTemp Class = "temp"
+)
+
+var classes = map[Class]bool{ClassPath: true, ClassTruncate: true, ClassIoctl: true, ClassMetadata: true,
+	ClassDevice: true, ClassCallerFD: true, ClassInode: true, ClassTemp: true}
+
+// Fixtures an attempt may need (header "# needs:").
+const (
+	NeedRoot         = "root"          // runs only as root (mknod, chown, loop devices)
+	NeedPrelink      = "prelink"       // $WS/prelinked is a hard link of $TARGET made before the call
+	NeedHolder       = "holder"        // $HOLDER_PID: an unconfined process of the same user holding $TARGET open for append
+	NeedCloexecFD    = "cloexec-fd"    // the harness holds $TARGET open (close-on-exec) while it spawns the call
+	NeedLeakedFD     = "leaked-fd"     // descriptor 3 is $TARGET opened for append, passed in
+	NeedTmpWorkspace = "tmp-workspace" // the run directory (workspace and outside dir) lives under /tmp
+	NeedShm          = "shm"           // $SHM: a directory in the host's /dev/shm
+	NeedLoopdev      = "loopdev"       // $LOOPDEV, $LOOPMAJ, $LOOPMIN: a loop device over $OUT/disk.img
+)
+
+var needs = map[string]bool{NeedRoot: true, NeedPrelink: true, NeedHolder: true, NeedCloexecFD: true,
+	NeedLeakedFD: true, NeedTmpWorkspace: true, NeedShm: true, NeedLoopdev: true}
+
+// Attempt is one escape attempt: a shell script run as `bash -c` inside the
+// sandbox with WS, OUT, TARGET and PROBE in its environment.
+type Attempt struct {
+	// Name is the file name without .sh.
+	Name string
+	// Attack is the one-line description (header "# attack:").
+	Attack string
+	// Class is the promise under test (header "# class:", default path).
+	Class Class
+	// Needs lists fixtures (header "# needs:").
+	Needs []string
+	// Settle is how long to wait after the command exits before checking
+	// (header "# settle:", a Go duration), for attempts that leave a child.
+	Settle time.Duration
+	// Script is the whole file.
+	Script string
+}
+
+// Need reports whether the attempt needs fixture f.
+func (a Attempt) Need(f string) bool {
+	for _, n := range a.Needs {
+		if n == f {
+			return true
+		}
+	}
+	return false
+}
+
+// Corpus returns the embedded attempts sorted by name.
+func Corpus() ([]Attempt, error) {
+	ents, err := attemptFS.ReadDir("attempts")
+	if err != nil {
+		return nil, err
+	}
+	var out []Attempt
+	for _, e := range ents {
+		p := path.Join("attempts", e.Name())
+		src, err := attemptFS.ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		a, err := ParseAttempt(p, src)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// ParseAttempt parses one attempt file. Header lines are leading "# key: value"
+// comments; an unknown key, a missing attack, an unknown class or fixture, or a
+// bad settle duration is an error naming the file, line and field.
+func ParseAttempt(file string, src []byte) (Attempt, error) {
+	base := path.Base(file)
+	if !strings.HasSuffix(base, ".sh") || base == ".sh" {
+		return Attempt{}, fmt.Errorf("%s: attempt files are named <name>.sh", file)
+	}
+	a := Attempt{Name: strings.TrimSuffix(base, ".sh"), Class: ClassPath, Script: string(src)}
+	for i, line := range strings.Split(string(src), "\n") {
+		if !strings.HasPrefix(line, "# ") {
+			break
+		}
+		key, val, ok := strings.Cut(strings.TrimPrefix(line, "# "), ":")
+		if !ok {
+			return Attempt{}, fmt.Errorf("%s:%d: header line has no \"key:\"", file, i+1)
+		}
+		val = strings.TrimSpace(val)
+		switch key {
+		case "attack":
+			if val == "" {
+				return Attempt{}, fmt.Errorf("%s:%d: attack: empty", file, i+1)
+			}
+			a.Attack = val
+		case "class":
+			if !classes[Class(val)] {
+				return Attempt{}, fmt.Errorf("%s:%d: class: unknown class %q", file, i+1, val)
+			}
+			a.Class = Class(val)
+		case "needs":
+			for _, n := range strings.Fields(val) {
+				if !needs[n] {
+					return Attempt{}, fmt.Errorf("%s:%d: needs: unknown fixture %q", file, i+1, n)
+				}
+				a.Needs = append(a.Needs, n)
+			}
+		case "settle":
+			d, err := time.ParseDuration(val)
+			if err != nil || d < 0 || d > 10*time.Second {
+				return Attempt{}, fmt.Errorf("%s:%d: settle: want a duration between 0 and 10s, got %q", file, i+1, val)
+			}
+			a.Settle = d
+		default:
+			return Attempt{}, fmt.Errorf("%s:%d: unknown header field %q", file, i+1, key)
+		}
+	}
+	if a.Attack == "" {
+		return Attempt{}, fmt.Errorf("%s:1: attack: missing (every attempt starts with \"# attack: <what it tries>\")", file)
+	}
+	return a, nil
+}

@@ -1,0 +1,115 @@
+package sandbox
+
+import "strings"
+
+// Backend names, as [ConfinedArgv.Backend] reports them.
+const (
+	BackendBwrap         = "bwrap"
+	BackendLandlock      = "landlock"
+	BackendSeatbelt      = "seatbelt"
+	BackendWindowsACL    = "windows-acl"
+	BackendRunnerCommand = "runner-command"
+)
+
+// BwrapArgs is the bwrap profile (without the program and without "--"):
+// read-only bind of /, fresh /dev and /proc, die with parent; workspace-write
+// adds a fresh tmpfs at /tmp and then re-binds the workspace writable (in that
+// order, so a workspace under /tmp is bound on top of the tmpfs). Any mode
+// other than workspace-write is treated as read-only.
+func BwrapArgs(p Policy) []string {
+	args := []string{"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--die-with-parent"}
+	if p.Mode == WorkspaceWrite {
+		args = append(args, "--tmpfs", "/tmp", "--bind", p.WorkspaceRoot, p.WorkspaceRoot)
+	}
+	return args
+}
+
+// LandlockGrants is the Landlock runner's grant list for p: read-only / and
+// writable /dev/null (the file, never /dev, so /dev/shm stays closed); in
+// workspace-write also /tmp and the workspace root.
+func LandlockGrants(p Policy) (readOnly, readWrite []string) {
+	readOnly, readWrite = []string{"/"}, []string{"/dev/null"}
+	if p.Mode == WorkspaceWrite {
+		readWrite = append(readWrite, "/tmp", p.WorkspaceRoot)
+	}
+	return readOnly, readWrite
+}
+
+// GrantArgs renders grants as runner flags: every --ro pair first, then every
+// --rw pair, each in the given order.
+func GrantArgs(readOnly, readWrite []string) []string {
+	args := []string{}
+	for _, r := range readOnly {
+		args = append(args, "--ro", r)
+	}
+	for _, r := range readWrite {
+		args = append(args, "--rw", r)
+	}
+	return args
+}
+
+// LandlockArgs is the Landlock runner profile for p (without the program and "--").
+func LandlockArgs(p Policy) []string { return GrantArgs(LandlockGrants(p)) }
+
+// SeatbeltReadOnlyProfile is the VERBATIM read-only Seatbelt profile.
+const SeatbeltReadOnlyProfile = `(version 1) (allow default) (deny file-write*) (allow file-write* (literal "/dev/null"))`
+
+// SeatbeltProfile is the SBPL profile for mode: the read-only profile, plus
+// for workspace-write one allow form over roots (normally [WritableRoots]).
+func SeatbeltProfile(mode Mode, roots []string) string {
+	if mode != WorkspaceWrite {
+		return SeatbeltReadOnlyProfile
+	}
+	forms := make([]string, 0, len(roots))
+	for _, r := range roots {
+		forms = append(forms, "(subpath "+SBPLString(r)+")")
+	}
+	return SeatbeltReadOnlyProfile + " (allow file-write* " + strings.Join(forms, " ") + ")"
+}
+
+// SBPLString quotes s as an SBPL string: wrapped in double quotes, with
+// backslash and double quote escaped.
+func SBPLString(s string) string {
+	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
+}
+
+// SeatbeltArgs is the sandbox-exec profile arguments: -p <profile>.
+func SeatbeltArgs(mode Mode, roots []string) []string {
+	return []string{"-p", SeatbeltProfile(mode, roots)}
+}
+
+// WindowsSession is the per-session part of the Windows ACL runner profile:
+// a private temp directory and the two restricting SIDs the provider grants.
+// Deriving them is the Windows provider's job and is not implemented here.
+type WindowsSession struct {
+	// TempDir is the session's private temp directory.
+	TempDir string
+	// WriteSID is the per-workspace restricting SID.
+	WriteSID string
+	// TempWriteSID is the per-session temp restricting SID.
+	TempWriteSID string
+}
+
+// WindowsACLArgs is the ACL runner profile (without the runner argv and "--"):
+// --workspace, --temp, --mode; a workspace-write call with a session adds the
+// two SIDs and uses the session's private temp directory.
+func WindowsACLArgs(p Policy, tempDir string, session *WindowsSession) []string {
+	mode := ReadOnly
+	if p.Mode == WorkspaceWrite {
+		mode = WorkspaceWrite
+	}
+	if mode == WorkspaceWrite && session != nil {
+		return []string{"--workspace", p.WorkspaceRoot, "--temp", session.TempDir, "--mode", string(mode),
+			"--write-sid", session.WriteSID, "--temp-write-sid", session.TempWriteSID}
+	}
+	return []string{"--workspace", p.WorkspaceRoot, "--temp", tempDir, "--mode", string(mode)}
+}
+
+// Wrap joins runner argv, profile args, "--" and the caller's exact argv.
+func Wrap(runner, profile, argv []string) []string {
+	out := make([]string, 0, len(runner)+len(profile)+1+len(argv))
+	out = append(out, runner...)
+	out = append(out, profile...)
+	out = append(out, "--")
+	return append(out, argv...)
+}

@@ -1,0 +1,98 @@
+package sandbox
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestProfiles(t *testing.T) {
+	ro := Policy{Mode: ReadOnly, WorkspaceRoot: "/ws"}
+	ww := Policy{Mode: WorkspaceWrite, WorkspaceRoot: "/ws"}
+	tests := []struct {
+		name string
+		got  []string
+		want []string
+	}{
+		{name: "bwrap read-only exact", got: BwrapArgs(ro), want: []string{"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--die-with-parent"}},
+		{name: "bwrap workspace-write adds tmpfs then bind", got: BwrapArgs(ww),
+			want: []string{"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--die-with-parent", "--tmpfs", "/tmp", "--bind", "/ws", "/ws"}},
+		{name: "bwrap treats an unknown mode as read-only", got: BwrapArgs(Policy{Mode: "bogus", WorkspaceRoot: "/ws"}), want: BwrapArgs(ro)},
+		{name: "landlock read-only grants root and dev null", got: LandlockArgs(ro), want: []string{"--ro", "/", "--rw", "/dev/null"}},
+		{name: "landlock workspace-write adds tmp and workspace", got: LandlockArgs(ww), want: []string{"--ro", "/", "--rw", "/dev/null", "--rw", "/tmp", "--rw", "/ws"}},
+		{name: "grant args of nothing", got: GrantArgs(nil, nil), want: []string{}},
+		{name: "grant args ro only", got: GrantArgs([]string{"/a"}, nil), want: []string{"--ro", "/a"}},
+		{name: "grant args emit ro before rw", got: GrantArgs([]string{"/a", "/b"}, []string{"/c"}), want: []string{"--ro", "/a", "--ro", "/b", "--rw", "/c"}},
+		{name: "seatbelt read-only", got: SeatbeltArgs(ReadOnly, nil), want: []string{"-p", SeatbeltReadOnlyProfile}},
+		{name: "seatbelt workspace-write appends one allow form", got: SeatbeltArgs(WorkspaceWrite, []string{"/ws", "/private/tmp"}),
+			want: []string{"-p", SeatbeltReadOnlyProfile + ` (allow file-write* (subpath "/ws") (subpath "/private/tmp"))`}},
+		{name: "sbpl quoting escapes backslash and quote", got: []string{SBPLString(`/a "b"\c`)}, want: []string{`"/a \"b\"\\c"`}},
+		{name: "windows read-only", got: WindowsACLArgs(ro, `C:\T`, nil), want: []string{"--workspace", "/ws", "--temp", `C:\T`, "--mode", "read-only"}},
+		{name: "windows agentless workspace-write", got: WindowsACLArgs(ww, `C:\T`, nil), want: []string{"--workspace", "/ws", "--temp", `C:\T`, "--mode", "workspace-write"}},
+		{name: "windows session workspace-write adds sids and private temp", got: WindowsACLArgs(ww, `C:\T`, &WindowsSession{TempDir: `C:\T\dsh-1`, WriteSID: "S-1-4-1", TempWriteSID: "S-1-4-2"}),
+			want: []string{"--workspace", "/ws", "--temp", `C:\T\dsh-1`, "--mode", "workspace-write", "--write-sid", "S-1-4-1", "--temp-write-sid", "S-1-4-2"}},
+		{name: "wrap keeps the caller argv exact", got: Wrap([]string{"r"}, []string{"--x"}, []string{"bash", "-c", "echo hi"}), want: []string{"r", "--x", "--", "bash", "-c", "echo hi"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if d := cmp.Diff(tc.want, tc.got); d != "" {
+				t.Errorf("(-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+func TestWritableRoots(t *testing.T) {
+	canonNone := func(s string) string { return s }
+	tests := []struct {
+		name   string
+		policy Policy
+		tmpdir string
+		want   []string
+	}{
+		{name: "read-only has no writable roots", policy: Policy{Mode: ReadOnly, WorkspaceRoot: "/ws"}, tmpdir: "/t", want: []string{}},
+		{name: "workspace-write is workspace, tmp, tmpdir", policy: Policy{Mode: WorkspaceWrite, WorkspaceRoot: "/ws"}, tmpdir: "/t", want: []string{"/ws", "/tmp", "/t"}},
+		{name: "root equal to tmpdir is granted once", policy: Policy{Mode: WorkspaceWrite, WorkspaceRoot: "/t"}, tmpdir: "/t", want: []string{"/t", "/tmp"}},
+		{name: "tmpdir equal to /tmp is granted once", policy: Policy{Mode: WorkspaceWrite, WorkspaceRoot: "/ws"}, tmpdir: "/tmp", want: []string{"/ws", "/tmp"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if d := cmp.Diff(tc.want, writableRoots(tc.policy, tc.tmpdir, canonNone)); d != "" {
+				t.Errorf("(-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+func TestCanonicalPath(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "real")
+	if err := os.Mkdir(real, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	wantReal, _ := filepath.EvalSymlinks(real)
+	if got := CanonicalPath(link); got != wantReal {
+		t.Errorf("CanonicalPath(symlink) = %q, want %q", got, wantReal)
+	}
+	missing := filepath.Join(dir, "missing", "x")
+	if got := CanonicalPath(missing); got != missing {
+		t.Errorf("CanonicalPath(missing) = %q, want unchanged", got)
+	}
+	roots := WritableRoots(Policy{Mode: WorkspaceWrite, WorkspaceRoot: link})
+	if len(roots) < 2 || roots[0] != wantReal || roots[1] != "/tmp" {
+		t.Errorf("WritableRoots = %q", roots)
+	}
+	seen := map[string]bool{}
+	for _, r := range roots {
+		if seen[r] {
+			t.Errorf("duplicate root %q in %q", r, roots)
+		}
+		seen[r] = true
+	}
+}

@@ -1,0 +1,331 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+)
+
+// ErrBadInput marks a Confine call refused for its input (relative or missing
+// workspace root, empty argv, unknown or unconfined mode); nothing ran.
+var ErrBadInput = errors.New("sandbox: bad input")
+
+// DefaultProbeTimeout bounds each availability probe.
+const DefaultProbeTimeout = 5 * time.Second
+
+// Probes are the availability checks of the backend chain. A nil field uses
+// the real default probe (a short real process run under the probe timeout;
+// a failed start, a timeout or a non-zero exit means unusable).
+type Probes struct {
+	// Bwrap reports whether bwrap can confine (default: run
+	// bwrap --ro-bind / / --dev /dev --proc /proc --die-with-parent -- true).
+	Bwrap func(ctx context.Context) bool
+	// Landlock runs the launcher's probe (default: <launcher> --probe; exit 0
+	// is usable, "partially enforced" in stdout is partial).
+	Landlock func(ctx context.Context, launcher string) (Enforcement, bool)
+	// Seatbelt reports whether sandbox-exec works (default: sandbox-exec -p
+	// <read-only profile> -- true).
+	Seatbelt func(ctx context.Context) bool
+	// WindowsACL reports whether the ACL runner starts (default: <runner>
+	// --workspace <tmp> --temp <tmp> --mode read-only -- cmd /c exit 0; an
+	// empty runner is unusable).
+	WindowsACL func(ctx context.Context, runner []string) bool
+}
+
+// Config configures a [Provider]. The zero value is the real provider of the
+// running platform.
+type Config struct {
+	// Platform selects the chain (GOOS names); default runtime.GOOS.
+	Platform string
+	// Chain overrides the platform chain (backend names); nil = [Chain](Platform).
+	Chain []string
+	// LauncherPath is the landlock-run binary; default [DefaultLauncherPath].
+	// No environment variable selects it; existence is not checked (the probe says).
+	LauncherPath string
+	// WindowsRunner is the ACL runner argv (for example node runner.js);
+	// empty means unusable.
+	WindowsRunner []string
+	// ProbeTimeoutMs bounds each probe in milliseconds; nil = 5000. It must be
+	// a positive finite number.
+	ProbeTimeoutMs *float64
+	// RunnerCommand, when non-empty, skips the chain and every probe: argv =
+	// RunnerCommand ++ bwrap profile ++ "--" ++ argv, enforcement full. Trusted.
+	RunnerCommand []string
+	// RunnerFailureSignatures are the fatal signatures of RunnerCommand's one
+	// runner-failure rule; required with RunnerCommand, invalid without it.
+	RunnerFailureSignatures []string
+	// Probes injects availability checks (tests); nil fields are the real ones.
+	Probes Probes
+	// TempDir is the process temp dir used by Seatbelt and Windows profiles;
+	// default os.TempDir().
+	TempDir string
+}
+
+// Provider confines argv per call. The backend is selected lazily on the
+// first Confine and the verdict, including "unavailable", is cached for the
+// provider's lifetime. A Provider is safe for concurrent use.
+type Provider struct {
+	cfg     Config
+	chain   []string
+	timeout time.Duration
+
+	mu       sync.Mutex
+	selected bool
+	backend  string // "" = unavailable
+	enf      Enforcement
+}
+
+// DefaultLauncherPath is landlock-run beside the running executable, or, when
+// the executable cannot be located, a fixed absolute path that does not exist
+// (so the probe reports unusable).
+func DefaultLauncherPath() string {
+	if exe, err := os.Executable(); err == nil {
+		return filepath.Join(filepath.Dir(exe), "landlock-run")
+	}
+	return "/nonexistent/dshsim/bin/landlock-run"
+}
+
+// NewProvider validates cfg and returns a provider. Errors (VERBATIM where
+// upstream pins them): "sandbox-local: probeTimeoutMs must be a positive
+// finite number", "sandbox-local: runnerFailureSignatures requires
+// runnerCommand", "sandbox-local: runnerCommand requires at least one
+// runnerFailureSignatures entry", "sandbox-local: runnerFailureSignatures
+// entries must be non-empty single-line strings"; and ours: an unknown backend
+// in Chain, a relative launcher path, or a launcher or runner path that is a
+// directory.
+func NewProvider(cfg Config) (*Provider, error) {
+	p := &Provider{cfg: cfg, timeout: DefaultProbeTimeout}
+	if cfg.ProbeTimeoutMs != nil {
+		v := *cfg.ProbeTimeoutMs
+		if !(v > 0) || math.IsInf(v, 0) {
+			return nil, errors.New("sandbox-local: probeTimeoutMs must be a positive finite number")
+		}
+		p.timeout = time.Duration(v * float64(time.Millisecond))
+	}
+	if len(cfg.RunnerCommand) == 0 && len(cfg.RunnerFailureSignatures) > 0 {
+		return nil, errors.New("sandbox-local: runnerFailureSignatures requires runnerCommand")
+	}
+	if len(cfg.RunnerCommand) > 0 {
+		if len(cfg.RunnerFailureSignatures) == 0 {
+			return nil, errors.New("sandbox-local: runnerCommand requires at least one runnerFailureSignatures entry")
+		}
+		for _, s := range cfg.RunnerFailureSignatures {
+			if strings.TrimSpace(s) == "" || strings.ContainsAny(s, "\r\n") {
+				return nil, errors.New("sandbox-local: runnerFailureSignatures entries must be non-empty single-line strings")
+			}
+		}
+		if err := notADirectory("runnerCommand", cfg.RunnerCommand[0]); err != nil {
+			return nil, err
+		}
+	}
+	if p.cfg.Platform == "" {
+		p.cfg.Platform = runtime.GOOS
+	}
+	if p.cfg.TempDir == "" {
+		p.cfg.TempDir = os.TempDir()
+	}
+	if p.cfg.LauncherPath == "" {
+		p.cfg.LauncherPath = DefaultLauncherPath()
+	}
+	if !filepath.IsAbs(p.cfg.LauncherPath) {
+		return nil, fmt.Errorf("sandbox-local: launcher path %q must be absolute", p.cfg.LauncherPath)
+	}
+	if err := notADirectory("launcher path", p.cfg.LauncherPath); err != nil {
+		return nil, err
+	}
+	p.chain = cfg.Chain
+	if p.chain == nil {
+		p.chain = Chain(p.cfg.Platform)
+	}
+	for _, b := range p.chain {
+		if _, ok := DialectOf(b); !ok {
+			return nil, fmt.Errorf("sandbox-local: unknown backend %q in chain (want bwrap, landlock, seatbelt or windows-acl)", b)
+		}
+	}
+	return p, nil
+}
+
+func notADirectory(what, path string) error {
+	if strings.Contains(path, "/") {
+		if st, err := os.Stat(path); err == nil && st.IsDir() {
+			return fmt.Errorf("sandbox-local: %s %q is a directory, not an executable", what, path)
+		}
+	}
+	return nil
+}
+
+// LauncherPath returns the landlock-run path in use.
+func (p *Provider) LauncherPath() string { return p.cfg.LauncherPath }
+
+// Selected runs (or reuses) backend selection and returns the backend name
+// and its enforcement, or "" when no backend is usable.
+func (p *Provider) Selected() (backend string, enf Enforcement) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.selected {
+		p.backend, p.enf = p.selectBackend()
+		p.selected = true
+	}
+	return p.backend, p.enf
+}
+
+func (p *Provider) selectBackend() (string, Enforcement) {
+	switch len(p.chain) {
+	case 0:
+		return "", ""
+	case 1:
+		b := p.chain[0]
+		if b == BackendWindowsACL && len(p.cfg.WindowsRunner) == 0 {
+			return "", "" // nothing to run: fail closed rather than emit a broken argv
+		}
+		return b, staticEnforcement(b)
+	}
+	for _, b := range p.chain {
+		if enf, ok := p.probe(b); ok {
+			return b, enf
+		}
+	}
+	return "", ""
+}
+
+func (p *Provider) probe(b string) (Enforcement, bool) {
+	// Probes outlive any one caller's context: the verdict is cached.
+	ctx, cancel := context.WithTimeout(context.Background(), p.timeout)
+	defer cancel()
+	pr := p.cfg.Probes
+	switch b {
+	case BackendBwrap:
+		if pr.Bwrap != nil {
+			return Full, pr.Bwrap(ctx)
+		}
+		return Full, runOK(ctx, nil, "bwrap", Wrap(nil, BwrapArgs(Policy{Mode: ReadOnly}), []string{"true"})...)
+	case BackendLandlock:
+		if pr.Landlock != nil {
+			return pr.Landlock(ctx, p.cfg.LauncherPath)
+		}
+		return ProbeLandlock(ctx, p.cfg.LauncherPath)
+	case BackendSeatbelt:
+		if pr.Seatbelt != nil {
+			return Full, pr.Seatbelt(ctx)
+		}
+		return Full, runOK(ctx, nil, "sandbox-exec", Wrap(nil, SeatbeltArgs(ReadOnly, nil), []string{"true"})...)
+	case BackendWindowsACL:
+		if pr.WindowsACL != nil {
+			return Partial, pr.WindowsACL(ctx, p.cfg.WindowsRunner)
+		}
+		if len(p.cfg.WindowsRunner) == 0 {
+			return "", false
+		}
+		r := p.cfg.WindowsRunner
+		args := Wrap(r[1:], WindowsACLArgs(Policy{Mode: ReadOnly, WorkspaceRoot: p.cfg.TempDir}, p.cfg.TempDir, nil), []string{"cmd", "/c", "exit 0"})
+		return Partial, runOK(ctx, nil, r[0], args...)
+	}
+	return "", false
+}
+
+// ProbeLandlock runs "<launcher> --probe": exit 0 is usable, partial when
+// stdout contains "partially enforced"; anything else (missing launcher,
+// exit 125, timeout) is unusable.
+func ProbeLandlock(ctx context.Context, launcher string) (Enforcement, bool) {
+	var out bytes.Buffer
+	if !runOK(ctx, &out, launcher, "--probe") {
+		return "", false
+	}
+	if strings.Contains(out.String(), "partially enforced") {
+		return Partial, true
+	}
+	return Full, true
+}
+
+func runOK(ctx context.Context, stdout *bytes.Buffer, name string, args ...string) bool {
+	cmd := exec.CommandContext(ctx, name, args...)
+	if stdout != nil {
+		cmd.Stdout = stdout
+	}
+	cmd.WaitDelay = 100 * time.Millisecond
+	return cmd.Run() == nil && ctx.Err() == nil
+}
+
+// Confine wraps argv for policy: runner + profile args + "--" + argv, with
+// the backend's enforcement and classification facts. It never passes argv
+// through unconfined: it returns enforcing argv or an error. Errors: ctx
+// already done (ctx.Err()); bad input wrapping [ErrBadInput] (unknown mode,
+// danger-full-access, which consumers must bypass themselves, empty argv, a
+// relative or missing workspace root); [*UnavailableError] when no backend
+// is usable. The workspace root is canonicalised (realpath) first.
+func (p *Provider) Confine(ctx context.Context, argv []string, policy Policy) (ConfinedArgv, error) {
+	if err := ctx.Err(); err != nil {
+		return ConfinedArgv{}, err
+	}
+	if err := ValidatePolicy(policy); err != nil {
+		return ConfinedArgv{}, err
+	}
+	if len(argv) == 0 {
+		return ConfinedArgv{}, fmt.Errorf("%w: confine needs a command: argv is empty", ErrBadInput)
+	}
+	policy.WorkspaceRoot = CanonicalPath(policy.WorkspaceRoot)
+	argv = append([]string(nil), argv...)
+	if len(p.cfg.RunnerCommand) > 0 {
+		return ConfinedArgv{
+			Argv:               Wrap(p.cfg.RunnerCommand, BwrapArgs(policy), argv),
+			Backend:            BackendRunnerCommand,
+			Enforcement:        Full,
+			DenialSignatures:   runnerCommandDenials(),
+			RunnerFailureRules: []RunnerFailureRule{{FatalSignatures: append([]string(nil), p.cfg.RunnerFailureSignatures...)}},
+		}, nil
+	}
+	backend, enf := p.Selected()
+	if backend == "" {
+		return ConfinedArgv{}, &UnavailableError{Mode: policy.Mode}
+	}
+	d, _ := DialectOf(backend)
+	out := ConfinedArgv{Backend: backend, Enforcement: enf, DenialSignatures: d.DenialSignatures, RunnerFailureRules: d.RunnerFailureRules}
+	switch backend {
+	case BackendBwrap:
+		out.Argv = Wrap([]string{"bwrap"}, BwrapArgs(policy), argv)
+	case BackendLandlock:
+		out.Argv = Wrap([]string{p.cfg.LauncherPath}, LandlockArgs(policy), argv)
+	case BackendSeatbelt:
+		roots := writableRoots(policy, p.cfg.TempDir, CanonicalPath)
+		out.Argv = Wrap([]string{"sandbox-exec"}, SeatbeltArgs(policy.Mode, roots), argv)
+	case BackendWindowsACL:
+		out.Argv = Wrap(p.cfg.WindowsRunner, WindowsACLArgs(policy, p.cfg.TempDir, nil), argv)
+	default:
+		return ConfinedArgv{}, fmt.Errorf("sandbox: unreachable variant in backend: %q", backend)
+	}
+	return out, nil
+}
+
+// ValidatePolicy checks a policy bound for a provider: a confined mode (a
+// clear error for danger-full-access, which never reaches a provider, and for
+// an unknown mode) and an absolute workspace root naming an existing
+// directory. Errors wrap [ErrBadInput].
+func ValidatePolicy(policy Policy) error {
+	if policy.Mode == DangerFullAccess {
+		return fmt.Errorf("%w: mode danger-full-access never reaches a provider; the consumer runs the command unconfined", ErrBadInput)
+	}
+	if !policy.Mode.Confined() {
+		_, err := ParseMode(string(policy.Mode))
+		return fmt.Errorf("%w: %v", ErrBadInput, err)
+	}
+	if !filepath.IsAbs(policy.WorkspaceRoot) {
+		return fmt.Errorf("%w: workspace root %q is not an absolute path", ErrBadInput, policy.WorkspaceRoot)
+	}
+	st, err := os.Stat(policy.WorkspaceRoot)
+	if err != nil {
+		return fmt.Errorf("%w: workspace root %q does not exist", ErrBadInput, policy.WorkspaceRoot)
+	}
+	if !st.IsDir() {
+		return fmt.Errorf("%w: workspace root %q is not a directory", ErrBadInput, policy.WorkspaceRoot)
+	}
+	return nil
+}

@@ -1,0 +1,303 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+type probeLog struct{ calls []string }
+
+func (l *probeLog) probes(bwrap bool, landlock Enforcement) Probes {
+	return Probes{
+		Bwrap: func(context.Context) bool { l.calls = append(l.calls, "bwrap"); return bwrap },
+		Landlock: func(_ context.Context, launcher string) (Enforcement, bool) {
+			l.calls = append(l.calls, "landlock "+launcher)
+			return landlock, landlock != ""
+		},
+		Seatbelt:   func(context.Context) bool { l.calls = append(l.calls, "seatbelt"); return true },
+		WindowsACL: func(context.Context, []string) bool { l.calls = append(l.calls, "windows-acl"); return true },
+	}
+}
+
+func ms(v float64) *float64 { return &v }
+
+func newProvider(t *testing.T, cfg Config) *Provider {
+	t.Helper()
+	p, err := NewProvider(cfg)
+	if err != nil {
+		t.Fatalf("NewProvider: %v", err)
+	}
+	return p
+}
+
+func TestNewProviderRejectsBadConfig(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		name string
+		cfg  Config
+		want string
+	}{
+		{name: "zero probe timeout", cfg: Config{ProbeTimeoutMs: ms(0)}, want: "sandbox-local: probeTimeoutMs must be a positive finite number"},
+		{name: "negative probe timeout", cfg: Config{ProbeTimeoutMs: ms(-1)}, want: "sandbox-local: probeTimeoutMs must be a positive finite number"},
+		{name: "infinite probe timeout", cfg: Config{ProbeTimeoutMs: ms(math.Inf(1))}, want: "sandbox-local: probeTimeoutMs must be a positive finite number"},
+		{name: "NaN probe timeout", cfg: Config{ProbeTimeoutMs: ms(math.NaN())}, want: "sandbox-local: probeTimeoutMs must be a positive finite number"},
+		{name: "signatures without runnerCommand", cfg: Config{RunnerFailureSignatures: []string{"r: "}}, want: "sandbox-local: runnerFailureSignatures requires runnerCommand"},
+		{name: "runnerCommand without signatures", cfg: Config{RunnerCommand: []string{"/r"}}, want: "sandbox-local: runnerCommand requires at least one runnerFailureSignatures entry"},
+		{name: "blank signature", cfg: Config{RunnerCommand: []string{"/r"}, RunnerFailureSignatures: []string{"  "}}, want: "sandbox-local: runnerFailureSignatures entries must be non-empty single-line strings"},
+		{name: "newline in signature", cfg: Config{RunnerCommand: []string{"/r"}, RunnerFailureSignatures: []string{"a\nb"}}, want: "sandbox-local: runnerFailureSignatures entries must be non-empty single-line strings"},
+		{name: "carriage return in signature", cfg: Config{RunnerCommand: []string{"/r"}, RunnerFailureSignatures: []string{"a\r"}}, want: "sandbox-local: runnerFailureSignatures entries must be non-empty single-line strings"},
+		{name: "runner path that is a directory", cfg: Config{RunnerCommand: []string{dir}, RunnerFailureSignatures: []string{"r: "}}, want: `sandbox-local: runnerCommand "` + dir + `" is a directory, not an executable`},
+		{name: "launcher path that is a directory", cfg: Config{LauncherPath: dir}, want: `sandbox-local: launcher path "` + dir + `" is a directory, not an executable`},
+		{name: "relative launcher path", cfg: Config{LauncherPath: "bin/landlock-run"}, want: `sandbox-local: launcher path "bin/landlock-run" must be absolute`},
+		{name: "rogue chain entry", cfg: Config{Chain: []string{"bwrap", "chroot"}}, want: `sandbox-local: unknown backend "chroot" in chain (want bwrap, landlock, seatbelt or windows-acl)`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := NewProvider(tc.cfg)
+			if err == nil || err.Error() != tc.want {
+				t.Errorf("NewProvider error = %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestConfineRejectsBadInput(t *testing.T) {
+	ws := t.TempDir()
+	file := filepath.Join(ws, "f")
+	os.WriteFile(file, nil, 0o644)
+	log := &probeLog{}
+	p := newProvider(t, Config{Platform: "linux", Probes: log.probes(true, Full)})
+	tests := []struct {
+		name   string
+		argv   []string
+		policy Policy
+		want   string
+	}{
+		{name: "danger-full-access never reaches a provider", argv: []string{"true"}, policy: Policy{Mode: DangerFullAccess, WorkspaceRoot: ws},
+			want: "sandbox: bad input: mode danger-full-access never reaches a provider; the consumer runs the command unconfined"},
+		{name: "unknown mode", argv: []string{"true"}, policy: Policy{Mode: "all-access", WorkspaceRoot: ws},
+			want: `sandbox: bad input: unknown sandbox mode "all-access" (want one of read-only, workspace-write, danger-full-access)`},
+		{name: "empty argv", argv: nil, policy: Policy{Mode: ReadOnly, WorkspaceRoot: ws}, want: "sandbox: bad input: confine needs a command: argv is empty"},
+		{name: "relative workspace root", argv: []string{"true"}, policy: Policy{Mode: ReadOnly, WorkspaceRoot: "proj"},
+			want: `sandbox: bad input: workspace root "proj" is not an absolute path`},
+		{name: "missing workspace root", argv: []string{"true"}, policy: Policy{Mode: WorkspaceWrite, WorkspaceRoot: ws + "/missing"},
+			want: `sandbox: bad input: workspace root "` + ws + `/missing" does not exist`},
+		{name: "workspace root that is a file", argv: []string{"true"}, policy: Policy{Mode: WorkspaceWrite, WorkspaceRoot: file},
+			want: `sandbox: bad input: workspace root "` + file + `" is not a directory`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := p.Confine(context.Background(), tc.argv, tc.policy)
+			if err == nil || err.Error() != tc.want || !errors.Is(err, ErrBadInput) {
+				t.Errorf("Confine error = %v, want %q wrapping ErrBadInput", err, tc.want)
+			}
+		})
+	}
+	if len(log.calls) != 0 {
+		t.Errorf("bad input probed backends: %q", log.calls)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := p.Confine(ctx, []string{"true"}, Policy{Mode: ReadOnly, WorkspaceRoot: ws}); !errors.Is(err, context.Canceled) {
+		t.Errorf("pre-cancelled Confine = %v, want context.Canceled", err)
+	}
+}
+
+func TestProviderChains(t *testing.T) {
+	ws := t.TempDir()
+	realWS, _ := filepath.EvalSymlinks(ws)
+	argv := []string{"bash", "-c", "echo hi"}
+	ro := Policy{Mode: ReadOnly, WorkspaceRoot: ws}
+	tests := []struct {
+		name      string
+		cfg       func(*probeLog) Config
+		want      ConfinedArgv
+		wantErr   string
+		wantCalls []string
+	}{
+		{name: "linux bwrap pass selects bwrap and never probes landlock",
+			cfg:       func(l *probeLog) Config { return Config{Platform: "linux", LauncherPath: "/l/landlock-run", Probes: l.probes(true, Full)} },
+			want:      ConfinedArgv{Argv: Wrap([]string{"bwrap"}, BwrapArgs(ro), argv), Backend: "bwrap", Enforcement: Full, DenialSignatures: []string{"read-only file system"}, RunnerFailureRules: []RunnerFailureRule{{FatalSignatures: []string{"bwrap: "}}}},
+			wantCalls: []string{"bwrap"}},
+		{name: "linux bwrap fail falls to landlock with the launcher path",
+			cfg: func(l *probeLog) Config { return Config{Platform: "linux", LauncherPath: "/l/landlock-run", Probes: l.probes(false, Partial)} },
+			want: ConfinedArgv{Argv: []string{"/l/landlock-run", "--ro", "/", "--rw", "/dev/null", "--", "bash", "-c", "echo hi"}, Backend: "landlock", Enforcement: Partial,
+				DenialSignatures: []string{"permission denied"}, RunnerFailureRules: []RunnerFailureRule{{AllowedExitCodes: []int{125}, FatalSignatures: []string{"landlock-run: "}, InformationalLines: []string{LandlockPartialNotice}}}},
+			wantCalls: []string{"bwrap", "landlock /l/landlock-run"}},
+		{name: "linux with no usable backend is unavailable",
+			cfg:       func(l *probeLog) Config { return Config{Platform: "linux", LauncherPath: "/l/landlock-run", Probes: l.probes(false, "")} },
+			wantErr:   (&UnavailableError{Mode: ReadOnly}).Error(),
+			wantCalls: []string{"bwrap", "landlock /l/landlock-run"}},
+		{name: "darwin sole candidate is selected unprobed",
+			cfg: func(l *probeLog) Config { return Config{Platform: "darwin", TempDir: "/var/t", Probes: l.probes(false, "")} },
+			want: ConfinedArgv{Argv: []string{"sandbox-exec", "-p", SeatbeltReadOnlyProfile, "--", "bash", "-c", "echo hi"}, Backend: "seatbelt", Enforcement: Full,
+				DenialSignatures: []string{"operation not permitted"}, RunnerFailureRules: []RunnerFailureRule{{FatalSignatures: []string{"sandbox-exec: "}}}}},
+		{name: "unknown platform fails closed with zero probes",
+			cfg:     func(l *probeLog) Config { return Config{Platform: "plan9", Probes: l.probes(true, Full)} },
+			wantErr: (&UnavailableError{Mode: ReadOnly}).Error()},
+		{name: "custom chain probes a seatbelt rung",
+			cfg: func(l *probeLog) Config { return Config{Platform: "linux", Chain: []string{"bwrap", "seatbelt"}, Probes: l.probes(false, "")} },
+			want: ConfinedArgv{Argv: []string{"sandbox-exec", "-p", SeatbeltReadOnlyProfile, "--", "bash", "-c", "echo hi"}, Backend: "seatbelt", Enforcement: Full,
+				DenialSignatures: []string{"operation not permitted"}, RunnerFailureRules: []RunnerFailureRule{{FatalSignatures: []string{"sandbox-exec: "}}}},
+			wantCalls: []string{"bwrap", "seatbelt"}},
+		{name: "windows sole candidate is partial with the ACL dialect",
+			cfg: func(l *probeLog) Config {
+				return Config{Platform: "windows", WindowsRunner: []string{"node", "runner.js"}, TempDir: `C:\T`, Probes: l.probes(false, "")}
+			},
+			want: ConfinedArgv{Argv: []string{"node", "runner.js", "--workspace", realWS, "--temp", `C:\T`, "--mode", "read-only", "--", "bash", "-c", "echo hi"}, Backend: "windows-acl", Enforcement: Partial,
+				DenialSignatures: []string{"access is denied", "access to the path", "permission denied", "operation not permitted"}, RunnerFailureRules: []RunnerFailureRule{{AllowedExitCodes: []int{127}, FatalSignatures: []string{"windows-acl-run: "}}}}},
+		{name: "windows with an empty runner fails closed",
+			cfg:     func(l *probeLog) Config { return Config{Platform: "windows", Probes: l.probes(false, "")} },
+			wantErr: (&UnavailableError{Mode: ReadOnly}).Error()},
+		{name: "windows rung in a custom chain is probed",
+			cfg: func(l *probeLog) Config {
+				return Config{Platform: "linux", Chain: []string{"windows-acl", "bwrap"}, WindowsRunner: []string{"node", "runner.js"}, TempDir: `C:\T`, Probes: l.probes(true, "")}
+			},
+			want: ConfinedArgv{Argv: []string{"node", "runner.js", "--workspace", realWS, "--temp", `C:\T`, "--mode", "read-only", "--", "bash", "-c", "echo hi"}, Backend: "windows-acl", Enforcement: Partial,
+				DenialSignatures: []string{"access is denied", "access to the path", "permission denied", "operation not permitted"}, RunnerFailureRules: []RunnerFailureRule{{AllowedExitCodes: []int{127}, FatalSignatures: []string{"windows-acl-run: "}}}},
+			wantCalls: []string{"windows-acl"}},
+		{name: "runnerCommand wraps bwrap args without probing",
+			cfg: func(l *probeLog) Config {
+				return Config{Platform: "linux", RunnerCommand: []string{"/opt/runner", "--x"}, RunnerFailureSignatures: []string{"runner: "}, Probes: l.probes(true, Full)}
+			},
+			want: ConfinedArgv{Argv: Wrap([]string{"/opt/runner", "--x"}, BwrapArgs(ro), argv), Backend: "runner-command", Enforcement: Full,
+				DenialSignatures: []string{"read-only file system", "permission denied"}, RunnerFailureRules: []RunnerFailureRule{{FatalSignatures: []string{"runner: "}}}}},
+		{name: "empty runnerCommand is unconfigured and the chain still gates",
+			cfg:       func(l *probeLog) Config { return Config{Platform: "linux", RunnerCommand: []string{}, Probes: l.probes(true, Full)} },
+			want:      ConfinedArgv{Argv: Wrap([]string{"bwrap"}, BwrapArgs(ro), argv), Backend: "bwrap", Enforcement: Full, DenialSignatures: []string{"read-only file system"}, RunnerFailureRules: []RunnerFailureRule{{FatalSignatures: []string{"bwrap: "}}}},
+			wantCalls: []string{"bwrap"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			log := &probeLog{}
+			p := newProvider(t, tc.cfg(log))
+			got, err := p.Confine(context.Background(), argv, Policy{Mode: ReadOnly, WorkspaceRoot: ws})
+			if tc.wantErr != "" {
+				var ue *UnavailableError
+				if err == nil || err.Error() != tc.wantErr || !errors.As(err, &ue) || ue.Mode != ReadOnly {
+					t.Fatalf("Confine error = %v, want UnavailableError %q", err, tc.wantErr)
+				}
+			} else if err != nil {
+				t.Fatalf("Confine: %v", err)
+			}
+			if tc.wantErr == "" {
+				// The workspace root in bwrap's argv is the canonical one.
+				want := tc.want
+				for i, a := range want.Argv {
+					if a == ws {
+						want.Argv[i] = realWS
+					}
+				}
+				if d := cmp.Diff(want, got); d != "" {
+					t.Errorf("Confine (-want +got):\n%s", d)
+				}
+			}
+			if d := cmp.Diff(tc.wantCalls, log.calls); d != "" {
+				t.Errorf("probes (-want +got):\n%s", d)
+			}
+			// A second call, in the other mode, reuses the verdict: no new probe.
+			before := len(log.calls)
+			_, err2 := p.Confine(context.Background(), argv, Policy{Mode: WorkspaceWrite, WorkspaceRoot: ws})
+			if len(log.calls) != before {
+				t.Errorf("second Confine probed again: %q", log.calls[before:])
+			}
+			if (err == nil) != (err2 == nil) {
+				t.Errorf("verdict changed between calls: %v then %v", err, err2)
+			}
+		})
+	}
+}
+
+func TestConfineWorkspaceWriteCanonicalisesTheRoot(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "real")
+	os.Mkdir(real, 0o755)
+	link := filepath.Join(dir, "link")
+	os.Symlink(real, link)
+	wantRoot, _ := filepath.EvalSymlinks(real)
+	p := newProvider(t, Config{Platform: "linux", Chain: []string{"landlock"}, LauncherPath: "/l/landlock-run"})
+	got, err := p.Confine(context.Background(), []string{"true"}, Policy{Mode: WorkspaceWrite, WorkspaceRoot: link})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"/l/landlock-run", "--ro", "/", "--rw", "/dev/null", "--rw", "/tmp", "--rw", wantRoot, "--", "true"}
+	if d := cmp.Diff(want, got.Argv); d != "" {
+		t.Errorf("argv (-want +got):\n%s", d)
+	}
+}
+
+// fakeLauncher writes a shell script standing in for landlock-run --probe.
+func fakeLauncher(t *testing.T, body string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "landlock-run")
+	if err := os.WriteFile(path, []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestLandlockProbeOfTheLauncher(t *testing.T) {
+	tests := []struct {
+		name    string
+		script  string
+		timeout float64
+		wantEnf Enforcement
+		wantOK  bool
+	}{
+		{name: "fully enforced is full", script: `echo "landlock: fully enforced"`, timeout: 5000, wantEnf: Full, wantOK: true},
+		{name: "partially enforced is partial", script: `echo "landlock: partially enforced (older ABI)"`, timeout: 5000, wantEnf: Partial, wantOK: true},
+		{name: "exit 125 is unusable", script: `echo "landlock-run: landlock is not enforced by this kernel (ABI unsupported or disabled)" >&2; exit 125`, timeout: 5000},
+		{name: "slow launcher is usable within a long timeout", script: `sleep 0.3; echo "landlock: fully enforced"`, timeout: 15000, wantEnf: Full, wantOK: true},
+		{name: "slow launcher is unusable past a short timeout", script: `sleep 1; echo "landlock: fully enforced"`, timeout: 100},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			launcher := fakeLauncher(t, tc.script)
+			p := newProvider(t, Config{Platform: "linux", Chain: []string{"landlock", "landlock"}, LauncherPath: launcher, ProbeTimeoutMs: ms(tc.timeout)})
+			backend, enf := p.Selected()
+			if (backend != "") != tc.wantOK || enf != tc.wantEnf {
+				t.Errorf("Selected = (%q, %q), want ok=%v enforcement %q", backend, enf, tc.wantOK, tc.wantEnf)
+			}
+		})
+	}
+	if _, ok := ProbeLandlock(context.Background(), "/nonexistent/landlock-run"); ok {
+		t.Error("a missing launcher probed usable")
+	}
+}
+
+// TestRealDefaultProbes runs the real chain of this host: it either confines
+// or fails closed with the structured error; on this machine class (bwrap
+// installed) it selects bwrap.
+func TestRealDefaultProbes(t *testing.T) {
+	p := newProvider(t, Config{LauncherPath: "/nonexistent/landlock-run"})
+	got, err := p.Confine(context.Background(), []string{"true"}, Policy{Mode: ReadOnly, WorkspaceRoot: t.TempDir()})
+	var ue *UnavailableError
+	switch {
+	case err == nil:
+		if got.Backend == "" || len(got.Argv) < 2 || got.Argv[len(got.Argv)-2] != "--" {
+			t.Errorf("confined argv %q", got.Argv)
+		}
+		if _, lookErr := execLookPath("bwrap"); lookErr == nil && got.Backend != BackendBwrap {
+			t.Errorf("bwrap is installed but %q was selected", got.Backend)
+		}
+	case errors.As(err, &ue):
+		t.Logf("no backend on this host: %v", err)
+	default:
+		t.Fatalf("Confine: %v", err)
+	}
+}
+
+func TestUnavailableMessageNamesTheMode(t *testing.T) {
+	p := newProvider(t, Config{Platform: "plan9"})
+	_, err := p.Confine(context.Background(), []string{"true"}, Policy{Mode: WorkspaceWrite, WorkspaceRoot: t.TempDir()})
+	if err == nil || !strings.HasPrefix(err.Error(), `sandbox mode "workspace-write" is requested but no sandbox backend is usable on this host`) {
+		t.Errorf("error = %v", err)
+	}
+}
