@@ -1,0 +1,27 @@
+// Package jobs is the background job registry of the bash tool.
+//
+// # Jobs
+//
+// A [Registry] tracks processes per owner (a session). Each job gets the id
+// "<kind>-<n>" (bash-1, bash-2, ...) counted per owner, captures stdout and
+// stderr through a bounded [Capture] (the tail in memory, the complete stream
+// in a private 0600 file once the tail overflows), and keeps running after the
+// call that started it returned. Only the owner can see, read or kill its jobs.
+//
+// # Foreground calls and promotion
+//
+// Every bash call is registered as a job. A foreground call waits on it with
+// [Job.WaitFor]; when the process settles in time the record is dropped with
+// [Job.Forget] and no notice is sent. When the timeout expires first the call
+// [Job.Promote]s the job instead of killing it: the process really keeps
+// running, and when it settles the registry sends one completion [Notice].
+// A job started with run_in_background is promoted from the start.
+//
+// # Reads, kills and notices
+//
+// [Job.Read] returns the output produced since the previous read (and whether
+// some was dropped from memory), with the job's status; [Job.Kill] asks the
+// process group to terminate (SIGTERM, then SIGKILL after a grace period).
+// Notices go to the Notify callback given to [New], exactly once per promoted
+// job, after its output is complete.
+package jobs
