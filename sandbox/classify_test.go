@@ -54,7 +54,7 @@ func TestClassifyRunnerFailure(t *testing.T) {
 		{name: "runner failure outranks denial words", exit: 125, stderr: "fake-runner: cannot open rule path: /x: Permission denied\n", rules: fake,
 			wantDetail: "fake-runner: cannot open rule path: /x: Permission denied", wantOK: true},
 		{name: "later rule is tried when the first is gated out", exit: 1, stderr: "other: broke\n",
-			rules: []RunnerFailureRule{{AllowedExitCodes: []int{125}, FatalSignatures: []string{"other: "}}, {FatalSignatures: []string{"other: "}}},
+			rules:      []RunnerFailureRule{{AllowedExitCodes: []int{125}, FatalSignatures: []string{"other: "}}, {FatalSignatures: []string{"other: "}}},
 			wantDetail: "other: broke", wantOK: true},
 	}
 	for _, tc := range tests {

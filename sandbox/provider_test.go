@@ -123,27 +123,37 @@ func TestProviderChains(t *testing.T) {
 		wantCalls []string
 	}{
 		{name: "linux bwrap pass selects bwrap and never probes landlock",
-			cfg:       func(l *probeLog) Config { return Config{Platform: "linux", LauncherPath: "/l/landlock-run", Probes: l.probes(true, Full)} },
+			cfg: func(l *probeLog) Config {
+				return Config{Platform: "linux", LauncherPath: "/l/landlock-run", Probes: l.probes(true, Full)}
+			},
 			want:      ConfinedArgv{Argv: Wrap([]string{"bwrap"}, BwrapArgs(ro), argv), Backend: "bwrap", Enforcement: Full, DenialSignatures: []string{"read-only file system"}, RunnerFailureRules: []RunnerFailureRule{{FatalSignatures: []string{"bwrap: "}}}},
 			wantCalls: []string{"bwrap"}},
 		{name: "linux bwrap fail falls to landlock with the launcher path",
-			cfg: func(l *probeLog) Config { return Config{Platform: "linux", LauncherPath: "/l/landlock-run", Probes: l.probes(false, Partial)} },
+			cfg: func(l *probeLog) Config {
+				return Config{Platform: "linux", LauncherPath: "/l/landlock-run", Probes: l.probes(false, Partial)}
+			},
 			want: ConfinedArgv{Argv: []string{"/l/landlock-run", "--ro", "/", "--rw", "/dev/null", "--", "bash", "-c", "echo hi"}, Backend: "landlock", Enforcement: Partial,
 				DenialSignatures: []string{"permission denied"}, RunnerFailureRules: []RunnerFailureRule{{AllowedExitCodes: []int{125}, FatalSignatures: []string{"landlock-run: "}, InformationalLines: []string{LandlockPartialNotice}}}},
 			wantCalls: []string{"bwrap", "landlock /l/landlock-run"}},
 		{name: "linux with no usable backend is unavailable",
-			cfg:       func(l *probeLog) Config { return Config{Platform: "linux", LauncherPath: "/l/landlock-run", Probes: l.probes(false, "")} },
+			cfg: func(l *probeLog) Config {
+				return Config{Platform: "linux", LauncherPath: "/l/landlock-run", Probes: l.probes(false, "")}
+			},
 			wantErr:   (&UnavailableError{Mode: ReadOnly}).Error(),
 			wantCalls: []string{"bwrap", "landlock /l/landlock-run"}},
 		{name: "darwin sole candidate is selected unprobed",
-			cfg: func(l *probeLog) Config { return Config{Platform: "darwin", TempDir: "/var/t", Probes: l.probes(false, "")} },
+			cfg: func(l *probeLog) Config {
+				return Config{Platform: "darwin", TempDir: "/var/t", Probes: l.probes(false, "")}
+			},
 			want: ConfinedArgv{Argv: []string{"sandbox-exec", "-p", SeatbeltReadOnlyProfile, "--", "bash", "-c", "echo hi"}, Backend: "seatbelt", Enforcement: Full,
 				DenialSignatures: []string{"operation not permitted"}, RunnerFailureRules: []RunnerFailureRule{{FatalSignatures: []string{"sandbox-exec: "}}}}},
 		{name: "unknown platform fails closed with zero probes",
 			cfg:     func(l *probeLog) Config { return Config{Platform: "plan9", Probes: l.probes(true, Full)} },
 			wantErr: (&UnavailableError{Mode: ReadOnly}).Error()},
 		{name: "custom chain probes a seatbelt rung",
-			cfg: func(l *probeLog) Config { return Config{Platform: "linux", Chain: []string{"bwrap", "seatbelt"}, Probes: l.probes(false, "")} },
+			cfg: func(l *probeLog) Config {
+				return Config{Platform: "linux", Chain: []string{"bwrap", "seatbelt"}, Probes: l.probes(false, "")}
+			},
 			want: ConfinedArgv{Argv: []string{"sandbox-exec", "-p", SeatbeltReadOnlyProfile, "--", "bash", "-c", "echo hi"}, Backend: "seatbelt", Enforcement: Full,
 				DenialSignatures: []string{"operation not permitted"}, RunnerFailureRules: []RunnerFailureRule{{FatalSignatures: []string{"sandbox-exec: "}}}},
 			wantCalls: []string{"bwrap", "seatbelt"}},
@@ -170,7 +180,9 @@ func TestProviderChains(t *testing.T) {
 			want: ConfinedArgv{Argv: Wrap([]string{"/opt/runner", "--x"}, BwrapArgs(ro), argv), Backend: "runner-command", Enforcement: Full,
 				DenialSignatures: []string{"read-only file system", "permission denied"}, RunnerFailureRules: []RunnerFailureRule{{FatalSignatures: []string{"runner: "}}}}},
 		{name: "empty runnerCommand is unconfigured and the chain still gates",
-			cfg:       func(l *probeLog) Config { return Config{Platform: "linux", RunnerCommand: []string{}, Probes: l.probes(true, Full)} },
+			cfg: func(l *probeLog) Config {
+				return Config{Platform: "linux", RunnerCommand: []string{}, Probes: l.probes(true, Full)}
+			},
 			want:      ConfinedArgv{Argv: Wrap([]string{"bwrap"}, BwrapArgs(ro), argv), Backend: "bwrap", Enforcement: Full, DenialSignatures: []string{"read-only file system"}, RunnerFailureRules: []RunnerFailureRule{{FatalSignatures: []string{"bwrap: "}}}},
 			wantCalls: []string{"bwrap"}},
 	}
