@@ -1,0 +1,86 @@
+package fsobserve
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/dshsim/dshsim/sandbox"
+)
+
+// Fence decides whether a mutation of t is allowed under policy, before any
+// lock is taken: danger-full-access is unfenced; read-only denies every
+// mutation; workspace-write re-resolves the display path now and requires the
+// canonical target to lie under the canonical workspace root, /tmp or the OS
+// temp directory (lexical prefix, or an ancestor with the same device and
+// inode as a root). A denial is FS_SANDBOX_DENIED whose message is the denial
+// marker; the tool adds the escalation hint. Reads are never fenced.
+func (l *Local) Fence(t Target, policy sandbox.Policy) error {
+	switch policy.Mode {
+	case sandbox.DangerFullAccess:
+		return nil
+	case sandbox.WorkspaceWrite:
+		key, err := canonical(t.Display, t.Display)
+		if err != nil {
+			return err
+		}
+		if Contained(key, WritableRoots(policy.WorkspaceRoot)) {
+			return nil
+		}
+	}
+	// read-only, an unknown mode (fail closed), or outside every root.
+	return Errorf(CodeSandboxDenied, "%s", sandbox.DenialMarker(policy.Mode))
+}
+
+// WritableRoots returns the canonical roots workspace-write may modify: the
+// workspace root (when absolute), /tmp and the OS temp directory.
+func WritableRoots(workspaceRoot string) []string {
+	var roots []string
+	add := func(p string) {
+		if !filepath.IsAbs(p) {
+			return
+		}
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			p = real
+		}
+		p = filepath.Clean(p)
+		for _, r := range roots {
+			if r == p {
+				return
+			}
+		}
+		roots = append(roots, p)
+	}
+	add(workspaceRoot)
+	add("/tmp")
+	add(os.TempDir())
+	return roots
+}
+
+// Contained reports whether the canonical path key lies under (or is) one of
+// roots: by lexical prefix, or by an existing ancestor of key that is the same
+// file (device and inode) as a root.
+func Contained(key string, roots []string) bool {
+	for _, r := range roots {
+		if key == r || strings.HasPrefix(key, strings.TrimSuffix(r, "/")+"/") {
+			return true
+		}
+	}
+	type id struct{ dev, ino uint64 }
+	ids := map[id]bool{}
+	for _, r := range roots {
+		if d, i, ok := statDevIno(r); ok {
+			ids[id{d, i}] = true
+		}
+	}
+	for p := key; ; {
+		if d, i, ok := statDevIno(p); ok && ids[id{d, i}] {
+			return true
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return false
+		}
+		p = parent
+	}
+}

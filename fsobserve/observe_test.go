@@ -1,0 +1,97 @@
+package fsobserve
+
+import (
+	"testing"
+
+	"github.com/dshsim/dshsim/internal/herr"
+)
+
+func TestDecideWrite(t *testing.T) {
+	cases := []struct {
+		name  string
+		owned bool
+		obs   Observation
+		seen  bool
+		want  WriteIntent
+	}{
+		{"unobserved target may only be created", true, Observation{}, false, WriteIntent{Kind: CreateIfAbsent}},
+		{"no owner may only create", false, Present("v7"), true, WriteIntent{Kind: CreateIfAbsent}},
+		{"observed present replaces at that version", true, Present("v7"), true, WriteIntent{Kind: ReplaceIfVersion, Version: "v7"}},
+		{"observed absent may only be created", true, Absent(), true, WriteIntent{Kind: CreateIfAbsent}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := DecideWrite(c.owned, c.obs, c.seen); got != c.want {
+				t.Fatalf("DecideWrite = %+v, want %+v", got, c.want)
+			}
+		})
+	}
+}
+
+func TestDecideEdit(t *testing.T) {
+	cases := []struct {
+		name     string
+		owned    bool
+		obs      Observation
+		seen     bool
+		want     EditGuard
+		wantCode string
+		wantMsg  string
+	}{
+		{"unread target is refused as not observed", true, Observation{}, false, EditGuard{}, CodeNotObserved, `edit requires reading "/w/a.txt" first`},
+		{"no owner is refused as not observed", false, Present("v1"), true, EditGuard{}, CodeNotObserved, `edit requires reading "/w/a.txt" first`},
+		{"observed present guards at that version", true, Present("v1"), true, EditGuard{Version: "v1"}, "", ""},
+		{"observed absent is refused as not found", true, Absent(), true, EditGuard{}, CodeNotFound, `cannot edit "/w/a.txt": not found`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := DecideEdit(c.owned, c.obs, c.seen, "/w/a.txt")
+			if c.wantCode == "" {
+				if err != nil || got != c.want {
+					t.Fatalf("DecideEdit = %+v, %v; want %+v, nil", got, err, c.want)
+				}
+				return
+			}
+			name, code, ok := herr.Info(err)
+			if !ok || name != ErrorName || code != c.wantCode || err.Error() != c.wantMsg {
+				t.Fatalf("DecideEdit error = %q (%s/%s), want %q (%s/%s)", err, name, code, c.wantMsg, ErrorName, c.wantCode)
+			}
+		})
+	}
+}
+
+func TestObservations(t *testing.T) {
+	steps := []struct {
+		name    string
+		do      func(o *Observations)
+		session string
+		want    WriteIntent
+		editErr string // code, "" = allowed
+	}{
+		{"fresh record authorizes nothing", func(*Observations) {}, "A", WriteIntent{Kind: CreateIfAbsent}, CodeNotObserved},
+		{"read observation authorizes write at that version", func(o *Observations) { o.Record("A", "/k", Present("v1")) }, "A", WriteIntent{Kind: ReplaceIfVersion, Version: "v1"}, ""},
+		{"write observation refreshes the basis without re-read", func(o *Observations) { o.Record("A", "/k", Present("v2")) }, "A", WriteIntent{Kind: ReplaceIfVersion, Version: "v2"}, ""},
+		{"owner A's observation does not authorize owner B", func(*Observations) {}, "B", WriteIntent{Kind: CreateIfAbsent}, CodeNotObserved},
+		{"each owner keeps its own version", func(o *Observations) { o.Record("B", "/k", Present("v9")) }, "B", WriteIntent{Kind: ReplaceIfVersion, Version: "v9"}, ""},
+		{"present to absent", func(o *Observations) { o.Record("A", "/k", Absent()) }, "A", WriteIntent{Kind: CreateIfAbsent}, CodeNotFound},
+		{"absent to present", func(o *Observations) { o.Record("A", "/k", Present("v3")) }, "A", WriteIntent{Kind: ReplaceIfVersion, Version: "v3"}, ""},
+		{"no-owner observation records nothing", func(o *Observations) { o.Record("", "/k", Present("v4")) }, "", WriteIntent{Kind: CreateIfAbsent}, CodeNotObserved},
+		{"forget drops one session", func(o *Observations) { o.Forget("A") }, "A", WriteIntent{Kind: CreateIfAbsent}, CodeNotObserved},
+		{"B survives A's forget", func(*Observations) {}, "B", WriteIntent{Kind: ReplaceIfVersion, Version: "v9"}, ""},
+		{"reset drops state", func(o *Observations) { o.Reset() }, "B", WriteIntent{Kind: CreateIfAbsent}, CodeNotObserved},
+	}
+	o := NewObservations()
+	for _, s := range steps {
+		t.Run(s.name, func(t *testing.T) {
+			s.do(o)
+			if got := o.WriteIntent(s.session, "/k"); got != s.want {
+				t.Fatalf("WriteIntent = %+v, want %+v", got, s.want)
+			}
+			_, err := o.EditIntent(s.session, "/k", "/d")
+			_, code, _ := herr.Info(err)
+			if code != s.editErr || (err == nil) != (s.editErr == "") {
+				t.Fatalf("EditIntent error = %v (code %q), want code %q", err, code, s.editErr)
+			}
+		})
+	}
+}

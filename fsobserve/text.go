@@ -1,0 +1,174 @@
+package fsobserve
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// NormalizeLF replaces every CRLF with LF; a lone CR is kept.
+func NormalizeLF(s string) string { return strings.ReplaceAll(s, "\r\n", "\n") }
+
+// DetectCRLF reports whether the text's line-ending style is CRLF: in its
+// first 4096 characters, CRLF pairs outnumber bare LFs.
+func DetectCRLF(s string) bool {
+	crlf, lf, n := 0, 0, 0
+	prevCR := false
+	for _, r := range s {
+		if n >= 4096 {
+			break
+		}
+		n += utf16.RuneLen(r)
+		if r == '\n' {
+			if prevCR {
+				crlf++
+			} else {
+				lf++
+			}
+		}
+		prevCR = r == '\r'
+	}
+	return crlf > lf
+}
+
+// Edit is one literal replacement.
+type Edit struct {
+	// Old is the literal text to find (CRLF normalized to LF before matching).
+	Old string
+	// New is the replacement (CRLF normalized to LF).
+	New string
+	// ReplaceAll replaces every occurrence; otherwise Old must occur once.
+	ReplaceAll bool
+}
+
+// ApplyLiteralEdit applies e to LF text; display names the file in errors.
+func ApplyLiteralEdit(text string, e Edit, display string) (string, error) {
+	old, repl := NormalizeLF(e.Old), NormalizeLF(e.New)
+	if old == "" {
+		return "", Errorf(CodeEditNotFound, "old_string must be a non-empty string")
+	}
+	n := strings.Count(text, old)
+	switch {
+	case n == 0:
+		return "", Errorf(CodeEditNotFound, "old_string was not found in %q", display)
+	case n > 1 && !e.ReplaceAll:
+		return "", Errorf(CodeAmbiguousEdit, "old_string matched %d times in %q; provide a more specific old_string or set replace_all to true", n, display)
+	}
+	return strings.ReplaceAll(text, old, repl), nil
+}
+
+// checkText validates whole-file bytes as editable text.
+func checkText(data []byte, op, display string) error {
+	if bytes.IndexByte(data, 0) >= 0 {
+		return Errorf(CodeNotText, "cannot %s %q: binary file", op, display)
+	}
+	if !utf8.Valid(data) {
+		return Errorf(CodeNotText, "cannot %s %q: invalid UTF-8 text", op, display)
+	}
+	return nil
+}
+
+// BinarySniffBytes is how far a read looks for a NUL byte.
+const BinarySniffBytes = 8192
+
+// Line is one scanned line.
+type Line struct {
+	// Text holds at most the scanner's cap of UTF-16 units (one trailing CR
+	// stripped when the line was not over the cap).
+	Text string
+	// Over is true when the line had more units than the cap.
+	Over bool
+}
+
+// ScanLines streams r as UTF-8 text and calls fn for every line with bounded
+// memory: a line keeps at most maxUnits+1 UTF-16 units (beyond that Over is
+// set). It splits on LF, strips one trailing CR, counts a final unterminated
+// segment only when non-empty, refuses a NUL in the first 8192 bytes
+// (FS_NOT_TEXT "binary file") and invalid UTF-8 anywhere (FS_NOT_TEXT
+// "invalid UTF-8 text"). Errors are reported after lines may have been
+// delivered: callers keep their result only when ScanLines returns nil.
+func ScanLines(ctx context.Context, r io.Reader, display string, maxUnits int, fn func(Line)) error {
+	buf := make([]byte, 64*1024)
+	var carry []byte // incomplete UTF-8 sequence at a chunk end
+	var line []byte
+	units, over, offset := 0, false, 0
+	pending := false // a non-empty unterminated segment is open
+	emit := func() {
+		text := line
+		if !over && len(text) > 0 && text[len(text)-1] == '\r' {
+			text = text[:len(text)-1]
+		}
+		fn(Line{Text: string(text), Over: over})
+		line, units, over, pending = line[:0], 0, false, false
+	}
+	for {
+		if err := ctx.Err(); err != nil {
+			return ErrAborted(err)
+		}
+		n, rerr := r.Read(buf)
+		chunk := buf[:n]
+		if offset < BinarySniffBytes && n > 0 {
+			end := min(n, BinarySniffBytes-offset)
+			if bytes.IndexByte(chunk[:end], 0) >= 0 {
+				return Errorf(CodeNotText, "cannot read %q: binary file", display)
+			}
+		}
+		offset += n
+		data := chunk
+		if len(carry) > 0 {
+			data = append(carry, chunk...)
+			carry = nil
+		}
+		for i := 0; i < len(data); {
+			b := data[i]
+			if b == '\n' {
+				emit()
+				i++
+				continue
+			}
+			var size int
+			var ru rune
+			if b < utf8.RuneSelf {
+				ru, size = rune(b), 1
+			} else {
+				if !utf8.FullRune(data[i:]) {
+					if rerr == nil {
+						carry = append([]byte(nil), data[i:]...)
+						break
+					}
+					return Errorf(CodeNotText, "cannot read %q: invalid UTF-8 text", display)
+				}
+				ru, size = utf8.DecodeRune(data[i:])
+				if ru == utf8.RuneError && size == 1 {
+					return Errorf(CodeNotText, "cannot read %q: invalid UTF-8 text", display)
+				}
+			}
+			pending = true
+			if !over {
+				u := utf16.RuneLen(ru)
+				if units+u > maxUnits+1 {
+					over = true
+				} else {
+					line = append(line, data[i:i+size]...)
+					units += u
+				}
+			}
+			i += size
+		}
+		if rerr == io.EOF {
+			if len(carry) > 0 {
+				return Errorf(CodeNotText, "cannot read %q: invalid UTF-8 text", display)
+			}
+			if pending {
+				emit()
+			}
+			return nil
+		}
+		if rerr != nil {
+			return ioError("read", display, rerr)
+		}
+	}
+}
