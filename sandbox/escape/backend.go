@@ -17,87 +17,114 @@ type Backend struct {
 	// Name is the column name: "bwrap", "landlock", "landlock@abi3".
 	Name string
 	// Confine wraps argv for mode and workspace ws.
-	Confine func(mode sandbox.Mode, ws string, argv []string) (sandbox.ConfinedArgv, error)
-	// Report is what the backend reported about itself (from its probe).
+	Confine func(ctx context.Context, mode sandbox.Mode, ws string, argv []string) (sandbox.ConfinedArgv, error)
+	// Report is what the backend reported about itself.
 	Report Report
 }
 
-// BwrapArgv is the bwrap profile of sandbox-escalation.md §3.
-func BwrapArgv(mode sandbox.Mode, ws string, argv []string) []string {
-	out := []string{"bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--die-with-parent"}
-	if mode == sandbox.WorkspaceWrite {
-		out = append(out, "--tmpfs", "/tmp", "--bind", ws, ws)
-	}
-	return append(append(out, "--"), argv...)
-}
-
-// LandlockArgv is the Landlock profile of sandbox-escalation.md §3, with
-// extra runner flags (such as an ABI cap) placed before the grants.
-func LandlockArgv(runner string, extra []string, mode sandbox.Mode, ws string, argv []string) []string {
-	out := append([]string{runner}, extra...)
-	out = append(out, "--ro", "/", "--rw", "/dev/null")
-	if mode == sandbox.WorkspaceWrite {
-		out = append(out, "--rw", "/tmp", "--rw", ws)
-	}
-	return append(append(out, "--"), argv...)
-}
-
 // LandlockNotice is the runner's VERBATIM partial-enforcement line.
-const LandlockNotice = "landlock-run: partial enforcement (older Landlock ABI)"
+const LandlockNotice = sandbox.LandlockPartialNotice
 
-// Bwrap probes bwrap as the provider does (sandbox-escalation.md §2) and
-// returns the backend, or an error when bwrap is unusable.
-func Bwrap(ctx context.Context) (Backend, error) {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--die-with-parent", "--", "true")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return Backend{}, fmt.Errorf("bwrap probe: %v: %s", err, bytes.TrimSpace(out))
+func providerBackend(ctx context.Context, name string, cfg sandbox.Config, probeWS string) (Backend, error) {
+	p, err := sandbox.NewProvider(cfg)
+	if err != nil {
+		return Backend{}, err
 	}
-	return Backend{
-		Name: "bwrap",
-		Confine: func(mode sandbox.Mode, ws string, argv []string) (sandbox.ConfinedArgv, error) {
-			return sandbox.ConfinedArgv{Argv: BwrapArgv(mode, ws, argv), Backend: "bwrap", Enforcement: sandbox.Full,
-				DenialSignatures:   []string{"read-only file system"},
-				RunnerFailureRules: []sandbox.RunnerFailureRule{{FatalSignatures: []string{"bwrap: "}}}}, nil
-		},
-		Report: Report{Enforcement: sandbox.Full, TempArea: TempFresh},
-	}, nil
-}
-
-// Landlock probes the runner (`runner [extra...] --probe`) and returns the
-// backend. kernelABI is the running kernel's Landlock ABI and cap the cap the
-// extra flags impose (0 = none); the governed ABI is the smaller.
-func Landlock(ctx context.Context, name, runner string, extra []string, kernelABI, cap int) (Backend, error) {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	var stdout, stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, runner, append(append([]string{}, extra...), "--probe")...)
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		return Backend{}, fmt.Errorf("%s --probe: %v: %s", runner, err, strings.TrimSpace(stderr.String()))
+	// Selection is lazy: one Confine selects (and probes) the backend.
+	if _, err := p.Confine(ctx, []string{"true"}, sandbox.Policy{Mode: sandbox.ReadOnly, WorkspaceRoot: probeWS}); err != nil {
+		return Backend{}, fmt.Errorf("%s: %w", name, err)
 	}
-	line := strings.TrimSpace(stdout.String())
-	enf := sandbox.Full
-	if strings.Contains(line, "partially enforced") {
-		enf = sandbox.Partial
-	}
-	abi := kernelABI
-	if cap > 0 && cap < abi {
-		abi = cap
+	sel, enf := p.Selected()
+	if sel != name {
+		return Backend{}, fmt.Errorf("provider selected %q, want %q", sel, name)
 	}
 	return Backend{
 		Name: name,
-		Confine: func(mode sandbox.Mode, ws string, argv []string) (sandbox.ConfinedArgv, error) {
-			return sandbox.ConfinedArgv{Argv: LandlockArgv(runner, extra, mode, ws, argv), Backend: "landlock", Enforcement: enf,
+		Confine: func(ctx context.Context, mode sandbox.Mode, ws string, argv []string) (sandbox.ConfinedArgv, error) {
+			return p.Confine(ctx, argv, sandbox.Policy{Mode: mode, WorkspaceRoot: ws})
+		},
+		Report: Report{Enforcement: enf},
+	}, nil
+}
+
+// Bwrap is the real provider restricted to its bwrap backend (a sole
+// candidate, selected as the provider does). ws is any existing directory.
+func Bwrap(ctx context.Context, ws string) (Backend, error) {
+	b, err := providerBackend(ctx, sandbox.BackendBwrap, sandbox.Config{Chain: []string{sandbox.BackendBwrap}}, ws)
+	b.Report.TempArea = TempFresh
+	return b, err
+}
+
+// Landlock is the real provider with bwrap reported unusable, so it probes
+// and selects the Landlock runner at path runner, exactly as on a host
+// without bwrap. kernelABI is the running kernel's ABI.
+func Landlock(ctx context.Context, runner string, kernelABI int, ws string) (Backend, error) {
+	cfg := sandbox.Config{LauncherPath: runner, Chain: []string{sandbox.BackendBwrap, sandbox.BackendLandlock},
+		Probes: sandbox.Probes{Bwrap: func(context.Context) bool { return false }}}
+	b, err := providerBackend(ctx, sandbox.BackendLandlock, cfg, ws)
+	if err != nil {
+		return b, err
+	}
+	b.Report.TempArea, b.Report.ABI = TempHost, min(kernelABI, 5)
+	b.Report.Probe = probeLine(ctx, runner)
+	return b, nil
+}
+
+func probeLine(ctx context.Context, runner string) string {
+	out, _ := exec.CommandContext(ctx, runner, "--probe").Output()
+	return strings.TrimSpace(string(out))
+}
+
+// LandlockCapped runs the runner with --abi-cap n. The runner's --probe takes
+// no other flags, so the report of a capped runner is what it prints when it
+// runs a command: the partial notice on stderr (partial) or nothing (full).
+func LandlockCapped(ctx context.Context, runner string, kernelABI, n int) (Backend, error) {
+	ctx2, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	var stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx2, runner, "--abi-cap", strconv.Itoa(n), "--ro", "/", "--", "true")
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		return Backend{}, fmt.Errorf("%s --abi-cap %d: %v: %s", runner, n, err, strings.TrimSpace(stderr.String()))
+	}
+	enf := sandbox.Full
+	if hasLine(stderr.String(), LandlockNotice) {
+		enf = sandbox.Partial
+	}
+	name := fmt.Sprintf("landlock@abi%d", n)
+	return Backend{
+		Name: name,
+		Confine: func(_ context.Context, mode sandbox.Mode, ws string, argv []string) (sandbox.ConfinedArgv, error) {
+			full := append([]string{runner, "--abi-cap", strconv.Itoa(n)}, sandbox.LandlockArgs(sandbox.Policy{Mode: mode, WorkspaceRoot: ws})...)
+			full = append(append(full, "--"), argv...)
+			return sandbox.ConfinedArgv{Argv: full, Backend: sandbox.BackendLandlock, Enforcement: enf,
 				DenialSignatures: []string{"permission denied"},
 				RunnerFailureRules: []sandbox.RunnerFailureRule{{AllowedExitCodes: []int{125},
 					FatalSignatures: []string{"landlock-run: "}, InformationalLines: []string{LandlockNotice}}}}, nil
 		},
-		Report: Report{Enforcement: enf, Probe: line, ABI: abi, TempArea: TempHost},
+		Report: Report{Enforcement: enf, Probe: "(capped run; --probe takes no flags)", ABI: min(kernelABI, n, 5), TempArea: TempHost},
 	}, nil
 }
 
-// CapFlags returns the runner flags that cap the ABI at n, given the flag
-// spelling (e.g. "--abi-cap").
-func CapFlags(flag string, n int) []string { return []string{flag, strconv.Itoa(n)} }
+func hasLine(s, line string) bool {
+	for _, l := range strings.Split(s, "\n") {
+		if strings.EqualFold(strings.TrimRight(l, "\r"), line) {
+			return true
+		}
+	}
+	return false
+}
+
+// KernelABI asks the runner for the kernel's ABI (`runner --abi`).
+func KernelABI(ctx context.Context, runner string) (int, error) {
+	out, err := exec.CommandContext(ctx, runner, "--abi").Output()
+	if err != nil {
+		return 0, fmt.Errorf("%s --abi: %w", runner, err)
+	}
+	s := strings.TrimSpace(string(out))
+	n, err := strconv.Atoi(strings.TrimPrefix(s, "landlock: kernel ABI "))
+	if err != nil {
+		return 0, fmt.Errorf("%s --abi: unexpected output %q", runner, s)
+	}
+	return n, nil
+}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/sandbox/escape"
 )
 
@@ -67,11 +66,20 @@ func TestCorpus(t *testing.T) {
 	probe := build(t, bin, "github.com/dshsim/dshsim/sandbox/escape/cmd/escape-probe", "escape-probe")
 	ctx := context.Background()
 	var backends []escape.Backend
-	bw, err := escape.Bwrap(ctx)
+	bw, err := escape.Bwrap(ctx, base)
 	if err != nil {
 		t.Fatalf("bwrap must be usable on this machine: %v", err)
 	}
-	backends = append(backends, bw)
+	runner := build(t, bin, "github.com/dshsim/dshsim/cmd/landlock-run", "landlock-run")
+	abi, err := escape.KernelABI(ctx, runner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ll, err := escape.Landlock(ctx, runner, abi, base)
+	if err != nil {
+		t.Fatalf("the Landlock runner must be usable on this machine: %v", err)
+	}
+	backends = append(backends, bw, ll)
 	cfg := escape.Config{Base: base, Probe: probe, Logf: t.Logf}
 	ids := escape.Identities()
 	rs, err := escape.RunAll(ctx, cfg, attempts, backends, ids)
@@ -87,5 +95,4 @@ func TestCorpus(t *testing.T) {
 	for _, r := range escape.Unadmitted(rs) {
 		t.Errorf("%s under %s/%s/%s: %s, %s\n  changes: %v\n  stderr: %s", r.Attempt, r.Backend, r.Identity, r.Mode, r.Outcome, r.Why, r.Changes, strings.TrimSpace(r.Stderr))
 	}
-	_ = sandbox.Full
 }

@@ -58,8 +58,8 @@ type Config struct {
 	// Probe is the path of a built escape-probe, executable by every identity.
 	Probe string
 	// Classify says whether a run's stderr proves the runner failed; it is
-	// sandbox.ClassifyRunnerFailure (injected so this package builds alone).
-	Classify func(exitCode *int, stderr string, rules []sandbox.RunnerFailureRule) (string, bool)
+	// sandbox.ClassifyRunnerFailure when nil.
+	Classify func(exitCode int, signaled bool, stderr string, rules []sandbox.RunnerFailureRule) (string, bool)
 	// Timeout bounds one attempt (default 30s).
 	Timeout time.Duration
 	// Logf, if set, receives progress.
@@ -203,7 +203,7 @@ func RunOne(ctx context.Context, cfg Config, a Attempt, b Backend, id Identity, 
 	if err != nil {
 		return res, err
 	}
-	ca, err := b.Confine(m, ws, []string{"bash", "-c", a.Script})
+	ca, err := b.Confine(ctx, m, ws, []string{"bash", "-c", a.Script})
 	if err != nil {
 		return res, fmt.Errorf("confine: %w", err)
 	}
@@ -238,11 +238,7 @@ func RunOne(ctx context.Context, cfg Config, a Attempt, b Backend, id Identity, 
 		res.Exit = -1
 	}
 	res.Stdout, res.Stderr = so.String(), se.String()
-	for _, l := range strings.Split(res.Stderr, "\n") {
-		if strings.EqualFold(strings.TrimRight(l, "\r"), LandlockNotice) {
-			res.Notice = true
-		}
-	}
+	res.Notice = hasLine(res.Stderr, LandlockNotice)
 	time.Sleep(a.Settle)
 	for i := len(teardown) - 1; i >= 0; i-- {
 		teardown[i]()
@@ -253,8 +249,12 @@ func RunOne(ctx context.Context, cfg Config, a Attempt, b Backend, id Identity, 
 		return res, err
 	}
 	res.Changes = Diff(before, after)
-	if cfg.Classify != nil {
-		if detail, failed := cfg.Classify(exitCode, res.Stderr, ca.RunnerFailureRules); failed {
+	classify := cfg.Classify
+	if classify == nil {
+		classify = sandbox.ClassifyRunnerFailure
+	}
+	{
+		if detail, failed := classify(res.Exit, exitCode == nil, res.Stderr, ca.RunnerFailureRules); failed {
 			res.Outcome, res.Why = RunnerFailed, detail
 			if len(res.Changes) > 0 {
 				res.Outcome = GotThrough // a change is a change, whatever the runner said
