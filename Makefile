@@ -1,0 +1,50 @@
+# dshsim: the commands a newcomer and CI run. `make help` lists them.
+GO        ?= go
+BIN       := bin
+DSHSIM    := $(BIN)/dsh-sim
+BENCHTIME ?= 300ms
+# Packages with benchmarks (found, so new ones join automatically).
+BENCH_PKGS = $(sort $(dir $(shell grep -rl --include='*_test.go' '^func Benchmark' . | grep -v '/testdata/')))
+# Go files gofmt must accept (fixtures under testdata included only if they are Go sources of the tree).
+GOFILES    = $(shell find . -name '*.go' -not -path './.git/*' -not -path '*/testdata/*')
+
+.PHONY: help sim test check bench docs kernels build $(DSHSIM)
+
+help:
+	@echo 'make sim      regenerate snapshots/ with dsh-sim, then dsh-sim -check'
+	@echo 'make test     go test -count=1 ./...   (DSHSIM_UPDATE=1 make test updates every golden)'
+	@echo 'make check    gofmt -l (must be empty), go vet ./..., dsh-sim -check (effect files and docs page)'
+	@echo 'make bench    benchmarks of the packages that have them (BENCHTIME=$(BENCHTIME))'
+	@echo 'make docs     write docs/tools.md with every include expanded to build/tools.md'
+	@echo 'make kernels  the Landlock kernel matrix (cmd/kernel-matrix, issue 6)'
+
+build:
+	$(GO) build ./...
+
+$(DSHSIM):
+	$(GO) build -o $@ ./cmd/dsh-sim
+
+sim: $(DSHSIM)
+	$(DSHSIM)
+	$(DSHSIM) -check
+
+test:
+	$(GO) test -count=1 ./...
+
+check: $(DSHSIM)
+	@bad=$$(gofmt -l $(GOFILES)); if [ -n "$$bad" ]; then echo "gofmt -l reports:"; echo "$$bad"; exit 1; fi
+	$(GO) vet ./...
+	$(DSHSIM) -check
+
+bench:
+	@if [ -z "$(BENCH_PKGS)" ]; then echo 'no benchmarks in the tree'; exit 1; fi
+	$(GO) test -count=1 -run '^$$' -bench . -benchmem -benchtime=$(BENCHTIME) $(addprefix ./,$(patsubst ./%,%,$(BENCH_PKGS)))
+
+docs: $(DSHSIM)
+	@mkdir -p build
+	$(DSHSIM) -render docs/tools.md -o build/tools.md
+	@echo 'wrote build/tools.md'
+
+kernels:
+	@if [ ! -d cmd/kernel-matrix ]; then echo 'make kernels: cmd/kernel-matrix is not in the tree yet (issue 6)'; exit 1; fi
+	$(GO) run ./cmd/kernel-matrix
