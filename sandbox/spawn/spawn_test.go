@@ -1,0 +1,338 @@
+package spawn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dshsim/dshsim/internal/landlockrun"
+	"github.com/dshsim/dshsim/internal/landlockrun/runnerbuild"
+	"github.com/dshsim/dshsim/render"
+	"github.com/dshsim/dshsim/sandbox"
+)
+
+var runnerPath string // built landlock-run, "" when the build failed
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "dshsim-spawn-runner-")
+	if err == nil {
+		runnerPath, err = runnerbuild.Runner("", dir)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "building landlock-run:", err)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// varTmpDir returns a fresh directory under /var/tmp. Workspaces and "outside"
+// targets must not live under /tmp: Landlock's workspace-write grants the host
+// /tmp wholesale and bwrap mounts a fresh tmpfs over it, so a workspace there
+// (where t.TempDir lives) could not show the workspace boundary.
+func varTmpDir(t testing.TB, prefix string) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("/var/tmp", prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
+func provider(t testing.TB, backend string) *sandbox.Provider {
+	t.Helper()
+	switch backend {
+	case sandbox.BackendBwrap:
+		if _, err := exec.LookPath("bwrap"); err != nil {
+			t.Skip("bwrap not installed")
+		}
+		if exec.Command("bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--die-with-parent", "--", "true").Run() != nil {
+			t.Skip("bwrap cannot confine here")
+		}
+	case sandbox.BackendLandlock:
+		if _, err := landlockrun.KernelABI(); err != nil {
+			t.Skip("no Landlock")
+		}
+		if runnerPath == "" {
+			t.Fatal("landlock-run was not built")
+		}
+	}
+	p, err := sandbox.NewProvider(sandbox.Config{Platform: "linux", Chain: []string{backend}, LauncherPath: runnerPath})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func bash(cmd string) []string { return []string{"bash", "-c", cmd} }
+
+// TestRealRuns runs real commands under bwrap and Landlock in both confined
+// modes and checks the world (files on disk) and the classification.
+func TestRealRuns(t *testing.T) {
+	type outcome struct {
+		exit    int
+		denied  bool
+		landed  bool // the target file exists on the host afterwards
+		checkFS bool
+	}
+	for _, backend := range []string{sandbox.BackendBwrap, sandbox.BackendLandlock} {
+		for _, mode := range []sandbox.Mode{sandbox.WorkspaceWrite, sandbox.ReadOnly} {
+			t.Run(backend+"/"+string(mode), func(t *testing.T) {
+				p := provider(t, backend)
+				ws, outside := varTmpDir(t, "dshsim-ws-"), varTmpDir(t, "dshsim-out-")
+				tmpTarget := filepath.Join("/tmp", fmt.Sprintf("dshsim-spawn-%d-%s-%s", os.Getpid(), backend, mode))
+				t.Cleanup(func() { os.Remove(tmpTarget) })
+				ww := mode == sandbox.WorkspaceWrite
+				tests := []struct {
+					name   string
+					cmd    string
+					target string
+					want   outcome
+				}{
+					{name: "write inside the workspace", cmd: "echo hi > " + ws + "/in.txt", target: ws + "/in.txt",
+						want: map[bool]outcome{true: {exit: 0, landed: true, checkFS: true}, false: {exit: 1, denied: true, checkFS: true}}[ww]},
+					{name: "write outside the workspace is denied", cmd: "echo hi > " + outside + "/out.txt", target: outside + "/out.txt",
+						want: outcome{exit: 1, denied: true, checkFS: true}},
+					{name: "dev null is a writable sink", cmd: "echo hi > /dev/null", want: outcome{exit: 0}},
+					{name: "temp dir", cmd: "echo hi > " + tmpTarget + " && cat " + tmpTarget, target: tmpTarget,
+						// bwrap's /tmp is a fresh tmpfs: the write works inside and vanishes; Landlock grants the host /tmp.
+						want: map[bool]outcome{true: {exit: 0, landed: backend == sandbox.BackendLandlock, checkFS: true}, false: {exit: 1, denied: true, checkFS: true}}[ww]},
+					{name: "false is the command's own failure", cmd: "false", want: outcome{exit: 1}},
+					{name: "grep with no match is the command's own failure", cmd: "echo abc | grep zzz", want: outcome{exit: 1}},
+					{name: "missing command exits 127 without denial", cmd: "no-such-command-dshsim", want: outcome{exit: 127}},
+				}
+				for _, tc := range tests {
+					t.Run(tc.name, func(t *testing.T) {
+						res, err := Run(context.Background(), Request{Argv: bash(tc.cmd), Policy: sandbox.Policy{Mode: mode, WorkspaceRoot: ws}, Confiner: p})
+						if err != nil {
+							t.Fatalf("Run: %v", err)
+						}
+						if res.ExitCode != tc.want.exit || res.Sandbox.Denied != tc.want.denied || res.Sandbox.RunnerFailed {
+							t.Errorf("exit %d denied %v runnerFailed %v, want exit %d denied %v; stderr %q",
+								res.ExitCode, res.Sandbox.Denied, res.Sandbox.RunnerFailed, tc.want.exit, tc.want.denied, res.Stderr.Text)
+						}
+						if res.Sandbox.Mode != mode || res.Backend != backend || res.Sandbox.Enforcement != sandbox.Full {
+							t.Errorf("facts %+v backend %q", res.Sandbox, res.Backend)
+						}
+						if tc.want.checkFS {
+							_, statErr := os.Stat(tc.target)
+							if landed := statErr == nil; landed != tc.want.landed {
+								t.Errorf("%s on host: exists=%v, want %v", tc.target, landed, tc.want.landed)
+							}
+						}
+						text := render.Result(res.Foreground(0), true)
+						if tc.want.denied != strings.Contains(text, sandbox.DenialMarker(mode)+"\n"+sandbox.EscalationHint("command")) {
+							t.Errorf("rendered text and denial disagree:\n%s", text)
+						}
+					})
+				}
+			})
+		}
+	}
+}
+
+func TestMissingRunnerFailsClosed(t *testing.T) {
+	ws := varTmpDir(t, "dshsim-ws-")
+	marker := filepath.Join(ws, "ran")
+	tests := []struct {
+		name       string
+		cfg        sandbox.Config
+		wantDetail string
+	}{
+		{name: "landlock launcher that does not exist", cfg: sandbox.Config{Platform: "linux", Chain: []string{"landlock"}, LauncherPath: "/nonexistent/dshsim/landlock-run"},
+			wantDetail: "Error: spawn /nonexistent/dshsim/landlock-run ENOENT"},
+		{name: "bwrap-style runner command that does not exist", cfg: sandbox.Config{RunnerCommand: []string{"/nonexistent/dshsim/bwrap"}, RunnerFailureSignatures: []string{"bwrap: "}},
+			wantDetail: "Error: spawn /nonexistent/dshsim/bwrap ENOENT"},
+		{name: "bare runner name not on PATH", cfg: sandbox.Config{RunnerCommand: []string{"dshsim-no-such-runner"}, RunnerFailureSignatures: []string{"runner: "}},
+			wantDetail: "Error: spawn dshsim-no-such-runner ENOENT"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := sandbox.NewProvider(tc.cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = Start(context.Background(), Request{Argv: bash("touch " + marker), Policy: sandbox.Policy{Mode: sandbox.ReadOnly, WorkspaceRoot: ws}, Confiner: p})
+			var ue *sandbox.UnavailableError
+			if !errors.As(err, &ue) || ue.Detail != tc.wantDetail || ue.Mode != sandbox.ReadOnly {
+				t.Fatalf("Start error = %v, want UnavailableError with detail %q", err, tc.wantDetail)
+			}
+			if !strings.HasSuffix(err.Error(), "danger-full-access. Runner failure: "+tc.wantDetail) {
+				t.Errorf("message %q", err.Error())
+			}
+			if _, err := os.Stat(marker); err == nil {
+				t.Error("the command ran")
+			}
+		})
+	}
+}
+
+func TestRunnerFailureAfterStart(t *testing.T) {
+	if _, err := landlockrun.KernelABI(); err != nil || runnerPath == "" {
+		t.Skip("no Landlock or runner")
+	}
+	ws := varTmpDir(t, "dshsim-ws-")
+	// landlock-run used as a runnerCommand gets bwrap's profile args, which it
+	// rejects as unknown arguments: a runner-level failure (125 + one fatal
+	// line) after a successful start.
+	p, err := sandbox.NewProvider(sandbox.Config{RunnerCommand: []string{runnerPath}, RunnerFailureSignatures: []string{"landlock-run: "}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(context.Background(), Request{Argv: bash("touch " + ws + "/ran"), Policy: sandbox.Policy{Mode: sandbox.ReadOnly, WorkspaceRoot: ws}, Confiner: p})
+	var ue *sandbox.UnavailableError
+	if !errors.As(err, &ue) || ue.Detail != "landlock-run: usage error: unknown argument: --ro-bind" {
+		t.Fatalf("Wait error = %v", err)
+	}
+	if !res.Sandbox.RunnerFailed || res.Sandbox.Denied || res.ExitCode != 125 {
+		t.Errorf("facts %+v exit %d", res.Sandbox, res.ExitCode)
+	}
+	if _, err := os.Stat(ws + "/ran"); err == nil {
+		t.Error("the command ran")
+	}
+}
+
+func TestDangerFullAccessBypassesTheConfiner(t *testing.T) {
+	ws := varTmpDir(t, "dshsim-ws-")
+	res, err := Run(context.Background(), Request{Argv: bash("echo hi > out.txt; echo done"), Policy: sandbox.Policy{Mode: sandbox.DangerFullAccess, WorkspaceRoot: ws},
+		Confiner: confinerFunc(func() { t.Error("confiner called for danger-full-access") })})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Stdout.Text != "done\n" || res.Sandbox != (Facts{Mode: sandbox.DangerFullAccess}) || res.Backend != "" {
+		t.Errorf("result %+v", res)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "out.txt")); err != nil {
+		t.Errorf("unconfined write: %v", err)
+	}
+}
+
+type confinerFunc func()
+
+func (f confinerFunc) Confine(context.Context, []string, sandbox.Policy) (sandbox.ConfinedArgv, error) {
+	f()
+	return sandbox.ConfinedArgv{}, errors.New("unexpected")
+}
+
+func TestConfineErrorsPropagateAndNothingRuns(t *testing.T) {
+	ws := varTmpDir(t, "dshsim-ws-")
+	p, _ := sandbox.NewProvider(sandbox.Config{Platform: "plan9"})
+	_, err := Start(context.Background(), Request{Argv: bash("touch " + ws + "/ran"), Policy: sandbox.Policy{Mode: sandbox.WorkspaceWrite, WorkspaceRoot: ws}, Confiner: p})
+	var ue *sandbox.UnavailableError
+	if !errors.As(err, &ue) || ue.Detail != "" {
+		t.Errorf("err = %v", err)
+	}
+	_, err = Start(context.Background(), Request{Argv: bash("true"), Policy: sandbox.Policy{Mode: sandbox.ReadOnly, WorkspaceRoot: "relative"}, Confiner: provider(t, sandbox.BackendBwrap)})
+	if !errors.Is(err, sandbox.ErrBadInput) {
+		t.Errorf("relative root: %v", err)
+	}
+	if _, err := Start(context.Background(), Request{Policy: sandbox.Policy{Mode: sandbox.DangerFullAccess, WorkspaceRoot: ws}}); err == nil {
+		t.Error("empty argv accepted")
+	}
+	if _, err := Start(context.Background(), Request{Argv: bash("true"), Policy: sandbox.Policy{Mode: sandbox.ReadOnly, WorkspaceRoot: ws}}); err == nil {
+		t.Error("confined mode without a confiner accepted")
+	}
+	if _, err := os.Stat(ws + "/ran"); err == nil {
+		t.Error("the command ran")
+	}
+}
+
+func TestInvalidWorkdirStaysAnOrdinaryStartError(t *testing.T) {
+	ws := varTmpDir(t, "dshsim-ws-")
+	_, err := Start(context.Background(), Request{Argv: bash("true"), Dir: ws + "/missing", Policy: sandbox.Policy{Mode: sandbox.ReadOnly, WorkspaceRoot: ws}, Confiner: provider(t, sandbox.BackendBwrap)})
+	var ue *sandbox.UnavailableError
+	if err == nil || errors.As(err, &ue) {
+		t.Errorf("missing workdir: %v, want an ordinary start error", err)
+	}
+}
+
+func TestOutputTailAndFullFile(t *testing.T) {
+	ws := varTmpDir(t, "dshsim-ws-")
+	res, err := Run(context.Background(), Request{Argv: bash("seq 1 20000; seq 1 3 >&2"), TailBytes: 1000, OutputDir: ws,
+		Policy: sandbox.Policy{Mode: sandbox.DangerFullAccess, WorkspaceRoot: ws}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Stdout.Truncated || len(res.Stdout.Text) > 1000 || !strings.HasSuffix(res.Stdout.Text, "19999\n20000\n") {
+		t.Errorf("stdout tail: truncated=%v len=%d", res.Stdout.Truncated, len(res.Stdout.Text))
+	}
+	full, err := os.ReadFile(res.Stdout.FullPath)
+	want, _ := exec.Command("seq", "1", "20000").Output()
+	if err != nil || string(full) != string(want) {
+		t.Errorf("full output file %q: %d bytes, err %v", res.Stdout.FullPath, len(full), err)
+	}
+	if st, err := os.Stat(res.Stdout.FullPath); err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("full output file mode: %v %v", st.Mode(), err)
+	}
+	if res.Stderr.Truncated || res.Stderr.Text != "1\n2\n3\n" || res.Stderr.FullPath != "" {
+		t.Errorf("stderr %+v", res.Stderr)
+	}
+}
+
+func TestTimeoutKillsTheGroup(t *testing.T) {
+	ws := varTmpDir(t, "dshsim-ws-")
+	res, err := Run(context.Background(), Request{Argv: bash("echo started; sleep 30 & wait"), Timeout: 200 * time.Millisecond, Grace: time.Second,
+		Policy: sandbox.Policy{Mode: sandbox.DangerFullAccess, WorkspaceRoot: ws}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.TimedOut || !res.Signaled || res.Signal != "SIGTERM" || res.ExitCode != -1 || res.Stdout.Text != "started\n" {
+		t.Errorf("result %+v", res)
+	}
+	if strings.Contains(render.Result(res.Foreground(200), false), "[exit code") {
+		t.Error("a killed process rendered an exit code")
+	}
+}
+
+func TestProcessKeepsRunningPastAForegroundWait(t *testing.T) {
+	ws := varTmpDir(t, "dshsim-ws-")
+	p, err := Start(context.Background(), Request{Argv: bash("echo one; read line; echo two"), Stdin: strings.NewReader(""),
+		Policy: sandbox.Policy{Mode: sandbox.DangerFullAccess, WorkspaceRoot: ws}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-p.Done()
+	res, err := p.Wait()
+	if err != nil || res.Stdout.Text != "one\ntwo\n" {
+		t.Errorf("res %+v err %v", res, err)
+	}
+	// A long process: the caller's wait expires, the process keeps running, Kill ends it.
+	p, err = Start(context.Background(), Request{Argv: bash("echo early; exec sleep 30"), Policy: sandbox.Policy{Mode: sandbox.DangerFullAccess, WorkspaceRoot: ws}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-p.Done():
+		t.Fatal("settled early")
+	case <-time.After(300 * time.Millisecond):
+	}
+	if out, _ := p.OutputSoFar(); out.Text != "early\n" {
+		t.Errorf("output so far %q", out.Text)
+	}
+	p.Kill()
+	res, _ = p.Wait()
+	if !res.Signaled || res.Signal != "SIGTERM" || res.TimedOut {
+		t.Errorf("after Kill: %+v", res)
+	}
+}
+
+func TestContextCancelKillsTheGroup(t *testing.T) {
+	ws := varTmpDir(t, "dshsim-ws-")
+	ctx, cancel := context.WithCancel(context.Background())
+	p, err := Start(ctx, Request{Argv: bash("trap '' TERM; sleep 30"), Grace: 200 * time.Millisecond, Policy: sandbox.Policy{Mode: sandbox.DangerFullAccess, WorkspaceRoot: ws}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	res, _ := p.Wait()
+	if !res.Signaled {
+		t.Errorf("after cancel: %+v", res)
+	}
+}
