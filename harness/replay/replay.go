@@ -204,6 +204,16 @@ func replay(ctx context.Context, dir string, opt Options, res *Result) error {
 	}
 	defer log.Close()
 
+	var tools []string
+	for _, r := range script.Replies {
+		for _, c := range r.ToolCalls {
+			tools = append(tools, c.Name)
+		}
+	}
+	if missing := stack.Missing(tools...); len(missing) > 0 {
+		return fmt.Errorf("cannot replay through the real stack: %s", strings.Join(missing, "; "))
+	}
+
 	ans := &answers{queue: append([]recording.Answer(nil), rec.Input.PermissionAnswers...)}
 	st, err := stack.New(stack.Config{
 		Workspace:           ws,
@@ -280,23 +290,12 @@ func (d *driver) append(typ string, data any) (session.Event, error) {
 	return e, nil
 }
 
-// emitContext appends the runtime-context message when it changed.
+// emitContext lets the stack append the runtime-context message when it changed.
 func (d *driver) emitContext(ctx context.Context) error {
-	rc, err := d.stack.RuntimeContext(ctx)
-	if err != nil {
+	if _, err := d.stack.SyncContext(ctx); err != nil {
 		return fmt.Errorf("runtime context: %w", err)
 	}
-	if rc.Text == d.lastCtx {
-		return nil
-	}
-	d.lastCtx = rc.Text
-	_, err = d.append("user/message", map[string]any{
-		"content": []pipeline.Block{pipeline.TextBlock(rc.Text)},
-		"source":  map[string]any{"kind": "plugin", "plugin": "@deepseek-ai/dsh-system-prompt", "form": "snapshot", "sections": rc.Sections},
-		"role":    "user",
-		"id":      newUUID(),
-	})
-	return err
+	return nil
 }
 
 func (d *driver) turn(ctx context.Context, prompt string) error {

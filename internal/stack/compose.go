@@ -1,27 +1,154 @@
 package stack
 
 import (
+	"context"
 	"errors"
-	"strings"
+	"fmt"
+	"sort"
+	"sync"
 
+	"github.com/dshsim/dshsim/escalation"
+	"github.com/dshsim/dshsim/harness/session"
 	"github.com/dshsim/dshsim/pipeline"
+	"github.com/dshsim/dshsim/pipeline/approval"
+	"github.com/dshsim/dshsim/pipeline/policy"
+	"github.com/dshsim/dshsim/spill"
 )
 
-// missing lists the stack pieces this build does not compose yet. compose
-// refuses to build a stack while any is missing, naming them.
-var missing = []string{
-	"sandbox provider + executor (sandbox, sandbox/spawn)",
-	"policy resolver and runtime-context rendering (pipeline/policy)",
-	"approval service (pipeline/approval)",
-	"escalation (escalation.Approve)",
-	"bash tool (internal/bashtool)",
-	"file tools with observation (fsobserve/fstools)",
-	"spill policy and store (spill)",
+// parts is everything one composed stack holds.
+type parts struct {
+	cfg      Config
+	log      *session.Log
+	reg      *pipeline.Registry
+	approver *approval.Service
+	resolver *policy.Resolver
+	escalate escalation.Func
+	spill    *spill.Policy
+	closers  []func() error
+
+	mu       sync.Mutex
+	warnings []string
+}
+
+func (p *parts) warn(msg string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.warnings = append(p.warnings, msg)
+}
+
+// toolBuilders register the model-facing tools; each returns the tool names it
+// registered. A builder whose package has not landed reports it through
+// missingTools instead.
+var toolBuilders []func(p *parts) error
+
+// missingTools maps a tool name to the stack piece that is not composed yet;
+// composedTools marks the tools a builder of this build registers.
+var (
+	missingTools  = map[string]string{}
+	composedTools = map[string]bool{}
+)
+
+// Missing returns, for the tool names given, the pieces this build cannot
+// compose (empty when every tool is available), sorted.
+func Missing(tools ...string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, t := range tools {
+		if why, ok := missingTools[t]; ok && !composedTools[t] && !seen[t] {
+			seen[t] = true
+			out = append(out, fmt.Sprintf("tool %s: %s", t, why))
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 func compose(cfg Config, agent *pipeline.Agent) (impl, error) {
-	if len(missing) > 0 {
-		return nil, errors.New("stack: not composed yet, missing: " + strings.Join(missing, "; "))
+	p := &parts{cfg: cfg, log: cfg.Log}
+	var err error
+	ap := approval.Policy(cfg.Approval)
+	if p.resolver, err = policy.NewResolver(policy.Config{DefaultMode: cfg.Mode, Root: cfg.Workspace, Approval: ap}); err != nil {
+		return nil, fmt.Errorf("stack: policy resolver: %w", err)
 	}
-	return nil, errors.New("stack: unreachable")
+	if p.approver, err = approval.New(approval.WithPolicy(ap)); err != nil {
+		return nil, fmt.Errorf("stack: approval service: %w", err)
+	}
+	if cfg.Answer != nil {
+		answer := cfg.Answer
+		p.approver.Answer(func(ctx context.Context, req *pipeline.ApprovalRequest, _ func() (pipeline.ApprovalOutcome, error)) (pipeline.ApprovalOutcome, error) {
+			return answer(ctx, *req)
+		})
+	}
+	p.reg = pipeline.NewRegistry()
+	p.reg.SetApprover(p.approver)
+	p.escalate = escalation.New(p.approver)
+
+	if cfg.SpillMaxInlineBytes > 0 {
+		store, err := spill.NewStore(cfg.SpillRoot)
+		if err != nil {
+			return nil, fmt.Errorf("stack: spill store: %w", err)
+		}
+		if p.spill, err = spill.New(spill.ByteConfig(cfg.SpillMaxInlineBytes), store, p.warn); err != nil {
+			return nil, fmt.Errorf("stack: spill policy: %w", err)
+		}
+	}
+	for _, b := range toolBuilders {
+		if err := b(p); err != nil {
+			p.close()
+			return nil, err
+		}
+	}
+	if p.spill != nil {
+		// Outermost post-execute listener: it bounds whatever the inner ones produced.
+		p.spill.Hook(p.reg)
+	}
+	return p, nil
+}
+
+func (p *parts) runtimeContext(ctx context.Context) (RuntimeContext, error) {
+	events, err := p.log.Events()
+	if err != nil {
+		return RuntimeContext{}, err
+	}
+	secs, text, err := p.resolver.Context(p.log.Header(), events)
+	if err != nil {
+		return RuntimeContext{}, err
+	}
+	rc := RuntimeContext{Text: text}
+	for _, s := range secs {
+		if s.Text != "" {
+			rc.Sections = append(rc.Sections, Section{Name: s.Name, Text: s.Text})
+		}
+	}
+	return rc, nil
+}
+
+func (p *parts) syncContext(ctx context.Context) (*session.Event, error) {
+	return p.resolver.SyncContext(p.log)
+}
+
+func (p *parts) execute(ctx context.Context, call *pipeline.Call) pipeline.Result {
+	return p.reg.Execute(call)
+}
+
+func (p *parts) close() error {
+	var errs []error
+	for i := len(p.closers) - 1; i >= 0; i-- {
+		errs = append(errs, p.closers[i]())
+	}
+	return errors.Join(errs...)
+}
+
+func (p *parts) tools() []string {
+	var names []string
+	for _, t := range p.reg.Tools() {
+		names = append(names, t.Name)
+	}
+	return names
+}
+
+func (p *parts) warningList() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.warnings...)
 }

@@ -70,8 +70,11 @@ type Stack struct {
 // impl is what the composition provides; see compose.go.
 type impl interface {
 	runtimeContext(ctx context.Context) (RuntimeContext, error)
+	syncContext(ctx context.Context) (*session.Event, error)
 	execute(ctx context.Context, call *pipeline.Call) pipeline.Result
 	close() error
+	tools() []string
+	warningList() []string
 }
 
 // New validates cfg and composes the stack.
@@ -127,6 +130,19 @@ func (s *Stack) Agent() *pipeline.Agent { return s.agent }
 func (s *Stack) RuntimeContext(ctx context.Context) (RuntimeContext, error) {
 	return s.impl.runtimeContext(ctx)
 }
+
+// SyncContext appends the runtime-context message to the log when its text
+// differs from the last one there (the real stack's per-request step) and
+// returns the appended event, or nil.
+func (s *Stack) SyncContext(ctx context.Context) (*session.Event, error) {
+	return s.impl.syncContext(ctx)
+}
+
+// Tools returns the registered tool names in registration order.
+func (s *Stack) Tools() []string { return s.impl.tools() }
+
+// Warnings returns the warnings the stack logged (spill store failures and the like).
+func (s *Stack) Warnings() []string { return s.impl.warningList() }
 
 // Execute runs one tool call through the pipeline and returns its result.
 func (s *Stack) Execute(ctx context.Context, callID, name string, args json.RawMessage) pipeline.Result {

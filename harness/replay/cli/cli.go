@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -136,12 +135,12 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if *jsonOut {
-		if err := writeJSON(stdout, results); err != nil {
+		if err := replay.WriteJSON(stdout, results); err != nil {
 			fmt.Fprintf(stderr, "dsh-replay: %v\n", err)
 			return 1
 		}
 	} else {
-		writeText(stdout, results, *verbose)
+		replay.WriteText(stdout, results, *verbose)
 	}
 	if replay.AllMatch(results) {
 		return 0
@@ -159,78 +158,6 @@ func writeHTML(path string, results []*replay.Result) error {
 		return err
 	}
 	return f.Close()
-}
-
-// Counts are the verdict totals of a run.
-type Counts struct {
-	Total    int `json:"total"`
-	Match    int `json:"match"`
-	Mismatch int `json:"mismatch"`
-	Error    int `json:"error"`
-}
-
-// Count tallies verdicts.
-func Count(rs []*replay.Result) Counts {
-	c := Counts{Total: len(rs)}
-	for _, r := range rs {
-		switch r.Verdict {
-		case replay.Match:
-			c.Match++
-		case replay.Mismatch:
-			c.Mismatch++
-		default:
-			c.Error++
-		}
-	}
-	return c
-}
-
-func writeJSON(w io.Writer, rs []*replay.Result) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(struct {
-		OK         bool             `json:"ok"`
-		Summary    Counts           `json:"summary"`
-		Recordings []*replay.Result `json:"recordings"`
-	}{replay.AllMatch(rs), Count(rs), rs})
-}
-
-func writeText(w io.Writer, rs []*replay.Result, verbose bool) {
-	width := 0
-	for _, r := range rs {
-		width = max(width, len(r.Name))
-	}
-	for _, r := range rs {
-		switch r.Verdict {
-		case replay.Failed:
-			fmt.Fprintf(w, "%-*s  ERROR     %s\n", width, r.Name, r.Error)
-			continue
-		case replay.Match:
-			fmt.Fprintf(w, "%-*s  match     %d/%d events  (%s, approval %s)\n", width, r.Name, r.Comparison.Matched, r.Comparison.Total, r.Mode, r.Approval)
-		default:
-			fmt.Fprintf(w, "%-*s  MISMATCH  %d/%d events  (%s, approval %s)\n", width, r.Name, r.Comparison.Matched, r.Comparison.Total, r.Mode, r.Approval)
-			fmt.Fprint(w, r.Detail())
-		}
-		if verbose {
-			for _, p := range r.Comparison.Pairs {
-				mark := "="
-				if !p.Match {
-					mark = "≠"
-				}
-				fmt.Fprintf(w, "    %s turn %d  %s\n", mark, p.Turn, p.Label())
-			}
-		}
-		for _, n := range r.Notes {
-			fmt.Fprintf(w, "  note: %s\n", n)
-		}
-	}
-	c := Count(rs)
-	verdict := "FAIL"
-	if replay.AllMatch(rs) {
-		verdict = "ok"
-	}
-	fmt.Fprintf(w, "%s: %d recordings: %d match, %d mismatch, %d error\n", verdict, c.Total, c.Match, c.Mismatch, c.Error)
 }
 
 func progress(w io.Writer, tty bool) func(done, total int, r *replay.Result) {

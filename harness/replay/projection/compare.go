@@ -237,11 +237,13 @@ func show(v any) string {
 	if v == nil {
 		return "(absent)"
 	}
-	b, err := json.Marshal(v)
-	if err != nil {
+	var buf strings.Builder
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
 		return fmt.Sprint(v)
 	}
-	s := string(b)
+	s := strings.TrimSuffix(buf.String(), "\n")
 	if len(s) > 300 {
 		s = s[:300] + "…"
 	}

@@ -58,7 +58,7 @@ func TestCompare(t *testing.T) {
 			got:     []Item{call, item(KindResult, 1, `{"callId":"c1","text":"ho\n","isError":false,"meta":{"diffs":[{"path":"a","newText":"x"}]}}`), end},
 			matched: 2, mismatched: 1, firstPaths: []string{"text"}},
 		{name: "nested meta difference has a path", exp: []Item{res},
-			got:     []Item{item(KindResult, 1, `{"callId":"c1","text":"hi\n","isError":false,"meta":{"diffs":[{"path":"a","newText":"y"}]}}`)},
+			got:        []Item{item(KindResult, 1, `{"callId":"c1","text":"hi\n","isError":false,"meta":{"diffs":[{"path":"a","newText":"y"}]}}`)},
 			mismatched: 1, firstPaths: []string{"meta.diffs[0].newText"}},
 		{name: "missing error field is reported", exp: []Item{item(KindResult, 1, `{"callId":"c1","text":"t","isError":true,"error":{"name":"FsError","code":"FS_NOT_OBSERVED"}}`)},
 			got:        []Item{item(KindResult, 1, `{"callId":"c1","text":"t","isError":true}`)},

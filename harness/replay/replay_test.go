@@ -1,0 +1,160 @@
+package replay_test
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dshsim/dshsim/harness/replay"
+)
+
+const root = "../.."
+
+func dirs(t *testing.T, args ...string) []string {
+	t.Helper()
+	var full []string
+	for _, a := range args {
+		full = append(full, filepath.Join(root, a))
+	}
+	ds, err := replay.Discover(full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ds
+}
+
+// TestTranscriptsMatch replays every upstream recording through the real stack.
+// A recording that cannot match fails here with its exact reason; none is skipped.
+func TestTranscriptsMatch(t *testing.T) {
+	ds := dirs(t, "transcripts")
+	if len(ds) != 10 {
+		t.Fatalf("transcripts/ holds %d recordings, want the ten upstream ones", len(ds))
+	}
+	results := replay.Run(context.Background(), ds, replay.RunOptions{Parallel: 2})
+	for _, r := range results {
+		t.Run(r.Name, func(t *testing.T) {
+			if r.Verdict != replay.Match {
+				t.Fatalf("%s\n%s", r.Summary(), r.Detail())
+			}
+			if r.Comparison.Total == 0 || r.Comparison.Matched != r.Comparison.Total {
+				t.Fatalf("match with %d/%d events", r.Comparison.Matched, r.Comparison.Total)
+			}
+		})
+	}
+}
+
+func TestFlaggedRecordingsMismatch(t *testing.T) {
+	tests := []struct {
+		name      string
+		dir       string
+		flag      string // substring of a flag; "" when none
+		firstPath string // path of the first differing field; "" when none
+	}{
+		{name: "a prompt more than recorded exhausts the script", dir: "script-exhausted",
+			flag: "script exhausted: llm-replay: script exhausted — session requested model call #3 but its script has only 2", firstPath: "(item)"},
+		{name: "replies never requested are flagged", dir: "unconsumed-replies", flag: "unconsumed replies: 2 of 2 model replies were never requested", firstPath: "(item)"},
+		{name: "a changed seed file shows in the read result", dir: "changed-seed", firstPath: "meta.lines[0].text"},
+	}
+	results := replay.Run(context.Background(), dirs(t, "testdata/replay/flagged"), replay.RunOptions{Parallel: 2})
+	byName := map[string]*replay.Result{}
+	for _, r := range results {
+		byName[r.Name] = r
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := byName[tc.dir]
+			if r == nil {
+				t.Fatalf("no result for %s", tc.dir)
+			}
+			if r.Verdict != replay.Mismatch {
+				t.Fatalf("verdict %s (%s), want mismatch", r.Verdict, r.Summary())
+			}
+			if tc.flag != "" && !strings.Contains(strings.Join(r.Flags, "\n"), tc.flag) {
+				t.Errorf("flags %q, want one containing %q", r.Flags, tc.flag)
+			}
+			first := r.Comparison.First()
+			if tc.firstPath == "" {
+				if first != nil {
+					t.Errorf("unexpected mismatch %+v", first)
+				}
+				return
+			}
+			if first == nil || len(first.Diffs) == 0 || first.Diffs[0].Path != tc.firstPath {
+				t.Fatalf("first mismatch %+v, want a diff at %s\n%s", first, tc.firstPath, r.Detail())
+			}
+		})
+	}
+}
+
+func TestChangedSeedDiffIsReadable(t *testing.T) {
+	r := replay.Replay(context.Background(), filepath.Join(root, "testdata/replay/flagged/changed-seed"), replay.Options{})
+	d := r.Detail()
+	for _, want := range []string{
+		"first difference: turn 1, tool/result call_00_hHPZCcivsIkXAGS9jTGy8417 ok",
+		`meta.lines[0].text: expected "hello", got "goodbye"`,
+		`text: expected "<path>{{cwd}}/greeting.txt</path>\n<type>file</type>\n<content>\n1: hello`,
+		"first difference at byte 65",
+	} {
+		if !strings.Contains(d, want) {
+			t.Errorf("detail lacks %q:\n%s", want, d)
+		}
+	}
+}
+
+// TestBadRecordingsDoNotStopTheOthers replays bad recordings beside a good one.
+func TestBadRecordingsDoNotStopTheOthers(t *testing.T) {
+	ds := append(dirs(t, "testdata/replay/bad"), dirs(t, "transcripts/fs-read")...)
+	results := replay.Run(context.Background(), ds, replay.RunOptions{Parallel: 2})
+	for _, r := range results {
+		switch {
+		case r.Name == "fs-read":
+			if r.Verdict != replay.Match {
+				t.Errorf("fs-read: %s\n%s", r.Summary(), r.Detail())
+			}
+		case r.Verdict != replay.Failed:
+			t.Errorf("%s: verdict %s, want error", r.Name, r.Verdict)
+		case !strings.HasPrefix(r.Error, r.Name+"/"):
+			t.Errorf("%s: error %q does not name the recording's file", r.Name, r.Error)
+		}
+	}
+	if replay.AllMatch(results) {
+		t.Error("AllMatch is true for a run with bad recordings")
+	}
+}
+
+func TestSelect(t *testing.T) {
+	ds := []string{"a/r1", "a/r2", "a/r3", "a/r4", "a/r5"}
+	tests := []struct {
+		name  string
+		shard string
+		want  string
+	}{
+		{name: "first of two shards takes every other recording from the first", shard: "1/2", want: "a/r1,a/r3,a/r5"},
+		{name: "second of two shards takes the rest", shard: "2/2", want: "a/r2,a/r4"},
+		{name: "one shard is everything", shard: "1/1", want: "a/r1,a/r2,a/r3,a/r4,a/r5"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := replay.ParseShard(tc.shard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := strings.Join(replay.Select(ds, replay.RunOptions{Shard: s}), ",")
+			if got != tc.want {
+				t.Errorf("shard %s = %s, want %s", tc.shard, got, tc.want)
+			}
+		})
+	}
+	for _, bad := range []string{"0/2", "3/2", "1/0", "x", "1/2/3"} {
+		if _, err := replay.ParseShard(bad); err == nil {
+			t.Errorf("ParseShard(%q) accepted", bad)
+		}
+	}
+}
+
+func TestSpillRootHasUpstreamLength(t *testing.T) {
+	if got := replay.SpillRoot("bash-spill"); got != "/tmp/dsh-acp-snap-ee77dff02" {
+		t.Errorf("SpillRoot(bash-spill) = %s, want upstream's /tmp/dsh-acp-snap-ee77dff02", got)
+	}
+}
