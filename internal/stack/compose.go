@@ -12,6 +12,7 @@ import (
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/approval"
 	"github.com/dshsim/dshsim/pipeline/policy"
+	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/spill"
 )
 
@@ -24,6 +25,7 @@ type parts struct {
 	resolver *policy.Resolver
 	escalate escalation.Func
 	spill    *spill.Policy
+	provider *sandbox.Provider
 	closers  []func() error
 
 	mu       sync.Mutex
@@ -145,6 +147,13 @@ func (p *parts) tools() []string {
 		names = append(names, t.Name)
 	}
 	return names
+}
+
+func (p *parts) backend() (string, sandbox.Enforcement) {
+	if p.provider == nil {
+		return "", ""
+	}
+	return p.provider.Selected()
 }
 
 func (p *parts) warningList() []string {

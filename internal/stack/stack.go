@@ -75,6 +75,7 @@ type impl interface {
 	close() error
 	tools() []string
 	warningList() []string
+	backend() (string, sandbox.Enforcement)
 }
 
 // New validates cfg and composes the stack.
@@ -137,6 +138,10 @@ func (s *Stack) RuntimeContext(ctx context.Context) (RuntimeContext, error) {
 func (s *Stack) SyncContext(ctx context.Context) (*session.Event, error) {
 	return s.impl.syncContext(ctx)
 }
+
+// Backend returns the sandbox backend the provider selected (bwrap, landlock)
+// and its enforcement, or "" before the first confined call.
+func (s *Stack) Backend() (string, sandbox.Enforcement) { return s.impl.backend() }
 
 // Tools returns the registered tool names in registration order.
 func (s *Stack) Tools() []string { return s.impl.tools() }

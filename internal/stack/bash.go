@@ -1,0 +1,47 @@
+package stack
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/dshsim/dshsim/internal/bashtool"
+	"github.com/dshsim/dshsim/internal/jobs"
+	"github.com/dshsim/dshsim/pipeline"
+	"github.com/dshsim/dshsim/sandbox"
+)
+
+// The bash tool under the real sandbox provider (the platform chain: bwrap,
+// then Landlock on Linux), with the background job registry and the
+// job_output/job_kill tools, as upstream's base bundle mounts them.
+func init() {
+	composedTools["bash"] = true
+	toolBuilders = append(toolBuilders, func(p *parts) error {
+		provider, err := sandbox.NewProvider(sandbox.Config{})
+		if err != nil {
+			return fmt.Errorf("stack: sandbox provider: %w", err)
+		}
+		reg := jobs.New(jobs.Options{EscalationAdvertised: true})
+		p.closers = append(p.closers, func() error { return reg.Close(time.Second) })
+		tool, err := bashtool.New(bashtool.Config{TimeoutMs: p.cfg.BashTimeout.Milliseconds()}, bashtool.Deps{
+			Policy: func(call *pipeline.Call) (sandbox.Policy, error) {
+				return p.resolver.Resolve(call.Agent, "")
+			},
+			Escalate: p.escalate,
+			Provider: provider,
+			Jobs:     reg,
+			Warn:     p.warn,
+		})
+		if err != nil {
+			return fmt.Errorf("stack: bash tool: %w", err)
+		}
+		p.closers = append(p.closers, tool.Close)
+		p.provider = provider
+		defs := append([]pipeline.Tool{tool.Definition()}, bashtool.JobTools(reg, tool.EscalationAdvertised())...)
+		for _, t := range defs {
+			if _, err := p.reg.Register(t); err != nil {
+				return fmt.Errorf("stack: register %s: %w", t.Name, err)
+			}
+		}
+		return nil
+	})
+}
