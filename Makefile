@@ -3,18 +3,20 @@ GO        ?= go
 BIN       := bin
 DSHSIM    := $(BIN)/dsh-sim
 BENCHTIME ?= 300ms
+FUZZTIME  ?= 20s
 # Packages with benchmarks (found, so new ones join automatically).
 BENCH_PKGS = $(sort $(dir $(shell grep -rl --include='*_test.go' '^func Benchmark' . | grep -v '/testdata/')))
 # Go files gofmt must accept (fixtures under testdata included only if they are Go sources of the tree).
 GOFILES    = $(shell find . -name '*.go' -not -path './.git/*' -not -path '*/testdata/*')
 
-.PHONY: help sim test check bench docs kernels build $(DSHSIM)
+.PHONY: help sim test check bench fuzz docs kernels build $(DSHSIM)
 
 help:
 	@echo 'make sim      regenerate snapshots/ with dsh-sim, then dsh-sim -check'
 	@echo 'make test     go test -count=1 ./...   (DSHSIM_UPDATE=1 make test updates every golden)'
 	@echo 'make check    gofmt -l (must be empty), go vet ./..., dsh-sim -check (effect files and docs page)'
 	@echo 'make bench    benchmarks of the packages that have them (BENCHTIME=$(BENCHTIME))'
+	@echo 'make fuzz     every fuzz target for FUZZTIME=$(FUZZTIME) each'
 	@echo 'make docs     write docs/tools.md with every include expanded to build/tools.md'
 	@echo 'make kernels  the Landlock kernel matrix (cmd/kernel-matrix, issue 6)'
 
@@ -39,6 +41,16 @@ check: $(DSHSIM)
 bench:
 	@if [ -z "$(BENCH_PKGS)" ]; then echo 'no benchmarks in the tree'; exit 1; fi
 	$(GO) test -count=1 -run '^$$' -bench . -benchmem -benchtime=$(BENCHTIME) $(addprefix ./,$(patsubst ./%,%,$(BENCH_PKGS)))
+
+fuzz:
+	@set -e; files=$$(grep -rl --include='*_test.go' '^func Fuzz' . | grep -v '/testdata/' | sort); \
+	if [ -z "$$files" ]; then echo 'no fuzz targets in the tree'; exit 1; fi; \
+	for f in $$files; do \
+		for fn in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' $$f); do \
+			echo "$(GO) test -run '^$$' -fuzz '^$$fn\$$' -fuzztime $(FUZZTIME) ./$$(dirname $${f#./})"; \
+			$(GO) test -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME) ./$$(dirname $${f#./}); \
+		done; \
+	done
 
 docs: $(DSHSIM)
 	@mkdir -p build

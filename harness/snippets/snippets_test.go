@@ -190,3 +190,29 @@ func TestCheckFresh(t *testing.T) {
 		})
 	}
 }
+
+// FuzzParseRender: no page makes Parse or Render panic, every parsed
+// include has a clean relative path, and Render of a page without includes is
+// the page itself. Seeded from the fixture page.
+func FuzzParseRender(f *testing.F) {
+	page, err := os.ReadFile("testdata/page.md")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(string(page))
+	f.Add("--8<-- \"a:1:2\"\n  --8<-- 'b:sec'\n--8<--\n")
+	f.Add("no includes\nat all\n")
+	src := mapSource(map[string]string{"a": "1\n2\n3\n", "b": "// --8<-- [start:sec]\nx\n// --8<-- [end:sec]\n"})
+	f.Fuzz(func(t *testing.T, page string) {
+		incs, _ := Parse("p.md", []byte(page))
+		for _, inc := range incs {
+			if !fs.ValidPath(inc.Path) || inc.Line < 1 {
+				t.Fatalf("include %+v: bad path or line", inc)
+			}
+		}
+		out, err := Render("p.md", []byte(page), src)
+		if err == nil && len(incs) == 0 && string(out) != page {
+			t.Fatalf("Render changed a page without includes:\n%q\n%q", page, out)
+		}
+	})
+}
