@@ -204,16 +204,6 @@ func replay(ctx context.Context, dir string, opt Options, res *Result) error {
 	}
 	defer log.Close()
 
-	var tools []string
-	for _, r := range script.Replies {
-		for _, c := range r.ToolCalls {
-			tools = append(tools, c.Name)
-		}
-	}
-	if missing := stack.Missing(tools...); len(missing) > 0 {
-		return fmt.Errorf("cannot replay through the real stack: %s", strings.Join(missing, "; "))
-	}
-
 	ans := &answers{queue: append([]recording.Answer(nil), rec.Input.PermissionAnswers...)}
 	st, err := stack.New(stack.Config{
 		Workspace:           ws,
@@ -230,6 +220,17 @@ func replay(ctx context.Context, dir string, opt Options, res *Result) error {
 		return fmt.Errorf("stack for %s (%s/%s): %w", rec.Name, pol.Mode, pol.Approval, err)
 	}
 	defer st.Close()
+	composed := map[string]bool{}
+	for _, t := range st.Tools() {
+		composed[t] = true
+	}
+	for _, r := range script.Replies {
+		for _, c := range r.ToolCalls {
+			if !composed[c.Name] {
+				return fmt.Errorf("the recording calls tool %q (turn %d step %d), which the stack does not compose (it has: %s)", c.Name, r.Turn, r.Step, strings.Join(st.Tools(), ", "))
+			}
+		}
+	}
 
 	d := &driver{rec: rec, script: script, log: log, stack: st}
 	for _, step := range rec.Input.Steps {

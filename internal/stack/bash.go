@@ -14,7 +14,6 @@ import (
 // then Landlock on Linux), with the background job registry and the
 // job_output/job_kill tools, as upstream's base bundle mounts them.
 func init() {
-	composedTools["bash"] = true
 	toolBuilders = append(toolBuilders, func(p *parts) error {
 		provider, err := sandbox.NewProvider(sandbox.Config{})
 		if err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 	"sync"
 
 	"github.com/dshsim/dshsim/escalation"
@@ -38,32 +37,8 @@ func (p *parts) warn(msg string) {
 	p.warnings = append(p.warnings, msg)
 }
 
-// toolBuilders register the model-facing tools; each returns the tool names it
-// registered. A builder whose package has not landed reports it through
-// missingTools instead.
+// toolBuilders register the model-facing tools (one file per area: bash.go, fs.go).
 var toolBuilders []func(p *parts) error
-
-// missingTools maps a tool name to the stack piece that is not composed yet;
-// composedTools marks the tools a builder of this build registers.
-var (
-	missingTools  = map[string]string{}
-	composedTools = map[string]bool{}
-)
-
-// Missing returns, for the tool names given, the pieces this build cannot
-// compose (empty when every tool is available), sorted.
-func Missing(tools ...string) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, t := range tools {
-		if why, ok := missingTools[t]; ok && !composedTools[t] && !seen[t] {
-			seen[t] = true
-			out = append(out, fmt.Sprintf("tool %s: %s", t, why))
-		}
-	}
-	sort.Strings(out)
-	return out
-}
 
 func compose(cfg Config, agent *pipeline.Agent) (impl, error) {
 	p := &parts{cfg: cfg, log: cfg.Log}
