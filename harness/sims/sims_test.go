@@ -74,6 +74,33 @@ func TestSims(t *testing.T) {
 	}
 }
 
+// TestSimsDeterministic runs every sim a second time: the files must be
+// byte-identical to the first run's (an unnormalised time, id, pid or path
+// shows up here before it shows up on another machine). Skipped with -short.
+func TestSimsDeterministic(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: sims run once")
+	}
+	root := repoRoot(t)
+	first, errs := fresh()
+	for _, s := range harness.Sims() {
+		t.Run(s.Name, func(t *testing.T) {
+			if errs[s.Name] != nil {
+				t.Skipf("first run failed (reported by TestSims): %v", errs[s.Name])
+			}
+			again, err := harness.RunSim(s, root, nil)
+			if err != nil {
+				t.Fatalf("second run: %v", err)
+			}
+			for _, name := range s.Files {
+				if d := harness.LineDiff(harness.SnapshotsDir+"/"+name, first[s.Name][name], again[name]); d != "" {
+					t.Errorf("two runs differ (want: first run, got: second run):\n%s", d)
+				}
+			}
+		})
+	}
+}
+
 // TestNoUnclaimedSnapshots: every file under snapshots/ belongs to a sim.
 func TestNoUnclaimedSnapshots(t *testing.T) {
 	left, err := harness.UnclaimedFiles(filepath.Join(repoRoot(t), harness.SnapshotsDir), harness.Sims())
