@@ -62,6 +62,7 @@ func excerpt(r *replay.Result) []byte {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "dsh-replay transcripts/%s (model constructed from the recording; tools, approval and sandbox real)\n", r.Name)
 	fmt.Fprintf(&b, "policy from the recording: sandbox %s, approval %s\n", r.Mode, r.Approval)
+	b.WriteString("log excerpt of our replay, compared fields only; \"=\" marks a line equal to the recording's\n")
 	var ours, theirs []string
 	var seqs []int64
 	for _, p := range r.Comparison.Pairs {
