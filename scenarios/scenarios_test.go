@@ -78,8 +78,38 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Condition: condition,
-		Cmds:      map[string]func(ts *testscript.TestScript, neg bool, args []string){"tamper": cmdTamper},
+		Cmds:      scriptCmds,
 	})
+}
+
+// scriptCmds are the commands scripts get beyond testscript's own.
+var scriptCmds = map[string]func(ts *testscript.TestScript, neg bool, args []string){
+	"tamper": cmdTamper,
+}
+
+// TestDocListsCommands keeps the package manual in step with the registries:
+// every command and script command is described there.
+func TestDocListsCommands(t *testing.T) {
+	src, err := os.ReadFile("scenarios_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, _, _ := strings.Cut(string(src), "\npackage scenarios")
+	for name := range commands {
+		if !strings.Contains(doc, name) {
+			t.Errorf("command %s is not described in the package manual", name)
+		}
+	}
+	for name := range scriptCmds {
+		if !strings.Contains(doc, "//\t"+name+" ") {
+			t.Errorf("script command %s is not described in the package manual", name)
+		}
+	}
+	for _, cond := range []string{"[landlock:N]", "[bwrap]"} {
+		if !strings.Contains(doc, cond) {
+			t.Errorf("condition %s is not described in the package manual", cond)
+		}
+	}
 }
 
 // condition answers [landlock:N] and [bwrap]; anything else is an error, so
