@@ -2,11 +2,14 @@ package replay_test
 
 import (
 	"context"
+	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/dshsim/dshsim/harness/replay"
+	"github.com/dshsim/dshsim/harness/session"
 )
 
 const root = "../.."
@@ -156,5 +159,94 @@ func TestSelect(t *testing.T) {
 func TestSpillRootHasUpstreamLength(t *testing.T) {
 	if got := replay.SpillRoot("bash-spill"); got != "/tmp/dsh-acp-snap-ee77dff02" {
 		t.Errorf("SpillRoot(bash-spill) = %s, want upstream's /tmp/dsh-acp-snap-ee77dff02", got)
+	}
+}
+
+func copyRecording(t *testing.T, name string) string {
+	t.Helper()
+	src := filepath.Join(root, "transcripts", name)
+	dst := filepath.Join(t.TempDir(), name)
+	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+// TestProjectionFile: -update writes projection.expected.json from
+// session.jsonl, a second update changes nothing, and a hand-edited (stale)
+// file fails the replay with a flag naming the file.
+func TestProjectionFile(t *testing.T) {
+	dir := copyRecording(t, "fs-read")
+	path := filepath.Join(dir, "projection.expected.json")
+	os.Remove(path)
+	if changed, err := replay.UpdateProjection(dir); err != nil || !changed {
+		t.Fatalf("first update: changed %v, %v", changed, err)
+	}
+	if changed, err := replay.UpdateProjection(dir); err != nil || changed {
+		t.Fatalf("second update: changed %v, %v", changed, err)
+	}
+	if r := replay.Replay(context.Background(), dir, replay.Options{}); r.Verdict != replay.Match {
+		t.Fatalf("with a fresh projection file: %s\n%s", r.Summary(), r.Detail())
+	}
+	b, _ := os.ReadFile(path)
+	if err := os.WriteFile(path, []byte(strings.Replace(string(b), "1: hello", "1: HELLO", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := replay.Replay(context.Background(), dir, replay.Options{})
+	if r.Verdict != replay.Mismatch || !strings.Contains(strings.Join(r.Flags, "\n"), "projection.expected.json is stale against session.jsonl") {
+		t.Fatalf("stale projection file: %s, flags %q", r.Verdict, r.Flags)
+	}
+	if r.Comparison.Mismatched != 0 {
+		t.Errorf("the replay itself still matches session.jsonl; got %d mismatches", r.Comparison.Mismatched)
+	}
+}
+
+// TestOurLogUsesTheSameVocabulary: the kept log of a replay holds the upstream
+// event types in turn order, with the constructed model named.
+func TestOurLogUsesTheSameVocabulary(t *testing.T) {
+	logs := t.TempDir()
+	r := replay.Replay(context.Background(), filepath.Join(root, "transcripts", "escalation-approved"), replay.Options{LogDir: logs})
+	if r.Verdict != replay.Match {
+		t.Fatalf("%s\n%s", r.Summary(), r.Detail())
+	}
+	c, err := session.Read(r.LogPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var types []string
+	model := ""
+	for _, e := range c.Events {
+		types = append(types, e.Type)
+		if e.Type == "assistant/message" && model == "" {
+			var d struct {
+				Message struct {
+					Source struct{ Model string } `json:"source"`
+				} `json:"message"`
+			}
+			_ = json.Unmarshal(e.Data, &d)
+			model = d.Message.Source.Model
+		}
+	}
+	want := "turn/start,step/start,user/message,user/message,assistant/message,tool/call,approval/asked,approval/decided,tool/result,step/end," +
+		"step/start,assistant/message,step/end,turn/end"
+	if strings.Join(types, ",") != want {
+		t.Errorf("our log:\n%s\nwant\n%s", strings.Join(types, ","), want)
+	}
+	if model != replay.ModelName {
+		t.Errorf("assistant/message model %q, want %q", model, replay.ModelName)
 	}
 }
