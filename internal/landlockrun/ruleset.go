@@ -2,6 +2,7 @@ package landlockrun
 
 import (
 	"errors"
+	"os"
 	"runtime"
 	"syscall"
 
@@ -101,8 +102,16 @@ func rulesetError(err error) error {
 // [*Fatal] "landlock ruleset error: <strerror>". fn may be nil.
 func OnRestrictedThread(rulesetFD int, fn func() error) error {
 	done := make(chan error, 1)
-	go func() {
+	var run func()
+	run = func() {
 		runtime.LockOSThread()
+		if llsys.Gettid() == os.Getpid() {
+			// The main thread cannot exit (the runtime would park it forever):
+			// leave it unrestricted and try again on another thread.
+			runtime.UnlockOSThread()
+			go run()
+			return
+		}
 		// Deliberately no UnlockOSThread: this thread must never run other goroutines.
 		if err := llsys.SetNoNewPrivs(); err != nil {
 			done <- rulesetError(err)
@@ -117,7 +126,8 @@ func OnRestrictedThread(rulesetFD int, fn func() error) error {
 			return
 		}
 		done <- fn()
-	}()
+	}
+	go run()
 	return <-done
 }
 

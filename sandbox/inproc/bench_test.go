@@ -1,0 +1,106 @@
+package inproc
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/dshsim/dshsim/internal/landlockrun/runnerbuild"
+	"github.com/dshsim/dshsim/sandbox"
+)
+
+var (
+	buildOnce           sync.Once
+	benchDir            string
+	runnerBin, emptyBin string
+	buildErr            error
+)
+
+// benchBinaries builds landlock-run and an empty Go program (same flags:
+// static, stripped) once per test binary run, into a temp dir.
+func benchBinaries(b *testing.B) (runner, empty string) {
+	buildOnce.Do(func() {
+		benchDir, buildErr = os.MkdirTemp("", "dshsim-bench-")
+		if buildErr != nil {
+			return
+		}
+		if runnerBin, buildErr = runnerbuild.Runner("", benchDir); buildErr != nil {
+			return
+		}
+		src := filepath.Join(benchDir, "empty")
+		os.Mkdir(src, 0o755)
+		os.WriteFile(filepath.Join(src, "main.go"), []byte("package main\n\nfunc main() {}\n"), 0o644)
+		emptyBin, buildErr = runnerbuild.Build(src, benchDir, "empty-go", "./main.go")
+	})
+	if buildErr != nil {
+		b.Fatal(buildErr)
+	}
+	return runnerBin, emptyBin
+}
+
+func run(b *testing.B, argv ...string) {
+	if err := exec.Command(argv[0], argv[1:]...).Run(); err != nil {
+		b.Fatalf("%q: %v", argv, err)
+	}
+}
+
+// BenchmarkSpawnTrue spawns /bin/true with exec.Command(...).Run() in every
+// way the stack can; compare each against "bare" from the same run
+// (benchstat, or the ratio of ns/op). The runner-* rows split the runner's
+// cost: runtime start-up of an empty static Go binary, start-up plus ABI
+// query, ruleset and restriction (--probe), and the full confined exec.
+func BenchmarkSpawnTrue(b *testing.B) {
+	ws, err := os.MkdirTemp("/var/tmp", "dshsim-bench-ws-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer os.RemoveAll(ws)
+	policy := sandbox.Policy{Mode: sandbox.WorkspaceWrite, WorkspaceRoot: ws}
+	b.Run("bare", func(b *testing.B) {
+		for b.Loop() {
+			run(b, "/bin/true")
+		}
+	})
+	b.Run("inproc", func(b *testing.B) {
+		l := newLauncher(b)
+		for b.Loop() {
+			cmd := exec.Command("/bin/true")
+			if err := l.Start(cmd, policy); err != nil {
+				b.Fatal(err)
+			}
+			if err := cmd.Wait(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("bwrap", func(b *testing.B) {
+		if _, err := exec.LookPath("bwrap"); err != nil {
+			b.Skip("no bwrap")
+		}
+		argv := sandbox.Wrap([]string{"bwrap"}, sandbox.BwrapArgs(policy), []string{"/bin/true"})
+		for b.Loop() {
+			run(b, argv...)
+		}
+	})
+	b.Run("runner-startup", func(b *testing.B) {
+		_, empty := benchBinaries(b)
+		for b.Loop() {
+			run(b, empty)
+		}
+	})
+	b.Run("runner-rules", func(b *testing.B) {
+		runner, _ := benchBinaries(b)
+		for b.Loop() {
+			run(b, runner, "--probe")
+		}
+	})
+	b.Run("runner", func(b *testing.B) {
+		runner, _ := benchBinaries(b)
+		argv := sandbox.Wrap([]string{runner}, sandbox.LandlockArgs(policy), []string{"/bin/true"})
+		for b.Loop() {
+			run(b, argv...)
+		}
+	})
+}

@@ -1,0 +1,188 @@
+package inproc
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/dshsim/dshsim/internal/landlockrun/llsys"
+	"github.com/dshsim/dshsim/sandbox"
+)
+
+// varTmpDir returns a fresh directory under /var/tmp: workspace-write grants
+// the host /tmp wholesale, so targets under /tmp (t.TempDir) could not show
+// the workspace boundary.
+func varTmpDir(t testing.TB, prefix string) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("/var/tmp", prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
+func newLauncher(t testing.TB) *Launcher {
+	t.Helper()
+	l, err := New()
+	if err != nil {
+		t.Skipf("no Landlock: %v", err)
+	}
+	t.Cleanup(func() { l.Close() })
+	return l
+}
+
+// nnpThreads lists the threads of this process with no_new_privs set: the
+// restriction always sets it, so a live restricted thread shows up here.
+func nnpThreads(t *testing.T) []string {
+	t.Helper()
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, task := range tasks {
+		b, err := os.ReadFile(filepath.Join("/proc/self/task", task.Name(), "status"))
+		if err != nil {
+			continue // the thread exited meanwhile
+		}
+		if strings.Contains(string(b), "\nNoNewPrivs:\t1\n") {
+			out = append(out, task.Name())
+		}
+	}
+	return out
+}
+
+func TestChildIsConfined(t *testing.T) {
+	l := newLauncher(t)
+	ws, outside := varTmpDir(t, "dshsim-ws-"), varTmpDir(t, "dshsim-out-")
+	tests := []struct {
+		name     string
+		mode     sandbox.Mode
+		target   string
+		wantExit int
+	}{
+		{name: "workspace-write writes inside", mode: sandbox.WorkspaceWrite, target: filepath.Join(ws, "in.txt"), wantExit: 0},
+		{name: "workspace-write cannot write outside", mode: sandbox.WorkspaceWrite, target: filepath.Join(outside, "out.txt"), wantExit: 1},
+		{name: "read-only cannot write inside", mode: sandbox.ReadOnly, target: filepath.Join(ws, "ro.txt"), wantExit: 1},
+		{name: "read-only keeps the dev null sink", mode: sandbox.ReadOnly, target: "/dev/null", wantExit: 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var stderr strings.Builder
+			cmd := exec.Command("bash", "-c", "echo hi > "+tc.target)
+			cmd.Stderr = &stderr
+			if err := l.Start(cmd, sandbox.Policy{Mode: tc.mode, WorkspaceRoot: ws}); err != nil {
+				t.Fatal(err)
+			}
+			err := cmd.Wait()
+			exit := 0
+			var ee *exec.ExitError
+			if errors.As(err, &ee) {
+				exit = ee.ExitCode()
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			if exit != tc.wantExit {
+				t.Errorf("exit %d, want %d; stderr %q", exit, tc.wantExit, stderr.String())
+			}
+			if tc.wantExit != 0 && !strings.Contains(stderr.String(), "Permission denied") {
+				t.Errorf("stderr %q lacks the Landlock denial", stderr.String())
+			}
+			if _, err := os.Stat(tc.target); tc.wantExit != 0 && err == nil {
+				t.Errorf("%s exists after a denied write", tc.target)
+			}
+		})
+	}
+}
+
+func TestParentThreadsStayUnconfinedAndRestrictedThreadsDie(t *testing.T) {
+	l := newLauncher(t)
+	if got := nnpThreads(t); len(got) != 0 {
+		t.Skipf("the test process already runs with no_new_privs on threads %v", got)
+	}
+	ws, outside := varTmpDir(t, "dshsim-ws-"), varTmpDir(t, "dshsim-out-")
+	var mu sync.Mutex
+	var tids []int
+	l.onThread = func() {
+		mu.Lock()
+		tids = append(tids, llsys.Gettid())
+		mu.Unlock()
+	}
+	const starts = 40
+	var wg sync.WaitGroup
+	for i := 0; i < starts; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			cmd := exec.Command("bash", "-c", fmt.Sprintf("echo x > %s/child-%d", outside, i))
+			if err := l.Start(cmd, sandbox.Policy{Mode: sandbox.WorkspaceWrite, WorkspaceRoot: ws}); err != nil {
+				t.Error(err)
+				return
+			}
+			if cmd.Wait() == nil {
+				t.Errorf("child %d wrote outside the workspace", i)
+			}
+		}(i)
+	}
+	wg.Wait()
+	// The parent writes outside the workspace afterwards, many times, from
+	// many goroutines (so from every thread the runtime has).
+	var pw sync.WaitGroup
+	for g := 0; g < 16; g++ {
+		pw.Add(1)
+		go func(g int) {
+			defer pw.Done()
+			for i := 0; i < 50; i++ {
+				if err := os.WriteFile(fmt.Sprintf("%s/parent-%d-%d", outside, g, i), []byte("x"), 0o644); err != nil {
+					t.Errorf("parent write %d/%d: %v", g, i, err)
+					return
+				}
+			}
+		}(g)
+	}
+	pw.Wait()
+	if len(tids) != starts {
+		t.Fatalf("%d restricted threads recorded, want %d", len(tids), starts)
+	}
+	// Every restricted thread is gone: none is left to run other goroutines.
+	deadline := time.Now().Add(10 * time.Second)
+	for _, tid := range tids {
+		if tid == os.Getpid() {
+			t.Errorf("the main thread was restricted")
+		}
+		for {
+			if _, err := os.Stat(fmt.Sprintf("/proc/self/task/%d", tid)); errors.Is(err, os.ErrNotExist) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Errorf("restricted thread %d is still alive", tid)
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	if got := nnpThreads(t); len(got) != 0 {
+		t.Errorf("threads with no_new_privs (restricted) still alive: %v", got)
+	}
+}
+
+func TestBadPolicyRunsNothing(t *testing.T) {
+	l := newLauncher(t)
+	for _, p := range []sandbox.Policy{
+		{Mode: sandbox.DangerFullAccess, WorkspaceRoot: "/"},
+		{Mode: sandbox.ReadOnly, WorkspaceRoot: "relative"},
+		{Mode: "bogus", WorkspaceRoot: "/"},
+	} {
+		cmd := exec.Command("true")
+		if err := l.Start(cmd, p); !errors.Is(err, sandbox.ErrBadInput) || cmd.Process != nil {
+			t.Errorf("Start(%+v) = %v, process %v", p, err, cmd.Process)
+		}
+	}
+}
