@@ -22,6 +22,7 @@ import (
 	"github.com/dshsim/dshsim/internal/stack"
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/sandbox"
+	"github.com/dshsim/dshsim/spill"
 )
 
 // Verdicts of one recording.
@@ -203,6 +204,10 @@ func replay(ctx context.Context, dir string, opt Options, res *Result) error {
 		return err
 	}
 	defer log.Close()
+	if opt.LogDir == "" {
+		// Our spill files live under the fixed-length root; drop this run's.
+		defer os.RemoveAll(filepath.Join(SpillRoot(rec.Name), spill.SessionDir(sessionID)))
+	}
 
 	ans := &answers{queue: append([]recording.Answer(nil), rec.Input.PermissionAnswers...)}
 	st, err := stack.New(stack.Config{

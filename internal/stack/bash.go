@@ -2,6 +2,7 @@ package stack
 
 import (
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/dshsim/dshsim/internal/bashtool"
@@ -19,7 +20,12 @@ func init() {
 		if err != nil {
 			return fmt.Errorf("stack: sandbox provider: %w", err)
 		}
-		reg := jobs.New(jobs.Options{EscalationAdvertised: true})
+		out, err := os.MkdirTemp("", "dsh-stack-jobs-")
+		if err != nil {
+			return fmt.Errorf("stack: job output directory: %w", err)
+		}
+		p.closers = append(p.closers, func() error { return os.RemoveAll(out) })
+		reg := jobs.New(jobs.Options{EscalationAdvertised: true, OutputDir: out})
 		p.closers = append(p.closers, func() error { return reg.Close(time.Second) })
 		tool, err := bashtool.New(bashtool.Config{TimeoutMs: p.cfg.BashTimeout.Milliseconds()}, bashtool.Deps{
 			Policy: func(call *pipeline.Call) (sandbox.Policy, error) {
