@@ -157,7 +157,9 @@ func TestCompositionErrors(t *testing.T) {
 }
 
 func TestSchema(t *testing.T) {
-	confine := func(context.Context, []string, sandbox.Policy) (sandbox.ConfinedArgv, error) { return sandbox.ConfinedArgv{}, nil }
+	confine := func(context.Context, []string, sandbox.Policy) (sandbox.ConfinedArgv, error) {
+		return sandbox.ConfinedArgv{}, nil
+	}
 	tests := []struct {
 		name    string
 		cfg     Config
@@ -215,7 +217,7 @@ func TestForegroundRendering(t *testing.T) {
 		{"absolute workdir kept", Config{}, cmd("pwd", "workdir", other), other + "\n"},
 		{"pager environment is fixed", Config{Env: []string{"PATH=" + os.Getenv("PATH"), "PAGER=less"}}, cmd("echo $NO_COLOR $TERM $PAGER $GIT_PAGER"), "1 dumb cat cat\n"},
 		{"timeout kills with markers in order", Config{PromoteOnTimeout: no(), Grace: time.Second}, cmd("sleep 5", "timeoutMs", 100), "(no output)\n[timed out after 100ms]\n[killed by signal: SIGTERM]"},
-		{"trapped timeout has no exit marker", Config{PromoteOnTimeout: no(), Grace: 5 * time.Second}, cmd("trap 'echo trapped; exit 0' TERM; sleep 5 & wait", "timeoutMs", 200), "trapped\n[timed out after 200ms]"},
+		{"trapped timeout has no exit marker", Config{PromoteOnTimeout: no(), Grace: 5 * time.Second}, cmd("trap 'echo trapped; exit 0' TERM; sleep 5 & wait", "timeoutMs", 1000), "trapped\n[timed out after 1000ms]"},
 		{"requested timeout is capped", Config{PromoteOnTimeout: no(), MaxTimeoutMs: 150}, cmd("sleep 5", "timeoutMs", 99999), "(no output)\n[timed out after 150ms]\n[killed by signal: SIGTERM]"},
 	}
 	for _, tt := range tests {
@@ -308,15 +310,22 @@ func TestForegroundTimeoutPromotedToBackgroundJob(t *testing.T) {
 	reg, ch := newJobs(t)
 	tool := newTool(t, Config{}, Deps{Jobs: reg})
 	ag := agent(t, "s", ws)
-	command := "echo started; sleep 0.5; echo finished > " + ws + "/proof; echo done"
-	got, err := run(t, tool, call(ag, cmd(command, "timeoutMs", 150)))
+	gate := ws + "/gate"
+	command := "echo started; while [ ! -e " + gate + " ]; do sleep 0.02; done; echo finished > " + ws + "/proof; echo done"
+	got, err := run(t, tool, call(ag, cmd(command, "timeoutMs", 1000)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "started\n[still running after 150ms; moved to background job bash-1]\nThe command keeps running in the background. You will be notified when it finishes; read newer output with job_output, stop it with job_kill."
+	want := "started\n[still running after 1000ms; moved to background job bash-1]\nThe command keeps running in the background. You will be notified when it finishes; read newer output with job_output, stop it with job_kill."
 	if got != want {
 		t.Errorf("got %q\nwant %q", got, want)
 	}
+	select {
+	case n := <-ch:
+		t.Fatalf("notice before the command finished: %q", n.Text)
+	default:
+	}
+	os.WriteFile(gate, nil, 0o600)
 	n := wait(t, ch)
 	if n.Text != "background job bash-1 (bash: "+command+") finished [status: completed, exit code: 0]. Read its output with job_output." {
 		t.Errorf("notice = %q", n.Text)
@@ -324,7 +333,7 @@ func TestForegroundTimeoutPromotedToBackgroundJob(t *testing.T) {
 	if b, err := os.ReadFile(ws + "/proof"); err != nil || string(b) != "finished\n" {
 		t.Errorf("the promoted command did not finish: %v", err)
 	}
-	jt := JobTools(reg, false)
+	jt := JobTools(reg)
 	out, err := jt[0].Run(context.Background(), pipeline.NewCall("c2", "job_output", json.RawMessage(`{"job_id":"bash-1"}`), ag, nil))
 	if err != nil {
 		t.Fatal(err)
@@ -356,7 +365,7 @@ func TestBackgroundJobs(t *testing.T) {
 	reg, ch := newJobs(t)
 	tool := newTool(t, Config{}, Deps{Jobs: reg})
 	a, b := agent(t, "A", ws), agent(t, "B", ws)
-	jt := JobTools(reg, false)
+	jt := JobTools(reg)
 	jobCall := func(tl pipeline.Tool, ag *pipeline.Agent, id string) (string, error) {
 		out, err := tl.Run(context.Background(), pipeline.NewCall("c", tl.Name, json.RawMessage(`{"job_id":"`+id+`"}`), ag, nil))
 		if err != nil {

@@ -24,8 +24,9 @@ const (
 var jobParams = json.RawMessage(`{"type":"object","properties":{"job_id":{"type":"string","description":"` + JobIDDescription + `"}},"required":["job_id"]}`)
 
 // JobTools returns job_output and job_kill over reg. A call only sees the
-// jobs of its own session.
-func JobTools(reg *jobs.Registry, escalationAdvertised bool) []pipeline.Tool {
+// jobs of its own session; each job renders with the escalation setting of
+// the tool that started it.
+func JobTools(reg *jobs.Registry) []pipeline.Tool {
 	get := func(call *pipeline.Call) (*jobs.Job, error) {
 		var a struct {
 			JobID string `json:"job_id"`
@@ -49,7 +50,7 @@ func JobTools(reg *jobs.Registry, escalationAdvertised bool) []pipeline.Tool {
 				return pipeline.Output{}, err
 			}
 			rd := j.Read()
-			return output(rd.Text(escalationAdvertised), map[string]any{"jobId": j.ID, "status": rd.Status, "detail": rd.Detail}), nil
+			return output(rd.Text(), map[string]any{"jobId": j.ID, "status": rd.Status, "detail": rd.Detail}), nil
 		}},
 		{Name: "job_kill", Description: JobKillDescription, Parameters: jobParams, Run: func(ctx context.Context, call *pipeline.Call) (pipeline.Output, error) {
 			j, err := get(call)

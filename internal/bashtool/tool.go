@@ -276,7 +276,7 @@ func (t *Tool) Run(ctx context.Context, call *pipeline.Call) (pipeline.Output, e
 		if err != nil {
 			return pipeline.Output{}, err
 		}
-		job, err := t.deps.Jobs.Start(call.SessionID(), Kind, a.Command, true, spawn)
+		job, err := t.deps.Jobs.Launch(jobs.Spec{Owner: call.SessionID(), Kind: Kind, Label: a.Command, Background: true, EscalationAdvertised: t.EscalationAdvertised()}, spawn)
 		if err != nil {
 			return pipeline.Output{}, err
 		}
@@ -414,11 +414,12 @@ func (t *Tool) foreground(ctx context.Context, call *pipeline.Call, policy sandb
 	if t.promote {
 		reg, promote = t.deps.Jobs, true
 	}
-	job, err := reg.Start(call.SessionID(), Kind, a.Command, false, spawn)
+	spec := jobs.Spec{Owner: call.SessionID(), Kind: Kind, Label: a.Command, EscalationAdvertised: t.EscalationAdvertised()}
+	job, err := reg.Launch(spec, spawn)
 	if errors.Is(err, jobs.ErrFull) && promote {
 		t.deps.Warn(fmt.Sprintf("tool-bash: the job registry refused call %s (%v); it runs with a deadline kill", call.CallID, err))
 		reg, promote = t.private, false
-		job, err = reg.Start(call.SessionID(), Kind, a.Command, false, spawn)
+		job, err = reg.Launch(spec, spawn)
 	}
 	if err != nil {
 		return pipeline.Output{}, err

@@ -65,7 +65,19 @@ type Options struct {
 	OutputDir string
 	// MaxJobs bounds the live jobs per owner; 0 means unlimited.
 	MaxJobs int
-	// EscalationAdvertised adds the escalation hint to denial notes.
+	// EscalationAdvertised is the default of [Spec.EscalationAdvertised] for [Registry.Start].
+	EscalationAdvertised bool
+}
+
+// Spec describes a job to launch.
+type Spec struct {
+	// Owner is the owning session id; Kind the job kind ("bash"); Label the command.
+	Owner, Kind, Label string
+	// Background sends a completion notice when the job settles.
+	Background bool
+	// EscalationAdvertised adds the escalation hint after a denial marker in
+	// this job's reads, detail and notice (the tool that started it advertises
+	// escalation).
 	EscalationAdvertised bool
 }
 
@@ -120,6 +132,7 @@ type Job struct {
 	Started time.Time
 
 	r              *Registry
+	hint           bool
 	stdout, stderr *Capture
 	proc           Process
 	done           chan struct{}
@@ -138,6 +151,12 @@ type Job struct {
 // until it settles, whatever happens to the call that started it. A spawn
 // error unregisters the job and is returned unchanged.
 func (r *Registry) Start(owner, kind, label string, background bool, spawn Spawner) (*Job, error) {
+	return r.Launch(Spec{Owner: owner, Kind: kind, Label: label, Background: background, EscalationAdvertised: r.opts.EscalationAdvertised}, spawn)
+}
+
+// Launch is [Registry.Start] with every option of spec.
+func (r *Registry) Launch(spec Spec, spawn Spawner) (*Job, error) {
+	owner, kind, label, background := spec.Owner, spec.Kind, spec.Label, spec.Background
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()
@@ -154,7 +173,7 @@ func (r *Registry) Start(owner, kind, label string, background bool, spawn Spawn
 	r.counts[owner][kind]++
 	j := &Job{
 		ID: kind + "-" + strconv.Itoa(r.counts[owner][kind]), Owner: owner, Kind: kind, Label: label, Started: time.Now(),
-		r: r, background: background, done: make(chan struct{}),
+		r: r, background: background, hint: spec.EscalationAdvertised, done: make(chan struct{}),
 	}
 	j.stdout = NewCapture(r.opts.MaxOutputBytes, r.opts.SpillCapBytes, r.outputDir, j.ID+"-stdout")
 	j.stderr = NewCapture(r.opts.MaxOutputBytes, r.opts.SpillCapBytes, r.outputDir, j.ID+"-stderr")
@@ -283,7 +302,7 @@ func (j *Job) statusDetail() (string, string) {
 	if !done {
 		return render.StatusRunning, ""
 	}
-	return s.Outcome.Status(), render.JobDetail(s.Outcome, s.Sandbox, j.r.opts.EscalationAdvertised)
+	return s.Outcome.Status(), render.JobDetail(s.Outcome, s.Sandbox, j.hint)
 }
 
 // Read is one incremental read of a job.
@@ -292,11 +311,14 @@ type Read struct {
 	Delta render.Delta
 	// Status and Detail describe the job now.
 	Status, Detail string
+	// EscalationAdvertised is the job's [Spec.EscalationAdvertised]: the hint
+	// follows a denial marker in the notes and the detail.
+	EscalationAdvertised bool
 }
 
 // Text renders the job_output result.
-func (rd Read) Text(escalationAdvertised bool) string {
-	return render.JobOutput(render.JobRead(rd.Delta, escalationAdvertised), rd.Status, rd.Detail)
+func (rd Read) Text() string {
+	return render.JobOutput(render.JobRead(rd.Delta, rd.EscalationAdvertised), rd.Status, rd.Detail)
 }
 
 // Read returns the output produced since the previous read. Sandbox notes of a
@@ -321,7 +343,7 @@ func (j *Job) Read() Read {
 		d.Sandbox = s.Sandbox
 	}
 	status, detail := j.statusDetail()
-	return Read{Delta: d, Status: status, Detail: detail}
+	return Read{Delta: d, Status: status, Detail: detail, EscalationAdvertised: j.hint}
 }
 
 // Get returns owner's job id; other owners' jobs are invisible.

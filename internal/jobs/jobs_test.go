@@ -59,10 +59,10 @@ func TestBackgroundJobReportsCompletion(t *testing.T) {
 	if n.Text != want || n.Owner != "s1" {
 		t.Errorf("notice = %+v", n)
 	}
-	if got := j.Read().Text(false); got != "done\n[status: completed, exit code: 0]" {
+	if got := j.Read().Text(); got != "done\n[status: completed, exit code: 0]" {
 		t.Errorf("read = %q", got)
 	}
-	if got := j.Read().Text(false); got != "(no new output)\n[status: completed, exit code: 0]" {
+	if got := j.Read().Text(); got != "(no new output)\n[status: completed, exit code: 0]" {
 		t.Errorf("second read = %q", got)
 	}
 }
@@ -88,7 +88,7 @@ func TestForegroundTimeoutIsPromotedNotKilled(t *testing.T) {
 	if _, err := os.Stat(marker); err != nil {
 		t.Errorf("the promoted process did not run to the end: %v", err)
 	}
-	if got := j.Read().Text(false); got != "started\ndone\n[status: completed, exit code: 0]" {
+	if got := j.Read().Text(); got != "started\ndone\n[status: completed, exit code: 0]" {
 		t.Errorf("read = %q", got)
 	}
 }
@@ -151,7 +151,7 @@ func TestJobKillAndSignals(t *testing.T) {
 			if !strings.Contains(n.Text, tt.detail) {
 				t.Errorf("notice %q lacks %q", n.Text, tt.detail)
 			}
-			if got := j.Read().Text(false); !strings.HasSuffix(got, tt.detail) {
+			if got := j.Read().Text(); !strings.HasSuffix(got, tt.detail) {
 				t.Errorf("read %q lacks %q", got, tt.detail)
 			}
 		})
@@ -185,15 +185,15 @@ func TestIncrementalReads(t *testing.T) {
 	for j.stdout.Total() < 6 || j.stderr.Total() < 5 {
 		time.Sleep(10 * time.Millisecond)
 	}
-	if got := j.Read().Text(false); got != "first\n[stderr]\noops\n[status: running]" {
+	if got := j.Read().Text(); got != "first\n[stderr]\noops\n[status: running]" {
 		t.Errorf("first read = %q", got)
 	}
-	if got := j.Read().Text(false); got != "(no new output)\n[status: running]" {
+	if got := j.Read().Text(); got != "(no new output)\n[status: running]" {
 		t.Errorf("empty read = %q", got)
 	}
 	os.WriteFile(gate, nil, 0o600)
 	<-j.Done()
-	if got := j.Read().Text(false); got != "second\n[status: completed, exit code: 0]" {
+	if got := j.Read().Text(); got != "second\n[status: completed, exit code: 0]" {
 		t.Errorf("last read = %q", got)
 	}
 }
@@ -219,7 +219,7 @@ func TestLossyReadPointsAtFullOutput(t *testing.T) {
 	if fi.Mode().Perm() != 0o600 {
 		t.Errorf("mode %v", fi.Mode().Perm())
 	}
-	text := rd.Text(false)
+	text := rd.Text()
 	if !strings.HasPrefix(text, want[len(want)-16:]) || !strings.Contains(text, "[some output was dropped from memory; full output: "+rd.Delta.FullOutputPaths[0]+"]") {
 		t.Errorf("text = %q", text)
 	}
@@ -247,7 +247,7 @@ func TestStartFailures(t *testing.T) {
 		}
 	})
 	t.Run("runner that never ran reports spawn failure and runner marker", func(t *testing.T) {
-		r, ch := newReg(t, Options{})
+		r, ch := newReg(t, Options{EscalationAdvertised: true})
 		cause := errors.New("spawn /missing/landlock-run ENOENT")
 		j, err := r.Start("s", "bash", "true", true, Failed(cause, &render.Sandbox{Mode: sandbox.ReadOnly, RunnerFailed: true}))
 		if err != nil {
@@ -258,7 +258,7 @@ func TestStartFailures(t *testing.T) {
 			t.Errorf("notice %q", n.Text)
 		}
 		want := "[stderr]\nspawn failed: spawn /missing/landlock-run ENOENT\n" + sandbox.RunnerFailedMarker(sandbox.ReadOnly) + "\n[status: killed, killed before exit]"
-		if got := j.Read().Text(true); got != want {
+		if got := j.Read().Text(); got != want {
 			t.Errorf("read = %q\nwant %q", got, want)
 		}
 	})
