@@ -31,7 +31,12 @@
 // reads text, and writes and edits with the version compare and the write
 // under one per-target lock: an in-process semaphore per key plus an
 // exclusive flock(2) on the target's nearest existing directory (see
-// targetLocks for why the directory). Writes are atomic: a private 0700
+// targetLocks for why the directory). Writes are atomic and pinned: the
+// target's directory is opened without following any symlink (openat2
+// RESOLVE_NO_SYMLINKS; missing directories are created one by one under their
+// pinned parent) and every later step is relative to that descriptor, so a
+// directory swapped for a symlink after resolution cannot redirect a write.
+// In it: a private 0700
 // staging directory in the target's directory, a 0600 temp file created
 // exclusively, write, fsync, chmod to the existing file's mode, then rename;
 // a guarded create publishes with link(2), which never replaces, so a

@@ -24,7 +24,10 @@ func (l *Local) Fence(t Target, policy sandbox.Policy) error {
 		if err != nil {
 			return err
 		}
-		if Contained(key, WritableRoots(policy.WorkspaceRoot)) {
+		roots := WritableRoots(policy.WorkspaceRoot)
+		// The write goes to t.Key; the fresh resolution catches a path that
+		// moved since. Both must be inside.
+		if Contained(key, roots) && Contained(t.Key, roots) {
 			return nil
 		}
 	}

@@ -382,58 +382,45 @@ func (l *Local) diffBasis(key string, newLen int) *string {
 	return &s
 }
 
-// writeAtomic writes data to t.Key: a private staging directory
-// ".<base>.<pid>.<rand>.tmpdir" (0700) in the same directory, a temp file
-// "<base>.tmp" created exclusively (0600), write, fsync, chmod to mode, then
-// publish (link(2) when create, else rename(2)), then remove the staging
-// directory. Nothing is published on failure.
+// writeAtomic writes data to t.Key: it pins the key's directory (no symlink
+// followed, missing directories created one by one), makes a private staging
+// directory ".<base>.<pid>.<rand>.tmpdir" (0700) in it, a temp file
+// "<base>.tmp" created exclusively (0600), writes, fsyncs and chmods it to
+// mode, then publishes it (link(2) when create, else rename(2)) and removes the
+// staging directory. Every step is relative to the pinned directory, so a
+// directory swapped for a symlink meanwhile cannot redirect the write.
+// Nothing is published on failure.
 func (l *Local) writeAtomic(ctx context.Context, t Target, data []byte, mode os.FileMode, create bool) (err error) {
 	dir, base := filepath.Dir(t.Key), filepath.Base(t.Key)
-	if err := os.MkdirAll(dir, 0o777); err != nil {
+	dirfd, err := pinDir(dir)
+	if err != nil {
 		return ioError("write", t.Display, err)
 	}
-	staging := filepath.Join(dir, fmt.Sprintf(".%s.%d.%s.tmpdir", base, os.Getpid(), randomHex(16)))
-	if err := os.Mkdir(staging, 0o700); err != nil {
+	defer closeFd(dirfd)
+	stageName := fmt.Sprintf(".%s.%d.%s.tmpdir", base, os.Getpid(), randomHex(16))
+	s, err := stage(dirfd, stageName, base+".tmp", data, mode)
+	if err != nil {
 		return ioError("write", t.Display, err)
 	}
 	committed := false
 	defer func() {
-		rmErr := os.RemoveAll(staging)
-		if !committed && err == nil && rmErr != nil {
-			err = ioError("write", t.Display, rmErr)
+		if cerr := s.cleanup(); cerr != nil && !committed && err == nil {
+			err = ioError("write", t.Display, cerr)
 		}
 	}()
-	tmp := filepath.Join(staging, base+".tmp")
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return ioError("write", t.Display, err)
-	}
-	_, werr := f.Write(data)
-	if werr == nil {
-		werr = f.Sync()
-	}
-	if werr == nil && mode != 0o600 {
-		werr = f.Chmod(mode)
-	}
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr != nil {
-		return ioError("write", t.Display, werr)
-	}
 	if l.beforePublish != nil {
-		l.beforePublish(tmp, t.Key)
+		l.beforePublish(filepath.Join(dir, stageName, base+".tmp"), t.Key)
 	}
 	if err := ctx.Err(); err != nil {
 		return ErrAborted(err)
 	}
 	if create {
-		exists, err := linkNoReplace(tmp, t.Key)
+		exists, err := s.publishLink(base)
 		if err != nil {
 			return ioError("write", t.Display, err)
 		}
 		if exists {
-			k, ok, lerr := lstatKind(t.Key)
+			k, ok, lerr := kindAt(dirfd, base)
 			switch {
 			case lerr != nil:
 				return ioError("write", t.Display, lerr)
@@ -443,10 +430,10 @@ func (l *Local) writeAtomic(ctx context.Context, t Target, data []byte, mode os.
 				return Errorf(CodeNotObserved, "cannot overwrite existing %q without reading it first", t.Display)
 			}
 		}
-	} else if err := os.Rename(tmp, t.Key); err != nil {
+	} else if err := s.publishRename(base); err != nil {
 		return ioError("write", t.Display, err)
 	}
 	committed = true
-	syncDir(dir)
+	syncFd(dirfd)
 	return nil
 }

@@ -691,3 +691,36 @@ func (c *chunky) Read(p []byte) (int, error) {
 	c.s = c.s[n:]
 	return n, nil
 }
+
+// TestSymlinkSwapAfterResolve: a directory of the resolved key is replaced by
+// a symlink to another place before the write; the write is refused and
+// nothing lands at the symlink's target.
+func TestSymlinkSwapAfterResolve(t *testing.T) {
+	dir := realTemp(t)
+	elsewhere := realTemp(t)
+	l := newLocal(t, dir)
+	mustWrite(t, filepath.Join(dir, "sub", "f.txt"), "old")
+	fresh := resolve(t, l, "sub/new.txt")
+	if err := os.Rename(filepath.Join(dir, "sub"), filepath.Join(dir, "moved")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(elsewhere, filepath.Join(dir, "sub")); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		do   func() error
+	}{
+		{"unguarded overwrite", func() error { _, err := l.WriteText(context.Background(), fresh, "x", WriteIntent{}); return err }},
+		{"guarded create", func() error {
+			_, err := l.WriteText(context.Background(), fresh, "x", WriteIntent{Kind: CreateIfAbsent})
+			return err
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			err := c.do()
+			wantCode(t, err, CodeIOError, `cannot write "`+fresh.Display+`": a directory of the path changed into a symlink`)
+			noResidue(t, elsewhere)
+		})
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -151,16 +152,6 @@ func linkNoReplace(oldpath, newpath string) (exists bool, err error) {
 	return false, nil
 }
 
-// syncDir fsyncs a directory so a rename or link in it is durable (best effort).
-func syncDir(dir string) {
-	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return
-	}
-	_ = unix.Fsync(fd)
-	_ = unix.Close(fd)
-}
-
 // randomHex returns n random bytes as hex.
 func randomHex(n int) string {
 	b := make([]byte, n)
@@ -171,3 +162,159 @@ func randomHex(n int) string {
 }
 
 func isErrno(err error, en syscall.Errno) bool { return errors.Is(err, en) }
+
+// errSymlinkInPath reports that a directory of a canonical key turned into a
+// symlink (or otherwise resolved elsewhere) after the key was resolved.
+var errSymlinkInPath = errors.New("a directory of the path changed into a symlink")
+
+// pinDir opens the canonical directory dir without following any symlink,
+// creating missing components one at a time relative to their pinned parent.
+// Every later step of a write works relative to the returned descriptor, so
+// a directory swapped for a symlink after the key was resolved cannot
+// redirect the write.
+func pinDir(dir string) (int, error) {
+	fd, err := openNoSymlinks(dir)
+	if err == nil {
+		return fd, nil
+	}
+	if err != unix.ENOENT {
+		return -1, err
+	}
+	parent := filepath.Dir(dir)
+	if parent == dir {
+		return -1, err
+	}
+	pfd, err := pinDir(parent)
+	if err != nil {
+		return -1, err
+	}
+	defer unix.Close(pfd)
+	name := filepath.Base(dir)
+	if err := unix.Mkdirat(pfd, name, 0o777); err != nil && err != unix.EEXIST {
+		return -1, err
+	}
+	fd, err = unix.Openat(pfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err == unix.ELOOP || err == unix.ENOTDIR {
+		return -1, errSymlinkInPath
+	}
+	return fd, err
+}
+
+// openNoSymlinks opens dir refusing any symlink on the way (openat2
+// RESOLVE_NO_SYMLINKS); on kernels without openat2 it opens normally and
+// checks through /proc/self/fd that the descriptor is dir itself.
+func openNoSymlinks(dir string) (int, error) {
+	fd, err := unix.Openat2(unix.AT_FDCWD, dir, &unix.OpenHow{
+		Flags:   unix.O_RDONLY | unix.O_DIRECTORY | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_NO_SYMLINKS,
+	})
+	switch err {
+	case nil:
+		return fd, nil
+	case unix.ELOOP, unix.ENOTDIR:
+		return -1, errSymlinkInPath
+	case unix.ENOSYS, unix.EPERM: // no openat2 (old kernel or seccomp filter)
+	default:
+		return -1, err
+	}
+	fd, err = unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, err
+	}
+	if real, rerr := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", fd)); rerr != nil || real != dir {
+		unix.Close(fd)
+		return -1, errSymlinkInPath
+	}
+	return fd, nil
+}
+
+// staged is a temp file in a private staging directory inside a pinned directory.
+type staged struct {
+	dirfd, stagefd int
+	stageName      string
+	tmpName        string
+}
+
+// stage creates the private staging directory (0700) and the exclusive temp
+// file (0600) in the pinned directory and writes, fsyncs and chmods it.
+func stage(dirfd int, stageName, tmpName string, data []byte, mode os.FileMode) (s *staged, err error) {
+	if err := unix.Mkdirat(dirfd, stageName, 0o700); err != nil {
+		return nil, err
+	}
+	s = &staged{dirfd: dirfd, stagefd: -1, stageName: stageName, tmpName: tmpName}
+	defer func() {
+		if err != nil {
+			s.cleanup()
+			s = nil
+		}
+	}()
+	s.stagefd, err = unix.Openat(dirfd, stageName, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return s, err
+	}
+	tfd, err := unix.Openat(s.stagefd, tmpName, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return s, err
+	}
+	f := os.NewFile(uintptr(tfd), tmpName)
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if err == nil && mode != 0o600 {
+		err = f.Chmod(mode)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return s, err
+}
+
+// publishLink links the temp file to name (never replacing); exists is true
+// on EEXIST.
+func (s *staged) publishLink(name string) (exists bool, err error) {
+	err = unix.Linkat(s.stagefd, s.tmpName, s.dirfd, name, 0)
+	if err == unix.EEXIST {
+		return true, nil
+	}
+	return false, err
+}
+
+// publishRename renames the temp file over name.
+func (s *staged) publishRename(name string) error {
+	return unix.Renameat(s.stagefd, s.tmpName, s.dirfd, name)
+}
+
+// kindAt reports the kind of name in the pinned directory without following it.
+func kindAt(dirfd int, name string) (k Kind, exists bool, err error) {
+	var st unix.Stat_t
+	err = unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW)
+	if err == unix.ENOENT {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, err
+	}
+	return kindOf(st.Mode), true, nil
+}
+
+// cleanup removes the temp file (if still there) and the staging directory.
+func (s *staged) cleanup() error {
+	var err error
+	if s.stagefd >= 0 {
+		if e := unix.Unlinkat(s.stagefd, s.tmpName, 0); e != nil && e != unix.ENOENT {
+			err = e
+		}
+		unix.Close(s.stagefd)
+		s.stagefd = -1
+	}
+	if e := unix.Unlinkat(s.dirfd, s.stageName, unix.AT_REMOVEDIR); e != nil && e != unix.ENOENT && err == nil {
+		err = e
+	}
+	return err
+}
+
+func closeFd(fd int) { _ = unix.Close(fd) }
+
+// syncFd fsyncs an open directory (best effort).
+func syncFd(fd int) { _ = unix.Fsync(fd) }

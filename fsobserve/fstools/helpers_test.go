@@ -38,7 +38,6 @@ type rig struct {
 	obs    *fsobserve.Observations
 	tools  *Tools
 	agents map[string]*pipeline.Agent
-	seq    int
 }
 
 type rigOpt func(*Config)
@@ -108,7 +107,6 @@ func (r *rig) tool(name string) pipeline.Tool {
 
 // run calls tool name for agent (nil = agentless) with JSON args.
 func (r *rig) run(agent *pipeline.Agent, name, args string) (pipeline.Output, error) {
-	r.seq++
 	call := pipeline.NewCall("call-"+name, name, json.RawMessage(args), agent, context.Background())
 	return r.tool(name).Run(context.Background(), call)
 }
