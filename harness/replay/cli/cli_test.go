@@ -1,0 +1,73 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func TestMainExitStatus(t *testing.T) {
+	tests := []struct {
+		name   string
+		args   []string
+		status int
+		stdout string // substring
+		stderr string // substring
+	}{
+		{name: "all matching recordings exit 0", args: []string{"-run", "^fs-read$", "../../../transcripts"}, status: 0, stdout: "ok: 1 recordings: 1 match"},
+		{name: "a mismatch exits 1", args: []string{"../../../testdata/replay/flagged/changed-seed"}, status: 1, stdout: "FAIL: 1 recordings: 0 match, 1 mismatch"},
+		{name: "a bad recording exits 1", args: []string{"../../../testdata/replay/bad/unknown-event-type"}, status: 1, stdout: "unknown-event-type/session.jsonl:8: field type"},
+		{name: "no directory is a usage error", args: nil, status: 2, stderr: "no DIR given"},
+		{name: "a bad shard is a usage error", args: []string{"-shard", "0/2", "../../../transcripts"}, status: 2, stderr: "want i/n"},
+		{name: "a bad pattern is a usage error", args: []string{"-run", "(", "../../../transcripts"}, status: 2, stderr: "-run: error parsing regexp"},
+		{name: "a missing directory is a usage error", args: []string{"../../../no-such-dir"}, status: 2, stderr: "no-such-dir"},
+		{name: "-h documents and exits 0", args: []string{"-h"}, status: 0, stderr: "usage: dsh-replay [flags] DIR..."},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var out, errb bytes.Buffer
+			if got := Main(tc.args, &out, &errb); got != tc.status {
+				t.Fatalf("status %d, want %d\nstdout:\n%s\nstderr:\n%s", got, tc.status, out.String(), errb.String())
+			}
+			if !strings.Contains(out.String(), tc.stdout) || !strings.Contains(errb.String(), tc.stderr) {
+				t.Errorf("stdout %q lacks %q or stderr %q lacks %q", out.String(), tc.stdout, errb.String(), tc.stderr)
+			}
+		})
+	}
+}
+
+func TestJSONReport(t *testing.T) {
+	var out, errb bytes.Buffer
+	status := Main([]string{"-json", "-parallel", "1", "../../../testdata/replay/flagged/changed-seed", "../../../transcripts/fs-write"}, &out, &errb)
+	if status != 1 {
+		t.Fatalf("status %d\n%s", status, errb.String())
+	}
+	var rep struct {
+		OK         bool
+		Summary    struct{ Total, Match, Mismatch, Error int }
+		Recordings []struct {
+			Name, Verdict string
+			Comparison    struct {
+				Matched, Total int
+				Pairs          []struct {
+					Match bool
+					Diffs []struct{ Path string }
+				}
+			}
+		}
+	}
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatalf("report is not JSON: %v\n%s", err, out.String())
+	}
+	if rep.OK || rep.Summary.Total != 2 || rep.Summary.Match != 1 || rep.Summary.Mismatch != 1 {
+		t.Fatalf("summary %+v ok %v", rep.Summary, rep.OK)
+	}
+	r := rep.Recordings[0]
+	if r.Name != "changed-seed" || r.Verdict != "mismatch" || r.Comparison.Matched != 3 || r.Comparison.Total != 4 {
+		t.Errorf("first recording %+v", r)
+	}
+	if strings.Contains(errb.String(), "\r") {
+		t.Error("progress rewrote a line although stderr is not a terminal")
+	}
+}
