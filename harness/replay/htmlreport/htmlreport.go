@@ -88,7 +88,9 @@ section.recording h2{font-size:1.1em;margin:0;display:flex;gap:.6em;align-items:
 table{border-collapse:collapse;width:100%;table-layout:fixed}
 th{text-align:left;font-weight:600;border-bottom:1px solid #ccc;padding:.2em .4em}
 td{vertical-align:top;padding:.3em .4em;border-bottom:1px solid #eee;font-family:ui-monospace,monospace;font-size:12px;word-break:break-word}
-td.turn{width:3.5em;color:#777}
+td.turn,th.turn{width:3.5em;color:#777}
+td.turn{font-size:16px;font-weight:700}
+tr.mismatch td.turn{color:#c62828}
 tr.mismatch td{background:#fdecea}
 tr.turnhead td{background:#f0f0f0;font-weight:600;font-family:system-ui,sans-serif}
 .label{font-weight:600}
@@ -155,7 +157,7 @@ ul.diffs{margin:.3em 0 0;padding-left:1.2em;color:#b71c1c}
     (r.notes || []).forEach(function (n) { sec.appendChild(el('div', 'note', 'note: ' + n)); });
     var t = el('table');
     var hr = el('tr');
-    hr.appendChild(el('th', '', 'turn'));
+    hr.appendChild(el('th', 'turn', ''));
     hr.appendChild(el('th', '', 'recording'));
     hr.appendChild(el('th', '', 'replay'));
     t.appendChild(hr);
