@@ -655,6 +655,8 @@ func TestScanLines(t *testing.T) {
 		{name: "NUL in the first 8192 bytes is binary", in: "a\x00", code: CodeNotText},
 		{name: "NUL after 8192 bytes is text", in: strings.Repeat("a", 8192) + "\x00", max: 1, lines: []Line{{Text: "aa", Over: true}}},
 		{name: "invalid UTF-8 is refused", in: "ok\n\xff", max: 10, code: CodeNotText},
+		{name: "incomplete sequence inside a line is refused", in: "a\xe2\x82b\n", max: 10, code: CodeNotText},
+		{name: "multibyte runes straddling chunks are kept whole", in: "é€😀\n", max: 10, lines: []Line{{Text: "é€😀"}}},
 		{name: "truncated UTF-8 at EOF is refused", in: "ok\n\xe2\x82", max: 10, code: CodeNotText},
 	}
 	for _, c := range cases {

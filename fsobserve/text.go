@@ -71,6 +71,52 @@ func checkText(data []byte, op, display string) error {
 	return nil
 }
 
+// incompleteTail returns the length of a truncated (but so far valid) UTF-8
+// sequence at the end of b, 0 if b ends on a rune boundary.
+func incompleteTail(b []byte) int {
+	for k := 1; k <= 3 && k <= len(b); k++ {
+		c := b[len(b)-k]
+		if c < utf8.RuneSelf {
+			return 0
+		}
+		if utf8.RuneStart(c) {
+			if !utf8.FullRune(b[len(b)-k:]) {
+				return k
+			}
+			return 0
+		}
+	}
+	return 0
+}
+
+// appendCapped appends valid UTF-8 seg to line while the line stays within
+// limit UTF-16 units; over reports that something was left out.
+func appendCapped(line []byte, units int, seg []byte, limit int) ([]byte, int, bool) {
+	if units+len(seg) <= limit && isASCII(seg) {
+		return append(line, seg...), units + len(seg), false
+	}
+	for i := 0; i < len(seg); {
+		r, size := utf8.DecodeRune(seg[i:])
+		u := utf16.RuneLen(r)
+		if units+u > limit {
+			return line, units, true
+		}
+		line = append(line, seg[i:i+size]...)
+		units += u
+		i += size
+	}
+	return line, units, false
+}
+
+func isASCII(b []byte) bool {
+	for _, c := range b {
+		if c >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
 // BinarySniffBytes is how far a read looks for a NUL byte.
 const BinarySniffBytes = 8192
 
@@ -123,40 +169,31 @@ func ScanLines(ctx context.Context, r io.Reader, display string, maxUnits int, f
 			carry = nil
 		}
 		for i := 0; i < len(data); {
-			b := data[i]
-			if b == '\n' {
-				emit()
-				i++
-				continue
-			}
-			var size int
-			var ru rune
-			if b < utf8.RuneSelf {
-				ru, size = rune(b), 1
-			} else {
-				if !utf8.FullRune(data[i:]) {
-					if rerr == nil {
-						carry = append([]byte(nil), data[i:]...)
-						break
-					}
-					return Errorf(CodeNotText, "cannot read %q: invalid UTF-8 text", display)
-				}
-				ru, size = utf8.DecodeRune(data[i:])
-				if ru == utf8.RuneError && size == 1 {
-					return Errorf(CodeNotText, "cannot read %q: invalid UTF-8 text", display)
+			seg := data[i:]
+			nl := bytes.IndexByte(seg, '\n')
+			if nl >= 0 {
+				seg = seg[:nl]
+			} else if rerr == nil {
+				// Keep an incomplete UTF-8 sequence at the chunk end for the next read.
+				if cut := incompleteTail(seg); cut > 0 {
+					carry = append([]byte(nil), seg[len(seg)-cut:]...)
+					seg = seg[:len(seg)-cut]
 				}
 			}
-			pending = true
-			if !over {
-				u := utf16.RuneLen(ru)
-				if units+u > maxUnits+1 {
-					over = true
-				} else {
-					line = append(line, data[i:i+size]...)
-					units += u
+			if !utf8.Valid(seg) {
+				return Errorf(CodeNotText, "cannot read %q: invalid UTF-8 text", display)
+			}
+			if len(seg) > 0 {
+				pending = true
+				if !over {
+					line, units, over = appendCapped(line, units, seg, maxUnits+1)
 				}
 			}
-			i += size
+			if nl < 0 {
+				break
+			}
+			emit()
+			i += nl + 1
 		}
 		if rerr == io.EOF {
 			if len(carry) > 0 {
