@@ -41,7 +41,7 @@ func init() {
 		}
 		p.closers = append(p.closers, tool.Close)
 		p.provider = provider
-		defs := append([]pipeline.Tool{tool.Definition()}, bashtool.JobTools(reg, tool.EscalationAdvertised())...)
+		defs := append([]pipeline.Tool{tool.Definition()}, bashtool.JobTools(reg)...)
 		for _, t := range defs {
 			if _, err := p.reg.Register(t); err != nil {
 				return fmt.Errorf("stack: register %s: %w", t.Name, err)
