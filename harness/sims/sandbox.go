@@ -1,0 +1,393 @@
+package sims
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/dshsim/dshsim/harness"
+	"github.com/dshsim/dshsim/internal/herr"
+	"github.com/dshsim/dshsim/internal/landlockrun/runnerbuild"
+	"github.com/dshsim/dshsim/render"
+	"github.com/dshsim/dshsim/sandbox"
+	"github.com/dshsim/dshsim/sandbox/spawn"
+)
+
+// The sandbox sim: profiles (pure), the real runner's probe, confine() and
+// real runs under Landlock, fail-closed, and failure classification.
+func init() {
+	harness.Register(harness.Sim{
+		Name:    "sandbox",
+		Summary: "profiles for every platform, landlock-run --probe, confine(), real runs under Landlock, no usable backend, classifyRunnerFailure",
+		Files: []string{"txt/profiles.txt", "txt/probe.txt", "txt/confine.txt", "txt/landlock-runs.txt",
+			"txt/unavailable.txt", "txt/classify.txt", "out/sandbox.txt"},
+		Run: runSandbox,
+	})
+}
+
+// landlockRunsLayout is where the docs page includes landlock-runs.txt:
+// lines 1-28, 30-44 and 46-57 (blank lines 29 and 45 between).
+var landlockRunsLayout = []int{28, 15, 12}
+
+type sandboxSim struct {
+	env      *harness.Env
+	ws       string // workspace (under /var/tmp, see newWorkspace)
+	runner   string // built landlock-run
+	norm     *harness.Normalizer
+	landlock *sandbox.Provider
+}
+
+// newWorkspace makes the workspace outside /tmp: Landlock's workspace-write
+// grants the host /tmp wholesale, so a workspace there could not show the
+// workspace boundary.
+func newWorkspace() (parent, ws string, err error) {
+	parent, err = os.MkdirTemp("/var/tmp", "dshsim-sandbox-")
+	if err != nil {
+		return "", "", err
+	}
+	ws = filepath.Join(parent, "ws")
+	return parent, ws, os.Mkdir(ws, 0o755)
+}
+
+func runSandbox(env *harness.Env) (map[string][]byte, error) {
+	binDir, err := env.TempDir()
+	if err != nil {
+		return nil, err
+	}
+	env.Logf("sandbox: building landlock-run")
+	runner, err := runnerbuild.Runner(env.Root, binDir)
+	if err != nil {
+		return nil, err
+	}
+	parent, ws, err := newWorkspace()
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(parent)
+	s := &sandboxSim{env: env, ws: ws, runner: runner,
+		norm: harness.NewNormalizer().Workspace(ws).Path(binDir, "<bin>")}
+	s.landlock, err = sandbox.NewProvider(sandbox.Config{Platform: "linux", Chain: []string{sandbox.BackendLandlock}, LauncherPath: runner})
+	if err != nil {
+		return nil, err
+	}
+	files := map[string][]byte{"txt/profiles.txt": []byte(sandbox.ProfilesDump("<ws>"))}
+	steps := []struct {
+		name string
+		fn   func() (string, error)
+	}{
+		{"txt/probe.txt", s.probe},
+		{"txt/confine.txt", s.confine},
+		{"txt/landlock-runs.txt", s.runs},
+		{"txt/unavailable.txt", s.unavailable},
+		{"txt/classify.txt", s.classify},
+	}
+	var full strings.Builder
+	full.WriteString("# sandbox sim: every effect file of the sandbox layer, in order\n\n== txt/profiles.txt: the profile builders (pure) ==\n")
+	full.Write(files["txt/profiles.txt"])
+	for _, st := range steps {
+		text, err := st.fn()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", st.name, err)
+		}
+		text = s.norm.String(text)
+		files[st.name] = []byte(text)
+		fmt.Fprintf(&full, "\n== %s ==\n%s", st.name, text)
+	}
+	files["out/sandbox.txt"] = []byte(full.String())
+	if err := checkLayout(string(files["txt/landlock-runs.txt"]), landlockRunsLayout); err != nil {
+		return nil, fmt.Errorf("txt/landlock-runs.txt: %w", err)
+	}
+	return files, nil
+}
+
+// checkLayout fails unless text is sections of exactly the given line counts
+// separated by single blank lines.
+func checkLayout(text string, sizes []int) error {
+	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+	at := 0
+	for i, n := range sizes {
+		if at+n > len(lines) {
+			return fmt.Errorf("section %d (lines %d-%d) runs past the end (%d lines)", i+1, at+1, at+n, len(lines))
+		}
+		for j := at; j < at+n; j++ {
+			if lines[j] == "" {
+				return fmt.Errorf("section %d (lines %d-%d) has a blank line %d", i+1, at+1, at+n, j+1)
+			}
+		}
+		at += n
+		if i < len(sizes)-1 {
+			if at >= len(lines) || lines[at] != "" {
+				return fmt.Errorf("line %d must be blank after section %d", at+1, i+1)
+			}
+			at++
+		}
+	}
+	if at != len(lines) {
+		return fmt.Errorf("%d lines, want %d", len(lines), at)
+	}
+	return nil
+}
+
+func (s *sandboxSim) probe() (string, error) {
+	var b strings.Builder
+	out, code := runCapture(s.runner, "--probe")
+	fmt.Fprintf(&b, "$ landlock-run --probe\n%sexit: %d\n", out, code)
+	abi, code := runCapture(s.runner, "--abi")
+	fmt.Fprintf(&b, "$ landlock-run --abi   # machine-dependent: the Landlock ABI of this kernel\n%sexit: %d\n\n", abi, code)
+	def, err := sandbox.NewProvider(sandbox.Config{LauncherPath: s.runner})
+	if err != nil {
+		return "", err
+	}
+	backend, enf := def.Selected()
+	fmt.Fprintf(&b, "default chain on linux: %s\n", strings.Join(sandbox.Chain("linux"), " → "))
+	if backend == "" {
+		b.WriteString("selected: none (no usable backend)\n")
+		return b.String(), nil
+	}
+	fmt.Fprintf(&b, "selected: %s (enforcement %s)\n", backend, enf)
+	for _, m := range []sandbox.Mode{sandbox.ReadOnly, sandbox.WorkspaceWrite} {
+		w, err := def.Confine(context.Background(), []string{"bash", "-c", "echo hi"}, sandbox.Policy{Mode: m, WorkspaceRoot: s.ws})
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(&b, "%s: %s\n", m, sandbox.ShellQuote(w.Argv))
+	}
+	return b.String(), nil
+}
+
+func runCapture(name string, args ...string) (string, int) {
+	var out bytes.Buffer
+	cmd := exec.Command(name, args...)
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		return "error: " + err.Error() + "\n", -1
+	}
+	return out.String(), code
+}
+
+func (s *sandboxSim) confine() (string, error) {
+	w, err := s.landlock.Confine(context.Background(), []string{"bash", "-c", "echo hi"}, sandbox.Policy{Mode: sandbox.WorkspaceWrite, WorkspaceRoot: s.ws})
+	if err != nil {
+		return "", err
+	}
+	b, err := json.MarshalIndent(w, "", "  ")
+	if err != nil {
+		return "", err
+	}
+	return string(b) + "\n", nil
+}
+
+// entry runs one command under the Landlock provider and renders it as
+// "$ command", "exit: ...", "the model gets:" (inline when one line).
+func (s *sandboxSim) entry(b *strings.Builder, p *sandbox.Provider, mode sandbox.Mode, cmd, note string) error {
+	_, err := s.entrySame(b, p, mode, cmd, note, "")
+	return err
+}
+
+// entrySame is entry; when the model text equals prev it says "the same as
+// above" instead of repeating it. It returns the model text.
+func (s *sandboxSim) entrySame(b *strings.Builder, p *sandbox.Provider, mode sandbox.Mode, cmd, note, prev string) (string, error) {
+	res, err := spawn.Run(context.Background(), spawn.Request{Argv: []string{"bash", "-c", cmd}, Policy: sandbox.Policy{Mode: mode, WorkspaceRoot: s.ws}, Confiner: p})
+	fmt.Fprintf(b, "$ %s%s\n", cmd, note)
+	var text, exit string
+	var ue *sandbox.UnavailableError
+	switch {
+	case errors.As(err, &ue):
+		exit = "exit: none (the sandbox runner failed; the command never ran: " + sandbox.ErrorCode + ")"
+		text = "Error: " + herr.Message(err)
+	case err != nil:
+		return "", err
+	default:
+		exit = fmt.Sprintf("exit: %d", res.ExitCode)
+		switch {
+		case res.Sandbox.Denied:
+			exit += " (denied by the sandbox)"
+		case res.ExitCode != 0:
+			exit += " (the command's own failure)"
+		}
+		text = strings.TrimSuffix(render.Result(res.Foreground(0), true), "\n")
+	}
+	if text == prev {
+		fmt.Fprintf(b, "%s · the model gets: the same as above\n", exit)
+		return text, nil
+	}
+	lines := strings.Split(text, "\n")
+	if len(lines) == 1 {
+		fmt.Fprintf(b, "%s · the model gets: %s\n", exit, text)
+		return text, nil
+	}
+	fmt.Fprintf(b, "%s · the model gets:\n", exit)
+	for _, l := range lines {
+		b.WriteString("  " + l + "\n")
+	}
+	return text, nil
+}
+
+func (s *sandboxSim) runs() (string, error) {
+	_, enf := s.landlock.Selected()
+	var b strings.Builder
+	ww, ro := sandbox.WorkspaceWrite, sandbox.ReadOnly
+	fmt.Fprintf(&b, "# workspace-write · Landlock (landlock-run, enforcement %s) · workspace <ws> · \"the model gets\" is the rendered result\n", enf)
+	for _, c := range []string{
+		"echo hi > notes.txt && cat notes.txt",
+		`mkdir -p src && printf 'package main\n' > src/main.go && find . -type f | sort`,
+		`printf 'done\n' >> notes.txt && wc -l < notes.txt`,
+		"echo scratch > /tmp/dshsim-scratch.txt && cat /tmp/dshsim-scratch.txt && rm /tmp/dshsim-scratch.txt",
+		"echo hi > /dev/null",
+		"echo hi > ../outside.txt",
+		"echo 'export X=1' >> /etc/profile",
+	} {
+		if err := s.entry(&b, s.landlock, ww, c, ""); err != nil {
+			return "", err
+		}
+	}
+	b.WriteString("# on the host afterwards: " + s.onDisk("notes.txt", "src/main.go", "../outside.txt") + "\n\n")
+
+	// The three kinds of failure, same provider and mode.
+	prev, err := s.entrySame(&b, s.landlock, ww, "grep TODO notes.txt", "   # no match", "")
+	if err != nil {
+		return "", err
+	}
+	if _, err := s.entrySame(&b, s.landlock, ww, "false", "", prev); err != nil {
+		return "", err
+	}
+	if err := s.entry(&b, s.landlock, ww, "echo hi > ../outside.txt", ""); err != nil {
+		return "", err
+	}
+	missing := filepath.Join(s.ws, ".dsh-missing-runner", "landlock-run")
+	broken, err := sandbox.NewProvider(sandbox.Config{Platform: "linux", Chain: []string{sandbox.BackendLandlock}, LauncherPath: missing})
+	if err != nil {
+		return "", err
+	}
+	if err := s.entry(&b, broken, ww, "echo hi", "   # launcher path <ws>/.dsh-missing-runner/landlock-run does not exist"); err != nil {
+		return "", err
+	}
+	b.WriteString("\n")
+
+	b.WriteString("# read-only · the same provider and workspace\n")
+	for _, c := range []string{"wc -l < notes.txt", "echo more >> notes.txt", "echo hi > /dev/null"} {
+		if err := s.entry(&b, s.landlock, ro, c, ""); err != nil {
+			return "", err
+		}
+	}
+	return b.String(), nil
+}
+
+// onDisk reports which of the workspace-relative paths exist on the host.
+func (s *sandboxSim) onDisk(paths ...string) string {
+	var parts []string
+	for _, p := range paths {
+		state := "present"
+		if _, err := os.Stat(filepath.Join(s.ws, p)); err != nil {
+			state = "absent"
+		}
+		parts = append(parts, p+" "+state)
+	}
+	return strings.Join(parts, ", ")
+}
+
+func (s *sandboxSim) unavailable() (string, error) {
+	missing := filepath.Join(s.ws, ".dsh-missing-runner", "landlock-run")
+	ranMarker := filepath.Join(s.ws, "ran.txt")
+	p, err := sandbox.NewProvider(sandbox.Config{Platform: "linux", LauncherPath: missing,
+		Probes: sandbox.Probes{Bwrap: func(context.Context) bool { return false }}})
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	b.WriteString("provider: linux chain bwrap → landlock\n")
+	b.WriteString("  bwrap: constructed as absent (this machine has bubblewrap; the sim hides it)\n")
+	b.WriteString("  landlock: real probe of <ws>/.dsh-missing-runner/landlock-run (does not exist)\n")
+	b.WriteString("$ confine([\"bash\", \"-c\", \"echo hi > ran.txt\"], {mode: \"workspace-write\", workspaceRoot: \"<ws>\"})\n")
+	_, err = spawn.Start(context.Background(), spawn.Request{Argv: []string{"bash", "-c", "echo hi > ran.txt"},
+		Policy: sandbox.Policy{Mode: sandbox.WorkspaceWrite, WorkspaceRoot: s.ws}, Confiner: p})
+	if err == nil {
+		return "", errors.New("confine succeeded with no usable backend")
+	}
+	name, code, _ := herr.Info(err)
+	fmt.Fprintf(&b, "error name: %s\nerror code: %s\nthe model gets:\n  Error: %s\n", name, code, herr.Message(err))
+	if _, statErr := os.Stat(ranMarker); statErr == nil {
+		return "", errors.New("the command ran")
+	}
+	b.WriteString("nothing ran: <ws>/ran.txt absent\n")
+	return b.String(), nil
+}
+
+func (s *sandboxSim) classify() (string, error) {
+	w, err := s.landlock.Confine(context.Background(), []string{"true"}, sandbox.Policy{Mode: sandbox.WorkspaceWrite, WorkspaceRoot: s.ws})
+	if err != nil {
+		return "", err
+	}
+	real := w.RunnerFailureRules
+	prefixOnly := []sandbox.RunnerFailureRule{{FatalSignatures: []string{"landlock-run: "}}}
+	rj, _ := json.Marshal(real)
+	var b strings.Builder
+	b.WriteString("samples: real runs of landlock-run --abi-cap 4 (it prints the partial notice, as on an older kernel), workspace-write\n")
+	fmt.Fprintf(&b, "real rules (from confine()): %s\n", rj)
+	b.WriteString(`prefix only (constructed, as before postmortem 0004): any "landlock-run: " line + non-zero exit = runner broken` + "\n")
+	ro, rw := sandbox.LandlockGrants(sandbox.Policy{Mode: sandbox.WorkspaceWrite, WorkspaceRoot: s.ws})
+	grants := sandbox.GrantArgs(ro, rw)
+	samples := []struct {
+		label string
+		args  []string
+	}{
+		{"false", []string{"--", "bash", "-c", "false"}},
+		{"grep TODO notes.txt   (no match)", []string{"--", "bash", "-c", "grep TODO notes.txt"}},
+		{"exit 125   (the command's own 125)", []string{"--", "bash", "-c", "exit 125"}},
+		{"echo hi > ../outside.txt   (a denial)", []string{"--", "bash", "-c", "echo hi > ../outside.txt"}},
+		{"no-such-command   (exec fails)", []string{"--", "dshsim-no-such-command"}},
+		{"--rw <ws>/missing   (rule path cannot be opened)", append([]string{"--rw", filepath.Join(s.ws, "missing")}, "--", "true")},
+	}
+	for i, sm := range samples {
+		args := append([]string{"--abi-cap", "4"}, grants...)
+		args = append(args, sm.args...)
+		var stderr bytes.Buffer
+		cmd := exec.Command(s.runner, args...)
+		cmd.Dir, cmd.Stderr = s.ws, &stderr
+		err := cmd.Run()
+		code := 0
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			code = ee.ExitCode()
+		} else if err != nil {
+			return "", err
+		}
+		verdict := func(rules []sandbox.RunnerFailureRule) string {
+			if d, ok := sandbox.ClassifyRunnerFailure(code, false, stderr.String(), rules); ok {
+				return "runner failed (" + strconvQuote(d) + ")"
+			}
+			if sandbox.IsDenial(code, false, stderr.String(), w.DenialSignatures) {
+				return "denied"
+			}
+			return "the command's own exit " + fmt.Sprint(code)
+		}
+		a, p := verdict(real), verdict(prefixOnly)
+		mark := ""
+		switch {
+		case a == p:
+		case strings.HasPrefix(a, "runner failed") && strings.HasPrefix(p, "runner failed"):
+			mark = "   ← wrong detail"
+		default:
+			mark = "   ← misreported"
+		}
+		fmt.Fprintf(&b, "%d. %s\n   exit %d, stderr %s\n   real rules:  %s\n   prefix only: %s%s\n",
+			i+1, sm.label, code, strconvQuote(stderr.String()), a, p, mark)
+	}
+	return b.String(), nil
+}
+
+func strconvQuote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
