@@ -33,6 +33,14 @@
 //     present it must equal the fresh projection, so a change of the
 //     projection or normalisation rules shows up in review.
 //
+// # Fixed paths
+//
+// The spill root of a recording is /tmp/dsh-acp-snap-<sha256(name)[:9]>, the
+// same length as upstream's, so spill previews get the same byte budget and the
+// locator normalises to {{spillLocator:<name>}}. Replays of one recording are
+// serialised across processes with a flock on <spill root>.lock, because a
+// recording's commands may use fixed absolute paths (/tmp/dsh-escalated.txt).
+//
 // # Running many
 //
 // [Discover] expands directories, [Select] filters by name and shard, [Run]

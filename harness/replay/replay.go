@@ -16,6 +16,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/dshsim/dshsim/harness/replay/projection"
 	"github.com/dshsim/dshsim/harness/replay/recording"
 	"github.com/dshsim/dshsim/harness/session"
@@ -162,6 +164,12 @@ func replay(ctx context.Context, dir string, opt Options, res *Result) error {
 	} else if stale != "" {
 		res.Flags = append(res.Flags, stale)
 	}
+
+	unlock, err := lockRecording(rec.Name)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 
 	timeout := opt.Timeout
 	if timeout == 0 {
@@ -500,4 +508,24 @@ func copyTree(src, dst string) error {
 		}
 		return errors.New(p + ": not a regular file or directory (workspace seeds hold plain files)")
 	})
+}
+
+// lockRecording serialises replays of one recording across goroutines and
+// processes: a recording's commands may touch fixed absolute paths (the
+// escalation recordings write and remove /tmp/dsh-escalated.txt), so two
+// replays of the same recording must not interleave.
+func lockRecording(name string) (func(), error) {
+	path := SpillRoot(name) + ".lock"
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	return func() {
+		_ = unix.Flock(int(f.Fd()), unix.LOCK_UN)
+		f.Close()
+	}, nil
 }
