@@ -726,3 +726,47 @@ func TestSymlinkSwapAfterResolve(t *testing.T) {
 		})
 	}
 }
+
+// TestFailureKeepsOldContent: a publication that fails (the temp file is
+// gone) or a cancellation after staging leaves the old file whole and no
+// staging directory behind.
+func TestFailureKeepsOldContent(t *testing.T) {
+	cases := []struct {
+		name   string
+		hook   func(cancel context.CancelFunc) func(tmp, key string)
+		create bool
+		code   string
+	}{
+		{"rename failure", func(context.CancelFunc) func(string, string) { return func(tmp, _ string) { os.Remove(tmp) } }, false, CodeNotFound},
+		{"link failure", func(context.CancelFunc) func(string, string) { return func(tmp, _ string) { os.Remove(tmp) } }, true, CodeNotFound},
+		{"cancelled after staging", func(cancel context.CancelFunc) func(string, string) { return func(string, string) { cancel() } }, false, CodeAborted},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := realTemp(t)
+			l := newLocal(t, dir)
+			p := filepath.Join(dir, "f")
+			if !c.create {
+				mustWrite(t, p, "precious")
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			l.beforePublish = c.hook(cancel)
+			intent := WriteIntent{}
+			if c.create {
+				intent.Kind = CreateIfAbsent
+			}
+			_, err := l.WriteText(ctx, resolve(t, l, "f"), "new", intent)
+			wantCode(t, err, c.code, "")
+			if c.create {
+				noResidue(t, dir)
+			} else {
+				wantContent(t, p, "precious")
+				noResidue(t, dir, "f")
+			}
+			if l.HeldLocks() != 0 {
+				t.Fatal("lock entries left")
+			}
+		})
+	}
+}
