@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/dshsim/dshsim/internal/herr"
 )
@@ -97,8 +98,14 @@ func panicError(stage string, v any) (err error) {
 		return &panicked{stage: stage, err: x}
 	case string:
 		return &panicked{stage: stage, err: errors.New(x)}
+	case fmt.Stringer:
+		return &panicked{stage: stage, err: errors.New(x.String())}
 	default:
-		return &panicked{stage: stage, err: errors.New(fmt.Sprint(x))}
+		msg := fmt.Sprint(x)
+		if strings.Contains(msg, "%!v(PANIC=") {
+			msg = "<unprintable thrown value>"
+		}
+		return &panicked{stage: stage, err: errors.New(msg)}
 	}
 }
 

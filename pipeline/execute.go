@@ -48,9 +48,6 @@ type hooks struct {
 	approver  Approver
 }
 
-// dispatchKey marks contexts derived from the dispatch context of one call.
-type dispatchKey struct{}
-
 // Execute runs one call through every stage and returns its one final result;
 // every path ends in exactly one result notification. It never panics: a
 // panicking stage becomes an error result and never lets the call through.
@@ -226,7 +223,7 @@ func (r *Registry) runGuards(call *Call, id *identity, list []hook[Guard]) (reas
 // dispatch runs the execute wrappers around the body runner.
 func (r *Registry) dispatch(call *Call, id *identity, h *hooks) (Result, error) {
 	bodyInvoked := false
-	dctx := context.WithValue(call.Signal, dispatchKey{}, id)
+	dctx := call.Signal
 	list := h.wrappers
 	var step func(i int, ctx context.Context) (Result, error)
 	step = func(i int, ctx context.Context) (res Result, err error) {
@@ -289,8 +286,9 @@ func checkShape(r Result) error {
 // runBody is the terminal of the execute waterfall.
 func (r *Registry) runBody(ctx context.Context, call *Call, id *identity, invoked *bool) (res Result) {
 	// Fuse the caller's cancellation into the body's context unless ctx is
-	// already derived from this call's dispatch context.
-	if v, _ := ctx.Value(dispatchKey{}).(*identity); v != id {
+	// the caller's own context (a wrapper may have passed on anything,
+	// including a context that ignores the caller's cancellation).
+	if ctx != call.Signal {
 		fused, cancel := context.WithCancelCause(ctx)
 		stop := context.AfterFunc(call.Signal, func() { cancel(context.Cause(call.Signal)) })
 		defer func() { stop(); cancel(nil) }()
