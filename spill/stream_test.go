@@ -88,6 +88,7 @@ type lineReader struct {
 	left int64
 	n    int
 	buf  []byte
+	line []byte
 }
 
 func (r *lineReader) Read(p []byte) (int, error) {
@@ -96,9 +97,12 @@ func (r *lineReader) Read(p []byte) (int, error) {
 	}
 	total := 0
 	for len(p) > 0 && r.left > 0 {
-		if len(r.buf) == 0 {
+		if len(r.buf) == 0 { // no allocation per line: only the spill writer's memory is measured
 			r.n++
-			r.buf = fmt.Appendf(r.buf[:0], "line %d: the quick brown fox jumps over the lazy dog\n", r.n)
+			r.line = append(r.line[:0], "line "...)
+			r.line = strconv.AppendInt(r.line, int64(r.n), 10)
+			r.line = append(r.line, ": the quick brown fox jumps over the lazy dog\n"...)
+			r.buf = r.line
 		}
 		k := copy(p, r.buf)
 		if int64(k) > r.left {
@@ -188,7 +192,7 @@ func TestStreamingSpillHasBoundedMemory(t *testing.T) {
 	const size = 128 << 20
 	growth := measureRSS(t, size)
 	t.Logf("spilling %d MiB grew peak RSS by %.1f MiB", size>>20, float64(growth)/(1<<20))
-	if growth > 16<<20 {
-		t.Errorf("peak RSS grew by %d bytes for a %d byte output; want < 16 MiB", growth, size)
+	if growth > 8<<20 {
+		t.Errorf("peak RSS grew by %d bytes for a %d byte output; want < 8 MiB", growth, size)
 	}
 }

@@ -185,13 +185,22 @@ func (r *Registry) Launch(spec Spec, spawn Spawner) (*Job, error) {
 		r.remove(j)
 		return nil, err
 	}
+	j.mu.Lock()
 	j.proc = proc
+	killed := j.killRequested
+	j.mu.Unlock()
+	if killed { // job_kill reached the job while it was being spawned
+		proc.Kill()
+	}
 	go j.run()
 	return j, nil
 }
 
 func (j *Job) run() {
-	s := j.proc.Wait()
+	j.mu.Lock()
+	p := j.proc
+	j.mu.Unlock()
+	s := p.Wait()
 	j.stdout.Close()
 	j.stderr.Close()
 	j.mu.Lock()
@@ -266,9 +275,10 @@ func (r *Registry) remove(j *Job) {
 func (j *Job) Kill() {
 	j.mu.Lock()
 	j.killRequested = true
+	p := j.proc
 	j.mu.Unlock()
-	if j.proc != nil {
-		j.proc.Kill()
+	if p != nil {
+		p.Kill()
 	}
 }
 

@@ -3,6 +3,7 @@ package jobs
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -286,4 +287,27 @@ func TestWaitForCancelled(t *testing.T) {
 		t.Errorf("settled=%v err=%v", settled, err)
 	}
 	j.Kill()
+}
+
+func TestKillWhileSpawningIsNotLost(t *testing.T) {
+	r, ch := newReg(t, Options{})
+	go func() {
+		for len(r.List("s")) == 0 {
+			time.Sleep(time.Millisecond)
+		}
+		r.List("s")[0].Kill()
+	}()
+	inner := bash("sleep 30")
+	spawn := func(stdout, stderr io.Writer) (Process, error) {
+		for !r.List("s")[0].KillRequested() { // the kill arrives before the process exists
+			time.Sleep(time.Millisecond)
+		}
+		return inner(stdout, stderr)
+	}
+	if _, err := r.Start("s", "bash", "sleep 30", true, spawn); err != nil {
+		t.Fatal(err)
+	}
+	if n := waitNotice(t, ch); !strings.Contains(n.Text, "[status: killed, signal: SIGTERM]") {
+		t.Errorf("notice %q", n.Text)
+	}
 }

@@ -1,0 +1,121 @@
+package bashtool
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/dshsim/dshsim/escalation"
+	"github.com/dshsim/dshsim/internal/herr"
+	"github.com/dshsim/dshsim/internal/jobs"
+	"github.com/dshsim/dshsim/pipeline"
+	"github.com/dshsim/dshsim/sandbox"
+)
+
+func TestPreAbortedBackgroundStartsNothing(t *testing.T) {
+	ws := t.TempDir()
+	reg, _ := newJobs(t)
+	tool := newTool(t, Config{}, Deps{Jobs: reg})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := tool.Run(ctx, call(agent(t, "s", ws), cmd("touch "+ws+"/ran", "run_in_background", true)))
+	if !herr.HasCode(err, "TOOL_ABORTED") {
+		t.Errorf("err = %v", err)
+	}
+	time.Sleep(50 * time.Millisecond)
+	if _, err := os.Stat(ws + "/ran"); err == nil || len(reg.List("s")) != 0 {
+		t.Error("a pre-aborted background call started a job")
+	}
+}
+
+func TestForegroundStoppedByJobKill(t *testing.T) {
+	ws := t.TempDir()
+	reg, _ := newJobs(t)
+	tool := newTool(t, Config{Grace: time.Second}, Deps{Jobs: reg})
+	ag := agent(t, "s", ws)
+	go func() {
+		for {
+			if js := reg.List("s"); len(js) == 1 {
+				JobTools(reg)[1].Run(context.Background(), pipeline.NewCall("k", "job_kill", json.RawMessage(`{"job_id":"`+js[0].ID+`"}`), ag, nil))
+				return
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}()
+	got, err := run(t, tool, call(ag, cmd("sleep 30", "timeoutMs", 60000)))
+	if err != nil || got != "(no output)\n[stopped: job_kill]\n[killed by signal: SIGTERM]" {
+		t.Errorf("got %q, %v", got, err)
+	}
+}
+
+func TestRegistryRefusalFallsBackToDeadlineKill(t *testing.T) {
+	ws := t.TempDir()
+	reg := jobs.New(jobs.Options{MaxJobs: 1})
+	t.Cleanup(func() { reg.Close(5 * time.Second) })
+	var warned []string
+	tool := newTool(t, Config{Grace: time.Second}, Deps{Jobs: reg, Warn: func(s string) { warned = append(warned, s) }})
+	ag := agent(t, "s", ws)
+	if got, _ := run(t, tool, call(ag, cmd("sleep 30", "run_in_background", true))); got != "started background job bash-1" {
+		t.Fatalf("got %q", got)
+	}
+	got, err := run(t, tool, call(ag, cmd("sleep 30", "timeoutMs", 100)))
+	if err != nil || got != "(no output)\n[timed out after 100ms]\n[killed by signal: SIGTERM]" {
+		t.Errorf("got %q, %v", got, err)
+	}
+	if len(warned) != 1 || !strings.Contains(warned[0], "refused") {
+		t.Errorf("warnings = %q", warned)
+	}
+}
+
+// Parallel calls of one tool with different escalations never leak a
+// granted mode into another call.
+func TestParallelCallsKeepTheirOwnMode(t *testing.T) {
+	if _, err := exec.LookPath("bwrap"); err != nil {
+		t.Skip("bubblewrap not installed")
+	}
+	ws := t.TempDir()
+	rec := &recorder{p: provider(t, sandbox.Config{Chain: []string{"bwrap"}})}
+	tool := newTool(t, Config{}, Deps{Policy: fixedPolicy(sandbox.ReadOnly, ws), Confine: rec.confine, Escalate: escalation.New(&approver{outcome: pipeline.AllowedOnce})})
+	ag := agent(t, "s", ws)
+	const n = 12
+	var wg sync.WaitGroup
+	results := make([]string, n)
+	errs := make([]error, n)
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			args := cmd(fmt.Sprintf("touch f%d && echo wrote", i))
+			if i%2 == 0 {
+				args["sandbox_permissions"], args["justification"] = "workspace-write", "test"
+			}
+			results[i], errs[i] = run(t, tool, call(ag, args))
+		}()
+	}
+	wg.Wait()
+	for i := 0; i < n; i++ {
+		_, statErr := os.Stat(filepath.Join(ws, fmt.Sprintf("f%d", i)))
+		if i%2 == 0 && (errs[i] != nil || results[i] != "wrote\n" || statErr != nil) {
+			t.Errorf("escalated call %d: %q, %v, %v", i, results[i], errs[i], statErr)
+		}
+		if i%2 == 1 && (errs[i] != nil || !strings.Contains(results[i], sandbox.DenialMarker(sandbox.ReadOnly)) || statErr == nil) {
+			t.Errorf("plain call %d leaked a wider mode: %q, %v", i, results[i], errs[i])
+		}
+	}
+	ww := 0
+	for _, m := range rec.calls() {
+		if m == sandbox.WorkspaceWrite {
+			ww++
+		}
+	}
+	if ww != n/2 || len(rec.calls()) != n {
+		t.Errorf("confined modes = %v", rec.calls())
+	}
+}
