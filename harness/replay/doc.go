@@ -21,7 +21,9 @@
 // Both logs are projected (package projection) and compared per turn and in
 // order. A recording matches when every projected event matches and nothing is
 // flagged: an exhausted script, unconsumed replies, an answer kind the prompt
-// does not offer, or a stale projection.expected.json.
+// does not offer, permission prompts that differ from the
+// session/request_permission frames of stdout.expected.jsonl, or a stale
+// projection.expected.json.
 //
 // # Files of ours beside a recording
 //

@@ -259,6 +259,10 @@ func replay(ctx context.Context, dir string, opt Options, res *Result) error {
 	}
 	res.Flags = append(res.Flags, d.flags...)
 	res.Flags = append(res.Flags, ans.flags()...)
+	if want, got := permissionPrompts(rec), ans.askedCalls(); strings.Join(want, ",") != strings.Join(got, ",") {
+		res.Flags = append(res.Flags, fmt.Sprintf("permission prompts: %s shows prompts for calls [%s], the replay asked the user for [%s]",
+			recording.StdoutFile, strings.Join(want, ", "), strings.Join(got, ", ")))
+	}
 	if n := ans.left(); n > 0 {
 		res.Notes = append(res.Notes, fmt.Sprintf("%d permission answer(s) left unused (upstream ignores leftovers)", n))
 	}
@@ -439,6 +443,7 @@ type answers struct {
 	mu       sync.Mutex
 	queue    []recording.Answer
 	problems []string
+	asked    []string // call ids, in order
 }
 
 // answer maps the next answer: allow_once → allowed-once, reject_once →
@@ -447,6 +452,7 @@ type answers struct {
 func (a *answers) answer(ctx context.Context, req pipeline.ApprovalRequest) (pipeline.ApprovalOutcome, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	a.asked = append(a.asked, req.CallID)
 	if len(a.queue) == 0 {
 		return pipeline.Cancelled, nil
 	}
@@ -460,6 +466,32 @@ func (a *answers) answer(ctx context.Context, req pipeline.ApprovalRequest) (pip
 	}
 	a.problems = append(a.problems, fmt.Sprintf("permission answer %q was not offered (the prompt offers allow_once and reject_once); answered cancelled", next.Kind))
 	return pipeline.Cancelled, nil
+}
+
+func (a *answers) askedCalls() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]string(nil), a.asked...)
+}
+
+// permissionPrompts lists the toolCallIds of the session/request_permission
+// frames the agent sent in the recording (the user was asked once per frame).
+func permissionPrompts(rec *recording.Recording) []string {
+	var ids []string
+	for _, f := range rec.Stdout {
+		var frame struct {
+			Method string `json:"method"`
+			Params struct {
+				ToolCall struct {
+					ToolCallID string `json:"toolCallId"`
+				} `json:"toolCall"`
+			} `json:"params"`
+		}
+		if json.Unmarshal(f, &frame) == nil && frame.Method == "session/request_permission" {
+			ids = append(ids, frame.Params.ToolCall.ToolCallID)
+		}
+	}
+	return ids
 }
 
 func (a *answers) left() int {
