@@ -8,7 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dshsim/dshsim/harness"
 	"github.com/dshsim/dshsim/harness/replay"
+	"github.com/dshsim/dshsim/harness/replay/recording"
 	"github.com/dshsim/dshsim/harness/session"
 )
 
@@ -250,5 +252,35 @@ func TestOurLogUsesTheSameVocabulary(t *testing.T) {
 	}
 	if model != replay.ModelName {
 		t.Errorf("assistant/message model %q, want %q", model, replay.ModelName)
+	}
+}
+
+// TestProjectionFilesAreFresh is the golden check of transcripts/*/
+// projection.expected.json; DSHSIM_UPDATE=1 rewrites them.
+func TestProjectionFilesAreFresh(t *testing.T) {
+	for _, d := range dirs(t, "transcripts") {
+		t.Run(filepath.Base(d), func(t *testing.T) {
+			if harness.Updating() {
+				if _, err := replay.UpdateProjection(d); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			rec, err := recording.Load(d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fresh, err := replay.ExpectedProjection(rec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			committed, err := os.ReadFile(filepath.Join(d, recording.ProjectionFile))
+			if err != nil {
+				t.Fatalf("%v (generate with DSHSIM_UPDATE=1 go test ./harness/replay or dsh-replay -update)", err)
+			}
+			if string(committed) != string(fresh) {
+				t.Errorf("%s is stale:\n%s", recording.ProjectionFile, harness.LineDiff(recording.ProjectionFile, committed, fresh))
+			}
+		})
 	}
 }

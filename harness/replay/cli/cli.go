@@ -60,7 +60,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		runPat   = fs.String("run", "", "replay only recordings whose name matches this regular expression")
 		parallel = fs.Int("parallel", runtime.NumCPU(), "number of recordings replayed at once")
 		shard    = fs.String("shard", "", "replay shard `i/n` of the sorted recordings (1 <= i <= n), for CI machines")
-		update   = fs.Bool("update", os.Getenv("DSHSIM_UPDATE") == "1", "rewrite each recording's projection.expected.json from its session.jsonl, then replay (default on when DSHSIM_UPDATE=1)")
+		update   = fs.Bool("update", false, "rewrite each recording's projection.expected.json from its session.jsonl, then replay (go test with DSHSIM_UPDATE=1 updates those of transcripts/ too)")
 		htmlOut  = fs.String("html", "", "write a self-contained HTML report (timeline per recording, mismatches side by side) to `FILE`")
 		logDir   = fs.String("logs", "", "keep our replayed session logs as `DIR`/<name>.session.jsonl")
 		timeout  = fs.Duration("timeout", 2*time.Minute, "time limit per recording")
