@@ -48,12 +48,12 @@ var ops = map[string]op{
 	"mknod":    {1, "PATH: mknod(2) character device 1:3", func(a []string) error { return unix.Mknod(a[0], unix.S_IFCHR|0o644, int(unix.Mkdev(1, 3))) }},
 	"chmod":    {1, "PATH: chmod(2) 0777", func(a []string) error { return unix.Chmod(a[0], 0o777) }},
 	"chown":    {1, "PATH: chown(2) to uid/gid 4242", func(a []string) error { return unix.Chown(a[0], 4242, 4242) }},
-	"utime":    {1, "PATH: utimensat(2) mtime to the epoch", func(a []string) error {
+	"utime": {1, "PATH: utimensat(2) mtime to the epoch", func(a []string) error {
 		ts := []unix.Timespec{{Sec: 0}, {Sec: 0}}
 		return unix.UtimesNano(a[0], ts)
 	}},
-	"setxattr": {1, "PATH: setxattr(2) user.dshsim=1", func(a []string) error { return unix.Setxattr(a[0], "user.dshsim", []byte("1"), 0) }},
-	"ioctl":    {1, "DEVICE: open read-only and issue TCGETS (ENOTTY = reached the driver)", ioctlProbe},
+	"setxattr":     {1, "PATH: setxattr(2) user.dshsim=1", func(a []string) error { return unix.Setxattr(a[0], "user.dshsim", []byte("1"), 0) }},
+	"ioctl":        {1, "DEVICE: open read-only and issue TCGETS (ENOTTY = reached the driver)", ioctlProbe},
 	"tmpfile-link": {2, "DIR NEW: O_TMPFILE in DIR, then linkat it to NEW", tmpfileLink},
 	"fd-write": {1, "FD: write to an already-open descriptor", func(a []string) error {
 		n, err := strconv.Atoi(a[0])
@@ -63,9 +63,9 @@ var ops = map[string]op{
 		_, err = unix.Write(n, []byte(Payload))
 		return err
 	}},
-	"proc-fds": {1, "PID: open every /proc/PID/fd/N for append and write", procFds},
+	"proc-fds":  {1, "PID: open every /proc/PID/fd/N for append and write", procFds},
 	"swap-race": {3, "LINK INSIDE OUTSIDE: for 300ms swap symlink LINK between INSIDE and OUTSIDE while appending through it", swapRace},
-	"reexec": {2, "N PATH: re-exec this program N times, then append to PATH", reexec},
+	"reexec":    {2, "N PATH: re-exec this program N times, then append to PATH", reexec},
 }
 
 func writeFile(path string, flags int) error {
