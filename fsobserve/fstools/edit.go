@@ -17,7 +17,7 @@ type EditValue struct {
 func (t *Tools) runEdit(ctx context.Context, call *pipeline.Call) (pipeline.Output, error) {
 	ctx, cancel := signal(ctx, call)
 	defer cancel()
-	a, err := decodeArgs(call)
+	a, err := decodeArgs(call, t.withEscalation(editArgs))
 	if err != nil {
 		return pipeline.Output{}, err
 	}
@@ -36,16 +36,7 @@ func (t *Tools) runEdit(ctx context.Context, call *pipeline.Call) (pipeline.Outp
 	if oldS == newS {
 		return pipeline.Output{}, errors.New("old_string and new_string must differ")
 	}
-	replaceAll := false
-	if raw, has := a["replace_all"]; has && string(raw) != "null" {
-		switch string(raw) {
-		case "true":
-			replaceAll = true
-		case "false":
-		default:
-			return pipeline.Output{}, errors.New("replace_all must be a boolean")
-		}
-	}
+	replaceAll := string(a["replace_all"]) == "true"
 	pol, err := t.callPolicy(ctx, call, a)
 	if err != nil {
 		return pipeline.Output{}, err

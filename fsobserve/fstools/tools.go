@@ -97,12 +97,21 @@ func (t *Tools) All() []pipeline.Tool { return []pipeline.Tool{t.Read, t.Write, 
 // args is a call's decoded argument object.
 type args map[string]json.RawMessage
 
-func decodeArgs(call *pipeline.Call) (args, error) {
+// decodeArgs decodes the call's argument object and runs the schema-level check.
+func decodeArgs(call *pipeline.Call, specs []argSpec) (args, error) {
 	var a args
 	if err := call.DecodeArgs(&a); err != nil || a == nil {
-		return nil, errors.New("invalid arguments: expected a JSON object")
+		return nil, pipeline.InvalidArgsError("expected an object")
 	}
-	return a, nil
+	return a, validateArgs(a, specs)
+}
+
+// withEscalation adds the escalation properties when they are advertised.
+func (t *Tools) withEscalation(specs []argSpec) []argSpec {
+	if t.cfg.Policy == nil {
+		return specs
+	}
+	return append(append([]argSpec(nil), specs...), escalationArgSpecs()...)
 }
 
 // str returns the string at key: present is false when absent or null.
@@ -146,7 +155,7 @@ func (a args) escalationArgs() (escalation.Args, error) {
 	}{{"sandbox_permissions", &e.SandboxPermissions}, {"justification", &e.Justification}} {
 		s, present, ok := a.str(f.key)
 		if !ok {
-			return e, herr.New("ToolArgsError", "INVALID_ARGS", fmt.Sprintf("invalid arguments: %q must be a string", f.key))
+			return e, pipeline.InvalidArgsError(fmt.Sprintf("%q must be a string", f.key))
 		}
 		if present {
 			v := s

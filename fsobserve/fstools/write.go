@@ -22,7 +22,7 @@ type DiffMeta struct {
 func (t *Tools) runWrite(ctx context.Context, call *pipeline.Call) (pipeline.Output, error) {
 	ctx, cancel := signal(ctx, call)
 	defer cancel()
-	a, err := decodeArgs(call)
+	a, err := decodeArgs(call, t.withEscalation(writeArgs))
 	if err != nil {
 		return pipeline.Output{}, err
 	}
