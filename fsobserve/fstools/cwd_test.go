@@ -3,6 +3,7 @@ package fstools
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -86,5 +87,36 @@ func TestReadLargeFile(t *testing.T) {
 	text := out.Content[0].Text
 	if !strings.Contains(text, "\n109999: zzz") || !strings.HasSuffix(text, "(End of file - total 110000 lines)\n</content>") {
 		t.Fatalf("large read window: %q", text[len(text)-200:])
+	}
+}
+
+// TestReadGiantLineBoundedMemory: a 32 MiB file without a newline is read
+// with bounded memory (the line buffer keeps maxLineLength+1 units).
+func TestReadGiantLineBoundedMemory(t *testing.T) {
+	r := newRig(t)
+	f, err := os.Create(r.path("giant.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunk := []byte(strings.Repeat("q", 1<<20))
+	for range 32 {
+		f.Write(chunk)
+	}
+	f.Close()
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	out, err := r.run(r.agent("A"), "read", `{"file_path":"giant.txt"}`)
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	alloc := after.TotalAlloc - before.TotalAlloc
+	t.Logf("read of a 32 MiB line allocated %d bytes", alloc)
+	if alloc > 4<<20 {
+		t.Fatalf("reading a 32 MiB line allocated %d bytes", alloc)
+	}
+	if !strings.Contains(out.Content[0].Text, "... (line truncated to 2000 chars)\n\n(End of file - total 1 lines)") {
+		t.Fatalf("giant line: %q", out.Content[0].Text[len(out.Content[0].Text)-120:])
 	}
 }
