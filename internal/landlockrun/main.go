@@ -26,8 +26,13 @@ const (
 // and returns the exit status. On a confined run it never returns: the
 // process becomes the command. Main is what cmd/landlock-run and the
 // testscript command call.
+//
+// For a confined run Main restricts the calling OS thread itself (no extra
+// thread: it is about to exec or exit), so call it only in a process that
+// ends with it, as a main function does; usage errors and --probe are safe
+// in-process.
 func Main(args []string, stdout, stderr io.Writer) int {
-	return Run(args, stdout, stderr, Execvp)
+	return run(args, stdout, stderr, Execvp, true)
 }
 
 // Run is [Main] with the exec step injected: exec runs on the restricted
@@ -35,6 +40,10 @@ func Main(args []string, stdout, stderr io.Writer) int {
 // "exec failed: <strerror>" with status 125. Tests pass an exec that probes
 // the confinement instead of replacing the process.
 func Run(args []string, stdout, stderr io.Writer, exec func(argv []string) error) int {
+	return run(args, stdout, stderr, exec, false)
+}
+
+func run(args []string, stdout, stderr io.Writer, exec func(argv []string) error, inPlace bool) int {
 	fail := func(msg string) int {
 		io.WriteString(stderr, Prefix+msg+"\n")
 		return ExitFailure
@@ -62,7 +71,7 @@ func Run(args []string, stdout, stderr io.Writer, exec func(argv []string) error
 	}
 	defer rs.Close()
 	var execErr error
-	err = OnRestrictedThread(rs.FD, func() error {
+	confined := func() error {
 		if inv.Probe {
 			return nil
 		}
@@ -71,7 +80,15 @@ func Run(args []string, stdout, stderr io.Writer, exec func(argv []string) error
 		}
 		execErr = exec(inv.Argv)
 		return nil
-	})
+	}
+	if inPlace && !inv.Probe {
+		err = RestrictThisThread(rs.FD)
+		if err == nil {
+			err = confined()
+		}
+	} else {
+		err = OnRestrictedThread(rs.FD, confined)
+	}
 	if err != nil {
 		return fail(err.Error())
 	}

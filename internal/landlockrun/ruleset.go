@@ -131,6 +131,21 @@ func OnRestrictedThread(rulesetFD int, fn func() error) error {
 	return <-done
 }
 
+// RestrictThisThread locks the calling goroutine to its OS thread for good
+// and restricts that thread (no_new_privs, then landlock_restrict_self
+// without TSYNC). Only for a process that will exec or exit next: the
+// goroutine keeps running confined.
+func RestrictThisThread(rulesetFD int) error {
+	runtime.LockOSThread()
+	if err := llsys.SetNoNewPrivs(); err != nil {
+		return rulesetError(err)
+	}
+	if err := llsys.RestrictSelf(rulesetFD); err != nil {
+		return rulesetError(err)
+	}
+	return nil
+}
+
 // Strerror renders an errno the way C's strerror does (capitalised), so the
 // runner's lines read like upstream's ("No such file or directory").
 func Strerror(err error) string {

@@ -50,7 +50,9 @@ func run(b *testing.B, argv ...string) {
 // way the stack can; compare each against "bare" from the same run
 // (benchstat, or the ratio of ns/op). The runner-* rows split the runner's
 // cost: runtime start-up of an empty static Go binary, start-up plus ABI
-// query, ruleset and restriction (--probe), and the full confined exec.
+// query, ruleset and restriction (then a failing exec), and the full
+// confined exec. BenchmarkSpawnRatios measures the same interleaved and
+// reports ratios; prefer it on a loaded machine.
 func BenchmarkSpawnTrue(b *testing.B) {
 	ws, err := os.MkdirTemp("/var/tmp", "dshsim-bench-ws-")
 	if err != nil {
@@ -65,6 +67,22 @@ func BenchmarkSpawnTrue(b *testing.B) {
 	})
 	b.Run("inproc", func(b *testing.B) {
 		l := newLauncher(b)
+		for b.Loop() {
+			cmd := exec.Command("/bin/true")
+			if err := l.Start(cmd, policy); err != nil {
+				b.Fatal(err)
+			}
+			if err := cmd.Wait(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("inproc-reuse", func(b *testing.B) {
+		l, err := NewWithOptions(Options{ReuseThreads: true})
+		if err != nil {
+			b.Skip(err)
+		}
+		defer l.Close()
 		for b.Loop() {
 			cmd := exec.Command("/bin/true")
 			if err := l.Start(cmd, policy); err != nil {
@@ -92,8 +110,10 @@ func BenchmarkSpawnTrue(b *testing.B) {
 	})
 	b.Run("runner-rules", func(b *testing.B) {
 		runner, _ := benchBinaries(b)
+		argv := sandbox.Wrap([]string{runner}, sandbox.LandlockArgs(policy), []string{"/nonexistent/dshsim"})
 		for b.Loop() {
-			run(b, runner, "--probe")
+			// Start-up, ABI query, ruleset, restriction, a failing exec: 125.
+			exec.Command(argv[0], argv[1:]...).Run()
 		}
 	})
 	b.Run("runner", func(b *testing.B) {

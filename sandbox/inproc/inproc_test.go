@@ -186,3 +186,55 @@ func TestBadPolicyRunsNothing(t *testing.T) {
 		}
 	}
 }
+
+func TestReuseThreadsConfinesAndEndsOnClose(t *testing.T) {
+	l, err := NewWithOptions(Options{ReuseThreads: true})
+	if err != nil {
+		t.Skipf("no Landlock: %v", err)
+	}
+	if got := nnpThreads(t); len(got) != 0 {
+		t.Skipf("the test process already runs with no_new_privs on threads %v", got)
+	}
+	ws, outside := varTmpDir(t, "dshsim-ws-"), varTmpDir(t, "dshsim-out-")
+	tids := map[int]bool{}
+	var mu sync.Mutex
+	l.onThread = func() { mu.Lock(); tids[llsys.Gettid()] = true; mu.Unlock() }
+	for i := 0; i < 10; i++ {
+		in := exec.Command("bash", "-c", fmt.Sprintf("echo x > %s/in-%d", ws, i))
+		out := exec.Command("bash", "-c", fmt.Sprintf("echo x > %s/out-%d", outside, i))
+		for _, c := range []*exec.Cmd{in, out} {
+			if err := l.Start(c, sandbox.Policy{Mode: sandbox.WorkspaceWrite, WorkspaceRoot: ws}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := in.Wait(); err != nil {
+			t.Errorf("write inside: %v", err)
+		}
+		if out.Wait() == nil {
+			t.Errorf("write outside succeeded")
+		}
+		if err := os.WriteFile(fmt.Sprintf("%s/parent-%d", outside, i), nil, 0o644); err != nil {
+			t.Errorf("parent write: %v", err)
+		}
+	}
+	if len(tids) != 1 {
+		t.Errorf("one policy used %d threads, want 1: %v", len(tids), tids)
+	}
+	l.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for tid := range tids {
+		for {
+			if _, err := os.Stat(fmt.Sprintf("/proc/self/task/%d", tid)); errors.Is(err, os.ErrNotExist) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Errorf("worker thread %d alive after Close", tid)
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	if got := nnpThreads(t); len(got) != 0 {
+		t.Errorf("restricted threads alive after Close: %v", got)
+	}
+}
