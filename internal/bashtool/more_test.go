@@ -119,3 +119,67 @@ func TestParallelCallsKeepTheirOwnMode(t *testing.T) {
 		t.Errorf("confined modes = %v", rec.calls())
 	}
 }
+
+func TestJobOutputAcrossTheTail(t *testing.T) {
+	ws := t.TempDir()
+	reg, ch := newJobs(t)
+	tool := newTool(t, Config{MaxOutputBytes: 64}, Deps{Jobs: reg})
+	ag := agent(t, "s", ws)
+	read := func() string {
+		out, err := JobTools(reg)[0].Run(context.Background(), pipeline.NewCall("r", "job_output", json.RawMessage(`{"job_id":"bash-1"}`), ag, nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out.Content[0].Text
+	}
+	gate := ws + "/gate"
+	first := strings.Repeat("a", 39) + "\n"
+	second := strings.Repeat("b", 59) + "\n"
+	command := "printf '" + first + "'; while [ ! -e " + gate + " ]; do sleep 0.02; done; printf '" + second + "'"
+	if got, _ := run(t, tool, call(ag, cmd(command, "run_in_background", true))); got != "started background job bash-1" {
+		t.Fatalf("got %q", got)
+	}
+	var got string
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if got = read(); got != "(no new output)\n[status: running]" {
+			break
+		}
+	}
+	if got != first+"[status: running]" {
+		t.Fatalf("first read %q", got)
+	}
+	os.WriteFile(gate, nil, 0o600)
+	wait(t, ch)
+	// the stream outgrew the 64-byte tail: the delta comes from the full-output file, exactly
+	if got := read(); got != second+"[status: completed, exit code: 0]" {
+		t.Errorf("second read %q", got)
+	}
+}
+
+func TestJobOutputLossNotice(t *testing.T) {
+	ws := t.TempDir()
+	reg, ch := newJobs(t)
+	tool := newTool(t, Config{MaxOutputBytes: 100}, Deps{Jobs: reg})
+	ag := agent(t, "s", ws)
+	run(t, tool, call(ag, cmd("seq 1 3000", "run_in_background", true)))
+	wait(t, ch)
+	out, err := JobTools(reg)[0].Run(context.Background(), pipeline.NewCall("r", "job_output", json.RawMessage(`{"job_id":"bash-1"}`), ag, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := out.Content[0].Text
+	i := strings.Index(text, "[some output was dropped from memory; full output: ")
+	if i < 0 || !strings.HasSuffix(text[:i], "2999\n3000\n") || !strings.HasSuffix(text, "]\n[status: completed, exit code: 0]") {
+		t.Fatalf("read = %q", text)
+	}
+	path := strings.TrimSuffix(text[i+len("[some output was dropped from memory; full output: "):], "]\n[status: completed, exit code: 0]")
+	full, _ := os.ReadFile(path)
+	want, _ := exec.Command("seq", "1", "3000").Output()
+	if string(full) != string(want) {
+		t.Errorf("full output %s is not the complete stream", path)
+	}
+	out, _ = JobTools(reg)[0].Run(context.Background(), pipeline.NewCall("r", "job_output", json.RawMessage(`{"job_id":"bash-1"}`), ag, nil))
+	if got := out.Content[0].Text; got != "(no new output)\n[status: completed, exit code: 0]" {
+		t.Errorf("second read %q", got)
+	}
+}

@@ -12,7 +12,6 @@ import (
 
 	"github.com/dshsim/dshsim/escalation"
 	"github.com/dshsim/dshsim/internal/herr"
-	"github.com/dshsim/dshsim/internal/jobs"
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/sandbox"
 )
@@ -326,8 +325,6 @@ func TestRunnerFailures(t *testing.T) {
 		}
 	})
 }
-
-var _ = jobs.DefaultGrace
 
 func errorsAs(err error, target **sandbox.UnavailableError) bool {
 	for e := err; e != nil; {

@@ -10,9 +10,9 @@ import (
 	"log"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/dshsim/dshsim/escalation"
@@ -21,6 +21,7 @@ import (
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/render"
 	"github.com/dshsim/dshsim/sandbox"
+	"github.com/dshsim/dshsim/sandbox/spawn"
 )
 
 // Name is the tool name.
@@ -41,11 +42,14 @@ type Config struct {
 	PromoteOnTimeout *bool
 	// EnableRunInBackground allows run_in_background (default true).
 	EnableRunInBackground *bool
-	// MaxOutputBytes is the per-stream in-memory tail of a foreground call
-	// without a registry (default 64000; a registry uses its own setting).
+	// MaxOutputBytes is the per-stream in-memory tail (default 64000).
 	MaxOutputBytes int
 	// Grace is the SIGTERM to SIGKILL delay (default 3s).
 	Grace time.Duration
+	// OutputDir receives the full-output files of streams that outgrow
+	// MaxOutputBytes; "" means a private mkdtemp(<tmpdir>/dsh-subprocess-)
+	// created on first use.
+	OutputDir string
 	// DefaultWorkdir is the workdir of an agentless call without a policy root
 	// (default the process working directory).
 	DefaultWorkdir string
@@ -96,6 +100,24 @@ type Tool struct {
 	promote    bool
 	background bool
 	private    *jobs.Registry // unregistered foreground runs (no notices)
+
+	dirOnce sync.Once
+	dir     string
+}
+
+// outputDir returns the full-output directory, creating the private one on
+// first use ("" when it cannot be created: spawn then uses the temp dir).
+func (t *Tool) outputDir() string {
+	t.dirOnce.Do(func() {
+		if t.cfg.OutputDir != "" {
+			t.dir = t.cfg.OutputDir
+			return
+		}
+		if d, err := os.MkdirTemp("", "dsh-subprocess-"); err == nil {
+			t.dir = d
+		}
+	})
+	return t.dir
 }
 
 func boolOr(p *bool, d bool) bool {
@@ -120,7 +142,7 @@ func New(cfg Config, deps Deps) (*Tool, error) {
 		cfg.MaxOutputBytes = 64000
 	}
 	if cfg.Grace == 0 {
-		cfg.Grace = jobs.DefaultGrace
+		cfg.Grace = 3 * time.Second
 	}
 	if cfg.Shell == "" {
 		cfg.Shell = "bash"
@@ -155,8 +177,19 @@ func (t *Tool) Definition() pipeline.Tool {
 	}
 }
 
-// Close stops the runs the tool started without a registry.
-func (t *Tool) Close() error { return t.private.Close(2 * t.cfg.Grace) }
+// Close stops the runs the tool started without a registry and removes the
+// private full-output directory (a configured OutputDir is left alone). Jobs
+// in the injected registry are the registry owner's to close.
+func (t *Tool) Close() error {
+	err := t.private.Close(2 * t.cfg.Grace)
+	t.dirOnce.Do(func() {}) // no directory is created after Close
+	if t.cfg.OutputDir == "" && t.dir != "" {
+		if rerr := os.RemoveAll(t.dir); err == nil {
+			err = rerr
+		}
+	}
+	return err
+}
 
 // args are the decoded bash arguments.
 type args struct {
@@ -272,11 +305,8 @@ func (t *Tool) Run(ctx context.Context, call *pipeline.Call) (pipeline.Output, e
 		if ctx.Err() != nil {
 			return pipeline.Output{}, ErrAborted
 		}
-		spawn, err := t.spawner(ctx, policy, a.Command, workdir, true)
-		if err != nil {
-			return pipeline.Output{}, err
-		}
-		job, err := t.deps.Jobs.Launch(jobs.Spec{Owner: call.SessionID(), Kind: Kind, Label: a.Command, Background: true, EscalationAdvertised: t.EscalationAdvertised()}, spawn)
+		start := t.spawner(ctx, policy, a.Command, workdir, true)
+		job, err := t.deps.Jobs.Launch(jobs.Spec{Owner: call.SessionID(), Kind: Kind, Label: a.Command, Background: true, EscalationAdvertised: t.EscalationAdvertised()}, start)
 		if err != nil {
 			return pipeline.Output{}, err
 		}
@@ -339,49 +369,53 @@ func (t *Tool) env() []string {
 	return append(out, over...)
 }
 
-// spawner returns how to start the command under policy. danger-full-access
-// bypasses the provider; a confined mode is wrapped by it (its errors
-// propagate: nothing ever runs unconfined) and classified at settle.
-func (t *Tool) spawner(ctx context.Context, policy sandbox.Policy, command, workdir string, background bool) (jobs.Spawner, error) {
-	argv := []string{t.cfg.Shell, "-c", command}
-	if policy.Mode == sandbox.DangerFullAccess {
-		return jobs.Exec(jobs.ExecSpec{Argv: argv, Dir: workdir, Env: t.env(), Grace: t.cfg.Grace}), nil
-	}
-	if !policy.Mode.Confined() {
-		return nil, fmt.Errorf("tool-bash: unknown sandbox mode %q", string(policy.Mode))
-	}
-	if t.confine == nil {
-		return nil, &sandbox.UnavailableError{Mode: policy.Mode}
-	}
-	wrapped, err := t.confine(ctx, argv, policy)
-	if err != nil {
-		return nil, err
-	}
-	mode := policy.Mode
-	classify := func(o render.Outcome, stderr string) (*render.Sandbox, error) {
-		exit, signaled := o.ExitCode, o.Killed
-		if detail, ok := sandbox.ClassifyRunnerFailure(exit, signaled, stderr, wrapped.RunnerFailureRules); ok {
-			return &render.Sandbox{Mode: mode, RunnerFailed: true, Enforcement: wrapped.Enforcement}, &sandbox.UnavailableError{Mode: mode, Detail: detail}
-		}
-		return &render.Sandbox{Mode: mode, Denied: sandbox.IsDenial(exit, signaled, stderr, wrapped.DenialSignatures), Enforcement: wrapped.Enforcement}, nil
-	}
-	inner := jobs.Exec(jobs.ExecSpec{Argv: wrapped.Argv, Dir: workdir, Env: t.env(), Grace: t.cfg.Grace, Classify: classify})
-	runner := wrapped.Argv[0]
+// boundConfiner confines with the call's own context (cancellation and the
+// foreground deadline), while the process itself outlives the call.
+type boundConfiner struct {
+	ctx      context.Context
+	confine  func(ctx context.Context, argv []string, p sandbox.Policy) (sandbox.ConfinedArgv, error)
+	confined bool
+}
+
+func (b *boundConfiner) Confine(_ context.Context, argv []string, p sandbox.Policy) (sandbox.ConfinedArgv, error) {
+	c, err := b.confine(b.ctx, argv, p)
+	b.confined = err == nil
+	return c, err
+}
+
+// spawner returns how to start the command under policy with sandbox/spawn:
+// danger-full-access bypasses the provider; a confined mode is wrapped by it
+// (its errors propagate: nothing ever runs unconfined) and classified by
+// spawn at settle. A runner that cannot be started fails a foreground call
+// with SANDBOX_UNAVAILABLE and settles a background job as "killed before
+// exit" with the runner-failure marker.
+func (t *Tool) spawner(ctx context.Context, policy sandbox.Policy, command, workdir string, background bool) jobs.Spawner {
 	return func(stdout, stderr io.Writer) (jobs.Process, error) {
-		p, err := inner(stdout, stderr)
-		if err == nil {
-			return p, nil
+		if policy.Mode.Confined() && t.confine == nil {
+			return nil, &sandbox.UnavailableError{Mode: policy.Mode}
 		}
-		resolved, _ := exec.LookPath(runner)
-		if !sandbox.IsRunnerSpawnFailure(err, runner, resolved, workdir) {
+		if policy.Mode != sandbox.DangerFullAccess && !policy.Mode.Confined() {
+			return nil, fmt.Errorf("tool-bash: unknown sandbox mode %q", string(policy.Mode))
+		}
+		bc := &boundConfiner{ctx: ctx, confine: t.confine}
+		req := spawn.Request{
+			Argv: []string{t.cfg.Shell, "-c", command}, Policy: policy, Dir: workdir, Env: t.env(),
+			Grace: t.cfg.Grace, TailBytes: t.cfg.MaxOutputBytes, OutputDir: t.outputDir(),
+		}
+		if t.confine != nil {
+			req.Confiner = bc
+		}
+		// The process must outlive the call (promotion, background): only
+		// Confine sees the call's context.
+		p, err := spawn.Start(context.WithoutCancel(ctx), req)
+		if err != nil {
+			if ue, ok := isSpawnFailure(err, bc.confined); ok && background {
+				return jobs.Failed(errors.New(ue.Detail), &render.Sandbox{Mode: policy.Mode, RunnerFailed: true})(stdout, stderr)
+			}
 			return nil, err
 		}
-		detail := sandbox.SpawnFailureDetail(err, runner)
-		if background {
-			return jobs.Failed(errors.New(detail), &render.Sandbox{Mode: mode, RunnerFailed: true, Enforcement: wrapped.Enforcement})(stdout, stderr)
-		}
-		return nil, &sandbox.UnavailableError{Mode: mode, Detail: detail}
-	}, nil
+		return &spawned{p: p, tail: t.cfg.MaxOutputBytes}, nil
+	}
 }
 
 func (t *Tool) timeout(a args) int64 {
@@ -397,8 +431,19 @@ func (t *Tool) foreground(ctx context.Context, call *pipeline.Call, policy sandb
 	d := time.Duration(ms) * time.Millisecond
 	deadline := time.Now().Add(d)
 	cctx, cancel := context.WithDeadline(ctx, deadline)
-	spawn, err := t.spawner(cctx, policy, a.Command, workdir, false)
-	cancel()
+	defer cancel()
+	start := t.spawner(cctx, policy, a.Command, workdir, false)
+	reg, promote := t.private, false
+	if t.promote {
+		reg, promote = t.deps.Jobs, true
+	}
+	spec := jobs.Spec{Owner: call.SessionID(), Kind: Kind, Label: a.Command, EscalationAdvertised: t.EscalationAdvertised()}
+	job, err := reg.Launch(spec, start)
+	if errors.Is(err, jobs.ErrFull) && promote {
+		t.deps.Warn(fmt.Sprintf("tool-bash: the job registry refused call %s (%v); it runs with a deadline kill", call.CallID, err))
+		reg, promote = t.private, false
+		job, err = reg.Launch(spec, start)
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return pipeline.Output{}, ErrAborted
@@ -408,20 +453,6 @@ func (t *Tool) foreground(ctx context.Context, call *pipeline.Call, policy sandb
 			f := render.Foreground{TimedOut: true, TimeoutMs: ms}
 			return output(render.Result(f, t.EscalationAdvertised()), foregroundValue(f, false)), nil
 		}
-		return pipeline.Output{}, err
-	}
-	reg, promote := t.private, false
-	if t.promote {
-		reg, promote = t.deps.Jobs, true
-	}
-	spec := jobs.Spec{Owner: call.SessionID(), Kind: Kind, Label: a.Command, EscalationAdvertised: t.EscalationAdvertised()}
-	job, err := reg.Launch(spec, spawn)
-	if errors.Is(err, jobs.ErrFull) && promote {
-		t.deps.Warn(fmt.Sprintf("tool-bash: the job registry refused call %s (%v); it runs with a deadline kill", call.CallID, err))
-		reg, promote = t.private, false
-		job, err = reg.Launch(spec, spawn)
-	}
-	if err != nil {
 		return pipeline.Output{}, err
 	}
 	settled, werr := job.WaitFor(ctx, time.Until(deadline))

@@ -33,8 +33,30 @@ type Process interface {
 	Kill()
 }
 
+// OutputOwner is implemented by a Process that captures its own output (for
+// example one started by sandbox/spawn); the job then reads from it instead
+// of from the writers it passed to the [Spawner].
+type OutputOwner interface {
+	// Streams returns the retained streams (the tails and full-output paths).
+	Streams() (stdout, stderr render.Stream)
+	// Since returns the text of stream (Stdout or Stderr) written after
+	// cursor, the new cursor, and whether some of it is no longer in memory
+	// (then the retained tail is returned).
+	Since(stream StreamID, cursor int64) (text string, next int64, lost bool)
+}
+
+// StreamID names one output stream.
+type StreamID int
+
+// The two streams.
+const (
+	Stdout StreamID = iota
+	Stderr
+)
+
 // Spawner starts the process with its output streams connected to stdout
-// and stderr. An error means nothing was started.
+// and stderr (a Process that implements [OutputOwner] may ignore them). An
+// error means nothing was started.
 type Spawner func(stdout, stderr io.Writer) (Process, error)
 
 // Notice is the completion message of a promoted job.
@@ -143,8 +165,10 @@ type Job struct {
 	background    bool
 	notified      bool
 	killRequested bool
-	cursorOut     int64
-	cursorErr     int64
+
+	readMu    sync.Mutex // serialises reads (the cursors)
+	cursorOut int64
+	cursorErr int64
 }
 
 // Start registers a job for owner and starts it with spawn. The job runs
@@ -296,8 +320,19 @@ func (j *Job) Settled() (Settled, bool) {
 	return j.settled, j.isDone
 }
 
+// owner returns the process when it captures its own output.
+func (j *Job) owner() OutputOwner {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	o, _ := j.proc.(OutputOwner)
+	return o
+}
+
 // Streams returns the retained stdout and stderr as render streams.
 func (j *Job) Streams() (stdout, stderr render.Stream) {
+	if o := j.owner(); o != nil {
+		return o.Streams()
+	}
 	t, tr, p := j.stdout.Tail()
 	stdout = render.Stream{Text: t, Truncated: tr, SpillPath: p}
 	t, tr, p = j.stderr.Tail()
@@ -335,15 +370,26 @@ func (rd Read) Text() string {
 // settled job are in the detail when the process exited and in the delta when
 // it was killed or never ran.
 func (j *Job) Read() Read {
-	j.mu.Lock()
-	out, nOut, lostOut := j.stdout.Since(j.cursorOut)
-	errText, nErr, lostErr := j.stderr.Since(j.cursorErr)
-	j.cursorOut, j.cursorErr = nOut, nErr
-	s, done := j.settled, j.isDone
-	j.mu.Unlock()
+	o := j.owner()
+	j.readMu.Lock()
+	defer j.readMu.Unlock()
+	var out, errText string
+	var lostOut, lostErr bool
+	var paths []string
+	if o != nil {
+		out, j.cursorOut, lostOut = o.Since(Stdout, j.cursorOut)
+		errText, j.cursorErr, lostErr = o.Since(Stderr, j.cursorErr)
+		so, se := o.Streams()
+		paths = []string{so.SpillPath, se.SpillPath}
+	} else {
+		out, j.cursorOut, lostOut = j.stdout.Since(j.cursorOut)
+		errText, j.cursorErr, lostErr = j.stderr.Since(j.cursorErr)
+		paths = []string{j.stdout.Path(), j.stderr.Path()}
+	}
+	s, done := j.Settled()
 	d := render.Delta{Stdout: out, Stderr: errText, Lossy: lostOut || lostErr}
 	if d.Lossy {
-		for _, p := range []string{j.stdout.Path(), j.stderr.Path()} {
+		for _, p := range paths {
 			if p != "" {
 				d.FullOutputPaths = append(d.FullOutputPaths, p)
 			}

@@ -1,5 +1,8 @@
 package jobs
 
+// A plain process for the registry's own tests (the bash tool starts its
+// processes with sandbox/spawn).
+
 import (
 	"errors"
 	"io"
@@ -104,24 +107,3 @@ func (p *execProc) Kill() {
 		}()
 	})
 }
-
-// Failed returns a spawner whose process never ran: it writes
-// "spawn failed: <err>" to stderr and settles at once as killed before exit
-// with the given sandbox facts (a runner that could not be started).
-func Failed(err error, sb *render.Sandbox) Spawner {
-	return func(stdout, stderr io.Writer) (Process, error) {
-		io.WriteString(stderr, "spawn failed: "+err.Error())
-		return failedProc{sb: sb, err: err}, nil
-	}
-}
-
-type failedProc struct {
-	sb  *render.Sandbox
-	err error
-}
-
-func (f failedProc) Wait() Settled {
-	return Settled{Outcome: render.Outcome{Killed: true}, Sandbox: f.sb, Err: f.err}
-}
-
-func (failedProc) Kill() {}

@@ -1,0 +1,28 @@
+package jobs
+
+import (
+	"io"
+
+	"github.com/dshsim/dshsim/render"
+)
+
+// Failed returns a spawner whose process never ran: it writes
+// "spawn failed: <err>" to stderr and settles at once as killed before exit
+// with the given sandbox facts (a runner that could not be started).
+func Failed(err error, sb *render.Sandbox) Spawner {
+	return func(stdout, stderr io.Writer) (Process, error) {
+		io.WriteString(stderr, "spawn failed: "+err.Error())
+		return failedProc{sb: sb, err: err}, nil
+	}
+}
+
+type failedProc struct {
+	sb  *render.Sandbox
+	err error
+}
+
+func (f failedProc) Wait() Settled {
+	return Settled{Outcome: render.Outcome{Killed: true}, Sandbox: f.sb, Err: f.err}
+}
+
+func (failedProc) Kill() {}
