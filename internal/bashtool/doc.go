@@ -20,13 +20,15 @@
 //
 // # Confinement and classification
 //
-// danger-full-access runs "bash -c <command>" directly and never reaches the
-// provider. A confined mode asks the provider for the wrapped argv (provider
+// Every command runs through sandbox/spawn. danger-full-access runs
+// "bash -c <command>" directly and never reaches the provider. A confined mode
+// asks the provider for the wrapped argv (with the call's context; provider
 // errors such as SANDBOX_UNAVAILABLE propagate, nothing runs unconfined) and
-// classifies the settled run in the sandbox package's order: runner failure
-// (foreground: the call fails with SANDBOX_UNAVAILABLE; background: the
-// runner-failure marker), then denial (the denial marker, plus the escalation
-// hint when escalation is advertised), then the command's own exit code.
+// spawn classifies the settled run: runner failure (foreground: the call fails
+// with SANDBOX_UNAVAILABLE; background: the runner-failure marker), then
+// denial (the denial marker, plus the escalation hint when escalation is
+// advertised), then the command's own exit code. The process itself is not
+// tied to the call's context, so it can outlive the call as a job.
 //
 // # Foreground timeouts
 //

@@ -3,10 +3,12 @@
 // # Jobs
 //
 // A [Registry] tracks processes per owner (a session). Each job gets the id
-// "<kind>-<n>" (bash-1, bash-2, ...) counted per owner, captures stdout and
-// stderr through a bounded [Capture] (the tail in memory, the complete stream
-// in a private 0600 file once the tail overflows), and keeps running after the
-// call that started it returned. Only the owner can see, read or kill its jobs.
+// "<kind>-<n>" (bash-1, bash-2, ...) counted per owner and keeps running
+// after the call that started it returned. Only the owner can see, read or
+// kill its jobs. Output is read from the process when it captures its own
+// ([OutputOwner]: the bash tool's sandbox/spawn processes), else from two
+// bounded [Capture] writers the [Spawner] gets (the tail in memory, the
+// complete stream in a private 0600 file once the tail overflows).
 //
 // # Foreground calls and promotion
 //
