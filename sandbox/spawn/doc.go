@@ -19,6 +19,11 @@
 // Request.Confiner per call (never cached here), so concurrent processes keep
 // their own mode, enforcement and dialect.
 //
+// Request.InProcess (a *inproc.Launcher) confines in-process instead: argv
+// runs as given from a restricted thread of this process (backend
+// "landlock-inproc", Landlock's dialect, no runner to fail), about as fast as
+// an unconfined spawn.
+//
 // Start returns a [Process]: [Process.Done] is closed when it settled,
 // [Process.Wait] returns the [Result], [Process.OutputSoFar] reads the
 // captured streams at any time, and [Process.Kill] terminates the group

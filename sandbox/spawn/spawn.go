@@ -12,8 +12,10 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/dshsim/dshsim/internal/landlockrun"
 	"github.com/dshsim/dshsim/render"
 	"github.com/dshsim/dshsim/sandbox"
+	"github.com/dshsim/dshsim/sandbox/inproc"
 )
 
 // DefaultGrace is the delay between SIGTERM and SIGKILL when a process group is killed.
@@ -48,7 +50,16 @@ type Request struct {
 	TailBytes int
 	// OutputDir is where full-output files go; "" means os.TempDir().
 	OutputDir string
+	// InProcess, when set, confines confined modes in-process with Landlock
+	// (package sandbox/inproc) instead of asking Confiner for wrapped argv:
+	// Argv runs as given from a restricted thread; the backend is
+	// "landlock-inproc" with Landlock's denial dialect. A failure to restrict
+	// is a *sandbox.UnavailableError; nothing runs.
+	InProcess *inproc.Launcher
 }
+
+// BackendInProcess names the in-process Landlock path in Result.Backend.
+const BackendInProcess = "landlock-inproc"
 
 // Facts are the sandbox facts of one run.
 type Facts struct {
@@ -130,7 +141,15 @@ func Start(ctx context.Context, req Request) (*Process, error) {
 		p.grace = DefaultGrace
 	}
 	argv := req.Argv
-	if req.Policy.Mode != sandbox.DangerFullAccess {
+	switch {
+	case req.Policy.Mode == sandbox.DangerFullAccess:
+	case req.InProcess != nil:
+		if err := sandbox.ValidatePolicy(req.Policy); err != nil {
+			return nil, err
+		}
+		d, _ := sandbox.DialectOf(sandbox.BackendLandlock)
+		p.wrapped = &sandbox.ConfinedArgv{Argv: argv, Backend: BackendInProcess, Enforcement: req.InProcess.Enforcement(), DenialSignatures: d.DenialSignatures}
+	default:
 		if req.Confiner == nil {
 			return nil, errors.New("spawn: mode " + string(req.Policy.Mode) + " needs a Confiner")
 		}
@@ -162,9 +181,19 @@ func Start(ctx context.Context, req Request) (*Process, error) {
 	cmd.WaitDelay = p.grace
 	p.cmd = cmd
 	p.result.Argv = append([]string(nil), argv...)
-	if err := cmd.Start(); err != nil {
+	start := cmd.Start
+	if req.InProcess != nil && p.wrapped != nil {
+		start = func() error { return req.InProcess.Start(cmd, req.Policy) }
+	}
+	if err := start(); err != nil {
 		p.stdout.close()
 		p.stderr.close()
+		if req.InProcess != nil && p.wrapped != nil {
+			if cmd.Process == nil && isRestrictFailure(err) {
+				return nil, &sandbox.UnavailableError{Mode: p.mode, Detail: err.Error()}
+			}
+			return nil, err
+		}
 		if p.wrapped != nil && sandbox.IsRunnerSpawnFailure(err, argv[0], cmd.Path, dir) {
 			return nil, &sandbox.UnavailableError{Mode: p.mode, Detail: sandbox.SpawnFailureDetail(err, argv[0])}
 		}
@@ -192,6 +221,13 @@ func Start(ctx context.Context, req Request) (*Process, error) {
 		close(p.done)
 	}()
 	return p, nil
+}
+
+// isRestrictFailure reports an in-process confinement failure (as opposed
+// to the command's own start error).
+func isRestrictFailure(err error) bool {
+	var f *landlockrun.Fatal
+	return errors.As(err, &f)
 }
 
 // Run is Start then Wait.

@@ -15,6 +15,7 @@ import (
 	"github.com/dshsim/dshsim/internal/landlockrun/runnerbuild"
 	"github.com/dshsim/dshsim/render"
 	"github.com/dshsim/dshsim/sandbox"
+	"github.com/dshsim/dshsim/sandbox/inproc"
 )
 
 var runnerPath string // built landlock-run, "" when the build failed
@@ -82,10 +83,21 @@ func TestRealRuns(t *testing.T) {
 		landed  bool // the target file exists on the host afterwards
 		checkFS bool
 	}
-	for _, backend := range []string{sandbox.BackendBwrap, sandbox.BackendLandlock} {
+	for _, backend := range []string{sandbox.BackendBwrap, sandbox.BackendLandlock, BackendInProcess} {
 		for _, mode := range []sandbox.Mode{sandbox.WorkspaceWrite, sandbox.ReadOnly} {
 			t.Run(backend+"/"+string(mode), func(t *testing.T) {
-				p := provider(t, backend)
+				var p Confiner
+				var launcher *inproc.Launcher
+				if backend == BackendInProcess {
+					l, err := inproc.New()
+					if err != nil {
+						t.Skip(err)
+					}
+					t.Cleanup(func() { l.Close() })
+					launcher = l
+				} else {
+					p = provider(t, backend)
+				}
 				ws, outside := varTmpDir(t, "dshsim-ws-"), varTmpDir(t, "dshsim-out-")
 				tmpTarget := filepath.Join("/tmp", fmt.Sprintf("dshsim-spawn-%d-%s-%s", os.Getpid(), backend, mode))
 				t.Cleanup(func() { os.Remove(tmpTarget) })
@@ -103,14 +115,14 @@ func TestRealRuns(t *testing.T) {
 					{name: "dev null is a writable sink", cmd: "echo hi > /dev/null", want: outcome{exit: 0}},
 					{name: "temp dir", cmd: "echo hi > " + tmpTarget + " && cat " + tmpTarget, target: tmpTarget,
 						// bwrap's /tmp is a fresh tmpfs: the write works inside and vanishes; Landlock grants the host /tmp.
-						want: map[bool]outcome{true: {exit: 0, landed: backend == sandbox.BackendLandlock, checkFS: true}, false: {exit: 1, denied: true, checkFS: true}}[ww]},
+						want: map[bool]outcome{true: {exit: 0, landed: backend != sandbox.BackendBwrap, checkFS: true}, false: {exit: 1, denied: true, checkFS: true}}[ww]},
 					{name: "false is the command's own failure", cmd: "false", want: outcome{exit: 1}},
 					{name: "grep with no match is the command's own failure", cmd: "echo abc | grep zzz", want: outcome{exit: 1}},
 					{name: "missing command exits 127 without denial", cmd: "no-such-command-dshsim", want: outcome{exit: 127}},
 				}
 				for _, tc := range tests {
 					t.Run(tc.name, func(t *testing.T) {
-						res, err := Run(context.Background(), Request{Argv: bash(tc.cmd), Policy: sandbox.Policy{Mode: mode, WorkspaceRoot: ws}, Confiner: p})
+						res, err := Run(context.Background(), Request{Argv: bash(tc.cmd), Policy: sandbox.Policy{Mode: mode, WorkspaceRoot: ws}, Confiner: p, InProcess: launcher})
 						if err != nil {
 							t.Fatalf("Run: %v", err)
 						}
