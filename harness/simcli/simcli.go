@@ -141,6 +141,9 @@ func mainWith(args []string, stdout, stderr io.Writer, sims func() []harness.Sim
 			return usage("-run: %v", err)
 		}
 	}
+	if o.pageSet && !o.check {
+		return usage("-page applies to -check only (use -render PAGE to render a page)")
+	}
 	if o.render != "" && o.run != "" {
 		return usage("-render runs no sims; -run does not apply")
 	}

@@ -115,6 +115,7 @@ func TestUsageErrors(t *testing.T) {
 		{"stray argument", []string{"sandbox"}, "dsh-sim: unexpected argument \"sandbox\"\n"},
 		{"two modes", []string{"-check", "-list"}, "dsh-sim: -check, -list and -render are separate modes; give one\n"},
 		{"bad regexp", []string{"-run", "("}, "dsh-sim: -run: error parsing regexp: missing closing ): `(`\n"},
+		{"page without check", []string{"-page", "p.md"}, "dsh-sim: -page applies to -check only (use -render PAGE to render a page)\n"},
 		{"render with run", []string{"-render", "p.md", "-run", "a"}, "dsh-sim: -render runs no sims; -run does not apply\n"},
 	}
 	for _, tc := range tests {
