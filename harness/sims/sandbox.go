@@ -243,7 +243,7 @@ func (s *sandboxSim) runs() (string, error) {
 		"echo hi > notes.txt && cat notes.txt",
 		`mkdir -p src && printf 'package main\n' > src/main.go && find . -type f | sort`,
 		`printf 'done\n' >> notes.txt && wc -l < notes.txt`,
-		"echo scratch > /tmp/dshsim-scratch.txt && cat /tmp/dshsim-scratch.txt && rm /tmp/dshsim-scratch.txt",
+		"echo scratch > /tmp/dshsim-$$.txt && cat /tmp/dshsim-$$.txt && rm /tmp/dshsim-$$.txt",
 		"echo hi > /dev/null",
 		"echo hi > ../outside.txt",
 		"echo 'export X=1' >> /etc/profile",
