@@ -121,8 +121,10 @@ func TestPipelineStages(t *testing.T) {
 		{
 			name:  "unknown tool fails at dispatch with UNKNOWN_TOOL after policy saw it",
 			setup: func(t *testing.T, r *pipeline.Registry, st *state) { addTrace(r, st) },
-			call:  func(st *state) *pipeline.Call { return pipeline.NewCall("c1", "nope", json.RawMessage(`{}`), testAgent, nil) },
-			want:  want{text: `Error: unknown tool "nope"`, isError: true, code: "UNKNOWN_TOOL", postRuns: 1, trace: "pre,execute:before,execute:after,post"},
+			call: func(st *state) *pipeline.Call {
+				return pipeline.NewCall("c1", "nope", json.RawMessage(`{}`), testAgent, nil)
+			},
+			want: want{text: `Error: unknown tool "nope"`, isError: true, code: "UNKNOWN_TOOL", postRuns: 1, trace: "pre,execute:before,execute:after,post"},
 		},
 		{
 			name: "body error renders its message without info",
@@ -393,8 +395,10 @@ func TestPipelineStages(t *testing.T) {
 		{
 			name:  "agentless ask is not asked",
 			setup: askWith(&fakeApprover{outcome: pipeline.AllowedOnce}),
-			call:  func(st *state) *pipeline.Call { return pipeline.NewCall("c1", "echo", json.RawMessage(`{"text":"hi"}`), nil, nil) },
-			want:  want{text: `Error: tool "echo" requires approval, but the call has no agent to route it through`, isError: true, postRuns: 1},
+			call: func(st *state) *pipeline.Call {
+				return pipeline.NewCall("c1", "echo", json.RawMessage(`{"text":"hi"}`), nil, nil)
+			},
+			want: want{text: `Error: tool "echo" requires approval, but the call has no agent to route it through`, isError: true, postRuns: 1},
 		},
 		{
 			name: "ask allowed-once still faces the guards",

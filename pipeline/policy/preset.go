@@ -145,3 +145,39 @@ func (r *Resolver) SwitchPreset(log *session.Log, name string, svc *approval.Ser
 	}
 	return out, nil
 }
+
+// SeedSession gives a fresh session the facts of the default preset: it
+// appends permission/preset, sandbox/mode and approval/policy, each only when
+// the log has no event of that type yet (a seeded or partial session only
+// gains the missing facts). It returns the appended events.
+func (r *Resolver) SeedSession(log *session.Log, name string) ([]session.Event, error) {
+	target, ok := LookupPreset(name)
+	if !ok {
+		return nil, fmt.Errorf("permission preset %q is not a preset (want read-only, workspace-write or danger-full-access)", name)
+	}
+	events, err := log.Events()
+	if err != nil {
+		return nil, err
+	}
+	var out []session.Event
+	appendIfMissing := func(typ string, data any) error {
+		if _, found := session.Last(events, typ); found {
+			return nil
+		}
+		e, err := log.Append(typ, data)
+		if err == nil {
+			out = append(out, e)
+		}
+		return err
+	}
+	if err := appendIfMissing(EventPreset, presetEvent{Preset: target.Name}); err != nil {
+		return out, err
+	}
+	if err := appendIfMissing(EventSandboxMode, modeEvent{Mode: target.Sandbox}); err != nil {
+		return out, err
+	}
+	if err := appendIfMissing(approval.EventPolicy, map[string]string{"policy": string(target.Approval)}); err != nil {
+		return out, err
+	}
+	return out, nil
+}
