@@ -267,45 +267,59 @@ func Golden(t testing.TB, dir, name string, got []byte) {
 	g.Assert(t, filepath.FromSlash(name), got)
 }
 
-// UnclaimedFiles lists the files under snapDir (slash-separated, sorted) that
-// no sim in sims lists in its Files: leftovers of a renamed or removed sim.
-// Dot files and dot directories are ignored; a missing snapDir is empty.
+// UnclaimedFiles lists the files (slash-separated, sorted) in the sims'
+// directories under snapshotDir that no sim in sims lists in its Files:
+// leftovers of a renamed or removed sim. The sims' directories are the first
+// path elements of their files ("txt", "out"); files elsewhere in snapshots/
+// (such as a package's own golden at the top level) belong to that package's
+// tests and are not looked at. Dot files and dot directories are ignored; a
+// missing directory is empty.
 func UnclaimedFiles(snapDir string, sims []Sim) ([]string, error) {
 	claimed := map[string]bool{}
+	dirs := map[string]bool{}
 	for _, s := range sims {
 		for _, f := range s.Files {
 			claimed[f] = true
+			if top, _, ok := strings.Cut(f, "/"); ok {
+				dirs[top] = true
+			}
 		}
 	}
 	var out []string
-	err := filepath.WalkDir(snapDir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if p == snapDir && errors.Is(err, fs.ErrNotExist) {
-				return fs.SkipAll
+	for _, top := range sortedKeys(dirs) {
+		base := filepath.Join(snapDir, top)
+		err := filepath.WalkDir(base, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				if p == base && errors.Is(err, fs.ErrNotExist) {
+					return fs.SkipAll
+				}
+				return err
 			}
-			return err
-		}
-		if p == snapDir {
-			return nil
-		}
-		if strings.HasPrefix(d.Name(), ".") {
+			if p == base {
+				return nil
+			}
+			if strings.HasPrefix(d.Name(), ".") {
+				if d.IsDir() {
+					return fs.SkipDir
+				}
+				return nil
+			}
 			if d.IsDir() {
-				return fs.SkipDir
+				return nil
+			}
+			rel, err := filepath.Rel(snapDir, p)
+			if err != nil {
+				return err
+			}
+			if rel = filepath.ToSlash(rel); !claimed[rel] {
+				out = append(out, rel)
 			}
 			return nil
-		}
-		if d.IsDir() {
-			return nil
-		}
-		rel, err := filepath.Rel(snapDir, p)
+		})
 		if err != nil {
-			return err
+			return out, err
 		}
-		if rel = filepath.ToSlash(rel); !claimed[rel] {
-			out = append(out, rel)
-		}
-		return nil
-	})
+	}
 	sort.Strings(out)
-	return out, err
+	return out, nil
 }

@@ -246,3 +246,24 @@ func TestGolden(t *testing.T) {
 		t.Errorf("drift: failed=%v msgs=%q, want a report containing %q", r.failed, r.msgs, want)
 	}
 }
+
+func TestUnclaimedFiles(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"txt/a.txt", "txt/old.txt", "txt/.keep", "out/deep/b.txt", "escape.txt", "other/x.txt"} {
+		if _, err := WriteFile(dir, f, []byte("x\n")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sims := []Sim{{Name: "s", Files: []string{"txt/a.txt", "out/b.txt"}}}
+	got, err := UnclaimedFiles(dir, sims)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// escape.txt and other/ are outside the sims' directories: a package's own goldens.
+	if want := []string{"out/deep/b.txt", "txt/old.txt"}; strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("UnclaimedFiles = %q, want %q", got, want)
+	}
+	if got, err := UnclaimedFiles(filepath.Join(dir, "none"), sims); err != nil || len(got) != 0 {
+		t.Errorf("missing dir: %q, %v", got, err)
+	}
+}

@@ -36,7 +36,8 @@ Modes:
   -check      run the sims in memory and compare line by line with the
               committed files. Prints, per drifted file, the first differing
               lines as file:line with want (committed) and got (fresh); reports
-              missing files and files in snapshots/ that no sim produces.
+              missing files, and files in the sims' directories (txt/, out/)
+              that no sim produces.
               Without -run it then resolves every --8<-- include of the docs
               page (-page, default docs/tools.md; skipped if the default page
               does not exist): a missing file, a missing section, a range past
