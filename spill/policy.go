@@ -53,7 +53,8 @@ type Policy struct {
 }
 
 // New validates cfg and returns a policy that saves into store. warn receives
-// every warning (nil logs with the standard logger).
+// every warning (nil logs with the standard logger). A nil store is allowed:
+// every result that should spill is then kept inline with a warning.
 func New(cfg Config, store *Store, warn func(string)) (*Policy, error) {
 	if warn == nil {
 		warn = func(s string) { log.Print(s) }
@@ -76,9 +77,6 @@ func New(cfg Config, store *Store, warn func(string)) (*Policy, error) {
 		p.unit, p.cap = Bytes, n
 	default:
 		return p, nil
-	}
-	if store == nil {
-		return nil, fmt.Errorf("spill-policy: a spill store is required")
 	}
 	return p, nil
 }
@@ -169,6 +167,10 @@ func (p *Policy) Apply(call *pipeline.Call, res pipeline.Result) (pipeline.Resul
 	}
 	full := strings.Join(texts, "")
 	name := call.Name + ".txt"
+	if p.store == nil {
+		p.warn(fmt.Sprintf("spill-policy: keeping the %s result of call %s inline: no spill store is composed", call.Name, call.CallID))
+		return res, false
+	}
 	saved, err := p.store.Save(call.SessionID(), name, full)
 	if err != nil {
 		p.warn(fmt.Sprintf("spill-policy: keeping the %s result of call %s inline: %v", call.Name, call.CallID, err))

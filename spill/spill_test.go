@@ -89,6 +89,19 @@ func TestNewValidatesCap(t *testing.T) {
 	}
 }
 
+func TestNoStoreKeepsOriginalWithWarning(t *testing.T) {
+	var warned []string
+	p, err := New(TokenConfig(10), nil, func(s string) { warned = append(warned, s) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := result(strings.Repeat("x", 1000))
+	got, spilled := p.Apply(newCall(t, "bash", "s"), res)
+	if spilled || got.Text() != res.Text() || len(warned) != 1 || !strings.Contains(warned[0], "no spill store") {
+		t.Errorf("spilled=%v warnings=%q", spilled, warned)
+	}
+}
+
 func TestEncodeSegment(t *testing.T) {
 	tests := []struct{ name, in, want string }{
 		{"safe set kept", "bash.txt", "bash.txt"},

@@ -29,12 +29,13 @@ type Writer struct {
 }
 
 // NewWriter returns a streaming writer for call's output. For a call that
-// never spills (read, nested) or a disabled policy the writer keeps the whole
-// output in memory, as the result would be inline anyway.
+// never spills (read, nested), a disabled policy or a policy without a store
+// the writer keeps the whole output in memory, as the result would be inline
+// anyway.
 func (p *Policy) NewWriter(call *pipeline.Call) *Writer {
 	w := &Writer{p: p, call: call}
 	ok, _ := Spillable(call, nil)
-	if !p.Enabled() || !ok {
+	if !p.Enabled() || !ok || p.store == nil {
 		w.keepAll = true
 		return w
 	}

@@ -183,3 +183,129 @@ func TestJobOutputLossNotice(t *testing.T) {
 		t.Errorf("second read %q", got)
 	}
 }
+
+func TestCanonicalValue(t *testing.T) {
+	ws := t.TempDir()
+	tool := newTool(t, Config{}, Deps{})
+	out, err := tool.Run(context.Background(), call(agent(t, "s", ws), cmd("echo out; echo err >&2; exit 4")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v map[string]any
+	if err := json.Unmarshal(out.Value, &v); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"kind": "foreground", "exitCode": 4.0, "signal": nil, "timedOut": false, "aborted": false, "timeoutMs": 60000.0,
+		"stdout": map[string]any{"text": "out\n", "truncated": false}, "stderr": map[string]any{"text": "err\n", "truncated": false}}
+	if fmt.Sprint(v) != fmt.Sprint(want) {
+		t.Errorf("value = %v\nwant    %v", v, want)
+	}
+}
+
+func TestWorkdirPerSession(t *testing.T) {
+	wsA, wsB, def := t.TempDir(), t.TempDir(), t.TempDir()
+	tool := newTool(t, Config{DefaultWorkdir: def}, Deps{})
+	tests := []struct {
+		name  string
+		agent *pipeline.Agent
+		want  string
+	}{
+		{"first session uses its cwd", agent(t, "A", wsA), wsA + "\n"},
+		{"second session uses its own cwd", agent(t, "B", wsB), wsB + "\n"},
+		{"agentless call falls back to the configured workdir", nil, def + "\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got, err := run(t, tool, call(tt.agent, cmd("pwd"))); err != nil || got != tt.want {
+				t.Errorf("got %q, %v", got, err)
+			}
+		})
+	}
+}
+
+func TestBackgroundPreflightFailureSpawnsNothing(t *testing.T) {
+	ws := t.TempDir()
+	reg, _ := newJobs(t)
+	p := provider(t, sandbox.Config{Platform: "plan9"}) // no backend at all: Confine refuses
+	tool := newTool(t, Config{}, Deps{Policy: fixedPolicy(sandbox.WorkspaceWrite, ws), Provider: p, Jobs: reg})
+	_, err := run(t, tool, call(agent(t, "s", ws), cmd("touch "+ws+"/ran", "run_in_background", true)))
+	if !herr.HasCode(err, sandbox.ErrorCode) {
+		t.Errorf("err = %v", err)
+	}
+	if len(reg.List("s")) != 0 {
+		t.Error("a job was registered for a call that could not be confined")
+	}
+	time.Sleep(50 * time.Millisecond)
+	if _, err := os.Stat(ws + "/ran"); err == nil {
+		t.Error("ran unconfined")
+	}
+}
+
+// cancellingApprover grants, but the caller cancels while it answers.
+type cancellingApprover struct{ cancel context.CancelFunc }
+
+func (c cancellingApprover) Request(ctx context.Context, req pipeline.ApprovalRequest) (pipeline.ApprovalOutcome, error) {
+	c.cancel()
+	return pipeline.AllowedOnce, nil
+}
+
+func TestCancellationAfterGrantStartsNothing(t *testing.T) {
+	for _, background := range []bool{false, true} {
+		t.Run(fmt.Sprintf("background=%v", background), func(t *testing.T) {
+			ws := t.TempDir()
+			reg, _ := newJobs(t)
+			ctx, cancel := context.WithCancel(context.Background())
+			tool := newTool(t, Config{}, Deps{Policy: fixedPolicy(sandbox.ReadOnly, ws), Confine: func(context.Context, []string, sandbox.Policy) (sandbox.ConfinedArgv, error) {
+				t.Error("confined after a cancelled grant")
+				return sandbox.ConfinedArgv{}, context.Canceled
+			}, Escalate: escalation.New(cancellingApprover{cancel}), Jobs: reg})
+			_, err := tool.Run(ctx, call(agent(t, "s", ws), cmd("touch "+ws+"/ran", "run_in_background", background, "sandbox_permissions", "danger-full-access", "justification", "why")))
+			if !herr.HasCode(err, "TOOL_ABORTED") {
+				t.Errorf("err = %v", err)
+			}
+			time.Sleep(50 * time.Millisecond)
+			if _, err := os.Stat(ws + "/ran"); err == nil || len(reg.List("s")) != 0 {
+				t.Error("something started after the cancellation")
+			}
+		})
+	}
+}
+
+func TestAgentlessEscalationIsRefused(t *testing.T) {
+	ws := t.TempDir()
+	tool := newTool(t, Config{}, Deps{Policy: fixedPolicy(sandbox.ReadOnly, ws), Confine: func(context.Context, []string, sandbox.Policy) (sandbox.ConfinedArgv, error) {
+		t.Error("confined without approval")
+		return sandbox.ConfinedArgv{}, nil
+	}, Escalate: escalation.New(&approver{outcome: pipeline.AllowedOnce})})
+	_, err := run(t, tool, call(nil, cmd("true", "sandbox_permissions", "workspace-write", "justification", "why")))
+	if err == nil || err.Error() != `sandbox escalation to "workspace-write" requires approval, but the call has no agent to route it through` {
+		t.Errorf("err = %v", err)
+	}
+}
+
+// Through the real tool registry: a non-zero exit is a normal result, a
+// start failure and an abort are tool errors with their codes.
+func TestThroughThePipeline(t *testing.T) {
+	ws := t.TempDir()
+	reg := pipeline.NewRegistry()
+	tool := newTool(t, Config{}, Deps{})
+	if _, err := reg.Register(tool.Definition()); err != nil {
+		t.Fatal(err)
+	}
+	ag := agent(t, "s", ws)
+	exec := func(args map[string]any, ctx context.Context) pipeline.Result {
+		b, _ := json.Marshal(args)
+		return reg.Execute(pipeline.NewCall("c", "bash", b, ag, ctx))
+	}
+	if res := exec(cmd("printf failing; exit 3"), nil); res.IsError || res.Text() != "failing\n[exit code: 3]" {
+		t.Errorf("non-zero exit: %+v", res)
+	}
+	if res := exec(cmd("true", "workdir", "/nonexistent"), nil); !res.IsError || !strings.HasPrefix(res.Text(), "Error: ") {
+		t.Errorf("start failure: %+v", res)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(100*time.Millisecond, cancel)
+	if res := exec(cmd("sleep 5"), ctx); !res.IsError || res.Text() != "Error: tool call aborted" {
+		t.Errorf("abort: %+v", res)
+	}
+}

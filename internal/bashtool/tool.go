@@ -430,6 +430,9 @@ func (t *Tool) foreground(ctx context.Context, call *pipeline.Call, policy sandb
 	ms := t.timeout(a)
 	d := time.Duration(ms) * time.Millisecond
 	deadline := time.Now().Add(d)
+	if ctx.Err() != nil { // cancelled before anything started (e.g. after a grant)
+		return pipeline.Output{}, ErrAborted
+	}
 	cctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	start := t.spawner(cctx, policy, a.Command, workdir, false)
