@@ -67,18 +67,18 @@ func (r *Registry) Execute(call *Call) Result {
 	h := hooks{r.pre, r.guards, r.wrappers, r.post, r.observers, r.approver}
 	r.mu.RUnlock()
 	id := identityOf(call)
-	res, final := r.prepare(call, &id, &h)
+	var invoked bool
+	res, final := r.prepare(call, &id, &h, &invoked)
 	if !final {
-		res, final = r.postExecute(call, &id, &h, res)
+		res = r.postExecute(call, &id, &h, res, invoked)
 	}
-	_ = final
 	r.notify(call, &h, res)
 	return res
 }
 
 // prepare runs everything before post-execute. final reports that the result
 // must skip post-execute.
-func (r *Registry) prepare(call *Call, id *identity, h *hooks) (res Result, final bool) {
+func (r *Registry) prepare(call *Call, id *identity, h *hooks, invoked *bool) (res Result, final bool) {
 	if len(call.args) == 0 || !json.Valid(call.args) {
 		return ErrorResult(errors.New(MsgArgsNotLossless)), true
 	}
@@ -98,7 +98,7 @@ func (r *Registry) prepare(call *Call, id *identity, h *hooks) (res Result, fina
 	if call.Signal.Err() != nil {
 		return ErrorResult(ErrAbortedBeforeDispatch), false
 	}
-	res, err = r.dispatch(call, id, h)
+	res, err = r.dispatch(call, id, h, invoked)
 	if err != nil {
 		return ErrorResult(err), true
 	}
@@ -221,14 +221,13 @@ func (r *Registry) runGuards(call *Call, id *identity, list []hook[Guard]) (reas
 }
 
 // dispatch runs the execute wrappers around the body runner.
-func (r *Registry) dispatch(call *Call, id *identity, h *hooks) (Result, error) {
-	bodyInvoked := false
+func (r *Registry) dispatch(call *Call, id *identity, h *hooks, bodyInvoked *bool) (Result, error) {
 	dctx := call.Signal
 	list := h.wrappers
 	var step func(i int, ctx context.Context) (Result, error)
 	step = func(i int, ctx context.Context) (res Result, err error) {
 		if i == len(list) {
-			return r.runBody(ctx, call, id, &bodyInvoked), nil
+			return r.runBody(ctx, call, id, bodyInvoked), nil
 		}
 		defer func() {
 			if v := recover(); v != nil {
@@ -257,15 +256,22 @@ func (r *Registry) dispatch(call *Call, id *identity, h *hooks) (Result, error) 
 		return Result{}, err
 	}
 	if call.Signal.Err() != nil && !res.IsError {
-		contexts := res.AdditionalContexts
-		if bodyInvoked {
-			res = ErrorResult(ErrAborted)
-		} else {
-			res = ErrorResult(ErrAbortedBeforeDispatch)
-		}
-		res.AdditionalContexts = contexts
+		res = cancelled(res, *bodyInvoked)
 	}
 	return res, nil
+}
+
+// cancelled replaces a success after the caller cancelled: ABORTED when the
+// body ran, else ABORTED_BEFORE_DISPATCH; the result's contexts are kept.
+func cancelled(res Result, bodyInvoked bool) Result {
+	contexts := res.AdditionalContexts
+	if bodyInvoked {
+		res = ErrorResult(ErrAborted)
+	} else {
+		res = ErrorResult(ErrAbortedBeforeDispatch)
+	}
+	res.AdditionalContexts = contexts
+	return res
 }
 
 // checkShape rejects a wrapper-authored result that is neither a well-formed
@@ -340,10 +346,14 @@ func (r *Registry) runBody(ctx context.Context, call *Call, id *identity, invoke
 }
 
 // postExecute runs the post-execute waterfall (terminal: accept unchanged).
-func (r *Registry) postExecute(call *Call, id *identity, h *hooks, res Result) (Result, bool) {
+// Its own errors become the final result (finalisation still follows).
+func (r *Registry) postExecute(call *Call, id *identity, h *hooks, res Result, invoked bool) Result {
 	list := h.post
 	if len(list) == 0 {
-		return res, false
+		if call.Signal.Err() != nil && !res.IsError {
+			return cancelled(res, invoked)
+		}
+		return res
 	}
 	var step func(i int) (PostDecision, error)
 	step = func(i int) (d PostDecision, err error) {
@@ -363,7 +373,7 @@ func (r *Registry) postExecute(call *Call, id *identity, h *hooks, res Result) (
 	}
 	d, err := step(0)
 	if err != nil {
-		return ErrorResult(err), true
+		return ErrorResult(err)
 	}
 	switch d.Kind {
 	case PostAccept:
@@ -383,14 +393,12 @@ func (r *Registry) postExecute(call *Call, id *identity, h *hooks, res Result) (
 			res.AdditionalContexts = append([]string(nil), d.AdditionalContexts...)
 		}
 	default:
-		return ErrorResult(fmt.Errorf("tools/post-execute returned an unknown decision kind %q; only accept and block exist", string(d.Kind))), true
+		return ErrorResult(fmt.Errorf("tools/post-execute returned an unknown decision kind %q; only accept and block exist", string(d.Kind)))
 	}
 	if call.Signal.Err() != nil && !res.IsError {
-		contexts := res.AdditionalContexts
-		res = ErrorResult(ErrAborted)
-		res.AdditionalContexts = contexts
+		res = cancelled(res, invoked)
 	}
-	return res, false
+	return res
 }
 
 // notify emits the one tools/result notification of a call.

@@ -621,6 +621,37 @@ func TestPipelineStages(t *testing.T) {
 			want: want{text: "third time", bodyRuns: 3, postRuns: 1},
 		},
 		{
+			name: "post decision of an unknown kind fails the call",
+			setup: func(t *testing.T, r *pipeline.Registry, st *state) {
+				r.OnPostExecute(func(ctx context.Context, call *pipeline.Call, res pipeline.Result, next func() (pipeline.PostDecision, error)) (pipeline.PostDecision, error) {
+					return pipeline.PostDecision{Kind: "rewrite"}, nil
+				})
+			},
+			want: want{text: `Error: tools/post-execute returned an unknown decision kind "rewrite"; only accept and block exist`, isError: true, bodyRuns: 1, postRuns: 1},
+		},
+		{
+			name: "abort during post after a wrapper short-circuit is ABORTED_BEFORE_DISPATCH",
+			setup: func(t *testing.T, r *pipeline.Registry, st *state) {
+				r.OnExecute(func(ctx context.Context, call *pipeline.Call, next func(context.Context) (pipeline.Result, error)) (pipeline.Result, error) {
+					return pipeline.Result{Content: []pipeline.Block{pipeline.TextBlock("cached")}, AdditionalContexts: []string{"from cache"}}, nil
+				})
+				r.PrependPostExecute(func(ctx context.Context, call *pipeline.Call, res pipeline.Result, next func() (pipeline.PostDecision, error)) (pipeline.PostDecision, error) {
+					st.cancel()
+					return next()
+				})
+			},
+			want: want{text: "Error: tool call aborted before dispatch", isError: true, code: "ABORTED_BEFORE_DISPATCH", postRuns: 1},
+		},
+		{
+			name: "malformed wrapper failure without error is rejected",
+			setup: func(t *testing.T, r *pipeline.Registry, st *state) {
+				r.OnExecute(func(ctx context.Context, call *pipeline.Call, next func(context.Context) (pipeline.Result, error)) (pipeline.Result, error) {
+					return pipeline.Result{IsError: true, Content: []pipeline.Block{pipeline.TextBlock("half a failure")}}, nil
+				})
+			},
+			want: want{text: "Error: tools/execute returned a malformed failure (a failure needs error and never has value or concludesTurn)", isError: true},
+		},
+		{
 			name: "panicking result observer is contained",
 			setup: func(t *testing.T, r *pipeline.Registry, st *state) {
 				r.OnResult(func(*pipeline.Call, pipeline.Result) { panic("observer broke") })

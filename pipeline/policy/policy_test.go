@@ -304,3 +304,35 @@ func TestSwitchPresetAppendsOnlyDifferences(t *testing.T) {
 		t.Error("custom accepted as a switch target")
 	}
 }
+
+func TestSeedSessionAddsOnlyMissingFacts(t *testing.T) {
+	r, _ := policy.NewResolver(policy.Config{DefaultMode: "workspace-write", Root: "/srv"})
+	tests := []struct {
+		name  string
+		prior func(l *session.Log)
+		want  string
+	}{
+		{name: "fresh session gets all three facts", prior: func(*session.Log) {}, want: "permission/preset,sandbox/mode,approval/policy"},
+		{name: "seeded mode is kept, the rest added", prior: func(l *session.Log) { policy.SetSandboxMode(l, sandbox.ReadOnly) }, want: "permission/preset,approval/policy"},
+		{name: "complete session gains nothing", prior: func(l *session.Log) {
+			r.SeedSession(l, "read-only")
+		}, want: ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			l := newLog(t, "/ws")
+			tc.prior(l)
+			es, err := r.SeedSession(l, "workspace-write")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, e := range es {
+				got = append(got, e.Type)
+			}
+			if strings.Join(got, ",") != tc.want {
+				t.Errorf("appended %v, want %s", got, tc.want)
+			}
+		})
+	}
+}
