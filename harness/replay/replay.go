@@ -263,6 +263,13 @@ func replay(ctx context.Context, dir string, opt Options, res *Result) error {
 		res.Flags = append(res.Flags, fmt.Sprintf("permission prompts: %s shows prompts for calls [%s], the replay asked the user for [%s]",
 			recording.StdoutFile, strings.Join(want, ", "), strings.Join(got, ", ")))
 	}
+	if sandbox.Mode(pol.Mode).Confined() {
+		if backend, enf := st.Backend(); backend != "" {
+			res.Notes = append(res.Notes, fmt.Sprintf("bash calls under %s run in the %s sandbox backend (%s enforcement)", pol.Mode, backend, enf))
+		} else {
+			res.Notes = append(res.Notes, "no sandbox backend is usable here: confined bash calls fail closed (SANDBOX_UNAVAILABLE)")
+		}
+	}
 	if n := ans.left(); n > 0 {
 		res.Notes = append(res.Notes, fmt.Sprintf("%d permission answer(s) left unused (upstream ignores leftovers)", n))
 	}

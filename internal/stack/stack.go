@@ -139,8 +139,9 @@ func (s *Stack) SyncContext(ctx context.Context) (*session.Event, error) {
 	return s.impl.syncContext(ctx)
 }
 
-// Backend returns the sandbox backend the provider selected (bwrap, landlock)
-// and its enforcement, or "" before the first confined call.
+// Backend returns the sandbox backend the provider selects (bwrap, landlock)
+// and its enforcement (running the selection if no call did yet), or "" when
+// no backend is usable or no provider is composed.
 func (s *Stack) Backend() (string, sandbox.Enforcement) { return s.impl.backend() }
 
 // Tools returns the registered tool names in registration order.
