@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -46,7 +47,101 @@ func golden(t *testing.T, name string, got []byte) {
 	}
 }
 
-func TestCorpus(t *testing.T) {
+// env is the built binaries and scratch base shared by the corpus tests.
+type env struct {
+	base, probe, runner string
+	abi                 int
+}
+
+var (
+	envOnce sync.Once
+	shared  env
+	envErr  string
+)
+
+func setup(t *testing.T) env {
+	t.Helper()
+	envOnce.Do(func() {
+		base, err := escape.MkBase()
+		if err != nil {
+			envErr = err.Error()
+			return
+		}
+		bin := filepath.Join(base, "bin")
+		if err := os.Mkdir(bin, 0o755); err != nil {
+			envErr = err.Error()
+			return
+		}
+		shared = env{base: base,
+			probe:  build(t, bin, "github.com/dshsim/dshsim/sandbox/escape/cmd/escape-probe", "escape-probe"),
+			runner: build(t, bin, "github.com/dshsim/dshsim/cmd/landlock-run", "landlock-run")}
+		shared.abi, err = escape.KernelABI(context.Background(), shared.runner)
+		if err != nil {
+			envErr = err.Error()
+		}
+	})
+	if envErr != "" {
+		t.Fatal(envErr)
+	}
+	return shared
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if shared.base != "" {
+		os.RemoveAll(shared.base)
+	}
+	os.Exit(code)
+}
+
+var corpus struct {
+	once sync.Once
+	rs   []escape.Result
+	err  error
+	text []byte
+}
+
+// runCorpus runs the whole corpus under bwrap and the Landlock runner (both
+// through the real sandbox provider), as every identity, in both modes.
+func runCorpus(t *testing.T) ([]escape.Result, []byte) {
+	t.Helper()
+	e := setup(t)
+	corpus.once.Do(func() {
+		ctx := context.Background()
+		attempts, err := escape.Corpus()
+		if err != nil {
+			corpus.err = err
+			return
+		}
+		bw, err := escape.Bwrap(ctx, e.base)
+		if err != nil {
+			corpus.err = err
+			return
+		}
+		ll, err := escape.Landlock(ctx, e.runner, e.abi, e.base)
+		if err != nil {
+			corpus.err = err
+			return
+		}
+		backends := []escape.Backend{bw, ll}
+		ids := escape.Identities()
+		corpus.rs, corpus.err = escape.RunAll(ctx, escape.Config{Base: e.base, Probe: e.probe}, attempts, backends, ids)
+		corpus.text = escape.Table("escape corpus (go test ./sandbox/escape -run TestCorpus; DSHSIM_UPDATE=1 updates)", attempts, backends, ids, corpus.rs)
+	})
+	if corpus.err != nil {
+		t.Fatal(corpus.err)
+	}
+	return corpus.rs, corpus.text
+}
+
+func goldenName(base string) string {
+	if os.Geteuid() != 0 {
+		return strings.TrimSuffix(base, ".txt") + "-nonroot.txt"
+	}
+	return base
+}
+
+func TestCorpusHasAtLeast25Attempts(t *testing.T) {
 	attempts, err := escape.Corpus()
 	if err != nil {
 		t.Fatal(err)
@@ -54,45 +149,66 @@ func TestCorpus(t *testing.T) {
 	if len(attempts) < 25 {
 		t.Fatalf("corpus has %d attempts, want at least 25", len(attempts))
 	}
-	base, err := escape.MkBase()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(base) })
-	bin := filepath.Join(base, "bin")
-	if err := os.Mkdir(bin, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	probe := build(t, bin, "github.com/dshsim/dshsim/sandbox/escape/cmd/escape-probe", "escape-probe")
-	ctx := context.Background()
-	var backends []escape.Backend
-	bw, err := escape.Bwrap(ctx, base)
-	if err != nil {
-		t.Fatalf("bwrap must be usable on this machine: %v", err)
-	}
-	runner := build(t, bin, "github.com/dshsim/dshsim/cmd/landlock-run", "landlock-run")
-	abi, err := escape.KernelABI(ctx, runner)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ll, err := escape.Landlock(ctx, runner, abi, base)
-	if err != nil {
-		t.Fatalf("the Landlock runner must be usable on this machine: %v", err)
-	}
-	backends = append(backends, bw, ll)
-	cfg := escape.Config{Base: base, Probe: probe, Logf: t.Logf}
-	ids := escape.Identities()
-	rs, err := escape.RunAll(ctx, cfg, attempts, backends, ids)
-	if err != nil {
-		t.Fatal(err)
-	}
-	table := escape.Table("escape corpus (go test ./sandbox/escape -run TestCorpus; DSHSIM_UPDATE=1 updates)", attempts, backends, ids, rs)
-	name := "escape.txt"
-	if os.Geteuid() != 0 {
-		name = "escape-nonroot.txt"
-	}
-	golden(t, name, table)
+}
+
+func TestCorpusTableMatchesGolden(t *testing.T) {
+	_, text := runCorpus(t)
+	golden(t, goldenName("escape.txt"), text)
+}
+
+func TestCorpusNoUnadmittedEscape(t *testing.T) {
+	rs, _ := runCorpus(t)
 	for _, r := range escape.Unadmitted(rs) {
 		t.Errorf("%s under %s/%s/%s: %s, %s\n  changes: %v\n  stderr: %s", r.Attempt, r.Backend, r.Identity, r.Mode, r.Outcome, r.Why, r.Changes, strings.TrimSpace(r.Stderr))
+	}
+}
+
+func TestCorpusEveryBackendBlocksThePlainWrite(t *testing.T) {
+	rs, _ := runCorpus(t)
+	n := 0
+	for _, r := range rs {
+		if r.Attempt == "plain-write" {
+			n++
+			if r.Outcome != escape.Blocked {
+				t.Errorf("plain-write under %s/%s/%s: %s %v", r.Backend, r.Identity, r.Mode, r.Outcome, r.Changes)
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("plain-write did not run")
+	}
+}
+
+// TestCorpusUnderCappedABI is layer 1 of the ABI matrix for the corpus: the
+// Landlock runner capped at ABI 1..7, as the unprivileged identity (or the
+// current user), workspace-write and read-only. Gaps must be admitted by the
+// capped runner's own report (the partial notice).
+func TestCorpusUnderCappedABI(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the corpus seven times; not in -short")
+	}
+	e := setup(t)
+	ctx := context.Background()
+	attempts, err := escape.Corpus()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var backends []escape.Backend
+	for n := 1; n <= 7; n++ {
+		b, err := escape.LandlockCapped(ctx, e.runner, e.abi, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		backends = append(backends, b)
+	}
+	ids := escape.Identities()
+	ids = ids[len(ids)-1:]
+	rs, err := escape.RunAll(ctx, escape.Config{Base: e.base, Probe: e.probe}, attempts, backends, ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, goldenName("escape-abi.txt"), escape.Table("escape corpus under the Landlock runner capped at ABI 1..7 (go test ./sandbox/escape -run TestCorpusUnderCappedABI; DSHSIM_UPDATE=1 updates)", attempts, backends, ids, rs))
+	for _, r := range escape.Unadmitted(rs) {
+		t.Errorf("%s under %s/%s/%s: %s, %s; changes %v", r.Attempt, r.Backend, r.Identity, r.Mode, r.Outcome, r.Why, r.Changes)
 	}
 }

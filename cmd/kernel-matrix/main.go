@@ -1,0 +1,13 @@
+// Command kernel-matrix runs the Landlock probes with the runner capped at ABI
+// 1..7 on this machine and on real kernels booted under qemu, and checks
+// snapshots/kernel-matrix.txt. See package
+// github.com/dshsim/dshsim/harness/kernels.
+package main
+
+import (
+	"os"
+
+	"github.com/dshsim/dshsim/harness/kernels"
+)
+
+func main() { os.Exit(kernels.Main(os.Args[1:], os.Stdout, os.Stderr)) }

@@ -1,0 +1,91 @@
+package kernels
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
+)
+
+// InitScript is the initramfs /init: mount the pseudo filesystems, run the
+// agent (runner, probes, the real provider), print its exit status, power off.
+const InitScript = `#!/bin/busybox sh
+export PATH=/bin
+/bin/busybox mkdir -p /proc /sys /dev /tmp /var/tmp
+/bin/busybox mount -t proc proc /proc
+/bin/busybox mount -t sysfs sysfs /sys
+/bin/busybox mount -t devtmpfs devtmpfs /dev
+/bin/busybox mount -t tmpfs tmpfs /tmp
+/bin/matrix-agent -provider -runner /bin/landlock-run -probe /bin/escape-probe -base /var/tmp/matrix
+/bin/busybox echo "@@DSHSIM-AGENT-EXIT $?"
+/bin/busybox poweroff -f
+`
+
+// Initramfs builds a gzip'd newc cpio (cpio -o -H newc | gzip) holding
+// /init, /bin/busybox and the given static binaries (name -> host path) in
+// /bin, written to dst.
+func Initramfs(ctx context.Context, dst, busybox string, bins map[string]string) error {
+	stage, err := os.MkdirTemp(filepath.Dir(dst), "initramfs-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(stage)
+	for _, d := range []string{"bin", "proc", "sys", "dev", "tmp", "var/tmp"} {
+		if err := os.MkdirAll(filepath.Join(stage, d), 0o755); err != nil {
+			return err
+		}
+	}
+	copyFile := func(src, dst string) error {
+		b, err := os.ReadFile(src)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(dst, b, 0o755)
+	}
+	if err := copyFile(busybox, filepath.Join(stage, "bin", "busybox")); err != nil {
+		return err
+	}
+	for name, src := range bins {
+		if err := copyFile(src, filepath.Join(stage, "bin", name)); err != nil {
+			return err
+		}
+	}
+	if err := os.WriteFile(filepath.Join(stage, "init"), []byte(InitScript), 0o755); err != nil {
+		return err
+	}
+	cmd := exec.CommandContext(ctx, "sh", "-c", `find . | LC_ALL=C sort | cpio -o -H newc --quiet | gzip -9 > "$1"`, "sh", dst)
+	cmd.Dir = stage
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("cpio: %v\n%s", err, out)
+	}
+	return nil
+}
+
+// Boot runs qemu-system-x86_64 (software emulation, no KVM) with the serial
+// console on stdout and returns the console capture and the wall time from
+// start to power-off.
+func Boot(ctx context.Context, vmlinuz, initrd string) ([]byte, time.Duration, error) {
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "qemu-system-x86_64", "-m", "512", "-smp", "2", "-nographic", "-no-reboot",
+		"-kernel", vmlinuz, "-initrd", initrd, "-append", "console=ttyS0 quiet panic=-1")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	start := time.Now()
+	err := cmd.Run()
+	d := time.Since(start)
+	if err != nil {
+		return out.Bytes(), d, fmt.Errorf("qemu: %v (console tail: %q)", err, tail(out.Bytes(), 400))
+	}
+	return out.Bytes(), d, nil
+}
+
+func tail(b []byte, n int) string {
+	if len(b) > n {
+		b = b[len(b)-n:]
+	}
+	return string(b)
+}

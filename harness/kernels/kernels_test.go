@@ -1,0 +1,245 @@
+package kernels_test
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+
+	"github.com/dshsim/dshsim/harness/kernels"
+	"github.com/dshsim/dshsim/sandbox"
+)
+
+func readConsole(t *testing.T, name string) kernels.Guest {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := kernels.ParseConsole(name, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// The captures in testdata are real serial consoles of qemu boots made by
+// cmd/kernel-matrix (Debian 5.10 without Landlock, 6.1 with ABI 2).
+func TestRealConsoleOfAKernelWithoutLandlockShowsTheFailClosedPath(t *testing.T) {
+	g := readConsole(t, "console-5.10.txt")
+	if g.Kernel != "5.10.0-32-cloud-amd64" || len(g.Results) != len(kernels.Probes) {
+		t.Fatalf("kernel %q, %d results", g.Kernel, len(g.Results))
+	}
+	col := kernels.Column{Name: "5.10", Layer: 2, Guest: g}
+	if col.KernelABI() != 0 {
+		t.Fatalf("kernel ABI %d, want 0 (no Landlock)", col.KernelABI())
+	}
+	for _, r := range g.Results {
+		p := probeByName(t, r.Name)
+		if c := kernels.Cell(p, r); c != kernels.CellRunnerFailed || r.Changed {
+			t.Errorf("%s: cell %s changed %v, want 125 and no effect", r.Name, c, r.Changed)
+		}
+	}
+	if !strings.HasPrefix(g.Provider.Stdout, "unavailable SANDBOX_UNAVAILABLE: ") {
+		t.Errorf("provider said %q", g.Provider.Stdout)
+	}
+	if p := kernels.Check([]kernels.Column{col}); len(p) != 0 {
+		t.Errorf("Check found problems on the fail-closed capture: %v", p)
+	}
+}
+
+func TestRealConsoleOfABI2KernelReportsPartialAndTheTruncateGapIsAdmitted(t *testing.T) {
+	g := readConsole(t, "console-6.1.txt")
+	col := kernels.Column{Name: "6.1", Layer: 2, Guest: g}
+	if col.KernelABI() != 2 || col.Governed() != 2 || !col.Notice() {
+		t.Fatalf("ABI %d governed %d notice %v", col.KernelABI(), col.Governed(), col.Notice())
+	}
+	r := resultByName(t, g, "truncate-outside")
+	if c := kernels.Cell(probeByName(t, "truncate-outside"), r); c != kernels.CellGap {
+		t.Fatalf("truncate-outside cell %s, want GAP on ABI 2", c)
+	}
+	if ok, why := kernels.AdmitGap(probeByName(t, "truncate-outside"), col); !ok {
+		t.Fatalf("truncate gap on ABI 2 with the notice not admitted: %s", why)
+	}
+	if c := kernels.Cell(probeByName(t, "rename-across-inside"), resultByName(t, g, "rename-across-inside")); c != kernels.CellOK {
+		t.Errorf("REFER exists on ABI 2; rename across workspace dirs: %s", c)
+	}
+}
+
+func probeByName(t *testing.T, name string) kernels.Probe {
+	t.Helper()
+	for _, p := range kernels.Probes {
+		if p.Name == name {
+			return p
+		}
+	}
+	t.Fatalf("no probe %s", name)
+	return kernels.Probe{}
+}
+
+func resultByName(t *testing.T, g kernels.Guest, name string) kernels.ProbeResult {
+	t.Helper()
+	for _, r := range g.Results {
+		if r.Name == name {
+			return r
+		}
+	}
+	t.Fatalf("no result %s", name)
+	return kernels.ProbeResult{}
+}
+
+func TestParseConsoleRejectsBadRecordsNamingTheLine(t *testing.T) {
+	end := `@@DSHSIM {"kind":"end","exit":0}` + "\n"
+	cases := []struct {
+		name, console, want string
+	}{
+		{"bad json names the console line", "boot noise\n@@DSHSIM {not json\n" + end, "c.txt:2: bad record"},
+		{"unknown field is refused", `@@DSHSIM {"kind":"end","exit":0,"extra":1}` + "\n", "c.txt:1: bad record"},
+		{"unknown kind names the field", `@@DSHSIM {"kind":"mystery","exit":0}` + "\n" + end, "c.txt:1: field kind: unknown"},
+		{"probe without name", `@@DSHSIM {"kind":"probe","exit":0}` + "\n" + end, "c.txt:1: field name: missing"},
+		{"a guest that never finished", `@@DSHSIM {"kind":"kernel","exit":0,"stdout":"6.1"}` + "\n", "no end record"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := kernels.ParseConsole("c.txt", []byte(tc.console))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err %v, want it to contain %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestParseConsoleIgnoresCarriageReturnsAndPrefixNoise(t *testing.T) {
+	con := "\x1bc\x1b[2J@@DSHSIM {\"kind\":\"kernel\",\"exit\":0,\"stdout\":\"6.12\"}\r\n@@DSHSIM {\"kind\":\"end\",\"exit\":0}\r\n"
+	g, err := kernels.ParseConsole("c", []byte(con))
+	if err != nil || g.Kernel != "6.12" || !g.Complete {
+		t.Fatalf("g %+v err %v", g, err)
+	}
+}
+
+func TestCell(t *testing.T) {
+	out := kernels.Probe{Name: "w", Where: kernels.Outside}
+	in := kernels.Probe{Name: "i", Where: kernels.InWorkspace}
+	dev := kernels.Probe{Name: "d", Where: kernels.Device}
+	fatal := "landlock-run: landlock is not enforced by this kernel (ABI unsupported or disabled)"
+	cases := []struct {
+		name string
+		p    kernels.Probe
+		r    kernels.ProbeResult
+		want string
+	}{
+		{"forbidden effect that landed is a gap", out, kernels.ProbeResult{Changed: true}, kernels.CellGap},
+		{"forbidden effect blocked is denied", out, kernels.ProbeResult{Exit: 1}, kernels.CellDenied},
+		{"permitted effect is ok", in, kernels.ProbeResult{Changed: true}, kernels.CellOK},
+		{"permitted effect refused", in, kernels.ProbeResult{Exit: 1}, kernels.CellRefused},
+		{"exit 125 with a fatal line is a runner failure", out, kernels.ProbeResult{Exit: 125, Stderr: fatal}, kernels.CellRunnerFailed},
+		{"exit 125 with only the notice is the probe's own status", out, kernels.ProbeResult{Exit: 125, Stderr: sandbox.LandlockPartialNotice}, kernels.CellDenied},
+		{"a runner failure with an effect is still a gap", out, kernels.ProbeResult{Exit: 125, Stderr: fatal, Changed: true}, kernels.CellGap},
+		{"ioctl that reached the driver", dev, kernels.ProbeResult{}, kernels.CellReached},
+		{"ioctl refused", dev, kernels.ProbeResult{Exit: 1}, kernels.CellBlocked},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := kernels.Cell(tc.p, tc.r); got != tc.want {
+				t.Fatalf("got %s, want %s", got, tc.want)
+			}
+		})
+	}
+}
+
+func col(abi string, capN int, notice bool) kernels.Column {
+	r := kernels.ProbeResult{Name: "x"}
+	if notice {
+		r.Stderr = sandbox.LandlockPartialNotice
+	}
+	return kernels.Column{Name: "c", Cap: capN, Guest: kernels.Guest{ABI: kernels.Record{Kind: "abi", Stdout: "landlock: kernel ABI " + abi}, Results: []kernels.ProbeResult{r}, Complete: true}}
+}
+
+func TestAdmitGap(t *testing.T) {
+	trunc := kernels.Probe{Name: "truncate-outside", Right: "truncate", Since: 3}
+	ioctl := kernels.Probe{Name: "device-ioctl", Right: "ioctl", Since: 5}
+	chmod := kernels.Probe{Name: "chmod-outside", Right: "metadata", Since: 0}
+	write := kernels.Probe{Name: "write-outside", Since: 1}
+	cases := []struct {
+		name string
+		p    kernels.Probe
+		c    kernels.Column
+		want bool
+	}{
+		{"truncate below ABI 3 with the notice is admitted", trunc, col("7", 2, true), true},
+		{"truncate below ABI 3 without the notice is not", trunc, col("7", 2, false), false},
+		{"truncate at ABI 3 is not admitted", trunc, col("7", 3, true), false},
+		{"ioctl at ABI 4 with the notice is admitted", ioctl, col("4", 0, true), true},
+		{"chmod is never admitted", chmod, col("7", 1, true), false},
+		{"a basic write is never admitted", write, col("7", 1, true), false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got, why := kernels.AdmitGap(tc.p, tc.c); got != tc.want {
+				t.Fatalf("got %v (%s), want %v", got, why, tc.want)
+			}
+		})
+	}
+}
+
+func TestCheckCatchesAnUnconfinedRunOnAKernelWithoutLandlock(t *testing.T) {
+	g := readConsole(t, "console-5.10.txt")
+	g.Results[1].Exit, g.Results[1].Stderr, g.Results[1].Changed = 0, "", true // write-outside ran unconfined
+	g.Provider.Stdout = "landlock full | write: ok"
+	p := kernels.Check([]kernels.Column{{Name: "5.10", Layer: 2, Guest: g}})
+	joined := strings.Join(p, "\n")
+	for _, want := range []string{"write-outside went through", "write-outside on a kernel without Landlock", "want SANDBOX_UNAVAILABLE"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("problems %q lack %q", joined, want)
+		}
+	}
+}
+
+// kernelMatrix runs cmd/kernel-matrix (both layers) once per test binary.
+func kernelMatrix(t *testing.T) (int, string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("boots three kernels under qemu; not in -short")
+	}
+	if _, err := exec.LookPath("qemu-system-x86_64"); err != nil {
+		t.Skip("qemu-system-x86_64 is not installed (apt-get install qemu-system-x86); layer 2 cannot run here")
+	}
+	var out, errb bytes.Buffer
+	code := kernels.Main(nil, &out, &errb)
+	t.Log(errb.String())
+	return code, errb.String()
+}
+
+var matrixRun struct {
+	done bool
+	code int
+	log  string
+}
+
+func runOnce(t *testing.T) (int, string) {
+	if !matrixRun.done {
+		matrixRun.code, matrixRun.log = kernelMatrix(t)
+		matrixRun.done = true
+	}
+	return matrixRun.code, matrixRun.log
+}
+
+func TestKernelMatrixMatchesGolden(t *testing.T) {
+	code, log := runOnce(t)
+	if code == 2 || strings.Contains(log, "differs") {
+		t.Fatalf("kernel-matrix exit %d:\n%s", code, log)
+	}
+}
+
+func TestKernelMatrixHasNoUnadmittedGap(t *testing.T) {
+	_, log := runOnce(t)
+	for _, l := range strings.Split(log, "\n") {
+		if strings.Contains(l, "PROBLEM:") {
+			t.Error(strings.TrimSpace(l))
+		}
+	}
+}
+

@@ -1,0 +1,243 @@
+package kernels
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/dshsim/dshsim/sandbox"
+)
+
+// Column is one configuration of the matrix: a capped ABI on this machine
+// (layer 1), this machine uncapped, or a real kernel under qemu (layer 2).
+type Column struct {
+	// Name is the short column header ("cap1", "host", "5.10").
+	Name string
+	// Layer is 1 (this machine) or 2 (qemu).
+	Layer int
+	// Cap is the --abi-cap value (0 = none).
+	Cap int
+	// Guest is what the agent reported.
+	Guest Guest
+}
+
+// KernelABI is the ABI from the runner's --abi record, 0 when it failed.
+func (c Column) KernelABI() int {
+	if c.Guest.ABI.Exit != 0 {
+		return 0
+	}
+	n, err := strconv.Atoi(strings.TrimPrefix(c.Guest.ABI.Stdout, "landlock: kernel ABI "))
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
+// Governed is the ABI whose rights the runner governs: min(kernel, cap, 5).
+func (c Column) Governed() int {
+	n := min(c.KernelABI(), 5)
+	if c.Cap > 0 {
+		n = min(n, c.Cap)
+	}
+	return n
+}
+
+// Notice says the runner printed its partial notice on any probe run.
+func (c Column) Notice() bool {
+	for _, r := range c.Guest.Results {
+		for _, l := range strings.Split(r.Stderr, "\n") {
+			if strings.EqualFold(strings.TrimSpace(l), sandbox.LandlockPartialNotice) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (c Column) result(name string) (ProbeResult, bool) {
+	for _, r := range c.Guest.Results {
+		if r.Name == name {
+			return r, true
+		}
+	}
+	return ProbeResult{}, false
+}
+
+// AdmitGap says whether a GAP of probe p in column c is admitted by what the
+// runner reported: the partial notice, and p's right is newer than the
+// governed ABI (truncate before 3, device ioctl before 5). Pure.
+func AdmitGap(p Probe, c Column) (bool, string) {
+	if c.Notice() && p.Since > c.Governed() {
+		return true, fmt.Sprintf("admitted: partial notice, and %s is ABI %d > governed ABI %d", p.Right, p.Since, c.Governed())
+	}
+	if c.Notice() {
+		return false, fmt.Sprintf("NOT ADMITTED: the partial notice admits only rights newer than ABI %d, and %s is not one", c.Governed(), p.Name)
+	}
+	return false, "NOT ADMITTED: no partial notice (the runner claims full enforcement)"
+}
+
+// NotEnforcedLine is the runner's fatal line on a kernel without Landlock.
+const NotEnforcedLine = "landlock-run: landlock is not enforced by this kernel (ABI unsupported or disabled)"
+
+// Check lists every problem of the matrix: an unadmitted GAP, a probe result
+// missing, a kernel without Landlock that ran anything (every probe must be
+// the runner's exit 125 with its fatal line, and the real provider must say
+// SANDBOX_UNAVAILABLE), a runner failure on a kernel with Landlock, or a
+// provider-confined write that landed outside.
+func Check(cols []Column) []string {
+	var bad []string
+	for _, c := range cols {
+		if !c.Guest.Complete {
+			bad = append(bad, c.Name+": the agent did not finish")
+			continue
+		}
+		for _, p := range Probes {
+			r, ok := c.result(p.Name)
+			if !ok {
+				bad = append(bad, fmt.Sprintf("%s: probe %s: no result", c.Name, p.Name))
+				continue
+			}
+			cell := Cell(p, r)
+			if cell == CellGap {
+				if ok, why := AdmitGap(p, c); !ok {
+					bad = append(bad, fmt.Sprintf("%s: %s went through (%s): %s", c.Name, p.Name, r.Stdout, why))
+				}
+			}
+			if c.KernelABI() == 0 {
+				if cell != CellRunnerFailed || r.Stderr != NotEnforcedLine || r.Changed {
+					bad = append(bad, fmt.Sprintf("%s: %s on a kernel without Landlock: cell %s, stderr %q (want exit 125 with %q and no effect)", c.Name, p.Name, cell, r.Stderr, NotEnforcedLine))
+				}
+			} else if cell == CellRunnerFailed {
+				bad = append(bad, fmt.Sprintf("%s: %s: the runner failed on a Landlock kernel: %q", c.Name, p.Name, r.Stderr))
+			}
+		}
+		if c.Guest.Provider.Kind == "provider" {
+			if c.Guest.Provider.Changed {
+				bad = append(bad, c.Name+": the provider's confined write outside the workspace landed")
+			}
+			if c.KernelABI() == 0 && !strings.HasPrefix(c.Guest.Provider.Stdout, "unavailable "+sandbox.ErrorCode+": ") {
+				bad = append(bad, fmt.Sprintf("%s: provider without bwrap or Landlock said %q, want SANDBOX_UNAVAILABLE", c.Name, c.Guest.Provider.Stdout))
+			}
+		}
+	}
+	return bad
+}
+
+func providerCell(r Record) string {
+	switch {
+	case r.Kind == "":
+		return "-"
+	case strings.HasPrefix(r.Stdout, "unavailable "):
+		return "UNAVAILABLE"
+	case r.Changed:
+		return "LANDED"
+	}
+	backend, _, _ := strings.Cut(r.Stdout, " |")
+	return strings.ReplaceAll(backend, " ", ":")
+}
+
+// Render is the golden matrix text. hostKernel is replaced by "<host>" so
+// the file does not depend on the exact host build.
+func Render(cols []Column, hostKernel string) []byte {
+	var b strings.Builder
+	b.WriteString("kernel matrix (go run ./cmd/kernel-matrix; DSHSIM_UPDATE=1 updates; see README \"Reading the kernel matrix\")\n")
+	b.WriteString("policy: workspace-write; each probe runs as landlock-run [--abi-cap N] --ro / --rw /dev/null --rw /tmp --rw <ws> -- escape-probe OP ARGS\n")
+	b.WriteString("cells: ok = permitted effect happened; denied = forbidden effect blocked; refused = permitted effect refused (fails safe);\n")
+	b.WriteString("       gap = forbidden effect happened and the runner's partial notice admits it; GAP! = forbidden effect happened, NOT admitted;\n")
+	b.WriteString("       125 = runner failed, nothing ran; reached/blocked = device ioctl got to the driver or not (devices are not promised)\n")
+	b.WriteString("runner --probe: '-' for capped columns (--probe takes no other flags; a capped runner reports through the partial notice)\n\n")
+	b.WriteString("columns:\n")
+	for _, c := range cols {
+		k := c.Guest.Kernel
+		if k == hostKernel {
+			k = "<host>"
+		}
+		how := "this machine, uncapped"
+		if c.Layer == 2 {
+			how = "qemu boot of a real kernel"
+		} else if c.Cap > 0 {
+			how = fmt.Sprintf("this machine, landlock-run --abi-cap %d", c.Cap)
+		}
+		fmt.Fprintf(&b, "  %-6s layer %d  kernel %-28s %s\n", c.Name, c.Layer, k, how)
+	}
+	const w = 9
+	row := func(label string, cell func(Column) string) {
+		fmt.Fprintf(&b, "%-22s", label)
+		for _, c := range cols {
+			fmt.Fprintf(&b, " %-*s", w, cell(c))
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\n")
+	row("", func(c Column) string { return c.Name })
+	row("kernel ABI (--abi)", func(c Column) string {
+		if c.KernelABI() == 0 {
+			return strconv.Itoa(c.Guest.ABI.Exit)
+		}
+		return strconv.Itoa(c.KernelABI())
+	})
+	row("governed ABI", func(c Column) string { return strconv.Itoa(c.Governed()) })
+	row("runner --probe", func(c Column) string {
+		switch {
+		case c.Cap > 0:
+			return "-"
+		case c.Guest.RunnerProbe.Exit != 0:
+			return strconv.Itoa(c.Guest.RunnerProbe.Exit)
+		case strings.Contains(c.Guest.RunnerProbe.Stdout, "partially"):
+			return "partial"
+		case strings.Contains(c.Guest.RunnerProbe.Stdout, "fully"):
+			return "full"
+		}
+		return "?"
+	})
+	row("partial notice", func(c Column) string {
+		if c.Notice() {
+			return "yes"
+		}
+		return "no"
+	})
+	b.WriteString("\n")
+	for _, p := range Probes {
+		row(p.Name, func(c Column) string {
+			r, ok := c.result(p.Name)
+			if !ok {
+				return "-"
+			}
+			cell := Cell(p, r)
+			if cell == CellGap {
+				if ok, _ := AdmitGap(p, c); !ok {
+					return "GAP!"
+				}
+				return "gap"
+			}
+			return cell
+		})
+	}
+	b.WriteString("\n")
+	row("provider (real chain)", func(c Column) string { return providerCell(c.Guest.Provider) })
+	b.WriteString("\nnotes:\n")
+	for _, c := range cols {
+		for _, p := range Probes {
+			r, ok := c.result(p.Name)
+			if !ok {
+				continue
+			}
+			switch cell := Cell(p, r); cell {
+			case CellGap:
+				_, why := AdmitGap(p, c)
+				fmt.Fprintf(&b, "  %s %s: GAP (%s) %s\n", c.Name, p.Name, r.Stdout, why)
+			case CellRefused:
+				fmt.Fprintf(&b, "  %s %s: refused (%s)\n", c.Name, p.Name, r.Stdout)
+			}
+		}
+		if c.KernelABI() == 0 {
+			if r, ok := c.result(Probes[0].Name); ok {
+				fmt.Fprintf(&b, "  %s every probe: exit %d, stderr %q\n", c.Name, r.Exit, r.Stderr)
+			}
+		}
+		if c.Guest.Provider.Kind != "" {
+			fmt.Fprintf(&b, "  %s provider: %s\n", c.Name, c.Guest.Provider.Stdout)
+		}
+	}
+	return []byte(b.String())
+}

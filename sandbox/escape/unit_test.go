@@ -1,0 +1,114 @@
+package escape_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dshsim/dshsim/sandbox"
+	"github.com/dshsim/dshsim/sandbox/escape"
+)
+
+func TestParseAttemptRejectsBadHeadersNamingFileLineAndField(t *testing.T) {
+	cases := []struct {
+		name, file, src, want string
+	}{
+		{"missing attack", "x.sh", "echo hi\n", "x.sh:1: attack: missing"},
+		{"empty attack", "x.sh", "# attack:\n", "x.sh:1: attack: empty"},
+		{"unknown class", "x.sh", "# attack: a\n# class: nope\n", "x.sh:2: class: unknown class \"nope\""},
+		{"unknown fixture", "x.sh", "# attack: a\n# needs: root gpu\n", "x.sh:2: needs: unknown fixture \"gpu\""},
+		{"bad settle", "x.sh", "# attack: a\n# settle: forever\n", "x.sh:2: settle:"},
+		{"unknown field", "x.sh", "# attack: a\n# colour: red\n", "x.sh:2: unknown header field \"colour\""},
+		{"header without key", "x.sh", "# attack: a\n# just words\n", "x.sh:2: header line has no"},
+		{"wrong file name", "x.txt", "# attack: a\n", "attempt files are named <name>.sh"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := escape.ParseAttempt(tc.file, []byte(tc.src))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestParseAttemptReadsEveryField(t *testing.T) {
+	a, err := escape.ParseAttempt("attempts/x.sh", []byte("# attack: do it\n# class: device\n# needs: root loopdev\n# settle: 1s\necho\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Name != "x" || a.Attack != "do it" || a.Class != escape.ClassDevice || !a.Need("loopdev") || a.Settle.Seconds() != 1 {
+		t.Fatalf("%+v", a)
+	}
+}
+
+func TestAdmit(t *testing.T) {
+	full := escape.Report{Enforcement: sandbox.Full, ABI: 5, TempArea: escape.TempHost}
+	partial2 := escape.Report{Enforcement: sandbox.Partial, ABI: 2, TempArea: escape.TempHost}
+	bwrap := escape.Report{Enforcement: sandbox.Full, TempArea: escape.TempFresh}
+	cases := []struct {
+		name   string
+		class  escape.Class
+		mode   sandbox.Mode
+		r      escape.Report
+		notice bool
+		want   bool
+	}{
+		{"a path write is never admitted under full", escape.ClassPath, sandbox.WorkspaceWrite, full, false, false},
+		{"a path write is not admitted under partial either", escape.ClassPath, sandbox.WorkspaceWrite, partial2, true, false},
+		{"truncate below ABI 3 with the notice is admitted", escape.ClassTruncate, sandbox.ReadOnly, partial2, true, true},
+		{"truncate below ABI 3 without the notice is not", escape.ClassTruncate, sandbox.ReadOnly, partial2, false, false},
+		{"truncate under full is not admitted", escape.ClassTruncate, sandbox.ReadOnly, full, false, false},
+		{"metadata is not admitted even under partial", escape.ClassMetadata, sandbox.ReadOnly, partial2, true, false},
+		{"host /tmp is Landlock's temp area under workspace-write", escape.ClassTemp, sandbox.WorkspaceWrite, full, false, true},
+		{"host /tmp is not writable under read-only", escape.ClassTemp, sandbox.ReadOnly, full, false, false},
+		{"bwrap's temp area is a fresh tmpfs, so a host /tmp write is not admitted", escape.ClassTemp, sandbox.WorkspaceWrite, bwrap, false, false},
+		{"devices are not promised", escape.ClassDevice, sandbox.WorkspaceWrite, full, false, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got, why := escape.Admit(tc.class, tc.mode, tc.r, tc.notice); got != tc.want {
+				t.Fatalf("got %v (%s), want %v", got, why, tc.want)
+			}
+		})
+	}
+}
+
+func TestDiffSeesEveryKindOfChange(t *testing.T) {
+	dir := t.TempDir()
+	f := filepath.Join(dir, "f")
+	for name, mutate := range map[string]func() error{
+		"f: content": func() error { return os.WriteFile(f, []byte("changed"), 0o644) },
+		"f: mode":          func() error { return os.Chmod(f, 0o600) },
+		"f: removed":       func() error { return os.Remove(f) },
+		"new: created":     func() error { return os.WriteFile(filepath.Join(dir, "new"), nil, 0o644) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			if err := os.WriteFile(f, []byte("x"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			os.Remove(filepath.Join(dir, "new"))
+			before, err := escape.Take(map[string]string{"d": dir}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := mutate(); err != nil {
+				t.Fatal(err)
+			}
+			after, err := escape.Take(map[string]string{"d": dir}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, c := range escape.Diff(before, after) {
+				if c.Path != "d" { // the directory's own mtime
+					got = append(got, strings.TrimPrefix(c.String(), "d/"))
+				}
+			}
+			if len(got) != 1 || !strings.HasPrefix(got[0], name) {
+				t.Fatalf("changes %v, want %q", got, name)
+			}
+		})
+	}
+}
