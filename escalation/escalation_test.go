@@ -292,3 +292,34 @@ func TestApprovedModeNeverLeaks(t *testing.T) {
 		t.Errorf("standing mode after the grants = %s", pol.Mode)
 	}
 }
+
+func TestMarkers(t *testing.T) {
+	tests := []struct{ name, got, want string }{
+		{name: "denial marker under read-only", got: sandbox.DenialMarker(sandbox.ReadOnly), want: "[sandbox: file access denied under read-only mode]"},
+		{name: "denial marker under workspace-write", got: sandbox.DenialMarker(sandbox.WorkspaceWrite), want: "[sandbox: file access denied under workspace-write mode]"},
+		{name: "hint names the exact command", got: sandbox.EscalationHint(escalation.SubjectCommand), want: "[sandbox: escalation available — retry this exact command once with sandbox_permissions (the narrowest wider mode that suffices) + justification; the approval prompt asks the user]"},
+		{name: "hint names the exact operation", got: sandbox.EscalationHint(escalation.SubjectOperation), want: "[sandbox: escalation available — retry this exact operation once with sandbox_permissions (the narrowest wider mode that suffices) + justification; the approval prompt asks the user]"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.got != tc.want {
+				t.Errorf("got %q", tc.got)
+			}
+		})
+	}
+}
+
+func TestPanickingApproverNeverGrants(t *testing.T) {
+	mode, err := escalation.Approve(context.Background(),
+		escalation.Request{Requested: "danger-full-access", Justification: "j", Effective: "read-only"},
+		escalation.Deps{Approver: panicky{}, Agent: &pipeline.Agent{ID: "a"}})
+	if err == nil || mode != "" {
+		t.Fatalf("mode %q err %v", mode, err)
+	}
+}
+
+type panicky struct{}
+
+func (panicky) Request(context.Context, pipeline.ApprovalRequest) (pipeline.ApprovalOutcome, error) {
+	panic("approval service bug")
+}
