@@ -254,6 +254,9 @@ func replay(ctx context.Context, dir string, opt Options, res *Result) error {
 			return err
 		}
 	}
+	if ctx.Err() != nil {
+		res.Flags = append(res.Flags, fmt.Sprintf("the replay was stopped after %s (%v): calls in flight were aborted", timeout, ctx.Err()))
+	}
 	if n := len(script.Replies) - d.next; n > 0 {
 		res.Flags = append(res.Flags, fmt.Sprintf("unconsumed replies: %d of %d model replies were never requested", n, len(script.Replies)))
 	}

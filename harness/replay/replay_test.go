@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dshsim/dshsim/harness"
 	"github.com/dshsim/dshsim/harness/replay"
@@ -282,5 +283,14 @@ func TestProjectionFilesAreFresh(t *testing.T) {
 				t.Errorf("%s is stale:\n%s", recording.ProjectionFile, harness.LineDiff(recording.ProjectionFile, committed, fresh))
 			}
 		})
+	}
+}
+
+// TestTimeoutIsFlagged: a replay stopped by its time limit aborts the call in
+// flight and says why, instead of reporting a bare mismatch.
+func TestTimeoutIsFlagged(t *testing.T) {
+	r := replay.Replay(context.Background(), filepath.Join(root, "transcripts", "bash-spill"), replay.Options{Timeout: time.Millisecond})
+	if r.Verdict != replay.Mismatch || !strings.Contains(strings.Join(r.Flags, "\n"), "the replay was stopped after 1ms") {
+		t.Fatalf("verdict %s, flags %q", r.Verdict, r.Flags)
 	}
 }
