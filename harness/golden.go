@@ -239,32 +239,30 @@ func CompareFile(dir, name, shown string, fresh []byte, max int) (drifts []Drift
 
 // Golden compares got with the golden file dir/name (name may contain
 // slashes), reporting drifts line by line with file:line, want and got. With
-// DSHSIM_UPDATE=1 it writes the file instead. It is built on goldie v2 with
-// goldie's own -update flag left alone: DSHSIM_UPDATE is the switch.
+// DSHSIM_UPDATE=1 it writes the file instead. It uses goldie v2 for naming and
+// writing the file, but never goldie's Assert: goldie's own -update flag and
+// GOLDIE_UPDATE have no effect, DSHSIM_UPDATE is the one switch.
 //
 //	func TestProfiles(t *testing.T) {
 //		harness.Golden(t, "testdata", "profiles.golden", render(profiles()))
 //	}
 func Golden(t testing.TB, dir, name string, got []byte) {
 	t.Helper()
-	file := filepath.Join(dir, filepath.FromSlash(name))
-	g := goldie.New(t,
-		goldie.WithFixtureDir(dir),
-		goldie.WithNameSuffix(""),
-		goldie.WithDiffFn(func(actual, expected string) string {
-			return LineDiff(file, []byte(expected), []byte(actual))
-		}),
-	)
+	g := goldie.New(t, goldie.WithFixtureDir(dir), goldie.WithNameSuffix(""))
+	file := g.GoldenFileName(t, filepath.FromSlash(name))
 	if Updating() {
 		if err := g.Update(t, filepath.FromSlash(name), got); err != nil {
 			t.Fatalf("update golden %s: %v", file, err)
 		}
 		return
 	}
-	if _, err := os.Stat(file); err != nil {
+	want, err := os.ReadFile(file)
+	if err != nil {
 		t.Fatalf("golden %s: %v (create it with %s=1 go test)", file, err, UpdateEnv)
 	}
-	g.Assert(t, filepath.FromSlash(name), got)
+	if d := LineDiff(file, want, got); d != "" {
+		t.Errorf("result differs from golden %s (update on purpose with %s=1 go test):\n%s", file, UpdateEnv, d)
+	}
 }
 
 // UnclaimedFiles lists the files (slash-separated, sorted) in the sims'

@@ -2,6 +2,7 @@ package harness
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -244,6 +245,23 @@ func TestGolden(t *testing.T) {
 	want := filepath.Join(dir, "sub", "x.golden") + ":2:\n\twant: b\n\tgot:  B"
 	if !r.failed || !strings.Contains(strings.Join(r.msgs, "\n"), want) {
 		t.Errorf("drift: failed=%v msgs=%q, want a report containing %q", r.failed, r.msgs, want)
+	}
+
+	// goldie's own -update flag is not a second switch.
+	if f := flag.Lookup("update"); f != nil {
+		if err := f.Value.Set("true"); err != nil {
+			t.Fatal(err)
+		}
+		defer f.Value.Set("false")
+		r = runRecorded(t, func(tb testing.TB) { Golden(tb, dir, "sub/x.golden", []byte("a\nC\n")) })
+		if !r.failed {
+			t.Error("goldie's -update flag made Golden pass on drift")
+		}
+		if data, _ := os.ReadFile(filepath.Join(dir, "sub", "x.golden")); string(data) != "a\nb\n" {
+			t.Errorf("goldie's -update flag rewrote the golden: %q", data)
+		}
+	} else {
+		t.Error("goldie's update flag not registered; this check has nothing to check")
 	}
 }
 
