@@ -96,21 +96,23 @@ const asciiMask = 0x8080808080808080
 
 func (c *unitCounter) write(p []byte) {
 	if c.np > 0 {
-		// complete the pending sequence byte by byte
-		for len(p) > 0 && c.np < utf8.UTFMax && !utf8.FullRune(c.pending[:c.np]) {
-			c.pending[c.np] = p[0]
-			c.np++
-			p = p[1:]
-		}
-		if !utf8.FullRune(c.pending[:c.np]) {
+		// the pending bytes are a valid but incomplete prefix of one rune:
+		// decode them together with the start of p, as one text would
+		var tmp [2 * utf8.UTFMax]byte
+		n := copy(tmp[:], c.pending[:c.np])
+		n += copy(tmp[n:], p[:min(len(p), utf8.UTFMax)])
+		buf := tmp[:n]
+		if !utf8.FullRune(buf) {
+			c.np = copy(c.pending[:], buf)
 			return
 		}
-		buf := c.pending[:c.np]
-		for len(buf) > 0 {
-			r, size := utf8.DecodeRune(buf)
+		i := 0
+		for i < c.np {
+			r, size := utf8.DecodeRune(buf[i:])
 			c.add(r)
-			buf = buf[size:]
+			i += size
 		}
+		p = p[i-c.np:]
 		c.np = 0
 	}
 	i := 0
