@@ -35,7 +35,18 @@ an empty queue answers cancelled); every tool call runs through the real stack
 escalation, spill, rendering). Our log of the replay is compared with the
 recording per turn and in order: tool/call, approval/asked, approval/decided,
 tool/result (text, isError, meta, error), the runtime-context text and the
-turn/end reason, after normalising {{cwd}}, UUIDs and spill locators.
+turn/end reason, after normalising {{cwd}}, UUIDs and spill locators, as
+parsed JSON. A recording also fails when flagged: the script was exhausted,
+replies were left unconsumed, an answer kind was not offered, the permission
+prompts differ from stdout.expected.jsonl, the time limit stopped it, or its
+projection.expected.json is stale. A bad recording (truncated line, unknown
+event type, missing file, wrong field type) is an error naming file, line and
+field; the other recordings still run.
+
+The report goes to stdout: one line per recording (its first mismatch below it
+with field path, expected and got), then a summary line "ok: ..." or
+"FAIL: ...". Progress goes to stderr: one self-rewriting line on a terminal,
+one plain line per finished recording otherwise.
 
 Files of ours beside a recording (both optional):
   dshsim.replay.json        settings a recording cannot state:
