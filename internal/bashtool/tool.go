@@ -486,9 +486,6 @@ func (t *Tool) foreground(ctx context.Context, call *pipeline.Call, policy sandb
 		ExitCode: s.Outcome.ExitCode, Signaled: s.Outcome.Killed && s.Outcome.Signal != "", Signal: s.Outcome.Signal,
 		TimedOut: timedOut, TimeoutMs: ms, Stdout: stdout, Stderr: stderr, Sandbox: s.Sandbox,
 	}
-	if s.Outcome.Killed && s.Outcome.Signal == "" {
-		f.Signaled, f.Signal = true, "SIGKILL"
-	}
 	if job.KillRequested() && !timedOut {
 		f.Stopped = "job_kill"
 	}
