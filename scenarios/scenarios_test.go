@@ -175,6 +175,49 @@ func cmdTamper(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Fatalf("tamper: no non-empty file under %s", args[0])
 }
 
+// TestREADMELayout keeps the README's layout table in step with the tree:
+// every directory holding a Go package has its line.
+func TestREADMELayout(t *testing.T) {
+	root, err := harness.FindRoot(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && p != root && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || p == filepath.Join(root, "bin") || p == filepath.Join(root, "build")) {
+			return fs.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+			return nil
+		}
+		rel, err := filepath.Rel(root, filepath.Dir(p))
+		if err != nil || rel == "." {
+			return err
+		}
+		if seen[rel] {
+			return nil
+		}
+		seen[rel] = true
+		if line := "| `" + filepath.ToSlash(rel) + "` |"; !strings.Contains(string(readme), line) {
+			t.Errorf("README.md layout has no line for package %s (add %s what it holds |)", filepath.ToSlash(rel), line)
+		}
+		return nil
+	})
+	if len(seen) < 10 {
+		t.Errorf("found only %d package directories; the walk is broken", len(seen))
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestCondition(t *testing.T) {
 	abi, abiErr := landlockrun.KernelABI()
 	tests := []struct {
