@@ -19,7 +19,9 @@ import (
 // TestSchemaGolden pins the model-facing definition (description and
 // parameters) for each composition.
 func TestSchemaGolden(t *testing.T) {
-	confine := func(context.Context, []string, sandbox.Policy) (sandbox.ConfinedArgv, error) { return sandbox.ConfinedArgv{}, nil }
+	confine := func(context.Context, []string, sandbox.Policy) (sandbox.ConfinedArgv, error) {
+		return sandbox.ConfinedArgv{}, nil
+	}
 	cases := []struct {
 		name string
 		cfg  Config
