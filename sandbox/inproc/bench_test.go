@@ -124,3 +124,11 @@ func BenchmarkSpawnTrue(b *testing.B) {
 		}
 	})
 }
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if benchDir != "" {
+		os.RemoveAll(benchDir)
+	}
+	os.Exit(code)
+}

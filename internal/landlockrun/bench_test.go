@@ -1,0 +1,51 @@
+package landlockrun
+
+import (
+	"os"
+	"testing"
+)
+
+// BenchmarkNewRuleset is the runner's rule setup alone, in-process: ABI
+// query, ruleset creation, and the four workspace-write grants (open O_PATH,
+// fstat, add rule, close), then closing the ruleset.
+func BenchmarkNewRuleset(b *testing.B) {
+	kernel, err := KernelABI()
+	if err != nil {
+		b.Skip(err)
+	}
+	ws, err := os.MkdirTemp("/var/tmp", "dshsim-bench-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer os.RemoveAll(ws)
+	for b.Loop() {
+		if _, err := KernelABI(); err != nil {
+			b.Fatal(err)
+		}
+		rs, err := NewRuleset(EffectiveABI(kernel, 0), []string{"/"}, []string{"/dev/null", "/tmp", ws})
+		if err != nil {
+			b.Fatal(err)
+		}
+		rs.Close()
+	}
+}
+
+// BenchmarkRestrictThrowawayThread is a restriction on a fresh locked thread
+// that then dies (what --probe and the in-process path without spare
+// threads pay): thread creation dominates.
+func BenchmarkRestrictThrowawayThread(b *testing.B) {
+	kernel, err := KernelABI()
+	if err != nil {
+		b.Skip(err)
+	}
+	rs, err := NewRuleset(EffectiveABI(kernel, 0), []string{"/"}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer rs.Close()
+	for b.Loop() {
+		if err := OnRestrictedThread(rs.FD, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
