@@ -50,6 +50,11 @@ type Options struct {
 	Timeout time.Duration
 	// Now is the clock of our log (nil: time.Now).
 	Now func() time.Time
+	// SandboxChain overrides the sandbox backend chain (e.g. ["landlock"]);
+	// nil keeps the platform chain.
+	SandboxChain []string
+	// LauncherPath is the landlock-run binary ("" = beside the executable).
+	LauncherPath string
 }
 
 // Result is the outcome of replaying one recording.
@@ -228,6 +233,8 @@ func replay(ctx context.Context, dir string, opt Options, res *Result) error {
 		SpillMaxInlineBytes: rec.Settings.SpillMaxInlineBytes,
 		DiffBasisMaxBytes:   rec.Settings.DiffBasisMaxBytes,
 		BashTimeout:         time.Duration(rec.Settings.BashTimeoutMs) * time.Millisecond,
+		SandboxChain:        opt.SandboxChain,
+		LauncherPath:        opt.LauncherPath,
 	})
 	if err != nil {
 		return fmt.Errorf("stack for %s (%s/%s): %w", rec.Name, pol.Mode, pol.Approval, err)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/dshsim/dshsim/harness/replay"
 	"github.com/dshsim/dshsim/harness/replay/recording"
 	"github.com/dshsim/dshsim/harness/session"
+	"github.com/dshsim/dshsim/internal/landlockrun/runnerbuild"
 )
 
 const root = "../.."
@@ -292,5 +294,32 @@ func TestTimeoutIsFlagged(t *testing.T) {
 	r := replay.Replay(context.Background(), filepath.Join(root, "transcripts", "bash-spill"), replay.Options{Timeout: time.Millisecond})
 	if r.Verdict != replay.Mismatch || !strings.Contains(strings.Join(r.Flags, "\n"), "the replay was stopped after 1ms") {
 		t.Fatalf("verdict %s, flags %q", r.Verdict, r.Flags)
+	}
+}
+
+// TestWorkspaceWriteRecordingsUnderLandlock replays the workspace-write
+// recordings with Landlock as the only sandbox backend.
+func TestWorkspaceWriteRecordingsUnderLandlock(t *testing.T) {
+	repo, err := harness.FindRoot(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	launcher, err := runnerbuild.Runner(repo, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds := replay.Select(dirs(t, "transcripts"), replay.RunOptions{Run: regexp.MustCompile("escalation")})
+	results := replay.Run(context.Background(), ds, replay.RunOptions{Parallel: 2,
+		Options: replay.Options{SandboxChain: []string{"landlock"}, LauncherPath: launcher}})
+	if len(results) != 3 {
+		t.Fatalf("%d escalation recordings, want 3", len(results))
+	}
+	for _, r := range results {
+		if r.Verdict != replay.Match {
+			t.Errorf("%s\n%s", r.Summary(), r.Detail())
+		}
+		if !strings.Contains(strings.Join(r.Notes, "\n"), "in the landlock sandbox backend") {
+			t.Errorf("%s: notes %q do not name the landlock backend", r.Name, r.Notes)
+		}
 	}
 }

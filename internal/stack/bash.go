@@ -16,7 +16,7 @@ import (
 // job_output/job_kill tools, as upstream's base bundle mounts them.
 func init() {
 	toolBuilders = append(toolBuilders, func(p *parts) error {
-		provider, err := sandbox.NewProvider(sandbox.Config{})
+		provider, err := sandbox.NewProvider(sandbox.Config{Chain: p.cfg.SandboxChain, LauncherPath: p.cfg.LauncherPath})
 		if err != nil {
 			return fmt.Errorf("stack: sandbox provider: %w", err)
 		}

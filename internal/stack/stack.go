@@ -42,6 +42,12 @@ type Config struct {
 	DiffBasisMaxBytes int64
 	// BashTimeout is the foreground bash timeout; 0 keeps 60 s.
 	BashTimeout time.Duration
+	// SandboxChain overrides the platform backend chain (e.g. ["landlock"]);
+	// nil keeps the platform's (bwrap, then landlock on Linux).
+	SandboxChain []string
+	// LauncherPath is the landlock-run binary; "" keeps the provider default
+	// (landlock-run beside the running executable).
+	LauncherPath string
 }
 
 // Section is one named section of the runtime-context message.

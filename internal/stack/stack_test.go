@@ -8,7 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dshsim/dshsim/harness"
 	"github.com/dshsim/dshsim/harness/session"
+	"github.com/dshsim/dshsim/internal/landlockrun/runnerbuild"
 	"github.com/dshsim/dshsim/internal/stack"
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/sandbox"
@@ -16,13 +18,18 @@ import (
 
 func newStack(t *testing.T, mode sandbox.Mode, approval string, answer stack.Answerer) (*stack.Stack, string, *session.Log) {
 	t.Helper()
+	return newStackWith(t, mode, approval, answer, nil, "")
+}
+
+func newStackWith(t *testing.T, mode sandbox.Mode, approval string, answer stack.Answerer, chain []string, launcher string) (*stack.Stack, string, *session.Log) {
+	t.Helper()
 	ws := t.TempDir()
 	log, err := session.Create(filepath.Join(t.TempDir(), "session.jsonl"), session.Header{ID: "0b7c2a52-5a8e-4d8e-9a55-000000000001", Cwd: ws})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { log.Close() })
-	s, err := stack.New(stack.Config{Workspace: ws, Log: log, Mode: mode, Approval: approval, Answer: answer})
+	s, err := stack.New(stack.Config{Workspace: ws, Log: log, Mode: mode, Approval: approval, Answer: answer, SandboxChain: chain, LauncherPath: launcher})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,31 +52,55 @@ func bash(t *testing.T, s *stack.Stack, id, command string, extra map[string]any
 
 // TestWorkspaceWriteBashRunsUnderTheRealSandbox: a composed workspace-write
 // stack writes inside the workspace, is denied outside it by the kernel
-// sandbox, and says so with the denial marker and the escalation hint.
+// sandbox (the platform chain, and Landlock alone), and says so with the
+// denial marker and the escalation hint.
 func TestWorkspaceWriteBashRunsUnderTheRealSandbox(t *testing.T) {
-	s, ws, _ := newStack(t, sandbox.WorkspaceWrite, stack.ApprovalAsk, func(context.Context, pipeline.ApprovalRequest) (pipeline.ApprovalOutcome, error) {
-		return pipeline.Rejected, nil
-	})
-	in := bash(t, s, "c1", "echo inside > inside.txt && cat inside.txt", nil)
-	if in.IsError || in.Text() != "inside\n" {
-		t.Fatalf("write inside the workspace: %+v", in)
+	root, err := harness.FindRoot(".")
+	if err != nil {
+		t.Fatal(err)
 	}
-	if b, err := os.ReadFile(filepath.Join(ws, "inside.txt")); err != nil || string(b) != "inside\n" {
-		t.Fatalf("inside.txt = %q, %v", b, err)
+	tests := []struct {
+		name    string
+		chain   []string
+		backend string // "" = bwrap or landlock
+	}{
+		{name: "platform chain", backend: ""},
+		{name: "landlock only", chain: []string{"landlock"}, backend: "landlock"},
 	}
-	outside := filepath.Join("/var/tmp", "dsh-stack-test-"+filepath.Base(ws))
-	out := bash(t, s, "c2", "echo outside > "+outside, nil)
-	if _, err := os.Stat(outside); err == nil {
-		os.Remove(outside)
-		t.Fatalf("a workspace-write call wrote %s outside the workspace", outside)
-	}
-	for _, want := range []string{sandbox.DenialMarker(sandbox.WorkspaceWrite), sandbox.EscalationHint("command")} {
-		if !strings.Contains(out.Text(), want) {
-			t.Errorf("denied write result %q lacks %q", out.Text(), want)
-		}
-	}
-	if backend, _ := s.Backend(); backend != "bwrap" && backend != "landlock" {
-		t.Errorf("backend %q, want a kernel sandbox (bwrap or landlock)", backend)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			launcher := ""
+			if tc.backend == "landlock" {
+				if launcher, err = runnerbuild.Runner(root, t.TempDir()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			s, ws, _ := newStackWith(t, sandbox.WorkspaceWrite, stack.ApprovalAsk, func(context.Context, pipeline.ApprovalRequest) (pipeline.ApprovalOutcome, error) {
+				return pipeline.Rejected, nil
+			}, tc.chain, launcher)
+			in := bash(t, s, "c1", "echo inside > inside.txt && cat inside.txt", nil)
+			if in.IsError || in.Text() != "inside\n" {
+				t.Fatalf("write inside the workspace: %+v", in)
+			}
+			if b, err := os.ReadFile(filepath.Join(ws, "inside.txt")); err != nil || string(b) != "inside\n" {
+				t.Fatalf("inside.txt = %q, %v", b, err)
+			}
+			outside := filepath.Join("/var/tmp", "dsh-stack-test-"+filepath.Base(ws))
+			out := bash(t, s, "c2", "echo outside > "+outside, nil)
+			if _, err := os.Stat(outside); err == nil {
+				os.Remove(outside)
+				t.Fatalf("a workspace-write call wrote %s outside the workspace", outside)
+			}
+			for _, want := range []string{sandbox.DenialMarker(sandbox.WorkspaceWrite), sandbox.EscalationHint("command")} {
+				if !strings.Contains(out.Text(), want) {
+					t.Errorf("denied write result %q lacks %q", out.Text(), want)
+				}
+			}
+			backend, _ := s.Backend()
+			if tc.backend != "" && backend != tc.backend || tc.backend == "" && backend != "bwrap" && backend != "landlock" {
+				t.Errorf("backend %q, want %q (bwrap or landlock when empty)", backend, tc.backend)
+			}
+		})
 	}
 }
 

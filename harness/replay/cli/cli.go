@@ -76,6 +76,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		logDir   = fs.String("logs", "", "keep our replayed session logs as `DIR`/<name>.session.jsonl")
 		timeout  = fs.Duration("timeout", 2*time.Minute, "time limit per recording")
 		verbose  = fs.Bool("v", false, "list every projected event of every recording, not only the first mismatch")
+		backend  = fs.String("backend", "", "confine bash with this sandbox backend only (`bwrap` or landlock); default: the platform chain (bwrap, then landlock)")
+		launcher = fs.String("landlock-run", "", "the landlock-run `binary` for -backend landlock (default: beside the dsh-replay executable)")
 	)
 	fs.Usage = func() {
 		fmt.Fprint(stderr, usage)
@@ -91,7 +93,15 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "dsh-replay: no DIR given (try: dsh-replay transcripts)")
 		return 2
 	}
-	opt := replay.RunOptions{Options: replay.Options{LogDir: *logDir, Timeout: *timeout}, Parallel: *parallel}
+	opt := replay.RunOptions{Options: replay.Options{LogDir: *logDir, Timeout: *timeout, LauncherPath: *launcher}, Parallel: *parallel}
+	switch *backend {
+	case "":
+	case "bwrap", "landlock":
+		opt.SandboxChain = []string{*backend}
+	default:
+		fmt.Fprintf(stderr, "dsh-replay: -backend %q: want bwrap or landlock\n", *backend)
+		return 2
+	}
 	if *runPat != "" {
 		re, err := regexp.Compile(*runPat)
 		if err != nil {
