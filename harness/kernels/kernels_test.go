@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-
 	"github.com/dshsim/dshsim/harness/kernels"
 	"github.com/dshsim/dshsim/sandbox"
 )
@@ -242,4 +241,3 @@ func TestKernelMatrixHasNoUnadmittedGap(t *testing.T) {
 		}
 	}
 }
-

@@ -79,10 +79,10 @@ func TestDiffSeesEveryKindOfChange(t *testing.T) {
 	dir := t.TempDir()
 	f := filepath.Join(dir, "f")
 	for name, mutate := range map[string]func() error{
-		"f: content": func() error { return os.WriteFile(f, []byte("changed"), 0o644) },
-		"f: mode":          func() error { return os.Chmod(f, 0o600) },
-		"f: removed":       func() error { return os.Remove(f) },
-		"new: created":     func() error { return os.WriteFile(filepath.Join(dir, "new"), nil, 0o644) },
+		"f: content":   func() error { return os.WriteFile(f, []byte("changed"), 0o644) },
+		"f: mode":      func() error { return os.Chmod(f, 0o600) },
+		"f: removed":   func() error { return os.Remove(f) },
+		"new: created": func() error { return os.WriteFile(filepath.Join(dir, "new"), nil, 0o644) },
 	} {
 		t.Run(name, func(t *testing.T) {
 			if err := os.WriteFile(f, []byte("x"), 0o644); err != nil {
