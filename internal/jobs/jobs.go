@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"os"
 	"sort"
 	"strconv"
@@ -186,7 +187,7 @@ func (r *Registry) Launch(spec Spec, spawn Spawner) (*Job, error) {
 		r.mu.Unlock()
 		return nil, errors.New("jobs: registry closed")
 	}
-	if r.opts.MaxJobs > 0 && len(r.jobs[owner]) >= r.opts.MaxJobs {
+	if r.opts.MaxJobs > 0 && r.liveLocked(owner) >= r.opts.MaxJobs {
 		r.mu.Unlock()
 		return nil, ErrFull
 	}
@@ -240,10 +241,28 @@ func (j *Job) run() {
 	}
 }
 
+// liveLocked counts owner's jobs that have not settled (r.mu held).
+func (r *Registry) liveLocked(owner string) int {
+	n := 0
+	for _, j := range r.jobs[owner] {
+		select {
+		case <-j.done:
+		default:
+			n++
+		}
+	}
+	return n
+}
+
 func (j *Job) notify() {
 	if j.r.opts.Notify == nil {
 		return
 	}
+	defer func() {
+		if v := recover(); v != nil { // a broken receiver must not take the process down
+			log.Printf("jobs: the completion notice of %s (owner %s) was lost: Notify panicked: %v", j.ID, j.Owner, v)
+		}
+	}()
 	status, detail := j.statusDetail()
 	j.r.opts.Notify(Notice{
 		Owner: j.Owner, JobID: j.ID, Kind: j.Kind, Label: j.Label, Status: status, Detail: detail,

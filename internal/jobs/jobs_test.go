@@ -311,3 +311,30 @@ func TestKillWhileSpawningIsNotLost(t *testing.T) {
 		t.Errorf("notice %q", n.Text)
 	}
 }
+
+func TestMaxJobsCountsOnlyLiveJobs(t *testing.T) {
+	r, ch := newReg(t, Options{MaxJobs: 1})
+	j, err := r.Start("s", "bash", "true", true, bash("true"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitNotice(t, ch)
+	<-j.Done()
+	if _, err := r.Start("s", "bash", "true", true, bash("true")); err != nil {
+		t.Errorf("a settled job still counts: %v", err)
+	}
+}
+
+func TestPanickingNotifyDoesNotCrash(t *testing.T) {
+	r := New(Options{Notify: func(Notice) { panic("receiver broke") }})
+	t.Cleanup(func() { r.Close(5 * time.Second) })
+	j, err := r.Start("s", "bash", "echo ok", true, bash("echo ok"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-j.Done()
+	time.Sleep(50 * time.Millisecond)
+	if got := j.Read().Text(); got != "ok\n[status: completed, exit code: 0]" {
+		t.Errorf("read = %q", got)
+	}
+}
