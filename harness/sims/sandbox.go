@@ -99,6 +99,11 @@ func runSandbox(env *harness.Env) (map[string][]byte, error) {
 		files[st.name] = []byte(text)
 		fmt.Fprintf(&full, "\n== %s ==\n%s", st.name, text)
 	}
+	bw, err := s.bwrapRuns()
+	if err != nil {
+		return nil, fmt.Errorf("bwrap runs: %w", err)
+	}
+	fmt.Fprintf(&full, "\n== bwrap: the same kind of runs through the default chain (only in this file) ==\n%s", s.norm.String(bw))
 	files["out/sandbox.txt"] = []byte(full.String())
 	if err := checkLayout(string(files["txt/landlock-runs.txt"]), landlockRunsLayout); err != nil {
 		return nil, fmt.Errorf("txt/landlock-runs.txt: %w", err)
@@ -278,6 +283,37 @@ func (s *sandboxSim) runs() (string, error) {
 	b.WriteString("# read-only · the same provider and workspace\n")
 	for _, c := range []string{"wc -l < notes.txt", "echo more >> notes.txt", "echo hi > /dev/null"} {
 		if err := s.entry(&b, s.landlock, ro, c, ""); err != nil {
+			return "", err
+		}
+	}
+	return b.String(), nil
+}
+
+// bwrapRuns runs a few commands through bwrap, which the default chain picks
+// when bubblewrap works (machine-dependent, and said so when it does not).
+func (s *sandboxSim) bwrapRuns() (string, error) {
+	p, err := sandbox.NewProvider(sandbox.Config{Platform: "linux", Chain: []string{sandbox.BackendBwrap, sandbox.BackendBwrap}})
+	if err != nil {
+		return "", err
+	}
+	if backend, _ := p.Selected(); backend == "" {
+		return "bwrap is not usable on this machine (machine-dependent): its probe failed\n", nil
+	}
+	var b strings.Builder
+	b.WriteString("# workspace-write · bwrap (probed) · /tmp is a fresh tmpfs inside the sandbox\n")
+	for _, c := range []string{
+		"echo hi > bwrap.txt && cat bwrap.txt",
+		"echo tmp > /tmp/dshsim-$$.txt && cat /tmp/dshsim-$$.txt",
+		"echo hi > ../outside.txt",
+	} {
+		if err := s.entry(&b, p, sandbox.WorkspaceWrite, c, ""); err != nil {
+			return "", err
+		}
+	}
+	b.WriteString("# on the host afterwards: " + s.onDisk("bwrap.txt", "../outside.txt") + "\n")
+	b.WriteString("# read-only · bwrap\n")
+	for _, c := range []string{"echo more >> notes.txt", "echo hi > /dev/null"} {
+		if err := s.entry(&b, p, sandbox.ReadOnly, c, ""); err != nil {
 			return "", err
 		}
 	}
