@@ -189,6 +189,10 @@ func Load(dir string) (*Recording, error) {
 		return nil, err
 	}
 
+	if children, _ := filepath.Glob(filepath.Join(dir, "session.*.jsonl")); len(children) > 0 {
+		return nil, fail(filepath.Base(children[0]), 0, "", "child session logs (subagents) are not supported by dsh-replay; only the primary session.jsonl is replayed")
+	}
+
 	data, err = read(StdoutFile)
 	if err != nil {
 		return nil, err

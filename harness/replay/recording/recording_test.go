@@ -181,3 +181,16 @@ func copyDir(t *testing.T, src, dst string) {
 		t.Fatal(err)
 	}
 }
+
+func TestChildSessionLogsAreRejected(t *testing.T) {
+	dir := t.TempDir()
+	copyDir(t, filepath.Join(transcripts, "fs-read"), dir)
+	if err := os.WriteFile(filepath.Join(dir, "session.1.jsonl"), []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Load(dir)
+	var e *Error
+	if !errors.As(err, &e) || e.File != "session.1.jsonl" || !strings.Contains(e.Problem, "child session logs") {
+		t.Fatalf("Load = %v, want an error naming session.1.jsonl", err)
+	}
+}
