@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/sandbox/escape"
@@ -75,6 +76,8 @@ func Agent(ctx context.Context, env Env, provider bool, w io.Writer) error {
 }
 
 func run(ctx context.Context, kind string, argv ...string) Record {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second) // a hung runner becomes a record, not a hung boot
+	defer cancel()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	var so, se bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &so, &se

@@ -24,10 +24,14 @@ export PATH=/bin
 /bin/busybox poweroff -f
 `
 
+// BaselineInit is the /init of the baseline boot: power off at once. The
+// difference to a matrix boot is the cost of the probes themselves.
+const BaselineInit = "#!/bin/busybox sh\n/bin/busybox poweroff -f\n"
+
 // Initramfs builds a gzip'd newc cpio (cpio -o -H newc | gzip) holding
 // /init, /bin/busybox and the given static binaries (name -> host path) in
 // /bin, written to dst.
-func Initramfs(ctx context.Context, dst, busybox string, bins map[string]string) error {
+func Initramfs(ctx context.Context, dst, busybox, init string, bins map[string]string) error {
 	stage, err := os.MkdirTemp(filepath.Dir(dst), "initramfs-")
 	if err != nil {
 		return err
@@ -53,7 +57,7 @@ func Initramfs(ctx context.Context, dst, busybox string, bins map[string]string)
 			return err
 		}
 	}
-	if err := os.WriteFile(filepath.Join(stage, "init"), []byte(InitScript), 0o755); err != nil {
+	if err := os.WriteFile(filepath.Join(stage, "init"), []byte(init), 0o755); err != nil {
 		return err
 	}
 	cmd := exec.CommandContext(ctx, "sh", "-c", `find . | LC_ALL=C sort | cpio -o -H newc --quiet | gzip -9 > "$1"`, "sh", dst)

@@ -78,18 +78,24 @@ func Layer1(ctx context.Context, bins map[string]string, base string) ([]Column,
 // Boot times are reported, never asserted.
 type BootTime struct {
 	Kernel string
-	Wall   time.Duration
+	// Wall is the matrix boot; Baseline the same kernel with an init that
+	// powers off at once, measured in the same run.
+	Wall, Baseline time.Duration
 }
 
 // Layer2 boots every kernel under qemu with one initramfs and returns the
 // columns, the boot times and the console captures (written to work).
-func Layer2(ctx context.Context, cache Cache, bins map[string]string, work string, logf func(string, ...any)) ([]Column, []BootTime, error) {
+func Layer2(ctx context.Context, cache Cache, bins map[string]string, work string, withBaseline bool, logf func(string, ...any)) ([]Column, []BootTime, error) {
 	bb, err := cache.BusyboxPath(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
 	initrd := filepath.Join(work, "initrd.gz")
-	if err := Initramfs(ctx, initrd, bb, bins); err != nil {
+	if err := Initramfs(ctx, initrd, bb, InitScript, bins); err != nil {
+		return nil, nil, err
+	}
+	baseline := filepath.Join(work, "baseline.gz")
+	if err := Initramfs(ctx, baseline, bb, BaselineInit, nil); err != nil {
 		return nil, nil, err
 	}
 	var cols []Column
@@ -105,8 +111,18 @@ func Layer2(ctx context.Context, cache Cache, bins map[string]string, work strin
 		if err != nil {
 			return nil, nil, fmt.Errorf("boot %s: %w", k.Name, err)
 		}
-		times = append(times, BootTime{k.Name, d})
-		logf("kernel-matrix: boot %s (%s): %.2fs start to power-off", k.Name, filepath.Base(vmlinuz), d.Seconds())
+		if !withBaseline {
+			times = append(times, BootTime{Kernel: k.Name, Wall: d})
+			logf("kernel-matrix: boot %s (%s): %.2fs start to power-off", k.Name, filepath.Base(vmlinuz), d.Seconds())
+		} else {
+			_, bd, berr := Boot(ctx, vmlinuz, baseline)
+			if berr != nil {
+				return nil, nil, fmt.Errorf("baseline boot %s: %w", k.Name, berr)
+			}
+			times = append(times, BootTime{k.Name, d, bd})
+			logf("kernel-matrix: boot %s (%s): %.2fs start to power-off; baseline boot (busybox only, init powers off): %.2fs; ratio %.2f",
+			k.Name, filepath.Base(vmlinuz), d.Seconds(), bd.Seconds(), d.Seconds()/bd.Seconds())
+		}
 		g, err := ParseConsole(name, console)
 		if err != nil {
 			return nil, nil, err
@@ -127,6 +143,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	golden := fs.String("golden", "", "golden file (default <repo>/snapshots/kernel-matrix.txt)")
 	update := fs.Bool("update", os.Getenv("DSHSIM_UPDATE") == "1", "write the golden file instead of comparing")
 	layer1 := fs.Bool("layer1", false, "layer 1 only (no qemu); compares against -golden only if given")
+	baseline := fs.Bool("baseline", false, "also boot each kernel with an init that powers off at once, and report the ratio")
 	keep := fs.Bool("keep", false, "keep the work directory (console captures, initramfs)")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -168,7 +185,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	}
 	logf("kernel-matrix: layer 1 (caps 1..7 + host): %.1fs", time.Since(start).Seconds())
 	if !*layer1 {
-		l2, _, err := Layer2(ctx, Cache{Dir: *cacheDir, Logf: logf}, bins, work, logf)
+		l2, _, err := Layer2(ctx, Cache{Dir: *cacheDir, Logf: logf}, bins, work, *baseline, logf)
 		if err != nil {
 			logf("kernel-matrix: layer 2: %v", err)
 			return 2
