@@ -280,6 +280,11 @@ func replay(ctx context.Context, dir string, opt Options, res *Result) error {
 			res.Notes = append(res.Notes, "no sandbox backend is usable here: confined bash calls fail closed (SANDBOX_UNAVAILABLE)")
 		}
 	}
+	for _, pin := range []string{"system-prompt.expected.md", "tool-schemas.expected.json"} {
+		if _, err := os.Stat(filepath.Join(rec.Dir, pin)); err == nil {
+			res.Notes = append(res.Notes, pin+" (a request/header pin) is not compared: dsh-replay checks the tool boundary only")
+		}
+	}
 	if n := ans.left(); n > 0 {
 		res.Notes = append(res.Notes, fmt.Sprintf("%d permission answer(s) left unused (upstream ignores leftovers)", n))
 	}
