@@ -121,7 +121,7 @@ func Layer2(ctx context.Context, cache Cache, bins map[string]string, work strin
 			}
 			times = append(times, BootTime{k.Name, d, bd})
 			logf("kernel-matrix: boot %s (%s): %.2fs start to power-off; baseline boot (busybox only, init powers off): %.2fs; ratio %.2f",
-			k.Name, filepath.Base(vmlinuz), d.Seconds(), bd.Seconds(), d.Seconds()/bd.Seconds())
+				k.Name, filepath.Base(vmlinuz), d.Seconds(), bd.Seconds(), d.Seconds()/bd.Seconds())
 		}
 		g, err := ParseConsole(name, console)
 		if err != nil {
