@@ -346,10 +346,14 @@ func (s *sandboxSim) unavailable() (string, error) {
 	b.WriteString("  bwrap: constructed as absent (this machine has bubblewrap; the sim hides it)\n")
 	b.WriteString("  landlock: real probe of <ws>/.dsh-missing-runner/landlock-run (does not exist)\n")
 	b.WriteString("$ confine([\"bash\", \"-c\", \"echo hi > ran.txt\"], {mode: \"workspace-write\", workspaceRoot: \"<ws>\"})\n")
-	_, err = spawn.Start(context.Background(), spawn.Request{Argv: []string{"bash", "-c", "echo hi > ran.txt"},
-		Policy: sandbox.Policy{Mode: sandbox.WorkspaceWrite, WorkspaceRoot: s.ws}, Confiner: p})
-	if err == nil {
+	policy := sandbox.Policy{Mode: sandbox.WorkspaceWrite, WorkspaceRoot: s.ws}
+	argv := []string{"bash", "-c", "echo hi > ran.txt"}
+	if _, err = p.Confine(context.Background(), argv, policy); err == nil {
 		return "", errors.New("confine succeeded with no usable backend")
+	}
+	// The executor asks the same provider (verdict cached) and refuses too.
+	if _, startErr := spawn.Start(context.Background(), spawn.Request{Argv: argv, Policy: policy, Confiner: p}); startErr == nil || startErr.Error() != err.Error() {
+		return "", fmt.Errorf("executor did not refuse with the same error: %v", startErr)
 	}
 	name, code, _ := herr.Info(err)
 	fmt.Fprintf(&b, "error name: %s\nerror code: %s\nthe model gets:\n  Error: %s\n", name, code, herr.Message(err))
