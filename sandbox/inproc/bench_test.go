@@ -15,11 +15,13 @@ var (
 	buildOnce           sync.Once
 	benchDir            string
 	runnerBin, emptyBin string
+	naiveBin            string
 	buildErr            error
 )
 
 // benchBinaries builds landlock-run and an empty Go program (same flags:
-// static, stripped) once per test binary run, into a temp dir.
+// static, stripped) once per test binary run, into a temp dir, plus the naive
+// go-landlock runner of testdata/naiverunner for comparison.
 func benchBinaries(b *testing.B) (runner, empty string) {
 	buildOnce.Do(func() {
 		benchDir, buildErr = os.MkdirTemp("", "dshsim-bench-")
@@ -32,7 +34,10 @@ func benchBinaries(b *testing.B) (runner, empty string) {
 		src := filepath.Join(benchDir, "empty")
 		os.Mkdir(src, 0o755)
 		os.WriteFile(filepath.Join(src, "main.go"), []byte("package main\n\nfunc main() {}\n"), 0o644)
-		emptyBin, buildErr = runnerbuild.Build(src, benchDir, "empty-go", "./main.go")
+		if emptyBin, buildErr = runnerbuild.Build(src, benchDir, "empty-go", "./main.go"); buildErr != nil {
+			return
+		}
+		naiveBin, buildErr = runnerbuild.Build("", benchDir, "naive-runner", "./testdata/naiverunner")
 	})
 	if buildErr != nil {
 		b.Fatal(buildErr)

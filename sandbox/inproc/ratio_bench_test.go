@@ -66,6 +66,7 @@ func BenchmarkSpawnRatios(b *testing.B) {
 			return fmt.Errorf("rules-only run: %v", err)
 		}},
 		{"runner", cmd(sandbox.Wrap([]string{runner}, sandbox.LandlockArgs(policy), []string{"/bin/true"})...)},
+		{"runner-naive", cmd(naiveBin, ws, "--", "/bin/true")},
 	}
 	if _, err := exec.LookPath("bwrap"); err == nil {
 		variants = append(variants, variant{"bwrap", cmd(sandbox.Wrap([]string{"bwrap"}, sandbox.BwrapArgs(policy), []string{"/bin/true"})...)})
