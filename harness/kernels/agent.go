@@ -76,7 +76,7 @@ func Agent(ctx context.Context, env Env, provider bool, w io.Writer) error {
 }
 
 func run(ctx context.Context, kind string, argv ...string) Record {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second) // a hung runner becomes a record, not a hung boot
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second) // a hung runner becomes a record, not a hung boot
 	defer cancel()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	var so, se bytes.Buffer
@@ -84,9 +84,12 @@ func run(ctx context.Context, kind string, argv ...string) Record {
 	err := cmd.Run()
 	r := Record{Kind: kind, Stdout: strings.TrimSpace(so.String()), Stderr: strings.TrimSpace(se.String())}
 	var ee *exec.ExitError
-	if errors.As(err, &ee) {
+	switch {
+	case ctx.Err() == context.DeadlineExceeded:
+		r.Exit, r.Stderr = -1, "timed out after 10s"
+	case errors.As(err, &ee):
 		r.Exit = ee.ExitCode()
-	} else if err != nil {
+	case err != nil:
 		r.Exit, r.Stderr = -1, err.Error()
 	}
 	return r

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"time"
 )
 
@@ -68,13 +69,13 @@ func Initramfs(ctx context.Context, dst, busybox, init string, bins map[string]s
 	return nil
 }
 
-// Boot runs qemu-system-x86_64 (software emulation, no KVM) with the serial
+// Boot runs qemu-system-x86_64 (software emulation, no KVM, cpus virtual CPUs) with the serial
 // console on stdout and returns the console capture and the wall time from
 // start to power-off.
-func Boot(ctx context.Context, vmlinuz, initrd string) ([]byte, time.Duration, error) {
+func Boot(ctx context.Context, vmlinuz, initrd string, cpus int) ([]byte, time.Duration, error) {
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "qemu-system-x86_64", "-m", "512", "-smp", "2", "-nographic", "-no-reboot",
+	cmd := exec.CommandContext(ctx, "qemu-system-x86_64", "-m", "512", "-smp", strconv.Itoa(max(cpus, 1)), "-nographic", "-no-reboot",
 		"-kernel", vmlinuz, "-initrd", initrd, "-append", "console=ttyS0 quiet panic=-1")
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out

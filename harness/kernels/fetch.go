@@ -19,13 +19,19 @@ type Kernel struct {
 	Package string
 	// Landlock is what kernels.md says about it ("none", "ABI 2", "ABI 6").
 	Landlock string
+	// CPUs is the number of virtual CPUs (qemu -smp); kernels.md's command
+	// line gives one.
+	CPUs int
 }
 
 // Kernels are the layer-2 kernels of kernels.md.
 var Kernels = []Kernel{
-	{Name: "5.10", Suite: "bullseye", Package: "linux-image-5.10.0-32-cloud-amd64-unsigned", Landlock: "none"},
-	{Name: "6.1", Suite: "bookworm", Package: "linux-image-6.1.0-47-cloud-amd64-unsigned", Landlock: "ABI 2"},
-	{Name: "6.12", Suite: "trixie", Package: "linux-image-6.12.117+deb13-cloud-amd64-unsigned", Landlock: "ABI 6"},
+	{Name: "5.10", Suite: "bullseye", Package: "linux-image-5.10.0-32-cloud-amd64-unsigned", Landlock: "none", CPUs: 2},
+	{Name: "6.1", Suite: "bookworm", Package: "linux-image-6.1.0-47-cloud-amd64-unsigned", Landlock: "ABI 2", CPUs: 2},
+	{Name: "6.12", Suite: "trixie", Package: "linux-image-6.12.117+deb13-cloud-amd64-unsigned", Landlock: "ABI 6", CPUs: 2},
+	// One virtual CPU, as kernels.md's command line: a Go runner that
+	// restricts a thread other than the main one must not need a second CPU.
+	{Name: "6.12/1", Suite: "trixie", Package: "linux-image-6.12.117+deb13-cloud-amd64-unsigned", Landlock: "ABI 6", CPUs: 1},
 }
 
 // Busybox is the package whose static busybox is the initramfs shell.

@@ -105,8 +105,8 @@ func Layer2(ctx context.Context, cache Cache, bins map[string]string, work strin
 		if err != nil {
 			return nil, nil, err
 		}
-		console, d, err := Boot(ctx, vmlinuz, initrd)
-		name := "console-" + k.Name + ".txt"
+		console, d, err := Boot(ctx, vmlinuz, initrd, k.CPUs)
+		name := "console-" + strings.ReplaceAll(k.Name, "/", "-") + ".txt"
 		_ = os.WriteFile(filepath.Join(work, name), console, 0o644)
 		if err != nil {
 			return nil, nil, fmt.Errorf("boot %s: %w", k.Name, err)
@@ -115,7 +115,7 @@ func Layer2(ctx context.Context, cache Cache, bins map[string]string, work strin
 			times = append(times, BootTime{Kernel: k.Name, Wall: d})
 			logf("kernel-matrix: boot %s (%s): %.2fs start to power-off", k.Name, filepath.Base(vmlinuz), d.Seconds())
 		} else {
-			_, bd, berr := Boot(ctx, vmlinuz, baseline)
+			_, bd, berr := Boot(ctx, vmlinuz, baseline, k.CPUs)
 			if berr != nil {
 				return nil, nil, fmt.Errorf("baseline boot %s: %w", k.Name, berr)
 			}
@@ -127,7 +127,7 @@ func Layer2(ctx context.Context, cache Cache, bins map[string]string, work strin
 		if err != nil {
 			return nil, nil, err
 		}
-		cols = append(cols, Column{Name: k.Name, Layer: 2, Guest: g})
+		cols = append(cols, Column{Name: k.Name, Layer: 2, CPUs: k.CPUs, Guest: g})
 	}
 	return cols, times, nil
 }

@@ -17,6 +17,8 @@ type Column struct {
 	Layer int
 	// Cap is the --abi-cap value (0 = none).
 	Cap int
+	// CPUs is the guest's virtual CPU count (layer 2).
+	CPUs int
 	// Guest is what the agent reported.
 	Guest Guest
 }
@@ -111,6 +113,9 @@ func Check(cols []Column) []string {
 				bad = append(bad, fmt.Sprintf("%s: %s: the runner failed on a Landlock kernel: %q", c.Name, p.Name, r.Stderr))
 			}
 		}
+		if c.KernelABI() > 0 && c.Guest.RunnerProbe.Exit != 0 {
+			bad = append(bad, fmt.Sprintf("%s: runner --probe failed on a Landlock kernel (exit %d, %q)", c.Name, c.Guest.RunnerProbe.Exit, c.Guest.RunnerProbe.Stderr))
+		}
 		if c.Guest.Provider.Kind == "provider" {
 			if c.Guest.Provider.Changed {
 				bad = append(bad, c.Name+": the provider's confined write outside the workspace landed")
@@ -154,7 +159,7 @@ func Render(cols []Column, hostKernel string) []byte {
 		}
 		how := "this machine, uncapped"
 		if c.Layer == 2 {
-			how = "qemu boot of a real kernel"
+			how = fmt.Sprintf("qemu boot of a real kernel, %d vCPU", c.CPUs)
 		} else if c.Cap > 0 {
 			how = fmt.Sprintf("this machine, landlock-run --abi-cap %d", c.Cap)
 		}
@@ -181,6 +186,8 @@ func Render(cols []Column, hostKernel string) []byte {
 		switch {
 		case c.Cap > 0:
 			return "-"
+		case strings.HasPrefix(c.Guest.RunnerProbe.Stderr, "timed out"):
+			return "timeout"
 		case c.Guest.RunnerProbe.Exit != 0:
 			return strconv.Itoa(c.Guest.RunnerProbe.Exit)
 		case strings.Contains(c.Guest.RunnerProbe.Stdout, "partially"):
