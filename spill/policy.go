@@ -205,7 +205,6 @@ func (p *Policy) capName() string {
 type windows struct {
 	head, tail string // a prefix and a suffix of the text
 	bytes      int64  // total UTF-8 bytes
-	units      int64  // total UTF-16 units (token mode)
 }
 
 // byteLayout is the August layout: head = ceil(budget/2) bytes, tail =

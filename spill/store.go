@@ -122,7 +122,7 @@ type File struct {
 // Write appends to the file.
 func (f *File) Write(p []byte) (int, error) {
 	if f.bw == nil {
-		f.bw = bufio.NewWriterSize(f.f, 256<<10)
+		f.bw = bufio.NewWriterSize(f.f, 32<<10) // writes of 32 KiB and more bypass the buffer
 	}
 	n, err := f.bw.Write(p)
 	f.n += int64(n)
@@ -131,6 +131,21 @@ func (f *File) Write(p []byte) (int, error) {
 
 // Locator returns the file's path.
 func (f *File) Locator() string { return f.locator }
+
+// Tail returns the last n bytes written (fewer when the file is shorter).
+func (f *File) Tail(n int) ([]byte, error) {
+	if f.bw != nil {
+		if err := f.bw.Flush(); err != nil {
+			return nil, fmt.Errorf("spill-local: write %s: %w", f.locator, err)
+		}
+	}
+	off := max(f.n-int64(n), 0)
+	b := make([]byte, f.n-off)
+	if _, err := f.f.ReadAt(b, off); err != nil {
+		return nil, fmt.Errorf("spill-local: read back %s: %w", f.locator, err)
+	}
+	return b, nil
+}
 
 // Close finishes the file and returns what was saved.
 func (f *File) Close() (Saved, error) {
@@ -178,7 +193,7 @@ func (s *Store) Create(sessionID, name string) (*File, error) {
 		return nil, fmt.Errorf("spill-local: random name: %w", err)
 	}
 	p := filepath.Join(dir, hex.EncodeToString(rb[:])+"-"+EncodeSegment(name))
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600) // read back by Tail
 	if err != nil {
 		return nil, fmt.Errorf("spill-local: %w", err)
 	}

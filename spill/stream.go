@@ -11,17 +11,14 @@ import (
 // memory. Write everything, then call Close. Until the output is known to be
 // over the budget it is buffered (at most the largest size that could still be
 // inline); from then on every byte goes to the spill file while only a bounded
-// head and a bounded tail stay in memory.
+// head stays in memory, and Close reads the bounded tail back from the file.
 type Writer struct {
 	p     *Policy
 	call  *pipeline.Call
 	limit int // in-memory bound: the largest inline size, also the head/tail window
 
 	buf     []byte // everything, until spilled; then the head window
-	tail    []byte // ring of the last limit bytes (after spilling)
-	tpos    int
-	tfull   bool
-	file    *File
+	file    *File  // the tail is read back from it at Close
 	bytes   int64
 	counter unitCounter
 	err     error
@@ -56,7 +53,8 @@ func (w *Writer) Write(b []byte) (int, error) {
 	}
 	n := len(b)
 	w.bytes += int64(n)
-	if !w.keepAll && w.p.unit == Tokens {
+	if !w.keepAll && w.p.unit == Tokens && w.file == nil {
+		// the count only decides whether to spill; once spilling it is not needed
 		w.counter.write(b)
 	}
 	if w.file == nil {
@@ -75,8 +73,6 @@ func (w *Writer) Write(b []byte) (int, error) {
 			w.err = err
 			return 0, err
 		}
-		w.tail = make([]byte, w.limit)
-		w.pushTail(w.buf)
 		if len(w.buf) > w.limit {
 			w.buf = w.buf[:w.limit:w.limit]
 		}
@@ -85,7 +81,6 @@ func (w *Writer) Write(b []byte) (int, error) {
 		k := min(w.limit-len(w.buf), len(b))
 		w.buf = append(w.buf, b[:k]...)
 	}
-	w.pushTail(b)
 	if _, err := w.file.Write(b); err != nil {
 		w.err = fmt.Errorf("spill-local: write %s: %w", w.file.locator, err)
 		return 0, w.err
@@ -98,32 +93,6 @@ func (w *Writer) over() bool {
 		return w.bytes > int64(w.p.cap)
 	}
 	return (w.counter.total()+3)/4+4 > int64(w.p.cap)
-}
-
-func (w *Writer) pushTail(b []byte) {
-	if len(b) >= len(w.tail) {
-		copy(w.tail, b[len(b)-len(w.tail):])
-		w.tpos, w.tfull = 0, true
-		return
-	}
-	k := copy(w.tail[w.tpos:], b)
-	if k < len(b) {
-		copy(w.tail, b[k:])
-		w.tfull = true
-	}
-	w.tpos = (w.tpos + len(b)) % len(w.tail)
-	if w.tpos == 0 && len(b) > 0 {
-		w.tfull = true
-	}
-}
-
-func (w *Writer) tailBytes() []byte {
-	if !w.tfull {
-		return w.tail[:w.tpos]
-	}
-	out := make([]byte, 0, len(w.tail))
-	out = append(out, w.tail[w.tpos:]...)
-	return append(out, w.tail[:w.tpos]...)
 }
 
 // Streamed is the outcome of a streamed output.
@@ -149,6 +118,10 @@ func (w *Writer) Close() (Streamed, error) {
 		}
 		return Streamed{Text: string(w.buf), Bytes: w.bytes}, nil
 	}
+	var tail []byte
+	if w.err == nil {
+		tail, w.err = w.file.Tail(w.limit)
+	}
 	saved, cerr := w.file.Close()
 	if w.err != nil || cerr != nil {
 		err := w.err
@@ -157,7 +130,7 @@ func (w *Writer) Close() (Streamed, error) {
 		}
 		return Streamed{Text: string(w.buf), Bytes: w.bytes}, err
 	}
-	win := &windows{head: string(w.buf), tail: string(w.tailBytes()), bytes: w.bytes, units: w.counter.total()}
+	win := &windows{head: string(w.buf), tail: string(tail), bytes: w.bytes}
 	var text string
 	var ok bool
 	if w.p.unit == Bytes {
