@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
 	"slices"
 	"testing"
 	"time"
@@ -18,6 +19,8 @@ import (
 // ("<variant>-x"), plus the bare median in microseconds ("bare-µs"). One
 // b.N iteration is one round (each variant once, in rotating order). The
 // ns/op of this benchmark is the cost of a round and is not meaningful alone.
+// "bare-handoff" starts the bare command from another locked thread, without
+// Landlock: the price of the thread handoff the in-process path pays.
 func BenchmarkSpawnRatios(b *testing.B) {
 	ws, err := os.MkdirTemp("/var/tmp", "dshsim-bench-ws-")
 	if err != nil {
@@ -32,6 +35,18 @@ func BenchmarkSpawnRatios(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer lr.Close()
+	// A locked, unrestricted worker thread starting the command: the cost of
+	// the thread handoff alone, without Landlock.
+	handoff := make(chan chan error)
+	var toStart *exec.Cmd
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		for done := range handoff {
+			done <- toStart.Start()
+		}
+	}()
+	defer close(handoff)
 	type variant struct {
 		name string
 		fn   func() error
@@ -47,6 +62,15 @@ func BenchmarkSpawnRatios(b *testing.B) {
 				return err
 			}
 			return c.Wait()
+		}},
+		{"bare-handoff", func() error {
+			toStart = exec.Command("/bin/true")
+			done := make(chan error)
+			handoff <- done
+			if err := <-done; err != nil {
+				return err
+			}
+			return toStart.Wait()
 		}},
 		{"inproc-reuse", func() error {
 			c := exec.Command("/bin/true")
