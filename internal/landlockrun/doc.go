@@ -57,7 +57,8 @@
 // governs only the rights of ABI N, which is what an older kernel does for
 // them. The cap is a flag, not an environment variable, because the runner
 // takes no environment inputs. --abi (sole argument) prints the kernel's ABI
-// as "landlock: kernel ABI <n>"; --probe output stays exactly as specified.
+// as "landlock: kernel ABI <n>" and exits 0 (125 with the not-enforced line
+// when there is none); --probe output stays exactly as specified.
 //
 // # Threads
 //
