@@ -57,7 +57,7 @@ func JobTools(reg *jobs.Registry) []pipeline.Tool {
 			if err != nil {
 				return pipeline.Output{}, err
 			}
-			j.Kill()
+			j.Stop("job_kill")
 			return output(render.KillRequested(j.ID), map[string]any{"jobId": j.ID}), nil
 		}},
 	}

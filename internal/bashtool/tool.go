@@ -486,8 +486,8 @@ func (t *Tool) foreground(ctx context.Context, call *pipeline.Call, policy sandb
 		ExitCode: s.Outcome.ExitCode, Signaled: s.Outcome.Killed && s.Outcome.Signal != "", Signal: s.Outcome.Signal,
 		TimedOut: timedOut, TimeoutMs: ms, Stdout: stdout, Stderr: stderr, Sandbox: s.Sandbox,
 	}
-	if job.KillRequested() && !timedOut {
-		f.Stopped = "job_kill"
+	if !timedOut {
+		f.Stopped = job.StopReason() // stopped from outside the call (job_kill, shutdown)
 	}
 	return output(render.Result(f, t.EscalationAdvertised()), foregroundValue(f, false)), nil
 }

@@ -166,6 +166,7 @@ type Job struct {
 	background    bool
 	notified      bool
 	killRequested bool
+	stopReason    string
 
 	readMu    sync.Mutex // serialises reads (the cursors)
 	cursorOut int64
@@ -314,15 +315,32 @@ func (r *Registry) remove(j *Job) {
 	}
 }
 
-// Kill asks the job's process group to terminate. It returns at once.
-func (j *Job) Kill() {
+// Kill asks the job's process group to terminate (the caller's own kill: a
+// timeout or an abort of the call that started it). It returns at once.
+func (j *Job) Kill() { j.Stop("") }
+
+// Stop asks the job's process group to terminate because of something outside
+// the call that started it (job_kill, shutdown) and records why; the first
+// non-empty reason is kept. It returns at once.
+func (j *Job) Stop(reason string) {
 	j.mu.Lock()
 	j.killRequested = true
+	if j.stopReason == "" {
+		j.stopReason = reason
+	}
 	p := j.proc
 	j.mu.Unlock()
 	if p != nil {
 		p.Kill()
 	}
+}
+
+// StopReason returns the reason given to Stop, "" when the job was not
+// stopped from outside.
+func (j *Job) StopReason() string {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.stopReason
 }
 
 // KillRequested reports whether Kill was called.
@@ -455,7 +473,7 @@ func (r *Registry) Close(grace time.Duration) error {
 	r.mu.Unlock()
 	deadline := time.After(grace)
 	for _, j := range all {
-		j.Kill()
+		j.Stop("the job registry was closed")
 	}
 	for _, j := range all {
 		select {

@@ -269,8 +269,8 @@ func TestStartFailures(t *testing.T) {
 		if err := r.Close(5 * time.Second); err != nil {
 			t.Fatal(err)
 		}
-		if s, done := j.Settled(); !done || s.Outcome.Signal != "SIGTERM" {
-			t.Errorf("settled %+v %v", s, done)
+		if s, done := j.Settled(); !done || s.Outcome.Signal != "SIGTERM" || j.StopReason() != "the job registry was closed" {
+			t.Errorf("settled %+v %v, reason %q", s, done, j.StopReason())
 		}
 		if _, err := r.Start("s", "bash", "true", true, bash("true")); err == nil {
 			t.Error("started after close")
