@@ -80,7 +80,7 @@ func Table(title string, attempts []Attempt, backends []Backend, ids []Identity,
 			fmt.Fprintf(&b, "  probe %q", be.Report.Probe)
 		}
 		if be.Report.ABI > 0 {
-			fmt.Fprintf(&b, "  ABI %d", be.Report.ABI)
+			fmt.Fprintf(&b, "  governs ABI %d", be.Report.ABI)
 		}
 		notices := 0
 		for _, r := range rs {

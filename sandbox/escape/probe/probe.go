@@ -63,9 +63,10 @@ var ops = map[string]op{
 		_, err = unix.Write(n, []byte(Payload))
 		return err
 	}},
-	"proc-fds":  {1, "PID: open every /proc/PID/fd/N for append and write", procFds},
-	"swap-race": {3, "LINK INSIDE OUTSIDE: for 300ms swap symlink LINK between INSIDE and OUTSIDE while appending through it", swapRace},
-	"reexec":    {2, "N PATH: re-exec this program N times, then append to PATH", reexec},
+	"proc-fds":     {1, "PID: open every /proc/PID/fd/N for append and write", procFds},
+	"swap-race":    {3, "LINK INSIDE OUTSIDE: for 300ms swap symlink LINK between INSIDE and OUTSIDE while appending through it", swapRace},
+	"handle-write": {2, "MOUNTDIR PATH: name_to_handle_at(PATH), then open_by_handle_at through the mount of MOUNTDIR for append, and write", handleWrite},
+	"reexec":       {2, "N PATH: re-exec this program N times, then append to PATH", reexec},
 }
 
 func writeFile(path string, flags int) error {
@@ -160,6 +161,25 @@ func swapRace(a []string) error {
 		return fmt.Errorf("no write of %d went through the link", tries)
 	}
 	return nil
+}
+
+func handleWrite(a []string) error {
+	h, _, err := unix.NameToHandleAt(unix.AT_FDCWD, a[1], 0)
+	if err != nil {
+		return fmt.Errorf("name_to_handle_at: %w", err)
+	}
+	mfd, err := unix.Open(a[0], unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("open mount dir: %w", err)
+	}
+	defer unix.Close(mfd)
+	fd, err := unix.OpenByHandleAt(mfd, h, unix.O_WRONLY|unix.O_APPEND|unix.O_CLOEXEC)
+	if err != nil {
+		return fmt.Errorf("open_by_handle_at: %w", err)
+	}
+	defer unix.Close(fd)
+	_, err = unix.Write(fd, []byte(Payload))
+	return err
 }
 
 func reexec(a []string) error {
