@@ -40,6 +40,10 @@ type Config struct {
 // TokenConfig returns a config with a token cap.
 func TokenConfig(n int) Config { v := float64(n); return Config{MaxInlineTokens: &v} }
 
+// DefaultConfig is the base bundle's configuration: maxInlineTokens 12500.
+// (An empty Config disables spilling, as an omitted cap does upstream.)
+func DefaultConfig() Config { return TokenConfig(DefaultMaxInlineTokens) }
+
 // ByteConfig returns a config with a byte cap.
 func ByteConfig(n int) Config { v := float64(n); return Config{MaxInlineBytes: &v} }
 

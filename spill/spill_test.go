@@ -63,6 +63,7 @@ func TestNewValidatesCap(t *testing.T) {
 		enabled bool
 	}{
 		{"omitted cap disables the policy", Config{}, "", false},
+		{"default config is the base bundle token cap", DefaultConfig(), "", true},
 		{"zero token cap is valid", Config{MaxInlineTokens: f(0)}, "", true},
 		{"negative token cap rejected", Config{MaxInlineTokens: f(-1)}, "spill-policy: maxInlineTokens must be a non-negative integer (got -1)", false},
 		{"fractional token cap rejected", Config{MaxInlineTokens: f(1.5)}, "spill-policy: maxInlineTokens must be a non-negative integer (got 1.5)", false},
