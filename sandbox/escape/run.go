@@ -10,8 +10,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/dshsim/dshsim/sandbox"
 )
@@ -95,7 +98,7 @@ func MkBase() (string, error) {
 	return d, os.Chmod(d, 0o755)
 }
 
-var seq int
+var seq atomic.Int64
 
 // RunOne runs attempt a under backend b as identity id in mode m, in a fresh
 // run directory, and checks the host side afterwards.
@@ -105,14 +108,14 @@ func RunOne(ctx context.Context, cfg Config, a Attempt, b Backend, id Identity, 
 		res.Outcome, res.Why = NotApplicable, "needs root"
 		return res, nil
 	}
-	seq++
+	n := seq.Add(1)
 	parent := cfg.Base
 	if a.Need(NeedTmpWorkspace) {
 		parent = "/tmp"
 	}
-	run := filepath.Join(parent, fmt.Sprintf("%s-run%d", filepath.Base(cfg.Base), seq))
+	run := filepath.Join(parent, fmt.Sprintf("%s-run%d", filepath.Base(cfg.Base), n))
 	if parent == cfg.Base {
-		run = filepath.Join(cfg.Base, fmt.Sprintf("run%d", seq))
+		run = filepath.Join(cfg.Base, fmt.Sprintf("run%d", n))
 	}
 	defer os.RemoveAll(run)
 	ws, out := filepath.Join(run, "ws"), filepath.Join(run, "out")
@@ -193,7 +196,7 @@ func RunOne(ctx context.Context, cfg Config, a Attempt, b Backend, id Identity, 
 		if err := syscall.Stat(dev, &st); err != nil {
 			return res, err
 		}
-		env = append(env, "LOOPDEV="+dev, fmt.Sprintf("LOOPMAJ=%d", st.Rdev>>8&0xfff), fmt.Sprintf("LOOPMIN=%d", st.Rdev&0xff|(st.Rdev>>12)&0xfff00))
+		env = append(env, "LOOPDEV="+dev, fmt.Sprintf("LOOPMAJ=%d", unix.Major(st.Rdev)), fmt.Sprintf("LOOPMIN=%d", unix.Minor(st.Rdev)))
 	}
 	var skip []string
 	if m == sandbox.WorkspaceWrite {
