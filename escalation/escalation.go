@@ -18,12 +18,15 @@ const (
 	SubjectOperation = "operation"
 )
 
+// --8<-- [start:wider-modes]
 // WiderModes is the widening table: the modes strictly wider than each mode.
 // Anything not listed (danger-full-access, unknown modes) widens to nothing.
 var WiderModes = map[sandbox.Mode][]sandbox.Mode{
 	sandbox.ReadOnly:       {sandbox.WorkspaceWrite, sandbox.DangerFullAccess},
 	sandbox.WorkspaceWrite: {sandbox.DangerFullAccess},
 }
+
+// --8<-- [end:wider-modes]
 
 // Targets is the closed set of modes sandbox_permissions may name (the schema enum).
 var Targets = []sandbox.Mode{sandbox.WorkspaceWrite, sandbox.DangerFullAccess}
@@ -137,6 +140,7 @@ func Reason(mode sandbox.Mode, justification string) string {
 	return "escalate sandbox to " + string(mode) + ": " + justification
 }
 
+// --8<-- [start:approve]
 // Approve decides one escalation, fail closed, in order: a request for the
 // current mode returns it (no approval, no error); a request not strictly
 // wider is refused without a prompt; no approval service, no agent refuse;
@@ -187,6 +191,8 @@ func Approve(ctx context.Context, req Request, deps Deps) (sandbox.Mode, error) 
 	}
 	return "", fmt.Errorf("unreachable variant in EscalationOutcome: %s", quoteJSON(string(outcome)))
 }
+
+// --8<-- [end:approve]
 
 // New returns the escalation function bound to an approval service (nil when
 // none is composed); the bash and file tools take it injected. The granted

@@ -247,6 +247,7 @@ func (l *Local) WriteText(ctx context.Context, t Target, content string, intent 
 	if err := ctx.Err(); err != nil {
 		return WriteResult{}, ErrAborted(err)
 	}
+	// --8<-- [start:write-guard]
 	release, err := l.locks.acquire(ctx, t.Key)
 	if err != nil {
 		return WriteResult{}, err
@@ -279,6 +280,7 @@ func (l *Local) WriteText(ctx context.Context, t Target, content string, intent 
 			return WriteResult{}, Errorf(CodeNotObserved, "cannot overwrite existing %q without reading it first", t.Display)
 		}
 	}
+	// --8<-- [end:write-guard]
 	var before *string
 	if exists {
 		before = l.diffBasis(t.Key, len(content))

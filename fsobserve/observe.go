@@ -54,6 +54,7 @@ type EditGuard struct {
 	Version string
 }
 
+// --8<-- [start:intents]
 // DecideWrite is the write-intent decision (pure): a target seen present at v
 // may be replaced at v; anything else (no owner, unseen, absent) may only be
 // created. owned is false when the call has no session.
@@ -77,6 +78,8 @@ func DecideEdit(owned bool, obs Observation, seen bool, display string) (EditGua
 		return EditGuard{Version: obs.Version}, nil
 	}
 }
+
+// --8<-- [end:intents]
 
 // Observations is the per-session record of what each session has seen,
 // keyed by session id then target key. It is in memory only: a resumed session

@@ -105,6 +105,7 @@ func (r *Registry) prepare(call *Call, id *identity, h *hooks, invoked *bool) (r
 	return res, false
 }
 
+// --8<-- [start:decide]
 // decide runs pre-execute, approval and guards.
 func (r *Registry) decide(call *Call, id *identity, h *hooks) (reason string, denied bool, info *ErrorInfo, cancelled bool, err error) {
 	d, err := r.runPre(call, id, h.pre)
@@ -138,6 +139,8 @@ func (r *Registry) decide(call *Call, id *identity, h *hooks) (reason string, de
 	reason, denied, err = r.runGuards(call, id, h.guards)
 	return reason, denied, nil, false, err
 }
+
+// --8<-- [end:decide]
 
 // runPre runs the pre-execute waterfall with terminal default allow.
 func (r *Registry) runPre(call *Call, id *identity, list []hook[PreExecute]) (Decision, error) {

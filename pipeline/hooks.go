@@ -6,6 +6,7 @@ import (
 	"strings"
 )
 
+// --8<-- [start:decisions]
 // DecisionKind is the kind of a pre-execute decision. The set is closed:
 // a decision of any other kind is an error, never an implicit allow.
 type DecisionKind string
@@ -58,6 +59,8 @@ func Cancel() Decision { return Decision{Kind: KindCancel} }
 // Ask returns an ask decision; reason may be empty.
 func Ask(reason string) Decision { return Decision{Kind: KindAsk, Reason: reason} }
 
+// --8<-- [end:decisions]
+
 // PreExecute is a tools/pre-execute listener. The first registered (or last
 // prepended) listener is the outermost; next runs the rest of the chain and
 // finally the terminal default, allow. A listener that returns without calling
@@ -65,11 +68,14 @@ func Ask(reason string) Decision { return Decision{Kind: KindAsk, Reason: reason
 // call (final error, post-execute skipped): it never lets the call through.
 type PreExecute func(ctx context.Context, call *Call, next func() (Decision, error)) (Decision, error)
 
+// --8<-- [start:guard]
 // Guard is a veto evaluated after every pre-execute listener (and approval)
 // allowed the call. It can only deny (deny=true with a reason, which may be
 // empty) or abstain; the first denial ends evaluation, so no ordering of
 // listeners or guards can overturn it. A panic fails the call.
 type Guard func(ctx context.Context, call *Call) (reason string, deny bool)
+
+// --8<-- [end:guard]
 
 // Wrapper is a tools/execute wrapper around the tool body. It may pass a
 // derived or replacement context to next (a timeout), call next several times

@@ -13,6 +13,7 @@ type Dialect struct {
 	RunnerFailureRules []RunnerFailureRule
 }
 
+// --8<-- [start:dialects]
 // DialectOf returns the VERBATIM dialect of a built-in backend (a fresh copy)
 // and whether the name is known. runner-command's rule depends on its
 // configured signatures and is built by the provider.
@@ -35,6 +36,8 @@ func DialectOf(backend string) (Dialect, bool) {
 	return Dialect{}, false
 }
 
+// --8<-- [end:dialects]
+
 // runnerCommandDenials is the denial dialect of an operator runnerCommand
 // (both Linux dialects).
 func runnerCommandDenials() []string { return []string{"read-only file system", "permission denied"} }
@@ -47,6 +50,7 @@ func staticEnforcement(backend string) Enforcement {
 	return Full
 }
 
+// --8<-- [start:backend-chain]
 // Chain returns the backend chain of a platform (GOOS names; "win32" is
 // accepted as an alias of windows): linux bwrap then landlock, darwin
 // seatbelt, windows windows-acl, anything else none.
@@ -61,3 +65,5 @@ func Chain(platform string) []string {
 	}
 	return []string{}
 }
+
+// --8<-- [end:backend-chain]

@@ -14,6 +14,7 @@ import (
 
 var lineSplit = regexp.MustCompile(`\r?\n`)
 
+// --8<-- [start:classify-runner-failure]
 // ClassifyRunnerFailure decides whether a runner failed before running the
 // command (spec §5.3). A signal-killed process or exit 0 never matches. Stderr
 // is split into lines on \r?\n (no trimming). Each rule in order: skipped if
@@ -54,6 +55,8 @@ func ClassifyRunnerFailure(exitCode int, signaled bool, stderr string, rules []R
 	}
 	return "", false
 }
+
+// --8<-- [end:classify-runner-failure]
 
 func containsInt(xs []int, x int) bool {
 	for _, v := range xs {

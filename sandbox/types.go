@@ -4,6 +4,7 @@ import (
 	"fmt"
 )
 
+// --8<-- [start:modes]
 // Mode is a sandbox mode. Only file writes are governed: reads, network, process
 // visibility, devices and credentials are not promised by any mode.
 type Mode string
@@ -20,6 +21,8 @@ const (
 
 // Modes lists the modes in widening order.
 var Modes = []Mode{ReadOnly, WorkspaceWrite, DangerFullAccess}
+
+// --8<-- [end:modes]
 
 // ParseMode returns the mode named s or an error naming the value.
 func ParseMode(s string) (Mode, error) {
@@ -111,6 +114,7 @@ func (e *UnavailableError) Name() string { return "SandboxUnavailableError" }
 // Code returns SANDBOX_UNAVAILABLE.
 func (e *UnavailableError) Code() string { return ErrorCode }
 
+// --8<-- [start:markers]
 // DenialMarker is the VERBATIM line appended to a result the sandbox denied.
 func DenialMarker(mode Mode) string {
 	return "[sandbox: file access denied under " + string(mode) + " mode]"
@@ -121,6 +125,8 @@ func DenialMarker(mode Mode) string {
 func EscalationHint(subject string) string {
 	return "[sandbox: escalation available — retry this exact " + subject + " once with sandbox_permissions (the narrowest wider mode that suffices) + justification; the approval prompt asks the user]"
 }
+
+// --8<-- [end:markers]
 
 // RunnerFailedMarker is the VERBATIM background-job marker for a runner that failed.
 func RunnerFailedMarker(mode Mode) string {

@@ -265,6 +265,7 @@ func SandboxDenial(mode sandbox.Mode, cause error) error {
 	return e
 }
 
+// --8<-- [start:remedy]
 // Remedy appends the retry instruction to FS_STALE_VERSION (" — re-read the
 // file, then retry") and FS_NOT_OBSERVED (" — read the file, then retry"),
 // keeping name and code and chaining the cause; other errors pass unchanged.
@@ -284,6 +285,8 @@ func Remedy(err error) error {
 	}
 	return &herr.Error{Name: name, Code: code, Message: herr.Message(err) + suffix, Cause: err}
 }
+
+// --8<-- [end:remedy]
 
 // signal merges the call's cancellation into ctx.
 func signal(ctx context.Context, call *pipeline.Call) (context.Context, context.CancelFunc) {

@@ -60,6 +60,7 @@ func run(args []string, stdout, stderr io.Writer, exec func(argv []string) error
 		io.WriteString(stdout, "landlock: kernel ABI "+strconv.Itoa(kernel)+"\n")
 		return 0
 	}
+	// --8<-- [start:confined-run]
 	abi := EffectiveABI(kernel, inv.ABICap)
 	ro, rw := inv.RO, inv.RW
 	if inv.Probe {
@@ -88,6 +89,7 @@ func run(args []string, stdout, stderr io.Writer, exec func(argv []string) error
 		}
 	} else {
 		err = OnRestrictedThread(rs.FD, confined)
+		// --8<-- [end:confined-run]
 	}
 	if err != nil {
 		return fail(err.Error())

@@ -212,6 +212,7 @@ func (s *Service) Request(ctx context.Context, req pipeline.ApprovalRequest) (pi
 	return outcome, nil
 }
 
+// --8<-- [start:decide]
 func (s *Service) decide(ctx context.Context, req *pipeline.ApprovalRequest, events []session.Event) (pipeline.ApprovalOutcome, error) {
 	if ctx.Err() != nil {
 		return pipeline.Cancelled, nil
@@ -238,6 +239,8 @@ func (s *Service) decide(ctx context.Context, req *pipeline.ApprovalRequest, eve
 		return pipeline.Cancelled, nil
 	}
 }
+
+// --8<-- [end:decide]
 
 // runChain runs the answerer chain and folds every failure into unavailable.
 func runChain(ctx context.Context, req *pipeline.ApprovalRequest, list []entry) (out pipeline.ApprovalOutcome) {

@@ -23,6 +23,7 @@ const (
 	SandboxContextName = "sandbox:policy"
 )
 
+// --8<-- [start:policy-text]
 // SandboxText is the VERBATIM sandbox-policy sentence; root is rendered as a
 // JSON string literal (as JavaScript's JSON.stringify writes it).
 func SandboxText(mode sandbox.Mode, root string) string {
@@ -36,6 +37,8 @@ func SandboxText(mode sandbox.Mode, root string) string {
 	}
 	return ""
 }
+
+// --8<-- [end:policy-text]
 
 // Section is one named runtime-context contribution.
 type Section struct {

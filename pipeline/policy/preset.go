@@ -18,12 +18,15 @@ type Preset struct {
 	Approval approval.Policy
 }
 
+// --8<-- [start:presets]
 // Presets is the bundle table (VERBATIM values), in table order.
 var Presets = []Preset{
 	{Name: "read-only", Sandbox: sandbox.ReadOnly, Approval: approval.Ask},
 	{Name: "workspace-write", Sandbox: sandbox.WorkspaceWrite, Approval: approval.Ask},
 	{Name: "danger-full-access", Sandbox: sandbox.DangerFullAccess, Approval: approval.Never},
 }
+
+// --8<-- [end:presets]
 
 // Custom is the derived name of knob values that match no preset; it is never
 // a switch target nor an event payload.

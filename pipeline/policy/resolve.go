@@ -107,6 +107,7 @@ func SessionMode(events []session.Event) (m sandbox.Mode, ok bool, err error) {
 	return m, true, nil
 }
 
+// --8<-- [start:resolve]
 // ResolveEvents returns the policy of one call: mode = approved (when not
 // empty) > last sandbox/mode > configured default; root = header cwd > the
 // configured root; sessionId from the header.
@@ -133,6 +134,8 @@ func (r *Resolver) ResolveEvents(h session.Header, events []session.Event, appro
 	}
 	return p, nil
 }
+
+// --8<-- [end:resolve]
 
 // Resolve returns the policy of one call of agent (nil: agentless, the
 // configured defaults without a session id), re-reading its session log.

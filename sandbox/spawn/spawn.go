@@ -258,6 +258,7 @@ func (p *Process) settle(werr error) {
 	} else {
 		r.ExitCode = ws.ExitStatus()
 	}
+	// --8<-- [start:outcome-order]
 	r.Sandbox = Facts{Mode: p.mode}
 	if p.wrapped == nil {
 		return
@@ -270,6 +271,7 @@ func (p *Process) settle(werr error) {
 		return
 	}
 	r.Sandbox.Denied = sandbox.IsDenial(r.ExitCode, r.Signaled, r.Stderr.Text, p.wrapped.DenialSignatures)
+	// --8<-- [end:outcome-order]
 }
 
 // Pid is the process id (also the process group id).
