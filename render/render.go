@@ -99,6 +99,7 @@ func SandboxNotes(sb *Sandbox, escalationAdvertised bool) []string {
 	return nil
 }
 
+// --8<-- [start:markers]
 // Result renders a finished foreground call exactly as the model sees it.
 func Result(r Foreground, escalationAdvertised bool) string {
 	body := Body(StreamText(r.Stdout), StreamText(r.Stderr))
@@ -125,6 +126,8 @@ func Result(r Foreground, escalationAdvertised bool) string {
 	}
 	return body + strings.Join(markers, "\n")
 }
+
+// --8<-- [end:markers]
 
 // TimedOutMarker is "[timed out after <ms>ms]".
 func TimedOutMarker(ms int64) string {

@@ -111,10 +111,13 @@ func (p *Policy) Cap() int {
 	return p.cap
 }
 
+// --8<-- [start:notice]
 // Notice is the VERBATIM spill notice.
 func Notice(omitted int64, locator string) string {
 	return "(Omitted " + strconv.FormatInt(omitted, 10) + " bytes. Full formatted result stored at: " + locator + ". " + RetrievalHint + ")"
 }
+
+// --8<-- [end:notice]
 
 // Spillable reports whether a result of call with this content may spill at
 // all (the skip rules), and why not.
@@ -344,6 +347,7 @@ func (p *Policy) tokenLayout(blocks []string, w *windows, locator string) (strin
 	return text, EstimateTokens(text) <= p.cap
 }
 
+// --8<-- [start:post-execute]
 // Listener adapts the policy to a post-execute listener: it runs the inner
 // listeners first, then bounds an accept decision's content (the replacement
 // content when one was given, else the result's content). A block decision,
@@ -365,6 +369,8 @@ func (p *Policy) Listener() pipeline.PostExecute {
 		return d, nil
 	}
 }
+
+// --8<-- [end:post-execute]
 
 // Hook registers the listener outermost (prepended) on reg and returns its
 // removal.

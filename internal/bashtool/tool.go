@@ -268,6 +268,7 @@ func (t *Tool) Run(ctx context.Context, call *pipeline.Call) (pipeline.Output, e
 	if err != nil {
 		return pipeline.Output{}, err
 	}
+	// --8<-- [start:execute-opening]
 	standing, err := t.standingPolicy(call)
 	if err != nil {
 		return pipeline.Output{}, err
@@ -294,6 +295,7 @@ func (t *Tool) Run(ctx context.Context, call *pipeline.Call) (pipeline.Output, e
 	policy := standing
 	policy.Mode = mode
 	workdir := resolveWorkdir(standing.WorkspaceRoot, a.Workdir)
+	// --8<-- [end:execute-opening]
 
 	if a.Background {
 		if !t.background {
