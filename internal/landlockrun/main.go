@@ -89,11 +89,11 @@ func run(args []string, stdout, stderr io.Writer, exec func(argv []string) error
 		}
 	} else {
 		err = OnRestrictedThread(rs.FD, confined)
-		// --8<-- [end:confined-run]
 	}
 	if err != nil {
 		return fail(err.Error())
 	}
+	// --8<-- [end:confined-run]
 	if inv.Probe {
 		if Partial(abi) {
 			io.WriteString(stdout, ProbePartial+"\n")
