@@ -11,6 +11,23 @@ type Dialect struct {
 	DenialSignatures []string
 	// RunnerFailureRules are checked in order by [ClassifyRunnerFailure].
 	RunnerFailureRules []RunnerFailureRule
+	// Ungoverned lists file effects the backend cannot govern at all (see
+	// [LandlockUngoverned]); it is copied into every [ConfinedArgv].
+	Ungoverned []string
+}
+
+// LandlockUngoverned is what no Landlock ABI governs: Landlock's file rights
+// cover creating, writing, truncating, renaming, linking and removing, but not
+// a file's metadata. A command confined by Landlock can still change the mode,
+// owner, times and extended attributes of any file it can name (chmod,
+// chown as far as its credentials allow, utimes, setxattr); the escape corpus
+// (sandbox/escape) shows each of them going through, and this list is the
+// backend's admission of it. bwrap's read-only mounts refuse all four.
+var LandlockUngoverned = []string{
+	"chmod: file mode changes are not a Landlock right",
+	"chown: file owner changes are not a Landlock right",
+	"utimes: file time changes are not a Landlock right",
+	"setxattr: extended attribute changes are not a Landlock right",
 }
 
 // --8<-- [start:dialects]
@@ -20,18 +37,18 @@ type Dialect struct {
 func DialectOf(backend string) (Dialect, bool) {
 	switch backend {
 	case BackendBwrap:
-		return Dialect{[]string{"read-only file system"}, []RunnerFailureRule{{FatalSignatures: []string{"bwrap: "}}}}, true
+		return Dialect{[]string{"read-only file system"}, []RunnerFailureRule{{FatalSignatures: []string{"bwrap: "}}}, nil}, true
 	case BackendLandlock:
 		return Dialect{[]string{"permission denied"}, []RunnerFailureRule{{
 			AllowedExitCodes:   []int{125},
 			FatalSignatures:    []string{"landlock-run: "},
 			InformationalLines: []string{LandlockPartialNotice},
-		}}}, true
+		}}, append([]string(nil), LandlockUngoverned...)}, true
 	case BackendSeatbelt:
-		return Dialect{[]string{"operation not permitted"}, []RunnerFailureRule{{FatalSignatures: []string{"sandbox-exec: "}}}}, true
+		return Dialect{[]string{"operation not permitted"}, []RunnerFailureRule{{FatalSignatures: []string{"sandbox-exec: "}}}, nil}, true
 	case BackendWindowsACL:
 		return Dialect{[]string{"access is denied", "access to the path", "permission denied", "operation not permitted"},
-			[]RunnerFailureRule{{AllowedExitCodes: []int{127}, FatalSignatures: []string{"windows-acl-run: "}}}}, true
+			[]RunnerFailureRule{{AllowedExitCodes: []int{127}, FatalSignatures: []string{"windows-acl-run: "}}}, nil}, true
 	}
 	return Dialect{}, false
 }

@@ -12,12 +12,19 @@ const (
 )
 
 // BwrapArgs is the bwrap profile (without the program and without "--"):
-// read-only bind of /, fresh /dev and /proc, die with parent; workspace-write
-// adds a fresh tmpfs at /tmp and then re-binds the workspace writable (in that
-// order, so a workspace under /tmp is bound on top of the tmpfs). Any mode
-// other than workspace-write is treated as read-only.
+// read-only bind of /, fresh /dev and /proc, die with parent, no capabilities;
+// workspace-write adds a fresh tmpfs at /tmp and then re-binds the workspace
+// writable (in that order, so a workspace under /tmp is bound on top of the
+// tmpfs). Any mode other than workspace-write is treated as read-only.
+//
+// --cap-drop ALL is ours, not upstream's: bwrap run by root keeps every
+// capability inside the sandbox, and the escape corpus (sandbox/escape) showed
+// that a confined command then remounts / read-write (CAP_SYS_ADMIN) or opens
+// an outside file by handle (CAP_DAC_READ_SEARCH) and writes anywhere. Without
+// root the flag changes nothing (bwrap's user namespace grants no capability
+// over the host's mounts).
 func BwrapArgs(p Policy) []string {
-	args := []string{"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--die-with-parent"}
+	args := []string{"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--die-with-parent", "--cap-drop", "ALL"}
 	if p.Mode == WorkspaceWrite {
 		args = append(args, "--tmpfs", "/tmp", "--bind", p.WorkspaceRoot, p.WorkspaceRoot)
 	}

@@ -27,7 +27,7 @@ const DefaultProbeTimeout = 5 * time.Second
 // a failed start, a timeout or a non-zero exit means unusable).
 type Probes struct {
 	// Bwrap reports whether bwrap can confine (default: run
-	// bwrap --ro-bind / / --dev /dev --proc /proc --die-with-parent -- true).
+	// bwrap --ro-bind / / --dev /dev --proc /proc --die-with-parent --cap-drop ALL -- true).
 	Bwrap func(ctx context.Context) bool
 	// Landlock runs the launcher's probe (default: <launcher> --probe; exit 0
 	// is usable, "partially enforced" in stdout is partial).
@@ -288,7 +288,7 @@ func (p *Provider) Confine(ctx context.Context, argv []string, policy Policy) (C
 		return ConfinedArgv{}, &UnavailableError{Mode: policy.Mode}
 	}
 	d, _ := DialectOf(backend)
-	out := ConfinedArgv{Backend: backend, Enforcement: enf, DenialSignatures: d.DenialSignatures, RunnerFailureRules: d.RunnerFailureRules}
+	out := ConfinedArgv{Backend: backend, Enforcement: enf, DenialSignatures: d.DenialSignatures, RunnerFailureRules: d.RunnerFailureRules, Ungoverned: d.Ungoverned}
 	switch backend {
 	case BackendBwrap:
 		out.Argv = Wrap([]string{"bwrap"}, BwrapArgs(policy), argv)

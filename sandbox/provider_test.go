@@ -133,7 +133,8 @@ func TestProviderChains(t *testing.T) {
 				return Config{Platform: "linux", LauncherPath: "/l/landlock-run", Probes: l.probes(false, Partial)}
 			},
 			want: ConfinedArgv{Argv: []string{"/l/landlock-run", "--ro", "/", "--rw", "/dev/null", "--", "bash", "-c", "echo hi"}, Backend: "landlock", Enforcement: Partial,
-				DenialSignatures: []string{"permission denied"}, RunnerFailureRules: []RunnerFailureRule{{AllowedExitCodes: []int{125}, FatalSignatures: []string{"landlock-run: "}, InformationalLines: []string{LandlockPartialNotice}}}},
+				DenialSignatures: []string{"permission denied"}, RunnerFailureRules: []RunnerFailureRule{{AllowedExitCodes: []int{125}, FatalSignatures: []string{"landlock-run: "}, InformationalLines: []string{LandlockPartialNotice}}},
+				Ungoverned: []string{"chmod: file mode changes are not a Landlock right", "chown: file owner changes are not a Landlock right", "utimes: file time changes are not a Landlock right", "setxattr: extended attribute changes are not a Landlock right"}},
 			wantCalls: []string{"bwrap", "landlock /l/landlock-run"}},
 		{name: "linux with no usable backend is unavailable",
 			cfg: func(l *probeLog) Config {

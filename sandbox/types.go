@@ -85,6 +85,11 @@ type ConfinedArgv struct {
 	DenialSignatures []string `json:"denialSignatures"`
 	// RunnerFailureRules classify a runner that failed before running the command.
 	RunnerFailureRules []RunnerFailureRule `json:"runnerFailureRules"`
+	// Ungoverned lists the file effects this backend cannot govern on any
+	// kernel, even at full enforcement: its own admission, so a caller (and the
+	// escape corpus) knows what goes through. Empty for bwrap. Ours, not
+	// upstream's: see [Dialect].
+	Ungoverned []string `json:"ungoverned,omitempty"`
 }
 
 // ErrorCode is the code of [UnavailableError].

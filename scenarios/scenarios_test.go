@@ -13,7 +13,7 @@
 //
 //	[landlock:N]  the kernel's Landlock ABI is at least N
 //	[bwrap]       bubblewrap works here (its probe
-//	              bwrap --ro-bind / / --dev /dev --proc /proc --die-with-parent -- true
+//	              bwrap --ro-bind / / --dev /dev --proc /proc --die-with-parent --cap-drop ALL -- true
 //	              exits 0)
 //
 // # Commands beyond testscript's own
@@ -133,7 +133,7 @@ func condition(cond string) (bool, error) {
 }
 
 // bwrapArgs is bwrap's availability probe (sandbox-escalation.md, probes).
-var bwrapArgs = []string{"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--die-with-parent", "--", "true"}
+var bwrapArgs = []string{"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--die-with-parent", "--cap-drop", "ALL", "--", "true"}
 
 var bwrapUsable = sync.OnceValue(func() bool {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -54,7 +54,7 @@ func provider(t testing.TB, backend string) *sandbox.Provider {
 		if _, err := exec.LookPath("bwrap"); err != nil {
 			t.Skip("bwrap not installed")
 		}
-		if exec.Command("bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--die-with-parent", "--", "true").Run() != nil {
+		if exec.Command("bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--die-with-parent", "--cap-drop", "ALL", "--", "true").Run() != nil {
 			t.Skip("bwrap cannot confine here")
 		}
 	case sandbox.BackendLandlock:
