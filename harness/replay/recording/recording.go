@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/dshsim/dshsim/harness/session"
 )
 
 // File names of a recording directory.
@@ -75,21 +77,10 @@ type Input struct {
 	PermissionAnswers []Answer `json:"permissionAnswers,omitempty"`
 }
 
-// Header is the first line of session.jsonl.
-type Header struct {
-	// Type is always "session".
-	Type string `json:"type"`
-	// Version is the log format version.
-	Version int `json:"version"`
-	// ID is the session id (a UUID or "{{sessionId}}").
-	ID string `json:"id"`
-	// CreatedAt is the creation time in ms.
-	CreatedAt int64 `json:"createdAt"`
-	// Cwd is the session cwd ("{{cwd}}" in fixtures).
-	Cwd string `json:"cwd"`
-	// DelegationDepth is 0 for a root session.
-	DelegationDepth int `json:"delegationDepth"`
-}
+// Header is the first line of session.jsonl: the same header our own logs
+// write (harness/session); in fixtures the id may read "{{sessionId}}" and the
+// cwd "{{cwd}}".
+type Header = session.Header
 
 // Event is one logical event of session.jsonl (packed rows already expanded).
 type Event struct {
