@@ -1,0 +1,19 @@
+// Package session is the append-only session log (JSON Lines).
+//
+// Line 1 is the header {"type":"session","version":0,"id","createdAt","cwd",
+// "delegationDepth"}; every later line is one event {type, seq, time, data} with
+// optional sourceEventSeqs and surfaceOp. The log is the single source of truth
+// for session state (sandbox mode, approval policy, presets): readers fold it on
+// every request and keep no process state.
+//
+// # Durability
+//
+// Each event is written with exactly one write(2) on a descriptor opened with
+// O_APPEND, under an exclusive flock(2) of the file, so concurrent appenders —
+// goroutines, several opened descriptors, several processes — never interleave
+// bytes and never reuse a seq: before writing, an appender scans what others
+// appended since its own last write. A crash in the middle of a write leaves a
+// torn last line; [Read] reports it with its line number and leaves it out, and
+// the next append starts with a newline that terminates it, so the torn bytes
+// are never merged into the next event.
+package session
