@@ -37,6 +37,7 @@ type LineError struct {
 	Err  error
 }
 
+// Error returns "file:line: problem".
 func (e *LineError) Error() string { return fmt.Sprintf("%s:%d: %v", e.File, e.Line, e.Err) }
 
 // Contents is a decoded log file.

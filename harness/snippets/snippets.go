@@ -45,6 +45,7 @@ type Error struct {
 	Msg string
 }
 
+// Error returns "page:line: --8<-- \"spec\": problem".
 func (e *Error) Error() string {
 	if e.Spec != "" {
 		return fmt.Sprintf("%s:%d: %s %q: %s", e.Page, e.Line, Marker, e.Spec, e.Msg)
@@ -55,6 +56,7 @@ func (e *Error) Error() string {
 // Errors is every problem found on a page, in page order.
 type Errors []*Error
 
+// Error returns every problem, one per line.
 func (es Errors) Error() string {
 	lines := make([]string, len(es))
 	for i, e := range es {
