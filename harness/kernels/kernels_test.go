@@ -160,7 +160,8 @@ func col(abi string, capN int, notice bool) kernels.Column {
 func TestAdmitGap(t *testing.T) {
 	trunc := kernels.Probe{Name: "truncate-outside", Right: "truncate", Since: 3}
 	ioctl := kernels.Probe{Name: "device-ioctl", Right: "ioctl", Since: 5}
-	chmod := kernels.Probe{Name: "chmod-outside", Right: "metadata", Since: 0}
+	chmod := kernels.Probe{Name: "chmod-outside", Right: "metadata", Since: 0, Effect: "chmod"}
+	mknod := kernels.Probe{Name: "mknod-outside", Right: "metadata", Since: 0, Effect: "mknod"}
 	write := kernels.Probe{Name: "write-outside", Since: 1}
 	cases := []struct {
 		name string
@@ -172,7 +173,8 @@ func TestAdmitGap(t *testing.T) {
 		{"truncate below ABI 3 without the notice is not", trunc, col("7", 2, false), false},
 		{"truncate at ABI 3 is not admitted", trunc, col("7", 3, true), false},
 		{"ioctl at ABI 4 with the notice is admitted", ioctl, col("4", 0, true), true},
-		{"chmod is never admitted", chmod, col("7", 1, true), false},
+		{"chmod is admitted by the backend's Ungoverned list", chmod, col("7", 0, false), true},
+		{"an effect the list does not name is not admitted", mknod, col("7", 0, false), false},
 		{"a basic write is never admitted", write, col("7", 1, true), false},
 	}
 	for _, tc := range cases {

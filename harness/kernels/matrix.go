@@ -66,9 +66,19 @@ func (c Column) result(name string) (ProbeResult, bool) {
 }
 
 // AdmitGap says whether a GAP of probe p in column c is admitted by what the
-// runner reported: the partial notice, and p's right is newer than the
-// governed ABI (truncate before 3, device ioctl before 5). Pure.
+// Landlock backend reports: the runner's partial notice when p's right is
+// newer than the governed ABI (truncate before 3, device ioctl before 5), or
+// the backend's Ungoverned list (sandbox.LandlockUngoverned) naming p's
+// effect. Pure.
 func AdmitGap(p Probe, c Column) (bool, string) {
+	if p.Effect != "" {
+		d, _ := sandbox.DialectOf(sandbox.BackendLandlock)
+		for _, u := range d.Ungoverned {
+			if strings.HasPrefix(u, p.Effect+":") {
+				return true, fmt.Sprintf("admitted: the Landlock backend lists it as ungoverned (%q)", u)
+			}
+		}
+	}
 	if c.Notice() && p.Since > c.Governed() {
 		return true, fmt.Sprintf("admitted: partial notice, and %s is ABI %d > governed ABI %d", p.Right, p.Since, c.Governed())
 	}
@@ -148,7 +158,8 @@ func Render(cols []Column, hostKernel string) []byte {
 	b.WriteString("kernel matrix (go run ./cmd/kernel-matrix; DSHSIM_UPDATE=1 updates; see README \"Reading the kernel matrix\")\n")
 	b.WriteString("policy: workspace-write; each probe runs as landlock-run [--abi-cap N] --ro / --rw /dev/null --rw /tmp --rw <ws> -- escape-probe OP ARGS\n")
 	b.WriteString("cells: ok = permitted effect happened; denied = forbidden effect blocked; refused = permitted effect refused (fails safe);\n")
-	b.WriteString("       gap = forbidden effect happened and the runner's partial notice admits it; GAP! = forbidden effect happened, NOT admitted;\n")
+	b.WriteString("       gap = forbidden effect happened, admitted by the runner's partial notice (a right newer than the governed ABI)\n")
+	b.WriteString("             or by the Landlock backend's Ungoverned list (chmod, chown, utimes, setxattr); GAP! = forbidden effect happened, NOT admitted;\n")
 	b.WriteString("       125 = runner failed, nothing ran; reached/blocked = device ioctl got to the driver or not (devices are not promised)\n")
 	b.WriteString("runner --probe: '-' for capped columns (--probe takes no other flags; a capped runner reports through the partial notice)\n\n")
 	b.WriteString("columns:\n")

@@ -44,6 +44,9 @@ type Probe struct {
 	Right string
 	// Since is the ABI that added Right (1 for the basic rights).
 	Since int
+	// Effect is the key of the backend's Ungoverned list for a right no ABI
+	// has ("chmod").
+	Effect string
 }
 
 // Probes are the layer-1 and layer-2 probes, in row order.
@@ -60,7 +63,7 @@ var Probes = []Probe{
 	{Name: "mkfifo-outside", Args: []string{"mkfifo", "{out}/fifo"}, Where: Outside, Since: 1},
 	{Name: "unlink-outside", Args: []string{"unlink", "{out}/target"}, Where: Outside, Since: 1},
 	{Name: "reexec-write-outside", Args: []string{"reexec", "2", "{out}/target"}, Where: Outside, Since: 1},
-	{Name: "chmod-outside", Args: []string{"chmod", "{out}/target"}, Where: Outside, Right: "metadata", Since: 0},
+	{Name: "chmod-outside", Args: []string{"chmod", "{out}/target"}, Where: Outside, Right: "metadata", Since: 0, Effect: "chmod"},
 	{Name: "device-ioctl", Args: []string{"ioctl", "/dev/zero"}, Where: Device, Right: "ioctl", Since: 5},
 }
 

@@ -2,6 +2,7 @@ package escape
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/dshsim/dshsim/sandbox"
 )
@@ -25,14 +26,25 @@ type Report struct {
 	ABI int
 	// TempArea is TempFresh or TempHost.
 	TempArea string
+	// Ungoverned is the backend's own list of file effects it cannot govern
+	// (sandbox.ConfinedArgv.Ungoverned), each "<effect>: <why>".
+	Ungoverned []string
 }
 
-// Admit says whether a got-through of an attempt of class c under mode m is
-// admitted by the backend's report, and why. notice says whether the runner's
+// Admit says whether a got-through of an attempt of class c (with its
+// metadata effect, if any) under mode m is admitted by the backend's report,
+// and why. A metadata change is admitted only when the backend's own
+// Ungoverned list names that effect. notice says whether the runner's
 // partial-enforcement notice was on stderr for that run. Pure.
-func Admit(c Class, m sandbox.Mode, r Report, notice bool) (bool, string) {
+func Admit(c Class, effect string, m sandbox.Mode, r Report, notice bool) (bool, string) {
 	partial := r.Enforcement == sandbox.Partial
 	switch c {
+	case ClassMetadata:
+		for _, u := range r.Ungoverned {
+			if effect != "" && strings.HasPrefix(u, effect+":") {
+				return true, fmt.Sprintf("the backend lists it as ungoverned: %q", u)
+			}
+		}
 	case ClassTemp:
 		if m == sandbox.WorkspaceWrite && r.TempArea == TempHost {
 			return true, "the host /tmp is this backend's temp area under workspace-write (spec §8.5)"

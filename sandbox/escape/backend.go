@@ -31,7 +31,8 @@ func providerBackend(ctx context.Context, name string, cfg sandbox.Config, probe
 		return Backend{}, err
 	}
 	// Selection is lazy: one Confine selects (and probes) the backend.
-	if _, err := p.Confine(ctx, []string{"true"}, sandbox.Policy{Mode: sandbox.ReadOnly, WorkspaceRoot: probeWS}); err != nil {
+	first, err := p.Confine(ctx, []string{"true"}, sandbox.Policy{Mode: sandbox.ReadOnly, WorkspaceRoot: probeWS})
+	if err != nil {
 		return Backend{}, fmt.Errorf("%s: %w", name, err)
 	}
 	sel, enf := p.Selected()
@@ -43,7 +44,7 @@ func providerBackend(ctx context.Context, name string, cfg sandbox.Config, probe
 		Confine: func(ctx context.Context, mode sandbox.Mode, ws string, argv []string) (sandbox.ConfinedArgv, error) {
 			return p.Confine(ctx, argv, sandbox.Policy{Mode: mode, WorkspaceRoot: ws})
 		},
-		Report: Report{Enforcement: enf},
+		Report: Report{Enforcement: enf, Ungoverned: first.Ungoverned},
 	}, nil
 }
 
@@ -92,17 +93,16 @@ func LandlockCapped(ctx context.Context, runner string, kernelABI, n int) (Backe
 		enf = sandbox.Partial
 	}
 	name := fmt.Sprintf("landlock@abi%d", n)
+	d, _ := sandbox.DialectOf(sandbox.BackendLandlock)
 	return Backend{
 		Name: name,
 		Confine: func(_ context.Context, mode sandbox.Mode, ws string, argv []string) (sandbox.ConfinedArgv, error) {
 			full := append([]string{runner, "--abi-cap", strconv.Itoa(n)}, sandbox.LandlockArgs(sandbox.Policy{Mode: mode, WorkspaceRoot: ws})...)
 			full = append(append(full, "--"), argv...)
 			return sandbox.ConfinedArgv{Argv: full, Backend: sandbox.BackendLandlock, Enforcement: enf,
-				DenialSignatures: []string{"permission denied"},
-				RunnerFailureRules: []sandbox.RunnerFailureRule{{AllowedExitCodes: []int{125},
-					FatalSignatures: []string{"landlock-run: "}, InformationalLines: []string{LandlockNotice}}}}, nil
+				DenialSignatures: d.DenialSignatures, RunnerFailureRules: d.RunnerFailureRules, Ungoverned: d.Ungoverned}, nil
 		},
-		Report: Report{Enforcement: enf, Probe: "(capped run; --probe takes no flags)", ABI: min(kernelABI, n, 5), TempArea: TempHost},
+		Report: Report{Enforcement: enf, Probe: "(capped run; --probe takes no flags)", ABI: min(kernelABI, n, 5), TempArea: TempHost, Ungoverned: d.Ungoverned},
 	}, nil
 }
 

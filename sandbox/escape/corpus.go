@@ -70,6 +70,10 @@ type Attempt struct {
 	Class Class
 	// Needs lists fixtures (header "# needs:").
 	Needs []string
+	// Effect names the operation for class metadata (header "# effect:",
+	// chmod, chown, utimes or setxattr): the key a backend's Ungoverned list
+	// admits it by.
+	Effect string
 	// Settle is how long to wait after the command exits before checking
 	// (header "# settle:", a Go duration), for attempts that leave a child.
 	Settle time.Duration
@@ -146,6 +150,13 @@ func ParseAttempt(file string, src []byte) (Attempt, error) {
 				}
 				a.Needs = append(a.Needs, n)
 			}
+		case "effect":
+			switch val {
+			case "chmod", "chown", "utimes", "setxattr":
+				a.Effect = val
+			default:
+				return Attempt{}, fmt.Errorf("%s:%d: effect: want chmod, chown, utimes or setxattr, got %q", file, i+1, val)
+			}
 		case "settle":
 			d, err := time.ParseDuration(val)
 			if err != nil || d < 0 || d > 10*time.Second {
@@ -155,6 +166,9 @@ func ParseAttempt(file string, src []byte) (Attempt, error) {
 		default:
 			return Attempt{}, fmt.Errorf("%s:%d: unknown header field %q", file, i+1, key)
 		}
+	}
+	if a.Class == ClassMetadata && a.Effect == "" {
+		return Attempt{}, fmt.Errorf("%s:1: effect: missing (class metadata names its operation)", file)
 	}
 	if a.Attack == "" {
 		return Attempt{}, fmt.Errorf("%s:1: attack: missing (every attempt starts with \"# attack: <what it tries>\")", file)

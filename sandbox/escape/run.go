@@ -275,7 +275,7 @@ func RunOne(ctx context.Context, cfg Config, a Attempt, b Backend, id Identity, 
 		return res, nil
 	}
 	res.Outcome = GotThrough
-	res.Admitted, res.Why = Admit(a.Class, m, b.Report, res.Notice)
+	res.Admitted, res.Why = Admit(a.Class, a.Effect, m, b.Report, res.Notice)
 	return res, nil
 }
 

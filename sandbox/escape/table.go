@@ -92,6 +92,9 @@ func Table(title string, attempts []Attempt, backends []Backend, ids []Identity,
 			fmt.Fprintf(&b, "  notice %q on stderr", LandlockNotice)
 		}
 		fmt.Fprintf(&b, "  temp area %s\n", be.Report.TempArea)
+		for _, u := range be.Report.Ungoverned {
+			fmt.Fprintf(&b, "  %-14s ungoverned: %s\n", "", u)
+		}
 	}
 	nameW := len("attempt")
 	for _, a := range attempts {

@@ -19,6 +19,8 @@ func TestParseAttemptRejectsBadHeadersNamingFileLineAndField(t *testing.T) {
 		{"unknown class", "x.sh", "# attack: a\n# class: nope\n", "x.sh:2: class: unknown class \"nope\""},
 		{"unknown fixture", "x.sh", "# attack: a\n# needs: root gpu\n", "x.sh:2: needs: unknown fixture \"gpu\""},
 		{"bad settle", "x.sh", "# attack: a\n# settle: forever\n", "x.sh:2: settle:"},
+		{"metadata without effect", "x.sh", "# attack: a\n# class: metadata\n", "x.sh:1: effect: missing"},
+		{"unknown effect", "x.sh", "# attack: a\n# class: metadata\n# effect: chattr\n", "x.sh:3: effect: want chmod"},
 		{"unknown field", "x.sh", "# attack: a\n# colour: red\n", "x.sh:2: unknown header field \"colour\""},
 		{"header without key", "x.sh", "# attack: a\n# just words\n", "x.sh:2: header line has no"},
 		{"wrong file name", "x.txt", "# attack: a\n", "attempt files are named <name>.sh"},
@@ -44,31 +46,34 @@ func TestParseAttemptReadsEveryField(t *testing.T) {
 }
 
 func TestAdmit(t *testing.T) {
-	full := escape.Report{Enforcement: sandbox.Full, ABI: 5, TempArea: escape.TempHost}
+	full := escape.Report{Enforcement: sandbox.Full, ABI: 5, TempArea: escape.TempHost, Ungoverned: sandbox.LandlockUngoverned}
 	partial2 := escape.Report{Enforcement: sandbox.Partial, ABI: 2, TempArea: escape.TempHost}
 	bwrap := escape.Report{Enforcement: sandbox.Full, TempArea: escape.TempFresh}
 	cases := []struct {
 		name   string
 		class  escape.Class
+		effect string
 		mode   sandbox.Mode
 		r      escape.Report
 		notice bool
 		want   bool
 	}{
-		{"a path write is never admitted under full", escape.ClassPath, sandbox.WorkspaceWrite, full, false, false},
-		{"a path write is not admitted under partial either", escape.ClassPath, sandbox.WorkspaceWrite, partial2, true, false},
-		{"truncate below ABI 3 with the notice is admitted", escape.ClassTruncate, sandbox.ReadOnly, partial2, true, true},
-		{"truncate below ABI 3 without the notice is not", escape.ClassTruncate, sandbox.ReadOnly, partial2, false, false},
-		{"truncate under full is not admitted", escape.ClassTruncate, sandbox.ReadOnly, full, false, false},
-		{"metadata is not admitted even under partial", escape.ClassMetadata, sandbox.ReadOnly, partial2, true, false},
-		{"host /tmp is Landlock's temp area under workspace-write", escape.ClassTemp, sandbox.WorkspaceWrite, full, false, true},
-		{"host /tmp is not writable under read-only", escape.ClassTemp, sandbox.ReadOnly, full, false, false},
-		{"bwrap's temp area is a fresh tmpfs, so a host /tmp write is not admitted", escape.ClassTemp, sandbox.WorkspaceWrite, bwrap, false, false},
-		{"devices are not promised", escape.ClassDevice, sandbox.WorkspaceWrite, full, false, true},
+		{"a path write is never admitted under full", escape.ClassPath, "", sandbox.WorkspaceWrite, full, false, false},
+		{"a path write is not admitted under partial either", escape.ClassPath, "", sandbox.WorkspaceWrite, partial2, true, false},
+		{"truncate below ABI 3 with the notice is admitted", escape.ClassTruncate, "", sandbox.ReadOnly, partial2, true, true},
+		{"truncate below ABI 3 without the notice is not", escape.ClassTruncate, "", sandbox.ReadOnly, partial2, false, false},
+		{"truncate under full is not admitted", escape.ClassTruncate, "", sandbox.ReadOnly, full, false, false},
+		{"metadata is not admitted even under partial", escape.ClassMetadata, "chmod", sandbox.ReadOnly, partial2, true, false},
+		{"metadata the backend lists as ungoverned is admitted", escape.ClassMetadata, "chmod", sandbox.ReadOnly, full, false, true},
+		{"metadata the backend does not list is not admitted", escape.ClassMetadata, "chmod", sandbox.ReadOnly, escape.Report{Enforcement: sandbox.Full, Ungoverned: []string{"utimes: x"}}, false, false},
+		{"host /tmp is Landlock's temp area under workspace-write", escape.ClassTemp, "", sandbox.WorkspaceWrite, full, false, true},
+		{"host /tmp is not writable under read-only", escape.ClassTemp, "", sandbox.ReadOnly, full, false, false},
+		{"bwrap's temp area is a fresh tmpfs, so a host /tmp write is not admitted", escape.ClassTemp, "", sandbox.WorkspaceWrite, bwrap, false, false},
+		{"devices are not promised", escape.ClassDevice, "", sandbox.WorkspaceWrite, full, false, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if got, why := escape.Admit(tc.class, tc.mode, tc.r, tc.notice); got != tc.want {
+			if got, why := escape.Admit(tc.class, tc.effect, tc.mode, tc.r, tc.notice); got != tc.want {
 				t.Fatalf("got %v (%s), want %v", got, why, tc.want)
 			}
 		})
