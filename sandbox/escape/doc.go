@@ -35,7 +35,10 @@
 // A got-through is admitted only by what the backend reported ([Admit], a
 // pure function): a partial Landlock report (the probe's words or the
 // runner's stderr notice) admits truncate before ABI 3 and device ioctl
-// before ABI 5; the host /tmp is Landlock's temp area under workspace-write
+// before ABI 5; a metadata change (class metadata, header "# effect:") is
+// admitted only when the backend's own Ungoverned list
+// (sandbox.ConfinedArgv.Ungoverned) names that effect; the host /tmp is
+// Landlock's temp area under workspace-write
 // (spec §8.5); devices are not promised by any mode (spec §1.1); a
 // descriptor the caller opened and passed, and an inode linked outside before
 // the call, are outside path confinement. Anything else is NOT ADMITTED and
@@ -47,8 +50,10 @@
 // backend (Landlock selected by probing the runner, as on a host without
 // bwrap); [LandlockCapped] runs the runner with --abi-cap N. Running as root,
 // every attempt runs as root and as uid 65534 (the run directory is chowned
-// to it), because the two differ: bwrap keeps root's capabilities, so a root
-// command can remount / read-write.
+// to it), because the two differ: bwrap run by root keeps every capability
+// unless told otherwise, and before the profile gained --cap-drop ALL the
+// corpus saw root commands remount / read-write (remount-rw) and open an
+// outside file by handle through the workspace mount (open-by-handle).
 //
 // # Golden files
 //
