@@ -235,7 +235,7 @@ func TestKernelMatrixMatchesGolden(t *testing.T) {
 	}
 }
 
-func TestKernelMatrixHasNoUnadmittedGap(t *testing.T) {
+func TestKernelMatrixHasNoProblem(t *testing.T) {
 	_, log := runOnce(t)
 	for _, l := range strings.Split(log, "\n") {
 		if strings.Contains(l, "PROBLEM:") {
