@@ -102,16 +102,7 @@ func rulesetError(err error) error {
 // [*Fatal] "landlock ruleset error: <strerror>". fn may be nil.
 func OnRestrictedThread(rulesetFD int, fn func() error) error {
 	done := make(chan error, 1)
-	var run func()
-	run = func() {
-		runtime.LockOSThread()
-		if llsys.Gettid() == os.Getpid() {
-			// The main thread cannot exit (the runtime would park it forever):
-			// leave it unrestricted and try again on another thread.
-			runtime.UnlockOSThread()
-			go run()
-			return
-		}
+	GoOffMainThread(func() {
 		// Deliberately no UnlockOSThread: this thread must never run other goroutines.
 		if err := llsys.SetNoNewPrivs(); err != nil {
 			done <- rulesetError(err)
@@ -126,9 +117,39 @@ func OnRestrictedThread(rulesetFD int, fn func() error) error {
 			return
 		}
 		done <- fn()
-	}
-	go run()
+	})
 	return <-done
+}
+
+// GoOffMainThread runs fn in a new goroutine locked to an OS thread that is
+// not the process's main thread, and never unlocks it: when fn returns, the
+// runtime ends the thread. The main thread cannot exit (the runtime would
+// park it for good), so it must never be the one restricted. When the new
+// goroutine lands on the main thread, it keeps the main thread locked while
+// a second goroutine takes the job: that one cannot be scheduled on the
+// locked main thread, so the runtime gives it another thread, and the main
+// thread is unlocked only after the job's thread is locked. (Retrying with a
+// fresh goroutine instead can land on the main thread forever when only one
+// CPU runs the process: with GOMAXPROCS=1 --probe used to hang.)
+func GoOffMainThread(fn func()) {
+	go func() {
+		runtime.LockOSThread()
+		if llsys.Gettid() != os.Getpid() {
+			fn()
+			return // still locked: the thread ends here
+		}
+		locked := make(chan struct{})
+		go func() {
+			runtime.LockOSThread()
+			if llsys.Gettid() == os.Getpid() {
+				panic("landlockrun: BUG: a goroutine ran on the main thread while another goroutine held it locked")
+			}
+			close(locked)
+			fn()
+		}()
+		<-locked
+		runtime.UnlockOSThread()
+	}()
 }
 
 // RestrictThisThread locks the calling goroutine to its OS thread for good

@@ -2,13 +2,10 @@ package inproc
 
 import (
 	"fmt"
-	"os"
 	"os/exec"
-	"runtime"
 	"sync"
 
 	"github.com/dshsim/dshsim/internal/landlockrun"
-	"github.com/dshsim/dshsim/internal/landlockrun/llsys"
 	"github.com/dshsim/dshsim/sandbox"
 )
 
@@ -57,7 +54,7 @@ func NewWithOptions(o Options) (*Launcher, error) {
 	if !o.ReuseThreads {
 		l.spare = make(chan chan func(), spareThreads)
 		for i := 0; i < spareThreads; i++ {
-			go l.spareThread()
+			landlockrun.GoOffMainThread(l.spareThread)
 		}
 	}
 	return l, nil
@@ -67,15 +64,10 @@ func NewWithOptions(o Options) (*Launcher, error) {
 // creating the thread that replaces a dying one is off the start's path.
 const spareThreads = 2
 
-// spareThread locks a fresh OS thread (never the main thread), offers it for
-// one job and returns still locked afterwards, which ends the thread.
+// spareThread runs on a fresh locked OS thread (never the main thread: see
+// landlockrun.GoOffMainThread), offers it for one job and returns still
+// locked afterwards, which ends the thread.
 func (l *Launcher) spareThread() {
-	runtime.LockOSThread()
-	if llsys.Gettid() == os.Getpid() {
-		runtime.UnlockOSThread()
-		go l.spareThread()
-		return
-	}
 	job := make(chan func(), 1)
 	l.spare <- job
 	if fn, ok := <-job; ok {
@@ -170,7 +162,7 @@ func (l *Launcher) Start(cmd *exec.Cmd, p sandbox.Policy) error {
 		return <-done
 	}
 	job := <-l.spare
-	go l.spareThread() // replace it, off this start's path
+	landlockrun.GoOffMainThread(l.spareThread) // replace it, off this start's path
 	done := make(chan error, 1)
 	job <- func() {
 		if err := landlockrun.RestrictThisThread(rs.FD); err != nil {
