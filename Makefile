@@ -9,13 +9,14 @@ BENCH_PKGS = $(sort $(dir $(shell grep -rl --include='*_test.go' '^func Benchmar
 # Go files gofmt must accept (fixtures under testdata included only if they are Go sources of the tree).
 GOFILES    = $(shell find . -name '*.go' -not -path './.git/*' -not -path '*/testdata/*')
 
-.PHONY: help sim test check bench fuzz docs kernels build $(DSHSIM)
+.PHONY: help sim test check bench bench-spawn fuzz docs kernels build $(DSHSIM)
 
 help:
 	@echo 'make sim      regenerate snapshots/ with dsh-sim, then dsh-sim -check'
 	@echo 'make test     go test -count=1 ./...   (DSHSIM_UPDATE=1 make test updates every golden)'
 	@echo 'make check    gofmt -l (must be empty), go vet ./..., dsh-sim -check (effect files and docs page)'
 	@echo 'make bench    benchmarks of the packages that have them (BENCHTIME=$(BENCHTIME))'
+	@echo 'make bench-spawn  the spawn-ratio benchmark (bare, in-process, runner, bwrap), 300 rounds'
 	@echo 'make fuzz     every fuzz target for FUZZTIME=$(FUZZTIME) each'
 	@echo 'make docs     write docs/tools.md with every include expanded to build/tools.md'
 	@echo 'make kernels  the Landlock kernel matrix: capped ABIs here, real kernels under qemu (KERNELS_FLAGS=-layer1: no qemu)'
@@ -41,6 +42,9 @@ check: $(DSHSIM)
 bench:
 	@if [ -z "$(BENCH_PKGS)" ]; then echo 'no benchmarks in the tree'; exit 1; fi
 	$(GO) test -count=1 -run '^$$' -bench . -benchmem -benchtime=$(BENCHTIME) $(addprefix ./,$(patsubst ./%,%,$(BENCH_PKGS)))
+
+bench-spawn:
+	$(GO) test -count=1 ./sandbox/inproc -run '^$$' -bench SpawnRatios -benchtime 300x -v
 
 fuzz:
 	@set -e; files=$$(grep -rl --include='*_test.go' '^func Fuzz' . | grep -v '/testdata/' | sort); \
