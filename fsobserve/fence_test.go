@@ -10,7 +10,9 @@ import (
 
 func TestFence(t *testing.T) {
 	ws := realTemp(t)
-	outside, err := os.MkdirTemp(".", "fence-outside-")
+	// Under /var/tmp, not beside the package: the checkout may live under
+	// /tmp (a CI clone), which workspace-write allows.
+	outside, err := os.MkdirTemp("/var/tmp", "dshsim-fence-outside-")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,9 +16,11 @@ import (
 
 // outsideDir is a directory outside the workspace and outside every temp
 // area (the workspace itself lives under /tmp, which workspace-write allows).
+// It is under /var/tmp, not beside the package: the checkout itself may live
+// under /tmp (a CI clone), where it would be inside the fence.
 func outsideDir(t *testing.T) string {
 	t.Helper()
-	d, err := os.MkdirTemp(".", "outside-")
+	d, err := os.MkdirTemp("/var/tmp", "dshsim-outside-")
 	if err != nil {
 		t.Fatal(err)
 	}
