@@ -1,0 +1,5 @@
+// Command kernel-matrix runs the Landlock probes with the runner capped at ABI
+// 1..7 on this machine and on real kernels booted under qemu, and checks
+// snapshots/kernel-matrix.txt. See package
+// github.com/dshsim/dshsim/harness/kernels.
+package main
