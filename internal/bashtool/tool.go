@@ -453,8 +453,9 @@ func (t *Tool) foreground(ctx context.Context, call *pipeline.Call, policy sandb
 		if ctx.Err() != nil {
 			return pipeline.Output{}, ErrAborted
 		}
-		if cctx.Err() == context.DeadlineExceeded {
-			// the timeout expired before anything was spawned
+		if cctx.Err() == context.DeadlineExceeded && errors.Is(err, context.DeadlineExceeded) {
+			// the timeout expired before anything was spawned (any other
+			// error, a sandbox refusal above all, is the call's error)
 			f := render.Foreground{TimedOut: true, TimeoutMs: ms}
 			return output(render.Result(f, t.EscalationAdvertised()), foregroundValue(f, false)), nil
 		}
