@@ -110,6 +110,9 @@ type Log struct {
 	// write); bytes beyond it were appended by someone else and are scanned
 	// for their seqs and a torn tail before the next append.
 	size int64
+	// torn is set when this Log's own last write(2) was cut short inside a
+	// line: the next append must terminate it first.
+	torn bool
 }
 
 // Option configures a Log.
@@ -218,6 +221,9 @@ func (l *Log) AppendWith(typ string, data any, o AppendOptions) (Event, error) {
 		buf = append(append(append(buf, prefix...), line...), '\n')
 		n, err := writeOnce(l.f, buf)
 		l.size += int64(n)
+		if n > 0 {
+			l.torn = buf[n-1] != '\n'
+		}
 		if err != nil {
 			return fmt.Errorf("session: append %s to %s: %w", typ, l.path, err)
 		}
@@ -247,6 +253,9 @@ func (l *Log) catchUp() ([]byte, error) {
 		return nil, fmt.Errorf("session: %s shrank from %d to %d bytes; an append-only log was truncated", l.path, l.size, size)
 	}
 	if size == l.size {
+		if l.torn {
+			return []byte("\n"), nil
+		}
 		return nil, nil
 	}
 	r, err := os.Open(l.path)
@@ -267,7 +276,8 @@ func (l *Log) catchUp() ([]byte, error) {
 			l.next = *s.Seq + 1
 		}
 	}
-	if tail[len(tail)-1] != '\n' {
+	l.torn = tail[len(tail)-1] != '\n'
+	if l.torn {
 		return []byte("\n"), nil
 	}
 	return nil, nil
