@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+
+	"golang.org/x/sys/unix"
 )
 
 // RetrievalHint is the VERBATIM hint returned with every saved spill.
@@ -181,8 +183,19 @@ func (s *Store) Create(sessionID, name string) (*File, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("spill-local: %w", err)
 	}
-	if err := os.Chmod(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("spill-local: %w", err)
+	// The session directory is opened without following a symlink, and the
+	// chmod and the exclusive create work on that descriptor, so a symlink
+	// planted at its name cannot redirect either.
+	dirfd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		if err == unix.ELOOP || err == unix.ENOTDIR {
+			return nil, fmt.Errorf("spill-local: session directory %s is not a directory (a symlink?)", dir)
+		}
+		return nil, fmt.Errorf("spill-local: open %s: %w", dir, err)
+	}
+	defer unix.Close(dirfd)
+	if err := unix.Fchmod(dirfd, 0o700); err != nil {
+		return nil, fmt.Errorf("spill-local: chmod %s: %w", dir, err)
 	}
 	var rb [6]byte
 	src := s.Rand
@@ -192,12 +205,13 @@ func (s *Store) Create(sessionID, name string) (*File, error) {
 	if _, err := io.ReadFull(src, rb[:]); err != nil {
 		return nil, fmt.Errorf("spill-local: random name: %w", err)
 	}
-	p := filepath.Join(dir, hex.EncodeToString(rb[:])+"-"+EncodeSegment(name))
-	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600) // read back by Tail
+	base := hex.EncodeToString(rb[:]) + "-" + EncodeSegment(name)
+	p := filepath.Join(dir, base)
+	fd, err := unix.Openat(dirfd, base, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600) // read back by Tail
 	if err != nil {
-		return nil, fmt.Errorf("spill-local: %w", err)
+		return nil, fmt.Errorf("spill-local: %w", &os.PathError{Op: "open", Path: p, Err: err})
 	}
-	return &File{f: f, locator: p}, nil
+	return &File{f: os.NewFile(uintptr(fd), p), locator: p}, nil
 }
 
 // Save writes text to a new spill file.
