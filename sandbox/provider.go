@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/dshsim/dshsim/internal/landlockrun"
 )
 
 // ErrBadInput marks a Confine call refused for its input (relative or missing
@@ -29,8 +31,8 @@ type Probes struct {
 	// Bwrap reports whether bwrap can confine (default: run
 	// bwrap --ro-bind / / --dev /dev --proc /proc --die-with-parent --cap-drop ALL -- true).
 	Bwrap func(ctx context.Context) bool
-	// Landlock runs the launcher's probe (default: <launcher> --probe; exit 0
-	// is usable, "partially enforced" in stdout is partial).
+	// Landlock runs the launcher's probe (default: [ProbeLandlock]: exit 0
+	// and stdout exactly the runner's probe line).
 	Landlock func(ctx context.Context, launcher string) (Enforcement, bool)
 	// Seatbelt reports whether sandbox-exec works (default: sandbox-exec -p
 	// <read-only profile> -- true).
@@ -232,18 +234,24 @@ func (p *Provider) probe(b string) (Enforcement, bool) {
 	return "", false
 }
 
-// ProbeLandlock runs "<launcher> --probe": exit 0 is usable, partial when
-// stdout contains "partially enforced"; anything else (missing launcher,
-// exit 125, timeout) is unusable.
+// ProbeLandlock runs "<launcher> --probe": exit 0 with stdout exactly the
+// runner's one probe line is usable (full, or partial for "landlock:
+// partially enforced (older ABI)"); anything else (missing launcher, exit
+// 125, timeout, or a program that exits 0 without answering like the runner,
+// such as /bin/true, which would "confine" every command by not running it)
+// is unusable.
 func ProbeLandlock(ctx context.Context, launcher string) (Enforcement, bool) {
 	var out bytes.Buffer
 	if !runOK(ctx, &out, launcher, "--probe") {
 		return "", false
 	}
-	if strings.Contains(out.String(), "partially enforced") {
+	switch out.String() {
+	case landlockrun.ProbePartial + "\n":
 		return Partial, true
+	case landlockrun.ProbeFull + "\n":
+		return Full, true
 	}
-	return Full, true
+	return "", false
 }
 
 func runOK(ctx context.Context, stdout *bytes.Buffer, name string, args ...string) bool {

@@ -269,6 +269,9 @@ func TestLandlockProbeOfTheLauncher(t *testing.T) {
 		{name: "exit 125 is unusable", script: `echo "landlock-run: landlock is not enforced by this kernel (ABI unsupported or disabled)" >&2; exit 125`, timeout: 5000},
 		{name: "slow launcher is usable within a long timeout", script: `sleep 0.3; echo "landlock: fully enforced"`, timeout: 15000, wantEnf: Full, wantOK: true},
 		{name: "slow launcher is unusable past a short timeout", script: `sleep 1; echo "landlock: fully enforced"`, timeout: 100},
+		{name: "a program that exits 0 silently is not a runner", script: `exit 0`, timeout: 5000},
+		{name: "a program that prints something else is not a runner", script: `echo "usage: landlock-run ..."`, timeout: 5000},
+		{name: "the probe line inside other output is not the runner's answer", script: `echo "note: landlock: fully enforced"`, timeout: 5000},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -282,6 +285,12 @@ func TestLandlockProbeOfTheLauncher(t *testing.T) {
 	}
 	if _, ok := ProbeLandlock(context.Background(), "/nonexistent/landlock-run"); ok {
 		t.Error("a missing launcher probed usable")
+	}
+	// A launcher path naming a real program that is not landlock-run (true
+	// exits 0 for any arguments) would "confine" every command by not running
+	// it, and report success.
+	if enf, ok := ProbeLandlock(context.Background(), "/bin/true"); ok {
+		t.Errorf("/bin/true probed usable (%q)", enf)
 	}
 }
 
