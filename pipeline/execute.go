@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/dshsim/dshsim/internal/herr"
 )
@@ -67,10 +68,12 @@ func (r *Registry) Execute(call *Call) Result {
 	h := hooks{r.pre, r.guards, r.wrappers, r.post, r.observers, r.approver}
 	r.mu.RUnlock()
 	id := identityOf(call)
-	var invoked bool
+	// invoked is set by the body runner, which may still run in a wrapper's
+	// goroutine after the wrapper returned (timeout): hence atomic.
+	var invoked atomic.Bool
 	res, final := r.prepare(call, &id, &h, &invoked)
 	if !final {
-		res = r.postExecute(call, &id, &h, res, invoked)
+		res = r.postExecute(call, &id, &h, res, invoked.Load())
 	}
 	r.notify(call, &h, res)
 	return res
@@ -78,7 +81,7 @@ func (r *Registry) Execute(call *Call) Result {
 
 // prepare runs everything before post-execute. final reports that the result
 // must skip post-execute.
-func (r *Registry) prepare(call *Call, id *identity, h *hooks, invoked *bool) (res Result, final bool) {
+func (r *Registry) prepare(call *Call, id *identity, h *hooks, invoked *atomic.Bool) (res Result, final bool) {
 	if len(call.args) == 0 || !json.Valid(call.args) {
 		return ErrorResult(errors.New(MsgArgsNotLossless)), true
 	}
@@ -224,7 +227,7 @@ func (r *Registry) runGuards(call *Call, id *identity, list []hook[Guard]) (reas
 }
 
 // dispatch runs the execute wrappers around the body runner.
-func (r *Registry) dispatch(call *Call, id *identity, h *hooks, bodyInvoked *bool) (Result, error) {
+func (r *Registry) dispatch(call *Call, id *identity, h *hooks, bodyInvoked *atomic.Bool) (Result, error) {
 	dctx := call.Signal
 	list := h.wrappers
 	var step func(i int, ctx context.Context) (Result, error)
@@ -259,7 +262,7 @@ func (r *Registry) dispatch(call *Call, id *identity, h *hooks, bodyInvoked *boo
 		return Result{}, err
 	}
 	if call.Signal.Err() != nil && !res.IsError {
-		res = cancelled(res, *bodyInvoked)
+		res = cancelled(res, bodyInvoked.Load())
 	}
 	return res, nil
 }
@@ -293,7 +296,7 @@ func checkShape(r Result) error {
 }
 
 // runBody is the terminal of the execute waterfall.
-func (r *Registry) runBody(ctx context.Context, call *Call, id *identity, invoked *bool) (res Result) {
+func (r *Registry) runBody(ctx context.Context, call *Call, id *identity, invoked *atomic.Bool) (res Result) {
 	// Fuse the caller's cancellation into the body's context unless ctx is
 	// the caller's own context (a wrapper may have passed on anything,
 	// including a context that ignores the caller's cancellation).
@@ -312,7 +315,7 @@ func (r *Registry) runBody(ctx context.Context, call *Call, id *identity, invoke
 	if !ok {
 		return ErrorResult(UnknownToolError(id.name))
 	}
-	*invoked = true
+	invoked.Store(true)
 	var out Output
 	var err error
 	func() {
