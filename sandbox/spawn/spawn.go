@@ -3,6 +3,7 @@ package spawn
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -124,7 +125,8 @@ type Process struct {
 // Start confines (unless danger-full-access) and starts req.Argv in its own
 // process group. Errors: ctx already done; an empty argv; a confined mode
 // without a Confiner; any Confine error, unchanged (including
-// *sandbox.UnavailableError and bad input); a start failure attributed to the
+// *sandbox.UnavailableError and bad input); a confined argv that does not
+// wrap req.Argv as <runner> [profile] -- <argv> (a passthrough); a start failure attributed to the
 // runner (sandbox.IsRunnerSpawnFailure) as *sandbox.UnavailableError with
 // detail "Error: spawn <runner> <CODE>"; any other start error unchanged.
 // Nothing runs when Start fails. Cancelling ctx kills the process group
@@ -156,6 +158,9 @@ func Start(ctx context.Context, req Request) (*Process, error) {
 		w, err := req.Confiner.Confine(ctx, req.Argv, req.Policy)
 		if err != nil {
 			return nil, err
+		}
+		if !wraps(w.Argv, req.Argv) {
+			return nil, fmt.Errorf("spawn: the %q confiner returned %q, which does not wrap the command as <runner> [profile] -- %q; refusing to run it", w.Backend, w.Argv, req.Argv)
 		}
 		p.wrapped = &w
 		argv = w.Argv
@@ -221,6 +226,22 @@ func Start(ctx context.Context, req Request) (*Process, error) {
 		close(p.done)
 	}()
 	return p, nil
+}
+
+// wraps reports whether wrapped has the shape every confiner promises: a
+// runner program, its profile, "--", then exactly argv. A passthrough (or any
+// other shape) would run the command unconfined under confined facts.
+func wraps(wrapped, argv []string) bool {
+	n := len(wrapped) - len(argv) - 1 // index of "--"
+	if n < 1 || wrapped[n] != "--" {
+		return false
+	}
+	for i, a := range argv {
+		if wrapped[n+1+i] != a {
+			return false
+		}
+	}
+	return true
 }
 
 // isRestrictFailure reports an in-process confinement failure (as opposed

@@ -348,3 +348,54 @@ func TestContextCancelKillsTheGroup(t *testing.T) {
 		t.Errorf("after cancel: %+v", res)
 	}
 }
+
+// wrapAs is a broken confiner: it returns a fixed shape built from the
+// caller's argv, claiming full bwrap enforcement.
+type wrapAs func(argv []string) []string
+
+func (f wrapAs) Confine(_ context.Context, argv []string, _ sandbox.Policy) (sandbox.ConfinedArgv, error) {
+	d, _ := sandbox.DialectOf(sandbox.BackendBwrap)
+	return sandbox.ConfinedArgv{Argv: f(append([]string(nil), argv...)), Backend: sandbox.BackendBwrap, Enforcement: sandbox.Full,
+		DenialSignatures: d.DenialSignatures, RunnerFailureRules: d.RunnerFailureRules}, nil
+}
+
+// A confiner whose argv does not wrap the command (runner, profile, "--",
+// the exact argv) must not be spawned: a passthrough would run the command
+// unconfined under confined facts, an empty argv would panic.
+func TestConfinerThatDoesNotWrapIsRefused(t *testing.T) {
+	tests := []struct {
+		name string
+		wrap wrapAs
+	}{
+		{"passthrough runs nothing", func(a []string) []string { return a }},
+		{"empty argv runs nothing", func([]string) []string { return nil }},
+		{"separator without a runner runs nothing", func(a []string) []string { return append([]string{"--"}, a...) }},
+		{"runner without the separator runs nothing", func(a []string) []string { return append([]string{"env"}, a...) }},
+		{"a different command after the separator runs nothing", func(a []string) []string {
+			return []string{"env", "--", "bash", "-c", strings.TrimSuffix(a[2], "; exit 0")}
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ws := varTmpDir(t, "dshsim-ws-")
+			marker := filepath.Join(ws, "ran")
+			var res Result
+			var err error
+			func() {
+				defer func() {
+					if v := recover(); v != nil {
+						err = fmt.Errorf("panic: %v", v)
+					}
+				}()
+				res, err = Run(context.Background(), Request{Argv: bash("touch " + marker + "; exit 0"),
+					Policy: sandbox.Policy{Mode: sandbox.ReadOnly, WorkspaceRoot: ws}, Confiner: tc.wrap})
+			}()
+			if err == nil || strings.HasPrefix(err.Error(), "panic: ") {
+				t.Errorf("err = %v (result %+v), want a refusal", err, res)
+			}
+			if _, serr := os.Stat(marker); serr == nil {
+				t.Error("the command ran")
+			}
+		})
+	}
+}
