@@ -36,11 +36,27 @@ func (l *Local) Fence(t Target, policy sandbox.Policy) error {
 }
 
 // WritableRoots returns the canonical roots workspace-write may modify: the
-// workspace root (when absolute), /tmp and the OS temp directory.
+// workspace root (when absolute), /tmp and the OS temp directory. A root whose
+// path passes through a symlink that lies inside one of these areas is left
+// out (fail closed): a confined command may write there, so it could have
+// moved the root away and put a symlink to anywhere at its path.
 func WritableRoots(workspaceRoot string) []string {
+	bases := []string{workspaceRoot, "/tmp", os.TempDir()}
+	var areas []string
+	for _, b := range bases {
+		if filepath.IsAbs(b) {
+			areas = append(areas, filepath.Clean(b))
+			if real, err := filepath.EvalSymlinks(b); err == nil {
+				areas = append(areas, real)
+			}
+		}
+	}
 	var roots []string
 	add := func(p string) {
 		if !filepath.IsAbs(p) {
+			return
+		}
+		if redirectable(filepath.Clean(p), areas) {
 			return
 		}
 		if real, err := filepath.EvalSymlinks(p); err == nil {
@@ -54,10 +70,29 @@ func WritableRoots(workspaceRoot string) []string {
 		}
 		roots = append(roots, p)
 	}
-	add(workspaceRoot)
-	add("/tmp")
-	add(os.TempDir())
+	for _, b := range bases {
+		add(b)
+	}
 	return roots
+}
+
+// redirectable reports whether p or one of its ancestors is a symlink lying
+// strictly inside one of areas (places a confined command may write).
+func redirectable(p string, areas []string) bool {
+	for a := p; ; {
+		if k, ok, _ := lstatKind(a); ok && k == KindSymlink {
+			for _, r := range areas {
+				if strings.HasPrefix(a, strings.TrimSuffix(r, "/")+"/") {
+					return true
+				}
+			}
+		}
+		parent := filepath.Dir(a)
+		if parent == a {
+			return false
+		}
+		a = parent
+	}
 }
 
 // Contained reports whether the canonical path key lies under (or is) one of
