@@ -31,6 +31,20 @@ func BwrapArgs(p Policy) []string {
 	return args
 }
 
+// BwrapHidesWorkdir reports whether the bwrap profile for p hides the
+// working directory dir: in workspace-write a fresh tmpfs covers /tmp, so a
+// dir under /tmp that is not under the workspace root (re-bound on top) does
+// not exist in the sandbox, and bwrap then silently starts the command in
+// $HOME or / instead. It is lexical: pass canonical absolute paths.
+func BwrapHidesWorkdir(p Policy, dir string) bool {
+	return p.Mode == WorkspaceWrite && beneath(dir, "/tmp") && !beneath(dir, p.WorkspaceRoot)
+}
+
+// beneath reports whether path is root or lies under it (lexically).
+func beneath(path, root string) bool {
+	return path == root || root == "/" || strings.HasPrefix(path, strings.TrimSuffix(root, "/")+"/")
+}
+
 // LandlockGrants is the Landlock runner's grant list for p: read-only / and
 // writable /dev/null (the file, never /dev, so /dev/shm stays closed); in
 // workspace-write also /tmp and the workspace root.

@@ -96,3 +96,30 @@ func TestCanonicalPath(t *testing.T) {
 		seen[r] = true
 	}
 }
+
+func TestBwrapHidesWorkdir(t *testing.T) {
+	tests := []struct {
+		name string
+		mode Mode
+		ws   string
+		dir  string
+		want bool
+	}{
+		{"a scratch dir under /tmp is hidden in workspace-write", WorkspaceWrite, "/home/u/proj", "/tmp/scratch", true},
+		{"/tmp itself is hidden in workspace-write", WorkspaceWrite, "/home/u/proj", "/tmp", true},
+		{"the workspace is visible", WorkspaceWrite, "/home/u/proj", "/home/u/proj", false},
+		{"a dir under the workspace is visible", WorkspaceWrite, "/home/u/proj", "/home/u/proj/sub", false},
+		{"a dir outside /tmp is visible (read-only)", WorkspaceWrite, "/home/u/proj", "/etc", false},
+		{"a workspace under /tmp is re-bound on the tmpfs", WorkspaceWrite, "/tmp/ws", "/tmp/ws/sub", false},
+		{"a sibling of a workspace under /tmp is hidden", WorkspaceWrite, "/tmp/ws", "/tmp/ws2", true},
+		{"a name that only starts with tmp is visible", WorkspaceWrite, "/home/u/proj", "/tmpfoo", false},
+		{"read-only binds the host /tmp", ReadOnly, "/home/u/proj", "/tmp/scratch", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := BwrapHidesWorkdir(Policy{Mode: tc.mode, WorkspaceRoot: tc.ws}, tc.dir); got != tc.want {
+				t.Errorf("BwrapHidesWorkdir(%s, ws %s, dir %s) = %v, want %v", tc.mode, tc.ws, tc.dir, got, tc.want)
+			}
+		})
+	}
+}

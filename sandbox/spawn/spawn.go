@@ -126,7 +126,8 @@ type Process struct {
 // process group. Errors: ctx already done; an empty argv; a confined mode
 // without a Confiner; any Confine error, unchanged (including
 // *sandbox.UnavailableError and bad input); a confined argv that does not
-// wrap req.Argv as <runner> [profile] -- <argv> (a passthrough); a start failure attributed to the
+// wrap req.Argv as <runner> [profile] -- <argv> (a passthrough); a workdir
+// the bwrap profile hides ([sandbox.BwrapHidesWorkdir]); a start failure attributed to the
 // runner (sandbox.IsRunnerSpawnFailure) as *sandbox.UnavailableError with
 // detail "Error: spawn <runner> <CODE>"; any other start error unchanged.
 // Nothing runs when Start fails. Cancelling ctx kills the process group
@@ -161,6 +162,17 @@ func Start(ctx context.Context, req Request) (*Process, error) {
 		}
 		if !wraps(w.Argv, req.Argv) {
 			return nil, fmt.Errorf("spawn: the %q confiner returned %q, which does not wrap the command as <runner> [profile] -- %q; refusing to run it", w.Backend, w.Argv, req.Argv)
+		}
+		if w.Backend == sandbox.BackendBwrap || w.Backend == sandbox.BackendRunnerCommand {
+			dir := req.Dir
+			if dir == "" {
+				dir = req.Policy.WorkspaceRoot
+			}
+			cp := req.Policy
+			cp.WorkspaceRoot = sandbox.CanonicalPath(cp.WorkspaceRoot)
+			if sandbox.BwrapHidesWorkdir(cp, sandbox.CanonicalPath(dir)) {
+				return nil, fmt.Errorf("spawn: workdir %q is under /tmp, which the %s profile covers with an empty tmpfs in %s mode (only the workspace %q is bound on top): the command would silently start in $HOME or / instead; refusing to run it", dir, w.Backend, req.Policy.Mode, cp.WorkspaceRoot)
+			}
 		}
 		p.wrapped = &w
 		argv = w.Argv

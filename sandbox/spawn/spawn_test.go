@@ -399,3 +399,38 @@ func TestConfinerThatDoesNotWrapIsRefused(t *testing.T) {
 		})
 	}
 }
+
+// In workspace-write bwrap mounts a fresh tmpfs over /tmp, so a working
+// directory under the host's /tmp (outside the workspace) does not exist in
+// the sandbox, and bwrap silently starts the command in $HOME (or /) instead.
+// Here HOME is the workspace: "touch here" in the scratch directory would
+// land in the workspace and report success. The call must be refused.
+func TestBwrapWorkdirHiddenByTheTmpfsIsRefused(t *testing.T) {
+	p := provider(t, sandbox.BackendBwrap)
+	ws := varTmpDir(t, "dshsim-ws-")
+	scratch := t.TempDir() // under /tmp
+	if !strings.HasPrefix(scratch, "/tmp/") {
+		t.Skipf("t.TempDir() %s is not under /tmp", scratch)
+	}
+	res, err := Run(context.Background(), Request{Argv: bash("pwd; touch here"), Policy: sandbox.Policy{Mode: sandbox.WorkspaceWrite, WorkspaceRoot: ws},
+		Confiner: p, Dir: scratch, Env: append(os.Environ(), "HOME="+ws)})
+	if err == nil {
+		t.Errorf("ran in %q (exit %d), want a refusal", strings.TrimSpace(res.Stdout.Text), res.ExitCode)
+	}
+	for _, f := range []string{filepath.Join(ws, "here"), filepath.Join(scratch, "here")} {
+		if _, serr := os.Stat(f); serr == nil {
+			t.Errorf("the command wrote %s", f)
+		}
+	}
+	// A workdir under the workspace, and any workdir in read-only mode (the
+	// host /tmp is bound read-only there), still run where they were asked.
+	for _, tc := range []struct {
+		mode sandbox.Mode
+		dir  string
+	}{{sandbox.WorkspaceWrite, ws}, {sandbox.ReadOnly, scratch}} {
+		res, err := Run(context.Background(), Request{Argv: bash("pwd"), Policy: sandbox.Policy{Mode: tc.mode, WorkspaceRoot: ws}, Confiner: p, Dir: tc.dir})
+		if err != nil || strings.TrimSpace(res.Stdout.Text) != tc.dir {
+			t.Errorf("%s in %s: pwd %q, err %v", tc.mode, tc.dir, res.Stdout.Text, err)
+		}
+	}
+}
