@@ -23,8 +23,16 @@ const (
 // an outside file by handle (CAP_DAC_READ_SEARCH) and writes anywhere. Without
 // root the flag changes nothing (bwrap's user namespace grants no capability
 // over the host's mounts).
+//
+// --ro-bind /proc/sys /proc/sys is ours too: without --unshare-pid the
+// sandbox's /proc is the host's procfs, and bwrap covers /proc/sys read-only
+// only when it looks writable to bwrap, which it does not for root without
+// capabilities; root then wrote /proc/sys/kernel/core_pattern from a
+// read-only sandbox (a "|<program>" pattern runs that program as root,
+// unconfined, on the next crash). The bind makes every sysctl write fail with
+// EROFS, in bwrap's own denial dialect.
 func BwrapArgs(p Policy) []string {
-	args := []string{"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--die-with-parent", "--cap-drop", "ALL"}
+	args := []string{"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--die-with-parent", "--cap-drop", "ALL", "--ro-bind", "/proc/sys", "/proc/sys"}
 	if p.Mode == WorkspaceWrite {
 		args = append(args, "--tmpfs", "/tmp", "--bind", p.WorkspaceRoot, p.WorkspaceRoot)
 	}

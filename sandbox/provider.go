@@ -29,7 +29,8 @@ const DefaultProbeTimeout = 5 * time.Second
 // a failed start, a timeout or a non-zero exit means unusable).
 type Probes struct {
 	// Bwrap reports whether bwrap can confine (default: run
-	// bwrap --ro-bind / / --dev /dev --proc /proc --die-with-parent --cap-drop ALL -- true).
+	// bwrap --ro-bind / / --dev /dev --proc /proc --die-with-parent --cap-drop ALL
+	// --ro-bind /proc/sys /proc/sys -- true).
 	Bwrap func(ctx context.Context) bool
 	// Landlock runs the launcher's probe (default: [ProbeLandlock]: exit 0
 	// and stdout exactly the runner's probe line).

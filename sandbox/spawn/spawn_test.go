@@ -434,3 +434,36 @@ func TestBwrapWorkdirHiddenByTheTmpfsIsRefused(t *testing.T) {
 		}
 	}
 }
+
+// A confined command must not change the running kernel through
+// /proc/sys. bwrap shares the host's procfs (no --unshare-pid) and covers
+// /proc/sys read-only only when it looks writable to it, which it does not
+// for root without capabilities: run by root, the profile left
+// /proc/sys/kernel/core_pattern writable (a core pattern "|<program>" runs
+// that program as root outside any sandbox). The command writes the current
+// value back, so the kernel is unchanged even when the write goes through.
+func TestProcSysIsReadOnly(t *testing.T) {
+	const knob = "/proc/sys/kernel/core_pattern"
+	if _, err := os.Stat(knob); err != nil {
+		t.Skipf("%s: %v", knob, err)
+	}
+	for _, backend := range []string{sandbox.BackendBwrap, sandbox.BackendLandlock} {
+		for _, mode := range []sandbox.Mode{sandbox.ReadOnly, sandbox.WorkspaceWrite} {
+			t.Run(backend+" "+string(mode), func(t *testing.T) {
+				p := provider(t, backend)
+				ws := varTmpDir(t, "dshsim-ws-")
+				res, err := Run(context.Background(), Request{Argv: bash(`v=$(cat ` + knob + `) && printf '%s\n' "$v" > ` + knob),
+					Policy: sandbox.Policy{Mode: mode, WorkspaceRoot: ws}, Confiner: p})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if res.ExitCode == 0 {
+					t.Fatalf("the confined command wrote %s", knob)
+				}
+				if os.Geteuid() == 0 && !res.Sandbox.Denied { // without root the kernel refuses first (EACCES)
+					t.Errorf("not classified as a denial: exit %d, stderr %q", res.ExitCode, res.Stderr.Text)
+				}
+			})
+		}
+	}
+}
