@@ -12,7 +12,7 @@ const (
 )
 
 // BwrapArgs is the bwrap profile (without the program and without "--"):
-// read-only bind of /, fresh /dev and /proc, die with parent, no capabilities;
+// read-only bind of /, fresh /dev, read-only /proc, die with parent, no capabilities;
 // workspace-write adds a fresh tmpfs at /tmp and then re-binds the workspace
 // writable (in that order, so a workspace under /tmp is bound on top of the
 // tmpfs). Any mode other than workspace-write is treated as read-only.
@@ -24,15 +24,18 @@ const (
 // root the flag changes nothing (bwrap's user namespace grants no capability
 // over the host's mounts).
 //
-// --ro-bind /proc/sys /proc/sys is ours too: without --unshare-pid the
-// sandbox's /proc is the host's procfs, and bwrap covers /proc/sys read-only
-// only when it looks writable to bwrap, which it does not for root without
-// capabilities; root then wrote /proc/sys/kernel/core_pattern from a
-// read-only sandbox (a "|<program>" pattern runs that program as root,
-// unconfined, on the next crash). The bind makes every sysctl write fail with
-// EROFS, in bwrap's own denial dialect.
+// --remount-ro /proc is ours too: without --unshare-pid the sandbox's /proc
+// is the host's procfs, and bwrap covers /proc/sys read-only only when it
+// looks writable to bwrap, which it does not for root without capabilities:
+// root then wrote /proc/sys/kernel/core_pattern from a read-only sandbox (a
+// "|<program>" pattern runs that program as root, unconfined, on the next
+// crash), and any bwrap-confined command wrote the /proc files of host
+// processes (their OOM score, coredump filter). Read-only /proc makes every
+// such write fail with EROFS, in bwrap's own denial dialect, as Landlock
+// (which grants nothing under /proc) refuses them; reads and the
+// /proc/self/fd magic links (/dev/stderr) still work.
 func BwrapArgs(p Policy) []string {
-	args := []string{"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--die-with-parent", "--cap-drop", "ALL", "--ro-bind", "/proc/sys", "/proc/sys"}
+	args := []string{"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--die-with-parent", "--cap-drop", "ALL", "--remount-ro", "/proc"}
 	if p.Mode == WorkspaceWrite {
 		args = append(args, "--tmpfs", "/tmp", "--bind", p.WorkspaceRoot, p.WorkspaceRoot)
 	}

@@ -30,7 +30,7 @@ const DefaultProbeTimeout = 5 * time.Second
 type Probes struct {
 	// Bwrap reports whether bwrap can confine (default: run
 	// bwrap --ro-bind / / --dev /dev --proc /proc --die-with-parent --cap-drop ALL
-	// --ro-bind /proc/sys /proc/sys -- true).
+	// --remount-ro /proc -- true).
 	Bwrap func(ctx context.Context) bool
 	// Landlock runs the launcher's probe (default: [ProbeLandlock]: exit 0
 	// and stdout exactly the runner's probe line).

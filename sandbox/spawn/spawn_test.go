@@ -467,3 +467,45 @@ func TestProcSysIsReadOnly(t *testing.T) {
 		}
 	}
 }
+
+// A confined command must not write another process's /proc files either:
+// bwrap's /proc is the host's procfs (no --unshare-pid), and a bwrap-confined
+// command raised the OOM score of a host process it does not own
+// (Landlock refuses: /proc is not granted). The target is a sleep this test
+// starts; /dev/stderr (a /proc/self/fd magic link to the pipe) must still
+// work.
+func TestProcOfOtherProcessesIsReadOnly(t *testing.T) {
+	target := exec.Command("sleep", "60")
+	if err := target.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { target.Process.Kill(); target.Wait() })
+	knob := fmt.Sprintf("/proc/%d/oom_score_adj", target.Process.Pid)
+	before, err := os.ReadFile(knob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, backend := range []string{sandbox.BackendBwrap, sandbox.BackendLandlock} {
+		for _, mode := range []sandbox.Mode{sandbox.ReadOnly, sandbox.WorkspaceWrite} {
+			t.Run(backend+" "+string(mode), func(t *testing.T) {
+				p := provider(t, backend)
+				ws := varTmpDir(t, "dshsim-ws-")
+				res, err := Run(context.Background(), Request{Argv: bash("echo via-magic-link > /dev/stderr; echo 500 > " + knob),
+					Policy: sandbox.Policy{Mode: mode, WorkspaceRoot: ws}, Confiner: p})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if after, _ := os.ReadFile(knob); string(after) != string(before) {
+					os.WriteFile(knob, before, 0)
+					t.Fatalf("the confined command changed %s from %q to %q", knob, before, after)
+				}
+				if res.ExitCode == 0 || !res.Sandbox.Denied {
+					t.Errorf("exit %d, denied %v, stderr %q; want a denial", res.ExitCode, res.Sandbox.Denied, res.Stderr.Text)
+				}
+				if !strings.HasPrefix(res.Stderr.Text, "via-magic-link\n") {
+					t.Errorf("stderr %q: the /dev/stderr write did not go through", res.Stderr.Text)
+				}
+			})
+		}
+	}
+}
