@@ -1,5 +1,5 @@
 // Package spawn is the sandboxed executor: it confines a command through a
-// provider, spawns the wrapped argv directly in its own process group,
+// provider, spawns the wrapped argv directly in its own session and process group,
 // captures its output, and classifies the outcome (runner failure, then
 // denial, then the command's own exit).
 //

@@ -123,7 +123,7 @@ type Process struct {
 }
 
 // Start confines (unless danger-full-access) and starts req.Argv in its own
-// process group. Errors: ctx already done; an empty argv; a confined mode
+// session and process group (no controlling terminal). Errors: ctx already done; an empty argv; a confined mode
 // without a Confiner; any Confine error, unchanged (including
 // *sandbox.UnavailableError and bad input); a confined argv that does not
 // wrap req.Argv as <runner> [profile] -- <argv> (a passthrough); a workdir
@@ -193,7 +193,10 @@ func Start(ctx context.Context, req Request) (*Process, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir, cmd.Env, cmd.Stdin = dir, req.Env, req.Stdin
 	cmd.Stdout, cmd.Stderr = p.stdout, p.stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// A new session, not only a process group (like Node's detached spawn):
+	// with the caller's controlling terminal a confined command could type
+	// into the user's shell with TIOCSTI, which then runs it unconfined.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	// A daemonised grandchild holding the pipes must not hold Wait forever.
 	cmd.WaitDelay = p.grace
 	p.cmd = cmd

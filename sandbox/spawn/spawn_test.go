@@ -21,6 +21,9 @@ import (
 var runnerPath string // built landlock-run, "" when the build failed
 
 func TestMain(m *testing.M) {
+	if backend := os.Getenv(ttyHelperEnv); backend != "" {
+		os.Exit(ttyHelper(backend))
+	}
 	dir, err := os.MkdirTemp("", "dshsim-spawn-runner-")
 	if err == nil {
 		runnerPath, err = runnerbuild.Runner("", dir)
@@ -507,5 +510,69 @@ func TestProcOfOtherProcessesIsReadOnly(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// ttyHelperEnv makes the test binary run [ttyHelper] instead of the tests.
+const ttyHelperEnv = "DSHSIM_SPAWN_TTY_HELPER"
+
+// tiocsti pushes "#" into the input of the controlling terminal (TIOCSTI,
+// 0x5412): what a confined command would use to type a command into the
+// user's shell, which runs it unconfined.
+const tiocsti = `perl -e 'open(T, "<", "/dev/tty") or die "open /dev/tty: $!\n"; my $c = "#"; ioctl(T, 0x5412, $c) or die "TIOCSTI: $!\n"; print "injected\n"'`
+
+// ttyHelper runs in a process whose controlling terminal is a pty (started
+// by script(1)): it confines tiocsti with backend and prints the outcome.
+func ttyHelper(backend string) int {
+	if f, err := os.Open("/dev/tty"); err != nil {
+		fmt.Println("helper: no controlling terminal:", err)
+		return 0
+	} else {
+		f.Close()
+	}
+	launcher := os.Getenv(ttyHelperEnv + "_LAUNCHER")
+	p, err := sandbox.NewProvider(sandbox.Config{Platform: "linux", Chain: []string{backend}, LauncherPath: launcher})
+	if err != nil {
+		fmt.Println("helper:", err)
+		return 1
+	}
+	ws, _ := os.Getwd()
+	res, err := Run(context.Background(), Request{Argv: bash(tiocsti), Policy: sandbox.Policy{Mode: sandbox.ReadOnly, WorkspaceRoot: ws}, Confiner: p})
+	fmt.Printf("helper: exit %d err %v stdout %q stderr %q\n", res.ExitCode, err, res.Stdout.Text, res.Stderr.Text)
+	return 0
+}
+
+// A confined command must not reach the controlling terminal of the process
+// that spawned it: with it, TIOCSTI types input into the user's shell
+// (CVE-2017-5226; bwrap's answer is --new-session, Node's detached spawn
+// calls setsid). The test binary is re-run under script(1), which gives it a
+// pty as controlling terminal, and confines a TIOCSTI there.
+func TestConfinedCommandHasNoControllingTerminal(t *testing.T) {
+	for _, tool := range []string{"script", "perl"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s not installed", tool)
+		}
+	}
+	for _, backend := range []string{sandbox.BackendBwrap, sandbox.BackendLandlock} {
+		t.Run(backend, func(t *testing.T) {
+			provider(t, backend) // skips when the backend cannot confine here
+			ws := varTmpDir(t, "dshsim-ws-")
+			cmd := exec.Command("script", "-qec", os.Args[0], "/dev/null")
+			cmd.Dir = ws
+			cmd.Env = append(os.Environ(), ttyHelperEnv+"="+backend, ttyHelperEnv+"_LAUNCHER="+runnerPath)
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("script: %v\n%s", err, out)
+			}
+			if strings.Contains(string(out), "helper: no controlling terminal") {
+				t.Skipf("script(1) gave no controlling terminal: %s", out)
+			}
+			if !strings.Contains(string(out), "helper: exit ") {
+				t.Fatalf("helper did not report:\n%s", out)
+			}
+			if strings.Contains(string(out), "injected") {
+				t.Errorf("the confined command typed into the controlling terminal:\n%s", out)
+			}
+		})
 	}
 }
