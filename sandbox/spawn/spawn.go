@@ -126,11 +126,14 @@ type Process struct {
 // session and process group (no controlling terminal). Errors: ctx already done; an empty argv; a confined mode
 // without a Confiner; any Confine error, unchanged (including
 // *sandbox.UnavailableError and bad input); a confined argv that does not
-// wrap req.Argv as <runner> [profile] -- <argv> (a passthrough); a workdir
+// wrap req.Argv as <runner> [profile] -- <argv> (a passthrough); descriptors
+// that cannot be kept from a confined command; a workdir
 // the bwrap profile hides ([sandbox.BwrapHidesWorkdir]); a start failure attributed to the
 // runner (sandbox.IsRunnerSpawnFailure) as *sandbox.UnavailableError with
 // detail "Error: spawn <runner> <CODE>"; any other start error unchanged.
-// Nothing runs when Start fails. Cancelling ctx kills the process group
+// Nothing runs when Start fails. Before a confined start every descriptor
+// of this process from 3 up is marked close-on-exec (process-wide: inherited
+// descriptors reach no later child either). Cancelling ctx kills the process group
 // (SIGTERM, then SIGKILL after the grace).
 func Start(ctx context.Context, req Request) (*Process, error) {
 	if err := ctx.Err(); err != nil {
@@ -201,6 +204,16 @@ func Start(ctx context.Context, req Request) (*Process, error) {
 	cmd.WaitDelay = p.grace
 	p.cmd = cmd
 	p.result.Argv = append([]string(nil), argv...)
+	if p.wrapped != nil {
+		// Neither bwrap nor Landlock governs a descriptor that is already
+		// open: one this process inherited without close-on-exec (Go marks
+		// only its own) would let the command write where it points.
+		if err := closeOnExecAbove2(); err != nil {
+			p.stdout.close()
+			p.stderr.close()
+			return nil, err
+		}
+	}
 	start := cmd.Start
 	if req.InProcess != nil && p.wrapped != nil {
 		start = func() error { return req.InProcess.Start(cmd, req.Policy) }

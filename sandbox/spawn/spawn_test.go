@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/dshsim/dshsim/internal/landlockrun"
 	"github.com/dshsim/dshsim/internal/landlockrun/runnerbuild"
 	"github.com/dshsim/dshsim/render"
@@ -23,6 +25,9 @@ var runnerPath string // built landlock-run, "" when the build failed
 func TestMain(m *testing.M) {
 	if backend := os.Getenv(ttyHelperEnv); backend != "" {
 		os.Exit(ttyHelper(backend))
+	}
+	if backend := os.Getenv(fdHelperEnv); backend != "" {
+		os.Exit(fdHelper(backend))
 	}
 	dir, err := os.MkdirTemp("", "dshsim-spawn-runner-")
 	if err == nil {
@@ -574,5 +579,76 @@ func TestConfinedCommandHasNoControllingTerminal(t *testing.T) {
 				t.Errorf("the confined command typed into the controlling terminal:\n%s", out)
 			}
 		})
+	}
+}
+
+// fdHelperEnv makes the test binary run [fdHelper] instead of the tests.
+const fdHelperEnv = "DSHSIM_SPAWN_FD_HELPER"
+
+// fdHelper runs with fd 3 inherited (not close-on-exec) from its parent, as
+// a process can inherit descriptors from whatever started it: it confines a
+// write to fd 3 with backend under read-only and reports the outcome.
+func fdHelper(backend string) int {
+	p, err := sandbox.NewProvider(sandbox.Config{Platform: "linux", Chain: []string{backend}, LauncherPath: os.Getenv(fdHelperEnv + "_LAUNCHER")})
+	if err != nil {
+		fmt.Println("helper:", err)
+		return 1
+	}
+	ws, _ := os.Getwd()
+	res, err := Run(context.Background(), Request{Argv: bash("echo escaped >&3"), Policy: sandbox.Policy{Mode: sandbox.ReadOnly, WorkspaceRoot: ws}, Confiner: p})
+	fmt.Printf("helper: exit %d err %v stderr %q\n", res.ExitCode, err, res.Stderr.Text)
+	return 0
+}
+
+// Descriptors the process inherited without close-on-exec (Go marks only its
+// own) must not reach a confined command: neither bwrap nor Landlock checks
+// an already open descriptor, so a read-only command wrote through one to a
+// file outside the workspace. The test binary is re-run with fd 3 open for
+// append on an outside file.
+func TestInheritedDescriptorsDoNotReachTheCommand(t *testing.T) {
+	for _, backend := range []string{sandbox.BackendBwrap, sandbox.BackendLandlock} {
+		t.Run(backend, func(t *testing.T) {
+			provider(t, backend) // skips when the backend cannot confine here
+			ws := varTmpDir(t, "dshsim-ws-")
+			outside := filepath.Join(varTmpDir(t, "dshsim-outside-"), "log")
+			f, err := os.OpenFile(outside, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			cmd := exec.Command(os.Args[0])
+			cmd.Dir = ws
+			cmd.ExtraFiles = []*os.File{f} // fd 3 in the helper, not close-on-exec there
+			cmd.Env = append(os.Environ(), fdHelperEnv+"="+backend, fdHelperEnv+"_LAUNCHER="+runnerPath)
+			out, err := cmd.CombinedOutput()
+			if err != nil || !strings.Contains(string(out), "helper: exit ") {
+				t.Fatalf("helper: %v\n%s", err, out)
+			}
+			if b, _ := os.ReadFile(outside); len(b) != 0 {
+				t.Errorf("the confined command wrote %q outside the workspace through an inherited descriptor (%s)", b, out)
+			}
+		})
+	}
+}
+
+// The /proc/self/fd walk (the fallback when close_range is missing) marks an
+// inherited-style descriptor close-on-exec.
+func TestCloseOnExecListedMarksDescriptors(t *testing.T) {
+	fd, err := unix.Open("/dev/null", unix.O_RDONLY, 0) // no O_CLOEXEC
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	if flags, _ := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); flags&unix.FD_CLOEXEC != 0 {
+		t.Fatal("descriptor already close-on-exec")
+	}
+	if err := closeOnExecListed("/proc/self/fd"); err != nil {
+		t.Fatal(err)
+	}
+	if flags, _ := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); flags&unix.FD_CLOEXEC == 0 {
+		t.Error("descriptor still inherited by children")
+	}
+	if err := closeOnExecListed("/nonexistent/fd"); err == nil {
+		t.Error("an unreadable descriptor list was accepted")
 	}
 }
