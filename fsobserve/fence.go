@@ -56,7 +56,7 @@ func WritableRoots(workspaceRoot string) []string {
 		if !filepath.IsAbs(p) {
 			return
 		}
-		if redirectable(filepath.Clean(p), areas) {
+		if _, bad := sandbox.RedirectingSymlink(p, areas); bad {
 			return
 		}
 		if real, err := filepath.EvalSymlinks(p); err == nil {
@@ -74,25 +74,6 @@ func WritableRoots(workspaceRoot string) []string {
 		add(b)
 	}
 	return roots
-}
-
-// redirectable reports whether p or one of its ancestors is a symlink lying
-// strictly inside one of areas (places a confined command may write).
-func redirectable(p string, areas []string) bool {
-	for a := p; ; {
-		if k, ok, _ := lstatKind(a); ok && k == KindSymlink {
-			for _, r := range areas {
-				if strings.HasPrefix(a, strings.TrimSuffix(r, "/")+"/") {
-					return true
-				}
-			}
-		}
-		parent := filepath.Dir(a)
-		if parent == a {
-			return false
-		}
-		a = parent
-	}
 }
 
 // Contained reports whether the canonical path key lies under (or is) one of

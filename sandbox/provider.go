@@ -269,8 +269,10 @@ func runOK(ctx context.Context, stdout *bytes.Buffer, name string, args ...strin
 // through unconfined: it returns enforcing argv or an error. Errors: ctx
 // already done (ctx.Err()); bad input wrapping [ErrBadInput] (unknown mode,
 // danger-full-access, which consumers must bypass themselves, empty argv, a
-// relative or missing workspace root); [*UnavailableError] when no backend
-// is usable. The workspace root is canonicalised (realpath) first.
+// relative or missing workspace root; under workspace-write, a root reached
+// through a symlink inside /tmp or the temp dir, see [RedirectingSymlink]);
+// [*UnavailableError] when no backend is usable. The workspace root is
+// canonicalised (realpath) first.
 func (p *Provider) Confine(ctx context.Context, argv []string, policy Policy) (ConfinedArgv, error) {
 	if err := ctx.Err(); err != nil {
 		return ConfinedArgv{}, err
@@ -280,6 +282,11 @@ func (p *Provider) Confine(ctx context.Context, argv []string, policy Policy) (C
 	}
 	if len(argv) == 0 {
 		return ConfinedArgv{}, fmt.Errorf("%w: confine needs a command: argv is empty", ErrBadInput)
+	}
+	if policy.Mode == WorkspaceWrite {
+		if link, bad := RedirectingSymlink(policy.WorkspaceRoot, TempAreas()); bad {
+			return ConfinedArgv{}, fmt.Errorf("%w: workspace root %s passes through the symlink %s inside a temp area that confined commands can write; it may have been redirected by an earlier command, so it is not granted", ErrBadInput, policy.WorkspaceRoot, link)
+		}
 	}
 	policy.WorkspaceRoot = CanonicalPath(policy.WorkspaceRoot)
 	argv = append([]string(nil), argv...)

@@ -229,7 +229,13 @@ func TestProviderChains(t *testing.T) {
 }
 
 func TestConfineWorkspaceWriteCanonicalisesTheRoot(t *testing.T) {
-	dir := t.TempDir()
+	// Outside the temp areas: a symlinked root under /tmp is refused instead
+	// (TestConfineRefusesARootRedirectableFromTmp).
+	dir, err := os.MkdirTemp("/var/tmp", "dshsim-canon-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
 	real := filepath.Join(dir, "real")
 	os.Mkdir(real, 0o755)
 	link := filepath.Join(dir, "link")
@@ -243,6 +249,27 @@ func TestConfineWorkspaceWriteCanonicalisesTheRoot(t *testing.T) {
 	want := []string{"/l/landlock-run", "--ro", "/", "--rw", "/dev/null", "--rw", "/tmp", "--rw", wantRoot, "--", "true"}
 	if d := cmp.Diff(want, got.Argv); d != "" {
 		t.Errorf("argv (-want +got):\n%s", d)
+	}
+}
+
+// TestConfineRefusesARootRedirectableFromTmp: a workspace-write root reached
+// through a symlink inside /tmp (which confined commands may write) is not
+// granted; read-only grants no root, so it is not refused there.
+func TestConfineRefusesARootRedirectableFromTmp(t *testing.T) {
+	dir := t.TempDir() // under /tmp
+	real := filepath.Join(dir, "real")
+	os.Mkdir(real, 0o755)
+	link := filepath.Join(dir, "link")
+	os.Symlink(real, link)
+	p := newProvider(t, Config{Platform: "linux", Chain: []string{"landlock"}, LauncherPath: "/l/landlock-run"})
+	if _, err := p.Confine(context.Background(), []string{"true"}, Policy{Mode: WorkspaceWrite, WorkspaceRoot: link}); !errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), "symlink "+link) {
+		t.Errorf("workspace-write through %s: err = %v, want a refusal naming the symlink", link, err)
+	}
+	if _, err := p.Confine(context.Background(), []string{"true"}, Policy{Mode: WorkspaceWrite, WorkspaceRoot: real}); err != nil {
+		t.Errorf("workspace-write on the real directory: %v", err)
+	}
+	if _, err := p.Confine(context.Background(), []string{"true"}, Policy{Mode: ReadOnly, WorkspaceRoot: link}); err != nil {
+		t.Errorf("read-only through the link: %v", err)
 	}
 }
 

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // CanonicalPath resolves p the way the provider canonicalises a workspace
@@ -41,4 +42,41 @@ func writableRoots(p Policy, tmpdir string, canon func(string) string) []string 
 		}
 	}
 	return out
+}
+
+// TempAreas are the places any workspace-write command may write besides its
+// workspace: /tmp and the process temp dir, each as spelled and resolved.
+func TempAreas() []string {
+	var areas []string
+	for _, b := range []string{"/tmp", os.TempDir()} {
+		if filepath.IsAbs(b) {
+			areas = append(areas, filepath.Clean(b))
+			if real, err := filepath.EvalSymlinks(b); err == nil {
+				areas = append(areas, real)
+			}
+		}
+	}
+	return areas
+}
+
+// RedirectingSymlink returns the first of p and its ancestors (p first) that
+// is a symlink lying strictly inside one of areas. A confined command may
+// write in those areas, so it could have moved a directory there away and put
+// a symlink to anywhere at its path: a root reached through such a link must
+// not be granted (the next call would follow it out of the workspace).
+func RedirectingSymlink(p string, areas []string) (link string, ok bool) {
+	for a := filepath.Clean(p); ; {
+		if fi, err := os.Lstat(a); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+			for _, r := range areas {
+				if strings.HasPrefix(a, strings.TrimSuffix(r, "/")+"/") {
+					return a, true
+				}
+			}
+		}
+		parent := filepath.Dir(a)
+		if parent == a {
+			return "", false
+		}
+		a = parent
+	}
 }
