@@ -11,7 +11,9 @@
 //	landlock-run --abi
 //
 // --ro P grants read and execute beneath P; --rw P grants every right the ABI
-// in use can govern beneath P. Everything else is denied. Flags interleave
+// in use can govern beneath P except making character and block device nodes
+// (ours, not upstream's: see [ReadWriteRights]). Everything else is denied.
+// Flags interleave
 // freely; rules are installed all --ro first, then all --rw. "--" is
 // mandatory and everything after it is executed with execvp semantics (PATH
 // search, environment unchanged). The runner reads no environment variables.

@@ -103,7 +103,9 @@ func TestRightsPerGrant(t *testing.T) {
 		want uint64
 	}{
 		{name: "ro grants read and execute only", got: ReadOnlyRights(Handled(5)), want: AccessExecute | AccessReadFile | AccessReadDir},
-		{name: "rw on a file keeps file rights only", got: ForFile(Handled(5)), want: AccessExecute | AccessWriteFile | AccessReadFile | AccessTruncate | AccessIoctlDev},
+		{name: "rw on a file keeps file rights only", got: ForFile(ReadWriteRights(Handled(5))), want: AccessExecute | AccessWriteFile | AccessReadFile | AccessTruncate | AccessIoctlDev},
+		{name: "rw grants everything handled but device nodes", got: ReadWriteRights(Handled(5)), want: Handled(5) &^ (AccessMakeChar | AccessMakeBlock)},
+		{name: "device nodes stay handled, so they are denied everywhere", got: Handled(1) & (AccessMakeChar | AccessMakeBlock), want: AccessMakeChar | AccessMakeBlock},
 		{name: "rw on a file under abi 1 has no truncate", got: ForFile(Handled(1)), want: AccessExecute | AccessWriteFile | AccessReadFile},
 	}
 	for _, tc := range tests {
@@ -197,6 +199,31 @@ func TestRunConfinesTheExecStep(t *testing.T) {
 	// The test's own threads stay unconfined.
 	if err := os.WriteFile(filepath.Join(outside, "after.txt"), []byte("x"), 0o644); err != nil {
 		t.Errorf("parent write after the run: %v", err)
+	}
+}
+
+// TestRunRefusesDeviceNodesInTheWorkspace: a --rw grant does not allow
+// mknod of a character or block device (as root it would open the host's disk
+// through the workspace), but still allows a fifo.
+func TestRunRefusesDeviceNodesInTheWorkspace(t *testing.T) {
+	requireLandlock(t)
+	if os.Geteuid() != 0 {
+		t.Skip("mknod of a device needs CAP_MKNOD: run as root to see Landlock refuse it")
+	}
+	ws := workspace(t)
+	var blk, chr, fifo error
+	var stdout, stderr bytes.Buffer
+	Run([]string{"--ro", "/", "--rw", ws, "--", "probe"}, &stdout, &stderr, func([]string) error {
+		blk = syscall.Mknod(filepath.Join(ws, "disk"), syscall.S_IFBLK|0o600, 7<<8)
+		chr = syscall.Mknod(filepath.Join(ws, "null"), syscall.S_IFCHR|0o600, 1<<8|3)
+		fifo = syscall.Mknod(filepath.Join(ws, "pipe"), syscall.S_IFIFO|0o600, 0)
+		return syscall.ENOEXEC
+	})
+	if !errors.Is(blk, syscall.EACCES) || !errors.Is(chr, syscall.EACCES) {
+		t.Errorf("mknod block = %v, char = %v; want EACCES for both", blk, chr)
+	}
+	if fifo != nil {
+		t.Errorf("mknod fifo beneath --rw = %v, want allowed", fifo)
 	}
 }
 

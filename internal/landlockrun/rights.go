@@ -53,6 +53,16 @@ func ReadOnlyRights(handled uint64) uint64 {
 	return (AccessExecute | AccessReadFile | AccessReadDir) & handled
 }
 
+// ReadWriteRights is what a --rw grant allows: everything handled except
+// making character and block device nodes. Upstream grants every handled
+// right; ours keeps MAKE_CHAR and MAKE_BLOCK handled but never granted, because
+// a root command could otherwise mknod the host's disk inside the workspace and
+// write any file through it (the escape corpus's device-mknod-workspace got
+// through). Ordinary work never needs a device node in a workspace.
+func ReadWriteRights(handled uint64) uint64 {
+	return handled &^ (AccessMakeChar | AccessMakeBlock)
+}
+
 // fileRights is the subset of rights the kernel accepts on a non-directory.
 const fileRights = AccessExecute | AccessWriteFile | AccessReadFile | AccessTruncate | AccessIoctlDev
 

@@ -38,7 +38,7 @@ type Ruleset struct {
 }
 
 // NewRuleset builds a ruleset handling every right of abi: read+execute
-// beneath each ro path, everything handled beneath each rw path (ro first,
+// beneath each ro path, [ReadWriteRights] beneath each rw path (ro first,
 // then rw, each in order); a rule path that is not a directory gets only
 // the file-compatible rights. A path that cannot be opened fails closed with
 // "cannot open rule path: <path>: <strerror>" rather than narrowing the grant.
@@ -70,7 +70,7 @@ func NewRuleset(abi int, ro, rw []string) (*Ruleset, error) {
 		}
 	}
 	for _, p := range rw {
-		if err := add(p, handled); err != nil {
+		if err := add(p, ReadWriteRights(handled)); err != nil {
 			rs.Close()
 			return nil, err
 		}
