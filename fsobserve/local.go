@@ -160,21 +160,18 @@ func (l *Local) Stat(t Target) (info Info, exists bool, err error) {
 	return info, exists, nil
 }
 
-// Open opens the target for a text read after checking it is a regular file.
+// Open opens the target for a text read after checking it is a regular file
+// (on the opened descriptor; the open never blocks, so a FIFO is refused, not
+// waited on).
 func (l *Local) Open(t Target) (*os.File, error) {
-	f, err := os.Open(t.Key)
+	f, info, err := openNoBlock(t.Key)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) || isErrno(err, syscall.ENOTDIR) {
 			return nil, Errorf(CodeNotFound, "cannot read %q: not found", t.Display)
 		}
 		return nil, ioError("read", t.Display, err)
 	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, ioError("read", t.Display, err)
-	}
-	if !fi.Mode().IsRegular() {
+	if info.Kind != KindFile {
 		f.Close()
 		return nil, Errorf(CodeNotRegularFile, "cannot read %q: not a regular file", t.Display)
 	}
@@ -326,7 +323,24 @@ func (l *Local) EditText(ctx context.Context, t Target, e Edit, guard *EditGuard
 	if guard != nil && guard.Version != info.Version {
 		return EditResult{}, Errorf(CodeStaleVersion, "cannot edit %q: file changed since it was read", t.Display)
 	}
-	data, err := os.ReadFile(t.Key)
+	// Read what the version names: open without blocking and check the
+	// opened file again (a writer that ignores our lock may have replaced it
+	// since the stat, even with a FIFO).
+	f, opened, err := openNoBlock(t.Key)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return EditResult{}, Errorf(CodeStaleVersion, "cannot edit %q: file changed since it was read", t.Display)
+		}
+		return EditResult{}, ioError("edit", t.Display, err)
+	}
+	defer f.Close()
+	if opened.Kind != KindFile {
+		return EditResult{}, Errorf(CodeNotRegularFile, "cannot edit %q: not a regular file", t.Display)
+	}
+	if opened.Version != info.Version {
+		return EditResult{}, Errorf(CodeStaleVersion, "cannot edit %q: file changed since it was read", t.Display)
+	}
+	data, err := io.ReadAll(f)
 	if err != nil {
 		return EditResult{}, ioError("edit", t.Display, err)
 	}

@@ -770,3 +770,47 @@ func TestFailureKeepsOldContent(t *testing.T) {
 		})
 	}
 }
+
+// TestOpenRefusesAFIFOWithoutBlocking: a FIFO at a read or edit target (for
+// example swapped in after the stat by a writer that ignores our lock) is
+// refused at once as not a regular file; before, the open waited for a writer
+// forever, holding the target's lock.
+func TestOpenRefusesAFIFOWithoutBlocking(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "pipe")
+	if err := unix.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	l, err := NewLocal(WithCwd(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg, err := l.Resolve("pipe", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		f, err := l.Open(tg)
+		if f != nil {
+			f.Close()
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !herr.HasCode(err, CodeNotRegularFile) {
+			t.Errorf("Open(fifo) = %v, want FS_NOT_REGULAR_FILE", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Open of a FIFO blocked")
+	}
+	f, info, err := openNoBlock(fifo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if info.Kind == KindFile {
+		t.Errorf("openNoBlock reports a FIFO as a regular file")
+	}
+}

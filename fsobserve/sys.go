@@ -318,3 +318,23 @@ func closeFd(fd int) { _ = unix.Close(fd) }
 
 // syncFd fsyncs an open directory (best effort).
 func syncFd(fd int) { _ = unix.Fsync(fd) }
+
+// openNoBlock opens path read-only without blocking (a FIFO swapped in after a
+// stat must not hang the caller, who may hold the target's lock) and returns
+// the descriptor with the Info of what was actually opened (fstat), so a
+// version compared against it is the version of the bytes that are read.
+func openNoBlock(path string) (*os.File, Info, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	for err == unix.EINTR {
+		fd, err = unix.Open(path, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	}
+	if err != nil {
+		return nil, Info{}, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		return nil, Info{}, &os.PathError{Op: "fstat", Path: path, Err: err}
+	}
+	return os.NewFile(uintptr(fd), path), infoOf(&st), nil
+}
