@@ -202,6 +202,12 @@ func (s *Service) Request(ctx context.Context, req pipeline.ApprovalRequest) (pi
 	if _, err := log.Append(EventAsked, asked{ID: id, ToolName: req.ToolName, CallID: req.CallID, Reason: req.Reason}); err != nil {
 		return "", err
 	}
+	// The policy is read after the asked event, not from the snapshot above:
+	// a switch to never that reached the log before this request's audit
+	// entry decides it, so no answerer can run past it.
+	if events, err = log.Events(); err != nil {
+		return "", fmt.Errorf("approval: read session log: %w", err)
+	}
 	outcome, err := s.decide(ctx, &req, events)
 	if err != nil {
 		return "", err

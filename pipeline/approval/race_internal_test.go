@@ -1,0 +1,47 @@
+package approval
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/dshsim/dshsim/harness/session"
+	"github.com/dshsim/dshsim/pipeline"
+)
+
+// TestNeverSwitchBeforeAskedIsHonoured: a switch to policy never that lands
+// in the log before this request's approval/asked event (here: while the id
+// is minted) decides the request; the policy is read after the asked event,
+// not from a snapshot taken before it, so no answerer runs.
+func TestNeverSwitchBeforeAskedIsHonoured(t *testing.T) {
+	log, err := session.Create(filepath.Join(t.TempDir(), "s.jsonl"), session.Header{ID: "s1", Cwd: "/ws"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer log.Close()
+	if _, err := log.Append("turn/start", map[string]any{"turn": 1}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.newID = func() string {
+		if _, err := SetSessionPolicy(log, Never); err != nil {
+			t.Fatal(err)
+		}
+		return NewUUID()
+	}
+	asked := false
+	s.Answer(func(context.Context, *pipeline.ApprovalRequest, func() (pipeline.ApprovalOutcome, error)) (pipeline.ApprovalOutcome, error) {
+		asked = true
+		return pipeline.AllowedOnce, nil
+	})
+	got, err := s.Request(context.Background(), pipeline.ApprovalRequest{Agent: &pipeline.Agent{ID: "a", Session: log}, ToolName: "bash"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != pipeline.Rejected || asked {
+		t.Errorf("outcome %s, answerer asked %v; want rejected without asking", got, asked)
+	}
+}
