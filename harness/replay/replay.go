@@ -6,10 +6,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -189,7 +187,7 @@ func replay(ctx context.Context, dir string, opt Options, res *Result) error {
 	}
 	defer os.RemoveAll(ws)
 	if rec.Workspace != "" {
-		if err := copyTree(rec.Workspace, ws); err != nil {
+		if err := recording.CopyTree(rec.Workspace, ws); err != nil {
 			return fmt.Errorf("seed workspace from %s: %w", rec.Workspace, err)
 		}
 	}
@@ -537,31 +535,6 @@ func newUUID() string {
 	b[8] = b[8]&0x3f | 0x80
 	h := hex.EncodeToString(b[:])
 	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
-}
-
-// copyTree copies regular files and directories from src into dst.
-func copyTree(src, dst string) error {
-	return filepath.WalkDir(src, func(p string, de fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(src, p)
-		if err != nil {
-			return err
-		}
-		target := filepath.Join(dst, rel)
-		switch {
-		case de.IsDir():
-			return os.MkdirAll(target, 0o755)
-		case de.Type().IsRegular():
-			data, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			return os.WriteFile(target, data, 0o644)
-		}
-		return errors.New(p + ": not a regular file or directory (workspace seeds hold plain files)")
-	})
 }
 
 // lockRecording serialises replays of one recording across goroutines and

@@ -173,21 +173,7 @@ func copyRecording(t *testing.T, name string) string {
 	t.Helper()
 	src := filepath.Join(root, "transcripts", name)
 	dst := filepath.Join(t.TempDir(), name)
-	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
-	})
-	if err != nil {
+	if err := recording.CopyTree(src, dst); err != nil {
 		t.Fatal(err)
 	}
 	return dst

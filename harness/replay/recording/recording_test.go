@@ -146,7 +146,9 @@ func TestPolicyComesFromTheFirstRuntimeContext(t *testing.T) {
 
 func TestSettingsFileIsOptionalAndStrict(t *testing.T) {
 	dir := t.TempDir()
-	copyDir(t, filepath.Join(transcripts, "fs-read"), dir)
+	if err := CopyTree(filepath.Join(transcripts, "fs-read"), dir); err != nil {
+		t.Fatal(err)
+	}
 	r, err := Load(dir)
 	if err != nil || r.HasSettings {
 		t.Fatalf("Load without settings: %v, HasSettings %v", err, r != nil && r.HasSettings)
@@ -161,30 +163,11 @@ func TestSettingsFileIsOptionalAndStrict(t *testing.T) {
 	}
 }
 
-func copyDir(t *testing.T, src, dst string) {
-	t.Helper()
-	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
 func TestChildSessionLogsAreRejected(t *testing.T) {
 	dir := t.TempDir()
-	copyDir(t, filepath.Join(transcripts, "fs-read"), dir)
+	if err := CopyTree(filepath.Join(transcripts, "fs-read"), dir); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(filepath.Join(dir, "session.1.jsonl"), []byte("{}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
