@@ -210,7 +210,7 @@ func (p *Provider) probe(b string) (Enforcement, bool) {
 		if pr.Bwrap != nil {
 			return Full, pr.Bwrap(ctx)
 		}
-		return Full, runOK(ctx, nil, "bwrap", Wrap(nil, BwrapArgs(Policy{Mode: ReadOnly}), []string{"true"})...)
+		return Full, ProbeBwrap(ctx)
 	case BackendLandlock:
 		if pr.Landlock != nil {
 			return pr.Landlock(ctx, p.cfg.LauncherPath)
@@ -234,6 +234,14 @@ func (p *Provider) probe(b string) (Enforcement, bool) {
 	}
 	return "", false
 }
+
+// BwrapProbeArgs is bwrap's availability probe (without the program): the
+// read-only profile around true, so the probe checks the flags a real call uses.
+func BwrapProbeArgs() []string { return Wrap(nil, BwrapArgs(Policy{Mode: ReadOnly}), []string{"true"}) }
+
+// ProbeBwrap runs "bwrap <BwrapProbeArgs>": exit 0 within ctx means bwrap can
+// confine here; a missing binary, a failure or a timeout means it cannot.
+func ProbeBwrap(ctx context.Context) bool { return runOK(ctx, nil, "bwrap", BwrapProbeArgs()...) }
 
 // ProbeLandlock runs "<launcher> --probe": exit 0 with stdout exactly the
 // runner's one probe line is usable (full, or partial for "landlock:

@@ -12,9 +12,8 @@
 // # Conditions
 //
 //	[landlock:N]  the kernel's Landlock ABI is at least N
-//	[bwrap]       bubblewrap works here (its probe
-//	              bwrap --ro-bind / / --dev /dev --proc /proc --die-with-parent --cap-drop ALL -- true
-//	              exits 0)
+//	[bwrap]       bubblewrap works here (the provider's probe, sandbox.ProbeBwrap:
+//	              the read-only bwrap profile around true exits 0)
 //
 // # Commands beyond testscript's own
 //

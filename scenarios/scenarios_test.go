@@ -12,13 +12,13 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/dshsim/dshsim/harness"
 	"github.com/dshsim/dshsim/harness/replay/cli"
 	"github.com/dshsim/dshsim/harness/simcli"
 	_ "github.com/dshsim/dshsim/harness/sims" // registers the sims dsh-sim runs
 	"github.com/dshsim/dshsim/internal/landlockrun"
+	"github.com/dshsim/dshsim/sandbox"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -104,13 +104,11 @@ func condition(cond string) (bool, error) {
 	return false, fmt.Errorf("unknown condition [%s] (known: [landlock:N], [bwrap])", cond)
 }
 
-// bwrapArgs is bwrap's availability probe (sandbox-escalation.md, probes).
-var bwrapArgs = []string{"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--die-with-parent", "--cap-drop", "ALL", "--", "true"}
-
+// bwrapUsable is the provider's own bwrap probe, run once.
 var bwrapUsable = sync.OnceValue(func() bool {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), sandbox.DefaultProbeTimeout)
 	defer cancel()
-	return exec.CommandContext(ctx, "bwrap", bwrapArgs...).Run() == nil
+	return sandbox.ProbeBwrap(ctx)
 })
 
 // cmdTamper changes line 1 of the first non-empty file under DIR.
@@ -202,7 +200,7 @@ func TestCondition(t *testing.T) {
 		{"an ABI beyond any kernel does not hold", "landlock:99", false, false},
 		{"landlock without a number is an error", "landlock:x", false, true},
 		{"landlock:0 is an error", "landlock:0", false, true},
-		{"bwrap follows its probe", "bwrap", exec.Command("bwrap", bwrapArgs...).Run() == nil, false},
+		{"bwrap follows its probe", "bwrap", exec.Command("bwrap", sandbox.BwrapProbeArgs()...).Run() == nil, false},
 		{"unknown conditions are errors", "landlok:3", false, true},
 	}
 	for _, tc := range tests {

@@ -62,7 +62,7 @@ func provider(t testing.TB, backend string) *sandbox.Provider {
 		if _, err := exec.LookPath("bwrap"); err != nil {
 			t.Skip("bwrap not installed")
 		}
-		if exec.Command("bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--die-with-parent", "--cap-drop", "ALL", "--", "true").Run() != nil {
+		if !sandbox.ProbeBwrap(context.Background()) {
 			t.Skip("bwrap cannot confine here")
 		}
 	case sandbox.BackendLandlock:
