@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 
-	"github.com/dshsim/dshsim/harness/session"
+	"github.com/dshsim/dshsim/pipeline/session"
 )
 
 // Block is one model-facing content block.

@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dshsim/dshsim/harness/session"
 	"github.com/dshsim/dshsim/internal/herr"
 	"github.com/dshsim/dshsim/pipeline"
+	"github.com/dshsim/dshsim/pipeline/session"
 )
 
 // state records what happened during one call.

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dshsim/dshsim/harness/session"
 	"github.com/dshsim/dshsim/pipeline"
+	"github.com/dshsim/dshsim/pipeline/session"
 )
 
 func newCall(t *testing.T, name, sessionID string) *pipeline.Call {

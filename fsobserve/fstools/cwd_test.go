@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dshsim/dshsim/harness/session"
 	"github.com/dshsim/dshsim/pipeline"
+	"github.com/dshsim/dshsim/pipeline/session"
 )
 
 // agentAt returns an agent whose session log header carries cwd.

@@ -10,9 +10,9 @@ import (
 
 	"github.com/dshsim/dshsim/escalation"
 	"github.com/dshsim/dshsim/fsobserve"
-	"github.com/dshsim/dshsim/harness/session"
 	"github.com/dshsim/dshsim/internal/herr"
 	"github.com/dshsim/dshsim/pipeline"
+	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/sandbox"
 	"github.com/sebdah/goldie/v2"
 )

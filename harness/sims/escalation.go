@@ -11,10 +11,10 @@ import (
 
 	"github.com/dshsim/dshsim/escalation"
 	"github.com/dshsim/dshsim/harness"
-	"github.com/dshsim/dshsim/harness/session"
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/approval"
 	"github.com/dshsim/dshsim/pipeline/policy"
+	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/sandbox"
 )
 

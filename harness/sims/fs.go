@@ -12,8 +12,8 @@ import (
 	"github.com/dshsim/dshsim/fsobserve"
 	"github.com/dshsim/dshsim/fsobserve/fstools"
 	"github.com/dshsim/dshsim/harness"
-	"github.com/dshsim/dshsim/harness/session"
 	"github.com/dshsim/dshsim/pipeline"
+	"github.com/dshsim/dshsim/pipeline/session"
 )
 
 // The fs sim: read-before-write with the real file tools on a real directory.

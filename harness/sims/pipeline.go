@@ -10,9 +10,9 @@ import (
 	"strings"
 
 	"github.com/dshsim/dshsim/harness"
-	"github.com/dshsim/dshsim/harness/session"
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/approval"
+	"github.com/dshsim/dshsim/pipeline/session"
 )
 
 // The pipeline sim: the real tool registry with seven hookups of listeners

@@ -7,9 +7,9 @@ import (
 	"strings"
 
 	"github.com/dshsim/dshsim/harness"
-	"github.com/dshsim/dshsim/harness/session"
 	"github.com/dshsim/dshsim/pipeline/approval"
 	"github.com/dshsim/dshsim/pipeline/policy"
+	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/sandbox"
 )
 

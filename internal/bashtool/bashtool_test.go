@@ -12,10 +12,10 @@ import (
 	"time"
 
 	"github.com/dshsim/dshsim/escalation"
-	"github.com/dshsim/dshsim/harness/session"
 	"github.com/dshsim/dshsim/internal/herr"
 	"github.com/dshsim/dshsim/internal/jobs"
 	"github.com/dshsim/dshsim/pipeline"
+	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/sandbox"
 )
 

@@ -9,10 +9,10 @@ import (
 	"testing"
 
 	"github.com/dshsim/dshsim/harness"
-	"github.com/dshsim/dshsim/harness/session"
 	"github.com/dshsim/dshsim/internal/landlockrun/runnerbuild"
 	"github.com/dshsim/dshsim/internal/stack"
 	"github.com/dshsim/dshsim/pipeline"
+	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/sandbox"
 )
 

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dshsim/dshsim/harness/session"
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/approval"
+	"github.com/dshsim/dshsim/pipeline/session"
 )
 
 func newLog(t *testing.T, events ...string) *session.Log {

@@ -11,7 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/dshsim/dshsim/harness/session"
+	"github.com/dshsim/dshsim/pipeline/session"
 )
 
 // File names of a recording directory.
@@ -78,7 +78,7 @@ type Input struct {
 }
 
 // Header is the first line of session.jsonl: the same header our own logs
-// write (harness/session); in fixtures the id may read "{{sessionId}}" and the
+// write (pipeline/session); in fixtures the id may read "{{sessionId}}" and the
 // cwd "{{cwd}}".
 type Header = session.Header
 

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/dshsim/dshsim/harness/session"
+	"github.com/dshsim/dshsim/pipeline/session"
 )
 
 func compact(raw json.RawMessage) string {
