@@ -13,8 +13,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/dshsim/dshsim/internal/landlockrun"
 )
 
 // ErrBadInput marks a Confine call refused for its input (relative or missing
@@ -255,13 +253,21 @@ func ProbeLandlock(ctx context.Context, launcher string) (Enforcement, bool) {
 		return "", false
 	}
 	switch out.String() {
-	case landlockrun.ProbePartial + "\n":
+	case landlockProbePartial + "\n":
 		return Partial, true
-	case landlockrun.ProbeFull + "\n":
+	case landlockProbeFull + "\n":
 		return Full, true
 	}
 	return "", false
 }
+
+// The runner's probe lines, VERBATIM (package sandbox/landlock declares them
+// for the runner; this package does not import the runner's package, and
+// TestRunnerVocabulary keeps the two in step).
+const (
+	landlockProbeFull    = "landlock: fully enforced"
+	landlockProbePartial = "landlock: partially enforced (older ABI)"
+)
 
 func runOK(ctx context.Context, stdout *bytes.Buffer, name string, args ...string) bool {
 	cmd := exec.CommandContext(ctx, name, args...)

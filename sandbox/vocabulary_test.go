@@ -5,7 +5,22 @@ import (
 	"testing"
 
 	"github.com/dshsim/dshsim/internal/herr"
+	"github.com/dshsim/dshsim/sandbox/landlock"
 )
+
+// TestRunnerVocabulary: the lines this package reads from the runner are the
+// ones the runner prints (each side declares them; neither imports the other).
+func TestRunnerVocabulary(t *testing.T) {
+	for _, c := range []struct{ ours, runner string }{
+		{LandlockPartialNotice, landlock.PartialNotice},
+		{landlockProbeFull, landlock.ProbeFull},
+		{landlockProbePartial, landlock.ProbePartial},
+	} {
+		if c.ours != c.runner {
+			t.Errorf("sandbox reads %q, the runner prints %q", c.ours, c.runner)
+		}
+	}
+}
 
 func TestUnavailableError(t *testing.T) {
 	err := error(&UnavailableError{Mode: WorkspaceWrite})

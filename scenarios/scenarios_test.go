@@ -17,8 +17,8 @@ import (
 	"github.com/dshsim/dshsim/harness/replay/cli"
 	"github.com/dshsim/dshsim/harness/simcli"
 	_ "github.com/dshsim/dshsim/harness/sims" // registers the sims dsh-sim runs
-	"github.com/dshsim/dshsim/internal/landlockrun"
 	"github.com/dshsim/dshsim/sandbox"
+	"github.com/dshsim/dshsim/sandbox/landlock"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -27,7 +27,7 @@ import (
 var commands = map[string]func(){
 	"dsh-replay":   func() { os.Exit(cli.Main(os.Args[1:], os.Stdout, os.Stderr)) },
 	"dsh-sim":      func() { os.Exit(simcli.Main(os.Args[1:], os.Stdout, os.Stderr)) },
-	"landlock-run": func() { os.Exit(landlockrun.Main(os.Args[1:], os.Stdout, os.Stderr)) },
+	"landlock-run": func() { os.Exit(landlock.Main(os.Args[1:], os.Stdout, os.Stderr)) },
 }
 
 func TestMain(m *testing.M) {
@@ -92,7 +92,7 @@ func condition(cond string) (bool, error) {
 		if err != nil || want < 1 {
 			return false, fmt.Errorf("condition [%s]: want [landlock:N] with N >= 1", cond)
 		}
-		abi, err := landlockrun.KernelABI()
+		abi, err := landlock.KernelABI()
 		if err != nil {
 			return false, nil // no Landlock at all: below every N
 		}
@@ -189,7 +189,7 @@ func TestREADMELayout(t *testing.T) {
 }
 
 func TestCondition(t *testing.T) {
-	abi, abiErr := landlockrun.KernelABI()
+	abi, abiErr := landlock.KernelABI()
 	tests := []struct {
 		name    string
 		cond    string

@@ -3,9 +3,9 @@ package main
 import (
 	"os"
 
-	"github.com/dshsim/dshsim/internal/landlockrun"
+	"github.com/dshsim/dshsim/sandbox/landlock"
 )
 
 func main() {
-	os.Exit(landlockrun.Main(os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(landlock.Main(os.Args[1:], os.Stdout, os.Stderr))
 }

@@ -13,8 +13,8 @@ import (
 	"github.com/dshsim/dshsim/harness"
 	"github.com/dshsim/dshsim/harness/replay"
 	"github.com/dshsim/dshsim/harness/replay/recording"
-	"github.com/dshsim/dshsim/internal/landlockrun/runnerbuild"
 	"github.com/dshsim/dshsim/pipeline/session"
+	"github.com/dshsim/dshsim/sandbox/landlock/runnerbuild"
 )
 
 const root = "../.."

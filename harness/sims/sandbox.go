@@ -13,9 +13,9 @@ import (
 
 	"github.com/dshsim/dshsim/harness"
 	"github.com/dshsim/dshsim/internal/herr"
-	"github.com/dshsim/dshsim/internal/landlockrun/runnerbuild"
 	"github.com/dshsim/dshsim/render"
 	"github.com/dshsim/dshsim/sandbox"
+	"github.com/dshsim/dshsim/sandbox/landlock/runnerbuild"
 	"github.com/dshsim/dshsim/sandbox/spawn"
 )
 

@@ -9,11 +9,11 @@ import (
 	"testing"
 
 	"github.com/dshsim/dshsim/harness"
-	"github.com/dshsim/dshsim/internal/landlockrun/runnerbuild"
 	"github.com/dshsim/dshsim/internal/stack"
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/sandbox"
+	"github.com/dshsim/dshsim/sandbox/landlock/runnerbuild"
 )
 
 func newStack(t *testing.T, mode sandbox.Mode, approval string, answer stack.Answerer) (*stack.Stack, string, *session.Log) {

@@ -7,8 +7,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/dshsim/dshsim/internal/landlockrun/runnerbuild"
 	"github.com/dshsim/dshsim/sandbox"
+	"github.com/dshsim/dshsim/sandbox/landlock/runnerbuild"
 )
 
 var (

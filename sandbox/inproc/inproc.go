@@ -5,8 +5,8 @@ import (
 	"os/exec"
 	"sync"
 
-	"github.com/dshsim/dshsim/internal/landlockrun"
 	"github.com/dshsim/dshsim/sandbox"
+	"github.com/dshsim/dshsim/sandbox/landlock"
 )
 
 // Launcher starts confined children from restricted threads. It is safe for
@@ -15,7 +15,7 @@ type Launcher struct {
 	abi      int
 	reuse    bool
 	mu       sync.Mutex
-	rulesets map[key]*landlockrun.Ruleset
+	rulesets map[key]*landlock.Ruleset
 	workers  map[key]*worker
 	spare    chan chan func() // pre-locked fresh threads waiting for one job
 
@@ -45,16 +45,16 @@ func New() (*Launcher, error) { return NewWithOptions(Options{}) }
 
 // NewWithOptions is New with options.
 func NewWithOptions(o Options) (*Launcher, error) {
-	kernel, err := landlockrun.KernelABI()
+	kernel, err := landlock.KernelABI()
 	if err != nil {
 		return nil, fmt.Errorf("inproc: %w", err)
 	}
-	l := &Launcher{abi: landlockrun.EffectiveABI(kernel, 0), reuse: o.ReuseThreads,
-		rulesets: map[key]*landlockrun.Ruleset{}, workers: map[key]*worker{}}
+	l := &Launcher{abi: landlock.EffectiveABI(kernel, 0), reuse: o.ReuseThreads,
+		rulesets: map[key]*landlock.Ruleset{}, workers: map[key]*worker{}}
 	if !o.ReuseThreads {
 		l.spare = make(chan chan func(), spareThreads)
 		for i := 0; i < spareThreads; i++ {
-			landlockrun.GoOffMainThread(l.spareThread)
+			landlock.GoOffMainThread(l.spareThread)
 		}
 	}
 	return l, nil
@@ -65,7 +65,7 @@ func NewWithOptions(o Options) (*Launcher, error) {
 const spareThreads = 2
 
 // spareThread runs on a fresh locked OS thread (never the main thread: see
-// landlockrun.GoOffMainThread), offers it for one job and returns still
+// landlock.GoOffMainThread), offers it for one job and returns still
 // locked afterwards, which ends the thread.
 func (l *Launcher) spareThread() {
 	job := make(chan func(), 1)
@@ -86,7 +86,7 @@ type startReq struct {
 	done chan error
 }
 
-func (l *Launcher) worker(k key, rs *landlockrun.Ruleset) (*worker, error) {
+func (l *Launcher) worker(k key, rs *landlock.Ruleset) (*worker, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if w, ok := l.workers[k]; ok {
@@ -97,7 +97,7 @@ func (l *Launcher) worker(k key, rs *landlockrun.Ruleset) (*worker, error) {
 	go func() {
 		// The restricted thread serves this policy only; when reqs closes,
 		// the goroutine returns still locked and the runtime ends the thread.
-		ready <- landlockrun.OnRestrictedThread(rs.FD, func() error {
+		ready <- landlock.OnRestrictedThread(rs.FD, func() error {
 			ready <- nil
 			for r := range w.reqs {
 				if l.onThread != nil {
@@ -117,13 +117,13 @@ func (l *Launcher) worker(k key, rs *landlockrun.Ruleset) (*worker, error) {
 
 // Enforcement is full on ABI 5 and later, partial before.
 func (l *Launcher) Enforcement() sandbox.Enforcement {
-	if landlockrun.Partial(l.abi) {
+	if landlock.Partial(l.abi) {
 		return sandbox.Partial
 	}
 	return sandbox.Full
 }
 
-func (l *Launcher) ruleset(p sandbox.Policy) (*landlockrun.Ruleset, error) {
+func (l *Launcher) ruleset(p sandbox.Policy) (*landlock.Ruleset, error) {
 	k := key{p.Mode, p.WorkspaceRoot}
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -131,7 +131,7 @@ func (l *Launcher) ruleset(p sandbox.Policy) (*landlockrun.Ruleset, error) {
 		return rs, nil
 	}
 	ro, rw := sandbox.LandlockGrants(p)
-	rs, err := landlockrun.NewRuleset(l.abi, ro, rw)
+	rs, err := landlock.NewRuleset(l.abi, ro, rw)
 	if err != nil {
 		return nil, fmt.Errorf("inproc: %w", err)
 	}
@@ -162,10 +162,10 @@ func (l *Launcher) Start(cmd *exec.Cmd, p sandbox.Policy) error {
 		return <-done
 	}
 	job := <-l.spare
-	landlockrun.GoOffMainThread(l.spareThread) // replace it, off this start's path
+	landlock.GoOffMainThread(l.spareThread) // replace it, off this start's path
 	done := make(chan error, 1)
 	job <- func() {
-		if err := landlockrun.RestrictThisThread(rs.FD); err != nil {
+		if err := landlock.RestrictThisThread(rs.FD); err != nil {
 			done <- fmt.Errorf("inproc: %w", err)
 			return
 		}

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dshsim/dshsim/internal/landlockrun/llsys"
 	"github.com/dshsim/dshsim/sandbox"
+	"github.com/dshsim/dshsim/sandbox/internal/llsys"
 )
 
 // varTmpDir returns a fresh directory under /var/tmp: workspace-write grants

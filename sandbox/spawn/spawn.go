@@ -13,10 +13,10 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/dshsim/dshsim/internal/landlockrun"
 	"github.com/dshsim/dshsim/render"
 	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/sandbox/inproc"
+	"github.com/dshsim/dshsim/sandbox/landlock"
 )
 
 // DefaultGrace is the delay between SIGTERM and SIGKILL when a process group is killed.
@@ -275,7 +275,7 @@ func wraps(wrapped, argv []string) bool {
 // isRestrictFailure reports an in-process confinement failure (as opposed
 // to the command's own start error).
 func isRestrictFailure(err error) bool {
-	var f *landlockrun.Fatal
+	var f *landlock.Fatal
 	return errors.As(err, &f)
 }
 

@@ -13,11 +13,11 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/dshsim/dshsim/internal/landlockrun"
-	"github.com/dshsim/dshsim/internal/landlockrun/runnerbuild"
 	"github.com/dshsim/dshsim/render"
 	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/sandbox/inproc"
+	"github.com/dshsim/dshsim/sandbox/landlock"
+	"github.com/dshsim/dshsim/sandbox/landlock/runnerbuild"
 )
 
 var runnerPath string // built landlock-run, "" when the build failed
@@ -66,7 +66,7 @@ func provider(t testing.TB, backend string) *sandbox.Provider {
 			t.Skip("bwrap cannot confine here")
 		}
 	case sandbox.BackendLandlock:
-		if _, err := landlockrun.KernelABI(); err != nil {
+		if _, err := landlock.KernelABI(); err != nil {
 			t.Skip("no Landlock")
 		}
 		if runnerPath == "" {
@@ -195,7 +195,7 @@ func TestMissingRunnerFailsClosed(t *testing.T) {
 }
 
 func TestRunnerFailureAfterStart(t *testing.T) {
-	if _, err := landlockrun.KernelABI(); err != nil || runnerPath == "" {
+	if _, err := landlock.KernelABI(); err != nil || runnerPath == "" {
 		t.Skip("no Landlock or runner")
 	}
 	ws := varTmpDir(t, "dshsim-ws-")

@@ -1,7 +1,7 @@
 // Package llsys is the thin kernel layer under the Landlock runner and the
 // in-process launcher: raw Landlock system calls (through go-landlock's
 // landlock/syscall package), prctl and O_PATH opens. It holds no policy: which
-// rights to grant is decided by the pure functions of package landlockrun.
+// rights to grant is decided by the pure functions of package landlock.
 //
 // # Threads
 //

@@ -1,4 +1,4 @@
-// Package landlockrun is the Landlock runner: it applies a Landlock allow-list
+// Package landlock is the Landlock runner: it applies a Landlock allow-list
 // to itself, then executes a command, which inherits the restriction across
 // execve (and so do all its descendants; the invoking process is not
 // confined). cmd/landlock-run is a thin main around [Main]; the scenario tests
@@ -68,4 +68,4 @@
 // one locked OS thread, without TSYNC ([OnRestrictedThread]); that thread then
 // calls execve, which replaces the whole process and keeps the calling
 // thread's Landlock domain. Nothing else in the process is restricted.
-package landlockrun
+package landlock

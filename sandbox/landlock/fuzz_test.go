@@ -1,4 +1,4 @@
-package landlockrun_test
+package landlock_test
 
 import (
 	"errors"
@@ -9,11 +9,11 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/dshsim/dshsim/internal/landlockrun"
+	"github.com/dshsim/dshsim/sandbox/landlock"
 )
 
 // format is the canonical command line of an invocation (flags before "--").
-func format(inv landlockrun.Invocation) []string {
+func format(inv landlock.Invocation) []string {
 	switch {
 	case inv.Probe:
 		return []string{"--probe"}
@@ -48,9 +48,9 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, joined string) {
 		args := strings.Split(joined, "\x00")
-		inv, err := landlockrun.Parse(args)
+		inv, err := landlock.Parse(args)
 		if err != nil {
-			var ue *landlockrun.UsageError
+			var ue *landlock.UsageError
 			if !errors.As(err, &ue) {
 				t.Fatalf("Parse(%q): error %T %v is not a *UsageError", args, err, err)
 			}
@@ -81,7 +81,7 @@ func FuzzParse(f *testing.F) {
 				t.Fatalf("Parse(%q) accepted a negative ABI cap %d", args, inv.ABICap)
 			}
 		}
-		again, err := landlockrun.Parse(format(inv))
+		again, err := landlock.Parse(format(inv))
 		if err != nil {
 			t.Fatalf("re-parse of %q: %v", format(inv), err)
 		}

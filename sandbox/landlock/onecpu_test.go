@@ -1,4 +1,4 @@
-package landlockrun
+package landlock
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dshsim/dshsim/internal/landlockrun/runnerbuild"
+	"github.com/dshsim/dshsim/sandbox/landlock/runnerbuild"
 )
 
 // TestOneCPU runs the built runner with GOMAXPROCS=1, as on a one-vCPU

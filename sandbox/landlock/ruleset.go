@@ -1,4 +1,4 @@
-package landlockrun
+package landlock
 
 import (
 	"errors"
@@ -6,7 +6,7 @@ import (
 	"runtime"
 	"syscall"
 
-	"github.com/dshsim/dshsim/internal/landlockrun/llsys"
+	"github.com/dshsim/dshsim/sandbox/internal/llsys"
 )
 
 // Fatal is a runner-level failure. The runner prints [Prefix] + Msg as its one
@@ -142,7 +142,7 @@ func GoOffMainThread(fn func()) {
 		go func() {
 			runtime.LockOSThread()
 			if llsys.Gettid() == os.Getpid() {
-				panic("landlockrun: BUG: a goroutine ran on the main thread while another goroutine held it locked")
+				panic("landlock: BUG: a goroutine ran on the main thread while another goroutine held it locked")
 			}
 			close(locked)
 			fn()

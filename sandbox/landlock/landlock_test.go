@@ -1,4 +1,4 @@
-package landlockrun
+package landlock
 
 import (
 	"bytes"
