@@ -21,7 +21,7 @@ type Dialect struct {
 // a file's metadata. A command confined by Landlock can still change the mode,
 // owner, times and extended attributes of any file it can name (chmod,
 // chown as far as its credentials allow, utimes, setxattr); the escape corpus
-// (sandbox/escape) shows each of them going through, and this list is the
+// (harness/escape) shows each of them going through, and this list is the
 // backend's admission of it. bwrap's read-only mounts refuse all four.
 var LandlockUngoverned = []string{
 	"chmod: file mode changes are not a Landlock right",

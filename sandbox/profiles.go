@@ -18,7 +18,7 @@ const (
 // tmpfs). Any mode other than workspace-write is treated as read-only.
 //
 // --cap-drop ALL is ours, not upstream's: bwrap run by root keeps every
-// capability inside the sandbox, and the escape corpus (sandbox/escape) showed
+// capability inside the sandbox, and the escape corpus (harness/escape) showed
 // that a confined command then remounts / read-write (CAP_SYS_ADMIN) or opens
 // an outside file by handle (CAP_DAC_READ_SEARCH) and writes anywhere. Without
 // root the flag changes nothing (bwrap's user namespace grants no capability

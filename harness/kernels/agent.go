@@ -14,8 +14,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dshsim/dshsim/harness/escape"
 	"github.com/dshsim/dshsim/sandbox"
-	"github.com/dshsim/dshsim/sandbox/escape"
 )
 
 // Marker starts every console line the agent writes.

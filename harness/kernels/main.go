@@ -33,7 +33,7 @@ func RepoRoot(dir string) (string, error) {
 func BuildStatic(ctx context.Context, root, dir string) (map[string]string, error) {
 	pkgs := map[string]string{
 		"landlock-run": "./cmd/landlock-run",
-		"escape-probe": "./sandbox/escape/cmd/escape-probe",
+		"escape-probe": "./harness/escape/cmd/escape-probe",
 		"matrix-agent": "./harness/kernels/cmd/matrix-agent",
 	}
 	out := map[string]string{}

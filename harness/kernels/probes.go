@@ -12,8 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dshsim/dshsim/harness/escape"
 	"github.com/dshsim/dshsim/sandbox"
-	"github.com/dshsim/dshsim/sandbox/escape"
 )
 
 // Where says where a probe's effect lands, and so whether workspace-write permits it.

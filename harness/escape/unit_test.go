@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dshsim/dshsim/harness/escape"
 	"github.com/dshsim/dshsim/sandbox"
-	"github.com/dshsim/dshsim/sandbox/escape"
 )
 
 func TestParseAttemptRejectsBadHeadersNamingFileLineAndField(t *testing.T) {

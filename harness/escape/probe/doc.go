@@ -13,6 +13,6 @@
 // # Output
 //
 // One line on stdout: "<op>: ok" or "<op>: <ERRNO> (<text>)"; exit 0, 1 or 2
-// (usage). The program is sandbox/escape/cmd/escape-probe; it builds statically
+// (usage). The program is harness/escape/cmd/escape-probe; it builds statically
 // (CGO_ENABLED=0) so it also runs in the kernel-matrix initramfs.
 package probe

@@ -11,7 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/dshsim/dshsim/sandbox/escape"
+	"github.com/dshsim/dshsim/harness/escape"
 )
 
 // build compiles a main package of this module into dir and returns the path.
@@ -73,7 +73,7 @@ func setup(t *testing.T) env {
 			return
 		}
 		shared = env{base: base,
-			probe:  build(t, bin, "github.com/dshsim/dshsim/sandbox/escape/cmd/escape-probe", "escape-probe"),
+			probe:  build(t, bin, "github.com/dshsim/dshsim/harness/escape/cmd/escape-probe", "escape-probe"),
 			runner: build(t, bin, "github.com/dshsim/dshsim/cmd/landlock-run", "landlock-run")}
 		shared.abi, err = escape.KernelABI(context.Background(), shared.runner)
 		if err != nil {
@@ -126,7 +126,7 @@ func runCorpus(t *testing.T) ([]escape.Result, []byte) {
 		backends := []escape.Backend{bw, ll}
 		ids := escape.Identities()
 		corpus.rs, corpus.err = escape.RunAll(ctx, escape.Config{Base: e.base, Probe: e.probe}, attempts, backends, ids)
-		corpus.text = escape.Table("escape corpus (go test ./sandbox/escape -run TestCorpus; DSHSIM_UPDATE=1 updates)", attempts, backends, ids, corpus.rs)
+		corpus.text = escape.Table("escape corpus (go test ./harness/escape -run TestCorpus; DSHSIM_UPDATE=1 updates)", attempts, backends, ids, corpus.rs)
 	})
 	if corpus.err != nil {
 		t.Fatal(corpus.err)
@@ -207,7 +207,7 @@ func TestCorpusUnderCappedABI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, goldenName("escape-abi.txt"), escape.Table("escape corpus under the Landlock runner capped at ABI 1..7 (go test ./sandbox/escape -run TestCorpusUnderCappedABI; DSHSIM_UPDATE=1 updates)", attempts, backends, ids, rs))
+	golden(t, goldenName("escape-abi.txt"), escape.Table("escape corpus under the Landlock runner capped at ABI 1..7 (go test ./harness/escape -run TestCorpusUnderCappedABI; DSHSIM_UPDATE=1 updates)", attempts, backends, ids, rs))
 	for _, r := range escape.Unadmitted(rs) {
 		t.Errorf("%s under %s/%s/%s: %s, %s; changes %v", r.Attempt, r.Backend, r.Identity, r.Mode, r.Outcome, r.Why, r.Changes)
 	}

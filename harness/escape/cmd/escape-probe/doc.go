@@ -1,3 +1,3 @@
 // Command escape-probe performs one file operation and reports its errno; see
-// package github.com/dshsim/dshsim/sandbox/escape/probe.
+// package github.com/dshsim/dshsim/harness/escape/probe.
 package main

@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/dshsim/dshsim/sandbox/escape/probe"
+	"github.com/dshsim/dshsim/harness/escape/probe"
 )
 
 func TestRun(t *testing.T) {
