@@ -1,5 +1,5 @@
 // Package fsobserve holds read-before-write file observation and the local
-// file provider the model-facing file tools (package fstools) stand on.
+// file provider the model-facing file tools (package tools/fs) stand on.
 //
 // # Observation policy
 //
@@ -45,8 +45,8 @@
 //
 // # Errors
 //
-// Every refusal is an *herr.Error with Name "FsError" and an FS_* code, so
-// herr.Info yields {name, code} for the persisted result. Messages are the
+// Every refusal is a *pipeline.Error with Name "FsError" and an FS_* code, so
+// pipeline.CodeOf yields {name, code} for the persisted result. Messages are the
 // provider vocabulary; the tools add the retry remedies.
 //
 // # Sandbox fence

@@ -6,13 +6,13 @@ import (
 	"io/fs"
 	"syscall"
 
-	"github.com/dshsim/dshsim/internal/herr"
+	"github.com/dshsim/dshsim/pipeline"
 )
 
 // ErrorName is the Name of every coded error this package returns.
 const ErrorName = "FsError"
 
-// The FS_* codes. herr.Info on any error of this package yields
+// The FS_* codes. pipeline.CodeOf on any error of this package yields
 // {"FsError", <one of these>}.
 const (
 	CodeNotFound         = "FS_NOT_FOUND"
@@ -29,13 +29,13 @@ const (
 )
 
 // Errorf returns an FsError with the given code and formatted message.
-func Errorf(code, format string, args ...any) *herr.Error {
-	return herr.Newf(ErrorName, code, format, args...)
+func Errorf(code, format string, args ...any) *pipeline.Error {
+	return pipeline.NewErrorf(ErrorName, code, format, args...)
 }
 
 // ErrAborted returns the FS_ABORTED error ("write aborted").
-func ErrAborted(cause error) *herr.Error {
-	e := herr.New(ErrorName, CodeAborted, "write aborted")
+func ErrAborted(cause error) *pipeline.Error {
+	e := pipeline.NewError(ErrorName, CodeAborted, "write aborted")
 	e.Cause = cause
 	return e
 }
@@ -46,10 +46,10 @@ func ioError(op, d string, err error) error {
 	if err == nil {
 		return nil
 	}
-	if _, _, ok := herr.Info(err); ok {
+	if _, _, ok := pipeline.CodeOf(err); ok {
 		return err
 	}
-	var e *herr.Error
+	var e *pipeline.Error
 	switch {
 	case errors.Is(err, fs.ErrPermission), errors.Is(err, syscall.EPERM):
 		e = Errorf(CodePermissionDenied, "cannot %s %q: permission denied", op, d)

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dshsim/dshsim/internal/herr"
+	"github.com/dshsim/dshsim/pipeline"
 	"golang.org/x/sys/unix"
 )
 
@@ -74,7 +74,7 @@ func version(t *testing.T, l *Local, tg Target) string {
 
 func wantCode(t *testing.T, err error, code, msg string) {
 	t.Helper()
-	name, c, ok := herr.Info(err)
+	name, c, ok := pipeline.CodeOf(err)
 	if !ok || name != ErrorName || c != code {
 		t.Fatalf("error = %v (%s/%s), want code %s", err, name, c, code)
 	}
@@ -799,7 +799,7 @@ func TestOpenRefusesAFIFOWithoutBlocking(t *testing.T) {
 	}()
 	select {
 	case err := <-done:
-		if !herr.HasCode(err, CodeNotRegularFile) {
+		if !pipeline.HasCode(err, CodeNotRegularFile) {
 			t.Errorf("Open(fifo) = %v, want FS_NOT_REGULAR_FILE", err)
 		}
 	case <-time.After(10 * time.Second):

@@ -3,7 +3,7 @@ package fsobserve
 import (
 	"testing"
 
-	"github.com/dshsim/dshsim/internal/herr"
+	"github.com/dshsim/dshsim/pipeline"
 )
 
 func TestDecideWrite(t *testing.T) {
@@ -52,7 +52,7 @@ func TestDecideEdit(t *testing.T) {
 				}
 				return
 			}
-			name, code, ok := herr.Info(err)
+			name, code, ok := pipeline.CodeOf(err)
 			if !ok || name != ErrorName || code != c.wantCode || err.Error() != c.wantMsg {
 				t.Fatalf("DecideEdit error = %q (%s/%s), want %q (%s/%s)", err, name, code, c.wantMsg, ErrorName, c.wantCode)
 			}
@@ -88,7 +88,7 @@ func TestObservations(t *testing.T) {
 				t.Fatalf("WriteIntent = %+v, want %+v", got, s.want)
 			}
 			_, err := o.EditIntent(s.session, "/k", "/d")
-			_, code, _ := herr.Info(err)
+			_, code, _ := pipeline.CodeOf(err)
 			if code != s.editErr || (err == nil) != (s.editErr == "") {
 				t.Fatalf("EditIntent error = %v (code %q), want code %q", err, code, s.editErr)
 			}

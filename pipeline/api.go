@@ -125,6 +125,6 @@ type Tool struct {
 	// Parameters is the JSON Schema of the arguments.
 	Parameters json.RawMessage
 	// Run is the tool body. A returned error becomes "Error: <message>" with
-	// {name, code} info when the error is coded (see internal/herr).
+	// {name, code} info when the error is coded (see [CodeOf]).
 	Run func(ctx context.Context, call *Call) (Output, error)
 }

@@ -49,6 +49,18 @@
 // tool failures and TOOL_TIMEOUT are kept. The cancel decision ends the call
 // as ABORTED_BEFORE_DISPATCH and still passes through post-execute.
 //
+// # Coded errors
+//
+// Upstream renders every thrown error to the model as "Error: <message>" and,
+// only when the error carries a code, records {name, code} beside the result
+// ([ResultError.Info]). An [*Error] is such a code-carrying error, and so is
+// any error implementing [Coded] (sandbox.UnavailableError); a plain Go error
+// renders its message and carries no info. [CodeOf] finds the first coded
+// error in a chain, [HasCode] tests for one code, [ErrorMessage] extracts the
+// model-facing message of any error value. The coded error lives here, with
+// the result shape it fills, so every layer (tools, file observation,
+// sandbox callers) reaches it without a package of its own.
+//
 // # Simplifications
 //
 // Listeners and guards are global (no agent scoping). Hook lists are

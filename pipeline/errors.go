@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-
-	"github.com/dshsim/dshsim/internal/herr"
 )
 
 // Error codes and names of the errors the pipeline itself raises.
@@ -36,19 +34,19 @@ const (
 )
 
 // ErrAbortedBeforeDispatch is the error of a call cancelled before its body ran.
-var ErrAbortedBeforeDispatch = &herr.Error{Name: "AbortError", Code: CodeAbortedBeforeDispatch, Message: MsgAbortedBeforeDispatch}
+var ErrAbortedBeforeDispatch = &Error{Name: "AbortError", Code: CodeAbortedBeforeDispatch, Message: MsgAbortedBeforeDispatch}
 
 // ErrAborted is the error of a call cancelled after its body started.
-var ErrAborted = &herr.Error{Name: "AbortError", Code: CodeAborted, Message: MsgAborted}
+var ErrAborted = &Error{Name: "AbortError", Code: CodeAborted, Message: MsgAborted}
 
 // UnknownToolError returns the VERBATIM `unknown tool "<name>"` error (ToolNotFoundError/UNKNOWN_TOOL).
 func UnknownToolError(name string) error {
-	return herr.New("ToolNotFoundError", CodeUnknownTool, fmt.Sprintf("unknown tool %q", name))
+	return NewError("ToolNotFoundError", CodeUnknownTool, fmt.Sprintf("unknown tool %q", name))
 }
 
 // TimeoutError returns the VERBATIM `tool call timed out after <ms>ms` error (ToolTimeoutError/TOOL_TIMEOUT).
 func TimeoutError(ms int64) error {
-	return herr.New("ToolTimeoutError", CodeToolTimeout, fmt.Sprintf("tool call timed out after %dms", ms))
+	return NewError("ToolTimeoutError", CodeToolTimeout, fmt.Sprintf("tool call timed out after %dms", ms))
 }
 
 // InvalidArgsError returns `invalid arguments: <violations joined by "; ">` (ToolArgsError/INVALID_ARGS).
@@ -60,15 +58,15 @@ func InvalidArgsError(violations ...string) error {
 		}
 		msg += v
 	}
-	return herr.New("ToolArgsError", CodeInvalidArgs, msg)
+	return NewError("ToolArgsError", CodeInvalidArgs, msg)
 }
 
 // ErrorResult returns the failure result of err: one text block "Error: <message>",
 // error.message = <message>, error.info = {name, code} only for coded errors.
 func ErrorResult(err error) Result {
-	msg := herr.Message(err)
+	msg := ErrorMessage(err)
 	r := Result{IsError: true, Content: []Block{TextBlock("Error: " + msg)}, Error: &ResultError{Message: msg}}
-	if name, code, ok := herr.Info(err); ok {
+	if name, code, ok := CodeOf(err); ok {
 		r.Error.Info = &ErrorInfo{Name: name, Code: code}
 	}
 	return r
@@ -117,7 +115,7 @@ type panicked struct {
 	err   error
 }
 
-func (p *panicked) Error() string { return herr.Message(p.err) }
+func (p *panicked) Error() string { return ErrorMessage(p.err) }
 func (p *panicked) Unwrap() error { return p.err }
 
 // unreachable is the exhaustiveness-guard error for an outcome outside a closed set.

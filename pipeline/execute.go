@@ -7,8 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"sync/atomic"
-
-	"github.com/dshsim/dshsim/internal/herr"
 )
 
 // ErrArgsFrozen is returned (as the call's final error) when a stage tries to
@@ -333,10 +331,10 @@ func (r *Registry) runBody(ctx context.Context, call *Call, id *identity, invoke
 		return ErrorResult(err)
 	}
 	if out.Value != nil && !json.Valid(out.Value) {
-		return ErrorResult(herr.New("ToolOutputError", "INVALID_TOOL_OUTPUT", fmt.Sprintf("tool %q returned invalid output: value is not lossless JSON", id.name)))
+		return ErrorResult(NewError("ToolOutputError", "INVALID_TOOL_OUTPUT", fmt.Sprintf("tool %q returned invalid output: value is not lossless JSON", id.name)))
 	}
 	if out.Meta != nil && !json.Valid(out.Meta) {
-		return ErrorResult(herr.New("ToolOutputError", "INVALID_TOOL_OUTPUT", fmt.Sprintf("tool %q returned invalid output: output.presentationMeta failed: meta is not lossless JSON", id.name)))
+		return ErrorResult(NewError("ToolOutputError", "INVALID_TOOL_OUTPUT", fmt.Sprintf("tool %q returned invalid output: output.presentationMeta failed: meta is not lossless JSON", id.name)))
 	}
 	res = Result{Value: out.Value, Content: out.Content}
 	if res.Content == nil {
@@ -413,7 +411,7 @@ func (r *Registry) notify(call *Call, h *hooks, res Result) {
 		func() {
 			defer func() {
 				if v := recover(); v != nil {
-					r.logf("tool %q (%s): tools/result observer failed: %v", call.Name, call.CallID, herr.Message(panicError("tools/result", v)))
+					r.logf("tool %q (%s): tools/result observer failed: %v", call.Name, call.CallID, ErrorMessage(panicError("tools/result", v)))
 				}
 			}()
 			o.fn(call, res.Clone())

@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dshsim/dshsim/internal/herr"
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/session"
 )
@@ -143,7 +142,7 @@ func TestPipelineStages(t *testing.T) {
 				r.Unregister("echo")
 				r.Register(pipeline.Tool{Name: "echo", Run: func(context.Context, *pipeline.Call) (pipeline.Output, error) {
 					st.bodyRuns++
-					return pipeline.Output{}, herr.New("FsError", "FS_NOT_FOUND", "gone")
+					return pipeline.Output{}, pipeline.NewError("FsError", "FS_NOT_FOUND", "gone")
 				}})
 			},
 			want: want{text: "Error: gone", isError: true, code: "FS_NOT_FOUND", bodyRuns: 1, postRuns: 1},
@@ -334,7 +333,7 @@ func TestPipelineStages(t *testing.T) {
 			name: "pre listener coded error keeps info",
 			setup: func(t *testing.T, r *pipeline.Registry, st *state) {
 				r.OnPreExecute(pre(func(context.Context, *pipeline.Call, func() (pipeline.Decision, error)) (pipeline.Decision, error) {
-					return pipeline.Decision{}, herr.New("X", "X_CODE", "coded")
+					return pipeline.Decision{}, pipeline.NewError("X", "X_CODE", "coded")
 				}))
 			},
 			want: want{text: "Error: coded", isError: true, code: "X_CODE"},
@@ -483,7 +482,7 @@ func TestPipelineStages(t *testing.T) {
 				r.Unregister("echo")
 				r.Register(pipeline.Tool{Name: "echo", Run: func(context.Context, *pipeline.Call) (pipeline.Output, error) {
 					st.bodyRuns++
-					return pipeline.Output{}, herr.New("E", "E_CODE", "bad")
+					return pipeline.Output{}, pipeline.NewError("E", "E_CODE", "bad")
 				}})
 				r.OnExecute(func(ctx context.Context, call *pipeline.Call, next func(context.Context) (pipeline.Result, error)) (pipeline.Result, error) {
 					res, err := next(ctx)
@@ -573,7 +572,7 @@ func TestPipelineStages(t *testing.T) {
 			setup: func(t *testing.T, r *pipeline.Registry, st *state) {
 				r.OnExecute(func(ctx context.Context, call *pipeline.Call, next func(context.Context) (pipeline.Result, error)) (pipeline.Result, error) {
 					st.cancel()
-					return pipeline.ErrorResult(herr.New("W", "W_CODE", "wrapper failure")), nil
+					return pipeline.ErrorResult(pipeline.NewError("W", "W_CODE", "wrapper failure")), nil
 				})
 			},
 			want: want{text: "Error: wrapper failure", isError: true, code: "W_CODE", postRuns: 1},

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dshsim/dshsim/internal/herr"
+	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/sandbox/landlock"
 )
 
@@ -24,7 +24,7 @@ func TestRunnerVocabulary(t *testing.T) {
 
 func TestUnavailableError(t *testing.T) {
 	err := error(&UnavailableError{Mode: WorkspaceWrite})
-	name, code, ok := herr.Info(err)
+	name, code, ok := pipeline.CodeOf(err)
 	if !ok || name != "SandboxUnavailableError" || code != "SANDBOX_UNAVAILABLE" {
 		t.Errorf("Info = %q %q %v", name, code, ok)
 	}

@@ -7,7 +7,7 @@
 // from its assistant/chunk events, reads the sandbox mode and approval policy
 // from the recording's first runtime-context message, seeds a fresh temporary
 // workspace from workspace/, and composes the real stack (package
-// internal/stack) on a new session log of ours. It then drives the prompts of
+// stack) on a new session log of ours. It then drives the prompts of
 // input.json: each model call takes the next scripted reply (the model is
 // constructed from the recording and named so in our log), every tool call runs
 // through the real pipeline (bash under the real sandbox, file tools with

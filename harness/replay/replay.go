@@ -18,11 +18,11 @@ import (
 
 	"github.com/dshsim/dshsim/harness/replay/projection"
 	"github.com/dshsim/dshsim/harness/replay/recording"
-	"github.com/dshsim/dshsim/internal/stack"
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/spill"
+	"github.com/dshsim/dshsim/stack"
 )
 
 // Verdicts of one recording.

@@ -10,10 +10,10 @@ import (
 	"strings"
 
 	"github.com/dshsim/dshsim/fsobserve"
-	"github.com/dshsim/dshsim/fsobserve/fstools"
 	"github.com/dshsim/dshsim/harness"
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/session"
+	"github.com/dshsim/dshsim/tools/fs"
 )
 
 // The fs sim: read-before-write with the real file tools on a real directory.
@@ -47,12 +47,12 @@ func runFS(env *harness.Env) (map[string][]byte, error) {
 	norm := harness.NewNormalizer().Workspace(ws).Temp(logDir)
 	settings := filepath.Join(ws, "settings.txt")
 
-	fs, err := fsobserve.NewLocal(fsobserve.WithCwd(ws))
+	local, err := fsobserve.NewLocal(fsobserve.WithCwd(ws))
 	if err != nil {
 		return nil, err
 	}
 	obs := fsobserve.NewObservations()
-	tools, err := fstools.New(fstools.Config{FS: fs, Observations: obs})
+	tools, err := fs.New(fs.Config{FS: local, Observations: obs})
 	if err != nil {
 		return nil, err
 	}
@@ -80,12 +80,12 @@ func runFS(env *harness.Env) (map[string][]byte, error) {
 		versions[v] = fmt.Sprintf("v%d", len(versions)+1)
 		return versions[v]
 	}
-	target, err := fs.Resolve("settings.txt", ws)
+	target, err := local.Resolve("settings.txt", ws)
 	if err != nil {
 		return nil, err
 	}
 	onDisk := func() (string, string, error) {
-		info, ok, err := fs.Stat(target)
+		info, ok, err := local.Stat(target)
 		if err != nil || !ok {
 			return "", "", fmt.Errorf("fs sim: stat settings.txt: exists=%v: %v", ok, err)
 		}

@@ -47,7 +47,7 @@ func runRender(env *harness.Env) (map[string][]byte, error) {
 	var b bytes.Buffer
 	b.WriteString("render: the text the model gets for a bash execution result\n")
 	b.WriteString("real: package render (render.Result, render.Promoted, render.CompletionNotice), the bash tool's renderer\n")
-	b.WriteString("constructed: every execution result below (no process runs here; internal/bashtool's tests run the same renderer on real processes)\n")
+	b.WriteString("constructed: every execution result below (no process runs here; tools/bash's tests run the same renderer on real processes)\n")
 	for i, c := range cases {
 		fmt.Fprintf(&b, "\n%d. %s\n", i+1, c.title)
 		fmt.Fprintf(&b, "   result: %s\n", describe(c))

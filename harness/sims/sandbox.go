@@ -12,7 +12,7 @@ import (
 	"strings"
 
 	"github.com/dshsim/dshsim/harness"
-	"github.com/dshsim/dshsim/internal/herr"
+	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/render"
 	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/sandbox/landlock/runnerbuild"
@@ -210,7 +210,7 @@ func (s *sandboxSim) entrySame(b *strings.Builder, p *sandbox.Provider, mode san
 	switch {
 	case errors.As(err, &ue):
 		exit = "exit: none (the sandbox runner failed; the command never ran: " + sandbox.ErrorCode + ")"
-		text = "Error: " + herr.Message(err)
+		text = "Error: " + pipeline.ErrorMessage(err)
 	case err != nil:
 		return "", err
 	default:
@@ -355,8 +355,8 @@ func (s *sandboxSim) unavailable() (string, error) {
 	if _, startErr := spawn.Start(context.Background(), spawn.Request{Argv: argv, Policy: policy, Confiner: p}); startErr == nil || startErr.Error() != err.Error() {
 		return "", fmt.Errorf("executor did not refuse with the same error: %v", startErr)
 	}
-	name, code, _ := herr.Info(err)
-	fmt.Fprintf(&b, "error name: %s\nerror code: %s\nthe model gets:\n  Error: %s\n", name, code, herr.Message(err))
+	name, code, _ := pipeline.CodeOf(err)
+	fmt.Fprintf(&b, "error name: %s\nerror code: %s\nthe model gets:\n  Error: %s\n", name, code, pipeline.ErrorMessage(err))
 	if _, statErr := os.Stat(ranMarker); statErr == nil {
 		return "", errors.New("the command ran")
 	}

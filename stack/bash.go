@@ -1,0 +1,52 @@
+package stack
+
+import (
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/dshsim/dshsim/pipeline"
+	"github.com/dshsim/dshsim/sandbox"
+	"github.com/dshsim/dshsim/tools/bash"
+	"github.com/dshsim/dshsim/tools/jobs"
+)
+
+// The bash tool under the real sandbox provider (the platform chain: bwrap,
+// then Landlock on Linux), with the background job registry and the
+// job_output/job_kill tools, as upstream's base bundle mounts them.
+func init() {
+	toolBuilders = append(toolBuilders, func(p *parts) error {
+		provider, err := sandbox.NewProvider(sandbox.Config{Chain: p.cfg.SandboxChain, LauncherPath: p.cfg.LauncherPath})
+		if err != nil {
+			return fmt.Errorf("stack: sandbox provider: %w", err)
+		}
+		out, err := os.MkdirTemp("", "dsh-stack-jobs-")
+		if err != nil {
+			return fmt.Errorf("stack: job output directory: %w", err)
+		}
+		p.closers = append(p.closers, func() error { return os.RemoveAll(out) })
+		reg := jobs.New(jobs.Options{EscalationAdvertised: true, OutputDir: out})
+		p.closers = append(p.closers, func() error { return reg.Close(time.Second) })
+		tool, err := bash.New(bash.Config{TimeoutMs: p.cfg.BashTimeout.Milliseconds()}, bash.Deps{
+			Policy: func(call *pipeline.Call) (sandbox.Policy, error) {
+				return p.resolver.Resolve(call.Agent, "")
+			},
+			Escalate: p.escalate,
+			Provider: provider,
+			Jobs:     reg,
+			Warn:     p.warn,
+		})
+		if err != nil {
+			return fmt.Errorf("stack: bash tool: %w", err)
+		}
+		p.closers = append(p.closers, tool.Close)
+		p.provider = provider
+		defs := append([]pipeline.Tool{tool.Definition()}, bash.JobTools(reg)...)
+		for _, t := range defs {
+			if _, err := p.reg.Register(t); err != nil {
+				return fmt.Errorf("stack: register %s: %w", t.Name, err)
+			}
+		}
+		return nil
+	})
+}

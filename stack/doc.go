@@ -1,0 +1,34 @@
+// Package stack composes the whole tool stack the way a deployment does, for
+// dsh-replay and the sims: the session-scoped policy resolver and runtime
+// context (pipeline/policy), the approval service with one answerer
+// (pipeline/approval), escalation, the sandbox provider (bwrap, then Landlock
+// on Linux), the bash tool with its job registry and job tools
+// (tools/bash), the file tools with read-before-write observation and
+// the confining fence (tools/fs), and the spill policy (spill, byte
+// budget as upstream's snapshot overlay used it), all in one pipeline registry.
+//
+// # Use
+//
+//	s, err := stack.New(stack.Config{Workspace: ws, Log: log, Mode: sandbox.WorkspaceWrite,
+//		Approval: stack.ApprovalAsk, Answer: answerer, SpillRoot: root, SpillMaxInlineBytes: 800})
+//	s.SyncContext(ctx)                          // append the runtime context when it changed
+//	res := s.Execute(ctx, callID, "bash", args) // one call through the pipeline
+//	s.Close()
+//
+// Approvals are audited into the session log by the approval service
+// (approval/asked, approval/decided); the caller appends its own turn, step,
+// message, tool/call and tool/result events.
+//
+// # Fail closed
+//
+// [New] refuses a configuration with a piece missing or wrong (no answerer
+// under policy ask, an unknown mode or policy, a relative workspace, a spill cap
+// without a root): the error names the piece. The sandbox provider never runs
+// a confined call unconfined; when no backend is usable the call fails with
+// SANDBOX_UNAVAILABLE.
+//
+// # Files
+//
+// compose.go holds the shared pieces; each tool area registers itself from
+// its own file (bash.go, fs.go).
+package stack

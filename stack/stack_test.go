@@ -1,0 +1,169 @@
+package stack_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dshsim/dshsim/harness"
+	"github.com/dshsim/dshsim/pipeline"
+	"github.com/dshsim/dshsim/pipeline/session"
+	"github.com/dshsim/dshsim/sandbox"
+	"github.com/dshsim/dshsim/sandbox/landlock/runnerbuild"
+	"github.com/dshsim/dshsim/stack"
+)
+
+func newStack(t *testing.T, mode sandbox.Mode, approval string, answer stack.Answerer) (*stack.Stack, string, *session.Log) {
+	t.Helper()
+	return newStackWith(t, mode, approval, answer, nil, "")
+}
+
+func newStackWith(t *testing.T, mode sandbox.Mode, approval string, answer stack.Answerer, chain []string, launcher string) (*stack.Stack, string, *session.Log) {
+	t.Helper()
+	ws := t.TempDir()
+	log, err := session.Create(filepath.Join(t.TempDir(), "session.jsonl"), session.Header{ID: "0b7c2a52-5a8e-4d8e-9a55-000000000001", Cwd: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { log.Close() })
+	s, err := stack.New(stack.Config{Workspace: ws, Log: log, Mode: mode, Approval: approval, Answer: answer, SandboxChain: chain, LauncherPath: launcher})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if _, err := log.Append("turn/start", map[string]any{"turn": 1}); err != nil {
+		t.Fatal(err)
+	}
+	return s, ws, log
+}
+
+func bash(t *testing.T, s *stack.Stack, id, command string, extra map[string]any) pipeline.Result {
+	t.Helper()
+	args := map[string]any{"command": command, "description": "test"}
+	for k, v := range extra {
+		args[k] = v
+	}
+	raw, _ := json.Marshal(args)
+	return s.Execute(context.Background(), id, "bash", raw)
+}
+
+// TestWorkspaceWriteBashRunsUnderTheRealSandbox: a composed workspace-write
+// stack writes inside the workspace, is denied outside it by the kernel
+// sandbox (the platform chain, and Landlock alone), and says so with the
+// denial marker and the escalation hint.
+func TestWorkspaceWriteBashRunsUnderTheRealSandbox(t *testing.T) {
+	root, err := harness.FindRoot(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		chain   []string
+		backend string // "" = bwrap or landlock
+	}{
+		{name: "platform chain", backend: ""},
+		{name: "landlock only", chain: []string{"landlock"}, backend: "landlock"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			launcher := ""
+			if tc.backend == "landlock" {
+				if launcher, err = runnerbuild.Runner(root, t.TempDir()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			s, ws, _ := newStackWith(t, sandbox.WorkspaceWrite, stack.ApprovalAsk, func(context.Context, pipeline.ApprovalRequest) (pipeline.ApprovalOutcome, error) {
+				return pipeline.Rejected, nil
+			}, tc.chain, launcher)
+			in := bash(t, s, "c1", "echo inside > inside.txt && cat inside.txt", nil)
+			if in.IsError || in.Text() != "inside\n" {
+				t.Fatalf("write inside the workspace: %+v", in)
+			}
+			if b, err := os.ReadFile(filepath.Join(ws, "inside.txt")); err != nil || string(b) != "inside\n" {
+				t.Fatalf("inside.txt = %q, %v", b, err)
+			}
+			outside := filepath.Join("/var/tmp", "dsh-stack-test-"+filepath.Base(ws))
+			out := bash(t, s, "c2", "echo outside > "+outside, nil)
+			if _, err := os.Stat(outside); err == nil {
+				os.Remove(outside)
+				t.Fatalf("a workspace-write call wrote %s outside the workspace", outside)
+			}
+			for _, want := range []string{sandbox.DenialMarker(sandbox.WorkspaceWrite), sandbox.EscalationHint("command")} {
+				if !strings.Contains(out.Text(), want) {
+					t.Errorf("denied write result %q lacks %q", out.Text(), want)
+				}
+			}
+			backend, _ := s.Backend()
+			if tc.backend != "" && backend != tc.backend || tc.backend == "" && backend != "bwrap" && backend != "landlock" {
+				t.Errorf("backend %q, want %q (bwrap or landlock when empty)", backend, tc.backend)
+			}
+		})
+	}
+}
+
+// TestRejectedEscalationRunsNothing: the approval is audited in the log and
+// the command never runs.
+func TestRejectedEscalationRunsNothing(t *testing.T) {
+	asked := 0
+	s, ws, log := newStack(t, sandbox.WorkspaceWrite, stack.ApprovalAsk, func(_ context.Context, req pipeline.ApprovalRequest) (pipeline.ApprovalOutcome, error) {
+		asked++
+		return pipeline.Rejected, nil
+	})
+	marker := filepath.Join(ws, "ran.txt")
+	r := bash(t, s, "c1", "touch "+marker, map[string]any{"sandbox_permissions": "danger-full-access", "justification": "test"})
+	if !r.IsError || r.Text() != `Error: the user rejected escalating this command to "danger-full-access"` {
+		t.Fatalf("result %+v", r)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("the rejected command ran")
+	}
+	events, _ := log.Events()
+	var types []string
+	for _, e := range events {
+		types = append(types, e.Type)
+	}
+	if asked != 1 || strings.Join(types, ",") != "turn/start,approval/asked,approval/decided" {
+		t.Errorf("asked %d, log %v", asked, types)
+	}
+}
+
+func TestNewFailsClosed(t *testing.T) {
+	log, err := session.Create(filepath.Join(t.TempDir(), "s.jsonl"), session.Header{ID: "x", Cwd: "/tmp"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer log.Close()
+	tests := []struct {
+		name string
+		cfg  stack.Config
+		want string
+	}{
+		{name: "ask without an answerer", cfg: stack.Config{Workspace: "/tmp", Log: log, Mode: sandbox.WorkspaceWrite, Approval: stack.ApprovalAsk}, want: "approval policy ask needs an answerer"},
+		{name: "relative workspace", cfg: stack.Config{Workspace: "ws", Log: log, Mode: sandbox.ReadOnly, Approval: stack.ApprovalNever}, want: `workspace "ws" must be an absolute path`},
+		{name: "unknown mode", cfg: stack.Config{Workspace: "/tmp", Log: log, Mode: "full", Approval: stack.ApprovalNever}, want: `unknown sandbox mode "full"`},
+		{name: "unknown approval policy", cfg: stack.Config{Workspace: "/tmp", Log: log, Mode: sandbox.ReadOnly, Approval: "sometimes"}, want: `unknown approval policy "sometimes"`},
+		{name: "no log", cfg: stack.Config{Workspace: "/tmp", Mode: sandbox.ReadOnly, Approval: stack.ApprovalNever}, want: "a session log is required"},
+		{name: "spill without a root", cfg: stack.Config{Workspace: "/tmp", Log: log, Mode: sandbox.ReadOnly, Approval: stack.ApprovalNever, SpillMaxInlineBytes: 800}, want: "spill root"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := stack.New(tc.cfg)
+			if s != nil || err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("New = %v, %v; want an error containing %q", s, err, tc.want)
+			}
+		})
+	}
+}
+
+func TestComposedTools(t *testing.T) {
+	s, _, _ := newStack(t, sandbox.DangerFullAccess, stack.ApprovalNever, nil)
+	got := strings.Join(s.Tools(), ",")
+	for _, want := range []string{"bash", "read", "write", "edit"} {
+		if !strings.Contains(","+got+",", ","+want+",") {
+			t.Errorf("tools %s lack %s", got, want)
+		}
+	}
+}

@@ -1,0 +1,404 @@
+package bash
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dshsim/dshsim/escalation"
+	"github.com/dshsim/dshsim/pipeline"
+	"github.com/dshsim/dshsim/pipeline/session"
+	"github.com/dshsim/dshsim/sandbox"
+	"github.com/dshsim/dshsim/tools/jobs"
+)
+
+// agent returns an agent whose session log has cwd ws.
+func agent(t *testing.T, id, ws string) *pipeline.Agent {
+	t.Helper()
+	l, err := session.Create(filepath.Join(t.TempDir(), id+".jsonl"), session.Header{ID: id, Cwd: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	return &pipeline.Agent{ID: "agent-" + id, Session: l}
+}
+
+func call(ag *pipeline.Agent, args map[string]any) *pipeline.Call {
+	b, _ := json.Marshal(args)
+	return pipeline.NewCall("call-1", Name, b, ag, nil)
+}
+
+func cmd(c string, extra ...any) map[string]any {
+	m := map[string]any{"command": c, "description": "test command"}
+	for i := 0; i+1 < len(extra); i += 2 {
+		m[extra[i].(string)] = extra[i+1]
+	}
+	return m
+}
+
+func run(t *testing.T, tool *Tool, c *pipeline.Call) (string, error) {
+	t.Helper()
+	out, err := tool.Run(context.Background(), c)
+	if err != nil {
+		return "", err
+	}
+	if len(out.Content) != 1 {
+		t.Fatalf("content = %+v", out.Content)
+	}
+	return out.Content[0].Text, nil
+}
+
+func fixedPolicy(mode sandbox.Mode, ws string) func(*pipeline.Call) (sandbox.Policy, error) {
+	return func(c *pipeline.Call) (sandbox.Policy, error) {
+		return sandbox.Policy{Mode: mode, WorkspaceRoot: ws, SessionID: c.SessionID()}, nil
+	}
+}
+
+func newTool(t *testing.T, cfg Config, deps Deps) *Tool {
+	t.Helper()
+	tool, err := New(cfg, deps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tool.Close() })
+	return tool
+}
+
+func no() *bool  { b := false; return &b }
+func yes() *bool { b := true; return &b }
+
+func TestArgumentValidation(t *testing.T) {
+	ws := t.TempDir()
+	tool := newTool(t, Config{}, Deps{Policy: fixedPolicy(sandbox.WorkspaceWrite, ws), Confine: func(context.Context, []string, sandbox.Policy) (sandbox.ConfinedArgv, error) {
+		t.Error("validation failure reached the provider")
+		return sandbox.ConfinedArgv{}, errors.New("unreachable")
+	}})
+	tests := []struct {
+		name string
+		args map[string]any
+		want string
+	}{
+		{"missing command", map[string]any{"description": "d"}, "invalid command: expected a non-empty string"},
+		{"blank command", map[string]any{"command": "  ", "description": "d"}, "invalid command: expected a non-empty string"},
+		{"non-string command", map[string]any{"command": 7, "description": "d"}, "invalid command: expected a non-empty string"},
+		{"missing description", map[string]any{"command": "true"}, "invalid description: expected a non-empty string"},
+		{"empty description", map[string]any{"command": "true", "description": ""}, "invalid description: expected a non-empty string"},
+		{"zero timeout", cmd("true", "timeoutMs", 0), "invalid timeoutMs: expected a positive number, got 0"},
+		{"negative timeout", cmd("true", "timeoutMs", -5), "invalid timeoutMs: expected a positive number, got -5"},
+		{"string timeout", cmd("true", "timeoutMs", "soon"), `invalid timeoutMs: expected a positive number, got "soon"`},
+		{"permissions without justification", cmd("true", "sandbox_permissions", "danger-full-access"), escalation.ErrPermissionsWithoutJustification.Error()},
+		{"justification without permissions", cmd("true", "justification", "because"), escalation.ErrJustificationWithoutPermissions.Error()},
+		{"blank justification with permissions", cmd("true", "sandbox_permissions", "danger-full-access", "justification", "  "), escalation.ErrBlankJustification.Error()},
+		{"narrower target refused without prompt", cmd("true", "sandbox_permissions", "read-only", "justification", "why"), `sandbox escalation to "read-only" is not strictly wider than this call's current "workspace-write" mode`},
+		{"escalation without approval service", cmd("true", "sandbox_permissions", "danger-full-access", "justification", "why"), `sandbox escalation to "danger-full-access" requires approval, but no approval service is composed`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := run(t, tool, call(agent(t, "s", ws), tt.args))
+			if err == nil || err.Error() != tt.want {
+				t.Errorf("err = %v, want %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestCompositionErrors(t *testing.T) {
+	ws := t.TempDir()
+	t.Run("confining executor without policy resolver fails construction", func(t *testing.T) {
+		_, err := New(Config{}, Deps{Confine: func(context.Context, []string, sandbox.Policy) (sandbox.ConfinedArgv, error) {
+			return sandbox.ConfinedArgv{}, nil
+		}})
+		if err == nil || err.Error() != "tool-bash: the mounted bash executor confines but ctx.sandboxPolicy is missing" {
+			t.Errorf("err = %v", err)
+		}
+	})
+	t.Run("escalation with a non-confining executor is refused", func(t *testing.T) {
+		tool := newTool(t, Config{}, Deps{})
+		_, err := run(t, tool, call(agent(t, "s", ws), cmd("true", "sandbox_permissions", "workspace-write", "justification", "why")))
+		if err == nil || err.Error() != "sandbox_permissions is not available in this composition (no sandboxing executor to escalate)" {
+			t.Errorf("err = %v", err)
+		}
+	})
+	t.Run("confined standing mode without provider fails closed", func(t *testing.T) {
+		marker := filepath.Join(ws, "ran")
+		tool := newTool(t, Config{}, Deps{Policy: fixedPolicy(sandbox.ReadOnly, ws)})
+		_, err := run(t, tool, call(agent(t, "s", ws), cmd("touch "+marker)))
+		if !pipeline.HasCode(err, sandbox.ErrorCode) {
+			t.Errorf("err = %v", err)
+		}
+		if _, serr := os.Stat(marker); serr == nil {
+			t.Error("the command ran unconfined")
+		}
+	})
+	t.Run("background disabled", func(t *testing.T) {
+		tool := newTool(t, Config{EnableRunInBackground: no()}, Deps{Jobs: jobs.New(jobs.Options{})})
+		_, err := run(t, tool, call(agent(t, "s", ws), cmd("true", "run_in_background", true)))
+		if err == nil || err.Error() != "run_in_background is disabled for this deployment (enableRunInBackground: false)" {
+			t.Errorf("err = %v", err)
+		}
+		if strings.Contains(string(tool.Definition().Parameters), "run_in_background") {
+			t.Error("schema advertises run_in_background")
+		}
+	})
+	t.Run("background without job registry", func(t *testing.T) {
+		tool := newTool(t, Config{}, Deps{})
+		_, err := run(t, tool, call(agent(t, "s", ws), cmd("true", "run_in_background", true)))
+		if err == nil || err.Error() != "background jobs unavailable: load @deepseek-ai/dsh-jobs and @deepseek-ai/dsh-tool-jobs" {
+			t.Errorf("err = %v", err)
+		}
+	})
+}
+
+func TestSchema(t *testing.T) {
+	confine := func(context.Context, []string, sandbox.Policy) (sandbox.ConfinedArgv, error) {
+		return sandbox.ConfinedArgv{}, nil
+	}
+	tests := []struct {
+		name    string
+		cfg     Config
+		deps    Deps
+		has     []string
+		hasNot  []string
+		timeout string
+	}{
+		{"confining executor advertises escalation", Config{}, Deps{Policy: fixedPolicy(sandbox.ReadOnly, "/"), Confine: confine, Jobs: jobs.New(jobs.Options{})},
+			[]string{`"sandbox_permissions"`, `"justification"`, `"run_in_background"`, `"enum":["workspace-write","danger-full-access"]`}, nil, TimeoutDescriptionPromote},
+		{"non-confining executor has no escalation fields", Config{}, Deps{}, nil, []string{"sandbox_permissions", "justification"}, TimeoutDescriptionKill},
+		{"promotion off keeps the kill description", Config{PromoteOnTimeout: no()}, Deps{Jobs: jobs.New(jobs.Options{})}, []string{"run_in_background"}, nil, TimeoutDescriptionKill},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			def := newTool(t, tt.cfg, tt.deps).Definition()
+			s := string(def.Parameters)
+			for _, h := range tt.has {
+				if !strings.Contains(s, h) {
+					t.Errorf("schema lacks %s: %s", h, s)
+				}
+			}
+			for _, h := range tt.hasNot {
+				if strings.Contains(s, h) {
+					t.Errorf("schema has %s", h)
+				}
+			}
+			if !strings.Contains(s, tt.timeout) || !strings.Contains(s, `"required":["command","description"]`) {
+				t.Errorf("schema = %s", s)
+			}
+			if def.Description != Description || def.Name != "bash" {
+				t.Errorf("definition = %+v", def)
+			}
+		})
+	}
+}
+
+func TestForegroundRendering(t *testing.T) {
+	ws := t.TempDir()
+	os.Mkdir(filepath.Join(ws, "sub"), 0o755)
+	other := t.TempDir()
+	tests := []struct {
+		name string
+		cfg  Config
+		args map[string]any
+		want string
+	}{
+		{"stdout", Config{}, cmd("echo hello"), "hello\n"},
+		{"no output", Config{}, cmd("true"), "(no output)"},
+		{"stderr section", Config{}, cmd("echo out; echo err >&2"), "out\n[stderr]\nerr\n"},
+		{"non-zero exit is a marker not an error", Config{}, cmd("printf failing; exit 3"), "failing\n[exit code: 3]"},
+		{"killed by own signal", Config{}, cmd("kill -KILL $$"), "(no output)\n[killed by signal: SIGKILL]"},
+		{"workdir defaults to session cwd", Config{}, cmd("pwd"), ws + "\n"},
+		{"relative workdir joins the root", Config{}, cmd("pwd", "workdir", "sub"), ws + "/sub\n"},
+		{"absolute workdir kept", Config{}, cmd("pwd", "workdir", other), other + "\n"},
+		{"pager environment is fixed", Config{Env: []string{"PATH=" + os.Getenv("PATH"), "PAGER=less"}}, cmd("echo $NO_COLOR $TERM $PAGER $GIT_PAGER"), "1 dumb cat cat\n"},
+		{"timeout kills with markers in order", Config{PromoteOnTimeout: no(), Grace: time.Second}, cmd("sleep 5", "timeoutMs", 100), "(no output)\n[timed out after 100ms]\n[killed by signal: SIGTERM]"},
+		{"trapped timeout has no exit marker", Config{PromoteOnTimeout: no(), Grace: 5 * time.Second}, cmd("trap 'echo trapped; exit 0' TERM; sleep 5 & wait", "timeoutMs", 1000), "trapped\n[timed out after 1000ms]"},
+		{"requested timeout is capped", Config{PromoteOnTimeout: no(), MaxTimeoutMs: 150}, cmd("sleep 5", "timeoutMs", 99999), "(no output)\n[timed out after 150ms]\n[killed by signal: SIGTERM]"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tool := newTool(t, tt.cfg, Deps{})
+			got, err := run(t, tool, call(agent(t, "s", ws), tt.args))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tt.want {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestForegroundTruncationPointsAtFullOutput(t *testing.T) {
+	ws := t.TempDir()
+	tool := newTool(t, Config{MaxOutputBytes: 1000}, Deps{})
+	got, err := run(t, tool, call(agent(t, "s", ws), cmd("seq 1 5000")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := strings.Index(got, "\n[output truncated; full output: ")
+	if i < 0 || !strings.HasSuffix(got, "]") || !strings.HasSuffix(got[:i], "4999\n5000\n") {
+		t.Fatalf("got %q", got[max(0, len(got)-200):])
+	}
+	path := strings.TrimSuffix(got[i+len("\n[output truncated; full output: "):], "]")
+	full, err := os.ReadFile(path)
+	want, _ := exec.Command("seq", "1", "5000").Output()
+	if err != nil || string(full) != string(want) {
+		t.Errorf("full output file %s: %v", path, err)
+	}
+	if len(got[:i]) != 1000 {
+		t.Errorf("tail is %d bytes", len(got[:i]))
+	}
+}
+
+func TestSpawnFailureIsAnError(t *testing.T) {
+	ws := t.TempDir()
+	tool := newTool(t, Config{}, Deps{})
+	_, err := run(t, tool, call(agent(t, "s", ws), cmd("true", "workdir", "/nonexistent/dir")))
+	if err == nil || !strings.Contains(err.Error(), "no such file or directory") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func TestAbortKillsTheCommand(t *testing.T) {
+	ws := t.TempDir()
+	marker := filepath.Join(ws, "late")
+	reg := jobs.New(jobs.Options{})
+	defer reg.Close(5 * time.Second)
+	tool := newTool(t, Config{Grace: 500 * time.Millisecond}, Deps{Jobs: reg})
+	ctx, cancel := context.WithCancel(context.Background())
+	c := call(agent(t, "s", ws), cmd("sleep 0.5; touch "+marker))
+	time.AfterFunc(100*time.Millisecond, cancel)
+	_, err := tool.Run(ctx, c)
+	if !pipeline.HasCode(err, "TOOL_ABORTED") || err.Error() != "tool call aborted" {
+		t.Fatalf("err = %v", err)
+	}
+	time.Sleep(800 * time.Millisecond)
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("the aborted command kept running")
+	}
+	if len(reg.List("s")) != 0 {
+		t.Error("aborted job left in the registry")
+	}
+}
+
+func newJobs(t *testing.T) (*jobs.Registry, chan jobs.Notice) {
+	ch := make(chan jobs.Notice, 8)
+	reg := jobs.New(jobs.Options{Notify: func(n jobs.Notice) { ch <- n }})
+	t.Cleanup(func() { reg.Close(5 * time.Second) })
+	return reg, ch
+}
+
+func wait(t *testing.T, ch chan jobs.Notice) jobs.Notice {
+	t.Helper()
+	select {
+	case n := <-ch:
+		return n
+	case <-time.After(20 * time.Second):
+		t.Fatal("no completion notice")
+	}
+	return jobs.Notice{}
+}
+
+func TestForegroundTimeoutPromotedToBackgroundJob(t *testing.T) {
+	ws := t.TempDir()
+	reg, ch := newJobs(t)
+	tool := newTool(t, Config{}, Deps{Jobs: reg})
+	ag := agent(t, "s", ws)
+	gate := ws + "/gate"
+	command := "echo started; while [ ! -e " + gate + " ]; do sleep 0.02; done; echo finished > " + ws + "/proof; echo done"
+	got, err := run(t, tool, call(ag, cmd(command, "timeoutMs", 1000)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "started\n[still running after 1000ms; moved to background job bash-1]\nThe command keeps running in the background. You will be notified when it finishes; read newer output with job_output, stop it with job_kill."
+	if got != want {
+		t.Errorf("got %q\nwant %q", got, want)
+	}
+	select {
+	case n := <-ch:
+		t.Fatalf("notice before the command finished: %q", n.Text)
+	default:
+	}
+	os.WriteFile(gate, nil, 0o600)
+	n := wait(t, ch)
+	if n.Text != "background job bash-1 (bash: "+command+") finished [status: completed, exit code: 0]. Read its output with job_output." {
+		t.Errorf("notice = %q", n.Text)
+	}
+	if b, err := os.ReadFile(ws + "/proof"); err != nil || string(b) != "finished\n" {
+		t.Errorf("the promoted command did not finish: %v", err)
+	}
+	jt := JobTools(reg)
+	out, err := jt[0].Run(context.Background(), pipeline.NewCall("c2", "job_output", json.RawMessage(`{"job_id":"bash-1"}`), ag, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text := out.Content[0].Text; text != "started\ndone\n[status: completed, exit code: 0]" {
+		t.Errorf("job_output = %q", text)
+	}
+}
+
+func TestForegroundSettlingInTimeLeavesNoJob(t *testing.T) {
+	ws := t.TempDir()
+	reg, ch := newJobs(t)
+	tool := newTool(t, Config{}, Deps{Jobs: reg})
+	if got, _ := run(t, tool, call(agent(t, "s", ws), cmd("echo quick"))); got != "quick\n" {
+		t.Errorf("got %q", got)
+	}
+	if len(reg.List("s")) != 0 {
+		t.Error("settled foreground job kept")
+	}
+	select {
+	case n := <-ch:
+		t.Errorf("notice for a foreground call: %q", n.Text)
+	case <-time.After(100 * time.Millisecond):
+	}
+}
+
+func TestBackgroundJobs(t *testing.T) {
+	ws := t.TempDir()
+	reg, ch := newJobs(t)
+	tool := newTool(t, Config{}, Deps{Jobs: reg})
+	a, b := agent(t, "A", ws), agent(t, "B", ws)
+	jt := JobTools(reg)
+	jobCall := func(tl pipeline.Tool, ag *pipeline.Agent, id string) (string, error) {
+		out, err := tl.Run(context.Background(), pipeline.NewCall("c", tl.Name, json.RawMessage(`{"job_id":"`+id+`"}`), ag, nil))
+		if err != nil {
+			return "", err
+		}
+		return out.Content[0].Text, nil
+	}
+
+	got, err := run(t, tool, call(a, cmd("sleep 30", "run_in_background", true)))
+	if err != nil || got != "started background job bash-1" {
+		t.Fatalf("ack = %q, %v", got, err)
+	}
+	if _, err := jobCall(jt[0], b, "bash-1"); err == nil || err.Error() != `unknown job "bash-1"` {
+		t.Errorf("owner B read A's job: %v", err)
+	}
+	if got, _ := jobCall(jt[0], a, "bash-1"); got != "(no new output)\n[status: running]" {
+		t.Errorf("running read = %q", got)
+	}
+	if got, _ := jobCall(jt[1], a, "bash-1"); got != "requested cancellation of job bash-1" {
+		t.Errorf("kill = %q", got)
+	}
+	n := wait(t, ch)
+	if n.Text != "background job bash-1 (bash: sleep 30) finished [status: killed, signal: SIGTERM]. Read its output with job_output." {
+		t.Errorf("notice = %q", n.Text)
+	}
+	if got, _ := jobCall(jt[0], a, "bash-1"); got != "(no new output)\n[status: killed, signal: SIGTERM]" {
+		t.Errorf("read after kill = %q", got)
+	}
+	got, _ = run(t, tool, call(b, cmd("echo from-b", "run_in_background", true)))
+	if got != "started background job bash-1" {
+		t.Errorf("B's first job = %q", got)
+	}
+	wait(t, ch)
+	if got, _ := jobCall(jt[0], b, "bash-1"); got != "from-b\n[status: completed, exit code: 0]" {
+		t.Errorf("B read = %q", got)
+	}
+}

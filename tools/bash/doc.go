@@ -1,0 +1,40 @@
+// Package bash is the model-facing bash tool: argument validation, the
+// per-call sandbox policy with one-shot escalation, confinement through the
+// sandbox provider, foreground runs whose timeout promotes the command to a
+// background job, run_in_background, and the job_output / job_kill tools.
+//
+// # Execute order
+//
+// A call runs these steps, and nothing is spawned before the last one:
+//
+//  1. validate command, description and timeoutMs (VERBATIM texts);
+//  2. resolve the standing policy of the call (injected resolver);
+//  3. plan the escalation (escalation.PlanCommand: a request for the standing
+//     mode is a no-op, a blank justification alone is ignored, otherwise the
+//     pairing checks); with both fields, the composition guard and then the
+//     injected escalation.Func (the user is asked);
+//  4. final policy = standing policy with only its mode replaced by the grant
+//     (for this one call; nothing is stored);
+//  5. workdir from the standing root (absolute kept, relative joined);
+//  6. background (acknowledged at once) or foreground.
+//
+// # Confinement and classification
+//
+// Every command runs through sandbox/spawn. danger-full-access runs
+// "bash -c <command>" directly and never reaches the provider. A confined mode
+// asks the provider for the wrapped argv (with the call's context; provider
+// errors such as SANDBOX_UNAVAILABLE propagate, nothing runs unconfined) and
+// spawn classifies the settled run: runner failure (foreground: the call fails
+// with SANDBOX_UNAVAILABLE; background: the runner-failure marker), then
+// denial (the denial marker, plus the escalation hint when escalation is
+// advertised), then the command's own exit code. The process itself is not
+// tied to the call's context, so it can outlive the call as a job.
+//
+// # Foreground timeouts
+//
+// With promoteOnTimeout (default) and a job registry, every foreground call is
+// a job waited on for timeoutMs; at expiry the command keeps running as a
+// background job and the result says so; a completion notice follows. Without
+// promotion the process group is killed (SIGTERM, then SIGKILL) and the
+// result carries "[timed out after <ms>ms]" and the signal.
+package bash

@@ -1,0 +1,89 @@
+package bash
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dshsim/dshsim/harness"
+	"github.com/dshsim/dshsim/sandbox"
+	"github.com/dshsim/dshsim/tools/jobs"
+)
+
+// TestSchemaGolden pins the model-facing definition (description and
+// parameters) for each composition.
+func TestSchemaGolden(t *testing.T) {
+	confine := func(context.Context, []string, sandbox.Policy) (sandbox.ConfinedArgv, error) {
+		return sandbox.ConfinedArgv{}, nil
+	}
+	cases := []struct {
+		name string
+		cfg  Config
+		deps Deps
+	}{
+		{"confining executor, jobs mounted (base bundle)", Config{}, Deps{Policy: fixedPolicy(sandbox.ReadOnly, "/"), Confine: confine, Jobs: jobs.New(jobs.Options{})}},
+		{"non-confining executor, no jobs", Config{}, Deps{}},
+		{"background disabled", Config{EnableRunInBackground: no()}, Deps{Jobs: jobs.New(jobs.Options{})}},
+		{"promotion off", Config{PromoteOnTimeout: no()}, Deps{Jobs: jobs.New(jobs.Options{})}},
+	}
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "prompt section tool:bash: %s\n", PromptSection)
+	for _, c := range cases {
+		def := newTool(t, c.cfg, c.deps).Definition()
+		var params bytes.Buffer
+		json.Indent(&params, def.Parameters, "", "  ")
+		fmt.Fprintf(&b, "\n== %s\nname: %s\ndescription: %s\nparameters:\n%s\n", c.name, def.Name, def.Description, params.String())
+	}
+	for _, tl := range JobTools(nil) {
+		var params bytes.Buffer
+		json.Indent(&params, tl.Parameters, "", "  ")
+		fmt.Fprintf(&b, "\n== %s\ndescription: %s\nparameters:\n%s\n", tl.Name, tl.Description, params.String())
+	}
+	harness.Golden(t, "testdata", "schema.golden", b.Bytes())
+}
+
+// TestResultsGolden runs real commands (bwrap where confined) and pins the
+// exact text of each result, the workspace normalised to <ws>.
+func TestResultsGolden(t *testing.T) {
+	if _, err := exec.LookPath("bwrap"); err != nil {
+		t.Skip("bubblewrap not installed")
+	}
+	ws := t.TempDir()
+	cases := []struct {
+		name string
+		mode sandbox.Mode
+		cmd  string
+		args []any
+	}{
+		{"success", sandbox.DangerFullAccess, "echo hello", nil},
+		{"no output", sandbox.DangerFullAccess, "true", nil},
+		{"stderr only", sandbox.DangerFullAccess, "echo warning >&2", nil},
+		{"stdout and stderr", sandbox.DangerFullAccess, "printf out; printf err >&2", nil},
+		{"non-zero exit", sandbox.DangerFullAccess, "echo failing; exit 3", nil},
+		{"killed by signal", sandbox.DangerFullAccess, "kill -TERM $$", nil},
+		{"timeout promoted", sandbox.DangerFullAccess, "echo started; while [ ! -e gate ]; do sleep 0.05; done", []any{"timeoutMs", 1500}},
+		{"workspace-write inside", sandbox.WorkspaceWrite, "echo ok > f && cat f", nil},
+		{"workspace-write outside denied", sandbox.WorkspaceWrite, "echo x > /etc/dsh-golden-denied", nil},
+		{"read-only denied", sandbox.ReadOnly, "touch g", nil},
+		{"command failure under the sandbox", sandbox.ReadOnly, "ls /nonexistent-dir", nil},
+	}
+	p := provider(t, sandbox.Config{Chain: []string{"bwrap"}})
+	reg, _ := newJobs(t)
+	var b bytes.Buffer
+	for _, c := range cases {
+		tool := newTool(t, Config{}, Deps{Policy: fixedPolicy(c.mode, ws), Provider: p, Jobs: reg})
+		got, err := run(t, tool, call(agent(t, "golden", ws), cmd(c.cmd, c.args...)))
+		if err != nil {
+			got = "Error: " + err.Error()
+		}
+		fmt.Fprintf(&b, "== %s (%s): %s\n%s\n", c.name, c.mode, c.cmd, got)
+	}
+	os.WriteFile(filepath.Join(ws, "gate"), nil, 0o600) // let the promoted job finish
+	harness.Golden(t, "testdata", "results.golden", []byte(strings.ReplaceAll(b.String(), ws, "<ws>")))
+}

@@ -1,0 +1,341 @@
+package bash
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/dshsim/dshsim/escalation"
+	"github.com/dshsim/dshsim/pipeline"
+	"github.com/dshsim/dshsim/sandbox"
+)
+
+var (
+	launcherOnce sync.Once
+	launcher     string
+	launcherErr  error
+)
+
+// landlockRun builds the project's real Landlock runner once per test binary.
+func landlockRun(t *testing.T) string {
+	t.Helper()
+	launcherOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "bashtool-landlock-run-")
+		if err != nil {
+			launcherErr = err
+			return
+		}
+		launcher = filepath.Join(dir, "landlock-run")
+		out, err := exec.Command("go", "build", "-o", launcher, "github.com/dshsim/dshsim/cmd/landlock-run").CombinedOutput()
+		if err != nil {
+			launcherErr = err
+			t.Logf("%s", out)
+		}
+	})
+	if launcherErr != nil {
+		t.Fatalf("build landlock-run: %v", launcherErr)
+	}
+	return launcher
+}
+
+func provider(t *testing.T, cfg sandbox.Config) *sandbox.Provider {
+	t.Helper()
+	p, err := sandbox.NewProvider(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// recorder wraps a real provider and records the policy of every Confine.
+type recorder struct {
+	mu    sync.Mutex
+	modes []sandbox.Mode
+	p     *sandbox.Provider
+}
+
+func (r *recorder) confine(ctx context.Context, argv []string, pol sandbox.Policy) (sandbox.ConfinedArgv, error) {
+	r.mu.Lock()
+	r.modes = append(r.modes, pol.Mode)
+	r.mu.Unlock()
+	return r.p.Confine(ctx, argv, pol)
+}
+
+func (r *recorder) calls() []sandbox.Mode {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]sandbox.Mode(nil), r.modes...)
+}
+
+// approver is a constructed user: it answers every request with outcome.
+type approver struct {
+	outcome pipeline.ApprovalOutcome
+	mu      sync.Mutex
+	reasons []string
+}
+
+func (a *approver) Request(ctx context.Context, req pipeline.ApprovalRequest) (pipeline.ApprovalOutcome, error) {
+	a.mu.Lock()
+	a.reasons = append(a.reasons, req.Reason)
+	a.mu.Unlock()
+	return a.outcome, nil
+}
+
+func hint() string { return sandbox.EscalationHint("command") }
+
+func TestRealSandboxRendering(t *testing.T) {
+	if _, err := exec.LookPath("bwrap"); err != nil {
+		t.Skip("bubblewrap not installed")
+	}
+	outside := "/etc/dsh-bashtool-" + filepath.Base(t.TempDir())
+	tests := []struct {
+		name    string
+		backend string
+		mode    sandbox.Mode
+		command string
+		want    func(ws string) string
+		created string // a path that must exist afterwards ("" = none)
+	}{
+		{"bwrap workspace write inside succeeds", "bwrap", sandbox.WorkspaceWrite, "echo hi > inside && cat inside", func(string) string { return "hi\n" }, "inside"},
+		{"bwrap workspace write outside is denied with marker and hint", "bwrap", sandbox.WorkspaceWrite, "touch " + outside,
+			func(string) string {
+				return "[stderr]\ntouch: cannot touch '" + outside + "': Read-only file system\n" + sandbox.DenialMarker(sandbox.WorkspaceWrite) + "\n" + hint() + "\n[exit code: 1]"
+			}, ""},
+		{"bwrap read-only denies a workspace write", "bwrap", sandbox.ReadOnly, "touch inside",
+			func(string) string {
+				return "[stderr]\ntouch: cannot touch 'inside': Read-only file system\n" + sandbox.DenialMarker(sandbox.ReadOnly) + "\n" + hint() + "\n[exit code: 1]"
+			}, ""},
+		{"bwrap command failure is only an exit code", "bwrap", sandbox.WorkspaceWrite, "grep -q nothing /dev/null", func(string) string { return "(no output)\n[exit code: 1]" }, ""},
+		{"landlock workspace write inside succeeds", "landlock", sandbox.WorkspaceWrite, "echo hi > inside && cat inside", func(string) string { return "hi\n" }, "inside"},
+		{"landlock workspace write outside is denied with marker and hint", "landlock", sandbox.WorkspaceWrite, "touch " + outside,
+			func(string) string {
+				return "[stderr]\ntouch: cannot touch '" + outside + "': Permission denied\n" + sandbox.DenialMarker(sandbox.WorkspaceWrite) + "\n" + hint() + "\n[exit code: 1]"
+			}, ""},
+		{"landlock read-only denies a workspace write", "landlock", sandbox.ReadOnly, "touch inside",
+			func(string) string {
+				return "[stderr]\ntouch: cannot touch 'inside': Permission denied\n" + sandbox.DenialMarker(sandbox.ReadOnly) + "\n" + hint() + "\n[exit code: 1]"
+			}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ws := t.TempDir()
+			cfg := sandbox.Config{Chain: []string{tt.backend}}
+			if tt.backend == "landlock" {
+				cfg.LauncherPath = landlockRun(t)
+			}
+			p := provider(t, cfg)
+			if b, _ := p.Selected(); b != tt.backend {
+				t.Fatalf("provider selected %q", b)
+			}
+			tool := newTool(t, Config{}, Deps{Policy: fixedPolicy(tt.mode, ws), Provider: p})
+			got, err := run(t, tool, call(agent(t, "s", ws), cmd(tt.command)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := tt.want(ws); got != want {
+				t.Errorf("got  %q\nwant %q", got, want)
+			}
+			if _, err := os.Stat(outside); err == nil {
+				os.Remove(outside)
+				t.Fatal("the sandbox let a write outside the workspace through")
+			}
+			if tt.created != "" {
+				if _, err := os.Stat(filepath.Join(ws, tt.created)); err != nil {
+					t.Errorf("allowed write missing on the host: %v", err)
+				}
+			} else if _, err := os.Stat(filepath.Join(ws, "inside")); err == nil {
+				t.Error("denied write reached the host")
+			}
+		})
+	}
+}
+
+func TestDangerFullAccessBypassesTheProvider(t *testing.T) {
+	ws := t.TempDir()
+	rec := &recorder{p: provider(t, sandbox.Config{Chain: []string{"bwrap"}})}
+	tool := newTool(t, Config{}, Deps{Policy: fixedPolicy(sandbox.DangerFullAccess, ws), Confine: rec.confine})
+	got, err := run(t, tool, call(agent(t, "s", ws), cmd("echo free > /tmp/dsh-bashtool-dfa-$$ && cat /tmp/dsh-bashtool-dfa-$$ && rm /tmp/dsh-bashtool-dfa-$$")))
+	if err != nil || got != "free\n" {
+		t.Fatalf("got %q, %v", got, err)
+	}
+	if len(rec.calls()) != 0 {
+		t.Errorf("provider consulted for danger-full-access: %v", rec.calls())
+	}
+}
+
+func TestEscalation(t *testing.T) {
+	if _, err := exec.LookPath("bwrap"); err != nil {
+		t.Skip("bubblewrap not installed")
+	}
+	t.Run("granted mode applies to that one call only", func(t *testing.T) {
+		ws := t.TempDir()
+		rec := &recorder{p: provider(t, sandbox.Config{Chain: []string{"bwrap"}})}
+		user := &approver{outcome: pipeline.AllowedOnce}
+		tool := newTool(t, Config{}, Deps{Policy: fixedPolicy(sandbox.ReadOnly, ws), Confine: rec.confine, Escalate: escalation.New(user)})
+		ag := agent(t, "s", ws)
+		got, err := run(t, tool, call(ag, cmd("touch granted && echo ok", "sandbox_permissions", "workspace-write", "justification", "the user asked for the file")))
+		if err != nil || got != "ok\n" {
+			t.Fatalf("escalated call: %q, %v", got, err)
+		}
+		if len(user.reasons) != 1 || user.reasons[0] != "escalate sandbox to workspace-write: the user asked for the file" {
+			t.Errorf("approval reasons = %q", user.reasons)
+		}
+		got, err = run(t, tool, call(ag, cmd("touch again")))
+		if err != nil || !strings.Contains(got, sandbox.DenialMarker(sandbox.ReadOnly)) {
+			t.Errorf("next call not back under read-only: %q, %v", got, err)
+		}
+		if m := rec.calls(); len(m) != 2 || m[0] != sandbox.WorkspaceWrite || m[1] != sandbox.ReadOnly {
+			t.Errorf("modes confined = %v", m)
+		}
+		if _, err := os.Stat(filepath.Join(ws, "granted")); err != nil {
+			t.Error("granted write missing")
+		}
+		if _, err := os.Stat(filepath.Join(ws, "again")); err == nil {
+			t.Error("unescalated write went through")
+		}
+	})
+	t.Run("rejected escalation runs nothing", func(t *testing.T) {
+		ws := t.TempDir()
+		rec := &recorder{p: provider(t, sandbox.Config{Chain: []string{"bwrap"}})}
+		user := &approver{outcome: pipeline.Rejected}
+		tool := newTool(t, Config{}, Deps{Policy: fixedPolicy(sandbox.WorkspaceWrite, ws), Confine: rec.confine, Escalate: escalation.New(user)})
+		_, err := run(t, tool, call(agent(t, "s", ws), cmd("touch rejected", "sandbox_permissions", "danger-full-access", "justification", "why")))
+		if err == nil || !strings.HasPrefix(err.Error(), `the user rejected escalating this command to "danger-full-access"`) {
+			t.Errorf("err = %v", err)
+		}
+		if len(rec.calls()) != 0 {
+			t.Error("provider consulted after a rejection")
+		}
+		if _, err := os.Stat(filepath.Join(ws, "rejected")); err == nil {
+			t.Error("rejected command ran")
+		}
+	})
+	t.Run("same mode request is a no-op without prompt", func(t *testing.T) {
+		ws := t.TempDir()
+		rec := &recorder{p: provider(t, sandbox.Config{Chain: []string{"bwrap"}})}
+		user := &approver{outcome: pipeline.AllowedOnce}
+		tool := newTool(t, Config{}, Deps{Policy: fixedPolicy(sandbox.WorkspaceWrite, ws), Confine: rec.confine, Escalate: escalation.New(user)})
+		got, err := run(t, tool, call(agent(t, "s", ws), cmd("touch same && echo ok", "sandbox_permissions", "workspace-write")))
+		if err != nil || got != "ok\n" {
+			t.Fatalf("got %q, %v", got, err)
+		}
+		if len(user.reasons) != 0 {
+			t.Errorf("prompted: %q", user.reasons)
+		}
+		if m := rec.calls(); len(m) != 1 || m[0] != sandbox.WorkspaceWrite {
+			t.Errorf("modes = %v", m)
+		}
+	})
+	t.Run("escalated background job runs under the granted mode and reports", func(t *testing.T) {
+		ws := t.TempDir()
+		rec := &recorder{p: provider(t, sandbox.Config{Chain: []string{"bwrap"}})}
+		reg, ch := newJobs(t)
+		tool := newTool(t, Config{}, Deps{Policy: fixedPolicy(sandbox.ReadOnly, ws), Confine: rec.confine, Escalate: escalation.New(&approver{outcome: pipeline.AllowedOnce}), Jobs: reg})
+		got, err := run(t, tool, call(agent(t, "s", ws), cmd("touch bg", "run_in_background", true, "sandbox_permissions", "workspace-write", "justification", "why")))
+		if err != nil || got != "started background job bash-1" {
+			t.Fatalf("got %q, %v", got, err)
+		}
+		if n := wait(t, ch); !strings.HasSuffix(n.Text, "[status: completed, exit code: 0]. Read its output with job_output.") {
+			t.Errorf("notice %q", n.Text)
+		}
+		if _, err := os.Stat(filepath.Join(ws, "bg")); err != nil {
+			t.Error("granted background write missing")
+		}
+	})
+}
+
+func TestBackgroundDenialDetailCarriesSandboxNotes(t *testing.T) {
+	if _, err := exec.LookPath("bwrap"); err != nil {
+		t.Skip("bubblewrap not installed")
+	}
+	ws := t.TempDir()
+	reg, ch := newJobs(t)
+	tool := newTool(t, Config{}, Deps{Policy: fixedPolicy(sandbox.ReadOnly, ws), Provider: provider(t, sandbox.Config{Chain: []string{"bwrap"}}), Jobs: reg})
+	if _, err := run(t, tool, call(agent(t, "s", ws), cmd("touch x", "run_in_background", true))); err != nil {
+		t.Fatal(err)
+	}
+	n := wait(t, ch)
+	want := "background job bash-1 (bash: touch x) finished [status: completed, exit code: 1; " + sandbox.DenialMarker(sandbox.ReadOnly) + " " + hint() + "]. Read its output with job_output."
+	if n.Text != want {
+		t.Errorf("notice = %q\nwant     %q", n.Text, want)
+	}
+}
+
+func TestRunnerFailures(t *testing.T) {
+	ws := t.TempDir()
+	dialect, _ := sandbox.DialectOf(sandbox.BackendLandlock)
+	brokenRunner := filepath.Join(ws, "broken-runner")
+	os.WriteFile(brokenRunner, []byte("#!/bin/sh\necho 'landlock-run: cannot open rule path: /x: Permission denied' >&2\nexit 125\n"), 0o755)
+	wrap := func(runner string) func(context.Context, []string, sandbox.Policy) (sandbox.ConfinedArgv, error) {
+		return func(_ context.Context, argv []string, _ sandbox.Policy) (sandbox.ConfinedArgv, error) {
+			return sandbox.ConfinedArgv{Argv: append([]string{runner, "--"}, argv...), Backend: sandbox.BackendLandlock, Enforcement: sandbox.Full,
+				DenialSignatures: dialect.DenialSignatures, RunnerFailureRules: dialect.RunnerFailureRules}, nil
+		}
+	}
+	t.Run("runner failing at exit fails the foreground call closed", func(t *testing.T) {
+		tool := newTool(t, Config{}, Deps{Policy: fixedPolicy(sandbox.ReadOnly, ws), Confine: wrap(brokenRunner)})
+		_, err := run(t, tool, call(agent(t, "s", ws), cmd("echo never")))
+		var ue *sandbox.UnavailableError
+		if !pipeline.HasCode(err, sandbox.ErrorCode) || !errorsAs(err, &ue) || ue.Detail != "landlock-run: cannot open rule path: /x: Permission denied" {
+			t.Errorf("err = %v", err)
+		}
+	})
+	t.Run("missing runner fails the foreground call closed", func(t *testing.T) {
+		tool := newTool(t, Config{}, Deps{Policy: fixedPolicy(sandbox.ReadOnly, ws), Confine: wrap("/nonexistent/landlock-run")})
+		_, err := run(t, tool, call(agent(t, "s", ws), cmd("echo never")))
+		var ue *sandbox.UnavailableError
+		if !errorsAs(err, &ue) || ue.Detail != "Error: spawn /nonexistent/landlock-run ENOENT" {
+			t.Errorf("err = %v", err)
+		}
+	})
+	t.Run("missing runner in background reports the runner marker", func(t *testing.T) {
+		reg, ch := newJobs(t)
+		tool := newTool(t, Config{}, Deps{Policy: fixedPolicy(sandbox.ReadOnly, ws), Confine: wrap("/nonexistent/landlock-run"), Jobs: reg})
+		ag := agent(t, "s", ws)
+		if got, err := run(t, tool, call(ag, cmd("true", "run_in_background", true))); err != nil || got != "started background job bash-1" {
+			t.Fatalf("got %q, %v", got, err)
+		}
+		wait(t, ch)
+		out, err := JobTools(reg)[0].Run(context.Background(), pipeline.NewCall("c", "job_output", []byte(`{"job_id":"bash-1"}`), ag, nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := "[stderr]\nspawn failed: Error: spawn /nonexistent/landlock-run ENOENT\n" + sandbox.RunnerFailedMarker(sandbox.ReadOnly) + "\n[status: killed, killed before exit]"
+		if got := out.Content[0].Text; got != want {
+			t.Errorf("got  %q\nwant %q", got, want)
+		}
+	})
+	t.Run("unusable backend refuses before running", func(t *testing.T) {
+		marker := filepath.Join(ws, "ran")
+		p := provider(t, sandbox.Config{Chain: []string{"landlock"}, LauncherPath: "/nonexistent/landlock-run"})
+		tool := newTool(t, Config{}, Deps{Policy: fixedPolicy(sandbox.WorkspaceWrite, ws), Provider: p})
+		_, err := run(t, tool, call(agent(t, "s", ws), cmd("touch "+marker)))
+		if !pipeline.HasCode(err, sandbox.ErrorCode) {
+			t.Errorf("err = %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+		if _, err := os.Stat(marker); err == nil {
+			t.Error("command ran without a sandbox")
+		}
+	})
+}
+
+func errorsAs(err error, target **sandbox.UnavailableError) bool {
+	for e := err; e != nil; {
+		if ue, ok := e.(*sandbox.UnavailableError); ok {
+			*target = ue
+			return true
+		}
+		u, ok := e.(interface{ Unwrap() error })
+		if !ok {
+			return false
+		}
+		e = u.Unwrap()
+	}
+	return false
+}

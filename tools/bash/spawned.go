@@ -1,0 +1,148 @@
+package bash
+
+import (
+	"errors"
+	"io"
+	"os"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/dshsim/dshsim/render"
+	"github.com/dshsim/dshsim/sandbox"
+	"github.com/dshsim/dshsim/sandbox/spawn"
+	"github.com/dshsim/dshsim/tools/jobs"
+)
+
+// spawned adapts a sandbox/spawn process to the job registry: it settles with
+// spawn's classification and serves incremental reads from spawn's capture
+// (the whole stream while it fits the tail, the full-output file after).
+type spawned struct {
+	p    *spawn.Process
+	tail int
+
+	mu   sync.Mutex
+	last [2]string // last tail returned per stream when no full file exists
+}
+
+var _ jobs.OutputOwner = (*spawned)(nil)
+
+func (s *spawned) Wait() jobs.Settled {
+	res, err := s.p.Wait()
+	o := render.Outcome{ExitCode: res.ExitCode}
+	if res.Signaled {
+		o = render.Outcome{Killed: true, Signal: res.Signal}
+	}
+	var sb *render.Sandbox
+	if res.Sandbox.Mode.Confined() {
+		sb = &render.Sandbox{Mode: res.Sandbox.Mode, Denied: res.Sandbox.Denied, Enforcement: res.Sandbox.Enforcement, RunnerFailed: res.Sandbox.RunnerFailed}
+	}
+	return jobs.Settled{Outcome: o, Sandbox: sb, Err: err}
+}
+
+func (s *spawned) Kill() { s.p.Kill() }
+
+func toRender(st spawn.Stream) render.Stream {
+	return render.Stream{Text: st.Text, Truncated: st.Truncated, SpillPath: st.FullPath}
+}
+
+func (s *spawned) Streams() (stdout, stderr render.Stream) {
+	o, e := s.p.OutputSoFar()
+	return toRender(o), toRender(e)
+}
+
+func (s *spawned) Since(id jobs.StreamID, cursor int64) (string, int64, bool) {
+	o, e := s.p.OutputSoFar()
+	st := o
+	if id == jobs.Stderr {
+		st = e
+	}
+	if !st.Truncated { // the whole stream is in memory
+		if cursor < 0 || cursor > int64(len(st.Text)) {
+			cursor = int64(len(st.Text))
+		}
+		b := completePrefix([]byte(st.Text[cursor:]), s.settled())
+		return string(b), cursor + int64(len(b)), false
+	}
+	if st.FullPath != "" {
+		if text, next, ok := readFrom(st.FullPath, cursor, s.tail, s.settled()); ok {
+			return text, next, false
+		} else if next >= 0 {
+			return st.Text, next, true // more than the tail arrived since the last read
+		}
+	}
+	// overflowed without a full-output file: only the tail is known
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.last[id] == st.Text {
+		return "", cursor, false
+	}
+	s.last[id] = st.Text
+	return st.Text, cursor, true
+}
+
+func (s *spawned) settled() bool {
+	select {
+	case <-s.p.Done():
+		return true
+	default:
+		return false
+	}
+}
+
+// readFrom reads path from cursor to its current end when that is at most
+// max bytes (ok); otherwise it returns the end offset and ok=false; next is
+// -1 when the file cannot be read.
+func readFrom(path string, cursor int64, max int, settled bool) (string, int64, bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", -1, false
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return "", -1, false
+	}
+	size := fi.Size()
+	switch {
+	case cursor < 0: // the position was lost before the file existed
+		return "", size, false
+	case cursor > size:
+		return "", cursor, true
+	}
+	if size-cursor > int64(max) {
+		return "", size, false
+	}
+	b := make([]byte, size-cursor)
+	if _, err := f.ReadAt(b, cursor); err != nil && !errors.Is(err, io.EOF) {
+		return "", -1, false
+	}
+	b = completePrefix(b, settled)
+	return string(b), cursor + int64(len(b)), true
+}
+
+// completePrefix drops an incomplete UTF-8 sequence at the end of b (it is
+// read next time, when complete), unless the process settled.
+func completePrefix(b []byte, settled bool) []byte {
+	if settled {
+		return b
+	}
+	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(b[i]) {
+			if !utf8.FullRune(b[i:]) {
+				return b[:i]
+			}
+			break
+		}
+	}
+	return b
+}
+
+// isSpawnFailure tells a runner start failure (spawn's UnavailableError with
+// a "spawn" detail, after Confine succeeded) from other errors.
+func isSpawnFailure(err error, confined bool) (*sandbox.UnavailableError, bool) {
+	var ue *sandbox.UnavailableError
+	if !confined || !errors.As(err, &ue) || ue.Detail == "" {
+		return nil, false
+	}
+	return ue, true
+}

@@ -1,0 +1,531 @@
+package bash
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/dshsim/dshsim/escalation"
+	"github.com/dshsim/dshsim/pipeline"
+	"github.com/dshsim/dshsim/render"
+	"github.com/dshsim/dshsim/sandbox"
+	"github.com/dshsim/dshsim/sandbox/spawn"
+	"github.com/dshsim/dshsim/tools/jobs"
+)
+
+// Name is the tool name.
+const Name = "bash"
+
+// Kind is the job kind of bash jobs (ids bash-1, bash-2, ...).
+const Kind = "bash"
+
+// Config is the deployment configuration of the bash tool.
+type Config struct {
+	// TimeoutMs is the default foreground timeout (default 60000).
+	TimeoutMs int64
+	// MaxTimeoutMs caps a requested timeout (default 600000).
+	MaxTimeoutMs int64
+	// PromoteOnTimeout moves a timed-out foreground command to a background
+	// job instead of killing it (default true; needs background enabled and a
+	// job registry).
+	PromoteOnTimeout *bool
+	// EnableRunInBackground allows run_in_background (default true).
+	EnableRunInBackground *bool
+	// MaxOutputBytes is the per-stream in-memory tail (default 64000).
+	MaxOutputBytes int
+	// Grace is the SIGTERM to SIGKILL delay (default 3s).
+	Grace time.Duration
+	// OutputDir receives the full-output files of streams that outgrow
+	// MaxOutputBytes; "" means a private mkdtemp(<tmpdir>/dsh-subprocess-)
+	// created on first use.
+	OutputDir string
+	// DefaultWorkdir is the workdir of an agentless call without a policy root
+	// (default the process working directory).
+	DefaultWorkdir string
+	// Env is the base environment (nil: the process environment). NO_COLOR=1,
+	// TERM=dumb, PAGER=cat and GIT_PAGER=cat are always set on top.
+	Env []string
+	// Shell is the shell program (default "bash").
+	Shell string
+}
+
+// Deps are the injected collaborators.
+type Deps struct {
+	// Policy resolves the standing sandbox policy of a call (session-aware).
+	// Required when the executor confines.
+	Policy func(call *pipeline.Call) (sandbox.Policy, error)
+	// Escalate approves one escalation (nil: no approval service composed).
+	Escalate escalation.Func
+	// Provider confines argv; nil means the executor does not confine (no
+	// escalation fields, and a confined standing mode fails closed).
+	Provider *sandbox.Provider
+	// Confine overrides Provider.Confine (tests inject a failing provider).
+	Confine func(ctx context.Context, argv []string, p sandbox.Policy) (sandbox.ConfinedArgv, error)
+	// Jobs is the background job registry (nil: no background, no promotion).
+	Jobs *jobs.Registry
+	// Warn receives warnings (nil: the standard logger).
+	Warn func(string)
+}
+
+// VERBATIM errors.
+var (
+	// ErrAborted is the bash tool's caller-abort error.
+	ErrAborted = &pipeline.Error{Name: "AbortError", Code: "TOOL_ABORTED", Message: "tool call aborted"}
+	// ErrBackgroundDisabled refuses run_in_background when it is disabled.
+	ErrBackgroundDisabled = errors.New("run_in_background is disabled for this deployment (enableRunInBackground: false)")
+	// ErrNoJobs refuses run_in_background without a job registry.
+	ErrNoJobs = errors.New("background jobs unavailable: load @deepseek-ai/dsh-jobs and @deepseek-ai/dsh-tool-jobs")
+	// ErrNoEscalationHere is the composition guard of a non-confining executor.
+	ErrNoEscalationHere = errors.New("sandbox_permissions is not available in this composition (no sandboxing executor to escalate)")
+	// ErrMissingPolicy fails construction of a confining tool without a policy resolver.
+	ErrMissingPolicy = errors.New("tool-bash: the mounted bash executor confines but ctx.sandboxPolicy is missing")
+)
+
+// Tool is the bash tool bound to its configuration and collaborators.
+type Tool struct {
+	cfg        Config
+	deps       Deps
+	confine    func(ctx context.Context, argv []string, p sandbox.Policy) (sandbox.ConfinedArgv, error)
+	promote    bool
+	background bool
+	private    *jobs.Registry // unregistered foreground runs (no notices)
+
+	dirOnce sync.Once
+	dir     string
+}
+
+// outputDir returns the full-output directory, creating the private one on
+// first use ("" when it cannot be created: spawn then uses the temp dir).
+func (t *Tool) outputDir() string {
+	t.dirOnce.Do(func() {
+		if t.cfg.OutputDir != "" {
+			t.dir = t.cfg.OutputDir
+			return
+		}
+		if d, err := os.MkdirTemp("", "dsh-subprocess-"); err == nil {
+			t.dir = d
+		}
+	})
+	return t.dir
+}
+
+func boolOr(p *bool, d bool) bool {
+	if p == nil {
+		return d
+	}
+	return *p
+}
+
+// New validates the composition and returns the tool.
+func New(cfg Config, deps Deps) (*Tool, error) {
+	if cfg.TimeoutMs == 0 {
+		cfg.TimeoutMs = 60000
+	}
+	if cfg.MaxTimeoutMs == 0 {
+		cfg.MaxTimeoutMs = 600000
+	}
+	if cfg.TimeoutMs < 0 || cfg.MaxTimeoutMs < 0 {
+		return nil, fmt.Errorf("tool-bash: timeoutMs and maxTimeoutMs must be positive (got %d, %d)", cfg.TimeoutMs, cfg.MaxTimeoutMs)
+	}
+	if cfg.MaxOutputBytes == 0 {
+		cfg.MaxOutputBytes = 64000
+	}
+	if cfg.Grace == 0 {
+		cfg.Grace = 3 * time.Second
+	}
+	if cfg.Shell == "" {
+		cfg.Shell = "bash"
+	}
+	if deps.Warn == nil {
+		deps.Warn = func(s string) { log.Print(s) }
+	}
+	t := &Tool{cfg: cfg, deps: deps, confine: deps.Confine}
+	if t.confine == nil && deps.Provider != nil {
+		t.confine = deps.Provider.Confine
+	}
+	if t.confine != nil && deps.Policy == nil {
+		return nil, ErrMissingPolicy
+	}
+	t.background = boolOr(cfg.EnableRunInBackground, true)
+	t.promote = boolOr(cfg.PromoteOnTimeout, true) && t.background && deps.Jobs != nil
+	t.private = jobs.New(jobs.Options{MaxOutputBytes: cfg.MaxOutputBytes})
+	return t, nil
+}
+
+// EscalationAdvertised reports whether the escalation fields are in the
+// schema (the executor confines).
+func (t *Tool) EscalationAdvertised() bool { return t.confine != nil }
+
+// Definition returns the tool as the pipeline registers it.
+func (t *Tool) Definition() pipeline.Tool {
+	return pipeline.Tool{
+		Name:        Name,
+		Description: Description,
+		Parameters:  Parameters(t.promote, t.background, t.EscalationAdvertised()),
+		Run:         t.Run,
+	}
+}
+
+// Close stops the runs the tool started without a registry and removes the
+// private full-output directory (a configured OutputDir is left alone). Jobs
+// in the injected registry are the registry owner's to close.
+func (t *Tool) Close() error {
+	err := t.private.Close(2 * t.cfg.Grace)
+	t.dirOnce.Do(func() {}) // no directory is created after Close
+	if t.cfg.OutputDir == "" && t.dir != "" {
+		if rerr := os.RemoveAll(t.dir); err == nil {
+			err = rerr
+		}
+	}
+	return err
+}
+
+// args are the decoded bash arguments.
+type args struct {
+	Command    string
+	Desc       string
+	TimeoutMs  *float64
+	Workdir    string
+	Background bool
+	Esc        escalation.Args
+}
+
+func parseArgs(call *pipeline.Call) (args, error) {
+	var raw map[string]json.RawMessage
+	if err := call.DecodeArgs(&raw); err != nil {
+		return args{}, fmt.Errorf("invalid arguments: %v", err)
+	}
+	var a args
+	str := func(key string) (string, bool) {
+		var s string
+		v, ok := raw[key]
+		if !ok || json.Unmarshal(v, &s) != nil {
+			return "", false
+		}
+		return s, true
+	}
+	if s, ok := str("command"); !ok || strings.TrimSpace(s) == "" {
+		return a, errors.New("invalid command: expected a non-empty string")
+	} else {
+		a.Command = s
+	}
+	if s, ok := str("description"); !ok || strings.TrimSpace(s) == "" {
+		return a, errors.New("invalid description: expected a non-empty string")
+	} else {
+		a.Desc = s
+	}
+	if v, ok := raw["timeoutMs"]; ok && string(v) != "null" {
+		var f float64
+		if json.Unmarshal(v, &f) != nil || !(f > 0) || math.IsInf(f, 0) {
+			return a, fmt.Errorf("invalid timeoutMs: expected a positive number, got %s", compactJSON(v))
+		}
+		a.TimeoutMs = &f
+	}
+	if v, ok := raw["workdir"]; ok && string(v) != "null" {
+		if json.Unmarshal(v, &a.Workdir) != nil {
+			return a, fmt.Errorf("invalid workdir: expected a string, got %s", compactJSON(v))
+		}
+	}
+	if v, ok := raw["run_in_background"]; ok && string(v) != "null" {
+		if json.Unmarshal(v, &a.Background) != nil {
+			return a, fmt.Errorf("invalid run_in_background: expected a boolean, got %s", compactJSON(v))
+		}
+	}
+	for key, dst := range map[string]**string{"sandbox_permissions": &a.Esc.SandboxPermissions, "justification": &a.Esc.Justification} {
+		if v, ok := raw[key]; ok && string(v) != "null" {
+			var s string
+			if json.Unmarshal(v, &s) != nil {
+				return a, fmt.Errorf("invalid %s: expected a string, got %s", key, compactJSON(v))
+			}
+			*dst = &s
+		}
+	}
+	return a, nil
+}
+
+func compactJSON(v json.RawMessage) string {
+	var b bytes.Buffer
+	if err := json.Compact(&b, v); err != nil {
+		return string(v)
+	}
+	return b.String()
+}
+
+// Run executes one bash call in the order described in the package manual.
+func (t *Tool) Run(ctx context.Context, call *pipeline.Call) (pipeline.Output, error) {
+	a, err := parseArgs(call)
+	if err != nil {
+		return pipeline.Output{}, err
+	}
+	// --8<-- [start:execute-opening]
+	standing, err := t.standingPolicy(call)
+	if err != nil {
+		return pipeline.Output{}, err
+	}
+	req, escalate, err := escalation.PlanCommand(a.Esc, standing.Mode)
+	if err != nil {
+		return pipeline.Output{}, err
+	}
+	mode := standing.Mode
+	if escalate {
+		if !t.EscalationAdvertised() {
+			return pipeline.Output{}, ErrNoEscalationHere
+		}
+		fn := t.deps.Escalate
+		if fn == nil {
+			fn = escalation.New(nil)
+		}
+		granted, err := fn(ctx, call, req)
+		if err != nil {
+			return pipeline.Output{}, err
+		}
+		mode = granted
+	}
+	policy := standing
+	policy.Mode = mode
+	workdir := resolveWorkdir(standing.WorkspaceRoot, a.Workdir)
+	// --8<-- [end:execute-opening]
+
+	if a.Background {
+		if !t.background {
+			return pipeline.Output{}, ErrBackgroundDisabled
+		}
+		if t.deps.Jobs == nil {
+			return pipeline.Output{}, ErrNoJobs
+		}
+		if ctx.Err() != nil {
+			return pipeline.Output{}, ErrAborted
+		}
+		start := t.spawner(ctx, policy, a.Command, workdir, true)
+		job, err := t.deps.Jobs.Launch(jobs.Spec{Owner: call.SessionID(), Kind: Kind, Label: a.Command, Background: true, EscalationAdvertised: t.EscalationAdvertised()}, start)
+		if err != nil {
+			return pipeline.Output{}, err
+		}
+		return output(render.Started(job.ID), map[string]any{"kind": "background", "jobId": job.ID}), nil
+	}
+	return t.foreground(ctx, call, policy, a, workdir)
+}
+
+func (t *Tool) standingPolicy(call *pipeline.Call) (sandbox.Policy, error) {
+	if t.deps.Policy != nil {
+		p, err := t.deps.Policy(call)
+		if err != nil {
+			return sandbox.Policy{}, err
+		}
+		if p.WorkspaceRoot == "" {
+			p.WorkspaceRoot = t.fallbackRoot(call)
+		}
+		return p, nil
+	}
+	return sandbox.Policy{Mode: sandbox.DangerFullAccess, WorkspaceRoot: t.fallbackRoot(call), SessionID: call.SessionID()}, nil
+}
+
+func (t *Tool) fallbackRoot(call *pipeline.Call) string {
+	if call.Agent != nil && call.Agent.Session != nil && call.Agent.Session.Header().Cwd != "" {
+		return call.Agent.Session.Header().Cwd
+	}
+	if t.cfg.DefaultWorkdir != "" {
+		return t.cfg.DefaultWorkdir
+	}
+	wd, _ := os.Getwd()
+	return wd
+}
+
+// resolveWorkdir keeps an absolute workdir, joins a relative one to the
+// standing root as plain "<root>/<workdir>", and defaults to the root.
+func resolveWorkdir(root, workdir string) string {
+	switch {
+	case workdir == "":
+		return root
+	case filepath.IsAbs(workdir):
+		return workdir
+	}
+	return strings.TrimSuffix(root, "/") + "/" + workdir
+}
+
+func (t *Tool) env() []string {
+	base := t.cfg.Env
+	if base == nil {
+		base = os.Environ()
+	}
+	over := []string{"NO_COLOR=1", "TERM=dumb", "PAGER=cat", "GIT_PAGER=cat"}
+	out := make([]string, 0, len(base)+len(over))
+	for _, kv := range base {
+		k, _, _ := strings.Cut(kv, "=")
+		if k == "NO_COLOR" || k == "TERM" || k == "PAGER" || k == "GIT_PAGER" {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return append(out, over...)
+}
+
+// boundConfiner confines with the call's own context (cancellation and the
+// foreground deadline), while the process itself outlives the call.
+type boundConfiner struct {
+	ctx      context.Context
+	confine  func(ctx context.Context, argv []string, p sandbox.Policy) (sandbox.ConfinedArgv, error)
+	confined bool
+}
+
+func (b *boundConfiner) Confine(_ context.Context, argv []string, p sandbox.Policy) (sandbox.ConfinedArgv, error) {
+	c, err := b.confine(b.ctx, argv, p)
+	b.confined = err == nil
+	return c, err
+}
+
+// spawner returns how to start the command under policy with sandbox/spawn:
+// danger-full-access bypasses the provider; a confined mode is wrapped by it
+// (its errors propagate: nothing ever runs unconfined) and classified by
+// spawn at settle. A runner that cannot be started fails a foreground call
+// with SANDBOX_UNAVAILABLE and settles a background job as "killed before
+// exit" with the runner-failure marker.
+func (t *Tool) spawner(ctx context.Context, policy sandbox.Policy, command, workdir string, background bool) jobs.Spawner {
+	return func(stdout, stderr io.Writer) (jobs.Process, error) {
+		if policy.Mode.Confined() && t.confine == nil {
+			return nil, &sandbox.UnavailableError{Mode: policy.Mode}
+		}
+		if policy.Mode != sandbox.DangerFullAccess && !policy.Mode.Confined() {
+			return nil, fmt.Errorf("tool-bash: unknown sandbox mode %q", string(policy.Mode))
+		}
+		bc := &boundConfiner{ctx: ctx, confine: t.confine}
+		req := spawn.Request{
+			Argv: []string{t.cfg.Shell, "-c", command}, Policy: policy, Dir: workdir, Env: t.env(),
+			Grace: t.cfg.Grace, TailBytes: t.cfg.MaxOutputBytes, OutputDir: t.outputDir(),
+		}
+		if t.confine != nil {
+			req.Confiner = bc
+		}
+		// The process must outlive the call (promotion, background): only
+		// Confine sees the call's context.
+		p, err := spawn.Start(context.WithoutCancel(ctx), req)
+		if err != nil {
+			if ue, ok := isSpawnFailure(err, bc.confined); ok && background {
+				return jobs.Failed(errors.New(ue.Detail), &render.Sandbox{Mode: policy.Mode, RunnerFailed: true})(stdout, stderr)
+			}
+			return nil, err
+		}
+		return &spawned{p: p, tail: t.cfg.MaxOutputBytes}, nil
+	}
+}
+
+func (t *Tool) timeout(a args) int64 {
+	ms := t.cfg.TimeoutMs
+	if a.TimeoutMs != nil {
+		ms = int64(math.Ceil(*a.TimeoutMs))
+	}
+	return min(ms, t.cfg.MaxTimeoutMs)
+}
+
+func (t *Tool) foreground(ctx context.Context, call *pipeline.Call, policy sandbox.Policy, a args, workdir string) (pipeline.Output, error) {
+	ms := t.timeout(a)
+	d := time.Duration(ms) * time.Millisecond
+	deadline := time.Now().Add(d)
+	if ctx.Err() != nil { // cancelled before anything started (e.g. after a grant)
+		return pipeline.Output{}, ErrAborted
+	}
+	cctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	start := t.spawner(cctx, policy, a.Command, workdir, false)
+	reg, promote := t.private, false
+	if t.promote {
+		reg, promote = t.deps.Jobs, true
+	}
+	spec := jobs.Spec{Owner: call.SessionID(), Kind: Kind, Label: a.Command, EscalationAdvertised: t.EscalationAdvertised()}
+	job, err := reg.Launch(spec, start)
+	if errors.Is(err, jobs.ErrFull) && promote {
+		t.deps.Warn(fmt.Sprintf("tool-bash: the job registry refused call %s (%v); it runs with a deadline kill", call.CallID, err))
+		reg, promote = t.private, false
+		job, err = reg.Launch(spec, start)
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return pipeline.Output{}, ErrAborted
+		}
+		if cctx.Err() == context.DeadlineExceeded && errors.Is(err, context.DeadlineExceeded) {
+			// the timeout expired before anything was spawned (any other
+			// error, a sandbox refusal above all, is the call's error)
+			f := render.Foreground{TimedOut: true, TimeoutMs: ms}
+			return output(render.Result(f, t.EscalationAdvertised()), foregroundValue(f, false)), nil
+		}
+		return pipeline.Output{}, err
+	}
+	settled, werr := job.WaitFor(ctx, time.Until(deadline))
+	if werr != nil {
+		job.Kill()
+		job.Forget()
+		return pipeline.Output{}, ErrAborted
+	}
+	timedOut := false
+	if !settled {
+		if promote {
+			job.Promote()
+			stdout, stderr := job.Streams()
+			text := render.Promoted(stdout, stderr, ms, job.ID)
+			return output(text, map[string]any{"kind": "promoted", "jobId": job.ID, "timeoutMs": ms, "output": render.Body(render.StreamText(stdout), render.StreamText(stderr))}), nil
+		}
+		timedOut = true
+		job.Kill()
+		<-job.Done()
+	}
+	job.Forget()
+	s, _ := job.Settled()
+	if s.Err != nil {
+		return pipeline.Output{}, s.Err
+	}
+	stdout, stderr := job.Streams()
+	f := render.Foreground{
+		ExitCode: s.Outcome.ExitCode, Signaled: s.Outcome.Killed && s.Outcome.Signal != "", Signal: s.Outcome.Signal,
+		TimedOut: timedOut, TimeoutMs: ms, Stdout: stdout, Stderr: stderr, Sandbox: s.Sandbox,
+	}
+	if !timedOut {
+		f.Stopped = job.StopReason() // stopped from outside the call (job_kill, shutdown)
+	}
+	return output(render.Result(f, t.EscalationAdvertised()), foregroundValue(f, false)), nil
+}
+
+func output(text string, value any) pipeline.Output {
+	v, _ := json.Marshal(value)
+	return pipeline.Output{Value: v, Content: []pipeline.Block{pipeline.TextBlock(text)}}
+}
+
+func foregroundValue(f render.Foreground, aborted bool) map[string]any {
+	stream := func(s render.Stream) map[string]any {
+		m := map[string]any{"text": s.Text, "truncated": s.Truncated}
+		if s.SpillPath != "" {
+			m["spillPath"] = s.SpillPath
+		}
+		return m
+	}
+	v := map[string]any{
+		"kind": "foreground", "exitCode": f.ExitCode, "signal": nil, "timedOut": f.TimedOut, "aborted": aborted,
+		"timeoutMs": f.TimeoutMs, "stdout": stream(f.Stdout), "stderr": stream(f.Stderr),
+	}
+	if f.Signaled {
+		v["exitCode"], v["signal"] = nil, f.Signal
+	}
+	if f.Stopped != "" {
+		v["stopped"] = f.Stopped
+	}
+	if f.Sandbox != nil {
+		sb := map[string]any{"mode": f.Sandbox.Mode, "denied": f.Sandbox.Denied}
+		if f.Sandbox.Enforcement != "" {
+			sb["enforcement"] = f.Sandbox.Enforcement
+		}
+		if f.Sandbox.RunnerFailed {
+			sb["runnerFailed"] = true
+		}
+		v["sandbox"] = sb
+	}
+	return v
+}

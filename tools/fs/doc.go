@@ -1,0 +1,60 @@
+// Package fs holds the model-facing file tools read, write and edit as
+// pipeline.Tool values, on top of the fsobserve provider and observation
+// policy.
+//
+// # Composition
+//
+//	fs, _ := fsobserve.NewLocal(fsobserve.WithCwd(root), fsobserve.WithDiffBasisMaxBytes(64))
+//	tools, _ := fs.New(fs.Config{
+//		FS:           fs,
+//		Observations: fsobserve.NewObservations(), // nil = bare deployment, unguarded
+//		Policy:       resolver,                    // nil = non-confining, no fence
+//		Escalate:     escalation.New(approver),    // nil = no approval service
+//	})
+//	registry.Add(tools.Read, tools.Write, tools.Edit) // or tools.All()
+//
+// # Read
+//
+// read resolves file_path against the session cwd, stats once (absent records
+// absent and fails FS_NOT_FOUND), streams the file with bounded memory and
+// returns the VERBATIM envelope
+//
+//	<path>D</path>\n<type>file</type>\n<content>\n<n>: <text>...\n\n<footer>\n</content>
+//
+// with the footers "(Output capped. ...)", "(Showing lines a-b of n. Use
+// offset=b+1 to continue.)" or "(End of file - total n lines)". Meta is
+// {path, offset, lines:[{number,text}], totalLines} plus lang for known
+// extensions. Success records present{version of that stat}.
+//
+// # Write and edit
+//
+// write answers "Created file" / "Updated file" in the same envelope, meta
+// {"diffs":[...]} ([] on create or when the old text is not diffable); edit
+// answers "The file D has been updated successfully." (or "... updated. All
+// occurrences were successfully replaced." with replace_all) and the diff
+// meta. Diffs are jsdiff structuredPatch hunks with 3 context lines, each
+// {path: raw file_path, oldText (null when empty), newText}.
+//
+// # Errors and remedies
+//
+// Failures are returned as errors; the pipeline renders "Error: <message>"
+// and, for coded errors, {name, code}. FS_NOT_OBSERVED gets " — read the
+// file, then retry" and FS_STALE_VERSION " — re-read the file, then retry"
+// (see [Remedy]); the recorded upstream sessions carry these August texts, so
+// the newer unified "cannot modify ... has not been read" text is not used.
+//
+// # Sandbox
+//
+// With a Policy resolver the file system confines: write and edit resolve
+// against the policy's workspace root, check sandbox_permissions +
+// justification pairing in full (escalation.PlanOperation), let a request for
+// the standing mode through without approval, send real widenings to
+// Escalate, then fence the target (fsobserve.Local.Fence). A denial reads
+//
+//	[sandbox: file access denied under <mode> mode]
+//	[sandbox: escalation available — retry this exact operation once ...]
+//
+// with code FS_SANDBOX_DENIED. For edit an unread file fails FS_NOT_OBSERVED
+// before the fence; for write the fence runs before the existence check.
+// Reads are never fenced.
+package fs

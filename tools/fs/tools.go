@@ -1,0 +1,314 @@
+package fs
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/dshsim/dshsim/escalation"
+	"github.com/dshsim/dshsim/fsobserve"
+	"github.com/dshsim/dshsim/pipeline"
+	"github.com/dshsim/dshsim/sandbox"
+)
+
+// Defaults of the read caps.
+const (
+	DefaultReadLimit         = 2000
+	DefaultReadMaxLineLength = 2000
+	DefaultReadMaxBytes      = 51200
+	DefaultReadStreamMinSize = 10485760
+)
+
+// PolicyFunc resolves the standing sandbox policy of one call (mode and
+// workspace root). The pipeline's policy package provides the real one.
+type PolicyFunc func(call *pipeline.Call) (sandbox.Policy, error)
+
+// Config composes the three tools.
+type Config struct {
+	// FS is the local provider (required).
+	FS *fsobserve.Local
+	// Observations is the read-before-write policy. Nil composes the bare
+	// deployment: writes and edits are unguarded.
+	Observations *fsobserve.Observations
+	// Policy makes the file system confining: write and edit are fenced by the
+	// call's sandbox mode, resolve relative paths against the policy's
+	// workspace root and advertise sandbox_permissions + justification. Nil
+	// means non-confining (no fence, no escalation fields).
+	Policy PolicyFunc
+	// Escalate approves an escalation (escalation.New(approver)); nil means
+	// no approval service is composed, so every real widening is refused.
+	Escalate escalation.Func
+	// ReadLimit is read's default and maximum limit (default 2000).
+	ReadLimit int
+	// ReadMaxLineLength caps each returned line, in UTF-16 units (default 2000).
+	ReadMaxLineLength int
+	// ReadMaxBytes caps the selected text of one read (default 51200).
+	ReadMaxBytes int
+	// ReadStreamMinSize is accepted for configuration parity (default 10 MiB):
+	// reads always stream with bounded memory, so it changes no result.
+	ReadStreamMinSize int
+}
+
+// Tools holds the three model-facing tools.
+type Tools struct {
+	// Read, Write and Edit are the tool definitions.
+	Read, Write, Edit pipeline.Tool
+	cfg               Config
+}
+
+// New validates cfg and returns the tools.
+func New(cfg Config) (*Tools, error) {
+	if cfg.FS == nil {
+		return nil, errors.New("tool-fs: no filesystem provider (Config.FS is nil)")
+	}
+	for _, c := range []struct {
+		name string
+		v    *int
+		def  int
+	}{
+		{"readLimit", &cfg.ReadLimit, DefaultReadLimit},
+		{"readMaxLineLength", &cfg.ReadMaxLineLength, DefaultReadMaxLineLength},
+		{"readMaxBytes", &cfg.ReadMaxBytes, DefaultReadMaxBytes},
+		{"readStreamMinSize", &cfg.ReadStreamMinSize, DefaultReadStreamMinSize},
+	} {
+		if *c.v == 0 {
+			*c.v = c.def
+		}
+		if *c.v < 0 {
+			return nil, fmt.Errorf("tool-fs: %s must be a positive integer", c.name)
+		}
+	}
+	t := &Tools{cfg: cfg}
+	adv := cfg.Policy != nil
+	t.Read = pipeline.Tool{Name: "read", Description: ReadDescription, Parameters: readSchema(cfg.ReadLimit), Run: t.runRead}
+	t.Write = pipeline.Tool{Name: "write", Description: WriteDescription, Parameters: writeSchema(adv), Run: t.runWrite}
+	t.Edit = pipeline.Tool{Name: "edit", Description: EditDescription, Parameters: editSchema(adv), Run: t.runEdit}
+	return t, nil
+}
+
+// All returns read, write and edit.
+func (t *Tools) All() []pipeline.Tool { return []pipeline.Tool{t.Read, t.Write, t.Edit} }
+
+// args is a call's decoded argument object.
+type args map[string]json.RawMessage
+
+// decodeArgs decodes the call's argument object and runs the schema-level check.
+func decodeArgs(call *pipeline.Call, specs []argSpec) (args, error) {
+	var a args
+	if err := call.DecodeArgs(&a); err != nil || a == nil {
+		return nil, pipeline.InvalidArgsError("expected an object")
+	}
+	return a, validateArgs(a, specs)
+}
+
+// withEscalation adds the escalation properties when they are advertised.
+func (t *Tools) withEscalation(specs []argSpec) []argSpec {
+	if t.cfg.Policy == nil {
+		return specs
+	}
+	return append(append([]argSpec(nil), specs...), escalationArgSpecs()...)
+}
+
+// str returns the string at key: present is false when absent or null.
+func (a args) str(key string) (s string, present bool, ok bool) {
+	raw, has := a[key]
+	if !has || string(raw) == "null" {
+		return "", false, true
+	}
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", true, false
+	}
+	return s, true, true
+}
+
+func (a args) filePath() (string, error) {
+	s, present, ok := a.str("file_path")
+	if !present || !ok || strings.TrimSpace(s) == "" {
+		return "", errors.New("file_path must be a non-empty string")
+	}
+	return s, nil
+}
+
+// positiveInt reads an optional positive integer; def when absent.
+func (a args) positiveInt(key string, def int) (int, error) {
+	raw, has := a[key]
+	if !has || string(raw) == "null" {
+		return def, nil
+	}
+	var f float64
+	if err := json.Unmarshal(raw, &f); err != nil || f < 1 || f != float64(int64(f)) || f > 1<<53 {
+		return 0, fmt.Errorf("%s must be a positive integer", key)
+	}
+	return int(f), nil
+}
+
+func (a args) escalationArgs() (escalation.Args, error) {
+	var e escalation.Args
+	for _, f := range []struct {
+		key string
+		dst **string
+	}{{"sandbox_permissions", &e.SandboxPermissions}, {"justification", &e.Justification}} {
+		s, present, ok := a.str(f.key)
+		if !ok {
+			return e, pipeline.InvalidArgsError(fmt.Sprintf("%q must be a string", f.key))
+		}
+		if present {
+			v := s
+			*f.dst = &v
+		}
+	}
+	return e, nil
+}
+
+// sessionCwd is the directory a call's relative paths resolve against when no
+// confining policy applies: the session header cwd (canonicalized only when it
+// or the path has a ".." segment), else the provider's cwd.
+func (t *Tools) sessionCwd(call *pipeline.Call, path string) string {
+	if call.Agent == nil || call.Agent.Session == nil {
+		return t.cfg.FS.Cwd()
+	}
+	cwd := call.Agent.Session.Header().Cwd
+	if !filepath.IsAbs(cwd) {
+		return t.cfg.FS.Cwd()
+	}
+	if hasDotDot(cwd) || hasDotDot(path) {
+		if real, err := filepath.EvalSymlinks(cwd); err == nil {
+			return real
+		}
+	}
+	return cwd
+}
+
+func hasDotDot(p string) bool {
+	for _, seg := range strings.Split(filepath.ToSlash(p), "/") {
+		if seg == ".." {
+			return true
+		}
+	}
+	return false
+}
+
+// callPolicy resolves the per-call policy of a write or edit: nil when the
+// file system does not confine. Pairing is checked in full; a request for the
+// standing mode returns without approval; any real widening goes through
+// Escalate. Everything here happens before any I/O.
+func (t *Tools) callPolicy(ctx context.Context, call *pipeline.Call, a args) (*sandbox.Policy, error) {
+	ea, err := a.escalationArgs()
+	if err != nil {
+		return nil, err
+	}
+	if err := escalation.CheckPairing(ea); err != nil {
+		return nil, err
+	}
+	if t.cfg.Policy == nil {
+		if ea.SandboxPermissions != nil {
+			return nil, errors.New("sandbox_permissions is not available in this composition (no sandboxing filesystem to escalate)")
+		}
+		return nil, nil
+	}
+	pol, err := t.cfg.Policy(call)
+	if err != nil {
+		return nil, err
+	}
+	req, escalate, err := escalation.PlanOperation(ea, pol.Mode)
+	if err != nil {
+		return nil, err
+	}
+	if escalate {
+		var granted sandbox.Mode
+		if t.cfg.Escalate != nil {
+			granted, err = t.cfg.Escalate(ctx, call, req)
+		} else {
+			granted, err = escalation.Approve(ctx, req, escalation.Deps{Agent: call.Agent, CallID: call.CallID, ToolName: call.Name})
+		}
+		if err != nil {
+			return nil, err
+		}
+		pol.Mode = granted
+	}
+	return &pol, nil
+}
+
+// mutationCwd is where write/edit resolve relative paths: the policy's
+// workspace root under a confining file system, else the session cwd.
+func (t *Tools) mutationCwd(call *pipeline.Call, pol *sandbox.Policy, path string) string {
+	if pol != nil && filepath.IsAbs(pol.WorkspaceRoot) {
+		return pol.WorkspaceRoot
+	}
+	return t.sessionCwd(call, path)
+}
+
+// fence applies the sandbox fence and rewrites a denial for the model.
+func (t *Tools) fence(target fsobserve.Target, pol *sandbox.Policy) error {
+	if pol == nil {
+		return nil
+	}
+	if err := t.cfg.FS.Fence(target, *pol); err != nil {
+		if pipeline.HasCode(err, fsobserve.CodeSandboxDenied) {
+			return SandboxDenial(pol.Mode, err)
+		}
+		return err
+	}
+	return nil
+}
+
+// SandboxDenial is the model-facing denial: the marker, a newline, and the
+// escalation hint for an operation (code FS_SANDBOX_DENIED).
+func SandboxDenial(mode sandbox.Mode, cause error) error {
+	e := fsobserve.Errorf(fsobserve.CodeSandboxDenied, "%s\n%s", sandbox.DenialMarker(mode), sandbox.EscalationHint(escalation.SubjectOperation))
+	e.Cause = cause
+	return e
+}
+
+// --8<-- [start:remedy]
+// Remedy appends the retry instruction to FS_STALE_VERSION (" — re-read the
+// file, then retry") and FS_NOT_OBSERVED (" — read the file, then retry"),
+// keeping name and code and chaining the cause; other errors pass unchanged.
+func Remedy(err error) error {
+	name, code, ok := pipeline.CodeOf(err)
+	if !ok {
+		return err
+	}
+	var suffix string
+	switch code {
+	case fsobserve.CodeStaleVersion:
+		suffix = " — re-read the file, then retry"
+	case fsobserve.CodeNotObserved:
+		suffix = " — read the file, then retry"
+	default:
+		return err
+	}
+	return &pipeline.Error{Name: name, Code: code, Message: pipeline.ErrorMessage(err) + suffix, Cause: err}
+}
+
+// --8<-- [end:remedy]
+
+// signal merges the call's cancellation into ctx.
+func signal(ctx context.Context, call *pipeline.Call) (context.Context, context.CancelFunc) {
+	if call.Signal == nil || call.Signal == ctx {
+		return context.WithCancel(ctx)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(call.Signal, cancel)
+	return ctx, func() { stop(); cancel() }
+}
+
+// marshal encodes v as JSON without HTML escaping.
+func marshal(v any) json.RawMessage {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		panic("tools/fs: result not encodable: " + err.Error())
+	}
+	return json.RawMessage(bytes.TrimRight(b.Bytes(), "\n"))
+}
+
+// fileEnvelope is the <path>/<type>/<content> wrapper of read and write results.
+func fileEnvelope(display, body string) string {
+	return "<path>" + display + "</path>\n<type>file</type>\n<content>\n" + body + "\n</content>"
+}

@@ -1,0 +1,72 @@
+package fs
+
+import (
+	"context"
+	"errors"
+
+	"github.com/dshsim/dshsim/fsobserve"
+	"github.com/dshsim/dshsim/pipeline"
+)
+
+// WriteValue is write's canonical value.
+type WriteValue struct {
+	Path      string `json:"path"`
+	Operation string `json:"operation"`
+}
+
+// DiffMeta is the persisted meta of write and edit.
+type DiffMeta struct {
+	Diffs []DiffEntry `json:"diffs"`
+}
+
+func (t *Tools) runWrite(ctx context.Context, call *pipeline.Call) (pipeline.Output, error) {
+	ctx, cancel := signal(ctx, call)
+	defer cancel()
+	a, err := decodeArgs(call, t.withEscalation(writeArgs))
+	if err != nil {
+		return pipeline.Output{}, err
+	}
+	path, err := a.filePath()
+	if err != nil {
+		return pipeline.Output{}, err
+	}
+	content, present, ok := a.str("content")
+	if !present || !ok {
+		return pipeline.Output{}, errors.New("content must be a string")
+	}
+	pol, err := t.callPolicy(ctx, call, a)
+	if err != nil {
+		return pipeline.Output{}, err
+	}
+	fs := t.cfg.FS
+	target, err := fs.Resolve(path, t.mutationCwd(call, pol, path))
+	if err != nil {
+		return pipeline.Output{}, err
+	}
+	session := call.SessionID()
+	intent := fsobserve.WriteIntent{Kind: fsobserve.Unguarded}
+	if t.cfg.Observations != nil {
+		intent = t.cfg.Observations.WriteIntent(session, target.Key)
+	}
+	if err := t.fence(target, pol); err != nil {
+		return pipeline.Output{}, err
+	}
+	res, err := fs.WriteText(ctx, target, content, intent)
+	if err != nil {
+		return pipeline.Output{}, Remedy(err)
+	}
+	t.record(session, target.Key, fsobserve.Present(res.Version))
+	diffs := []DiffEntry{}
+	if res.Before != nil {
+		diffs = Diffs(path, *res.Before, res.After)
+	}
+	word := "Created file"
+	if res.Operation == "update" {
+		word = "Updated file"
+	}
+	return pipeline.Output{
+		Value:   marshal(WriteValue{Path: target.Display, Operation: res.Operation}),
+		Content: []pipeline.Block{pipeline.TextBlock(fileEnvelope(target.Display, word))},
+		Meta:    marshal(DiffMeta{Diffs: diffs}),
+	}, nil
+}
