@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/dshsim/dshsim/sandbox"
+	"github.com/dshsim/dshsim/sandbox/sandboxtest"
 )
 
 // TestFenceDistrustsAWorkspaceRootSwappedForASymlink: a workspace under /tmp
@@ -22,12 +23,7 @@ func TestFenceDistrustsAWorkspaceRootSwappedForASymlink(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.Remove(ws); os.RemoveAll(ws + ".moved") })
-	outside, err := os.MkdirTemp("/var/tmp", "dshsim-fence-outside-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	outside, _ = filepath.Abs(outside)
-	t.Cleanup(func() { os.RemoveAll(outside) })
+	outside := sandboxtest.TempDir(t, "dshsim-fence-outside-")
 	victim := filepath.Join(outside, "victim.txt")
 	mustWrite(t, victim, "precious\n")
 

@@ -6,18 +6,14 @@ import (
 	"testing"
 
 	"github.com/dshsim/dshsim/sandbox"
+	"github.com/dshsim/dshsim/sandbox/sandboxtest"
 )
 
 func TestFence(t *testing.T) {
 	ws := realTemp(t)
 	// Under /var/tmp, not beside the package: the checkout may live under
 	// /tmp (a CI clone), which workspace-write allows.
-	outside, err := os.MkdirTemp("/var/tmp", "dshsim-fence-outside-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	outside, _ = filepath.Abs(outside)
-	t.Cleanup(func() { os.RemoveAll(outside) })
+	outside := sandboxtest.TempDir(t, "dshsim-fence-outside-")
 	os.Symlink(outside, filepath.Join(ws, "escape"))
 	l := newLocal(t, ws)
 	cases := []struct {

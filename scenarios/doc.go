@@ -11,6 +11,9 @@
 //
 // # Conditions
 //
+// The conditions are sandboxtest.Condition, shared with every other sandbox
+// test; an unknown condition fails the script.
+//
 //	[landlock:N]  the kernel's Landlock ABI is at least N
 //	[bwrap]       bubblewrap works here (the provider's probe, sandbox.ProbeBwrap:
 //	              the read-only bwrap profile around true exits 0)

@@ -1,23 +1,19 @@
 package scenarios
 
 import (
-	"context"
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/dshsim/dshsim/harness"
 	"github.com/dshsim/dshsim/harness/replay/cli"
 	"github.com/dshsim/dshsim/harness/simcli"
 	_ "github.com/dshsim/dshsim/harness/sims" // registers the sims dsh-sim runs
-	"github.com/dshsim/dshsim/sandbox"
+	"github.com/dshsim/dshsim/sandbox/sandboxtest"
 	"github.com/dshsim/dshsim/sandbox/landlock"
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -49,7 +45,7 @@ func TestScripts(t *testing.T) {
 			env.Setenv("LC_ALL", "C")
 			return nil
 		},
-		Condition: condition,
+		Condition: sandboxtest.Condition,
 		Cmds:      scriptCmds,
 	})
 }
@@ -83,33 +79,6 @@ func TestDocListsCommands(t *testing.T) {
 		}
 	}
 }
-
-// condition answers [landlock:N] and [bwrap]; anything else is an error, so
-// a misspelt condition cannot silently skip a script.
-func condition(cond string) (bool, error) {
-	if n, ok := strings.CutPrefix(cond, "landlock:"); ok {
-		want, err := strconv.Atoi(n)
-		if err != nil || want < 1 {
-			return false, fmt.Errorf("condition [%s]: want [landlock:N] with N >= 1", cond)
-		}
-		abi, err := landlock.KernelABI()
-		if err != nil {
-			return false, nil // no Landlock at all: below every N
-		}
-		return abi >= want, nil
-	}
-	if cond == "bwrap" {
-		return bwrapUsable(), nil
-	}
-	return false, fmt.Errorf("unknown condition [%s] (known: [landlock:N], [bwrap])", cond)
-}
-
-// bwrapUsable is the provider's own bwrap probe, run once.
-var bwrapUsable = sync.OnceValue(func() bool {
-	ctx, cancel := context.WithTimeout(context.Background(), sandbox.DefaultProbeTimeout)
-	defer cancel()
-	return sandbox.ProbeBwrap(ctx)
-})
 
 // cmdTamper changes line 1 of the first non-empty file under DIR.
 func cmdTamper(ts *testscript.TestScript, neg bool, args []string) {
@@ -185,30 +154,5 @@ func TestREADMELayout(t *testing.T) {
 	}
 	if err != nil {
 		t.Fatal(err)
-	}
-}
-
-func TestCondition(t *testing.T) {
-	abi, abiErr := landlock.KernelABI()
-	tests := []struct {
-		name    string
-		cond    string
-		want    bool
-		wantErr bool
-	}{
-		{"landlock:1 holds when the kernel has Landlock", "landlock:1", abiErr == nil && abi >= 1, false},
-		{"an ABI beyond any kernel does not hold", "landlock:99", false, false},
-		{"landlock without a number is an error", "landlock:x", false, true},
-		{"landlock:0 is an error", "landlock:0", false, true},
-		{"bwrap follows its probe", "bwrap", exec.Command("bwrap", sandbox.BwrapProbeArgs()...).Run() == nil, false},
-		{"unknown conditions are errors", "landlok:3", false, true},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := condition(tc.cond)
-			if (err != nil) != tc.wantErr || got != tc.want {
-				t.Errorf("condition(%q) = %v, %v; want %v, error %v", tc.cond, got, err, tc.want, tc.wantErr)
-			}
-		})
 	}
 }

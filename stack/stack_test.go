@@ -8,13 +8,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dshsim/dshsim/harness"
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/sandbox"
-	"github.com/dshsim/dshsim/sandbox/landlock/runnerbuild"
+	"github.com/dshsim/dshsim/sandbox/sandboxtest"
 	"github.com/dshsim/dshsim/stack"
 )
+
+func TestMain(m *testing.M) { os.Exit(sandboxtest.Main(m)) }
 
 func newStack(t *testing.T, mode sandbox.Mode, approval string, answer stack.Answerer) (*stack.Stack, string, *session.Log) {
 	t.Helper()
@@ -55,10 +56,6 @@ func bash(t *testing.T, s *stack.Stack, id, command string, extra map[string]any
 // sandbox (the platform chain, and Landlock alone), and says so with the
 // denial marker and the escalation hint.
 func TestWorkspaceWriteBashRunsUnderTheRealSandbox(t *testing.T) {
-	root, err := harness.FindRoot(".")
-	if err != nil {
-		t.Fatal(err)
-	}
 	tests := []struct {
 		name    string
 		chain   []string
@@ -71,9 +68,8 @@ func TestWorkspaceWriteBashRunsUnderTheRealSandbox(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			launcher := ""
 			if tc.backend == "landlock" {
-				if launcher, err = runnerbuild.Runner(root, t.TempDir()); err != nil {
-					t.Fatal(err)
-				}
+				sandboxtest.RequireLandlock(t, 1)
+				launcher = sandboxtest.Runner(t)
 			}
 			s, ws, _ := newStackWith(t, sandbox.WorkspaceWrite, stack.ApprovalAsk, func(context.Context, pipeline.ApprovalRequest) (pipeline.ApprovalOutcome, error) {
 				return pipeline.Rejected, nil

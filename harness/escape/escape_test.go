@@ -3,7 +3,6 @@ package escape_test
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -12,16 +11,16 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/dshsim/dshsim/harness/escape"
+	"github.com/dshsim/dshsim/sandbox/sandboxtest"
 )
 
-// build compiles a main package of this module into dir and returns the path.
+// build compiles a main package of this module into dir (sandboxtest.Build)
+// and makes it executable by every identity the corpus runs as.
 func build(t *testing.T, dir, pkg, name string) string {
 	t.Helper()
-	out := filepath.Join(dir, name)
-	cmd := exec.Command("go", "build", "-o", out, pkg)
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build %s: %v\n%s", pkg, err, b)
+	out, err := sandboxtest.Build("", dir, name, pkg)
+	if err != nil {
+		t.Fatal(err)
 	}
 	if err := os.Chmod(out, 0o755); err != nil {
 		t.Fatal(err)
@@ -74,7 +73,7 @@ func setup(t *testing.T) env {
 		}
 		shared = env{base: base,
 			probe:  build(t, bin, "github.com/dshsim/dshsim/harness/escape/cmd/escape-probe", "escape-probe"),
-			runner: build(t, bin, "github.com/dshsim/dshsim/cmd/landlock-run", "landlock-run")}
+			runner: build(t, bin, sandboxtest.RunnerPackage, "landlock-run")}
 		shared.abi, err = escape.KernelABI(context.Background(), shared.runner)
 		if err != nil {
 			envErr = err.Error()

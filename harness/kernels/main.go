@@ -8,12 +8,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/dshsim/dshsim/sandbox/sandboxtest"
 )
 
 // RepoRoot walks up from dir to the directory holding go.mod.
@@ -38,12 +39,12 @@ func BuildStatic(ctx context.Context, root, dir string) (map[string]string, erro
 	}
 	out := map[string]string{}
 	for name, pkg := range pkgs {
-		p := filepath.Join(dir, name)
-		cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s -w", "-o", p, pkg)
-		cmd.Dir = root
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64")
-		if b, err := cmd.CombinedOutput(); err != nil {
-			return nil, fmt.Errorf("go build %s: %v\n%s", pkg, err, b)
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		p, err := sandboxtest.Build(root, dir, name, pkg, "GOOS=linux", "GOARCH=amd64")
+		if err != nil {
+			return nil, err
 		}
 		out[name] = p
 	}

@@ -14,10 +14,12 @@ import (
 	"github.com/dshsim/dshsim/harness/replay"
 	"github.com/dshsim/dshsim/harness/replay/recording"
 	"github.com/dshsim/dshsim/pipeline/session"
-	"github.com/dshsim/dshsim/sandbox/landlock/runnerbuild"
+	"github.com/dshsim/dshsim/sandbox/sandboxtest"
 )
 
 const root = "../.."
+
+func TestMain(m *testing.M) { os.Exit(sandboxtest.Main(m)) }
 
 func dirs(t *testing.T, args ...string) []string {
 	t.Helper()
@@ -286,14 +288,8 @@ func TestTimeoutIsFlagged(t *testing.T) {
 // TestWorkspaceWriteRecordingsUnderLandlock replays the workspace-write
 // recordings with Landlock as the only sandbox backend.
 func TestWorkspaceWriteRecordingsUnderLandlock(t *testing.T) {
-	repo, err := harness.FindRoot(".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	launcher, err := runnerbuild.Runner(repo, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	sandboxtest.RequireLandlock(t, 1)
+	launcher := sandboxtest.Runner(t)
 	ds := replay.Select(dirs(t, "transcripts"), replay.RunOptions{Run: regexp.MustCompile("escalation")})
 	results := replay.Run(context.Background(), ds, replay.RunOptions{Parallel: 2,
 		Options: replay.Options{SandboxChain: []string{"landlock"}, LauncherPath: launcher}})

@@ -15,7 +15,7 @@ import (
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/render"
 	"github.com/dshsim/dshsim/sandbox"
-	"github.com/dshsim/dshsim/sandbox/landlock/runnerbuild"
+	"github.com/dshsim/dshsim/sandbox/sandboxtest"
 	"github.com/dshsim/dshsim/sandbox/spawn"
 )
 
@@ -61,7 +61,7 @@ func runSandbox(env *harness.Env) (map[string][]byte, error) {
 		return nil, err
 	}
 	env.Logf("sandbox: building landlock-run")
-	runner, err := runnerbuild.Runner(env.Root, binDir)
+	runner, err := sandboxtest.BuildRunner(env.Root, binDir)
 	if err != nil {
 		return nil, err
 	}

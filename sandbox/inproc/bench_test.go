@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/dshsim/dshsim/sandbox"
-	"github.com/dshsim/dshsim/sandbox/landlock/runnerbuild"
+	"github.com/dshsim/dshsim/sandbox/sandboxtest"
 )
 
 var (
@@ -28,16 +28,16 @@ func benchBinaries(b *testing.B) (runner, empty string) {
 		if buildErr != nil {
 			return
 		}
-		if runnerBin, buildErr = runnerbuild.Runner("", benchDir); buildErr != nil {
+		if runnerBin, buildErr = sandboxtest.BuildRunner("", benchDir); buildErr != nil {
 			return
 		}
 		src := filepath.Join(benchDir, "empty")
 		os.Mkdir(src, 0o755)
 		os.WriteFile(filepath.Join(src, "main.go"), []byte("package main\n\nfunc main() {}\n"), 0o644)
-		if emptyBin, buildErr = runnerbuild.Build(src, benchDir, "empty-go", "./main.go"); buildErr != nil {
+		if emptyBin, buildErr = sandboxtest.Build(src, benchDir, "empty-go", "./main.go"); buildErr != nil {
 			return
 		}
-		naiveBin, buildErr = runnerbuild.Build("", benchDir, "naive-runner", "./testdata/naiverunner")
+		naiveBin, buildErr = sandboxtest.Build("", benchDir, "naive-runner", "./testdata/naiverunner")
 	})
 	if buildErr != nil {
 		b.Fatal(buildErr)

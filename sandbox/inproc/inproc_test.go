@@ -13,26 +13,20 @@ import (
 
 	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/sandbox/internal/llsys"
+	"github.com/dshsim/dshsim/sandbox/sandboxtest"
 )
 
-// varTmpDir returns a fresh directory under /var/tmp: workspace-write grants
-// the host /tmp wholesale, so targets under /tmp (t.TempDir) could not show
-// the workspace boundary.
-func varTmpDir(t testing.TB, prefix string) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("/var/tmp", prefix)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	return dir
-}
+// varTmpDir is sandboxtest.TempDir: workspace-write grants the host /tmp
+// wholesale, so targets under /tmp (t.TempDir) could not show the workspace
+// boundary.
+var varTmpDir = sandboxtest.TempDir
 
 func newLauncher(t testing.TB) *Launcher {
 	t.Helper()
+	sandboxtest.RequireLandlock(t, 1)
 	l, err := New()
 	if err != nil {
-		t.Skipf("no Landlock: %v", err)
+		t.Fatal(err)
 	}
 	t.Cleanup(func() { l.Close() })
 	return l
@@ -188,9 +182,10 @@ func TestBadPolicyRunsNothing(t *testing.T) {
 }
 
 func TestReuseThreadsConfinesAndEndsOnClose(t *testing.T) {
+	sandboxtest.RequireLandlock(t, 1)
 	l, err := NewWithOptions(Options{ReuseThreads: true})
 	if err != nil {
-		t.Skipf("no Landlock: %v", err)
+		t.Fatal(err)
 	}
 	if got := nnpThreads(t); len(got) != 0 {
 		t.Skipf("the test process already runs with no_new_privs on threads %v", got)

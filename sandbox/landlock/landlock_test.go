@@ -11,6 +11,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+
+	"github.com/dshsim/dshsim/sandbox/sandboxtest"
 )
 
 func TestParse(t *testing.T) {
@@ -146,27 +148,14 @@ func TestStrerrorIsCapitalisedLikeC(t *testing.T) {
 	}
 }
 
+func TestMain(m *testing.M) { os.Exit(sandboxtest.Main(m)) }
+
 // workspace returns a fresh directory outside /tmp: the runner's callers grant
 // /tmp wholesale in workspace-write, so a workspace under /tmp (where
 // t.TempDir lives) could not show the workspace boundary.
-func workspace(t *testing.T) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("/var/tmp", "dshsim-llrun-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	return dir
-}
+func workspace(t *testing.T) string { return sandboxtest.TempDir(t, "dshsim-llrun-") }
 
-func requireLandlock(t *testing.T) int {
-	t.Helper()
-	abi, err := KernelABI()
-	if err != nil {
-		t.Skipf("no Landlock on this kernel: %v", err)
-	}
-	return abi
-}
+func requireLandlock(t *testing.T) int { return sandboxtest.RequireLandlock(t, 1) }
 
 // TestRunConfinesTheExecStep runs the real restriction on a thread of the
 // test process with an exec step that tries writes instead of replacing the

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dshsim/dshsim/sandbox/landlock/runnerbuild"
+	"github.com/dshsim/dshsim/sandbox/sandboxtest"
 )
 
 // TestOneCPU runs the built runner with GOMAXPROCS=1, as on a one-vCPU
@@ -18,19 +18,8 @@ import (
 // retried forever on the main thread there and hung.
 func TestOneCPU(t *testing.T) {
 	requireLandlock(t)
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin, err := runnerbuild.Runner(root, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	outside, err := os.MkdirTemp("/var/tmp", "dshsim-onecpu-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(outside) })
+	bin := sandboxtest.Runner(t)
+	outside := sandboxtest.TempDir(t, "dshsim-onecpu-")
 	for _, tc := range []struct {
 		name     string
 		args     []string

@@ -16,11 +16,8 @@ import (
 	"github.com/dshsim/dshsim/render"
 	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/sandbox/inproc"
-	"github.com/dshsim/dshsim/sandbox/landlock"
-	"github.com/dshsim/dshsim/sandbox/landlock/runnerbuild"
+	"github.com/dshsim/dshsim/sandbox/sandboxtest"
 )
-
-var runnerPath string // built landlock-run, "" when the build failed
 
 func TestMain(m *testing.M) {
 	if backend := os.Getenv(ttyHelperEnv); backend != "" {
@@ -29,51 +26,27 @@ func TestMain(m *testing.M) {
 	if backend := os.Getenv(fdHelperEnv); backend != "" {
 		os.Exit(fdHelper(backend))
 	}
-	dir, err := os.MkdirTemp("", "dshsim-spawn-runner-")
-	if err == nil {
-		runnerPath, err = runnerbuild.Runner("", dir)
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "building landlock-run:", err)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	os.Exit(sandboxtest.Main(m))
 }
 
-// varTmpDir returns a fresh directory under /var/tmp. Workspaces and "outside"
-// targets must not live under /tmp: Landlock's workspace-write grants the host
-// /tmp wholesale and bwrap mounts a fresh tmpfs over it, so a workspace there
-// (where t.TempDir lives) could not show the workspace boundary.
-func varTmpDir(t testing.TB, prefix string) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("/var/tmp", prefix)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	return dir
-}
+// varTmpDir is sandboxtest.TempDir: workspaces and "outside" targets must not
+// live under /tmp, which Landlock's workspace-write grants wholesale and bwrap
+// covers with a fresh tmpfs.
+var varTmpDir = sandboxtest.TempDir
 
+// provider is the real provider with backend as its only candidate; it skips
+// t when the backend cannot confine here.
 func provider(t testing.TB, backend string) *sandbox.Provider {
 	t.Helper()
+	cfg := sandbox.Config{Platform: "linux", Chain: []string{backend}}
 	switch backend {
 	case sandbox.BackendBwrap:
-		if _, err := exec.LookPath("bwrap"); err != nil {
-			t.Skip("bwrap not installed")
-		}
-		if !sandbox.ProbeBwrap(context.Background()) {
-			t.Skip("bwrap cannot confine here")
-		}
+		sandboxtest.RequireBwrap(t)
 	case sandbox.BackendLandlock:
-		if _, err := landlock.KernelABI(); err != nil {
-			t.Skip("no Landlock")
-		}
-		if runnerPath == "" {
-			t.Fatal("landlock-run was not built")
-		}
+		sandboxtest.RequireLandlock(t, 1)
+		cfg.LauncherPath = sandboxtest.Runner(t)
 	}
-	p, err := sandbox.NewProvider(sandbox.Config{Platform: "linux", Chain: []string{backend}, LauncherPath: runnerPath})
+	p, err := sandbox.NewProvider(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,9 +168,8 @@ func TestMissingRunnerFailsClosed(t *testing.T) {
 }
 
 func TestRunnerFailureAfterStart(t *testing.T) {
-	if _, err := landlock.KernelABI(); err != nil || runnerPath == "" {
-		t.Skip("no Landlock or runner")
-	}
+	sandboxtest.RequireLandlock(t, 1)
+	runnerPath := sandboxtest.Runner(t)
 	ws := varTmpDir(t, "dshsim-ws-")
 	// landlock-run used as a runnerCommand gets bwrap's profile args, which it
 	// rejects as unknown arguments: a runner-level failure (125 + one fatal
@@ -560,11 +532,11 @@ func TestConfinedCommandHasNoControllingTerminal(t *testing.T) {
 	}
 	for _, backend := range []string{sandbox.BackendBwrap, sandbox.BackendLandlock} {
 		t.Run(backend, func(t *testing.T) {
-			provider(t, backend) // skips when the backend cannot confine here
+			p := provider(t, backend) // skips when the backend cannot confine here
 			ws := varTmpDir(t, "dshsim-ws-")
 			cmd := exec.Command("script", "-qec", os.Args[0], "/dev/null")
 			cmd.Dir = ws
-			cmd.Env = append(os.Environ(), ttyHelperEnv+"="+backend, ttyHelperEnv+"_LAUNCHER="+runnerPath)
+			cmd.Env = append(os.Environ(), ttyHelperEnv+"="+backend, ttyHelperEnv+"_LAUNCHER="+p.LauncherPath())
 			out, err := cmd.CombinedOutput()
 			if err != nil {
 				t.Fatalf("script: %v\n%s", err, out)
@@ -608,7 +580,7 @@ func fdHelper(backend string) int {
 func TestInheritedDescriptorsDoNotReachTheCommand(t *testing.T) {
 	for _, backend := range []string{sandbox.BackendBwrap, sandbox.BackendLandlock} {
 		t.Run(backend, func(t *testing.T) {
-			provider(t, backend) // skips when the backend cannot confine here
+			p := provider(t, backend) // skips when the backend cannot confine here
 			ws := varTmpDir(t, "dshsim-ws-")
 			outside := filepath.Join(varTmpDir(t, "dshsim-outside-"), "log")
 			f, err := os.OpenFile(outside, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
@@ -619,7 +591,7 @@ func TestInheritedDescriptorsDoNotReachTheCommand(t *testing.T) {
 			cmd := exec.Command(os.Args[0])
 			cmd.Dir = ws
 			cmd.ExtraFiles = []*os.File{f} // fd 3 in the helper, not close-on-exec there
-			cmd.Env = append(os.Environ(), fdHelperEnv+"="+backend, fdHelperEnv+"_LAUNCHER="+runnerPath)
+			cmd.Env = append(os.Environ(), fdHelperEnv+"="+backend, fdHelperEnv+"_LAUNCHER="+p.LauncherPath())
 			out, err := cmd.CombinedOutput()
 			if err != nil || !strings.Contains(string(out), "helper: exit ") {
 				t.Fatalf("helper: %v\n%s", err, out)

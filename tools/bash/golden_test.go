@@ -6,13 +6,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/dshsim/dshsim/harness"
 	"github.com/dshsim/dshsim/sandbox"
+	"github.com/dshsim/dshsim/sandbox/sandboxtest"
 	"github.com/dshsim/dshsim/tools/jobs"
 )
 
@@ -51,9 +51,7 @@ func TestSchemaGolden(t *testing.T) {
 // TestResultsGolden runs real commands (bwrap where confined) and pins the
 // exact text of each result, the workspace normalised to <ws>.
 func TestResultsGolden(t *testing.T) {
-	if _, err := exec.LookPath("bwrap"); err != nil {
-		t.Skip("bubblewrap not installed")
-	}
+	sandboxtest.RequireBwrap(t)
 	ws := t.TempDir()
 	cases := []struct {
 		name string

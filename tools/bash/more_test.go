@@ -15,6 +15,7 @@ import (
 	"github.com/dshsim/dshsim/escalation"
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/sandbox"
+	"github.com/dshsim/dshsim/sandbox/sandboxtest"
 	"github.com/dshsim/dshsim/tools/jobs"
 )
 
@@ -76,9 +77,7 @@ func TestRegistryRefusalFallsBackToDeadlineKill(t *testing.T) {
 // Parallel calls of one tool with different escalations never leak a
 // granted mode into another call.
 func TestParallelCallsKeepTheirOwnMode(t *testing.T) {
-	if _, err := exec.LookPath("bwrap"); err != nil {
-		t.Skip("bubblewrap not installed")
-	}
+	sandboxtest.RequireBwrap(t)
 	ws := t.TempDir()
 	rec := &recorder{p: provider(t, sandbox.Config{Chain: []string{"bwrap"}})}
 	tool := newTool(t, Config{}, Deps{Policy: fixedPolicy(sandbox.ReadOnly, ws), Confine: rec.confine, Escalate: escalation.New(&approver{outcome: pipeline.AllowedOnce})})

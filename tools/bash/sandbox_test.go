@@ -3,7 +3,6 @@ package bash
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -13,35 +12,10 @@ import (
 	"github.com/dshsim/dshsim/escalation"
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/sandbox"
+	"github.com/dshsim/dshsim/sandbox/sandboxtest"
 )
 
-var (
-	launcherOnce sync.Once
-	launcher     string
-	launcherErr  error
-)
-
-// landlockRun builds the project's real Landlock runner once per test binary.
-func landlockRun(t *testing.T) string {
-	t.Helper()
-	launcherOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "bashtool-landlock-run-")
-		if err != nil {
-			launcherErr = err
-			return
-		}
-		launcher = filepath.Join(dir, "landlock-run")
-		out, err := exec.Command("go", "build", "-o", launcher, "github.com/dshsim/dshsim/cmd/landlock-run").CombinedOutput()
-		if err != nil {
-			launcherErr = err
-			t.Logf("%s", out)
-		}
-	})
-	if launcherErr != nil {
-		t.Fatalf("build landlock-run: %v", launcherErr)
-	}
-	return launcher
-}
+func TestMain(m *testing.M) { os.Exit(sandboxtest.Main(m)) }
 
 func provider(t *testing.T, cfg sandbox.Config) *sandbox.Provider {
 	t.Helper()
@@ -89,9 +63,7 @@ func (a *approver) Request(ctx context.Context, req pipeline.ApprovalRequest) (p
 func hint() string { return sandbox.EscalationHint("command") }
 
 func TestRealSandboxRendering(t *testing.T) {
-	if _, err := exec.LookPath("bwrap"); err != nil {
-		t.Skip("bubblewrap not installed")
-	}
+	sandboxtest.RequireBwrap(t)
 	outside := "/etc/dsh-bashtool-" + filepath.Base(t.TempDir())
 	tests := []struct {
 		name    string
@@ -126,7 +98,8 @@ func TestRealSandboxRendering(t *testing.T) {
 			ws := t.TempDir()
 			cfg := sandbox.Config{Chain: []string{tt.backend}}
 			if tt.backend == "landlock" {
-				cfg.LauncherPath = landlockRun(t)
+				sandboxtest.RequireLandlock(t, 1)
+				cfg.LauncherPath = sandboxtest.Runner(t)
 			}
 			p := provider(t, cfg)
 			if b, _ := p.Selected(); b != tt.backend {
@@ -169,9 +142,7 @@ func TestDangerFullAccessBypassesTheProvider(t *testing.T) {
 }
 
 func TestEscalation(t *testing.T) {
-	if _, err := exec.LookPath("bwrap"); err != nil {
-		t.Skip("bubblewrap not installed")
-	}
+	sandboxtest.RequireBwrap(t)
 	t.Run("granted mode applies to that one call only", func(t *testing.T) {
 		ws := t.TempDir()
 		rec := &recorder{p: provider(t, sandbox.Config{Chain: []string{"bwrap"}})}
@@ -250,9 +221,7 @@ func TestEscalation(t *testing.T) {
 }
 
 func TestBackgroundDenialDetailCarriesSandboxNotes(t *testing.T) {
-	if _, err := exec.LookPath("bwrap"); err != nil {
-		t.Skip("bubblewrap not installed")
-	}
+	sandboxtest.RequireBwrap(t)
 	ws := t.TempDir()
 	reg, ch := newJobs(t)
 	tool := newTool(t, Config{}, Deps{Policy: fixedPolicy(sandbox.ReadOnly, ws), Provider: provider(t, sandbox.Config{Chain: []string{"bwrap"}}), Jobs: reg})

@@ -11,25 +11,14 @@ import (
 	"github.com/dshsim/dshsim/escalation"
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/sandbox"
+	"github.com/dshsim/dshsim/sandbox/sandboxtest"
 )
 
 // outsideDir is a directory outside the workspace and outside every temp
 // area (the workspace itself lives under /tmp, which workspace-write allows).
 // It is under /var/tmp, not beside the package: the checkout itself may live
 // under /tmp (a CI clone), where it would be inside the fence.
-func outsideDir(t *testing.T) string {
-	t.Helper()
-	d, err := os.MkdirTemp("/var/tmp", "dshsim-outside-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(d) })
-	abs, err := filepath.Abs(d)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return abs
-}
+func outsideDir(t *testing.T) string { return sandboxtest.TempDir(t, "dshsim-outside-") }
 
 // approver is a constructed escalation approver that answers with outcome
 // and records what it was asked.

@@ -1,0 +1,94 @@
+package sandboxtest
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"testing"
+)
+
+// RunnerPackage is the import path of the runner's main package.
+const RunnerPackage = "github.com/dshsim/dshsim/cmd/landlock-run"
+
+// Build compiles the main package pkg into dir/name and returns its path.
+// root is a directory inside this module to run the go tool from ("" = the
+// current directory); env is added to the build's environment (for example
+// GOARCH for a guest).
+func Build(root, dir, name, pkg string, env ...string) (string, error) {
+	out := filepath.Join(dir, name)
+	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	if _, err := os.Stat(gobin); err != nil {
+		gobin = "go"
+	}
+	cmd := exec.Command(gobin, "build", "-trimpath", "-ldflags=-s -w", "-o", out, pkg)
+	cmd.Env = append(append(os.Environ(), "CGO_ENABLED=0"), env...)
+	cmd.Dir = root
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build %s: %v\n%s", pkg, err, b)
+	}
+	return out, nil
+}
+
+// BuildRunner builds landlock-run into dir (running the go tool in root) and
+// returns its path.
+func BuildRunner(root, dir string) (string, error) {
+	return Build(root, dir, "landlock-run", RunnerPackage)
+}
+
+// built is the runner this test binary built, and where.
+var built struct {
+	sync.Mutex
+	main bool   // Main is running the tests
+	dir  string // temporary directory holding the runner ("" before the build)
+	path string
+	err  error
+}
+
+// Main runs the tests of m and then removes the directory [Runner] built
+// into; it returns the exit code for os.Exit. Call it from TestMain in every
+// package whose tests call Runner (after any re-exec helper dispatch).
+func Main(m *testing.M) int {
+	built.Lock()
+	built.main = true
+	built.Unlock()
+	code := m.Run()
+	built.Lock()
+	defer built.Unlock()
+	if built.dir != "" {
+		if err := os.RemoveAll(built.dir); err != nil {
+			fmt.Fprintf(os.Stderr, "sandboxtest: removing the built runner: %v\n", err)
+			if code == 0 {
+				code = 1
+			}
+		}
+		built.dir, built.path = "", ""
+	}
+	return code
+}
+
+// Runner returns the path of landlock-run built from this module's source,
+// building it on the first call of this test binary. It fails t when the
+// build fails, and when TestMain does not run the tests through [Main]
+// (nothing would remove the binary).
+func Runner(t testing.TB) string {
+	t.Helper()
+	built.Lock()
+	defer built.Unlock()
+	if !built.main {
+		t.Fatal("sandboxtest.Runner: this package's TestMain must return through sandboxtest.Main, which removes the built runner")
+		return ""
+	}
+	if built.path == "" && built.err == nil {
+		built.dir, built.err = os.MkdirTemp("", "dshsim-runner-")
+		if built.err == nil {
+			built.path, built.err = BuildRunner("", built.dir)
+		}
+	}
+	if built.err != nil {
+		t.Fatalf("building landlock-run: %v", built.err)
+	}
+	return built.path
+}

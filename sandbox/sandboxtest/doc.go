@@ -1,0 +1,46 @@
+// Package sandboxtest is test support for the sandbox, in the manner of
+// go-landlock's lltest: it builds the landlock-run runner once per test
+// binary, answers whether this machine can confine at all (the kernel's
+// Landlock ABI, a usable bubblewrap), and makes the scratch directories a
+// sandbox test needs. Only _test.go files and the test tooling under harness/
+// import it; no product package does.
+//
+// # The runner
+//
+//	func TestMain(m *testing.M) { os.Exit(sandboxtest.Main(m)) }
+//
+//	runner := sandboxtest.Runner(t) // built on first use, removed after the last test
+//
+// [Runner] builds cmd/landlock-run from this module's source the first time a
+// test asks, into a temporary directory that [Main] removes when the tests
+// are done; a test binary that did not route TestMain through [Main] fails
+// rather than leave the binary behind. [Build] and [BuildRunner] are the same
+// build for tooling that manages its own directory (the sims, the kernel
+// matrix, the escape corpus): CGO_ENABLED=0, -trimpath, -ldflags "-s -w", a
+// small static binary that starts fastest and also runs in an initramfs
+// without a libc. Binaries are never committed.
+//
+// # Capabilities
+//
+// [RequireLandlock] and [RequireBwrap] skip a test that needs what this
+// machine lacks, with a message naming the missing capability; [LandlockABI]
+// and [Bwrap] answer the same questions without skipping. [Condition]
+// answers the testscript conditions [landlock:N] (the kernel's Landlock ABI
+// is at least N) and [bwrap] (bubblewrap's probe succeeds here); an unknown
+// condition is an error, so a misspelt one cannot silently skip a script.
+// The bwrap answer is the provider's own probe (sandbox.ProbeBwrap), run
+// once per test binary.
+//
+// # Scratch directories
+//
+// [TempDir] makes a directory outside /tmp, under /var/tmp, removed when the
+// test ends: Landlock's workspace-write grants the host /tmp wholesale and
+// bwrap mounts a fresh tmpfs over it, so a workspace or an "outside" target
+// under /tmp (where t.TempDir lives) could not show the workspace boundary.
+//
+// # Imports
+//
+// sandboxtest imports package sandbox and the syscall layer
+// sandbox/internal/llsys only: not sandbox/landlock, whose own tests use
+// it, and nothing outside sandbox/.
+package sandboxtest

@@ -1,0 +1,106 @@
+package sandboxtest
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/dshsim/dshsim/sandbox"
+)
+
+func TestMain(m *testing.M) { os.Exit(Main(m)) }
+
+func TestRunnerIsTheRealRunnerBuiltOnce(t *testing.T) {
+	bin := Runner(t)
+	if again := Runner(t); again != bin {
+		t.Errorf("second call built again: %s, then %s", bin, again)
+	}
+	if !strings.HasPrefix(bin, os.TempDir()+"/dshsim-runner-") || !strings.HasSuffix(bin, "/landlock-run") {
+		t.Errorf("runner at %s, want landlock-run in a temporary directory", bin)
+	}
+	// No arguments is a usage error the runner reports before it asks the kernel anything.
+	out, err := exec.Command(bin).CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 125 || string(out) != "landlock-run: usage error: missing `-- <argv>...` command\n" {
+		t.Errorf("landlock-run without arguments: %v, %q", err, out)
+	}
+}
+
+// fatalTB records Fatal instead of stopping the test.
+type fatalTB struct {
+	testing.TB
+	fatal string
+}
+
+func (f *fatalTB) Helper()               {}
+func (f *fatalTB) Fatal(args ...any)     { f.fatal = fmt.Sprint(args...) }
+func (f *fatalTB) Fatalf(string, ...any) { f.fatal = "fatalf" }
+
+func TestRunnerWithoutMainFails(t *testing.T) {
+	built.Lock()
+	built.main = false
+	built.Unlock()
+	defer func() {
+		built.Lock()
+		built.main = true
+		built.Unlock()
+	}()
+	f := &fatalTB{TB: t}
+	Runner(f)
+	if !strings.Contains(f.fatal, "sandboxtest.Main") {
+		t.Errorf("Runner outside Main: fatal %q, want one naming sandboxtest.Main", f.fatal)
+	}
+}
+
+func TestTempDirIsOutsideTmpAndRemoved(t *testing.T) {
+	var dir string
+	t.Run("make", func(t *testing.T) {
+		dir = TempDir(t, "dshsim-sandboxtest-")
+		if !strings.HasPrefix(dir, "/var/tmp/dshsim-sandboxtest-") {
+			t.Errorf("TempDir = %s, want it under /var/tmp", dir)
+		}
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			t.Errorf("TempDir %s: %v", dir, err)
+		}
+	})
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("%s is still there after its test: %v", dir, err)
+	}
+}
+
+// landlockEnabled reads the kernel's list of active LSMs, independently of
+// the landlock syscall LandlockABI asks.
+func landlockEnabled(t *testing.T) bool {
+	b, err := os.ReadFile("/sys/kernel/security/lsm")
+	if err != nil {
+		t.Skipf("needs securityfs to cross-check Landlock: %v", err)
+	}
+	return strings.Contains(","+strings.TrimSpace(string(b))+",", ",landlock,")
+}
+
+func TestCondition(t *testing.T) {
+	tests := []struct {
+		name    string
+		cond    string
+		want    bool
+		wantErr bool
+	}{
+		{"landlock:1 holds when the kernel runs Landlock", "landlock:1", landlockEnabled(t), false},
+		{"an ABI beyond any kernel does not hold", "landlock:99", false, false},
+		{"landlock without a number is an error", "landlock:x", false, true},
+		{"landlock:0 is an error", "landlock:0", false, true},
+		{"bwrap follows its probe", "bwrap", exec.Command("bwrap", sandbox.BwrapProbeArgs()...).Run() == nil, false},
+		{"unknown conditions are errors", "landlok:3", false, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := Condition(tc.cond)
+			if (err != nil) != tc.wantErr || got != tc.want {
+				t.Errorf("Condition(%q) = %v, %v; want %v, error %v", tc.cond, got, err, tc.want, tc.wantErr)
+			}
+		})
+	}
+}
