@@ -13,8 +13,8 @@ import (
 	"github.com/dshsim/dshsim/harness/replay/cli"
 	"github.com/dshsim/dshsim/harness/simcli"
 	_ "github.com/dshsim/dshsim/harness/sims" // registers the sims dsh-sim runs
-	"github.com/dshsim/dshsim/sandbox/sandboxtest"
 	"github.com/dshsim/dshsim/sandbox/landlock"
+	"github.com/dshsim/dshsim/sandbox/sandboxtest"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
