@@ -23,4 +23,20 @@
 // to <mode>: <justification>" and only allowed-once returns the mode. [New]
 // binds it to an approval service as an injectable [Func]. The granted mode
 // is returned to the one call that asked; nothing stores it.
+//
+// # Opening a call
+//
+// [Opening] is the one opening every tool that confines uses (the bash tool,
+// the file tools, the escalation sim, the tests): [DecodeArgs] reads the two
+// fields (the tool words its own argument errors), [Opening.Open] resolves
+// the standing policy, plans with the tool's rules, refuses a widening the
+// tool cannot run ([Opening.Unconfined]), asks ([Opening.Escalate]; nil is
+// New(nil): "no approval service is composed") and returns the standing
+// policy with the granted mode.
+//
+// # Imports
+//
+// escalation imports pipeline (the call, the approver) and sandbox (the
+// modes); it must not import harness/... (test tooling) or tools/... (the
+// tools import it).
 package escalation

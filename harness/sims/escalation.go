@@ -165,27 +165,15 @@ func runEscalationCase(ws string, i int, c escCase) (escResult, error) {
 	}
 	ran := false
 	reg := pipeline.NewRegistry(pipeline.WithApprover(svc))
-	esc := escalation.New(svc)
+	opening := escalation.Opening{Subject: escalation.SubjectCommand, Escalate: escalation.New(svc), Standing: func(call *pipeline.Call) (sandbox.Policy, error) {
+		return resolver.Resolve(call.Agent, "")
+	}}
 	if _, err := reg.Register(pipeline.Tool{Name: "write_outside", Run: func(ctx context.Context, call *pipeline.Call) (pipeline.Output, error) {
 		var a escalation.Args
 		if err := call.DecodeArgs(&a); err != nil {
 			return pipeline.Output{}, err
 		}
-		standing, err := resolver.Resolve(call.Agent, "")
-		if err != nil {
-			return pipeline.Output{}, err
-		}
-		req, escalate, err := escalation.PlanCommand(a, standing.Mode)
-		if err != nil {
-			return pipeline.Output{}, err
-		}
-		granted := sandbox.Mode("")
-		if escalate {
-			if granted, err = esc(ctx, call, req); err != nil {
-				return pipeline.Output{}, err
-			}
-		}
-		final, err := resolver.Resolve(call.Agent, granted)
+		final, err := opening.Open(ctx, call, a)
 		if err != nil {
 			return pipeline.Output{}, err
 		}

@@ -241,15 +241,13 @@ func parseArgs(call *pipeline.Call) (args, error) {
 			return a, fmt.Errorf("invalid run_in_background: expected a boolean, got %s", compactJSON(v))
 		}
 	}
-	for key, dst := range map[string]**string{"sandbox_permissions": &a.Esc.SandboxPermissions, "justification": &a.Esc.Justification} {
-		if v, ok := raw[key]; ok && string(v) != "null" {
-			var s string
-			if json.Unmarshal(v, &s) != nil {
-				return a, fmt.Errorf("invalid %s: expected a string, got %s", key, compactJSON(v))
-			}
-			*dst = &s
-		}
+	esc, err := escalation.DecodeArgs(raw, func(key string, v json.RawMessage) error {
+		return fmt.Errorf("invalid %s: expected a string, got %s", key, compactJSON(v))
+	})
+	if err != nil {
+		return a, err
 	}
+	a.Esc = esc
 	return a, nil
 }
 
@@ -267,34 +265,11 @@ func (t *Tool) Run(ctx context.Context, call *pipeline.Call) (pipeline.Output, e
 	if err != nil {
 		return pipeline.Output{}, err
 	}
-	// --8<-- [start:execute-opening]
-	standing, err := t.standingPolicy(call)
+	policy, err := t.opening().Open(ctx, call, a.Esc)
 	if err != nil {
 		return pipeline.Output{}, err
 	}
-	req, escalate, err := escalation.PlanCommand(a.Esc, standing.Mode)
-	if err != nil {
-		return pipeline.Output{}, err
-	}
-	mode := standing.Mode
-	if escalate {
-		if !t.EscalationAdvertised() {
-			return pipeline.Output{}, ErrNoEscalationHere
-		}
-		fn := t.deps.Escalate
-		if fn == nil {
-			fn = escalation.New(nil)
-		}
-		granted, err := fn(ctx, call, req)
-		if err != nil {
-			return pipeline.Output{}, err
-		}
-		mode = granted
-	}
-	policy := standing
-	policy.Mode = mode
-	workdir := resolveWorkdir(standing.WorkspaceRoot, a.Workdir)
-	// --8<-- [end:execute-opening]
+	workdir := resolveWorkdir(policy.WorkspaceRoot, a.Workdir)
 
 	if a.Background {
 		if !t.background {
@@ -314,6 +289,17 @@ func (t *Tool) Run(ctx context.Context, call *pipeline.Call) (pipeline.Output, e
 		return output(render.Started(job.ID), map[string]any{"kind": "background", "jobId": job.ID}), nil
 	}
 	return t.foreground(ctx, call, policy, a, workdir)
+}
+
+// opening is the bash tool's escalation opening: the standing policy from the
+// injected resolver (danger-full-access when none is composed), the command
+// rules, and ErrNoEscalationHere when the executor does not confine.
+func (t *Tool) opening() escalation.Opening {
+	o := escalation.Opening{Subject: escalation.SubjectCommand, Standing: t.standingPolicy, Escalate: t.deps.Escalate}
+	if !t.EscalationAdvertised() {
+		o.Unconfined = ErrNoEscalationHere
+	}
+	return o
 }
 
 func (t *Tool) standingPolicy(call *pipeline.Call) (sandbox.Policy, error) {

@@ -45,11 +45,12 @@
 //
 // # Sandbox
 //
-// With a Policy resolver the file system confines: write and edit resolve
-// against the policy's workspace root, check sandbox_permissions +
-// justification pairing in full (escalation.PlanOperation), let a request for
-// the standing mode through without approval, send real widenings to
-// Escalate, then fence the target (fsobserve.Local.Fence). A denial reads
+// With a Policy resolver the file system confines: write and edit open the
+// call through escalation.Opening with the operation rules (the
+// sandbox_permissions + justification pairing in full, escalation.PlanOperation;
+// a request for the standing mode goes through without approval; real
+// widenings go to Escalate), resolve against the policy's workspace root,
+// then fence the target (fsobserve.Local.Fence). A denial reads
 //
 //	[sandbox: file access denied under <mode> mode]
 //	[sandbox: escalation available — retry this exact operation once ...]

@@ -147,21 +147,9 @@ func (a args) positiveInt(key string, def int) (int, error) {
 }
 
 func (a args) escalationArgs() (escalation.Args, error) {
-	var e escalation.Args
-	for _, f := range []struct {
-		key string
-		dst **string
-	}{{"sandbox_permissions", &e.SandboxPermissions}, {"justification", &e.Justification}} {
-		s, present, ok := a.str(f.key)
-		if !ok {
-			return e, pipeline.InvalidArgsError(fmt.Sprintf("%q must be a string", f.key))
-		}
-		if present {
-			v := s
-			*f.dst = &v
-		}
-	}
-	return e, nil
+	return escalation.DecodeArgs(a, func(key string, _ json.RawMessage) error {
+		return pipeline.InvalidArgsError(fmt.Sprintf("%q must be a string", key))
+	})
 }
 
 // sessionCwd is the directory a call's relative paths resolve against when no
@@ -192,43 +180,26 @@ func hasDotDot(p string) bool {
 	return false
 }
 
-// callPolicy resolves the per-call policy of a write or edit: nil when the
-// file system does not confine. Pairing is checked in full; a request for the
-// standing mode returns without approval; any real widening goes through
-// Escalate. Everything here happens before any I/O.
+// errNoSandboxingFS refuses sandbox_permissions in a non-confining composition.
+var errNoSandboxingFS = errors.New("sandbox_permissions is not available in this composition (no sandboxing filesystem to escalate)")
+
+// callPolicy resolves the per-call policy of a write or edit through the
+// escalation opening with the file-tool rules (pairing in full; a request for
+// the standing mode returns without approval; any real widening goes through
+// Escalate): nil when the file system does not confine. Everything here
+// happens before any I/O.
 func (t *Tools) callPolicy(ctx context.Context, call *pipeline.Call, a args) (*sandbox.Policy, error) {
 	ea, err := a.escalationArgs()
 	if err != nil {
 		return nil, err
 	}
-	if err := escalation.CheckPairing(ea); err != nil {
-		return nil, err
-	}
+	o := escalation.Opening{Subject: escalation.SubjectOperation, Standing: t.cfg.Policy, Escalate: t.cfg.Escalate}
 	if t.cfg.Policy == nil {
-		if ea.SandboxPermissions != nil {
-			return nil, errors.New("sandbox_permissions is not available in this composition (no sandboxing filesystem to escalate)")
-		}
-		return nil, nil
+		o.Unconfined = errNoSandboxingFS
 	}
-	pol, err := t.cfg.Policy(call)
-	if err != nil {
+	pol, err := o.Open(ctx, call, ea)
+	if err != nil || t.cfg.Policy == nil {
 		return nil, err
-	}
-	req, escalate, err := escalation.PlanOperation(ea, pol.Mode)
-	if err != nil {
-		return nil, err
-	}
-	if escalate {
-		var granted sandbox.Mode
-		if t.cfg.Escalate != nil {
-			granted, err = t.cfg.Escalate(ctx, call, req)
-		} else {
-			granted, err = escalation.Approve(ctx, req, escalation.Deps{Agent: call.Agent, CallID: call.CallID, ToolName: call.Name})
-		}
-		if err != nil {
-			return nil, err
-		}
-		pol.Mode = granted
 	}
 	return &pol, nil
 }
