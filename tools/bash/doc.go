@@ -8,7 +8,7 @@
 // A call runs these steps, and nothing is spawned before the last one:
 //
 //  1. validate command, description and timeoutMs (VERBATIM texts);
-//  2-4. open the call through escalation.Opening with the command rules:
+//  2. open the call through escalation.Opening with the command rules:
 //     the standing policy of the call (injected resolver); the escalation
 //     plan (escalation.PlanCommand: a request for the standing mode is a
 //     no-op, a blank justification alone is ignored, otherwise the pairing
@@ -16,8 +16,8 @@
 //     and then the injected escalation.Func (the user is asked); the final
 //     policy is the standing policy with only its mode replaced by the grant
 //     (for this one call; nothing is stored);
-//  5. workdir from the standing root (absolute kept, relative joined);
-//  6. background (acknowledged at once) or foreground.
+//  3. workdir from the standing root (absolute kept, relative joined);
+//  4. background (acknowledged at once) or foreground.
 //
 // # Confinement and classification
 //
