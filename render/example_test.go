@@ -27,7 +27,7 @@ func ExampleResult_sandboxDenied() {
 	r := render.Foreground{
 		ExitCode: 1,
 		Stderr:   render.Stream{Text: "bash: /etc/x: Read-only file system\n"},
-		Sandbox:  &render.Sandbox{Mode: sandbox.WorkspaceWrite, Denied: true, Enforcement: sandbox.Full},
+		Sandbox:  &sandbox.Report{Mode: sandbox.WorkspaceWrite, Denied: true, Enforcement: sandbox.Full},
 	}
 	fmt.Println(render.Result(r, true))
 	fmt.Println("--- not advertised:")

@@ -13,8 +13,8 @@ import (
 // TestFormatsGolden renders every result format of the package into one
 // golden file (testdata/formats.golden; DSHSIM_UPDATE=1 rewrites it).
 func TestFormatsGolden(t *testing.T) {
-	denied := &render.Sandbox{Mode: sandbox.WorkspaceWrite, Denied: true, Enforcement: sandbox.Full}
-	runner := &render.Sandbox{Mode: sandbox.ReadOnly, RunnerFailed: true}
+	denied := &sandbox.Report{Mode: sandbox.WorkspaceWrite, Denied: true, Enforcement: sandbox.Full}
+	runner := &sandbox.Report{Mode: sandbox.ReadOnly, RunnerFailed: true}
 	cases := []struct {
 		name string
 		text string
@@ -26,7 +26,7 @@ func TestFormatsGolden(t *testing.T) {
 		{"foreground: signal", render.Result(render.Foreground{Signaled: true, Signal: "SIGKILL"}, false)},
 		{"foreground: timeout and signal", render.Result(render.Foreground{TimedOut: true, TimeoutMs: 100, Signaled: true, Signal: "SIGTERM"}, false)},
 		{"foreground: stopped", render.Result(render.Foreground{Stopped: "job_kill", Signaled: true, Signal: "SIGTERM"}, false)},
-		{"foreground: truncated with path", render.Result(render.Foreground{Stdout: render.Stream{Text: "tail", Truncated: true, SpillPath: "/tmp/full.log"}}, false)},
+		{"foreground: truncated with path", render.Result(render.Foreground{Stdout: render.Stream{Text: "tail", Truncated: true, FullPath: "/tmp/full.log"}}, false)},
 		{"foreground: truncated without path", render.Result(render.Foreground{Stdout: render.Stream{Text: "tail", Truncated: true}}, false)},
 		{"foreground: denial, escalation advertised", render.Result(render.Foreground{ExitCode: 1, Stderr: render.Stream{Text: "touch: cannot touch '/etc/x': Read-only file system\n"}, Sandbox: denied}, true)},
 		{"foreground: denial, not advertised", render.Result(render.Foreground{ExitCode: 1, Sandbox: denied}, false)},

@@ -3,6 +3,8 @@ package render
 import (
 	"strconv"
 	"strings"
+
+	"github.com/dshsim/dshsim/sandbox"
 )
 
 // Job statuses as the model sees them.
@@ -50,7 +52,7 @@ func (o Outcome) Detail() string {
 // for an exited process with sandbox notes, "exit code: <n>; <notes joined by
 // a space>". Notes of a killed job are not folded into the detail; they stay
 // in the output read (see [JobRead]).
-func JobDetail(o Outcome, sb *Sandbox, escalationAdvertised bool) string {
+func JobDetail(o Outcome, sb *sandbox.Report, escalationAdvertised bool) string {
 	d := o.Detail()
 	if o.Killed {
 		return d
@@ -79,7 +81,7 @@ type Delta struct {
 	// FullOutputPaths are the files holding the complete streams, if any.
 	FullOutputPaths []string
 	// Sandbox, when non-nil, adds the runner-failure or denial notes.
-	Sandbox *Sandbox
+	Sandbox *sandbox.Report
 }
 
 // LossNotice is "[some output was dropped from memory; full output: <paths or

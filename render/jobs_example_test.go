@@ -19,7 +19,7 @@ func ExampleCompletionNotice() {
 	o := render.Outcome{Killed: true}
 	fmt.Println(render.CompletionNotice("bash-1", "bash", "true", o.Status(), render.JobDetail(o, nil, false)))
 	o = render.Outcome{ExitCode: 1}
-	sb := &render.Sandbox{Mode: sandbox.ReadOnly, Denied: true}
+	sb := &sandbox.Report{Mode: sandbox.ReadOnly, Denied: true}
 	fmt.Println(render.CompletionNotice("bash-2", "bash", "touch x", o.Status(), render.JobDetail(o, sb, false)))
 	// Output:
 	// background job bash-1 (bash: true) finished [status: killed, killed before exit]. Read its output with job_output.
@@ -29,7 +29,7 @@ func ExampleCompletionNotice() {
 func ExampleJobOutput() {
 	read := render.JobRead(render.Delta{
 		Stderr:  "spawn failed: Error: spawn /missing/landlock-run ENOENT",
-		Sandbox: &render.Sandbox{Mode: sandbox.ReadOnly, RunnerFailed: true},
+		Sandbox: &sandbox.Report{Mode: sandbox.ReadOnly, RunnerFailed: true},
 	}, true)
 	o := render.Outcome{Killed: true}
 	fmt.Println(render.JobOutput(read, o.Status(), render.JobDetail(o, nil, true)))

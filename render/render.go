@@ -13,22 +13,10 @@ type Stream struct {
 	Text string
 	// Truncated reports that only the tail of the stream was kept in memory.
 	Truncated bool
-	// SpillPath is the file holding the complete stream; "" when unavailable.
-	SpillPath string
-}
-
-// Sandbox holds the sandbox facts of one run. A nil *Sandbox means the call ran
-// unconfined (danger-full-access) and no sandbox marker can appear.
-type Sandbox struct {
-	// Mode is the mode the call actually ran under.
-	Mode sandbox.Mode
-	// Denied reports that confinement blocked a file effect.
-	Denied bool
-	// Enforcement is the backend's enforcement level ("" when unknown).
-	Enforcement sandbox.Enforcement
-	// RunnerFailed reports that the sandbox runner itself failed and the
-	// command never ran; it takes precedence over Denied.
-	RunnerFailed bool
+	// FullPath is the file holding the complete stream; "" when unavailable.
+	// The field set is sandbox/spawn's Stream, so a captured stream converts
+	// with render.Stream(s).
+	FullPath string
 }
 
 // Foreground is one finished foreground execution.
@@ -45,8 +33,9 @@ type Foreground struct {
 	TimeoutMs int64
 	// Stdout and Stderr are the captured streams.
 	Stdout, Stderr Stream
-	// Sandbox is nil for unconfined runs.
-	Sandbox *Sandbox
+	// Sandbox is the report of a confined run; nil for unconfined runs (no
+	// sandbox marker can appear).
+	Sandbox *sandbox.Report
 	// Stopped, when non-empty, is why the job was stopped from outside the call.
 	Stopped string
 }
@@ -60,7 +49,7 @@ func StreamText(s Stream) string {
 	if !s.Truncated {
 		return s.Text
 	}
-	p := s.SpillPath
+	p := s.FullPath
 	if p == "" {
 		p = "(unavailable)"
 	}
@@ -80,10 +69,10 @@ func Body(stdout, stderr string) string {
 	return body
 }
 
-// SandboxNotes returns the sandbox marker lines for facts sb: the runner
+// SandboxNotes returns the sandbox marker lines of report sb: the runner
 // failure marker, or the denial marker followed by the escalation hint when
-// advertised; nil when there is nothing to say.
-func SandboxNotes(sb *Sandbox, escalationAdvertised bool) []string {
+// advertised; nil when there is nothing to say (or sb is nil).
+func SandboxNotes(sb *sandbox.Report, escalationAdvertised bool) []string {
 	switch {
 	case sb == nil:
 		return nil

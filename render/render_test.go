@@ -7,7 +7,7 @@ import (
 )
 
 func TestResult(t *testing.T) {
-	denied := &Sandbox{Mode: sandbox.ReadOnly, Denied: true, Enforcement: sandbox.Full}
+	denied := &sandbox.Report{Mode: sandbox.ReadOnly, Denied: true, Enforcement: sandbox.Full}
 	hint := sandbox.EscalationHint("command")
 	tests := []struct {
 		name       string
@@ -27,12 +27,12 @@ func TestResult(t *testing.T) {
 		{"timeout then signal in order", Foreground{TimedOut: true, TimeoutMs: 100, Signaled: true, Signal: "SIGTERM"}, false, "(no output)\n[timed out after 100ms]\n[killed by signal: SIGTERM]"},
 		{"trapped timeout has no exit marker", Foreground{TimedOut: true, TimeoutMs: 50, Stdout: Stream{Text: "trapped\n"}}, false, "trapped\n[timed out after 50ms]"},
 		{"timeout before kill with exit code", Foreground{TimedOut: true, TimeoutMs: 50, ExitCode: 143}, false, "(no output)\n[timed out after 50ms]\n[exit code: 143]"},
-		{"truncation pointer names spill path", Foreground{Stdout: Stream{Text: "tail", Truncated: true, SpillPath: "/tmp/x.log"}}, false, "tail\n[output truncated; full output: /tmp/x.log]"},
+		{"truncation pointer names spill path", Foreground{Stdout: Stream{Text: "tail", Truncated: true, FullPath: "/tmp/x.log"}}, false, "tail\n[output truncated; full output: /tmp/x.log]"},
 		{"truncation fallback is unavailable", Foreground{Stdout: Stream{Text: "tail", Truncated: true}}, false, "tail\n[output truncated; full output: (unavailable)]"},
-		{"truncated stderr pointer inside stderr section", Foreground{Stderr: Stream{Text: "e", Truncated: true, SpillPath: "/s"}}, false, "[stderr]\ne\n[output truncated; full output: /s]"},
+		{"truncated stderr pointer inside stderr section", Foreground{Stderr: Stream{Text: "e", Truncated: true, FullPath: "/s"}}, false, "[stderr]\ne\n[output truncated; full output: /s]"},
 		{"denial marker before exit without hint when not advertised", Foreground{ExitCode: 1, Sandbox: denied}, false, "(no output)\n" + sandbox.DenialMarker(sandbox.ReadOnly) + "\n[exit code: 1]"},
 		{"denial marker then hint when advertised", Foreground{ExitCode: 1, Sandbox: denied}, true, "(no output)\n" + sandbox.DenialMarker(sandbox.ReadOnly) + "\n" + hint + "\n[exit code: 1]"},
-		{"undenied sandbox adds nothing", Foreground{Stdout: Stream{Text: "x"}, Sandbox: &Sandbox{Mode: sandbox.WorkspaceWrite}}, true, "x"},
+		{"undenied sandbox adds nothing", Foreground{Stdout: Stream{Text: "x"}, Sandbox: &sandbox.Report{Mode: sandbox.WorkspaceWrite}}, true, "x"},
 		{"stopped marker before signal", Foreground{Stopped: "user", Signaled: true, Signal: "SIGTERM"}, false, "(no output)\n[stopped: user]\n[killed by signal: SIGTERM]"},
 		{"marker-like output is not parsed", Foreground{Stdout: Stream{Text: "[exit code: 7]"}}, false, "[exit code: 7]"},
 	}
@@ -57,8 +57,8 @@ func TestJobRead(t *testing.T) {
 		{"loss notice unavailable", Delta{Stdout: "x", Lossy: true}, "x\n[some output was dropped from memory; full output: (unavailable)]"},
 		{"notice alone", Delta{Lossy: true}, "[some output was dropped from memory; full output: (unavailable)]"},
 		{"nothing new is empty", Delta{}, ""},
-		{"runner failure instead of denial", Delta{Sandbox: &Sandbox{Mode: sandbox.ReadOnly, RunnerFailed: true, Denied: true}}, sandbox.RunnerFailedMarker(sandbox.ReadOnly)},
-		{"denial with hint", Delta{Stdout: "o", Sandbox: &Sandbox{Mode: sandbox.WorkspaceWrite, Denied: true}}, "o\n" + sandbox.DenialMarker(sandbox.WorkspaceWrite) + "\n" + sandbox.EscalationHint("command")},
+		{"runner failure instead of denial", Delta{Sandbox: &sandbox.Report{Mode: sandbox.ReadOnly, RunnerFailed: true, Denied: true}}, sandbox.RunnerFailedMarker(sandbox.ReadOnly)},
+		{"denial with hint", Delta{Stdout: "o", Sandbox: &sandbox.Report{Mode: sandbox.WorkspaceWrite, Denied: true}}, "o\n" + sandbox.DenialMarker(sandbox.WorkspaceWrite) + "\n" + sandbox.EscalationHint("command")},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -70,11 +70,11 @@ func TestJobRead(t *testing.T) {
 }
 
 func TestOutcome(t *testing.T) {
-	sb := &Sandbox{Mode: sandbox.ReadOnly, Denied: true}
+	sb := &sandbox.Report{Mode: sandbox.ReadOnly, Denied: true}
 	tests := []struct {
 		name       string
 		o          Outcome
-		sb         *Sandbox
+		sb         *sandbox.Report
 		advertised bool
 		status     string
 		detail     string
@@ -85,7 +85,7 @@ func TestOutcome(t *testing.T) {
 		{"zero exit", Outcome{}, nil, false, "completed", "exit code: 0"},
 		{"exit detail carries denial note", Outcome{ExitCode: 1}, sb, false, "completed", "exit code: 1; " + sandbox.DenialMarker(sandbox.ReadOnly)},
 		{"exit detail carries denial and hint joined by space", Outcome{ExitCode: 1}, sb, true, "completed", "exit code: 1; " + sandbox.DenialMarker(sandbox.ReadOnly) + " " + sandbox.EscalationHint("command")},
-		{"killed detail keeps notes out", Outcome{Killed: true}, &Sandbox{Mode: sandbox.ReadOnly, RunnerFailed: true}, true, "killed", "killed before exit"},
+		{"killed detail keeps notes out", Outcome{Killed: true}, &sandbox.Report{Mode: sandbox.ReadOnly, RunnerFailed: true}, true, "killed", "killed before exit"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -14,6 +14,24 @@ import (
 
 var lineSplit = regexp.MustCompile(`\r?\n`)
 
+// --8<-- [start:outcome-order]
+// Classify reads how a run of c.Argv ended, in precedence order: a runner
+// failure first (the command never ran: the report says RunnerFailed and the
+// error is a [*UnavailableError] whose detail is the matched stderr line),
+// then a denial in the backend's own dialect; otherwise the exit code is the
+// command's own. A signal-killed process is neither.
+func (c ConfinedArgv) Classify(exitCode int, signaled bool, stderr string) (*Report, error) {
+	r := &Report{Mode: c.Policy.Mode, Backend: c.Backend, Enforcement: c.Enforcement, Ungoverned: c.Ungoverned}
+	if detail, ok := ClassifyRunnerFailure(exitCode, signaled, stderr, c.RunnerFailureRules); ok {
+		r.RunnerFailed = true
+		return r, &UnavailableError{Mode: r.Mode, Detail: detail}
+	}
+	r.Denied = IsDenial(exitCode, signaled, stderr, c.DenialSignatures)
+	return r, nil
+}
+
+// --8<-- [end:outcome-order]
+
 // --8<-- [start:classify-runner-failure]
 // ClassifyRunnerFailure decides whether a runner failed before running the
 // command (spec §5.3). A signal-killed process or exit 0 never matches. Stderr

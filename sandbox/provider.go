@@ -281,28 +281,16 @@ func runOK(ctx context.Context, stdout *bytes.Buffer, name string, args ...strin
 // Confine wraps argv for policy: runner + profile args + "--" + argv, with
 // the backend's enforcement and classification facts. It never passes argv
 // through unconfined: it returns enforcing argv or an error. Errors: ctx
-// already done (ctx.Err()); bad input wrapping [ErrBadInput] (unknown mode,
-// danger-full-access, which consumers must bypass themselves, empty argv, a
-// relative or missing workspace root; under workspace-write, a root reached
-// through a symlink inside /tmp or the temp dir, see [RedirectingSymlink]);
-// [*UnavailableError] when no backend is usable. The workspace root is
-// canonicalised (realpath) first.
+// already done (ctx.Err()); bad input from [Validate] (wrapping
+// [ErrBadInput]); [*UnavailableError] when no backend is usable.
 func (p *Provider) Confine(ctx context.Context, argv []string, policy Policy) (ConfinedArgv, error) {
 	if err := ctx.Err(); err != nil {
 		return ConfinedArgv{}, err
 	}
-	if err := ValidatePolicy(policy); err != nil {
+	policy, err := Validate(argv, policy)
+	if err != nil {
 		return ConfinedArgv{}, err
 	}
-	if len(argv) == 0 {
-		return ConfinedArgv{}, fmt.Errorf("%w: confine needs a command: argv is empty", ErrBadInput)
-	}
-	if policy.Mode == WorkspaceWrite {
-		if link, bad := RedirectingSymlink(policy.WorkspaceRoot, TempAreas()); bad {
-			return ConfinedArgv{}, fmt.Errorf("%w: workspace root %s passes through the symlink %s inside a temp area that confined commands can write; it may have been redirected by an earlier command, so it is not granted", ErrBadInput, policy.WorkspaceRoot, link)
-		}
-	}
-	policy.WorkspaceRoot = CanonicalPath(policy.WorkspaceRoot)
 	argv = append([]string(nil), argv...)
 	if len(p.cfg.RunnerCommand) > 0 {
 		return ConfinedArgv{
@@ -311,6 +299,7 @@ func (p *Provider) Confine(ctx context.Context, argv []string, policy Policy) (C
 			Enforcement:        Full,
 			DenialSignatures:   runnerCommandDenials(),
 			RunnerFailureRules: []RunnerFailureRule{{FatalSignatures: append([]string(nil), p.cfg.RunnerFailureSignatures...)}},
+			Policy:             policy,
 		}, nil
 	}
 	backend, enf := p.Selected()
@@ -318,7 +307,7 @@ func (p *Provider) Confine(ctx context.Context, argv []string, policy Policy) (C
 		return ConfinedArgv{}, &UnavailableError{Mode: policy.Mode}
 	}
 	d, _ := DialectOf(backend)
-	out := ConfinedArgv{Backend: backend, Enforcement: enf, DenialSignatures: d.DenialSignatures, RunnerFailureRules: d.RunnerFailureRules, Ungoverned: d.Ungoverned}
+	out := ConfinedArgv{Backend: backend, Enforcement: enf, DenialSignatures: d.DenialSignatures, RunnerFailureRules: d.RunnerFailureRules, Ungoverned: d.Ungoverned, Policy: policy}
 	switch backend {
 	case BackendBwrap:
 		out.Argv = Wrap([]string{"bwrap"}, BwrapArgs(policy), argv)
@@ -335,27 +324,41 @@ func (p *Provider) Confine(ctx context.Context, argv []string, policy Policy) (C
 	return out, nil
 }
 
-// ValidatePolicy checks a policy bound for a provider: a confined mode (a
-// clear error for danger-full-access, which never reaches a provider, and for
-// an unknown mode) and an absolute workspace root naming an existing
-// directory. Errors wrap [ErrBadInput].
-func ValidatePolicy(policy Policy) error {
+// Validate is the one check of a confined call, made by every confiner
+// ([Provider.Confine], and package sandbox/inproc) and by nothing else; it
+// returns the policy as a backend grants it, with the workspace root
+// canonicalised (realpath). In order: a confined mode (a clear error for
+// danger-full-access, which never reaches a confiner, and for an unknown
+// mode); an absolute workspace root naming an existing directory; a
+// non-empty argv; under workspace-write, a root not reached through a
+// symlink inside /tmp or the temp dir ([RedirectingSymlink]). Errors wrap
+// [ErrBadInput].
+func Validate(argv []string, policy Policy) (Policy, error) {
 	if policy.Mode == DangerFullAccess {
-		return fmt.Errorf("%w: mode danger-full-access never reaches a provider; the consumer runs the command unconfined", ErrBadInput)
+		return Policy{}, fmt.Errorf("%w: mode danger-full-access never reaches a provider; the consumer runs the command unconfined", ErrBadInput)
 	}
 	if !policy.Mode.Confined() {
 		_, err := ParseMode(string(policy.Mode))
-		return fmt.Errorf("%w: %v", ErrBadInput, err)
+		return Policy{}, fmt.Errorf("%w: %v", ErrBadInput, err)
 	}
 	if !filepath.IsAbs(policy.WorkspaceRoot) {
-		return fmt.Errorf("%w: workspace root %q is not an absolute path", ErrBadInput, policy.WorkspaceRoot)
+		return Policy{}, fmt.Errorf("%w: workspace root %q is not an absolute path", ErrBadInput, policy.WorkspaceRoot)
 	}
 	st, err := os.Stat(policy.WorkspaceRoot)
 	if err != nil {
-		return fmt.Errorf("%w: workspace root %q does not exist", ErrBadInput, policy.WorkspaceRoot)
+		return Policy{}, fmt.Errorf("%w: workspace root %q does not exist", ErrBadInput, policy.WorkspaceRoot)
 	}
 	if !st.IsDir() {
-		return fmt.Errorf("%w: workspace root %q is not a directory", ErrBadInput, policy.WorkspaceRoot)
+		return Policy{}, fmt.Errorf("%w: workspace root %q is not a directory", ErrBadInput, policy.WorkspaceRoot)
 	}
-	return nil
+	if len(argv) == 0 {
+		return Policy{}, fmt.Errorf("%w: confine needs a command: argv is empty", ErrBadInput)
+	}
+	if policy.Mode == WorkspaceWrite {
+		if link, bad := RedirectingSymlink(policy.WorkspaceRoot, TempAreas()); bad {
+			return Policy{}, fmt.Errorf("%w: workspace root %s passes through the symlink %s inside a temp area that confined commands can write; it may have been redirected by an earlier command, so it is not granted", ErrBadInput, policy.WorkspaceRoot, link)
+		}
+	}
+	policy.WorkspaceRoot = CanonicalPath(policy.WorkspaceRoot)
+	return policy, nil
 }

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"fmt"
+	"os/exec"
 )
 
 // --8<-- [start:modes]
@@ -72,8 +73,8 @@ type RunnerFailureRule struct {
 	InformationalLines []string `json:"informationalLines,omitempty"`
 }
 
-// ConfinedArgv is what a provider returns for one call: the argv to spawn and the
-// facts needed to classify its outcome.
+// ConfinedArgv is what a confiner returns for one call: the argv to spawn and
+// the facts needed to classify its outcome ([ConfinedArgv.Classify]).
 type ConfinedArgv struct {
 	// Argv is runner program + profile args + "--" + the caller's exact argv.
 	Argv []string `json:"argv"`
@@ -90,6 +91,36 @@ type ConfinedArgv struct {
 	// escape corpus) knows what goes through. Empty for bwrap. Ours, not
 	// upstream's: see [Dialect].
 	Ungoverned []string `json:"ungoverned,omitempty"`
+	// Policy is the policy as granted ([Validate]: checked, workspace root
+	// canonical).
+	Policy Policy `json:"-"`
+	// Start, when set, starts the command itself: the confinement is not in
+	// Argv (the command as given) but in how it is started (package
+	// sandbox/inproc starts it from a restricted thread). Nil means: start
+	// Argv, which wraps the command. A confinement failure at start is a
+	// [*UnavailableError]; nothing runs.
+	Start func(cmd *exec.Cmd) error `json:"-"`
+}
+
+// Report is the facts of one confined run, the one shape every reader takes
+// them in: package sandbox/spawn returns it with each run
+// ([ConfinedArgv.Classify] fills it), package render turns it into the model's
+// markers, the bash tool into its result value. A nil *Report is a run that
+// was not confined (danger-full-access).
+type Report struct {
+	// Mode is the mode the call actually ran under.
+	Mode Mode
+	// Backend names the backend that confined the run (see [ConfinedArgv.Backend]).
+	Backend string
+	// Enforcement is the backend's level; "" when unknown.
+	Enforcement Enforcement
+	// Ungoverned is what the backend admits it cannot govern (see [Dialect]).
+	Ungoverned []string
+	// Denied reports that the sandbox blocked a file effect.
+	Denied bool
+	// RunnerFailed reports that the runner failed before running the
+	// command; it takes precedence over Denied.
+	RunnerFailed bool
 }
 
 // ErrorCode is the code of [UnavailableError].

@@ -32,7 +32,7 @@ func init() {
 				return p.resolver.Resolve(call.Agent, "")
 			},
 			Escalate: p.escalate,
-			Provider: provider,
+			Confiner: provider,
 			Jobs:     reg,
 			Warn:     p.warn,
 		})

@@ -221,7 +221,10 @@ func (s *sandboxSim) entrySame(b *strings.Builder, p *sandbox.Provider, mode san
 		case res.ExitCode != 0:
 			exit += " (the command's own failure)"
 		}
-		text = strings.TrimSuffix(render.Result(res.Foreground(0), true), "\n")
+		text = strings.TrimSuffix(render.Result(render.Foreground{
+			ExitCode: res.ExitCode, Signaled: res.Signaled, Signal: res.Signal, TimedOut: res.TimedOut,
+			Stdout: render.Stream(res.Stdout), Stderr: render.Stream(res.Stderr), Sandbox: res.Sandbox,
+		}, true), "\n")
 	}
 	if text == prev {
 		fmt.Fprintf(b, "%s · the model gets: the same as above\n", exit)

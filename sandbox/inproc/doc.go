@@ -38,6 +38,19 @@
 //	cmd := exec.Command("bash", "-c", script)
 //	err = l.Start(cmd, policy)    // then cmd.Wait() from any goroutine
 //
-// It keeps the argv-wrapping contract of package sandbox intact: this is an
-// extra path for Go callers, not a replacement for Provider.Confine.
+// or, through the executor, as its confiner:
+//
+//	res, err := spawn.Run(ctx, spawn.Request{Argv: argv, Policy: policy, Confiner: l})
+//
+// Either way the call is checked once, by sandbox.Validate, as the provider
+// checks it (a confined mode, an existing absolute root, not redirected
+// through a temp-area symlink). [Launcher.Confine] returns argv as given with
+// a Start that starts it from the restricted thread; a failure to restrict
+// is then a *sandbox.UnavailableError and nothing runs. This is an extra
+// path for Go callers, not a replacement for Provider.Confine.
+//
+// # Imports
+//
+// inproc imports sandbox (policy, grants, dialect) and sandbox/landlock (the
+// mechanism); it must not import sandbox/spawn or anything outside sandbox/.
 package inproc

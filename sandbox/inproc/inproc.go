@@ -1,6 +1,8 @@
 package inproc
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"os/exec"
 	"sync"
@@ -139,15 +141,52 @@ func (l *Launcher) ruleset(p sandbox.Policy) (*landlock.Ruleset, error) {
 	return rs, nil
 }
 
-// Start starts cmd confined by policy p (a confined mode and an existing
-// absolute workspace root, canonicalised here). The caller waits for cmd as
-// usual. Errors: bad policy (wrapping sandbox.ErrBadInput), a ruleset or
+// Backend names the in-process path in a sandbox.Report.
+const Backend = "landlock-inproc"
+
+// Confine is the launcher as spawn's Confiner: the call is checked once
+// (sandbox.Validate, which also canonicalises the root) and argv is returned
+// as given, with Landlock's dialect and a Start that starts the command from
+// a thread restricted for the policy; a failure to restrict is then a
+// *sandbox.UnavailableError and nothing runs.
+func (l *Launcher) Confine(ctx context.Context, argv []string, p sandbox.Policy) (sandbox.ConfinedArgv, error) {
+	if err := ctx.Err(); err != nil {
+		return sandbox.ConfinedArgv{}, err
+	}
+	p, err := sandbox.Validate(argv, p)
+	if err != nil {
+		return sandbox.ConfinedArgv{}, err
+	}
+	d, _ := sandbox.DialectOf(sandbox.BackendLandlock)
+	return sandbox.ConfinedArgv{
+		Argv: append([]string(nil), argv...), Backend: Backend, Enforcement: l.Enforcement(),
+		DenialSignatures: d.DenialSignatures, Ungoverned: d.Ungoverned, Policy: p,
+		Start: func(cmd *exec.Cmd) error {
+			err := l.start(cmd, p)
+			var f *landlock.Fatal
+			if err != nil && cmd.Process == nil && errors.As(err, &f) {
+				return &sandbox.UnavailableError{Mode: p.Mode, Detail: err.Error()}
+			}
+			return err
+		},
+	}, nil
+}
+
+// Start starts cmd confined by policy p, checked first by sandbox.Validate
+// (a confined mode, an existing absolute workspace root, canonicalised, not
+// redirected through a temp-area symlink). The caller waits for cmd as
+// usual. Errors: bad input (wrapping sandbox.ErrBadInput), a ruleset or
 // restriction failure, or cmd.Start's own error; nothing runs on error.
 func (l *Launcher) Start(cmd *exec.Cmd, p sandbox.Policy) error {
-	if err := sandbox.ValidatePolicy(p); err != nil {
+	p, err := sandbox.Validate(cmd.Args, p)
+	if err != nil {
 		return err
 	}
-	p.WorkspaceRoot = sandbox.CanonicalPath(p.WorkspaceRoot)
+	return l.start(cmd, p)
+}
+
+// start starts cmd under the checked policy p.
+func (l *Launcher) start(cmd *exec.Cmd, p sandbox.Policy) error {
 	rs, err := l.ruleset(p)
 	if err != nil {
 		return err

@@ -1,6 +1,7 @@
 package inproc
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -231,5 +232,29 @@ func TestReuseThreadsConfinesAndEndsOnClose(t *testing.T) {
 	}
 	if got := nnpThreads(t); len(got) != 0 {
 		t.Errorf("restricted threads alive after Close: %v", got)
+	}
+}
+
+// TestStartRefusesARootRedirectableFromTmp: the in-process path checks a call
+// as the provider does (sandbox.Validate): a workspace-write root reached
+// through a symlink inside /tmp, which an earlier confined command could have
+// planted, is not granted. Before the check was shared, the in-process path
+// granted the link's target.
+func TestStartRefusesARootRedirectableFromTmp(t *testing.T) {
+	l := newLauncher(t)
+	dir := t.TempDir() // under /tmp
+	real := filepath.Join(dir, "real")
+	os.Mkdir(real, 0o755)
+	link := filepath.Join(dir, "link")
+	os.Symlink(real, link)
+	cmd := exec.Command("touch", filepath.Join(link, "ran"))
+	if err := l.Start(cmd, sandbox.Policy{Mode: sandbox.WorkspaceWrite, WorkspaceRoot: link}); !errors.Is(err, sandbox.ErrBadInput) || !strings.Contains(err.Error(), "symlink "+link) {
+		t.Errorf("Start through %s: %v, want a refusal naming the symlink", link, err)
+	}
+	if _, err := l.Confine(context.Background(), cmd.Args, sandbox.Policy{Mode: sandbox.WorkspaceWrite, WorkspaceRoot: link}); !errors.Is(err, sandbox.ErrBadInput) {
+		t.Errorf("Confine through %s: %v, want a refusal", link, err)
+	}
+	if _, err := os.Stat(filepath.Join(real, "ran")); err == nil {
+		t.Error("the command ran")
 	}
 }

@@ -1,28 +1,30 @@
-// Package spawn is the sandboxed executor: it confines a command through a
-// provider, spawns the wrapped argv directly in its own session and process group,
-// captures its output, and classifies the outcome (runner failure, then
-// denial, then the command's own exit).
+// Package spawn is the sandboxed executor: it confines a command through one
+// [Confiner], starts it in its own session and process group, captures its
+// output, and returns the facts of the run as a sandbox.Report (runner
+// failure, then denial, then the command's own exit).
 //
 // # Starting and waiting
 //
 //	p, err := spawn.Start(ctx, spawn.Request{
 //		Argv:     []string{"bash", "-c", cmd},
 //		Policy:   sandbox.Policy{Mode: sandbox.ReadOnly, WorkspaceRoot: ws},
-//		Confiner: provider, // *sandbox.Provider
+//		Confiner: provider, // *sandbox.Provider, or an *inproc.Launcher
 //	})
 //	if err != nil { ... }   // nothing ran: Confine error, or runner spawn failure
 //	res, err := p.Wait()    // err: *sandbox.UnavailableError when the runner failed
-//	text := render.Result(res.Foreground(0), escalationAdvertised)
+//	report := res.Sandbox   // *sandbox.Report: backend, enforcement, denial, ...
 //
-// danger-full-access bypasses the confiner: argv runs as given and the facts
-// are {danger-full-access, denied: false}. Any other mode asks
-// Request.Confiner per call (never cached here), so concurrent processes keep
-// their own mode, enforcement and dialect.
-//
-// Request.InProcess (a *inproc.Launcher) confines in-process instead: argv
-// runs as given from a restricted thread of this process (backend
-// "landlock-inproc", Landlock's dialect, no runner to fail), about as fast as
-// an unconfined spawn.
+// danger-full-access bypasses the confiner: argv runs as given and the
+// result has no report (nil). Any other mode asks Request.Confiner per call
+// (never cached here), so concurrent processes keep their own mode,
+// enforcement and dialect. [Confiner] is the one way a confined mode reaches
+// a process: *sandbox.Provider returns argv wrapped by a runner;
+// *inproc.Launcher returns argv as given with a Start that starts it from a
+// restricted thread of this process (backend "landlock-inproc", Landlock's
+// dialect, no runner to fail), about as fast as an unconfined spawn. Either
+// checks the call with sandbox.Validate; spawn checks what comes back: the
+// promised shape, the mode asked for, a workdir the bwrap profile does not
+// hide.
 //
 // Start returns a [Process]: [Process.Done] is closed when it settled,
 // [Process.Wait] returns the [Result], [Process.OutputSoFar] reads the
@@ -30,8 +32,8 @@
 // (SIGTERM, then SIGKILL after Request.Grace). Cancelling Start's context
 // kills the group too, and so does Request.Timeout (Result.TimedOut). To keep
 // a process running past a foreground wait (promotion to a background job),
-// leave Timeout zero, wait on Done with your own timer, and pass a context
-// that outlives the call.
+// leave Timeout zero, wait on Done with your own timer, and set
+// Request.Detach: the call's context then only reaches the confiner.
 //
 // # Output
 //
@@ -48,12 +50,18 @@
 //  1. A start failure attributed to the runner (sandbox.IsRunnerSpawnFailure)
 //     makes Start return *sandbox.UnavailableError{Mode, Detail: "Error:
 //     spawn <runner> ENOENT"}; other start errors come back unchanged.
-//  2. After exit, sandbox.ClassifyRunnerFailure over the retained stderr with
-//     the wrap's rules: Wait returns *sandbox.UnavailableError{Mode, Detail:
-//     <matched line>} and the Result has Sandbox.RunnerFailed (denied false).
-//  3. Else sandbox.IsDenial with the wrap's own denial signatures sets
-//     Sandbox.Denied.
-//  4. Else the exit code alone (126/127 from a launched child included).
+//  2. After exit, the confiner's facts classify the run
+//     (sandbox.ConfinedArgv.Classify): a runner failure makes Wait return
+//     *sandbox.UnavailableError{Mode, Detail: <matched line>} and the
+//     report says RunnerFailed (denied false); else a denial in the backend's
+//     own dialect sets Denied; else the exit code is the command's own
+//     (126/127 from a launched child included).
 //
 // A signal-killed process is never a denial nor a runner failure.
+//
+// # Imports
+//
+// spawn imports package sandbox only (the report, the confined argv, the
+// classification); it must not import render (presentation reads the
+// report, not the other way round), the confiners' packages, or harness/....
 package spawn

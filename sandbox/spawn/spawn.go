@@ -7,22 +7,23 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
 
-	"github.com/dshsim/dshsim/render"
 	"github.com/dshsim/dshsim/sandbox"
-	"github.com/dshsim/dshsim/sandbox/inproc"
-	"github.com/dshsim/dshsim/sandbox/landlock"
 )
 
 // DefaultGrace is the delay between SIGTERM and SIGKILL when a process group is killed.
 const DefaultGrace = 2 * time.Second
 
-// Confiner wraps argv for a policy; *sandbox.Provider is one.
+// Confiner confines one command for one policy: the one way a confined mode
+// reaches a process. *sandbox.Provider (wrapped argv) and *inproc.Launcher
+// (a restricted thread starts the command) are the two; both check the call
+// with sandbox.Validate, so a policy is validated once per run, there.
 type Confiner interface {
 	Confine(ctx context.Context, argv []string, policy sandbox.Policy) (sandbox.ConfinedArgv, error)
 }
@@ -33,8 +34,14 @@ type Request struct {
 	Argv []string
 	// Policy is this call's policy; danger-full-access bypasses Confiner.
 	Policy sandbox.Policy
-	// Confiner wraps Argv for confined modes (required for them).
+	// Confiner confines Argv for confined modes (required for them).
 	Confiner Confiner
+	// Detach unties the process from Start's ctx, which then only reaches
+	// the Confiner (it bounds confinement, not the start or the life of the
+	// process): for a command that may outlive the call that started it, as
+	// a background job. Without Detach, Start refuses a ctx already done and
+	// cancelling ctx kills the process group.
+	Detach bool
 	// Dir is the working directory; "" means Policy.WorkspaceRoot.
 	Dir string
 	// Env is the full environment; nil inherits the process environment.
@@ -51,27 +58,6 @@ type Request struct {
 	TailBytes int
 	// OutputDir is where full-output files go; "" means os.TempDir().
 	OutputDir string
-	// InProcess, when set, confines confined modes in-process with Landlock
-	// (package sandbox/inproc) instead of asking Confiner for wrapped argv:
-	// Argv runs as given from a restricted thread; the backend is
-	// "landlock-inproc" with Landlock's denial dialect. A failure to restrict
-	// is a *sandbox.UnavailableError; nothing runs.
-	InProcess *inproc.Launcher
-}
-
-// BackendInProcess names the in-process Landlock path in Result.Backend.
-const BackendInProcess = "landlock-inproc"
-
-// Facts are the sandbox facts of one run.
-type Facts struct {
-	// Mode is the mode the call actually ran under.
-	Mode sandbox.Mode
-	// Denied reports that the sandbox blocked a file effect.
-	Denied bool
-	// Enforcement is the backend's level; "" for danger-full-access.
-	Enforcement sandbox.Enforcement
-	// RunnerFailed reports that the runner failed before running the command.
-	RunnerFailed bool
 }
 
 // Result is a settled process.
@@ -85,25 +71,12 @@ type Result struct {
 	TimedOut bool
 	// Stdout and Stderr are the captured streams.
 	Stdout, Stderr Stream
-	// Sandbox holds the facts: {danger-full-access, false} for a bypassed
-	// run, else mode, denial, enforcement and runner failure.
-	Sandbox Facts
-	// Backend is the backend that confined the run ("" when bypassed).
-	Backend string
+	// Sandbox is the report of a confined run (mode, backend, enforcement,
+	// what it cannot govern, denial, runner failure); nil when the run was
+	// not confined (danger-full-access).
+	Sandbox *sandbox.Report
 	// Argv is the argv actually spawned (the wrapped one when confined).
 	Argv []string
-}
-
-// Foreground converts r into the renderer's input; timeoutMs is the timeout
-// to report when r.TimedOut.
-func (r Result) Foreground(timeoutMs int64) render.Foreground {
-	return render.Foreground{
-		ExitCode: r.ExitCode, Signaled: r.Signaled, Signal: r.Signal,
-		TimedOut: r.TimedOut, TimeoutMs: timeoutMs,
-		Stdout:  render.Stream{Text: r.Stdout.Text, Truncated: r.Stdout.Truncated, SpillPath: r.Stdout.FullPath},
-		Stderr:  render.Stream{Text: r.Stderr.Text, Truncated: r.Stderr.Truncated, SpillPath: r.Stderr.FullPath},
-		Sandbox: &render.Sandbox{Mode: r.Sandbox.Mode, Denied: r.Sandbox.Denied, Enforcement: r.Sandbox.Enforcement, RunnerFailed: r.Sandbox.RunnerFailed},
-	}
 }
 
 // Process is a started execution.
@@ -123,20 +96,22 @@ type Process struct {
 }
 
 // Start confines (unless danger-full-access) and starts req.Argv in its own
-// session and process group (no controlling terminal). Errors: ctx already done; an empty argv; a confined mode
-// without a Confiner; any Confine error, unchanged (including
-// *sandbox.UnavailableError and bad input); a confined argv that does not
-// wrap req.Argv as <runner> [profile] -- <argv> (a passthrough); descriptors
-// that cannot be kept from a confined command; a workdir
-// the bwrap profile hides ([sandbox.BwrapHidesWorkdir]); a start failure attributed to the
-// runner (sandbox.IsRunnerSpawnFailure) as *sandbox.UnavailableError with
-// detail "Error: spawn <runner> <CODE>"; any other start error unchanged.
-// Nothing runs when Start fails. Before a confined start every descriptor
-// of this process from 3 up is marked close-on-exec (process-wide: inherited
-// descriptors reach no later child either). Cancelling ctx kills the process group
-// (SIGTERM, then SIGKILL after the grace).
+// session and process group (no controlling terminal). Errors: ctx already
+// done (not with req.Detach); an empty argv; a confined mode without a
+// Confiner; any Confine error, unchanged (including *sandbox.UnavailableError
+// and bad input); a confined argv that is not the confiner's promised shape
+// (<runner> [profile] -- <argv>, or argv as given when the confiner starts
+// the command itself) or that grants another mode; descriptors that cannot
+// be kept from a confined command; a workdir the bwrap profile hides
+// ([sandbox.BwrapHidesWorkdir]); a start failure attributed to the runner
+// (sandbox.IsRunnerSpawnFailure) as *sandbox.UnavailableError with detail
+// "Error: spawn <runner> <CODE>"; any other start error unchanged. Nothing
+// runs when Start fails. Before a confined start every descriptor of this
+// process from 3 up is marked close-on-exec (process-wide: inherited
+// descriptors reach no later child either). Cancelling ctx kills the process
+// group (SIGTERM, then SIGKILL after the grace), unless req.Detach.
 func Start(ctx context.Context, req Request) (*Process, error) {
-	if err := ctx.Err(); err != nil {
+	if err := ctx.Err(); err != nil && !req.Detach {
 		return nil, err
 	}
 	if len(req.Argv) == 0 {
@@ -146,39 +121,22 @@ func Start(ctx context.Context, req Request) (*Process, error) {
 	if p.grace <= 0 {
 		p.grace = DefaultGrace
 	}
+	dir := req.Dir
+	if dir == "" {
+		dir = req.Policy.WorkspaceRoot
+	}
 	argv := req.Argv
-	switch {
-	case req.Policy.Mode == sandbox.DangerFullAccess:
-	case req.InProcess != nil:
-		if err := sandbox.ValidatePolicy(req.Policy); err != nil {
-			return nil, err
-		}
-		d, _ := sandbox.DialectOf(sandbox.BackendLandlock)
-		p.wrapped = &sandbox.ConfinedArgv{Argv: argv, Backend: BackendInProcess, Enforcement: req.InProcess.Enforcement(), DenialSignatures: d.DenialSignatures}
-	default:
-		if req.Confiner == nil {
-			return nil, errors.New("spawn: mode " + string(req.Policy.Mode) + " needs a Confiner")
-		}
-		w, err := req.Confiner.Confine(ctx, req.Argv, req.Policy)
+	start := (*exec.Cmd).Start
+	if req.Policy.Mode != sandbox.DangerFullAccess {
+		w, err := confine(ctx, req, dir)
 		if err != nil {
 			return nil, err
 		}
-		if !wraps(w.Argv, req.Argv) {
-			return nil, fmt.Errorf("spawn: the %q confiner returned %q, which does not wrap the command as <runner> [profile] -- %q; refusing to run it", w.Backend, w.Argv, req.Argv)
-		}
-		if w.Backend == sandbox.BackendBwrap || w.Backend == sandbox.BackendRunnerCommand {
-			dir := req.Dir
-			if dir == "" {
-				dir = req.Policy.WorkspaceRoot
-			}
-			cp := req.Policy
-			cp.WorkspaceRoot = sandbox.CanonicalPath(cp.WorkspaceRoot)
-			if sandbox.BwrapHidesWorkdir(cp, sandbox.CanonicalPath(dir)) {
-				return nil, fmt.Errorf("spawn: workdir %q is under /tmp, which the %s profile covers with an empty tmpfs in %s mode (only the workspace %q is bound on top): the command would silently start in $HOME or / instead; refusing to run it", dir, w.Backend, req.Policy.Mode, cp.WorkspaceRoot)
-			}
-		}
 		p.wrapped = &w
 		argv = w.Argv
+		if w.Start != nil {
+			start = w.Start
+		}
 	}
 	tail := req.TailBytes
 	if tail <= 0 {
@@ -189,10 +147,6 @@ func Start(ctx context.Context, req Request) (*Process, error) {
 		outDir = os.TempDir()
 	}
 	p.stdout, p.stderr = newCapture(tail, outDir, "stdout"), newCapture(tail, outDir, "stderr")
-	dir := req.Dir
-	if dir == "" {
-		dir = req.Policy.WorkspaceRoot
-	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir, cmd.Env, cmd.Stdin = dir, req.Env, req.Stdin
 	cmd.Stdout, cmd.Stderr = p.stdout, p.stderr
@@ -214,25 +168,18 @@ func Start(ctx context.Context, req Request) (*Process, error) {
 			return nil, err
 		}
 	}
-	start := cmd.Start
-	if req.InProcess != nil && p.wrapped != nil {
-		start = func() error { return req.InProcess.Start(cmd, req.Policy) }
-	}
-	if err := start(); err != nil {
+	if err := start(cmd); err != nil {
 		p.stdout.close()
 		p.stderr.close()
-		if req.InProcess != nil && p.wrapped != nil {
-			if cmd.Process == nil && isRestrictFailure(err) {
-				return nil, &sandbox.UnavailableError{Mode: p.mode, Detail: err.Error()}
-			}
-			return nil, err
-		}
-		if p.wrapped != nil && sandbox.IsRunnerSpawnFailure(err, argv[0], cmd.Path, dir) {
+		if p.wrapped != nil && p.wrapped.Start == nil && sandbox.IsRunnerSpawnFailure(err, argv[0], cmd.Path, dir) {
 			return nil, &sandbox.UnavailableError{Mode: p.mode, Detail: sandbox.SpawnFailureDetail(err, argv[0])}
 		}
 		return nil, err
 	}
-	p.stopWatch = context.AfterFunc(ctx, p.Kill)
+	p.stopWatch = func() bool { return false }
+	if !req.Detach {
+		p.stopWatch = context.AfterFunc(ctx, p.Kill)
+	}
 	var timer *time.Timer
 	if req.Timeout > 0 {
 		timer = time.AfterFunc(req.Timeout, func() {
@@ -256,6 +203,31 @@ func Start(ctx context.Context, req Request) (*Process, error) {
 	return p, nil
 }
 
+// confine asks req.Confiner for the call and checks what it returned: the
+// shape it promises, the mode asked for, and a workdir the profile does not
+// hide.
+func confine(ctx context.Context, req Request, dir string) (sandbox.ConfinedArgv, error) {
+	if req.Confiner == nil {
+		return sandbox.ConfinedArgv{}, errors.New("spawn: mode " + string(req.Policy.Mode) + " needs a Confiner")
+	}
+	w, err := req.Confiner.Confine(ctx, req.Argv, req.Policy)
+	if err != nil {
+		return sandbox.ConfinedArgv{}, err
+	}
+	if w.Start != nil && !slices.Equal(w.Argv, req.Argv) || w.Start == nil && !wraps(w.Argv, req.Argv) {
+		return sandbox.ConfinedArgv{}, fmt.Errorf("spawn: the %q confiner returned %q, which does not wrap the command as <runner> [profile] -- %q; refusing to run it", w.Backend, w.Argv, req.Argv)
+	}
+	if w.Policy.Mode != req.Policy.Mode {
+		return sandbox.ConfinedArgv{}, fmt.Errorf("spawn: the %q confiner granted mode %q to a %s call; refusing to run it", w.Backend, w.Policy.Mode, req.Policy.Mode)
+	}
+	if w.Backend == sandbox.BackendBwrap || w.Backend == sandbox.BackendRunnerCommand {
+		if sandbox.BwrapHidesWorkdir(w.Policy, sandbox.CanonicalPath(dir)) {
+			return sandbox.ConfinedArgv{}, fmt.Errorf("spawn: workdir %q is under /tmp, which the %s profile covers with an empty tmpfs in %s mode (only the workspace %q is bound on top): the command would silently start in $HOME or / instead; refusing to run it", dir, w.Backend, req.Policy.Mode, w.Policy.WorkspaceRoot)
+		}
+	}
+	return w, nil
+}
+
 // wraps reports whether wrapped has the shape every confiner promises: a
 // runner program, its profile, "--", then exactly argv. A passthrough (or any
 // other shape) would run the command unconfined under confined facts.
@@ -270,13 +242,6 @@ func wraps(wrapped, argv []string) bool {
 		}
 	}
 	return true
-}
-
-// isRestrictFailure reports an in-process confinement failure (as opposed
-// to the command's own start error).
-func isRestrictFailure(err error) bool {
-	var f *landlock.Fatal
-	return errors.As(err, &f)
 }
 
 // Run is Start then Wait.
@@ -307,20 +272,9 @@ func (p *Process) settle(werr error) {
 	} else {
 		r.ExitCode = ws.ExitStatus()
 	}
-	// --8<-- [start:outcome-order]
-	r.Sandbox = Facts{Mode: p.mode}
-	if p.wrapped == nil {
-		return
+	if p.wrapped != nil {
+		r.Sandbox, p.err = p.wrapped.Classify(r.ExitCode, r.Signaled, r.Stderr.Text)
 	}
-	r.Backend = p.wrapped.Backend
-	r.Sandbox.Enforcement = p.wrapped.Enforcement
-	if detail, ok := sandbox.ClassifyRunnerFailure(r.ExitCode, r.Signaled, r.Stderr.Text, p.wrapped.RunnerFailureRules); ok {
-		r.Sandbox.RunnerFailed = true
-		p.err = &sandbox.UnavailableError{Mode: p.mode, Detail: detail}
-		return
-	}
-	r.Sandbox.Denied = sandbox.IsDenial(r.ExitCode, r.Signaled, r.Stderr.Text, p.wrapped.DenialSignatures)
-	// --8<-- [end:outcome-order]
 }
 
 // Pid is the process id (also the process group id).

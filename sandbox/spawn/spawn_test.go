@@ -64,18 +64,18 @@ func TestRealRuns(t *testing.T) {
 		landed  bool // the target file exists on the host afterwards
 		checkFS bool
 	}
-	for _, backend := range []string{sandbox.BackendBwrap, sandbox.BackendLandlock, BackendInProcess} {
+	for _, backend := range []string{sandbox.BackendBwrap, sandbox.BackendLandlock, inproc.Backend} {
 		for _, mode := range []sandbox.Mode{sandbox.WorkspaceWrite, sandbox.ReadOnly} {
 			t.Run(backend+"/"+string(mode), func(t *testing.T) {
 				var p Confiner
-				var launcher *inproc.Launcher
-				if backend == BackendInProcess {
+				if backend == inproc.Backend {
+					sandboxtest.RequireLandlock(t, 1)
 					l, err := inproc.New()
 					if err != nil {
-						t.Skip(err)
+						t.Fatal(err)
 					}
 					t.Cleanup(func() { l.Close() })
-					launcher = l
+					p = l
 				} else {
 					p = provider(t, backend)
 				}
@@ -103,16 +103,19 @@ func TestRealRuns(t *testing.T) {
 				}
 				for _, tc := range tests {
 					t.Run(tc.name, func(t *testing.T) {
-						res, err := Run(context.Background(), Request{Argv: bash(tc.cmd), Policy: sandbox.Policy{Mode: mode, WorkspaceRoot: ws}, Confiner: p, InProcess: launcher})
+						res, err := Run(context.Background(), Request{Argv: bash(tc.cmd), Policy: sandbox.Policy{Mode: mode, WorkspaceRoot: ws}, Confiner: p})
 						if err != nil {
 							t.Fatalf("Run: %v", err)
+						}
+						if res.Sandbox == nil {
+							t.Fatalf("a confined run without a report: %+v", res)
 						}
 						if res.ExitCode != tc.want.exit || res.Sandbox.Denied != tc.want.denied || res.Sandbox.RunnerFailed {
 							t.Errorf("exit %d denied %v runnerFailed %v, want exit %d denied %v; stderr %q",
 								res.ExitCode, res.Sandbox.Denied, res.Sandbox.RunnerFailed, tc.want.exit, tc.want.denied, res.Stderr.Text)
 						}
-						if res.Sandbox.Mode != mode || res.Backend != backend || res.Sandbox.Enforcement != sandbox.Full {
-							t.Errorf("facts %+v backend %q", res.Sandbox, res.Backend)
+						if res.Sandbox.Mode != mode || res.Sandbox.Backend != backend || res.Sandbox.Enforcement != sandbox.Full {
+							t.Errorf("report %+v", res.Sandbox)
 						}
 						if tc.want.checkFS {
 							_, statErr := os.Stat(tc.target)
@@ -120,7 +123,7 @@ func TestRealRuns(t *testing.T) {
 								t.Errorf("%s on host: exists=%v, want %v", tc.target, landed, tc.want.landed)
 							}
 						}
-						text := render.Result(res.Foreground(0), true)
+						text := render.Result(render.Foreground{ExitCode: res.ExitCode, Stderr: render.Stream(res.Stderr), Sandbox: res.Sandbox}, true)
 						if tc.want.denied != strings.Contains(text, sandbox.DenialMarker(mode)+"\n"+sandbox.EscalationHint("command")) {
 							t.Errorf("rendered text and denial disagree:\n%s", text)
 						}
@@ -198,7 +201,7 @@ func TestDangerFullAccessBypassesTheConfiner(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Stdout.Text != "done\n" || res.Sandbox != (Facts{Mode: sandbox.DangerFullAccess}) || res.Backend != "" {
+	if res.Stdout.Text != "done\n" || res.Sandbox != nil {
 		t.Errorf("result %+v", res)
 	}
 	if _, err := os.Stat(filepath.Join(ws, "out.txt")); err != nil {
@@ -278,7 +281,7 @@ func TestTimeoutKillsTheGroup(t *testing.T) {
 	if !res.TimedOut || !res.Signaled || res.Signal != "SIGTERM" || res.ExitCode != -1 || res.Stdout.Text != "started\n" {
 		t.Errorf("result %+v", res)
 	}
-	if strings.Contains(render.Result(res.Foreground(200), false), "[exit code") {
+	if strings.Contains(render.Result(render.Foreground{ExitCode: res.ExitCode, Signaled: res.Signaled, Signal: res.Signal, TimedOut: res.TimedOut, TimeoutMs: 200}, false), "[exit code") {
 		t.Error("a killed process rendered an exit code")
 	}
 }
@@ -337,6 +340,67 @@ func (f wrapAs) Confine(_ context.Context, argv []string, _ sandbox.Policy) (san
 	d, _ := sandbox.DialectOf(sandbox.BackendBwrap)
 	return sandbox.ConfinedArgv{Argv: f(append([]string(nil), argv...)), Backend: sandbox.BackendBwrap, Enforcement: sandbox.Full,
 		DenialSignatures: d.DenialSignatures, RunnerFailureRules: d.RunnerFailureRules}, nil
+}
+
+// grants is a constructed confiner: it wraps argv as "env -- argv" (a real
+// runner shape that confines nothing) and edits what it returns with f.
+type grants func(w *sandbox.ConfinedArgv)
+
+func (f grants) Confine(_ context.Context, argv []string, p sandbox.Policy) (sandbox.ConfinedArgv, error) {
+	w := sandbox.ConfinedArgv{Argv: sandbox.Wrap([]string{"env"}, nil, argv), Backend: "constructed", Enforcement: sandbox.Full, Policy: p}
+	f(&w)
+	return w, nil
+}
+
+// A confiner must grant the mode the call asked for, and a confiner that
+// starts the command itself must start exactly the command; anything else is
+// refused before it runs. The control shows the constructed confiner runs
+// when it keeps both promises.
+func TestConfinerMustGrantWhatWasAsked(t *testing.T) {
+	tests := []struct {
+		name string
+		edit grants
+		runs bool
+	}{
+		{"the promised shape and mode run (control)", func(*sandbox.ConfinedArgv) {}, true},
+		{"a wider mode granted runs nothing", func(w *sandbox.ConfinedArgv) { w.Policy.Mode = sandbox.WorkspaceWrite }, false},
+		{"no mode granted runs nothing", func(w *sandbox.ConfinedArgv) { w.Policy = sandbox.Policy{} }, false},
+		{"a confiner-started command other than the one asked runs nothing", func(w *sandbox.ConfinedArgv) {
+			w.Start = (*exec.Cmd).Start // argv still wrapped: not the command as given
+		}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ws := varTmpDir(t, "dshsim-ws-")
+			marker := filepath.Join(ws, "ran")
+			_, err := Run(context.Background(), Request{Argv: bash("touch " + marker), Policy: sandbox.Policy{Mode: sandbox.ReadOnly, WorkspaceRoot: ws}, Confiner: tc.edit})
+			_, serr := os.Stat(marker)
+			if ran := serr == nil; ran != tc.runs || (err == nil) != tc.runs {
+				t.Errorf("ran %v, err %v; want ran %v", ran, err, tc.runs)
+			}
+		})
+	}
+}
+
+// Detach unties the process from Start's context: a done context neither
+// refuses the start nor kills the process, and still reaches the confiner.
+func TestDetachUntiesTheProcessFromTheContext(t *testing.T) {
+	ws := varTmpDir(t, "dshsim-ws-")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	dfa := sandbox.Policy{Mode: sandbox.DangerFullAccess, WorkspaceRoot: ws}
+	if _, err := Start(ctx, Request{Argv: bash("true"), Policy: dfa}); !errors.Is(err, context.Canceled) {
+		t.Errorf("attached start with a done context: %v, want context.Canceled", err)
+	}
+	res, err := Run(ctx, Request{Argv: bash("sleep 0.3; echo survived"), Policy: dfa, Detach: true})
+	if err != nil || res.Stdout.Text != "survived\n" || res.Signaled {
+		t.Errorf("detached run: %+v, %v", res, err)
+	}
+	p := provider(t, sandbox.BackendBwrap)
+	_, err = Start(ctx, Request{Argv: bash("true"), Policy: sandbox.Policy{Mode: sandbox.ReadOnly, WorkspaceRoot: ws}, Detach: true, Confiner: p})
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("detached confined start with a done context: %v, want the confiner's context.Canceled", err)
+	}
 }
 
 // A confiner whose argv does not wrap the command (runner, profile, "--",

@@ -75,10 +75,10 @@ func yes() *bool { b := true; return &b }
 
 func TestArgumentValidation(t *testing.T) {
 	ws := t.TempDir()
-	tool := newTool(t, Config{}, Deps{Policy: fixedPolicy(sandbox.WorkspaceWrite, ws), Confine: func(context.Context, []string, sandbox.Policy) (sandbox.ConfinedArgv, error) {
+	tool := newTool(t, Config{}, Deps{Policy: fixedPolicy(sandbox.WorkspaceWrite, ws), Confiner: confinerFunc(func(context.Context, []string, sandbox.Policy) (sandbox.ConfinedArgv, error) {
 		t.Error("validation failure reached the provider")
 		return sandbox.ConfinedArgv{}, errors.New("unreachable")
-	}})
+	})})
 	tests := []struct {
 		name string
 		args map[string]any
@@ -111,9 +111,9 @@ func TestArgumentValidation(t *testing.T) {
 func TestCompositionErrors(t *testing.T) {
 	ws := t.TempDir()
 	t.Run("confining executor without policy resolver fails construction", func(t *testing.T) {
-		_, err := New(Config{}, Deps{Confine: func(context.Context, []string, sandbox.Policy) (sandbox.ConfinedArgv, error) {
+		_, err := New(Config{}, Deps{Confiner: confinerFunc(func(context.Context, []string, sandbox.Policy) (sandbox.ConfinedArgv, error) {
 			return sandbox.ConfinedArgv{}, nil
-		}})
+		})})
 		if err == nil || err.Error() != "tool-bash: the mounted bash executor confines but ctx.sandboxPolicy is missing" {
 			t.Errorf("err = %v", err)
 		}
@@ -156,9 +156,9 @@ func TestCompositionErrors(t *testing.T) {
 }
 
 func TestSchema(t *testing.T) {
-	confine := func(context.Context, []string, sandbox.Policy) (sandbox.ConfinedArgv, error) {
+	confine := confinerFunc(func(context.Context, []string, sandbox.Policy) (sandbox.ConfinedArgv, error) {
 		return sandbox.ConfinedArgv{}, nil
-	}
+	})
 	tests := []struct {
 		name    string
 		cfg     Config
@@ -167,7 +167,7 @@ func TestSchema(t *testing.T) {
 		hasNot  []string
 		timeout string
 	}{
-		{"confining executor advertises escalation", Config{}, Deps{Policy: fixedPolicy(sandbox.ReadOnly, "/"), Confine: confine, Jobs: jobs.New(jobs.Options{})},
+		{"confining executor advertises escalation", Config{}, Deps{Policy: fixedPolicy(sandbox.ReadOnly, "/"), Confiner: confine, Jobs: jobs.New(jobs.Options{})},
 			[]string{`"sandbox_permissions"`, `"justification"`, `"run_in_background"`, `"enum":["workspace-write","danger-full-access"]`}, nil, TimeoutDescriptionPromote},
 		{"non-confining executor has no escalation fields", Config{}, Deps{}, nil, []string{"sandbox_permissions", "justification"}, TimeoutDescriptionKill},
 		{"promotion off keeps the kill description", Config{PromoteOnTimeout: no()}, Deps{Jobs: jobs.New(jobs.Options{})}, []string{"run_in_background"}, nil, TimeoutDescriptionKill},

@@ -23,7 +23,7 @@ func TestUnavailableSandboxIsNotReportedAsATimeout(t *testing.T) {
 	}
 	marker := filepath.Join(ws, "ran")
 	p := provider(t, sandbox.Config{Chain: []string{sandbox.BackendLandlock, sandbox.BackendSeatbelt}, LauncherPath: slow})
-	tool := newTool(t, Config{}, Deps{Policy: fixedPolicy(sandbox.WorkspaceWrite, ws), Provider: p})
+	tool := newTool(t, Config{}, Deps{Policy: fixedPolicy(sandbox.WorkspaceWrite, ws), Confiner: p})
 	got, err := run(t, tool, call(agent(t, "s", ws), cmd("touch "+marker, "timeoutMs", 200)))
 	if !pipeline.HasCode(err, sandbox.ErrorCode) {
 		t.Errorf("got %q, err = %v; want the %s error", got, err, sandbox.ErrorCode)

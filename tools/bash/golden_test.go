@@ -19,15 +19,15 @@ import (
 // TestSchemaGolden pins the model-facing definition (description and
 // parameters) for each composition.
 func TestSchemaGolden(t *testing.T) {
-	confine := func(context.Context, []string, sandbox.Policy) (sandbox.ConfinedArgv, error) {
+	confine := confinerFunc(func(context.Context, []string, sandbox.Policy) (sandbox.ConfinedArgv, error) {
 		return sandbox.ConfinedArgv{}, nil
-	}
+	})
 	cases := []struct {
 		name string
 		cfg  Config
 		deps Deps
 	}{
-		{"confining executor, jobs mounted (base bundle)", Config{}, Deps{Policy: fixedPolicy(sandbox.ReadOnly, "/"), Confine: confine, Jobs: jobs.New(jobs.Options{})}},
+		{"confining executor, jobs mounted (base bundle)", Config{}, Deps{Policy: fixedPolicy(sandbox.ReadOnly, "/"), Confiner: confine, Jobs: jobs.New(jobs.Options{})}},
 		{"non-confining executor, no jobs", Config{}, Deps{}},
 		{"background disabled", Config{EnableRunInBackground: no()}, Deps{Jobs: jobs.New(jobs.Options{})}},
 		{"promotion off", Config{PromoteOnTimeout: no()}, Deps{Jobs: jobs.New(jobs.Options{})}},
@@ -75,7 +75,7 @@ func TestResultsGolden(t *testing.T) {
 	reg, _ := newJobs(t)
 	var b bytes.Buffer
 	for _, c := range cases {
-		tool := newTool(t, Config{}, Deps{Policy: fixedPolicy(c.mode, ws), Provider: p, Jobs: reg})
+		tool := newTool(t, Config{}, Deps{Policy: fixedPolicy(c.mode, ws), Confiner: p, Jobs: reg})
 		got, err := run(t, tool, call(agent(t, "golden", ws), cmd(c.cmd, c.args...)))
 		if err != nil {
 			got = "Error: " + err.Error()

@@ -80,7 +80,7 @@ func TestParallelCallsKeepTheirOwnMode(t *testing.T) {
 	sandboxtest.RequireBwrap(t)
 	ws := t.TempDir()
 	rec := &recorder{p: provider(t, sandbox.Config{Chain: []string{"bwrap"}})}
-	tool := newTool(t, Config{}, Deps{Policy: fixedPolicy(sandbox.ReadOnly, ws), Confine: rec.confine, Escalate: escalation.New(&approver{outcome: pipeline.AllowedOnce})})
+	tool := newTool(t, Config{}, Deps{Policy: fixedPolicy(sandbox.ReadOnly, ws), Confiner: rec, Escalate: escalation.New(&approver{outcome: pipeline.AllowedOnce})})
 	ag := agent(t, "s", ws)
 	const n = 12
 	var wg sync.WaitGroup
@@ -225,7 +225,7 @@ func TestBackgroundPreflightFailureSpawnsNothing(t *testing.T) {
 	ws := t.TempDir()
 	reg, _ := newJobs(t)
 	p := provider(t, sandbox.Config{Platform: "plan9"}) // no backend at all: Confine refuses
-	tool := newTool(t, Config{}, Deps{Policy: fixedPolicy(sandbox.WorkspaceWrite, ws), Provider: p, Jobs: reg})
+	tool := newTool(t, Config{}, Deps{Policy: fixedPolicy(sandbox.WorkspaceWrite, ws), Confiner: p, Jobs: reg})
 	_, err := run(t, tool, call(agent(t, "s", ws), cmd("touch "+ws+"/ran", "run_in_background", true)))
 	if !pipeline.HasCode(err, sandbox.ErrorCode) {
 		t.Errorf("err = %v", err)
@@ -253,10 +253,10 @@ func TestCancellationAfterGrantStartsNothing(t *testing.T) {
 			ws := t.TempDir()
 			reg, _ := newJobs(t)
 			ctx, cancel := context.WithCancel(context.Background())
-			tool := newTool(t, Config{}, Deps{Policy: fixedPolicy(sandbox.ReadOnly, ws), Confine: func(context.Context, []string, sandbox.Policy) (sandbox.ConfinedArgv, error) {
+			tool := newTool(t, Config{}, Deps{Policy: fixedPolicy(sandbox.ReadOnly, ws), Confiner: confinerFunc(func(context.Context, []string, sandbox.Policy) (sandbox.ConfinedArgv, error) {
 				t.Error("confined after a cancelled grant")
 				return sandbox.ConfinedArgv{}, context.Canceled
-			}, Escalate: escalation.New(cancellingApprover{cancel}), Jobs: reg})
+			}), Escalate: escalation.New(cancellingApprover{cancel}), Jobs: reg})
 			_, err := tool.Run(ctx, call(agent(t, "s", ws), cmd("touch "+ws+"/ran", "run_in_background", background, "sandbox_permissions", "danger-full-access", "justification", "why")))
 			if !pipeline.HasCode(err, "TOOL_ABORTED") {
 				t.Errorf("err = %v", err)
@@ -271,10 +271,10 @@ func TestCancellationAfterGrantStartsNothing(t *testing.T) {
 
 func TestAgentlessEscalationIsRefused(t *testing.T) {
 	ws := t.TempDir()
-	tool := newTool(t, Config{}, Deps{Policy: fixedPolicy(sandbox.ReadOnly, ws), Confine: func(context.Context, []string, sandbox.Policy) (sandbox.ConfinedArgv, error) {
+	tool := newTool(t, Config{}, Deps{Policy: fixedPolicy(sandbox.ReadOnly, ws), Confiner: confinerFunc(func(context.Context, []string, sandbox.Policy) (sandbox.ConfinedArgv, error) {
 		t.Error("confined without approval")
 		return sandbox.ConfinedArgv{}, nil
-	}, Escalate: escalation.New(&approver{outcome: pipeline.AllowedOnce})})
+	}), Escalate: escalation.New(&approver{outcome: pipeline.AllowedOnce})})
 	_, err := run(t, tool, call(nil, cmd("true", "sandbox_permissions", "workspace-write", "justification", "why")))
 	if err == nil || err.Error() != `sandbox escalation to "workspace-write" requires approval, but the call has no agent to route it through` {
 		t.Errorf("err = %v", err)

@@ -33,7 +33,14 @@ type recorder struct {
 	p     *sandbox.Provider
 }
 
-func (r *recorder) confine(ctx context.Context, argv []string, pol sandbox.Policy) (sandbox.ConfinedArgv, error) {
+// confinerFunc is a constructed confiner.
+type confinerFunc func(ctx context.Context, argv []string, p sandbox.Policy) (sandbox.ConfinedArgv, error)
+
+func (f confinerFunc) Confine(ctx context.Context, argv []string, p sandbox.Policy) (sandbox.ConfinedArgv, error) {
+	return f(ctx, argv, p)
+}
+
+func (r *recorder) Confine(ctx context.Context, argv []string, pol sandbox.Policy) (sandbox.ConfinedArgv, error) {
 	r.mu.Lock()
 	r.modes = append(r.modes, pol.Mode)
 	r.mu.Unlock()
@@ -105,7 +112,7 @@ func TestRealSandboxRendering(t *testing.T) {
 			if b, _ := p.Selected(); b != tt.backend {
 				t.Fatalf("provider selected %q", b)
 			}
-			tool := newTool(t, Config{}, Deps{Policy: fixedPolicy(tt.mode, ws), Provider: p})
+			tool := newTool(t, Config{}, Deps{Policy: fixedPolicy(tt.mode, ws), Confiner: p})
 			got, err := run(t, tool, call(agent(t, "s", ws), cmd(tt.command)))
 			if err != nil {
 				t.Fatal(err)
@@ -131,7 +138,7 @@ func TestRealSandboxRendering(t *testing.T) {
 func TestDangerFullAccessBypassesTheProvider(t *testing.T) {
 	ws := t.TempDir()
 	rec := &recorder{p: provider(t, sandbox.Config{Chain: []string{"bwrap"}})}
-	tool := newTool(t, Config{}, Deps{Policy: fixedPolicy(sandbox.DangerFullAccess, ws), Confine: rec.confine})
+	tool := newTool(t, Config{}, Deps{Policy: fixedPolicy(sandbox.DangerFullAccess, ws), Confiner: rec})
 	got, err := run(t, tool, call(agent(t, "s", ws), cmd("echo free > /tmp/dsh-bashtool-dfa-$$ && cat /tmp/dsh-bashtool-dfa-$$ && rm /tmp/dsh-bashtool-dfa-$$")))
 	if err != nil || got != "free\n" {
 		t.Fatalf("got %q, %v", got, err)
@@ -147,7 +154,7 @@ func TestEscalation(t *testing.T) {
 		ws := t.TempDir()
 		rec := &recorder{p: provider(t, sandbox.Config{Chain: []string{"bwrap"}})}
 		user := &approver{outcome: pipeline.AllowedOnce}
-		tool := newTool(t, Config{}, Deps{Policy: fixedPolicy(sandbox.ReadOnly, ws), Confine: rec.confine, Escalate: escalation.New(user)})
+		tool := newTool(t, Config{}, Deps{Policy: fixedPolicy(sandbox.ReadOnly, ws), Confiner: rec, Escalate: escalation.New(user)})
 		ag := agent(t, "s", ws)
 		got, err := run(t, tool, call(ag, cmd("touch granted && echo ok", "sandbox_permissions", "workspace-write", "justification", "the user asked for the file")))
 		if err != nil || got != "ok\n" {
@@ -174,7 +181,7 @@ func TestEscalation(t *testing.T) {
 		ws := t.TempDir()
 		rec := &recorder{p: provider(t, sandbox.Config{Chain: []string{"bwrap"}})}
 		user := &approver{outcome: pipeline.Rejected}
-		tool := newTool(t, Config{}, Deps{Policy: fixedPolicy(sandbox.WorkspaceWrite, ws), Confine: rec.confine, Escalate: escalation.New(user)})
+		tool := newTool(t, Config{}, Deps{Policy: fixedPolicy(sandbox.WorkspaceWrite, ws), Confiner: rec, Escalate: escalation.New(user)})
 		_, err := run(t, tool, call(agent(t, "s", ws), cmd("touch rejected", "sandbox_permissions", "danger-full-access", "justification", "why")))
 		if err == nil || !strings.HasPrefix(err.Error(), `the user rejected escalating this command to "danger-full-access"`) {
 			t.Errorf("err = %v", err)
@@ -190,7 +197,7 @@ func TestEscalation(t *testing.T) {
 		ws := t.TempDir()
 		rec := &recorder{p: provider(t, sandbox.Config{Chain: []string{"bwrap"}})}
 		user := &approver{outcome: pipeline.AllowedOnce}
-		tool := newTool(t, Config{}, Deps{Policy: fixedPolicy(sandbox.WorkspaceWrite, ws), Confine: rec.confine, Escalate: escalation.New(user)})
+		tool := newTool(t, Config{}, Deps{Policy: fixedPolicy(sandbox.WorkspaceWrite, ws), Confiner: rec, Escalate: escalation.New(user)})
 		got, err := run(t, tool, call(agent(t, "s", ws), cmd("touch same && echo ok", "sandbox_permissions", "workspace-write")))
 		if err != nil || got != "ok\n" {
 			t.Fatalf("got %q, %v", got, err)
@@ -206,7 +213,7 @@ func TestEscalation(t *testing.T) {
 		ws := t.TempDir()
 		rec := &recorder{p: provider(t, sandbox.Config{Chain: []string{"bwrap"}})}
 		reg, ch := newJobs(t)
-		tool := newTool(t, Config{}, Deps{Policy: fixedPolicy(sandbox.ReadOnly, ws), Confine: rec.confine, Escalate: escalation.New(&approver{outcome: pipeline.AllowedOnce}), Jobs: reg})
+		tool := newTool(t, Config{}, Deps{Policy: fixedPolicy(sandbox.ReadOnly, ws), Confiner: rec, Escalate: escalation.New(&approver{outcome: pipeline.AllowedOnce}), Jobs: reg})
 		got, err := run(t, tool, call(agent(t, "s", ws), cmd("touch bg", "run_in_background", true, "sandbox_permissions", "workspace-write", "justification", "why")))
 		if err != nil || got != "started background job bash-1" {
 			t.Fatalf("got %q, %v", got, err)
@@ -224,7 +231,7 @@ func TestBackgroundDenialDetailCarriesSandboxNotes(t *testing.T) {
 	sandboxtest.RequireBwrap(t)
 	ws := t.TempDir()
 	reg, ch := newJobs(t)
-	tool := newTool(t, Config{}, Deps{Policy: fixedPolicy(sandbox.ReadOnly, ws), Provider: provider(t, sandbox.Config{Chain: []string{"bwrap"}}), Jobs: reg})
+	tool := newTool(t, Config{}, Deps{Policy: fixedPolicy(sandbox.ReadOnly, ws), Confiner: provider(t, sandbox.Config{Chain: []string{"bwrap"}}), Jobs: reg})
 	if _, err := run(t, tool, call(agent(t, "s", ws), cmd("touch x", "run_in_background", true))); err != nil {
 		t.Fatal(err)
 	}
@@ -240,14 +247,14 @@ func TestRunnerFailures(t *testing.T) {
 	dialect, _ := sandbox.DialectOf(sandbox.BackendLandlock)
 	brokenRunner := filepath.Join(ws, "broken-runner")
 	os.WriteFile(brokenRunner, []byte("#!/bin/sh\necho 'landlock-run: cannot open rule path: /x: Permission denied' >&2\nexit 125\n"), 0o755)
-	wrap := func(runner string) func(context.Context, []string, sandbox.Policy) (sandbox.ConfinedArgv, error) {
-		return func(_ context.Context, argv []string, _ sandbox.Policy) (sandbox.ConfinedArgv, error) {
+	wrap := func(runner string) confinerFunc {
+		return func(_ context.Context, argv []string, p sandbox.Policy) (sandbox.ConfinedArgv, error) {
 			return sandbox.ConfinedArgv{Argv: append([]string{runner, "--"}, argv...), Backend: sandbox.BackendLandlock, Enforcement: sandbox.Full,
-				DenialSignatures: dialect.DenialSignatures, RunnerFailureRules: dialect.RunnerFailureRules}, nil
+				DenialSignatures: dialect.DenialSignatures, RunnerFailureRules: dialect.RunnerFailureRules, Policy: p}, nil
 		}
 	}
 	t.Run("runner failing at exit fails the foreground call closed", func(t *testing.T) {
-		tool := newTool(t, Config{}, Deps{Policy: fixedPolicy(sandbox.ReadOnly, ws), Confine: wrap(brokenRunner)})
+		tool := newTool(t, Config{}, Deps{Policy: fixedPolicy(sandbox.ReadOnly, ws), Confiner: wrap(brokenRunner)})
 		_, err := run(t, tool, call(agent(t, "s", ws), cmd("echo never")))
 		var ue *sandbox.UnavailableError
 		if !pipeline.HasCode(err, sandbox.ErrorCode) || !errorsAs(err, &ue) || ue.Detail != "landlock-run: cannot open rule path: /x: Permission denied" {
@@ -255,7 +262,7 @@ func TestRunnerFailures(t *testing.T) {
 		}
 	})
 	t.Run("missing runner fails the foreground call closed", func(t *testing.T) {
-		tool := newTool(t, Config{}, Deps{Policy: fixedPolicy(sandbox.ReadOnly, ws), Confine: wrap("/nonexistent/landlock-run")})
+		tool := newTool(t, Config{}, Deps{Policy: fixedPolicy(sandbox.ReadOnly, ws), Confiner: wrap("/nonexistent/landlock-run")})
 		_, err := run(t, tool, call(agent(t, "s", ws), cmd("echo never")))
 		var ue *sandbox.UnavailableError
 		if !errorsAs(err, &ue) || ue.Detail != "Error: spawn /nonexistent/landlock-run ENOENT" {
@@ -264,7 +271,7 @@ func TestRunnerFailures(t *testing.T) {
 	})
 	t.Run("missing runner in background reports the runner marker", func(t *testing.T) {
 		reg, ch := newJobs(t)
-		tool := newTool(t, Config{}, Deps{Policy: fixedPolicy(sandbox.ReadOnly, ws), Confine: wrap("/nonexistent/landlock-run"), Jobs: reg})
+		tool := newTool(t, Config{}, Deps{Policy: fixedPolicy(sandbox.ReadOnly, ws), Confiner: wrap("/nonexistent/landlock-run"), Jobs: reg})
 		ag := agent(t, "s", ws)
 		if got, err := run(t, tool, call(ag, cmd("true", "run_in_background", true))); err != nil || got != "started background job bash-1" {
 			t.Fatalf("got %q, %v", got, err)
@@ -282,7 +289,7 @@ func TestRunnerFailures(t *testing.T) {
 	t.Run("unusable backend refuses before running", func(t *testing.T) {
 		marker := filepath.Join(ws, "ran")
 		p := provider(t, sandbox.Config{Chain: []string{"landlock"}, LauncherPath: "/nonexistent/landlock-run"})
-		tool := newTool(t, Config{}, Deps{Policy: fixedPolicy(sandbox.WorkspaceWrite, ws), Provider: p})
+		tool := newTool(t, Config{}, Deps{Policy: fixedPolicy(sandbox.WorkspaceWrite, ws), Confiner: p})
 		_, err := run(t, tool, call(agent(t, "s", ws), cmd("touch "+marker)))
 		if !pipeline.HasCode(err, sandbox.ErrorCode) {
 			t.Errorf("err = %v", err)

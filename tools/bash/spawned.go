@@ -32,22 +32,14 @@ func (s *spawned) Wait() jobs.Settled {
 	if res.Signaled {
 		o = render.Outcome{Killed: true, Signal: res.Signal}
 	}
-	var sb *render.Sandbox
-	if res.Sandbox.Mode.Confined() {
-		sb = &render.Sandbox{Mode: res.Sandbox.Mode, Denied: res.Sandbox.Denied, Enforcement: res.Sandbox.Enforcement, RunnerFailed: res.Sandbox.RunnerFailed}
-	}
-	return jobs.Settled{Outcome: o, Sandbox: sb, Err: err}
+	return jobs.Settled{Outcome: o, Sandbox: res.Sandbox, Err: err}
 }
 
 func (s *spawned) Kill() { s.p.Kill() }
 
-func toRender(st spawn.Stream) render.Stream {
-	return render.Stream{Text: st.Text, Truncated: st.Truncated, SpillPath: st.FullPath}
-}
-
 func (s *spawned) Streams() (stdout, stderr render.Stream) {
 	o, e := s.p.OutputSoFar()
-	return toRender(o), toRender(e)
+	return render.Stream(o), render.Stream(e)
 }
 
 func (s *spawned) Since(id jobs.StreamID, cursor int64) (string, int64, bool) {
@@ -137,11 +129,12 @@ func completePrefix(b []byte, settled bool) []byte {
 	return b
 }
 
-// isSpawnFailure tells a runner start failure (spawn's UnavailableError with
-// a "spawn" detail, after Confine succeeded) from other errors.
-func isSpawnFailure(err error, confined bool) (*sandbox.UnavailableError, bool) {
+// isSpawnFailure tells a failure to start the confined command (spawn's
+// UnavailableError with a detail: the runner could not be started) from
+// other errors, a confiner's own refusal above all (it carries no detail).
+func isSpawnFailure(err error) (*sandbox.UnavailableError, bool) {
 	var ue *sandbox.UnavailableError
-	if !confined || !errors.As(err, &ue) || ue.Detail == "" {
+	if !errors.As(err, &ue) || ue.Detail == "" {
 		return nil, false
 	}
 	return ue, true

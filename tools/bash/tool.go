@@ -66,11 +66,10 @@ type Deps struct {
 	Policy func(call *pipeline.Call) (sandbox.Policy, error)
 	// Escalate approves one escalation (nil: no approval service composed).
 	Escalate escalation.Func
-	// Provider confines argv; nil means the executor does not confine (no
-	// escalation fields, and a confined standing mode fails closed).
-	Provider *sandbox.Provider
-	// Confine overrides Provider.Confine (tests inject a failing provider).
-	Confine func(ctx context.Context, argv []string, p sandbox.Policy) (sandbox.ConfinedArgv, error)
+	// Confiner confines each command (normally the *sandbox.Provider); nil
+	// means the executor does not confine (no escalation fields, and a
+	// confined standing mode fails closed).
+	Confiner spawn.Confiner
 	// Jobs is the background job registry (nil: no background, no promotion).
 	Jobs *jobs.Registry
 	// Warn receives warnings (nil: the standard logger).
@@ -95,7 +94,6 @@ var (
 type Tool struct {
 	cfg        Config
 	deps       Deps
-	confine    func(ctx context.Context, argv []string, p sandbox.Policy) (sandbox.ConfinedArgv, error)
 	promote    bool
 	background bool
 	private    *jobs.Registry // unregistered foreground runs (no notices)
@@ -149,11 +147,8 @@ func New(cfg Config, deps Deps) (*Tool, error) {
 	if deps.Warn == nil {
 		deps.Warn = func(s string) { log.Print(s) }
 	}
-	t := &Tool{cfg: cfg, deps: deps, confine: deps.Confine}
-	if t.confine == nil && deps.Provider != nil {
-		t.confine = deps.Provider.Confine
-	}
-	if t.confine != nil && deps.Policy == nil {
+	t := &Tool{cfg: cfg, deps: deps}
+	if deps.Confiner != nil && deps.Policy == nil {
 		return nil, ErrMissingPolicy
 	}
 	t.background = boolOr(cfg.EnableRunInBackground, true)
@@ -164,7 +159,7 @@ func New(cfg Config, deps Deps) (*Tool, error) {
 
 // EscalationAdvertised reports whether the escalation fields are in the
 // schema (the executor confines).
-func (t *Tool) EscalationAdvertised() bool { return t.confine != nil }
+func (t *Tool) EscalationAdvertised() bool { return t.deps.Confiner != nil }
 
 // Definition returns the tool as the pipeline registers it.
 func (t *Tool) Definition() pipeline.Tool {
@@ -356,48 +351,29 @@ func (t *Tool) env() []string {
 	return append(out, over...)
 }
 
-// boundConfiner confines with the call's own context (cancellation and the
-// foreground deadline), while the process itself outlives the call.
-type boundConfiner struct {
-	ctx      context.Context
-	confine  func(ctx context.Context, argv []string, p sandbox.Policy) (sandbox.ConfinedArgv, error)
-	confined bool
-}
-
-func (b *boundConfiner) Confine(_ context.Context, argv []string, p sandbox.Policy) (sandbox.ConfinedArgv, error) {
-	c, err := b.confine(b.ctx, argv, p)
-	b.confined = err == nil
-	return c, err
-}
-
 // spawner returns how to start the command under policy with sandbox/spawn:
-// danger-full-access bypasses the provider; a confined mode is wrapped by it
-// (its errors propagate: nothing ever runs unconfined) and classified by
-// spawn at settle. A runner that cannot be started fails a foreground call
-// with SANDBOX_UNAVAILABLE and settles a background job as "killed before
-// exit" with the runner-failure marker.
+// danger-full-access bypasses the confiner; a confined mode is confined by it
+// with the call's context (cancellation and the foreground deadline; its
+// errors propagate: nothing ever runs unconfined) and classified by spawn at
+// settle, while the process itself outlives the call (spawn's Detach:
+// promotion, background). A runner that cannot be started fails a foreground
+// call with SANDBOX_UNAVAILABLE and settles a background job as "killed
+// before exit" with the runner-failure marker.
 func (t *Tool) spawner(ctx context.Context, policy sandbox.Policy, command, workdir string, background bool) jobs.Spawner {
 	return func(stdout, stderr io.Writer) (jobs.Process, error) {
-		if policy.Mode.Confined() && t.confine == nil {
+		if policy.Mode.Confined() && t.deps.Confiner == nil {
 			return nil, &sandbox.UnavailableError{Mode: policy.Mode}
 		}
 		if policy.Mode != sandbox.DangerFullAccess && !policy.Mode.Confined() {
 			return nil, fmt.Errorf("tool-bash: unknown sandbox mode %q", string(policy.Mode))
 		}
-		bc := &boundConfiner{ctx: ctx, confine: t.confine}
-		req := spawn.Request{
-			Argv: []string{t.cfg.Shell, "-c", command}, Policy: policy, Dir: workdir, Env: t.env(),
-			Grace: t.cfg.Grace, TailBytes: t.cfg.MaxOutputBytes, OutputDir: t.outputDir(),
-		}
-		if t.confine != nil {
-			req.Confiner = bc
-		}
-		// The process must outlive the call (promotion, background): only
-		// Confine sees the call's context.
-		p, err := spawn.Start(context.WithoutCancel(ctx), req)
+		p, err := spawn.Start(ctx, spawn.Request{
+			Argv: []string{t.cfg.Shell, "-c", command}, Policy: policy, Confiner: t.deps.Confiner, Detach: true,
+			Dir: workdir, Env: t.env(), Grace: t.cfg.Grace, TailBytes: t.cfg.MaxOutputBytes, OutputDir: t.outputDir(),
+		})
 		if err != nil {
-			if ue, ok := isSpawnFailure(err, bc.confined); ok && background {
-				return jobs.Failed(errors.New(ue.Detail), &render.Sandbox{Mode: policy.Mode, RunnerFailed: true})(stdout, stderr)
+			if ue, ok := isSpawnFailure(err); ok && background {
+				return jobs.Failed(errors.New(ue.Detail), &sandbox.Report{Mode: policy.Mode, RunnerFailed: true})(stdout, stderr)
 			}
 			return nil, err
 		}
@@ -488,8 +464,8 @@ func output(text string, value any) pipeline.Output {
 func foregroundValue(f render.Foreground, aborted bool) map[string]any {
 	stream := func(s render.Stream) map[string]any {
 		m := map[string]any{"text": s.Text, "truncated": s.Truncated}
-		if s.SpillPath != "" {
-			m["spillPath"] = s.SpillPath
+		if s.FullPath != "" {
+			m["spillPath"] = s.FullPath
 		}
 		return m
 	}

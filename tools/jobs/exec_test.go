@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/dshsim/dshsim/render"
+	"github.com/dshsim/dshsim/sandbox"
 )
 
 // DefaultGrace is the SIGTERM to SIGKILL grace period.
@@ -32,7 +33,7 @@ type ExecSpec struct {
 	Grace time.Duration
 	// Classify, when set, computes the sandbox facts (and a runner failure
 	// error) of a settled run from its outcome and stderr tail.
-	Classify func(o render.Outcome, stderrTail string) (*render.Sandbox, error)
+	Classify func(o render.Outcome, stderrTail string) (*sandbox.Report, error)
 }
 
 // Exec returns a spawner running spec in its own process group.

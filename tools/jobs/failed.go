@@ -4,12 +4,13 @@ import (
 	"io"
 
 	"github.com/dshsim/dshsim/render"
+	"github.com/dshsim/dshsim/sandbox"
 )
 
 // Failed returns a spawner whose process never ran: it writes
 // "spawn failed: <err>" to stderr and settles at once as killed before exit
 // with the given sandbox facts (a runner that could not be started).
-func Failed(err error, sb *render.Sandbox) Spawner {
+func Failed(err error, sb *sandbox.Report) Spawner {
 	return func(stdout, stderr io.Writer) (Process, error) {
 		io.WriteString(stderr, "spawn failed: "+err.Error())
 		return failedProc{sb: sb, err: err}, nil
@@ -17,7 +18,7 @@ func Failed(err error, sb *render.Sandbox) Spawner {
 }
 
 type failedProc struct {
-	sb  *render.Sandbox
+	sb  *sandbox.Report
 	err error
 }
 

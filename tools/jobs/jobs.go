@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/dshsim/dshsim/render"
+	"github.com/dshsim/dshsim/sandbox"
 )
 
 // Settled is how a process ended.
@@ -20,7 +21,7 @@ type Settled struct {
 	// Outcome is the exit code, or the signal, or "killed before exit".
 	Outcome render.Outcome
 	// Sandbox holds the sandbox facts of the run; nil when unconfined.
-	Sandbox *render.Sandbox
+	Sandbox *sandbox.Report
 	// Err is set when the command never ran (a runner or start failure).
 	Err error
 }
@@ -371,9 +372,9 @@ func (j *Job) Streams() (stdout, stderr render.Stream) {
 		return o.Streams()
 	}
 	t, tr, p := j.stdout.Tail()
-	stdout = render.Stream{Text: t, Truncated: tr, SpillPath: p}
+	stdout = render.Stream{Text: t, Truncated: tr, FullPath: p}
 	t, tr, p = j.stderr.Tail()
-	stderr = render.Stream{Text: t, Truncated: tr, SpillPath: p}
+	stderr = render.Stream{Text: t, Truncated: tr, FullPath: p}
 	return
 }
 
@@ -417,7 +418,7 @@ func (j *Job) Read() Read {
 		out, j.cursorOut, lostOut = o.Since(Stdout, j.cursorOut)
 		errText, j.cursorErr, lostErr = o.Since(Stderr, j.cursorErr)
 		so, se := o.Streams()
-		paths = []string{so.SpillPath, se.SpillPath}
+		paths = []string{so.FullPath, se.FullPath}
 	} else {
 		out, j.cursorOut, lostOut = j.stdout.Since(j.cursorOut)
 		errText, j.cursorErr, lostErr = j.stderr.Since(j.cursorErr)

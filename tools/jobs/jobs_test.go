@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dshsim/dshsim/render"
 	"github.com/dshsim/dshsim/sandbox"
 )
 
@@ -225,7 +224,7 @@ func TestLossyReadPointsAtFullOutput(t *testing.T) {
 		t.Errorf("text = %q", text)
 	}
 	out, _ := j.Streams()
-	if !out.Truncated || out.SpillPath != rd.Delta.FullOutputPaths[0] {
+	if !out.Truncated || out.FullPath != rd.Delta.FullOutputPaths[0] {
 		t.Errorf("stream = %+v", out)
 	}
 }
@@ -250,7 +249,7 @@ func TestStartFailures(t *testing.T) {
 	t.Run("runner that never ran reports spawn failure and runner marker", func(t *testing.T) {
 		r, ch := newReg(t, Options{EscalationAdvertised: true})
 		cause := errors.New("spawn /missing/landlock-run ENOENT")
-		j, err := r.Start("s", "bash", "true", true, Failed(cause, &render.Sandbox{Mode: sandbox.ReadOnly, RunnerFailed: true}))
+		j, err := r.Start("s", "bash", "true", true, Failed(cause, &sandbox.Report{Mode: sandbox.ReadOnly, RunnerFailed: true}))
 		if err != nil {
 			t.Fatal(err)
 		}
