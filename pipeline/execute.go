@@ -86,20 +86,19 @@ func (r *Registry) prepare(call *Call, id *identity, h *hooks, invoked *atomic.B
 	if call.Signal.Err() != nil {
 		return ErrorResult(ErrAbortedBeforeDispatch), true
 	}
-	reason, denied, info, cancelled, err := r.decide(call, id, h)
-	if err != nil {
-		return ErrorResult(err), true
-	}
-	if cancelled {
+	v := r.decide(call, id, h)
+	switch {
+	case v.err != nil:
+		return ErrorResult(v.err), true
+	case v.cancelled:
 		return ErrorResult(ErrAbortedBeforeDispatch), false
-	}
-	if denied {
-		return denialResult(reason, info), false
+	case v.denied:
+		return denialResult(v.reason, v.info), false
 	}
 	if call.Signal.Err() != nil {
 		return ErrorResult(ErrAbortedBeforeDispatch), false
 	}
-	res, err = r.dispatch(call, id, h, invoked)
+	res, err := r.dispatch(call, id, h, invoked)
 	if err != nil {
 		return ErrorResult(err), true
 	}
@@ -107,38 +106,49 @@ func (r *Registry) prepare(call *Call, id *identity, h *hooks, invoked *atomic.B
 }
 
 // --8<-- [start:decide]
+// verdict is what the stages before the body decided: a stage failure (the
+// call ends with err and skips post-execute), a cancel, a denial with its
+// reason and info, or none of them (run the body).
+type verdict struct {
+	err       error
+	cancelled bool
+	denied    bool
+	reason    string
+	info      *ErrorInfo
+}
+
 // decide runs pre-execute, approval and guards.
-func (r *Registry) decide(call *Call, id *identity, h *hooks) (reason string, denied bool, info *ErrorInfo, cancelled bool, err error) {
+func (r *Registry) decide(call *Call, id *identity, h *hooks) verdict {
 	d, err := r.runPre(call, id, h.pre)
 	if err != nil {
-		return "", false, nil, false, err
+		return verdict{err: err}
 	}
 	switch d.Kind {
 	case KindAllow, KindDeny, KindCancel, KindAsk:
 	default:
-		return "", false, nil, false, fmt.Errorf("tools/pre-execute returned an unknown decision kind %q; only allow, deny, cancel and ask exist", string(d.Kind))
+		return verdict{err: fmt.Errorf("tools/pre-execute returned an unknown decision kind %q; only allow, deny, cancel and ask exist", string(d.Kind))}
 	}
 	if d.Args != nil && !bytes.Equal(d.Args, call.args) {
-		return "", false, nil, false, ErrArgsFrozen
+		return verdict{err: ErrArgsFrozen}
 	}
 	if d.Kind == KindAsk {
 		var outcome ApprovalOutcome
 		d, outcome, err = r.approve(call, id, h.approver, d)
 		if err != nil {
-			return "", false, nil, false, err
+			return verdict{err: err}
 		}
 		if outcome == Cancelled && call.Signal.Err() != nil {
-			return "", false, nil, true, nil
+			return verdict{cancelled: true}
 		}
 	}
 	switch d.Kind {
 	case KindCancel:
-		return "", false, nil, true, nil
+		return verdict{cancelled: true}
 	case KindDeny:
-		return d.Reason, true, d.Info, false, nil
+		return verdict{denied: true, reason: d.Reason, info: d.Info}
 	}
-	reason, denied, err = r.runGuards(call, id, h.guards)
-	return reason, denied, nil, false, err
+	reason, denied, err := r.runGuards(call, id, h.guards)
+	return verdict{err: err, denied: denied, reason: reason}
 }
 
 // --8<-- [end:decide]
