@@ -12,18 +12,18 @@ type Dialect struct {
 	// RunnerFailureRules are checked in order by [ClassifyRunnerFailure].
 	RunnerFailureRules []RunnerFailureRule
 	// Ungoverned lists file effects the backend cannot govern at all (see
-	// [LandlockUngoverned]); it is copied into every [ConfinedArgv].
+	// [landlockUngoverned]); it is copied into every [ConfinedArgv].
 	Ungoverned []string
 }
 
-// LandlockUngoverned is what no Landlock ABI governs: Landlock's file rights
+// landlockUngoverned is what no Landlock ABI governs: Landlock's file rights
 // cover creating, writing, truncating, renaming, linking and removing, but not
 // a file's metadata. A command confined by Landlock can still change the mode,
 // owner, times and extended attributes of any file it can name (chmod,
 // chown as far as its credentials allow, utimes, setxattr); the escape corpus
 // (harness/escape) shows each of them going through, and this list is the
 // backend's admission of it. bwrap's read-only mounts refuse all four.
-var LandlockUngoverned = []string{
+var landlockUngoverned = []string{
 	"chmod: file mode changes are not a Landlock right",
 	"chown: file owner changes are not a Landlock right",
 	"utimes: file time changes are not a Landlock right",
@@ -43,7 +43,7 @@ func DialectOf(backend string) (Dialect, bool) {
 			AllowedExitCodes:   []int{125},
 			FatalSignatures:    []string{"landlock-run: "},
 			InformationalLines: []string{LandlockPartialNotice},
-		}}, append([]string(nil), LandlockUngoverned...)}, true
+		}}, append([]string(nil), landlockUngoverned...)}, true
 	case BackendSeatbelt:
 		return Dialect{[]string{"operation not permitted"}, []RunnerFailureRule{{FatalSignatures: []string{"sandbox-exec: "}}}, nil}, true
 	case BackendWindowsACL:

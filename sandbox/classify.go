@@ -101,15 +101,28 @@ func IsDenial(exitCode int, signaled bool, stderr string, signatures []string) b
 	return false
 }
 
-// IsRunnerSpawnFailure attributes a failed start to the runner (spec §5.2, Go
-// mapping §9). All must hold: the runner program is known; the workdir is
+// StartError is how a failed start of c.Argv reads (spec §5.2, Go mapping
+// §9): attributed to the runner ([isRunnerSpawnFailure]: the runner was
+// missing or not executable), it is a [*UnavailableError] whose detail reads
+// as upstream's ("Error: spawn <runner> ENOENT"); any other error, and every
+// error of a confiner that starts the command itself (no runner), comes back
+// unchanged. resolved is the path the runner resolved to (exec.Cmd.Path),
+// workdir the command's working directory.
+func (c ConfinedArgv) StartError(err error, resolved, workdir string) error {
+	if c.Start == nil && len(c.Argv) > 0 && isRunnerSpawnFailure(err, c.Argv[0], resolved, workdir) {
+		return &UnavailableError{Mode: c.Policy.Mode, Detail: spawnFailureDetail(err, c.Argv[0])}
+	}
+	return err
+}
+
+// isRunnerSpawnFailure attributes a failed start to the runner. All must hold: the runner program is known; the workdir is
 // usable (a directory with search permission, checked now); and err is either
 // exec's "not found" for the bare name runner (Node's error without a path),
 // or a fork/exec *fs.PathError whose path is the runner (as spelled or as
 // resolved) with ENOENT or EACCES. Everything else (ENOEXEC, ENOTDIR, EPERM,
 // EMFILE, a chdir failure, a mismatched path...) is an ordinary start error.
-func IsRunnerSpawnFailure(err error, runner, resolved, workdir string) bool {
-	if runner == "" || err == nil || !WorkdirUsable(workdir) {
+func isRunnerSpawnFailure(err error, runner, resolved, workdir string) bool {
+	if runner == "" || err == nil || !workdirUsable(workdir) {
 		return false
 	}
 	var ee *exec.Error
@@ -126,8 +139,8 @@ func IsRunnerSpawnFailure(err error, runner, resolved, workdir string) bool {
 	return false
 }
 
-// WorkdirUsable reports whether dir is a directory the process may search.
-func WorkdirUsable(dir string) bool {
+// workdirUsable reports whether dir is a directory the process may search.
+func workdirUsable(dir string) bool {
 	if dir == "" {
 		dir = "."
 	}
@@ -135,9 +148,9 @@ func WorkdirUsable(dir string) bool {
 	return err == nil && st.IsDir() && unix.Access(dir, unix.X_OK) == nil
 }
 
-// SpawnFailureDetail renders a runner spawn failure the way upstream's detail
+// spawnFailureDetail renders a runner spawn failure the way upstream's detail
 // reads ("Error: spawn <runner> ENOENT").
-func SpawnFailureDetail(err error, runner string) string {
+func spawnFailureDetail(err error, runner string) string {
 	code := "ENOENT"
 	var errno syscall.Errno
 	if errors.As(err, &errno) {

@@ -1,10 +1,12 @@
 package sandbox
 
 import (
+	"errors"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 )
@@ -153,17 +155,52 @@ func TestIsRunnerSpawnFailure(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := IsRunnerSpawnFailure(tc.err, tc.runner, tc.resolved, tc.workdir); got != tc.want {
-				t.Errorf("IsRunnerSpawnFailure(%v, %q) = %v, want %v", tc.err, tc.runner, got, tc.want)
+			if got := isRunnerSpawnFailure(tc.err, tc.runner, tc.resolved, tc.workdir); got != tc.want {
+				t.Errorf("isRunnerSpawnFailure(%v, %q) = %v, want %v", tc.err, tc.runner, got, tc.want)
 			}
 		})
 	}
-	if got := SpawnFailureDetail(pathErr("fork/exec", "/opt/r", syscall.ENOENT), "/opt/r"); got != "Error: spawn /opt/r ENOENT" {
+	if got := spawnFailureDetail(pathErr("fork/exec", "/opt/r", syscall.ENOENT), "/opt/r"); got != "Error: spawn /opt/r ENOENT" {
 		t.Errorf("SpawnFailureDetail = %q", got)
 	}
-	if got := SpawnFailureDetail(pathErr("fork/exec", "/opt/r", syscall.EACCES), "/opt/r"); got != "Error: spawn /opt/r EACCES" {
+	if got := spawnFailureDetail(pathErr("fork/exec", "/opt/r", syscall.EACCES), "/opt/r"); got != "Error: spawn /opt/r EACCES" {
 		t.Errorf("SpawnFailureDetail = %q", got)
 	}
 }
 
 var execLookPath = exec.LookPath
+
+// TestClassifyOrder: the report of a run carries the confiner's facts, and
+// a runner failure wins over a denial (spec §5), a signal is neither.
+func TestClassifyOrder(t *testing.T) {
+	d := mustDialect(BackendLandlock)
+	w := ConfinedArgv{Backend: BackendLandlock, Enforcement: Partial, DenialSignatures: d.DenialSignatures, RunnerFailureRules: d.RunnerFailureRules,
+		Ungoverned: d.Ungoverned, Policy: Policy{Mode: WorkspaceWrite, WorkspaceRoot: "/ws"}}
+	tests := []struct {
+		name               string
+		exit               int
+		signaled           bool
+		stderr             string
+		denied, runnerFail bool
+	}{
+		{name: "the command's own exit", exit: 1, stderr: "grep: no match\n"},
+		{name: "a denial", exit: 1, stderr: "touch: cannot touch '/x': Permission denied\n", denied: true},
+		{name: "a runner failure wins over a denial", exit: 125, stderr: "landlock-run: cannot open rule path: /x: Permission denied\n", runnerFail: true},
+		{name: "a signal is neither", exit: -1, signaled: true, stderr: "landlock-run: x\nPermission denied\n"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := w.Classify(tc.exit, tc.signaled, tc.stderr)
+			if r.Mode != WorkspaceWrite || r.Backend != BackendLandlock || r.Enforcement != Partial || len(r.Ungoverned) != len(d.Ungoverned) {
+				t.Errorf("report lost the confiner's facts: %+v", r)
+			}
+			var ue *UnavailableError
+			if r.Denied != tc.denied || r.RunnerFailed != tc.runnerFail || errors.As(err, &ue) != tc.runnerFail {
+				t.Errorf("report %+v, err %v; want denied %v runner failed %v", r, err, tc.denied, tc.runnerFail)
+			}
+			if tc.runnerFail && (ue.Mode != WorkspaceWrite || ue.Detail != strings.TrimSuffix(tc.stderr, "\n")) {
+				t.Errorf("runner failure error %+v", ue)
+			}
+		})
+	}
+}

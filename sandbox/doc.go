@@ -1,7 +1,8 @@
 // Package sandbox holds the per-call process sandbox: the three modes and
-// what they promise, the per-call [Policy], the profile builders of every
-// platform, the [Provider] that picks a backend and wraps argv, and the
-// failure classification every executor uses.
+// what they promise, the per-call [Policy] and its one check ([Validate]),
+// the profile builders of every platform, the [Provider] that picks a
+// backend and wraps argv, the failure classification every executor uses,
+// and the [Report] of a confined run.
 //
 // # Modes and promises
 //
@@ -16,12 +17,14 @@
 //
 // # Profiles
 //
-// The builders are pure functions: [BwrapArgs], [LandlockArgs] (from
-// [LandlockGrants] via [GrantArgs]), [SeatbeltProfile] / [SeatbeltArgs] and
+// The builders are pure functions: [BwrapArgs], [LandlockArgs] (the runner
+// flags of [LandlockGrants]), [SeatbeltProfile] / [SeatbeltArgs] and
 // [WindowsACLArgs]; [Wrap] joins runner, profile, "--" and the caller's exact
 // argv. Temp semantics differ per backend: bwrap mounts a fresh tmpfs at /tmp
 // (writes vanish), Landlock grants the host /tmp wholesale, Seatbelt grants
-// [WritableRoots] (workspace, /tmp, the process temp dir, canonicalised).
+// the workspace, /tmp and the process temp dir, canonicalised. What every
+// platform's builder emits is golden in the sandbox sim
+// (snapshots/txt/profiles.txt).
 //
 // # Provider
 //
@@ -41,9 +44,12 @@
 //
 // Confine never passes argv through unconfined: it returns enforcing argv, a
 // [*UnavailableError] (code SANDBOX_UNAVAILABLE, VERBATIM message) when no
-// backend is usable, or a bad-input error wrapping [ErrBadInput] for an
-// unknown mode, danger-full-access, an empty argv, or a relative or missing
-// workspace root. [NewProvider] rejects bad configuration (a zero or infinite
+// backend is usable, or a bad-input error wrapping [ErrBadInput] from
+// [Validate] (an unknown mode, danger-full-access, a relative or missing
+// workspace root, an empty argv, a workspace-write root redirected through a
+// temp-area symlink). [Validate] is the one check of a call: every confiner
+// (the provider, package sandbox/inproc) makes it, and returns the policy it
+// granted, root canonicalised, in [ConfinedArgv.Policy]. [NewProvider] rejects bad configuration (a zero or infinite
 // probe timeout, inconsistent runnerCommand settings, a launcher or runner
 // path that is a directory, an unknown backend name) with upstream's
 // VERBATIM texts where they exist.
@@ -53,8 +59,8 @@
 // Three outcomes, in precedence order:
 //
 //  1. Runner failure: the command never ran. A failed spawn is the runner's
-//     only under [IsRunnerSpawnFailure]'s conjunction (runner known, workdir
-//     usable, ENOENT/EACCES on exactly the runner). After exit,
+//     only under [ConfinedArgv.StartError]'s conjunction (runner known,
+//     workdir usable, ENOENT/EACCES on exactly the runner). After exit,
 //     [ClassifyRunnerFailure] needs all three pieces of evidence: an allowed
 //     exit code (Landlock: 125 only), a stderr line that is not an exact
 //     informational line (the partial notice), and a fatal signature in that
@@ -65,7 +71,17 @@
 //  3. Otherwise the command's own exit code, including 126/127 from a
 //     launched child.
 //
-// Package sandbox/spawn runs a confined process and applies this order;
-// package sandbox/inproc confines a child from a restricted locked thread of
-// the calling Go process without a runner binary.
+// [ConfinedArgv.Classify] applies this order after exit and returns the
+// [Report] of the run: mode, backend, enforcement, what the backend cannot
+// govern, denial, runner failure. Package sandbox/spawn runs a confined
+// process and returns that report; package render turns it into the model's
+// markers; package sandbox/inproc confines a child from a restricted locked
+// thread of the calling Go process without a runner binary.
+//
+// # Imports
+//
+// sandbox imports nothing of this repository: not its subpackages (spawn,
+// inproc, landlock import it), not harness/... (test tooling), not the
+// pipeline or the tools. The Landlock runner's probe lines it reads are its
+// own constants, checked against the runner's by a test.
 package sandbox

@@ -42,12 +42,21 @@ func BwrapArgs(p Policy) []string {
 	return args
 }
 
-// BwrapHidesWorkdir reports whether the bwrap profile for p hides the
+// HidesWorkdir reports whether the confinement c hides the working directory
+// dir (canonicalised here): bwrap's profile, and an operator runner given
+// it, cover /tmp with a fresh tmpfs in workspace-write, so a dir under /tmp
+// and not under the workspace root does not exist in the sandbox, and bwrap
+// then silently starts the command in $HOME or / instead.
+func (c ConfinedArgv) HidesWorkdir(dir string) bool {
+	return (c.Backend == BackendBwrap || c.Backend == BackendRunnerCommand) && bwrapHidesWorkdir(c.Policy, canonicalPath(dir))
+}
+
+// bwrapHidesWorkdir reports whether the bwrap profile for p hides the
 // working directory dir: in workspace-write a fresh tmpfs covers /tmp, so a
 // dir under /tmp that is not under the workspace root (re-bound on top) does
 // not exist in the sandbox, and bwrap then silently starts the command in
 // $HOME or / instead. It is lexical: pass canonical absolute paths.
-func BwrapHidesWorkdir(p Policy, dir string) bool {
+func bwrapHidesWorkdir(p Policy, dir string) bool {
 	return p.Mode == WorkspaceWrite && beneath(dir, "/tmp") && !beneath(dir, p.WorkspaceRoot)
 }
 
@@ -67,9 +76,9 @@ func LandlockGrants(p Policy) (readOnly, readWrite []string) {
 	return readOnly, readWrite
 }
 
-// GrantArgs renders grants as runner flags: every --ro pair first, then every
+// grantArgs renders grants as runner flags: every --ro pair first, then every
 // --rw pair, each in the given order.
-func GrantArgs(readOnly, readWrite []string) []string {
+func grantArgs(readOnly, readWrite []string) []string {
 	args := []string{}
 	for _, r := range readOnly {
 		args = append(args, "--ro", r)
@@ -81,27 +90,27 @@ func GrantArgs(readOnly, readWrite []string) []string {
 }
 
 // LandlockArgs is the Landlock runner profile for p (without the program and "--").
-func LandlockArgs(p Policy) []string { return GrantArgs(LandlockGrants(p)) }
+func LandlockArgs(p Policy) []string { return grantArgs(LandlockGrants(p)) }
 
-// SeatbeltReadOnlyProfile is the VERBATIM read-only Seatbelt profile.
-const SeatbeltReadOnlyProfile = `(version 1) (allow default) (deny file-write*) (allow file-write* (literal "/dev/null"))`
+// seatbeltReadOnlyProfile is the VERBATIM read-only Seatbelt profile.
+const seatbeltReadOnlyProfile = `(version 1) (allow default) (deny file-write*) (allow file-write* (literal "/dev/null"))`
 
 // SeatbeltProfile is the SBPL profile for mode: the read-only profile, plus
-// for workspace-write one allow form over roots (normally [WritableRoots]).
+// for workspace-write one allow form over roots (normally the workspace, /tmp and the process temp dir, canonicalised).
 func SeatbeltProfile(mode Mode, roots []string) string {
 	if mode != WorkspaceWrite {
-		return SeatbeltReadOnlyProfile
+		return seatbeltReadOnlyProfile
 	}
 	forms := make([]string, 0, len(roots))
 	for _, r := range roots {
-		forms = append(forms, "(subpath "+SBPLString(r)+")")
+		forms = append(forms, "(subpath "+sbplString(r)+")")
 	}
-	return SeatbeltReadOnlyProfile + " (allow file-write* " + strings.Join(forms, " ") + ")"
+	return seatbeltReadOnlyProfile + " (allow file-write* " + strings.Join(forms, " ") + ")"
 }
 
-// SBPLString quotes s as an SBPL string: wrapped in double quotes, with
+// sbplString quotes s as an SBPL string: wrapped in double quotes, with
 // backslash and double quote escaped.
-func SBPLString(s string) string {
+func sbplString(s string) string {
 	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
 }
 

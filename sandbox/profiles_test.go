@@ -22,13 +22,13 @@ func TestProfiles(t *testing.T) {
 		{name: "bwrap treats an unknown mode as read-only", got: BwrapArgs(Policy{Mode: "bogus", WorkspaceRoot: "/ws"}), want: BwrapArgs(ro)},
 		{name: "landlock read-only grants root and dev null", got: LandlockArgs(ro), want: []string{"--ro", "/", "--rw", "/dev/null"}},
 		{name: "landlock workspace-write adds tmp and workspace", got: LandlockArgs(ww), want: []string{"--ro", "/", "--rw", "/dev/null", "--rw", "/tmp", "--rw", "/ws"}},
-		{name: "grant args of nothing", got: GrantArgs(nil, nil), want: []string{}},
-		{name: "grant args ro only", got: GrantArgs([]string{"/a"}, nil), want: []string{"--ro", "/a"}},
-		{name: "grant args emit ro before rw", got: GrantArgs([]string{"/a", "/b"}, []string{"/c"}), want: []string{"--ro", "/a", "--ro", "/b", "--rw", "/c"}},
-		{name: "seatbelt read-only", got: SeatbeltArgs(ReadOnly, nil), want: []string{"-p", SeatbeltReadOnlyProfile}},
+		{name: "grant args of nothing", got: grantArgs(nil, nil), want: []string{}},
+		{name: "grant args ro only", got: grantArgs([]string{"/a"}, nil), want: []string{"--ro", "/a"}},
+		{name: "grant args emit ro before rw", got: grantArgs([]string{"/a", "/b"}, []string{"/c"}), want: []string{"--ro", "/a", "--ro", "/b", "--rw", "/c"}},
+		{name: "seatbelt read-only", got: SeatbeltArgs(ReadOnly, nil), want: []string{"-p", seatbeltReadOnlyProfile}},
 		{name: "seatbelt workspace-write appends one allow form", got: SeatbeltArgs(WorkspaceWrite, []string{"/ws", "/private/tmp"}),
-			want: []string{"-p", SeatbeltReadOnlyProfile + ` (allow file-write* (subpath "/ws") (subpath "/private/tmp"))`}},
-		{name: "sbpl quoting escapes backslash and quote", got: []string{SBPLString(`/a "b"\c`)}, want: []string{`"/a \"b\"\\c"`}},
+			want: []string{"-p", seatbeltReadOnlyProfile + ` (allow file-write* (subpath "/ws") (subpath "/private/tmp"))`}},
+		{name: "sbpl quoting escapes backslash and quote", got: []string{sbplString(`/a "b"\c`)}, want: []string{`"/a \"b\"\\c"`}},
 		{name: "windows read-only", got: WindowsACLArgs(ro, `C:\T`, nil), want: []string{"--workspace", "/ws", "--temp", `C:\T`, "--mode", "read-only"}},
 		{name: "windows agentless workspace-write", got: WindowsACLArgs(ww, `C:\T`, nil), want: []string{"--workspace", "/ws", "--temp", `C:\T`, "--mode", "workspace-write"}},
 		{name: "windows session workspace-write adds sids and private temp", got: WindowsACLArgs(ww, `C:\T`, &WindowsSession{TempDir: `C:\T\dsh-1`, WriteSID: "S-1-4-1", TempWriteSID: "S-1-4-2"}),
@@ -77,16 +77,16 @@ func TestCanonicalPath(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantReal, _ := filepath.EvalSymlinks(real)
-	if got := CanonicalPath(link); got != wantReal {
-		t.Errorf("CanonicalPath(symlink) = %q, want %q", got, wantReal)
+	if got := canonicalPath(link); got != wantReal {
+		t.Errorf("canonicalPath(symlink) = %q, want %q", got, wantReal)
 	}
 	missing := filepath.Join(dir, "missing", "x")
-	if got := CanonicalPath(missing); got != missing {
-		t.Errorf("CanonicalPath(missing) = %q, want unchanged", got)
+	if got := canonicalPath(missing); got != missing {
+		t.Errorf("canonicalPath(missing) = %q, want unchanged", got)
 	}
-	roots := WritableRoots(Policy{Mode: WorkspaceWrite, WorkspaceRoot: link})
+	roots := writableRoots(Policy{Mode: WorkspaceWrite, WorkspaceRoot: link}, os.TempDir(), canonicalPath)
 	if len(roots) < 2 || roots[0] != wantReal || roots[1] != "/tmp" {
-		t.Errorf("WritableRoots = %q", roots)
+		t.Errorf("writableRoots = %q", roots)
 	}
 	seen := map[string]bool{}
 	for _, r := range roots {
@@ -117,8 +117,8 @@ func TestBwrapHidesWorkdir(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := BwrapHidesWorkdir(Policy{Mode: tc.mode, WorkspaceRoot: tc.ws}, tc.dir); got != tc.want {
-				t.Errorf("BwrapHidesWorkdir(%s, ws %s, dir %s) = %v, want %v", tc.mode, tc.ws, tc.dir, got, tc.want)
+			if got := bwrapHidesWorkdir(Policy{Mode: tc.mode, WorkspaceRoot: tc.ws}, tc.dir); got != tc.want {
+				t.Errorf("bwrapHidesWorkdir(%s, ws %s, dir %s) = %v, want %v", tc.mode, tc.ws, tc.dir, got, tc.want)
 			}
 		})
 	}

@@ -30,8 +30,8 @@ type Probes struct {
 	// bwrap --ro-bind / / --dev /dev --proc /proc --die-with-parent --cap-drop ALL
 	// --remount-ro /proc -- true).
 	Bwrap func(ctx context.Context) bool
-	// Landlock runs the launcher's probe (default: [ProbeLandlock]: exit 0
-	// and stdout exactly the runner's probe line).
+	// Landlock runs the launcher's probe (default: "<launcher> --probe": exit
+	// 0 and stdout exactly the runner's probe line).
 	Landlock func(ctx context.Context, launcher string) (Enforcement, bool)
 	// Seatbelt reports whether sandbox-exec works (default: sandbox-exec -p
 	// <read-only profile> -- true).
@@ -49,7 +49,8 @@ type Config struct {
 	Platform string
 	// Chain overrides the platform chain (backend names); nil = [Chain](Platform).
 	Chain []string
-	// LauncherPath is the landlock-run binary; default [DefaultLauncherPath].
+	// LauncherPath is the landlock-run binary; default landlock-run beside
+	// the running executable.
 	// No environment variable selects it; existence is not checked (the probe says).
 	LauncherPath string
 	// WindowsRunner is the ACL runner argv (for example node runner.js);
@@ -85,10 +86,10 @@ type Provider struct {
 	enf      Enforcement
 }
 
-// DefaultLauncherPath is landlock-run beside the running executable, or, when
+// defaultLauncherPath is landlock-run beside the running executable, or, when
 // the executable cannot be located, a fixed absolute path that does not exist
 // (so the probe reports unusable).
-func DefaultLauncherPath() string {
+func defaultLauncherPath() string {
 	if exe, err := os.Executable(); err == nil {
 		return filepath.Join(filepath.Dir(exe), "landlock-run")
 	}
@@ -135,7 +136,7 @@ func NewProvider(cfg Config) (*Provider, error) {
 		p.cfg.TempDir = os.TempDir()
 	}
 	if p.cfg.LauncherPath == "" {
-		p.cfg.LauncherPath = DefaultLauncherPath()
+		p.cfg.LauncherPath = defaultLauncherPath()
 	}
 	if !filepath.IsAbs(p.cfg.LauncherPath) {
 		return nil, fmt.Errorf("sandbox-local: launcher path %q must be absolute", p.cfg.LauncherPath)
@@ -213,7 +214,7 @@ func (p *Provider) probe(b string) (Enforcement, bool) {
 		if pr.Landlock != nil {
 			return pr.Landlock(ctx, p.cfg.LauncherPath)
 		}
-		return ProbeLandlock(ctx, p.cfg.LauncherPath)
+		return probeLandlock(ctx, p.cfg.LauncherPath)
 	case BackendSeatbelt:
 		if pr.Seatbelt != nil {
 			return Full, pr.Seatbelt(ctx)
@@ -241,13 +242,13 @@ func BwrapProbeArgs() []string { return Wrap(nil, BwrapArgs(Policy{Mode: ReadOnl
 // confine here; a missing binary, a failure or a timeout means it cannot.
 func ProbeBwrap(ctx context.Context) bool { return runOK(ctx, nil, "bwrap", BwrapProbeArgs()...) }
 
-// ProbeLandlock runs "<launcher> --probe": exit 0 with stdout exactly the
+// probeLandlock runs "<launcher> --probe": exit 0 with stdout exactly the
 // runner's one probe line is usable (full, or partial for "landlock:
 // partially enforced (older ABI)"); anything else (missing launcher, exit
 // 125, timeout, or a program that exits 0 without answering like the runner,
 // such as /bin/true, which would "confine" every command by not running it)
 // is unusable.
-func ProbeLandlock(ctx context.Context, launcher string) (Enforcement, bool) {
+func probeLandlock(ctx context.Context, launcher string) (Enforcement, bool) {
 	var out bytes.Buffer
 	if !runOK(ctx, &out, launcher, "--probe") {
 		return "", false
@@ -314,7 +315,7 @@ func (p *Provider) Confine(ctx context.Context, argv []string, policy Policy) (C
 	case BackendLandlock:
 		out.Argv = Wrap([]string{p.cfg.LauncherPath}, LandlockArgs(policy), argv)
 	case BackendSeatbelt:
-		roots := writableRoots(policy, p.cfg.TempDir, CanonicalPath)
+		roots := writableRoots(policy, p.cfg.TempDir, canonicalPath)
 		out.Argv = Wrap([]string{"sandbox-exec"}, SeatbeltArgs(policy.Mode, roots), argv)
 	case BackendWindowsACL:
 		out.Argv = Wrap(p.cfg.WindowsRunner, WindowsACLArgs(policy, p.cfg.TempDir, nil), argv)
@@ -355,10 +356,10 @@ func Validate(argv []string, policy Policy) (Policy, error) {
 		return Policy{}, fmt.Errorf("%w: confine needs a command: argv is empty", ErrBadInput)
 	}
 	if policy.Mode == WorkspaceWrite {
-		if link, bad := RedirectingSymlink(policy.WorkspaceRoot, TempAreas()); bad {
+		if link, bad := RedirectingSymlink(policy.WorkspaceRoot, tempAreas()); bad {
 			return Policy{}, fmt.Errorf("%w: workspace root %s passes through the symlink %s inside a temp area that confined commands can write; it may have been redirected by an earlier command, so it is not granted", ErrBadInput, policy.WorkspaceRoot, link)
 		}
 	}
-	policy.WorkspaceRoot = CanonicalPath(policy.WorkspaceRoot)
+	policy.WorkspaceRoot = canonicalPath(policy.WorkspaceRoot)
 	return policy, nil
 }

@@ -146,7 +146,7 @@ func TestProviderChains(t *testing.T) {
 			cfg: func(l *probeLog) Config {
 				return Config{Platform: "darwin", TempDir: "/var/t", Probes: l.probes(false, "")}
 			},
-			want: ConfinedArgv{Argv: []string{"sandbox-exec", "-p", SeatbeltReadOnlyProfile, "--", "bash", "-c", "echo hi"}, Backend: "seatbelt", Enforcement: Full,
+			want: ConfinedArgv{Argv: []string{"sandbox-exec", "-p", seatbeltReadOnlyProfile, "--", "bash", "-c", "echo hi"}, Backend: "seatbelt", Enforcement: Full,
 				DenialSignatures: []string{"operation not permitted"}, RunnerFailureRules: []RunnerFailureRule{{FatalSignatures: []string{"sandbox-exec: "}}}}},
 		{name: "unknown platform fails closed with zero probes",
 			cfg:     func(l *probeLog) Config { return Config{Platform: "plan9", Probes: l.probes(true, Full)} },
@@ -155,7 +155,7 @@ func TestProviderChains(t *testing.T) {
 			cfg: func(l *probeLog) Config {
 				return Config{Platform: "linux", Chain: []string{"bwrap", "seatbelt"}, Probes: l.probes(false, "")}
 			},
-			want: ConfinedArgv{Argv: []string{"sandbox-exec", "-p", SeatbeltReadOnlyProfile, "--", "bash", "-c", "echo hi"}, Backend: "seatbelt", Enforcement: Full,
+			want: ConfinedArgv{Argv: []string{"sandbox-exec", "-p", seatbeltReadOnlyProfile, "--", "bash", "-c", "echo hi"}, Backend: "seatbelt", Enforcement: Full,
 				DenialSignatures: []string{"operation not permitted"}, RunnerFailureRules: []RunnerFailureRule{{FatalSignatures: []string{"sandbox-exec: "}}}},
 			wantCalls: []string{"bwrap", "seatbelt"}},
 		{name: "windows sole candidate is partial with the ACL dialect",
@@ -202,12 +202,14 @@ func TestProviderChains(t *testing.T) {
 			}
 			if tc.wantErr == "" {
 				// The workspace root in bwrap's argv is the canonical one.
+				// The granted policy is the asked one with that canonical root.
 				want := tc.want
 				for i, a := range want.Argv {
 					if a == ws {
 						want.Argv[i] = realWS
 					}
 				}
+				want.Policy = Policy{Mode: ReadOnly, WorkspaceRoot: realWS}
 				if d := cmp.Diff(want, got); d != "" {
 					t.Errorf("Confine (-want +got):\n%s", d)
 				}
@@ -310,13 +312,13 @@ func TestLandlockProbeOfTheLauncher(t *testing.T) {
 			}
 		})
 	}
-	if _, ok := ProbeLandlock(context.Background(), "/nonexistent/landlock-run"); ok {
+	if _, ok := probeLandlock(context.Background(), "/nonexistent/landlock-run"); ok {
 		t.Error("a missing launcher probed usable")
 	}
 	// A launcher path naming a real program that is not landlock-run (true
 	// exits 0 for any arguments) would "confine" every command by not running
 	// it, and report success.
-	if enf, ok := ProbeLandlock(context.Background(), "/bin/true"); ok {
+	if enf, ok := probeLandlock(context.Background(), "/bin/true"); ok {
 		t.Errorf("/bin/true probed usable (%q)", enf)
 	}
 }

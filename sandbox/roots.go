@@ -6,10 +6,10 @@ import (
 	"strings"
 )
 
-// CanonicalPath resolves p the way the provider canonicalises a workspace
+// canonicalPath resolves p the way the provider canonicalises a workspace
 // root: realpath first (every symlink component), then absolutise; if
 // realpath fails (a missing path) the spelling is kept, absolutised.
-func CanonicalPath(p string) string {
+func canonicalPath(p string) string {
 	if r, err := filepath.EvalSymlinks(p); err == nil {
 		p = r
 	}
@@ -19,15 +19,11 @@ func CanonicalPath(p string) string {
 	return p
 }
 
-// WritableRoots is the allow-list a mode means: nothing unless the mode is
-// workspace-write; then the workspace root, /tmp and the process temp dir,
-// each canonicalised and de-duplicated (first occurrence wins). The Seatbelt
-// profile and in-process fences use it; bwrap and Landlock carry their own
-// temp semantics (see the package doc).
-func WritableRoots(p Policy) []string {
-	return writableRoots(p, os.TempDir(), CanonicalPath)
-}
-
+// writableRoots is the allow-list a mode means: nothing unless the mode is
+// workspace-write; then the workspace root, /tmp and the temp dir tmpdir,
+// each canonicalised by canon and de-duplicated (first occurrence wins). The
+// Seatbelt profile uses it; bwrap and Landlock carry their own temp
+// semantics (see the package doc).
 func writableRoots(p Policy, tmpdir string, canon func(string) string) []string {
 	if p.Mode != WorkspaceWrite {
 		return []string{}
@@ -44,9 +40,9 @@ func writableRoots(p Policy, tmpdir string, canon func(string) string) []string 
 	return out
 }
 
-// TempAreas are the places any workspace-write command may write besides its
+// tempAreas are the places any workspace-write command may write besides its
 // workspace: /tmp and the process temp dir, each as spelled and resolved.
-func TempAreas() []string {
+func tempAreas() []string {
 	var areas []string
 	for _, b := range []string{"/tmp", os.TempDir()} {
 		if filepath.IsAbs(b) {

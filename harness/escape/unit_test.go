@@ -46,7 +46,9 @@ func TestParseAttemptReadsEveryField(t *testing.T) {
 }
 
 func TestAdmit(t *testing.T) {
-	full := escape.Report{Enforcement: sandbox.Full, ABI: 5, TempArea: escape.TempHost, Ungoverned: sandbox.LandlockUngoverned}
+	d, _ := sandbox.DialectOf(sandbox.BackendLandlock)
+	ungoverned := d.Ungoverned
+	full := escape.Report{Enforcement: sandbox.Full, ABI: 5, TempArea: escape.TempHost, Ungoverned: ungoverned}
 	partial2 := escape.Report{Enforcement: sandbox.Partial, ABI: 2, TempArea: escape.TempHost}
 	bwrap := escape.Report{Enforcement: sandbox.Full, TempArea: escape.TempFresh}
 	cases := []struct {

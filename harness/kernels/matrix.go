@@ -68,7 +68,7 @@ func (c Column) result(name string) (ProbeResult, bool) {
 // AdmitGap says whether a GAP of probe p in column c is admitted by what the
 // Landlock backend reports: the runner's partial notice when p's right is
 // newer than the governed ABI (truncate before 3, device ioctl before 5), or
-// the backend's Ungoverned list (sandbox.LandlockUngoverned) naming p's
+// the Landlock dialect's Ungoverned list (sandbox.DialectOf) naming p's
 // effect. Pure.
 func AdmitGap(p Probe, c Column) (bool, string) {
 	if p.Effect != "" {

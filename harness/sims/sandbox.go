@@ -76,7 +76,7 @@ func runSandbox(env *harness.Env) (map[string][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	files := map[string][]byte{"txt/profiles.txt": []byte(sandbox.ProfilesDump("<ws>"))}
+	files := map[string][]byte{"txt/profiles.txt": []byte(profilesDump("<ws>"))}
 	steps := []struct {
 		name string
 		fn   func() (string, error)
@@ -161,7 +161,7 @@ func (s *sandboxSim) probe() (string, error) {
 		if err != nil {
 			return "", err
 		}
-		fmt.Fprintf(&b, "%s: %s\n", m, sandbox.ShellQuote(w.Argv))
+		fmt.Fprintf(&b, "%s: %s\n", m, shellQuote(w.Argv))
 	}
 	return b.String(), nil
 }
@@ -379,8 +379,7 @@ func (s *sandboxSim) classify() (string, error) {
 	b.WriteString("samples: real runs of landlock-run --abi-cap 4 (it prints the partial notice, as on an older kernel), workspace-write\n")
 	fmt.Fprintf(&b, "real rules (from confine()): %s\n", rj)
 	b.WriteString(`prefix only (constructed, as before postmortem 0004): any "landlock-run: " line + non-zero exit = runner broken` + "\n")
-	ro, rw := sandbox.LandlockGrants(sandbox.Policy{Mode: sandbox.WorkspaceWrite, WorkspaceRoot: s.ws})
-	grants := sandbox.GrantArgs(ro, rw)
+	grants := sandbox.LandlockArgs(sandbox.Policy{Mode: sandbox.WorkspaceWrite, WorkspaceRoot: s.ws})
 	samples := []struct {
 		label string
 		args  []string

@@ -47,7 +47,7 @@
 //
 // In precedence order (sandbox package, spec §5):
 //
-//  1. A start failure attributed to the runner (sandbox.IsRunnerSpawnFailure)
+//  1. A start failure attributed to the runner (sandbox.ConfinedArgv.StartError)
 //     makes Start return *sandbox.UnavailableError{Mode, Detail: "Error:
 //     spawn <runner> ENOENT"}; other start errors come back unchanged.
 //  2. After exit, the confiner's facts classify the run

@@ -103,8 +103,8 @@ type Process struct {
 // (<runner> [profile] -- <argv>, or argv as given when the confiner starts
 // the command itself) or that grants another mode; descriptors that cannot
 // be kept from a confined command; a workdir the bwrap profile hides
-// ([sandbox.BwrapHidesWorkdir]); a start failure attributed to the runner
-// (sandbox.IsRunnerSpawnFailure) as *sandbox.UnavailableError with detail
+// ([sandbox.ConfinedArgv.HidesWorkdir]); a start failure attributed to the runner
+// (sandbox.ConfinedArgv.StartError) as *sandbox.UnavailableError with detail
 // "Error: spawn <runner> <CODE>"; any other start error unchanged. Nothing
 // runs when Start fails. Before a confined start every descriptor of this
 // process from 3 up is marked close-on-exec (process-wide: inherited
@@ -171,8 +171,8 @@ func Start(ctx context.Context, req Request) (*Process, error) {
 	if err := start(cmd); err != nil {
 		p.stdout.close()
 		p.stderr.close()
-		if p.wrapped != nil && p.wrapped.Start == nil && sandbox.IsRunnerSpawnFailure(err, argv[0], cmd.Path, dir) {
-			return nil, &sandbox.UnavailableError{Mode: p.mode, Detail: sandbox.SpawnFailureDetail(err, argv[0])}
+		if p.wrapped != nil {
+			return nil, p.wrapped.StartError(err, cmd.Path, dir)
 		}
 		return nil, err
 	}
@@ -220,10 +220,8 @@ func confine(ctx context.Context, req Request, dir string) (sandbox.ConfinedArgv
 	if w.Policy.Mode != req.Policy.Mode {
 		return sandbox.ConfinedArgv{}, fmt.Errorf("spawn: the %q confiner granted mode %q to a %s call; refusing to run it", w.Backend, w.Policy.Mode, req.Policy.Mode)
 	}
-	if w.Backend == sandbox.BackendBwrap || w.Backend == sandbox.BackendRunnerCommand {
-		if sandbox.BwrapHidesWorkdir(w.Policy, sandbox.CanonicalPath(dir)) {
-			return sandbox.ConfinedArgv{}, fmt.Errorf("spawn: workdir %q is under /tmp, which the %s profile covers with an empty tmpfs in %s mode (only the workspace %q is bound on top): the command would silently start in $HOME or / instead; refusing to run it", dir, w.Backend, req.Policy.Mode, w.Policy.WorkspaceRoot)
-		}
+	if w.HidesWorkdir(dir) {
+		return sandbox.ConfinedArgv{}, fmt.Errorf("spawn: workdir %q is under /tmp, which the %s profile covers with an empty tmpfs in %s mode (only the workspace %q is bound on top): the command would silently start in $HOME or / instead; refusing to run it", dir, w.Backend, req.Policy.Mode, w.Policy.WorkspaceRoot)
 	}
 	return w, nil
 }

@@ -1,0 +1,76 @@
+package sims
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/dshsim/dshsim/sandbox"
+)
+
+// shellQuote renders argv as one shell-readable line (single quotes where
+// needed), for display only.
+func shellQuote(argv []string) string {
+	out := make([]string, len(argv))
+	for i, a := range argv {
+		out[i] = quoteArg(a)
+	}
+	return strings.Join(out, " ")
+}
+
+func quoteArg(a string) string {
+	if a == "" {
+		return "''"
+	}
+	for _, r := range a {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("_/.:=@%+,-<>", r)) {
+			return "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+	}
+	return a
+}
+
+// Example values profilesDump uses for the platforms it does not run on.
+const (
+	exampleDarwinTempDir  = "/private/var/folders/ab/T"
+	exampleWindowsTempDir = `C:\Users\u\AppData\Local\Temp`
+)
+
+// profilesDump renders what every platform's builder emits for both confined
+// modes with workspace ws and the command bash -c 'echo hi': one line per
+// platform/backend and mode, then the two Seatbelt profiles on their own.
+// The macOS temp dir and the Windows temp dir are the example values above;
+// the Landlock launcher is shown as landlock-run and the Windows runner as
+// node runner.js. It is pure: the macOS roots are what the provider computes
+// there (sandbox's writable roots: the workspace, /tmp resolved, which is a
+// symlink to /private/tmp on macOS, and the process temp dir).
+func profilesDump(ws string) string {
+	argv := []string{"bash", "-c", "echo hi"}
+	var b strings.Builder
+	line := func(platform string, mode sandbox.Mode, full []string) {
+		fmt.Fprintf(&b, "%-16s %-15s : %s\n", platform, mode, shellQuote(full))
+	}
+	confined := []sandbox.Mode{sandbox.ReadOnly, sandbox.WorkspaceWrite}
+	for _, m := range confined {
+		line("linux/bwrap", m, sandbox.Wrap([]string{"bwrap"}, sandbox.BwrapArgs(sandbox.Policy{Mode: m, WorkspaceRoot: ws}), argv))
+	}
+	for _, m := range confined {
+		line("linux/landlock", m, sandbox.Wrap([]string{"landlock-run"}, sandbox.LandlockArgs(sandbox.Policy{Mode: m, WorkspaceRoot: ws}), argv))
+	}
+	darwinRoots := func(m sandbox.Mode) []string {
+		if m != sandbox.WorkspaceWrite {
+			return []string{}
+		}
+		return []string{ws, "/private/tmp", exampleDarwinTempDir}
+	}
+	for _, m := range confined {
+		line("darwin/seatbelt", m, sandbox.Wrap([]string{"sandbox-exec"}, sandbox.SeatbeltArgs(m, darwinRoots(m)), argv))
+	}
+	for _, m := range confined {
+		line("win32/acl", m, sandbox.Wrap([]string{"node", "runner.js"}, sandbox.WindowsACLArgs(sandbox.Policy{Mode: m, WorkspaceRoot: ws}, exampleWindowsTempDir, nil), argv))
+	}
+	b.WriteString("\n")
+	for _, m := range confined {
+		fmt.Fprintf(&b, "seatbelt profile, %s:\n  %s\n", m, sandbox.SeatbeltProfile(m, darwinRoots(m)))
+	}
+	return b.String()
+}
