@@ -66,4 +66,14 @@
 //
 // A mismatch fails the test with a [LineDiff]; a missing golden says how to
 // create it.
+//
+// # The layout
+//
+// harness is test tooling: no product package imports it or anything under
+// it (the product's own tests may). Its tests also guard the package layout
+// of the whole module: TestImportArrowsPointDown parses every non-test
+// import and fails on an arrow that climbs (a product package importing
+// harness/..., the sandbox tree reaching out of itself, sandbox/spawn
+// importing render, a tool importing stack, ...; the rules are a table in
+// layout_test.go).
 package harness

@@ -1,0 +1,208 @@
+package harness
+
+import (
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// The import rules of the package layout (plan/LAYOUT.md): every arrow of the
+// import graph points down. An arrow is a non-test import of one package of
+// this module by another; tests may reach up (a product package's tests use
+// harness.Golden), the packages themselves may not.
+//
+// Each rule names who it binds (from), what they must not import (to), and
+// why. Paths are relative to the module root; "x/..." is x and everything
+// under it.
+var layoutRules = []struct {
+	from, except []string // who the rule binds, and who it does not
+	to, allow    []string // what they must not import, and what they still may
+	why          string
+}{
+	{from: []string{"..."}, except: []string{"harness/...", "cmd/...", "scenarios"}, to: []string{"harness/..."},
+		why: "harness/ is test tooling: no product package imports it"},
+	{from: []string{"sandbox/..."}, to: []string{"..."}, allow: []string{"sandbox/..."},
+		why: "the sandbox tree is self-contained: nothing under sandbox/ imports a package outside it"},
+	{from: []string{"sandbox"}, to: []string{"sandbox/..."}, allow: []string{"sandbox/internal/..."},
+		why: "package sandbox imports none of its subpackages (they import it), only sandbox/internal/..."},
+	{from: []string{"sandbox/spawn"}, to: []string{"render", "sandbox/inproc", "sandbox/landlock"},
+		why: "process spawning does not depend on presentation or on one confiner: it takes any Confiner and returns a sandbox.Report"},
+	{from: []string{"sandbox/internal/llsys", "pipeline/session"}, to: []string{"..."},
+		why: "a leaf: the syscall layer and the session log import nothing of this module"},
+	{from: []string{"pipeline"}, to: []string{"sandbox/...", "tools/...", "stack"},
+		why: "the pipeline knows calls and results, not the sandbox or the tools"},
+	{from: []string{"pipeline/...", "escalation", "fsobserve", "spill", "render"}, to: []string{"tools/...", "stack"},
+		why: "the tools and the composition root stand on these, not the other way round"},
+	{from: []string{"tools/..."}, to: []string{"stack"},
+		why: "stack composes the tools; a tool does not reach its composer"},
+	{from: []string{"render"}, to: []string{"sandbox/spawn"},
+		why: "render reads the sandbox.Report, not the executor"},
+	{from: []string{"..."}, except: []string{"harness/...", "sandbox/sandboxtest"}, to: []string{"sandbox/sandboxtest"},
+		why: "sandboxtest is test support: only _test.go files and harness/ import it"},
+	{from: []string{"cmd/..."}, to: []string{"stack", "tools/...", "pipeline/...", "sandbox", "sandbox/spawn", "sandbox/inproc"},
+		why: "a cmd/ main is thin: it calls one package's Main"},
+}
+
+// matchPkg reports whether pkg matches pattern ("x", "x/..." or "...").
+func matchPkg(pkg, pattern string) bool {
+	if pattern == "..." {
+		return true
+	}
+	if base, ok := strings.CutSuffix(pattern, "/..."); ok {
+		return pkg == base || strings.HasPrefix(pkg, base+"/")
+	}
+	return pkg == pattern
+}
+
+func matchAny(pkg string, patterns []string) bool {
+	for _, p := range patterns {
+		if matchPkg(pkg, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// upwardArrows returns every import in graph (importer -> imports, module
+// relative) that a layout rule forbids, one line each, sorted.
+func upwardArrows(graph map[string][]string) []string {
+	var bad []string
+	for from, imports := range graph {
+		for _, to := range imports {
+			for _, r := range layoutRules {
+				if from == to || !matchAny(from, r.from) || matchAny(from, r.except) || !matchAny(to, r.to) || matchAny(to, r.allow) {
+					continue
+				}
+				bad = append(bad, from+" imports "+to+": "+r.why)
+			}
+		}
+	}
+	sort.Strings(bad)
+	return bad
+}
+
+// importGraph parses the non-test Go files under root (go/parser, imports
+// only; testdata skipped) and returns each package directory's imports of
+// module packages, module relative.
+func importGraph(t *testing.T, root string) map[string][]string {
+	t.Helper()
+	graph := map[string][]string{}
+	seen := map[string]map[string]bool{}
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if p != root && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || p == filepath.Join(root, "bin") || p == filepath.Join(root, "build")) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, p, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(root, filepath.Dir(p))
+		if err != nil {
+			return err
+		}
+		from := filepath.ToSlash(rel)
+		if seen[from] == nil {
+			seen[from] = map[string]bool{}
+			graph[from] = []string{}
+		}
+		for _, spec := range f.Imports {
+			path, err := strconv.Unquote(spec.Path.Value)
+			if err != nil {
+				return err
+			}
+			to, ok := strings.CutPrefix(path, ModulePath+"/")
+			if !ok || seen[from][to] {
+				continue
+			}
+			seen[from][to] = true
+			graph[from] = append(graph[from], to)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return graph
+}
+
+// TestImportArrowsPointDown fails on any import of this module that climbs
+// the layout: a product package importing test tooling, the sandbox tree
+// reaching out of itself, spawn importing render, and the rest of
+// layoutRules.
+func TestImportArrowsPointDown(t *testing.T) {
+	root, err := FindRoot(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	graph := importGraph(t, root)
+	for _, pkg := range []string{"sandbox", "sandbox/spawn", "render", "pipeline/session", "tools/bash", "harness/sims"} {
+		if _, ok := graph[pkg]; !ok {
+			t.Fatalf("package %s not found under %s: the walk is broken", pkg, root)
+		}
+	}
+	if !matchAny("sandbox", graph["sandbox/spawn"]) {
+		t.Fatalf("sandbox/spawn's imports %v lack sandbox: the parse is broken", graph["sandbox/spawn"])
+	}
+	for _, line := range upwardArrows(graph) {
+		t.Error(line)
+	}
+}
+
+// TestUpwardArrowsAreFound plants each kind of upward arrow in a small graph:
+// every one must be reported, and the allowed arrows must not be.
+func TestUpwardArrowsAreFound(t *testing.T) {
+	allowed := map[string][]string{
+		"sandbox":             {"sandbox/internal/llsys"},
+		"sandbox/spawn":       {"sandbox"},
+		"pipeline":            {"pipeline/session"},
+		"sandbox/inproc":      {"sandbox", "sandbox/landlock"},
+		"sandbox/landlock":    {"sandbox/internal/llsys"},
+		"sandbox/sandboxtest": {"sandbox", "sandbox/internal/llsys"},
+		"render":              {"sandbox"},
+		"tools/bash":          {"escalation", "pipeline", "render", "sandbox", "sandbox/spawn", "tools/jobs"},
+		"stack":               {"tools/bash", "tools/fs", "pipeline/session", "sandbox"},
+		"harness/sims":        {"harness", "stack", "sandbox/sandboxtest", "render"},
+		"cmd/landlock-run":    {"sandbox/landlock"},
+		"cmd/dsh-sim":         {"harness/simcli", "harness/sims"},
+		"scenarios":           {"harness", "sandbox/landlock"},
+	}
+	if got := upwardArrows(allowed); len(got) != 0 {
+		t.Fatalf("allowed arrows reported:\n%s", strings.Join(got, "\n"))
+	}
+	planted := []struct{ from, to string }{
+		{"pipeline/policy", "harness/session"},
+		{"stack", "harness/session"},
+		{"sandbox", "sandbox/landlock"},
+		{"sandbox/spawn", "render"},
+		{"sandbox/spawn", "sandbox/inproc"},
+		{"sandbox/inproc", "internal/landlockrun"},
+		{"sandbox/landlock", "pipeline"},
+		{"pipeline/session", "sandbox"},
+		{"pipeline", "sandbox"},
+		{"escalation", "tools/bash"},
+		{"tools/fs", "stack"},
+		{"render", "sandbox/spawn"},
+		{"tools/bash", "sandbox/sandboxtest"},
+		{"cmd/landlock-run", "sandbox/spawn"},
+	}
+	for _, p := range planted {
+		if got := upwardArrows(map[string][]string{p.from: {p.to}}); len(got) == 0 {
+			t.Errorf("%s -> %s is not reported", p.from, p.to)
+		}
+	}
+}
