@@ -55,4 +55,10 @@
 // danger-full-access is unfenced, read-only denies every mutation and
 // workspace-write requires containment under the workspace root, /tmp or the
 // OS temp directory (canonical paths). Reads are never fenced.
+//
+// # Imports
+//
+// fsobserve imports pipeline (the coded error) and sandbox (modes, the
+// fence's symlink check); it must not import tools/... (the file tools stand
+// on it), stack, or harness/... (test tooling).
 package fsobserve

@@ -68,4 +68,10 @@
 // next call. next() may be called more than once; each call re-runs the
 // inner chain. Post-execute cannot replace a result's value (tools here have
 // no render step to rebuild content from a value).
+//
+// # Imports
+//
+// pipeline imports pipeline/session (the log a call's agent writes) and
+// nothing else of this module: not sandbox/..., not tools/..., not stack, not
+// harness/... (test tooling). Everything else stands on it.
 package pipeline

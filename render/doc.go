@@ -20,4 +20,10 @@
 // Every string here is a model-facing interface string and is byte-exact with
 // the recorded upstream behaviour (see fs-spill-render.md §6 and
 // seed-version-deltas.md §2-§4).
+//
+// # Imports
+//
+// render imports sandbox (the [sandbox.Report] it reads and the VERBATIM
+// markers); it must not import sandbox/spawn (the executor returns the
+// report, render reads it), tools/..., stack or harness/... (test tooling).
 package render

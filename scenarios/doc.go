@@ -28,4 +28,9 @@
 //
 // DSHSIM_UPDATE=1 go test ./scenarios rewrites the files that cmp compares
 // with (testscript's UpdateScripts), like every other golden.
+//
+// # Imports
+//
+// Test-only package (its code is in _test.go files): it imports the
+// commands' Main functions, harness and sandboxtest.
 package scenarios

@@ -52,4 +52,9 @@
 // [Policy.Listener] adapts the policy to a pipeline post-execute listener that
 // calls next first; register it with PrependPostExecute (see [Policy.Hook]) so
 // it transforms the final decision after every other listener (outermost).
+//
+// # Imports
+//
+// spill imports pipeline (the post-execute hook and the result shape); it
+// must not import tools/..., stack or harness/... (test tooling).
 package spill

@@ -31,4 +31,12 @@
 //
 // compose.go holds the shared pieces; each tool area registers itself from
 // its own file (bash.go, fs.go).
+//
+// # Imports
+//
+// stack is the composition root: it imports the tools (tools/bash, tools/fs,
+// tools/jobs), the pipeline and its approval, policy and session packages,
+// escalation, fsobserve, spill and sandbox. It must not import harness/...
+// (test tooling); nothing but the test tooling (the replay, the sims) and
+// the commands imports it.
 package stack

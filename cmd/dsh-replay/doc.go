@@ -1,4 +1,7 @@
 // Command dsh-replay replays recorded model sessions through the real tool
 // stack and compares the tool boundary with the recording; see package
 // harness/replay/cli and `dsh-replay -h`.
+//
+// A thin main: it imports harness/replay/cli (its Main) and nothing else
+// of this module.
 package main

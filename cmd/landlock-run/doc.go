@@ -4,4 +4,7 @@
 //	landlock-run [--abi-cap N] [--ro <path>]... [--rw <path>]... -- <argv>...
 //	landlock-run --probe
 //	landlock-run --abi
+//
+// A thin main: it imports sandbox/landlock (its Main) and nothing else of
+// this module, so the runner's start-up pays for nothing else.
 package main

@@ -60,4 +60,9 @@
 // snapshots/escape.txt (attempt × backend/identity/mode) and
 // snapshots/escape-abi.txt (the corpus under ABI caps 1..7); DSHSIM_UPDATE=1
 // rewrites them. A non-root run compares against *-nonroot.txt instead.
+//
+// # Imports
+//
+// Test tooling: it imports the sandbox it attacks (sandbox) and may import
+// any product package; no product package imports it.
 package escape

@@ -47,4 +47,9 @@
 //	go run ./cmd/kernel-matrix            # compare snapshots/kernel-matrix.txt
 //	DSHSIM_UPDATE=1 go run ./cmd/kernel-matrix
 //	go run ./cmd/kernel-matrix -layer1    # no qemu; prints the layer-1 table
+//
+// # Imports
+//
+// Test tooling: it imports the sandbox, the escape corpus and sandboxtest
+// (to build the guest binaries); no product package imports it.
 package kernels

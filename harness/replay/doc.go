@@ -47,4 +47,9 @@
 //
 // [Discover] expands directories, [Select] filters by name and shard, [Run]
 // replays concurrently. Package replay/cli is the dsh-replay command.
+//
+// # Imports
+//
+// Test tooling: it composes the real stack (package stack) and reads the
+// session log (pipeline/session); no product package imports it.
 package replay

@@ -21,4 +21,9 @@
 // 0 when all is well; 1 when a sim fails, a file drifted or is missing, an
 // unclaimed file sits in snapshots/, or an include is broken or stale; 2 for a
 // usage error.
+//
+// # Imports
+//
+// Test tooling: it imports harness and harness/snippets; no product package
+// imports it.
 package simcli

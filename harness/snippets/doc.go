@@ -39,4 +39,8 @@
 // dsh-sim -check runs [Check] on docs/tools.md after regenerating the effect
 // files in memory; dsh-sim -render runs [Render] to write the page with every
 // include expanded.
+//
+// # Imports
+//
+// Test tooling: it imports harness only; no product package imports it.
 package snippets

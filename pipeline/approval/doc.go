@@ -31,4 +31,9 @@
 // the live switch that also injects the VERBATIM change notice as a
 // user/message with source {kind:"user-approval"}. [ContextText] is the
 // model-facing approval:policy sentence.
+//
+// # Imports
+//
+// approval imports pipeline and pipeline/session; it must not import
+// tools/..., stack or harness/... (test tooling).
 package approval

@@ -27,4 +27,10 @@
 // by blank lines. [SnapshotData] is the user/message data exactly as the
 // recordings hold it. [Resolver.SyncContext] appends a snapshot only when
 // its bytes differ from the last one in the log.
+//
+// # Imports
+//
+// policy imports pipeline, pipeline/approval, pipeline/session and sandbox
+// (the modes and the policy it resolves); it must not import tools/...,
+// stack or harness/... (test tooling).
 package policy

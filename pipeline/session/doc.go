@@ -16,4 +16,10 @@
 // torn last line; [Read] reports it with its line number and leaves it out, and
 // the next append starts with a newline that terminates it, so the torn bytes
 // are never merged into the next event.
+//
+// # Imports
+//
+// A leaf: session imports nothing of this module. It lives beside the
+// pipeline, not in the test harness, because the runtime writes it: the
+// pipeline's calls, approval, policy and the stack append to it and fold it.
 package session

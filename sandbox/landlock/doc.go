@@ -68,4 +68,12 @@
 // one locked OS thread, without TSYNC ([OnRestrictedThread]); that thread then
 // calls execve, which replaces the whole process and keeps the calling
 // thread's Landlock domain. Nothing else in the process is restricted.
+//
+// # Imports
+//
+// landlock imports the syscall layer sandbox/internal/llsys and nothing else
+// of this module (not even package sandbox: the runner's start-up pays for
+// what it imports; package sandbox keeps its own copy of the probe lines,
+// checked against these by a test). Nothing outside sandbox/ but
+// cmd/landlock-run and the tests imports it.
 package landlock

@@ -38,4 +38,10 @@
 // background job and the result says so; a completion notice follows. Without
 // promotion the process group is killed (SIGTERM, then SIGKILL) and the
 // result carries "[timed out after <ms>ms]" and the signal.
+//
+// # Imports
+//
+// The bash tool imports escalation, pipeline, render, sandbox,
+// sandbox/spawn and tools/jobs; it must not import stack (which composes it)
+// or harness/... (test tooling).
 package bash

@@ -58,4 +58,10 @@
 // with code FS_SANDBOX_DENIED. For edit an unread file fails FS_NOT_OBSERVED
 // before the fence; for write the fence runs before the existence check.
 // Reads are never fenced.
+//
+// # Imports
+//
+// The file tools import escalation, fsobserve, pipeline and sandbox; they
+// must not import stack (which composes them), the other tools or
+// harness/... (test tooling).
 package fs

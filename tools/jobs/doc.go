@@ -26,4 +26,10 @@
 // process group to terminate (SIGTERM, then SIGKILL after a grace period).
 // Notices go to the Notify callback given to [New], exactly once per promoted
 // job, after its output is complete.
+//
+// # Imports
+//
+// jobs imports render (outcomes and streams) and sandbox (the report of a
+// run); it must not import the tools that use it, stack or harness/... (test
+// tooling).
 package jobs

@@ -15,4 +15,9 @@
 // One line on stdout: "<op>: ok" or "<op>: <ERRNO> (<text>)"; exit 0, 1 or 2
 // (usage). The program is harness/escape/cmd/escape-probe; it builds statically
 // (CGO_ENABLED=0) so it also runs in the kernel-matrix initramfs.
+//
+// # Imports
+//
+// A leaf: it imports nothing of this module, so the probe binary is small
+// and runs in an initramfs.
 package probe

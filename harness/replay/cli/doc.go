@@ -14,4 +14,9 @@
 //
 // 0 when every selected recording matches; 1 when any does not; 2 for a usage
 // error (bad flag, no recording selected).
+//
+// # Imports
+//
+// Test tooling: it imports harness/replay and harness/replay/htmlreport;
+// no product package imports it.
 package cli

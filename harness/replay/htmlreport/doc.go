@@ -17,4 +17,9 @@
 // After the script ran: each recording is a section.recording with
 // data-name and data-verdict (match, mismatch, error); #summary has data-match,
 // data-mismatch and data-error counts; mismatching rows have class mismatch.
+//
+// # Imports
+//
+// Test tooling: it imports harness/replay and harness/replay/projection
+// only; no product package imports it.
 package htmlreport

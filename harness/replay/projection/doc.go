@@ -29,4 +29,9 @@
 // [Compare] pairs the items of each turn by position. An item matches when all
 // its fields are equal; a mismatch lists every differing field path with the
 // expected and the got value.
+//
+// # Imports
+//
+// Test tooling: it imports harness/replay/recording only; no product package
+// imports it.
 package projection

@@ -31,4 +31,9 @@
 // change of (turn, step) or the end of the log without a finish is an error.
 // Tool calls come from the block-end tool-call blocks. Nothing else in the log
 // feeds the script.
+//
+// # Imports
+//
+// Test tooling: it imports pipeline/session (the event shape it reads) and
+// nothing else of this module; no product package imports it.
 package recording

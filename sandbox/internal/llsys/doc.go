@@ -13,4 +13,9 @@
 // # Other platforms
 //
 // Off Linux every call fails with ENOSYS, so a caller fails closed.
+//
+// # Imports
+//
+// A leaf: llsys imports go-landlock's syscall package and x/sys only,
+// nothing of this module.
 package llsys
