@@ -6,9 +6,9 @@
 // # Sims and effect files
 //
 // A [Sim] drives the real stack and returns its effect files keyed by path
-// under snapshots/ ("txt/profiles.txt"). Sims register from init functions in
-// package harness/sims (one file per area) with [Register]; [Sims] lists them
-// sorted by name. [RunSim] runs one with a fresh [Env] and checks its output:
+// under snapshots/ ("txt/profiles.txt"). Package harness/sims registers its
+// sims (one file per area, one registry table) with [Register]; [Sims] lists
+// them sorted by name. [RunSim] runs one with a fresh [Env] and checks its output:
 // exactly the declared Files, clean relative names, and no repository root or
 // temporary directory left in the text (that would differ on the next
 // machine). A panicking sim is an error, not a crash.

@@ -1,14 +1,9 @@
-// Package sims holds the registered simulations: each file registers the
-// sims of one area from an init function with [harness.Register], for example
+// Package sims holds the registered simulations: one file per area holds the
+// sim's Run function (<area>.go), and sims.go registers them all with
+// [harness.Register], one line each, sorted by name:
 //
-//	func init() {
-//		harness.Register(harness.Sim{
-//			Name:    "sandbox",
-//			Summary: "profiles, probe, confine() and real runs under Landlock",
-//			Files:   []string{"txt/profiles.txt", "out/sandbox.txt"},
-//			Run:     runSandbox,
-//		})
-//	}
+//	{Name: "sandbox", Files: []string{"txt/profiles.txt", "out/sandbox.txt"}, Run: runSandbox,
+//		Summary: "profiles, probe, confine() and real runs under Landlock"},
 //
 // Import the package for its side effect (cmd/dsh-sim does). The tests in
 // this package run every registered sim, one subtest each, and compare its

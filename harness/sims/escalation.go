@@ -18,18 +18,6 @@ import (
 	"github.com/dshsim/dshsim/sandbox"
 )
 
-// The escalation sim: escalation.Approve with the real approval service,
-// through the real tool pipeline; the agent, the answerers and the retried
-// tool are constructed.
-func init() {
-	harness.Register(harness.Sim{
-		Name:    "escalation",
-		Summary: "approveEscalation with the real approval service: nine answerer cases, only allowed-once lets the call through",
-		Files:   []string{"txt/escalation.txt", "out/escalation.txt"},
-		Run:     runEscalation,
-	})
-}
-
 // escCase is one escalation request and how the constructed answerer behaves.
 type escCase struct {
 	standing  sandbox.Mode
@@ -73,6 +61,9 @@ type escResult struct {
 	audit   []session.Event
 }
 
+// The escalation sim: escalation.Approve with the real approval service,
+// through the real tool pipeline; the agent, the answerers and the retried
+// tool are constructed.
 func runEscalation(env *harness.Env) (map[string][]byte, error) {
 	ws, err := env.TempDir()
 	if err != nil {

@@ -16,16 +16,6 @@ import (
 	"github.com/dshsim/dshsim/tools/fs"
 )
 
-// The fs sim: read-before-write with the real file tools on a real directory.
-func init() {
-	harness.Register(harness.Sim{
-		Name:    "fs",
-		Summary: "read-before-write: unread edit refused, read+edit accepted, stale write refused after a user edit, re-read+write accepted",
-		Files:   []string{"txt/fs-observe.txt"},
-		Run:     runFS,
-	})
-}
-
 // fsStep is one constructed agent call or one constructed user action.
 type fsStep struct {
 	title string
@@ -35,6 +25,7 @@ type fsStep struct {
 	want  string // "accepted" or "refused": the sim fails if the stack disagrees
 }
 
+// The fs sim: read-before-write with the real file tools on a real directory.
 func runFS(env *harness.Env) (map[string][]byte, error) {
 	ws, err := env.TempDir()
 	if err != nil {

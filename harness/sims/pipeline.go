@@ -15,17 +15,6 @@ import (
 	"github.com/dshsim/dshsim/pipeline/session"
 )
 
-// The pipeline sim: the real tool registry with seven hookups of listeners
-// and guards around a constructed delete_path tool aimed at /etc/passwd.
-func init() {
-	harness.Register(harness.Sim{
-		Name:    "pipeline",
-		Summary: "tool pipeline: seven hookups of listeners and guards around a constructed delete_path tool aimed at /etc/passwd",
-		Files:   []string{"txt/pipeline.txt"},
-		Run:     runPipeline,
-	})
-}
-
 // PipelineTarget is the path every hookup tries to delete.
 const PipelineTarget = "/etc/passwd"
 
@@ -129,6 +118,8 @@ func pipelineHookups() []hookup {
 	}
 }
 
+// The pipeline sim: the real tool registry with seven hookups of listeners
+// and guards around a constructed delete_path tool aimed at /etc/passwd.
 func runPipeline(env *harness.Env) (map[string][]byte, error) {
 	dir, err := env.TempDir()
 	if err != nil {

@@ -13,18 +13,6 @@ import (
 	"github.com/dshsim/dshsim/sandbox"
 )
 
-// The policy-context sim: a real session log; preset switches appended as a
-// user would make them; the runtime context recomputed from the log before
-// each request.
-func init() {
-	harness.Register(harness.Sim{
-		Name:    "policy-context",
-		Summary: "permission presets: the events each switch appends and the runtime-context text the model sees next",
-		Files:   []string{"txt/policy-context.txt"},
-		Run:     runPolicyContext,
-	})
-}
-
 type policyStep struct {
 	title string
 	do    func(r *policy.Resolver, svc *approval.Service, log *session.Log) ([]session.Event, error)
@@ -36,6 +24,9 @@ func switchTo(name string) policyStep {
 	}}
 }
 
+// The policy-context sim: a real session log; preset switches appended as a
+// user would make them; the runtime context recomputed from the log before
+// each request.
 func runPolicyContext(env *harness.Env) (map[string][]byte, error) {
 	ws, err := env.TempDir()
 	if err != nil {

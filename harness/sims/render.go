@@ -10,16 +10,6 @@ import (
 	"github.com/dshsim/dshsim/render"
 )
 
-// The render sim: the bash tool's renderer on constructed execution results.
-func init() {
-	harness.Register(harness.Sim{
-		Name:    "render",
-		Summary: "bash rendering: success, non-zero exit, stderr only, no output, truncated stream, timeout promoted to a background job, killed by signal",
-		Files:   []string{"txt/render.txt"},
-		Run:     runRender,
-	})
-}
-
 // renderCase is one constructed execution result.
 type renderCase struct {
 	title string
@@ -31,6 +21,7 @@ type renderCase struct {
 	later    render.Outcome // how the promoted job settles later
 }
 
+// The render sim: the bash tool's renderer on constructed execution results.
 func runRender(env *harness.Env) (map[string][]byte, error) {
 	const spillPath = "/tmp/dsh-subprocess-Ab12Cd/dsh-subprocess-4242-0a1b2c3d4e5f-bash-3-stdout.log"
 	cases := []renderCase{

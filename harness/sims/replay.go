@@ -14,19 +14,10 @@ import (
 	"github.com/dshsim/dshsim/harness/replay/projection"
 )
 
-// The replay sim: dsh-replay of upstream's three escalation recordings.
-func init() {
-	harness.Register(harness.Sim{
-		Name:    "replay",
-		Summary: "dsh-replay of the escalation recordings: log excerpts matched line by line, verdicts",
-		Files:   []string{"txt/escalation-approved.txt", "txt/escalation-rejected.txt", "out/replay.txt"},
-		Run:     runReplay,
-	})
-}
-
 // replayRecordings are the recordings out/replay.txt covers, in order.
 var replayRecordings = []string{"escalation-approved", "escalation-rejected", "fs-escalation-approved"}
 
+// The replay sim: dsh-replay of upstream's three escalation recordings.
 func runReplay(env *harness.Env) (map[string][]byte, error) {
 	dirs := make([]string, len(replayRecordings))
 	for i, name := range replayRecordings {

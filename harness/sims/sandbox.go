@@ -19,18 +19,6 @@ import (
 	"github.com/dshsim/dshsim/sandbox/spawn"
 )
 
-// The sandbox sim: profiles (pure), the real runner's probe, confine() and
-// real runs under Landlock, fail-closed, and failure classification.
-func init() {
-	harness.Register(harness.Sim{
-		Name:    "sandbox",
-		Summary: "profiles for every platform, landlock-run --probe, confine(), real runs under Landlock, no usable backend, classifyRunnerFailure",
-		Files: []string{"txt/profiles.txt", "txt/probe.txt", "txt/confine.txt", "txt/landlock-runs.txt",
-			"txt/unavailable.txt", "txt/classify.txt", "out/sandbox.txt"},
-		Run: runSandbox,
-	})
-}
-
 // landlockRunsLayout is where the docs page includes landlock-runs.txt:
 // lines 1-28, 30-44 and 46-57 (blank lines 29 and 45 between).
 var landlockRunsLayout = []int{28, 15, 12}
@@ -55,6 +43,8 @@ func newWorkspace() (parent, ws string, err error) {
 	return parent, ws, os.Mkdir(ws, 0o755)
 }
 
+// The sandbox sim: profiles (pure), the real runner's probe, confine() and
+// real runs under Landlock, fail-closed, and failure classification.
 func runSandbox(env *harness.Env) (map[string][]byte, error) {
 	binDir, err := env.TempDir()
 	if err != nil {

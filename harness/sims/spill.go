@@ -18,19 +18,6 @@ import (
 	"github.com/dshsim/dshsim/spill"
 )
 
-// The spill sim: a constructed tool prints 400 log lines; the real spill
-// policy (token budget 300, hooked outermost on post-execute of the real tool
-// registry) saves the full text with the real store and bounds what the model
-// gets.
-func init() {
-	harness.Register(harness.Sim{
-		Name:    "spill",
-		Summary: "spill: 400 log lines over a 300-token budget become head, gap, tail and a notice; the spill file holds the full output",
-		Files:   []string{"txt/spill.txt"},
-		Run:     runSpill,
-	})
-}
-
 const (
 	spillSimCap     = 300
 	spillSimLines   = 400
@@ -48,6 +35,10 @@ func spillSimOutput() string {
 
 var spillRandRe = regexp.MustCompile(`/([0-9a-f]{12})-` + spillSimTool + `\.txt`)
 
+// The spill sim: a constructed tool prints 400 log lines; the real spill
+// policy (token budget 300, hooked outermost on post-execute of the real tool
+// registry) saves the full text with the real store and bounds what the model
+// gets.
 func runSpill(env *harness.Env) (map[string][]byte, error) {
 	// A fixed-length root (like upstream's /tmp/dsh-acp-snap-<9hex>): the
 	// preview budget depends on the length of the path in the notice, so the
