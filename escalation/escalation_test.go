@@ -233,11 +233,7 @@ func TestApprovedModeNeverLeaks(t *testing.T) {
 	}}
 	reg := pipeline.NewRegistry()
 	reg.Register(pipeline.Tool{Name: "probe", Run: func(ctx context.Context, call *pipeline.Call) (pipeline.Output, error) {
-		var a escalation.Args
-		if err := call.DecodeArgs(&a); err != nil {
-			return pipeline.Output{}, err
-		}
-		final, err := opening.Open(ctx, call, a)
+		final, err := opening.OpenCall(ctx, call)
 		if err != nil {
 			return pipeline.Output{}, err
 		}

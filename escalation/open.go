@@ -3,6 +3,7 @@ package escalation
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/sandbox"
@@ -96,3 +97,21 @@ func (o Opening) Open(ctx context.Context, call *pipeline.Call, a Args) (sandbox
 }
 
 // --8<-- [end:opening]
+
+// OpenCall is Open with the escalation arguments decoded from the call's
+// argument object by [DecodeArgs] ("invalid <key>: expected a string"), for
+// a tool that has no other arguments to validate first (the escalation sim,
+// the tests). A call whose arguments are not an object is refused.
+func (o Opening) OpenCall(ctx context.Context, call *pipeline.Call) (sandbox.Policy, error) {
+	var obj map[string]json.RawMessage
+	if err := call.DecodeArgs(&obj); err != nil {
+		return sandbox.Policy{}, fmt.Errorf("invalid arguments: %v", err)
+	}
+	a, err := DecodeArgs(obj, func(key string, _ json.RawMessage) error {
+		return fmt.Errorf("invalid %s: expected a string", key)
+	})
+	if err != nil {
+		return sandbox.Policy{}, err
+	}
+	return o.Open(ctx, call, a)
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/dshsim/dshsim/escalation"
@@ -126,5 +127,28 @@ func TestOpenWithoutAnEscalatorRefusesLikeNewNil(t *testing.T) {
 	_, want := escalation.New(nil)(context.Background(), call, escalation.Request{Requested: sandbox.WorkspaceWrite, Effective: sandbox.ReadOnly})
 	if want == nil || errText(err) != errText(want) {
 		t.Fatalf("Open without Escalate: %v; New(nil) says %v", err, want)
+	}
+}
+
+func TestOpenCallDecodesTheCall(t *testing.T) {
+	o := escalation.Opening{Subject: escalation.SubjectCommand, Escalate: (&askRecorder{}).ask, Standing: func(*pipeline.Call) (sandbox.Policy, error) {
+		return sandbox.Policy{Mode: sandbox.ReadOnly}, nil
+	}}
+	tests := []struct{ args, wantMode, wantErr string }{
+		{args: `{}`, wantMode: "read-only"},
+		{args: `{"sandbox_permissions":"workspace-write","justification":"needed"}`, wantMode: "workspace-write"},
+		{args: `{"sandbox_permissions":3,"justification":"needed"}`, wantErr: "invalid sandbox_permissions: expected a string"},
+		{args: `[1]`, wantErr: "invalid arguments: "}, // then encoding/json's words
+	}
+	for _, tc := range tests {
+		pol, err := o.OpenCall(context.Background(), pipeline.NewCall("c", "t", json.RawMessage(tc.args), nil, nil))
+		got := errText(err)
+		if tc.wantErr == "invalid arguments: " {
+			got, _, _ = strings.Cut(got, ": json")
+			got += ": "
+		}
+		if string(pol.Mode) != tc.wantMode || got != tc.wantErr {
+			t.Errorf("OpenCall(%s) = %q, %q; want %q, %q", tc.args, pol.Mode, errText(err), tc.wantMode, tc.wantErr)
+		}
 	}
 }

@@ -160,11 +160,7 @@ func runEscalationCase(ws string, i int, c escCase) (escResult, error) {
 		return resolver.Resolve(call.Agent, "")
 	}}
 	if _, err := reg.Register(pipeline.Tool{Name: "write_outside", Run: func(ctx context.Context, call *pipeline.Call) (pipeline.Output, error) {
-		var a escalation.Args
-		if err := call.DecodeArgs(&a); err != nil {
-			return pipeline.Output{}, err
-		}
-		final, err := opening.Open(ctx, call, a)
+		final, err := opening.OpenCall(ctx, call)
 		if err != nil {
 			return pipeline.Output{}, err
 		}
