@@ -63,7 +63,7 @@ func (r *Registry) Execute(call *Call) Result {
 		call.RootCallID = call.CallID
 	}
 	r.mu.RLock()
-	h := hooks{r.pre, r.guards, r.wrappers, r.post, r.observers, r.approver}
+	h := r.hooks
 	r.mu.RUnlock()
 	id := identityOf(call)
 	// invoked is set by the body runner, which may still run in a wrapper's

@@ -12,17 +12,12 @@ import (
 // plus the result observers. It is safe for concurrent use; registration
 // publishes a new hook list, so a call in flight keeps the list it started with.
 type Registry struct {
-	mu        sync.RWMutex
-	tools     map[string]*toolEntry
-	order     []string
-	pre       []hook[PreExecute]
-	guards    []hook[Guard]
-	wrappers  []hook[Wrapper]
-	post      []hook[PostExecute]
-	observers []hook[ResultObserver]
-	approver  Approver
-	logf      func(format string, args ...any)
-	nextID    uint64
+	mu     sync.RWMutex
+	tools  map[string]*toolEntry
+	order  []string
+	hooks  // the stages' hooks; a call runs with a copy taken at its start
+	logf   func(format string, args ...any)
+	nextID uint64
 }
 
 type toolEntry struct {

@@ -160,15 +160,21 @@ func runCapture(name string, args ...string) (string, int) {
 	var out bytes.Buffer
 	cmd := exec.Command(name, args...)
 	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
-	code := 0
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		code = ee.ExitCode()
-	} else if err != nil {
+	code, err := exitStatus(cmd.Run())
+	if err != nil {
 		return "error: " + err.Error() + "\n", -1
 	}
 	return out.String(), code
+}
+
+// exitStatus is the exit code of a finished command: 0, or the code of an
+// *exec.ExitError; err itself when the command did not run at all.
+func exitStatus(err error) (int, error) {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode(), nil
+	}
+	return 0, err
 }
 
 func (s *sandboxSim) confine() (string, error) {
@@ -387,12 +393,8 @@ func (s *sandboxSim) classify() (string, error) {
 		var stderr bytes.Buffer
 		cmd := exec.Command(s.runner, args...)
 		cmd.Dir, cmd.Stderr = s.ws, &stderr
-		err := cmd.Run()
-		code := 0
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			code = ee.ExitCode()
-		} else if err != nil {
+		code, err := exitStatus(cmd.Run())
+		if err != nil {
 			return "", err
 		}
 		verdict := func(rules []sandbox.RunnerFailureRule) string {

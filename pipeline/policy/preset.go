@@ -104,11 +104,7 @@ type presetEvent struct {
 // notice); with nil it appends approval/policy silently. It returns the
 // appended events.
 func (r *Resolver) SwitchPreset(log *session.Log, name string, svc *approval.Service) ([]session.Event, error) {
-	target, ok := LookupPreset(name)
-	if !ok {
-		return nil, fmt.Errorf("permission preset %q is not a preset (want read-only, workspace-write or danger-full-access)", name)
-	}
-	events, err := log.Events()
+	target, events, err := presetAndEvents(log, name)
 	if err != nil {
 		return nil, err
 	}
@@ -149,16 +145,22 @@ func (r *Resolver) SwitchPreset(log *session.Log, name string, svc *approval.Ser
 	return out, nil
 }
 
+// presetAndEvents looks up preset name and reads the log's events.
+func presetAndEvents(log *session.Log, name string) (Preset, []session.Event, error) {
+	target, ok := LookupPreset(name)
+	if !ok {
+		return Preset{}, nil, fmt.Errorf("permission preset %q is not a preset (want read-only, workspace-write or danger-full-access)", name)
+	}
+	events, err := log.Events()
+	return target, events, err
+}
+
 // SeedSession gives a fresh session the facts of the default preset: it
 // appends permission/preset, sandbox/mode and approval/policy, each only when
 // the log has no event of that type yet (a seeded or partial session only
 // gains the missing facts). It returns the appended events.
 func (r *Resolver) SeedSession(log *session.Log, name string) ([]session.Event, error) {
-	target, ok := LookupPreset(name)
-	if !ok {
-		return nil, fmt.Errorf("permission preset %q is not a preset (want read-only, workspace-write or danger-full-access)", name)
-	}
-	events, err := log.Events()
+	target, events, err := presetAndEvents(log, name)
 	if err != nil {
 		return nil, err
 	}

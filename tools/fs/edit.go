@@ -17,11 +17,7 @@ type EditValue struct {
 func (t *Tools) runEdit(ctx context.Context, call *pipeline.Call) (pipeline.Output, error) {
 	ctx, cancel := signal(ctx, call)
 	defer cancel()
-	a, err := decodeArgs(call, t.withEscalation(editArgs))
-	if err != nil {
-		return pipeline.Output{}, err
-	}
-	path, err := a.filePath()
+	a, path, err := t.mutationArgs(call, editArgs)
 	if err != nil {
 		return pipeline.Output{}, err
 	}
@@ -37,12 +33,7 @@ func (t *Tools) runEdit(ctx context.Context, call *pipeline.Call) (pipeline.Outp
 		return pipeline.Output{}, errors.New("old_string and new_string must differ")
 	}
 	replaceAll := string(a["replace_all"]) == "true"
-	pol, err := t.callPolicy(ctx, call, a)
-	if err != nil {
-		return pipeline.Output{}, err
-	}
-	fs := t.cfg.FS
-	target, err := fs.Resolve(path, t.mutationCwd(call, pol, path))
+	target, pol, err := t.mutationTarget(ctx, call, a, path)
 	if err != nil {
 		return pipeline.Output{}, err
 	}
@@ -58,7 +49,7 @@ func (t *Tools) runEdit(ctx context.Context, call *pipeline.Call) (pipeline.Outp
 	if err := t.fence(target, pol); err != nil {
 		return pipeline.Output{}, err
 	}
-	res, err := fs.EditText(ctx, target, fsobserve.Edit{Old: oldS, New: newS, ReplaceAll: replaceAll}, guard)
+	res, err := t.cfg.FS.EditText(ctx, target, fsobserve.Edit{Old: oldS, New: newS, ReplaceAll: replaceAll}, guard)
 	if err != nil {
 		return pipeline.Output{}, Remedy(err)
 	}

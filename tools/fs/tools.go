@@ -204,13 +204,33 @@ func (t *Tools) callPolicy(ctx context.Context, call *pipeline.Call, a args) (*s
 	return &pol, nil
 }
 
-// mutationCwd is where write/edit resolve relative paths: the policy's
-// workspace root under a confining file system, else the session cwd.
-func (t *Tools) mutationCwd(call *pipeline.Call, pol *sandbox.Policy, path string) string {
-	if pol != nil && filepath.IsAbs(pol.WorkspaceRoot) {
-		return pol.WorkspaceRoot
+// mutationArgs decodes the arguments of a write or edit (specs plus the
+// escalation fields when advertised) and returns them with the file_path.
+func (t *Tools) mutationArgs(call *pipeline.Call, specs []argSpec) (args, string, error) {
+	a, err := decodeArgs(call, t.withEscalation(specs))
+	if err != nil {
+		return nil, "", err
 	}
-	return t.sessionCwd(call, path)
+	path, err := a.filePath()
+	return a, path, err
+}
+
+// mutationTarget opens a write or edit (callPolicy) and resolves path: against
+// the policy's workspace root under a confining file system, else the
+// session cwd. The policy is nil when the file system does not confine.
+func (t *Tools) mutationTarget(ctx context.Context, call *pipeline.Call, a args, path string) (fsobserve.Target, *sandbox.Policy, error) {
+	pol, err := t.callPolicy(ctx, call, a)
+	if err != nil {
+		return fsobserve.Target{}, nil, err
+	}
+	var cwd string
+	if pol != nil && filepath.IsAbs(pol.WorkspaceRoot) {
+		cwd = pol.WorkspaceRoot
+	} else {
+		cwd = t.sessionCwd(call, path)
+	}
+	target, err := t.cfg.FS.Resolve(path, cwd)
+	return target, pol, err
 }
 
 // fence applies the sandbox fence and rewrites a denial for the model.

@@ -22,11 +22,7 @@ type DiffMeta struct {
 func (t *Tools) runWrite(ctx context.Context, call *pipeline.Call) (pipeline.Output, error) {
 	ctx, cancel := signal(ctx, call)
 	defer cancel()
-	a, err := decodeArgs(call, t.withEscalation(writeArgs))
-	if err != nil {
-		return pipeline.Output{}, err
-	}
-	path, err := a.filePath()
+	a, path, err := t.mutationArgs(call, writeArgs)
 	if err != nil {
 		return pipeline.Output{}, err
 	}
@@ -34,12 +30,7 @@ func (t *Tools) runWrite(ctx context.Context, call *pipeline.Call) (pipeline.Out
 	if !present || !ok {
 		return pipeline.Output{}, errors.New("content must be a string")
 	}
-	pol, err := t.callPolicy(ctx, call, a)
-	if err != nil {
-		return pipeline.Output{}, err
-	}
-	fs := t.cfg.FS
-	target, err := fs.Resolve(path, t.mutationCwd(call, pol, path))
+	target, pol, err := t.mutationTarget(ctx, call, a, path)
 	if err != nil {
 		return pipeline.Output{}, err
 	}
@@ -51,7 +42,7 @@ func (t *Tools) runWrite(ctx context.Context, call *pipeline.Call) (pipeline.Out
 	if err := t.fence(target, pol); err != nil {
 		return pipeline.Output{}, err
 	}
-	res, err := fs.WriteText(ctx, target, content, intent)
+	res, err := t.cfg.FS.WriteText(ctx, target, content, intent)
 	if err != nil {
 		return pipeline.Output{}, Remedy(err)
 	}

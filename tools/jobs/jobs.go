@@ -233,14 +233,22 @@ func (j *Job) run() {
 	j.mu.Lock()
 	j.settled, j.isDone = s, true
 	close(j.done)
-	send := j.background && !j.notified
-	if send {
-		j.notified = true
-	}
+	send := j.noticeDue()
 	j.mu.Unlock()
 	if send {
 		j.notify()
 	}
+}
+
+// noticeDue reports whether the completion notice is to be sent now (a
+// background job that settled and was not announced yet) and marks it sent.
+// Call with j.mu held.
+func (j *Job) noticeDue() bool {
+	send := j.background && j.isDone && !j.notified
+	if send {
+		j.notified = true
+	}
+	return send
 }
 
 // liveLocked counts owner's jobs that have not settled (r.mu held).
@@ -295,10 +303,7 @@ func (j *Job) Done() <-chan struct{} { return j.done }
 func (j *Job) Promote() {
 	j.mu.Lock()
 	j.background = true
-	send := j.isDone && !j.notified
-	if send {
-		j.notified = true
-	}
+	send := j.noticeDue()
 	j.mu.Unlock()
 	if send {
 		j.notify()
