@@ -39,8 +39,14 @@ func TestWiderModesTableInvariant(t *testing.T) {
 	}
 }
 
-func TestSchemaDescriptions(t *testing.T) {
+// TestVerbatimTexts: the model-facing texts of an escalation, byte for byte:
+// the schema descriptions and the markers a denial ends with.
+func TestVerbatimTexts(t *testing.T) {
 	tests := []struct{ name, got, want string }{
+		{name: "denial marker under read-only", got: sandbox.DenialMarker(sandbox.ReadOnly), want: "[sandbox: file access denied under read-only mode]"},
+		{name: "denial marker under workspace-write", got: sandbox.DenialMarker(sandbox.WorkspaceWrite), want: "[sandbox: file access denied under workspace-write mode]"},
+		{name: "hint names the exact command", got: sandbox.EscalationHint(escalation.SubjectCommand), want: "[sandbox: escalation available — retry this exact command once with sandbox_permissions (the narrowest wider mode that suffices) + justification; the approval prompt asks the user]"},
+		{name: "hint names the exact operation", got: sandbox.EscalationHint(escalation.SubjectOperation), want: "[sandbox: escalation available — retry this exact operation once with sandbox_permissions (the narrowest wider mode that suffices) + justification; the approval prompt asks the user]"},
 		{name: "sandbox_permissions for bash names the command", got: escalation.PermissionsDescription(escalation.SubjectCommand), want: "The narrowest wider sandbox mode for a one-shot retry of the exact command the sandbox just denied; the retry asks the user for approval."},
 		{name: "sandbox_permissions for fs names the operation", got: escalation.PermissionsDescription(escalation.SubjectOperation), want: "The narrowest wider sandbox mode for a one-shot retry of the exact operation the sandbox just denied; the retry asks the user for approval."},
 		{name: "justification for bash", got: escalation.JustificationDescription(escalation.SubjectCommand), want: "Required with sandbox_permissions: one sentence for the user explaining why this exact command needs the wider access. Use the language of the user’s current request."},
@@ -274,22 +280,6 @@ func TestApprovedModeNeverLeaks(t *testing.T) {
 	}
 	if pol, _ := resolver.Resolve(agent, ""); pol.Mode != sandbox.ReadOnly {
 		t.Errorf("standing mode after the grants = %s", pol.Mode)
-	}
-}
-
-func TestMarkers(t *testing.T) {
-	tests := []struct{ name, got, want string }{
-		{name: "denial marker under read-only", got: sandbox.DenialMarker(sandbox.ReadOnly), want: "[sandbox: file access denied under read-only mode]"},
-		{name: "denial marker under workspace-write", got: sandbox.DenialMarker(sandbox.WorkspaceWrite), want: "[sandbox: file access denied under workspace-write mode]"},
-		{name: "hint names the exact command", got: sandbox.EscalationHint(escalation.SubjectCommand), want: "[sandbox: escalation available — retry this exact command once with sandbox_permissions (the narrowest wider mode that suffices) + justification; the approval prompt asks the user]"},
-		{name: "hint names the exact operation", got: sandbox.EscalationHint(escalation.SubjectOperation), want: "[sandbox: escalation available — retry this exact operation once with sandbox_permissions (the narrowest wider mode that suffices) + justification; the approval prompt asks the user]"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			if tc.got != tc.want {
-				t.Errorf("got %q", tc.got)
-			}
-		})
 	}
 }
 

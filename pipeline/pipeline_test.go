@@ -180,13 +180,9 @@ func TestPipelineStages(t *testing.T) {
 			want: want{text: "Error: denied by policy", isError: true, postRuns: 1, trace: "pre,post"},
 		},
 		{
-			name: "deny with an empty reason still denies",
-			setup: func(t *testing.T, r *pipeline.Registry, st *state) {
-				r.OnPreExecute(pre(func(context.Context, *pipeline.Call, func() (pipeline.Decision, error)) (pipeline.Decision, error) {
-					return pipeline.Deny(""), nil
-				}))
-			},
-			want: want{text: "Error: ", isError: true, postRuns: 1},
+			name:  "deny with an empty reason still denies",
+			setup: decides(pipeline.Deny("")),
+			want:  want{text: "Error: ", isError: true, postRuns: 1},
 		},
 		{
 			name: "deny info becomes error.info",
@@ -348,13 +344,9 @@ func TestPipelineStages(t *testing.T) {
 			want: want{text: "Error: listener panic", isError: true},
 		},
 		{
-			name: "ask without approval service denies with the ask reason",
-			setup: func(t *testing.T, r *pipeline.Registry, st *state) {
-				r.OnPreExecute(pre(func(context.Context, *pipeline.Call, func() (pipeline.Decision, error)) (pipeline.Decision, error) {
-					return pipeline.Ask("needs approval"), nil
-				}))
-			},
-			want: want{text: "Error: needs approval", isError: true, postRuns: 1},
+			name:  "ask without approval service denies with the ask reason",
+			setup: decides(pipeline.Ask("needs approval")),
+			want:  want{text: "Error: needs approval", isError: true, postRuns: 1},
 		},
 		{
 			name:  "ask without reason and without approval service",
@@ -713,6 +705,15 @@ func TestPipelineStages(t *testing.T) {
 }
 
 // askWith registers a listener that asks (no reason) and mounts approver a.
+// decides registers one pre-execute listener that returns d.
+func decides(d pipeline.Decision) func(t *testing.T, r *pipeline.Registry, st *state) {
+	return func(t *testing.T, r *pipeline.Registry, st *state) {
+		r.OnPreExecute(pre(func(context.Context, *pipeline.Call, func() (pipeline.Decision, error)) (pipeline.Decision, error) {
+			return d, nil
+		}))
+	}
+}
+
 func askWith(a *fakeApprover) func(t *testing.T, r *pipeline.Registry, st *state) {
 	return func(t *testing.T, r *pipeline.Registry, st *state) {
 		if a != nil {

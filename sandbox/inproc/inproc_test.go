@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -147,11 +149,20 @@ func TestParentThreadsStayUnconfinedAndRestrictedThreadsDie(t *testing.T) {
 		t.Fatalf("%d restricted threads recorded, want %d", len(tids), starts)
 	}
 	// Every restricted thread is gone: none is left to run other goroutines.
-	deadline := time.Now().Add(10 * time.Second)
 	for _, tid := range tids {
 		if tid == os.Getpid() {
 			t.Errorf("the main thread was restricted")
 		}
+	}
+	threadsEnd(t, tids)
+}
+
+// threadsEnd fails t unless each thread of tids ends within ten seconds and
+// no thread of the process is left with no_new_privs (restricted).
+func threadsEnd(t *testing.T, tids []int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for _, tid := range tids {
 		for {
 			if _, err := os.Stat(fmt.Sprintf("/proc/self/task/%d", tid)); errors.Is(err, os.ErrNotExist) {
 				break
@@ -217,22 +228,7 @@ func TestReuseThreadsConfinesAndEndsOnClose(t *testing.T) {
 		t.Errorf("one policy used %d threads, want 1: %v", len(tids), tids)
 	}
 	l.Close()
-	deadline := time.Now().Add(10 * time.Second)
-	for tid := range tids {
-		for {
-			if _, err := os.Stat(fmt.Sprintf("/proc/self/task/%d", tid)); errors.Is(err, os.ErrNotExist) {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Errorf("worker thread %d alive after Close", tid)
-				break
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
-	}
-	if got := nnpThreads(t); len(got) != 0 {
-		t.Errorf("restricted threads alive after Close: %v", got)
-	}
+	threadsEnd(t, slices.Collect(maps.Keys(tids)))
 }
 
 // TestStartRefusesARootRedirectableFromTmp: the in-process path checks a call
