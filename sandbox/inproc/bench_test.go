@@ -59,11 +59,7 @@ func run(b *testing.B, argv ...string) {
 // confined exec. BenchmarkSpawnRatios measures the same interleaved and
 // reports ratios; prefer it on a loaded machine.
 func BenchmarkSpawnTrue(b *testing.B) {
-	ws, err := os.MkdirTemp("/var/tmp", "dshsim-bench-ws-")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer os.RemoveAll(ws)
+	ws := sandboxtest.TempDir(b, "dshsim-bench-ws-")
 	policy := sandbox.Policy{Mode: sandbox.WorkspaceWrite, WorkspaceRoot: ws}
 	b.Run("bare", func(b *testing.B) {
 		for b.Loop() {

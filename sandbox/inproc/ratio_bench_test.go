@@ -3,7 +3,6 @@ package inproc
 import (
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"runtime"
 	"slices"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/dshsim/dshsim/sandbox"
+	"github.com/dshsim/dshsim/sandbox/sandboxtest"
 )
 
 // BenchmarkSpawnRatios measures every way of spawning /bin/true interleaved,
@@ -22,11 +22,7 @@ import (
 // "bare-handoff" starts the bare command from another locked thread, without
 // Landlock: the price of the thread handoff the in-process path pays.
 func BenchmarkSpawnRatios(b *testing.B) {
-	ws, err := os.MkdirTemp("/var/tmp", "dshsim-bench-ws-")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer os.RemoveAll(ws)
+	ws := sandboxtest.TempDir(b, "dshsim-bench-ws-")
 	policy := sandbox.Policy{Mode: sandbox.WorkspaceWrite, WorkspaceRoot: ws}
 	runner, empty := benchBinaries(b)
 	l := newLauncher(b)

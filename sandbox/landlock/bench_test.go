@@ -1,8 +1,9 @@
 package landlock
 
 import (
-	"os"
 	"testing"
+
+	"github.com/dshsim/dshsim/sandbox/sandboxtest"
 )
 
 // BenchmarkNewRuleset is the runner's rule setup alone, in-process: ABI
@@ -13,11 +14,7 @@ func BenchmarkNewRuleset(b *testing.B) {
 	if err != nil {
 		b.Skip(err)
 	}
-	ws, err := os.MkdirTemp("/var/tmp", "dshsim-bench-")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer os.RemoveAll(ws)
+	ws := sandboxtest.TempDir(b, "dshsim-bench-")
 	for b.Loop() {
 		if _, err := KernelABI(); err != nil {
 			b.Fatal(err)

@@ -111,9 +111,7 @@ func TestArgumentValidation(t *testing.T) {
 func TestCompositionErrors(t *testing.T) {
 	ws := t.TempDir()
 	t.Run("confining executor without policy resolver fails construction", func(t *testing.T) {
-		_, err := New(Config{}, Deps{Confiner: confinerFunc(func(context.Context, []string, sandbox.Policy) (sandbox.ConfinedArgv, error) {
-			return sandbox.ConfinedArgv{}, nil
-		})})
+		_, err := New(Config{}, Deps{Confiner: nopConfiner})
 		if err == nil || err.Error() != "tool-bash: the mounted bash executor confines but ctx.sandboxPolicy is missing" {
 			t.Errorf("err = %v", err)
 		}
@@ -156,9 +154,7 @@ func TestCompositionErrors(t *testing.T) {
 }
 
 func TestSchema(t *testing.T) {
-	confine := confinerFunc(func(context.Context, []string, sandbox.Policy) (sandbox.ConfinedArgv, error) {
-		return sandbox.ConfinedArgv{}, nil
-	})
+	confine := nopConfiner
 	tests := []struct {
 		name    string
 		cfg     Config

@@ -2,7 +2,6 @@ package bash
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -19,9 +18,7 @@ import (
 // TestSchemaGolden pins the model-facing definition (description and
 // parameters) for each composition.
 func TestSchemaGolden(t *testing.T) {
-	confine := confinerFunc(func(context.Context, []string, sandbox.Policy) (sandbox.ConfinedArgv, error) {
-		return sandbox.ConfinedArgv{}, nil
-	})
+	confine := nopConfiner
 	cases := []struct {
 		name string
 		cfg  Config

@@ -15,7 +15,6 @@ import (
 	"github.com/dshsim/dshsim/escalation"
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/sandbox"
-	"github.com/dshsim/dshsim/sandbox/sandboxtest"
 	"github.com/dshsim/dshsim/tools/jobs"
 )
 
@@ -77,10 +76,8 @@ func TestRegistryRefusalFallsBackToDeadlineKill(t *testing.T) {
 // Parallel calls of one tool with different escalations never leak a
 // granted mode into another call.
 func TestParallelCallsKeepTheirOwnMode(t *testing.T) {
-	sandboxtest.RequireBwrap(t)
-	ws := t.TempDir()
-	rec := &recorder{p: provider(t, sandbox.Config{Chain: []string{"bwrap"}})}
-	tool := newTool(t, Config{}, Deps{Policy: fixedPolicy(sandbox.ReadOnly, ws), Confiner: rec, Escalate: escalation.New(&approver{outcome: pipeline.AllowedOnce})})
+	r := newEscalationRig(t, sandbox.ReadOnly, pipeline.AllowedOnce, nil)
+	tool, ws, rec := r.tool, r.ws, r.rec
 	ag := agent(t, "s", ws)
 	const n = 12
 	var wg sync.WaitGroup

@@ -13,6 +13,7 @@ import (
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/sandbox/sandboxtest"
+	"github.com/dshsim/dshsim/tools/jobs"
 )
 
 func TestMain(m *testing.M) { os.Exit(sandboxtest.Main(m)) }
@@ -35,6 +36,12 @@ type recorder struct {
 
 // confinerFunc is a constructed confiner.
 type confinerFunc func(ctx context.Context, argv []string, p sandbox.Policy) (sandbox.ConfinedArgv, error)
+
+// nopConfiner is a constructed confiner for compositions that never run a
+// command (schemas, construction errors).
+var nopConfiner = confinerFunc(func(context.Context, []string, sandbox.Policy) (sandbox.ConfinedArgv, error) {
+	return sandbox.ConfinedArgv{}, nil
+})
 
 func (f confinerFunc) Confine(ctx context.Context, argv []string, p sandbox.Policy) (sandbox.ConfinedArgv, error) {
 	return f(ctx, argv, p)
@@ -68,6 +75,24 @@ func (a *approver) Request(ctx context.Context, req pipeline.ApprovalRequest) (p
 }
 
 func hint() string { return sandbox.EscalationHint("command") }
+
+// escalationRig is a bash tool under a standing mode, confined by a real
+// bwrap provider that records every mode it confines, escalating through a
+// constructed user who answers every prompt with one outcome.
+type escalationRig struct {
+	tool *Tool
+	ws   string
+	rec  *recorder
+	user *approver
+}
+
+func newEscalationRig(t *testing.T, mode sandbox.Mode, outcome pipeline.ApprovalOutcome, reg *jobs.Registry) escalationRig {
+	t.Helper()
+	sandboxtest.RequireBwrap(t)
+	r := escalationRig{ws: t.TempDir(), rec: &recorder{p: provider(t, sandbox.Config{Chain: []string{"bwrap"}})}, user: &approver{outcome: outcome}}
+	r.tool = newTool(t, Config{}, Deps{Policy: fixedPolicy(mode, r.ws), Confiner: r.rec, Escalate: escalation.New(r.user), Jobs: reg})
+	return r
+}
 
 func TestRealSandboxRendering(t *testing.T) {
 	sandboxtest.RequireBwrap(t)
@@ -149,12 +174,9 @@ func TestDangerFullAccessBypassesTheProvider(t *testing.T) {
 }
 
 func TestEscalation(t *testing.T) {
-	sandboxtest.RequireBwrap(t)
 	t.Run("granted mode applies to that one call only", func(t *testing.T) {
-		ws := t.TempDir()
-		rec := &recorder{p: provider(t, sandbox.Config{Chain: []string{"bwrap"}})}
-		user := &approver{outcome: pipeline.AllowedOnce}
-		tool := newTool(t, Config{}, Deps{Policy: fixedPolicy(sandbox.ReadOnly, ws), Confiner: rec, Escalate: escalation.New(user)})
+		r := newEscalationRig(t, sandbox.ReadOnly, pipeline.AllowedOnce, nil)
+		tool, ws, rec, user := r.tool, r.ws, r.rec, r.user
 		ag := agent(t, "s", ws)
 		got, err := run(t, tool, call(ag, cmd("touch granted && echo ok", "sandbox_permissions", "workspace-write", "justification", "the user asked for the file")))
 		if err != nil || got != "ok\n" {
@@ -178,10 +200,8 @@ func TestEscalation(t *testing.T) {
 		}
 	})
 	t.Run("rejected escalation runs nothing", func(t *testing.T) {
-		ws := t.TempDir()
-		rec := &recorder{p: provider(t, sandbox.Config{Chain: []string{"bwrap"}})}
-		user := &approver{outcome: pipeline.Rejected}
-		tool := newTool(t, Config{}, Deps{Policy: fixedPolicy(sandbox.WorkspaceWrite, ws), Confiner: rec, Escalate: escalation.New(user)})
+		r := newEscalationRig(t, sandbox.WorkspaceWrite, pipeline.Rejected, nil)
+		tool, ws, rec := r.tool, r.ws, r.rec
 		_, err := run(t, tool, call(agent(t, "s", ws), cmd("touch rejected", "sandbox_permissions", "danger-full-access", "justification", "why")))
 		if err == nil || !strings.HasPrefix(err.Error(), `the user rejected escalating this command to "danger-full-access"`) {
 			t.Errorf("err = %v", err)
@@ -194,10 +214,8 @@ func TestEscalation(t *testing.T) {
 		}
 	})
 	t.Run("same mode request is a no-op without prompt", func(t *testing.T) {
-		ws := t.TempDir()
-		rec := &recorder{p: provider(t, sandbox.Config{Chain: []string{"bwrap"}})}
-		user := &approver{outcome: pipeline.AllowedOnce}
-		tool := newTool(t, Config{}, Deps{Policy: fixedPolicy(sandbox.WorkspaceWrite, ws), Confiner: rec, Escalate: escalation.New(user)})
+		r := newEscalationRig(t, sandbox.WorkspaceWrite, pipeline.AllowedOnce, nil)
+		tool, ws, rec, user := r.tool, r.ws, r.rec, r.user
 		got, err := run(t, tool, call(agent(t, "s", ws), cmd("touch same && echo ok", "sandbox_permissions", "workspace-write")))
 		if err != nil || got != "ok\n" {
 			t.Fatalf("got %q, %v", got, err)
@@ -210,10 +228,9 @@ func TestEscalation(t *testing.T) {
 		}
 	})
 	t.Run("escalated background job runs under the granted mode and reports", func(t *testing.T) {
-		ws := t.TempDir()
-		rec := &recorder{p: provider(t, sandbox.Config{Chain: []string{"bwrap"}})}
 		reg, ch := newJobs(t)
-		tool := newTool(t, Config{}, Deps{Policy: fixedPolicy(sandbox.ReadOnly, ws), Confiner: rec, Escalate: escalation.New(&approver{outcome: pipeline.AllowedOnce}), Jobs: reg})
+		r := newEscalationRig(t, sandbox.ReadOnly, pipeline.AllowedOnce, reg)
+		tool, ws := r.tool, r.ws
 		got, err := run(t, tool, call(agent(t, "s", ws), cmd("touch bg", "run_in_background", true, "sandbox_permissions", "workspace-write", "justification", "why")))
 		if err != nil || got != "started background job bash-1" {
 			t.Fatalf("got %q, %v", got, err)
