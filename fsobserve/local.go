@@ -234,6 +234,23 @@ type EditResult struct {
 	Before, After string
 }
 
+// lockedStat takes t's lock (a done ctx aborts first) and stats t under it;
+// op names the operation in an I/O error. On success the caller releases the
+// lock; on error nothing is held.
+func (l *Local) lockedStat(ctx context.Context, t Target, op string) (info Info, exists bool, release func(), err error) {
+	if err := ctx.Err(); err != nil {
+		return Info{}, false, nil, ErrAborted(err)
+	}
+	if release, err = l.locks.acquire(ctx, t.Key); err != nil {
+		return Info{}, false, nil, err
+	}
+	if info, exists, err = statPath(t.Key); err != nil {
+		release()
+		return Info{}, false, nil, ioError(op, t.Display, err)
+	}
+	return info, exists, release, nil
+}
+
 // WriteText writes content verbatim to t under the target's lock. The intent
 // is checked against a stat taken under the same lock: ReplaceIfVersion
 // refuses a missing or changed file (FS_STALE_VERSION), CreateIfAbsent refuses
@@ -241,20 +258,12 @@ type EditResult struct {
 // write: publication is link(2), which never replaces). A non-regular target
 // is FS_NOT_REGULAR_FILE. On any refusal or failure the old file is untouched.
 func (l *Local) WriteText(ctx context.Context, t Target, content string, intent WriteIntent) (WriteResult, error) {
-	if err := ctx.Err(); err != nil {
-		return WriteResult{}, ErrAborted(err)
-	}
 	// --8<-- [start:write-guard]
-	release, err := l.locks.acquire(ctx, t.Key)
+	info, exists, release, err := l.lockedStat(ctx, t, "write")
 	if err != nil {
 		return WriteResult{}, err
 	}
 	defer release()
-
-	info, exists, err := statPath(t.Key)
-	if err != nil {
-		return WriteResult{}, ioError("write", t.Display, err)
-	}
 	if exists && info.Kind != KindFile {
 		return WriteResult{}, Errorf(CodeNotRegularFile, "cannot write %q: not a regular file", t.Display)
 	}
@@ -301,19 +310,11 @@ func (l *Local) WriteText(ctx context.Context, t Target, content string, intent 
 // stat taken under the lock is FS_STALE_VERSION (checked before matching).
 // The file's CRLF style and mode are kept.
 func (l *Local) EditText(ctx context.Context, t Target, e Edit, guard *EditGuard) (EditResult, error) {
-	if err := ctx.Err(); err != nil {
-		return EditResult{}, ErrAborted(err)
-	}
-	release, err := l.locks.acquire(ctx, t.Key)
+	info, exists, release, err := l.lockedStat(ctx, t, "edit")
 	if err != nil {
 		return EditResult{}, err
 	}
 	defer release()
-
-	info, exists, err := statPath(t.Key)
-	if err != nil {
-		return EditResult{}, ioError("edit", t.Display, err)
-	}
 	if !exists {
 		return EditResult{}, Errorf(CodeStaleVersion, "cannot edit %q: file changed since it was read", t.Display)
 	}

@@ -66,34 +66,28 @@ func BenchmarkSpawnTrue(b *testing.B) {
 			run(b, "/bin/true")
 		}
 	})
-	b.Run("inproc", func(b *testing.B) {
-		l := newLauncher(b)
-		for b.Loop() {
-			cmd := exec.Command("/bin/true")
-			if err := l.Start(cmd, policy); err != nil {
+	for _, v := range []struct {
+		name string
+		opts Options
+	}{{"inproc", Options{}}, {"inproc-reuse", Options{ReuseThreads: true}}} {
+		b.Run(v.name, func(b *testing.B) {
+			sandboxtest.RequireLandlock(b, 1)
+			l, err := NewWithOptions(v.opts)
+			if err != nil {
 				b.Fatal(err)
 			}
-			if err := cmd.Wait(); err != nil {
-				b.Fatal(err)
+			defer l.Close()
+			for b.Loop() {
+				cmd := exec.Command("/bin/true")
+				if err := l.Start(cmd, policy); err != nil {
+					b.Fatal(err)
+				}
+				if err := cmd.Wait(); err != nil {
+					b.Fatal(err)
+				}
 			}
-		}
-	})
-	b.Run("inproc-reuse", func(b *testing.B) {
-		l, err := NewWithOptions(Options{ReuseThreads: true})
-		if err != nil {
-			b.Skip(err)
-		}
-		defer l.Close()
-		for b.Loop() {
-			cmd := exec.Command("/bin/true")
-			if err := l.Start(cmd, policy); err != nil {
-				b.Fatal(err)
-			}
-			if err := cmd.Wait(); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
+		})
+	}
 	b.Run("bwrap", func(b *testing.B) {
 		if _, err := exec.LookPath("bwrap"); err != nil {
 			b.Skip("no bwrap")

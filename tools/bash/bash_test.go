@@ -153,45 +153,6 @@ func TestCompositionErrors(t *testing.T) {
 	})
 }
 
-func TestSchema(t *testing.T) {
-	confine := nopConfiner
-	tests := []struct {
-		name    string
-		cfg     Config
-		deps    Deps
-		has     []string
-		hasNot  []string
-		timeout string
-	}{
-		{"confining executor advertises escalation", Config{}, Deps{Policy: fixedPolicy(sandbox.ReadOnly, "/"), Confiner: confine, Jobs: jobs.New(jobs.Options{})},
-			[]string{`"sandbox_permissions"`, `"justification"`, `"run_in_background"`, `"enum":["workspace-write","danger-full-access"]`}, nil, TimeoutDescriptionPromote},
-		{"non-confining executor has no escalation fields", Config{}, Deps{}, nil, []string{"sandbox_permissions", "justification"}, TimeoutDescriptionKill},
-		{"promotion off keeps the kill description", Config{PromoteOnTimeout: no()}, Deps{Jobs: jobs.New(jobs.Options{})}, []string{"run_in_background"}, nil, TimeoutDescriptionKill},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			def := newTool(t, tt.cfg, tt.deps).Definition()
-			s := string(def.Parameters)
-			for _, h := range tt.has {
-				if !strings.Contains(s, h) {
-					t.Errorf("schema lacks %s: %s", h, s)
-				}
-			}
-			for _, h := range tt.hasNot {
-				if strings.Contains(s, h) {
-					t.Errorf("schema has %s", h)
-				}
-			}
-			if !strings.Contains(s, tt.timeout) || !strings.Contains(s, `"required":["command","description"]`) {
-				t.Errorf("schema = %s", s)
-			}
-			if def.Description != Description || def.Name != "bash" {
-				t.Errorf("definition = %+v", def)
-			}
-		})
-	}
-}
-
 func TestForegroundRendering(t *testing.T) {
 	ws := t.TempDir()
 	os.Mkdir(filepath.Join(ws, "sub"), 0o755)

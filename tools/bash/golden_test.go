@@ -16,23 +16,41 @@ import (
 )
 
 // TestSchemaGolden pins the model-facing definition (description and
-// parameters) for each composition.
+// parameters) for each composition, and checks in each what the schema must
+// and must not offer.
 func TestSchemaGolden(t *testing.T) {
-	confine := nopConfiner
 	cases := []struct {
-		name string
-		cfg  Config
-		deps Deps
+		name    string
+		cfg     Config
+		deps    Deps
+		has     []string
+		hasNot  []string
+		timeout string
 	}{
-		{"confining executor, jobs mounted (base bundle)", Config{}, Deps{Policy: fixedPolicy(sandbox.ReadOnly, "/"), Confiner: confine, Jobs: jobs.New(jobs.Options{})}},
-		{"non-confining executor, no jobs", Config{}, Deps{}},
-		{"background disabled", Config{EnableRunInBackground: no()}, Deps{Jobs: jobs.New(jobs.Options{})}},
-		{"promotion off", Config{PromoteOnTimeout: no()}, Deps{Jobs: jobs.New(jobs.Options{})}},
+		{"confining executor, jobs mounted (base bundle)", Config{}, Deps{Policy: fixedPolicy(sandbox.ReadOnly, "/"), Confiner: nopConfiner, Jobs: jobs.New(jobs.Options{})},
+			[]string{`"sandbox_permissions"`, `"justification"`, `"run_in_background"`, `"enum":["workspace-write","danger-full-access"]`}, nil, TimeoutDescriptionPromote},
+		{"non-confining executor, no jobs", Config{}, Deps{}, nil, []string{"sandbox_permissions", "justification"}, TimeoutDescriptionKill},
+		{"background disabled", Config{EnableRunInBackground: no()}, Deps{Jobs: jobs.New(jobs.Options{})}, nil, []string{"run_in_background"}, TimeoutDescriptionKill},
+		{"promotion off", Config{PromoteOnTimeout: no()}, Deps{Jobs: jobs.New(jobs.Options{})}, []string{"run_in_background"}, nil, TimeoutDescriptionKill},
 	}
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "prompt section tool:bash: %s\n", PromptSection)
 	for _, c := range cases {
 		def := newTool(t, c.cfg, c.deps).Definition()
+		s := string(def.Parameters)
+		for _, h := range c.has {
+			if !strings.Contains(s, h) {
+				t.Errorf("%s: schema lacks %s: %s", c.name, h, s)
+			}
+		}
+		for _, h := range c.hasNot {
+			if strings.Contains(s, h) {
+				t.Errorf("%s: schema has %s", c.name, h)
+			}
+		}
+		if !strings.Contains(s, c.timeout) || !strings.Contains(s, `"required":["command","description"]`) || def.Description != Description || def.Name != "bash" {
+			t.Errorf("%s: definition = %+v", c.name, def)
+		}
 		var params bytes.Buffer
 		json.Indent(&params, def.Parameters, "", "  ")
 		fmt.Fprintf(&b, "\n== %s\nname: %s\ndescription: %s\nparameters:\n%s\n", c.name, def.Name, def.Description, params.String())

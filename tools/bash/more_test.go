@@ -25,12 +25,20 @@ func TestPreAbortedBackgroundStartsNothing(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	_, err := tool.Run(ctx, call(agent(t, "s", ws), cmd("touch "+ws+"/ran", "run_in_background", true)))
+	abortedBeforeStart(t, err, ws, reg)
+}
+
+// abortedBeforeStart fails t unless err is the abort (TOOL_ABORTED) and the
+// command (which would create ws/ran) never started, in the foreground or as
+// a job of session s.
+func abortedBeforeStart(t *testing.T, err error, ws string, reg *jobs.Registry) {
+	t.Helper()
 	if !pipeline.HasCode(err, "TOOL_ABORTED") {
 		t.Errorf("err = %v", err)
 	}
 	time.Sleep(50 * time.Millisecond)
 	if _, err := os.Stat(ws + "/ran"); err == nil || len(reg.List("s")) != 0 {
-		t.Error("a pre-aborted background call started a job")
+		t.Error("something started after the abort")
 	}
 }
 
@@ -255,13 +263,7 @@ func TestCancellationAfterGrantStartsNothing(t *testing.T) {
 				return sandbox.ConfinedArgv{}, context.Canceled
 			}), Escalate: escalation.New(cancellingApprover{cancel}), Jobs: reg})
 			_, err := tool.Run(ctx, call(agent(t, "s", ws), cmd("touch "+ws+"/ran", "run_in_background", background, "sandbox_permissions", "danger-full-access", "justification", "why")))
-			if !pipeline.HasCode(err, "TOOL_ABORTED") {
-				t.Errorf("err = %v", err)
-			}
-			time.Sleep(50 * time.Millisecond)
-			if _, err := os.Stat(ws + "/ran"); err == nil || len(reg.List("s")) != 0 {
-				t.Error("something started after the cancellation")
-			}
+			abortedBeforeStart(t, err, ws, reg)
 		})
 	}
 }

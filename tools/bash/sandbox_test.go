@@ -95,35 +95,26 @@ func newEscalationRig(t *testing.T, mode sandbox.Mode, outcome pipeline.Approval
 }
 
 func TestRealSandboxRendering(t *testing.T) {
-	sandboxtest.RequireBwrap(t)
 	outside := "/etc/dsh-bashtool-" + filepath.Base(t.TempDir())
-	tests := []struct {
+	denied := func(mode sandbox.Mode, target, refusal string) string {
+		return "[stderr]\ntouch: cannot touch '" + target + "': " + refusal + "\n" + sandbox.DenialMarker(mode) + "\n" + hint() + "\n[exit code: 1]"
+	}
+	type rendering struct {
 		name    string
 		backend string
 		mode    sandbox.Mode
 		command string
-		want    func(ws string) string
+		want    string
 		created string // a path that must exist afterwards ("" = none)
-	}{
-		{"bwrap workspace write inside succeeds", "bwrap", sandbox.WorkspaceWrite, "echo hi > inside && cat inside", func(string) string { return "hi\n" }, "inside"},
-		{"bwrap workspace write outside is denied with marker and hint", "bwrap", sandbox.WorkspaceWrite, "touch " + outside,
-			func(string) string {
-				return "[stderr]\ntouch: cannot touch '" + outside + "': Read-only file system\n" + sandbox.DenialMarker(sandbox.WorkspaceWrite) + "\n" + hint() + "\n[exit code: 1]"
-			}, ""},
-		{"bwrap read-only denies a workspace write", "bwrap", sandbox.ReadOnly, "touch inside",
-			func(string) string {
-				return "[stderr]\ntouch: cannot touch 'inside': Read-only file system\n" + sandbox.DenialMarker(sandbox.ReadOnly) + "\n" + hint() + "\n[exit code: 1]"
-			}, ""},
-		{"bwrap command failure is only an exit code", "bwrap", sandbox.WorkspaceWrite, "grep -q nothing /dev/null", func(string) string { return "(no output)\n[exit code: 1]" }, ""},
-		{"landlock workspace write inside succeeds", "landlock", sandbox.WorkspaceWrite, "echo hi > inside && cat inside", func(string) string { return "hi\n" }, "inside"},
-		{"landlock workspace write outside is denied with marker and hint", "landlock", sandbox.WorkspaceWrite, "touch " + outside,
-			func(string) string {
-				return "[stderr]\ntouch: cannot touch '" + outside + "': Permission denied\n" + sandbox.DenialMarker(sandbox.WorkspaceWrite) + "\n" + hint() + "\n[exit code: 1]"
-			}, ""},
-		{"landlock read-only denies a workspace write", "landlock", sandbox.ReadOnly, "touch inside",
-			func(string) string {
-				return "[stderr]\ntouch: cannot touch 'inside': Permission denied\n" + sandbox.DenialMarker(sandbox.ReadOnly) + "\n" + hint() + "\n[exit code: 1]"
-			}, ""},
+	}
+	var tests []rendering
+	for _, b := range []struct{ backend, refusal string }{{"bwrap", "Read-only file system"}, {"landlock", "Permission denied"}} {
+		tests = append(tests,
+			rendering{b.backend + " workspace write inside succeeds", b.backend, sandbox.WorkspaceWrite, "echo hi > inside && cat inside", "hi\n", "inside"},
+			rendering{b.backend + " workspace write outside is denied with marker and hint", b.backend, sandbox.WorkspaceWrite, "touch " + outside, denied(sandbox.WorkspaceWrite, outside, b.refusal), ""},
+			rendering{b.backend + " read-only denies a workspace write", b.backend, sandbox.ReadOnly, "touch inside", denied(sandbox.ReadOnly, "inside", b.refusal), ""},
+			rendering{b.backend + " command failure is only an exit code", b.backend, sandbox.WorkspaceWrite, "grep -q nothing /dev/null", "(no output)\n[exit code: 1]", ""},
+		)
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -132,6 +123,8 @@ func TestRealSandboxRendering(t *testing.T) {
 			if tt.backend == "landlock" {
 				sandboxtest.RequireLandlock(t, 1)
 				cfg.LauncherPath = sandboxtest.Runner(t)
+			} else {
+				sandboxtest.RequireBwrap(t)
 			}
 			p := provider(t, cfg)
 			if b, _ := p.Selected(); b != tt.backend {
@@ -142,8 +135,8 @@ func TestRealSandboxRendering(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if want := tt.want(ws); got != want {
-				t.Errorf("got  %q\nwant %q", got, want)
+			if got != tt.want {
+				t.Errorf("got  %q\nwant %q", got, tt.want)
 			}
 			if _, err := os.Stat(outside); err == nil {
 				os.Remove(outside)
