@@ -83,23 +83,22 @@ func landlockEnabled(t *testing.T) bool {
 
 func TestCondition(t *testing.T) {
 	tests := []struct {
-		name    string
-		cond    string
-		want    bool
-		wantErr bool
+		cond          string
+		want, wantErr bool
+		why           string
 	}{
-		{"landlock:1 holds when the kernel runs Landlock", "landlock:1", landlockEnabled(t), false},
-		{"an ABI beyond any kernel does not hold", "landlock:99", false, false},
-		{"landlock without a number is an error", "landlock:x", false, true},
-		{"landlock:0 is an error", "landlock:0", false, true},
-		{"bwrap follows its probe", "bwrap", exec.Command("bwrap", sandbox.BwrapProbeArgs()...).Run() == nil, false},
-		{"unknown conditions are errors", "landlok:3", false, true},
+		{"landlock:1", landlockEnabled(t), false, "holds when the kernel runs Landlock"},
+		{"landlock:99", false, false, "an ABI beyond any kernel does not hold"},
+		{"landlock:x", false, true, "landlock without a number is an error"},
+		{"landlock:0", false, true, "N starts at 1"},
+		{"bwrap", exec.Command("bwrap", sandbox.BwrapProbeArgs()...).Run() == nil, false, "follows bwrap's probe"},
+		{"landlok:3", false, true, "an unknown condition is an error, never a silent skip"},
 	}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
+		t.Run(tc.cond, func(t *testing.T) {
 			got, err := Condition(tc.cond)
 			if (err != nil) != tc.wantErr || got != tc.want {
-				t.Errorf("Condition(%q) = %v, %v; want %v, error %v", tc.cond, got, err, tc.want, tc.wantErr)
+				t.Errorf("Condition(%q) = %v, %v; want %v, error %v (%s)", tc.cond, got, err, tc.want, tc.wantErr, tc.why)
 			}
 		})
 	}

@@ -20,12 +20,11 @@ import (
 // and must not offer.
 func TestSchemaGolden(t *testing.T) {
 	cases := []struct {
-		name    string
-		cfg     Config
-		deps    Deps
-		has     []string
-		hasNot  []string
-		timeout string
+		name        string
+		cfg         Config
+		deps        Deps
+		has, hasNot []string
+		timeout     string
 	}{
 		{"confining executor, jobs mounted (base bundle)", Config{}, Deps{Policy: fixedPolicy(sandbox.ReadOnly, "/"), Confiner: nopConfiner, Jobs: jobs.New(jobs.Options{})},
 			[]string{`"sandbox_permissions"`, `"justification"`, `"run_in_background"`, `"enum":["workspace-write","danger-full-access"]`}, nil, TimeoutDescriptionPromote},
