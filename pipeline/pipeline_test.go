@@ -127,46 +127,30 @@ func TestPipelineStages(t *testing.T) {
 		},
 		{
 			name: "body error renders its message without info",
-			setup: func(t *testing.T, r *pipeline.Registry, st *state) {
-				r.Unregister("echo")
-				r.Register(pipeline.Tool{Name: "echo", Run: func(context.Context, *pipeline.Call) (pipeline.Output, error) {
-					st.bodyRuns++
-					return pipeline.Output{}, errors.New("exploded")
-				}})
-			},
+			setup: body(func() (pipeline.Output, error) {
+				return pipeline.Output{}, errors.New("exploded")
+			}),
 			want: want{text: "Error: exploded", isError: true, bodyRuns: 1, postRuns: 1},
 		},
 		{
 			name: "body coded error keeps name and code",
-			setup: func(t *testing.T, r *pipeline.Registry, st *state) {
-				r.Unregister("echo")
-				r.Register(pipeline.Tool{Name: "echo", Run: func(context.Context, *pipeline.Call) (pipeline.Output, error) {
-					st.bodyRuns++
-					return pipeline.Output{}, pipeline.NewError("FsError", "FS_NOT_FOUND", "gone")
-				}})
-			},
+			setup: body(func() (pipeline.Output, error) {
+				return pipeline.Output{}, pipeline.NewError("FsError", "FS_NOT_FOUND", "gone")
+			}),
 			want: want{text: "Error: gone", isError: true, code: "FS_NOT_FOUND", bodyRuns: 1, postRuns: 1},
 		},
 		{
 			name: "body panicking with an unprintable value renders <unprintable thrown value>",
-			setup: func(t *testing.T, r *pipeline.Registry, st *state) {
-				r.Unregister("echo")
-				r.Register(pipeline.Tool{Name: "echo", Run: func(context.Context, *pipeline.Call) (pipeline.Output, error) {
-					st.bodyRuns++
-					panic(hostile{})
-				}})
-			},
+			setup: body(func() (pipeline.Output, error) {
+				panic(hostile{})
+			}),
 			want: want{text: "Error: <unprintable thrown value>", isError: true, bodyRuns: 1, postRuns: 1},
 		},
 		{
 			name: "body returning lossy value is INVALID_TOOL_OUTPUT",
-			setup: func(t *testing.T, r *pipeline.Registry, st *state) {
-				r.Unregister("echo")
-				r.Register(pipeline.Tool{Name: "echo", Run: func(context.Context, *pipeline.Call) (pipeline.Output, error) {
-					st.bodyRuns++
-					return pipeline.Output{Value: json.RawMessage(`{nope`)}, nil
-				}})
-			},
+			setup: body(func() (pipeline.Output, error) {
+				return pipeline.Output{Value: json.RawMessage(`{nope`)}, nil
+			}),
 			want: want{text: `Error: tool "echo" returned invalid output: value is not lossless JSON`, isError: true, code: "INVALID_TOOL_OUTPUT", bodyRuns: 1, postRuns: 1},
 		},
 		{
@@ -705,6 +689,18 @@ func TestPipelineStages(t *testing.T) {
 }
 
 // askWith registers a listener that asks (no reason) and mounts approver a.
+// body replaces the echo tool's body with one that counts its runs and
+// returns what fn returns (or panics as fn does).
+func body(fn func() (pipeline.Output, error)) func(t *testing.T, r *pipeline.Registry, st *state) {
+	return func(t *testing.T, r *pipeline.Registry, st *state) {
+		r.Unregister("echo")
+		r.Register(pipeline.Tool{Name: "echo", Run: func(context.Context, *pipeline.Call) (pipeline.Output, error) {
+			st.bodyRuns++
+			return fn()
+		}})
+	}
+}
+
 // decides registers one pre-execute listener that returns d.
 func decides(d pipeline.Decision) func(t *testing.T, r *pipeline.Registry, st *state) {
 	return func(t *testing.T, r *pipeline.Registry, st *state) {
