@@ -161,10 +161,10 @@ func TestIsRunnerSpawnFailure(t *testing.T) {
 		})
 	}
 	if got := spawnFailureDetail(pathErr("fork/exec", "/opt/r", syscall.ENOENT), "/opt/r"); got != "Error: spawn /opt/r ENOENT" {
-		t.Errorf("SpawnFailureDetail = %q", got)
+		t.Errorf("spawnFailureDetail = %q", got)
 	}
 	if got := spawnFailureDetail(pathErr("fork/exec", "/opt/r", syscall.EACCES), "/opt/r"); got != "Error: spawn /opt/r EACCES" {
-		t.Errorf("SpawnFailureDetail = %q", got)
+		t.Errorf("spawnFailureDetail = %q", got)
 	}
 }
 

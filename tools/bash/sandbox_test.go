@@ -95,7 +95,7 @@ func newEscalationRig(t *testing.T, mode sandbox.Mode, outcome pipeline.Approval
 }
 
 func TestRealSandboxRendering(t *testing.T) {
-	outside := "/etc/dsh-bashtool-" + filepath.Base(t.TempDir())
+	outside := "/etc/dsh-bash-tool-" + filepath.Base(t.TempDir())
 	denied := func(mode sandbox.Mode, target, refusal string) string {
 		return "[stderr]\ntouch: cannot touch '" + target + "': " + refusal + "\n" + sandbox.DenialMarker(mode) + "\n" + hint() + "\n[exit code: 1]"
 	}
@@ -157,7 +157,7 @@ func TestDangerFullAccessBypassesTheProvider(t *testing.T) {
 	ws := t.TempDir()
 	rec := &recorder{p: provider(t, sandbox.Config{Chain: []string{"bwrap"}})}
 	tool := newTool(t, Config{}, Deps{Policy: fixedPolicy(sandbox.DangerFullAccess, ws), Confiner: rec})
-	got, err := run(t, tool, call(agent(t, "s", ws), cmd("echo free > /tmp/dsh-bashtool-dfa-$$ && cat /tmp/dsh-bashtool-dfa-$$ && rm /tmp/dsh-bashtool-dfa-$$")))
+	got, err := run(t, tool, call(agent(t, "s", ws), cmd("echo free > /tmp/dsh-bash-tool-dfa-$$ && cat /tmp/dsh-bash-tool-dfa-$$ && rm /tmp/dsh-bash-tool-dfa-$$")))
 	if err != nil || got != "free\n" {
 		t.Fatalf("got %q, %v", got, err)
 	}
