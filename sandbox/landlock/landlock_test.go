@@ -271,3 +271,22 @@ func TestProbeOutput(t *testing.T) {
 		t.Errorf("probe on ABI %d = %q, want %q", abi, stdout.String(), want)
 	}
 }
+
+// TestABITableInvariant checks the data table itself: row 0 (no ABI) grants
+// nothing, each right is introduced by exactly one ABI, and together the rows
+// are exactly the rights this package names.
+func TestABITableInvariant(t *testing.T) {
+	if abiRights[0] != 0 {
+		t.Errorf("ABI 0 handles %s, want nothing", RightsString(abiRights[0]))
+	}
+	var seen uint64
+	for abi := 1; abi <= MaxABI; abi++ {
+		if dup := abiRights[abi] & seen; dup != 0 {
+			t.Errorf("ABI %d re-introduces %s", abi, RightsString(dup))
+		}
+		seen |= abiRights[abi]
+	}
+	if all := uint64(1)<<len(rightNames) - 1; seen != all {
+		t.Errorf("the table covers %s, the named rights are %s", RightsString(seen), RightsString(all))
+	}
+}
