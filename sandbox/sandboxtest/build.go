@@ -23,7 +23,9 @@ func Build(root, dir, name, pkg string, env ...string) (string, error) {
 	if _, err := os.Stat(gobin); err != nil {
 		gobin = "go"
 	}
-	cmd := exec.Command(gobin, "build", "-trimpath", "-ldflags=-s -w", "-o", out, pkg)
+	// -buildvcs=false: no VCS stamp to read, so a user who does not own the
+	// checkout (git refuses it as dubious ownership) can build it too.
+	cmd := exec.Command(gobin, "build", "-trimpath", "-buildvcs=false", "-ldflags=-s -w", "-o", out, pkg)
 	cmd.Env = append(append(os.Environ(), "CGO_ENABLED=0"), env...)
 	cmd.Dir = root
 	if b, err := cmd.CombinedOutput(); err != nil {

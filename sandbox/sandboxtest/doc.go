@@ -16,9 +16,9 @@
 // are done; a test binary that did not route TestMain through [Main] fails
 // rather than leave the binary behind. [Build] and [BuildRunner] are the same
 // build for tooling that manages its own directory (the sims, the kernel
-// matrix, the escape corpus): CGO_ENABLED=0, -trimpath, -ldflags "-s -w", a
-// small static binary that starts fastest and also runs in an initramfs
-// without a libc. Binaries are never committed.
+// matrix, the escape corpus): CGO_ENABLED=0, -trimpath, -buildvcs=false,
+// -ldflags "-s -w", a small static binary that starts fastest and also runs
+// in an initramfs without a libc. Binaries are never committed.
 //
 // # Capabilities
 //
