@@ -3,20 +3,25 @@ GO        ?= go
 BIN       := bin
 DSHSIM    := $(BIN)/dsh-sim
 BENCHTIME ?= 300ms
+SPAWN_ROUNDS ?= 300
 FUZZTIME  ?= 20s
+# Upstream's C Landlock runner on npm (a static musl binary), measured beside ours by bench-spawn-c.
+C_RUNNER_PKG ?= @deepseek-ai/node-addon-landlock-run-linux-x64@0.1.1
 # Packages with benchmarks (found, so new ones join automatically).
 BENCH_PKGS = $(sort $(dir $(shell grep -rl --include='*_test.go' '^func Benchmark' . | grep -v '/testdata/')))
 # Go files gofmt must accept (fixtures under testdata included only if they are Go sources of the tree).
 GOFILES    = $(shell find . -name '*.go' -not -path './.git/*' -not -path '*/testdata/*')
 
-.PHONY: help sim test check bench bench-spawn fuzz docs kernels build $(DSHSIM)
+.PHONY: help sim test check bench bench-spawn bench-spawn-c fuzz docs kernels build $(DSHSIM)
 
 help:
 	@echo 'make sim      regenerate snapshots/ with dsh-sim, then dsh-sim -check'
 	@echo 'make test     go test -count=1 ./...   (DSHSIM_UPDATE=1 make test updates every golden)'
 	@echo 'make check    gofmt -l (must be empty), go vet ./..., dsh-sim -check (effect files and docs page)'
 	@echo 'make bench    benchmarks of the packages that have them (BENCHTIME=$(BENCHTIME))'
-	@echo 'make bench-spawn  the spawn-ratio benchmark (bare, in-process, runner, bwrap), 300 rounds'
+	@echo 'make bench-spawn  the spawn-ratio benchmark (bare, in-process, runners, bwrap), SPAWN_ROUNDS=$(SPAWN_ROUNDS) rounds;'
+	@echo '                  DSHSIM_C_RUNNER=<path of upstream'"'"'s C landlock-run> adds its rows and runner/c-runner'
+	@echo 'make bench-spawn-c  bench-spawn with DSHSIM_C_RUNNER = $(C_RUNNER_PKG) (npm pack into a temp dir, removed after)'
 	@echo 'make fuzz     every fuzz target for FUZZTIME=$(FUZZTIME) each'
 	@echo 'make docs     write docs/tools.md with every include expanded to build/tools.md'
 	@echo 'make kernels  the Landlock kernel matrix: capped ABIs here, real kernels under qemu (KERNELS_FLAGS=-layer1: no qemu)'
@@ -44,7 +49,13 @@ bench:
 	$(GO) test -count=1 -run '^$$' -bench . -benchmem -benchtime=$(BENCHTIME) $(addprefix ./,$(patsubst ./%,%,$(BENCH_PKGS)))
 
 bench-spawn:
-	$(GO) test -count=1 ./sandbox/inproc -run '^$$' -bench SpawnRatios -benchtime 300x -v
+	$(GO) test -count=1 ./sandbox/inproc -run '^$$' -bench SpawnRatios -benchtime $(SPAWN_ROUNDS)x -v
+
+# npm pack fetches the tarball (integrity-checked by npm) with its cache inside the temp dir; the trap removes both.
+bench-spawn-c:
+	@set -e; d=$$(mktemp -d); trap 'rm -rf "$$d"' EXIT; \
+	( cd "$$d" && npm_config_cache="$$d/npm-cache" npm pack --silent '$(C_RUNNER_PKG)' >/dev/null && tar -xzf ./*.tgz package/bin/landlock-run ); \
+	DSHSIM_C_RUNNER="$$d/package/bin/landlock-run" $(MAKE) --no-print-directory bench-spawn
 
 fuzz:
 	@set -e; files=$$(grep -rl --include='*_test.go' '^func Fuzz' . | grep -v '/testdata/' | sort); \

@@ -3,6 +3,7 @@ package inproc
 import (
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"runtime"
 	"slices"
@@ -21,10 +22,21 @@ import (
 // ns/op of this benchmark is the cost of a round and is not meaningful alone.
 // "bare-handoff" starts the bare command from another locked thread, without
 // Landlock: the price of the thread handoff the in-process path pays.
+//
+// The runner rows: "go-empty" (an empty static Go binary: Go's start-up and
+// exit), "go-exec" (a Go binary that only execs /bin/true: the floor of any Go
+// runner), "runner-rules" (ours up to a failing exec), "runner" (ours), and,
+// when [cRunnerEnv] names upstream's C runner, "c-runner" and "c-runner-rules"
+// (the same two runs through it) plus "runner/c-runner", the ratio of ours to
+// it in the same run. Without the variable the C rows are reported skipped.
 func BenchmarkSpawnRatios(b *testing.B) {
 	ws := sandboxtest.TempDir(b, "dshsim-bench-ws-")
 	policy := sandbox.Policy{Mode: sandbox.WorkspaceWrite, WorkspaceRoot: ws}
-	runner, empty := benchBinaries(b)
+	bin := benchBinaries(b)
+	cRunner, cSkip, err := cRunnerFromEnv()
+	if err != nil {
+		b.Fatal(err)
+	}
 	l := newLauncher(b)
 	lr, err := NewWithOptions(Options{ReuseThreads: true})
 	if err != nil {
@@ -49,6 +61,18 @@ func BenchmarkSpawnRatios(b *testing.B) {
 	}
 	cmd := func(argv ...string) func() error {
 		return func() error { return exec.Command(argv[0], argv[1:]...).Run() }
+	}
+	// Start-up, ABI query, ruleset, restriction, then a failing exec: exit 125.
+	rulesOnly := func(runner string) func() error {
+		argv := sandbox.Wrap([]string{runner}, sandbox.LandlockArgs(policy), []string{"/nonexistent/dshsim"})
+		return func() error {
+			err := exec.Command(argv[0], argv[1:]...).Run()
+			var ee *exec.ExitError
+			if errors.As(err, &ee) && ee.ExitCode() == 125 {
+				return nil
+			}
+			return fmt.Errorf("rules-only run of %s: %v, want exit 125", runner, err)
+		}
 	}
 	variants := []variant{
 		{"bare", cmd("/bin/true")},
@@ -75,18 +99,16 @@ func BenchmarkSpawnRatios(b *testing.B) {
 			}
 			return c.Wait()
 		}},
-		{"runner-startup", cmd(empty)},
-		{"runner-rules", func() error {
-			// Start-up, ABI query, ruleset, restriction, then a failing exec: exit 125.
-			err := exec.Command(runner, sandbox.Wrap(nil, sandbox.LandlockArgs(policy), []string{"/nonexistent/dshsim"})...).Run()
-			var ee *exec.ExitError
-			if errors.As(err, &ee) && ee.ExitCode() == 125 {
-				return nil
-			}
-			return fmt.Errorf("rules-only run: %v", err)
-		}},
-		{"runner", cmd(sandbox.Wrap([]string{runner}, sandbox.LandlockArgs(policy), []string{"/bin/true"})...)},
-		{"runner-naive", cmd(naiveBin, ws, "--", "/bin/true")},
+		{"go-empty", cmd(bin.empty)},
+		{"go-exec", cmd(bin.goExec)},
+		{"runner-rules", rulesOnly(bin.runner)},
+		{"runner", cmd(sandbox.Wrap([]string{bin.runner}, sandbox.LandlockArgs(policy), []string{"/bin/true"})...)},
+		{"runner-naive", cmd(bin.naive, ws, "--", "/bin/true")},
+	}
+	if cRunner != "" {
+		variants = append(variants,
+			variant{"c-runner-rules", rulesOnly(cRunner)},
+			variant{"c-runner", cmd(sandbox.Wrap([]string{cRunner}, sandbox.LandlockArgs(policy), []string{"/bin/true"})...)})
 	}
 	if _, err := exec.LookPath("bwrap"); err == nil {
 		variants = append(variants, variant{"bwrap", cmd(sandbox.Wrap([]string{"bwrap"}, sandbox.BwrapArgs(policy), []string{"/bin/true"})...)})
@@ -109,14 +131,49 @@ func BenchmarkSpawnRatios(b *testing.B) {
 		slices.Sort(s)
 		return float64(s[len(s)/2])
 	}
-	bare := median(samples[0])
+	medians := make(map[string]float64, len(variants))
+	for i, v := range variants {
+		medians[v.name] = median(samples[i])
+	}
+	bare := medians["bare"]
 	b.ReportMetric(bare/1e3, "bare-µs")
-	for i, v := range variants[1:] {
-		b.ReportMetric(median(samples[i+1])/bare, v.name+"-x")
+	for _, v := range variants[1:] {
+		b.ReportMetric(medians[v.name]/bare, v.name+"-x")
+	}
+	if cRunner != "" {
+		b.ReportMetric(medians["runner"]/medians["c-runner"], "runner/c-runner")
+	} else {
+		b.Log(cSkip)
 	}
 	if testing.Verbose() {
-		for i, v := range variants {
-			fmt.Printf("%-15s median %8.0f µs  ratio %.2fx  (%d samples)\n", v.name, median(samples[i])/1e3, median(samples[i])/bare, len(samples[i]))
+		for _, v := range variants {
+			fmt.Printf("%-15s median %8.0f µs  ratio %.2fx  (%d samples)\n", v.name, medians[v.name]/1e3, medians[v.name]/bare, round)
+		}
+		if cRunner != "" {
+			fmt.Printf("%-15s %.2fx  (ours / upstream's C runner, medians of this run)\n", "runner/c-runner", medians["runner"]/medians["c-runner"])
 		}
 	}
+}
+
+// cRunnerEnv names the environment variable holding the path of upstream's C
+// landlock-run for the spawn benchmark's c-runner rows (`make
+// bench-spawn-c` fetches it from npm into a temp dir).
+const cRunnerEnv = "DSHSIM_C_RUNNER"
+
+// cRunnerFromEnv returns the C runner's path from [cRunnerEnv], or "" and
+// the reason its rows are skipped. A set variable that names no executable
+// file is an error, not a skip.
+func cRunnerFromEnv() (path, skip string, err error) {
+	path = os.Getenv(cRunnerEnv)
+	if path == "" {
+		return "", "c-runner: skipped: " + cRunnerEnv + " is not set (the path of upstream's C landlock-run; `make bench-spawn-c` fetches it)", nil
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		return "", "", fmt.Errorf("%s=%s: %v", cRunnerEnv, path, err)
+	}
+	if !st.Mode().IsRegular() || st.Mode().Perm()&0o111 == 0 {
+		return "", "", fmt.Errorf("%s=%s: not an executable file (mode %v)", cRunnerEnv, path, st.Mode())
+	}
+	return path, "", nil
 }
