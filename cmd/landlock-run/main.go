@@ -6,6 +6,12 @@ import (
 	"github.com/dshsim/dshsim/sandbox/landlock"
 )
 
-func main() {
-	os.Exit(landlock.Main(os.Args[1:], os.Stdout, os.Stderr))
+// The runner does its whole job in init: every init function runs on the
+// startup thread with the main goroutine locked to it, which is what
+// landlock.InitMain needs to restrict and exec from one thread without
+// runtime.LockOSThread (see its documentation).
+func init() {
+	os.Exit(landlock.InitMain(os.Args[1:], os.Stdout, os.Stderr))
 }
+
+func main() {}

@@ -1,36 +1,45 @@
 package landlock
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"syscall"
 )
 
-// Execvp replaces the process with argv, searching PATH like execvp(3): a name
-// containing "/" is used as is; otherwise each PATH entry is tried (default
-// "/bin:/usr/bin"), EACCES is remembered and reported if nothing else worked,
-// and a file without a recognised format (ENOEXEC) is run by /bin/sh. The
-// environment is passed unchanged. It returns only on failure.
+// Execvp replaces the process with argv, searching PATH like execvp(3) (see
+// [searchPath]); a file without a recognised format (ENOEXEC) is run by
+// /bin/sh. The environment is passed unchanged. It returns only on failure.
 func Execvp(argv []string) error {
-	env := os.Environ()
-	name := argv[0]
+	env := syscall.Environ()
+	return searchPath(argv[0], syscall.Getenv, func(file string) error { return execve(file, argv, env) })
+}
+
+// searchPath tries exec on the file name names, the way execvp(3) searches:
+// an empty name is ENOENT; a name containing "/" is used as is; otherwise
+// each entry of PATH from getenv is tried (default "/bin:/usr/bin" when PATH
+// is unset; an empty PATH has no entries, and an empty entry is "."),
+// continuing past ENOENT, ENOTDIR, ESTALE, ENODEV and ETIMEDOUT and past
+// EACCES, which is remembered and reported if nothing else worked; any other
+// error stops the search. exec returns only on failure.
+func searchPath(name string, getenv func(string) (string, bool), exec func(file string) error) error {
 	if name == "" {
 		return syscall.ENOENT
 	}
 	if strings.Contains(name, "/") {
-		return execve(name, argv, env)
+		return exec(name)
 	}
-	path, ok := os.LookupEnv("PATH")
+	path, ok := getenv("PATH")
 	if !ok {
 		path = "/bin:/usr/bin"
 	}
+	if path == "" {
+		return syscall.ENOENT
+	}
 	sawEACCES := false
-	for _, dir := range filepath.SplitList(path) {
+	for dir := range strings.SplitSeq(path, ":") {
 		if dir == "" {
 			dir = "."
 		}
-		err := execve(dir+"/"+name, argv, env)
+		err := exec(dir + "/" + name)
 		switch err {
 		case syscall.EACCES:
 			sawEACCES = true

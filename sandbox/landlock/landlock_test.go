@@ -290,3 +290,79 @@ func TestABITableInvariant(t *testing.T) {
 		t.Errorf("the table covers %s, the named rights are %s", RightsString(seen), RightsString(all))
 	}
 }
+
+// TestInitMainRefusesOffTheStartupThread: InitMain takes no thread lock of
+// its own, so off the startup thread (where nothing pins the goroutine
+// between restriction and exec) it must refuse before restricting, and the
+// command must not run.
+func TestInitMainRefusesOffTheStartupThread(t *testing.T) {
+	requireLandlock(t)
+	ws := workspace(t)
+	type result struct {
+		code           int
+		stderr         string
+		ran, onStartup bool
+	}
+	done := make(chan result, 1)
+	GoOffMainThread(func() {
+		var stdout, stderr bytes.Buffer
+		ran := false
+		code := run([]string{"--ro", "/", "--rw", ws, "--", "true"}, &stdout, &stderr, func([]string) error { ran = true; return syscall.ENOEXEC }, restrictStartupThread)
+		done <- result{code, stderr.String(), ran, syscall.Gettid() == syscall.Getpid()}
+	})
+	r := <-done
+	if r.onStartup {
+		t.Fatal("GoOffMainThread ran the job on the startup thread")
+	}
+	if want := Prefix + notStartupThreadMsg + "\n"; r.code != ExitFailure || r.stderr != want || r.ran {
+		t.Errorf("off the startup thread: exit %d, stderr %q, command ran %v; want 125, %q, not run", r.code, r.stderr, r.ran, want)
+	}
+}
+
+func TestSearchPath(t *testing.T) {
+	tests := []struct {
+		name    string
+		cmd     string
+		path    *string // nil: PATH unset
+		fails   map[string]error
+		want    error
+		wantTry []string
+	}{
+		{name: "empty name is not found without a try", cmd: "", path: ptr("/bin"), want: syscall.ENOENT},
+		{name: "a name with a slash is used as is", cmd: "./x", path: ptr("/bin"), fails: map[string]error{"./x": syscall.EPERM}, want: syscall.EPERM, wantTry: []string{"./x"}},
+		{name: "unset PATH searches /bin then /usr/bin", cmd: "x", path: nil, want: syscall.ENOENT, wantTry: []string{"/bin/x", "/usr/bin/x"}},
+		{name: "empty PATH has no entries", cmd: "x", path: ptr(""), want: syscall.ENOENT},
+		{name: "an empty entry is the current directory", cmd: "x", path: ptr("/a::/b"), want: syscall.ENOENT, wantTry: []string{"/a/x", "./x", "/b/x"}},
+		{name: "EACCES is remembered past later misses", cmd: "x", path: ptr("/a:/b"), fails: map[string]error{"/a/x": syscall.EACCES}, want: syscall.EACCES, wantTry: []string{"/a/x", "/b/x"}},
+		{name: "another error stops the search", cmd: "x", path: ptr("/a:/b"), fails: map[string]error{"/a/x": syscall.E2BIG}, want: syscall.E2BIG, wantTry: []string{"/a/x"}},
+		{name: "ENOTDIR, ESTALE, ENODEV and ETIMEDOUT go on", cmd: "x", path: ptr("/a:/b:/c:/d:/e"),
+			fails: map[string]error{"/a/x": syscall.ENOTDIR, "/b/x": syscall.ESTALE, "/c/x": syscall.ENODEV, "/d/x": syscall.ETIMEDOUT}, want: syscall.ENOENT,
+			wantTry: []string{"/a/x", "/b/x", "/c/x", "/d/x", "/e/x"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			getenv := func(k string) (string, bool) {
+				if k != "PATH" || tc.path == nil {
+					return "", false
+				}
+				return *tc.path, true
+			}
+			var tried []string
+			got := searchPath(tc.cmd, getenv, func(file string) error {
+				tried = append(tried, file)
+				if err, ok := tc.fails[file]; ok {
+					return err
+				}
+				return syscall.ENOENT
+			})
+			if got != tc.want {
+				t.Errorf("searchPath(%q) = %v, want %v", tc.cmd, got, tc.want)
+			}
+			if d := cmp.Diff(tc.wantTry, tried); d != "" {
+				t.Errorf("tried (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+func ptr(s string) *string { return &s }

@@ -24,26 +24,41 @@ const (
 
 // Main runs the landlock-run command line args (without the program name)
 // and returns the exit status. On a confined run it never returns: the
-// process becomes the command. Main is what cmd/landlock-run and the
-// testscript command call.
+// process becomes the command. The scenario tests' landlock-run command calls
+// it; cmd/landlock-run calls [InitMain].
 //
-// For a confined run Main restricts the calling OS thread itself (no extra
-// thread: it is about to exec or exit), so call it only in a process that
-// ends with it, as a main function does; usage errors and --probe are safe
-// in-process.
+// For a confined run Main locks the calling goroutine to its OS thread and
+// restricts that thread itself (no extra goroutine: it is about to exec or
+// exit), so call it only in a process that ends with it, as a main function
+// does; usage errors and --probe are safe in-process.
 func Main(args []string, stdout, stderr io.Writer) int {
-	return run(args, stdout, stderr, Execvp, true)
+	return run(args, stdout, stderr, Execvp, RestrictThisThread)
 }
 
-// Run is [Main] with the exec step injected: exec runs on the restricted
+// InitMain is [Main] for an init function of package main, which is where
+// cmd/landlock-run calls it. The Go runtime runs every init function on the
+// startup thread with the main goroutine locked to it (runtime.LockOSThread's
+// documentation), so InitMain restricts and execs from that thread as it is.
+// runtime.LockOSThread would first start the runtime's template thread: one
+// more clone on the way to the command and one more thread for execve to
+// kill. As a guard, InitMain refuses to restrict (exit 125, the command never
+// runs) on any thread but the startup thread.
+func InitMain(args []string, stdout, stderr io.Writer) int {
+	return run(args, stdout, stderr, Execvp, restrictStartupThread)
+}
+
+// Run is [Main] with the exec step injected: exec runs on a fresh restricted
 // thread after the partial notice; if it returns, its error is reported as
 // "exec failed: <strerror>" with status 125. Tests pass an exec that probes
 // the confinement instead of replacing the process.
 func Run(args []string, stdout, stderr io.Writer, exec func(argv []string) error) int {
-	return run(args, stdout, stderr, exec, false)
+	return run(args, stdout, stderr, exec, nil)
 }
 
-func run(args []string, stdout, stderr io.Writer, exec func(argv []string) error, inPlace bool) int {
+// run does the command line. restrictHere restricts the calling thread for a
+// confined run that execs in place; nil runs the exec step on a throwaway
+// restricted thread ([OnRestrictedThread]), as --probe always does.
+func run(args []string, stdout, stderr io.Writer, exec func(argv []string) error, restrictHere func(rulesetFD int) error) int {
 	fail := func(msg string) int {
 		io.WriteString(stderr, Prefix+msg+"\n")
 		return ExitFailure
@@ -82,8 +97,8 @@ func run(args []string, stdout, stderr io.Writer, exec func(argv []string) error
 		execErr = exec(inv.Argv)
 		return nil
 	}
-	if inPlace && !inv.Probe {
-		err = RestrictThisThread(rs.FD)
+	if restrictHere != nil && !inv.Probe {
+		err = restrictHere(rs.FD)
 		if err == nil {
 			err = confined()
 		}

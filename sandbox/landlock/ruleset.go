@@ -2,7 +2,6 @@ package landlock
 
 import (
 	"errors"
-	"os"
 	"runtime"
 	"syscall"
 
@@ -104,12 +103,8 @@ func OnRestrictedThread(rulesetFD int, fn func() error) error {
 	done := make(chan error, 1)
 	GoOffMainThread(func() {
 		// Deliberately no UnlockOSThread: this thread must never run other goroutines.
-		if err := llsys.SetNoNewPrivs(); err != nil {
-			done <- rulesetError(err)
-			return
-		}
-		if err := llsys.RestrictSelf(rulesetFD); err != nil {
-			done <- rulesetError(err)
+		if err := restrict(rulesetFD); err != nil {
+			done <- err
 			return
 		}
 		if fn == nil {
@@ -134,14 +129,14 @@ func OnRestrictedThread(rulesetFD int, fn func() error) error {
 func GoOffMainThread(fn func()) {
 	go func() {
 		runtime.LockOSThread()
-		if llsys.Gettid() != os.Getpid() {
+		if llsys.Gettid() != syscall.Getpid() {
 			fn()
 			return // still locked: the thread ends here
 		}
 		locked := make(chan struct{})
 		go func() {
 			runtime.LockOSThread()
-			if llsys.Gettid() == os.Getpid() {
+			if llsys.Gettid() == syscall.Getpid() {
 				panic("landlock: BUG: a goroutine ran on the main thread while another goroutine held it locked")
 			}
 			close(locked)
@@ -158,6 +153,26 @@ func GoOffMainThread(fn func()) {
 // goroutine keeps running confined.
 func RestrictThisThread(rulesetFD int) error {
 	runtime.LockOSThread()
+	return restrict(rulesetFD)
+}
+
+// notStartupThreadMsg is the fatal message of [InitMain] called off the
+// startup thread (a programming error in the caller, never the runner's).
+const notStartupThreadMsg = "internal error: InitMain must run in an init function of package main (on the startup thread)"
+
+// restrictStartupThread restricts the calling thread, which must be the
+// startup thread (thread id = process id) with the calling goroutine locked
+// to it, as the runtime keeps it during package initialisation. It takes no
+// lock of its own (see [InitMain]).
+func restrictStartupThread(rulesetFD int) error {
+	if llsys.Gettid() != syscall.Getpid() {
+		return &Fatal{notStartupThreadMsg}
+	}
+	return restrict(rulesetFD)
+}
+
+// restrict sets no_new_privs and restricts the calling thread.
+func restrict(rulesetFD int) error {
 	if err := llsys.SetNoNewPrivs(); err != nil {
 		return rulesetError(err)
 	}
