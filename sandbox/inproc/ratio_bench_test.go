@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -176,4 +178,37 @@ func cRunnerFromEnv() (path, skip string, err error) {
 		return "", "", fmt.Errorf("%s=%s: not an executable file (mode %v)", cRunnerEnv, path, st.Mode())
 	}
 	return path, "", nil
+}
+
+// TestCRunnerFromEnv: an unset variable skips the C rows with the reason; a
+// set one must name an executable file, or the benchmark fails naming it.
+func TestCRunnerFromEnv(t *testing.T) {
+	dir := t.TempDir()
+	exe, plain := filepath.Join(dir, "exe"), filepath.Join(dir, "plain")
+	for f, mode := range map[string]os.FileMode{exe: 0o755, plain: 0o644} {
+		if err := os.WriteFile(f, nil, mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		name, value, wantPath, wantSkip, wantErr string
+	}{
+		{name: "unset skips with the reason", value: "", wantSkip: "c-runner: skipped: " + cRunnerEnv + " is not set"},
+		{name: "an executable file is used", value: exe, wantPath: exe},
+		{name: "a missing file is an error", value: filepath.Join(dir, "missing"), wantErr: "no such file"},
+		{name: "a directory is an error", value: dir, wantErr: "not an executable file"},
+		{name: "a file without x bits is an error", value: plain, wantErr: "not an executable file"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv(cRunnerEnv, tc.value)
+			path, skip, err := cRunnerFromEnv()
+			if path != tc.wantPath || !strings.HasPrefix(skip, tc.wantSkip) || (tc.wantSkip == "") != (skip == "") {
+				t.Errorf("path %q, skip %q; want %q, skip starting %q", path, skip, tc.wantPath, tc.wantSkip)
+			}
+			if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr) || !strings.Contains(err.Error(), cRunnerEnv)) {
+				t.Errorf("err = %v, want one naming %s and containing %q", err, cRunnerEnv, tc.wantErr)
+			}
+		})
+	}
 }
