@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/dshsim/dshsim/pipeline/session"
 )
@@ -54,14 +56,28 @@ func (r Result) Text() string {
 	return b.String()
 }
 
-// Agent is the actor a call runs for. Session is nil for an agent without a session.
+// Agent is the actor a call runs for. Session is nil for an agent without a
+// session. An Agent is used by pointer and never copied: its identity is its
+// scope key (upstream keys scopes by the live Agent object).
 type Agent struct {
-	// ID names the agent (scope key for scoped listeners and guards).
+	// ID names the agent in logs and messages; it is a label, not a key.
 	ID string
 	// Session is the agent's session log; nil when it has none.
 	Session *session.Log
-	// Parent is the enclosing agent, nil for a root agent.
-	Parent *Agent
+
+	scopeOnce sync.Once
+	scope     Scope
+}
+
+// Scope returns the agent's own scope (nil for a nil agent). Registrations
+// made through it ([Registry.In]) apply to this agent's calls and to the
+// calls of agents whose scope is bound under it.
+func (a *Agent) Scope() *Scope {
+	if a == nil {
+		return nil
+	}
+	a.scopeOnce.Do(func() { a.scope.agent = a })
+	return &a.scope
 }
 
 // Call is one execution of a tool as every stage sees it. Its identity and its
@@ -81,7 +97,8 @@ type Call struct {
 	// Signal is the caller's cancellation.
 	Signal context.Context
 
-	args json.RawMessage
+	args     json.RawMessage
+	executed atomic.Bool // set by the one Execute a call gets
 }
 
 // NewCall returns a call whose arguments are a detached copy of args.

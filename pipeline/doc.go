@@ -61,12 +61,28 @@
 // the result shape it fills, so every layer (tools, file observation,
 // sandbox callers) reaches it without a package of its own.
 //
+// # Scopes
+//
+// Every [Agent] has a [Scope]; standing scopes ([NewScope], an agent
+// preset's) sit above agents' scopes ([Scope.Bind], once; cycles refused with
+// upstream's VERBATIM texts). [Registry.In] is a scope's registration surface
+// (upstream's agent.ctx): listeners, guards, wrappers, observers and tool
+// restrictions registered through it apply to calls of agents whose scope is
+// that scope or below it, never above or beside it; agentless calls reach
+// only global registrations. Listeners keep one list in registration order,
+// global and scoped alike. Guards run global first, then each scope of the
+// calling agent's chain farthest first, so the nearest scope has the last
+// word; a scoped deny is as final as a global one. [Scope.End] removes every
+// registration made through the scope; a call of an agent whose chain holds
+// an ended scope is refused before any stage (our rule: upstream drains an
+// agent before disposing its scope, so no call can run with its guards
+// gone). A call object runs once: a second Execute of it is refused.
+//
 // # Simplifications
 //
-// Listeners and guards are global (no agent scoping). Hook lists are
-// snapshotted per call, so a guard added during a guard pass applies from the
-// next call. next() may be called more than once; each call re-runs the
-// inner chain. Post-execute cannot replace a result's value (tools here have
+// Hook lists are snapshotted per call, so a guard added during a guard pass
+// applies from the next call. next() may be called more than once; each call
+// re-runs the inner chain. Post-execute cannot replace a result's value (tools here have
 // no render step to rebuild content from a value).
 //
 // # Imports

@@ -45,6 +45,7 @@ type hooks struct {
 	post      []hook[PostExecute]
 	observers []hook[ResultObserver]
 	approver  Approver
+	chain     []*Scope // per call: the calling agent's scope chain, nearest first
 }
 
 // Execute runs one call through every stage and returns its one final result;
@@ -62,14 +63,32 @@ func (r *Registry) Execute(call *Call) Result {
 	if call.RootCallID == "" {
 		call.RootCallID = call.CallID
 	}
+	chain := call.Agent.Scope().Chain()
 	r.mu.RLock()
-	h := r.hooks
+	h := hooks{
+		pre:       admitted(r.pre, chain),
+		guards:    guardOrder(r.guards, chain),
+		wrappers:  admitted(r.wrappers, chain),
+		post:      admitted(r.post, chain),
+		observers: admitted(r.observers, chain),
+		approver:  r.approver,
+		chain:     chain,
+	}
 	r.mu.RUnlock()
 	id := identityOf(call)
 	// invoked is set by the body runner, which may still run in a wrapper's
 	// goroutine after the wrapper returned (timeout): hence atomic.
 	var invoked atomic.Bool
-	res, final := r.prepare(call, &id, &h, &invoked)
+	var res Result
+	var final bool
+	switch ended := endedIn(chain); {
+	case !call.executed.CompareAndSwap(false, true):
+		res, final = ErrorResult(fmt.Errorf("tool call %q was already executed: a call runs once (make a new call)", call.CallID)), true
+	case ended != nil:
+		res, final = ErrorResult(fmt.Errorf("agent %q cannot call tools: %s has ended and its registrations were removed; the call was not run", call.Agent.ID, ended)), true
+	default:
+		res, final = r.prepare(call, &id, &h, &invoked)
+	}
 	if !final {
 		res = r.postExecute(call, &id, &h, res, invoked.Load())
 	}
@@ -192,7 +211,7 @@ func (r *Registry) approve(call *Call, id *identity, a Approver, ask Decision) (
 				err = panicError("approval", v)
 			}
 		}()
-		outcome, err = a.Request(call.Signal, ApprovalRequest{Agent: id.agent, ToolName: name, CallID: id.callID, Reason: ask.Reason, DisplayReason: ask.DisplayReason})
+		outcome, err = a.Request(call.Signal, ApprovalRequest{Agent: id.agent, ToolName: name, CallID: id.callID, Reason: ask.Reason, DisplayReason: ask.DisplayReason, Call: call})
 	}()
 	if err != nil {
 		return Decision{}, "", err
@@ -241,7 +260,7 @@ func (r *Registry) dispatch(call *Call, id *identity, h *hooks, bodyInvoked *ato
 	var step func(i int, ctx context.Context) (Result, error)
 	step = func(i int, ctx context.Context) (res Result, err error) {
 		if i == len(list) {
-			return r.runBody(ctx, call, id, bodyInvoked), nil
+			return r.runBody(ctx, call, id, h, bodyInvoked), nil
 		}
 		defer func() {
 			if v := recover(); v != nil {
@@ -304,7 +323,7 @@ func checkShape(r Result) error {
 }
 
 // runBody is the terminal of the execute waterfall.
-func (r *Registry) runBody(ctx context.Context, call *Call, id *identity, invoked *atomic.Bool) (res Result) {
+func (r *Registry) runBody(ctx context.Context, call *Call, id *identity, h *hooks, invoked *atomic.Bool) (res Result) {
 	// Fuse the caller's cancellation into the body's context unless ctx is
 	// the caller's own context (a wrapper may have passed on anything,
 	// including a context that ignores the caller's cancellation).
@@ -319,6 +338,7 @@ func (r *Registry) runBody(ctx context.Context, call *Call, id *identity, invoke
 	}
 	r.mu.RLock()
 	e, ok := r.tools[id.name]
+	ok = ok && r.visibleLocked(id.name, h.chain)
 	r.mu.RUnlock()
 	if !ok {
 		return ErrorResult(UnknownToolError(id.name))

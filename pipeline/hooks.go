@@ -158,6 +158,11 @@ type ApprovalRequest struct {
 	Reason string
 	// DisplayReason is a user-only prompt, never persisted.
 	DisplayReason *DisplayReason
+	// Call is the call whose pre-execute decision asked; nil for a request
+	// made from inside a tool body (a sandbox escalation). Upstream requests
+	// carry no arguments; this is our addition, for an auto reviewer that
+	// rates the call. The approval service never logs it.
+	Call *Call
 }
 
 // Approver is the approval service as the pipeline and escalation use it. ctx

@@ -15,7 +15,8 @@ type Registry struct {
 	mu     sync.RWMutex
 	tools  map[string]*toolEntry
 	order  []string
-	hooks  // the stages' hooks; a call runs with a copy taken at its start
+	hooks  // the stages' hooks; a call runs with the ones that apply to it, taken at its start
+	masks  []hook[mask]
 	logf   func(format string, args ...any)
 	nextID uint64
 }
@@ -25,9 +26,11 @@ type toolEntry struct {
 	id   uint64
 }
 
+// hook is one registration; scope is nil for a global one.
 type hook[F any] struct {
-	id uint64
-	fn F
+	id    uint64
+	fn    F
+	scope *Scope
 }
 
 // Option configures a Registry.
@@ -126,12 +129,13 @@ func (r *Registry) Tools() []Tool {
 	return out
 }
 
-// add publishes a new list with fn appended (or prepended) and returns its remover.
-func add[F any](r *Registry, list *[]hook[F], fn F, prepend bool) func() {
+// add publishes a new list with fn appended (or prepended), tagged with scope
+// (nil: global), and returns its remover.
+func add[F any](r *Registry, list *[]hook[F], fn F, prepend bool, scope *Scope) func() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.nextID++
-	h := hook[F]{id: r.nextID, fn: fn}
+	h := hook[F]{id: r.nextID, fn: fn, scope: scope}
 	next := make([]hook[F], 0, len(*list)+1)
 	if prepend {
 		next = append(append(next, h), *list...)
@@ -153,25 +157,35 @@ func add[F any](r *Registry, list *[]hook[F], fn F, prepend bool) func() {
 }
 
 // OnPreExecute appends a pre-execute listener (inside the ones already registered).
-func (r *Registry) OnPreExecute(l PreExecute) (remove func()) { return add(r, &r.pre, l, false) }
+func (r *Registry) OnPreExecute(l PreExecute) (remove func()) { return add(r, &r.pre, l, false, nil) }
 
 // PrependPreExecute adds a pre-execute listener outside every one registered so far.
-func (r *Registry) PrependPreExecute(l PreExecute) (remove func()) { return add(r, &r.pre, l, true) }
+func (r *Registry) PrependPreExecute(l PreExecute) (remove func()) {
+	return add(r, &r.pre, l, true, nil)
+}
 
 // AddGuard appends a guard; guards run in registration order.
-func (r *Registry) AddGuard(g Guard) (remove func()) { return add(r, &r.guards, g, false) }
+func (r *Registry) AddGuard(g Guard) (remove func()) { return add(r, &r.guards, g, false, nil) }
 
 // OnExecute appends an execute wrapper (inside the ones already registered).
-func (r *Registry) OnExecute(w Wrapper) (remove func()) { return add(r, &r.wrappers, w, false) }
+func (r *Registry) OnExecute(w Wrapper) (remove func()) { return add(r, &r.wrappers, w, false, nil) }
 
 // PrependExecute adds an execute wrapper outside every one registered so far.
-func (r *Registry) PrependExecute(w Wrapper) (remove func()) { return add(r, &r.wrappers, w, true) }
+func (r *Registry) PrependExecute(w Wrapper) (remove func()) {
+	return add(r, &r.wrappers, w, true, nil)
+}
 
 // OnPostExecute appends a post-execute listener.
-func (r *Registry) OnPostExecute(l PostExecute) (remove func()) { return add(r, &r.post, l, false) }
+func (r *Registry) OnPostExecute(l PostExecute) (remove func()) {
+	return add(r, &r.post, l, false, nil)
+}
 
 // PrependPostExecute adds a post-execute listener outside every one registered so far.
-func (r *Registry) PrependPostExecute(l PostExecute) (remove func()) { return add(r, &r.post, l, true) }
+func (r *Registry) PrependPostExecute(l PostExecute) (remove func()) {
+	return add(r, &r.post, l, true, nil)
+}
 
 // OnResult adds a result observer (tools/result).
-func (r *Registry) OnResult(o ResultObserver) (remove func()) { return add(r, &r.observers, o, false) }
+func (r *Registry) OnResult(o ResultObserver) (remove func()) {
+	return add(r, &r.observers, o, false, nil)
+}

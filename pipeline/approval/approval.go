@@ -72,8 +72,9 @@ type Service struct {
 }
 
 type entry struct {
-	id uint64
-	fn Answerer
+	id    uint64
+	fn    Answerer
+	scope *pipeline.Scope // nil: a global answerer
 }
 
 // Option configures a Service.
@@ -101,16 +102,41 @@ func New(opts ...Option) (*Service, error) {
 }
 
 // Answer appends an answerer to the chain and returns its remover.
-func (s *Service) Answer(a Answerer) (remove func()) { return s.add(a, false) }
+func (s *Service) Answer(a Answerer) (remove func()) { return s.add(a, false, nil) }
 
 // PrependAnswer puts an answerer before every one registered so far.
-func (s *Service) PrependAnswer(a Answerer) (remove func()) { return s.add(a, true) }
+func (s *Service) PrependAnswer(a Answerer) (remove func()) { return s.add(a, true, nil) }
 
-func (s *Service) add(a Answerer, prepend bool) func() {
+// Scoped is the answerer surface of one scope: its answerers see only the
+// requests of agents whose scope is that scope or below it, in the one chain
+// (registration order, global and scoped alike), and are removed when the
+// scope ends.
+type Scoped struct {
+	s     *Service
+	scope *pipeline.Scope
+}
+
+// In returns the answerer surface of scope (nil: global).
+func (s *Service) In(scope *pipeline.Scope) Scoped { return Scoped{s, scope} }
+
+// Answer appends an answerer for the scope's requests.
+func (sc Scoped) Answer(a Answerer) (remove func(), err error) { return sc.add(a, false) }
+
+// PrependAnswer puts an answerer for the scope's requests before every one registered so far.
+func (sc Scoped) PrependAnswer(a Answerer) (remove func(), err error) { return sc.add(a, true) }
+
+func (sc Scoped) add(a Answerer, prepend bool) (func(), error) {
+	if sc.scope == nil {
+		return sc.s.add(a, prepend, nil), nil
+	}
+	return sc.scope.Own(func() func() { return sc.s.add(a, prepend, sc.scope) })
+}
+
+func (s *Service) add(a Answerer, prepend bool, scope *pipeline.Scope) func() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.nextID++
-	e := entry{id: s.nextID, fn: a}
+	e := entry{id: s.nextID, fn: a, scope: scope}
 	list := make([]entry, 0, len(s.answerers)+1)
 	if prepend {
 		list = append(append(list, e), s.answerers...)
@@ -231,7 +257,7 @@ func (s *Service) decide(ctx context.Context, req *pipeline.ApprovalRequest, eve
 		return pipeline.Rejected, nil
 	}
 	s.mu.RLock()
-	list := s.answerers
+	list := forAgent(s.answerers, req.Agent)
 	s.mu.RUnlock()
 	done := make(chan pipeline.ApprovalOutcome, 1)
 	go func() { done <- runChain(ctx, req, list) }()
@@ -247,6 +273,18 @@ func (s *Service) decide(ctx context.Context, req *pipeline.ApprovalRequest, eve
 }
 
 // --8<-- [end:decide]
+
+// forAgent returns the answerers that see a's requests: the global ones and
+// those of a's scope or an ancestor of it, in chain order.
+func forAgent(list []entry, a *pipeline.Agent) []entry {
+	out := make([]entry, 0, len(list))
+	for _, e := range list {
+		if a.Scope().Within(e.scope) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
 
 // runChain runs the answerer chain and folds every failure into unavailable.
 func runChain(ctx context.Context, req *pipeline.ApprovalRequest, list []entry) (out pipeline.ApprovalOutcome) {
