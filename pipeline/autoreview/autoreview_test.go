@@ -93,6 +93,13 @@ func newRig(t *testing.T, cfg autoreview.Config, rev reviewer, human pipeline.Ap
 	return x
 }
 
+// reviews returns a copy of what the reviewer was asked (it runs in its own goroutine).
+func (x *rig) reviews() []autoreview.Subject {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return append([]autoreview.Subject(nil), x.reviewed...)
+}
+
 func (x *rig) call(tool string) (*pipeline.Call, pipeline.Result) {
 	c := pipeline.NewCall("call-"+tool, tool, json.RawMessage(`{"path":"/outside/x"}`), x.agent, context.Background())
 	return c, x.r.Execute(c)
@@ -217,7 +224,10 @@ func TestAutoReview(t *testing.T) {
 			if got := x.audit(t); got != tc.audit {
 				t.Errorf("audit\n%s\nwant\n%s", got, tc.audit)
 			}
-			if got := len(x.reviewed) > 0; got != tc.review {
+			// A timed-out reviewer's goroutine may not even have started
+			// when the deadline passed; its audit event says it was asked.
+			timedOut := strings.Contains(tc.audit, "review timeout")
+			if got := len(x.reviews()) > 0; got != tc.review && !timedOut {
 				t.Errorf("reviewed %v, want %v", got, tc.review)
 			}
 			if x.gate.FullAccess(call) {
@@ -253,11 +263,11 @@ func TestAutoReviewLeavesOtherDecisions(t *testing.T) {
 				t.Errorf("text %q, want %q", res.Text(), tc.text)
 			}
 			got := ""
-			if len(x.reviewed) == 1 {
-				got = x.reviewed[0].Reason
+			if len(x.reviews()) == 1 {
+				got = x.reviews()[0].Reason
 			}
 			if got != tc.reviewed {
-				t.Errorf("reviewer saw reason %q, want %q (reviews: %d)", got, tc.reviewed, len(x.reviewed))
+				t.Errorf("reviewer saw reason %q, want %q (reviews: %d)", got, tc.reviewed, len(x.reviews()))
 			}
 		})
 	}
@@ -276,8 +286,8 @@ func TestAutoReviewCannotBeatAGuard(t *testing.T) {
 	if res.Text() != "Error: this step is read-only" || len(x.ran) != 0 || x.gate.FullAccess(call) {
 		t.Fatalf("text %q, ran %v, grant %v", res.Text(), x.ran, x.gate.FullAccess(call))
 	}
-	if len(x.reviewed) != 1 {
-		t.Fatalf("reviews %d, want 1 (the reviewer answers; the guard still decides)", len(x.reviewed))
+	if len(x.reviews()) != 1 {
+		t.Fatalf("reviews %d, want 1 (the reviewer answers; the guard still decides)", len(x.reviews()))
 	}
 }
 
@@ -288,8 +298,8 @@ func TestNeverPolicyBeatsTheReviewer(t *testing.T) {
 	if _, err := approval.SetSessionPolicy(x.agent.Session, approval.Never); err != nil {
 		t.Fatal(err)
 	}
-	if _, res := x.call("write"); res.Text() != `Error: the user rejected tool "write"` || len(x.reviewed) != 0 {
-		t.Fatalf("text %q, reviews %d", res.Text(), len(x.reviewed))
+	if _, res := x.call("write"); res.Text() != `Error: the user rejected tool "write"` || len(x.reviews()) != 0 {
+		t.Fatalf("text %q, reviews %d", res.Text(), len(x.reviews()))
 	}
 }
 
@@ -298,8 +308,8 @@ func TestNeverPolicyBeatsTheReviewer(t *testing.T) {
 func TestEscalationAsksGoToTheHuman(t *testing.T) {
 	x := newRig(t, autoreview.Config{Enabled: true}, approve, pipeline.Rejected)
 	got, err := x.svc.Request(context.Background(), pipeline.ApprovalRequest{Agent: x.agent, ToolName: "write", Reason: "escalate sandbox to danger-full-access: needs /outside"})
-	if err != nil || got != pipeline.Rejected || len(x.reviewed) != 0 {
-		t.Fatalf("outcome %v, %v, reviews %d; want the human's rejected and no review", got, err, len(x.reviewed))
+	if err != nil || got != pipeline.Rejected || len(x.reviews()) != 0 {
+		t.Fatalf("outcome %v, %v, reviews %d; want the human's rejected and no review", got, err, len(x.reviews()))
 	}
 }
 
@@ -312,8 +322,8 @@ func TestAutoReviewIsScoped(t *testing.T) {
 	child := &pipeline.Agent{ID: "child", Session: x.agent.Session}
 	child.Scope().Bind(preset)
 	res := x.r.Execute(pipeline.NewCall("c1", "write", json.RawMessage(`{}`), child, context.Background()))
-	if res.Text() != "write done" || len(x.reviewed) != 0 {
-		t.Fatalf("child's call: %q, reviews %d", res.Text(), len(x.reviewed))
+	if res.Text() != "write done" || len(x.reviews()) != 0 {
+		t.Fatalf("child's call: %q, reviews %d", res.Text(), len(x.reviews()))
 	}
 	x.agent.Scope().End()
 	if res := x.r.Execute(pipeline.NewCall("c2", "write", json.RawMessage(`{}`), child, context.Background())); res.Text() != "write done" {
