@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dshsim/dshsim/harness/session"
+	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/approval"
 	"github.com/dshsim/dshsim/pipeline/autoreview"
