@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/approval"
 	"github.com/dshsim/dshsim/pipeline/autoreview"
+	"github.com/dshsim/dshsim/pipeline/session"
 )
 
 // rig is a registry with the approval service, a write tool whose body
