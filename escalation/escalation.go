@@ -201,9 +201,9 @@ func New(approver pipeline.Approver) Func {
 	return func(ctx context.Context, call *pipeline.Call, req Request) (sandbox.Mode, error) {
 		deps := Deps{Approver: approver}
 		if call != nil {
-			deps.Agent, deps.CallID, deps.ToolName = call.Agent, call.CallID, call.Name
+			deps.Agent, deps.CallID, deps.ToolName = call.Agent(), call.CallID(), call.Name()
 			if ctx == nil {
-				ctx = call.Signal
+				ctx = call.Signal()
 			}
 		}
 		if ctx == nil {

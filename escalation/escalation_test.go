@@ -235,7 +235,7 @@ func TestApprovedModeNeverLeaks(t *testing.T) {
 		return pipeline.AllowedOnce, nil
 	})
 	opening := escalation.Opening{Subject: escalation.SubjectCommand, Escalate: escalation.New(svc), Standing: func(call *pipeline.Call) (sandbox.Policy, error) {
-		return resolver.Resolve(call.Agent, "")
+		return resolver.Resolve(call.Agent(), "")
 	}}
 	reg := pipeline.NewRegistry()
 	reg.Register(pipeline.Tool{Name: "probe", Run: func(ctx context.Context, call *pipeline.Call) (pipeline.Output, error) {

@@ -80,34 +80,66 @@ func (a *Agent) Scope() *Scope {
 	return &a.scope
 }
 
-// Call is one execution of a tool as every stage sees it. Its identity and its
-// arguments are fixed at creation: Args returns a private copy of the frozen
-// arguments, so no stage can change what the log recorded.
+// --8<-- [start:identity]
+// Call is one execution of a tool as every stage sees it. Its identity (call
+// id, root call id, tool name, agent, parent, the caller's signal) and its
+// arguments are fixed when it is made and are read through getters only, so
+// no stage can show a later stage another agent, another name or other
+// arguments (upstream reads each input field once and freezes the
+// arguments). The *Call itself is the execution's token: the same pointer
+// reaches every stage, and a call runs once.
 type Call struct {
-	// CallID is the model's call id.
-	CallID string
-	// RootCallID defaults to CallID.
-	RootCallID string
-	// Name is the tool name as the model called it.
-	Name string
-	// Agent is nil for agentless calls.
-	Agent *Agent
-	// Parent marks a nested call (sub-dispatch); nil at top level.
-	Parent *Call
-	// Signal is the caller's cancellation.
-	Signal context.Context
-
-	args     json.RawMessage
-	executed atomic.Bool // set by the one Execute a call gets
+	callID, rootCallID, name string
+	agent                    *Agent
+	parent                   *Call
+	signal                   context.Context
+	args                     json.RawMessage
+	executed                 atomic.Bool // set by the one Execute a call gets
 }
 
-// NewCall returns a call whose arguments are a detached copy of args.
+// --8<-- [end:identity]
+
+// NewCall returns a top-level call: its root call id is callID, its arguments
+// a detached copy of args, and signal (nil: never cancelled) is the caller's
+// cancellation.
 func NewCall(callID, name string, args json.RawMessage, agent *Agent, signal context.Context) *Call {
 	if signal == nil {
 		signal = context.Background()
 	}
-	return &Call{CallID: callID, RootCallID: callID, Name: name, Agent: agent, Signal: signal, args: append(json.RawMessage(nil), args...)}
+	return &Call{callID: callID, rootCallID: callID, name: name, agent: agent, signal: signal, args: append(json.RawMessage(nil), args...)}
 }
+
+// NewSubCall returns a call nested in outer (a Code Mode sub-call): it runs
+// for outer's agent, keeps outer's root call id, and has outer as parent.
+// A nil outer makes a top-level call.
+func NewSubCall(outer *Call, callID, name string, args json.RawMessage, signal context.Context) *Call {
+	if outer == nil {
+		return NewCall(callID, name, args, nil, signal)
+	}
+	c := NewCall(callID, name, args, outer.agent, signal)
+	c.rootCallID, c.parent = outer.rootCallID, outer
+	return c
+}
+
+// CallID returns the model's call id.
+func (c *Call) CallID() string { return c.callID }
+
+// RootCallID returns the call id of the top-level call this one descends from
+// (its own id at top level).
+func (c *Call) RootCallID() string { return c.rootCallID }
+
+// Name returns the tool name as the model called it.
+func (c *Call) Name() string { return c.name }
+
+// Agent returns the agent the call runs for, nil for an agentless call.
+func (c *Call) Agent() *Agent { return c.agent }
+
+// Parent returns the enclosing call of a nested call, nil at top level.
+func (c *Call) Parent() *Call { return c.parent }
+
+// Signal returns the caller's cancellation. Stages get their own context as
+// a parameter; a wrapper may pass another one on, never detached from this.
+func (c *Call) Signal() context.Context { return c.signal }
 
 // Args returns a copy of the frozen arguments.
 func (c *Call) Args() json.RawMessage { return append(json.RawMessage(nil), c.args...) }
@@ -117,10 +149,10 @@ func (c *Call) DecodeArgs(v any) error { return json.Unmarshal(c.args, v) }
 
 // SessionID returns the agent's session id, or "" for agentless calls.
 func (c *Call) SessionID() string {
-	if c.Agent == nil || c.Agent.Session == nil {
+	if c.agent == nil || c.agent.Session == nil {
 		return ""
 	}
-	return c.Agent.Session.ID()
+	return c.agent.Session.ID()
 }
 
 // Output is what a tool body returns on success.

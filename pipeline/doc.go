@@ -36,10 +36,11 @@
 //
 // What the log recorded is what runs. Stages read arguments through
 // [Call.Args] (a copy) or [Call.DecodeArgs]; a pre-execute decision that
-// carries different arguments fails the call with [ErrArgsFrozen]. The call's
-// identity fields are checked after every stage; a stage that changed one
-// fails the call with [ErrIdentityChanged]. Results handed to wrappers,
-// post-execute listeners and observers are copies.
+// carries different arguments fails the call with [ErrArgsFrozen]. A call's
+// identity (call id, root call id, name, agent, parent, the caller's signal)
+// is set by [NewCall] or [NewSubCall] and read through getters only, as
+// upstream's readonly fields: no stage can change it. Results handed to
+// wrappers, post-execute listeners and observers are copies.
 //
 // # Cancellation
 //

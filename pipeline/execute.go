@@ -13,30 +13,6 @@ import (
 // run arguments other than the ones the log recorded.
 var ErrArgsFrozen = errors.New("tool call arguments are frozen once logged: a pre-execute listener returned different arguments; the call was not run")
 
-// ErrIdentityChanged is returned when a stage changed a call's identity fields
-// (CallID, RootCallID, Name, Agent, Parent, Signal).
-var ErrIdentityChanged = errors.New("tool call identity is fixed at creation: a stage changed it; the call was not run")
-
-// identity is the registry's private copy of a call's fixed fields.
-type identity struct {
-	callID, rootCallID, name string
-	agent                    *Agent
-	parent                   *Call
-	signal                   context.Context
-}
-
-func identityOf(c *Call) identity {
-	return identity{c.CallID, c.RootCallID, c.Name, c.Agent, c.Parent, c.Signal}
-}
-
-func (id *identity) check(c *Call) error {
-	if c.CallID != id.callID || c.RootCallID != id.rootCallID || c.Name != id.name ||
-		c.Agent != id.agent || c.Parent != id.parent || c.Signal != id.signal {
-		return ErrIdentityChanged
-	}
-	return nil
-}
-
 // hooks is the hook lists a call runs with (snapshotted at its start).
 type hooks struct {
 	pre       []hook[PreExecute]
@@ -57,13 +33,10 @@ type hooks struct {
 // result observers. Denials, cancel and approval outcomes still pass through
 // post-execute; stage errors (final errors) skip it.
 func (r *Registry) Execute(call *Call) Result {
-	if call.Signal == nil {
-		call.Signal = context.Background()
+	if call == nil || call.signal == nil {
+		return ErrorResult(errors.New("pipeline: a call must be made with NewCall or NewSubCall; the call was not run"))
 	}
-	if call.RootCallID == "" {
-		call.RootCallID = call.CallID
-	}
-	chain := call.Agent.Scope().Chain()
+	chain := call.agent.Scope().Chain()
 	r.mu.RLock()
 	h := hooks{
 		pre:       admitted(r.pre, chain),
@@ -75,7 +48,6 @@ func (r *Registry) Execute(call *Call) Result {
 		chain:     chain,
 	}
 	r.mu.RUnlock()
-	id := identityOf(call)
 	// invoked is set by the body runner, which may still run in a wrapper's
 	// goroutine after the wrapper returned (timeout): hence atomic.
 	var invoked atomic.Bool
@@ -83,14 +55,14 @@ func (r *Registry) Execute(call *Call) Result {
 	var final bool
 	switch ended := endedIn(chain); {
 	case !call.executed.CompareAndSwap(false, true):
-		res, final = ErrorResult(fmt.Errorf("tool call %q was already executed: a call runs once (make a new call)", call.CallID)), true
+		res, final = ErrorResult(fmt.Errorf("tool call %q was already executed: a call runs once (make a new call)", call.callID)), true
 	case ended != nil:
-		res, final = ErrorResult(fmt.Errorf("agent %q cannot call tools: %s has ended and its registrations were removed; the call was not run", call.Agent.ID, ended)), true
+		res, final = ErrorResult(fmt.Errorf("agent %q cannot call tools: %s has ended and its registrations were removed; the call was not run", call.agent.ID, ended)), true
 	default:
-		res, final = r.prepare(call, &id, &h, &invoked)
+		res, final = r.prepare(call, &h, &invoked)
 	}
 	if !final {
-		res = r.postExecute(call, &id, &h, res, invoked.Load())
+		res = r.postExecute(call, &h, res, invoked.Load())
 	}
 	r.notify(call, &h, res)
 	return res
@@ -98,14 +70,14 @@ func (r *Registry) Execute(call *Call) Result {
 
 // prepare runs everything before post-execute. final reports that the result
 // must skip post-execute.
-func (r *Registry) prepare(call *Call, id *identity, h *hooks, invoked *atomic.Bool) (res Result, final bool) {
+func (r *Registry) prepare(call *Call, h *hooks, invoked *atomic.Bool) (res Result, final bool) {
 	if len(call.args) == 0 || !json.Valid(call.args) {
 		return ErrorResult(errors.New(MsgArgsNotLossless)), true
 	}
-	if call.Signal.Err() != nil {
+	if call.signal.Err() != nil {
 		return ErrorResult(ErrAbortedBeforeDispatch), true
 	}
-	v := r.decide(call, id, h)
+	v := r.decide(call, h)
 	switch {
 	case v.err != nil:
 		return ErrorResult(v.err), true
@@ -114,10 +86,10 @@ func (r *Registry) prepare(call *Call, id *identity, h *hooks, invoked *atomic.B
 	case v.denied:
 		return denialResult(v.reason, v.info), false
 	}
-	if call.Signal.Err() != nil {
+	if call.signal.Err() != nil {
 		return ErrorResult(ErrAbortedBeforeDispatch), false
 	}
-	res, err := r.dispatch(call, id, h, invoked)
+	res, err := r.dispatch(call, h, invoked)
 	if err != nil {
 		return ErrorResult(err), true
 	}
@@ -137,8 +109,8 @@ type verdict struct {
 }
 
 // decide runs pre-execute, approval and guards.
-func (r *Registry) decide(call *Call, id *identity, h *hooks) verdict {
-	d, err := r.runPre(call, id, h.pre)
+func (r *Registry) decide(call *Call, h *hooks) verdict {
+	d, err := r.runPre(call, h.pre)
 	if err != nil {
 		return verdict{err: err}
 	}
@@ -152,11 +124,11 @@ func (r *Registry) decide(call *Call, id *identity, h *hooks) verdict {
 	}
 	if d.Kind == KindAsk {
 		var outcome ApprovalOutcome
-		d, outcome, err = r.approve(call, id, h.approver, d)
+		d, outcome, err = r.approve(call, h.approver, d)
 		if err != nil {
 			return verdict{err: err}
 		}
-		if outcome == Cancelled && call.Signal.Err() != nil {
+		if outcome == Cancelled && call.signal.Err() != nil {
 			return verdict{cancelled: true}
 		}
 	}
@@ -166,14 +138,14 @@ func (r *Registry) decide(call *Call, id *identity, h *hooks) verdict {
 	case KindDeny:
 		return verdict{denied: true, reason: d.Reason, info: d.Info}
 	}
-	reason, denied, err := r.runGuards(call, id, h.guards)
+	reason, denied, err := r.runGuards(call, h.guards)
 	return verdict{err: err, denied: denied, reason: reason}
 }
 
 // --8<-- [end:decide]
 
 // runPre runs the pre-execute waterfall with terminal default allow.
-func (r *Registry) runPre(call *Call, id *identity, list []hook[PreExecute]) (Decision, error) {
+func (r *Registry) runPre(call *Call, list []hook[PreExecute]) (Decision, error) {
 	var step func(i int) (Decision, error)
 	step = func(i int) (d Decision, err error) {
 		if i == len(list) {
@@ -184,25 +156,22 @@ func (r *Registry) runPre(call *Call, id *identity, list []hook[PreExecute]) (De
 				d, err = Decision{}, panicError("tools/pre-execute", v)
 			}
 		}()
-		d, err = list[i].fn(call.Signal, call, func() (Decision, error) { return step(i + 1) })
-		if err == nil {
-			err = id.check(call)
-		}
+		d, err = list[i].fn(call.signal, call, func() (Decision, error) { return step(i + 1) })
 		return d, err
 	}
 	return step(0)
 }
 
 // approve turns an ask into allow or deny through the approval service.
-func (r *Registry) approve(call *Call, id *identity, a Approver, ask Decision) (d Decision, outcome ApprovalOutcome, err error) {
-	name := id.name
+func (r *Registry) approve(call *Call, a Approver, ask Decision) (d Decision, outcome ApprovalOutcome, err error) {
+	name := call.name
 	if a == nil {
 		if ask.Reason != "" {
 			return Deny(ask.Reason), "", nil
 		}
 		return Deny(fmt.Sprintf("tool %q requires approval (not yet supported)", name)), "", nil
 	}
-	if id.agent == nil {
+	if call.agent == nil {
 		return Deny(fmt.Sprintf("tool %q requires approval, but the call has no agent to route it through", name)), "", nil
 	}
 	func() {
@@ -211,7 +180,7 @@ func (r *Registry) approve(call *Call, id *identity, a Approver, ask Decision) (
 				err = panicError("approval", v)
 			}
 		}()
-		outcome, err = a.Request(call.Signal, ApprovalRequest{Agent: id.agent, ToolName: name, CallID: id.callID, Reason: ask.Reason, DisplayReason: ask.DisplayReason, Call: call})
+		outcome, err = a.Request(call.signal, ApprovalRequest{Agent: call.agent, ToolName: name, CallID: call.callID, Reason: ask.Reason, DisplayReason: ask.DisplayReason, Call: call})
 	}()
 	if err != nil {
 		return Decision{}, "", err
@@ -230,7 +199,7 @@ func (r *Registry) approve(call *Call, id *identity, a Approver, ask Decision) (
 }
 
 // runGuards evaluates guards in order; the first denial wins.
-func (r *Registry) runGuards(call *Call, id *identity, list []hook[Guard]) (reason string, denied bool, err error) {
+func (r *Registry) runGuards(call *Call, list []hook[Guard]) (reason string, denied bool, err error) {
 	for _, g := range list {
 		func() {
 			defer func() {
@@ -238,11 +207,8 @@ func (r *Registry) runGuards(call *Call, id *identity, list []hook[Guard]) (reas
 					err = panicError("guard", v)
 				}
 			}()
-			reason, denied = g.fn(call.Signal, call)
+			reason, denied = g.fn(call.signal, call)
 		}()
-		if err == nil {
-			err = id.check(call)
-		}
 		if err != nil {
 			return "", false, err
 		}
@@ -254,13 +220,13 @@ func (r *Registry) runGuards(call *Call, id *identity, list []hook[Guard]) (reas
 }
 
 // dispatch runs the execute wrappers around the body runner.
-func (r *Registry) dispatch(call *Call, id *identity, h *hooks, bodyInvoked *atomic.Bool) (Result, error) {
-	dctx := call.Signal
+func (r *Registry) dispatch(call *Call, h *hooks, bodyInvoked *atomic.Bool) (Result, error) {
+	dctx := call.signal
 	list := h.wrappers
 	var step func(i int, ctx context.Context) (Result, error)
 	step = func(i int, ctx context.Context) (res Result, err error) {
 		if i == len(list) {
-			return r.runBody(ctx, call, id, h, bodyInvoked), nil
+			return r.runBody(ctx, call, h, bodyInvoked), nil
 		}
 		defer func() {
 			if v := recover(); v != nil {
@@ -277,9 +243,6 @@ func (r *Registry) dispatch(call *Call, id *identity, h *hooks, bodyInvoked *ato
 			return step(i+1, next)
 		})
 		if err == nil {
-			err = id.check(call)
-		}
-		if err == nil {
 			err = checkShape(res)
 		}
 		return res, err
@@ -288,7 +251,7 @@ func (r *Registry) dispatch(call *Call, id *identity, h *hooks, bodyInvoked *ato
 	if err != nil {
 		return Result{}, err
 	}
-	if call.Signal.Err() != nil && !res.IsError {
+	if call.signal.Err() != nil && !res.IsError {
 		res = cancelled(res, bodyInvoked.Load())
 	}
 	return res, nil
@@ -323,13 +286,13 @@ func checkShape(r Result) error {
 }
 
 // runBody is the terminal of the execute waterfall.
-func (r *Registry) runBody(ctx context.Context, call *Call, id *identity, h *hooks, invoked *atomic.Bool) (res Result) {
+func (r *Registry) runBody(ctx context.Context, call *Call, h *hooks, invoked *atomic.Bool) (res Result) {
 	// Fuse the caller's cancellation into the body's context unless ctx is
 	// the caller's own context (a wrapper may have passed on anything,
 	// including a context that ignores the caller's cancellation).
-	if ctx != call.Signal {
+	if ctx != call.signal {
 		fused, cancel := context.WithCancelCause(ctx)
-		stop := context.AfterFunc(call.Signal, func() { cancel(context.Cause(call.Signal)) })
+		stop := context.AfterFunc(call.signal, func() { cancel(context.Cause(call.signal)) })
 		defer func() { stop(); cancel(nil) }()
 		ctx = fused
 	}
@@ -337,11 +300,11 @@ func (r *Registry) runBody(ctx context.Context, call *Call, id *identity, h *hoo
 		return ErrorResult(ErrAbortedBeforeDispatch)
 	}
 	r.mu.RLock()
-	e, ok := r.tools[id.name]
-	ok = ok && r.visibleLocked(id.name, h.chain)
+	e, ok := r.tools[call.name]
+	ok = ok && r.visibleLocked(call.name, h.chain)
 	r.mu.RUnlock()
 	if !ok {
-		return ErrorResult(UnknownToolError(id.name))
+		return ErrorResult(UnknownToolError(call.name))
 	}
 	invoked.Store(true)
 	var out Output
@@ -354,23 +317,20 @@ func (r *Registry) runBody(ctx context.Context, call *Call, id *identity, h *hoo
 		}()
 		out, err = e.tool.Run(ctx, call)
 	}()
-	if err == nil {
-		err = id.check(call)
-	}
 	if err != nil {
 		return ErrorResult(err)
 	}
 	if out.Value != nil && !json.Valid(out.Value) {
-		return ErrorResult(NewError("ToolOutputError", "INVALID_TOOL_OUTPUT", fmt.Sprintf("tool %q returned invalid output: value is not lossless JSON", id.name)))
+		return ErrorResult(NewError("ToolOutputError", "INVALID_TOOL_OUTPUT", fmt.Sprintf("tool %q returned invalid output: value is not lossless JSON", call.name)))
 	}
 	if out.Meta != nil && !json.Valid(out.Meta) {
-		return ErrorResult(NewError("ToolOutputError", "INVALID_TOOL_OUTPUT", fmt.Sprintf("tool %q returned invalid output: output.presentationMeta failed: meta is not lossless JSON", id.name)))
+		return ErrorResult(NewError("ToolOutputError", "INVALID_TOOL_OUTPUT", fmt.Sprintf("tool %q returned invalid output: output.presentationMeta failed: meta is not lossless JSON", call.name)))
 	}
 	res = Result{Value: out.Value, Content: out.Content}
 	if res.Content == nil {
 		res.Content = []Block{}
 	}
-	if id.parent == nil {
+	if call.parent == nil {
 		res.Meta = out.Meta
 	}
 	if ctx.Err() != nil {
@@ -381,10 +341,10 @@ func (r *Registry) runBody(ctx context.Context, call *Call, id *identity, h *hoo
 
 // postExecute runs the post-execute waterfall (terminal: accept unchanged).
 // Its own errors become the final result (finalisation still follows).
-func (r *Registry) postExecute(call *Call, id *identity, h *hooks, res Result, invoked bool) Result {
+func (r *Registry) postExecute(call *Call, h *hooks, res Result, invoked bool) Result {
 	list := h.post
 	if len(list) == 0 {
-		if call.Signal.Err() != nil && !res.IsError {
+		if call.signal.Err() != nil && !res.IsError {
 			return cancelled(res, invoked)
 		}
 		return res
@@ -399,10 +359,7 @@ func (r *Registry) postExecute(call *Call, id *identity, h *hooks, res Result, i
 				d, err = PostDecision{}, panicError("tools/post-execute", v)
 			}
 		}()
-		d, err = list[i].fn(call.Signal, call, res.Clone(), func() (PostDecision, error) { return step(i + 1) })
-		if err == nil {
-			err = id.check(call)
-		}
+		d, err = list[i].fn(call.signal, call, res.Clone(), func() (PostDecision, error) { return step(i + 1) })
 		return d, err
 	}
 	d, err := step(0)
@@ -429,7 +386,7 @@ func (r *Registry) postExecute(call *Call, id *identity, h *hooks, res Result, i
 	default:
 		return ErrorResult(fmt.Errorf("tools/post-execute returned an unknown decision kind %q; only accept and block exist", string(d.Kind)))
 	}
-	if call.Signal.Err() != nil && !res.IsError {
+	if call.signal.Err() != nil && !res.IsError {
 		res = cancelled(res, invoked)
 	}
 	return res
@@ -441,7 +398,7 @@ func (r *Registry) notify(call *Call, h *hooks, res Result) {
 		func() {
 			defer func() {
 				if v := recover(); v != nil {
-					r.logf("tool %q (%s): tools/result observer failed: %v", call.Name, call.CallID, ErrorMessage(panicError("tools/result", v)))
+					r.logf("tool %q (%s): tools/result observer failed: %v", call.name, call.callID, ErrorMessage(panicError("tools/result", v)))
 				}
 			}()
 			o.fn(call, res.Clone())

@@ -12,7 +12,7 @@ const scopedReason = "this step is restricted to read-only tools"
 
 // denyWrites is the scoped guard every monotonic case starts from.
 func denyWrites(ctx context.Context, call *pipeline.Call) (string, bool) {
-	if call.Name == "write" {
+	if call.Name() == "write" {
 		return scopedReason, true
 	}
 	return "", false
@@ -98,7 +98,8 @@ func TestScopedDenyIsMonotonic(t *testing.T) {
 						for _, nested := range []bool{false, true} {
 							call := pipeline.NewCall("w1", "write", json.RawMessage(`{"path":"x"}`), w.agent(caller), context.Background())
 							if nested {
-								call.Parent = pipeline.NewCall("outer", "run_code", json.RawMessage(`{}`), w.agent(caller), context.Background())
+								outer := pipeline.NewCall("outer", "run_code", json.RawMessage(`{}`), w.agent(caller), context.Background())
+								call = pipeline.NewSubCall(outer, "outer:code:1", "write", json.RawMessage(`{"path":"x"}`), context.Background())
 							}
 							res := w.r.Execute(call)
 							text := u.text

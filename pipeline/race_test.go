@@ -31,13 +31,13 @@ func TestConcurrentAgentsDoNotLeak(t *testing.T) {
 	preset := pipeline.NewScope("agentPreset:race")
 	for _, name := range []string{"read", "write", "ask"} {
 		r.Register(pipeline.Tool{Name: name, Run: func(ctx context.Context, call *pipeline.Call) (pipeline.Output, error) {
-			return pipeline.Output{Content: []pipeline.Block{pipeline.TextBlock(call.Agent.ID + " ran " + call.Name)}}, nil
+			return pipeline.Output{Content: []pipeline.Block{pipeline.TextBlock(call.Agent().ID + " ran " + call.Name())}}, nil
 		}})
 	}
 	// Global: "ask" asks; the global answerer (last in the chain) rejects, so
 	// an ask only succeeds when the agent's own scoped answerer grants it.
 	r.OnPreExecute(func(ctx context.Context, call *pipeline.Call, next func() (pipeline.Decision, error)) (pipeline.Decision, error) {
-		if call.Name == "ask" {
+		if call.Name() == "ask" {
 			return pipeline.Ask("race"), nil
 		}
 		return next()
@@ -97,31 +97,31 @@ func runRaceAgent(t *testing.T, r *pipeline.Registry, svc *approval.Service, age
 	regs := []func() (func(), error){
 		func() (func(), error) {
 			return sc.OnPreExecute(func(ctx context.Context, call *pipeline.Call, next func() (pipeline.Decision, error)) (pipeline.Decision, error) {
-				check("pre-execute listener", call.Agent)
+				check("pre-execute listener", call.Agent())
 				return next()
 			})
 		},
 		func() (func(), error) {
 			return sc.AddGuard(func(ctx context.Context, call *pipeline.Call) (string, bool) {
-				check("guard", call.Agent)
-				return agent.ID + " denies writes", denies && call.Name == "write"
+				check("guard", call.Agent())
+				return agent.ID + " denies writes", denies && call.Name() == "write"
 			})
 		},
 		func() (func(), error) {
 			return sc.OnExecute(func(ctx context.Context, call *pipeline.Call, next func(context.Context) (pipeline.Result, error)) (pipeline.Result, error) {
-				check("wrapper", call.Agent)
+				check("wrapper", call.Agent())
 				return next(ctx)
 			})
 		},
 		func() (func(), error) {
 			return sc.OnPostExecute(func(ctx context.Context, call *pipeline.Call, res pipeline.Result, next func() (pipeline.PostDecision, error)) (pipeline.PostDecision, error) {
-				check("post-execute listener", call.Agent)
+				check("post-execute listener", call.Agent())
 				return next()
 			})
 		},
 		func() (func(), error) {
 			return sc.OnResult(func(call *pipeline.Call, res pipeline.Result) {
-				check("result observer", call.Agent)
+				check("result observer", call.Agent())
 				observed.Add(1)
 			})
 		},

@@ -40,8 +40,8 @@ func newWorld(t testing.TB) *world {
 		name := name
 		if _, err := w.r.Register(pipeline.Tool{Name: name, Run: func(ctx context.Context, call *pipeline.Call) (pipeline.Output, error) {
 			who := "-"
-			if call.Agent != nil {
-				who = call.Agent.ID
+			if call.Agent() != nil {
+				who = call.Agent().ID
 			}
 			w.mu.Lock()
 			w.ran = append(w.ran, name+"@"+who)
@@ -473,11 +473,11 @@ func TestRestrictVisibility(t *testing.T) {
 	w := newWorld(t)
 	reg := mustReg(t)
 	reg(w.r.In(nil).OnPreExecute(func(ctx context.Context, call *pipeline.Call, next func() (pipeline.Decision, error)) (pipeline.Decision, error) {
-		w.note("pre:" + call.Name)
+		w.note("pre:" + call.Name())
 		return next()
 	}))
 	reg(w.r.In(nil).AddGuard(func(ctx context.Context, call *pipeline.Call) (string, bool) {
-		w.note("guard:" + call.Name)
+		w.note("guard:" + call.Name())
 		return "", false
 	}))
 	allow := []string{"read"}

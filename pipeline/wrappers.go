@@ -114,13 +114,13 @@ func (m *Meter) Wrapper() Wrapper {
 		res, err := next(ctx)
 		elapsed := m.now().Sub(start)
 		m.mu.Lock()
-		s := m.stats[call.Name]
+		s := m.stats[call.Name()]
 		s.Calls++
 		if err != nil || res.IsError {
 			s.Errors++
 		}
 		s.Total += elapsed
-		m.stats[call.Name] = s
+		m.stats[call.Name()] = s
 		m.mu.Unlock()
 		return res, err
 	}

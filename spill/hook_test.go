@@ -51,7 +51,7 @@ func TestHookedOutermostOnTheRegistry(t *testing.T) {
 				}
 				return pipeline.Output{Content: []pipeline.Block{pipeline.TextBlock(body)}}, nil
 			}})
-			res := reg.Execute(pipeline.NewCall("c1", "bash", json.RawMessage(`{}`), newCall(t, "bash", "s").Agent, nil))
+			res := reg.Execute(pipeline.NewCall("c1", "bash", json.RawMessage(`{}`), newCall(t, "bash", "s").Agent(), nil))
 			if res.IsError != tt.isError {
 				t.Errorf("IsError = %v", res.IsError)
 			}
@@ -80,7 +80,7 @@ func TestRemovedHookStopsTransforming(t *testing.T) {
 	reg.Register(pipeline.Tool{Name: "bash", Parameters: json.RawMessage(`{"type":"object"}`), Run: func(ctx context.Context, call *pipeline.Call) (pipeline.Output, error) {
 		return pipeline.Output{Content: []pipeline.Block{pipeline.TextBlock(big)}}, nil
 	}})
-	agent := newCall(t, "bash", "s").Agent
+	agent := newCall(t, "bash", "s").Agent()
 	if res := reg.Execute(pipeline.NewCall("c1", "bash", json.RawMessage(`{}`), agent, nil)); res.Text() == big {
 		t.Fatal("hooked policy did not spill")
 	}

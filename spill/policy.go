@@ -125,9 +125,9 @@ func Spillable(call *pipeline.Call, content []pipeline.Block) (ok bool, why stri
 	switch {
 	case call == nil:
 		return false, "no call"
-	case call.Parent != nil:
+	case call.Parent() != nil:
 		return false, "nested call"
-	case call.Name == "read":
+	case call.Name() == "read":
 		return false, "read is never spilled"
 	}
 	for _, b := range content {
@@ -173,14 +173,14 @@ func (p *Policy) Apply(call *pipeline.Call, res pipeline.Result) (pipeline.Resul
 		texts[i] = b.Text
 	}
 	full := strings.Join(texts, "")
-	name := call.Name + ".txt"
+	name := call.Name() + ".txt"
 	if p.store == nil {
-		p.warn(fmt.Sprintf("spill-policy: keeping the %s result of call %s inline: no spill store is composed", call.Name, call.CallID))
+		p.warn(fmt.Sprintf("spill-policy: keeping the %s result of call %s inline: no spill store is composed", call.Name(), call.CallID()))
 		return res, false
 	}
 	saved, err := p.store.Save(call.SessionID(), name, full)
 	if err != nil {
-		p.warn(fmt.Sprintf("spill-policy: keeping the %s result of call %s inline: %v", call.Name, call.CallID, err))
+		p.warn(fmt.Sprintf("spill-policy: keeping the %s result of call %s inline: %v", call.Name(), call.CallID(), err))
 		return res, false
 	}
 	var text string
@@ -192,7 +192,7 @@ func (p *Policy) Apply(call *pipeline.Call, res pipeline.Result) (pipeline.Resul
 	}
 	if !ok {
 		removeQuiet(saved.Locator)
-		p.warn(fmt.Sprintf("spill-policy: keeping the %s result of call %s inline: the spill notice exceeds %s %d", call.Name, call.CallID, p.capName(), p.cap))
+		p.warn(fmt.Sprintf("spill-policy: keeping the %s result of call %s inline: the spill notice exceeds %s %d", call.Name(), call.CallID(), p.capName(), p.cap))
 		return res, false
 	}
 	out := res

@@ -288,7 +288,7 @@ func TestApply(t *testing.T) {
 			p, w := newPolicy(t, tt.cfg, "")
 			call := newCall(t, tt.tool, tt.session)
 			if tt.nested {
-				call.Parent = newCall(t, "run_code", tt.session)
+				call = pipeline.NewSubCall(newCall(t, "run_code", tt.session), "c1:code:1", tt.tool, call.Args(), nil)
 			}
 			tt.res.AdditionalContexts = []string{"ctx"}
 			got, spilled := p.Apply(call, tt.res)

@@ -63,7 +63,7 @@ func (w *Writer) Write(b []byte) (int, error) {
 			return n, nil
 		}
 		// over the budget: open the file and flush what we held
-		f, err := w.p.store.Create(w.call.SessionID(), w.call.Name+".txt")
+		f, err := w.p.store.Create(w.call.SessionID(), w.call.Name()+".txt")
 		if err != nil {
 			w.err = err
 			return 0, err

@@ -29,7 +29,7 @@ func init() {
 		p.closers = append(p.closers, func() error { return reg.Close(time.Second) })
 		tool, err := bash.New(bash.Config{TimeoutMs: p.cfg.BashTimeout.Milliseconds()}, bash.Deps{
 			Policy: func(call *pipeline.Call) (sandbox.Policy, error) {
-				return p.resolver.Resolve(call.Agent, "")
+				return p.resolver.Resolve(call.Agent(), "")
 			},
 			Escalate: p.escalate,
 			Confiner: provider,

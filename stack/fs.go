@@ -26,7 +26,7 @@ func init() {
 			FS:           local,
 			Observations: fsobserve.NewObservations(),
 			Policy: func(call *pipeline.Call) (sandbox.Policy, error) {
-				return p.resolver.Resolve(call.Agent, "")
+				return p.resolver.Resolve(call.Agent(), "")
 			},
 			Escalate: p.escalate,
 		})

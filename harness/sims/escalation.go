@@ -157,7 +157,7 @@ func runEscalationCase(ws string, i int, c escCase) (escResult, error) {
 	ran := false
 	reg := pipeline.NewRegistry(pipeline.WithApprover(svc))
 	opening := escalation.Opening{Subject: escalation.SubjectCommand, Escalate: escalation.New(svc), Standing: func(call *pipeline.Call) (sandbox.Policy, error) {
-		return resolver.Resolve(call.Agent, "")
+		return resolver.Resolve(call.Agent(), "")
 	}}
 	if _, err := reg.Register(pipeline.Tool{Name: "write_outside", Run: func(ctx context.Context, call *pipeline.Call) (pipeline.Output, error) {
 		final, err := opening.OpenCall(ctx, call)

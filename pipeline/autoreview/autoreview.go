@@ -177,7 +177,7 @@ func (g *Gate) forget(call *pipeline.Call, _ pipeline.Result) {
 // pre turns a call every inner listener allowed into an ask.
 func (g *Gate) pre(ctx context.Context, call *pipeline.Call, next func() (pipeline.Decision, error)) (pipeline.Decision, error) {
 	d, err := next()
-	if err != nil || d.Kind != pipeline.KindAllow || d.Args != nil || !g.reviews(call.Name) {
+	if err != nil || d.Kind != pipeline.KindAllow || d.Args != nil || !g.reviews(call.Name()) {
 		return d, err
 	}
 	return pipeline.Ask(AskReason), nil
@@ -186,15 +186,15 @@ func (g *Gate) pre(ctx context.Context, call *pipeline.Call, next func() (pipeli
 // answer reviews the pipeline's asks for reviewed tools ahead of the human.
 func (g *Gate) answer(ctx context.Context, req *pipeline.ApprovalRequest, next func() (pipeline.ApprovalOutcome, error)) (pipeline.ApprovalOutcome, error) {
 	call := req.Call
-	if call == nil || call.Agent != req.Agent || call.Name != req.ToolName || !g.reviews(req.ToolName) {
+	if call == nil || call.Agent() != req.Agent || call.Name() != req.ToolName || !g.reviews(req.ToolName) {
 		return next()
 	}
-	s := Subject{Tool: call.Name, CallID: call.CallID, Args: call.Args(), Reason: req.Reason}
-	if call.Agent != nil {
-		s.Agent = call.Agent.ID
+	s := Subject{Tool: call.Name(), CallID: call.CallID(), Args: call.Args(), Reason: req.Reason}
+	if call.Agent() != nil {
+		s.Agent = call.Agent().ID
 	}
 	v, outcome, rerr := g.review(ctx, s)
-	rec := record{CallID: call.CallID, ToolName: call.Name, Reviewer: g.cfg.Name, Outcome: outcome, Risk: v.Risk, Rationale: v.Rationale}
+	rec := record{CallID: call.CallID(), ToolName: call.Name(), Reviewer: g.cfg.Name, Outcome: outcome, Risk: v.Risk, Rationale: v.Rationale}
 	if rerr != nil {
 		rec.Error = rerr.Error()
 	}

@@ -312,8 +312,8 @@ func (t *Tool) standingPolicy(call *pipeline.Call) (sandbox.Policy, error) {
 }
 
 func (t *Tool) fallbackRoot(call *pipeline.Call) string {
-	if call.Agent != nil && call.Agent.Session != nil && call.Agent.Session.Header().Cwd != "" {
-		return call.Agent.Session.Header().Cwd
+	if call.Agent() != nil && call.Agent().Session != nil && call.Agent().Session.Header().Cwd != "" {
+		return call.Agent().Session.Header().Cwd
 	}
 	if t.cfg.DefaultWorkdir != "" {
 		return t.cfg.DefaultWorkdir
@@ -406,7 +406,7 @@ func (t *Tool) foreground(ctx context.Context, call *pipeline.Call, policy sandb
 	spec := jobs.Spec{Owner: call.SessionID(), Kind: Kind, Label: a.Command, EscalationAdvertised: t.EscalationAdvertised()}
 	job, err := reg.Launch(spec, start)
 	if errors.Is(err, jobs.ErrFull) && promote {
-		t.deps.Warn(fmt.Sprintf("tool-bash: the job registry refused call %s (%v); it runs with a deadline kill", call.CallID, err))
+		t.deps.Warn(fmt.Sprintf("tool-bash: the job registry refused call %s (%v); it runs with a deadline kill", call.CallID(), err))
 		reg, promote = t.private, false
 		job, err = reg.Launch(spec, start)
 	}

@@ -45,8 +45,8 @@ func withPolicy(mode sandbox.Mode, esc escalation.Func) rigOpt {
 	return func(c *Config) {
 		c.Policy = func(call *pipeline.Call) (sandbox.Policy, error) {
 			root := c.FS.Cwd()
-			if call.Agent != nil && call.Agent.Session != nil {
-				root = call.Agent.Session.Header().Cwd
+			if call.Agent() != nil && call.Agent().Session != nil {
+				root = call.Agent().Session.Header().Cwd
 			}
 			return sandbox.Policy{Mode: mode, WorkspaceRoot: root, SessionID: call.SessionID()}, nil
 		}

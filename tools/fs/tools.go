@@ -156,10 +156,10 @@ func (a args) escalationArgs() (escalation.Args, error) {
 // confining policy applies: the session header cwd (canonicalized only when it
 // or the path has a ".." segment), else the provider's cwd.
 func (t *Tools) sessionCwd(call *pipeline.Call, path string) string {
-	if call.Agent == nil || call.Agent.Session == nil {
+	if call.Agent() == nil || call.Agent().Session == nil {
 		return t.cfg.FS.Cwd()
 	}
-	cwd := call.Agent.Session.Header().Cwd
+	cwd := call.Agent().Session.Header().Cwd
 	if !filepath.IsAbs(cwd) {
 		return t.cfg.FS.Cwd()
 	}
@@ -280,11 +280,11 @@ func Remedy(err error) error {
 
 // signal merges the call's cancellation into ctx.
 func signal(ctx context.Context, call *pipeline.Call) (context.Context, context.CancelFunc) {
-	if call.Signal == nil || call.Signal == ctx {
+	if call.Signal() == nil || call.Signal() == ctx {
 		return context.WithCancel(ctx)
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	stop := context.AfterFunc(call.Signal, cancel)
+	stop := context.AfterFunc(call.Signal(), cancel)
 	return ctx, func() { stop(); cancel() }
 }
 
