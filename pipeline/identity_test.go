@@ -38,7 +38,7 @@ func TestCallIdentity(t *testing.T) {
 	ctx := context.Background()
 	args := []byte(`{"path":"x"}`)
 	top := pipeline.NewCall("call-1", "write", args, agent, ctx)
-	args[2] = 'X' // the caller's bytes are not aliased
+	args[2] = 'X'                             // the caller's bytes are not aliased
 	subCtx, cancel := context.WithCancel(ctx) // the sub-call's own signal
 	defer cancel()
 	sub := pipeline.NewSubCall(top, "call-1:code:1", "read", json.RawMessage(`{}`), subCtx)
