@@ -28,9 +28,7 @@ func init() {
 		reg := jobs.New(jobs.Options{EscalationAdvertised: true, OutputDir: out})
 		p.closers = append(p.closers, func() error { return reg.Close(time.Second) })
 		tool, err := bash.New(bash.Config{TimeoutMs: p.cfg.BashTimeout.Milliseconds()}, bash.Deps{
-			Policy: func(call *pipeline.Call) (sandbox.Policy, error) {
-				return p.resolver.Resolve(call.Agent(), "")
-			},
+			Policy:   p.policyFor,
 			Escalate: p.escalate,
 			Confiner: provider,
 			Jobs:     reg,

@@ -9,6 +9,7 @@ import (
 	"github.com/dshsim/dshsim/escalation"
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/approval"
+	"github.com/dshsim/dshsim/pipeline/autoreview"
 	"github.com/dshsim/dshsim/pipeline/policy"
 	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/sandbox"
@@ -25,6 +26,9 @@ type parts struct {
 	escalate escalation.Func
 	spill    *spill.Policy
 	provider *sandbox.Provider
+	standing *pipeline.Scope  // the agent preset's standing scope
+	root     *pipeline.Agent  // the session's agent, under standing
+	review   *autoreview.Gate // Auto review (registers nothing when off)
 	closers  []func() error
 
 	mu       sync.Mutex
@@ -59,6 +63,9 @@ func compose(cfg Config, agent *pipeline.Agent) (impl, error) {
 	p.reg = pipeline.NewRegistry()
 	p.reg.SetApprover(p.approver)
 	p.escalate = escalation.New(p.approver)
+	if err := p.scopeAgent(agent); err != nil {
+		return nil, err
+	}
 
 	if cfg.SpillMaxInlineBytes > 0 {
 		store, err := spill.NewStore(cfg.SpillRoot)
@@ -83,21 +90,7 @@ func compose(cfg Config, agent *pipeline.Agent) (impl, error) {
 }
 
 func (p *parts) runtimeContext(ctx context.Context) (RuntimeContext, error) {
-	events, err := p.log.Events()
-	if err != nil {
-		return RuntimeContext{}, err
-	}
-	secs, text, err := p.resolver.Context(p.log.Header(), events)
-	if err != nil {
-		return RuntimeContext{}, err
-	}
-	rc := RuntimeContext{Text: text}
-	for _, s := range secs {
-		if s.Text != "" {
-			rc.Sections = append(rc.Sections, Section{Name: s.Name, Text: s.Text})
-		}
-	}
-	return rc, nil
+	return p.contextOf(p.log)
 }
 
 func (p *parts) syncContext(ctx context.Context) (*session.Event, error) {
@@ -130,6 +123,8 @@ func (p *parts) backend() (string, sandbox.Enforcement) {
 	}
 	return p.provider.Selected()
 }
+
+func (p *parts) composition() *parts { return p }
 
 func (p *parts) warningList() []string {
 	p.mu.Lock()

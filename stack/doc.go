@@ -19,6 +19,19 @@
 // (approval/asked, approval/decided); the caller appends its own turn, step,
 // message, tool/call and tool/result events.
 //
+// # Scopes, delegation, Auto review
+//
+// The session's agent sits under the agent preset's standing scope
+// ([Stack.Standing]); [Stack.In] and [Stack.Answers] register listeners,
+// guards, wrappers, restrictions and answerers for a scope. [Stack.Delegate]
+// starts a child agent as upstream's in-process spawn does (scopes.go,
+// delegate.go): its own log seeded with the parent's sandbox override and the
+// never pin, its scope a sibling of the parent's under the standing scope,
+// the stack's tools and approval service; Delegation.ReadOnly makes it a
+// workflow step restricted to read-only tools. Config.AutoReview switches
+// Auto review on for the session's agent: a call the reviewer approved
+// resolves its sandbox mode as danger-full-access, for that call only.
+//
 // # Fail closed
 //
 // [New] refuses a configuration with a piece missing or wrong (no answerer

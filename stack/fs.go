@@ -4,8 +4,6 @@ import (
 	"fmt"
 
 	"github.com/dshsim/dshsim/fsobserve"
-	"github.com/dshsim/dshsim/pipeline"
-	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/tools/fs"
 )
 
@@ -25,10 +23,8 @@ func init() {
 		tools, err := fs.New(fs.Config{
 			FS:           local,
 			Observations: fsobserve.NewObservations(),
-			Policy: func(call *pipeline.Call) (sandbox.Policy, error) {
-				return p.resolver.Resolve(call.Agent(), "")
-			},
-			Escalate: p.escalate,
+			Policy:       p.policyFor,
+			Escalate:     p.escalate,
 		})
 		if err != nil {
 			return fmt.Errorf("stack: file tools: %w", err)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/dshsim/dshsim/pipeline"
+	"github.com/dshsim/dshsim/pipeline/autoreview"
 	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/sandbox"
 )
@@ -48,6 +49,14 @@ type Config struct {
 	// LauncherPath is the landlock-run binary; "" keeps the provider default
 	// (landlock-run beside the running executable).
 	LauncherPath string
+	// AgentPreset names the agent preset whose standing scope the root agent
+	// and every delegated child sit under; "" keeps "standard".
+	AgentPreset string
+	// AutoReview switches Auto review on for the root agent (off when zero);
+	// it needs Reviewer and approval policy ask.
+	AutoReview autoreview.Config
+	// Reviewer rates calls when AutoReview is on.
+	Reviewer autoreview.Reviewer
 }
 
 // Section is one named section of the runtime-context message.
@@ -82,6 +91,7 @@ type impl interface {
 	tools() []string
 	warningList() []string
 	backend() (string, sandbox.Enforcement)
+	composition() *parts
 }
 
 // New validates cfg and composes the stack.
@@ -118,6 +128,9 @@ func validate(cfg Config) error {
 			errs = append(errs, errors.New("stack: approval policy ask needs an answerer"))
 		}
 	case ApprovalNever:
+		if cfg.AutoReview.Enabled {
+			errs = append(errs, errors.New("stack: auto review needs approval policy ask (never rejects every ask before any answerer, the reviewer included)"))
+		}
 	default:
 		errs = append(errs, fmt.Errorf("stack: unknown approval policy %q (want ask or never)", cfg.Approval))
 	}

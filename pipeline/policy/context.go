@@ -110,8 +110,10 @@ func SnapshotData(sections []Section, id string) SnapshotMessage {
 	}
 }
 
-// Context folds the log into the current sections and snapshot text.
-func (r *Resolver) Context(h session.Header, events []session.Event) ([]Section, string, error) {
+// Context folds the log into the current sections and snapshot text; extra
+// sections (contributions ordered after approval:policy, such as a delegated
+// child's subagent:delegation) follow in the order given.
+func (r *Resolver) Context(h session.Header, events []session.Event, extra ...Section) ([]Section, string, error) {
 	p, err := r.ResolveEvents(h, events, "")
 	if err != nil {
 		return nil, "", err
@@ -120,7 +122,7 @@ func (r *Resolver) Context(h session.Header, events []session.Event) ([]Section,
 	if err != nil {
 		return nil, "", err
 	}
-	s := Sections(p, ap)
+	s := append(Sections(p, ap), extra...)
 	return s, RenderSnapshot(s), nil
 }
 
@@ -150,13 +152,14 @@ func LastSnapshot(events []session.Event) (text string, ok bool) {
 // SyncContext is run before each request: it recomputes the snapshot from the
 // log and appends it as a user/message only when its bytes differ from the
 // last snapshot in the log (or, when no context remains, appends the none
-// message once). It returns the appended event, or nil.
-func (r *Resolver) SyncContext(log *session.Log) (*session.Event, error) {
+// message once). extra is as for [Resolver.Context]. It returns the
+// appended event, or nil.
+func (r *Resolver) SyncContext(log *session.Log, extra ...Section) (*session.Event, error) {
 	events, err := log.Events()
 	if err != nil {
 		return nil, err
 	}
-	sections, text, err := r.Context(log.Header(), events)
+	sections, text, err := r.Context(log.Header(), events, extra...)
 	if err != nil {
 		return nil, err
 	}

@@ -10,13 +10,19 @@ import (
 	"time"
 )
 
-// Header is the first line of a log.
+// Header is the first line of a log. A delegated child's header also names
+// its agent preset, its parent's session and origin "subagent" (upstream
+// packages/core/session/src/types.ts:75-98); a root session's header has
+// none of them.
 type Header struct {
 	Type            string `json:"type"`
 	Version         int    `json:"version"`
 	ID              string `json:"id"`
 	CreatedAt       int64  `json:"createdAt"`
 	Cwd             string `json:"cwd"`
+	AgentPreset     string `json:"agentPreset,omitempty"`
+	ParentSession   string `json:"parentSession,omitempty"`
+	Origin          string `json:"origin,omitempty"`
 	DelegationDepth int    `json:"delegationDepth"`
 }
 

@@ -1,0 +1,155 @@
+package delegation
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/dshsim/dshsim/pipeline"
+	"github.com/dshsim/dshsim/pipeline/approval"
+	"github.com/dshsim/dshsim/pipeline/policy"
+	"github.com/dshsim/dshsim/pipeline/session"
+	"github.com/dshsim/dshsim/sandbox"
+)
+
+// VERBATIM names and texts.
+const (
+	// Origin is the child header's origin.
+	Origin = "subagent"
+	// Source marks the events delegation writes.
+	Source = "delegation"
+	// ContextName is the runtime-context section of a delegated child.
+	ContextName = "subagent:delegation"
+	// ContextText is that section's text.
+	ContextText = "You are a delegated subagent: your permission scope was fixed when you were started and cannot be widened from inside this session — operations that require approval are rejected automatically. When the task needs access beyond that scope, do not retry the denied operation; state the limitation in your reply so the delegating agent can handle it."
+	// EventDescriptor is the child's descriptor event.
+	EventDescriptor = "subagent/descriptor"
+)
+
+// maxSafeInteger is JavaScript's Number.MAX_SAFE_INTEGER.
+const maxSafeInteger = 1<<53 - 1
+
+// ErrMaxDepth is the VERBATIM refusal of a negative or unsafe maxDepth.
+var ErrMaxDepth = errors.New("subagent maxDepth must be a non-negative safe integer")
+
+// ChildDepth returns the depth of a child of a parent at depth parentDepth
+// (its header's delegationDepth): one more. maxDepth nil means no cap; a
+// child deeper than the cap is refused. Errors are upstream's VERBATIM texts.
+func ChildDepth(parentDepth int, maxDepth *int) (int, error) {
+	d := parentDepth + 1
+	if maxDepth == nil {
+		return d, nil
+	}
+	if *maxDepth < 0 || *maxDepth > maxSafeInteger {
+		return 0, ErrMaxDepth
+	}
+	if d > *maxDepth {
+		return 0, fmt.Errorf("subagent depth %d exceeds maxDepth %d", d, *maxDepth)
+	}
+	return d, nil
+}
+
+// Capture is what a child inherits, read from the parent before anything
+// else of the delegation happens.
+type Capture struct {
+	// SandboxMode is the parent's explicit override; "" when it has none.
+	SandboxMode sandbox.Mode
+	// PinNever is set whenever an approval service is composed.
+	PinNever bool
+}
+
+// CaptureFrom reads the capture from the parent's events. A malformed
+// sandbox/mode event is an error naming its seq.
+func CaptureFrom(parent []session.Event, approvalComposed bool) (Capture, error) {
+	mode, ok, err := policy.SessionMode(parent)
+	if err != nil {
+		return Capture{}, err
+	}
+	c := Capture{PinNever: approvalComposed}
+	if ok {
+		c.SandboxMode = mode
+	}
+	return c, nil
+}
+
+// ChildHeader is the child's session header.
+func ChildHeader(id string, createdAt int64, parent session.Header, preset string, depth int) session.Header {
+	return session.Header{
+		ID:              id,
+		CreatedAt:       createdAt,
+		Cwd:             parent.Cwd,
+		AgentPreset:     preset,
+		ParentSession:   parent.ID,
+		Origin:          Origin,
+		DelegationDepth: depth,
+	}
+}
+
+type modeEvent struct {
+	Mode   sandbox.Mode `json:"mode"`
+	Source string       `json:"source"`
+}
+
+type policyEvent struct {
+	Policy approval.Policy `json:"policy"`
+	Source string          `json:"source"`
+}
+
+// Seed appends the capture to the child's log: sandbox/mode {mode, source}
+// when a mode was captured, then approval/policy {policy: never, source}
+// when pinned. It returns the appended events.
+func Seed(log *session.Log, c Capture) ([]session.Event, error) {
+	var out []session.Event
+	if c.SandboxMode != "" {
+		e, err := log.Append(policy.EventSandboxMode, modeEvent{Mode: c.SandboxMode, Source: Source})
+		if err != nil {
+			return out, err
+		}
+		out = append(out, e)
+	}
+	if c.PinNever {
+		e, err := log.Append(approval.EventPolicy, policyEvent{Policy: approval.Never, Source: Source})
+		if err != nil {
+			return out, err
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// Section is the child's subagent:delegation runtime-context section.
+func Section() policy.Section { return policy.Section{Name: ContextName, Text: ContextText} }
+
+// Filter is the persisted form of a tool filter.
+type Filter struct {
+	Allow []string `json:"allow,omitempty"`
+	Deny  []string `json:"deny,omitempty"`
+}
+
+// FilterOf persists f (nil: none).
+func FilterOf(f *pipeline.Filter) *Filter {
+	if f == nil {
+		return nil
+	}
+	return &Filter{Allow: f.Allow, Deny: f.Deny}
+}
+
+// Descriptor is the data of subagent/descriptor.
+type Descriptor struct {
+	Version    int     `json:"version"`
+	Mode       string  `json:"mode"`
+	Provider   string  `json:"provider"`
+	Label      string  `json:"label,omitempty"`
+	ToolFilter *Filter `json:"toolFilter,omitempty"`
+}
+
+// NewDescriptor is the descriptor of a one-shot in-process spawn.
+func NewDescriptor(label string, f *pipeline.Filter) Descriptor {
+	return Descriptor{Version: 2, Mode: "one-shot", Provider: "spawn", Label: label, ToolFilter: FilterOf(f)}
+}
+
+// ReadOnlyDenial is the guard's reason when a read-only workflow step calls
+// a tool outside its set (our text: upstream has no read-only step).
+func ReadOnlyDenial(label, tool string, allowed []string) string {
+	return fmt.Sprintf("workflow step %q is restricted to read-only tools (%s): %q is not one of them, and nothing registered later can allow it", label, strings.Join(allowed, ", "), tool)
+}
