@@ -87,7 +87,9 @@ func TestAutoReviewConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer log.Close()
-	rev := autoreview.ReviewerFunc(func(context.Context, autoreview.Subject) (autoreview.Verdict, error) { return autoreview.Verdict{}, nil })
+	rev := autoreview.ReviewerFunc(func(context.Context, autoreview.Subject) (autoreview.Verdict, error) {
+		return autoreview.Verdict{}, nil
+	})
 	tests := []struct {
 		name string
 		cfg  stack.Config
