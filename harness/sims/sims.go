@@ -5,6 +5,8 @@ import "github.com/dshsim/dshsim/harness"
 // The registered sims, sorted by name: one line each, its Run in <area>.go.
 func init() {
 	for _, s := range []harness.Sim{
+		{Name: "agent-scope", Files: []string{"txt/agent-scope.txt"}, Run: runAgentScope,
+			Summary: "agent scopes on the real stack: lookup order, a scoped deny against everything that tries to undo it, delegation, a read-only workflow step"},
 		{Name: "escalation", Files: []string{"txt/escalation.txt", "out/escalation.txt"}, Run: runEscalation,
 			Summary: "approveEscalation with the real approval service: nine answerer cases, only allowed-once lets the call through"},
 		{Name: "fs", Files: []string{"txt/fs-observe.txt"}, Run: runFS,
