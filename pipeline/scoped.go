@@ -223,6 +223,7 @@ func admitted[F any](list []hook[F], chain []*Scope) []hook[F] {
 	return out
 }
 
+// --8<-- [start:guard-order]
 // guardOrder returns the guards that apply to chain in evaluation order:
 // global guards first, then each scope of the chain farthest first, each in
 // registration order (upstream T:1119-1128).
@@ -242,3 +243,5 @@ func guardOrder(list []hook[Guard], chain []*Scope) []hook[Guard] {
 	}
 	return out
 }
+
+// --8<-- [end:guard-order]

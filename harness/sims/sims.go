@@ -7,6 +7,8 @@ func init() {
 	for _, s := range []harness.Sim{
 		{Name: "agent-scope", Files: []string{"txt/agent-scope.txt"}, Run: runAgentScope,
 			Summary: "agent scopes on the real stack: lookup order, a scoped deny against everything that tries to undo it, delegation, a read-only workflow step"},
+		{Name: "auto-review", Files: []string{"txt/auto-review.txt"}, Run: runAutoReview,
+			Summary: "Auto review on the real stack: off by default; approved calls run with full access, rejected ones ask the user, reviewer errors and time-outs fail closed"},
 		{Name: "escalation", Files: []string{"txt/escalation.txt", "out/escalation.txt"}, Run: runEscalation,
 			Summary: "approveEscalation with the real approval service: nine answerer cases, only allowed-once lets the call through"},
 		{Name: "fs", Files: []string{"txt/fs-observe.txt"}, Run: runFS,

@@ -183,6 +183,7 @@ func (g *Gate) pre(ctx context.Context, call *pipeline.Call, next func() (pipeli
 	return pipeline.Ask(AskReason), nil
 }
 
+// --8<-- [start:answer]
 // answer reviews the pipeline's asks for reviewed tools ahead of the human.
 func (g *Gate) answer(ctx context.Context, req *pipeline.ApprovalRequest, next func() (pipeline.ApprovalOutcome, error)) (pipeline.ApprovalOutcome, error) {
 	call := req.Call
@@ -219,6 +220,8 @@ func (g *Gate) answer(ctx context.Context, req *pipeline.ApprovalRequest, next f
 	}
 	return pipeline.Unavailable, nil
 }
+
+// --8<-- [end:answer]
 
 // review runs the reviewer under the timeout; a panic is an error, a late
 // verdict is discarded.
