@@ -5,32 +5,24 @@ package pipeline
 func (r *Registry) HookCounts() (global, scoped int) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	count := func(tag *Scope) {
-		if tag == nil {
-			global++
-		} else {
-			scoped++
+	for _, tags := range [][]*Scope{tagsOf(r.pre), tagsOf(r.guards), tagsOf(r.wrappers), tagsOf(r.post), tagsOf(r.observers), tagsOf(r.masks)} {
+		for _, tag := range tags {
+			if tag == nil {
+				global++
+			} else {
+				scoped++
+			}
 		}
 	}
-	for _, h := range r.pre {
-		count(h.scope)
-	}
-	for _, h := range r.guards {
-		count(h.scope)
-	}
-	for _, h := range r.wrappers {
-		count(h.scope)
-	}
-	for _, h := range r.post {
-		count(h.scope)
-	}
-	for _, h := range r.observers {
-		count(h.scope)
-	}
-	for _, h := range r.masks {
-		count(h.scope)
-	}
 	return global, scoped
+}
+
+func tagsOf[F any](list []hook[F]) []*Scope {
+	out := make([]*Scope, len(list))
+	for i, h := range list {
+		out[i] = h.scope
+	}
+	return out
 }
 
 // Registrations reports how many registrations s owns (test-only).
