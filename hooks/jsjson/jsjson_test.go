@@ -1,0 +1,174 @@
+package jsjson
+
+import (
+	"encoding/json"
+	"errors"
+	"math"
+	"os"
+	"os/exec"
+	"testing"
+)
+
+type truthRow struct {
+	Input string `json:"input"`
+	Out   string `json:"out,omitempty"`
+	Error bool   `json:"error,omitempty"`
+}
+
+func loadTruth(t *testing.T, path string) []truthRow {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var truth struct{ Rows []truthRow }
+	if err := json.Unmarshal(b, &truth); err != nil {
+		t.Fatal(err)
+	}
+	return truth.Rows
+}
+
+// TestRoundTripLikeJavaScript: Stringify(Parse(x)) is byte for byte what
+// JSON.stringify(JSON.parse(x)) gave in node, and Parse fails where
+// JSON.parse threw.
+func TestRoundTripLikeJavaScript(t *testing.T) {
+	for _, row := range loadTruth(t, "testdata/node-truth.json") {
+		v, err := Parse([]byte(row.Input))
+		if row.Error {
+			var se *SyntaxError
+			if !errors.As(err, &se) {
+				t.Errorf("Parse(%q): JSON.parse throws, got %v", row.Input, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("Parse(%q): %v", row.Input, err)
+			continue
+		}
+		if got := Stringify(v); got != row.Out {
+			t.Errorf("Stringify(Parse(%q))\n got  %s\n want %s", row.Input, got, row.Out)
+		}
+	}
+}
+
+// TestTruthFileIsJavaScript re-derives node-truth.json with node.
+func TestTruthFileIsJavaScript(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("needs node (a JavaScript engine) on PATH to re-derive testdata/node-truth.json")
+	}
+	out, err := exec.Command(node, "testdata/truth.js", "testdata/cases.json").Output()
+	if err != nil {
+		t.Fatalf("node testdata/truth.js: %v", err)
+	}
+	if os.Getenv("DSHSIM_UPDATE") != "" {
+		if err := os.WriteFile("testdata/node-truth.json", out, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	var fresh struct{ Rows []truthRow }
+	if err := json.Unmarshal(out, &fresh); err != nil {
+		t.Fatal(err)
+	}
+	pinned := loadTruth(t, "testdata/node-truth.json")
+	if len(pinned) != len(fresh.Rows) {
+		t.Fatalf("node-truth.json has %d rows, node gives %d (DSHSIM_UPDATE=1 rewrites it)", len(pinned), len(fresh.Rows))
+	}
+	for i := range pinned {
+		if pinned[i] != fresh.Rows[i] {
+			t.Errorf("input %q: node says %+v, node-truth.json says %+v", pinned[i].Input, fresh.Rows[i], pinned[i])
+		}
+	}
+}
+
+func TestFormatNumber(t *testing.T) {
+	tests := []struct {
+		in   float64
+		want string
+	}{
+		{0, "0"}, {math.Copysign(0, -1), "0"}, {1, "1"}, {-1.5, "-1.5"}, {1e21, "1e+21"}, {1e20, "100000000000000000000"},
+		{1.5e-7, "1.5e-7"}, {1e-6, "0.000001"}, {123.456, "123.456"}, {math.Inf(1), "null"}, {math.NaN(), "null"},
+		{3.6819170000001122, "3.6819170000001122"}, {-2e-7, "-2e-7"}, {1.25e+25, "1.25e+25"},
+	}
+	for _, tt := range tests {
+		if got := FormatNumber(tt.in); got != tt.want {
+			t.Errorf("FormatNumber(%v) = %s, want %s", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestQuoteGoStrings(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"a<b>&c", `"a<b>&c"`},
+		{"\u2028\u2029", "\"\u2028\u2029\""},
+		{"\x1f\x7f", `"\u001f` + "\x7f" + `"`},
+		{"bad\xffbyte", "\"bad\uFFFDbyte\""},
+		{"tab\there", `"tab\there"`},
+	}
+	for _, tt := range tests {
+		if got := Quote(tt.in); got != tt.want {
+			t.Errorf("Quote(%q) = %s, want %s", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestOffsetsAndLines(t *testing.T) {
+	src := []byte("{\n  \"hooks\": {\n    \"PreToolUse\": [ { \"matcher\": \"[\" } ]\n  }\n}")
+	v, err := Parse(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := v.Get("hooks").Get("PreToolUse").Items[0].Get("matcher")
+	if l, c := LineOf(src, m.Offset); l != 3 || c != 34 {
+		t.Errorf("matcher at line %d column %d, want 3:34", l, c)
+	}
+	_, err = Parse([]byte("{\n  \"a\": 1,\n}"))
+	var se *SyntaxError
+	if !errors.As(err, &se) || se.Line != 3 || se.Column != 1 {
+		t.Errorf("got %v, want an error at 3:1", err)
+	}
+}
+
+func TestLoneSurrogates(t *testing.T) {
+	v, err := Parse([]byte(`"a\ud800b"`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !v.HasLoneSurrogate() || v.Text() != "a\uFFFDb" {
+		t.Errorf("HasLoneSurrogate=%v Text=%q", v.HasLoneSurrogate(), v.Text())
+	}
+	if got := Stringify(v); got != `"a\ud800b"` {
+		t.Errorf("Stringify = %s", got)
+	}
+}
+
+func TestNestingIsBounded(t *testing.T) {
+	deep := make([]byte, 0, 2*maxDepth+2)
+	for i := 0; i <= maxDepth; i++ {
+		deep = append(deep, '[')
+	}
+	if _, err := Parse(deep); err == nil {
+		t.Fatal("want an error for nesting deeper than maxDepth")
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{`{"a":[1,2,{"b":"\ud800"}]}`, `1e400`, `"\u2028"`, `{"1":0,"a":1}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		v, err := Parse([]byte(s))
+		if err != nil {
+			return
+		}
+		out := Stringify(v)
+		w, err := Parse([]byte(out))
+		if err != nil {
+			t.Fatalf("Stringify output %q does not parse: %v", out, err)
+		}
+		if again := Stringify(w); again != out {
+			t.Fatalf("not stable: %q then %q", out, again)
+		}
+	})
+}
