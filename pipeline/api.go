@@ -42,7 +42,21 @@ type Result struct {
 	Meta               json.RawMessage `json:"meta,omitempty"`
 	Error              *ResultError    `json:"error,omitempty"`
 	AdditionalContexts []string        `json:"additionalContexts,omitempty"`
-	ConcludesTurn      bool            `json:"concludesTurn,omitempty"`
+	// ContextMessages are attributed context messages for the model's next
+	// step (kept like AdditionalContexts: a block keeps only its own, an accept
+	// appends, a cancellation keeps them).
+	ContextMessages []ContextMessage `json:"contextMessages,omitempty"`
+	ConcludesTurn   bool             `json:"concludesTurn,omitempty"`
+}
+
+// ContextMessage is a user message a post-execute listener adds for the
+// model's next step, attributed to the plugin that wrote it (upstream's
+// additionalContexts entries): one text block per entry of Texts.
+type ContextMessage struct {
+	// Plugin names the source, e.g. "hooks-claude-code".
+	Plugin string `json:"plugin"`
+	// Texts are the message's text blocks, in order.
+	Texts []string `json:"texts"`
 }
 
 // Text returns the concatenated text of the result's text blocks.

@@ -260,13 +260,13 @@ func (r *Registry) dispatch(call *Call, h *hooks, bodyInvoked *atomic.Bool) (Res
 // cancelled replaces a success after the caller cancelled: ABORTED when the
 // body ran, else ABORTED_BEFORE_DISPATCH; the result's contexts are kept.
 func cancelled(res Result, bodyInvoked bool) Result {
-	contexts := res.AdditionalContexts
+	contexts, messages := res.AdditionalContexts, res.ContextMessages
 	if bodyInvoked {
 		res = ErrorResult(ErrAborted)
 	} else {
 		res = ErrorResult(ErrAbortedBeforeDispatch)
 	}
-	res.AdditionalContexts = contexts
+	res.AdditionalContexts, res.ContextMessages = contexts, messages
 	return res
 }
 
@@ -374,6 +374,9 @@ func (r *Registry) postExecute(call *Call, h *hooks, res Result, invoked bool) R
 		if len(d.AdditionalContexts) > 0 {
 			res.AdditionalContexts = append(append([]string(nil), res.AdditionalContexts...), d.AdditionalContexts...)
 		}
+		if len(d.ContextMessages) > 0 {
+			res.ContextMessages = append(cloneMessages(res.ContextMessages), cloneMessages(d.ContextMessages)...)
+		}
 	case PostBlock:
 		fb := append([]Block(nil), d.Feedback...)
 		if fb == nil {
@@ -383,6 +386,7 @@ func (r *Registry) postExecute(call *Call, h *hooks, res Result, invoked bool) R
 		if len(d.AdditionalContexts) > 0 {
 			res.AdditionalContexts = append([]string(nil), d.AdditionalContexts...)
 		}
+		res.ContextMessages = cloneMessages(d.ContextMessages)
 	default:
 		return ErrorResult(fmt.Errorf("tools/post-execute returned an unknown decision kind %q; only accept and block exist", string(d.Kind)))
 	}

@@ -106,6 +106,9 @@ type PostDecision struct {
 	// AdditionalContexts are added to the result (accept) or become its only
 	// contexts (block).
 	AdditionalContexts []string
+	// ContextMessages are attributed context messages, handled like
+	// AdditionalContexts.
+	ContextMessages []ContextMessage
 }
 
 // Accept returns an accept decision that keeps the result unchanged.
@@ -196,6 +199,7 @@ func (r Result) Clone() Result {
 	if r.AdditionalContexts != nil {
 		c.AdditionalContexts = append([]string(nil), r.AdditionalContexts...)
 	}
+	c.ContextMessages = cloneMessages(r.ContextMessages)
 	return c
 }
 
@@ -215,4 +219,15 @@ func blockMessage(feedback []Block) string {
 		return MsgBlockedByPost
 	}
 	return msg
+}
+
+func cloneMessages(ms []ContextMessage) []ContextMessage {
+	if ms == nil {
+		return nil
+	}
+	out := make([]ContextMessage, len(ms))
+	for i, m := range ms {
+		out[i] = ContextMessage{Plugin: m.Plugin, Texts: append([]string(nil), m.Texts...)}
+	}
+	return out
 }
