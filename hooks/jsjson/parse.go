@@ -192,7 +192,8 @@ func (p *parser) value() *Value {
 		v.Kind = Bool
 	case p.literal("null"):
 	default:
-		p.fail(fmt.Sprintf("unexpected token %q", rune(c)))
+		r, _ := utf8.DecodeRune(p.data[p.pos:])
+		p.fail(fmt.Sprintf("unexpected token %q", r))
 	}
 	return v
 }
