@@ -11,9 +11,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/dshsim/dshsim/harness/session"
 	"github.com/dshsim/dshsim/hooks"
 	"github.com/dshsim/dshsim/pipeline"
+	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/sandbox"
 )
 
@@ -39,7 +39,13 @@ func strict(o *hooks.Options) { o.Strict = true }
 // newRig writes files into a fresh workspace and loads both bridges from it.
 func newRig(t *testing.T, files map[string]string, opts ...rigOption) *rig {
 	t.Helper()
-	r := &rig{t: t, ws: t.TempDir()}
+	return newRigIn(t, t.TempDir(), files, opts...)
+}
+
+// newRigIn is newRig with the workspace ws.
+func newRigIn(t *testing.T, ws string, files map[string]string, opts ...rigOption) *rig {
+	t.Helper()
+	r := &rig{t: t, ws: ws}
 	for name, body := range files {
 		if err := os.WriteFile(filepath.Join(r.ws, name), []byte(body), 0o644); err != nil {
 			t.Fatal(err)

@@ -3,7 +3,6 @@ package hooks_test
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/dshsim/dshsim/hooks"
 	"github.com/dshsim/dshsim/sandbox"
+	"github.com/dshsim/dshsim/sandbox/sandboxtest"
 )
 
 // Upstream fails open where a hook cannot run; Strict fails closed. Each row
@@ -120,7 +120,7 @@ func TestCancellationKillsTheHook(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		for i := 0; i < 500; i++ {
-			if _, ok := r.file("pid"); ok {
+			if pid, _ := r.file("pid"); strings.HasSuffix(pid, "\n") {
 				break
 			}
 			time.Sleep(10 * time.Millisecond)
@@ -294,15 +294,13 @@ func TestHooksRunConfined(t *testing.T) {
 		t.Errorf("strict: a hook that cannot be confined must block, got %q", res.Text())
 	}
 
-	if _, err := exec.LookPath("bwrap"); err != nil || !sandbox.ProbeBwrap(context.Background()) {
-		t.Skip("bubblewrap is not installed or cannot create namespaces here (needs unprivileged user namespaces or CAP_SYS_ADMIN)")
-	}
+	sandboxtest.RequireBwrap(t)
 	provider, err := sandbox.NewProvider(sandbox.Config{Chain: []string{sandbox.BackendBwrap}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, mode := range []sandbox.Mode{sandbox.ReadOnly, sandbox.WorkspaceWrite} {
-		r = newRig(t, map[string]string{"hooks.json": write}, func(o *hooks.Options) {
+		r = newRigIn(t, sandboxtest.TempDir(t, "hooks-ws-"), map[string]string{"hooks.json": write}, func(o *hooks.Options) {
 			o.Runtime.Sandbox.Mode, o.Runtime.Confiner = mode, provider
 		})
 		wantResult(t, r.run(echoArgs), "HELLO\n", false)
