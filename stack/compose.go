@@ -33,6 +33,9 @@ type parts struct {
 
 	mu       sync.Mutex
 	warnings []string
+
+	// hookLines are the hook configs' load-time reports (hooks.go).
+	hookLines []string
 }
 
 func (p *parts) warn(msg string) {
@@ -41,7 +44,8 @@ func (p *parts) warn(msg string) {
 	p.warnings = append(p.warnings, msg)
 }
 
-// toolBuilders register the model-facing tools (one file per area: bash.go, fs.go).
+// toolBuilders register the model-facing tools and the listeners around them
+// (one file per area: bash.go, fs.go, hooks.go), in file order.
 var toolBuilders []func(p *parts) error
 
 func compose(cfg Config, agent *pipeline.Agent) (impl, error) {

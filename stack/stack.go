@@ -57,6 +57,14 @@ type Config struct {
 	AutoReview autoreview.Config
 	// Reviewer rates calls when AutoReview is on.
 	Reviewer autoreview.Reviewer
+	// HooksDir is the launch cwd the hook configs load from, ./hooks.json
+	// (Claude Code) and ./codex-hooks.json (Codex), as the acp-agent loads
+	// them; "" mounts no hooks (package hooks).
+	HooksDir string
+	// HooksStrict fails closed where upstream's hooks fail open: a config
+	// that cannot be loaded refuses every call, a hook that cannot run
+	// blocks its call.
+	HooksStrict bool
 }
 
 // Section is one named section of the runtime-context message.
@@ -168,6 +176,13 @@ func (s *Stack) Tools() []string { return s.impl.tools() }
 
 // Warnings returns the warnings the stack logged (spill store failures and the like).
 func (s *Stack) Warnings() []string { return s.impl.warningList() }
+
+// HookReports returns what a user must be told about the hook configs: a
+// rejected file (file, line, field), hooks skipped or not run here, and
+// anything upstream ignores silently. Empty when hooks are off or clean.
+func (s *Stack) HookReports() []string {
+	return append([]string(nil), s.impl.composition().hookLines...)
+}
 
 // Execute runs one tool call through the pipeline and returns its result.
 func (s *Stack) Execute(ctx context.Context, callID, name string, args json.RawMessage) pipeline.Result {
