@@ -16,6 +16,17 @@
 // reject_once → rejected, empty queue → cancelled; under policy never the
 // approval service rejects without consulting the queue).
 //
+// # Hooks
+//
+// The seeded workspace is also the launch cwd, so its hooks.json (Claude Code)
+// and codex-hooks.json (Codex) load as in upstream's snapshot runs; hook
+// commands run for real on every replay and their hook/invoked and hook/result
+// events are compared. A hook's additionalContext is staged in the next-step
+// inbox and appended as a plugin user/message after the next step/start. A
+// config that cannot be used is a note naming the recording's file, line and
+// field. Options.StrictHooks (dsh-replay -strict-hooks) fails closed where
+// upstream's hooks fail open.
+//
 // # Comparison
 //
 // Both logs are projected (package projection) and compared per turn and in

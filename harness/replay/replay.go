@@ -53,6 +53,9 @@ type Options struct {
 	SandboxChain []string
 	// LauncherPath is the landlock-run binary ("" = beside the executable).
 	LauncherPath string
+	// StrictHooks fails closed where upstream's hooks fail open (a hook
+	// config that cannot be loaded, a hook that cannot run).
+	StrictHooks bool
 }
 
 // Result is the outcome of replaying one recording.
@@ -233,6 +236,8 @@ func replay(ctx context.Context, dir string, opt Options, res *Result) error {
 		BashTimeout:         time.Duration(rec.Settings.BashTimeoutMs) * time.Millisecond,
 		SandboxChain:        opt.SandboxChain,
 		LauncherPath:        opt.LauncherPath,
+		HooksDir:            ws, // the launch cwd: workspace/hooks.json and codex-hooks.json load from it
+		HooksStrict:         opt.StrictHooks,
 	})
 	if err != nil {
 		return fmt.Errorf("stack for %s (%s/%s): %w", rec.Name, pol.Mode, pol.Approval, err)
@@ -250,6 +255,10 @@ func replay(ctx context.Context, dir string, opt Options, res *Result) error {
 		}
 	}
 
+	for _, r := range st.HookReports() {
+		// Name the recording's file, not our temporary copy of it.
+		res.Notes = append(res.Notes, strings.ReplaceAll(r, ws, filepath.Join(rec.Dir, "workspace")))
+	}
 	d := &driver{rec: rec, script: script, log: log, stack: st}
 	for _, step := range rec.Input.Steps {
 		if step.Op != "prompt" {
@@ -318,6 +327,9 @@ type driver struct {
 	lastCtx   string
 	flags     []string
 	exhausted bool
+	// inbox holds the context messages staged for the next step (a hook's
+	// additionalContext), as upstream's next-step inbox does.
+	inbox []map[string]any
 }
 
 func (d *driver) append(typ string, data any) (session.Event, error) {
@@ -347,6 +359,13 @@ func (d *driver) turn(ctx context.Context, prompt string) error {
 		return err
 	}
 	for step := 1; ; step++ {
+		claimed := d.inbox
+		if len(claimed) > 0 {
+			d.inbox = nil
+			if _, err := d.append("agent/inbox/spliced", map[string]any{"target": "next-step", "start": 0, "removedCount": len(claimed), "inserted": []any{}}); err != nil {
+				return err
+			}
+		}
 		if _, err := d.append("step/start", map[string]any{"turn": turn, "step": step}); err != nil {
 			return err
 		}
@@ -358,6 +377,13 @@ func (d *driver) turn(ctx context.Context, prompt string) error {
 				"id":      newUUID(),
 			}); err != nil {
 				return err
+			}
+		}
+		// The claimed messages come after the step's own and before the
+		// runtime context, as upstream's agent loop orders them.
+		for _, m := range claimed {
+			if _, err := d.log.AppendWith("user/message", m, session.AppendOptions{SurfaceOp: "append"}); err != nil {
+				return fmt.Errorf("append user/message to our log: %w", err)
 			}
 		}
 		if err := d.emitContext(ctx); err != nil {
@@ -436,6 +462,9 @@ func (d *driver) turn(ctx context.Context, prompt string) error {
 			if _, err := d.log.AppendWith("tool/result", data, session.AppendOptions{SourceEventSeqs: []int64{callSeqs[i]}, SurfaceOp: "append"}); err != nil {
 				return fmt.Errorf("append tool/result to our log: %w", err)
 			}
+			if err := d.stage(r.ContextMessages); err != nil {
+				return err
+			}
 		}
 		if _, err := d.append("step/end", map[string]any{"turn": turn, "step": step}); err != nil {
 			return err
@@ -449,6 +478,23 @@ func (d *driver) turn(ctx context.Context, prompt string) error {
 		}
 		return endTurn(map[string]any{"kind": kind})
 	}
+}
+
+// stage puts a result's context messages into the next-step inbox, each as
+// upstream's plugin user message, right after its tool/result.
+func (d *driver) stage(msgs []pipeline.ContextMessage) error {
+	for _, m := range msgs {
+		content := make([]pipeline.Block, len(m.Texts))
+		for i, t := range m.Texts {
+			content[i] = pipeline.TextBlock(t)
+		}
+		msg := map[string]any{"content": content, "source": map[string]any{"kind": "plugin", "plugin": m.Plugin}, "role": "user", "id": newUUID()}
+		if _, err := d.append("agent/inbox/spliced", map[string]any{"target": "next-step", "start": len(d.inbox), "inserted": []any{msg}}); err != nil {
+			return err
+		}
+		d.inbox = append(d.inbox, msg)
+	}
+	return nil
 }
 
 func blocksOrEmpty(b []pipeline.Block) []pipeline.Block {

@@ -38,8 +38,8 @@ func dirs(t *testing.T, args ...string) []string {
 // A recording that cannot match fails here with its exact reason; none is skipped.
 func TestTranscriptsMatch(t *testing.T) {
 	ds := dirs(t, "transcripts")
-	if len(ds) != 10 {
-		t.Fatalf("transcripts/ holds %d recordings, want the ten upstream ones", len(ds))
+	if len(ds) != 15 {
+		t.Fatalf("transcripts/ holds %d recordings, want the fifteen upstream ones", len(ds))
 	}
 	results := replay.Run(context.Background(), ds, replay.RunOptions{Parallel: 2})
 	for _, r := range results {

@@ -78,6 +78,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		verbose  = fs.Bool("v", false, "list every projected event of every recording, not only the first mismatch")
 		backend  = fs.String("backend", "", "confine bash with this sandbox backend only (`bwrap` or landlock); default: the platform chain (bwrap, then landlock)")
 		launcher = fs.String("landlock-run", "", "the landlock-run `binary` for -backend landlock (default: beside the dsh-replay executable)")
+		strict   = fs.Bool("strict-hooks", false, "fail closed where upstream's hooks fail open: a hook config that cannot be loaded refuses every call, a hook that cannot run (not started, timed out, killed, exit 126/127) blocks its call")
 	)
 	fs.Usage = func() {
 		fmt.Fprint(stderr, usage)
@@ -93,7 +94,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "dsh-replay: no DIR given (try: dsh-replay transcripts)")
 		return 2
 	}
-	opt := replay.RunOptions{Options: replay.Options{LogDir: *logDir, Timeout: *timeout, LauncherPath: *launcher}, Parallel: *parallel}
+	opt := replay.RunOptions{Options: replay.Options{LogDir: *logDir, Timeout: *timeout, LauncherPath: *launcher, StrictHooks: *strict}, Parallel: *parallel}
 	switch *backend {
 	case "":
 	case "bwrap", "landlock":

@@ -6,10 +6,15 @@
 // Per turn and in log order, the projection keeps:
 //
 //   - the runtime-context message (user/message with a plugin source): its text;
+//     a plugin message other than the runtime context (a hook's context) also
+//     its plugin;
 //   - tool/call: name, callId, arguments (parsed JSON);
 //   - approval/asked: toolName, callId, reason;
 //   - approval/decided: outcome;
 //   - tool/result: callId, text, isError, meta, error;
+//   - hook/invoked: point, dialect, handlerId, matcher;
+//   - hook/result: point, handlerId, decision, exitCode, stderrSummary, and
+//     durationMs set to 0 (run noise, as upstream's comparison sets it);
 //   - turn/end: reason.
 //
 // Everything else (chunks, titles, headers, seq, times, message ids) is left out:

@@ -19,6 +19,8 @@ const (
 	KindDecided  = "approval/decided"
 	KindResult   = "tool/result"
 	KindTurnEnd  = "turn/end"
+	KindInvoked  = "hook/invoked"
+	KindHook     = "hook/result"
 	kindTurnOpen = "turn/start"
 )
 
@@ -51,6 +53,10 @@ func (it Item) Label() string {
 			verdict = "ERR"
 		}
 		return fmt.Sprintf("tool/result %s %s", s("callId"), verdict)
+	case KindInvoked:
+		return "hook/invoked " + s("handlerId")
+	case KindHook:
+		return fmt.Sprintf("hook/result %s %s", s("handlerId"), s("decision"))
 	case KindTurnEnd:
 		r, _ := it.Fields["reason"].(map[string]any)
 		k, _ := r["kind"].(string)
@@ -152,6 +158,9 @@ func (n Normalizer) Value(v any) any {
 	return v
 }
 
+// systemPromptPlugin is the source of the runtime-context message.
+const systemPromptPlugin = "@deepseek-ai/dsh-system-prompt"
+
 // Project extracts the normalised projection of a log's events.
 func Project(events []recording.Event, n Normalizer) ([]Item, error) {
 	var items []Item
@@ -174,7 +183,11 @@ func Project(events []recording.Event, n Normalizer) ([]Item, error) {
 			if k, _ := src["kind"].(string); k != "plugin" {
 				continue
 			}
-			add(e, KindContext, map[string]any{"text": contentText(d["content"])})
+			f := map[string]any{"text": contentText(d["content"])}
+			if p, _ := src["plugin"].(string); p != systemPromptPlugin {
+				f["plugin"] = p // a hook's context message (the runtime context stays as it was)
+			}
+			add(e, KindContext, f)
 		case KindCall:
 			f := pick(d, "name", "callId")
 			raw, _ := d["arguments"].(string)
@@ -208,6 +221,14 @@ func Project(events []recording.Event, n Normalizer) ([]Item, error) {
 			}
 			f["text"], f["isError"] = text.String(), isErr
 			add(e, KindResult, f)
+		case KindInvoked:
+			add(e, KindInvoked, pick(d, "point", "dialect", "handlerId", "matcher"))
+		case KindHook:
+			f := pick(d, "point", "handlerId", "decision", "exitCode", "stderrSummary", "durationMs")
+			if _, ok := f["durationMs"]; ok {
+				f["durationMs"] = 0.0 // run noise, as upstream's comparison sets it
+			}
+			add(e, KindHook, f)
 		case KindTurnEnd:
 			add(e, KindTurnEnd, pick(d, "reason"))
 		}

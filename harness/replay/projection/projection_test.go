@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/dshsim/dshsim/harness/replay/recording"
 )
 
@@ -122,5 +124,51 @@ func TestProjectUpstreamRecording(t *testing.T) {
 	}
 	if args, _ := items[1].Fields["arguments"].(map[string]any); args["old_string"] != "blue" {
 		t.Errorf("arguments are not parsed JSON: %#v", items[1].Fields["arguments"])
+	}
+}
+
+// The hook events of a recording are projected with their fields, durationMs
+// normalised to 0.
+func TestProjectHookEvents(t *testing.T) {
+	r, err := recording.Load(filepath.Join("../../../transcripts", "hook-cc-posttool-block"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	items, err := Project(r.Events, WithCwd(r.Header.Cwd, r.Header.ID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []map[string]any
+	for _, it := range items {
+		if it.Kind == KindInvoked || it.Kind == KindHook {
+			got = append(got, it.Fields)
+		}
+	}
+	want := []map[string]any{
+		{"point": "PostToolUse", "dialect": "claude-code", "handlerId": "claude-code:PostToolUse:1", "matcher": "bash"},
+		{"point": "PostToolUse", "handlerId": "claude-code:PostToolUse:1", "decision": "block", "exitCode": 2.0, "stderrSummary": "tool output rejected by policy: retry once", "durationMs": 0.0},
+		{"point": "PostToolUse", "dialect": "claude-code", "handlerId": "claude-code:PostToolUse:2", "matcher": "bash"},
+		{"point": "PostToolUse", "handlerId": "claude-code:PostToolUse:2", "decision": "pass", "exitCode": 0.0, "durationMs": 0.0},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("hook items (-want +got):\n%s", diff)
+	}
+	if l := items[2].Label(); l != "hook/invoked claude-code:PostToolUse:1" {
+		t.Errorf("label %q", l)
+	}
+}
+
+// A hook's context message is projected with its plugin; the runtime
+// context without one.
+func TestProjectPluginMessages(t *testing.T) {
+	msg := func(plugin string) recording.Event {
+		return recording.Event{Type: "user/message", Data: []byte(`{"content":[{"type":"text","text":"a"},{"type":"text","text":"b"}],"source":{"kind":"plugin","plugin":"` + plugin + `"},"role":"user","id":"x"}`)}
+	}
+	items, err := Project([]recording.Event{msg("@deepseek-ai/dsh-system-prompt"), msg("hooks-codex")}, Normalizer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]map[string]any{{"text": "ab"}, {"text": "ab", "plugin": "hooks-codex"}}, []map[string]any{items[0].Fields, items[1].Fields}); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
 	}
 }

@@ -30,6 +30,7 @@ var EventTypes = map[string]bool{
 	"command/run":         true,
 	"command/done":        true,
 	"compaction/summary":  true,
+	"hook/invoked":        true,
 	"hook/result":         true,
 	"llm/retry":           true,
 }
