@@ -53,6 +53,10 @@ func (it Item) Label() string {
 			verdict = "ERR"
 		}
 		return fmt.Sprintf("tool/result %s %s", s("callId"), verdict)
+	case KindContext:
+		if p := s("plugin"); p != "" {
+			return "context message from " + p
+		}
 	case KindInvoked:
 		return "hook/invoked " + s("handlerId")
 	case KindHook:

@@ -171,4 +171,7 @@ func TestProjectPluginMessages(t *testing.T) {
 	if diff := cmp.Diff([]map[string]any{{"text": "ab"}, {"text": "ab", "plugin": "hooks-codex"}}, []map[string]any{items[0].Fields, items[1].Fields}); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
+	if l0, l1 := items[0].Label(), items[1].Label(); l0 != "runtime-context" || l1 != "context message from hooks-codex" {
+		t.Errorf("labels %q, %q", l0, l1)
+	}
 }
