@@ -154,6 +154,7 @@ func merge(outs []output) merged {
 	return m
 }
 
+// --8<-- [start:mapping]
 // preDecision maps a merged PreToolUse outcome onto the pipeline: deny
 // always decides; a Claude Code ask decides (approval follows); everything
 // else, a Codex ask included, delegates to the next listener (decided false),
@@ -195,6 +196,8 @@ func postDecision(d *Dialect, m merged, next func() (pipeline.PostDecision, erro
 	dn.ContextMessages = append(ctx, dn.ContextMessages...)
 	return dn, nil
 }
+
+// --8<-- [end:mapping]
 
 // jsTrim is String.prototype.trim: WhiteSpace and LineTerminator (U+FEFF
 // included, U+0085 not).
