@@ -90,6 +90,7 @@ type ConfigError struct {
 	Missing bool
 }
 
+// Error is "<file>:<line>:<column>: <field>: <upstream error> (<detail>)".
 func (e *ConfigError) Error() string {
 	var b strings.Builder
 	b.WriteString(e.File)

@@ -25,6 +25,7 @@ const (
 
 var kindNames = [...]string{"null", "boolean", "number", "string", "array", "object"}
 
+// String names the kind as JavaScript's JSON does ("object", "array", ...).
 func (k Kind) String() string { return kindNames[k] }
 
 // Value is one parsed JSON value.
@@ -113,6 +114,7 @@ type SyntaxError struct {
 	Problem string
 }
 
+// Error says what was expected, with line and column.
 func (e *SyntaxError) Error() string {
 	return fmt.Sprintf("%s in JSON at line %d column %d", e.Problem, e.Line, e.Column)
 }

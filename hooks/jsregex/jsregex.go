@@ -24,6 +24,7 @@ type SyntaxError struct {
 	Problem string
 }
 
+// Error says what JavaScript rejects and where.
 func (e *SyntaxError) Error() string {
 	return fmt.Sprintf("invalid regular expression /%s/: %s (at offset %d)", e.Pattern, e.Problem, e.Offset)
 }
@@ -39,6 +40,7 @@ type UnsupportedError struct {
 	Feature string
 }
 
+// Error names the construct Go cannot run and where.
 func (e *UnsupportedError) Error() string {
 	return fmt.Sprintf("regular expression /%s/ uses %s (at offset %d), which Go's regexp cannot run: refused rather than matched differently", e.Pattern, e.Feature, e.Offset)
 }
