@@ -221,3 +221,34 @@ func TestMatchers(t *testing.T) {
 
 func negZero() float64 { return math.Copysign(0, -1) }
 func inf() float64     { return math.Inf(1) }
+
+// Parse never panics: a config file is user input.
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{
+		`{"hooks":{"PreToolUse":[{"matcher":"bash","hooks":[{"type":"command","command":"exit 2","timeout":1}]}]}}`,
+		`{"PostToolUse":[{"matcher":"(?=a)","hooks":[{"command":"x","async":true,"timeoutSec":"3"}]}],"Stop":[{"matcher":"[","hooks":[{}]}]}`,
+		`[1,2]`, `{"hooks":5}`, "\ufeff{}",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		for _, d := range Dialects {
+			cfg, err := Parse(d, "hooks.json", []byte(src), Substitutions{PluginRoot: strp("/p")})
+			if err != nil {
+				var ce *ConfigError
+				if !errors.As(err, &ce) || ce.Upstream == "" {
+					t.Fatalf("%s: error %v is not a ConfigError with upstream's text", d.Name, err)
+				}
+				continue
+			}
+			for _, gs := range cfg.Groups {
+				for _, g := range gs {
+					if len(g.Hooks) == 0 {
+						t.Fatalf("%s: a group without runnable hooks survived", d.Name)
+					}
+					g.match.matches("bash")
+				}
+			}
+		}
+	})
+}
