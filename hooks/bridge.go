@@ -265,7 +265,7 @@ func (b *Bridge) runPoint(ctx context.Context, point Point, call *pipeline.Call,
 	var jobs []job
 	for i := range b.cfg.Groups[point] {
 		g := &b.cfg.Groups[point][i]
-		if g.match.matches(call.Name) {
+		if g.match.matches(call.Name()) {
 			for _, h := range g.Hooks {
 				jobs = append(jobs, job{g, h})
 			}
@@ -279,7 +279,7 @@ func (b *Bridge) runPoint(ctx context.Context, point Point, call *pipeline.Call,
 		return merged{}, err
 	}
 	facts := callFacts{SessionID: sc.sessionID, TranscriptPath: sc.transcript, Cwd: sc.cwd, Turn: sc.turn,
-		Model: b.opts.Model, ToolName: call.Name, CallID: call.CallID, Args: call.Args()}
+		Model: b.opts.Model, ToolName: call.Name(), CallID: call.CallID(), Args: call.Args()}
 	if res != nil {
 		text := res.Text()
 		facts.Response = &text
@@ -360,10 +360,10 @@ func (b *Bridge) scope(call *pipeline.Call) (scope, error) {
 	if sc.dir == "" {
 		sc.dir = wd
 	}
-	if call.Agent == nil || call.Agent.Session == nil {
+	if call.Agent() == nil || call.Agent().Session == nil {
 		return sc, nil
 	}
-	log := call.Agent.Session
+	log := call.Agent().Session
 	h := log.Header()
 	sc.sessionID, sc.transcript = h.ID, log.Path()
 	if h.Cwd != "" {
