@@ -187,6 +187,14 @@ type Tool struct {
 	Description string
 	// Parameters is the JSON Schema of the arguments.
 	Parameters json.RawMessage
+	// OutputSchema is the JSON Schema of the canonical value (Output.Value)
+	// the tool returns on success; nil when not declared. run_code's SDK
+	// declares it as the tool's result type.
+	OutputSchema json.RawMessage
+	// ConcurrencySafe reports whether a call with these arguments may run
+	// beside other safe calls (run_code's scheduler); nil means never
+	// (exclusive), as does any answer but true.
+	ConcurrencySafe func(args json.RawMessage) bool
 	// Run is the tool body. A returned error becomes "Error: <message>" with
 	// {name, code} info when the error is coded (see [CodeOf]).
 	Run func(ctx context.Context, call *Call) (Output, error)

@@ -79,6 +79,14 @@
 // agent before disposing its scope, so no call can run with its guards
 // gone). A call object runs once: a second Execute of it is refused.
 //
+// # Scheduling nested calls
+//
+// [Registry.ExecuteStaged] runs the same stages and calls back twice: when
+// the prepare stages (pre-execute, approval, guards) are over, and before
+// post-execute (the commit). run_code's scheduler uses them to start its
+// calls' prepare stages one at a time and to commit in submission order.
+// [Tool.ConcurrencySafe] and [Tool.OutputSchema] are read only by run_code.
+//
 // # Simplifications
 //
 // Hook lists are snapshotted per call, so a guard added during a guard pass

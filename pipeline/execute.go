@@ -32,8 +32,37 @@ type hooks struct {
 // guards (allow only) → execute wrappers around the tool body → post-execute →
 // result observers. Denials, cancel and approval outcomes still pass through
 // post-execute; stage errors (final errors) skip it.
-func (r *Registry) Execute(call *Call) Result {
+func (r *Registry) Execute(call *Call) Result { return r.ExecuteStaged(call, Stages{}) }
+
+// Stages are two optional callbacks a caller that schedules calls (run_code's
+// nested calls) gets from inside [Registry.ExecuteStaged]. Both run on the
+// calling goroutine, each exactly once per call, whatever the outcome.
+type Stages struct {
+	// Prepared runs when the prepare stages are over: after pre-execute,
+	// approval and guards decided (or a stage error, a denial or the argument
+	// check ended the call), before the body runs. A scheduler starts the next
+	// call from here, so prepare stages of its calls never overlap.
+	Prepared func()
+	// Commit runs after the body and before post-execute (or before the
+	// result notification of a call that skips post-execute). It may block:
+	// a scheduler holds a call here until its turn to commit.
+	Commit func()
+}
+
+func (s Stages) prepared(done *bool) {
+	if !*done && s.Prepared != nil {
+		s.Prepared()
+	}
+	*done = true
+}
+
+// ExecuteStaged is [Registry.Execute] with the two scheduling callbacks of s.
+func (r *Registry) ExecuteStaged(call *Call, s Stages) Result {
 	if call == nil || call.signal == nil {
+		s.prepared(new(bool))
+		if s.Commit != nil {
+			s.Commit()
+		}
 		return ErrorResult(errors.New("pipeline: a call must be made with NewCall or NewSubCall; the call was not run"))
 	}
 	chain := call.agent.Scope().Chain()
@@ -53,13 +82,18 @@ func (r *Registry) Execute(call *Call) Result {
 	var invoked atomic.Bool
 	var res Result
 	var final bool
+	prepared := false
 	switch ended := endedIn(chain); {
 	case !call.executed.CompareAndSwap(false, true):
 		res, final = ErrorResult(fmt.Errorf("tool call %q was already executed: a call runs once (make a new call)", call.callID)), true
 	case ended != nil:
 		res, final = ErrorResult(fmt.Errorf("agent %q cannot call tools: %s has ended and its registrations were removed; the call was not run", call.agent.ID, ended)), true
 	default:
-		res, final = r.prepare(call, &h, &invoked)
+		res, final = r.prepare(call, &h, &invoked, func() { s.prepared(&prepared) })
+	}
+	s.prepared(&prepared)
+	if s.Commit != nil {
+		s.Commit()
 	}
 	if !final {
 		res = r.postExecute(call, &h, res, invoked.Load())
@@ -70,7 +104,7 @@ func (r *Registry) Execute(call *Call) Result {
 
 // prepare runs everything before post-execute. final reports that the result
 // must skip post-execute.
-func (r *Registry) prepare(call *Call, h *hooks, invoked *atomic.Bool) (res Result, final bool) {
+func (r *Registry) prepare(call *Call, h *hooks, invoked *atomic.Bool, prepared func()) (res Result, final bool) {
 	if len(call.args) == 0 || !json.Valid(call.args) {
 		return ErrorResult(errors.New(MsgArgsNotLossless)), true
 	}
@@ -78,6 +112,7 @@ func (r *Registry) prepare(call *Call, h *hooks, invoked *atomic.Bool) (res Resu
 		return ErrorResult(ErrAbortedBeforeDispatch), true
 	}
 	v := r.decide(call, h)
+	prepared()
 	switch {
 	case v.err != nil:
 		return ErrorResult(v.err), true
