@@ -48,6 +48,13 @@ type Request struct {
 	Env []string
 	// Stdin is the standard input; nil is /dev/null.
 	Stdin io.Reader
+	// ExtraFiles are descriptors the command inherits as 3, 4, ...
+	// (exec.Cmd.ExtraFiles); both runners pass them through to the command.
+	// The close-on-exec marking of a confined start does not reach them.
+	ExtraFiles []*os.File
+	// Stdout and Stderr, when set, receive a copy of each stream as it
+	// arrives, besides the capture.
+	Stdout, Stderr io.Writer
 	// Timeout, when positive, kills the process group when it expires
 	// (Result.TimedOut). Leave it zero to keep a process running past a
 	// foreground wait (wait on Done with your own timer instead).
@@ -149,7 +156,8 @@ func Start(ctx context.Context, req Request) (*Process, error) {
 	p.stdout, p.stderr = newCapture(tail, outDir, "stdout"), newCapture(tail, outDir, "stderr")
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir, cmd.Env, cmd.Stdin = dir, req.Env, req.Stdin
-	cmd.Stdout, cmd.Stderr = p.stdout, p.stderr
+	cmd.Stdout, cmd.Stderr = tee(p.stdout, req.Stdout), tee(p.stderr, req.Stderr)
+	cmd.ExtraFiles = req.ExtraFiles
 	// A new session, not only a process group (like Node's detached spawn):
 	// with the caller's controlling terminal a confined command could type
 	// into the user's shell with TIOCSTI, which then runs it unconfined.
@@ -224,6 +232,13 @@ func confine(ctx context.Context, req Request, dir string) (sandbox.ConfinedArgv
 		return sandbox.ConfinedArgv{}, fmt.Errorf("spawn: workdir %q is under /tmp, which the %s profile covers with an empty tmpfs in %s mode (only the workspace %q is bound on top): the command would silently start in $HOME or / instead; refusing to run it", dir, w.Backend, req.Policy.Mode, w.Policy.WorkspaceRoot)
 	}
 	return w, nil
+}
+
+func tee(c *capture, w io.Writer) io.Writer {
+	if w == nil {
+		return c
+	}
+	return io.MultiWriter(c, w)
 }
 
 // wraps reports whether wrapped has the shape every confiner promises: a

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -686,5 +687,41 @@ func TestCloseOnExecListedMarksDescriptors(t *testing.T) {
 	}
 	if err := closeOnExecListed("/nonexistent/fd"); err == nil {
 		t.Error("an unreadable descriptor list was accepted")
+	}
+}
+
+// TestExtraFilesReachTheConfinedCommand passes a pipe as descriptor 3 through
+// each runner and copies the streams to extra writers as they arrive.
+func TestExtraFilesReachTheConfinedCommand(t *testing.T) {
+	for _, backend := range []string{sandbox.BackendBwrap, sandbox.BackendLandlock} {
+		t.Run(backend, func(t *testing.T) {
+			p := provider(t, backend)
+			ws := varTmpDir(t, "dshsim-ws-")
+			r, w, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			var out, errOut strings.Builder
+			proc, err := Start(context.Background(), Request{
+				Argv: bash("echo via-fd3 >&3; echo out; echo err >&2"), Policy: sandbox.Policy{Mode: sandbox.ReadOnly, WorkspaceRoot: ws},
+				Confiner: p, ExtraFiles: []*os.File{w}, Stdout: &out, Stderr: &errOut,
+			})
+			w.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _ := io.ReadAll(r)
+			res, err := proc.Wait()
+			if err != nil || res.ExitCode != 0 {
+				t.Fatalf("exit %d err %v stderr %q", res.ExitCode, err, res.Stderr.Text)
+			}
+			if string(got) != "via-fd3\n" {
+				t.Errorf("descriptor 3 carried %q", got)
+			}
+			if out.String() != "out\n" || res.Stdout.Text != "out\n" || !strings.HasSuffix(errOut.String(), "err\n") {
+				t.Errorf("copies: stdout %q (captured %q), stderr %q", out.String(), res.Stdout.Text, errOut.String())
+			}
+		})
 	}
 }
