@@ -1,0 +1,78 @@
+package noderuntime
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/dshsim/dshsim/tools/code/internal/jsjson"
+)
+
+// A frame is a 4-byte big-endian length and that many bytes of UTF-8 JSON.
+
+// errBadFrameSize is a frame length of 0 or above the limit.
+func errBadFrameSize(max int) error {
+	return fmt.Errorf("control frame exceeds %d bytes or is empty", max)
+}
+
+// frame encodes one message body.
+func frame(body []byte) []byte {
+	out := make([]byte, 4+len(body))
+	binary.BigEndian.PutUint32(out, uint32(len(body)))
+	copy(out[4:], body)
+	return out
+}
+
+// message is one checked frame from the child.
+type message struct {
+	typ string
+	v   *jsjson.Value
+}
+
+// readMessage reads one frame and parses it as a JSON object with a string
+// "type". io.EOF is a clean end between frames.
+func readMessage(r io.Reader, max int) (message, error) {
+	var head [4]byte
+	if _, err := io.ReadFull(r, head[:]); err != nil {
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			return message{}, errors.New("invalid control frame: truncated length")
+		}
+		return message{}, err
+	}
+	n := binary.BigEndian.Uint32(head[:])
+	if n == 0 || uint64(n) > uint64(max) {
+		return message{}, errBadFrameSize(max)
+	}
+	body := make([]byte, n)
+	if _, err := io.ReadFull(r, body); err != nil {
+		return message{}, errors.New("invalid control frame: truncated body")
+	}
+	v, err := jsjson.Parse(body)
+	if err != nil || v.Kind != jsjson.Object {
+		return message{}, errors.New("invalid control frame")
+	}
+	t := v.Get("type")
+	if t == nil || t.Kind != jsjson.String {
+		return message{}, errors.New("invalid control frame")
+	}
+	return message{typ: t.Str(), v: v}, nil
+}
+
+// integer returns the value of a member that must be a non-negative safe integer.
+func integer(v *jsjson.Value, key string) (int64, bool) {
+	x := v.Get(key)
+	if x == nil || x.Kind != jsjson.Number || x.Num < 0 || x.Num > 1<<53 || x.Num != float64(int64(x.Num)) {
+		return 0, false
+	}
+	return int64(x.Num), true
+}
+
+// str returns the value of a member that must be a string.
+func str(v *jsjson.Value, key string) (*jsjson.Value, bool) {
+	x := v.Get(key)
+	if x == nil || x.Kind != jsjson.String {
+		return nil, false
+	}
+	return x, true
+}

@@ -1,0 +1,40 @@
+// Package noderuntime runs one run_code program in a fresh Node child
+// process confined by the same sandbox provider as bash, under the call's
+// policy (code-mode.md §5 and §10.2: the page's design, with the recorded
+// version's texts).
+//
+// # One run
+//
+//  1. The program is compiled in-process (package compile); a compile error
+//     is an "exception" outcome and nothing is spawned.
+//  2. node runs our embedded runtime (runtime.js, `node -e`) through
+//     sandbox/spawn: danger-full-access unconfined, as bash; a confined mode
+//     wrapped by the provider (no backend, or a runner that fails before
+//     node starts, is *sandbox.UnavailableError: the run is refused, nothing
+//     runs unconfined). The environment keeps only PATH, TEMP and TMP; the
+//     program sees process.env as {} and no require, module or builtin
+//     globals.
+//  3. The host and the runtime talk over a private socket, descriptor 3 in
+//     the child (never its stdout): 4-byte big-endian length frames of
+//     UTF-8 JSON. The child announces ready; the host boots it with the
+//     compiled body and the tool names; calls, logs, output-limit, done and
+//     fatal flow up, replies down. The host checks every frame: a bad
+//     frame, an out-of-sequence call id, an undeclared binding or too many
+//     pending calls end the run as "protocol"; the first done wins and its
+//     error beats its value.
+//  4. Limits, with upstream's texts: busy time (CPU time of the event-loop
+//     thread after start-up, read from /proc every 25 ms) "compute budget
+//     exhausted (<ms>ms busy)"; elapsed time "wall-clock ceiling reached
+//     (<ms>ms)"; the combined output ledger (JSON size of the logs plus the
+//     value or failure message) "outer output exceeded <n> bytes", with the
+//     logs cut to the longest prefix that fits; pending calls.
+//  5. Settlement stops and kills the child and every process below it (the
+//     /proc tree, repeated until no new process appears, then the process
+//     group), waits for its exit and output, and composes the [Result].
+//
+// # Must not import
+//
+// pipeline (the caller dispatches calls through [Call]), anything under
+// harness, stack or tools/...; only sandbox, sandbox/spawn and the
+// tools/code packages compile and internal/jsjson.
+package noderuntime

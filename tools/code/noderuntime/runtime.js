@@ -1,0 +1,251 @@
+'use strict';
+// dshsim run_code runtime: runs as `node -e <this file> <maxMessageBytes>` in
+// a fresh, confined child per program. It talks to the host over descriptor
+// 3 (a private socket; stdout and stderr are only captured output): frames
+// are a 4-byte big-endian length and UTF-8 JSON. The host treats everything
+// this side sends as hostile and checks it. Everything is inside one
+// function, so nothing of the runtime is in the program's global scope.
+(() => {
+const net = require('node:net');
+const util = require('node:util');
+
+// Intrinsics are captured before the program runs: it may replace globals.
+const stringify = JSON.stringify;
+const parse = JSON.parse;
+const byteLength = Buffer.byteLength;
+const maxMessageBytes = Number(process.argv[1]);
+const channel = new net.Socket({ fd: 3, readable: true, writable: true });
+const realWrite = channel.write.bind(channel);
+
+function sendText(text) {
+  const body = Buffer.from(text, 'utf8');
+  const head = Buffer.alloc(4);
+  head.writeUInt32BE(body.length, 0);
+  realWrite(Buffer.concat([head, body]));
+  return body.length;
+}
+function send(msg) { return sendText(stringify(msg)); }
+
+// serialize returns JSON.stringify(value) when value is lossless JSON (null,
+// booleans, strings, finite numbers other than -0, dense plain arrays
+// without extra properties, plain or null-prototype objects whose own keys
+// are enumerable string-keyed data properties; no undefined, no cycles;
+// shared references are fine), else undefined. It uses an explicit stack, so
+// nesting depth costs no call stack.
+function serialize(value) {
+  const out = [];
+  const ancestors = new Set();
+  const stack = [{ v: value }];
+  while (stack.length > 0) {
+    const item = stack.pop();
+    if (item.text !== undefined) { out.push(item.text); continue; }
+    if (item.leave !== undefined) { ancestors.delete(item.leave); continue; }
+    const v = item.v;
+    switch (typeof v) {
+      case 'string': out.push(stringify(v)); continue;
+      case 'boolean': out.push(v ? 'true' : 'false'); continue;
+      case 'number':
+        if (!Number.isFinite(v) || Object.is(v, -0)) return undefined;
+        out.push(String(v)); continue;
+      case 'object': break;
+      default: return undefined;
+    }
+    if (v === null) { out.push('null'); continue; }
+    if (ancestors.has(v)) return undefined;
+    const keys = Reflect.ownKeys(v);
+    if (Array.isArray(v)) {
+      if (Object.getPrototypeOf(v) !== Array.prototype || keys.length !== v.length + 1) return undefined;
+      const items = [];
+      for (let i = 0; i < v.length; i++) {
+        const d = Object.getOwnPropertyDescriptor(v, String(i));
+        if (d === undefined || !('value' in d)) return undefined;
+        items.push(d.value);
+      }
+      ancestors.add(v);
+      out.push('[');
+      stack.push({ leave: v }, { text: ']' });
+      for (let i = items.length - 1; i >= 0; i--) {
+        stack.push({ v: items[i] });
+        if (i > 0) stack.push({ text: ',' });
+      }
+      continue;
+    }
+    const proto = Object.getPrototypeOf(v);
+    if (proto !== Object.prototype && proto !== null) return undefined;
+    const members = [];
+    for (const k of keys) {
+      if (typeof k !== 'string') return undefined;
+      const d = Object.getOwnPropertyDescriptor(v, k);
+      if (!d.enumerable || !('value' in d)) return undefined;
+      members.push([k, d.value]);
+    }
+    ancestors.add(v);
+    out.push('{');
+    stack.push({ leave: v }, { text: '}' });
+    for (let i = members.length - 1; i >= 0; i--) {
+      stack.push({ v: members[i][1] }, { text: stringify(members[i][0]) + ':' });
+      if (i > 0) stack.push({ text: ',' });
+    }
+  }
+  return out.join('');
+}
+
+// The output ledger on this side only stops sending once the cap is
+// passed (the host keeps the authoritative one).
+let maxOutputBytes = Infinity;
+let ledger = 2;
+let entries = 0;
+let overflowed = false;
+function pushLog(text) {
+  if (overflowed) return;
+  ledger += byteLength(stringify(text), 'utf8') + (entries > 0 ? 1 : 0);
+  entries++;
+  if (ledger > maxOutputBytes) {
+    // The host keeps the longest prefix that fits; it needs at most
+    // maxOutputBytes code units of this entry (not splitting a pair).
+    overflowed = true;
+    let cut = Math.min(text.length, maxOutputBytes);
+    const last = text.charCodeAt(cut - 1);
+    if (cut < text.length && last >= 0xd800 && last <= 0xdbff) cut--;
+    send({ type: 'log', text: text.slice(0, cut) });
+    send({ type: 'output-limit' });
+    return;
+  }
+  send({ type: 'log', text });
+}
+
+const inspectOptions = { depth: 4, maxArrayLength: 100, maxStringLength: 10000 };
+const emit = (...args) => pushLog(args.map((a) => (typeof a === 'string' ? a : util.inspect(a, inspectOptions))).join(' '));
+const consoleShim = Object.freeze({ log: emit, info: emit, warn: emit, error: emit, debug: emit });
+for (const stream of [process.stdout, process.stderr]) {
+  stream.write = function write(chunk, encoding, callback) {
+    if (typeof encoding === 'function') callback = encoding;
+    pushLog(typeof chunk === 'string' ? chunk : String(chunk));
+    if (typeof callback === 'function') setImmediate(callback);
+    return true;
+  };
+}
+
+class ToolCallError extends Error {
+  constructor(toolName, message) {
+    super(message);
+    Object.defineProperty(this, 'toolName', { value: toolName, enumerable: true });
+  }
+}
+Object.defineProperty(ToolCallError.prototype, 'name', { value: 'ToolCallError' });
+
+const pending = new Map();
+let lastId = 0;
+function binding(name) {
+  return function (...args) {
+    const json = args.length > 0 ? serialize(args[0]) : undefined;
+    if (json === undefined) return Promise.reject(new ToolCallError(name, 'binding arguments must be lossless JSON'));
+    const id = ++lastId;
+    return new Promise((resolve, reject) => {
+      pending.set(id, { name, resolve, reject });
+      sendText('{"type":"call","id":' + id + ',"global":"tools","name":' + stringify(name) + ',"args":' + json + '}');
+    });
+  };
+}
+
+function rendered(thrown) {
+  try {
+    if (thrown instanceof Error) return typeof thrown.stack === 'string' && thrown.stack !== '' ? thrown.stack : String(thrown.message);
+    return String(thrown);
+  } catch {
+    return 'program threw an unrenderable value';
+  }
+}
+
+let finished = false;
+function done(msg) {
+  if (finished) return;
+  finished = true;
+  send(msg);
+}
+
+async function run(boot) {
+  maxOutputBytes = boot.maxOutputBytes;
+  hideGlobals();
+  const tools = Object.create(null);
+  for (const name of boot.names) {
+    Object.defineProperty(tools, name, { value: binding(name), enumerable: true });
+  }
+  Object.freeze(tools);
+  let value;
+  try {
+    const AsyncFunction = (async function () {}).constructor;
+    const program = new AsyncFunction('tools', 'ToolCallError', 'console', "'use strict';\n" + boot.code);
+    value = await program(tools, ToolCallError, consoleShim);
+  } catch (thrown) {
+    done({ type: 'done', error: { kind: 'exception', message: rendered(thrown) } });
+    return;
+  }
+  if (value === undefined) {
+    done({ type: 'done' });
+    return;
+  }
+  const json = serialize(value);
+  if (json === undefined) {
+    done({ type: 'done', error: { kind: 'invalid-output', message: 'program completion must be lossless JSON' } });
+    return;
+  }
+  if (ledger + byteLength(json, 'utf8') > maxOutputBytes) {
+    if (!finished) { finished = true; send({ type: 'output-limit' }); }
+    return;
+  }
+  finished = true;
+  sendText('{"type":"done","value":' + json + '}');
+}
+
+function onMessage(msg) {
+  if (msg.type === 'boot') {
+    run(msg);
+  } else if (msg.type === 'reply') {
+    const call = pending.get(msg.id);
+    if (call === undefined) return;
+    pending.delete(msg.id);
+    if (msg.ok) call.resolve(msg.value === undefined ? null : msg.value);
+    else call.reject(new ToolCallError(call.name, String(msg.message)));
+  }
+}
+
+let buffered = Buffer.alloc(0);
+channel.on('data', (chunk) => {
+  buffered = buffered.length === 0 ? chunk : Buffer.concat([buffered, chunk]);
+  while (buffered.length >= 4) {
+    const n = buffered.readUInt32BE(0);
+    if (n === 0 || n > maxMessageBytes) process.exit(70);
+    if (buffered.length < 4 + n) break;
+    const body = buffered.subarray(4, 4 + n).toString('utf8');
+    buffered = buffered.subarray(4 + n);
+    onMessage(parse(body));
+  }
+});
+channel.on('end', () => process.exit(0));
+channel.on('error', () => process.exit(0));
+
+process.on('uncaughtException', (err) => {
+  let message;
+  try { message = err instanceof Error ? String(err.message) : String(err); } catch { message = 'program threw an unrenderable value'; }
+  if (!finished) {
+    finished = true;
+    send({ type: 'fatal', message });
+  }
+});
+
+// What the program sees: an empty environment, no CommonJS scope and none
+// of the builtin-module globals `node -e` adds (node modules come through
+// await import("node:...")).
+const hidden = ['require', 'module', 'exports', '__filename', '__dirname', ...require('node:module').builtinModules]
+  .filter((name) => name !== 'process' && name !== 'console' && name !== 'buffer');
+function hideGlobals() {
+  for (const name of hidden) {
+    const d = Object.getOwnPropertyDescriptor(globalThis, name);
+    if (d !== undefined && d.configurable) delete globalThis[name];
+  }
+}
+process.env = {};
+hideGlobals();
+send({ type: 'ready', pid: process.pid });
+})();
