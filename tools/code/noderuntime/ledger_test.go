@@ -54,10 +54,10 @@ func TestOverflowCuts(t *testing.T) {
 func TestReadMessage(t *testing.T) {
 	f := func(body string) []byte { return frame([]byte(body)) }
 	cases := []struct {
-		in   []byte
-		typ  string
-		err  string
-		max  int
+		in  []byte
+		typ string
+		err string
+		max int
 	}{
 		{f(`{"type":"log","text":"x"}`), "log", "", 100},
 		{f(`{"type":"log","text":"x"}`), "", "control frame exceeds 10 bytes or is empty", 10},
