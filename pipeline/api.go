@@ -177,6 +177,17 @@ type Output struct {
 	Content []Block
 	// Meta is the persisted presentation meta (optional).
 	Meta json.RawMessage
+	// AdditionalContexts are deferred to the model's next step (run_code
+	// forwards its nested calls' here); a failing body keeps them by
+	// returning an error that implements [ContextCarrier].
+	AdditionalContexts []string
+}
+
+// ContextCarrier is implemented by a tool error that keeps additional
+// contexts on the failure result (run_code: contexts of nested calls
+// survive a later program failure).
+type ContextCarrier interface {
+	AdditionalContexts() []string
 }
 
 // Tool is a registered tool definition.

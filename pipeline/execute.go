@@ -353,7 +353,12 @@ func (r *Registry) runBody(ctx context.Context, call *Call, h *hooks, invoked *a
 		out, err = e.tool.Run(ctx, call)
 	}()
 	if err != nil {
-		return ErrorResult(err)
+		res = ErrorResult(err)
+		var cc ContextCarrier
+		if errors.As(err, &cc) {
+			res.AdditionalContexts = append([]string(nil), cc.AdditionalContexts()...)
+		}
+		return res
 	}
 	if out.Value != nil && !json.Valid(out.Value) {
 		return ErrorResult(NewError("ToolOutputError", "INVALID_TOOL_OUTPUT", fmt.Sprintf("tool %q returned invalid output: value is not lossless JSON", call.name)))
@@ -362,6 +367,9 @@ func (r *Registry) runBody(ctx context.Context, call *Call, h *hooks, invoked *a
 		return ErrorResult(NewError("ToolOutputError", "INVALID_TOOL_OUTPUT", fmt.Sprintf("tool %q returned invalid output: output.presentationMeta failed: meta is not lossless JSON", call.name)))
 	}
 	res = Result{Value: out.Value, Content: out.Content}
+	if len(out.AdditionalContexts) > 0 {
+		res.AdditionalContexts = append([]string(nil), out.AdditionalContexts...)
+	}
 	if res.Content == nil {
 		res.Content = []Block{}
 	}

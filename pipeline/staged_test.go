@@ -63,3 +63,27 @@ func TestExecuteStagedCallbackOrder(t *testing.T) {
 		})
 	}
 }
+
+type carrier struct{ contexts []string }
+
+func (c carrier) Error() string                { return "failed after deferring" }
+func (c carrier) AdditionalContexts() []string { return c.contexts }
+
+// TestBodyContexts: a body's additional contexts reach the result, on a
+// success and, through a ContextCarrier error, on a failure.
+func TestBodyContexts(t *testing.T) {
+	r := pipeline.NewRegistry()
+	r.Register(pipeline.Tool{Name: "ok", Run: func(ctx context.Context, call *pipeline.Call) (pipeline.Output, error) {
+		return pipeline.Output{Content: []pipeline.Block{pipeline.TextBlock("x")}, AdditionalContexts: []string{"c1"}}, nil
+	}})
+	r.Register(pipeline.Tool{Name: "fail", Run: func(ctx context.Context, call *pipeline.Call) (pipeline.Output, error) {
+		return pipeline.Output{}, carrier{[]string{"c2"}}
+	}})
+	if res := r.Execute(pipeline.NewCall("1", "ok", json.RawMessage(`{}`), nil, nil)); strings.Join(res.AdditionalContexts, ",") != "c1" {
+		t.Errorf("success contexts %q", res.AdditionalContexts)
+	}
+	res := r.Execute(pipeline.NewCall("2", "fail", json.RawMessage(`{}`), nil, nil))
+	if !res.IsError || res.Text() != "Error: failed after deferring" || strings.Join(res.AdditionalContexts, ",") != "c2" {
+		t.Errorf("failure %+v", res)
+	}
+}
