@@ -203,10 +203,10 @@ type Result struct {
 	Backend string
 }
 
-// abortMessage is String(signal.reason) for a cancelled context: upstream's
+// AbortReason is String(signal.reason) for a cancelled context: upstream's
 // default AbortSignal reasons for plain cancellation and deadlines, else
 // the cause's text.
-func abortMessage(ctx context.Context) string {
+func AbortReason(ctx context.Context) string {
 	cause := context.Cause(ctx)
 	switch {
 	case cause == nil || cause == context.Canceled:
@@ -239,7 +239,7 @@ func childEnv(base []string) []string {
 // failed before node started; nothing ran unconfined) or a spawn failure.
 func (r *Runtime) Run(ctx context.Context, req Request) (Result, error) {
 	if ctx.Err() != nil {
-		return Result{Logs: []string{}, Error: &Failure{KindAbort, abortMessage(ctx)}}, nil
+		return Result{Logs: []string{}, Error: &Failure{KindAbort, AbortReason(ctx)}}, nil
 	}
 	body, err := compile.Compile(req.Code)
 	if err != nil {
@@ -433,7 +433,7 @@ func (s *runState) loop(ctx context.Context) (Result, error) {
 		case <-tick.C:
 			failure = s.poll()
 		case <-ctx.Done():
-			failure = &Failure{KindAbort, abortMessage(ctx)}
+			failure = &Failure{KindAbort, AbortReason(ctx)}
 		}
 	}
 	return s.settle(failure)

@@ -1,0 +1,218 @@
+package code
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/dshsim/dshsim/pipeline"
+)
+
+// Session events of nested calls (code-mode.md §8.1).
+const (
+	EventDispatchStart = "tool/code-dispatch-start"
+	EventDispatch      = "tool/code-dispatch"
+)
+
+// ReasonSettled is the run signal's reason once the run settled.
+const ReasonSettled = "run_code settled"
+
+// errSettled is the cause the run signal carries after settlement.
+var errSettled = errors.New(ReasonSettled)
+
+// DispatchLog may replace the content a nested call's settle event logs
+// (the spill dispatch-log arm); the program's value is untouched.
+type DispatchLog func(call *pipeline.Call, content []pipeline.Block) []pipeline.Block
+
+// startEvent and settleEvent are the two events' data, in key order.
+type startEvent struct {
+	RootCallID   string          `json:"rootCallId"`
+	ParentCallID string          `json:"parentCallId"`
+	SubCallID    string          `json:"subCallId"`
+	Name         string          `json:"name"`
+	Arguments    json.RawMessage `json:"arguments"`
+}
+
+type settleEvent struct {
+	startEvent
+	IsError bool             `json:"isError"`
+	Content []pipeline.Block `json:"content"`
+}
+
+// bridge dispatches one run's nested calls through the registry, one
+// driver lane per run (code-mode.md §6.3): starts in submission order, each
+// start waiting for the previous call's prepare stages; safe calls overlap
+// up to max, an exclusive call waits for the pool to drain and holds the
+// lane through its commit; commits (post-execute, settle event, contexts)
+// in submission order.
+type bridge struct {
+	outer *pipeline.Call
+	reg   *pipeline.Registry
+	run   context.Context // the run signal
+	max   int
+	log   DispatchLog
+	warn  func(string)
+
+	mu         sync.Mutex
+	cond       *sync.Cond
+	submitted  int
+	startTurn  int // the submission number that may start next
+	commitTurn int // the submission number that may commit next
+	running    int
+	exclusive  bool
+	over       string // the reason once the run is over
+	started    sync.WaitGroup
+	contexts   []string
+}
+
+func newBridge(outer *pipeline.Call, reg *pipeline.Registry, run context.Context, max int, log DispatchLog, warn func(string)) *bridge {
+	b := &bridge{outer: outer, reg: reg, run: run, max: max, log: log, warn: warn, startTurn: 1, commitTurn: 1}
+	b.cond = sync.NewCond(&b.mu)
+	return b
+}
+
+// errOver is the VERBATIM rejection of a call the run can no longer take.
+func errOver(reason, name, what string) error {
+	return fmt.Errorf("run_code run is over (%s); %s %s", reason, name, what)
+}
+
+// safe reports whether a call runs beside others: only an exact true from
+// the tool's ConcurrencySafe; unknown tools are exclusive.
+func (b *bridge) safe(name string, args json.RawMessage) bool {
+	t, ok := b.reg.Lookup(name)
+	if !ok || t.ConcurrencySafe == nil {
+		return false
+	}
+	defer func() { recover() }()
+	return t.ConcurrencySafe(append(json.RawMessage(nil), args...))
+}
+
+// call is the runtime's dispatcher: it runs tools.<name>(args) as the n-th
+// nested call and returns the value the program receives, or the error
+// whose message the program's ToolCallError carries.
+func (b *bridge) call(_ context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
+	b.mu.Lock()
+	if b.over != "" {
+		reason := b.over
+		b.mu.Unlock()
+		return nil, errOver(reason, name, "not dispatched")
+	}
+	b.submitted++
+	n := b.submitted
+	var safe bool
+	for {
+		if b.over != "" {
+			reason := b.over
+			b.mu.Unlock()
+			return nil, errOver(reason, name, "tool call abandoned")
+		}
+		if b.startTurn == n {
+			safe = b.safe(name, args) // classified again right before the start
+			if (safe && !b.exclusive && b.running < b.max) || (!safe && b.running == 0) {
+				break
+			}
+		}
+		b.cond.Wait()
+	}
+	b.running++
+	b.exclusive = !safe
+	b.started.Add(1)
+	b.mu.Unlock()
+	defer b.started.Done()
+
+	sub := pipeline.NewCall(fmt.Sprintf("%s:code:%d", b.outer.CallID, n), name, args, b.outer.Agent, b.run)
+	sub.RootCallID, sub.Parent = b.outer.RootCallID, b.outer
+	ev := startEvent{RootCallID: b.outer.RootCallID, ParentCallID: b.outer.CallID, SubCallID: sub.CallID, Name: name, Arguments: args}
+	b.append(EventDispatchStart, ev)
+	res := b.reg.ExecuteStaged(sub, pipeline.Stages{
+		Prepared: func() {
+			b.mu.Lock()
+			b.startTurn++
+			b.cond.Broadcast()
+			b.mu.Unlock()
+		},
+		Commit: func() {
+			b.mu.Lock()
+			for b.commitTurn != n {
+				b.cond.Wait()
+			}
+			b.mu.Unlock()
+		},
+	})
+	content := res.Content
+	if content == nil {
+		content = []pipeline.Block{}
+	}
+	b.append(EventDispatch, settleEvent{startEvent: ev, IsError: res.IsError, Content: b.logContent(sub, content)})
+
+	b.mu.Lock()
+	b.contexts = append(b.contexts, res.AdditionalContexts...)
+	b.commitTurn++
+	b.running--
+	if !safe {
+		b.exclusive = false
+	}
+	reason := b.over
+	b.cond.Broadcast()
+	b.mu.Unlock()
+	switch {
+	case reason != "":
+		return nil, errOver(reason, name, "result discarded")
+	case res.IsError:
+		msg := ""
+		if res.Error != nil {
+			msg = res.Error.Message
+		}
+		return nil, errors.New(msg)
+	case res.Value == nil:
+		return json.RawMessage("null"), nil
+	}
+	return res.Value, nil
+}
+
+// logContent is the content the settle event logs: the dispatch-log arm's
+// replacement, or the original when there is none or it fails.
+func (b *bridge) logContent(sub *pipeline.Call, content []pipeline.Block) (out []pipeline.Block) {
+	if b.log == nil {
+		return content
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			b.warn(fmt.Sprintf("tools: code-dispatch-log listener failed for %s: %v; logging the original settled content", sub.Name, v))
+			out = content
+		}
+	}()
+	if r := b.log(sub, append([]pipeline.Block(nil), content...)); r != nil {
+		return r
+	}
+	return content
+}
+
+// append logs an event to the agent's session; with no agent or no
+// session, calls run and nothing is logged.
+func (b *bridge) append(typ string, data any) {
+	a := b.outer.Agent
+	if a == nil || a.Session == nil {
+		return
+	}
+	if _, err := a.Session.Append(typ, data); err != nil {
+		b.warn(fmt.Sprintf("tools: %s of %s not logged: %v", typ, b.outer.CallID, err))
+	}
+}
+
+// drain ends the lane: queued calls are abandoned, calls in flight (which
+// see the run signal) settle; it returns when every started call committed.
+func (b *bridge) drain(reason string) []string {
+	b.mu.Lock()
+	if b.over == "" {
+		b.over = reason
+	}
+	b.cond.Broadcast()
+	b.mu.Unlock()
+	b.started.Wait()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]string(nil), b.contexts...)
+}

@@ -1,0 +1,32 @@
+// Package code is run_code, programmatic tool calling (code-mode.md): the
+// model writes a TypeScript program, it runs in a fresh Node child process
+// confined by the same sandbox provider as bash under the call's policy,
+// and every tools.<name>(args) re-enters the whole pipeline.
+//
+// # What it holds
+//
+//   - the run_code tool: its recorded schema ([Parameters], [Description]),
+//     argument checks, and the run lifecycle ([Tool.Run]): the run signal is
+//     linked to the outer call's; after the program settles, queued nested
+//     calls are abandoned and calls in flight settle before run_code
+//     returns, so no nested event is ever logged after the outer result;
+//   - the nested-call bridge: each call is "<callId>:code:<n>" (n counted at
+//     submission), with the outer call as parent, the same agent and the run
+//     signal, dispatched through [pipeline.Registry.ExecuteStaged] (listeners,
+//     approval, guards, escalation inside the tool, the sandbox, spill) and
+//     logged as tool/code-dispatch-start and tool/code-dispatch; starts in
+//     submission order, safe calls overlapping up to MaxParallelSubCalls,
+//     exclusive calls alone, commits in submission order; the program gets
+//     the tool's value, or a ToolCallError carrying the failure's message;
+//   - output composition ([Text], [Render]) and the run failure
+//     ([RunFailedError], CODE_RUN_FAILED);
+//   - [SDK]: the tools:sdk section for the tools a program may call.
+//
+// Sub-packages: sdk (the declarations), compile (esbuild), noderuntime (the
+// child process, its channel and limits), internal/jsjson.
+//
+// # Must not import
+//
+// harness/..., stack, or any other tool package: the composition root wires
+// the registry, the policy resolver and the sandbox provider in.
+package code

@@ -1,0 +1,252 @@
+package code
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log"
+	"strings"
+
+	"github.com/dshsim/dshsim/pipeline"
+	"github.com/dshsim/dshsim/sandbox"
+	"github.com/dshsim/dshsim/sandbox/spawn"
+	"github.com/dshsim/dshsim/tools/code/internal/jsjson"
+	"github.com/dshsim/dshsim/tools/code/noderuntime"
+	"github.com/dshsim/dshsim/tools/code/sdk"
+)
+
+// DefaultMaxParallelSubCalls caps how many safe nested calls overlap.
+const DefaultMaxParallelSubCalls = 10
+
+// Runner runs one program; *noderuntime.Runtime is the real one.
+type Runner interface {
+	Run(ctx context.Context, req noderuntime.Request) (noderuntime.Result, error)
+}
+
+// Config is run_code's deployment configuration.
+type Config struct {
+	// Mode is the deployment's presentation mode ("code" or "both"), named
+	// in the missing-runtime error.
+	Mode string
+	// MaxParallelSubCalls caps overlapping safe nested calls (default 10).
+	MaxParallelSubCalls int
+}
+
+// Deps are run_code's collaborators.
+type Deps struct {
+	// Registry runs every nested call through the whole pipeline.
+	Registry *pipeline.Registry
+	// Runtime runs programs; nil fails every run with the missing-runtime error.
+	Runtime Runner
+	// Policy resolves the call's standing sandbox policy (the program runs
+	// under it, as a bash command would).
+	Policy func(call *pipeline.Call) (sandbox.Policy, error)
+	// Confiner confines the Node child in a confined mode (the bash provider).
+	Confiner spawn.Confiner
+	// Bindings lists the tools a program may call (the calling agent's
+	// visible set); nil means every registered tool. run_code is never one.
+	Bindings func(call *pipeline.Call) []pipeline.Tool
+	// DispatchLog may replace a nested call's logged content.
+	DispatchLog DispatchLog
+	// Warn receives contained failures (nil: the standard logger).
+	Warn func(string)
+}
+
+// Tool is run_code bound to its configuration.
+type Tool struct {
+	cfg  Config
+	deps Deps
+}
+
+// New validates the configuration.
+func New(cfg Config, deps Deps) (*Tool, error) {
+	if cfg.MaxParallelSubCalls == 0 {
+		cfg.MaxParallelSubCalls = DefaultMaxParallelSubCalls
+	}
+	if cfg.MaxParallelSubCalls < 0 {
+		return nil, errors.New("maxParallelSubCalls must be a positive integer")
+	}
+	if deps.Registry == nil {
+		return nil, errors.New("run_code: a registry is required to dispatch nested calls")
+	}
+	if deps.Runtime != nil && deps.Policy == nil {
+		return nil, errors.New("run_code: a policy resolver is required to confine programs")
+	}
+	if deps.Warn == nil {
+		deps.Warn = func(s string) { log.Print(s) }
+	}
+	return &Tool{cfg: cfg, deps: deps}, nil
+}
+
+// Definition returns run_code as the registry registers it (TypeScript
+// flavor; the only runtime here runs TypeScript).
+func (t *Tool) Definition() pipeline.Tool {
+	desc, _ := Description(LanguageTypeScript)
+	params, _ := Parameters(LanguageTypeScript)
+	return pipeline.Tool{Name: Name, Description: desc, Parameters: params, Run: t.Run}
+}
+
+// Bindings returns the tools a program of call may call: the visible set
+// minus run_code (no recursion).
+func (t *Tool) Bindings(call *pipeline.Call) []pipeline.Tool {
+	var all []pipeline.Tool
+	if t.deps.Bindings != nil {
+		all = t.deps.Bindings(call)
+	} else {
+		all = t.deps.Registry.Tools()
+	}
+	out := make([]pipeline.Tool, 0, len(all))
+	for _, tl := range all {
+		if tl.Name != Name {
+			out = append(out, tl)
+		}
+	}
+	return out
+}
+
+// SDK renders the tools:sdk section for the tools a program may call.
+func SDK(tools []pipeline.Tool) string {
+	decl := make([]sdk.Tool, 0, len(tools))
+	for _, tl := range tools {
+		if tl.Name == Name {
+			continue
+		}
+		decl = append(decl, sdk.Tool{Name: tl.Name, Description: tl.Description, Parameters: tl.Parameters, Output: tl.OutputSchema})
+	}
+	return sdk.Section(decl)
+}
+
+// MissingRuntimeError is the VERBATIM error of a non-native mode without a runtime.
+func MissingRuntimeError(mode string) error {
+	return fmt.Errorf("dsh-tools: mode %q requires a code runtime — load a ctx.codeRuntime implementation (e.g. @deepseek-ai/dsh-code-runtime-worker-thread) or set tools mode to \"native\"", mode)
+}
+
+// RunFailedError is a program run that failed: CodeRunFailedError /
+// CODE_RUN_FAILED, "code run failed (<kind>): <message>" plus the captured
+// output. It keeps the contexts its nested calls deferred.
+type RunFailedError struct {
+	// Kind and Message are the runtime's failure.
+	Kind, Message string
+	// Logs are the output captured before the failure.
+	Logs []string
+	// Contexts are the nested calls' deferred contexts.
+	Contexts []string
+}
+
+func (e *RunFailedError) Error() string {
+	msg := "code run failed (" + e.Kind + "): " + e.Message
+	if len(e.Logs) > 0 {
+		msg += "\nCaptured output:\n" + strings.Join(e.Logs, "\n")
+	}
+	return msg
+}
+
+// Name is the error class name.
+func (e *RunFailedError) Name() string { return "CodeRunFailedError" }
+
+// Code is the error code.
+func (e *RunFailedError) Code() string { return "CODE_RUN_FAILED" }
+
+// AdditionalContexts keeps the nested calls' contexts on the failure.
+func (e *RunFailedError) AdditionalContexts() []string { return e.Contexts }
+
+// errInvalidDescription is the VERBATIM description check.
+var errInvalidDescription = errors.New("invalid description: expected a non-empty string")
+
+// parseArgs checks the schema (INVALID_ARGS) and the description.
+func parseArgs(call *pipeline.Call) (code string, err error) {
+	var raw map[string]json.RawMessage
+	if err := call.DecodeArgs(&raw); err != nil || raw == nil {
+		return "", pipeline.InvalidArgsError("expected an object")
+	}
+	var violations []string
+	vals := map[string]string{}
+	for _, key := range []string{"code", "description"} {
+		v, ok := raw[key]
+		if !ok {
+			violations = append(violations, fmt.Sprintf("missing required property %q", key))
+			continue
+		}
+		var s string
+		if json.Unmarshal(v, &s) != nil {
+			violations = append(violations, fmt.Sprintf("%q must be a string", key))
+			continue
+		}
+		vals[key] = s
+	}
+	if len(violations) > 0 {
+		return "", pipeline.InvalidArgsError(violations...)
+	}
+	if strings.TrimSpace(vals["description"]) == "" {
+		return "", errInvalidDescription
+	}
+	return vals["code"], nil
+}
+
+// Run executes one run_code call (code-mode.md §6.7).
+func (t *Tool) Run(ctx context.Context, call *pipeline.Call) (pipeline.Output, error) {
+	code, err := parseArgs(call)
+	if err != nil {
+		return pipeline.Output{}, err
+	}
+	if t.deps.Runtime == nil {
+		return pipeline.Output{}, MissingRuntimeError(t.cfg.Mode)
+	}
+	policy, err := t.deps.Policy(call)
+	if err != nil {
+		return pipeline.Output{}, err
+	}
+	runCtx, settle := context.WithCancelCause(ctx)
+	defer settle(errSettled)
+	b := newBridge(call, t.deps.Registry, runCtx, t.cfg.MaxParallelSubCalls, t.deps.DispatchLog, t.deps.Warn)
+	var names []string
+	for _, tl := range t.Bindings(call) {
+		names = append(names, tl.Name)
+	}
+	res, runErr := t.deps.Runtime.Run(runCtx, noderuntime.Request{
+		Code: code, Names: names, Call: b.call, Policy: policy, Confiner: t.deps.Confiner, Dir: policy.WorkspaceRoot,
+	})
+	reason := ReasonSettled
+	if ctx.Err() != nil {
+		reason = noderuntime.AbortReason(ctx)
+	}
+	settle(errSettled)
+	contexts := b.drain(reason)
+	if runErr != nil {
+		return pipeline.Output{}, runErr
+	}
+	if res.Error != nil {
+		return pipeline.Output{}, &RunFailedError{Kind: res.Error.Kind, Message: res.Error.Message, Logs: res.Logs, Contexts: contexts}
+	}
+	var result *jsjson.Value
+	if res.Value != nil {
+		if result, err = jsjson.Parse(res.Value); err != nil {
+			return pipeline.Output{}, fmt.Errorf("run_code: the runtime returned an unreadable value: %w", err)
+		}
+	}
+	return pipeline.Output{
+		Value:              value(res.Logs, res.Value),
+		Content:            []pipeline.Block{pipeline.TextBlock(Text(res.Logs, result))},
+		AdditionalContexts: contexts,
+	}, nil
+}
+
+// value is the canonical {logs, result?}.
+func value(logs []string, result json.RawMessage) json.RawMessage {
+	var b strings.Builder
+	b.WriteString(`{"logs":[`)
+	for i, l := range logs {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(jsjson.Quote(l))
+	}
+	b.WriteByte(']')
+	if result != nil {
+		b.WriteString(`,"result":`)
+		b.Write(result)
+	}
+	b.WriteByte('}')
+	return json.RawMessage(b.String())
+}

@@ -1,0 +1,479 @@
+package code
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/dshsim/dshsim/harness/session"
+	"github.com/dshsim/dshsim/pipeline"
+	"github.com/dshsim/dshsim/sandbox"
+	"github.com/dshsim/dshsim/tools/code/noderuntime"
+)
+
+// The tools in these tests are constructed toys (echo, say, slow, mutate,
+// block, fail, defer); the registry, the pipeline stages, the session log
+// and the Node runtime are real.
+
+var sharedRuntime struct {
+	once sync.Once
+	r    *noderuntime.Runtime
+	err  error
+}
+
+func realRuntime(t testing.TB) *noderuntime.Runtime {
+	sharedRuntime.once.Do(func() { sharedRuntime.r, sharedRuntime.err = noderuntime.New(noderuntime.Config{}) })
+	if sharedRuntime.err != nil {
+		t.Fatal(sharedRuntime.err)
+	}
+	return sharedRuntime.r
+}
+
+type env struct {
+	t     *testing.T
+	reg   *pipeline.Registry
+	log   *session.Log
+	agent *pipeline.Agent
+	tool  *Tool
+
+	mu       sync.Mutex
+	warnings []string
+	trace    []string
+	running  int
+	peak     int
+}
+
+func (e *env) note(s string) {
+	e.mu.Lock()
+	e.trace = append(e.trace, s)
+	e.mu.Unlock()
+}
+
+func (e *env) enter() {
+	e.mu.Lock()
+	e.running++
+	e.peak = max(e.peak, e.running)
+	e.mu.Unlock()
+}
+
+func (e *env) leave() {
+	e.mu.Lock()
+	e.running--
+	e.mu.Unlock()
+}
+
+func textOut(text string, value any) pipeline.Output {
+	v, _ := json.Marshal(value)
+	return pipeline.Output{Value: v, Content: []pipeline.Block{pipeline.TextBlock(text)}}
+}
+
+func safe(json.RawMessage) bool { return true }
+
+func newEnv(t *testing.T, cfg Config, rt Runner, deps ...func(*Deps)) *env {
+	t.Helper()
+	if cfg.Mode == "" {
+		cfg.Mode = "code"
+	}
+	e := &env{t: t, reg: pipeline.NewRegistry(pipeline.WithLogf(func(string, ...any) {}))}
+	ws := t.TempDir()
+	l, err := session.Create(filepath.Join(t.TempDir(), "s.jsonl"), session.Header{ID: "s1", Cwd: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	e.log, e.agent = l, &pipeline.Agent{ID: "root", Session: l}
+	d := Deps{
+		Registry: e.reg,
+		Runtime:  rt,
+		Policy: func(*pipeline.Call) (sandbox.Policy, error) {
+			return sandbox.Policy{Mode: sandbox.DangerFullAccess, WorkspaceRoot: ws}, nil
+		},
+		Warn: func(s string) { e.mu.Lock(); e.warnings = append(e.warnings, s); e.mu.Unlock() },
+	}
+	for _, f := range deps {
+		f(&d)
+	}
+	if e.tool, err = New(cfg, d); err != nil {
+		t.Fatal(err)
+	}
+	tools := []pipeline.Tool{
+		e.tool.Definition(),
+		{Name: "echo", ConcurrencySafe: safe, Run: func(ctx context.Context, c *pipeline.Call) (pipeline.Output, error) {
+			return pipeline.Output{Value: c.Args(), Content: []pipeline.Block{pipeline.TextBlock(string(c.Args()))}}, nil
+		}},
+		{Name: "say", Run: func(ctx context.Context, c *pipeline.Call) (pipeline.Output, error) {
+			var a struct{ Text string }
+			c.DecodeArgs(&a)
+			return textOut(a.Text+"\n", map[string]any{"stdout": map[string]any{"text": a.Text + "\n"}}), nil
+		}},
+		{Name: "slow", ConcurrencySafe: safe, Run: func(ctx context.Context, c *pipeline.Call) (pipeline.Output, error) {
+			var a struct{ Ms int }
+			c.DecodeArgs(&a)
+			e.enter()
+			e.note("start " + c.CallID)
+			select {
+			case <-time.After(time.Duration(a.Ms) * time.Millisecond):
+			case <-ctx.Done():
+			}
+			e.note("end " + c.CallID)
+			e.leave()
+			return textOut("slept", a.Ms), nil
+		}},
+		{Name: "mutate", Run: func(ctx context.Context, c *pipeline.Call) (pipeline.Output, error) {
+			e.enter()
+			e.note("start " + c.CallID)
+			time.Sleep(100 * time.Millisecond)
+			e.note("end " + c.CallID)
+			e.leave()
+			return textOut("mutated", true), nil
+		}},
+		{Name: "block", Run: func(ctx context.Context, c *pipeline.Call) (pipeline.Output, error) {
+			e.note("block " + c.CallID)
+			<-ctx.Done()
+			return pipeline.Output{}, pipeline.ErrAborted
+		}},
+		{Name: "fail", Run: func(ctx context.Context, c *pipeline.Call) (pipeline.Output, error) {
+			return pipeline.Output{}, errors.New(`cannot read "/ws/missing.txt": not found`)
+		}},
+		{Name: "defer", ConcurrencySafe: safe, Run: func(ctx context.Context, c *pipeline.Call) (pipeline.Output, error) {
+			var a struct{ Ctx string }
+			c.DecodeArgs(&a)
+			return pipeline.Output{Value: json.RawMessage(`null`), Content: []pipeline.Block{pipeline.TextBlock("deferred")}, AdditionalContexts: []string{a.Ctx}}, nil
+		}},
+	}
+	for _, tl := range tools {
+		if _, err := e.reg.Register(tl); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return e
+}
+
+func args(code, desc string) json.RawMessage {
+	b, _ := json.Marshal(map[string]string{"code": code, "description": desc})
+	return b
+}
+
+func (e *env) run(ctx context.Context, callID, code string) pipeline.Result {
+	return e.reg.Execute(pipeline.NewCall(callID, Name, args(code, "Run a test program"), e.agent, ctx))
+}
+
+// events returns the nested-call events of the log as compact JSON lines.
+func (e *env) events() []string {
+	evs, err := e.log.Events()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var out []string
+	for _, ev := range evs {
+		if ev.Type == EventDispatchStart || ev.Type == EventDispatch {
+			out = append(out, ev.Type+" "+string(ev.Data))
+		}
+	}
+	return out
+}
+
+func TestTwoSequentialCallsAsRecorded(t *testing.T) {
+	e := newEnv(t, Config{}, realRuntime(t))
+	res := e.run(context.Background(), "call_1", `
+const out1 = await tools.say({text: "CODE_ONE"});
+const out2 = await tools.say({text: "CODE_TWO"});
+console.log("captured output");
+return out1.stdout.text.trim() + "+" + out2.stdout.text.trim();`)
+	if res.IsError || res.Text() != "captured output\nCODE_ONE+CODE_TWO" || res.Meta != nil {
+		t.Fatalf("result %+v", res)
+	}
+	if string(res.Value) != `{"logs":["captured output"],"result":"CODE_ONE+CODE_TWO"}` {
+		t.Errorf("value %s", res.Value)
+	}
+	want := []string{
+		`tool/code-dispatch-start {"rootCallId":"call_1","parentCallId":"call_1","subCallId":"call_1:code:1","name":"say","arguments":{"text":"CODE_ONE"}}`,
+		`tool/code-dispatch {"rootCallId":"call_1","parentCallId":"call_1","subCallId":"call_1:code:1","name":"say","arguments":{"text":"CODE_ONE"},"isError":false,"content":[{"type":"text","text":"CODE_ONE\n"}]}`,
+		`tool/code-dispatch-start {"rootCallId":"call_1","parentCallId":"call_1","subCallId":"call_1:code:2","name":"say","arguments":{"text":"CODE_TWO"}}`,
+		`tool/code-dispatch {"rootCallId":"call_1","parentCallId":"call_1","subCallId":"call_1:code:2","name":"say","arguments":{"text":"CODE_TWO"},"isError":false,"content":[{"type":"text","text":"CODE_TWO\n"}]}`,
+	}
+	if got := e.events(); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("events\n got: %s\nwant: %s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+func TestNestedCallsGoThroughThePipeline(t *testing.T) {
+	e := newEnv(t, Config{}, realRuntime(t))
+	var seen []string
+	var mu sync.Mutex
+	e.reg.OnPreExecute(func(ctx context.Context, c *pipeline.Call, next func() (pipeline.Decision, error)) (pipeline.Decision, error) {
+		mu.Lock()
+		parent := "<nil>"
+		if c.Parent != nil {
+			parent = c.Parent.CallID
+		}
+		seen = append(seen, c.CallID+" root="+c.RootCallID+" parent="+parent+" agent="+c.Agent.ID)
+		mu.Unlock()
+		if c.Name == "echo" {
+			return pipeline.Deny("echo is off in this session"), nil
+		}
+		return next()
+	})
+	e.reg.AddGuard(func(ctx context.Context, c *pipeline.Call) (string, bool) {
+		return "mutations are frozen", c.Name == "mutate"
+	})
+	res := e.run(context.Background(), "c2", `
+const out: string[] = [];
+for (const f of [() => tools.echo({}), () => tools.mutate({}), () => tools.fail({})]) {
+  try { await f(); out.push("ok"); } catch (e) { out.push(e.name + "/" + e.toolName + ": " + e.message); }
+}
+return out;`)
+	want := `[
+  "ToolCallError/echo: echo is off in this session",
+  "ToolCallError/mutate: mutations are frozen",
+  "ToolCallError/fail: cannot read \"/ws/missing.txt\": not found"
+]`
+	if res.IsError || res.Text() != want {
+		t.Fatalf("text %q", res.Text())
+	}
+	if strings.Join(seen, "|") != "c2 root=c2 parent=<nil> agent=root|c2:code:1 root=c2 parent=c2 agent=root|c2:code:2 root=c2 parent=c2 agent=root|c2:code:3 root=c2 parent=c2 agent=root" {
+		t.Errorf("identities %q", seen)
+	}
+	evs := e.events()
+	if len(evs) != 6 || !strings.Contains(evs[1], `"isError":true,"content":[{"type":"text","text":"Error: echo is off in this session"}]`) ||
+		!strings.Contains(evs[5], `"content":[{"type":"text","text":"Error: cannot read \"/ws/missing.txt\": not found"}]`) {
+		t.Errorf("events %q", evs)
+	}
+}
+
+type askApprover struct {
+	mu  sync.Mutex
+	ids []string
+}
+
+func (a *askApprover) Request(ctx context.Context, req pipeline.ApprovalRequest) (pipeline.ApprovalOutcome, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.ids = append(a.ids, req.CallID)
+	return pipeline.Rejected, nil
+}
+
+func TestNestedApprovalCarriesTheSubCallID(t *testing.T) {
+	e := newEnv(t, Config{}, realRuntime(t))
+	ap := &askApprover{}
+	e.reg.SetApprover(ap)
+	e.reg.OnPreExecute(func(ctx context.Context, c *pipeline.Call, next func() (pipeline.Decision, error)) (pipeline.Decision, error) {
+		if c.Name == "mutate" {
+			return pipeline.Ask("mutations need a yes"), nil
+		}
+		return next()
+	})
+	res := e.run(context.Background(), "c3", `try { await tools.mutate({}); } catch (e) { return e.message; }`)
+	if res.Text() != `the user rejected tool "mutate"` || strings.Join(ap.ids, ",") != "c3:code:1" {
+		t.Errorf("text %q asked %v", res.Text(), ap.ids)
+	}
+}
+
+func TestScheduling(t *testing.T) {
+	t.Run("safe calls overlap, one start per call in submission order", func(t *testing.T) {
+		e := newEnv(t, Config{}, realRuntime(t))
+		res := e.run(context.Background(), "p", `await Promise.all([300, 300, 300].map(ms => tools.slow({ms}))); return "ok";`)
+		if res.IsError || e.peak != 3 {
+			t.Errorf("peak %d (%s)", e.peak, res.Text())
+		}
+		var starts []string
+		for _, ev := range e.events() {
+			if strings.HasPrefix(ev, EventDispatchStart+" ") {
+				starts = append(starts, ev[strings.Index(ev, `"subCallId":"`)+13:][:5])
+			}
+		}
+		if strings.Join(starts, ",") != "p:cod,p:cod,p:cod" || !strings.Contains(strings.Join(e.events(), "\n"), "p:code:3") {
+			t.Errorf("starts %v", e.events())
+		}
+	})
+	t.Run("maxParallelSubCalls caps the overlap", func(t *testing.T) {
+		e := newEnv(t, Config{MaxParallelSubCalls: 2}, realRuntime(t))
+		e.run(context.Background(), "p", `await Promise.all([200, 200, 200, 200].map(ms => tools.slow({ms})));`)
+		if e.peak != 2 {
+			t.Errorf("peak %d, want 2", e.peak)
+		}
+	})
+	t.Run("an exclusive call runs alone, between its neighbours", func(t *testing.T) {
+		e := newEnv(t, Config{}, realRuntime(t))
+		e.run(context.Background(), "x", `await Promise.all([tools.slow({ms: 200}), tools.mutate({}), tools.slow({ms: 10})]);`)
+		want := "start x:code:1,end x:code:1,start x:code:2,end x:code:2,start x:code:3,end x:code:3"
+		if got := strings.Join(e.trace, ","); got != want || e.peak != 1 {
+			t.Errorf("trace %s (peak %d), want %s", got, e.peak, want)
+		}
+	})
+	t.Run("prepare stages never overlap and commits keep submission order", func(t *testing.T) {
+		e := newEnv(t, Config{}, realRuntime(t))
+		var preparing, peak atomic.Int64
+		e.reg.OnPreExecute(func(ctx context.Context, c *pipeline.Call, next func() (pipeline.Decision, error)) (pipeline.Decision, error) {
+			if c.Parent != nil {
+				n := preparing.Add(1)
+				if n > peak.Load() {
+					peak.Store(n)
+				}
+				time.Sleep(50 * time.Millisecond)
+				preparing.Add(-1)
+			}
+			return next()
+		})
+		var posts []string
+		var mu sync.Mutex
+		e.reg.OnPostExecute(func(ctx context.Context, c *pipeline.Call, r pipeline.Result, next func() (pipeline.PostDecision, error)) (pipeline.PostDecision, error) {
+			mu.Lock()
+			posts = append(posts, c.CallID)
+			mu.Unlock()
+			return next()
+		})
+		e.run(context.Background(), "o", `await Promise.all([400, 10, 10].map(ms => tools.slow({ms})));`)
+		if peak.Load() != 1 {
+			t.Errorf("%d prepare stages overlapped", peak.Load())
+		}
+		if strings.Join(posts, ",") != "o:code:1,o:code:2,o:code:3,o" {
+			t.Errorf("post-execute order %v", posts)
+		}
+		var settles []string
+		for _, ev := range e.events() {
+			if strings.HasPrefix(ev, EventDispatch+" ") {
+				settles = append(settles, ev)
+			}
+		}
+		if len(settles) != 3 || !strings.Contains(settles[0], "o:code:1") || !strings.Contains(settles[2], "o:code:3") {
+			t.Errorf("settle order %q", settles)
+		}
+	})
+}
+
+func TestSettlement(t *testing.T) {
+	t.Run("a queued call is abandoned, an in-flight one settles before the outer result", func(t *testing.T) {
+		e := newEnv(t, Config{}, realRuntime(t))
+		res := e.run(context.Background(), "s", `tools.block({}).catch(() => {}); tools.echo({}).catch(() => {}); await new Promise(r => setTimeout(r, 200)); return "returned";`)
+		if res.IsError || res.Text() != "returned" {
+			t.Fatalf("result %q", res.Text())
+		}
+		evs := e.events()
+		if len(evs) != 2 || !strings.Contains(evs[1], `"subCallId":"s:code:1"`) || !strings.Contains(evs[1], `"isError":true`) {
+			t.Errorf("events %q (the queued echo must have none)", evs)
+		}
+		time.Sleep(100 * time.Millisecond)
+		if len(e.events()) != 2 {
+			t.Errorf("an event was logged after the outer result: %q", e.events())
+		}
+	})
+	t.Run("outer abort aborts the in-flight call", func(t *testing.T) {
+		e := newEnv(t, Config{}, realRuntime(t))
+		ctx, cancel := context.WithCancelCause(context.Background())
+		time.AfterFunc(500*time.Millisecond, func() { cancel(errors.New("the user pressed stop")) })
+		res := e.run(ctx, "a", `console.log("waiting"); await tools.block({});`)
+		if !res.IsError || res.Text() != "Error: code run failed (abort): the user pressed stop\nCaptured output:\nwaiting" {
+			t.Errorf("result %q", res.Text())
+		}
+		evs := e.events()
+		if len(evs) != 2 || !strings.Contains(evs[1], `"isError":true`) {
+			t.Errorf("events %q", evs)
+		}
+	})
+	t.Run("run_code is not callable from a program", func(t *testing.T) {
+		e := newEnv(t, Config{}, realRuntime(t))
+		if res := e.run(context.Background(), "r", `return [typeof tools.run_code, typeof tools.echo];`); res.Text() != "[\n  \"undefined\",\n  \"function\"\n]" {
+			t.Errorf("%q", res.Text())
+		}
+	})
+}
+
+func TestContextsAndDispatchLog(t *testing.T) {
+	t.Run("contexts are deferred in submission order and survive a failure", func(t *testing.T) {
+		e := newEnv(t, Config{}, realRuntime(t))
+		res := e.run(context.Background(), "d", `await Promise.all([tools.defer({ctx: "first"}), tools.defer({ctx: "second"})]); throw new Error("later");`)
+		if !res.IsError || strings.Join(res.AdditionalContexts, ",") != "first,second" {
+			t.Errorf("result %q contexts %q", res.Text(), res.AdditionalContexts)
+		}
+	})
+	t.Run("the dispatch-log arm replaces the logged content only", func(t *testing.T) {
+		e := newEnv(t, Config{}, realRuntime(t), func(d *Deps) {
+			d.DispatchLog = func(c *pipeline.Call, content []pipeline.Block) []pipeline.Block {
+				if c.Name == "fail" {
+					panic("store down")
+				}
+				return []pipeline.Block{pipeline.TextBlock("[logged copy of " + c.CallID + "]")}
+			}
+		})
+		res := e.run(context.Background(), "l", `const v = await tools.echo({a: 1}); try { await tools.fail({}); } catch {} return v;`)
+		evs := e.events()
+		if res.Text() != "{\n  \"a\": 1\n}" || !strings.Contains(evs[1], `"text":"[logged copy of l:code:1]"`) || !strings.Contains(evs[3], `"text":"Error: cannot read`) {
+			t.Errorf("text %q events %q", res.Text(), evs)
+		}
+		if len(e.warnings) != 1 || e.warnings[0] != "tools: code-dispatch-log listener failed for fail: store down; logging the original settled content" {
+			t.Errorf("warnings %q", e.warnings)
+		}
+	})
+}
+
+func TestNoAgentNoEvents(t *testing.T) {
+	e := newEnv(t, Config{}, realRuntime(t))
+	res := e.reg.Execute(pipeline.NewCall("n", Name, args(`return await tools.echo({z: 1});`, "agentless"), nil, context.Background()))
+	if res.Text() != "{\n  \"z\": 1\n}" || len(e.events()) != 0 {
+		t.Errorf("%q %q", res.Text(), e.events())
+	}
+}
+
+// countingRunner is a constructed runtime: it counts runs and returns a
+// fixed result, optionally after the caller cancelled.
+type countingRunner struct {
+	runs      atomic.Int64
+	waitAbort bool
+}
+
+func (c *countingRunner) Run(ctx context.Context, req noderuntime.Request) (noderuntime.Result, error) {
+	c.runs.Add(1)
+	if c.waitAbort {
+		<-ctx.Done()
+	}
+	return noderuntime.Result{Logs: []string{}, Value: json.RawMessage(`"finished anyway"`)}, nil
+}
+
+func TestArgumentsRuntimeAndCancellation(t *testing.T) {
+	rt := &countingRunner{}
+	e := newEnv(t, Config{}, rt)
+	cases := []struct {
+		name string
+		args string
+		want string
+		code string
+	}{
+		{"whitespace description", `{"code":"return 1","description":"  \n"}`, "Error: invalid description: expected a non-empty string", ""},
+		{"missing code", `{"description":"x"}`, `Error: invalid arguments: missing required property "code"`, "INVALID_ARGS"},
+		{"code not a string", `{"code":1,"description":2}`, `Error: invalid arguments: "code" must be a string; "description" must be a string`, "INVALID_ARGS"},
+	}
+	for _, c := range cases {
+		res := e.reg.Execute(pipeline.NewCall("a", Name, json.RawMessage(c.args), e.agent, context.Background()))
+		if res.Text() != c.want || (c.code != "" && (res.Error.Info == nil || res.Error.Info.Code != c.code)) {
+			t.Errorf("%s: %q %+v", c.name, res.Text(), res.Error)
+		}
+	}
+	if rt.runs.Load() != 0 {
+		t.Errorf("the runtime ran for bad arguments")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if res := e.run(ctx, "b", "return 1"); res.Text() != "Error: tool call aborted before dispatch" || rt.runs.Load() != 0 {
+		t.Errorf("pre-cancelled: %q, %d runs", res.Text(), rt.runs.Load())
+	}
+	rt.waitAbort = true
+	ctx, cancel = context.WithCancel(context.Background())
+	time.AfterFunc(50*time.Millisecond, cancel)
+	if res := e.run(ctx, "c", "return 1"); res.Text() != "Error: tool call aborted" || res.Error.Info.Code != "ABORTED" {
+		t.Errorf("cancelled, then the program succeeded: %q", res.Text())
+	}
+	missing := newEnv(t, Config{Mode: "both"}, nil)
+	if res := missing.run(context.Background(), "m", "return 1"); res.Text() != `Error: dsh-tools: mode "both" requires a code runtime — load a ctx.codeRuntime implementation (e.g. @deepseek-ai/dsh-code-runtime-worker-thread) or set tools mode to "native"` {
+		t.Errorf("missing runtime: %q", res.Text())
+	}
+	if _, err := New(Config{MaxParallelSubCalls: -1}, Deps{Registry: e.reg}); err == nil || err.Error() != "maxParallelSubCalls must be a positive integer" {
+		t.Errorf("bad cap: %v", err)
+	}
+}
