@@ -16,7 +16,7 @@ import (
 )
 
 // BenchmarkEmptyProgramRatio measures an empty program's start-to-result
-// against a bare `node -e ''` spawn in the same run: interleaved rounds,
+// against a bare `node -e ”` spawn in the same run: interleaved rounds,
 // the median of each variant, reported as a ratio to the bare spawn.
 //
 //	go test ./tools/code -run '^$' -bench EmptyProgramRatio -benchtime 40x -v
@@ -48,7 +48,9 @@ func BenchmarkEmptyProgramRatio(b *testing.B) {
 			}
 		}
 		tl, err := New(Config{}, Deps{Registry: reg, Runtime: rt, Confiner: confiner,
-			Policy: func(*pipeline.Call) (sandbox.Policy, error) { return sandbox.Policy{Mode: mode, WorkspaceRoot: ws}, nil }})
+			Policy: func(*pipeline.Call) (sandbox.Policy, error) {
+				return sandbox.Policy{Mode: mode, WorkspaceRoot: ws}, nil
+			}})
 		if err != nil {
 			b.Fatal(err)
 		}
