@@ -17,8 +17,8 @@ import (
 
 // BenchmarkEmptyProgramRatio measures an empty program's start-to-result
 // against a bare spawn of node with an empty -e script, in the same run:
-// interleaved rounds,
-// the median of each variant, reported as a ratio to the bare spawn.
+// interleaved rounds, the median of each variant, reported as a ratio to
+// the bare spawn.
 //
 //	go test ./tools/code -run '^$' -bench EmptyProgramRatio -benchtime 40x -v
 func BenchmarkEmptyProgramRatio(b *testing.B) {
