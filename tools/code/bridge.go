@@ -57,7 +57,6 @@ type bridge struct {
 
 	mu         sync.Mutex
 	cond       *sync.Cond
-	submitted  int
 	startTurn  int // the submission number that may start next
 	commitTurn int // the submission number that may commit next
 	running    int
@@ -89,18 +88,18 @@ func (b *bridge) safe(name string, args json.RawMessage) bool {
 	return t.ConcurrencySafe(append(json.RawMessage(nil), args...))
 }
 
-// call is the runtime's dispatcher: it runs tools.<name>(args) as the n-th
-// nested call and returns the value the program receives, or the error
-// whose message the program's ToolCallError carries.
-func (b *bridge) call(_ context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
+// call is the runtime's dispatcher: it runs tools.<name>(args) as nested
+// call number seq (program order, counted at submission by the runtime)
+// and returns the value the program receives, or the error whose message
+// the program's ToolCallError carries.
+func (b *bridge) call(_ context.Context, seq int64, name string, args json.RawMessage) (json.RawMessage, error) {
+	n := int(seq)
 	b.mu.Lock()
 	if b.over != "" {
 		reason := b.over
 		b.mu.Unlock()
 		return nil, errOver(reason, name, "not dispatched")
 	}
-	b.submitted++
-	n := b.submitted
 	var safe bool
 	for {
 		if b.over != "" {

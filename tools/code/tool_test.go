@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -41,6 +42,10 @@ type env struct {
 	log   *session.Log
 	agent *pipeline.Agent
 	tool  *Tool
+	ws    string
+	// entered gets the call id of every block call once its body runs
+	// (which also creates <ws>/block-entered).
+	entered chan string
 
 	mu       sync.Mutex
 	warnings []string
@@ -80,8 +85,8 @@ func newEnv(t *testing.T, cfg Config, rt Runner, deps ...func(*Deps)) *env {
 	if cfg.Mode == "" {
 		cfg.Mode = "code"
 	}
-	e := &env{t: t, reg: pipeline.NewRegistry(pipeline.WithLogf(func(string, ...any) {}))}
 	ws := t.TempDir()
+	e := &env{t: t, reg: pipeline.NewRegistry(pipeline.WithLogf(func(string, ...any) {})), ws: ws, entered: make(chan string, 16)}
 	l, err := session.Create(filepath.Join(t.TempDir(), "s.jsonl"), session.Header{ID: "s1", Cwd: ws})
 	if err != nil {
 		t.Fatal(err)
@@ -135,6 +140,8 @@ func newEnv(t *testing.T, cfg Config, rt Runner, deps ...func(*Deps)) *env {
 		}},
 		{Name: "block", Run: func(ctx context.Context, c *pipeline.Call) (pipeline.Output, error) {
 			e.note("block " + c.CallID)
+			os.WriteFile(filepath.Join(e.ws, "block-entered"), nil, 0o600)
+			e.entered <- c.CallID
 			<-ctx.Done()
 			return pipeline.Output{}, pipeline.ErrAborted
 		}},
@@ -278,7 +285,7 @@ func TestNestedApprovalCarriesTheSubCallID(t *testing.T) {
 func TestScheduling(t *testing.T) {
 	t.Run("safe calls overlap, one start per call in submission order", func(t *testing.T) {
 		e := newEnv(t, Config{}, realRuntime(t))
-		res := e.run(context.Background(), "p", `await Promise.all([300, 300, 300].map(ms => tools.slow({ms}))); return "ok";`)
+		res := e.run(context.Background(), "p", `await Promise.all([800, 800, 800].map(ms => tools.slow({ms}))); return "ok";`)
 		if res.IsError || e.peak != 3 {
 			t.Errorf("peak %d (%s)", e.peak, res.Text())
 		}
@@ -351,7 +358,10 @@ func TestScheduling(t *testing.T) {
 func TestSettlement(t *testing.T) {
 	t.Run("a queued call is abandoned, an in-flight one settles before the outer result", func(t *testing.T) {
 		e := newEnv(t, Config{}, realRuntime(t))
-		res := e.run(context.Background(), "s", `tools.block({}).catch(() => {}); tools.echo({}).catch(() => {}); await new Promise(r => setTimeout(r, 200)); return "returned";`)
+		res := e.run(context.Background(), "s", `tools.block({}).catch(() => {}); tools.echo({}).catch(() => {});
+const fs = await import("node:fs");
+while (!fs.existsSync("block-entered")) await new Promise(r => setTimeout(r, 10));
+return "returned";`)
 		if res.IsError || res.Text() != "returned" {
 			t.Fatalf("result %q", res.Text())
 		}
@@ -367,7 +377,7 @@ func TestSettlement(t *testing.T) {
 	t.Run("outer abort aborts the in-flight call", func(t *testing.T) {
 		e := newEnv(t, Config{}, realRuntime(t))
 		ctx, cancel := context.WithCancelCause(context.Background())
-		time.AfterFunc(500*time.Millisecond, func() { cancel(errors.New("the user pressed stop")) })
+		go func() { <-e.entered; cancel(errors.New("the user pressed stop")) }()
 		res := e.run(ctx, "a", `console.log("waiting"); await tools.block({});`)
 		if !res.IsError || res.Text() != "Error: code run failed (abort): the user pressed stop\nCaptured output:\nwaiting" {
 			t.Errorf("result %q", res.Text())
@@ -475,5 +485,37 @@ func TestArgumentsRuntimeAndCancellation(t *testing.T) {
 	}
 	if _, err := New(Config{MaxParallelSubCalls: -1}, Deps{Registry: e.reg}); err == nil || err.Error() != "maxParallelSubCalls must be a positive integer" {
 		t.Errorf("bad cap: %v", err)
+	}
+}
+
+// TestSubCallNumbersFollowProgramOrder: the runtime hands calls over
+// concurrently; the number a call was submitted with, not its arrival,
+// names it and orders its start.
+func TestSubCallNumbersFollowProgramOrder(t *testing.T) {
+	e := newEnv(t, Config{}, nil)
+	outer := pipeline.NewCall("q", Name, args("", "x"), e.agent, context.Background())
+	b := newBridge(outer, e.reg, context.Background(), 10, nil, e.tool.deps.Warn)
+	second := make(chan error, 1)
+	go func() {
+		_, err := b.call(context.Background(), 2, "echo", json.RawMessage(`{"n":2}`))
+		second <- err
+	}()
+	time.Sleep(100 * time.Millisecond)
+	if evs := e.events(); len(evs) != 0 {
+		t.Fatalf("call 2 started before call 1 was submitted: %q", evs)
+	}
+	if _, err := b.call(context.Background(), 1, "echo", json.RawMessage(`{"n":1}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-second; err != nil {
+		t.Fatal(err)
+	}
+	evs := e.events()
+	if len(evs) != 4 || !strings.Contains(evs[0], `"subCallId":"q:code:1","name":"echo","arguments":{"n":1}`) {
+		t.Errorf("events %q", evs)
+	}
+	b.drain(ReasonSettled)
+	if _, err := b.call(context.Background(), 3, "echo", json.RawMessage(`{}`)); err == nil || err.Error() != "run_code run is over (run_code settled); echo not dispatched" {
+		t.Errorf("a call after settlement: %v", err)
 	}
 }

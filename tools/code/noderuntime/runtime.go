@@ -154,10 +154,12 @@ func New(cfg Config) (*Runtime, error) {
 // Node returns the resolved node executable.
 func (r *Runtime) Node() string { return r.node }
 
-// Call dispatches one tools.<name>(args) of the program. A returned error's
+// Call dispatches one tools.<name>(args) of the program; seq is the call's
+// number in program order (1, 2, ..., counted at submission). Calls run
+// concurrently, so they may arrive out of that order. A returned error's
 // message is what the program's ToolCallError carries. It may run after Run
 // returned; its result is then dropped.
-type Call func(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error)
+type Call func(ctx context.Context, seq int64, name string, args json.RawMessage) (json.RawMessage, error)
 
 // Request is one program run.
 type Request struct {
@@ -495,7 +497,7 @@ func (s *runState) handle(ctx context.Context, m message, out chan<- []byte, rep
 			if call == nil {
 				rep.err = fmt.Errorf("unknown binding %q", "tools."+name)
 			} else {
-				rep.value, rep.err = call(ctx, name, raw)
+				rep.value, rep.err = call(ctx, id, name, raw)
 			}
 			replies <- rep
 		}()

@@ -150,7 +150,7 @@ func TestNothingIsSpawnedForACompileErrorOrAPreAbortedRun(t *testing.T) {
 func TestToolCalls(t *testing.T) {
 	r := newRuntime(t, Config{})
 	var calls atomic.Int64
-	call := func(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
+	call := func(ctx context.Context, _ int64, name string, args json.RawMessage) (json.RawMessage, error) {
 		calls.Add(1)
 		switch name {
 		case "fail":
@@ -218,7 +218,7 @@ func TestToolCalls(t *testing.T) {
 
 func TestBudgets(t *testing.T) {
 	r := newRuntime(t, Config{ComputeMs: 400, MaxWallMs: 3000})
-	slow := func(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
+	slow := func(ctx context.Context, _ int64, name string, args json.RawMessage) (json.RawMessage, error) {
 		select {
 		case <-time.After(1500 * time.Millisecond):
 		case <-ctx.Done():
@@ -342,7 +342,7 @@ func TestHostileChannelTraffic(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			req := unconfined(t, frameJS+c.code)
 			req.Names = []string{"echo"}
-			req.Call = func(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
+			req.Call = func(ctx context.Context, _ int64, name string, args json.RawMessage) (json.RawMessage, error) {
 				calls.Add(1)
 				return args, nil
 			}
@@ -359,7 +359,7 @@ func TestHostileChannelTraffic(t *testing.T) {
 		r := newRuntime(t, Config{MaxPendingCalls: 3})
 		req := unconfined(t, "await Promise.all([1, 2, 3, 4].map(() => tools.wait({})));")
 		req.Names = []string{"wait"}
-		req.Call = func(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
+		req.Call = func(ctx context.Context, _ int64, name string, args json.RawMessage) (json.RawMessage, error) {
 			<-ctx.Done()
 			return nil, ctx.Err()
 		}
