@@ -536,51 +536,62 @@ func abs(i int) int {
 }
 
 // Compact is JSON.stringify(v): no whitespace, members in order.
-func Compact(v *Value) string {
-	var b strings.Builder
-	writeCompact(&b, v)
-	return b.String()
-}
+func Compact(v *Value) string { return Indent(v, 0) }
 
-// writeCompact writes v iteratively (explicit stack of pending pieces).
-func writeCompact(b *strings.Builder, root *Value) {
+// Indent is JSON.stringify(v, null, 2) for the containers above depth
+// prettyDepth (the root is depth 0) and compact text from that depth down.
+// It writes with an explicit stack.
+func Indent(root *Value, prettyDepth int) string {
+	var b strings.Builder
 	type item struct {
-		v   *Value
-		lit string // when v is nil: a literal piece
+		v     *Value
+		depth int
+		lit   string // when v is nil: a literal piece
 	}
 	stack := []item{{v: root}}
 	for len(stack) > 0 {
 		it := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		if it.v == nil {
+		v := it.v
+		if v == nil {
 			b.WriteString(it.lit)
 			continue
 		}
-		v := it.v
+		n := len(v.Elems)
+		open, end := "[", "]"
 		switch v.Kind {
 		case Array:
-			b.WriteByte('[')
-			stack = append(stack, item{lit: "]"})
-			for i := len(v.Elems) - 1; i >= 0; i-- {
-				stack = append(stack, item{v: v.Elems[i]})
-				if i > 0 {
-					stack = append(stack, item{lit: ","})
-				}
-			}
 		case Object:
-			b.WriteByte('{')
-			stack = append(stack, item{lit: "}"})
-			for i := len(v.Members) - 1; i >= 0; i-- {
-				m := v.Members[i]
-				stack = append(stack, item{v: m.Value}, item{lit: QuoteUnits(m.Key) + ":"})
-				if i > 0 {
-					stack = append(stack, item{lit: ","})
-				}
-			}
+			n, open, end = len(v.Members), "{", "}"
 		default:
 			b.WriteString(Scalar(v))
+			continue
+		}
+		if n == 0 {
+			b.WriteString(open + end)
+			continue
+		}
+		inner, colon, closing := "", ":", end
+		if it.depth < prettyDepth {
+			inner, colon = "\n"+strings.Repeat("  ", it.depth+1), ": "
+			closing = "\n" + strings.Repeat("  ", it.depth) + end
+		}
+		b.WriteString(open)
+		stack = append(stack, item{lit: closing})
+		for i := n - 1; i >= 0; i-- {
+			sep := inner
+			if i > 0 {
+				sep = "," + inner
+			}
+			if v.Kind == Array {
+				stack = append(stack, item{v: v.Elems[i], depth: it.depth + 1}, item{lit: sep})
+			} else {
+				m := v.Members[i]
+				stack = append(stack, item{v: m.Value, depth: it.depth + 1}, item{lit: sep + QuoteUnits(m.Key) + colon})
+			}
 		}
 	}
+	return b.String()
 }
 
 // Scalar is JSON.stringify of a scalar value (null, boolean, number, string).

@@ -43,14 +43,15 @@ func TestAgainstNode(t *testing.T) {
 	numsJSON, _ := json.Marshal(nums)
 	textsJSON, _ := json.Marshal(texts)
 	script := `const nums = JSON.parse(process.argv[1]); const texts = JSON.parse(process.argv[2]);
-process.stdout.write(JSON.stringify({nums: nums.map(String), texts: texts.map(t => JSON.stringify(JSON.parse(t)))}))`
+process.stdout.write(JSON.stringify({nums: nums.map(String), texts: texts.map(t => JSON.stringify(JSON.parse(t))), pretty: texts.map(t => JSON.stringify(JSON.parse(t), null, 2))}))`
 	out, err := exec.Command(node, "-e", script, string(numsJSON), string(textsJSON)).Output()
 	if err != nil {
 		t.Fatalf("node: %v", err)
 	}
 	var want struct {
-		Nums  []string `json:"nums"`
-		Texts []string `json:"texts"`
+		Nums   []string `json:"nums"`
+		Texts  []string `json:"texts"`
+		Pretty []string `json:"pretty"`
 	}
 	if err := json.Unmarshal(out, &want); err != nil {
 		t.Fatal(err)
@@ -69,6 +70,9 @@ process.stdout.write(JSON.stringify({nums: nums.map(String), texts: texts.map(t 
 		got := Compact(v)
 		if got != want.Texts[i] {
 			t.Errorf("Compact(Parse(%s))\n got: %s\nnode: %s", text, got, want.Texts[i])
+		}
+		if got := Indent(v, MaxDepth); got != want.Pretty[i] {
+			t.Errorf("Indent(Parse(%s))\n got: %s\nnode: %s", text, got, want.Pretty[i])
 		}
 
 	}
