@@ -37,22 +37,7 @@ var varTmpDir = sandboxtest.TempDir
 
 // provider is the real provider with backend as its only candidate; it skips
 // t when the backend cannot confine here.
-func provider(t testing.TB, backend string) *sandbox.Provider {
-	t.Helper()
-	cfg := sandbox.Config{Platform: "linux", Chain: []string{backend}}
-	switch backend {
-	case sandbox.BackendBwrap:
-		sandboxtest.RequireBwrap(t)
-	case sandbox.BackendLandlock:
-		sandboxtest.RequireLandlock(t, 1)
-		cfg.LauncherPath = sandboxtest.Runner(t)
-	}
-	p, err := sandbox.NewProvider(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
+var provider = sandboxtest.Provider
 
 func bash(cmd string) []string { return []string{"bash", "-c", cmd} }
 

@@ -3,15 +3,14 @@ package code
 import (
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
 	"slices"
 	"testing"
 	"time"
 
-	"github.com/dshsim/dshsim/internal/landlockrun/runnerbuild"
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/sandbox"
+	"github.com/dshsim/dshsim/sandbox/sandboxtest"
 	"github.com/dshsim/dshsim/tools/code/noderuntime"
 )
 
@@ -26,20 +25,8 @@ func BenchmarkEmptyProgramRatio(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	ws, err := os.MkdirTemp("/var/tmp", "dshsim-bench-code-")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer os.RemoveAll(ws)
-	binDir, err := os.MkdirTemp("", "dshsim-bench-runner-")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer os.RemoveAll(binDir)
-	runner, err := runnerbuild.Runner("", binDir)
-	if err != nil {
-		b.Fatal(err)
-	}
+	ws := sandboxtest.TempDir(b, "dshsim-bench-code-")
+	runner := sandboxtest.Runner(b)
 	reg := pipeline.NewRegistry()
 	runCode := func(mode sandbox.Mode, backend string) func() error {
 		var confiner *sandbox.Provider

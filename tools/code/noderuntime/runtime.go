@@ -633,7 +633,7 @@ func (s *runState) settle(failure *Failure) (Result, error) {
 	}
 	for _, n := range []*native{&s.stdout, &s.stderr} {
 		b, _ := n.snapshot()
-		if n == &s.stderr && res.Backend == sandbox.BackendLandlock {
+		if n == &s.stderr && backendOf(res) == sandbox.BackendLandlock {
 			b = []byte(strings.TrimPrefix(string(b), sandbox.LandlockPartialNotice+"\n"))
 		}
 		if len(b) > 0 && (failure == nil || failure.Kind != KindOutputLimit) {
@@ -642,7 +642,15 @@ func (s *runState) settle(failure *Failure) (Result, error) {
 			}
 		}
 	}
-	return s.r.finish(s.ledger, s.value, failure, res.Backend), nil
+	return s.r.finish(s.ledger, s.value, failure, backendOf(res)), nil
+}
+
+// backendOf names the backend that confined a run ("" unconfined).
+func backendOf(res spawn.Result) string {
+	if res.Sandbox == nil {
+		return ""
+	}
+	return res.Sandbox.Backend
 }
 
 // finish composes the result and applies the ledger to the value or the

@@ -1,0 +1,10 @@
+package code
+
+import (
+	"os"
+	"testing"
+
+	"github.com/dshsim/dshsim/sandbox/sandboxtest"
+)
+
+func TestMain(m *testing.M) { os.Exit(sandboxtest.Main(m)) }
