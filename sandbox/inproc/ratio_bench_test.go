@@ -7,11 +7,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/dshsim/dshsim/harness/benchratio"
 	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/sandbox/sandboxtest"
 )
@@ -115,45 +114,18 @@ func BenchmarkSpawnRatios(b *testing.B) {
 	if _, err := exec.LookPath("bwrap"); err == nil {
 		variants = append(variants, variant{"bwrap", cmd(sandbox.Wrap([]string{"bwrap"}, sandbox.BwrapArgs(policy), []string{"/bin/true"})...)})
 	}
-	samples := make([][]time.Duration, len(variants))
-	round := 0
-	for b.Loop() {
-		for k := range variants {
-			i := (k + round) % len(variants)
-			start := time.Now()
-			if err := variants[i].fn(); err != nil {
-				b.Fatalf("%s: %v", variants[i].name, err)
-			}
-			samples[i] = append(samples[i], time.Since(start))
-		}
-		round++
-	}
-	median := func(d []time.Duration) float64 {
-		s := slices.Clone(d)
-		slices.Sort(s)
-		return float64(s[len(s)/2])
-	}
-	medians := make(map[string]float64, len(variants))
+	ratios := make([]benchratio.Variant, len(variants))
 	for i, v := range variants {
-		medians[v.name] = median(samples[i])
+		ratios[i] = benchratio.Variant{Name: v.name, Run: v.fn}
 	}
-	bare := medians["bare"]
-	b.ReportMetric(bare/1e3, "bare-µs")
-	for _, v := range variants[1:] {
-		b.ReportMetric(medians[v.name]/bare, v.name+"-x")
-	}
-	if cRunner != "" {
-		b.ReportMetric(medians["runner"]/medians["c-runner"], "runner/c-runner")
-	} else {
+	medians := benchratio.Run(b, ratios)
+	if cRunner == "" {
 		b.Log(cSkip)
+		return
 	}
+	b.ReportMetric(medians["runner"]/medians["c-runner"], "runner/c-runner")
 	if testing.Verbose() {
-		for _, v := range variants {
-			fmt.Printf("%-15s median %8.0f µs  ratio %.2fx  (%d samples)\n", v.name, medians[v.name]/1e3, medians[v.name]/bare, round)
-		}
-		if cRunner != "" {
-			fmt.Printf("%-15s %.2fx  (ours / upstream's C runner, medians of this run)\n", "runner/c-runner", medians["runner"]/medians["c-runner"])
-		}
+		fmt.Printf("%-22s %.2fx  (ours / upstream's C runner, medians of this run)\n", "runner/c-runner", medians["runner"]/medians["c-runner"])
 	}
 }
 

@@ -4,10 +4,9 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
-	"slices"
 	"testing"
-	"time"
 
+	"github.com/dshsim/dshsim/harness/benchratio"
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/sandbox/sandboxtest"
@@ -15,9 +14,10 @@ import (
 )
 
 // BenchmarkEmptyProgramRatio measures an empty program's start-to-result
-// against a bare spawn of node with an empty -e script, in the same run:
-// interleaved rounds, the median of each variant, reported as a ratio to
-// the bare spawn.
+// against a bare spawn of node with an empty -e script, in the same run
+// (harness/benchratio: interleaved rounds, medians, ratios to the bare
+// spawn): the runtime alone, run_code's body unconfined, and run_code under
+// Landlock and bwrap (workspace-write).
 //
 //	go test ./tools/code -run '^$' -bench EmptyProgramRatio -benchtime 40x -v
 func BenchmarkEmptyProgramRatio(b *testing.B) {
@@ -27,7 +27,6 @@ func BenchmarkEmptyProgramRatio(b *testing.B) {
 	}
 	ws := sandboxtest.TempDir(b, "dshsim-bench-code-")
 	runner := sandboxtest.Runner(b)
-	reg := pipeline.NewRegistry()
 	runCode := func(mode sandbox.Mode, backend string) func() error {
 		var confiner *sandbox.Provider
 		if backend != "" {
@@ -35,7 +34,7 @@ func BenchmarkEmptyProgramRatio(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		tl, err := New(Config{}, Deps{Registry: reg, Runtime: rt, Confiner: confiner,
+		tl, err := New(Config{}, Deps{Registry: pipeline.NewRegistry(), Runtime: rt, Confiner: confiner,
 			Policy: func(*pipeline.Call) (sandbox.Policy, error) {
 				return sandbox.Policy{Mode: mode, WorkspaceRoot: ws}, nil
 			}})
@@ -51,51 +50,20 @@ func BenchmarkEmptyProgramRatio(b *testing.B) {
 			return nil
 		}
 	}
-	type variant struct {
-		name, metric string
-		fn           func() error
-	}
-	variants := []variant{
-		{"bare node -e ''", "", func() error { return exec.Command(rt.Node(), "-e", "").Run() }},
-		{"runtime, unconfined", "runtime-x", func() error {
+	variants := []benchratio.Variant{
+		{Name: "node", Run: func() error { return exec.Command(rt.Node(), "-e", "").Run() }},
+		{Name: "runtime", Run: func() error {
 			res, err := rt.Run(context.Background(), noderuntime.Request{Policy: sandbox.Policy{Mode: sandbox.DangerFullAccess, WorkspaceRoot: ws}})
 			if err != nil || res.Error != nil {
 				return fmt.Errorf("%v %+v", err, res.Error)
 			}
 			return nil
 		}},
-		{"run_code, unconfined", "run_code-x", runCode(sandbox.DangerFullAccess, "")},
-		{"run_code, landlock", "landlock-x", runCode(sandbox.WorkspaceWrite, sandbox.BackendLandlock)},
+		{Name: "run_code", Run: runCode(sandbox.DangerFullAccess, "")},
+		{Name: "run_code-landlock", Run: runCode(sandbox.WorkspaceWrite, sandbox.BackendLandlock)},
 	}
 	if sandbox.ProbeBwrap(context.Background()) {
-		variants = append(variants, variant{"run_code, bwrap", "bwrap-x", runCode(sandbox.WorkspaceWrite, sandbox.BackendBwrap)})
+		variants = append(variants, benchratio.Variant{Name: "run_code-bwrap", Run: runCode(sandbox.WorkspaceWrite, sandbox.BackendBwrap)})
 	}
-	samples := make([][]time.Duration, len(variants))
-	round := 0
-	for b.Loop() {
-		for k := range variants {
-			i := (k + round) % len(variants)
-			start := time.Now()
-			if err := variants[i].fn(); err != nil {
-				b.Fatalf("%s: %v", variants[i].name, err)
-			}
-			samples[i] = append(samples[i], time.Since(start))
-		}
-		round++
-	}
-	median := func(d []time.Duration) float64 {
-		s := slices.Clone(d)
-		slices.Sort(s)
-		return float64(s[len(s)/2])
-	}
-	bare := median(samples[0])
-	b.ReportMetric(bare/1e6, "bare-ms")
-	for i, v := range variants[1:] {
-		b.ReportMetric(median(samples[i+1])/bare, v.metric)
-	}
-	if testing.Verbose() {
-		for i, v := range variants {
-			fmt.Printf("%-22s median %7.1f ms  ratio %.2fx  (%d samples)\n", v.name, median(samples[i])/1e6, median(samples[i])/bare, len(samples[i]))
-		}
-	}
+	benchratio.Run(b, variants)
 }
