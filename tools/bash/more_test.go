@@ -203,6 +203,10 @@ func TestCanonicalValue(t *testing.T) {
 	if fmt.Sprint(v) != fmt.Sprint(want) {
 		t.Errorf("value = %v\nwant    %v", v, want)
 	}
+	// upstream's key order: a run_code program may return the value whole
+	if want := `{"kind":"foreground","exitCode":4,"signal":null,"timedOut":false,"aborted":false,"timeoutMs":60000,"stdout":{"text":"out\n","truncated":false},"stderr":{"text":"err\n","truncated":false}}`; string(out.Value) != want {
+		t.Errorf("value bytes %s\nwant        %s", out.Value, want)
+	}
 }
 
 func TestWorkdirPerSession(t *testing.T) {
@@ -304,5 +308,19 @@ func TestThroughThePipeline(t *testing.T) {
 	time.AfterFunc(100*time.Millisecond, cancel)
 	if res := exec(cmd("sleep 5"), ctx); !res.IsError || res.Text() != "Error: tool call aborted" {
 		t.Errorf("abort: %+v", res)
+	}
+}
+
+// TestBackgroundValueKeyOrder: the background value keeps upstream's key
+// order (kind first), which a run_code program returning it whole shows.
+func TestBackgroundValueKeyOrder(t *testing.T) {
+	reg, _ := newJobs(t)
+	tool := newTool(t, Config{}, Deps{Jobs: reg})
+	out, err := tool.Run(context.Background(), call(agent(t, "s", t.TempDir()), cmd("true", "run_in_background", true)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(out.Value) != `{"kind":"background","jobId":"bash-1"}` {
+		t.Errorf("value %s", out.Value)
 	}
 }

@@ -57,3 +57,19 @@ func Parameters(promote, background, escalationAdvertised bool) json.RawMessage 
 	}
 	return b
 }
+
+// OutputSchema is the JSON Schema of the bash value (what run_code programs
+// receive): upstream's background and foreground shapes, plus the promoted
+// shape of a foreground command moved to a job at its timeout (newer
+// upstream) and the foreground's optional stopped reason.
+var OutputSchema = json.RawMessage(`{"oneOf":[` +
+	`{"type":"object","properties":{"kind":{"type":"string","const":"background"},"jobId":{"type":"string"}},"required":["kind","jobId"],"additionalProperties":false},` +
+	`{"type":"object","properties":{"kind":{"type":"string","const":"promoted"},"jobId":{"type":"string"},"timeoutMs":{"type":"number"},"output":{"type":"string"}},"required":["kind","jobId","timeoutMs","output"],"additionalProperties":false},` +
+	`{"type":"object","properties":{"kind":{"type":"string","const":"foreground"},` +
+	`"exitCode":{"oneOf":[{"type":"number"},{"type":"null"}]},"signal":{"oneOf":[{"type":"string"},{"type":"null"}]},` +
+	`"timedOut":{"type":"boolean"},"aborted":{"type":"boolean"},"timeoutMs":{"type":"number"},` +
+	`"stdout":` + streamSchema + `,"stderr":` + streamSchema + `,"stopped":{"type":"string"},` +
+	`"sandbox":{"type":"object","properties":{"mode":{"type":"string"},"denied":{"type":"boolean"},"enforcement":{"type":"string"},"runnerFailed":{"type":"boolean"}},"required":["mode","denied"],"additionalProperties":false}},` +
+	`"required":["kind","exitCode","signal","timedOut","aborted","timeoutMs","stdout","stderr"],"additionalProperties":false}]}`)
+
+const streamSchema = `{"type":"object","properties":{"text":{"type":"string"},"truncated":{"type":"boolean"},"spillPath":{"type":"string"}},"required":["text","truncated"],"additionalProperties":false}`

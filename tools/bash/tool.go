@@ -167,7 +167,9 @@ func (t *Tool) Definition() pipeline.Tool {
 		Name:        Name,
 		Description: Description,
 		Parameters:  Parameters(t.promote, t.background, t.EscalationAdvertised()),
-		Run:         t.Run,
+		// OutputSchema declares the value run_code programs receive.
+		OutputSchema: OutputSchema,
+		Run:          t.Run,
 	}
 }
 
@@ -281,7 +283,7 @@ func (t *Tool) Run(ctx context.Context, call *pipeline.Call) (pipeline.Output, e
 		if err != nil {
 			return pipeline.Output{}, err
 		}
-		return output(render.Started(job.ID), map[string]any{"kind": "background", "jobId": job.ID}), nil
+		return output(render.Started(job.ID), backgroundValue{Kind: "background", JobID: job.ID}), nil
 	}
 	return t.foreground(ctx, call, policy, a, workdir)
 }
@@ -434,7 +436,7 @@ func (t *Tool) foreground(ctx context.Context, call *pipeline.Call, policy sandb
 			job.Promote()
 			stdout, stderr := job.Streams()
 			text := render.Promoted(stdout, stderr, ms, job.ID)
-			return output(text, map[string]any{"kind": "promoted", "jobId": job.ID, "timeoutMs": ms, "output": render.Body(render.StreamText(stdout), render.StreamText(stderr))}), nil
+			return output(text, promotedValue{Kind: "promoted", JobID: job.ID, TimeoutMs: ms, Output: render.Body(render.StreamText(stdout), render.StreamText(stderr))}), nil
 		}
 		timedOut = true
 		job.Kill()
@@ -461,33 +463,60 @@ func output(text string, value any) pipeline.Output {
 	return pipeline.Output{Value: v, Content: []pipeline.Block{pipeline.TextBlock(text)}}
 }
 
-func foregroundValue(f render.Foreground, aborted bool) map[string]any {
-	stream := func(s render.Stream) map[string]any {
-		m := map[string]any{"text": s.Text, "truncated": s.Truncated}
-		if s.FullPath != "" {
-			m["spillPath"] = s.FullPath
-		}
-		return m
+// The canonical values, in upstream's key order (a program may return a
+// value whole, so the order shows): background, promoted (a foreground
+// command still running at its timeout, newer upstream) and foreground.
+type (
+	backgroundValue struct {
+		Kind  string `json:"kind"`
+		JobID string `json:"jobId"`
 	}
-	v := map[string]any{
-		"kind": "foreground", "exitCode": f.ExitCode, "signal": nil, "timedOut": f.TimedOut, "aborted": aborted,
-		"timeoutMs": f.TimeoutMs, "stdout": stream(f.Stdout), "stderr": stream(f.Stderr),
+	promotedValue struct {
+		Kind      string `json:"kind"`
+		JobID     string `json:"jobId"`
+		TimeoutMs int64  `json:"timeoutMs"`
+		Output    string `json:"output"`
 	}
+	streamValue struct {
+		Text      string `json:"text"`
+		Truncated bool   `json:"truncated"`
+		SpillPath string `json:"spillPath,omitempty"`
+	}
+	sandboxValue struct {
+		Mode         sandbox.Mode        `json:"mode"`
+		Denied       bool                `json:"denied"`
+		Enforcement  sandbox.Enforcement `json:"enforcement,omitempty"`
+		RunnerFailed bool                `json:"runnerFailed,omitempty"`
+	}
+	foregroundValueT struct {
+		Kind      string        `json:"kind"`
+		ExitCode  *int          `json:"exitCode"`
+		Signal    *string       `json:"signal"`
+		TimedOut  bool          `json:"timedOut"`
+		Aborted   bool          `json:"aborted"`
+		TimeoutMs int64         `json:"timeoutMs"`
+		Stdout    streamValue   `json:"stdout"`
+		Stderr    streamValue   `json:"stderr"`
+		Stopped   string        `json:"stopped,omitempty"`
+		Sandbox   *sandboxValue `json:"sandbox,omitempty"`
+	}
+)
+
+func foregroundValue(f render.Foreground, aborted bool) foregroundValueT {
+	stream := func(s render.Stream) streamValue {
+		return streamValue{Text: s.Text, Truncated: s.Truncated, SpillPath: s.FullPath}
+	}
+	v := foregroundValueT{Kind: "foreground", TimedOut: f.TimedOut, Aborted: aborted, TimeoutMs: f.TimeoutMs,
+		Stdout: stream(f.Stdout), Stderr: stream(f.Stderr), Stopped: f.Stopped}
 	if f.Signaled {
-		v["exitCode"], v["signal"] = nil, f.Signal
-	}
-	if f.Stopped != "" {
-		v["stopped"] = f.Stopped
+		sig := f.Signal
+		v.Signal = &sig
+	} else {
+		code := f.ExitCode
+		v.ExitCode = &code
 	}
 	if f.Sandbox != nil {
-		sb := map[string]any{"mode": f.Sandbox.Mode, "denied": f.Sandbox.Denied}
-		if f.Sandbox.Enforcement != "" {
-			sb["enforcement"] = f.Sandbox.Enforcement
-		}
-		if f.Sandbox.RunnerFailed {
-			sb["runnerFailed"] = true
-		}
-		v["sandbox"] = sb
+		v.Sandbox = &sandboxValue{Mode: f.Sandbox.Mode, Denied: f.Sandbox.Denied, Enforcement: f.Sandbox.Enforcement, RunnerFailed: f.Sandbox.RunnerFailed}
 	}
 	return v
 }
