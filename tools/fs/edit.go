@@ -8,10 +8,12 @@ import (
 	"github.com/dshsim/dshsim/pipeline"
 )
 
-// EditValue is edit's canonical value.
+// EditValue is edit's canonical value (upstream's shape): the file's text
+// before and after, LF-normalized.
 type EditValue struct {
-	Path       string `json:"path"`
-	ReplaceAll bool   `json:"replaceAll"`
+	Path   string `json:"path"`
+	Before string `json:"before"`
+	After  string `json:"after"`
 }
 
 func (t *Tools) runEdit(ctx context.Context, call *pipeline.Call) (pipeline.Output, error) {
@@ -59,7 +61,7 @@ func (t *Tools) runEdit(ctx context.Context, call *pipeline.Call) (pipeline.Outp
 		text = "The file " + target.Display + " has been updated. All occurrences were successfully replaced."
 	}
 	return pipeline.Output{
-		Value:   marshal(EditValue{Path: target.Display, ReplaceAll: replaceAll}),
+		Value:   marshal(EditValue{Path: target.Display, Before: res.Before, After: res.After}),
 		Content: []pipeline.Block{pipeline.TextBlock(text)},
 		Meta:    marshal(DiffMeta{Diffs: Diffs(path, res.Before, res.After)}),
 	}, nil

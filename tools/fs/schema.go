@@ -109,3 +109,14 @@ func editSchema(advertised bool) json.RawMessage {
 		{"replace_all", map[string]any{"type": "boolean", "description": ReplaceAllDescription}},
 	}, escalationProps(advertised)...), []string{"file_path", "old_string", "new_string"})
 }
+
+// Output schemas of the canonical values (what run_code programs receive).
+var (
+	ReadOutputSchema = json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"},"offset":{"type":"number"},` +
+		`"lines":{"type":"array","items":{"type":"object","properties":{"number":{"type":"number"},"text":{"type":"string"}},"required":["number","text"],"additionalProperties":false}},` +
+		`"totalLines":{"type":"number"}},"required":["path","offset","lines","totalLines"],"additionalProperties":false}`)
+	WriteOutputSchema = json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"},"operation":{"type":"string","enum":["create","update"]},` +
+		`"before":{"oneOf":[{"type":"string"},{"type":"null"}]},"after":{"type":"string"}},"required":["path","operation","before","after"],"additionalProperties":false}`)
+	EditOutputSchema = json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"},"before":{"type":"string"},"after":{"type":"string"}},` +
+		`"required":["path","before","after"],"additionalProperties":false}`)
+)

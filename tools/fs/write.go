@@ -8,10 +8,14 @@ import (
 	"github.com/dshsim/dshsim/pipeline"
 )
 
-// WriteValue is write's canonical value.
+// WriteValue is write's canonical value (upstream's shape): before is the
+// previous text (LF-normalized), null for a new file or one that cannot be
+// diffed.
 type WriteValue struct {
-	Path      string `json:"path"`
-	Operation string `json:"operation"`
+	Path      string  `json:"path"`
+	Operation string  `json:"operation"`
+	Before    *string `json:"before"`
+	After     string  `json:"after"`
 }
 
 // DiffMeta is the persisted meta of write and edit.
@@ -56,7 +60,7 @@ func (t *Tools) runWrite(ctx context.Context, call *pipeline.Call) (pipeline.Out
 		word = "Updated file"
 	}
 	return pipeline.Output{
-		Value:   marshal(WriteValue{Path: target.Display, Operation: res.Operation}),
+		Value:   marshal(WriteValue{Path: target.Display, Operation: res.Operation, Before: res.Before, After: res.After}),
 		Content: []pipeline.Block{pipeline.TextBlock(fileEnvelope(target.Display, word))},
 		Meta:    marshal(DiffMeta{Diffs: diffs}),
 	}, nil
