@@ -165,23 +165,59 @@ func (p *Policy) Apply(call *pipeline.Call, res pipeline.Result) (pipeline.Resul
 	if !p.Enabled() {
 		return res, false
 	}
-	if ok, _ := Spillable(call, res.Content); !ok || !p.Over(res.Content) {
+	if ok, _ := Spillable(call, res.Content); !ok {
 		return res, false
 	}
-	texts := make([]string, len(res.Content))
-	for i, b := range res.Content {
+	content, spilled := p.bound(call, res.Content, "result")
+	if !spilled {
+		return res, false
+	}
+	out := res
+	out.Content = content
+	return out, true
+}
+
+// DispatchLog is the durable-log arm (fs-spill-render.md §5.4): it bounds
+// the copy of a run_code nested call's content that the session log keeps
+// (tool/code-dispatch), the same way as a result; nested calls and read are
+// not exempt here (the program's value is untouched either way). It returns
+// nil when the content stays as it is.
+func (p *Policy) DispatchLog(call *pipeline.Call, content []pipeline.Block) []pipeline.Block {
+	if !p.Enabled() || call == nil {
+		return nil
+	}
+	for _, b := range content {
+		if b.Type != "text" {
+			return nil
+		}
+	}
+	out, spilled := p.bound(call, content, "dispatch")
+	if !spilled {
+		return nil
+	}
+	return out
+}
+
+// bound replaces content over the budget by the preview and notice, saving
+// the full text; label names the copy in warnings.
+func (p *Policy) bound(call *pipeline.Call, content []pipeline.Block, label string) ([]pipeline.Block, bool) {
+	if !p.Over(content) {
+		return content, false
+	}
+	texts := make([]string, len(content))
+	for i, b := range content {
 		texts[i] = b.Text
 	}
 	full := strings.Join(texts, "")
 	name := call.Name() + ".txt"
 	if p.store == nil {
-		p.warn(fmt.Sprintf("spill-policy: keeping the %s result of call %s inline: no spill store is composed", call.Name(), call.CallID()))
-		return res, false
+		p.warn(fmt.Sprintf("spill-policy: keeping the %s %s of call %s inline: no spill store is composed", call.Name(), label, call.CallID()))
+		return content, false
 	}
 	saved, err := p.store.Save(call.SessionID(), name, full)
 	if err != nil {
-		p.warn(fmt.Sprintf("spill-policy: keeping the %s result of call %s inline: %v", call.Name(), call.CallID(), err))
-		return res, false
+		p.warn(fmt.Sprintf("spill-policy: keeping the %s %s of call %s inline: %v", call.Name(), label, call.CallID(), err))
+		return content, false
 	}
 	var text string
 	var ok bool
@@ -192,12 +228,10 @@ func (p *Policy) Apply(call *pipeline.Call, res pipeline.Result) (pipeline.Resul
 	}
 	if !ok {
 		removeQuiet(saved.Locator)
-		p.warn(fmt.Sprintf("spill-policy: keeping the %s result of call %s inline: the spill notice exceeds %s %d", call.Name(), call.CallID(), p.capName(), p.cap))
-		return res, false
+		p.warn(fmt.Sprintf("spill-policy: keeping the %s %s of call %s inline: the spill notice exceeds %s %d", call.Name(), label, call.CallID(), p.capName(), p.cap))
+		return content, false
 	}
-	out := res
-	out.Content = []pipeline.Block{pipeline.TextBlock(text)}
-	return out, true
+	return []pipeline.Block{pipeline.TextBlock(text)}, true
 }
 
 func (p *Policy) capName() string {
