@@ -14,6 +14,7 @@ import (
 	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/spill"
+	"github.com/dshsim/dshsim/tools/code"
 )
 
 // parts is everything one composed stack holds.
@@ -29,6 +30,7 @@ type parts struct {
 	standing *pipeline.Scope  // the agent preset's standing scope
 	root     *pipeline.Agent  // the session's agent, under standing
 	review   *autoreview.Gate // Auto review (registers nothing when off)
+	runCode  *code.Tool       // nil in native mode
 	closers  []func() error
 
 	mu       sync.Mutex
@@ -90,6 +92,9 @@ func compose(cfg Config, agent *pipeline.Agent) (impl, error) {
 		// Outermost post-execute listener: it bounds whatever the inner ones produced.
 		p.spill.Hook(p.reg)
 	}
+	for _, g := range cfg.Guards {
+		p.reg.AddGuard(g)
+	}
 	return p, nil
 }
 
@@ -102,6 +107,9 @@ func (p *parts) syncContext(ctx context.Context) (*session.Event, error) {
 }
 
 func (p *parts) execute(ctx context.Context, call *pipeline.Call) pipeline.Result {
+	if res, collapsed := p.collapse(call); collapsed {
+		return res
+	}
 	return p.reg.Execute(call)
 }
 

@@ -32,6 +32,15 @@
 // Auto review on for the session's agent: a call the reviewer approved
 // resolves its sandbox mode as danger-full-access, for that call only.
 //
+// # Tools modes
+//
+// Config.ToolsMode code or both adds run_code (tools/code, code.go): every
+// program runs in a Node child confined by the bash tool's provider under
+// the call's policy, and its nested calls go through this registry. Code
+// mode offers run_code alone ([Stack.WireTools]) and collapses a direct call
+// of any other tool; [Stack.PromptSections] renders tools:code-only and
+// tools:sdk.
+//
 // # Fail closed
 //
 // [New] refuses a configuration with a piece missing or wrong (no answerer
@@ -43,7 +52,7 @@
 // # Files
 //
 // compose.go holds the shared pieces; each tool area registers itself from
-// its own file (bash.go, fs.go).
+// its own file (bash.go, code.go, fs.go).
 //
 // # Imports
 //

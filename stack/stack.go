@@ -12,6 +12,7 @@ import (
 	"github.com/dshsim/dshsim/pipeline/autoreview"
 	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/sandbox"
+	"github.com/dshsim/dshsim/tools/code/noderuntime"
 )
 
 // Approval policies (VERBATIM values of approval/policy).
@@ -65,6 +66,14 @@ type Config struct {
 	// that cannot be loaded refuses every call, a hook that cannot run
 	// blocks its call.
 	HooksStrict bool
+	// ToolsMode is how tools are presented (code-mode.md §1.1): ToolsNative
+	// ("" too), ToolsCode (run_code only) or ToolsBoth (every tool and run_code).
+	ToolsMode string
+	// CodeRuntime configures run_code's Node runtime (zero: upstream's limits).
+	CodeRuntime noderuntime.Config
+	// Guards are vetoes the deployment adds to every call, nested ones
+	// included (the sims' constructed guards).
+	Guards []pipeline.Guard
 }
 
 // Section is one named section of the runtime-context message.
@@ -97,6 +106,8 @@ type impl interface {
 	execute(ctx context.Context, call *pipeline.Call) pipeline.Result
 	close() error
 	tools() []string
+	wireTools() []pipeline.Tool
+	promptSections() ([]PromptSection, error)
 	warningList() []string
 	backend() (string, sandbox.Enforcement)
 	composition() *parts
@@ -144,6 +155,9 @@ func validate(cfg Config) error {
 	}
 	if cfg.SpillMaxInlineBytes < 0 {
 		errs = append(errs, fmt.Errorf("stack: spill cap must be >= 0, got %d", cfg.SpillMaxInlineBytes))
+	}
+	if err := validateToolsMode(cfg.ToolsMode); err != nil {
+		errs = append(errs, err)
 	}
 	if cfg.SpillMaxInlineBytes > 0 && !filepath.IsAbs(cfg.SpillRoot) {
 		errs = append(errs, fmt.Errorf("stack: spill root %q must be an absolute path", cfg.SpillRoot))

@@ -250,3 +250,13 @@ func value(logs []string, result json.RawMessage) json.RawMessage {
 	b.WriteByte('}')
 	return json.RawMessage(b.String())
 }
+
+// HasRuntime reports whether a runtime is mounted.
+func (t *Tool) HasRuntime() bool { return t.deps.Runtime != nil }
+
+// DirectCallError is the VERBATIM collapse of a model-direct call of a
+// native tool in code mode (ToolNotFoundError/UNKNOWN_TOOL, code-mode.md §1.4).
+func DirectCallError(name string) error {
+	return pipeline.NewError("ToolNotFoundError", pipeline.CodeUnknownTool,
+		fmt.Sprintf("unknown tool %q: only `run_code` is callable directly — call `%s` from inside a `run_code` program instead", name, name))
+}

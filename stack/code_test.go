@@ -1,0 +1,239 @@
+package stack_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/dshsim/dshsim/pipeline"
+	"github.com/dshsim/dshsim/pipeline/session"
+	"github.com/dshsim/dshsim/sandbox"
+	"github.com/dshsim/dshsim/sandbox/sandboxtest"
+	"github.com/dshsim/dshsim/stack"
+	"github.com/dshsim/dshsim/tools/code"
+)
+
+// newCodeStack composes a stack in toolsMode; its workspace is outside /tmp
+// (which workspace-write grants under Landlock and replaces under bwrap).
+func newCodeStack(t *testing.T, toolsMode string, mode sandbox.Mode, answer stack.Answerer, guards ...pipeline.Guard) (*stack.Stack, string, *session.Log) {
+	t.Helper()
+	ws := sandboxtest.TempDir(t, "dshsim-stack-code-")
+	log, err := session.Create(filepath.Join(t.TempDir(), "session.jsonl"), session.Header{ID: "0b7c2a52-5a8e-4d8e-9a55-000000000002", Cwd: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { log.Close() })
+	approval := stack.ApprovalNever
+	if answer != nil {
+		approval = stack.ApprovalAsk
+	}
+	s, err := stack.New(stack.Config{Workspace: ws, Log: log, Mode: mode, Approval: approval, Answer: answer, ToolsMode: toolsMode, Guards: guards})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if _, err := log.Append("turn/start", map[string]any{"turn": 1}); err != nil {
+		t.Fatal(err)
+	}
+	return s, ws, log
+}
+
+func runCode(s *stack.Stack, ctx context.Context, id, program string) pipeline.Result {
+	raw, _ := json.Marshal(map[string]string{"code": program, "description": "test program"})
+	return s.Execute(ctx, id, code.Name, raw)
+}
+
+func names(tools []pipeline.Tool) string {
+	var n []string
+	for _, t := range tools {
+		n = append(n, t.Name)
+	}
+	return strings.Join(n, ",")
+}
+
+func TestToolsModes(t *testing.T) {
+	for _, c := range []struct {
+		mode, wire, sections string
+	}{
+		{"", "bash,edit,job_kill,job_output,read,write", ""},
+		{stack.ToolsNative, "bash,edit,job_kill,job_output,read,write", ""},
+		{stack.ToolsCode, "run_code", "tools:code-only,tools:sdk"},
+		{stack.ToolsBoth, "bash,edit,job_kill,job_output,read,run_code,write", "tools:sdk"},
+	} {
+		t.Run("mode "+c.mode, func(t *testing.T) {
+			s, _, _ := newCodeStack(t, c.mode, sandbox.DangerFullAccess, nil)
+			if got := names(s.WireTools()); got != c.wire {
+				t.Errorf("wire tools %s, want %s", got, c.wire)
+			}
+			secs, err := s.PromptSections()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, sec := range secs {
+				got = append(got, sec.Name)
+				if sec.Name == "tools:sdk" {
+					for _, want := range []string{"  bash: {", "  read: {", "interface ToolOutputMap {\n  bash: {\n    kind: \"background\";"} {
+						if !strings.Contains(sec.Text, want) {
+							t.Errorf("the SDK lacks %q", want)
+						}
+					}
+					if strings.Contains(sec.Text, "run_code:") {
+						t.Error("the SDK declares run_code")
+					}
+				}
+			}
+			if strings.Join(got, ",") != c.sections {
+				t.Errorf("sections %v, want %s", got, c.sections)
+			}
+		})
+	}
+	if _, err := stack.New(stack.Config{Workspace: t.TempDir(), Log: nil, Mode: sandbox.ReadOnly, Approval: stack.ApprovalNever, ToolsMode: "ptc"}); err == nil || !strings.Contains(err.Error(), `stack: unknown tools mode "ptc" (want native, code or both)`) {
+		t.Errorf("bad tools mode: %v", err)
+	}
+}
+
+func TestCodeModeCollapsesDirectCalls(t *testing.T) {
+	s, _, _ := newCodeStack(t, stack.ToolsCode, sandbox.DangerFullAccess, nil)
+	res := bash(t, s, "c1", "echo hi", nil)
+	if res.Text() != "Error: unknown tool \"bash\": only `run_code` is callable directly — call `bash` from inside a `run_code` program instead" ||
+		res.Error.Info == nil || res.Error.Info.Code != "UNKNOWN_TOOL" || res.Error.Info.Name != "ToolNotFoundError" {
+		t.Errorf("%+v %+v", res, res.Error)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if res := s.Execute(ctx, "c2", "read", json.RawMessage(`{"file_path":"x"}`)); res.Text() != "Error: tool call aborted before dispatch" {
+		t.Errorf("pre-aborted: %q", res.Text())
+	}
+	if res := runCode(s, context.Background(), "c3", `return (await tools.bash({command: "echo nested", description: "d"})).stdout.text;`); res.IsError || res.Text() != "nested\n" {
+		t.Errorf("a nested bash: %q", res.Text())
+	}
+	both, _, _ := newCodeStack(t, stack.ToolsBoth, sandbox.DangerFullAccess, nil)
+	if res := bash(t, both, "c4", "echo direct", nil); res.IsError || res.Text() != "direct\n" {
+		t.Errorf("both mode runs a direct call: %q", res.Text())
+	}
+}
+
+// TestProgramsUseTheWholeStack: under workspace-write with the real sandbox,
+// a program calls bash and read, a guard denies a nested call, a nested
+// escalation asks the user with the sub-call id, and the program's own file
+// writes are confined.
+func TestProgramsUseTheWholeStack(t *testing.T) {
+	var asked []string
+	answer := func(ctx context.Context, req pipeline.ApprovalRequest) (pipeline.ApprovalOutcome, error) {
+		asked = append(asked, req.CallID)
+		return pipeline.Rejected, nil
+	}
+	guard := func(ctx context.Context, call *pipeline.Call) (string, bool) {
+		return "writing .env files is not allowed (constructed guard)", call.Name == "write" && strings.Contains(string(call.Args()), ".env")
+	}
+	s, _, log := newCodeStack(t, stack.ToolsCode, sandbox.WorkspaceWrite, answer, guard)
+	outside := filepath.Join(sandboxtest.TempDir(t, "dshsim-stack-outside-"), "outside.txt")
+	program := `
+const made = await tools.bash({command: "printf 'one\\ntwo\\n' > notes.txt", description: "write notes"});
+const read = await tools.read({file_path: "notes.txt"});
+const out: string[] = [String(made.exitCode), read.lines.map(l => l.text).join("+")];
+try { await tools.write({file_path: ".env", content: "X=1"}); } catch (e) { out.push(e.message); }
+const esc = await tools.bash({command: "echo x > ` + outside + `", description: "write outside"});
+out.push(String(esc.sandbox?.denied));
+try { await tools.bash({command: "echo x > ` + outside + `", description: "write outside", sandbox_permissions: "danger-full-access", justification: "the test needs it"}); } catch (e) { out.push(e.message); }
+const fs = await import("node:fs");
+try { fs.writeFileSync("` + outside + `", "x"); out.push("wrote outside"); } catch (e) { out.push(e.code); }
+return out;`
+	res := runCode(s, context.Background(), "call_1", program)
+	if res.IsError {
+		t.Fatalf("%s", res.Text())
+	}
+	var got []string
+	if err := json.Unmarshal([]byte(res.Text()), &got); err != nil {
+		t.Fatalf("%q: %v", res.Text(), err)
+	}
+	want := []string{"0", "one+two", "writing .env files is not allowed (constructed guard)", "true", "the user rejected the sandbox escalation"}
+	if len(got) != 6 || strings.Join(got[:4], "|") != strings.Join(want[:4], "|") || !strings.HasPrefix(got[4], "the user rejected") || (got[5] != "EACCES" && got[5] != "EROFS") {
+		t.Errorf("program output %q", got)
+	}
+	if _, err := os.Stat(outside); err == nil {
+		t.Error("a file outside the workspace was written")
+	}
+	if strings.Join(asked, ",") != "call_1:code:5" {
+		t.Errorf("asked for %v, want the fifth nested call", asked)
+	}
+	evs, err := log.Events()
+	if err != nil {
+		t.Fatal(err)
+	}
+	starts, settles := 0, 0
+	for _, e := range evs {
+		switch e.Type {
+		case code.EventDispatchStart:
+			starts++
+		case code.EventDispatch:
+			settles++
+		}
+	}
+	if starts != 5 || settles != 5 {
+		t.Errorf("%d starts, %d settles, want 5 each", starts, settles)
+	}
+}
+
+// TestCancellingRunCodeLeavesNothingRunning cancels the outer call while a
+// nested bash command runs and checks from outside that neither the Node
+// child nor the command is left.
+func TestCancellingRunCodeLeavesNothingRunning(t *testing.T) {
+	s, ws, _ := newCodeStack(t, stack.ToolsCode, sandbox.WorkspaceWrite, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		deadline := time.Now().Add(30 * time.Second)
+		for time.Now().Before(deadline) {
+			if _, err := os.Stat(filepath.Join(ws, "bash.pid")); err == nil {
+				cancel()
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		cancel()
+	}()
+	res := runCode(s, ctx, "k", `const fs = await import("node:fs"); fs.writeFileSync("node.pid", String(process.pid));
+await tools.bash({command: "sleep 300 & echo $! > sleep.pid; echo $$ > bash.pid; wait", description: "wait"});`)
+	if !res.IsError || !strings.HasPrefix(res.Text(), "Error: code run failed (abort): ") {
+		t.Errorf("result %q", res.Text())
+	}
+	var pids []int
+	for _, f := range []string{"node.pid", "bash.pid", "sleep.pid"} {
+		b, err := os.ReadFile(filepath.Join(ws, f))
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		p, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pids = append(pids, p)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for _, p := range pids {
+		for alive(p) && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if alive(p) {
+			syscall.Kill(p, syscall.SIGKILL)
+			t.Errorf("process %d is still running after the cancelled run_code returned", p)
+		}
+	}
+}
+
+// alive reports whether pid exists and is not a zombie.
+func alive(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	return i >= 0 && !strings.HasPrefix(string(b[i+1:]), " Z")
+}
