@@ -238,6 +238,7 @@ func replay(ctx context.Context, dir string, opt Options, res *Result) error {
 		LauncherPath:        opt.LauncherPath,
 		HooksDir:            ws, // the launch cwd: workspace/hooks.json and codex-hooks.json load from it
 		HooksStrict:         opt.StrictHooks,
+		ToolsMode:           rec.ToolsMode(),
 	})
 	if err != nil {
 		return fmt.Errorf("stack for %s (%s/%s): %w", rec.Name, pol.Mode, pol.Approval, err)
@@ -287,11 +288,8 @@ func replay(ctx context.Context, dir string, opt Options, res *Result) error {
 			res.Notes = append(res.Notes, "no sandbox backend is usable here: confined bash calls fail closed (SANDBOX_UNAVAILABLE)")
 		}
 	}
-	for _, pin := range []string{"system-prompt.expected.md", "tool-schemas.expected.json"} {
-		if _, err := os.Stat(filepath.Join(rec.Dir, pin)); err == nil {
-			res.Notes = append(res.Notes, pin+" (a request/header pin) is not compared: dsh-replay checks the tool boundary only")
-		}
-	}
+	pinFlags, pinNotes := checkPins(rec, st)
+	res.Flags, res.Notes = append(res.Flags, pinFlags...), append(res.Notes, pinNotes...)
 	if n := ans.left(); n > 0 {
 		res.Notes = append(res.Notes, fmt.Sprintf("%d permission answer(s) left unused (upstream ignores leftovers)", n))
 	}

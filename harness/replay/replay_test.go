@@ -38,8 +38,8 @@ func dirs(t *testing.T, args ...string) []string {
 // A recording that cannot match fails here with its exact reason; none is skipped.
 func TestTranscriptsMatch(t *testing.T) {
 	ds := dirs(t, "transcripts")
-	if len(ds) != 15 {
-		t.Fatalf("transcripts/ holds %d recordings, want the fifteen upstream ones", len(ds))
+	if len(ds) != 17 {
+		t.Fatalf("transcripts/ holds %d recordings, want the seventeen upstream ones", len(ds))
 	}
 	results := replay.Run(context.Background(), ds, replay.RunOptions{Parallel: 2})
 	for _, r := range results {
@@ -65,6 +65,8 @@ func TestFlaggedRecordingsMismatch(t *testing.T) {
 			flag: "script exhausted: llm-replay: script exhausted — session requested model call #3 but its script has only 2", firstPath: "(item)"},
 		{name: "replies never requested are flagged", dir: "unconsumed-replies", flag: "unconsumed replies: 2 of 2 model replies were never requested", firstPath: "(item)"},
 		{name: "a changed seed file shows in the read result", dir: "changed-seed", firstPath: "meta.lines[0].text"},
+		{name: "a nested call's logged content is compared", dir: "code-dispatch-changed", firstPath: "text"},
+		{name: "the run_code wire schema is compared", dir: "run-code-schema-changed", flag: "tool-schemas.expected.json: the run_code schema differs"},
 		{name: "a recorded permission prompt the replay never raised is flagged", dir: "prompt-not-asked",
 			flag: "permission prompts: stdout.expected.jsonl shows prompts for calls [call_00_APMUCJJm9lrTSlVbg6dB0185], the replay asked the user for []"},
 	}

@@ -22,6 +22,9 @@ const (
 	KindInvoked  = "hook/invoked"
 	KindHook     = "hook/result"
 	kindTurnOpen = "turn/start"
+	// KindDispatchStart and KindDispatch are run_code's nested calls.
+	KindDispatchStart = "tool/code-dispatch-start"
+	KindDispatch      = "tool/code-dispatch"
 )
 
 // Item is one projected event.
@@ -61,6 +64,14 @@ func (it Item) Label() string {
 		return "hook/invoked " + s("handlerId")
 	case KindHook:
 		return fmt.Sprintf("hook/result %s %s", s("handlerId"), s("decision"))
+	case KindDispatchStart:
+		return fmt.Sprintf("tool/code-dispatch-start %s %s", s("name"), s("subCallId"))
+	case KindDispatch:
+		verdict := "ok"
+		if e, _ := it.Fields["isError"].(bool); e {
+			verdict = "ERR"
+		}
+		return fmt.Sprintf("tool/code-dispatch %s %s", s("subCallId"), verdict)
 	case KindTurnEnd:
 		r, _ := it.Fields["reason"].(map[string]any)
 		k, _ := r["kind"].(string)
@@ -235,6 +246,12 @@ func Project(events []recording.Event, n Normalizer) ([]Item, error) {
 			add(e, KindHook, f)
 		case KindTurnEnd:
 			add(e, KindTurnEnd, pick(d, "reason"))
+		case KindDispatchStart:
+			add(e, KindDispatchStart, pick(d, "rootCallId", "parentCallId", "subCallId", "name", "arguments"))
+		case KindDispatch:
+			f := pick(d, "rootCallId", "parentCallId", "subCallId", "name", "arguments", "isError")
+			f["text"] = contentText(d["content"])
+			add(e, KindDispatch, f)
 		}
 	}
 	return items, nil

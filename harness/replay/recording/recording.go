@@ -132,6 +132,11 @@ type Recording struct {
 	Settings Settings
 	// HasSettings reports whether dshsim.replay.json exists.
 	HasSettings bool
+	// ToolSchemas is tool-schemas.expected.json, nil when absent.
+	ToolSchemas *ToolSchemas
+	// SystemPrompt is system-prompt.expected.md (HasSystemPrompt: it exists).
+	SystemPrompt    string
+	HasSystemPrompt bool
 }
 
 // IsRecording reports whether dir looks like a recording (has session.jsonl or input.json).
@@ -235,6 +240,9 @@ func Load(dir string) (*Recording, error) {
 		r.HasSettings = true
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return nil, fail(SettingsFile, 0, "", "%v", err)
+	}
+	if err := loadPins(r); err != nil {
+		return nil, err
 	}
 	return r, nil
 }

@@ -24,6 +24,8 @@ func TestLoadRejectsBadRecordingsNamingFileLineAndField(t *testing.T) {
 		{name: "missing stdout file", dir: "missing-stdout", file: StdoutFile, line: 0, problemPrefix: "missing file"},
 		{name: "wrong field type", dir: "wrong-field-type", file: SessionFile, line: 20, field: "data.callId", problemPrefix: "want string, got JSON number"},
 		{name: "packed row with too few gaps", dir: "packed-row-gaps", file: SessionFile, line: 12, field: "data.dt", problemPrefix: "has 26 gaps but data.texts has 29 members"},
+		{name: "a nested-call event without its sub-call id", dir: "dispatch-without-subcall", file: SessionFile, line: 21, field: "data.subCallId", problemPrefix: "missing"},
+		{name: "a wire tool without a name", dir: "tool-schemas-nameless", file: ToolSchemasFile, line: 0, field: "initial[0].name", problemPrefix: "missing"},
 		{name: "unsupported input step", dir: "unsupported-step", file: InputFile, line: 14, field: "steps[3].op", problemPrefix: `step "promptAndCancel" is not supported`},
 	}
 	for _, tc := range tests {
@@ -175,5 +177,17 @@ func TestChildSessionLogsAreRejected(t *testing.T) {
 	var e *Error
 	if !errors.As(err, &e) || e.File != "session.1.jsonl" || !strings.Contains(e.Problem, "child session logs") {
 		t.Fatalf("Load = %v, want an error naming session.1.jsonl", err)
+	}
+}
+
+func TestToolsModeFromThePin(t *testing.T) {
+	for rec, want := range map[string]string{"code-mode-turn": "code", "both-mode-turn": "both", "tool-call-turn": "native"} {
+		r, err := Load(filepath.Join(transcripts, rec))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := r.ToolsMode(); got != want {
+			t.Errorf("%s: tools mode %q, want %q", rec, got, want)
+		}
 	}
 }

@@ -33,6 +33,9 @@ var EventTypes = map[string]bool{
 	"hook/invoked":        true,
 	"hook/result":         true,
 	"llm/retry":           true,
+	// run_code's nested calls (code-mode.md §8.1)
+	"tool/code-dispatch-start": true,
+	"tool/code-dispatch":       true,
 }
 
 // Packed row types and the chunk type each member expands to.
@@ -163,6 +166,33 @@ var views = map[string]func() (any, func(v any) string){
 	"tool/result": func() (any, func(any) string) {
 		return &toolResultData{}, func(v any) string { return missing(v.(*toolResultData).Message == nil, "data.message") }
 	},
+	"tool/code-dispatch-start": func() (any, func(any) string) {
+		return &dispatchData{}, func(v any) string { return v.(*dispatchData).missingStart() }
+	},
+	"tool/code-dispatch": func() (any, func(any) string) {
+		return &dispatchData{}, func(v any) string {
+			d := v.(*dispatchData)
+			return d.missingStart() + missing(d.IsError == nil, "data.isError") + missing(d.Content == nil, "data.content")
+		}
+	},
+}
+
+// dispatchData is the data of run_code's two nested-call events.
+type dispatchData struct {
+	RootCallID   *string          `json:"rootCallId"`
+	ParentCallID *string          `json:"parentCallId"`
+	SubCallID    *string          `json:"subCallId"`
+	Name         *string          `json:"name"`
+	Arguments    *json.RawMessage `json:"arguments"`
+	IsError      *bool            `json:"isError"`
+	Content      *[]struct {
+		Type string `json:"type"`
+	} `json:"content"`
+}
+
+func (d *dispatchData) missingStart() string {
+	return missing(d.RootCallID == nil, "data.rootCallId") + missing(d.ParentCallID == nil, "data.parentCallId") +
+		missing(d.SubCallID == nil, "data.subCallId") + missing(d.Name == nil, "data.name") + missing(d.Arguments == nil, "data.arguments")
 }
 
 func stepView() (any, func(any) string) {
