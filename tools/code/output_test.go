@@ -14,7 +14,7 @@ import (
 // TestSchemaMatchesRecording renders the wire tool list of code mode
 // ([run_code]) as the recording pins it and compares bytes.
 func TestSchemaMatchesRecording(t *testing.T) {
-	want, err := os.ReadFile("testdata/code-mode-tool-schemas.json")
+	want, err := os.ReadFile("../../transcripts/code-mode-turn/tool-schemas.expected.json")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -100,7 +100,7 @@ func recordedTools(t *testing.T) []sdk.Tool {
 			Parameters  json.RawMessage `json:"parameters"`
 		} `json:"initial"`
 	}
-	b, err := os.ReadFile("testdata/both-mode-tool-schemas.json")
+	b, err := os.ReadFile("../../../transcripts/both-mode-turn/tool-schemas.expected.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +137,7 @@ func recordedTools(t *testing.T) []sdk.Tool {
 // last section.
 func TestSectionMatchesRecording(t *testing.T) {
 	tools := recordedTools(t)
-	prompt, err := os.ReadFile("testdata/code-mode-system-prompt.md")
+	prompt, err := os.ReadFile("../../../transcripts/code-mode-turn/system-prompt.expected.md")
 	if err != nil {
 		t.Fatal(err)
 	}
