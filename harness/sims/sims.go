@@ -9,6 +9,8 @@ func init() {
 			Summary: "agent scopes on the real stack: lookup order, a scoped deny against everything that tries to undo it, delegation, a read-only workflow step"},
 		{Name: "auto-review", Files: []string{"txt/auto-review.txt"}, Run: runAutoReview,
 			Summary: "Auto review on the real stack: off by default; approved calls run with full access, rejected ones ask the user, reviewer errors and time-outs fail closed"},
+		{Name: "code", Files: []string{"txt/code-mode.txt"}, Run: runCode,
+			Summary: "run_code in code mode: a program calling bash and read, a guard denying a nested call, an escalation asked from a program, a syntax error, a time-out"},
 		{Name: "escalation", Files: []string{"txt/escalation.txt", "out/escalation.txt"}, Run: runEscalation,
 			Summary: "approveEscalation with the real approval service: nine answerer cases, only allowed-once lets the call through"},
 		{Name: "fs", Files: []string{"txt/fs-observe.txt"}, Run: runFS,

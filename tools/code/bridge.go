@@ -121,6 +121,7 @@ func (b *bridge) call(_ context.Context, seq int64, name string, args json.RawMe
 	b.mu.Unlock()
 	defer b.started.Done()
 
+	// --8<-- [start:dispatch]
 	sub := pipeline.NewCall(fmt.Sprintf("%s:code:%d", b.outer.CallID, n), name, args, b.outer.Agent, b.run)
 	sub.RootCallID, sub.Parent = b.outer.RootCallID, b.outer
 	ev := startEvent{RootCallID: b.outer.RootCallID, ParentCallID: b.outer.CallID, SubCallID: sub.CallID, Name: name, Arguments: args}
@@ -145,6 +146,7 @@ func (b *bridge) call(_ context.Context, seq int64, name string, args json.RawMe
 		content = []pipeline.Block{}
 	}
 	b.append(EventDispatch, settleEvent{startEvent: ev, IsError: res.IsError, Content: b.logContent(sub, content)})
+	// --8<-- [end:dispatch]
 
 	b.mu.Lock()
 	b.contexts = append(b.contexts, res.AdditionalContexts...)

@@ -282,6 +282,10 @@ func (r *Runtime) Run(ctx context.Context, req Request) (Result, error) {
 	}
 	pctx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	defer stop()
+	// --8<-- [start:confine]
+	// The same path as a bash command: danger-full-access runs node as is,
+	// a confined mode is wrapped by the provider (no backend: the run is
+	// refused); the channel is descriptor 3, never the child's stdout.
 	proc, err := spawn.Start(pctx, spawn.Request{
 		Argv:       []string{r.node, "--max-old-space-size=" + strconv.Itoa(r.heapMb), "-e", script, strconv.Itoa(r.maxMessage)},
 		Policy:     req.Policy,
@@ -298,6 +302,7 @@ func (r *Runtime) Run(ctx context.Context, req Request) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	// --8<-- [end:confine]
 	run.proc = proc
 	return run.loop(ctx)
 }
