@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-//go:embed attempts/*.sh
+//go:embed attempts/*.sh attempts/*.ts
 var attemptFS embed.FS
 
 // Class says which promise an attempt tests, and so which report can admit it
@@ -60,10 +60,15 @@ var needs = map[string]bool{NeedRoot: true, NeedPrelink: true, NeedHolder: true,
 	NeedLeakedFD: true, NeedTmpWorkspace: true, NeedShm: true, NeedLoopdev: true}
 
 // Attempt is one escape attempt: a shell script run as `bash -c` inside the
-// sandbox with WS, OUT, TARGET and PROBE in its environment.
+// sandbox with WS, OUT, TARGET and PROBE in its environment, or (a .ts file)
+// a run_code program run by the Node runtime of tools/code/noderuntime,
+// confined by the backend as run_code confines it, with $WS, $OUT and
+// $TARGET replaced by the paths in its text.
 type Attempt struct {
-	// Name is the file name without .sh.
+	// Name is the file name without .sh or .ts.
 	Name string
+	// Program marks a run_code program (a .ts file; header lines start "// ").
+	Program bool
 	// Attack is the one-line description (header "# attack:").
 	Attack string
 	// Class is the promise under test (header "# class:", default path).
@@ -119,15 +124,20 @@ func Corpus() ([]Attempt, error) {
 // bad settle duration is an error naming the file, line and field.
 func ParseAttempt(file string, src []byte) (Attempt, error) {
 	base := path.Base(file)
-	if !strings.HasSuffix(base, ".sh") || base == ".sh" {
-		return Attempt{}, fmt.Errorf("%s: attempt files are named <name>.sh", file)
+	ext := path.Ext(base)
+	if (ext != ".sh" && ext != ".ts") || base == ext {
+		return Attempt{}, fmt.Errorf("%s: attempt files are named <name>.sh (a script) or <name>.ts (a run_code program)", file)
 	}
-	a := Attempt{Name: strings.TrimSuffix(base, ".sh"), Class: ClassPath, Script: string(src)}
+	a := Attempt{Name: strings.TrimSuffix(base, ext), Program: ext == ".ts", Class: ClassPath, Script: string(src)}
+	comment := "# "
+	if a.Program {
+		comment = "// "
+	}
 	for i, line := range strings.Split(string(src), "\n") {
-		if !strings.HasPrefix(line, "# ") {
+		if !strings.HasPrefix(line, comment) {
 			break
 		}
-		key, val, ok := strings.Cut(strings.TrimPrefix(line, "# "), ":")
+		key, val, ok := strings.Cut(strings.TrimPrefix(line, comment), ":")
 		if !ok {
 			return Attempt{}, fmt.Errorf("%s:%d: header line has no \"key:\"", file, i+1)
 		}
@@ -171,7 +181,7 @@ func ParseAttempt(file string, src []byte) (Attempt, error) {
 		return Attempt{}, fmt.Errorf("%s:1: effect: missing (class metadata names its operation)", file)
 	}
 	if a.Attack == "" {
-		return Attempt{}, fmt.Errorf("%s:1: attack: missing (every attempt starts with \"# attack: <what it tries>\")", file)
+		return Attempt{}, fmt.Errorf("%s:1: attack: missing (every attempt starts with \"%sattack: <what it tries>\")", file, comment)
 	}
 	return a, nil
 }

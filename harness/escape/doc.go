@@ -18,6 +18,13 @@
 //
 // A bad header is an error naming the file, line and field.
 //
+// An attempt may also be attempts/<name>.ts: a run_code program (header
+// lines start "// "), run by run_code's Node runtime (tools/code/noderuntime)
+// confined by the backend exactly as run_code confines it (the unprivileged
+// identity starts the runner through setpriv); $WS, $OUT and $TARGET in its
+// text are the paths. Its exit is 0 when the program completed, 1 when it
+// failed (the failure is its stderr). The capped-ABI table leaves them out.
+//
 // # Checking
 //
 // Every run gets a fresh run directory under a base outside /tmp (bwrap

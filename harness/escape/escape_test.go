@@ -2,6 +2,7 @@ package escape_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/dshsim/dshsim/harness/escape"
 	"github.com/dshsim/dshsim/sandbox/sandboxtest"
+	"github.com/dshsim/dshsim/tools/code/noderuntime"
 )
 
 // build compiles a main package of this module into dir (sandboxtest.Build)
@@ -124,7 +126,12 @@ func runCorpus(t *testing.T) ([]escape.Result, []byte) {
 		}
 		backends := []escape.Backend{bw, ll}
 		ids := escape.Identities()
-		corpus.rs, corpus.err = escape.RunAll(ctx, escape.Config{Base: e.base, Probe: e.probe}, attempts, backends, ids)
+		node, err := noderuntime.New(noderuntime.Config{})
+		if err != nil {
+			corpus.err = fmt.Errorf("run_code's runtime for the program attempts: %w", err)
+			return
+		}
+		corpus.rs, corpus.err = escape.RunAll(ctx, escape.Config{Base: e.base, Probe: e.probe, Node: node}, attempts, backends, ids)
 		corpus.text = escape.Table("escape corpus (go test ./harness/escape -run TestCorpus; DSHSIM_UPDATE=1 updates)", attempts, backends, ids, corpus.rs)
 	})
 	if corpus.err != nil {
@@ -188,9 +195,16 @@ func TestCorpusUnderCappedABI(t *testing.T) {
 	}
 	e := setup(t)
 	ctx := context.Background()
-	attempts, err := escape.Corpus()
+	all, err := escape.Corpus()
 	if err != nil {
 		t.Fatal(err)
+	}
+	// the run_code programs run in the main corpus only (bwrap, Landlock)
+	var attempts []escape.Attempt
+	for _, a := range all {
+		if !a.Program {
+			attempts = append(attempts, a)
+		}
 	}
 	var backends []escape.Backend
 	for n := 1; n <= 7; n++ {
@@ -209,5 +223,53 @@ func TestCorpusUnderCappedABI(t *testing.T) {
 	golden(t, goldenName("escape-abi.txt"), escape.Table("escape corpus under the Landlock runner capped at ABI 1..7 (go test ./harness/escape -run TestCorpusUnderCappedABI; DSHSIM_UPDATE=1 updates)", attempts, backends, ids, rs))
 	for _, r := range escape.Unadmitted(rs) {
 		t.Errorf("%s under %s/%s/%s: %s, %s; changes %v", r.Attempt, r.Backend, r.Identity, r.Mode, r.Outcome, r.Why, r.Changes)
+	}
+}
+
+// TestProgramAttemptsRunAndAreDenied: the run_code program attempts really
+// run under every backend and identity (a control program writes inside the
+// workspace and reports back), and the outside write fails inside the
+// program with the kernel's error, not because Node never started.
+func TestProgramAttemptsRunAndAreDenied(t *testing.T) {
+	rs, _ := runCorpus(t)
+	e := setup(t)
+	ctx := context.Background()
+	node, err := noderuntime.New(noderuntime.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bw, err := escape.Bwrap(ctx, e.base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ll, err := escape.Landlock(ctx, e.runner, e.abi, e.base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	control := escape.Attempt{Name: "control", Program: true, Class: escape.ClassPath,
+		Script: `const fs = await import("node:fs"); fs.writeFileSync("$WS/control.txt", "inside"); return process.getuid();`}
+	for _, b := range []escape.Backend{bw, ll} {
+		for _, id := range escape.Identities() {
+			r, err := escape.RunOne(ctx, escape.Config{Base: e.base, Probe: e.probe, Node: node}, control, b, id, "workspace-write")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Exit != 0 || r.Stdout != fmt.Sprint(id.UID) {
+				t.Errorf("control program under %s/%s: exit %d stdout %q stderr %q", b.Name, id.Name, r.Exit, r.Stdout, r.Stderr)
+			}
+		}
+	}
+	n := 0
+	for _, r := range rs {
+		if r.Attempt != "program-fs-write" {
+			continue
+		}
+		n++
+		if r.Exit != 1 || !(strings.Contains(r.Stderr, "EACCES") || strings.Contains(r.Stderr, "EROFS")) {
+			t.Errorf("program-fs-write under %s/%s/%s: exit %d stderr %q, want the kernel's refusal", r.Backend, r.Identity, r.Mode, r.Exit, r.Stderr)
+		}
+	}
+	if n == 0 {
+		t.Fatal("program-fs-write did not run")
 	}
 }

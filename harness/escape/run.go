@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/dshsim/dshsim/sandbox"
+	"github.com/dshsim/dshsim/tools/code/noderuntime"
 )
 
 // Outcome is one cell of the result table.
@@ -65,6 +66,8 @@ type Config struct {
 	Classify func(exitCode int, signaled bool, stderr string, rules []sandbox.RunnerFailureRule) (string, bool)
 	// Timeout bounds one attempt (default 30s).
 	Timeout time.Duration
+	// Node runs the run_code program attempts; nil makes them n/a.
+	Node *noderuntime.Runtime
 	// Logf, if set, receives progress.
 	Logf func(format string, args ...any)
 }
@@ -206,41 +209,57 @@ func RunOne(ctx context.Context, cfg Config, a Attempt, b Backend, id Identity, 
 	if err != nil {
 		return res, err
 	}
-	ca, err := b.Confine(ctx, m, ws, []string{"bash", "-c", a.Script})
-	if err != nil {
-		return res, fmt.Errorf("confine: %w", err)
-	}
 	timeout := cfg.Timeout
 	if timeout == 0 {
 		timeout = 30 * time.Second
 	}
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cmd := exec.CommandContext(cctx, ca.Argv[0], ca.Argv[1:]...)
-	cmd.Dir, cmd.Env, cmd.ExtraFiles, cmd.SysProcAttr = ws, env, extra, creds(id)
-	var so, se bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &so, &se
-	err = cmd.Run()
-	var ee *exec.ExitError
 	var exitCode *int
-	switch {
-	case err == nil:
-		z := 0
-		exitCode = &z
-	case errors.As(err, &ee):
-		if ee.Exited() {
-			c := ee.ExitCode()
-			exitCode = &c
+	var rules []sandbox.RunnerFailureRule
+	programRunnerFailure := ""
+	if a.Program {
+		if cfg.Node == nil {
+			res.Outcome, res.Why = NotApplicable, "needs node (run_code's runtime)"
+			return res, nil
 		}
-	default:
-		return res, fmt.Errorf("start %s: %w", ca.Argv[0], err)
-	}
-	if exitCode != nil {
-		res.Exit = *exitCode
+		exit, so, se, rf, err := runProgram(cctx, cfg.Node, a, b, id, m, ws, out, target)
+		if err != nil {
+			return res, fmt.Errorf("run_code program: %w", err)
+		}
+		exitCode, res.Stdout, res.Stderr, programRunnerFailure = &exit, so, se, rf
+		res.Exit = exit
 	} else {
-		res.Exit = -1
+		ca, err := b.Confine(ctx, m, ws, []string{"bash", "-c", a.Script})
+		if err != nil {
+			return res, fmt.Errorf("confine: %w", err)
+		}
+		rules = ca.RunnerFailureRules
+		cmd := exec.CommandContext(cctx, ca.Argv[0], ca.Argv[1:]...)
+		cmd.Dir, cmd.Env, cmd.ExtraFiles, cmd.SysProcAttr = ws, env, extra, creds(id)
+		var so, se bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &so, &se
+		err = cmd.Run()
+		var ee *exec.ExitError
+		switch {
+		case err == nil:
+			z := 0
+			exitCode = &z
+		case errors.As(err, &ee):
+			if ee.Exited() {
+				c := ee.ExitCode()
+				exitCode = &c
+			}
+		default:
+			return res, fmt.Errorf("start %s: %w", ca.Argv[0], err)
+		}
+		if exitCode != nil {
+			res.Exit = *exitCode
+		} else {
+			res.Exit = -1
+		}
+		res.Stdout, res.Stderr = so.String(), se.String()
 	}
-	res.Stdout, res.Stderr = so.String(), se.String()
 	res.Notice = hasLine(res.Stderr, LandlockNotice)
 	time.Sleep(a.Settle)
 	for i := len(teardown) - 1; i >= 0; i-- {
@@ -257,7 +276,11 @@ func RunOne(ctx context.Context, cfg Config, a Attempt, b Backend, id Identity, 
 		classify = sandbox.ClassifyRunnerFailure
 	}
 	{
-		if detail, failed := classify(res.Exit, exitCode == nil, res.Stderr, ca.RunnerFailureRules); failed {
+		detail, failed := classify(res.Exit, exitCode == nil, res.Stderr, rules)
+		if programRunnerFailure != "" {
+			detail, failed = programRunnerFailure, true
+		}
+		if failed {
 			res.Outcome, res.Why = RunnerFailed, detail
 			if len(res.Changes) > 0 {
 				res.Outcome = GotThrough // a change is a change, whatever the runner said

@@ -23,7 +23,8 @@ func TestParseAttemptRejectsBadHeadersNamingFileLineAndField(t *testing.T) {
 		{"unknown effect", "x.sh", "# attack: a\n# class: metadata\n# effect: chattr\n", "x.sh:3: effect: want chmod"},
 		{"unknown field", "x.sh", "# attack: a\n# colour: red\n", "x.sh:2: unknown header field \"colour\""},
 		{"header without key", "x.sh", "# attack: a\n# just words\n", "x.sh:2: header line has no"},
-		{"wrong file name", "x.txt", "# attack: a\n", "attempt files are named <name>.sh"},
+		{"wrong file name", "x.txt", "# attack: a\n", "attempt files are named <name>.sh (a script) or <name>.ts (a run_code program)"},
+		{"a program's header is // comments", "x.ts", "# attack: a\nreturn 1;\n", "x.ts:1: attack: missing (every attempt starts with \"// attack: <what it tries>\")"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -40,8 +41,15 @@ func TestParseAttemptReadsEveryField(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a.Name != "x" || a.Attack != "do it" || a.Class != escape.ClassDevice || !a.Need("loopdev") || a.Settle.Seconds() != 1 {
+	if a.Name != "x" || a.Attack != "do it" || a.Class != escape.ClassDevice || !a.Need("loopdev") || a.Settle.Seconds() != 1 || a.Program {
 		t.Fatalf("%+v", a)
+	}
+	p, err := escape.ParseAttempt("attempts/y.ts", []byte("// attack: from a program\n// settle: 2s\nreturn 1;\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Name != "y" || !p.Program || p.Attack != "from a program" || p.Settle.Seconds() != 2 {
+		t.Fatalf("%+v", p)
 	}
 }
 
