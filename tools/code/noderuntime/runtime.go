@@ -403,29 +403,26 @@ func (s *runState) loop(ctx context.Context) (Result, error) {
 
 	var failure *Failure
 	done, exited := false, false
+	procDone := s.proc.Done()
 	for !done && failure == nil {
 		select {
 		case rr := <-msgs:
-			if rr.err != nil {
-				if errors.Is(rr.err, io.EOF) || exited {
-					// the child closed its end: settle on its exit
-					select {
-					case <-s.proc.Done():
-					case <-time.After(s.r.grace):
-					}
-					exited = true
-					done = false
-					failure = s.exitFailure()
-					continue
+			switch {
+			case rr.err == nil:
+				done, failure = s.handle(ctx, rr.m, out, replies)
+			case errors.Is(rr.err, io.EOF) || exited:
+				// the child closed its end (or exited and its last frames
+				// are read): it ended before completing
+				select {
+				case <-s.proc.Done():
+				case <-time.After(s.r.grace):
 				}
+				failure = s.exitFailure()
+			default:
 				failure = &Failure{KindProtocol, rr.err.Error()}
-				continue
 			}
-			var stop bool
-			stop, failure = s.handle(ctx, rr.m, out, replies)
-			done = stop
-		case <-s.proc.Done():
-			exited = true
+		case <-procDone:
+			exited, procDone = true, nil
 			// frames still queued in the socket are read until end of file
 			_ = s.conn.SetReadDeadline(time.Now().Add(s.r.grace))
 		case rep := <-replies:
