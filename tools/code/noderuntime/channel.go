@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 
 	"github.com/dshsim/dshsim/tools/code/internal/jsjson"
 )
@@ -75,4 +76,50 @@ func str(v *jsjson.Value, key string) (*jsjson.Value, bool) {
 		return nil, false
 	}
 	return x, true
+}
+
+// outbox writes frames to the child in order from its own goroutine. send
+// never blocks: a child that stops reading its end (a busy loop) must not
+// stall the host's loop, whose timers end the run.
+type outbox struct {
+	mu    sync.Mutex
+	queue [][]byte
+	wake  chan struct{}
+}
+
+func newOutbox(w io.Writer, quit <-chan struct{}) *outbox {
+	o := &outbox{wake: make(chan struct{}, 1)}
+	go func() {
+		for {
+			select {
+			case <-o.wake:
+			case <-quit:
+				return
+			}
+			for {
+				o.mu.Lock()
+				if len(o.queue) == 0 {
+					o.mu.Unlock()
+					break
+				}
+				f := o.queue[0]
+				o.queue = o.queue[1:]
+				o.mu.Unlock()
+				if _, err := w.Write(f); err != nil {
+					return
+				}
+			}
+		}
+	}()
+	return o
+}
+
+func (o *outbox) send(f []byte) {
+	o.mu.Lock()
+	o.queue = append(o.queue, f)
+	o.mu.Unlock()
+	select {
+	case o.wake <- struct{}{}:
+	default:
+	}
 }

@@ -382,19 +382,7 @@ func (s *runState) loop(ctx context.Context) (Result, error) {
 			}
 		}
 	}()
-	out := make(chan []byte, s.r.maxPending+4)
-	go func() {
-		for {
-			select {
-			case f := <-out:
-				if _, err := s.conn.Write(f); err != nil {
-					return
-				}
-			case <-quit:
-				return
-			}
-		}
-	}()
+	out := newOutbox(s.conn, quit)
 	replies := make(chan reply, s.r.maxPending+1)
 	wall := time.NewTimer(time.Duration(s.r.maxWallMs * float64(time.Millisecond)))
 	defer wall.Stop()
@@ -430,7 +418,7 @@ func (s *runState) loop(ctx context.Context) (Result, error) {
 			s.pendBytes -= s.argBytes[rep.id]
 			delete(s.argBytes, rep.id)
 			if f := s.replyFrame(rep); f != nil {
-				out <- f
+				out.send(f)
 			}
 		case <-wall.C:
 			failure = &Failure{KindTimeout, "wall-clock ceiling reached (" + jsjson.FormatNumber(s.r.maxWallMs) + "ms)"}
@@ -444,7 +432,7 @@ func (s *runState) loop(ctx context.Context) (Result, error) {
 }
 
 // handle applies one message from the child. stop reports a completed run.
-func (s *runState) handle(ctx context.Context, m message, out chan<- []byte, replies chan<- reply) (stop bool, f *Failure) {
+func (s *runState) handle(ctx context.Context, m message, out *outbox, replies chan<- reply) (stop bool, f *Failure) {
 	protocol := func(text string) (bool, *Failure) { return false, &Failure{KindProtocol, text} }
 	if !s.ready && m.typ != "ready" {
 		return protocol("program frame arrived before bootstrap readiness")
@@ -469,7 +457,7 @@ func (s *runState) handle(ctx context.Context, m message, out chan<- []byte, rep
 		if err != nil || len(boot) > s.r.maxMessage {
 			return protocol("the program does not fit in one control frame")
 		}
-		out <- frame(boot)
+		out.send(frame(boot))
 	case "call":
 		id, ok := integer(m.v, "id")
 		if !ok || id != s.nextID {

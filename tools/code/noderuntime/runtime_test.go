@@ -434,3 +434,24 @@ fs.writeFileSync(` + "`" + pidFile + "`" + `, [process.pid, a.pid, b.pid, inner]
 		})
 	}
 }
+
+// TestAChildThatStopsReadingCannotStallTheHost: a busy loop making calls
+// never reads the replies; the host's loop must still end the run by its
+// own limits (it queues replies instead of blocking on the socket).
+func TestAChildThatStopsReadingCannotStallTheHost(t *testing.T) {
+	r := newRuntime(t, Config{ComputeMs: 500, MaxPendingCalls: 1 << 20})
+	req := unconfined(t, "for (let i = 0; ; i++) tools.big({i});")
+	req.Names = []string{"big"}
+	big := json.RawMessage(`"` + strings.Repeat("x", 60000) + `"`)
+	req.Call = func(ctx context.Context, _ int64, name string, args json.RawMessage) (json.RawMessage, error) { return big, nil }
+	done := make(chan Result, 1)
+	go func() { done <- mustRun(t, r, req) }()
+	select {
+	case res := <-done:
+		if res.Error == nil || (res.Error.Kind != KindTimeout && res.Error.Kind != KindProtocol) {
+			t.Errorf("failure %q", failureOf(res))
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("the run did not end: the host's loop is stalled")
+	}
+}
