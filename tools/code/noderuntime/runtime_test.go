@@ -443,7 +443,9 @@ func TestAChildThatStopsReadingCannotStallTheHost(t *testing.T) {
 	req := unconfined(t, "for (let i = 0; ; i++) tools.big({i});")
 	req.Names = []string{"big"}
 	big := json.RawMessage(`"` + strings.Repeat("x", 60000) + `"`)
-	req.Call = func(ctx context.Context, _ int64, name string, args json.RawMessage) (json.RawMessage, error) { return big, nil }
+	req.Call = func(ctx context.Context, _ int64, name string, args json.RawMessage) (json.RawMessage, error) {
+		return big, nil
+	}
 	done := make(chan Result, 1)
 	go func() { done <- mustRun(t, r, req) }()
 	select {
