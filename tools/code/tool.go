@@ -134,6 +134,7 @@ type RunFailedError struct {
 	Contexts []string
 }
 
+// Error is "code run failed (<kind>): <message>", plus the captured output.
 func (e *RunFailedError) Error() string {
 	msg := "code run failed (" + e.Kind + "): " + e.Message
 	if len(e.Logs) > 0 {

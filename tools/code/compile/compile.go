@@ -26,6 +26,7 @@ type Error struct {
 	Message string
 }
 
+// Error returns the framed diagnostic.
 func (e *Error) Error() string { return e.Message }
 
 // Compile returns the JavaScript body of code, ready for an AsyncFunction.
