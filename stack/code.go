@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/dshsim/dshsim/pipeline"
-	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/tools/code"
 	"github.com/dshsim/dshsim/tools/code/noderuntime"
 	"github.com/dshsim/dshsim/tools/code/sdk"
@@ -58,9 +57,7 @@ func init() {
 		}
 		deps := code.Deps{
 			Registry: p.reg,
-			Policy: func(call *pipeline.Call) (sandbox.Policy, error) {
-				return p.resolver.Resolve(call.Agent, "")
-			},
+			Policy:   p.policyFor, // bash's: the program runs as a command would
 			Confiner: p.provider,
 			Warn:     p.warn,
 		}
@@ -84,11 +81,11 @@ func init() {
 	})
 }
 
-// wireTools is the model's tool list, sorted by name (upstream's order
-// without a toolOrder).
+// wireTools is the model's tool list (the session agent's visible set),
+// sorted by name (upstream's order without a toolOrder).
 func (p *parts) wireTools() []pipeline.Tool {
 	var out []pipeline.Tool
-	for _, t := range p.reg.Tools() {
+	for _, t := range p.reg.ToolsFor(p.root) {
 		if p.cfg.ToolsMode != ToolsCode || t.Name == code.Name {
 			out = append(out, t)
 		}
@@ -109,19 +106,20 @@ func (p *parts) promptSections() ([]PromptSection, error) {
 	if p.cfg.ToolsMode == ToolsCode {
 		secs = append(secs, PromptSection{Name: "tools:code-only", Order: sdk.CodeOnlyOrder, Text: sdk.CodeOnly})
 	}
-	return append(secs, PromptSection{Name: "tools:sdk", Order: sdk.SectionOrder, Text: code.SDK(p.runCode.Bindings(nil))}), nil
+	sdkTools := p.reg.ToolsFor(p.root)
+	return append(secs, PromptSection{Name: "tools:sdk", Order: sdk.SectionOrder, Text: code.SDK(sdkTools)}), nil
 }
 
 // collapse ends a model-direct call of any tool but run_code in code mode
 // before any stage (code-mode.md §1.4).
 func (p *parts) collapse(call *pipeline.Call) (pipeline.Result, bool) {
-	if p.cfg.ToolsMode != ToolsCode || call.Parent != nil || call.Name == code.Name {
+	if p.cfg.ToolsMode != ToolsCode || call.Parent() != nil || call.Name() == code.Name {
 		return pipeline.Result{}, false
 	}
-	if call.Signal != nil && call.Signal.Err() != nil {
+	if call.Signal().Err() != nil {
 		return pipeline.ErrorResult(pipeline.ErrAbortedBeforeDispatch), true
 	}
-	return pipeline.ErrorResult(code.DirectCallError(call.Name)), true
+	return pipeline.ErrorResult(code.DirectCallError(call.Name())), true
 }
 
 // WireTools returns the tools the model is offered, sorted by name: every

@@ -33,11 +33,16 @@ func newCodeStack(t *testing.T, toolsMode string, mode sandbox.Mode, answer stac
 	if answer != nil {
 		approval = stack.ApprovalAsk
 	}
-	s, err := stack.New(stack.Config{Workspace: ws, Log: log, Mode: mode, Approval: approval, Answer: answer, ToolsMode: toolsMode, Guards: guards})
+	s, err := stack.New(stack.Config{Workspace: ws, Log: log, Mode: mode, Approval: approval, Answer: answer, ToolsMode: toolsMode})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
+	for _, g := range guards {
+		if _, err := s.In(nil).AddGuard(g); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if _, err := log.Append("turn/start", map[string]any{"turn": 1}); err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +136,7 @@ func TestProgramsUseTheWholeStack(t *testing.T) {
 		return pipeline.Rejected, nil
 	}
 	guard := func(ctx context.Context, call *pipeline.Call) (string, bool) {
-		return "writing .env files is not allowed (constructed guard)", call.Name == "write" && strings.Contains(string(call.Args()), ".env")
+		return "writing .env files is not allowed (constructed guard)", call.Name() == "write" && strings.Contains(string(call.Args()), ".env")
 	}
 	s, _, log := newCodeStack(t, stack.ToolsCode, sandbox.WorkspaceWrite, answer, guard)
 	outside := filepath.Join(sandboxtest.TempDir(t, "dshsim-stack-outside-"), "outside.txt")
@@ -218,22 +223,12 @@ await tools.bash({command: "sleep 300 & echo $! > sleep.pid; echo $$ > bash.pid;
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for _, p := range pids {
-		for alive(p) && time.Now().Before(deadline) {
+		for sandboxtest.Alive(p) && time.Now().Before(deadline) {
 			time.Sleep(20 * time.Millisecond)
 		}
-		if alive(p) {
+		if sandboxtest.Alive(p) {
 			syscall.Kill(p, syscall.SIGKILL)
 			t.Errorf("process %d is still running after the cancelled run_code returned", p)
 		}
 	}
-}
-
-// alive reports whether pid exists and is not a zombie.
-func alive(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	i := strings.LastIndexByte(string(b), ')')
-	return i >= 0 && !strings.HasPrefix(string(b[i+1:]), " Z")
 }

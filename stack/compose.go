@@ -92,9 +92,6 @@ func compose(cfg Config, agent *pipeline.Agent) (impl, error) {
 		// Outermost post-execute listener: it bounds whatever the inner ones produced.
 		p.spill.Hook(p.reg)
 	}
-	for _, g := range cfg.Guards {
-		p.reg.AddGuard(g)
-	}
 	return p, nil
 }
 

@@ -71,9 +71,6 @@ type Config struct {
 	ToolsMode string
 	// CodeRuntime configures run_code's Node runtime (zero: upstream's limits).
 	CodeRuntime noderuntime.Config
-	// Guards are vetoes the deployment adds to every call, nested ones
-	// included (the sims' constructed guards).
-	Guards []pipeline.Guard
 }
 
 // Section is one named section of the runtime-context message.

@@ -33,7 +33,7 @@ func envGuard(ctx context.Context, call *pipeline.Call) (string, bool) {
 	var a struct {
 		FilePath string `json:"file_path"`
 	}
-	if call.Name != "write" || call.DecodeArgs(&a) != nil || filepath.Base(a.FilePath) != ".env" {
+	if call.Name() != "write" || call.DecodeArgs(&a) != nil || filepath.Base(a.FilePath) != ".env" {
 		return "", false
 	}
 	return "writing " + a.FilePath + " is refused: .env files hold secrets (constructed guard)", true
@@ -108,12 +108,14 @@ func runCode(env *harness.Env) (map[string][]byte, error) {
 		SandboxChain: []string{sandbox.BackendLandlock}, LauncherPath: runner,
 		ToolsMode:   stack.ToolsCode,
 		CodeRuntime: noderuntime.Config{ComputeMs: codeComputeMs},
-		Guards:      []pipeline.Guard{envGuard},
 	})
 	if err != nil {
 		return nil, err
 	}
 	defer st.Close()
+	if _, err := st.In(nil).AddGuard(envGuard); err != nil {
+		return nil, err
+	}
 	if _, err := log.Append("turn/start", map[string]any{"turn": 1}); err != nil {
 		return nil, err
 	}

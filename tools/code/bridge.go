@@ -122,9 +122,8 @@ func (b *bridge) call(_ context.Context, seq int64, name string, args json.RawMe
 	defer b.started.Done()
 
 	// --8<-- [start:dispatch]
-	sub := pipeline.NewCall(fmt.Sprintf("%s:code:%d", b.outer.CallID, n), name, args, b.outer.Agent, b.run)
-	sub.RootCallID, sub.Parent = b.outer.RootCallID, b.outer
-	ev := startEvent{RootCallID: b.outer.RootCallID, ParentCallID: b.outer.CallID, SubCallID: sub.CallID, Name: name, Arguments: args}
+	sub := pipeline.NewSubCall(b.outer, fmt.Sprintf("%s:code:%d", b.outer.CallID(), n), name, args, b.run)
+	ev := startEvent{RootCallID: b.outer.RootCallID(), ParentCallID: b.outer.CallID(), SubCallID: sub.CallID(), Name: name, Arguments: args}
 	b.append(EventDispatchStart, ev)
 	res := b.reg.ExecuteStaged(sub, pipeline.Stages{
 		Prepared: func() {
@@ -181,7 +180,7 @@ func (b *bridge) logContent(sub *pipeline.Call, content []pipeline.Block) (out [
 	}
 	defer func() {
 		if v := recover(); v != nil {
-			b.warn(fmt.Sprintf("tools: code-dispatch-log listener failed for %s: %v; logging the original settled content", sub.Name, v))
+			b.warn(fmt.Sprintf("tools: code-dispatch-log listener failed for %s: %v; logging the original settled content", sub.Name(), v))
 			out = content
 		}
 	}()
@@ -194,12 +193,12 @@ func (b *bridge) logContent(sub *pipeline.Call, content []pipeline.Block) (out [
 // append logs an event to the agent's session; with no agent or no
 // session, calls run and nothing is logged.
 func (b *bridge) append(typ string, data any) {
-	a := b.outer.Agent
+	a := b.outer.Agent()
 	if a == nil || a.Session == nil {
 		return
 	}
 	if _, err := a.Session.Append(typ, data); err != nil {
-		b.warn(fmt.Sprintf("tools: %s of %s not logged: %v", typ, b.outer.CallID, err))
+		b.warn(fmt.Sprintf("tools: %s of %s not logged: %v", typ, b.outer.CallID(), err))
 	}
 }
 

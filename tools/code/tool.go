@@ -44,8 +44,9 @@ type Deps struct {
 	Policy func(call *pipeline.Call) (sandbox.Policy, error)
 	// Confiner confines the Node child in a confined mode (the bash provider).
 	Confiner spawn.Confiner
-	// Bindings lists the tools a program may call (the calling agent's
-	// visible set); nil means every registered tool. run_code is never one.
+	// Bindings lists the tools a program may call; nil means the calling
+	// agent's visible set (Registry.ToolsFor: its scope's restrictions
+	// applied). run_code is never one.
 	Bindings func(call *pipeline.Call) []pipeline.Tool
 	// DispatchLog may replace a nested call's logged content.
 	DispatchLog DispatchLog
@@ -87,13 +88,17 @@ func (t *Tool) Definition() pipeline.Tool {
 	return pipeline.Tool{Name: Name, Description: desc, Parameters: params, Run: t.Run}
 }
 
-// Bindings returns the tools a program of call may call: the visible set
-// minus run_code (no recursion).
+// Bindings returns the tools a program of call may call: the calling
+// agent's visible set minus run_code (no recursion); a nil call sees every
+// registered tool.
 func (t *Tool) Bindings(call *pipeline.Call) []pipeline.Tool {
 	var all []pipeline.Tool
-	if t.deps.Bindings != nil {
+	switch {
+	case t.deps.Bindings != nil:
 		all = t.deps.Bindings(call)
-	} else {
+	case call != nil:
+		all = t.deps.Registry.ToolsFor(call.Agent())
+	default:
 		all = t.deps.Registry.Tools()
 	}
 	out := make([]pipeline.Tool, 0, len(all))

@@ -121,27 +121,27 @@ func newEnv(t *testing.T, cfg Config, rt Runner, deps ...func(*Deps)) *env {
 			var a struct{ Ms int }
 			c.DecodeArgs(&a)
 			e.enter()
-			e.note("start " + c.CallID)
+			e.note("start " + c.CallID())
 			select {
 			case <-time.After(time.Duration(a.Ms) * time.Millisecond):
 			case <-ctx.Done():
 			}
-			e.note("end " + c.CallID)
+			e.note("end " + c.CallID())
 			e.leave()
 			return textOut("slept", a.Ms), nil
 		}},
 		{Name: "mutate", Run: func(ctx context.Context, c *pipeline.Call) (pipeline.Output, error) {
 			e.enter()
-			e.note("start " + c.CallID)
+			e.note("start " + c.CallID())
 			time.Sleep(100 * time.Millisecond)
-			e.note("end " + c.CallID)
+			e.note("end " + c.CallID())
 			e.leave()
 			return textOut("mutated", true), nil
 		}},
 		{Name: "block", Run: func(ctx context.Context, c *pipeline.Call) (pipeline.Output, error) {
-			e.note("block " + c.CallID)
+			e.note("block " + c.CallID())
 			os.WriteFile(filepath.Join(e.ws, "block-entered"), nil, 0o600)
-			e.entered <- c.CallID
+			e.entered <- c.CallID()
 			<-ctx.Done()
 			return pipeline.Output{}, pipeline.ErrAborted
 		}},
@@ -217,18 +217,18 @@ func TestNestedCallsGoThroughThePipeline(t *testing.T) {
 	e.reg.OnPreExecute(func(ctx context.Context, c *pipeline.Call, next func() (pipeline.Decision, error)) (pipeline.Decision, error) {
 		mu.Lock()
 		parent := "<nil>"
-		if c.Parent != nil {
-			parent = c.Parent.CallID
+		if c.Parent() != nil {
+			parent = c.Parent().CallID()
 		}
-		seen = append(seen, c.CallID+" root="+c.RootCallID+" parent="+parent+" agent="+c.Agent.ID)
+		seen = append(seen, c.CallID()+" root="+c.RootCallID()+" parent="+parent+" agent="+c.Agent().ID)
 		mu.Unlock()
-		if c.Name == "echo" {
+		if c.Name() == "echo" {
 			return pipeline.Deny("echo is off in this session"), nil
 		}
 		return next()
 	})
 	e.reg.AddGuard(func(ctx context.Context, c *pipeline.Call) (string, bool) {
-		return "mutations are frozen", c.Name == "mutate"
+		return "mutations are frozen", c.Name() == "mutate"
 	})
 	res := e.run(context.Background(), "c2", `
 const out: string[] = [];
@@ -271,7 +271,7 @@ func TestNestedApprovalCarriesTheSubCallID(t *testing.T) {
 	ap := &askApprover{}
 	e.reg.SetApprover(ap)
 	e.reg.OnPreExecute(func(ctx context.Context, c *pipeline.Call, next func() (pipeline.Decision, error)) (pipeline.Decision, error) {
-		if c.Name == "mutate" {
+		if c.Name() == "mutate" {
 			return pipeline.Ask("mutations need a yes"), nil
 		}
 		return next()
@@ -318,7 +318,7 @@ func TestScheduling(t *testing.T) {
 		e := newEnv(t, Config{}, realRuntime(t))
 		var preparing, peak atomic.Int64
 		e.reg.OnPreExecute(func(ctx context.Context, c *pipeline.Call, next func() (pipeline.Decision, error)) (pipeline.Decision, error) {
-			if c.Parent != nil {
+			if c.Parent() != nil {
 				n := preparing.Add(1)
 				if n > peak.Load() {
 					peak.Store(n)
@@ -332,7 +332,7 @@ func TestScheduling(t *testing.T) {
 		var mu sync.Mutex
 		e.reg.OnPostExecute(func(ctx context.Context, c *pipeline.Call, r pipeline.Result, next func() (pipeline.PostDecision, error)) (pipeline.PostDecision, error) {
 			mu.Lock()
-			posts = append(posts, c.CallID)
+			posts = append(posts, c.CallID())
 			mu.Unlock()
 			return next()
 		})
@@ -406,10 +406,10 @@ func TestContextsAndDispatchLog(t *testing.T) {
 	t.Run("the dispatch-log arm replaces the logged content only", func(t *testing.T) {
 		e := newEnv(t, Config{}, realRuntime(t), func(d *Deps) {
 			d.DispatchLog = func(c *pipeline.Call, content []pipeline.Block) []pipeline.Block {
-				if c.Name == "fail" {
+				if c.Name() == "fail" {
 					panic("store down")
 				}
-				return []pipeline.Block{pipeline.TextBlock("[logged copy of " + c.CallID + "]")}
+				return []pipeline.Block{pipeline.TextBlock("[logged copy of " + c.CallID() + "]")}
 			}
 		})
 		res := e.run(context.Background(), "l", `const v = await tools.echo({a: 1}); try { await tools.fail({}); } catch {} return v;`)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/dshsim/dshsim/sandbox"
+	"github.com/dshsim/dshsim/sandbox/sandboxtest"
 )
 
 func newRuntime(t testing.TB, cfg Config) *Runtime {
@@ -372,22 +373,12 @@ func TestHostileChannelTraffic(t *testing.T) {
 	})
 }
 
-// alive reports whether pid still exists (a zombie counts as gone).
-func alive(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	i := strings.LastIndexByte(string(b), ')')
-	return i >= 0 && !strings.HasPrefix(string(b[i+1:]), " Z")
-}
-
 func waitGone(pids []int) []int {
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		var left []int
 		for _, p := range pids {
-			if alive(p) {
+			if sandboxtest.Alive(p) {
 				left = append(left, p)
 			}
 		}
