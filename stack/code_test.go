@@ -232,3 +232,26 @@ await tools.bash({command: "sleep 300 & echo $! > sleep.pid; echo $$ > bash.pid;
 		}
 	}
 }
+
+// TestRestrictionsFilterTheProgramsTools: a deny on the agent's scope hides
+// the tool from the SDK, from the program's bindings and from the wire list,
+// never run_code.
+func TestRestrictionsFilterTheProgramsTools(t *testing.T) {
+	s, _, _ := newCodeStack(t, stack.ToolsBoth, sandbox.DangerFullAccess, nil)
+	if _, err := s.In(s.Agent().Scope()).Restrict(pipeline.Filter{Deny: []string{"write"}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := names(s.WireTools()); got != "bash,edit,job_kill,job_output,read,run_code" {
+		t.Errorf("wire tools %s", got)
+	}
+	secs, err := s.PromptSections()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sdkText := secs[len(secs)-1].Text; strings.Contains(sdkText, "  write: {") || !strings.Contains(sdkText, "  edit: {") {
+		t.Error("the SDK still declares the denied write (or lost edit)")
+	}
+	if res := runCode(s, context.Background(), "r1", `return [typeof tools.write, typeof tools.edit];`); res.Text() != "[\n  \"undefined\",\n  \"function\"\n]" {
+		t.Errorf("bindings: %q", res.Text())
+	}
+}
