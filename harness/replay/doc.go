@@ -46,13 +46,21 @@
 //     present it must equal the fresh projection, so a change of the
 //     projection or normalisation rules shows up in review.
 //
-// # Fixed paths
+// # A private /tmp per replay
 //
-// The spill root of a recording is /tmp/dsh-acp-snap-<sha256(name)[:9]>, the
-// same length as upstream's, so spill previews get the same byte budget and the
-// locator normalises to {{spillLocator:<name>}}. Replays of one recording are
-// serialised across processes with a flock on <spill root>.lock, because a
-// recording's commands may use fixed absolute paths (/tmp/dsh-escalated.txt).
+// Every [Replay] runs in a child process with a /tmp of its own (package
+// isolate: new mount and PID namespaces, entered through a user namespace
+// when the caller lacks CAP_SYS_ADMIN). Upstream's fixed paths therefore exist
+// once per run: the spill root /tmp/dsh-acp-snap-<sha256(name)[:9]> (its
+// length sets the spill preview budget, and one model script names it) and
+// the /tmp files a recording's commands use (/tmp/dsh-escalated.txt). The
+// workspace is /tmp/acp-snap-cwd-XXXXXX, spelled like upstream's. Concurrent
+// replays of one recording, by one user or several, never meet, and nothing
+// is left in the host's /tmp: the tmpfs and every process in the namespace go
+// with the child. A recording or runner that lies under the host's /tmp (a
+// test's temporary copy) is bind-mounted read-only at the same path. Where
+// the namespaces cannot be created, [CheckIsolation] says why and no replay
+// runs. The parent only writes the kept log (Options.LogDir).
 //
 // # Running many
 //

@@ -14,14 +14,11 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/dshsim/dshsim/harness/replay/projection"
 	"github.com/dshsim/dshsim/harness/replay/recording"
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/sandbox"
-	"github.com/dshsim/dshsim/spill"
 	"github.com/dshsim/dshsim/stack"
 )
 
@@ -42,20 +39,21 @@ const ModelName = "constructed from the recording (dsh-replay script)"
 // Options configure one replay.
 type Options struct {
 	// LogDir keeps our replayed logs as <LogDir>/<name>.session.jsonl; when
-	// empty the logs are written to a temporary directory and removed.
+	// empty the log lives and dies with the replay's private /tmp.
 	LogDir string
 	// Timeout bounds one recording's replay (0: 2 minutes).
 	Timeout time.Duration
-	// Now is the clock of our log (nil: time.Now).
-	Now func() time.Time
 	// SandboxChain overrides the sandbox backend chain (e.g. ["landlock"]);
-	// nil keeps the platform chain.
-	SandboxChain []string
+	// nil keeps the platform chain (or the recording's sandboxBackend setting).
+	SandboxChain []string `json:",omitempty"`
 	// LauncherPath is the landlock-run binary ("" = beside the executable).
-	LauncherPath string
+	LauncherPath string `json:",omitempty"`
 	// StrictHooks fails closed where upstream's hooks fail open (a hook
 	// config that cannot be loaded, a hook that cannot run).
-	StrictHooks bool
+	StrictHooks bool `json:",omitempty"`
+	// Stderr receives what the isolated replay writes to its stdout and
+	// stderr (nil: os.Stderr); never part of a report.
+	Stderr io.Writer `json:"-"`
 }
 
 // Result is the outcome of replaying one recording.
@@ -125,35 +123,35 @@ func SpillRoot(name string) string {
 	return "/tmp/dsh-acp-snap-" + hex.EncodeToString(sum[:])[:9]
 }
 
-// Replay replays the recording in dir through the real stack and compares it.
-func Replay(ctx context.Context, dir string, opt Options) *Result {
-	start := time.Now()
+// replayHere replays the recording in dir in this process (the isolated
+// child) and returns the result and our log.
+func replayHere(ctx context.Context, dir string, opt Options) (*Result, []byte) {
 	res := &Result{Name: filepath.Base(filepath.Clean(dir)), Dir: dir}
-	defer func() { res.Duration = time.Since(start) }()
-	if err := replay(ctx, dir, opt, res); err != nil {
+	log, err := replay(ctx, dir, opt, res)
+	if err != nil {
 		res.Verdict, res.Error = Failed, err.Error()
-		return res
+		return res, log
 	}
 	if res.Comparison.Mismatched > 0 || res.Comparison.Matched != res.Comparison.Total || len(res.Flags) > 0 {
 		res.Verdict = Mismatch
 	} else {
 		res.Verdict = Match
 	}
-	return res
+	return res, log
 }
 
-func replay(ctx context.Context, dir string, opt Options, res *Result) error {
+func replay(ctx context.Context, dir string, opt Options, res *Result) (ourLog []byte, err error) {
 	rec, err := recording.Load(dir)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	script, err := recording.Derive(rec)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	pol, err := rec.Policy()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	res.Mode, res.Approval = pol.Mode, pol.Approval
 	if rec.HasSettings {
@@ -162,20 +160,14 @@ func replay(ctx context.Context, dir string, opt Options, res *Result) error {
 	}
 	expected, err := projection.Project(rec.Events, projection.WithCwd(rec.Header.Cwd, rec.Header.ID))
 	if err != nil {
-		return fmt.Errorf("%s: %w", filepath.Join(rec.Name, recording.SessionFile), err)
+		return nil, fmt.Errorf("%s: %w", filepath.Join(rec.Name, recording.SessionFile), err)
 	}
 	res.Expected = expected
 	if stale, err := checkProjectionFile(rec, expected); err != nil {
-		return err
+		return nil, err
 	} else if stale != "" {
 		res.Flags = append(res.Flags, stale)
 	}
-
-	unlock, err := lockRecording(rec.Name)
-	if err != nil {
-		return err
-	}
-	defer unlock()
 
 	timeout := opt.Timeout
 	if timeout == 0 {
@@ -184,44 +176,36 @@ func replay(ctx context.Context, dir string, opt Options, res *Result) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
-	ws, err := os.MkdirTemp("", "dsh-replay-ws-")
+	// /tmp is this replay's own (package isolate): the workspace is spelled
+	// like upstream's (/tmp/acp-snap-cwd-XXXXXX, the same length), the spill
+	// root is upstream's fixed path, and everything goes with the namespace.
+	ws, err := mkdtemp("/tmp", "acp-snap-cwd-")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer os.RemoveAll(ws)
 	if rec.Workspace != "" {
 		if err := recording.CopyTree(rec.Workspace, ws); err != nil {
-			return fmt.Errorf("seed workspace from %s: %w", rec.Workspace, err)
+			return nil, fmt.Errorf("seed workspace from %s: %w", rec.Workspace, err)
 		}
 	}
-	logDir := opt.LogDir
-	if logDir == "" {
-		if logDir, err = os.MkdirTemp("", "dsh-replay-log-"); err != nil {
-			return err
-		}
-		defer os.RemoveAll(logDir)
-	} else {
-		if err := os.MkdirAll(logDir, 0o755); err != nil {
-			return err
-		}
-		res.LogPath = filepath.Join(logDir, rec.Name+".session.jsonl")
-	}
-	logPath := filepath.Join(logDir, rec.Name+".session.jsonl")
-	_ = os.Remove(logPath)
-	now := opt.Now
-	if now == nil {
-		now = time.Now
-	}
-	sessionID := newUUID()
-	log, err := session.Create(logPath, session.Header{ID: sessionID, CreatedAt: now().UnixMilli(), Cwd: ws}, session.WithClock(now))
+	logDir, err := mkdtemp("/tmp", "acp-snap-sessions-")
 	if err != nil {
-		return err
+		return nil, err
+	}
+	defer os.RemoveAll(logDir)
+	logPath := filepath.Join(logDir, rec.Name+".session.jsonl")
+	sessionID := newUUID()
+	log, err := session.Create(logPath, session.Header{ID: sessionID, CreatedAt: time.Now().UnixMilli(), Cwd: ws})
+	if err != nil {
+		return nil, err
 	}
 	defer log.Close()
-	if opt.LogDir == "" {
-		// Our spill files live under the fixed-length root; drop this run's.
-		defer os.RemoveAll(filepath.Join(SpillRoot(rec.Name), spill.SessionDir(sessionID)))
-	}
+	defer func() {
+		if data, rerr := os.ReadFile(logPath); rerr == nil {
+			ourLog = data
+		}
+	}()
 
 	ans := &answers{queue: append([]recording.Answer(nil), rec.Input.PermissionAnswers...)}
 	st, err := stack.New(stack.Config{
@@ -240,7 +224,7 @@ func replay(ctx context.Context, dir string, opt Options, res *Result) error {
 		HooksStrict:         opt.StrictHooks,
 	})
 	if err != nil {
-		return fmt.Errorf("stack for %s (%s/%s): %w", rec.Name, pol.Mode, pol.Approval, err)
+		return nil, fmt.Errorf("stack for %s (%s/%s): %w", rec.Name, pol.Mode, pol.Approval, err)
 	}
 	defer st.Close()
 	composed := map[string]bool{}
@@ -250,7 +234,7 @@ func replay(ctx context.Context, dir string, opt Options, res *Result) error {
 	for _, r := range script.Replies {
 		for _, c := range r.ToolCalls {
 			if !composed[c.Name] {
-				return fmt.Errorf("the recording calls tool %q (turn %d step %d), which the stack does not compose (it has: %s)", c.Name, r.Turn, r.Step, strings.Join(st.Tools(), ", "))
+				return nil, fmt.Errorf("the recording calls tool %q (turn %d step %d), which the stack does not compose (it has: %s)", c.Name, r.Turn, r.Step, strings.Join(st.Tools(), ", "))
 			}
 		}
 	}
@@ -265,7 +249,7 @@ func replay(ctx context.Context, dir string, opt Options, res *Result) error {
 			continue // initialize and newSession: the session above is the new session
 		}
 		if err := d.turn(ctx, step.Text); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if ctx.Err() != nil {
@@ -298,10 +282,10 @@ func replay(ctx context.Context, dir string, opt Options, res *Result) error {
 
 	c, err := session.Read(logPath)
 	if err != nil {
-		return fmt.Errorf("read our log: %w", err)
+		return nil, fmt.Errorf("read our log: %w", err)
 	}
 	if len(c.Bad) > 0 {
-		return fmt.Errorf("our log %s has undecodable lines: %v", logPath, c.Bad[0])
+		return nil, fmt.Errorf("our log %s has undecodable lines: %v", logPath, c.Bad[0])
 	}
 	evs := make([]recording.Event, len(c.Events))
 	for i, e := range c.Events {
@@ -309,11 +293,11 @@ func replay(ctx context.Context, dir string, opt Options, res *Result) error {
 	}
 	got, err := projection.Project(evs, projection.WithCwd(ws, sessionID))
 	if err != nil {
-		return fmt.Errorf("our log %s: %w", logPath, err)
+		return nil, fmt.Errorf("our log %s: %w", logPath, err)
 	}
 	res.Got = got
 	res.Comparison = projection.Compare(expected, got)
-	return nil
+	return nil, nil
 }
 
 // driver is the replay's agent loop.
@@ -581,24 +565,4 @@ func newUUID() string {
 	b[8] = b[8]&0x3f | 0x80
 	h := hex.EncodeToString(b[:])
 	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
-}
-
-// lockRecording serialises replays of one recording across goroutines and
-// processes: a recording's commands may touch fixed absolute paths (the
-// escalation recordings write and remove /tmp/dsh-escalated.txt), so two
-// replays of the same recording must not interleave.
-func lockRecording(name string) (func(), error) {
-	path := SpillRoot(name) + ".lock"
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("lock %s: %w", path, err)
-	}
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("lock %s: %w", path, err)
-	}
-	return func() {
-		_ = unix.Flock(int(f.Fd()), unix.LOCK_UN)
-		f.Close()
-	}, nil
 }

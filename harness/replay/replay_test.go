@@ -37,6 +37,7 @@ func dirs(t *testing.T, args ...string) []string {
 // TestTranscriptsMatch replays every upstream recording through the real stack.
 // A recording that cannot match fails here with its exact reason; none is skipped.
 func TestTranscriptsMatch(t *testing.T) {
+	requireIsolation(t)
 	ds := dirs(t, "transcripts")
 	if len(ds) != 15 {
 		t.Fatalf("transcripts/ holds %d recordings, want the fifteen upstream ones", len(ds))
@@ -288,8 +289,9 @@ func TestTimeoutIsFlagged(t *testing.T) {
 // TestWorkspaceWriteRecordingsUnderLandlock replays the workspace-write
 // recordings with Landlock as the only sandbox backend.
 func TestWorkspaceWriteRecordingsUnderLandlock(t *testing.T) {
+	requireIsolation(t)
 	sandboxtest.RequireLandlock(t, 1)
-	launcher := sandboxtest.Runner(t)
+	launcher := landlockRunner(t)
 	ds := replay.Select(dirs(t, "transcripts"), replay.RunOptions{Run: regexp.MustCompile("escalation")})
 	results := replay.Run(context.Background(), ds, replay.RunOptions{Parallel: 2,
 		Options: replay.Options{SandboxChain: []string{"landlock"}, LauncherPath: launcher}})

@@ -43,6 +43,14 @@ projection.expected.json is stale. A bad recording (truncated line, unknown
 event type, missing file, wrong field type) is an error naming file, line and
 field; the other recordings still run.
 
+Each replay runs in a child process of its own with a private /tmp (new mount
+and PID namespaces; for a user without CAP_SYS_ADMIN inside a user namespace
+that maps only that user), so upstream's fixed paths (the spill root
+/tmp/dsh-acp-snap-<hash>, /tmp files a recording's commands use) exist once
+per run: users and concurrent runs never meet, and nothing is left in /tmp.
+Where such namespaces cannot be created, dsh-replay says so in one line and
+replays nothing.
+
 The report goes to stdout: one line per recording (its first mismatch below it
 with field path, expected and got), then a summary line "ok: ..." or
 "FAIL: ...". Progress goes to stderr: one self-rewriting line on a terminal,
@@ -143,6 +151,10 @@ func Main(args []string, stdout, stderr io.Writer) int {
 				fmt.Fprintf(stderr, "dsh-replay: updated %s\n", filepath.Join(d, "projection.expected.json"))
 			}
 		}
+	}
+	if err := replay.CheckIsolation(); err != nil {
+		fmt.Fprintf(stderr, "dsh-replay: %v\n", err)
+		return 1
 	}
 	opt.Progress = progress(stderr, isTerminal(stderr))
 	results := replay.Run(context.Background(), dirs, opt)
