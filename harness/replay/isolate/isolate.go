@@ -254,8 +254,11 @@ func (m mode) String() string {
 	return "new user, mount and PID namespaces (own uid and gid mapped, CAP_SYS_ADMIN ambient until /tmp is mounted)"
 }
 
+// extraCloneFlags is added to every child's clone flags (tests make clone fail with it).
+var extraCloneFlags uintptr
+
 func (m mode) attr() *syscall.SysProcAttr {
-	a := &syscall.SysProcAttr{Cloneflags: unix.CLONE_NEWNS | unix.CLONE_NEWPID, Pdeathsig: syscall.SIGKILL}
+	a := &syscall.SysProcAttr{Cloneflags: unix.CLONE_NEWNS | unix.CLONE_NEWPID | extraCloneFlags, Pdeathsig: syscall.SIGKILL}
 	if m == userns {
 		uid, gid := os.Getuid(), os.Getgid()
 		a.Cloneflags |= unix.CLONE_NEWUSER
