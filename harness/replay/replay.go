@@ -207,6 +207,16 @@ func replay(ctx context.Context, dir string, opt Options, res *Result) (ourLog [
 		}
 	}()
 
+	chain := opt.SandboxChain
+	if b := rec.Settings.SandboxBackend; b != "" {
+		if len(chain) > 0 && (len(chain) != 1 || chain[0] != b) {
+			res.Notes = append(res.Notes, fmt.Sprintf("%s pins sandboxBackend %q over the run's backend chain %v", recording.SettingsFile, b, chain))
+		}
+		chain = []string{b}
+	}
+	if err := unwiredSettings(rec.Settings); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(rec.Name, recording.SettingsFile), err)
+	}
 	ans := &answers{queue: append([]recording.Answer(nil), rec.Input.PermissionAnswers...)}
 	st, err := stack.New(stack.Config{
 		Workspace:           ws,
@@ -218,7 +228,7 @@ func replay(ctx context.Context, dir string, opt Options, res *Result) (ourLog [
 		SpillMaxInlineBytes: rec.Settings.SpillMaxInlineBytes,
 		DiffBasisMaxBytes:   rec.Settings.DiffBasisMaxBytes,
 		BashTimeout:         time.Duration(rec.Settings.BashTimeoutMs) * time.Millisecond,
-		SandboxChain:        opt.SandboxChain,
+		SandboxChain:        chain,
 		LauncherPath:        opt.LauncherPath,
 		HooksDir:            ws, // the launch cwd: workspace/hooks.json and codex-hooks.json load from it
 		HooksStrict:         opt.StrictHooks,
@@ -565,4 +575,25 @@ func newUUID() string {
 	b[8] = b[8]&0x3f | 0x80
 	h := hex.EncodeToString(b[:])
 	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+}
+
+// unwiredSettings refuses the settings the stack cannot apply yet.
+func unwiredSettings(s recording.Settings) error {
+	var keys []string
+	if s.MaxConcurrentJobsPerOwner != nil {
+		keys = append(keys, "maxConcurrentJobsPerOwner")
+	}
+	if s.SessionQuery {
+		keys = append(keys, "sessionQuery")
+	}
+	if s.LandlockABI != nil {
+		keys = append(keys, "landlockAbi")
+	}
+	if s.LandlockRunner != "" {
+		keys = append(keys, "landlockRunner")
+	}
+	if len(keys) > 0 {
+		return fmt.Errorf("the stack does not apply %s yet; refusing to replay without them", strings.Join(keys, ", "))
+	}
+	return nil
 }

@@ -307,3 +307,23 @@ func TestWorkspaceWriteRecordingsUnderLandlock(t *testing.T) {
 		}
 	}
 }
+
+// TestSandboxBackendSetting: a recording's sandboxBackend pins the backend
+// over the run's chain and says so.
+func TestSandboxBackendSetting(t *testing.T) {
+	requireIsolation(t)
+	dir := copyRecording(t, "escalation-approved")
+	if err := os.WriteFile(filepath.Join(dir, recording.SettingsFile), []byte(`{"sandboxBackend": "landlock"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := replay.Replay(context.Background(), dir, replay.Options{SandboxChain: []string{"bwrap"}, LauncherPath: landlockRunner(t)})
+	if r.Verdict != replay.Match {
+		t.Fatalf("%s\n%s", r.Summary(), r.Detail())
+	}
+	notes := strings.Join(r.Notes, "\n")
+	for _, want := range []string{`dshsim.replay.json pins sandboxBackend "landlock" over the run's backend chain [bwrap]`, "in the landlock sandbox backend"} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("notes %q lack %q", notes, want)
+		}
+	}
+}

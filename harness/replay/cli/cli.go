@@ -16,6 +16,7 @@ import (
 
 	"github.com/dshsim/dshsim/harness/replay"
 	"github.com/dshsim/dshsim/harness/replay/htmlreport"
+	"github.com/dshsim/dshsim/harness/replay/recording"
 )
 
 const usage = `usage: dsh-replay [flags] DIR...
@@ -57,10 +58,11 @@ with field path, expected and got), then a summary line "ok: ..." or
 one plain line per finished recording otherwise.
 
 Files of ours beside a recording (both optional):
-  dshsim.replay.json        settings a recording cannot state:
-                            {"spillMaxInlineBytes": 800, "diffBasisMaxBytes": 64,
-                             "bashTimeoutMs": 60000, "note": "why"}
-  projection.expected.json  the readable expected projection, written by -update
+  dshsim.replay.json        how upstream's suite configured the scenario, where
+                            the recording cannot say it; one JSON object, an
+                            unknown key is an error. Keys (value; the upstream
+                            scenario and knob it mirrors; what it does):
+%s  projection.expected.json  the readable expected projection, written by -update
                             from session.jsonl; the comparison always runs
                             against session.jsonl, and this file, when present,
                             must equal the fresh projection (else: stale).
@@ -89,7 +91,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		strict   = fs.Bool("strict-hooks", false, "fail closed where upstream's hooks fail open: a hook config that cannot be loaded refuses every call, a hook that cannot run (not started, timed out, killed, exit 126/127) blocks its call")
 	)
 	fs.Usage = func() {
-		fmt.Fprint(stderr, usage)
+		fmt.Fprintf(stderr, usage, settingsHelp())
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -213,4 +215,13 @@ func isTerminal(w io.Writer) bool {
 	}
 	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
 	return err == nil
+}
+
+// settingsHelp lists the keys of dshsim.replay.json for the usage text.
+func settingsHelp() string {
+	var b strings.Builder
+	for _, k := range recording.SettingKeys {
+		fmt.Fprintf(&b, "    %s: %s\n      mirrors %s\n      %s\n", k.Name, k.Value, k.Mirrors, k.Meaning)
+	}
+	return b.String()
 }

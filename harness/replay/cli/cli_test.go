@@ -3,8 +3,12 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"os"
 	"strings"
 	"testing"
+
+	"github.com/dshsim/dshsim/harness/replay/recording"
 )
 
 func TestMainExitStatus(t *testing.T) {
@@ -69,5 +73,27 @@ func TestJSONReport(t *testing.T) {
 	}
 	if strings.Contains(errb.String(), "\r") {
 		t.Error("progress rewrote a line although stderr is not a terminal")
+	}
+}
+
+// TestSettingsKeysAreDocumented: dsh-replay -h and the README list every key
+// of dshsim.replay.json with the upstream scenario it mirrors.
+func TestSettingsKeysAreDocumented(t *testing.T) {
+	var out, errb bytes.Buffer
+	if status := Main([]string{"-h"}, &out, &errb); status != 0 {
+		t.Fatalf("-h exited %d", status)
+	}
+	readme, err := os.ReadFile("../../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range recording.SettingKeys {
+		if !strings.Contains(errb.String(), "    "+k.Name+": "+k.Value+"\n      mirrors "+k.Mirrors+"\n") {
+			t.Errorf("dsh-replay -h does not list %s with the scenario it mirrors", k.Name)
+		}
+		row := fmt.Sprintf("| `%s` | %s | %s | %s |", k.Name, k.Value, k.Mirrors, k.Meaning)
+		if !strings.Contains(string(readme), row+"\n") {
+			t.Errorf("README.md lacks the row\n%s", row)
+		}
 	}
 }

@@ -96,20 +96,6 @@ type Event struct {
 	Line int `json:"-"`
 }
 
-// Settings are what a recording cannot state itself; they live in
-// dshsim.replay.json beside the recording and are absent for most recordings.
-type Settings struct {
-	// SpillMaxInlineBytes is the spill cap in UTF-8 bytes (upstream's ACP
-	// snapshot overlay used 800 for bash-spill); 0 leaves spill off.
-	SpillMaxInlineBytes int `json:"spillMaxInlineBytes,omitempty"`
-	// DiffBasisMaxBytes bounds the write diff basis (upstream default 10 MiB).
-	DiffBasisMaxBytes int64 `json:"diffBasisMaxBytes,omitempty"`
-	// BashTimeoutMs is the foreground bash timeout (upstream overlay: 60000).
-	BashTimeoutMs int `json:"bashTimeoutMs,omitempty"`
-	// Note says why the settings are needed (free text, for reviewers).
-	Note string `json:"note,omitempty"`
-}
-
 // Recording is one loaded recording.
 type Recording struct {
 	// Name is the directory base name.
@@ -220,17 +206,8 @@ func Load(dir string) (*Recording, error) {
 	}
 
 	if data, err := os.ReadFile(filepath.Join(dir, SettingsFile)); err == nil {
-		if err := decodeStrict(data, &r.Settings); err != nil {
-			return nil, jsonError(r.Name, SettingsFile, data, 0, err)
-		}
-		if r.Settings.SpillMaxInlineBytes < 0 {
-			return nil, fail(SettingsFile, lineOfKey(data, "spillMaxInlineBytes"), "spillMaxInlineBytes", "must be >= 0, got %d", r.Settings.SpillMaxInlineBytes)
-		}
-		if r.Settings.DiffBasisMaxBytes < 0 {
-			return nil, fail(SettingsFile, lineOfKey(data, "diffBasisMaxBytes"), "diffBasisMaxBytes", "must be >= 0, got %d", r.Settings.DiffBasisMaxBytes)
-		}
-		if r.Settings.BashTimeoutMs < 0 {
-			return nil, fail(SettingsFile, lineOfKey(data, "bashTimeoutMs"), "bashTimeoutMs", "must be >= 0, got %d", r.Settings.BashTimeoutMs)
+		if r.Settings, err = parseSettings(r.Name, data); err != nil {
+			return nil, err
 		}
 		r.HasSettings = true
 	} else if !errors.Is(err, fs.ErrNotExist) {
