@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dshsim/dshsim/harness/replay/acpwire"
 	"github.com/dshsim/dshsim/harness/replay/projection"
 	"github.com/dshsim/dshsim/harness/replay/recording"
 	"github.com/dshsim/dshsim/pipeline"
@@ -253,7 +254,7 @@ func replay(ctx context.Context, dir string, opt Options, res *Result) (ourLog [
 		// Name the recording's file, not our temporary copy of it.
 		res.Notes = append(res.Notes, strings.ReplaceAll(r, ws, filepath.Join(rec.Dir, "workspace")))
 	}
-	d := &driver{rec: rec, script: script, log: log, stack: st}
+	d := &driver{rec: rec, script: script, log: log, stack: st, wire: ans}
 	for _, step := range rec.Input.Steps {
 		if step.Op != "prompt" {
 			continue // initialize and newSession: the session above is the new session
@@ -270,10 +271,13 @@ func replay(ctx context.Context, dir string, opt Options, res *Result) (ourLog [
 	}
 	res.Flags = append(res.Flags, d.flags...)
 	res.Flags = append(res.Flags, ans.flags()...)
-	if want, got := permissionPrompts(rec), ans.askedCalls(); strings.Join(want, ",") != strings.Join(got, ",") {
-		res.Flags = append(res.Flags, fmt.Sprintf("permission prompts: %s shows prompts for calls [%s], the replay asked the user for [%s]",
-			recording.StdoutFile, strings.Join(want, ", "), strings.Join(got, ", ")))
+	lines, err := acpwire.Classify(rec.Stdout)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(rec.Name, recording.StdoutFile), err)
 	}
+	wire := acpwire.Compare(recording.StdoutFile, lines, ans.sent())
+	res.Flags = append(res.Flags, wire.Problems...)
+	res.Notes = append(res.Notes, wire.Note(recording.StdoutFile))
 	if sandbox.Mode(pol.Mode).Confined() {
 		if backend, enf := st.Backend(); backend != "" {
 			res.Notes = append(res.Notes, fmt.Sprintf("bash calls under %s run in the %s sandbox backend (%s enforcement)", pol.Mode, backend, enf))
@@ -324,6 +328,7 @@ type driver struct {
 	// inbox holds the context messages staged for the next step (a hook's
 	// additionalContext), as upstream's next-step inbox does.
 	inbox []map[string]any
+	wire  *answers // the frames the bridge would send
 }
 
 func (d *driver) append(typ string, data any) (session.Event, error) {
@@ -350,6 +355,7 @@ func (d *driver) turn(ctx context.Context, prompt string) error {
 	}
 	endTurn := func(reason map[string]any) error {
 		_, err := d.append("turn/end", map[string]any{"turn": turn, "reason": reason})
+		d.wire.send(acpwire.Stop(stopReason(reason)))
 		return err
 	}
 	for step := 1; ; step++ {
@@ -503,7 +509,7 @@ type answers struct {
 	mu       sync.Mutex
 	queue    []recording.Answer
 	problems []string
-	asked    []string // call ids, in order
+	frames   []acpwire.Frame // what the bridge would have sent, in order
 }
 
 // answer maps the next answer: allow_once → allowed-once, reject_once →
@@ -512,7 +518,7 @@ type answers struct {
 func (a *answers) answer(ctx context.Context, req pipeline.ApprovalRequest) (pipeline.ApprovalOutcome, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.asked = append(a.asked, req.CallID)
+	a.frames = append(a.frames, acpwire.PermissionRequest(req.CallID))
 	if len(a.queue) == 0 {
 		return pipeline.Cancelled, nil
 	}
@@ -528,30 +534,34 @@ func (a *answers) answer(ctx context.Context, req pipeline.ApprovalRequest) (pip
 	return pipeline.Cancelled, nil
 }
 
-func (a *answers) askedCalls() []string {
+// send records a frame the bridge sends (a prompt's stop reason).
+func (a *answers) send(f acpwire.Frame) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return append([]string(nil), a.asked...)
+	a.frames = append(a.frames, f)
 }
 
-// permissionPrompts lists the toolCallIds of the session/request_permission
-// frames the agent sent in the recording (the user was asked once per frame).
-func permissionPrompts(rec *recording.Recording) []string {
-	var ids []string
-	for _, f := range rec.Stdout {
-		var frame struct {
-			Method string `json:"method"`
-			Params struct {
-				ToolCall struct {
-					ToolCallID string `json:"toolCallId"`
-				} `json:"toolCall"`
-			} `json:"params"`
+func (a *answers) sent() []acpwire.Frame {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]acpwire.Frame(nil), a.frames...)
+}
+
+// stopReason maps a turn/end reason to the prompt's ACP stop reason ("" for
+// a failed turn, which the bridge answers with a JSON-RPC error).
+func stopReason(reason map[string]any) string {
+	switch reason["kind"] {
+	case "completed":
+		return "end_turn"
+	case "max-tokens":
+		return "max_tokens"
+	case "aborted":
+		if r, _ := reason["reason"].(map[string]any); r["kind"] == "user" {
+			return "cancelled"
 		}
-		if json.Unmarshal(f, &frame) == nil && frame.Method == "session/request_permission" {
-			ids = append(ids, frame.Params.ToolCall.ToolCallID)
-		}
+		return "end_turn"
 	}
-	return ids
+	return ""
 }
 
 func (a *answers) left() int {

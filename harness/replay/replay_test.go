@@ -67,7 +67,7 @@ func TestFlaggedRecordingsMismatch(t *testing.T) {
 		{name: "replies never requested are flagged", dir: "unconsumed-replies", flag: "unconsumed replies: 2 of 2 model replies were never requested", firstPath: "(item)"},
 		{name: "a changed seed file shows in the read result", dir: "changed-seed", firstPath: "meta.lines[0].text"},
 		{name: "a recorded permission prompt the replay never raised is flagged", dir: "prompt-not-asked",
-			flag: "permission prompts: stdout.expected.jsonl shows prompts for calls [call_00_APMUCJJm9lrTSlVbg6dB0185], the replay asked the user for []"},
+			flag: "stdout.expected.jsonl:3: the replay sent no session/request_permission here (prompt 1)"},
 	}
 	results := replay.Run(context.Background(), dirs(t, "testdata/replay/flagged"), replay.RunOptions{Parallel: 2})
 	byName := map[string]*replay.Result{}

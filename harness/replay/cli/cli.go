@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/dshsim/dshsim/harness/replay"
+	"github.com/dshsim/dshsim/harness/replay/acpwire"
 	"github.com/dshsim/dshsim/harness/replay/htmlreport"
 	"github.com/dshsim/dshsim/harness/replay/recording"
 )
@@ -44,6 +45,9 @@ projection.expected.json is stale. A bad recording (truncated line, unknown
 event type, missing file, wrong field type) is an error naming file, line and
 field; the other recordings still run.
 
+Lines of stdout.expected.jsonl (the agent's ACP frames), per kind; a line of
+a kind not listed fails the recording:
+%s
 Each replay runs in a child process of its own with a private /tmp (new mount
 and PID namespaces; for a user without CAP_SYS_ADMIN inside a user namespace
 that maps only that user), so upstream's fixed paths (the spill root
@@ -91,7 +95,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		strict   = fs.Bool("strict-hooks", false, "fail closed where upstream's hooks fail open: a hook config that cannot be loaded refuses every call, a hook that cannot run (not started, timed out, killed, exit 126/127) blocks its call")
 	)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, usage, settingsHelp())
+		fmt.Fprintf(stderr, usage, wireHelp(), settingsHelp())
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -222,6 +226,19 @@ func settingsHelp() string {
 	var b strings.Builder
 	for _, k := range recording.SettingKeys {
 		fmt.Fprintf(&b, "    %s: %s\n      mirrors %s\n      %s\n", k.Name, k.Value, k.Mirrors, k.Meaning)
+	}
+	return b.String()
+}
+
+// wireHelp lists the stdout line kinds: compared or why not.
+func wireHelp() string {
+	var b strings.Builder
+	for _, k := range acpwire.Kinds {
+		verdict := "not compared"
+		if k.Compared {
+			verdict = "compared"
+		}
+		fmt.Fprintf(&b, "    %s: %s: %s\n", k.Kind, verdict, k.Why)
 	}
 	return b.String()
 }

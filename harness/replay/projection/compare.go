@@ -134,6 +134,10 @@ func Compare(expected, got []Item) Comparison {
 	return c
 }
 
+// DiffValues lists the differing leaves of two parsed JSON values (maps,
+// slices, strings, numbers, booleans, nil), each with its path below path.
+func DiffValues(path string, e, g any) []FieldDiff { return diffValues(path, e, g) }
+
 // diffValues lists the differing leaves of two parsed JSON values.
 func diffValues(path string, e, g any) []FieldDiff {
 	name := func(k string) string {
