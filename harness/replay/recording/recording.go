@@ -118,6 +118,8 @@ type Recording struct {
 	Settings Settings
 	// HasSettings reports whether dshsim.replay.json exists.
 	HasSettings bool
+	// ToolSchemas is tool-schemas.expected.json, nil when absent.
+	ToolSchemas *ToolSchemas
 }
 
 // IsRecording reports whether dir looks like a recording (has session.jsonl or input.json).
@@ -203,6 +205,14 @@ func Load(dir string) (*Recording, error) {
 		r.Override = o
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return nil, fail(OverrideFile, 0, "", "%v", err)
+	}
+
+	if data, err := os.ReadFile(filepath.Join(dir, ToolSchemasFile)); err == nil {
+		if r.ToolSchemas, err = parseToolSchemas(r.Name, data); err != nil {
+			return nil, err
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, fail(ToolSchemasFile, 0, "", "%v", err)
 	}
 
 	if data, err := os.ReadFile(filepath.Join(dir, SettingsFile)); err == nil {

@@ -177,3 +177,35 @@ func TestChildSessionLogsAreRejected(t *testing.T) {
 		t.Fatalf("Load = %v, want an error naming session.1.jsonl", err)
 	}
 }
+
+func TestToolSchemasSidecar(t *testing.T) {
+	tests := []struct {
+		name, json string
+		line       int
+		field      string
+		problem    string // "" = valid
+	}{
+		{name: "two tools", json: "{\n  \"initial\": [\n    {\"name\": \"bash\", \"description\": \"d\", \"parameters\": {}},\n    {\"name\": \"read\", \"description\": \"r\", \"parameters\": {}}\n  ],\n  \"changes\": []\n}\n"},
+		{name: "no initial", json: `{"changes": []}`, line: 1, field: "initial", problem: "missing"},
+		{name: "a tool without a name", json: "{\"initial\": [\n{\"description\": \"d\", \"parameters\": {}}]}", line: 2, field: "initial[0].name", problem: "missing"},
+		{name: "a tool without parameters", json: "{\"initial\": [\n{\"name\": \"a\", \"description\": \"d\", \"parameters\": {}},\n{\"name\": \"b\", \"description\": \"d\"}]}", line: 3, field: "initial[1].parameters", problem: "missing"},
+		{name: "a tool twice", json: "{\"initial\": [\n{\"name\": \"a\", \"description\": \"d\", \"parameters\": {}},\n{\"name\": \"a\", \"description\": \"e\", \"parameters\": {}}]}", line: 3, field: "initial[1].name", problem: `tool "a" listed twice`},
+		{name: "an unknown top-level key", json: `{"initial": [], "tools": []}`, line: 1, field: "tools", problem: "unknown field"},
+		{name: "a truncated file", json: `{"initial": [`, line: 1, problem: "truncated JSON"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ts, err := parseToolSchemas("rec", []byte(tc.json))
+			if tc.problem == "" {
+				if err != nil || len(ts.Initial) != 2 || ts.Initial[1].Name != "read" || ts.Initial[1].Line != 4 {
+					t.Fatalf("parse = %+v, %v", ts, err)
+				}
+				return
+			}
+			var e *Error
+			if !errors.As(err, &e) || e.File != ToolSchemasFile || e.Line != tc.line || e.Field != tc.field || !strings.Contains(e.Problem, tc.problem) {
+				t.Errorf("err = %v, want %s:%d field %s: %s", err, ToolSchemasFile, tc.line, tc.field, tc.problem)
+			}
+		})
+	}
+}
