@@ -237,6 +237,10 @@ func firstDifference(a, b string) string {
 	return fmt.Sprintf("first difference at byte %d: expected %q, got %q; lengths %d vs %d", i, ctx(a), ctx(b), len(a), len(b))
 }
 
+// Show renders a parsed JSON value on one line for messages (HTML
+// unescaped, at most 300 bytes).
+func Show(v any) string { return show(v) }
+
 func show(v any) string {
 	if v == nil {
 		return "(absent)"

@@ -170,20 +170,6 @@ func (n *node) plain() any {
 	return n.parsed
 }
 
-func show(v any) string {
-	var b strings.Builder
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return fmt.Sprint(v)
-	}
-	s := strings.TrimSuffix(b.String(), "\n")
-	if len(s) > 200 {
-		s = s[:200] + "…"
-	}
-	return s
-}
-
 func join(path, key string) string {
 	if path == "" {
 		return key
@@ -198,7 +184,7 @@ func diff(path string, e, g *node) []string {
 		at = "(the tool)"
 	}
 	if e.kind != g.kind {
-		return []string{fmt.Sprintf("%s: expected %s, got %s", at, show(e.plain()), show(g.plain()))}
+		return []string{fmt.Sprintf("%s: expected %s, got %s", at, projection.Show(e.plain()), projection.Show(g.plain()))}
 	}
 	switch e.kind {
 	case '{':
@@ -206,14 +192,14 @@ func diff(path string, e, g *node) []string {
 		for i, k := range e.keys {
 			j := slices.Index(g.keys, k)
 			if j < 0 {
-				out = append(out, fmt.Sprintf("%s: missing in ours (expected %s)", join(path, k), show(e.vals[i].plain())))
+				out = append(out, fmt.Sprintf("%s: missing in ours (expected %s)", join(path, k), projection.Show(e.vals[i].plain())))
 				continue
 			}
 			out = append(out, diff(join(path, k), e.vals[i], g.vals[j])...)
 		}
 		for j, k := range g.keys {
 			if !slices.Contains(e.keys, k) {
-				out = append(out, fmt.Sprintf("%s: not in the recording (ours: %s)", join(path, k), show(g.vals[j].plain())))
+				out = append(out, fmt.Sprintf("%s: not in the recording (ours: %s)", join(path, k), projection.Show(g.vals[j].plain())))
 			}
 		}
 		common := func(a, b []string) []string {
@@ -229,9 +215,9 @@ func diff(path string, e, g *node) []string {
 			p := fmt.Sprintf("%s[%d]", path, i)
 			switch {
 			case i >= len(g.vals):
-				out = append(out, fmt.Sprintf("%s: missing in ours (expected %s)", p, show(e.vals[i].plain())))
+				out = append(out, fmt.Sprintf("%s: missing in ours (expected %s)", p, projection.Show(e.vals[i].plain())))
 			case i >= len(e.vals):
-				out = append(out, fmt.Sprintf("%s: not in the recording (ours: %s)", p, show(g.vals[i].plain())))
+				out = append(out, fmt.Sprintf("%s: not in the recording (ours: %s)", p, projection.Show(g.vals[i].plain())))
 			default:
 				out = append(out, diff(p, e.vals[i], g.vals[i])...)
 			}
