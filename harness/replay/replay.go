@@ -2,7 +2,6 @@ package replay
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -34,8 +33,11 @@ const (
 )
 
 // ModelName names the model every replay uses: it is constructed from the
-// recording, not a live model.
-const ModelName = "constructed from the recording (dsh-replay script)"
+// recording, not a live model; ModelProvider is its provider in our log.
+const (
+	ModelName     = "constructed from the recording (dsh-replay script)"
+	ModelProvider = "dsh-replay"
+)
 
 // Options configure one replay.
 type Options struct {
@@ -254,14 +256,10 @@ func replay(ctx context.Context, dir string, opt Options, res *Result) (ourLog [
 		// Name the recording's file, not our temporary copy of it.
 		res.Notes = append(res.Notes, strings.ReplaceAll(r, ws, filepath.Join(rec.Dir, "workspace")))
 	}
-	d := &driver{rec: rec, script: script, log: log, stack: st, wire: ans}
-	for _, step := range rec.Input.Steps {
-		if step.Op != "prompt" {
-			continue // initialize and newSession: the session above is the new session
-		}
-		if err := d.turn(ctx, step.Text); err != nil {
-			return nil, err
-		}
+	d := &driver{rec: rec, script: script, log: log, stack: st, ws: ws, wire: ans}
+	d.inbox = &inbox{log: logAppender{d}}
+	if err := d.run(ctx); err != nil {
+		return nil, err
 	}
 	if ctx.Err() != nil {
 		res.Flags = append(res.Flags, fmt.Sprintf("the replay was stopped after %s (%v): calls in flight were aborted", timeout, ctx.Err()))
@@ -312,196 +310,6 @@ func replay(ctx context.Context, dir string, opt Options, res *Result) (ourLog [
 	res.Got = got
 	res.Comparison = projection.Compare(expected, got)
 	return nil, nil
-}
-
-// driver is the replay's agent loop.
-type driver struct {
-	rec       *recording.Recording
-	script    *recording.Script
-	log       *session.Log
-	stack     *stack.Stack
-	next      int
-	turnNo    int
-	lastCtx   string
-	flags     []string
-	exhausted bool
-	// inbox holds the context messages staged for the next step (a hook's
-	// additionalContext), as upstream's next-step inbox does.
-	inbox []map[string]any
-	wire  *answers // the frames the bridge would send
-}
-
-func (d *driver) append(typ string, data any) (session.Event, error) {
-	e, err := d.log.Append(typ, data)
-	if err != nil {
-		return e, fmt.Errorf("append %s to our log: %w", typ, err)
-	}
-	return e, nil
-}
-
-// emitContext lets the stack append the runtime-context message when it changed.
-func (d *driver) emitContext(ctx context.Context) error {
-	if _, err := d.stack.SyncContext(ctx); err != nil {
-		return fmt.Errorf("runtime context: %w", err)
-	}
-	return nil
-}
-
-func (d *driver) turn(ctx context.Context, prompt string) error {
-	d.turnNo++
-	turn := d.turnNo
-	if _, err := d.append("turn/start", map[string]any{"turn": turn}); err != nil {
-		return err
-	}
-	endTurn := func(reason map[string]any) error {
-		_, err := d.append("turn/end", map[string]any{"turn": turn, "reason": reason})
-		d.wire.send(acpwire.Stop(stopReason(reason)))
-		return err
-	}
-	for step := 1; ; step++ {
-		claimed := d.inbox
-		if len(claimed) > 0 {
-			d.inbox = nil
-			if _, err := d.append("agent/inbox/spliced", map[string]any{"target": "next-step", "start": 0, "removedCount": len(claimed), "inserted": []any{}}); err != nil {
-				return err
-			}
-		}
-		if _, err := d.append("step/start", map[string]any{"turn": turn, "step": step}); err != nil {
-			return err
-		}
-		if step == 1 {
-			if _, err := d.append("user/message", map[string]any{
-				"content": []pipeline.Block{pipeline.TextBlock(prompt)},
-				"source":  map[string]any{"kind": "user"},
-				"role":    "user",
-				"id":      newUUID(),
-			}); err != nil {
-				return err
-			}
-		}
-		// The claimed messages come after the step's own and before the
-		// runtime context, as upstream's agent loop orders them.
-		for _, m := range claimed {
-			if _, err := d.log.AppendWith("user/message", m, session.AppendOptions{SurfaceOp: "append"}); err != nil {
-				return fmt.Errorf("append user/message to our log: %w", err)
-			}
-		}
-		if err := d.emitContext(ctx); err != nil {
-			return err
-		}
-		if d.next >= len(d.script.Replies) {
-			msg := fmt.Sprintf("llm-replay: script exhausted — session requested model call #%d but its script has only %d", d.next+1, len(d.script.Replies))
-			if !d.exhausted {
-				d.flags = append(d.flags, "script exhausted: "+msg)
-				d.exhausted = true
-			}
-			if _, err := d.append("step/end", map[string]any{"turn": turn, "step": step}); err != nil {
-				return err
-			}
-			return endTurn(map[string]any{"kind": "error", "error": map[string]any{"name": "LlmError", "message": msg}})
-		}
-		reply := d.script.Replies[d.next]
-		d.next++
-		content := make([]map[string]any, 0, len(reply.Blocks))
-		for _, b := range reply.Blocks {
-			m := map[string]any{"type": b.Type}
-			if b.Type == "tool-call" {
-				m["id"], m["name"], m["arguments"] = b.ID, b.Name, b.Arguments
-			} else {
-				m["text"] = b.Text
-			}
-			content = append(content, m)
-		}
-		msg := map[string]any{"turn": turn, "step": step, "message": map[string]any{
-			"role": "assistant", "content": content,
-			"source": map[string]any{"kind": "model", "provider": "dsh-replay", "model": ModelName},
-			"id":     newUUID(),
-		}}
-		if reply.Usage != nil {
-			msg["usage"] = reply.Usage
-		}
-		if _, err := d.append("assistant/message", msg); err != nil {
-			return err
-		}
-		if reply.Throw != nil {
-			if _, err := d.append("step/end", map[string]any{"turn": turn, "step": step}); err != nil {
-				return err
-			}
-			e := map[string]any{"name": "LlmError", "message": reply.Throw.Message}
-			if reply.Throw.Code != "" {
-				e["code"] = reply.Throw.Code
-			}
-			return endTurn(map[string]any{"kind": "error", "error": e})
-		}
-		callSeqs := make([]int64, len(reply.ToolCalls))
-		for i, tc := range reply.ToolCalls {
-			e, err := d.append("tool/call", map[string]any{"turn": turn, "step": step, "callId": tc.ID, "name": tc.Name, "arguments": tc.Arguments})
-			if err != nil {
-				return err
-			}
-			callSeqs[i] = e.Seq
-		}
-		concludes := false
-		for i, tc := range reply.ToolCalls {
-			r := d.stack.Execute(ctx, tc.ID, tc.Name, json.RawMessage(tc.Arguments))
-			concludes = concludes || r.ConcludesTurn
-			data := map[string]any{"turn": turn, "step": step, "message": map[string]any{
-				"source": map[string]any{"kind": "tool", "callId": tc.ID},
-				"content": []map[string]any{{
-					"type": "tool-result", "toolCallId": tc.ID, "content": blocksOrEmpty(r.Content), "isError": r.IsError,
-				}},
-				"role": "user",
-				"id":   newUUID(),
-			}}
-			if r.Error != nil && r.Error.Info != nil {
-				data["error"] = r.Error.Info
-			}
-			if len(r.Meta) > 0 {
-				data["meta"] = r.Meta
-			}
-			if _, err := d.log.AppendWith("tool/result", data, session.AppendOptions{SourceEventSeqs: []int64{callSeqs[i]}, SurfaceOp: "append"}); err != nil {
-				return fmt.Errorf("append tool/result to our log: %w", err)
-			}
-			if err := d.stage(r.ContextMessages); err != nil {
-				return err
-			}
-		}
-		if _, err := d.append("step/end", map[string]any{"turn": turn, "step": step}); err != nil {
-			return err
-		}
-		if len(reply.ToolCalls) > 0 && !concludes {
-			continue
-		}
-		kind := "completed"
-		if reply.Finish == "max-tokens" {
-			kind = "max-tokens"
-		}
-		return endTurn(map[string]any{"kind": kind})
-	}
-}
-
-// stage puts a result's context messages into the next-step inbox, each as
-// upstream's plugin user message, right after its tool/result.
-func (d *driver) stage(msgs []pipeline.ContextMessage) error {
-	for _, m := range msgs {
-		content := make([]pipeline.Block, len(m.Texts))
-		for i, t := range m.Texts {
-			content[i] = pipeline.TextBlock(t)
-		}
-		msg := map[string]any{"content": content, "source": map[string]any{"kind": "plugin", "plugin": m.Plugin}, "role": "user", "id": newUUID()}
-		if _, err := d.append("agent/inbox/spliced", map[string]any{"target": "next-step", "start": len(d.inbox), "inserted": []any{msg}}); err != nil {
-			return err
-		}
-		d.inbox = append(d.inbox, msg)
-	}
-	return nil
-}
-
-func blocksOrEmpty(b []pipeline.Block) []pipeline.Block {
-	if b == nil {
-		return []pipeline.Block{}
-	}
-	return b
 }
 
 // answers is the constructed user: permissionAnswers answered FIFO.
@@ -574,17 +382,6 @@ func (a *answers) flags() []string {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return append([]string(nil), a.problems...)
-}
-
-func newUUID() string {
-	var b [16]byte
-	if _, err := io.ReadFull(rand.Reader, b[:]); err != nil {
-		panic(err) // crypto/rand never fails on Linux
-	}
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	h := hex.EncodeToString(b[:])
-	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
 }
 
 // unwiredSettings refuses the settings the stack cannot apply yet.

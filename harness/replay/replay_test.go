@@ -3,6 +3,7 @@ package replay_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -211,39 +212,50 @@ func TestProjectionFile(t *testing.T) {
 	}
 }
 
-// TestOurLogUsesTheSameVocabulary: the kept log of a replay holds the upstream
-// event types in turn order, with the constructed model named.
-func TestOurLogUsesTheSameVocabulary(t *testing.T) {
+// TestOurLogHasUpstreamsEventSequence: for every recording, our log holds
+// the same event types in the same order as upstream's (packed rows
+// expanded), so every seq means the same event (session_event_read reads
+// them), and the model is named as constructed.
+func TestOurLogHasUpstreamsEventSequence(t *testing.T) {
+	requireIsolation(t)
 	logs := t.TempDir()
-	r := replay.Replay(context.Background(), filepath.Join(root, "transcripts", "escalation-approved"), replay.Options{LogDir: logs})
-	if r.Verdict != replay.Match {
-		t.Fatalf("%s\n%s", r.Summary(), r.Detail())
-	}
-	c, err := session.Read(r.LogPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var types []string
-	model := ""
-	for _, e := range c.Events {
-		types = append(types, e.Type)
-		if e.Type == "assistant/message" && model == "" {
-			var d struct {
-				Message struct {
-					Source struct{ Model string } `json:"source"`
-				} `json:"message"`
+	for _, r := range replay.Run(context.Background(), dirs(t, "transcripts"), replay.RunOptions{Parallel: 2, Options: replay.Options{LogDir: logs}}) {
+		t.Run(r.Name, func(t *testing.T) {
+			if r.Verdict != replay.Match {
+				t.Fatalf("%s\n%s", r.Summary(), r.Detail())
 			}
-			_ = json.Unmarshal(e.Data, &d)
-			model = d.Message.Source.Model
-		}
-	}
-	want := "turn/start,step/start,user/message,user/message,assistant/message,tool/call,approval/asked,approval/decided,tool/result,step/end," +
-		"step/start,assistant/message,step/end,turn/end"
-	if strings.Join(types, ",") != want {
-		t.Errorf("our log:\n%s\nwant\n%s", strings.Join(types, ","), want)
-	}
-	if model != replay.ModelName {
-		t.Errorf("assistant/message model %q, want %q", model, replay.ModelName)
+			rec, err := recording.Load(r.Dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := session.Read(r.LogPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want, got []string
+			for _, e := range rec.Events {
+				want = append(want, fmt.Sprintf("%d %s", e.Seq, e.Type))
+			}
+			model := ""
+			for _, e := range c.Events {
+				got = append(got, fmt.Sprintf("%d %s", e.Seq, e.Type))
+				if e.Type == "assistant/message" && model == "" {
+					var d struct {
+						Message struct {
+							Source struct{ Model string } `json:"source"`
+						} `json:"message"`
+					}
+					_ = json.Unmarshal(e.Data, &d)
+					model = d.Message.Source.Model
+				}
+			}
+			if strings.Join(got, "\n") != strings.Join(want, "\n") {
+				t.Errorf("our log differs from the recording's event sequence:\n%s", harness.LineDiff("events", []byte(strings.Join(want, "\n")+"\n"), []byte(strings.Join(got, "\n")+"\n")))
+			}
+			if model != replay.ModelName {
+				t.Errorf("assistant/message model %q, want %q", model, replay.ModelName)
+			}
+		})
 	}
 }
 

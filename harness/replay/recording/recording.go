@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/dshsim/dshsim/pipeline/session"
@@ -57,11 +58,27 @@ func (e *Error) Error() string {
 
 // Step is one step of input.json.
 type Step struct {
-	// Op is the step operation (initialize, newSession, prompt).
+	// Op is the step operation (see [SupportedSteps]).
 	Op string `json:"op"`
-	// Text is the prompt text of a prompt step.
+	// Text is the prompt text of a prompt or promptAndCancel step.
 	Text string `json:"text,omitempty"`
+	// WaitForFile, on promptAndCancel, cancels once this file exists in
+	// the workspace (else once the turn started).
+	WaitForFile *WaitFile `json:"waitForFile,omitempty"`
 }
+
+// WaitFile names a file relative to the workspace.
+type WaitFile struct {
+	// Path is relative to the workspace.
+	Path string `json:"path"`
+}
+
+// SupportedSteps are the input.json steps dsh-replay drives: initialize and
+// newSession (the replay's session is the new session), prompt,
+// promptAndCancel (the prompt, cancelled by the user once waitForFile exists
+// or, without it, once the turn started) and waitForTurnEnd (the replay's
+// turns end before the next step).
+var SupportedSteps = []string{"initialize", "newSession", "prompt", "promptAndCancel", "waitForTurnEnd"}
 
 // Answer is one permission answer of input.json.
 type Answer struct {
@@ -226,8 +243,6 @@ func Load(dir string) (*Recording, error) {
 	return r, nil
 }
 
-var knownOps = map[string]bool{"initialize": true, "newSession": true, "prompt": true}
-
 var knownAnswers = map[string]bool{"allow_once": true, "allow_always": true, "reject_once": true, "reject_always": true}
 
 func checkInput(name string, data []byte, in Input) error {
@@ -242,12 +257,22 @@ func checkInput(name string, data []byte, in Input) error {
 		if s.Op == "" {
 			return fail(f, "missing")
 		}
-		if !knownOps[s.Op] {
+		if !slices.Contains(SupportedSteps, s.Op) {
 			return &Error{Recording: name, File: InputFile, Line: lineOfValue(data, s.Op), Field: f,
-				Problem: fmt.Sprintf("step %q is not supported by dsh-replay (supported: initialize, newSession, prompt)", s.Op)}
+				Problem: fmt.Sprintf("step %q is not supported by dsh-replay (supported: %s)", s.Op, strings.Join(SupportedSteps, ", "))}
 		}
-		if s.Op == "prompt" && s.Text == "" {
-			return fail(fmt.Sprintf("steps[%d].text", i), "a prompt step needs a non-empty text")
+		if (s.Op == "prompt" || s.Op == "promptAndCancel") && s.Text == "" {
+			return fail(fmt.Sprintf("steps[%d].text", i), "a %s step needs a non-empty text", s.Op)
+		}
+		if s.WaitForFile != nil {
+			field := fmt.Sprintf("steps[%d].waitForFile", i)
+			switch p := s.WaitForFile.Path; {
+			case s.Op != "promptAndCancel":
+				return fail(field, "only a promptAndCancel step waits for a file")
+			case p == "" || filepath.IsAbs(p) || !filepath.IsLocal(p):
+				return &Error{Recording: name, File: InputFile, Line: lineOfKey(data, "waitForFile"), Field: field + ".path",
+					Problem: fmt.Sprintf("want a path inside the workspace, got %q", p)}
+			}
 		}
 	}
 	for i, a := range in.PermissionAnswers {

@@ -24,7 +24,7 @@ func TestLoadRejectsBadRecordingsNamingFileLineAndField(t *testing.T) {
 		{name: "missing stdout file", dir: "missing-stdout", file: StdoutFile, line: 0, problemPrefix: "missing file"},
 		{name: "wrong field type", dir: "wrong-field-type", file: SessionFile, line: 20, field: "data.callId", problemPrefix: "want string, got JSON number"},
 		{name: "packed row with too few gaps", dir: "packed-row-gaps", file: SessionFile, line: 12, field: "data.dt", problemPrefix: "has 26 gaps but data.texts has 29 members"},
-		{name: "unsupported input step", dir: "unsupported-step", file: InputFile, line: 14, field: "steps[3].op", problemPrefix: `step "promptAndCancel" is not supported`},
+		{name: "unsupported input step", dir: "unsupported-step", file: InputFile, line: 14, field: "steps[3].op", problemPrefix: `step "waitForSubagentTurnEnd" is not supported`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
