@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -53,6 +54,13 @@ type Config struct {
 	// the running executable.
 	// No environment variable selects it; existence is not checked (the probe says).
 	LauncherPath string
+	// LandlockABICap, when positive, runs the runner capped at that Landlock
+	// ABI (landlock-run --abi-cap N): it governs no more than ABI N's rights,
+	// as on an older kernel, and below 5 prints its own partial notice. The
+	// availability probe then runs the capped runner on a no-op command (its
+	// --probe takes no other flag), also when the chain names landlock alone:
+	// the partial notice on stderr means partial enforcement.
+	LandlockABICap int
 	// WindowsRunner is the ACL runner argv (for example node runner.js);
 	// empty means unusable.
 	WindowsRunner []string
@@ -141,6 +149,9 @@ func NewProvider(cfg Config) (*Provider, error) {
 	if !filepath.IsAbs(p.cfg.LauncherPath) {
 		return nil, fmt.Errorf("sandbox-local: launcher path %q must be absolute", p.cfg.LauncherPath)
 	}
+	if p.cfg.LandlockABICap < 0 {
+		return nil, fmt.Errorf("sandbox-local: landlock ABI cap must be positive, got %d", p.cfg.LandlockABICap)
+	}
 	if err := notADirectory("launcher path", p.cfg.LauncherPath); err != nil {
 		return nil, err
 	}
@@ -189,6 +200,13 @@ func (p *Provider) selectBackend() (string, Enforcement) {
 		if b == BackendWindowsACL && len(p.cfg.WindowsRunner) == 0 {
 			return "", "" // nothing to run: fail closed rather than emit a broken argv
 		}
+		if b == BackendLandlock && p.cfg.LandlockABICap > 0 {
+			// the enforcement of a capped runner is what it prints, not static
+			if enf, ok := p.probe(b); ok {
+				return b, enf
+			}
+			return "", ""
+		}
 		return b, staticEnforcement(b)
 	}
 	for _, b := range p.chain {
@@ -213,6 +231,9 @@ func (p *Provider) probe(b string) (Enforcement, bool) {
 	case BackendLandlock:
 		if pr.Landlock != nil {
 			return pr.Landlock(ctx, p.cfg.LauncherPath)
+		}
+		if p.cfg.LandlockABICap > 0 {
+			return probeCappedLandlock(ctx, p.landlockRunner())
 		}
 		return probeLandlock(ctx, p.cfg.LauncherPath)
 	case BackendSeatbelt:
@@ -260,6 +281,33 @@ func probeLandlock(ctx context.Context, launcher string) (Enforcement, bool) {
 		return Full, true
 	}
 	return "", false
+}
+
+// probeCappedLandlock runs the capped runner on "--ro / -- true": exit 0 is
+// usable, partial when the runner printed its partial notice.
+func probeCappedLandlock(ctx context.Context, runner []string) (Enforcement, bool) {
+	var stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, runner[0], append(runner[1:], "--ro", "/", "--", "true")...)
+	cmd.Stderr = &stderr
+	cmd.WaitDelay = 100 * time.Millisecond
+	if cmd.Run() != nil || ctx.Err() != nil {
+		return "", false
+	}
+	for _, line := range strings.Split(stderr.String(), "\n") {
+		if line == LandlockPartialNotice {
+			return Partial, true
+		}
+	}
+	return Full, true
+}
+
+// landlockRunner is the runner's argv prefix: the launcher, capped when
+// LandlockABICap is set.
+func (p *Provider) landlockRunner() []string {
+	if p.cfg.LandlockABICap > 0 {
+		return []string{p.cfg.LauncherPath, "--abi-cap", strconv.Itoa(p.cfg.LandlockABICap)}
+	}
+	return []string{p.cfg.LauncherPath}
 }
 
 // The runner's probe lines, VERBATIM (package sandbox/landlock declares them
@@ -313,7 +361,7 @@ func (p *Provider) Confine(ctx context.Context, argv []string, policy Policy) (C
 	case BackendBwrap:
 		out.Argv = Wrap([]string{"bwrap"}, BwrapArgs(policy), argv)
 	case BackendLandlock:
-		out.Argv = Wrap([]string{p.cfg.LauncherPath}, LandlockArgs(policy), argv)
+		out.Argv = Wrap(p.landlockRunner(), LandlockArgs(policy), argv)
 	case BackendSeatbelt:
 		roots := writableRoots(policy, p.cfg.TempDir, canonicalPath)
 		out.Argv = Wrap([]string{"sandbox-exec"}, SeatbeltArgs(policy.Mode, roots), argv)

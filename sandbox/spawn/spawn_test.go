@@ -7,7 +7,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -194,6 +196,33 @@ func TestRunnerFailureAfterStart(t *testing.T) {
 	}
 }
 
+// TestCappedLandlockRunner: a provider with LandlockABICap runs the real
+// runner capped below ABI 5; the runner's own partial notice is in the
+// command's stderr, the enforcement is partial, and the command's exit code
+// is its own (the notice is informational, not a runner failure).
+func TestCappedLandlockRunner(t *testing.T) {
+	sandboxtest.RequireLandlock(t, 4)
+	ws := varTmpDir(t, "dshsim-ws-")
+	p, err := sandbox.NewProvider(sandbox.Config{Platform: "linux", Chain: []string{sandbox.BackendLandlock}, LauncherPath: sandboxtest.Runner(t), LandlockABICap: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if backend, enf := p.Selected(); backend != sandbox.BackendLandlock || enf != sandbox.Partial {
+		t.Fatalf("selected %s %s, want landlock partial", backend, enf)
+	}
+	w, err := p.Confine(context.Background(), bash("false"), sandbox.Policy{Mode: sandbox.ReadOnly, WorkspaceRoot: ws})
+	if err != nil || w.Argv[1] != "--abi-cap" || w.Argv[2] != "3" {
+		t.Fatalf("confined %q, %v", w.Argv, err)
+	}
+	res, err := Run(context.Background(), Request{Argv: bash("false"), Policy: sandbox.Policy{Mode: sandbox.ReadOnly, WorkspaceRoot: ws}, Confiner: p})
+	if err != nil || res.ExitCode != 1 || res.Stderr.Text != sandbox.LandlockPartialNotice+"\n" || res.Sandbox.RunnerFailed || res.Sandbox.Enforcement != sandbox.Partial {
+		t.Errorf("result %+v, %v", res, err)
+	}
+	if _, err := sandbox.NewProvider(sandbox.Config{LandlockABICap: -1}); err == nil {
+		t.Error("a negative cap was accepted")
+	}
+}
+
 func TestDangerFullAccessBypassesTheConfiner(t *testing.T) {
 	ws := varTmpDir(t, "dshsim-ws-")
 	res, err := Run(context.Background(), Request{Argv: bash("echo hi > out.txt; echo done"), Policy: sandbox.Policy{Mode: sandbox.DangerFullAccess, WorkspaceRoot: ws},
@@ -329,6 +358,77 @@ func TestContextCancelKillsTheGroup(t *testing.T) {
 	res, _ := p.Wait()
 	if !res.Signaled {
 		t.Errorf("after cancel: %+v", res)
+	}
+}
+
+// procState is the state letter of pid from outside ("" when it is gone).
+func procState(pid int) string {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return ""
+	}
+	s, _, _ := statFields(data)
+	return string(s)
+}
+
+// TestKillLeavesNoMemberOfTheGroup: a member of the group that ignores
+// SIGTERM, and whose leader died of it (so the leader's exit alone would
+// settle the run), is SIGKILLed after the grace; Reaped closes only then.
+// Checked from outside through /proc.
+func TestKillLeavesNoMemberOfTheGroup(t *testing.T) {
+	ws := varTmpDir(t, "dshsim-ws-")
+	pidFile := filepath.Join(ws, "member.pid")
+	cmd := "(trap '' TERM; exec sleep 300) >/dev/null 2>&1 </dev/null & echo $! > " + pidFile + "; wait"
+	p, err := Start(context.Background(), Request{Argv: bash(cmd), Grace: 200 * time.Millisecond, Policy: sandbox.Policy{Mode: sandbox.DangerFullAccess, WorkspaceRoot: ws}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var member int
+	for deadline := time.Now().Add(10 * time.Second); member == 0 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		b, _ := os.ReadFile(pidFile)
+		member, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+	}
+	if member == 0 {
+		t.Fatal("the member never started")
+	}
+	t.Cleanup(func() { syscall.Kill(member, syscall.SIGKILL) }) // when the check below fails
+	p.Kill()
+	<-p.Done()
+	if st := procState(member); st == "" || st == "Z" {
+		t.Fatalf("the member ignoring SIGTERM is gone (%q) before the grace: the test would prove nothing", st)
+	}
+	select {
+	case <-p.Reaped():
+	case <-time.After(10 * time.Second):
+		t.Fatal("Reaped never closed")
+	}
+	if st := procState(member); st != "" && st != "Z" {
+		t.Errorf("member %d is still alive (state %s) after Reaped: an orphan was left", member, st)
+	}
+}
+
+// TestReapedAfterASettledKill: Kill after the process settled signals
+// nothing and closes Reaped at once; nobody killed, it stays open.
+func TestReapedAfterASettledKill(t *testing.T) {
+	ws := varTmpDir(t, "dshsim-ws-")
+	p, err := Start(context.Background(), Request{Argv: bash("true"), Policy: sandbox.Policy{Mode: sandbox.DangerFullAccess, WorkspaceRoot: ws}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-p.Done()
+	select {
+	case <-p.Reaped():
+		t.Fatal("Reaped closed although nobody killed")
+	default:
+	}
+	p.Kill()
+	select {
+	case <-p.Reaped():
+	case <-time.After(5 * time.Second):
+		t.Fatal("Reaped not closed by a Kill after settle")
+	}
+	if !p.KillRequested() {
+		t.Error("KillRequested false after Kill")
 	}
 }
 
