@@ -190,4 +190,8 @@ type Tool struct {
 	// Run is the tool body. A returned error becomes "Error: <message>" with
 	// {name, code} info when the error is coded (see [CodeOf]).
 	Run func(ctx context.Context, call *Call) (Output, error)
+	// ConcurrencySafe lets an agent loop run consecutive calls of such tools
+	// in one parallel pool (upstream's isConcurrencySafe: read and the like);
+	// every other tool is a barrier that runs alone.
+	ConcurrencySafe bool
 }

@@ -1,11 +1,11 @@
 package fs
 
 import (
-	"bytes"
 	"encoding/json"
 	"strconv"
 
 	"github.com/dshsim/dshsim/escalation"
+	"github.com/dshsim/dshsim/pipeline"
 )
 
 // Tool descriptions (VERBATIM).
@@ -24,15 +24,16 @@ const (
 	SectionEdit  = "Read a file before editing it (the default fs-observation-policy requires it), unless you just created or edited it in this session."
 )
 
-// Parameter descriptions (VERBATIM). OldStringDescription is the newer text
-// (seed-version-deltas §4 item 6).
+// Parameter descriptions (VERBATIM, as upstream's recordings pin them in
+// tool-schemas.expected.json; the newer old_string wording of
+// seed-version-deltas §4 item 6 is not what the recorded model saw).
 const (
 	ReadPathDescription   = "Path to read, resolved by the filesystem backend."
 	OffsetDescription     = "1-based first line to return. Defaults to 1."
 	WritePathDescription  = "Path to write, resolved by the filesystem backend."
 	ContentDescription    = "Full UTF-8 text content to write."
 	EditPathDescription   = "Path to edit, resolved by the filesystem backend."
-	OldStringDescription  = "Literal text to replace."
+	OldStringDescription  = "Literal text to replace. Must match exactly."
 	NewStringDescription  = "Literal replacement text. Use an empty string to delete the match."
 	ReplaceAllDescription = "Replace all matches. Defaults to false; when false, old_string must appear exactly once."
 )
@@ -42,70 +43,35 @@ func LimitDescription(limit int) string {
 	return "Maximum number of lines to return. Defaults to " + strconv.Itoa(limit) + "."
 }
 
-type prop struct {
-	name string
-	body map[string]any
-}
-
-// objectSchema renders a JSON Schema object with properties in the given order.
-func objectSchema(props []prop, required []string) json.RawMessage {
-	var b bytes.Buffer
-	b.WriteString(`{"type":"object","properties":{`)
-	for i, p := range props {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.Write(mustJSON(p.name))
-		b.WriteByte(':')
-		b.Write(mustJSON(p.body))
-	}
-	b.WriteString(`},"required":`)
-	b.Write(mustJSON(required))
-	b.WriteByte('}')
-	return json.RawMessage(b.Bytes())
-}
-
-func mustJSON(v any) []byte {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		panic("tools/fs: schema not encodable: " + err.Error())
-	}
-	return bytes.TrimRight(b.Bytes(), "\n")
-}
-
+// readSchema is upstream's: offset and limit are plain numbers (the bounds
+// are checked when the call runs, not advertised).
 func readSchema(limit int) json.RawMessage {
-	return objectSchema([]prop{
-		{"file_path", map[string]any{"type": "string", "description": ReadPathDescription}},
-		{"offset", map[string]any{"type": "integer", "minimum": 1, "description": OffsetDescription}},
-		{"limit", map[string]any{"type": "integer", "minimum": 1, "maximum": limit, "description": LimitDescription(limit)}},
+	return pipeline.ObjectSchema([]pipeline.Param{
+		{Name: "file_path", Type: "string", Description: ReadPathDescription},
+		{Name: "offset", Type: "number", Description: OffsetDescription},
+		{Name: "limit", Type: "number", Description: LimitDescription(limit)},
 	}, []string{"file_path"})
 }
 
-func escalationProps(advertised bool) []prop {
+func escalationParams(advertised bool) []pipeline.Param {
 	if !advertised {
 		return nil
 	}
-	p := escalation.SchemaProperties(escalation.SubjectOperation)
-	return []prop{
-		{"sandbox_permissions", p["sandbox_permissions"].(map[string]any)},
-		{"justification", p["justification"].(map[string]any)},
-	}
+	return escalation.SchemaParams(escalation.SubjectOperation)
 }
 
 func writeSchema(advertised bool) json.RawMessage {
-	return objectSchema(append([]prop{
-		{"file_path", map[string]any{"type": "string", "description": WritePathDescription}},
-		{"content", map[string]any{"type": "string", "description": ContentDescription}},
-	}, escalationProps(advertised)...), []string{"file_path", "content"})
+	return pipeline.ObjectSchema(append([]pipeline.Param{
+		{Name: "file_path", Type: "string", Description: WritePathDescription},
+		{Name: "content", Type: "string", Description: ContentDescription},
+	}, escalationParams(advertised)...), []string{"file_path", "content"})
 }
 
 func editSchema(advertised bool) json.RawMessage {
-	return objectSchema(append([]prop{
-		{"file_path", map[string]any{"type": "string", "description": EditPathDescription}},
-		{"old_string", map[string]any{"type": "string", "description": OldStringDescription}},
-		{"new_string", map[string]any{"type": "string", "description": NewStringDescription}},
-		{"replace_all", map[string]any{"type": "boolean", "description": ReplaceAllDescription}},
-	}, escalationProps(advertised)...), []string{"file_path", "old_string", "new_string"})
+	return pipeline.ObjectSchema(append([]pipeline.Param{
+		{Name: "file_path", Type: "string", Description: EditPathDescription},
+		{Name: "old_string", Type: "string", Description: OldStringDescription},
+		{Name: "new_string", Type: "string", Description: NewStringDescription},
+		{Name: "replace_all", Type: "boolean", Description: ReplaceAllDescription},
+	}, escalationParams(advertised)...), []string{"file_path", "old_string", "new_string"})
 }

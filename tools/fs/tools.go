@@ -84,7 +84,7 @@ func New(cfg Config) (*Tools, error) {
 	}
 	t := &Tools{cfg: cfg}
 	adv := cfg.Policy != nil
-	t.Read = pipeline.Tool{Name: "read", Description: ReadDescription, Parameters: readSchema(cfg.ReadLimit), Run: t.runRead}
+	t.Read = pipeline.Tool{Name: "read", Description: ReadDescription, Parameters: readSchema(cfg.ReadLimit), Run: t.runRead, ConcurrencySafe: true}
 	t.Write = pipeline.Tool{Name: "write", Description: WriteDescription, Parameters: writeSchema(adv), Run: t.runWrite}
 	t.Edit = pipeline.Tool{Name: "edit", Description: EditDescription, Parameters: editSchema(adv), Run: t.runEdit}
 	return t, nil
