@@ -2,10 +2,14 @@
 // dsh-replay and the sims: the session-scoped policy resolver and runtime
 // context (pipeline/policy), the approval service with one answerer
 // (pipeline/approval), escalation, the sandbox provider (bwrap, then Landlock
-// on Linux), the bash tool with its job registry and job tools
-// (tools/bash), the file tools with read-before-write observation and
-// the confining fence (tools/fs), and the spill policy (spill, byte
-// budget as upstream's snapshot overlay used it), all in one pipeline registry.
+// on Linux, optionally the Landlock runner capped at an older ABI), the bash
+// tool (tools/bash) with the job registry and the job tools (tools/jobs:
+// admission bound, completion notices handed to Config.JobNotify), the file
+// tools with read-before-write observation and the confining fence
+// (tools/fs), session_event_read and session_event_search when
+// Config.SessionQuery (tools/sessionquery), and the spill policy (spill, byte
+// budget as upstream's snapshot overlay used it), all in one pipeline
+// registry. [Stack.Definitions] lists what the model is offered.
 //
 // # Use
 //
@@ -43,7 +47,7 @@
 // # Files
 //
 // compose.go holds the shared pieces; each tool area registers itself from
-// its own file (bash.go, fs.go).
+// its own file (bash.go, fs.go, sessionquery.go).
 //
 // # Imports
 //

@@ -12,6 +12,7 @@ import (
 	"github.com/dshsim/dshsim/pipeline/autoreview"
 	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/sandbox"
+	"github.com/dshsim/dshsim/tools/jobs"
 )
 
 // Approval policies (VERBATIM values of approval/policy).
@@ -65,6 +66,21 @@ type Config struct {
 	// that cannot be loaded refuses every call, a hook that cannot run
 	// blocks its call.
 	HooksStrict bool
+	// LandlockABICap runs the Landlock runner capped at this ABI (0: no cap).
+	LandlockABICap int
+	// MaxConcurrentJobsPerOwner is the background-job admission bound (0:
+	// upstream's 10).
+	MaxConcurrentJobsPerOwner int
+	// JobNotify receives the completion notice of each background job that
+	// settles unreported (nil drops them): the agent loop delivers it to the
+	// model.
+	JobNotify func(jobs.Notice)
+	// BashPromoteOnTimeout moves a foreground command still running at its
+	// timeout to a background job (nil keeps the bash tool's default, on; the
+	// version upstream's recordings come from kills it: set false).
+	BashPromoteOnTimeout *bool
+	// SessionQuery composes session_event_read and session_event_search.
+	SessionQuery bool
 }
 
 // Section is one named section of the runtime-context message.
@@ -96,7 +112,7 @@ type impl interface {
 	syncContext(ctx context.Context) (*session.Event, error)
 	execute(ctx context.Context, call *pipeline.Call) pipeline.Result
 	close() error
-	tools() []string
+	tools() []pipeline.Tool
 	warningList() []string
 	backend() (string, sandbox.Enforcement)
 	composition() *parts
@@ -148,6 +164,9 @@ func validate(cfg Config) error {
 	if cfg.SpillMaxInlineBytes > 0 && !filepath.IsAbs(cfg.SpillRoot) {
 		errs = append(errs, fmt.Errorf("stack: spill root %q must be an absolute path", cfg.SpillRoot))
 	}
+	if cfg.MaxConcurrentJobsPerOwner < 0 {
+		errs = append(errs, fmt.Errorf("stack: the job admission bound must be >= 1, got %d", cfg.MaxConcurrentJobsPerOwner))
+	}
 	return errors.Join(errs...)
 }
 
@@ -172,7 +191,18 @@ func (s *Stack) SyncContext(ctx context.Context) (*session.Event, error) {
 func (s *Stack) Backend() (string, sandbox.Enforcement) { return s.impl.backend() }
 
 // Tools returns the registered tool names in registration order.
-func (s *Stack) Tools() []string { return s.impl.tools() }
+func (s *Stack) Tools() []string {
+	var names []string
+	for _, t := range s.impl.tools() {
+		names = append(names, t.Name)
+	}
+	return names
+}
+
+// Definitions returns the registered tools in registration order: what the
+// model is offered (name, description, parameters) and whether a call may
+// run in a parallel pool.
+func (s *Stack) Definitions() []pipeline.Tool { return s.impl.tools() }
 
 // Warnings returns the warnings the stack logged (spill store failures and the like).
 func (s *Stack) Warnings() []string { return s.impl.warningList() }

@@ -7,12 +7,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/sandbox/sandboxtest"
 	"github.com/dshsim/dshsim/stack"
+	"github.com/dshsim/dshsim/tools/jobs"
 )
 
 func TestMain(m *testing.M) { os.Exit(sandboxtest.Main(m)) }
@@ -161,5 +163,71 @@ func TestComposedTools(t *testing.T) {
 		if !strings.Contains(","+got+",", ","+want+",") {
 			t.Errorf("tools %s lack %s", got, want)
 		}
+	}
+}
+
+// newComposed builds a danger-full-access stack with cfg's job and tool knobs.
+func newComposed(t *testing.T, cfg stack.Config) *stack.Stack {
+	t.Helper()
+	ws := t.TempDir()
+	log, err := session.Create(filepath.Join(t.TempDir(), "session.jsonl"), session.Header{ID: "0b7c2a52-5a8e-4d8e-9a55-000000000002", Cwd: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { log.Close() })
+	cfg.Workspace, cfg.Log, cfg.Mode, cfg.Approval = ws, log, sandbox.DangerFullAccess, stack.ApprovalNever
+	s, err := stack.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// TestComposition: the tools composed, their order and which of them may
+// run in a parallel pool; session query only when asked for.
+func TestComposition(t *testing.T) {
+	plain := newComposed(t, stack.Config{})
+	if got := strings.Join(plain.Tools(), ","); got != "bash,job_output,job_kill,job_list,read,write,edit" {
+		t.Errorf("tools %s", got)
+	}
+	sq := newComposed(t, stack.Config{SessionQuery: true})
+	var safe []string
+	for _, d := range sq.Definitions() {
+		if d.ConcurrencySafe {
+			safe = append(safe, d.Name)
+		}
+	}
+	if got := strings.Join(sq.Tools(), ","); got != "bash,job_output,job_kill,job_list,read,write,edit,session_event_read,session_event_search" {
+		t.Errorf("tools with session query %s", got)
+	}
+	if strings.Join(safe, ",") != "read,session_event_read" {
+		t.Errorf("concurrency-safe tools %v", safe)
+	}
+}
+
+// TestJobKnobs: the admission bound and the notice hook reach the registry.
+func TestJobKnobs(t *testing.T) {
+	notices := make(chan jobs.Notice, 4)
+	s := newComposed(t, stack.Config{MaxConcurrentJobsPerOwner: 1, JobNotify: func(n jobs.Notice) { notices <- n }})
+	if r := bash(t, s, "c1", "sleep 0.2", map[string]any{"run_in_background": true}); r.Text() != "started background job bash-1" {
+		t.Fatalf("first start: %q", r.Text())
+	}
+	if r := bash(t, s, "c2", "true", map[string]any{"run_in_background": true}); r.Text() != "Error: background job limit reached for this owner (limit: 1); use job_kill to stop an unneeded job, wait for it to finish, then retry" {
+		t.Errorf("second start: %q", r.Text())
+	}
+	select {
+	case n := <-notices:
+		if n.JobID != "bash-1" || n.Status != "completed" {
+			t.Errorf("notice %+v", n)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no notice reached JobNotify")
+	}
+	ws := t.TempDir()
+	log, _ := session.Create(filepath.Join(t.TempDir(), "s.jsonl"), session.Header{ID: "x", Cwd: ws})
+	defer log.Close()
+	if _, err := stack.New(stack.Config{Workspace: ws, Log: log, Mode: sandbox.DangerFullAccess, Approval: stack.ApprovalNever, MaxConcurrentJobsPerOwner: -1}); err == nil {
+		t.Error("a negative admission bound was accepted")
 	}
 }

@@ -73,7 +73,7 @@ func Tools(cfg Config) []pipeline.Tool {
 		cfg.MaxSearchResults = MaxSearchResults
 	}
 	return []pipeline.Tool{
-		{Name: ReadName, Description: ReadDescription, Parameters: json.RawMessage(ReadParameters), Run: cfg.read},
+		{Name: ReadName, Description: ReadDescription, Parameters: json.RawMessage(ReadParameters), Run: cfg.read, ConcurrencySafe: true},
 		{Name: SearchName, Description: SearchDescription, Parameters: json.RawMessage(SearchParameters), Run: cfg.search},
 	}
 }
