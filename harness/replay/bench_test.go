@@ -9,7 +9,7 @@ import (
 	"github.com/dshsim/dshsim/harness/replay"
 )
 
-// BenchmarkReplayTranscripts replays the fifteen upstream recordings per
+// BenchmarkReplayTranscripts replays the nineteen upstream recordings per
 // iteration with -parallel 1 and 2 and reports recordings/s.
 func BenchmarkReplayTranscripts(b *testing.B) {
 	ds, err := replay.Discover([]string{root + "/transcripts"})

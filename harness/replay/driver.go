@@ -17,6 +17,7 @@ import (
 
 	"github.com/dshsim/dshsim/harness/replay/acpwire"
 	"github.com/dshsim/dshsim/harness/replay/recording"
+	"github.com/dshsim/dshsim/harness/replay/toolschema"
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/stack"
@@ -58,12 +59,14 @@ func (d *driver) append(typ string, data any) (session.Event, error) {
 	return d.appendWith(typ, data, session.AppendOptions{})
 }
 
-// logAppender appends for the inbox (which has no error path of its own).
-type logAppender struct{ d *driver }
+// logAppender appends the inbox's events to the session log.
+type logAppender struct{ log *session.Log }
 
 func (a logAppender) append(typ string, data any) error {
-	_, err := a.d.append(typ, data)
-	return err
+	if _, err := a.log.Append(typ, data); err != nil {
+		return fmt.Errorf("append %s to our log: %w", typ, err)
+	}
+	return nil
 }
 
 func (d *driver) appendWith(typ string, data any, o session.AppendOptions) (session.Event, error) {
@@ -274,12 +277,13 @@ func (d *driver) firstRequest(prompt string, promptSeq int64) error {
 	return err
 }
 
-// headerTools lists the tools the model is offered.
+// headerTools lists the tools the model is offered, as upstream's header
+// stores them ({name, description, parameters}).
 func (d *driver) headerTools() []any {
-	names := d.stack.Tools()
-	out := make([]any, len(names))
-	for i, n := range names {
-		out[i] = map[string]string{"name": n}
+	defs := d.stack.Definitions()
+	out := make([]any, len(defs))
+	for i, t := range defs {
+		out[i] = json.RawMessage(toolschema.Schema{Name: t.Name, Description: t.Description, Parameters: t.Parameters}.JSON())
 	}
 	return out
 }
@@ -365,9 +369,15 @@ func (d *driver) modelCall(ctx context.Context, turn, step int) (end map[string]
 	return nil, reply.ToolCalls, reply.Finish, nil
 }
 
-// concurrencySafe names the tools upstream's scheduler runs in parallel
-// pools; every other tool is a barrier.
-var concurrencySafe = map[string]bool{"read": true, "read_image": true, "session_event_read": true, "session_trace": true, "session_event_trace": true, "web_fetch": true, "subagent": true}
+// concurrencySafe reports whether the stack's tool may run in a pool.
+func (d *driver) concurrencySafe(name string) bool {
+	for _, t := range d.stack.Definitions() {
+		if t.Name == name {
+			return t.ConcurrencySafe
+		}
+	}
+	return false
+}
 
 // runCalls runs a step's calls as upstream's scheduler does: an exclusive
 // call alone (tool/call, then its result), consecutive concurrency-safe calls
@@ -377,8 +387,8 @@ var concurrencySafe = map[string]bool{"read": true, "read_image": true, "session
 func (d *driver) runCalls(ctx context.Context, turn, step int, calls []recording.ToolCall) (concludes bool, err error) {
 	for i := 0; i < len(calls); {
 		j := i + 1
-		if concurrencySafe[calls[i].Name] {
-			for j < len(calls) && j-i < maxParallelToolCalls && concurrencySafe[calls[j].Name] {
+		if d.concurrencySafe(calls[i].Name) {
+			for j < len(calls) && j-i < maxParallelToolCalls && d.concurrencySafe(calls[j].Name) {
 				j++
 			}
 		}

@@ -2,7 +2,6 @@ package replay
 
 import (
 	"sync"
-	"unicode/utf16"
 
 	"github.com/dshsim/dshsim/pipeline"
 )
@@ -40,7 +39,7 @@ type appender interface {
 func (in *inbox) deliver(text, summary string, late bool) {
 	m := userMessage{
 		Content: []pipeline.Block{pipeline.TextBlock(text)},
-		Source:  noticeSource{Kind: "plugin", Plugin: "tool-jobs", Form: "notice", Summary: noticeSummary(summary)},
+		Source:  noticeSource{Kind: "plugin", Plugin: "tool-jobs", Form: "notice", Summary: summary},
 		Role:    "user", ID: newUUID(),
 	}
 	in.mu.Lock()
@@ -98,17 +97,4 @@ func (in *inbox) afterStep() ([]userMessage, error) {
 	}
 	in.late = nil
 	return claimed, in.err
-}
-
-// noticeSummary cuts s to 120 UTF-16 code units: 119 and "…" when longer.
-func noticeSummary(s string) string {
-	u := utf16.Encode([]rune(s))
-	if len(u) <= 120 {
-		return s
-	}
-	cut := u[:119]
-	if utf16.IsSurrogate(rune(cut[118])) && cut[118] < 0xdc00 { // a lone high surrogate
-		cut = cut[:118]
-	}
-	return string(utf16.Decode(cut)) + "…"
 }

@@ -109,7 +109,7 @@ func TestAsAnotherUser(t *testing.T) {
 		t.Fatalf("as root: %s\n%s", r.Summary(), r.Detail())
 	}
 	asuser.RunTests(t, asuser.Run{
-		Tests:       []string{"TestTranscriptsMatch", "TestConcurrentReplaysOfOneRecording", "TestNothingLeftInTmp", "TestWorkspaceWriteRecordingsUnderLandlock"},
+		Tests:       []string{"TestTranscriptsMatch", "TestOurRecordingsMatch", "TestConcurrentReplaysOfOneRecording", "TestNothingLeftInTmp", "TestWorkspaceWriteRecordingsUnderLandlock"},
 		Executables: map[string]string{envRunner: landlockRunner(t)},
 	})
 }

@@ -16,10 +16,12 @@ import (
 	"github.com/dshsim/dshsim/harness/replay/acpwire"
 	"github.com/dshsim/dshsim/harness/replay/projection"
 	"github.com/dshsim/dshsim/harness/replay/recording"
+	"github.com/dshsim/dshsim/harness/replay/toolschema"
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/stack"
+	"github.com/dshsim/dshsim/tools/jobs"
 )
 
 // Verdicts of one recording.
@@ -217,24 +219,45 @@ func replay(ctx context.Context, dir string, opt Options, res *Result) (ourLog [
 		}
 		chain = []string{b}
 	}
-	if err := unwiredSettings(rec.Settings); err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(rec.Name, recording.SettingsFile), err)
+	launcher := opt.LauncherPath
+	if r := rec.Settings.Runner(ws); r != "" {
+		if launcher != "" && launcher != r {
+			res.Notes = append(res.Notes, fmt.Sprintf("%s pins landlockRunner %q over the run's %q", recording.SettingsFile, rec.Settings.LandlockRunner, launcher))
+		}
+		launcher = r
 	}
+	abiCap := 0
+	if rec.Settings.LandlockABI != nil {
+		abiCap = *rec.Settings.LandlockABI
+	}
+	maxJobs := 0
+	if rec.Settings.MaxConcurrentJobsPerOwner != nil {
+		maxJobs = *rec.Settings.MaxConcurrentJobsPerOwner
+	}
+	in := &inbox{log: logAppender{log}}
+	promote := false // the recordings' version kills a foreground command at its timeout
 	ans := &answers{queue: append([]recording.Answer(nil), rec.Input.PermissionAnswers...)}
 	st, err := stack.New(stack.Config{
-		Workspace:           ws,
-		Log:                 log,
-		Mode:                sandbox.Mode(pol.Mode),
-		Approval:            pol.Approval,
-		Answer:              ans.answer,
-		SpillRoot:           SpillRoot(rec.Name),
-		SpillMaxInlineBytes: rec.Settings.SpillMaxInlineBytes,
-		DiffBasisMaxBytes:   rec.Settings.DiffBasisMaxBytes,
-		BashTimeout:         time.Duration(rec.Settings.BashTimeoutMs) * time.Millisecond,
-		SandboxChain:        chain,
-		LauncherPath:        opt.LauncherPath,
-		HooksDir:            ws, // the launch cwd: workspace/hooks.json and codex-hooks.json load from it
-		HooksStrict:         opt.StrictHooks,
+		Workspace:                 ws,
+		Log:                       log,
+		Mode:                      sandbox.Mode(pol.Mode),
+		Approval:                  pol.Approval,
+		Answer:                    ans.answer,
+		SpillRoot:                 SpillRoot(rec.Name),
+		SpillMaxInlineBytes:       rec.Settings.SpillMaxInlineBytes,
+		DiffBasisMaxBytes:         rec.Settings.DiffBasisMaxBytes,
+		BashTimeout:               time.Duration(rec.Settings.BashTimeoutMs) * time.Millisecond,
+		SandboxChain:              chain,
+		LauncherPath:              launcher,
+		LandlockABICap:            abiCap,
+		MaxConcurrentJobsPerOwner: maxJobs,
+		JobNotify: func(n jobs.Notice) {
+			in.deliver(n.Text, n.Summary, n.SpawnFailed)
+		},
+		BashPromoteOnTimeout: &promote,
+		SessionQuery:         rec.Settings.SessionQuery,
+		HooksDir:             ws, // the launch cwd: workspace/hooks.json and codex-hooks.json load from it
+		HooksStrict:          opt.StrictHooks,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("stack for %s (%s/%s): %w", rec.Name, pol.Mode, pol.Approval, err)
@@ -257,7 +280,7 @@ func replay(ctx context.Context, dir string, opt Options, res *Result) (ourLog [
 		res.Notes = append(res.Notes, strings.ReplaceAll(r, ws, filepath.Join(rec.Dir, "workspace")))
 	}
 	d := &driver{rec: rec, script: script, log: log, stack: st, ws: ws, wire: ans}
-	d.inbox = &inbox{log: logAppender{d}}
+	d.inbox = in
 	if err := d.run(ctx); err != nil {
 		return nil, err
 	}
@@ -283,10 +306,11 @@ func replay(ctx context.Context, dir string, opt Options, res *Result) (ourLog [
 			res.Notes = append(res.Notes, "no sandbox backend is usable here: confined bash calls fail closed (SANDBOX_UNAVAILABLE)")
 		}
 	}
-	for _, pin := range []string{"system-prompt.expected.md", "tool-schemas.expected.json"} {
-		if _, err := os.Stat(filepath.Join(rec.Dir, pin)); err == nil {
-			res.Notes = append(res.Notes, pin+" (a request/header pin) is not compared: dsh-replay checks the tool boundary only")
-		}
+	flags, notes := compareSchemas(rec, st.Definitions())
+	res.Flags = append(res.Flags, flags...)
+	res.Notes = append(res.Notes, notes...)
+	if _, err := os.Stat(filepath.Join(rec.Dir, "system-prompt.expected.md")); err == nil {
+		res.Notes = append(res.Notes, "system-prompt.expected.md (a request/header pin) is not compared: dsh-replay composes the tool stack, not upstream's system prompt")
 	}
 	if n := ans.left(); n > 0 {
 		res.Notes = append(res.Notes, fmt.Sprintf("%d permission answer(s) left unused (upstream ignores leftovers)", n))
@@ -384,23 +408,33 @@ func (a *answers) flags() []string {
 	return append([]string(nil), a.problems...)
 }
 
-// unwiredSettings refuses the settings the stack cannot apply yet.
-func unwiredSettings(s recording.Settings) error {
-	var keys []string
-	if s.MaxConcurrentJobsPerOwner != nil {
-		keys = append(keys, "maxConcurrentJobsPerOwner")
+// compareSchemas compares the schemas of the tools the stack composes with
+// the recording's tool-schemas.expected.json: each difference is a flag
+// naming the tool and field; the sidecar's other tools are named as not
+// modelled.
+func compareSchemas(rec *recording.Recording, defs []pipeline.Tool) (flags, notes []string) {
+	if rec.ToolSchemas == nil {
+		return nil, nil
 	}
-	if s.SessionQuery {
-		keys = append(keys, "sessionQuery")
+	expected := make([]toolschema.Expected, len(rec.ToolSchemas.Initial))
+	for i, t := range rec.ToolSchemas.Initial {
+		expected[i] = toolschema.Expected{Name: t.Name, Raw: t.Raw}
 	}
-	if s.LandlockABI != nil {
-		keys = append(keys, "landlockAbi")
+	ours := make([]toolschema.Schema, len(defs))
+	for i, t := range defs {
+		ours[i] = toolschema.Schema{Name: t.Name, Description: t.Description, Parameters: t.Parameters}
 	}
-	if s.LandlockRunner != "" {
-		keys = append(keys, "landlockRunner")
+	rep := toolschema.Compare(expected, ours)
+	for _, m := range rep.Mismatches {
+		flags = append(flags, recording.ToolSchemasFile+": "+m)
 	}
-	if len(keys) > 0 {
-		return fmt.Errorf("the stack does not apply %s yet; refusing to replay without them", strings.Join(keys, ", "))
+	note := fmt.Sprintf("%s: compared %s", recording.ToolSchemasFile, strings.Join(rep.Compared, ", "))
+	if len(rep.NotModelled) > 0 {
+		note += "; not modelled (the stack does not compose them): " + strings.Join(rep.NotModelled, ", ")
 	}
-	return nil
+	notes = append(notes, note)
+	if n := len(rec.ToolSchemas.Changes); n > 0 {
+		notes = append(notes, fmt.Sprintf("%s: %d later header change(s) not compared (the stack's tool set never changes during a session)", recording.ToolSchemasFile, n))
+	}
+	return flags, notes
 }

@@ -40,8 +40,8 @@ func dirs(t *testing.T, args ...string) []string {
 func TestTranscriptsMatch(t *testing.T) {
 	requireIsolation(t)
 	ds := dirs(t, "transcripts")
-	if len(ds) != 15 {
-		t.Fatalf("transcripts/ holds %d recordings, want the fifteen upstream ones", len(ds))
+	if len(ds) != 19 {
+		t.Fatalf("transcripts/ holds %d recordings, want the nineteen upstream ones", len(ds))
 	}
 	results := replay.Run(context.Background(), ds, replay.RunOptions{Parallel: 2})
 	for _, r := range results {
@@ -337,5 +337,62 @@ func TestSandboxBackendSetting(t *testing.T) {
 		if !strings.Contains(notes, want) {
 			t.Errorf("notes %q lack %q", notes, want)
 		}
+	}
+}
+
+// TestOurRecordingsMatch replays the recordings of ours (testdata/replay/ours,
+// authored after upstream's scenarios from the spec's recorded texts; see the
+// note in each dshsim.replay.json): a real admission refusal (bound 1), the
+// Landlock runner capped at ABI 3 with its own partial notice, a runner path
+// that does not exist (SANDBOX_UNAVAILABLE in the foreground; a background job
+// killed before exit whose notice reaches the model a step later), a prompt
+// cancelled while the model streams, and two reads pooled in one step.
+func TestOurRecordingsMatch(t *testing.T) {
+	requireIsolation(t)
+	sandboxtest.RequireLandlock(t, 4)
+	results := replay.Run(context.Background(), dirs(t, "testdata/replay/ours"), replay.RunOptions{Parallel: 2, Options: replay.Options{LauncherPath: landlockRunner(t)}})
+	if len(results) != 5 {
+		t.Fatalf("%d recordings of ours, want 5", len(results))
+	}
+	for _, r := range results {
+		t.Run(r.Name, func(t *testing.T) {
+			if r.Verdict != replay.Match {
+				t.Fatalf("%s\n%s", r.Summary(), r.Detail())
+			}
+		})
+	}
+}
+
+// TestChangedToolSchemaIsAMismatch: a tool description or parameter of the
+// sidecar that differs from the stack's is a flag naming the sidecar, the
+// tool and the field; the tools the stack does not compose are named.
+func TestChangedToolSchemaIsAMismatch(t *testing.T) {
+	requireIsolation(t)
+	dir := copyRecording(t, "text-turn")
+	path := filepath.Join(dir, recording.ToolSchemasFile)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := strings.Replace(string(b), "Non-zero exits are reported as", "Non-zero exits show as", 1)
+	s = strings.Replace(s, "Job id returned by the tool that started the background work.", "The job id.", 1)
+	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := replay.Replay(context.Background(), dir, replay.Options{})
+	flags := strings.Join(r.Flags, "\n")
+	if r.Verdict != replay.Mismatch {
+		t.Fatalf("verdict %s", r.Verdict)
+	}
+	for _, want := range []string{
+		`tool-schemas.expected.json: bash: description: expected "Execute a bash command`,
+		`tool-schemas.expected.json: job_kill: parameters.properties.job_id.description: expected "The job id.", got "Job id returned by the tool that started the background work."`,
+	} {
+		if !strings.Contains(flags, want) {
+			t.Errorf("flags lack %q:\n%s", want, flags)
+		}
+	}
+	if !strings.Contains(strings.Join(r.Notes, "\n"), "not modelled (the stack does not compose them): create_goal, get_goal") {
+		t.Errorf("notes %q do not name the tools not modelled", r.Notes)
 	}
 }

@@ -375,6 +375,10 @@ func (j *Job) begin(proc Process) {
 	if killed { // a stop reached the job while it was being spawned
 		proc.Kill()
 	}
+	if _, never := proc.(failedProc); never {
+		j.run() // a process that never started settles (and notifies) before its start returns
+		return
+	}
 	go j.run()
 }
 

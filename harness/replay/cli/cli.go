@@ -30,18 +30,23 @@ replay.override.json) or a directory of recordings (e.g. transcripts/).
 For each recording: the model's replies are rebuilt from session.jsonl (the
 model is constructed from the recording); a fresh temporary workspace is seeded
 from workspace/; the sandbox mode and approval policy come from the recording's
-first runtime-context message; the prompts of input.json are driven; approval
-prompts are answered from permissionAnswers in order (allow_once, reject_once;
-an empty queue answers cancelled); every tool call runs through the real stack
-(bash under the real sandbox, read/write/edit with observation, approval,
-escalation, spill, rendering). Our log of the replay is compared with the
-recording per turn and in order: tool/call, approval/asked, approval/decided,
-tool/result (text, isError, meta, error), the runtime-context text and the
-turn/end reason, after normalising {{cwd}}, UUIDs and spill locators, as
-parsed JSON. A recording also fails when flagged: the script was exhausted,
-replies were left unconsumed, an answer kind was not offered, the permission
-prompts differ from stdout.expected.jsonl, the time limit stopped it, or its
-projection.expected.json is stale. A bad recording (truncated line, unknown
+first runtime-context message; the steps of input.json are driven (prompt,
+promptAndCancel: cancelled by the user once waitForFile exists, waitForTurnEnd);
+approval prompts are answered from permissionAnswers in order (allow_once,
+reject_once; an empty queue answers cancelled); every tool call runs through
+the real stack (bash under the real sandbox, background jobs, read/write/edit
+with observation, session_event_read/search, approval, escalation, spill,
+rendering) and job notices reach the model as upstream's do. Our log of the
+replay is compared with the recording per turn and in order: tool/call,
+approval/asked, approval/decided, tool/result (text, isError, meta, error), the
+runtime-context text, job notices and the turn/end reason, after normalising
+{{cwd}}, UUIDs, spill locators and session_event_read times, as parsed JSON.
+The schemas of the tools the stack composes are compared with
+tool-schemas.expected.json in key order (other tools are named as not
+modelled). A recording also fails when flagged: the script was exhausted,
+replies were left unconsumed, an answer kind was not offered, a compared line
+of stdout.expected.jsonl differs, a tool schema differs, the time limit stopped
+it, or its projection.expected.json is stale. A bad recording (truncated line, unknown
 event type, missing file, wrong field type) is an error naming file, line and
 field; the other recordings still run.
 

@@ -90,6 +90,16 @@ func Derive(r *Recording) (*Script, error) {
 		return &Error{Recording: r.Name, File: SessionFile, Line: line, Field: field, Problem: fmt.Sprintf(format, args...)}
 	}
 	s := &Script{}
+	if r.Override != nil && r.Override.Replace != nil {
+		// a whole replacement script: the recorded stream is not the script
+		// (it may end inside a stream, as a cancelled hang does)
+		replies, err := r.Override.apply(r.Name, nil)
+		if err != nil {
+			return nil, err
+		}
+		s.Replies, s.Overridden = replies, true
+		return s, nil
+	}
 	var cur []chunkAt
 	curTurn, curStep := -1, -1
 	for _, e := range r.Events {
