@@ -32,6 +32,9 @@ const (
 	waitPoll  = 10 * time.Millisecond
 )
 
+// ModelLatency is how long the constructed model takes to answer a call.
+const ModelLatency = 50 * time.Millisecond
+
 // maxParallelToolCalls bounds a pool of concurrency-safe calls (upstream 10).
 const maxParallelToolCalls = 10
 
@@ -317,6 +320,14 @@ func (d *driver) modelCall(ctx context.Context, turn, step int) (end map[string]
 	}
 	reply := d.script.Replies[d.next]
 	d.next++
+	// The constructed model answers after ModelLatency, as a model does:
+	// upstream's recordings were made at a model's pace, and one of them
+	// (background-job-admission) depends on a background job's first command
+	// having run before two more model calls came back.
+	select {
+	case <-time.After(ModelLatency):
+	case <-ctx.Done():
+	}
 	seqs := make([]int64, 0, len(reply.Chunks))
 	for _, c := range reply.Chunks {
 		e, err := d.append("assistant/chunk", chunkData{Turn: turn, Step: step, Chunk: ordered(c)})
