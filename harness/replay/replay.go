@@ -156,7 +156,13 @@ func replay(ctx context.Context, dir string, opt Options, res *Result) (ourLog [
 	}
 	pol, err := rec.Policy()
 	if err != nil {
-		return nil, err
+		if len(script.Replies) > 0 || rec.HasRuntimeContext() {
+			return nil, err
+		}
+		// a session without a model call (a handshake) states no policy:
+		// upstream's default profile applies, and nothing runs under it
+		pol = recording.Policy{Mode: string(sandbox.DangerFullAccess), Approval: stack.ApprovalNever}
+		res.Notes = append(res.Notes, "the recording makes no model call and states no policy: upstream's default profile (danger-full-access, approval never) is assumed")
 	}
 	res.Mode, res.Approval = pol.Mode, pol.Approval
 	if rec.HasSettings {

@@ -346,13 +346,14 @@ func TestSandboxBackendSetting(t *testing.T) {
 // Landlock runner capped at ABI 3 with its own partial notice, a runner path
 // that does not exist (SANDBOX_UNAVAILABLE in the foreground; a background job
 // killed before exit whose notice reaches the model a step later), a prompt
-// cancelled while the model streams, and two reads pooled in one step.
+// cancelled while the model streams, two reads pooled in one step, and a
+// handshake without a model call (no policy stated: the default profile).
 func TestOurRecordingsMatch(t *testing.T) {
 	requireIsolation(t)
 	sandboxtest.RequireLandlock(t, 4)
 	results := replay.Run(context.Background(), dirs(t, "testdata/replay/ours"), replay.RunOptions{Parallel: 2, Options: replay.Options{LauncherPath: landlockRunner(t)}})
-	if len(results) != 5 {
-		t.Fatalf("%d recordings of ours, want 5", len(results))
+	if len(results) != 6 {
+		t.Fatalf("%d recordings of ours, want 6", len(results))
 	}
 	for _, r := range results {
 		t.Run(r.Name, func(t *testing.T) {

@@ -423,6 +423,21 @@ type Policy struct {
 	Line int
 }
 
+// HasRuntimeContext reports whether the recording holds a user/message with
+// a plugin source (a runtime-context snapshot).
+func (r *Recording) HasRuntimeContext() bool {
+	for _, e := range r.Events {
+		if e.Type != "user/message" {
+			continue
+		}
+		var d userMessageData
+		if json.Unmarshal(e.Data, &d) == nil && d.Source != nil && d.Source.Kind == "plugin" {
+			return true
+		}
+	}
+	return false
+}
+
 // Policy reads the sandbox mode and approval policy from the recording's first
 // runtime-context user/message (sections sandbox:policy and approval:policy).
 func (r *Recording) Policy() (Policy, error) {
