@@ -26,17 +26,7 @@ func newStack(t *testing.T, mode sandbox.Mode, approval string, answer stack.Ans
 
 func newStackWith(t *testing.T, mode sandbox.Mode, approval string, answer stack.Answerer, chain []string, launcher string) (*stack.Stack, string, *session.Log) {
 	t.Helper()
-	ws := t.TempDir()
-	log, err := session.Create(filepath.Join(t.TempDir(), "session.jsonl"), session.Header{ID: "0b7c2a52-5a8e-4d8e-9a55-000000000001", Cwd: ws})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { log.Close() })
-	s, err := stack.New(stack.Config{Workspace: ws, Log: log, Mode: mode, Approval: approval, Answer: answer, SandboxChain: chain, LauncherPath: launcher})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
+	s, ws, log := composed(t, stack.Config{Mode: mode, Approval: approval, Answer: answer, SandboxChain: chain, LauncherPath: launcher})
 	if _, err := log.Append("turn/start", map[string]any{"turn": 1}); err != nil {
 		t.Fatal(err)
 	}
@@ -166,21 +156,29 @@ func TestComposedTools(t *testing.T) {
 	}
 }
 
-// newComposed builds a danger-full-access stack with cfg's job and tool knobs.
-func newComposed(t *testing.T, cfg stack.Config) *stack.Stack {
+// composed builds a stack from cfg on a fresh workspace and session log.
+func composed(t *testing.T, cfg stack.Config) (*stack.Stack, string, *session.Log) {
 	t.Helper()
 	ws := t.TempDir()
-	log, err := session.Create(filepath.Join(t.TempDir(), "session.jsonl"), session.Header{ID: "0b7c2a52-5a8e-4d8e-9a55-000000000002", Cwd: ws})
+	log, err := session.Create(filepath.Join(t.TempDir(), "session.jsonl"), session.Header{ID: "0b7c2a52-5a8e-4d8e-9a55-000000000001", Cwd: ws})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { log.Close() })
-	cfg.Workspace, cfg.Log, cfg.Mode, cfg.Approval = ws, log, sandbox.DangerFullAccess, stack.ApprovalNever
+	cfg.Workspace, cfg.Log = ws, log
 	s, err := stack.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
+	return s, ws, log
+}
+
+// newComposed builds a danger-full-access stack with cfg's job and tool knobs.
+func newComposed(t *testing.T, cfg stack.Config) *stack.Stack {
+	t.Helper()
+	cfg.Mode, cfg.Approval = sandbox.DangerFullAccess, stack.ApprovalNever
+	s, _, _ := composed(t, cfg)
 	return s
 }
 

@@ -290,21 +290,7 @@ func (r *Registry) Start(spec Spec, spawn Spawner) (*Job, error) {
 	if err != nil {
 		return nil, err
 	}
-	j := r.newJob(spec)
-	proc, err := spawn(j.stdout, j.stderr)
-	if err != nil {
-		return nil, err
-	}
-	r.mu.Lock()
-	if r.closed {
-		r.mu.Unlock()
-		proc.Kill()
-		return nil, ErrClosed
-	}
-	r.registerLocked(j)
-	r.mu.Unlock()
-	j.begin(proc)
-	return j, nil
+	return r.spawnJob(spec, spawn, r.registerLocked)
 }
 
 // Run starts an unregistered process for spec (a foreground command): no id,
@@ -316,6 +302,13 @@ func (r *Registry) Run(spec Spec, spawn Spawner) (*Job, error) {
 		return nil, ErrClosed
 	}
 	r.mu.Unlock()
+	return r.spawnJob(spec, spawn, func(j *Job) { r.runs[j] = true })
+}
+
+// spawnJob spawns spec's process and, unless the registry closed meanwhile
+// (then the process is killed), records it with track (r.mu held) and lets
+// it run.
+func (r *Registry) spawnJob(spec Spec, spawn Spawner, track func(*Job)) (*Job, error) {
 	j := r.newJob(spec)
 	proc, err := spawn(j.stdout, j.stderr)
 	if err != nil {
@@ -327,7 +320,7 @@ func (r *Registry) Run(spec Spec, spawn Spawner) (*Job, error) {
 		proc.Kill()
 		return nil, ErrClosed
 	}
-	r.runs[j] = true
+	track(j)
 	r.mu.Unlock()
 	j.begin(proc)
 	return j, nil

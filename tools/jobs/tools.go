@@ -110,14 +110,20 @@ func decodeArgs(call *pipeline.Call) (map[string]json.RawMessage, error) {
 	return raw, nil
 }
 
-// job resolves job_id: a non-empty string naming a job the caller may see.
-func (t jobTools) job(call *pipeline.Call, raw map[string]json.RawMessage) (*Job, error) {
+// job decodes the arguments and resolves job_id: a non-empty string naming
+// a job the caller may see.
+func (t jobTools) job(call *pipeline.Call) (*Job, map[string]json.RawMessage, error) {
+	raw, err := decodeArgs(call)
+	if err != nil {
+		return nil, nil, err
+	}
 	v := raw["job_id"]
 	var id string
 	if json.Unmarshal(v, &id) != nil || id == "" {
-		return nil, fmt.Errorf("invalid job_id: expected a non-empty string, got %s", jsString(v))
+		return nil, nil, fmt.Errorf("invalid job_id: expected a non-empty string, got %s", jsString(v))
 	}
-	return t.reg.Get(call.SessionID(), id)
+	j, err := t.reg.Get(call.SessionID(), id)
+	return j, raw, err
 }
 
 // waitTimeout is min(timeout_ms ?? waitTimeoutMs, maxWaitTimeoutMs) with
@@ -155,11 +161,7 @@ func (t jobTools) waitTimeout(raw map[string]json.RawMessage) (ms float64, text 
 }
 
 func (t jobTools) output(ctx context.Context, call *pipeline.Call) (pipeline.Output, error) {
-	raw, err := decodeArgs(call)
-	if err != nil {
-		return pipeline.Output{}, err
-	}
-	j, err := t.job(call, raw)
+	j, raw, err := t.job(call)
 	if err != nil {
 		return pipeline.Output{}, err
 	}
@@ -180,17 +182,13 @@ func (t jobTools) output(ctx context.Context, call *pipeline.Call) (pipeline.Out
 	return textOutput(rd.Text(), map[string]any{"job": j.public()}), nil
 }
 
+// kill is job_kill; its reason is only logged in the call's arguments, as
+// upstream's is never forwarded to the process.
 func (t jobTools) kill(_ context.Context, call *pipeline.Call) (pipeline.Output, error) {
-	raw, err := decodeArgs(call)
+	j, _, err := t.job(call)
 	if err != nil {
 		return pipeline.Output{}, err
 	}
-	j, err := t.job(call, raw)
-	if err != nil {
-		return pipeline.Output{}, err
-	}
-	var reason string
-	_ = json.Unmarshal(raw["reason"], &reason) // only logged in the call's arguments
 	if j.Cancel("job_kill") {
 		return textOutput(render.KillRequested(j.ID()), map[string]any{"outcome": "cancellation-requested", "job": j.public()}), nil
 	}
