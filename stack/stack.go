@@ -12,7 +12,10 @@ import (
 	"github.com/dshsim/dshsim/pipeline/autoreview"
 	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/sandbox"
+	"github.com/dshsim/dshsim/tools/bash"
+	"github.com/dshsim/dshsim/tools/fs"
 	"github.com/dshsim/dshsim/tools/jobs"
+	"github.com/dshsim/dshsim/tools/sessionquery"
 )
 
 // Approval policies (VERBATIM values of approval/policy).
@@ -197,6 +200,46 @@ func (s *Stack) Tools() []string {
 		names = append(names, t.Name)
 	}
 	return names
+}
+
+// PromptSection is one tool-owned section of the system prompt.
+type PromptSection struct {
+	// Name is e.g. "tool:bash"; Order is upstream's order number.
+	Name  string
+	Order int
+	// Text is the VERBATIM section text.
+	Text string
+}
+
+// PromptSections returns the system-prompt sections of the composed tools,
+// by upstream's order (the persona and every other section are the
+// application's, not the stack's).
+func (s *Stack) PromptSections() []PromptSection {
+	composed := map[string]bool{}
+	for _, t := range s.impl.tools() {
+		composed[t.Name] = true
+	}
+	var out []PromptSection
+	for _, ps := range promptSections {
+		if composed[ps.tool] {
+			out = append(out, ps.PromptSection)
+		}
+	}
+	return out
+}
+
+// promptSections are the tool-owned sections by order, each with the tool
+// whose presence brings it.
+var promptSections = []struct {
+	tool string
+	PromptSection
+}{
+	{"read", PromptSection{"tool:read", 100, fs.SectionRead}},
+	{"write", PromptSection{"tool:write", 101, fs.SectionWrite}},
+	{"edit", PromptSection{"tool:edit", 102, fs.SectionEdit}},
+	{"bash", PromptSection{"tool:bash", 105, bash.PromptSection}},
+	{"job_output", PromptSection{"tool:jobs", 106, jobs.PromptSection}},
+	{"session_event_read", PromptSection{"tool:session-query", 113, sessionquery.PromptSection}},
 }
 
 // Definitions returns the registered tools in registration order: what the

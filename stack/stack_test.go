@@ -229,3 +229,20 @@ func TestJobKnobs(t *testing.T) {
 		t.Error("a negative admission bound was accepted")
 	}
 }
+
+// TestPromptSections: the composed tools' sections, by upstream's order.
+func TestPromptSections(t *testing.T) {
+	names := func(s *stack.Stack) string {
+		var out []string
+		for _, p := range s.PromptSections() {
+			out = append(out, p.Name)
+		}
+		return strings.Join(out, ",")
+	}
+	if got := names(newComposed(t, stack.Config{})); got != "tool:read,tool:write,tool:edit,tool:bash,tool:jobs" {
+		t.Errorf("sections %s", got)
+	}
+	if got := names(newComposed(t, stack.Config{SessionQuery: true})); got != "tool:read,tool:write,tool:edit,tool:bash,tool:jobs,tool:session-query" {
+		t.Errorf("sections with session query %s", got)
+	}
+}

@@ -41,8 +41,9 @@
 // flagged: an exhausted script, unconsumed replies, an answer kind the prompt
 // does not offer, a compared line of stdout.expected.jsonl that differs
 // (package acpwire: permission requests and each prompt's result), a tool
-// schema that differs from tool-schemas.expected.json (package toolschema),
-// or a stale projection.expected.json.
+// schema that differs from tool-schemas.expected.json (package toolschema), a
+// tool-owned section of the system prompt that is not a paragraph of
+// system-prompt.expected.md, or a stale projection.expected.json.
 //
 // # Files of ours beside a recording
 //

@@ -315,9 +315,12 @@ func replay(ctx context.Context, dir string, opt Options, res *Result) (ourLog [
 	flags, notes := compareSchemas(rec, st.Definitions())
 	res.Flags = append(res.Flags, flags...)
 	res.Notes = append(res.Notes, notes...)
-	if _, err := os.Stat(filepath.Join(rec.Dir, "system-prompt.expected.md")); err == nil {
-		res.Notes = append(res.Notes, "system-prompt.expected.md (a request/header pin) is not compared: dsh-replay composes the tool stack, not upstream's system prompt")
+	flags, notes, err = comparePrompt(rec, st.PromptSections())
+	if err != nil {
+		return nil, err
 	}
+	res.Flags = append(res.Flags, flags...)
+	res.Notes = append(res.Notes, notes...)
 	if n := ans.left(); n > 0 {
 		res.Notes = append(res.Notes, fmt.Sprintf("%d permission answer(s) left unused (upstream ignores leftovers)", n))
 	}

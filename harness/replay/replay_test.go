@@ -397,3 +397,22 @@ func TestChangedToolSchemaIsAMismatch(t *testing.T) {
 		t.Errorf("notes %q do not name the tools not modelled", r.Notes)
 	}
 }
+
+// TestChangedPromptSectionIsAMismatch: a tool-owned section of the recorded
+// system prompt that differs from the stack's is a flag naming it.
+func TestChangedPromptSectionIsAMismatch(t *testing.T) {
+	requireIsolation(t)
+	dir := copyRecording(t, "text-turn")
+	path := filepath.Join(dir, replay.SystemPromptFile)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(strings.Replace(string(b), "investigate failures before moving on", "move on", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := replay.Replay(context.Background(), dir, replay.Options{})
+	if want := "system-prompt.expected.md: section tool:bash (order 105) is not a paragraph of the recorded prompt"; r.Verdict != replay.Mismatch || !strings.Contains(strings.Join(r.Flags, "\n"), want) {
+		t.Fatalf("verdict %s, flags %q; want a flag %q", r.Verdict, r.Flags, want)
+	}
+}

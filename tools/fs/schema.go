@@ -15,13 +15,14 @@ const (
 	EditDescription  = "Edit an existing UTF-8 text file by replacing literal text."
 )
 
-// Prompt sections (VERBATIM), with their upstream order numbers 100, 101, 102.
-// SectionEdit is the newer text (seed-version-deltas §4 item 6); it belongs in
-// the prompt only while edit is visible.
+// Prompt sections (VERBATIM), with their upstream order numbers 100, 101, 102,
+// as upstream's recordings pin them (system-prompt.expected.md; the newer
+// tool:edit wording of seed-version-deltas §4 item 6 is not what the recorded
+// model saw). Each belongs in the prompt only while its tool is visible.
 const (
 	SectionRead  = "Use the read tool — not shell commands like cat — to inspect text files. Results include line numbers. Use offset and limit to continue reading large files."
 	SectionWrite = "Use the write tool to create files or completely replace file contents. Existing files are overwritten, so read an existing file first (the default fs-observation-policy requires it) and prefer edit for targeted changes."
-	SectionEdit  = "Read a file before editing it (the default fs-observation-policy requires it), unless you just created or edited it in this session."
+	SectionEdit  = "Use the edit tool for targeted changes to existing UTF-8 text files. It replaces literal old_string with new_string; by default old_string must appear exactly once. If old_string appears multiple times, provide a more specific old_string or set replace_all to true. Read the file first (the default fs-observation-policy requires it), unless you just created or edited it in this session."
 )
 
 // Parameter descriptions (VERBATIM, as upstream's recordings pin them in

@@ -43,9 +43,11 @@ runtime-context text, job notices and the turn/end reason, after normalising
 {{cwd}}, UUIDs, spill locators and session_event_read times, as parsed JSON.
 The schemas of the tools the stack composes are compared with
 tool-schemas.expected.json in key order (other tools are named as not
-modelled). A recording also fails when flagged: the script was exhausted,
+modelled), and their system-prompt sections (tool:read, tool:bash, ...) must be
+paragraphs of system-prompt.expected.md in order (the rest of the prompt is
+upstream's application's). A recording also fails when flagged: the script was exhausted,
 replies were left unconsumed, an answer kind was not offered, a compared line
-of stdout.expected.jsonl differs, a tool schema differs, the time limit stopped
+of stdout.expected.jsonl differs, a tool schema or prompt section differs, the time limit stopped
 it, or its projection.expected.json is stale. A bad recording (truncated line, unknown
 event type, missing file, wrong field type) is an error naming file, line and
 field; the other recordings still run.
