@@ -383,6 +383,11 @@ func (j *Job) run() {
 	j.stdout.Close()
 	j.stderr.Close()
 	j.mu.Lock()
+	if j.registered && j.killRequested && !s.Outcome.Killed {
+		// asked to stop, it exited on its own terms (a trapped SIGTERM):
+		// upstream reports it killed before exit
+		s.Outcome = render.Outcome{Killed: true}
+	}
 	j.settled, j.isDone = s, true
 	if j.waiters > 0 { // a wait pending at settlement reports the job
 		j.reported = true

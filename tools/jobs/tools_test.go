@@ -3,6 +3,7 @@ package jobs
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -153,14 +154,16 @@ func TestKillAndList(t *testing.T) {
 	if r := h.call(context.Background(), a, "job_list", `{}`); r.Text() != "(no background jobs)" {
 		t.Errorf("empty list: %q", r.Text())
 	}
-	long, _ := h.jobs.Start(spec("s", "sleep 30"), bash("sleep 30"))
+	const trapped = "trap 'sleep 0.5; exit 0' TERM; sleep 30 & wait"
+	long, _ := h.jobs.Start(spec("s", trapped), Exec(ExecSpec{Argv: []string{"bash", "-c", trapped}, Dir: os.TempDir(), Grace: 10 * time.Second}))
 	short, _ := h.jobs.Start(spec("s", "echo a\necho b"), bash("echo a\necho b"))
 	<-short.Done()
 	waitNotice(t, ch)
+	time.Sleep(100 * time.Millisecond) // let bash install its trap
 	if r := h.call(context.Background(), a, "job_kill", `{"job_id":"bash-1","reason":"free the slot"}`); r.Text() != "requested cancellation of job bash-1" || r.IsError {
 		t.Errorf("kill: %q", r.Text())
 	}
-	if r := h.call(context.Background(), a, "job_list", `{}`); r.Text() != "bash-1 [bash] stopping — sleep 30\nbash-2 [bash] completed — echo a\necho b" {
+	if r := h.call(context.Background(), a, "job_list", `{}`); r.Text() != "bash-1 [bash] stopping — "+trapped+"\nbash-2 [bash] completed — echo a\necho b" {
 		t.Errorf("list:\n%s", r.Text())
 	}
 	<-long.Done()
@@ -168,7 +171,11 @@ func TestKillAndList(t *testing.T) {
 	if r := h.call(context.Background(), a, "job_kill", `{"job_id":"bash-2"}`); r.Text() != "job bash-2 had already finished [status: completed, exit code: 0]" || r.IsError {
 		t.Errorf("kill of a finished job: %q", r.Text())
 	}
-	if r := h.call(context.Background(), a, "job_list", `{}`); r.Text() != "bash-1 [bash] killed — sleep 30\nbash-2 [bash] completed — echo a\necho b" {
+	if r := h.call(context.Background(), a, "job_list", `{}`); r.Text() != "bash-1 [bash] killed — "+trapped+"\nbash-2 [bash] completed — echo a\necho b" {
 		t.Errorf("list after settlement:\n%s", r.Text())
+	}
+	// it exited on its own after job_kill asked it to stop: killed before exit
+	if r := h.call(context.Background(), a, "job_output", `{"job_id":"bash-1"}`); r.Text() != "(no new output)\n[status: killed, killed before exit]" {
+		t.Errorf("read of the trapped job:\n%s", r.Text())
 	}
 }
