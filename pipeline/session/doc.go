@@ -17,14 +17,6 @@
 // the next append starts with a newline that terminates it, so the torn bytes
 // are never merged into the next event.
 //
-// # JSON as upstream prints it
-//
-// [Stringify] prints a stored value the way upstream's JavaScript
-// JSON.stringify(value, null, 2) does (stored key order, no HTML escaping,
-// non-ASCII raw), and [QuoteJS] quotes one string that way: tools that show
-// the model an event (session_event_read) and texts that quote a path (the
-// runtime context) need upstream's exact bytes.
-//
 // # Imports
 //
 // A leaf: session imports nothing of this module. It lives beside the

@@ -38,5 +38,6 @@
 //
 // # Imports
 //
-// pipeline and pipeline/session only; never stack, sandbox or harness.
+// pipeline, pipeline/session and hooks/jsjson (JSON as JavaScript prints
+// it) only; never stack, sandbox or harness.
 package sessionquery

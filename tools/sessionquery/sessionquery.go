@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dshsim/dshsim/hooks/jsjson"
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/session"
 )
@@ -193,7 +194,11 @@ func (cfg Config) read(_ context.Context, call *pipeline.Call) (pipeline.Output,
 	var b strings.Builder
 	b.WriteString(heading(l, events))
 	fmt.Fprintf(&b, "\nTarget event seq %d:\n```json\n", seq)
-	b.WriteString(session.Stringify(eventJSON(events[at])))
+	ev, err := jsjson.Parse(eventJSON(events[at]))
+	if err != nil {
+		return pipeline.Output{}, pipeline.NewError(nameHarness, "SESSION_QUERY_TOOL_FAILED", "session query operation failed")
+	}
+	b.WriteString(jsjson.StringifyIndent(ev, "  "))
 	b.WriteString("\n```")
 	lo := max(0, at-int(before))
 	hi := min(len(events)-1, at+int(after))
