@@ -27,8 +27,8 @@ const DefaultProbeTimeout = 5 * time.Second
 // a failed start, a timeout or a non-zero exit means unusable).
 type Probes struct {
 	// Bwrap reports whether bwrap can confine (default: run
-	// bwrap --ro-bind / / --dev /dev --proc /proc --die-with-parent --cap-drop ALL
-	// --remount-ro /proc -- true).
+	// bwrap --ro-bind / / --dev /dev --proc /proc --die-with-parent --unshare-pid
+	// --cap-drop ALL --remount-ro /proc -- true).
 	Bwrap func(ctx context.Context) bool
 	// Landlock runs the launcher's probe (default: "<launcher> --probe": exit
 	// 0 and stdout exactly the runner's probe line).

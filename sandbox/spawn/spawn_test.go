@@ -512,12 +512,15 @@ func TestProcSysIsReadOnly(t *testing.T) {
 	}
 }
 
-// A confined command must not write another process's /proc files either:
-// bwrap's /proc is the host's procfs (no --unshare-pid), and a bwrap-confined
-// command raised the OOM score of a host process it does not own
-// (Landlock refuses: /proc is not granted). The target is a sleep this test
-// starts; /dev/stderr (a /proc/self/fd magic link to the pipe) must still
-// work.
+// A confined command must not write another process's /proc files either.
+// Before bwrap's profile gained --unshare-pid its /proc was the host's
+// procfs, and a bwrap-confined command raised the OOM score of a host
+// process it does not own. Now the host process is not in the sandbox's
+// /proc at all, and the sandbox's own processes (/proc/1 is bwrap's init
+// there) sit on a read-only /proc: both writes fail, the second with EROFS,
+// a denial. Landlock refuses both (/proc is not granted). The target is a
+// sleep this test starts; /dev/stderr (a /proc/self/fd magic link to the
+// pipe) must still work.
 func TestProcOfOtherProcessesIsReadOnly(t *testing.T) {
 	target := exec.Command("sleep", "60")
 	if err := target.Start(); err != nil {
@@ -534,7 +537,7 @@ func TestProcOfOtherProcessesIsReadOnly(t *testing.T) {
 			t.Run(backend+" "+string(mode), func(t *testing.T) {
 				p := provider(t, backend)
 				ws := varTmpDir(t, "dshsim-ws-")
-				res, err := Run(context.Background(), Request{Argv: bash("echo via-magic-link > /dev/stderr; echo 500 > " + knob),
+				res, err := Run(context.Background(), Request{Argv: bash("echo via-magic-link > /dev/stderr; echo 500 > " + knob + "; echo 500 > /proc/1/oom_score_adj"),
 					Policy: sandbox.Policy{Mode: mode, WorkspaceRoot: ws}, Confiner: p})
 				if err != nil {
 					t.Fatal(err)
@@ -548,6 +551,9 @@ func TestProcOfOtherProcessesIsReadOnly(t *testing.T) {
 				}
 				if !strings.HasPrefix(res.Stderr.Text, "via-magic-link\n") {
 					t.Errorf("stderr %q: the /dev/stderr write did not go through", res.Stderr.Text)
+				}
+				if backend == sandbox.BackendBwrap && !strings.Contains(res.Stderr.Text, knob+": No such file or directory") {
+					t.Errorf("stderr %q: the host process %d is visible in the sandbox's /proc (no PID namespace?)", res.Stderr.Text, target.Process.Pid)
 				}
 			})
 		}
