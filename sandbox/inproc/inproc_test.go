@@ -254,3 +254,48 @@ func TestStartRefusesARootRedirectableFromTmp(t *testing.T) {
 		t.Error("the command ran")
 	}
 }
+
+// TestChildHoldsNoCapability: a child the launcher starts reads its own
+// /proc/self/status; as root it must hold no capability at all, on a fresh
+// thread and on a reused one, while this process keeps its own.
+func TestChildHoldsNoCapability(t *testing.T) {
+	own, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, reuse := range []bool{false, true} {
+		t.Run(fmt.Sprintf("reuse=%v", reuse), func(t *testing.T) {
+			sandboxtest.RequireLandlock(t, 1)
+			l, err := NewWithOptions(Options{ReuseThreads: reuse})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Close()
+			ws := varTmpDir(t, "dshsim-ws-")
+			for range 2 {
+				var out strings.Builder
+				cmd := exec.Command("cat", "/proc/self/status")
+				cmd.Stdout = &out
+				if err := l.Start(cmd, sandbox.Policy{Mode: sandbox.WorkspaceWrite, WorkspaceRoot: ws}); err != nil {
+					t.Fatal(err)
+				}
+				if err := cmd.Wait(); err != nil {
+					t.Fatal(err)
+				}
+				sandboxtest.CheckNoCapabilities(t, out.String())
+			}
+			if after, _ := os.ReadFile("/proc/self/status"); capLine(string(after), "CapEff") != capLine(string(own), "CapEff") {
+				t.Errorf("this process's CapEff changed from %s to %s", capLine(string(own), "CapEff"), capLine(string(after), "CapEff"))
+			}
+		})
+	}
+}
+
+func capLine(status, name string) string {
+	for _, l := range strings.Split(status, "\n") {
+		if v, ok := strings.CutPrefix(l, name+":"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"syscall"
@@ -366,3 +367,17 @@ func TestSearchPath(t *testing.T) {
 }
 
 func ptr(s string) *string { return &s }
+
+// TestRunnerDropsEveryCapability: the command the real runner confines reads
+// its own /proc/self/status; as root it must hold no capability at all
+// (before, CapEff was 000001fffeffffff), and no caller gets one back.
+func TestRunnerDropsEveryCapability(t *testing.T) {
+	requireLandlock(t)
+	for _, args := range [][]string{{"--ro", "/", "--"}, {"--abi-cap", "1", "--ro", "/", "--"}} {
+		out, err := exec.Command(sandboxtest.Runner(t), append(args, "cat", "/proc/self/status")...).Output()
+		if err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+		sandboxtest.CheckNoCapabilities(t, string(out))
+	}
+}

@@ -22,6 +22,21 @@ func SetNoNewPrivs() error { return syscall.ENOSYS }
 // RestrictSelf fails with ENOSYS off Linux.
 func RestrictSelf(rulesetFD int) error { return syscall.ENOSYS }
 
+// ClearAmbientCaps fails with ENOSYS off Linux.
+func ClearAmbientCaps() error { return syscall.ENOSYS }
+
+// DropBoundingCap fails with ENOSYS off Linux.
+func DropBoundingCap(c int) error { return syscall.ENOSYS }
+
+// CapSetpcap is the number of CAP_SETPCAP.
+const CapSetpcap = 8
+
+// EffectiveCap fails with ENOSYS off Linux.
+func EffectiveCap(c int) (bool, error) { return false, syscall.ENOSYS }
+
+// ClearCaps fails with ENOSYS off Linux.
+func ClearCaps() error { return syscall.ENOSYS }
+
 // Close fails with ENOSYS off Linux.
 func Close(fd int) error { return syscall.ENOSYS }
 
