@@ -47,7 +47,9 @@
 // backend is usable, or a bad-input error wrapping [ErrBadInput] from
 // [Validate] (an unknown mode, danger-full-access, a relative or missing
 // workspace root, an empty argv, a workspace-write root redirected through a
-// temp-area symlink). [Validate] is the one check of a call: every confiner
+// temp-area symlink, a workspace-write root that makes confinement
+// meaningless: "/", a system tree, the home directory or above it, see
+// [MeaninglessRoot]). [Validate] is the one check of a call: every confiner
 // (the provider, package sandbox/inproc) makes it, and returns the policy it
 // granted, root canonicalised, in [ConfinedArgv.Policy]. [NewProvider] rejects bad configuration (a zero or infinite
 // probe timeout, inconsistent runnerCommand settings, a launcher or runner

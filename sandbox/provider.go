@@ -332,8 +332,10 @@ func (p *Provider) Confine(ctx context.Context, argv []string, policy Policy) (C
 // danger-full-access, which never reaches a confiner, and for an unknown
 // mode); an absolute workspace root naming an existing directory; a
 // non-empty argv; under workspace-write, a root not reached through a
-// symlink inside /tmp or the temp dir ([RedirectingSymlink]). Errors wrap
-// [ErrBadInput].
+// symlink inside /tmp or the temp dir ([RedirectingSymlink]), and a
+// canonical root that does not make confinement meaningless
+// ([MeaninglessRoot]: "/", a system tree, the home directory or above it).
+// Errors wrap [ErrBadInput].
 func Validate(argv []string, policy Policy) (Policy, error) {
 	if policy.Mode == DangerFullAccess {
 		return Policy{}, fmt.Errorf("%w: mode danger-full-access never reaches a provider; the consumer runs the command unconfined", ErrBadInput)
@@ -361,5 +363,10 @@ func Validate(argv []string, policy Policy) (Policy, error) {
 		}
 	}
 	policy.WorkspaceRoot = canonicalPath(policy.WorkspaceRoot)
+	if policy.Mode == WorkspaceWrite {
+		if why, bad := MeaninglessRoot(policy.WorkspaceRoot, homeDir()); bad {
+			return Policy{}, fmt.Errorf("%w: workspace root %s is not granted for workspace-write: %s; a confined command could write there as if unconfined. Use a project directory as the workspace", ErrBadInput, policy.WorkspaceRoot, why)
+		}
+	}
 	return policy, nil
 }
