@@ -38,6 +38,11 @@ type Options struct {
 	// returns to the scheduler; it dies on Close. Faster (no thread creation
 	// per start), at the price of one parked thread per policy in use.
 	ReuseThreads bool
+	// ABICap, when positive, makes the launcher use no more than Landlock
+	// ABI N, as landlock-run --abi-cap N does: it only narrows, and below ABI
+	// 5 the launcher reports partial enforcement. For the kernel matrix,
+	// which runs the in-process path in its capped columns.
+	ABICap int
 }
 
 // New returns a launcher for the kernel's Landlock ABI, or an error naming
@@ -51,7 +56,7 @@ func NewWithOptions(o Options) (*Launcher, error) {
 	if err != nil {
 		return nil, fmt.Errorf("inproc: %w", err)
 	}
-	l := &Launcher{abi: landlock.EffectiveABI(kernel, 0), reuse: o.ReuseThreads,
+	l := &Launcher{abi: landlock.EffectiveABI(kernel, o.ABICap), reuse: o.ReuseThreads,
 		rulesets: map[key]*landlock.Ruleset{}, workers: map[key]*worker{}}
 	if !o.ReuseThreads {
 		l.spare = make(chan chan func(), spareThreads)

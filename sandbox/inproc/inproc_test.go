@@ -299,3 +299,38 @@ func capLine(status, name string) string {
 	}
 	return ""
 }
+
+// TestABICapNarrowsLikeTheRunner: capped at ABI 2 (no TRUNCATE right), the
+// launcher reports partial and an outside truncate goes through, as under
+// landlock-run --abi-cap 2; uncapped it is denied and the report is full.
+func TestABICapNarrowsLikeTheRunner(t *testing.T) {
+	sandboxtest.RequireLandlock(t, 5)
+	for _, tc := range []struct {
+		cap      int
+		enf      sandbox.Enforcement
+		truncate bool
+	}{{cap: 2, enf: sandbox.Partial, truncate: true}, {cap: 0, enf: sandbox.Full, truncate: false}} {
+		l, err := NewWithOptions(Options{ABICap: tc.cap})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		ws, out := varTmpDir(t, "dshsim-ws-"), varTmpDir(t, "dshsim-out-")
+		target := filepath.Join(out, "t")
+		os.WriteFile(target, []byte("original\n"), 0o644)
+		// truncate(2) by path, not open(O_WRONLY) and ftruncate
+		ca, err := l.Confine(context.Background(), []string{"perl", "-e", "truncate($ARGV[0], 0) or die", target}, sandbox.Policy{Mode: sandbox.WorkspaceWrite, WorkspaceRoot: ws})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(ca.Argv[0], ca.Argv[1:]...)
+		if err := ca.Start(cmd); err != nil {
+			t.Fatal(err)
+		}
+		cmd.Wait()
+		st, _ := os.Stat(target)
+		if ca.Enforcement != tc.enf || (st.Size() == 0) != tc.truncate {
+			t.Errorf("cap %d: enforcement %s, truncated %v; want %s, %v", tc.cap, ca.Enforcement, st.Size() == 0, tc.enf, tc.truncate)
+		}
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"golang.org/x/sys/unix"
 
 	"github.com/dshsim/dshsim/render"
@@ -53,6 +54,22 @@ func provider(t testing.TB, backend string) *sandbox.Provider {
 	return p
 }
 
+// confiner is the real confiner of a backend: the provider restricted to
+// bwrap or the Landlock runner, or the in-process launcher (inproc.Backend).
+func confiner(t testing.TB, backend string) Confiner {
+	t.Helper()
+	if backend != inproc.Backend {
+		return provider(t, backend)
+	}
+	sandboxtest.RequireLandlock(t, 1)
+	l, err := inproc.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	return l
+}
+
 func bash(cmd string) []string { return []string{"bash", "-c", cmd} }
 
 // TestRealRuns runs real commands under bwrap and Landlock in both confined
@@ -67,18 +84,7 @@ func TestRealRuns(t *testing.T) {
 	for _, backend := range []string{sandbox.BackendBwrap, sandbox.BackendLandlock, inproc.Backend} {
 		for _, mode := range []sandbox.Mode{sandbox.WorkspaceWrite, sandbox.ReadOnly} {
 			t.Run(backend+"/"+string(mode), func(t *testing.T) {
-				var p Confiner
-				if backend == inproc.Backend {
-					sandboxtest.RequireLandlock(t, 1)
-					l, err := inproc.New()
-					if err != nil {
-						t.Fatal(err)
-					}
-					t.Cleanup(func() { l.Close() })
-					p = l
-				} else {
-					p = provider(t, backend)
-				}
+				p := confiner(t, backend)
 				ws, outside := varTmpDir(t, "dshsim-ws-"), varTmpDir(t, "dshsim-out-")
 				tmpTarget := filepath.Join("/tmp", fmt.Sprintf("dshsim-spawn-%d-%s-%s", os.Getpid(), backend, mode))
 				t.Cleanup(func() { os.Remove(tmpTarget) })
@@ -116,6 +122,16 @@ func TestRealRuns(t *testing.T) {
 						}
 						if res.Sandbox.Mode != mode || res.Sandbox.Backend != backend || res.Sandbox.Enforcement != sandbox.Full {
 							t.Errorf("report %+v", res.Sandbox)
+						}
+						// The in-process path reports what the runner reports:
+						// Landlock's admissions, not none.
+						wantUngoverned := []string(nil)
+						if backend != sandbox.BackendBwrap {
+							d, _ := sandbox.DialectOf(sandbox.BackendLandlock)
+							wantUngoverned = d.Ungoverned
+						}
+						if d := cmp.Diff(wantUngoverned, res.Sandbox.Ungoverned); d != "" {
+							t.Errorf("report's Ungoverned (-want +got):\n%s", d)
 						}
 						if tc.want.checkFS {
 							_, statErr := os.Stat(tc.target)
