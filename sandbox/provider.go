@@ -70,6 +70,12 @@ type Config struct {
 	// TempDir is the process temp dir used by Seatbelt and Windows profiles;
 	// default os.TempDir().
 	TempDir string
+	// Harden turns on the opt-in hardening (ours, beyond upstream; off by
+	// default): Landlock scoping of signals and abstract unix sockets (the
+	// runner, and the runner nested inside bwrap; Landlock ABI 6, else the
+	// call fails closed) and no secrets in the command's environment. See
+	// [IsolatedSignal] and [ScrubSecrets].
+	Harden bool
 }
 
 // Provider confines argv per call. The backend is selected lazily on the
@@ -293,6 +299,7 @@ func (p *Provider) Confine(ctx context.Context, argv []string, policy Policy) (C
 		return ConfinedArgv{}, err
 	}
 	argv = append([]string(nil), argv...)
+	harden := p.cfg.Harden
 	if len(p.cfg.RunnerCommand) > 0 {
 		return ConfinedArgv{
 			Argv:               Wrap(p.cfg.RunnerCommand, BwrapArgs(policy), argv),
@@ -300,6 +307,8 @@ func (p *Provider) Confine(ctx context.Context, argv []string, policy Policy) (C
 			Enforcement:        Full,
 			DenialSignatures:   runnerCommandDenials(),
 			RunnerFailureRules: []RunnerFailureRule{{FatalSignatures: append([]string(nil), p.cfg.RunnerFailureSignatures...)}},
+			Isolated:           Isolation(BackendRunnerCommand, harden),
+			ScrubSecrets:       harden,
 			Policy:             policy,
 		}, nil
 	}
@@ -308,16 +317,24 @@ func (p *Provider) Confine(ctx context.Context, argv []string, policy Policy) (C
 		return ConfinedArgv{}, &UnavailableError{Mode: policy.Mode}
 	}
 	d, _ := DialectOf(backend)
-	out := ConfinedArgv{Backend: backend, Enforcement: enf, DenialSignatures: d.DenialSignatures, RunnerFailureRules: d.RunnerFailureRules, Ungoverned: d.Ungoverned, Policy: policy}
-	switch backend {
-	case BackendBwrap:
+	out := ConfinedArgv{Backend: backend, Enforcement: enf, DenialSignatures: d.DenialSignatures, RunnerFailureRules: d.RunnerFailureRules, Ungoverned: d.Ungoverned,
+		Isolated: Isolation(backend, harden), ScrubSecrets: harden, Policy: policy}
+	switch {
+	case backend == BackendBwrap && harden:
+		// The runner nested inside bwrap fails like the runner.
+		ll, _ := DialectOf(BackendLandlock)
+		out.RunnerFailureRules = append(out.RunnerFailureRules, ll.RunnerFailureRules...)
+		out.Argv = Wrap([]string{"bwrap"}, HardenedBwrapArgs(policy, p.cfg.LauncherPath), argv)
+	case backend == BackendBwrap:
 		out.Argv = Wrap([]string{"bwrap"}, BwrapArgs(policy), argv)
-	case BackendLandlock:
+	case backend == BackendLandlock && harden:
+		out.Argv = Wrap([]string{p.cfg.LauncherPath}, HardenedLandlockArgs(policy), argv)
+	case backend == BackendLandlock:
 		out.Argv = Wrap([]string{p.cfg.LauncherPath}, LandlockArgs(policy), argv)
-	case BackendSeatbelt:
+	case backend == BackendSeatbelt:
 		roots := writableRoots(policy, p.cfg.TempDir, canonicalPath)
 		out.Argv = Wrap([]string{"sandbox-exec"}, SeatbeltArgs(policy.Mode, roots), argv)
-	case BackendWindowsACL:
+	case backend == BackendWindowsACL:
 		out.Argv = Wrap(p.cfg.WindowsRunner, WindowsACLArgs(policy, p.cfg.TempDir, nil), argv)
 	default:
 		return ConfinedArgv{}, fmt.Errorf("sandbox: unreachable variant in backend: %q", backend)

@@ -111,6 +111,10 @@ func TestConfineRejectsBadInput(t *testing.T) {
 }
 
 func TestProviderChains(t *testing.T) {
+	const (
+		pidNS    = "signal: the command runs in its own PID namespace, where the harness does not exist"
+		scrubbed = "secret-env: secret variables are removed from the command's environment (sandbox.ScrubSecrets)"
+	)
 	ws := t.TempDir()
 	realWS, _ := filepath.EvalSymlinks(ws)
 	argv := []string{"bash", "-c", "echo hi"}
@@ -126,7 +130,7 @@ func TestProviderChains(t *testing.T) {
 			cfg: func(l *probeLog) Config {
 				return Config{Platform: "linux", LauncherPath: "/l/landlock-run", Probes: l.probes(true, Full)}
 			},
-			want:      ConfinedArgv{Argv: Wrap([]string{"bwrap"}, BwrapArgs(ro), argv), Backend: "bwrap", Enforcement: Full, DenialSignatures: []string{"read-only file system"}, RunnerFailureRules: []RunnerFailureRule{{FatalSignatures: []string{"bwrap: "}}}},
+			want:      ConfinedArgv{Argv: Wrap([]string{"bwrap"}, BwrapArgs(ro), argv), Backend: "bwrap", Enforcement: Full, DenialSignatures: []string{"read-only file system"}, RunnerFailureRules: []RunnerFailureRule{{FatalSignatures: []string{"bwrap: "}}}, Isolated: []string{pidNS}},
 			wantCalls: []string{"bwrap"}},
 		{name: "linux bwrap fail falls to landlock with the launcher path",
 			cfg: func(l *probeLog) Config {
@@ -135,6 +139,24 @@ func TestProviderChains(t *testing.T) {
 			want: ConfinedArgv{Argv: []string{"/l/landlock-run", "--ro", "/", "--rw", "/dev/null", "--", "bash", "-c", "echo hi"}, Backend: "landlock", Enforcement: Partial,
 				DenialSignatures: []string{"permission denied"}, RunnerFailureRules: []RunnerFailureRule{{AllowedExitCodes: []int{125}, FatalSignatures: []string{"landlock-run: "}, InformationalLines: []string{LandlockPartialNotice}}},
 				Ungoverned: []string{"chmod: file mode changes are not a Landlock right", "chown: file owner changes are not a Landlock right", "utimes: file time changes are not a Landlock right", "setxattr: extended attribute changes are not a Landlock right", "chattr: inode flag changes (FS_IOC_SETFLAGS on a regular file) are not a Landlock right"}},
+			wantCalls: []string{"bwrap", "landlock /l/landlock-run"}},
+		{name: "hardened bwrap nests the runner with --scope and scrubs secrets",
+			cfg: func(l *probeLog) Config {
+				return Config{Platform: "linux", LauncherPath: "/l/landlock-run", Probes: l.probes(true, Full), Harden: true}
+			},
+			want: ConfinedArgv{Argv: Wrap([]string{"bwrap"}, append(BwrapArgs(ro), "--ro-bind", "/l/landlock-run", "/l/landlock-run", "--", "/l/landlock-run", "--scope", "--rw", "/"), argv),
+				Backend: "bwrap", Enforcement: Full, DenialSignatures: []string{"read-only file system"},
+				RunnerFailureRules: []RunnerFailureRule{{FatalSignatures: []string{"bwrap: "}}, {AllowedExitCodes: []int{125}, FatalSignatures: []string{"landlock-run: "}, InformationalLines: []string{LandlockPartialNotice}}},
+				Isolated:           []string{pidNS, "abstract-unix: landlock-run --scope inside bwrap (Landlock ABI 6)", scrubbed}, ScrubSecrets: true},
+			wantCalls: []string{"bwrap"}},
+		{name: "hardened landlock adds --scope and scrubs secrets",
+			cfg: func(l *probeLog) Config {
+				return Config{Platform: "linux", LauncherPath: "/l/landlock-run", Probes: l.probes(false, Full), Harden: true}
+			},
+			want: ConfinedArgv{Argv: []string{"/l/landlock-run", "--scope", "--ro", "/", "--rw", "/dev/null", "--", "bash", "-c", "echo hi"}, Backend: "landlock", Enforcement: Full,
+				DenialSignatures: []string{"permission denied"}, RunnerFailureRules: []RunnerFailureRule{{AllowedExitCodes: []int{125}, FatalSignatures: []string{"landlock-run: "}, InformationalLines: []string{LandlockPartialNotice}}},
+				Ungoverned: landlockUngoverned,
+				Isolated:   []string{"signal: Landlock scoping (ABI 6)", "abstract-unix: Landlock scoping (ABI 6)", scrubbed}, ScrubSecrets: true},
 			wantCalls: []string{"bwrap", "landlock /l/landlock-run"}},
 		{name: "linux with no usable backend is unavailable",
 			cfg: func(l *probeLog) Config {
@@ -184,7 +206,7 @@ func TestProviderChains(t *testing.T) {
 			cfg: func(l *probeLog) Config {
 				return Config{Platform: "linux", RunnerCommand: []string{}, Probes: l.probes(true, Full)}
 			},
-			want:      ConfinedArgv{Argv: Wrap([]string{"bwrap"}, BwrapArgs(ro), argv), Backend: "bwrap", Enforcement: Full, DenialSignatures: []string{"read-only file system"}, RunnerFailureRules: []RunnerFailureRule{{FatalSignatures: []string{"bwrap: "}}}},
+			want:      ConfinedArgv{Argv: Wrap([]string{"bwrap"}, BwrapArgs(ro), argv), Backend: "bwrap", Enforcement: Full, DenialSignatures: []string{"read-only file system"}, RunnerFailureRules: []RunnerFailureRule{{FatalSignatures: []string{"bwrap: "}}}, Isolated: []string{pidNS}},
 			wantCalls: []string{"bwrap"}},
 	}
 	for _, tc := range tests {

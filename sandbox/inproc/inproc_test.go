@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/sandbox/internal/llsys"
 	"github.com/dshsim/dshsim/sandbox/sandboxtest"
@@ -332,5 +334,43 @@ func TestABICapNarrowsLikeTheRunner(t *testing.T) {
 		if ca.Enforcement != tc.enf || (st.Size() == 0) != tc.truncate {
 			t.Errorf("cap %d: enforcement %s, truncated %v; want %s, %v", tc.cap, ca.Enforcement, st.Size() == 0, tc.enf, tc.truncate)
 		}
+	}
+}
+
+// TestHardenScopesSignals: with Options.Harden the child cannot signal a
+// process outside its domain (a sleep standing in for the harness), and the
+// report lists what the hardening isolates; without it the signal goes.
+// (The escape corpus covers abstract unix sockets and the environment.)
+func TestHardenScopesSignals(t *testing.T) {
+	sandboxtest.RequireLandlock(t, 6)
+	sentinel := exec.Command("sleep", "60")
+	if err := sentinel.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sentinel.Process.Kill(); sentinel.Wait() })
+	ws := varTmpDir(t, "dshsim-ws-")
+	for _, harden := range []bool{false, true} {
+		l, err := NewWithOptions(Options{Harden: harden})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		ca, err := l.Confine(context.Background(), []string{"bash", "-c", fmt.Sprintf("kill -0 %d", sentinel.Process.Pid)}, sandbox.Policy{Mode: sandbox.ReadOnly, WorkspaceRoot: ws})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(ca.Argv[0], ca.Argv[1:]...)
+		if err := ca.Start(cmd); err != nil {
+			t.Fatal(err)
+		}
+		if signalled := cmd.Wait() == nil; signalled == harden {
+			t.Errorf("harden=%v: the child signalled a process outside its domain: %v", harden, signalled)
+		}
+		if d := cmp.Diff(sandbox.Isolation(sandbox.BackendLandlock, harden), ca.Isolated); d != "" || ca.ScrubSecrets != harden {
+			t.Errorf("harden=%v: Isolated (-want +got):\n%s\nScrubSecrets %v", harden, d, ca.ScrubSecrets)
+		}
+	}
+	if _, err := NewWithOptions(Options{Harden: true, ABICap: 5}); err == nil || !strings.Contains(err.Error(), "--scope needs Landlock ABI 6") {
+		t.Errorf("Harden capped below ABI 6: %v, want a refusal", err)
 	}
 }

@@ -42,8 +42,14 @@ type Ruleset struct {
 // the file-compatible rights. A path that cannot be opened fails closed with
 // "cannot open rule path: <path>: <strerror>" rather than narrowing the grant.
 func NewRuleset(abi int, ro, rw []string) (*Ruleset, error) {
+	return NewScopedRuleset(abi, ro, rw, 0)
+}
+
+// NewScopedRuleset is [NewRuleset] whose domain is also scoped by scoped
+// ([ScopeSignal], [ScopeAbstractUnixSocket]; the kernel needs ABI 6 for any).
+func NewScopedRuleset(abi int, ro, rw []string, scoped uint64) (*Ruleset, error) {
 	handled := Handled(abi)
-	fd, err := llsys.CreateRuleset(handled)
+	fd, err := llsys.CreateRuleset(handled, scoped)
 	if err != nil {
 		return nil, rulesetError(err)
 	}

@@ -710,3 +710,32 @@ func TestCloseOnExecListedMarksDescriptors(t *testing.T) {
 		t.Error("an unreadable descriptor list was accepted")
 	}
 }
+
+// TestHardenedRunsWithoutSecrets: a provider with Config.Harden starts the
+// command without the secret variables of its environment (given or
+// inherited); without Harden the command sees them.
+func TestHardenedRunsWithoutSecrets(t *testing.T) {
+	sandboxtest.RequireLandlock(t, 6)
+	t.Setenv("DSHSIM_TEST_INHERITED_TOKEN", "inherited-secret")
+	ws := varTmpDir(t, "dshsim-ws-")
+	for _, harden := range []bool{false, true} {
+		p, err := sandbox.NewProvider(sandbox.Config{Platform: "linux", Chain: []string{sandbox.BackendLandlock}, LauncherPath: sandboxtest.Runner(t), Harden: harden})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, env := range [][]string{nil, {"PATH=" + os.Getenv("PATH"), "DSHSIM_TEST_API_KEY=given-secret", "KEEP=me"}} {
+			res, err := Run(context.Background(), Request{Argv: []string{"env"}, Env: env, Policy: sandbox.Policy{Mode: sandbox.ReadOnly, WorkspaceRoot: ws}, Confiner: p})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := res.Stdout.Text
+			leaked := strings.Contains(out, "inherited-secret") || strings.Contains(out, "given-secret")
+			if leaked == harden {
+				t.Errorf("harden=%v, env given=%v: secret in the command's environment = %v:\n%s", harden, env != nil, leaked, out)
+			}
+			if env != nil && !strings.Contains(out, "KEEP=me\n") {
+				t.Errorf("harden=%v: a plain variable is missing:\n%s", harden, out)
+			}
+		}
+	}
+}

@@ -11,9 +11,10 @@ import (
 // error (ENOSYS: not built in; EOPNOTSUPP: disabled at boot).
 func ABIVersion() (int, error) { return ll.LandlockGetABIVersion() }
 
-// CreateRuleset creates a ruleset handling the filesystem rights handled.
-func CreateRuleset(handled uint64) (int, error) {
-	return ll.LandlockCreateRuleset(&ll.RulesetAttr{HandledAccessFS: handled}, 0)
+// CreateRuleset creates a ruleset handling the filesystem rights handled and
+// the scopes scoped (0 for none; scopes need ABI 6).
+func CreateRuleset(handled, scoped uint64) (int, error) {
+	return ll.LandlockCreateRuleset(&ll.RulesetAttr{HandledAccessFS: handled, Scoped: scoped}, 0)
 }
 
 // OpenPath opens path with O_PATH|O_CLOEXEC and reports whether it is a directory.

@@ -8,7 +8,7 @@ import "syscall"
 func ABIVersion() (int, error) { return 0, syscall.ENOSYS }
 
 // CreateRuleset fails with ENOSYS off Linux.
-func CreateRuleset(handled uint64) (int, error) { return -1, syscall.ENOSYS }
+func CreateRuleset(handled, scoped uint64) (int, error) { return -1, syscall.ENOSYS }
 
 // OpenPath fails with ENOSYS off Linux.
 func OpenPath(path string) (int, bool, error) { return -1, false, syscall.ENOSYS }
