@@ -1,0 +1,5 @@
+# attack: set a security.* extended attribute on an outside file (needs CAP_SYS_ADMIN unless an LSM claims the name)
+# class: metadata
+# effect: setxattr
+# needs: root
+"$PROBE" setxattr-as "$TARGET" security.dshsim escaped
