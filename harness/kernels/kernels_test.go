@@ -243,3 +243,59 @@ func TestKernelMatrixHasNoProblem(t *testing.T) {
 		}
 	}
 }
+
+// TestInProcessPathIsHeldToTheRunnersReport: the in-process rows of a
+// column are admitted by the launcher's own report (it prints no notice),
+// and Check fails a column whose in-process path disagrees with the runner
+// or reports another enforcement.
+func TestInProcessPathIsHeldToTheRunnersReport(t *testing.T) {
+	trunc := kernels.Probe{Name: "truncate-outside", Right: "truncate", Since: 3}
+	c := col("7", 2, true)
+	c.Guest.Inproc = kernels.Record{Kind: "inproc", Stdout: "partial"}
+	if ok, why := kernels.AdmitInprocGap(trunc, c); !ok {
+		t.Errorf("a truncate gap under a partial in-process report at ABI 2: %s", why)
+	}
+	c.Guest.Inproc.Stdout = "full"
+	if ok, _ := kernels.AdmitInprocGap(trunc, c); ok {
+		t.Error("a truncate gap under a full in-process report was admitted")
+	}
+
+	var results []kernels.ProbeResult
+	for _, p := range kernels.Probes {
+		results = append(results, kernels.ProbeResult{Name: p.Name, Exit: 1, Stdout: p.Args[0] + ": EACCES (permission denied)"})
+	}
+	base := kernels.Guest{ABI: kernels.Record{Kind: "abi", Stdout: "landlock: kernel ABI 7"}, Results: results, Complete: true,
+		Inproc: kernels.Record{Kind: "inproc", Stdout: "full"}, InprocResults: append([]kernels.ProbeResult(nil), results...)}
+	same := kernels.Check([]kernels.Column{{Name: "host", Layer: 1, Guest: base}})
+	for _, p := range same {
+		if strings.Contains(p, "in-process") {
+			t.Errorf("agreeing paths: %s", p)
+		}
+	}
+	differ := base
+	differ.InprocResults = append([]kernels.ProbeResult(nil), results...)
+	differ.InprocResults[1] = kernels.ProbeResult{Name: results[1].Name, Exit: 0, Changed: true, Stdout: "write: ok"}
+	differ.Inproc.Stdout = "partial"
+	joined := strings.Join(kernels.Check([]kernels.Column{{Name: "host", Layer: 1, Guest: differ}}), "\n")
+	for _, want := range []string{"in-process write-outside went through", "the two Landlock paths must agree", `the in-process path reports "partial" where the runner reports full`} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("problems %q lack %q", joined, want)
+		}
+	}
+}
+
+func TestParseConsoleReadsTheInProcessRecords(t *testing.T) {
+	console := kernels.Marker + `{"kind":"inproc","exit":0,"stdout":"partial"}` + "\n" +
+		kernels.Marker + `{"kind":"inproc-probe","name":"write-outside","exit":1,"stdout":"write: EACCES"}` + "\n" +
+		kernels.Marker + `{"kind":"end","exit":0}` + "\n"
+	g, err := kernels.ParseConsole("c", []byte(console))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Inproc.Stdout != "partial" || len(g.InprocResults) != 1 || g.InprocResults[0].Name != "write-outside" {
+		t.Errorf("guest %+v", g)
+	}
+	if _, err := kernels.ParseConsole("c", []byte(kernels.Marker+`{"kind":"inproc-probe","exit":1}`+"\n")); err == nil || !strings.Contains(err.Error(), "c:1: field name: missing in inproc-probe record") {
+		t.Errorf("an inproc-probe record without a name: %v", err)
+	}
+}
