@@ -239,67 +239,13 @@ func TestCorpusHasAtLeast25Attempts(t *testing.T) {
 	}
 }
 
-func TestCorpusTableMatchesGolden(t *testing.T) {
-	_, text := runCorpus(t)
-	goldenCompare(t, "escape.txt", text)
-}
-
-func TestCorpusNoUnadmittedEscape(t *testing.T) {
-	rs, _ := runCorpus(t)
-	for _, r := range escape.Unadmitted(rs) {
-		t.Errorf("%s under %s/%s/%s: %s, %s\n  changes: %v\n  stderr: %s", r.Attempt, r.Backend, r.Identity, r.Mode, r.Outcome, r.Why, r.Changes, strings.TrimSpace(r.Stderr))
-	}
-}
-
-func TestCorpusEveryBackendBlocksThePlainWrite(t *testing.T) {
-	rs, _ := runCorpus(t)
-	n := 0
-	for _, r := range rs {
-		if r.Attempt == "plain-write" {
-			n++
-			if r.Outcome != escape.Blocked {
-				t.Errorf("plain-write under %s/%s/%s: %s %v", r.Backend, r.Identity, r.Mode, r.Outcome, r.Changes)
-			}
-		}
-	}
-	if n != len(escape.MainBackends)*len(escape.Identities())*len(escape.Modes) {
-		t.Fatalf("plain-write ran %d times, want every backend, identity and mode", n)
-	}
-}
-
-// TestCorpusRootHoldsNoCapability: what only a capability allows (chown to
-// another user, the immutable and append-only flags, trusted.* and
-// security.* attributes) is blocked as root under every backend, the
-// Landlock ones included: they drop every capability before the command
-// starts. The Ungoverned list admits chown and setxattr as far as the
-// command's credentials allow, so without this check a root command that
-// kept its capabilities would read as admitted.
-func TestCorpusRootHoldsNoCapability(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root (uid 0): the attempts need CAP_CHOWN, CAP_LINUX_IMMUTABLE and CAP_SYS_ADMIN to mean anything")
-	}
-	rs, _ := runCorpus(t)
-	capped := map[string]bool{"chown-out": true, "chattr-immutable": true, "chattr-append": true, "setxattr-trusted": true, "setxattr-security": true}
-	n := 0
-	for _, r := range rs {
-		if capped[r.Attempt] && r.Identity == escape.Root.Name {
-			n++
-			if r.Outcome != escape.Blocked {
-				t.Errorf("%s under %s/root/%s: %s %v: the command kept a capability", r.Attempt, r.Backend, r.Mode, r.Outcome, r.Changes)
-			}
-		}
-	}
-	if n != len(capped)*len(escape.MainBackends)*len(escape.Modes) {
-		t.Fatalf("the capability attempts ran %d times as root, want every backend and mode", n)
-	}
-}
-
 // TestCorpusUnderCappedABI is layer 1 of the ABI matrix for the corpus: the
 // Landlock runner capped at ABI 1..5 (6 and 7 build the ruleset of 5), as the unprivileged identity (an
 // agent of uid 65534 when this process is root), workspace-write and
 // read-only. Gaps must be admitted by the capped runner's own report (the
 // partial notice).
 func TestCorpusUnderCappedABI(t *testing.T) {
+	t.Parallel() // declared first, so it and the main corpus take the first two parallel slots
 	if testing.Short() {
 		t.Skip("runs the corpus five times; not in -short")
 	}
@@ -337,5 +283,64 @@ func TestCorpusUnderCappedABI(t *testing.T) {
 	goldenCompare(t, "escape-abi.txt", escape.Table("escape corpus under the Landlock runner capped at ABI 1..5 (go test ./harness/escape -run TestCorpusUnderCappedABI; DSHSIM_UPDATE=1 updates)", attempts, backends, ids, rs))
 	for _, r := range escape.Unadmitted(rs) {
 		t.Errorf("%s under %s/%s/%s: %s, %s; changes %v", r.Attempt, r.Backend, r.Identity, r.Mode, r.Outcome, r.Why, r.Changes)
+	}
+}
+
+func TestCorpusTableMatchesGolden(t *testing.T) {
+	t.Parallel()
+	_, text := runCorpus(t)
+	goldenCompare(t, "escape.txt", text)
+}
+
+func TestCorpusNoUnadmittedEscape(t *testing.T) {
+	t.Parallel()
+	rs, _ := runCorpus(t)
+	for _, r := range escape.Unadmitted(rs) {
+		t.Errorf("%s under %s/%s/%s: %s, %s\n  changes: %v\n  stderr: %s", r.Attempt, r.Backend, r.Identity, r.Mode, r.Outcome, r.Why, r.Changes, strings.TrimSpace(r.Stderr))
+	}
+}
+
+func TestCorpusEveryBackendBlocksThePlainWrite(t *testing.T) {
+	t.Parallel()
+	rs, _ := runCorpus(t)
+	n := 0
+	for _, r := range rs {
+		if r.Attempt == "plain-write" {
+			n++
+			if r.Outcome != escape.Blocked {
+				t.Errorf("plain-write under %s/%s/%s: %s %v", r.Backend, r.Identity, r.Mode, r.Outcome, r.Changes)
+			}
+		}
+	}
+	if n != len(escape.MainBackends)*len(escape.Identities())*len(escape.Modes) {
+		t.Fatalf("plain-write ran %d times, want every backend, identity and mode", n)
+	}
+}
+
+// TestCorpusRootHoldsNoCapability: what only a capability allows (chown to
+// another user, the immutable and append-only flags, trusted.* and
+// security.* attributes) is blocked as root under every backend, the
+// Landlock ones included: they drop every capability before the command
+// starts. The Ungoverned list admits chown and setxattr as far as the
+// command's credentials allow, so without this check a root command that
+// kept its capabilities would read as admitted.
+func TestCorpusRootHoldsNoCapability(t *testing.T) {
+	t.Parallel()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root (uid 0): the attempts need CAP_CHOWN, CAP_LINUX_IMMUTABLE and CAP_SYS_ADMIN to mean anything")
+	}
+	rs, _ := runCorpus(t)
+	capped := map[string]bool{"chown-out": true, "chattr-immutable": true, "chattr-append": true, "setxattr-trusted": true, "setxattr-security": true}
+	n := 0
+	for _, r := range rs {
+		if capped[r.Attempt] && r.Identity == escape.Root.Name {
+			n++
+			if r.Outcome != escape.Blocked {
+				t.Errorf("%s under %s/root/%s: %s %v: the command kept a capability", r.Attempt, r.Backend, r.Mode, r.Outcome, r.Changes)
+			}
+		}
+	}
+	if n != len(capped)*len(escape.MainBackends)*len(escape.Modes) {
+		t.Fatalf("the capability attempts ran %d times as root, want every backend and mode", n)
 	}
 }
