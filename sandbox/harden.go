@@ -2,29 +2,6 @@ package sandbox
 
 import "strings"
 
-// --8<-- [start:harden]
-// The opt-in hardening (Config.Harden; ours, beyond upstream, off by
-// default) keeps a confined command away from the harness that started it,
-// which no mode promises (spec §1.1: process visibility and credentials are
-// not governed). Upstream users reported a sandboxed agent killing its host
-// process and reading credentials from its environment. With Harden:
-//
-//   - Landlock (the runner and the in-process path) scopes the domain (ABI 6,
-//     landlock-run --scope): the command cannot signal a process outside it
-//     nor connect to an abstract unix socket one listens on. Below ABI 6 the
-//     call fails closed rather than run unscoped.
-//   - bwrap already runs the command in its own PID namespace (it cannot see
-//     the harness to signal it); hardened, the runner runs inside bwrap with
-//     --scope and --rw / (no file rule of its own: bwrap's mounts govern
-//     files), which scopes abstract unix sockets too (bwrap shares the host's
-//     network namespace, where they live).
-//   - every backend starts the command without the environment's secrets
-//     ([ScrubSecrets], applied by package sandbox/spawn).
-//
-// What a confinement keeps the command from is in [ConfinedArgv.Isolated]
-// (bwrap's PID namespace is listed even without Harden); the escape corpus
-// holds every backend to it.
-
 // Isolation effects, the keys of [ConfinedArgv.Isolated].
 const (
 	// IsolatedSignal: the command cannot signal the harness.
@@ -35,8 +12,6 @@ const (
 	// IsolatedSecretEnv: the command starts without the environment's secrets.
 	IsolatedSecretEnv = "secret-env"
 )
-
-// --8<-- [end:harden]
 
 // Isolation lists what a backend's confinement keeps the command from
 // beyond files, each "<effect>: <how>" ([ConfinedArgv.Isolated]), with and
@@ -58,9 +33,9 @@ func Isolation(backend string, harden bool) []string {
 	return out
 }
 
-// ScopeFlag is the runner flag of the hardening: scope signals and abstract
+// scopeFlag is the runner flag of the hardening: scope signals and abstract
 // unix sockets (landlock-run --scope).
-const ScopeFlag = "--scope"
+const scopeFlag = "--scope"
 
 // HardenedBwrapArgs is the hardened bwrap profile for p (without "bwrap" and
 // without the final "--"): [BwrapArgs], the runner bound read-only at its own
@@ -69,13 +44,13 @@ const ScopeFlag = "--scope"
 // adds no file rule (bwrap's mounts govern files; --rw / grants every
 // right the runner grants anywhere). Pure.
 func HardenedBwrapArgs(p Policy, launcher string) []string {
-	args := append(BwrapArgs(p), "--ro-bind", launcher, launcher, "--", launcher, ScopeFlag, "--rw", "/")
+	args := append(BwrapArgs(p), "--ro-bind", launcher, launcher, "--", launcher, scopeFlag, "--rw", "/")
 	return args
 }
 
 // HardenedLandlockArgs is the hardened runner profile for p: --scope, then
 // [LandlockArgs]. Pure.
-func HardenedLandlockArgs(p Policy) []string { return append([]string{ScopeFlag}, LandlockArgs(p)...) }
+func HardenedLandlockArgs(p Policy) []string { return append([]string{scopeFlag}, LandlockArgs(p)...) }
 
 // secretWords are the words (the parts of a name between underscores,
 // upper-cased) that make an environment variable a secret.
