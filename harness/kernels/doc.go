@@ -43,8 +43,9 @@
 // machine's apt state is untouched, and unpacks them with dpkg -x.
 // [Initramfs] packs busybox, /init ([InitScript]) and static
 // (CGO_ENABLED=0) builds of landlock-run, escape-probe and matrix-agent with
-// cpio -o -H newc | gzip. [Boot] runs qemu-system-x86_64 (software emulation,
-// two vCPUs) and returns the console and the wall time.
+// cpio -o -H newc -R 0:0 | gzip (every entry root's, / searchable, whoever
+// builds it). [Boot] runs qemu-system-x86_64 (software emulation, two vCPUs)
+// and returns the console and the wall time.
 //
 // # Checks
 //

@@ -2,6 +2,7 @@ package kernels_test
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -297,5 +298,44 @@ func TestParseConsoleReadsTheInProcessRecords(t *testing.T) {
 	}
 	if _, err := kernels.ParseConsole("c", []byte(kernels.Marker+`{"kind":"inproc-probe","exit":1}`+"\n")); err == nil || !strings.Contains(err.Error(), "c:1: field name: missing in inproc-probe record") {
 		t.Errorf("an inproc-probe record without a name: %v", err)
+	}
+}
+
+// TestInitramfsEntriesAreRootsAndSearchable: whoever builds the initramfs,
+// its / is mode 0755 and every entry belongs to root. The runner drops every
+// capability, so a guest root could not exec /bin/escape-probe under a /
+// that only the building user may traverse (os.MkdirTemp makes it 0700),
+// which is what a build by uid 65534 produced.
+func TestInitramfsEntriesAreRootsAndSearchable(t *testing.T) {
+	for _, tool := range []string{"cpio", "gzip"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("needs %s (apt-get install %s)", tool, tool)
+		}
+	}
+	dir := t.TempDir()
+	fake := filepath.Join(dir, "busybox")
+	if err := os.WriteFile(fake, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dst := filepath.Join(dir, "initrd.gz")
+	if err := kernels.Initramfs(context.Background(), dst, fake, kernels.BaselineInit, map[string]string{"escape-probe": fake}); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("sh", "-c", `gzip -dc "$1" | cpio -itv --numeric-uid-gid --quiet`, "sh", dst).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	for _, l := range lines {
+		f := strings.Fields(l)
+		if len(f) < 9 || f[2] != "0" || f[3] != "0" {
+			t.Errorf("entry not root's: %q", l)
+		}
+		if f[len(f)-1] == "." && f[0] != "drwxr-xr-x" {
+			t.Errorf("/ is %s, want drwxr-xr-x", f[0])
+		}
+	}
+	if len(lines) < 5 {
+		t.Fatalf("listing %q", out)
 	}
 }
