@@ -4,6 +4,7 @@ import (
 	"embed"
 	"fmt"
 	"path"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -12,6 +13,8 @@ import (
 
 //go:embed attempts/*.sh
 var attemptFS embed.FS
+
+var capabilityName = regexp.MustCompile(`^CAP_[A-Z_]+$`)
 
 // Class says which promise an attempt tests, and so which report can admit it
 // getting through (see [Admit]).
@@ -84,6 +87,10 @@ type Attempt struct {
 	Class Class
 	// Needs lists fixtures (header "# needs:").
 	Needs []string
+	// Capability names what an attempt that needs root needs root for
+	// (header "# capability:", e.g. CAP_MKNOD; required with "needs: root"),
+	// which an unprivileged run names when it skips the attempt.
+	Capability string
 	// Effect names the operation of a metadata attempt (header "# effect:",
 	// chmod, chown, utimes, setxattr or chattr: the key a backend's
 	// Ungoverned list admits it by) or of an isolation attempt (signal,
@@ -177,6 +184,11 @@ func ParseAttempt(file string, src []byte) (Attempt, error) {
 		case "effect":
 			a.Effect = val
 			effectLine = i + 1
+		case "capability":
+			if !capabilityName.MatchString(val) {
+				return Attempt{}, fmt.Errorf("%s:%d: capability: want a capability name like CAP_MKNOD, got %q", file, i+1, val)
+			}
+			a.Capability = val
 		case "settle":
 			d, err := time.ParseDuration(val)
 			if err != nil || d < 0 || d > 10*time.Second {
@@ -196,6 +208,9 @@ func ParseAttempt(file string, src []byte) (Attempt, error) {
 		}
 	} else if a.Effect != "" {
 		return Attempt{}, fmt.Errorf("%s:%d: effect: only classes metadata and isolation name an effect, not %s", file, effectLine, a.Class)
+	}
+	if a.Need(NeedRoot) != (a.Capability != "") {
+		return Attempt{}, fmt.Errorf("%s:1: capability: an attempt names the capability it needs root for exactly when it needs root", file)
 	}
 	if a.Attack == "" {
 		return Attempt{}, fmt.Errorf("%s:1: attack: missing (every attempt starts with \"# attack: <what it tries>\")", file)

@@ -17,6 +17,7 @@
 //	# effect: chmod | chown | utimes | setxattr | chattr   (class metadata)
 //	#         signal | abstract-unix | secret-env          (class isolation)
 //	# needs: root prelink holder cloexec-fd leaked-fd tmp-workspace shm loopdev sibling signal socket secret
+//	# capability: CAP_MKNOD   (what it needs root for; exactly with "needs: root")
 //	# settle: 1500ms   (wait before checking, for attempts that leave a child)
 //
 // A bad header is an error naming the file, line and field.

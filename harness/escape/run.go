@@ -156,7 +156,7 @@ func RunOne(ctx context.Context, cfg Config, a Attempt, b Backend, m sandbox.Mod
 	id := Self()
 	res = Result{Attempt: a.Name, Backend: b.Name, Identity: id.Name, Mode: m}
 	if a.Need(NeedRoot) && id.Name != Root.Name {
-		res.Outcome, res.Why = NotApplicable, "needs root"
+		res.Outcome, res.Why = NotApplicable, "needs root ("+a.Capability+")"
 		return res, nil
 	}
 	run, err := runDir(cfg, a)

@@ -152,7 +152,7 @@ func Table(title string, attempts []Attempt, backends []Backend, ids []Identity,
 	b.WriteString("(names and values, every namespace the identity can list: user, and trusted and security for root), and what the harness saw\n")
 	b.WriteString("cells: blocked | GOT = got through (see the footnote: admitted by the report, or NOT ADMITTED) | n/a | runner-failed\n")
 	b.WriteString("columns: backend/mode; ro = read-only (any write counts, inside the workspace too), ww = workspace-write\n")
-	b.WriteString("n/a: attempts marked \"needs: root\" run only as root.\n\nbackend reports:\n")
+	b.WriteString("n/a: attempts marked \"needs: root\" run only as root (the attacks list names the capability each needs).\n\nbackend reports:\n")
 	nameW := len("attempt")
 	for _, a := range attempts {
 		nameW = max(nameW, len(a.Name))
@@ -241,7 +241,11 @@ func Table(title string, attempts []Attempt, backends []Backend, ids []Identity,
 	}
 	b.WriteString("\n" + SectionEnd + "\n\nattacks:\n")
 	for _, a := range attempts {
-		fmt.Fprintf(&b, "  %-*s  %s\n", nameW, a.Name, a.Attack)
+		fmt.Fprintf(&b, "  %-*s  %s", nameW, a.Name, a.Attack)
+		if a.Capability != "" {
+			fmt.Fprintf(&b, " [as root only: needs %s]", a.Capability)
+		}
+		b.WriteString("\n")
 	}
 	return []byte(b.String())
 }

@@ -27,6 +27,9 @@ func TestParseAttemptRejectsBadHeadersNamingFileLineAndField(t *testing.T) {
 		{"isolation without effect", "x.sh", "# attack: a\n# class: isolation\n", "x.sh:1: effect: missing (class isolation names its operation: one of signal, abstract-unix, secret-env)"},
 		{"an isolation effect on a metadata attempt", "x.sh", "# attack: a\n# class: metadata\n# effect: signal\n", `x.sh:3: effect: class metadata wants one of`},
 		{"an effect on a path attempt", "x.sh", "# attack: a\n# effect: chmod\n", "x.sh:2: effect: only classes metadata and isolation name an effect, not path"},
+		{"root without the capability it needs", "x.sh", "# attack: a\n# needs: root\n", "x.sh:1: capability: an attempt names the capability it needs root for exactly when it needs root"},
+		{"a capability without root", "x.sh", "# attack: a\n# capability: CAP_MKNOD\n", "x.sh:1: capability: an attempt names the capability"},
+		{"a capability that is not one", "x.sh", "# attack: a\n# needs: root\n# capability: mknod\n", `x.sh:3: capability: want a capability name like CAP_MKNOD, got "mknod"`},
 		{"unknown fixture among new ones", "x.sh", "# attack: a\n# needs: sibling signal socket secret gpu\n", "x.sh:2: needs: unknown fixture \"gpu\""},
 		{"unknown field", "x.sh", "# attack: a\n# colour: red\n", "x.sh:2: unknown header field \"colour\""},
 		{"header without key", "x.sh", "# attack: a\n# just words\n", "x.sh:2: header line has no"},
@@ -43,11 +46,11 @@ func TestParseAttemptRejectsBadHeadersNamingFileLineAndField(t *testing.T) {
 }
 
 func TestParseAttemptReadsEveryField(t *testing.T) {
-	a, err := escape.ParseAttempt("attempts/x.sh", []byte("# attack: do it\n# class: device\n# needs: root loopdev\n# settle: 1s\necho\n"))
+	a, err := escape.ParseAttempt("attempts/x.sh", []byte("# attack: do it\n# class: device\n# needs: root loopdev\n# capability: CAP_MKNOD\n# settle: 1s\necho\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a.Name != "x" || a.Attack != "do it" || a.Class != escape.ClassDevice || !a.Need("loopdev") || a.Settle.Seconds() != 1 {
+	if a.Name != "x" || a.Attack != "do it" || a.Class != escape.ClassDevice || !a.Need("loopdev") || a.Capability != "CAP_MKNOD" || a.Settle.Seconds() != 1 {
 		t.Fatalf("%+v", a)
 	}
 }

@@ -2,4 +2,5 @@
 # class: metadata
 # effect: chattr
 # needs: root
+# capability: CAP_LINUX_IMMUTABLE
 "$PROBE" setflags "$TARGET" a

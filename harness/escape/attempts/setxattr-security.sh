@@ -2,4 +2,5 @@
 # class: metadata
 # effect: setxattr
 # needs: root
+# capability: CAP_SYS_ADMIN
 "$PROBE" setxattr-as "$TARGET" security.dshsim escaped
