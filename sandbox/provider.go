@@ -28,8 +28,8 @@ const DefaultProbeTimeout = 5 * time.Second
 // a failed start, a timeout or a non-zero exit means unusable).
 type Probes struct {
 	// Bwrap reports whether bwrap can confine (default: run
-	// bwrap --ro-bind / / --dev /dev --proc /proc --die-with-parent --cap-drop ALL
-	// --remount-ro /proc -- true).
+	// bwrap --ro-bind / / --dev /dev --proc /proc --die-with-parent --unshare-pid
+	// --cap-drop ALL --remount-ro /proc -- true).
 	Bwrap func(ctx context.Context) bool
 	// Landlock runs the launcher's probe (default: "<launcher> --probe": exit
 	// 0 and stdout exactly the runner's probe line).
@@ -78,6 +78,12 @@ type Config struct {
 	// TempDir is the process temp dir used by Seatbelt and Windows profiles;
 	// default os.TempDir().
 	TempDir string
+	// Harden turns on the opt-in hardening (ours, beyond upstream; off by
+	// default): Landlock scoping of signals and abstract unix sockets (the
+	// runner, and the runner nested inside bwrap; Landlock ABI 6, else the
+	// call fails closed) and no secrets in the command's environment. See
+	// [IsolatedSignal] and [ScrubSecrets].
+	Harden bool
 }
 
 // Provider confines argv per call. The backend is selected lazily on the
@@ -341,6 +347,7 @@ func (p *Provider) Confine(ctx context.Context, argv []string, policy Policy) (C
 		return ConfinedArgv{}, err
 	}
 	argv = append([]string(nil), argv...)
+	harden := p.cfg.Harden
 	if len(p.cfg.RunnerCommand) > 0 {
 		return ConfinedArgv{
 			Argv:               Wrap(p.cfg.RunnerCommand, BwrapArgs(policy), argv),
@@ -348,6 +355,8 @@ func (p *Provider) Confine(ctx context.Context, argv []string, policy Policy) (C
 			Enforcement:        Full,
 			DenialSignatures:   runnerCommandDenials(),
 			RunnerFailureRules: []RunnerFailureRule{{FatalSignatures: append([]string(nil), p.cfg.RunnerFailureSignatures...)}},
+			Isolated:           Isolation(BackendRunnerCommand, harden),
+			ScrubSecrets:       harden,
 			Policy:             policy,
 		}, nil
 	}
@@ -356,16 +365,24 @@ func (p *Provider) Confine(ctx context.Context, argv []string, policy Policy) (C
 		return ConfinedArgv{}, &UnavailableError{Mode: policy.Mode}
 	}
 	d, _ := DialectOf(backend)
-	out := ConfinedArgv{Backend: backend, Enforcement: enf, DenialSignatures: d.DenialSignatures, RunnerFailureRules: d.RunnerFailureRules, Ungoverned: d.Ungoverned, Policy: policy}
-	switch backend {
-	case BackendBwrap:
+	out := ConfinedArgv{Backend: backend, Enforcement: enf, DenialSignatures: d.DenialSignatures, RunnerFailureRules: d.RunnerFailureRules, Ungoverned: d.Ungoverned,
+		Isolated: Isolation(backend, harden), ScrubSecrets: harden, Policy: policy}
+	switch {
+	case backend == BackendBwrap && harden:
+		// The runner nested inside bwrap fails like the runner.
+		ll, _ := DialectOf(BackendLandlock)
+		out.RunnerFailureRules = append(out.RunnerFailureRules, ll.RunnerFailureRules...)
+		out.Argv = Wrap([]string{"bwrap"}, HardenedBwrapArgs(policy, p.cfg.LauncherPath), argv)
+	case backend == BackendBwrap:
 		out.Argv = Wrap([]string{"bwrap"}, BwrapArgs(policy), argv)
-	case BackendLandlock:
+	case backend == BackendLandlock && harden:
+		out.Argv = Wrap(p.landlockRunner(), HardenedLandlockArgs(policy), argv)
+	case backend == BackendLandlock:
 		out.Argv = Wrap(p.landlockRunner(), LandlockArgs(policy), argv)
-	case BackendSeatbelt:
+	case backend == BackendSeatbelt:
 		roots := writableRoots(policy, p.cfg.TempDir, canonicalPath)
 		out.Argv = Wrap([]string{"sandbox-exec"}, SeatbeltArgs(policy.Mode, roots), argv)
-	case BackendWindowsACL:
+	case backend == BackendWindowsACL:
 		out.Argv = Wrap(p.cfg.WindowsRunner, WindowsACLArgs(policy, p.cfg.TempDir, nil), argv)
 	default:
 		return ConfinedArgv{}, fmt.Errorf("sandbox: unreachable variant in backend: %q", backend)
@@ -380,8 +397,10 @@ func (p *Provider) Confine(ctx context.Context, argv []string, policy Policy) (C
 // danger-full-access, which never reaches a confiner, and for an unknown
 // mode); an absolute workspace root naming an existing directory; a
 // non-empty argv; under workspace-write, a root not reached through a
-// symlink inside /tmp or the temp dir ([RedirectingSymlink]). Errors wrap
-// [ErrBadInput].
+// symlink inside /tmp or the temp dir ([RedirectingSymlink]), and a
+// canonical root that does not make confinement meaningless
+// ([MeaninglessRoot]: "/", a system tree, the home directory or above it).
+// Errors wrap [ErrBadInput].
 func Validate(argv []string, policy Policy) (Policy, error) {
 	if policy.Mode == DangerFullAccess {
 		return Policy{}, fmt.Errorf("%w: mode danger-full-access never reaches a provider; the consumer runs the command unconfined", ErrBadInput)
@@ -409,5 +428,10 @@ func Validate(argv []string, policy Policy) (Policy, error) {
 		}
 	}
 	policy.WorkspaceRoot = canonicalPath(policy.WorkspaceRoot)
+	if policy.Mode == WorkspaceWrite {
+		if why, bad := MeaninglessRoot(policy.WorkspaceRoot, homeDir()); bad {
+			return Policy{}, fmt.Errorf("%w: workspace root %s is not granted for workspace-write: %s; a confined command could write there as if unconfined. Use a project directory as the workspace", ErrBadInput, policy.WorkspaceRoot, why)
+		}
+	}
 	return policy, nil
 }

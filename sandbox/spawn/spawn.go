@@ -151,8 +151,16 @@ func Start(ctx context.Context, req Request) (*Process, error) {
 		outDir = os.TempDir()
 	}
 	p.stdout, p.stderr = newCapture(tail, outDir, "stdout"), newCapture(tail, outDir, "stderr")
+	env := req.Env
+	if p.wrapped != nil && p.wrapped.ScrubSecrets {
+		// The hardening: the command starts without the environment's secrets.
+		if env == nil {
+			env = os.Environ()
+		}
+		env = sandbox.ScrubSecrets(env)
+	}
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Dir, cmd.Env, cmd.Stdin = dir, req.Env, req.Stdin
+	cmd.Dir, cmd.Env, cmd.Stdin = dir, env, req.Stdin
 	cmd.Stdout, cmd.Stderr = p.stdout, p.stderr
 	// A new session, not only a process group (like Node's detached spawn):
 	// with the caller's controlling terminal a confined command could type

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"golang.org/x/sys/unix"
 
 	"github.com/dshsim/dshsim/render"
@@ -55,6 +56,22 @@ func provider(t testing.TB, backend string) *sandbox.Provider {
 	return p
 }
 
+// confiner is the real confiner of a backend: the provider restricted to
+// bwrap or the Landlock runner, or the in-process launcher (inproc.Backend).
+func confiner(t testing.TB, backend string) Confiner {
+	t.Helper()
+	if backend != inproc.Backend {
+		return provider(t, backend)
+	}
+	sandboxtest.RequireLandlock(t, 1)
+	l, err := inproc.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	return l
+}
+
 func bash(cmd string) []string { return []string{"bash", "-c", cmd} }
 
 // TestRealRuns runs real commands under bwrap and Landlock in both confined
@@ -69,18 +86,7 @@ func TestRealRuns(t *testing.T) {
 	for _, backend := range []string{sandbox.BackendBwrap, sandbox.BackendLandlock, inproc.Backend} {
 		for _, mode := range []sandbox.Mode{sandbox.WorkspaceWrite, sandbox.ReadOnly} {
 			t.Run(backend+"/"+string(mode), func(t *testing.T) {
-				var p Confiner
-				if backend == inproc.Backend {
-					sandboxtest.RequireLandlock(t, 1)
-					l, err := inproc.New()
-					if err != nil {
-						t.Fatal(err)
-					}
-					t.Cleanup(func() { l.Close() })
-					p = l
-				} else {
-					p = provider(t, backend)
-				}
+				p := confiner(t, backend)
 				ws, outside := varTmpDir(t, "dshsim-ws-"), varTmpDir(t, "dshsim-out-")
 				tmpTarget := filepath.Join("/tmp", fmt.Sprintf("dshsim-spawn-%d-%s-%s", os.Getpid(), backend, mode))
 				t.Cleanup(func() { os.Remove(tmpTarget) })
@@ -118,6 +124,16 @@ func TestRealRuns(t *testing.T) {
 						}
 						if res.Sandbox.Mode != mode || res.Sandbox.Backend != backend || res.Sandbox.Enforcement != sandbox.Full {
 							t.Errorf("report %+v", res.Sandbox)
+						}
+						// The in-process path reports what the runner reports:
+						// Landlock's admissions, not none.
+						wantUngoverned := []string(nil)
+						if backend != sandbox.BackendBwrap {
+							d, _ := sandbox.DialectOf(sandbox.BackendLandlock)
+							wantUngoverned = d.Ungoverned
+						}
+						if d := cmp.Diff(wantUngoverned, res.Sandbox.Ungoverned); d != "" {
+							t.Errorf("report's Ungoverned (-want +got):\n%s", d)
 						}
 						if tc.want.checkFS {
 							_, statErr := os.Stat(tc.target)
@@ -612,12 +628,15 @@ func TestProcSysIsReadOnly(t *testing.T) {
 	}
 }
 
-// A confined command must not write another process's /proc files either:
-// bwrap's /proc is the host's procfs (no --unshare-pid), and a bwrap-confined
-// command raised the OOM score of a host process it does not own
-// (Landlock refuses: /proc is not granted). The target is a sleep this test
-// starts; /dev/stderr (a /proc/self/fd magic link to the pipe) must still
-// work.
+// A confined command must not write another process's /proc files either.
+// Before bwrap's profile gained --unshare-pid its /proc was the host's
+// procfs, and a bwrap-confined command raised the OOM score of a host
+// process it does not own. Now the host process is not in the sandbox's
+// /proc at all, and the sandbox's own processes (/proc/1 is bwrap's init
+// there) sit on a read-only /proc: both writes fail, the second with EROFS,
+// a denial. Landlock refuses both (/proc is not granted). The target is a
+// sleep this test starts; /dev/stderr (a /proc/self/fd magic link to the
+// pipe) must still work.
 func TestProcOfOtherProcessesIsReadOnly(t *testing.T) {
 	target := exec.Command("sleep", "60")
 	if err := target.Start(); err != nil {
@@ -634,7 +653,7 @@ func TestProcOfOtherProcessesIsReadOnly(t *testing.T) {
 			t.Run(backend+" "+string(mode), func(t *testing.T) {
 				p := provider(t, backend)
 				ws := varTmpDir(t, "dshsim-ws-")
-				res, err := Run(context.Background(), Request{Argv: bash("echo via-magic-link > /dev/stderr; echo 500 > " + knob),
+				res, err := Run(context.Background(), Request{Argv: bash("echo via-magic-link > /dev/stderr; echo 500 > " + knob + "; echo 500 > /proc/1/oom_score_adj"),
 					Policy: sandbox.Policy{Mode: mode, WorkspaceRoot: ws}, Confiner: p})
 				if err != nil {
 					t.Fatal(err)
@@ -648,6 +667,9 @@ func TestProcOfOtherProcessesIsReadOnly(t *testing.T) {
 				}
 				if !strings.HasPrefix(res.Stderr.Text, "via-magic-link\n") {
 					t.Errorf("stderr %q: the /dev/stderr write did not go through", res.Stderr.Text)
+				}
+				if backend == sandbox.BackendBwrap && !strings.Contains(res.Stderr.Text, knob+": No such file or directory") {
+					t.Errorf("stderr %q: the host process %d is visible in the sandbox's /proc (no PID namespace?)", res.Stderr.Text, target.Process.Pid)
 				}
 			})
 		}
@@ -786,5 +808,34 @@ func TestCloseOnExecListedMarksDescriptors(t *testing.T) {
 	}
 	if err := closeOnExecListed("/nonexistent/fd"); err == nil {
 		t.Error("an unreadable descriptor list was accepted")
+	}
+}
+
+// TestHardenedRunsWithoutSecrets: a provider with Config.Harden starts the
+// command without the secret variables of its environment (given or
+// inherited); without Harden the command sees them.
+func TestHardenedRunsWithoutSecrets(t *testing.T) {
+	sandboxtest.RequireLandlock(t, 6)
+	t.Setenv("DSHSIM_TEST_INHERITED_TOKEN", "inherited-secret")
+	ws := varTmpDir(t, "dshsim-ws-")
+	for _, harden := range []bool{false, true} {
+		p, err := sandbox.NewProvider(sandbox.Config{Platform: "linux", Chain: []string{sandbox.BackendLandlock}, LauncherPath: sandboxtest.Runner(t), Harden: harden})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, env := range [][]string{nil, {"PATH=" + os.Getenv("PATH"), "DSHSIM_TEST_API_KEY=given-secret", "KEEP=me"}} {
+			res, err := Run(context.Background(), Request{Argv: []string{"env"}, Env: env, Policy: sandbox.Policy{Mode: sandbox.ReadOnly, WorkspaceRoot: ws}, Confiner: p})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := res.Stdout.Text
+			leaked := strings.Contains(out, "inherited-secret") || strings.Contains(out, "given-secret")
+			if leaked == harden {
+				t.Errorf("harden=%v, env given=%v: secret in the command's environment = %v:\n%s", harden, env != nil, leaked, out)
+			}
+			if env != nil && !strings.Contains(out, "KEEP=me\n") {
+				t.Errorf("harden=%v: a plain variable is missing:\n%s", harden, out)
+			}
+		}
 	}
 }
