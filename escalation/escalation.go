@@ -41,30 +41,37 @@ func IsWider(effective, requested sandbox.Mode) bool {
 	return false
 }
 
-// PermissionsDescription is the VERBATIM schema description of sandbox_permissions.
+// PermissionsDescription is the VERBATIM schema description of
+// sandbox_permissions as upstream's recordings pin it (tool-schemas.expected.json
+// of text-turn and session-query-spill; the newer wording of
+// seed-version-deltas §3 item 3 is not what the recorded model saw).
 func PermissionsDescription(subject string) string {
-	return "The narrowest wider sandbox mode for a one-shot retry of the exact " + subject + " the sandbox just denied; the retry asks the user for approval."
+	if subject == SubjectOperation {
+		return "The wider sandbox mode this file operation needs. Only valid as a one-shot retry of an operation the sandbox just denied; requires justification and user approval."
+	}
+	return "The wider sandbox mode this command needs. Only valid as a one-shot retry of a command the sandbox just denied; requires justification and user approval."
 }
 
-// JustificationDescription is the VERBATIM schema description of justification.
+// JustificationDescription is the VERBATIM schema description of
+// justification, as the recordings pin it.
 func JustificationDescription(subject string) string {
 	what := "command"
 	if subject == SubjectOperation {
 		what = "file operation"
 	}
-	return "Required with sandbox_permissions: one sentence for the user explaining why this exact " + what + " needs the wider access. Use the language of the user’s current request."
+	return "Required with sandbox_permissions: one sentence for the user explaining why this exact " + what + " needs the wider access."
 }
 
-// SchemaProperties returns the two JSON Schema properties a tool adds to its
-// parameters when escalation is advertised (neither is required).
-func SchemaProperties(subject string) map[string]any {
+// SchemaParams returns the two properties a tool adds to its parameters when
+// escalation is advertised (neither is required), in upstream's order.
+func SchemaParams(subject string) []pipeline.Param {
 	enum := make([]string, len(Targets))
 	for i, m := range Targets {
 		enum[i] = string(m)
 	}
-	return map[string]any{
-		"sandbox_permissions": map[string]any{"type": "string", "enum": enum, "description": PermissionsDescription(subject)},
-		"justification":       map[string]any{"type": "string", "description": JustificationDescription(subject)},
+	return []pipeline.Param{
+		{Name: "sandbox_permissions", Type: "string", Description: PermissionsDescription(subject), Enum: enum},
+		{Name: "justification", Type: "string", Description: JustificationDescription(subject)},
 	}
 }
 

@@ -47,10 +47,10 @@ func TestVerbatimTexts(t *testing.T) {
 		{name: "denial marker under workspace-write", got: sandbox.DenialMarker(sandbox.WorkspaceWrite), want: "[sandbox: file access denied under workspace-write mode]"},
 		{name: "hint names the exact command", got: sandbox.EscalationHint(escalation.SubjectCommand), want: "[sandbox: escalation available — retry this exact command once with sandbox_permissions (the narrowest wider mode that suffices) + justification; the approval prompt asks the user]"},
 		{name: "hint names the exact operation", got: sandbox.EscalationHint(escalation.SubjectOperation), want: "[sandbox: escalation available — retry this exact operation once with sandbox_permissions (the narrowest wider mode that suffices) + justification; the approval prompt asks the user]"},
-		{name: "sandbox_permissions for bash names the command", got: escalation.PermissionsDescription(escalation.SubjectCommand), want: "The narrowest wider sandbox mode for a one-shot retry of the exact command the sandbox just denied; the retry asks the user for approval."},
-		{name: "sandbox_permissions for fs names the operation", got: escalation.PermissionsDescription(escalation.SubjectOperation), want: "The narrowest wider sandbox mode for a one-shot retry of the exact operation the sandbox just denied; the retry asks the user for approval."},
-		{name: "justification for bash", got: escalation.JustificationDescription(escalation.SubjectCommand), want: "Required with sandbox_permissions: one sentence for the user explaining why this exact command needs the wider access. Use the language of the user’s current request."},
-		{name: "justification for fs", got: escalation.JustificationDescription(escalation.SubjectOperation), want: "Required with sandbox_permissions: one sentence for the user explaining why this exact file operation needs the wider access. Use the language of the user’s current request."},
+		{name: "sandbox_permissions for bash names the command", got: escalation.PermissionsDescription(escalation.SubjectCommand), want: "The wider sandbox mode this command needs. Only valid as a one-shot retry of a command the sandbox just denied; requires justification and user approval."},
+		{name: "sandbox_permissions for fs names the operation", got: escalation.PermissionsDescription(escalation.SubjectOperation), want: "The wider sandbox mode this file operation needs. Only valid as a one-shot retry of an operation the sandbox just denied; requires justification and user approval."},
+		{name: "justification for bash", got: escalation.JustificationDescription(escalation.SubjectCommand), want: "Required with sandbox_permissions: one sentence for the user explaining why this exact command needs the wider access."},
+		{name: "justification for fs", got: escalation.JustificationDescription(escalation.SubjectOperation), want: "Required with sandbox_permissions: one sentence for the user explaining why this exact file operation needs the wider access."},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -59,9 +59,11 @@ func TestVerbatimTexts(t *testing.T) {
 			}
 		})
 	}
-	b, _ := json.Marshal(escalation.SchemaProperties(escalation.SubjectCommand)["sandbox_permissions"])
-	if want := `"enum":["workspace-write","danger-full-access"]`; !strings.Contains(string(b), want) {
-		t.Errorf("schema %s lacks %s", b, want)
+	b := pipeline.ObjectSchema(escalation.SchemaParams(escalation.SubjectCommand), nil)
+	want := `{"type":"object","properties":{"sandbox_permissions":{"type":"string","description":"The wider sandbox mode this command needs. Only valid as a one-shot retry of a command the sandbox just denied; requires justification and user approval.","enum":["workspace-write","danger-full-access"]},` +
+		`"justification":{"type":"string","description":"Required with sandbox_permissions: one sentence for the user explaining why this exact command needs the wider access."}}}`
+	if string(b) != want {
+		t.Errorf("schema\n%s\nwant (upstream's recorded text and key order)\n%s", b, want)
 	}
 }
 

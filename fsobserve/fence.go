@@ -39,7 +39,10 @@ func (l *Local) Fence(t Target, policy sandbox.Policy) error {
 // workspace root (when absolute), /tmp and the OS temp directory. A root whose
 // path passes through a symlink that lies inside one of these areas is left
 // out (fail closed): a confined command may write there, so it could have
-// moved the root away and put a symlink to anywhere at its path.
+// moved the root away and put a symlink to anywhere at its path. A workspace
+// root that makes confinement meaningless (sandbox.MeaninglessRoot: "/", a
+// system tree, the home directory or above it) is left out too, as
+// sandbox.Validate refuses it for a confined command.
 func WritableRoots(workspaceRoot string) []string {
 	bases := []string{workspaceRoot, "/tmp", os.TempDir()}
 	var areas []string
@@ -70,7 +73,20 @@ func WritableRoots(workspaceRoot string) []string {
 		}
 		roots = append(roots, p)
 	}
-	for _, b := range bases {
+	home := os.Getenv("HOME")
+	if real, err := filepath.EvalSymlinks(home); err == nil {
+		home = real
+	}
+	for i, b := range bases {
+		if i == 0 && filepath.IsAbs(b) {
+			c := b
+			if real, err := filepath.EvalSymlinks(b); err == nil {
+				c = real
+			}
+			if _, bad := sandbox.MeaninglessRoot(c, home); bad {
+				continue
+			}
+		}
 		add(b)
 	}
 	return roots

@@ -29,6 +29,7 @@ type Local struct {
 	diffBasisMax  int64
 	locks         targetLocks
 	beforePublish func(tmp, key string) // test hook: runs after the temp file is complete
+	beforeOpen    func(key string)      // test hook: runs between an edit's version check and its open
 }
 
 // Option configures a Local.
@@ -327,6 +328,9 @@ func (l *Local) EditText(ctx context.Context, t Target, e Edit, guard *EditGuard
 	// Read what the version names: open without blocking and check the
 	// opened file again (a writer that ignores our lock may have replaced it
 	// since the stat, even with a FIFO).
+	if l.beforeOpen != nil {
+		l.beforeOpen(t.Key)
+	}
 	f, opened, err := openNoBlock(t.Key)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {

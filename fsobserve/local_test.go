@@ -814,3 +814,33 @@ func TestOpenRefusesAFIFOWithoutBlocking(t *testing.T) {
 		t.Errorf("openNoBlock reports a FIFO as a regular file")
 	}
 }
+
+// TestEditRefusesAFileSwappedAfterTheVersionCheck: a writer that ignores our
+// lock renames another file over the target between the edit's version check
+// and its open; the edit must notice (the opened file is not the version it
+// checked) and refuse as stale, leaving the swapped-in file untouched, even
+// though that file holds the text the edit looks for.
+func TestEditRefusesAFileSwappedAfterTheVersionCheck(t *testing.T) {
+	dir := realTemp(t)
+	l := newLocal(t, dir)
+	p := filepath.Join(dir, "f")
+	mustWrite(t, p, "hello world\n")
+	tg := resolve(t, l, "f")
+	info, ok, err := l.Stat(tg)
+	if err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	l.beforeOpen = func(key string) {
+		other := filepath.Join(dir, "other")
+		mustWrite(t, other, "hello world\n") // same text and size, another inode
+		if err := os.Rename(other, key); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err = l.EditText(context.Background(), tg, Edit{Old: "hello", New: "bye"}, &EditGuard{Version: info.Version})
+	wantCode(t, err, CodeStaleVersion, `cannot edit "`+tg.Display+`": file changed since it was read`)
+	wantContent(t, p, "hello world\n")
+	if l.HeldLocks() != 0 {
+		t.Fatal("lock entries left")
+	}
+}

@@ -1,6 +1,8 @@
 package fsobserve
 
 import (
+	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/dshsim/dshsim/pipeline"
@@ -93,5 +95,56 @@ func TestObservations(t *testing.T) {
 				t.Fatalf("EditIntent error = %v (code %q), want code %q", err, code, s.editErr)
 			}
 		})
+	}
+}
+
+// TestObservationsConcurrentSessions: sessions record and look up at the
+// same time (the tools of concurrent calls do), in their own session and in
+// one they share, while another session is forgotten; each sees exactly
+// what it recorded. Run with -race this fails
+// the moment the record's mutex is left out; without -race the runtime's
+// concurrent map check usually does.
+func TestObservationsConcurrentSessions(t *testing.T) {
+	o := NewObservations()
+	const sessions, keys = 8, 300
+	var wg sync.WaitGroup
+	errs := make(chan string, sessions)
+	stop := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				o.Record("gone", "/k", Present("x"))
+				o.Forget("gone")
+			}
+		}
+	}()
+	for s := range sessions {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			session := fmt.Sprintf("s%d", s)
+			for k := range keys {
+				key := fmt.Sprintf("/k%d", k)
+				version := fmt.Sprintf("v%d-%d", s, k)
+				// Its own session, and one all of them share.
+				for _, sess := range []string{session, "shared"} {
+					k := key + "/" + session
+					o.Record(sess, k, Present(version))
+					if got := o.WriteIntent(sess, k); got != (WriteIntent{Kind: ReplaceIfVersion, Version: version}) {
+						errs <- fmt.Sprintf("%s %s: WriteIntent %+v, want version %s", sess, k, got, version)
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(stop)
+	close(errs)
+	for e := range errs {
+		t.Error(e)
 	}
 }

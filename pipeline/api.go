@@ -202,11 +202,12 @@ type Tool struct {
 	// the tool returns on success; nil when not declared. run_code's SDK
 	// declares it as the tool's result type.
 	OutputSchema json.RawMessage
-	// ConcurrencySafe reports whether a call with these arguments may run
-	// beside other safe calls (run_code's scheduler); nil means never
-	// (exclusive), as does any answer but true.
-	ConcurrencySafe func(args json.RawMessage) bool
 	// Run is the tool body. A returned error becomes "Error: <message>" with
 	// {name, code} info when the error is coded (see [CodeOf]).
 	Run func(ctx context.Context, call *Call) (Output, error)
+	// ConcurrencySafe lets an agent loop run consecutive calls of such tools
+	// in one parallel pool, and run_code's scheduler overlap them
+	// (upstream's isConcurrencySafe: read and the like; no tool here answers
+	// by its arguments); every other tool is a barrier that runs alone.
+	ConcurrencySafe bool
 }

@@ -19,15 +19,23 @@ type Dialect struct {
 // landlockUngoverned is what no Landlock ABI governs: Landlock's file rights
 // cover creating, writing, truncating, renaming, linking and removing, but not
 // a file's metadata. A command confined by Landlock can still change the mode,
-// owner, times and extended attributes of any file it can name (chmod,
-// chown as far as its credentials allow, utimes, setxattr); the escape corpus
-// (harness/escape) shows each of them going through, and this list is the
-// backend's admission of it. bwrap's read-only mounts refuse all four.
+// owner, times, extended attributes and inode flags of any file it can name,
+// as far as its credentials allow (chmod and chattr on files it owns, chown
+// to its own groups, utimes, setxattr in the user namespace; the runner and
+// the in-process path drop every capability, so root gets no further than
+// any owner: no immutable or append-only flag, no trusted.* attribute, no
+// chown to another user). The escape corpus (harness/escape) shows each of
+// them going through, and this list is the backend's admission of it. The
+// chattr entry is ours too: FS_IOC_SETFLAGS on a regular file is an ioctl no
+// Landlock right covers (LANDLOCK_ACCESS_FS_IOCTL_DEV is for device files
+// only), and the corpus saw an owner set the no-dump flag on an outside file.
+// bwrap's read-only mounts refuse all five.
 var landlockUngoverned = []string{
 	"chmod: file mode changes are not a Landlock right",
 	"chown: file owner changes are not a Landlock right",
 	"utimes: file time changes are not a Landlock right",
 	"setxattr: extended attribute changes are not a Landlock right",
+	"chattr: inode flag changes (FS_IOC_SETFLAGS on a regular file) are not a Landlock right",
 }
 
 // --8<-- [start:dialects]

@@ -47,12 +47,38 @@
 // backend is usable, or a bad-input error wrapping [ErrBadInput] from
 // [Validate] (an unknown mode, danger-full-access, a relative or missing
 // workspace root, an empty argv, a workspace-write root redirected through a
-// temp-area symlink). [Validate] is the one check of a call: every confiner
+// temp-area symlink, a workspace-write root that makes confinement
+// meaningless: "/", a system tree, the home directory or above it, see
+// [MeaninglessRoot]). [Validate] is the one check of a call: every confiner
 // (the provider, package sandbox/inproc) makes it, and returns the policy it
 // granted, root canonicalised, in [ConfinedArgv.Policy]. [NewProvider] rejects bad configuration (a zero or infinite
 // probe timeout, inconsistent runnerCommand settings, a launcher or runner
 // path that is a directory, an unknown backend name) with upstream's
 // VERBATIM texts where they exist.
+//
+// # Hardening (opt-in, ours)
+//
+// The opt-in hardening ([Config.Harden]; ours, beyond upstream, off by
+// default) keeps a confined command away from the harness that started it,
+// which no mode promises (spec §1.1: process visibility and credentials are
+// not governed). Upstream users reported a sandboxed agent killing its host
+// process and reading credentials from its environment. With Harden:
+//
+//   - Landlock (the runner and the in-process path) scopes the domain (ABI 6,
+//     landlock-run --scope): the command cannot signal a process outside it
+//     nor connect to an abstract unix socket one listens on. Below ABI 6 the
+//     call fails closed rather than run unscoped.
+//   - bwrap already runs the command in its own PID namespace (it cannot see
+//     the harness to signal it); hardened, the runner runs inside bwrap with
+//     --scope and --rw / (no file rule of its own: bwrap's mounts govern
+//     files), which scopes abstract unix sockets too (bwrap shares the host's
+//     network namespace, where they live).
+//   - every backend starts the command without the environment's secrets
+//     ([ScrubSecrets], applied by package sandbox/spawn).
+//
+// What a confinement keeps the command from is in [ConfinedArgv.Isolated]
+// (bwrap's PID namespace is listed even without Harden); the escape corpus
+// holds every backend to it.
 //
 // # Classifying an outcome
 //

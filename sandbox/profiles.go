@@ -12,30 +12,40 @@ const (
 )
 
 // BwrapArgs is the bwrap profile (without the program and without "--"):
-// read-only bind of /, fresh /dev, read-only /proc, die with parent, no capabilities;
-// workspace-write adds a fresh tmpfs at /tmp and then re-binds the workspace
-// writable (in that order, so a workspace under /tmp is bound on top of the
-// tmpfs). Any mode other than workspace-write is treated as read-only.
+// read-only bind of /, fresh /dev, a fresh read-only /proc of the sandbox's
+// own PID namespace, die with parent, no capabilities; workspace-write adds a
+// fresh tmpfs at /tmp and then re-binds the workspace writable (in that
+// order, so a workspace under /tmp is bound on top of the tmpfs). Any mode
+// other than workspace-write is treated as read-only.
 //
-// --cap-drop ALL is ours, not upstream's: bwrap run by root keeps every
-// capability inside the sandbox, and the escape corpus (harness/escape) showed
-// that a confined command then remounts / read-write (CAP_SYS_ADMIN) or opens
-// an outside file by handle (CAP_DAC_READ_SEARCH) and writes anywhere. Without
-// root the flag changes nothing (bwrap's user namespace grants no capability
-// over the host's mounts).
+// Three flags are ours, not upstream's, each added after the escape corpus
+// (harness/escape) showed a confined command writing outside:
 //
-// --remount-ro /proc is ours too: without --unshare-pid the sandbox's /proc
-// is the host's procfs, and bwrap covers /proc/sys read-only only when it
-// looks writable to bwrap, which it does not for root without capabilities:
-// root then wrote /proc/sys/kernel/core_pattern from a read-only sandbox (a
+// --unshare-pid: without a PID namespace the command sees every host process
+// in /proc, among them bwrap's own monitor, which stays in the host's mount
+// namespace, and a concurrent sibling sandbox's monitor; as root it opened
+// /proc/$PPID/root (or /proc/<sibling>/root) and wrote anywhere on the host
+// through it, under a report of full enforcement. In its own PID namespace
+// (with the fresh /proc --proc mounts for it) the command sees only the
+// sandbox's processes, whose root is the sandbox's read-only view; it cannot
+// signal the harness either (its pid does not exist there).
+//
+// --cap-drop ALL: bwrap run by root keeps every capability inside the
+// sandbox, and a confined command then remounted / read-write
+// (CAP_SYS_ADMIN) or opened an outside file by handle (CAP_DAC_READ_SEARCH)
+// and wrote anywhere. Without root the flag changes nothing (bwrap's user
+// namespace grants no capability over the host's mounts).
+//
+// --remount-ro /proc: bwrap covers /proc/sys read-only only when it looks
+// writable to bwrap, which it does not for root without capabilities: root
+// then wrote /proc/sys/kernel/core_pattern from a read-only sandbox (a
 // "|<program>" pattern runs that program as root, unconfined, on the next
-// crash), and any bwrap-confined command wrote the /proc files of host
-// processes (their OOM score, coredump filter). Read-only /proc makes every
-// such write fail with EROFS, in bwrap's own denial dialect, as Landlock
-// (which grants nothing under /proc) refuses them; reads and the
-// /proc/self/fd magic links (/dev/stderr) still work.
+// crash). The PID namespace's /proc still shows the host's sysctls, so the
+// whole mount stays read-only: every such write fails with EROFS, in bwrap's
+// own denial dialect, as Landlock (which grants nothing under /proc) refuses
+// them; reads and the /proc/self/fd magic links (/dev/stderr) still work.
 func BwrapArgs(p Policy) []string {
-	args := []string{"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--die-with-parent", "--cap-drop", "ALL", "--remount-ro", "/proc"}
+	args := []string{"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--die-with-parent", "--unshare-pid", "--cap-drop", "ALL", "--remount-ro", "/proc"}
 	if p.Mode == WorkspaceWrite {
 		args = append(args, "--tmpfs", "/tmp", "--bind", p.WorkspaceRoot, p.WorkspaceRoot)
 	}

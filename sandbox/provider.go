@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -27,8 +28,8 @@ const DefaultProbeTimeout = 5 * time.Second
 // a failed start, a timeout or a non-zero exit means unusable).
 type Probes struct {
 	// Bwrap reports whether bwrap can confine (default: run
-	// bwrap --ro-bind / / --dev /dev --proc /proc --die-with-parent --cap-drop ALL
-	// --remount-ro /proc -- true).
+	// bwrap --ro-bind / / --dev /dev --proc /proc --die-with-parent --unshare-pid
+	// --cap-drop ALL --remount-ro /proc -- true).
 	Bwrap func(ctx context.Context) bool
 	// Landlock runs the launcher's probe (default: "<launcher> --probe": exit
 	// 0 and stdout exactly the runner's probe line).
@@ -53,6 +54,13 @@ type Config struct {
 	// the running executable.
 	// No environment variable selects it; existence is not checked (the probe says).
 	LauncherPath string
+	// LandlockABICap, when positive, runs the runner capped at that Landlock
+	// ABI (landlock-run --abi-cap N): it governs no more than ABI N's rights,
+	// as on an older kernel, and below 5 prints its own partial notice. The
+	// availability probe then runs the capped runner on a no-op command (its
+	// --probe takes no other flag), also when the chain names landlock alone:
+	// the partial notice on stderr means partial enforcement.
+	LandlockABICap int
 	// WindowsRunner is the ACL runner argv (for example node runner.js);
 	// empty means unusable.
 	WindowsRunner []string
@@ -70,6 +78,12 @@ type Config struct {
 	// TempDir is the process temp dir used by Seatbelt and Windows profiles;
 	// default os.TempDir().
 	TempDir string
+	// Harden turns on the opt-in hardening (ours, beyond upstream; off by
+	// default): Landlock scoping of signals and abstract unix sockets (the
+	// runner, and the runner nested inside bwrap; Landlock ABI 6, else the
+	// call fails closed) and no secrets in the command's environment. See
+	// [IsolatedSignal] and [ScrubSecrets].
+	Harden bool
 }
 
 // Provider confines argv per call. The backend is selected lazily on the
@@ -141,6 +155,9 @@ func NewProvider(cfg Config) (*Provider, error) {
 	if !filepath.IsAbs(p.cfg.LauncherPath) {
 		return nil, fmt.Errorf("sandbox-local: launcher path %q must be absolute", p.cfg.LauncherPath)
 	}
+	if p.cfg.LandlockABICap < 0 {
+		return nil, fmt.Errorf("sandbox-local: landlock ABI cap must be positive, got %d", p.cfg.LandlockABICap)
+	}
 	if err := notADirectory("launcher path", p.cfg.LauncherPath); err != nil {
 		return nil, err
 	}
@@ -189,6 +206,13 @@ func (p *Provider) selectBackend() (string, Enforcement) {
 		if b == BackendWindowsACL && len(p.cfg.WindowsRunner) == 0 {
 			return "", "" // nothing to run: fail closed rather than emit a broken argv
 		}
+		if b == BackendLandlock && p.cfg.LandlockABICap > 0 {
+			// the enforcement of a capped runner is what it prints, not static
+			if enf, ok := p.probe(b); ok {
+				return b, enf
+			}
+			return "", ""
+		}
 		return b, staticEnforcement(b)
 	}
 	for _, b := range p.chain {
@@ -213,6 +237,9 @@ func (p *Provider) probe(b string) (Enforcement, bool) {
 	case BackendLandlock:
 		if pr.Landlock != nil {
 			return pr.Landlock(ctx, p.cfg.LauncherPath)
+		}
+		if p.cfg.LandlockABICap > 0 {
+			return probeCappedLandlock(ctx, p.landlockRunner())
 		}
 		return probeLandlock(ctx, p.cfg.LauncherPath)
 	case BackendSeatbelt:
@@ -262,6 +289,33 @@ func probeLandlock(ctx context.Context, launcher string) (Enforcement, bool) {
 	return "", false
 }
 
+// probeCappedLandlock runs the capped runner on "--ro / -- true": exit 0 is
+// usable, partial when the runner printed its partial notice.
+func probeCappedLandlock(ctx context.Context, runner []string) (Enforcement, bool) {
+	var stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, runner[0], append(runner[1:], "--ro", "/", "--", "true")...)
+	cmd.Stderr = &stderr
+	cmd.WaitDelay = 100 * time.Millisecond
+	if cmd.Run() != nil || ctx.Err() != nil {
+		return "", false
+	}
+	for _, line := range strings.Split(stderr.String(), "\n") {
+		if line == LandlockPartialNotice {
+			return Partial, true
+		}
+	}
+	return Full, true
+}
+
+// landlockRunner is the runner's argv prefix: the launcher, capped when
+// LandlockABICap is set.
+func (p *Provider) landlockRunner() []string {
+	if p.cfg.LandlockABICap > 0 {
+		return []string{p.cfg.LauncherPath, "--abi-cap", strconv.Itoa(p.cfg.LandlockABICap)}
+	}
+	return []string{p.cfg.LauncherPath}
+}
+
 // The runner's probe lines, VERBATIM (package sandbox/landlock declares them
 // for the runner; this package does not import the runner's package, and
 // TestRunnerVocabulary keeps the two in step).
@@ -293,6 +347,7 @@ func (p *Provider) Confine(ctx context.Context, argv []string, policy Policy) (C
 		return ConfinedArgv{}, err
 	}
 	argv = append([]string(nil), argv...)
+	harden := p.cfg.Harden
 	if len(p.cfg.RunnerCommand) > 0 {
 		return ConfinedArgv{
 			Argv:               Wrap(p.cfg.RunnerCommand, BwrapArgs(policy), argv),
@@ -300,6 +355,8 @@ func (p *Provider) Confine(ctx context.Context, argv []string, policy Policy) (C
 			Enforcement:        Full,
 			DenialSignatures:   runnerCommandDenials(),
 			RunnerFailureRules: []RunnerFailureRule{{FatalSignatures: append([]string(nil), p.cfg.RunnerFailureSignatures...)}},
+			Isolated:           Isolation(BackendRunnerCommand, harden),
+			ScrubSecrets:       harden,
 			Policy:             policy,
 		}, nil
 	}
@@ -308,16 +365,24 @@ func (p *Provider) Confine(ctx context.Context, argv []string, policy Policy) (C
 		return ConfinedArgv{}, &UnavailableError{Mode: policy.Mode}
 	}
 	d, _ := DialectOf(backend)
-	out := ConfinedArgv{Backend: backend, Enforcement: enf, DenialSignatures: d.DenialSignatures, RunnerFailureRules: d.RunnerFailureRules, Ungoverned: d.Ungoverned, Policy: policy}
-	switch backend {
-	case BackendBwrap:
+	out := ConfinedArgv{Backend: backend, Enforcement: enf, DenialSignatures: d.DenialSignatures, RunnerFailureRules: d.RunnerFailureRules, Ungoverned: d.Ungoverned,
+		Isolated: Isolation(backend, harden), ScrubSecrets: harden, Policy: policy}
+	switch {
+	case backend == BackendBwrap && harden:
+		// The runner nested inside bwrap fails like the runner.
+		ll, _ := DialectOf(BackendLandlock)
+		out.RunnerFailureRules = append(out.RunnerFailureRules, ll.RunnerFailureRules...)
+		out.Argv = Wrap([]string{"bwrap"}, HardenedBwrapArgs(policy, p.cfg.LauncherPath), argv)
+	case backend == BackendBwrap:
 		out.Argv = Wrap([]string{"bwrap"}, BwrapArgs(policy), argv)
-	case BackendLandlock:
-		out.Argv = Wrap([]string{p.cfg.LauncherPath}, LandlockArgs(policy), argv)
-	case BackendSeatbelt:
+	case backend == BackendLandlock && harden:
+		out.Argv = Wrap(p.landlockRunner(), HardenedLandlockArgs(policy), argv)
+	case backend == BackendLandlock:
+		out.Argv = Wrap(p.landlockRunner(), LandlockArgs(policy), argv)
+	case backend == BackendSeatbelt:
 		roots := writableRoots(policy, p.cfg.TempDir, canonicalPath)
 		out.Argv = Wrap([]string{"sandbox-exec"}, SeatbeltArgs(policy.Mode, roots), argv)
-	case BackendWindowsACL:
+	case backend == BackendWindowsACL:
 		out.Argv = Wrap(p.cfg.WindowsRunner, WindowsACLArgs(policy, p.cfg.TempDir, nil), argv)
 	default:
 		return ConfinedArgv{}, fmt.Errorf("sandbox: unreachable variant in backend: %q", backend)
@@ -332,8 +397,10 @@ func (p *Provider) Confine(ctx context.Context, argv []string, policy Policy) (C
 // danger-full-access, which never reaches a confiner, and for an unknown
 // mode); an absolute workspace root naming an existing directory; a
 // non-empty argv; under workspace-write, a root not reached through a
-// symlink inside /tmp or the temp dir ([RedirectingSymlink]). Errors wrap
-// [ErrBadInput].
+// symlink inside /tmp or the temp dir ([RedirectingSymlink]), and a
+// canonical root that does not make confinement meaningless
+// ([MeaninglessRoot]: "/", a system tree, the home directory or above it).
+// Errors wrap [ErrBadInput].
 func Validate(argv []string, policy Policy) (Policy, error) {
 	if policy.Mode == DangerFullAccess {
 		return Policy{}, fmt.Errorf("%w: mode danger-full-access never reaches a provider; the consumer runs the command unconfined", ErrBadInput)
@@ -361,5 +428,10 @@ func Validate(argv []string, policy Policy) (Policy, error) {
 		}
 	}
 	policy.WorkspaceRoot = canonicalPath(policy.WorkspaceRoot)
+	if policy.Mode == WorkspaceWrite {
+		if why, bad := MeaninglessRoot(policy.WorkspaceRoot, homeDir()); bad {
+			return Policy{}, fmt.Errorf("%w: workspace root %s is not granted for workspace-write: %s; a confined command could write there as if unconfined. Use a project directory as the workspace", ErrBadInput, policy.WorkspaceRoot, why)
+		}
+	}
 	return policy, nil
 }

@@ -111,6 +111,10 @@ func TestConfineRejectsBadInput(t *testing.T) {
 }
 
 func TestProviderChains(t *testing.T) {
+	const (
+		pidNS    = "signal: the command runs in its own PID namespace, where the harness does not exist"
+		scrubbed = "secret-env: secret variables are removed from the command's environment (sandbox.ScrubSecrets)"
+	)
 	ws := t.TempDir()
 	realWS, _ := filepath.EvalSymlinks(ws)
 	argv := []string{"bash", "-c", "echo hi"}
@@ -126,7 +130,7 @@ func TestProviderChains(t *testing.T) {
 			cfg: func(l *probeLog) Config {
 				return Config{Platform: "linux", LauncherPath: "/l/landlock-run", Probes: l.probes(true, Full)}
 			},
-			want:      ConfinedArgv{Argv: Wrap([]string{"bwrap"}, BwrapArgs(ro), argv), Backend: "bwrap", Enforcement: Full, DenialSignatures: []string{"read-only file system"}, RunnerFailureRules: []RunnerFailureRule{{FatalSignatures: []string{"bwrap: "}}}},
+			want:      ConfinedArgv{Argv: Wrap([]string{"bwrap"}, BwrapArgs(ro), argv), Backend: "bwrap", Enforcement: Full, DenialSignatures: []string{"read-only file system"}, RunnerFailureRules: []RunnerFailureRule{{FatalSignatures: []string{"bwrap: "}}}, Isolated: []string{pidNS}},
 			wantCalls: []string{"bwrap"}},
 		{name: "linux bwrap fail falls to landlock with the launcher path",
 			cfg: func(l *probeLog) Config {
@@ -134,7 +138,25 @@ func TestProviderChains(t *testing.T) {
 			},
 			want: ConfinedArgv{Argv: []string{"/l/landlock-run", "--ro", "/", "--rw", "/dev/null", "--", "bash", "-c", "echo hi"}, Backend: "landlock", Enforcement: Partial,
 				DenialSignatures: []string{"permission denied"}, RunnerFailureRules: []RunnerFailureRule{{AllowedExitCodes: []int{125}, FatalSignatures: []string{"landlock-run: "}, InformationalLines: []string{LandlockPartialNotice}}},
-				Ungoverned: []string{"chmod: file mode changes are not a Landlock right", "chown: file owner changes are not a Landlock right", "utimes: file time changes are not a Landlock right", "setxattr: extended attribute changes are not a Landlock right"}},
+				Ungoverned: []string{"chmod: file mode changes are not a Landlock right", "chown: file owner changes are not a Landlock right", "utimes: file time changes are not a Landlock right", "setxattr: extended attribute changes are not a Landlock right", "chattr: inode flag changes (FS_IOC_SETFLAGS on a regular file) are not a Landlock right"}},
+			wantCalls: []string{"bwrap", "landlock /l/landlock-run"}},
+		{name: "hardened bwrap nests the runner with --scope and scrubs secrets",
+			cfg: func(l *probeLog) Config {
+				return Config{Platform: "linux", LauncherPath: "/l/landlock-run", Probes: l.probes(true, Full), Harden: true}
+			},
+			want: ConfinedArgv{Argv: Wrap([]string{"bwrap"}, append(BwrapArgs(ro), "--ro-bind", "/l/landlock-run", "/l/landlock-run", "--", "/l/landlock-run", "--scope", "--rw", "/"), argv),
+				Backend: "bwrap", Enforcement: Full, DenialSignatures: []string{"read-only file system"},
+				RunnerFailureRules: []RunnerFailureRule{{FatalSignatures: []string{"bwrap: "}}, {AllowedExitCodes: []int{125}, FatalSignatures: []string{"landlock-run: "}, InformationalLines: []string{LandlockPartialNotice}}},
+				Isolated:           []string{pidNS, "abstract-unix: landlock-run --scope inside bwrap (Landlock ABI 6)", scrubbed}, ScrubSecrets: true},
+			wantCalls: []string{"bwrap"}},
+		{name: "hardened landlock adds --scope and scrubs secrets",
+			cfg: func(l *probeLog) Config {
+				return Config{Platform: "linux", LauncherPath: "/l/landlock-run", Probes: l.probes(false, Full), Harden: true}
+			},
+			want: ConfinedArgv{Argv: []string{"/l/landlock-run", "--scope", "--ro", "/", "--rw", "/dev/null", "--", "bash", "-c", "echo hi"}, Backend: "landlock", Enforcement: Full,
+				DenialSignatures: []string{"permission denied"}, RunnerFailureRules: []RunnerFailureRule{{AllowedExitCodes: []int{125}, FatalSignatures: []string{"landlock-run: "}, InformationalLines: []string{LandlockPartialNotice}}},
+				Ungoverned: landlockUngoverned,
+				Isolated:   []string{"signal: Landlock scoping (ABI 6)", "abstract-unix: Landlock scoping (ABI 6)", scrubbed}, ScrubSecrets: true},
 			wantCalls: []string{"bwrap", "landlock /l/landlock-run"}},
 		{name: "linux with no usable backend is unavailable",
 			cfg: func(l *probeLog) Config {
@@ -184,7 +206,7 @@ func TestProviderChains(t *testing.T) {
 			cfg: func(l *probeLog) Config {
 				return Config{Platform: "linux", RunnerCommand: []string{}, Probes: l.probes(true, Full)}
 			},
-			want:      ConfinedArgv{Argv: Wrap([]string{"bwrap"}, BwrapArgs(ro), argv), Backend: "bwrap", Enforcement: Full, DenialSignatures: []string{"read-only file system"}, RunnerFailureRules: []RunnerFailureRule{{FatalSignatures: []string{"bwrap: "}}}},
+			want:      ConfinedArgv{Argv: Wrap([]string{"bwrap"}, BwrapArgs(ro), argv), Backend: "bwrap", Enforcement: Full, DenialSignatures: []string{"read-only file system"}, RunnerFailureRules: []RunnerFailureRule{{FatalSignatures: []string{"bwrap: "}}}, Isolated: []string{pidNS}},
 			wantCalls: []string{"bwrap"}},
 	}
 	for _, tc := range tests {
@@ -350,5 +372,83 @@ func TestUnavailableMessageNamesTheMode(t *testing.T) {
 	_, err := p.Confine(context.Background(), []string{"true"}, Policy{Mode: WorkspaceWrite, WorkspaceRoot: t.TempDir()})
 	if err == nil || !strings.HasPrefix(err.Error(), `sandbox mode "workspace-write" is requested but no sandbox backend is usable on this host`) {
 		t.Errorf("error = %v", err)
+	}
+}
+
+// TestMeaninglessRoot is the rule's table: "/", a system tree and the home
+// directory or above it are refused; a project beneath any of them, and the
+// shared temp directories, are not. Each boundary has a case on both sides.
+func TestMeaninglessRoot(t *testing.T) {
+	tests := []struct {
+		root, home string
+		want       string // "" = allowed
+	}{
+		{root: "/", home: "/home/u", want: "it is the whole filesystem"},
+		{root: "/", home: "", want: "it is the whole filesystem"},
+		{root: "/etc", home: "/home/u", want: "it is the system tree /etc, which the system or other users run or trust"},
+		{root: "/etc/", home: "/home/u", want: "it is the system tree /etc, which the system or other users run or trust"},
+		{root: "/usr", want: "it is the system tree /usr, which the system or other users run or trust"},
+		{root: "/usr/bin", want: "it is the system tree /usr/bin, which the system or other users run or trust"},
+		{root: "/usr/local/bin", want: "it is the system tree /usr/local/bin, which the system or other users run or trust"},
+		{root: "/var", want: "it is the system tree /var, which the system or other users run or trust"},
+		{root: "/var/lib", want: "it is the system tree /var/lib, which the system or other users run or trust"},
+		{root: "/lib64", want: "it is the system tree /lib64, which the system or other users run or trust"},
+		{root: "/boot", want: "it is the system tree /boot, which the system or other users run or trust"},
+		{root: "/dev", want: "it is the system tree /dev, which the system or other users run or trust"},
+		{root: "/proc", want: "it is the system tree /proc, which the system or other users run or trust"},
+		{root: "/sys", want: "it is the system tree /sys, which the system or other users run or trust"},
+		{root: "/root", home: "/root", want: "it is the system tree /root, which the system or other users run or trust"},
+		{root: "/home/u", home: "/home/u", want: "it is the home directory, whose start-up files and configuration the next login or tool run executes unconfined"},
+		{root: "/data", home: "/data/users/u", want: "it holds the home directory /data/users/u, whose start-up files and configuration the next login or tool run executes unconfined"},
+		{root: "/home/u/proj", home: "/home/u"},
+		{root: "/home/u-evil", home: "/home/u"},        // a sibling sharing the home's name as a prefix
+		{root: "/home/u", home: "/home/uu"},            // a home sharing the root's name as a prefix is not beneath it
+		{root: "/etc-backup", home: "/home/u"},         // not /etc
+		{root: "/usr/local/src/app", home: "/home/u"},  // a project beneath a system tree
+		{root: "/srv/site", home: "/home/u"},           // likewise
+		{root: "/var/tmp/ws", home: "/home/u"},         // the scratch area the tests use
+		{root: "/tmp", home: "/home/u"},                // the shared temp area is already writable
+		{root: "/tmp", home: "/"},                      // a home of / (daemons) names no home
+		{root: "/data/users/v", home: "/data/users/u"}, // a neighbour of the home, not above it
+	}
+	for _, tc := range tests {
+		t.Run(tc.root+" home="+tc.home, func(t *testing.T) {
+			why, bad := MeaninglessRoot(tc.root, tc.home)
+			if bad != (tc.want != "") || why != tc.want {
+				t.Errorf("MeaninglessRoot(%q, %q) = %q, %v; want %q", tc.root, tc.home, why, bad, tc.want)
+			}
+		})
+	}
+}
+
+// TestConfineRefusesAMeaninglessRoot: Confine (and so every confiner, which
+// all call Validate) refuses such a root for workspace-write with an error
+// naming it, before any backend is probed; read-only grants no root and
+// runs there.
+func TestConfineRefusesAMeaninglessRoot(t *testing.T) {
+	home, err := os.MkdirTemp("/var/tmp", "dshsim-home-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(home) })
+	t.Setenv("HOME", home)
+	log := &probeLog{}
+	p := newProvider(t, Config{Platform: "linux", Probes: log.probes(true, Full)})
+	for _, root := range []string{"/", "/etc", "/usr", home, filepath.Dir(home)} {
+		_, err := p.Confine(context.Background(), []string{"true"}, Policy{Mode: WorkspaceWrite, WorkspaceRoot: root})
+		if !errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), "workspace root "+root+" is not granted for workspace-write: ") {
+			t.Errorf("workspace-write at %s: err = %v, want a refusal naming the root", root, err)
+		}
+	}
+	if len(log.calls) != 0 {
+		t.Errorf("a refused root probed backends: %q", log.calls)
+	}
+	if _, err := p.Confine(context.Background(), []string{"true"}, Policy{Mode: ReadOnly, WorkspaceRoot: "/"}); err != nil {
+		t.Errorf("read-only at /: %v", err)
+	}
+	proj := filepath.Join(home, "proj")
+	os.Mkdir(proj, 0o755)
+	if _, err := p.Confine(context.Background(), []string{"true"}, Policy{Mode: WorkspaceWrite, WorkspaceRoot: proj}); err != nil {
+		t.Errorf("workspace-write at a project in the home directory: %v", err)
 	}
 }

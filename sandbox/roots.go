@@ -76,3 +76,60 @@ func RedirectingSymlink(p string, areas []string) (link string, ok bool) {
 		a = parent
 	}
 }
+
+// systemTrees are directories no workspace-write root may be: the roots of
+// the system's trees (FHS), and the directories of programs and libraries
+// beneath /usr and /var whose contents other users and the system run or
+// trust. A grant of one of them lets a "confined" command rewrite what the
+// system (or the next login) runs unconfined. Subdirectories that are
+// someone's project (/usr/local/src/app, /srv/site, /opt/tool) stay allowed.
+var systemTrees = []string{
+	"/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib32", "/lib64", "/libx32", "/media", "/mnt",
+	"/opt", "/proc", "/root", "/run", "/sbin", "/srv", "/sys", "/usr", "/var",
+	"/usr/bin", "/usr/lib", "/usr/lib32", "/usr/lib64", "/usr/libexec", "/usr/libx32", "/usr/local",
+	"/usr/local/bin", "/usr/local/lib", "/usr/local/sbin", "/usr/sbin", "/usr/share",
+	"/var/cache", "/var/lib", "/var/log", "/var/spool",
+}
+
+// MeaninglessRoot says why a workspace-write root (canonical, absolute)
+// makes confinement meaningless, or ok=false when it does not. Ours, not
+// upstream's (upstream grants any root). The rule, in order:
+//
+//   - "/" is the whole filesystem;
+//   - a directory of [systemTrees] (the roots of system trees, and the
+//     program and library directories beneath /usr and /var);
+//   - the user's home directory home (canonical; "" or "/" for none) or any
+//     directory above it: shell start-up files, ~/.ssh/authorized_keys, and
+//     every tool's configuration live there, and the next login or tool run
+//     executes them unconfined.
+//
+// Anything else, including a directory beneath home (a project), /tmp and
+// /var/tmp, is allowed. Pure: the caller passes home.
+func MeaninglessRoot(root, home string) (why string, ok bool) {
+	root = filepath.Clean(root)
+	if root == "/" {
+		return "it is the whole filesystem", true
+	}
+	for _, s := range systemTrees {
+		if root == s {
+			return "it is the system tree " + s + ", which the system or other users run or trust", true
+		}
+	}
+	if home != "" && home != "/" && beneath(filepath.Clean(home), root) {
+		if filepath.Clean(home) == root {
+			return "it is the home directory, whose start-up files and configuration the next login or tool run executes unconfined", true
+		}
+		return "it holds the home directory " + filepath.Clean(home) + ", whose start-up files and configuration the next login or tool run executes unconfined", true
+	}
+	return "", false
+}
+
+// homeDir is the canonical home directory of this process ($HOME), or ""
+// when it has none.
+func homeDir() string {
+	h := os.Getenv("HOME")
+	if !filepath.IsAbs(h) {
+		return ""
+	}
+	return canonicalPath(h)
+}

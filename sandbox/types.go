@@ -91,6 +91,16 @@ type ConfinedArgv struct {
 	// escape corpus) knows what goes through. Empty for bwrap. Ours, not
 	// upstream's: see [Dialect].
 	Ungoverned []string `json:"ungoverned,omitempty"`
+	// Isolated lists what the confinement keeps the command from beyond
+	// files, each "<effect>: <how>" (effects [IsolatedSignal],
+	// [IsolatedAbstractUnix], [IsolatedSecretEnv]): bwrap's PID namespace
+	// always, the rest with Config.Harden. Ours, not upstream's; a claim the
+	// escape corpus holds every backend to.
+	Isolated []string `json:"isolated,omitempty"`
+	// ScrubSecrets says the command must start without the environment's
+	// secrets ([ScrubSecrets]); package sandbox/spawn applies it. Set by the
+	// hardening (Config.Harden).
+	ScrubSecrets bool `json:"scrubSecrets,omitempty"`
 	// Policy is the policy as granted ([Validate]: checked, workspace root
 	// canonical).
 	Policy Policy `json:"-"`

@@ -446,3 +446,35 @@ func TestListener(t *testing.T) {
 		})
 	}
 }
+
+// TestOverBoundary: a result of exactly the budget fits (it is over only
+// past it), in tokens and in bytes, for one block and summed over blocks.
+func TestOverBoundary(t *testing.T) {
+	text := func(n int) pipeline.Block { return pipeline.TextBlock(strings.Repeat("x", n)) }
+	tests := []struct {
+		name    string
+		cfg     Config
+		content []pipeline.Block
+		want    bool
+	}{
+		// ceil(24/4)+4 = 10 tokens.
+		{name: "tokens: exactly the cap fits", cfg: TokenConfig(10), content: []pipeline.Block{text(24)}, want: false},
+		{name: "tokens: one past the cap is over", cfg: TokenConfig(10), content: []pipeline.Block{text(25)}, want: true},
+		// 5+4 and 1+4 (ceil(20/4)+4, ceil(4/4)+4) = 14 tokens over two blocks.
+		{name: "tokens: two blocks summing to the cap fit", cfg: TokenConfig(14), content: []pipeline.Block{text(20), text(4)}, want: false},
+		{name: "tokens: two blocks one past the cap are over", cfg: TokenConfig(13), content: []pipeline.Block{text(20), text(4)}, want: true},
+		{name: "bytes: exactly the cap fits", cfg: ByteConfig(50), content: []pipeline.Block{text(30), text(20)}, want: false},
+		{name: "bytes: one past the cap is over", cfg: ByteConfig(50), content: []pipeline.Block{text(30), text(21)}, want: true},
+	}
+	if EstimateTokens(strings.Repeat("x", 24)) != 10 || EstimateTokens(strings.Repeat("x", 25)) != 11 {
+		t.Fatalf("the estimate changed: fix the case sizes")
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p, _ := newPolicy(t, tc.cfg, "")
+			if got := p.Over(tc.content); got != tc.want {
+				t.Errorf("Over = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

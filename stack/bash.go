@@ -13,10 +13,11 @@ import (
 
 // The bash tool under the real sandbox provider (the platform chain: bwrap,
 // then Landlock on Linux), with the background job registry and the
-// job_output/job_kill tools, as upstream's base bundle mounts them.
+// job_output, job_kill and job_list tools, as upstream's base bundle mounts
+// them.
 func init() {
 	toolBuilders = append(toolBuilders, func(p *parts) error {
-		provider, err := sandbox.NewProvider(sandbox.Config{Chain: p.cfg.SandboxChain, LauncherPath: p.cfg.LauncherPath})
+		provider, err := sandbox.NewProvider(sandbox.Config{Chain: p.cfg.SandboxChain, LauncherPath: p.cfg.LauncherPath, LandlockABICap: p.cfg.LandlockABICap})
 		if err != nil {
 			return fmt.Errorf("stack: sandbox provider: %w", err)
 		}
@@ -25,9 +26,9 @@ func init() {
 			return fmt.Errorf("stack: job output directory: %w", err)
 		}
 		p.closers = append(p.closers, func() error { return os.RemoveAll(out) })
-		reg := jobs.New(jobs.Options{EscalationAdvertised: true, OutputDir: out})
+		reg := jobs.New(jobs.Options{EscalationAdvertised: true, OutputDir: out, MaxConcurrentJobsPerOwner: p.cfg.MaxConcurrentJobsPerOwner, Notify: p.cfg.JobNotify})
 		p.closers = append(p.closers, func() error { return reg.Close(time.Second) })
-		tool, err := bash.New(bash.Config{TimeoutMs: p.cfg.BashTimeout.Milliseconds()}, bash.Deps{
+		tool, err := bash.New(bash.Config{TimeoutMs: p.cfg.BashTimeout.Milliseconds(), PromoteOnTimeout: p.cfg.BashPromoteOnTimeout}, bash.Deps{
 			Policy:   p.policyFor,
 			Escalate: p.escalate,
 			Confiner: provider,
@@ -39,7 +40,11 @@ func init() {
 		}
 		p.closers = append(p.closers, tool.Close)
 		p.provider = provider
-		defs := append([]pipeline.Tool{tool.Definition()}, bash.JobTools(reg)...)
+		jobTools, err := jobs.Tools(reg, jobs.ToolsConfig{})
+		if err != nil {
+			return fmt.Errorf("stack: job tools: %w", err)
+		}
+		defs := append([]pipeline.Tool{tool.Definition()}, jobTools...)
 		for _, t := range defs {
 			if _, err := p.reg.Register(t); err != nil {
 				return fmt.Errorf("stack: register %s: %w", t.Name, err)

@@ -22,16 +22,6 @@ const (
 	ToolsBoth = "both"
 )
 
-// PromptSection is one system-prompt section a tools mode adds.
-type PromptSection struct {
-	// Name is "tools:code-only" or "tools:sdk".
-	Name string
-	// Order is the section's place among the prompt's sections.
-	Order int
-	// Text is the section text.
-	Text string
-}
-
 func validateToolsMode(mode string) error {
 	switch mode {
 	case "", ToolsNative, ToolsCode, ToolsBoth:
@@ -94,8 +84,8 @@ func (p *parts) wireTools() []pipeline.Tool {
 	return out
 }
 
-// promptSections are tools:code-only (code) and tools:sdk (code and both).
-func (p *parts) promptSections() ([]PromptSection, error) {
+// modeSections are tools:code-only (code) and tools:sdk (code and both).
+func (p *parts) modeSections() ([]PromptSection, error) {
 	if p.runCode == nil {
 		return nil, nil
 	}
@@ -125,9 +115,3 @@ func (p *parts) collapse(call *pipeline.Call) (pipeline.Result, bool) {
 // WireTools returns the tools the model is offered, sorted by name: every
 // composed tool (native), run_code alone (code), or both.
 func (s *Stack) WireTools() []pipeline.Tool { return s.impl.wireTools() }
-
-// PromptSections returns the system-prompt sections the tools mode adds:
-// none (native), tools:code-only (order 99, code) and tools:sdk (order 150,
-// code and both). Without a runtime it fails with upstream's
-// missing-runtime error.
-func (s *Stack) PromptSections() ([]PromptSection, error) { return s.impl.promptSections() }

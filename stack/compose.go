@@ -118,13 +118,7 @@ func (p *parts) close() error {
 	return errors.Join(errs...)
 }
 
-func (p *parts) tools() []string {
-	var names []string
-	for _, t := range p.reg.Tools() {
-		names = append(names, t.Name)
-	}
-	return names
-}
+func (p *parts) tools() []pipeline.Tool { return p.reg.Tools() }
 
 func (p *parts) backend() (string, sandbox.Enforcement) {
 	if p.provider == nil {

@@ -215,7 +215,7 @@ func TestDelegationFailsClosed(t *testing.T) {
 	}{
 		{"depth over the cap", stack.Delegation{MaxDepth: &zero}, "subagent depth 1 exceeds maxDepth 0"},
 		{"negative cap", stack.Delegation{MaxDepth: &neg}, "subagent maxDepth must be a non-negative safe integer"},
-		{"unknown filter name", stack.Delegation{ToolFilter: &pipeline.Filter{Allow: []string{"read", "grep"}}}, `tools.restrict() names unknown global tool "grep"; known global tools: bash, edit, job_kill, job_output, read, write`},
+		{"unknown filter name", stack.Delegation{ToolFilter: &pipeline.Filter{Allow: []string{"read", "grep"}}}, `tools.restrict() names unknown global tool "grep"; known global tools: bash, edit, job_kill, job_list, job_output, read, write`},
 		{"empty filter", stack.Delegation{ToolFilter: &pipeline.Filter{}}, "tools.restrict({}) is a no-op: pass `allow` and/or `deny` (an empty filter is almost always a materialized-empty-config bug)"},
 		{"relative log path", stack.Delegation{LogPath: "child.jsonl"}, `stack: the child log path "child.jsonl" must be absolute`},
 	}
@@ -243,7 +243,7 @@ func TestDelegationFailsClosed(t *testing.T) {
 func TestToolFilter(t *testing.T) {
 	s, _, _ := newStack(t, sandbox.WorkspaceWrite, stack.ApprovalAsk, (&granting{}).answer)
 	c := delegate(t, s, stack.Delegation{ToolFilter: &pipeline.Filter{Deny: []string{"write", "edit"}}})
-	if got := strings.Join(c.Tools(), ","); got != "bash,job_output,job_kill,read" {
+	if got := strings.Join(c.Tools(), ","); got != "bash,job_output,job_kill,job_list,read" {
 		t.Errorf("child tools %s", got)
 	}
 	if got := call(t, c.Execute, "w1", "write", map[string]any{"file_path": "x", "content": "x"}).Text(); got != `Error: unknown tool "write"` {

@@ -2,10 +2,14 @@
 // dsh-replay and the sims: the session-scoped policy resolver and runtime
 // context (pipeline/policy), the approval service with one answerer
 // (pipeline/approval), escalation, the sandbox provider (bwrap, then Landlock
-// on Linux), the bash tool with its job registry and job tools
-// (tools/bash), the file tools with read-before-write observation and
-// the confining fence (tools/fs), and the spill policy (spill, byte
-// budget as upstream's snapshot overlay used it), all in one pipeline registry.
+// on Linux, optionally the Landlock runner capped at an older ABI), the bash
+// tool (tools/bash) with the job registry and the job tools (tools/jobs:
+// admission bound, completion notices handed to Config.JobNotify), the file
+// tools with read-before-write observation and the confining fence
+// (tools/fs), session_event_read and session_event_search when
+// Config.SessionQuery (tools/sessionquery), and the spill policy (spill, byte
+// budget as upstream's snapshot overlay used it), all in one pipeline
+// registry. [Stack.Definitions] lists what the model is offered.
 //
 // # Use
 //
@@ -38,8 +42,8 @@
 // program runs in a Node child confined by the bash tool's provider under
 // the call's policy, and its nested calls go through this registry. Code
 // mode offers run_code alone ([Stack.WireTools]) and collapses a direct call
-// of any other tool; [Stack.PromptSections] renders tools:code-only and
-// tools:sdk.
+// of any other tool; [Stack.PromptSections] adds tools:code-only and
+// tools:sdk to the tools' sections.
 //
 // # Fail closed
 //
@@ -52,12 +56,12 @@
 // # Files
 //
 // compose.go holds the shared pieces; each tool area registers itself from
-// its own file (bash.go, code.go, fs.go).
+// its own file (bash.go, code.go, fs.go, sessionquery.go).
 //
 // # Imports
 //
 // stack is the composition root: it imports the tools (tools/bash, tools/fs,
-// tools/jobs), the pipeline and its approval, policy and session packages,
+// tools/jobs, tools/sessionquery, tools/code), the pipeline and its approval, policy and session packages,
 // escalation, fsobserve, spill and sandbox. It must not import harness/...
 // (test tooling); nothing but the test tooling (the replay, the sims) and
 // the commands imports it.

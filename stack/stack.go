@@ -6,13 +6,18 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/autoreview"
 	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/sandbox"
+	"github.com/dshsim/dshsim/tools/bash"
 	"github.com/dshsim/dshsim/tools/code/noderuntime"
+	"github.com/dshsim/dshsim/tools/fs"
+	"github.com/dshsim/dshsim/tools/jobs"
+	"github.com/dshsim/dshsim/tools/sessionquery"
 )
 
 // Approval policies (VERBATIM values of approval/policy).
@@ -71,6 +76,21 @@ type Config struct {
 	ToolsMode string
 	// CodeRuntime configures run_code's Node runtime (zero: upstream's limits).
 	CodeRuntime noderuntime.Config
+	// LandlockABICap runs the Landlock runner capped at this ABI (0: no cap).
+	LandlockABICap int
+	// MaxConcurrentJobsPerOwner is the background-job admission bound (0:
+	// upstream's 10).
+	MaxConcurrentJobsPerOwner int
+	// JobNotify receives the completion notice of each background job that
+	// settles unreported (nil drops them): the agent loop delivers it to the
+	// model.
+	JobNotify func(jobs.Notice)
+	// BashPromoteOnTimeout moves a foreground command still running at its
+	// timeout to a background job (nil keeps the bash tool's default, on; the
+	// version upstream's recordings come from kills it: set false).
+	BashPromoteOnTimeout *bool
+	// SessionQuery composes session_event_read and session_event_search.
+	SessionQuery bool
 }
 
 // Section is one named section of the runtime-context message.
@@ -102,9 +122,9 @@ type impl interface {
 	syncContext(ctx context.Context) (*session.Event, error)
 	execute(ctx context.Context, call *pipeline.Call) pipeline.Result
 	close() error
-	tools() []string
+	tools() []pipeline.Tool
 	wireTools() []pipeline.Tool
-	promptSections() ([]PromptSection, error)
+	modeSections() ([]PromptSection, error)
 	warningList() []string
 	backend() (string, sandbox.Enforcement)
 	composition() *parts
@@ -159,6 +179,9 @@ func validate(cfg Config) error {
 	if cfg.SpillMaxInlineBytes > 0 && !filepath.IsAbs(cfg.SpillRoot) {
 		errs = append(errs, fmt.Errorf("stack: spill root %q must be an absolute path", cfg.SpillRoot))
 	}
+	if cfg.MaxConcurrentJobsPerOwner < 0 {
+		errs = append(errs, fmt.Errorf("stack: the job admission bound must be >= 1, got %d", cfg.MaxConcurrentJobsPerOwner))
+	}
 	return errors.Join(errs...)
 }
 
@@ -183,7 +206,67 @@ func (s *Stack) SyncContext(ctx context.Context) (*session.Event, error) {
 func (s *Stack) Backend() (string, sandbox.Enforcement) { return s.impl.backend() }
 
 // Tools returns the registered tool names in registration order.
-func (s *Stack) Tools() []string { return s.impl.tools() }
+func (s *Stack) Tools() []string {
+	var names []string
+	for _, t := range s.impl.tools() {
+		names = append(names, t.Name)
+	}
+	return names
+}
+
+// PromptSection is one tool-owned section of the system prompt.
+type PromptSection struct {
+	// Name is e.g. "tool:bash"; Order is upstream's order number.
+	Name  string
+	Order int
+	// Text is the VERBATIM section text.
+	Text string
+}
+
+// PromptSections returns the system-prompt sections the stack owns, by
+// upstream's order (the persona and every other section are the
+// application's, not the stack's): each composed tool's section and the
+// tools mode's (tools:code-only, order 99, in code mode; tools:sdk, order
+// 150, in code and both modes). Without a runtime a non-native mode fails
+// with upstream's missing-runtime error, as its prompt assembly does.
+func (s *Stack) PromptSections() ([]PromptSection, error) {
+	composed := map[string]bool{}
+	for _, t := range s.impl.tools() {
+		composed[t.Name] = true
+	}
+	var out []PromptSection
+	for _, ps := range promptSections {
+		if composed[ps.tool] {
+			out = append(out, ps.PromptSection)
+		}
+	}
+	mode, err := s.impl.modeSections()
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, mode...)
+	slices.SortStableFunc(out, func(a, b PromptSection) int { return a.Order - b.Order })
+	return out, nil
+}
+
+// promptSections are the tool-owned sections by order, each with the tool
+// whose presence brings it.
+var promptSections = []struct {
+	tool string
+	PromptSection
+}{
+	{"read", PromptSection{"tool:read", 100, fs.SectionRead}},
+	{"write", PromptSection{"tool:write", 101, fs.SectionWrite}},
+	{"edit", PromptSection{"tool:edit", 102, fs.SectionEdit}},
+	{"bash", PromptSection{"tool:bash", 105, bash.PromptSection}},
+	{"job_output", PromptSection{"tool:jobs", 106, jobs.PromptSection}},
+	{"session_event_read", PromptSection{"tool:session-query", 113, sessionquery.PromptSection}},
+}
+
+// Definitions returns the registered tools in registration order: name,
+// description, parameters and whether a call may run in a parallel pool.
+// What the model is offered is [Stack.WireTools].
+func (s *Stack) Definitions() []pipeline.Tool { return s.impl.tools() }
 
 // Warnings returns the warnings the stack logged (spill store failures and the like).
 func (s *Stack) Warnings() []string { return s.impl.warningList() }

@@ -7,12 +7,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/sandbox/sandboxtest"
 	"github.com/dshsim/dshsim/stack"
+	"github.com/dshsim/dshsim/tools/jobs"
 )
 
 func TestMain(m *testing.M) { os.Exit(sandboxtest.Main(m)) }
@@ -24,17 +26,7 @@ func newStack(t *testing.T, mode sandbox.Mode, approval string, answer stack.Ans
 
 func newStackWith(t *testing.T, mode sandbox.Mode, approval string, answer stack.Answerer, chain []string, launcher string) (*stack.Stack, string, *session.Log) {
 	t.Helper()
-	ws := t.TempDir()
-	log, err := session.Create(filepath.Join(t.TempDir(), "session.jsonl"), session.Header{ID: "0b7c2a52-5a8e-4d8e-9a55-000000000001", Cwd: ws})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { log.Close() })
-	s, err := stack.New(stack.Config{Workspace: ws, Log: log, Mode: mode, Approval: approval, Answer: answer, SandboxChain: chain, LauncherPath: launcher})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
+	s, ws, log := composed(t, stack.Config{Mode: mode, Approval: approval, Answer: answer, SandboxChain: chain, LauncherPath: launcher})
 	if _, err := log.Append("turn/start", map[string]any{"turn": 1}); err != nil {
 		t.Fatal(err)
 	}
@@ -161,5 +153,100 @@ func TestComposedTools(t *testing.T) {
 		if !strings.Contains(","+got+",", ","+want+",") {
 			t.Errorf("tools %s lack %s", got, want)
 		}
+	}
+}
+
+// composed builds a stack from cfg on a fresh workspace and session log.
+func composed(t *testing.T, cfg stack.Config) (*stack.Stack, string, *session.Log) {
+	t.Helper()
+	ws := t.TempDir()
+	log, err := session.Create(filepath.Join(t.TempDir(), "session.jsonl"), session.Header{ID: "0b7c2a52-5a8e-4d8e-9a55-000000000001", Cwd: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { log.Close() })
+	cfg.Workspace, cfg.Log = ws, log
+	s, err := stack.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s, ws, log
+}
+
+// newComposed builds a danger-full-access stack with cfg's job and tool knobs.
+func newComposed(t *testing.T, cfg stack.Config) *stack.Stack {
+	t.Helper()
+	cfg.Mode, cfg.Approval = sandbox.DangerFullAccess, stack.ApprovalNever
+	s, _, _ := composed(t, cfg)
+	return s
+}
+
+// TestComposition: the tools composed, their order and which of them may
+// run in a parallel pool; session query only when asked for.
+func TestComposition(t *testing.T) {
+	plain := newComposed(t, stack.Config{})
+	if got := strings.Join(plain.Tools(), ","); got != "bash,job_output,job_kill,job_list,read,write,edit" {
+		t.Errorf("tools %s", got)
+	}
+	sq := newComposed(t, stack.Config{SessionQuery: true})
+	var safe []string
+	for _, d := range sq.Definitions() {
+		if d.ConcurrencySafe {
+			safe = append(safe, d.Name)
+		}
+	}
+	if got := strings.Join(sq.Tools(), ","); got != "bash,job_output,job_kill,job_list,read,write,edit,session_event_read,session_event_search" {
+		t.Errorf("tools with session query %s", got)
+	}
+	if strings.Join(safe, ",") != "read,session_event_read" {
+		t.Errorf("concurrency-safe tools %v", safe)
+	}
+}
+
+// TestJobKnobs: the admission bound and the notice hook reach the registry.
+func TestJobKnobs(t *testing.T) {
+	notices := make(chan jobs.Notice, 4)
+	s := newComposed(t, stack.Config{MaxConcurrentJobsPerOwner: 1, JobNotify: func(n jobs.Notice) { notices <- n }})
+	if r := bash(t, s, "c1", "sleep 0.2", map[string]any{"run_in_background": true}); r.Text() != "started background job bash-1" {
+		t.Fatalf("first start: %q", r.Text())
+	}
+	if r := bash(t, s, "c2", "true", map[string]any{"run_in_background": true}); r.Text() != "Error: background job limit reached for this owner (limit: 1); use job_kill to stop an unneeded job, wait for it to finish, then retry" {
+		t.Errorf("second start: %q", r.Text())
+	}
+	select {
+	case n := <-notices:
+		if n.JobID != "bash-1" || n.Status != "completed" {
+			t.Errorf("notice %+v", n)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no notice reached JobNotify")
+	}
+	ws := t.TempDir()
+	log, _ := session.Create(filepath.Join(t.TempDir(), "s.jsonl"), session.Header{ID: "x", Cwd: ws})
+	defer log.Close()
+	if _, err := stack.New(stack.Config{Workspace: ws, Log: log, Mode: sandbox.DangerFullAccess, Approval: stack.ApprovalNever, MaxConcurrentJobsPerOwner: -1}); err == nil {
+		t.Error("a negative admission bound was accepted")
+	}
+}
+
+// TestPromptSections: the composed tools' sections, by upstream's order.
+func TestPromptSections(t *testing.T) {
+	names := func(s *stack.Stack) string {
+		secs, err := s.PromptSections()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, p := range secs {
+			out = append(out, p.Name)
+		}
+		return strings.Join(out, ",")
+	}
+	if got := names(newComposed(t, stack.Config{})); got != "tool:read,tool:write,tool:edit,tool:bash,tool:jobs" {
+		t.Errorf("sections %s", got)
+	}
+	if got := names(newComposed(t, stack.Config{SessionQuery: true})); got != "tool:read,tool:write,tool:edit,tool:bash,tool:jobs,tool:session-query" {
+		t.Errorf("sections with session query %s", got)
 	}
 }

@@ -16,7 +16,7 @@ import (
 	"github.com/dshsim/dshsim/stack"
 )
 
-const stepDenial = `Error: workflow step "survey" is restricted to read-only tools (job_output, read): "%s" is not one of them, and nothing registered later can allow it`
+const stepDenial = `Error: workflow step "survey" is restricted to read-only tools (job_output, job_list, read): "%s" is not one of them, and nothing registered later can allow it`
 
 // TestWorkflowReadOnlyStep is the page's example (source-guide 05, §3): a
 // workflow restricts one sub-task to read-only tools; although the session
@@ -34,7 +34,7 @@ func TestWorkflowReadOnlyStep(t *testing.T) {
 		t.Fatalf("the session's own write: %s", res.Text())
 	}
 	step := delegate(t, s, stack.Delegation{ID: "step-1", Label: "survey", ReadOnly: true})
-	if got := strings.Join(step.Tools(), ","); got != "job_output,read" {
+	if got := strings.Join(step.Tools(), ","); got != "job_output,job_list,read" {
 		t.Errorf("the step sees %s, want only the read-only tools", got)
 	}
 	// Everything registered afterwards tries to let writes through.
@@ -73,7 +73,7 @@ func TestWorkflowReadOnlyStep(t *testing.T) {
 	if user.asked != 0 {
 		t.Errorf("the user was asked %d times", user.asked)
 	}
-	if got := lines(t, step.Log(), 0)[3]; got != `subagent/descriptor {"version":2,"mode":"one-shot","provider":"spawn","label":"survey","toolFilter":{"allow":["job_output","read"]}}` {
+	if got := lines(t, step.Log(), 0)[3]; got != `subagent/descriptor {"version":2,"mode":"one-shot","provider":"spawn","label":"survey","toolFilter":{"allow":["job_output","job_list","read"]}}` {
 		t.Errorf("descriptor %s", got)
 	}
 	// The session keeps its write tools during and after the step.
@@ -113,7 +113,7 @@ func Example_readOnlyStep() {
 	fmt.Println(step.Execute(ctx, "c3", "read", args(map[string]any{"file_path": "notes.md"})).IsError)
 	// Output:
 	// false
-	// [job_output read]
-	// Error: workflow step "survey" is restricted to read-only tools (job_output, read): "write" is not one of them, and nothing registered later can allow it
+	// [job_output job_list read]
+	// Error: workflow step "survey" is restricted to read-only tools (job_output, job_list, read): "write" is not one of them, and nothing registered later can allow it
 	// false
 }

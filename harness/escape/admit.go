@@ -29,12 +29,17 @@ type Report struct {
 	// Ungoverned is the backend's own list of file effects it cannot govern
 	// (sandbox.ConfinedArgv.Ungoverned), each "<effect>: <why>".
 	Ungoverned []string
+	// Isolated is what the backend claims to keep the command from beyond
+	// files (sandbox.ConfinedArgv.Isolated), each "<effect>: <how>".
+	Isolated []string
 }
 
 // Admit says whether a got-through of an attempt of class c (with its
-// metadata effect, if any) under mode m is admitted by the backend's report,
-// and why. A metadata change is admitted only when the backend's own
-// Ungoverned list names that effect. notice says whether the runner's
+// metadata or isolation effect, if any) under mode m is admitted by the
+// backend's report, and why. A metadata change is admitted only when the
+// backend's own Ungoverned list names that effect; an isolation effect is
+// admitted unless the backend's Isolated list claims it (then getting
+// through is a broken claim). notice says whether the runner's
 // partial-enforcement notice was on stderr for that run. Pure.
 func Admit(c Class, effect string, m sandbox.Mode, r Report, notice bool) (bool, string) {
 	partial := r.Enforcement == sandbox.Partial
@@ -51,8 +56,13 @@ func Admit(c Class, effect string, m sandbox.Mode, r Report, notice bool) (bool,
 		}
 	case ClassDevice:
 		return true, "devices are not promised by any mode (spec §1.1)"
-	case ClassCallerFD:
-		return true, "a descriptor the caller opened and passed is not governed by path confinement (the executor passes only stdio; see inherited-fds)"
+	case ClassIsolation:
+		for _, u := range r.Isolated {
+			if effect != "" && strings.HasPrefix(u, effect+":") {
+				return false, fmt.Sprintf("NOT ADMITTED: the backend claims to isolate it: %q", u)
+			}
+		}
+		return true, "no mode promises to keep a command from the harness (spec §1.1); the opt-in hardening (sandbox.Config.Harden) does"
 	case ClassInode:
 		return true, "writing a workspace name is permitted; its inode was linked outside before the call"
 	case ClassTruncate:

@@ -10,100 +10,208 @@ import (
 	"time"
 
 	"github.com/dshsim/dshsim/sandbox"
+	"github.com/dshsim/dshsim/sandbox/inproc"
+	"github.com/dshsim/dshsim/sandbox/spawn"
 )
 
 // Backend is one way to confine a command, as a column of the result table.
 type Backend struct {
-	// Name is the column name: "bwrap", "landlock", "landlock@abi3".
+	// Name is the column name: "bwrap", "landlock", "landlock-inproc",
+	// "landlock@abi3", with "+harden" for the opt-in hardening.
 	Name string
-	// Confine wraps argv for mode and workspace ws.
-	Confine func(ctx context.Context, mode sandbox.Mode, ws string, argv []string) (sandbox.ConfinedArgv, error)
+	// Confiner confines each attempt; the corpus runs it through spawn, the
+	// executor every caller uses.
+	Confiner spawn.Confiner
 	// Report is what the backend reported about itself.
 	Report Report
+	// close releases what the backend holds (the in-process launcher).
+	close func()
 }
 
-// LandlockNotice is the runner's VERBATIM partial-enforcement line.
-const LandlockNotice = sandbox.LandlockPartialNotice
+// Close releases what the backend holds.
+func (b Backend) Close() {
+	if b.close != nil {
+		b.close()
+	}
+}
+
+// Env is what building the backends needs.
+type Env struct {
+	// Runner is the landlock-run binary; Probe the escape-probe binary.
+	Runner, Probe string
+	// KernelABI is the running kernel's Landlock ABI.
+	KernelABI int
+	// Base is a scratch directory outside /tmp the identity can write.
+	Base string
+}
+
+// HardenSuffix marks a backend with the opt-in hardening on.
+const HardenSuffix = "+harden"
+
+// MainBackends are the backends of the main table: bwrap, the Landlock
+// runner and the in-process path, each through the real sandbox.
+var MainBackends = []string{sandbox.BackendBwrap, sandbox.BackendLandlock, inproc.Backend}
+
+// HardeningBackends are the columns of the hardening table: each main
+// backend with the opt-in hardening (the main table has them without).
+var HardeningBackends = []string{sandbox.BackendBwrap + HardenSuffix, sandbox.BackendLandlock + HardenSuffix, inproc.Backend + HardenSuffix}
+
+// CappedBackends are the runner capped at ABI 1..5. A cap of 6 or 7 builds
+// the very ruleset of 5 (no filesystem right is newer than ABI 5, see
+// landlock.MaxABI), which the main table's landlock column already runs.
+func CappedBackends() []string {
+	var out []string
+	for n := 1; n <= 5; n++ {
+		out = append(out, fmt.Sprintf("%s@abi%d", sandbox.BackendLandlock, n))
+	}
+	return out
+}
+
+// NewBackends builds the named backends (see [NewBackend]); on error the
+// ones built are closed.
+func NewBackends(ctx context.Context, env Env, names []string) ([]Backend, error) {
+	var out []Backend
+	for _, n := range names {
+		b, err := NewBackend(ctx, env, n)
+		if err != nil {
+			for _, o := range out {
+				o.Close()
+			}
+			return nil, err
+		}
+		out = append(out, b)
+	}
+	return out, nil
+}
+
+// NewBackend builds one backend by its column name: bwrap and landlock are
+// the real sandbox.Provider restricted to that backend (Landlock selected by
+// probing the runner, as on a host without bwrap); landlock-inproc is the
+// in-process launcher; landlock@abiN is the runner with --abi-cap N; a
+// "+harden" suffix turns on the opt-in hardening.
+func NewBackend(ctx context.Context, env Env, name string) (Backend, error) {
+	base, harden := strings.CutSuffix(name, HardenSuffix)
+	var b Backend
+	var err error
+	switch {
+	case base == sandbox.BackendBwrap:
+		b, err = providerBackend(ctx, name, sandbox.Config{Chain: []string{sandbox.BackendBwrap}, LauncherPath: env.Runner, Harden: harden}, env.Base)
+		b.Report.TempArea = TempFresh
+	case base == sandbox.BackendLandlock:
+		cfg := sandbox.Config{LauncherPath: env.Runner, Chain: []string{sandbox.BackendBwrap, sandbox.BackendLandlock}, Harden: harden,
+			Probes: sandbox.Probes{Bwrap: func(context.Context) bool { return false }}}
+		b, err = providerBackend(ctx, name, cfg, env.Base)
+		b.Report.TempArea, b.Report.ABI = TempHost, min(env.KernelABI, 5)
+		b.Report.Probe = probeLine(ctx, env.Runner)
+	case base == inproc.Backend:
+		b, err = inProcessBackend(ctx, name, env, harden)
+	case strings.HasPrefix(base, sandbox.BackendLandlock+"@abi") && !harden:
+		n, aerr := strconv.Atoi(strings.TrimPrefix(base, sandbox.BackendLandlock+"@abi"))
+		if aerr != nil || n < 1 {
+			return Backend{}, fmt.Errorf("backend %q: want landlock@abiN with N >= 1", name)
+		}
+		b, err = landlockCapped(ctx, env, n)
+	default:
+		return Backend{}, fmt.Errorf("unknown backend %q (want bwrap, landlock, %s or landlock@abiN, optionally with %s)", name, inproc.Backend, HardenSuffix)
+	}
+	if err != nil {
+		return Backend{}, fmt.Errorf("%s: %w", name, err)
+	}
+	return b, nil
+}
+
+// reportOf is what a confiner says about itself when it confines a first
+// command (selection is lazy: that also selects and probes the backend).
+func reportOf(ctx context.Context, c spawn.Confiner, probeWS string) (Report, sandbox.ConfinedArgv, error) {
+	first, err := c.Confine(ctx, []string{"true"}, sandbox.Policy{Mode: sandbox.ReadOnly, WorkspaceRoot: probeWS})
+	if err != nil {
+		return Report{}, first, err
+	}
+	return Report{Enforcement: first.Enforcement, Ungoverned: first.Ungoverned, Isolated: first.Isolated}, first, nil
+}
 
 func providerBackend(ctx context.Context, name string, cfg sandbox.Config, probeWS string) (Backend, error) {
 	p, err := sandbox.NewProvider(cfg)
 	if err != nil {
 		return Backend{}, err
 	}
-	// Selection is lazy: one Confine selects (and probes) the backend.
-	first, err := p.Confine(ctx, []string{"true"}, sandbox.Policy{Mode: sandbox.ReadOnly, WorkspaceRoot: probeWS})
+	r, first, err := reportOf(ctx, p, probeWS)
 	if err != nil {
-		return Backend{}, fmt.Errorf("%s: %w", name, err)
+		return Backend{}, err
 	}
-	sel, enf := p.Selected()
-	if sel != name {
-		return Backend{}, fmt.Errorf("provider selected %q, want %q", sel, name)
+	if want, _ := strings.CutSuffix(name, HardenSuffix); first.Backend != want {
+		return Backend{}, fmt.Errorf("provider selected %q, want %q", first.Backend, want)
 	}
-	return Backend{
-		Name: name,
-		Confine: func(ctx context.Context, mode sandbox.Mode, ws string, argv []string) (sandbox.ConfinedArgv, error) {
-			return p.Confine(ctx, argv, sandbox.Policy{Mode: mode, WorkspaceRoot: ws})
-		},
-		Report: Report{Enforcement: enf, Ungoverned: first.Ungoverned},
-	}, nil
+	return Backend{Name: name, Confiner: p, Report: r}, nil
 }
 
-// Bwrap is the real provider restricted to its bwrap backend (a sole
-// candidate, selected as the provider does). ws is any existing directory.
-func Bwrap(ctx context.Context, ws string) (Backend, error) {
-	b, err := providerBackend(ctx, sandbox.BackendBwrap, sandbox.Config{Chain: []string{sandbox.BackendBwrap}}, ws)
-	b.Report.TempArea = TempFresh
-	return b, err
-}
-
-// Landlock is the real provider with bwrap reported unusable, so it probes
-// and selects the Landlock runner at path runner, exactly as on a host
-// without bwrap. kernelABI is the running kernel's ABI.
-func Landlock(ctx context.Context, runner string, kernelABI int, ws string) (Backend, error) {
-	cfg := sandbox.Config{LauncherPath: runner, Chain: []string{sandbox.BackendBwrap, sandbox.BackendLandlock},
-		Probes: sandbox.Probes{Bwrap: func(context.Context) bool { return false }}}
-	b, err := providerBackend(ctx, sandbox.BackendLandlock, cfg, ws)
+func inProcessBackend(ctx context.Context, name string, env Env, harden bool) (Backend, error) {
+	l, err := inproc.NewWithOptions(inproc.Options{Harden: harden})
 	if err != nil {
-		return b, err
+		return Backend{}, err
 	}
-	b.Report.TempArea, b.Report.ABI = TempHost, min(kernelABI, 5)
-	b.Report.Probe = probeLine(ctx, runner)
-	return b, nil
+	r, _, err := reportOf(ctx, l, env.Base)
+	if err != nil {
+		l.Close()
+		return Backend{}, err
+	}
+	r.TempArea, r.ABI = TempHost, min(env.KernelABI, 5)
+	return Backend{Name: name, Confiner: l, Report: r, close: func() { l.Close() }}, nil
 }
 
-func probeLine(ctx context.Context, runner string) string {
-	out, _ := exec.CommandContext(ctx, runner, "--probe").Output()
-	return strings.TrimSpace(string(out))
+// cappedRunner confines like the Landlock provider, with the runner told
+// --abi-cap N. The call is checked by sandbox.Validate, as every confiner's.
+type cappedRunner struct {
+	runner string
+	n      int
+	enf    sandbox.Enforcement
 }
 
-// LandlockCapped runs the runner with --abi-cap n. The runner's --probe takes
+func (c cappedRunner) Confine(ctx context.Context, argv []string, p sandbox.Policy) (sandbox.ConfinedArgv, error) {
+	if err := ctx.Err(); err != nil {
+		return sandbox.ConfinedArgv{}, err
+	}
+	p, err := sandbox.Validate(argv, p)
+	if err != nil {
+		return sandbox.ConfinedArgv{}, err
+	}
+	d, _ := sandbox.DialectOf(sandbox.BackendLandlock)
+	return sandbox.ConfinedArgv{Argv: sandbox.Wrap([]string{c.runner, "--abi-cap", strconv.Itoa(c.n)}, sandbox.LandlockArgs(p), argv),
+		Backend: sandbox.BackendLandlock, Enforcement: c.enf, DenialSignatures: d.DenialSignatures,
+		RunnerFailureRules: d.RunnerFailureRules, Ungoverned: d.Ungoverned, Policy: p}, nil
+}
+
+// landlockCapped runs the runner with --abi-cap n. The runner's --probe takes
 // no other flags, so the report of a capped runner is what it prints when it
 // runs a command: the partial notice on stderr (partial) or nothing (full).
-func LandlockCapped(ctx context.Context, runner string, kernelABI, n int) (Backend, error) {
+func landlockCapped(ctx context.Context, env Env, n int) (Backend, error) {
 	ctx2, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	var stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx2, runner, "--abi-cap", strconv.Itoa(n), "--ro", "/", "--", "true")
+	cmd := exec.CommandContext(ctx2, env.Runner, "--abi-cap", strconv.Itoa(n), "--ro", "/", "--", "true")
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {
-		return Backend{}, fmt.Errorf("%s --abi-cap %d: %v: %s", runner, n, err, strings.TrimSpace(stderr.String()))
+		return Backend{}, fmt.Errorf("%s --abi-cap %d: %v: %s", env.Runner, n, err, strings.TrimSpace(stderr.String()))
 	}
 	enf := sandbox.Full
 	if hasLine(stderr.String(), LandlockNotice) {
 		enf = sandbox.Partial
 	}
-	name := fmt.Sprintf("landlock@abi%d", n)
-	d, _ := sandbox.DialectOf(sandbox.BackendLandlock)
-	return Backend{
-		Name: name,
-		Confine: func(_ context.Context, mode sandbox.Mode, ws string, argv []string) (sandbox.ConfinedArgv, error) {
-			full := append([]string{runner, "--abi-cap", strconv.Itoa(n)}, sandbox.LandlockArgs(sandbox.Policy{Mode: mode, WorkspaceRoot: ws})...)
-			full = append(append(full, "--"), argv...)
-			return sandbox.ConfinedArgv{Argv: full, Backend: sandbox.BackendLandlock, Enforcement: enf,
-				DenialSignatures: d.DenialSignatures, RunnerFailureRules: d.RunnerFailureRules, Ungoverned: d.Ungoverned}, nil
-		},
-		Report: Report{Enforcement: enf, Probe: "(capped run; --probe takes no flags)", ABI: min(kernelABI, n, 5), TempArea: TempHost, Ungoverned: d.Ungoverned},
-	}, nil
+	c := cappedRunner{runner: env.Runner, n: n, enf: enf}
+	r, _, err := reportOf(ctx, c, env.Base)
+	if err != nil {
+		return Backend{}, err
+	}
+	r.Probe, r.ABI, r.TempArea = "(capped run; --probe takes no flags)", min(env.KernelABI, n, 5), TempHost
+	return Backend{Name: fmt.Sprintf("landlock@abi%d", n), Confiner: c, Report: r}, nil
+}
+
+// LandlockNotice is the runner's VERBATIM partial-enforcement line.
+const LandlockNotice = sandbox.LandlockPartialNotice
+
+func probeLine(ctx context.Context, runner string) string {
+	out, _ := exec.CommandContext(ctx, runner, "--probe").Output()
+	return strings.TrimSpace(string(out))
 }
 
 func hasLine(s, line string) bool {

@@ -11,10 +11,13 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // Entry is what the host sees of one path: its type, mode, owner, size,
-// content hash, modification time, symlink target and device number.
+// content hash, modification time, symlink target, device number, inode
+// flags and extended attributes.
 type Entry struct {
 	Kind   string // file, dir, symlink, fifo, char, block, socket
 	Perm   fs.FileMode
@@ -25,6 +28,13 @@ type Entry struct {
 	MTime  int64 // nanoseconds
 	Link   string
 	Rdev   uint64
+	// Flags are the inode flags (FS_IOC_GETFLAGS: immutable, append-only,
+	// no-dump, ...) of a file or directory, "" where the file system keeps
+	// none or the kind has none.
+	Flags string
+	// Xattrs are every extended attribute with its value, in every namespace
+	// this process can list (user.*, and trusted.* and security.* for root):
+	// name="value" pairs, sorted.
 	Xattrs string
 }
 
@@ -105,26 +115,76 @@ func stat(p string) (Entry, error) {
 	case syscall.S_IFSOCK:
 		e.Kind = "socket"
 	}
-	if e.Kind != "symlink" {
-		e.Xattrs = xattrs(p)
+	if e.Kind == "file" || e.Kind == "dir" {
+		f, err := inodeFlags(p)
+		if err != nil {
+			return Entry{}, fmt.Errorf("inode flags of %s: %w", p, err)
+		}
+		e.Flags = f
 	}
+	x, err := xattrs(p)
+	if err != nil {
+		return Entry{}, fmt.Errorf("extended attributes of %s: %w", p, err)
+	}
+	e.Xattrs = x
 	return e, nil
 }
 
-func xattrs(p string) string {
-	buf := make([]byte, 4096)
-	n, err := syscall.Listxattr(p, buf)
-	if err != nil || n <= 0 {
-		return ""
+// inodeFlags reads the inode flags of a file or directory (opened read-only,
+// without following a symlink or blocking), as hex; "" where the file system
+// keeps none.
+func inodeFlags(p string) (string, error) {
+	fd, err := unix.Open(p, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return "", err
 	}
-	var names []string
-	for _, name := range strings.Split(string(buf[:n]), "\x00") {
-		if strings.HasPrefix(name, "user.") {
-			names = append(names, name)
+	defer unix.Close(fd)
+	v, err := unix.IoctlGetInt(fd, unix.FS_IOC_GETFLAGS)
+	switch {
+	case errors.Is(err, unix.ENOTTY), errors.Is(err, unix.EOPNOTSUPP), errors.Is(err, unix.EINVAL):
+		return "", nil
+	case err != nil:
+		return "", err
+	}
+	return fmt.Sprintf("%#x", uint32(v)), nil
+}
+
+// xattrs lists every extended attribute of p (not following a symlink) with
+// its value, sorted by name; "" for none, or where the file system keeps none.
+func xattrs(p string) (string, error) {
+	size, err := unix.Llistxattr(p, nil)
+	if errors.Is(err, unix.ENOTSUP) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	if size == 0 {
+		return "", nil
+	}
+	buf := make([]byte, size)
+	n, err := unix.Llistxattr(p, buf)
+	if err != nil {
+		return "", err
+	}
+	var pairs []string
+	for _, name := range strings.Split(strings.TrimRight(string(buf[:n]), "\x00"), "\x00") {
+		vsize, err := unix.Lgetxattr(p, name, nil)
+		if err != nil {
+			return "", fmt.Errorf("%s: %w", name, err)
 		}
+		val := make([]byte, vsize)
+		if vsize > 0 {
+			m, err := unix.Lgetxattr(p, name, val)
+			if err != nil {
+				return "", fmt.Errorf("%s: %w", name, err)
+			}
+			val = val[:m]
+		}
+		pairs = append(pairs, fmt.Sprintf("%s=%q", name, val))
 	}
-	sort.Strings(names)
-	return strings.Join(names, ",")
+	sort.Strings(pairs)
+	return strings.Join(pairs, ","), nil
 }
 
 // Change is one difference between two snapshots.
@@ -132,7 +192,9 @@ type Change struct {
 	// Path is the labelled path.
 	Path string
 	// What is "created", "removed", or a comma-separated list of changed
-	// aspects (kind, content, mode, owner, mtime, link, rdev, xattr).
+	// aspects (kind, content, mode, owner, mtime, link, rdev, flags, xattr),
+	// or what the harness saw (a path under "harness/": a signal, a
+	// connection, a secret in the output).
 	What string
 }
 
@@ -169,6 +231,9 @@ func Diff(before, after Snapshot) []Change {
 		}
 		if a.Rdev != b.Rdev {
 			what = append(what, "rdev")
+		}
+		if a.Flags != b.Flags {
+			what = append(what, "flags")
 		}
 		if a.Xattrs != b.Xattrs {
 			what = append(what, "xattr")

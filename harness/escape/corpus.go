@@ -4,6 +4,8 @@ import (
 	"embed"
 	"fmt"
 	"path"
+	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -11,6 +13,8 @@ import (
 
 //go:embed attempts/*.sh attempts/*.ts
 var attemptFS embed.FS
+
+var capabilityName = regexp.MustCompile(`^CAP_[A-Z_]+$`)
 
 // Class says which promise an attempt tests, and so which report can admit it
 // getting through (see [Admit]).
@@ -30,19 +34,27 @@ const (
 	// ClassDevice is I/O on a device node; sandbox-escalation.md §1.1 says
 	// devices are not promised by any mode.
 	ClassDevice Class = "device"
-	// ClassCallerFD is a write through a descriptor the caller opened and
-	// handed over; path-based confinement checks opens, not open descriptors.
-	ClassCallerFD Class = "caller-fd"
 	// ClassInode is a write through a workspace name whose inode was linked to
 	// an outside name before the call.
 	ClassInode Class = "inode"
 	// ClassTemp is a write in the backend's temp area (Landlock grants host
 	// /tmp wholesale under workspace-write, sandbox-escalation.md §8.5).
 	ClassTemp Class = "temp"
+	// ClassIsolation reaches the harness rather than a file (signal it,
+	// connect to its abstract socket, read a secret of its environment): no
+	// mode promises it (spec §1.1), the opt-in hardening does.
+	ClassIsolation Class = "isolation"
 )
 
 var classes = map[Class]bool{ClassPath: true, ClassTruncate: true, ClassIoctl: true, ClassMetadata: true,
-	ClassDevice: true, ClassCallerFD: true, ClassInode: true, ClassTemp: true}
+	ClassDevice: true, ClassInode: true, ClassTemp: true, ClassIsolation: true}
+
+// effects are the operations a metadata or isolation attempt names (header
+// "# effect:"), the keys a backend's Ungoverned or Isolated list names them by.
+var effects = map[Class][]string{
+	ClassMetadata:  {"chmod", "chown", "utimes", "setxattr", "chattr"},
+	ClassIsolation: {"signal", "abstract-unix", "secret-env"},
+}
 
 // Fixtures an attempt may need (header "# needs:").
 const (
@@ -50,14 +62,19 @@ const (
 	NeedPrelink      = "prelink"       // $WS/prelinked is a hard link of $TARGET made before the call
 	NeedHolder       = "holder"        // $HOLDER_PID: an unconfined process of the same user holding $TARGET open for append
 	NeedCloexecFD    = "cloexec-fd"    // the harness holds $TARGET open (close-on-exec) while it spawns the call
-	NeedLeakedFD     = "leaked-fd"     // descriptor 3 is $TARGET opened for append, passed in
+	NeedLeakedFD     = "leaked-fd"     // the harness holds $TARGET open WITHOUT close-on-exec (as if inherited) while it spawns the call
 	NeedTmpWorkspace = "tmp-workspace" // the run directory (workspace and outside dir) lives under /tmp
 	NeedShm          = "shm"           // $SHM: a directory in the host's /dev/shm
 	NeedLoopdev      = "loopdev"       // $LOOPDEV, $LOOPMAJ, $LOOPMIN: a loop device over $OUT/disk.img
+	NeedSibling      = "sibling"       // $SIBLING_PID: a second command confined by the same backend and mode, running meanwhile
+	NeedSignal       = "signal"        // $HARNESS_PID: the harness, which traps SIGUSR1 and records it
+	NeedSocket       = "socket"        // $HARNESS_SOCKET: an abstract unix socket the harness listens on (name without the @)
+	NeedSecret       = "secret"        // $DSHSIM_ESCAPE_API_KEY: a secret in the command's environment, which the harness looks for in the output
 )
 
 var needs = map[string]bool{NeedRoot: true, NeedPrelink: true, NeedHolder: true, NeedCloexecFD: true,
-	NeedLeakedFD: true, NeedTmpWorkspace: true, NeedShm: true, NeedLoopdev: true}
+	NeedLeakedFD: true, NeedTmpWorkspace: true, NeedShm: true, NeedLoopdev: true, NeedSibling: true,
+	NeedSignal: true, NeedSocket: true, NeedSecret: true}
 
 // Attempt is one escape attempt: a shell script run as `bash -c` inside the
 // sandbox with WS, OUT, TARGET and PROBE in its environment, or (a .ts file)
@@ -75,9 +92,14 @@ type Attempt struct {
 	Class Class
 	// Needs lists fixtures (header "# needs:").
 	Needs []string
-	// Effect names the operation for class metadata (header "# effect:",
-	// chmod, chown, utimes or setxattr): the key a backend's Ungoverned list
-	// admits it by.
+	// Capability names what an attempt that needs root needs root for
+	// (header "# capability:", e.g. CAP_MKNOD; required with "needs: root"),
+	// which an unprivileged run names when it skips the attempt.
+	Capability string
+	// Effect names the operation of a metadata attempt (header "# effect:",
+	// chmod, chown, utimes, setxattr or chattr: the key a backend's
+	// Ungoverned list admits it by) or of an isolation attempt (signal,
+	// abstract-unix or secret-env: the key of a backend's Isolated list).
 	Effect string
 	// Settle is how long to wait after the command exits before checking
 	// (header "# settle:", a Go duration), for attempts that leave a child.
@@ -94,6 +116,14 @@ func (a Attempt) Need(f string) bool {
 		}
 	}
 	return false
+}
+
+// Exclusive reports whether the attempt must run alone: its fixture is
+// process-wide (a descriptor without close-on-exec, which any other spawn
+// of this process would inherit; the harness's one SIGUSR1 trap) or global
+// (a loop device, which losetup -f hands out racily).
+func (a Attempt) Exclusive() bool {
+	return a.Need(NeedLeakedFD) || a.Need(NeedSignal) || a.Need(NeedLoopdev)
 }
 
 // Corpus returns the embedded attempts sorted by name.
@@ -120,8 +150,9 @@ func Corpus() ([]Attempt, error) {
 }
 
 // ParseAttempt parses one attempt file. Header lines are leading "# key: value"
-// comments; an unknown key, a missing attack, an unknown class or fixture, or a
-// bad settle duration is an error naming the file, line and field.
+// comments ("// key: value" in a program); an unknown key, a missing attack,
+// an unknown class or fixture, or a bad settle duration is an error naming
+// the file, line and field.
 func ParseAttempt(file string, src []byte) (Attempt, error) {
 	base := path.Base(file)
 	ext := path.Ext(base)
@@ -133,6 +164,7 @@ func ParseAttempt(file string, src []byte) (Attempt, error) {
 	if a.Program {
 		comment = "// "
 	}
+	effectLine := 1
 	for i, line := range strings.Split(string(src), "\n") {
 		if !strings.HasPrefix(line, comment) {
 			break
@@ -161,12 +193,13 @@ func ParseAttempt(file string, src []byte) (Attempt, error) {
 				a.Needs = append(a.Needs, n)
 			}
 		case "effect":
-			switch val {
-			case "chmod", "chown", "utimes", "setxattr":
-				a.Effect = val
-			default:
-				return Attempt{}, fmt.Errorf("%s:%d: effect: want chmod, chown, utimes or setxattr, got %q", file, i+1, val)
+			a.Effect = val
+			effectLine = i + 1
+		case "capability":
+			if !capabilityName.MatchString(val) {
+				return Attempt{}, fmt.Errorf("%s:%d: capability: want a capability name like CAP_MKNOD, got %q", file, i+1, val)
 			}
+			a.Capability = val
 		case "settle":
 			d, err := time.ParseDuration(val)
 			if err != nil || d < 0 || d > 10*time.Second {
@@ -177,8 +210,18 @@ func ParseAttempt(file string, src []byte) (Attempt, error) {
 			return Attempt{}, fmt.Errorf("%s:%d: unknown header field %q", file, i+1, key)
 		}
 	}
-	if a.Class == ClassMetadata && a.Effect == "" {
-		return Attempt{}, fmt.Errorf("%s:1: effect: missing (class metadata names its operation)", file)
+	if want, ok := effects[a.Class]; ok {
+		if a.Effect == "" {
+			return Attempt{}, fmt.Errorf("%s:1: effect: missing (class %s names its operation: one of %s)", file, a.Class, strings.Join(want, ", "))
+		}
+		if !slices.Contains(want, a.Effect) {
+			return Attempt{}, fmt.Errorf("%s:%d: effect: class %s wants one of %s, got %q", file, effectLine, a.Class, strings.Join(want, ", "), a.Effect)
+		}
+	} else if a.Effect != "" {
+		return Attempt{}, fmt.Errorf("%s:%d: effect: only classes metadata and isolation name an effect, not %s", file, effectLine, a.Class)
+	}
+	if a.Need(NeedRoot) != (a.Capability != "") {
+		return Attempt{}, fmt.Errorf("%s:1: capability: an attempt names the capability it needs root for exactly when it needs root", file)
 	}
 	if a.Attack == "" {
 		return Attempt{}, fmt.Errorf("%s:1: attack: missing (every attempt starts with \"%sattack: <what it tries>\")", file, comment)

@@ -1,29 +1,43 @@
 // Package escape is the sandbox escape corpus: small shell scripts that try
 // to write outside the workspace under workspace-write (and to write at all
-// under read-only), run under every backend of this machine, and checked from
-// the host afterwards.
+// under read-only), or to reach the harness that started them, run under
+// every backend of this machine, and checked from the host afterwards.
 //
 // # Attempts
 //
 // Each attempt is attempts/<name>.sh, run as `bash -c <script>` inside the
 // confined command with WS (the workspace), OUT (a directory outside it),
-// TARGET ($OUT/target, "original\n", mode 0644, mtime 2001-01-01) and PROBE
-// (escape-probe, for syscall-exact operations) in its environment. Leading
-// comment lines are the header:
+// TARGET ($OUT/target, "original\n", mode 0644, mtime 2001-01-01, extended
+// attribute user.dshsim="original") and PROBE (escape-probe, for
+// syscall-exact operations) in its environment. Leading comment lines are
+// the header:
 //
 //	# attack: what it tries (required)
-//	# class: path | truncate | ioctl | metadata | device | caller-fd | inode | temp
-//	# needs: root prelink holder cloexec-fd leaked-fd tmp-workspace shm loopdev
+//	# class: path | truncate | ioctl | metadata | device | inode | temp | isolation
+//	# effect: chmod | chown | utimes | setxattr | chattr   (class metadata)
+//	#         signal | abstract-unix | secret-env          (class isolation)
+//	# needs: root prelink holder cloexec-fd leaked-fd tmp-workspace shm loopdev sibling signal socket secret
+//	# capability: CAP_MKNOD   (what it needs root for; exactly with "needs: root")
 //	# settle: 1500ms   (wait before checking, for attempts that leave a child)
 //
 // A bad header is an error naming the file, line and field.
 //
 // An attempt may also be attempts/<name>.ts: a run_code program (header
 // lines start "// "), run by run_code's Node runtime (tools/code/noderuntime)
-// confined by the backend exactly as run_code confines it (the unprivileged
-// identity starts the runner through setpriv); $WS, $OUT and $TARGET in its
-// text are the paths. Its exit is 0 when the program completed, 1 when it
-// failed (the failure is its stderr). The capped-ABI table leaves them out.
+// under the backend's confiner exactly as run_code runs it (through spawn,
+// the channel on descriptor 3); $WS, $OUT and $TARGET in its text are the
+// paths. Its exit is 0 when the program completed, 1 when it failed (the
+// failure is its stderr). The capped-ABI and hardening tables leave them
+// out.
+//
+// # Running
+//
+// Every attempt runs through package sandbox/spawn, the executor every
+// caller uses (new session, every inherited descriptor close-on-exec, the
+// backend's confiner), never a bare exec.Command. [RunAll] runs a table's
+// attempts eight at a time; an attempt whose fixture is process-wide (a
+// descriptor without close-on-exec, the harness's SIGUSR1 trap) or global (a
+// loop device) runs alone ([Attempt.Exclusive]).
 //
 // # Checking
 //
@@ -33,43 +47,55 @@
 // a [Snapshot] of the run directory (without the workspace under
 // workspace-write, with it under read-only) and of any fixture paths (a
 // /dev/shm directory), recording kind, content hash, mode, owner, mtime,
-// symlink target, device number and user xattrs, and [Diff]s them. Fixtures
-// (a holder process, loop devices, descriptors) are stopped before the second
-// snapshot. No change is [Blocked]; a change is [GotThrough].
+// symlink target, device number, inode flags (FS_IOC_GETFLAGS) and every
+// extended attribute with its value (user.*, and trusted.* and security.*,
+// which only root can list), and [Diff]s them. A path the snapshot cannot
+// read is an error that fails the run, never "no change". Fixtures (a
+// holder process, a sibling sandbox, loop devices, descriptors, the
+// harness's socket) are stopped before the second snapshot. The harness also
+// records what reached it: a SIGUSR1 it trapped, a connection to its
+// abstract socket, its secret in the command's output. No change is
+// [Blocked]; a change is [GotThrough].
 //
 // # Admission
 //
 // A got-through is admitted only by what the backend reported ([Admit], a
 // pure function): a partial Landlock report (the probe's words or the
 // runner's stderr notice) admits truncate before ABI 3 and device ioctl
-// before ABI 5; a metadata change (class metadata, header "# effect:") is
-// admitted only when the backend's own Ungoverned list
-// (sandbox.ConfinedArgv.Ungoverned) names that effect; the host /tmp is
-// Landlock's temp area under workspace-write
-// (spec §8.5); devices are not promised by any mode (spec §1.1); a
-// descriptor the caller opened and passed, and an inode linked outside before
-// the call, are outside path confinement. Anything else is NOT ADMITTED and
-// fails TestCorpusNoUnadmittedEscape.
+// before ABI 5; a metadata change is admitted only when the backend's own
+// Ungoverned list (sandbox.ConfinedArgv.Ungoverned) names that effect; an
+// isolation effect is admitted (no mode promises it) unless the backend's
+// Isolated list (sandbox.ConfinedArgv.Isolated) claims it; the host /tmp is
+// Landlock's temp area under workspace-write (spec §8.5); devices are not
+// promised by any mode (spec §1.1); an inode linked outside before the call
+// is outside path confinement. Anything else is NOT ADMITTED and fails
+// TestCorpusNoUnadmittedEscape.
 //
 // # Backends and identities
 //
-// [Bwrap] and [Landlock] are the real sandbox.Provider restricted to one
-// backend (Landlock selected by probing the runner, as on a host without
-// bwrap); [LandlockCapped] runs the runner with --abi-cap N. Running as root,
-// every attempt runs as root and as uid 65534 (the run directory is chowned
-// to it), because the two differ: bwrap run by root keeps every capability
-// unless told otherwise, and before the profile gained --cap-drop ALL the
-// corpus saw root commands remount / read-write (remount-rw) and open an
-// outside file by handle through the workspace mount (open-by-handle).
+// [NewBackend] builds a column by name: bwrap and landlock are the real
+// sandbox.Provider restricted to one backend (Landlock selected by probing
+// the runner, as on a host without bwrap), landlock-inproc the in-process
+// launcher (package sandbox/inproc), landlock@abiN the runner with
+// --abi-cap N, and a "+harden" suffix turns the opt-in hardening on. Run by
+// root, the corpus runs as root in this process and, at the same time, as
+// uid 65534 in an agent process of that uid ([RunAs], [AgentMain]: the test
+// binary run again), so the unprivileged user's commands have an
+// unprivileged harness as their parent, exactly as when a user runs the
+// tests. Run by anyone else, it runs as that user only.
 //
 // # Golden files
 //
-// snapshots/escape.txt (attempt × backend/identity/mode) and
-// snapshots/escape-abi.txt (the corpus under ABI caps 1..7); DSHSIM_UPDATE=1
-// rewrites them. A non-root run compares against *-nonroot.txt instead.
+// snapshots/escape.txt (attempt × backend/mode per identity, then the
+// isolation attempts with the hardening on) and snapshots/escape-abi.txt
+// (the corpus under ABI caps 1..5, as the unprivileged user); DSHSIM_UPDATE=1
+// rewrites them (as root). Each identity's rows are a section
+// ([SectionPrefix]); a run that is not root compares the golden without the
+// root sections ([DropIdentity]), which need root to produce.
 //
 // # Imports
 //
-// Test tooling: it imports the sandbox it attacks (sandbox) and may import
-// any product package; no product package imports it.
+// Test tooling: it imports the sandbox it attacks (sandbox, sandbox/spawn,
+// sandbox/inproc) and may import any product package; no product package
+// imports it.
 package escape

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/dshsim/dshsim/sandbox"
 )
@@ -18,24 +19,73 @@ func short(m sandbox.Mode) string {
 	return "ww"
 }
 
-// RunAll runs every attempt under every backend, identity and mode.
-func RunAll(ctx context.Context, cfg Config, attempts []Attempt, backends []Backend, ids []Identity) ([]Result, error) {
-	var out []Result
+// RunAll runs every attempt under every backend in every mode as this
+// process's identity, cfg.Workers at a time (an [Attempt.Exclusive] one
+// alone), and returns the results in backend, mode, attempt order. The first
+// error stops the run.
+func RunAll(ctx context.Context, cfg Config, attempts []Attempt, backends []Backend) ([]Result, error) {
+	type task struct {
+		i int
+		a Attempt
+		b Backend
+		m sandbox.Mode
+	}
+	var tasks []task
 	for _, b := range backends {
-		for _, id := range ids {
-			for _, m := range Modes {
-				for _, a := range attempts {
-					r, err := RunOne(ctx, cfg, a, b, id, m)
-					if err != nil {
-						return out, fmt.Errorf("%s under %s/%s/%s: %w", a.Name, b.Name, id.Name, m, err)
-					}
-					if cfg.Logf != nil && r.Outcome != Blocked {
-						cfg.Logf("%s %s/%s/%s: %s %s %v", a.Name, b.Name, id.Name, short(m), r.Outcome, r.Why, r.Changes)
-					}
-					out = append(out, r)
-				}
+		for _, m := range Modes {
+			for _, a := range attempts {
+				tasks = append(tasks, task{len(tasks), a, b, m})
 			}
 		}
+	}
+	workers := cfg.Workers
+	if workers <= 0 {
+		workers = 8
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	out := make([]Result, len(tasks))
+	var (
+		mu       sync.Mutex
+		firstErr error
+		wg       sync.WaitGroup
+	)
+	queue := make(chan task)
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for t := range queue {
+				lock, unlock := exclusive.RLock, exclusive.RUnlock
+				if t.a.Exclusive() {
+					lock, unlock = exclusive.Lock, exclusive.Unlock
+				}
+				lock()
+				r, err := RunOne(ctx, cfg, t.a, t.b, t.m)
+				unlock()
+				mu.Lock()
+				if err != nil && firstErr == nil {
+					firstErr = fmt.Errorf("%s under %s/%s/%s: %w", t.a.Name, t.b.Name, Self().Name, t.m, err)
+					cancel()
+				}
+				mu.Unlock()
+				out[t.i] = r
+				if cfg.Logf != nil && err == nil && r.Outcome != Blocked {
+					cfg.Logf("%s %s/%s/%s: %s %s %v", t.a.Name, t.b.Name, r.Identity, short(t.m), r.Outcome, r.Why, r.Changes)
+				}
+			}
+		}()
+	}
+	for _, t := range tasks {
+		if ctx.Err() != nil {
+			break
+		}
+		queue <- t
+	}
+	close(queue)
+	wg.Wait()
+	if firstErr != nil {
+		return nil, firstErr
 	}
 	return out, nil
 }
@@ -52,8 +102,44 @@ func Unadmitted(rs []Result) []Result {
 	return bad
 }
 
-// Table renders the results as the golden table: one row per attempt, one
-// column per backend/identity/mode, then a footnote per notable cell.
+// Section markers of the golden tables: each identity's rows start with
+// SectionPrefix + the identity's name and end at the next section or at
+// SectionEnd, so a run that cannot take an identity (root) compares the
+// golden without that identity's sections ([DropIdentity]).
+const (
+	SectionPrefix = "[identity: "
+	SectionEnd    = "[end of identities]"
+)
+
+// DropIdentity removes the sections of identity name from a rendered table
+// (see [SectionPrefix]).
+func DropIdentity(text, name string) string {
+	var b strings.Builder
+	dropping := false
+	for _, line := range strings.SplitAfter(text, "\n") {
+		switch {
+		case strings.HasPrefix(line, SectionPrefix):
+			dropping = strings.HasPrefix(line, SectionPrefix+name+" ")
+		case strings.HasPrefix(line, SectionEnd):
+			dropping = false
+		}
+		if !dropping {
+			b.WriteString(line)
+		}
+	}
+	return b.String()
+}
+
+func identityLabel(id Identity) string {
+	if id.Name == Root.Name {
+		return "root = uid 0"
+	}
+	return "user = an unprivileged uid (65534 when the harness is root)"
+}
+
+// Table renders the results as a golden table: the backends' reports, then
+// per identity a section with one row per attempt, one column per
+// backend/mode, and a footnote per notable cell, then the attacks.
 func Table(title string, attempts []Attempt, backends []Backend, ids []Identity, rs []Result) []byte {
 	idx := map[string]Result{}
 	for _, r := range rs {
@@ -61,21 +147,20 @@ func Table(title string, attempts []Attempt, backends []Backend, ids []Identity,
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s\n", title)
-	fmt.Fprintf(&b, "%d attempts; after each run the host checks the outside paths for existence, kind, content, mode, owner, mtime and user xattrs\n", len(attempts))
+	fmt.Fprintf(&b, "%d attempts, each run through sandbox/spawn (new session, descriptors close-on-exec, the backend's confiner); after each run\n", len(attempts))
+	b.WriteString("the host checks the outside paths for existence, kind, content, mode, owner, mtime, inode flags and extended attributes\n")
+	b.WriteString("(names and values, every namespace the identity can list: user, and trusted and security for root), and what the harness saw\n")
 	b.WriteString("cells: blocked | GOT = got through (see the footnote: admitted by the report, or NOT ADMITTED) | n/a | runner-failed\n")
-	b.WriteString("columns: backend/identity/mode; ro = read-only (any write counts, inside the workspace too), ww = workspace-write\n")
-	idNames := make([]string, len(ids))
-	for i, id := range ids {
-		idNames[i] = id.Name
-		if id.Name == "root" {
-			idNames[i] = "root = uid 0"
-		} else {
-			idNames[i] = fmt.Sprintf("user = uid %d", id.UID)
-		}
+	b.WriteString("columns: backend/mode; ro = read-only (any write counts, inside the workspace too), ww = workspace-write\n")
+	b.WriteString("n/a: attempts marked \"needs: root\" run only as root (the attacks list names the capability each needs).\n\nbackend reports:\n")
+	nameW := len("attempt")
+	for _, a := range attempts {
+		nameW = max(nameW, len(a.Name))
 	}
-	fmt.Fprintf(&b, "identities: %s\n\nbackend reports:\n", strings.Join(idNames, ", "))
+	repW := 16
 	for _, be := range backends {
-		fmt.Fprintf(&b, "  %-14s %s", be.Name, be.Report.Enforcement)
+		repW = max(repW, len(be.Name)+1)
+		fmt.Fprintf(&b, "  %-*s %s", repW, be.Name, be.Report.Enforcement)
 		if be.Report.Probe != "" {
 			fmt.Fprintf(&b, "  probe %q", be.Report.Probe)
 		}
@@ -93,47 +178,42 @@ func Table(title string, attempts []Attempt, backends []Backend, ids []Identity,
 		}
 		fmt.Fprintf(&b, "  temp area %s\n", be.Report.TempArea)
 		for _, u := range be.Report.Ungoverned {
-			fmt.Fprintf(&b, "  %-14s ungoverned: %s\n", "", u)
+			fmt.Fprintf(&b, "  %-*s ungoverned: %s\n", repW, "", u)
 		}
-	}
-	nameW := len("attempt")
-	for _, a := range attempts {
-		if len(a.Name) > nameW {
-			nameW = len(a.Name)
+		for _, u := range be.Report.Isolated {
+			fmt.Fprintf(&b, "  %-*s isolates: %s\n", repW, "", u)
 		}
 	}
 	const cell = 8
-	groupW := cell * len(Modes)
-	b.WriteString("\n")
-	fmt.Fprintf(&b, "%-*s  %-9s", nameW, "attempt", "class")
-	for _, be := range backends {
-		for _, id := range ids {
-			fmt.Fprintf(&b, " %-*s", groupW, be.Name+"/"+id.Name)
+	groupW := func(be Backend) int { return max(cell*len(Modes), len(be.Name)+1) }
+	pad := func(be Backend) string { return strings.Repeat(" ", groupW(be)-cell*len(Modes)) }
+	for _, id := range ids {
+		fmt.Fprintf(&b, "\n%s%s (%s)]\n", SectionPrefix, id.Name, identityLabel(id))
+		fmt.Fprintf(&b, "%-*s  %-9s", nameW, "attempt", "class")
+		for _, be := range backends {
+			fmt.Fprintf(&b, " %-*s", groupW(be), be.Name)
 		}
-	}
-	b.WriteString("\n")
-	fmt.Fprintf(&b, "%-*s  %-9s", nameW, "", "")
-	for range backends {
-		for range ids {
+		b.WriteString("\n")
+		fmt.Fprintf(&b, "%-*s  %-9s", nameW, "", "")
+		for _, be := range backends {
 			b.WriteString(" ")
 			for _, m := range Modes {
 				fmt.Fprintf(&b, "%-*s", cell, short(m))
 			}
+			b.WriteString(pad(be))
 		}
-	}
-	b.WriteString("\n")
-	var notes []string
-	for _, a := range attempts {
-		fmt.Fprintf(&b, "%-*s  %-9s", nameW, a.Name, a.Class)
-		for _, be := range backends {
-			for _, id := range ids {
+		b.WriteString("\n")
+		var notes []string
+		for _, a := range attempts {
+			fmt.Fprintf(&b, "%-*s  %-9s", nameW, a.Name, a.Class)
+			for _, be := range backends {
 				b.WriteString(" ")
 				for _, m := range Modes {
 					r, ok := idx[a.Name+"|"+be.Name+"|"+id.Name+"|"+string(m)]
 					c := "-"
 					if ok {
 						c = string(r.Outcome)
-						where := fmt.Sprintf("%s %s/%s/%s", a.Name, be.Name, id.Name, short(m))
+						where := fmt.Sprintf("%s %s/%s", a.Name, be.Name, short(m))
 						switch r.Outcome {
 						case GotThrough:
 							c += "*"
@@ -148,20 +228,24 @@ func Table(title string, attempts []Attempt, backends []Backend, ids []Identity,
 					}
 					fmt.Fprintf(&b, "%-*s", cell, c)
 				}
+				b.WriteString(pad(be))
+			}
+			b.WriteString("\n")
+		}
+		if len(notes) > 0 {
+			fmt.Fprintf(&b, "\nfootnotes (* cells, %s):\n", id.Name)
+			for _, n := range notes {
+				b.WriteString(n + "\n")
 			}
 		}
-		b.WriteString("\n")
 	}
-	b.WriteString("\nn/a: attempts marked \"needs: root\" run only as root.\n")
-	if len(notes) > 0 {
-		b.WriteString("\nfootnotes (* cells):\n")
-		for _, n := range notes {
-			b.WriteString(n + "\n")
-		}
-	}
-	b.WriteString("\nattacks:\n")
+	b.WriteString("\n" + SectionEnd + "\n\nattacks:\n")
 	for _, a := range attempts {
-		fmt.Fprintf(&b, "  %-*s  %s\n", nameW, a.Name, a.Attack)
+		fmt.Fprintf(&b, "  %-*s  %s", nameW, a.Name, a.Attack)
+		if a.Capability != "" {
+			fmt.Fprintf(&b, " [as root only: needs %s]", a.Capability)
+		}
+		b.WriteString("\n")
 	}
 	return []byte(b.String())
 }

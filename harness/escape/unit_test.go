@@ -6,8 +6,11 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/dshsim/dshsim/harness/escape"
 	"github.com/dshsim/dshsim/sandbox"
+	"github.com/dshsim/dshsim/sandbox/sandboxtest"
 )
 
 func TestParseAttemptRejectsBadHeadersNamingFileLineAndField(t *testing.T) {
@@ -20,7 +23,14 @@ func TestParseAttemptRejectsBadHeadersNamingFileLineAndField(t *testing.T) {
 		{"unknown fixture", "x.sh", "# attack: a\n# needs: root gpu\n", "x.sh:2: needs: unknown fixture \"gpu\""},
 		{"bad settle", "x.sh", "# attack: a\n# settle: forever\n", "x.sh:2: settle:"},
 		{"metadata without effect", "x.sh", "# attack: a\n# class: metadata\n", "x.sh:1: effect: missing"},
-		{"unknown effect", "x.sh", "# attack: a\n# class: metadata\n# effect: chattr\n", "x.sh:3: effect: want chmod"},
+		{"unknown effect", "x.sh", "# attack: a\n# class: metadata\n# effect: teleport\n", `x.sh:3: effect: class metadata wants one of chmod, chown, utimes, setxattr, chattr, got "teleport"`},
+		{"isolation without effect", "x.sh", "# attack: a\n# class: isolation\n", "x.sh:1: effect: missing (class isolation names its operation: one of signal, abstract-unix, secret-env)"},
+		{"an isolation effect on a metadata attempt", "x.sh", "# attack: a\n# class: metadata\n# effect: signal\n", `x.sh:3: effect: class metadata wants one of`},
+		{"an effect on a path attempt", "x.sh", "# attack: a\n# effect: chmod\n", "x.sh:2: effect: only classes metadata and isolation name an effect, not path"},
+		{"root without the capability it needs", "x.sh", "# attack: a\n# needs: root\n", "x.sh:1: capability: an attempt names the capability it needs root for exactly when it needs root"},
+		{"a capability without root", "x.sh", "# attack: a\n# capability: CAP_MKNOD\n", "x.sh:1: capability: an attempt names the capability"},
+		{"a capability that is not one", "x.sh", "# attack: a\n# needs: root\n# capability: mknod\n", `x.sh:3: capability: want a capability name like CAP_MKNOD, got "mknod"`},
+		{"unknown fixture among new ones", "x.sh", "# attack: a\n# needs: sibling signal socket secret gpu\n", "x.sh:2: needs: unknown fixture \"gpu\""},
 		{"unknown field", "x.sh", "# attack: a\n# colour: red\n", "x.sh:2: unknown header field \"colour\""},
 		{"header without key", "x.sh", "# attack: a\n# just words\n", "x.sh:2: header line has no"},
 		{"wrong file name", "x.txt", "# attack: a\n", "attempt files are named <name>.sh (a script) or <name>.ts (a run_code program)"},
@@ -37,11 +47,11 @@ func TestParseAttemptRejectsBadHeadersNamingFileLineAndField(t *testing.T) {
 }
 
 func TestParseAttemptReadsEveryField(t *testing.T) {
-	a, err := escape.ParseAttempt("attempts/x.sh", []byte("# attack: do it\n# class: device\n# needs: root loopdev\n# settle: 1s\necho\n"))
+	a, err := escape.ParseAttempt("attempts/x.sh", []byte("# attack: do it\n# class: device\n# needs: root loopdev\n# capability: CAP_MKNOD\n# settle: 1s\necho\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a.Name != "x" || a.Attack != "do it" || a.Class != escape.ClassDevice || !a.Need("loopdev") || a.Settle.Seconds() != 1 || a.Program {
+	if a.Name != "x" || a.Attack != "do it" || a.Class != escape.ClassDevice || !a.Need("loopdev") || a.Capability != "CAP_MKNOD" || a.Settle.Seconds() != 1 || a.Program {
 		t.Fatalf("%+v", a)
 	}
 	p, err := escape.ParseAttempt("attempts/y.ts", []byte("// attack: from a program\n// settle: 2s\nreturn 1;\n"))
@@ -59,6 +69,7 @@ func TestAdmit(t *testing.T) {
 	full := escape.Report{Enforcement: sandbox.Full, ABI: 5, TempArea: escape.TempHost, Ungoverned: ungoverned}
 	partial2 := escape.Report{Enforcement: sandbox.Partial, ABI: 2, TempArea: escape.TempHost}
 	bwrap := escape.Report{Enforcement: sandbox.Full, TempArea: escape.TempFresh}
+	isolating := escape.Report{Enforcement: sandbox.Full, TempArea: escape.TempFresh, Isolated: []string{"signal: its own PID namespace"}}
 	cases := []struct {
 		name   string
 		class  escape.Class
@@ -80,6 +91,10 @@ func TestAdmit(t *testing.T) {
 		{"host /tmp is not writable under read-only", escape.ClassTemp, "", sandbox.ReadOnly, full, false, false},
 		{"bwrap's temp area is a fresh tmpfs, so a host /tmp write is not admitted", escape.ClassTemp, "", sandbox.WorkspaceWrite, bwrap, false, false},
 		{"devices are not promised", escape.ClassDevice, "", sandbox.WorkspaceWrite, full, false, true},
+		{"chattr is admitted once Landlock lists it", escape.ClassMetadata, "chattr", sandbox.WorkspaceWrite, full, false, true},
+		{"signalling the harness is not promised by any mode", escape.ClassIsolation, "signal", sandbox.ReadOnly, full, false, true},
+		{"a backend that claims to isolate signals may not let one through", escape.ClassIsolation, "signal", sandbox.ReadOnly, isolating, false, false},
+		{"a claim about signals does not cover the environment", escape.ClassIsolation, "secret-env", sandbox.ReadOnly, isolating, false, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -91,16 +106,33 @@ func TestAdmit(t *testing.T) {
 }
 
 func TestDiffSeesEveryKindOfChange(t *testing.T) {
-	dir := t.TempDir()
+	dir := sandboxtest.TempDir(t, "dshsim-diff-") // a file system with user xattrs and inode flags, unlike some /tmp
 	f := filepath.Join(dir, "f")
 	for name, mutate := range map[string]func() error{
 		"f: content":   func() error { return os.WriteFile(f, []byte("changed"), 0o644) },
 		"f: mode":      func() error { return os.Chmod(f, 0o600) },
 		"f: removed":   func() error { return os.Remove(f) },
 		"new: created": func() error { return os.WriteFile(filepath.Join(dir, "new"), nil, 0o644) },
+		"f: xattr":     func() error { return unix.Setxattr(f, "user.dshsim", []byte("changed"), 0) },
+		"f: flags": func() error {
+			fd, err := unix.Open(f, unix.O_RDONLY, 0)
+			if err != nil {
+				return err
+			}
+			defer unix.Close(fd)
+			cur, err := unix.IoctlGetInt(fd, unix.FS_IOC_GETFLAGS)
+			if err != nil {
+				return err
+			}
+			return unix.IoctlSetPointerInt(fd, unix.FS_IOC_SETFLAGS, cur|0x40) // no-dump, which the owner may set
+		},
 	} {
 		t.Run(name, func(t *testing.T) {
+			os.Remove(f) // a fresh inode: no flags, no attributes
 			if err := os.WriteFile(f, []byte("x"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := unix.Setxattr(f, "user.dshsim", []byte("original"), 0); err != nil {
 				t.Fatal(err)
 			}
 			os.Remove(filepath.Join(dir, "new"))
@@ -125,5 +157,34 @@ func TestDiffSeesEveryKindOfChange(t *testing.T) {
 				t.Fatalf("changes %v, want %q", got, name)
 			}
 		})
+	}
+}
+
+// TestTakeFailsInsteadOfSeeingNoChange: a path the snapshot cannot read is
+// an error, never an entry that compares equal.
+func TestTakeFailsInsteadOfSeeingNoChange(t *testing.T) {
+	if _, err := escape.Take(map[string]string{"mem": "/proc/self/mem"}, nil); err == nil {
+		t.Fatal("Take of an unreadable file returned no error")
+	}
+}
+
+func TestDropIdentity(t *testing.T) {
+	text := "title\n\n" + escape.SectionPrefix + "root (root = uid 0)]\nroot row\n\n" + escape.SectionPrefix + "user (user = x)]\nuser row\n\n" + escape.SectionEnd + "\n\nattacks\n"
+	want := "title\n\n" + escape.SectionPrefix + "user (user = x)]\nuser row\n\n" + escape.SectionEnd + "\n\nattacks\n"
+	if got := escape.DropIdentity(text, "root"); got != want {
+		t.Errorf("DropIdentity:\n%s\nwant:\n%s", got, want)
+	}
+	if got := escape.DropIdentity(text, "nobody"); got != text {
+		t.Errorf("dropping an absent identity changed the text:\n%s", got)
+	}
+}
+
+func TestSelect(t *testing.T) {
+	all := []escape.Attempt{{Name: "a"}, {Name: "b"}, {Name: "c"}}
+	if got, err := escape.Select(all, []string{"c", "a"}); err != nil || len(got) != 2 || got[0].Name != "a" || got[1].Name != "c" {
+		t.Errorf("Select(c, a) = %v, %v; want a, c in corpus order", got, err)
+	}
+	if _, err := escape.Select(all, []string{"a", "zz"}); err == nil {
+		t.Error("Select of an unknown attempt did not fail")
 	}
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/dshsim/dshsim/harness/escape"
 	"github.com/dshsim/dshsim/sandbox"
+	"github.com/dshsim/dshsim/sandbox/inproc"
 )
 
 // Marker starts every console line the agent writes.
@@ -23,7 +24,8 @@ const Marker = "@@DSHSIM "
 
 // Record is one console line of the agent (JSON after Marker).
 type Record struct {
-	// Kind is kernel, abi, runner-probe, probe, provider or end.
+	// Kind is kernel, abi, runner-probe, probe, inproc, inproc-probe,
+	// provider or end.
 	Kind string `json:"kind"`
 	// Name is the probe name (kind probe).
 	Name string `json:"name,omitempty"`
@@ -42,7 +44,12 @@ type Guest struct {
 	ABI         Record
 	RunnerProbe Record
 	Results     []ProbeResult
-	Provider    Record
+	// Inproc is the in-process launcher's enforcement (kind inproc; Stdout
+	// full or partial), InprocResults its probe runs; empty where the agent
+	// did not run the in-process path (the guests).
+	Inproc        Record
+	InprocResults []ProbeResult
+	Provider      Record
 	// Complete says the end record was seen.
 	Complete bool
 }
@@ -61,15 +68,34 @@ func Agent(ctx context.Context, env Env, provider bool, w io.Writer) error {
 	emit(Record{Kind: "kernel", Stdout: strings.TrimSpace(string(uname))})
 	emit(run(ctx, "abi", env.Runner, "--abi"))
 	emit(run(ctx, "runner-probe", env.Runner, "--probe"))
-	rs, err := RunProbes(ctx, env)
+	rs, err := RunProbes(ctx, env, nil)
 	if err != nil {
 		return err
 	}
 	for _, r := range rs {
 		emit(Record{Kind: "probe", Name: r.Name, Exit: r.Exit, Changed: r.Changed, Stdout: r.Stdout, Stderr: r.Stderr})
 	}
+	if env.InProcess {
+		l, err := inproc.NewWithOptions(inproc.Options{ABICap: env.Cap})
+		if err != nil {
+			return fmt.Errorf("in-process launcher: %w", err)
+		}
+		defer l.Close()
+		emit(Record{Kind: "inproc", Stdout: string(l.Enforcement())})
+		rs, err := RunProbes(ctx, env, l)
+		if err != nil {
+			return fmt.Errorf("in-process: %w", err)
+		}
+		for _, r := range rs {
+			emit(Record{Kind: "inproc-probe", Name: r.Name, Exit: r.Exit, Changed: r.Changed, Stdout: r.Stdout, Stderr: r.Stderr})
+		}
+	}
 	if provider {
-		emit(providerCheck(ctx, env))
+		r, err := providerCheck(ctx, env)
+		if err != nil {
+			return fmt.Errorf("provider: %w", err)
+		}
+		emit(r)
 	}
 	emit(Record{Kind: "end"})
 	return nil
@@ -97,31 +123,41 @@ func run(ctx context.Context, kind string, argv ...string) Record {
 
 // providerCheck asks the real provider (default Linux chain: bwrap, then
 // Landlock) to confine a write outside the workspace, and runs it if it can.
-// Stdout is "unavailable <code>: <message>" or "<backend> <enforcement>".
-func providerCheck(ctx context.Context, env Env) Record {
+// Stdout is "unavailable <code>: <message>" or "<backend> <enforcement>". A
+// layout or snapshot that fails is an error (never "no change").
+func providerCheck(ctx context.Context, env Env) (Record, error) {
 	dir := filepath.Join(env.Base, "provider")
 	ws, out := filepath.Join(dir, "ws"), filepath.Join(dir, "out")
-	_ = os.MkdirAll(ws, 0o755)
-	_ = os.MkdirAll(out, 0o755)
+	for _, d := range []string{ws, out} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return Record{}, err
+		}
+	}
 	defer os.RemoveAll(dir)
 	p, err := sandbox.NewProvider(sandbox.Config{LauncherPath: env.Runner})
 	if err != nil {
-		return Record{Kind: "provider", Exit: -1, Stdout: "config error", Stderr: err.Error()}
+		return Record{Kind: "provider", Exit: -1, Stdout: "config error", Stderr: err.Error()}, nil
 	}
 	ca, err := p.Confine(ctx, []string{env.Probe, "write", filepath.Join(out, "new")}, sandbox.Policy{Mode: sandbox.WorkspaceWrite, WorkspaceRoot: ws})
 	var ue *sandbox.UnavailableError
 	if errors.As(err, &ue) {
-		return Record{Kind: "provider", Exit: -1, Stdout: "unavailable " + ue.Code() + ": " + ue.Error()}
+		return Record{Kind: "provider", Exit: -1, Stdout: "unavailable " + ue.Code() + ": " + ue.Error()}, nil
 	}
 	if err != nil {
-		return Record{Kind: "provider", Exit: -1, Stdout: "error", Stderr: err.Error()}
+		return Record{Kind: "provider", Exit: -1, Stdout: "error", Stderr: err.Error()}, nil
 	}
-	before, _ := escape.Take(map[string]string{"out": out}, nil)
+	before, err := escape.Take(map[string]string{"out": out}, nil)
+	if err != nil {
+		return Record{}, err
+	}
 	r := run(ctx, "provider", ca.Argv...)
-	after, _ := escape.Take(map[string]string{"out": out}, nil)
+	after, err := escape.Take(map[string]string{"out": out}, nil)
+	if err != nil {
+		return Record{}, err
+	}
 	r.Changed = len(escape.Diff(before, after)) > 0
 	r.Stdout = ca.Backend + " " + string(ca.Enforcement) + " | " + r.Stdout
-	return r
+	return r, nil
 }
 
 // ParseConsole reads the agent's records from a serial console capture
@@ -158,6 +194,13 @@ func ParseConsole(name string, data []byte) (Guest, error) {
 				return g, fmt.Errorf("%s:%d: field name: missing in probe record", name, n)
 			}
 			g.Results = append(g.Results, ProbeResult{Name: r.Name, Exit: r.Exit, Changed: r.Changed, Stdout: r.Stdout, Stderr: r.Stderr})
+		case "inproc":
+			g.Inproc = r
+		case "inproc-probe":
+			if r.Name == "" {
+				return g, fmt.Errorf("%s:%d: field name: missing in inproc-probe record", name, n)
+			}
+			g.InprocResults = append(g.InprocResults, ProbeResult{Name: r.Name, Exit: r.Exit, Changed: r.Changed, Stdout: r.Stdout, Stderr: r.Stderr})
 		case "provider":
 			g.Provider = r
 		case "end":

@@ -29,15 +29,22 @@ export PATH=/bin
 // difference to a matrix boot is the cost of the probes themselves.
 const BaselineInit = "#!/bin/busybox sh\n/bin/busybox poweroff -f\n"
 
-// Initramfs builds a gzip'd newc cpio (cpio -o -H newc | gzip) holding
-// /init, /bin/busybox and the given static binaries (name -> host path) in
-// /bin, written to dst.
+// Initramfs builds a gzip'd newc cpio (cpio -o -H newc -R 0:0 | gzip)
+// holding /init, /bin/busybox and the given static binaries (name -> host
+// path) in /bin, every entry owned by root and / mode 0755, written to dst.
 func Initramfs(ctx context.Context, dst, busybox, init string, bins map[string]string) error {
 	stage, err := os.MkdirTemp(filepath.Dir(dst), "initramfs-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(stage)
+	// The stage becomes the guest's /: world-searchable, and (cpio -R 0:0)
+	// root's, whoever builds it. The runner drops every capability, so the
+	// guest's root can no longer traverse a / that only another uid may
+	// (MkdirTemp makes it 0700, owned by the builder).
+	if err := os.Chmod(stage, 0o755); err != nil {
+		return err
+	}
 	for _, d := range []string{"bin", "proc", "sys", "dev", "tmp", "var/tmp"} {
 		if err := os.MkdirAll(filepath.Join(stage, d), 0o755); err != nil {
 			return err
@@ -61,7 +68,7 @@ func Initramfs(ctx context.Context, dst, busybox, init string, bins map[string]s
 	if err := os.WriteFile(filepath.Join(stage, "init"), []byte(init), 0o755); err != nil {
 		return err
 	}
-	cmd := exec.CommandContext(ctx, "sh", "-c", `find . | LC_ALL=C sort | cpio -o -H newc --quiet | gzip -9 > "$1"`, "sh", dst)
+	cmd := exec.CommandContext(ctx, "sh", "-c", `find . | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet | gzip -9 > "$1"`, "sh", dst)
 	cmd.Dir = stage
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("cpio: %v\n%s", err, out)

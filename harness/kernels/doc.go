@@ -10,8 +10,20 @@
 // outside, truncate outside (ABI 3), rename and link across workspace
 // directories (REFER, ABI 2), hard link and rename out, mkfifo, unlink,
 // re-exec then write, chmod, and a device ioctl (ABI 5). Each runs in a fresh
-// layout; the effect location is snapshotted before and after. [Cell] turns a
-// result into ok / denied / refused / GAP / 125 / reached / blocked.
+// layout; the effect location is snapshotted before and after (a snapshot
+// that fails stops the agent: no end record, so the column fails, never "no
+// change"). [Cell] turns a result into ok / denied / refused / GAP / 125 /
+// reached / blocked.
+//
+// # The in-process path
+//
+// In layer 1 (Env.InProcess) the agent also runs every probe through the
+// in-process launcher (package sandbox/inproc, Options.ABICap = the
+// column's cap) by way of sandbox/spawn, the executor every caller uses;
+// those rows form a second block of the matrix. Their gaps are admitted by
+// the launcher's own report ([AdmitInprocGap]: it prints no notice), and
+// [Check] fails a column where the in-process path and the runner disagree
+// on any probe or on the enforcement. The guests run only the runner.
 //
 // # Agent and console
 //
@@ -31,8 +43,9 @@
 // machine's apt state is untouched, and unpacks them with dpkg -x.
 // [Initramfs] packs busybox, /init ([InitScript]) and static
 // (CGO_ENABLED=0) builds of landlock-run, escape-probe and matrix-agent with
-// cpio -o -H newc | gzip. [Boot] runs qemu-system-x86_64 (software emulation,
-// two vCPUs) and returns the console and the wall time.
+// cpio -o -H newc -R 0:0 | gzip (every entry root's, / searchable, whoever
+// builds it). [Boot] runs qemu-system-x86_64 (software emulation, two vCPUs)
+// and returns the console and the wall time.
 //
 // # Checks
 //

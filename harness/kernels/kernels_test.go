@@ -2,6 +2,7 @@ package kernels_test
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -241,5 +242,100 @@ func TestKernelMatrixHasNoProblem(t *testing.T) {
 		if strings.Contains(l, "PROBLEM:") {
 			t.Error(strings.TrimSpace(l))
 		}
+	}
+}
+
+// TestInProcessPathIsHeldToTheRunnersReport: the in-process rows of a
+// column are admitted by the launcher's own report (it prints no notice),
+// and Check fails a column whose in-process path disagrees with the runner
+// or reports another enforcement.
+func TestInProcessPathIsHeldToTheRunnersReport(t *testing.T) {
+	trunc := kernels.Probe{Name: "truncate-outside", Right: "truncate", Since: 3}
+	c := col("7", 2, true)
+	c.Guest.Inproc = kernels.Record{Kind: "inproc", Stdout: "partial"}
+	if ok, why := kernels.AdmitInprocGap(trunc, c); !ok {
+		t.Errorf("a truncate gap under a partial in-process report at ABI 2: %s", why)
+	}
+	c.Guest.Inproc.Stdout = "full"
+	if ok, _ := kernels.AdmitInprocGap(trunc, c); ok {
+		t.Error("a truncate gap under a full in-process report was admitted")
+	}
+
+	var results []kernels.ProbeResult
+	for _, p := range kernels.Probes {
+		results = append(results, kernels.ProbeResult{Name: p.Name, Exit: 1, Stdout: p.Args[0] + ": EACCES (permission denied)"})
+	}
+	base := kernels.Guest{ABI: kernels.Record{Kind: "abi", Stdout: "landlock: kernel ABI 7"}, Results: results, Complete: true,
+		Inproc: kernels.Record{Kind: "inproc", Stdout: "full"}, InprocResults: append([]kernels.ProbeResult(nil), results...)}
+	same := kernels.Check([]kernels.Column{{Name: "host", Layer: 1, Guest: base}})
+	for _, p := range same {
+		if strings.Contains(p, "in-process") {
+			t.Errorf("agreeing paths: %s", p)
+		}
+	}
+	differ := base
+	differ.InprocResults = append([]kernels.ProbeResult(nil), results...)
+	differ.InprocResults[1] = kernels.ProbeResult{Name: results[1].Name, Exit: 0, Changed: true, Stdout: "write: ok"}
+	differ.Inproc.Stdout = "partial"
+	joined := strings.Join(kernels.Check([]kernels.Column{{Name: "host", Layer: 1, Guest: differ}}), "\n")
+	for _, want := range []string{"in-process write-outside went through", "the two Landlock paths must agree", `the in-process path reports "partial" where the runner reports full`} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("problems %q lack %q", joined, want)
+		}
+	}
+}
+
+func TestParseConsoleReadsTheInProcessRecords(t *testing.T) {
+	console := kernels.Marker + `{"kind":"inproc","exit":0,"stdout":"partial"}` + "\n" +
+		kernels.Marker + `{"kind":"inproc-probe","name":"write-outside","exit":1,"stdout":"write: EACCES"}` + "\n" +
+		kernels.Marker + `{"kind":"end","exit":0}` + "\n"
+	g, err := kernels.ParseConsole("c", []byte(console))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Inproc.Stdout != "partial" || len(g.InprocResults) != 1 || g.InprocResults[0].Name != "write-outside" {
+		t.Errorf("guest %+v", g)
+	}
+	if _, err := kernels.ParseConsole("c", []byte(kernels.Marker+`{"kind":"inproc-probe","exit":1}`+"\n")); err == nil || !strings.Contains(err.Error(), "c:1: field name: missing in inproc-probe record") {
+		t.Errorf("an inproc-probe record without a name: %v", err)
+	}
+}
+
+// TestInitramfsEntriesAreRootsAndSearchable: whoever builds the initramfs,
+// its / is mode 0755 and every entry belongs to root. The runner drops every
+// capability, so a guest root could not exec /bin/escape-probe under a /
+// that only the building user may traverse (os.MkdirTemp makes it 0700),
+// which is what a build by uid 65534 produced.
+func TestInitramfsEntriesAreRootsAndSearchable(t *testing.T) {
+	for _, tool := range []string{"cpio", "gzip"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("needs %s (apt-get install %s)", tool, tool)
+		}
+	}
+	dir := t.TempDir()
+	fake := filepath.Join(dir, "busybox")
+	if err := os.WriteFile(fake, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dst := filepath.Join(dir, "initrd.gz")
+	if err := kernels.Initramfs(context.Background(), dst, fake, kernels.BaselineInit, map[string]string{"escape-probe": fake}); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("sh", "-c", `gzip -dc "$1" | cpio -itv --numeric-uid-gid --quiet`, "sh", dst).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	for _, l := range lines {
+		f := strings.Fields(l)
+		if len(f) < 9 || f[2] != "0" || f[3] != "0" {
+			t.Errorf("entry not root's: %q", l)
+		}
+		if f[len(f)-1] == "." && f[0] != "drwxr-xr-x" {
+			t.Errorf("/ is %s, want drwxr-xr-x", f[0])
+		}
+	}
+	if len(lines) < 5 {
+		t.Fatalf("listing %q", out)
 	}
 }

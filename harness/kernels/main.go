@@ -52,11 +52,12 @@ func BuildStatic(ctx context.Context, root, dir string) (map[string]string, erro
 }
 
 // Layer1 runs the agent on this machine for caps 1..7 and uncapped (with the
-// real provider) and returns the columns.
+// real provider), each also through the in-process path, and returns the
+// columns.
 func Layer1(ctx context.Context, bins map[string]string, base string) ([]Column, error) {
 	var cols []Column
 	for cap := 1; cap <= 8; cap++ {
-		env := Env{Runner: bins["landlock-run"], Probe: bins["escape-probe"], Base: filepath.Join(base, fmt.Sprintf("l1-%d", cap))}
+		env := Env{Runner: bins["landlock-run"], Probe: bins["escape-probe"], Base: filepath.Join(base, fmt.Sprintf("l1-%d", cap)), InProcess: true}
 		name := fmt.Sprintf("cap%d", cap)
 		if cap == 8 {
 			name = "host"

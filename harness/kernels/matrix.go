@@ -56,8 +56,18 @@ func (c Column) Notice() bool {
 	return false
 }
 
-func (c Column) result(name string) (ProbeResult, bool) {
-	for _, r := range c.Guest.Results {
+func (c Column) result(name string) (ProbeResult, bool) { return find(c.Guest.Results, name) }
+
+// inprocResult is the in-process path's run of probe name.
+func (c Column) inprocResult(name string) (ProbeResult, bool) {
+	return find(c.Guest.InprocResults, name)
+}
+
+// InProcess says the agent ran the in-process path in this column.
+func (c Column) InProcess() bool { return c.Guest.Inproc.Kind != "" }
+
+func find(rs []ProbeResult, name string) (ProbeResult, bool) {
+	for _, r := range rs {
 		if r.Name == name {
 			return r, true
 		}
@@ -66,11 +76,23 @@ func (c Column) result(name string) (ProbeResult, bool) {
 }
 
 // AdmitGap says whether a GAP of probe p in column c is admitted by what the
-// Landlock backend reports: the runner's partial notice when p's right is
+// Landlock runner reports: the runner's partial notice when p's right is
 // newer than the governed ABI (truncate before 3, device ioctl before 5), or
 // the Landlock dialect's Ungoverned list (sandbox.DialectOf) naming p's
 // effect. Pure.
 func AdmitGap(p Probe, c Column) (bool, string) {
+	return admitGap(p, c.Notice(), "partial notice", c.Governed())
+}
+
+// AdmitInprocGap is [AdmitGap] for the in-process path, whose report is the
+// launcher's enforcement (it prints no notice). Pure.
+func AdmitInprocGap(p Probe, c Column) (bool, string) {
+	return admitGap(p, c.Guest.Inproc.Stdout == string(sandbox.Partial), "reported partial", c.Governed())
+}
+
+// admitGap admits a gap of p by the Ungoverned list, or by a partial report
+// (named by what) when p's right is newer than the governed ABI.
+func admitGap(p Probe, partial bool, what string, governed int) (bool, string) {
 	if p.Effect != "" {
 		d, _ := sandbox.DialectOf(sandbox.BackendLandlock)
 		for _, u := range d.Ungoverned {
@@ -79,13 +101,23 @@ func AdmitGap(p Probe, c Column) (bool, string) {
 			}
 		}
 	}
-	if c.Notice() && p.Since > c.Governed() {
-		return true, fmt.Sprintf("admitted: partial notice, and %s is ABI %d > governed ABI %d", p.Right, p.Since, c.Governed())
+	if partial && p.Since > governed {
+		return true, fmt.Sprintf("admitted: %s, and %s is ABI %d > governed ABI %d", what, p.Right, p.Since, governed)
 	}
-	if c.Notice() {
-		return false, fmt.Sprintf("NOT ADMITTED: the partial notice admits only rights newer than ABI %d, and %s is not one", c.Governed(), p.Name)
+	if partial {
+		return false, fmt.Sprintf("NOT ADMITTED: the %s admits only rights newer than ABI %d, and %s is not one", what, governed, p.Name)
 	}
-	return false, "NOT ADMITTED: no partial notice (the runner claims full enforcement)"
+	return false, "NOT ADMITTED: no " + what + " (it claims full enforcement)"
+}
+
+// inprocCell is the verdict of an in-process run: [Cell], or "start!" when
+// the launcher could not start the probe (nothing ran; a problem on a
+// Landlock kernel).
+func inprocCell(p Probe, r ProbeResult) string {
+	if r.Exit == -1 && strings.HasPrefix(r.Stderr, "in-process start failed") {
+		return "start!"
+	}
+	return Cell(p, r)
 }
 
 // NotEnforcedLine is the runner's fatal line on a kernel without Landlock.
@@ -121,6 +153,27 @@ func Check(cols []Column) []string {
 				}
 			} else if cell == CellRunnerFailed {
 				bad = append(bad, fmt.Sprintf("%s: %s: the runner failed on a Landlock kernel: %q", c.Name, p.Name, r.Stderr))
+			}
+		}
+		if c.InProcess() {
+			for _, p := range Probes {
+				r, ok := c.inprocResult(p.Name)
+				if !ok {
+					bad = append(bad, fmt.Sprintf("%s: in-process probe %s: no result", c.Name, p.Name))
+					continue
+				}
+				cell := inprocCell(p, r)
+				if cell == CellGap {
+					if ok, why := AdmitInprocGap(p, c); !ok {
+						bad = append(bad, fmt.Sprintf("%s: in-process %s went through (%s): %s", c.Name, p.Name, r.Stdout, why))
+					}
+				}
+				if rr, ok := c.result(p.Name); ok && Cell(p, rr) != cell {
+					bad = append(bad, fmt.Sprintf("%s: %s: the in-process path says %s, the runner %s: the two Landlock paths must agree", c.Name, p.Name, cell, Cell(p, rr)))
+				}
+			}
+			if want := map[bool]string{true: "partial", false: "full"}[c.Notice()]; c.Guest.Inproc.Stdout != want {
+				bad = append(bad, fmt.Sprintf("%s: the in-process path reports %q where the runner reports %s", c.Name, c.Guest.Inproc.Stdout, want))
 			}
 		}
 		if c.KernelABI() > 0 && c.Guest.RunnerProbe.Exit != 0 {
@@ -159,7 +212,7 @@ func Render(cols []Column, hostKernel string) []byte {
 	b.WriteString("policy: workspace-write; each probe runs as landlock-run [--abi-cap N] --ro / --rw /dev/null --rw /tmp --rw <ws> -- escape-probe OP ARGS\n")
 	b.WriteString("cells: ok = permitted effect happened; denied = forbidden effect blocked; refused = permitted effect refused (fails safe);\n")
 	b.WriteString("       gap = forbidden effect happened, admitted by the runner's partial notice (a right newer than the governed ABI)\n")
-	b.WriteString("             or by the Landlock backend's Ungoverned list (chmod, chown, utimes, setxattr); GAP! = forbidden effect happened, NOT admitted;\n")
+	b.WriteString("             or by the Landlock backend's Ungoverned list (chmod, chown, utimes, setxattr, chattr); GAP! = forbidden effect happened, NOT admitted;\n")
 	b.WriteString("       125 = runner failed, nothing ran; reached/blocked = device ioctl got to the driver or not (devices are not promised)\n")
 	b.WriteString("runner --probe: '-' for capped columns (--probe takes no other flags; a capped runner reports through the partial notice)\n\n")
 	b.WriteString("columns:\n")
@@ -224,6 +277,30 @@ func Render(cols []Column, hostKernel string) []byte {
 			cell := Cell(p, r)
 			if cell == CellGap {
 				if ok, _ := AdmitGap(p, c); !ok {
+					return "GAP!"
+				}
+				return "gap"
+			}
+			return cell
+		})
+	}
+	b.WriteString("\nin-process path (sandbox/inproc through sandbox/spawn, Options.ABICap = the column's cap; '-' = not run there;\n")
+	b.WriteString("its gaps are admitted by its own report, the runner's notes below hold for it, and a column where the two paths differ fails):\n")
+	row("inproc report", func(c Column) string {
+		if !c.InProcess() {
+			return "-"
+		}
+		return c.Guest.Inproc.Stdout
+	})
+	for _, p := range Probes {
+		row(p.Name, func(c Column) string {
+			r, ok := c.inprocResult(p.Name)
+			if !ok {
+				return "-"
+			}
+			cell := inprocCell(p, r)
+			if cell == CellGap {
+				if ok, _ := AdmitInprocGap(p, c); !ok {
 					return "GAP!"
 				}
 				return "gap"

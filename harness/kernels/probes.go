@@ -14,6 +14,8 @@ import (
 
 	"github.com/dshsim/dshsim/harness/escape"
 	"github.com/dshsim/dshsim/sandbox"
+	"github.com/dshsim/dshsim/sandbox/inproc"
+	"github.com/dshsim/dshsim/sandbox/spawn"
 )
 
 // Where says where a probe's effect lands, and so whether workspace-write permits it.
@@ -101,6 +103,9 @@ type Env struct {
 	Base string
 	// Cap is the --abi-cap value (0 = none).
 	Cap int
+	// InProcess also runs every probe through the in-process path (package
+	// sandbox/inproc, capped at Cap like the runner) by way of sandbox/spawn.
+	InProcess bool
 }
 
 func expand(args []string, ws, out string) []string {
@@ -112,11 +117,12 @@ func expand(args []string, ws, out string) []string {
 	return o
 }
 
-// RunProbes runs every probe in a fresh layout under env.Base.
-func RunProbes(ctx context.Context, env Env) ([]ProbeResult, error) {
+// RunProbes runs every probe in a fresh layout under env.Base, under the
+// runner, or under the in-process launcher l when it is not nil.
+func RunProbes(ctx context.Context, env Env, l *inproc.Launcher) ([]ProbeResult, error) {
 	var out []ProbeResult
 	for i, p := range Probes {
-		r, err := runProbe(ctx, env, p, filepath.Join(env.Base, fmt.Sprintf("p%d", i)))
+		r, err := runProbe(ctx, env, p, filepath.Join(env.Base, fmt.Sprintf("p%d", i)), l)
 		if err != nil {
 			return out, fmt.Errorf("probe %s: %w", p.Name, err)
 		}
@@ -125,7 +131,7 @@ func RunProbes(ctx context.Context, env Env) ([]ProbeResult, error) {
 	return out, nil
 }
 
-func runProbe(ctx context.Context, env Env, p Probe, dir string) (ProbeResult, error) {
+func runProbe(ctx context.Context, env Env, p Probe, dir string, l *inproc.Launcher) (ProbeResult, error) {
 	ws, outside := filepath.Join(dir, "ws"), filepath.Join(dir, "out")
 	for _, d := range []string{filepath.Join(ws, "a"), filepath.Join(ws, "b"), outside} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
@@ -143,28 +149,35 @@ func runProbe(ctx context.Context, env Env, p Probe, dir string) (ProbeResult, e
 	if err != nil {
 		return ProbeResult{}, err
 	}
-	argv := []string{env.Runner}
-	if env.Cap > 0 {
-		argv = append(argv, "--abi-cap", strconv.Itoa(env.Cap))
+	probe := append([]string{env.Probe}, expand(p.Args, ws, outside)...)
+	var res ProbeResult
+	if l != nil {
+		res = inProcess(ctx, l, ws, probe)
+	} else {
+		argv := []string{env.Runner}
+		if env.Cap > 0 {
+			argv = append(argv, "--abi-cap", strconv.Itoa(env.Cap))
+		}
+		argv = append(argv, sandbox.LandlockArgs(sandbox.Policy{Mode: sandbox.WorkspaceWrite, WorkspaceRoot: ws})...)
+		argv = append(append(argv, "--"), probe...)
+		cctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		defer cancel()
+		cmd := exec.CommandContext(cctx, argv[0], argv[1:]...)
+		cmd.Dir = ws
+		var so, se bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &so, &se
+		err = cmd.Run()
+		res = ProbeResult{Stdout: strings.TrimSpace(so.String()), Stderr: strings.TrimSpace(se.String())}
+		var ee *exec.ExitError
+		switch {
+		case err == nil:
+		case errors.As(err, &ee):
+			res.Exit = ee.ExitCode()
+		default:
+			return res, err
+		}
 	}
-	argv = append(argv, sandbox.LandlockArgs(sandbox.Policy{Mode: sandbox.WorkspaceWrite, WorkspaceRoot: ws})...)
-	argv = append(append(argv, "--", env.Probe), expand(p.Args, ws, outside)...)
-	cctx, cancel := context.WithTimeout(ctx, 20*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(cctx, argv[0], argv[1:]...)
-	cmd.Dir = ws
-	var so, se bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &so, &se
-	err = cmd.Run()
-	res := ProbeResult{Name: p.Name, Stdout: strings.TrimSpace(so.String()), Stderr: strings.TrimSpace(se.String())}
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &ee):
-		res.Exit = ee.ExitCode()
-	default:
-		return res, err
-	}
+	res.Name = p.Name
 	after, err := escape.Take(roots, nil)
 	if err != nil {
 		return res, err
@@ -175,6 +188,19 @@ func runProbe(ctx context.Context, env Env, p Probe, dir string) (ProbeResult, e
 		}
 	}
 	return res, nil
+}
+
+// inProcess runs argv under the in-process launcher l through spawn, with
+// the probe's workspace-write policy. A start that fails (the launcher could
+// not restrict its thread) is a result with exit -1 and the error, which
+// Check reports; nothing ran.
+func inProcess(ctx context.Context, l *inproc.Launcher, ws string, argv []string) ProbeResult {
+	res, err := spawn.Run(ctx, spawn.Request{Argv: argv, Policy: sandbox.Policy{Mode: sandbox.WorkspaceWrite, WorkspaceRoot: ws},
+		Confiner: l, Dir: ws, Timeout: 20 * time.Second})
+	if err != nil && res.Sandbox == nil {
+		return ProbeResult{Exit: -1, Stderr: "in-process start failed: " + err.Error()}
+	}
+	return ProbeResult{Exit: res.ExitCode, Stdout: strings.TrimSpace(res.Stdout.Text), Stderr: strings.TrimSpace(res.Stderr.Text)}
 }
 
 // Cell is the verdict of one probe result: pure.

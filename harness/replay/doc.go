@@ -7,11 +7,18 @@
 // from its assistant/chunk events, reads the sandbox mode and approval policy
 // from the recording's first runtime-context message, seeds a fresh temporary
 // workspace from workspace/, and composes the real stack (package
-// stack) on a new session log of ours. It then drives the prompts of
-// input.json: each model call takes the next scripted reply (the model is
-// constructed from the recording and named so in our log), every tool call runs
-// through the real pipeline (bash under the real sandbox, file tools with
-// observation, approval, escalation, spill, rendering), and approval prompts are
+// stack) on a new session log of ours, configured as upstream's suite ran the
+// scenario (dshsim.replay.json; the foreground timeout kills, as in the
+// recorded version). It then drives the steps of input.json (prompt,
+// promptAndCancel, waitForTurnEnd) as upstream's agent loop does, writing
+// upstream's event sequence seq for seq: each model call takes the next
+// scripted reply (the model is constructed from the recording and named so in
+// our log), every tool call runs through the real pipeline (bash under the
+// real sandbox, file tools with observation, approval, escalation, jobs,
+// session queries, spill, rendering) with upstream's scheduling (exclusive
+// calls alone, concurrency-safe ones pooled), job notices reach the model
+// through the next-step inbox, a cancelled prompt aborts the running call and
+// answers the undispatched ones before dispatch, and approval prompts are
 // answered from permissionAnswers in FIFO order (allow_once → allowed-once,
 // reject_once → rejected, empty queue → cancelled; under policy never the
 // approval service rejects without consulting the queue).
@@ -32,9 +39,11 @@
 // Both logs are projected (package projection) and compared per turn and in
 // order. A recording matches when every projected event matches and nothing is
 // flagged: an exhausted script, unconsumed replies, an answer kind the prompt
-// does not offer, permission prompts that differ from the
-// session/request_permission frames of stdout.expected.jsonl, or a stale
-// projection.expected.json.
+// does not offer, a compared line of stdout.expected.jsonl that differs
+// (package acpwire: permission requests and each prompt's result), a tool
+// schema that differs from tool-schemas.expected.json (package toolschema), a
+// tool-owned section of the system prompt that is not a paragraph of
+// system-prompt.expected.md, or a stale projection.expected.json.
 //
 // # Files of ours beside a recording
 //
@@ -46,13 +55,21 @@
 //     present it must equal the fresh projection, so a change of the
 //     projection or normalisation rules shows up in review.
 //
-// # Fixed paths
+// # A private /tmp per replay
 //
-// The spill root of a recording is /tmp/dsh-acp-snap-<sha256(name)[:9]>, the
-// same length as upstream's, so spill previews get the same byte budget and the
-// locator normalises to {{spillLocator:<name>}}. Replays of one recording are
-// serialised across processes with a flock on <spill root>.lock, because a
-// recording's commands may use fixed absolute paths (/tmp/dsh-escalated.txt).
+// Every [Replay] runs in a child process with a /tmp of its own (package
+// isolate: new mount and PID namespaces, entered through a user namespace
+// when the caller lacks CAP_SYS_ADMIN). Upstream's fixed paths therefore exist
+// once per run: the spill root /tmp/dsh-acp-snap-<sha256(name)[:9]> (its
+// length sets the spill preview budget, and one model script names it) and
+// the /tmp files a recording's commands use (/tmp/dsh-escalated.txt). The
+// workspace is /tmp/acp-snap-cwd-XXXXXX, spelled like upstream's. Concurrent
+// replays of one recording, by one user or several, never meet, and nothing
+// is left in the host's /tmp: the tmpfs and every process in the namespace go
+// with the child. A recording or runner that lies under the host's /tmp (a
+// test's temporary copy) is bind-mounted read-only at the same path. Where
+// the namespaces cannot be created, [CheckIsolation] says why and no replay
+// runs. The parent only writes the kept log (Options.LogDir).
 //
 // # Running many
 //

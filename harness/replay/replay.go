@@ -2,7 +2,6 @@ package replay
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -14,15 +13,15 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/sys/unix"
-
+	"github.com/dshsim/dshsim/harness/replay/acpwire"
 	"github.com/dshsim/dshsim/harness/replay/projection"
 	"github.com/dshsim/dshsim/harness/replay/recording"
+	"github.com/dshsim/dshsim/harness/replay/toolschema"
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/sandbox"
-	"github.com/dshsim/dshsim/spill"
 	"github.com/dshsim/dshsim/stack"
+	"github.com/dshsim/dshsim/tools/jobs"
 )
 
 // Verdicts of one recording.
@@ -36,26 +35,30 @@ const (
 )
 
 // ModelName names the model every replay uses: it is constructed from the
-// recording, not a live model.
-const ModelName = "constructed from the recording (dsh-replay script)"
+// recording, not a live model; ModelProvider is its provider in our log.
+const (
+	ModelName     = "constructed from the recording (dsh-replay script)"
+	ModelProvider = "dsh-replay"
+)
 
 // Options configure one replay.
 type Options struct {
 	// LogDir keeps our replayed logs as <LogDir>/<name>.session.jsonl; when
-	// empty the logs are written to a temporary directory and removed.
+	// empty the log lives and dies with the replay's private /tmp.
 	LogDir string
 	// Timeout bounds one recording's replay (0: 2 minutes).
 	Timeout time.Duration
-	// Now is the clock of our log (nil: time.Now).
-	Now func() time.Time
 	// SandboxChain overrides the sandbox backend chain (e.g. ["landlock"]);
-	// nil keeps the platform chain.
-	SandboxChain []string
+	// nil keeps the platform chain (or the recording's sandboxBackend setting).
+	SandboxChain []string `json:",omitempty"`
 	// LauncherPath is the landlock-run binary ("" = beside the executable).
-	LauncherPath string
+	LauncherPath string `json:",omitempty"`
 	// StrictHooks fails closed where upstream's hooks fail open (a hook
 	// config that cannot be loaded, a hook that cannot run).
-	StrictHooks bool
+	StrictHooks bool `json:",omitempty"`
+	// Stderr receives what the isolated replay writes to its stdout and
+	// stderr (nil: os.Stderr); never part of a report.
+	Stderr io.Writer `json:"-"`
 }
 
 // Result is the outcome of replaying one recording.
@@ -125,35 +128,41 @@ func SpillRoot(name string) string {
 	return "/tmp/dsh-acp-snap-" + hex.EncodeToString(sum[:])[:9]
 }
 
-// Replay replays the recording in dir through the real stack and compares it.
-func Replay(ctx context.Context, dir string, opt Options) *Result {
-	start := time.Now()
+// replayHere replays the recording in dir in this process (the isolated
+// child) and returns the result and our log.
+func replayHere(ctx context.Context, dir string, opt Options) (*Result, []byte) {
 	res := &Result{Name: filepath.Base(filepath.Clean(dir)), Dir: dir}
-	defer func() { res.Duration = time.Since(start) }()
-	if err := replay(ctx, dir, opt, res); err != nil {
+	log, err := replay(ctx, dir, opt, res)
+	if err != nil {
 		res.Verdict, res.Error = Failed, err.Error()
-		return res
+		return res, log
 	}
 	if res.Comparison.Mismatched > 0 || res.Comparison.Matched != res.Comparison.Total || len(res.Flags) > 0 {
 		res.Verdict = Mismatch
 	} else {
 		res.Verdict = Match
 	}
-	return res
+	return res, log
 }
 
-func replay(ctx context.Context, dir string, opt Options, res *Result) error {
+func replay(ctx context.Context, dir string, opt Options, res *Result) (ourLog []byte, err error) {
 	rec, err := recording.Load(dir)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	script, err := recording.Derive(rec)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	pol, err := rec.Policy()
 	if err != nil {
-		return err
+		if len(script.Replies) > 0 || rec.HasRuntimeContext() {
+			return nil, err
+		}
+		// a session without a model call (a handshake) states no policy:
+		// upstream's default profile applies, and nothing runs under it
+		pol = recording.Policy{Mode: string(sandbox.DangerFullAccess), Approval: stack.ApprovalNever}
+		res.Notes = append(res.Notes, "the recording makes no model call and states no policy: upstream's default profile (danger-full-access, approval never) is assumed")
 	}
 	res.Mode, res.Approval = pol.Mode, pol.Approval
 	if rec.HasSettings {
@@ -162,20 +171,14 @@ func replay(ctx context.Context, dir string, opt Options, res *Result) error {
 	}
 	expected, err := projection.Project(rec.Events, projection.WithCwd(rec.Header.Cwd, rec.Header.ID))
 	if err != nil {
-		return fmt.Errorf("%s: %w", filepath.Join(rec.Name, recording.SessionFile), err)
+		return nil, fmt.Errorf("%s: %w", filepath.Join(rec.Name, recording.SessionFile), err)
 	}
 	res.Expected = expected
 	if stale, err := checkProjectionFile(rec, expected); err != nil {
-		return err
+		return nil, err
 	} else if stale != "" {
 		res.Flags = append(res.Flags, stale)
 	}
-
-	unlock, err := lockRecording(rec.Name)
-	if err != nil {
-		return err
-	}
-	defer unlock()
 
 	timeout := opt.Timeout
 	if timeout == 0 {
@@ -184,64 +187,87 @@ func replay(ctx context.Context, dir string, opt Options, res *Result) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
-	ws, err := os.MkdirTemp("", "dsh-replay-ws-")
+	// /tmp is this replay's own (package isolate): the workspace is spelled
+	// like upstream's (/tmp/acp-snap-cwd-XXXXXX, the same length), the spill
+	// root is upstream's fixed path, and everything goes with the namespace.
+	ws, err := mkdtemp("/tmp", "acp-snap-cwd-")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer os.RemoveAll(ws)
 	if rec.Workspace != "" {
 		if err := recording.CopyTree(rec.Workspace, ws); err != nil {
-			return fmt.Errorf("seed workspace from %s: %w", rec.Workspace, err)
+			return nil, fmt.Errorf("seed workspace from %s: %w", rec.Workspace, err)
 		}
 	}
-	logDir := opt.LogDir
-	if logDir == "" {
-		if logDir, err = os.MkdirTemp("", "dsh-replay-log-"); err != nil {
-			return err
-		}
-		defer os.RemoveAll(logDir)
-	} else {
-		if err := os.MkdirAll(logDir, 0o755); err != nil {
-			return err
-		}
-		res.LogPath = filepath.Join(logDir, rec.Name+".session.jsonl")
-	}
-	logPath := filepath.Join(logDir, rec.Name+".session.jsonl")
-	_ = os.Remove(logPath)
-	now := opt.Now
-	if now == nil {
-		now = time.Now
-	}
-	sessionID := newUUID()
-	log, err := session.Create(logPath, session.Header{ID: sessionID, CreatedAt: now().UnixMilli(), Cwd: ws}, session.WithClock(now))
+	logDir, err := mkdtemp("/tmp", "acp-snap-sessions-")
 	if err != nil {
-		return err
+		return nil, err
+	}
+	defer os.RemoveAll(logDir)
+	logPath := filepath.Join(logDir, rec.Name+".session.jsonl")
+	sessionID := newUUID()
+	log, err := session.Create(logPath, session.Header{ID: sessionID, CreatedAt: time.Now().UnixMilli(), Cwd: ws})
+	if err != nil {
+		return nil, err
 	}
 	defer log.Close()
-	if opt.LogDir == "" {
-		// Our spill files live under the fixed-length root; drop this run's.
-		defer os.RemoveAll(filepath.Join(SpillRoot(rec.Name), spill.SessionDir(sessionID)))
-	}
+	defer func() {
+		if data, rerr := os.ReadFile(logPath); rerr == nil {
+			ourLog = data
+		}
+	}()
 
+	chain := opt.SandboxChain
+	if b := rec.Settings.SandboxBackend; b != "" {
+		if len(chain) > 0 && (len(chain) != 1 || chain[0] != b) {
+			res.Notes = append(res.Notes, fmt.Sprintf("%s pins sandboxBackend %q over the run's backend chain %v", recording.SettingsFile, b, chain))
+		}
+		chain = []string{b}
+	}
+	launcher := opt.LauncherPath
+	if r := rec.Settings.Runner(ws); r != "" {
+		if launcher != "" && launcher != r {
+			res.Notes = append(res.Notes, fmt.Sprintf("%s pins landlockRunner %q over the run's %q", recording.SettingsFile, rec.Settings.LandlockRunner, launcher))
+		}
+		launcher = r
+	}
+	abiCap := 0
+	if rec.Settings.LandlockABI != nil {
+		abiCap = *rec.Settings.LandlockABI
+	}
+	maxJobs := 0
+	if rec.Settings.MaxConcurrentJobsPerOwner != nil {
+		maxJobs = *rec.Settings.MaxConcurrentJobsPerOwner
+	}
+	in := &inbox{log: logAppender{log}}
+	promote := false // the recordings' version kills a foreground command at its timeout
 	ans := &answers{queue: append([]recording.Answer(nil), rec.Input.PermissionAnswers...)}
 	st, err := stack.New(stack.Config{
-		Workspace:           ws,
-		Log:                 log,
-		Mode:                sandbox.Mode(pol.Mode),
-		Approval:            pol.Approval,
-		Answer:              ans.answer,
-		SpillRoot:           SpillRoot(rec.Name),
-		SpillMaxInlineBytes: rec.Settings.SpillMaxInlineBytes,
-		DiffBasisMaxBytes:   rec.Settings.DiffBasisMaxBytes,
-		BashTimeout:         time.Duration(rec.Settings.BashTimeoutMs) * time.Millisecond,
-		SandboxChain:        opt.SandboxChain,
-		LauncherPath:        opt.LauncherPath,
-		HooksDir:            ws, // the launch cwd: workspace/hooks.json and codex-hooks.json load from it
-		HooksStrict:         opt.StrictHooks,
-		ToolsMode:           rec.ToolsMode(),
+		Workspace:                 ws,
+		Log:                       log,
+		Mode:                      sandbox.Mode(pol.Mode),
+		Approval:                  pol.Approval,
+		Answer:                    ans.answer,
+		SpillRoot:                 SpillRoot(rec.Name),
+		SpillMaxInlineBytes:       rec.Settings.SpillMaxInlineBytes,
+		DiffBasisMaxBytes:         rec.Settings.DiffBasisMaxBytes,
+		BashTimeout:               time.Duration(rec.Settings.BashTimeoutMs) * time.Millisecond,
+		SandboxChain:              chain,
+		LauncherPath:              launcher,
+		LandlockABICap:            abiCap,
+		MaxConcurrentJobsPerOwner: maxJobs,
+		JobNotify: func(n jobs.Notice) {
+			in.deliver(n.Text, n.Summary, n.SpawnFailed)
+		},
+		BashPromoteOnTimeout: &promote,
+		SessionQuery:         rec.Settings.SessionQuery,
+		HooksDir:             ws, // the launch cwd: workspace/hooks.json and codex-hooks.json load from it
+		HooksStrict:          opt.StrictHooks,
+		ToolsMode:            rec.ToolsMode(),
 	})
 	if err != nil {
-		return fmt.Errorf("stack for %s (%s/%s): %w", rec.Name, pol.Mode, pol.Approval, err)
+		return nil, fmt.Errorf("stack for %s (%s/%s): %w", rec.Name, pol.Mode, pol.Approval, err)
 	}
 	defer st.Close()
 	composed := map[string]bool{}
@@ -251,7 +277,7 @@ func replay(ctx context.Context, dir string, opt Options, res *Result) error {
 	for _, r := range script.Replies {
 		for _, c := range r.ToolCalls {
 			if !composed[c.Name] {
-				return fmt.Errorf("the recording calls tool %q (turn %d step %d), which the stack does not compose (it has: %s)", c.Name, r.Turn, r.Step, strings.Join(st.Tools(), ", "))
+				return nil, fmt.Errorf("the recording calls tool %q (turn %d step %d), which the stack does not compose (it has: %s)", c.Name, r.Turn, r.Step, strings.Join(st.Tools(), ", "))
 			}
 		}
 	}
@@ -260,14 +286,10 @@ func replay(ctx context.Context, dir string, opt Options, res *Result) error {
 		// Name the recording's file, not our temporary copy of it.
 		res.Notes = append(res.Notes, strings.ReplaceAll(r, ws, filepath.Join(rec.Dir, "workspace")))
 	}
-	d := &driver{rec: rec, script: script, log: log, stack: st}
-	for _, step := range rec.Input.Steps {
-		if step.Op != "prompt" {
-			continue // initialize and newSession: the session above is the new session
-		}
-		if err := d.turn(ctx, step.Text); err != nil {
-			return err
-		}
+	d := &driver{rec: rec, script: script, log: log, stack: st, ws: ws, wire: ans}
+	d.inbox = in
+	if err := d.run(ctx); err != nil {
+		return nil, err
 	}
 	if ctx.Err() != nil {
 		res.Flags = append(res.Flags, fmt.Sprintf("the replay was stopped after %s (%v): calls in flight were aborted", timeout, ctx.Err()))
@@ -277,10 +299,13 @@ func replay(ctx context.Context, dir string, opt Options, res *Result) error {
 	}
 	res.Flags = append(res.Flags, d.flags...)
 	res.Flags = append(res.Flags, ans.flags()...)
-	if want, got := permissionPrompts(rec), ans.askedCalls(); strings.Join(want, ",") != strings.Join(got, ",") {
-		res.Flags = append(res.Flags, fmt.Sprintf("permission prompts: %s shows prompts for calls [%s], the replay asked the user for [%s]",
-			recording.StdoutFile, strings.Join(want, ", "), strings.Join(got, ", ")))
+	lines, err := acpwire.Classify(rec.Stdout)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(rec.Name, recording.StdoutFile), err)
 	}
+	wire := acpwire.Compare(recording.StdoutFile, lines, ans.sent())
+	res.Flags = append(res.Flags, wire.Problems...)
+	res.Notes = append(res.Notes, wire.Note(recording.StdoutFile))
 	if sandbox.Mode(pol.Mode).Confined() {
 		if backend, enf := st.Backend(); backend != "" {
 			res.Notes = append(res.Notes, fmt.Sprintf("bash calls under %s run in the %s sandbox backend (%s enforcement)", pol.Mode, backend, enf))
@@ -288,18 +313,26 @@ func replay(ctx context.Context, dir string, opt Options, res *Result) error {
 			res.Notes = append(res.Notes, "no sandbox backend is usable here: confined bash calls fail closed (SANDBOX_UNAVAILABLE)")
 		}
 	}
-	pinFlags, pinNotes := checkPins(rec, st)
-	res.Flags, res.Notes = append(res.Flags, pinFlags...), append(res.Notes, pinNotes...)
+	flags, notes := compareSchemas(rec, st.WireTools())
+	res.Flags = append(res.Flags, flags...)
+	res.Notes = append(res.Notes, notes...)
+	sections, sectionsErr := st.PromptSections()
+	flags, notes, err = comparePrompt(rec, sections, sectionsErr)
+	if err != nil {
+		return nil, err
+	}
+	res.Flags = append(res.Flags, flags...)
+	res.Notes = append(res.Notes, notes...)
 	if n := ans.left(); n > 0 {
 		res.Notes = append(res.Notes, fmt.Sprintf("%d permission answer(s) left unused (upstream ignores leftovers)", n))
 	}
 
 	c, err := session.Read(logPath)
 	if err != nil {
-		return fmt.Errorf("read our log: %w", err)
+		return nil, fmt.Errorf("read our log: %w", err)
 	}
 	if len(c.Bad) > 0 {
-		return fmt.Errorf("our log %s has undecodable lines: %v", logPath, c.Bad[0])
+		return nil, fmt.Errorf("our log %s has undecodable lines: %v", logPath, c.Bad[0])
 	}
 	evs := make([]recording.Event, len(c.Events))
 	for i, e := range c.Events {
@@ -307,199 +340,11 @@ func replay(ctx context.Context, dir string, opt Options, res *Result) error {
 	}
 	got, err := projection.Project(evs, projection.WithCwd(ws, sessionID))
 	if err != nil {
-		return fmt.Errorf("our log %s: %w", logPath, err)
+		return nil, fmt.Errorf("our log %s: %w", logPath, err)
 	}
 	res.Got = got
 	res.Comparison = projection.Compare(expected, got)
-	return nil
-}
-
-// driver is the replay's agent loop.
-type driver struct {
-	rec       *recording.Recording
-	script    *recording.Script
-	log       *session.Log
-	stack     *stack.Stack
-	next      int
-	turnNo    int
-	lastCtx   string
-	flags     []string
-	exhausted bool
-	// inbox holds the context messages staged for the next step (a hook's
-	// additionalContext), as upstream's next-step inbox does.
-	inbox []map[string]any
-}
-
-func (d *driver) append(typ string, data any) (session.Event, error) {
-	e, err := d.log.Append(typ, data)
-	if err != nil {
-		return e, fmt.Errorf("append %s to our log: %w", typ, err)
-	}
-	return e, nil
-}
-
-// emitContext lets the stack append the runtime-context message when it changed.
-func (d *driver) emitContext(ctx context.Context) error {
-	if _, err := d.stack.SyncContext(ctx); err != nil {
-		return fmt.Errorf("runtime context: %w", err)
-	}
-	return nil
-}
-
-func (d *driver) turn(ctx context.Context, prompt string) error {
-	d.turnNo++
-	turn := d.turnNo
-	if _, err := d.append("turn/start", map[string]any{"turn": turn}); err != nil {
-		return err
-	}
-	endTurn := func(reason map[string]any) error {
-		_, err := d.append("turn/end", map[string]any{"turn": turn, "reason": reason})
-		return err
-	}
-	for step := 1; ; step++ {
-		claimed := d.inbox
-		if len(claimed) > 0 {
-			d.inbox = nil
-			if _, err := d.append("agent/inbox/spliced", map[string]any{"target": "next-step", "start": 0, "removedCount": len(claimed), "inserted": []any{}}); err != nil {
-				return err
-			}
-		}
-		if _, err := d.append("step/start", map[string]any{"turn": turn, "step": step}); err != nil {
-			return err
-		}
-		if step == 1 {
-			if _, err := d.append("user/message", map[string]any{
-				"content": []pipeline.Block{pipeline.TextBlock(prompt)},
-				"source":  map[string]any{"kind": "user"},
-				"role":    "user",
-				"id":      newUUID(),
-			}); err != nil {
-				return err
-			}
-		}
-		// The claimed messages come after the step's own and before the
-		// runtime context, as upstream's agent loop orders them.
-		for _, m := range claimed {
-			if _, err := d.log.AppendWith("user/message", m, session.AppendOptions{SurfaceOp: "append"}); err != nil {
-				return fmt.Errorf("append user/message to our log: %w", err)
-			}
-		}
-		if err := d.emitContext(ctx); err != nil {
-			return err
-		}
-		if d.next >= len(d.script.Replies) {
-			msg := fmt.Sprintf("llm-replay: script exhausted — session requested model call #%d but its script has only %d", d.next+1, len(d.script.Replies))
-			if !d.exhausted {
-				d.flags = append(d.flags, "script exhausted: "+msg)
-				d.exhausted = true
-			}
-			if _, err := d.append("step/end", map[string]any{"turn": turn, "step": step}); err != nil {
-				return err
-			}
-			return endTurn(map[string]any{"kind": "error", "error": map[string]any{"name": "LlmError", "message": msg}})
-		}
-		reply := d.script.Replies[d.next]
-		d.next++
-		content := make([]map[string]any, 0, len(reply.Blocks))
-		for _, b := range reply.Blocks {
-			m := map[string]any{"type": b.Type}
-			if b.Type == "tool-call" {
-				m["id"], m["name"], m["arguments"] = b.ID, b.Name, b.Arguments
-			} else {
-				m["text"] = b.Text
-			}
-			content = append(content, m)
-		}
-		msg := map[string]any{"turn": turn, "step": step, "message": map[string]any{
-			"role": "assistant", "content": content,
-			"source": map[string]any{"kind": "model", "provider": "dsh-replay", "model": ModelName},
-			"id":     newUUID(),
-		}}
-		if reply.Usage != nil {
-			msg["usage"] = reply.Usage
-		}
-		if _, err := d.append("assistant/message", msg); err != nil {
-			return err
-		}
-		if reply.Throw != nil {
-			if _, err := d.append("step/end", map[string]any{"turn": turn, "step": step}); err != nil {
-				return err
-			}
-			e := map[string]any{"name": "LlmError", "message": reply.Throw.Message}
-			if reply.Throw.Code != "" {
-				e["code"] = reply.Throw.Code
-			}
-			return endTurn(map[string]any{"kind": "error", "error": e})
-		}
-		callSeqs := make([]int64, len(reply.ToolCalls))
-		for i, tc := range reply.ToolCalls {
-			e, err := d.append("tool/call", map[string]any{"turn": turn, "step": step, "callId": tc.ID, "name": tc.Name, "arguments": tc.Arguments})
-			if err != nil {
-				return err
-			}
-			callSeqs[i] = e.Seq
-		}
-		concludes := false
-		for i, tc := range reply.ToolCalls {
-			r := d.stack.Execute(ctx, tc.ID, tc.Name, json.RawMessage(tc.Arguments))
-			concludes = concludes || r.ConcludesTurn
-			data := map[string]any{"turn": turn, "step": step, "message": map[string]any{
-				"source": map[string]any{"kind": "tool", "callId": tc.ID},
-				"content": []map[string]any{{
-					"type": "tool-result", "toolCallId": tc.ID, "content": blocksOrEmpty(r.Content), "isError": r.IsError,
-				}},
-				"role": "user",
-				"id":   newUUID(),
-			}}
-			if r.Error != nil && r.Error.Info != nil {
-				data["error"] = r.Error.Info
-			}
-			if len(r.Meta) > 0 {
-				data["meta"] = r.Meta
-			}
-			if _, err := d.log.AppendWith("tool/result", data, session.AppendOptions{SourceEventSeqs: []int64{callSeqs[i]}, SurfaceOp: "append"}); err != nil {
-				return fmt.Errorf("append tool/result to our log: %w", err)
-			}
-			if err := d.stage(r.ContextMessages); err != nil {
-				return err
-			}
-		}
-		if _, err := d.append("step/end", map[string]any{"turn": turn, "step": step}); err != nil {
-			return err
-		}
-		if len(reply.ToolCalls) > 0 && !concludes {
-			continue
-		}
-		kind := "completed"
-		if reply.Finish == "max-tokens" {
-			kind = "max-tokens"
-		}
-		return endTurn(map[string]any{"kind": kind})
-	}
-}
-
-// stage puts a result's context messages into the next-step inbox, each as
-// upstream's plugin user message, right after its tool/result.
-func (d *driver) stage(msgs []pipeline.ContextMessage) error {
-	for _, m := range msgs {
-		content := make([]pipeline.Block, len(m.Texts))
-		for i, t := range m.Texts {
-			content[i] = pipeline.TextBlock(t)
-		}
-		msg := map[string]any{"content": content, "source": map[string]any{"kind": "plugin", "plugin": m.Plugin}, "role": "user", "id": newUUID()}
-		if _, err := d.append("agent/inbox/spliced", map[string]any{"target": "next-step", "start": len(d.inbox), "inserted": []any{msg}}); err != nil {
-			return err
-		}
-		d.inbox = append(d.inbox, msg)
-	}
-	return nil
-}
-
-func blocksOrEmpty(b []pipeline.Block) []pipeline.Block {
-	if b == nil {
-		return []pipeline.Block{}
-	}
-	return b
+	return nil, nil
 }
 
 // answers is the constructed user: permissionAnswers answered FIFO.
@@ -507,7 +352,7 @@ type answers struct {
 	mu       sync.Mutex
 	queue    []recording.Answer
 	problems []string
-	asked    []string // call ids, in order
+	frames   []acpwire.Frame // what the bridge would have sent, in order
 }
 
 // answer maps the next answer: allow_once → allowed-once, reject_once →
@@ -516,7 +361,7 @@ type answers struct {
 func (a *answers) answer(ctx context.Context, req pipeline.ApprovalRequest) (pipeline.ApprovalOutcome, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.asked = append(a.asked, req.CallID)
+	a.frames = append(a.frames, acpwire.PermissionRequest(req.CallID))
 	if len(a.queue) == 0 {
 		return pipeline.Cancelled, nil
 	}
@@ -532,30 +377,34 @@ func (a *answers) answer(ctx context.Context, req pipeline.ApprovalRequest) (pip
 	return pipeline.Cancelled, nil
 }
 
-func (a *answers) askedCalls() []string {
+// send records a frame the bridge sends (a prompt's stop reason).
+func (a *answers) send(f acpwire.Frame) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return append([]string(nil), a.asked...)
+	a.frames = append(a.frames, f)
 }
 
-// permissionPrompts lists the toolCallIds of the session/request_permission
-// frames the agent sent in the recording (the user was asked once per frame).
-func permissionPrompts(rec *recording.Recording) []string {
-	var ids []string
-	for _, f := range rec.Stdout {
-		var frame struct {
-			Method string `json:"method"`
-			Params struct {
-				ToolCall struct {
-					ToolCallID string `json:"toolCallId"`
-				} `json:"toolCall"`
-			} `json:"params"`
+func (a *answers) sent() []acpwire.Frame {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]acpwire.Frame(nil), a.frames...)
+}
+
+// stopReason maps a turn/end reason to the prompt's ACP stop reason ("" for
+// a failed turn, which the bridge answers with a JSON-RPC error).
+func stopReason(reason map[string]any) string {
+	switch reason["kind"] {
+	case "completed":
+		return "end_turn"
+	case "max-tokens":
+		return "max_tokens"
+	case "aborted":
+		if r, _ := reason["reason"].(map[string]any); r["kind"] == "user" {
+			return "cancelled"
 		}
-		if json.Unmarshal(f, &frame) == nil && frame.Method == "session/request_permission" {
-			ids = append(ids, frame.Params.ToolCall.ToolCallID)
-		}
+		return "end_turn"
 	}
-	return ids
+	return ""
 }
 
 func (a *answers) left() int {
@@ -570,33 +419,34 @@ func (a *answers) flags() []string {
 	return append([]string(nil), a.problems...)
 }
 
-func newUUID() string {
-	var b [16]byte
-	if _, err := io.ReadFull(rand.Reader, b[:]); err != nil {
-		panic(err) // crypto/rand never fails on Linux
+// compareSchemas compares the schemas of the tools the stack offers the
+// model (its wire list in the recording's tools mode: run_code alone in
+// code mode) with the recording's tool-schemas.expected.json: each
+// difference is a flag naming the tool and field; the sidecar's other tools
+// are named as not modelled.
+func compareSchemas(rec *recording.Recording, defs []pipeline.Tool) (flags, notes []string) {
+	if rec.ToolSchemas == nil {
+		return nil, nil
 	}
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	h := hex.EncodeToString(b[:])
-	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
-}
-
-// lockRecording serialises replays of one recording across goroutines and
-// processes: a recording's commands may touch fixed absolute paths (the
-// escalation recordings write and remove /tmp/dsh-escalated.txt), so two
-// replays of the same recording must not interleave.
-func lockRecording(name string) (func(), error) {
-	path := SpillRoot(name) + ".lock"
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("lock %s: %w", path, err)
+	expected := make([]toolschema.Expected, len(rec.ToolSchemas.Initial))
+	for i, t := range rec.ToolSchemas.Initial {
+		expected[i] = toolschema.Expected{Name: t.Name, Raw: t.Raw}
 	}
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("lock %s: %w", path, err)
+	ours := make([]toolschema.Schema, len(defs))
+	for i, t := range defs {
+		ours[i] = toolschema.Schema{Name: t.Name, Description: t.Description, Parameters: t.Parameters}
 	}
-	return func() {
-		_ = unix.Flock(int(f.Fd()), unix.LOCK_UN)
-		f.Close()
-	}, nil
+	rep := toolschema.Compare(expected, ours)
+	for _, m := range rep.Mismatches {
+		flags = append(flags, recording.ToolSchemasFile+": "+m)
+	}
+	note := fmt.Sprintf("%s: compared %s", recording.ToolSchemasFile, strings.Join(rep.Compared, ", "))
+	if len(rep.NotModelled) > 0 {
+		note += "; not modelled (the stack does not compose them): " + strings.Join(rep.NotModelled, ", ")
+	}
+	notes = append(notes, note)
+	if n := len(rec.ToolSchemas.Changes); n > 0 {
+		notes = append(notes, fmt.Sprintf("%s: %d later header change(s) not compared (the stack's tool set never changes during a session)", recording.ToolSchemasFile, n))
+	}
+	return flags, notes
 }

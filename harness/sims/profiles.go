@@ -72,5 +72,28 @@ func profilesDump(ws string) string {
 	for _, m := range confined {
 		fmt.Fprintf(&b, "seatbelt profile, %s:\n  %s\n", m, sandbox.SeatbeltProfile(m, darwinRoots(m)))
 	}
+	b.WriteString("\nopt-in hardening (sandbox.Config.Harden, inproc Options.Harden; ours, beyond upstream, off by default):\n")
+	for _, m := range confined {
+		line("linux/bwrap", m, sandbox.Wrap([]string{"bwrap"}, sandbox.HardenedBwrapArgs(sandbox.Policy{Mode: m, WorkspaceRoot: ws}, "<bin>/landlock-run"), argv))
+	}
+	for _, m := range confined {
+		line("linux/landlock", m, sandbox.Wrap([]string{"landlock-run"}, sandbox.HardenedLandlockArgs(sandbox.Policy{Mode: m, WorkspaceRoot: ws}), argv))
+	}
+	b.WriteString("  every backend: the command starts without the secret variables of its environment (sandbox.SecretName)\n")
+	b.WriteString("\ndepartures from upstream in these profiles (each found by the escape corpus, harness/escape):\n")
+	for _, d := range profileDepartures {
+		fmt.Fprintf(&b, "  %s\n", d)
+	}
 	return b.String()
+}
+
+// profileDepartures names what our Linux profiles add to upstream's, and why
+// (the README's departures list says the same at length).
+var profileDepartures = []string{
+	"bwrap --unshare-pid: without a PID namespace, root wrote anywhere through /proc/$PPID/root (bwrap's monitor) or a sibling sandbox's /proc/<pid>/root",
+	"bwrap --cap-drop ALL: root kept every capability, remounted / read-write and opened outside files by handle",
+	"bwrap --remount-ro /proc: root wrote /proc/sys/kernel/core_pattern and other processes' /proc files",
+	"landlock-run --rw grants no character or block device creation: root made the host's disk node in the workspace",
+	"landlock-run and the in-process path drop every capability before the command starts: root kept CapEff 000001fffeffffff (chown, chattr +i)",
+	"workspace-write refuses a root that makes confinement meaningless (/, a system tree, the home directory or above it): sandbox.MeaninglessRoot",
 }

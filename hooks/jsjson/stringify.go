@@ -8,13 +8,20 @@ import (
 )
 
 // Stringify writes v as JSON.stringify(v) does (no spaces).
-func Stringify(v *Value) string {
+func Stringify(v *Value) string { return StringifyIndent(v, "") }
+
+// StringifyIndent writes v as JSON.stringify(v, null, indent) does: each
+// element of a non-empty array or object on its own line, indented one more
+// indent per level, ": " after a key; "[]" and "{}" for empty ones. An empty
+// indent is [Stringify].
+func StringifyIndent(v *Value, indent string) string {
 	var b strings.Builder
-	write(&b, v)
+	write(&b, v, indent, "\n")
 	return b.String()
 }
 
-func write(b *strings.Builder, v *Value) {
+// write writes v; nl is the newline and indentation of v's own level.
+func write(b *strings.Builder, v *Value, indent, nl string) {
 	switch v.Kind {
 	case Null:
 		b.WriteString("null")
@@ -27,24 +34,44 @@ func write(b *strings.Builder, v *Value) {
 	case Array:
 		b.WriteByte('[')
 		for i, it := range v.Items {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			write(b, it)
+			sep(b, i, indent, nl)
+			write(b, it, indent, nl+indent)
 		}
-		b.WriteByte(']')
+		closing(b, len(v.Items), indent, nl, ']')
 	case Object:
 		b.WriteByte('{')
-		for i, k := range v.Keys() {
-			if i > 0 {
-				b.WriteByte(',')
-			}
+		keys := v.Keys()
+		for i, k := range keys {
+			sep(b, i, indent, nl)
 			b.WriteString(Quote(k))
 			b.WriteByte(':')
-			write(b, v.fields[k])
+			if indent != "" {
+				b.WriteByte(' ')
+			}
+			write(b, v.fields[k], indent, nl+indent)
 		}
-		b.WriteByte('}')
+		closing(b, len(keys), indent, nl, '}')
 	}
+}
+
+// sep starts element i of a container: a comma after the first, and with
+// an indent the element's own line.
+func sep(b *strings.Builder, i int, indent, nl string) {
+	if i > 0 {
+		b.WriteByte(',')
+	}
+	if indent != "" {
+		b.WriteString(nl + indent)
+	}
+}
+
+// closing ends a container of n elements (on its own line when indented and
+// not empty).
+func closing(b *strings.Builder, n int, indent, nl string, c byte) {
+	if indent != "" && n > 0 {
+		b.WriteString(nl)
+	}
+	b.WriteByte(c)
 }
 
 const hexDigits = "0123456789abcdef"

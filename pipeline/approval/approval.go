@@ -69,6 +69,10 @@ type Service struct {
 	nextID    uint64
 	config    Policy
 	newID     func() string
+	// answered runs when an answer arrives, before it is accepted: a test
+	// seam that cancels there, the one moment a late answer races the
+	// caller's cancellation. A no-op otherwise.
+	answered func()
 }
 
 type entry struct {
@@ -92,7 +96,7 @@ func WithPolicy(p Policy) Option {
 
 // New returns a service with no answerers and configured policy ask.
 func New(opts ...Option) (*Service, error) {
-	s := &Service{config: Ask, newID: NewUUID}
+	s := &Service{config: Ask, newID: NewUUID, answered: func() {}}
 	for _, o := range opts {
 		if err := o(s); err != nil {
 			return nil, err
@@ -263,7 +267,8 @@ func (s *Service) decide(ctx context.Context, req *pipeline.ApprovalRequest, eve
 	go func() { done <- runChain(ctx, req, list) }()
 	select {
 	case o := <-done:
-		if ctx.Err() != nil {
+		s.answered()
+		if ctx.Err() != nil { // cancelled while the answer arrived: cancellation wins
 			return pipeline.Cancelled, nil
 		}
 		return o, nil

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/dshsim/dshsim/pipeline"
@@ -319,4 +320,31 @@ func mustEvents(t *testing.T, l *session.Log) []session.Event {
 		t.Fatal(err)
 	}
 	return e
+}
+
+// TestPreCancelledRequestNeverRunsAnAnswerer: a request whose context is
+// already done is cancelled without asking anyone, not merely reported
+// cancelled while the answerer runs anyway. synctest.Wait waits for every
+// goroutine the request started, so an answerer run after Request returned
+// is seen too.
+func TestPreCancelledRequestNeverRunsAnAnswerer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := newLog(t, "turn/start")
+		svc, _ := approval.New()
+		var asked atomic.Int32
+		svc.Answer(func(context.Context, *pipeline.ApprovalRequest, func() (pipeline.ApprovalOutcome, error)) (pipeline.ApprovalOutcome, error) {
+			asked.Add(1)
+			return pipeline.AllowedOnce, nil
+		})
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		got, err := svc.Request(ctx, pipeline.ApprovalRequest{Agent: &pipeline.Agent{ID: "a", Session: l}, ToolName: "echo"})
+		synctest.Wait()
+		if err != nil || got != pipeline.Cancelled {
+			t.Fatalf("got %q, %v; want cancelled", got, err)
+		}
+		if n := asked.Load(); n != 0 {
+			t.Errorf("the answerer ran %d time(s) for a request cancelled before it was asked", n)
+		}
+	})
 }

@@ -3,6 +3,7 @@ package approval
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/dshsim/dshsim/pipeline"
@@ -43,5 +44,45 @@ func TestNeverSwitchBeforeAskedIsHonoured(t *testing.T) {
 	}
 	if got != pipeline.Rejected || asked {
 		t.Errorf("outcome %s, answerer asked %v; want rejected without asking", got, asked)
+	}
+}
+
+// TestLateAnswerRacingCancellationIsDiscarded: an answer that arrives while
+// the caller cancels (here: the cancellation lands after the answer reached
+// the service and before it was accepted) is discarded; the outcome and the
+// audit say cancelled.
+func TestLateAnswerRacingCancellationIsDiscarded(t *testing.T) {
+	log, err := session.Create(filepath.Join(t.TempDir(), "s.jsonl"), session.Header{ID: "s1", Cwd: "/ws"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer log.Close()
+	if _, err := log.Append("turn/start", map[string]any{"turn": 1}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s.answered = cancel
+	s.Answer(func(context.Context, *pipeline.ApprovalRequest, func() (pipeline.ApprovalOutcome, error)) (pipeline.ApprovalOutcome, error) {
+		return pipeline.AllowedOnce, nil
+	})
+	got, err := s.Request(ctx, pipeline.ApprovalRequest{Agent: &pipeline.Agent{ID: "a", Session: log}, ToolName: "bash"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != pipeline.Cancelled {
+		t.Errorf("outcome %s for an answer that raced the cancellation, want cancelled", got)
+	}
+	events, err := log.Events()
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := events[len(events)-1]
+	if last.Type != EventDecided || !strings.Contains(string(last.Data), `"outcome":"cancelled"`) {
+		t.Errorf("last event %s %s, want approval/decided cancelled", last.Type, last.Data)
 	}
 }

@@ -171,7 +171,8 @@ func (r *Resolver) SyncContext(log *session.Log, extra ...Section) (*session.Eve
 	} else if ever && last == text {
 		return nil, nil
 	}
-	e, err := log.Append("user/message", SnapshotData(sections, approval.NewUUID()))
+	// surfaceOp append: the model sees it, as upstream stores every message
+	e, err := log.AppendWith("user/message", SnapshotData(sections, approval.NewUUID()), session.AppendOptions{SurfaceOp: "append"})
 	if err != nil {
 		return nil, err
 	}

@@ -224,6 +224,9 @@ func TestSyncContextAppendsOnlyWhenChanged(t *testing.T) {
 		if (e != nil) != wantAppend {
 			t.Fatalf("appended = %v, want %v", e != nil, wantAppend)
 		}
+		if e != nil && string(e.SurfaceOp) != `"append"` {
+			t.Errorf("snapshot surfaceOp %s, want \"append\" as upstream stores it", e.SurfaceOp)
+		}
 		ev, _ := l.Events()
 		text, _ := policy.LastSnapshot(ev)
 		return text

@@ -31,6 +31,16 @@
 // workspace-write), built once per (mode, canonical root) and cached as an
 // open ruleset fd for the launcher's lifetime. Enforcement is partial below
 // ABI 5, exactly as the runner reports it; no notice is printed.
+// Options.ABICap narrows the ABI as landlock-run --abi-cap does (the kernel
+// matrix runs the in-process path in its capped columns). The restricted
+// thread drops every capability before the restriction, as the runner does,
+// so the child holds none (landlock.DropCapabilities).
+//
+// # Report
+//
+// [Launcher.Confine] reports what the runner reports, under the backend name
+// [Backend]: the mode, the enforcement, and Landlock's Ungoverned list
+// (sandbox.DialectOf), so a caller sees the same admissions either way.
 //
 // # Use
 //

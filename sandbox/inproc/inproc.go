@@ -16,6 +16,8 @@ import (
 type Launcher struct {
 	abi      int
 	reuse    bool
+	harden   bool
+	scoped   uint64
 	mu       sync.Mutex
 	rulesets map[key]*landlock.Ruleset
 	workers  map[key]*worker
@@ -38,6 +40,17 @@ type Options struct {
 	// returns to the scheduler; it dies on Close. Faster (no thread creation
 	// per start), at the price of one parked thread per policy in use.
 	ReuseThreads bool
+	// ABICap, when positive, makes the launcher use no more than Landlock
+	// ABI N, as landlock-run --abi-cap N does: it only narrows, and below ABI
+	// 5 the launcher reports partial enforcement. For the kernel matrix,
+	// which runs the in-process path in its capped columns.
+	ABICap int
+	// Harden turns on the opt-in hardening, as sandbox.Config.Harden does for
+	// the runner: every ruleset scopes signals and abstract unix sockets
+	// (Landlock ABI 6; New fails below it, or below an ABICap of 6), and
+	// Confine asks spawn to start the command without the environment's
+	// secrets (sandbox.ScrubSecrets).
+	Harden bool
 }
 
 // New returns a launcher for the kernel's Landlock ABI, or an error naming
@@ -51,7 +64,14 @@ func NewWithOptions(o Options) (*Launcher, error) {
 	if err != nil {
 		return nil, fmt.Errorf("inproc: %w", err)
 	}
-	l := &Launcher{abi: landlock.EffectiveABI(kernel, 0), reuse: o.ReuseThreads,
+	var scoped uint64
+	if o.Harden {
+		if err := landlock.ScopeAvailable(kernel, o.ABICap); err != nil {
+			return nil, fmt.Errorf("inproc: hardening: %w", err)
+		}
+		scoped = landlock.ScopeSignal | landlock.ScopeAbstractUnixSocket
+	}
+	l := &Launcher{abi: landlock.EffectiveABI(kernel, o.ABICap), reuse: o.ReuseThreads, harden: o.Harden, scoped: scoped,
 		rulesets: map[key]*landlock.Ruleset{}, workers: map[key]*worker{}}
 	if !o.ReuseThreads {
 		l.spare = make(chan chan func(), spareThreads)
@@ -133,7 +153,7 @@ func (l *Launcher) ruleset(p sandbox.Policy) (*landlock.Ruleset, error) {
 		return rs, nil
 	}
 	ro, rw := sandbox.LandlockGrants(p)
-	rs, err := landlock.NewRuleset(l.abi, ro, rw)
+	rs, err := landlock.NewScopedRuleset(l.abi, ro, rw, l.scoped)
 	if err != nil {
 		return nil, fmt.Errorf("inproc: %w", err)
 	}
@@ -161,6 +181,7 @@ func (l *Launcher) Confine(ctx context.Context, argv []string, p sandbox.Policy)
 	return sandbox.ConfinedArgv{
 		Argv: append([]string(nil), argv...), Backend: Backend, Enforcement: l.Enforcement(),
 		DenialSignatures: d.DenialSignatures, Ungoverned: d.Ungoverned, Policy: p,
+		Isolated: sandbox.Isolation(sandbox.BackendLandlock, l.harden), ScrubSecrets: l.harden,
 		Start: func(cmd *exec.Cmd) error {
 			err := l.start(cmd, p)
 			var f *landlock.Fatal

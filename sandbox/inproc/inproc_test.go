@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/sandbox/internal/llsys"
 	"github.com/dshsim/dshsim/sandbox/sandboxtest"
@@ -252,5 +254,123 @@ func TestStartRefusesARootRedirectableFromTmp(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(real, "ran")); err == nil {
 		t.Error("the command ran")
+	}
+}
+
+// TestChildHoldsNoCapability: a child the launcher starts reads its own
+// /proc/self/status; as root it must hold no capability at all, on a fresh
+// thread and on a reused one, while this process keeps its own.
+func TestChildHoldsNoCapability(t *testing.T) {
+	own, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, reuse := range []bool{false, true} {
+		t.Run(fmt.Sprintf("reuse=%v", reuse), func(t *testing.T) {
+			sandboxtest.RequireLandlock(t, 1)
+			l, err := NewWithOptions(Options{ReuseThreads: reuse})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Close()
+			ws := varTmpDir(t, "dshsim-ws-")
+			for range 2 {
+				var out strings.Builder
+				cmd := exec.Command("cat", "/proc/self/status")
+				cmd.Stdout = &out
+				if err := l.Start(cmd, sandbox.Policy{Mode: sandbox.WorkspaceWrite, WorkspaceRoot: ws}); err != nil {
+					t.Fatal(err)
+				}
+				if err := cmd.Wait(); err != nil {
+					t.Fatal(err)
+				}
+				sandboxtest.CheckNoCapabilities(t, out.String())
+			}
+			if after, _ := os.ReadFile("/proc/self/status"); capLine(string(after), "CapEff") != capLine(string(own), "CapEff") {
+				t.Errorf("this process's CapEff changed from %s to %s", capLine(string(own), "CapEff"), capLine(string(after), "CapEff"))
+			}
+		})
+	}
+}
+
+func capLine(status, name string) string {
+	for _, l := range strings.Split(status, "\n") {
+		if v, ok := strings.CutPrefix(l, name+":"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
+
+// TestABICapNarrowsLikeTheRunner: capped at ABI 2 (no TRUNCATE right), the
+// launcher reports partial and an outside truncate goes through, as under
+// landlock-run --abi-cap 2; uncapped it is denied and the report is full.
+func TestABICapNarrowsLikeTheRunner(t *testing.T) {
+	sandboxtest.RequireLandlock(t, 5)
+	for _, tc := range []struct {
+		cap      int
+		enf      sandbox.Enforcement
+		truncate bool
+	}{{cap: 2, enf: sandbox.Partial, truncate: true}, {cap: 0, enf: sandbox.Full, truncate: false}} {
+		l, err := NewWithOptions(Options{ABICap: tc.cap})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		ws, out := varTmpDir(t, "dshsim-ws-"), varTmpDir(t, "dshsim-out-")
+		target := filepath.Join(out, "t")
+		os.WriteFile(target, []byte("original\n"), 0o644)
+		// truncate(2) by path, not open(O_WRONLY) and ftruncate
+		ca, err := l.Confine(context.Background(), []string{"perl", "-e", "truncate($ARGV[0], 0) or die", target}, sandbox.Policy{Mode: sandbox.WorkspaceWrite, WorkspaceRoot: ws})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(ca.Argv[0], ca.Argv[1:]...)
+		if err := ca.Start(cmd); err != nil {
+			t.Fatal(err)
+		}
+		cmd.Wait()
+		st, _ := os.Stat(target)
+		if ca.Enforcement != tc.enf || (st.Size() == 0) != tc.truncate {
+			t.Errorf("cap %d: enforcement %s, truncated %v; want %s, %v", tc.cap, ca.Enforcement, st.Size() == 0, tc.enf, tc.truncate)
+		}
+	}
+}
+
+// TestHardenScopesSignals: with Options.Harden the child cannot signal a
+// process outside its domain (a sleep standing in for the harness), and the
+// report lists what the hardening isolates; without it the signal goes.
+// (The escape corpus covers abstract unix sockets and the environment.)
+func TestHardenScopesSignals(t *testing.T) {
+	sandboxtest.RequireLandlock(t, 6)
+	sentinel := exec.Command("sleep", "60")
+	if err := sentinel.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sentinel.Process.Kill(); sentinel.Wait() })
+	ws := varTmpDir(t, "dshsim-ws-")
+	for _, harden := range []bool{false, true} {
+		l, err := NewWithOptions(Options{Harden: harden})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		ca, err := l.Confine(context.Background(), []string{"bash", "-c", fmt.Sprintf("kill -0 %d", sentinel.Process.Pid)}, sandbox.Policy{Mode: sandbox.ReadOnly, WorkspaceRoot: ws})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(ca.Argv[0], ca.Argv[1:]...)
+		if err := ca.Start(cmd); err != nil {
+			t.Fatal(err)
+		}
+		if signalled := cmd.Wait() == nil; signalled == harden {
+			t.Errorf("harden=%v: the child signalled a process outside its domain: %v", harden, signalled)
+		}
+		if d := cmp.Diff(sandbox.Isolation(sandbox.BackendLandlock, harden), ca.Isolated); d != "" || ca.ScrubSecrets != harden {
+			t.Errorf("harden=%v: Isolated (-want +got):\n%s\nScrubSecrets %v", harden, d, ca.ScrubSecrets)
+		}
+	}
+	if _, err := NewWithOptions(Options{Harden: true, ABICap: 5}); err == nil || !strings.Contains(err.Error(), "--scope needs Landlock ABI 6") {
+		t.Errorf("Harden capped below ABI 6: %v, want a refusal", err)
 	}
 }

@@ -12,6 +12,9 @@ type Invocation struct {
 	ABI bool
 	// ABICap is --abi-cap N (0 = none): use no more than ABI N.
 	ABICap int
+	// Scope is --scope: also scope signals and abstract unix sockets (ABI 6),
+	// so the command cannot signal or connect to a process outside its domain.
+	Scope bool
 	// RO and RW are the --ro and --rw paths in command-line order.
 	RO, RW []string
 	// Argv is everything after "--".
@@ -55,6 +58,8 @@ func Parse(args []string) (Invocation, error) {
 			} else {
 				inv.RW = append(inv.RW, args[i])
 			}
+		case "--scope":
+			inv.Scope = true
 		case "--probe", "--abi":
 			return Invocation{}, &UsageError{a + " takes no other arguments"}
 		case "--abi-cap":

@@ -6,7 +6,7 @@
 //
 // # Command line
 //
-//	landlock-run [--abi-cap N] [--ro <path>]... [--rw <path>]... -- <argv>...
+//	landlock-run [--abi-cap N] [--scope] [--ro <path>]... [--rw <path>]... -- <argv>...
 //	landlock-run --probe
 //	landlock-run --abi
 //
@@ -24,6 +24,14 @@
 //	landlock-run: usage error: --ro requires a path        (or --rw)
 //	landlock-run: usage error: unknown argument: <arg>
 //	landlock-run: usage error: missing `-- <argv>...` command
+//
+// --scope (ours, the opt-in hardening of sandbox.Config.Harden) also scopes
+// the domain (Landlock ABI 6): the command and its descendants cannot signal
+// a process outside the domain (the harness that started them) nor connect
+// to an abstract unix socket one listens on. Below ABI 6 (the kernel's, or
+// the cap's) --scope is a runner failure: "--scope needs Landlock ABI 6
+// (signal and abstract unix socket scoping); the ABI in use is N"; the
+// command does not run without the scoping it asked for.
 //
 // # Exit status
 //

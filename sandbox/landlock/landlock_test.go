@@ -3,7 +3,11 @@ package landlock
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"io"
+	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"syscall"
@@ -40,6 +44,8 @@ func TestParse(t *testing.T) {
 		{name: "interleaved grants keep their order per kind", args: []string{"--rw", "/a", "--ro", "/", "--rw", "/b", "--ro", "/c", "--", "echo", "--ro"},
 			want: Invocation{RO: []string{"/", "/c"}, RW: []string{"/a", "/b"}, Argv: []string{"echo", "--ro"}}},
 		{name: "probe after double dash belongs to the command", args: []string{"--", "echo", "--probe"}, want: Invocation{Argv: []string{"echo", "--probe"}}},
+		{name: "scope is parsed", args: []string{"--scope", "--ro", "/", "--", "true"}, want: Invocation{Scope: true, RO: []string{"/"}, Argv: []string{"true"}}},
+		{name: "probe with scope", args: []string{"--probe", "--scope"}, wantErr: "usage error: --probe takes no other arguments"},
 		{name: "abi cap is parsed", args: []string{"--abi-cap", "3", "--ro", "/", "--", "true"}, want: Invocation{ABICap: 3, RO: []string{"/"}, Argv: []string{"true"}}},
 	}
 	for _, tc := range tests {
@@ -366,3 +372,79 @@ func TestSearchPath(t *testing.T) {
 }
 
 func ptr(s string) *string { return &s }
+
+// TestRunnerDropsEveryCapability: the command the real runner confines reads
+// its own /proc/self/status; as root it must hold no capability at all
+// (before, CapEff was 000001fffeffffff), and no caller gets one back.
+func TestRunnerDropsEveryCapability(t *testing.T) {
+	requireLandlock(t)
+	for _, args := range [][]string{{"--ro", "/", "--"}, {"--abi-cap", "1", "--ro", "/", "--"}} {
+		out, err := exec.Command(sandboxtest.Runner(t), append(args, "cat", "/proc/self/status")...).Output()
+		if err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+		sandboxtest.CheckNoCapabilities(t, string(out))
+	}
+}
+
+func TestScopeAvailable(t *testing.T) {
+	tests := []struct {
+		kernel, abiCap int
+		want           string // "" = available
+	}{
+		{kernel: 7, want: ""},
+		{kernel: 6, want: ""},
+		{kernel: 5, want: "--scope needs Landlock ABI 6 (signal and abstract unix socket scoping); the ABI in use is 5"},
+		{kernel: 7, abiCap: 6, want: ""},
+		{kernel: 7, abiCap: 5, want: "--scope needs Landlock ABI 6 (signal and abstract unix socket scoping); the ABI in use is 5"},
+		{kernel: 2, abiCap: 7, want: "--scope needs Landlock ABI 6 (signal and abstract unix socket scoping); the ABI in use is 2"},
+	}
+	for _, tc := range tests {
+		err := ScopeAvailable(tc.kernel, tc.abiCap)
+		if got := fmt.Sprint(err); (tc.want == "" && err != nil) || (tc.want != "" && got != tc.want) {
+			t.Errorf("ScopeAvailable(%d, %d) = %v, want %q", tc.kernel, tc.abiCap, err, tc.want)
+		}
+	}
+}
+
+// TestScopeKeepsTheCommandFromTheHarness: with --scope the confined exec
+// step can neither signal a process outside its domain (a sleep this test
+// started, standing in for the harness) nor connect to an abstract unix
+// socket this test listens on; without --scope it can do both.
+func TestScopeKeepsTheCommandFromTheHarness(t *testing.T) {
+	sandboxtest.RequireLandlock(t, ScopeABI)
+	sentinel := exec.Command("sleep", "60")
+	if err := sentinel.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sentinel.Process.Kill(); sentinel.Wait() })
+	name := fmt.Sprintf("@dshsim-scope-test-%d", os.Getpid())
+	ln, err := net.Listen("unix", name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	for _, scope := range []bool{false, true} {
+		args := []string{"--ro", "/", "--", "reach-out"}
+		if scope {
+			args = append([]string{"--scope"}, args...)
+		}
+		var sigErr, connErr error
+		var stderr bytes.Buffer
+		Run(args, io.Discard, &stderr, func([]string) error {
+			sigErr = syscall.Kill(sentinel.Process.Pid, 0) // permission check only: the sentinel lives on
+			c, err := net.Dial("unix", name)
+			if err == nil {
+				c.Close()
+			}
+			connErr = err
+			return syscall.ENOEXEC
+		})
+		if scope && (!errors.Is(sigErr, syscall.EPERM) || !errors.Is(connErr, syscall.EPERM)) {
+			t.Errorf("--scope: signal %v, connect %v; want EPERM for both (stderr %q)", sigErr, connErr, stderr.String())
+		}
+		if !scope && (sigErr != nil || connErr != nil) {
+			t.Errorf("without --scope: signal %v, connect %v; want both to work", sigErr, connErr)
+		}
+	}
+}

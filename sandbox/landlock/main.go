@@ -81,7 +81,14 @@ func run(args []string, stdout, stderr io.Writer, exec func(argv []string) error
 	if inv.Probe {
 		ro, rw = []string{"/"}, nil
 	}
-	rs, err := NewRuleset(abi, ro, rw)
+	var scoped uint64
+	if inv.Scope {
+		if err := ScopeAvailable(kernel, inv.ABICap); err != nil {
+			return fail(err.Error())
+		}
+		scoped = ScopeSignal | ScopeAbstractUnixSocket
+	}
+	rs, err := NewScopedRuleset(abi, ro, rw, scoped)
 	if err != nil {
 		return fail(err.Error())
 	}

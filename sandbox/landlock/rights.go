@@ -22,6 +22,17 @@ const (
 	AccessIoctlDev   uint64 = 1 << 15
 )
 
+// Scopes (ABI 6): what a domain may not reach outside itself.
+const (
+	// ScopeAbstractUnixSocket keeps the domain from connecting to an abstract
+	// unix socket that a process outside it listens on.
+	ScopeAbstractUnixSocket uint64 = 1 << 0
+	// ScopeSignal keeps the domain from signalling a process outside it.
+	ScopeSignal uint64 = 1 << 1
+	// ScopeABI is the first ABI with scopes.
+	ScopeABI = 6
+)
+
 // MaxABI is the newest ABI whose filesystem rights the runner governs in full.
 // ABI 6 and 7 add no filesystem rights and are handled as 5.
 const MaxABI = 5
@@ -111,4 +122,19 @@ func RightsString(r uint64) string {
 		s += "0x" + strconv.FormatUint(extra, 16)
 	}
 	return s + "}"
+}
+
+// ScopeAvailable says whether a kernel of ABI kernel, capped at abiCap (0 =
+// no cap), can scope signals and abstract unix sockets: a [*Fatal] naming
+// the ABI in use when it cannot (a caller that asked for scoping must not
+// run the command without it).
+func ScopeAvailable(kernel, abiCap int) error {
+	abi := kernel
+	if abiCap > 0 && abiCap < abi {
+		abi = abiCap
+	}
+	if abi < ScopeABI {
+		return &Fatal{"--scope needs Landlock ABI " + strconv.Itoa(ScopeABI) + " (signal and abstract unix socket scoping); the ABI in use is " + strconv.Itoa(abi)}
+	}
+	return nil
 }

@@ -42,8 +42,14 @@ type Ruleset struct {
 // the file-compatible rights. A path that cannot be opened fails closed with
 // "cannot open rule path: <path>: <strerror>" rather than narrowing the grant.
 func NewRuleset(abi int, ro, rw []string) (*Ruleset, error) {
+	return NewScopedRuleset(abi, ro, rw, 0)
+}
+
+// NewScopedRuleset is [NewRuleset] whose domain is also scoped by scoped
+// ([ScopeSignal], [ScopeAbstractUnixSocket]; the kernel needs ABI 6 for any).
+func NewScopedRuleset(abi int, ro, rw []string, scoped uint64) (*Ruleset, error) {
 	handled := Handled(abi)
-	fd, err := llsys.CreateRuleset(handled)
+	fd, err := llsys.CreateRuleset(handled, scoped)
 	if err != nil {
 		return nil, rulesetError(err)
 	}
@@ -92,7 +98,8 @@ func rulesetError(err error) error {
 }
 
 // OnRestrictedThread runs fn on a fresh OS thread restricted by rulesetFD
-// (no_new_privs, then landlock_restrict_self without TSYNC) and lets that
+// (capabilities dropped, no_new_privs, then landlock_restrict_self without
+// TSYNC) and lets that
 // thread die afterwards: the goroutine exits while still locked, so the Go
 // runtime terminates the thread instead of returning it to the scheduler.
 // Threads the runtime creates meanwhile are cloned from its template thread,
@@ -148,9 +155,9 @@ func GoOffMainThread(fn func()) {
 }
 
 // RestrictThisThread locks the calling goroutine to its OS thread for good
-// and restricts that thread (no_new_privs, then landlock_restrict_self
-// without TSYNC). Only for a process that will exec or exit next: the
-// goroutine keeps running confined.
+// and restricts that thread (capabilities dropped, no_new_privs, then
+// landlock_restrict_self without TSYNC). Only for a process that will exec
+// or exit next: the goroutine keeps running confined.
 func RestrictThisThread(rulesetFD int) error {
 	runtime.LockOSThread()
 	return restrict(rulesetFD)
@@ -171,8 +178,13 @@ func restrictStartupThread(rulesetFD int) error {
 	return restrict(rulesetFD)
 }
 
-// restrict sets no_new_privs and restricts the calling thread.
+// restrict is the one sequence that confines the calling locked thread:
+// every capability dropped ([DropCapabilities]), no_new_privs, then
+// landlock_restrict_self without TSYNC. A failure is a [*Fatal].
 func restrict(rulesetFD int) error {
+	if err := DropCapabilities(); err != nil {
+		return &Fatal{"cannot drop capabilities: " + err.Error()}
+	}
 	if err := llsys.SetNoNewPrivs(); err != nil {
 		return rulesetError(err)
 	}

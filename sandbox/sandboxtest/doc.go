@@ -31,6 +31,10 @@
 // The bwrap answer is the provider's own probe (sandbox.ProbeBwrap), run
 // once per test binary.
 //
+// [CheckNoCapabilities] reads the /proc/self/status a confined command
+// printed and fails a test unless the command holds no capability at all
+// (the runner and the in-process path drop them, as bwrap's profile does).
+//
 // # Scratch directories
 //
 // [TempDir] makes a directory outside /tmp, under /var/tmp, removed when the

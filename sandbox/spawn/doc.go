@@ -26,6 +26,10 @@
 // promised shape, the mode asked for, a workdir the bwrap profile does not
 // hide.
 //
+// When the confiner asks for it (sandbox.ConfinedArgv.ScrubSecrets, the
+// opt-in hardening), the command starts without the secrets of its
+// environment (Request.Env, or this process's): sandbox.ScrubSecrets.
+//
 // Start returns a [Process]: [Process.Done] is closed when it settled,
 // [Process.Wait] returns the [Result], [Process.OutputSoFar] reads the
 // captured streams at any time, and [Process.Kill] terminates the group

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -95,6 +96,9 @@ type Process struct {
 	stdout, stderr *capture
 	done           chan struct{}
 	killOnce       sync.Once
+	killed         atomic.Bool
+	reaped         chan struct{} // closed once a killed group has no live member
+	reapOnce       sync.Once
 	timedOut       bool
 	mu             sync.Mutex
 	result         Result
@@ -124,7 +128,7 @@ func Start(ctx context.Context, req Request) (*Process, error) {
 	if len(req.Argv) == 0 {
 		return nil, errors.New("spawn: empty argv")
 	}
-	p := &Process{mode: req.Policy.Mode, grace: req.Grace, done: make(chan struct{})}
+	p := &Process{mode: req.Policy.Mode, grace: req.Grace, done: make(chan struct{}), reaped: make(chan struct{})}
 	if p.grace <= 0 {
 		p.grace = DefaultGrace
 	}
@@ -154,8 +158,16 @@ func Start(ctx context.Context, req Request) (*Process, error) {
 		outDir = os.TempDir()
 	}
 	p.stdout, p.stderr = newCapture(tail, outDir, "stdout"), newCapture(tail, outDir, "stderr")
+	env := req.Env
+	if p.wrapped != nil && p.wrapped.ScrubSecrets {
+		// The hardening: the command starts without the environment's secrets.
+		if env == nil {
+			env = os.Environ()
+		}
+		env = sandbox.ScrubSecrets(env)
+	}
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Dir, cmd.Env, cmd.Stdin = dir, req.Env, req.Stdin
+	cmd.Dir, cmd.Env, cmd.Stdin = dir, env, req.Stdin
 	cmd.Stdout, cmd.Stderr = tee(p.stdout, req.Stdout), tee(p.stderr, req.Stderr)
 	cmd.ExtraFiles = req.ExtraFiles
 	// A new session, not only a process group (like Node's detached spawn):
@@ -316,20 +328,61 @@ func (p *Process) OutputSoFar() (stdout, stderr Stream) {
 // Kill terminates the process group: SIGTERM now, SIGKILL after the grace if
 // it has not settled. It returns at once and is safe to call repeatedly.
 func (p *Process) Kill() {
+	p.killed.Store(true)
 	select {
 	case <-p.done:
-		return // settled: the pid may already belong to someone else
+		p.reap() // settled: the pid may already belong to someone else
+		return
 	default:
 	}
 	p.killOnce.Do(func() {
 		pgid := p.cmd.Process.Pid
 		syscall.Kill(-pgid, syscall.SIGTERM)
-		go func() {
-			select {
-			case <-p.done:
-			case <-time.After(p.grace):
-				syscall.Kill(-pgid, syscall.SIGKILL)
-			}
-		}()
+		go p.finish(pgid)
 	})
 }
+
+// finish kills what is left of the group: SIGKILL once the grace expires
+// while the leader or any other member still lives (a member that ignored
+// SIGTERM, or one the leader left behind when it died), then closes reaped
+// once no live member is left. Members are found in /proc (zombies do not
+// count: an orphan's zombie may never be reaped when this process is PID 1
+// of a namespace), so a group id nobody uses any more is never signalled.
+func (p *Process) finish(pgid int) {
+	defer p.reap()
+	grace := time.NewTimer(p.grace)
+	defer grace.Stop()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	done := p.done // nil once the leader settled (a closed channel would spin)
+	killed := false
+	for {
+		if done == nil && !groupAlive(pgid) {
+			return
+		}
+		select {
+		case <-grace.C:
+			if killed {
+				return // a SIGKILLed member did not end within another grace (uninterruptible): give up
+			}
+			if done != nil || groupAlive(pgid) {
+				syscall.Kill(-pgid, syscall.SIGKILL)
+			}
+			killed = true
+			grace.Reset(p.grace)
+		case <-tick.C:
+		case <-done:
+			done = nil
+		}
+	}
+}
+
+func (p *Process) reap() { p.reapOnce.Do(func() { close(p.reaped) }) }
+
+// KillRequested reports whether Kill was called.
+func (p *Process) KillRequested() bool { return p.killed.Load() }
+
+// Reaped is closed once, after Kill, the process group has no live member
+// left (at once when Kill came after the process settled). It is never
+// closed for a process nobody killed.
+func (p *Process) Reaped() <-chan struct{} { return p.reaped }

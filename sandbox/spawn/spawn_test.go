@@ -8,10 +8,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"golang.org/x/sys/unix"
 
 	"github.com/dshsim/dshsim/render"
@@ -39,6 +42,22 @@ var varTmpDir = sandboxtest.TempDir
 // t when the backend cannot confine here.
 var provider = sandboxtest.Provider
 
+// confiner is the real confiner of a backend: the provider restricted to
+// bwrap or the Landlock runner, or the in-process launcher (inproc.Backend).
+func confiner(t testing.TB, backend string) Confiner {
+	t.Helper()
+	if backend != inproc.Backend {
+		return provider(t, backend)
+	}
+	sandboxtest.RequireLandlock(t, 1)
+	l, err := inproc.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	return l
+}
+
 func bash(cmd string) []string { return []string{"bash", "-c", cmd} }
 
 // TestRealRuns runs real commands under bwrap and Landlock in both confined
@@ -53,18 +72,7 @@ func TestRealRuns(t *testing.T) {
 	for _, backend := range []string{sandbox.BackendBwrap, sandbox.BackendLandlock, inproc.Backend} {
 		for _, mode := range []sandbox.Mode{sandbox.WorkspaceWrite, sandbox.ReadOnly} {
 			t.Run(backend+"/"+string(mode), func(t *testing.T) {
-				var p Confiner
-				if backend == inproc.Backend {
-					sandboxtest.RequireLandlock(t, 1)
-					l, err := inproc.New()
-					if err != nil {
-						t.Fatal(err)
-					}
-					t.Cleanup(func() { l.Close() })
-					p = l
-				} else {
-					p = provider(t, backend)
-				}
+				p := confiner(t, backend)
 				ws, outside := varTmpDir(t, "dshsim-ws-"), varTmpDir(t, "dshsim-out-")
 				tmpTarget := filepath.Join("/tmp", fmt.Sprintf("dshsim-spawn-%d-%s-%s", os.Getpid(), backend, mode))
 				t.Cleanup(func() { os.Remove(tmpTarget) })
@@ -102,6 +110,16 @@ func TestRealRuns(t *testing.T) {
 						}
 						if res.Sandbox.Mode != mode || res.Sandbox.Backend != backend || res.Sandbox.Enforcement != sandbox.Full {
 							t.Errorf("report %+v", res.Sandbox)
+						}
+						// The in-process path reports what the runner reports:
+						// Landlock's admissions, not none.
+						wantUngoverned := []string(nil)
+						if backend != sandbox.BackendBwrap {
+							d, _ := sandbox.DialectOf(sandbox.BackendLandlock)
+							wantUngoverned = d.Ungoverned
+						}
+						if d := cmp.Diff(wantUngoverned, res.Sandbox.Ungoverned); d != "" {
+							t.Errorf("report's Ungoverned (-want +got):\n%s", d)
 						}
 						if tc.want.checkFS {
 							_, statErr := os.Stat(tc.target)
@@ -177,6 +195,33 @@ func TestRunnerFailureAfterStart(t *testing.T) {
 	}
 	if _, err := os.Stat(ws + "/ran"); err == nil {
 		t.Error("the command ran")
+	}
+}
+
+// TestCappedLandlockRunner: a provider with LandlockABICap runs the real
+// runner capped below ABI 5; the runner's own partial notice is in the
+// command's stderr, the enforcement is partial, and the command's exit code
+// is its own (the notice is informational, not a runner failure).
+func TestCappedLandlockRunner(t *testing.T) {
+	sandboxtest.RequireLandlock(t, 4)
+	ws := varTmpDir(t, "dshsim-ws-")
+	p, err := sandbox.NewProvider(sandbox.Config{Platform: "linux", Chain: []string{sandbox.BackendLandlock}, LauncherPath: sandboxtest.Runner(t), LandlockABICap: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if backend, enf := p.Selected(); backend != sandbox.BackendLandlock || enf != sandbox.Partial {
+		t.Fatalf("selected %s %s, want landlock partial", backend, enf)
+	}
+	w, err := p.Confine(context.Background(), bash("false"), sandbox.Policy{Mode: sandbox.ReadOnly, WorkspaceRoot: ws})
+	if err != nil || w.Argv[1] != "--abi-cap" || w.Argv[2] != "3" {
+		t.Fatalf("confined %q, %v", w.Argv, err)
+	}
+	res, err := Run(context.Background(), Request{Argv: bash("false"), Policy: sandbox.Policy{Mode: sandbox.ReadOnly, WorkspaceRoot: ws}, Confiner: p})
+	if err != nil || res.ExitCode != 1 || res.Stderr.Text != sandbox.LandlockPartialNotice+"\n" || res.Sandbox.RunnerFailed || res.Sandbox.Enforcement != sandbox.Partial {
+		t.Errorf("result %+v, %v", res, err)
+	}
+	if _, err := sandbox.NewProvider(sandbox.Config{LandlockABICap: -1}); err == nil {
+		t.Error("a negative cap was accepted")
 	}
 }
 
@@ -315,6 +360,77 @@ func TestContextCancelKillsTheGroup(t *testing.T) {
 	res, _ := p.Wait()
 	if !res.Signaled {
 		t.Errorf("after cancel: %+v", res)
+	}
+}
+
+// procState is the state letter of pid from outside ("" when it is gone).
+func procState(pid int) string {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return ""
+	}
+	s, _, _ := statFields(data)
+	return string(s)
+}
+
+// TestKillLeavesNoMemberOfTheGroup: a member of the group that ignores
+// SIGTERM, and whose leader died of it (so the leader's exit alone would
+// settle the run), is SIGKILLed after the grace; Reaped closes only then.
+// Checked from outside through /proc.
+func TestKillLeavesNoMemberOfTheGroup(t *testing.T) {
+	ws := varTmpDir(t, "dshsim-ws-")
+	pidFile := filepath.Join(ws, "member.pid")
+	cmd := "(trap '' TERM; exec sleep 300) >/dev/null 2>&1 </dev/null & echo $! > " + pidFile + "; wait"
+	p, err := Start(context.Background(), Request{Argv: bash(cmd), Grace: 200 * time.Millisecond, Policy: sandbox.Policy{Mode: sandbox.DangerFullAccess, WorkspaceRoot: ws}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var member int
+	for deadline := time.Now().Add(10 * time.Second); member == 0 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		b, _ := os.ReadFile(pidFile)
+		member, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+	}
+	if member == 0 {
+		t.Fatal("the member never started")
+	}
+	t.Cleanup(func() { syscall.Kill(member, syscall.SIGKILL) }) // when the check below fails
+	p.Kill()
+	<-p.Done()
+	if st := procState(member); st == "" || st == "Z" {
+		t.Fatalf("the member ignoring SIGTERM is gone (%q) before the grace: the test would prove nothing", st)
+	}
+	select {
+	case <-p.Reaped():
+	case <-time.After(10 * time.Second):
+		t.Fatal("Reaped never closed")
+	}
+	if st := procState(member); st != "" && st != "Z" {
+		t.Errorf("member %d is still alive (state %s) after Reaped: an orphan was left", member, st)
+	}
+}
+
+// TestReapedAfterASettledKill: Kill after the process settled signals
+// nothing and closes Reaped at once; nobody killed, it stays open.
+func TestReapedAfterASettledKill(t *testing.T) {
+	ws := varTmpDir(t, "dshsim-ws-")
+	p, err := Start(context.Background(), Request{Argv: bash("true"), Policy: sandbox.Policy{Mode: sandbox.DangerFullAccess, WorkspaceRoot: ws}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-p.Done()
+	select {
+	case <-p.Reaped():
+		t.Fatal("Reaped closed although nobody killed")
+	default:
+	}
+	p.Kill()
+	select {
+	case <-p.Reaped():
+	case <-time.After(5 * time.Second):
+		t.Fatal("Reaped not closed by a Kill after settle")
+	}
+	if !p.KillRequested() {
+		t.Error("KillRequested false after Kill")
 	}
 }
 
@@ -498,12 +614,15 @@ func TestProcSysIsReadOnly(t *testing.T) {
 	}
 }
 
-// A confined command must not write another process's /proc files either:
-// bwrap's /proc is the host's procfs (no --unshare-pid), and a bwrap-confined
-// command raised the OOM score of a host process it does not own
-// (Landlock refuses: /proc is not granted). The target is a sleep this test
-// starts; /dev/stderr (a /proc/self/fd magic link to the pipe) must still
-// work.
+// A confined command must not write another process's /proc files either.
+// Before bwrap's profile gained --unshare-pid its /proc was the host's
+// procfs, and a bwrap-confined command raised the OOM score of a host
+// process it does not own. Now the host process is not in the sandbox's
+// /proc at all, and the sandbox's own processes (/proc/1 is bwrap's init
+// there) sit on a read-only /proc: both writes fail, the second with EROFS,
+// a denial. Landlock refuses both (/proc is not granted). The target is a
+// sleep this test starts; /dev/stderr (a /proc/self/fd magic link to the
+// pipe) must still work.
 func TestProcOfOtherProcessesIsReadOnly(t *testing.T) {
 	target := exec.Command("sleep", "60")
 	if err := target.Start(); err != nil {
@@ -520,7 +639,7 @@ func TestProcOfOtherProcessesIsReadOnly(t *testing.T) {
 			t.Run(backend+" "+string(mode), func(t *testing.T) {
 				p := provider(t, backend)
 				ws := varTmpDir(t, "dshsim-ws-")
-				res, err := Run(context.Background(), Request{Argv: bash("echo via-magic-link > /dev/stderr; echo 500 > " + knob),
+				res, err := Run(context.Background(), Request{Argv: bash("echo via-magic-link > /dev/stderr; echo 500 > " + knob + "; echo 500 > /proc/1/oom_score_adj"),
 					Policy: sandbox.Policy{Mode: mode, WorkspaceRoot: ws}, Confiner: p})
 				if err != nil {
 					t.Fatal(err)
@@ -534,6 +653,9 @@ func TestProcOfOtherProcessesIsReadOnly(t *testing.T) {
 				}
 				if !strings.HasPrefix(res.Stderr.Text, "via-magic-link\n") {
 					t.Errorf("stderr %q: the /dev/stderr write did not go through", res.Stderr.Text)
+				}
+				if backend == sandbox.BackendBwrap && !strings.Contains(res.Stderr.Text, knob+": No such file or directory") {
+					t.Errorf("stderr %q: the host process %d is visible in the sandbox's /proc (no PID namespace?)", res.Stderr.Text, target.Process.Pid)
 				}
 			})
 		}
@@ -676,11 +798,11 @@ func TestCloseOnExecListedMarksDescriptors(t *testing.T) {
 }
 
 // TestExtraFilesReachTheConfinedCommand passes a pipe as descriptor 3 through
-// each runner and copies the streams to extra writers as they arrive.
+// each backend (bwrap, the Landlock runner, the in-process launcher) and copies the streams to extra writers as they arrive.
 func TestExtraFilesReachTheConfinedCommand(t *testing.T) {
-	for _, backend := range []string{sandbox.BackendBwrap, sandbox.BackendLandlock} {
+	for _, backend := range []string{sandbox.BackendBwrap, sandbox.BackendLandlock, inproc.Backend} {
 		t.Run(backend, func(t *testing.T) {
-			p := provider(t, backend)
+			p := confiner(t, backend)
 			ws := varTmpDir(t, "dshsim-ws-")
 			r, w, err := os.Pipe()
 			if err != nil {
@@ -708,5 +830,34 @@ func TestExtraFilesReachTheConfinedCommand(t *testing.T) {
 				t.Errorf("copies: stdout %q (captured %q), stderr %q", out.String(), res.Stdout.Text, errOut.String())
 			}
 		})
+	}
+}
+
+// TestHardenedRunsWithoutSecrets: a provider with Config.Harden starts the
+// command without the secret variables of its environment (given or
+// inherited); without Harden the command sees them.
+func TestHardenedRunsWithoutSecrets(t *testing.T) {
+	sandboxtest.RequireLandlock(t, 6)
+	t.Setenv("DSHSIM_TEST_INHERITED_TOKEN", "inherited-secret")
+	ws := varTmpDir(t, "dshsim-ws-")
+	for _, harden := range []bool{false, true} {
+		p, err := sandbox.NewProvider(sandbox.Config{Platform: "linux", Chain: []string{sandbox.BackendLandlock}, LauncherPath: sandboxtest.Runner(t), Harden: harden})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, env := range [][]string{nil, {"PATH=" + os.Getenv("PATH"), "DSHSIM_TEST_API_KEY=given-secret", "KEEP=me"}} {
+			res, err := Run(context.Background(), Request{Argv: []string{"env"}, Env: env, Policy: sandbox.Policy{Mode: sandbox.ReadOnly, WorkspaceRoot: ws}, Confiner: p})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := res.Stdout.Text
+			leaked := strings.Contains(out, "inherited-secret") || strings.Contains(out, "given-secret")
+			if leaked == harden {
+				t.Errorf("harden=%v, env given=%v: secret in the command's environment = %v:\n%s", harden, env != nil, leaked, out)
+			}
+			if env != nil && !strings.Contains(out, "KEEP=me\n") {
+				t.Errorf("harden=%v: a plain variable is missing:\n%s", harden, out)
+			}
+		}
 	}
 }

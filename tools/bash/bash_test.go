@@ -1,13 +1,16 @@
 package bash
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -231,7 +234,7 @@ func TestAbortKillsTheCommand(t *testing.T) {
 	c := call(agent(t, "s", ws), cmd("sleep 0.5; touch "+marker))
 	time.AfterFunc(100*time.Millisecond, cancel)
 	_, err := tool.Run(ctx, c)
-	if !pipeline.HasCode(err, "TOOL_ABORTED") || err.Error() != "tool call aborted" {
+	if !pipeline.HasCode(err, pipeline.CodeAborted) || err.Error() != "tool call aborted" {
 		t.Fatalf("err = %v", err)
 	}
 	time.Sleep(800 * time.Millisecond)
@@ -289,7 +292,7 @@ func TestForegroundTimeoutPromotedToBackgroundJob(t *testing.T) {
 	if b, err := os.ReadFile(ws + "/proof"); err != nil || string(b) != "finished\n" {
 		t.Errorf("the promoted command did not finish: %v", err)
 	}
-	jt := JobTools(reg)
+	jt := jobTools(t, reg)
 	out, err := jt[0].Run(context.Background(), pipeline.NewCall("c2", "job_output", json.RawMessage(`{"job_id":"bash-1"}`), ag, nil))
 	if err != nil {
 		t.Fatal(err)
@@ -321,7 +324,7 @@ func TestBackgroundJobs(t *testing.T) {
 	reg, ch := newJobs(t)
 	tool := newTool(t, Config{}, Deps{Jobs: reg})
 	a, b := agent(t, "A", ws), agent(t, "B", ws)
-	jt := JobTools(reg)
+	jt := jobTools(t, reg)
 	jobCall := func(tl pipeline.Tool, ag *pipeline.Agent, id string) (string, error) {
 		out, err := tl.Run(context.Background(), pipeline.NewCall("c", tl.Name, json.RawMessage(`{"job_id":"`+id+`"}`), ag, nil))
 		if err != nil {
@@ -334,7 +337,7 @@ func TestBackgroundJobs(t *testing.T) {
 	if err != nil || got != "started background job bash-1" {
 		t.Fatalf("ack = %q, %v", got, err)
 	}
-	if _, err := jobCall(jt[0], b, "bash-1"); err == nil || err.Error() != `unknown job "bash-1"` {
+	if _, err := jobCall(jt[0], b, "bash-1"); err == nil || err.Error() != "job bash-1 belongs to another session" {
 		t.Errorf("owner B read A's job: %v", err)
 	}
 	if got, _ := jobCall(jt[0], a, "bash-1"); got != "(no new output)\n[status: running]" {
@@ -343,19 +346,77 @@ func TestBackgroundJobs(t *testing.T) {
 	if got, _ := jobCall(jt[1], a, "bash-1"); got != "requested cancellation of job bash-1" {
 		t.Errorf("kill = %q", got)
 	}
-	n := wait(t, ch)
-	if n.Text != "background job bash-1 (bash: sleep 30) finished [status: killed, signal: SIGTERM]. Read its output with job_output." {
-		t.Errorf("notice = %q", n.Text)
+	if got, _ := jobCall(jt[0], a, "bash-1"); got != "(no new output)\n[status: stopping]" && got != "(no new output)\n[status: killed, signal: SIGTERM]" {
+		t.Errorf("read right after kill = %q", got)
 	}
+	j, _ := reg.Get("A", "bash-1")
+	<-j.Done()
 	if got, _ := jobCall(jt[0], a, "bash-1"); got != "(no new output)\n[status: killed, signal: SIGTERM]" {
 		t.Errorf("read after kill = %q", got)
 	}
 	got, _ = run(t, tool, call(b, cmd("echo from-b", "run_in_background", true)))
-	if got != "started background job bash-1" {
-		t.Errorf("B's first job = %q", got)
+	if got != "started background job bash-2" {
+		t.Errorf("B's first job (ids are per registry) = %q", got)
 	}
-	wait(t, ch)
-	if got, _ := jobCall(jt[0], b, "bash-1"); got != "from-b\n[status: completed, exit code: 0]" {
+	n := wait(t, ch) // the killed job sent none: job_kill reported it
+	if n.JobID != "bash-2" || n.Text != "background job bash-2 (bash: echo from-b) finished [status: completed, exit code: 0]. Read its output with job_output." {
+		t.Errorf("notice = %+v", n)
+	}
+	if got, _ := jobCall(jt[0], b, "bash-2"); got != "from-b\n[status: completed, exit code: 0]" {
 		t.Errorf("B read = %q", got)
+	}
+}
+
+// jobTools returns the job tools over reg (job_output, job_kill, job_list).
+func jobTools(t *testing.T, reg *jobs.Registry) []pipeline.Tool {
+	t.Helper()
+	tools, err := jobs.Tools(reg, jobs.ToolsConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tools
+}
+
+// alive reports from outside whether pid is a live process (not a zombie).
+func alive(pid int) bool {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	i := bytes.LastIndexByte(data, ')')
+	return i >= 0 && i+2 < len(data) && data[i+2] != 'Z'
+}
+
+// TestAbortLeavesNoOrphan: cancelling a running call terminates its whole
+// process group, a member that ignores SIGTERM included (SIGKILL after the
+// grace), before the call answers "tool call aborted"; checked from outside
+// through /proc once the call returned.
+func TestAbortLeavesNoOrphan(t *testing.T) {
+	ws := t.TempDir()
+	tool := newTool(t, Config{Grace: 300 * time.Millisecond}, Deps{})
+	pidFile := filepath.Join(ws, "member.pid")
+	command := "(trap '' TERM; exec sleep 300) >/dev/null 2>&1 </dev/null & echo $! > " + pidFile + "; touch started; wait"
+	ctx, cancel := context.WithCancel(context.Background())
+	var member int
+	go func() {
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+			if _, err := os.Stat(filepath.Join(ws, "started")); err == nil {
+				b, _ := os.ReadFile(pidFile)
+				member, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+				break
+			}
+		}
+		cancel()
+	}()
+	_, err := tool.Run(ctx, call(agent(t, "s", ws), cmd(command)))
+	if member == 0 {
+		t.Fatal("the member never started")
+	}
+	t.Cleanup(func() { syscall.Kill(member, syscall.SIGKILL) }) // when the check below fails
+	if !pipeline.HasCode(err, pipeline.CodeAborted) || err.Error() != "tool call aborted" {
+		t.Fatalf("err = %v", err)
+	}
+	if alive(member) {
+		t.Errorf("member %d of the aborted command's group is still alive after the call answered", member)
 	}
 }

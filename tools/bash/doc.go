@@ -1,7 +1,10 @@
 // Package bash is the model-facing bash tool: argument validation, the
 // per-call sandbox policy with one-shot escalation, confinement through the
 // sandbox provider, foreground runs whose timeout promotes the command to a
-// background job, run_in_background, and the job_output / job_kill tools.
+// background job, and run_in_background (the job tools are package
+// tools/jobs). Its description and parameters are upstream's as the
+// recordings pin them, with upstream's variants for an executor that does
+// not confine and for background execution disabled.
 //
 // # Execute order
 //
@@ -31,13 +34,24 @@
 // advertised), then the command's own exit code. The process itself is not
 // tied to the call's context, so it can outlive the call as a job.
 //
-// # Foreground timeouts
+// # Background starts and ids
 //
-// With promoteOnTimeout (default) and a job registry, every foreground call is
-// a job waited on for timeoutMs; at expiry the command keeps running as a
-// background job and the result says so; a completion notice follows. Without
-// promotion the process group is killed (SIGTERM, then SIGKILL) and the
-// result carries "[timed out after <ms>ms]" and the signal.
+// run_in_background starts a job of the registry: its admission bound is
+// checked before anything spawns (the refusal is upstream's text, and the
+// refused command never runs), and the job takes an id only once its start
+// returned. A foreground call is an unregistered run: it takes no number.
+//
+// # Foreground timeouts and aborts
+//
+// With promoteOnTimeout (default) and a job registry, a foreground command
+// still running at its timeout is adopted by the registry (taking the next
+// id) and keeps running; the result says so and a completion notice follows.
+// Without promotion (upstream's recorded version), or when the registry
+// refuses, the process group is killed (SIGTERM, then SIGKILL) and the result
+// carries "[timed out after <ms>ms]" and the signal. A call aborted while its
+// command runs terminates the whole process group (SIGTERM, SIGKILL after
+// the grace for any member left) and answers "tool call aborted" (ABORTED)
+// only once no member is alive.
 //
 // # Imports
 //

@@ -28,12 +28,12 @@ func TestPreAbortedBackgroundStartsNothing(t *testing.T) {
 	abortedBeforeStart(t, err, ws, reg)
 }
 
-// abortedBeforeStart fails t unless err is the abort (TOOL_ABORTED) and the
+// abortedBeforeStart fails t unless err is the abort (ABORTED) and the
 // command (which would create ws/ran) never started, in the foreground or as
 // a job of session s.
 func abortedBeforeStart(t *testing.T, err error, ws string, reg *jobs.Registry) {
 	t.Helper()
-	if !pipeline.HasCode(err, "TOOL_ABORTED") {
+	if !pipeline.HasCode(err, pipeline.CodeAborted) {
 		t.Errorf("err = %v", err)
 	}
 	time.Sleep(50 * time.Millisecond)
@@ -42,29 +42,44 @@ func abortedBeforeStart(t *testing.T, err error, ws string, reg *jobs.Registry) 
 	}
 }
 
-func TestForegroundStoppedByJobKill(t *testing.T) {
+// TestForegroundIsNotAJob: a foreground command never enters the registry:
+// while it runs, job_list shows nothing and job_kill knows no job, and the
+// next background start is bash-1.
+func TestForegroundIsNotAJob(t *testing.T) {
 	ws := t.TempDir()
 	reg, _ := newJobs(t)
 	tool := newTool(t, Config{Grace: time.Second}, Deps{Jobs: reg})
 	ag := agent(t, "s", ws)
+	seen := make(chan string, 2)
 	go func() {
 		for {
-			if js := reg.List("s"); len(js) == 1 {
-				JobTools(reg)[1].Run(context.Background(), pipeline.NewCall("k", "job_kill", json.RawMessage(`{"job_id":"`+js[0].ID+`"}`), ag, nil))
-				return
+			if _, err := os.Stat(ws + "/started"); err == nil {
+				break
 			}
 			time.Sleep(5 * time.Millisecond)
 		}
+		jt := jobTools(t, reg)
+		for _, tl := range []pipeline.Tool{jt[2], jt[1]} {
+			r := pipeline.NewRegistry()
+			r.Register(tl)
+			seen <- r.Execute(pipeline.NewCall("k", tl.Name, json.RawMessage(`{"job_id":"bash-1"}`), ag, nil)).Text()
+		}
 	}()
-	got, err := run(t, tool, call(ag, cmd("sleep 30", "timeoutMs", 60000)))
-	if err != nil || got != "(no output)\n[stopped: job_kill]\n[killed by signal: SIGTERM]" {
-		t.Errorf("got %q, %v", got, err)
+	got, err := run(t, tool, call(ag, cmd("touch started; sleep 0.3; echo fg")))
+	if err != nil || got != "fg\n" {
+		t.Fatalf("got %q, %v", got, err)
+	}
+	if list, kill := <-seen, <-seen; list != "(no background jobs)" || kill != "Error: unknown job bash-1" {
+		t.Errorf("while the foreground command ran: job_list %q, job_kill %q", list, kill)
+	}
+	if got, _ := run(t, tool, call(ag, cmd("true", "run_in_background", true))); got != "started background job bash-1" {
+		t.Errorf("first background start after a foreground call: %q", got)
 	}
 }
 
 func TestRegistryRefusalFallsBackToDeadlineKill(t *testing.T) {
 	ws := t.TempDir()
-	reg := jobs.New(jobs.Options{MaxJobs: 1})
+	reg := jobs.New(jobs.Options{MaxConcurrentJobsPerOwner: 1})
 	t.Cleanup(func() { reg.Close(5 * time.Second) })
 	var warned []string
 	tool := newTool(t, Config{Grace: time.Second}, Deps{Jobs: reg, Warn: func(s string) { warned = append(warned, s) }})
@@ -129,7 +144,7 @@ func TestJobOutputAcrossTheTail(t *testing.T) {
 	tool := newTool(t, Config{MaxOutputBytes: 64}, Deps{Jobs: reg})
 	ag := agent(t, "s", ws)
 	read := func() string {
-		out, err := JobTools(reg)[0].Run(context.Background(), pipeline.NewCall("r", "job_output", json.RawMessage(`{"job_id":"bash-1"}`), ag, nil))
+		out, err := jobTools(t, reg)[0].Run(context.Background(), pipeline.NewCall("r", "job_output", json.RawMessage(`{"job_id":"bash-1"}`), ag, nil))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -166,7 +181,7 @@ func TestJobOutputLossNotice(t *testing.T) {
 	ag := agent(t, "s", ws)
 	run(t, tool, call(ag, cmd("seq 1 3000", "run_in_background", true)))
 	wait(t, ch)
-	out, err := JobTools(reg)[0].Run(context.Background(), pipeline.NewCall("r", "job_output", json.RawMessage(`{"job_id":"bash-1"}`), ag, nil))
+	out, err := jobTools(t, reg)[0].Run(context.Background(), pipeline.NewCall("r", "job_output", json.RawMessage(`{"job_id":"bash-1"}`), ag, nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,7 +196,7 @@ func TestJobOutputLossNotice(t *testing.T) {
 	if string(full) != string(want) {
 		t.Errorf("full output %s is not the complete stream", path)
 	}
-	out, _ = JobTools(reg)[0].Run(context.Background(), pipeline.NewCall("r", "job_output", json.RawMessage(`{"job_id":"bash-1"}`), ag, nil))
+	out, _ = jobTools(t, reg)[0].Run(context.Background(), pipeline.NewCall("r", "job_output", json.RawMessage(`{"job_id":"bash-1"}`), ag, nil))
 	if got := out.Content[0].Text; got != "(no new output)\n[status: completed, exit code: 0]" {
 		t.Errorf("second read %q", got)
 	}

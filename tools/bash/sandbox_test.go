@@ -287,7 +287,7 @@ func TestRunnerFailures(t *testing.T) {
 			t.Fatalf("got %q, %v", got, err)
 		}
 		wait(t, ch)
-		out, err := JobTools(reg)[0].Run(context.Background(), pipeline.NewCall("c", "job_output", []byte(`{"job_id":"bash-1"}`), ag, nil))
+		out, err := jobTools(t, reg)[0].Run(context.Background(), pipeline.NewCall("c", "job_output", []byte(`{"job_id":"bash-1"}`), ag, nil))
 		if err != nil {
 			t.Fatal(err)
 		}

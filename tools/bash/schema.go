@@ -2,60 +2,79 @@ package bash
 
 import (
 	"encoding/json"
+	"strings"
 
 	"github.com/dshsim/dshsim/escalation"
+	"github.com/dshsim/dshsim/pipeline"
 )
 
-// VERBATIM model-facing texts (seed-version-deltas.md §3-§4, fs-spill-render.md §6).
+// VERBATIM model-facing texts, as upstream's recordings pin them
+// (tool-schemas.expected.json; spec jobs-cancel-settings.md §1.11). The
+// rewritten description of seed-version-deltas §3 item 4 is not what the
+// recorded model saw.
 const (
-	// Description is the tool description (newer upstream; the escalation
-	// paragraph, the exit-code sentence and the background sentence are gone).
-	Description = "Execute a bash command (`bash -c`) and return its stdout/stderr. Each call runs in a fresh shell; pass `workdir` instead of using `cd`. Managed `$DSH_*` variables expose current harness environment facts. Long output is truncated to its tail; the full output is saved to a file whose path is reported when available. Commands may run under a file sandbox; a blocked file operation is reported as `[sandbox: file access denied under <mode> mode]`, a policy denial: do not retry another way."
+	// descriptionBase opens the tool description.
+	descriptionBase = "Execute a bash command (`bash -c`) and return its stdout/stderr. Each call runs in a fresh shell: no state (cwd, variables, functions) persists between calls — pass `workdir` instead of using `cd`. Non-zero exits are reported as `[exit code: N]`. Current harness environment facts are exposed through managed `$DSH_*` variables; inspect them when needed. Commands may run under a file sandbox; a blocked file operation is reported as `[sandbox: file access denied under <mode> mode]` — a policy denial, not a bug in the command; do not retry another way. Long output is truncated to its tail; the full output is saved to a file whose path is reported when available."
+	// descriptionBackground follows when run_in_background is enabled.
+	descriptionBackground = "Set `run_in_background: true` for long-running commands: the call returns a job id immediately; read its output with `job_output` and stop it with `job_kill`."
+	// descriptionNoBackground replaces it when background execution is disabled.
+	descriptionNoBackground = "Background execution is not available; long-running commands must finish within the timeout."
+	// descriptionEscalation closes the description of a confining executor.
+	descriptionEscalation = "Attempting a command the sandbox may deny is safe and expected: run it and read the marker rather than assuming the denial. When a command is denied and a wider mode would let it succeed, escalate immediately in the same turn — the one sanctioned exception to a denial: retry the exact same command once with `sandbox_permissions` (the narrowest wider mode that suffices) plus a one-sentence `justification`. Do not detour through chat to ask permission first — the approval prompt raised by that retry is how the user consents. If the session states approval prompts are disabled, there is no exception: a denial is final — do not set `sandbox_permissions`. Never escalate speculatively: ground the request in a real denial — normally the one this command just hit; escalating up front is fine only when this session already denied the same access. A rejected escalation is final for that command — stop and explain, never work around it — but it does not forbid attempting or escalating other commands later."
+
 	// PromptSection is the tool:bash prompt section (order 105).
 	PromptSection = "Check the [exit code: N] marker on every bash result; investigate failures before moving on."
 	// CommandDescription describes the command parameter.
 	CommandDescription = "The bash command to execute."
+	// DescriptionDescription describes the description parameter.
+	DescriptionDescription = "Clear, concise description of what this command does in active voice, 5-10 words (shown in the UI). Examples: \"ls\" → \"List files in current directory\"; \"git status\" → \"Show working tree status\"; \"npm install\" → \"Install package dependencies\"."
 	// TimeoutDescriptionKill describes timeoutMs without promotion.
 	TimeoutDescriptionKill = "Timeout in milliseconds. The executor applies its configured default and cap, and kills the command on expiry."
-	// TimeoutDescriptionPromote describes timeoutMs with promotion.
+	// TimeoutDescriptionPromote describes timeoutMs with promotion (newer
+	// upstream, seed-version-deltas §4 item 4; no recording shows it).
 	TimeoutDescriptionPromote = "Timeout in milliseconds. The executor applies its configured default and cap; on expiry the command moves to the background as a job instead of being killed."
 	// WorkdirDescription describes workdir.
 	WorkdirDescription = "Working directory for this command. Defaults to the session workspace; a relative path is resolved against it."
 	// BackgroundDescription describes run_in_background.
 	BackgroundDescription = "Run in the background and return a job id immediately (collect with job_output, stop with job_kill). No timeout applies."
-	// DescriptionDescription describes the description parameter. Upstream's
-	// text (tool-bash index.ts:250-252) is not quoted by any spec we hold, so
-	// this one is ours, not verbatim.
-	DescriptionDescription = "A short description of what this command does, shown to the user."
 )
 
-// Parameters returns the JSON Schema of the bash arguments. The escalation
-// fields are present only when escalation is advertised (a confining
-// executor); run_in_background only when background execution is enabled.
+// Description returns the tool description: the base text, the background
+// sentence (or its replacement when background execution is disabled), and
+// the escalation paragraph for a confining executor.
+func Description(background, escalationAdvertised bool) string {
+	parts := []string{descriptionBase, descriptionBackground}
+	if !background {
+		parts[1] = descriptionNoBackground
+	}
+	if escalationAdvertised {
+		parts = append(parts, descriptionEscalation)
+	}
+	return strings.Join(parts, " ")
+}
+
+// Parameters returns the JSON Schema of the bash arguments in upstream's
+// order. The escalation fields are present only when escalation is
+// advertised (a confining executor); run_in_background only when background
+// execution is enabled.
 func Parameters(promote, background, escalationAdvertised bool) json.RawMessage {
 	timeout := TimeoutDescriptionKill
 	if promote {
 		timeout = TimeoutDescriptionPromote
 	}
-	props := map[string]any{
-		"command":     map[string]any{"type": "string", "description": CommandDescription},
-		"description": map[string]any{"type": "string", "description": DescriptionDescription},
-		"timeoutMs":   map[string]any{"type": "number", "description": timeout},
-		"workdir":     map[string]any{"type": "string", "description": WorkdirDescription},
+	params := []pipeline.Param{
+		{Name: "command", Type: "string", Description: CommandDescription},
+		{Name: "description", Type: "string", Description: DescriptionDescription},
+		{Name: "timeoutMs", Type: "number", Description: timeout},
+		{Name: "workdir", Type: "string", Description: WorkdirDescription},
 	}
 	if background {
-		props["run_in_background"] = map[string]any{"type": "boolean", "description": BackgroundDescription}
+		params = append(params, pipeline.Param{Name: "run_in_background", Type: "boolean", Description: BackgroundDescription})
 	}
 	if escalationAdvertised {
-		for k, v := range escalation.SchemaProperties(escalation.SubjectCommand) {
-			props[k] = v
-		}
+		params = append(params, escalation.SchemaParams(escalation.SubjectCommand)...)
 	}
-	b, err := json.Marshal(map[string]any{"type": "object", "properties": props, "required": []string{"command", "description"}})
-	if err != nil {
-		panic(err) // static data
-	}
-	return b
+	return pipeline.ObjectSchema(params, []string{"command", "description"})
 }
 
 // OutputSchema is the JSON Schema of the bash value (what run_code programs

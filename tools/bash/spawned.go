@@ -26,8 +26,14 @@ type spawned struct {
 
 var _ jobs.OutputOwner = (*spawned)(nil)
 
+// Wait returns once the process settled and, when it was killed, once no
+// member of its process group is left alive (the kill's result follows the
+// group's end, as upstream's does).
 func (s *spawned) Wait() jobs.Settled {
 	res, err := s.p.Wait()
+	if s.p.KillRequested() {
+		<-s.p.Reaped()
+	}
 	o := render.Outcome{ExitCode: res.ExitCode}
 	if res.Signaled {
 		o = render.Outcome{Killed: true, Signal: res.Signal}

@@ -78,8 +78,10 @@ type Deps struct {
 
 // VERBATIM errors.
 var (
-	// ErrAborted is the bash tool's caller-abort error.
-	ErrAborted = &pipeline.Error{Name: "AbortError", Code: "TOOL_ABORTED", Message: "tool call aborted"}
+	// ErrAborted is the bash tool's caller-abort error, with the code the
+	// recordings show (cancel-tool-calls: ABORTED; fs-spill-render.md's
+	// TOOL_ABORTED is not what upstream logged).
+	ErrAborted = pipeline.ErrAborted
 	// ErrBackgroundDisabled refuses run_in_background when it is disabled.
 	ErrBackgroundDisabled = errors.New("run_in_background is disabled for this deployment (enableRunInBackground: false)")
 	// ErrNoJobs refuses run_in_background without a job registry.
@@ -165,7 +167,7 @@ func (t *Tool) EscalationAdvertised() bool { return t.deps.Confiner != nil }
 func (t *Tool) Definition() pipeline.Tool {
 	return pipeline.Tool{
 		Name:        Name,
-		Description: Description,
+		Description: Description(t.background, t.EscalationAdvertised()),
 		Parameters:  Parameters(t.promote, t.background, t.EscalationAdvertised()),
 		// OutputSchema declares the value run_code programs receive.
 		OutputSchema: OutputSchema,
@@ -279,11 +281,11 @@ func (t *Tool) Run(ctx context.Context, call *pipeline.Call) (pipeline.Output, e
 			return pipeline.Output{}, ErrAborted
 		}
 		start := t.spawner(ctx, policy, a.Command, workdir, true)
-		job, err := t.deps.Jobs.Launch(jobs.Spec{Owner: call.SessionID(), Kind: Kind, Label: a.Command, Background: true, EscalationAdvertised: t.EscalationAdvertised()}, start)
+		job, err := t.deps.Jobs.Start(jobs.Spec{Owner: call.SessionID(), Kind: Kind, Label: a.Command, EscalationAdvertised: t.EscalationAdvertised()}, start)
 		if err != nil {
 			return pipeline.Output{}, err
 		}
-		return output(render.Started(job.ID), backgroundValue{Kind: "background", JobID: job.ID}), nil
+		return output(render.Started(job.ID()), backgroundValue{Kind: "background", JobID: job.ID()}), nil
 	}
 	return t.foreground(ctx, call, policy, a, workdir)
 }
@@ -401,17 +403,10 @@ func (t *Tool) foreground(ctx context.Context, call *pipeline.Call, policy sandb
 	cctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	start := t.spawner(cctx, policy, a.Command, workdir, false)
-	reg, promote := t.private, false
-	if t.promote {
-		reg, promote = t.deps.Jobs, true
-	}
+	// A foreground command is an unregistered run: it takes a job id only
+	// if it is promoted.
 	spec := jobs.Spec{Owner: call.SessionID(), Kind: Kind, Label: a.Command, EscalationAdvertised: t.EscalationAdvertised()}
-	job, err := reg.Launch(spec, start)
-	if errors.Is(err, jobs.ErrFull) && promote {
-		t.deps.Warn(fmt.Sprintf("tool-bash: the job registry refused call %s (%v); it runs with a deadline kill", call.CallID(), err))
-		reg, promote = t.private, false
-		job, err = reg.Launch(spec, start)
-	}
+	job, err := t.private.Run(spec, start)
 	if err != nil {
 		if ctx.Err() != nil {
 			return pipeline.Output{}, ErrAborted
@@ -426,17 +421,23 @@ func (t *Tool) foreground(ctx context.Context, call *pipeline.Call, policy sandb
 	}
 	settled, werr := job.WaitFor(ctx, time.Until(deadline))
 	if werr != nil {
+		// aborted: terminate the group (SIGTERM, SIGKILL after the grace)
+		// and answer once it is gone
 		job.Kill()
+		<-job.Done()
 		job.Forget()
 		return pipeline.Output{}, ErrAborted
 	}
 	timedOut := false
 	if !settled {
-		if promote {
-			job.Promote()
-			stdout, stderr := job.Streams()
-			text := render.Promoted(stdout, stderr, ms, job.ID)
-			return output(text, promotedValue{Kind: "promoted", JobID: job.ID, TimeoutMs: ms, Output: render.Body(render.StreamText(stdout), render.StreamText(stderr))}), nil
+		if t.promote {
+			err := t.deps.Jobs.Adopt(job)
+			if err == nil {
+				stdout, stderr := job.Streams()
+				text := render.Promoted(stdout, stderr, ms, job.ID())
+				return output(text, promotedValue{Kind: "promoted", JobID: job.ID(), TimeoutMs: ms, Output: render.Body(render.StreamText(stdout), render.StreamText(stderr))}), nil
+			}
+			t.deps.Warn(fmt.Sprintf("tool-bash: the job registry refused to adopt call %s (%v); it is killed at its deadline", call.CallID(), err))
 		}
 		timedOut = true
 		job.Kill()

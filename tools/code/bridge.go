@@ -77,15 +77,11 @@ func errOver(reason, name, what string) error {
 	return fmt.Errorf("run_code run is over (%s); %s %s", reason, name, what)
 }
 
-// safe reports whether a call runs beside others: only an exact true from
-// the tool's ConcurrencySafe; unknown tools are exclusive.
-func (b *bridge) safe(name string, args json.RawMessage) bool {
+// safe reports whether a call runs beside others: the tool's
+// ConcurrencySafe as registered now; unknown tools are exclusive.
+func (b *bridge) safe(name string) bool {
 	t, ok := b.reg.Lookup(name)
-	if !ok || t.ConcurrencySafe == nil {
-		return false
-	}
-	defer func() { recover() }()
-	return t.ConcurrencySafe(append(json.RawMessage(nil), args...))
+	return ok && t.ConcurrencySafe
 }
 
 // call is the runtime's dispatcher: it runs tools.<name>(args) as nested
@@ -108,7 +104,7 @@ func (b *bridge) call(_ context.Context, seq int64, name string, args json.RawMe
 			return nil, errOver(reason, name, "tool call abandoned")
 		}
 		if b.startTurn == n {
-			safe = b.safe(name, args) // classified again right before the start
+			safe = b.safe(name) // classified again right before the start
 			if (safe && !b.exclusive && b.running < b.max) || (!safe && b.running == 0) {
 				break
 			}

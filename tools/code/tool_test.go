@@ -78,8 +78,6 @@ func textOut(text string, value any) pipeline.Output {
 	return pipeline.Output{Value: v, Content: []pipeline.Block{pipeline.TextBlock(text)}}
 }
 
-func safe(json.RawMessage) bool { return true }
-
 func newEnv(t *testing.T, cfg Config, rt Runner, deps ...func(*Deps)) *env {
 	t.Helper()
 	if cfg.Mode == "" {
@@ -109,7 +107,7 @@ func newEnv(t *testing.T, cfg Config, rt Runner, deps ...func(*Deps)) *env {
 	}
 	tools := []pipeline.Tool{
 		e.tool.Definition(),
-		{Name: "echo", ConcurrencySafe: safe, Run: func(ctx context.Context, c *pipeline.Call) (pipeline.Output, error) {
+		{Name: "echo", ConcurrencySafe: true, Run: func(ctx context.Context, c *pipeline.Call) (pipeline.Output, error) {
 			return pipeline.Output{Value: c.Args(), Content: []pipeline.Block{pipeline.TextBlock(string(c.Args()))}}, nil
 		}},
 		{Name: "say", Run: func(ctx context.Context, c *pipeline.Call) (pipeline.Output, error) {
@@ -117,7 +115,7 @@ func newEnv(t *testing.T, cfg Config, rt Runner, deps ...func(*Deps)) *env {
 			c.DecodeArgs(&a)
 			return textOut(a.Text+"\n", map[string]any{"stdout": map[string]any{"text": a.Text + "\n"}}), nil
 		}},
-		{Name: "slow", ConcurrencySafe: safe, Run: func(ctx context.Context, c *pipeline.Call) (pipeline.Output, error) {
+		{Name: "slow", ConcurrencySafe: true, Run: func(ctx context.Context, c *pipeline.Call) (pipeline.Output, error) {
 			var a struct{ Ms int }
 			c.DecodeArgs(&a)
 			e.enter()
@@ -148,7 +146,7 @@ func newEnv(t *testing.T, cfg Config, rt Runner, deps ...func(*Deps)) *env {
 		{Name: "fail", Run: func(ctx context.Context, c *pipeline.Call) (pipeline.Output, error) {
 			return pipeline.Output{}, errors.New(`cannot read "/ws/missing.txt": not found`)
 		}},
-		{Name: "defer", ConcurrencySafe: safe, Run: func(ctx context.Context, c *pipeline.Call) (pipeline.Output, error) {
+		{Name: "defer", ConcurrencySafe: true, Run: func(ctx context.Context, c *pipeline.Call) (pipeline.Output, error) {
 			var a struct{ Ctx string }
 			c.DecodeArgs(&a)
 			return pipeline.Output{Value: json.RawMessage(`null`), Content: []pipeline.Block{pipeline.TextBlock("deferred")}, AdditionalContexts: []string{a.Ctx}}, nil

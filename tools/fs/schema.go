@@ -1,11 +1,11 @@
 package fs
 
 import (
-	"bytes"
 	"encoding/json"
 	"strconv"
 
 	"github.com/dshsim/dshsim/escalation"
+	"github.com/dshsim/dshsim/pipeline"
 )
 
 // Tool descriptions (VERBATIM).
@@ -15,24 +15,26 @@ const (
 	EditDescription  = "Edit an existing UTF-8 text file by replacing literal text."
 )
 
-// Prompt sections (VERBATIM), with their upstream order numbers 100, 101, 102.
-// SectionEdit is the newer text (seed-version-deltas §4 item 6); it belongs in
-// the prompt only while edit is visible.
+// Prompt sections (VERBATIM), with their upstream order numbers 100, 101, 102,
+// as upstream's recordings pin them (system-prompt.expected.md; the newer
+// tool:edit wording of seed-version-deltas §4 item 6 is not what the recorded
+// model saw). Each belongs in the prompt only while its tool is visible.
 const (
 	SectionRead  = "Use the read tool — not shell commands like cat — to inspect text files. Results include line numbers. Use offset and limit to continue reading large files."
 	SectionWrite = "Use the write tool to create files or completely replace file contents. Existing files are overwritten, so read an existing file first (the default fs-observation-policy requires it) and prefer edit for targeted changes."
-	SectionEdit  = "Read a file before editing it (the default fs-observation-policy requires it), unless you just created or edited it in this session."
+	SectionEdit  = "Use the edit tool for targeted changes to existing UTF-8 text files. It replaces literal old_string with new_string; by default old_string must appear exactly once. If old_string appears multiple times, provide a more specific old_string or set replace_all to true. Read the file first (the default fs-observation-policy requires it), unless you just created or edited it in this session."
 )
 
-// Parameter descriptions (VERBATIM). OldStringDescription is the newer text
-// (seed-version-deltas §4 item 6).
+// Parameter descriptions (VERBATIM, as upstream's recordings pin them in
+// tool-schemas.expected.json; the newer old_string wording of
+// seed-version-deltas §4 item 6 is not what the recorded model saw).
 const (
 	ReadPathDescription   = "Path to read, resolved by the filesystem backend."
 	OffsetDescription     = "1-based first line to return. Defaults to 1."
 	WritePathDescription  = "Path to write, resolved by the filesystem backend."
 	ContentDescription    = "Full UTF-8 text content to write."
 	EditPathDescription   = "Path to edit, resolved by the filesystem backend."
-	OldStringDescription  = "Literal text to replace."
+	OldStringDescription  = "Literal text to replace. Must match exactly."
 	NewStringDescription  = "Literal replacement text. Use an empty string to delete the match."
 	ReplaceAllDescription = "Replace all matches. Defaults to false; when false, old_string must appear exactly once."
 )
@@ -42,72 +44,37 @@ func LimitDescription(limit int) string {
 	return "Maximum number of lines to return. Defaults to " + strconv.Itoa(limit) + "."
 }
 
-type prop struct {
-	name string
-	body map[string]any
-}
-
-// objectSchema renders a JSON Schema object with properties in the given order.
-func objectSchema(props []prop, required []string) json.RawMessage {
-	var b bytes.Buffer
-	b.WriteString(`{"type":"object","properties":{`)
-	for i, p := range props {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.Write(mustJSON(p.name))
-		b.WriteByte(':')
-		b.Write(mustJSON(p.body))
-	}
-	b.WriteString(`},"required":`)
-	b.Write(mustJSON(required))
-	b.WriteByte('}')
-	return json.RawMessage(b.Bytes())
-}
-
-func mustJSON(v any) []byte {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		panic("tools/fs: schema not encodable: " + err.Error())
-	}
-	return bytes.TrimRight(b.Bytes(), "\n")
-}
-
+// readSchema is upstream's: offset and limit are plain numbers (the bounds
+// are checked when the call runs, not advertised).
 func readSchema(limit int) json.RawMessage {
-	return objectSchema([]prop{
-		{"file_path", map[string]any{"type": "string", "description": ReadPathDescription}},
-		{"offset", map[string]any{"type": "integer", "minimum": 1, "description": OffsetDescription}},
-		{"limit", map[string]any{"type": "integer", "minimum": 1, "maximum": limit, "description": LimitDescription(limit)}},
+	return pipeline.ObjectSchema([]pipeline.Param{
+		{Name: "file_path", Type: "string", Description: ReadPathDescription},
+		{Name: "offset", Type: "number", Description: OffsetDescription},
+		{Name: "limit", Type: "number", Description: LimitDescription(limit)},
 	}, []string{"file_path"})
 }
 
-func escalationProps(advertised bool) []prop {
+func escalationParams(advertised bool) []pipeline.Param {
 	if !advertised {
 		return nil
 	}
-	p := escalation.SchemaProperties(escalation.SubjectOperation)
-	return []prop{
-		{"sandbox_permissions", p["sandbox_permissions"].(map[string]any)},
-		{"justification", p["justification"].(map[string]any)},
-	}
+	return escalation.SchemaParams(escalation.SubjectOperation)
 }
 
 func writeSchema(advertised bool) json.RawMessage {
-	return objectSchema(append([]prop{
-		{"file_path", map[string]any{"type": "string", "description": WritePathDescription}},
-		{"content", map[string]any{"type": "string", "description": ContentDescription}},
-	}, escalationProps(advertised)...), []string{"file_path", "content"})
+	return pipeline.ObjectSchema(append([]pipeline.Param{
+		{Name: "file_path", Type: "string", Description: WritePathDescription},
+		{Name: "content", Type: "string", Description: ContentDescription},
+	}, escalationParams(advertised)...), []string{"file_path", "content"})
 }
 
 func editSchema(advertised bool) json.RawMessage {
-	return objectSchema(append([]prop{
-		{"file_path", map[string]any{"type": "string", "description": EditPathDescription}},
-		{"old_string", map[string]any{"type": "string", "description": OldStringDescription}},
-		{"new_string", map[string]any{"type": "string", "description": NewStringDescription}},
-		{"replace_all", map[string]any{"type": "boolean", "description": ReplaceAllDescription}},
-	}, escalationProps(advertised)...), []string{"file_path", "old_string", "new_string"})
+	return pipeline.ObjectSchema(append([]pipeline.Param{
+		{Name: "file_path", Type: "string", Description: EditPathDescription},
+		{Name: "old_string", Type: "string", Description: OldStringDescription},
+		{Name: "new_string", Type: "string", Description: NewStringDescription},
+		{Name: "replace_all", Type: "boolean", Description: ReplaceAllDescription},
+	}, escalationParams(advertised)...), []string{"file_path", "old_string", "new_string"})
 }
 
 // Output schemas of the canonical values (what run_code programs receive).

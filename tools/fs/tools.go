@@ -85,7 +85,7 @@ func New(cfg Config) (*Tools, error) {
 	t := &Tools{cfg: cfg}
 	adv := cfg.Policy != nil
 	t.Read = pipeline.Tool{Name: "read", Description: ReadDescription, Parameters: readSchema(cfg.ReadLimit), Run: t.runRead,
-		OutputSchema: ReadOutputSchema, ConcurrencySafe: func(json.RawMessage) bool { return true }}
+		OutputSchema: ReadOutputSchema, ConcurrencySafe: true}
 	t.Write = pipeline.Tool{Name: "write", Description: WriteDescription, Parameters: writeSchema(adv), Run: t.runWrite, OutputSchema: WriteOutputSchema}
 	t.Edit = pipeline.Tool{Name: "edit", Description: EditDescription, Parameters: editSchema(adv), Run: t.runEdit, OutputSchema: EditOutputSchema}
 	return t, nil

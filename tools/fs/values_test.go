@@ -25,7 +25,7 @@ func TestCanonicalValues(t *testing.T) {
 			t.Errorf("%s %s\n got: %s\nwant: %s", s.tool, s.args, got, s.want)
 		}
 	}
-	if r.tool("read").ConcurrencySafe == nil || !r.tool("read").ConcurrencySafe(nil) || r.tool("write").ConcurrencySafe != nil || r.tool("edit").ConcurrencySafe != nil {
+	if !r.tool("read").ConcurrencySafe || r.tool("write").ConcurrencySafe || r.tool("edit").ConcurrencySafe {
 		t.Error("read runs beside other safe calls; write and edit run alone")
 	}
 }

@@ -1,35 +1,44 @@
-// Package jobs is the background job registry of the bash tool.
+// Package jobs is the background job registry and the model-facing job
+// tools job_output, job_kill and job_list (upstream's jobs-local and
+// tool-jobs; spec jobs-cancel-settings.md §1).
 //
-// # Jobs
+// # Ids and admission
 //
-// A [Registry] tracks processes per owner (a session). Each job gets the id
-// "<kind>-<n>" (bash-1, bash-2, ...) counted per owner and keeps running
-// after the call that started it returned. Only the owner can see, read or
-// kill its jobs. Output is read from the process when it captures its own
-// ([OutputOwner]: the bash tool's sandbox/spawn processes), else from two
-// bounded [Capture] writers the [Spawner] gets (the tail in memory, the
-// complete stream in a private 0600 file once the tail overflows).
+// [Registry.Start] starts a background job: first the admission bound (the
+// owner's running and stopping jobs, [DefaultMaxConcurrentJobsPerOwner] by
+// default) — a start beyond it fails with upstream's text ([LimitError]) and
+// its command never runs —, then the process is spawned, and only a start
+// that returned takes an id "<kind>-<n>": counted per kind for the whole
+// registry, shared by every owner, never reused. A spawn that fails at once
+// takes no number; a runner that could not be started is a job that settles
+// as "killed before exit" (upstream learns of it after the start returned).
 //
-// # Foreground calls and promotion
+// [Registry.Run] starts an unregistered process (a foreground command): no
+// id, no admission, no notice, not listed. When a foreground command
+// outlives its timeout, [Registry.Adopt] turns it into a background job of
+// the registry; only then does it take a number.
 //
-// Every bash call is registered as a job. A foreground call waits on it with
-// [Job.WaitFor]; when the process settles in time the record is dropped with
-// [Job.Forget] and no notice is sent. When the timeout expires first the call
-// [Job.Promote]s the job instead of killing it: the process really keeps
-// running, and when it settles the registry sends one completion [Notice].
-// A job started with run_in_background is promoted from the start.
+// # Statuses, reads, notices
 //
-// # Reads, kills and notices
+// A job is running, stopping (job_kill asked it to end), completed (it
+// exited, any code) or killed (a signal, or killed before exit).
+// [Job.Read] consumes the output since the previous read. When a job
+// settles unreported, its owner gets one [Notice] (upstream's VERBATIM text
+// and summary); job_kill, a read of the settled job, a wait pending at
+// settlement and [Registry.Close] report a job, and unowned jobs never
+// notify. Killing a job terminates its process group (SIGTERM, then SIGKILL
+// after the grace).
 //
-// [Job.Read] returns the output produced since the previous read (and whether
-// some was dropped from memory), with the job's status; [Job.Kill] asks the
-// process group to terminate (SIGTERM, then SIGKILL after a grace period).
-// Notices go to the Notify callback given to [New], exactly once per promoted
-// job, after its output is complete.
+// # Tools
+//
+// [Tools] returns job_output (with wait and timeout_ms), job_kill and
+// job_list with upstream's schemas and texts. A call sees its own session's
+// jobs and the unowned ones; another session's job is "job <id> belongs to
+// another session".
 //
 // # Imports
 //
-// jobs imports render (outcomes and streams) and sandbox (the report of a
-// run); it must not import the tools that use it, stack or harness/... (test
-// tooling).
+// jobs imports pipeline (the tool shape), render (outcomes and statuses) and
+// sandbox (the report of a run); it must not import the tools that start
+// jobs, stack or harness/... (test tooling).
 package jobs

@@ -7,10 +7,10 @@ import (
 	"io"
 	"log"
 	"os"
-	"sort"
 	"strconv"
 	"sync"
 	"time"
+	"unicode/utf16"
 
 	"github.com/dshsim/dshsim/render"
 	"github.com/dshsim/dshsim/sandbox"
@@ -20,7 +20,7 @@ import (
 type Settled struct {
 	// Outcome is the exit code, or the signal, or "killed before exit".
 	Outcome render.Outcome
-	// Sandbox holds the sandbox facts of the run; nil when unconfined.
+	// Sandbox holds the facts of a confined run; nil when unconfined.
 	Sandbox *sandbox.Report
 	// Err is set when the command never ran (a runner or start failure).
 	Err error
@@ -61,7 +61,18 @@ const (
 // error means nothing was started.
 type Spawner func(stdout, stderr io.Writer) (Process, error)
 
-// Notice is the completion message of a promoted job.
+// DefaultMaxConcurrentJobsPerOwner is upstream's admission bound.
+const DefaultMaxConcurrentJobsPerOwner = 10
+
+// Job statuses as the model sees them.
+const (
+	StatusRunning   = render.StatusRunning
+	StatusStopping  = "stopping"
+	StatusCompleted = render.StatusCompleted
+	StatusKilled    = render.StatusKilled
+)
+
+// Notice is the completion message of a background job.
 type Notice struct {
 	// Owner is the job's owner (session id).
 	Owner string
@@ -71,14 +82,21 @@ type Notice struct {
 	Kind, Label string
 	// Status and Detail are the rendered status and detail.
 	Status, Detail string
-	// Text is the VERBATIM notice sent to the owner.
+	// Text is the VERBATIM notice the owner's model reads.
 	Text string
+	// Summary is the notice's one-line summary (VERBATIM, at most 120
+	// UTF-16 code units).
+	Summary string
+	// SpawnFailed reports that the process never started (its runner could
+	// not be spawned): upstream learns of that asynchronously, after the
+	// step that started the job ended.
+	SpawnFailed bool
 }
 
 // Options configure a registry.
 type Options struct {
-	// Notify receives one notice per promoted job when it settles. It is
-	// called from the job's own goroutine; nil drops notices.
+	// Notify receives one notice per background job that settles unreported
+	// and owned. It is called from the job's own goroutine; nil drops notices.
 	Notify func(Notice)
 	// MaxOutputBytes is the per-stream in-memory tail (default 64000).
 	MaxOutputBytes int
@@ -87,37 +105,65 @@ type Options struct {
 	// OutputDir is where full-output files go; "" means a private
 	// mkdtemp(<tmpdir>/dsh-subprocess-) created on first use.
 	OutputDir string
-	// MaxJobs bounds the live jobs per owner; 0 means unlimited.
-	MaxJobs int
-	// EscalationAdvertised is the default of [Spec.EscalationAdvertised] for [Registry.Start].
+	// MaxConcurrentJobsPerOwner bounds the live (running or stopping) jobs
+	// per owner; 0 means [DefaultMaxConcurrentJobsPerOwner].
+	MaxConcurrentJobsPerOwner int
+	// EscalationAdvertised is the default of [Spec.EscalationAdvertised].
 	EscalationAdvertised bool
 }
 
 // Spec describes a job to launch.
 type Spec struct {
-	// Owner is the owning session id; Kind the job kind ("bash"); Label the command.
+	// Owner is the owning session id ("" = unowned); Kind the job kind
+	// ("bash"); Label the command.
 	Owner, Kind, Label string
-	// Background sends a completion notice when the job settles.
-	Background bool
 	// EscalationAdvertised adds the escalation hint after a denial marker in
-	// this job's reads, detail and notice (the tool that started it advertises
-	// escalation).
+	// this job's reads, detail and notice.
 	EscalationAdvertised bool
 }
 
-// ErrFull is returned by Start when the owner has MaxJobs live jobs.
-var ErrFull = errors.New("jobs: too many live jobs for this owner")
+// LimitError refuses a start beyond the owner's admission bound (VERBATIM
+// message, no code).
+type LimitError struct{ Limit int }
 
-// Registry tracks the jobs of every owner. It is safe for concurrent use.
+func (e *LimitError) Error() string {
+	return "background job limit reached for this owner (limit: " + strconv.Itoa(e.Limit) + "); use job_kill to stop an unneeded job, wait for it to finish, then retry"
+}
+
+// Registry errors (VERBATIM messages, no code).
+var (
+	// ErrClosed refuses starts after Close.
+	ErrClosed = errors.New("jobs: registry closed")
+	// ErrWaitAborted ends a wait whose call was aborted.
+	ErrWaitAborted = errors.New("wait aborted")
+)
+
+// UnknownJobError is "unknown job <id>".
+type UnknownJobError struct{ ID string }
+
+func (e *UnknownJobError) Error() string { return "unknown job " + e.ID }
+
+// ForeignJobError is "job <id> belongs to another session".
+type ForeignJobError struct{ ID string }
+
+func (e *ForeignJobError) Error() string { return "job " + e.ID + " belongs to another session" }
+
+// Registry tracks background jobs: ids "<kind>-<n>" counted per kind for the
+// whole registry (never reused), allocated only once a start returned. It
+// also runs unregistered processes (foreground commands) that get an id only
+// if adopted. It is safe for concurrent use.
 type Registry struct {
 	opts Options
 
-	mu     sync.Mutex
-	jobs   map[string]map[string]*Job // owner -> id -> job
-	counts map[string]map[string]int  // owner -> kind -> last n
-	dirMu  sync.Mutex
-	dir    string
-	closed bool
+	mu      sync.Mutex
+	jobs    []*Job // registered, in registration order
+	byID    map[string]*Job
+	counts  map[string]int // kind -> last n
+	runs    map[*Job]bool  // unregistered runs, for Close
+	closed  bool
+	fileSeq int
+	dirMu   sync.Mutex
+	dir     string
 }
 
 // New returns an empty registry.
@@ -128,7 +174,10 @@ func New(opts Options) *Registry {
 	if opts.SpillCapBytes <= 0 {
 		opts.SpillCapBytes = 64 << 20
 	}
-	return &Registry{opts: opts, jobs: map[string]map[string]*Job{}, counts: map[string]map[string]int{}, dir: opts.OutputDir}
+	if opts.MaxConcurrentJobsPerOwner <= 0 {
+		opts.MaxConcurrentJobsPerOwner = DefaultMaxConcurrentJobsPerOwner
+	}
+	return &Registry{opts: opts, byID: map[string]*Job{}, counts: map[string]int{}, runs: map[*Job]bool{}, dir: opts.OutputDir}
 }
 
 func (r *Registry) outputDir() (string, error) {
@@ -144,15 +193,11 @@ func (r *Registry) outputDir() (string, error) {
 	return r.dir, nil
 }
 
-// Job is one registered process.
+// Job is one process: a registered background job, or an unregistered run.
 type Job struct {
-	// ID is "<kind>-<n>", unique per owner.
-	ID string
-	// Owner is the owning session id.
-	Owner string
-	// Kind is the job kind ("bash"); Label is the command.
-	Kind, Label string
-	// Started is when the job was registered.
+	// Owner is the owning session id; Kind the job kind; Label the command.
+	Owner, Kind, Label string
+	// Started is when the process was started.
 	Started time.Time
 
 	r              *Registry
@@ -162,10 +207,12 @@ type Job struct {
 	done           chan struct{}
 
 	mu            sync.Mutex
+	id            string
+	registered    bool
 	settled       Settled
 	isDone        bool
-	background    bool
-	notified      bool
+	reported      bool
+	waiters       int
 	killRequested bool
 	stopReason    string
 
@@ -174,53 +221,158 @@ type Job struct {
 	cursorErr int64
 }
 
-// Start registers a job for owner and starts it with spawn. The job runs
-// until it settles, whatever happens to the call that started it. A spawn
-// error unregisters the job and is returned unchanged.
-func (r *Registry) Start(owner, kind, label string, background bool, spawn Spawner) (*Job, error) {
-	return r.Launch(Spec{Owner: owner, Kind: kind, Label: label, Background: background, EscalationAdvertised: r.opts.EscalationAdvertised}, spawn)
+// ID returns the job id ("" for an unregistered run).
+func (j *Job) ID() string {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.id
 }
 
-// Launch is [Registry.Start] with every option of spec.
-func (r *Registry) Launch(spec Spec, spawn Spawner) (*Job, error) {
-	owner, kind, label, background := spec.Owner, spec.Kind, spec.Label, spec.Background
+// liveLocked counts owner's registered jobs that have not settled (r.mu held).
+func (r *Registry) liveLocked(owner string) int {
+	n := 0
+	for _, j := range r.jobs {
+		if j.Owner != owner {
+			continue
+		}
+		select {
+		case <-j.done:
+		default:
+			n++
+		}
+	}
+	return n
+}
+
+// admitLocked checks the admission bound (r.mu held).
+func (r *Registry) admitLocked(owner string) error {
+	if r.closed {
+		return ErrClosed
+	}
+	if r.liveLocked(owner) >= r.opts.MaxConcurrentJobsPerOwner {
+		return &LimitError{Limit: r.opts.MaxConcurrentJobsPerOwner}
+	}
+	return nil
+}
+
+// registerLocked issues the next id of j's kind and registers j (r.mu held).
+func (r *Registry) registerLocked(j *Job) {
+	r.counts[j.Kind]++
+	id := j.Kind + "-" + strconv.Itoa(r.counts[j.Kind])
+	j.mu.Lock()
+	j.id, j.registered = id, true
+	j.mu.Unlock()
+	r.jobs = append(r.jobs, j)
+	r.byID[id] = j
+}
+
+// newJob prepares a job's captures (named by a private sequence number: the
+// id does not exist yet).
+func (r *Registry) newJob(spec Spec) *Job {
+	r.mu.Lock()
+	r.fileSeq++
+	seq := strconv.Itoa(r.fileSeq)
+	r.mu.Unlock()
+	j := &Job{Owner: spec.Owner, Kind: spec.Kind, Label: spec.Label, r: r, hint: spec.EscalationAdvertised, done: make(chan struct{})}
+	j.stdout = NewCapture(r.opts.MaxOutputBytes, r.opts.SpillCapBytes, r.outputDir, spec.Kind+"-run"+seq+"-stdout")
+	j.stderr = NewCapture(r.opts.MaxOutputBytes, r.opts.SpillCapBytes, r.outputDir, spec.Kind+"-run"+seq+"-stderr")
+	return j
+}
+
+// Start starts a background job for spec: the admission bound is checked
+// first (a refused command never runs), then spawn starts the process, and
+// only a start that returned takes an id. The job keeps running whatever
+// happens to the call that started it, and notifies when it settles.
+func (r *Registry) Start(spec Spec, spawn Spawner) (*Job, error) {
+	r.mu.Lock()
+	err := r.admitLocked(spec.Owner)
+	r.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	return r.spawnJob(spec, spawn, r.registerLocked)
+}
+
+// Run starts an unregistered process for spec (a foreground command): no id,
+// no admission, no notice, not listed; [Registry.Close] still stops it.
+func (r *Registry) Run(spec Spec, spawn Spawner) (*Job, error) {
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()
-		return nil, errors.New("jobs: registry closed")
+		return nil, ErrClosed
 	}
-	if r.opts.MaxJobs > 0 && r.liveLocked(owner) >= r.opts.MaxJobs {
-		r.mu.Unlock()
-		return nil, ErrFull
-	}
-	if r.counts[owner] == nil {
-		r.counts[owner] = map[string]int{}
-		r.jobs[owner] = map[string]*Job{}
-	}
-	r.counts[owner][kind]++
-	j := &Job{
-		ID: kind + "-" + strconv.Itoa(r.counts[owner][kind]), Owner: owner, Kind: kind, Label: label, Started: time.Now(),
-		r: r, background: background, hint: spec.EscalationAdvertised, done: make(chan struct{}),
-	}
-	j.stdout = NewCapture(r.opts.MaxOutputBytes, r.opts.SpillCapBytes, r.outputDir, j.ID+"-stdout")
-	j.stderr = NewCapture(r.opts.MaxOutputBytes, r.opts.SpillCapBytes, r.outputDir, j.ID+"-stderr")
-	r.jobs[owner][j.ID] = j
 	r.mu.Unlock()
+	return r.spawnJob(spec, spawn, func(j *Job) { r.runs[j] = true })
+}
 
+// spawnJob spawns spec's process and, unless the registry closed meanwhile
+// (then the process is killed), records it with track (r.mu held) and lets
+// it run.
+func (r *Registry) spawnJob(spec Spec, spawn Spawner, track func(*Job)) (*Job, error) {
+	j := r.newJob(spec)
 	proc, err := spawn(j.stdout, j.stderr)
 	if err != nil {
-		r.remove(j)
 		return nil, err
 	}
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		proc.Kill()
+		return nil, ErrClosed
+	}
+	track(j)
+	r.mu.Unlock()
+	j.begin(proc)
+	return j, nil
+}
+
+// Adopt turns an unregistered run (of any registry) into a background job of
+// r: admission is checked, the job takes r's next id, and it notifies when it
+// settles (at once if it already has). The process keeps running.
+func (r *Registry) Adopt(j *Job) error {
+	j.mu.Lock()
+	registered := j.registered
+	j.mu.Unlock()
+	if registered {
+		return errors.New("jobs: the job is registered already")
+	}
+	r.mu.Lock()
+	if err := r.admitLocked(j.Owner); err != nil {
+		r.mu.Unlock()
+		return err
+	}
+	r.registerLocked(j)
+	r.mu.Unlock()
+	j.r.mu.Lock()
+	delete(j.r.runs, j)
+	j.r.mu.Unlock()
+	j.mu.Lock()
+	j.r = r
+	send := j.isDone && !j.reported && j.Owner != ""
+	if send {
+		j.reported = true
+	}
+	j.mu.Unlock()
+	if send {
+		j.notify()
+	}
+	return nil
+}
+
+func (j *Job) begin(proc Process) {
 	j.mu.Lock()
 	j.proc = proc
+	j.Started = time.Now()
 	killed := j.killRequested
 	j.mu.Unlock()
-	if killed { // job_kill reached the job while it was being spawned
+	if killed { // a stop reached the job while it was being spawned
 		proc.Kill()
 	}
+	if _, never := proc.(failedProc); never {
+		j.run() // a process that never started settles (and notifies) before its start returns
+		return
+	}
 	go j.run()
-	return j, nil
 }
 
 func (j *Job) run() {
@@ -231,58 +383,75 @@ func (j *Job) run() {
 	j.stdout.Close()
 	j.stderr.Close()
 	j.mu.Lock()
+	if j.registered && j.killRequested && !s.Outcome.Killed {
+		// asked to stop, it exited on its own terms (a trapped SIGTERM):
+		// upstream reports it killed before exit
+		s.Outcome = render.Outcome{Killed: true}
+	}
 	j.settled, j.isDone = s, true
+	if j.waiters > 0 { // a wait pending at settlement reports the job
+		j.reported = true
+	}
+	send := j.registered && !j.reported && j.Owner != ""
+	if send {
+		j.reported = true
+	}
 	close(j.done)
-	send := j.noticeDue()
 	j.mu.Unlock()
 	if send {
 		j.notify()
 	}
 }
 
-// noticeDue reports whether the completion notice is to be sent now (a
-// background job that settled and was not announced yet) and marks it sent.
-// Call with j.mu held.
-func (j *Job) noticeDue() bool {
-	send := j.background && j.isDone && !j.notified
-	if send {
-		j.notified = true
-	}
-	return send
-}
-
-// liveLocked counts owner's jobs that have not settled (r.mu held).
-func (r *Registry) liveLocked(owner string) int {
-	n := 0
-	for _, j := range r.jobs[owner] {
-		select {
-		case <-j.done:
-		default:
-			n++
-		}
-	}
-	return n
-}
-
 func (j *Job) notify() {
-	if j.r.opts.Notify == nil {
+	j.mu.Lock()
+	r := j.r
+	j.mu.Unlock()
+	if r.opts.Notify == nil {
 		return
 	}
 	defer func() {
 		if v := recover(); v != nil { // a broken receiver must not take the process down
-			log.Printf("jobs: the completion notice of %s (owner %s) was lost: Notify panicked: %v", j.ID, j.Owner, v)
+			log.Printf("jobs: the completion notice of %s (owner %s) was lost: Notify panicked: %v", j.ID(), j.Owner, v)
 		}
 	}()
-	status, detail := j.statusDetail()
-	j.r.opts.Notify(Notice{
-		Owner: j.Owner, JobID: j.ID, Kind: j.Kind, Label: j.Label, Status: status, Detail: detail,
-		Text: render.CompletionNotice(j.ID, j.Kind, j.Label, status, detail),
+	status, detail := j.StatusDetail()
+	s, _ := j.Settled()
+	line := render.StatusLine(status, detail)
+	r.opts.Notify(Notice{
+		Owner: j.Owner, JobID: j.ID(), Kind: j.Kind, Label: j.Label, Status: status, Detail: detail,
+		Text:        render.CompletionNotice(j.ID(), j.Kind, j.Label, status, detail),
+		Summary:     NoticeSummary(j.Kind + " " + j.Label + " " + line),
+		SpawnFailed: s.Err != nil && s.Sandbox != nil && s.Sandbox.RunnerFailed,
 	})
 }
 
+// NoticeSummary cuts s to 120 UTF-16 code units: the first 119 and "…" when
+// it is longer (a surrogate pair is never split).
+func NoticeSummary(s string) string {
+	u := utf16.Encode([]rune(s))
+	if len(u) <= 120 {
+		return s
+	}
+	cut := u[:119]
+	if r := rune(cut[118]); r >= 0xd800 && r < 0xdc00 { // a lone high surrogate
+		cut = cut[:118]
+	}
+	return string(utf16.Decode(cut)) + "…"
+}
+
 // WaitFor waits until the job settled (true), timeout expired (false) or ctx
-// was cancelled (false, ctx.Err()). It never kills the job.
+// was cancelled (false, ctx.Err()). It never kills the job. A wait pending
+// when the job settles reports it (no notice follows).
 func (j *Job) WaitFor(ctx context.Context, timeout time.Duration) (bool, error) {
+	j.mu.Lock()
+	j.waiters++
+	j.mu.Unlock()
+	defer func() {
+		j.mu.Lock()
+		j.waiters--
+		j.mu.Unlock()
+	}()
 	t := time.NewTimer(timeout)
 	defer t.Stop()
 	select {
@@ -298,47 +467,55 @@ func (j *Job) WaitFor(ctx context.Context, timeout time.Duration) (bool, error) 
 // Done is closed when the job settled.
 func (j *Job) Done() <-chan struct{} { return j.done }
 
-// Promote turns a foreground job into a background job: it keeps running and
-// a completion notice is sent when it settles (at once if it already has).
-func (j *Job) Promote() {
+// Forget drops a settled unregistered run from its registry (no notice).
+func (j *Job) Forget() {
 	j.mu.Lock()
-	j.background = true
-	send := j.noticeDue()
+	r := j.r
 	j.mu.Unlock()
-	if send {
-		j.notify()
-	}
-}
-
-// Forget removes a settled foreground job's record; no notice is sent.
-func (j *Job) Forget() { j.r.remove(j) }
-
-func (r *Registry) remove(j *Job) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	if m := r.jobs[j.Owner]; m != nil && m[j.ID] == j {
-		delete(m, j.ID)
-	}
+	delete(r.runs, j)
+	r.mu.Unlock()
 }
 
-// Kill asks the job's process group to terminate (the caller's own kill: a
-// timeout or an abort of the call that started it). It returns at once.
+// Kill asks the job's process group to terminate for the caller's own reason
+// (a timeout or an abort of the call that started it). It returns at once.
 func (j *Job) Kill() { j.Stop("") }
 
-// Stop asks the job's process group to terminate because of something outside
-// the call that started it (job_kill, shutdown) and records why; the first
-// non-empty reason is kept. It returns at once.
+// Stop asks the job's process group to terminate because of something
+// outside the call that started it and records why (the first non-empty
+// reason is kept); the job is then stopping and reported (no notice). It
+// returns at once.
 func (j *Job) Stop(reason string) {
 	j.mu.Lock()
 	j.killRequested = true
-	if j.stopReason == "" {
-		j.stopReason = reason
+	if reason != "" {
+		j.reported = true
+		if j.stopReason == "" {
+			j.stopReason = reason
+		}
 	}
 	p := j.proc
 	j.mu.Unlock()
 	if p != nil {
 		p.Kill()
 	}
+}
+
+// Cancel is job_kill: a live job is stopped (true); a settled one is only
+// marked reported (false: it had already finished).
+func (j *Job) Cancel(reason string) bool {
+	j.mu.Lock()
+	if j.isDone {
+		j.reported = true
+		j.mu.Unlock()
+		return false
+	}
+	j.mu.Unlock()
+	if reason == "" {
+		reason = "job_kill"
+	}
+	j.Stop(reason)
+	return true
 }
 
 // StopReason returns the reason given to Stop, "" when the job was not
@@ -349,7 +526,7 @@ func (j *Job) StopReason() string {
 	return j.stopReason
 }
 
-// KillRequested reports whether Kill was called.
+// KillRequested reports whether Kill, Stop or Cancel reached the job.
 func (j *Job) KillRequested() bool {
 	j.mu.Lock()
 	defer j.mu.Unlock()
@@ -383,12 +560,17 @@ func (j *Job) Streams() (stdout, stderr render.Stream) {
 	return
 }
 
-func (j *Job) statusDetail() (string, string) {
+// StatusDetail returns the job's status (running, stopping, completed,
+// killed) and its terminal detail ("" while it runs).
+func (j *Job) StatusDetail() (string, string) {
 	j.mu.Lock()
-	s, done := j.settled, j.isDone
+	s, done, stopping := j.settled, j.isDone, j.killRequested && j.stopReason != ""
 	j.mu.Unlock()
-	if !done {
-		return render.StatusRunning, ""
+	switch {
+	case !done && stopping:
+		return StatusStopping, ""
+	case !done:
+		return StatusRunning, ""
 	}
 	return s.Outcome.Status(), render.JobDetail(s.Outcome, s.Sandbox, j.hint)
 }
@@ -409,9 +591,10 @@ func (rd Read) Text() string {
 	return render.JobOutput(render.JobRead(rd.Delta, rd.EscalationAdvertised), rd.Status, rd.Detail)
 }
 
-// Read returns the output produced since the previous read. Sandbox notes of a
-// settled job are in the detail when the process exited and in the delta when
-// it was killed or never ran.
+// Read returns the output produced since the previous read (consumed). The
+// sandbox notes of a settled job that was killed or never ran follow on
+// every read; those of an exited process are in its detail. A read of a
+// settled job reports it (no notice follows).
 func (j *Job) Read() Read {
 	o := j.owner()
 	j.readMu.Lock()
@@ -438,43 +621,55 @@ func (j *Job) Read() Read {
 			}
 		}
 	}
-	if done && s.Outcome.Killed {
-		d.Sandbox = s.Sandbox
+	if done {
+		if s.Outcome.Killed {
+			d.Sandbox = s.Sandbox
+		}
+		j.mu.Lock()
+		j.reported = true
+		j.mu.Unlock()
 	}
-	status, detail := j.statusDetail()
+	status, detail := j.StatusDetail()
 	return Read{Delta: d, Status: status, Detail: detail, EscalationAdvertised: j.hint}
 }
 
-// Get returns owner's job id; other owners' jobs are invisible.
-func (r *Registry) Get(owner, id string) (*Job, bool) {
+// Get returns the registered job id for owner: unknown ids and jobs of
+// another owner are errors (an unowned job is everybody's).
+func (r *Registry) Get(owner, id string) (*Job, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	j, ok := r.jobs[owner][id]
-	return j, ok
+	j, ok := r.byID[id]
+	switch {
+	case !ok:
+		return nil, &UnknownJobError{ID: id}
+	case j.Owner != owner && j.Owner != "":
+		return nil, &ForeignJobError{ID: id}
+	}
+	return j, nil
 }
 
-// List returns owner's jobs ordered by start.
+// List returns owner's and the unowned registered jobs, running and
+// finished, in registration order.
 func (r *Registry) List(owner string) []*Job {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	out := make([]*Job, 0, len(r.jobs[owner]))
-	for _, j := range r.jobs[owner] {
-		out = append(out, j)
+	var out []*Job
+	for _, j := range r.jobs {
+		if j.Owner == owner || j.Owner == "" {
+			out = append(out, j)
+		}
 	}
-	sort.Slice(out, func(a, b int) bool { return out[a].Started.Before(out[b].Started) })
 	return out
 }
 
-// Close kills every running job and waits for them to settle (at most
-// grace); later Starts fail.
+// Close stops every job and run (reported: no notice) and waits for them to
+// settle (at most grace); later starts fail.
 func (r *Registry) Close(grace time.Duration) error {
 	r.mu.Lock()
 	r.closed = true
-	var all []*Job
-	for _, m := range r.jobs {
-		for _, j := range m {
-			all = append(all, j)
-		}
+	all := append([]*Job(nil), r.jobs...)
+	for j := range r.runs {
+		all = append(all, j)
 	}
 	r.mu.Unlock()
 	deadline := time.After(grace)
@@ -485,7 +680,7 @@ func (r *Registry) Close(grace time.Duration) error {
 		select {
 		case <-j.done:
 		case <-deadline:
-			return fmt.Errorf("jobs: %s of %s did not settle within %v", j.ID, j.Owner, grace)
+			return fmt.Errorf("jobs: %s of %s did not settle within %v", j.Label, j.Owner, grace)
 		}
 	}
 	return nil

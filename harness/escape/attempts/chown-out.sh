@@ -2,4 +2,5 @@
 # class: metadata
 # effect: chown
 # needs: root
+# capability: CAP_CHOWN
 chown 4242:4242 "$TARGET"

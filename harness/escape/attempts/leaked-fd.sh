@@ -1,4 +1,7 @@
-# attack: write through descriptor 3, which the caller opened on the outside file and passed in (not close-on-exec)
-# class: caller-fd
+# attack: write to every open descriptor above 2, while the harness holds the outside file open without close-on-exec (as if it had inherited it): spawn must mark it close-on-exec
 # needs: leaked-fd
-echo escaped >&3
+for fd in /proc/self/fd/*; do
+	n=${fd##*/}
+	[ "$n" -gt 2 ] && "$PROBE" fd-write "$n" >/dev/null 2>&1
+done
+ls -l /proc/self/fd

@@ -52,7 +52,17 @@ var ops = map[string]op{
 		ts := []unix.Timespec{{Sec: 0}, {Sec: 0}}
 		return unix.UtimesNano(a[0], ts)
 	}},
-	"setxattr":     {1, "PATH: setxattr(2) user.dshsim=1", func(a []string) error { return unix.Setxattr(a[0], "user.dshsim", []byte("1"), 0) }},
+	"setxattr":    {1, "PATH: setxattr(2) user.dshsim=1", func(a []string) error { return unix.Setxattr(a[0], "user.dshsim", []byte("1"), 0) }},
+	"setxattr-as": {3, "PATH NAME VALUE: setxattr(2) NAME=VALUE (any namespace: user., trusted., security.)", func(a []string) error { return unix.Setxattr(a[0], a[1], []byte(a[2]), 0) }},
+	"setflags":    {2, "PATH FLAGS: add inode flags with FS_IOC_SETFLAGS (chattr +FLAGS: i immutable, a append-only, d no-dump)", setFlags},
+	"connect-abstract": {1, "NAME: connect(2) to the abstract unix socket @NAME", func(a []string) error {
+		fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			return err
+		}
+		defer unix.Close(fd)
+		return unix.Connect(fd, &unix.SockaddrUnix{Name: "@" + a[0]})
+	}},
 	"ioctl":        {1, "DEVICE: open read-only and issue TCGETS (ENOTTY = reached the driver)", ioctlProbe},
 	"tmpfile-link": {2, "DIR NEW: O_TMPFILE in DIR, then linkat it to NEW", tmpfileLink},
 	"fd-write": {1, "FD: write to an already-open descriptor", func(a []string) error {
@@ -67,6 +77,30 @@ var ops = map[string]op{
 	"swap-race":    {3, "LINK INSIDE OUTSIDE: for 300ms swap symlink LINK between INSIDE and OUTSIDE while appending through it", swapRace},
 	"handle-write": {2, "MOUNTDIR PATH: name_to_handle_at(PATH), then open_by_handle_at through the mount of MOUNTDIR for append, and write", handleWrite},
 	"reexec":       {2, "N PATH: re-exec this program N times, then append to PATH", reexec},
+}
+
+// inodeFlags are the chattr letters setflags knows, as FS_IOC_SETFLAGS bits.
+var inodeFlags = map[rune]int{'i': 0x10, 'a': 0x20, 'd': 0x40}
+
+func setFlags(a []string) error {
+	add := 0
+	for _, c := range a[1] {
+		f, ok := inodeFlags[c]
+		if !ok {
+			return fmt.Errorf("unknown flag %q (want i, a or d)", c)
+		}
+		add |= f
+	}
+	fd, err := unix.Open(a[0], unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("open: %w", err)
+	}
+	defer unix.Close(fd)
+	cur, err := unix.IoctlGetInt(fd, unix.FS_IOC_GETFLAGS)
+	if err != nil {
+		return fmt.Errorf("FS_IOC_GETFLAGS: %w", err)
+	}
+	return unix.IoctlSetPointerInt(fd, unix.FS_IOC_SETFLAGS, cur|add)
 }
 
 func writeFile(path string, flags int) error {
@@ -247,6 +281,6 @@ func Ops() []string {
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "usage: escape-probe OP ARGS...")
 	for _, k := range Ops() {
-		fmt.Fprintf(w, "  %-12s %s\n", k, ops[k].help)
+		fmt.Fprintf(w, "  %-16s %s\n", k, ops[k].help)
 	}
 }

@@ -15,7 +15,9 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/dshsim/dshsim/harness/replay"
+	"github.com/dshsim/dshsim/harness/replay/acpwire"
 	"github.com/dshsim/dshsim/harness/replay/htmlreport"
+	"github.com/dshsim/dshsim/harness/replay/recording"
 )
 
 const usage = `usage: dsh-replay [flags] DIR...
@@ -28,20 +30,38 @@ replay.override.json) or a directory of recordings (e.g. transcripts/).
 For each recording: the model's replies are rebuilt from session.jsonl (the
 model is constructed from the recording); a fresh temporary workspace is seeded
 from workspace/; the sandbox mode and approval policy come from the recording's
-first runtime-context message; the prompts of input.json are driven; approval
-prompts are answered from permissionAnswers in order (allow_once, reject_once;
-an empty queue answers cancelled); every tool call runs through the real stack
-(bash under the real sandbox, read/write/edit with observation, approval,
-escalation, spill, rendering). Our log of the replay is compared with the
-recording per turn and in order: tool/call, approval/asked, approval/decided,
-tool/result (text, isError, meta, error), the runtime-context text and the
-turn/end reason, after normalising {{cwd}}, UUIDs and spill locators, as
-parsed JSON. A recording also fails when flagged: the script was exhausted,
-replies were left unconsumed, an answer kind was not offered, the permission
-prompts differ from stdout.expected.jsonl, the time limit stopped it, or its
-projection.expected.json is stale. A bad recording (truncated line, unknown
+first runtime-context message; the steps of input.json are driven (prompt,
+promptAndCancel: cancelled by the user once waitForFile exists, waitForTurnEnd);
+approval prompts are answered from permissionAnswers in order (allow_once,
+reject_once; an empty queue answers cancelled); every tool call runs through
+the real stack (bash under the real sandbox, background jobs, read/write/edit
+with observation, session_event_read/search, approval, escalation, spill,
+rendering) and job notices reach the model as upstream's do. Our log of the
+replay is compared with the recording per turn and in order: tool/call,
+approval/asked, approval/decided, tool/result (text, isError, meta, error), the
+runtime-context text, job notices and the turn/end reason, after normalising
+{{cwd}}, UUIDs, spill locators and session_event_read times, as parsed JSON.
+The schemas of the tools the stack composes are compared with
+tool-schemas.expected.json in key order (other tools are named as not
+modelled), and their system-prompt sections (tool:read, tool:bash, ...) must be
+paragraphs of system-prompt.expected.md in order (the rest of the prompt is
+upstream's application's). A recording also fails when flagged: the script was exhausted,
+replies were left unconsumed, an answer kind was not offered, a compared line
+of stdout.expected.jsonl differs, a tool schema or prompt section differs, the time limit stopped
+it, or its projection.expected.json is stale. A bad recording (truncated line, unknown
 event type, missing file, wrong field type) is an error naming file, line and
 field; the other recordings still run.
+
+Lines of stdout.expected.jsonl (the agent's ACP frames), per kind; a line of
+a kind not listed fails the recording:
+%s
+Each replay runs in a child process of its own with a private /tmp (new mount
+and PID namespaces; for a user without CAP_SYS_ADMIN inside a user namespace
+that maps only that user), so upstream's fixed paths (the spill root
+/tmp/dsh-acp-snap-<hash>, /tmp files a recording's commands use) exist once
+per run: users and concurrent runs never meet, and nothing is left in /tmp.
+Where such namespaces cannot be created, dsh-replay says so in one line and
+replays nothing.
 
 The report goes to stdout: one line per recording (its first mismatch below it
 with field path, expected and got), then a summary line "ok: ..." or
@@ -49,10 +69,11 @@ with field path, expected and got), then a summary line "ok: ..." or
 one plain line per finished recording otherwise.
 
 Files of ours beside a recording (both optional):
-  dshsim.replay.json        settings a recording cannot state:
-                            {"spillMaxInlineBytes": 800, "diffBasisMaxBytes": 64,
-                             "bashTimeoutMs": 60000, "note": "why"}
-  projection.expected.json  the readable expected projection, written by -update
+  dshsim.replay.json        how upstream's suite configured the scenario, where
+                            the recording cannot say it; one JSON object, an
+                            unknown key is an error. Keys (value; the upstream
+                            scenario and knob it mirrors; what it does):
+%s  projection.expected.json  the readable expected projection, written by -update
                             from session.jsonl; the comparison always runs
                             against session.jsonl, and this file, when present,
                             must equal the fresh projection (else: stale).
@@ -81,7 +102,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		strict   = fs.Bool("strict-hooks", false, "fail closed where upstream's hooks fail open: a hook config that cannot be loaded refuses every call, a hook that cannot run (not started, timed out, killed, exit 126/127) blocks its call")
 	)
 	fs.Usage = func() {
-		fmt.Fprint(stderr, usage)
+		fmt.Fprintf(stderr, usage, wireHelp(), settingsHelp())
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -144,6 +165,10 @@ func Main(args []string, stdout, stderr io.Writer) int {
 			}
 		}
 	}
+	if err := replay.CheckIsolation(); err != nil {
+		fmt.Fprintf(stderr, "dsh-replay: %v\n", err)
+		return 1
+	}
 	opt.Progress = progress(stderr, isTerminal(stderr))
 	results := replay.Run(context.Background(), dirs, opt)
 	if isTerminal(stderr) {
@@ -201,4 +226,26 @@ func isTerminal(w io.Writer) bool {
 	}
 	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
 	return err == nil
+}
+
+// settingsHelp lists the keys of dshsim.replay.json for the usage text.
+func settingsHelp() string {
+	var b strings.Builder
+	for _, k := range recording.SettingKeys {
+		fmt.Fprintf(&b, "    %s: %s\n      mirrors %s\n      %s\n", k.Name, k.Value, k.Mirrors, k.Meaning)
+	}
+	return b.String()
+}
+
+// wireHelp lists the stdout line kinds: compared or why not.
+func wireHelp() string {
+	var b strings.Builder
+	for _, k := range acpwire.Kinds {
+		verdict := "not compared"
+		if k.Compared {
+			verdict = "compared"
+		}
+		fmt.Fprintf(&b, "    %s: %s: %s\n", k.Kind, verdict, k.Why)
+	}
+	return b.String()
 }

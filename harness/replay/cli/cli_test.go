@@ -3,8 +3,13 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"os"
 	"strings"
 	"testing"
+
+	"github.com/dshsim/dshsim/harness/replay/acpwire"
+	"github.com/dshsim/dshsim/harness/replay/recording"
 )
 
 func TestMainExitStatus(t *testing.T) {
@@ -70,4 +75,51 @@ func TestJSONReport(t *testing.T) {
 	if strings.Contains(errb.String(), "\r") {
 		t.Error("progress rewrote a line although stderr is not a terminal")
 	}
+}
+
+// TestSettingsKeysAreDocumented: dsh-replay -h and the README list every key
+// of dshsim.replay.json with the upstream scenario it mirrors.
+func TestSettingsKeysAreDocumented(t *testing.T) {
+	help, readme := helpAndReadme(t)
+	for _, k := range recording.SettingKeys {
+		if !strings.Contains(help, "    "+k.Name+": "+k.Value+"\n      mirrors "+k.Mirrors+"\n") {
+			t.Errorf("dsh-replay -h does not list %s with the scenario it mirrors", k.Name)
+		}
+		row := fmt.Sprintf("| `%s` | %s | %s | %s |", k.Name, k.Value, k.Mirrors, k.Meaning)
+		if !strings.Contains(readme, row+"\n") {
+			t.Errorf("README.md lacks the row\n%s", row)
+		}
+	}
+}
+
+// TestStdoutLineKindsAreDocumented: dsh-replay -h and the README list every
+// kind of stdout line with whether it is compared and why.
+func TestStdoutLineKindsAreDocumented(t *testing.T) {
+	help, readme := helpAndReadme(t)
+	for _, k := range acpwire.Kinds {
+		verdict := "not compared"
+		if k.Compared {
+			verdict = "compared"
+		}
+		if !strings.Contains(help, fmt.Sprintf("    %s: %s: %s\n", k.Kind, verdict, k.Why)) {
+			t.Errorf("dsh-replay -h does not list %s", k.Kind)
+		}
+		if row := fmt.Sprintf("| %s | %s | %s |", k.Kind, verdict, k.Why); !strings.Contains(readme, row+"\n") {
+			t.Errorf("README.md lacks the row\n%s", row)
+		}
+	}
+}
+
+// helpAndReadme returns what dsh-replay -h prints and the README.
+func helpAndReadme(t *testing.T) (help, readme string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	if status := Main([]string{"-h"}, &out, &errb); status != 0 {
+		t.Fatalf("-h exited %d", status)
+	}
+	b, err := os.ReadFile("../../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return errb.String(), string(b)
 }

@@ -134,6 +134,10 @@ func Compare(expected, got []Item) Comparison {
 	return c
 }
 
+// DiffValues lists the differing leaves of two parsed JSON values (maps,
+// slices, strings, numbers, booleans, nil), each with its path below path.
+func DiffValues(path string, e, g any) []FieldDiff { return diffValues(path, e, g) }
+
 // diffValues lists the differing leaves of two parsed JSON values.
 func diffValues(path string, e, g any) []FieldDiff {
 	name := func(k string) string {
@@ -232,6 +236,10 @@ func firstDifference(a, b string) string {
 	}
 	return fmt.Sprintf("first difference at byte %d: expected %q, got %q; lengths %d vs %d", i, ctx(a), ctx(b), len(a), len(b))
 }
+
+// Show renders a parsed JSON value on one line for messages (HTML
+// unescaped, at most 300 bytes).
+func Show(v any) string { return show(v) }
 
 func show(v any) string {
 	if v == nil {

@@ -8,6 +8,8 @@
 //   - the runtime-context message (user/message with a plugin source): its text;
 //     a plugin message other than the runtime context (a hook's context) also
 //     its plugin;
+//   - a job's completion notice (user/message from plugin tool-jobs): its
+//     text and summary, where the model sees it;
 //   - tool/call: name, callId, arguments (parsed JSON);
 //   - approval/asked: toolName, callId, reason;
 //   - approval/decided: outcome;
@@ -26,7 +28,11 @@
 // for these fields: each spelling of the session cwd becomes {{cwd}} (longest
 // first), spill locators (/tmp/dsh-acp-snap-<9hex>/session-<12hex>/<12hex>-<name>
 // and {{cwd}}/.spill/...) become {{spillLocator:<name>}}, and every UUID becomes
-// {{sessionId}}. Values are compared as parsed JSON, so key order and number
+// {{sessionId}}. Inside a session_event_read target (from "Session … — …" /
+// "Target event seq N:" and its json fence to the closing fence or the spill
+// notice) the event's top-level time line becomes {{eventTime}}, and when
+// such a target is present every "(Omitted N bytes." becomes
+// {{eventOmittedBytes}}, as upstream's normaliser does. Values are compared as parsed JSON, so key order and number
 // spelling do not matter.
 //
 // # Comparison

@@ -14,6 +14,7 @@ import (
 // Item kinds.
 const (
 	KindContext  = "runtime-context"
+	KindNotice   = "job-notice"
 	KindCall     = "tool/call"
 	KindAsked    = "approval/asked"
 	KindDecided  = "approval/decided"
@@ -80,6 +81,9 @@ func (it Item) Label() string {
 	return it.Kind
 }
 
+// noticePlugin is the source plugin of a job's completion notice.
+const noticePlugin = "tool-jobs"
+
 // Normalizer normalises string values of a projection.
 type Normalizer struct {
 	// Cwds are the spellings of the session cwd (path, realpath aliases).
@@ -89,11 +93,18 @@ type Normalizer struct {
 }
 
 var (
-	uuidRE      = regexp.MustCompile(`[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}`)
-	spillTmpRE  = regexp.MustCompile(`/tmp/dsh-acp-snap-[0-9a-f]{9}/session-[0-9a-f]{12}/[0-9a-f]{12}-([A-Za-z0-9_-]+(?:\.[A-Za-z0-9]+)?)`)
-	spillCwdRE  = regexp.MustCompile(`\{\{cwd\}\}/\.spill/session-[0-9a-f]{12}/[0-9a-f]{12}-([A-Za-z0-9_-]+(?:\.[A-Za-z0-9]+)?)`)
-	spillRepl   = "{{spillLocator:$1}}"
-	placeholder = "{{sessionId}}"
+	uuidRE     = regexp.MustCompile(`[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}`)
+	spillTmpRE = regexp.MustCompile(`/tmp/dsh-acp-snap-[0-9a-f]{9}/session-[0-9a-f]{12}/[0-9a-f]{12}-([A-Za-z0-9_-]+(?:\.[A-Za-z0-9]+)?)`)
+	spillCwdRE = regexp.MustCompile(`\{\{cwd\}\}/\.spill/session-[0-9a-f]{12}/[0-9a-f]{12}-([A-Za-z0-9_-]+(?:\.[A-Za-z0-9]+)?)`)
+	spillRepl  = "{{spillLocator:$1}}"
+	// A session_event_read target: from its header to the closing fence or
+	// the spill notice.
+	eventReadRE     = regexp.MustCompile("(?s)Session [^\\n]* — [^\\n]*\\nTarget event seq \\d+:\\n```json\\n\\{.*?(?:\\n```|\\n\\n\\(Omitted |$)")
+	eventTimeRE     = regexp.MustCompile(`(?m)^  "time": \d+,$`)
+	omittedBytesRE  = regexp.MustCompile(`\n\n\(Omitted \d+ bytes\.`)
+	eventTimeRepl   = `  "time": {{eventTime}},`
+	omittedByteRepl = "\n\n(Omitted {{eventOmittedBytes}} bytes."
+	placeholder     = "{{sessionId}}"
 )
 
 // WithCwd returns a normalizer for a session whose cwd is dir: dir and its
@@ -115,6 +126,12 @@ func (n Normalizer) String(s string) string {
 	sort.SliceStable(cwds, func(i, j int) bool { return len(cwds[i]) > len(cwds[j]) })
 	for _, c := range cwds {
 		s = replaceAtBoundary(s, c, "{{cwd}}")
+	}
+	if eventReadRE.MatchString(s) {
+		s = eventReadRE.ReplaceAllStringFunc(s, func(region string) string {
+			return eventTimeRE.ReplaceAllLiteralString(region, eventTimeRepl)
+		})
+		s = omittedBytesRE.ReplaceAllLiteralString(s, omittedByteRepl)
 	}
 	s = spillTmpRE.ReplaceAllString(s, spillRepl)
 	s = spillCwdRE.ReplaceAllString(s, spillRepl)
@@ -198,11 +215,16 @@ func Project(events []recording.Event, n Normalizer) ([]Item, error) {
 			if k, _ := src["kind"].(string); k != "plugin" {
 				continue
 			}
-			f := map[string]any{"text": contentText(d["content"])}
-			if p, _ := src["plugin"].(string); p != systemPromptPlugin {
-				f["plugin"] = p // a hook's context message (the runtime context stays as it was)
+			switch plugin, _ := src["plugin"].(string); plugin {
+			case noticePlugin:
+				add(e, KindNotice, map[string]any{"text": contentText(d["content"]), "summary": src["summary"]})
+			default:
+				f := map[string]any{"text": contentText(d["content"])}
+				if plugin != systemPromptPlugin {
+					f["plugin"] = plugin // a hook's context message (the runtime context stays as it was)
+				}
+				add(e, KindContext, f)
 			}
-			add(e, KindContext, f)
 		case KindCall:
 			f := pick(d, "name", "callId")
 			raw, _ := d["arguments"].(string)

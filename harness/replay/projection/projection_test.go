@@ -22,6 +22,11 @@ func TestNormalizerString(t *testing.T) {
 		{name: "spill locator under the cwd", in: "/tmp/dsh-replay-ws-123/.spill/session-5e53dc8acfe4/2ce9d7a31a38-bash.txt", want: "{{spillLocator:bash.txt}}"},
 		{name: "uuid anywhere", in: "id 7e4e0dfa-6ff0-4037-b519-297a1e7f11cf.", want: "id {{sessionId}}."},
 		{name: "run session id", in: "run-id", want: "{{sessionId}}"},
+		{name: "an event read's time and omitted bytes",
+			in:   "Session run-id — Read\nTarget event seq 5:\n```json\n{\n  \"type\": \"user/message\",\n  \"seq\": 5,\n  \"time\": 1785987646184,\n  \"data\": {\n    \"time\": 12,\n    \"t\": \"suffix\n  \"time\": 9,\n\n(Omitted 782 bytes. Full formatted result stored at: x)",
+			want: "Session {{sessionId}} — Read\nTarget event seq 5:\n```json\n{\n  \"type\": \"user/message\",\n  \"seq\": 5,\n  \"time\": {{eventTime}},\n  \"data\": {\n    \"time\": 12,\n    \"t\": \"suffix\n  \"time\": {{eventTime}},\n\n(Omitted {{eventOmittedBytes}} bytes. Full formatted result stored at: x)"},
+		{name: "a time line outside an event read stays", in: "x\n  \"time\": 17,\n\n(Omitted 3 bytes.", want: "x\n  \"time\": 17,\n\n(Omitted 3 bytes."},
+		{name: "the region ends at the closing fence", in: "Session a — t\nTarget event seq 1:\n```json\n{\n  \"time\": 1,\n}\n```\n\nAfter:\n  \"time\": 2,", want: "Session a — t\nTarget event seq 1:\n```json\n{\n  \"time\": {{eventTime}},\n}\n```\n\nAfter:\n  \"time\": 2,"},
 		{name: "model call ids stay", in: "call_00_d0sAHpJ9mYOJi0z7KNy30441", want: "call_00_d0sAHpJ9mYOJi0z7KNy30441"},
 	}
 	for _, tc := range tests {

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/dshsim/dshsim/pipeline/session"
@@ -57,11 +58,27 @@ func (e *Error) Error() string {
 
 // Step is one step of input.json.
 type Step struct {
-	// Op is the step operation (initialize, newSession, prompt).
+	// Op is the step operation (see [SupportedSteps]).
 	Op string `json:"op"`
-	// Text is the prompt text of a prompt step.
+	// Text is the prompt text of a prompt or promptAndCancel step.
 	Text string `json:"text,omitempty"`
+	// WaitForFile, on promptAndCancel, cancels once this file exists in
+	// the workspace (else once the turn started).
+	WaitForFile *WaitFile `json:"waitForFile,omitempty"`
 }
+
+// WaitFile names a file relative to the workspace.
+type WaitFile struct {
+	// Path is relative to the workspace.
+	Path string `json:"path"`
+}
+
+// SupportedSteps are the input.json steps dsh-replay drives: initialize and
+// newSession (the replay's session is the new session), prompt,
+// promptAndCancel (the prompt, cancelled by the user once waitForFile exists
+// or, without it, once the turn started) and waitForTurnEnd (the replay's
+// turns end before the next step).
+var SupportedSteps = []string{"initialize", "newSession", "prompt", "promptAndCancel", "waitForTurnEnd"}
 
 // Answer is one permission answer of input.json.
 type Answer struct {
@@ -96,20 +113,6 @@ type Event struct {
 	Line int `json:"-"`
 }
 
-// Settings are what a recording cannot state itself; they live in
-// dshsim.replay.json beside the recording and are absent for most recordings.
-type Settings struct {
-	// SpillMaxInlineBytes is the spill cap in UTF-8 bytes (upstream's ACP
-	// snapshot overlay used 800 for bash-spill); 0 leaves spill off.
-	SpillMaxInlineBytes int `json:"spillMaxInlineBytes,omitempty"`
-	// DiffBasisMaxBytes bounds the write diff basis (upstream default 10 MiB).
-	DiffBasisMaxBytes int64 `json:"diffBasisMaxBytes,omitempty"`
-	// BashTimeoutMs is the foreground bash timeout (upstream overlay: 60000).
-	BashTimeoutMs int `json:"bashTimeoutMs,omitempty"`
-	// Note says why the settings are needed (free text, for reviewers).
-	Note string `json:"note,omitempty"`
-}
-
 // Recording is one loaded recording.
 type Recording struct {
 	// Name is the directory base name.
@@ -134,9 +137,6 @@ type Recording struct {
 	HasSettings bool
 	// ToolSchemas is tool-schemas.expected.json, nil when absent.
 	ToolSchemas *ToolSchemas
-	// SystemPrompt is system-prompt.expected.md (HasSystemPrompt: it exists).
-	SystemPrompt    string
-	HasSystemPrompt bool
 }
 
 // IsRecording reports whether dir looks like a recording (has session.jsonl or input.json).
@@ -224,30 +224,24 @@ func Load(dir string) (*Recording, error) {
 		return nil, fail(OverrideFile, 0, "", "%v", err)
 	}
 
+	if data, err := os.ReadFile(filepath.Join(dir, ToolSchemasFile)); err == nil {
+		if r.ToolSchemas, err = parseToolSchemas(r.Name, data); err != nil {
+			return nil, err
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, fail(ToolSchemasFile, 0, "", "%v", err)
+	}
+
 	if data, err := os.ReadFile(filepath.Join(dir, SettingsFile)); err == nil {
-		if err := decodeStrict(data, &r.Settings); err != nil {
-			return nil, jsonError(r.Name, SettingsFile, data, 0, err)
-		}
-		if r.Settings.SpillMaxInlineBytes < 0 {
-			return nil, fail(SettingsFile, lineOfKey(data, "spillMaxInlineBytes"), "spillMaxInlineBytes", "must be >= 0, got %d", r.Settings.SpillMaxInlineBytes)
-		}
-		if r.Settings.DiffBasisMaxBytes < 0 {
-			return nil, fail(SettingsFile, lineOfKey(data, "diffBasisMaxBytes"), "diffBasisMaxBytes", "must be >= 0, got %d", r.Settings.DiffBasisMaxBytes)
-		}
-		if r.Settings.BashTimeoutMs < 0 {
-			return nil, fail(SettingsFile, lineOfKey(data, "bashTimeoutMs"), "bashTimeoutMs", "must be >= 0, got %d", r.Settings.BashTimeoutMs)
+		if r.Settings, err = parseSettings(r.Name, data); err != nil {
+			return nil, err
 		}
 		r.HasSettings = true
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return nil, fail(SettingsFile, 0, "", "%v", err)
 	}
-	if err := loadPins(r); err != nil {
-		return nil, err
-	}
 	return r, nil
 }
-
-var knownOps = map[string]bool{"initialize": true, "newSession": true, "prompt": true}
 
 var knownAnswers = map[string]bool{"allow_once": true, "allow_always": true, "reject_once": true, "reject_always": true}
 
@@ -263,12 +257,22 @@ func checkInput(name string, data []byte, in Input) error {
 		if s.Op == "" {
 			return fail(f, "missing")
 		}
-		if !knownOps[s.Op] {
+		if !slices.Contains(SupportedSteps, s.Op) {
 			return &Error{Recording: name, File: InputFile, Line: lineOfValue(data, s.Op), Field: f,
-				Problem: fmt.Sprintf("step %q is not supported by dsh-replay (supported: initialize, newSession, prompt)", s.Op)}
+				Problem: fmt.Sprintf("step %q is not supported by dsh-replay (supported: %s)", s.Op, strings.Join(SupportedSteps, ", "))}
 		}
-		if s.Op == "prompt" && s.Text == "" {
-			return fail(fmt.Sprintf("steps[%d].text", i), "a prompt step needs a non-empty text")
+		if (s.Op == "prompt" || s.Op == "promptAndCancel") && s.Text == "" {
+			return fail(fmt.Sprintf("steps[%d].text", i), "a %s step needs a non-empty text", s.Op)
+		}
+		if s.WaitForFile != nil {
+			field := fmt.Sprintf("steps[%d].waitForFile", i)
+			switch p := s.WaitForFile.Path; {
+			case s.Op != "promptAndCancel":
+				return fail(field, "only a promptAndCancel step waits for a file")
+			case p == "" || filepath.IsAbs(p) || !filepath.IsLocal(p):
+				return &Error{Recording: name, File: InputFile, Line: lineOfKey(data, "waitForFile"), Field: field + ".path",
+					Problem: fmt.Sprintf("want a path inside the workspace, got %q", p)}
+			}
 		}
 	}
 	for i, a := range in.PermissionAnswers {
@@ -417,6 +421,21 @@ type Policy struct {
 	Approval string
 	// Line is the session.jsonl line of the runtime-context message.
 	Line int
+}
+
+// HasRuntimeContext reports whether the recording holds a user/message with
+// a plugin source (a runtime-context snapshot).
+func (r *Recording) HasRuntimeContext() bool {
+	for _, e := range r.Events {
+		if e.Type != "user/message" {
+			continue
+		}
+		var d userMessageData
+		if json.Unmarshal(e.Data, &d) == nil && d.Source != nil && d.Source.Kind == "plugin" {
+			return true
+		}
+	}
+	return false
 }
 
 // Policy reads the sandbox mode and approval policy from the recording's first

@@ -25,8 +25,8 @@ func TestLoadRejectsBadRecordingsNamingFileLineAndField(t *testing.T) {
 		{name: "wrong field type", dir: "wrong-field-type", file: SessionFile, line: 20, field: "data.callId", problemPrefix: "want string, got JSON number"},
 		{name: "packed row with too few gaps", dir: "packed-row-gaps", file: SessionFile, line: 12, field: "data.dt", problemPrefix: "has 26 gaps but data.texts has 29 members"},
 		{name: "a nested-call event without its sub-call id", dir: "dispatch-without-subcall", file: SessionFile, line: 21, field: "data.subCallId", problemPrefix: "missing"},
-		{name: "a wire tool without a name", dir: "tool-schemas-nameless", file: ToolSchemasFile, line: 0, field: "initial[0].name", problemPrefix: "missing"},
-		{name: "unsupported input step", dir: "unsupported-step", file: InputFile, line: 14, field: "steps[3].op", problemPrefix: `step "promptAndCancel" is not supported`},
+		{name: "a wire tool without a name", dir: "tool-schemas-nameless", file: ToolSchemasFile, line: 3, field: "initial[0].name", problemPrefix: "missing"},
+		{name: "unsupported input step", dir: "unsupported-step", file: InputFile, line: 14, field: "steps[3].op", problemPrefix: `step "waitForSubagentTurnEnd" is not supported`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -160,8 +160,8 @@ func TestSettingsFileIsOptionalAndStrict(t *testing.T) {
 	}
 	_, err = Load(dir)
 	var e *Error
-	if !errors.As(err, &e) || e.File != SettingsFile || e.Line != 2 || e.Field != "spillMaxInlineByte" || e.Problem != "unknown field" {
-		t.Fatalf("misspelt setting: %v, want %s:2 field spillMaxInlineByte unknown field", err, SettingsFile)
+	if !errors.As(err, &e) || e.File != SettingsFile || e.Line != 2 || e.Field != "spillMaxInlineByte" || !strings.HasPrefix(e.Problem, "unknown key (known: spillMaxInlineBytes, ") {
+		t.Fatalf("misspelt setting: %v, want %s:2 field spillMaxInlineByte unknown key", err, SettingsFile)
 	}
 }
 
@@ -177,6 +177,38 @@ func TestChildSessionLogsAreRejected(t *testing.T) {
 	var e *Error
 	if !errors.As(err, &e) || e.File != "session.1.jsonl" || !strings.Contains(e.Problem, "child session logs") {
 		t.Fatalf("Load = %v, want an error naming session.1.jsonl", err)
+	}
+}
+
+func TestToolSchemasSidecar(t *testing.T) {
+	tests := []struct {
+		name, json string
+		line       int
+		field      string
+		problem    string // "" = valid
+	}{
+		{name: "two tools", json: "{\n  \"initial\": [\n    {\"name\": \"bash\", \"description\": \"d\", \"parameters\": {}},\n    {\"name\": \"read\", \"description\": \"r\", \"parameters\": {}}\n  ],\n  \"changes\": []\n}\n"},
+		{name: "no initial", json: `{"changes": []}`, line: 1, field: "initial", problem: "missing"},
+		{name: "a tool without a name", json: "{\"initial\": [\n{\"description\": \"d\", \"parameters\": {}}]}", line: 2, field: "initial[0].name", problem: "missing"},
+		{name: "a tool without parameters", json: "{\"initial\": [\n{\"name\": \"a\", \"description\": \"d\", \"parameters\": {}},\n{\"name\": \"b\", \"description\": \"d\"}]}", line: 3, field: "initial[1].parameters", problem: "missing"},
+		{name: "a tool twice", json: "{\"initial\": [\n{\"name\": \"a\", \"description\": \"d\", \"parameters\": {}},\n{\"name\": \"a\", \"description\": \"e\", \"parameters\": {}}]}", line: 3, field: "initial[1].name", problem: `tool "a" listed twice`},
+		{name: "an unknown top-level key", json: `{"initial": [], "tools": []}`, line: 1, field: "tools", problem: "unknown field"},
+		{name: "a truncated file", json: `{"initial": [`, line: 1, problem: "truncated JSON"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ts, err := parseToolSchemas("rec", []byte(tc.json))
+			if tc.problem == "" {
+				if err != nil || len(ts.Initial) != 2 || ts.Initial[1].Name != "read" || ts.Initial[1].Line != 4 {
+					t.Fatalf("parse = %+v, %v", ts, err)
+				}
+				return
+			}
+			var e *Error
+			if !errors.As(err, &e) || e.File != ToolSchemasFile || e.Line != tc.line || e.Field != tc.field || !strings.Contains(e.Problem, tc.problem) {
+				t.Errorf("err = %v, want %s:%d field %s: %s", err, ToolSchemasFile, tc.line, tc.field, tc.problem)
+			}
+		})
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"sort"
 )
 
@@ -47,6 +48,25 @@ type Reply struct {
 	Finish string
 	// Throw is set when an override entry makes this call fail after its chunks.
 	Throw *Throw
+	// Hang is set when an override entry streams a partial text and then
+	// waits for the prompt to be cancelled.
+	Hang *Hang
+	// Chunks are the streamed chunks in order, as the model would send them.
+	Chunks []map[string]any
+}
+
+// Hang is an override entry that hangs until cancelled.
+type Hang struct {
+	// ReadyFile is written (relative to the workspace) once the partial
+	// text is out; "" writes nothing.
+	ReadyFile string
+}
+
+// HangChunks are what a hanging replay model streams before it waits:
+// upstream's llm-replay yields a text block start and the delta "partial".
+var HangChunks = []map[string]any{
+	{"type": "block-start", "index": 0, "blockType": "text"},
+	{"type": "text-delta", "index": 0, "text": "partial"},
 }
 
 // Throw is an override entry's failure.
@@ -70,6 +90,16 @@ func Derive(r *Recording) (*Script, error) {
 		return &Error{Recording: r.Name, File: SessionFile, Line: line, Field: field, Problem: fmt.Sprintf(format, args...)}
 	}
 	s := &Script{}
+	if r.Override != nil && r.Override.Replace != nil {
+		// a whole replacement script: the recorded stream is not the script
+		// (it may end inside a stream, as a cancelled hang does)
+		replies, err := r.Override.apply(r.Name, nil)
+		if err != nil {
+			return nil, err
+		}
+		s.Replies, s.Overridden = replies, true
+		return s, nil
+	}
 	var cur []chunkAt
 	curTurn, curStep := -1, -1
 	for _, e := range r.Events {
@@ -129,6 +159,7 @@ type chunkAt struct {
 func buildReply(rec, file string, chunks []chunkAt) (Reply, error) {
 	var r Reply
 	for _, c := range chunks {
+		r.Chunks = append(r.Chunks, c.chunk)
 		fail := func(field, format string, args ...any) error {
 			return &Error{Recording: rec, File: file, Line: c.line, Field: field, Problem: fmt.Sprintf(format, args...)}
 		}
@@ -255,7 +286,10 @@ func parseOverride(rec string, data []byte) (*Override, error) {
 		case "chunks", "throw":
 			return nil
 		case "hang":
-			return &Error{Recording: rec, File: OverrideFile, Line: lineOfValue(data, "hang"), Field: field + ".kind", Problem: "entry kind \"hang\" needs prompt cancellation, which dsh-replay does not drive"}
+			if e.ReadyFile != "" && !filepath.IsLocal(e.ReadyFile) {
+				return &Error{Recording: rec, File: OverrideFile, Line: lineOfKey(data, "readyFile"), Field: field + ".readyFile", Problem: fmt.Sprintf("want a path inside the workspace, got %q", e.ReadyFile)}
+			}
+			return nil
 		}
 		return &Error{Recording: rec, File: OverrideFile, Line: lineOfValue(data, e.Kind), Field: field + ".kind", Problem: fmt.Sprintf("want chunks, throw or hang, got %q", e.Kind)}
 	}
@@ -274,6 +308,9 @@ func parseOverride(rec string, data []byte) (*Override, error) {
 
 func (o *Override) apply(rec string, replies []Reply) ([]Reply, error) {
 	toReply := func(field string, e OverrideEntry) (Reply, error) {
+		if e.Kind == "hang" {
+			return Reply{Hang: &Hang{ReadyFile: e.ReadyFile}, Chunks: HangChunks}, nil
+		}
 		cs := make([]chunkAt, len(e.Chunks))
 		for i, c := range e.Chunks {
 			cs[i] = chunkAt{chunk: c}

@@ -1,13 +1,16 @@
 // Package llsys is the thin kernel layer under the Landlock runner and the
 // in-process launcher: raw Landlock system calls (through go-landlock's
-// landlock/syscall package), prctl and O_PATH opens. It holds no policy: which
-// rights to grant is decided by the pure functions of package landlock.
+// landlock/syscall package), prctl, capability sets and O_PATH opens. It
+// holds no policy: which rights to grant, and in which order to drop
+// capabilities, is decided by package landlock.
 //
 // # Threads
 //
-// [SetNoNewPrivs] and [RestrictSelf] act on the calling OS thread only (no
-// TSYNC). Callers must hold runtime.LockOSThread for the whole sequence and
-// must let that thread die afterwards (return from the goroutine without
+// [SetNoNewPrivs], [RestrictSelf] and the capability calls
+// ([ClearAmbientCaps], [DropBoundingCap], [ClearCaps]) act on the calling OS
+// thread only (no TSYNC; capabilities are per thread). Callers must hold
+// runtime.LockOSThread for the whole sequence and must let that thread die
+// afterwards (return from the goroutine without
 // runtime.UnlockOSThread), or replace the process with execve.
 //
 // # Other platforms

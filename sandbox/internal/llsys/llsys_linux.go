@@ -11,9 +11,10 @@ import (
 // error (ENOSYS: not built in; EOPNOTSUPP: disabled at boot).
 func ABIVersion() (int, error) { return ll.LandlockGetABIVersion() }
 
-// CreateRuleset creates a ruleset handling the filesystem rights handled.
-func CreateRuleset(handled uint64) (int, error) {
-	return ll.LandlockCreateRuleset(&ll.RulesetAttr{HandledAccessFS: handled}, 0)
+// CreateRuleset creates a ruleset handling the filesystem rights handled and
+// the scopes scoped (0 for none; scopes need ABI 6).
+func CreateRuleset(handled, scoped uint64) (int, error) {
+	return ll.LandlockCreateRuleset(&ll.RulesetAttr{HandledAccessFS: handled, Scoped: scoped}, 0)
 }
 
 // OpenPath opens path with O_PATH|O_CLOEXEC and reports whether it is a directory.
@@ -40,6 +41,41 @@ func SetNoNewPrivs() error { return unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0
 
 // RestrictSelf enforces rulesetFD on the calling thread (no TSYNC).
 func RestrictSelf(rulesetFD int) error { return ll.LandlockRestrictSelf(rulesetFD, 0) }
+
+// ClearAmbientCaps empties the calling thread's ambient capability set.
+// A kernel without ambient capabilities (before 4.3, EINVAL) has none to clear.
+func ClearAmbientCaps() error {
+	err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+	if err == unix.EINVAL {
+		return nil
+	}
+	return err
+}
+
+// DropBoundingCap removes capability c from the calling thread's bounding
+// set (needs CAP_SETPCAP); EINVAL means c is beyond the kernel's last
+// capability.
+func DropBoundingCap(c int) error { return unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0) }
+
+// CapSetpcap is the number of CAP_SETPCAP, which dropping from the bounding set needs.
+const CapSetpcap = unix.CAP_SETPCAP
+
+// EffectiveCap reports whether capability c is in the calling thread's
+// effective set.
+func EffectiveCap(c int) (bool, error) {
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}, &data[0]); err != nil {
+		return false, err
+	}
+	return data[c/32].Effective&(1<<(c%32)) != 0, nil
+}
+
+// ClearCaps empties the calling thread's effective, permitted and
+// inheritable capability sets (capset with all zero).
+func ClearCaps() error {
+	var data [2]unix.CapUserData
+	return unix.Capset(&unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}, &data[0])
+}
 
 // Close closes fd.
 func Close(fd int) error { return unix.Close(fd) }

@@ -8,7 +8,7 @@ import "syscall"
 func ABIVersion() (int, error) { return 0, syscall.ENOSYS }
 
 // CreateRuleset fails with ENOSYS off Linux.
-func CreateRuleset(handled uint64) (int, error) { return -1, syscall.ENOSYS }
+func CreateRuleset(handled, scoped uint64) (int, error) { return -1, syscall.ENOSYS }
 
 // OpenPath fails with ENOSYS off Linux.
 func OpenPath(path string) (int, bool, error) { return -1, false, syscall.ENOSYS }
@@ -21,6 +21,21 @@ func SetNoNewPrivs() error { return syscall.ENOSYS }
 
 // RestrictSelf fails with ENOSYS off Linux.
 func RestrictSelf(rulesetFD int) error { return syscall.ENOSYS }
+
+// ClearAmbientCaps fails with ENOSYS off Linux.
+func ClearAmbientCaps() error { return syscall.ENOSYS }
+
+// DropBoundingCap fails with ENOSYS off Linux.
+func DropBoundingCap(c int) error { return syscall.ENOSYS }
+
+// CapSetpcap is the number of CAP_SETPCAP.
+const CapSetpcap = 8
+
+// EffectiveCap fails with ENOSYS off Linux.
+func EffectiveCap(c int) (bool, error) { return false, syscall.ENOSYS }
+
+// ClearCaps fails with ENOSYS off Linux.
+func ClearCaps() error { return syscall.ENOSYS }
 
 // Close fails with ENOSYS off Linux.
 func Close(fd int) error { return syscall.ENOSYS }

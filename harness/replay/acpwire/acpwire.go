@@ -1,0 +1,286 @@
+package acpwire
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/dshsim/dshsim/harness/replay/projection"
+)
+
+// Kind is the kind of one stdout line.
+type Kind string
+
+// The line kinds of upstream's recordings, and the two it never sent.
+const (
+	Initialize     Kind = "initialize result"
+	NewSession     Kind = "session/new result"
+	MessageChunk   Kind = "session/update agent_message_chunk"
+	Permission     Kind = "session/request_permission"
+	StopReason     Kind = "prompt result (stopReason)"
+	PromptError    Kind = "prompt error (JSON-RPC error)"
+	ToolCall       Kind = "session/update tool_call"
+	ToolCallUpdate Kind = "session/update tool_call_update"
+)
+
+// KindInfo says whether a kind is compared and why (not).
+type KindInfo struct {
+	// Kind is the line kind.
+	Kind Kind
+	// Compared reports whether lines of this kind are compared.
+	Compared bool
+	// Why is the reason: what is compared, or why not.
+	Why string
+}
+
+// Kinds is the table of every known kind. A line of a kind not listed here is
+// a problem of the comparison, never skipped.
+var Kinds = []KindInfo{
+	{Permission, true, "the stack asked the user about this tool call: tool call id, offered options and session token are compared (not the JSON-RPC id)"},
+	{StopReason, true, "how each prompt's turn ended (end_turn, cancelled, max_tokens): the replay's own turn end, cancellation included"},
+	{PromptError, true, "a prompt that failed: compared as a failure (the message is the model replay's, not the stack's)"},
+	{Initialize, false, "the ACP handshake: upstream's agent name, version and capabilities; no tool-stack fact"},
+	{NewSession, false, "the session id, a {{sessionId}} token; no tool-stack fact"},
+	{MessageChunk, false, "the model's text, which the replay serves from the recording's own chunks: comparing it would check the script against itself"},
+	{ToolCall, false, "the recorded bridge never sends tool calls on the wire; dsh-replay does not model such a frame, so a line of this kind fails the comparison"},
+	{ToolCallUpdate, false, "as tool_call: never sent by the recorded bridge; a line of this kind fails the comparison"},
+}
+
+func info(k Kind) (KindInfo, bool) {
+	for _, ki := range Kinds {
+		if ki.Kind == k {
+			return ki, true
+		}
+	}
+	return KindInfo{}, false
+}
+
+// Line is one classified line of stdout.expected.jsonl.
+type Line struct {
+	// N is the 1-based line number.
+	N int
+	// Kind is the line's kind; an unknown kind is spelled from its method or update.
+	Kind Kind
+	// Frame is the parsed frame.
+	Frame map[string]any
+}
+
+// Classify parses and classifies frames (one JSON object each, numbered from 1).
+func Classify(frames []json.RawMessage) ([]Line, error) {
+	lines := make([]Line, 0, len(frames))
+	for i, raw := range frames {
+		var f map[string]any
+		if err := json.Unmarshal(raw, &f); err != nil {
+			return nil, fmt.Errorf("line %d: %w", i+1, err)
+		}
+		lines = append(lines, Line{N: i + 1, Kind: kindOf(f), Frame: f})
+	}
+	return lines, nil
+}
+
+func kindOf(f map[string]any) Kind {
+	if m, ok := f["method"].(string); ok {
+		if m == "session/update" {
+			p, _ := f["params"].(map[string]any)
+			u, _ := p["update"].(map[string]any)
+			su, _ := u["sessionUpdate"].(string)
+			return Kind("session/update " + su)
+		}
+		return Kind(m)
+	}
+	if _, ok := f["error"]; ok {
+		return PromptError
+	}
+	r, _ := f["result"].(map[string]any)
+	switch {
+	case r["stopReason"] != nil:
+		return StopReason
+	case r["protocolVersion"] != nil:
+		return Initialize
+	case r["sessionId"] != nil && len(r) == 1:
+		return NewSession
+	}
+	keys := make([]string, 0, len(r))
+	for k := range r {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return Kind("result {" + strings.Join(keys, ",") + "}")
+}
+
+// SessionToken is the session id as the recordings store it.
+const SessionToken = "{{sessionId}}"
+
+// Frame is one frame the replay would have sent (id left out).
+type Frame struct {
+	// Kind is the frame's kind.
+	Kind Kind
+	// Value is the frame as upstream's bridge spells it, without "id".
+	Value map[string]any
+}
+
+// PermissionRequest is the frame upstream's ACP bridge sends when the stack
+// asks the user about call: it offers allow_once and reject_once.
+func PermissionRequest(callID string) Frame {
+	return Frame{Kind: Permission, Value: map[string]any{
+		"jsonrpc": "2.0", "method": "session/request_permission",
+		"params": map[string]any{
+			"sessionId": SessionToken,
+			"toolCall":  map[string]any{"toolCallId": callID},
+			"options": []any{
+				map[string]any{"optionId": "allow-once", "name": "Allow once", "kind": "allow_once"},
+				map[string]any{"optionId": "reject-once", "name": "Reject", "kind": "reject_once"},
+			},
+		},
+	}}
+}
+
+// Stop is the prompt result for a turn that ended with reason (end_turn,
+// cancelled, max_tokens), or a failure when reason is "".
+func Stop(reason string) Frame {
+	if reason == "" {
+		return Frame{Kind: PromptError, Value: map[string]any{"jsonrpc": "2.0", "error": "(failed)"}}
+	}
+	return Frame{Kind: StopReason, Value: map[string]any{"jsonrpc": "2.0", "result": map[string]any{"stopReason": reason}}}
+}
+
+// Report is the outcome of [Compare].
+type Report struct {
+	// Problems are differences and unmodelled lines, each naming the line.
+	Problems []string
+	// Counts are the lines per kind.
+	Counts map[Kind]int
+}
+
+// Note renders one line: the compared and the not compared lines per kind
+// (the reasons are in [Kinds]).
+func (r Report) Note(file string) string {
+	var kinds []Kind
+	for k := range r.Counts {
+		kinds = append(kinds, k)
+	}
+	sort.Slice(kinds, func(i, j int) bool { return kinds[i] < kinds[j] })
+	var compared, not []string
+	for _, k := range kinds {
+		item := fmt.Sprintf("%s %d", k, r.Counts[k])
+		if ki, ok := info(k); ok && ki.Compared {
+			compared = append(compared, item)
+		} else {
+			not = append(not, item)
+		}
+	}
+	return fmt.Sprintf("%s: compared %s; not compared %s", file, orNone(compared), orNone(not))
+}
+
+func orNone(items []string) string {
+	if len(items) == 0 {
+		return "none"
+	}
+	return strings.Join(items, ", ")
+}
+
+// Compare pairs the compared lines of the recording with ours, prompt by
+// prompt (a prompt's frames end with its result): the permission requests of
+// a prompt in order, then its result. Ids are left out; a failure compares by
+// kind only.
+func Compare(file string, lines []Line, ours []Frame) Report {
+	rep := Report{Counts: map[Kind]int{}}
+	var want []Line
+	for _, l := range lines {
+		rep.Counts[l.Kind]++
+		ki, ok := info(l.Kind)
+		switch {
+		case !ok || l.Kind == ToolCall || l.Kind == ToolCallUpdate:
+			rep.Problems = append(rep.Problems, fmt.Sprintf("%s:%d: a %s line, which dsh-replay does not model (the recorded bridge never sent one)", file, l.N, l.Kind))
+		case ki.Compared:
+			want = append(want, l)
+		}
+	}
+	wantPrompts := split(want, func(l Line) Kind { return l.Kind })
+	ourPrompts := split(ours, func(f Frame) Kind { return f.Kind })
+	for p := range max(len(wantPrompts), len(ourPrompts)) {
+		var w []Line
+		var o []Frame
+		if p < len(wantPrompts) {
+			w = wantPrompts[p]
+		}
+		if p < len(ourPrompts) {
+			o = ourPrompts[p]
+		}
+		rep.Problems = append(rep.Problems, comparePrompt(file, p+1, w, o)...)
+	}
+	return rep
+}
+
+// split cuts a sequence after each prompt result (stop reason or failure).
+func split[T any](xs []T, kind func(T) Kind) [][]T {
+	var out [][]T
+	var cur []T
+	for _, x := range xs {
+		cur = append(cur, x)
+		if k := kind(x); k == StopReason || k == PromptError {
+			out = append(out, cur)
+			cur = nil
+		}
+	}
+	if len(cur) > 0 {
+		out = append(out, cur)
+	}
+	return out
+}
+
+// comparePrompt compares one prompt's frames: permissions by position, then
+// the result.
+func comparePrompt(file string, prompt int, want []Line, ours []Frame) []string {
+	var problems []string
+	byKind := func(k Kind) ([]Line, []Frame) {
+		var w []Line
+		var o []Frame
+		for _, l := range want {
+			if l.Kind == k || (k == StopReason && l.Kind == PromptError) {
+				w = append(w, l)
+			}
+		}
+		for _, f := range ours {
+			if f.Kind == k || (k == StopReason && f.Kind == PromptError) {
+				o = append(o, f)
+			}
+		}
+		return w, o
+	}
+	for _, k := range []Kind{Permission, StopReason} {
+		w, o := byKind(k)
+		for i := range max(len(w), len(o)) {
+			switch {
+			case i >= len(o):
+				problems = append(problems, fmt.Sprintf("%s:%d: the replay sent no %s here (prompt %d)", file, w[i].N, w[i].Kind, prompt))
+			case i >= len(w):
+				problems = append(problems, fmt.Sprintf("%s: prompt %d: the replay sent a %s the recording does not show: %s", file, prompt, o[i].Kind, summary(o[i].Value)))
+			case w[i].Kind != o[i].Kind:
+				problems = append(problems, fmt.Sprintf("%s:%d: expected a %s, the replay sent a %s: %s", file, w[i].N, w[i].Kind, o[i].Kind, summary(o[i].Value)))
+			case w[i].Kind == PromptError:
+			default:
+				for _, d := range projection.DiffValues("", withoutID(w[i].Frame), o[i].Value) {
+					problems = append(problems, fmt.Sprintf("%s:%d: %s: %s", file, w[i].N, w[i].Kind, d.String()))
+				}
+			}
+		}
+	}
+	return problems
+}
+
+func withoutID(f map[string]any) map[string]any {
+	out := make(map[string]any, len(f))
+	for k, v := range f {
+		if k != "id" {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+func summary(v map[string]any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}

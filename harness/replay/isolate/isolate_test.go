@@ -1,0 +1,284 @@
+package isolate_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/dshsim/dshsim/harness/replay/asuser"
+	"github.com/dshsim/dshsim/harness/replay/isolate"
+	"github.com/dshsim/dshsim/sandbox"
+	"github.com/dshsim/dshsim/sandbox/sandboxtest"
+)
+
+// envRunner names a landlock-run built by the outer test for an inner run as
+// another user (who cannot build one).
+const envRunner = "DSHSIM_ISOLATE_TEST_LANDLOCK_RUN"
+
+func TestMain(m *testing.M) { os.Exit(sandboxtest.Main(m)) }
+
+func init() {
+	isolate.Serve("test-read-share", readShare)
+	isolate.Serve("test-confine", confine)
+}
+
+func requireIsolation(t *testing.T) {
+	t.Helper()
+	if err := isolate.Available(); err != nil {
+		t.Skipf("needs user namespaces (or CAP_SYS_ADMIN) for a private /tmp: %v", err)
+	}
+}
+
+func hostTmpDev(t *testing.T) uint64 {
+	t.Helper()
+	var st unix.Stat_t
+	if err := unix.Stat("/tmp", &st); err != nil {
+		t.Fatal(err)
+	}
+	return st.Dev
+}
+
+// TestChildHasAPrivateTmp: the child is PID 1 of its namespace, its /tmp is a
+// tmpfs on another device, a file it creates there never reaches the host's
+// /tmp, and it holds no capability its user did not have.
+func TestChildHasAPrivateTmp(t *testing.T) {
+	requireIsolation(t)
+	const marker = "dshsim-isolate-probe-marker"
+	f, err := isolate.Probe(context.Background(), marker)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.PID != 1 {
+		t.Errorf("child pid %d, want 1 (a PID namespace of its own)", f.PID)
+	}
+	if !f.TmpIsTmpfs || f.TmpDev == hostTmpDev(t) {
+		t.Errorf("child /tmp: tmpfs %v, device %d (host %d): want a tmpfs of its own", f.TmpIsTmpfs, f.TmpDev, hostTmpDev(t))
+	}
+	if f.Wrote != "/tmp/"+marker {
+		t.Errorf("probe wrote %q", f.Wrote)
+	}
+	if _, err := os.Lstat("/tmp/" + marker); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the child's /tmp/%s is on the host (%v)", marker, err)
+	}
+	if f.UID != os.Getuid() {
+		t.Errorf("child uid %d, want ours %d", f.UID, os.Getuid())
+	}
+	if f.Caps["CapAmb"] != "0000000000000000" {
+		t.Errorf("ambient capabilities left: %s", f.Caps["CapAmb"])
+	}
+	if os.Getuid() != 0 {
+		for _, k := range []string{"CapInh", "CapPrm", "CapEff", "CapAmb"} {
+			if f.Caps[k] != "0000000000000000" {
+				t.Errorf("%s = %s in the child of uid %d: CAP_SYS_ADMIN was not dropped after the mount", k, f.Caps[k], os.Getuid())
+			}
+		}
+	}
+}
+
+// TestConcurrentChildrenHaveTheirOwnTmp: children running at once each create
+// the same fixed path with O_EXCL; in a shared /tmp all but one would fail.
+func TestConcurrentChildrenHaveTheirOwnTmp(t *testing.T) {
+	requireIsolation(t)
+	var wg sync.WaitGroup
+	errs := make([]error, 4)
+	for i := range errs {
+		wg.Go(func() { _, errs[i] = isolate.Probe(context.Background(), "dshsim-isolate-fixed-path") })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("child %d: %v", i, err)
+		}
+	}
+}
+
+func readShare(_ context.Context, req []byte) ([]byte, error) {
+	dir := string(req)
+	data, err := os.ReadFile(filepath.Join(dir, "seed.txt"))
+	if err != nil {
+		return nil, err
+	}
+	werr := os.WriteFile(filepath.Join(dir, "written.txt"), []byte("x"), 0o644)
+	return json.Marshal(map[string]string{"read": string(data), "write": errText(werr)})
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// TestSharedPathsAreVisibleReadOnly: a directory under the host's /tmp that
+// the caller shares is seen at the same path, and cannot be written.
+func TestSharedPathsAreVisibleReadOnly(t *testing.T) {
+	requireIsolation(t)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "seed.txt"), []byte("seed"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := isolate.Run(context.Background(), "test-read-share", []byte(dir), isolate.Options{Share: []string{dir}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]string
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got["read"] != "seed" || !strings.Contains(got["write"], "read-only file system") {
+		t.Errorf("shared dir in the child: %v; want the seed read and the write refused (read-only file system)", got)
+	}
+	if _, err := isolate.Run(context.Background(), "test-read-share", []byte(dir), isolate.Options{}); err == nil {
+		t.Error("an unshared directory under /tmp was visible in the child")
+	}
+}
+
+// TestUnregisteredNameIsRefused: Run refuses a name no init registered
+// (the child would otherwise run the binary's main).
+func TestUnregisteredNameIsRefused(t *testing.T) {
+	_, err := isolate.Run(context.Background(), "nobody-registered-this", nil, isolate.Options{})
+	if err == nil || !strings.Contains(err.Error(), `no handler "nobody-registered-this"`) {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+// readyWriter cancels once the child wrote its ready line.
+type readyWriter struct {
+	once   sync.Once
+	cancel func()
+}
+
+func (w *readyWriter) Write(p []byte) (int, error) {
+	if strings.Contains(string(p), "ready") {
+		w.once.Do(w.cancel)
+	}
+	return len(p), nil
+}
+
+// TestCancelReachesTheHandler: cancelling Run's context while the handler
+// runs cancels the handler's context (SIGTERM, which PID 1 handles), and the
+// handler's answer still comes back.
+func TestCancelReachesTheHandler(t *testing.T) {
+	requireIsolation(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	_, err := isolate.Run(ctx, "test-confine", []byte(`{"wait":true}`), isolate.Options{Stderr: &readyWriter{cancel: cancel}})
+	if err == nil || err.Error() != "context canceled" {
+		t.Fatalf("err = %v, want the handler's own context canceled", err)
+	}
+}
+
+type confineReq struct {
+	Backend, Launcher, Outside string
+	Wait                       bool
+}
+
+type confineResp struct {
+	Unavailable string
+	Inside      bool
+	Stderr      string
+}
+
+// confine runs, inside the child, one command under the named backend in
+// workspace-write: it writes into its workspace (allowed) and into Outside
+// (denied), and reports what it saw.
+func confine(ctx context.Context, data []byte) ([]byte, error) {
+	var req confineReq
+	if err := json.Unmarshal(data, &req); err != nil {
+		return nil, err
+	}
+	if req.Wait {
+		fmt.Fprintln(os.Stderr, "ready")
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	ws, err := os.MkdirTemp("", "ws-")
+	if err != nil {
+		return nil, err
+	}
+	p, err := sandbox.NewProvider(sandbox.Config{Chain: []string{req.Backend}, LauncherPath: req.Launcher})
+	if err != nil {
+		return nil, err
+	}
+	c, err := p.Confine(ctx, []string{"sh", "-c", "echo in > in.txt; echo out > " + req.Outside + "/escaped"}, sandbox.Policy{Mode: sandbox.WorkspaceWrite, WorkspaceRoot: ws})
+	if err != nil {
+		return json.Marshal(confineResp{Unavailable: err.Error()})
+	}
+	cmd := exec.CommandContext(ctx, c.Argv[0], c.Argv[1:]...)
+	cmd.Dir = ws
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	_ = cmd.Run()
+	_, ierr := os.Stat(filepath.Join(ws, "in.txt"))
+	return json.Marshal(confineResp{Inside: ierr == nil, Stderr: stderr.String()})
+}
+
+// TestSandboxBackendsWorkInside: bwrap and the Landlock runner confine a
+// command run from inside the isolated child: the workspace write happens,
+// the write outside (checked from the host) does not.
+func TestSandboxBackendsWorkInside(t *testing.T) {
+	requireIsolation(t)
+	launcher := landlockRunner(t)
+	for _, backend := range []string{sandbox.BackendBwrap, sandbox.BackendLandlock} {
+		t.Run(backend, func(t *testing.T) {
+			outside, err := os.MkdirTemp("/var/tmp", "dshsim-isolate-outside-")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { os.RemoveAll(outside) })
+			req, _ := json.Marshal(confineReq{Backend: backend, Launcher: launcher, Outside: outside})
+			out, err := isolate.Run(context.Background(), "test-confine", req, isolate.Options{Share: []string{launcher}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got confineResp
+			if err := json.Unmarshal(out, &got); err != nil {
+				t.Fatal(err)
+			}
+			if got.Unavailable != "" {
+				t.Skipf("%s is not usable on this machine: %s", backend, got.Unavailable)
+			}
+			if !got.Inside {
+				t.Errorf("the workspace write did not happen under %s (stderr %q)", backend, got.Stderr)
+			}
+			if _, err := os.Stat(filepath.Join(outside, "escaped")); err == nil {
+				t.Errorf("the write outside the workspace went through under %s", backend)
+			}
+			if !strings.Contains(strings.ToLower(got.Stderr), "read-only file system") && !strings.Contains(strings.ToLower(got.Stderr), "permission denied") {
+				t.Errorf("stderr %q shows no denial", got.Stderr)
+			}
+		})
+	}
+}
+
+// TestAsAnotherUser runs the tests above as uid 65534 (after this root run,
+// on the same machine): a user without privileges gets the same isolation
+// through a user namespace, and bwrap and Landlock still work inside.
+func TestAsAnotherUser(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("needs root (CAP_SETUID) to run the tests as uid 65534")
+	}
+	requireIsolation(t)
+	asuser.RunTests(t, asuser.Run{
+		Tests:       []string{"TestChildHasAPrivateTmp", "TestConcurrentChildrenHaveTheirOwnTmp", "TestSharedPathsAreVisibleReadOnly", "TestSandboxBackendsWorkInside"},
+		Executables: map[string]string{envRunner: landlockRunner(t)},
+	})
+}
+
+// landlockRunner returns the runner the outer test built, or builds one.
+func landlockRunner(t *testing.T) string {
+	if p := os.Getenv(envRunner); p != "" {
+		return p
+	}
+	return sandboxtest.Runner(t)
+}

@@ -1,0 +1,129 @@
+package replay
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/dshsim/dshsim/harness/replay/isolate"
+	"github.com/dshsim/dshsim/harness/replay/projection"
+)
+
+// isolatedName is the name the replay child is registered under.
+const isolatedName = "dsh-replay"
+
+func init() { isolate.Serve(isolatedName, serveIsolated) }
+
+// request and response cross into and out of the isolated child.
+type request struct {
+	Dir     string
+	Options Options
+}
+
+type response struct {
+	Result   *Result
+	Expected []projection.Item
+	Got      []projection.Item
+	Log      []byte
+}
+
+// CheckIsolation reports whether replays can get a private /tmp here; the
+// error is the one reason none can run (see package isolate).
+func CheckIsolation() error {
+	if err := isolate.Available(); err != nil {
+		return fmt.Errorf("%w; without a private /tmp, replays would share upstream's fixed paths (/tmp/dsh-acp-snap-<hash>) with every other run and user, so none is started", err)
+	}
+	return nil
+}
+
+// Replay replays the recording in dir through the real stack and compares
+// it. The replay runs in a child process with a private /tmp (package
+// isolate); Replay itself writes nothing but the kept log (Options.LogDir).
+func Replay(ctx context.Context, dir string, opt Options) *Result {
+	start := time.Now()
+	res := &Result{Name: filepath.Base(filepath.Clean(dir)), Dir: dir}
+	defer func() { res.Duration = time.Since(start) }()
+	fail := func(err error) *Result {
+		res.Verdict, res.Error = Failed, err.Error()
+		return res
+	}
+	if err := CheckIsolation(); err != nil {
+		return fail(err)
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return fail(err)
+	}
+	if opt.LauncherPath != "" {
+		if opt.LauncherPath, err = filepath.Abs(opt.LauncherPath); err != nil {
+			return fail(err)
+		}
+	}
+	req, err := json.Marshal(request{Dir: abs, Options: opt})
+	if err != nil {
+		return fail(err)
+	}
+	share := []string{abs}
+	if opt.LauncherPath != "" {
+		share = append(share, opt.LauncherPath)
+	}
+	out, err := isolate.Run(ctx, isolatedName, req, isolate.Options{Stderr: opt.Stderr, Share: share})
+	if err != nil {
+		return fail(fmt.Errorf("isolated replay: %w", err))
+	}
+	var resp response
+	if err := json.Unmarshal(out, &resp); err != nil || resp.Result == nil {
+		return fail(fmt.Errorf("isolated replay: undecodable response (%v)", err))
+	}
+	*res = *resp.Result
+	res.Dir, res.Expected, res.Got = dir, resp.Expected, resp.Got
+	if opt.LogDir != "" && resp.Log != nil {
+		if err := os.MkdirAll(opt.LogDir, 0o755); err != nil {
+			return fail(err)
+		}
+		res.LogPath = filepath.Join(opt.LogDir, res.Name+".session.jsonl")
+		if err := os.WriteFile(res.LogPath, resp.Log, 0o644); err != nil {
+			return fail(err)
+		}
+	}
+	return res
+}
+
+func serveIsolated(ctx context.Context, data []byte) ([]byte, error) {
+	var req request
+	if err := json.Unmarshal(data, &req); err != nil {
+		return nil, fmt.Errorf("replay request: %w", err)
+	}
+	res, log := replayHere(ctx, req.Dir, req.Options)
+	return json.Marshal(response{Result: res, Expected: res.Expected, Got: res.Got, Log: log})
+}
+
+// mkdtemp creates dir/<prefix>XXXXXX (six letters and digits, as Node's
+// mkdtemp spells it) with mode 0700.
+func mkdtemp(dir, prefix string) (string, error) {
+	const letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+	for range 100 {
+		var b [6]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return "", err
+		}
+		for i := range b {
+			b[i] = letters[int(b[i])%len(letters)]
+		}
+		p := filepath.Join(dir, prefix+string(b[:]))
+		err := os.Mkdir(p, 0o700)
+		if err == nil {
+			return p, nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return "", err
+		}
+	}
+	return "", fmt.Errorf("mkdtemp %s/%sXXXXXX: no free name after 100 tries", dir, prefix)
+}

@@ -1,0 +1,115 @@
+package replay_test
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/dshsim/dshsim/harness/replay"
+	"github.com/dshsim/dshsim/harness/replay/asuser"
+	"github.com/dshsim/dshsim/harness/replay/recording"
+	"github.com/dshsim/dshsim/sandbox/sandboxtest"
+)
+
+// envRunner names a landlock-run built by the outer test for the run as uid
+// 65534 (who cannot build one).
+const envRunner = "DSHSIM_REPLAY_TEST_LANDLOCK_RUN"
+
+func requireIsolation(t testing.TB) {
+	t.Helper()
+	if err := replay.CheckIsolation(); err != nil {
+		t.Skipf("needs user namespaces (or CAP_SYS_ADMIN) for a private /tmp: %v", err)
+	}
+}
+
+// landlockRunner returns the runner the outer test built, or builds one.
+func landlockRunner(t *testing.T) string {
+	if p := os.Getenv(envRunner); p != "" {
+		return p
+	}
+	return sandboxtest.Runner(t)
+}
+
+// TestConcurrentReplaysOfOneRecording: two replays of one recording at once
+// both match. bash-spill writes upstream's fixed spill root
+// /tmp/dsh-acp-snap-ee77dff02 and escalation-approved the fixed file
+// /tmp/dsh-escalated.txt, which it then removes: in a shared /tmp the two runs
+// would meet there.
+func TestConcurrentReplaysOfOneRecording(t *testing.T) {
+	requireIsolation(t)
+	for _, name := range []string{"bash-spill", "escalation-approved"} {
+		t.Run(name, func(t *testing.T) {
+			dir := filepath.Join(root, "transcripts", name)
+			results := make([]*replay.Result, 2)
+			var wg sync.WaitGroup
+			for i := range results {
+				wg.Go(func() { results[i] = replay.Replay(context.Background(), dir, replay.Options{}) })
+			}
+			wg.Wait()
+			for i, r := range results {
+				if r.Verdict != replay.Match {
+					t.Errorf("run %d: %s\n%s", i, r.Summary(), r.Detail())
+				}
+			}
+		})
+	}
+}
+
+// TestNothingLeftInTmp: a replay under a name of its own (so its fixed spill
+// root is unique to this test) spills, and afterwards neither the spill root
+// nor a lock file beside it exists in the host's /tmp; nor does the fixed
+// file the escalation recording writes.
+func TestNothingLeftInTmp(t *testing.T) {
+	requireIsolation(t)
+	name := "isolated-" + filepath.Base(t.TempDir())
+	dir := filepath.Join(t.TempDir(), name)
+	if err := recording.CopyTree(filepath.Join(root, "transcripts", "bash-spill"), dir); err != nil {
+		t.Fatal(err)
+	}
+	spillRoot := replay.SpillRoot(name)
+	r := replay.Replay(context.Background(), dir, replay.Options{})
+	if r.Verdict != replay.Match {
+		t.Fatalf("%s\n%s", r.Summary(), r.Detail())
+	}
+	if !strings.Contains(strings.Join(resultTexts(r), "\n"), "{{spillLocator:bash.txt}}") {
+		t.Fatal("the replay did not spill; the check below would prove nothing")
+	}
+	for _, p := range []string{spillRoot, spillRoot + ".lock", "/tmp/dsh-escalated.txt"} {
+		if _, err := os.Lstat(p); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s exists in the host's /tmp after the replay (%v)", p, err)
+		}
+	}
+}
+
+func resultTexts(r *replay.Result) []string {
+	var out []string
+	for _, it := range r.Got {
+		if s, ok := it.Fields["text"].(string); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// TestAsAnotherUser replays as root, then runs the replay tests as uid 65534
+// on the same machine: every recording matches for a user without
+// privileges too (private /tmp through a user namespace; bwrap and Landlock
+// inside), including two concurrent runs of one recording.
+func TestAsAnotherUser(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("needs root (CAP_SETUID) to run the replay tests as uid 65534")
+	}
+	requireIsolation(t)
+	if r := replay.Replay(context.Background(), filepath.Join(root, "transcripts", "bash-spill"), replay.Options{}); r.Verdict != replay.Match {
+		t.Fatalf("as root: %s\n%s", r.Summary(), r.Detail())
+	}
+	asuser.RunTests(t, asuser.Run{
+		Tests:       []string{"TestTranscriptsMatch", "TestOurRecordingsMatch", "TestConcurrentReplaysOfOneRecording", "TestNothingLeftInTmp", "TestWorkspaceWriteRecordingsUnderLandlock"},
+		Executables: map[string]string{envRunner: landlockRunner(t)},
+	})
+}

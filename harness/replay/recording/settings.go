@@ -1,0 +1,172 @@
+package recording
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// Sandbox backends a recording may pin (sandboxBackend).
+const (
+	BackendBwrap    = "bwrap"
+	BackendLandlock = "landlock"
+)
+
+// CwdToken in landlockRunner expands to the replay's workspace.
+const CwdToken = "{{cwd}}"
+
+// Settings are what a recording cannot state itself: how upstream's snapshot
+// suite configured the scenario (spec jobs-cancel-settings.md §4.2). They live
+// in dshsim.replay.json beside the recording; absent keys keep the default
+// profile. [SettingKeys] documents each key.
+type Settings struct {
+	// SpillMaxInlineBytes is the spill cap in UTF-8 bytes; 0 leaves spill off.
+	SpillMaxInlineBytes int `json:"spillMaxInlineBytes,omitempty"`
+	// DiffBasisMaxBytes bounds the write diff basis (0: upstream's 10 MiB).
+	DiffBasisMaxBytes int64 `json:"diffBasisMaxBytes,omitempty"`
+	// BashTimeoutMs is the foreground bash timeout (0: 60000).
+	BashTimeoutMs int `json:"bashTimeoutMs,omitempty"`
+	// MaxConcurrentJobsPerOwner is the background-job admission bound (nil: 10).
+	MaxConcurrentJobsPerOwner *int `json:"maxConcurrentJobsPerOwner,omitempty"`
+	// SessionQuery composes session_event_read and session_event_search.
+	SessionQuery bool `json:"sessionQuery,omitempty"`
+	// SandboxBackend pins the one sandbox backend ("" keeps the platform chain).
+	SandboxBackend string `json:"sandboxBackend,omitempty"`
+	// LandlockABI caps the real Landlock runner at this ABI (nil: no cap).
+	LandlockABI *int `json:"landlockAbi,omitempty"`
+	// LandlockRunner is the runner path, trusted without a probe;
+	// {{cwd}} expands to the workspace.
+	LandlockRunner string `json:"landlockRunner,omitempty"`
+	// Note says why the settings are needed (free text, for reviewers).
+	Note string `json:"note,omitempty"`
+}
+
+// SettingKey documents one key of dshsim.replay.json.
+type SettingKey struct {
+	// Name is the JSON key.
+	Name string
+	// Value says what the value may be.
+	Value string
+	// Mirrors names the upstream scenario and knob the key mirrors.
+	Mirrors string
+	// Meaning says what the key does in a replay.
+	Meaning string
+}
+
+// SettingKeys lists every key of dshsim.replay.json, in the order the help
+// and the README show them.
+var SettingKeys = []SettingKey{
+	{"spillMaxInlineBytes", "integer >= 0 (0: off)", "bash-spill, parallel-tool-calls, session-query-spill: spill-policy.maxInlineBytes 800 (fs overlay)",
+		"bounds top-level tool results in UTF-8 bytes, spilling the rest under /tmp/dsh-acp-snap-<hash>"},
+	{"diffBasisMaxBytes", "integer >= 0 (0: 10 MiB)", "fs-write-overwrite-bounded: fs-sandbox.diffBasisMaxBytes 64",
+		"files larger than this get no write/edit diff (meta diffs [])"},
+	{"bashTimeoutMs", "integer >= 0 (0: 60000)", "every profile: dsh-bash-sandbox timeoutMs 60000 (EX/cordis.yml)",
+		"the foreground bash timeout"},
+	{"maxConcurrentJobsPerOwner", "integer >= 1 (absent: 10)", "background-job-admission: jobs.maxConcurrentJobsPerOwner (the overlay's key is dead, so 10 applies)",
+		"the background-job admission bound; a start beyond it is refused and never runs"},
+	{"sessionQuery", "true or false", "session-query-spill: EX/session-query.cordis.snapshot.yml mounts tool-session-query",
+		"composes session_event_read and session_event_search"},
+	{"sandboxBackend", `"bwrap" or "landlock" (absent: bwrap, then landlock)`, "partial-landlock-child-failure, missing-sandbox-runner: the sandbox provider of the overlay",
+		"confines bash with this one backend (overrides dsh-replay -backend)"},
+	{"landlockAbi", `integer >= 1; needs sandboxBackend "landlock"`, "partial-landlock-child-failure: a Landlock provider at an older ABI (fixture partial-landlock-sandbox.ts)",
+		"runs the real landlock-run capped at this ABI (--abi-cap), so below 5 the partial notice is the runner's own"},
+	{"landlockRunner", `absolute path, may start with {{cwd}}; needs sandboxBackend "landlock"`, "missing-sandbox-runner: the fixture's runner {{cwd}}/.dsh-missing-sandbox-runner (DSH_SNAPSHOT_MISSING_SANDBOX_RUNNER=1)",
+		"the Landlock runner, used without an availability probe as upstream's fixture does; {{cwd}} is the replay's workspace (overrides dsh-replay -landlock-run)"},
+	{"note", "string", "(ours)", "why the recording needs settings; for reviewers, not read by the replay"},
+}
+
+// parseSettings decodes and validates dshsim.replay.json of recording name.
+func parseSettings(name string, data []byte) (Settings, error) {
+	var s Settings
+	// encoding/json matches keys case-insensitively: check the exact
+	// spelling first, so "sandboxbackend" is an unknown key, not a match.
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal(data, &keys); err == nil {
+		order := slices.SortedFunc(maps.Keys(keys), func(a, b string) int {
+			return bytes.Index(data, []byte(`"`+a+`"`)) - bytes.Index(data, []byte(`"`+b+`"`))
+		})
+		for _, k := range order { // the first unknown key in the file
+			if !slices.ContainsFunc(SettingKeys, func(sk SettingKey) bool { return sk.Name == k }) {
+				return Settings{}, &Error{Recording: name, File: SettingsFile, Line: lineOfKey(data, k), Field: k,
+					Problem: "unknown key (known: " + knownSettingKeys() + ")"}
+			}
+		}
+	}
+	if err := decodeStrict(data, &s); err != nil {
+		return Settings{}, jsonError(name, SettingsFile, data, 0, err)
+	}
+	if err := s.validate(name, data); err != nil {
+		return Settings{}, err
+	}
+	return s, nil
+}
+
+func knownSettingKeys() string {
+	names := make([]string, len(SettingKeys))
+	for i, k := range SettingKeys {
+		names[i] = k.Name
+	}
+	return strings.Join(names, ", ")
+}
+
+var tokenRE = regexp.MustCompile(`\{\{[^}]*\}\}`)
+
+// validate checks the values (the keys were checked by the strict decoder);
+// data locates the line of a bad key.
+func (s Settings) validate(name string, data []byte) error {
+	fail := func(key, format string, args ...any) error {
+		return &Error{Recording: name, File: SettingsFile, Line: lineOfKey(data, key), Field: key, Problem: fmt.Sprintf(format, args...)}
+	}
+	switch {
+	case s.SpillMaxInlineBytes < 0:
+		return fail("spillMaxInlineBytes", "must be >= 0, got %d", s.SpillMaxInlineBytes)
+	case s.DiffBasisMaxBytes < 0:
+		return fail("diffBasisMaxBytes", "must be >= 0, got %d", s.DiffBasisMaxBytes)
+	case s.BashTimeoutMs < 0:
+		return fail("bashTimeoutMs", "must be >= 0, got %d", s.BashTimeoutMs)
+	case s.MaxConcurrentJobsPerOwner != nil && *s.MaxConcurrentJobsPerOwner < 1:
+		return fail("maxConcurrentJobsPerOwner", "must be >= 1, got %d", *s.MaxConcurrentJobsPerOwner)
+	}
+	switch s.SandboxBackend {
+	case "", BackendBwrap, BackendLandlock:
+	default:
+		return fail("sandboxBackend", "want %q or %q, got %q", BackendBwrap, BackendLandlock, s.SandboxBackend)
+	}
+	if s.LandlockABI != nil {
+		if *s.LandlockABI < 1 {
+			return fail("landlockAbi", "must be >= 1, got %d", *s.LandlockABI)
+		}
+		if s.SandboxBackend != BackendLandlock {
+			return fail("landlockAbi", "needs \"sandboxBackend\": %q (the cap applies to the Landlock runner only)", BackendLandlock)
+		}
+	}
+	if s.LandlockRunner != "" {
+		if s.SandboxBackend != BackendLandlock {
+			return fail("landlockRunner", "needs \"sandboxBackend\": %q", BackendLandlock)
+		}
+		rest := strings.TrimPrefix(s.LandlockRunner, CwdToken)
+		if tok := tokenRE.FindString(rest); tok != "" {
+			return fail("landlockRunner", "unknown placeholder %s (only a leading %s expands)", tok, CwdToken)
+		}
+		if !strings.HasPrefix(rest, "/") {
+			return fail("landlockRunner", "want an absolute path or %s/..., got %q", CwdToken, s.LandlockRunner)
+		}
+	}
+	return nil
+}
+
+// Runner returns the landlockRunner path with {{cwd}} expanded to ws ("" when
+// the setting is absent).
+func (s Settings) Runner(ws string) string {
+	if s.LandlockRunner == "" {
+		return ""
+	}
+	if rest, ok := strings.CutPrefix(s.LandlockRunner, CwdToken); ok {
+		return strings.TrimSuffix(ws, "/") + rest
+	}
+	return s.LandlockRunner
+}

@@ -1,0 +1,93 @@
+package recording
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestSettingsValidation(t *testing.T) {
+	tests := []struct {
+		name, json string
+		line       int
+		field      string
+		problem    string // substring; "" means valid
+	}{
+		{name: "the default profile", json: `{}`},
+		{name: "spill off", json: `{"spillMaxInlineBytes": 0}`},
+		{name: "a negative spill cap", json: "{\n\"spillMaxInlineBytes\": -1}", line: 2, field: "spillMaxInlineBytes", problem: "must be >= 0, got -1"},
+		{name: "a negative diff bound", json: `{"diffBasisMaxBytes": -1}`, line: 1, field: "diffBasisMaxBytes", problem: "must be >= 0"},
+		{name: "a negative bash timeout", json: `{"bashTimeoutMs": -5}`, line: 1, field: "bashTimeoutMs", problem: "must be >= 0"},
+		{name: "a job bound of one", json: `{"maxConcurrentJobsPerOwner": 1}`},
+		{name: "a job bound of zero", json: `{"maxConcurrentJobsPerOwner": 0}`, line: 1, field: "maxConcurrentJobsPerOwner", problem: "must be >= 1, got 0"},
+		{name: "bwrap", json: `{"sandboxBackend": "bwrap"}`},
+		{name: "an unknown backend", json: `{"sandboxBackend": "seatbelt"}`, line: 1, field: "sandboxBackend", problem: `want "bwrap" or "landlock", got "seatbelt"`},
+		{name: "a capped Landlock runner", json: `{"sandboxBackend": "landlock", "landlockAbi": 1}`},
+		{name: "ABI zero", json: `{"sandboxBackend": "landlock", "landlockAbi": 0}`, line: 1, field: "landlockAbi", problem: "must be >= 1, got 0"},
+		{name: "an ABI cap without the landlock backend", json: "{\n\"sandboxBackend\": \"bwrap\",\n\"landlockAbi\": 3}", line: 3, field: "landlockAbi", problem: `needs "sandboxBackend": "landlock"`},
+		{name: "an ABI cap with the platform chain", json: `{"landlockAbi": 3}`, line: 1, field: "landlockAbi", problem: `needs "sandboxBackend": "landlock"`},
+		{name: "a runner in the workspace", json: `{"sandboxBackend": "landlock", "landlockRunner": "{{cwd}}/.dsh-missing-sandbox-runner"}`},
+		{name: "an absolute runner", json: `{"sandboxBackend": "landlock", "landlockRunner": "/usr/local/bin/landlock-run"}`},
+		{name: "a relative runner", json: `{"sandboxBackend": "landlock", "landlockRunner": "bin/landlock-run"}`, line: 1, field: "landlockRunner", problem: "want an absolute path or {{cwd}}/..."},
+		{name: "{{cwd}} not followed by a separator", json: `{"sandboxBackend": "landlock", "landlockRunner": "{{cwd}}runner"}`, line: 1, field: "landlockRunner", problem: "want an absolute path"},
+		{name: "another placeholder", json: `{"sandboxBackend": "landlock", "landlockRunner": "/x/{{home}}/r"}`, line: 1, field: "landlockRunner", problem: "unknown placeholder {{home}}"},
+		{name: "a runner without the landlock backend", json: `{"landlockRunner": "/r"}`, line: 1, field: "landlockRunner", problem: `needs "sandboxBackend": "landlock"`},
+		{name: "an unknown key", json: "{\n\"sandboxbackend\": \"bwrap\"}", line: 2, field: "sandboxbackend", problem: "unknown key (known: spillMaxInlineBytes"},
+		{name: "the first of two unknown keys", json: "{\n\"zeta\": 1,\n\"alpha\": 2}", line: 2, field: "zeta", problem: "unknown key"},
+		{name: "a wrong type", json: `{"sessionQuery": "yes"}`, line: 1, field: "sessionQuery", problem: "want boolean"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := parseSettings("rec", []byte(tc.json))
+			if tc.problem == "" {
+				if err != nil {
+					t.Fatalf("valid settings refused: %v", err)
+				}
+				return
+			}
+			var e *Error
+			if !errors.As(err, &e) {
+				t.Fatalf("err = %v, want an *Error", err)
+			}
+			if e.File != SettingsFile || e.Line != tc.line || e.Field != tc.field || !strings.Contains(e.Problem, tc.problem) {
+				t.Errorf("got %s:%d field %s: %s; want line %d field %s problem containing %q", e.File, e.Line, e.Field, e.Problem, tc.line, tc.field, tc.problem)
+			}
+		})
+	}
+}
+
+func TestRunnerExpandsCwd(t *testing.T) {
+	tests := []struct{ runner, ws, want string }{
+		{"{{cwd}}/.dsh-missing-sandbox-runner", "/tmp/acp-snap-cwd-abc123", "/tmp/acp-snap-cwd-abc123/.dsh-missing-sandbox-runner"},
+		{"{{cwd}}/r", "/tmp/ws/", "/tmp/ws/r"},
+		{"/opt/landlock-run", "/tmp/ws", "/opt/landlock-run"},
+		{"", "/tmp/ws", ""},
+	}
+	for _, tc := range tests {
+		if got := (Settings{LandlockRunner: tc.runner}).Runner(tc.ws); got != tc.want {
+			t.Errorf("Runner(%q) in %s = %q, want %q", tc.runner, tc.ws, got, tc.want)
+		}
+	}
+}
+
+// TestEverySettingIsDocumented: SettingKeys has exactly one row per JSON key
+// of Settings, each naming the upstream scenario it mirrors.
+func TestEverySettingIsDocumented(t *testing.T) {
+	var keys []string
+	ty := reflect.TypeOf(Settings{})
+	for i := range ty.NumField() {
+		name, _, _ := strings.Cut(ty.Field(i).Tag.Get("json"), ",")
+		keys = append(keys, name)
+	}
+	var documented []string
+	for _, k := range SettingKeys {
+		documented = append(documented, k.Name)
+		if k.Value == "" || k.Mirrors == "" || k.Meaning == "" {
+			t.Errorf("key %s lacks its value, scenario or meaning", k.Name)
+		}
+	}
+	if strings.Join(keys, ",") != strings.Join(documented, ",") {
+		t.Errorf("Settings keys %v, documented %v", keys, documented)
+	}
+}

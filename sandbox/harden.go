@@ -1,0 +1,100 @@
+package sandbox
+
+import "strings"
+
+// Isolation effects, the keys of [ConfinedArgv.Isolated].
+const (
+	// IsolatedSignal: the command cannot signal the harness.
+	IsolatedSignal = "signal"
+	// IsolatedAbstractUnix: the command cannot connect to an abstract unix
+	// socket the harness listens on.
+	IsolatedAbstractUnix = "abstract-unix"
+	// IsolatedSecretEnv: the command starts without the environment's secrets.
+	IsolatedSecretEnv = "secret-env"
+)
+
+// Isolation lists what a backend's confinement keeps the command from
+// beyond files, each "<effect>: <how>" ([ConfinedArgv.Isolated]), with and
+// without the hardening; package sandbox/inproc reports Landlock's.
+func Isolation(backend string, harden bool) []string {
+	var out []string
+	switch {
+	case backend == BackendBwrap:
+		out = append(out, IsolatedSignal+": the command runs in its own PID namespace, where the harness does not exist")
+		if harden {
+			out = append(out, IsolatedAbstractUnix+": landlock-run --scope inside bwrap (Landlock ABI 6)")
+		}
+	case backend == BackendLandlock && harden:
+		out = append(out, IsolatedSignal+": Landlock scoping (ABI 6)", IsolatedAbstractUnix+": Landlock scoping (ABI 6)")
+	}
+	if harden {
+		out = append(out, IsolatedSecretEnv+": secret variables are removed from the command's environment (sandbox.ScrubSecrets)")
+	}
+	return out
+}
+
+// scopeFlag is the runner flag of the hardening: scope signals and abstract
+// unix sockets (landlock-run --scope).
+const scopeFlag = "--scope"
+
+// HardenedBwrapArgs is the hardened bwrap profile for p (without "bwrap" and
+// without the final "--"): [BwrapArgs], the runner bound read-only at its own
+// path (a launcher under /tmp would be hidden by the tmpfs), then "--" and
+// the runner with --scope and --rw / inside, which scopes the domain and
+// adds no file rule (bwrap's mounts govern files; --rw / grants every
+// right the runner grants anywhere). Pure.
+func HardenedBwrapArgs(p Policy, launcher string) []string {
+	args := append(BwrapArgs(p), "--ro-bind", launcher, launcher, "--", launcher, scopeFlag, "--rw", "/")
+	return args
+}
+
+// HardenedLandlockArgs is the hardened runner profile for p: --scope, then
+// [LandlockArgs]. Pure.
+func HardenedLandlockArgs(p Policy) []string { return append([]string{scopeFlag}, LandlockArgs(p)...) }
+
+// secretWords are the words (the parts of a name between underscores,
+// upper-cased) that make an environment variable a secret.
+var secretWords = map[string]bool{
+	"TOKEN": true, "SECRET": true, "SECRETS": true, "PASSWORD": true, "PASSWD": true, "PASS": true,
+	"PASSPHRASE": true, "KEY": true, "APIKEY": true, "CREDENTIAL": true, "CREDENTIALS": true,
+	"AUTH": true, "COOKIE": true, "PRIVATE": true,
+}
+
+// secretNames are whole names that are secrets without a secret word.
+var secretNames = map[string]bool{"KRB5CCNAME": true, "MYSQL_PWD": true, "PGPASSFILE": true}
+
+// SecretName reports whether an environment variable named name counts as a
+// secret, which the hardening keeps from a confined command: a name (upper-
+// cased) listed in secretNames (KRB5CCNAME, MYSQL_PWD, PGPASSFILE), or one of
+// whose underscore-separated words is TOKEN, SECRET(S), PASSWORD, PASSWD,
+// PASS, PASSPHRASE, KEY, APIKEY, CREDENTIAL(S), AUTH, COOKIE or PRIVATE. So
+// GITHUB_TOKEN, OPENAI_API_KEY, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN,
+// DB_PASSWORD, SSH_AUTH_SOCK (the agent socket lends the user's keys) and
+// GOOGLE_APPLICATION_CREDENTIALS are secrets; PATH, HOME, PWD, TERM, KEYMAP,
+// TOKENIZER_PATH and PASSAGE are not (a word must match whole). Pure.
+func SecretName(name string) bool {
+	up := strings.ToUpper(name)
+	if secretNames[up] {
+		return true
+	}
+	for _, w := range strings.Split(up, "_") {
+		if secretWords[w] {
+			return true
+		}
+	}
+	return false
+}
+
+// ScrubSecrets returns env ("NAME=value" entries) without the entries whose
+// name [SecretName] counts as a secret, in order. An entry without "=" is
+// judged by its whole text. Pure.
+func ScrubSecrets(env []string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		if !SecretName(name) {
+			out = append(out, kv)
+		}
+	}
+	return out
+}

@@ -1,0 +1,228 @@
+package jobs
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/dshsim/dshsim/pipeline"
+	"github.com/dshsim/dshsim/render"
+)
+
+// Tool names.
+const (
+	OutputName = "job_output"
+	KillName   = "job_kill"
+	ListName   = "job_list"
+)
+
+// VERBATIM model-facing texts (upstream's tool-jobs, as the recordings' pin
+// sidecars show them; spec jobs-cancel-settings.md §1.11).
+const (
+	OutputDescription  = "Read a background job. Stream jobs return only output since the previous read; final-output jobs return their result after settlement. Every response ends with `[status: ...]`. Reads are non-blocking unless `wait: true`, which waits up to the configured cap."
+	KillDescription    = "Request cancellation of a running background job by job id. Returns immediately; the job settles as killed once its work actually stops."
+	ListDescription    = "List your background jobs (running and finished) with their ids, kinds, and statuses."
+	JobIDDescription   = "Job id returned by the tool that started the background work."
+	WaitDescription    = "Block until the job reaches a terminal status or the timeout expires. A timed-out wait returns [status: running] and leaves the job alive."
+	TimeoutDescription = "Max wait in milliseconds (only meaningful with wait: true). Defaults to the configured wait timeout; capped by the configured maximum."
+	ReasonDescription  = "Optional short reason, recorded in the log and forwarded to the job."
+	// PromptSection is the tool:jobs prompt section (order 106).
+	PromptSection = "Track every background job id you start. You are notified in-session when a job finishes — do not busy-poll or sleep on one; keep working on independent steps and do not duplicate a running job's work. Before giving a final answer, collect every still-relevant job with job_output (set wait: true only when you are genuinely blocked on it), and job_kill jobs that stopped mattering."
+	// EmptyList is job_list's answer when there is no job.
+	EmptyList = "(no background jobs)"
+)
+
+// Upstream's tool-jobs defaults.
+const (
+	DefaultWaitTimeoutMs    = 30000
+	DefaultMaxWaitTimeoutMs = 600000
+)
+
+// ToolsConfig configures the job tools.
+type ToolsConfig struct {
+	// WaitTimeoutMs is a wait's default timeout (0: 30000).
+	WaitTimeoutMs float64
+	// MaxWaitTimeoutMs caps every wait (0: 600000); WaitTimeoutMs may not
+	// exceed it.
+	MaxWaitTimeoutMs float64
+}
+
+// Tools returns job_output, job_kill and job_list over reg. A call sees its
+// own session's jobs and the unowned ones.
+func Tools(reg *Registry, cfg ToolsConfig) ([]pipeline.Tool, error) {
+	if cfg.WaitTimeoutMs == 0 {
+		cfg.WaitTimeoutMs = DefaultWaitTimeoutMs
+	}
+	if cfg.MaxWaitTimeoutMs == 0 {
+		cfg.MaxWaitTimeoutMs = DefaultMaxWaitTimeoutMs
+	}
+	if !(cfg.WaitTimeoutMs > 0) || !(cfg.MaxWaitTimeoutMs > 0) || cfg.WaitTimeoutMs > cfg.MaxWaitTimeoutMs {
+		return nil, fmt.Errorf("tool-jobs: waitTimeoutMs (%v) must be positive and at most maxWaitTimeoutMs (%v)", cfg.WaitTimeoutMs, cfg.MaxWaitTimeoutMs)
+	}
+	if reg == nil {
+		return nil, errors.New("tool-jobs: a job registry is required")
+	}
+	t := jobTools{reg: reg, cfg: cfg}
+	jobID := pipeline.Param{Name: "job_id", Type: "string", Description: JobIDDescription}
+	return []pipeline.Tool{
+		{Name: OutputName, Description: OutputDescription, Run: t.output, Parameters: pipeline.ObjectSchema([]pipeline.Param{
+			jobID,
+			{Name: "wait", Type: "boolean", Description: WaitDescription},
+			{Name: "timeout_ms", Type: "number", Description: TimeoutDescription},
+		}, []string{"job_id"})},
+		{Name: KillName, Description: KillDescription, Run: t.kill, Parameters: pipeline.ObjectSchema([]pipeline.Param{
+			jobID,
+			{Name: "reason", Type: "string", Description: ReasonDescription},
+		}, []string{"job_id"})},
+		{Name: ListName, Description: ListDescription, Run: t.list, Parameters: pipeline.ObjectSchema(nil, nil)},
+	}, nil
+}
+
+type jobTools struct {
+	reg *Registry
+	cfg ToolsConfig
+}
+
+// jsString renders a JSON argument as JavaScript's JSON.stringify would
+// ("undefined" when absent).
+func jsString(v json.RawMessage) string {
+	if v == nil {
+		return "undefined"
+	}
+	var b bytes.Buffer
+	if err := json.Compact(&b, v); err != nil {
+		return string(v)
+	}
+	return b.String()
+}
+
+func decodeArgs(call *pipeline.Call) (map[string]json.RawMessage, error) {
+	var raw map[string]json.RawMessage
+	if err := call.DecodeArgs(&raw); err != nil || raw == nil {
+		return nil, errors.New("invalid arguments: expected an object")
+	}
+	return raw, nil
+}
+
+// job decodes the arguments and resolves job_id: a non-empty string naming
+// a job the caller may see.
+func (t jobTools) job(call *pipeline.Call) (*Job, map[string]json.RawMessage, error) {
+	raw, err := decodeArgs(call)
+	if err != nil {
+		return nil, nil, err
+	}
+	v := raw["job_id"]
+	var id string
+	if json.Unmarshal(v, &id) != nil || id == "" {
+		return nil, nil, fmt.Errorf("invalid job_id: expected a non-empty string, got %s", jsString(v))
+	}
+	j, err := t.reg.Get(call.SessionID(), id)
+	return j, raw, err
+}
+
+// waitTimeout is min(timeout_ms ?? waitTimeoutMs, maxWaitTimeoutMs) with
+// JavaScript's coercion; ok is false when it is not a positive finite number
+// (then text is JSON.stringify of it).
+func (t jobTools) waitTimeout(raw map[string]json.RawMessage) (ms float64, text string, ok bool) {
+	ms = t.cfg.WaitTimeoutMs
+	if v, present := raw["timeout_ms"]; present && string(v) != "null" {
+		var f float64
+		var s string
+		switch {
+		case json.Unmarshal(v, &f) == nil:
+			ms = f
+		case json.Unmarshal(v, &s) == nil:
+			n, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+			if strings.TrimSpace(s) == "" {
+				n, err = 0, nil // Number("") is 0
+			}
+			if err != nil {
+				n = math.NaN()
+			}
+			ms = n
+		default:
+			ms = math.NaN()
+		}
+	}
+	ms = math.Min(ms, t.cfg.MaxWaitTimeoutMs)
+	if math.IsNaN(ms) || math.IsInf(ms, 0) {
+		return ms, "null", false
+	}
+	if ms <= 0 {
+		return ms, strconv.FormatFloat(ms, 'f', -1, 64), false
+	}
+	return ms, "", true
+}
+
+func (t jobTools) output(ctx context.Context, call *pipeline.Call) (pipeline.Output, error) {
+	j, raw, err := t.job(call)
+	if err != nil {
+		return pipeline.Output{}, err
+	}
+	var wait bool
+	if v, ok := raw["wait"]; ok {
+		_ = json.Unmarshal(v, &wait) // only a literal true waits
+	}
+	if wait {
+		ms, text, ok := t.waitTimeout(raw)
+		if !ok {
+			return pipeline.Output{}, fmt.Errorf("invalid wait timeout: expected a positive number of milliseconds, got %s", text)
+		}
+		if _, err := j.WaitFor(ctx, time.Duration(ms*float64(time.Millisecond))); err != nil {
+			return pipeline.Output{}, ErrWaitAborted
+		}
+	}
+	rd := j.Read()
+	return textOutput(rd.Text(), map[string]any{"job": j.public()}), nil
+}
+
+// kill is job_kill; its reason is only logged in the call's arguments, as
+// upstream's is never forwarded to the process.
+func (t jobTools) kill(_ context.Context, call *pipeline.Call) (pipeline.Output, error) {
+	j, _, err := t.job(call)
+	if err != nil {
+		return pipeline.Output{}, err
+	}
+	if j.Cancel("job_kill") {
+		return textOutput(render.KillRequested(j.ID()), map[string]any{"outcome": "cancellation-requested", "job": j.public()}), nil
+	}
+	status, detail := j.StatusDetail()
+	text := "job " + j.ID() + " had already finished " + render.StatusLine(status, detail)
+	return textOutput(text, map[string]any{"outcome": "already-finished", "job": j.public()}), nil
+}
+
+func (t jobTools) list(_ context.Context, call *pipeline.Call) (pipeline.Output, error) {
+	jobs := t.reg.List(call.SessionID())
+	if len(jobs) == 0 {
+		return textOutput(EmptyList, map[string]any{"jobs": []any{}}), nil
+	}
+	lines := make([]string, len(jobs))
+	pub := make([]any, len(jobs))
+	for i, j := range jobs {
+		status, _ := j.StatusDetail()
+		lines[i] = j.ID() + " [" + j.Kind + "] " + status + " — " + j.Label
+		pub[i] = j.public()
+	}
+	return textOutput(strings.Join(lines, "\n"), map[string]any{"jobs": pub}), nil
+}
+
+// public is the job snapshot of the tools' values (never shown in text).
+func (j *Job) public() map[string]any {
+	status, detail := j.StatusDetail()
+	m := map[string]any{"id": j.ID(), "kind": j.Kind, "label": j.Label, "status": status, "startedAt": j.Started.UnixMilli()}
+	if detail != "" {
+		m["detail"] = detail
+	}
+	return m
+}
+
+func textOutput(text string, value any) pipeline.Output {
+	v, _ := json.Marshal(value)
+	return pipeline.Output{Value: v, Content: []pipeline.Block{pipeline.TextBlock(text)}}
+}

@@ -1,0 +1,181 @@
+package jobs
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dshsim/dshsim/pipeline"
+	"github.com/dshsim/dshsim/pipeline/session"
+)
+
+// agent returns an agent whose session id is id.
+func agent(t *testing.T, id string) *pipeline.Agent {
+	t.Helper()
+	l, err := session.Create(filepath.Join(t.TempDir(), "s.jsonl"), session.Header{ID: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	return &pipeline.Agent{ID: "root", Session: l}
+}
+
+type toolsHarness struct {
+	reg  *pipeline.Registry
+	jobs *Registry
+}
+
+func newTools(t *testing.T, cfg ToolsConfig) (*toolsHarness, chan Notice) {
+	t.Helper()
+	jr, ch := newReg(t, Options{})
+	tools, err := Tools(jr, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := pipeline.NewRegistry()
+	for _, tl := range tools {
+		if _, err := reg.Register(tl); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return &toolsHarness{reg: reg, jobs: jr}, ch
+}
+
+func (h *toolsHarness) call(ctx context.Context, a *pipeline.Agent, name, args string) pipeline.Result {
+	return h.reg.Execute(pipeline.NewCall("c", name, json.RawMessage(args), a, ctx))
+}
+
+// TestSchemasAreUpstreams compares the three schemas with upstream's
+// sidecar text (spec jobs-cancel-settings.md §1.11) byte for byte.
+func TestSchemasAreUpstreams(t *testing.T) {
+	want := map[string]string{
+		"job_kill":   `{"type":"object","properties":{"job_id":{"type":"string","description":"Job id returned by the tool that started the background work."},"reason":{"type":"string","description":"Optional short reason, recorded in the log and forwarded to the job."}},"required":["job_id"]}`,
+		"job_list":   `{"type":"object","properties":{}}`,
+		"job_output": `{"type":"object","properties":{"job_id":{"type":"string","description":"Job id returned by the tool that started the background work."},"wait":{"type":"boolean","description":"Block until the job reaches a terminal status or the timeout expires. A timed-out wait returns [status: running] and leaves the job alive."},"timeout_ms":{"type":"number","description":"Max wait in milliseconds (only meaningful with wait: true). Defaults to the configured wait timeout; capped by the configured maximum."}},"required":["job_id"]}`,
+	}
+	tools, err := Tools(New(Options{}), ToolsConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tl := range tools {
+		if string(tl.Parameters) != want[tl.Name] {
+			t.Errorf("%s parameters\n%s\nwant\n%s", tl.Name, tl.Parameters, want[tl.Name])
+		}
+	}
+}
+
+func TestToolsConfig(t *testing.T) {
+	if _, err := Tools(New(Options{}), ToolsConfig{WaitTimeoutMs: 700000}); err == nil {
+		t.Error("a wait timeout above the cap was accepted")
+	}
+	if _, err := Tools(New(Options{}), ToolsConfig{WaitTimeoutMs: 600000}); err != nil {
+		t.Errorf("a wait timeout equal to the cap was refused: %v", err)
+	}
+	if _, err := Tools(nil, ToolsConfig{}); err == nil {
+		t.Error("no registry was accepted")
+	}
+}
+
+func TestJobIDErrors(t *testing.T) {
+	h, _ := newTools(t, ToolsConfig{})
+	a, other := agent(t, "s"), agent(t, "other")
+	if _, err := h.jobs.Start(spec("other", "sleep 5"), bash("sleep 5")); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct{ tool, args, want string }{
+		{"job_output", `{"job_id":""}`, `Error: invalid job_id: expected a non-empty string, got ""`},
+		{"job_output", `{}`, `Error: invalid job_id: expected a non-empty string, got undefined`},
+		{"job_kill", `{"job_id":5}`, `Error: invalid job_id: expected a non-empty string, got 5`},
+		{"job_output", `{"job_id":"bash-7"}`, "Error: unknown job bash-7"},
+		{"job_kill", `{"job_id":"bash-1"}`, "Error: job bash-1 belongs to another session"},
+		{"job_output", `{"job_id":"bash-1","wait":true,"timeout_ms":0}`, "Error: job bash-1 belongs to another session"},
+	}
+	for _, tc := range tests {
+		r := h.call(context.Background(), a, tc.tool, tc.args)
+		if !r.IsError || r.Text() != tc.want || r.Error.Info != nil {
+			t.Errorf("%s %s = %q (info %+v), want %q without a code", tc.tool, tc.args, r.Text(), r.Error, tc.want)
+		}
+	}
+	if r := h.call(context.Background(), other, "job_kill", `{"job_id":"bash-1"}`); r.Text() != "requested cancellation of job bash-1" {
+		t.Errorf("owner's kill: %q", r.Text())
+	}
+}
+
+func TestOutputWait(t *testing.T) {
+	h, ch := newTools(t, ToolsConfig{WaitTimeoutMs: 50})
+	a := agent(t, "s")
+	if _, err := h.jobs.Start(spec("s", "sleep 0.4; echo late"), bash("sleep 0.4; echo late")); err != nil {
+		t.Fatal(err)
+	}
+	if r := h.call(context.Background(), a, "job_output", `{"job_id":"bash-1","timeout_ms":1}`); r.Text() != "(no new output)\n[status: running]" {
+		t.Errorf("without wait (timeout_ms ignored): %q", r.Text())
+	}
+	start := time.Now()
+	if r := h.call(context.Background(), a, "job_output", `{"job_id":"bash-1","wait":true}`); r.Text() != "(no new output)\n[status: running]" || r.IsError {
+		t.Errorf("a timed-out wait (default 50ms): %q", r.Text())
+	}
+	if time.Since(start) < 50*time.Millisecond {
+		t.Error("the wait did not wait")
+	}
+	if r := h.call(context.Background(), a, "job_output", `{"job_id":"bash-1","wait":true,"timeout_ms":20000}`); r.Text() != "late\n[status: completed, exit code: 0]" {
+		t.Errorf("a wait until settlement: %q", r.Text())
+	}
+	noNotice(t, ch) // the pending wait reported it
+	for _, tc := range []struct{ args, got string }{
+		{`{"job_id":"bash-1","wait":true,"timeout_ms":0}`, "0"},
+		{`{"job_id":"bash-1","wait":true,"timeout_ms":-5}`, "-5"},
+		{`{"job_id":"bash-1","wait":true,"timeout_ms":"soon"}`, "null"},
+	} {
+		r := h.call(context.Background(), a, "job_output", tc.args)
+		if want := "Error: invalid wait timeout: expected a positive number of milliseconds, got " + tc.got; r.Text() != want {
+			t.Errorf("%s = %q, want %q", tc.args, r.Text(), want)
+		}
+	}
+	if _, err := h.jobs.Start(spec("s", "sleep 30"), bash("sleep 30")); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(100*time.Millisecond, cancel)
+	if r := h.call(ctx, a, "job_output", `{"job_id":"bash-2","wait":true,"timeout_ms":20000}`); r.Text() != "Error: wait aborted" || r.Error.Info != nil {
+		t.Errorf("an aborted wait: %q", r.Text())
+	}
+	if r := h.call(context.Background(), a, "job_list", `{}`); !strings.Contains(r.Text(), "bash-2 [bash] running — sleep 30") {
+		t.Errorf("the job did not keep running after the aborted wait: %q", r.Text())
+	}
+}
+
+func TestKillAndList(t *testing.T) {
+	h, ch := newTools(t, ToolsConfig{})
+	a := agent(t, "s")
+	if r := h.call(context.Background(), a, "job_list", `{}`); r.Text() != "(no background jobs)" {
+		t.Errorf("empty list: %q", r.Text())
+	}
+	const trapped = "trap 'sleep 0.5; exit 0' TERM; sleep 30 & wait"
+	long, _ := h.jobs.Start(spec("s", trapped), Exec(ExecSpec{Argv: []string{"bash", "-c", trapped}, Dir: os.TempDir(), Grace: 10 * time.Second}))
+	short, _ := h.jobs.Start(spec("s", "echo a\necho b"), bash("echo a\necho b"))
+	<-short.Done()
+	waitNotice(t, ch)
+	time.Sleep(100 * time.Millisecond) // let bash install its trap
+	if r := h.call(context.Background(), a, "job_kill", `{"job_id":"bash-1","reason":"free the slot"}`); r.Text() != "requested cancellation of job bash-1" || r.IsError {
+		t.Errorf("kill: %q", r.Text())
+	}
+	if r := h.call(context.Background(), a, "job_list", `{}`); r.Text() != "bash-1 [bash] stopping — "+trapped+"\nbash-2 [bash] completed — echo a\necho b" {
+		t.Errorf("list:\n%s", r.Text())
+	}
+	<-long.Done()
+	noNotice(t, ch)
+	if r := h.call(context.Background(), a, "job_kill", `{"job_id":"bash-2"}`); r.Text() != "job bash-2 had already finished [status: completed, exit code: 0]" || r.IsError {
+		t.Errorf("kill of a finished job: %q", r.Text())
+	}
+	if r := h.call(context.Background(), a, "job_list", `{}`); r.Text() != "bash-1 [bash] killed — "+trapped+"\nbash-2 [bash] completed — echo a\necho b" {
+		t.Errorf("list after settlement:\n%s", r.Text())
+	}
+	// it exited on its own after job_kill asked it to stop: killed before exit
+	if r := h.call(context.Background(), a, "job_output", `{"job_id":"bash-1"}`); r.Text() != "(no new output)\n[status: killed, killed before exit]" {
+		t.Errorf("read of the trapped job:\n%s", r.Text())
+	}
+}

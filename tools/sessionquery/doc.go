@@ -1,0 +1,43 @@
+// Package sessionquery is the model-facing session_event_read and
+// session_event_search tools (upstream's tool-session-query): a model reads
+// one event of its own session, as the log stores it, with optional
+// neighbouring summaries, or searches the earlier events of the session.
+//
+// # Output
+//
+// session_event_read renders, VERBATIM (spec jobs-cancel-settings.md §3.2):
+//
+//	Session <session id> — <title>
+//	Target event seq <seq>:
+//	```json
+//	<the event as JSON.stringify(event, null, 2) prints it>
+//	```
+//
+// then, when asked, a blank line, "Before:" and "After:" with one entry per
+// neighbour, "- seq <n> | <type> | <ISO time>" and either " | (no semantic
+// text)" or the event's text indented by two spaces. The event keeps the key
+// order the log stores; strings are escaped as JavaScript's JSON.stringify
+// escapes them (no HTML escaping, non-ASCII raw). The title is the session's
+// latest session/title, else "untitled".
+//
+// session_event_search trims the query and collapses its whitespace, then
+// lists the events before the calling step whose text contains it
+// (case-insensitive), each with a snippet; see [MaxSearchResults]. Upstream
+// searches with SQLite full-text search, whose snippets no recording shows:
+// the matching and the snippet here are ours.
+//
+// Both results are ordinary text results, so the stack's spill policy bounds
+// them like any other.
+//
+// # Authorisation
+//
+// A call must run for an agent with a session log. session_id omitted means
+// the caller's session; another id is refused as outside the caller's
+// workspace unless [Config.Sessions] resolves it to a session whose header
+// cwd is the caller's.
+//
+// # Imports
+//
+// pipeline, pipeline/session and hooks/jsjson (JSON as JavaScript prints
+// it) only; never stack, sandbox or harness.
+package sessionquery

@@ -1,0 +1,220 @@
+package sessionquery
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dshsim/dshsim/pipeline"
+	"github.com/dshsim/dshsim/pipeline/session"
+)
+
+// clock returns 2026-01-02T03:04:05.006Z plus one millisecond per event.
+func clock() func() time.Time {
+	t := time.Date(2026, 1, 2, 3, 4, 5, 6e6, time.UTC)
+	return func() time.Time { t = t.Add(time.Millisecond); return t }
+}
+
+type msg struct {
+	Content []pipeline.Block `json:"content"`
+	Source  any              `json:"source"`
+	Role    string           `json:"role"`
+	ID      string           `json:"id"`
+}
+
+// newSession writes a log shaped like the start of upstream's turn: seq 0
+// step/start, 1 the prompt, 2 the title, 3 a tool/call of the calling step.
+func newSession(t *testing.T) *pipeline.Agent {
+	t.Helper()
+	l, err := session.Create(filepath.Join(t.TempDir(), "s.jsonl"), session.Header{ID: "11111111-2222-4333-8444-555555555555", Cwd: "/ws"}, session.WithClock(clock()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	must := func(_ session.Event, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(l.Append("step/start", map[string]int{"turn": 1, "step": 1}))
+	must(l.AppendWith("user/message", msg{
+		Content: []pipeline.Block{pipeline.TextBlock("Read <event> 1 & say \"ok\" — twice\nthen stop\u0001")},
+		Source:  map[string]string{"kind": "user"}, Role: "user", ID: "aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee",
+	}, session.AppendOptions{SurfaceOp: "append"}))
+	must(l.Append("session/title", map[string]any{"title": "Read event one", "messageSeqs": []int{1}, "source": map[string]string{"kind": "fallback"}}))
+	must(l.Append("tool/call", map[string]any{"turn": 1, "step": 1, "callId": "c1", "name": ReadName, "arguments": `{"seq":1}`}))
+	return &pipeline.Agent{ID: "root", Session: l}
+}
+
+func run(t *testing.T, agent *pipeline.Agent, name, args string) pipeline.Result {
+	t.Helper()
+	reg := pipeline.NewRegistry()
+	for _, tool := range Tools(Config{MaxSearchResults: 2}) {
+		if _, err := reg.Register(tool); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return reg.Execute(pipeline.NewCall("c1", name, json.RawMessage(args), agent, context.Background()))
+}
+
+// TestReadPrintsTheStoredEvent: the target event keeps the stored key order
+// and JSON.stringify's escaping (no HTML escapes, non-ASCII raw), under the
+// session id and title.
+func TestReadPrintsTheStoredEvent(t *testing.T) {
+	r := run(t, newSession(t), ReadName, `{"seq":1}`)
+	want := "Session 11111111-2222-4333-8444-555555555555 — Read event one\nTarget event seq 1:\n```json\n" + `{
+  "type": "user/message",
+  "seq": 1,
+  "time": 1767323045008,
+  "data": {
+    "content": [
+      {
+        "type": "text",
+        "text": "Read <event> 1 & say \"ok\" — twice\nthen stop\u0001"
+      }
+    ],
+    "source": {
+      "kind": "user"
+    },
+    "role": "user",
+    "id": "aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee"
+  },
+  "surfaceOp": "append"
+}` + "\n```"
+	if r.IsError || r.Text() != want {
+		t.Errorf("result (error %v):\n%s\nwant:\n%s", r.IsError, r.Text(), want)
+	}
+}
+
+func TestReadNeighbours(t *testing.T) {
+	r := run(t, newSession(t), ReadName, `{"seq":2,"before":5,"after":1}`)
+	text := r.Text()
+	for _, want := range []string{
+		"```\n\nBefore:\n- seq 0 | step/start | 2026-01-02T03:04:05.007Z | (no semantic text)\n- seq 1 | user/message | 2026-01-02T03:04:05.008Z\n  Read <event> 1 & say \"ok\" — twice\n  then stop\u0001",
+		"\n\nAfter:\n- seq 3 | tool/call | 2026-01-02T03:04:05.010Z\n  session_event_read {\"seq\":1}",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("result lacks %q:\n%s", want, text)
+		}
+	}
+	if r := run(t, newSession(t), ReadName, `{"seq":0}`); strings.Contains(r.Text(), "Before:") || strings.Contains(r.Text(), "After:") {
+		t.Errorf("no window asked, but neighbours shown:\n%s", r.Text())
+	}
+}
+
+func TestReadErrors(t *testing.T) {
+	tests := []struct{ name, args, text, code string }{
+		{"no seq", `{}`, "Error: seq must be a non-negative safe integer", CodeInvalidFilter},
+		{"a negative seq", `{"seq":-1}`, "Error: seq must be a non-negative safe integer", CodeInvalidFilter},
+		{"a fraction", `{"seq":1.5}`, "Error: seq must be a non-negative safe integer", CodeInvalidFilter},
+		{"a string", `{"seq":"1"}`, "Error: seq must be a non-negative safe integer", CodeInvalidFilter},
+		{"beyond 2^53-1", `{"seq":9007199254740992}`, "Error: seq must be a non-negative safe integer", CodeInvalidFilter},
+		{"a bad before after a good seq", `{"seq":1,"before":-2}`, "Error: before must be a non-negative safe integer", CodeInvalidFilter},
+		{"a bad after", `{"seq":1,"after":true}`, "Error: after must be a non-negative safe integer", CodeInvalidFilter},
+		{"a window of 51", `{"seq":1,"after":51}`, "Error: session event window is invalid", CodeInvalidWindow},
+		{"a window of 50 is fine", `{"seq":1,"after":50}`, "", ""},
+		{"an unknown seq", `{"seq":4}`, "Error: session event was not found", CodeNotFound},
+		{"another session", `{"seq":1,"session_id":"99999999-2222-4333-8444-555555555555"}`, "Error: session target is outside the caller workspace", CodeUnauthorized},
+		{"the own session by id", `{"seq":1,"session_id":"11111111-2222-4333-8444-555555555555"}`, "", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := run(t, newSession(t), ReadName, tc.args)
+			if tc.text == "" {
+				if r.IsError {
+					t.Fatalf("error %s", r.Text())
+				}
+				return
+			}
+			if !r.IsError || r.Text() != tc.text || r.Error.Info == nil || r.Error.Info.Code != tc.code {
+				t.Errorf("result %q (info %+v), want %q with code %s", r.Text(), r.Error, tc.text, tc.code)
+			}
+		})
+	}
+	r := run(t, &pipeline.Agent{ID: "root"}, ReadName, `{"seq":1}`)
+	if r.Text() != "Error: session query tools require an agent-bound caller" || r.Error.Info.Code != CodeMissingAgent {
+		t.Errorf("no session: %q", r.Text())
+	}
+}
+
+func TestUntitled(t *testing.T) {
+	l, err := session.Create(filepath.Join(t.TempDir(), "s.jsonl"), session.Header{ID: "s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if _, err := l.Append("step/start", map[string]int{"turn": 1}); err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, &pipeline.Agent{Session: l}, ReadName, `{"seq":0}`)
+	if !strings.HasPrefix(r.Text(), "Session s — untitled\n") {
+		t.Errorf("%q", r.Text())
+	}
+}
+
+func TestSearch(t *testing.T) {
+	agent := newSession(t)
+	for _, e := range []struct {
+		typ  string
+		data any
+	}{
+		{"step/start", map[string]int{"turn": 1, "step": 2}},
+		{"tool/call", map[string]any{"callId": "c2", "name": SearchName, "arguments": `{"query":"only-in-the-calling-step"}`}},
+	} {
+		if _, err := agent.Session.Append(e.typ, e.data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct{ name, args, want string }{
+		{"a hit, case folded, the calling step excluded", `{"query":"  read   <EVENT> "}`,
+			"Session 11111111-2222-4333-8444-555555555555 — Read event one\n\nEvent search results (1):\n1. seq 1 | user/message | current | 2026-01-02T03:04:05.008Z\n   Snippet: Read <event> 1 & say \"ok\" — twice then stop\u0001"},
+		{"the calling step's own events are not searched", `{"query":"only-in-the-calling-step"}`, "\n\nNo prior event matches found."},
+		{"nothing before the step", `{"query":"nothing like this"}`, "Session 11111111-2222-4333-8444-555555555555 — Read event one\n\nNo prior event matches found."},
+		{"a type filter", `{"query":"read","event_types":["session/title"]}`, "1. seq 2 | session/title | log-only |"},
+		{"a surface filter", `{"query":"read","surfaces":["log-only"]}`, "Event search results (2):"},
+		{"the cap", `{"query":"e"}`, "\n\nResult cap reached. Narrow the query or add filters to find additional matches."},
+		{"a seq window", `{"query":"e","seq_from":3,"seq_to":3}`, "1. seq 3 | tool/call | log-only |"},
+		{"a time window", `{"query":"e","time_from":"2026-01-02T03:04:05.009Z","time_to":"2026-01-02T05:04:05.009+02:00"}`, "1. seq 2 | session/title | log-only | 2026-01-02T03:04:05.009Z"},
+		{"a blank query", `{"query":" \n "}`, "Error: session-search query must contain non-whitespace text"},
+		{"a NUL", `{"query":"a\u0000b"}`, "Error: session-search query must not contain NUL"},
+		{"a time without a zone", `{"query":"a","time_from":"2026-01-02T03:04:05"}`, "Error: time_from must be a timezone-qualified ISO 8601 time"},
+		{"an unknown surface", `{"query":"a","surfaces":["hidden"]}`, "Error: surfaces must hold only current, shadowed or log-only"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := run(t, agent, SearchName, tc.args).Text(); !strings.Contains(got, tc.want) {
+				t.Errorf("result:\n%s\nwant it to contain:\n%s", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestSnippetCutsOnRunes(t *testing.T) {
+	text := strings.Repeat("é", 50) + "NEEDLE" + strings.Repeat("ü", 50)
+	at, end := indexFold(text, "needle")
+	got := snippet(text, at, end)
+	want := "…" + strings.Repeat("é", 40) + "NEEDLE" + strings.Repeat("ü", 40) + "…"
+	if got != want {
+		t.Errorf("snippet %q, want %q", got, want)
+	}
+	if a, _ := indexFold("STRASSE", "straße"); a != -1 {
+		t.Errorf("indexFold matched a multi-rune folding")
+	}
+}
+
+// TestSchemasAreUpstreams: the parameters are valid JSON and keep upstream's
+// key order (the replay compares them with the recording byte for byte).
+func TestSchemasAreUpstreams(t *testing.T) {
+	for _, tool := range Tools(Config{}) {
+		if !json.Valid(tool.Parameters) {
+			t.Errorf("%s parameters are not JSON", tool.Name)
+		}
+	}
+	if !strings.HasPrefix(ReadParameters, `{"type":"object","properties":{"session_id":`) {
+		t.Error("read parameters lost upstream's key order")
+	}
+}
