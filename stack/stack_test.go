@@ -73,7 +73,7 @@ func TestWorkspaceWriteBashRunsUnderTheRealSandbox(t *testing.T) {
 			if b, err := os.ReadFile(filepath.Join(ws, "inside.txt")); err != nil || string(b) != "inside\n" {
 				t.Fatalf("inside.txt = %q, %v", b, err)
 			}
-			outside := filepath.Join("/var/tmp", "dsh-stack-test-"+filepath.Base(ws))
+			outside := filepath.Join(sandboxtest.TempDir(t, "dsh-stack-test-"), "outside")
 			out := bash(t, s, "c2", "echo outside > "+outside, nil)
 			if _, err := os.Stat(outside); err == nil {
 				os.Remove(outside)

@@ -2,10 +2,14 @@ package cmdline_test
 
 import (
 	"bytes"
+	"context"
 	"flag"
 	"io"
+	"os"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/dshsim/dshsim/harness/cmdline"
 )
@@ -69,5 +73,28 @@ func TestUsagefIsOneLine(t *testing.T) {
 	}
 	if strings.Count(b.String(), "\n") != 1 {
 		t.Fatalf("%q is not one line", b.String())
+	}
+}
+
+func TestWithInterrupt(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			ctx, in := cmdline.WithInterrupt(context.Background())
+			defer in.Stop()
+			if in.Signal() != nil || in.Status(0) != 0 {
+				t.Fatalf("before a signal: %v, status %d", in.Signal(), in.Status(0))
+			}
+			if err := syscall.Kill(os.Getpid(), sig); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(10 * time.Second):
+				t.Fatal("the context was not cancelled by the signal")
+			}
+			if in.Signal() != sig || in.Status(0) != 128+int(sig) {
+				t.Fatalf("signal %v, status %d; want %v and %d", in.Signal(), in.Status(0), sig, 128+int(sig))
+			}
+		})
 	}
 }

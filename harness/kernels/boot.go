@@ -76,11 +76,15 @@ func Initramfs(ctx context.Context, dst, busybox, init string, bins map[string]s
 	return nil
 }
 
+// bootTimeout bounds one qemu boot; a boot takes seconds on an idle machine
+// and several times that on a loaded one (software emulation).
+const bootTimeout = 5 * time.Minute
+
 // Boot runs qemu-system-x86_64 (software emulation, no KVM, cpus virtual CPUs) with the serial
 // console on stdout and returns the console capture and the wall time from
 // start to power-off.
 func Boot(ctx context.Context, vmlinuz, initrd string, cpus int) ([]byte, time.Duration, error) {
-	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	ctx, cancel := context.WithTimeout(ctx, bootTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "qemu-system-x86_64", "-m", "512", "-smp", strconv.Itoa(max(cpus, 1)), "-nographic", "-no-reboot",
 		"-kernel", vmlinuz, "-initrd", initrd, "-append", "console=ttyS0 quiet panic=-1")

@@ -3,12 +3,15 @@ package kernels_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
+	"github.com/dshsim/dshsim/harness"
 	"github.com/dshsim/dshsim/harness/kernels"
 	"github.com/dshsim/dshsim/sandbox"
 )
@@ -200,8 +203,17 @@ func TestCheckCatchesAnUnconfinedRunOnAKernelWithoutLandlock(t *testing.T) {
 	}
 }
 
-// kernelMatrix runs cmd/kernel-matrix (both layers) once per test binary.
-func kernelMatrix(t *testing.T) (int, string) {
+// matrixRun is the one run of both layers per test binary.
+var matrixRun struct {
+	once sync.Once
+	res  kernels.Result
+	err  error
+	log  bytes.Buffer
+}
+
+// kernelMatrix runs the matrix (both layers, as cmd/kernel-matrix does) once
+// per test binary.
+func kernelMatrix(t *testing.T) kernels.Result {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("boots three kernels under qemu; not in -short")
@@ -209,39 +221,58 @@ func kernelMatrix(t *testing.T) (int, string) {
 	if _, err := exec.LookPath("qemu-system-x86_64"); err != nil {
 		t.Skip("qemu-system-x86_64 is not installed (apt-get install qemu-system-x86); layer 2 cannot run here")
 	}
-	var out, errb bytes.Buffer
-	code := kernels.Main(nil, &out, &errb)
-	t.Log(errb.String())
-	return code, errb.String()
-}
-
-var matrixRun struct {
-	done bool
-	code int
-	log  string
-}
-
-func runOnce(t *testing.T) (int, string) {
-	if !matrixRun.done {
-		matrixRun.code, matrixRun.log = kernelMatrix(t)
-		matrixRun.done = true
+	matrixRun.once.Do(func() {
+		root, err := kernels.RepoRoot(".")
+		if err != nil {
+			matrixRun.err = err
+			return
+		}
+		logf := func(f string, a ...any) { fmt.Fprintf(&matrixRun.log, f+"\n", a...) }
+		matrixRun.res, matrixRun.err = kernels.Run(context.Background(), root, kernels.Options{Logf: logf})
+	})
+	t.Log(matrixRun.log.String())
+	if matrixRun.err != nil {
+		t.Fatalf("kernel matrix: %v", matrixRun.err)
 	}
-	return matrixRun.code, matrixRun.log
+	return matrixRun.res
 }
 
 func TestKernelMatrixMatchesGolden(t *testing.T) {
-	code, log := runOnce(t)
-	if code == 2 || strings.Contains(log, "differs") {
-		t.Fatalf("kernel-matrix exit %d:\n%s", code, log)
+	res := kernelMatrix(t)
+	golden := filepath.Join("..", "..", "snapshots", "kernel-matrix.txt")
+	if harness.Updating() {
+		if err := os.WriteFile(golden, res.Text, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if err := kernels.CompareGolden(golden, res.Text); err != nil {
+		t.Fatal(err)
 	}
 }
 
 func TestKernelMatrixHasNoProblem(t *testing.T) {
-	_, log := runOnce(t)
-	for _, l := range strings.Split(log, "\n") {
-		if strings.Contains(l, "PROBLEM:") {
-			t.Error(strings.TrimSpace(l))
-		}
+	for _, p := range kernelMatrix(t).Problems {
+		t.Error(p)
+	}
+}
+
+// TestCompareGolden: a missing golden file fails (naming it and how to
+// write it), a differing one fails with the difference, an equal one passes.
+func TestCompareGolden(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "kernel-matrix.txt")
+	if err := kernels.CompareGolden(path, []byte("m\n")); err == nil || !strings.Contains(err.Error(), "golden "+path) || !strings.Contains(err.Error(), "DSHSIM_UPDATE=1 writes it") {
+		t.Errorf("missing golden: %v", err)
+	}
+	if err := os.WriteFile(path, []byte("m\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := kernels.CompareGolden(path, []byte("m\n")); err != nil {
+		t.Errorf("equal: %v", err)
+	}
+	if err := kernels.CompareGolden(path, []byte("n\n")); err == nil || !strings.Contains(err.Error(), path+" differs") {
+		t.Errorf("differing: %v", err)
 	}
 }
 

@@ -25,7 +25,7 @@ var landlockRunsLayout = []int{28, 15, 12}
 
 type sandboxSim struct {
 	env      *harness.Env
-	ws       string // workspace (under /var/tmp, see newWorkspace)
+	ws       string // workspace (under the scratch root, see newWorkspace)
 	runner   string // built landlock-run
 	norm     *harness.Normalizer
 	landlock *sandbox.Provider
@@ -35,7 +35,7 @@ type sandboxSim struct {
 // grants the host /tmp wholesale, so a workspace there could not show the
 // workspace boundary.
 func newWorkspace() (parent, ws string, err error) {
-	parent, err = os.MkdirTemp("/var/tmp", "dshsim-sandbox-")
+	parent, err = sandboxtest.MkdirScratch("dshsim-sandbox-")
 	if err != nil {
 		return "", "", err
 	}
