@@ -38,7 +38,7 @@ func TestInterruptedRunCleansUp(t *testing.T) {
 		sig  syscall.Signal
 		when string // the path under the work directory whose existence triggers the signal
 	}{
-		{syscall.SIGTERM, "."},       // the work directory exists: building
+		{syscall.SIGTERM, "."},      // the work directory exists: building
 		{syscall.SIGINT, "scratch"}, // layer 1 has started its probes
 	}
 	for _, tc := range cases {
@@ -102,4 +102,3 @@ func entries(t *testing.T, dir string) []string {
 	}
 	return names
 }
-
