@@ -56,9 +56,11 @@ Flags:
                 the repository root); -check needs it to exist, writing makes
                 it but not its parents; with -render, the output file
   -root DIR     repository root (default: found from the current directory,
-                the first parent whose go.mod declares github.com/dshsim/dshsim);
-                sims read inputs (transcripts/) from it and page includes are
-                relative to it, except snapshots/... which name files in -o
+                the first parent whose go.mod declares github.com/dshsim/dshsim;
+                a -root without that go.mod is refused, except with -render,
+                where any directory does); sims read inputs (transcripts/)
+                from it and page includes are relative to it, except
+                snapshots/... which name files in -o
   -page FILE    docs page checked by -check (default docs/tools.md under the root)
   -v            log sim progress to stderr
   -h            this help
@@ -160,7 +162,7 @@ func mainWith(args []string, stdout, stderr io.Writer, sims func() []harness.Sim
 	} else {
 		abs, err := filepath.Abs(root)
 		if err == nil {
-			err = harness.IsRoot(abs)
+			err = checkRoot(abs, o.render != "")
 		}
 		if err != nil {
 			return cmd.Usagef(stderr, "-root %s: %v", o.root, err)
@@ -179,6 +181,26 @@ func mainWith(args []string, stdout, stderr io.Writer, sims func() []harness.Sim
 		return r.renderPage()
 	}
 	return r.runSims(re)
+}
+
+// checkRoot says what is wrong with -root dir: the sims read the repository
+// (transcripts/, the module's packages), so it must be the repository root;
+// -render only resolves the page's includes against it, so any directory
+// does.
+func checkRoot(dir string, render bool) error {
+	if !render {
+		return harness.IsRoot(dir)
+	}
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return errors.New("no such directory")
+	case err != nil:
+		return err
+	case !fi.IsDir():
+		return errors.New("not a directory")
+	}
+	return nil
 }
 
 // checkOut says what is wrong with -o dir: -check reads an existing
