@@ -156,6 +156,12 @@ func (s *sandboxSim) probe() (string, error) {
 	return b.String(), nil
 }
 
+// hermeticEnv is the environment of the runs whose output the effect files
+// show: a fixed PATH, so the runner's execvp of a command that does not exist
+// reports ENOENT for every user (a PATH holding a directory the user may not
+// search, such as root's, turns it into EACCES, "Permission denied").
+var hermeticEnv = []string{"PATH=/usr/bin:/bin", "LANG=C"}
+
 func runCapture(name string, args ...string) (string, int) {
 	var out bytes.Buffer
 	cmd := exec.Command(name, args...)
@@ -392,7 +398,7 @@ func (s *sandboxSim) classify() (string, error) {
 		args = append(args, sm.args...)
 		var stderr bytes.Buffer
 		cmd := exec.Command(s.runner, args...)
-		cmd.Dir, cmd.Stderr = s.ws, &stderr
+		cmd.Dir, cmd.Stderr, cmd.Env = s.ws, &stderr, hermeticEnv
 		code, err := exitStatus(cmd.Run())
 		if err != nil {
 			return "", err
