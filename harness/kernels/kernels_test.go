@@ -229,8 +229,8 @@ func kernelMatrix(t *testing.T) kernels.Result {
 		}
 		logf := func(f string, a ...any) { fmt.Fprintf(&matrixRun.log, f+"\n", a...) }
 		matrixRun.res, matrixRun.err = kernels.Run(context.Background(), root, kernels.Options{Logf: logf})
+		t.Log(matrixRun.log.String())
 	})
-	t.Log(matrixRun.log.String())
 	if matrixRun.err != nil {
 		t.Fatalf("kernel matrix: %v", matrixRun.err)
 	}

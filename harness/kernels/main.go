@@ -20,6 +20,10 @@ import (
 
 // RepoRoot walks up from dir to the directory holding go.mod.
 func RepoRoot(dir string) (string, error) {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
 	for d := dir; ; d = filepath.Dir(d) {
 		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
 			return d, nil
