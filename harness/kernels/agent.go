@@ -228,6 +228,10 @@ func ParseConsole(name string, data []byte) (Guest, error) {
 		return g, fmt.Errorf("%s: %w", name, err)
 	}
 	if !g.Complete {
+		if i := bytes.Index(data, []byte("Kernel panic")); i >= 0 {
+			line, _, _ := bytes.Cut(data[i:], []byte("\n"))
+			return g, fmt.Errorf("%s: no end record: the guest kernel panicked (%q; console tail %q)", name, bytes.TrimSpace(line), tail(data, 600))
+		}
 		return g, fmt.Errorf("%s: no end record (the guest did not finish; %d console lines; last lines: %q)", name, n, tail(data, 600))
 	}
 	return g, nil
