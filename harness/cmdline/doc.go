@@ -6,7 +6,10 @@
 //     "<cmd>: <problem>; run <cmd> -h for usage", and exit status 2, before the
 //     command starts anything;
 //   - a flag after the first argument is a usage error (Go's flag package
-//     would read it as an argument and silently ignore what it asked for).
+//     would read it as an argument and silently ignore what it asked for);
+//   - SIGINT and SIGTERM ([WithInterrupt]) cancel what the command runs, its
+//     deferred cleanup removes what it made, and it exits 128+signal (130,
+//     143); a second signal ends it at once.
 //
 // landlock-run keeps upstream's own contract (exit 125, VERBATIM lines) and
 // does not use this package; escape-probe, a leaf that imports nothing of this

@@ -1,6 +1,7 @@
 package simcli
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -180,7 +181,18 @@ func mainWith(args []string, stdout, stderr io.Writer, sims func() []harness.Sim
 	if o.render != "" {
 		return r.renderPage()
 	}
-	return r.runSims(re)
+	// SIGINT or SIGTERM: the running sim finishes (its temporary
+	// directories are removed when it returns), no further sim starts, and
+	// dsh-sim exits 130 or 143; a second signal ends it at once.
+	ctx, in := cmdline.WithInterrupt(context.Background())
+	defer in.Stop()
+	r.interrupted = func() bool { return ctx.Err() != nil }
+	code := r.runSims(re)
+	if s := in.Signal(); s != nil {
+		fmt.Fprintf(stderr, "dsh-sim: interrupted (%v): stopped after the running sim, its temporary files removed\n", s)
+		return in.Status(code)
+	}
+	return code
 }
 
 // checkRoot says what is wrong with -root dir: the sims read the repository
@@ -270,6 +282,7 @@ type runner struct {
 	stdout, stderr     io.Writer
 	all                []harness.Sim
 	fresh              map[string][]byte // this run's output, by name under snapshots/
+	interrupted        func() bool       // a signal asked to stop (nil: never)
 }
 
 func (r *runner) logf(format string, args ...any) {
@@ -290,6 +303,10 @@ func (r *runner) runSims(re *regexp.Regexp) int {
 	tw := tabwriter.NewWriter(r.stdout, 0, 4, 1, ' ', 0)
 	var details []string
 	for _, s := range sel {
+		if r.interrupted != nil && r.interrupted() {
+			tw.Flush()
+			return 1
+		}
 		r.logf("dsh-sim: running %s", s.Name)
 		files, err := harness.RunSim(s, r.root, r.logf)
 		if err != nil {

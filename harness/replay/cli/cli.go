@@ -170,7 +170,15 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	opt.Progress = progress(stderr, isTerminal(stderr))
-	results := replay.Run(context.Background(), dirs, opt)
+	// SIGINT or SIGTERM cancels the replays (their commands are killed and
+	// their workspaces removed); dsh-replay then exits 130 or 143.
+	ctx, in := cmdline.WithInterrupt(context.Background())
+	defer in.Stop()
+	results := replay.Run(ctx, dirs, opt)
+	if s := in.Signal(); s != nil {
+		fmt.Fprintf(stderr, "dsh-replay: interrupted (%v): replays stopped, their workspaces removed\n", s)
+		return in.Status(1)
+	}
 	if isTerminal(stderr) {
 		fmt.Fprint(stderr, "\r\033[K")
 	}
