@@ -14,6 +14,7 @@ import (
 	"github.com/dshsim/dshsim/harness"
 	"github.com/dshsim/dshsim/harness/kernels"
 	"github.com/dshsim/dshsim/sandbox"
+	"github.com/dshsim/dshsim/sandbox/sandboxtest"
 )
 
 func readConsole(t *testing.T, name string) kernels.Guest {
@@ -238,9 +239,19 @@ func kernelMatrix(t *testing.T) kernels.Result {
 			matrixRun.err = err
 			return
 		}
+		// A fresh scratch root and TMPDIR, which must be empty afterwards:
+		// the run leaves nothing behind.
+		scratch, tmp := sandboxtest.TempDir(t, "dshsim-kmatrix-test-"), t.TempDir()
+		t.Setenv(sandboxtest.ScratchEnv, scratch)
+		t.Setenv("TMPDIR", tmp)
 		logf := func(f string, a ...any) { fmt.Fprintf(&matrixRun.log, f+"\n", a...) }
 		matrixRun.res, matrixRun.err = kernels.Run(context.Background(), root, kernels.Options{Logf: logf})
 		t.Log(matrixRun.log.String())
+		for _, dir := range []string{scratch, tmp} {
+			if left := entries(t, dir); len(left) > 0 && matrixRun.err == nil {
+				matrixRun.err = fmt.Errorf("the run left %v in %s", left, dir)
+			}
+		}
 	})
 	if matrixRun.err != nil {
 		t.Fatalf("kernel matrix: %v", matrixRun.err)
