@@ -27,7 +27,7 @@ type parts struct {
 	escalate escalation.Func
 	spill    *spill.Policy
 	provider *sandbox.Provider
-	jobs     *jobs.Registry // the background jobs (bash.go)
+	jobs     *jobs.Registry   // the background jobs (bash.go)
 	standing *pipeline.Scope  // the agent preset's standing scope
 	root     *pipeline.Agent  // the session's agent, under standing
 	review   *autoreview.Gate // Auto review (registers nothing when off)
