@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -32,18 +33,21 @@ func TestInterruptedCommandsCleanUp(t *testing.T) {
 		sig  syscall.Signal
 		args []string
 		// busy says the command is in the middle of its work: something of
-		// its own exists in its TMPDIR or scratch root.
-		busy    func(tmp, scratch string) bool
+		// its own exists in its TMPDIR or scratch root, or its progress
+		// lines say it is.
+		busy    func(tmp, scratch, stderr string) bool
 		message string
 	}{
 		{"dsh-sim SIGINT while the sandbox sim runs", syscall.SIGINT, []string{"dsh-sim", "-root", root, "-o", "OUT/snap"},
-			func(_, scratch string) bool { return len(leftovers(scratch)) > 0 },
+			func(_, scratch, _ string) bool { return len(leftovers(scratch)) > 0 },
 			"dsh-sim: interrupted (interrupt): stopped after the running sim, its temporary files removed"},
 		{"dsh-sim SIGTERM while a sim has a temporary directory", syscall.SIGTERM, []string{"dsh-sim", "-root", root, "-check"},
-			func(tmp, _ string) bool { return len(leftovers(tmp)) > 0 },
+			func(tmp, _, _ string) bool { return len(leftovers(tmp)) > 0 },
 			"dsh-sim: interrupted (terminated): stopped after the running sim, its temporary files removed"},
 		{"dsh-replay SIGTERM while recordings replay", syscall.SIGTERM, []string{"dsh-replay", "-parallel", "1", filepath.Join(root, "transcripts")},
-			func(tmp, _ string) bool { return len(leftovers(tmp)) > 0 },
+			// Each replay's workspace lies in its own private /tmp, out of
+			// sight: busy once the first of the recordings is done.
+			func(_, _, stderr string) bool { return strings.Contains(stderr, "[1/") },
 			"dsh-replay: interrupted (terminated): replays stopped, their workspaces removed"},
 	}
 	for _, tc := range cases {
@@ -56,14 +60,14 @@ func TestInterruptedCommandsCleanUp(t *testing.T) {
 			cmd := exec.Command(args[0], args[1:]...) // the test binary as the command (testscript.Main put it in PATH)
 			cmd.Dir = root
 			cmd.Env = append(os.Environ(), "TMPDIR="+tmp, sandboxtest.ScratchEnv+"="+scratch)
-			var stdout, stderr bytes.Buffer
+			var stdout, stderr lockedBuffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
 			exited := make(chan error, 1)
 			go func() { exited <- cmd.Wait() }()
-			for deadline := time.Now().Add(2 * time.Minute); !tc.busy(tmp, scratch); {
+			for deadline := time.Now().Add(2 * time.Minute); !tc.busy(tmp, scratch, stderr.String()); {
 				select {
 				case err := <-exited:
 					t.Fatalf("%s ended before it was busy: %v\n%s%s", args[0], err, stdout.String(), stderr.String())
@@ -92,4 +96,23 @@ func TestInterruptedCommandsCleanUp(t *testing.T) {
 			}
 		})
 	}
+}
+
+// lockedBuffer is a bytes.Buffer that a command's output copier writes while
+// the test reads it.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

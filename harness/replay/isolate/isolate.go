@@ -135,17 +135,17 @@ func setup(name string) error {
 	if err := unix.Mount("tmpfs", "/tmp", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777"); err != nil {
 		return fmt.Errorf("isolate: mount a tmpfs on the child's /tmp: %w", err)
 	}
+	for i, p := range share {
+		if err := bindReadOnly(held[i], p); err != nil {
+			return fmt.Errorf("isolate: share %s: %w", p, err)
+		}
+	}
 	// The child is in a PID namespace of its own: without a /proc of that
 	// namespace, pids read from /proc name the host's processes, and a bwrap
 	// started here (its --unshare-pid child, /proc/<pid>/ns/...) opens the
 	// wrong process's namespaces or none at all.
 	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
 		return fmt.Errorf("isolate: mount the child's PID namespace's /proc: %w", err)
-	}
-	for i, p := range share {
-		if err := bindReadOnly(held[i], p); err != nil {
-			return fmt.Errorf("isolate: share %s: %w", p, err)
-		}
 	}
 	if err := dropCapabilities(); err != nil {
 		return fmt.Errorf("isolate: drop the capabilities of the setup stage: %w", err)

@@ -127,7 +127,13 @@ func errText(err error) string {
 // the caller shares is seen at the same path, and cannot be written.
 func TestSharedPathsAreVisibleReadOnly(t *testing.T) {
 	requireIsolation(t)
-	dir := t.TempDir()
+	// Under the host's /tmp itself, whatever TMPDIR says: that is the
+	// directory the child replaces.
+	dir, err := os.MkdirTemp("/tmp", "dshsim-isolate-share-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
 	if err := os.WriteFile(filepath.Join(dir, "seed.txt"), []byte("seed"), 0o644); err != nil {
 		t.Fatal(err)
 	}
