@@ -49,6 +49,26 @@ func FindRoot(dir string) (string, error) {
 	}
 }
 
+// IsRoot says why dir is not the repository root (nil when it is): it must be
+// a directory holding a go.mod that declares [ModulePath].
+func IsRoot(dir string) error {
+	fi, err := os.Stat(dir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return errors.New("no such directory")
+		}
+		return err
+	}
+	if !fi.IsDir() {
+		return errors.New("not a directory")
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+	if err != nil || !declaresModule(data, ModulePath) {
+		return fmt.Errorf("not the repository root (no go.mod declaring module %s)", ModulePath)
+	}
+	return nil
+}
+
 func declaresModule(gomod []byte, module string) bool {
 	for _, line := range strings.Split(string(gomod), "\n") {
 		f := strings.Fields(line)

@@ -112,6 +112,33 @@ func TestFindRoot(t *testing.T) {
 	}
 }
 
+func TestIsRoot(t *testing.T) {
+	root, err := FindRoot(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	foreign := t.TempDir()
+	if err := os.WriteFile(filepath.Join(foreign, "go.mod"), []byte("module example.com/other\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct{ name, dir, want string }{
+		{"the repository root", root, ""},
+		{"a path that does not exist", filepath.Join(root, "nonexistent"), "no such directory"},
+		{"a file", filepath.Join(root, "go.mod"), "not a directory"},
+		{"an empty directory", t.TempDir(), "not the repository root (no go.mod declaring module " + ModulePath + ")"},
+		{"another module", foreign, "not the repository root"},
+		{"a subdirectory of the root", filepath.Join(root, "harness"), "not the repository root"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			err := IsRoot(tc.dir)
+			if (err == nil) != (tc.want == "") || err != nil && !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("IsRoot(%s) = %v, want %q", tc.dir, err, tc.want)
+			}
+		})
+	}
+}
+
 func TestRunSim(t *testing.T) {
 	root := t.TempDir()
 	var tempSeen string

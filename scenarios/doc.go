@@ -1,13 +1,19 @@
 // Package scenarios runs the testscript scripts in this directory
 // (<area>_<topic>.txtar) against the real commands: the test binary doubles as
-// dsh-sim, dsh-replay and landlock-run (testscript.Main), so scripts drive
-// the same Main functions the installed commands run.
+// every command of the module (testscript.Main), so scripts drive the same
+// Main functions the installed commands run.
 //
 // # Environment
 //
 // Scripts are hermetic: HOME=/no-home, TMPDIR inside the script's work dir,
 // LC_ALL=C, and PATH as the test got it. $REPO is the repository root (for
-// dsh-sim -root $REPO and the recordings under $REPO/transcripts).
+// dsh-sim -root $REPO and the recordings under $REPO/transcripts). The go
+// tool, which dsh-sim's sandbox sim runs, gets the caller's GOCACHE,
+// GOMODCACHE and GOPATH (never a cache under /no-home, which root would
+// create and a later user could not write) and XDG_CONFIG_HOME inside the work
+// dir. $SCRATCH (= $DSHSIM_SCRATCH, see sandboxtest.ScratchRoot) is a fresh
+// directory outside the temp areas; when a script ends, it and the script's
+// TMPDIR must be empty, or the script fails naming what was left behind.
 //
 // # Conditions
 //
@@ -20,9 +26,13 @@
 //
 // # Commands beyond testscript's own
 //
-//	dsh-sim, dsh-replay, landlock-run   (with exec only)
+//	dsh-sim, dsh-replay, landlock-run, kernel-matrix, matrix-agent,
+//	escape-probe   (with exec only)
 //	tamper DIR   change line 1 of the first non-empty file under DIR (sorted)
 //	             to "tampered by the scenario" and print "tampered REL:1"
+//	usage CMD ARG...   run CMD and fail unless it is a usage error: exit 2,
+//	             nothing on stdout, one stderr line "CMD: ...; run CMD -h
+//	             for usage" (kept for the next stderr check)
 //
 // # Updating
 //

@@ -1,15 +1,20 @@
 package scenarios
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"testing"
 
 	"github.com/dshsim/dshsim/harness"
+	"github.com/dshsim/dshsim/harness/escape/probe"
+	"github.com/dshsim/dshsim/harness/kernels"
 	"github.com/dshsim/dshsim/harness/replay/cli"
 	"github.com/dshsim/dshsim/harness/simcli"
 	_ "github.com/dshsim/dshsim/harness/sims" // registers the sims dsh-sim runs
@@ -21,9 +26,12 @@ import (
 // commands are the programs scripts run with exec; each is the same Main its
 // cmd/ binary calls.
 var commands = map[string]func(){
-	"dsh-replay":   func() { os.Exit(cli.Main(os.Args[1:], os.Stdout, os.Stderr)) },
-	"dsh-sim":      func() { os.Exit(simcli.Main(os.Args[1:], os.Stdout, os.Stderr)) },
-	"landlock-run": func() { os.Exit(landlock.Main(os.Args[1:], os.Stdout, os.Stderr)) },
+	"dsh-replay":    func() { os.Exit(cli.Main(os.Args[1:], os.Stdout, os.Stderr)) },
+	"dsh-sim":       func() { os.Exit(simcli.Main(os.Args[1:], os.Stdout, os.Stderr)) },
+	"landlock-run":  func() { os.Exit(landlock.Main(os.Args[1:], os.Stdout, os.Stderr)) },
+	"kernel-matrix": func() { os.Exit(kernels.Main(os.Args[1:], os.Stdout, os.Stderr)) },
+	"matrix-agent":  func() { os.Exit(kernels.AgentMain(os.Args[1:], os.Stdout, os.Stderr)) },
+	"escape-probe":  func() { os.Exit(probe.Run(os.Args[1:], os.Stdout, os.Stderr)) },
 }
 
 func TestMain(m *testing.M) {
@@ -35,6 +43,10 @@ func TestScripts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	goEnv, err := goToolEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
 	testscript.Run(t, testscript.Params{
 		Dir:                 ".",
 		RequireExplicitExec: true,
@@ -43,6 +55,33 @@ func TestScripts(t *testing.T) {
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("REPO", root)
 			env.Setenv("LC_ALL", "C")
+			// A command that runs the go tool (dsh-sim's sandbox sim builds
+			// the runner) uses the caller's build and module caches, never
+			// $HOME/.cache of the hermetic HOME (root would make /no-home,
+			// which a later user cannot write), and keeps go's own config
+			// and telemetry inside the work directory.
+			for _, kv := range goEnv {
+				env.Setenv(kv[0], kv[1])
+			}
+			env.Setenv("XDG_CONFIG_HOME", filepath.Join(env.WorkDir, ".config"))
+			// Scratch directories (outside the temp areas) go to a fresh
+			// directory of this script, which must be empty at the end, as
+			// must the script's TMPDIR: no command leaves anything behind.
+			scratch, err := sandboxtest.MkdirScratch("dshsim-scenario-")
+			if err != nil {
+				return err
+			}
+			env.Setenv(sandboxtest.ScratchEnv, scratch)
+			env.Setenv("SCRATCH", scratch)
+			tmp := env.Getenv("TMPDIR")
+			env.Defer(func() {
+				defer os.RemoveAll(scratch)
+				for _, dir := range []string{tmp, scratch} {
+					if left := leftovers(dir); len(left) > 0 {
+						env.T().Fatal(fmt.Sprintf("left behind in %s: %s", dir, strings.Join(left, ", ")))
+					}
+				}
+			})
 			return nil
 		},
 		Condition: sandboxtest.Condition,
@@ -50,9 +89,67 @@ func TestScripts(t *testing.T) {
 	})
 }
 
+// goToolEnv is the go tool's cache locations of the caller (go env).
+func goToolEnv() ([][2]string, error) {
+	names := []string{"GOCACHE", "GOMODCACHE", "GOPATH"}
+	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	if _, err := os.Stat(gobin); err != nil {
+		gobin = "go"
+	}
+	out, err := exec.Command(gobin, append([]string{"env"}, names...)...).Output()
+	if err != nil {
+		return nil, fmt.Errorf("go env: %v", err)
+	}
+	vals := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
+	if len(vals) != len(names) {
+		return nil, fmt.Errorf("go env printed %q", out)
+	}
+	kv := make([][2]string, len(names))
+	for i, n := range names {
+		kv[i] = [2]string{n, vals[i]}
+	}
+	return kv, nil
+}
+
+// leftovers lists what is in dir (its entries, by name).
+func leftovers(dir string) []string {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return []string{err.Error()}
+	}
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
 // scriptCmds are the commands scripts get beyond testscript's own.
 var scriptCmds = map[string]func(ts *testscript.TestScript, neg bool, args []string){
 	"tamper": cmdTamper,
+	"usage":  cmdUsage,
+}
+
+// cmdUsage runs CMD ARGS... and fails unless it is a usage error as every
+// command gives one: exit status 2, nothing on stdout, exactly one line on
+// stderr that starts "CMD: " and ends "; run CMD -h for usage". Its stdout
+// and stderr stay for the next stdout/stderr checks.
+func cmdUsage(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 1 {
+		ts.Fatalf("usage: usage CMD [ARG...]")
+	}
+	err := ts.Exec(args[0], args[1:]...)
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 2 {
+		ts.Fatalf("%s: %v, want exit status 2", args[0], err)
+	}
+	stdout, stderr := ts.ReadFile("stdout"), ts.ReadFile("stderr")
+	if stdout != "" {
+		ts.Fatalf("%s wrote to stdout on a usage error: %q", args[0], stdout)
+	}
+	if strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, args[0]+": ") || !strings.HasSuffix(stderr, "; run "+args[0]+" -h for usage\n") {
+		ts.Fatalf("%s: stderr %q is not one line %q", args[0], stderr, args[0]+": <problem>; run "+args[0]+" -h for usage")
+	}
 }
 
 // TestDocListsCommands keeps the package manual in step with the registries:

@@ -39,7 +39,7 @@ func init() {
 			return fmt.Errorf("stack: bash tool: %w", err)
 		}
 		p.closers = append(p.closers, tool.Close)
-		p.provider = provider
+		p.provider, p.jobs = provider, reg
 		jobTools, err := jobs.Tools(reg, jobs.ToolsConfig{})
 		if err != nil {
 			return fmt.Errorf("stack: job tools: %w", err)

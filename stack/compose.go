@@ -15,6 +15,7 @@ import (
 	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/spill"
 	"github.com/dshsim/dshsim/tools/code"
+	"github.com/dshsim/dshsim/tools/jobs"
 )
 
 // parts is everything one composed stack holds.
@@ -27,6 +28,7 @@ type parts struct {
 	escalate escalation.Func
 	spill    *spill.Policy
 	provider *sandbox.Provider
+	jobs     *jobs.Registry   // the background jobs (bash.go)
 	standing *pipeline.Scope  // the agent preset's standing scope
 	root     *pipeline.Agent  // the session's agent, under standing
 	review   *autoreview.Gate // Auto review (registers nothing when off)

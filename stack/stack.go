@@ -278,6 +278,16 @@ func (s *Stack) HookReports() []string {
 	return append([]string(nil), s.impl.composition().hookLines...)
 }
 
+// RunningJobPIDs returns the session leaders of the background jobs still
+// running (tools/jobs [jobs.Registry.RunningPIDs]), e.g. for a constructed
+// model that lets them progress before it answers.
+func (s *Stack) RunningJobPIDs() []int {
+	if r := s.impl.composition().jobs; r != nil {
+		return r.RunningPIDs()
+	}
+	return nil
+}
+
 // Execute runs one tool call through the pipeline and returns its result.
 func (s *Stack) Execute(ctx context.Context, callID, name string, args json.RawMessage) pipeline.Result {
 	return s.impl.execute(ctx, pipeline.NewCall(callID, name, args, s.agent, ctx))

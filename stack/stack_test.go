@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/sandbox"
@@ -73,7 +75,7 @@ func TestWorkspaceWriteBashRunsUnderTheRealSandbox(t *testing.T) {
 			if b, err := os.ReadFile(filepath.Join(ws, "inside.txt")); err != nil || string(b) != "inside\n" {
 				t.Fatalf("inside.txt = %q, %v", b, err)
 			}
-			outside := filepath.Join("/var/tmp", "dsh-stack-test-"+filepath.Base(ws))
+			outside := filepath.Join(sandboxtest.TempDir(t, "dsh-stack-test-"), "outside")
 			out := bash(t, s, "c2", "echo outside > "+outside, nil)
 			if _, err := os.Stat(outside); err == nil {
 				os.Remove(outside)
@@ -227,6 +229,30 @@ func TestJobKnobs(t *testing.T) {
 	defer log.Close()
 	if _, err := stack.New(stack.Config{Workspace: ws, Log: log, Mode: sandbox.DangerFullAccess, Approval: stack.ApprovalNever, MaxConcurrentJobsPerOwner: -1}); err == nil {
 		t.Error("a negative admission bound was accepted")
+	}
+}
+
+// TestRunningJobPIDs: the session leader of a running background job is
+// listed; a foreground call and a job that settled are not.
+func TestRunningJobPIDs(t *testing.T) {
+	s := newComposed(t, stack.Config{})
+	if r := bash(t, s, "c1", "sleep 30", map[string]any{"run_in_background": true}); r.Text() != "started background job bash-1" {
+		t.Fatalf("start: %q", r.Text())
+	}
+	bash(t, s, "c2", "true", nil)
+	pids := s.RunningJobPIDs()
+	if len(pids) != 1 {
+		t.Fatalf("running job pids %v, want the one of bash-1", pids)
+	}
+	if sid, err := unix.Getsid(pids[0]); err != nil || sid != pids[0] {
+		t.Errorf("pid %d: session %d (%v), want a session leader", pids[0], sid, err)
+	}
+	kill, _ := json.Marshal(map[string]any{"job_id": "bash-1", "reason": "test"})
+	s.Execute(context.Background(), "c3", "job_kill", kill)
+	wait, _ := json.Marshal(map[string]any{"job_id": "bash-1", "wait": true, "timeout_ms": 20000})
+	s.Execute(context.Background(), "c4", "job_output", wait)
+	if pids := s.RunningJobPIDs(); len(pids) != 0 {
+		t.Errorf("after the job settled: %v", pids)
 	}
 }
 

@@ -20,6 +20,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/dshsim/dshsim/sandbox"
+	"github.com/dshsim/dshsim/sandbox/sandboxtest"
 	"github.com/dshsim/dshsim/sandbox/spawn"
 	"github.com/dshsim/dshsim/tools/code/noderuntime"
 )
@@ -109,10 +110,11 @@ type Result struct {
 	Changes []Change
 }
 
-// MkBase makes a scratch base directory under /var/tmp (world-traversable, so
-// the unprivileged identity can reach its own subdirectories).
+// MkBase makes a scratch base directory under the scratch root
+// (sandboxtest.ScratchRoot: /var/tmp by default; world-traversable, so the
+// unprivileged identity can reach its own subdirectories).
 func MkBase() (string, error) {
-	d, err := os.MkdirTemp("/var/tmp", "dshsim-escape-")
+	d, err := sandboxtest.MkdirScratch("dshsim-escape-")
 	if err != nil {
 		return "", err
 	}

@@ -19,6 +19,11 @@ import (
 	"github.com/dshsim/dshsim/sandbox/inproc"
 )
 
+// recordTimeout bounds one runner report (--abi, --probe) or provider run:
+// generous, because a guest under software emulation on a loaded host is slow,
+// and still far below the boot's own limit.
+const recordTimeout = 30 * time.Second
+
 // Marker starts every console line the agent writes.
 const Marker = "@@DSHSIM "
 
@@ -55,22 +60,32 @@ type Guest struct {
 }
 
 // Agent runs the runner's own reports, every probe and (when provider is set)
-// the real sandbox provider, and writes one Record per line to w.
-func Agent(ctx context.Context, env Env, provider bool, w io.Writer) error {
-	emit := func(r Record) {
-		b, _ := json.Marshal(r)
-		fmt.Fprintf(w, "%s%s\n", Marker, b)
+// the real sandbox provider, and writes one Record per line to w. It makes
+// env.Base when it does not exist, and then removes it at the end.
+func Agent(ctx context.Context, env Env, provider bool, w io.Writer) (err error) {
+	if _, serr := os.Stat(env.Base); errors.Is(serr, os.ErrNotExist) {
+		if err := os.MkdirAll(env.Base, 0o755); err != nil {
+			return err
+		}
+		defer os.RemoveAll(env.Base)
 	}
-	uname, err := os.ReadFile("/proc/sys/kernel/osrelease")
-	if err != nil {
-		return err
+	emit := func(r Record) {
+		if err != nil {
+			return
+		}
+		b, _ := json.Marshal(r)
+		_, err = fmt.Fprintf(w, "%s%s\n", Marker, b)
+	}
+	uname, rerr := os.ReadFile("/proc/sys/kernel/osrelease")
+	if rerr != nil {
+		return rerr
 	}
 	emit(Record{Kind: "kernel", Stdout: strings.TrimSpace(string(uname))})
 	emit(run(ctx, "abi", env.Runner, "--abi"))
 	emit(run(ctx, "runner-probe", env.Runner, "--probe"))
-	rs, err := RunProbes(ctx, env, nil)
-	if err != nil {
-		return err
+	rs, perr := RunProbes(ctx, env, nil)
+	if perr != nil {
+		return perr
 	}
 	for _, r := range rs {
 		emit(Record{Kind: "probe", Name: r.Name, Exit: r.Exit, Changed: r.Changed, Stdout: r.Stdout, Stderr: r.Stderr})
@@ -98,11 +113,11 @@ func Agent(ctx context.Context, env Env, provider bool, w io.Writer) error {
 		emit(r)
 	}
 	emit(Record{Kind: "end"})
-	return nil
+	return err
 }
 
 func run(ctx context.Context, kind string, argv ...string) Record {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second) // a hung runner becomes a record, not a hung boot
+	ctx, cancel := context.WithTimeout(ctx, recordTimeout) // a hung runner becomes a record, not a hung boot
 	defer cancel()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	var so, se bytes.Buffer
@@ -112,7 +127,7 @@ func run(ctx context.Context, kind string, argv ...string) Record {
 	var ee *exec.ExitError
 	switch {
 	case ctx.Err() == context.DeadlineExceeded:
-		r.Exit, r.Stderr = -1, "timed out after 10s"
+		r.Exit, r.Stderr = -1, fmt.Sprintf("timed out after %v", recordTimeout)
 	case errors.As(err, &ee):
 		r.Exit = ee.ExitCode()
 	case err != nil:
@@ -213,7 +228,11 @@ func ParseConsole(name string, data []byte) (Guest, error) {
 		return g, fmt.Errorf("%s: %w", name, err)
 	}
 	if !g.Complete {
-		return g, fmt.Errorf("%s: no end record (the guest did not finish; %d console lines)", name, n)
+		if i := bytes.Index(data, []byte("Kernel panic")); i >= 0 {
+			line, _, _ := bytes.Cut(data[i:], []byte("\n"))
+			return g, fmt.Errorf("%s: no end record: the guest kernel panicked (%q; console tail %q)", name, bytes.TrimSpace(line), tail(data, 600))
+		}
+		return g, fmt.Errorf("%s: no end record (the guest did not finish; %d console lines; last lines: %q)", name, n, tail(data, 600))
 	}
 	return g, nil
 }

@@ -76,14 +76,26 @@ func Initramfs(ctx context.Context, dst, busybox, init string, bins map[string]s
 	return nil
 }
 
+// KernelCmdline is the guest kernel's command line. no_timer_check: under
+// software emulation on a loaded host the vCPU thread can miss the timer
+// interrupts the kernel's early IO-APIC timer check waits for, and the kernel
+// then panics ("IO-APIC + timer doesn't work!") before /init runs: that was
+// kernel-matrix's "no end record" under load. panic=-1 with qemu -no-reboot
+// ends a panicking guest at once.
+const KernelCmdline = "console=ttyS0 quiet panic=-1 no_timer_check"
+
+// bootTimeout bounds one qemu boot; a boot takes seconds on an idle machine
+// and several times that on a loaded one (software emulation).
+const bootTimeout = 5 * time.Minute
+
 // Boot runs qemu-system-x86_64 (software emulation, no KVM, cpus virtual CPUs) with the serial
 // console on stdout and returns the console capture and the wall time from
 // start to power-off.
 func Boot(ctx context.Context, vmlinuz, initrd string, cpus int) ([]byte, time.Duration, error) {
-	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	ctx, cancel := context.WithTimeout(ctx, bootTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "qemu-system-x86_64", "-m", "512", "-smp", strconv.Itoa(max(cpus, 1)), "-nographic", "-no-reboot",
-		"-kernel", vmlinuz, "-initrd", initrd, "-append", "console=ttyS0 quiet panic=-1")
+		"-kernel", vmlinuz, "-initrd", initrd, "-append", KernelCmdline)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	start := time.Now()

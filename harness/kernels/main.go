@@ -9,16 +9,23 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/dshsim/dshsim/harness/cmdline"
 	"github.com/dshsim/dshsim/sandbox/sandboxtest"
 )
 
 // RepoRoot walks up from dir to the directory holding go.mod.
 func RepoRoot(dir string) (string, error) {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
 	for d := dir; ; d = filepath.Dir(d) {
 		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
 			return d, nil
@@ -42,7 +49,7 @@ func BuildStatic(ctx context.Context, root, dir string) (map[string]string, erro
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		p, err := sandboxtest.Build(root, dir, name, pkg, "GOOS=linux", "GOARCH=amd64")
+		p, err := sandboxtest.BuildContext(ctx, root, dir, name, pkg, "GOOS=linux", "GOARCH=amd64")
 		if err != nil {
 			return nil, err
 		}
@@ -52,11 +59,12 @@ func BuildStatic(ctx context.Context, root, dir string) (map[string]string, erro
 }
 
 // Layer1 runs the agent on this machine for caps 1..7 and uncapped (with the
-// real provider), each also through the in-process path, and returns the
-// columns.
+// real provider), each also through the in-process path, the columns side
+// by side (each in its own directory), and returns them in that order.
 func Layer1(ctx context.Context, bins map[string]string, base string) ([]Column, error) {
-	var cols []Column
-	for cap := 1; cap <= 8; cap++ {
+	cols := make([]Column, 8)
+	err := each(len(cols), runtime.NumCPU()*2, func(i int) error {
+		cap := i + 1
 		env := Env{Runner: bins["landlock-run"], Probe: bins["escape-probe"], Base: filepath.Join(base, fmt.Sprintf("l1-%d", cap)), InProcess: true}
 		name := fmt.Sprintf("cap%d", cap)
 		if cap == 8 {
@@ -66,15 +74,42 @@ func Layer1(ctx context.Context, bins map[string]string, base string) ([]Column,
 		}
 		var buf bytes.Buffer
 		if err := Agent(ctx, env, cap == 8, &buf); err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
+			return fmt.Errorf("%s: %w", name, err)
 		}
 		g, err := ParseConsole(name, buf.Bytes())
 		if err != nil {
-			return nil, err
+			return err
 		}
-		cols = append(cols, Column{Name: name, Layer: 1, Cap: env.Cap, Guest: g})
+		cols[i] = Column{Name: name, Layer: 1, Cap: env.Cap, Guest: g}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return cols, nil
+}
+
+// each calls f(0) ... f(n-1), up to par at once, and returns the error of
+// the lowest index that failed.
+func each(n, par int, f func(i int) error) error {
+	errs := make([]error, n)
+	sem := make(chan struct{}, max(par, 1))
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			errs[i] = f(i)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Boot times are reported, never asserted.
@@ -100,127 +135,226 @@ func Layer2(ctx context.Context, cache Cache, bins map[string]string, work strin
 	if err := Initramfs(ctx, baseline, bb, BaselineInit, nil); err != nil {
 		return nil, nil, err
 	}
-	var cols []Column
-	var times []BootTime
-	for _, k := range Kernels {
+	// Two guests at once: a guest under software emulation leaves much of
+	// its vCPUs' time idle, so two fill this machine's two cores better than
+	// one. A -baseline run boots one at a time, so its times compare.
+	par := 2
+	if withBaseline {
+		par = 1
+	}
+	cols := make([]Column, len(Kernels))
+	times := make([]BootTime, len(Kernels))
+	err = each(len(Kernels), par, func(i int) error {
+		k := Kernels[i]
 		vmlinuz, err := cache.Vmlinuz(ctx, k)
 		if err != nil {
-			return nil, nil, err
+			return err
 		}
 		console, d, err := Boot(ctx, vmlinuz, initrd, k.CPUs)
 		name := "console-" + strings.ReplaceAll(k.Name, "/", "-") + ".txt"
 		_ = os.WriteFile(filepath.Join(work, name), console, 0o644)
 		if err != nil {
-			return nil, nil, fmt.Errorf("boot %s: %w", k.Name, err)
+			return fmt.Errorf("boot %s: %w", k.Name, err)
 		}
 		if !withBaseline {
-			times = append(times, BootTime{Kernel: k.Name, Wall: d})
-			logf("kernel-matrix: boot %s (%s): %.2fs start to power-off", k.Name, filepath.Base(vmlinuz), d.Seconds())
+			times[i] = BootTime{Kernel: k.Name, Wall: d}
+			logf("kernel-matrix: boot %s (%s): %.2fs start to power-off (%d guests at once)", k.Name, filepath.Base(vmlinuz), d.Seconds(), par)
 		} else {
 			_, bd, berr := Boot(ctx, vmlinuz, baseline, k.CPUs)
 			if berr != nil {
-				return nil, nil, fmt.Errorf("baseline boot %s: %w", k.Name, berr)
+				return fmt.Errorf("baseline boot %s: %w", k.Name, berr)
 			}
-			times = append(times, BootTime{k.Name, d, bd})
+			times[i] = BootTime{k.Name, d, bd}
 			logf("kernel-matrix: boot %s (%s): %.2fs start to power-off; baseline boot (busybox only, init powers off): %.2fs; ratio %.2f",
 				k.Name, filepath.Base(vmlinuz), d.Seconds(), bd.Seconds(), d.Seconds()/bd.Seconds())
 		}
 		g, err := ParseConsole(name, console)
 		if err != nil {
-			return nil, nil, err
+			return err
 		}
-		cols = append(cols, Column{Name: k.Name, Layer: 2, CPUs: k.CPUs, Guest: g})
+		cols[i] = Column{Name: k.Name, Layer: 2, CPUs: k.CPUs, Guest: g}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
 	}
 	return cols, times, nil
 }
 
-// Main is cmd/kernel-matrix: build the static binaries, run layer 1 on this
-// machine and layer 2 under qemu, render the matrix, compare it with (or,
-// under DSHSIM_UPDATE=1 or -update, write) the golden file, and fail on any
-// problem Check finds. Exit 0 ok, 1 mismatch or problem, 2 usage or setup error.
-func Main(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("kernel-matrix", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	cacheDir := fs.String("cache", "", "download cache (default $XDG_CACHE_HOME/dshsim-kernels or /var/cache/dshsim-kernels)")
-	golden := fs.String("golden", "", "golden file (default <repo>/snapshots/kernel-matrix.txt)")
-	update := fs.Bool("update", os.Getenv("DSHSIM_UPDATE") == "1", "write the golden file instead of comparing")
-	layer1 := fs.Bool("layer1", false, "layer 1 only (no qemu); compares against -golden only if given")
-	baseline := fs.Bool("baseline", false, "also boot each kernel with an init that powers off at once, and report the ratio")
-	keep := fs.Bool("keep", false, "keep the work directory (console captures, initramfs)")
-	if err := fs.Parse(args); err != nil {
-		return 2
+// Options say what one run of the matrix does.
+type Options struct {
+	// CacheDir is the kernel download cache ("" = [DefaultCache]).
+	CacheDir string
+	// Layer1Only skips the qemu boots.
+	Layer1Only bool
+	// Baseline also boots each kernel with an init that powers off at once.
+	Baseline bool
+	// Keep keeps the work directory (console captures, initramfs).
+	Keep bool
+	// Logf receives progress (nil: none).
+	Logf func(format string, args ...any)
+}
+
+// Result is one run of the matrix.
+type Result struct {
+	// Text is the rendered matrix (the golden file's content).
+	Text []byte
+	// Problems are what [Check] found.
+	Problems []string
+}
+
+// Run builds the static binaries of the module at root, runs layer 1 on this
+// machine and (unless o.Layer1Only) layer 2 under qemu, and renders the
+// matrix. Everything it makes lives in one work directory under the scratch
+// root (sandboxtest.ScratchRoot), removed before Run returns unless o.Keep;
+// cancelling ctx kills what runs (qemu, probes) and still removes it.
+func Run(ctx context.Context, root string, o Options) (Result, error) {
+	logf := o.Logf
+	if logf == nil {
+		logf = func(string, ...any) {}
 	}
-	logf := func(f string, a ...any) { fmt.Fprintf(stderr, f+"\n", a...) }
-	ctx := context.Background()
-	wd, _ := os.Getwd()
-	root, err := RepoRoot(wd)
+	if o.CacheDir == "" {
+		o.CacheDir = DefaultCache()
+	}
+	work, err := sandboxtest.MkdirScratch("dshsim-kmatrix-")
 	if err != nil {
-		logf("kernel-matrix: %v", err)
-		return 2
+		return Result{}, err
 	}
-	if *golden == "" && !*layer1 {
-		*golden = filepath.Join(root, "snapshots", "kernel-matrix.txt")
-	}
-	if *cacheDir == "" {
-		*cacheDir = DefaultCache()
-	}
-	work, err := os.MkdirTemp("/var/tmp", "dshsim-kmatrix-")
-	if err != nil {
-		logf("kernel-matrix: %v", err)
-		return 2
-	}
-	if *keep {
+	if o.Keep {
 		logf("kernel-matrix: work directory %s", work)
 	} else {
 		defer os.RemoveAll(work)
 	}
 	start := time.Now()
-	bins, err := BuildStatic(ctx, root, filepath.Join(work))
+	bins, err := BuildStatic(ctx, root, work)
 	if err != nil {
-		logf("kernel-matrix: %v", err)
-		return 2
+		return Result{}, err
 	}
 	cols, err := Layer1(ctx, bins, filepath.Join(work, "scratch"))
 	if err != nil {
-		logf("kernel-matrix: layer 1: %v", err)
-		return 2
+		return Result{}, fmt.Errorf("layer 1: %w", err)
 	}
 	logf("kernel-matrix: layer 1 (caps 1..7 + host): %.1fs", time.Since(start).Seconds())
-	if !*layer1 {
-		l2, _, err := Layer2(ctx, Cache{Dir: *cacheDir, Logf: logf}, bins, work, *baseline, logf)
+	if !o.Layer1Only {
+		l2, _, err := Layer2(ctx, Cache{Dir: o.CacheDir, ReadOnly: SharedCaches(o.CacheDir), Logf: logf}, bins, work, o.Baseline, logf)
 		if err != nil {
-			logf("kernel-matrix: layer 2: %v", err)
-			return 2
+			return Result{}, fmt.Errorf("layer 2: %w", err)
 		}
 		cols = append(cols, l2...)
 	}
 	host, _ := os.ReadFile("/proc/sys/kernel/osrelease")
-	text := Render(cols, strings.TrimSpace(string(host)))
+	logf("kernel-matrix: total %.1fs", time.Since(start).Seconds())
+	return Result{Text: Render(cols, strings.TrimSpace(string(host))), Problems: Check(cols)}, nil
+}
+
+// CompareGolden compares text with the golden file path: nil when they are
+// equal; an error naming the file when it is missing or differs (with the
+// lines that differ).
+func CompareGolden(path string, text []byte) error {
+	want, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("golden %s: %w (DSHSIM_UPDATE=1 writes it)", path, err)
+	}
+	if d := cmp.Diff(string(want), string(text)); d != "" {
+		return fmt.Errorf("%s differs (-golden +now); DSHSIM_UPDATE=1 updates it:\n%s", path, d)
+	}
+	return nil
+}
+
+// Usage is the text kernel-matrix -h prints before its flags.
+const Usage = `usage: kernel-matrix [-layer1] [-golden FILE] [-update] [-cache DIR] [-baseline] [-keep]
+
+kernel-matrix checks what the Landlock runner really enforces: layer 1 caps the
+runner's ABI on this machine (1..7, then uncapped), layer 2 boots real Debian
+kernels under qemu-system-x86_64 with the runner and the probes in an
+initramfs. The rendered matrix is compared with snapshots/kernel-matrix.txt
+(-golden), or written to it with -update or DSHSIM_UPDATE=1; every problem
+Check finds (an unadmitted gap, a runner failure on a Landlock kernel, a guest
+that did not finish) fails the run. It takes no arguments.
+
+Its work directory (static binaries, initramfs, console captures) lives under
+$DSHSIM_SCRATCH or /var/tmp and is removed at the end, also when SIGINT or
+SIGTERM interrupts the run (-keep keeps it). Kernels are downloaded once into
+the cache (see -cache); concurrent runs wait for each other's download.
+
+Exit status: 0 the matrix matches and has no problem; 1 it differs, the golden
+file is missing, a problem was found, or a step failed; 2 usage error; 130 or
+143 interrupted by SIGINT or SIGTERM.
+
+Flags:
+`
+
+// Main is cmd/kernel-matrix: parse the flags, [Run], then compare with (or,
+// under DSHSIM_UPDATE=1 or -update, write) the golden file, and fail on any
+// problem Check finds. Exit status as [Usage] says.
+func Main(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("kernel-matrix", flag.ContinueOnError)
+	var o Options
+	fs.StringVar(&o.CacheDir, "cache", "", "download cache (default $XDG_CACHE_HOME/dshsim-kernels, else /var/cache/dshsim-kernels when writable, else ~/.cache/dshsim-kernels; a readable /var/cache/dshsim-kernels is used read-only)")
+	golden := fs.String("golden", "", "golden file (default <repo>/snapshots/kernel-matrix.txt; with -layer1 none: print the matrix)")
+	update := fs.Bool("update", os.Getenv("DSHSIM_UPDATE") == "1", "write the golden file instead of comparing")
+	fs.BoolVar(&o.Layer1Only, "layer1", false, "layer 1 only (no qemu); compares against -golden only if given")
+	fs.BoolVar(&o.Baseline, "baseline", false, "also boot each kernel with an init that powers off at once, and report the ratio")
+	fs.BoolVar(&o.Keep, "keep", false, "keep the work directory (console captures, initramfs)")
+	cmd := cmdline.Command{Name: "kernel-matrix", Flags: fs, Help: func(w io.Writer) {
+		io.WriteString(w, Usage)
+		cmdline.Defaults(fs, w)
+	}}
+	if code, ok := cmd.Parse(args, stdout, stderr); !ok {
+		return code
+	}
+	if fs.NArg() > 0 {
+		return cmd.Usagef(stderr, "unexpected argument %q (kernel-matrix takes no arguments)", fs.Arg(0))
+	}
+	if _, err := sandboxtest.ScratchRoot(); err != nil {
+		return cmd.Usagef(stderr, "%v", err)
+	}
+	logf := func(f string, a ...any) { fmt.Fprintf(stderr, f+"\n", a...) }
+	o.Logf = logf
+	wd, _ := os.Getwd()
+	root, err := RepoRoot(wd)
+	if err != nil {
+		return cmd.Usagef(stderr, "%v (run it inside the repository)", err)
+	}
+	if *golden == "" && !o.Layer1Only {
+		*golden = filepath.Join(root, "snapshots", "kernel-matrix.txt")
+	}
+	if *update && *golden == "" {
+		return cmd.Usagef(stderr, "-update with -layer1 needs -golden FILE")
+	}
+	ctx, in := cmdline.WithInterrupt(context.Background())
+	defer in.Stop()
+	res, err := Run(ctx, root, o)
+	if s := in.Signal(); s != nil {
+		logf("kernel-matrix: interrupted (%v); stopped, work directory removed", s)
+		return in.Status(1)
+	}
+	if err != nil {
+		logf("kernel-matrix: %v", err)
+		return 1
+	}
 	code := 0
 	switch {
 	case *golden == "":
-		stdout.Write(text)
+		if _, err := stdout.Write(res.Text); err != nil {
+			logf("kernel-matrix: writing the matrix: %v", err)
+			return 1
+		}
 	case *update:
-		if err := os.WriteFile(*golden, text, 0o644); err != nil {
+		if err := os.WriteFile(*golden, res.Text, 0o644); err != nil {
 			logf("kernel-matrix: %v", err)
-			return 2
+			return 1
 		}
 		logf("kernel-matrix: wrote %s", *golden)
 	default:
-		want, err := os.ReadFile(*golden)
-		if err != nil {
-			logf("kernel-matrix: %v (DSHSIM_UPDATE=1 writes it)", err)
-			return 1
-		}
-		if d := cmp.Diff(string(want), string(text)); d != "" {
-			logf("kernel-matrix: %s differs (-golden +now); DSHSIM_UPDATE=1 updates it:\n%s", *golden, d)
+		if err := CompareGolden(*golden, res.Text); err != nil {
+			logf("kernel-matrix: %v", err)
 			code = 1
 		}
 	}
-	for _, p := range Check(cols) {
+	for _, p := range res.Problems {
 		logf("kernel-matrix: PROBLEM: %s", p)
 		code = 1
 	}
-	logf("kernel-matrix: total %.1fs", time.Since(start).Seconds())
 	return code
 }

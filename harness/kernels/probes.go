@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/dshsim/dshsim/harness/escape"
 	"github.com/dshsim/dshsim/sandbox"
@@ -160,7 +159,7 @@ func runProbe(ctx context.Context, env Env, p Probe, dir string, l *inproc.Launc
 		}
 		argv = append(argv, sandbox.LandlockArgs(sandbox.Policy{Mode: sandbox.WorkspaceWrite, WorkspaceRoot: ws})...)
 		argv = append(append(argv, "--"), probe...)
-		cctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		cctx, cancel := context.WithTimeout(ctx, 2*recordTimeout)
 		defer cancel()
 		cmd := exec.CommandContext(cctx, argv[0], argv[1:]...)
 		cmd.Dir = ws
@@ -196,7 +195,7 @@ func runProbe(ctx context.Context, env Env, p Probe, dir string, l *inproc.Launc
 // Check reports; nothing ran.
 func inProcess(ctx context.Context, l *inproc.Launcher, ws string, argv []string) ProbeResult {
 	res, err := spawn.Run(ctx, spawn.Request{Argv: argv, Policy: sandbox.Policy{Mode: sandbox.WorkspaceWrite, WorkspaceRoot: ws},
-		Confiner: l, Dir: ws, Timeout: 20 * time.Second})
+		Confiner: l, Dir: ws, Timeout: 2 * recordTimeout})
 	if err != nil && res.Sandbox == nil {
 		return ProbeResult{Exit: -1, Stderr: "in-process start failed: " + err.Error()}
 	}

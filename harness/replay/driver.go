@@ -32,7 +32,9 @@ const (
 	waitPoll  = 10 * time.Millisecond
 )
 
-// ModelLatency is how long the constructed model takes to answer a call.
+// ModelLatency is the least time the constructed model takes to answer a
+// call; it also waits until the running background jobs settled (at most
+// settleCap).
 const ModelLatency = 50 * time.Millisecond
 
 // maxParallelToolCalls bounds a pool of concurrency-safe calls (upstream 10).
@@ -53,6 +55,7 @@ type driver struct {
 	flags     []string
 	exhausted bool
 	wire      *answers // the frames the bridge would send
+	settle    *settler // the model's wait for the background jobs
 	inbox     *inbox
 	titled    bool
 	headed    bool
@@ -321,12 +324,18 @@ func (d *driver) modelCall(ctx context.Context, turn, step int) (end map[string]
 	}
 	reply := d.script.Replies[d.next]
 	d.next++
-	// The constructed model answers after ModelLatency, as a model does:
-	// upstream's recordings were made at a model's pace, and one of them
+	// The constructed model takes as long as a model takes: at least
+	// ModelLatency, and until the running background jobs settled (settler).
+	// Upstream's recordings were made at a model's pace, and one of them
 	// (background-job-admission) depends on a background job's first command
-	// having run before two more model calls came back.
+	// having run before two more model calls came back; a fixed sleep is a
+	// race on a loaded machine.
+	answerAt := time.Now().Add(ModelLatency)
+	if err := d.settle.wait(ctx); err != nil {
+		return nil, nil, "", err
+	}
 	select {
-	case <-time.After(ModelLatency):
+	case <-time.After(time.Until(answerAt)):
 	case <-ctx.Done():
 	}
 	seqs := make([]int64, 0, len(reply.Chunks))

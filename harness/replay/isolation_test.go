@@ -99,7 +99,8 @@ func resultTexts(r *replay.Result) []string {
 // TestAsAnotherUser replays as root, then runs the replay tests as uid 65534
 // on the same machine: every recording matches for a user without
 // privileges too (private /tmp through a user namespace; bwrap and Landlock
-// inside), including two concurrent runs of one recording.
+// inside), including two concurrent runs of one recording, and the
+// constructed model's wait for the background jobs.
 func TestAsAnotherUser(t *testing.T) {
 	if os.Getuid() != 0 {
 		t.Skip("needs root (CAP_SETUID) to run the replay tests as uid 65534")
@@ -109,7 +110,7 @@ func TestAsAnotherUser(t *testing.T) {
 		t.Fatalf("as root: %s\n%s", r.Summary(), r.Detail())
 	}
 	asuser.RunTests(t, asuser.Run{
-		Tests:       []string{"TestTranscriptsMatch", "TestOurRecordingsMatch", "TestConcurrentReplaysOfOneRecording", "TestNothingLeftInTmp", "TestWorkspaceWriteRecordingsUnderLandlock"},
+		Tests:       []string{"TestTranscriptsMatch", "TestOurRecordingsMatch", "TestModelWaitsForBackgroundJobs", "TestConcurrentReplaysOfOneRecording", "TestNothingLeftInTmp", "TestWorkspaceWriteRecordingsUnderLandlock"},
 		Executables: map[string]string{envRunner: landlockRunner(t)},
 	})
 }

@@ -286,10 +286,13 @@ func replay(ctx context.Context, dir string, opt Options, res *Result) (ourLog [
 		// Name the recording's file, not our temporary copy of it.
 		res.Notes = append(res.Notes, strings.ReplaceAll(r, ws, filepath.Join(rec.Dir, "workspace")))
 	}
-	d := &driver{rec: rec, script: script, log: log, stack: st, ws: ws, wire: ans}
+	d := &driver{rec: rec, script: script, log: log, stack: st, ws: ws, wire: ans, settle: newSettler("/proc", st.RunningJobPIDs)}
 	d.inbox = in
 	if err := d.run(ctx); err != nil {
 		return nil, err
+	}
+	if n := d.settle.capped; n > 0 {
+		res.Notes = append(res.Notes, fmt.Sprintf("the constructed model waited the whole %s for the background jobs to settle before %d of its replies (still running at the last: %s)", settleCap, n, d.settle.busy))
 	}
 	if ctx.Err() != nil {
 		res.Flags = append(res.Flags, fmt.Sprintf("the replay was stopped after %s (%v): calls in flight were aborted", timeout, ctx.Err()))

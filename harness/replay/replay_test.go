@@ -367,6 +367,49 @@ func TestOurRecordingsMatch(t *testing.T) {
 	}
 }
 
+// TestModelWaitsForBackgroundJobs: the constructed model answers once the
+// running background jobs settled (testdata/replay/settle). A job that
+// computes for 300 ms of wall time before it writes settled.txt, under the
+// platform sandbox (bwrap's PID namespace inside the replay's), has written
+// it when the next step's check runs (with a fixed 50 ms it has not), and
+// the wait ends without the cap once it sleeps; a job that never sleeps
+// holds the reply only until the cap, and the replay says so.
+func TestModelWaitsForBackgroundJobs(t *testing.T) {
+	requireIsolation(t)
+	results := replay.Run(context.Background(), dirs(t, "testdata/replay/settle"), replay.RunOptions{Parallel: 2})
+	if len(results) != 2 {
+		t.Fatalf("%d recordings in testdata/replay/settle, want 2", len(results))
+	}
+	capped := func(r *replay.Result) string {
+		for _, n := range r.Notes {
+			if strings.HasPrefix(n, "the constructed model waited the whole ") {
+				return n
+			}
+		}
+		return ""
+	}
+	for _, r := range results {
+		t.Run(r.Name, func(t *testing.T) {
+			if r.Verdict != replay.Match {
+				t.Fatalf("%s\n%s", r.Summary(), r.Detail())
+			}
+			note := capped(r)
+			switch r.Name {
+			case "busy-then-write":
+				if note != "" {
+					t.Errorf("the job settled (it sleeps after writing), yet: %s", note)
+				}
+			case "never-settles":
+				if !regexp.MustCompile(`^the constructed model waited the whole 2s for the background jobs to settle before 1 of its replies \(still running at the last: pid \d+ \(bash\) state R\)$`).MatchString(note) {
+					t.Errorf("the wait for a spinning job did not end at the cap; notes: %q", r.Notes)
+				}
+			default:
+				t.Errorf("unexpected recording %s", r.Name)
+			}
+		})
+	}
+}
+
 // TestChangedToolSchemaIsAMismatch: a tool description or parameter of the
 // sidecar that differs from the stack's is a flag naming the sidecar, the
 // tool and the field; the tools the stack does not compose are named.

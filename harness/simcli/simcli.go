@@ -1,6 +1,7 @@
 package simcli
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/dshsim/dshsim/harness"
+	"github.com/dshsim/dshsim/harness/cmdline"
 	"github.com/dshsim/dshsim/harness/snippets"
 )
 
@@ -39,10 +41,11 @@ Modes:
               missing files, and files in the sims' directories (txt/, out/)
               that no sim produces.
               Without -run it then resolves every --8<-- include of the docs
-              page (-page, default docs/tools.md; skipped if the default page
-              does not exist): a missing file, a missing section, a range past
-              the end of a file, or an included effect file that is stale
-              against the fresh run is an error naming the page line.
+              page (-page, default docs/tools.md): a missing page or one
+              without includes fails, and so does a missing file, a missing
+              section, a range past the end of a file, or an included effect
+              file that is stale against the fresh run (named with the page
+              line).
   -list       print the sims, one line each, with the files they write.
   -render PAGE
               write PAGE with every include expanded (plain Markdown, no
@@ -51,11 +54,14 @@ Modes:
 Flags:
   -run PATTERN  only sims whose name matches the regular expression
   -o DIR        snapshot directory to write or check (default: snapshots/ at
-                the repository root); with -render, the output file
+                the repository root); -check needs it to exist, writing makes
+                it but not its parents; with -render, the output file
   -root DIR     repository root (default: found from the current directory,
-                the first parent whose go.mod declares github.com/dshsim/dshsim);
-                sims read inputs (transcripts/) from it and page includes are
-                relative to it, except snapshots/... which name files in -o
+                the first parent whose go.mod declares github.com/dshsim/dshsim;
+                a -root without that go.mod is refused, except with -render,
+                where any directory does); sims read inputs (transcripts/)
+                from it and page includes are relative to it, except
+                snapshots/... which name files in -o
   -page FILE    docs page checked by -check (default docs/tools.md under the root)
   -v            log sim progress to stderr
   -h            this help
@@ -75,8 +81,10 @@ Updating goldens:
                               (harness/sims tests), package goldens
                               (harness.Golden) and testscript scripts (scenarios/)
 
-Exit status: 0 all well; 1 a sim failed, a file drifted or is missing or
-unclaimed, or an include is broken or stale; 2 usage error.
+Exit status: 0 all well; 1 a sim failed, a file drifted, is missing, is
+unclaimed or could not be written, or the page is missing or an include is
+broken or stale; 2 usage error (one line on stderr: a bad flag or argument,
+a -root that is not the repository, a -o that cannot be used).
 `
 
 // maxDrifts is how many differing lines -check prints per file.
@@ -97,7 +105,6 @@ type options struct {
 
 func mainWith(args []string, stdout, stderr io.Writer, sims func() []harness.Sim) int {
 	fset := flag.NewFlagSet("dsh-sim", flag.ContinueOnError)
-	fset.SetOutput(io.Discard)
 	var o options
 	fset.BoolVar(&o.check, "check", false, "")
 	fset.BoolVar(&o.list, "list", false, "")
@@ -107,24 +114,16 @@ func mainWith(args []string, stdout, stderr io.Writer, sims func() []harness.Sim
 	fset.StringVar(&o.root, "root", "", "")
 	fset.StringVar(&o.page, "page", "", "")
 	fset.StringVar(&o.render, "render", "", "")
-	if err := fset.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(stdout, Usage)
-			return 0
-		}
-		fmt.Fprintf(stderr, "dsh-sim: %v\nrun dsh-sim -h for usage\n", err)
-		return 2
+	cmd := cmdline.Command{Name: "dsh-sim", Flags: fset, Help: func(w io.Writer) { io.WriteString(w, Usage) }}
+	if code, ok := cmd.Parse(args, stdout, stderr); !ok {
+		return code
 	}
 	fset.Visit(func(f *flag.Flag) {
 		o.pageSet = o.pageSet || f.Name == "page"
 		o.outSet = o.outSet || f.Name == "o"
 	})
-	usage := func(format string, args ...any) int {
-		fmt.Fprintf(stderr, "dsh-sim: "+format+"\nrun dsh-sim -h for usage\n", args...)
-		return 2
-	}
 	if fset.NArg() > 0 {
-		return usage("unexpected argument %q", fset.Arg(0))
+		return cmd.Usagef(stderr, "unexpected argument %q", fset.Arg(0))
 	}
 	modes := 0
 	for _, b := range []bool{o.check, o.list, o.render != ""} {
@@ -133,20 +132,20 @@ func mainWith(args []string, stdout, stderr io.Writer, sims func() []harness.Sim
 		}
 	}
 	if modes > 1 {
-		return usage("-check, -list and -render are separate modes; give one")
+		return cmd.Usagef(stderr, "-check, -list and -render are separate modes; give one")
 	}
 	var re *regexp.Regexp
 	if o.run != "" {
 		var err error
 		if re, err = regexp.Compile(o.run); err != nil {
-			return usage("-run: %v", err)
+			return cmd.Usagef(stderr, "-run: %v", err)
 		}
 	}
 	if o.pageSet && !o.check {
-		return usage("-page applies to -check only (use -render PAGE to render a page)")
+		return cmd.Usagef(stderr, "-page applies to -check only (use -render PAGE to render a page)")
 	}
 	if o.render != "" && o.run != "" {
-		return usage("-render runs no sims; -run does not apply")
+		return cmd.Usagef(stderr, "-render runs no sims; -run does not apply")
 	}
 	if o.list {
 		return list(stdout, stderr, sims(), re)
@@ -159,21 +158,83 @@ func mainWith(args []string, stdout, stderr io.Writer, sims func() []harness.Sim
 			root, err = harness.FindRoot(cwd)
 		}
 		if err != nil {
-			fmt.Fprintf(stderr, "dsh-sim: %v (give -root)\n", err)
-			return 1
+			return cmd.Usagef(stderr, "%v (give -root)", err)
 		}
-	} else if abs, err := filepath.Abs(root); err == nil {
+	} else {
+		abs, err := filepath.Abs(root)
+		if err == nil {
+			err = checkRoot(abs, o.render != "")
+		}
+		if err != nil {
+			return cmd.Usagef(stderr, "-root %s: %v", o.root, err)
+		}
 		root = abs
 	}
-	r := &runner{o: o, root: root, stdout: stdout, stderr: stderr, all: sims()}
-	r.snapDir, r.snapShown = filepath.Join(root, harness.SnapshotsDir), harness.SnapshotsDir+"/"
+	snapDir, snapShown := filepath.Join(root, harness.SnapshotsDir), harness.SnapshotsDir+"/"
 	if o.outSet && o.render == "" {
-		r.snapDir, r.snapShown = o.out, strings.TrimSuffix(o.out, "/")+"/"
+		if err := checkOut(o.out, o.check); err != nil {
+			return cmd.Usagef(stderr, "-o %s: %v", o.out, err)
+		}
+		snapDir, snapShown = o.out, strings.TrimSuffix(o.out, "/")+"/"
 	}
+	r := &runner{o: o, root: root, snapDir: snapDir, snapShown: snapShown, stdout: stdout, stderr: stderr, all: sims()}
 	if o.render != "" {
 		return r.renderPage()
 	}
-	return r.runSims(re)
+	// SIGINT or SIGTERM: the running sim finishes (its temporary
+	// directories are removed when it returns), no further sim starts, and
+	// dsh-sim exits 130 or 143; a second signal ends it at once.
+	ctx, in := cmdline.WithInterrupt(context.Background())
+	defer in.Stop()
+	r.interrupted = func() bool { return ctx.Err() != nil }
+	code := r.runSims(re)
+	if s := in.Signal(); s != nil {
+		fmt.Fprintf(stderr, "dsh-sim: interrupted (%v): stopped after the running sim, its temporary files removed\n", s)
+		return in.Status(code)
+	}
+	return code
+}
+
+// checkRoot says what is wrong with -root dir: the sims read the repository
+// (transcripts/, the module's packages), so it must be the repository root;
+// -render only resolves the page's includes against it, so any directory
+// does.
+func checkRoot(dir string, render bool) error {
+	if !render {
+		return harness.IsRoot(dir)
+	}
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return errors.New("no such directory")
+	case err != nil:
+		return err
+	case !fi.IsDir():
+		return errors.New("not a directory")
+	}
+	return nil
+}
+
+// checkOut says what is wrong with -o dir: -check reads an existing
+// directory; writing makes dir, but not its parents (a mistyped path must not
+// grow a tree).
+func checkOut(dir string, check bool) error {
+	fi, err := os.Stat(dir)
+	switch {
+	case err == nil && !fi.IsDir():
+		return errors.New("not a directory")
+	case err == nil:
+		return nil
+	case !errors.Is(err, fs.ErrNotExist):
+		return err
+	case check:
+		return errors.New("no such directory (-check compares with the files in it)")
+	}
+	parent := filepath.Dir(filepath.Clean(dir))
+	if fi, err := os.Stat(parent); err != nil || !fi.IsDir() {
+		return fmt.Errorf("its parent %s is not a directory (dsh-sim makes the directory, not its parents)", parent)
+	}
+	return nil
 }
 
 func list(stdout, stderr io.Writer, all []harness.Sim, re *regexp.Regexp) int {
@@ -221,6 +282,7 @@ type runner struct {
 	stdout, stderr     io.Writer
 	all                []harness.Sim
 	fresh              map[string][]byte // this run's output, by name under snapshots/
+	interrupted        func() bool       // a signal asked to stop (nil: never)
 }
 
 func (r *runner) logf(format string, args ...any) {
@@ -241,6 +303,10 @@ func (r *runner) runSims(re *regexp.Regexp) int {
 	tw := tabwriter.NewWriter(r.stdout, 0, 4, 1, ' ', 0)
 	var details []string
 	for _, s := range sel {
+		if r.interrupted != nil && r.interrupted() {
+			tw.Flush()
+			return 1
+		}
 		r.logf("dsh-sim: running %s", s.Name)
 		files, err := harness.RunSim(s, r.root, r.logf)
 		if err != nil {
@@ -275,11 +341,11 @@ func (r *runner) runSims(re *regexp.Regexp) int {
 			}
 			continue
 		}
-		changed := 0
+		changed, unwritten := 0, 0
 		for _, name := range s.Files {
 			c, err := harness.WriteFile(r.snapDir, name, files[name])
 			if err != nil {
-				failed = true
+				unwritten++
 				details = append(details, fmt.Sprintf("%s%s: %v", r.snapShown, name, err))
 			}
 			if c {
@@ -287,6 +353,11 @@ func (r *runner) runSims(re *regexp.Regexp) int {
 			}
 		}
 		nchanged += changed
+		if unwritten > 0 {
+			failed = true
+			fmt.Fprintf(tw, "FAIL\t%s\t%d of %d files not written\n", s.Name, unwritten, len(s.Files))
+			continue
+		}
 		fmt.Fprintf(tw, "ok\t%s\t%s, %d changed\n", s.Name, plural(len(s.Files), "file"), changed)
 	}
 	tw.Flush()
@@ -399,9 +470,9 @@ func (r *runner) checkPage() bool {
 	}
 	data, err := os.ReadFile(page)
 	if err != nil {
-		if !r.o.pageSet && errors.Is(err, fs.ErrNotExist) {
-			fmt.Fprintf(r.stdout, "dsh-sim -check: %s: no such page, include check skipped\n", shown)
-			return true
+		if errors.Is(err, fs.ErrNotExist) {
+			fmt.Fprintf(r.stdout, "dsh-sim -check: %s: missing (the docs page that includes the effect files; -page names another)\n", shown)
+			return false
 		}
 		fmt.Fprintf(r.stdout, "dsh-sim -check: %v\n", err)
 		return false
@@ -409,6 +480,10 @@ func (r *runner) checkPage() bool {
 	res, err := snippets.Check(shown, data, r.source())
 	if err != nil {
 		fmt.Fprintln(r.stdout, err)
+		return false
+	}
+	if res.Includes == 0 {
+		fmt.Fprintf(r.stdout, "dsh-sim -check: %s: no --8<-- includes, nothing to check (is it the docs page?)\n", shown)
 		return false
 	}
 	fmt.Fprintf(r.stdout, "dsh-sim -check: %s: %s resolved, %d checked against the fresh run\n",

@@ -68,6 +68,7 @@ func newRoot(t *testing.T) string {
 	t.Helper()
 	root := t.TempDir()
 	write(t, root, "go.mod", "module github.com/dshsim/dshsim\n")
+	write(t, root, "docs/tools.md", "# Fixture\n\n--8<-- \"snapshots/txt/a.txt\"\n")
 	return root
 }
 
@@ -121,7 +122,7 @@ func TestUsageErrors(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			r := run(t, "", tc.args...)
-			if r.code != 2 || r.stdout != "" || r.stderr != tc.want+"run dsh-sim -h for usage\n" {
+			if r.code != 2 || r.stdout != "" || r.stderr != strings.TrimSuffix(tc.want, "\n")+"; run dsh-sim -h for usage\n" {
 				t.Errorf("got %+v, want exit 2 and stderr %q", r, tc.want)
 			}
 		})
@@ -215,8 +216,106 @@ func TestNoSimsIsAFailure(t *testing.T) {
 func TestRootNotFound(t *testing.T) {
 	t.Chdir(t.TempDir())
 	r := run(t, "", "-check")
-	if r.code != 1 || !strings.Contains(r.stderr, "no go.mod declaring module github.com/dshsim/dshsim") || !strings.Contains(r.stderr, "give -root") {
+	if r.code != 2 || r.stdout != "" || strings.Count(r.stderr, "\n") != 1 ||
+		!strings.Contains(r.stderr, "no go.mod declaring module github.com/dshsim/dshsim") || !strings.Contains(r.stderr, "give -root") {
 		t.Errorf("outside the repository: %+v", r)
+	}
+}
+
+// TestBadRootOrOut: a -root that is not the repository, or a -o that cannot
+// be used, is one usage line naming the flag and the path; no sim runs.
+func TestBadRootOrOut(t *testing.T) {
+	reset()
+	root := newRoot(t)
+	file := filepath.Join(root, "go.mod")
+	empty := t.TempDir()
+	missing := filepath.Join(empty, "nonexistent")
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"-root that does not exist", []string{"-check", "-root", missing}, "-root " + missing + ": no such directory"},
+		{"-root that is a file", []string{"-check", "-root", file}, "-root " + file + ": not a directory"},
+		{"-root that is an empty directory", []string{"-check", "-root", empty}, "-root " + empty + ": not the repository root (no go.mod declaring module github.com/dshsim/dshsim)"},
+		{"-root that is an empty directory, write mode", []string{"-root", empty}, "-root " + empty + ": not the repository root"},
+		{"-o that does not exist, -check", []string{"-check", "-root", root, "-o", missing}, "-o " + missing + ": no such directory (-check compares with the files in it)"},
+		{"-o that is a file", []string{"-check", "-root", root, "-o", file}, "-o " + file + ": not a directory"},
+		{"-o whose parent does not exist, write mode", []string{"-root", root, "-o", filepath.Join(missing, "snap")}, "-o " + filepath.Join(missing, "snap") + ": its parent " + missing + " is not a directory"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var out, errb bytes.Buffer
+			ran := false
+			code := mainWith(tc.args, &out, &errb, func() []harness.Sim {
+				ran = true
+				return testSims()
+			})
+			if code != 2 || out.Len() != 0 || strings.Count(errb.String(), "\n") != 1 ||
+				!strings.HasPrefix(errb.String(), "dsh-sim: "+tc.want) || !strings.HasSuffix(errb.String(), "; run dsh-sim -h for usage\n") {
+				t.Errorf("exit %d, stdout %q, stderr %q; want exit 2 and one line starting %q", code, out.String(), errb.String(), "dsh-sim: "+tc.want)
+			}
+			if ran {
+				t.Error("the sims ran")
+			}
+			if _, err := os.Stat(missing); err == nil {
+				t.Errorf("%s was created", missing)
+			}
+		})
+	}
+}
+
+// TestWriteFailureFails: a file that cannot be written fails its sim's line
+// and the run, naming the file.
+func TestWriteFailureFails(t *testing.T) {
+	reset()
+	root := newRoot(t)
+	write(t, root, "snapshots/out", "a file where the out/ directory belongs\n")
+	r := run(t, root)
+	if r.code != 1 || !strings.Contains(r.stdout, "FAIL beta  1 of 2 files not written\n") ||
+		!strings.Contains(r.stdout, "snapshots/out/b.txt: mkdir ") || !strings.Contains(r.stdout, "dsh-sim: FAIL\n") {
+		t.Errorf("write into a file: %+v", r)
+	}
+	if strings.Contains(r.stdout, "ok   beta") {
+		t.Errorf("beta reported ok: %s", r.stdout)
+	}
+}
+
+// TestPageMustCheckSomething: a missing page and a page without includes
+// fail -check instead of passing with nothing checked.
+func TestPageMustCheckSomething(t *testing.T) {
+	reset()
+	root := newRoot(t)
+	if r := run(t, root); r.code != 0 {
+		t.Fatalf("write: %+v", r)
+	}
+	noIncludes := filepath.Join(t.TempDir(), "plain.md")
+	write(t, noIncludes, "", "# A page\n\nno includes here\n")
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"-page without includes", []string{"-check", "-page", noIncludes}, "dsh-sim -check: " + noIncludes + ": no --8<-- includes, nothing to check"},
+		{"the default page without includes", []string{"-check"}, "dsh-sim -check: docs/tools.md: no --8<-- includes"},
+		{"-page that does not exist", []string{"-check", "-page", noIncludes + ".missing"}, "dsh-sim -check: " + noIncludes + ".missing: missing"},
+		{"the default page deleted", []string{"-check"}, "dsh-sim -check: docs/tools.md: missing (the docs page that includes the effect files; -page names another)"},
+	}
+	for i, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			switch i {
+			case 1:
+				write(t, root, "docs/tools.md", "# no includes\n")
+			case 3:
+				if err := os.Remove(filepath.Join(root, "docs", "tools.md")); err != nil {
+					t.Fatal(err)
+				}
+			}
+			r := run(t, root, tc.args...)
+			if r.code != 1 || !strings.Contains(r.stdout, tc.want) || !strings.Contains(r.stdout, "dsh-sim -check: FAIL") {
+				t.Errorf("got %+v, want exit 1 and %q", r, tc.want)
+			}
+		})
 	}
 }
 

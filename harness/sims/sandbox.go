@@ -25,7 +25,7 @@ var landlockRunsLayout = []int{28, 15, 12}
 
 type sandboxSim struct {
 	env      *harness.Env
-	ws       string // workspace (under /var/tmp, see newWorkspace)
+	ws       string // workspace (under the scratch root, see newWorkspace)
 	runner   string // built landlock-run
 	norm     *harness.Normalizer
 	landlock *sandbox.Provider
@@ -35,7 +35,7 @@ type sandboxSim struct {
 // grants the host /tmp wholesale, so a workspace there could not show the
 // workspace boundary.
 func newWorkspace() (parent, ws string, err error) {
-	parent, err = os.MkdirTemp("/var/tmp", "dshsim-sandbox-")
+	parent, err = sandboxtest.MkdirScratch("dshsim-sandbox-")
 	if err != nil {
 		return "", "", err
 	}
@@ -155,6 +155,12 @@ func (s *sandboxSim) probe() (string, error) {
 	}
 	return b.String(), nil
 }
+
+// hermeticEnv is the environment of the runs whose output the effect files
+// show: a fixed PATH, so the runner's execvp of a command that does not exist
+// reports ENOENT for every user (a PATH holding a directory the user may not
+// search, such as root's, turns it into EACCES, "Permission denied").
+var hermeticEnv = []string{"PATH=/usr/bin:/bin", "LANG=C"}
 
 func runCapture(name string, args ...string) (string, int) {
 	var out bytes.Buffer
@@ -392,7 +398,7 @@ func (s *sandboxSim) classify() (string, error) {
 		args = append(args, sm.args...)
 		var stderr bytes.Buffer
 		cmd := exec.Command(s.runner, args...)
-		cmd.Dir, cmd.Stderr = s.ws, &stderr
+		cmd.Dir, cmd.Stderr, cmd.Env = s.ws, &stderr, hermeticEnv
 		code, err := exitStatus(cmd.Run())
 		if err != nil {
 			return "", err

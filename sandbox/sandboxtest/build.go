@@ -1,6 +1,7 @@
 package sandboxtest
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -18,6 +19,11 @@ const RunnerPackage = "github.com/dshsim/dshsim/cmd/landlock-run"
 // current directory); env is added to the build's environment (for example
 // GOARCH for a guest).
 func Build(root, dir, name, pkg string, env ...string) (string, error) {
+	return BuildContext(context.Background(), root, dir, name, pkg, env...)
+}
+
+// BuildContext is [Build] that cancelling ctx stops (the go tool is killed).
+func BuildContext(ctx context.Context, root, dir, name, pkg string, env ...string) (string, error) {
 	out := filepath.Join(dir, name)
 	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
 	if _, err := os.Stat(gobin); err != nil {
@@ -25,7 +31,7 @@ func Build(root, dir, name, pkg string, env ...string) (string, error) {
 	}
 	// -buildvcs=false: no VCS stamp to read, so a user who does not own the
 	// checkout (git refuses it as dubious ownership) can build it too.
-	cmd := exec.Command(gobin, "build", "-trimpath", "-buildvcs=false", "-ldflags=-s -w", "-o", out, pkg)
+	cmd := exec.CommandContext(ctx, gobin, "build", "-trimpath", "-buildvcs=false", "-ldflags=-s -w", "-o", out, pkg)
 	cmd.Env = append(append(os.Environ(), "CGO_ENABLED=0"), env...)
 	cmd.Dir = root
 	if b, err := cmd.CombinedOutput(); err != nil {

@@ -37,8 +37,10 @@
 //
 // # Scratch directories
 //
-// [TempDir] makes a directory outside /tmp, under /var/tmp, removed when the
-// test ends: Landlock's workspace-write grants the host /tmp wholesale and
+// [TempDir] makes a directory outside /tmp, under [ScratchRoot] (/var/tmp, or
+// $DSHSIM_SCRATCH when set: a test or CI that wants to see nothing is left
+// behind points it at a fresh directory), removed when the test ends;
+// [MkdirScratch] is the same for tooling that removes its own directory: Landlock's workspace-write grants the host /tmp wholesale and
 // bwrap mounts a fresh tmpfs over it, so a workspace or an "outside" target
 // under /tmp (where t.TempDir lives) could not show the workspace boundary.
 //

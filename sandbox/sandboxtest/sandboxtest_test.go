@@ -59,8 +59,12 @@ func TestTempDirIsOutsideTmpAndRemoved(t *testing.T) {
 	var dir string
 	t.Run("make", func(t *testing.T) {
 		dir = TempDir(t, "dshsim-sandboxtest-")
-		if !strings.HasPrefix(dir, "/var/tmp/dshsim-sandboxtest-") {
-			t.Errorf("TempDir = %s, want it under /var/tmp", dir)
+		root, err := ScratchRoot()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(dir, root+"/dshsim-sandboxtest-") {
+			t.Errorf("TempDir = %s, want it under %s", dir, root)
 		}
 		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 			t.Errorf("TempDir %s: %v", dir, err)
@@ -99,6 +103,37 @@ func TestCondition(t *testing.T) {
 			got, err := Condition(tc.cond)
 			if (err != nil) != tc.wantErr || got != tc.want {
 				t.Errorf("Condition(%q) = %v, %v; want %v, error %v (%s)", tc.cond, got, err, tc.want, tc.wantErr, tc.why)
+			}
+		})
+	}
+}
+
+func TestScratchRoot(t *testing.T) {
+	fresh := t.TempDir() // under $TMPDIR: refused below
+	outside := TempDir(t, "dshsim-scratchroot-")
+	cases := []struct {
+		name, env, want, err string
+	}{
+		{name: "unset is /var/tmp", env: "", want: "/var/tmp"},
+		{name: "a directory outside the temp areas", env: outside, want: outside},
+		{name: "relative is refused", env: "scratch", err: "want an absolute path"},
+		{name: "/tmp itself is refused", env: "/tmp", err: "inside the temp area /tmp"},
+		{name: "under /tmp is refused", env: "/tmp/x", err: "inside the temp area /tmp"},
+		{name: "under $TMPDIR is refused", env: fresh, err: "inside the temp area"},
+		{name: "a sibling sharing the prefix of /tmp is not inside it", env: "/tmpfoo", want: "/tmpfoo"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv(ScratchEnv, tc.env)
+			got, err := ScratchRoot()
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("ScratchRoot() = %q, %v; want an error containing %q", got, err, tc.err)
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Fatalf("ScratchRoot() = %q, %v; want %q", got, err, tc.want)
 			}
 		})
 	}

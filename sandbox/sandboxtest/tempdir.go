@@ -1,15 +1,64 @@
 package sandboxtest
 
 import (
+	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 )
 
-// TempDir returns a fresh directory under /var/tmp (outside /tmp, see the
+// ScratchEnv names the environment variable that moves the scratch root
+// ([ScratchRoot]) away from /var/tmp, for example to a fresh directory a test
+// or CI checks is empty afterwards.
+const ScratchEnv = "DSHSIM_SCRATCH"
+
+// ScratchRoot is the directory scratch directories go under: $DSHSIM_SCRATCH
+// when set, else /var/tmp. It must lie outside the sandbox's temp areas (/tmp
+// and $TMPDIR, which workspace-write grants wholesale, so an "outside"
+// directory there could not show the workspace boundary); a root inside one is
+// an error naming both.
+func ScratchRoot() (string, error) {
+	root := os.Getenv(ScratchEnv)
+	if root == "" {
+		return "/var/tmp", nil
+	}
+	if !filepath.IsAbs(root) {
+		return "", fmt.Errorf("%s=%s: want an absolute path", ScratchEnv, root)
+	}
+	root = filepath.Clean(root)
+	for _, area := range []string{"/tmp", os.TempDir()} {
+		for _, a := range []string{area, realPath(area)} {
+			if r := realPath(root); r == a || strings.HasPrefix(r, a+"/") || root == a || strings.HasPrefix(root, a+"/") {
+				return "", fmt.Errorf("%s=%s: inside the temp area %s, which workspace-write grants (want a directory outside /tmp and $TMPDIR)", ScratchEnv, root, area)
+			}
+		}
+	}
+	return root, nil
+}
+
+func realPath(p string) string {
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	return filepath.Clean(p)
+}
+
+// MkdirScratch makes a fresh directory under [ScratchRoot] whose name starts
+// with prefix; the caller removes it.
+func MkdirScratch(prefix string) (string, error) {
+	root, err := ScratchRoot()
+	if err != nil {
+		return "", err
+	}
+	return os.MkdirTemp(root, prefix)
+}
+
+// TempDir returns a fresh directory under [ScratchRoot] (outside /tmp, see the
 // package manual) whose name starts with prefix, removed when t ends.
 func TempDir(t testing.TB, prefix string) string {
 	t.Helper()
-	dir, err := os.MkdirTemp("/var/tmp", prefix)
+	dir, err := MkdirScratch(prefix)
 	if err != nil {
 		t.Fatal(err)
 	}

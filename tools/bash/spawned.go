@@ -24,7 +24,10 @@ type spawned struct {
 	last [2]string // last tail returned per stream when no full file exists
 }
 
-var _ jobs.OutputOwner = (*spawned)(nil)
+var (
+	_ jobs.OutputOwner = (*spawned)(nil)
+	_ jobs.Leader      = (*spawned)(nil)
+)
 
 // Wait returns once the process settled and, when it was killed, once no
 // member of its process group is left alive (the kill's result follows the
@@ -42,6 +45,9 @@ func (s *spawned) Wait() jobs.Settled {
 }
 
 func (s *spawned) Kill() { s.p.Kill() }
+
+// Pid is the leader of the process's session and group.
+func (s *spawned) Pid() int { return s.p.Pid() }
 
 func (s *spawned) Streams() (stdout, stderr render.Stream) {
 	o, e := s.p.OutputSoFar()

@@ -27,7 +27,8 @@
 // and summary); job_kill, a read of the settled job, a wait pending at
 // settlement and [Registry.Close] report a job, and unowned jobs never
 // notify. Killing a job terminates its process group (SIGTERM, then SIGKILL
-// after the grace).
+// after the grace). [Registry.RunningPIDs] lists the session leaders of the
+// jobs still running ([Leader]), for tooling that watches their processes.
 //
 // # Tools
 //

@@ -93,6 +93,9 @@ func (p *execProc) Wait() Settled {
 	return s
 }
 
+// Pid is the process id (the group leader: Setpgid).
+func (p *execProc) Pid() int { return p.cmd.Process.Pid }
+
 func (p *execProc) Kill() {
 	p.once.Do(func() {
 		pgid := p.cmd.Process.Pid

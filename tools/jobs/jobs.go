@@ -47,6 +47,15 @@ type OutputOwner interface {
 	Since(stream StreamID, cursor int64) (text string, next int64, lost bool)
 }
 
+// Leader is implemented by a Process that is a real process leading its own
+// session and process group (one started by sandbox/spawn): tooling that
+// watches a job's processes (the replay's constructed model waits for them
+// to settle) finds them by it.
+type Leader interface {
+	// Pid is the leader's process id, also its session and process group id.
+	Pid() int
+}
+
 // StreamID names one output stream.
 type StreamID int
 
@@ -660,6 +669,30 @@ func (r *Registry) List(owner string) []*Job {
 		}
 	}
 	return out
+}
+
+// RunningPIDs returns the leader pids ([Leader]) of the registered jobs that
+// have not settled (running or stopping), in registration order; a job whose
+// Process is not a Leader is left out.
+func (r *Registry) RunningPIDs() []int {
+	r.mu.Lock()
+	all := append([]*Job(nil), r.jobs...)
+	r.mu.Unlock()
+	var pids []int
+	for _, j := range all {
+		select {
+		case <-j.done:
+			continue
+		default:
+		}
+		j.mu.Lock()
+		l, ok := j.proc.(Leader)
+		j.mu.Unlock()
+		if ok {
+			pids = append(pids, l.Pid())
+		}
+	}
+	return pids
 }
 
 // Close stops every job and run (reported: no notice) and waits for them to

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/dshsim/dshsim/render"
 	"github.com/dshsim/dshsim/sandbox"
 )
 
@@ -428,4 +430,57 @@ func TestPanickingNotifyDoesNotCrash(t *testing.T) {
 	if got := j.Read().Text(); got != "ok\n[status: completed, exit code: 0]" {
 		t.Errorf("read = %q", got)
 	}
+}
+
+// pidless is a Process without a pid (not a Leader) that runs until killed.
+type pidless struct{ killed chan struct{} }
+
+func (p pidless) Wait() Settled { <-p.killed; return Settled{Outcome: render.Outcome{Killed: true}} }
+func (p pidless) Kill() {
+	select {
+	case <-p.killed:
+	default:
+		close(p.killed)
+	}
+}
+
+// TestRunningPIDs: the leaders of the registered jobs that have not settled,
+// in registration order; settled jobs, unregistered runs and processes
+// without a pid are left out, an adopted run counts.
+func TestRunningPIDs(t *testing.T) {
+	r, _ := newReg(t, Options{})
+	if got := r.RunningPIDs(); len(got) != 0 {
+		t.Fatalf("empty registry: %v", got)
+	}
+	first := start(t, r, "s1", "sleep 30")
+	done := start(t, r, "s1", "true")
+	<-done.Done()
+	noPid, err := r.Start(spec("s2", "none"), func(io.Writer, io.Writer) (Process, error) {
+		return pidless{killed: make(chan struct{})}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	private := New(Options{})
+	t.Cleanup(func() { private.Close(time.Second) })
+	run, err := private.Run(spec("s1", "sleep 30"), bash("sleep 30"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	leader := func(j *Job) int { return j.proc.(Leader).Pid() }
+	if got, want := r.RunningPIDs(), []int{leader(first)}; !slices.Equal(got, want) {
+		t.Errorf("running %v, want %v (the unregistered run %d, the settled job and the pidless one are not listed)", got, want, leader(run))
+	}
+	if err := r.Adopt(run); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := r.RunningPIDs(), []int{leader(first), leader(run)}; !slices.Equal(got, want) {
+		t.Errorf("after adoption: running %v, want %v", got, want)
+	}
+	first.Kill()
+	<-first.Done()
+	if got, want := r.RunningPIDs(), []int{leader(run)}; !slices.Equal(got, want) {
+		t.Errorf("after the kill: running %v, want %v", got, want)
+	}
+	noPid.Kill()
 }

@@ -235,19 +235,26 @@ func reexec(a []string) error {
 // "<op>: ok" or "<op>: <ERRNO> (<text>)" to stdout. It returns [ExitOK],
 // [ExitErrno] or [ExitUsage].
 func Run(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		usage(stderr)
+	// The usage contract of every dshsim command (harness/cmdline, which this
+	// leaf does not import): -h is the help on stdout, exit 0; a bad
+	// argument is one line pointing at -h, exit 2.
+	bad := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "escape-probe: "+format+"; run escape-probe -h for usage\n", a...)
 		return ExitUsage
+	}
+	if len(args) == 0 {
+		return bad("no operation given")
+	}
+	if args[0] == "-h" || args[0] == "-help" || args[0] == "--help" {
+		usage(stdout)
+		return ExitOK
 	}
 	o, ok := ops[args[0]]
 	if !ok {
-		fmt.Fprintf(stderr, "escape-probe: unknown operation %q\n", args[0])
-		usage(stderr)
-		return ExitUsage
+		return bad("unknown operation %q", args[0])
 	}
 	if len(args)-1 != o.args {
-		fmt.Fprintf(stderr, "escape-probe: %s takes %d argument(s): %s\n", args[0], o.args, o.help)
-		return ExitUsage
+		return bad("%s takes %d argument(s), got %d (%s %s)", args[0], o.args, len(args)-1, args[0], o.help)
 	}
 	if err := o.run(args[1:]); err != nil {
 		fmt.Fprintf(stdout, "%s: %s\n", args[0], Describe(err))
@@ -280,6 +287,8 @@ func Ops() []string {
 
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "usage: escape-probe OP ARGS...")
+	fmt.Fprintln(w, "\nescape-probe performs one file operation and prints \"<op>: ok\" or \"<op>: <ERRNO> (<text>)\".")
+	fmt.Fprintln(w, "Exit status: 0 ok; 1 the operation failed (errno printed); 2 usage error.\n\nOperations:")
 	for _, k := range Ops() {
 		fmt.Fprintf(w, "  %-16s %s\n", k, ops[k].help)
 	}

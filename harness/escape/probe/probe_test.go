@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -25,7 +26,9 @@ func TestRun(t *testing.T) {
 	}{
 		{"no operation is a usage error", nil, probe.ExitUsage, ""},
 		{"an unknown operation is a usage error", []string{"teleport", f}, probe.ExitUsage, ""},
+		{"a flag is an unknown operation", []string{"-x"}, probe.ExitUsage, ""},
 		{"a wrong argument count is a usage error", []string{"write"}, probe.ExitUsage, ""},
+		{"-h is the help, exit 0", []string{"-h"}, probe.ExitOK, ""},
 		{"a write that works says ok", []string{"write", f}, probe.ExitOK, "write: ok\n"},
 		{"a failing syscall prints its errno name", []string{"unlink", filepath.Join(dir, "missing")}, probe.ExitErrno, "unlink: ENOENT (no such file or directory)\n"},
 		{"rename has no copy fallback across devices", []string{"rename", f, "/proc/self/nope"}, probe.ExitErrno, ""},
@@ -41,6 +44,12 @@ func TestRun(t *testing.T) {
 			}
 			if tc.wantOut != "" && out.String() != tc.wantOut {
 				t.Fatalf("stdout %q, want %q", out.String(), tc.wantOut)
+			}
+			if code == probe.ExitUsage && (out.Len() != 0 || strings.Count(errb.String(), "\n") != 1 || !strings.HasSuffix(errb.String(), "; run escape-probe -h for usage\n")) {
+				t.Fatalf("usage error: stdout %q, stderr %q; want one line pointing at -h", out.String(), errb.String())
+			}
+			if tc.args != nil && tc.args[0] == "-h" && (!strings.HasPrefix(out.String(), "usage: escape-probe OP ARGS...\n") || errb.Len() != 0) {
+				t.Fatalf("-h: stdout %q, stderr %q", out.String(), errb.String())
 			}
 		})
 	}

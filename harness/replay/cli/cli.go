@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/dshsim/dshsim/harness/cmdline"
 	"github.com/dshsim/dshsim/harness/replay"
 	"github.com/dshsim/dshsim/harness/replay/acpwire"
 	"github.com/dshsim/dshsim/harness/replay/htmlreport"
@@ -78,7 +79,9 @@ Files of ours beside a recording (both optional):
                             against session.jsonl, and this file, when present,
                             must equal the fresh projection (else: stale).
 
-Exit status: 0 when every recording matches, 1 otherwise, 2 on usage errors.
+Exit status: 0 when every recording matches, 1 otherwise, 2 on usage errors
+(one line on stderr naming the problem: a bad flag or value, a DIR that is
+not a recording, two recordings of one name with -logs).
 
 Flags:
 `
@@ -86,7 +89,6 @@ Flags:
 // Main runs dsh-replay with args (without the program name) and returns the exit status.
 func Main(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("dsh-replay", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	var (
 		jsonOut  = fs.Bool("json", false, "write the report as one JSON document to stdout")
 		runPat   = fs.String("run", "", "replay only recordings whose name matches this regular expression")
@@ -94,26 +96,25 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		shard    = fs.String("shard", "", "replay shard `i/n` of the sorted recordings (1 <= i <= n), for CI machines")
 		update   = fs.Bool("update", false, "rewrite each recording's projection.expected.json from its session.jsonl, then replay (go test with DSHSIM_UPDATE=1 updates those of transcripts/ too)")
 		htmlOut  = fs.String("html", "", "write a self-contained HTML report (timeline per recording, mismatches side by side) to `FILE`")
-		logDir   = fs.String("logs", "", "keep our replayed session logs as `DIR`/<name>.session.jsonl")
-		timeout  = fs.Duration("timeout", 2*time.Minute, "time limit per recording")
+		logDir   = fs.String("logs", "", "keep our replayed session logs as `DIR`/<name>.session.jsonl (recordings must then have distinct names)")
+		timeout  = fs.Duration("timeout", 2*time.Minute, "time limit per recording (positive)")
 		verbose  = fs.Bool("v", false, "list every projected event of every recording, not only the first mismatch")
 		backend  = fs.String("backend", "", "confine bash with this sandbox backend only (`bwrap` or landlock); default: the platform chain (bwrap, then landlock)")
 		launcher = fs.String("landlock-run", "", "the landlock-run `binary` for -backend landlock (default: beside the dsh-replay executable)")
 		strict   = fs.Bool("strict-hooks", false, "fail closed where upstream's hooks fail open: a hook config that cannot be loaded refuses every call, a hook that cannot run (not started, timed out, killed, exit 126/127) blocks its call")
 	)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, usage, wireHelp(), settingsHelp())
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return 0
-		}
-		return 2
+	cmd := cmdline.Command{Name: "dsh-replay", Flags: fs, Help: func(w io.Writer) {
+		fmt.Fprintf(w, usage, wireHelp(), settingsHelp())
+		cmdline.Defaults(fs, w)
+	}}
+	if code, ok := cmd.Parse(args, stdout, stderr); !ok {
+		return code
 	}
 	if fs.NArg() == 0 {
-		fmt.Fprintln(stderr, "dsh-replay: no DIR given (try: dsh-replay transcripts)")
-		return 2
+		return cmd.Usagef(stderr, "no DIR given (try: dsh-replay transcripts)")
+	}
+	if *timeout <= 0 {
+		return cmd.Usagef(stderr, "-timeout %v: want a positive duration (e.g. 2m)", *timeout)
 	}
 	opt := replay.RunOptions{Options: replay.Options{LogDir: *logDir, Timeout: *timeout, LauncherPath: *launcher, StrictHooks: *strict}, Parallel: *parallel}
 	switch *backend {
@@ -121,38 +122,37 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	case "bwrap", "landlock":
 		opt.SandboxChain = []string{*backend}
 	default:
-		fmt.Fprintf(stderr, "dsh-replay: -backend %q: want bwrap or landlock\n", *backend)
-		return 2
+		return cmd.Usagef(stderr, "-backend %q: want bwrap or landlock", *backend)
 	}
 	if *runPat != "" {
 		re, err := regexp.Compile(*runPat)
 		if err != nil {
-			fmt.Fprintf(stderr, "dsh-replay: -run: %v\n", err)
-			return 2
+			return cmd.Usagef(stderr, "-run: %v", err)
 		}
 		opt.Run = re
 	}
 	if *shard != "" {
 		s, err := replay.ParseShard(*shard)
 		if err != nil {
-			fmt.Fprintf(stderr, "dsh-replay: %v\n", err)
-			return 2
+			return cmd.Usagef(stderr, "%v", err)
 		}
 		opt.Shard = s
 	}
 	if *parallel < 1 {
-		fmt.Fprintln(stderr, "dsh-replay: -parallel must be at least 1")
-		return 2
+		return cmd.Usagef(stderr, "-parallel must be at least 1")
 	}
 	all, err := replay.Discover(fs.Args())
 	if err != nil {
-		fmt.Fprintf(stderr, "dsh-replay: %v\n", err)
-		return 2
+		return cmd.Usagef(stderr, "%v", err)
 	}
 	dirs := replay.Select(all, opt)
 	if len(dirs) == 0 {
-		fmt.Fprintf(stderr, "dsh-replay: no recording selected (of %d found)\n", len(all))
-		return 2
+		return cmd.Usagef(stderr, "no recording selected (of %d found)", len(all))
+	}
+	if *logDir != "" {
+		if a, b := sameName(dirs); a != "" {
+			return cmd.Usagef(stderr, "-logs %s: recordings %s and %s would both keep their log as %s.session.jsonl; replay them in separate runs", *logDir, a, b, filepath.Base(a))
+		}
 	}
 	if *update {
 		for _, d := range dirs {
@@ -170,7 +170,15 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	opt.Progress = progress(stderr, isTerminal(stderr))
-	results := replay.Run(context.Background(), dirs, opt)
+	// SIGINT or SIGTERM cancels the replays (their commands are killed and
+	// their workspaces removed); dsh-replay then exits 130 or 143.
+	ctx, in := cmdline.WithInterrupt(context.Background())
+	defer in.Stop()
+	results := replay.Run(ctx, dirs, opt)
+	if s := in.Signal(); s != nil {
+		fmt.Fprintf(stderr, "dsh-replay: interrupted (%v): replays stopped, their workspaces removed\n", s)
+		return in.Status(1)
+	}
 	if isTerminal(stderr) {
 		fmt.Fprint(stderr, "\r\033[K")
 	}
@@ -193,6 +201,18 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	return 1
+}
+
+// sameName returns two recordings of dirs with the same base name, or "".
+func sameName(dirs []string) (string, string) {
+	seen := map[string]string{}
+	for _, d := range dirs {
+		if prev, ok := seen[filepath.Base(d)]; ok {
+			return prev, d
+		}
+		seen[filepath.Base(d)] = d
+	}
+	return "", ""
 }
 
 func writeHTML(path string, results []*replay.Result) error {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -27,16 +28,37 @@ func TestMainExitStatus(t *testing.T) {
 		{name: "a bad shard is a usage error", args: []string{"-shard", "0/2", "../../../transcripts"}, status: 2, stderr: "want i/n"},
 		{name: "a bad pattern is a usage error", args: []string{"-run", "(", "../../../transcripts"}, status: 2, stderr: "-run: error parsing regexp"},
 		{name: "a missing directory is a usage error", args: []string{"../../../no-such-dir"}, status: 2, stderr: "no-such-dir"},
-		{name: "-h documents and exits 0", args: []string{"-h"}, status: 0, stderr: "usage: dsh-replay [flags] DIR..."},
+		{name: "-h documents and exits 0", args: []string{"-h"}, status: 0, stdout: "usage: dsh-replay [flags] DIR..."},
+		{name: "an unknown flag is a usage error", args: []string{"-bogus", "../../../transcripts"}, status: 2, stderr: "dsh-replay: flag provided but not defined: -bogus; run dsh-replay -h for usage"},
+		{name: "a negative timeout is a usage error", args: []string{"-timeout", "-1s", "../../../transcripts"}, status: 2, stderr: "-timeout -1s: want a positive duration"},
+		{name: "a zero timeout is a usage error", args: []string{"-timeout", "0", "../../../transcripts"}, status: 2, stderr: "-timeout 0s: want a positive duration"},
+		{name: "a flag after DIR is a usage error, not a DIR", args: []string{"../../../transcripts", "-v"}, status: 2, stderr: "flag -v after the arguments"},
+		{name: "-logs with two recordings of one name is a usage error", args: []string{"-logs", "LOGS", "../../../transcripts/fs-read", "COPY/fs-read"}, status: 2,
+			stderr: "recordings ../../../transcripts/fs-read and COPY/fs-read would both keep their log as fs-read.session.jsonl"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			tmp := t.TempDir()
+			if err := recording.CopyTree("../../../transcripts/fs-read", filepath.Join(tmp, "copy", "fs-read")); err != nil {
+				t.Fatal(err)
+			}
+			r := strings.NewReplacer("LOGS", filepath.Join(tmp, "logs"), "COPY", filepath.Join(tmp, "copy"))
+			args := make([]string, len(tc.args))
+			for i, a := range tc.args {
+				args[i] = r.Replace(a)
+			}
 			var out, errb bytes.Buffer
-			if got := Main(tc.args, &out, &errb); got != tc.status {
+			if got := Main(args, &out, &errb); got != tc.status {
 				t.Fatalf("status %d, want %d\nstdout:\n%s\nstderr:\n%s", got, tc.status, out.String(), errb.String())
 			}
-			if !strings.Contains(out.String(), tc.stdout) || !strings.Contains(errb.String(), tc.stderr) {
-				t.Errorf("stdout %q lacks %q or stderr %q lacks %q", out.String(), tc.stdout, errb.String(), tc.stderr)
+			if !strings.Contains(out.String(), tc.stdout) || !strings.Contains(errb.String(), r.Replace(tc.stderr)) {
+				t.Errorf("stdout %q lacks %q or stderr %q lacks %q", out.String(), tc.stdout, errb.String(), r.Replace(tc.stderr))
+			}
+			if tc.status == 2 && (out.Len() != 0 || strings.Count(errb.String(), "\n") != 1 || !strings.HasSuffix(errb.String(), "; run dsh-replay -h for usage\n")) {
+				t.Errorf("a usage error is one line pointing at -h on stderr and nothing on stdout: stdout %q, stderr %q", out.String(), errb.String())
+			}
+			if _, err := os.Stat(filepath.Join(tmp, "logs")); err == nil {
+				t.Error("-logs directory made although nothing was replayed")
 			}
 		})
 	}
@@ -121,5 +143,5 @@ func helpAndReadme(t *testing.T) (help, readme string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return errb.String(), string(b)
+	return out.String(), string(b)
 }

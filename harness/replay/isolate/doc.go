@@ -12,7 +12,10 @@
 // and gid, with CAP_SYS_ADMIN as an ambient capability. The child then:
 //
 //  1. makes every mount private (nothing propagates back to the host),
-//  2. mounts a fresh tmpfs (mode 1777) on /tmp,
+//  2. mounts a fresh tmpfs (mode 1777) on /tmp and its PID namespace's own
+//     /proc (a pid read from the host's /proc would name a host process: a
+//     bwrap with --unshare-pid started in the child opened the namespaces of
+//     whatever host process had its child's pid, and failed),
 //  3. drops every capability it was given for that (ambient, inheritable,
 //     permitted, effective) and re-executes itself, so that no thread of the
 //     process that runs the function, and no command it starts, holds a

@@ -106,7 +106,8 @@ func child(stage, name string, h Handler) int {
 	return 3
 }
 
-// setup makes mounts private, mounts the tmpfs on /tmp, brings the shared
+// setup makes mounts private, mounts the tmpfs on /tmp and the PID
+// namespace's own /proc, brings the shared
 // paths back read-only, drops the capabilities it was given for that, and
 // re-executes the binary for the run stage (all on one locked thread:
 // capabilities are per thread, and execve takes the calling thread's).
@@ -138,6 +139,13 @@ func setup(name string) error {
 		if err := bindReadOnly(held[i], p); err != nil {
 			return fmt.Errorf("isolate: share %s: %w", p, err)
 		}
+	}
+	// The child is in a PID namespace of its own: without a /proc of that
+	// namespace, pids read from /proc name the host's processes, and a bwrap
+	// started here (its --unshare-pid child, /proc/<pid>/ns/...) opens the
+	// wrong process's namespaces or none at all.
+	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+		return fmt.Errorf("isolate: mount the child's PID namespace's /proc: %w", err)
 	}
 	if err := dropCapabilities(); err != nil {
 		return fmt.Errorf("isolate: drop the capabilities of the setup stage: %w", err)

@@ -48,7 +48,8 @@ func hostTmpDev(t *testing.T) uint64 {
 	return st.Dev
 }
 
-// TestChildHasAPrivateTmp: the child is PID 1 of its namespace, its /tmp is a
+// TestChildHasAPrivateTmp: the child is PID 1 of its namespace and of its
+// /proc, its /tmp is a
 // tmpfs on another device, a file it creates there never reaches the host's
 // /tmp, and it holds no capability its user did not have.
 func TestChildHasAPrivateTmp(t *testing.T) {
@@ -60,6 +61,9 @@ func TestChildHasAPrivateTmp(t *testing.T) {
 	}
 	if f.PID != 1 {
 		t.Errorf("child pid %d, want 1 (a PID namespace of its own)", f.PID)
+	}
+	if f.ProcSelf != "1" {
+		t.Errorf("the child's /proc/self is %q, want \"1\": its /proc is not its PID namespace's own", f.ProcSelf)
 	}
 	if !f.TmpIsTmpfs || f.TmpDev == hostTmpDev(t) {
 		t.Errorf("child /tmp: tmpfs %v, device %d (host %d): want a tmpfs of its own", f.TmpIsTmpfs, f.TmpDev, hostTmpDev(t))
@@ -123,7 +127,13 @@ func errText(err error) string {
 // the caller shares is seen at the same path, and cannot be written.
 func TestSharedPathsAreVisibleReadOnly(t *testing.T) {
 	requireIsolation(t)
-	dir := t.TempDir()
+	// Under the host's /tmp itself, whatever TMPDIR says: that is the
+	// directory the child replaces.
+	dir, err := os.MkdirTemp("/tmp", "dshsim-isolate-share-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
 	if err := os.WriteFile(filepath.Join(dir, "seed.txt"), []byte("seed"), 0o644); err != nil {
 		t.Fatal(err)
 	}

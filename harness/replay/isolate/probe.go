@@ -22,6 +22,9 @@ func init() { Serve(probeName, probe) }
 type Facts struct {
 	// PID is the child's pid in its namespace (1).
 	PID int `json:"pid"`
+	// ProcSelf is what /proc/self names: its pid in the namespace of the
+	// mounted /proc ("1" when /proc is its PID namespace's own).
+	ProcSelf string `json:"procSelf"`
 	// UID is its uid.
 	UID int `json:"uid"`
 	// TmpDev is the device of its /tmp; TmpIsTmpfs whether that is a tmpfs.
@@ -54,6 +57,11 @@ func probe(_ context.Context, req []byte) ([]byte, error) {
 		return nil, err
 	}
 	f.TmpDev = st.Dev
+	self, err := os.Readlink("/proc/self")
+	if err != nil {
+		return nil, err
+	}
+	f.ProcSelf = self
 	var fs unix.Statfs_t
 	if err := unix.Statfs("/tmp", &fs); err != nil {
 		return nil, err

@@ -1,0 +1,177 @@
+package replay
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// The constructed model's wait for the background jobs (see settler).
+const (
+	// settleCap bounds the wait for the background jobs before one reply.
+	settleCap = 2 * time.Second
+	// settlePoll is the time between two samples of /proc.
+	settlePoll = 5 * time.Millisecond
+)
+
+// settledState reports whether a process in this /proc state lets its job
+// count as settled: asleep (S), stopped (T, t), a zombie (Z) or dead (X).
+// Anything else, running or runnable (R) and uninterruptible (D) above all,
+// is progress still to come.
+func settledState(s byte) bool {
+	switch s {
+	case 'S', 'T', 't', 'Z', 'X':
+		return true
+	}
+	return false
+}
+
+// busyMember returns a process of procs that belongs to the session or the
+// process group of one of leaders (pids as procs spells them) and has not
+// settled.
+func busyMember(procs []procStat, leaders map[int]bool) (procStat, bool) {
+	for _, p := range procs {
+		if (leaders[p.Session] || leaders[p.PGrp]) && !settledState(p.State) {
+			return p, true
+		}
+	}
+	return procStat{}, false
+}
+
+// pidAt returns the pid at level of an NSpid list (0: the proc mount's
+// namespace), if the process is visible there.
+func pidAt(nspid []int, level int) (int, bool) {
+	if level < 0 || level >= len(nspid) {
+		return 0, false
+	}
+	return nspid[level], true
+}
+
+// settler makes the constructed model take as long as a model takes to let
+// the background jobs progress: before a reply is served, it waits until
+// every process of every running job's session or process group (jobs start
+// in a session of their own, confined ones included: bwrap's PID namespace
+// keeps the session) has been asleep on two consecutive samples of /proc
+// settlePoll apart, or until cap passed.
+type settler struct {
+	proc    procfs
+	leaders func() []int  // running jobs' leaders, as this process sees them
+	cap     time.Duration // settleCap
+	poll    time.Duration // settlePoll
+
+	self   []int       // this process's NSpid (read once)
+	hosts  map[int]int // leader -> its pid in proc's namespace
+	capped int         // waits that reached the cap
+	busy   string      // what was still busy at the last capped wait
+}
+
+func newSettler(proc procfs, leaders func() []int) *settler {
+	return &settler{proc: proc, leaders: leaders, cap: settleCap, poll: settlePoll, hosts: map[int]int{}}
+}
+
+// wait returns once the running jobs settled, the cap passed (counted in
+// capped) or ctx ended; an error means /proc could not be read.
+func (s *settler) wait(ctx context.Context) error {
+	deadline := time.Now().Add(s.cap)
+	quiet := 0
+	for {
+		busy, none, err := s.sample()
+		if err != nil {
+			return fmt.Errorf("the constructed model's wait for the background jobs: %w", err)
+		}
+		switch {
+		case none:
+			return nil // no job runs: nothing to wait for
+		case busy == "":
+			if quiet++; quiet == 2 {
+				return nil
+			}
+		default:
+			quiet = 0
+			if !time.Now().Before(deadline) {
+				s.capped++
+				s.busy = busy
+				return nil
+			}
+		}
+		select {
+		case <-time.After(s.poll):
+		case <-ctx.Done():
+			return nil
+		}
+	}
+}
+
+// sample reads /proc once: busy names a process of a running job that has
+// not settled ("" when every one has); none reports that no job runs.
+func (s *settler) sample() (busy string, none bool, err error) {
+	leaders := s.leaders()
+	if len(leaders) == 0 {
+		return "", true, nil
+	}
+	if s.self == nil {
+		if s.self, err = s.proc.nspid("self"); err != nil {
+			return "", false, err
+		}
+	}
+	procs, err := s.proc.all()
+	if err != nil {
+		return "", false, err
+	}
+	running := map[int]bool{}
+	for _, l := range leaders {
+		running[l] = true
+	}
+	for l := range s.hosts {
+		if !running[l] { // settled: its pid may be reused
+			delete(s.hosts, l)
+		}
+	}
+	if err := s.translate(leaders, procs); err != nil {
+		return "", false, err
+	}
+	hosts := map[int]bool{}
+	for _, h := range s.hosts {
+		hosts[h] = true
+	}
+	if p, ok := busyMember(procs, hosts); ok {
+		return p.String(), false, nil
+	}
+	return "", false, nil
+}
+
+// translate finds the pids in proc's namespace of the leaders not known yet:
+// each is a child of this process whose NSpid, at this process's level, is
+// the leader. A leader that already ended (its job still holds its output
+// until spawn's wait delay passes) is not found: only its orphans are left,
+// and they are not waited for.
+func (s *settler) translate(leaders []int, procs []procStat) error {
+	level := len(s.self) - 1
+	want := map[int]bool{}
+	for _, l := range leaders {
+		if _, ok := s.hosts[l]; !ok {
+			want[l] = true
+		}
+	}
+	for _, p := range procs {
+		if len(want) == 0 {
+			return nil
+		}
+		if p.PPID != s.self[0] {
+			continue
+		}
+		ns, err := s.proc.nspid(strconv.Itoa(p.PID))
+		if gone(err) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if l, ok := pidAt(ns, level); ok && want[l] {
+			s.hosts[l] = p.PID
+			delete(want, l)
+		}
+	}
+	return nil
+}
