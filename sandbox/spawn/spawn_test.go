@@ -380,7 +380,9 @@ func procState(pid int) string {
 func TestKillLeavesNoMemberOfTheGroup(t *testing.T) {
 	ws := varTmpDir(t, "dshsim-ws-")
 	pidFile := filepath.Join(ws, "member.pid")
-	cmd := "(trap '' TERM; exec sleep 300) >/dev/null 2>&1 </dev/null & echo $! > " + pidFile + "; wait"
+	// The member writes its pid once it ignores SIGTERM: written by the
+	// parent right after the fork, a kill could beat the trap under load.
+	cmd := "(trap '' TERM; echo $BASHPID > " + pidFile + "; exec sleep 300) >/dev/null 2>&1 </dev/null & wait"
 	p, err := Start(context.Background(), Request{Argv: bash(cmd), Grace: 200 * time.Millisecond, Policy: sandbox.Policy{Mode: sandbox.DangerFullAccess, WorkspaceRoot: ws}})
 	if err != nil {
 		t.Fatal(err)
