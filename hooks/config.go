@@ -6,8 +6,8 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/dshsim/dshsim/hooks/jsjson"
 	"github.com/dshsim/dshsim/hooks/jsregex"
+	"github.com/dshsim/dshsim/internal/jsjson"
 )
 
 // Hook is one runnable command hook of a group.
@@ -136,9 +136,9 @@ func Parse(d *Dialect, file string, data []byte, sub Substitutions) (*Config, er
 	} else if h != nil {
 		p.note(h, "hooks", "is a JSON %s, not an object: the root itself is read as the event map", h.Kind)
 	}
-	for _, k := range events.Keys() {
-		if !d.recognises(Point(k)) && (prefix != "" || k != "hooks") {
-			p.note(events.Get(k), prefix+k, "is not an event the %s dialect knows (%s): ignored", d.Name, pointList(d.Points))
+	for _, m := range events.Members {
+		if k := m.KeyString(); !d.recognises(Point(k)) && (prefix != "" || k != "hooks") {
+			p.note(m.Value, prefix+k, "is not an event the %s dialect knows (%s): ignored", d.Name, pointList(d.Points))
 		}
 	}
 	for _, point := range d.Points {
@@ -186,7 +186,7 @@ func (p *configParser) point(point Point, v *jsjson.Value, field string) error {
 		p.note(v, field, "is a JSON %s, not an array of groups: ignored", v.Kind)
 		return nil
 	}
-	for i, g := range v.Items {
+	for i, g := range v.Elems {
 		gf := fmt.Sprintf("%s[%d]", field, i)
 		if g.Kind != jsjson.Object {
 			p.note(g, gf, "is a JSON %s, not a group object: ignored", g.Kind)
@@ -198,7 +198,7 @@ func (p *configParser) point(point Point, v *jsjson.Value, field string) error {
 			continue
 		}
 		group := Group{Line: p.line(g)}
-		for j, e := range list.Items {
+		for j, e := range list.Elems {
 			if h, ok := p.entry(point, e, fmt.Sprintf("%s.hooks[%d]", gf, j)); ok {
 				group.Hooks = append(group.Hooks, h)
 			}
@@ -222,7 +222,7 @@ func (p *configParser) entry(point Point, e *jsjson.Value, field string) (Hook, 
 	}
 	typ := "command"
 	if t := e.Get("type"); t != nil && t.Kind == jsjson.String {
-		typ = t.Text()
+		typ = t.Str()
 	}
 	if typ != "command" {
 		p.cfg.Skipped = append(p.cfg.Skipped, Skipped{Point: point, Type: typ, Line: p.line(e)})
@@ -237,7 +237,7 @@ func (p *configParser) entry(point Point, e *jsjson.Value, field string) (Hook, 
 		p.note(e, field, "has no string \"command\": ignored")
 		return Hook{}, false
 	}
-	h := Hook{Command: c.Text(), Line: p.line(e)}
+	h := Hook{Command: c.Str(), Line: p.line(e)}
 	if p.d.substitutes {
 		if p.sub.PluginRoot != nil {
 			h.Command = strings.ReplaceAll(h.Command, "${CLAUDE_PLUGIN_ROOT}", *p.sub.PluginRoot)
@@ -285,9 +285,9 @@ func (p *configParser) matcher(point Point, m *jsjson.Value, field string, g *Gr
 	fail := func(upstream, detail string) error {
 		return &ConfigError{File: p.file, Line: line, Column: col, Field: field, Upstream: upstream, Detail: detail}
 	}
-	pattern := m.Text()
+	pattern := m.Str()
 	if m.HasLoneSurrogate() {
-		return fail(fmt.Sprintf("Error: unsupported %s regex matcher %s on event %s", p.d.Name, jsjson.Quote(m.Str), jsjson.Quote(string(point))),
+		return fail(fmt.Sprintf("Error: unsupported %s regex matcher %s on event %s", p.d.Name, jsjson.QuoteUnits(m.Units), jsjson.Quote(string(point))),
 			"a lone surrogate escape in a matcher is not supported here")
 	}
 	mt, err := compileMatcher(p.d, pattern)

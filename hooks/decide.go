@@ -4,7 +4,7 @@ import (
 	"strings"
 	"unicode/utf16"
 
-	"github.com/dshsim/dshsim/hooks/jsjson"
+	"github.com/dshsim/dshsim/internal/jsjson"
 	"github.com/dshsim/dshsim/pipeline"
 )
 
@@ -81,7 +81,7 @@ func decode(point Point, exitCode *int, stdout, stderr string) output {
 		if f == nil || f.Kind != jsjson.String {
 			return "", false
 		}
-		return f.Text(), true
+		return f.Str(), true
 	}
 	if c := v.Get("continue"); c != nil && c.Kind == jsjson.Bool && !c.Bool {
 		o.stopped = true

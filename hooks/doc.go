@@ -54,7 +54,7 @@
 //     GIT_PAGER=cat; then, for Claude Code, CLAUDE_PROJECT_DIR (the
 //     projectDir option, else the session cwd).
 //   - stdin: the dialect's payload (JSON.stringify byte for byte, keys in
-//     upstream's order; package hooks/jsjson), plus "\n" for Claude Code.
+//     upstream's order; package internal/jsjson), plus "\n" for Claude Code.
 //   - Output: each stream keeps its last 64 000 bytes; an overflow file is
 //     removed after the run (no hook reads it). Both are trimmed with
 //     JavaScript's trim() before decoding.

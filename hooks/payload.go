@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/dshsim/dshsim/hooks/jsjson"
+	"github.com/dshsim/dshsim/internal/jsjson"
 )
 
 // payloadShape selects the stdin payload of a dialect.
@@ -88,7 +88,7 @@ func codexToolInput(args []byte) string {
 	cmd := `""`
 	if v, err := jsjson.Parse(args); err == nil {
 		if c := v.Get("command"); c != nil && c.Kind == jsjson.String {
-			cmd = jsjson.Quote(c.Str)
+			cmd = jsjson.QuoteUnits(c.Units)
 		}
 	}
 	return `{"command":` + cmd + `}`

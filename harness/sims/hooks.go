@@ -10,7 +10,7 @@ import (
 
 	"github.com/dshsim/dshsim/harness"
 	"github.com/dshsim/dshsim/hooks"
-	"github.com/dshsim/dshsim/hooks/jsjson"
+	"github.com/dshsim/dshsim/internal/jsjson"
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/sandbox"

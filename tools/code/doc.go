@@ -23,7 +23,8 @@
 //   - [SDK]: the tools:sdk section for the tools a program may call.
 //
 // Sub-packages: sdk (the declarations), compile (esbuild), noderuntime (the
-// child process, its channel and limits), internal/jsjson.
+// child process, its channel and limits); JSON as JavaScript sees it is
+// internal/jsjson.
 //
 // # Must not import
 //

@@ -3,7 +3,7 @@ package code
 import (
 	"strings"
 
-	"github.com/dshsim/dshsim/tools/code/internal/jsjson"
+	"github.com/dshsim/dshsim/internal/jsjson"
 )
 
 // NoOutput is the VERBATIM text of a run with no logs and no result.
@@ -40,5 +40,5 @@ func Render(v *jsjson.Value) string {
 	if v.Kind == jsjson.String {
 		return v.Str()
 	}
-	return jsjson.Indent(v, compactDepth)
+	return jsjson.StringifyDepth(v, "  ", compactDepth)
 }

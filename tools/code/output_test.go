@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dshsim/dshsim/internal/jsjson"
 	"github.com/dshsim/dshsim/pipeline"
-	"github.com/dshsim/dshsim/tools/code/internal/jsjson"
 )
 
 // TestSchemaMatchesRecording renders the wire tool list of code mode

@@ -8,10 +8,10 @@ import (
 	"log"
 	"strings"
 
+	"github.com/dshsim/dshsim/internal/jsjson"
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/sandbox/spawn"
-	"github.com/dshsim/dshsim/tools/code/internal/jsjson"
 	"github.com/dshsim/dshsim/tools/code/noderuntime"
 	"github.com/dshsim/dshsim/tools/code/sdk"
 )

@@ -38,6 +38,6 @@
 //
 // # Imports
 //
-// pipeline, pipeline/session and hooks/jsjson (JSON as JavaScript prints
+// pipeline, pipeline/session and internal/jsjson (JSON as JavaScript prints
 // it) only; never stack, sandbox or harness.
 package sessionquery

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/dshsim/dshsim/hooks/jsjson"
+	"github.com/dshsim/dshsim/internal/jsjson"
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/session"
 )

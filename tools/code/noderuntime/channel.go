@@ -6,8 +6,9 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"unicode/utf8"
 
-	"github.com/dshsim/dshsim/tools/code/internal/jsjson"
+	"github.com/dshsim/dshsim/internal/jsjson"
 )
 
 // A frame is a 4-byte big-endian length and that many bytes of UTF-8 JSON.
@@ -48,6 +49,11 @@ func readMessage(r io.Reader, max int) (message, error) {
 	body := make([]byte, n)
 	if _, err := io.ReadFull(r, body); err != nil {
 		return message{}, errors.New("invalid control frame: truncated body")
+	}
+	// The channel carries UTF-8 (JSON.parse would read a stray byte as
+	// U+FFFD; a frame with one was not written by our runtime).
+	if !utf8.Valid(body) {
+		return message{}, errors.New("invalid control frame")
 	}
 	v, err := jsjson.Parse(body)
 	if err != nil || v.Kind != jsjson.Object {

@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"unicode/utf16"
 
-	"github.com/dshsim/dshsim/tools/code/internal/jsjson"
+	"github.com/dshsim/dshsim/internal/jsjson"
 )
 
 // OutputLimitMessage is the VERBATIM output-limit failure message.

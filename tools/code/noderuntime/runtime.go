@@ -19,10 +19,10 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/dshsim/dshsim/internal/jsjson"
 	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/sandbox/spawn"
 	"github.com/dshsim/dshsim/tools/code/compile"
-	"github.com/dshsim/dshsim/tools/code/internal/jsjson"
 )
 
 //go:embed runtime.js
@@ -473,7 +473,7 @@ func (s *runState) handle(ctx context.Context, m message, out *outbox, replies c
 		if g.Str() != "tools" || !s.declared(name) {
 			return protocol("program requested an undeclared binding")
 		}
-		raw := json.RawMessage(jsjson.Compact(args))
+		raw := json.RawMessage(jsjson.Stringify(args))
 		s.pendBytes += int64(len(raw))
 		if s.pending+1 > s.r.maxPending || s.pendBytes > int64(s.r.maxMessage) {
 			return protocol("pending binding calls exceed configured limits")
@@ -654,7 +654,7 @@ func (r *Runtime) finish(l *ledger, value *jsjson.Value, failure *Failure, backe
 			failure = &Failure{KindOutputLimit, ""}
 		}
 	case value != nil:
-		v := jsjson.Compact(value)
+		v := jsjson.Stringify(value)
 		if !l.fits(int64(len(v))) {
 			failure = &Failure{KindOutputLimit, ""}
 		} else {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"unicode/utf16"
 
-	"github.com/dshsim/dshsim/tools/code/internal/jsjson"
+	"github.com/dshsim/dshsim/internal/jsjson"
 )
 
 // CodeOnly is the VERBATIM tools:code-only section (order 99), rendered in

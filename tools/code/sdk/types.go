@@ -3,7 +3,7 @@ package sdk
 import (
 	"strings"
 
-	"github.com/dshsim/dshsim/tools/code/internal/jsjson"
+	"github.com/dshsim/dshsim/internal/jsjson"
 )
 
 // TypeOf renders a JSON Schema as TypeScript type text at indent level
@@ -61,7 +61,7 @@ func render(b *strings.Builder, s *jsjson.Value, level int) {
 		renderObject(b, s, level)
 	default:
 		if c := s.Get("const"); c != nil {
-			b.WriteString(jsjson.Compact(c))
+			b.WriteString(jsjson.Stringify(c))
 			return
 		}
 		if e := s.Get("enum"); e != nil {
@@ -69,7 +69,7 @@ func render(b *strings.Builder, s *jsjson.Value, level int) {
 				if i > 0 {
 					b.WriteString(" | ")
 				}
-				b.WriteString(jsjson.Compact(lit))
+				b.WriteString(jsjson.Stringify(lit))
 			}
 			return
 		}

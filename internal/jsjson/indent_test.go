@@ -58,3 +58,24 @@ func TestStringifyIndentIsJavaScript(t *testing.T) {
 		}
 	}
 }
+
+// TestStringifyDepth: containers above the depth are indented, the ones at
+// it and below compact (the root is depth 0); depth 0 is Stringify.
+func TestStringifyDepth(t *testing.T) {
+	v, err := Parse([]byte(`{"a":{"b":[1,{"c":2}]},"d":[]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for depth, want := range []string{
+		`{"a":{"b":[1,{"c":2}]},"d":[]}`,
+		"{\n  \"a\": {\"b\":[1,{\"c\":2}]},\n  \"d\": []\n}",
+		"{\n  \"a\": {\n    \"b\": [1,{\"c\":2}]\n  },\n  \"d\": []\n}",
+	} {
+		if got := StringifyDepth(v, "  ", depth); got != want {
+			t.Errorf("depth %d:\n got %q\nwant %q", depth, got, want)
+		}
+	}
+	if got, want := StringifyDepth(v, "  ", 100), StringifyIndent(v, "  "); got != want {
+		t.Errorf("a depth beyond the nesting is StringifyIndent: %q vs %q", got, want)
+	}
+}

@@ -2,6 +2,7 @@ package jsjson
 
 import (
 	"encoding/json"
+	"errors"
 	"math"
 	"os/exec"
 	"strings"
@@ -9,26 +10,9 @@ import (
 	"unicode/utf16"
 )
 
-func TestFormatNumberPinned(t *testing.T) {
-	cases := []struct {
-		f    float64
-		want string
-	}{
-		{0, "0"}, {math.Copysign(0, -1), "0"}, {1, "1"}, {-1, "-1"}, {0.1, "0.1"}, {1.5, "1.5"},
-		{1e20, "100000000000000000000"}, {1e21, "1e+21"}, {1.5e21, "1.5e+21"},
-		{0.000001, "0.000001"}, {1e-7, "1e-7"}, {1.25e-7, "1.25e-7"}, {123456789012, "123456789012"},
-		{5e-324, "5e-324"}, {math.MaxFloat64, "1.7976931348623157e+308"}, {9007199254740993, "9007199254740992"},
-		{-2.5e-10, "-2.5e-10"}, {100, "100"}, {0.5, "0.5"}, {42, "42"},
-	}
-	for _, c := range cases {
-		if got := FormatNumber(c.f); got != c.want {
-			t.Errorf("FormatNumber(%v) = %q, want %q", c.f, got, c.want)
-		}
-	}
-}
-
 // TestAgainstNode compares number formatting, string quoting and the
-// parse/compact round trip with the real JSON.stringify of the node on PATH.
+// parse/stringify round trip, compact and indented, with the real
+// JSON.stringify of the node on PATH.
 func TestAgainstNode(t *testing.T) {
 	node, err := exec.LookPath("node")
 	if err != nil {
@@ -67,14 +51,12 @@ process.stdout.write(JSON.stringify({nums: nums.map(String), texts: texts.map(t 
 			t.Errorf("Parse(%s): %v", text, err)
 			continue
 		}
-		got := Compact(v)
-		if got != want.Texts[i] {
-			t.Errorf("Compact(Parse(%s))\n got: %s\nnode: %s", text, got, want.Texts[i])
+		if got := Stringify(v); got != want.Texts[i] {
+			t.Errorf("Stringify(Parse(%s))\n got: %s\nnode: %s", text, got, want.Texts[i])
 		}
-		if got := Indent(v, MaxDepth); got != want.Pretty[i] {
-			t.Errorf("Indent(Parse(%s))\n got: %s\nnode: %s", text, got, want.Pretty[i])
+		if got := StringifyIndent(v, "  "); got != want.Pretty[i] {
+			t.Errorf("StringifyIndent(Parse(%s))\n got: %s\nnode: %s", text, got, want.Pretty[i])
 		}
-
 	}
 }
 
@@ -95,31 +77,45 @@ func TestQuotedSizeMatchesQuote(t *testing.T) {
 	}
 }
 
+// TestParseKeepsOrderAndRejectsBadInput: members keep JavaScript's order and
+// a lone surrogate survives the round trip; malformed text is a
+// *SyntaxError; what JSON.parse accepts but a double or UTF-8 cannot hold
+// reads as JavaScript reads it.
 func TestParseKeepsOrderAndRejectsBadInput(t *testing.T) {
 	v, err := Parse([]byte(` {"z":1,"a":{"y":[true,false,null]},"m":"\ud800"} `))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := Compact(v); got != `{"z":1,"a":{"y":[true,false,null]},"m":"\ud800"}` {
+	if got := Stringify(v); got != `{"z":1,"a":{"y":[true,false,null]},"m":"\ud800"}` {
 		t.Errorf("round trip: %s", got)
 	}
-	for _, bad := range []string{``, `{`, `[1,]`, `{"a"}`, `{"a":1,}`, `01`, `1.`, `1e`, `1e999`, `"\x"`, "\"\x01\"", "\"\xff\"", `tru`, `nul`, `[1] 2`, `{1:2}`, `-`, `"\u12"`} {
-		if _, err := Parse([]byte(bad)); err == nil {
-			t.Errorf("Parse(%q) accepted", bad)
+	for _, bad := range []string{``, `{`, `[1,]`, `{"a"}`, `{"a":1,}`, `01`, `1.`, `1e`, `"\x"`, "\"\x01\"", `tru`, `nul`, `[1] 2`, `{1:2}`, `-`, `"\u12"`} {
+		var se *SyntaxError
+		if _, err := Parse([]byte(bad)); !errors.As(err, &se) {
+			t.Errorf("Parse(%q) = %v, want a SyntaxError", bad, err)
 		}
+	}
+	if v, err := Parse([]byte(`[1e999,-1e999]`)); err != nil || !math.IsInf(v.Elems[0].Num, 1) || !math.IsInf(v.Elems[1].Num, -1) || Stringify(v) != `[null,null]` {
+		t.Errorf("an overflowing number: %v, want Infinity written as null", err)
+	}
+	if v, err := Parse([]byte("\"a\xffb\"")); err != nil || v.Str() != "a\uFFFDb" {
+		t.Errorf("a byte that is not UTF-8: %v, want U+FFFD", err)
 	}
 }
 
+// TestParseDeepIsIterative: MaxDepth levels parse and write back without
+// recursion; one more is refused.
 func TestParseDeepIsIterative(t *testing.T) {
 	deep := strings.Repeat("[", MaxDepth) + strings.Repeat("]", MaxDepth)
 	v, err := Parse([]byte(deep))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := Compact(v); got != deep {
+	if got := Stringify(v); got != deep {
 		t.Errorf("deep round trip differs (len %d vs %d)", len(got), len(deep))
 	}
-	if _, err := Parse([]byte("[" + deep + "]")); err == nil || !strings.Contains(err.Error(), "nesting deeper") {
+	var se *SyntaxError
+	if _, err := Parse([]byte("[" + deep + "]")); !errors.As(err, &se) || se.Problem != "nesting too deep" {
 		t.Errorf("MaxDepth+1: %v", err)
 	}
 }
