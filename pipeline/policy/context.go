@@ -2,9 +2,9 @@ package policy
 
 import (
 	"encoding/json"
-	"fmt"
 	"strings"
 
+	"github.com/dshsim/dshsim/internal/jsjson"
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/approval"
 	"github.com/dshsim/dshsim/pipeline/session"
@@ -31,7 +31,7 @@ func SandboxText(mode sandbox.Mode, root string) string {
 	case sandbox.ReadOnly:
 		return "Current DSH file policy: read-only. Any available operation enforced by the DSH file sandbox cannot modify files in the standing mode. Do not refuse a required modification from this policy alone: try an available tool normally and follow any denial and escalation guidance it returns."
 	case sandbox.WorkspaceWrite:
-		return "Current DSH file policy: workspace-write. Any available operation enforced by the DSH file sandbox may modify files under the session workspace: " + jsQuote(root) + ". Some platform temporary areas may also be writable."
+		return "Current DSH file policy: workspace-write. Any available operation enforced by the DSH file sandbox may modify files under the session workspace: " + jsjson.Quote(root) + ". Some platform temporary areas may also be writable."
 	case sandbox.DangerFullAccess:
 		return "Current DSH file policy: danger-full-access. The DSH file sandbox does not restrict file modifications by available operations."
 	}
@@ -177,36 +177,4 @@ func (r *Resolver) SyncContext(log *session.Log, extra ...Section) (*session.Eve
 		return nil, err
 	}
 	return &e, nil
-}
-
-// jsQuote quotes s as JSON.stringify does (no HTML or U+2028 escaping).
-func jsQuote(s string) string {
-	var b strings.Builder
-	b.WriteByte('"')
-	for _, c := range s {
-		switch c {
-		case '"':
-			b.WriteString(`\"`)
-		case '\\':
-			b.WriteString(`\\`)
-		case '\b':
-			b.WriteString(`\b`)
-		case '\f':
-			b.WriteString(`\f`)
-		case '\n':
-			b.WriteString(`\n`)
-		case '\r':
-			b.WriteString(`\r`)
-		case '\t':
-			b.WriteString(`\t`)
-		default:
-			if c < 0x20 {
-				fmt.Fprintf(&b, `\u%04x`, c)
-			} else {
-				b.WriteRune(c)
-			}
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
 }

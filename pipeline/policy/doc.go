@@ -30,7 +30,8 @@
 //
 // # Imports
 //
-// policy imports pipeline, pipeline/approval, pipeline/session and sandbox
-// (the modes and the policy it resolves); it must not import tools/...,
+// policy imports pipeline, pipeline/approval, pipeline/session, sandbox
+// (the modes and the policy it resolves) and internal/jsjson (the workspace
+// root quoted as JSON.stringify quotes it); it must not import tools/...,
 // stack or harness/... (test tooling).
 package policy
