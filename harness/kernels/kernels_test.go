@@ -75,24 +75,26 @@ func TestRealConsoleOfABI2KernelReportsPartialAndTheTruncateGapIsAdmitted(t *tes
 
 func probeByName(t *testing.T, name string) kernels.Probe {
 	t.Helper()
-	for _, p := range kernels.Probes {
-		if p.Name == name {
-			return p
-		}
-	}
-	t.Fatalf("no probe %s", name)
-	return kernels.Probe{}
+	return byName(t, "probe", kernels.Probes, name, func(p kernels.Probe) string { return p.Name })
 }
 
 func resultByName(t *testing.T, g kernels.Guest, name string) kernels.ProbeResult {
 	t.Helper()
-	for _, r := range g.Results {
-		if r.Name == name {
-			return r
+	return byName(t, "result", g.Results, name, func(r kernels.ProbeResult) string { return r.Name })
+}
+
+// byName is the item of items called name; the test fails (naming what it
+// looked for) when there is none.
+func byName[T any](t *testing.T, what string, items []T, name string, nameOf func(T) string) T {
+	t.Helper()
+	for _, it := range items {
+		if nameOf(it) == name {
+			return it
 		}
 	}
-	t.Fatalf("no result %s", name)
-	return kernels.ProbeResult{}
+	t.Fatalf("no %s %s", what, name)
+	var zero T
+	return zero
 }
 
 func TestParseConsoleRejectsBadRecordsNamingTheLine(t *testing.T) {

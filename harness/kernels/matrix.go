@@ -267,23 +267,29 @@ func Render(cols []Column, hostKernel string) []byte {
 		}
 		return "no"
 	})
-	b.WriteString("\n")
-	for _, p := range Probes {
-		row(p.Name, func(c Column) string {
-			r, ok := c.result(p.Name)
-			if !ok {
-				return "-"
-			}
-			cell := Cell(p, r)
-			if cell == CellGap {
-				if ok, _ := AdmitGap(p, c); !ok {
-					return "GAP!"
+	// probeRows is one row a probe: a path's verdict in each column ('-'
+	// where the column has no result of that path), a gap marked GAP! unless
+	// admit admits it.
+	probeRows := func(result func(Column, string) (ProbeResult, bool), verdict func(Probe, ProbeResult) string, admit func(Probe, Column) (bool, string)) {
+		for _, p := range Probes {
+			row(p.Name, func(c Column) string {
+				r, ok := result(c, p.Name)
+				if !ok {
+					return "-"
 				}
-				return "gap"
-			}
-			return cell
-		})
+				cell := verdict(p, r)
+				if cell == CellGap {
+					if ok, _ := admit(p, c); !ok {
+						return "GAP!"
+					}
+					return "gap"
+				}
+				return cell
+			})
+		}
 	}
+	b.WriteString("\n")
+	probeRows(Column.result, Cell, AdmitGap)
 	b.WriteString("\nin-process path (sandbox/inproc through sandbox/spawn, Options.ABICap = the column's cap; '-' = not run there;\n")
 	b.WriteString("its gaps are admitted by its own report, the runner's notes below hold for it, and a column where the two paths differ fails):\n")
 	row("inproc report", func(c Column) string {
@@ -292,22 +298,7 @@ func Render(cols []Column, hostKernel string) []byte {
 		}
 		return c.Guest.Inproc.Stdout
 	})
-	for _, p := range Probes {
-		row(p.Name, func(c Column) string {
-			r, ok := c.inprocResult(p.Name)
-			if !ok {
-				return "-"
-			}
-			cell := inprocCell(p, r)
-			if cell == CellGap {
-				if ok, _ := AdmitInprocGap(p, c); !ok {
-					return "GAP!"
-				}
-				return "gap"
-			}
-			return cell
-		})
-	}
+	probeRows(Column.inprocResult, inprocCell, AdmitInprocGap)
 	b.WriteString("\n")
 	row("provider (real chain)", func(c Column) string { return providerCell(c.Guest.Provider) })
 	b.WriteString("\nnotes:\n")
