@@ -316,12 +316,8 @@ func TestInProcessPathIsHeldToTheRunnersReport(t *testing.T) {
 		t.Error("a truncate gap under a full in-process report was admitted")
 	}
 
-	var results []kernels.ProbeResult
-	for _, p := range kernels.Probes {
-		results = append(results, kernels.ProbeResult{Name: p.Name, Exit: 1, Stdout: p.Args[0] + ": EACCES (permission denied)"})
-	}
-	base := kernels.Guest{ABI: kernels.Record{Kind: "abi", Stdout: "landlock: kernel ABI 7"}, Results: results, Complete: true,
-		Inproc: kernels.Record{Kind: "inproc", Stdout: "full"}, InprocResults: append([]kernels.ProbeResult(nil), results...)}
+	base := deniedEverywhere()
+	results := base.Results
 	same := kernels.Check([]kernels.Column{{Name: "host", Layer: 1, Guest: base}})
 	for _, p := range same {
 		if strings.Contains(p, "in-process") {
@@ -337,6 +333,45 @@ func TestInProcessPathIsHeldToTheRunnersReport(t *testing.T) {
 		if !strings.Contains(joined, want) {
 			t.Errorf("problems %q lack %q", joined, want)
 		}
+	}
+}
+
+// deniedEverywhere is a Landlock ABI 7 guest where both paths ran every
+// probe and were denied.
+func deniedEverywhere() kernels.Guest {
+	var results []kernels.ProbeResult
+	for _, p := range kernels.Probes {
+		results = append(results, kernels.ProbeResult{Name: p.Name, Exit: 1, Stdout: p.Args[0] + ": EACCES (permission denied)"})
+	}
+	return kernels.Guest{ABI: kernels.Record{Kind: "abi", Stdout: "landlock: kernel ABI 7"}, Results: results, Complete: true,
+		Inproc: kernels.Record{Kind: "inproc", Stdout: "full"}, InprocResults: append([]kernels.ProbeResult(nil), results...)}
+}
+
+// TestCheckAndRenderNameEachPathsMissingResultAndGap: a probe one path did
+// not run is a problem naming that path and a '-' cell in that path's row;
+// a gap neither path admits is GAP! in its row.
+func TestCheckAndRenderNameEachPathsMissingResultAndGap(t *testing.T) {
+	g := deniedEverywhere()
+	first, second := g.Results[0].Name, g.Results[1].Name
+	g.Results = g.Results[1:]
+	g.Results[0] = kernels.ProbeResult{Name: second, Exit: 0, Changed: true, Stdout: "write: ok"}
+	g.InprocResults = append(g.InprocResults[:1], g.InprocResults[2:]...)
+	cols := []kernels.Column{{Name: "host", Layer: 1, Guest: g}}
+	joined := strings.Join(kernels.Check(cols), "\n")
+	for _, want := range []string{"host: probe " + first + ": no result", "host: in-process probe " + second + ": no result", "host: " + second + " went through (write: ok): NOT ADMITTED"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("problems %q lack %q", joined, want)
+		}
+	}
+	var rows []string
+	for _, line := range strings.Split(string(kernels.Render(cols, "")), "\n") {
+		if name, _, _ := strings.Cut(line, " "); name == first || name == second {
+			rows = append(rows, strings.Join(strings.Fields(line), " "))
+		}
+	}
+	want := []string{first + " -", second + " GAP!", first + " " + kernels.Cell(kernels.Probes[0], g.InprocResults[0]), second + " -"}
+	if strings.Join(rows, "|") != strings.Join(want, "|") {
+		t.Errorf("probe rows %q, want %q (runner rows, then in-process rows)", rows, want)
 	}
 }
 
