@@ -249,10 +249,8 @@ func kernelMatrix(t *testing.T) kernels.Result {
 		logf := func(f string, a ...any) { fmt.Fprintf(&matrixRun.log, f+"\n", a...) }
 		matrixRun.res, matrixRun.err = kernels.Run(context.Background(), root, kernels.Options{Logf: logf})
 		t.Log(matrixRun.log.String())
-		for _, dir := range []string{scratch, tmp} {
-			if left := entries(t, dir); len(left) > 0 && matrixRun.err == nil {
-				matrixRun.err = fmt.Errorf("the run left %v in %s", left, dir)
-			}
+		if left := sandboxtest.Leftovers(scratch, tmp); len(left) > 0 && matrixRun.err == nil {
+			matrixRun.err = fmt.Errorf("the run left %v behind", left)
 		}
 	})
 	if matrixRun.err != nil {
