@@ -346,19 +346,28 @@ func deniedEverywhere() kernels.Guest {
 }
 
 // TestCheckAndRenderNameEachPathsMissingResultAndGap: a probe one path did
-// not run is a problem naming that path and a '-' cell in that path's row;
-// a gap neither path admits is GAP! in its row.
+// not run is a problem naming that path (and nothing else: the paths are not
+// compared there) and a '-' cell in that path's row; a gap neither path
+// admits is GAP! in its row; a runner failure on a Landlock kernel is a
+// problem.
 func TestCheckAndRenderNameEachPathsMissingResultAndGap(t *testing.T) {
 	g := deniedEverywhere()
-	first, second := g.Results[0].Name, g.Results[1].Name
+	first, second, third := g.Results[0].Name, g.Results[1].Name, g.Results[2].Name
 	g.Results = g.Results[1:]
 	g.Results[0] = kernels.ProbeResult{Name: second, Exit: 0, Changed: true, Stdout: "write: ok"}
+	g.Results[1] = kernels.ProbeResult{Name: third, Exit: 125, Stderr: "landlock-run: boom"}
 	g.InprocResults = append(g.InprocResults[:1], g.InprocResults[2:]...)
 	cols := []kernels.Column{{Name: "host", Layer: 1, Guest: g}}
 	joined := strings.Join(kernels.Check(cols), "\n")
-	for _, want := range []string{"host: probe " + first + ": no result", "host: in-process probe " + second + ": no result", "host: " + second + " went through (write: ok): NOT ADMITTED"} {
+	for _, want := range []string{"host: probe " + first + ": no result", "host: in-process probe " + second + ": no result", "host: " + second + " went through (write: ok): NOT ADMITTED",
+		"host: " + third + `: the runner failed on a Landlock kernel: "landlock-run: boom"`} {
 		if !strings.Contains(joined, want) {
 			t.Errorf("problems %q lack %q", joined, want)
+		}
+	}
+	for _, notWant := range []string{"host: " + first + ": the in-process path says", "host: " + second + ": the in-process path says", "without Landlock"} {
+		if strings.Contains(joined, notWant) {
+			t.Errorf("problems %q hold %q", joined, notWant)
 		}
 	}
 	var rows []string

@@ -174,14 +174,11 @@ func Check(cols []Column) []string {
 			if problem != "" {
 				bad = append(bad, problem)
 			}
-			if cell == cellNoResult {
-				continue
-			}
-			if c.KernelABI() == 0 {
-				if cell != CellRunnerFailed || r.Stderr != NotEnforcedLine || r.Changed {
-					bad = append(bad, fmt.Sprintf("%s: %s on a kernel without Landlock: cell %s, stderr %q (want exit 125 with %q and no effect)", c.Name, p.Name, cell, r.Stderr, NotEnforcedLine))
-				}
-			} else if cell == CellRunnerFailed {
+			switch {
+			case cell == cellNoResult:
+			case c.KernelABI() == 0 && (cell != CellRunnerFailed || r.Stderr != NotEnforcedLine || r.Changed):
+				bad = append(bad, fmt.Sprintf("%s: %s on a kernel without Landlock: cell %s, stderr %q (want exit 125 with %q and no effect)", c.Name, p.Name, cell, r.Stderr, NotEnforcedLine))
+			case c.KernelABI() > 0 && cell == CellRunnerFailed:
 				bad = append(bad, fmt.Sprintf("%s: %s: the runner failed on a Landlock kernel: %q", c.Name, p.Name, r.Stderr))
 			}
 		}
@@ -191,10 +188,7 @@ func Check(cols []Column) []string {
 				if problem != "" {
 					bad = append(bad, problem)
 				}
-				if cell == cellNoResult {
-					continue
-				}
-				if rr, ok := c.result(p.Name); ok && Cell(p, rr) != cell {
+				if rr, ok := c.result(p.Name); ok && cell != cellNoResult && Cell(p, rr) != cell {
 					bad = append(bad, fmt.Sprintf("%s: %s: the in-process path says %s, the runner %s: the two Landlock paths must agree", c.Name, p.Name, cell, Cell(p, rr)))
 				}
 			}
