@@ -39,10 +39,10 @@ func TestInterruptedCommandsCleanUp(t *testing.T) {
 		message string
 	}{
 		{"dsh-sim SIGINT while the sandbox sim runs", syscall.SIGINT, []string{"dsh-sim", "-root", root, "-o", "OUT/snap"},
-			func(_, scratch, _ string) bool { return len(leftovers(scratch)) > 0 },
+			func(_, scratch, _ string) bool { return len(sandboxtest.Leftovers(scratch)) > 0 },
 			"dsh-sim: interrupted (interrupt): stopped after the running sim, its temporary files removed"},
 		{"dsh-sim SIGTERM while a sim has a temporary directory", syscall.SIGTERM, []string{"dsh-sim", "-root", root, "-check"},
-			func(tmp, _, _ string) bool { return len(leftovers(tmp)) > 0 },
+			func(tmp, _, _ string) bool { return len(sandboxtest.Leftovers(tmp)) > 0 },
 			"dsh-sim: interrupted (terminated): stopped after the running sim, its temporary files removed"},
 		{"dsh-replay SIGTERM while recordings replay", syscall.SIGTERM, []string{"dsh-replay", "-parallel", "1", filepath.Join(root, "transcripts")},
 			// Each replay's workspace lies in its own private /tmp, out of
@@ -89,10 +89,8 @@ func TestInterruptedCommandsCleanUp(t *testing.T) {
 			if !strings.Contains(stderr.String(), tc.message) {
 				t.Errorf("stderr lacks %q:\n%s", tc.message, stderr.String())
 			}
-			for _, dir := range []string{tmp, scratch} {
-				if left := leftovers(dir); len(left) > 0 {
-					t.Errorf("left behind in %s: %v", dir, left)
-				}
+			if left := sandboxtest.Leftovers(tmp, scratch); len(left) > 0 {
+				t.Errorf("left behind: %v", left)
 			}
 		})
 	}

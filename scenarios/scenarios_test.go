@@ -76,10 +76,8 @@ func TestScripts(t *testing.T) {
 			tmp := env.Getenv("TMPDIR")
 			env.Defer(func() {
 				defer os.RemoveAll(scratch)
-				for _, dir := range []string{tmp, scratch} {
-					if left := leftovers(dir); len(left) > 0 {
-						env.T().Fatal(fmt.Sprintf("left behind in %s: %s", dir, strings.Join(left, ", ")))
-					}
+				if left := sandboxtest.Leftovers(tmp, scratch); len(left) > 0 {
+					env.T().Fatal("left behind: " + strings.Join(left, ", "))
 				}
 			})
 			return nil
@@ -109,19 +107,6 @@ func goToolEnv() ([][2]string, error) {
 		kv[i] = [2]string{n, vals[i]}
 	}
 	return kv, nil
-}
-
-// leftovers lists what is in dir (its entries, by name).
-func leftovers(dir string) []string {
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return []string{err.Error()}
-	}
-	var names []string
-	for _, e := range ents {
-		names = append(names, e.Name())
-	}
-	return names
 }
 
 // scriptCmds are the commands scripts get beyond testscript's own.

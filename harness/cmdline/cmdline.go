@@ -19,6 +19,8 @@ type Command struct {
 	Flags *flag.FlagSet
 	// Help writes the whole help text (-h) to w.
 	Help func(w io.Writer)
+	// NoArgs makes an argument a usage error: the command takes flags only.
+	NoArgs bool
 }
 
 // Parse parses args. It returns ok when the command should run; otherwise it
@@ -41,6 +43,9 @@ func (c Command) Parse(args []string, stdout, stderr io.Writer) (code int, ok bo
 				return c.Usagef(stderr, "flag %s after the arguments: flags go before the first argument (%q)", a, c.Flags.Arg(0)), false
 			}
 		}
+	}
+	if c.NoArgs && c.Flags.NArg() > 0 {
+		return c.Usagef(stderr, "unexpected argument %q (%s takes no arguments)", c.Flags.Arg(0), c.Name), false
 	}
 	return 0, true
 }
@@ -68,6 +73,15 @@ func Usagef(stderr io.Writer, name, format string, args ...any) int {
 	problem := strings.Join(strings.Fields(fmt.Sprintf(format, args...)), " ")
 	fmt.Fprintf(stderr, "%s: %s; run %s -h for usage\n", name, problem, name)
 	return ExitUsage
+}
+
+// HelpText is a [Command.Help] that writes text, then the flag set's
+// defaults ([Defaults]).
+func HelpText(text string, fs *flag.FlagSet) func(w io.Writer) {
+	return func(w io.Writer) {
+		io.WriteString(w, text)
+		Defaults(fs, w)
+	}
 }
 
 // Defaults writes the flag set's defaults (flag.PrintDefaults) to w, for a

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"flag"
-	"io"
 	"os"
 	"strings"
 	"syscall"
@@ -18,10 +17,7 @@ func command() (cmdline.Command, *bool, *int) {
 	fs := flag.NewFlagSet("", flag.ExitOnError) // Parse must turn ExitOnError off
 	v := fs.Bool("v", false, "verbose")
 	n := fs.Int("n", 1, "a number")
-	c := cmdline.Command{Name: "demo", Flags: fs, Help: func(w io.Writer) {
-		io.WriteString(w, "usage: demo [-v] [-n N] ARG...\n")
-		cmdline.Defaults(fs, w)
-	}}
+	c := cmdline.Command{Name: "demo", Flags: fs, Help: cmdline.HelpText("usage: demo [-v] [-n N] ARG...\n", fs)}
 	return c, v, n
 }
 
@@ -32,6 +28,7 @@ func TestParse(t *testing.T) {
 		code         int
 		ok           bool
 		stdout, line string // line: the one stderr line ("" = no stderr)
+		noArgs       bool   // Command.NoArgs
 	}{
 		{name: "flags and arguments", args: []string{"-v", "-n", "3", "a", "b"}, ok: true},
 		{name: "-h prints the help to stdout and exits 0", args: []string{"-h"}, stdout: "usage: demo [-v] [-n N] ARG...\n  -n int\n    \ta number (default 1)\n  -v\tverbose\n"},
@@ -42,10 +39,14 @@ func TestParse(t *testing.T) {
 		{name: "a flag after an argument is refused, not ignored", args: []string{"a", "-v"}, code: 2, line: `demo: flag -v after the arguments: flags go before the first argument ("a"); run demo -h for usage`},
 		{name: "after -- a dash argument is an argument", args: []string{"--", "a", "-v"}, ok: true},
 		{name: "a lone dash is an argument", args: []string{"a", "-"}, ok: true},
+		{name: "NoArgs takes flags", args: []string{"-v", "-n", "3"}, ok: true, noArgs: true},
+		{name: "NoArgs refuses an argument", args: []string{"-v", "a"}, code: 2, line: `demo: unexpected argument "a" (demo takes no arguments); run demo -h for usage`, noArgs: true},
+		{name: "NoArgs refuses an argument after --", args: []string{"--", "-v"}, code: 2, line: `demo: unexpected argument "-v" (demo takes no arguments); run demo -h for usage`, noArgs: true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			c, _, _ := command()
+			c.NoArgs = tc.noArgs
 			var out, errb bytes.Buffer
 			code, ok := c.Parse(tc.args, &out, &errb)
 			if code != tc.code || ok != tc.ok {

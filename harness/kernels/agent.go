@@ -204,18 +204,17 @@ func ParseConsole(name string, data []byte) (Guest, error) {
 			g.ABI = r
 		case "runner-probe":
 			g.RunnerProbe = r
-		case "probe":
+		case "probe", "inproc-probe":
 			if r.Name == "" {
-				return g, fmt.Errorf("%s:%d: field name: missing in probe record", name, n)
+				return g, fmt.Errorf("%s:%d: field name: missing in %s record", name, n, r.Kind)
 			}
-			g.Results = append(g.Results, ProbeResult{Name: r.Name, Exit: r.Exit, Changed: r.Changed, Stdout: r.Stdout, Stderr: r.Stderr})
+			results := &g.Results
+			if r.Kind == "inproc-probe" {
+				results = &g.InprocResults
+			}
+			*results = append(*results, ProbeResult{Name: r.Name, Exit: r.Exit, Changed: r.Changed, Stdout: r.Stdout, Stderr: r.Stderr})
 		case "inproc":
 			g.Inproc = r
-		case "inproc-probe":
-			if r.Name == "" {
-				return g, fmt.Errorf("%s:%d: field name: missing in inproc-probe record", name, n)
-			}
-			g.InprocResults = append(g.InprocResults, ProbeResult{Name: r.Name, Exit: r.Exit, Changed: r.Changed, Stdout: r.Stdout, Stderr: r.Stderr})
 		case "provider":
 			g.Provider = r
 		case "end":

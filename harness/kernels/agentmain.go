@@ -39,15 +39,9 @@ func AgentMain(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&env.Base, "base", "/var/tmp/matrix", "scratch directory (outside /tmp)")
 	fs.IntVar(&env.Cap, "cap", 0, "--abi-cap for the runner (0 = none)")
 	provider := fs.Bool("provider", false, "also run the real sandbox provider (default chain)")
-	cmd := cmdline.Command{Name: "matrix-agent", Flags: fs, Help: func(w io.Writer) {
-		io.WriteString(w, AgentUsage)
-		cmdline.Defaults(fs, w)
-	}}
+	cmd := cmdline.Command{Name: "matrix-agent", Flags: fs, Help: cmdline.HelpText(AgentUsage, fs), NoArgs: true}
 	if code, ok := cmd.Parse(args, stdout, stderr); !ok {
 		return code
-	}
-	if fs.NArg() > 0 {
-		return cmd.Usagef(stderr, "unexpected argument %q (matrix-agent takes no arguments)", fs.Arg(0))
 	}
 	if env.Cap < 0 {
 		return cmd.Usagef(stderr, "-cap %d: want 0 (none) or a positive ABI", env.Cap)

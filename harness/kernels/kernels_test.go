@@ -75,24 +75,26 @@ func TestRealConsoleOfABI2KernelReportsPartialAndTheTruncateGapIsAdmitted(t *tes
 
 func probeByName(t *testing.T, name string) kernels.Probe {
 	t.Helper()
-	for _, p := range kernels.Probes {
-		if p.Name == name {
-			return p
-		}
-	}
-	t.Fatalf("no probe %s", name)
-	return kernels.Probe{}
+	return byName(t, "probe", kernels.Probes, name, func(p kernels.Probe) string { return p.Name })
 }
 
 func resultByName(t *testing.T, g kernels.Guest, name string) kernels.ProbeResult {
 	t.Helper()
-	for _, r := range g.Results {
-		if r.Name == name {
-			return r
+	return byName(t, "result", g.Results, name, func(r kernels.ProbeResult) string { return r.Name })
+}
+
+// byName is the item of items called name; the test fails (naming what it
+// looked for) when there is none.
+func byName[T any](t *testing.T, what string, items []T, name string, nameOf func(T) string) T {
+	t.Helper()
+	for _, it := range items {
+		if nameOf(it) == name {
+			return it
 		}
 	}
-	t.Fatalf("no result %s", name)
-	return kernels.ProbeResult{}
+	t.Fatalf("no %s %s", what, name)
+	var zero T
+	return zero
 }
 
 func TestParseConsoleRejectsBadRecordsNamingTheLine(t *testing.T) {
@@ -247,10 +249,8 @@ func kernelMatrix(t *testing.T) kernels.Result {
 		logf := func(f string, a ...any) { fmt.Fprintf(&matrixRun.log, f+"\n", a...) }
 		matrixRun.res, matrixRun.err = kernels.Run(context.Background(), root, kernels.Options{Logf: logf})
 		t.Log(matrixRun.log.String())
-		for _, dir := range []string{scratch, tmp} {
-			if left := entries(t, dir); len(left) > 0 && matrixRun.err == nil {
-				matrixRun.err = fmt.Errorf("the run left %v in %s", left, dir)
-			}
+		if left := sandboxtest.Leftovers(scratch, tmp); len(left) > 0 && matrixRun.err == nil {
+			matrixRun.err = fmt.Errorf("the run left %v behind", left)
 		}
 	})
 	if matrixRun.err != nil {
@@ -314,12 +314,8 @@ func TestInProcessPathIsHeldToTheRunnersReport(t *testing.T) {
 		t.Error("a truncate gap under a full in-process report was admitted")
 	}
 
-	var results []kernels.ProbeResult
-	for _, p := range kernels.Probes {
-		results = append(results, kernels.ProbeResult{Name: p.Name, Exit: 1, Stdout: p.Args[0] + ": EACCES (permission denied)"})
-	}
-	base := kernels.Guest{ABI: kernels.Record{Kind: "abi", Stdout: "landlock: kernel ABI 7"}, Results: results, Complete: true,
-		Inproc: kernels.Record{Kind: "inproc", Stdout: "full"}, InprocResults: append([]kernels.ProbeResult(nil), results...)}
+	base := deniedEverywhere()
+	results := base.Results
 	same := kernels.Check([]kernels.Column{{Name: "host", Layer: 1, Guest: base}})
 	for _, p := range same {
 		if strings.Contains(p, "in-process") {
@@ -335,6 +331,54 @@ func TestInProcessPathIsHeldToTheRunnersReport(t *testing.T) {
 		if !strings.Contains(joined, want) {
 			t.Errorf("problems %q lack %q", joined, want)
 		}
+	}
+}
+
+// deniedEverywhere is a Landlock ABI 7 guest where both paths ran every
+// probe and were denied.
+func deniedEverywhere() kernels.Guest {
+	var results []kernels.ProbeResult
+	for _, p := range kernels.Probes {
+		results = append(results, kernels.ProbeResult{Name: p.Name, Exit: 1, Stdout: p.Args[0] + ": EACCES (permission denied)"})
+	}
+	return kernels.Guest{ABI: kernels.Record{Kind: "abi", Stdout: "landlock: kernel ABI 7"}, Results: results, Complete: true,
+		Inproc: kernels.Record{Kind: "inproc", Stdout: "full"}, InprocResults: append([]kernels.ProbeResult(nil), results...)}
+}
+
+// TestCheckAndRenderNameEachPathsMissingResultAndGap: a probe one path did
+// not run is a problem naming that path (and nothing else: the paths are not
+// compared there) and a '-' cell in that path's row; a gap neither path
+// admits is GAP! in its row; a runner failure on a Landlock kernel is a
+// problem.
+func TestCheckAndRenderNameEachPathsMissingResultAndGap(t *testing.T) {
+	g := deniedEverywhere()
+	first, second, third := g.Results[0].Name, g.Results[1].Name, g.Results[2].Name
+	g.Results = g.Results[1:]
+	g.Results[0] = kernels.ProbeResult{Name: second, Exit: 0, Changed: true, Stdout: "write: ok"}
+	g.Results[1] = kernels.ProbeResult{Name: third, Exit: 125, Stderr: "landlock-run: boom"}
+	g.InprocResults = append(g.InprocResults[:1], g.InprocResults[2:]...)
+	cols := []kernels.Column{{Name: "host", Layer: 1, Guest: g}}
+	joined := strings.Join(kernels.Check(cols), "\n")
+	for _, want := range []string{"host: probe " + first + ": no result", "host: in-process probe " + second + ": no result", "host: " + second + " went through (write: ok): NOT ADMITTED",
+		"host: " + third + `: the runner failed on a Landlock kernel: "landlock-run: boom"`} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("problems %q lack %q", joined, want)
+		}
+	}
+	for _, notWant := range []string{"host: " + first + ": the in-process path says", "host: " + second + ": the in-process path says", "without Landlock"} {
+		if strings.Contains(joined, notWant) {
+			t.Errorf("problems %q hold %q", joined, notWant)
+		}
+	}
+	var rows []string
+	for _, line := range strings.Split(string(kernels.Render(cols, "")), "\n") {
+		if name, _, _ := strings.Cut(line, " "); name == first || name == second {
+			rows = append(rows, strings.Join(strings.Fields(line), " "))
+		}
+	}
+	want := []string{first + " -", second + " GAP!", first + " " + kernels.Cell(kernels.Probes[0], g.InprocResults[0]), second + " -"}
+	if strings.Join(rows, "|") != strings.Join(want, "|") {
+		t.Errorf("probe rows %q, want %q (runner rows, then in-process rows)", rows, want)
 	}
 }
 

@@ -296,15 +296,9 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&o.Layer1Only, "layer1", false, "layer 1 only (no qemu); compares against -golden only if given")
 	fs.BoolVar(&o.Baseline, "baseline", false, "also boot each kernel with an init that powers off at once, and report the ratio")
 	fs.BoolVar(&o.Keep, "keep", false, "keep the work directory (console captures, initramfs)")
-	cmd := cmdline.Command{Name: "kernel-matrix", Flags: fs, Help: func(w io.Writer) {
-		io.WriteString(w, Usage)
-		cmdline.Defaults(fs, w)
-	}}
+	cmd := cmdline.Command{Name: "kernel-matrix", Flags: fs, Help: cmdline.HelpText(Usage, fs), NoArgs: true}
 	if code, ok := cmd.Parse(args, stdout, stderr); !ok {
 		return code
-	}
-	if fs.NArg() > 0 {
-		return cmd.Usagef(stderr, "unexpected argument %q (kernel-matrix takes no arguments)", fs.Arg(0))
 	}
 	if _, err := sandboxtest.ScratchRoot(); err != nil {
 		return cmd.Usagef(stderr, "%v", err)

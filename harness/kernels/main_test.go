@@ -81,24 +81,9 @@ func TestInterruptedRunCleansUp(t *testing.T) {
 			if !strings.Contains(stderr.String(), "kernel-matrix: interrupted ("+tc.sig.String()+"); stopped, work directory removed") {
 				t.Errorf("stderr does not report the interruption:\n%s", stderr.String())
 			}
-			for _, dir := range []string{scratch, tmp} {
-				if left := entries(t, dir); len(left) > 0 {
-					t.Errorf("left behind in %s: %v", dir, left)
-				}
+			if left := sandboxtest.Leftovers(scratch, tmp); len(left) > 0 {
+				t.Errorf("left behind: %v", left)
 			}
 		})
 	}
-}
-
-func entries(t *testing.T, dir string) []string {
-	t.Helper()
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, e := range ents {
-		names = append(names, e.Name())
-	}
-	return names
 }

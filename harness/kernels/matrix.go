@@ -120,6 +120,40 @@ func inprocCell(p Probe, r ProbeResult) string {
 	return Cell(p, r)
 }
 
+// probePath is one way the probes ran in a column: through the runner, or
+// in process. Check and Render read both paths through it.
+type probePath struct {
+	what    string                                   // "" or "in-process ": what a problem calls the path's runs
+	result  func(Column, string) (ProbeResult, bool) // the path's run of a probe
+	verdict func(Probe, ProbeResult) string          // the run's cell
+	admit   func(Probe, Column) (bool, string)       // whether a gap is admitted, and why
+}
+
+var (
+	runnerPath = probePath{"", Column.result, Cell, AdmitGap}
+	inprocPath = probePath{"in-process ", Column.inprocResult, inprocCell, AdmitInprocGap}
+)
+
+// cellNoResult is the cell of a probe the path did not run in the column.
+const cellNoResult = "-"
+
+// run is the path's run of p in column c: its result, its verdict
+// ([cellNoResult] when there is none), and the problem with it ("" when
+// none): no result, or a gap the path does not admit.
+func (pp probePath) run(c Column, p Probe) (r ProbeResult, cell, problem string) {
+	r, ok := pp.result(c, p.Name)
+	if !ok {
+		return r, cellNoResult, fmt.Sprintf("%s: %sprobe %s: no result", c.Name, pp.what, p.Name)
+	}
+	cell = pp.verdict(p, r)
+	if cell == CellGap {
+		if ok, why := pp.admit(p, c); !ok {
+			problem = fmt.Sprintf("%s: %s%s went through (%s): %s", c.Name, pp.what, p.Name, r.Stdout, why)
+		}
+	}
+	return r, cell, problem
+}
+
 // NotEnforcedLine is the runner's fatal line on a kernel without Landlock.
 const NotEnforcedLine = "landlock-run: landlock is not enforced by this kernel (ABI unsupported or disabled)"
 
@@ -136,39 +170,25 @@ func Check(cols []Column) []string {
 			continue
 		}
 		for _, p := range Probes {
-			r, ok := c.result(p.Name)
-			if !ok {
-				bad = append(bad, fmt.Sprintf("%s: probe %s: no result", c.Name, p.Name))
-				continue
+			r, cell, problem := runnerPath.run(c, p)
+			if problem != "" {
+				bad = append(bad, problem)
 			}
-			cell := Cell(p, r)
-			if cell == CellGap {
-				if ok, why := AdmitGap(p, c); !ok {
-					bad = append(bad, fmt.Sprintf("%s: %s went through (%s): %s", c.Name, p.Name, r.Stdout, why))
-				}
-			}
-			if c.KernelABI() == 0 {
-				if cell != CellRunnerFailed || r.Stderr != NotEnforcedLine || r.Changed {
-					bad = append(bad, fmt.Sprintf("%s: %s on a kernel without Landlock: cell %s, stderr %q (want exit 125 with %q and no effect)", c.Name, p.Name, cell, r.Stderr, NotEnforcedLine))
-				}
-			} else if cell == CellRunnerFailed {
+			switch {
+			case cell == cellNoResult:
+			case c.KernelABI() == 0 && (cell != CellRunnerFailed || r.Stderr != NotEnforcedLine || r.Changed):
+				bad = append(bad, fmt.Sprintf("%s: %s on a kernel without Landlock: cell %s, stderr %q (want exit 125 with %q and no effect)", c.Name, p.Name, cell, r.Stderr, NotEnforcedLine))
+			case c.KernelABI() > 0 && cell == CellRunnerFailed:
 				bad = append(bad, fmt.Sprintf("%s: %s: the runner failed on a Landlock kernel: %q", c.Name, p.Name, r.Stderr))
 			}
 		}
 		if c.InProcess() {
 			for _, p := range Probes {
-				r, ok := c.inprocResult(p.Name)
-				if !ok {
-					bad = append(bad, fmt.Sprintf("%s: in-process probe %s: no result", c.Name, p.Name))
-					continue
+				_, cell, problem := inprocPath.run(c, p)
+				if problem != "" {
+					bad = append(bad, problem)
 				}
-				cell := inprocCell(p, r)
-				if cell == CellGap {
-					if ok, why := AdmitInprocGap(p, c); !ok {
-						bad = append(bad, fmt.Sprintf("%s: in-process %s went through (%s): %s", c.Name, p.Name, r.Stdout, why))
-					}
-				}
-				if rr, ok := c.result(p.Name); ok && Cell(p, rr) != cell {
+				if rr, ok := c.result(p.Name); ok && cell != cellNoResult && Cell(p, rr) != cell {
 					bad = append(bad, fmt.Sprintf("%s: %s: the in-process path says %s, the runner %s: the two Landlock paths must agree", c.Name, p.Name, cell, Cell(p, rr)))
 				}
 			}
@@ -267,23 +287,24 @@ func Render(cols []Column, hostKernel string) []byte {
 		}
 		return "no"
 	})
-	b.WriteString("\n")
-	for _, p := range Probes {
-		row(p.Name, func(c Column) string {
-			r, ok := c.result(p.Name)
-			if !ok {
-				return "-"
-			}
-			cell := Cell(p, r)
-			if cell == CellGap {
-				if ok, _ := AdmitGap(p, c); !ok {
+	// probeRows is one row a probe: the path's verdict in each column, a
+	// gap marked GAP! unless the path admits it.
+	probeRows := func(pp probePath) {
+		for _, p := range Probes {
+			row(p.Name, func(c Column) string {
+				_, cell, problem := pp.run(c, p)
+				switch {
+				case cell == CellGap && problem != "":
 					return "GAP!"
+				case cell == CellGap:
+					return "gap"
 				}
-				return "gap"
-			}
-			return cell
-		})
+				return cell
+			})
+		}
 	}
+	b.WriteString("\n")
+	probeRows(runnerPath)
 	b.WriteString("\nin-process path (sandbox/inproc through sandbox/spawn, Options.ABICap = the column's cap; '-' = not run there;\n")
 	b.WriteString("its gaps are admitted by its own report, the runner's notes below hold for it, and a column where the two paths differ fails):\n")
 	row("inproc report", func(c Column) string {
@@ -292,22 +313,7 @@ func Render(cols []Column, hostKernel string) []byte {
 		}
 		return c.Guest.Inproc.Stdout
 	})
-	for _, p := range Probes {
-		row(p.Name, func(c Column) string {
-			r, ok := c.inprocResult(p.Name)
-			if !ok {
-				return "-"
-			}
-			cell := inprocCell(p, r)
-			if cell == CellGap {
-				if ok, _ := AdmitInprocGap(p, c); !ok {
-					return "GAP!"
-				}
-				return "gap"
-			}
-			return cell
-		})
-	}
+	probeRows(inprocPath)
 	b.WriteString("\n")
 	row("provider (real chain)", func(c Column) string { return providerCell(c.Guest.Provider) })
 	b.WriteString("\nnotes:\n")

@@ -25,14 +25,22 @@ func mapSource(files map[string]string) Source {
 	return Source{Read: func(p string) ([]byte, error) { return fs.ReadFile(m, p) }}
 }
 
-// TestRenderFixturePage expands the fixture page: a Go section (nested
-// markers dropped), a range, an open-ended range, and an indented whole file.
-func TestRenderFixturePage(t *testing.T) {
-	page, err := os.ReadFile("testdata/page.md")
+// fixture is the fixture page, which includes files of testdata/.
+const fixture = "testdata/page.md"
+
+func fixturePage(t testing.TB) []byte {
+	t.Helper()
+	page, err := os.ReadFile(fixture)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := Render("testdata/page.md", page, dirSource("testdata"))
+	return page
+}
+
+// TestRenderFixturePage expands the fixture page: a Go section (nested
+// markers dropped), a range, an open-ended range, and an indented whole file.
+func TestRenderFixturePage(t *testing.T) {
+	out, err := Render(fixture, fixturePage(t), dirSource("testdata"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,11 +51,7 @@ func TestRenderFixturePage(t *testing.T) {
 }
 
 func TestCheckFixturePage(t *testing.T) {
-	page, err := os.ReadFile("testdata/page.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := Check("testdata/page.md", page, dirSource("testdata"))
+	res, err := Check(fixture, fixturePage(t), dirSource("testdata"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,11 +199,7 @@ func TestCheckFresh(t *testing.T) {
 // include has a clean relative path, and Render of a page without includes is
 // the page itself. Seeded from the fixture page.
 func FuzzParseRender(f *testing.F) {
-	page, err := os.ReadFile("testdata/page.md")
-	if err != nil {
-		f.Fatal(err)
-	}
-	f.Add(string(page))
+	f.Add(string(fixturePage(f)))
 	f.Add("--8<-- \"a:1:2\"\n  --8<-- 'b:sec'\n--8<--\n")
 	f.Add("no includes\nat all\n")
 	src := mapSource(map[string]string{"a": "1\n2\n3\n", "b": "// --8<-- [start:sec]\nx\n// --8<-- [end:sec]\n"})

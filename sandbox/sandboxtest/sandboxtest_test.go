@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -72,6 +73,21 @@ func TestTempDirIsOutsideTmpAndRemoved(t *testing.T) {
 	})
 	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("%s is still there after its test: %v", dir, err)
+	}
+}
+
+func TestLeftovers(t *testing.T) {
+	empty, full := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(full, "f"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(empty, "missing")
+	got := Leftovers(empty, full, missing)
+	if len(got) != 2 || got[0] != filepath.Join(full, "f") || !strings.Contains(got[1], missing) {
+		t.Errorf("Leftovers = %q, want %s/f and the error reading %s", got, full, missing)
+	}
+	if got := Leftovers(empty); got != nil {
+		t.Errorf("Leftovers of an empty directory = %q", got)
 	}
 }
 

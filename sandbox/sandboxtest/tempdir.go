@@ -65,3 +65,20 @@ func TempDir(t testing.TB, prefix string) string {
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	return dir
 }
+
+// Leftovers lists what the directories dirs hold, each entry as
+// "<dir>/<name>" (a directory that cannot be read is listed by its error),
+// for a test that checks a run left nothing behind.
+func Leftovers(dirs ...string) []string {
+	var left []string
+	for _, dir := range dirs {
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			left = append(left, err.Error())
+		}
+		for _, e := range ents {
+			left = append(left, filepath.Join(dir, e.Name()))
+		}
+	}
+	return left
+}

@@ -103,8 +103,11 @@ func TestCompare(t *testing.T) {
 	}
 }
 
-func TestProjectUpstreamRecording(t *testing.T) {
-	r, err := recording.Load(filepath.Join("../../../transcripts", "fs-policy-reject"))
+// projectTranscript is the projection of the upstream recording
+// transcripts/<name>, normalised by its own cwd and session id.
+func projectTranscript(t *testing.T, name string) []Item {
+	t.Helper()
+	r, err := recording.Load(filepath.Join("../../../transcripts", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,6 +115,11 @@ func TestProjectUpstreamRecording(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return items
+}
+
+func TestProjectUpstreamRecording(t *testing.T) {
+	items := projectTranscript(t, "fs-policy-reject")
 	var kinds []string
 	for _, it := range items {
 		kinds = append(kinds, it.Kind)
@@ -135,14 +143,7 @@ func TestProjectUpstreamRecording(t *testing.T) {
 // The hook events of a recording are projected with their fields, durationMs
 // normalised to 0.
 func TestProjectHookEvents(t *testing.T) {
-	r, err := recording.Load(filepath.Join("../../../transcripts", "hook-cc-posttool-block"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	items, err := Project(r.Events, WithCwd(r.Header.Cwd, r.Header.ID))
-	if err != nil {
-		t.Fatal(err)
-	}
+	items := projectTranscript(t, "hook-cc-posttool-block")
 	var got []map[string]any
 	for _, it := range items {
 		if it.Kind == KindInvoked || it.Kind == KindHook {

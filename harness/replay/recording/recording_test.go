@@ -1,6 +1,7 @@
 package recording
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -221,5 +222,49 @@ func TestToolsModeFromThePin(t *testing.T) {
 		if got := r.ToolsMode(); got != want {
 			t.Errorf("%s: tools mode %q, want %q", rec, got, want)
 		}
+	}
+}
+
+// TestParseSessionNamesAMissingRequiredField: an event whose data lacks a
+// field its type requires is refused naming the line, the field and the
+// type; with the field present it loads.
+func TestParseSessionNamesAMissingRequiredField(t *testing.T) {
+	const header = `{"type":"session","version":0,"id":"x","createdAt":1,"cwd":"/w","delegationDepth":0}` + "\n"
+	tests := []struct {
+		typ, full, field string // full: data with every required field; field: the one dropped
+	}{
+		{"turn/start", `{"turn":1}`, "turn"},
+		{"turn/end", `{"turn":1,"reason":{"kind":"completed"}}`, "reason"},
+		{"step/start", `{"turn":1,"step":1}`, "turn"},
+		{"step/end", `{"turn":1,"step":1}`, "step"},
+		{"user/message", `{"content":[],"source":{"kind":"user"}}`, "source"},
+		{"assistant/chunk", `{"turn":1,"step":1,"chunk":{"index":0}}`, "chunk"},
+		{"tool/call", `{"callId":"c","name":"bash","arguments":"{}"}`, "arguments"},
+		{"approval/asked", `{"id":"a","toolName":"bash"}`, "toolName"},
+		{"approval/decided", `{"id":"a","outcome":"approved"}`, "id"},
+		{"tool/result", `{"message":{}}`, "message"},
+		{"tool/code-dispatch-start", `{"rootCallId":"c","parentCallId":"c","subCallId":"c:code:1","name":"read","arguments":{}}`, "subCallId"},
+		{"tool/code-dispatch", `{"rootCallId":"c","parentCallId":"c","subCallId":"c:code:1","name":"read","arguments":{},"isError":false,"content":[]}`, "isError"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.typ, func(t *testing.T) {
+			line := func(data string) []byte {
+				return []byte(header + `{"type":"` + tc.typ + `","seq":0,"time":1,"data":` + data + "}\n")
+			}
+			if _, _, err := parseSession("r", line(tc.full)); err != nil {
+				t.Fatalf("with every required field: %v", err)
+			}
+			var data map[string]any
+			if err := json.Unmarshal([]byte(tc.full), &data); err != nil {
+				t.Fatal(err)
+			}
+			delete(data, tc.field)
+			without, _ := json.Marshal(data)
+			_, _, err := parseSession("r", line(string(without)))
+			var e *Error
+			if !errors.As(err, &e) || e.Line != 2 || e.Field != "data."+tc.field || e.Problem != "missing (required in "+tc.typ+")" {
+				t.Fatalf("without %s: %v, want line 2 field data.%s missing (required in %s)", tc.field, err, tc.field, tc.typ)
+			}
+		})
 	}
 }

@@ -121,61 +121,39 @@ type (
 	}
 )
 
-// required lists, per event type, the typed view and the fields that must be present.
+// views lists, per event type, the typed view of its data and the fields
+// that must be present.
 var views = map[string]func() (any, func(v any) string){
-	"turn/start": func() (any, func(any) string) {
-		return &turnData{}, func(v any) string { return missing(v.(*turnData).Turn == nil, "data.turn") }
-	},
-	"turn/end": func() (any, func(any) string) {
-		return &turnEndData{}, func(v any) string {
-			d := v.(*turnEndData)
-			return missing(d.Turn == nil, "data.turn") + missing(d.Reason == nil, "data.reason")
-		}
-	},
+	"turn/start": view(func(d *turnData) string { return missing(d.Turn == nil, "data.turn") }),
+	"turn/end": view(func(d *turnEndData) string {
+		return missing(d.Turn == nil, "data.turn") + missing(d.Reason == nil, "data.reason")
+	}),
 	"step/start": stepView, "step/end": stepView,
-	"user/message": func() (any, func(any) string) {
-		return &userMessageData{}, func(v any) string {
-			d := v.(*userMessageData)
-			return missing(d.Content == nil, "data.content") + missing(d.Source == nil, "data.source")
-		}
-	},
-	"assistant/chunk": func() (any, func(any) string) {
-		return &chunkData{}, func(v any) string {
-			d := v.(*chunkData)
-			return missing(d.Turn == nil, "data.turn") + missing(d.Step == nil, "data.step") + missing(d.Chunk == nil, "data.chunk")
-		}
-	},
-	"tool/call": func() (any, func(any) string) {
-		return &toolCallData{}, func(v any) string {
-			d := v.(*toolCallData)
-			return missing(d.CallID == nil, "data.callId") + missing(d.Name == nil, "data.name") + missing(d.Arguments == nil, "data.arguments")
-		}
-	},
-	"approval/asked": func() (any, func(any) string) {
-		return &askedData{}, func(v any) string {
-			d := v.(*askedData)
-			return missing(d.ID == nil, "data.id") + missing(d.ToolName == nil, "data.toolName")
-		}
-	},
-	"approval/decided": func() (any, func(any) string) {
-		return &decidedData{}, func(v any) string {
-			d := v.(*decidedData)
-			return missing(d.ID == nil, "data.id") + missing(d.Outcome == nil, "data.outcome")
-		}
-	},
-	"tool/result": func() (any, func(any) string) {
-		return &toolResultData{}, func(v any) string { return missing(v.(*toolResultData).Message == nil, "data.message") }
-	},
-	"tool/code-dispatch-start": func() (any, func(any) string) {
-		return &dispatchData{}, func(v any) string { return v.(*dispatchData).missingStart() }
-	},
-	"tool/code-dispatch": func() (any, func(any) string) {
-		return &dispatchData{}, func(v any) string {
-			d := v.(*dispatchData)
-			return d.missingStart() + missing(d.IsError == nil, "data.isError") + missing(d.Content == nil, "data.content")
-		}
-	},
+	"user/message": view(func(d *userMessageData) string {
+		return missing(d.Content == nil, "data.content") + missing(d.Source == nil, "data.source")
+	}),
+	"assistant/chunk": view(func(d *chunkData) string {
+		return missing(d.Turn == nil, "data.turn") + missing(d.Step == nil, "data.step") + missing(d.Chunk == nil, "data.chunk")
+	}),
+	"tool/call": view(func(d *toolCallData) string {
+		return missing(d.CallID == nil, "data.callId") + missing(d.Name == nil, "data.name") + missing(d.Arguments == nil, "data.arguments")
+	}),
+	"approval/asked": view(func(d *askedData) string {
+		return missing(d.ID == nil, "data.id") + missing(d.ToolName == nil, "data.toolName")
+	}),
+	"approval/decided": view(func(d *decidedData) string {
+		return missing(d.ID == nil, "data.id") + missing(d.Outcome == nil, "data.outcome")
+	}),
+	"tool/result":              view(func(d *toolResultData) string { return missing(d.Message == nil, "data.message") }),
+	"tool/code-dispatch-start": view((*dispatchData).missingStart),
+	"tool/code-dispatch": view(func(d *dispatchData) string {
+		return d.missingStart() + missing(d.IsError == nil, "data.isError") + missing(d.Content == nil, "data.content")
+	}),
 }
+
+var stepView = view(func(d *stepData) string {
+	return missing(d.Turn == nil, "data.turn") + missing(d.Step == nil, "data.step")
+})
 
 // dispatchData is the data of run_code's two nested-call events.
 type dispatchData struct {
@@ -195,10 +173,12 @@ func (d *dispatchData) missingStart() string {
 		missing(d.SubCallID == nil, "data.subCallId") + missing(d.Name == nil, "data.name") + missing(d.Arguments == nil, "data.arguments")
 }
 
-func stepView() (any, func(any) string) {
-	return &stepData{}, func(v any) string {
-		d := v.(*stepData)
-		return missing(d.Turn == nil, "data.turn") + missing(d.Step == nil, "data.step")
+// view makes a typed view: a fresh *T to decode the data into, and the
+// check that lists what required returns for the decoded value (the missing
+// fields, each ended by a NUL).
+func view[T any](required func(d *T) string) func() (any, func(any) string) {
+	return func() (any, func(any) string) {
+		return new(T), func(v any) string { return required(v.(*T)) }
 	}
 }
 
