@@ -256,18 +256,28 @@ func TestRunningJobPIDs(t *testing.T) {
 	}
 }
 
+// promptSections returns the names of the stack's prompt sections in order,
+// joined by commas, and each section's text by name.
+func promptSections(t *testing.T, s *stack.Stack) (names string, text map[string]string) {
+	t.Helper()
+	secs, err := s.PromptSections()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	text = map[string]string{}
+	for _, p := range secs {
+		out = append(out, p.Name)
+		text[p.Name] = p.Text
+	}
+	return strings.Join(out, ","), text
+}
+
 // TestPromptSections: the composed tools' sections, by upstream's order.
 func TestPromptSections(t *testing.T) {
 	names := func(s *stack.Stack) string {
-		secs, err := s.PromptSections()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out []string
-		for _, p := range secs {
-			out = append(out, p.Name)
-		}
-		return strings.Join(out, ",")
+		n, _ := promptSections(t, s)
+		return n
 	}
 	if got := names(newComposed(t, stack.Config{})); got != "tool:read,tool:write,tool:edit,tool:bash,tool:jobs" {
 		t.Errorf("sections %s", got)
