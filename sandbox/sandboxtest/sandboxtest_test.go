@@ -1,6 +1,7 @@
 package sandboxtest
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -8,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dshsim/dshsim/sandbox"
 )
@@ -152,5 +154,21 @@ func TestScratchRoot(t *testing.T) {
 				t.Fatalf("ScratchRoot() = %q, %v; want %q", got, err, tc.want)
 			}
 		})
+	}
+}
+
+// TestCancelledBuildLeavesNothing: a build cancelled while the go tool
+// compiles (a cold build cache, so it is still at work) leaves nothing in
+// the output directory but what was there, and nothing in TMPDIR: the go
+// tool, killed, cannot remove its own work directory.
+func TestCancelledBuildLeavesNothing(t *testing.T) {
+	dir, tmp := t.TempDir(), t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	if _, err := BuildContext(ctx, "", dir, "landlock-run", RunnerPackage, "GOCACHE="+t.TempDir(), "TMPDIR="+tmp); err == nil {
+		t.Skip("the build finished within 500 ms: nothing was cancelled")
+	}
+	if left := Leftovers(dir, tmp); len(left) > 0 {
+		t.Errorf("left behind: %v", left)
 	}
 }
