@@ -193,12 +193,19 @@ func TestApprove(t *testing.T) {
 	}
 }
 
-func TestApproveWithRealServiceNeverAndOutsideTurn(t *testing.T) {
+// newLog returns a fresh session log (no turn open), closed when the test ends.
+func newLog(t *testing.T) *session.Log {
+	t.Helper()
 	l, err := session.Create(filepath.Join(t.TempDir(), "s.jsonl"), session.Header{ID: "s", Cwd: "/ws"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
+	t.Cleanup(func() { l.Close() })
+	return l
+}
+
+func TestApproveWithRealServiceNeverAndOutsideTurn(t *testing.T) {
+	l := newLog(t)
 	svc, _ := approval.New(approval.WithPolicy(approval.Never))
 	esc := escalation.New(svc)
 	call := pipeline.NewCall("c1", "bash", json.RawMessage(`{}`), &pipeline.Agent{ID: "a", Session: l}, nil)
@@ -217,11 +224,7 @@ func TestApproveWithRealServiceNeverAndOutsideTurn(t *testing.T) {
 // mode, some approved and some rejected; every call must run under its own
 // grant, the session's standing mode must stay unchanged, and nothing is stored.
 func TestApprovedModeNeverLeaks(t *testing.T) {
-	l, err := session.Create(filepath.Join(t.TempDir(), "s.jsonl"), session.Header{ID: "s", Cwd: "/ws"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
+	l := newLog(t)
 	l.Append("turn/start", map[string]int{"turn": 1})
 	resolver, err := policy.NewResolver(policy.Config{DefaultMode: sandbox.ReadOnly, Root: "/ws"})
 	if err != nil {

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 )
@@ -17,10 +16,7 @@ func TestLockAcrossProcesses(t *testing.T) {
 	if err != nil {
 		t.Skip("flock(1) not installed; TestDirectoryFlock covers the lock in-process")
 	}
-	dir := realTemp(t)
-	p := filepath.Join(dir, "f")
-	mustWrite(t, p, "old")
-	l := newLocal(t, dir)
+	dir, l, p := localWithFile(t, "f", "old")
 	cmd := exec.Command(bin, "-x", dir, "sh", "-c", "echo locked; cat >/dev/null")
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

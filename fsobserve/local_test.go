@@ -45,6 +45,16 @@ func mustWrite(t *testing.T, p, s string) {
 	}
 }
 
+// localWithFile returns a canonical temp dir holding the file name with
+// content s, a Local rooted there, and the file's path.
+func localWithFile(t *testing.T, name, s string) (dir string, l *Local, p string) {
+	t.Helper()
+	dir = realTemp(t)
+	p = filepath.Join(dir, name)
+	mustWrite(t, p, s)
+	return dir, newLocal(t, dir), p
+}
+
 func mustRead(t *testing.T, p string) string {
 	t.Helper()
 	b, err := os.ReadFile(p)
@@ -147,10 +157,7 @@ func TestResolve(t *testing.T) {
 }
 
 func TestVersion(t *testing.T) {
-	dir := realTemp(t)
-	p := filepath.Join(dir, "f.txt")
-	mustWrite(t, p, "same")
-	l := newLocal(t, dir)
+	_, l, p := localWithFile(t, "f.txt", "same")
 	tg := resolve(t, l, p)
 	v1 := version(t, l, tg)
 	var st unix.Stat_t
@@ -506,9 +513,7 @@ func TestEditText(t *testing.T) {
 		wantCode(t, err, CodeNotRegularFile, `cannot edit "`+tg.Display+`": not a regular file`)
 	})
 	t.Run("the returned version guards the next edit", func(t *testing.T) {
-		dir := realTemp(t)
-		l := newLocal(t, dir)
-		mustWrite(t, filepath.Join(dir, "f"), "one")
+		_, l, p := localWithFile(t, "f", "one")
 		tg := resolve(t, l, "f")
 		r, err := l.EditText(ctx, tg, Edit{Old: "one", New: "two"}, &EditGuard{Version: version(t, l, tg)})
 		if err != nil {
@@ -517,7 +522,7 @@ func TestEditText(t *testing.T) {
 		if _, err := l.EditText(ctx, tg, Edit{Old: "two", New: "three"}, &EditGuard{Version: r.Version}); err != nil {
 			t.Fatal(err)
 		}
-		wantContent(t, filepath.Join(dir, "f"), "three")
+		wantContent(t, p, "three")
 	})
 	t.Run("edit via a symlink alias writes the real file and keeps the link", func(t *testing.T) {
 		dir := realTemp(t)
@@ -543,16 +548,14 @@ func TestEditText(t *testing.T) {
 func at(v string) *EditGuard { return &EditGuard{Version: v} }
 
 func TestAbortedBeforeStart(t *testing.T) {
-	dir := realTemp(t)
-	l := newLocal(t, dir)
-	mustWrite(t, filepath.Join(dir, "f"), "keep")
+	dir, l, p := localWithFile(t, "f", "keep")
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	_, err := l.WriteText(ctx, resolve(t, l, "new"), "x", WriteIntent{Kind: CreateIfAbsent})
 	wantCode(t, err, CodeAborted, "write aborted")
 	_, err = l.EditText(ctx, resolve(t, l, "f"), Edit{Old: "keep", New: "x"}, nil)
 	wantCode(t, err, CodeAborted, "write aborted")
-	wantContent(t, filepath.Join(dir, "f"), "keep")
+	wantContent(t, p, "keep")
 	noResidue(t, dir, "f")
 	if l.HeldLocks() != 0 {
 		t.Fatal("lock entries left")
@@ -563,10 +566,7 @@ func TestAbortedBeforeStart(t *testing.T) {
 // another open file description holds flock(2) on the directory, no write
 // happens; once it is released the write goes through.
 func TestDirectoryFlock(t *testing.T) {
-	dir := realTemp(t)
-	l := newLocal(t, dir)
-	p := filepath.Join(dir, "f")
-	mustWrite(t, p, "old")
+	dir, l, p := localWithFile(t, "f", "old")
 	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -590,10 +590,7 @@ func TestDirectoryFlock(t *testing.T) {
 }
 
 func TestConcurrentGuardedMutations(t *testing.T) {
-	dir := realTemp(t)
-	l := newLocal(t, dir)
-	p := filepath.Join(dir, "f")
-	mustWrite(t, p, "base")
+	dir, l, p := localWithFile(t, "f", "base")
 	tg := resolve(t, l, "f")
 	v := version(t, l, tg)
 	const n = 20
@@ -821,10 +818,7 @@ func TestOpenRefusesAFIFOWithoutBlocking(t *testing.T) {
 // checked) and refuse as stale, leaving the swapped-in file untouched, even
 // though that file holds the text the edit looks for.
 func TestEditRefusesAFileSwappedAfterTheVersionCheck(t *testing.T) {
-	dir := realTemp(t)
-	l := newLocal(t, dir)
-	p := filepath.Join(dir, "f")
-	mustWrite(t, p, "hello world\n")
+	dir, l, p := localWithFile(t, "f", "hello world\n")
 	tg := resolve(t, l, "f")
 	info, ok, err := l.Stat(tg)
 	if err != nil || !ok {

@@ -8,55 +8,43 @@ import (
 	"github.com/dshsim/dshsim/pipeline"
 )
 
-func TestDecideWrite(t *testing.T) {
+// TestDecide: for each observation state, the write intent DecideWrite
+// allows and the guard (or refusal) DecideEdit gives.
+func TestDecide(t *testing.T) {
 	cases := []struct {
-		name  string
-		owned bool
-		obs   Observation
-		seen  bool
-		want  WriteIntent
+		name      string
+		owned     bool
+		obs       Observation
+		seen      bool
+		wantWrite WriteIntent
+		wantEdit  EditGuard
+		editCode  string
+		editMsg   string
 	}{
-		{"unobserved target may only be created", true, Observation{}, false, WriteIntent{Kind: CreateIfAbsent}},
-		{"no owner may only create", false, Present("v7"), true, WriteIntent{Kind: CreateIfAbsent}},
-		{"observed present replaces at that version", true, Present("v7"), true, WriteIntent{Kind: ReplaceIfVersion, Version: "v7"}},
-		{"observed absent may only be created", true, Absent(), true, WriteIntent{Kind: CreateIfAbsent}},
+		{"unobserved target may only be created and is refused as not observed for an edit", true, Observation{}, false,
+			WriteIntent{Kind: CreateIfAbsent}, EditGuard{}, CodeNotObserved, `edit requires reading "/w/a.txt" first`},
+		{"no owner may only create and is refused as not observed for an edit", false, Present("v7"), true,
+			WriteIntent{Kind: CreateIfAbsent}, EditGuard{}, CodeNotObserved, `edit requires reading "/w/a.txt" first`},
+		{"observed present replaces and guards at that version", true, Present("v7"), true,
+			WriteIntent{Kind: ReplaceIfVersion, Version: "v7"}, EditGuard{Version: "v7"}, "", ""},
+		{"observed absent may only be created and is refused as not found for an edit", true, Absent(), true,
+			WriteIntent{Kind: CreateIfAbsent}, EditGuard{}, CodeNotFound, `cannot edit "/w/a.txt": not found`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if got := DecideWrite(c.owned, c.obs, c.seen); got != c.want {
-				t.Fatalf("DecideWrite = %+v, want %+v", got, c.want)
+			if got := DecideWrite(c.owned, c.obs, c.seen); got != c.wantWrite {
+				t.Errorf("DecideWrite = %+v, want %+v", got, c.wantWrite)
 			}
-		})
-	}
-}
-
-func TestDecideEdit(t *testing.T) {
-	cases := []struct {
-		name     string
-		owned    bool
-		obs      Observation
-		seen     bool
-		want     EditGuard
-		wantCode string
-		wantMsg  string
-	}{
-		{"unread target is refused as not observed", true, Observation{}, false, EditGuard{}, CodeNotObserved, `edit requires reading "/w/a.txt" first`},
-		{"no owner is refused as not observed", false, Present("v1"), true, EditGuard{}, CodeNotObserved, `edit requires reading "/w/a.txt" first`},
-		{"observed present guards at that version", true, Present("v1"), true, EditGuard{Version: "v1"}, "", ""},
-		{"observed absent is refused as not found", true, Absent(), true, EditGuard{}, CodeNotFound, `cannot edit "/w/a.txt": not found`},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
 			got, err := DecideEdit(c.owned, c.obs, c.seen, "/w/a.txt")
-			if c.wantCode == "" {
-				if err != nil || got != c.want {
-					t.Fatalf("DecideEdit = %+v, %v; want %+v, nil", got, err, c.want)
+			if c.editCode == "" {
+				if err != nil || got != c.wantEdit {
+					t.Fatalf("DecideEdit = %+v, %v; want %+v, nil", got, err, c.wantEdit)
 				}
 				return
 			}
 			name, code, ok := pipeline.CodeOf(err)
-			if !ok || name != ErrorName || code != c.wantCode || err.Error() != c.wantMsg {
-				t.Fatalf("DecideEdit error = %q (%s/%s), want %q (%s/%s)", err, name, code, c.wantMsg, ErrorName, c.wantCode)
+			if !ok || name != ErrorName || code != c.editCode || err.Error() != c.editMsg {
+				t.Fatalf("DecideEdit error = %q (%s/%s), want %q (%s/%s)", err, name, code, c.editMsg, ErrorName, c.editCode)
 			}
 		})
 	}

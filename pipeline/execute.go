@@ -181,18 +181,27 @@ func (r *Registry) decide(call *Call, h *hooks) verdict {
 
 // runPre runs the pre-execute waterfall with terminal default allow.
 func (r *Registry) runPre(call *Call, list []hook[PreExecute]) (Decision, error) {
-	var step func(i int) (Decision, error)
-	step = func(i int) (d Decision, err error) {
-		if i == len(list) {
-			return Allow(), nil
+	return waterfall("tools/pre-execute", len(list), Allow(), func(i int, next func() (Decision, error)) (Decision, error) {
+		return list[i].fn(call.signal, call, next)
+	})
+}
+
+// waterfall runs links 0..n-1, each given next (the rest of the chain); past
+// the last link next returns terminal. A link that panics fails the chain
+// with the panic as an error of stage.
+func waterfall[D any](stage string, n int, terminal D, link func(i int, next func() (D, error)) (D, error)) (D, error) {
+	var step func(i int) (D, error)
+	step = func(i int) (d D, err error) {
+		if i == n {
+			return terminal, nil
 		}
 		defer func() {
 			if v := recover(); v != nil {
-				d, err = Decision{}, panicError("tools/pre-execute", v)
+				var zero D
+				d, err = zero, panicError(stage, v)
 			}
 		}()
-		d, err = list[i].fn(call.signal, call, func() (Decision, error) { return step(i + 1) })
-		return d, err
+		return link(i, func() (D, error) { return step(i + 1) })
 	}
 	return step(0)
 }
@@ -392,20 +401,9 @@ func (r *Registry) postExecute(call *Call, h *hooks, res Result, invoked bool) R
 		}
 		return res
 	}
-	var step func(i int) (PostDecision, error)
-	step = func(i int) (d PostDecision, err error) {
-		if i == len(list) {
-			return Accept(), nil
-		}
-		defer func() {
-			if v := recover(); v != nil {
-				d, err = PostDecision{}, panicError("tools/post-execute", v)
-			}
-		}()
-		d, err = list[i].fn(call.signal, call, res.Clone(), func() (PostDecision, error) { return step(i + 1) })
-		return d, err
-	}
-	d, err := step(0)
+	d, err := waterfall("tools/post-execute", len(list), Accept(), func(i int, next func() (PostDecision, error)) (PostDecision, error) {
+		return list[i].fn(call.signal, call, res.Clone(), next)
+	})
 	if err != nil {
 		return ErrorResult(err)
 	}

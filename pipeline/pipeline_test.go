@@ -595,6 +595,15 @@ func TestPipelineStages(t *testing.T) {
 			want: want{text: `Error: tools/post-execute returned an unknown decision kind "rewrite"; only accept and block exist`, isError: true, bodyRuns: 1, postRuns: 1},
 		},
 		{
+			name: "panicking post listener fails the call",
+			setup: func(t *testing.T, r *pipeline.Registry, st *state) {
+				r.OnPostExecute(func(ctx context.Context, call *pipeline.Call, res pipeline.Result, next func() (pipeline.PostDecision, error)) (pipeline.PostDecision, error) {
+					panic("post listener broke")
+				})
+			},
+			want: want{text: "Error: post listener broke", isError: true, bodyRuns: 1, postRuns: 1},
+		},
+		{
 			name: "abort during post after a wrapper short-circuit is ABORTED_BEFORE_DISPATCH",
 			setup: func(t *testing.T, r *pipeline.Registry, st *state) {
 				r.OnExecute(func(ctx context.Context, call *pipeline.Call, next func(context.Context) (pipeline.Result, error)) (pipeline.Result, error) {

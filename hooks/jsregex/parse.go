@@ -487,6 +487,9 @@ func (p *parser) atomEscape() string {
 	return ""
 }
 
+// controlEscapes are the code units of the ControlEscapes \f \n \r \t \v.
+var controlEscapes = map[uint16]uint16{'f': 0x0C, 'n': 0x0A, 'r': 0x0D, 't': 0x09, 'v': 0x0B}
+
 // characterEscape reads the escapes shared by atoms and classes, pos after
 // the backslash. It never fails for a unit it does not know: that is an
 // identity escape in non-Unicode mode.
@@ -496,33 +499,19 @@ func (p *parser) characterEscape(inClass bool) (set, bool) {
 	case 'd', 'D', 's', 'S', 'w', 'W':
 		p.pos++
 		return classEscape(c), true
-	case 'f':
+	case 'f', 'n', 'r', 't', 'v':
 		p.pos++
-		return newSet(0x0C), true
-	case 'n':
+		return newSet(controlEscapes[c]), true
+	case 'x', 'u':
 		p.pos++
-		return newSet(0x0A), true
-	case 'r':
-		p.pos++
-		return newSet(0x0D), true
-	case 't':
-		p.pos++
-		return newSet(0x09), true
-	case 'v':
-		p.pos++
-		return newSet(0x0B), true
-	case 'x':
-		p.pos++
-		if v, ok := p.hex(2); ok {
+		digits := 2
+		if c == 'u' {
+			digits = 4
+		}
+		if v, ok := p.hex(digits); ok {
 			return newSet(uint16(v)), true
 		}
-		return newSet('x'), true
-	case 'u':
-		p.pos++
-		if v, ok := p.hex(4); ok {
-			return newSet(uint16(v)), true
-		}
-		return newSet('u'), true
+		return newSet(c), true
 	case '0':
 		if n := p.peek(1); n < '0' || n > '9' {
 			p.pos++

@@ -44,12 +44,8 @@ type audit struct {
 
 func audits(t *testing.T, l *session.Log) []audit {
 	t.Helper()
-	events, err := l.Events()
-	if err != nil {
-		t.Fatal(err)
-	}
 	var out []audit
-	for _, e := range events {
+	for _, e := range mustEvents(t, l) {
 		var m map[string]any
 		json.Unmarshal(e.Data, &m)
 		switch e.Type {

@@ -10,16 +10,15 @@ import (
 	"github.com/dshsim/dshsim/pipeline/session"
 )
 
-// TestNeverSwitchBeforeAskedIsHonoured: a switch to policy never that lands
-// in the log before this request's approval/asked event (here: while the id
-// is minted) decides the request; the policy is read after the asked event,
-// not from a snapshot taken before it, so no answerer runs.
-func TestNeverSwitchBeforeAskedIsHonoured(t *testing.T) {
+// newRaceService returns a fresh service and a session log with turn 1 open
+// (closed when the test ends).
+func newRaceService(t *testing.T) (*session.Log, *Service) {
+	t.Helper()
 	log, err := session.Create(filepath.Join(t.TempDir(), "s.jsonl"), session.Header{ID: "s1", Cwd: "/ws"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer log.Close()
+	t.Cleanup(func() { log.Close() })
 	if _, err := log.Append("turn/start", map[string]any{"turn": 1}); err != nil {
 		t.Fatal(err)
 	}
@@ -27,6 +26,15 @@ func TestNeverSwitchBeforeAskedIsHonoured(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return log, s
+}
+
+// TestNeverSwitchBeforeAskedIsHonoured: a switch to policy never that lands
+// in the log before this request's approval/asked event (here: while the id
+// is minted) decides the request; the policy is read after the asked event,
+// not from a snapshot taken before it, so no answerer runs.
+func TestNeverSwitchBeforeAskedIsHonoured(t *testing.T) {
+	log, s := newRaceService(t)
 	s.newID = func() string {
 		if _, err := SetSessionPolicy(log, Never); err != nil {
 			t.Fatal(err)
@@ -52,18 +60,7 @@ func TestNeverSwitchBeforeAskedIsHonoured(t *testing.T) {
 // the service and before it was accepted) is discarded; the outcome and the
 // audit say cancelled.
 func TestLateAnswerRacingCancellationIsDiscarded(t *testing.T) {
-	log, err := session.Create(filepath.Join(t.TempDir(), "s.jsonl"), session.Header{ID: "s1", Cwd: "/ws"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer log.Close()
-	if _, err := log.Append("turn/start", map[string]any{"turn": 1}); err != nil {
-		t.Fatal(err)
-	}
-	s, err := New()
-	if err != nil {
-		t.Fatal(err)
-	}
+	log, s := newRaceService(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	s.answered = cancel

@@ -1,7 +1,6 @@
 package policy_test
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"os"
@@ -190,21 +189,19 @@ func TestSnapshotDataMatchesRecordings(t *testing.T) {
 	}
 }
 
+// seq5 returns the data of event seq 5 of the recorded log at path, which
+// must read without a bad line.
 func seq5(t *testing.T, path string) []byte {
 	t.Helper()
-	f, err := os.Open(path)
+	c, err := session.Read(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<24)
-	for sc.Scan() {
-		var e struct {
-			Seq  *int            `json:"seq"`
-			Data json.RawMessage `json:"data"`
-		}
-		if json.Unmarshal(sc.Bytes(), &e) == nil && e.Seq != nil && *e.Seq == 5 {
+	if len(c.Bad) > 0 {
+		t.Fatalf("%s: %v", path, c.Bad[0])
+	}
+	for _, e := range c.Events {
+		if e.Seq == 5 {
 			return e.Data
 		}
 	}
