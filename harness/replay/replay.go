@@ -165,9 +165,13 @@ func replay(ctx context.Context, dir string, opt Options, res *Result) (ourLog [
 		res.Notes = append(res.Notes, "the recording makes no model call and states no policy: upstream's default profile (danger-full-access, approval never) is assumed")
 	}
 	res.Mode, res.Approval = pol.Mode, pol.Approval
-	if rec.HasSettings {
+	switch {
+	case rec.HasSettings:
 		b, _ := json.Marshal(rec.Settings)
 		res.Settings = recording.SettingsFile + " " + string(b)
+	case rec.SuiteSettings:
+		b, _ := json.Marshal(rec.Settings)
+		res.Settings = "upstream's suite settings for " + rec.Name + " (no " + recording.SettingsFile + ") " + string(b)
 	}
 	expected, err := projection.Project(rec.Events, projection.WithCwd(rec.Header.Cwd, rec.Header.ID))
 	if err != nil {

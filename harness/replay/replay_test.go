@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/dshsim/dshsim/harness"
 	"github.com/dshsim/dshsim/harness/replay"
 	"github.com/dshsim/dshsim/harness/replay/recording"
@@ -478,6 +480,58 @@ func TestChangedPromptSectionIsAMismatch(t *testing.T) {
 			r := replay.Replay(context.Background(), dir, replay.Options{})
 			if r.Verdict != replay.Mismatch || !strings.Contains(strings.Join(r.Flags, "\n"), c.flag) {
 				t.Fatalf("verdict %s, flags %q; want a flag %q", r.Verdict, r.Flags, c.flag)
+			}
+		})
+	}
+}
+
+// TestSuiteSettingsWithoutFile: a recording copied from upstream as it is (no
+// dshsim.replay.json) replays with upstream's suite settings for its name
+// (recording.SuiteSettings): our recordings of those names, their settings
+// file removed, still match and say where the settings came from; and the
+// table agrees with every settings file of ours for the same scenario.
+func TestSuiteSettingsWithoutFile(t *testing.T) {
+	requireIsolation(t)
+	var names []string
+	for _, d := range dirs(t, "transcripts", "testdata/replay/ours") {
+		name := filepath.Base(d)
+		want, ok := recording.SuiteSettings[name]
+		if !ok {
+			continue
+		}
+		rec, err := recording.Load(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !rec.HasSettings {
+			t.Errorf("%s: our copy has no %s; the table alone would hide a drift", name, recording.SettingsFile)
+		}
+		got := rec.Settings
+		got.Note, want.Note = "", ""
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s: recording.SuiteSettings differs from its %s (-table +file):\n%s", name, recording.SettingsFile, diff)
+		}
+		names = append(names, d)
+	}
+	if len(names) < 3 {
+		t.Fatalf("only %d recordings of ours have suite settings (%v); want bash-spill, session-query-spill, missing-sandbox-runner at least", len(names), names)
+	}
+	for _, src := range names {
+		name := filepath.Base(src)
+		t.Run(name, func(t *testing.T) {
+			dst := filepath.Join(t.TempDir(), name)
+			if err := recording.CopyTree(src, dst); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Remove(filepath.Join(dst, recording.SettingsFile)); err != nil {
+				t.Fatal(err)
+			}
+			r := replay.Replay(context.Background(), dst, replay.Options{LauncherPath: landlockRunner(t)})
+			if r.Verdict != replay.Match {
+				t.Fatalf("%s\n%s", r.Summary(), r.Detail())
+			}
+			if !strings.HasPrefix(r.Settings, "upstream's suite settings for "+name+" (no "+recording.SettingsFile+")") {
+				t.Errorf("settings line %q does not say they are upstream's suite settings", r.Settings)
 			}
 		})
 	}

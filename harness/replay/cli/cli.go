@@ -74,7 +74,13 @@ Files of ours beside a recording (both optional):
                             the recording cannot say it; one JSON object, an
                             unknown key is an error. Keys (value; the upstream
                             scenario and knob it mirrors; what it does):
-%s  projection.expected.json  the readable expected projection, written by -update
+%s                            Without the file, a recording named after a
+                            scenario upstream's suite configures (bash-spill,
+                            parallel-tool-calls, session-query-spill,
+                            fs-write-overwrite-bounded,
+                            partial-landlock-child-failure,
+                            missing-sandbox-runner) gets that scenario's settings.
+  projection.expected.json  the readable expected projection, written by -update
                             from session.jsonl; the comparison always runs
                             against session.jsonl, and this file, when present,
                             must equal the fresh projection (else: stale).

@@ -131,10 +131,14 @@ type Recording struct {
 	Workspace string
 	// Override is replay.override.json, nil when absent.
 	Override *Override
-	// Settings are dshsim.replay.json, zero when absent.
+	// Settings are dshsim.replay.json; when it is absent, upstream's suite
+	// settings for a scenario of this name ([SuiteSettings]), else zero.
 	Settings Settings
 	// HasSettings reports whether dshsim.replay.json exists.
 	HasSettings bool
+	// SuiteSettings reports that Settings come from [SuiteSettings] (upstream's
+	// suite settings for a scenario of this name; no dshsim.replay.json).
+	SuiteSettings bool
 	// ToolSchemas is tool-schemas.expected.json, nil when absent.
 	ToolSchemas *ToolSchemas
 }
@@ -239,6 +243,8 @@ func Load(dir string) (*Recording, error) {
 		r.HasSettings = true
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return nil, fail(SettingsFile, 0, "", "%v", err)
+	} else if s, ok := SuiteSettings[r.Name]; ok {
+		r.Settings, r.SuiteSettings = s, true
 	}
 	return r, nil
 }

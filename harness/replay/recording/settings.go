@@ -170,3 +170,23 @@ func (s Settings) Runner(ws string) string {
 	}
 	return s.LandlockRunner
 }
+
+// SuiteSettings are the settings upstream's snapshot suite applies to its
+// scenarios by name (spec jobs-cancel-settings.md §4.2), for the knobs the
+// stack owns. A recording with one of these names and no dshsim.replay.json
+// replays with them, so an upstream recording copied as it is needs no file
+// of ours; a dshsim.replay.json, when present, replaces them whole. Scenarios
+// not listed run upstream's default profile.
+var SuiteSettings = map[string]Settings{
+	"bash-spill":          {SpillMaxInlineBytes: 800, Note: "upstream's suite: EX/fs.cordis.snapshot.yml, spill-policy.maxInlineBytes 800"},
+	"parallel-tool-calls": {SpillMaxInlineBytes: 800, Note: "upstream's suite: as bash-spill (fs overlay, maxInlineBytes 800)"},
+	"session-query-spill": {SpillMaxInlineBytes: 800, SessionQuery: true, Note: "upstream's suite: EX/session-query.cordis.snapshot.yml (fs overlay, maxInlineBytes 800, tool-session-query)"},
+	"fs-write-overwrite-bounded": {DiffBasisMaxBytes: 64,
+		Note: "upstream's suite: EX/tests/fs-diff-bound.cordis.snapshot.yml, fs-sandbox.diffBasisMaxBytes 64"},
+	"partial-landlock-child-failure": {SandboxBackend: BackendLandlock, LandlockABI: ptr(3),
+		Note: "upstream's suite: the partial-Landlock fixture provider (an older ABI); here the real runner capped at ABI 3 prints the partial notice"},
+	"missing-sandbox-runner": {SandboxBackend: BackendLandlock, LandlockRunner: CwdToken + "/.dsh-missing-sandbox-runner",
+		Note: "upstream's suite: the fixture provider with DSH_SNAPSHOT_MISSING_SANDBOX_RUNNER=1, runner <cwd>/.dsh-missing-sandbox-runner (absent)"},
+}
+
+func ptr[T any](v T) *T { return &v }
