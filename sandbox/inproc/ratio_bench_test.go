@@ -28,8 +28,8 @@ import (
 // exit), "go-exec" (a Go binary that only execs /bin/true: the floor of any Go
 // runner), "runner-rules" (ours up to a failing exec), "runner" (ours), and,
 // when [cRunnerEnv] names upstream's C runner, "c-runner" and "c-runner-rules"
-// (the same two runs through it) plus "runner/c-runner", the ratio of ours to
-// it in the same run. Without the variable the C rows are reported skipped.
+// (the same two runs through it) plus "runner/c-runner", "inproc/c-runner"
+// and "inproc-reuse/c-runner", the ratios of ours to it in the same run. Without the variable the C rows are reported skipped.
 func BenchmarkSpawnRatios(b *testing.B) {
 	ws := sandboxtest.TempDir(b, "dshsim-bench-ws-")
 	policy := sandbox.Policy{Mode: sandbox.WorkspaceWrite, WorkspaceRoot: ws}
@@ -123,9 +123,14 @@ func BenchmarkSpawnRatios(b *testing.B) {
 		b.Log(cSkip)
 		return
 	}
-	b.ReportMetric(medians["runner"]/medians["c-runner"], "runner/c-runner")
-	if testing.Verbose() {
-		fmt.Printf("%-22s %.2fx  (ours / upstream's C runner, medians of this run)\n", "runner/c-runner", medians["runner"]/medians["c-runner"])
+	// Ours over upstream's C runner: the runner binary, and the in-process
+	// path that confines a Go caller's child without one.
+	for _, ours := range []string{"runner", "inproc", "inproc-reuse"} {
+		r := medians[ours] / medians["c-runner"]
+		b.ReportMetric(r, ours+"/c-runner")
+		if testing.Verbose() {
+			fmt.Printf("%-22s %.2fx  (ours / upstream's C runner, medians of this run)\n", ours+"/c-runner", r)
+		}
 	}
 }
 
