@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -15,6 +14,7 @@ import (
 	"github.com/dshsim/dshsim/pipeline/approval"
 	"github.com/dshsim/dshsim/pipeline/policy"
 	"github.com/dshsim/dshsim/pipeline/session"
+	"github.com/dshsim/dshsim/pipeline/session/sessiontest"
 	"github.com/dshsim/dshsim/sandbox"
 )
 
@@ -196,12 +196,7 @@ func TestApprove(t *testing.T) {
 // newLog returns a fresh session log (no turn open), closed when the test ends.
 func newLog(t *testing.T) *session.Log {
 	t.Helper()
-	l, err := session.Create(filepath.Join(t.TempDir(), "s.jsonl"), session.Header{ID: "s", Cwd: "/ws"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	return l
+	return sessiontest.New(t, "s", "/ws")
 }
 
 func TestApproveWithRealServiceNeverAndOutsideTurn(t *testing.T) {
@@ -213,7 +208,7 @@ func TestApproveWithRealServiceNeverAndOutsideTurn(t *testing.T) {
 	if _, err := esc(context.Background(), call, req); err == nil || !strings.Contains(err.Error(), "approval.request() outside an open turn") {
 		t.Errorf("outside turn: %v", err)
 	}
-	l.Append("turn/start", map[string]int{"turn": 1})
+	sessiontest.StartTurn(t, l)
 	if _, err := esc(context.Background(), call, req); errText(err) != `the user rejected escalating this command to "danger-full-access"` {
 		t.Errorf("never: %v", err)
 	}
@@ -225,7 +220,7 @@ func TestApproveWithRealServiceNeverAndOutsideTurn(t *testing.T) {
 // grant, the session's standing mode must stay unchanged, and nothing is stored.
 func TestApprovedModeNeverLeaks(t *testing.T) {
 	l := newLog(t)
-	l.Append("turn/start", map[string]int{"turn": 1})
+	sessiontest.StartTurn(t, l)
 	resolver, err := policy.NewResolver(policy.Config{DefaultMode: sandbox.ReadOnly, Root: "/ws"})
 	if err != nil {
 		t.Fatal(err)

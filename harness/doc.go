@@ -67,6 +67,11 @@
 // A mismatch fails the test with a [LineDiff]; a missing golden says how to
 // create it.
 //
+// [NodeTruth] is the same switch for expectations JavaScript pins: it runs
+// node on a package's testdata/truth.js and hands back what node says, or,
+// with DSHSIM_UPDATE=1, rewrites testdata/node-truth.json (hooks/jsregex and
+// internal/jsjson compare their behaviour with node this way).
+//
 // # The layout
 //
 // harness is test tooling: no product package imports it or anything under

@@ -48,6 +48,12 @@ var layoutRules = []struct {
 		why: "render reads the sandbox.Report, not the executor"},
 	{from: []string{"..."}, except: []string{"harness/...", "sandbox/sandboxtest"}, to: []string{"sandbox/sandboxtest"},
 		why: "sandboxtest is test support: only _test.go files and harness/ import it"},
+	{from: []string{"..."}, except: []string{"harness/..."}, to: []string{"pipeline/session/sessiontest", "pipeline/pipelinetest"},
+		why: "sessiontest and pipelinetest are test support: only _test.go files and harness/ import them"},
+	{from: []string{"pipeline/session/sessiontest"}, to: []string{"..."}, allow: []string{"pipeline/session"},
+		why: "sessiontest stands on the session log alone"},
+	{from: []string{"pipeline/pipelinetest"}, to: []string{"..."}, allow: []string{"pipeline"},
+		why: "pipelinetest stands on the pipeline alone"},
 	{from: []string{"cmd/..."}, to: []string{"stack", "tools/...", "pipeline/...", "sandbox", "sandbox/spawn", "sandbox/inproc"},
 		why: "a cmd/ main is thin: it calls one package's Main"},
 }
@@ -187,6 +193,10 @@ func TestUpwardArrowsAreFound(t *testing.T) {
 		"hooks":               {"hooks/jsregex", "internal/jsjson", "pipeline"},
 		"tools/code":          {"internal/jsjson", "pipeline", "sandbox/spawn"},
 		"pipeline/policy":     {"internal/jsjson"},
+
+		// test support stands on what it supports
+		"pipeline/session/sessiontest": {"pipeline/session"},
+		"pipeline/pipelinetest":        {"pipeline"},
 	}
 	if got := upwardArrows(allowed); len(got) != 0 {
 		t.Fatalf("allowed arrows reported:\n%s", strings.Join(got, "\n"))
@@ -207,6 +217,10 @@ func TestUpwardArrowsAreFound(t *testing.T) {
 		{"tools/fs", "stack"},
 		{"render", "sandbox/spawn"},
 		{"tools/bash", "sandbox/sandboxtest"},
+		{"stack", "pipeline/session/sessiontest"},
+		{"pipeline/session/sessiontest", "pipeline"},
+		{"pipeline/approval", "pipeline/pipelinetest"},
+		{"pipeline/pipelinetest", "pipeline/session"},
 		{"cmd/landlock-run", "sandbox/spawn"},
 	}
 	for _, p := range planted {

@@ -14,6 +14,7 @@ import (
 	"github.com/dshsim/dshsim/hooks"
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/session"
+	"github.com/dshsim/dshsim/pipeline/session/sessiontest"
 	"github.com/dshsim/dshsim/sandbox"
 )
 
@@ -51,15 +52,8 @@ func newRigIn(t *testing.T, ws string, files map[string]string, opts ...rigOptio
 			t.Fatal(err)
 		}
 	}
-	var err error
-	r.log, err = session.Create(filepath.Join(t.TempDir(), "session.jsonl"), session.Header{ID: "sess-1", Cwd: r.ws})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { r.log.Close() })
-	if _, err := r.log.Append("turn/start", map[string]any{"turn": 1}); err != nil {
-		t.Fatal(err)
-	}
+	r.log = sessiontest.New(t, "sess-1", r.ws)
+	sessiontest.StartTurn(t, r.log)
 	r.agent = &pipeline.Agent{ID: "root", Session: r.log}
 	r.reg = pipeline.NewRegistry(pipeline.WithLogf(func(string, ...any) {}))
 	if _, err := r.reg.Register(pipeline.Tool{Name: "bash", Run: func(ctx context.Context, call *pipeline.Call) (pipeline.Output, error) {
@@ -464,11 +458,7 @@ func TestAgentlessCall(t *testing.T) {
 func TestNoTurnNoEvents(t *testing.T) {
 	ws := t.TempDir()
 	os.WriteFile(filepath.Join(ws, "hooks.json"), []byte(config("PreToolUse", "-", cmd("exit 2"))), 0o644)
-	log, err := session.Create(filepath.Join(t.TempDir(), "s.jsonl"), session.Header{ID: "s", Cwd: ws})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer log.Close()
+	log := sessiontest.New(t, "s", ws)
 	b, _ := hooks.Load(hooks.ClaudeCode, hooks.Options{ConfigPath: "hooks.json", BaseDir: ws, Runtime: hooks.Runtime{Sandbox: sandbox.Policy{Mode: sandbox.DangerFullAccess, WorkspaceRoot: ws}}})
 	reg := pipeline.NewRegistry()
 	reg.Register(pipeline.Tool{Name: "bash", Run: func(context.Context, *pipeline.Call) (pipeline.Output, error) { return pipeline.Output{}, nil }})

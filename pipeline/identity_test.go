@@ -81,7 +81,7 @@ func TestEveryStageSeesOneIdentity(t *testing.T) {
 	var seen []view
 	note := func(call *pipeline.Call) { seen = append(seen, viewOf(call, ctx)) }
 	reg := mustReg(t)
-	sc := w.r.In(w.a.Scope())
+	sc := w.r.In(w.A.Scope())
 	reg(sc.OnPreExecute(func(c context.Context, call *pipeline.Call, next func() (pipeline.Decision, error)) (pipeline.Decision, error) {
 		note(call)
 		return next()
@@ -103,7 +103,7 @@ func TestEveryStageSeesOneIdentity(t *testing.T) {
 		return next()
 	}))
 	reg(sc.OnResult(func(call *pipeline.Call, res pipeline.Result) { note(call) }))
-	call := pipeline.NewCall("c1", "write", json.RawMessage(`{"path":"x"}`), w.a, ctx)
+	call := pipeline.NewCall("c1", "write", json.RawMessage(`{"path":"x"}`), w.A, ctx)
 	if res := w.r.Execute(call); res.IsError {
 		t.Fatal(res.Text())
 	}

@@ -90,15 +90,15 @@ func TestScopedDenyIsMonotonic(t *testing.T) {
 				for _, caller := range []string{"a", "c"} {
 					t.Run("deny@"+d+"/"+u.name+"@"+at+"/call-by-"+caller, func(t *testing.T) {
 						w := newWorld(t)
-						mustReg(t)(w.r.In(w.scopeOf(d)).AddGuard(denyWrites))
+						mustReg(t)(w.r.In(w.Scope(d)).AddGuard(denyWrites))
 						if at == "c" && caller == "a" {
 							t.Skip("a registration for c never reaches a's calls (TestScopedAdmission)")
 						}
-						u.try(t, w, w.r.In(w.scopeOf(at)))
+						u.try(t, w, w.r.In(w.Scope(at)))
 						for _, nested := range []bool{false, true} {
-							call := pipeline.NewCall("w1", "write", json.RawMessage(`{"path":"x"}`), w.agent(caller), context.Background())
+							call := pipeline.NewCall("w1", "write", json.RawMessage(`{"path":"x"}`), w.Agent(caller), context.Background())
 							if nested {
-								outer := pipeline.NewCall("outer", "run_code", json.RawMessage(`{}`), w.agent(caller), context.Background())
+								outer := pipeline.NewCall("outer", "run_code", json.RawMessage(`{}`), w.Agent(caller), context.Background())
 								call = pipeline.NewSubCall(outer, "outer:code:1", "write", json.RawMessage(`{"path":"x"}`), context.Background())
 							}
 							res := w.r.Execute(call)
@@ -114,7 +114,7 @@ func TestScopedDenyIsMonotonic(t *testing.T) {
 							t.Fatalf("the body ran: %s", w.ranList())
 						}
 						// The same guard leaves read alone: the deny is about write only.
-						if res := w.call(w.agent(caller), "read"); u.name == "nothing" && res.IsError {
+						if res := w.call(w.Agent(caller), "read"); u.name == "nothing" && res.IsError {
 							t.Fatalf("read was refused: %s", res.Text())
 						}
 					})
@@ -130,13 +130,13 @@ func TestScopedDenyIsMonotonic(t *testing.T) {
 func TestScopedDenyBeatsLaterRegistrationsDuringTheCall(t *testing.T) {
 	w := newWorld(t)
 	reg := mustReg(t)
-	reg(w.r.In(w.a.Scope()).AddGuard(denyWrites))
+	reg(w.r.In(w.A.Scope()).AddGuard(denyWrites))
 	reg(w.r.In(nil).OnPreExecute(func(ctx context.Context, call *pipeline.Call, next func() (pipeline.Decision, error)) (pipeline.Decision, error) {
-		reg(w.r.In(w.a.Scope()).PrependPreExecute(forceAllow))
+		reg(w.r.In(w.A.Scope()).PrependPreExecute(forceAllow))
 		return next()
 	}))
 	for i := 0; i < 2; i++ {
-		if res := w.call(w.a, "write"); res.Text() != "Error: "+scopedReason {
+		if res := w.call(w.A, "write"); res.Text() != "Error: "+scopedReason {
 			t.Fatalf("call %d: %q", i, res.Text())
 		}
 	}
@@ -152,8 +152,8 @@ func TestThrowingScopedGuardFailsClosed(t *testing.T) {
 		post++
 		return next()
 	}))
-	reg(w.r.In(w.a.Scope()).AddGuard(func(context.Context, *pipeline.Call) (string, bool) { panic("guard exploded") }))
-	res := w.call(w.a, "write")
+	reg(w.r.In(w.A.Scope()).AddGuard(func(context.Context, *pipeline.Call) (string, bool) { panic("guard exploded") }))
+	res := w.call(w.A, "write")
 	if res.Text() != "Error: guard exploded" || post != 0 || w.ranList() != "" {
 		t.Fatalf("result %q, post runs %d, bodies %q", res.Text(), post, w.ranList())
 	}

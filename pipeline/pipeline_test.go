@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/session"
+	"github.com/dshsim/dshsim/pipeline/session/sessiontest"
 )
 
 // state records what happened during one call.
@@ -879,13 +879,7 @@ func TestConcurrentCallsEachGetOneResult(t *testing.T) {
 // openTurnLog is a real session log with an open turn.
 func openTurnLog(t testing.TB) *session.Log {
 	t.Helper()
-	l, err := session.Create(filepath.Join(t.TempDir(), "s.jsonl"), session.Header{ID: "s1", Cwd: "/ws"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	if _, err := l.Append("turn/start", map[string]int{"turn": 1}); err != nil {
-		t.Fatal(err)
-	}
+	l := sessiontest.New(t, "s1", "/ws")
+	sessiontest.StartTurn(t, l)
 	return l
 }

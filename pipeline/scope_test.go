@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/dshsim/dshsim/pipeline"
+	"github.com/dshsim/dshsim/pipeline/pipelinetest"
 )
 
 // world is a registry with two constructed tools (read and write, bodies that
@@ -18,9 +19,9 @@ import (
 // standing scope with agents a and b bound under it, plus agent c bound under
 // a (a deeper chain than upstream's roster makes, to show events flow up).
 type world struct {
-	r       *pipeline.Registry
-	preset  *pipeline.Scope
-	a, b, c *pipeline.Agent
+	r *pipeline.Registry
+	// the scope tree; Scope and Agent name its scopes and agents for tables
+	*pipelinetest.Scopes
 
 	mu   sync.Mutex
 	ran  []string // "<tool>@<agent>"
@@ -31,10 +32,7 @@ func newWorld(t testing.TB) *world {
 	t.Helper()
 	w := &world{
 		r:      pipeline.NewRegistry(pipeline.WithLogf(func(string, ...any) {})),
-		preset: pipeline.NewScope("agentPreset:standard"),
-		a:      &pipeline.Agent{ID: "a"},
-		b:      &pipeline.Agent{ID: "b"},
-		c:      &pipeline.Agent{ID: "c"},
+		Scopes: pipelinetest.NewScopes(t, &pipeline.Agent{ID: "a"}, &pipeline.Agent{ID: "b"}, &pipeline.Agent{ID: "c"}),
 	}
 	for _, name := range []string{"read", "write"} {
 		name := name
@@ -48,14 +46,6 @@ func newWorld(t testing.TB) *world {
 			w.mu.Unlock()
 			return pipeline.Output{Content: []pipeline.Block{pipeline.TextBlock(name + " ok")}}, nil
 		}}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, x := range []struct {
-		child  *pipeline.Agent
-		parent *pipeline.Scope
-	}{{w.a, w.preset}, {w.b, w.preset}, {w.c, w.a.Scope()}} {
-		if _, err := x.child.Scope().Bind(x.parent); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -83,29 +73,6 @@ func (w *world) ranList() string {
 // call runs one call of tool by agent (nil: agentless).
 func (w *world) call(agent *pipeline.Agent, tool string) pipeline.Result {
 	return w.r.Execute(pipeline.NewCall("c-"+tool, tool, json.RawMessage(`{}`), agent, context.Background()))
-}
-
-// scopeOf names the scopes of the world for tables.
-func (w *world) scopeOf(name string) *pipeline.Scope {
-	switch name {
-	case "global":
-		return nil
-	case "preset":
-		return w.preset
-	}
-	return w.agent(name).Scope()
-}
-
-func (w *world) agent(name string) *pipeline.Agent {
-	switch name {
-	case "a":
-		return w.a
-	case "b":
-		return w.b
-	case "c":
-		return w.c
-	}
-	return nil
 }
 
 func mustReg(t testing.TB) func(func(), error) func() {
@@ -257,8 +224,8 @@ func TestScopedAdmission(t *testing.T) {
 		for _, tc := range tests {
 			t.Run(s.kind+"/"+tc.tag+"-sees-"+tc.caller, func(t *testing.T) {
 				w := newWorld(t)
-				mustReg(t)(s.register(w, w.r.In(w.scopeOf(tc.tag)), tc.tag))
-				res := w.call(w.agent(tc.caller), "read")
+				mustReg(t)(s.register(w, w.r.In(w.Scope(tc.tag)), tc.tag))
+				res := w.call(w.Agent(tc.caller), "read")
 				if res.IsError {
 					t.Fatalf("call failed: %s", res.Text())
 				}
@@ -278,7 +245,7 @@ func TestListenerOrderIgnoresScope(t *testing.T) {
 	for _, x := range []struct{ label, tag string }{{"g1", "global"}, {"a1", "a"}, {"p1", "preset"}, {"g2", "global"}, {"c1", "c"}} {
 		for _, s := range surfaces {
 			if s.kind != "guard" {
-				reg(s.register(w, w.r.In(w.scopeOf(x.tag)), x.label))
+				reg(s.register(w, w.r.In(w.Scope(x.tag)), x.label))
 			}
 		}
 	}
@@ -288,8 +255,8 @@ func TestListenerOrderIgnoresScope(t *testing.T) {
 			return next()
 		}
 	}
-	reg(w.r.In(w.c.Scope()).PrependPreExecute(pre("c0")))
-	w.call(w.c, "read")
+	reg(w.r.In(w.C.Scope()).PrependPreExecute(pre("c0")))
+	w.call(w.C, "read")
 	want := "pre:c0,pre:g1,pre:a1,pre:p1,pre:g2,pre:c1," +
 		"execute:g1,execute:a1,execute:p1,execute:g2,execute:c1," +
 		"post:g1,post:a1,post:p1,post:g2,post:c1," +
@@ -311,17 +278,17 @@ func TestGuardOrder(t *testing.T) {
 			return "denied by " + label, deny
 		}
 	}
-	reg(w.r.In(w.c.Scope()).AddGuard(guard("c1", false)))
-	reg(w.r.In(w.a.Scope()).AddGuard(guard("a1", false)))
-	reg(w.r.In(w.preset).AddGuard(guard("p1", false)))
+	reg(w.r.In(w.C.Scope()).AddGuard(guard("c1", false)))
+	reg(w.r.In(w.A.Scope()).AddGuard(guard("a1", false)))
+	reg(w.r.In(w.Preset).AddGuard(guard("p1", false)))
 	reg(w.r.In(nil).AddGuard(guard("g1", false)))
-	reg(w.r.In(w.b.Scope()).AddGuard(guard("b1", true))) // a sibling: never runs for c
-	reg(w.r.In(w.c.Scope()).AddGuard(guard("c2", true)))
-	reg(w.r.In(w.preset).AddGuard(guard("p2", false)))
+	reg(w.r.In(w.B.Scope()).AddGuard(guard("b1", true))) // a sibling: never runs for c
+	reg(w.r.In(w.C.Scope()).AddGuard(guard("c2", true)))
+	reg(w.r.In(w.Preset).AddGuard(guard("p2", false)))
 	w.r.AddGuard(guard("g2", false))
-	reg(w.r.In(w.c.Scope()).AddGuard(guard("c3", true)))
+	reg(w.r.In(w.C.Scope()).AddGuard(guard("c3", true)))
 
-	res := w.call(w.c, "read")
+	res := w.call(w.C, "read")
 	if got, want := w.trace(), "g1,g2,p1,p2,a1,c1,c2"; got != want {
 		t.Errorf("guard order %s, want %s", got, want)
 	}
@@ -338,7 +305,7 @@ func TestGuardOrder(t *testing.T) {
 func TestRemovers(t *testing.T) {
 	w := newWorld(t)
 	deny := func(ctx context.Context, call *pipeline.Call) (string, bool) { return "no writes", true }
-	sc := w.r.In(w.a.Scope())
+	sc := w.r.In(w.A.Scope())
 	r1 := mustReg(t)(sc.AddGuard(deny))
 	r2 := mustReg(t)(sc.AddGuard(deny))
 	steps := []struct {
@@ -352,7 +319,7 @@ func TestRemovers(t *testing.T) {
 	}
 	for i, s := range steps {
 		s.do()
-		if got := w.call(w.a, "write").IsError; got != s.want {
+		if got := w.call(w.A, "write").IsError; got != s.want {
 			t.Fatalf("step %d: denied %v, want %v", i, got, s.want)
 		}
 	}
@@ -365,28 +332,28 @@ func TestEndedScope(t *testing.T) {
 	w := newWorld(t)
 	reg := mustReg(t)
 	for _, s := range surfaces {
-		reg(s.register(w, w.r.In(w.a.Scope()), "a"))
+		reg(s.register(w, w.r.In(w.A.Scope()), "a"))
 	}
-	reg(w.r.In(w.a.Scope()).Restrict(pipeline.Filter{Deny: []string{"write"}}))
-	w.a.Scope().End()
-	w.a.Scope().End() // idempotent
+	reg(w.r.In(w.A.Scope()).Restrict(pipeline.Filter{Deny: []string{"write"}}))
+	w.A.Scope().End()
+	w.A.Scope().End() // idempotent
 
-	if _, err := w.r.In(w.a.Scope()).AddGuard(func(context.Context, *pipeline.Call) (string, bool) { return "", false }); err == nil {
+	if _, err := w.r.In(w.A.Scope()).AddGuard(func(context.Context, *pipeline.Call) (string, bool) { return "", false }); err == nil {
 		t.Error("a registration through an ended scope succeeded")
 	}
 	for _, x := range []struct {
 		agent *pipeline.Agent
 		want  string
 	}{
-		{w.a, `Error: agent "a" cannot call tools: scope of agent "a" has ended and its registrations were removed; the call was not run`},
-		{w.c, `Error: agent "c" cannot call tools: scope of agent "a" has ended and its registrations were removed; the call was not run`},
+		{w.A, `Error: agent "a" cannot call tools: scope of agent "a" has ended and its registrations were removed; the call was not run`},
+		{w.C, `Error: agent "c" cannot call tools: scope of agent "a" has ended and its registrations were removed; the call was not run`},
 	} {
 		if got := w.call(x.agent, "read"); !got.IsError || got.Text() != x.want {
 			t.Errorf("call of %s after end: %q, want %q", x.agent.ID, got.Text(), x.want)
 		}
 	}
 	// b is a sibling: unaffected, and none of a's registrations reach it.
-	if res := w.call(w.b, "write"); res.IsError {
+	if res := w.call(w.B, "write"); res.IsError {
 		t.Errorf("sibling b's call failed: %s", res.Text())
 	}
 	if w.trace() != "" {
@@ -395,7 +362,7 @@ func TestEndedScope(t *testing.T) {
 	if w.ranList() != "write@b" {
 		t.Errorf("bodies ran: %q, want only write@b", w.ranList())
 	}
-	if got := len(w.r.ToolsFor(w.b)); got != 2 {
+	if got := len(w.r.ToolsFor(w.B)); got != 2 {
 		t.Errorf("b sees %d tools, want 2", got)
 	}
 }
@@ -405,7 +372,7 @@ func TestEndedScope(t *testing.T) {
 // auto-review grant, cannot be replayed).
 func TestCallRunsOnce(t *testing.T) {
 	w := newWorld(t)
-	call := pipeline.NewCall("c1", "write", json.RawMessage(`{}`), w.a, context.Background())
+	call := pipeline.NewCall("c1", "write", json.RawMessage(`{}`), w.A, context.Background())
 	if res := w.r.Execute(call); res.IsError {
 		t.Fatalf("first run: %s", res.Text())
 	}
@@ -450,7 +417,7 @@ func TestRestrictErrors(t *testing.T) {
 			for _, n := range tc.tools {
 				w.r.Register(pipeline.Tool{Name: n, Run: func(context.Context, *pipeline.Call) (pipeline.Output, error) { return pipeline.Output{}, nil }})
 			}
-			_, err := w.r.In(w.scopeOf(tc.scope)).Restrict(tc.filter)
+			_, err := w.r.In(w.Scope(tc.scope)).Restrict(tc.filter)
 			if err == nil || err.Error() != tc.want {
 				t.Fatalf("err = %v\nwant %s", err, tc.want)
 			}
@@ -481,23 +448,23 @@ func TestRestrictVisibility(t *testing.T) {
 		return "", false
 	}))
 	allow := []string{"read"}
-	liftAllow := reg(w.r.In(w.a.Scope()).Restrict(pipeline.Filter{Allow: allow}))
+	liftAllow := reg(w.r.In(w.A.Scope()).Restrict(pipeline.Filter{Allow: allow}))
 	allow[0] = "write" // copied at registration: no effect
 	view := func(a *pipeline.Agent) []string { return toolNames(w.r.ToolsFor(a)) }
 
-	if diff := cmp.Diff([]string{"read"}, view(w.a)); diff != "" {
+	if diff := cmp.Diff([]string{"read"}, view(w.A)); diff != "" {
 		t.Errorf("a's view (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{"read"}, view(w.c)); diff != "" {
+	if diff := cmp.Diff([]string{"read"}, view(w.C)); diff != "" {
 		t.Errorf("c (below a) view (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{"read", "write"}, view(w.b)); diff != "" {
+	if diff := cmp.Diff([]string{"read", "write"}, view(w.B)); diff != "" {
 		t.Errorf("sibling b's view (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff([]string{"read", "write"}, view(nil)); diff != "" {
 		t.Errorf("agentless view (-want +got):\n%s", diff)
 	}
-	res := w.call(w.a, "write")
+	res := w.call(w.A, "write")
 	if res.Text() != `Error: unknown tool "write"` || res.Error.Info == nil || res.Error.Info.Code != "UNKNOWN_TOOL" {
 		t.Errorf("hidden call: %+v", res)
 	}
@@ -505,25 +472,25 @@ func TestRestrictVisibility(t *testing.T) {
 		t.Errorf("policy saw %q, want pre and guard to see the hidden call", got)
 	}
 	// A child's mask does not reach its parent.
-	liftDeny := reg(w.r.In(w.c.Scope()).Restrict(pipeline.Filter{Deny: []string{"read"}}))
-	if diff := cmp.Diff([]string{"read"}, view(w.a)); diff != "" {
+	liftDeny := reg(w.r.In(w.C.Scope()).Restrict(pipeline.Filter{Deny: []string{"read"}}))
+	if diff := cmp.Diff([]string{"read"}, view(w.A)); diff != "" {
 		t.Errorf("a's view after c's mask (-want +got):\n%s", diff)
 	}
-	if got := view(w.c); len(got) != 0 {
+	if got := view(w.C); len(got) != 0 {
 		t.Errorf("c's view with both masks = %v, want none (masks intersect)", got)
 	}
 	// Live: a tool registered later is hidden by a's allow-mask but admitted
 	// by c's deny-mask once a's mask is lifted.
 	w.r.Register(pipeline.Tool{Name: "grep", Run: func(context.Context, *pipeline.Call) (pipeline.Output, error) { return pipeline.Output{}, nil }})
-	if got := view(w.a); cmp.Diff([]string{"read"}, got) != "" {
+	if got := view(w.A); cmp.Diff([]string{"read"}, got) != "" {
 		t.Errorf("a's allow-mask admits a later tool: %v", got)
 	}
 	liftAllow()
-	if diff := cmp.Diff([]string{"write", "grep"}, view(w.c)); diff != "" {
+	if diff := cmp.Diff([]string{"write", "grep"}, view(w.C)); diff != "" {
 		t.Errorf("c's view after lifting a's mask (-want +got):\n%s", diff)
 	}
 	liftDeny()
-	if diff := cmp.Diff([]string{"read", "write", "grep"}, view(w.c)); diff != "" {
+	if diff := cmp.Diff([]string{"read", "write", "grep"}, view(w.C)); diff != "" {
 		t.Errorf("c's view with no masks (-want +got):\n%s", diff)
 	}
 }

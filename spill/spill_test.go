@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/dshsim/dshsim/pipeline"
-	"github.com/dshsim/dshsim/pipeline/session"
+	"github.com/dshsim/dshsim/pipeline/session/sessiontest"
 )
 
 func newCall(t *testing.T, name, sessionID string) *pipeline.Call {
@@ -21,12 +21,7 @@ func newCallTB(t testing.TB, name, sessionID string) *pipeline.Call {
 	t.Helper()
 	var agent *pipeline.Agent
 	if sessionID != "" {
-		l, err := session.Create(filepath.Join(t.TempDir(), "s.jsonl"), session.Header{ID: sessionID, Cwd: "/"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { l.Close() })
-		agent = &pipeline.Agent{ID: "agent", Session: l}
+		agent = &pipeline.Agent{ID: "agent", Session: sessiontest.New(t, sessionID, "/")}
 	}
 	return pipeline.NewCall("call-1", name, json.RawMessage(`{}`), agent, nil)
 }

@@ -10,7 +10,7 @@ import (
 
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/autoreview"
-	"github.com/dshsim/dshsim/pipeline/session"
+	"github.com/dshsim/dshsim/pipeline/session/sessiontest"
 	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/stack"
 )
@@ -27,11 +27,7 @@ func TestAutoReviewInTheStack(t *testing.T) {
 	}
 	t.Cleanup(func() { os.RemoveAll(outside) })
 	ws := t.TempDir()
-	log, err := session.Create(filepath.Join(t.TempDir(), "session.jsonl"), session.Header{ID: "s1", Cwd: ws})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { log.Close() })
+	log := sessiontest.New(t, "s1", ws)
 	var reviewed, asked []string
 	s, err := stack.New(stack.Config{
 		Workspace: ws, Log: log, Mode: sandbox.WorkspaceWrite, Approval: stack.ApprovalAsk,
@@ -52,9 +48,7 @@ func TestAutoReviewInTheStack(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	if _, err := log.Append("turn/start", map[string]any{"turn": 1}); err != nil {
-		t.Fatal(err)
-	}
+	sessiontest.StartTurn(t, log)
 	ok := bash(t, s, "c1", "touch "+filepath.Join(outside, "approved"), nil)
 	if ok.IsError {
 		t.Fatalf("approved call: %s", ok.Text())
@@ -82,11 +76,7 @@ func TestAutoReviewInTheStack(t *testing.T) {
 }
 
 func TestAutoReviewConfig(t *testing.T) {
-	log, err := session.Create(filepath.Join(t.TempDir(), "s.jsonl"), session.Header{ID: "x", Cwd: "/tmp"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer log.Close()
+	log := sessiontest.New(t, "x", "/tmp")
 	rev := autoreview.ReviewerFunc(func(context.Context, autoreview.Subject) (autoreview.Verdict, error) {
 		return autoreview.Verdict{}, nil
 	})

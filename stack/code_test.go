@@ -12,6 +12,7 @@ import (
 
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/session"
+	"github.com/dshsim/dshsim/pipeline/session/sessiontest"
 	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/sandbox/sandboxtest"
 	"github.com/dshsim/dshsim/stack"
@@ -23,11 +24,7 @@ import (
 func newCodeStack(t *testing.T, toolsMode string, mode sandbox.Mode, answer stack.Answerer, guards ...pipeline.Guard) (*stack.Stack, string, *session.Log) {
 	t.Helper()
 	ws := sandboxtest.TempDir(t, "dshsim-stack-code-")
-	log, err := session.Create(filepath.Join(t.TempDir(), "session.jsonl"), session.Header{ID: "0b7c2a52-5a8e-4d8e-9a55-000000000002", Cwd: ws})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { log.Close() })
+	log := sessiontest.New(t, "0b7c2a52-5a8e-4d8e-9a55-000000000002", ws)
 	approval := stack.ApprovalNever
 	if answer != nil {
 		approval = stack.ApprovalAsk
@@ -42,9 +39,7 @@ func newCodeStack(t *testing.T, toolsMode string, mode sandbox.Mode, answer stac
 			t.Fatal(err)
 		}
 	}
-	if _, err := log.Append("turn/start", map[string]any{"turn": 1}); err != nil {
-		t.Fatal(err)
-	}
+	sessiontest.StartTurn(t, log)
 	return s, ws, log
 }
 

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/dshsim/dshsim/pipeline/session"
+	"github.com/dshsim/dshsim/pipeline/session/sessiontest"
 	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/sandbox/sandboxtest"
 	"github.com/dshsim/dshsim/stack"
@@ -20,11 +21,7 @@ func hookStack(t *testing.T, ws string, mode sandbox.Mode, files map[string]stri
 			t.Fatal(err)
 		}
 	}
-	log, err := session.Create(filepath.Join(t.TempDir(), "session.jsonl"), session.Header{ID: "0b7c2a52-5a8e-4d8e-9a55-000000000002", Cwd: ws})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { log.Close() })
+	log := sessiontest.New(t, "0b7c2a52-5a8e-4d8e-9a55-000000000002", ws)
 	cfg := stack.Config{Workspace: ws, Log: log, Mode: mode, Approval: stack.ApprovalNever, HooksStrict: strict}
 	if hooksDir {
 		cfg.HooksDir = ws
@@ -34,9 +31,7 @@ func hookStack(t *testing.T, ws string, mode sandbox.Mode, files map[string]stri
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	if _, err := log.Append("turn/start", map[string]any{"turn": 1}); err != nil {
-		t.Fatal(err)
-	}
+	sessiontest.StartTurn(t, log)
 	return s, log
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/session"
+	"github.com/dshsim/dshsim/pipeline/session/sessiontest"
 	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/sandbox/sandboxtest"
 	"github.com/dshsim/dshsim/stack"
@@ -29,9 +30,7 @@ func newStack(t *testing.T, mode sandbox.Mode, approval string, answer stack.Ans
 func newStackWith(t *testing.T, mode sandbox.Mode, approval string, answer stack.Answerer, chain []string, launcher string) (*stack.Stack, string, *session.Log) {
 	t.Helper()
 	s, ws, log := composed(t, stack.Config{Mode: mode, Approval: approval, Answer: answer, SandboxChain: chain, LauncherPath: launcher})
-	if _, err := log.Append("turn/start", map[string]any{"turn": 1}); err != nil {
-		t.Fatal(err)
-	}
+	sessiontest.StartTurn(t, log)
 	return s, ws, log
 }
 
@@ -121,11 +120,7 @@ func TestRejectedEscalationRunsNothing(t *testing.T) {
 }
 
 func TestNewFailsClosed(t *testing.T) {
-	log, err := session.Create(filepath.Join(t.TempDir(), "s.jsonl"), session.Header{ID: "x", Cwd: "/tmp"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer log.Close()
+	log := sessiontest.New(t, "x", "/tmp")
 	tests := []struct {
 		name string
 		cfg  stack.Config
@@ -162,11 +157,7 @@ func TestComposedTools(t *testing.T) {
 func composed(t *testing.T, cfg stack.Config) (*stack.Stack, string, *session.Log) {
 	t.Helper()
 	ws := t.TempDir()
-	log, err := session.Create(filepath.Join(t.TempDir(), "session.jsonl"), session.Header{ID: "0b7c2a52-5a8e-4d8e-9a55-000000000001", Cwd: ws})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { log.Close() })
+	log := sessiontest.New(t, "0b7c2a52-5a8e-4d8e-9a55-000000000001", ws)
 	cfg.Workspace, cfg.Log = ws, log
 	s, err := stack.New(cfg)
 	if err != nil {
@@ -225,8 +216,7 @@ func TestJobKnobs(t *testing.T) {
 		t.Fatal("no notice reached JobNotify")
 	}
 	ws := t.TempDir()
-	log, _ := session.Create(filepath.Join(t.TempDir(), "s.jsonl"), session.Header{ID: "x", Cwd: ws})
-	defer log.Close()
+	log := sessiontest.New(t, "x", ws)
 	if _, err := stack.New(stack.Config{Workspace: ws, Log: log, Mode: sandbox.DangerFullAccess, Approval: stack.ApprovalNever, MaxConcurrentJobsPerOwner: -1}); err == nil {
 		t.Error("a negative admission bound was accepted")
 	}

@@ -1,13 +1,11 @@
 package escape
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os/exec"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/sandbox/inproc"
@@ -87,20 +85,21 @@ func NewBackends(ctx context.Context, env Env, names []string) ([]Backend, error
 // NewBackend builds one backend by its column name: bwrap and landlock are
 // the real sandbox.Provider restricted to that backend (Landlock selected by
 // probing the runner, as on a host without bwrap); landlock-inproc is the
-// in-process launcher; landlock@abiN is the runner with --abi-cap N; a
-// "+harden" suffix turns on the opt-in hardening.
+// in-process launcher; landlock@abiN is the real provider with the runner
+// capped at ABI N (--abi-cap N); a "+harden" suffix turns on the opt-in
+// hardening.
 func NewBackend(ctx context.Context, env Env, name string) (Backend, error) {
 	base, harden := strings.CutSuffix(name, HardenSuffix)
 	var b Backend
 	var err error
 	switch {
 	case base == sandbox.BackendBwrap:
-		b, err = providerBackend(ctx, name, sandbox.Config{Chain: []string{sandbox.BackendBwrap}, LauncherPath: env.Runner, Harden: harden}, env.Base)
+		b, err = providerBackend(ctx, name, base, sandbox.Config{Chain: []string{sandbox.BackendBwrap}, LauncherPath: env.Runner, Harden: harden}, env.Base)
 		b.Report.TempArea = TempFresh
 	case base == sandbox.BackendLandlock:
 		cfg := sandbox.Config{LauncherPath: env.Runner, Chain: []string{sandbox.BackendBwrap, sandbox.BackendLandlock}, Harden: harden,
 			Probes: sandbox.Probes{Bwrap: func(context.Context) bool { return false }}}
-		b, err = providerBackend(ctx, name, cfg, env.Base)
+		b, err = providerBackend(ctx, name, base, cfg, env.Base)
 		b.Report.TempArea, b.Report.ABI = TempHost, min(env.KernelABI, 5)
 		b.Report.Probe = probeLine(ctx, env.Runner)
 	case base == inproc.Backend:
@@ -130,7 +129,9 @@ func reportOf(ctx context.Context, c spawn.Confiner, probeWS string) (Report, sa
 	return Report{Enforcement: first.Enforcement, Ungoverned: first.Ungoverned, Isolated: first.Isolated}, first, nil
 }
 
-func providerBackend(ctx context.Context, name string, cfg sandbox.Config, probeWS string) (Backend, error) {
+// providerBackend is the real provider configured by cfg, named name as a
+// column; it must select backend.
+func providerBackend(ctx context.Context, name, backend string, cfg sandbox.Config, probeWS string) (Backend, error) {
 	p, err := sandbox.NewProvider(cfg)
 	if err != nil {
 		return Backend{}, err
@@ -139,8 +140,8 @@ func providerBackend(ctx context.Context, name string, cfg sandbox.Config, probe
 	if err != nil {
 		return Backend{}, err
 	}
-	if want, _ := strings.CutSuffix(name, HardenSuffix); first.Backend != want {
-		return Backend{}, fmt.Errorf("provider selected %q, want %q", first.Backend, want)
+	if first.Backend != backend {
+		return Backend{}, fmt.Errorf("provider selected %q, want %q", first.Backend, backend)
 	}
 	return Backend{Name: name, Confiner: p, Report: r}, nil
 }
@@ -159,51 +160,19 @@ func inProcessBackend(ctx context.Context, name string, env Env, harden bool) (B
 	return Backend{Name: name, Confiner: l, Report: r, close: func() { l.Close() }}, nil
 }
 
-// cappedRunner confines like the Landlock provider, with the runner told
-// --abi-cap N. The call is checked by sandbox.Validate, as every confiner's.
-type cappedRunner struct {
-	runner string
-	n      int
-	enf    sandbox.Enforcement
-}
-
-func (c cappedRunner) Confine(ctx context.Context, argv []string, p sandbox.Policy) (sandbox.ConfinedArgv, error) {
-	if err := ctx.Err(); err != nil {
-		return sandbox.ConfinedArgv{}, err
-	}
-	p, err := sandbox.Validate(argv, p)
-	if err != nil {
-		return sandbox.ConfinedArgv{}, err
-	}
-	d, _ := sandbox.DialectOf(sandbox.BackendLandlock)
-	return sandbox.ConfinedArgv{Argv: sandbox.Wrap([]string{c.runner, "--abi-cap", strconv.Itoa(c.n)}, sandbox.LandlockArgs(p), argv),
-		Backend: sandbox.BackendLandlock, Enforcement: c.enf, DenialSignatures: d.DenialSignatures,
-		RunnerFailureRules: d.RunnerFailureRules, Ungoverned: d.Ungoverned, Policy: p}, nil
-}
-
-// landlockCapped runs the runner with --abi-cap n. The runner's --probe takes
-// no other flags, so the report of a capped runner is what it prints when it
-// runs a command: the partial notice on stderr (partial) or nothing (full).
+// landlockCapped is the real provider restricted to the Landlock runner
+// capped with --abi-cap n (sandbox.Config.LandlockABICap). The runner's
+// --probe takes no other flags, so the provider's probe runs the capped
+// runner on a no-op command: the partial notice on stderr means partial,
+// none full.
 func landlockCapped(ctx context.Context, env Env, n int) (Backend, error) {
-	ctx2, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	var stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx2, env.Runner, "--abi-cap", strconv.Itoa(n), "--ro", "/", "--", "true")
-	cmd.Stderr = &stderr
-	if err := cmd.Run(); err != nil {
-		return Backend{}, fmt.Errorf("%s --abi-cap %d: %v: %s", env.Runner, n, err, strings.TrimSpace(stderr.String()))
-	}
-	enf := sandbox.Full
-	if hasLine(stderr.String(), LandlockNotice) {
-		enf = sandbox.Partial
-	}
-	c := cappedRunner{runner: env.Runner, n: n, enf: enf}
-	r, _, err := reportOf(ctx, c, env.Base)
+	cfg := sandbox.Config{Chain: []string{sandbox.BackendLandlock}, LauncherPath: env.Runner, LandlockABICap: n}
+	b, err := providerBackend(ctx, fmt.Sprintf("landlock@abi%d", n), sandbox.BackendLandlock, cfg, env.Base)
 	if err != nil {
 		return Backend{}, err
 	}
-	r.Probe, r.ABI, r.TempArea = "(capped run; --probe takes no flags)", min(env.KernelABI, n, 5), TempHost
-	return Backend{Name: fmt.Sprintf("landlock@abi%d", n), Confiner: c, Report: r}, nil
+	b.Report.Probe, b.Report.ABI, b.Report.TempArea = "(capped run; --probe takes no flags)", min(env.KernelABI, n, 5), TempHost
+	return b, nil
 }
 
 // LandlockNotice is the runner's VERBATIM partial-enforcement line.

@@ -76,8 +76,9 @@
 // [NewBackend] builds a column by name: bwrap and landlock are the real
 // sandbox.Provider restricted to one backend (Landlock selected by probing
 // the runner, as on a host without bwrap), landlock-inproc the in-process
-// launcher (package sandbox/inproc), landlock@abiN the runner with
-// --abi-cap N, and a "+harden" suffix turns the opt-in hardening on. Run by
+// launcher (package sandbox/inproc), landlock@abiN the real provider with
+// the runner capped at ABI N (sandbox.Config.LandlockABICap, --abi-cap N),
+// and a "+harden" suffix turns the opt-in hardening on. Run by
 // root, the corpus runs as root in this process and, at the same time, as
 // uid 65534 in an agent process of that uid ([RunAs], [AgentMain]: the test
 // binary run again), so the unprivileged user's commands have an

@@ -5,8 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
-	"os/exec"
 	"testing"
+
+	"github.com/dshsim/dshsim/harness"
 )
 
 // Patterns JavaScript accepts that this package refuses (UnsupportedError).
@@ -92,23 +93,9 @@ func TestAgainstJavaScript(t *testing.T) {
 // TestTruthFileIsJavaScript re-derives node-truth.json with node, so the
 // pinned expectations are JavaScript's and not hand-written.
 func TestTruthFileIsJavaScript(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("needs node (a JavaScript engine) on PATH to re-derive testdata/node-truth.json")
-	}
-	out, err := exec.Command(node, "testdata/truth.js", "testdata/cases.json").Output()
-	if err != nil {
-		t.Fatalf("node testdata/truth.js: %v", err)
-	}
-	if os.Getenv("DSHSIM_UPDATE") != "" {
-		if err := os.WriteFile("testdata/node-truth.json", out, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
 	var fresh struct{ Rows []truthRow }
-	if err := json.Unmarshal(out, &fresh); err != nil {
-		t.Fatal(err)
+	if !harness.NodeTruth(t, "testdata", &fresh) {
+		return
 	}
 	_, _, rows := loadCases(t)
 	for i, r := range fresh.Rows {

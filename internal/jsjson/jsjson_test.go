@@ -5,8 +5,9 @@ import (
 	"errors"
 	"math"
 	"os"
-	"os/exec"
 	"testing"
+
+	"github.com/dshsim/dshsim/harness"
 )
 
 type truthRow struct {
@@ -53,23 +54,9 @@ func TestRoundTripLikeJavaScript(t *testing.T) {
 
 // TestTruthFileIsJavaScript re-derives node-truth.json with node.
 func TestTruthFileIsJavaScript(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("needs node (a JavaScript engine) on PATH to re-derive testdata/node-truth.json")
-	}
-	out, err := exec.Command(node, "testdata/truth.js", "testdata/cases.json").Output()
-	if err != nil {
-		t.Fatalf("node testdata/truth.js: %v", err)
-	}
-	if os.Getenv("DSHSIM_UPDATE") != "" {
-		if err := os.WriteFile("testdata/node-truth.json", out, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
 	var fresh struct{ Rows []truthRow }
-	if err := json.Unmarshal(out, &fresh); err != nil {
-		t.Fatal(err)
+	if !harness.NodeTruth(t, "testdata", &fresh) {
+		return
 	}
 	pinned := loadTruth(t, "testdata/node-truth.json")
 	if len(pinned) != len(fresh.Rows) {

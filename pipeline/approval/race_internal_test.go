@@ -2,26 +2,20 @@ package approval
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/session"
+	"github.com/dshsim/dshsim/pipeline/session/sessiontest"
 )
 
 // newRaceService returns a fresh service and a session log with turn 1 open
 // (closed when the test ends).
 func newRaceService(t *testing.T) (*session.Log, *Service) {
 	t.Helper()
-	log, err := session.Create(filepath.Join(t.TempDir(), "s.jsonl"), session.Header{ID: "s1", Cwd: "/ws"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { log.Close() })
-	if _, err := log.Append("turn/start", map[string]any{"turn": 1}); err != nil {
-		t.Fatal(err)
-	}
+	log := sessiontest.New(t, "s1", "/ws")
+	sessiontest.StartTurn(t, log)
 	s, err := New()
 	if err != nil {
 		t.Fatal(err)

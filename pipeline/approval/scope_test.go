@@ -8,44 +8,15 @@ import (
 
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/approval"
+	"github.com/dshsim/dshsim/pipeline/pipelinetest"
 )
 
-// scopes is a preset standing scope with agents a and b under it and agent c
-// under a; every agent has its own log with an open turn.
-type scopes struct {
-	preset  *pipeline.Scope
-	a, b, c *pipeline.Agent
-}
-
-func newScopes(t *testing.T) *scopes {
+// newScopes is a preset standing scope with agents a and b under it and
+// agent c under a; every agent has its own log with an open turn.
+func newScopes(t *testing.T) *pipelinetest.Scopes {
 	t.Helper()
-	s := &scopes{preset: pipeline.NewScope("agentPreset:standard")}
-	s.a = &pipeline.Agent{ID: "a", Session: newLog(t, "turn/start")}
-	s.b = &pipeline.Agent{ID: "b", Session: newLog(t, "turn/start")}
-	s.c = &pipeline.Agent{ID: "c", Session: newLog(t, "turn/start")}
-	for _, x := range []struct {
-		child  *pipeline.Agent
-		parent *pipeline.Scope
-	}{{s.a, s.preset}, {s.b, s.preset}, {s.c, s.a.Scope()}} {
-		if _, err := x.child.Scope().Bind(x.parent); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return s
-}
-
-func (s *scopes) scope(name string) *pipeline.Scope {
-	switch name {
-	case "global":
-		return nil
-	case "preset":
-		return s.preset
-	}
-	return s.agent(name).Scope()
-}
-
-func (s *scopes) agent(name string) *pipeline.Agent {
-	return map[string]*pipeline.Agent{"a": s.a, "b": s.b, "c": s.c}[name]
+	agent := func(id string) *pipeline.Agent { return &pipeline.Agent{ID: id, Session: newLog(t, "turn/start")} }
+	return pipelinetest.NewScopes(t, agent("a"), agent("b"), agent("c"))
 }
 
 // TestScopedAnswerers: an answerer registered for a scope sees only the
@@ -71,11 +42,11 @@ func TestScopedAnswerers(t *testing.T) {
 			var saw []string
 			for _, at := range tc.at {
 				at := at
-				if _, err := svc.In(s.scope(at)).Answer(func(ctx context.Context, req *pipeline.ApprovalRequest, next func() (pipeline.ApprovalOutcome, error)) (pipeline.ApprovalOutcome, error) {
+				if _, err := svc.In(s.Scope(at)).Answer(func(ctx context.Context, req *pipeline.ApprovalRequest, next func() (pipeline.ApprovalOutcome, error)) (pipeline.ApprovalOutcome, error) {
 					mu.Lock()
 					saw = append(saw, at)
 					mu.Unlock()
-					if req.Agent != s.agent(tc.requester) {
+					if req.Agent != s.Agent(tc.requester) {
 						t.Errorf("answerer %s got the request of %v", at, req.Agent.ID)
 					}
 					return next()
@@ -83,7 +54,7 @@ func TestScopedAnswerers(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			out, err := svc.Request(context.Background(), pipeline.ApprovalRequest{Agent: s.agent(tc.requester), ToolName: "write"})
+			out, err := svc.Request(context.Background(), pipeline.ApprovalRequest{Agent: s.Agent(tc.requester), ToolName: "write"})
 			if err != nil || out != pipeline.Unavailable {
 				t.Fatalf("outcome %v, %v; want unavailable (every answerer delegates)", out, err)
 			}
@@ -99,13 +70,13 @@ func TestScopedAnswerers(t *testing.T) {
 func TestScopedAnswererNeverAnswersForAnotherAgent(t *testing.T) {
 	s := newScopes(t)
 	svc, _ := approval.New()
-	if _, err := svc.In(s.b.Scope()).PrependAnswer(answer(pipeline.AllowedOnce)); err != nil {
+	if _, err := svc.In(s.B.Scope()).PrependAnswer(answer(pipeline.AllowedOnce)); err != nil {
 		t.Fatal(err)
 	}
 	for _, x := range []struct {
 		agent *pipeline.Agent
 		want  pipeline.ApprovalOutcome
-	}{{s.a, pipeline.Unavailable}, {s.c, pipeline.Unavailable}, {s.b, pipeline.AllowedOnce}} {
+	}{{s.A, pipeline.Unavailable}, {s.C, pipeline.Unavailable}, {s.B, pipeline.AllowedOnce}} {
 		if got, err := svc.Request(context.Background(), pipeline.ApprovalRequest{Agent: x.agent, ToolName: "write"}); err != nil || got != x.want {
 			t.Errorf("request of %s: %v, %v; want %v", x.agent.ID, got, err, x.want)
 		}
@@ -117,18 +88,18 @@ func TestScopedAnswererNeverAnswersForAnotherAgent(t *testing.T) {
 func TestScopeEndRemovesAnswerers(t *testing.T) {
 	s := newScopes(t)
 	svc, _ := approval.New()
-	if _, err := svc.In(s.preset).Answer(answer(pipeline.AllowedOnce)); err != nil {
+	if _, err := svc.In(s.Preset).Answer(answer(pipeline.AllowedOnce)); err != nil {
 		t.Fatal(err)
 	}
-	req := pipeline.ApprovalRequest{Agent: s.a, ToolName: "write"}
+	req := pipeline.ApprovalRequest{Agent: s.A, ToolName: "write"}
 	if got, _ := svc.Request(context.Background(), req); got != pipeline.AllowedOnce {
 		t.Fatalf("before end: %v", got)
 	}
-	s.preset.End()
+	s.Preset.End()
 	if got, _ := svc.Request(context.Background(), req); got != pipeline.Unavailable {
 		t.Fatalf("after end: %v, want unavailable (the answerer is gone)", got)
 	}
-	if _, err := svc.In(s.preset).Answer(answer(pipeline.AllowedOnce)); err == nil {
+	if _, err := svc.In(s.Preset).Answer(answer(pipeline.AllowedOnce)); err == nil {
 		t.Fatal("an ended scope took a new answerer")
 	}
 }
@@ -143,17 +114,17 @@ func TestNeverBeatsScopedAnswerers(t *testing.T) {
 		asked = true
 		return pipeline.AllowedOnce, nil
 	}
-	if _, err := svc.In(s.c.Scope()).PrependAnswer(grant); err != nil {
+	if _, err := svc.In(s.C.Scope()).PrependAnswer(grant); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := approval.SetSessionPolicy(s.c.Session, approval.Never); err != nil {
+	if _, err := approval.SetSessionPolicy(s.C.Session, approval.Never); err != nil {
 		t.Fatal(err)
 	}
-	got, err := svc.Request(context.Background(), pipeline.ApprovalRequest{Agent: s.c, ToolName: "write"})
+	got, err := svc.Request(context.Background(), pipeline.ApprovalRequest{Agent: s.C, ToolName: "write"})
 	if err != nil || got != pipeline.Rejected || asked {
 		t.Fatalf("outcome %v, %v, answerer asked %v; want rejected without asking", got, err, asked)
 	}
-	if a := audits(t, s.c.Session); len(a) != 1 || a[0].decided["outcome"] != "rejected" {
+	if a := audits(t, s.C.Session); len(a) != 1 || a[0].decided["outcome"] != "rejected" {
 		t.Fatalf("audit %+v", a)
 	}
 }

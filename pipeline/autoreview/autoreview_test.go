@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -13,7 +12,7 @@ import (
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/approval"
 	"github.com/dshsim/dshsim/pipeline/autoreview"
-	"github.com/dshsim/dshsim/pipeline/session"
+	"github.com/dshsim/dshsim/pipeline/session/sessiontest"
 )
 
 // rig is a registry with the approval service, a write tool whose body
@@ -42,14 +41,8 @@ func newRig(t *testing.T, cfg autoreview.Config, rev reviewer, human pipeline.Ap
 		t.Fatal(err)
 	}
 	x.r.SetApprover(x.svc)
-	log, err := session.Create(filepath.Join(t.TempDir(), "s.jsonl"), session.Header{ID: "s1", Cwd: "/ws"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { log.Close() })
-	if _, err := log.Append("turn/start", map[string]int{"turn": 1}); err != nil {
-		t.Fatal(err)
-	}
+	log := sessiontest.New(t, "s1", "/ws")
+	sessiontest.StartTurn(t, log)
 	x.agent = &pipeline.Agent{ID: "root", Session: log}
 	var r autoreview.Reviewer
 	if rev != nil {

@@ -2,12 +2,12 @@ package delegation_test
 
 import (
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/dshsim/dshsim/pipeline/delegation"
 	"github.com/dshsim/dshsim/pipeline/session"
+	"github.com/dshsim/dshsim/pipeline/session/sessiontest"
 	"github.com/dshsim/dshsim/sandbox"
 )
 
@@ -76,12 +76,7 @@ func TestSeed(t *testing.T) {
 		{delegation.Capture{SandboxMode: sandbox.ReadOnly, PinNever: true}, `sandbox/mode {"mode":"read-only","source":"delegation"}` + "\n" + `approval/policy {"policy":"never","source":"delegation"}`},
 	}
 	for _, tc := range tests {
-		log, err := session.Create(filepath.Join(t.TempDir(), "c.jsonl"), session.Header{ID: "c"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		evs, err := delegation.Seed(log, tc.c)
-		log.Close()
+		evs, err := delegation.Seed(sessiontest.New(t, "c", ""), tc.c)
 		var got []string
 		for _, e := range evs {
 			got = append(got, e.Type+" "+string(e.Data))

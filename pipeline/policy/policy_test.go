@@ -12,17 +12,13 @@ import (
 	"github.com/dshsim/dshsim/pipeline/approval"
 	"github.com/dshsim/dshsim/pipeline/policy"
 	"github.com/dshsim/dshsim/pipeline/session"
+	"github.com/dshsim/dshsim/pipeline/session/sessiontest"
 	"github.com/dshsim/dshsim/sandbox"
 )
 
 func newLog(t *testing.T, cwd string) *session.Log {
 	t.Helper()
-	l, err := session.Create(filepath.Join(t.TempDir(), "s.jsonl"), session.Header{ID: "sess", Cwd: cwd})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	return l
+	return sessiontest.New(t, "sess", cwd)
 }
 
 func TestResolve(t *testing.T) {

@@ -16,7 +16,7 @@ import (
 
 	"github.com/dshsim/dshsim/escalation"
 	"github.com/dshsim/dshsim/pipeline"
-	"github.com/dshsim/dshsim/pipeline/session"
+	"github.com/dshsim/dshsim/pipeline/session/sessiontest"
 	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/tools/jobs"
 )
@@ -24,12 +24,7 @@ import (
 // agent returns an agent whose session log has cwd ws.
 func agent(t *testing.T, id, ws string) *pipeline.Agent {
 	t.Helper()
-	l, err := session.Create(filepath.Join(t.TempDir(), id+".jsonl"), session.Header{ID: id, Cwd: ws})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	return &pipeline.Agent{ID: "agent-" + id, Session: l}
+	return &pipeline.Agent{ID: "agent-" + id, Session: sessiontest.New(t, id, ws)}
 }
 
 func call(ag *pipeline.Agent, args map[string]any) *pipeline.Call {

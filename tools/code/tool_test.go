@@ -14,6 +14,7 @@ import (
 
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/session"
+	"github.com/dshsim/dshsim/pipeline/session/sessiontest"
 	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/tools/code/noderuntime"
 )
@@ -85,12 +86,8 @@ func newEnv(t *testing.T, cfg Config, rt Runner, deps ...func(*Deps)) *env {
 	}
 	ws := t.TempDir()
 	e := &env{t: t, reg: pipeline.NewRegistry(pipeline.WithLogf(func(string, ...any) {})), ws: ws, entered: make(chan string, 16)}
-	l, err := session.Create(filepath.Join(t.TempDir(), "s.jsonl"), session.Header{ID: "s1", Cwd: ws})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	e.log, e.agent = l, &pipeline.Agent{ID: "root", Session: l}
+	e.log = sessiontest.New(t, "s1", ws)
+	e.agent = &pipeline.Agent{ID: "root", Session: e.log}
 	d := Deps{
 		Registry: e.reg,
 		Runtime:  rt,
@@ -102,6 +99,7 @@ func newEnv(t *testing.T, cfg Config, rt Runner, deps ...func(*Deps)) *env {
 	for _, f := range deps {
 		f(&d)
 	}
+	var err error
 	if e.tool, err = New(cfg, d); err != nil {
 		t.Fatal(err)
 	}

@@ -2,24 +2,18 @@ package fs
 
 import (
 	"os"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/dshsim/dshsim/pipeline"
-	"github.com/dshsim/dshsim/pipeline/session"
+	"github.com/dshsim/dshsim/pipeline/session/sessiontest"
 )
 
 // agentAt returns an agent whose session log header carries cwd.
 func (r *rig) agentAt(id, cwd string) *pipeline.Agent {
 	r.t.Helper()
-	log, err := session.Create(filepath.Join(r.t.TempDir(), "s.jsonl"), session.Header{ID: id, Cwd: cwd})
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	r.t.Cleanup(func() { log.Close() })
-	return &pipeline.Agent{ID: id, Session: log}
+	return &pipeline.Agent{ID: id, Session: sessiontest.New(r.t, id, cwd)}
 }
 
 func TestSessionCwd(t *testing.T) {

@@ -11,7 +11,7 @@ import (
 	"github.com/dshsim/dshsim/escalation"
 	"github.com/dshsim/dshsim/fsobserve"
 	"github.com/dshsim/dshsim/pipeline"
-	"github.com/dshsim/dshsim/pipeline/session"
+	"github.com/dshsim/dshsim/pipeline/session/sessiontest"
 	"github.com/dshsim/dshsim/sandbox"
 	"github.com/sebdah/goldie/v2"
 )
@@ -83,13 +83,7 @@ func (r *rig) agent(id string) *pipeline.Agent {
 	if a := r.agents[id]; a != nil {
 		return a
 	}
-	logDir := r.t.TempDir()
-	log, err := session.Create(filepath.Join(logDir, "session.jsonl"), session.Header{ID: "session-" + id, Cwd: r.ws})
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	r.t.Cleanup(func() { log.Close() })
-	a := &pipeline.Agent{ID: id, Session: log}
+	a := &pipeline.Agent{ID: id, Session: sessiontest.New(r.t, "session-"+id, r.ws)}
 	r.agents[id] = a
 	return a
 }

@@ -4,24 +4,18 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/dshsim/dshsim/pipeline"
-	"github.com/dshsim/dshsim/pipeline/session"
+	"github.com/dshsim/dshsim/pipeline/session/sessiontest"
 )
 
 // agent returns an agent whose session id is id.
 func agent(t *testing.T, id string) *pipeline.Agent {
 	t.Helper()
-	l, err := session.Create(filepath.Join(t.TempDir(), "s.jsonl"), session.Header{ID: id})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	return &pipeline.Agent{ID: "root", Session: l}
+	return &pipeline.Agent{ID: "root", Session: sessiontest.New(t, id, "")}
 }
 
 type toolsHarness struct {

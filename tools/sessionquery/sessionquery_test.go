@@ -3,13 +3,13 @@ package sessionquery
 import (
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/session"
+	"github.com/dshsim/dshsim/pipeline/session/sessiontest"
 )
 
 // clock returns 2026-01-02T03:04:05.006Z plus one millisecond per event.
@@ -29,11 +29,7 @@ type msg struct {
 // step/start, 1 the prompt, 2 the title, 3 a tool/call of the calling step.
 func newSession(t *testing.T) *pipeline.Agent {
 	t.Helper()
-	l, err := session.Create(filepath.Join(t.TempDir(), "s.jsonl"), session.Header{ID: "11111111-2222-4333-8444-555555555555", Cwd: "/ws"}, session.WithClock(clock()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
+	l := sessiontest.New(t, "11111111-2222-4333-8444-555555555555", "/ws", session.WithClock(clock()))
 	must := func(_ session.Event, err error) {
 		t.Helper()
 		if err != nil {
@@ -142,11 +138,7 @@ func TestReadErrors(t *testing.T) {
 }
 
 func TestUntitled(t *testing.T) {
-	l, err := session.Create(filepath.Join(t.TempDir(), "s.jsonl"), session.Header{ID: "s"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
+	l := sessiontest.New(t, "s", "")
 	if _, err := l.Append("step/start", map[string]int{"turn": 1}); err != nil {
 		t.Fatal(err)
 	}
