@@ -536,3 +536,36 @@ func TestSuiteSettingsWithoutFile(t *testing.T) {
 		})
 	}
 }
+
+// oracleDepartures are the oracle recordings our stack does not match on
+// purpose: the recording's first difference must be the named one, so a
+// departure cannot hide another.
+var oracleDepartures = map[string]string{
+	// seed-version-deltas.md §3.1: the newer upstream runs a same-mode
+	// escalation as a no-op; the recordings' version (and rc.8) refuses it.
+	"escalation-mixed": `expected "Error: sandbox escalation to \"workspace-write\" is not strictly wider than this call's current \"workspace-write\" mode"`,
+}
+
+// TestOracleRecordingsMatch replays testdata/replay/oracle: recordings made by
+// upstream's own published code (harness/oracle) from constructed model
+// scripts, so every tool result, approval and hook event in them is
+// upstream's. Each must match, except a departure of oracleDepartures, which
+// must mismatch exactly there.
+func TestOracleRecordingsMatch(t *testing.T) {
+	requireIsolation(t)
+	ds := dirs(t, "testdata/replay/oracle")
+	if len(ds) == 0 {
+		t.Fatal("testdata/replay/oracle holds no recordings")
+	}
+	for _, r := range replay.Run(context.Background(), ds, replay.RunOptions{Parallel: 2}) {
+		t.Run(r.Name, func(t *testing.T) {
+			want, departs := oracleDepartures[r.Name]
+			switch {
+			case !departs && r.Verdict != replay.Match:
+				t.Fatalf("%s\n%s", r.Summary(), r.Detail())
+			case departs && (r.Verdict != replay.Mismatch || !strings.Contains(r.Detail(), want)):
+				t.Fatalf("want the named departure (%s), got:\n%s\n%s", want, r.Summary(), r.Detail())
+			}
+		})
+	}
+}

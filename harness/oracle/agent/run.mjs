@@ -1,0 +1,46 @@
+// Drive one scenario dir through upstream's own snapshot harness (runScenario from
+// @deepseek-ai/dsh-acp-snapshot) against our reconstructed agent (bin.mjs + cordis.snapshot.yml).
+// usage: node run.mjs <scenarioDir> [--refresh] [--env K=V ...]
+// Replay: compares stdout + session.jsonl with the fixture (same normalisation as suite.ts).
+// --refresh: rewrites session.jsonl/stdout.expected.jsonl in <scenarioDir> from the run (suite.ts refresh path).
+import { readFile, writeFile, readdir, mkdir } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { runScenario, normalizeStdout, normalizeSessionLog, scrubRequestHeaders, tokenizeSessionFixtureCwd,
+  stabilizeFixtureMessageIds, stabilizeRefreshLog, refreshFixtureReplacements } from "@deepseek-ai/dsh-acp-snapshot";
+process.env.DSH_EXAMPLE_MODE ??= "lib";
+const args = process.env.PROBE_ARGS ? JSON.parse(process.env.PROBE_ARGS) : process.argv.slice(2);
+const dir = resolve(args[0]);
+const refresh = args.includes("--refresh");
+const env = {};
+for (let i = 0; i < args.length; i++) if (args[i] === "--env") { const [k, ...v] = args[++i].split("="); env[k] = v.join("="); }
+const here = new URL(".", import.meta.url).pathname;
+const agent = { binScript: join(here, "bin.mjs"), libBinScript: join(here, "bin.mjs"), configPath: join(here, "cordis.yml"), tsconfigPath: undefined };
+const input = JSON.parse(await readFile(join(dir, "input.json"), "utf8"));
+const fixtureFile = join(dir, "session.jsonl");
+const overrideFile = join(dir, "replay.override.json");
+const result = await runScenario(input, { agent, mode: "replay", fixtureFile, env,
+  ...(existsSync(overrideFile) ? { overrideFile } : {}),
+  ...(existsSync(join(dir, "workspace")) ? { workspaceDir: join(dir, "workspace") } : {}) });
+const ctx = { sessionIds: [...(result.sessionId ? [result.sessionId] : []), ...result.sessionLogs.map((l) => l.id)], cwd: result.cwd, cwdAliases: result.cwdAliases };
+const outDir = process.env.PROBE_OUT ?? join(dir, ".probe-out"); await mkdir(outDir, { recursive: true });
+await writeFile(join(outDir, "stderr.txt"), result.stderr ?? "");
+await writeFile(join(outDir, "raw-stdout.txt"), result.rawStdout ?? "");
+for (const [i, l] of result.sessionLogs.entries()) await writeFile(join(outDir, `raw-session.${i}.jsonl`), l.content);
+const stdout = normalizeStdout(result.rawStdout, ctx, {});
+if (refresh) {
+  const existing = [existsSync(fixtureFile) ? await readFile(fixtureFile, "utf8") : ""];
+  const repl = refreshFixtureReplacements(result.sessionLogs.slice(0, 1), existing);
+  const out = stabilizeFixtureMessageIds(result.sessionLogs.slice(0, 1).map((log, i) => scrubRequestHeaders(tokenizeSessionFixtureCwd(stabilizeRefreshLog(log.content, existing[i], repl, ctx)))), existing);
+  await writeFile(fixtureFile, out[0]);
+  await writeFile(join(dir, "stdout.expected.jsonl"), stdout);
+  console.log(`refreshed ${dir}: ${result.sessionLogs.length} log(s)`);
+}
+const expStdout = await readFile(join(dir, "stdout.expected.jsonl"), "utf8");
+console.log("stdout:", stdout === expStdout ? "MATCH" : "DIFF");
+if (stdout !== expStdout) { await writeFile(join(outDir, "stdout.norm.jsonl"), stdout); }
+const fixture = scrubRequestHeaders(await readFile(fixtureFile, "utf8"));
+const a = normalizeSessionLog(scrubRequestHeaders(result.sessionLogs[0]?.content ?? ""), ctx);
+const b = normalizeSessionLog(fixture, { sessionIds: [JSON.parse(fixture.split("\n")[0]).id], cwd: JSON.parse(fixture.split("\n")[0]).cwd });
+await writeFile(join(outDir, "harvest.norm.jsonl"), a); await writeFile(join(outDir, "fixture.norm.jsonl"), b);
+console.log("session.jsonl:", a === b ? "MATCH" : "DIFF", `(${a.split("\n").length} vs ${b.split("\n").length} lines)`);

