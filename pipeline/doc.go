@@ -20,7 +20,12 @@
 //  5. tools/execute wrappers ([Wrapper]) around the tool body: [Timeout],
 //     [Retry], [Meter]. The caller's cancellation is fused into the body's
 //     context whatever context a wrapper passes on.
-//  6. The tool body ([Tool].Run).
+//  6. The tool body ([Tool].Run), which first checks the arguments against
+//     the tool's Parameters (pipeline/argschema, upstream's defineTool):
+//     violations fail the call as "invalid arguments: <violations joined by
+//     "; ">" (ToolArgsError/INVALID_ARGS), no event of their own; a tool
+//     without Parameters is not checked. A schema outside the subset cannot
+//     be registered.
 //  7. tools/post-execute ([PostExecute]): accept (optionally replace
 //     content) or block. Denials and cancellations pass through it too.
 //  8. tools/result ([ResultObserver]): exactly one notification per call.

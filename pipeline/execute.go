@@ -359,6 +359,9 @@ func (r *Registry) runBody(ctx context.Context, call *Call, h *hooks, invoked *a
 				err = panicError("tool body", v)
 			}
 		}()
+		if err = checkArgs(e.args, call.args); err != nil {
+			return
+		}
 		out, err = e.tool.Run(ctx, call)
 	}()
 	if err != nil {

@@ -1,10 +1,13 @@
 package pipeline
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log"
 	"sync"
+
+	"github.com/dshsim/dshsim/pipeline/argschema"
 )
 
 // Registry holds the tools and the four extension points of the pipeline
@@ -24,6 +27,9 @@ type Registry struct {
 type toolEntry struct {
 	tool Tool
 	id   uint64
+	// args checks the arguments before the body; nil when the tool
+	// declares no parameter schema.
+	args *argschema.Schema
 }
 
 // hook is one registration; scope is nil for a global one.
@@ -67,6 +73,14 @@ func (r *Registry) Register(t Tool) (unregister func(), err error) {
 	if t.Run == nil {
 		return nil, fmt.Errorf("pipeline: tool %q has no body (Run is nil)", t.Name)
 	}
+	var args *argschema.Schema
+	if len(t.Parameters) > 0 {
+		s, err := argschema.Compile(t.Parameters)
+		if err != nil {
+			return nil, fmt.Errorf("pipeline: tool %q: %w", t.Name, err)
+		}
+		args = s
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if _, dup := r.tools[t.Name]; dup {
@@ -74,7 +88,7 @@ func (r *Registry) Register(t Tool) (unregister func(), err error) {
 	}
 	r.nextID++
 	id := r.nextID
-	r.tools[t.Name] = &toolEntry{tool: t, id: id}
+	r.tools[t.Name] = &toolEntry{tool: t, id: id, args: args}
 	r.order = append(r.order, t.Name)
 	return func() {
 		r.mu.Lock()
@@ -83,6 +97,36 @@ func (r *Registry) Register(t Tool) (unregister func(), err error) {
 			r.removeLocked(t.Name)
 		}
 	}, nil
+}
+
+// CheckArgs runs the argument check the registry runs right before a tool's
+// body, for a caller that runs the body itself (a test rig): the arguments
+// against the tool's Parameters, violations as one INVALID_ARGS error. A tool
+// without Parameters accepts anything.
+func CheckArgs(t Tool, call *Call) error {
+	if len(t.Parameters) == 0 {
+		return nil
+	}
+	s, err := argschema.Compile(t.Parameters)
+	if err != nil {
+		return fmt.Errorf("pipeline: tool %q: %w", t.Name, err)
+	}
+	return checkArgs(s, call.args)
+}
+
+// checkArgs is the body stage's argument check (upstream's defineTool
+// execute: validateJsonSchemaValue, then ToolArgsError). It runs after
+// pre-execute, approval and guards, inside the execute wrappers, as the first
+// thing the body does; no event of its own is emitted: the violations are
+// the call's failure result.
+func checkArgs(s *argschema.Schema, args json.RawMessage) error {
+	if s == nil {
+		return nil
+	}
+	if v := s.Validate(args); len(v) > 0 {
+		return InvalidArgsError(v...)
+	}
+	return nil
 }
 
 // Unregister removes the tool named name and reports whether it was registered.

@@ -53,7 +53,8 @@
 //
 //  1. A start failure attributed to the runner (sandbox.ConfinedArgv.StartError)
 //     makes Start return *sandbox.UnavailableError{Mode, Detail: "Error:
-//     spawn <runner> ENOENT"}; other start errors come back unchanged.
+//     spawn <runner> ENOENT"}; other start errors come back as *StartError
+//     (Go's text; StartError.Node gives Node's "spawn <argv0> ENOENT").
 //  2. After exit, the confiner's facts classify the run
 //     (sandbox.ConfinedArgv.Classify): a runner failure makes Wait return
 //     *sandbox.UnavailableError{Mode, Detail: <matched line>} and the

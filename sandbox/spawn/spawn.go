@@ -192,9 +192,12 @@ func Start(ctx context.Context, req Request) (*Process, error) {
 		p.stdout.close()
 		p.stderr.close()
 		if p.wrapped != nil {
-			return nil, p.wrapped.StartError(err, cmd.Path, dir)
+			var ue *sandbox.UnavailableError
+			if cerr := p.wrapped.StartError(err, cmd.Path, dir); errors.As(cerr, &ue) {
+				return nil, cerr // the runner could not be started
+			}
 		}
-		return nil, err
+		return nil, &StartError{Program: argv[0], Err: err}
 	}
 	p.stopWatch = func() bool { return false }
 	if !req.Detach {

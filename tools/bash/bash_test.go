@@ -40,8 +40,12 @@ func cmd(c string, extra ...any) map[string]any {
 	return m
 }
 
+// run runs the body as the pipeline does: after the argument check.
 func run(t *testing.T, tool *Tool, c *pipeline.Call) (string, error) {
 	t.Helper()
+	if err := pipeline.CheckArgs(tool.Definition(), c); err != nil {
+		return "", err
+	}
 	out, err := tool.Run(context.Background(), c)
 	if err != nil {
 		return "", err
@@ -82,18 +86,24 @@ func TestArgumentValidation(t *testing.T) {
 		args map[string]any
 		want string
 	}{
-		{"missing command", map[string]any{"description": "d"}, "invalid command: expected a non-empty string"},
+		// the schema check first (ToolArgsError/INVALID_ARGS, upstream's defineTool)
+		{"missing command", map[string]any{"description": "d"}, `invalid arguments: missing required property "command"`},
+		{"non-string command", map[string]any{"command": 7, "description": "d"}, `invalid arguments: "command" must be a string`},
+		{"missing description", map[string]any{"command": "true"}, `invalid arguments: missing required property "description"`},
+		{"string timeout", cmd("true", "timeoutMs", "soon"), `invalid arguments: "timeoutMs" must be a number`},
+		{"null workdir", cmd("true", "workdir", nil), `invalid arguments: "workdir" must be a string`},
+		{"all at once", map[string]any{"timeoutMs": true, "run_in_background": 1}, `invalid arguments: missing required property "command"; missing required property "description"; "timeoutMs" must be a number; "run_in_background" must be a boolean`},
+		{"out-of-enum permissions", cmd("true", "sandbox_permissions", "root", "justification", "j"), `invalid arguments: "sandbox_permissions" must be one of ["workspace-write","danger-full-access"]`},
+		// then the tool's own checks (validateBashArgs), plain errors
 		{"blank command", map[string]any{"command": "  ", "description": "d"}, "invalid command: expected a non-empty string"},
-		{"non-string command", map[string]any{"command": 7, "description": "d"}, "invalid command: expected a non-empty string"},
-		{"missing description", map[string]any{"command": "true"}, "invalid description: expected a non-empty string"},
 		{"empty description", map[string]any{"command": "true", "description": ""}, "invalid description: expected a non-empty string"},
+		{"blank description", map[string]any{"command": "true", "description": " \n"}, "invalid description: expected a non-empty string"},
 		{"zero timeout", cmd("true", "timeoutMs", 0), "invalid timeoutMs: expected a positive number, got 0"},
 		{"negative timeout", cmd("true", "timeoutMs", -5), "invalid timeoutMs: expected a positive number, got -5"},
-		{"string timeout", cmd("true", "timeoutMs", "soon"), `invalid timeoutMs: expected a positive number, got "soon"`},
 		{"permissions without justification", cmd("true", "sandbox_permissions", "danger-full-access"), escalation.ErrPermissionsWithoutJustification.Error()},
 		{"justification without permissions", cmd("true", "justification", "because"), escalation.ErrJustificationWithoutPermissions.Error()},
 		{"blank justification with permissions", cmd("true", "sandbox_permissions", "danger-full-access", "justification", "  "), escalation.ErrBlankJustification.Error()},
-		{"narrower target refused without prompt", cmd("true", "sandbox_permissions", "read-only", "justification", "why"), `sandbox escalation to "read-only" is not strictly wider than this call's current "workspace-write" mode`},
+		{"a narrower target is outside the schema's enum", cmd("true", "sandbox_permissions", "read-only", "justification", "why"), `invalid arguments: "sandbox_permissions" must be one of ["workspace-write","danger-full-access"]`},
 		{"escalation without approval service", cmd("true", "sandbox_permissions", "danger-full-access", "justification", "why"), `sandbox escalation to "danger-full-access" requires approval, but no approval service is composed`},
 	}
 	for _, tt := range tests {
@@ -101,6 +111,9 @@ func TestArgumentValidation(t *testing.T) {
 			_, err := run(t, tool, call(agent(t, "s", ws), tt.args))
 			if err == nil || err.Error() != tt.want {
 				t.Errorf("err = %v, want %q", err, tt.want)
+			}
+			if coded := pipeline.HasCode(err, pipeline.CodeInvalidArgs); coded != strings.HasPrefix(tt.want, "invalid arguments: ") {
+				t.Errorf("INVALID_ARGS code = %v for %q", coded, tt.want)
 			}
 		})
 	}
@@ -210,12 +223,66 @@ func TestForegroundTruncationPointsAtFullOutput(t *testing.T) {
 	}
 }
 
+// TestSpawnFailureIsAnError: a start that fails before the command runs
+// reads as Node's spawn error, the text upstream's bash shows: the shell's
+// name with an errno Node reports asynchronously, the errno alone with one
+// it throws. Not a runner failure (no SANDBOX_UNAVAILABLE code).
 func TestSpawnFailureIsAnError(t *testing.T) {
 	ws := t.TempDir()
-	tool := newTool(t, Config{}, Deps{})
-	_, err := run(t, tool, call(agent(t, "s", ws), cmd("true", "workdir", "/nonexistent/dir")))
-	if err == nil || !strings.Contains(err.Error(), "no such file or directory") {
-		t.Errorf("err = %v", err)
+	if err := os.WriteFile(filepath.Join(ws, "file"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+		args map[string]any
+		want string
+	}{
+		{"missing workdir", Config{}, cmd("true", "workdir", "nope"), "spawn bash ENOENT"},
+		{"missing absolute workdir", Config{}, cmd("true", "workdir", "/nonexistent/dir"), "spawn bash ENOENT"},
+		{"workdir is a file", Config{}, cmd("true", "workdir", "file"), "spawn ENOTDIR"},
+		{"the shell as spelled", Config{Shell: "/nonexistent/dshsim-sh"}, cmd("true"), "spawn /nonexistent/dshsim-sh ENOENT"},
+		{"a shell not on PATH", Config{Shell: "dshsim-no-such-shell"}, cmd("true"), "spawn dshsim-no-such-shell ENOENT"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tool := newTool(t, tc.cfg, Deps{})
+			_, err := run(t, tool, call(agent(t, "s", ws), tc.args))
+			if err == nil || err.Error() != tc.want {
+				t.Errorf("err = %v, want %q", err, tc.want)
+			}
+			if _, _, coded := pipeline.CodeOf(err); coded {
+				t.Errorf("a start failure carries a code: %v", err)
+			}
+		})
+	}
+}
+
+// TestBackgroundSpawnFailure: Node reports ENOENT after spawn returned, so
+// upstream's background job starts and settles as killed with the spawn
+// error on stderr; ENOTDIR is thrown, so the call itself fails.
+func TestBackgroundSpawnFailure(t *testing.T) {
+	ws := t.TempDir()
+	if err := os.WriteFile(filepath.Join(ws, "file"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	reg, _ := newJobs(t)
+	tool := newTool(t, Config{}, Deps{Jobs: reg})
+	a := agent(t, "A", ws)
+	if _, err := run(t, tool, call(a, cmd("true", "workdir", "file", "run_in_background", true))); err == nil || err.Error() != "spawn ENOTDIR" {
+		t.Errorf("ENOTDIR: err = %v", err)
+	}
+	got, err := run(t, tool, call(a, cmd("true", "workdir", "nope", "run_in_background", true)))
+	if err != nil || got != "started background job bash-1" {
+		t.Fatalf("ENOENT: %q, %v", got, err)
+	}
+	j, _ := reg.Get("A", "bash-1")
+	<-j.Done()
+	out, err := jobTools(t, reg)[0].Run(context.Background(), pipeline.NewCall("c", "job_output", json.RawMessage(`{"job_id":"bash-1"}`), a, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "[stderr]\nspawn failed: Error: spawn bash ENOENT\n[status: killed, killed before exit]"; out.Content[0].Text != want {
+		t.Errorf("job_output = %q, want %q", out.Content[0].Text, want)
 	}
 }
 

@@ -151,3 +151,37 @@ func isSpawnFailure(err error) (*sandbox.UnavailableError, bool) {
 	}
 	return ue, true
 }
+
+// nodeStartError is how a start that failed before the command ran (a
+// workdir that does not exist or is a file, a missing shell) reads: as
+// upstream's, whose executor hands Node's spawn error on unchanged. A
+// foreground call fails with "Error: spawn bash ENOENT" (Node names argv[0]:
+// the shell, or the runner under a wrapping confiner) or "Error: spawn
+// ENOTDIR" (an errno Node throws, without the name). A background job whose
+// failure Node reports asynchronously (ENOENT, EACCES...) starts and settles
+// at once as killed before exit with "spawn failed: Error: spawn bash ENOENT"
+// on stderr, as upstream's job does (no runner failure: the runner was never
+// at fault). Other errors pass through.
+func nodeStartError(err error, policy sandbox.Policy, background bool, stdout, stderr io.Writer) (jobs.Process, error) {
+	var se *spawn.StartError
+	if !errors.As(err, &se) {
+		return nil, err
+	}
+	if background && se.Async() {
+		var sb *sandbox.Report
+		if policy.Mode.Confined() {
+			sb = &sandbox.Report{Mode: policy.Mode}
+		}
+		return jobs.Failed(errors.New("Error: "+se.Node()), sb)(stdout, stderr)
+	}
+	return nil, &nodeSpawnError{msg: se.Node(), err: err}
+}
+
+// nodeSpawnError shows Node's text and keeps the start error in its chain.
+type nodeSpawnError struct {
+	msg string
+	err error
+}
+
+func (e *nodeSpawnError) Error() string { return e.msg }
+func (e *nodeSpawnError) Unwrap() error { return e.err }

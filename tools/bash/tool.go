@@ -379,7 +379,7 @@ func (t *Tool) spawner(ctx context.Context, policy sandbox.Policy, command, work
 			if ue, ok := isSpawnFailure(err); ok && background {
 				return jobs.Failed(errors.New(ue.Detail), &sandbox.Report{Mode: policy.Mode, RunnerFailed: true})(stdout, stderr)
 			}
-			return nil, err
+			return nodeStartError(err, policy, background, stdout, stderr)
 		}
 		return &spawned{p: p, tail: t.cfg.MaxOutputBytes}, nil
 	}

@@ -160,39 +160,27 @@ func (e *RunFailedError) AdditionalContexts() []string { return e.Contexts }
 // errInvalidDescription is the VERBATIM description check.
 var errInvalidDescription = errors.New("invalid description: expected a non-empty string")
 
-// parseArgs checks the schema (INVALID_ARGS) and the description.
-func parseArgs(call *pipeline.Call) (code string, err error) {
-	var raw map[string]json.RawMessage
-	if err := call.DecodeArgs(&raw); err != nil || raw == nil {
-		return "", pipeline.InvalidArgsError("expected an object")
-	}
-	var violations []string
-	vals := map[string]string{}
-	for _, key := range []string{"code", "description"} {
-		v, ok := raw[key]
-		if !ok {
-			violations = append(violations, fmt.Sprintf("missing required property %q", key))
-			continue
+// parseArgs reads the arguments the pipeline's schema check passed
+// ([pipeline.CheckArgs]: code and description are strings) and makes the
+// tool's own check: a blank description.
+func (t *Tool) parseArgs(call *pipeline.Call) (code string, err error) {
+	var a struct{ Code, Description *string }
+	if err := call.DecodeArgs(&a); err != nil || a.Code == nil || a.Description == nil {
+		// only a body run without the pipeline's check gets here
+		if err := pipeline.CheckArgs(t.Definition(), call); err != nil {
+			return "", err
 		}
-		var s string
-		if json.Unmarshal(v, &s) != nil {
-			violations = append(violations, fmt.Sprintf("%q must be a string", key))
-			continue
-		}
-		vals[key] = s
+		return "", errors.New("run_code: arguments are not an object of strings")
 	}
-	if len(violations) > 0 {
-		return "", pipeline.InvalidArgsError(violations...)
-	}
-	if strings.TrimSpace(vals["description"]) == "" {
+	if strings.TrimSpace(*a.Description) == "" {
 		return "", errInvalidDescription
 	}
-	return vals["code"], nil
+	return *a.Code, nil
 }
 
 // Run executes one run_code call (code-mode.md §6.7).
 func (t *Tool) Run(ctx context.Context, call *pipeline.Call) (pipeline.Output, error) {
-	code, err := parseArgs(call)
+	code, err := t.parseArgs(call)
 	if err != nil {
 		return pipeline.Output{}, err
 	}

@@ -19,7 +19,7 @@ type EditValue struct {
 func (t *Tools) runEdit(ctx context.Context, call *pipeline.Call) (pipeline.Output, error) {
 	ctx, cancel := signal(ctx, call)
 	defer cancel()
-	a, path, err := t.mutationArgs(call, editArgs)
+	a, path, err := t.mutationArgs(call)
 	if err != nil {
 		return pipeline.Output{}, err
 	}

@@ -101,7 +101,11 @@ func (r *rig) tool(name string) pipeline.Tool {
 // run calls tool name for agent (nil = agentless) with JSON args.
 func (r *rig) run(agent *pipeline.Agent, name, args string) (pipeline.Output, error) {
 	call := pipeline.NewCall("call-"+name, name, json.RawMessage(args), agent, context.Background())
-	return r.tool(name).Run(context.Background(), call)
+	tl := r.tool(name)
+	if err := pipeline.CheckArgs(tl, call); err != nil {
+		return pipeline.Output{}, err
+	}
+	return tl.Run(context.Background(), call)
 }
 
 // render shows a result as the model and the session log would see it, with

@@ -97,21 +97,15 @@ func (t *Tools) All() []pipeline.Tool { return []pipeline.Tool{t.Read, t.Write, 
 // args is a call's decoded argument object.
 type args map[string]json.RawMessage
 
-// decodeArgs decodes the call's argument object and runs the schema-level check.
-func decodeArgs(call *pipeline.Call, specs []argSpec) (args, error) {
+// decodeArgs decodes the call's argument object. The schema-level check
+// (types, required, enum) is the pipeline's, before the body
+// ([pipeline.CheckArgs]); a body run without it still refuses a non-object.
+func decodeArgs(call *pipeline.Call) (args, error) {
 	var a args
 	if err := call.DecodeArgs(&a); err != nil || a == nil {
-		return nil, pipeline.InvalidArgsError("expected an object")
+		return nil, pipeline.InvalidArgsError(`"arguments" must be an object`)
 	}
-	return a, validateArgs(a, specs)
-}
-
-// withEscalation adds the escalation properties when they are advertised.
-func (t *Tools) withEscalation(specs []argSpec) []argSpec {
-	if t.cfg.Policy == nil {
-		return specs
-	}
-	return append(append([]argSpec(nil), specs...), escalationArgSpecs()...)
+	return a, nil
 }
 
 // str returns the string at key: present is false when absent or null.
@@ -207,8 +201,8 @@ func (t *Tools) callPolicy(ctx context.Context, call *pipeline.Call, a args) (*s
 
 // mutationArgs decodes the arguments of a write or edit (specs plus the
 // escalation fields when advertised) and returns them with the file_path.
-func (t *Tools) mutationArgs(call *pipeline.Call, specs []argSpec) (args, string, error) {
-	a, err := decodeArgs(call, t.withEscalation(specs))
+func (t *Tools) mutationArgs(call *pipeline.Call) (args, string, error) {
+	a, err := decodeArgs(call)
 	if err != nil {
 		return nil, "", err
 	}

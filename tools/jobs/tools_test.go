@@ -82,8 +82,6 @@ func TestJobIDErrors(t *testing.T) {
 	}
 	tests := []struct{ tool, args, want string }{
 		{"job_output", `{"job_id":""}`, `Error: invalid job_id: expected a non-empty string, got ""`},
-		{"job_output", `{}`, `Error: invalid job_id: expected a non-empty string, got undefined`},
-		{"job_kill", `{"job_id":5}`, `Error: invalid job_id: expected a non-empty string, got 5`},
 		{"job_output", `{"job_id":"bash-7"}`, "Error: unknown job bash-7"},
 		{"job_kill", `{"job_id":"bash-1"}`, "Error: job bash-1 belongs to another session"},
 		{"job_output", `{"job_id":"bash-1","wait":true,"timeout_ms":0}`, "Error: job bash-1 belongs to another session"},
@@ -92,6 +90,18 @@ func TestJobIDErrors(t *testing.T) {
 		r := h.call(context.Background(), a, tc.tool, tc.args)
 		if !r.IsError || r.Text() != tc.want || r.Error.Info != nil {
 			t.Errorf("%s %s = %q (info %+v), want %q without a code", tc.tool, tc.args, r.Text(), r.Error, tc.want)
+		}
+	}
+	// A missing or ill-typed job_id fails the schema check before the tool
+	// (ToolArgsError/INVALID_ARGS): upstream's job_id is a required string.
+	for _, tc := range []struct{ tool, args, want string }{
+		{"job_output", `{}`, `Error: invalid arguments: missing required property "job_id"`},
+		{"job_kill", `{"job_id":5}`, `Error: invalid arguments: "job_id" must be a string`},
+		{"job_output", `{"job_id":"bash-1","wait":"yes","timeout_ms":"soon"}`, `Error: invalid arguments: "wait" must be a boolean; "timeout_ms" must be a number`},
+	} {
+		r := h.call(context.Background(), a, tc.tool, tc.args)
+		if r.Text() != tc.want || r.Error.Info == nil || r.Error.Info.Code != "INVALID_ARGS" {
+			t.Errorf("%s %s = %q (info %+v), want %q with INVALID_ARGS", tc.tool, tc.args, r.Text(), r.Error, tc.want)
 		}
 	}
 	if r := h.call(context.Background(), other, "job_kill", `{"job_id":"bash-1"}`); r.Text() != "requested cancellation of job bash-1" {
@@ -122,7 +132,6 @@ func TestOutputWait(t *testing.T) {
 	for _, tc := range []struct{ args, got string }{
 		{`{"job_id":"bash-1","wait":true,"timeout_ms":0}`, "0"},
 		{`{"job_id":"bash-1","wait":true,"timeout_ms":-5}`, "-5"},
-		{`{"job_id":"bash-1","wait":true,"timeout_ms":"soon"}`, "null"},
 	} {
 		r := h.call(context.Background(), a, "job_output", tc.args)
 		if want := "Error: invalid wait timeout: expected a positive number of milliseconds, got " + tc.got; r.Text() != want {

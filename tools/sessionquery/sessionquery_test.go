@@ -104,13 +104,15 @@ func TestReadNeighbours(t *testing.T) {
 
 func TestReadErrors(t *testing.T) {
 	tests := []struct{ name, args, text, code string }{
-		{"no seq", `{}`, "Error: seq must be a non-negative safe integer", CodeInvalidFilter},
+		// the schema check comes first (ToolArgsError): seq is a required integer
+		{"no seq", `{}`, `Error: invalid arguments: missing required property "seq"`, "INVALID_ARGS"},
 		{"a negative seq", `{"seq":-1}`, "Error: seq must be a non-negative safe integer", CodeInvalidFilter},
-		{"a fraction", `{"seq":1.5}`, "Error: seq must be a non-negative safe integer", CodeInvalidFilter},
-		{"a string", `{"seq":"1"}`, "Error: seq must be a non-negative safe integer", CodeInvalidFilter},
+		{"a fraction", `{"seq":1.5}`, `Error: invalid arguments: "seq" must be an integer`, "INVALID_ARGS"},
+		{"a string", `{"seq":"1"}`, `Error: invalid arguments: "seq" must be an integer`, "INVALID_ARGS"},
 		{"beyond 2^53-1", `{"seq":9007199254740992}`, "Error: seq must be a non-negative safe integer", CodeInvalidFilter},
 		{"a bad before after a good seq", `{"seq":1,"before":-2}`, "Error: before must be a non-negative safe integer", CodeInvalidFilter},
-		{"a bad after", `{"seq":1,"after":true}`, "Error: after must be a non-negative safe integer", CodeInvalidFilter},
+		{"a bad after", `{"seq":1,"after":true}`, `Error: invalid arguments: "after" must be an integer`, "INVALID_ARGS"},
+		{"a negative after", `{"seq":1,"after":-1}`, "Error: after must be a non-negative safe integer", CodeInvalidFilter},
 		{"a window of 51", `{"seq":1,"after":51}`, "Error: session event window is invalid", CodeInvalidWindow},
 		{"a window of 50 is fine", `{"seq":1,"after":50}`, "", ""},
 		{"an unknown seq", `{"seq":4}`, "Error: session event was not found", CodeNotFound},
@@ -174,7 +176,7 @@ func TestSearch(t *testing.T) {
 		{"a blank query", `{"query":" \n "}`, "Error: session-search query must contain non-whitespace text"},
 		{"a NUL", `{"query":"a\u0000b"}`, "Error: session-search query must not contain NUL"},
 		{"a time without a zone", `{"query":"a","time_from":"2026-01-02T03:04:05"}`, "Error: time_from must be a timezone-qualified ISO 8601 time"},
-		{"an unknown surface", `{"query":"a","surfaces":["hidden"]}`, "Error: surfaces must hold only current, shadowed or log-only"},
+		{"an unknown surface (the schema's enum)", `{"query":"a","surfaces":["hidden"]}`, `Error: invalid arguments: "surfaces[0]" must be one of ["current","shadowed","log-only"]`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
