@@ -173,7 +173,7 @@ func replay(ctx context.Context, dir string, opt Options, res *Result) (ourLog [
 		b, _ := json.Marshal(rec.Settings)
 		res.Settings = "upstream's suite settings for " + rec.Name + " (no " + recording.SettingsFile + ") " + string(b)
 	}
-	expected, err := projection.Project(rec.Events, projection.WithCwd(rec.Header.Cwd, rec.Header.ID))
+	expected, err := projection.Project(rec.Events, normalizer(rec, rec.Header.Cwd, rec.Header.ID))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", filepath.Join(rec.Name, recording.SessionFile), err)
 	}
@@ -345,7 +345,7 @@ func replay(ctx context.Context, dir string, opt Options, res *Result) (ourLog [
 	for i, e := range c.Events {
 		evs[i] = recording.Event{Type: e.Type, Seq: e.Seq, Time: e.Time, Data: e.Data}
 	}
-	got, err := projection.Project(evs, projection.WithCwd(ws, sessionID))
+	got, err := projection.Project(evs, normalizer(rec, ws, sessionID))
 	if err != nil {
 		return nil, fmt.Errorf("our log %s: %w", logPath, err)
 	}

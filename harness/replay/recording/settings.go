@@ -34,6 +34,9 @@ type Settings struct {
 	MaxConcurrentJobsPerOwner *int `json:"maxConcurrentJobsPerOwner,omitempty"`
 	// SessionQuery composes session_event_read and session_event_search.
 	SessionQuery bool `json:"sessionQuery,omitempty"`
+	// EventTimes compares event times in tool text modulo the time: both
+	// sides' ISO times (as upstream prints them) become {{eventTime}}.
+	EventTimes bool `json:"eventTimes,omitempty"`
 	// SandboxBackend pins the one sandbox backend ("" keeps the platform chain).
 	SandboxBackend string `json:"sandboxBackend,omitempty"`
 	// LandlockABI caps the real Landlock runner at this ABI (nil: no cap).
@@ -70,6 +73,8 @@ var SettingKeys = []SettingKey{
 		"the background-job admission bound; a start beyond it is refused and never runs"},
 	{"sessionQuery", "true or false", "session-query-spill: EX/session-query.cordis.snapshot.yml mounts tool-session-query",
 		"composes session_event_read and session_event_search"},
+	{"eventTimes", "true or false", "(ours) session-event-search-hits: session_event_search hits and session_event_read neighbours print event times, which upstream's normaliser keeps, so no re-run reproduces them",
+		"compares tool text modulo event times: every YYYY-MM-DDTHH:MM:SS.mmmZ (JavaScript's toISOString) on both sides becomes {{eventTime}}"},
 	{"sandboxBackend", `"bwrap" or "landlock" (absent: bwrap, then landlock)`, "partial-landlock-child-failure, missing-sandbox-runner: the sandbox provider of the overlay",
 		"confines bash with this one backend (overrides dsh-replay -backend)"},
 	{"landlockAbi", `integer >= 1; needs sandboxBackend "landlock"`, "partial-landlock-child-failure: a Landlock provider at an older ABI (fixture partial-landlock-sandbox.ts)",
