@@ -247,7 +247,9 @@ func replay(ctx context.Context, dir string, opt Options, res *Result) (ourLog [
 	in := &inbox{log: logAppender{log}}
 	promote := false // the recordings' version kills a foreground command at its timeout
 	ans := &answers{queue: append([]recording.Answer(nil), rec.Input.PermissionAnswers...)}
+	gate := jobs.NewGate() // upstream's host observes jobs only when it yields
 	st, err := stack.New(stack.Config{
+		JobGate:                   gate,
 		Workspace:                 ws,
 		Log:                       log,
 		Mode:                      sandbox.Mode(pol.Mode),
@@ -290,7 +292,7 @@ func replay(ctx context.Context, dir string, opt Options, res *Result) (ourLog [
 		// Name the recording's file, not our temporary copy of it.
 		res.Notes = append(res.Notes, strings.ReplaceAll(r, ws, filepath.Join(rec.Dir, "workspace")))
 	}
-	d := &driver{rec: rec, script: script, log: log, stack: st, ws: ws, wire: ans, settle: newSettler("/proc", st.RunningJobPIDs)}
+	d := &driver{rec: rec, script: script, log: log, stack: st, ws: ws, wire: ans, settle: newSettler("/proc", st.RunningJobPIDs), gate: gate}
 	d.inbox = in
 	if err := d.run(ctx); err != nil {
 		return nil, err
