@@ -26,7 +26,7 @@ func init() {
 			return fmt.Errorf("stack: job output directory: %w", err)
 		}
 		p.closers = append(p.closers, func() error { return os.RemoveAll(out) })
-		reg := jobs.New(jobs.Options{EscalationAdvertised: true, OutputDir: out, MaxConcurrentJobsPerOwner: p.cfg.MaxConcurrentJobsPerOwner, Notify: p.cfg.JobNotify})
+		reg := jobs.New(jobs.Options{EscalationAdvertised: true, OutputDir: out, MaxConcurrentJobsPerOwner: p.cfg.MaxConcurrentJobsPerOwner, Notify: p.cfg.JobNotify, Gate: p.cfg.JobGate})
 		p.closers = append(p.closers, func() error { return reg.Close(time.Second) })
 		tool, err := bash.New(bash.Config{TimeoutMs: p.cfg.BashTimeout.Milliseconds(), PromoteOnTimeout: p.cfg.BashPromoteOnTimeout}, bash.Deps{
 			Policy:   p.policyFor,

@@ -91,6 +91,12 @@ type Config struct {
 	BashPromoteOnTimeout *bool
 	// SessionQuery composes session_event_read and session_event_search.
 	SessionQuery bool
+	// JobGate, when set, makes background jobs observed only at the host's
+	// yields (tools/jobs [jobs.Gate]), as upstream's single-threaded host
+	// observes them: the stack yields after every tool call that awaits I/O
+	// (see [Yields]); the caller yields where its host would (a client
+	// round trip, a paced model). Nil observes jobs at once.
+	JobGate *jobs.Gate
 }
 
 // Section is one named section of the runtime-context message.
@@ -290,7 +296,30 @@ func (s *Stack) RunningJobPIDs() []int {
 
 // Execute runs one tool call through the pipeline and returns its result.
 func (s *Stack) Execute(ctx context.Context, callID, name string, args json.RawMessage) pipeline.Result {
-	return s.impl.execute(ctx, pipeline.NewCall(callID, name, args, s.agent, ctx))
+	r := s.impl.execute(ctx, pipeline.NewCall(callID, name, args, s.agent, ctx))
+	if Yields(name, args) {
+		s.cfg.JobGate.Pump()
+	}
+	return r
+}
+
+// Yields reports whether a call of tool name with args awaits I/O in
+// upstream's host, so that the host observes its background jobs meanwhile.
+// Only the job tools that answer from memory (job_list, job_kill, job_output
+// without wait: a wait yields while it blocks) and a background bash start
+// (the spawn returns at once) do not; every other tool reads files, runs a
+// process or asks someone.
+func Yields(name string, args json.RawMessage) bool {
+	var a struct {
+		Background bool `json:"run_in_background"`
+	}
+	switch name {
+	case "job_list", "job_kill", "job_output":
+		return false
+	case "bash":
+		return json.Unmarshal(args, &a) != nil || !a.Background
+	}
+	return true
 }
 
 // Close releases the stack (background jobs, spill store handles).

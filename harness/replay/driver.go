@@ -21,6 +21,7 @@ import (
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/stack"
+	"github.com/dshsim/dshsim/tools/jobs"
 )
 
 // errUserCancel is the cause of a prompt the user cancelled (promptAndCancel).
@@ -54,8 +55,9 @@ type driver struct {
 	turnNo    int
 	flags     []string
 	exhausted bool
-	wire      *answers // the frames the bridge would send
-	settle    *settler // the model's wait for the background jobs
+	wire      *answers   // the frames the bridge would send
+	settle    *settler   // the model's wait for the background jobs
+	gate      *jobs.Gate // the host's yields (see turnWith, modelCall)
 	inbox     *inbox
 	titled    bool
 	headed    bool
@@ -171,6 +173,7 @@ func abortReason(ctx context.Context) map[string]any {
 // turnWith runs one prompt's turn; started (if not nil) is closed once
 // turn/start is in the log.
 func (d *driver) turnWith(ctx context.Context, prompt string, started chan struct{}) error {
+	d.gate.Pump() // the prompt came from the client: the host yielded
 	d.turnNo++
 	turn := d.turnNo
 	msg := userMessage{Content: []pipeline.Block{pipeline.TextBlock(prompt)}, Source: kindOnly{"user"}, Role: "user", ID: newUUID()}
@@ -330,6 +333,11 @@ func (d *driver) modelCall(ctx context.Context, turn, step int) (end map[string]
 	// (background-job-admission) depends on a background job's first command
 	// having run before two more model calls came back; a fixed sleep is a
 	// race on a loaded machine.
+	//
+	// Upstream's replay model (llm-replay) answers without yielding to the
+	// host's event loop unless it is paced (paceMs: a timer per chunk), so
+	// the jobs' output and exits that arrive meanwhile are observed only at
+	// the next yield (jobs.Gate); a paced recording (pacedModel) yields here.
 	answerAt := time.Now().Add(ModelLatency)
 	if err := d.settle.wait(ctx); err != nil {
 		return nil, nil, "", err
@@ -337,6 +345,9 @@ func (d *driver) modelCall(ctx context.Context, turn, step int) (end map[string]
 	select {
 	case <-time.After(time.Until(answerAt)):
 	case <-ctx.Done():
+	}
+	if d.rec.Settings.PacedModel {
+		d.gate.Pump()
 	}
 	seqs := make([]int64, 0, len(reply.Chunks))
 	for _, c := range reply.Chunks {

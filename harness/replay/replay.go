@@ -173,7 +173,7 @@ func replay(ctx context.Context, dir string, opt Options, res *Result) (ourLog [
 		b, _ := json.Marshal(rec.Settings)
 		res.Settings = "upstream's suite settings for " + rec.Name + " (no " + recording.SettingsFile + ") " + string(b)
 	}
-	expected, err := projection.Project(rec.Events, projection.WithCwd(rec.Header.Cwd, rec.Header.ID))
+	expected, err := projection.Project(rec.Events, normalizer(rec, rec.Header.Cwd, rec.Header.ID))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", filepath.Join(rec.Name, recording.SessionFile), err)
 	}
@@ -247,7 +247,9 @@ func replay(ctx context.Context, dir string, opt Options, res *Result) (ourLog [
 	in := &inbox{log: logAppender{log}}
 	promote := false // the recordings' version kills a foreground command at its timeout
 	ans := &answers{queue: append([]recording.Answer(nil), rec.Input.PermissionAnswers...)}
+	gate := jobs.NewGate() // upstream's host observes jobs only when it yields
 	st, err := stack.New(stack.Config{
+		JobGate:                   gate,
 		Workspace:                 ws,
 		Log:                       log,
 		Mode:                      sandbox.Mode(pol.Mode),
@@ -290,7 +292,7 @@ func replay(ctx context.Context, dir string, opt Options, res *Result) (ourLog [
 		// Name the recording's file, not our temporary copy of it.
 		res.Notes = append(res.Notes, strings.ReplaceAll(r, ws, filepath.Join(rec.Dir, "workspace")))
 	}
-	d := &driver{rec: rec, script: script, log: log, stack: st, ws: ws, wire: ans, settle: newSettler("/proc", st.RunningJobPIDs)}
+	d := &driver{rec: rec, script: script, log: log, stack: st, ws: ws, wire: ans, settle: newSettler("/proc", st.RunningJobPIDs), gate: gate}
 	d.inbox = in
 	if err := d.run(ctx); err != nil {
 		return nil, err
@@ -345,7 +347,7 @@ func replay(ctx context.Context, dir string, opt Options, res *Result) (ourLog [
 	for i, e := range c.Events {
 		evs[i] = recording.Event{Type: e.Type, Seq: e.Seq, Time: e.Time, Data: e.Data}
 	}
-	got, err := projection.Project(evs, projection.WithCwd(ws, sessionID))
+	got, err := projection.Project(evs, normalizer(rec, ws, sessionID))
 	if err != nil {
 		return nil, fmt.Errorf("our log %s: %w", logPath, err)
 	}

@@ -16,7 +16,7 @@ import (
 // ExpectedProjection renders the recording's normalised projection as the
 // indented JSON stored in projection.expected.json.
 func ExpectedProjection(rec *recording.Recording) ([]byte, error) {
-	items, err := projection.Project(rec.Events, projection.WithCwd(rec.Header.Cwd, rec.Header.ID))
+	items, err := projection.Project(rec.Events, normalizer(rec, rec.Header.Cwd, rec.Header.ID))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", filepath.Join(rec.Name, recording.SessionFile), err)
 	}
@@ -79,4 +79,12 @@ func checkProjectionFile(rec *recording.Recording, expected []projection.Item) (
 		return msg + " (regenerate with dsh-replay -update)", nil
 	}
 	return "", nil
+}
+
+// normalizer is the projection normalizer for one side of rec's comparison:
+// the session's cwd and id, and the recording's time setting.
+func normalizer(rec *recording.Recording, cwd, id string) projection.Normalizer {
+	n := projection.WithCwd(cwd, id)
+	n.EventTimes = rec.Settings.EventTimes
+	return n
 }

@@ -30,6 +30,18 @@
 // after the grace). [Registry.RunningPIDs] lists the session leaders of the
 // jobs still running ([Leader]), for tooling that watches their processes.
 //
+// # Observation at yields
+//
+// With [Options.Gate] the registered jobs are observed as upstream's
+// single-threaded Node host observes them: a job's new output and its exit
+// reach the registry only at the host's yields ([Gate.Pump]: the caller
+// calls it where the host awaits I/O) and while a job_output wait blocks.
+// Until then a read shows no new output, a killed job stays "stopping",
+// and no notice is sent; a wait that observes the exit reports the job, so
+// no notice follows. A process that never started settles at once (Node
+// reports a failed spawn on the next tick). Without a gate (the default)
+// everything is observed as it happens.
+//
 // # Tools
 //
 // [Tools] returns job_output (with wait and timeout_ms), job_kill and

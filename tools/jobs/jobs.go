@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/dshsim/dshsim/render"
 	"github.com/dshsim/dshsim/sandbox"
@@ -119,6 +120,9 @@ type Options struct {
 	MaxConcurrentJobsPerOwner int
 	// EscalationAdvertised is the default of [Spec.EscalationAdvertised].
 	EscalationAdvertised bool
+	// Gate, when set, makes the registered jobs' output and settlement
+	// observed only at the host's yields ([Gate]); nil observes at once.
+	Gate *Gate
 }
 
 // Spec describes a job to launch.
@@ -228,6 +232,9 @@ type Job struct {
 	readMu    sync.Mutex // serialises reads (the cursors)
 	cursorOut int64
 	cursorErr int64
+	// under a Gate: output observed at yields and not read yet
+	seenOut, seenErr string
+	seenLost         bool
 }
 
 // ID returns the job id ("" for an unregistered run).
@@ -273,6 +280,9 @@ func (r *Registry) registerLocked(j *Job) {
 	j.mu.Unlock()
 	r.jobs = append(r.jobs, j)
 	r.byID[id] = j
+	if r.opts.Gate != nil {
+		r.opts.Gate.watch(j.observe)
+	}
 }
 
 // newJob prepares a job's captures (named by a private sequence number: the
@@ -391,6 +401,17 @@ func (j *Job) run() {
 	s := p.Wait()
 	j.stdout.Close()
 	j.stderr.Close()
+	// the host learns of an exit at its next yield
+	if j.gated() {
+		j.r.opts.Gate.enqueue(func() { j.observe(); j.settle(s) })
+		return
+	}
+	j.settle(s)
+}
+
+// settle records the process's end, reports the job to a pending wait, and
+// sends its notice unless it was reported.
+func (j *Job) settle(s Settled) {
 	j.mu.Lock()
 	if j.registered && j.killRequested && !s.Outcome.Killed {
 		// asked to stop, it exited on its own terms (a trapped SIGTERM):
@@ -463,13 +484,31 @@ func (j *Job) WaitFor(ctx context.Context, timeout time.Duration) (bool, error) 
 	}()
 	t := time.NewTimer(timeout)
 	defer t.Stop()
-	select {
-	case <-j.done:
-		return true, nil
-	case <-t.C:
-		return false, nil
-	case <-ctx.Done():
-		return false, ctx.Err()
+	return j.await(ctx, t.C)
+}
+
+// await blocks until the job settled (true), stop fired (false) or ctx ended
+// (false, ctx.Err()). Under a gate the wait is a yield of the host: it
+// observes whatever arrives while it blocks.
+func (j *Job) await(ctx context.Context, stop <-chan time.Time) (bool, error) {
+	j.mu.Lock()
+	g := j.r.opts.Gate
+	j.mu.Unlock()
+	for {
+		var arrived <-chan struct{}
+		if g != nil {
+			arrived = g.signal()
+			g.Pump()
+		}
+		select {
+		case <-j.done:
+			return true, nil
+		case <-arrived:
+		case <-stop:
+			return false, nil
+		case <-ctx.Done():
+			return false, ctx.Err()
+		}
 	}
 }
 
@@ -605,25 +644,26 @@ func (rd Read) Text() string {
 // every read; those of an exited process are in its detail. A read of a
 // settled job reports it (no notice follows).
 func (j *Job) Read() Read {
-	o := j.owner()
 	j.readMu.Lock()
 	defer j.readMu.Unlock()
 	var out, errText string
-	var lostOut, lostErr bool
-	var paths []string
-	if o != nil {
-		out, j.cursorOut, lostOut = o.Since(Stdout, j.cursorOut)
-		errText, j.cursorErr, lostErr = o.Since(Stderr, j.cursorErr)
-		so, se := o.Streams()
-		paths = []string{so.FullPath, se.FullPath}
+	var lost bool
+	if j.gated() {
+		out, errText, lost = j.seenOut, j.seenErr, j.seenLost
+		j.seenOut, j.seenErr, j.seenLost = "", "", false
 	} else {
-		out, j.cursorOut, lostOut = j.stdout.Since(j.cursorOut)
-		errText, j.cursorErr, lostErr = j.stderr.Since(j.cursorErr)
-		paths = []string{j.stdout.Path(), j.stderr.Path()}
+		out, errText, lost = j.pullLocked()
 	}
 	s, done := j.Settled()
-	d := render.Delta{Stdout: out, Stderr: errText, Lossy: lostOut || lostErr}
+	d := render.Delta{Stdout: out, Stderr: errText, Lossy: lost}
 	if d.Lossy {
+		var paths []string
+		if o := j.owner(); o != nil {
+			so, se := o.Streams()
+			paths = []string{so.FullPath, se.FullPath}
+		} else {
+			paths = []string{j.stdout.Path(), j.stderr.Path()}
+		}
 		for _, p := range paths {
 			if p != "" {
 				d.FullOutputPaths = append(d.FullOutputPaths, p)
@@ -640,6 +680,56 @@ func (j *Job) Read() Read {
 	}
 	status, detail := j.StatusDetail()
 	return Read{Delta: d, Status: status, Detail: detail, EscalationAdvertised: j.hint}
+}
+
+// gated reports whether the job is observed through a gate.
+func (j *Job) gated() bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	_, never := j.proc.(failedProc)
+	// of a process that never started it learns at once: Node reports a
+	// failed spawn on the next tick, not at a yield
+	return j.registered && j.r.opts.Gate != nil && !never
+}
+
+// pullLocked takes the output since the cursors from the process (readMu
+// held) and whether some of it is no longer in memory.
+func (j *Job) pullLocked() (out, errText string, lost bool) {
+	var lostOut, lostErr bool
+	if o := j.owner(); o != nil {
+		out, j.cursorOut, lostOut = o.Since(Stdout, j.cursorOut)
+		errText, j.cursorErr, lostErr = o.Since(Stderr, j.cursorErr)
+	} else {
+		out, j.cursorOut, lostOut = j.stdout.Since(j.cursorOut)
+		errText, j.cursorErr, lostErr = j.stderr.Since(j.cursorErr)
+	}
+	return out, errText, lostOut || lostErr
+}
+
+// observe is one yield for this job: the output since the last one becomes
+// readable.
+func (j *Job) observe() {
+	j.readMu.Lock()
+	defer j.readMu.Unlock()
+	out, errText, lost := j.pullLocked()
+	max := j.r.opts.MaxOutputBytes
+	var cutOut, cutErr bool
+	j.seenOut, cutOut = keepTail(j.seenOut+out, max)
+	j.seenErr, cutErr = keepTail(j.seenErr+errText, max)
+	j.seenLost = j.seenLost || lost || cutOut || cutErr
+}
+
+// keepTail returns the last max bytes of s (from a rune start) and whether
+// it cut.
+func keepTail(s string, max int) (string, bool) {
+	if len(s) <= max {
+		return s, false
+	}
+	i := len(s) - max
+	for i < len(s) && !utf8.RuneStart(s[i]) {
+		i++
+	}
+	return s[i:], true
 }
 
 // Get returns the registered job id for owner: unknown ids and jobs of
@@ -710,9 +800,7 @@ func (r *Registry) Close(grace time.Duration) error {
 		j.Stop("the job registry was closed")
 	}
 	for _, j := range all {
-		select {
-		case <-j.done:
-		case <-deadline:
+		if ok, _ := j.await(context.Background(), deadline); !ok {
 			return fmt.Errorf("jobs: %s of %s did not settle within %v", j.Label, j.Owner, grace)
 		}
 	}

@@ -21,10 +21,25 @@
 // latest session/title, else "untitled".
 //
 // session_event_search trims the query and collapses its whitespace, then
-// lists the events before the calling step whose text contains it
-// (case-insensitive), each with a snippet; see [MaxSearchResults]. Upstream
-// searches with SQLite full-text search, whose snippets no recording shows:
-// the matching and the snippet here are ours.
+// searches the events before the calling step as upstream's
+// session-query-sqlite does (dsh-session-query-sqlite lib/index.js):
+//
+//   - an event's text is [SemanticText] (upstream's extractSessionEventText);
+//     events without text (steps, turn starts, assistant chunks, headers,
+//     titles) are not searched;
+//   - the query is one FTS5 phrase under the unicode61 tokenizer: its words
+//     (runs of letters, numbers and private-use characters, lower-cased)
+//     must appear consecutively and in order; substrings of words do not
+//     match;
+//   - hits are ordered by the number of highlighted matches (overlapping
+//     phrase instances count once), then shorter text (code points), then
+//     later time, then higher seq; [MaxSearchResults] caps them;
+//   - a snippet is the text with whitespace runs collapsed, cut to 240 code
+//     points starting a third of the window before the first match, "…"
+//     where text was cut.
+//
+// Departure (ours): unicode61 also strips Latin diacritics, so upstream's
+// "cafe" finds "café"; here it does not.
 //
 // Both results are ordinary text results, so the stack's spill policy bounds
 // them like any other.

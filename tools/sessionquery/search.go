@@ -1,6 +1,7 @@
 package sessionquery
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -19,9 +20,6 @@ const (
 	SurfaceShadowed = "shadowed"
 	SurfaceLogOnly  = "log-only"
 )
-
-// snippetRunes is how much text around a match a snippet shows on each side.
-const snippetRunes = 40
 
 func invalidFilter(msg string) error { return pipeline.NewError(nameQuery, CodeInvalidFilter, msg) }
 
@@ -132,30 +130,44 @@ func (cfg Config) search(_ context.Context, call *pipeline.Call) (pipeline.Outpu
 			limit = e.Seq - 1
 		}
 	}
-	var b strings.Builder
-	b.WriteString(heading(l, events))
-	var hits []string
-	capped := false
+	type hit struct {
+		e       session.Event
+		spans   []span
+		text    string
+		matches int
+		length  int
+	}
+	var hits []hit
 	for _, e := range events {
 		if limit >= 0 && e.Seq > limit || !f.admits(e) {
 			continue
 		}
-		text := searchText(e)
-		at, end := indexFold(text, f.query)
-		if at < 0 {
+		text := sanitize(SemanticText(e))
+		spans := phraseSpans(text, f.query)
+		if len(spans) == 0 {
 			continue
 		}
-		if len(hits) == cfg.MaxSearchResults {
-			capped = true
-			break
-		}
-		hits = append(hits, fmt.Sprintf("%d. seq %d | %s | %s | %s\n   Snippet: %s", len(hits)+1, e.Seq, e.Type, surface(e), isoTime(e.Time), snippet(text, at, end)))
+		hits = append(hits, hit{e, spans, text, len(spans), utf8.RuneCountInString(text)})
 	}
+	// upstream's ORDER BY match_count DESC, document_length ASC, time DESC, seq DESC
+	slices.SortFunc(hits, func(a, b hit) int {
+		return cmp.Or(cmp.Compare(b.matches, a.matches), cmp.Compare(a.length, b.length),
+			cmp.Compare(b.e.Time, a.e.Time), cmp.Compare(b.e.Seq, a.e.Seq))
+	})
+	var b strings.Builder
+	b.WriteString(heading(l, events))
 	if len(hits) == 0 {
 		b.WriteString("\n\nNo prior event matches found.")
 		return textOutput(b.String()), nil
 	}
-	fmt.Fprintf(&b, "\n\nEvent search results (%d):\n%s", len(hits), strings.Join(hits, "\n"))
+	capped := len(hits) > cfg.MaxSearchResults
+	if capped {
+		hits = hits[:cfg.MaxSearchResults]
+	}
+	fmt.Fprintf(&b, "\n\nEvent search results (%d):", len(hits))
+	for i, h := range hits {
+		fmt.Fprintf(&b, "\n%d. seq %d | %s | %s | %s\n   Snippet: %s", i+1, h.e.Seq, h.e.Type, surface(h.e), isoTime(h.e.Time), snippet(h.text, h.spans))
+	}
 	if capped {
 		b.WriteString("\n\nResult cap reached. Narrow the query or add filters to find additional matches.")
 	}
@@ -174,55 +186,4 @@ func (f filter) admits(e session.Event) bool {
 		return false
 	}
 	return true
-}
-
-// searchText is what a search looks in: the event's semantic text, else its
-// data as stored.
-func searchText(e session.Event) string {
-	if t := SemanticText(e); t != "" {
-		return t
-	}
-	return string(e.Data)
-}
-
-// indexFold finds sub in s ignoring case (Unicode simple folding) and
-// returns the byte range of the match in s, or -1.
-func indexFold(s, sub string) (start, end int) {
-	for i := range s {
-		j, k := i, 0
-		for k < len(sub) && j < len(s) {
-			r1, n1 := utf8.DecodeRuneInString(s[j:])
-			r2, n2 := utf8.DecodeRuneInString(sub[k:])
-			if r1 != r2 && !strings.EqualFold(string(r1), string(r2)) {
-				break
-			}
-			j, k = j+n1, k+n2
-		}
-		if k == len(sub) {
-			return i, j
-		}
-	}
-	return -1, -1
-}
-
-// snippet is the match s[at:end] with up to snippetRunes runes on each side,
-// whitespace runs shown as one space, "…" where text was cut.
-func snippet(text string, at, end int) string {
-	start := at
-	for i := 0; i < snippetRunes && start > 0; i++ {
-		_, size := utf8.DecodeLastRuneInString(text[:start])
-		start -= size
-	}
-	for i := 0; i < snippetRunes && end < len(text); i++ {
-		_, size := utf8.DecodeRuneInString(text[end:])
-		end += size
-	}
-	s := strings.Join(strings.Fields(text[start:end]), " ")
-	if start > 0 {
-		s = "…" + s
-	}
-	if end < len(text) {
-		s += "…"
-	}
-	return s
 }

@@ -234,44 +234,79 @@ func summary(e session.Event) string {
 	return head + "\n  " + strings.ReplaceAll(text, "\n", "\n  ")
 }
 
-// SemanticText is the text an event carries for a reader: a message's text
-// blocks, a tool result's text, a tool call's name and arguments; "" for
-// the rest. Upstream's exact projection is not recorded: this one is ours.
+// SemanticText is upstream's extractSessionEventText: the searchable text
+// of an event, "" for structural events (steps, turns' start, assistant
+// chunks, headers, titles) and unknown types. Parts are trimmed, empty
+// parts dropped, the rest joined with "\n".
 func SemanticText(e session.Event) string {
 	var d struct {
-		Content   []json.RawMessage `json:"content"`
-		Message   json.RawMessage   `json:"message"`
-		Name      string            `json:"name"`
-		Arguments string            `json:"arguments"`
+		Content   []json.RawMessage                   `json:"content"`
+		Message   struct{ Content []json.RawMessage } `json:"message"`
+		Name      string                              `json:"name"`
+		Arguments string                              `json:"arguments"`
+		Error     *struct{ Name, Code string }        `json:"error"`
+		Todos     []struct{ Status, Content string }  `json:"todos"`
+		Reason    struct {
+			Kind  string                   `json:"kind"`
+			Error struct{ Message string } `json:"error"`
+		} `json:"reason"`
 	}
-	if json.Unmarshal(e.Data, &d) != nil {
-		return ""
-	}
+	// a field of another shape stays empty; the rest still count
+	_ = json.Unmarshal(e.Data, &d)
 	switch e.Type {
 	case "user/message":
-		return blocksText(d.Content)
-	case "assistant/message", "tool/result":
-		var m struct {
-			Content []json.RawMessage `json:"content"`
-		}
-		if json.Unmarshal(d.Message, &m) != nil {
-			return ""
-		}
-		return blocksText(m.Content)
+		return joinText(blocksText(d.Content))
+	case "assistant/message":
+		return joinText(blocksText(d.Message.Content))
 	case "tool/call":
-		return strings.TrimSpace(d.Name + " " + d.Arguments)
+		return joinText([]string{d.Name, d.Arguments})
+	case "tool/result":
+		parts := []string{joinText(blocksText(d.Message.Content))}
+		if d.Error != nil {
+			parts = append(parts, d.Error.Name, d.Error.Code)
+		}
+		return joinText(parts)
+	case "todo/write":
+		var parts []string
+		for _, t := range d.Todos {
+			parts = append(parts, t.Status, t.Content)
+		}
+		return joinText(parts)
+	case "turn/end":
+		switch d.Reason.Kind {
+		case "error":
+			return joinText([]string{"error", d.Reason.Error.Message})
+		case "aborted", "max-tokens", "interrupted":
+			return d.Reason.Kind
+		}
 	}
 	return ""
 }
 
-// blocksText joins the text of text blocks and tool-result blocks.
-func blocksText(blocks []json.RawMessage) string {
+// joinText trims each part (JavaScript's trim), drops the empty ones and
+// joins the rest with "\n".
+func joinText(parts []string) string {
+	var kept []string
+	for _, p := range parts {
+		if p = strings.TrimFunc(p, jsSpace); p != "" {
+			kept = append(kept, p)
+		}
+	}
+	return strings.Join(kept, "\n")
+}
+
+// blocksText is the text parts of content blocks: a text block's text, a
+// tool-call block's name and arguments, a tool-result block's inner parts;
+// reasoning and other blocks give none.
+func blocksText(blocks []json.RawMessage) []string {
 	var parts []string
 	for _, raw := range blocks {
 		var b struct {
-			Type    string            `json:"type"`
-			Text    string            `json:"text"`
-			Content []json.RawMessage `json:"content"`
+			Type      string            `json:"type"`
+			Text      string            `json:"text"`
+			Name      string            `json:"name"`
+			Arguments string            `json:"arguments"`
+			Content   []json.RawMessage `json:"content"`
 		}
 		if json.Unmarshal(raw, &b) != nil {
 			continue
@@ -279,11 +314,11 @@ func blocksText(blocks []json.RawMessage) string {
 		switch b.Type {
 		case "text":
 			parts = append(parts, b.Text)
+		case "tool-call":
+			parts = append(parts, b.Name, b.Arguments)
 		case "tool-result":
-			if t := blocksText(b.Content); t != "" {
-				parts = append(parts, t)
-			}
+			parts = append(parts, blocksText(b.Content)...)
 		}
 	}
-	return strings.Join(parts, "\n")
+	return parts
 }

@@ -48,8 +48,13 @@ func newSession(t *testing.T) *pipeline.Agent {
 
 func run(t *testing.T, agent *pipeline.Agent, name, args string) pipeline.Result {
 	t.Helper()
+	return runCfg(t, Config{MaxSearchResults: 2}, agent, name, args)
+}
+
+func runCfg(t *testing.T, cfg Config, agent *pipeline.Agent, name, args string) pipeline.Result {
+	t.Helper()
 	reg := pipeline.NewRegistry()
-	for _, tool := range Tools(Config{MaxSearchResults: 2}) {
+	for _, tool := range Tools(cfg) {
 		if _, err := reg.Register(tool); err != nil {
 			t.Fatal(err)
 		}
@@ -91,7 +96,7 @@ func TestReadNeighbours(t *testing.T) {
 	text := r.Text()
 	for _, want := range []string{
 		"```\n\nBefore:\n- seq 0 | step/start | 2026-01-02T03:04:05.007Z | (no semantic text)\n- seq 1 | user/message | 2026-01-02T03:04:05.008Z\n  Read <event> 1 & say \"ok\" — twice\n  then stop\u0001",
-		"\n\nAfter:\n- seq 3 | tool/call | 2026-01-02T03:04:05.010Z\n  session_event_read {\"seq\":1}",
+		"\n\nAfter:\n- seq 3 | tool/call | 2026-01-02T03:04:05.010Z\n  session_event_read\n  {\"seq\":1}", // name and arguments on their own lines
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("result lacks %q:\n%s", want, text)
@@ -164,15 +169,16 @@ func TestSearch(t *testing.T) {
 		}
 	}
 	tests := []struct{ name, args, want string }{
-		{"a hit, case folded, the calling step excluded", `{"query":"  read   <EVENT> "}`,
+		{"a phrase hit, case folded, the calling step excluded", `{"query":"  read   <EVENT> "}`,
 			"Session 11111111-2222-4333-8444-555555555555 — Read event one\n\nEvent search results (1):\n1. seq 1 | user/message | current | 2026-01-02T03:04:05.008Z\n   Snippet: Read <event> 1 & say \"ok\" — twice then stop\u0001"},
 		{"the calling step's own events are not searched", `{"query":"only-in-the-calling-step"}`, "\n\nNo prior event matches found."},
 		{"nothing before the step", `{"query":"nothing like this"}`, "Session 11111111-2222-4333-8444-555555555555 — Read event one\n\nNo prior event matches found."},
-		{"a type filter", `{"query":"read","event_types":["session/title"]}`, "1. seq 2 | session/title | log-only |"},
-		{"a surface filter", `{"query":"read","surfaces":["log-only"]}`, "Event search results (2):"},
-		{"the cap", `{"query":"e"}`, "\n\nResult cap reached. Narrow the query or add filters to find additional matches."},
-		{"a seq window", `{"query":"e","seq_from":3,"seq_to":3}`, "1. seq 3 | tool/call | log-only |"},
-		{"a time window", `{"query":"e","time_from":"2026-01-02T03:04:05.009Z","time_to":"2026-01-02T05:04:05.009+02:00"}`, "1. seq 2 | session/title | log-only | 2026-01-02T03:04:05.009Z"},
+		{"a title is not searched", `{"query":"read","event_types":["session/title"]}`, "\n\nNo prior event matches found."},
+		{"a surface filter", `{"query":"read","surfaces":["log-only"]}`, "Event search results (1):\n1. seq 3 | tool/call | log-only | 2026-01-02T03:04:05.010Z\n   Snippet: session_event_read {\"seq\":1}"},
+		{"a seq window", `{"query":"1","seq_from":3,"seq_to":3}`, "Event search results (1):\n1. seq 3 | tool/call | log-only |"},
+		{"a time window", `{"query":"1","time_from":"2026-01-02T03:04:05.009Z","time_to":"2026-01-02T05:04:05.010+02:00"}`, "Event search results (1):\n1. seq 3 | tool/call | log-only | 2026-01-02T03:04:05.010Z"},
+		{"words, not substrings", `{"query":"ea"}`, "\n\nNo prior event matches found."},
+		{"a query without words", `{"query":"<>"}`, "\n\nNo prior event matches found."},
 		{"a blank query", `{"query":" \n "}`, "Error: session-search query must contain non-whitespace text"},
 		{"a NUL", `{"query":"a\u0000b"}`, "Error: session-search query must not contain NUL"},
 		{"a time without a zone", `{"query":"a","time_from":"2026-01-02T03:04:05"}`, "Error: time_from must be a timezone-qualified ISO 8601 time"},
@@ -184,19 +190,6 @@ func TestSearch(t *testing.T) {
 				t.Errorf("result:\n%s\nwant it to contain:\n%s", got, tc.want)
 			}
 		})
-	}
-}
-
-func TestSnippetCutsOnRunes(t *testing.T) {
-	text := strings.Repeat("é", 50) + "NEEDLE" + strings.Repeat("ü", 50)
-	at, end := indexFold(text, "needle")
-	got := snippet(text, at, end)
-	want := "…" + strings.Repeat("é", 40) + "NEEDLE" + strings.Repeat("ü", 40) + "…"
-	if got != want {
-		t.Errorf("snippet %q, want %q", got, want)
-	}
-	if a, _ := indexFold("STRASSE", "straße"); a != -1 {
-		t.Errorf("indexFold matched a multi-rune folding")
 	}
 }
 

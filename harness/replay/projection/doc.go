@@ -32,8 +32,13 @@
 // "Target event seq N:" and its json fence to the closing fence or the spill
 // notice) the event's top-level time line becomes {{eventTime}}, and when
 // such a target is present every "(Omitted N bytes." becomes
-// {{eventOmittedBytes}}, as upstream's normaliser does. Values are compared as parsed JSON, so key order and number
-// spelling do not matter.
+// {{eventOmittedBytes}}, as upstream's normaliser does. With
+// [Normalizer.EventTimes] (ours, set by a recording's eventTimes setting)
+// every ISO time in JavaScript's toISOString form (2026-12-02T23:12:01.765Z)
+// becomes {{eventTime}}: session_event_search hits and session_event_read
+// neighbours print event times, which upstream's normaliser keeps, so no
+// re-run reproduces them. Values are compared as parsed JSON, so key order
+// and number spelling do not matter.
 //
 // # Comparison
 //

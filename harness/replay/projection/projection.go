@@ -90,6 +90,10 @@ type Normalizer struct {
 	Cwds []string
 	// SessionIDs are run-specific ids replaced before the UUID rule.
 	SessionIDs []string
+	// EventTimes turns every ISO time as JavaScript's toISOString prints
+	// it (YYYY-MM-DDTHH:MM:SS.mmmZ) into {{eventTime}}: for recordings whose
+	// tool text shows event times (ours; upstream's normaliser keeps them).
+	EventTimes bool
 }
 
 var (
@@ -105,6 +109,8 @@ var (
 	eventTimeRepl   = `  "time": {{eventTime}},`
 	omittedByteRepl = "\n\n(Omitted {{eventOmittedBytes}} bytes."
 	placeholder     = "{{sessionId}}"
+	isoTimeRE       = regexp.MustCompile(`[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z`)
+	isoTimeRepl     = "{{eventTime}}"
 )
 
 // WithCwd returns a normalizer for a session whose cwd is dir: dir and its
@@ -132,6 +138,9 @@ func (n Normalizer) String(s string) string {
 			return eventTimeRE.ReplaceAllLiteralString(region, eventTimeRepl)
 		})
 		s = omittedBytesRE.ReplaceAllLiteralString(s, omittedByteRepl)
+	}
+	if n.EventTimes {
+		s = isoTimeRE.ReplaceAllLiteralString(s, isoTimeRepl)
 	}
 	s = spillTmpRE.ReplaceAllString(s, spillRepl)
 	s = spillCwdRE.ReplaceAllString(s, spillRepl)

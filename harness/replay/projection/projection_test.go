@@ -38,6 +38,30 @@ func TestNormalizerString(t *testing.T) {
 	}
 }
 
+// TestNormalizerEventTimes: with EventTimes, exactly toISOString's form
+// becomes {{eventTime}}; without it, and for other time spellings, nothing.
+func TestNormalizerEventTimes(t *testing.T) {
+	hit := "1. seq 16 | tool/result | current | 2026-12-02T23:12:01.765Z\n   Snippet: … | 2026-12-02T23:12:01.716Z Snippet: x"
+	tests := []struct {
+		name, in, want string
+		on             bool
+	}{
+		{"hit lines and snippets", hit, "1. seq 16 | tool/result | current | {{eventTime}}\n   Snippet: … | {{eventTime}} Snippet: x", true},
+		{"off by default", hit, hit, false},
+		{"no milliseconds", "2026-12-02T23:12:01Z", "2026-12-02T23:12:01Z", true},
+		{"an offset instead of Z", "2026-12-02T23:12:01.765+00:00", "2026-12-02T23:12:01.765+00:00", true},
+		{"microseconds", "2026-12-02T23:12:01.765432Z", "2026-12-02T23:12:01.765432Z", true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			n := Normalizer{EventTimes: tc.on}
+			if got := n.String(tc.in); got != tc.want {
+				t.Errorf("String(%q) = %q, want %q", tc.in, got, tc.want)
+			}
+		})
+	}
+}
+
 func item(kind string, turn int, fields string) Item {
 	var f map[string]any
 	if err := json.Unmarshal([]byte(fields), &f); err != nil {

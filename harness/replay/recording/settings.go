@@ -34,6 +34,12 @@ type Settings struct {
 	MaxConcurrentJobsPerOwner *int `json:"maxConcurrentJobsPerOwner,omitempty"`
 	// SessionQuery composes session_event_read and session_event_search.
 	SessionQuery bool `json:"sessionQuery,omitempty"`
+	// EventTimes compares event times in tool text modulo the time: both
+	// sides' ISO times (as upstream prints them) become {{eventTime}}.
+	EventTimes bool `json:"eventTimes,omitempty"`
+	// PacedModel says the recording's model was paced (llm-replay paceMs):
+	// each model call lets the host observe the background jobs.
+	PacedModel bool `json:"pacedModel,omitempty"`
 	// SandboxBackend pins the one sandbox backend ("" keeps the platform chain).
 	SandboxBackend string `json:"sandboxBackend,omitempty"`
 	// LandlockABI caps the real Landlock runner at this ABI (nil: no cap).
@@ -70,6 +76,10 @@ var SettingKeys = []SettingKey{
 		"the background-job admission bound; a start beyond it is refused and never runs"},
 	{"sessionQuery", "true or false", "session-query-spill: EX/session-query.cordis.snapshot.yml mounts tool-session-query",
 		"composes session_event_read and session_event_search"},
+	{"eventTimes", "true or false", "(ours) session-event-search-hits: session_event_search hits and session_event_read neighbours print event times, which upstream's normaliser keeps, so no re-run reproduces them",
+		"compares tool text modulo event times: every YYYY-MM-DDTHH:MM:SS.mmmZ (JavaScript's toISOString) on both sides becomes {{eventTime}}"},
+	{"pacedModel", "true or false", "(ours) bash-job-notice-retract: the oracle's llm-replay paceMs 100 (PROBE_PACE_MS=100)",
+		"each model call is a yield of the host: background jobs' output and exits that arrived before it are observed (unpaced, they are observed only at the next tool call that awaits I/O)"},
 	{"sandboxBackend", `"bwrap" or "landlock" (absent: bwrap, then landlock)`, "partial-landlock-child-failure, missing-sandbox-runner: the sandbox provider of the overlay",
 		"confines bash with this one backend (overrides dsh-replay -backend)"},
 	{"landlockAbi", `integer >= 1; needs sandboxBackend "landlock"`, "partial-landlock-child-failure: a Landlock provider at an older ABI (fixture partial-landlock-sandbox.ts)",
