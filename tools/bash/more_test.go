@@ -196,6 +196,7 @@ func TestJobOutputLossNotice(t *testing.T) {
 	if string(full) != string(want) {
 		t.Errorf("full output %s is not the complete stream", path)
 	}
+	upstreamShape(t, path)
 	out, _ = jobTools(t, reg)[0].Run(context.Background(), pipeline.NewCall("r", "job_output", json.RawMessage(`{"job_id":"bash-1"}`), ag, nil))
 	if got := out.Content[0].Text; got != "(no new output)\n[status: completed, exit code: 0]" {
 		t.Errorf("second read %q", got)

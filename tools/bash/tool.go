@@ -19,6 +19,7 @@ import (
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/render"
 	"github.com/dshsim/dshsim/sandbox"
+	"github.com/dshsim/dshsim/sandbox/outfile"
 	"github.com/dshsim/dshsim/sandbox/spawn"
 	"github.com/dshsim/dshsim/tools/jobs"
 )
@@ -112,7 +113,7 @@ func (t *Tool) outputDir() string {
 			t.dir = t.cfg.OutputDir
 			return
 		}
-		if d, err := os.MkdirTemp("", "dsh-subprocess-"); err == nil {
+		if d, err := outfile.PrivateDir(); err == nil {
 			t.dir = d
 		}
 	})
