@@ -32,7 +32,12 @@
 // "Target event seq N:" and its json fence to the closing fence or the spill
 // notice) the event's top-level time line becomes {{eventTime}}, and when
 // such a target is present every "(Omitted N bytes." becomes
-// {{eventOmittedBytes}}, as upstream's normaliser does. Values are compared as parsed JSON, so key order and number
+// {{eventOmittedBytes}}, as upstream's normaliser does. One rule is ours:
+// a bash stream's full-output path in upstream's shape,
+// /tmp/dsh-subprocess-<6 alnum>/dsh-subprocess-<pid>-<n>-<12hex>-<stdout|stderr>.log,
+// becomes {{subprocessOutput:<label>}}; upstream's normaliser leaves it, so
+// upstream's own replay of such a recording differs in that path only. The
+// text around it is compared as is. Values are compared as parsed JSON, so key order and number
 // spelling do not matter.
 //
 // # Comparison
