@@ -7,6 +7,7 @@ import (
 
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/sandbox"
+	"github.com/dshsim/dshsim/sandbox/outfile"
 	"github.com/dshsim/dshsim/tools/bash"
 	"github.com/dshsim/dshsim/tools/jobs"
 )
@@ -21,14 +22,17 @@ func init() {
 		if err != nil {
 			return fmt.Errorf("stack: sandbox provider: %w", err)
 		}
-		out, err := os.MkdirTemp("", "dsh-stack-jobs-")
+		// One private directory for every full-output file of the
+		// session's processes, foreground and background, as upstream's
+		// executor keeps one per process.
+		out, err := outfile.PrivateDir()
 		if err != nil {
-			return fmt.Errorf("stack: job output directory: %w", err)
+			return fmt.Errorf("stack: full-output directory: %w", err)
 		}
 		p.closers = append(p.closers, func() error { return os.RemoveAll(out) })
 		reg := jobs.New(jobs.Options{EscalationAdvertised: true, OutputDir: out, MaxConcurrentJobsPerOwner: p.cfg.MaxConcurrentJobsPerOwner, Notify: p.cfg.JobNotify, Gate: p.cfg.JobGate})
 		p.closers = append(p.closers, func() error { return reg.Close(time.Second) })
-		tool, err := bash.New(bash.Config{TimeoutMs: p.cfg.BashTimeout.Milliseconds(), PromoteOnTimeout: p.cfg.BashPromoteOnTimeout}, bash.Deps{
+		tool, err := bash.New(bash.Config{TimeoutMs: p.cfg.BashTimeout.Milliseconds(), PromoteOnTimeout: p.cfg.BashPromoteOnTimeout, OutputDir: out}, bash.Deps{
 			Policy:   p.policyFor,
 			Escalate: p.escalate,
 			Confiner: provider,

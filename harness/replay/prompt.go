@@ -20,6 +20,28 @@ const SystemPromptFile = "system-prompt.expected.md"
 // describe upstream's full tool set.
 const sdkDeclarations = "\n\n```ts"
 
+// toolsMode is the tools mode to replay rec in, and a note when it is
+// derived rather than read from tool-schemas.expected.json
+// ([recording.Recording.ToolsMode]). A model that calls only run_code is
+// code mode unless the recording's system-prompt.expected.md is there
+// without code mode's tools:code-only line: then both (the recordings'
+// both-mode-turn); the two offer the same run_code.
+func toolsMode(rec *recording.Recording) (mode, note string) {
+	mode, note = rec.ToolsMode()
+	if mode != stack.ToolsCode || note == "" {
+		return mode, note
+	}
+	data, err := os.ReadFile(filepath.Join(rec.Dir, SystemPromptFile))
+	switch {
+	case err != nil:
+		return mode, note + " (both mode offers the same run_code; nothing in the recording tells them apart)"
+	case slices.Contains(promptParagraphs(string(data)), sdk.CodeOnly):
+		return mode, note + "; " + SystemPromptFile + " holds the tools:code-only line"
+	default:
+		return stack.ToolsBoth, fmt.Sprintf("tools mode both: no %s; the model calls only run_code, and %s lacks code mode's tools:code-only line", recording.ToolSchemasFile, SystemPromptFile)
+	}
+}
+
 // comparePrompt checks that each section the stack owns is a run of
 // consecutive paragraphs of the recording's first system prompt, the
 // sections in the same order (tools:sdk by its fixed instructions); the
@@ -27,8 +49,8 @@ const sdkDeclarations = "\n\n```ts"
 // declarations) is upstream's application's and is named as not modelled.
 // A tools mode whose sections cannot be rendered (sectionsErr: no runtime)
 // is a flag, and so is a prompt whose tools:code-only presence contradicts
-// the mode the recording's tool list shows.
-func comparePrompt(rec *recording.Recording, sections []stack.PromptSection, sectionsErr error) (flags, notes []string, err error) {
+// mode (the one [toolsMode] reads from the recording).
+func comparePrompt(rec *recording.Recording, mode string, sections []stack.PromptSection, sectionsErr error) (flags, notes []string, err error) {
 	data, err := os.ReadFile(filepath.Join(rec.Dir, SystemPromptFile))
 	if os.IsNotExist(err) {
 		return nil, nil, nil
@@ -59,7 +81,7 @@ func comparePrompt(rec *recording.Recording, sections []stack.PromptSection, sec
 		}
 	}
 	codeOnly := slices.Contains(names, "tools:code-only")
-	switch mode := rec.ToolsMode(); {
+	switch {
 	case mode == stack.ToolsCode && !codeOnly:
 		flags = append(flags, SystemPromptFile+": code mode renders no tools:code-only section")
 	case mode != stack.ToolsCode && slices.Contains(paragraphs, sdk.CodeOnly):

@@ -165,6 +165,10 @@ func replay(ctx context.Context, dir string, opt Options, res *Result) (ourLog [
 		res.Notes = append(res.Notes, "the recording makes no model call and states no policy: upstream's default profile (danger-full-access, approval never) is assumed")
 	}
 	res.Mode, res.Approval = pol.Mode, pol.Approval
+	toolsMode, toolsNote := toolsMode(rec)
+	if toolsNote != "" {
+		res.Notes = append(res.Notes, toolsNote)
+	}
 	switch {
 	case rec.HasSettings:
 		b, _ := json.Marshal(rec.Settings)
@@ -270,7 +274,7 @@ func replay(ctx context.Context, dir string, opt Options, res *Result) (ourLog [
 		SessionQuery:         rec.Settings.SessionQuery,
 		HooksDir:             ws, // the launch cwd: workspace/hooks.json and codex-hooks.json load from it
 		HooksStrict:          opt.StrictHooks,
-		ToolsMode:            rec.ToolsMode(),
+		ToolsMode:            toolsMode,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("stack for %s (%s/%s): %w", rec.Name, pol.Mode, pol.Approval, err)
@@ -326,7 +330,7 @@ func replay(ctx context.Context, dir string, opt Options, res *Result) (ourLog [
 	res.Flags = append(res.Flags, flags...)
 	res.Notes = append(res.Notes, notes...)
 	sections, sectionsErr := st.PromptSections()
-	flags, notes, err = comparePrompt(rec, sections, sectionsErr)
+	flags, notes, err = comparePrompt(rec, toolsMode, sections, sectionsErr)
 	if err != nil {
 		return nil, err
 	}

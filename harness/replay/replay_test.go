@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -565,6 +566,49 @@ func TestOracleRecordingsMatch(t *testing.T) {
 				t.Fatalf("%s\n%s", r.Summary(), r.Detail())
 			case departs && (r.Verdict != replay.Mismatch || !strings.Contains(r.Detail(), want)):
 				t.Fatalf("want the named departure (%s), got:\n%s\n%s", want, r.Summary(), r.Detail())
+			}
+		})
+	}
+}
+
+// TestToolsModeWithoutThePin: upstream's code-mode and both-mode recordings
+// under other names and without tool-schemas.expected.json still match: the
+// model's run_code calls make the mode code, and both-mode-turn's
+// system-prompt.expected.md (no tools:code-only line) makes it both; without
+// that file too it replays in code mode, whose run_code is the same. Each
+// result says how the mode was derived.
+func TestToolsModeWithoutThePin(t *testing.T) {
+	requireIsolation(t)
+	tests := []struct {
+		src, name  string
+		dropPrompt bool
+		note       string
+	}{
+		{"code-mode-turn", "hidden-code", false, "tools mode code: no tool-schemas.expected.json; the model calls run_code and no other tool at top level; system-prompt.expected.md holds the tools:code-only line"},
+		{"both-mode-turn", "hidden-both", false, "tools mode both: no tool-schemas.expected.json; the model calls only run_code, and system-prompt.expected.md lacks code mode's tools:code-only line"},
+		{"both-mode-turn", "hidden-both-no-prompt", true, "tools mode code: no tool-schemas.expected.json; the model calls run_code and no other tool at top level (both mode offers the same run_code; nothing in the recording tells them apart)"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dst := filepath.Join(t.TempDir(), tc.name)
+			if err := recording.CopyTree(filepath.Join(root, "transcripts", tc.src), dst); err != nil {
+				t.Fatal(err)
+			}
+			drop := []string{recording.ToolSchemasFile}
+			if tc.dropPrompt {
+				drop = append(drop, replay.SystemPromptFile)
+			}
+			for _, f := range drop {
+				if err := os.Remove(filepath.Join(dst, f)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			r := replay.Replay(context.Background(), dst, replay.Options{})
+			if r.Verdict != replay.Match {
+				t.Fatalf("%s\n%s", r.Summary(), r.Detail())
+			}
+			if !slices.Contains(r.Notes, tc.note) {
+				t.Errorf("notes %q lack %q", r.Notes, tc.note)
 			}
 		})
 	}

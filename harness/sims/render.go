@@ -21,9 +21,13 @@ type renderCase struct {
 	later    render.Outcome // how the promoted job settles later
 }
 
+// renderSpillPath is the constructed full-output path of the render sim,
+// in upstream's shape (sandbox/outfile).
+const renderSpillPath = "/tmp/dsh-subprocess-Ab12Cd/dsh-subprocess-4242-3-0a1b2c3d4e5f-stdout.log"
+
 // The render sim: the bash tool's renderer on constructed execution results.
 func runRender(env *harness.Env) (map[string][]byte, error) {
-	const spillPath = "/tmp/dsh-subprocess-Ab12Cd/dsh-subprocess-4242-0a1b2c3d4e5f-bash-3-stdout.log"
+	const spillPath = renderSpillPath
 	cases := []renderCase{
 		{title: "success", fg: render.Foreground{Stdout: render.Stream{Text: "ok  example.com/app  0.412s\n"}}},
 		{title: "non-zero exit: a marker in the text; the bash tool returns it as a normal result, not a tool error", fg: render.Foreground{ExitCode: 1, Stdout: render.Stream{Text: "--- FAIL: TestParse (0.00s)\n    parse_test.go:14: got 3, want 4\nFAIL"}}},

@@ -4,6 +4,8 @@ import (
 	"os"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/dshsim/dshsim/sandbox/outfile"
 )
 
 // DefaultTailBytes is the per-stream in-memory tail.
@@ -45,7 +47,7 @@ func (c *capture) Write(p []byte) (int, error) {
 	}
 	if !c.overflowed {
 		c.overflowed = true
-		f, err := os.CreateTemp(c.dir, "dsh-spawn-*."+c.kind) // mode 0600
+		f, err := outfile.Create(c.dir, c.kind)
 		if err != nil {
 			c.fileFailed = true
 		} else {

@@ -43,7 +43,8 @@
 //
 // Each stream keeps a bounded tail in memory (Request.TailBytes, default
 // 64000 bytes). Once a stream outgrows it, the complete stream is also
-// written to a private 0600 file under Request.OutputDir ([Stream.FullPath]),
+// written to a private 0600 file under Request.OutputDir ([Stream.FullPath],
+// named by sandbox/outfile in upstream's shape),
 // and [Stream.Truncated] is set; the tail never starts inside a UTF-8
 // sequence.
 //
@@ -66,7 +67,8 @@
 //
 // # Imports
 //
-// spawn imports package sandbox only (the report, the confined argv, the
-// classification); it must not import render (presentation reads the
+// spawn imports package sandbox (the report, the confined argv, the
+// classification) and sandbox/outfile (the full-output files' names) only;
+// it must not import render (presentation reads the
 // report, not the other way round), the confiners' packages, or harness/....
 package spawn

@@ -18,6 +18,7 @@ import (
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/session/sessiontest"
 	"github.com/dshsim/dshsim/sandbox"
+	"github.com/dshsim/dshsim/sandbox/outfile"
 	"github.com/dshsim/dshsim/tools/jobs"
 )
 
@@ -220,6 +221,18 @@ func TestForegroundTruncationPointsAtFullOutput(t *testing.T) {
 	}
 	if len(got[:i]) != 1000 {
 		t.Errorf("tail is %d bytes", len(got[:i]))
+	}
+	upstreamShape(t, path)
+}
+
+// upstreamShape checks that path, with the temp dir spelled as upstream's
+// /tmp, is a full-output path in upstream's shape, whole.
+func upstreamShape(t *testing.T, path string) {
+	t.Helper()
+	rel, err := filepath.Rel(os.TempDir(), path)
+	asTmp := "/tmp/" + rel
+	if err != nil || outfile.Pattern.FindString(asTmp) != asTmp {
+		t.Errorf("full-output path %q is not upstream's /tmp/dsh-subprocess-XXXXXX/dsh-subprocess-<pid>-<n>-<12hex>-<label>.log", path)
 	}
 }
 

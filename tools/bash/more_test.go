@@ -196,6 +196,7 @@ func TestJobOutputLossNotice(t *testing.T) {
 	if string(full) != string(want) {
 		t.Errorf("full output %s is not the complete stream", path)
 	}
+	upstreamShape(t, path)
 	out, _ = jobTools(t, reg)[0].Run(context.Background(), pipeline.NewCall("r", "job_output", json.RawMessage(`{"job_id":"bash-1"}`), ag, nil))
 	if got := out.Content[0].Text; got != "(no new output)\n[status: completed, exit code: 0]" {
 		t.Errorf("second read %q", got)
@@ -221,6 +222,26 @@ func TestCanonicalValue(t *testing.T) {
 	// upstream's key order: a run_code program may return the value whole
 	if want := `{"kind":"foreground","exitCode":4,"signal":null,"timedOut":false,"aborted":false,"timeoutMs":60000,"stdout":{"text":"out\n","truncated":false},"stderr":{"text":"err\n","truncated":false}}`; string(out.Value) != want {
 		t.Errorf("value bytes %s\nwant        %s", out.Value, want)
+	}
+}
+
+// TestCanonicalValueUnderAConfiningExecutor: with a confiner mounted, a
+// foreground run under danger-full-access (which the confiner never sees)
+// still reports its mode, as upstream's sandboxing executor does; without a
+// confiner (TestCanonicalValue) there is no sandbox key.
+func TestCanonicalValueUnderAConfiningExecutor(t *testing.T) {
+	ws := t.TempDir()
+	tool := newTool(t, Config{}, Deps{Policy: fixedPolicy(sandbox.DangerFullAccess, ws), Confiner: nopConfiner})
+	out, err := tool.Run(context.Background(), call(agent(t, "s", ws), cmd("echo out; echo err >&2; exit 3")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// the recorded value (oracle recording run-code-variants, turn 1 step 1)
+	if want := `{"kind":"foreground","exitCode":3,"signal":null,"timedOut":false,"aborted":false,"timeoutMs":60000,"stdout":{"text":"out\n","truncated":false},"stderr":{"text":"err\n","truncated":false},"sandbox":{"mode":"danger-full-access","denied":false}}`; string(out.Value) != want {
+		t.Errorf("value bytes %s\nwant        %s", out.Value, want)
+	}
+	if want := "out\n[stderr]\nerr\n[exit code: 3]"; out.Content[0].Text != want {
+		t.Errorf("text %q, want %q", out.Content[0].Text, want)
 	}
 }
 

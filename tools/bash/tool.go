@@ -19,6 +19,7 @@ import (
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/render"
 	"github.com/dshsim/dshsim/sandbox"
+	"github.com/dshsim/dshsim/sandbox/outfile"
 	"github.com/dshsim/dshsim/sandbox/spawn"
 	"github.com/dshsim/dshsim/tools/jobs"
 )
@@ -112,7 +113,7 @@ func (t *Tool) outputDir() string {
 			t.dir = t.cfg.OutputDir
 			return
 		}
-		if d, err := os.MkdirTemp("", "dsh-subprocess-"); err == nil {
+		if d, err := outfile.PrivateDir(); err == nil {
 			t.dir = d
 		}
 	})
@@ -449,9 +450,16 @@ func (t *Tool) foreground(ctx context.Context, call *pipeline.Call, policy sandb
 		return pipeline.Output{}, s.Err
 	}
 	stdout, stderr := job.Streams()
+	report := s.Sandbox
+	if report == nil && t.deps.Confiner != nil && policy.Mode == sandbox.DangerFullAccess {
+		// A confining executor reports the mode of every foreground run,
+		// the unconfined danger-full-access one included (upstream's
+		// SandboxedBashExecutor.run: {mode, denied: false}, no enforcement).
+		report = &sandbox.Report{Mode: sandbox.DangerFullAccess}
+	}
 	f := render.Foreground{
 		ExitCode: s.Outcome.ExitCode, Signaled: s.Outcome.Killed && s.Outcome.Signal != "", Signal: s.Outcome.Signal,
-		TimedOut: timedOut, TimeoutMs: ms, Stdout: stdout, Stderr: stderr, Sandbox: s.Sandbox,
+		TimedOut: timedOut, TimeoutMs: ms, Stdout: stdout, Stderr: stderr, Sandbox: report,
 	}
 	if !timedOut {
 		f.Stopped = job.StopReason() // stopped from outside the call (job_kill, shutdown)

@@ -1,13 +1,11 @@
 package jobs
 
 import (
-	"crypto/rand"
-	"encoding/hex"
-	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
+
+	"github.com/dshsim/dshsim/sandbox/outfile"
 )
 
 // Capture is an io.Writer for one output stream: it keeps the last Max bytes
@@ -71,10 +69,7 @@ func (c *Capture) openFile() {
 		c.broken = true
 		return
 	}
-	var rb [6]byte
-	rand.Read(rb[:])
-	p := filepath.Join(d, fmt.Sprintf("dsh-subprocess-%d-%s-%s.log", os.Getpid(), hex.EncodeToString(rb[:]), c.name))
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	f, err := outfile.Create(d, c.name)
 	if err != nil {
 		c.broken = true
 		return
@@ -82,11 +77,11 @@ func (c *Capture) openFile() {
 	// the ring still holds everything written so far
 	if _, err := f.Write(c.ordered()); err != nil {
 		f.Close()
-		os.Remove(p)
+		os.Remove(f.Name())
 		c.broken = true
 		return
 	}
-	c.file, c.path = f, p
+	c.file, c.path = f, f.Name()
 }
 
 func (c *Capture) dropFile() {

@@ -51,7 +51,8 @@
 //
 // # Imports
 //
-// jobs imports pipeline (the tool shape), render (outcomes and statuses) and
-// sandbox (the report of a run); it must not import the tools that start
+// jobs imports pipeline (the tool shape), render (outcomes and statuses),
+// sandbox (the report of a run) and sandbox/outfile (the full-output files'
+// names); it must not import the tools that start
 // jobs, stack or harness/... (test tooling).
 package jobs

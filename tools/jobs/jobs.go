@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"os"
 	"strconv"
 	"sync"
 	"time"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/dshsim/dshsim/render"
 	"github.com/dshsim/dshsim/sandbox"
+	"github.com/dshsim/dshsim/sandbox/outfile"
 )
 
 // Settled is how a process ended.
@@ -197,7 +197,7 @@ func (r *Registry) outputDir() (string, error) {
 	r.dirMu.Lock()
 	defer r.dirMu.Unlock()
 	if r.dir == "" {
-		d, err := os.MkdirTemp("", "dsh-subprocess-")
+		d, err := outfile.PrivateDir()
 		if err != nil {
 			return "", err
 		}

@@ -32,13 +32,17 @@
 // "Target event seq N:" and its json fence to the closing fence or the spill
 // notice) the event's top-level time line becomes {{eventTime}}, and when
 // such a target is present every "(Omitted N bytes." becomes
-// {{eventOmittedBytes}}, as upstream's normaliser does. With
-// [Normalizer.EventTimes] (ours, set by a recording's eventTimes setting)
+// {{eventOmittedBytes}}, as upstream's normaliser does. Two rules are ours.
+// With [Normalizer.EventTimes] (set by a recording's eventTimes setting)
 // every ISO time in JavaScript's toISOString form (2026-12-02T23:12:01.765Z)
 // becomes {{eventTime}}: session_event_search hits and session_event_read
 // neighbours print event times, which upstream's normaliser keeps, so no
-// re-run reproduces them. Values are compared as parsed JSON, so key order
-// and number spelling do not matter.
+// re-run reproduces them. A bash stream's full-output path in upstream's
+// shape, /tmp/dsh-subprocess-<6 alnum>/dsh-subprocess-<pid>-<n>-<12hex>-<stdout|stderr>.log,
+// becomes {{subprocessOutput:<label>}}; upstream's normaliser leaves it, so
+// upstream's own replay of such a recording differs in that path only. The
+// text around it is compared as is. Values are compared as parsed JSON, so
+// key order and number spelling do not matter.
 //
 // # Comparison
 //

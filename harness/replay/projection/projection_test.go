@@ -27,6 +27,10 @@ func TestNormalizerString(t *testing.T) {
 			want: "Session {{sessionId}} — Read\nTarget event seq 5:\n```json\n{\n  \"type\": \"user/message\",\n  \"seq\": 5,\n  \"time\": {{eventTime}},\n  \"data\": {\n    \"time\": 12,\n    \"t\": \"suffix\n  \"time\": {{eventTime}},\n\n(Omitted {{eventOmittedBytes}} bytes. Full formatted result stored at: x)"},
 		{name: "a time line outside an event read stays", in: "x\n  \"time\": 17,\n\n(Omitted 3 bytes.", want: "x\n  \"time\": 17,\n\n(Omitted 3 bytes."},
 		{name: "the region ends at the closing fence", in: "Session a — t\nTarget event seq 1:\n```json\n{\n  \"time\": 1,\n}\n```\n\nAfter:\n  \"time\": 2,", want: "Session a — t\nTarget event seq 1:\n```json\n{\n  \"time\": {{eventTime}},\n}\n```\n\nAfter:\n  \"time\": 2,"},
+		{name: "upstream's full-output path", in: "y\n[output truncated; full output: /tmp/dsh-subprocess-zej5ai/dsh-subprocess-16759-1-e2e972163863-stdout.log]", want: "y\n[output truncated; full output: {{subprocessOutput:stdout}}]"},
+		{name: "another run's full-output path, stderr", in: "/tmp/dsh-subprocess-Ab12Cd/dsh-subprocess-4242-17-0a1b2c3d4e5f-stderr.log, x", want: "{{subprocessOutput:stderr}}, x"},
+		{name: "a full-output path of another shape stays", in: "/tmp/dsh-subprocess-2067353002/dsh-spawn-3062451859.stdout", want: "/tmp/dsh-subprocess-2067353002/dsh-spawn-3062451859.stdout"},
+		{name: "a full-output path without its counter stays", in: "/tmp/dsh-subprocess-zej5ai/dsh-subprocess-16759-e2e972163863-stdout.log", want: "/tmp/dsh-subprocess-zej5ai/dsh-subprocess-16759-e2e972163863-stdout.log"},
 		{name: "model call ids stay", in: "call_00_d0sAHpJ9mYOJi0z7KNy30441", want: "call_00_d0sAHpJ9mYOJi0z7KNy30441"},
 	}
 	for _, tc := range tests {
@@ -122,6 +126,39 @@ func TestCompare(t *testing.T) {
 			}
 			if strings.Join(paths, ",") != strings.Join(tc.firstPaths, ",") {
 				t.Errorf("first mismatch paths %v, want %v", paths, tc.firstPaths)
+			}
+		})
+	}
+}
+
+// TestFullOutputPathHidesOnlyThePath: two results that name different
+// full-output files match; a different tail, a byte more or less before the
+// path, text after it, or the other stream do not.
+func TestFullOutputPathHidesOnlyThePath(t *testing.T) {
+	const (
+		upstream = "/tmp/dsh-subprocess-zej5ai/dsh-subprocess-16759-1-e2e972163863-stdout.log"
+		ours     = "/tmp/dsh-subprocess-Q9xk2B/dsh-subprocess-3062451-12-9f00aa11bb22-stdout.log"
+	)
+	norm := func(text string) Item {
+		return Item{Turn: 1, Kind: KindResult, Fields: map[string]any{"callId": "c1", "text": Normalizer{}.String(text), "isError": false}}
+	}
+	exp := norm("yyyy\nTAIL\n[output truncated; full output: " + upstream + "]")
+	tests := []struct {
+		name  string
+		got   string
+		match bool
+	}{
+		{"another run's path", "yyyy\nTAIL\n[output truncated; full output: " + ours + "]", true},
+		{"a different tail", "yyyz\nTAIL\n[output truncated; full output: " + ours + "]", false},
+		{"a longer tail", "yyyyy\nTAIL\n[output truncated; full output: " + ours + "]", false},
+		{"text after the path", "yyyy\nTAIL\n[output truncated; full output: " + ours + "]\n[exit code: 1]", false},
+		{"the stderr file", "yyyy\nTAIL\n[output truncated; full output: " + strings.Replace(ours, "-stdout.log", "-stderr.log", 1) + "]", false},
+		{"our old shape", "yyyy\nTAIL\n[output truncated; full output: /tmp/dsh-subprocess-2067353002/dsh-spawn-3062451859.stdout]", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if c := Compare([]Item{exp}, []Item{norm(tc.got)}); (c.Matched == 1) != tc.match {
+				t.Errorf("match = %v, want %v (%+v)", c.Matched == 1, tc.match, c.First())
 			}
 		})
 	}

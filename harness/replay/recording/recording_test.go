@@ -219,9 +219,43 @@ func TestToolsModeFromThePin(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := r.ToolsMode(); got != want {
-			t.Errorf("%s: tools mode %q, want %q", rec, got, want)
+		if got, note := r.ToolsMode(); got != want || note != "" {
+			t.Errorf("%s: tools mode %q (note %q), want %q from the pin", rec, got, note, want)
 		}
+	}
+}
+
+// TestToolsModeFromTheCalls: without the pin, the model's top-level calls
+// decide, with a note; the pin, when present, wins and gives no note.
+func TestToolsModeFromTheCalls(t *testing.T) {
+	calls := func(names ...string) []Event {
+		var evs []Event
+		for i, n := range names {
+			evs = append(evs, Event{Type: "tool/call", Seq: int64(i), Data: json.RawMessage(`{"turn":1,"step":1,"callId":"c","name":"` + n + `","arguments":"{}"}`)})
+		}
+		// a nested call is no top-level call
+		return append(evs, Event{Type: "tool/code-dispatch-start", Data: json.RawMessage(`{"name":"bash"}`)})
+	}
+	tests := []struct {
+		name       string
+		events     []Event
+		pin        *ToolSchemas
+		want, note string
+	}{
+		{name: "run_code alone", events: calls("run_code", "run_code"), want: "code", note: "tools mode code: no tool-schemas.expected.json; the model calls run_code and no other tool at top level"},
+		{name: "run_code beside native tools", events: calls("read", "run_code", "bash", "read"), want: "both", note: "tools mode both: no tool-schemas.expected.json; the model calls run_code and, at top level, read, bash"},
+		{name: "native tools only", events: calls("bash", "read"), want: "native"},
+		{name: "no call", want: "native"},
+		{name: "the pin wins", events: calls("run_code"), pin: &ToolSchemas{Initial: []ToolSchema{{Name: "run_code"}, {Name: "bash"}}}, want: "both"},
+		{name: "a native pin wins over a run_code call", events: calls("run_code"), pin: &ToolSchemas{Initial: []ToolSchema{{Name: "bash"}}}, want: "native"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &Recording{Events: tc.events, ToolSchemas: tc.pin}
+			if got, note := r.ToolsMode(); got != tc.want || note != tc.note {
+				t.Errorf("ToolsMode = %q, %q; want %q, %q", got, note, tc.want, tc.note)
+			}
+		})
 	}
 }
 

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 )
 
 // ToolSchemasFile is upstream's header-class pin of the tools the model sees.
@@ -84,20 +86,53 @@ func parseToolSchemas(name string, data []byte) (*ToolSchemas, error) {
 const runCode = "run_code"
 
 // ToolsMode is the tools presentation the recording shows (code-mode.md
-// §1.1): "code" when run_code is the only tool of the initial header,
-// "both" when it is one of several, else "native" (also without the
-// sidecar).
-func (r *Recording) ToolsMode() string {
-	if r.ToolSchemas == nil {
-		return "native"
-	}
-	for _, t := range r.ToolSchemas.Initial {
-		if t.Name == runCode {
-			if len(r.ToolSchemas.Initial) == 1 {
-				return "code"
+// §1.1) and, when it is not read from tool-schemas.expected.json, a note
+// saying how it was derived.
+//
+// With the sidecar: "code" when run_code is the only tool of the initial
+// header, "both" when it is one of several, else "native". Without it (the
+// request header's tool list is scrubbed to {{tools}} in every recording),
+// the model's own top-level calls (tool/call events) decide: run_code and no
+// other tool is "code", run_code beside another tool is "both" (a tool the
+// model called at top level was offered natively); no run_code call is
+// "native", as before, with no note.
+func (r *Recording) ToolsMode() (mode, note string) {
+	if r.ToolSchemas != nil {
+		for _, t := range r.ToolSchemas.Initial {
+			if t.Name == runCode {
+				if len(r.ToolSchemas.Initial) == 1 {
+					return "code", ""
+				}
+				return "both", ""
 			}
-			return "both"
+		}
+		return "native", ""
+	}
+	var code bool
+	var native []string
+	for _, e := range r.Events {
+		if e.Type != "tool/call" {
+			continue
+		}
+		var c struct {
+			Name string `json:"name"`
+		}
+		if json.Unmarshal(e.Data, &c) != nil {
+			continue // Load has checked the event's fields
+		}
+		switch {
+		case c.Name == runCode:
+			code = true
+		case !slices.Contains(native, c.Name):
+			native = append(native, c.Name)
 		}
 	}
-	return "native"
+	switch {
+	case !code:
+		return "native", ""
+	case len(native) == 0:
+		return "code", fmt.Sprintf("tools mode code: no %s; the model calls %s and no other tool at top level", ToolSchemasFile, runCode)
+	default:
+		return "both", fmt.Sprintf("tools mode both: no %s; the model calls %s and, at top level, %s", ToolSchemasFile, runCode, strings.Join(native, ", "))
+	}
 }

@@ -12,10 +12,13 @@
 // erased) and constructor parameter properties. Angle-bracket type
 // assertions (<T>x), which Node rejects, are erased (a deliberate leniency).
 //
-// A rejected program is an [*Error] whose message is framed like Node's
-// strip-only diagnostic: "  x <text>", then the offending line with its
-// number and a caret line. Line numbers count the one-line wrapper, as
-// upstream's do.
+// A rejected program is an [*Error] whose message is the reason alone, as
+// Node's stripTypeScriptTypes words it from 22.19 on (upstream's range
+// ^22.19.0 || >=24; checked against the oracle's Node 22.23.5: "TypeScript
+// enum is not supported in strip-only mode", no source frame). Its line
+// counts the one-line wrapper, as upstream's do. For invalid syntax the
+// reason is esbuild's, not SWC's ("Unexpected \";\"" where Node says
+// "Expression expected").
 //
 // It imports esbuild's pkg/api and the standard library only; it must not
 // import pipeline, sandbox or anything under harness.

@@ -8,8 +8,8 @@ const (
 )
 
 type finding struct {
-	text              string
-	line, col, length int
+	text      string
+	line, col int
 }
 
 // paramModifiers mark a constructor parameter property.
@@ -36,7 +36,7 @@ func findNonErasable(src string) *finding {
 				if j >= 0 && toks[j].kind == tWord && toks[j].text == "declare" {
 					continue
 				}
-				return &finding{textEnum, start.line, start.col, toks[i+1].end - start.off}
+				return &finding{textEnum, start.line, start.col}
 			}
 		case "constructor":
 			if i+1 < len(toks) && toks[i+1].is("(") && !prevIs(toks, i, ".", "?.") {
@@ -82,7 +82,7 @@ func paramProperty(toks []token, open int) *finding {
 		}
 		if atStart && depth == 0 && t.kind == tWord && paramModifiers[t.text] && i+1 < len(toks) {
 			if n := toks[i+1]; n.kind == tWord || n.is("{") || n.is("[") {
-				return &finding{textParamProp, t.line, t.col, t.end - t.off}
+				return &finding{textParamProp, t.line, t.col}
 			}
 		}
 		atStart = false

@@ -66,7 +66,7 @@ func TestProgramOutcomes(t *testing.T) {
 		{name: "null is a value", code: "return null;", value: "null", logs: []string{}},
 		{name: "key order of the program's object", code: "return {b: 1, a: 2, 10: 'x', 2: 'y'};", value: `{"2":"y","10":"x","b":1,"a":2}`, logs: []string{}},
 		{name: "enum fails before anything is spawned", code: "enum E { A }\nreturn E.A;", logs: []string{},
-			failure: "exception:   x TypeScript enum is not supported in strip-only mode\n   ,----\n 2 | enum E { A }\n   : ^^^^^^\n   `----"},
+			failure: "exception: TypeScript enum is not supported in strip-only mode"},
 		{name: "throw Error keeps the stack", code: "console.log('before');\nthrow new Error('boom');", logs: []string{"before"}, failure: "exception: Error: boom\n    at …"},
 		{name: "throw a string", code: "throw 'xy';", logs: []string{}, failure: "exception: xy"},
 		{name: "throw an unrenderable value", code: "throw {toString() { throw 1; }};", logs: []string{}, failure: "exception: program threw an unrenderable value"},
