@@ -182,6 +182,18 @@ func (e *env) events() []string {
 	return out
 }
 
+// eventOrder lists the nested-call events as "type subCallId".
+func (e *env) eventOrder() string {
+	var order []string
+	for _, ev := range e.events() {
+		typ, rest, _ := strings.Cut(ev, " ")
+		_, id, _ := strings.Cut(rest, `"subCallId":"`)
+		id, _, _ = strings.Cut(id, `"`)
+		order = append(order, typ+" "+id)
+	}
+	return strings.Join(order, ",")
+}
+
 func TestTwoSequentialCallsAsRecorded(t *testing.T) {
 	e := newEnv(t, Config{}, realRuntime(t))
 	res := e.run(context.Background(), "call_1", `
@@ -308,6 +320,25 @@ func TestScheduling(t *testing.T) {
 		want := "start x:code:1,end x:code:1,start x:code:2,end x:code:2,start x:code:3,end x:code:3"
 		if got := strings.Join(e.trace, ","); got != want || e.peak != 1 {
 			t.Errorf("trace %s (peak %d), want %s", got, e.peak, want)
+		}
+	})
+	t.Run("a queued call that the commit frees logs its start before the settle event", func(t *testing.T) {
+		// Upstream appends a settle event in a task of its own, and its
+		// driver starts the next queued call at once (oracle recording
+		// code-nested-calls: Promise.all of two bash calls).
+		e := newEnv(t, Config{}, realRuntime(t))
+		e.run(context.Background(), "q", `await Promise.all([tools.mutate({}), tools.mutate({})]);`)
+		want := "tool/code-dispatch-start q:code:1,tool/code-dispatch-start q:code:2,tool/code-dispatch q:code:1,tool/code-dispatch q:code:2"
+		if got := e.eventOrder(); got != want {
+			t.Errorf("events %s, want %s", got, want)
+		}
+	})
+	t.Run("a call submitted after the settle keeps the plain order", func(t *testing.T) {
+		e := newEnv(t, Config{}, realRuntime(t))
+		e.run(context.Background(), "s", `await tools.mutate({}); await tools.mutate({});`)
+		want := "tool/code-dispatch-start s:code:1,tool/code-dispatch s:code:1,tool/code-dispatch-start s:code:2,tool/code-dispatch s:code:2"
+		if got := e.eventOrder(); got != want {
+			t.Errorf("events %s, want %s", got, want)
 		}
 	})
 	t.Run("prepare stages never overlap and commits keep submission order", func(t *testing.T) {
