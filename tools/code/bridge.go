@@ -66,6 +66,7 @@ type bridge struct {
 	startLog   int            // the highest submission whose start event is logged
 	started    sync.WaitGroup
 	contexts   []string
+	messages   []pipeline.ContextMessage
 }
 
 func newBridge(outer *pipeline.Call, reg *pipeline.Registry, run context.Context, max int, log DispatchLog, warn func(string)) *bridge {
@@ -181,6 +182,7 @@ func (b *bridge) call(_ context.Context, seq int64, name string, args json.RawMe
 
 	b.mu.Lock()
 	b.contexts = append(b.contexts, res.AdditionalContexts...)
+	b.messages = append(b.messages, res.ContextMessages...)
 	b.commitTurn++
 	reason := b.over
 	b.cond.Broadcast()
@@ -231,8 +233,9 @@ func (b *bridge) append(typ string, data any) {
 }
 
 // drain ends the lane: queued calls are abandoned, calls in flight (which
-// see the run signal) settle; it returns when every started call committed.
-func (b *bridge) drain(reason string) []string {
+// see the run signal) settle; it returns when every started call committed,
+// with the contexts and context messages the calls deferred.
+func (b *bridge) drain(reason string) ([]string, []pipeline.ContextMessage) {
 	b.mu.Lock()
 	if b.over == "" {
 		b.over = reason
@@ -242,5 +245,5 @@ func (b *bridge) drain(reason string) []string {
 	b.started.Wait()
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return append([]string(nil), b.contexts...)
+	return append([]string(nil), b.contexts...), append([]pipeline.ContextMessage(nil), b.messages...)
 }

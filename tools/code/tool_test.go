@@ -430,6 +430,35 @@ func TestContextsAndDispatchLog(t *testing.T) {
 			t.Errorf("result %q contexts %q", res.Text(), res.AdditionalContexts)
 		}
 	})
+	t.Run("a hook's context messages on nested calls reach the outer result, failed calls and a failed run included", func(t *testing.T) {
+		// oracle recording code-edge: a PostToolUse hook's additionalContext
+		// on a nested read (even one with invalid arguments) becomes a
+		// hooks-claude-code message after run_code's result.
+		e := newEnv(t, Config{}, realRuntime(t))
+		e.reg.OnPostExecute(func(ctx context.Context, c *pipeline.Call, r pipeline.Result, next func() (pipeline.PostDecision, error)) (pipeline.PostDecision, error) {
+			d, err := next()
+			if c.Parent() != nil {
+				d.ContextMessages = append(d.ContextMessages, pipeline.ContextMessage{Plugin: "hooks-claude-code", Texts: []string{"after " + c.CallID()}})
+			}
+			return d, err
+		})
+		for _, tc := range []struct{ code, want string }{
+			{`await tools.echo({a: 1}); try { await tools.fail({}); } catch {} return "ok";`, "after m:code:1,after m:code:2"},
+			{`await tools.echo({a: 1}); throw new Error("later");`, "after m:code:1"},
+		} {
+			res := e.run(context.Background(), "m", tc.code)
+			var got []string
+			for _, m := range res.ContextMessages {
+				if m.Plugin != "hooks-claude-code" {
+					t.Errorf("plugin %q", m.Plugin)
+				}
+				got = append(got, m.Texts...)
+			}
+			if strings.Join(got, ",") != tc.want {
+				t.Errorf("%s: context messages %q, want %s", tc.code, got, tc.want)
+			}
+		}
+	})
 	t.Run("the dispatch-log arm replaces the logged content only", func(t *testing.T) {
 		e := newEnv(t, Config{}, realRuntime(t), func(d *Deps) {
 			d.DispatchLog = func(c *pipeline.Call, content []pipeline.Block) []pipeline.Block {
