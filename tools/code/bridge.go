@@ -64,6 +64,7 @@ type bridge struct {
 	over       string         // the reason once the run is over
 	queued     map[int]string // submissions waiting to start: their tool names
 	startLog   int            // the highest submission whose start event is logged
+	admitted   int            // the submission that left the queue and is logging its start
 	started    sync.WaitGroup
 	contexts   []string
 	messages   []pipeline.ContextMessage
@@ -125,6 +126,7 @@ func (b *bridge) call(_ context.Context, seq int64, name string, args json.RawMe
 		b.cond.Wait()
 	}
 	delete(b.queued, n)
+	b.admitted = n
 	b.running++
 	b.exclusive = !safe
 	b.started.Add(1)
@@ -170,8 +172,11 @@ func (b *bridge) call(_ context.Context, seq int64, name string, args json.RawMe
 	b.cond.Broadcast()
 	for {
 		next := b.startTurn
+		if b.startLog >= next {
+			break
+		}
 		nextName, queued := b.queued[next]
-		if b.over != "" || !queued || b.startLog >= next || !b.free(b.safe(nextName)) {
+		if b.admitted != next && (b.over != "" || !queued || !b.free(b.safe(nextName))) {
 			break
 		}
 		b.cond.Wait()
