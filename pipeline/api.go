@@ -181,6 +181,17 @@ type Output struct {
 	// forwards its nested calls' here); a failing body keeps them by
 	// returning an error that implements [ContextCarrier].
 	AdditionalContexts []string
+	// ContextMessages are attributed context messages for the model's next
+	// step (run_code forwards its nested calls' here); a failing body keeps
+	// them by returning an error that implements [ContextMessageCarrier].
+	ContextMessages []ContextMessage
+}
+
+// ContextMessageCarrier is implemented by a tool error that keeps attributed
+// context messages on the failure result (run_code: a hook's context on a
+// nested call survives a later program failure).
+type ContextMessageCarrier interface {
+	ContextMessages() []ContextMessage
 }
 
 // ContextCarrier is implemented by a tool error that keeps additional

@@ -370,6 +370,10 @@ func (r *Registry) runBody(ctx context.Context, call *Call, h *hooks, invoked *a
 		if errors.As(err, &cc) {
 			res.AdditionalContexts = append([]string(nil), cc.AdditionalContexts()...)
 		}
+		var mc ContextMessageCarrier
+		if errors.As(err, &mc) {
+			res.ContextMessages = cloneMessages(mc.ContextMessages())
+		}
 		return res
 	}
 	if out.Value != nil && !json.Valid(out.Value) {
@@ -382,6 +386,7 @@ func (r *Registry) runBody(ctx context.Context, call *Call, h *hooks, invoked *a
 	if len(out.AdditionalContexts) > 0 {
 		res.AdditionalContexts = append([]string(nil), out.AdditionalContexts...)
 	}
+	res.ContextMessages = cloneMessages(out.ContextMessages)
 	if res.Content == nil {
 		res.Content = []Block{}
 	}

@@ -61,13 +61,17 @@ type bridge struct {
 	commitTurn int // the submission number that may commit next
 	running    int
 	exclusive  bool
-	over       string // the reason once the run is over
+	over       string         // the reason once the run is over
+	queued     map[int]string // submissions waiting to start: their tool names
+	startLog   int            // the highest submission whose start event is logged
+	admitted   int            // the submission that left the queue and is logging its start
 	started    sync.WaitGroup
 	contexts   []string
+	messages   []pipeline.ContextMessage
 }
 
 func newBridge(outer *pipeline.Call, reg *pipeline.Registry, run context.Context, max int, log DispatchLog, warn func(string)) *bridge {
-	b := &bridge{outer: outer, reg: reg, run: run, max: max, log: log, warn: warn, startTurn: 1, commitTurn: 1}
+	b := &bridge{outer: outer, reg: reg, run: run, max: max, log: log, warn: warn, startTurn: 1, commitTurn: 1, queued: map[int]string{}}
 	b.cond = sync.NewCond(&b.mu)
 	return b
 }
@@ -84,6 +88,13 @@ func (b *bridge) safe(name string) bool {
 	return ok && t.ConcurrencySafe
 }
 
+// free reports whether the lane has room for a call of this class now: a
+// safe call beside other safe calls up to max, an exclusive one alone.
+// Callers hold mu.
+func (b *bridge) free(safe bool) bool {
+	return (safe && !b.exclusive && b.running < b.max) || (!safe && b.running == 0)
+}
+
 // call is the runtime's dispatcher: it runs tools.<name>(args) as nested
 // call number seq (program order, counted at submission by the runtime)
 // and returns the value the program receives, or the error whose message
@@ -97,20 +108,25 @@ func (b *bridge) call(_ context.Context, seq int64, name string, args json.RawMe
 		return nil, errOver(reason, name, "not dispatched")
 	}
 	var safe bool
+	b.queued[n] = name
 	for {
 		if b.over != "" {
+			delete(b.queued, n)
+			b.cond.Broadcast()
 			reason := b.over
 			b.mu.Unlock()
 			return nil, errOver(reason, name, "tool call abandoned")
 		}
 		if b.startTurn == n {
 			safe = b.safe(name) // classified again right before the start
-			if (safe && !b.exclusive && b.running < b.max) || (!safe && b.running == 0) {
+			if b.free(safe) {
 				break
 			}
 		}
 		b.cond.Wait()
 	}
+	delete(b.queued, n)
+	b.admitted = n
 	b.running++
 	b.exclusive = !safe
 	b.started.Add(1)
@@ -121,6 +137,10 @@ func (b *bridge) call(_ context.Context, seq int64, name string, args json.RawMe
 	sub := pipeline.NewSubCall(b.outer, fmt.Sprintf("%s:code:%d", b.outer.CallID(), n), name, args, b.run)
 	ev := startEvent{RootCallID: b.outer.RootCallID(), ParentCallID: b.outer.CallID(), SubCallID: sub.CallID(), Name: name, Arguments: args}
 	b.append(EventDispatchStart, ev)
+	b.mu.Lock()
+	b.startLog = max(b.startLog, n)
+	b.cond.Broadcast()
+	b.mu.Unlock()
 	res := b.reg.ExecuteStaged(sub, pipeline.Stages{
 		Prepared: func() {
 			b.mu.Lock()
@@ -140,16 +160,35 @@ func (b *bridge) call(_ context.Context, seq int64, name string, args json.RawMe
 	if content == nil {
 		content = []pipeline.Block{}
 	}
+
+	// Committed: the lane is free again. Upstream appends the settle event
+	// in a task of its own while its driver goes on at once, so a queued
+	// submission that may start now logs its start first.
+	b.mu.Lock()
+	b.running--
+	if !safe {
+		b.exclusive = false
+	}
+	b.cond.Broadcast()
+	for {
+		next := b.startTurn
+		if b.startLog >= next {
+			break
+		}
+		nextName, queued := b.queued[next]
+		if b.admitted != next && (b.over != "" || !queued || !b.free(b.safe(nextName))) {
+			break
+		}
+		b.cond.Wait()
+	}
+	b.mu.Unlock()
 	b.append(EventDispatch, settleEvent{startEvent: ev, IsError: res.IsError, Content: b.logContent(sub, content)})
 	// --8<-- [end:dispatch]
 
 	b.mu.Lock()
 	b.contexts = append(b.contexts, res.AdditionalContexts...)
+	b.messages = append(b.messages, res.ContextMessages...)
 	b.commitTurn++
-	b.running--
-	if !safe {
-		b.exclusive = false
-	}
 	reason := b.over
 	b.cond.Broadcast()
 	b.mu.Unlock()
@@ -199,8 +238,9 @@ func (b *bridge) append(typ string, data any) {
 }
 
 // drain ends the lane: queued calls are abandoned, calls in flight (which
-// see the run signal) settle; it returns when every started call committed.
-func (b *bridge) drain(reason string) []string {
+// see the run signal) settle; it returns when every started call committed,
+// with the contexts and context messages the calls deferred.
+func (b *bridge) drain(reason string) ([]string, []pipeline.ContextMessage) {
 	b.mu.Lock()
 	if b.over == "" {
 		b.over = reason
@@ -210,5 +250,5 @@ func (b *bridge) drain(reason string) []string {
 	b.started.Wait()
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return append([]string(nil), b.contexts...)
+	return append([]string(nil), b.contexts...), append([]pipeline.ContextMessage(nil), b.messages...)
 }

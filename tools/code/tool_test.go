@@ -182,6 +182,18 @@ func (e *env) events() []string {
 	return out
 }
 
+// eventOrder lists the nested-call events as "type subCallId".
+func (e *env) eventOrder() string {
+	var order []string
+	for _, ev := range e.events() {
+		typ, rest, _ := strings.Cut(ev, " ")
+		_, id, _ := strings.Cut(rest, `"subCallId":"`)
+		id, _, _ = strings.Cut(id, `"`)
+		order = append(order, typ+" "+id)
+	}
+	return strings.Join(order, ",")
+}
+
 func TestTwoSequentialCallsAsRecorded(t *testing.T) {
 	e := newEnv(t, Config{}, realRuntime(t))
 	res := e.run(context.Background(), "call_1", `
@@ -310,6 +322,25 @@ func TestScheduling(t *testing.T) {
 			t.Errorf("trace %s (peak %d), want %s", got, e.peak, want)
 		}
 	})
+	t.Run("a queued call that the commit frees logs its start before the settle event", func(t *testing.T) {
+		// Upstream appends a settle event in a task of its own, and its
+		// driver starts the next queued call at once (oracle recording
+		// code-nested-calls: Promise.all of two bash calls).
+		e := newEnv(t, Config{}, realRuntime(t))
+		e.run(context.Background(), "q", `await Promise.all([tools.mutate({}), tools.mutate({})]);`)
+		want := "tool/code-dispatch-start q:code:1,tool/code-dispatch-start q:code:2,tool/code-dispatch q:code:1,tool/code-dispatch q:code:2"
+		if got := e.eventOrder(); got != want {
+			t.Errorf("events %s, want %s", got, want)
+		}
+	})
+	t.Run("a call submitted after the settle keeps the plain order", func(t *testing.T) {
+		e := newEnv(t, Config{}, realRuntime(t))
+		e.run(context.Background(), "s", `await tools.mutate({}); await tools.mutate({});`)
+		want := "tool/code-dispatch-start s:code:1,tool/code-dispatch s:code:1,tool/code-dispatch-start s:code:2,tool/code-dispatch s:code:2"
+		if got := e.eventOrder(); got != want {
+			t.Errorf("events %s, want %s", got, want)
+		}
+	})
 	t.Run("prepare stages never overlap and commits keep submission order", func(t *testing.T) {
 		e := newEnv(t, Config{}, realRuntime(t))
 		var preparing, peak atomic.Int64
@@ -397,6 +428,35 @@ func TestContextsAndDispatchLog(t *testing.T) {
 		res := e.run(context.Background(), "d", `await Promise.all([tools.defer({ctx: "first"}), tools.defer({ctx: "second"})]); throw new Error("later");`)
 		if !res.IsError || strings.Join(res.AdditionalContexts, ",") != "first,second" {
 			t.Errorf("result %q contexts %q", res.Text(), res.AdditionalContexts)
+		}
+	})
+	t.Run("a hook's context messages on nested calls reach the outer result, failed calls and a failed run included", func(t *testing.T) {
+		// oracle recording code-edge: a PostToolUse hook's additionalContext
+		// on a nested read (even one with invalid arguments) becomes a
+		// hooks-claude-code message after run_code's result.
+		e := newEnv(t, Config{}, realRuntime(t))
+		e.reg.OnPostExecute(func(ctx context.Context, c *pipeline.Call, r pipeline.Result, next func() (pipeline.PostDecision, error)) (pipeline.PostDecision, error) {
+			d, err := next()
+			if c.Parent() != nil {
+				d.ContextMessages = append(d.ContextMessages, pipeline.ContextMessage{Plugin: "hooks-claude-code", Texts: []string{"after " + c.CallID()}})
+			}
+			return d, err
+		})
+		for _, tc := range []struct{ code, want string }{
+			{`await tools.echo({a: 1}); try { await tools.fail({}); } catch {} return "ok";`, "after m:code:1,after m:code:2"},
+			{`await tools.echo({a: 1}); throw new Error("later");`, "after m:code:1"},
+		} {
+			res := e.run(context.Background(), "m", tc.code)
+			var got []string
+			for _, m := range res.ContextMessages {
+				if m.Plugin != "hooks-claude-code" {
+					t.Errorf("plugin %q", m.Plugin)
+				}
+				got = append(got, m.Texts...)
+			}
+			if strings.Join(got, ",") != tc.want {
+				t.Errorf("%s: context messages %q, want %s", tc.code, got, tc.want)
+			}
 		}
 	})
 	t.Run("the dispatch-log arm replaces the logged content only", func(t *testing.T) {

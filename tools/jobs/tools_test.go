@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -181,4 +182,39 @@ func TestKillAndList(t *testing.T) {
 	if r := h.call(context.Background(), a, "job_output", `{"job_id":"bash-1"}`); r.Text() != "(no new output)\n[status: killed, killed before exit]" {
 		t.Errorf("read of the trapped job:\n%s", r.Text())
 	}
+}
+
+// TestValuesAreUpstreams checks the canonical values a run_code program
+// gets (dsh-tool-jobs: job_output {text, job}, job_list an array, job_kill
+// {outcome, job}; the job in publicJob's key order, finishedAt once
+// settled), with times replaced by T.
+func TestValuesAreUpstreams(t *testing.T) {
+	h, _ := newTools(t, ToolsConfig{})
+	a := agent(t, "s")
+	stamp := regexp.MustCompile(`("(?:startedAt|finishedAt)":)\d+`)
+	times := func(v json.RawMessage) string { return stamp.ReplaceAllString(string(v), "${1}T") }
+	if r := h.call(context.Background(), a, "job_list", `{}`); string(r.Value) != `[]` {
+		t.Errorf("empty job_list value %s", r.Value)
+	}
+	running, _ := h.jobs.Start(spec("s", "sleep 30"), bash("sleep 30"))
+	if r := h.call(context.Background(), a, "job_output", `{"job_id":"bash-1"}`); times(r.Value) != `{"text":"","job":{"id":"bash-1","kind":"bash","label":"sleep 30","status":"running","startedAt":T}}` {
+		t.Errorf("job_output of a running job: %s", r.Value)
+	}
+	if _, err := h.jobs.Start(spec("s", "echo JOBOUT; exit 5"), bash("echo JOBOUT; exit 5")); err != nil {
+		t.Fatal(err)
+	}
+	want := `{"text":"JOBOUT\n","job":{"id":"bash-2","kind":"bash","label":"echo JOBOUT; exit 5","status":"completed","detail":"exit code: 5","startedAt":T,"finishedAt":T}}`
+	if r := h.call(context.Background(), a, "job_output", `{"job_id":"bash-2","wait":true}`); times(r.Value) != want {
+		t.Errorf("job_output value\n got %s\nwant %s", times(r.Value), want)
+	}
+	want = `{"outcome":"already-finished","job":{"id":"bash-2","kind":"bash","label":"echo JOBOUT; exit 5","status":"completed","detail":"exit code: 5","startedAt":T,"finishedAt":T}}`
+	if r := h.call(context.Background(), a, "job_kill", `{"job_id":"bash-2"}`); times(r.Value) != want {
+		t.Errorf("job_kill value\n got %s\nwant %s", times(r.Value), want)
+	}
+	want = `[{"id":"bash-1","kind":"bash","label":"sleep 30","status":"running","startedAt":T},{"id":"bash-2","kind":"bash","label":"echo JOBOUT; exit 5","status":"completed","detail":"exit code: 5","startedAt":T,"finishedAt":T}]`
+	if r := h.call(context.Background(), a, "job_list", `{}`); times(r.Value) != want {
+		t.Errorf("job_list value\n got %s\nwant %s", times(r.Value), want)
+	}
+	running.Cancel("test")
+	<-running.Done()
 }

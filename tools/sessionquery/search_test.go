@@ -48,7 +48,12 @@ func TestSearchOrderAndCap(t *testing.T) {
 		}
 		return out
 	}
-	got := runCfg(t, Config{}, agent, SearchName, `{"query":"alpha"}`).Text()
+	res := runCfg(t, Config{}, agent, SearchName, `{"query":"alpha"}`)
+	got := res.Text()
+	var value string
+	if json.Unmarshal(res.Value, &value) != nil || value != got {
+		t.Errorf("value %s, want the text as a JSON string", res.Value)
+	}
 	if s := strings.Join(seqs(got), ","); s != "1,2,6,4,3" {
 		t.Errorf("hit order %s, want 1,2,6,4,3:\n%s", s, got)
 	}

@@ -128,8 +128,11 @@ func decode(call *pipeline.Call) (map[string]json.RawMessage, error) {
 	return raw, nil
 }
 
+// textOutput is upstream's TEXT_OUTPUT: the value a run_code program gets
+// is the text itself, a JSON string.
 func textOutput(s string) pipeline.Output {
-	return pipeline.Output{Content: []pipeline.Block{pipeline.TextBlock(s)}}
+	v, _ := json.Marshal(s) // a Go string always marshals
+	return pipeline.Output{Value: v, Content: []pipeline.Block{pipeline.TextBlock(s)}}
 }
 
 // title is the session's latest title, else "untitled".

@@ -89,6 +89,11 @@ func TestReadPrintsTheStoredEvent(t *testing.T) {
 	if r.IsError || r.Text() != want {
 		t.Errorf("result (error %v):\n%s\nwant:\n%s", r.IsError, r.Text(), want)
 	}
+	// the value (what a run_code program gets) is the text as a JSON string
+	var value string
+	if err := json.Unmarshal(r.Value, &value); err != nil || value != want {
+		t.Errorf("value %s (%v), want the text as a string", r.Value, err)
+	}
 }
 
 func TestReadNeighbours(t *testing.T) {

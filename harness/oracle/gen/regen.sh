@@ -14,5 +14,9 @@ for n in "${names[@]}"; do
   (cd agent && env "${probe[@]}" PROBE_OUT="$PWD/../out/$n" ../tmpguard.sh timeout 200 node run.mjs "../recordings/$n" --refresh "${args[@]}" | tail -1
    env "${probe[@]}" PROBE_OUT="$PWD/../out/$n-replay" ../tmpguard.sh timeout 200 node run.mjs "../recordings/$n" "${args[@]}" | tail -2)
   python3 gen/notes.py "$n"
-  case " $envs " in *PROBE_SQ=1*) echo '{"sessionQuery": true, "note": "upstream oracle run mounted @deepseek-ai/dsh-tool-session-query (PROBE_SQ=1), spill off"}' > "recordings/$n/dshsim.replay.json";; esac
+  case " $envs " in
+    *PROBE_SQ=1*PROBE_SPILL=1*|*PROBE_SPILL=1*PROBE_SQ=1*) echo '{"spillMaxInlineBytes": 800, "sessionQuery": true, "note": "upstream oracle run mounted @deepseek-ai/dsh-tool-session-query (PROBE_SQ=1) and spill with maxInlineBytes 800 (PROBE_SPILL=1)"}' > "recordings/$n/dshsim.replay.json";;
+    *PROBE_SQ=1*) echo '{"sessionQuery": true, "note": "upstream oracle run mounted @deepseek-ai/dsh-tool-session-query (PROBE_SQ=1), spill off"}' > "recordings/$n/dshsim.replay.json";;
+    *PROBE_SPILL=1*) echo '{"spillMaxInlineBytes": 800, "note": "upstream oracle run mounted dsh-spill-local + dsh-spill-policy with maxInlineBytes 800 (PROBE_SPILL=1); the recording itself cannot say so"}' > "recordings/$n/dshsim.replay.json";;
+  esac
 done
