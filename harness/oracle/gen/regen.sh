@@ -22,5 +22,9 @@ for n in "${names[@]}"; do
    drive "$PWD/../out/$n" "../recordings/$n" --refresh "${args[@]}" | tail -1
    drive "$PWD/../out/$n-replay" "../recordings/$n" "${args[@]}" | tail -2)
   python3 gen/notes.py "$n"
-  case " $envs " in *PROBE_SQ=1*) echo '{"sessionQuery": true, "note": "upstream oracle run mounted @deepseek-ai/dsh-tool-session-query (PROBE_SQ=1), spill off"}' > "recordings/$n/dshsim.replay.json";; esac
+  # settings the recording cannot state, for our replay (harness/replay/doc.go: dshsim.replay.json)
+  case " $envs " in
+    *PROBE_SQ=1*) echo '{"sessionQuery": true, "note": "upstream oracle run mounted @deepseek-ai/dsh-tool-session-query (PROBE_SQ=1), spill off"}' > "recordings/$n/dshsim.replay.json";;
+    *PROBE_SPILL=1*) echo '{"spillMaxInlineBytes": 800, "note": "upstream oracle run mounted spill-local and spill-policy with maxInlineBytes 800 (PROBE_SPILL=1)"}' > "recordings/$n/dshsim.replay.json";;
+  esac
 done
