@@ -6,6 +6,7 @@ env, remark = row[1], row[2]
 mode = next((kv.split('=')[1] for kv in env.split() if kv.startswith('DSH_PERMISSION_MODE=')), 'danger-full-access (default)')
 overlay = []
 if 'PROBE_SQ=1' in env: overlay.append('tool-session-query mounted (upstream session-query overlay; spill off)')
+if 'PROBE_SPILL=1' in env: overlay.append('spill on instead: dsh-spill-local + dsh-spill-policy, maxInlineBytes 800 (dshsim.replay.json tells our replay)')
 if 'PROBE_TOOLS_MODE=code' in env: overlay.append('tools.mode code + dsh-code-runtime-worker-thread (upstream code-mode overlay)')
 inp = json.load(open(os.path.join(root, 'recordings', n, 'input.json')))
 open(os.path.join(root, 'recordings', n, 'NOTES.md'), 'w').write(f"""# {n}
@@ -26,7 +27,7 @@ Settings of the run:
   no spill, diffBasisMaxBytes 10 MiB, hooks from ./hooks.json and ./codex-hooks.json of the workspace)
   {('; '.join(overlay)) if overlay else ''}
 - probe env: `{env or '(none)'}`
-
+{'- cancellation: the promptAndCancel steps ran under vitest (agent/probe.test.mjs), as upstream suite.ts runs them' + chr(10) if any(st.get('op') == 'promptAndCancel' for st in inp['steps']) else ''}
 Caveat: the header (system prompt / tool schemas) is scrubbed to {{{{system}}}}/{{{{tools}}}}: the probe's
 cordis config is a reconstruction (examples/acp-agent is not published), so headers are not evidence.
 The passthrough runner means bash is never OS-sandboxed upstream (same as the real suite).
