@@ -181,6 +181,12 @@ type Output struct {
 	// forwards its nested calls' here); a failing body keeps them by
 	// returning an error that implements [ContextCarrier].
 	AdditionalContexts []string
+	// ContextMessages are attributed context messages deferred to the
+	// model's next step, ahead of the post-execute decision's own (run_code
+	// forwards its nested calls' here, e.g. a PostToolUse hook's
+	// additionalContext on a read called from code); kept on failure like
+	// AdditionalContexts.
+	ContextMessages []ContextMessage
 }
 
 // ContextCarrier is implemented by a tool error that keeps additional
@@ -188,6 +194,7 @@ type Output struct {
 // survive a later program failure).
 type ContextCarrier interface {
 	AdditionalContexts() []string
+	ContextMessages() []ContextMessage
 }
 
 // Tool is a registered tool definition.

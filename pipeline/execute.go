@@ -369,6 +369,7 @@ func (r *Registry) runBody(ctx context.Context, call *Call, h *hooks, invoked *a
 		var cc ContextCarrier
 		if errors.As(err, &cc) {
 			res.AdditionalContexts = append([]string(nil), cc.AdditionalContexts()...)
+			res.ContextMessages = cloneMessages(cc.ContextMessages())
 		}
 		return res
 	}
@@ -382,6 +383,7 @@ func (r *Registry) runBody(ctx context.Context, call *Call, h *hooks, invoked *a
 	if len(out.AdditionalContexts) > 0 {
 		res.AdditionalContexts = append([]string(nil), out.AdditionalContexts...)
 	}
+	res.ContextMessages = cloneMessages(out.ContextMessages)
 	if res.Content == nil {
 		res.Content = []Block{}
 	}

@@ -64,6 +64,7 @@ type bridge struct {
 	over       string // the reason once the run is over
 	started    sync.WaitGroup
 	contexts   []string
+	messages   []pipeline.ContextMessage
 }
 
 func newBridge(outer *pipeline.Call, reg *pipeline.Registry, run context.Context, max int, log DispatchLog, warn func(string)) *bridge {
@@ -145,6 +146,7 @@ func (b *bridge) call(_ context.Context, seq int64, name string, args json.RawMe
 
 	b.mu.Lock()
 	b.contexts = append(b.contexts, res.AdditionalContexts...)
+	b.messages = append(b.messages, res.ContextMessages...)
 	b.commitTurn++
 	b.running--
 	if !safe {
@@ -199,8 +201,10 @@ func (b *bridge) append(typ string, data any) {
 }
 
 // drain ends the lane: queued calls are abandoned, calls in flight (which
-// see the run signal) settle; it returns when every started call committed.
-func (b *bridge) drain(reason string) []string {
+// see the run signal) settle; it returns when every started call committed,
+// with the contexts and context messages the committed calls deferred, in
+// commit order.
+func (b *bridge) drain(reason string) ([]string, []pipeline.ContextMessage) {
 	b.mu.Lock()
 	if b.over == "" {
 		b.over = reason
@@ -210,5 +214,5 @@ func (b *bridge) drain(reason string) []string {
 	b.started.Wait()
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return append([]string(nil), b.contexts...)
+	return append([]string(nil), b.contexts...), append([]pipeline.ContextMessage(nil), b.messages...)
 }

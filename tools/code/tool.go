@@ -137,6 +137,8 @@ type RunFailedError struct {
 	Logs []string
 	// Contexts are the nested calls' deferred contexts.
 	Contexts []string
+	// Messages are the nested calls' deferred context messages.
+	Messages []pipeline.ContextMessage
 }
 
 // Error is "code run failed (<kind>): <message>", plus the captured output.
@@ -156,6 +158,9 @@ func (e *RunFailedError) Code() string { return "CODE_RUN_FAILED" }
 
 // AdditionalContexts keeps the nested calls' contexts on the failure.
 func (e *RunFailedError) AdditionalContexts() []string { return e.Contexts }
+
+// ContextMessages keeps the nested calls' context messages on the failure.
+func (e *RunFailedError) ContextMessages() []pipeline.ContextMessage { return e.Messages }
 
 // errInvalidDescription is the VERBATIM description check.
 var errInvalidDescription = errors.New("invalid description: expected a non-empty string")
@@ -206,12 +211,12 @@ func (t *Tool) Run(ctx context.Context, call *pipeline.Call) (pipeline.Output, e
 		reason = noderuntime.AbortReason(ctx)
 	}
 	settle(errSettled)
-	contexts := b.drain(reason)
+	contexts, messages := b.drain(reason)
 	if runErr != nil {
 		return pipeline.Output{}, runErr
 	}
 	if res.Error != nil {
-		return pipeline.Output{}, &RunFailedError{Kind: res.Error.Kind, Message: res.Error.Message, Logs: res.Logs, Contexts: contexts}
+		return pipeline.Output{}, &RunFailedError{Kind: res.Error.Kind, Message: res.Error.Message, Logs: res.Logs, Contexts: contexts, Messages: messages}
 	}
 	var result *jsjson.Value
 	if res.Value != nil {
@@ -223,6 +228,7 @@ func (t *Tool) Run(ctx context.Context, call *pipeline.Call) (pipeline.Output, e
 		Value:              value(res.Logs, res.Value),
 		Content:            []pipeline.Block{pipeline.TextBlock(Text(res.Logs, result))},
 		AdditionalContexts: contexts,
+		ContextMessages:    messages,
 	}, nil
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/dshsim/dshsim/pipeline/session/sessiontest"
 	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/tools/code/noderuntime"
+	"github.com/google/go-cmp/cmp"
 )
 
 // The tools in these tests are constructed toys (echo, say, slow, mutate,
@@ -148,6 +149,11 @@ func newEnv(t *testing.T, cfg Config, rt Runner, deps ...func(*Deps)) *env {
 			var a struct{ Ctx string }
 			c.DecodeArgs(&a)
 			return pipeline.Output{Value: json.RawMessage(`null`), Content: []pipeline.Block{pipeline.TextBlock("deferred")}, AdditionalContexts: []string{a.Ctx}}, nil
+		}},
+		{Name: "defermsg", ConcurrencySafe: true, Run: func(ctx context.Context, c *pipeline.Call) (pipeline.Output, error) {
+			var a struct{ Ctx string }
+			c.DecodeArgs(&a)
+			return pipeline.Output{Value: json.RawMessage(`null`), Content: []pipeline.Block{pipeline.TextBlock("deferred")}, ContextMessages: []pipeline.ContextMessage{{Plugin: "hooks-claude-code", Texts: []string{a.Ctx}}}}, nil
 		}},
 	}
 	for _, tl := range tools {
@@ -397,6 +403,21 @@ func TestContextsAndDispatchLog(t *testing.T) {
 		res := e.run(context.Background(), "d", `await Promise.all([tools.defer({ctx: "first"}), tools.defer({ctx: "second"})]); throw new Error("later");`)
 		if !res.IsError || strings.Join(res.AdditionalContexts, ",") != "first,second" {
 			t.Errorf("result %q contexts %q", res.Text(), res.AdditionalContexts)
+		}
+	})
+	// Upstream (dsh-tools code-mode commit: exec.deferContext) defers every
+	// nested result's additionalContexts, a PostToolUse hook's included, onto
+	// run_code's result; the oracle recording code-mode-hooks shows them.
+	t.Run("nested context messages are deferred in commit order, on success and failure", func(t *testing.T) {
+		e := newEnv(t, Config{}, realRuntime(t))
+		want := []pipeline.ContextMessage{{Plugin: "hooks-claude-code", Texts: []string{"one"}}, {Plugin: "hooks-claude-code", Texts: []string{"two"}}}
+		res := e.run(context.Background(), "m", `await tools.defermsg({ctx: "one"}); await tools.defermsg({ctx: "two"}); return 1;`)
+		if diff := cmp.Diff(want, res.ContextMessages); res.IsError || diff != "" {
+			t.Errorf("result %q context messages (-want +got):\n%s", res.Text(), diff)
+		}
+		res = e.run(context.Background(), "n", `await tools.defermsg({ctx: "one"}); await tools.defermsg({ctx: "two"}); throw new Error("later");`)
+		if diff := cmp.Diff(want, res.ContextMessages); !res.IsError || diff != "" {
+			t.Errorf("result %q context messages (-want +got):\n%s", res.Text(), diff)
 		}
 	})
 	t.Run("the dispatch-log arm replaces the logged content only", func(t *testing.T) {
