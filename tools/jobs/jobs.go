@@ -223,6 +223,7 @@ type Job struct {
 	id            string
 	registered    bool
 	settled       Settled
+	finished      time.Time // when it settled (zero while running)
 	isDone        bool
 	reported      bool
 	waiters       int
@@ -418,7 +419,7 @@ func (j *Job) settle(s Settled) {
 		// upstream reports it killed before exit
 		s.Outcome = render.Outcome{Killed: true}
 	}
-	j.settled, j.isDone = s, true
+	j.settled, j.isDone, j.finished = s, true, time.Now()
 	if j.waiters > 0 { // a wait pending at settlement reports the job
 		j.reported = true
 	}

@@ -179,7 +179,10 @@ func (t jobTools) output(ctx context.Context, call *pipeline.Call) (pipeline.Out
 		}
 	}
 	rd := j.Read()
-	return textOutput(rd.Text(), map[string]any{"job": j.public()}), nil
+	return textOutput(rd.Text(), struct {
+		Text string    `json:"text"`
+		Job  publicJob `json:"job"`
+	}{render.JobRead(rd.Delta, rd.EscalationAdvertised), j.public()}), nil
 }
 
 // kill is job_kill; its reason is only logged in the call's arguments, as
@@ -190,36 +193,58 @@ func (t jobTools) kill(_ context.Context, call *pipeline.Call) (pipeline.Output,
 		return pipeline.Output{}, err
 	}
 	if j.Cancel("job_kill") {
-		return textOutput(render.KillRequested(j.ID()), map[string]any{"outcome": "cancellation-requested", "job": j.public()}), nil
+		return textOutput(render.KillRequested(j.ID()), killValue{"cancellation-requested", j.public()}), nil
 	}
 	status, detail := j.StatusDetail()
 	text := "job " + j.ID() + " had already finished " + render.StatusLine(status, detail)
-	return textOutput(text, map[string]any{"outcome": "already-finished", "job": j.public()}), nil
+	return textOutput(text, killValue{"already-finished", j.public()}), nil
 }
 
 func (t jobTools) list(_ context.Context, call *pipeline.Call) (pipeline.Output, error) {
 	jobs := t.reg.List(call.SessionID())
 	if len(jobs) == 0 {
-		return textOutput(EmptyList, map[string]any{"jobs": []any{}}), nil
+		return textOutput(EmptyList, []publicJob{}), nil
 	}
 	lines := make([]string, len(jobs))
-	pub := make([]any, len(jobs))
+	pub := make([]publicJob, len(jobs))
 	for i, j := range jobs {
 		status, _ := j.StatusDetail()
 		lines[i] = j.ID() + " [" + j.Kind + "] " + status + " — " + j.Label
 		pub[i] = j.public()
 	}
-	return textOutput(strings.Join(lines, "\n"), map[string]any{"jobs": pub}), nil
+	return textOutput(strings.Join(lines, "\n"), pub), nil
 }
 
-// public is the job snapshot of the tools' values (never shown in text).
-func (j *Job) public() map[string]any {
+// publicJob is the job snapshot of the tools' values (never shown in text),
+// upstream's publicJob in its key order: a program in code mode sees it
+// (job_list's value is the array of them; job_output's is {text, job};
+// job_kill's {outcome, job}).
+type publicJob struct {
+	ID         string `json:"id"`
+	Kind       string `json:"kind"`
+	Label      string `json:"label"`
+	Status     string `json:"status"`
+	Detail     string `json:"detail,omitempty"`
+	StartedAt  int64  `json:"startedAt"`
+	FinishedAt *int64 `json:"finishedAt,omitempty"`
+}
+
+// killValue is job_kill's value.
+type killValue struct {
+	Outcome string    `json:"outcome"`
+	Job     publicJob `json:"job"`
+}
+
+func (j *Job) public() publicJob {
 	status, detail := j.StatusDetail()
-	m := map[string]any{"id": j.ID(), "kind": j.Kind, "label": j.Label, "status": status, "startedAt": j.Started.UnixMilli()}
-	if detail != "" {
-		m["detail"] = detail
+	p := publicJob{ID: j.ID(), Kind: j.Kind, Label: j.Label, Status: status, Detail: detail, StartedAt: j.Started.UnixMilli()}
+	j.mu.Lock()
+	if !j.finished.IsZero() {
+		ms := j.finished.UnixMilli()
+		p.FinishedAt = &ms
 	}
-	return m
+	j.mu.Unlock()
+	return p
 }
 
 func textOutput(text string, value any) pipeline.Output {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -180,5 +181,32 @@ func TestKillAndList(t *testing.T) {
 	// it exited on its own after job_kill asked it to stop: killed before exit
 	if r := h.call(context.Background(), a, "job_output", `{"job_id":"bash-1"}`); r.Text() != "(no new output)\n[status: killed, killed before exit]" {
 		t.Errorf("read of the trapped job:\n%s", r.Text())
+	}
+}
+
+// TestValues: the tools' values are upstream's shapes in its key order (a
+// code-mode program sees them through JSON.stringify): job_list an array of
+// publicJob {id, kind, label, status, detail?, startedAt, finishedAt?},
+// job_output {text, job} with text the body before the status line, job_kill
+// {outcome, job}. Times are masked.
+func TestValues(t *testing.T) {
+	h, _ := newTools(t, ToolsConfig{})
+	a := agent(t, "s")
+	times := regexp.MustCompile(`"(startedAt|finishedAt)":\d+`)
+	value := func(r pipeline.Result) string { return times.ReplaceAllString(string(r.Value), `"$1":T`) }
+	if got := value(h.call(context.Background(), a, "job_list", `{}`)); got != `[]` {
+		t.Errorf("empty job_list value %s", got)
+	}
+	j, _ := h.jobs.Start(spec("s", "echo hi"), bash("echo hi"))
+	<-j.Done()
+	tests := []struct{ tool, args, want string }{
+		{"job_list", `{}`, `[{"id":"bash-1","kind":"bash","label":"echo hi","status":"completed","detail":"exit code: 0","startedAt":T,"finishedAt":T}]`},
+		{"job_output", `{"job_id":"bash-1"}`, `{"text":"hi\n","job":{"id":"bash-1","kind":"bash","label":"echo hi","status":"completed","detail":"exit code: 0","startedAt":T,"finishedAt":T}}`},
+		{"job_kill", `{"job_id":"bash-1"}`, `{"outcome":"already-finished","job":{"id":"bash-1","kind":"bash","label":"echo hi","status":"completed","detail":"exit code: 0","startedAt":T,"finishedAt":T}}`},
+	}
+	for _, tt := range tests {
+		if got := value(h.call(context.Background(), a, tt.tool, tt.args)); got != tt.want {
+			t.Errorf("%s value\n got: %s\nwant: %s", tt.tool, got, tt.want)
+		}
 	}
 }
