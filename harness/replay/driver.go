@@ -25,7 +25,18 @@ import (
 )
 
 // errUserCancel is the cause of a prompt the user cancelled (promptAndCancel).
-var errUserCancel = errors.New("the user cancelled the prompt")
+var errUserCancel error = userCancel{}
+
+// userCancel is the user's cancellation. Upstream aborts the turn with the
+// reason {kind: "user"}, a plain object, so a run_code program cancelled by
+// the user fails with String(reason): "code run failed (abort): [object
+// Object]" (the oracle recording code-mode-cancel).
+type userCancel struct{}
+
+func (userCancel) Error() string { return "the user cancelled the prompt" }
+
+// JSString is String({kind: "user"}) (noderuntime.JSReason).
+func (userCancel) JSString() string { return "[object Object]" }
 
 // waitLimit bounds the harness waits (upstream: 10 s, polling every 10 ms).
 const (
@@ -186,6 +197,14 @@ func (d *driver) turnWith(ctx context.Context, prompt string, started chan struc
 	if started != nil {
 		close(started)
 	}
+	// The next-step inbox is claimed at turn start too, before the prompt's
+	// next-turn claim: what an aborted turn left there (it ends without a
+	// claim, e.g. a hook's context on a cancelled run_code) reaches the model
+	// ahead of the prompt, as upstream's loop delivers it.
+	carried, err := d.inbox.afterStep()
+	if err != nil {
+		return err
+	}
 	one := 1
 	if _, err := d.append("agent/inbox/spliced", splice{Target: "next-turn", Start: 0, RemovedCount: &one, Inserted: []userMessage{}}); err != nil {
 		return err
@@ -205,6 +224,11 @@ func (d *driver) turnWith(ctx context.Context, prompt string, started chan struc
 		}
 		var promptSeq int64
 		if step == 1 {
+			for _, m := range carried {
+				if _, err := d.appendWith("user/message", m, session.AppendOptions{SurfaceOp: "append"}); err != nil {
+					return err
+				}
+			}
 			e, err := d.appendWith("user/message", msg, session.AppendOptions{SurfaceOp: "append"})
 			if err != nil {
 				return err
@@ -240,11 +264,11 @@ func (d *driver) turnWith(ctx context.Context, prompt string, started chan struc
 		if _, err := d.append("step/end", stepData{turn, step}); err != nil {
 			return err
 		}
+		if ctx.Err() != nil {
+			return endTurn(abortReason(ctx)) // no claim: the next turn's start claims the inbox
+		}
 		if claimed, err = d.inbox.afterStep(); err != nil {
 			return err
-		}
-		if ctx.Err() != nil {
-			return endTurn(abortReason(ctx))
 		}
 		if len(calls) > 0 && !concludes {
 			continue

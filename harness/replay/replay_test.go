@@ -545,6 +545,10 @@ var oracleDepartures = map[string]string{
 	// seed-version-deltas.md §3.1: the newer upstream runs a same-mode
 	// escalation as a no-op; the recordings' version (and rc.8) refuses it.
 	"escalation-mixed": `expected "Error: sandbox escalation to \"workspace-write\" is not strictly wider than this call's current \"workspace-write\" mode"`,
+	// hooks.md §2.1: UserPromptSubmit hooks are recognised, not run (the
+	// README's hooks section); upstream runs one before the first step and
+	// logs it before the runtime context.
+	"hook-cc-user-prompt-submit": "first difference: turn 1, hook/invoked claude-code:UserPromptSubmit:1\n    kind: expected \"hook/invoked\", got \"runtime-context\"",
 }
 
 // TestOracleRecordingsMatch replays testdata/replay/oracle: recordings made by

@@ -2,6 +2,8 @@
 """Build a constructed model script (session.jsonl with only assistant/chunk events) + input.json.
 usage: make.py <outdir> <spec.json>
 spec: {"prompts":[...], "turns":[[step,...],...], "workspace":{name:content}, "permissionAnswers":[...]}
+  optional "steps":[...]: input.json steps after initialize/newSession (e.g. promptAndCancel, waitForTurnEnd),
+  used instead of one prompt op per entry of "prompts"
 a step is {"calls":[[name, argsDict],...]} or {"text":"..."}"""
 import json, sys, os
 out, spec = sys.argv[1], json.load(open(sys.argv[2]))
@@ -32,7 +34,7 @@ for ti, steps in enumerate(spec["turns"], 1):
             ev(ti, si, {"type":"finish","reason":{"kind":"stop"}})
 with open(os.path.join(out, "session.jsonl"), "w") as f:
     for l in lines: f.write(json.dumps(l, separators=(",",":")) + "\n")
-steps = [{"op":"initialize"},{"op":"newSession"}] + [{"op":"prompt","text":p} for p in spec["prompts"]]
+steps = [{"op":"initialize"},{"op":"newSession"}] + (spec["steps"] if "steps" in spec else [{"op":"prompt","text":p} for p in spec["prompts"]])
 inp = {"steps": steps}
 if spec.get("permissionAnswers"): inp["permissionAnswers"] = spec["permissionAnswers"]
 json.dump(inp, open(os.path.join(out, "input.json"), "w"), indent=2)

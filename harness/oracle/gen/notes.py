@@ -28,7 +28,7 @@ Settings of the run:
   no spill, diffBasisMaxBytes 10 MiB, hooks from ./hooks.json and ./codex-hooks.json of the workspace)
   {('; '.join(overlay)) if overlay else ''}
 - probe env: `{env or '(none)'}`
-
+{'- cancellation: the promptAndCancel steps ran under vitest (agent/probe.test.mjs), as upstream suite.ts runs them' + chr(10) if any(st.get('op') == 'promptAndCancel' for st in inp['steps']) else ''}
 Caveat: the header (system prompt / tool schemas) is scrubbed to {{{{system}}}}/{{{{tools}}}}: the probe's
 cordis config is a reconstruction (examples/acp-agent is not published), so headers are not evidence.
 The passthrough runner means bash is never OS-sandboxed upstream (same as the real suite).

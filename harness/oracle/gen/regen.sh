@@ -11,8 +11,16 @@ for n in "${names[@]}"; do
   args=(); for kv in $envs; do case $kv in DSH_*) args+=(--env "$kv");; esac; done
   probe=(); for kv in $envs; do case $kv in PROBE_*) probe+=("$kv");; esac; done
   echo "== $n ${envs}"
-  (cd agent && env "${probe[@]}" PROBE_OUT="$PWD/../out/$n" ../tmpguard.sh timeout 200 node run.mjs "../recordings/$n" --refresh "${args[@]}" | tail -1
-   env "${probe[@]}" PROBE_OUT="$PWD/../out/$n-replay" ../tmpguard.sh timeout 200 node run.mjs "../recordings/$n" "${args[@]}" | tail -2)
+  # promptAndCancel needs vitest's vi.waitFor: run.mjs then runs inside agent/probe.test.mjs
+  if grep -q promptAndCancel "recordings/$n/input.json"; then
+    drive() { out=$1; shift; PROBE_ARGS=$(python3 -c 'import json,sys; print(json.dumps(sys.argv[1:]))' "$@") PROBE_OUT="$out" \
+      ../tmpguard.sh timeout 200 node_modules/.bin/vitest run probe.test.mjs 2>&1 | sed 's/\x1b\[[0-9;]*m//g' | grep -E '^(stdout:|session.jsonl:|refreshed )'; }
+  else
+    drive() { out=$1; shift; PROBE_OUT="$out" ../tmpguard.sh timeout 200 node run.mjs "$@"; }
+  fi
+  (cd agent && { [ ${#probe[@]} -eq 0 ] || export "${probe[@]}"; }
+   drive "$PWD/../out/$n" "../recordings/$n" --refresh "${args[@]}" | tail -1
+   drive "$PWD/../out/$n-replay" "../recordings/$n" "${args[@]}" | tail -2)
   python3 gen/notes.py "$n"
   case " $envs " in
     *PROBE_SQ=1*PROBE_SPILL=1*|*PROBE_SPILL=1*PROBE_SQ=1*) echo '{"spillMaxInlineBytes": 800, "sessionQuery": true, "note": "upstream oracle run mounted @deepseek-ai/dsh-tool-session-query (PROBE_SQ=1) and spill with maxInlineBytes 800 (PROBE_SPILL=1)"}' > "recordings/$n/dshsim.replay.json";;

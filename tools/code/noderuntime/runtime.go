@@ -205,12 +205,23 @@ type Result struct {
 	Backend string
 }
 
+// JSReason is implemented by a cancellation cause that stands for a
+// JavaScript abort reason: JSString is what String(reason) gives for it. A
+// user's cancellation is one: upstream aborts the turn with the plain object
+// {kind: "user"}, which String renders as "[object Object]".
+type JSReason interface {
+	JSString() string
+}
+
 // AbortReason is String(signal.reason) for a cancelled context: upstream's
-// default AbortSignal reasons for plain cancellation and deadlines, else
-// the cause's text.
+// default AbortSignal reasons for plain cancellation and deadlines, a
+// [JSReason]'s JSString, else the cause's text.
 func AbortReason(ctx context.Context) string {
 	cause := context.Cause(ctx)
+	var jr JSReason
 	switch {
+	case errors.As(cause, &jr):
+		return jr.JSString()
 	case cause == nil || cause == context.Canceled:
 		return "AbortError: This operation was aborted"
 	case cause == context.DeadlineExceeded:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -446,5 +447,39 @@ func TestAChildThatStopsReadingCannotStallTheHost(t *testing.T) {
 		}
 	case <-time.After(60 * time.Second):
 		t.Fatal("the run did not end: the host's loop is stalled")
+	}
+}
+
+type jsObjectReason struct{}
+
+func (jsObjectReason) Error() string    { return "go text of the cause" }
+func (jsObjectReason) JSString() string { return "[object Object]" }
+
+// TestAbortReason: String(signal.reason) of a cancelled run: Node's default
+// reasons, a JSReason's JSString (even wrapped), else the cause's text.
+func TestAbortReason(t *testing.T) {
+	cancelled := func(cause error) context.Context {
+		ctx, cancel := context.WithCancelCause(context.Background())
+		cancel(cause)
+		return ctx
+	}
+	deadline, stop := context.WithTimeout(context.Background(), 0)
+	defer stop()
+	<-deadline.Done()
+	tests := []struct {
+		name string
+		ctx  context.Context
+		want string
+	}{
+		{"plain cancel", cancelled(nil), "AbortError: This operation was aborted"},
+		{"deadline", deadline, "TimeoutError: The operation was aborted due to timeout"},
+		{"a JS reason", cancelled(jsObjectReason{}), "[object Object]"},
+		{"a wrapped JS reason", cancelled(fmt.Errorf("turn: %w", jsObjectReason{})), "[object Object]"},
+		{"another cause", cancelled(errors.New("run_code run is over")), "run_code run is over"},
+	}
+	for _, tt := range tests {
+		if got := AbortReason(tt.ctx); got != tt.want {
+			t.Errorf("%s: got %q, want %q", tt.name, got, tt.want)
+		}
 	}
 }
