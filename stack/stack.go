@@ -297,7 +297,7 @@ func (s *Stack) RunningJobPIDs() []int {
 // Execute runs one tool call through the pipeline and returns its result.
 func (s *Stack) Execute(ctx context.Context, callID, name string, args json.RawMessage) pipeline.Result {
 	r := s.impl.execute(ctx, pipeline.NewCall(callID, name, args, s.agent, ctx))
-	if Yields(name, args) {
+	if s.cfg.JobGate != nil && Yields(name, args) {
 		s.cfg.JobGate.Pump()
 	}
 	return r
