@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/dshsim/dshsim/harness/replay/recording"
+	"github.com/dshsim/dshsim/sandbox/outfile"
 )
 
 // Item kinds.
@@ -101,10 +102,10 @@ var (
 	spillTmpRE = regexp.MustCompile(`/tmp/dsh-acp-snap-[0-9a-f]{9}/session-[0-9a-f]{12}/[0-9a-f]{12}-([A-Za-z0-9_-]+(?:\.[A-Za-z0-9]+)?)`)
 	spillCwdRE = regexp.MustCompile(`\{\{cwd\}\}/\.spill/session-[0-9a-f]{12}/[0-9a-f]{12}-([A-Za-z0-9_-]+(?:\.[A-Za-z0-9]+)?)`)
 	spillRepl  = "{{spillLocator:$1}}"
-	// A bash stream's full-output file (dsh-subprocess-local's spawn):
-	// mkdtemp's 6 characters, pid, per-process counter and 6 random bytes
-	// vary per run, upstream's own self-replay included; the label stays.
-	subprocessRE   = regexp.MustCompile(`/tmp/dsh-subprocess-[A-Za-z0-9]{6}/dsh-subprocess-[0-9]+-[0-9]+-[0-9a-f]{12}-(stdout|stderr)\.log`)
+	// A bash stream's full-output file (dsh-subprocess-local's spawn, and
+	// ours in the same shape: outfile.Pattern): mkdtemp's 6 characters, pid,
+	// per-process counter and 6 random bytes vary per run, upstream's own
+	// self-replay included; the label stays.
 	subprocessRepl = "{{subprocessOutput:$1}}"
 	// A session_event_read target: from its header to the closing fence or
 	// the spill notice.
@@ -149,7 +150,7 @@ func (n Normalizer) String(s string) string {
 	}
 	s = spillTmpRE.ReplaceAllString(s, spillRepl)
 	s = spillCwdRE.ReplaceAllString(s, spillRepl)
-	s = subprocessRE.ReplaceAllString(s, subprocessRepl)
+	s = outfile.Pattern.ReplaceAllString(s, subprocessRepl)
 	for _, id := range n.SessionIDs {
 		if id != "" {
 			s = strings.ReplaceAll(s, id, placeholder)
