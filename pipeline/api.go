@@ -183,22 +183,17 @@ type Output struct {
 	AdditionalContexts []string
 	// ContextMessages are attributed context messages for the model's next
 	// step (run_code forwards its nested calls' here); a failing body keeps
-	// them by returning an error that implements [ContextMessageCarrier].
+	// them by returning an error that implements [ContextCarrier].
 	ContextMessages []ContextMessage
 }
 
-// ContextMessageCarrier is implemented by a tool error that keeps attributed
-// context messages on the failure result (run_code: a hook's context on a
-// nested call survives a later program failure).
-type ContextMessageCarrier interface {
-	ContextMessages() []ContextMessage
-}
-
 // ContextCarrier is implemented by a tool error that keeps additional
-// contexts on the failure result (run_code: contexts of nested calls
-// survive a later program failure).
+// contexts and attributed context messages on the failure result
+// (run_code: the contexts of nested calls, a hook's among them, survive a
+// later program failure).
 type ContextCarrier interface {
 	AdditionalContexts() []string
+	ContextMessages() []ContextMessage
 }
 
 // Tool is a registered tool definition.

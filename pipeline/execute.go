@@ -369,10 +369,7 @@ func (r *Registry) runBody(ctx context.Context, call *Call, h *hooks, invoked *a
 		var cc ContextCarrier
 		if errors.As(err, &cc) {
 			res.AdditionalContexts = append([]string(nil), cc.AdditionalContexts()...)
-		}
-		var mc ContextMessageCarrier
-		if errors.As(err, &mc) {
-			res.ContextMessages = cloneMessages(mc.ContextMessages())
+			res.ContextMessages = cloneMessages(cc.ContextMessages())
 		}
 		return res
 	}
