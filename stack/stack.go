@@ -314,9 +314,9 @@ func Yields(name string, args json.RawMessage) bool {
 		Background bool `json:"run_in_background"`
 	}
 	switch name {
-	case "job_list", "job_kill", "job_output":
+	case jobs.ListName, jobs.KillName, jobs.OutputName:
 		return false
-	case "bash":
+	case bash.Name:
 		return json.Unmarshal(args, &a) != nil || !a.Background
 	}
 	return true
