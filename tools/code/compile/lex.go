@@ -18,7 +18,6 @@ const (
 type token struct {
 	kind      tokKind
 	text      string
-	off, end  int
 	line, col int // 1-based line, 0-based byte column
 }
 
@@ -46,7 +45,7 @@ func lex(src string) []token {
 	exprEnd := false
 	i := 0
 	emit := func(k tokKind, start int, end bool) {
-		toks = append(toks, token{kind: k, text: src[start:i], off: start, end: i, line: line, col: start - lineStart})
+		toks = append(toks, token{kind: k, text: src[start:i], line: line, col: start - lineStart})
 		exprEnd = end
 	}
 	advanceLines := func(from int) {
@@ -114,7 +113,7 @@ func lex(src string) []token {
 			i = min(i, len(src))
 			l, ls := line, lineStart
 			advanceLines(start)
-			toks = append(toks, token{kind: tTemplate, text: src[start:i], off: start, end: i, line: l, col: start - ls})
+			toks = append(toks, token{kind: tTemplate, text: src[start:i], line: l, col: start - ls})
 			exprEnd = closed
 		case c == '/' && !exprEnd:
 			start := i
