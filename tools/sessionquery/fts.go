@@ -46,12 +46,12 @@ func tokenize(s string) []token {
 // span is a highlighted byte range of a document.
 type span struct{ start, end int }
 
-// phraseSpans finds the query as a phrase (its words consecutive, in order)
-// in text and returns the highlighted ranges as FTS5's highlight() marks
-// them: instances that share a word are one range, adjacent ones are not.
-// A query without words matches nothing.
-func phraseSpans(text, query string) []span {
-	q := tokenize(query)
+// phraseSpans finds the query's words q (tokenize of the query, made once
+// per search) as a phrase (consecutive, in order) in text and returns the
+// highlighted ranges as FTS5's highlight() marks them: instances that share
+// a word are one range, adjacent ones are not. A query without words
+// matches nothing.
+func phraseSpans(text string, q []token) []span {
 	if len(q) == 0 {
 		return nil
 	}
@@ -84,9 +84,9 @@ func phraseAt(doc, q []token) bool {
 
 // sanitize maps NUL and the two noncharacters upstream reserves as
 // highlight markers to U+FFFD, as upstream does before indexing.
-func sanitize(s string) string {
-	return strings.NewReplacer("\x00", "\uFFFD", "\uFDD0", "\uFFFD", "\uFDD1", "\uFFFD").Replace(s)
-}
+func sanitize(s string) string { return sanitizer.Replace(s) }
+
+var sanitizer = strings.NewReplacer("\x00", "\uFFFD", "\uFDD0", "\uFFFD", "\uFDD1", "\uFFFD")
 
 // snippet is upstream's makeSnippet over the highlighted text: whitespace
 // runs become one space (none at either end), and a text longer than

@@ -131,27 +131,27 @@ func (cfg Config) search(_ context.Context, call *pipeline.Call) (pipeline.Outpu
 		}
 	}
 	type hit struct {
-		e       session.Event
-		spans   []span
-		text    string
-		matches int
-		length  int
+		e      session.Event
+		spans  []span
+		text   string
+		length int
 	}
 	var hits []hit
+	query := tokenize(f.query)
 	for _, e := range events {
 		if limit >= 0 && e.Seq > limit || !f.admits(e) {
 			continue
 		}
 		text := sanitize(SemanticText(e))
-		spans := phraseSpans(text, f.query)
+		spans := phraseSpans(text, query)
 		if len(spans) == 0 {
 			continue
 		}
-		hits = append(hits, hit{e, spans, text, len(spans), utf8.RuneCountInString(text)})
+		hits = append(hits, hit{e, spans, text, utf8.RuneCountInString(text)})
 	}
 	// upstream's ORDER BY match_count DESC, document_length ASC, time DESC, seq DESC
 	slices.SortFunc(hits, func(a, b hit) int {
-		return cmp.Or(cmp.Compare(b.matches, a.matches), cmp.Compare(a.length, b.length),
+		return cmp.Or(cmp.Compare(len(b.spans), len(a.spans)), cmp.Compare(a.length, b.length),
 			cmp.Compare(b.e.Time, a.e.Time), cmp.Compare(b.e.Seq, a.e.Seq))
 	})
 	var b strings.Builder

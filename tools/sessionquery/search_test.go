@@ -83,7 +83,7 @@ func TestPhraseSpans(t *testing.T) {
 		{"a\uE000b c", "a\uE000b", []span{{0, 5}}},            // private use is a word character
 	}
 	for _, tc := range tests {
-		if got := phraseSpans(tc.text, tc.query); !equalSpans(got, tc.want) {
+		if got := phraseSpans(tc.text, tokenize(tc.query)); !equalSpans(got, tc.want) {
 			t.Errorf("phraseSpans(%q, %q) = %v, want %v", tc.text, tc.query, got, tc.want)
 		}
 	}
@@ -115,7 +115,7 @@ func TestSnippet(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := snippet(tc.text, phraseSpans(tc.text, "needle")); got != tc.want {
+			if got := snippet(tc.text, phraseSpans(tc.text, tokenize("needle"))); got != tc.want {
 				t.Errorf("snippet = %q, want %q", got, tc.want)
 			}
 		})
