@@ -96,6 +96,17 @@ func (d *driver) appendWith(typ string, data any, o session.AppendOptions) (sess
 	return e, nil
 }
 
+// appendMessages appends inbox messages as user/message events, each
+// surfaced with op append.
+func (d *driver) appendMessages(ms []userMessage) error {
+	for _, m := range ms {
+		if _, err := d.appendWith("user/message", m, session.AppendOptions{SurfaceOp: "append"}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // run drives the steps of input.json.
 func (d *driver) run(ctx context.Context) error {
 	for i, step := range d.rec.Input.Steps {
@@ -224,10 +235,8 @@ func (d *driver) turnWith(ctx context.Context, prompt string, started chan struc
 		}
 		var promptSeq int64
 		if step == 1 {
-			for _, m := range carried {
-				if _, err := d.appendWith("user/message", m, session.AppendOptions{SurfaceOp: "append"}); err != nil {
-					return err
-				}
+			if err := d.appendMessages(carried); err != nil {
+				return err
 			}
 			e, err := d.appendWith("user/message", msg, session.AppendOptions{SurfaceOp: "append"})
 			if err != nil {
@@ -235,10 +244,8 @@ func (d *driver) turnWith(ctx context.Context, prompt string, started chan struc
 			}
 			promptSeq = e.Seq
 		}
-		for _, m := range claimed {
-			if _, err := d.appendWith("user/message", m, session.AppendOptions{SurfaceOp: "append"}); err != nil {
-				return err
-			}
+		if err := d.appendMessages(claimed); err != nil {
+			return err
 		}
 		claimed = nil
 		if _, err := d.stack.SyncContext(ctx); err != nil {

@@ -27,13 +27,12 @@ const renderSpillPath = "/tmp/dsh-subprocess-Ab12Cd/dsh-subprocess-4242-3-0a1b2c
 
 // The render sim: the bash tool's renderer on constructed execution results.
 func runRender(env *harness.Env) (map[string][]byte, error) {
-	const spillPath = renderSpillPath
 	cases := []renderCase{
 		{title: "success", fg: render.Foreground{Stdout: render.Stream{Text: "ok  example.com/app  0.412s\n"}}},
 		{title: "non-zero exit: a marker in the text; the bash tool returns it as a normal result, not a tool error", fg: render.Foreground{ExitCode: 1, Stdout: render.Stream{Text: "--- FAIL: TestParse (0.00s)\n    parse_test.go:14: got 3, want 4\nFAIL"}}},
 		{title: "stderr only", fg: render.Foreground{Stderr: render.Stream{Text: "warning: --fast is deprecated, use --jobs\n"}}},
 		{title: "no output", fg: render.Foreground{}},
-		{title: "truncated stream: the tail, and where the full output is", fg: render.Foreground{Stdout: render.Stream{Text: "line 4998\nline 4999\nline 5000\n", Truncated: true, FullPath: spillPath}}},
+		{title: "truncated stream: the tail, and where the full output is", fg: render.Foreground{Stdout: render.Stream{Text: "line 4998\nline 4999\nline 5000\n", Truncated: true, FullPath: renderSpillPath}}},
 		{title: "timeout promoted to a background job (not killed)", promoted: true, command: "make release", jobID: "bash-1",
 			fg:    render.Foreground{TimeoutMs: 60000, Stdout: render.Stream{Text: "compiling 214 packages...\n"}},
 			later: render.Outcome{ExitCode: 0}},
