@@ -635,10 +635,13 @@ type Read struct {
 	EscalationAdvertised bool
 }
 
-// Text renders the job_output result.
+// Text renders the job_output result: [Read.Body] and the status line.
 func (rd Read) Text() string {
-	return render.JobOutput(render.JobRead(rd.Delta, rd.EscalationAdvertised), rd.Status, rd.Detail)
+	return render.JobOutput(rd.Body(), rd.Status, rd.Detail)
 }
+
+// Body renders the read's new output and notes (the value's text).
+func (rd Read) Body() string { return render.JobRead(rd.Delta, rd.EscalationAdvertised) }
 
 // Read returns the output produced since the previous read (consumed). The
 // sandbox notes of a settled job that was killed or never ran follow on

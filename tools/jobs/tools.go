@@ -179,7 +179,7 @@ func (t jobTools) output(ctx context.Context, call *pipeline.Call) (pipeline.Out
 		}
 	}
 	rd := j.Read()
-	return textOutput(rd.Text(), outputValue{Text: render.JobRead(rd.Delta, rd.EscalationAdvertised), Job: j.public()}), nil
+	return textOutput(rd.Text(), outputValue{Text: rd.Body(), Job: j.publicAs(rd.Status, rd.Detail)}), nil
 }
 
 // kill is job_kill; its reason is only logged in the call's arguments, as
@@ -240,13 +240,20 @@ type killValue struct {
 // public is the job's snapshot now; finishedAt once it settled.
 func (j *Job) public() publicJob {
 	status, detail := j.StatusDetail()
+	return j.publicAs(status, detail)
+}
+
+// publicAs is the job's value with the status and detail one snapshot saw
+// (a read's, so text and value agree); finishedAt is there exactly when
+// that status is a settled one.
+func (j *Job) publicAs(status, detail string) publicJob {
 	p := publicJob{ID: j.ID(), Kind: j.Kind, Label: j.Label, Status: status, Detail: detail, StartedAt: j.Started.UnixMilli()}
-	j.mu.Lock()
-	if j.isDone {
+	if status != StatusRunning && status != StatusStopping {
+		j.mu.Lock()
 		ms := j.finished.UnixMilli()
+		j.mu.Unlock()
 		p.FinishedAt = &ms
 	}
-	j.mu.Unlock()
 	return p
 }
 
