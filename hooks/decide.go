@@ -61,7 +61,7 @@ func rank(decision string) int {
 // the reason and stdout unread; exit 0 with a JSON object on stdout carries
 // structured fields; anything else decides nothing.
 func decode(point Point, exitCode *int, stdout, stderr string) output {
-	stdout, stderr = jsTrim(stdout), jsTrim(stderr)
+	stdout, stderr = jsjson.Trim(stdout), jsjson.Trim(stderr)
 	var o output
 	switch {
 	case exitCode == nil:
@@ -199,24 +199,10 @@ func postDecision(d *Dialect, m merged, next func() (pipeline.PostDecision, erro
 
 // --8<-- [end:mapping]
 
-// jsTrim is String.prototype.trim: WhiteSpace and LineTerminator (U+FEFF
-// included, U+0085 not).
-func jsTrim(s string) string {
-	return strings.TrimFunc(s, isJSSpace)
-}
-
-func isJSSpace(r rune) bool {
-	switch r {
-	case '\t', '\n', '\v', '\f', '\r', ' ', 0xA0, 0x1680, 0x2028, 0x2029, 0x202F, 0x205F, 0x3000, 0xFEFF:
-		return true
-	}
-	return r >= 0x2000 && r <= 0x200A
-}
-
 // summary is hook/result's stderrSummary: the trimmed stderr, cut to max
 // UTF-16 code units plus "…" when longer ("" means omitted).
 func summary(stderr string, maxUnits int) string {
-	s := jsTrim(stderr)
+	s := jsjson.Trim(stderr)
 	units := utf16.Encode([]rune(s))
 	if len(units) <= maxUnits {
 		return s

@@ -23,4 +23,7 @@
 //
 // It imports only the standard library; it must not import anything in this
 // repository.
+//
+// [IsSpace] and [Trim] are JavaScript's whitespace (\s, String.prototype.trim),
+// which hooks, the SDK declarations and the session search share.
 package jsjson

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/dshsim/dshsim/internal/jsjson"
 )
 
 // snippetChars is the longest snippet, in code points (upstream's
@@ -99,7 +101,7 @@ func snippet(text string, spans []span) string {
 		if matchStart < 0 && len(spans) > 0 && i == spans[0].start {
 			matchStart = len(chars)
 		}
-		if jsSpace(r) {
+		if jsjson.IsSpace(r) {
 			if len(chars) > 0 && chars[len(chars)-1] != ' ' {
 				chars = append(chars, ' ')
 			}
@@ -134,10 +136,4 @@ func snippet(text string, spans []span) string {
 	}
 	end = min(len(chars), start+width)
 	return prefix + string(chars[start:end]) + suffix
-}
-
-// jsSpace is JavaScript's \s (and String.prototype.trim's whitespace): Go's
-// unicode.IsSpace plus U+FEFF, minus U+0085.
-func jsSpace(r rune) bool {
-	return r == '\uFEFF' || r != '\u0085' && unicode.IsSpace(r)
 }

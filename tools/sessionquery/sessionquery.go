@@ -291,7 +291,7 @@ func SemanticText(e session.Event) string {
 func joinText(parts []string) string {
 	var kept []string
 	for _, p := range parts {
-		if p = strings.TrimFunc(p, jsSpace); p != "" {
+		if p = jsjson.Trim(p); p != "" {
 			kept = append(kept, p)
 		}
 	}

@@ -76,18 +76,9 @@ func Key(name string) string {
 // whitespace collapsed to one space, trimmed, "*/" escaped as "*\/"; "" when
 // the description is empty after trimming.
 func DocLine(desc string) string {
-	text := strings.Join(strings.FieldsFunc(desc, isJSSpace), " ")
+	text := strings.Join(strings.FieldsFunc(desc, jsjson.IsSpace), " ")
 	if text == "" {
 		return ""
 	}
 	return "/** " + strings.ReplaceAll(text, "*/", `*\/`) + " */"
-}
-
-// isJSSpace is JavaScript's \s: WhiteSpace and LineTerminator.
-func isJSSpace(r rune) bool {
-	switch r {
-	case '\t', '\n', '\v', '\f', '\r', ' ', 0xa0, 0x1680, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000, 0xfeff:
-		return true
-	}
-	return r >= 0x2000 && r <= 0x200a
 }
