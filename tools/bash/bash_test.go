@@ -1,7 +1,6 @@
 package bash
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -19,6 +18,7 @@ import (
 	"github.com/dshsim/dshsim/pipeline/session/sessiontest"
 	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/sandbox/outfile"
+	"github.com/dshsim/dshsim/sandbox/procfs"
 	"github.com/dshsim/dshsim/tools/jobs"
 )
 
@@ -452,16 +452,6 @@ func jobTools(t *testing.T, reg *jobs.Registry) []pipeline.Tool {
 	return tools
 }
 
-// alive reports from outside whether pid is a live process (not a zombie).
-func alive(pid int) bool {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	i := bytes.LastIndexByte(data, ')')
-	return i >= 0 && i+2 < len(data) && data[i+2] != 'Z'
-}
-
 // TestAbortLeavesNoOrphan: cancelling a running call terminates its whole
 // process group, a member that ignores SIGTERM included (SIGKILL after the
 // grace), before the call answers "tool call aborted"; checked from outside
@@ -491,7 +481,7 @@ func TestAbortLeavesNoOrphan(t *testing.T) {
 	if !pipeline.HasCode(err, pipeline.CodeAborted) || err.Error() != "tool call aborted" {
 		t.Fatalf("err = %v", err)
 	}
-	if alive(member) {
+	if procfs.Alive(member) {
 		t.Errorf("member %d of the aborted command's group is still alive after the call answered", member)
 	}
 }
