@@ -20,6 +20,7 @@ import (
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/sandbox"
+	"github.com/dshsim/dshsim/sandbox/outfile"
 	"github.com/dshsim/dshsim/stack"
 	"github.com/dshsim/dshsim/tools/jobs"
 )
@@ -198,7 +199,7 @@ func replay(ctx context.Context, dir string, opt Options, res *Result) (ourLog [
 	// /tmp is this replay's own (package isolate): the workspace is spelled
 	// like upstream's (/tmp/acp-snap-cwd-XXXXXX, the same length), the spill
 	// root is upstream's fixed path, and everything goes with the namespace.
-	ws, err := mkdtemp("/tmp", "acp-snap-cwd-")
+	ws, err := outfile.Mkdtemp("/tmp", "acp-snap-cwd-")
 	if err != nil {
 		return nil, err
 	}
@@ -208,7 +209,7 @@ func replay(ctx context.Context, dir string, opt Options, res *Result) (ourLog [
 			return nil, fmt.Errorf("seed workspace from %s: %w", rec.Workspace, err)
 		}
 	}
-	logDir, err := mkdtemp("/tmp", "acp-snap-sessions-")
+	logDir, err := outfile.Mkdtemp("/tmp", "acp-snap-sessions-")
 	if err != nil {
 		return nil, err
 	}
