@@ -1,7 +1,6 @@
 package bash
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/dshsim/dshsim/escalation"
+	"github.com/dshsim/dshsim/internal/jsjson"
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/render"
 	"github.com/dshsim/dshsim/sandbox"
@@ -200,68 +200,62 @@ type args struct {
 	Esc        escalation.Args
 }
 
-func parseArgs(call *pipeline.Call) (args, error) {
-	var raw map[string]json.RawMessage
-	if err := call.DecodeArgs(&raw); err != nil {
+// errNotSchema marks an argument that is not of its schema's type.
+var errNotSchema = errors.New("an argument is not of its schema's type")
+
+// parseArgs reads the arguments the pipeline's schema check passed
+// ([pipeline.CheckArgs]: command and description present, every argument of
+// its type, sandbox_permissions one of its enum) and makes the tool's own
+// checks, upstream's validateBashArgs: a blank command or description, a
+// timeout that is not positive.
+func (t *Tool) parseArgs(call *pipeline.Call) (args, error) {
+	a, err := decodeArgs(call)
+	if err != nil {
+		// only a body run without the pipeline's check gets here
+		if cerr := pipeline.CheckArgs(t.Definition(), call); cerr != nil {
+			return args{}, cerr
+		}
 		return args{}, fmt.Errorf("invalid arguments: %v", err)
 	}
-	var a args
-	str := func(key string) (string, bool) {
-		var s string
-		v, ok := raw[key]
-		if !ok || json.Unmarshal(v, &s) != nil {
-			return "", false
-		}
-		return s, true
-	}
-	if s, ok := str("command"); !ok || strings.TrimSpace(s) == "" {
+	switch {
+	case strings.TrimSpace(a.Command) == "":
 		return a, errors.New("invalid command: expected a non-empty string")
-	} else {
-		a.Command = s
-	}
-	if s, ok := str("description"); !ok || strings.TrimSpace(s) == "" {
+	case strings.TrimSpace(a.Desc) == "":
 		return a, errors.New("invalid description: expected a non-empty string")
-	} else {
-		a.Desc = s
+	case a.TimeoutMs != nil && !(*a.TimeoutMs > 0):
+		// the schema admits finite numbers only: JSON.stringify writes one
+		// as JavaScript prints it
+		return a, fmt.Errorf("invalid timeoutMs: expected a positive number, got %s", jsjson.FormatNumber(*a.TimeoutMs))
 	}
-	if v, ok := raw["timeoutMs"]; ok && string(v) != "null" {
-		var f float64
-		if json.Unmarshal(v, &f) != nil || !(f > 0) || math.IsInf(f, 0) {
-			return a, fmt.Errorf("invalid timeoutMs: expected a positive number, got %s", compactJSON(v))
-		}
-		a.TimeoutMs = &f
-	}
-	if v, ok := raw["workdir"]; ok && string(v) != "null" {
-		if json.Unmarshal(v, &a.Workdir) != nil {
-			return a, fmt.Errorf("invalid workdir: expected a string, got %s", compactJSON(v))
-		}
-	}
-	if v, ok := raw["run_in_background"]; ok && string(v) != "null" {
-		if json.Unmarshal(v, &a.Background) != nil {
-			return a, fmt.Errorf("invalid run_in_background: expected a boolean, got %s", compactJSON(v))
-		}
-	}
-	esc, err := escalation.DecodeArgs(raw, func(key string, v json.RawMessage) error {
-		return fmt.Errorf("invalid %s: expected a string, got %s", key, compactJSON(v))
-	})
-	if err != nil {
-		return a, err
-	}
-	a.Esc = esc
 	return a, nil
 }
 
-func compactJSON(v json.RawMessage) string {
-	var b bytes.Buffer
-	if err := json.Compact(&b, v); err != nil {
-		return string(v)
+// decodeArgs reads the argument object by its exact keys; a required key
+// that is missing, or a value not of its schema's type, is errNotSchema.
+func decodeArgs(call *pipeline.Call) (args, error) {
+	var raw map[string]json.RawMessage
+	if err := call.DecodeArgs(&raw); err != nil {
+		return args{}, err
 	}
-	return b.String()
+	var a args
+	var command, desc *string
+	for key, dst := range map[string]any{"command": &command, "description": &desc, "timeoutMs": &a.TimeoutMs, "workdir": &a.Workdir, "run_in_background": &a.Background} {
+		if v, ok := raw[key]; ok && (string(v) == "null" || json.Unmarshal(v, dst) != nil) {
+			return args{}, errNotSchema
+		}
+	}
+	if command == nil || desc == nil {
+		return args{}, errNotSchema
+	}
+	a.Command, a.Desc = *command, *desc
+	var err error
+	a.Esc, err = escalation.DecodeArgs(raw, func(string, json.RawMessage) error { return errNotSchema })
+	return a, err
 }
 
 // Run executes one bash call in the order described in the package manual.
 func (t *Tool) Run(ctx context.Context, call *pipeline.Call) (pipeline.Output, error) {
-	a, err := parseArgs(call)
+	a, err := t.parseArgs(call)
 	if err != nil {
 		return pipeline.Output{}, err
 	}
@@ -387,11 +381,11 @@ func (t *Tool) spawner(ctx context.Context, policy sandbox.Policy, command, work
 }
 
 func (t *Tool) timeout(a args) int64 {
-	ms := t.cfg.TimeoutMs
-	if a.TimeoutMs != nil {
-		ms = int64(math.Ceil(*a.TimeoutMs))
+	if a.TimeoutMs == nil {
+		return min(t.cfg.TimeoutMs, t.cfg.MaxTimeoutMs)
 	}
-	return min(ms, t.cfg.MaxTimeoutMs)
+	// capped before the conversion: a timeout past int64's range is the cap
+	return int64(math.Ceil(min(*a.TimeoutMs, float64(t.cfg.MaxTimeoutMs))))
 }
 
 func (t *Tool) foreground(ctx context.Context, call *pipeline.Call, policy sandbox.Policy, a args, workdir string) (pipeline.Output, error) {
