@@ -158,6 +158,38 @@ func TestBodyRunWithoutTheSchemaCheck(t *testing.T) {
 	}
 }
 
+// TestUndeclaredArguments: with background execution disabled and no
+// confining executor, run_in_background and the escalation fields are not
+// declared, so the schema check lets any value through: only a literal true
+// asks for the background (upstream's run_in_background === true), and an
+// escalation field that is not a string is refused by the tool.
+func TestUndeclaredArguments(t *testing.T) {
+	ws := t.TempDir()
+	tool := newTool(t, Config{EnableRunInBackground: no()}, Deps{})
+	for _, tc := range []struct {
+		args map[string]any
+		out  string
+		err  string
+	}{
+		{args: cmd("echo hi", "run_in_background", "yes"), out: "hi\n"},
+		{args: cmd("echo hi", "run_in_background", 1), out: "hi\n"},
+		{args: cmd("echo hi", "run_in_background", true), err: ErrBackgroundDisabled.Error()},
+		{args: cmd("true", "sandbox_permissions", 5, "justification", "j"), err: "invalid sandbox_permissions: expected a string, got 5"},
+		{args: cmd("true", "sandbox_permissions", "danger-full-access", "justification", []int{1, 2}), err: "invalid justification: expected a string, got [1,2]"},
+	} {
+		out, err := run(t, tool, call(agent(t, "s", ws), tc.args))
+		if tc.err != "" {
+			if err == nil || err.Error() != tc.err {
+				t.Errorf("%v: err = %v, want %q", tc.args, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || !strings.HasPrefix(out, tc.out) {
+			t.Errorf("%v: %q, %v; want a foreground run printing %q", tc.args, out, err, tc.out)
+		}
+	}
+}
+
 // TestTimeoutIsCappedBeforeItIsConverted: a requested timeout past int64's
 // milliseconds is the cap, not an overflowed (negative) deadline.
 func TestTimeoutIsCappedBeforeItIsConverted(t *testing.T) {

@@ -1,6 +1,7 @@
 package bash
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -200,22 +201,21 @@ type args struct {
 	Esc        escalation.Args
 }
 
-// errNotSchema marks an argument that is not of its schema's type.
-var errNotSchema = errors.New("an argument is not of its schema's type")
-
 // parseArgs reads the arguments the pipeline's schema check passed
-// ([pipeline.CheckArgs]: command and description present, every argument of
-// its type, sandbox_permissions one of its enum) and makes the tool's own
+// ([pipeline.CheckArgs]: command and description present, timeoutMs and
+// workdir of their types, and, where they are declared, run_in_background a
+// boolean and sandbox_permissions one of its enum) and makes the tool's own
 // checks, upstream's validateBashArgs: a blank command or description, a
 // timeout that is not positive.
 func (t *Tool) parseArgs(call *pipeline.Call) (args, error) {
-	a, err := decodeArgs(call)
-	if err != nil {
+	var raw map[string]json.RawMessage
+	a, ok := t.decodeDeclared(call, &raw)
+	if !ok {
 		// only a body run without the pipeline's check gets here
-		if cerr := pipeline.CheckArgs(t.Definition(), call); cerr != nil {
-			return args{}, cerr
+		if err := pipeline.CheckArgs(t.Definition(), call); err != nil {
+			return args{}, err
 		}
-		return args{}, fmt.Errorf("invalid arguments: %v", err)
+		return args{}, errors.New("invalid arguments: expected an object")
 	}
 	switch {
 	case strings.TrimSpace(a.Command) == "":
@@ -227,30 +227,49 @@ func (t *Tool) parseArgs(call *pipeline.Call) (args, error) {
 		// as JavaScript prints it
 		return a, fmt.Errorf("invalid timeoutMs: expected a positive number, got %s", jsjson.FormatNumber(*a.TimeoutMs))
 	}
-	return a, nil
+	// Only a literal true runs in the background (upstream's
+	// run_in_background === true): with background execution disabled the
+	// argument is not declared, and may be anything.
+	a.Background = string(raw["run_in_background"]) == "true"
+	// Declared, the escalation fields are strings; not declared (escalation
+	// not advertised), anything may come, and a value that is not a string
+	// is refused here.
+	esc, err := escalation.DecodeArgs(raw, func(key string, v json.RawMessage) error {
+		var b bytes.Buffer
+		json.Compact(&b, v)
+		return fmt.Errorf("invalid %s: expected a string, got %s", key, b.String())
+	})
+	a.Esc = esc
+	return a, err
 }
 
-// decodeArgs reads the argument object by its exact keys; a required key
-// that is missing, or a value not of its schema's type, is errNotSchema.
-func decodeArgs(call *pipeline.Call) (args, error) {
-	var raw map[string]json.RawMessage
-	if err := call.DecodeArgs(&raw); err != nil {
-		return args{}, err
+// decodeDeclared reads the arguments this tool's schema declares by their
+// exact keys (command, description, timeoutMs and workdir into a; the
+// background and escalation fields, where declared, only for their types),
+// and the argument object into raw; ok is false when a required one is
+// missing or one is not of its schema's type.
+func (t *Tool) decodeDeclared(call *pipeline.Call, raw *map[string]json.RawMessage) (a args, ok bool) {
+	if call.DecodeArgs(raw) != nil {
+		return a, false
 	}
-	var a args
 	var command, desc *string
-	for key, dst := range map[string]any{"command": &command, "description": &desc, "timeoutMs": &a.TimeoutMs, "workdir": &a.Workdir, "run_in_background": &a.Background} {
-		if v, ok := raw[key]; ok && (string(v) == "null" || json.Unmarshal(v, dst) != nil) {
-			return args{}, errNotSchema
+	declared := map[string]any{"command": &command, "description": &desc, "timeoutMs": &a.TimeoutMs, "workdir": &a.Workdir}
+	if t.background {
+		declared["run_in_background"] = new(bool)
+	}
+	if t.EscalationAdvertised() {
+		declared["sandbox_permissions"], declared["justification"] = new(string), new(string)
+	}
+	for key, dst := range declared {
+		if v, present := (*raw)[key]; present && (string(v) == "null" || json.Unmarshal(v, dst) != nil) {
+			return a, false
 		}
 	}
 	if command == nil || desc == nil {
-		return args{}, errNotSchema
+		return a, false
 	}
 	a.Command, a.Desc = *command, *desc
-	var err error
-	a.Esc, err = escalation.DecodeArgs(raw, func(string, json.RawMessage) error { return errNotSchema })
-	return a, err
+	return a, true
 }
 
 // Run executes one bash call in the order described in the package manual.

@@ -3,6 +3,7 @@ package jobs
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"os"
 	"regexp"
 	"strings"
@@ -133,6 +134,9 @@ func TestOutputWait(t *testing.T) {
 	for _, tc := range []struct{ args, got string }{
 		{`{"job_id":"bash-1","wait":true,"timeout_ms":0}`, "0"},
 		{`{"job_id":"bash-1","wait":true,"timeout_ms":-5}`, "-5"},
+		// JSON.stringify of the number, not the spelling sent
+		{`{"job_id":"bash-1","wait":true,"timeout_ms":-5.0}`, "-5"},
+		{`{"job_id":"bash-1","wait":true,"timeout_ms":-0.0000001}`, "-1e-7"},
 	} {
 		r := h.call(context.Background(), a, "job_output", tc.args)
 		if want := "Error: invalid wait timeout: expected a positive number of milliseconds, got " + tc.got; r.Text() != want {
@@ -149,6 +153,59 @@ func TestOutputWait(t *testing.T) {
 	}
 	if r := h.call(context.Background(), a, "job_list", `{}`); !strings.Contains(r.Text(), "bash-2 [bash] running — sleep 30") {
 		t.Errorf("the job did not keep running after the aborted wait: %q", r.Text())
+	}
+}
+
+// TestWaitTimeoutEdges: timeout_ms past float64's range fails the schema
+// check; a configured default that is infinite makes a wait without
+// timeout_ms fail as upstream's does (JSON.stringify(Infinity) is null),
+// while a requested finite one (capped by nothing) waits.
+func TestWaitTimeoutEdges(t *testing.T) {
+	h, _ := newTools(t, ToolsConfig{WaitTimeoutMs: math.Inf(1), MaxWaitTimeoutMs: math.Inf(1)})
+	a := agent(t, "s")
+	if _, err := h.jobs.Start(spec("s", "true"), bash("true")); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ args, want string }{
+		{`{"job_id":"bash-1","wait":true,"timeout_ms":1e999}`, `Error: invalid arguments: "timeout_ms" must be a finite JSON number`},
+		{`{"job_id":"bash-1","wait":true}`, "Error: invalid wait timeout: expected a positive number of milliseconds, got null"},
+		{`{"job_id":"bash-1","wait":true,"timeout_ms":20000}`, "(no new output)\n[status: completed, exit code: 0]"},
+	} {
+		if r := h.call(context.Background(), a, "job_output", tc.args); r.Text() != tc.want {
+			t.Errorf("%s = %q, want %q", tc.args, r.Text(), tc.want)
+		}
+	}
+}
+
+// TestBodiesWithoutTheSchemaCheck: a job tool's body run directly, without
+// the pipeline's argument check, refuses arguments of the wrong type and
+// touches no job.
+func TestBodiesWithoutTheSchemaCheck(t *testing.T) {
+	jr, _ := newReg(t, Options{})
+	tools, err := Tools(jr, ToolsConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := agent(t, "s")
+	if _, err := jr.Start(spec("s", "sleep 30"), bash("sleep 30")); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ args, want string }{
+		{`[]`, "invalid arguments: expected an object"},
+		{`{"job_id":5}`, "invalid arguments: job_id is not of its schema's type"},
+		{`{"job_id":null}`, "invalid arguments: job_id is not of its schema's type"},
+		{`{"job_id":"bash-1","wait":"yes"}`, "invalid arguments: wait is not of its schema's type"},
+		{`{"job_id":"bash-1","wait":true,"timeout_ms":"soon"}`, "invalid arguments: timeout_ms is not of its schema's type"},
+	} {
+		for _, tl := range tools[:2] { // job_output, job_kill
+			call := pipeline.NewCall("c", tl.Name, json.RawMessage(tc.args), a, context.Background())
+			if _, err := tl.Run(context.Background(), call); err == nil || err.Error() != tc.want {
+				t.Errorf("%s %s: %v, want %q", tl.Name, tc.args, err, tc.want)
+			}
+		}
+	}
+	if j, err := jr.Get("s", "bash-1"); err != nil || j.Read().Status != "running" {
+		t.Errorf("the job was touched: %v", err)
 	}
 }
 
