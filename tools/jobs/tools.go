@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"strings"
 	"time"
@@ -88,45 +89,39 @@ type jobTools struct {
 	cfg ToolsConfig
 }
 
-// jobArgs are a job tool's arguments.
-type jobArgs struct {
-	JobID   string
-	Wait    bool
-	Timeout *float64 // timeout_ms, nil when absent
-}
-
 // decodeArgs reads the arguments the pipeline's schema check passed
 // ([pipeline.CheckArgs]: job_id a required string, wait a boolean,
-// timeout_ms a finite number) by their exact keys. A body run without that
-// check (a test) is refused when they are not of those types.
-func decodeArgs(call *pipeline.Call) (jobArgs, error) {
+// timeout_ms a finite number) into fields, by their exact keys (an
+// undeclared argument is not read). A body run without that check (a test)
+// is refused when they are not of those types.
+func decodeArgs(call *pipeline.Call, fields map[string]any) error {
 	var raw map[string]json.RawMessage
-	var a jobArgs
 	if err := call.DecodeArgs(&raw); err != nil || raw == nil {
-		return a, errors.New("invalid arguments: expected an object")
+		return errors.New("invalid arguments: expected an object")
 	}
-	for key, dst := range map[string]any{"job_id": &a.JobID, "wait": &a.Wait, "timeout_ms": &a.Timeout} {
+	for key, dst := range fields {
 		if v, ok := raw[key]; ok && (string(v) == "null" || json.Unmarshal(v, dst) != nil) {
-			return a, fmt.Errorf("invalid arguments: %s is not of its schema's type", key)
+			return fmt.Errorf("invalid arguments: %s is not of its schema's type", key)
 		}
 	}
-	return a, nil
+	return nil
 }
 
-// job decodes the arguments and resolves job_id: a non-empty string naming
-// a job the caller may see.
-func (t jobTools) job(call *pipeline.Call) (*Job, jobArgs, error) {
-	a, err := decodeArgs(call)
-	if err != nil {
-		return nil, a, err
+// job decodes job_id (and the tool's other arguments into more) and
+// resolves it: a non-empty string naming a job the caller may see.
+func (t jobTools) job(call *pipeline.Call, more map[string]any) (*Job, error) {
+	var id string
+	fields := map[string]any{"job_id": &id}
+	maps.Copy(fields, more)
+	if err := decodeArgs(call, fields); err != nil {
+		return nil, err
 	}
-	if a.JobID == "" {
+	if id == "" {
 		// upstream's text ends in JSON.stringify(job_id); past the schema
 		// check the only id it refuses is the empty string
-		return nil, a, errors.New(`invalid job_id: expected a non-empty string, got ""`)
+		return nil, errors.New(`invalid job_id: expected a non-empty string, got ""`)
 	}
-	j, err := t.reg.Get(call.SessionID(), a.JobID)
-	return j, a, err
+	return t.reg.Get(call.SessionID(), id)
 }
 
 // waitTimeout is min(timeout_ms ?? waitTimeoutMs, maxWaitTimeoutMs); ok is
@@ -150,12 +145,14 @@ func (t jobTools) waitTimeout(req *float64) (ms float64, text string, ok bool) {
 }
 
 func (t jobTools) output(ctx context.Context, call *pipeline.Call) (pipeline.Output, error) {
-	j, a, err := t.job(call)
+	var wait bool
+	var timeout *float64
+	j, err := t.job(call, map[string]any{"wait": &wait, "timeout_ms": &timeout})
 	if err != nil {
 		return pipeline.Output{}, err
 	}
-	if a.Wait {
-		ms, text, ok := t.waitTimeout(a.Timeout)
+	if wait {
+		ms, text, ok := t.waitTimeout(timeout)
 		if !ok {
 			return pipeline.Output{}, fmt.Errorf("invalid wait timeout: expected a positive number of milliseconds, got %s", text)
 		}
@@ -170,7 +167,7 @@ func (t jobTools) output(ctx context.Context, call *pipeline.Call) (pipeline.Out
 // kill is job_kill; its reason is only logged in the call's arguments, as
 // upstream's is never forwarded to the process.
 func (t jobTools) kill(_ context.Context, call *pipeline.Call) (pipeline.Output, error) {
-	j, _, err := t.job(call)
+	j, err := t.job(call, nil)
 	if err != nil {
 		return pipeline.Output{}, err
 	}

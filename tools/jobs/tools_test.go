@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -179,7 +180,7 @@ func TestWaitTimeoutEdges(t *testing.T) {
 
 // TestBodiesWithoutTheSchemaCheck: a job tool's body run directly, without
 // the pipeline's argument check, refuses arguments of the wrong type and
-// touches no job.
+// touches no job; it reads only the arguments it declares.
 func TestBodiesWithoutTheSchemaCheck(t *testing.T) {
 	jr, _ := newReg(t, Options{})
 	tools, err := Tools(jr, ToolsConfig{})
@@ -190,22 +191,28 @@ func TestBodiesWithoutTheSchemaCheck(t *testing.T) {
 	if _, err := jr.Start(spec("s", "sleep 30"), bash("sleep 30")); err != nil {
 		t.Fatal(err)
 	}
-	for _, tc := range []struct{ args, want string }{
-		{`[]`, "invalid arguments: expected an object"},
-		{`{"job_id":5}`, "invalid arguments: job_id is not of its schema's type"},
-		{`{"job_id":null}`, "invalid arguments: job_id is not of its schema's type"},
-		{`{"job_id":"bash-1","wait":"yes"}`, "invalid arguments: wait is not of its schema's type"},
-		{`{"job_id":"bash-1","wait":true,"timeout_ms":"soon"}`, "invalid arguments: timeout_ms is not of its schema's type"},
+	for _, tc := range []struct{ tool, args, want string }{
+		{OutputName, `[]`, "invalid arguments: expected an object"},
+		{KillName, `[]`, "invalid arguments: expected an object"},
+		{OutputName, `{"job_id":5}`, "invalid arguments: job_id is not of its schema's type"},
+		{KillName, `{"job_id":null}`, "invalid arguments: job_id is not of its schema's type"},
+		{OutputName, `{"job_id":"bash-1","wait":"yes"}`, "invalid arguments: wait is not of its schema's type"},
+		{OutputName, `{"job_id":"bash-1","wait":true,"timeout_ms":"soon"}`, "invalid arguments: timeout_ms is not of its schema's type"},
 	} {
-		for _, tl := range tools[:2] { // job_output, job_kill
-			call := pipeline.NewCall("c", tl.Name, json.RawMessage(tc.args), a, context.Background())
-			if _, err := tl.Run(context.Background(), call); err == nil || err.Error() != tc.want {
-				t.Errorf("%s %s: %v, want %q", tl.Name, tc.args, err, tc.want)
-			}
+		i := slices.IndexFunc(tools, func(tl pipeline.Tool) bool { return tl.Name == tc.tool })
+		call := pipeline.NewCall("c", tc.tool, json.RawMessage(tc.args), a, context.Background())
+		if _, err := tools[i].Run(context.Background(), call); err == nil || err.Error() != tc.want {
+			t.Errorf("%s %s: %v, want %q", tc.tool, tc.args, err, tc.want)
 		}
 	}
 	if j, err := jr.Get("s", "bash-1"); err != nil || j.Read().Status != "running" {
 		t.Errorf("the job was touched: %v", err)
+	}
+	// job_kill reads no argument it does not declare
+	i := slices.IndexFunc(tools, func(tl pipeline.Tool) bool { return tl.Name == KillName })
+	call := pipeline.NewCall("c", KillName, json.RawMessage(`{"job_id":"bash-1","wait":"yes","timeout_ms":"soon"}`), a, context.Background())
+	if out, err := tools[i].Run(context.Background(), call); err != nil || out.Content[0].Text != "requested cancellation of job bash-1" {
+		t.Errorf("job_kill with job_output's arguments of other types: %+v, %v", out, err)
 	}
 }
 
