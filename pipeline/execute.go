@@ -304,15 +304,16 @@ func (r *Registry) dispatch(call *Call, h *hooks, bodyInvoked *atomic.Bool) (Res
 }
 
 // cancelled replaces a success after the caller cancelled: ABORTED when the
-// body ran, else ABORTED_BEFORE_DISPATCH; the result's contexts are kept.
+// body ran, else ABORTED_BEFORE_DISPATCH; the result's context messages are
+// kept.
 func cancelled(res Result, bodyInvoked bool) Result {
-	contexts, messages := res.AdditionalContexts, res.ContextMessages
+	messages := res.ContextMessages
 	if bodyInvoked {
 		res = ErrorResult(ErrAborted)
 	} else {
 		res = ErrorResult(ErrAbortedBeforeDispatch)
 	}
-	res.AdditionalContexts, res.ContextMessages = contexts, messages
+	res.ContextMessages = messages
 	return res
 }
 
@@ -365,7 +366,6 @@ func (r *Registry) runBody(ctx context.Context, call *Call, h *hooks, invoked *a
 		res = ErrorResult(err)
 		var cc ContextCarrier
 		if errors.As(err, &cc) {
-			res.AdditionalContexts = append([]string(nil), cc.AdditionalContexts()...)
 			res.ContextMessages = cloneMessages(cc.ContextMessages())
 		}
 		return res
@@ -377,9 +377,6 @@ func (r *Registry) runBody(ctx context.Context, call *Call, h *hooks, invoked *a
 		return ErrorResult(NewError("ToolOutputError", "INVALID_TOOL_OUTPUT", fmt.Sprintf("tool %q returned invalid output: output.presentationMeta failed: meta is not lossless JSON", call.name)))
 	}
 	res = Result{Value: out.Value, Content: out.Content}
-	if len(out.AdditionalContexts) > 0 {
-		res.AdditionalContexts = append([]string(nil), out.AdditionalContexts...)
-	}
 	res.ContextMessages = cloneMessages(out.ContextMessages)
 	if res.Content == nil {
 		res.Content = []Block{}
@@ -414,9 +411,6 @@ func (r *Registry) postExecute(call *Call, h *hooks, res Result, invoked bool) R
 		if d.Content != nil {
 			res.Content = append([]Block(nil), d.Content...)
 		}
-		if len(d.AdditionalContexts) > 0 {
-			res.AdditionalContexts = append(append([]string(nil), res.AdditionalContexts...), d.AdditionalContexts...)
-		}
 		if len(d.ContextMessages) > 0 {
 			res.ContextMessages = append(cloneMessages(res.ContextMessages), cloneMessages(d.ContextMessages)...)
 		}
@@ -426,9 +420,6 @@ func (r *Registry) postExecute(call *Call, h *hooks, res Result, invoked bool) R
 			fb = []Block{}
 		}
 		res = Result{IsError: true, Content: fb, Error: &ResultError{Message: blockMessage(d.Feedback)}}
-		if len(d.AdditionalContexts) > 0 {
-			res.AdditionalContexts = append([]string(nil), d.AdditionalContexts...)
-		}
 		res.ContextMessages = cloneMessages(d.ContextMessages)
 	default:
 		return ErrorResult(fmt.Errorf("tools/post-execute returned an unknown decision kind %q; only accept and block exist", string(d.Kind)))

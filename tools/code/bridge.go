@@ -45,7 +45,7 @@ type settleEvent struct {
 // driver lane per run (code-mode.md §6.3): starts in submission order, each
 // start waiting for the previous call's prepare stages; safe calls overlap
 // up to max, an exclusive call waits for the pool to drain and holds the
-// lane through its commit; commits (post-execute, settle event, contexts)
+// lane through its commit; commits (post-execute, settle event, context messages)
 // in submission order.
 type bridge struct {
 	outer *pipeline.Call
@@ -66,7 +66,6 @@ type bridge struct {
 	startLog   int            // the highest submission whose start event is logged
 	admitted   int            // the submission that left the queue and is logging its start
 	started    sync.WaitGroup
-	contexts   []string
 	messages   []pipeline.ContextMessage
 }
 
@@ -186,7 +185,6 @@ func (b *bridge) call(_ context.Context, seq int64, name string, args json.RawMe
 	// --8<-- [end:dispatch]
 
 	b.mu.Lock()
-	b.contexts = append(b.contexts, res.AdditionalContexts...)
 	b.messages = append(b.messages, res.ContextMessages...)
 	b.commitTurn++
 	reason := b.over
@@ -239,8 +237,8 @@ func (b *bridge) append(typ string, data any) {
 
 // drain ends the lane: queued calls are abandoned, calls in flight (which
 // see the run signal) settle; it returns when every started call committed,
-// with the contexts and context messages the calls deferred.
-func (b *bridge) drain(reason string) ([]string, []pipeline.ContextMessage) {
+// with the context messages the calls deferred.
+func (b *bridge) drain(reason string) []pipeline.ContextMessage {
 	b.mu.Lock()
 	if b.over == "" {
 		b.over = reason
@@ -250,5 +248,5 @@ func (b *bridge) drain(reason string) ([]string, []pipeline.ContextMessage) {
 	b.started.Wait()
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return append([]string(nil), b.contexts...), append([]pipeline.ContextMessage(nil), b.messages...)
+	return append([]pipeline.ContextMessage(nil), b.messages...)
 }
