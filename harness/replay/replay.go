@@ -166,7 +166,7 @@ func replay(ctx context.Context, dir string, opt Options, res *Result) (ourLog [
 		res.Notes = append(res.Notes, "the recording makes no model call and states no policy: upstream's default profile (danger-full-access, approval never) is assumed")
 	}
 	res.Mode, res.Approval = pol.Mode, pol.Approval
-	toolsMode, toolsNote := toolsMode(rec)
+	toolsMode, toolsNote := rec.ToolsMode()
 	if toolsNote != "" {
 		res.Notes = append(res.Notes, toolsNote)
 	}
@@ -331,10 +331,7 @@ func replay(ctx context.Context, dir string, opt Options, res *Result) (ourLog [
 	res.Flags = append(res.Flags, flags...)
 	res.Notes = append(res.Notes, notes...)
 	sections, sectionsErr := st.PromptSections()
-	flags, notes, err = comparePrompt(rec, toolsMode, sections, sectionsErr)
-	if err != nil {
-		return nil, err
-	}
+	flags, notes = comparePrompt(rec, toolsMode, sections, sectionsErr)
 	res.Flags = append(res.Flags, flags...)
 	res.Notes = append(res.Notes, notes...)
 	if n := ans.left(); n > 0 {

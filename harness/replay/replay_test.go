@@ -468,7 +468,7 @@ func TestChangedPromptSectionIsAMismatch(t *testing.T) {
 	} {
 		t.Run(c.rec+" "+c.flag[len("system-prompt.expected.md: "):], func(t *testing.T) {
 			dir := copyRecording(t, c.rec)
-			path := filepath.Join(dir, replay.SystemPromptFile)
+			path := filepath.Join(dir, recording.SystemPromptFile)
 			b, err := os.ReadFile(path)
 			if err != nil {
 				t.Fatal(err)
@@ -601,7 +601,7 @@ func TestToolsModeWithoutThePin(t *testing.T) {
 			}
 			drop := []string{recording.ToolSchemasFile}
 			if tc.dropPrompt {
-				drop = append(drop, replay.SystemPromptFile)
+				drop = append(drop, recording.SystemPromptFile)
 			}
 			for _, f := range drop {
 				if err := os.Remove(filepath.Join(dst, f)); err != nil {

@@ -141,6 +141,9 @@ type Recording struct {
 	SuiteSettings bool
 	// ToolSchemas is tool-schemas.expected.json, nil when absent.
 	ToolSchemas *ToolSchemas
+	// SystemPrompt are the paragraphs of the first prompt of
+	// system-prompt.expected.md ([Paragraphs]), nil when it is absent.
+	SystemPrompt []string
 }
 
 // IsRecording reports whether dir looks like a recording (has session.jsonl or input.json).
@@ -234,6 +237,12 @@ func Load(dir string) (*Recording, error) {
 		}
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return nil, fail(ToolSchemasFile, 0, "", "%v", err)
+	}
+
+	if data, err := os.ReadFile(filepath.Join(dir, SystemPromptFile)); err == nil {
+		r.SystemPrompt = Paragraphs(string(data))
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, fail(SystemPromptFile, 0, "", "%v", err)
 	}
 
 	if data, err := os.ReadFile(filepath.Join(dir, SettingsFile)); err == nil {
