@@ -79,30 +79,41 @@ func ParseStat(line string) (Stat, error) {
 	return s, nil
 }
 
+// ParseStatus returns the "Name:\tvalue" fields of a /proc/<pid>/status
+// text, each value without its surrounding blanks ("CapEff" ->
+// "000001ffffffffff", "VmRSS" -> "2048 kB"). A line without a colon is
+// not a field.
+func ParseStatus(status string) map[string]string {
+	out := map[string]string{}
+	for line := range strings.Lines(status) {
+		if k, v, ok := strings.Cut(line, ":"); ok {
+			out[k] = strings.TrimSpace(v)
+		}
+	}
+	return out
+}
+
 // ParseNSpid returns the pids of the NSpid line of a /proc/<pid>/status
-// file: the process's pid in the PID namespace of the proc mount first, then
+// text: the process's pid in the PID namespace of the proc mount first, then
 // in each nested namespace down to its own.
 func ParseNSpid(status string) ([]int, error) {
-	for line := range strings.Lines(status) {
-		rest, ok := strings.CutPrefix(line, "NSpid:")
-		if !ok {
-			continue
-		}
-		f := strings.Fields(rest)
-		if len(f) == 0 {
-			return nil, errors.New("field NSpid: empty")
-		}
-		pids := make([]int, len(f))
-		for i, s := range f {
-			n, err := strconv.Atoi(s)
-			if err != nil || n <= 0 {
-				return nil, fmt.Errorf("field NSpid: %q is not a process id", s)
-			}
-			pids[i] = n
-		}
-		return pids, nil
+	v, ok := ParseStatus(status)["NSpid"]
+	if !ok {
+		return nil, errors.New("no NSpid line")
 	}
-	return nil, errors.New("no NSpid line")
+	f := strings.Fields(v)
+	if len(f) == 0 {
+		return nil, errors.New("field NSpid: empty")
+	}
+	pids := make([]int, len(f))
+	for i, s := range f {
+		n, err := strconv.Atoi(s)
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("field NSpid: %q is not a process id", s)
+		}
+		pids[i] = n
+	}
+	return pids, nil
 }
 
 // Root is the directory of a proc mount. The pids it shows (and the
@@ -168,17 +179,24 @@ func (r Root) All() ([]Stat, error) {
 	return out, errors.Join(bad...)
 }
 
+// Status returns the status text of a process by its name under r ("self",
+// a pid of the mount's namespace, or "self/task/<tid>" for a thread), for
+// [ParseStatus].
+func (r Root) Status(name string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(string(r), name, "status"))
+	return string(b), err
+}
+
 // NSpid returns the NSpid pids of a process by its name under r ("self" or
 // a pid of the mount's namespace).
 func (r Root) NSpid(name string) ([]int, error) {
-	file := filepath.Join(string(r), name, "status")
-	b, err := os.ReadFile(file)
+	status, err := r.Status(name)
 	if err != nil {
 		return nil, err
 	}
-	pids, err := ParseNSpid(string(b))
+	pids, err := ParseNSpid(status)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", file, err)
+		return nil, fmt.Errorf("%s: %w", filepath.Join(string(r), name, "status"), err)
 	}
 	return pids, nil
 }

@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -83,6 +84,21 @@ func TestParseNSpid(t *testing.T) {
 		if err != nil || !cmp.Equal(tt.want, got) {
 			t.Errorf("ParseNSpid(%q) = %v, %v; want %v", tt.status, got, err, tt.want)
 		}
+	}
+}
+
+func TestParseStatus(t *testing.T) {
+	got := ParseStatus("Name:\tmy: prog\nCapEff:\t000001ffffffffff\nVmRSS:\t    2048 kB\nNoNewPrivs:\t1\nnot a field\nEmpty:\n")
+	want := map[string]string{"Name": "my: prog", "CapEff": "000001ffffffffff", "VmRSS": "2048 kB", "NoNewPrivs": "1", "Empty": ""}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("ParseStatus (-want +got):\n%s", diff)
+	}
+	own, err := Proc.Status("self")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := ParseStatus(own); f["Pid"] != strconv.Itoa(os.Getpid()) || f["CapEff"] == "" {
+		t.Errorf("own status: Pid %q CapEff %q", f["Pid"], f["CapEff"])
 	}
 }
 
