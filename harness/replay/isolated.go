@@ -84,7 +84,9 @@ func Replay(ctx context.Context, dir string, opt Options) *Result {
 	*res = *resp.Result
 	res.Dir, res.Expected, res.Got = dir, resp.Expected, resp.Got
 	if opt.LogDir != "" && resp.Log != nil {
-		if err := os.MkdirAll(opt.LogDir, 0o755); err != nil {
+		// The directory, never its parents (a mistyped path must not grow
+		// a tree); replays running at once may make it together.
+		if err := os.Mkdir(opt.LogDir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
 			return fail(err)
 		}
 		res.LogPath = filepath.Join(opt.LogDir, res.Name+".session.jsonl")
