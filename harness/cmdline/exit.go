@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 )
 
 // ExitFailure is the exit status of a command that ran and failed (a
@@ -67,7 +68,7 @@ func (c Command) CheckOutDir(dir string, mustExist bool) error {
 		return errors.New("not a directory")
 	case err == nil:
 		return nil
-	case !errors.Is(err, fs.ErrNotExist):
+	case !missing(err):
 		return err
 	case mustExist:
 		return ErrNoSuchDir
@@ -86,10 +87,16 @@ func (c Command) CheckOutFile(path string) error {
 		return errors.New("is a directory")
 	case err == nil:
 		return nil
-	case !errors.Is(err, fs.ErrNotExist):
+	case !missing(err):
 		return err
 	}
 	return parentIsDir(path, c.Name+" makes no directory for it")
+}
+
+// missing says whether a stat error means the path does not exist (under a
+// file too: ENOTDIR), so that the parent is what to name.
+func missing(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)
 }
 
 // parentIsDir says what is wrong with path's parent as the place path is made in.
