@@ -33,6 +33,17 @@ type Status int
 
 func (s Status) Error() string { return fmt.Sprintf("exit status %d", int(s)) }
 
+// Main is the body of every command's Main: it parses args into the
+// command's flags ([Command.Parse]: -h, or a usage error, ends it there)
+// and returns [Command.Exit] of run, which gets the arguments left after
+// the flags.
+func (c Command) Main(args []string, stdout, stderr io.Writer, run func(args []string) error) int {
+	if code, ok := c.Parse(args, stdout, stderr); !ok {
+		return code
+	}
+	return c.Exit(stderr, run(c.Flags.Args()))
+}
+
 // Exit is the exit status of a command whose run returned err, after writing
 // what err still has to say to stderr: 0 for nil; the one usage line and
 // [ExitUsage] for a [UsageError]; the status alone for a [Status]; any other

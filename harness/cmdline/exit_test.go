@@ -84,3 +84,35 @@ func TestCheckOutPaths(t *testing.T) {
 		t.Errorf("a check made %s", missing)
 	}
 }
+
+// TestCommandMain: Command.Main runs run only when the command line parses, with
+// the arguments left after the flags, and maps its error with Exit.
+func TestCommandMain(t *testing.T) {
+	cases := []struct {
+		name   string
+		args   []string
+		err    error
+		ran    string // the arguments run got, "-" if it did not run
+		code   int
+		stderr string
+	}{
+		{"-h does not run", []string{"-h"}, nil, "-", 0, ""},
+		{"a bad flag does not run", []string{"-bogus"}, nil, "-", 2, "demo: flag provided but not defined: -bogus; run demo -h for usage\n"},
+		{"run gets the arguments", []string{"-v", "a", "b"}, nil, "a b", 0, ""},
+		{"run's error is mapped", []string{"a"}, cmdline.Usage("a: no such thing"), "a", 2, "demo: a: no such thing; run demo -h for usage\n"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c, _, _ := command()
+			var out, errb bytes.Buffer
+			ran := "-"
+			code := c.Main(tc.args, &out, &errb, func(args []string) error {
+				ran = strings.Join(args, " ")
+				return tc.err
+			})
+			if code != tc.code || ran != tc.ran || errb.String() != tc.stderr {
+				t.Errorf("code %d, ran %q, stderr %q; want %d, %q, %q", code, ran, errb.String(), tc.code, tc.ran, tc.stderr)
+			}
+		})
+	}
+}

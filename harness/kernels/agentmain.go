@@ -47,18 +47,14 @@ func agentCommand(o *agentOptions) cmdline.Command {
 // AgentMain is matrix-agent's main: the flags (-runner, -probe, -base, -cap,
 // -provider) are parsed into options, then runAgent. When stdout or stderr
 // is a terminal (a guest's serial console) it waits until the console has
-// sent everything, the error line included, before it returns (tcdrain):
+// sent everything, an error or usage line included, before it returns (tcdrain):
 // /init powers the guest off right after, and bytes still queued in the
 // console would be lost with the end record among them.
 func AgentMain(args []string, stdout, stderr io.Writer) int {
 	o := &agentOptions{stdout: stdout, stderr: stderr}
-	cmd := agentCommand(o)
-	if code, ok := cmd.Parse(args, stdout, stderr); !ok {
-		return code
-	}
 	defer drain(stdout)
 	defer drain(stderr)
-	return cmd.Exit(stderr, runAgent(o))
+	return agentCommand(o).Main(args, stdout, stderr, func([]string) error { return runAgent(o) })
 }
 
 func (o *agentOptions) validate() error {

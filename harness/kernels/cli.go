@@ -64,10 +64,7 @@ func matrixCommand(o *mainOptions) cmdline.Command {
 func Main(args []string, stdout, stderr io.Writer) int {
 	o := &mainOptions{stdout: stdout, stderr: stderr}
 	cmd := matrixCommand(o)
-	if code, ok := cmd.Parse(args, stdout, stderr); !ok {
-		return code
-	}
-	return cmd.Exit(stderr, runMatrix(cmd, o))
+	return cmd.Main(args, stdout, stderr, func([]string) error { return runMatrix(cmd, o) })
 }
 
 // validate checks what the run needs before it builds anything: a scratch

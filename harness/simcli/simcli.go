@@ -21,12 +21,11 @@ const maxDrifts = 3
 func Main(table []harness.Sim, args []string, stdout, stderr io.Writer) int {
 	o := &options{table: table, stdout: stdout, stderr: stderr, set: map[string]bool{}}
 	cmd := command(o)
-	if code, ok := cmd.Parse(args, stdout, stderr); !ok {
-		return code
-	}
-	cmd.Flags.Visit(func(f *flag.Flag) { o.set[f.Name] = true })
-	o.args = cmd.Flags.Args()
-	return cmd.Exit(stderr, run(cmd, o))
+	return cmd.Main(args, stdout, stderr, func(args []string) error {
+		cmd.Flags.Visit(func(f *flag.Flag) { o.set[f.Name] = true })
+		o.args = args
+		return run(cmd, o)
+	})
 }
 
 // run validates o, then lists, renders or runs the sims.

@@ -60,11 +60,10 @@ func command(o *options) cmdline.Command {
 func Main(args []string, stdout, stderr io.Writer) int {
 	o := &options{stdout: stdout, stderr: stderr}
 	cmd := command(o)
-	if code, ok := cmd.Parse(args, stdout, stderr); !ok {
-		return code
-	}
-	o.args = cmd.Flags.Args()
-	return cmd.Exit(stderr, run(cmd, o))
+	return cmd.Main(args, stdout, stderr, func(args []string) error {
+		o.args = args
+		return run(cmd, o)
+	})
 }
 
 // run validates o, then replays the selected recordings and reports.
