@@ -12,7 +12,8 @@ import (
 	"github.com/dshsim/dshsim/tools/code/sdk"
 )
 
-// Tools modes (code-mode.md §1.1).
+// Tools modes: how the tools are presented to the model (upstream's tool
+// presentation mode).
 const (
 	// ToolsNative offers every tool directly; no run_code.
 	ToolsNative = "native"
@@ -83,7 +84,8 @@ func (s *Stack) modeSections() ([]PromptSection, error) {
 }
 
 // collapse ends a model-direct call of any tool but run_code in code mode
-// before any stage (code-mode.md §1.4).
+// before any stage, as upstream's registry collapses it (UNKNOWN_TOOL: in
+// code mode the model is offered run_code alone).
 func (s *Stack) collapse(call *pipeline.Call) (pipeline.Result, bool) {
 	if s.cfg.ToolsMode != ToolsCode || call.Parent() != nil || call.Name() == code.Name {
 		return pipeline.Result{}, false

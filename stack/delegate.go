@@ -39,7 +39,8 @@ type Delegation struct {
 	// a child-scoped tools.restrict).
 	ToolFilter *pipeline.Filter
 	// ReadOnly makes the child a workflow step restricted to read-only tools
-	// (our extension, agent-scope.md §3): a child-scoped restriction to
+	// (our extension: docs/stack.md, Following the page's description): a
+	// child-scoped restriction to
 	// [ReadOnlyTools] and a child-scoped guard that denies every other tool,
 	// so nothing registered later can re-allow a write.
 	ReadOnly bool

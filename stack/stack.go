@@ -77,7 +77,7 @@ type Config struct {
 	// that cannot be loaded refuses every call, a hook that cannot run
 	// blocks its call.
 	HooksStrict bool
-	// ToolsMode is how tools are presented (code-mode.md §1.1): ToolsNative
+	// ToolsMode is how tools are presented: ToolsNative
 	// ("" too), ToolsCode (run_code only) or ToolsBoth (every tool and run_code).
 	ToolsMode string
 	// CodeRuntime configures run_code's Node runtime (zero: upstream's limits).

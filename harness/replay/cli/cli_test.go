@@ -176,25 +176,25 @@ func TestJSONReport(t *testing.T) {
 	}
 }
 
-// TestSettingsKeysAreDocumented: dsh-replay -h and the README list every key
+// TestSettingsKeysAreDocumented: dsh-replay -h and docs/replay.md list every key
 // of dshsim.replay.json with the upstream scenario it mirrors.
 func TestSettingsKeysAreDocumented(t *testing.T) {
-	help, readme := helpAndReadme(t)
+	help, page := helpAndPage(t)
 	for _, k := range recording.SettingKeys {
 		if !strings.Contains(help, "    "+k.Name+": "+k.Value+"\n      mirrors "+k.Mirrors+"\n") {
 			t.Errorf("dsh-replay -h does not list %s with the scenario it mirrors", k.Name)
 		}
 		row := fmt.Sprintf("| `%s` | %s | %s | %s |", k.Name, k.Value, k.Mirrors, k.Meaning)
-		if !strings.Contains(readme, row+"\n") {
-			t.Errorf("README.md lacks the row\n%s", row)
+		if !strings.Contains(page, row+"\n") {
+			t.Errorf("docs/replay.md lacks the row\n%s", row)
 		}
 	}
 }
 
-// TestStdoutLineKindsAreDocumented: dsh-replay -h and the README list every
+// TestStdoutLineKindsAreDocumented: dsh-replay -h and docs/replay.md list every
 // kind of stdout line with whether it is compared and why.
 func TestStdoutLineKindsAreDocumented(t *testing.T) {
-	help, readme := helpAndReadme(t)
+	help, page := helpAndPage(t)
 	for _, k := range acpwire.Kinds {
 		verdict := "not compared"
 		if k.Compared {
@@ -203,20 +203,21 @@ func TestStdoutLineKindsAreDocumented(t *testing.T) {
 		if !strings.Contains(help, fmt.Sprintf("    %s: %s: %s\n", k.Kind, verdict, k.Why)) {
 			t.Errorf("dsh-replay -h does not list %s", k.Kind)
 		}
-		if row := fmt.Sprintf("| %s | %s | %s |", k.Kind, verdict, k.Why); !strings.Contains(readme, row+"\n") {
-			t.Errorf("README.md lacks the row\n%s", row)
+		if row := fmt.Sprintf("| %s | %s | %s |", k.Kind, verdict, k.Why); !strings.Contains(page, row+"\n") {
+			t.Errorf("docs/replay.md lacks the row\n%s", row)
 		}
 	}
 }
 
-// helpAndReadme returns what dsh-replay -h prints and the README.
-func helpAndReadme(t *testing.T) (help, readme string) {
+// helpAndPage returns what dsh-replay -h prints and docs/replay.md, the page
+// on replaying.
+func helpAndPage(t *testing.T) (help, page string) {
 	t.Helper()
 	var out, errb bytes.Buffer
 	if status := Main([]string{"-h"}, &out, &errb); status != 0 {
 		t.Fatalf("-h exited %d", status)
 	}
-	b, err := os.ReadFile("../../../README.md")
+	b, err := os.ReadFile("../../../docs/replay.md")
 	if err != nil {
 		t.Fatal(err)
 	}
