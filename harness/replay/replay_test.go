@@ -618,3 +618,19 @@ func TestToolsModeWithoutThePin(t *testing.T) {
 		})
 	}
 }
+
+// TestLogDirMakesNoParents: LogDir is made when missing, but never its
+// parents (a mistyped path must not grow a tree): a LogDir whose parent is
+// missing fails the replay, naming the path, and makes nothing.
+func TestLogDirMakesNoParents(t *testing.T) {
+	isolate.Require(t)
+	missing := filepath.Join(t.TempDir(), "missing")
+	logs := filepath.Join(missing, "logs")
+	rs := replay.Run(context.Background(), dirs(t, "transcripts/fs-read"), replay.RunOptions{Options: replay.Options{LogDir: logs}})
+	if len(rs) != 1 || rs[0].Verdict != replay.Failed || !strings.Contains(rs[0].Error, logs) {
+		t.Fatalf("results %+v, want one failure naming %s", rs, logs)
+	}
+	if _, err := os.Stat(missing); err == nil {
+		t.Errorf("%s was made", missing)
+	}
+}
