@@ -100,7 +100,7 @@ func TestFindRoot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(root, "harness", "registry.go")); err != nil {
+	if _, err := os.Stat(filepath.Join(root, "harness", "sim.go")); err != nil {
 		t.Errorf("FindRoot(.) = %s, not the repository root: %v", root, err)
 	}
 	dir := t.TempDir()

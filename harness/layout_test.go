@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// The import rules of the package layout (plan/LAYOUT.md): every arrow of the
+// The import rules of the package layout (README.md, Layout): every arrow of the
 // import graph points down. An arrow is a non-test import of one package of
 // this module by another; tests may reach up (a product package's tests use
 // harness.Golden), the packages themselves may not.

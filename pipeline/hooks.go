@@ -11,7 +11,8 @@ import (
 // a decision of any other kind is an error, never an implicit allow.
 type DecisionKind string
 
-// The four pre-execute decision kinds (newer upstream; seed-version-deltas.md §5).
+// The four pre-execute decision kinds, as the newer upstream has them
+// (cancel joined allow, deny and ask).
 const (
 	// KindAllow lets the call continue to the guards.
 	KindAllow DecisionKind = "allow"

@@ -18,6 +18,12 @@ import (
 // isolatedName is the name the replay child is registered under.
 const isolatedName = "dsh-replay"
 
+// Serve is called from init because Go leaves no other way: the child is
+// this same executable re-executed (/proc/self/exe), and that executable is
+// dsh-replay or any test binary that links this package, whose main the go
+// tool generates; only an init function runs in every one of them before
+// main, so the child becomes the replay before that main (a test run, a flag
+// parse) starts.
 func init() { isolate.Serve(isolatedName, serveIsolated) }
 
 // request and response cross into and out of the isolated child.
@@ -84,7 +90,9 @@ func Replay(ctx context.Context, dir string, opt Options) *Result {
 	*res = *resp.Result
 	res.Dir, res.Expected, res.Got = dir, resp.Expected, resp.Got
 	if opt.LogDir != "" && resp.Log != nil {
-		if err := os.MkdirAll(opt.LogDir, 0o755); err != nil {
+		// The directory, never its parents (a mistyped path must not grow
+		// a tree); replays running at once may make it together.
+		if err := os.Mkdir(opt.LogDir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
 			return fail(err)
 		}
 		res.LogPath = filepath.Join(opt.LogDir, res.Name+".session.jsonl")

@@ -43,8 +43,9 @@ const (
 
 // Options configure one replay.
 type Options struct {
-	// LogDir keeps our replayed logs as <LogDir>/<name>.session.jsonl; when
-	// empty the log lives and dies with the replay's private /tmp.
+	// LogDir keeps our replayed logs as <LogDir>/<name>.session.jsonl,
+	// making LogDir when missing but never its parents; when empty the log
+	// lives and dies with the replay's private /tmp.
 	LogDir string
 	// Timeout bounds one recording's replay (0: 2 minutes).
 	Timeout time.Duration

@@ -347,7 +347,7 @@ func TestSandboxBackendSetting(t *testing.T) {
 }
 
 // TestOurRecordingsMatch replays the recordings of ours (testdata/replay/ours,
-// authored after upstream's scenarios from the spec's recorded texts; see the
+// authored after upstream's scenarios from upstream's recorded texts; see the
 // note in each dshsim.replay.json): a real admission refusal (bound 1), the
 // Landlock runner capped at ABI 3 with its own partial notice, a runner path
 // that does not exist (SANDBOX_UNAVAILABLE in the foreground; a background job
@@ -542,11 +542,11 @@ func TestSuiteSettingsWithoutFile(t *testing.T) {
 // purpose: the recording's first difference must be the named one, so a
 // departure cannot hide another.
 var oracleDepartures = map[string]string{
-	// seed-version-deltas.md §3.1: the newer upstream runs a same-mode
+	// The newer upstream runs a same-mode
 	// escalation as a no-op; the recordings' version (and rc.8) refuses it.
 	"escalation-mixed": `expected "Error: sandbox escalation to \"workspace-write\" is not strictly wider than this call's current \"workspace-write\" mode"`,
-	// hooks.md §2.1: UserPromptSubmit hooks are recognised, not run (the
-	// README's hooks section); upstream runs one before the first step and
+	// UserPromptSubmit hooks are recognised, not run (docs/hooks.md,
+	// Departures from upstream); upstream runs one before the first step and
 	// logs it before the runtime context.
 	"hook-cc-user-prompt-submit": "first difference: turn 1, hook/invoked claude-code:UserPromptSubmit:1\n    kind: expected \"hook/invoked\", got \"runtime-context\"",
 }
@@ -615,5 +615,21 @@ func TestToolsModeWithoutThePin(t *testing.T) {
 				t.Errorf("notes %q lack %q", r.Notes, tc.note)
 			}
 		})
+	}
+}
+
+// TestLogDirMakesNoParents: LogDir is made when missing, but never its
+// parents (a mistyped path must not grow a tree): a LogDir whose parent is
+// missing fails the replay, naming the path, and makes nothing.
+func TestLogDirMakesNoParents(t *testing.T) {
+	requireIsolation(t)
+	missing := filepath.Join(t.TempDir(), "missing")
+	logs := filepath.Join(missing, "logs")
+	rs := replay.Run(context.Background(), dirs(t, "transcripts/fs-read"), replay.RunOptions{Options: replay.Options{LogDir: logs}})
+	if len(rs) != 1 || rs[0].Verdict != replay.Failed || !strings.Contains(rs[0].Error, logs) {
+		t.Fatalf("results %+v, want one failure naming %s", rs, logs)
+	}
+	if _, err := os.Stat(missing); err == nil {
+		t.Errorf("%s was made", missing)
 	}
 }

@@ -1,6 +1,6 @@
 // Package outfile names and creates the private files that hold the complete
 // output of a process stream once it outgrows its in-memory tail, in
-// upstream's shape (dsh-subprocess-local spawn.ts, fs-spill-render.md §bash):
+// upstream's shape (dsh-subprocess-local's spawn.ts):
 //
 //	<tmpdir>/dsh-subprocess-XXXXXX/dsh-subprocess-<pid>-<n>-<12hex>-<label>.log
 //

@@ -80,8 +80,7 @@ type Deps struct {
 // VERBATIM errors.
 var (
 	// ErrAborted is the bash tool's caller-abort error, with the code the
-	// recordings show (cancel-tool-calls: ABORTED; fs-spill-render.md's
-	// TOOL_ABORTED is not what upstream logged).
+	// recordings show (cancel-tool-calls logs ABORTED, not TOOL_ABORTED).
 	ErrAborted = pipeline.ErrAborted
 	// ErrBackgroundDisabled refuses run_in_background when it is disabled.
 	ErrBackgroundDisabled = errors.New("run_in_background is disabled for this deployment (enableRunInBackground: false)")

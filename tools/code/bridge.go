@@ -10,7 +10,8 @@ import (
 	"github.com/dshsim/dshsim/pipeline"
 )
 
-// Session events of nested calls (code-mode.md §8.1).
+// Session events of nested calls: upstream logs a start and a settle event
+// for each.
 const (
 	EventDispatchStart = "tool/code-dispatch-start"
 	EventDispatch      = "tool/code-dispatch"
@@ -42,7 +43,7 @@ type settleEvent struct {
 }
 
 // bridge dispatches one run's nested calls through the registry, one
-// driver lane per run (code-mode.md §6.3): starts in submission order, each
+// driver lane per run, as upstream's: starts in submission order, each
 // start waiting for the previous call's prepare stages; safe calls overlap
 // up to max, an exclusive call waits for the pool to drain and holds the
 // lane through its commit; commits (post-execute, settle event, contexts)

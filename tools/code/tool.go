@@ -183,7 +183,7 @@ func (t *Tool) parseArgs(call *pipeline.Call) (code string, err error) {
 	return *a.Code, nil
 }
 
-// Run executes one run_code call (code-mode.md §6.7).
+// Run executes one run_code call (docs/stack.md, Code mode).
 func (t *Tool) Run(ctx context.Context, call *pipeline.Call) (pipeline.Output, error) {
 	code, err := t.parseArgs(call)
 	if err != nil {
@@ -255,7 +255,7 @@ func value(logs []string, result json.RawMessage) json.RawMessage {
 func (t *Tool) HasRuntime() bool { return t.deps.Runtime != nil }
 
 // DirectCallError is the VERBATIM collapse of a model-direct call of a
-// native tool in code mode (ToolNotFoundError/UNKNOWN_TOOL, code-mode.md §1.4).
+// native tool in code mode (ToolNotFoundError/UNKNOWN_TOOL, upstream's text).
 func DirectCallError(name string) error {
 	return pipeline.NewError("ToolNotFoundError", pipeline.CodeUnknownTool,
 		fmt.Sprintf("unknown tool %q: only `run_code` is callable directly — call `%s` from inside a `run_code` program instead", name, name))

@@ -23,7 +23,7 @@ const (
 )
 
 // VERBATIM model-facing texts (upstream's tool-jobs, as the recordings' pin
-// sidecars show them; spec jobs-cancel-settings.md §1.11).
+// sidecars show them).
 const (
 	OutputDescription  = "Read a background job. Stream jobs return only output since the previous read; final-output jobs return their result after settlement. Every response ends with `[status: ...]`. Reads are non-blocking unless `wait: true`, which waits up to the configured cap."
 	KillDescription    = "Request cancellation of a running background job by job id. Returns immediately; the job settles as killed once its work actually stops."

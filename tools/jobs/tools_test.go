@@ -45,7 +45,7 @@ func (h *toolsHarness) call(ctx context.Context, a *pipeline.Agent, name, args s
 }
 
 // TestSchemasAreUpstreams compares the three schemas with upstream's
-// sidecar text (spec jobs-cancel-settings.md §1.11) byte for byte.
+// sidecar text (tool-schemas.expected.json) byte for byte.
 func TestSchemasAreUpstreams(t *testing.T) {
 	want := map[string]string{
 		"job_kill":   `{"type":"object","properties":{"job_id":{"type":"string","description":"Job id returned by the tool that started the background work."},"reason":{"type":"string","description":"Optional short reason, recorded in the log and forwarded to the job."}},"required":["job_id"]}`,

@@ -27,6 +27,9 @@ const envRunner = "DSHSIM_ISOLATE_TEST_LANDLOCK_RUN"
 
 func TestMain(m *testing.M) { os.Exit(sandboxtest.Main(m)) }
 
+// The test handlers are served from init, as every handler is: the isolated
+// child re-executes this test binary and must become the handler before
+// TestMain runs the tests (package isolate, Serve).
 func init() {
 	isolate.Serve("test-read-share", readShare)
 	isolate.Serve("test-confine", confine)

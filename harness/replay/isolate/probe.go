@@ -16,6 +16,12 @@ import (
 
 const probeName = "isolate-probe"
 
+// Serve is called from init because Go leaves no other way: the child is
+// this same executable re-executed (/proc/self/exe), and that executable is
+// dsh-replay or any test binary that links this package (CheckIsolation runs the probe), whose main the go
+// tool generates; only an init function runs in every one of them before
+// main, so the child becomes the probe before that main (a test run, a flag
+// parse) starts.
 func init() { Serve(probeName, probe) }
 
 // Facts are what an isolated child saw of itself.

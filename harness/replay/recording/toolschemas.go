@@ -85,8 +85,8 @@ func parseToolSchemas(name string, data []byte) (*ToolSchemas, error) {
 // runCode is the reserved transport of code mode.
 const runCode = "run_code"
 
-// ToolsMode is the tools presentation the recording shows (code-mode.md
-// §1.1) and, when it is not read from tool-schemas.expected.json, a note
+// ToolsMode is the tools presentation the recording shows (native, code:
+// run_code alone, both: run_code beside the tools) and, when it is not read from tool-schemas.expected.json, a note
 // saying how it was derived.
 //
 // With the sidecar: "code" when run_code is the only tool of the initial

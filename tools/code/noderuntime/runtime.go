@@ -28,7 +28,7 @@ import (
 //go:embed runtime.js
 var script string
 
-// Failure kinds (code-mode.md §5.1; protocol is the child-process channel's, §10.2).
+// Failure kinds (upstream's; protocol is the child-process channel's).
 const (
 	KindException     = "exception"
 	KindTimeout       = "timeout"
