@@ -22,12 +22,6 @@ const maxFuncLines = 100
 // go/ast spells it: "pkg.Func", "pkg.(*T).Method", a literal as "pkg.Func.func".
 var longFuncAllowed = map[string]string{
 	"tools/code/compile.lex": "the code-mode lexer: one switch over the next character, each case a few lines",
-
-	// removed when i20-compose lands
-	"harness/replay/cli.Main":          "temporary: being split into run(opts) by i20-compose",
-	"harness/simcli.(*runner).runSims": "temporary: being split by i20-compose",
-	"harness/sims.runAutoReview":       "temporary: being split by i20-compose",
-	"harness/sims.runFS":               "temporary: being split by i20-compose",
 }
 
 // funcSpan is one function of a file: its name and the lines it spans.
