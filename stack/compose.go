@@ -62,8 +62,9 @@ func compose(cfg Config, agent *pipeline.Agent) (*Stack, error) {
 // addTools registers the model-facing tools and the listeners around them,
 // one area at a time, in registration order: bash and the job tools (the
 // sandbox provider comes from here), run_code confined by that provider,
-// the file tools, the hook bridges (their listeners inside the ones already
-// registered), session query.
+// the file tools, the repeated-call reminder, the hook bridges (their
+// listeners inside the ones already registered, so the reminder's message
+// comes before theirs), session query.
 func (s *Stack) addTools() error {
 	provider, err := s.addBash()
 	if err != nil {
@@ -73,6 +74,9 @@ func (s *Stack) addTools() error {
 		return err
 	}
 	if err := s.addFS(); err != nil {
+		return err
+	}
+	if err := s.addReminder(); err != nil {
 		return err
 	}
 	if err := s.addHooks(); err != nil {

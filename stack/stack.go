@@ -11,10 +11,12 @@ import (
 	"time"
 
 	"github.com/dshsim/dshsim/escalation"
+	"github.com/dshsim/dshsim/hooks"
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/approval"
 	"github.com/dshsim/dshsim/pipeline/autoreview"
 	"github.com/dshsim/dshsim/pipeline/policy"
+	"github.com/dshsim/dshsim/pipeline/repeat"
 	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/spill"
@@ -144,6 +146,10 @@ type Stack struct {
 
 	// hookLines are the hook configs' load-time reports (addHooks).
 	hookLines []string
+	// bridges are the hook bridges in registration order (addHooks).
+	bridges []*hooks.Bridge
+	// reminder is the repeated-call reminder (addReminder).
+	reminder *repeat.Reminder
 }
 
 // New validates cfg and composes the stack (compose.go).
@@ -208,6 +214,13 @@ func (s *Stack) RuntimeContext(ctx context.Context) (RuntimeContext, error) {
 // returns the appended event, or nil.
 func (s *Stack) SyncContext(ctx context.Context) (*session.Event, error) {
 	return s.resolver.SyncContext(s.log)
+}
+
+// PendingContext returns the runtime-context message a step would enter,
+// or nil when its text is the last one logged (upstream projects it at each
+// pre-step and the agent loop logs it among the step's messages).
+func (s *Stack) PendingContext(ctx context.Context) (*policy.SnapshotMessage, error) {
+	return s.resolver.PendingContext(s.log)
 }
 
 // Backend returns the sandbox backend the provider selects (bwrap, landlock)
