@@ -65,20 +65,34 @@ type Step struct {
 	// WaitForFile, on promptAndCancel, cancels once this file exists in
 	// the workspace (else once the turn started).
 	WaitForFile *WaitFile `json:"waitForFile,omitempty"`
+	// AdditionalDirectories, on newSessionExpectError, are sent with the
+	// session/new request (which refuses them).
+	AdditionalDirectories []string `json:"additionalDirectories,omitempty"`
+	// TimeoutMs bounds a harness wait upstream (the replay's waits are its
+	// own: every turn ends before the next step).
+	TimeoutMs *int `json:"timeoutMs,omitempty"`
 }
 
 // WaitFile names a file relative to the workspace.
 type WaitFile struct {
 	// Path is relative to the workspace.
 	Path string `json:"path"`
+	// TimeoutMs bounds the wait upstream.
+	TimeoutMs *int `json:"timeoutMs,omitempty"`
 }
 
 // SupportedSteps are the input.json steps dsh-replay drives: initialize and
-// newSession (the replay's session is the new session), prompt,
-// promptAndCancel (the prompt, cancelled by the user once waitForFile exists
-// or, without it, once the turn started) and waitForTurnEnd (the replay's
-// turns end before the next step).
-var SupportedSteps = []string{"initialize", "newSession", "prompt", "promptAndCancel", "waitForTurnEnd"}
+// newSession (the replay's session is the new session), newSessionExpectError
+// (session/new with additionalDirectories, refused: no session), prompt,
+// promptExpectError (a prompt whose turn fails: the JSON-RPC error answers
+// it), promptAndCancel (the prompt, cancelled by the user once waitForFile
+// exists or, without it, once the turn started), waitForTurnEnd (the
+// replay's turns end before the next step) and waitForTitleAfterTurnEnd (the
+// model-made session title lands after its turn ended).
+var SupportedSteps = []string{"initialize", "newSession", "newSessionExpectError", "prompt", "promptExpectError", "promptAndCancel", "waitForTurnEnd", "waitForTitleAfterTurnEnd"}
+
+// promptSteps are the steps that send a prompt (and need its text).
+var promptSteps = []string{"prompt", "promptExpectError", "promptAndCancel"}
 
 // Answer is one permission answer of input.json.
 type Answer struct {
@@ -111,6 +125,8 @@ type Event struct {
 	Data json.RawMessage `json:"data"`
 	// Line is the 1-based line of session.jsonl the event came from.
 	Line int `json:"-"`
+	// SurfaceOp is the event's surfaceOp as stored (nil when it has none).
+	SurfaceOp json.RawMessage `json:"-"`
 }
 
 // Recording is one loaded recording.
@@ -310,7 +326,7 @@ func checkInput(name string, data []byte, in Input) error {
 			return &Error{Recording: name, File: InputFile, Line: lineOfValue(data, s.Op), Field: f,
 				Problem: fmt.Sprintf("step %q is not supported by dsh-replay (supported: %s)", s.Op, strings.Join(SupportedSteps, ", "))}
 		}
-		if (s.Op == "prompt" || s.Op == "promptAndCancel") && s.Text == "" {
+		if slices.Contains(promptSteps, s.Op) && s.Text == "" {
 			return fail(fmt.Sprintf("steps[%d].text", i), "a %s step needs a non-empty text", s.Op)
 		}
 		if s.WaitForFile != nil {
@@ -322,6 +338,9 @@ func checkInput(name string, data []byte, in Input) error {
 				return &Error{Recording: name, File: InputFile, Line: lineOfKey(data, "waitForFile"), Field: field + ".path",
 					Problem: fmt.Sprintf("want a path inside the workspace, got %q", p)}
 			}
+		}
+		if s.AdditionalDirectories != nil && s.Op != "newSessionExpectError" {
+			return fail(fmt.Sprintf("steps[%d].additionalDirectories", i), "only a newSessionExpectError step sends additional directories")
 		}
 	}
 	for i, a := range in.PermissionAnswers {

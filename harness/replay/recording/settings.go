@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -47,8 +48,84 @@ type Settings struct {
 	// LandlockRunner is the runner path, trusted without a probe;
 	// {{cwd}} expands to the workspace.
 	LandlockRunner string `json:"landlockRunner,omitempty"`
+	// RetryPolicy is the model provider's retry policy (nil: none, so an
+	// error finish ends the turn).
+	RetryPolicy *RetryPolicy `json:"retryPolicy,omitempty"`
+	// SessionTitleLLM mounts the model-made session title; its model's
+	// replies are replay.override.json's entries (the main model's script
+	// is then the log's own).
+	SessionTitleLLM *TitleLLM `json:"sessionTitleLlm,omitempty"`
+	// WorkspaceContext configures the workspace instructions (AGENTS.md).
+	WorkspaceContext *WorkspaceContext `json:"workspaceContext,omitempty"`
+	// PrepareWorkspace names upstream's function that prepares the
+	// workspace after its seed is copied ("": none).
+	PrepareWorkspace string `json:"prepareWorkspace,omitempty"`
 	// Note says why the settings are needed (free text, for reviewers).
 	Note string `json:"note,omitempty"`
+}
+
+// Retry policy modes.
+const (
+	RetryNormal = "normal"
+	RetryAlways = "always"
+)
+
+// RetryPolicy is a provider's retry policy as upstream configures it; an
+// absent field keeps upstream's default (5 retries; the codes
+// EMPTY_RESPONSE, RATE_LIMIT, SERVER, TIMEOUT, TRANSPORT; backoff 500 ms
+// initial, 10 000 ms at most, jitter 0.1).
+type RetryPolicy struct {
+	// Mode is "normal" (bounded, retryable codes only) or "always".
+	Mode string `json:"mode"`
+	// MaxRetries bounds the retries of one step (normal).
+	MaxRetries *int `json:"maxRetries,omitempty"`
+	// RetryableCodes are the failure codes retried (normal).
+	RetryableCodes []string `json:"retryableCodes,omitempty"`
+	// Backoff is the delay between attempts.
+	Backoff *Backoff `json:"backoff,omitempty"`
+}
+
+// Backoff is a retry policy's delay: initial·2^(retry-1), at most max,
+// times a jitter factor in [1-ratio, 1+ratio].
+type Backoff struct {
+	InitialDelayMs *float64 `json:"initialDelayMs,omitempty"`
+	MaxDelayMs     *float64 `json:"maxDelayMs,omitempty"`
+	JitterRatio    *float64 `json:"jitterRatio,omitempty"`
+}
+
+// TitleLLM is upstream's session-title-first-prompt-llm plugin's
+// configuration: the route the title model is called on and its budget.
+type TitleLLM struct {
+	// Provider and Model are the title model's route.
+	Provider string `json:"provider"`
+	Model    string `json:"model"`
+	// TargetWords and TargetCjkCharacters go into the title prompt.
+	TargetWords         int `json:"targetWords"`
+	TargetCjkCharacters int `json:"targetCjkCharacters"`
+	// MaxInputBytes bounds the framed first message (a longer one gets no
+	// model title).
+	MaxInputBytes int `json:"maxInputBytes"`
+	// MaxOutputTokens is the title request's maxTokens.
+	MaxOutputTokens int `json:"maxOutputTokens"`
+	// TimeoutMs bounds the title call upstream (the replay's title model
+	// answers at once).
+	TimeoutMs int `json:"timeoutMs,omitempty"`
+}
+
+// WorkspaceContext configures upstream's workspace instructions
+// (agent-instructions: AGENTS.md and CLAUDE.md discovery); absent fields
+// keep the default profile's.
+type WorkspaceContext struct {
+	// ProjectRootMarkers name the files that make a directory the project
+	// root (default [".git"]).
+	ProjectRootMarkers []string `json:"projectRootMarkers,omitempty"`
+	// MaxBytes bounds a rendered instruction message (default 65536; 0:
+	// off).
+	MaxBytes *int `json:"maxBytes,omitempty"`
+	// CompactBaselineAtRead is upstream's compaction fixture: before the
+	// first read of this workspace path runs, the visible baseline message
+	// is replaced by the fixture's compaction message ("": no fixture).
+	CompactBaselineAtRead string `json:"compactBaselineAtRead,omitempty"`
 }
 
 // SettingKey documents one key of dshsim.replay.json.
@@ -86,6 +163,14 @@ var SettingKeys = []SettingKey{
 		"runs the real landlock-run capped at this ABI (--abi-cap), so below 5 the partial notice is the runner's own"},
 	{"landlockRunner", `absolute path, may start with {{cwd}}; needs sandboxBackend "landlock"`, "missing-sandbox-runner: the fixture's runner {{cwd}}/.dsh-missing-sandbox-runner (DSH_SNAPSHOT_MISSING_SANDBOX_RUNNER=1)",
 		"the Landlock runner, used without an availability probe as upstream's fixture does; {{cwd}} is the replay's workspace (overrides dsh-replay -landlock-run)"},
+	{"retryPolicy", `{"mode": "normal" or "always", "maxRetries", "retryableCodes", "backoff": {"initialDelayMs", "maxDelayMs", "jitterRatio"}} (absent fields: upstream's defaults)`, "empty-response-retry: EX/retry.cordis*.yml, the replay provider's retryPolicy",
+		"retries a model call that ended in an error finish as upstream's llm-retry does (llm/retry, llm/retry-started, the retried call in the same step); without it an error finish ends the turn"},
+	{"sessionTitleLlm", `{"provider", "model", "targetWords", "targetCjkCharacters", "maxInputBytes", "maxOutputTokens", "timeoutMs"}`, "session-title-after-turn: EX/session-title.cordis*.yml, session-title-first-prompt-llm and its title-replay model",
+		"asks a title model after the first request (session/title-llm-request) and logs its title after the turn; the title model's replies are replay.override.json's, the main model's the log's own"},
+	{"workspaceContext", `{"projectRootMarkers": [names], "maxBytes": integer >= 0, "compactBaselineAtRead": "path"}`, "agent-instructions: EX/agent-instructions.cordis*.yml, workspaceContext.projectRootMarkers [.dsh-project] and the fixture workspace-context-compaction.ts",
+		"the workspace instructions (AGENTS.md, CLAUDE.md and their .local files, on by default with root marker .git and 65536 bytes; maxBytes 0 turns them off); compactBaselineAtRead replaces the baseline message before the first read of that path, as upstream's fixture does"},
+	{"prepareWorkspace", `"prepareDelimiterPathWorkspace"`, "agent-instructions: the suite's prepareWorkspace function",
+		"runs upstream's workspace preparation after the seed is copied (prepareDelimiterPathWorkspace: the directory scope</system-reminder> with an AGENTS.md and task.txt)"},
 	{"note", "string", "(ours)", "why the recording needs settings; for reviewers, not read by the replay"},
 }
 
@@ -154,6 +239,9 @@ func (s Settings) validate(name string, data []byte) error {
 			return fail("landlockAbi", "needs \"sandboxBackend\": %q (the cap applies to the Landlock runner only)", BackendLandlock)
 		}
 	}
+	if err := s.validateTurnSettings(fail); err != nil {
+		return err
+	}
 	if s.LandlockRunner != "" {
 		if s.SandboxBackend != BackendLandlock {
 			return fail("landlockRunner", "needs \"sandboxBackend\": %q", BackendLandlock)
@@ -168,6 +256,59 @@ func (s Settings) validate(name string, data []byte) error {
 	}
 	return nil
 }
+
+// validateTurnSettings checks the settings of the agent loop's pieces
+// around the stack (retry policy, title model, workspace instructions,
+// workspace preparation).
+func (s Settings) validateTurnSettings(fail func(key, format string, args ...any) error) error {
+	if p := s.RetryPolicy; p != nil {
+		switch {
+		case p.Mode != RetryNormal && p.Mode != RetryAlways:
+			return fail("retryPolicy", "mode: want %q or %q, got %q", RetryNormal, RetryAlways, p.Mode)
+		case p.MaxRetries != nil && *p.MaxRetries < 0:
+			return fail("retryPolicy", "maxRetries must be >= 0, got %d", *p.MaxRetries)
+		case p.Mode == RetryAlways && (p.MaxRetries != nil || p.RetryableCodes != nil):
+			return fail("retryPolicy", "mode \"always\" takes no maxRetries or retryableCodes")
+		}
+		if b := p.Backoff; b != nil {
+			for _, f := range []struct {
+				name string
+				v    *float64
+			}{{"initialDelayMs", b.InitialDelayMs}, {"maxDelayMs", b.MaxDelayMs}, {"jitterRatio", b.JitterRatio}} {
+				if f.v != nil && *f.v < 0 {
+					return fail("retryPolicy", "backoff.%s must be >= 0, got %v", f.name, *f.v)
+				}
+			}
+			if b.JitterRatio != nil && *b.JitterRatio > 1 {
+				return fail("retryPolicy", "backoff.jitterRatio must be <= 1, got %v", *b.JitterRatio)
+			}
+		}
+	}
+	if t := s.SessionTitleLLM; t != nil {
+		switch {
+		case t.Provider == "" || t.Model == "":
+			return fail("sessionTitleLlm", "provider and model are required")
+		case t.TargetWords < 1 || t.TargetCjkCharacters < 1 || t.MaxInputBytes < 1 || t.MaxOutputTokens < 1:
+			return fail("sessionTitleLlm", "targetWords, targetCjkCharacters, maxInputBytes and maxOutputTokens must be positive integers")
+		}
+	}
+	if w := s.WorkspaceContext; w != nil {
+		if w.MaxBytes != nil && *w.MaxBytes < 0 {
+			return fail("workspaceContext", "maxBytes must be >= 0, got %d", *w.MaxBytes)
+		}
+		if p := w.CompactBaselineAtRead; p != "" && !filepath.IsLocal(p) {
+			return fail("workspaceContext", "compactBaselineAtRead: want a path inside the workspace, got %q", p)
+		}
+	}
+	if p := s.PrepareWorkspace; p != "" && !slices.Contains(WorkspacePreparations, p) {
+		return fail("prepareWorkspace", "unknown preparation %q (known: %s)", p, strings.Join(WorkspacePreparations, ", "))
+	}
+	return nil
+}
+
+// WorkspacePreparations are upstream's workspace preparations a recording
+// may name (prepareWorkspace); the replay runs them.
+var WorkspacePreparations = []string{"prepareDelimiterPathWorkspace"}
 
 // Runner returns the landlockRunner path with {{cwd}} expanded to ws ("" when
 // the setting is absent).
@@ -197,6 +338,13 @@ var SuiteSettings = map[string]Settings{
 		Note: "upstream's suite: the partial-Landlock fixture provider (an older ABI); here the real runner capped at ABI 3 prints the partial notice"},
 	"missing-sandbox-runner": {SandboxBackend: BackendLandlock, LandlockRunner: CwdToken + "/.dsh-missing-sandbox-runner",
 		Note: "upstream's suite: the fixture provider with DSH_SNAPSHOT_MISSING_SANDBOX_RUNNER=1, runner <cwd>/.dsh-missing-sandbox-runner (absent)"},
+	"empty-response-retry": {RetryPolicy: &RetryPolicy{Mode: RetryNormal, MaxRetries: ptr(2), Backoff: &Backoff{InitialDelayMs: ptr(1.0), MaxDelayMs: ptr(1.0), JitterRatio: ptr(0.0)}},
+		Note: "upstream's suite: EX/retry.cordis.snapshot.yml, retryPolicy {mode normal, maxRetries 2, backoff 1/1/0} on the replay provider"},
+	"session-title-after-turn": {SessionTitleLLM: &TitleLLM{Provider: "title-replay", Model: "title-model", TargetWords: 5, TargetCjkCharacters: 10, MaxInputBytes: 4096, MaxOutputTokens: 32, TimeoutMs: 5000},
+		Note: "upstream's suite: EX/session-title.cordis.snapshot.yml, session-title-first-prompt-llm on the title-replay/title-model route, whose replay takes replay.override.json"},
+	"agent-instructions": {WorkspaceContext: &WorkspaceContext{ProjectRootMarkers: []string{".dsh-project"}, CompactBaselineAtRead: "nested/task.txt"},
+		PrepareWorkspace: "prepareDelimiterPathWorkspace",
+		Note:             "upstream's suite: EX/agent-instructions.cordis.snapshot.yml (projectRootMarkers [.dsh-project], fixture workspace-context-compaction.ts) and prepareDelimiterPathWorkspace"},
 }
 
 func ptr[T any](v T) *T { return &v }
