@@ -17,11 +17,14 @@ type kindOnly struct {
 	Kind string `json:"kind"`
 }
 
+// userMessage is a user/message's data; kind is its source's kind (user,
+// plugin, agent-instructions), which the agent loop reads.
 type userMessage struct {
 	Content []pipeline.Block `json:"content"`
 	Source  any              `json:"source"`
 	Role    string           `json:"role"`
 	ID      string           `json:"id"`
+	kind    string
 }
 
 type splice struct {
@@ -29,6 +32,7 @@ type splice struct {
 	Start        int           `json:"start"`
 	RemovedCount *int          `json:"removedCount,omitempty"`
 	Inserted     []userMessage `json:"inserted"`
+	Outcome      string        `json:"outcome,omitempty"`
 }
 
 type turnData struct {
@@ -43,12 +47,6 @@ type stepData struct {
 type turnEndData struct {
 	Turn   int `json:"turn"`
 	Reason any `json:"reason"`
-}
-
-type titleData struct {
-	Title       string   `json:"title"`
-	MessageSeqs []int64  `json:"messageSeqs"`
-	Source      kindOnly `json:"source"`
 }
 
 type headerData struct {
@@ -134,9 +132,11 @@ type toolResultData struct {
 	Meta    json.RawMessage     `json:"meta,omitempty"`
 }
 
-// keyOrder is upstream's key order of model chunks and usage objects.
+// keyOrder is upstream's key order of model chunks, usage objects, turn-end
+// reasons and LLM failures.
 var keyOrder = []string{"type", "index", "blockType", "id", "name", "text", "argumentsDelta", "arguments", "block", "usage", "reason", "kind",
-	"inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens", "reasoningTokens"}
+	"inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens", "reasoningTokens",
+	"message", "code", "status", "providerRetryAfterMs", "requestId", "failure"}
 
 // ordered encodes a decoded JSON value with object keys in upstream's order
 // (keys it does not know follow, sorted).

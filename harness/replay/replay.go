@@ -259,6 +259,10 @@ func newScratch(rec *recording.Recording) (*scratch, error) {
 			return nil, fmt.Errorf("seed workspace from %s: %w", rec.Workspace, err)
 		}
 	}
+	if err := prepareWorkspace(rec.Settings.PrepareWorkspace, ws); err != nil {
+		sc.remove()
+		return nil, fmt.Errorf("prepare the workspace (%s): %w", rec.Settings.PrepareWorkspace, err)
+	}
 	if sc.logDir, err = outfile.Mkdtemp("/tmp", "acp-snap-sessions-"); err != nil {
 		sc.remove()
 		return nil, err
@@ -299,8 +303,9 @@ func (sc *scratch) remove() {
 // closed when it returns.
 func (p *prepared) run(ctx context.Context, sc *scratch, opt Options, timeout time.Duration, res *Result) error {
 	rec := p.rec
-	in := &inbox{log: logAppender{sc.log}}
-	ans := &answers{queue: append([]recording.Answer(nil), rec.Input.PermissionAnswers...)}
+	in := newInbox(logAppender{sc.log})
+	wire := &bridge{}
+	ans := &answers{queue: append([]recording.Answer(nil), rec.Input.PermissionAnswers...), wire: wire}
 	gate := jobs.NewGate() // upstream's host observes jobs only when it yields
 	cfg, notes := p.stackConfig(sc, opt)
 	res.Notes = append(res.Notes, notes...)
@@ -320,12 +325,21 @@ func (p *prepared) run(ctx context.Context, sc *scratch, opt Options, timeout ti
 		// Name the recording's file, not our temporary copy of it.
 		res.Notes = append(res.Notes, strings.ReplaceAll(r, sc.ws, filepath.Join(rec.Dir, "workspace")))
 	}
-	d := &driver{rec: rec, script: p.script, log: sc.log, stack: st, ws: sc.ws, wire: ans, settle: newSettler("/proc", st.RunningJobPIDs), gate: gate, inbox: in}
+	d := &driver{rec: rec, script: p.script, log: sc.log, stack: st, ws: sc.ws, wire: wire, settle: newSettler("/proc", st.RunningJobPIDs), gate: gate, inbox: in,
+		titles: &titles{llm: rec.Settings.SessionTitleLLM, replies: p.script.Title}, retry: newRetryPolicy(rec.Settings.RetryPolicy)}
+	d.instr = newInstructions(d, rec.Settings.WorkspaceContext)
+	d.preStep = d.preStepListeners()
 	if err := d.run(ctx); err != nil {
 		return err
 	}
 	if err := p.review(ctx, timeout, d, ans, st, res); err != nil {
 		return err
+	}
+	if len(rec.Events) == 0 {
+		// upstream's suite compares no log for a scenario without a model
+		// turn (its fixture is the header alone): only stdout counts
+		res.Notes = append(res.Notes, recording.SessionFile+" holds only its header: upstream's suite compares no log for this scenario (no model turn); our log is not compared, the stdout frames are")
+		return nil
 	}
 	got, err := p.project(sc)
 	if err != nil {
@@ -418,12 +432,14 @@ func (p *prepared) review(ctx context.Context, timeout time.Duration, d *driver,
 		res.Flags = append(res.Flags, fmt.Sprintf("unconsumed replies: %d of %d model replies were never requested", n, len(p.script.Replies)))
 	}
 	res.Flags = append(res.Flags, d.flags...)
+	res.Notes = append(res.Notes, d.notes...)
+	res.Notes = append(res.Notes, d.titles.notes...)
 	res.Flags = append(res.Flags, ans.flags()...)
 	lines, err := acpwire.Classify(rec.Stdout)
 	if err != nil {
 		return fmt.Errorf("%s: %w", filepath.Join(rec.Name, recording.StdoutFile), err)
 	}
-	wire := acpwire.Compare(recording.StdoutFile, lines, ans.sent())
+	wire := acpwire.Compare(recording.StdoutFile, lines, d.wire.sent())
 	res.Flags = append(res.Flags, wire.Problems...)
 	res.Notes = append(res.Notes, wire.Note(recording.StdoutFile))
 	if sandbox.Mode(p.pol.Mode).Confined() {
@@ -457,7 +473,7 @@ func (p *prepared) project(sc *scratch) ([]projection.Item, error) {
 	}
 	evs := make([]recording.Event, len(c.Events))
 	for i, e := range c.Events {
-		evs[i] = recording.Event{Type: e.Type, Seq: e.Seq, Time: e.Time, Data: e.Data}
+		evs[i] = recording.Event{Type: e.Type, Seq: e.Seq, Time: e.Time, Data: e.Data, SurfaceOp: e.SurfaceOp}
 	}
 	got, err := projection.Project(evs, normalizer(p.rec, sc.ws, sc.sessionID))
 	if err != nil {
@@ -471,16 +487,16 @@ type answers struct {
 	mu       sync.Mutex
 	queue    []recording.Answer
 	problems []string
-	frames   []acpwire.Frame // what the bridge would have sent, in order
+	wire     *bridge // the bridge that sends each permission request
 }
 
 // answer maps the next answer: allow_once → allowed-once, reject_once →
 // rejected, an empty queue → cancelled. Kinds the bridge does not offer fail
 // the run (flagged) and answer cancelled, so nothing is allowed by mistake.
 func (a *answers) answer(ctx context.Context, req pipeline.ApprovalRequest) (pipeline.ApprovalOutcome, error) {
+	a.wire.send(acpwire.PermissionRequest(req.CallID))
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.frames = append(a.frames, acpwire.PermissionRequest(req.CallID))
 	if len(a.queue) == 0 {
 		return pipeline.Cancelled, nil
 	}
@@ -494,36 +510,6 @@ func (a *answers) answer(ctx context.Context, req pipeline.ApprovalRequest) (pip
 	}
 	a.problems = append(a.problems, fmt.Sprintf("permission answer %q was not offered (the prompt offers allow_once and reject_once); answered cancelled", next.Kind))
 	return pipeline.Cancelled, nil
-}
-
-// send records a frame the bridge sends (a prompt's stop reason).
-func (a *answers) send(f acpwire.Frame) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.frames = append(a.frames, f)
-}
-
-func (a *answers) sent() []acpwire.Frame {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return append([]acpwire.Frame(nil), a.frames...)
-}
-
-// stopReason maps a turn/end reason to the prompt's ACP stop reason ("" for
-// a failed turn, which the bridge answers with a JSON-RPC error).
-func stopReason(reason map[string]any) string {
-	switch reason["kind"] {
-	case "completed":
-		return "end_turn"
-	case "max-tokens":
-		return "max_tokens"
-	case "aborted":
-		if r, _ := reason["reason"].(map[string]any); r["kind"] == "user" {
-			return "cancelled"
-		}
-		return "end_turn"
-	}
-	return ""
 }
 
 func (a *answers) left() int {

@@ -1,0 +1,63 @@
+package replay
+
+import (
+	"context"
+	"slices"
+
+	"github.com/dshsim/dshsim/hooks"
+	"github.com/dshsim/dshsim/pipeline"
+)
+
+// preStepListeners are the agent/pre-step listeners of the composition,
+// outermost first: the workspace instructions (when on), the repeated-call
+// reminder's reset, then each hook bridge's UserPromptSubmit (Claude Code
+// outside Codex).
+func (d *driver) preStepListeners() []preStepListener {
+	var out []preStepListener
+	if d.instr != nil {
+		out = append(out, d.instr.preStep)
+	}
+	out = append(out, d.resetRepeats)
+	for _, b := range d.stack.HookBridges() {
+		out = append(out, d.promptSubmit(b))
+	}
+	return out
+}
+
+// resetRepeats forgets the repeated-call run when the step enters a user's
+// message (upstream's reminder resets at such a pre-step).
+func (d *driver) resetRepeats(ctx context.Context, ps *preStepInfo, next func() (stepDecision, error)) (stepDecision, error) {
+	if slices.ContainsFunc(ps.claimed, func(m userMessage) bool { return m.kind == "user" }) {
+		d.stack.UserMessageEntered()
+	}
+	return next()
+}
+
+// promptSubmit is bridge b's pre-step listener: when the step claimed
+// messages, its UserPromptSubmit hooks run first; a deny rejects the turn
+// (the inner listeners never run); otherwise the inner decision stands,
+// with the hooks' context message appended last.
+func (d *driver) promptSubmit(b *hooks.Bridge) preStepListener {
+	return func(ctx context.Context, ps *preStepInfo, next func() (stepDecision, error)) (stepDecision, error) {
+		if len(ps.claimed) == 0 {
+			return next()
+		}
+		contents := make([][]pipeline.Block, len(ps.claimed))
+		for i, m := range ps.claimed {
+			contents[i] = m.Content
+		}
+		pd, err := b.PromptSubmit(ctx, d.stack.Agent(), hooks.PromptText(contents))
+		if err != nil {
+			return stepDecision{}, err
+		}
+		if pd.Reject {
+			return stepDecision{reject: true}, nil
+		}
+		dec, err := next()
+		if err != nil || pd.Context == nil || dec.reject {
+			return dec, err
+		}
+		dec.messages = append(dec.messages, pluginMessage(*pd.Context))
+		return dec, nil
+	}
+}
