@@ -45,8 +45,8 @@ func dirs(t *testing.T, args ...string) []string {
 func TestTranscriptsMatch(t *testing.T) {
 	isolate.Require(t)
 	ds := dirs(t, "transcripts")
-	if len(ds) != 21 {
-		t.Fatalf("transcripts/ holds %d recordings, want the twenty-one upstream ones", len(ds))
+	if len(ds) != 31 {
+		t.Fatalf("transcripts/ holds %d recordings, want the thirty-one upstream ones", len(ds))
 	}
 	results := replay.Run(context.Background(), ds, replay.RunOptions{Parallel: 2})
 	for _, r := range results {
@@ -54,11 +54,23 @@ func TestTranscriptsMatch(t *testing.T) {
 			if r.Verdict != replay.Match {
 				t.Fatalf("%s\n%s", r.Summary(), r.Detail())
 			}
-			if r.Comparison.Total == 0 || r.Comparison.Matched != r.Comparison.Total {
+			if (r.Comparison.Total == 0 && !headerOnly(t, r.Dir)) || r.Comparison.Matched != r.Comparison.Total {
 				t.Fatalf("match with %d/%d events", r.Comparison.Matched, r.Comparison.Total)
 			}
 		})
 	}
+}
+
+// headerOnly reports a recording whose session.jsonl is its header alone:
+// upstream's suite compares no log for it (a scenario without a model turn:
+// a handshake, a prompt its UserPromptSubmit hook blocks), only stdout.
+func headerOnly(t *testing.T, dir string) bool {
+	t.Helper()
+	rec, err := recording.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(rec.Events) == 0
 }
 
 func TestFlaggedRecordingsMismatch(t *testing.T) {
@@ -75,7 +87,7 @@ func TestFlaggedRecordingsMismatch(t *testing.T) {
 		{name: "a nested call's logged content is compared", dir: "code-dispatch-changed", firstPath: "text"},
 		{name: "the run_code wire schema is compared", dir: "run-code-schema-changed", flag: "tool-schemas.expected.json: run_code: description: expected"},
 		{name: "a recorded permission prompt the replay never raised is flagged", dir: "prompt-not-asked",
-			flag: "stdout.expected.jsonl:3: the replay sent no session/request_permission here (prompt 1)"},
+			flag: "stdout.expected.jsonl:3: expected a session/request_permission, the replay sent a session/update agent_message_chunk"},
 	}
 	results := replay.Run(context.Background(), dirs(t, "testdata/replay/flagged"), replay.RunOptions{Parallel: 2})
 	byName := map[string]*replay.Result{}
@@ -235,6 +247,9 @@ func TestOurLogHasUpstreamsEventSequence(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if len(rec.Events) == 0 {
+				return // upstream logged events it does not keep (its fixture is the header)
+			}
 			c, err := session.Read(r.LogPath)
 			if err != nil {
 				t.Fatal(err)
@@ -259,7 +274,7 @@ func TestOurLogHasUpstreamsEventSequence(t *testing.T) {
 			if strings.Join(got, "\n") != strings.Join(want, "\n") {
 				t.Errorf("our log differs from the recording's event sequence:\n%s", harness.LineDiff("events", []byte(strings.Join(want, "\n")+"\n"), []byte(strings.Join(got, "\n")+"\n")))
 			}
-			if model != replay.ModelName {
+			if model != replay.ModelName && slices.ContainsFunc(rec.Events, func(e recording.Event) bool { return e.Type == "assistant/message" }) {
 				t.Errorf("assistant/message model %q, want %q", model, replay.ModelName)
 			}
 		})
@@ -546,10 +561,6 @@ var oracleDepartures = map[string]string{
 	// The newer upstream runs a same-mode
 	// escalation as a no-op; the recordings' version (and rc.8) refuses it.
 	"escalation-mixed": `expected "Error: sandbox escalation to \"workspace-write\" is not strictly wider than this call's current \"workspace-write\" mode"`,
-	// UserPromptSubmit hooks are recognised, not run (docs/hooks.md,
-	// Departures from upstream); upstream runs one before the first step and
-	// logs it before the runtime context.
-	"hook-cc-user-prompt-submit": "first difference: turn 1, hook/invoked claude-code:UserPromptSubmit:1\n    kind: expected \"hook/invoked\", got \"runtime-context\"",
 }
 
 // TestOracleRecordingsMatch replays testdata/replay/oracle: recordings made by
