@@ -41,8 +41,16 @@ const (
 	ModelProvider = "dsh-replay"
 )
 
+// notModelledSystem is the system prompt our replay log names: the stack is
+// composed, upstream's application prompt is not.
+const notModelledSystem = "(not modelled: dsh-replay composes the tool stack, not upstream's system prompt)"
+
 // Options configure one replay.
 type Options struct {
+	// Refresh names the model as the recording does (its request header's
+	// config, provider and model) instead of as constructed, so that our log
+	// can be written back as the recording's (dsh-replay -refresh).
+	Refresh bool `json:",omitempty"`
 	// LogDir keeps our replayed logs as <LogDir>/<name>.session.jsonl,
 	// making LogDir when missing but never its parents; when empty the log
 	// lives and dies with the replay's private /tmp.
@@ -297,18 +305,23 @@ func replay(ctx context.Context, dir string, opt Options, res *Result) (ourLog [
 		// Name the recording's file, not our temporary copy of it.
 		res.Notes = append(res.Notes, strings.ReplaceAll(r, ws, filepath.Join(rec.Dir, "workspace")))
 	}
-	d := &driver{rec: rec, script: script, log: log, stack: st, ws: ws, wire: ans, settle: newSettler("/proc", st.RunningJobPIDs), gate: gate}
+	info := constructedInfo()
+	if opt.Refresh {
+		info = recordedInfo(rec)
+	}
+	model := &scriptedModel{info: info, script: script, ws: ws, settle: newSettler("/proc", st.RunningJobPIDs), gate: gate, paced: rec.Settings.PacedModel}
+	d := &driver{rec: rec, model: model, system: notModelledSystem, log: log, stack: st, ws: ws, wire: ans, gate: gate}
 	d.inbox = in
 	if err := d.run(ctx); err != nil {
 		return nil, err
 	}
-	if n := d.settle.capped; n > 0 {
-		res.Notes = append(res.Notes, fmt.Sprintf("the constructed model waited the whole %s for the background jobs to settle before %d of its replies (still running at the last: %s)", settleCap, n, d.settle.busy))
+	if n := model.settle.capped; n > 0 {
+		res.Notes = append(res.Notes, fmt.Sprintf("the constructed model waited the whole %s for the background jobs to settle before %d of its replies (still running at the last: %s)", settleCap, n, model.settle.busy))
 	}
 	if ctx.Err() != nil {
 		res.Flags = append(res.Flags, fmt.Sprintf("the replay was stopped after %s (%v): calls in flight were aborted", timeout, ctx.Err()))
 	}
-	if n := len(script.Replies) - d.next; n > 0 {
+	if n := model.unconsumed(); n > 0 {
 		res.Flags = append(res.Flags, fmt.Sprintf("unconsumed replies: %d of %d model replies were never requested", n, len(script.Replies)))
 	}
 	res.Flags = append(res.Flags, d.flags...)
