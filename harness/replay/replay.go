@@ -98,6 +98,16 @@ type Result struct {
 	Got      []projection.Item `json:"-"`
 	// Duration is the wall time of the replay (never part of a golden).
 	Duration time.Duration `json:"-"`
+	// run is what a refresh writes back (set in the isolated child).
+	run *runFacts
+}
+
+// runFacts are the facts of one run a refresh or a recording needs: the
+// frames the bridge sent, and our session's id and cwd (to tokenize them).
+type runFacts struct {
+	Frames    []acpwire.Frame
+	SessionID string
+	Cwd       string
 }
 
 // Summary is one line: "<name>: match 8/8" or the reason.
@@ -315,6 +325,7 @@ func replay(ctx context.Context, dir string, opt Options, res *Result) (ourLog [
 	if err := d.run(ctx); err != nil {
 		return nil, err
 	}
+	res.run = &runFacts{Frames: ans.sent(), SessionID: sessionID, Cwd: ws}
 	if n := model.settle.capped; n > 0 {
 		res.Notes = append(res.Notes, fmt.Sprintf("the constructed model waited the whole %s for the background jobs to settle before %d of its replies (still running at the last: %s)", settleCap, n, model.settle.busy))
 	}
