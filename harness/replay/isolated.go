@@ -24,7 +24,11 @@ const isolatedName = "dsh-replay"
 // tool generates; only an init function runs in every one of them before
 // main, so the child becomes the replay before that main (a test run, a flag
 // parse) starts.
-func init() { isolate.Serve(isolatedName, serveIsolated) }
+// The recording child (dsh-record) is served the same way.
+func init() {
+	isolate.Serve(isolatedName, serveIsolated)
+	isolate.Serve(recordName, serveRecord)
+}
 
 // request and response cross into and out of the isolated child.
 type request struct {

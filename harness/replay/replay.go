@@ -391,6 +391,12 @@ type answers struct {
 	queue    []recording.Answer
 	problems []string
 	frames   []acpwire.Frame // what the bridge would have sent, in order
+	// ask, when set, answers a prompt the queue has no answer for (the
+	// person at the terminal, dsh-record); asked keeps its answers in order,
+	// askErr the first failure (the prompt was then cancelled).
+	ask    func(ctx context.Context, req pipeline.ApprovalRequest) (recording.Answer, error)
+	asked  []recording.Answer
+	askErr error
 }
 
 // answer maps the next answer: allow_once → allowed-once, reject_once →
@@ -400,6 +406,15 @@ func (a *answers) answer(ctx context.Context, req pipeline.ApprovalRequest) (pip
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.frames = append(a.frames, acpwire.PermissionRequest(req.CallID))
+	if len(a.queue) == 0 && a.ask != nil && a.askErr == nil {
+		ans, err := a.ask(ctx, req)
+		if err != nil {
+			a.askErr = err
+			return pipeline.Cancelled, nil
+		}
+		a.asked = append(a.asked, ans)
+		a.queue = append(a.queue, ans)
+	}
 	if len(a.queue) == 0 {
 		return pipeline.Cancelled, nil
 	}
