@@ -140,7 +140,7 @@ func writeScenario(t *testing.T, answers bool) string {
 
 func recordOptions(f *fakeServer) replay.RecordOptions {
 	return replay.RecordOptions{BaseURL: f.URL, Model: "deepseek-v4-flash", Thinking: "enabled", ReasoningEffort: "high",
-		Retry: &llm.RetryPolicy{Mode: llm.RetryNormal, MaxRetries: 2, RetryableCodes: llm.DefaultRetryPolicy().RetryableCodes, InitialDelayMs: 1, MaxDelayMs: 2000, JitterRatio: 0},
+		Retry:   &llm.RetryPolicy{Mode: llm.RetryNormal, MaxRetries: 2, RetryableCodes: llm.DefaultRetryPolicy().RetryableCodes, InitialDelayMs: 1, MaxDelayMs: 2000, JitterRatio: 0},
 		Timeout: time.Minute, Stderr: io.Discard}
 }
 
