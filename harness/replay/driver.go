@@ -198,84 +198,37 @@ func abortReason(ctx context.Context) map[string]any {
 // turnWith runs one prompt's turn; started (if not nil) is closed once
 // turn/start is in the log.
 func (d *driver) turnWith(ctx context.Context, prompt string, started chan struct{}) error {
-	d.gate.Pump() // the prompt came from the client: the host yielded
-	d.turnNo++
-	turn := d.turnNo
-	msg := userMessage{Content: []pipeline.Block{pipeline.TextBlock(prompt)}, Source: kindOnly{"user"}, Role: "user", ID: newUUID()}
-	if _, err := d.append("agent/inbox/spliced", splice{Target: "next-turn", Start: 0, Inserted: []userMessage{msg}}); err != nil {
-		return err
-	}
-	if _, err := d.append("turn/start", turnData{turn}); err != nil {
-		return err
-	}
-	if started != nil {
-		close(started)
-	}
-	// The next-step inbox is claimed at turn start too, before the prompt's
-	// next-turn claim: what an aborted turn left there (it ends without a
-	// claim, e.g. a hook's context on a cancelled run_code) reaches the model
-	// ahead of the prompt, as upstream's loop delivers it.
-	carried, err := d.inbox.afterStep()
+	t, err := d.openTurn(prompt, started)
 	if err != nil {
-		return err
-	}
-	one := 1
-	if _, err := d.append("agent/inbox/spliced", splice{Target: "next-turn", Start: 0, RemovedCount: &one, Inserted: []userMessage{}}); err != nil {
-		return err
-	}
-	endTurn := func(reason map[string]any) error {
-		_, err := d.append("turn/end", turnEndData{Turn: turn, Reason: reason})
-		d.wire.send(promptResult(reason))
 		return err
 	}
 	var claimed []userMessage
 	for step := 1; ; step++ {
 		if ctx.Err() != nil {
-			return endTurn(abortReason(ctx))
+			return d.endTurn(t.turn, abortReason(ctx))
 		}
-		if _, err := d.append("step/start", stepData{turn, step}); err != nil {
+		if err := d.openStep(ctx, t, step, claimed); err != nil {
 			return err
 		}
-		var promptSeq int64
-		if step == 1 {
-			if err := d.appendMessages(carried); err != nil {
-				return err
-			}
-			e, err := d.appendWith("user/message", msg, session.AppendOptions{SurfaceOp: "append"})
-			if err != nil {
-				return err
-			}
-			promptSeq = e.Seq
-		}
-		if err := d.appendMessages(claimed); err != nil {
-			return err
-		}
-		claimed = nil
-		if _, err := d.stack.SyncContext(ctx); err != nil {
-			return fmt.Errorf("runtime context: %w", err)
-		}
-		if err := d.firstRequest(prompt, promptSeq); err != nil {
-			return err
-		}
-		end, calls, finish, err := d.modelCall(ctx, turn, step)
+		end, calls, finish, err := d.modelCall(ctx, t.turn, step)
 		if err != nil {
 			return err
 		}
 		if end != nil {
-			if _, err := d.append("step/end", stepData{turn, step}); err != nil {
+			if _, err := d.append("step/end", stepData{t.turn, step}); err != nil {
 				return err
 			}
-			return endTurn(end)
+			return d.endTurn(t.turn, end)
 		}
-		concludes, err := d.runCalls(ctx, turn, step, calls)
+		concludes, err := d.runCalls(ctx, t.turn, step, calls)
 		if err != nil {
 			return err
 		}
-		if _, err := d.append("step/end", stepData{turn, step}); err != nil {
+		if _, err := d.append("step/end", stepData{t.turn, step}); err != nil {
 			return err
 		}
 		if ctx.Err() != nil {
-			return endTurn(abortReason(ctx)) // no claim: the next turn's start claims the inbox
+			return d.endTurn(t.turn, abortReason(ctx)) // no claim: the next turn's start claims the inbox
 		}
 		if claimed, err = d.inbox.afterStep(); err != nil {
 			return err
@@ -290,8 +243,85 @@ func (d *driver) turnWith(ctx context.Context, prompt string, started chan struc
 		if finish == "max-tokens" {
 			kind = "max-tokens"
 		}
-		return endTurn(map[string]any{"kind": kind})
+		return d.endTurn(t.turn, map[string]any{"kind": kind})
 	}
+}
+
+// openedTurn is a turn that started: its number, its prompt and the
+// prompt's message, and what the inbox carried into it.
+type openedTurn struct {
+	turn    int
+	prompt  string
+	msg     userMessage
+	carried []userMessage
+}
+
+// openTurn starts a prompt's turn: the prompt spliced into the next-turn
+// inbox, turn/start (then started is closed, if not nil), and the inbox's
+// claims.
+func (d *driver) openTurn(prompt string, started chan struct{}) (*openedTurn, error) {
+	d.gate.Pump() // the prompt came from the client: the host yielded
+	d.turnNo++
+	t := &openedTurn{turn: d.turnNo, prompt: prompt}
+	t.msg = userMessage{Content: []pipeline.Block{pipeline.TextBlock(prompt)}, Source: kindOnly{"user"}, Role: "user", ID: newUUID()}
+	if _, err := d.append("agent/inbox/spliced", splice{Target: "next-turn", Start: 0, Inserted: []userMessage{t.msg}}); err != nil {
+		return nil, err
+	}
+	if _, err := d.append("turn/start", turnData{t.turn}); err != nil {
+		return nil, err
+	}
+	if started != nil {
+		close(started)
+	}
+	// The next-step inbox is claimed at turn start too, before the prompt's
+	// next-turn claim: what an aborted turn left there (it ends without a
+	// claim, e.g. a hook's context on a cancelled run_code) reaches the model
+	// ahead of the prompt, as upstream's loop delivers it.
+	carried, err := d.inbox.afterStep()
+	if err != nil {
+		return nil, err
+	}
+	t.carried = carried
+	one := 1
+	if _, err := d.append("agent/inbox/spliced", splice{Target: "next-turn", Start: 0, RemovedCount: &one, Inserted: []userMessage{}}); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// openStep starts a step of turn t: step/start, the messages the model gets
+// new (on the first step what the inbox carried and the prompt; then what
+// the last step claimed), the runtime context, and the first request's
+// title and header.
+func (d *driver) openStep(ctx context.Context, t *openedTurn, step int, claimed []userMessage) error {
+	if _, err := d.append("step/start", stepData{t.turn, step}); err != nil {
+		return err
+	}
+	var promptSeq int64
+	if step == 1 {
+		if err := d.appendMessages(t.carried); err != nil {
+			return err
+		}
+		e, err := d.appendWith("user/message", t.msg, session.AppendOptions{SurfaceOp: "append"})
+		if err != nil {
+			return err
+		}
+		promptSeq = e.Seq
+	}
+	if err := d.appendMessages(claimed); err != nil {
+		return err
+	}
+	if _, err := d.stack.SyncContext(ctx); err != nil {
+		return fmt.Errorf("runtime context: %w", err)
+	}
+	return d.firstRequest(t.prompt, promptSeq)
+}
+
+// endTurn writes turn/end with reason and sends the prompt's stop reason.
+func (d *driver) endTurn(turn int, reason map[string]any) error {
+	_, err := d.append("turn/end", turnEndData{Turn: turn, Reason: reason})
+	d.wire.send(promptResult(reason))
+	return err
 }
 
 // firstRequest writes the session title and the request header and context
@@ -354,11 +384,7 @@ func fallbackTitle(prompt string) string {
 func (d *driver) modelCall(ctx context.Context, turn, step int) (end map[string]any, calls []recording.ToolCall, finish string, err error) {
 	reply, seqs, err := d.callModel(ctx, turn, step)
 	if msg, ok := isExhausted(err); ok {
-		if !d.exhausted {
-			d.flags = append(d.flags, "script exhausted: "+msg)
-			d.exhausted = true
-		}
-		return map[string]any{"kind": "error", "error": map[string]any{"name": "LlmError", "message": msg}}, nil, "", nil
+		return d.exhaust(msg), nil, "", nil
 	}
 	if err != nil {
 		return nil, nil, "", err
@@ -380,22 +406,13 @@ func (d *driver) modelCall(ctx context.Context, turn, step int) (end map[string]
 		return abortReason(ctx), nil, "", nil
 	case reply.Finish == "error":
 		var failure any = map[string]any{}
-		if reply.Failure != nil {
-			var f any
-			if json.Unmarshal(reply.Failure, &f) == nil {
-				failure = ordered(f)
-			}
+		var f any
+		if reply.Failure != nil && json.Unmarshal(reply.Failure, &f) == nil {
+			failure = ordered(f)
 		}
 		return map[string]any{"kind": "error", "error": failure}, nil, "", nil
 	}
-	body.Content = make([]any, 0, len(reply.Blocks))
-	for _, b := range reply.Blocks {
-		if b.Type == "tool-call" {
-			body.Content = append(body.Content, toolCallBlock{b.Type, b.ID, b.Name, b.Arguments})
-		} else {
-			body.Content = append(body.Content, textBlock{b.Type, b.Text})
-		}
-	}
+	body.Content = replyContent(reply)
 	data.Message = body
 	if reply.Usage != nil {
 		var u any
@@ -419,6 +436,30 @@ func (d *driver) modelCall(ctx context.Context, turn, step int) (end map[string]
 		return map[string]any{"kind": "error", "error": e}, nil, "", nil
 	}
 	return nil, reply.ToolCalls, reply.Finish, nil
+}
+
+// exhaust is the end of a turn whose model call found the script
+// exhausted (llm-replay's error), flagged the first time.
+func (d *driver) exhaust(msg string) map[string]any {
+	if !d.exhausted {
+		d.flags = append(d.flags, "script exhausted: "+msg)
+		d.exhausted = true
+	}
+	return map[string]any{"kind": "error", "error": map[string]any{"name": "LlmError", "message": msg}}
+}
+
+// replyContent is the assistant message's content: the reply's text and
+// tool-call blocks.
+func replyContent(reply recording.Reply) []any {
+	content := make([]any, 0, len(reply.Blocks))
+	for _, b := range reply.Blocks {
+		if b.Type == "tool-call" {
+			content = append(content, toolCallBlock{b.Type, b.ID, b.Name, b.Arguments})
+		} else {
+			content = append(content, textBlock{b.Type, b.Text})
+		}
+	}
+	return content
 }
 
 // callModel makes the step's model call, logging every chunk as it comes,

@@ -21,6 +21,7 @@ import (
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/sandbox"
+	"github.com/dshsim/dshsim/sandbox/outfile"
 	"github.com/dshsim/dshsim/stack"
 	"github.com/dshsim/dshsim/tools/jobs"
 )
@@ -255,7 +256,7 @@ func recordHere(ctx context.Context, req recordRequest) (recordResponse, error) 
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	ws, err := mkdtemp("/tmp", "acp-snap-cwd-")
+	ws, err := outfile.Mkdtemp("/tmp", "acp-snap-cwd-")
 	if err != nil {
 		return resp, err
 	}
@@ -265,7 +266,7 @@ func recordHere(ctx context.Context, req recordRequest) (recordResponse, error) 
 			return resp, fmt.Errorf("seed workspace: %w", err)
 		}
 	}
-	logDir, err := mkdtemp("/tmp", "acp-snap-sessions-")
+	logDir, err := outfile.Mkdtemp("/tmp", "acp-snap-sessions-")
 	if err != nil {
 		return resp, err
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/dshsim/dshsim/harness/replay"
+	"github.com/dshsim/dshsim/harness/replay/isolate"
 	"github.com/dshsim/dshsim/harness/replay/recording"
 	"github.com/dshsim/dshsim/llm"
 )
@@ -194,7 +195,7 @@ func noKeyIn(t *testing.T, dir string) {
 // upstream's layout, packed rows, the approval and no key, and it replays
 // MATCH through dsh-replay.
 func TestRecordAgainstAStreamingServer(t *testing.T) {
-	requireIsolation(t)
+	isolate.Require(t)
 	f := newFakeServer(t, scenarioSteps)
 	out, err := record(t, f, writeScenario(t, true), recordOptions(f))
 	if err != nil {
@@ -239,7 +240,7 @@ func TestRecordAgainstAStreamingServer(t *testing.T) {
 // TestRecordFaults injects each fault: every one is one line saying what
 // happened, and nothing is written (no recording, no partial directory).
 func TestRecordFaults(t *testing.T) {
-	requireIsolation(t)
+	isolate.Require(t)
 	for _, tc := range []struct {
 		name     string
 		respond  func(n int, w http.ResponseWriter)
@@ -315,7 +316,7 @@ func TestRecordFaults(t *testing.T) {
 // honoured, not the policy's 1 ms), the log shows upstream's retry events
 // around the failed attempt, and the recording is written.
 func TestRecordRetriesAfterRetryAfter(t *testing.T) {
-	requireIsolation(t)
+	isolate.Require(t)
 	f := newFakeServer(t, func(n int, w http.ResponseWriter) {
 		if n == 0 {
 			w.Header().Set("Retry-After", "1")
@@ -349,7 +350,7 @@ func TestRecordRetriesAfterRetryAfter(t *testing.T) {
 // TestRecordInterrupted cancels the session while the model streams: it
 // stops at once, says so, and writes nothing.
 func TestRecordInterrupted(t *testing.T) {
-	requireIsolation(t)
+	isolate.Require(t)
 	started := make(chan struct{}, 1)
 	release := make(chan struct{})
 	f := newFakeServer(t, func(n int, w http.ResponseWriter) {
@@ -373,7 +374,7 @@ func TestRecordInterrupted(t *testing.T) {
 // and no terminal to ask fails closed: the call is not approved and the
 // recording fails naming the call.
 func TestRecordWithoutAnswersOrTerminal(t *testing.T) {
-	requireIsolation(t)
+	isolate.Require(t)
 	if tty, err := os.OpenFile("/dev/tty", os.O_RDWR, 0); err == nil {
 		tty.Close()
 		t.Skip("a terminal is attached: the prompt would ask it")

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/dshsim/dshsim/harness/replay"
+	"github.com/dshsim/dshsim/harness/replay/isolate"
 	"github.com/dshsim/dshsim/harness/replay/recording"
 )
 
@@ -96,7 +97,7 @@ func changedFiles(a, b map[string]string) []string {
 // but the named departures) refresh unchanged at once: our log is
 // upstream's once the committed values are carried over.
 func TestRefreshIsIdempotent(t *testing.T) {
-	requireIsolation(t)
+	isolate.Require(t)
 	work := t.TempDir()
 	dirs := allRecordings(t)
 	type outcome struct {
@@ -165,7 +166,7 @@ func TestRefreshIsIdempotent(t *testing.T) {
 // is rewritten from our stack, the model's chunks are kept byte for byte,
 // and the refreshed recording matches.
 func TestRefreshRewritesTheStackSide(t *testing.T) {
-	requireIsolation(t)
+	isolate.Require(t)
 	dir := filepath.Join(t.TempDir(), "changed-seed")
 	if err := recording.CopyTree(filepath.Join(root, "testdata/replay/flagged/changed-seed"), dir); err != nil {
 		t.Fatal(err)
