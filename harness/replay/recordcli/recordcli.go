@@ -18,9 +18,9 @@ import (
 // options are one dsh-record invocation.
 type options struct {
 	out, baseURL, model, provider, thinking, effort, keyEnv, launcher string
-	timeout                                                          time.Duration
-	scenario                                                         string
-	stdout, stderr                                                   io.Writer
+	timeout                                                           time.Duration
+	scenario                                                          string
+	stdout, stderr                                                    io.Writer
 }
 
 const usage = `usage: dsh-record -o OUT [flags] SCENARIO
