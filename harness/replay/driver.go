@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/dshsim/dshsim/harness/replay/recording"
+	"github.com/dshsim/dshsim/llm"
 	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/stack"
 	"github.com/dshsim/dshsim/tools/jobs"
@@ -55,30 +56,80 @@ const maxParallelToolCalls = 10
 // the stack the way upstream's scheduler does.
 type driver struct {
 	rec    *recording.Recording
-	script *recording.Script
+	model  Model
+	system string // the request header's system prompt
 	log    *session.Log
 	stack  *stack.Stack
 	ws     string
-	next   int // the next scripted reply
 	turnNo int
 	flags  []string
 	notes  []string
 	// exhausted: the script ran out (flagged once).
 	exhausted bool
 	wire      *bridge    // the frames the bridge sends
-	settle    *settler   // the model's wait for the background jobs
-	gate      *jobs.Gate // the host's yields (see openTurn, think)
+	gate      *jobs.Gate // the host's yields (see promptAnswered)
 	inbox     *inbox
 	// preStep are the pre-step listeners, outermost first (prestep.go).
 	preStep []preStepListener
-	// touched collects the files a step's tool calls touched, for the
-	// workspace instructions (nil without them).
+	// instr are the workspace instructions (nil when off).
 	instr  *instructionsPlugin
 	titles *titles
-	retry  *retryPolicy
 	headed bool // the request header and context were logged
 	// compacted: the compaction fixture replaced the baseline already.
 	compacted bool
+}
+
+// driverConfig is what a driver is made of.
+type driverConfig struct {
+	rec    *recording.Recording
+	model  Model
+	system string
+	log    *session.Log
+	stack  *stack.Stack
+	ws     string
+	wire   *bridge
+	gate   *jobs.Gate
+	inbox  *inbox
+	// titleReplies are the title model's replies (sessionTitleLlm).
+	titleReplies []recording.Reply
+}
+
+// newDriver composes the agent for one session: its titles, workspace
+// instructions (the recording's settings) and pre-step listeners.
+func newDriver(c driverConfig) *driver {
+	d := &driver{rec: c.rec, model: c.model, system: c.system, log: c.log, stack: c.stack, ws: c.ws, wire: c.wire, gate: c.gate, inbox: c.inbox,
+		titles: &titles{llm: c.rec.Settings.SessionTitleLLM, replies: c.titleReplies}}
+	d.instr = newInstructions(d, c.rec.Settings.WorkspaceContext)
+	d.preStep = d.preStepListeners()
+	return d
+}
+
+// retryPolicy is a recording's retryPolicy setting with upstream's defaults
+// filled in (nil: none).
+func retryPolicy(p *recording.RetryPolicy) *llm.RetryPolicy {
+	if p == nil {
+		return nil
+	}
+	r := llm.DefaultRetryPolicy()
+	r.Mode = p.Mode
+	if p.MaxRetries != nil {
+		r.MaxRetries = *p.MaxRetries
+	}
+	if p.RetryableCodes != nil {
+		r.RetryableCodes = p.RetryableCodes
+	}
+	if b := p.Backoff; b != nil {
+		if b.InitialDelayMs != nil {
+			r.InitialDelayMs = *b.InitialDelayMs
+		}
+		if b.MaxDelayMs != nil {
+			r.MaxDelayMs = *b.MaxDelayMs
+		}
+		if b.JitterRatio != nil {
+			r.JitterRatio = *b.JitterRatio
+		}
+	}
+	return &r
 }
 
 func (d *driver) append(typ string, data any) (session.Event, error) {

@@ -3,220 +3,155 @@ package replay
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"sync"
 	"time"
 
 	"github.com/dshsim/dshsim/harness/replay/recording"
-	"github.com/dshsim/dshsim/harness/replay/toolschema"
+	"github.com/dshsim/dshsim/llm"
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/session"
+	"github.com/dshsim/dshsim/tools/jobs"
 )
 
-// modelStep is a step's model work, as upstream's step: the request (the
-// header and context on the session's first call, the title model's
-// request after them), the constructed model's reply streamed as
-// assistant/chunk events, and then, by the finish: an error is retried
-// under the retry policy (llm/retry, its delay, llm/retry-started, the next
-// reply in the same step) or fails the turn; else the assistant message (its
-// text blocks go on the wire), and max-tokens ends the step, no tool call
-// ends it completed, tool calls run and continue the turn (unless one
-// concludes it).
-func (d *driver) modelStep(ctx context.Context, turn, step int) (stepEnd, failure map[string]any, err error) {
-	for {
-		if err := d.request(); err != nil {
-			return nil, nil, err
-		}
-		a, seqs, err := d.stream(ctx, turn, step)
-		if err != nil || ctx.Err() != nil {
-			return nil, nil, err
-		}
-		if k := a.finishKind(); k == "error" || k == "aborted" {
-			retry := d.retry.decide(turn, step, ModelProvider, a.failure())
-			if retry == nil {
-				return nil, a.failure(), nil
-			}
-			if err := d.retryWait(ctx, retry); err != nil || ctx.Err() != nil {
-				return nil, nil, err
-			}
-			continue
-		}
-		blocks := a.blocks()
-		if err := d.assistantMessage(turn, step, blocks, a.usage, seqs, false); err != nil {
-			return nil, nil, err
-		}
-		if a.finishKind() == "max-tokens" {
-			return map[string]any{"kind": "max-tokens"}, nil, nil
-		}
-		calls := toolCalls(blocks)
-		if len(calls) == 0 {
-			return map[string]any{"kind": "completed"}, nil, nil
-		}
-		concludes, err := d.runCalls(ctx, turn, step, calls)
-		if err != nil || !concludes {
-			return nil, nil, err
-		}
-		return map[string]any{"kind": "completed"}, nil, nil
-	}
+// Model is what the driver calls for each step's model request: the
+// recording's script (a replay or a refresh) or a live model (dsh-record).
+// The driver logs what it gets (every chunk as assistant/chunk as it comes,
+// then the assistant message), decides retries from Info's policy and runs
+// the tool calls.
+type Model interface {
+	// Info names the model in the log and gives its retry policy.
+	Info() ModelInfo
+	// Call answers one request: it hands each chunk to emit as the model
+	// streams it (upstream's JSON of the chunk) and returns the finished
+	// reply. A failed call is a reply whose Finish is "error" with its
+	// Failure (after its error finish chunk was emitted); a returned error
+	// stops the session (errScriptExhausted: no reply is left).
+	Call(ctx context.Context, req ModelRequest, emit func(chunk json.RawMessage) error) (recording.Reply, error)
 }
 
-// toolCalls are the tool-call blocks of an assembled message.
-func toolCalls(blocks []map[string]any) []recording.ToolCall {
-	var out []recording.ToolCall
-	for _, b := range blocks {
-		if b["type"] != "tool-call" {
-			continue
-		}
-		var c recording.ToolCall
-		c.ID, _ = b["id"].(string)
-		c.Name, _ = b["name"].(string)
-		c.Arguments, _ = b["arguments"].(string)
-		out = append(out, c)
-	}
-	return out
+// ModelInfo names a model.
+type ModelInfo struct {
+	// Config is the request header's config.
+	Config json.RawMessage
+	// Provider and Model name it in request/context and in every
+	// assistant message's source.
+	Provider, Model string
+	// Retry is the provider's retry policy; nil ends the turn at the first
+	// failed call.
+	Retry *llm.RetryPolicy
 }
 
-// retryWait logs llm/retry, waits its delay (the user's cancel ends the
-// wait) and logs llm/retry-started.
-func (d *driver) retryWait(ctx context.Context, r *retryData) error {
-	if _, err := d.append("llm/retry", r); err != nil {
-		return err
-	}
-	select {
-	case <-time.After(time.Duration(r.DelayMs * float64(time.Millisecond))):
-	case <-ctx.Done():
-		return nil
-	}
-	_, err := d.append("llm/retry-started", retryStartedData{RetryID: r.RetryID, Turn: r.Turn, Step: r.Step, Retry: r.Retry})
-	return err
+// ModelRequest is one model request.
+type ModelRequest struct {
+	// Turn and Step locate the call.
+	Turn, Step int
+	// Log holds the conversation so far: its user/message,
+	// assistant/message and tool/result events.
+	Log *session.Log
+	// System is the system prompt; Tools the tools offered.
+	System string
+	Tools  []pipeline.Tool
 }
 
-// request logs the session's first request: its header (our tools; the
-// system prompt is not modelled) and context, then the title model's
-// request when one is due.
-func (d *driver) request() error {
-	if d.headed {
-		return nil
-	}
-	d.headed = true
+// errScriptExhausted is a scripted model's answer past its last reply.
+type errScriptExhausted struct{ msg string }
+
+func (e *errScriptExhausted) Error() string { return e.msg }
+
+// constructedInfo names the scripted model of a replay: constructed from
+// the recording, and named so in our log.
+func constructedInfo() ModelInfo {
 	config, _ := json.Marshal(modelSource{Kind: "replay", Provider: ModelProvider, Model: ModelName})
-	var h headerData
-	h.Header.Config = config
-	h.Header.System = "(not modelled: dsh-replay composes the tool stack, not upstream's system prompt)"
-	h.Header.Tools = d.headerTools()
-	h.Reason = "initial"
-	if _, err := d.append("request/header", h); err != nil {
-		return err
-	}
-	if _, err := d.append("request/context", map[string]string{"provider": ModelProvider, "model": ModelName}); err != nil {
-		return err
-	}
-	if r := d.titles.request(); r != nil {
-		if _, err := d.append("session/title-llm-request", r); err != nil {
-			return err
-		}
-	}
-	return nil
+	return ModelInfo{Config: config, Provider: ModelProvider, Model: ModelName}
 }
 
-// headerTools lists the tools the model is offered (the stack's wire list:
-// sorted by name, run_code alone in code mode), as upstream's header stores
-// them ({name, description, parameters}).
-func (d *driver) headerTools() []any {
-	defs := d.stack.WireTools()
-	out := make([]any, len(defs))
-	for i, t := range defs {
-		out[i] = json.RawMessage(toolschema.Schema{Name: t.Name, Description: t.Description, Parameters: t.Parameters}.JSON())
+// recordedInfo names the model the recording was made with (its first
+// request header's config, its request context's provider and model), as a
+// refresh writes them back.
+func recordedInfo(rec *recording.Recording) ModelInfo {
+	info := ModelInfo{}
+	for _, e := range rec.Events {
+		switch e.Type {
+		case "request/header":
+			var d struct {
+				Header struct {
+					Config json.RawMessage `json:"config"`
+				} `json:"header"`
+			}
+			if info.Config == nil && json.Unmarshal(e.Data, &d) == nil {
+				info.Config = d.Header.Config
+			}
+		case "request/context":
+			var d struct{ Provider, Model string }
+			if info.Provider == "" && json.Unmarshal(e.Data, &d) == nil {
+				info.Provider, info.Model = d.Provider, d.Model
+			}
+		}
 	}
-	return out
+	if info.Config == nil {
+		config, _ := json.Marshal(map[string]string{"provider": info.Provider, "model": info.Model})
+		info.Config = config
+	}
+	return info
 }
 
-// stream serves the next scripted reply as assistant/chunk events and
-// assembles it. A thrown reply ends with the failure chunk upstream's LLM
-// layer makes of the throw; a script that ran out is such a failure (code
-// UNKNOWN, flagged); a hanging reply streams its partial text, waits for
-// the user's cancel and logs the interrupted message.
-func (d *driver) stream(ctx context.Context, turn, step int) (*assembler, []int64, error) {
-	a := newAssembler()
-	var seqs []int64
-	chunk := func(c map[string]any) error {
-		e, err := d.append("assistant/chunk", chunkData{Turn: turn, Step: step, Chunk: ordered(c)})
-		if err == nil {
-			seqs = append(seqs, e.Seq)
-			a.push(c)
-		}
-		return err
+// scriptedModel serves a recording's script in order.
+type scriptedModel struct {
+	info   ModelInfo
+	script *recording.Script
+	next   int
+	ws     string
+	settle *settler
+	gate   *jobs.Gate
+	paced  bool
+}
+
+func (m *scriptedModel) Info() ModelInfo { return m.info }
+
+// unconsumed is the number of replies never requested.
+func (m *scriptedModel) unconsumed() int { return len(m.script.Replies) - m.next }
+
+func (m *scriptedModel) Call(ctx context.Context, _ ModelRequest, emit func(json.RawMessage) error) (recording.Reply, error) {
+	if m.next >= len(m.script.Replies) {
+		return recording.Reply{}, &errScriptExhausted{fmt.Sprintf("llm-replay: script exhausted — session requested model call #%d but its script has only %d", m.next+1, len(m.script.Replies))}
 	}
-	if d.next >= len(d.script.Replies) {
-		return a, seqs, chunk(d.exhaust())
-	}
-	reply := d.script.Replies[d.next]
-	d.next++
-	if err := d.think(ctx); err != nil {
-		return nil, nil, err
+	reply := m.script.Replies[m.next]
+	m.next++
+	if err := m.think(ctx); err != nil {
+		return reply, err
 	}
 	for _, c := range reply.Chunks {
-		if err := chunk(c); err != nil {
-			return nil, nil, err
+		if err := emit(ordered(c)); err != nil {
+			return reply, err
 		}
 	}
-	switch {
-	case reply.Throw != nil:
-		code := reply.Throw.Code
+	if t := reply.Throw; t != nil {
+		// a thrown stream ends in the failure chunk upstream's LLM layer
+		// makes of the throw
+		code := t.Code
 		if code == "" {
 			code = "UNKNOWN"
 		}
-		return a, seqs, chunk(map[string]any{"type": "finish", "reason": map[string]any{"kind": "error", "failure": map[string]any{"message": reply.Throw.Message, "code": code}}})
-	case reply.Hang != nil:
+		failure := map[string]any{"message": t.Message, "code": code}
+		reply.Finish, reply.Failure = "error", ordered(failure)
+		return reply, emit(ordered(map[string]any{"type": "finish", "reason": map[string]any{"kind": "error", "failure": failure}}))
+	}
+	if reply.Hang != nil {
 		if reply.Hang.ReadyFile != "" {
-			if err := os.WriteFile(filepath.Join(d.ws, reply.Hang.ReadyFile), nil, 0o644); err != nil {
-				return nil, nil, fmt.Errorf("hang: write the ready file: %w", err)
+			if err := os.WriteFile(filepath.Join(m.ws, reply.Hang.ReadyFile), nil, 0o644); err != nil {
+				return reply, fmt.Errorf("hang: write the ready file: %w", err)
 			}
 		}
 		<-ctx.Done()
-		if blocks := a.interrupted(); len(blocks) > 0 {
-			return a, seqs, d.assistantMessage(turn, step, blocks, a.usage, seqs, true)
-		}
 	}
-	return a, seqs, nil
-}
-
-// assistantMessage logs the assembled message (interrupted: a cancelled
-// stream's) and sends its text blocks on the wire.
-func (d *driver) assistantMessage(turn, step int, blocks []map[string]any, usage any, seqs []int64, interrupted bool) error {
-	content := make([]any, len(blocks))
-	for i, b := range blocks {
-		content[i] = ordered(b)
-	}
-	body := assistantBody{Role: "assistant", Content: content, Source: modelSource{Kind: "model", Provider: ModelProvider, Model: ModelName}, ID: newUUID()}
-	data := assistantData{Turn: turn, Step: step, Message: body, Interrupted: interrupted}
-	if usage != nil {
-		data.Usage = ordered(usage)
-	}
-	if _, err := d.appendWith("assistant/message", data, session.AppendOptions{SourceEventSeqs: seqs, SurfaceOp: "append"}); err != nil {
-		return err
-	}
-	d.wire.assistantMessage(blocks)
-	return nil
-}
-
-// exhaust is the failure chunk of a model call past the end of the script
-// (llm-replay's error, which upstream's LLM layer turns into an error
-// finish), flagged the first time.
-func (d *driver) exhaust() map[string]any {
-	msg := fmt.Sprintf("llm-replay: script exhausted — session requested model call #%d but its script has only %d", d.next+1, len(d.script.Replies))
-	d.next++
-	if !d.exhausted {
-		d.flags = append(d.flags, "script exhausted: "+msg)
-		d.exhausted = true
-	}
-	return map[string]any{"type": "finish", "reason": map[string]any{"kind": "error", "failure": map[string]any{"message": msg, "code": "UNKNOWN"}}}
+	return reply, nil
 }
 
 // think is the constructed model's time to answer.
-func (d *driver) think(ctx context.Context) error {
+func (m *scriptedModel) think(ctx context.Context) error {
 	// The constructed model takes as long as a model takes: at least
 	// ModelLatency, and until the running background jobs settled (settler).
 	// Upstream's recordings were made at a model's pace, and one of them
@@ -229,93 +164,24 @@ func (d *driver) think(ctx context.Context) error {
 	// the jobs' output and exits that arrive meanwhile are observed only at
 	// the next yield (jobs.Gate); a paced recording (pacedModel) yields here.
 	answerAt := time.Now().Add(ModelLatency)
-	if err := d.settle.wait(ctx); err != nil {
+	if err := m.settle.wait(ctx); err != nil {
 		return err
 	}
 	select {
 	case <-time.After(time.Until(answerAt)):
 	case <-ctx.Done():
 	}
-	if d.rec.Settings.PacedModel {
-		d.gate.Pump()
+	if m.paced {
+		m.gate.Pump()
 	}
 	return nil
 }
 
-// concurrencySafe reports whether the stack's tool may run in a pool.
-func (d *driver) concurrencySafe(name string) bool {
-	for _, t := range d.stack.Definitions() {
-		if t.Name == name {
-			return t.ConcurrencySafe
-		}
+// isExhausted reports whether err is a script's end.
+func isExhausted(err error) (string, bool) {
+	var ex *errScriptExhausted
+	if errors.As(err, &ex) {
+		return ex.msg, true
 	}
-	return false
-}
-
-// runCalls runs a step's calls as upstream's scheduler does: an exclusive
-// call alone (tool/call, then its result), consecutive concurrency-safe calls
-// as one pool (all their tool/call events, then the results in model order).
-// A call reached after the prompt was cancelled still gets its tool/call and
-// is answered before dispatch (the pipeline never runs it). A result's
-// context messages are staged for the next step right after it, and a
-// successful file tool's path is noted for the workspace instructions.
-func (d *driver) runCalls(ctx context.Context, turn, step int, calls []recording.ToolCall) (concludes bool, err error) {
-	for i := 0; i < len(calls); {
-		j := i + 1
-		if d.concurrencySafe(calls[i].Name) {
-			for j < len(calls) && j-i < maxParallelToolCalls && d.concurrencySafe(calls[j].Name) {
-				j++
-			}
-		}
-		pool := calls[i:j]
-		seqs := make([]int64, len(pool))
-		for k, tc := range pool {
-			e, err := d.append("tool/call", toolCallData{Turn: turn, Step: step, CallID: tc.ID, Name: tc.Name, Arguments: tc.Arguments})
-			if err != nil {
-				return false, err
-			}
-			seqs[k] = e.Seq
-			if err := d.compactAt(tc); err != nil {
-				return false, err
-			}
-		}
-		results := make([]pipeline.Result, len(pool))
-		var wg sync.WaitGroup
-		for k, tc := range pool {
-			wg.Go(func() { results[k] = d.stack.Execute(ctx, tc.ID, tc.Name, json.RawMessage(tc.Arguments)) })
-		}
-		wg.Wait()
-		for k, tc := range pool {
-			r := results[k]
-			concludes = concludes || r.ConcludesTurn
-			if err := d.toolResult(turn, step, tc, seqs[k], r); err != nil {
-				return false, err
-			}
-			if d.instr != nil && ctx.Err() == nil {
-				d.instr.toolResult(tc, r)
-			}
-		}
-		i = j
-	}
-	return concludes, nil
-}
-
-// toolResult logs one call's tool/result and stages its context messages.
-func (d *driver) toolResult(turn, step int, tc recording.ToolCall, callSeq int64, r pipeline.Result) error {
-	content := r.Content
-	if content == nil {
-		content = []pipeline.Block{}
-	}
-	data := toolResultData{Turn: turn, Step: step, Meta: r.Meta, Message: toolResultMessage{
-		Source:  toolSource{"tool", tc.ID},
-		Content: []toolResultBlock{{Type: "tool-result", ToolCallID: tc.ID, Content: content, IsError: r.IsError}},
-		Role:    "user", ID: newUUID(),
-	}}
-	if r.Error != nil && r.Error.Info != nil {
-		data.Error = r.Error.Info
-	}
-	if _, err := d.appendWith("tool/result", data, session.AppendOptions{SourceEventSeqs: []int64{callSeq}, SurfaceOp: "append"}); err != nil {
-		return err
-	}
-	return d.inbox.stage(r.ContextMessages)
+	return "", false
 }

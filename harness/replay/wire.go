@@ -45,7 +45,7 @@ func (b *bridge) sent() []acpwire.Frame {
 }
 
 // initialize answers the handshake.
-func (b *bridge) initialize() { b.send(acpwire.InitializeResult(b.imagePrompts)) }
+func (b *bridge) initialize() { b.send(acpwire.Initialized(b.imagePrompts)) }
 
 // newSession answers session/new for the session cwd: upstream's checks in
 // order (an absolute cwd, no additional directories, no MCP servers), each
@@ -57,7 +57,7 @@ func (b *bridge) newSession(cwd string, additionalDirectories []string) (ok bool
 	case len(additionalDirectories) > 0:
 		b.send(acpwire.InvalidParams("additionalDirectories is not supported"))
 	default:
-		b.send(acpwire.SessionResult())
+		b.send(acpwire.SessionCreated())
 		return true
 	}
 	return false
@@ -89,7 +89,7 @@ func (b *bridge) claimed(msgs []userMessage, turn int) {
 func (b *bridge) assistantMessage(blocks []map[string]any) {
 	for _, blk := range blocks {
 		if t, _ := blk["text"].(string); blk["type"] == "text" && t != "" {
-			b.send(acpwire.MessageChunkFrame(t))
+			b.send(acpwire.AgentText(t))
 		}
 	}
 }
@@ -109,7 +109,7 @@ func (b *bridge) turnEnded(turn int, reason map[string]any) {
 			msg, _ = e["message"].(string)
 		}
 		p.failed = true
-		b.send(acpwire.TurnFailed(msg))
+		b.send(acpwire.Failed(msg))
 		return
 	}
 	p.end = reason

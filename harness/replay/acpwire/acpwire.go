@@ -142,9 +142,9 @@ const (
 	AgentVersion = "0.0.1"
 )
 
-// InitializeResult is the initialize response; image says whether inline
-// image prompts are advertised.
-func InitializeResult(image bool) Frame {
+// Initialized is the initialize result; image says whether inline image
+// prompts are advertised.
+func Initialized(image bool) Frame {
 	return Frame{Kind: Initialize, Value: map[string]any{"jsonrpc": "2.0", "result": map[string]any{
 		"protocolVersion": 1.0,
 		"agentInfo":       map[string]any{"name": AgentName, "version": AgentVersion},
@@ -155,13 +155,14 @@ func InitializeResult(image bool) Frame {
 	}}}
 }
 
-// SessionResult is the session/new response.
-func SessionResult() Frame {
+// SessionCreated is the session/new result.
+func SessionCreated() Frame {
 	return Frame{Kind: NewSession, Value: map[string]any{"jsonrpc": "2.0", "result": map[string]any{"sessionId": SessionToken}}}
 }
 
-// MessageChunkFrame is the session/update carrying one committed text block.
-func MessageChunkFrame(text string) Frame {
+// AgentText is the agent_message_chunk update of one committed assistant
+// text block.
+func AgentText(text string) Frame {
 	return Frame{Kind: MessageChunk, Value: map[string]any{"jsonrpc": "2.0", "method": "session/update", "params": map[string]any{
 		"sessionId": SessionToken,
 		"update":    map[string]any{"sessionUpdate": "agent_message_chunk", "content": map[string]any{"type": "text", "text": text}},
@@ -179,8 +180,8 @@ func InvalidParams(detail string) Frame {
 	return errorFrame(CodeInvalidParams, "Invalid params: "+detail)
 }
 
-// TurnFailed is the prompt's answer when its turn ended in an error.
-func TurnFailed(message string) Frame {
+// Failed is the JSON-RPC error of a prompt whose turn failed with message.
+func Failed(message string) Frame {
 	return errorFrame(CodeInternalError, "Internal error: turn failed: "+message)
 }
 

@@ -46,7 +46,7 @@ func TestClassify(t *testing.T) {
 }
 
 func TestCompare(t *testing.T) {
-	hello := []Frame{InitializeResult(false), SessionResult()}
+	hello := []Frame{Initialized(false), SessionCreated()}
 	with := func(fs ...Frame) []Frame { return append(append([]Frame(nil), hello...), fs...) }
 	tests := []struct {
 		name     string
@@ -54,17 +54,17 @@ func TestCompare(t *testing.T) {
 		ours     []Frame
 		problems []string // substrings, in order; none means a match
 	}{
-		{name: "a plain turn", lines: []string{initLine, newLine, chunkLine, endLine}, ours: with(MessageChunkFrame("DONE"), Stop("end_turn"))},
+		{name: "a plain turn", lines: []string{initLine, newLine, chunkLine, endLine}, ours: with(AgentText("DONE"), Stop("end_turn"))},
 		{name: "a prompt with a permission request (ids ignored)", lines: []string{initLine, newLine, permLine, chunkLine, endLine},
-			ours: with(PermissionRequest("call_a"), MessageChunkFrame("DONE"), Stop("end_turn"))},
-		{name: "image prompts advertised where the recording does not", lines: []string{initLine}, ours: []Frame{InitializeResult(true)},
+			ours: with(PermissionRequest("call_a"), AgentText("DONE"), Stop("end_turn"))},
+		{name: "image prompts advertised where the recording does not", lines: []string{initLine}, ours: []Frame{Initialized(true)},
 			problems: []string{"stdout.expected.jsonl:1: initialize result: result.agentCapabilities.promptCapabilities.image: expected false, got true"}},
-		{name: "a session/new refused", lines: []string{initLine, dirsLine}, ours: []Frame{InitializeResult(false), InvalidParams("additionalDirectories is not supported")}},
+		{name: "a session/new refused", lines: []string{initLine, dirsLine}, ours: []Frame{Initialized(false), InvalidParams("additionalDirectories is not supported")}},
 		{name: "a session created where the recording refused it", lines: []string{initLine, dirsLine}, ours: hello,
 			problems: []string{"stdout.expected.jsonl:2: expected a prompt error (JSON-RPC error), the replay sent a session/new result"}},
-		{name: "another text", lines: []string{initLine, newLine, chunkLine, endLine}, ours: with(MessageChunkFrame("DONE!"), Stop("end_turn")),
+		{name: "another text", lines: []string{initLine, newLine, chunkLine, endLine}, ours: with(AgentText("DONE!"), Stop("end_turn")),
 			problems: []string{`stdout.expected.jsonl:3: session/update agent_message_chunk: params.update.content.text: expected "DONE", got "DONE!"`}},
-		{name: "text after the answer", lines: []string{initLine, newLine, chunkLine, endLine}, ours: with(Stop("end_turn"), MessageChunkFrame("DONE")),
+		{name: "text after the answer", lines: []string{initLine, newLine, chunkLine, endLine}, ours: with(Stop("end_turn"), AgentText("DONE")),
 			problems: []string{"stdout.expected.jsonl:3: expected a session/update agent_message_chunk, the replay sent a prompt result (stopReason)"}},
 		{name: "another call asked", lines: []string{initLine, newLine, permLine, endLine}, ours: with(PermissionRequest("call_b"), Stop("end_turn")),
 			problems: []string{`stdout.expected.jsonl:3: session/request_permission: params.toolCall.toolCallId: expected "call_a", got "call_b"`}},
@@ -74,10 +74,10 @@ func TestCompare(t *testing.T) {
 			problems: []string{"the replay sent a prompt result (stopReason) the recording does not show", "3 compared lines, the replay sent 4 frames"}},
 		{name: "a cancelled turn that ended normally", lines: []string{initLine, newLine, cancLine}, ours: with(Stop("end_turn")),
 			problems: []string{`stdout.expected.jsonl:3: prompt result (stopReason): result.stopReason: expected "cancelled", got "end_turn"`}},
-		{name: "a failed prompt: its message is compared", lines: []string{initLine, newLine, errLine}, ours: with(TurnFailed("simulated provider error (HTTP 401)"))},
-		{name: "a failure of another message", lines: []string{initLine, newLine, errLine}, ours: with(TurnFailed("other")),
+		{name: "a failed prompt: its message is compared", lines: []string{initLine, newLine, errLine}, ours: with(Failed("simulated provider error (HTTP 401)"))},
+		{name: "a failure of another message", lines: []string{initLine, newLine, errLine}, ours: with(Failed("other")),
 			problems: []string{`error.message: expected "Internal error: turn failed: simulated provider error (HTTP 401)", got "Internal error: turn failed: other"`}},
-		{name: "a failure where the recording ended the turn", lines: []string{initLine, newLine, endLine}, ours: with(TurnFailed("x")),
+		{name: "a failure where the recording ended the turn", lines: []string{initLine, newLine, endLine}, ours: with(Failed("x")),
 			problems: []string{"stdout.expected.jsonl:3: expected a prompt result (stopReason), the replay sent a prompt error"}},
 		{name: "a missing prompt result", lines: []string{endLine, endLine}, ours: []Frame{Stop("end_turn")},
 			problems: []string{"stdout.expected.jsonl:2: the replay sent no prompt result (stopReason) here", "2 compared lines, the replay sent 1 frames"}},
@@ -102,7 +102,7 @@ func TestCompare(t *testing.T) {
 }
 
 func TestNoteCountsEveryLine(t *testing.T) {
-	rep := Compare("out", classify(t, initLine, newLine, permLine, chunkLine, endLine, toolLine), []Frame{InitializeResult(false), SessionResult(), PermissionRequest("call_a"), MessageChunkFrame("DONE"), Stop("end_turn")})
+	rep := Compare("out", classify(t, initLine, newLine, permLine, chunkLine, endLine, toolLine), []Frame{Initialized(false), SessionCreated(), PermissionRequest("call_a"), AgentText("DONE"), Stop("end_turn")})
 	want := "out: compared initialize result 1, prompt result (stopReason) 1, session/new result 1, session/request_permission 1, session/update agent_message_chunk 1; not compared session/update tool_call 1"
 	if got := rep.Note("out"); got != want {
 		t.Errorf("note\n%s\nwant\n%s", got, want)

@@ -23,8 +23,8 @@
 // kinds and values must agree, so a frame missing, added, or sent in
 // another order (a turn's text after its prompt's answer) is a difference;
 // the first one is reported. The frames themselves are built here
-// ([InitializeResult], [SessionResult], [PermissionRequest],
-// [MessageChunkFrame], [Stop], [TurnFailed], [InvalidParams]), spelt as
+// ([Initialized], [SessionCreated], [PermissionRequest],
+// [AgentText], [Stop], [Failed], [InvalidParams]), spelt as
 // upstream's bridge and its SDK spell them.
 //
 // JSON-RPC ids are left out of every comparison: upstream's normaliser maps
