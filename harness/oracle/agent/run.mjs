@@ -32,7 +32,7 @@ if (refresh) {
   const existing = [existsSync(fixtureFile) ? await readFile(fixtureFile, "utf8") : ""];
   const repl = refreshFixtureReplacements(result.sessionLogs.slice(0, 1), existing);
   const out = stabilizeFixtureMessageIds(result.sessionLogs.slice(0, 1).map((log, i) => scrubRequestHeaders(tokenizeSessionFixtureCwd(stabilizeRefreshLog(log.content, existing[i], repl, ctx)))), existing);
-  await writeFile(fixtureFile, out[0]);
+  await writeFile(fixtureFile, out[0] ?? existing[0]); // no session (a refused session/new): the header stays
   await writeFile(join(dir, "stdout.expected.jsonl"), stdout);
   console.log(`refreshed ${dir}: ${result.sessionLogs.length} log(s)`);
 }

@@ -3,8 +3,10 @@
 usage: make.py <outdir> <spec.json>
 spec: {"prompts":[...], "turns":[[step,...],...], "workspace":{name:content}, "permissionAnswers":[...]}
   optional "steps":[...]: input.json steps after initialize/newSession (e.g. promptAndCancel, waitForTurnEnd),
-  used instead of one prompt op per entry of "prompts"
-a step is {"calls":[[name, argsDict],...]} or {"text":"..."}"""
+  used instead of one prompt op per entry of "prompts"; optional "allSteps":[...]: every input.json step
+  (a scenario without newSession); optional "override": replay.override.json's content
+a step is {"calls":[[name, argsDict],...]}, {"text":"..."} or {"chunks":[chunk,...]} (raw chunks: a
+finish of max-tokens or error, an unfinished block)"""
 import json, sys, os
 out, spec = sys.argv[1], json.load(open(sys.argv[2]))
 os.makedirs(out, exist_ok=True)
@@ -16,7 +18,10 @@ def ev(turn, step, chunk):
 n = 0
 for ti, steps in enumerate(spec["turns"], 1):
     for si, st in enumerate(steps, 1):
-        if "calls" in st:
+        if "chunks" in st:
+            for c in st["chunks"]:
+                ev(ti, si, c)
+        elif "calls" in st:
             for k, (name, args) in enumerate(st["calls"]):
                 n += 1
                 cid = "call_%02d_probe%04d" % (k, n)
@@ -34,11 +39,13 @@ for ti, steps in enumerate(spec["turns"], 1):
             ev(ti, si, {"type":"finish","reason":{"kind":"stop"}})
 with open(os.path.join(out, "session.jsonl"), "w") as f:
     for l in lines: f.write(json.dumps(l, separators=(",",":")) + "\n")
-steps = [{"op":"initialize"},{"op":"newSession"}] + (spec["steps"] if "steps" in spec else [{"op":"prompt","text":p} for p in spec["prompts"]])
+steps = spec["allSteps"] if "allSteps" in spec else [{"op":"initialize"},{"op":"newSession"}] + (spec["steps"] if "steps" in spec else [{"op":"prompt","text":p} for p in spec["prompts"]])
 inp = {"steps": steps}
 if spec.get("permissionAnswers"): inp["permissionAnswers"] = spec["permissionAnswers"]
 json.dump(inp, open(os.path.join(out, "input.json"), "w"), indent=2)
 open(os.path.join(out, "stdout.expected.jsonl"), "w").write("")
+if "override" in spec:
+    json.dump(spec["override"], open(os.path.join(out, "replay.override.json"), "w"), indent=2)
 ws = os.path.join(out, "workspace"); os.makedirs(ws, exist_ok=True)
 for k, v in spec.get("workspace", {}).items():
     p = os.path.join(ws, k); os.makedirs(os.path.dirname(p), exist_ok=True); open(p, "w").write(v)

@@ -9,6 +9,9 @@ if 'PROBE_SQ=1' in env: overlay.append('tool-session-query mounted (upstream ses
 if 'PROBE_SPILL=1' in env: overlay.append('dsh-spill-local + dsh-spill-policy mounted with maxInlineBytes 800 (spill on, not off)')
 if 'PROBE_TOOLS_MODE=both' in env: overlay.append('tools.mode both + dsh-code-runtime-worker-thread (upstream both-mode overlay)')
 if 'PROBE_TOOLS_MODE=code' in env: overlay.append('tools.mode code + dsh-code-runtime-worker-thread (upstream code-mode overlay)')
+if 'PROBE_REMINDER=1' in env: overlay.append('dsh-repeat-tool-reminder mounted with its default thresholds (as dsh-base mounts it)')
+if 'PROBE_INSTRUCTIONS=1' in env: overlay.append('dsh-agent-instructions mounted (maxBytes 65536, dshHome $DSH_HOME = <cwd>/.dsh, projectRootMarkers PROBE_INSTRUCTION_MARKERS or [".git"]), the default profile\'s workspaceContext')
+if 'PROBE_RETRY=' in env: overlay.append('dsh-llm-retry mounted and the replay provider deepseek-official given the retryPolicy of PROBE_RETRY (as EX/retry.cordis*.yml does)')
 inp = json.load(open(os.path.join(root, 'recordings', n, 'input.json')))
 open(os.path.join(root, 'recordings', n, 'NOTES.md'), 'w').write(f"""# {n}
 
@@ -28,6 +31,7 @@ Settings of the run:
   no spill, diffBasisMaxBytes 10 MiB, hooks from ./hooks.json and ./codex-hooks.json of the workspace)
   {('; '.join(overlay)) if overlay else ''}
 - probe env: `{env or '(none)'}`
+{'- the input has no newSession: no session, so no log (session.jsonl is the header make.py wrote; upstream compares no log for such a scenario)' + chr(10) if not any(st.get('op') == 'newSession' for st in inp['steps']) else ''}
 {'- cancellation: the promptAndCancel steps ran under vitest (agent/probe.test.mjs), as upstream suite.ts runs them' + chr(10) if any(st.get('op') == 'promptAndCancel' for st in inp['steps']) else ''}
 Caveat: the header (system prompt / tool schemas) is scrubbed to {{{{system}}}}/{{{{tools}}}}: the probe's
 cordis config is a reconstruction (examples/acp-agent is not published), so headers are not evidence.
