@@ -268,9 +268,9 @@ func TestProjectTurnEvents(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.recording+" "+tc.kind, func(t *testing.T) {
 			items := projectTranscript(t, tc.recording)
-			i := slices.IndexFunc(items, func(it Item) bool { return it.Kind == tc.kind })
+			i := slices.IndexFunc(items, func(it Item) bool { return it.Kind == tc.kind && hasPath(it.Fields, strings.Split(tc.field, ".")) })
 			if i < 0 {
-				t.Fatalf("no %s item", tc.kind)
+				t.Fatalf("no %s item with %s", tc.kind, tc.field)
 			}
 			var v any = items[i].Fields
 			for _, k := range strings.Split(tc.field, ".") {
@@ -297,4 +297,14 @@ func setPath(m map[string]any, path []string, v any) map[string]any {
 	}
 	out[path[0]] = setPath(m[path[0]].(map[string]any), path[1:], v)
 	return out
+}
+
+// hasPath reports whether m holds a value at path.
+func hasPath(m map[string]any, path []string) bool {
+	v, ok := m[path[0]]
+	if !ok || len(path) == 1 {
+		return ok
+	}
+	sub, ok := v.(map[string]any)
+	return ok && hasPath(sub, path[1:])
 }

@@ -316,3 +316,60 @@ func TestParseSessionNamesAMissingRequiredField(t *testing.T) {
 		})
 	}
 }
+
+// TestCopyTreeKeepsSymlinksInsideTheSeed: a symlink inside the seed is
+// copied as a symlink (reading it reads its target); one to an absolute
+// path or out of the seed is refused, naming it.
+func TestCopyTreeKeepsSymlinksInsideTheSeed(t *testing.T) {
+	src := t.TempDir()
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.MkdirAll(filepath.Join(src, "nested"), 0o755))
+	must(os.WriteFile(filepath.Join(src, "nested", "target.md"), []byte("text\n"), 0o644))
+	must(os.Symlink("target.md", filepath.Join(src, "nested", "AGENTS.md")))
+	must(os.Symlink("nested/target.md", filepath.Join(src, "top.md")))
+	dst := t.TempDir()
+	must(CopyTree(src, dst))
+	if link, err := os.Readlink(filepath.Join(dst, "nested", "AGENTS.md")); err != nil || link != "target.md" {
+		t.Fatalf("nested/AGENTS.md: link %q, %v", link, err)
+	}
+	if data, err := os.ReadFile(filepath.Join(dst, "top.md")); err != nil || string(data) != "text\n" {
+		t.Fatalf("top.md reads %q, %v", data, err)
+	}
+	for _, target := range []string{"/etc/passwd", "../outside", "nested/../../outside"} {
+		bad := t.TempDir()
+		must(os.Symlink(target, filepath.Join(bad, "link")))
+		err := CopyTree(bad, t.TempDir())
+		if err == nil || !strings.Contains(err.Error(), filepath.Join(bad, "link")) {
+			t.Errorf("a link to %q: %v", target, err)
+		}
+	}
+}
+
+// TestNewInputSteps: the steps of turn kinds validate their fields.
+func TestNewInputSteps(t *testing.T) {
+	for _, tc := range []struct{ input, problem string }{
+		{`{"steps":[{"op":"initialize"},{"op":"newSessionExpectError","additionalDirectories":["/x"]}]}`, ""},
+		{`{"steps":[{"op":"promptExpectError","text":"fail"},{"op":"waitForTitleAfterTurnEnd","timeoutMs":5000}]}`, ""},
+		{`{"steps":[{"op":"promptExpectError"}]}`, "a promptExpectError step needs a non-empty text"},
+		{`{"steps":[{"op":"prompt","text":"x","additionalDirectories":["/x"]}]}`, "only a newSessionExpectError step sends additional directories"},
+	} {
+		dir := t.TempDir()
+		for name, body := range map[string]string{InputFile: tc.input, SessionFile: `{"type":"session","version":0,"id":"x","createdAt":0,"delegationDepth":0}` + "\n", StdoutFile: ""} {
+			if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_, err := Load(dir)
+		switch {
+		case tc.problem == "" && err != nil:
+			t.Errorf("%s: %v", tc.input, err)
+		case tc.problem != "" && (err == nil || !strings.Contains(err.Error(), tc.problem)):
+			t.Errorf("%s: %v, want %q", tc.input, err, tc.problem)
+		}
+	}
+}

@@ -36,6 +36,21 @@ func TestSettingsValidation(t *testing.T) {
 		{name: "an unknown key", json: "{\n\"sandboxbackend\": \"bwrap\"}", line: 2, field: "sandboxbackend", problem: "unknown key (known: spillMaxInlineBytes"},
 		{name: "the first of two unknown keys", json: "{\n\"zeta\": 1,\n\"alpha\": 2}", line: 2, field: "zeta", problem: "unknown key"},
 		{name: "a wrong type", json: `{"sessionQuery": "yes"}`, line: 1, field: "sessionQuery", problem: "want boolean"},
+		{name: "a retry policy", json: `{"retryPolicy": {"mode": "normal", "maxRetries": 2, "backoff": {"initialDelayMs": 1, "maxDelayMs": 1, "jitterRatio": 0}}}`},
+		{name: "an always policy", json: `{"retryPolicy": {"mode": "always"}}`},
+		{name: "an unknown retry mode", json: `{"retryPolicy": {"mode": "sometimes"}}`, line: 1, field: "retryPolicy", problem: `mode: want "normal" or "always", got "sometimes"`},
+		{name: "always with a bound", json: `{"retryPolicy": {"mode": "always", "maxRetries": 1}}`, line: 1, field: "retryPolicy", problem: "takes no maxRetries"},
+		{name: "a negative retry bound", json: `{"retryPolicy": {"mode": "normal", "maxRetries": -1}}`, line: 1, field: "retryPolicy", problem: "maxRetries must be >= 0"},
+		{name: "a jitter over 1", json: `{"retryPolicy": {"mode": "normal", "backoff": {"jitterRatio": 1.5}}}`, line: 1, field: "retryPolicy", problem: "jitterRatio must be <= 1"},
+		{name: "an unknown retry key", json: `{"retryPolicy": {"mode": "normal", "max": 1}}`, line: 1, field: "max", problem: "unknown field"},
+		{name: "a title model", json: `{"sessionTitleLlm": {"provider": "p", "model": "m", "targetWords": 5, "targetCjkCharacters": 10, "maxInputBytes": 4096, "maxOutputTokens": 32}}`},
+		{name: "a title model without a route", json: `{"sessionTitleLlm": {"targetWords": 5, "targetCjkCharacters": 10, "maxInputBytes": 4096, "maxOutputTokens": 32}}`, line: 1, field: "sessionTitleLlm", problem: "provider and model are required"},
+		{name: "a title model without a budget", json: `{"sessionTitleLlm": {"provider": "p", "model": "m"}}`, line: 1, field: "sessionTitleLlm", problem: "must be positive integers"},
+		{name: "workspace instructions off", json: `{"workspaceContext": {"maxBytes": 0}}`},
+		{name: "a negative instruction budget", json: `{"workspaceContext": {"maxBytes": -1}}`, line: 1, field: "workspaceContext", problem: "maxBytes must be >= 0"},
+		{name: "a compaction path outside the workspace", json: `{"workspaceContext": {"compactBaselineAtRead": "../x"}}`, line: 1, field: "workspaceContext", problem: "want a path inside the workspace"},
+		{name: "a known preparation", json: `{"prepareWorkspace": "prepareDelimiterPathWorkspace"}`},
+		{name: "an unknown preparation", json: `{"prepareWorkspace": "prepareEverything"}`, line: 1, field: "prepareWorkspace", problem: `unknown preparation "prepareEverything"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
