@@ -9,9 +9,10 @@
 // workspace from workspace/, and composes the real stack (package
 // stack) on a new session log of ours, configured as upstream's suite ran the
 // scenario (dshsim.replay.json; the foreground timeout kills, as in the
-// recorded version). It then drives the steps of input.json (prompt,
-// promptAndCancel, waitForTurnEnd) as upstream's agent loop does, writing
-// upstream's event sequence seq for seq: each model call takes the next
+// recorded version). It then drives the steps of input.json (the handshake,
+// newSession and its refusal, prompt, promptExpectError, promptAndCancel and
+// the waits) as upstream's agent loop does, writing upstream's event sequence
+// seq for seq: each model call takes the next
 // scripted reply (the model is constructed from the recording and named so in
 // our log), every tool call runs through the real pipeline (bash under the
 // real sandbox, file tools with observation, approval, escalation, jobs,
@@ -22,6 +23,26 @@
 // answered from permissionAnswers in FIFO order (allow_once → allowed-once,
 // reject_once → rejected, empty queue → cancelled; under policy never the
 // approval service rejects without consulting the queue).
+//
+// # The agent loop
+//
+// The driver is upstream's agent loop for one session (turn.go, step.go):
+// prompts queue in the inbox (inbox.go: the next-turn and next-step lists,
+// every splice logged), [driver.runTurns] runs turns until the agent is
+// idle, each step claims its input and runs the pre-step listeners
+// (prestep.go, outermost first: the workspace instructions, the
+// repeated-call reminder's reset, each hook bridge's UserPromptSubmit hooks;
+// a rejection ends the turn blocked), enters the messages and the runtime
+// context, asks the model, retries an error finish as its policy allows or
+// fails the turn, drops a max-tokens reply's tool calls (the turn's end is
+// then max-tokens, sticky), runs the tool calls, and, when the turn would
+// stop, runs each bridge's Stop hooks, whose block steers another step.
+// Upstream's ACP bridge is wire.go: the handshake, one chunk per committed
+// text block, and each prompt's answer once the agent is idle (a failed
+// turn's JSON-RPC error at its turn/end). The session's titles are title.go
+// (the fallback, and a title model with sessionTitleLlm), the workspace
+// instructions workspace.go over package instructions. [newDriver] composes
+// one agent; a child session would get one of its own.
 //
 // # The model
 //
@@ -52,8 +73,10 @@
 // The seeded workspace is also the launch cwd, so its hooks.json (Claude Code)
 // and codex-hooks.json (Codex) load as in upstream's snapshot runs; hook
 // commands run for real on every replay and their hook/invoked and hook/result
-// events are compared. A hook's additionalContext is staged in the next-step
-// inbox and appended as a plugin user/message after the next step/start. A
+// events are compared. A PostToolUse hook's additionalContext is staged in the
+// next-step inbox and appended as a plugin user/message after the next
+// step/start; UserPromptSubmit and Stop hooks run at the agent's turn points
+// (see The agent loop). A
 // config that cannot be used is a note naming the recording's file, line and
 // field. Options.StrictHooks (dsh-replay -strict-hooks) fails closed where
 // upstream's hooks fail open.
@@ -64,7 +87,7 @@
 // order. A recording matches when every projected event matches and nothing is
 // flagged: an exhausted script, unconsumed replies, an answer kind the prompt
 // does not offer, a compared line of stdout.expected.jsonl that differs
-// (package acpwire: permission requests and each prompt's result), a tool
+// (package acpwire: every frame the bridge sends, in order), a tool
 // schema that differs from tool-schemas.expected.json (package toolschema), a
 // tool-owned section of the system prompt that is not a paragraph of
 // system-prompt.expected.md, or a stale projection.expected.json.
@@ -72,7 +95,8 @@
 // # Files of ours beside a recording
 //
 //   - dshsim.replay.json: settings the recording cannot state (spill cap in
-//     bytes, diff bound, bash timeout); absent for most recordings.
+//     bytes, diff bound, bash timeout, retry policy, title model, workspace
+//     instructions, workspace preparation); absent for most recordings.
 //   - projection.expected.json: the readable expected projection, generated
 //     from session.jsonl by [UpdateProjection] (dsh-replay -update). The
 //     comparison always runs against session.jsonl itself; when this file is

@@ -6,8 +6,10 @@
 //
 // The project root is the nearest ancestor of the session cwd holding a
 // root marker (default .git; the cwd when none does). The candidates are
-// $DSH_HOME/AGENTS.md (user-global), then, from the root down to the cwd,
-// in each directory AGENTS.md, CLAUDE.md, AGENTS.local.md, CLAUDE.local.md.
+// the user-global AGENTS file in $DSH_HOME (shown as "$DSH_HOME/" and its
+// name), then, from the root down to the cwd, in each directory the AGENTS
+// and CLAUDE files and their ".local" variants (DefaultCandidates,
+// DefaultLocalCandidates).
 // A candidate counts when it is a file (a symlink counts by its target); it
 // is read as UTF-8 up to maxSourceBytes (a bigger one is skipped). Within a
 // directory a candidate whose trimmed text repeats an earlier one's is

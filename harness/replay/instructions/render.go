@@ -23,7 +23,7 @@ type File struct {
 	// AbsolutePath identifies it ("removed:<scope>" for a removal).
 	AbsolutePath string
 	// DisplayPath is the path the model reads: project-root relative, or
-	// $DSH_HOME/AGENTS.md.
+	// the user-global file's "$DSH_HOME/" path.
 	DisplayPath string
 	// Content is its text.
 	Content string
