@@ -123,6 +123,11 @@ func (m *scriptedModel) Call(ctx context.Context, _ ModelRequest, emit func(json
 	if err := m.think(ctx); err != nil {
 		return reply, err
 	}
+	if ctx.Err() != nil {
+		// cancelled while the model thought: upstream's loop checks the
+		// signal before it reads the stream, so nothing of it is logged
+		return reply, nil
+	}
 	for _, c := range reply.Chunks {
 		if err := emit(ordered(c)); err != nil {
 			return reply, err
