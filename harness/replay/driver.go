@@ -254,7 +254,7 @@ func (d *driver) prompt(ctx context.Context, text string, started chan struct{})
 	return err
 }
 
-// promptAndAnswered is [driver.prompt] that also returns the prompt's
+// promptAnswered is [driver.prompt] that also returns the prompt's
 // answer state: the prompt is queued as the next-turn message, the agent
 // runs turns until idle, and the bridge answers.
 func (d *driver) promptAnswered(ctx context.Context, text string, started chan struct{}) (*inflight, error) {

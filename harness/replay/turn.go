@@ -2,7 +2,6 @@ package replay
 
 import (
 	"context"
-	"errors"
 	"slices"
 
 	"github.com/dshsim/dshsim/pipeline"
@@ -215,6 +214,3 @@ func (d *driver) endTurn(turn int, reason map[string]any) error {
 	}
 	return nil
 }
-
-// errNoReply is a model call past the end of the script.
-var errNoReply = errors.New("script exhausted")
