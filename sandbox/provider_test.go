@@ -281,21 +281,47 @@ func TestConfineWorkspaceWriteCanonicalisesTheRoot(t *testing.T) {
 // through a symlink inside /tmp (which confined commands may write) is not
 // granted; read-only grants no root, so it is not refused there.
 func TestConfineRefusesARootRedirectableFromTmp(t *testing.T) {
-	dir := t.TempDir() // under /tmp
-	real := filepath.Join(dir, "real")
-	os.Mkdir(real, 0o755)
-	link := filepath.Join(dir, "link")
-	os.Symlink(real, link)
-	p := newProvider(t, Config{Platform: "linux", Chain: []string{"landlock"}, LauncherPath: "/l/landlock-run"})
-	if _, err := p.Confine(context.Background(), []string{"true"}, Policy{Mode: WorkspaceWrite, WorkspaceRoot: link}); !errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), "symlink "+link) {
-		t.Errorf("workspace-write through %s: err = %v, want a refusal naming the symlink", link, err)
+	for _, dir := range tempAreaDirs(t) {
+		t.Run(dir, func(t *testing.T) {
+			real := filepath.Join(dir, "real")
+			os.Mkdir(real, 0o755)
+			link := filepath.Join(dir, "link")
+			os.Symlink(real, link)
+			p := newProvider(t, Config{Platform: "linux", Chain: []string{"landlock"}, LauncherPath: "/l/landlock-run"})
+			if _, err := p.Confine(context.Background(), []string{"true"}, Policy{Mode: WorkspaceWrite, WorkspaceRoot: link}); !errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), "symlink "+link) {
+				t.Errorf("workspace-write through %s: err = %v, want a refusal naming the symlink", link, err)
+			}
+			if _, err := p.Confine(context.Background(), []string{"true"}, Policy{Mode: WorkspaceWrite, WorkspaceRoot: real}); err != nil {
+				t.Errorf("workspace-write on the real directory: %v", err)
+			}
+			if _, err := p.Confine(context.Background(), []string{"true"}, Policy{Mode: ReadOnly, WorkspaceRoot: link}); err != nil {
+				t.Errorf("read-only through the link: %v", err)
+			}
+		})
 	}
-	if _, err := p.Confine(context.Background(), []string{"true"}, Policy{Mode: WorkspaceWrite, WorkspaceRoot: real}); err != nil {
-		t.Errorf("workspace-write on the real directory: %v", err)
+}
+
+// tempAreaDirs makes a fresh directory (removed after the test) in each
+// temp area the rule names: /tmp and the OS temp directory (TMPDIR, which
+// need not lie under /tmp; t.TempDir follows GOTMPDIR, which need not lie in
+// either, so it is not used here).
+func tempAreaDirs(t *testing.T) []string {
+	t.Helper()
+	var dirs []string
+	seen := map[string]bool{}
+	for _, area := range []string{"/tmp", os.TempDir()} {
+		if seen[filepath.Clean(area)] {
+			continue
+		}
+		seen[filepath.Clean(area)] = true
+		d, err := os.MkdirTemp(area, "dshsim-redirect-")
+		if err != nil {
+			t.Fatalf("a directory in the temp area %s: %v", area, err)
+		}
+		t.Cleanup(func() { os.RemoveAll(d) })
+		dirs = append(dirs, d)
 	}
-	if _, err := p.Confine(context.Background(), []string{"true"}, Policy{Mode: ReadOnly, WorkspaceRoot: link}); err != nil {
-		t.Errorf("read-only through the link: %v", err)
-	}
+	return dirs
 }
 
 // fakeLauncher writes a shell script standing in for landlock-run --probe.
