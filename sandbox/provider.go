@@ -111,9 +111,12 @@ type ProbeOutcome struct {
 	Err         error       // nil = usable
 }
 
-// defaultLauncherPath is landlock-run beside the running executable, or, when
-// the executable cannot be located, a fixed absolute path that does not exist
-// (so the probe reports unusable).
+// DefaultLauncherPath is the launcher a [Config] without LauncherPath uses:
+// landlock-run beside the running executable, or, when the executable cannot
+// be located, a fixed absolute path that does not exist (so the probe reports
+// unusable).
+func DefaultLauncherPath() string { return defaultLauncherPath() }
+
 func defaultLauncherPath() string {
 	if exe, err := os.Executable(); err == nil {
 		return filepath.Join(filepath.Dir(exe), "landlock-run")

@@ -13,6 +13,7 @@ import (
 
 	"github.com/dshsim/dshsim/harness/replay/isolate"
 	"github.com/dshsim/dshsim/harness/replay/projection"
+	"github.com/dshsim/dshsim/sandbox"
 )
 
 // isolatedName is the name the replay child is registered under.
@@ -72,6 +73,11 @@ func Replay(ctx context.Context, dir string, opt Options) *Result {
 	share := []string{abs}
 	if opt.LauncherPath != "" {
 		share = append(share, opt.LauncherPath)
+	} else if def := sandbox.DefaultLauncherPath(); fileExists(def) {
+		// The child's default is landlock-run beside this executable: found
+		// here, before the child's private /tmp hides it when the binaries
+		// were built into a directory under /tmp.
+		share = append(share, def)
 	}
 	out, err := isolate.Run(ctx, isolatedName, req, isolate.Options{Stderr: opt.Stderr, Share: share})
 	if err != nil {
@@ -93,6 +99,12 @@ func Replay(ctx context.Context, dir string, opt Options) *Result {
 		}
 	}
 	return res
+}
+
+// fileExists reports whether path names an existing file (not a directory).
+func fileExists(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && !st.IsDir()
 }
 
 func serveIsolated(ctx context.Context, data []byte) ([]byte, error) {
