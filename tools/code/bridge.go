@@ -65,6 +65,8 @@ type bridge struct {
 	queued     map[int]string // submissions waiting to start: their tool names
 	startLog   int            // the highest submission whose start event is logged
 	admitted   int            // the submission that left the queue and is logging its start
+	paced      bool // the runtime reports submissions and turns (submit, turnEnded)
+	turnEnd    int  // the last submission of the program's last ended turn
 	started    sync.WaitGroup
 	contexts   []string
 	messages   []pipeline.ContextMessage
@@ -95,14 +97,43 @@ func (b *bridge) free(safe bool) bool {
 	return (safe && !b.exclusive && b.running < b.max) || (!safe && b.running == 0)
 }
 
+// submit registers submission n the moment the runtime reads it, before its
+// dispatch goroutine runs: a call that commits meanwhile sees it queued.
+func (b *bridge) submit(seq int64, name string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.over == "" && int(seq) > b.startLog {
+		b.queued[int(seq)] = name
+	}
+	b.cond.Broadcast()
+}
+
+// turnEnded records that the program's turn ended with submission seq: every
+// call issued with it is submitted.
+func (b *bridge) turnEnded(seq int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.turnEnd = max(b.turnEnd, int(seq))
+	b.cond.Broadcast()
+}
+
+// testDispatchDelay, set by tests only, runs first in every dispatch: it
+// stands for the dispatch goroutine of a submission being scheduled late.
+var testDispatchDelay func(seq int64)
+
 // call is the runtime's dispatcher: it runs tools.<name>(args) as nested
 // call number seq (program order, counted at submission by the runtime)
 // and returns the value the program receives, or the error whose message
 // the program's ToolCallError carries.
 func (b *bridge) call(_ context.Context, seq int64, name string, args json.RawMessage) (json.RawMessage, error) {
+	if testDispatchDelay != nil {
+		testDispatchDelay(seq)
+	}
 	n := int(seq)
 	b.mu.Lock()
 	if b.over != "" {
+		delete(b.queued, n)
+		b.cond.Broadcast()
 		reason := b.over
 		b.mu.Unlock()
 		return nil, errOver(reason, name, "not dispatched")
@@ -163,13 +194,20 @@ func (b *bridge) call(_ context.Context, seq int64, name string, args json.RawMe
 
 	// Committed: the lane is free again. Upstream appends the settle event
 	// in a task of its own while its driver goes on at once, so a queued
-	// submission that may start now logs its start first.
+	// submission that may start now logs its start first. Upstream's host
+	// has read every call of the program's turn by then: with a runtime
+	// that reports turns, the settle waits until the turn that issued this
+	// call has ended, so a call issued with it is queued whatever the
+	// scheduling of its dispatch goroutine.
 	b.mu.Lock()
 	b.running--
 	if !safe {
 		b.exclusive = false
 	}
 	b.cond.Broadcast()
+	for b.paced && b.turnEnd < n && b.over == "" {
+		b.cond.Wait()
+	}
 	for {
 		next := b.startTurn
 		if b.startLog >= next {

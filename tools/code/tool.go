@@ -199,12 +199,15 @@ func (t *Tool) Run(ctx context.Context, call *pipeline.Call) (pipeline.Output, e
 	runCtx, settle := context.WithCancelCause(ctx)
 	defer settle(errSettled)
 	b := newBridge(call, t.deps.Registry, runCtx, t.cfg.MaxParallelSubCalls, t.deps.DispatchLog, t.deps.Warn)
+	if r, ok := t.deps.Runtime.(interface{ ReportsTurns() bool }); ok && r.ReportsTurns() {
+		b.paced = true
+	}
 	var names []string
 	for _, tl := range t.Bindings(call) {
 		names = append(names, tl.Name)
 	}
 	res, runErr := t.deps.Runtime.Run(runCtx, noderuntime.Request{
-		Code: code, Names: names, Call: b.call, Policy: policy, Confiner: t.deps.Confiner, Dir: policy.WorkspaceRoot,
+		Code: code, Names: names, Call: b.call, Submitted: b.submit, TurnEnded: b.turnEnded, Policy: policy, Confiner: t.deps.Confiner, Dir: policy.WorkspaceRoot,
 	})
 	reason := ReasonSettled
 	if ctx.Err() != nil {

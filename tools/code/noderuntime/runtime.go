@@ -167,8 +167,16 @@ type Request struct {
 	Code string
 	// Names are the tools the program may call as tools.<name>.
 	Names []string
-	// Call dispatches a call; it receives Run's context.
+	// Call dispatches a call; it receives Run's context. Each call runs on
+	// a goroutine of its own.
 	Call Call
+	// Submitted, when set, is told of each call the moment the host reads
+	// it, in program order and before Call runs for it.
+	Submitted func(id int64, name string)
+	// TurnEnded, when set, is told that the program ended a turn (its
+	// synchronous run and the microtasks after it) whose last call was id:
+	// every call the turn issued has been submitted.
+	TurnEnded func(id int64)
 	// Policy is the run's sandbox policy; danger-full-access runs node
 	// unconfined, as bash does; a confined mode needs Confiner.
 	Policy sandbox.Policy
@@ -245,6 +253,10 @@ func childEnv(base []string) []string {
 	}
 	return out
 }
+
+// ReportsTurns reports that Run tells [Request.Submitted] and
+// [Request.TurnEnded] of every call and every turn of the program.
+func (r *Runtime) ReportsTurns() bool { return true }
 
 // Run compiles and runs one program. Every program outcome is a Result;
 // the error is for a run that could not start: a confinement refusal
@@ -367,6 +379,7 @@ type runState struct {
 	pending   int
 	pendBytes int64
 	argBytes  map[int64]int64
+	turn      int64 // the last call a reported turn issued
 	value     *jsjson.Value
 }
 
@@ -492,6 +505,9 @@ func (s *runState) handle(ctx context.Context, m message, out *outbox, replies c
 		s.nextID++
 		s.pending++
 		s.argBytes[id] = int64(len(raw))
+		if s.req.Submitted != nil {
+			s.req.Submitted(id, name)
+		}
 		call := s.req.Call
 		go func() {
 			rep := reply{id: id}
@@ -502,6 +518,15 @@ func (s *runState) handle(ctx context.Context, m message, out *outbox, replies c
 			}
 			replies <- rep
 		}()
+	case "turn":
+		id, ok := integer(m.v, "id")
+		if !ok || id < s.turn || id >= s.nextID {
+			return protocol("invalid control frame")
+		}
+		s.turn = id
+		if s.req.TurnEnded != nil {
+			s.req.TurnEnded(id)
+		}
 	case "log":
 		t, ok := str(m.v, "text")
 		if !ok {
