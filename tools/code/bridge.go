@@ -65,8 +65,8 @@ type bridge struct {
 	queued     map[int]string // submissions waiting to start: their tool names
 	startLog   int            // the highest submission whose start event is logged
 	admitted   int            // the submission that left the queue and is logging its start
-	paced      bool // the runtime reports submissions and turns (submit, turnEnded)
-	turnEnd    int  // the last submission of the program's last ended turn
+	paced      bool           // the runtime reports submissions and turns (submit, turnEnded)
+	turnEnd    int            // the last submission of the program's last ended turn
 	started    sync.WaitGroup
 	contexts   []string
 	messages   []pipeline.ContextMessage
