@@ -298,7 +298,10 @@ func (r *Runtime) Run(ctx context.Context, req Request) (Result, error) {
 	}
 	defer os.RemoveAll(outDir)
 
-	run := &runState{r: r, req: req, ledger: newLedger(r.maxOutput), body: body, conn: conn, nextID: 1, argBytes: map[int64]int64{}}
+	// The output caps are set before the child starts: its copy goroutines
+	// write from the first byte on.
+	run := &runState{r: r, req: req, ledger: newLedger(r.maxOutput), body: body, conn: conn, nextID: 1, argBytes: map[int64]int64{},
+		stdout: native{max: r.maxOutput}, stderr: native{max: r.maxOutput}}
 	dir := req.Dir
 	if dir == "" {
 		dir = req.Policy.WorkspaceRoot
@@ -327,8 +330,15 @@ func (r *Runtime) Run(ctx context.Context, req Request) (Result, error) {
 	}
 	// --8<-- [end:confine]
 	run.proc = proc
+	if testAfterStart != nil {
+		testAfterStart()
+	}
 	return run.loop(ctx)
 }
+
+// testAfterStart, set by tests only, runs between the child's start and the
+// host's loop: it stands for the loop being scheduled late.
+var testAfterStart func()
 
 // native is one of the child's own output streams, kept up to one byte over
 // the ledger's cap (beyond it the run has overflowed anyway).
@@ -389,7 +399,6 @@ type readResult struct {
 }
 
 func (s *runState) loop(ctx context.Context) (Result, error) {
-	s.stdout.max, s.stderr.max = s.r.maxOutput, s.r.maxOutput
 	msgs := make(chan readResult, 16)
 	quit := make(chan struct{})
 	defer close(quit)

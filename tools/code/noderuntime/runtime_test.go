@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strconv"
@@ -481,5 +482,43 @@ func TestAbortReason(t *testing.T) {
 		if got := AbortReason(tt.ctx); got != tt.want {
 			t.Errorf("%s: got %q, want %q", tt.name, got, tt.want)
 		}
+	}
+}
+
+// TestEarlyNativeOutputIsKept: output the child writes before the host's
+// loop runs (a runner's immediate failure text, here a node wrapper that
+// writes to stderr first) is kept whole. The caps were set by the loop, after
+// the copy goroutines had started: early output was cut to one byte (and
+// go test -race reported the race).
+func TestEarlyNativeOutputIsKept(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skipf("node: %v", err)
+	}
+	const early = "wrapper: this line was written before the loop of the host ran"
+	wrapper := filepath.Join(t.TempDir(), "node")
+	if err := os.WriteFile(wrapper, []byte("#!/bin/sh\necho '"+early+"' >&2\nexec '"+node+"' \"$@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	started := make(chan struct{})
+	testAfterStart = func() {
+		close(started)
+		time.Sleep(300 * time.Millisecond) // the loop is scheduled late
+	}
+	t.Cleanup(func() { testAfterStart = nil })
+	r := newRuntime(t, Config{Node: wrapper})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	res, err := r.Run(ctx, unconfined(t, "return 1;"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-started:
+	default:
+		t.Fatal("the seam did not run")
+	}
+	if got := strings.Join(res.Logs, "\n"); !strings.Contains(got, early) {
+		t.Errorf("logs %q, want the early stderr line %q whole", res.Logs, early)
 	}
 }
