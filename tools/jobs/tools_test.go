@@ -218,3 +218,23 @@ func TestValuesAreUpstreams(t *testing.T) {
 	running.Cancel("test")
 	<-running.Done()
 }
+
+// TestOutputWaitIsCapped: a wait asks for far more than the configured
+// maximum and gets the maximum: it returns the running status. Without the
+// cap it would wait until the test's own deadline cancelled it ("wait
+// aborted"), never for the 10^9 ms it asked.
+func TestOutputWaitIsCapped(t *testing.T) {
+	h, _ := newTools(t, ToolsConfig{WaitTimeoutMs: 50, MaxWaitTimeoutMs: 200})
+	a := agent(t, "s")
+	if _, err := h.jobs.Start(spec("s", "sleep 30"), bash("sleep 30")); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if r := h.call(ctx, a, "job_output", `{"job_id":"bash-1","wait":true,"timeout_ms":1000000000}`); r.Text() != "(no new output)\n[status: running]" || r.IsError {
+		t.Errorf("a wait past the cap: %q, want the running status after the 200ms cap", r.Text())
+	}
+	if ms, _, ok := (jobTools{cfg: ToolsConfig{WaitTimeoutMs: 50, MaxWaitTimeoutMs: 200}}).waitTimeout(map[string]json.RawMessage{"timeout_ms": json.RawMessage("1e9")}); !ok || ms != 200 {
+		t.Errorf("waitTimeout(1e9) = %v, %v; want the cap 200", ms, ok)
+	}
+}
