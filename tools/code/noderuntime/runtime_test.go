@@ -522,3 +522,20 @@ func TestEarlyNativeOutputIsKept(t *testing.T) {
 		t.Errorf("logs %q, want the early stderr line %q whole", res.Logs, early)
 	}
 }
+
+// TestBusyBudgetExcludesStartUp: the compute budget counts the program's
+// busy time after Node reported ready, not Node's own start-up (tens of
+// milliseconds of CPU on the event-loop thread). A budget below the
+// start-up cost lets an idle program complete.
+func TestBusyBudgetExcludesStartUp(t *testing.T) {
+	r := newRuntime(t, Config{ComputeMs: 15})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	res, err := r.Run(ctx, unconfined(t, "await new Promise((resolve) => setTimeout(resolve, 300)); return 1;"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Error != nil || string(res.Value) != "1" {
+		t.Errorf("an idle program under a 15ms busy budget: %s (value %s), want 1", failureOf(res), res.Value)
+	}
+}
