@@ -366,7 +366,9 @@ func TestHostileChannelTraffic(t *testing.T) {
 			<-ctx.Done()
 			return nil, ctx.Err()
 		}
-		ctx, cancel := context.WithCancel(context.Background())
+		// A deadline of its own: without the limit, the four calls wait for
+		// ever and the run ends only at this deadline (an abort), not a hang.
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		res, err := r.Run(ctx, req)
 		if err != nil || failureOf(res) != "protocol: pending binding calls exceed configured limits" {
