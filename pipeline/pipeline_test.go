@@ -237,7 +237,10 @@ func TestPipelineStages(t *testing.T) {
 					d.Args = call.Args()
 					return d, nil
 				}))
-				r.AddGuard(func(context.Context, *pipeline.Call) (string, bool) { st.add("guard"); return "vetoed by the guard", true })
+				r.AddGuard(func(context.Context, *pipeline.Call) (string, bool) {
+					st.add("guard")
+					return "vetoed by the guard", true
+				})
 			},
 			want: want{text: "Error: vetoed by the guard", isError: true, postRuns: 1, trace: "guard"},
 		},
