@@ -324,7 +324,7 @@ func TestProcessKeepsRunningPastAForegroundWait(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	<-p.Done()
+	waitClosed(t, p.Done(), "the process")
 	res, err := p.Wait()
 	if err != nil || res.Stdout.Text != "one\ntwo\n" {
 		t.Errorf("res %+v err %v", res, err)
@@ -397,7 +397,7 @@ func TestKillLeavesNoMemberOfTheGroup(t *testing.T) {
 	}
 	t.Cleanup(func() { syscall.Kill(member, syscall.SIGKILL) }) // when the check below fails
 	p.Kill()
-	<-p.Done()
+	waitClosed(t, p.Done(), "the process")
 	if st := procState(member); st == "" || st == "Z" {
 		t.Fatalf("the member ignoring SIGTERM is gone (%q) before the grace: the test would prove nothing", st)
 	}
@@ -419,7 +419,7 @@ func TestReapedAfterASettledKill(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	<-p.Done()
+	waitClosed(t, p.Done(), "the process")
 	select {
 	case <-p.Reaped():
 		t.Fatal("Reaped closed although nobody killed")
