@@ -43,8 +43,8 @@ func IsWider(effective, requested sandbox.Mode) bool {
 
 // PermissionsDescription is the VERBATIM schema description of
 // sandbox_permissions as upstream's recordings pin it (tool-schemas.expected.json
-// of text-turn and session-query-spill; the newer wording of
-// seed-version-deltas §3 item 3 is not what the recorded model saw).
+// of text-turn and session-query-spill; the newer upstream rewords it, but
+// that wording is not what the recorded model saw).
 func PermissionsDescription(subject string) string {
 	if subject == SubjectOperation {
 		return "The wider sandbox mode this file operation needs. Only valid as a one-shot retry of an operation the sandbox just denied; requires justification and user approval."

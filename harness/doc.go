@@ -1,4 +1,4 @@
-// Package harness holds the simulation registry and the golden machinery
+// Package harness holds the simulation type and the golden machinery
 // every scenario and test of dshsim uses: normalisation of varying text,
 // writing and comparing effect files under snapshots/, line-by-line drift
 // reports, and one switch that updates every golden.
@@ -6,9 +6,10 @@
 // # Sims and effect files
 //
 // A [Sim] drives the real stack and returns its effect files keyed by path
-// under snapshots/ ("txt/profiles.txt"). Package harness/sims registers its
-// sims (one file per area, one registry table) with [Register]; [Sims] lists
-// them sorted by name. [RunSim] runs one with a fresh [Env] and checks its output:
+// under snapshots/ ("txt/profiles.txt"). Package harness/sims lists its sims
+// in one table sorted by name (one file per area holds each Run), which
+// cmd/dsh-sim hands to the command; [CheckSims] checks such a table
+// (sorted, distinct names and files). [RunSim] runs one with a fresh [Env] and checks its output:
 // exactly the declared Files, clean relative names, and no repository root or
 // temporary directory left in the text (that would differ on the next
 // machine). A panicking sim is an error, not a crash.
@@ -65,7 +66,9 @@
 //	}
 //
 // A mismatch fails the test with a [LineDiff]; a missing golden says how to
-// create it.
+// create it. [GoldenPart] is the same for a run that can produce only part
+// of the file (the escape corpus without root compares its golden without
+// the root sections, and never writes it).
 //
 // [NodeTruth] is the same switch for expectations JavaScript pins: it runs
 // node on a package's testdata/truth.js and hands back what node says, or,

@@ -167,7 +167,7 @@ func TestParseRejects(t *testing.T) {
 	}
 }
 
-// The matcher semantics of spec §2.2, both dialects.
+// The matcher semantics of both dialects, as upstream's.
 func TestMatchers(t *testing.T) {
 	tests := []struct {
 		d       *Dialect

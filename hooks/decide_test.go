@@ -10,7 +10,7 @@ import (
 	"github.com/dshsim/dshsim/pipeline"
 )
 
-// The codec of one run (hp/codec.ts; spec §3.3 and §7.2).
+// The codec of one run (upstream's hp/codec.ts).
 func TestDecode(t *testing.T) {
 	pre := `{"hookSpecificOutput":{"hookEventName":"PreToolUse",`
 	tests := []struct {
@@ -88,7 +88,8 @@ func TestMerge(t *testing.T) {
 	}
 }
 
-// Every PreToolUse decision of both dialects onto the pipeline (spec §4.3).
+// Every PreToolUse decision of both dialects onto the pipeline, as upstream
+// maps them.
 func TestPreDecisionMapping(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -123,7 +124,8 @@ func TestPreDecisionMapping(t *testing.T) {
 	}
 }
 
-// Every PostToolUse decision of both dialects onto the pipeline (spec §4.3).
+// Every PostToolUse decision of both dialects onto the pipeline, as upstream
+// maps them.
 func TestPostDecisionMapping(t *testing.T) {
 	downstreamBlock := pipeline.PostDecision{Kind: pipeline.PostBlock, Feedback: []pipeline.Block{pipeline.TextBlock("inner")},
 		ContextMessages: []pipeline.ContextMessage{{Plugin: "hooks-codex", Texts: []string{"cx"}}}}

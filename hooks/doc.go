@@ -13,9 +13,8 @@
 // One file per dialect, read once at [Load] (a relative ConfigPath resolves
 // against the launch cwd, not the session's). The file is a JSON object
 // whose "hooks" object, or the root itself, maps event keys to groups
-// ({matcher, hooks: [{type, command, timeout}]}); [Parse] follows upstream
-// rule by rule (spec hooks.md §1.2). A file that cannot
-// be used (missing, unreadable, invalid JSON, an invalid or unsupported
+// ({matcher, hooks: [{type, command, timeout}]}); [Parse] follows upstream's
+// loader rule by rule. A file that cannot be used (missing, unreadable, invalid JSON, an invalid or unsupported
 // matcher) disables that bridge only, as upstream does: none of its hooks
 // run, the other dialect is unaffected. Upstream says so in one logger line
 // nobody sees; here [Bridge.Status] and [Status.Problems] name the file,

@@ -2,7 +2,7 @@ package hooks
 
 import "testing"
 
-// The stdin bytes of each dialect and point (spec §3.2, worked examples).
+// The stdin bytes of each dialect and point, as upstream writes them.
 func TestPayloads(t *testing.T) {
 	args := []byte(`{"command": "echo HELLO", "description": "Run echo HELLO"}`)
 	facts := callFacts{SessionID: "S", TranscriptPath: "/logs/S/session.jsonl", Cwd: "/ws", Turn: 1, ToolName: "bash", CallID: "call_00_x", Args: args}

@@ -14,7 +14,7 @@
 //     allow, deny(reason, info?), cancel, ask(reason?, displayReason?). An
 //     unknown kind is an error, never an implicit allow.
 //  3. Approval, only for ask, through the mounted [Approver]; only
-//     allowed-once continues. Texts per outcome are VERBATIM (§1.6).
+//     allowed-once continues. Texts per outcome are VERBATIM (upstream's).
 //  4. Guards ([Guard]): after every listener and approval allowed the call;
 //     veto only, the first reason denies, nothing can overturn it.
 //  5. tools/execute wrappers ([Wrapper]) around the tool body: [Timeout],

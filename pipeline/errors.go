@@ -21,7 +21,7 @@ const (
 	CodeInvalidArgs = "INVALID_ARGS"
 )
 
-// VERBATIM model-facing messages (pipeline-approval-policy.md §1.6).
+// VERBATIM model-facing messages (upstream's).
 const (
 	// MsgAbortedBeforeDispatch is the message of [ErrAbortedBeforeDispatch].
 	MsgAbortedBeforeDispatch = "tool call aborted before dispatch"

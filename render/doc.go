@@ -18,8 +18,8 @@
 // finishes; [JobDetail] is the "exit code: <n>; <notes>" detail shared by both.
 //
 // Every string here is a model-facing interface string and is byte-exact with
-// the recorded upstream behaviour (see fs-spill-render.md §6 and
-// seed-version-deltas.md §2-§4).
+// upstream's: as its recordings pin them, and as the newer upstream words
+// what no recording shows (a promoted timeout).
 //
 // # Imports
 //

@@ -34,7 +34,7 @@ func (c ConfinedArgv) Classify(exitCode int, signaled bool, stderr string) (*Rep
 
 // --8<-- [start:classify-runner-failure]
 // ClassifyRunnerFailure decides whether a runner failed before running the
-// command (spec §5.3). A signal-killed process or exit 0 never matches. Stderr
+// command, as upstream's classifier decides it. A signal-killed process or exit 0 never matches. Stderr
 // is split into lines on \r?\n (no trimming). Each rule in order: skipped if
 // it has allowed exit codes that do not include exitCode; otherwise the first
 // line that is not (whole-line, case-insensitively) one of the rule's
@@ -85,7 +85,7 @@ func containsInt(xs []int, x int) bool {
 	return false
 }
 
-// IsDenial reports a sandbox denial (spec §5.4): a non-zero exit (not a
+// IsDenial reports a sandbox denial, as upstream does: a non-zero exit (not a
 // signal) whose whole stderr, lowercased, contains one of the backend's
 // denial signatures. Informational lines are not removed.
 func IsDenial(exitCode int, signaled bool, stderr string, signatures []string) bool {
@@ -101,8 +101,8 @@ func IsDenial(exitCode int, signaled bool, stderr string, signatures []string) b
 	return false
 }
 
-// StartError is how a failed start of c.Argv reads (spec §5.2, Go mapping
-// §9): attributed to the runner ([isRunnerSpawnFailure]: the runner was
+// StartError is how a failed start of c.Argv reads (Node's spawn error as
+// upstream hands it on, mapped from Go's): attributed to the runner ([isRunnerSpawnFailure]: the runner was
 // missing or not executable), it is a [*UnavailableError] whose detail reads
 // as upstream's ("Error: spawn <runner> ENOENT"); any other error, and every
 // error of a confiner that starts the command itself (no runner), comes back
@@ -149,14 +149,8 @@ func workdirUsable(dir string) bool {
 }
 
 // spawnFailureDetail renders a runner spawn failure the way upstream's detail
-// reads ("Error: spawn <runner> ENOENT").
+// reads: "Error: " and Node's text ("Error: spawn <runner> ENOENT").
 func spawnFailureDetail(err error, runner string) string {
-	code := "ENOENT"
-	var errno syscall.Errno
-	if errors.As(err, &errno) {
-		if n := unix.ErrnoName(errno); n != "" {
-			code = n
-		}
-	}
-	return "Error: spawn " + runner + " " + code
+	text, _ := NodeSpawnError(runner, err)
+	return "Error: " + text
 }

@@ -171,7 +171,8 @@ func TestIsRunnerSpawnFailure(t *testing.T) {
 var execLookPath = exec.LookPath
 
 // TestClassifyOrder: the report of a run carries the confiner's facts, and
-// a runner failure wins over a denial (spec §5), a signal is neither.
+// a runner failure wins over a denial (upstream's precedence), a signal is
+// neither.
 func TestClassifyOrder(t *testing.T) {
 	d := mustDialect(BackendLandlock)
 	w := ConfinedArgv{Backend: BackendLandlock, Enforcement: Partial, DenialSignatures: d.DenialSignatures, RunnerFailureRules: d.RunnerFailureRules,

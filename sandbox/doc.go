@@ -60,8 +60,8 @@
 //
 // The opt-in hardening ([Config.Harden]; ours, beyond upstream, off by
 // default) keeps a confined command away from the harness that started it,
-// which no mode promises (spec §1.1: process visibility and credentials are
-// not governed). Upstream users reported a sandboxed agent killing its host
+// which no mode promises (see Modes and promises: process visibility and
+// credentials are not governed). Upstream users reported a sandboxed agent killing its host
 // process and reading credentials from its environment. With Harden:
 //
 //   - Landlock (the runner and the in-process path) scopes the domain (ABI 6,

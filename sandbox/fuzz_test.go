@@ -9,13 +9,14 @@ import (
 	"github.com/dshsim/dshsim/sandbox"
 )
 
-// landlockRule is the Landlock backend's rule (spec §3).
+// landlockRule is the Landlock backend's runner-failure rule.
 var landlockRule = sandbox.RunnerFailureRule{AllowedExitCodes: []int{125},
 	FatalSignatures: []string{"landlock-run: "}, InformationalLines: []string{sandbox.LandlockPartialNotice}}
 
 var lineSplit = regexp.MustCompile(`\r?\n`)
 
-// oracle is an independent reading of spec §5.3 for a single rule.
+// oracle is an independent reading of the rule ClassifyRunnerFailure's doc
+// states, for a single rule.
 func oracle(exit int, signaled bool, stderr string, r sandbox.RunnerFailureRule) (string, bool) {
 	if signaled || exit == 0 {
 		return "", false
@@ -43,7 +44,7 @@ func oracle(exit int, signaled bool, stderr string, r sandbox.RunnerFailureRule)
 }
 
 // FuzzClassifyRunnerFailure checks sandbox.ClassifyRunnerFailure against the
-// spec's properties: exit 0 and signals never match; a detail is always one
+// rule's properties: exit 0 and signals never match; a detail is always one
 // of the stderr lines, never the informational notice, and carries a fatal
 // signature; with the Landlock rule only exit 125 matches; and the verdict
 // equals an independent oracle, for the Landlock rule alone and for a fuzzed

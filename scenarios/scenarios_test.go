@@ -17,7 +17,7 @@ import (
 	"github.com/dshsim/dshsim/harness/kernels"
 	"github.com/dshsim/dshsim/harness/replay/cli"
 	"github.com/dshsim/dshsim/harness/simcli"
-	_ "github.com/dshsim/dshsim/harness/sims" // registers the sims dsh-sim runs
+	"github.com/dshsim/dshsim/harness/sims"
 	"github.com/dshsim/dshsim/sandbox/landlock"
 	"github.com/dshsim/dshsim/sandbox/sandboxtest"
 	"github.com/rogpeppe/go-internal/testscript"
@@ -27,7 +27,7 @@ import (
 // cmd/ binary calls.
 var commands = map[string]func(){
 	"dsh-replay":    func() { os.Exit(cli.Main(os.Args[1:], os.Stdout, os.Stderr)) },
-	"dsh-sim":       func() { os.Exit(simcli.Main(os.Args[1:], os.Stdout, os.Stderr)) },
+	"dsh-sim":       func() { os.Exit(simcli.Main(sims.All(), os.Args[1:], os.Stdout, os.Stderr)) },
 	"landlock-run":  func() { os.Exit(landlock.Main(os.Args[1:], os.Stdout, os.Stderr)) },
 	"kernel-matrix": func() { os.Exit(kernels.Main(os.Args[1:], os.Stdout, os.Stderr)) },
 	"matrix-agent":  func() { os.Exit(kernels.AgentMain(os.Args[1:], os.Stdout, os.Stderr)) },

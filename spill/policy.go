@@ -177,7 +177,7 @@ func (p *Policy) Apply(call *pipeline.Call, res pipeline.Result) (pipeline.Resul
 	return out, true
 }
 
-// DispatchLog is the durable-log arm (fs-spill-render.md §5.4): it bounds
+// DispatchLog is the durable-log arm (as upstream's spill policy): it bounds
 // the copy of a run_code nested call's content that the session log keeps
 // (tool/code-dispatch), the same way as a result; nested calls and read are
 // not exempt here (the program's value is untouched either way). It returns

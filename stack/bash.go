@@ -12,48 +12,54 @@ import (
 	"github.com/dshsim/dshsim/tools/jobs"
 )
 
-// The bash tool under the real sandbox provider (the platform chain: bwrap,
-// then Landlock on Linux), with the background job registry and the
-// job_output, job_kill and job_list tools, as upstream's base bundle mounts
-// them.
-func init() {
-	toolBuilders = append(toolBuilders, func(p *parts) error {
-		provider, err := sandbox.NewProvider(sandbox.Config{Chain: p.cfg.SandboxChain, LauncherPath: p.cfg.LauncherPath, LandlockABICap: p.cfg.LandlockABICap})
-		if err != nil {
-			return fmt.Errorf("stack: sandbox provider: %w", err)
-		}
-		// One private directory for every full-output file of the
-		// session's processes, foreground and background, as upstream's
-		// executor keeps one per process.
-		out, err := outfile.PrivateDir()
-		if err != nil {
-			return fmt.Errorf("stack: full-output directory: %w", err)
-		}
-		p.closers = append(p.closers, func() error { return os.RemoveAll(out) })
-		reg := jobs.New(jobs.Options{EscalationAdvertised: true, OutputDir: out, MaxConcurrentJobsPerOwner: p.cfg.MaxConcurrentJobsPerOwner, Notify: p.cfg.JobNotify, Gate: p.cfg.JobGate})
-		p.closers = append(p.closers, func() error { return reg.Close(time.Second) })
-		tool, err := bash.New(bash.Config{TimeoutMs: p.cfg.BashTimeout.Milliseconds(), PromoteOnTimeout: p.cfg.BashPromoteOnTimeout, OutputDir: out}, bash.Deps{
-			Policy:   p.policyFor,
-			Escalate: p.escalate,
-			Confiner: provider,
-			Jobs:     reg,
-			Warn:     p.warn,
-		})
-		if err != nil {
-			return fmt.Errorf("stack: bash tool: %w", err)
-		}
-		p.closers = append(p.closers, tool.Close)
-		p.provider, p.jobs = provider, reg
-		jobTools, err := jobs.Tools(reg, jobs.ToolsConfig{})
-		if err != nil {
-			return fmt.Errorf("stack: job tools: %w", err)
-		}
-		defs := append([]pipeline.Tool{tool.Definition()}, jobTools...)
-		for _, t := range defs {
-			if _, err := p.reg.Register(t); err != nil {
-				return fmt.Errorf("stack: register %s: %w", t.Name, err)
-			}
-		}
-		return nil
+// addBash composes the bash tool under the real sandbox provider (the
+// platform chain: bwrap, then Landlock on Linux), with the background job
+// registry and the job_output, job_kill and job_list tools, as upstream's
+// base bundle mounts them. It returns the provider, which run_code confines
+// its programs with.
+func (s *Stack) addBash() (*sandbox.Provider, error) {
+	provider, err := sandbox.NewProvider(sandbox.Config{Chain: s.cfg.SandboxChain, LauncherPath: s.cfg.LauncherPath, LandlockABICap: s.cfg.LandlockABICap})
+	if err != nil {
+		return nil, fmt.Errorf("stack: sandbox provider: %w", err)
+	}
+	// One private directory for every full-output file of the session's
+	// processes, foreground and background, as upstream's executor keeps
+	// one per process.
+	out, err := outfile.PrivateDir()
+	if err != nil {
+		return nil, fmt.Errorf("stack: full-output directory: %w", err)
+	}
+	s.closers = append(s.closers, func() error { return os.RemoveAll(out) })
+	reg := jobs.New(jobs.Options{EscalationAdvertised: true, OutputDir: out, MaxConcurrentJobsPerOwner: s.cfg.MaxConcurrentJobsPerOwner, Notify: s.cfg.JobNotify, Gate: s.cfg.JobGate})
+	s.closers = append(s.closers, func() error { return reg.Close(time.Second) })
+	tool, err := bash.New(bash.Config{TimeoutMs: s.cfg.BashTimeout.Milliseconds(), PromoteOnTimeout: s.cfg.BashPromoteOnTimeout, OutputDir: out}, bash.Deps{
+		Policy:   s.policyFor,
+		Escalate: s.escalate,
+		Confiner: provider,
+		Jobs:     reg,
+		Warn:     s.warn,
 	})
+	if err != nil {
+		return nil, fmt.Errorf("stack: bash tool: %w", err)
+	}
+	s.closers = append(s.closers, tool.Close)
+	s.provider, s.jobs = provider, reg
+	jobTools, err := jobs.Tools(reg, jobs.ToolsConfig{})
+	if err != nil {
+		return nil, fmt.Errorf("stack: job tools: %w", err)
+	}
+	if err := s.register(append([]pipeline.Tool{tool.Definition()}, jobTools...)...); err != nil {
+		return nil, err
+	}
+	return provider, nil
+}
+
+// register registers tools in order; the error names the tool.
+func (s *Stack) register(tools ...pipeline.Tool) error {
+	for _, t := range tools {
+		if _, err := s.reg.Register(t); err != nil {
+			return fmt.Errorf("stack: register %s: %w", t.Name, err)
+		}
+	}
+	return nil
 }

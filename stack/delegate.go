@@ -39,7 +39,8 @@ type Delegation struct {
 	// a child-scoped tools.restrict).
 	ToolFilter *pipeline.Filter
 	// ReadOnly makes the child a workflow step restricted to read-only tools
-	// (our extension, agent-scope.md §3): a child-scoped restriction to
+	// (our extension: docs/stack.md, Following the page's description): a
+	// child-scoped restriction to
 	// [ReadOnlyTools] and a child-scoped guard that denies every other tool,
 	// so nothing registered later can re-allow a write.
 	ReadOnly bool
@@ -51,7 +52,7 @@ type Delegation struct {
 // stack's tools and approval service. It is returned only once every
 // registration of its setup is in place.
 type Child struct {
-	p          *parts
+	s          *Stack
 	agent      *pipeline.Agent
 	log        *session.Log
 	descriptor delegation.Descriptor
@@ -72,8 +73,7 @@ type Child struct {
 // read-only step, the restriction and the guard. Any failure rolls back:
 // the scope ends and the log file is removed; no child is returned.
 func (s *Stack) Delegate(d Delegation) (*Child, error) {
-	p := s.impl.composition()
-	parent := p.root
+	parent := s.agent
 	if d.ID == "" || d.SessionID == "" {
 		return nil, errors.New("stack: a delegation needs a child id and a session id")
 	}
@@ -88,7 +88,7 @@ func (s *Stack) Delegate(d Delegation) (*Child, error) {
 	if err != nil {
 		return nil, fmt.Errorf("stack: read the parent's log: %w", err)
 	}
-	capture, err := delegation.CaptureFrom(events, p.approver != nil)
+	capture, err := delegation.CaptureFrom(events, s.approver != nil)
 	if err != nil {
 		return nil, err
 	}
@@ -96,16 +96,12 @@ func (s *Stack) Delegate(d Delegation) (*Child, error) {
 	if d.Now != nil {
 		now = d.Now
 	}
-	preset := p.cfg.AgentPreset
-	if preset == "" {
-		preset = DefaultAgentPreset
-	}
-	h := delegation.ChildHeader(d.SessionID, now().UnixMilli(), parent.Session.Header(), preset, depth)
+	h := delegation.ChildHeader(d.SessionID, now().UnixMilli(), parent.Session.Header(), s.preset(), depth)
 	log, err := session.Create(d.LogPath, h)
 	if err != nil {
 		return nil, err
 	}
-	c := &Child{p: p, log: log, agent: &pipeline.Agent{ID: d.ID, Session: log}}
+	c := &Child{s: s, log: log, agent: &pipeline.Agent{ID: d.ID, Session: log}}
 	if err := c.setup(d, capture); err != nil {
 		c.agent.Scope().End()
 		return nil, errors.Join(err, log.Close(), os.Remove(d.LogPath))
@@ -118,10 +114,10 @@ func (c *Child) setup(d Delegation, capture delegation.Capture) error {
 	if _, err := delegation.Seed(c.log, capture); err != nil {
 		return err
 	}
-	if _, err := c.agent.Scope().Bind(c.p.standing); err != nil {
+	if _, err := c.agent.Scope().Bind(c.s.standing); err != nil {
 		return err
 	}
-	sc := c.p.reg.In(c.agent.Scope())
+	sc := c.s.reg.In(c.agent.Scope())
 	filter := d.ToolFilter
 	if filter != nil {
 		if _, err := sc.Restrict(*filter); err != nil {
@@ -148,7 +144,7 @@ func (c *Child) setup(d Delegation, capture delegation.Capture) error {
 // readOnlyTools are the registered tools of [ReadOnlyTools].
 func (c *Child) readOnlyTools() []string {
 	var out []string
-	for _, t := range c.p.reg.Tools() {
+	for _, t := range c.s.reg.Tools() {
 		if slices.Contains(ReadOnlyTools, t.Name) {
 			out = append(out, t.Name)
 		}
@@ -199,7 +195,7 @@ func (c *Child) BeginTurn() error {
 // Tools returns the names of the tools the child sees, in registration order.
 func (c *Child) Tools() []string {
 	var out []string
-	for _, t := range c.p.reg.ToolsFor(c.agent) {
+	for _, t := range c.s.reg.ToolsFor(c.agent) {
 		out = append(out, t.Name)
 	}
 	return out
@@ -207,18 +203,18 @@ func (c *Child) Tools() []string {
 
 // Execute runs one call of the child through the stack's pipeline.
 func (c *Child) Execute(ctx context.Context, callID, name string, args json.RawMessage) pipeline.Result {
-	return c.p.reg.Execute(pipeline.NewCall(callID, name, args, c.agent, ctx))
+	return c.s.reg.Execute(pipeline.NewCall(callID, name, args, c.agent, ctx))
 }
 
 // RuntimeContext renders the child's runtime-context message from its log:
 // sandbox:policy, approval:policy, then subagent:delegation.
 func (c *Child) RuntimeContext(ctx context.Context) (RuntimeContext, error) {
-	return c.p.contextOf(c.log, delegation.Section())
+	return c.s.contextOf(c.log, delegation.Section())
 }
 
 // SyncContext appends the child's runtime-context message when it changed.
 func (c *Child) SyncContext(ctx context.Context) (*session.Event, error) {
-	return c.p.resolver.SyncContext(c.log, delegation.Section())
+	return c.s.resolver.SyncContext(c.log, delegation.Section())
 }
 
 // End ends the child: its scope (every registration of its setup goes, and
@@ -235,12 +231,12 @@ func (c *Child) End() error {
 }
 
 // contextOf renders the runtime context of log with extra sections.
-func (p *parts) contextOf(log *session.Log, extra ...policy.Section) (RuntimeContext, error) {
+func (s *Stack) contextOf(log *session.Log, extra ...policy.Section) (RuntimeContext, error) {
 	events, err := log.Events()
 	if err != nil {
 		return RuntimeContext{}, err
 	}
-	secs, text, err := p.resolver.Context(log.Header(), events, extra...)
+	secs, text, err := s.resolver.Context(log.Header(), events, extra...)
 	if err != nil {
 		return RuntimeContext{}, err
 	}

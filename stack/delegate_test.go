@@ -67,7 +67,7 @@ func lines(t *testing.T, log *session.Log, from int) []string {
 	return out
 }
 
-// TestDelegatedChildInherits: upstream inheritance.spec 82 and 213. The
+// TestDelegatedChildInherits: as upstream's inheritance tests pin it. The
 // parent's explicit read-only override and the never pin are the child log's
 // first events; the header says where the child comes from; the child sees
 // the three sentences; its write is denied by the read-only fence with the
@@ -144,8 +144,8 @@ func TestDelegatedChildInherits(t *testing.T) {
 
 // TestDelegationCapture: no override in the parent → no sandbox/mode event in
 // the child (it follows the deployment default) and the pin is still there
-// (inheritance.spec 189); a parent switch after the capture does not reach
-// the child (continuation-inheritance.spec 115).
+// (as upstream's inheritance tests); a parent switch after the capture does
+// not reach the child (as upstream's continuation tests).
 func TestDelegationCapture(t *testing.T) {
 	s, ws, log := newStack(t, sandbox.WorkspaceWrite, stack.ApprovalAsk, (&granting{}).answer)
 	c := delegate(t, s, stack.Delegation{})

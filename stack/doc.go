@@ -55,8 +55,13 @@
 //
 // # Files
 //
-// compose.go holds the shared pieces; each tool area registers itself from
-// its own file (bash.go, code.go, fs.go, sessionquery.go).
+// compose.go composes the stack in one function, in the order a reader
+// sees: the shared pieces (policy resolver, approval service, escalation,
+// the agent's scope, spill), then the tools, one area per step (addBash,
+// addCode given bash's sandbox provider, addFS, addHooks, addSessionQuery),
+// each step in its own file (bash.go, code.go, fs.go, hooks.go,
+// sessionquery.go); spill's listener goes on last. Nothing registers itself:
+// there is no init function and no registry filled as a side effect.
 //
 // # Imports
 //

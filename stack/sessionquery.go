@@ -1,24 +1,14 @@
 package stack
 
-import (
-	"fmt"
+import "github.com/dshsim/dshsim/tools/sessionquery"
 
-	"github.com/dshsim/dshsim/tools/sessionquery"
-)
-
-// session_event_read and session_event_search over the session log, when
-// the deployment mounts them (upstream's session-query overlay); their
-// results are ordinary text results, so the spill policy bounds them.
-func init() {
-	toolBuilders = append(toolBuilders, func(p *parts) error {
-		if !p.cfg.SessionQuery {
-			return nil
-		}
-		for _, t := range sessionquery.Tools(sessionquery.Config{}) {
-			if _, err := p.reg.Register(t); err != nil {
-				return fmt.Errorf("stack: register %s: %w", t.Name, err)
-			}
-		}
+// addSessionQuery composes session_event_read and session_event_search over
+// the session log when the deployment mounts them (upstream's session-query
+// overlay, Config.SessionQuery); their results are ordinary text results,
+// so the spill policy bounds them.
+func (s *Stack) addSessionQuery() error {
+	if !s.cfg.SessionQuery {
 		return nil
-	})
+	}
+	return s.register(sessionquery.Tools(sessionquery.Config{})...)
 }

@@ -7,13 +7,19 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"sync"
 	"time"
 
+	"github.com/dshsim/dshsim/escalation"
 	"github.com/dshsim/dshsim/pipeline"
+	"github.com/dshsim/dshsim/pipeline/approval"
 	"github.com/dshsim/dshsim/pipeline/autoreview"
+	"github.com/dshsim/dshsim/pipeline/policy"
 	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/sandbox"
+	"github.com/dshsim/dshsim/spill"
 	"github.com/dshsim/dshsim/tools/bash"
+	"github.com/dshsim/dshsim/tools/code"
 	"github.com/dshsim/dshsim/tools/code/noderuntime"
 	"github.com/dshsim/dshsim/tools/fs"
 	"github.com/dshsim/dshsim/tools/jobs"
@@ -71,7 +77,7 @@ type Config struct {
 	// that cannot be loaded refuses every call, a hook that cannot run
 	// blocks its call.
 	HooksStrict bool
-	// ToolsMode is how tools are presented (code-mode.md §1.1): ToolsNative
+	// ToolsMode is how tools are presented: ToolsNative
 	// ("" too), ToolsCode (run_code only) or ToolsBoth (every tool and run_code).
 	ToolsMode string
 	// CodeRuntime configures run_code's Node runtime (zero: upstream's limits).
@@ -115,28 +121,32 @@ type RuntimeContext struct {
 	Sections []Section
 }
 
-// Stack is one composed stack bound to one session.
+// Stack is one composed stack bound to one session: everything [New]
+// composed (compose.go), in one place.
 type Stack struct {
-	cfg   Config
-	agent *pipeline.Agent
-	impl  impl
+	cfg      Config
+	log      *session.Log
+	reg      *pipeline.Registry
+	approver *approval.Service
+	resolver *policy.Resolver
+	escalate escalation.Func
+	spill    *spill.Policy
+	provider *sandbox.Provider // bash's (addBash), nil until composed
+	jobs     *jobs.Registry    // the background jobs (addBash)
+	standing *pipeline.Scope   // the agent preset's standing scope
+	agent    *pipeline.Agent   // the session's agent, under standing
+	review   *autoreview.Gate  // Auto review (registers nothing when off)
+	runCode  *code.Tool        // nil in native mode
+	closers  []func() error
+
+	mu       sync.Mutex
+	warnings []string
+
+	// hookLines are the hook configs' load-time reports (addHooks).
+	hookLines []string
 }
 
-// impl is what the composition provides; see compose.go.
-type impl interface {
-	runtimeContext(ctx context.Context) (RuntimeContext, error)
-	syncContext(ctx context.Context) (*session.Event, error)
-	execute(ctx context.Context, call *pipeline.Call) pipeline.Result
-	close() error
-	tools() []pipeline.Tool
-	wireTools() []pipeline.Tool
-	modeSections() ([]PromptSection, error)
-	warningList() []string
-	backend() (string, sandbox.Enforcement)
-	composition() *parts
-}
-
-// New validates cfg and composes the stack.
+// New validates cfg and composes the stack (compose.go).
 func New(cfg Config) (*Stack, error) {
 	if err := validate(cfg); err != nil {
 		return nil, err
@@ -144,13 +154,7 @@ func New(cfg Config) (*Stack, error) {
 	if cfg.BashTimeout == 0 {
 		cfg.BashTimeout = 60 * time.Second
 	}
-	s := &Stack{cfg: cfg, agent: &pipeline.Agent{ID: "root", Session: cfg.Log}}
-	im, err := compose(cfg, s.agent)
-	if err != nil {
-		return nil, err
-	}
-	s.impl = im
-	return s, nil
+	return compose(cfg, &pipeline.Agent{ID: "root", Session: cfg.Log})
 }
 
 func validate(cfg Config) error {
@@ -196,25 +200,30 @@ func (s *Stack) Agent() *pipeline.Agent { return s.agent }
 
 // RuntimeContext renders the runtime-context message from the session log.
 func (s *Stack) RuntimeContext(ctx context.Context) (RuntimeContext, error) {
-	return s.impl.runtimeContext(ctx)
+	return s.contextOf(s.log)
 }
 
 // SyncContext appends the runtime-context message to the log when its text
 // differs from the last one there (the real stack's per-request step) and
 // returns the appended event, or nil.
 func (s *Stack) SyncContext(ctx context.Context) (*session.Event, error) {
-	return s.impl.syncContext(ctx)
+	return s.resolver.SyncContext(s.log)
 }
 
 // Backend returns the sandbox backend the provider selects (bwrap, landlock)
 // and its enforcement (running the selection if no call did yet), or "" when
 // no backend is usable or no provider is composed.
-func (s *Stack) Backend() (string, sandbox.Enforcement) { return s.impl.backend() }
+func (s *Stack) Backend() (string, sandbox.Enforcement) {
+	if s.provider == nil {
+		return "", ""
+	}
+	return s.provider.Selected()
+}
 
 // Tools returns the registered tool names in registration order.
 func (s *Stack) Tools() []string {
 	var names []string
-	for _, t := range s.impl.tools() {
+	for _, t := range s.reg.Tools() {
 		names = append(names, t.Name)
 	}
 	return names
@@ -237,7 +246,7 @@ type PromptSection struct {
 // with upstream's missing-runtime error, as its prompt assembly does.
 func (s *Stack) PromptSections() ([]PromptSection, error) {
 	composed := map[string]bool{}
-	for _, t := range s.impl.tools() {
+	for _, t := range s.reg.Tools() {
 		composed[t.Name] = true
 	}
 	var out []PromptSection
@@ -246,7 +255,7 @@ func (s *Stack) PromptSections() ([]PromptSection, error) {
 			out = append(out, ps.PromptSection)
 		}
 	}
-	mode, err := s.impl.modeSections()
+	mode, err := s.modeSections()
 	if err != nil {
 		return nil, err
 	}
@@ -272,23 +281,34 @@ var promptSections = []struct {
 // Definitions returns the registered tools in registration order: name,
 // description, parameters and whether a call may run in a parallel pool.
 // What the model is offered is [Stack.WireTools].
-func (s *Stack) Definitions() []pipeline.Tool { return s.impl.tools() }
+func (s *Stack) Definitions() []pipeline.Tool { return s.reg.Tools() }
 
 // Warnings returns the warnings the stack logged (spill store failures and the like).
-func (s *Stack) Warnings() []string { return s.impl.warningList() }
+func (s *Stack) Warnings() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.warnings...)
+}
+
+// warn records a warning (the tools' and spill's Warn).
+func (s *Stack) warn(msg string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.warnings = append(s.warnings, msg)
+}
 
 // HookReports returns what a user must be told about the hook configs: a
 // rejected file (file, line, field), hooks skipped or not run here, and
 // anything upstream ignores silently. Empty when hooks are off or clean.
 func (s *Stack) HookReports() []string {
-	return append([]string(nil), s.impl.composition().hookLines...)
+	return append([]string(nil), s.hookLines...)
 }
 
 // RunningJobPIDs returns the session leaders of the background jobs still
 // running (tools/jobs [jobs.Registry.RunningPIDs]), e.g. for a constructed
 // model that lets them progress before it answers.
 func (s *Stack) RunningJobPIDs() []int {
-	if r := s.impl.composition().jobs; r != nil {
+	if r := s.jobs; r != nil {
 		return r.RunningPIDs()
 	}
 	return nil
@@ -296,7 +316,11 @@ func (s *Stack) RunningJobPIDs() []int {
 
 // Execute runs one tool call through the pipeline and returns its result.
 func (s *Stack) Execute(ctx context.Context, callID, name string, args json.RawMessage) pipeline.Result {
-	r := s.impl.execute(ctx, pipeline.NewCall(callID, name, args, s.agent, ctx))
+	call := pipeline.NewCall(callID, name, args, s.agent, ctx)
+	r, collapsed := s.collapse(call)
+	if !collapsed {
+		r = s.reg.Execute(call)
+	}
 	if s.cfg.JobGate != nil && Yields(name, args) {
 		s.cfg.JobGate.Pump()
 	}
@@ -323,4 +347,10 @@ func Yields(name string, args json.RawMessage) bool {
 }
 
 // Close releases the stack (background jobs, spill store handles).
-func (s *Stack) Close() error { return s.impl.close() }
+func (s *Stack) Close() error {
+	var errs []error
+	for i := len(s.closers) - 1; i >= 0; i-- {
+		errs = append(errs, s.closers[i]())
+	}
+	return errors.Join(errs...)
+}

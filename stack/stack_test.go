@@ -195,6 +195,13 @@ func TestComposition(t *testing.T) {
 	if strings.Join(safe, ",") != "read,session_event_read" {
 		t.Errorf("concurrency-safe tools %v", safe)
 	}
+	// Every area at once, in compose's order: bash and the job tools,
+	// run_code (composed without a runtime when node is missing), the file
+	// tools, session query.
+	all := newComposed(t, stack.Config{SessionQuery: true, ToolsMode: stack.ToolsBoth})
+	if got := strings.Join(all.Tools(), ","); got != "bash,job_output,job_kill,job_list,run_code,read,write,edit,session_event_read,session_event_search" {
+		t.Errorf("tools of every area %s", got)
+	}
 }
 
 // TestJobKnobs: the admission bound and the notice hook reach the registry.

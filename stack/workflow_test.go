@@ -18,7 +18,7 @@ import (
 
 const stepDenial = `Error: workflow step "survey" is restricted to read-only tools (job_output, job_list, read): "%s" is not one of them, and nothing registered later can allow it`
 
-// TestWorkflowReadOnlyStep is the page's example (source-guide 05, §3): a
+// TestWorkflowReadOnlyStep is the documentation page's example: a
 // workflow restricts one sub-task to read-only tools; although the session
 // has write tools (and a workspace-write sandbox the step inherits, so the
 // sandbox would let the write through), the guard in the step's scope denies

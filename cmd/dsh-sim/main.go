@@ -4,9 +4,7 @@ import (
 	"os"
 
 	"github.com/dshsim/dshsim/harness/simcli"
-	_ "github.com/dshsim/dshsim/harness/sims" // registers the sims
+	"github.com/dshsim/dshsim/harness/sims"
 )
 
-func main() {
-	os.Exit(simcli.Main(os.Args[1:], os.Stdout, os.Stderr))
-}
+func main() { os.Exit(simcli.Main(sims.All(), os.Args[1:], os.Stdout, os.Stderr)) }

@@ -6,10 +6,14 @@ import (
 	"github.com/dshsim/dshsim/sandbox/landlock"
 )
 
-// The runner does its whole job in init: every init function runs on the
-// startup thread with the main goroutine locked to it, which is what
-// landlock.InitMain needs to restrict and exec from one thread without
-// runtime.LockOSThread (see its documentation).
+// The runner does its whole job in init, because Go leaves no other way to
+// run on the startup thread as it is: every init function runs there with
+// the main goroutine locked to it, but the runtime unlocks it before main,
+// and locking it again (runtime.LockOSThread) would first start the
+// runtime's template thread, one more clone on the way to the command.
+// landlock.InitMain restricts and execs from that one thread (see its
+// documentation); it parses the arguments into options and runs them like
+// every other command.
 func init() {
 	os.Exit(landlock.InitMain(os.Args[1:], os.Stdout, os.Stderr))
 }

@@ -7,7 +7,8 @@ import (
 	"github.com/dshsim/dshsim/sandbox"
 )
 
-// Temp areas a backend gives workspace-write (sandbox-escalation.md §8.5).
+// Temp areas a backend gives workspace-write (package sandbox, Profiles: bwrap
+// mounts a fresh tmpfs at /tmp, Landlock grants the host /tmp wholesale).
 const (
 	// TempFresh is bwrap's fresh tmpfs on /tmp: writes vanish, host /tmp is untouched.
 	TempFresh = "fresh-tmpfs"

@@ -31,18 +31,19 @@ const (
 	ClassIoctl Class = "ioctl"
 	// ClassMetadata is chmod, chown, utimensat or setxattr on an outside file.
 	ClassMetadata Class = "metadata"
-	// ClassDevice is I/O on a device node; sandbox-escalation.md §1.1 says
-	// devices are not promised by any mode.
+	// ClassDevice is I/O on a device node; devices are not promised by any
+	// mode (package sandbox, Modes and promises).
 	ClassDevice Class = "device"
 	// ClassInode is a write through a workspace name whose inode was linked to
 	// an outside name before the call.
 	ClassInode Class = "inode"
 	// ClassTemp is a write in the backend's temp area (Landlock grants host
-	// /tmp wholesale under workspace-write, sandbox-escalation.md §8.5).
+	// /tmp wholesale under workspace-write: package sandbox, Profiles).
 	ClassTemp Class = "temp"
 	// ClassIsolation reaches the harness rather than a file (signal it,
 	// connect to its abstract socket, read a secret of its environment): no
-	// mode promises it (spec §1.1), the opt-in hardening does.
+	// mode promises it (package sandbox, Modes and promises), the opt-in
+	// hardening does.
 	ClassIsolation Class = "isolation"
 )
 

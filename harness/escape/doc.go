@@ -66,8 +66,8 @@
 // Ungoverned list (sandbox.ConfinedArgv.Ungoverned) names that effect; an
 // isolation effect is admitted (no mode promises it) unless the backend's
 // Isolated list (sandbox.ConfinedArgv.Isolated) claims it; the host /tmp is
-// Landlock's temp area under workspace-write (spec §8.5); devices are not
-// promised by any mode (spec §1.1); an inode linked outside before the call
+// Landlock's temp area under workspace-write; devices are not promised by
+// any mode (package sandbox, Modes and promises); an inode linked outside before the call
 // is outside path confinement. Anything else is NOT ADMITTED and fails
 // TestCorpusNoUnadmittedEscape.
 //

@@ -3,7 +3,6 @@ package kernels
 import (
 	"context"
 	"flag"
-	"fmt"
 	"io"
 	"os"
 
@@ -26,33 +25,51 @@ could not be written; 2 usage error.
 Flags:
 `
 
-// AgentMain is matrix-agent's main: flags -runner, -probe, -base, -cap,
-// -provider. When stdout is a terminal (a guest's serial console) it waits
-// until the console has sent every record before it returns (tcdrain): /init
-// powers the guest off right after, and bytes still queued in the console
-// would be lost with the end record among them.
-func AgentMain(args []string, stdout, stderr io.Writer) int {
+// agentOptions are one matrix-agent invocation: the flags as parsed
+// ([agentCommand]), then checked by validate.
+type agentOptions struct {
+	env            Env
+	provider       bool
+	stdout, stderr io.Writer
+}
+
+// agentCommand is matrix-agent's flag set, parsing into o.
+func agentCommand(o *agentOptions) cmdline.Command {
 	fs := flag.NewFlagSet("matrix-agent", flag.ContinueOnError)
-	var env Env
-	fs.StringVar(&env.Runner, "runner", "/bin/landlock-run", "landlock-run binary")
-	fs.StringVar(&env.Probe, "probe", "/bin/escape-probe", "escape-probe binary")
-	fs.StringVar(&env.Base, "base", "/var/tmp/matrix", "scratch directory (outside /tmp)")
-	fs.IntVar(&env.Cap, "cap", 0, "--abi-cap for the runner (0 = none)")
-	provider := fs.Bool("provider", false, "also run the real sandbox provider (default chain)")
-	cmd := cmdline.Command{Name: "matrix-agent", Flags: fs, Help: cmdline.HelpText(AgentUsage, fs), NoArgs: true}
-	if code, ok := cmd.Parse(args, stdout, stderr); !ok {
-		return code
-	}
-	if env.Cap < 0 {
-		return cmd.Usagef(stderr, "-cap %d: want 0 (none) or a positive ABI", env.Cap)
-	}
+	fs.StringVar(&o.env.Runner, "runner", "/bin/landlock-run", "landlock-run binary")
+	fs.StringVar(&o.env.Probe, "probe", "/bin/escape-probe", "escape-probe binary")
+	fs.StringVar(&o.env.Base, "base", "/var/tmp/matrix", "scratch directory (outside /tmp)")
+	fs.IntVar(&o.env.Cap, "cap", 0, "--abi-cap for the runner (0 = none)")
+	fs.BoolVar(&o.provider, "provider", false, "also run the real sandbox provider (default chain)")
+	return cmdline.Command{Name: "matrix-agent", Flags: fs, Help: cmdline.HelpText(AgentUsage, fs), NoArgs: true}
+}
+
+// AgentMain is matrix-agent's main: the flags (-runner, -probe, -base, -cap,
+// -provider) are parsed into options, then runAgent. When stdout or stderr
+// is a terminal (a guest's serial console) it waits until the console has
+// sent everything, an error or usage line included, before it returns (tcdrain):
+// /init powers the guest off right after, and bytes still queued in the
+// console would be lost with the end record among them.
+func AgentMain(args []string, stdout, stderr io.Writer) int {
+	o := &agentOptions{stdout: stdout, stderr: stderr}
 	defer drain(stdout)
 	defer drain(stderr)
-	if err := Agent(context.Background(), env, *provider, stdout); err != nil {
-		fmt.Fprintf(stderr, "matrix-agent: %v\n", err)
-		return 1
+	return agentCommand(o).Main(args, stdout, stderr, func([]string) error { return runAgent(o) })
+}
+
+func (o *agentOptions) validate() error {
+	if o.env.Cap < 0 {
+		return cmdline.Usage("-cap %d: want 0 (none) or a positive ABI", o.env.Cap)
 	}
-	return 0
+	return nil
+}
+
+// runAgent validates o and runs the probes ([Agent]).
+func runAgent(o *agentOptions) error {
+	if err := o.validate(); err != nil {
+		return err
+	}
+	return Agent(context.Background(), o.env, o.provider, o.stdout)
 }
 
 // drain waits until everything written to w has been sent when w is a

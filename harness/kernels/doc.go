@@ -1,6 +1,6 @@
 // Package kernels checks the Landlock layer across ABIs and real kernels
-// (spec kernels.md): layer 1 caps the runner's ABI on this machine, layer 2
-// boots real Debian kernels under qemu.
+// (docs/escape-and-kernels.md reads the matrix): layer 1 caps the runner's
+// ABI on this machine, layer 2 boots real Debian kernels under qemu.
 //
 // # Probes
 //

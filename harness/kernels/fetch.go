@@ -13,7 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Kernel is one real kernel booted under qemu (kernels.md, layer 2).
+// Kernel is one real kernel booted under qemu (layer 2).
 type Kernel struct {
 	// Name is the column name ("5.10").
 	Name string
@@ -21,19 +21,18 @@ type Kernel struct {
 	Suite string
 	// Package is the Debian binary package holding boot/vmlinuz-*.
 	Package string
-	// Landlock is what kernels.md says about it ("none", "ABI 2", "ABI 6").
+	// Landlock is the Landlock ABI the kernel offers ("none", "ABI 2", "ABI 6").
 	Landlock string
-	// CPUs is the number of virtual CPUs (qemu -smp); kernels.md's command
-	// line gives one.
+	// CPUs is the number of virtual CPUs (qemu -smp).
 	CPUs int
 }
 
-// Kernels are the layer-2 kernels of kernels.md.
+// Kernels are the layer-2 kernels, the qemu columns of the kernel matrix.
 var Kernels = []Kernel{
 	{Name: "5.10", Suite: "bullseye", Package: "linux-image-5.10.0-32-cloud-amd64-unsigned", Landlock: "none", CPUs: 2},
 	{Name: "6.1", Suite: "bookworm", Package: "linux-image-6.1.0-47-cloud-amd64-unsigned", Landlock: "ABI 2", CPUs: 2},
 	{Name: "6.12", Suite: "trixie", Package: "linux-image-6.12.117+deb13-cloud-amd64-unsigned", Landlock: "ABI 6", CPUs: 2},
-	// One virtual CPU, as kernels.md's command line: a Go runner that
+	// One virtual CPU (the column 6.12/1): a Go runner that
 	// restricts a thread other than the main one must not need a second CPU.
 	{Name: "6.12/1", Suite: "trixie", Package: "linux-image-6.12.117+deb13-cloud-amd64-unsigned", Landlock: "ABI 6", CPUs: 1},
 }

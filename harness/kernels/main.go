@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -16,7 +14,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/dshsim/dshsim/harness/cmdline"
 	"github.com/dshsim/dshsim/sandbox/sandboxtest"
 )
 
@@ -259,96 +256,4 @@ func CompareGolden(path string, text []byte) error {
 		return fmt.Errorf("%s differs (-golden +now); DSHSIM_UPDATE=1 updates it:\n%s", path, d)
 	}
 	return nil
-}
-
-// Usage is the text kernel-matrix -h prints before its flags.
-const Usage = `usage: kernel-matrix [-layer1] [-golden FILE] [-update] [-cache DIR] [-baseline] [-keep]
-
-kernel-matrix checks what the Landlock runner really enforces: layer 1 caps the
-runner's ABI on this machine (1..7, then uncapped), layer 2 boots real Debian
-kernels under qemu-system-x86_64 with the runner and the probes in an
-initramfs. The rendered matrix is compared with snapshots/kernel-matrix.txt
-(-golden), or written to it with -update or DSHSIM_UPDATE=1; every problem
-Check finds (an unadmitted gap, a runner failure on a Landlock kernel, a guest
-that did not finish) fails the run. It takes no arguments.
-
-Its work directory (static binaries, initramfs, console captures) lives under
-$DSHSIM_SCRATCH or /var/tmp and is removed at the end, also when SIGINT or
-SIGTERM interrupts the run (-keep keeps it). Kernels are downloaded once into
-the cache (see -cache); concurrent runs wait for each other's download.
-
-Exit status: 0 the matrix matches and has no problem; 1 it differs, the golden
-file is missing, a problem was found, or a step failed; 2 usage error; 130 or
-143 interrupted by SIGINT or SIGTERM.
-
-Flags:
-`
-
-// Main is cmd/kernel-matrix: parse the flags, [Run], then compare with (or,
-// under DSHSIM_UPDATE=1 or -update, write) the golden file, and fail on any
-// problem Check finds. Exit status as [Usage] says.
-func Main(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("kernel-matrix", flag.ContinueOnError)
-	var o Options
-	fs.StringVar(&o.CacheDir, "cache", "", "download cache (default $XDG_CACHE_HOME/dshsim-kernels, else /var/cache/dshsim-kernels when writable, else ~/.cache/dshsim-kernels; a readable /var/cache/dshsim-kernels is used read-only)")
-	golden := fs.String("golden", "", "golden file (default <repo>/snapshots/kernel-matrix.txt; with -layer1 none: print the matrix)")
-	update := fs.Bool("update", os.Getenv("DSHSIM_UPDATE") == "1", "write the golden file instead of comparing")
-	fs.BoolVar(&o.Layer1Only, "layer1", false, "layer 1 only (no qemu); compares against -golden only if given")
-	fs.BoolVar(&o.Baseline, "baseline", false, "also boot each kernel with an init that powers off at once, and report the ratio")
-	fs.BoolVar(&o.Keep, "keep", false, "keep the work directory (console captures, initramfs)")
-	cmd := cmdline.Command{Name: "kernel-matrix", Flags: fs, Help: cmdline.HelpText(Usage, fs), NoArgs: true}
-	if code, ok := cmd.Parse(args, stdout, stderr); !ok {
-		return code
-	}
-	if _, err := sandboxtest.ScratchRoot(); err != nil {
-		return cmd.Usagef(stderr, "%v", err)
-	}
-	logf := func(f string, a ...any) { fmt.Fprintf(stderr, f+"\n", a...) }
-	o.Logf = logf
-	wd, _ := os.Getwd()
-	root, err := RepoRoot(wd)
-	if err != nil {
-		return cmd.Usagef(stderr, "%v (run it inside the repository)", err)
-	}
-	if *golden == "" && !o.Layer1Only {
-		*golden = filepath.Join(root, "snapshots", "kernel-matrix.txt")
-	}
-	if *update && *golden == "" {
-		return cmd.Usagef(stderr, "-update with -layer1 needs -golden FILE")
-	}
-	ctx, in := cmdline.WithInterrupt(context.Background())
-	defer in.Stop()
-	res, err := Run(ctx, root, o)
-	if s := in.Signal(); s != nil {
-		logf("kernel-matrix: interrupted (%v); stopped, work directory removed", s)
-		return in.Status(1)
-	}
-	if err != nil {
-		logf("kernel-matrix: %v", err)
-		return 1
-	}
-	code := 0
-	switch {
-	case *golden == "":
-		if _, err := stdout.Write(res.Text); err != nil {
-			logf("kernel-matrix: writing the matrix: %v", err)
-			return 1
-		}
-	case *update:
-		if err := os.WriteFile(*golden, res.Text, 0o644); err != nil {
-			logf("kernel-matrix: %v", err)
-			return 1
-		}
-		logf("kernel-matrix: wrote %s", *golden)
-	default:
-		if err := CompareGolden(*golden, res.Text); err != nil {
-			logf("kernel-matrix: %v", err)
-			code = 1
-		}
-	}
-	for _, p := range res.Problems {
-		logf("kernel-matrix: PROBLEM: %s", p)
-		code = 1
-	}
-	return code
 }

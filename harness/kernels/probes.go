@@ -26,7 +26,8 @@ const (
 	InWorkspace Where = "ws"
 	// Outside effects are forbidden by workspace-write.
 	Outside Where = "out"
-	// Device effects are not promised either way (spec §1.1); the cell
+	// Device effects are not promised either way (package sandbox, Modes
+	// and promises); the cell
 	// records whether the ioctl reached the driver.
 	Device Where = "dev"
 )

@@ -2,7 +2,6 @@ package replay
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,6 +18,12 @@ import (
 // isolatedName is the name the replay child is registered under.
 const isolatedName = "dsh-replay"
 
+// Serve is called from init because Go leaves no other way: the child is
+// this same executable re-executed (/proc/self/exe), and that executable is
+// dsh-replay or any test binary that links this package, whose main the go
+// tool generates; only an init function runs in every one of them before
+// main, so the child becomes the replay before that main (a test run, a flag
+// parse) starts.
 func init() { isolate.Serve(isolatedName, serveIsolated) }
 
 // request and response cross into and out of the isolated child.
@@ -90,7 +95,9 @@ func Replay(ctx context.Context, dir string, opt Options) *Result {
 	*res = *resp.Result
 	res.Dir, res.Expected, res.Got = dir, resp.Expected, resp.Got
 	if opt.LogDir != "" && resp.Log != nil {
-		if err := os.MkdirAll(opt.LogDir, 0o755); err != nil {
+		// The directory, never its parents (a mistyped path must not grow
+		// a tree); replays running at once may make it together.
+		if err := os.Mkdir(opt.LogDir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
 			return fail(err)
 		}
 		res.LogPath = filepath.Join(opt.LogDir, res.Name+".session.jsonl")
@@ -114,28 +121,4 @@ func serveIsolated(ctx context.Context, data []byte) ([]byte, error) {
 	}
 	res, log := replayHere(ctx, req.Dir, req.Options)
 	return json.Marshal(response{Result: res, Expected: res.Expected, Got: res.Got, Log: log})
-}
-
-// mkdtemp creates dir/<prefix>XXXXXX (six letters and digits, as Node's
-// mkdtemp spells it) with mode 0700.
-func mkdtemp(dir, prefix string) (string, error) {
-	const letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
-	for range 100 {
-		var b [6]byte
-		if _, err := rand.Read(b[:]); err != nil {
-			return "", err
-		}
-		for i := range b {
-			b[i] = letters[int(b[i])%len(letters)]
-		}
-		p := filepath.Join(dir, prefix+string(b[:]))
-		err := os.Mkdir(p, 0o700)
-		if err == nil {
-			return p, nil
-		}
-		if !errors.Is(err, fs.ErrExist) {
-			return "", err
-		}
-	}
-	return "", fmt.Errorf("mkdtemp %s/%sXXXXXX: no free name after 100 tries", dir, prefix)
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/dshsim/dshsim/harness"
 	"github.com/dshsim/dshsim/harness/replay"
+	"github.com/dshsim/dshsim/harness/replay/isolate"
 	"github.com/dshsim/dshsim/harness/replay/recording"
 	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/sandbox/sandboxtest"
@@ -42,7 +43,7 @@ func dirs(t *testing.T, args ...string) []string {
 // TestTranscriptsMatch replays every upstream recording through the real stack.
 // A recording that cannot match fails here with its exact reason; none is skipped.
 func TestTranscriptsMatch(t *testing.T) {
-	requireIsolation(t)
+	isolate.Require(t)
 	ds := dirs(t, "transcripts")
 	if len(ds) != 21 {
 		t.Fatalf("transcripts/ holds %d recordings, want the twenty-one upstream ones", len(ds))
@@ -223,7 +224,7 @@ func TestProjectionFile(t *testing.T) {
 // expanded), so every seq means the same event (session_event_read reads
 // them), and the model is named as constructed.
 func TestOurLogHasUpstreamsEventSequence(t *testing.T) {
-	requireIsolation(t)
+	isolate.Require(t)
 	logs := t.TempDir()
 	for _, r := range replay.Run(context.Background(), dirs(t, "transcripts"), replay.RunOptions{Parallel: 2, Options: replay.Options{LogDir: logs}}) {
 		t.Run(r.Name, func(t *testing.T) {
@@ -307,9 +308,9 @@ func TestTimeoutIsFlagged(t *testing.T) {
 // TestWorkspaceWriteRecordingsUnderLandlock replays the workspace-write
 // recordings with Landlock as the only sandbox backend.
 func TestWorkspaceWriteRecordingsUnderLandlock(t *testing.T) {
-	requireIsolation(t)
+	isolate.Require(t)
 	sandboxtest.RequireLandlock(t, 1)
-	launcher := landlockRunner(t)
+	launcher := sandboxtest.Runner(t)
 	ds := replay.Select(dirs(t, "transcripts"), replay.RunOptions{Run: regexp.MustCompile("escalation")})
 	results := replay.Run(context.Background(), ds, replay.RunOptions{Parallel: 2,
 		Options: replay.Options{SandboxChain: []string{"landlock"}, LauncherPath: launcher}})
@@ -329,12 +330,12 @@ func TestWorkspaceWriteRecordingsUnderLandlock(t *testing.T) {
 // TestSandboxBackendSetting: a recording's sandboxBackend pins the backend
 // over the run's chain and says so.
 func TestSandboxBackendSetting(t *testing.T) {
-	requireIsolation(t)
+	isolate.Require(t)
 	dir := copyRecording(t, "escalation-approved")
 	if err := os.WriteFile(filepath.Join(dir, recording.SettingsFile), []byte(`{"sandboxBackend": "landlock"}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r := replay.Replay(context.Background(), dir, replay.Options{SandboxChain: []string{"bwrap"}, LauncherPath: landlockRunner(t)})
+	r := replay.Replay(context.Background(), dir, replay.Options{SandboxChain: []string{"bwrap"}, LauncherPath: sandboxtest.Runner(t)})
 	if r.Verdict != replay.Match {
 		t.Fatalf("%s\n%s", r.Summary(), r.Detail())
 	}
@@ -347,7 +348,7 @@ func TestSandboxBackendSetting(t *testing.T) {
 }
 
 // TestOurRecordingsMatch replays the recordings of ours (testdata/replay/ours,
-// authored after upstream's scenarios from the spec's recorded texts; see the
+// authored after upstream's scenarios from upstream's recorded texts; see the
 // note in each dshsim.replay.json): a real admission refusal (bound 1), the
 // Landlock runner capped at ABI 3 with its own partial notice, a runner path
 // that does not exist (SANDBOX_UNAVAILABLE in the foreground; a background job
@@ -355,9 +356,9 @@ func TestSandboxBackendSetting(t *testing.T) {
 // cancelled while the model streams, two reads pooled in one step, and a
 // handshake without a model call (no policy stated: the default profile).
 func TestOurRecordingsMatch(t *testing.T) {
-	requireIsolation(t)
+	isolate.Require(t)
 	sandboxtest.RequireLandlock(t, 4)
-	results := replay.Run(context.Background(), dirs(t, "testdata/replay/ours"), replay.RunOptions{Parallel: 2, Options: replay.Options{LauncherPath: landlockRunner(t)}})
+	results := replay.Run(context.Background(), dirs(t, "testdata/replay/ours"), replay.RunOptions{Parallel: 2, Options: replay.Options{LauncherPath: sandboxtest.Runner(t)}})
 	if len(results) != 6 {
 		t.Fatalf("%d recordings of ours, want 6", len(results))
 	}
@@ -378,7 +379,7 @@ func TestOurRecordingsMatch(t *testing.T) {
 // the wait ends without the cap once it sleeps; a job that never sleeps
 // holds the reply only until the cap, and the replay says so.
 func TestModelWaitsForBackgroundJobs(t *testing.T) {
-	requireIsolation(t)
+	isolate.Require(t)
 	results := replay.Run(context.Background(), dirs(t, "testdata/replay/settle"), replay.RunOptions{Parallel: 2})
 	if len(results) != 2 {
 		t.Fatalf("%d recordings in testdata/replay/settle, want 2", len(results))
@@ -417,7 +418,7 @@ func TestModelWaitsForBackgroundJobs(t *testing.T) {
 // sidecar that differs from the stack's is a flag naming the sidecar, the
 // tool and the field; the tools the stack does not compose are named.
 func TestChangedToolSchemaIsAMismatch(t *testing.T) {
-	requireIsolation(t)
+	isolate.Require(t)
 	dir := copyRecording(t, "text-turn")
 	path := filepath.Join(dir, recording.ToolSchemasFile)
 	b, err := os.ReadFile(path)
@@ -452,7 +453,7 @@ func TestChangedToolSchemaIsAMismatch(t *testing.T) {
 // section, the SDK's fixed instructions, code mode's tools:code-only line
 // missing, and that line in a both-mode prompt.
 func TestChangedPromptSectionIsAMismatch(t *testing.T) {
-	requireIsolation(t)
+	isolate.Require(t)
 	for _, c := range []struct {
 		rec, old, new, flag string
 	}{
@@ -467,7 +468,7 @@ func TestChangedPromptSectionIsAMismatch(t *testing.T) {
 	} {
 		t.Run(c.rec+" "+c.flag[len("system-prompt.expected.md: "):], func(t *testing.T) {
 			dir := copyRecording(t, c.rec)
-			path := filepath.Join(dir, replay.SystemPromptFile)
+			path := filepath.Join(dir, recording.SystemPromptFile)
 			b, err := os.ReadFile(path)
 			if err != nil {
 				t.Fatal(err)
@@ -492,7 +493,7 @@ func TestChangedPromptSectionIsAMismatch(t *testing.T) {
 // file removed, still match and say where the settings came from; and the
 // table agrees with every settings file of ours for the same scenario.
 func TestSuiteSettingsWithoutFile(t *testing.T) {
-	requireIsolation(t)
+	isolate.Require(t)
 	var names []string
 	for _, d := range dirs(t, "transcripts", "testdata/replay/ours") {
 		name := filepath.Base(d)
@@ -527,7 +528,7 @@ func TestSuiteSettingsWithoutFile(t *testing.T) {
 			if err := os.Remove(filepath.Join(dst, recording.SettingsFile)); err != nil {
 				t.Fatal(err)
 			}
-			r := replay.Replay(context.Background(), dst, replay.Options{LauncherPath: landlockRunner(t)})
+			r := replay.Replay(context.Background(), dst, replay.Options{LauncherPath: sandboxtest.Runner(t)})
 			if r.Verdict != replay.Match {
 				t.Fatalf("%s\n%s", r.Summary(), r.Detail())
 			}
@@ -542,11 +543,11 @@ func TestSuiteSettingsWithoutFile(t *testing.T) {
 // purpose: the recording's first difference must be the named one, so a
 // departure cannot hide another.
 var oracleDepartures = map[string]string{
-	// seed-version-deltas.md §3.1: the newer upstream runs a same-mode
+	// The newer upstream runs a same-mode
 	// escalation as a no-op; the recordings' version (and rc.8) refuses it.
 	"escalation-mixed": `expected "Error: sandbox escalation to \"workspace-write\" is not strictly wider than this call's current \"workspace-write\" mode"`,
-	// hooks.md §2.1: UserPromptSubmit hooks are recognised, not run (the
-	// README's hooks section); upstream runs one before the first step and
+	// UserPromptSubmit hooks are recognised, not run (docs/hooks.md,
+	// Departures from upstream); upstream runs one before the first step and
 	// logs it before the runtime context.
 	"hook-cc-user-prompt-submit": "first difference: turn 1, hook/invoked claude-code:UserPromptSubmit:1\n    kind: expected \"hook/invoked\", got \"runtime-context\"",
 }
@@ -557,7 +558,7 @@ var oracleDepartures = map[string]string{
 // upstream's. Each must match, except a departure of oracleDepartures, which
 // must mismatch exactly there.
 func TestOracleRecordingsMatch(t *testing.T) {
-	requireIsolation(t)
+	isolate.Require(t)
 	ds := dirs(t, "testdata/replay/oracle")
 	if len(ds) == 0 {
 		t.Fatal("testdata/replay/oracle holds no recordings")
@@ -582,7 +583,7 @@ func TestOracleRecordingsMatch(t *testing.T) {
 // that file too it replays in code mode, whose run_code is the same. Each
 // result says how the mode was derived.
 func TestToolsModeWithoutThePin(t *testing.T) {
-	requireIsolation(t)
+	isolate.Require(t)
 	tests := []struct {
 		src, name  string
 		dropPrompt bool
@@ -600,7 +601,7 @@ func TestToolsModeWithoutThePin(t *testing.T) {
 			}
 			drop := []string{recording.ToolSchemasFile}
 			if tc.dropPrompt {
-				drop = append(drop, replay.SystemPromptFile)
+				drop = append(drop, recording.SystemPromptFile)
 			}
 			for _, f := range drop {
 				if err := os.Remove(filepath.Join(dst, f)); err != nil {
@@ -615,5 +616,21 @@ func TestToolsModeWithoutThePin(t *testing.T) {
 				t.Errorf("notes %q lack %q", r.Notes, tc.note)
 			}
 		})
+	}
+}
+
+// TestLogDirMakesNoParents: LogDir is made when missing, but never its
+// parents (a mistyped path must not grow a tree): a LogDir whose parent is
+// missing fails the replay, naming the path, and makes nothing.
+func TestLogDirMakesNoParents(t *testing.T) {
+	isolate.Require(t)
+	missing := filepath.Join(t.TempDir(), "missing")
+	logs := filepath.Join(missing, "logs")
+	rs := replay.Run(context.Background(), dirs(t, "transcripts/fs-read"), replay.RunOptions{Options: replay.Options{LogDir: logs}})
+	if len(rs) != 1 || rs[0].Verdict != replay.Failed || !strings.Contains(rs[0].Error, logs) {
+		t.Fatalf("results %+v, want one failure naming %s", rs, logs)
+	}
+	if _, err := os.Stat(missing); err == nil {
+		t.Errorf("%s was made", missing)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dshsim/dshsim/harness/replay/isolate"
 	"github.com/dshsim/dshsim/sandbox/sandboxtest"
 )
 
@@ -17,7 +18,7 @@ import (
 // parent now finds the runner before it isolates and shares it; a recording
 // whose bash runs confined (read-only) must match under -backend landlock.
 func TestRunnerBesideABinaryUnderTmp(t *testing.T) {
-	requireIsolation(t)
+	isolate.Require(t)
 	sandboxtest.RequireLandlock(t, 1)
 	bin, err := os.MkdirTemp("/tmp", "dshsim-replay-bin-")
 	if err != nil {

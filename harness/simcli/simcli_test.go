@@ -47,13 +47,13 @@ type result struct {
 	stdout, stderr string
 }
 
-func run(t *testing.T, root string, args ...string) result {
+func dshSim(t *testing.T, root string, args ...string) result {
 	t.Helper()
 	var out, errb bytes.Buffer
 	if root != "" {
 		args = append([]string{"-root", root}, args...)
 	}
-	code := mainWith(args, &out, &errb, testSims)
+	code := Main(testSims(), args, &out, &errb)
 	return result{code, out.String(), errb.String()}
 }
 
@@ -95,7 +95,7 @@ func read(t *testing.T, root, name string) string {
 func reset() { alphaLine3, betaFail = "line 3", nil }
 
 func TestHelp(t *testing.T) {
-	r := run(t, "", "-h")
+	r := dshSim(t, "", "-h")
 	if r.code != 0 || r.stdout != Usage || r.stderr != "" {
 		t.Fatalf("-h: %+v", r)
 	}
@@ -121,7 +121,7 @@ func TestUsageErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := run(t, "", tc.args...)
+			r := dshSim(t, "", tc.args...)
 			if r.code != 2 || r.stdout != "" || r.stderr != strings.TrimSuffix(tc.want, "\n")+"; run dsh-sim -h for usage\n" {
 				t.Errorf("got %+v, want exit 2 and stderr %q", r, tc.want)
 			}
@@ -130,8 +130,8 @@ func TestUsageErrors(t *testing.T) {
 }
 
 func TestList(t *testing.T) {
-	run(t, "", "-list").golden(t, "list.golden")
-	r := run(t, "", "-list", "-run", "^nothing$")
+	dshSim(t, "", "-list").golden(t, "list.golden")
+	r := dshSim(t, "", "-list", "-run", "^nothing$")
 	if r.code != 1 || !strings.Contains(r.stderr, `no sim matches -run "^nothing$" (sims: alpha, beta)`) {
 		t.Errorf("-list with no match: %+v", r)
 	}
@@ -142,12 +142,12 @@ func TestList(t *testing.T) {
 func TestWriteThenCheck(t *testing.T) {
 	reset()
 	root := newRoot(t)
-	run(t, root).golden(t, "write-first.golden")
+	dshSim(t, root).golden(t, "write-first.golden")
 	if got := read(t, root, "snapshots/txt/a.txt"); got != "line 1\nwrote <ws>/x\nline 3\nline 4\n" {
 		t.Errorf("txt/a.txt = %q", got)
 	}
-	run(t, root).golden(t, "write-again.golden")
-	run(t, root, "-check").golden(t, "check-ok.golden")
+	dshSim(t, root).golden(t, "write-again.golden")
+	dshSim(t, root, "-check").golden(t, "check-ok.golden")
 }
 
 // TestCheckDrift: a changed line, a missing file and an unclaimed file are
@@ -155,7 +155,7 @@ func TestWriteThenCheck(t *testing.T) {
 func TestCheckDrift(t *testing.T) {
 	reset()
 	root := newRoot(t)
-	if r := run(t, root); r.code != 0 {
+	if r := dshSim(t, root); r.code != 0 {
 		t.Fatalf("write: %+v", r)
 	}
 	alphaLine3 = "line three"
@@ -164,27 +164,27 @@ func TestCheckDrift(t *testing.T) {
 	}
 	write(t, root, "snapshots/txt/old.txt", "left over\n")
 	write(t, root, "snapshots/.gitkeep", "")
-	r := run(t, root, "-check")
+	r := dshSim(t, root, "-check")
 	r.golden(t, "check-drift.golden")
 	if r.code != 1 {
 		t.Errorf("exit %d, want 1", r.code)
 	}
 	// With -run, unclaimed files are only a note and the page is not checked.
-	run(t, root, "-check", "-run", "^beta$").golden(t, "check-run-beta.golden")
+	dshSim(t, root, "-check", "-run", "^beta$").golden(t, "check-run-beta.golden")
 }
 
 func TestCheckTamperedCopy(t *testing.T) {
 	reset()
 	root := newRoot(t)
 	out := filepath.Join(t.TempDir(), "snap")
-	if r := run(t, root, "-o", out); r.code != 0 {
+	if r := dshSim(t, root, "-o", out); r.code != 0 {
 		t.Fatalf("write to -o: %+v", r)
 	}
-	if r := run(t, root, "-check", "-o", out); r.code != 0 {
+	if r := dshSim(t, root, "-check", "-o", out); r.code != 0 {
 		t.Fatalf("check of the fresh copy: %+v", r)
 	}
 	write(t, out, "out/b.txt", "b full\nb 2 tampered\n")
-	r := run(t, root, "-check", "-o", out)
+	r := dshSim(t, root, "-check", "-o", out)
 	want := out + "/out/b.txt:2:\n\twant: b 2 tampered\n\tgot:  b 2\n"
 	if r.code != 1 || !strings.Contains(r.stdout, want) {
 		t.Errorf("tampered copy: %+v\nwant stdout to contain %q", r, want)
@@ -195,7 +195,7 @@ func TestSimFailure(t *testing.T) {
 	reset()
 	root := newRoot(t)
 	betaFail = errors.New("bwrap: setting up uid map: Permission denied")
-	r := run(t, root)
+	r := dshSim(t, root)
 	r.golden(t, "write-sim-fails.golden")
 	if r.code != 1 {
 		t.Errorf("exit %d, want 1", r.code)
@@ -207,15 +207,26 @@ func TestSimFailure(t *testing.T) {
 
 func TestNoSimsIsAFailure(t *testing.T) {
 	var out, errb bytes.Buffer
-	code := mainWith([]string{"-check", "-root", newRoot(t)}, &out, &errb, func() []harness.Sim { return nil })
-	if code != 1 || !strings.Contains(out.String(), "no sims registered") {
-		t.Errorf("no sims: exit %d, stdout %q", code, out.String())
+	code := Main(nil, []string{"-check", "-root", newRoot(t)}, &out, &errb)
+	if code != 1 || out.Len() != 0 || errb.String() != "dsh-sim: no sims in the table (package harness/sims lists them)\n" {
+		t.Errorf("no sims: exit %d, stdout %q, stderr %q", code, out.String(), errb.String())
+	}
+}
+
+// TestBadTableIsAFailure: dsh-sim checks the table it is given before it
+// runs anything (harness.CheckSims).
+func TestBadTableIsAFailure(t *testing.T) {
+	var out, errb bytes.Buffer
+	sims := testSims()
+	code := Main([]harness.Sim{sims[1], sims[0]}, []string{"-check", "-root", newRoot(t)}, &out, &errb)
+	if code != 1 || out.Len() != 0 || !strings.HasPrefix(errb.String(), `dsh-sim: the sim table: sims "beta" and "alpha" are not sorted`) {
+		t.Errorf("unsorted table: exit %d, stdout %q, stderr %q", code, out.String(), errb.String())
 	}
 }
 
 func TestRootNotFound(t *testing.T) {
 	t.Chdir(t.TempDir())
-	r := run(t, "", "-check")
+	r := dshSim(t, "", "-check")
 	if r.code != 2 || r.stdout != "" || strings.Count(r.stderr, "\n") != 1 ||
 		!strings.Contains(r.stderr, "no go.mod declaring module github.com/dshsim/dshsim") || !strings.Contains(r.stderr, "give -root") {
 		t.Errorf("outside the repository: %+v", r)
@@ -247,10 +258,15 @@ func TestBadRootOrOut(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var out, errb bytes.Buffer
 			ran := false
-			code := mainWith(tc.args, &out, &errb, func() []harness.Sim {
-				ran = true
-				return testSims()
-			})
+			sims := testSims()
+			for i := range sims {
+				run := sims[i].Run
+				sims[i].Run = func(env *harness.Env) (map[string][]byte, error) {
+					ran = true
+					return run(env)
+				}
+			}
+			code := Main(sims, tc.args, &out, &errb)
 			if code != 2 || out.Len() != 0 || strings.Count(errb.String(), "\n") != 1 ||
 				!strings.HasPrefix(errb.String(), "dsh-sim: "+tc.want) || !strings.HasSuffix(errb.String(), "; run dsh-sim -h for usage\n") {
 				t.Errorf("exit %d, stdout %q, stderr %q; want exit 2 and one line starting %q", code, out.String(), errb.String(), "dsh-sim: "+tc.want)
@@ -271,7 +287,7 @@ func TestWriteFailureFails(t *testing.T) {
 	reset()
 	root := newRoot(t)
 	write(t, root, "snapshots/out", "a file where the out/ directory belongs\n")
-	r := run(t, root)
+	r := dshSim(t, root)
 	if r.code != 1 || !strings.Contains(r.stdout, "FAIL beta  1 of 2 files not written\n") ||
 		!strings.Contains(r.stdout, "snapshots/out/b.txt: mkdir ") || !strings.Contains(r.stdout, "dsh-sim: FAIL\n") {
 		t.Errorf("write into a file: %+v", r)
@@ -286,7 +302,7 @@ func TestWriteFailureFails(t *testing.T) {
 func TestPageMustCheckSomething(t *testing.T) {
 	reset()
 	root := newRoot(t)
-	if r := run(t, root); r.code != 0 {
+	if r := dshSim(t, root); r.code != 0 {
 		t.Fatalf("write: %+v", r)
 	}
 	noIncludes := filepath.Join(t.TempDir(), "plain.md")
@@ -311,7 +327,7 @@ func TestPageMustCheckSomething(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			r := run(t, root, tc.args...)
+			r := dshSim(t, root, tc.args...)
 			if r.code != 1 || !strings.Contains(r.stdout, tc.want) || !strings.Contains(r.stdout, "dsh-sim -check: FAIL") {
 				t.Errorf("got %+v, want exit 1 and %q", r, tc.want)
 			}
@@ -351,13 +367,13 @@ func TestDocsPage(t *testing.T) {
 	root := newRoot(t)
 	write(t, root, "docs/tools.md", page)
 	write(t, root, "src/chain.go", chainGo)
-	if r := run(t, root); r.code != 0 {
+	if r := dshSim(t, root); r.code != 0 {
 		t.Fatalf("write: %+v", r)
 	}
-	run(t, root, "-check").golden(t, "docs-ok.golden")
+	dshSim(t, root, "-check").golden(t, "docs-ok.golden")
 
 	rendered := filepath.Join(t.TempDir(), "out.md")
-	if r := run(t, root, "-render", filepath.Join(root, "docs", "tools.md"), "-o", rendered); r.code != 0 {
+	if r := dshSim(t, root, "-render", filepath.Join(root, "docs", "tools.md"), "-o", rendered); r.code != 0 {
 		t.Fatalf("-render: %+v", r)
 	}
 	harness.Golden(t, "testdata", "docs-rendered.md.golden", []byte(read(t, rendered, "")))
@@ -368,13 +384,94 @@ func TestDocsPage(t *testing.T) {
 	write(t, root, "src/chain.go", strings.ReplaceAll(chainGo, "chain]", "backends]"))
 	write(t, root, "docs/tools.md", page+"\n--8<-- \"snapshots/txt/nobody.txt\"\n")
 	write(t, root, "snapshots/txt/nobody.txt", "x\n")
-	r := run(t, root, "-check")
+	r := dshSim(t, root, "-check")
 	r.golden(t, "docs-broken.golden")
 	if r.code != 1 {
 		t.Errorf("exit %d, want 1", r.code)
 	}
-	r = run(t, root, "-render", filepath.Join(root, "docs", "tools.md"))
+	r = dshSim(t, root, "-render", filepath.Join(root, "docs", "tools.md"))
 	if r.code != 1 || !strings.Contains(r.stderr, `tools.md:4: --8<-- "src/chain.go:chain": no section "chain" in src/chain.go`) {
 		t.Errorf("-render of a broken page: %+v", r)
+	}
+}
+
+// TestNothingMatched: a -run that selects no sim is the same in every mode
+// that selects sims: one line on stderr naming the pattern and the sims
+// there are, nothing on stdout, exit 1, no sim run and nothing written.
+func TestNothingMatched(t *testing.T) {
+	reset()
+	root := newRoot(t)
+	const want = "dsh-sim: no sim matches -run \"^zzz$\" (sims: alpha, beta)\n"
+	for _, args := range [][]string{{"-run", "^zzz$"}, {"-check", "-run", "^zzz$"}, {"-list", "-run", "^zzz$"}} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			r := dshSim(t, root, args...)
+			if r.code != 1 || r.stdout != "" || r.stderr != want {
+				t.Errorf("got %+v, want exit 1, no stdout, stderr %q", r, want)
+			}
+			if _, err := os.Stat(filepath.Join(root, "snapshots")); err == nil {
+				t.Error("snapshots/ was written")
+			}
+		})
+	}
+}
+
+// TestRootInEveryMode: a -root that is not the repository is refused the
+// same way by -list as by -check and the write mode (-render alone takes
+// any directory); -list refuses -o, which it would ignore.
+func TestRootInEveryMode(t *testing.T) {
+	empty := t.TempDir()
+	missing := filepath.Join(empty, "nonexistent")
+	for _, args := range [][]string{{"-list"}, {"-check"}, {}} {
+		for _, bad := range []struct{ dir, want string }{
+			{missing, "-root " + missing + ": no such directory"},
+			{empty, "-root " + empty + ": not the repository root"},
+		} {
+			r := dshSim(t, "", append(args, "-root", bad.dir)...)
+			if r.code != 2 || r.stdout != "" || !strings.HasPrefix(r.stderr, "dsh-sim: "+bad.want) {
+				t.Errorf("%v -root %s: got %+v, want a usage error starting %q", args, bad.dir, r, bad.want)
+			}
+		}
+	}
+	if r := dshSim(t, newRoot(t), "-list"); r.code != 0 {
+		t.Errorf("-list -root of the repository: %+v", r)
+	}
+	r := dshSim(t, "", "-list", "-o", t.TempDir())
+	if r.code != 2 || r.stderr != "dsh-sim: -list writes nothing; -o does not apply; run dsh-sim -h for usage\n" {
+		t.Errorf("-list -o: %+v", r)
+	}
+}
+
+// TestRenderChecksPathsFirst: -render refuses a page that is missing, a
+// directory or not text (a NUL byte, invalid UTF-8), and an -o whose
+// directory does not exist, as usage errors before it reads any include;
+// a text page in UTF-8 renders.
+func TestRenderChecksPathsFirst(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "text.md", "# Übersicht\n\nplain text\n")
+	write(t, dir, "nul.md", "# Page\n\x00binary\n")
+	write(t, dir, "latin1.md", "# \xdcbersicht\n")
+	p := func(name string) string { return filepath.Join(dir, name) }
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"missing page", []string{"-render", p("none.md")}, "-render " + p("none.md") + ": no such file"},
+		{"a directory", []string{"-render", dir}, "-render " + dir + ": is a directory"},
+		{"a NUL byte", []string{"-render", p("nul.md")}, "-render " + p("nul.md") + ": not a text file (a NUL byte at offset 7)"},
+		{"invalid UTF-8", []string{"-render", p("latin1.md")}, "-render " + p("latin1.md") + ": not a text file (invalid UTF-8 at offset 2)"},
+		{"-o without its directory", []string{"-render", p("text.md"), "-o", p("no/out.md")}, "-o " + p("no/out.md") + ": its parent " + p("no") + " is not a directory"},
+		{"-o a directory", []string{"-render", p("text.md"), "-o", dir}, "-o " + dir + ": is a directory"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := dshSim(t, dir, tc.args...)
+			if r.code != 2 || r.stdout != "" || strings.Count(r.stderr, "\n") != 1 || !strings.HasPrefix(r.stderr, "dsh-sim: "+tc.want) {
+				t.Errorf("got %+v, want a usage error starting %q", r, "dsh-sim: "+tc.want)
+			}
+		})
+	}
+	if r := dshSim(t, dir, "-render", p("text.md")); r.code != 0 || r.stdout != "# Übersicht\n\nplain text\n" {
+		t.Errorf("a UTF-8 page: %+v", r)
 	}
 }

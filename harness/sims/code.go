@@ -83,10 +83,8 @@ func runCode(env *harness.Env) (map[string][]byte, error) {
 	}
 	defer os.RemoveAll(parent)
 	ws, outside := filepath.Join(parent, "ws"), filepath.Join(parent, "outside")
-	for _, d := range []string{ws, outside} {
-		if err := os.Mkdir(d, 0o755); err != nil {
-			return nil, err
-		}
+	if err := mkdirs(ws, outside); err != nil {
+		return nil, err
 	}
 	logDir, err := env.TempDir()
 	if err != nil {
@@ -131,36 +129,55 @@ func runCode(env *harness.Env) (map[string][]byte, error) {
 	fmt.Fprintf(&b, "the model's tools: %s; busy-time budget %dms (upstream's default 60000)\n", strings.Join(wire, ", "), codeComputeMs)
 	seen := 0
 	for i, s := range codeSteps(outside) {
-		callID := fmt.Sprintf("call_%d", i+1)
-		args, _ := json.Marshal(map[string]string{"code": s.program, "description": s.description})
 		env.Logf("code: %s", s.title)
-		res := st.Execute(context.Background(), callID, code.Name, args)
-		fmt.Fprintf(&b, "\n%d. %s\nprogram (%s):\n%s", i+1, s.title, callID, indent(s.program))
-		evs, err := log.Events()
-		if err != nil {
+		if seen, err = runCodeStep(&b, st, seen, i, s); err != nil {
 			return nil, err
 		}
-		var lines []string
-		for _, e := range evs[seen:] {
-			if l := codeEventLine(e); l != "" {
-				lines = append(lines, l)
-			}
-		}
-		seen = len(evs)
-		if len(lines) == 0 {
-			lines = []string{"(none: no nested call was made)"}
-		}
-		b.WriteString("events:\n" + indent(strings.Join(lines, "\n")))
-		fmt.Fprintf(&b, "result (isError %v", res.IsError)
-		if res.Error != nil && res.Error.Info != nil {
-			fmt.Fprintf(&b, ", %s/%s", res.Error.Info.Name, res.Error.Info.Code)
-		}
-		b.WriteString("):\n" + indent(stackFrames(res.Text())))
 	}
 	if len(prompts) != 1 || prompts[0] != "call_3:code:2" {
 		return nil, fmt.Errorf("code sim: the user was asked for %v, want the escalated nested call call_3:code:2", prompts)
 	}
 	return map[string][]byte{"txt/code-mode.txt": norm.Bytes(b.Bytes())}, nil
+}
+
+// runCodeStep runs step i, a program the model sends in a run_code call,
+// and writes it with the events logged since seen and the result; it
+// returns how many events the log now holds.
+func runCodeStep(b *bytes.Buffer, st *stack.Stack, seen, i int, s codeStep) (int, error) {
+	callID := fmt.Sprintf("call_%d", i+1)
+	args, _ := json.Marshal(map[string]string{"code": s.program, "description": s.description})
+	res := st.Execute(context.Background(), callID, code.Name, args)
+	fmt.Fprintf(b, "\n%d. %s\nprogram (%s):\n%s", i+1, s.title, callID, indent(s.program))
+	evs, err := st.Agent().Session.Events()
+	if err != nil {
+		return seen, err
+	}
+	var lines []string
+	for _, e := range evs[seen:] {
+		if l := codeEventLine(e); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) == 0 {
+		lines = []string{"(none: no nested call was made)"}
+	}
+	b.WriteString("events:\n" + indent(strings.Join(lines, "\n")))
+	fmt.Fprintf(b, "result (isError %v", res.IsError)
+	if res.Error != nil && res.Error.Info != nil {
+		fmt.Fprintf(b, ", %s/%s", res.Error.Info.Name, res.Error.Info.Code)
+	}
+	b.WriteString("):\n" + indent(stackFrames(res.Text())))
+	return len(evs), nil
+}
+
+// mkdirs makes each directory (its parent must exist).
+func mkdirs(dirs ...string) error {
+	for _, d := range dirs {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // codeEventLine renders the nested-call and approval events of a run.

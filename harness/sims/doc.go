@@ -1,12 +1,13 @@
-// Package sims holds the registered simulations: one file per area holds the
-// sim's Run function (<area>.go), and sims.go registers them all with
-// [harness.Register], one line each, sorted by name:
+// Package sims holds dsh-sim's simulations: one file per area holds the
+// sim's Run function (<area>.go), and sims.go lists them all in one table,
+// one entry each, sorted by name, which [All] returns:
 //
 //	{Name: "sandbox", Files: []string{"txt/profiles.txt", "out/sandbox.txt"}, Run: runSandbox,
 //		Summary: "profiles, probe, confine() and real runs under Landlock"},
 //
-// Import the package for its side effect (cmd/dsh-sim does). The tests in
-// this package run every registered sim, one subtest each, and compare its
+// cmd/dsh-sim passes [All] to the command (harness/simcli); importing the
+// package registers nothing. The tests in this package check the table
+// (harness.CheckSims), run every sim, one subtest each, and compare its
 // files line by line with the committed ones under snapshots/; with
 // DSHSIM_UPDATE=1 they write them instead. They also check the includes of
 // docs/tools.md against the fresh run, as dsh-sim -check does.

@@ -17,18 +17,6 @@ import (
 	"github.com/dshsim/dshsim/stack"
 )
 
-// The hooks sim: Claude Code and Codex hook configs around the real bash
-// tool, composed by the stack as the acp-agent composes them; the hook
-// commands and the user who answers approval prompts are constructed.
-func init() {
-	harness.Register(harness.Sim{
-		Name:    "hooks",
-		Summary: "Claude Code and Codex hooks around the real bash tool: every decision of both dialects, a timeout, a crashing hook, an invalid file, upstream's fail-open and the strict switch",
-		Files:   []string{"txt/hooks.txt"},
-		Run:     runHooks,
-	})
-}
-
 // hookCase is one session: the config files, how the constructed user
 // answers, and whether the strict switch is on.
 type hookCase struct {
@@ -122,6 +110,9 @@ func hookCases() []hookCase {
 	return cases
 }
 
+// runHooks is the hooks sim: Claude Code and Codex hook configs around the
+// real bash tool, composed by the stack as the acp-agent composes them; the
+// hook commands and the user who answers approval prompts are constructed.
 func runHooks(env *harness.Env) (map[string][]byte, error) {
 	var b strings.Builder
 	b.WriteString("hooks: Claude Code (hooks.json) and Codex (codex-hooks.json) hooks around the real bash tool, composed by the stack as the acp-agent does\n")

@@ -15,7 +15,7 @@ import (
 func TestPipelineSimLeavesEtcPasswdUntouched(t *testing.T) {
 	before := fingerprint(t)
 	var sim harness.Sim
-	for _, s := range harness.Sims() {
+	for _, s := range All() {
 		if s.Name == "pipeline" {
 			sim = s
 		}

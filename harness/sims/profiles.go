@@ -88,7 +88,7 @@ func profilesDump(ws string) string {
 }
 
 // profileDepartures names what our Linux profiles add to upstream's, and why
-// (the README's departures list says the same at length).
+// (docs/stack.md's departures list says the same at length).
 var profileDepartures = []string{
 	"bwrap --unshare-pid: without a PID namespace, root wrote anywhere through /proc/$PPID/root (bwrap's monitor) or a sibling sandbox's /proc/<pid>/root",
 	"bwrap --cap-drop ALL: root kept every capability, remounted / read-write and opened outside files by handle",

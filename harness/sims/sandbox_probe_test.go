@@ -36,7 +36,7 @@ func TestSandboxSimIgnoresAFailingProbe(t *testing.T) {
 		t.Fatal("the planted bwrap passed its probe")
 	}
 	var sim harness.Sim
-	for _, s := range harness.Sims() {
+	for _, s := range All() {
 		if s.Name == "sandbox" {
 			sim = s
 		}

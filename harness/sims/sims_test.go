@@ -17,7 +17,7 @@ var fresh = sync.OnceValues(func() (map[string]map[string][]byte, map[string]err
 	root, err := harness.FindRoot(".")
 	files := map[string]map[string][]byte{}
 	errs := map[string]error{}
-	for _, s := range harness.Sims() {
+	for _, s := range All() {
 		if err != nil {
 			errs[s.Name] = err
 			continue
@@ -36,13 +36,21 @@ func repoRoot(t *testing.T) string {
 	return root
 }
 
-// TestSims runs every registered sim (one subtest each) and compares its
+// TestTable: the table is sorted by name, names and files are distinct,
+// every sim has a Run and files (harness.CheckSims, which dsh-sim runs too).
+func TestTable(t *testing.T) {
+	if err := harness.CheckSims(All()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSims runs every sim of the table (one subtest each) and compares its
 // files line by line with the committed ones under snapshots/. With
 // DSHSIM_UPDATE=1 it writes them instead.
 func TestSims(t *testing.T) {
-	sims := harness.Sims()
+	sims := All()
 	if len(sims) == 0 {
-		t.Fatal("no sims registered in package harness/sims")
+		t.Fatal("no sims in the table of package harness/sims")
 	}
 	snap := filepath.Join(repoRoot(t), harness.SnapshotsDir)
 	files, errs := fresh()
@@ -81,7 +89,7 @@ func TestSimsDeterministic(t *testing.T) {
 	}
 	root := repoRoot(t)
 	first, errs := fresh()
-	for _, s := range harness.Sims() {
+	for _, s := range All() {
 		t.Run(s.Name, func(t *testing.T) {
 			if errs[s.Name] != nil {
 				t.Skipf("first run failed (reported by TestSims): %v", errs[s.Name])
@@ -101,7 +109,7 @@ func TestSimsDeterministic(t *testing.T) {
 
 // TestNoUnclaimedSnapshots: every file under snapshots/ belongs to a sim.
 func TestNoUnclaimedSnapshots(t *testing.T) {
-	left, err := harness.UnclaimedFiles(filepath.Join(repoRoot(t), harness.SnapshotsDir), harness.Sims())
+	left, err := harness.UnclaimedFiles(filepath.Join(repoRoot(t), harness.SnapshotsDir), All())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +133,7 @@ func TestDocsPage(t *testing.T) {
 			all[name] = data
 		}
 	}
-	src := simcli.PageSource(root, filepath.Join(root, harness.SnapshotsDir), all, harness.Sims())
+	src := simcli.PageSource(root, filepath.Join(root, harness.SnapshotsDir), all, All())
 	res, err := snippets.Check("docs/tools.md", page, src)
 	if err != nil {
 		t.Fatal(err)

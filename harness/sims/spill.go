@@ -40,15 +40,8 @@ var spillRandRe = regexp.MustCompile(`/([0-9a-f]{12})-` + spillSimTool + `\.txt`
 // registry) saves the full text with the real store and bounds what the model
 // gets.
 func runSpill(env *harness.Env) (map[string][]byte, error) {
-	// A fixed-length root (like upstream's /tmp/dsh-acp-snap-<9hex>): the
-	// preview budget depends on the length of the path in the notice, so the
-	// root must not vary in length between machines.
-	var rb [5]byte
-	if _, err := rand.Read(rb[:]); err != nil {
-		return nil, err
-	}
-	root := "/tmp/dsh-sim-spill-" + hex.EncodeToString(rb[:])[:9]
-	if err := os.Mkdir(root, 0o700); err != nil {
+	root, err := spillRoot()
+	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(root)
@@ -56,60 +49,19 @@ func runSpill(env *harness.Env) (map[string][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-
-	store, err := spill.NewStore(root)
-	if err != nil {
-		return nil, err
-	}
-	var warnings []string
-	policy, err := spill.New(spill.TokenConfig(spillSimCap), store, func(s string) { warnings = append(warnings, s) })
-	if err != nil {
-		return nil, err
-	}
-	reg := pipeline.NewRegistry()
-	policy.Hook(reg)
 	full := spillSimOutput()
-	if _, err := reg.Register(pipeline.Tool{
-		Name: spillSimTool, Description: "constructed: prints 400 log lines", Parameters: json.RawMessage(`{"type":"object"}`),
-		Run: func(ctx context.Context, call *pipeline.Call) (pipeline.Output, error) {
-			return pipeline.Output{Content: []pipeline.Block{pipeline.TextBlock(full)}}, nil
-		},
-	}); err != nil {
-		return nil, err
-	}
-	log, err := session.Create(filepath.Join(logDir, "session.jsonl"), session.Header{ID: spillSimSession, Cwd: "/"})
+	text, err := spillCall(root, logDir, full)
 	if err != nil {
 		return nil, err
 	}
-	defer log.Close()
-	agent := &pipeline.Agent{ID: "agent", Session: log}
-	res := reg.Execute(pipeline.NewCall("call-1", spillSimTool, json.RawMessage(`{}`), agent, nil))
-	if res.IsError {
-		return nil, fmt.Errorf("spill sim: the call failed: %s", res.Text())
-	}
-	if len(warnings) > 0 {
-		return nil, fmt.Errorf("spill sim: the policy kept the result inline: %s", strings.Join(warnings, "; "))
-	}
-	text := res.Text()
 	m := spillRandRe.FindStringSubmatch(text)
 	if m == nil {
 		return nil, fmt.Errorf("spill sim: no spill locator in the result %q", text)
 	}
 	locator := filepath.Join(root, spill.SessionDir(spillSimSession), m[1]+"-"+spillSimTool+".txt")
-	saved, err := os.ReadFile(locator)
-	if err != nil {
-		return nil, fmt.Errorf("spill sim: %w", err)
-	}
-	fi, err := os.Stat(locator)
+	fi, di, err := checkSpilled(locator, full)
 	if err != nil {
 		return nil, err
-	}
-	di, err := os.Stat(filepath.Dir(locator))
-	if err != nil {
-		return nil, err
-	}
-	if string(saved) != full {
-		return nil, fmt.Errorf("spill sim: the spill file differs from the full output")
 	}
 	cost := spill.EstimateTokens(text)
 	if cost > spillSimCap {
@@ -131,4 +83,75 @@ func runSpill(env *harness.Env) (map[string][]byte, error) {
 	fmt.Fprintf(&b, "  directory mode %04o, file mode %04o\n", di.Mode().Perm(), fi.Mode().Perm())
 	fmt.Fprintf(&b, "  size %d bytes = full tool output %d bytes: identical content\n", fi.Size(), len(full))
 	return map[string][]byte{"txt/spill.txt": b.Bytes()}, nil
+}
+
+// spillRoot makes a fixed-length spill root (like upstream's
+// /tmp/dsh-acp-snap-<9hex>): the preview budget depends on the length of
+// the path in the notice, so the root must not vary in length between
+// machines.
+func spillRoot() (string, error) {
+	var rb [5]byte
+	if _, err := rand.Read(rb[:]); err != nil {
+		return "", err
+	}
+	root := "/tmp/dsh-sim-spill-" + hex.EncodeToString(rb[:])[:9]
+	return root, os.Mkdir(root, 0o700)
+}
+
+// spillCall runs the constructed tool, whose output is full, once through
+// a registry with the spill policy on a store at root, and returns the text
+// the model gets; the policy must have spilled it.
+func spillCall(root, logDir, full string) (string, error) {
+	store, err := spill.NewStore(root)
+	if err != nil {
+		return "", err
+	}
+	var warnings []string
+	policy, err := spill.New(spill.TokenConfig(spillSimCap), store, func(s string) { warnings = append(warnings, s) })
+	if err != nil {
+		return "", err
+	}
+	reg := pipeline.NewRegistry()
+	policy.Hook(reg)
+	if _, err := reg.Register(pipeline.Tool{
+		Name: spillSimTool, Description: "constructed: prints 400 log lines", Parameters: json.RawMessage(`{"type":"object"}`),
+		Run: func(ctx context.Context, call *pipeline.Call) (pipeline.Output, error) {
+			return pipeline.Output{Content: []pipeline.Block{pipeline.TextBlock(full)}}, nil
+		},
+	}); err != nil {
+		return "", err
+	}
+	log, err := session.Create(filepath.Join(logDir, "session.jsonl"), session.Header{ID: spillSimSession, Cwd: "/"})
+	if err != nil {
+		return "", err
+	}
+	defer log.Close()
+	agent := &pipeline.Agent{ID: "agent", Session: log}
+	res := reg.Execute(pipeline.NewCall("call-1", spillSimTool, json.RawMessage(`{}`), agent, nil))
+	if res.IsError {
+		return "", fmt.Errorf("spill sim: the call failed: %s", res.Text())
+	}
+	if len(warnings) > 0 {
+		return "", fmt.Errorf("spill sim: the policy kept the result inline: %s", strings.Join(warnings, "; "))
+	}
+	return res.Text(), nil
+}
+
+// checkSpilled checks that the spill file at locator holds full and
+// returns its and its directory's file info.
+func checkSpilled(locator, full string) (fi, di os.FileInfo, err error) {
+	saved, err := os.ReadFile(locator)
+	if err != nil {
+		return nil, nil, fmt.Errorf("spill sim: %w", err)
+	}
+	if fi, err = os.Stat(locator); err != nil {
+		return nil, nil, err
+	}
+	if di, err = os.Stat(filepath.Dir(locator)); err != nil {
+		return nil, nil, err
+	}
+	if string(saved) != full {
+		return nil, nil, fmt.Errorf("spill sim: the spill file differs from the full output")
+	}
+	return fi, di, nil
 }

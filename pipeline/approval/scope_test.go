@@ -20,8 +20,8 @@ func newScopes(t *testing.T) *pipelinetest.Scopes {
 }
 
 // TestScopedAnswerers: an answerer registered for a scope sees only the
-// requests of that scope's agent and of agents below it (upstream
-// approval.spec 82/197/228); global answerers see all; the chain keeps
+// requests of that scope's agent and of agents below it (as upstream's
+// approval tests pin it); global answerers see all; the chain keeps
 // registration order across global and scoped answerers.
 func TestScopedAnswerers(t *testing.T) {
 	tests := []struct {

@@ -3,8 +3,8 @@
 // risk; an approved call runs with full access, a rejected one becomes an
 // approval question to the user.
 //
-// No upstream code implements it (agent-scope.md §4.1); the design is ours,
-// built behind the seams agent-scope.md §4.3 names:
+// No upstream code implements it (the page describes the option only); the
+// design is ours, built behind upstream's pre-execute and approval seams:
 //
 //   - A pre-execute listener, prepended, lets every other listener decide
 //     first ([pipeline.PreExecute] next) and turns a call they allowed into

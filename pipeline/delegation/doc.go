@@ -1,5 +1,5 @@
 // Package delegation holds what upstream's in-process delegation writes and
-// says when an agent starts a child agent (agent-scope.md §2), as pure
+// says when an agent starts a child agent, as pure
 // functions over the session log:
 //
 //   - [ChildDepth]: the child's depth and the VERBATIM depth errors;
@@ -20,9 +20,9 @@
 //     filter.
 //
 // A read-only workflow step ([ReadOnlyDenial]) is our extension: upstream's
-// workflow agent() has no such option (§3). The composition (stack) builds it
-// as the spec advises: a child-scoped restriction plus a child-scoped guard,
-// registered before the child is published.
+// workflow agent() has no such option. The composition (stack) builds it as
+// a child-scoped restriction plus a child-scoped guard, registered before
+// the child is published, so nothing registered later can re-allow a write.
 //
 // It must not import harness/..., tools/... or stack.
 package delegation

@@ -1,8 +1,10 @@
 // Package landlock is the Landlock runner: it applies a Landlock allow-list
 // to itself, then executes a command, which inherits the restriction across
 // execve (and so do all its descendants; the invoking process is not
-// confined). cmd/landlock-run is a thin main around [Main]; the scenario tests
-// register [Main] as the landlock-run command.
+// confined). cmd/landlock-run is a thin entry around [InitMain] (called from
+// an init function, see below); the scenario tests register [Main] as the
+// landlock-run command. Both parse the command line into options ([Parse])
+// and run them; any error is the one line "landlock-run: <error>", exit 125.
 //
 // # Command line
 //

@@ -313,7 +313,7 @@ func TestInitMainRefusesOffTheStartupThread(t *testing.T) {
 	GoOffMainThread(func() {
 		var stdout, stderr bytes.Buffer
 		ran := false
-		code := run([]string{"--ro", "/", "--rw", ws, "--", "true"}, &stdout, &stderr, func([]string) error { ran = true; return syscall.ENOEXEC }, restrictStartupThread)
+		code := status([]string{"--ro", "/", "--rw", ws, "--", "true"}, options{stdout: &stdout, stderr: &stderr, exec: func([]string) error { ran = true; return syscall.ENOEXEC }, restrictHere: restrictStartupThread})
 		done <- result{code, stderr.String(), ran, syscall.Gettid() == syscall.Getpid()}
 	})
 	r := <-done

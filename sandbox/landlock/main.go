@@ -32,7 +32,7 @@ const (
 // exit), so call it only in a process that ends with it, as a main function
 // does; usage errors and --probe are safe in-process.
 func Main(args []string, stdout, stderr io.Writer) int {
-	return run(args, stdout, stderr, Execvp, RestrictThisThread)
+	return status(args, options{stdout: stdout, stderr: stderr, exec: Execvp, restrictHere: RestrictThisThread})
 }
 
 // InitMain is [Main] for an init function of package main, which is where
@@ -44,7 +44,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 // kill. As a guard, InitMain refuses to restrict (exit 125, the command never
 // runs) on any thread but the startup thread.
 func InitMain(args []string, stdout, stderr io.Writer) int {
-	return run(args, stdout, stderr, Execvp, restrictStartupThread)
+	return status(args, options{stdout: stdout, stderr: stderr, exec: Execvp, restrictHere: restrictStartupThread})
 }
 
 // Run is [Main] with the exec step injected: exec runs on a fresh restricted
@@ -52,28 +52,50 @@ func InitMain(args []string, stdout, stderr io.Writer) int {
 // "exec failed: <strerror>" with status 125. Tests pass an exec that probes
 // the confinement instead of replacing the process.
 func Run(args []string, stdout, stderr io.Writer, exec func(argv []string) error) int {
-	return run(args, stdout, stderr, exec, nil)
+	return status(args, options{stdout: stdout, stderr: stderr, exec: exec})
 }
 
-// run does the command line. restrictHere restricts the calling thread for a
-// confined run that execs in place; nil runs the exec step on a throwaway
-// restricted thread ([OnRestrictedThread]), as --probe always does.
-func run(args []string, stdout, stderr io.Writer, exec func(argv []string) error, restrictHere func(rulesetFD int) error) int {
-	fail := func(msg string) int {
-		io.WriteString(stderr, Prefix+msg+"\n")
+// options are one run of the runner: the command line as parsed ([Parse]),
+// where it writes, and how a confined run ends. restrictHere restricts the
+// calling thread for a confined run that execs in place; nil runs the exec
+// step on a throwaway restricted thread ([OnRestrictedThread]), as --probe
+// always does.
+type options struct {
+	inv            Invocation
+	stdout, stderr io.Writer
+	exec           func(argv []string) error
+	restrictHere   func(rulesetFD int) error
+}
+
+// status parses args into o, runs it, and returns the exit status: 0, or
+// [ExitFailure] after the one line "landlock-run: <error>" on stderr (usage
+// errors included: the runner's contract is upstream's, not
+// harness/cmdline's).
+func status(args []string, o options) int {
+	inv, err := Parse(args)
+	if err == nil {
+		o.inv = inv
+		err = run(o)
+	}
+	if err != nil {
+		io.WriteString(o.stderr, Prefix+err.Error()+"\n")
 		return ExitFailure
 	}
-	inv, err := Parse(args)
-	if err != nil {
-		return fail(err.Error())
-	}
+	return 0
+}
+
+// run does what o.inv asks: print the kernel's ABI (--abi), probe (--probe),
+// or restrict and exec the command; on success of a confined run it does not
+// return (the process became the command).
+func run(o options) error {
+	inv, stdout, stderr := o.inv, o.stdout, o.stderr
 	kernel, err := KernelABI()
 	if err != nil {
-		return fail(err.Error())
+		return err
 	}
 	if inv.ABI {
 		io.WriteString(stdout, "landlock: kernel ABI "+strconv.Itoa(kernel)+"\n")
-		return 0
+		return nil
 	}
 	// --8<-- [start:confined-run]
 	abi := EffectiveABI(kernel, inv.ABICap)
@@ -84,13 +106,13 @@ func run(args []string, stdout, stderr io.Writer, exec func(argv []string) error
 	var scoped uint64
 	if inv.Scope {
 		if err := ScopeAvailable(kernel, inv.ABICap); err != nil {
-			return fail(err.Error())
+			return err
 		}
 		scoped = ScopeSignal | ScopeAbstractUnixSocket
 	}
 	rs, err := NewScopedRuleset(abi, ro, rw, scoped)
 	if err != nil {
-		return fail(err.Error())
+		return err
 	}
 	defer rs.Close()
 	var execErr error
@@ -101,11 +123,11 @@ func run(args []string, stdout, stderr io.Writer, exec func(argv []string) error
 		if Partial(abi) {
 			io.WriteString(stderr, PartialNotice+"\n")
 		}
-		execErr = exec(inv.Argv)
+		execErr = o.exec(inv.Argv)
 		return nil
 	}
-	if restrictHere != nil && !inv.Probe {
-		err = restrictHere(rs.FD)
+	if o.restrictHere != nil && !inv.Probe {
+		err = o.restrictHere(rs.FD)
 		if err == nil {
 			err = confined()
 		}
@@ -113,7 +135,7 @@ func run(args []string, stdout, stderr io.Writer, exec func(argv []string) error
 		err = OnRestrictedThread(rs.FD, confined)
 	}
 	if err != nil {
-		return fail(err.Error())
+		return err
 	}
 	// --8<-- [end:confined-run]
 	if inv.Probe {
@@ -122,10 +144,10 @@ func run(args []string, stdout, stderr io.Writer, exec func(argv []string) error
 		} else {
 			io.WriteString(stdout, ProbeFull+"\n")
 		}
-		return 0
+		return nil
 	}
 	if execErr == nil {
 		execErr = errors.New("exec returned without replacing the process")
 	}
-	return fail("exec failed: " + Strerror(execErr))
+	return errors.New("exec failed: " + Strerror(execErr))
 }

@@ -50,7 +50,7 @@
 //
 // # Classification
 //
-// In precedence order (sandbox package, spec §5):
+// In precedence order (sandbox package; upstream's order):
 //
 //  1. A start failure attributed to the runner (sandbox.ConfinedArgv.StartError)
 //     makes Start return *sandbox.UnavailableError{Mode, Detail: "Error:

@@ -9,9 +9,8 @@ import (
 )
 
 // VERBATIM model-facing texts, as upstream's recordings pin them
-// (tool-schemas.expected.json; spec jobs-cancel-settings.md §1.11). The
-// rewritten description of seed-version-deltas §3 item 4 is not what the
-// recorded model saw.
+// (tool-schemas.expected.json). The newer upstream rewrote the description,
+// but that is not what the recorded model saw.
 const (
 	// descriptionBase opens the tool description.
 	descriptionBase = "Execute a bash command (`bash -c`) and return its stdout/stderr. Each call runs in a fresh shell: no state (cwd, variables, functions) persists between calls — pass `workdir` instead of using `cd`. Non-zero exits are reported as `[exit code: N]`. Current harness environment facts are exposed through managed `$DSH_*` variables; inspect them when needed. Commands may run under a file sandbox; a blocked file operation is reported as `[sandbox: file access denied under <mode> mode]` — a policy denial, not a bug in the command; do not retry another way. Long output is truncated to its tail; the full output is saved to a file whose path is reported when available."
@@ -30,8 +29,8 @@ const (
 	DescriptionDescription = "Clear, concise description of what this command does in active voice, 5-10 words (shown in the UI). Examples: \"ls\" → \"List files in current directory\"; \"git status\" → \"Show working tree status\"; \"npm install\" → \"Install package dependencies\"."
 	// TimeoutDescriptionKill describes timeoutMs without promotion.
 	TimeoutDescriptionKill = "Timeout in milliseconds. The executor applies its configured default and cap, and kills the command on expiry."
-	// TimeoutDescriptionPromote describes timeoutMs with promotion (newer
-	// upstream, seed-version-deltas §4 item 4; no recording shows it).
+	// TimeoutDescriptionPromote describes timeoutMs with promotion (the newer
+	// upstream's text; no recording shows it).
 	TimeoutDescriptionPromote = "Timeout in milliseconds. The executor applies its configured default and cap; on expiry the command moves to the background as a job instead of being killed."
 	// WorkdirDescription describes workdir.
 	WorkdirDescription = "Working directory for this command. Defaults to the session workspace; a relative path is resolved against it."

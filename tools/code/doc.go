@@ -1,4 +1,5 @@
-// Package code is run_code, programmatic tool calling (code-mode.md): the
+// Package code is run_code, programmatic tool calling (docs/stack.md, Code
+// mode): the
 // model writes a TypeScript program, it runs in a fresh Node child process
 // confined by the same sandbox provider as bash under the call's policy,
 // and every tools.<name>(args) re-enters the whole pipeline.

@@ -13,8 +13,8 @@ const NoOutput = "(run_code completed with no output)"
 // compact (root = 0).
 const compactDepth = 5
 
-// Text composes the model-facing text of a successful run (code-mode.md
-// §7.1): the logs joined by "\n" and the rendered result, the non-empty
+// Text composes the model-facing text of a successful run, as upstream's:
+// the logs joined by "\n" and the rendered result, the non-empty
 // ones joined by "\n"; both empty is [NoOutput]. result is nil when the
 // program returned nothing.
 func Text(logs []string, result *jsjson.Value) string {
@@ -33,7 +33,7 @@ func Text(logs []string, result *jsjson.Value) string {
 	return strings.Join(parts, "\n")
 }
 
-// Render renders a returned value (§7.2): a string root raw, other scalars
+// Render renders a returned value as upstream does: a string root raw, other scalars
 // as JavaScript's String(v), containers as JSON.stringify(v, null, 2) down to
 // depth 4 and compact from depth 5.
 func Render(v *jsjson.Value) string {

@@ -14,7 +14,7 @@ const (
 	LanguagePython     = "python"
 )
 
-// flavor is one language's VERBATIM description and code-argument text (code-mode.md §2).
+// flavor is one language's VERBATIM description and code-argument text (upstream's).
 type flavor struct{ description, code string }
 
 var flavors = map[string]flavor{

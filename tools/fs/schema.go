@@ -17,8 +17,7 @@ const (
 
 // Prompt sections (VERBATIM), with their upstream order numbers 100, 101, 102,
 // as upstream's recordings pin them (system-prompt.expected.md; the newer
-// tool:edit wording of seed-version-deltas §4 item 6 is not what the recorded
-// model saw). Each belongs in the prompt only while its tool is visible.
+// upstream rewords tool:edit, but that is not what the recorded model saw). Each belongs in the prompt only while its tool is visible.
 const (
 	SectionRead  = "Use the read tool — not shell commands like cat — to inspect text files. Results include line numbers. Use offset and limit to continue reading large files."
 	SectionWrite = "Use the write tool to create files or completely replace file contents. Existing files are overwritten, so read an existing file first (the default fs-observation-policy requires it) and prefer edit for targeted changes."
@@ -26,8 +25,8 @@ const (
 )
 
 // Parameter descriptions (VERBATIM, as upstream's recordings pin them in
-// tool-schemas.expected.json; the newer old_string wording of
-// seed-version-deltas §4 item 6 is not what the recorded model saw).
+// tool-schemas.expected.json; the newer upstream rewords old_string, but that
+// is not what the recorded model saw).
 const (
 	ReadPathDescription   = "Path to read, resolved by the filesystem backend."
 	OffsetDescription     = "1-based first line to return. Defaults to 1."

@@ -1,6 +1,6 @@
 // Package jobs is the background job registry and the model-facing job
 // tools job_output, job_kill and job_list (upstream's jobs-local and
-// tool-jobs; spec jobs-cancel-settings.md §1).
+// tool-jobs).
 //
 // # Ids and admission
 //

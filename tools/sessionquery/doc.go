@@ -5,7 +5,7 @@
 //
 // # Output
 //
-// session_event_read renders, VERBATIM (spec jobs-cancel-settings.md §3.2):
+// session_event_read renders, VERBATIM (upstream's text):
 //
 //	Session <session id> — <title>
 //	Target event seq <seq>:

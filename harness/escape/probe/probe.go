@@ -231,38 +231,59 @@ func reexec(a []string) error {
 	return syscall.Exec(self, []string{os.Args[0], "reexec", strconv.Itoa(n - 1), a[1]}, os.Environ())
 }
 
+// invocation is one escape-probe command line: the operation and its
+// arguments, or a request for the help.
+type invocation struct {
+	op   string
+	args []string
+	help bool
+}
+
+// parseArgs parses and checks the command line; its error is a usage
+// problem.
+func parseArgs(args []string) (invocation, error) {
+	if len(args) == 0 {
+		return invocation{}, errors.New("no operation given")
+	}
+	if args[0] == "-h" || args[0] == "-help" || args[0] == "--help" {
+		return invocation{help: true}, nil
+	}
+	o, ok := ops[args[0]]
+	if !ok {
+		return invocation{}, fmt.Errorf("unknown operation %q", args[0])
+	}
+	if len(args)-1 != o.args {
+		return invocation{}, fmt.Errorf("%s takes %d argument(s), got %d (%s %s)", args[0], o.args, len(args)-1, args[0], o.help)
+	}
+	return invocation{op: args[0], args: args[1:]}, nil
+}
+
 // Run performs the operation named by args[0] on args[1:] and prints one line
 // "<op>: ok" or "<op>: <ERRNO> (<text>)" to stdout. It returns [ExitOK],
 // [ExitErrno] or [ExitUsage].
 func Run(args []string, stdout, stderr io.Writer) int {
-	// The usage contract of every dshsim command (harness/cmdline, which this
-	// leaf does not import): -h is the help on stdout, exit 0; a bad
-	// argument is one line pointing at -h, exit 2.
-	bad := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "escape-probe: "+format+"; run escape-probe -h for usage\n", a...)
+	inv, err := parseArgs(args)
+	if err != nil {
+		// The usage contract of every dshsim command (harness/cmdline, which
+		// this leaf does not import): a bad argument is one line pointing at
+		// -h, exit 2.
+		fmt.Fprintf(stderr, "escape-probe: %v; run escape-probe -h for usage\n", err)
 		return ExitUsage
 	}
-	if len(args) == 0 {
-		return bad("no operation given")
-	}
-	if args[0] == "-h" || args[0] == "-help" || args[0] == "--help" {
+	if inv.help {
 		usage(stdout)
 		return ExitOK
 	}
-	o, ok := ops[args[0]]
-	if !ok {
-		return bad("unknown operation %q", args[0])
-	}
-	if len(args)-1 != o.args {
-		return bad("%s takes %d argument(s), got %d (%s %s)", args[0], o.args, len(args)-1, args[0], o.help)
-	}
-	if err := o.run(args[1:]); err != nil {
-		fmt.Fprintf(stdout, "%s: %s\n", args[0], Describe(err))
+	if err := run(inv); err != nil {
+		fmt.Fprintf(stdout, "%s: %s\n", inv.op, Describe(err))
 		return ExitErrno
 	}
-	fmt.Fprintf(stdout, "%s: ok\n", args[0])
+	fmt.Fprintf(stdout, "%s: ok\n", inv.op)
 	return ExitOK
 }
+
+// run performs the operation.
+func run(inv invocation) error { return ops[inv.op].run(inv.args) }
 
 // Describe renders err as "ERRNO (text)" when it wraps an errno, else its text.
 func Describe(err error) string {

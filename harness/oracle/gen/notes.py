@@ -24,7 +24,7 @@ What it exercises: {remark}
 Settings of the run:
 - permission mode: `DSH_PERMISSION_MODE` = {mode}; approval policy = never if danger-full-access, else ask
 - permissionAnswers: {json.dumps(inp.get('permissionAnswers', []))}
-- overlay: default profile D of jobs-cancel-settings.md 4.1 (passthrough sandbox runner, bash timeoutMs 60000,
+- overlay: the default snapshot profile (passthrough sandbox runner, bash timeoutMs 60000,
   no spill, diffBasisMaxBytes 10 MiB, hooks from ./hooks.json and ./codex-hooks.json of the workspace)
   {('; '.join(overlay)) if overlay else ''}
 - probe env: `{env or '(none)'}`

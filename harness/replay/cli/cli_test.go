@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dshsim/dshsim/harness/replay"
 	"github.com/dshsim/dshsim/harness/replay/acpwire"
 	"github.com/dshsim/dshsim/harness/replay/recording"
 )
@@ -64,6 +65,82 @@ func TestMainExitStatus(t *testing.T) {
 	}
 }
 
+// TestNothingMatched: a -run or -shard that selects no recording is one
+// line on stderr naming the selection, nothing on stdout, exit 1 (not a
+// usage error: the command line is well formed), and nothing is replayed;
+// the same rule as dsh-sim -run.
+func TestNothingMatched(t *testing.T) {
+	all, err := replay.Discover([]string{"../../../transcripts"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := fmt.Sprint(len(all))
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-run", "^zzz$", "../../../transcripts"}, `no recording matches -run "^zzz$" (of ` + n + ` found)`},
+		{[]string{"-shard", "2/2", "../../../transcripts/fs-read"}, "no recording matches -shard 2/2 (of 1 found)"},
+		{[]string{"-run", "^fs-read$", "-shard", "2/2", "../../../transcripts"}, `no recording matches -run "^fs-read$" -shard 2/2 (of ` + n + ` found)`},
+	}
+	for _, tc := range cases {
+		t.Run(strings.Join(tc.args[:len(tc.args)-1], " "), func(t *testing.T) {
+			var out, errb bytes.Buffer
+			status := Main(tc.args, &out, &errb)
+			if status != 1 || out.Len() != 0 || errb.String() != "dsh-replay: "+tc.want+"\n" {
+				t.Errorf("status %d, stdout %q, stderr %q; want 1, nothing, %q", status, out.String(), errb.String(), "dsh-replay: "+tc.want)
+			}
+		})
+	}
+}
+
+// TestOutputPathsFirst: an -html FILE or a -logs DIR that cannot be made is
+// a usage error before anything is replayed (no report, no progress), and
+// -logs never makes the directory's parents.
+func TestOutputPathsFirst(t *testing.T) {
+	tmp := t.TempDir()
+	missing := filepath.Join(tmp, "missing")
+	file := filepath.Join(tmp, "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"-html in a missing directory", []string{"-html", filepath.Join(missing, "r.html")}, "-html " + filepath.Join(missing, "r.html") + ": its parent " + missing + " is not a directory (dsh-replay makes no directory for it)"},
+		{"-html a directory", []string{"-html", tmp}, "-html " + tmp + ": is a directory"},
+		{"-logs in a missing directory", []string{"-logs", filepath.Join(missing, "logs")}, "-logs " + filepath.Join(missing, "logs") + ": its parent " + missing + " is not a directory (dsh-replay makes the directory, not its parents)"},
+		{"-logs a file", []string{"-logs", file}, "-logs " + file + ": not a directory"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var out, errb bytes.Buffer
+			status := Main(append(tc.args, "../../../transcripts/fs-read"), &out, &errb)
+			if status != 2 || out.Len() != 0 || errb.String() != "dsh-replay: "+tc.want+"; run dsh-replay -h for usage\n" {
+				t.Errorf("status %d, stdout %q, stderr %q; want 2 and the usage line %q", status, out.String(), errb.String(), tc.want)
+			}
+			if _, err := os.Stat(missing); err == nil {
+				t.Errorf("%s was made", missing)
+			}
+		})
+	}
+}
+
+// TestLogsMakesItsDirectory: a missing -logs DIR whose parent exists is made
+// (that one directory) and holds the replayed log.
+func TestLogsMakesItsDirectory(t *testing.T) {
+	logs := filepath.Join(t.TempDir(), "logs")
+	var out, errb bytes.Buffer
+	if status := Main([]string{"-logs", logs, "-run", "^fs-read$", "../../../transcripts"}, &out, &errb); status != 0 {
+		t.Fatalf("status %d\nstdout:\n%s\nstderr:\n%s", status, out.String(), errb.String())
+	}
+	if _, err := os.Stat(filepath.Join(logs, "fs-read.session.jsonl")); err != nil {
+		t.Error(err)
+	}
+}
+
 func TestJSONReport(t *testing.T) {
 	var out, errb bytes.Buffer
 	status := Main([]string{"-json", "-parallel", "1", "../../../testdata/replay/flagged/changed-seed", "../../../transcripts/fs-write"}, &out, &errb)
@@ -99,25 +176,25 @@ func TestJSONReport(t *testing.T) {
 	}
 }
 
-// TestSettingsKeysAreDocumented: dsh-replay -h and the README list every key
+// TestSettingsKeysAreDocumented: dsh-replay -h and docs/replay.md list every key
 // of dshsim.replay.json with the upstream scenario it mirrors.
 func TestSettingsKeysAreDocumented(t *testing.T) {
-	help, readme := helpAndReadme(t)
+	help, page := helpAndPage(t)
 	for _, k := range recording.SettingKeys {
 		if !strings.Contains(help, "    "+k.Name+": "+k.Value+"\n      mirrors "+k.Mirrors+"\n") {
 			t.Errorf("dsh-replay -h does not list %s with the scenario it mirrors", k.Name)
 		}
 		row := fmt.Sprintf("| `%s` | %s | %s | %s |", k.Name, k.Value, k.Mirrors, k.Meaning)
-		if !strings.Contains(readme, row+"\n") {
-			t.Errorf("README.md lacks the row\n%s", row)
+		if !strings.Contains(page, row+"\n") {
+			t.Errorf("docs/replay.md lacks the row\n%s", row)
 		}
 	}
 }
 
-// TestStdoutLineKindsAreDocumented: dsh-replay -h and the README list every
+// TestStdoutLineKindsAreDocumented: dsh-replay -h and docs/replay.md list every
 // kind of stdout line with whether it is compared and why.
 func TestStdoutLineKindsAreDocumented(t *testing.T) {
-	help, readme := helpAndReadme(t)
+	help, page := helpAndPage(t)
 	for _, k := range acpwire.Kinds {
 		verdict := "not compared"
 		if k.Compared {
@@ -126,20 +203,21 @@ func TestStdoutLineKindsAreDocumented(t *testing.T) {
 		if !strings.Contains(help, fmt.Sprintf("    %s: %s: %s\n", k.Kind, verdict, k.Why)) {
 			t.Errorf("dsh-replay -h does not list %s", k.Kind)
 		}
-		if row := fmt.Sprintf("| %s | %s | %s |", k.Kind, verdict, k.Why); !strings.Contains(readme, row+"\n") {
-			t.Errorf("README.md lacks the row\n%s", row)
+		if row := fmt.Sprintf("| %s | %s | %s |", k.Kind, verdict, k.Why); !strings.Contains(page, row+"\n") {
+			t.Errorf("docs/replay.md lacks the row\n%s", row)
 		}
 	}
 }
 
-// helpAndReadme returns what dsh-replay -h prints and the README.
-func helpAndReadme(t *testing.T) (help, readme string) {
+// helpAndPage returns what dsh-replay -h prints and docs/replay.md, the page
+// on replaying.
+func helpAndPage(t *testing.T) (help, page string) {
 	t.Helper()
 	var out, errb bytes.Buffer
 	if status := Main([]string{"-h"}, &out, &errb); status != 0 {
 		t.Fatalf("-h exited %d", status)
 	}
-	b, err := os.ReadFile("../../../README.md")
+	b, err := os.ReadFile("../../../docs/replay.md")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,9 @@
-// Package cli is the dsh-replay command: [Main] parses the flags, replays the
-// selected recordings and writes the text, JSON and HTML reports. cmd/dsh-replay
-// only calls [Main]; tests and testscript call it directly.
+// Package cli is the dsh-replay command: [Main] parses the flags into an
+// options struct; run validates it (the flag values, the -html and -logs
+// paths, the recordings and the selection, all before anything is replayed),
+// replays the selected recordings and writes the text, JSON and HTML
+// reports. cmd/dsh-replay only calls [Main]; tests and testscript call it
+// directly. The help text is in usage.go.
 //
 // # Output
 //
@@ -12,8 +15,12 @@
 //
 // # Exit status
 //
-// 0 when every selected recording matches; 1 when any does not; 2 for a usage
-// error (bad flag, no recording selected).
+// 0 when every selected recording matches; 1 when any does not, or when -run
+// or -shard selects no recording (one line on stderr naming the selection,
+// as every dshsim command says "nothing matched"); 2 for a usage error (a
+// bad flag or value, a DIR that is not a recording, an -html FILE or -logs
+// DIR whose parent directory is missing: -logs makes DIR, never its
+// parents).
 //
 // # Imports
 //

@@ -20,7 +20,7 @@ const (
 const CwdToken = "{{cwd}}"
 
 // Settings are what a recording cannot state itself: how upstream's snapshot
-// suite configured the scenario (spec jobs-cancel-settings.md §4.2). They live
+// suite configured the scenario (its overlay settings per scenario). They live
 // in dshsim.replay.json beside the recording; absent keys keep the default
 // profile. [SettingKeys] documents each key.
 type Settings struct {
@@ -64,7 +64,7 @@ type SettingKey struct {
 }
 
 // SettingKeys lists every key of dshsim.replay.json, in the order the help
-// and the README show them.
+// and docs/replay.md show them.
 var SettingKeys = []SettingKey{
 	{"spillMaxInlineBytes", "integer >= 0 (0: off)", "bash-spill, parallel-tool-calls, session-query-spill: spill-policy.maxInlineBytes 800 (fs overlay)",
 		"bounds top-level tool results in UTF-8 bytes, spilling the rest under /tmp/dsh-acp-snap-<hash>"},
@@ -182,7 +182,7 @@ func (s Settings) Runner(ws string) string {
 }
 
 // SuiteSettings are the settings upstream's snapshot suite applies to its
-// scenarios by name (spec jobs-cancel-settings.md §4.2), for the knobs the
+// scenarios by name (its overlay configuration), for the knobs the
 // stack owns. A recording with one of these names and no dshsim.replay.json
 // replays with them, so an upstream recording copied as it is needs no file
 // of ours; a dshsim.replay.json, when present, replaces them whole. Scenarios

@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// jobKill is upstream's job_kill schema (spec §1.11), as a sidecar stores it.
+// jobKill is upstream's job_kill schema, as a sidecar stores it.
 const jobKill = `{
       "name": "job_kill",
       "description": "Request cancellation of a running background job by job id. Returns immediately; the job settles as killed once its work actually stops.",

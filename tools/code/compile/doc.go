@@ -1,5 +1,5 @@
 // Package compile turns a run_code program (the body of an async TypeScript
-// function, code-mode.md §4) into the JavaScript body the Node runtime runs,
+// function) into the JavaScript body the Node runtime runs,
 // in-process with esbuild (no npm toolchain at run time).
 //
 // The program is wrapped as upstream wraps it ("async function

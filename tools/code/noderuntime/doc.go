@@ -1,7 +1,7 @@
 // Package noderuntime runs one run_code program in a fresh Node child
 // process confined by the same sandbox provider as bash, under the call's
-// policy (code-mode.md §5 and §10.2: the page's design, with the recorded
-// version's texts).
+// policy (the page's design, with the recorded version's texts; docs/stack.md,
+// Departures from the recorded version, says where it differs).
 //
 // # One run
 //

@@ -12,7 +12,7 @@ func OutputLimitMessage(max int64) string {
 	return "outer output exceeded " + strconv.FormatInt(max, 10) + " bytes"
 }
 
-// ledger is the combined outer-output ledger (code-mode.md §5.6): the bytes
+// ledger is the combined outer-output ledger, counted as upstream's: the bytes
 // of JSON.stringify(logs), starting at 2 for "[]", one separator per extra
 // entry, each entry at its exact JSON string size. The completion value or
 // the failure message is added on top when the run ends.

@@ -1,11 +1,11 @@
 // Package sdk renders what the model reads about run_code: the tools:sdk
 // system-prompt section (fixed instructions and a TypeScript declaration of
 // every tool a program can call) and the tools:code-only sentence
-// (code-mode.md §3). Each tool's argument type comes from its parameters JSON
-// Schema and its result type from its output schema, by the table of §3.3
-// ([Type]). Everything here is pure text: byte-stable for an unchanged tool
-// set, independent of input order.
+// (upstream's texts). Each tool's argument type comes from its parameters
+// JSON Schema and its result type from its output schema, by upstream's
+// JSON Schema to TypeScript table ([Type]). Everything here is pure text:
+// byte-stable for an unchanged tool set, independent of input order.
 //
-// It imports only the standard library and tools/code/internal/jsjson; it
+// It imports only the standard library and internal/jsjson; it
 // must not import pipeline, sandbox or anything under harness.
 package sdk

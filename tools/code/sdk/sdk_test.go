@@ -9,7 +9,7 @@ import (
 	"github.com/dshsim/dshsim/tools/code/sdk"
 )
 
-// TestTypeTable pins the JSON Schema → TypeScript table (code-mode.md §3.3).
+// TestTypeTable pins the JSON Schema → TypeScript table (upstream's).
 func TestTypeTable(t *testing.T) {
 	cases := []struct {
 		name, schema, want string

@@ -1,13 +1,13 @@
 package harness
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
 )
 
-// Sim is one registered simulation: it drives the real stack and returns the
+// Sim is one simulation of dsh-sim's table (package harness/sims): it drives the real stack and returns the
 // effect files it produced, keyed by their path under snapshots/ (for example
 // "txt/profiles.txt").
 type Sim struct {
@@ -32,40 +32,28 @@ type Env struct {
 	Logf func(format string, args ...any)
 }
 
-var (
-	regMu sync.Mutex
-	reg   = map[string]Sim{}
-)
-
-// Register adds a sim; a duplicate name or file panics at init (a programming error).
-func Register(s Sim) {
-	regMu.Lock()
-	defer regMu.Unlock()
-	if _, dup := reg[s.Name]; dup {
-		panic(fmt.Sprintf("harness: sim %q registered twice", s.Name))
-	}
-	for _, other := range reg {
-		for _, f := range other.Files {
-			for _, g := range s.Files {
-				if f == g {
-					panic(fmt.Sprintf("harness: file %s claimed by sims %q and %q", f, other.Name, s.Name))
-				}
+// CheckSims says what is wrong with a table of sims (dsh-sim checks the
+// table it is given before it runs any): the names must be sorted and
+// distinct, every sim must have a Run and files, and no file may be claimed
+// by two sims.
+func CheckSims(sims []Sim) error {
+	var errs []error
+	owner := map[string]string{}
+	for i, s := range sims {
+		if i > 0 && sims[i-1].Name >= s.Name {
+			errs = append(errs, fmt.Errorf("sims %q and %q are not sorted by name, or one name is listed twice", sims[i-1].Name, s.Name))
+		}
+		if s.Run == nil || len(s.Files) == 0 {
+			errs = append(errs, fmt.Errorf("sim %q has no Run or no files", s.Name))
+		}
+		for _, f := range s.Files {
+			if other, ok := owner[f]; ok {
+				errs = append(errs, fmt.Errorf("file %s claimed by sims %q and %q", f, other, s.Name))
 			}
+			owner[f] = s.Name
 		}
 	}
-	reg[s.Name] = s
-}
-
-// Sims returns the registered sims sorted by name.
-func Sims() []Sim {
-	regMu.Lock()
-	defer regMu.Unlock()
-	out := make([]Sim, 0, len(reg))
-	for _, s := range reg {
-		out = append(out, s)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
+	return errors.Join(errs...)
 }
 
 // Replacer normalises varying text: each (old, placeholder) pair is replaced,

@@ -1,0 +1,107 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/dshsim/dshsim/harness/replay/acpwire"
+	"github.com/dshsim/dshsim/harness/replay/recording"
+)
+
+// usage is the text dsh-replay -h prints before its flags; its two %s are
+// [wireHelp] and [settingsHelp].
+const usage = `usage: dsh-replay [flags] DIR...
+
+Replays recorded model sessions through the real tool stack and compares the
+tool boundary with the recording. DIR is a recording (a directory holding
+input.json, session.jsonl and stdout.expected.jsonl, optionally workspace/ and
+replay.override.json) or a directory of recordings (e.g. transcripts/).
+
+For each recording: the model's replies are rebuilt from session.jsonl (the
+model is constructed from the recording); a fresh temporary workspace is seeded
+from workspace/; the sandbox mode and approval policy come from the recording's
+first runtime-context message; the steps of input.json are driven (prompt,
+promptAndCancel: cancelled by the user once waitForFile exists, waitForTurnEnd);
+approval prompts are answered from permissionAnswers in order (allow_once,
+reject_once; an empty queue answers cancelled); every tool call runs through
+the real stack (bash under the real sandbox, background jobs, read/write/edit
+with observation, session_event_read/search, approval, escalation, spill,
+rendering) and job notices reach the model as upstream's do. Our log of the
+replay is compared with the recording per turn and in order: tool/call,
+approval/asked, approval/decided, tool/result (text, isError, meta, error), the
+runtime-context text, job notices and the turn/end reason, after normalising
+{{cwd}}, UUIDs, spill locators and session_event_read times, as parsed JSON.
+The schemas of the tools the stack composes are compared with
+tool-schemas.expected.json in key order (other tools are named as not
+modelled), and their system-prompt sections (tool:read, tool:bash, ...) must be
+paragraphs of system-prompt.expected.md in order (the rest of the prompt is
+upstream's application's). A recording also fails when flagged: the script was exhausted,
+replies were left unconsumed, an answer kind was not offered, a compared line
+of stdout.expected.jsonl differs, a tool schema or prompt section differs, the time limit stopped
+it, or its projection.expected.json is stale. A bad recording (truncated line, unknown
+event type, missing file, wrong field type) is an error naming file, line and
+field; the other recordings still run.
+
+Lines of stdout.expected.jsonl (the agent's ACP frames), per kind; a line of
+a kind not listed fails the recording:
+%s
+Each replay runs in a child process of its own with a private /tmp (new mount
+and PID namespaces; for a user without CAP_SYS_ADMIN inside a user namespace
+that maps only that user), so upstream's fixed paths (the spill root
+/tmp/dsh-acp-snap-<hash>, /tmp files a recording's commands use) exist once
+per run: users and concurrent runs never meet, and nothing is left in /tmp.
+Where such namespaces cannot be created, dsh-replay says so in one line and
+replays nothing.
+
+The report goes to stdout: one line per recording (its first mismatch below it
+with field path, expected and got), then a summary line "ok: ..." or
+"FAIL: ...". Progress goes to stderr: one self-rewriting line on a terminal,
+one plain line per finished recording otherwise.
+
+Files of ours beside a recording (both optional):
+  dshsim.replay.json        how upstream's suite configured the scenario, where
+                            the recording cannot say it; one JSON object, an
+                            unknown key is an error. Keys (value; the upstream
+                            scenario and knob it mirrors; what it does):
+%s                            Without the file, a recording named after a
+                            scenario upstream's suite configures (bash-spill,
+                            parallel-tool-calls, session-query-spill,
+                            fs-write-overwrite-bounded,
+                            partial-landlock-child-failure,
+                            missing-sandbox-runner) gets that scenario's settings.
+  projection.expected.json  the readable expected projection, written by -update
+                            from session.jsonl; the comparison always runs
+                            against session.jsonl, and this file, when present,
+                            must equal the fresh projection (else: stale).
+
+Exit status: 0 when every recording matches, 1 otherwise, 2 on usage errors
+(one line on stderr naming the problem: a bad flag or value, a DIR that is
+not a recording, two recordings of one name with -logs, an -html FILE or a
+-logs DIR whose parent directory does not exist). Every path is checked
+before anything is replayed. A -run or -shard that selects no recording is
+one line on stderr naming it, nothing on stdout, exit 1.
+
+Flags:
+`
+
+// settingsHelp lists the keys of dshsim.replay.json for the usage text.
+func settingsHelp() string {
+	var b strings.Builder
+	for _, k := range recording.SettingKeys {
+		fmt.Fprintf(&b, "    %s: %s\n      mirrors %s\n      %s\n", k.Name, k.Value, k.Mirrors, k.Meaning)
+	}
+	return b.String()
+}
+
+// wireHelp lists the stdout line kinds: compared or why not.
+func wireHelp() string {
+	var b strings.Builder
+	for _, k := range acpwire.Kinds {
+		verdict := "not compared"
+		if k.Compared {
+			verdict = "compared"
+		}
+		fmt.Fprintf(&b, "    %s: %s: %s\n", k.Kind, verdict, k.Why)
+	}
+	return b.String()
+}
