@@ -346,7 +346,7 @@ func probeCappedLandlock(ctx context.Context, runner []string) (Enforcement, err
 	var stderr bytes.Buffer
 	cmd := exec.CommandContext(ctx, runner[0], append(runner[1:], "--ro", "/", "--", "true")...)
 	cmd.Stderr = &stderr
-	cmd.WaitDelay = 100 * time.Millisecond
+	cmd.WaitDelay = probeWaitDelay(ctx)
 	if err := probeError(ctx, cmd.Run(), runner[0], stderr.String()); err != nil {
 		return "", err
 	}
@@ -375,6 +375,19 @@ const (
 	landlockProbePartial = "landlock: partially enforced (older ABI)"
 )
 
+// probeWaitDelay is how long a probe's output may take to arrive after the
+// command exited: the rest of the probe's time (at least 100ms). A fixed
+// 100ms failed bwrap's probe on a loaded machine ("WaitDelay expired before
+// I/O complete": the goroutine copying its stderr was not scheduled in time),
+// and the default chain fell through to Landlock.
+func probeWaitDelay(ctx context.Context) time.Duration {
+	const least = 100 * time.Millisecond
+	if d, ok := ctx.Deadline(); ok {
+		return max(least, time.Until(d))
+	}
+	return least
+}
+
 // runProbe runs a probe command: nil when it exits 0 within ctx, else why not.
 func runProbe(ctx context.Context, stdout *bytes.Buffer, name string, args ...string) error {
 	var stderr bytes.Buffer
@@ -383,7 +396,7 @@ func runProbe(ctx context.Context, stdout *bytes.Buffer, name string, args ...st
 		cmd.Stdout = stdout
 	}
 	cmd.Stderr = &stderr
-	cmd.WaitDelay = 100 * time.Millisecond
+	cmd.WaitDelay = probeWaitDelay(ctx)
 	return probeError(ctx, cmd.Run(), name, stderr.String())
 }
 

@@ -538,3 +538,20 @@ func TestProbeErrorsSayWhy(t *testing.T) {
 		t.Errorf("probe past its deadline: %v", err)
 	}
 }
+
+// TestProbeOutputArrivingAfterExitIsKept: a probe command that exits 0 while
+// its output is still on its way (here a background child holds stderr for
+// 300ms; on a loaded machine, the goroutine copying bwrap's stderr was late)
+// passes. With a fixed 100ms wait for the output it failed ("WaitDelay
+// expired before I/O complete") and the chain fell through to Landlock.
+func TestProbeOutputArrivingAfterExitIsKept(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := runProbe(ctx, nil, "sh", "-c", "(sleep 0.3; echo late >&2) & exit 0"); err != nil {
+		t.Errorf("a probe whose output arrives 300ms after its exit: %v", err)
+	}
+	launcher := fakeLauncher(t, `(sleep 0.3) & echo "landlock: fully enforced"`)
+	if enf, err := probeLandlock(ctx, launcher); err != nil || enf != Full {
+		t.Errorf("a runner probe whose stdout stays open 300ms after its exit: %q, %v", enf, err)
+	}
+}
