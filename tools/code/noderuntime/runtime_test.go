@@ -334,6 +334,8 @@ func TestHostileChannelTraffic(t *testing.T) {
 		{"a forged call of an undeclared binding", "send({type: 'call', id: 1, global: 'tools', name: 'rm', args: {}}); await new Promise(r => setTimeout(r, 3000));", "protocol: program requested an undeclared binding", ""},
 		{"a forged done carrying value and error settles with the error", "send({type: 'done', value: 1, error: {kind: 'exception', message: 'forged'}}); await new Promise(r => setTimeout(r, 3000));", "exception: forged", ""},
 		{"a forged done wins over the real one", "send({type: 'done', value: 'forged'}); return 'real';", "", `"forged"`},
+		{"a forged turn past the last call", "send({type: 'turn', id: 1}); await new Promise(r => setTimeout(r, 3000));", "protocol: invalid control frame", ""},
+		{"a forged turn without an id", "send({type: 'turn'}); await new Promise(r => setTimeout(r, 3000));", "protocol: invalid control frame", ""},
 		{"an unknown message", "send({type: 'hello'}); await new Promise(r => setTimeout(r, 3000));", "protocol: unknown control message", ""},
 		{"a junk frame", "fs.writeSync(3, Buffer.from([0, 0, 0, 2, 123, 123])); await new Promise(r => setTimeout(r, 3000));", "protocol: invalid control frame", ""},
 		{"a 4 GiB length", "fs.writeSync(3, Buffer.from([255, 255, 255, 255, 1])); await new Promise(r => setTimeout(r, 3000));", "protocol: control frame exceeds 134217728 bytes or is empty", ""},
