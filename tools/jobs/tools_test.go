@@ -13,6 +13,7 @@ import (
 
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/session/sessiontest"
+	"github.com/dshsim/dshsim/sandbox/sandboxtest"
 )
 
 // agent returns an agent whose session id is id.
@@ -225,7 +226,7 @@ func TestKillAndList(t *testing.T) {
 	const trapped = "trap 'sleep 0.5; exit 0' TERM; sleep 30 & wait"
 	long, _ := h.jobs.Start(spec("s", trapped), Exec(ExecSpec{Argv: []string{"bash", "-c", trapped}, Dir: os.TempDir(), Grace: 10 * time.Second}))
 	short, _ := h.jobs.Start(spec("s", "echo a\necho b"), bash("echo a\necho b"))
-	waitClosed(t, short.Done(), "the short job")
+	sandboxtest.WaitClosed(t, short.Done(), "the short job")
 	waitNotice(t, ch)
 	time.Sleep(100 * time.Millisecond) // let bash install its trap
 	if r := h.call(context.Background(), a, "job_kill", `{"job_id":"bash-1","reason":"free the slot"}`); r.Text() != "requested cancellation of job bash-1" || r.IsError {
@@ -234,7 +235,7 @@ func TestKillAndList(t *testing.T) {
 	if r := h.call(context.Background(), a, "job_list", `{}`); r.Text() != "bash-1 [bash] stopping — "+trapped+"\nbash-2 [bash] completed — echo a\necho b" {
 		t.Errorf("list:\n%s", r.Text())
 	}
-	waitClosed(t, long.Done(), "the long job")
+	sandboxtest.WaitClosed(t, long.Done(), "the long job")
 	noNotice(t, ch)
 	if r := h.call(context.Background(), a, "job_kill", `{"job_id":"bash-2"}`); r.Text() != "job bash-2 had already finished [status: completed, exit code: 0]" || r.IsError {
 		t.Errorf("kill of a finished job: %q", r.Text())
@@ -280,7 +281,7 @@ func TestValuesAreUpstreams(t *testing.T) {
 		t.Errorf("job_list value\n got %s\nwant %s", times(r.Value), want)
 	}
 	running.Cancel("test")
-	waitClosed(t, running.Done(), "the running job")
+	sandboxtest.WaitClosed(t, running.Done(), "the running job")
 }
 
 // TestOutputWaitIsCapped: a wait asks for far more than the configured
