@@ -409,7 +409,7 @@ func (p *prepared) checkComposed(st *stack.Stack) error {
 func (p *prepared) review(ctx context.Context, timeout time.Duration, d *driver, ans *answers, st *stack.Stack, res *Result) error {
 	rec := p.rec
 	if n := d.settle.capped; n > 0 {
-		res.Notes = append(res.Notes, fmt.Sprintf("the constructed model waited the whole %s for the background jobs to settle before %d of its replies (still running at the last: %s)", settleCap, n, d.settle.busy))
+		res.Notes = append(res.Notes, fmt.Sprintf("the constructed model stopped waiting for the background jobs to settle before %d of its replies: they %s (still running at the last: %s)", n, d.settle.why, d.settle.busy))
 	}
 	if ctx.Err() != nil {
 		res.Flags = append(res.Flags, fmt.Sprintf("the replay was stopped after %s (%v): calls in flight were aborted", timeout, ctx.Err()))
