@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/dshsim/dshsim/pipeline"
 )
@@ -306,6 +307,52 @@ func (b *bridge) append(typ string, data any) {
 	if _, err := a.Session.Append(typ, data); err != nil {
 		b.warn(fmt.Sprintf("tools: %s of %s not logged: %v", typ, b.outer.CallID(), err))
 	}
+}
+
+// quiesceLimit bounds [bridge.quiesce]: a call still in its prepare stages
+// then waits on the outside (an approval, a hook), where upstream's host
+// would have gone on to the program's completion.
+const quiesceLimit = 2 * time.Second
+
+// quiesce waits, when the program has completed, until no call is in its
+// prepare stages and no submitted call that may start now waits to: upstream's
+// host starts and dispatches those (its prepare stages settle within the
+// same task) before it handles the completion, so a call the program did not
+// await is dispatched, then aborted. Without this wait, a dispatch goroutine
+// scheduled late on a loaded machine was cut off before its dispatch
+// ("tool call aborted before dispatch", oracle recording code-edge). A call
+// queued behind an exclusive one is not waited for: it is abandoned.
+func (b *bridge) quiesce(limit time.Duration) {
+	expired := false
+	timer := time.AfterFunc(limit, func() {
+		b.mu.Lock()
+		expired = true
+		b.cond.Broadcast()
+		b.mu.Unlock()
+	})
+	defer timer.Stop()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for !expired && b.over == "" {
+		next := b.startTurn
+		preparing := b.admitted == next
+		name, queued := b.queued[next]
+		if !preparing && (!queued || !b.free(b.safe(name))) {
+			return
+		}
+		b.cond.Wait()
+	}
+}
+
+// end marks the run over (queued calls are abandoned, no call starts any
+// more) before its signal aborts the calls in flight.
+func (b *bridge) end(reason string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.over == "" {
+		b.over = reason
+	}
+	b.cond.Broadcast()
 }
 
 // drain ends the lane: queued calls are abandoned, calls in flight (which

@@ -208,7 +208,16 @@ func (t *Tool) Run(ctx context.Context, call *pipeline.Call) (pipeline.Output, e
 	if ctx.Err() != nil {
 		reason = noderuntime.AbortReason(ctx)
 	}
+	if ctx.Err() == nil {
+		b.quiesce(quiesceLimit)
+	}
+	// Over before the signal: a call the signal's aborts free the lane for
+	// is abandoned, not started.
+	b.end(reason)
 	settle(errSettled)
+	if testBeforeDrain != nil {
+		testBeforeDrain()
+	}
 	messages := b.drain(reason)
 	if runErr != nil {
 		return pipeline.Output{}, runErr
@@ -228,6 +237,10 @@ func (t *Tool) Run(ctx context.Context, call *pipeline.Call) (pipeline.Output, e
 		ContextMessages: messages,
 	}, nil
 }
+
+// testBeforeDrain, set by tests only, runs between the run's signal and the
+// drain of its calls: it stands for the drain being scheduled late.
+var testBeforeDrain func()
 
 // value is the canonical {logs, result?}.
 func value(logs []string, result json.RawMessage) json.RawMessage {

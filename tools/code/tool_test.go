@@ -649,3 +649,47 @@ func TestSettleWaitsForTheTurnToEnd(t *testing.T) {
 	}
 	b.drain(ReasonSettled)
 }
+
+// TestAnUnawaitedCallIsDispatchedBeforeTheRunSettles plants the scheduling
+// behind the code-edge flake: the program issues a call it does not await
+// and completes at once, and the call's dispatch goroutine runs late.
+// Upstream's host starts and dispatches the call before it handles the
+// completion, then aborts it: a start event, then "tool call aborted" (not
+// "aborted before dispatch", and not no event at all).
+func TestAnUnawaitedCallIsDispatchedBeforeTheRunSettles(t *testing.T) {
+	testDispatchDelay = func(seq int64) {
+		if seq == 1 {
+			time.Sleep(300 * time.Millisecond)
+		}
+	}
+	t.Cleanup(func() { testDispatchDelay = nil })
+	e := newEnv(t, Config{}, realRuntime(t))
+	res := e.run(context.Background(), "u", `tools.block({}); return "early";`)
+	if res.Text() != "early" {
+		t.Fatalf("result %q", res.Text())
+	}
+	evs := e.events()
+	if len(evs) != 2 || !strings.HasPrefix(evs[0], EventDispatchStart+" ") || !strings.Contains(evs[1], `"text":"Error: tool call aborted"`) {
+		t.Errorf("events %q, want the start and a settle aborted after dispatch", evs)
+	}
+}
+
+// TestAQueuedCallIsAbandonedWhateverTheDrainTiming: the run is over before
+// its signal aborts the call in flight, so the exclusive call's abort, which
+// frees the lane, never lets the queued call start, even when the drain runs
+// late.
+func TestAQueuedCallIsAbandonedWhateverTheDrainTiming(t *testing.T) {
+	testBeforeDrain = func() { time.Sleep(300 * time.Millisecond) }
+	t.Cleanup(func() { testBeforeDrain = nil })
+	e := newEnv(t, Config{}, realRuntime(t))
+	res := e.run(context.Background(), "s", `tools.block({}).catch(() => {}); tools.echo({}).catch(() => {});
+const fs = await import("node:fs");
+while (!fs.existsSync("block-entered")) await new Promise(r => setTimeout(r, 10));
+return "returned";`)
+	if res.Text() != "returned" {
+		t.Fatalf("result %q", res.Text())
+	}
+	if evs := e.events(); len(evs) != 2 || !strings.Contains(evs[1], `"subCallId":"s:code:1"`) {
+		t.Errorf("events %q (the queued echo must have none)", evs)
+	}
+}

@@ -220,7 +220,10 @@ func TestToolCalls(t *testing.T) {
 }
 
 func TestBudgets(t *testing.T) {
-	r := newRuntime(t, Config{ComputeMs: 400, MaxWallMs: 3000})
+	// A wall ceiling far above what the busy budget and the slow binding
+	// take even on a loaded machine (3s was reached first under a CPU hog:
+	// 400ms of CPU time took longer than that).
+	r := newRuntime(t, Config{ComputeMs: 400, MaxWallMs: 60000})
 	slow := func(ctx context.Context, _ int64, name string, args json.RawMessage) (json.RawMessage, error) {
 		select {
 		case <-time.After(1500 * time.Millisecond):
