@@ -17,17 +17,18 @@ import (
 	"github.com/dshsim/dshsim/harness/cmdline"
 	"github.com/dshsim/dshsim/harness/replay"
 	"github.com/dshsim/dshsim/harness/replay/htmlreport"
+	"github.com/dshsim/dshsim/harness/replay/junitreport"
 )
 
 // options are one dsh-replay invocation: the flags as parsed ([command]),
 // then checked and resolved by validate before anything is replayed.
 type options struct {
-	json, update, verbose, strict                 bool
-	pattern, shard, html, logs, backend, launcher string
-	parallel                                      int
-	timeout                                       time.Duration
-	args                                          []string
-	stdout, stderr                                io.Writer
+	json, update, verbose, strict                        bool
+	pattern, shard, html, junit, logs, backend, launcher string
+	parallel                                             int
+	timeout                                              time.Duration
+	args                                                 []string
+	stdout, stderr                                       io.Writer
 
 	// Resolved by validate.
 	run  replay.RunOptions
@@ -43,6 +44,7 @@ func command(o *options) cmdline.Command {
 	fs.StringVar(&o.shard, "shard", "", "replay shard `i/n` of the sorted recordings (1 <= i <= n), for CI machines")
 	fs.BoolVar(&o.update, "update", false, "rewrite each recording's projection.expected.json from its session.jsonl, then replay (go test with DSHSIM_UPDATE=1 updates those of transcripts/ too)")
 	fs.StringVar(&o.html, "html", "", "write a self-contained HTML report (timeline per recording, mismatches side by side) to `FILE`; its directory must exist")
+	fs.StringVar(&o.junit, "junit", "", "write a JUnit XML report (one test case per recording, the first difference as the failure message) to `FILE` for CI; its directory must exist")
 	fs.StringVar(&o.logs, "logs", "", "keep our replayed session logs as `DIR`/<name>.session.jsonl (recordings must then have distinct names); DIR is made if missing, its parent must exist")
 	fs.DurationVar(&o.timeout, "timeout", 2*time.Minute, "time limit per recording (positive)")
 	fs.BoolVar(&o.verbose, "v", false, "list every projected event of every recording, not only the first mismatch")
@@ -90,6 +92,7 @@ func run(cmd cmdline.Command, o *options) error {
 	// their workspaces removed); dsh-replay then exits 130 or 143.
 	ctx, in := cmdline.WithInterrupt(context.Background())
 	defer in.Stop()
+	start := time.Now()
 	results := replay.Run(ctx, o.dirs, o.run)
 	if s := in.Signal(); s != nil {
 		fmt.Fprintf(o.stderr, "dsh-replay: interrupted (%v): replays stopped, their workspaces removed\n", s)
@@ -98,15 +101,21 @@ func run(cmd cmdline.Command, o *options) error {
 	if isTerminal(o.stderr) {
 		fmt.Fprint(o.stderr, "\r\033[K")
 	}
-	return report(o, results)
+	return report(o, results, start)
 }
 
-// report writes the HTML report (-html), then the text or JSON report; it
-// fails unless every recording matches.
-func report(o *options, results []*replay.Result) error {
+// report writes the HTML (-html) and JUnit (-junit) reports, then the text
+// or JSON report; it fails unless every recording matches.
+func report(o *options, results []*replay.Result, start time.Time) error {
 	if o.html != "" {
-		if err := writeHTML(o.html, results); err != nil {
+		if err := writeFile(o.html, func(w io.Writer) error { return htmlreport.Write(w, results) }); err != nil {
 			return fmt.Errorf("-html: %w", err)
+		}
+	}
+	if o.junit != "" {
+		elapsed := time.Since(start)
+		if err := writeFile(o.junit, func(w io.Writer) error { return junitreport.Write(w, results, start, elapsed) }); err != nil {
+			return fmt.Errorf("-junit: %w", err)
 		}
 	}
 	if o.json {
@@ -132,9 +141,12 @@ func (o *options) validate(cmd cmdline.Command) error {
 	if err := o.validateFlags(); err != nil {
 		return err
 	}
-	if o.html != "" {
-		if err := cmd.CheckOutFile(o.html); err != nil {
-			return cmdline.Usage("-html %s: %v", o.html, err)
+	for _, out := range []struct{ flag, path string }{{"-html", o.html}, {"-junit", o.junit}} {
+		if out.path == "" {
+			continue
+		}
+		if err := cmd.CheckOutFile(out.path); err != nil {
+			return cmdline.Usage("%s %s: %v", out.flag, out.path, err)
 		}
 	}
 	if o.logs != "" {
@@ -214,12 +226,13 @@ func sameName(dirs []string) (string, string) {
 	return "", ""
 }
 
-func writeHTML(path string, results []*replay.Result) error {
+// writeFile creates path and writes it with write.
+func writeFile(path string, write func(io.Writer) error) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
-	if err := htmlreport.Write(f, results); err != nil {
+	if err := write(f); err != nil {
 		f.Close()
 		return err
 	}
