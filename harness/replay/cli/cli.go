@@ -12,8 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/dshsim/dshsim/harness/cmdline"
 	"github.com/dshsim/dshsim/harness/replay"
 	"github.com/dshsim/dshsim/harness/replay/htmlreport"
@@ -29,6 +27,9 @@ type options struct {
 	timeout                                              time.Duration
 	args                                                 []string
 	stdout, stderr                                       io.Writer
+	// progressAfter is how long a run lasts before a terminal shows
+	// its progress ([progressAfter]; tests shorten it).
+	progressAfter time.Duration
 
 	// Resolved by validate.
 	run  replay.RunOptions
@@ -60,9 +61,13 @@ func command(o *options) cmdline.Command {
 // Main runs dsh-replay with args (without the program name) and returns the
 // exit status: the flags are parsed into options, then [run].
 func Main(args []string, stdout, stderr io.Writer) int {
-	o := &options{stdout: stdout, stderr: stderr}
+	return runMain(&options{stdout: stdout, stderr: stderr, progressAfter: progressAfter}, args)
+}
+
+// runMain is [Main] with the options' fixed fields given.
+func runMain(o *options, args []string) int {
 	cmd := command(o)
-	return cmd.Main(args, stdout, stderr, func(args []string) error {
+	return cmd.Main(args, o.stdout, o.stderr, func(args []string) error {
 		o.args = args
 		return run(cmd, o)
 	})
@@ -87,19 +92,23 @@ func run(cmd cmdline.Command, o *options) error {
 	if err := replay.CheckIsolation(); err != nil {
 		return err
 	}
-	o.run.Progress = progress(o.stderr, isTerminal(o.stderr))
+	var prog *progress
+	if columns, ok := terminal(o.stderr); ok {
+		prog = newProgress(o.stderr, columns, len(o.dirs), o.progressAfter)
+		prog.hook(&o.run)
+	}
 	// SIGINT or SIGTERM cancels the replays (their commands are killed and
 	// their workspaces removed); dsh-replay then exits 130 or 143.
 	ctx, in := cmdline.WithInterrupt(context.Background())
 	defer in.Stop()
 	start := time.Now()
 	results := replay.Run(ctx, o.dirs, o.run)
+	if prog != nil {
+		prog.stop()
+	}
 	if s := in.Signal(); s != nil {
 		fmt.Fprintf(o.stderr, "dsh-replay: interrupted (%v): replays stopped, their workspaces removed\n", s)
 		return cmdline.Status(in.Status(cmdline.ExitFailure))
-	}
-	if isTerminal(o.stderr) {
-		fmt.Fprint(o.stderr, "\r\033[K")
 	}
 	return report(o, results, start)
 }
@@ -237,25 +246,4 @@ func writeFile(path string, write func(io.Writer) error) error {
 		return err
 	}
 	return f.Close()
-}
-
-func progress(w io.Writer, tty bool) func(done, total int, r *replay.Result) {
-	return func(done, total int, r *replay.Result) {
-		line := fmt.Sprintf("[%d/%d] %s %s (%s)", done, total, r.Name, r.Verdict, r.Duration.Round(time.Millisecond))
-		if tty {
-			fmt.Fprintf(w, "\r\033[K%s", strings.TrimSpace(line))
-			return
-		}
-		fmt.Fprintln(w, line)
-	}
-}
-
-// isTerminal reports whether w is a terminal.
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
 }
