@@ -36,6 +36,8 @@ func TestMainExitStatus(t *testing.T) {
 		{name: "a negative timeout is a usage error", args: []string{"-timeout", "-1s", "../../../transcripts"}, status: 2, stderr: "-timeout -1s: want a positive duration"},
 		{name: "a zero timeout is a usage error", args: []string{"-timeout", "0", "../../../transcripts"}, status: 2, stderr: "-timeout 0s: want a positive duration"},
 		{name: "a flag after DIR is a usage error, not a DIR", args: []string{"../../../transcripts", "-v"}, status: 2, stderr: "flag -v after the arguments"},
+		{name: "-refresh with -junit is a usage error (nothing is refreshed)", args: []string{"-refresh", "-junit", "LOGS.xml", "COPY/fs-read"}, status: 2,
+			stderr: "-refresh writes recordings and reports per recording: it takes no -json, -html, -junit or -update"},
 		{name: "-logs with two recordings of one name is a usage error", args: []string{"-logs", "LOGS", "../../../transcripts/fs-read", "COPY/fs-read"}, status: 2,
 			stderr: "recordings ../../../transcripts/fs-read and COPY/fs-read would both keep their log as fs-read.session.jsonl"},
 	}
