@@ -107,6 +107,7 @@ func run(cmd cmdline.Command, o *options) error {
 	defer in.Stop()
 	start := time.Now()
 	results := replay.Run(ctx, o.dirs, o.run)
+	elapsed := time.Since(start)
 	if prog != nil {
 		prog.stop()
 	}
@@ -114,7 +115,7 @@ func run(cmd cmdline.Command, o *options) error {
 		fmt.Fprintf(o.stderr, "dsh-replay: interrupted (%v): replays stopped, their workspaces removed\n", s)
 		return cmdline.Status(in.Status(cmdline.ExitFailure))
 	}
-	return report(o, results, start)
+	return report(o, results, start, elapsed)
 }
 
 // refresh refreshes the selected recordings one after the other: one line
@@ -146,16 +147,16 @@ func refresh(o *options) error {
 	return nil
 }
 
-// report writes the HTML (-html) and JUnit (-junit) reports, then the text
-// or JSON report; it fails unless every recording matches.
-func report(o *options, results []*replay.Result, start time.Time) error {
+// report writes the HTML (-html) and JUnit (-junit) reports of a run that
+// started at start and took elapsed, then the text or JSON report; it fails
+// unless every recording matches.
+func report(o *options, results []*replay.Result, start time.Time, elapsed time.Duration) error {
 	if o.html != "" {
 		if err := writeFile(o.html, func(w io.Writer) error { return htmlreport.Write(w, results) }); err != nil {
 			return fmt.Errorf("-html: %w", err)
 		}
 	}
 	if o.junit != "" {
-		elapsed := time.Since(start)
 		if err := writeFile(o.junit, func(w io.Writer) error { return junitreport.Write(w, results, start, elapsed) }); err != nil {
 			return fmt.Errorf("-junit: %w", err)
 		}
