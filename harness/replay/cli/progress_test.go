@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -134,18 +133,23 @@ func TestProgressAroundReplayOutput(t *testing.T) {
 // TestProgressWaitsForItsDelay: nothing is drawn before the delay; at the
 // delay the line appears without another event.
 func TestProgressWaitsForItsDelay(t *testing.T) {
-	var b syncBuffer
+	var b bytes.Buffer
 	p := newProgress(&b, func() int { return 80 }, 2, 50*time.Millisecond)
 	defer p.stop()
+	screen := func() string { // every write to b is made under p.mu
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return b.String()
+	}
 	p.started("a")
-	if s := b.String(); s != "" {
+	if s := screen(); s != "" {
 		t.Fatalf("drawn before the delay: %q", s)
 	}
 	deadline := time.Now().Add(10 * time.Second)
-	for b.String() == "" && time.Now().Before(deadline) {
+	for screen() == "" && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
-	if s := b.String(); s != "\r\033[Kdsh-replay: 0/2 done, replaying a" {
+	if s := screen(); s != "\r\033[Kdsh-replay: 0/2 done, replaying a" {
 		t.Errorf("after the delay: %q", s)
 	}
 }
@@ -172,22 +176,4 @@ func TestFit(t *testing.T) {
 			t.Errorf("fit(%q, %d) = %q, want %q", tc.line, tc.columns, got, tc.want)
 		}
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for a writer and a reader at once.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
