@@ -1,0 +1,122 @@
+package stack_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dshsim/dshsim/pipeline"
+	"github.com/dshsim/dshsim/pipeline/session/sessiontest"
+	"github.com/dshsim/dshsim/sandbox"
+	"github.com/dshsim/dshsim/stack"
+	"github.com/dshsim/dshsim/tools/served"
+)
+
+// TestExtrasComposition: each area beyond the safety stack is composed only
+// when configured, in addExtras' order, and the standalone omissions.
+func TestExtrasComposition(t *testing.T) {
+	src := func(string) (served.Recorded, bool) { return served.Recorded{}, false }
+	for _, tc := range []struct {
+		name   string
+		cfg    stack.Config
+		tools  string
+		served string
+	}{
+		{"default profile extras", stack.Config{Todo: true, Skills: &stack.SkillsConfig{}},
+			"bash,job_output,job_kill,job_list,read,write,edit,todo_write,skill", ""},
+		{"images", stack.Config{Images: &stack.ImagesConfig{DshHome: "/nonexistent-dsh-home"}},
+			"bash,job_output,job_kill,job_list,read,write,edit,read_image", ""},
+		{"fs-search overlay", stack.Config{FileSearch: &stack.FileSearchConfig{}, Without: stack.Without{FileTools: true, JobTools: true, Policy: true}},
+			"bash,glob,grep", ""},
+		{"pwsh overlay", stack.Config{Pwsh: &stack.PwshConfig{}, Served: &stack.ServedConfig{Source: src}, Without: stack.Without{Bash: true, FileTools: true, Policy: true}},
+			"job_output,job_kill,job_list,pwsh", "pwsh"},
+		{"served cordis", stack.Config{CordisInspect: true, Terminal: &stack.TerminalConfig{}, Served: &stack.ServedConfig{Tools: []string{"cordis_inspect_query"}, Source: src}},
+			"bash,job_output,job_kill,job_list,read,write,edit,terminal_open,terminal_send,terminal_read,terminal_signal,terminal_close,terminal_list,cordis_inspect_query", "cordis_inspect_query"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newComposed(t, tc.cfg)
+			if got := strings.Join(s.Tools(), ","); got != tc.tools {
+				t.Fatalf("tools %s\nwant  %s", got, tc.tools)
+			}
+			if got := strings.Join(s.Served(), ","); got != tc.served && !(tc.name == "pwsh overlay" && got == "") {
+				t.Fatalf("served %q, want %q", got, tc.served)
+			}
+		})
+	}
+}
+
+// TestServedNeverStandsInForTheSafetyStack: New refuses a served bash (and
+// every tool of the safety stack) before composing anything.
+func TestServedNeverStandsInForTheSafetyStack(t *testing.T) {
+	for _, name := range served.SafetyStack {
+		ws := t.TempDir()
+		_, err := stack.New(stack.Config{Workspace: ws, Log: sessiontest.New(t, "s", ws), Mode: sandbox.DangerFullAccess, Approval: stack.ApprovalNever,
+			Served: &stack.ServedConfig{Tools: []string{name}, Source: func(string) (served.Recorded, bool) { return served.Recorded{}, true }}})
+		if !errors.Is(err, served.ErrSafetyStack) {
+			t.Errorf("served %s: %v", name, err)
+		}
+	}
+}
+
+func TestStandaloneNeedsDangerFullAccess(t *testing.T) {
+	ws := t.TempDir()
+	_, err := stack.New(stack.Config{Workspace: ws, Log: sessiontest.New(t, "s", ws), Mode: sandbox.WorkspaceWrite, Approval: stack.ApprovalNever, Without: stack.Without{Policy: true}})
+	if err == nil || !strings.Contains(err.Error(), "must be danger-full-access") {
+		t.Fatalf("%v", err)
+	}
+	s := newComposed(t, stack.Config{Without: stack.Without{Policy: true}})
+	if ev, err := s.SyncContext(context.Background()); ev != nil || err != nil {
+		t.Fatalf("a standalone stack entered a runtime context: %v %v", ev, err)
+	}
+	var bash pipeline.Tool
+	for _, d := range s.Definitions() {
+		if d.Name == "bash" {
+			bash = d
+		}
+	}
+	if strings.Contains(string(bash.Parameters), "sandbox_permissions") {
+		t.Fatal("unconfined bash advertises escalation")
+	}
+}
+
+// TestSkillCatalogIsEnteredOnceUntilItChanges: SyncCatalog appends the
+// catalog message, then nothing until the skills change.
+func TestSkillCatalogIsEnteredOnceUntilItChanges(t *testing.T) {
+	s, ws, log := composed(t, stack.Config{Mode: sandbox.DangerFullAccess, Approval: stack.ApprovalNever, Skills: &stack.SkillsConfig{}})
+	put := func(rel, content string) {
+		p := filepath.Join(ws, rel)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte(content), 0o644)
+	}
+	if ev, _ := s.SyncCatalog(context.Background()); ev != nil {
+		t.Fatal("a catalog without skills")
+	}
+	put(".dsh/skills/a/SKILL.md", "---\nname: a\ndescription: first\n---\nbody")
+	ev, err := s.SyncCatalog(context.Background())
+	if err != nil || ev == nil || !strings.Contains(string(ev.Data), `"source":{"kind":"skill-catalog","form":"catalog","entries":[{"name":"a","description":"first"}]}`) {
+		t.Fatalf("first catalog %v %s", err, ev.Data)
+	}
+	if ev, _ := s.SyncCatalog(context.Background()); ev != nil {
+		t.Fatal("an unchanged catalog was entered again")
+	}
+	put(".dsh/skills/b/SKILL.md", "---\nname: b\ndescription: second\n---\nbody")
+	ev, _ = s.SyncCatalog(context.Background())
+	if ev == nil || !strings.Contains(string(ev.Data), `"update":true`) {
+		t.Fatalf("no update: %v", ev)
+	}
+	evs, _ := log.Events()
+	if len(evs) != 2 {
+		t.Fatalf("%d events", len(evs))
+	}
+	var d struct {
+		Content []pipeline.Block `json:"content"`
+	}
+	json.Unmarshal(evs[0].Data, &d)
+	if !strings.HasPrefix(d.Content[0].Text, "<system-reminder>\nA skill is a reusable set") {
+		t.Fatalf("%q", d.Content[0].Text)
+	}
+}
