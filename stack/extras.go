@@ -274,6 +274,15 @@ func (s *Stack) ImageInput() bool {
 	return ic != nil && ic.Model != "" && slices.Contains(ic.ImageModels, ic.Model)
 }
 
+// ImageModel is the model route read_image and inline image prompts check
+// ("" when images are off or the route is unknown).
+func (s *Stack) ImageModel() string {
+	if s.cfg.Images == nil {
+		return ""
+	}
+	return s.cfg.Images.Model
+}
+
 // extraSections are the prompt sections of the extra tools composed.
 func (s *Stack) extraSections(composed map[string]bool) []PromptSection {
 	var out []PromptSection

@@ -306,3 +306,9 @@ func AgentText(text string) Frame {
 func Failed(message string) Frame {
 	return Frame{Kind: PromptError, Value: map[string]any{"jsonrpc": "2.0", "error": map[string]any{"code": -32603, "message": "Internal error: turn failed: " + message}}}
 }
+
+// InvalidParams is the JSON-RPC error of a prompt refused at admission
+// (an inline image upstream's bridge does not admit).
+func InvalidParams(detail string) Frame {
+	return Frame{Kind: PromptError, Value: map[string]any{"jsonrpc": "2.0", "error": map[string]any{"code": -32602, "message": "Invalid params: " + detail}}}
+}
