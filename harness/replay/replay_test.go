@@ -45,8 +45,8 @@ func dirs(t *testing.T, args ...string) []string {
 func TestTranscriptsMatch(t *testing.T) {
 	isolate.Require(t)
 	ds := dirs(t, "transcripts")
-	if len(ds) != 21 {
-		t.Fatalf("transcripts/ holds %d recordings, want the twenty-one upstream ones", len(ds))
+	if len(ds) != 32 {
+		t.Fatalf("transcripts/ holds %d recordings, want the thirty-two upstream ones", len(ds))
 	}
 	results := replay.Run(context.Background(), ds, replay.RunOptions{Parallel: 2})
 	for _, r := range results {
