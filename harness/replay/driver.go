@@ -116,7 +116,11 @@ func (d *driver) run(ctx context.Context) error {
 	for i, step := range d.rec.Input.Steps {
 		switch step.Op {
 		case "initialize":
-			d.wire.send(acpwire.Initialized())
+			if d.stack.Attachments() != nil && d.stack.ImageInput() {
+				d.wire.send(acpwire.InitializedWithImages())
+			} else {
+				d.wire.send(acpwire.Initialized())
+			}
 		case "newSession":
 			d.wire.send(acpwire.SessionCreated()) // the replay's session is the new session
 		case "prompt":

@@ -290,6 +290,15 @@ func Initialized() Frame {
 	return Frame{Kind: Initialize, Value: map[string]any{"jsonrpc": "2.0", "result": map[string]any{"protocolVersion": 1}}}
 }
 
+// InitializedWithImages is the initialize result of an agent that
+// advertises inline image prompts (an attachment store is mounted and the
+// model declares image input).
+func InitializedWithImages() Frame {
+	f := Initialized()
+	f.Value["result"].(map[string]any)["agentCapabilities"] = map[string]any{"promptCapabilities": map[string]any{"image": true}}
+	return f
+}
+
 // SessionCreated is the session/new result.
 func SessionCreated() Frame {
 	return Frame{Kind: NewSession, Value: map[string]any{"jsonrpc": "2.0", "result": map[string]any{"sessionId": SessionToken}}}
