@@ -634,3 +634,14 @@ func TestLogDirMakesNoParents(t *testing.T) {
 		t.Errorf("%s was made", missing)
 	}
 }
+
+// TestServedBashIsRefused: a recording that claims its bash results are
+// served from it is refused before anything runs, naming the settings
+// file, line and field; the safety stack always runs for real.
+func TestServedBashIsRefused(t *testing.T) {
+	r := replay.Replay(context.Background(), filepath.Join(root, "testdata/replay/bad/served-bash"), replay.Options{})
+	want := `served-bash/dshsim.replay.json:3: field servedTools: servedTools[0] "bash": a served body can never stand in for a tool of the safety stack`
+	if r.Verdict != replay.Failed || !strings.HasPrefix(r.Error, want) {
+		t.Fatalf("verdict %s, error %q; want an error starting %q", r.Verdict, r.Error, want)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 )
 
 // Counts are the verdict totals of a run.
@@ -55,9 +56,9 @@ func WriteText(w io.Writer, rs []*Result, verbose bool) {
 			fmt.Fprintf(w, "%-*s  ERROR     %s\n", width, r.Name, r.Error)
 			continue
 		case Match:
-			fmt.Fprintf(w, "%-*s  match     %d/%d events  (%s, approval %s)\n", width, r.Name, r.Comparison.Matched, r.Comparison.Total, r.Mode, r.Approval)
+			fmt.Fprintf(w, "%-*s  match     %d/%d events  (%s, approval %s)%s\n", width, r.Name, r.Comparison.Matched, r.Comparison.Total, r.Mode, r.Approval, servedSuffix(r))
 		default:
-			fmt.Fprintf(w, "%-*s  MISMATCH  %d/%d events  (%s, approval %s)\n", width, r.Name, r.Comparison.Matched, r.Comparison.Total, r.Mode, r.Approval)
+			fmt.Fprintf(w, "%-*s  MISMATCH  %d/%d events  (%s, approval %s)%s\n", width, r.Name, r.Comparison.Matched, r.Comparison.Total, r.Mode, r.Approval, servedSuffix(r))
 			fmt.Fprint(w, r.Detail())
 		}
 		if verbose {
@@ -79,4 +80,13 @@ func WriteText(w io.Writer, rs []*Result, verbose bool) {
 		verdict = "ok"
 	}
 	fmt.Fprintf(w, "%s: %d recordings: %d match, %d mismatch, %d error\n", verdict, c.Total, c.Match, c.Mismatch, c.Error)
+}
+
+// servedSuffix names the tools whose bodies the recording served: their
+// results match by construction, so the verdict line says so.
+func servedSuffix(r *Result) string {
+	if len(r.Served) == 0 {
+		return ""
+	}
+	return "  served: " + strings.Join(r.Served, ", ")
 }

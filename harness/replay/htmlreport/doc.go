@@ -15,7 +15,9 @@
 // # Stable hooks
 //
 // After the script ran: each recording is a section.recording with
-// data-name and data-verdict (match, mismatch, error); #summary has data-match,
+// data-name and data-verdict (match, mismatch, error), and a div.served
+// with data-served (space-separated) when tools' bodies were served from
+// the recording; #summary has data-match,
 // data-mismatch and data-error counts; mismatching rows have class mismatch.
 //
 // # Imports

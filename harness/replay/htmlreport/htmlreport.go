@@ -35,6 +35,7 @@ type rec struct {
 	Total    int      `json:"total"`
 	Flags    []string `json:"flags"`
 	Notes    []string `json:"notes"`
+	Served   []string `json:"served"`
 	Rows     []row    `json:"rows"`
 }
 
@@ -50,7 +51,7 @@ func Data(results []*replay.Result) ([]byte, error) {
 	out := make([]rec, 0, len(results))
 	for _, r := range results {
 		x := rec{Name: r.Name, Verdict: r.Verdict, Error: r.Error, Mode: r.Mode, Approval: r.Approval, Settings: r.Settings,
-			Matched: r.Comparison.Matched, Total: r.Comparison.Total, Flags: r.Flags, Notes: r.Notes, Rows: []row{}}
+			Matched: r.Comparison.Matched, Total: r.Comparison.Total, Flags: r.Flags, Notes: r.Notes, Served: r.Served, Rows: []row{}}
 		for _, p := range r.Comparison.Pairs {
 			x.Rows = append(x.Rows, row{Turn: p.Turn, Expected: toSide(p.Expected), Got: toSide(p.Got), Match: p.Match, Diffs: p.Diffs})
 		}
@@ -153,6 +154,11 @@ ul.diffs{margin:.3em 0 0;padding-left:1.2em;color:#b71c1c}
     if (v !== r.verdict) sec.appendChild(el('p', 'flag', 'report verdict ' + r.verdict + ' disagrees with the page verdict ' + v));
     if (r.error) { sec.appendChild(el('div', 'err', r.error)); root.appendChild(sec); return; }
     sec.appendChild(el('div', 'meta', r.matched + '/' + r.total + ' events matched · sandbox ' + r.mode + ' · approval ' + r.approval + (r.settings ? ' · ' + r.settings : '')));
+    if ((r.served || []).length) {
+      var sv = el('div', 'served', 'served from the recording (not run here): ' + r.served.join(', '));
+      sv.setAttribute('data-served', r.served.join(' '));
+      sec.appendChild(sv);
+    }
     (r.flags || []).forEach(function (f) { sec.appendChild(el('div', 'flag', 'flag: ' + f)); });
     (r.notes || []).forEach(function (n) { sec.appendChild(el('div', 'note', 'note: ' + n)); });
     var t = el('table');

@@ -95,3 +95,15 @@ func TestPageShowsVerdictsInHeadlessChromium(t *testing.T) {
 		t.Error("the page's verdict disagrees with the replay's")
 	}
 }
+
+// TestDataNamesServedTools: the page's data carries, per recording, the
+// tools whose bodies were served from the recording.
+func TestDataNamesServedTools(t *testing.T) {
+	data, err := htmlreport.Data([]*replay.Result{{Name: "cordis-inspect-jsdoc", Verdict: replay.Match, Served: []string{"cordis_inspect_query"}}, {Name: "fs-read", Verdict: replay.Match}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(data, []byte(`"name":"cordis-inspect-jsdoc"`)) || !bytes.Contains(data, []byte(`"served":["cordis_inspect_query"]`)) || !bytes.Contains(data, []byte(`"served":null`)) {
+		t.Fatalf("data %s", data)
+	}
+}
