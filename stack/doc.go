@@ -53,8 +53,8 @@
 // tools), glob and grep (Config.FileSearch; a capped result is saved in
 // spill's store when spill is on), the terminal tools (Config.Terminal),
 // lsp (Config.LSP; its servers confined by bash's provider like a
-// workspace-write command), pwsh (Config.Pwsh) and cordis_inspect_query
-// (Config.CordisInspect). Config.Served serves the bodies of named tools
+// workspace-write command), pwsh (Config.Pwsh), cordis_inspect_query
+// (Config.CordisInspect) and web_fetch (Config.WebFetch). Config.Served serves the bodies of named tools
 // (and of pwsh where PowerShell does not run) from a recording
 // ([Stack.Served] lists them); [New] refuses it for bash, read, write, edit,
 // run_code and the job tools. Config.Without leaves parts of the default

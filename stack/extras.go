@@ -22,6 +22,7 @@ import (
 	"github.com/dshsim/dshsim/tools/skill"
 	"github.com/dshsim/dshsim/tools/terminal"
 	"github.com/dshsim/dshsim/tools/todo"
+	"github.com/dshsim/dshsim/tools/web"
 )
 
 // Without leaves areas of upstream's default profile out, as upstream's
@@ -107,10 +108,10 @@ func validateExtras(cfg Config) []error {
 
 // addExtras composes the tools beyond the safety stack, each area only
 // when configured, in this order: todo_write, skill, glob and grep, the
-// terminal tools, lsp, pwsh, cordis_inspect_query (read_image is the file
-// tools', addFS).
+// terminal tools, lsp, pwsh, cordis_inspect_query, web_fetch (read_image
+// is the file tools', addFS).
 func (s *Stack) addExtras() error {
-	for _, add := range []func() error{s.addTodo, s.addSkills, s.addSearch, s.addTerminal, s.addLSP, s.addPwsh, s.addCordis} {
+	for _, add := range []func() error{s.addTodo, s.addSkills, s.addSearch, s.addTerminal, s.addLSP, s.addPwsh, s.addCordis, s.addWebFetch} {
 		if err := add(); err != nil {
 			return err
 		}
@@ -212,6 +213,13 @@ func (s *Stack) addCordis() error {
 	return s.registerExtra(cordis.InspectQuery())
 }
 
+func (s *Stack) addWebFetch() error {
+	if !s.cfg.WebFetch {
+		return nil
+	}
+	return s.registerExtra(web.Fetch())
+}
+
 // registerExtra registers tools, each with its body served when
 // Config.Served names it.
 func (s *Stack) registerExtra(tools ...pipeline.Tool) error {
@@ -297,6 +305,9 @@ func (s *Stack) extraSections(composed map[string]bool) []PromptSection {
 	}
 	if composed[terminal.OpenName] {
 		out = append(out, PromptSection{"tool:terminal", 105, terminal.PromptSection})
+	}
+	if composed[web.FetchName] {
+		out = append(out, PromptSection{"tool:web_fetch", 111, web.FetchSection})
 	}
 	if composed[lsp.Name] {
 		out = append(out, PromptSection{"tool:lsp", 107, lsp.PromptSection})

@@ -34,6 +34,8 @@ func TestExtrasComposition(t *testing.T) {
 			"bash,glob,grep", ""},
 		{"pwsh overlay", stack.Config{Pwsh: &stack.PwshConfig{}, Served: &stack.ServedConfig{Source: src}, Without: stack.Without{Bash: true, FileTools: true, Policy: true}},
 			"job_output,job_kill,job_list,pwsh", "pwsh"},
+		{"web_fetch served", stack.Config{WebFetch: true, Served: &stack.ServedConfig{Tools: []string{"web_fetch"}, Source: src}},
+			"bash,job_output,job_kill,job_list,read,write,edit,web_fetch", "web_fetch"},
 		{"served cordis", stack.Config{CordisInspect: true, Terminal: &stack.TerminalConfig{}, Served: &stack.ServedConfig{Tools: []string{"cordis_inspect_query"}, Source: src}},
 			"bash,job_output,job_kill,job_list,read,write,edit,terminal_open,terminal_send,terminal_read,terminal_signal,terminal_close,terminal_list,cordis_inspect_query", "cordis_inspect_query"},
 	} {

@@ -128,6 +128,8 @@ type Config struct {
 	// CordisInspect composes cordis_inspect_query (its body refuses unless
 	// Served names it).
 	CordisInspect bool
+	// WebFetch composes web_fetch (its body refuses unless Served names it).
+	WebFetch bool
 	// Served serves the bodies of tools beyond the safety stack from a
 	// recording; New refuses it for a tool of the safety stack.
 	Served *ServedConfig

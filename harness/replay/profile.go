@@ -36,7 +36,7 @@ func standalone(profile string) bool {
 var toolAreas = map[string]string{
 	"todo_write": "todo", "skill": "skills", "read_image": "images", "glob": "search", "grep": "search",
 	"terminal_open": "terminal", "terminal_send": "terminal", "terminal_read": "terminal", "terminal_signal": "terminal",
-	"terminal_close": "terminal", "terminal_list": "terminal", "lsp": "lsp", "pwsh": "pwsh", "cordis_inspect_query": "cordis",
+	"terminal_close": "terminal", "terminal_list": "terminal", "lsp": "lsp", "pwsh": "pwsh", "cordis_inspect_query": "cordis", "web_fetch": "web",
 }
 
 // profileConfig sets on cfg what the recording's overlay composes beyond
@@ -71,6 +71,8 @@ func (p *prepared) profileConfig(cfg *stack.Config, ws string) (notes []string) 
 		cfg.Terminal = &stack.TerminalConfig{MaxResultBytes: 64}
 	case recording.ProfileAdvanced:
 		cfg.CordisInspect = true
+	case recording.ProfileWeb:
+		cfg.WebFetch = true
 	}
 	for _, r := range p.script.Replies {
 		for _, c := range r.ToolCalls {
@@ -119,6 +121,8 @@ func composes(cfg *stack.Config, area string) bool {
 		return cfg.Pwsh != nil
 	case "cordis":
 		return cfg.CordisInspect
+	case "web":
+		return cfg.WebFetch
 	}
 	return false
 }
@@ -146,6 +150,8 @@ func enable(cfg *stack.Config, area, home, agents string) {
 		cfg.Pwsh = &stack.PwshConfig{}
 	case "cordis":
 		cfg.CordisInspect = true
+	case "web":
+		cfg.WebFetch = true
 	}
 }
 

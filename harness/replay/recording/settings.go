@@ -71,6 +71,7 @@ const (
 	ProfileLSP            = "lsp"
 	ProfilePTY            = "pty"
 	ProfileAdvanced       = "advanced"
+	ProfileWeb            = "web"
 )
 
 // Profiles says what each profile composes beyond the default one.
@@ -83,6 +84,7 @@ var Profiles = map[string]string{
 	ProfileLSP:            "EX/tests/lsp.cordis.snapshot.yml: the default profile and lsp (server fixture: node ./lsp-server.mjs for .ts, 1 location)",
 	ProfilePTY:            "EX/pty.cordis.snapshot.yml: the default profile and the terminal tools over the fake shell (64-byte results)",
 	ProfileAdvanced:       "EX/advanced.cordis.snapshot.yml: the default profile in tools mode both and cordis_inspect_query (served)",
+	ProfileWeb:            "EX/web.cordis.snapshot.yml: the default profile and web_fetch (served: its fixture server is not published)",
 }
 
 // Preparations are upstream's workspace preparations a recording may name.
@@ -126,7 +128,7 @@ var SettingKeys = []SettingKey{
 		"runs the real landlock-run capped at this ABI (--abi-cap), so below 5 the partial notice is the runner's own"},
 	{"landlockRunner", `absolute path, may start with {{cwd}}; needs sandboxBackend "landlock"`, "missing-sandbox-runner: the fixture's runner {{cwd}}/.dsh-missing-sandbox-runner (DSH_SNAPSHOT_MISSING_SANDBOX_RUNNER=1)",
 		"the Landlock runner, used without an availability probe as upstream's fixture does; {{cwd}} is the replay's workspace (overrides dsh-replay -landlock-run)"},
-	{"profile", "default, image, fs-search, pwsh, persistent-pwsh, lsp, pty or advanced", "read-image, fs-glob-sampling, pwsh-tool-turn, lsp-definition, pty-tools, cordis-inspect-jsdoc...: the scenario's EX/*.cordis.snapshot.yml overlay",
+	{"profile", "default, image, fs-search, pwsh, persistent-pwsh, lsp, pty, advanced or web", "read-image, fs-glob-sampling, pwsh-tool-turn, lsp-definition, pty-tools, cordis-inspect-jsdoc...: the scenario's EX/*.cordis.snapshot.yml overlay",
 		"composes the overlay's tools beyond the safety stack (and leaves out what a standalone overlay does not mount); a tool the recording calls adds its area too"},
 	{"prepare", "fs-search-tree or editing-cordis-skill", "fs-glob-sampling: prepareFsSearchWorkspace; skill-load: prepareEditingCordisSkillWorkspace",
 		"prepares the workspace as upstream's suite does, after workspace/ is copied"},
@@ -268,6 +270,7 @@ var SuiteSettings = map[string]Settings{
 	"persistent-pwsh-tool-turn": {Profile: ProfilePersistentPwsh, Note: "upstream's suite: EX/tests/persistent-pwsh.cordis.snapshot.yml (standalone)"},
 	"cordis-inspect-jsdoc":      {Profile: ProfileAdvanced, ServedTools: []string{"cordis_inspect_query"}, Note: "upstream's suite: EX/advanced.cordis.snapshot.yml; cordis_inspect_query's data is upstream's JSDoc catalog: served"},
 	"advanced-toolchain":        {Profile: ProfileAdvanced, ServedTools: []string{"cordis_inspect_query"}, Note: "upstream's suite: EX/advanced.cordis.snapshot.yml"},
+	"web-fetch":                 {Profile: ProfileWeb, ServedTools: []string{"web_fetch"}, Note: "upstream's suite: EX/web.cordis.snapshot.yml with its loopback fixture server (not published): web_fetch served"},
 }
 
 func ptr[T any](v T) *T { return &v }
