@@ -2,9 +2,11 @@ package stack_test
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,6 +14,7 @@ import (
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/session/sessiontest"
 	"github.com/dshsim/dshsim/sandbox"
+	"github.com/dshsim/dshsim/sandbox/sandboxtest"
 	"github.com/dshsim/dshsim/stack"
 	"github.com/dshsim/dshsim/tools/served"
 )
@@ -120,5 +123,38 @@ func TestSkillCatalogIsEnteredOnceUntilItChanges(t *testing.T) {
 	json.Unmarshal(evs[0].Data, &d)
 	if !strings.HasPrefix(d.Content[0].Text, "<system-reminder>\nA skill is a reusable set") {
 		t.Fatalf("%q", d.Content[0].Text)
+	}
+}
+
+// TestRunCodeReadsAnImage: a run_code program calls read_image as a nested
+// call and gets its value {path, image}; the image lands in the store.
+func TestRunCodeReadsAnImage(t *testing.T) {
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("needs node (run_code's runtime)")
+	}
+	ws := sandboxtest.TempDir(t, "dshsim-stack-image-")
+	log := sessiontest.New(t, "0b7c2a52-5a8e-4d8e-9a55-000000000003", ws)
+	red, _ := base64.StdEncoding.DecodeString("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC")
+	if err := os.WriteFile(filepath.Join(ws, "red.png"), red, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := stack.New(stack.Config{Workspace: ws, Log: log, Mode: sandbox.DangerFullAccess, Approval: stack.ApprovalNever, ToolsMode: stack.ToolsCode,
+		Images: &stack.ImagesConfig{DshHome: filepath.Join(ws, ".dsh"), Model: "vision", ImageModels: []string{"vision"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	sessiontest.StartTurn(t, log)
+	r := runCode(s, context.Background(), "call_img", `const v = await tools.read_image({ file_path: "red.png" }); return v.image;`)
+	if r.IsError {
+		t.Fatalf("%s", r.Text())
+	}
+	for _, want := range []string{`"attachmentId": "sha256:b1ff9c8ea3a780bad09b346c423d2d0e46815926879b18e841d928376a946640"`, `"mediaType": "image/png"`, `"width": 1`, `"name": "red.png"`} {
+		if !strings.Contains(r.Text(), want) {
+			t.Errorf("run_code result lacks %s:\n%s", want, r.Text())
+		}
+	}
+	if _, err := os.Stat(filepath.Join(ws, ".dsh/attachments/v1/objects/b1/b1ff9c8ea3a780bad09b346c423d2d0e46815926879b18e841d928376a946640")); err != nil {
+		t.Fatalf("not offloaded: %v", err)
 	}
 }
