@@ -140,7 +140,8 @@ func enable(cfg *stack.Config, area, home, agents string) {
 	case "images":
 		cfg.Images = &stack.ImagesConfig{DshHome: home, ImageModels: imageModels}
 	case "search":
-		cfg.FileSearch = &stack.FileSearchConfig{}
+		// the fs-search overlay's settings, the one upstream overlay mounting tool-fs-search
+		cfg.FileSearch = &stack.FileSearchConfig{SampleOverCapGlobResults: true, GlobMaxResults: 4}
 	case "terminal":
 		cfg.Terminal = &stack.TerminalConfig{}
 	case "lsp":
