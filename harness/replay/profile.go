@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/dshsim/dshsim/harness/replay/recording"
@@ -241,14 +239,4 @@ func prepareWorkspace(name, ws string) error {
 		return os.WriteFile(p, editingCordisSkill, 0o644)
 	}
 	return fmt.Errorf("unknown workspace preparation %q", name)
-}
-
-// servedNote names the tools whose bodies the recording served.
-func servedNote(names []string) string {
-	if len(names) == 0 {
-		return ""
-	}
-	names = slices.Clone(names)
-	slices.Sort(names)
-	return "served from the recording (not run here): " + strings.Join(names, ", ")
 }

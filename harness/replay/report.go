@@ -56,9 +56,9 @@ func WriteText(w io.Writer, rs []*Result, verbose bool) {
 			fmt.Fprintf(w, "%-*s  ERROR     %s\n", width, r.Name, r.Error)
 			continue
 		case Match:
-			fmt.Fprintf(w, "%-*s  match     %d/%d events  (%s, approval %s)%s\n", width, r.Name, r.Comparison.Matched, r.Comparison.Total, r.Mode, r.Approval, servedSuffix(r))
+			fmt.Fprintf(w, "%-*s  match     %d/%d events  (%s, approval %s)\n", width, r.Name, r.Comparison.Matched, r.Comparison.Total, r.Mode, r.Approval)
 		default:
-			fmt.Fprintf(w, "%-*s  MISMATCH  %d/%d events  (%s, approval %s)%s\n", width, r.Name, r.Comparison.Matched, r.Comparison.Total, r.Mode, r.Approval, servedSuffix(r))
+			fmt.Fprintf(w, "%-*s  MISMATCH  %d/%d events  (%s, approval %s)\n", width, r.Name, r.Comparison.Matched, r.Comparison.Total, r.Mode, r.Approval)
 			fmt.Fprint(w, r.Detail())
 		}
 		if verbose {
@@ -73,6 +73,9 @@ func WriteText(w io.Writer, rs []*Result, verbose bool) {
 		for _, n := range r.Notes {
 			fmt.Fprintf(w, "  note: %s\n", n)
 		}
+		if len(r.Served) > 0 {
+			fmt.Fprintf(w, "  served from the recording: %s\n", strings.Join(r.Served, ", "))
+		}
 	}
 	c := Count(rs)
 	verdict := "FAIL"
@@ -80,13 +83,4 @@ func WriteText(w io.Writer, rs []*Result, verbose bool) {
 		verdict = "ok"
 	}
 	fmt.Fprintf(w, "%s: %d recordings: %d match, %d mismatch, %d error\n", verdict, c.Total, c.Match, c.Mismatch, c.Error)
-}
-
-// servedSuffix names the tools whose bodies the recording served: their
-// results match by construction, so the verdict line says so.
-func servedSuffix(r *Result) string {
-	if len(r.Served) == 0 {
-		return ""
-	}
-	return "  served: " + strings.Join(r.Served, ", ")
 }
