@@ -490,7 +490,7 @@ func (p *prepared) checkComposed(st *stack.Stack) error {
 func (p *prepared) review(ctx context.Context, timeout time.Duration, d *driver, model *scriptedModel, ans *answers, st *stack.Stack, res *Result) error {
 	rec := p.rec
 	if n := model.settle.capped; n > 0 {
-		res.Notes = append(res.Notes, fmt.Sprintf("the constructed model waited the whole %s for the background jobs to settle before %d of its replies (still running at the last: %s)", settleCap, n, model.settle.busy))
+		res.Notes = append(res.Notes, fmt.Sprintf("the constructed model stopped waiting for the background jobs to settle before %d of its replies: they %s (still running at the last: %s)", n, model.settle.why, model.settle.busy))
 	}
 	if ctx.Err() != nil {
 		res.Flags = append(res.Flags, fmt.Sprintf("the replay was stopped after %s (%v): calls in flight were aborted", timeout, ctx.Err()))
