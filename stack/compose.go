@@ -44,6 +44,7 @@ func compose(cfg Config, agent *pipeline.Agent) (*Stack, error) {
 		if err != nil {
 			return nil, fmt.Errorf("stack: spill store: %w", err)
 		}
+		s.spillStore = store
 		if s.spill, err = spill.New(spill.ByteConfig(cfg.SpillMaxInlineBytes), store, s.warn); err != nil {
 			return nil, fmt.Errorf("stack: spill policy: %w", err)
 		}
@@ -64,7 +65,8 @@ func compose(cfg Config, agent *pipeline.Agent) (*Stack, error) {
 // sandbox provider comes from here), run_code confined by that provider,
 // the file tools, the repeated-call reminder, the hook bridges (their
 // listeners inside the ones already registered, so the reminder's message
-// comes before theirs), session query.
+// comes before theirs), session query, then the tools beyond the safety
+// stack (addExtras).
 func (s *Stack) addTools() error {
 	provider, err := s.addBash()
 	if err != nil {
@@ -82,5 +84,8 @@ func (s *Stack) addTools() error {
 	if err := s.addHooks(); err != nil {
 		return err
 	}
-	return s.addSessionQuery()
+	if err := s.addSessionQuery(); err != nil {
+		return err
+	}
+	return s.addExtras()
 }

@@ -31,9 +31,9 @@
 // every splice logged), [driver.runTurns] runs turns until the agent is
 // idle, each step claims its input and runs the pre-step listeners
 // (prestep.go, outermost first: the workspace instructions, the
-// repeated-call reminder's reset, each hook bridge's UserPromptSubmit hooks;
-// a rejection ends the turn blocked), enters the messages and the runtime
-// context, asks the model, retries an error finish as its policy allows or
+// repeated-call reminder's reset, each hook bridge's UserPromptSubmit hooks,
+// the skill catalog; a rejection ends the turn blocked), enters the messages
+// and the runtime context, asks the model, retries an error finish as its policy allows or
 // fails the turn, drops a max-tokens reply's tool calls (the turn's end is
 // then max-tokens, sticky), runs the tool calls, and, when the turn would
 // stop, runs each bridge's Stop hooks, whose block steers another step.
@@ -67,6 +67,19 @@
 // model through the stack in an isolated child and writes a new recording
 // through a temporary directory renamed into place. docs/record.md says
 // how both behave.
+//
+// # Profiles and served bodies
+//
+// The tools beyond the safety stack are composed per upstream overlay
+// (profile.go: the recording's profile setting or the scenario-name table,
+// plus the area of any such tool the model calls), the workspace is
+// prepared as upstream's suite prepares it (prepare setting), and a
+// standalone overlay runs without a runtime context. Bodies that need what
+// this machine lacks (pwsh without PowerShell, cordis_inspect_query) are
+// served from the recording's own results; Result.Served names them and
+// every report shows it. A promptContent step's images are admitted into
+// the attachment store as upstream's bridge admits an inline image prompt
+// (images.go).
 //
 // # Hooks
 //

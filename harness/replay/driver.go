@@ -13,6 +13,7 @@ import (
 
 	"github.com/dshsim/dshsim/harness/replay/recording"
 	"github.com/dshsim/dshsim/llm"
+	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/stack"
 	"github.com/dshsim/dshsim/tools/jobs"
@@ -184,6 +185,8 @@ func (d *driver) runInput(ctx context.Context, i int, step recording.Step) error
 			d.flags = append(d.flags, fmt.Sprintf("%s steps[%d] promptExpectError: the prompt did not fail (upstream's harness fails the scenario)", recording.InputFile, i))
 		}
 		return err
+	case "promptContent":
+		return d.promptContent(ctx, step)
 	case "promptAndCancel":
 		return d.promptAndCancel(ctx, i, step)
 	case "waitForTurnEnd":
@@ -258,8 +261,13 @@ func (d *driver) prompt(ctx context.Context, text string, started chan struct{})
 // answer state: the prompt is queued as the next-turn message, the agent
 // runs turns until idle, and the bridge answers.
 func (d *driver) promptAnswered(ctx context.Context, text string, started chan struct{}) (*inflight, error) {
+	return d.promptMessageAnswered(ctx, promptMessage([]pipeline.Block{pipeline.TextBlock(text)}), started)
+}
+
+// promptMessageAnswered is [driver.promptAnswered] for a prompt's message
+// (its text, or a promptContent step's admitted blocks).
+func (d *driver) promptMessageAnswered(ctx context.Context, msg userMessage, started chan struct{}) (*inflight, error) {
 	d.gate.Pump() // the prompt came from the client: the host yielded
-	msg := promptMessage(text)
 	p := d.wire.prompt(msg.ID)
 	if err := d.inbox.add(nextTurn, msg); err != nil {
 		return p, err

@@ -2,6 +2,7 @@ package replay
 
 import (
 	"context"
+	"fmt"
 	"slices"
 
 	"github.com/dshsim/dshsim/hooks"
@@ -10,8 +11,9 @@ import (
 
 // preStepListeners are the agent/pre-step listeners of the composition,
 // outermost first: the workspace instructions (when on), the repeated-call
-// reminder's reset, then each hook bridge's UserPromptSubmit (Claude Code
-// outside Codex).
+// reminder's reset, each hook bridge's UserPromptSubmit (Claude Code
+// outside Codex), then the skill catalog (registered with the tools beyond
+// the safety stack, after the hooks).
 func (d *driver) preStepListeners() []preStepListener {
 	var out []preStepListener
 	if d.instr != nil {
@@ -21,7 +23,25 @@ func (d *driver) preStepListeners() []preStepListener {
 	for _, b := range d.stack.HookBridges() {
 		out = append(out, d.promptSubmit(b))
 	}
-	return out
+	return append(out, d.skillCatalog)
+}
+
+// skillCatalog enters the skill catalog after the inner decision's
+// messages when the session's skills differ from the latest catalog logged
+// (the first catalog, or an update); a rejection stands.
+func (d *driver) skillCatalog(ctx context.Context, ps *preStepInfo, next func() (stepDecision, error)) (stepDecision, error) {
+	dec, err := next()
+	if err != nil || dec.reject {
+		return dec, err
+	}
+	m, err := d.stack.PendingCatalog(ctx)
+	if err != nil {
+		return dec, fmt.Errorf("skill catalog: %w", err)
+	}
+	if m != nil {
+		dec.messages = append(dec.messages, userMessage{Content: m.Content, Source: m.Source, Role: m.Role, ID: m.ID, kind: "plugin"})
+	}
+	return dec, nil
 }
 
 // resetRepeats forgets the repeated-call run when the step enters a user's

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -251,6 +252,12 @@ func prepare(dir string, res *Result) (*prepared, error) {
 		return nil, err
 	}
 	pol, err := rec.Policy()
+	if err != nil && standalone(rec.Settings.Profile) && !rec.HasRuntimeContext() {
+		// upstream's standalone overlays compose no policy plugins: the
+		// commands run unconfined and no runtime context is ever logged
+		pol, err = recording.Policy{Mode: string(sandbox.DangerFullAccess), Approval: stack.ApprovalNever}, nil
+		res.Notes = append(res.Notes, fmt.Sprintf("profile %s is a standalone overlay without sandbox-policy and approval plugins: tools run unconfined (danger-full-access) and no runtime context is logged", rec.Settings.Profile))
+	}
 	if err != nil {
 		if len(script.Replies) > 0 || rec.HasRuntimeContext() {
 			return nil, err
@@ -262,6 +269,9 @@ func prepare(dir string, res *Result) (*prepared, error) {
 	}
 	res.Mode, res.Approval = pol.Mode, pol.Approval
 	toolsMode, toolsNote := rec.ToolsMode()
+	if rec.Settings.Profile == recording.ProfileAdvanced && rec.ToolSchemas == nil && toolsMode != stack.ToolsCode {
+		toolsMode, toolsNote = stack.ToolsBoth, "tools mode both: the advanced overlay's (EX/advanced.cordis.snapshot.yml tools.mode both)"
+	}
 	if toolsNote != "" {
 		res.Notes = append(res.Notes, toolsNote)
 	}
@@ -317,9 +327,9 @@ func newScratch(rec *recording.Recording) (*scratch, error) {
 			return nil, fmt.Errorf("seed workspace from %s: %w", rec.Workspace, err)
 		}
 	}
-	if err := prepareWorkspace(rec.Settings.PrepareWorkspace, ws); err != nil {
+	if err := prepareWorkspace(rec.Settings.Prepare, ws); err != nil {
 		sc.remove()
-		return nil, fmt.Errorf("prepare the workspace (%s): %w", rec.Settings.PrepareWorkspace, err)
+		return nil, fmt.Errorf("prepare the workspace (%s): %w", rec.Settings.Prepare, err)
 	}
 	if sc.logDir, err = outfile.Mkdtemp("/tmp", "acp-snap-sessions-"); err != nil {
 		sc.remove()
@@ -376,6 +386,9 @@ func (p *prepared) run(ctx context.Context, sc *scratch, opt Options, timeout ti
 		return fmt.Errorf("stack for %s (%s/%s): %w", rec.Name, p.pol.Mode, p.pol.Approval, err)
 	}
 	defer st.Close()
+	wire.imagePrompts = st.Attachments() != nil && st.ImageInput()
+	res.Served = st.Served()
+	slices.Sort(res.Served)
 	if err := p.checkComposed(st); err != nil {
 		return err
 	}
@@ -433,7 +446,7 @@ func (p *prepared) stackConfig(sc *scratch, opt Options) (stack.Config, []string
 		launcher = r
 	}
 	promote := false // the recordings' version kills a foreground command at its timeout
-	return stack.Config{
+	cfg := stack.Config{
 		Workspace:                 sc.ws,
 		Log:                       sc.log,
 		Mode:                      sandbox.Mode(p.pol.Mode),
@@ -451,7 +464,9 @@ func (p *prepared) stackConfig(sc *scratch, opt Options) (stack.Config, []string
 		HooksDir:                  sc.ws, // the launch cwd: workspace/hooks.json and codex-hooks.json load from it
 		HooksStrict:               opt.StrictHooks,
 		ToolsMode:                 p.toolsMode,
-	}, notes
+	}
+	notes = append(notes, p.profileConfig(&cfg, sc.ws)...)
+	return cfg, notes
 }
 
 // valueOr0 is *v, or 0 for an unset setting.

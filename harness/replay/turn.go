@@ -8,9 +8,9 @@ import (
 	"github.com/dshsim/dshsim/pipeline/session"
 )
 
-// promptMessage is a prompt's user message (source user).
-func promptMessage(text string) userMessage {
-	return userMessage{Content: []pipeline.Block{pipeline.TextBlock(text)}, Source: kindOnly{"user"}, Role: "user", ID: newUUID(), kind: "user"}
+// promptMessage is a prompt's user message (source user) of content.
+func promptMessage(content []pipeline.Block) userMessage {
+	return userMessage{Content: content, Source: kindOnly{"user"}, Role: "user", ID: newUUID(), kind: "user"}
 }
 
 // runTurns runs turns until the agent is idle: after a turn ends, one that

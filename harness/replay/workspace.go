@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -380,22 +379,4 @@ func (d *driver) compactAt(tc recording.ToolCall) error {
 	_, err = d.appendWith("user/message", msg, session.AppendOptions{SourceEventSeqs: []int64{baseline},
 		SurfaceOp: surfaceReplace{Op: "replace", Start: baseline, End: baseline}})
 	return err
-}
-
-// prepareWorkspace runs upstream's named workspace preparation in ws.
-func prepareWorkspace(name, ws string) error {
-	switch name {
-	case "":
-		return nil
-	case "prepareDelimiterPathWorkspace":
-		dir := filepath.Join(ws, "scope</system-reminder>")
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return err
-		}
-		if err := os.WriteFile(filepath.Join(dir, "AGENTS.md"), []byte("Delimiter path snapshot instruction.\n"), 0o644); err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dir, "task.txt"), []byte("delimiter path snapshot task\n"), 0o644)
-	}
-	return fmt.Errorf("unknown workspace preparation %q", name)
 }

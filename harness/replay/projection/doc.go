@@ -17,6 +17,10 @@
 //   - hook/invoked: point, dialect, handlerId, matcher;
 //   - hook/result: point, handlerId, decision, exitCode, stderrSummary, and
 //     durationMs set to 0 (run noise, as upstream's comparison sets it);
+//   - todo/write: the list;
+//   - the skill catalog message (a user/message of source kind
+//     skill-catalog): its text, entries and whether it is an update;
+//   - a user's prompt with images: the attachment references;
 //   - turn/end: reason;
 //   - another plugin's message (KindContext with its plugin): a reminder's
 //     form and summary, a compaction's id and its replacing surfaceOp;
@@ -31,8 +35,11 @@
 //     failure (not the provider, the replay's own model);
 //     llm/retry-started: retryId, step, retry.
 //
-// Everything else (chunks, headers, the prompts, seq, times, message ids) is
-// left out: it is a replay input, or the replay's own.
+// A tool/result whose content holds image blocks (read_image) also keeps
+// their attachment references (attachments).
+//
+// Everything else (chunks, headers, the prompts' texts, seq, times, message
+// ids) is left out: it is a replay input, or the replay's own.
 //
 // # Normalisation
 //

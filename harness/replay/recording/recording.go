@@ -71,6 +71,17 @@ type Step struct {
 	// TimeoutMs bounds a harness wait upstream (the replay's waits are its
 	// own: every turn ends before the next step).
 	TimeoutMs *int `json:"timeoutMs,omitempty"`
+	// Content is a promptContent step's ACP prompt blocks.
+	Content []PromptBlock `json:"content,omitempty"`
+}
+
+// PromptBlock is one ACP prompt content block of a promptContent step: a
+// text block, or an image block with base64 data and a MIME type.
+type PromptBlock struct {
+	Type     string `json:"type"`
+	Text     string `json:"text,omitempty"`
+	Data     string `json:"data,omitempty"`
+	MimeType string `json:"mimeType,omitempty"`
 }
 
 // WaitFile names a file relative to the workspace.
@@ -86,12 +97,14 @@ type WaitFile struct {
 // (session/new with additionalDirectories, refused: no session), prompt,
 // promptExpectError (a prompt whose turn fails: the JSON-RPC error answers
 // it), promptAndCancel (the prompt, cancelled by the user once waitForFile
-// exists or, without it, once the turn started), waitForTurnEnd (the
-// replay's turns end before the next step) and waitForTitleAfterTurnEnd (the
-// model-made session title lands after its turn ended).
-var SupportedSteps = []string{"initialize", "newSession", "newSessionExpectError", "prompt", "promptExpectError", "promptAndCancel", "waitForTurnEnd", "waitForTitleAfterTurnEnd"}
+// exists or, without it, once the turn started), promptContent (a prompt of
+// ACP content blocks, images admitted into the attachment store),
+// waitForTurnEnd (the replay's turns end before the next step) and
+// waitForTitleAfterTurnEnd (the model-made session title lands after its
+// turn ended).
+var SupportedSteps = []string{"initialize", "newSession", "newSessionExpectError", "prompt", "promptExpectError", "promptAndCancel", "promptContent", "waitForTurnEnd", "waitForTitleAfterTurnEnd"}
 
-// promptSteps are the steps that send a prompt (and need its text).
+// promptSteps are the steps that send a prompt as text (and need it).
 var promptSteps = []string{"prompt", "promptExpectError", "promptAndCancel"}
 
 // Answer is one permission answer of input.json.
@@ -366,6 +379,14 @@ func checkInput(name string, data []byte, in Input) error {
 		}
 		if slices.Contains(promptSteps, s.Op) && s.Text == "" {
 			return fail(fmt.Sprintf("steps[%d].text", i), "a %s step needs a non-empty text", s.Op)
+		}
+		if s.Op == "promptContent" && len(s.Content) == 0 {
+			return fail(fmt.Sprintf("steps[%d].content", i), "a promptContent step needs content blocks")
+		}
+		for j, b := range s.Content {
+			if b.Type != "text" && b.Type != "image" {
+				return fail(fmt.Sprintf("steps[%d].content[%d].type", i, j), "want text or image, got %q", b.Type)
+			}
 		}
 		if s.WaitForFile != nil {
 			field := fmt.Sprintf("steps[%d].waitForFile", i)

@@ -57,9 +57,16 @@ type Settings struct {
 	SessionTitleLLM *TitleLLM `json:"sessionTitleLlm,omitempty"`
 	// WorkspaceContext configures the workspace instructions (AGENTS.md).
 	WorkspaceContext *WorkspaceContext `json:"workspaceContext,omitempty"`
-	// PrepareWorkspace names upstream's function that prepares the
-	// workspace after its seed is copied ("": none).
-	PrepareWorkspace string `json:"prepareWorkspace,omitempty"`
+	// Profile names the upstream overlay the scenario ran under, which
+	// decides the tools beyond the safety stack ([Profiles]); "" is the
+	// default profile.
+	Profile string `json:"profile,omitempty"`
+	// Prepare names upstream's workspace preparation for the scenario
+	// ([Preparations]), run after workspace/ is copied.
+	Prepare string `json:"prepare,omitempty"`
+	// ServedTools are tools whose bodies are served from the recording
+	// (never a tool of the safety stack).
+	ServedTools []string `json:"servedTools,omitempty"`
 	// Note says why the settings are needed (free text, for reviewers).
 	Note string `json:"note,omitempty"`
 }
@@ -128,6 +135,39 @@ type WorkspaceContext struct {
 	CompactBaselineAtRead string `json:"compactBaselineAtRead,omitempty"`
 }
 
+// Upstream's overlays a recording may name in profile.
+const (
+	ProfileDefault        = "default"
+	ProfileImage          = "image"
+	ProfileFSSearch       = "fs-search"
+	ProfilePwsh           = "pwsh"
+	ProfilePersistentPwsh = "persistent-pwsh"
+	ProfileLSP            = "lsp"
+	ProfilePTY            = "pty"
+	ProfileAdvanced       = "advanced"
+	ProfileWeb            = "web"
+)
+
+// Profiles says what each profile composes beyond the default one.
+var Profiles = map[string]string{
+	ProfileDefault:        "EX/cordis.snapshot.yml: bash, the job tools, the file tools, todo_write, skill",
+	ProfileImage:          "EX/image.cordis.snapshot.yml (and image-text-route): the default profile, the attachment store under DSH_HOME and read_image; catalog: deepseek-v4-flash-vision-exp declares image input",
+	ProfileFSSearch:       "EX/tests/fs-search.cordis.snapshot.yml (standalone): bash unconfined, glob and grep (sampled, 4 results), no runtime context",
+	ProfilePwsh:           "EX/tests/pwsh.cordis.snapshot.yml (standalone): pwsh (served where PowerShell does not run) and the job tools, no runtime context",
+	ProfilePersistentPwsh: "EX/tests/persistent-pwsh.cordis.snapshot.yml (standalone): the persistent pwsh tool alone (served where PowerShell does not run), no runtime context",
+	ProfileLSP:            "EX/tests/lsp.cordis.snapshot.yml: the default profile and lsp (server fixture: node ./lsp-server.mjs for .ts, 1 location)",
+	ProfilePTY:            "EX/pty.cordis.snapshot.yml: the default profile and the terminal tools over the fake shell (64-byte results)",
+	ProfileAdvanced:       "EX/advanced.cordis.snapshot.yml: the default profile in tools mode both and cordis_inspect_query (served)",
+	ProfileWeb:            "EX/web.cordis.snapshot.yml: the default profile and web_fetch (served: its fixture server is not published)",
+}
+
+// Preparations are upstream's workspace preparations a recording may name.
+var Preparations = map[string]string{
+	"fs-search-tree":       "prepareFsSearchWorkspace: tree/ with eight fixture files modified 1 to 8 ms after 2000-01-01",
+	"editing-cordis-skill": "prepareEditingCordisSkillWorkspace: .dsh/skills/editing-cordis-compositions/SKILL.md, upstream's",
+	"delimiter-path":       "prepareDelimiterPathWorkspace: the directory scope</system-reminder> with an AGENTS.md and task.txt",
+}
+
 // SettingKey documents one key of dshsim.replay.json.
 type SettingKey struct {
 	// Name is the JSON key.
@@ -169,8 +209,12 @@ var SettingKeys = []SettingKey{
 		"asks a title model after the first request (session/title-llm-request) and logs its title after the turn; the title model's replies are replay.override.json's, the main model's the log's own"},
 	{"workspaceContext", `{"projectRootMarkers": [names], "maxBytes": integer >= 0, "compactBaselineAtRead": "path"}`, "agent-instructions: EX/agent-instructions.cordis*.yml, workspaceContext.projectRootMarkers [.dsh-project] and the fixture workspace-context-compaction.ts",
 		"the workspace instructions (AGENTS.md, CLAUDE.md and their .local files, on by default with root marker .git and 65536 bytes; maxBytes 0 turns them off); compactBaselineAtRead replaces the baseline message before the first read of that path, as upstream's fixture does"},
-	{"prepareWorkspace", `"prepareDelimiterPathWorkspace"`, "agent-instructions: the suite's prepareWorkspace function",
-		"runs upstream's workspace preparation after the seed is copied (prepareDelimiterPathWorkspace: the directory scope</system-reminder> with an AGENTS.md and task.txt)"},
+	{"profile", "default, image, fs-search, pwsh, persistent-pwsh, lsp, pty, advanced or web", "read-image, fs-glob-sampling, pwsh-tool-turn, lsp-definition, pty-tools, cordis-inspect-jsdoc...: the scenario's EX/*.cordis.snapshot.yml overlay",
+		"composes the overlay's tools beyond the safety stack (and leaves out what a standalone overlay does not mount); a tool the recording calls adds its area too"},
+	{"prepare", "fs-search-tree, editing-cordis-skill or delimiter-path", "fs-glob-sampling: prepareFsSearchWorkspace; skill-load: prepareEditingCordisSkillWorkspace; agent-instructions: prepareDelimiterPathWorkspace",
+		"prepares the workspace as upstream's suite does, after workspace/ is copied"},
+	{"servedTools", "list of tool names, none of bash, read, write, edit, run_code, job_output, job_kill, job_list", "cordis-inspect-jsdoc: cordis_inspect_query (its data is upstream's JSDoc catalog)",
+		"serves those tools' bodies from the recording (the report names them); everything around a body runs"},
 	{"note", "string", "(ours)", "why the recording needs settings; for reviewers, not read by the replay"},
 }
 
@@ -226,6 +270,17 @@ func (s Settings) validate(name string, data []byte) error {
 	case s.MaxConcurrentJobsPerOwner != nil && *s.MaxConcurrentJobsPerOwner < 1:
 		return fail("maxConcurrentJobsPerOwner", "must be >= 1, got %d", *s.MaxConcurrentJobsPerOwner)
 	}
+	if _, ok := Profiles[s.Profile]; s.Profile != "" && !ok {
+		return fail("profile", "unknown profile %q (known: %s)", s.Profile, keysOf(Profiles))
+	}
+	if _, ok := Preparations[s.Prepare]; s.Prepare != "" && !ok {
+		return fail("prepare", "unknown preparation %q (known: %s)", s.Prepare, keysOf(Preparations))
+	}
+	for i, t := range s.ServedTools {
+		if slices.Contains(SafetyStackTools, t) {
+			return fail("servedTools", "servedTools[%d] %q: a served body can never stand in for a tool of the safety stack (%s)", i, t, strings.Join(SafetyStackTools, ", "))
+		}
+	}
 	switch s.SandboxBackend {
 	case "", BackendBwrap, BackendLandlock:
 	default:
@@ -258,8 +313,7 @@ func (s Settings) validate(name string, data []byte) error {
 }
 
 // validateTurnSettings checks the settings of the agent loop's pieces
-// around the stack (retry policy, title model, workspace instructions,
-// workspace preparation).
+// around the stack (retry policy, title model, workspace instructions).
 func (s Settings) validateTurnSettings(fail func(key, format string, args ...any) error) error {
 	if p := s.RetryPolicy; p != nil {
 		switch {
@@ -300,15 +354,8 @@ func (s Settings) validateTurnSettings(fail func(key, format string, args ...any
 			return fail("workspaceContext", "compactBaselineAtRead: want a path inside the workspace, got %q", p)
 		}
 	}
-	if p := s.PrepareWorkspace; p != "" && !slices.Contains(WorkspacePreparations, p) {
-		return fail("prepareWorkspace", "unknown preparation %q (known: %s)", p, strings.Join(WorkspacePreparations, ", "))
-	}
 	return nil
 }
-
-// WorkspacePreparations are upstream's workspace preparations a recording
-// may name (prepareWorkspace); the replay runs them.
-var WorkspacePreparations = []string{"prepareDelimiterPathWorkspace"}
 
 // Runner returns the landlockRunner path with {{cwd}} expanded to ws ("" when
 // the setting is absent).
@@ -343,8 +390,31 @@ var SuiteSettings = map[string]Settings{
 	"session-title-after-turn": {SessionTitleLLM: &TitleLLM{Provider: "title-replay", Model: "title-model", TargetWords: 5, TargetCjkCharacters: 10, MaxInputBytes: 4096, MaxOutputTokens: 32, TimeoutMs: 5000},
 		Note: "upstream's suite: EX/session-title.cordis.snapshot.yml, session-title-first-prompt-llm on the title-replay/title-model route, whose replay takes replay.override.json"},
 	"agent-instructions": {WorkspaceContext: &WorkspaceContext{ProjectRootMarkers: []string{".dsh-project"}, CompactBaselineAtRead: "nested/task.txt"},
-		PrepareWorkspace: "prepareDelimiterPathWorkspace",
-		Note:             "upstream's suite: EX/agent-instructions.cordis.snapshot.yml (projectRootMarkers [.dsh-project], fixture workspace-context-compaction.ts) and prepareDelimiterPathWorkspace"},
+		Prepare: "delimiter-path",
+		Note:    "upstream's suite: EX/agent-instructions.cordis.snapshot.yml (projectRootMarkers [.dsh-project], fixture workspace-context-compaction.ts) and prepareDelimiterPathWorkspace"},
+	// The scenarios of the tools beyond the safety stack.
+	"read-image":                {Profile: ProfileImage, Note: "upstream's suite: EX/image.cordis.snapshot.yml"},
+	"read-image-dimension":      {Profile: ProfileImage, Note: "upstream's suite: EX/image.cordis.snapshot.yml"},
+	"read-image-text-route":     {Profile: ProfileImage, Note: "upstream's suite: EX/image-text-route.cordis.snapshot.yml (the image overlay, model deepseek-v4-flash)"},
+	"inline-image-prompt":       {Profile: ProfileImage, Note: "upstream's suite: EX/image.cordis.snapshot.yml"},
+	"code-mode-read-image":      {Profile: ProfileImage, Note: "upstream's suite: EX/code-mode-image.cordis.snapshot.yml (tools mode code, the image overlay)"},
+	"fs-glob-sampling":          {Profile: ProfileFSSearch, Prepare: "fs-search-tree", Note: "upstream's suite: EX/tests/fs-search.cordis.snapshot.yml, prepareFsSearchWorkspace"},
+	"skill-load":                {Prepare: "editing-cordis-skill", Note: "upstream's suite: the default overlay, prepareEditingCordisSkillWorkspace"},
+	"lsp-definition":            {Profile: ProfileLSP, Note: "upstream's suite: EX/tests/lsp.cordis.snapshot.yml"},
+	"pty-tools":                 {Profile: ProfilePTY, Note: "upstream's suite: EX/pty.cordis.snapshot.yml"},
+	"pwsh-tool-turn":            {Profile: ProfilePwsh, Note: "upstream's suite: EX/tests/pwsh.cordis.snapshot.yml (standalone)"},
+	"persistent-pwsh-tool-turn": {Profile: ProfilePersistentPwsh, Note: "upstream's suite: EX/tests/persistent-pwsh.cordis.snapshot.yml (standalone)"},
+	"cordis-inspect-jsdoc":      {Profile: ProfileAdvanced, ServedTools: []string{"cordis_inspect_query"}, Note: "upstream's suite: EX/advanced.cordis.snapshot.yml; cordis_inspect_query's data is upstream's JSDoc catalog: served"},
+	"advanced-toolchain":        {Profile: ProfileAdvanced, ServedTools: []string{"cordis_inspect_query"}, Note: "upstream's suite: EX/advanced.cordis.snapshot.yml"},
+	"web-fetch":                 {Profile: ProfileWeb, ServedTools: []string{"web_fetch"}, Note: "upstream's suite: EX/web.cordis.snapshot.yml with its loopback fixture server (not published): web_fetch served"},
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// SafetyStackTools are the tools whose bodies a recording can never have
+// served (the stack refuses them too).
+var SafetyStackTools = []string{"bash", "read", "write", "edit", "run_code", "job_output", "job_kill", "job_list"}
+
+func keysOf(m map[string]string) string {
+	return strings.Join(slices.Sorted(maps.Keys(m)), ", ")
+}

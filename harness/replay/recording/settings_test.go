@@ -49,8 +49,16 @@ func TestSettingsValidation(t *testing.T) {
 		{name: "workspace instructions off", json: `{"workspaceContext": {"maxBytes": 0}}`},
 		{name: "a negative instruction budget", json: `{"workspaceContext": {"maxBytes": -1}}`, line: 1, field: "workspaceContext", problem: "maxBytes must be >= 0"},
 		{name: "a compaction path outside the workspace", json: `{"workspaceContext": {"compactBaselineAtRead": "../x"}}`, line: 1, field: "workspaceContext", problem: "want a path inside the workspace"},
-		{name: "a known preparation", json: `{"prepareWorkspace": "prepareDelimiterPathWorkspace"}`},
-		{name: "an unknown preparation", json: `{"prepareWorkspace": "prepareEverything"}`, line: 1, field: "prepareWorkspace", problem: `unknown preparation "prepareEverything"`},
+		{name: "a known preparation", json: `{"prepare": "delimiter-path"}`},
+		{name: "the retired preparation key", json: `{"prepareWorkspace": "prepareDelimiterPathWorkspace"}`, line: 1, field: "prepareWorkspace", problem: "unknown key"},
+		{name: "a profile", json: `{"profile": "fs-search", "prepare": "fs-search-tree"}`},
+		{name: "an unknown profile", json: "{\n\"profile\": \"web2\"}", line: 2, field: "profile", problem: `unknown profile "web2" (known: advanced, default, fs-search, image`},
+		{name: "an unknown preparation", json: `{"prepare": "seed"}`, line: 1, field: "prepare", problem: `unknown preparation "seed"`},
+		{name: "a served tool beyond the stack", json: `{"servedTools": ["cordis_inspect_query", "pwsh"]}`},
+		{name: "a served bash is refused", json: "{\n\"servedTools\": [\"pwsh\", \"bash\"]}", line: 2, field: "servedTools", problem: `servedTools[1] "bash": a served body can never stand in for a tool of the safety stack`},
+		{name: "a served read is refused", json: `{"servedTools": ["read"]}`, line: 1, field: "servedTools", problem: "safety stack"},
+		{name: "a served job tool is refused", json: `{"servedTools": ["job_output"]}`, line: 1, field: "servedTools", problem: "safety stack"},
+		{name: "a served run_code is refused", json: `{"servedTools": ["run_code"]}`, line: 1, field: "servedTools", problem: "safety stack"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
