@@ -326,6 +326,10 @@ func newScratch(rec *recording.Recording) (*scratch, error) {
 			sc.remove()
 			return nil, fmt.Errorf("seed workspace from %s: %w", rec.Workspace, err)
 		}
+		if err := recording.RestoreLinks(ws, rec.Links); err != nil {
+			sc.remove()
+			return nil, fmt.Errorf("restore the seed's symlinks: %w", err)
+		}
 	}
 	if err := prepareWorkspace(rec.Settings.Prepare, ws); err != nil {
 		sc.remove()

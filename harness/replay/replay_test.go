@@ -554,6 +554,64 @@ func TestSuiteSettingsWithoutFile(t *testing.T) {
 	}
 }
 
+// TestShelfFormSymlinks: agent-instructions as a checkout without
+// symlinks stores it (AGENTS.md and nested/AGENTS.md as link stubs: files
+// holding their target, no newline) matches with our settings file and with
+// upstream's suite settings for the name, both of which list the links; a
+// settings file that does not list them leaves the stubs plain files, and
+// the instructions then differ.
+func TestShelfFormSymlinks(t *testing.T) {
+	isolate.Require(t)
+	shelf := func(t *testing.T) string {
+		dir := filepath.Join(t.TempDir(), "agent-instructions")
+		if err := recording.CopyTree(filepath.Join(root, "transcripts", "agent-instructions"), dir); err != nil {
+			t.Fatal(err)
+		}
+		for _, rel := range []string{"AGENTS.md", "nested/AGENTS.md"} {
+			p := filepath.Join(dir, recording.WorkspaceDir, rel)
+			target, err := os.Readlink(p)
+			if err != nil {
+				t.Fatalf("our copy's %s is no symlink: %v", rel, err)
+			}
+			if err := os.Remove(p); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, []byte(target), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return dir
+	}
+	opt := replay.Options{LauncherPath: sandboxtest.Runner(t)}
+	t.Run("settings file", func(t *testing.T) {
+		r := replay.Replay(context.Background(), shelf(t), opt)
+		if r.Verdict != replay.Match {
+			t.Fatalf("%s\n%s", r.Summary(), r.Detail())
+		}
+	})
+	t.Run("suite settings", func(t *testing.T) {
+		dir := shelf(t)
+		if err := os.Remove(filepath.Join(dir, recording.SettingsFile)); err != nil {
+			t.Fatal(err)
+		}
+		r := replay.Replay(context.Background(), dir, opt)
+		if r.Verdict != replay.Match {
+			t.Fatalf("%s\n%s", r.Summary(), r.Detail())
+		}
+	})
+	t.Run("links not listed", func(t *testing.T) {
+		dir := shelf(t)
+		settings := `{"workspaceContext": {"projectRootMarkers": [".dsh-project"], "compactBaselineAtRead": "nested/task.txt"}, "prepare": "delimiter-path"}`
+		if err := os.WriteFile(filepath.Join(dir, recording.SettingsFile), []byte(settings), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r := replay.Replay(context.Background(), dir, opt)
+		if r.Verdict != replay.Mismatch || !strings.Contains(r.Detail(), "workspace-instructions") {
+			t.Fatalf("the stubs were read as links without the setting: %s\n%s", r.Summary(), r.Detail())
+		}
+	})
+}
+
 // oracleDepartures are the oracle recordings our stack does not match on
 // purpose: the recording's first difference must be the named one, so a
 // departure cannot hide another.

@@ -63,3 +63,76 @@ func linkInside(rel, link string) error {
 	}
 	return nil
 }
+
+// maxLinkStub bounds a link stub's size: the target path a checkout without
+// symlinks writes, which Linux bounds at PATH_MAX.
+const maxLinkStub = 4096
+
+// SeedLink is one entry of the symlinks setting found in a seed: its path
+// relative to the seed and, when the seed stores it as a link stub, the
+// target to restore ("" when it is a symlink already).
+type SeedLink struct {
+	Path, Stub string
+}
+
+// SeedLinks checks the symlinks setting against the seed root: each path
+// must be a symlink there (copied as one by [CopyTree]) or a link stub, the
+// plain file a checkout without symlinks (git's core.symlinks=false, an
+// archive that flattens links) writes instead: its whole content is the
+// target path, with no newline, relative, staying inside the seed and
+// naming an entry of the seed. Anything else (a missing path, a directory,
+// a file whose content is not such a path) is an error naming the path, so
+// the setting can never turn a real file into a link. Only the listed
+// paths are looked at.
+func SeedLinks(root string, paths []string) ([]SeedLink, error) {
+	out := make([]SeedLink, len(paths))
+	for i, rel := range paths {
+		out[i].Path = rel
+		p := filepath.Join(root, rel)
+		fi, err := os.Lstat(p)
+		switch {
+		case err != nil:
+			return nil, fmt.Errorf("%s: not in the seed: %w", rel, err)
+		case fi.Mode()&fs.ModeSymlink != 0:
+			continue
+		case !fi.Mode().IsRegular():
+			return nil, fmt.Errorf("%s: neither a symlink nor a link stub (a plain file holding the link's target)", rel)
+		case fi.Size() == 0 || fi.Size() > maxLinkStub:
+			return nil, fmt.Errorf("%s: a plain file of %d bytes is not a link stub (its content would be the target path, 1 to %d bytes)", rel, fi.Size(), maxLinkStub)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		target := string(data)
+		if strings.ContainsAny(target, "\x00\n") {
+			return nil, fmt.Errorf("%s: a plain file holding %q is not a link stub (a target path, no newline)", rel, target)
+		}
+		if err := linkInside(rel, target); err != nil {
+			return nil, fmt.Errorf("%s: link stub: %w", rel, err)
+		}
+		if _, err := os.Lstat(filepath.Join(root, filepath.Dir(rel), target)); err != nil {
+			return nil, fmt.Errorf("%s: a plain file holding %q is not a link stub: no such entry in the seed", rel, target)
+		}
+		out[i].Stub = target
+	}
+	return out, nil
+}
+
+// RestoreLinks makes each link stub of links (see [SeedLinks]) in the
+// copied workspace ws the symlink it stands for.
+func RestoreLinks(ws string, links []SeedLink) error {
+	for _, l := range links {
+		if l.Stub == "" {
+			continue
+		}
+		p := filepath.Join(ws, l.Path)
+		if err := os.Remove(p); err != nil {
+			return err
+		}
+		if err := os.Symlink(l.Stub, p); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -201,6 +201,9 @@ type Recording struct {
 	// Settings are dshsim.replay.json; when it is absent, upstream's suite
 	// settings for a scenario of this name ([SuiteSettings]), else zero.
 	Settings Settings
+	// Links are the settings' symlinks as found in the seed (those stored as
+	// link stubs are restored in the replay's workspace).
+	Links []SeedLink
 	// HasSettings reports whether dshsim.replay.json exists.
 	HasSettings bool
 	// SuiteSettings reports that Settings come from [SuiteSettings] (upstream's
@@ -356,6 +359,27 @@ func (l loader) optional(r *Recording) error {
 	case ok:
 		r.Settings, r.SuiteSettings = s, true
 	}
+	return l.seedLinks(r)
+}
+
+// seedLinks checks the settings' symlinks against the seed (an error names
+// the path under workspace/ and where the setting came from).
+func (l loader) seedLinks(r *Recording) error {
+	if len(r.Settings.Symlinks) == 0 {
+		return nil
+	}
+	from := SettingsFile
+	if r.SuiteSettings {
+		from = "upstream's suite settings for " + r.Name
+	}
+	if r.Workspace == "" {
+		return l.fail(WorkspaceDir, 0, "symlinks", "missing, but %s lists symlinks in it", from)
+	}
+	links, err := SeedLinks(r.Workspace, r.Settings.Symlinks)
+	if err != nil {
+		return l.fail(WorkspaceDir, 0, "symlinks", "%v (listed by %s)", err, from)
+	}
+	r.Links = links
 	return nil
 }
 

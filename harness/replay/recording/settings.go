@@ -64,6 +64,10 @@ type Settings struct {
 	// Prepare names upstream's workspace preparation for the scenario
 	// ([Preparations]), run after workspace/ is copied.
 	Prepare string `json:"prepare,omitempty"`
+	// Symlinks are the workspace paths upstream's fixture holds as
+	// symlinks: each is one in the seed, or a link stub (the file a
+	// checkout without symlinks writes) restored as one ([SeedLinks]).
+	Symlinks []string `json:"symlinks,omitempty"`
 	// ServedTools are tools whose bodies are served from the recording
 	// (never a tool of the safety stack).
 	ServedTools []string `json:"servedTools,omitempty"`
@@ -213,6 +217,8 @@ var SettingKeys = []SettingKey{
 		"composes the overlay's tools beyond the safety stack (and leaves out what a standalone overlay does not mount); a tool the recording calls adds its area too"},
 	{"prepare", "fs-search-tree, editing-cordis-skill or delimiter-path", "fs-glob-sampling: prepareFsSearchWorkspace; skill-load: prepareEditingCordisSkillWorkspace; agent-instructions: prepareDelimiterPathWorkspace",
 		"prepares the workspace as upstream's suite does, after workspace/ is copied"},
+	{"symlinks", "list of paths inside workspace/, each a symlink there or a link stub (a plain file holding only the link's relative target, no newline, naming an entry of the seed)", "agent-instructions: its fixture's AGENTS.md and nested/AGENTS.md are symlinks to AGENTS.canonical.md",
+		"restores each listed link stub as the symlink it stands for after workspace/ is copied (a checkout with core.symlinks=false stores a link as such a file); a listed path that is neither is an error, and no other file is touched"},
 	{"servedTools", "list of tool names, none of bash, read, write, edit, run_code, job_output, job_kill, job_list", "cordis-inspect-jsdoc: cordis_inspect_query (its data is upstream's JSDoc catalog)",
 		"serves those tools' bodies from the recording (the report names them); everything around a body runs"},
 	{"note", "string", "(ours)", "why the recording needs settings; for reviewers, not read by the replay"},
@@ -275,6 +281,14 @@ func (s Settings) validate(name string, data []byte) error {
 	}
 	if _, ok := Preparations[s.Prepare]; s.Prepare != "" && !ok {
 		return fail("prepare", "unknown preparation %q (known: %s)", s.Prepare, keysOf(Preparations))
+	}
+	for i, p := range s.Symlinks {
+		if !filepath.IsLocal(p) || p != filepath.Clean(p) {
+			return fail("symlinks", "symlinks[%d] %q: want a clean path inside the workspace", i, p)
+		}
+		if slices.Contains(s.Symlinks[:i], p) {
+			return fail("symlinks", "symlinks[%d] %q: listed twice", i, p)
+		}
 	}
 	for i, t := range s.ServedTools {
 		if slices.Contains(SafetyStackTools, t) {
@@ -390,8 +404,8 @@ var SuiteSettings = map[string]Settings{
 	"session-title-after-turn": {SessionTitleLLM: &TitleLLM{Provider: "title-replay", Model: "title-model", TargetWords: 5, TargetCjkCharacters: 10, MaxInputBytes: 4096, MaxOutputTokens: 32, TimeoutMs: 5000},
 		Note: "upstream's suite: EX/session-title.cordis.snapshot.yml, session-title-first-prompt-llm on the title-replay/title-model route, whose replay takes replay.override.json"},
 	"agent-instructions": {WorkspaceContext: &WorkspaceContext{ProjectRootMarkers: []string{".dsh-project"}, CompactBaselineAtRead: "nested/task.txt"},
-		Prepare: "delimiter-path",
-		Note:    "upstream's suite: EX/agent-instructions.cordis.snapshot.yml (projectRootMarkers [.dsh-project], fixture workspace-context-compaction.ts) and prepareDelimiterPathWorkspace"},
+		Prepare: "delimiter-path", Symlinks: []string{"AGENTS.md", "nested/AGENTS.md"},
+		Note: "upstream's suite: EX/agent-instructions.cordis.snapshot.yml (projectRootMarkers [.dsh-project], fixture workspace-context-compaction.ts), prepareDelimiterPathWorkspace, and the fixture's AGENTS.md links"},
 	// The scenarios of the tools beyond the safety stack.
 	"read-image":                {Profile: ProfileImage, Note: "upstream's suite: EX/image.cordis.snapshot.yml"},
 	"read-image-dimension":      {Profile: ProfileImage, Note: "upstream's suite: EX/image.cordis.snapshot.yml"},

@@ -57,6 +57,11 @@ func TestSettingsValidation(t *testing.T) {
 		{name: "a served tool beyond the stack", json: `{"servedTools": ["cordis_inspect_query", "pwsh"]}`},
 		{name: "a served bash is refused", json: "{\n\"servedTools\": [\"pwsh\", \"bash\"]}", line: 2, field: "servedTools", problem: `servedTools[1] "bash": a served body can never stand in for a tool of the safety stack`},
 		{name: "a served read is refused", json: `{"servedTools": ["read"]}`, line: 1, field: "servedTools", problem: "safety stack"},
+		{name: "symlinks", json: `{"symlinks": ["AGENTS.md", "nested/AGENTS.md"]}`},
+		{name: "a symlink outside the workspace", json: "{\n\"symlinks\": [\"AGENTS.md\", \"../AGENTS.md\"]}", line: 2, field: "symlinks", problem: `symlinks[1] "../AGENTS.md": want a clean path inside the workspace`},
+		{name: "an absolute symlink path", json: `{"symlinks": ["/etc/AGENTS.md"]}`, line: 1, field: "symlinks", problem: "want a clean path inside the workspace"},
+		{name: "an unclean symlink path", json: `{"symlinks": ["nested/../AGENTS.md"]}`, line: 1, field: "symlinks", problem: "want a clean path inside the workspace"},
+		{name: "a symlink listed twice", json: `{"symlinks": ["AGENTS.md", "AGENTS.md"]}`, line: 1, field: "symlinks", problem: `symlinks[1] "AGENTS.md": listed twice`},
 		{name: "a served job tool is refused", json: `{"servedTools": ["job_output"]}`, line: 1, field: "servedTools", problem: "safety stack"},
 		{name: "a served run_code is refused", json: `{"servedTools": ["run_code"]}`, line: 1, field: "servedTools", problem: "safety stack"},
 	}
