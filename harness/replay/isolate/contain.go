@@ -201,6 +201,10 @@ func netNS() (string, error) {
 	return os.Readlink("/proc/self/ns/net")
 }
 
+// notContained begins every error of checkContained: a child that started
+// and is not contained is a defect here, not a missing capability.
+const notContained = "isolate: the child is not contained: "
+
 // checkContained refuses to run the handler unless the child is contained:
 // /tmp is a tmpfs on another device than the host's (hostTmp, the parent's
 // /tmp device, decimal), / is read-only, and the network namespace is not
@@ -208,30 +212,30 @@ func netNS() (string, error) {
 func checkContained(hostTmp, hostNet string) error {
 	var sfs unix.Statfs_t
 	if err := unix.Statfs("/tmp", &sfs); err != nil {
-		return fmt.Errorf("isolate: statfs /tmp: %w", err)
+		return fmt.Errorf(notContained+"statfs /tmp: %w", err)
 	}
 	if sfs.Type != unix.TMPFS_MAGIC {
-		return fmt.Errorf("isolate: the child's /tmp is not a tmpfs (type %#x)", sfs.Type)
+		return fmt.Errorf(notContained+"its /tmp is not a tmpfs (type %#x)", sfs.Type)
 	}
 	var st unix.Stat_t
 	if err := unix.Stat("/tmp", &st); err != nil {
-		return fmt.Errorf("isolate: stat /tmp: %w", err)
+		return fmt.Errorf(notContained+"stat /tmp: %w", err)
 	}
 	if strconv.FormatUint(st.Dev, 10) == hostTmp {
-		return errors.New("isolate: the child's /tmp is the host's /tmp")
+		return errors.New(notContained + "its /tmp is the host's /tmp")
 	}
 	if err := unix.Statfs("/", &sfs); err != nil {
-		return fmt.Errorf("isolate: statfs /: %w", err)
+		return fmt.Errorf(notContained+"statfs /: %w", err)
 	}
 	if sfs.Flags&unix.ST_RDONLY == 0 {
-		return errors.New("isolate: the host's / is writable in the child")
+		return errors.New(notContained + "the host's / is writable")
 	}
 	ns, err := netNS()
 	if err != nil {
-		return fmt.Errorf("isolate: the child's network namespace: %w", err)
+		return fmt.Errorf(notContained+"its network namespace: %w", err)
 	}
 	if ns == hostNet || !strings.HasPrefix(ns, "net:") {
-		return fmt.Errorf("isolate: the child shares the host's network namespace (%s)", ns)
+		return fmt.Errorf(notContained+"it shares the host's network namespace (%s)", ns)
 	}
 	return nil
 }

@@ -234,15 +234,22 @@ func Available() error {
 type Skipper interface {
 	Helper()
 	Skipf(format string, args ...any)
+	Fatalf(format string, args ...any)
 }
 
 // Require skips the calling test when [Run] cannot start isolated children
 // here, naming the capability that is missing: the one check of every test
-// that runs work isolated.
+// that runs work isolated. A child that started but found itself not
+// contained is a defect, never a missing capability: the test fails.
 func Require(t Skipper) {
 	t.Helper()
-	if err := Available(); err != nil {
-		t.Skipf("needs user namespaces (or CAP_SYS_ADMIN) for a private /tmp: %v", err)
+	err := Available()
+	switch {
+	case err == nil:
+	case strings.Contains(err.Error(), notContained):
+		t.Fatalf("the isolated child is broken: %v", err)
+	default:
+		t.Skipf("needs user namespaces (or CAP_SYS_ADMIN) for a contained child: %v", err)
 	}
 }
 
