@@ -92,7 +92,7 @@ func TestAsAnotherUser(t *testing.T) {
 		t.Fatalf("as root: %s\n%s", r.Summary(), r.Detail())
 	}
 	asuser.RunTests(t, asuser.Run{
-		Tests:       []string{"TestTranscriptsMatch", "TestOurRecordingsMatch", "TestModelWaitsForBackgroundJobs", "TestConcurrentReplaysOfOneRecording", "TestNothingLeftInTmp", "TestWorkspaceWriteRecordingsUnderLandlock"},
+		Tests:       []string{"TestTranscriptsMatch", "TestOurRecordingsMatch", "TestModelWaitsForBackgroundJobs", "TestConcurrentReplaysOfOneRecording", "TestNothingLeftInTmp", "TestWorkspaceWriteRecordingsUnderLandlock", "TestHostileRecordingLeavesNothingOnTheHost"},
 		Executables: map[string]string{sandboxtest.RunnerEnv: sandboxtest.Runner(t)},
 	})
 }

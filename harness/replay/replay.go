@@ -58,6 +58,15 @@ type Options struct {
 	// StrictHooks fails closed where upstream's hooks fail open (a hook
 	// config that cannot be loaded, a hook that cannot run).
 	StrictHooks bool `json:",omitempty"`
+	// TmpSize bounds the replay's private /tmp in bytes (0:
+	// isolate.DefaultTmpSize).
+	TmpSize int64 `json:",omitempty"`
+	// Seed bounds the workspace seed (zero fields: the defaults).
+	Seed recording.SeedBounds
+	// Trusted replays on the host, uncontained, where no contained child
+	// can be made (without it such a replay fails); where one can, the
+	// replay is contained all the same.
+	Trusted bool `json:",omitempty"`
 	// Stderr receives what the isolated replay writes to its stdout and
 	// stderr (nil: os.Stderr); never part of a report.
 	Stderr io.Writer `json:"-"`
@@ -161,7 +170,7 @@ func replay(ctx context.Context, dir string, opt Options, res *Result) ([]byte, 
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	sc, err := newScratch(p.rec)
+	sc, err := newScratch(p.rec, opt.Seed)
 	if err != nil {
 		return nil, err
 	}
@@ -245,18 +254,18 @@ type scratch struct {
 	log                 *session.Log
 }
 
-// newScratch makes the workspace, seeded from the recording's, and opens a
-// fresh session log; on failure it leaves nothing behind.
-func newScratch(rec *recording.Recording) (*scratch, error) {
+// newScratch makes the workspace, seeded from the recording's under bounds,
+// and opens a fresh session log; on failure it leaves nothing behind.
+func newScratch(rec *recording.Recording, bounds recording.SeedBounds) (*scratch, error) {
 	ws, err := outfile.Mkdtemp("/tmp", "acp-snap-cwd-")
 	if err != nil {
 		return nil, err
 	}
 	sc := &scratch{ws: ws, sessionID: newUUID()}
 	if rec.Workspace != "" {
-		if err := recording.CopyTree(rec.Workspace, ws); err != nil {
+		if err := recording.CopySeed(rec.Workspace, ws, bounds); err != nil {
 			sc.remove()
-			return nil, fmt.Errorf("seed workspace from %s: %w", rec.Workspace, err)
+			return nil, fmt.Errorf("seed workspace: %w", err)
 		}
 	}
 	if sc.logDir, err = outfile.Mkdtemp("/tmp", "acp-snap-sessions-"); err != nil {
