@@ -23,7 +23,11 @@ const isolatedName = "dsh-replay"
 // tool generates; only an init function runs in every one of them before
 // main, so the child becomes the replay before that main (a test run, a flag
 // parse) starts.
-func init() { isolate.Serve(isolatedName, serveIsolated) }
+// The recording child (dsh-record) is served the same way.
+func init() {
+	isolate.Serve(isolatedName, serveIsolated)
+	isolate.Serve(recordName, serveRecord)
+}
 
 // request and response cross into and out of the isolated child.
 type request struct {
@@ -36,6 +40,7 @@ type response struct {
 	Expected []projection.Item
 	Got      []projection.Item
 	Log      []byte
+	Run      *runFacts
 }
 
 // CheckIsolation reports whether replays can be contained here; the error
@@ -54,6 +59,13 @@ func CheckIsolation() error {
 // nothing but the kept log (Options.LogDir). Where no contained child can be
 // made, it fails, unless Options.Trusted: then it replays here, on the host.
 func Replay(ctx context.Context, dir string, opt Options) *Result {
+	res, _ := replayIsolated(ctx, dir, opt)
+	return res
+}
+
+// replayIsolated is Replay, also returning our log and the run's facts
+// (nil when the replay failed).
+func replayIsolated(ctx context.Context, dir string, opt Options) (*Result, *response) {
 	start := time.Now()
 	res := &Result{Name: filepath.Base(filepath.Clean(dir)), Dir: dir}
 	defer func() { res.Duration = time.Since(start) }()
@@ -63,22 +75,22 @@ func Replay(ctx context.Context, dir string, opt Options) *Result {
 	}
 	if err := CheckIsolation(); err != nil {
 		if !opt.Trusted {
-			return fail(err)
+			return fail(err), nil
 		}
 		return replayTrusted(ctx, dir, opt, start)
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
-		return fail(err)
+		return fail(err), nil
 	}
 	if opt.LauncherPath != "" {
 		if opt.LauncherPath, err = filepath.Abs(opt.LauncherPath); err != nil {
-			return fail(err)
+			return fail(err), nil
 		}
 	}
 	req, err := json.Marshal(request{Dir: abs, Options: opt})
 	if err != nil {
-		return fail(err)
+		return fail(err), nil
 	}
 	share := []string{abs}
 	if opt.LauncherPath != "" {
@@ -86,18 +98,18 @@ func Replay(ctx context.Context, dir string, opt Options) *Result {
 	}
 	out, err := isolate.Run(ctx, isolatedName, req, isolate.Options{Stderr: opt.Stderr, Share: share, TmpSize: opt.TmpSize})
 	if err != nil {
-		return fail(fmt.Errorf("isolated replay: %w", err))
+		return fail(fmt.Errorf("isolated replay: %w", err)), nil
 	}
 	var resp response
 	if err := json.Unmarshal(out, &resp); err != nil || resp.Result == nil {
-		return fail(fmt.Errorf("isolated replay: undecodable response (%v)", err))
+		return fail(fmt.Errorf("isolated replay: undecodable response (%v)", err)), nil
 	}
 	*res = *resp.Result
 	res.Dir, res.Expected, res.Got = dir, resp.Expected, resp.Got
 	if err := keepLog(opt, res, resp.Log); err != nil {
-		return fail(err)
+		return fail(err), nil
 	}
-	return res
+	return res, &resp
 }
 
 // keepLog writes our log to Options.LogDir when asked.
@@ -120,7 +132,7 @@ const TrustedNote = "replayed uncontained (-trusted): its hooks and commands ran
 // replayTrusted replays the recording in dir in this process, on the host:
 // what its hooks and commands do happens here. The spill root, a fixed path
 // in the host's /tmp, is removed afterwards unless it was there before.
-func replayTrusted(ctx context.Context, dir string, opt Options, start time.Time) *Result {
+func replayTrusted(ctx context.Context, dir string, opt Options, start time.Time) (*Result, *response) {
 	spillRoot := SpillRoot(filepath.Base(filepath.Clean(dir)))
 	var leave []string
 	for _, p := range []string{spillRoot, spillRoot + ".lock"} {
@@ -133,11 +145,15 @@ func replayTrusted(ctx context.Context, dir string, opt Options, start time.Time
 		os.RemoveAll(p)
 	}
 	res.Notes = append(res.Notes, TrustedNote)
+	res.Duration = time.Since(start)
 	if err := keepLog(opt, res, log); err != nil {
 		res.Verdict, res.Error = Failed, err.Error()
+		return res, nil
 	}
-	res.Duration = time.Since(start)
-	return res
+	if res.Verdict == Failed {
+		return res, nil
+	}
+	return res, &response{Result: res, Expected: res.Expected, Got: res.Got, Log: log, Run: res.run}
 }
 
 func serveIsolated(ctx context.Context, data []byte) ([]byte, error) {
@@ -146,5 +162,5 @@ func serveIsolated(ctx context.Context, data []byte) ([]byte, error) {
 		return nil, fmt.Errorf("replay request: %w", err)
 	}
 	res, log := replayHere(ctx, req.Dir, req.Options)
-	return json.Marshal(response{Result: res, Expected: res.Expected, Got: res.Got, Log: log})
+	return json.Marshal(response{Result: res, Expected: res.Expected, Got: res.Got, Log: log, Run: res.run})
 }

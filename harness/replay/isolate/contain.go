@@ -46,13 +46,13 @@ var devLinks = [][2]string{
 //  5. the PID namespace's own /proc (a pid read from the host's /proc would
 //     name a host process: a bwrap with --unshare-pid started in the child
 //     opened the namespaces of whatever host process had its child's pid);
-//  6. loopback up in the fresh network namespace, which has no other
-//     interface.
+//  6. when newNet, loopback up in the fresh network namespace, which has
+//     no other interface.
 //
 // The run stage then enters a user and mount namespace of its own
 // (runInit), which locks all of this: no process of the replay, whatever
 // its capabilities there, can remount, unmount or widen it.
-func contain(share []string, tmpSize int64) error {
+func contain(share []string, tmpSize int64, newNet bool) error {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("isolate: make the child's mounts private: %w", err)
 	}
@@ -88,6 +88,9 @@ func contain(share []string, tmpSize int64) error {
 	}
 	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
 		return fmt.Errorf("isolate: mount the child's PID namespace's /proc: %w", err)
+	}
+	if !newNet {
+		return nil
 	}
 	if err := loopbackUp(); err != nil {
 		return fmt.Errorf("isolate: bring up loopback in the child's network namespace: %w", err)
@@ -208,7 +211,7 @@ const notContained = "isolate: the child is not contained: "
 // checkContained refuses to run the handler unless the child is contained:
 // /tmp is a tmpfs on another device than the host's (hostTmp, the parent's
 // /tmp device, decimal), / is read-only, and the network namespace is not
-// the host's (hostNet, the parent's).
+// the host's (hostNet, the parent's; "" when the child keeps the host's).
 func checkContained(hostTmp, hostNet string) error {
 	var sfs unix.Statfs_t
 	if err := unix.Statfs("/tmp", &sfs); err != nil {
@@ -229,6 +232,9 @@ func checkContained(hostTmp, hostNet string) error {
 	}
 	if sfs.Flags&unix.ST_RDONLY == 0 {
 		return errors.New(notContained + "the host's / is writable")
+	}
+	if hostNet == "" {
+		return nil
 	}
 	ns, err := netNS()
 	if err != nil {

@@ -126,7 +126,7 @@ func setup(name string) (int, error) {
 	if err != nil || size <= 0 {
 		return 0, fmt.Errorf("isolate: %s=%q: want a positive number of bytes", envTmpSize, os.Getenv(envTmpSize))
 	}
-	if err := contain(share, size); err != nil {
+	if err := contain(share, size, os.Getenv(envHostNet) != ""); err != nil {
 		return 0, err
 	}
 	return runInit(name)
@@ -166,14 +166,18 @@ func serve(h Handler) ([]byte, error) {
 	return h(ctx, req)
 }
 
-func setEnv(env []string, key, value string) []string {
-	out := make([]string, 0, len(env)+1)
+func unsetEnv(env []string, key string) []string {
+	out := make([]string, 0, len(env))
 	for _, kv := range env {
 		if !strings.HasPrefix(kv, key+"=") {
 			out = append(out, kv)
 		}
 	}
-	return append(out, key+"="+value)
+	return out
+}
+
+func setEnv(env []string, key, value string) []string {
+	return append(unsetEnv(env, key), key+"="+value)
 }
 
 // mode is how children get their namespaces here.
@@ -195,7 +199,7 @@ func (m mode) String() string {
 var extraCloneFlags uintptr
 
 func (m mode) attr() *syscall.SysProcAttr {
-	a := &syscall.SysProcAttr{Cloneflags: unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWNET | extraCloneFlags, Pdeathsig: syscall.SIGKILL}
+	a := &syscall.SysProcAttr{Cloneflags: unix.CLONE_NEWNS | unix.CLONE_NEWPID | extraCloneFlags, Pdeathsig: syscall.SIGKILL}
 	if m == userns {
 		uid, gid := os.Getuid(), os.Getgid()
 		a.Cloneflags |= unix.CLONE_NEWUSER
@@ -311,6 +315,14 @@ type Options struct {
 	Share []string
 	// TmpSize bounds the private /tmp in bytes (0: [DefaultTmpSize]).
 	TmpSize int64
+	// HostNetwork keeps the host's network namespace, for a child that
+	// must reach a server (dsh-record's live model); everything else of the
+	// containment stays.
+	HostNetwork bool
+	// Unset names environment variables the child does not inherit (a
+	// secret the request carries instead: a child's initial environment is
+	// readable by every process of its user in its PID namespace).
+	Unset []string
 }
 
 // Run starts the child registered as name (see [Serve]) with request on its
@@ -370,9 +382,13 @@ func start(ctx context.Context, m mode, name string, request []byte, opt Options
 	if err := unix.Stat("/tmp", &st); err != nil {
 		return nil, fmt.Errorf("isolate: stat the host's /tmp: %w", err)
 	}
-	hostNet, err := netNS()
-	if err != nil {
-		return nil, fmt.Errorf("isolate: the host's network namespace: %w", err)
+	attr := m.attr()
+	hostNet := "" // the child keeps the host's network namespace
+	if !opt.HostNetwork {
+		attr.Cloneflags |= unix.CLONE_NEWNET
+		if hostNet, err = netNS(); err != nil {
+			return nil, fmt.Errorf("isolate: the host's network namespace: %w", err)
+		}
 	}
 	size := opt.TmpSize
 	if size == 0 {
@@ -392,10 +408,13 @@ func start(ctx context.Context, m mode, name string, request []byte, opt Options
 	cmd.Env = setEnv(cmd.Env, envShare, string(shareJSON))
 	cmd.Env = setEnv(cmd.Env, envHostNet, hostNet)
 	cmd.Env = setEnv(cmd.Env, envTmpSize, strconv.FormatInt(size, 10))
+	for _, name := range opt.Unset {
+		cmd.Env = unsetEnv(cmd.Env, name)
+	}
 	cmd.Stdin = bytes.NewReader(request)
 	cmd.Stdout, cmd.Stderr = opt.Stderr, opt.Stderr
 	cmd.ExtraFiles = []*os.File{w}
-	cmd.SysProcAttr = m.attr()
+	cmd.SysProcAttr = attr
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = Grace
 	err = cmd.Start()
