@@ -27,7 +27,9 @@
 //     would name a host process: a bwrap with --unshare-pid started in the
 //     child opened the namespaces of whatever host process had its child's
 //     pid, and failed);
-//  6. brings up loopback, the only interface of the fresh network namespace;
+//  6. brings up loopback, the only interface of the fresh network namespace
+//     (a child run with [Options.HostNetwork], dsh-record's, which reaches
+//     its live model, keeps the host's network namespace instead);
 //  7. starts the run stage in a user and mount namespace of its own, which
 //     locks every mount above (a namespace owned by a less privileged user
 //     namespace can neither remount, unmount nor reveal what it was given);

@@ -117,6 +117,26 @@ func TestChildIsContained(t *testing.T) {
 	}
 }
 
+// TestHostNetworkKeepsTheRest: a child with HostNetwork (dsh-record's,
+// whose live model it reaches) is in the host's network namespace, and the
+// host is read-only for it all the same.
+func TestHostNetworkKeepsTheRest(t *testing.T) {
+	isolate.Require(t)
+	host := hostDir(t)
+	target := filepath.Join(host, "from-the-child")
+	f, err := isolate.Probe(context.Background(), isolate.ProbeRequest{Create: []string{target}, HostNetwork: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.NetNS != hostNetNS(t) {
+		t.Errorf("the child's network namespace is %q, want the host's %q", f.NetNS, hostNetNS(t))
+	}
+	if !strings.Contains(f.Writes[target], "read-only file system") {
+		t.Errorf("creating %s: %q, want read-only file system", target, f.Writes[target])
+	}
+	assertEmpty(t, host)
+}
+
 // hostDir is a fresh directory of the host outside /tmp that the test can
 // write (checked), removed at the end.
 func hostDir(t *testing.T) string {
@@ -342,7 +362,7 @@ func TestAsAnotherUser(t *testing.T) {
 	}
 	isolate.Require(t)
 	asuser.RunTests(t, asuser.Run{
-		Tests:       []string{"TestChildHasAPrivateTmp", "TestChildIsContained", "TestConcurrentChildrenHaveTheirOwnTmp", "TestSharedPathsAreVisibleReadOnly", "TestSandboxBackendsWorkInside"},
+		Tests:       []string{"TestChildHasAPrivateTmp", "TestChildIsContained", "TestHostNetworkKeepsTheRest", "TestConcurrentChildrenHaveTheirOwnTmp", "TestSharedPathsAreVisibleReadOnly", "TestSandboxBackendsWorkInside"},
 		Executables: map[string]string{sandboxtest.RunnerEnv: sandboxtest.Runner(t)},
 	})
 }

@@ -68,6 +68,8 @@ type ProbeRequest struct {
 	Overwrite []string `json:"overwrite,omitempty"`
 	// Remount are mount points the child tries to make writable again.
 	Remount []string `json:"remount,omitempty"`
+	// HostNetwork runs the child with [Options.HostNetwork].
+	HostNetwork bool `json:"-"`
 }
 
 // Probe runs a child that tries what req asks and reports what it saw.
@@ -77,7 +79,7 @@ func Probe(ctx context.Context, req ProbeRequest) (Facts, error) {
 	if err != nil {
 		return Facts{}, err
 	}
-	out, err := Run(ctx, probeName, in, Options{})
+	out, err := Run(ctx, probeName, in, Options{HostNetwork: req.HostNetwork})
 	if err != nil {
 		return Facts{}, err
 	}
