@@ -418,10 +418,14 @@ func askAtTerminal(ctx context.Context, req pipeline.ApprovalRequest) (recording
 	return askOn(ctx, tty, tty, req)
 }
 
-// askOn asks on w and reads the answer from r: y or yes allows once,
-// anything else rejects.
+// askOn asks on w, showing the call (pipeline.ApprovalRequest.Subject), and
+// reads the answer from r: y or yes allows once, anything else rejects.
 func askOn(_ context.Context, r io.Reader, w io.Writer, req pipeline.ApprovalRequest) (recording.Answer, error) {
-	fmt.Fprintf(w, "dsh-record: the model's %s call %s asks for approval: %s\n  allow once? [y/N] ", req.ToolName, req.CallID, req.Reason)
+	fmt.Fprintf(w, "dsh-record: the model's %s call %s asks for approval: %s\n", req.ToolName, req.CallID, req.Reason)
+	if sub := req.Subject(); sub != "" {
+		fmt.Fprintf(w, "  the call: %s\n", sub)
+	}
+	fmt.Fprint(w, "  allow once? [y/N] ")
 	line, err := bufio.NewReader(r).ReadString('\n')
 	if err != nil && line == "" {
 		return recording.Answer{}, fmt.Errorf("no answer to the approval of %s call %s: %v", req.ToolName, req.CallID, err)
