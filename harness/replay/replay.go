@@ -405,7 +405,8 @@ func (p *prepared) stackConfig(sc *scratch, opt Options) (stack.Config, []string
 		MaxConcurrentJobsPerOwner: valueOr0(set.MaxConcurrentJobsPerOwner),
 		BashPromoteOnTimeout:      &promote,
 		SessionQuery:              set.SessionQuery,
-		HooksDir:                  sc.ws, // the launch cwd: workspace/hooks.json and codex-hooks.json load from it
+		SessionStore:              sc.logDir, // the replay's sessions: its own
+		HooksDir:                  sc.ws,     // the launch cwd: workspace/hooks.json and codex-hooks.json load from it
 		HooksStrict:               opt.StrictHooks,
 		ToolsMode:                 p.toolsMode,
 	}, notes

@@ -49,7 +49,9 @@
 // A call must run for an agent with a session log. session_id omitted means
 // the caller's session; another id is refused as outside the caller's
 // workspace unless [Config.Sessions] resolves it to a session whose header
-// cwd is the caller's.
+// cwd is the caller's. [Store] resolves the ids of a directory of session
+// logs, every workspace's (the stack's Config.SessionStore), by the id in
+// each header; a stored session is read from its file, never written.
 //
 // # Imports
 //
