@@ -16,6 +16,7 @@ import (
 	"github.com/dshsim/dshsim/harness/replay/isolate"
 	"github.com/dshsim/dshsim/harness/replay/projection"
 	"github.com/dshsim/dshsim/harness/replay/recording"
+	"github.com/dshsim/dshsim/sandbox/sandboxtest"
 )
 
 // hostile is a recording turned against the host: its hook and its bash
@@ -99,7 +100,9 @@ func (h hostile) make(t *testing.T, hostDir string, port int) string {
 // show each attempt refused.
 func TestHostileRecordingLeavesNothingOnTheHost(t *testing.T) {
 	isolate.Require(t)
-	hostDir := writableHostDir(t)
+	// Made by the test, so its user can write it: only containment keeps
+	// the replay from writing it too.
+	hostDir := sandboxtest.TempDir(t, "dshsim-hostile-")
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -128,12 +131,8 @@ func TestHostileRecordingLeavesNothingOnTheHost(t *testing.T) {
 			}
 		})
 	}
-	ents, err := os.ReadDir(hostDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range ents {
-		t.Errorf("the hostile recording wrote %s on the host", filepath.Join(hostDir, e.Name()))
+	for _, left := range sandboxtest.Leftovers(hostDir) {
+		t.Errorf("the hostile recording wrote %s on the host", left)
 	}
 	if err := ln.(*net.TCPListener).SetDeadline(time.Now().Add(100 * time.Millisecond)); err != nil {
 		t.Fatal(err)
@@ -158,23 +157,4 @@ func outcomes(items []projection.Item) string {
 		}
 	}
 	return b.String()
-}
-
-// writableHostDir is a fresh directory of the host outside /tmp that the
-// test itself can write (checked, so that a refused write proves
-// containment), removed at the end.
-func writableHostDir(t *testing.T) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("/var/tmp", "dshsim-hostile-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.WriteFile(filepath.Join(dir, "control"), nil, 0o600); err != nil {
-		t.Fatalf("the test cannot write %s itself: %v", dir, err)
-	}
-	if err := os.Remove(filepath.Join(dir, "control")); err != nil {
-		t.Fatal(err)
-	}
-	return dir
 }

@@ -137,33 +137,17 @@ func TestHostNetworkKeepsTheRest(t *testing.T) {
 	assertEmpty(t, host)
 }
 
-// hostDir is a fresh directory of the host outside /tmp that the test can
-// write (checked), removed at the end.
+// hostDir is a fresh directory of the host outside /tmp, made by the test
+// (so the test's user can write it), removed at the end.
 func hostDir(t *testing.T) string {
 	t.Helper()
-	dir, err := os.MkdirTemp("/var/tmp", "dshsim-contained-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	control := filepath.Join(dir, "control")
-	if err := os.WriteFile(control, nil, 0o600); err != nil {
-		t.Fatalf("the test cannot write %s itself, so a refusal would prove nothing: %v", dir, err)
-	}
-	if err := os.Remove(control); err != nil {
-		t.Fatal(err)
-	}
-	return dir
+	return sandboxtest.TempDir(t, "dshsim-contained-")
 }
 
 func assertEmpty(t *testing.T, dir string) {
 	t.Helper()
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range ents {
-		t.Errorf("the child wrote %s on the host", filepath.Join(dir, e.Name()))
+	for _, left := range sandboxtest.Leftovers(dir) {
+		t.Errorf("the child wrote %s on the host", left)
 	}
 }
 
