@@ -87,12 +87,13 @@ type recordResponse struct {
 // dir (input.json and optionally workspace/) and writes the session as a
 // recording in upstream's layout at out: input.json (with the answers given
 // at the terminal), workspace/, session.jsonl, stdout.expected.jsonl and
-// projection.expected.json. The session runs in an isolated child with a
-// private /tmp, as a replay does; the recording is written to a temporary
-// directory beside out and renamed into place only when complete, so a
-// failed model call, a dropped or malformed stream, a rejected key or an
-// interruption leaves nothing behind. out must not exist. The key is read
-// from opt.KeyEnv now and never written.
+// projection.expected.json. The session runs in a contained child as a
+// replay does (the host read-only, a private /tmp), except that the child
+// keeps the host's network to reach the model; the recording is written to
+// a temporary directory beside out and renamed into place only when
+// complete, so a failed model call, a dropped or malformed stream, a
+// rejected key or an interruption leaves nothing behind. out must not
+// exist. The key is read from opt.KeyEnv now and never written.
 func Record(ctx context.Context, dir, out string, opt RecordOptions) error {
 	in, err := recording.LoadInput(dir)
 	if err != nil {
