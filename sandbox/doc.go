@@ -49,9 +49,15 @@
 // workspace root, an empty argv, a workspace-write root redirected through a
 // temp-area symlink, a workspace-write root that makes confinement
 // meaningless: "/", a system tree, the home directory or above it, see
-// [MeaninglessRoot]). [Validate] is the one check of a call: every confiner
-// (the provider, package sandbox/inproc) makes it, and returns the policy it
-// granted, root canonicalised, in [ConfinedArgv.Policy]. [NewProvider] rejects bad configuration (a zero or infinite
+// [MeaninglessRoot]; a workspace-write root that holds a mount point or is,
+// through a bind mount, such a directory, see [MountedRoot]). [Validate] is
+// the one check of a call: every confiner (the provider, package
+// sandbox/inproc) makes it, and returns the policy it granted in
+// [ConfinedArgv.Policy]: the root canonicalised in one walk through
+// descriptors, and, under workspace-write, the device and inode of the
+// directory it reached ([Policy.WorkspaceID]), which the Landlock runner
+// (--rw-inode) and the in-process path pin their grant to.
+// [NewProvider] rejects bad configuration (a zero or infinite
 // probe timeout, inconsistent runnerCommand settings, a launcher or runner
 // path that is a directory, an unknown backend name) with upstream's
 // VERBATIM texts where they exist.

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"fmt"
 	"os/exec"
+	"strconv"
 )
 
 // --8<-- [start:modes]
@@ -60,6 +61,19 @@ type Policy struct {
 	WorkspaceRoot string `json:"workspaceRoot"`
 	// SessionID is opaque; empty for agentless calls.
 	SessionID string `json:"sessionId,omitempty"`
+	// WorkspaceID is the device and inode of the workspace root that
+	// [Validate] opened (without following a symlink) for workspace-write;
+	// zero before validation. The Landlock runner (--rw-inode) and package
+	// sandbox/inproc refuse a root that opens as another directory. Ours.
+	WorkspaceID FileID `json:"-"`
+}
+
+// FileID names a file by device and inode number, as fstat reports them.
+type FileID struct{ Dev, Ino uint64 }
+
+// String renders the id as the runner's --rw-inode operand, "<dev>:<ino>".
+func (id FileID) String() string {
+	return strconv.FormatUint(id.Dev, 10) + ":" + strconv.FormatUint(id.Ino, 10)
 }
 
 // RunnerFailureRule is evidence that a runner failed before executing the
