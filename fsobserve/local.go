@@ -411,7 +411,7 @@ func (l *Local) diffBasis(key string, newLen int) *string {
 // staging directory. Every step is relative to the pinned directory, so a
 // directory swapped for a symlink meanwhile cannot redirect the write.
 // Nothing is published on failure.
-func (l *Local) writeAtomic(ctx context.Context, t Target, data []byte, mode os.FileMode, create bool) (err error) {
+func (l *Local) writeAtomic(ctx context.Context, t Target, data []byte, mode os.FileMode, create bool) error {
 	dir, base := filepath.Dir(t.Key), filepath.Base(t.Key)
 	dirfd, err := pinDir(dir)
 	if err != nil {
@@ -423,12 +423,7 @@ func (l *Local) writeAtomic(ctx context.Context, t Target, data []byte, mode os.
 	if err != nil {
 		return ioError("write", t.Display, err)
 	}
-	committed := false
-	defer func() {
-		if cerr := s.cleanup(); cerr != nil && !committed && err == nil {
-			err = ioError("write", t.Display, cerr)
-		}
-	}()
+	defer s.cleanup()
 	if l.beforePublish != nil {
 		l.beforePublish(filepath.Join(dir, stageName, base+".tmp"), t.Key)
 	}
@@ -454,7 +449,6 @@ func (l *Local) writeAtomic(ctx context.Context, t Target, data []byte, mode os.
 	} else if err := s.publishRename(base); err != nil {
 		return ioError("write", t.Display, err)
 	}
-	committed = true
 	syncFd(dirfd)
 	return nil
 }

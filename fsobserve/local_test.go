@@ -216,14 +216,24 @@ func TestWriteText(t *testing.T) {
 		tg  Target
 		p   string
 	}
-	cases := []struct {
+	type writeCase struct {
 		name    string
 		setup   func(t *testing.T, e *env) WriteIntent
 		content string
 		code    string
 		msg     string // %s = display path
 		check   func(t *testing.T, e *env, r WriteResult)
-	}{
+	}
+	// noBasis: writing content over a file holding prior keeps no diff basis.
+	noBasis := func(name, prior, content string) writeCase {
+		return writeCase{
+			name:    name,
+			setup:   func(t *testing.T, e *env) WriteIntent { mustWrite(t, e.p, prior); return WriteIntent{} },
+			content: content,
+			check:   func(t *testing.T, e *env, r WriteResult) { wantNoBasis(t, r) },
+		}
+	}
+	cases := []writeCase{
 		{
 			name:    "createIfAbsent creates a private file",
 			setup:   func(t *testing.T, e *env) WriteIntent { return WriteIntent{Kind: CreateIfAbsent} },
@@ -352,30 +362,10 @@ func TestWriteText(t *testing.T) {
 				}
 			},
 		},
-		{
-			name:    "binary prior has no diff basis",
-			setup:   func(t *testing.T, e *env) WriteIntent { mustWrite(t, e.p, "a\x00b"); return WriteIntent{} },
-			content: "text",
-			check:   func(t *testing.T, e *env, r WriteResult) { wantNoBasis(t, r) },
-		},
-		{
-			name:    "invalid UTF-8 prior has no diff basis",
-			setup:   func(t *testing.T, e *env) WriteIntent { mustWrite(t, e.p, "a\xffb"); return WriteIntent{} },
-			content: "text",
-			check:   func(t *testing.T, e *env, r WriteResult) { wantNoBasis(t, r) },
-		},
-		{
-			name:    "prior at the bound has no diff basis",
-			setup:   func(t *testing.T, e *env) WriteIntent { mustWrite(t, e.p, "12345678"); return WriteIntent{} },
-			content: "x",
-			check:   func(t *testing.T, e *env, r WriteResult) { wantNoBasis(t, r) },
-		},
-		{
-			name:    "new content at the bound (in UTF-8 bytes) has no diff basis",
-			setup:   func(t *testing.T, e *env) WriteIntent { mustWrite(t, e.p, "x"); return WriteIntent{} },
-			content: "éééé", // 4 characters, 8 bytes
-			check:   func(t *testing.T, e *env, r WriteResult) { wantNoBasis(t, r) },
-		},
+		noBasis("binary prior has no diff basis", "a\x00b", "text"),
+		noBasis("invalid UTF-8 prior has no diff basis", "a\xffb", "text"),
+		noBasis("prior at the bound has no diff basis", "12345678", "x"),
+		noBasis("new content at the bound (in UTF-8 bytes) has no diff basis", "x", "éééé"), // 4 characters, 8 bytes
 		{
 			name:    "both below the bound keep the basis",
 			setup:   func(t *testing.T, e *env) WriteIntent { mustWrite(t, e.p, "1234567"); return WriteIntent{} },

@@ -236,27 +236,33 @@ type staged struct {
 }
 
 // stage creates the private staging directory (0700) and the exclusive temp
-// file (0600) in the pinned directory and writes, fsyncs and chmods it.
-func stage(dirfd int, stageName, tmpName string, data []byte, mode os.FileMode) (s *staged, err error) {
+// file (0600) in the pinned directory and writes, fsyncs and chmods it. On
+// failure nothing of it is left.
+func stage(dirfd int, stageName, tmpName string, data []byte, mode os.FileMode) (*staged, error) {
 	if err := unix.Mkdirat(dirfd, stageName, 0o700); err != nil {
 		return nil, err
 	}
-	s = &staged{dirfd: dirfd, stagefd: -1, stageName: stageName, tmpName: tmpName}
-	defer func() {
-		if err != nil {
-			s.cleanup()
-			s = nil
-		}
-	}()
-	s.stagefd, err = unix.Openat(dirfd, stageName, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return s, err
+	s := &staged{dirfd: dirfd, stagefd: -1, stageName: stageName, tmpName: tmpName}
+	if err := s.write(data, mode); err != nil {
+		s.cleanup()
+		return nil, err
 	}
-	tfd, err := unix.Openat(s.stagefd, tmpName, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	return s, nil
+}
+
+// write opens the staging directory and writes data to the temp file, made
+// exclusively in it: written, fsynced, chmodded to mode.
+func (s *staged) write(data []byte, mode os.FileMode) error {
+	var err error
+	s.stagefd, err = unix.Openat(s.dirfd, s.stageName, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return s, err
+		return err
 	}
-	f := os.NewFile(uintptr(tfd), tmpName)
+	tfd, err := unix.Openat(s.stagefd, s.tmpName, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return err
+	}
+	f := os.NewFile(uintptr(tfd), s.tmpName)
 	_, err = f.Write(data)
 	if err == nil {
 		err = f.Sync()
@@ -267,7 +273,7 @@ func stage(dirfd int, stageName, tmpName string, data []byte, mode os.FileMode) 
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	return s, err
+	return err
 }
 
 // publishLink links the temp file to name (never replacing); exists is true
@@ -298,20 +304,16 @@ func kindAt(dirfd int, name string) (k Kind, exists bool, err error) {
 	return kindOf(st.Mode), true, nil
 }
 
-// cleanup removes the temp file (if still there) and the staging directory.
-func (s *staged) cleanup() error {
-	var err error
+// cleanup removes the temp file (if still there) and the staging directory,
+// best effort: a write that failed has its error, and one that was published
+// stays published.
+func (s *staged) cleanup() {
 	if s.stagefd >= 0 {
-		if e := unix.Unlinkat(s.stagefd, s.tmpName, 0); e != nil && e != unix.ENOENT {
-			err = e
-		}
+		unix.Unlinkat(s.stagefd, s.tmpName, 0)
 		unix.Close(s.stagefd)
 		s.stagefd = -1
 	}
-	if e := unix.Unlinkat(s.dirfd, s.stageName, unix.AT_REMOVEDIR); e != nil && e != unix.ENOENT && err == nil {
-		err = e
-	}
-	return err
+	unix.Unlinkat(s.dirfd, s.stageName, unix.AT_REMOVEDIR)
 }
 
 func closeFd(fd int) { _ = unix.Close(fd) }

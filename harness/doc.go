@@ -66,7 +66,9 @@
 //	}
 //
 // A mismatch fails the test with a [LineDiff]; a missing golden says how to
-// create it.
+// create it. [GoldenPart] is the same for a run that can produce only part
+// of the file (the escape corpus without root compares its golden without
+// the root sections, and never writes it).
 //
 // [NodeTruth] is the same switch for expectations JavaScript pins: it runs
 // node on a package's testdata/truth.js and hands back what node says, or,

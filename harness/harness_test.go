@@ -292,6 +292,29 @@ func TestGolden(t *testing.T) {
 	}
 }
 
+// TestGoldenPart: a run that produces part of a golden compares with that
+// part of the committed file, and never writes it, DSHSIM_UPDATE=1 or not.
+func TestGoldenPart(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "g.txt"), []byte("a\nroot only\nb\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	part := func(committed []byte) []byte { return []byte(strings.ReplaceAll(string(committed), "root only\n", "")) }
+	for _, update := range []string{"", "1"} {
+		t.Setenv(UpdateEnv, update)
+		if r := runRecorded(t, func(tb testing.TB) { GoldenPart(tb, dir, "g.txt", []byte("a\nb\n"), part) }); r.failed {
+			t.Errorf("update=%q: the part failed: %q", update, r.msgs)
+		}
+		r := runRecorded(t, func(tb testing.TB) { GoldenPart(tb, dir, "g.txt", []byte("a\nB\n"), part) })
+		if !r.failed || !strings.Contains(strings.Join(r.msgs, "\n"), "want: b") {
+			t.Errorf("update=%q: drift of the part: failed=%v msgs=%q", update, r.failed, r.msgs)
+		}
+		if data, _ := os.ReadFile(filepath.Join(dir, "g.txt")); string(data) != "a\nroot only\nb\n" {
+			t.Fatalf("update=%q: a partial run rewrote the golden: %q", update, data)
+		}
+	}
+}
+
 func TestUnclaimedFiles(t *testing.T) {
 	dir := t.TempDir()
 	for _, f := range []string{"txt/a.txt", "txt/old.txt", "txt/.keep", "out/deep/b.txt", "escape.txt", "other/x.txt"} {

@@ -1,10 +1,8 @@
 package harness
 
 import (
-	"go/parser"
+	"go/ast"
 	"go/token"
-	"io/fs"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -42,6 +40,8 @@ var layoutRules = []struct {
 		why: "the hook bridges are pipeline listeners the composition root mounts; they know calls, not the tools or their composer"},
 	{from: []string{"hooks/jsregex", "internal/jsjson"}, to: []string{"..."},
 		why: "a leaf: JavaScript's regular expressions and JSON import nothing of this module"},
+	{from: []string{"sandbox/procfs"}, to: []string{"..."},
+		why: "a leaf: the /proc reader imports nothing of this module, so every part of it (the sandbox tree included) may stand on it"},
 	{from: []string{"tools/..."}, to: []string{"stack"},
 		why: "stack composes the tools; a tool does not reach its composer"},
 	{from: []string{"render"}, to: []string{"sandbox/spawn"},
@@ -96,36 +96,14 @@ func upwardArrows(graph map[string][]string) []string {
 	return bad
 }
 
-// importGraph parses the non-test Go files under root (go/parser, imports
-// only; testdata skipped) and returns each package directory's imports of
-// module packages, module relative.
+// importGraph parses the non-test Go files under root (testdata skipped)
+// and returns each package directory's imports of module packages, module
+// relative.
 func importGraph(t *testing.T, root string) map[string][]string {
 	t.Helper()
 	graph := map[string][]string{}
 	seen := map[string]map[string]bool{}
-	fset := token.NewFileSet()
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if p != root && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || p == filepath.Join(root, "bin") || p == filepath.Join(root, "build")) {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
-			return nil
-		}
-		f, err := parser.ParseFile(fset, p, nil, parser.ImportsOnly)
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(root, filepath.Dir(p))
-		if err != nil {
-			return err
-		}
-		from := filepath.ToSlash(rel)
+	walkSources(t, root, func(_ *token.FileSet, from string, f *ast.File) {
 		if seen[from] == nil {
 			seen[from] = map[string]bool{}
 			graph[from] = []string{}
@@ -133,7 +111,7 @@ func importGraph(t *testing.T, root string) map[string][]string {
 		for _, spec := range f.Imports {
 			path, err := strconv.Unquote(spec.Path.Value)
 			if err != nil {
-				return err
+				t.Fatalf("%s: import %s: %v", from, spec.Path.Value, err)
 			}
 			to, ok := strings.CutPrefix(path, ModulePath+"/")
 			if !ok || seen[from][to] {
@@ -142,11 +120,7 @@ func importGraph(t *testing.T, root string) map[string][]string {
 			seen[from][to] = true
 			graph[from] = append(graph[from], to)
 		}
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	return graph
 }
 

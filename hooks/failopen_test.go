@@ -6,12 +6,12 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/dshsim/dshsim/hooks"
 	"github.com/dshsim/dshsim/sandbox"
+	"github.com/dshsim/dshsim/sandbox/procfs"
 	"github.com/dshsim/dshsim/sandbox/sandboxtest"
 )
 
@@ -98,25 +98,12 @@ func TestTimeoutKillsTheGroup(t *testing.T) {
 	// The group was signalled before the call returned; delivery and exit are
 	// asynchronous, so give the kernel a moment before calling it a survivor.
 	deadline := time.Now().Add(5 * time.Second)
-	for alive(pid) && time.Now().Before(deadline) {
+	for procfs.Alive(pid) && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
-	if alive(pid) {
+	if procfs.Alive(pid) {
 		t.Errorf("grandchild %d survived the timeout by 5 s", pid)
 	}
-}
-
-// alive reports a live (not zombie) process.
-func alive(pid int) bool {
-	if err := syscall.Kill(pid, 0); err != nil {
-		return false
-	}
-	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
-	return len(f) > 0 && f[0] != "Z"
 }
 
 // Cancelling the call kills the running hook; the pair is still logged and
@@ -143,7 +130,7 @@ func TestCancellationKillsTheHook(t *testing.T) {
 		t.Error("a killed hook has no exit code")
 	}
 	pidText, _ := r.file("pid")
-	if pid, _ := strconv.Atoi(strings.TrimSpace(pidText)); pid == 0 || alive(pid) {
+	if pid, _ := strconv.Atoi(strings.TrimSpace(pidText)); pid == 0 || procfs.Alive(pid) {
 		t.Errorf("hook process %q survived the cancellation", pidText)
 	}
 }

@@ -36,15 +36,14 @@ type ResultError struct {
 // Result is the outcome of one tool call. A success has Value and no Error; a
 // failure has Error and never Value or ConcludesTurn.
 type Result struct {
-	IsError            bool            `json:"isError"`
-	Value              json.RawMessage `json:"value,omitempty"`
-	Content            []Block         `json:"content"`
-	Meta               json.RawMessage `json:"meta,omitempty"`
-	Error              *ResultError    `json:"error,omitempty"`
-	AdditionalContexts []string        `json:"additionalContexts,omitempty"`
+	IsError bool            `json:"isError"`
+	Value   json.RawMessage `json:"value,omitempty"`
+	Content []Block         `json:"content"`
+	Meta    json.RawMessage `json:"meta,omitempty"`
+	Error   *ResultError    `json:"error,omitempty"`
 	// ContextMessages are attributed context messages for the model's next
-	// step (kept like AdditionalContexts: a block keeps only its own, an accept
-	// appends, a cancellation keeps them).
+	// step (upstream's additionalContexts: a block keeps only its own, an
+	// accept appends, a cancellation keeps them).
 	ContextMessages []ContextMessage `json:"contextMessages,omitempty"`
 	ConcludesTurn   bool             `json:"concludesTurn,omitempty"`
 }
@@ -177,22 +176,16 @@ type Output struct {
 	Content []Block
 	// Meta is the persisted presentation meta (optional).
 	Meta json.RawMessage
-	// AdditionalContexts are deferred to the model's next step (run_code
-	// forwards its nested calls' here); a failing body keeps them by
-	// returning an error that implements [ContextCarrier].
-	AdditionalContexts []string
 	// ContextMessages are attributed context messages for the model's next
 	// step (run_code forwards its nested calls' here); a failing body keeps
 	// them by returning an error that implements [ContextCarrier].
 	ContextMessages []ContextMessage
 }
 
-// ContextCarrier is implemented by a tool error that keeps additional
-// contexts and attributed context messages on the failure result
-// (run_code: the contexts of nested calls, a hook's among them, survive a
-// later program failure).
+// ContextCarrier is implemented by a tool error that keeps attributed
+// context messages on the failure result (run_code: the messages of nested
+// calls, a hook's among them, survive a later program failure).
 type ContextCarrier interface {
-	AdditionalContexts() []string
 	ContextMessages() []ContextMessage
 }
 

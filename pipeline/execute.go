@@ -195,15 +195,27 @@ func waterfall[D any](stage string, n int, terminal D, link func(i int, next fun
 		if i == n {
 			return terminal, nil
 		}
-		defer func() {
-			if v := recover(); v != nil {
-				var zero D
-				d, err = zero, panicError(stage, v)
-			}
-		}()
-		return link(i, func() (D, error) { return step(i + 1) })
+		err = contain(stage, func() (err error) {
+			d, err = link(i, func() (D, error) { return step(i + 1) })
+			return err
+		})
+		return d, err
 	}
 	return step(0)
+}
+
+// contain runs one stage's callback f and returns its error; a panic in f
+// becomes the error instead ([panicError] of stage), and whatever f had not
+// assigned when it panicked stays unassigned. It is the one recovery of the
+// pipeline's stages: each caller decides what a failure means for the call
+// (every stage before the body fails closed: the call is refused).
+func contain(stage string, f func() error) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = panicError(stage, v)
+		}
+	}()
+	return f()
 }
 
 // approve turns an ask into allow or deny through the approval service.
@@ -218,14 +230,10 @@ func (r *Registry) approve(call *Call, a Approver, ask Decision) (d Decision, ou
 	if call.agent == nil {
 		return Deny(fmt.Sprintf("tool %q requires approval, but the call has no agent to route it through", name)), "", nil
 	}
-	func() {
-		defer func() {
-			if v := recover(); v != nil {
-				err = panicError("approval", v)
-			}
-		}()
+	err = contain("approval", func() (err error) {
 		outcome, err = a.Request(call.signal, ApprovalRequest{Agent: call.agent, ToolName: name, CallID: call.callID, Reason: ask.Reason, DisplayReason: ask.DisplayReason, Call: call})
-	}()
+		return err
+	})
 	if err != nil {
 		return Decision{}, "", err
 	}
@@ -245,14 +253,10 @@ func (r *Registry) approve(call *Call, a Approver, ask Decision) (d Decision, ou
 // runGuards evaluates guards in order; the first denial wins.
 func (r *Registry) runGuards(call *Call, list []hook[Guard]) (reason string, denied bool, err error) {
 	for _, g := range list {
-		func() {
-			defer func() {
-				if v := recover(); v != nil {
-					err = panicError("guard", v)
-				}
-			}()
+		err = contain("guard", func() error {
 			reason, denied = g.fn(call.signal, call)
-		}()
+			return nil
+		})
 		if err != nil {
 			return "", false, err
 		}
@@ -272,19 +276,17 @@ func (r *Registry) dispatch(call *Call, h *hooks, bodyInvoked *atomic.Bool) (Res
 		if i == len(list) {
 			return r.runBody(ctx, call, h, bodyInvoked), nil
 		}
-		defer func() {
-			if v := recover(); v != nil {
-				res, err = Result{}, panicError("tools/execute", v)
-			}
-		}()
 		if ctx == nil {
 			ctx = dctx
 		}
-		res, err = list[i].fn(ctx, call, func(next context.Context) (Result, error) {
-			if next == nil {
-				next = ctx
-			}
-			return step(i+1, next)
+		err = contain("tools/execute", func() (err error) {
+			res, err = list[i].fn(ctx, call, func(next context.Context) (Result, error) {
+				if next == nil {
+					next = ctx
+				}
+				return step(i+1, next)
+			})
+			return err
 		})
 		if err == nil {
 			err = checkShape(res)
@@ -302,15 +304,16 @@ func (r *Registry) dispatch(call *Call, h *hooks, bodyInvoked *atomic.Bool) (Res
 }
 
 // cancelled replaces a success after the caller cancelled: ABORTED when the
-// body ran, else ABORTED_BEFORE_DISPATCH; the result's contexts are kept.
+// body ran, else ABORTED_BEFORE_DISPATCH; the result's context messages are
+// kept.
 func cancelled(res Result, bodyInvoked bool) Result {
-	contexts, messages := res.AdditionalContexts, res.ContextMessages
+	messages := res.ContextMessages
 	if bodyInvoked {
 		res = ErrorResult(ErrAborted)
 	} else {
 		res = ErrorResult(ErrAbortedBeforeDispatch)
 	}
-	res.AdditionalContexts, res.ContextMessages = contexts, messages
+	res.ContextMessages = messages
 	return res
 }
 
@@ -352,23 +355,17 @@ func (r *Registry) runBody(ctx context.Context, call *Call, h *hooks, invoked *a
 	}
 	invoked.Store(true)
 	var out Output
-	var err error
-	func() {
-		defer func() {
-			if v := recover(); v != nil {
-				err = panicError("tool body", v)
-			}
-		}()
+	err := contain("tool body", func() (err error) {
 		if err = checkArgs(e.args, call.args); err != nil {
-			return
+			return err
 		}
 		out, err = e.tool.Run(ctx, call)
-	}()
+		return err
+	})
 	if err != nil {
 		res = ErrorResult(err)
 		var cc ContextCarrier
 		if errors.As(err, &cc) {
-			res.AdditionalContexts = append([]string(nil), cc.AdditionalContexts()...)
 			res.ContextMessages = cloneMessages(cc.ContextMessages())
 		}
 		return res
@@ -380,9 +377,6 @@ func (r *Registry) runBody(ctx context.Context, call *Call, h *hooks, invoked *a
 		return ErrorResult(NewError("ToolOutputError", "INVALID_TOOL_OUTPUT", fmt.Sprintf("tool %q returned invalid output: output.presentationMeta failed: meta is not lossless JSON", call.name)))
 	}
 	res = Result{Value: out.Value, Content: out.Content}
-	if len(out.AdditionalContexts) > 0 {
-		res.AdditionalContexts = append([]string(nil), out.AdditionalContexts...)
-	}
 	res.ContextMessages = cloneMessages(out.ContextMessages)
 	if res.Content == nil {
 		res.Content = []Block{}
@@ -417,9 +411,6 @@ func (r *Registry) postExecute(call *Call, h *hooks, res Result, invoked bool) R
 		if d.Content != nil {
 			res.Content = append([]Block(nil), d.Content...)
 		}
-		if len(d.AdditionalContexts) > 0 {
-			res.AdditionalContexts = append(append([]string(nil), res.AdditionalContexts...), d.AdditionalContexts...)
-		}
 		if len(d.ContextMessages) > 0 {
 			res.ContextMessages = append(cloneMessages(res.ContextMessages), cloneMessages(d.ContextMessages)...)
 		}
@@ -429,9 +420,6 @@ func (r *Registry) postExecute(call *Call, h *hooks, res Result, invoked bool) R
 			fb = []Block{}
 		}
 		res = Result{IsError: true, Content: fb, Error: &ResultError{Message: blockMessage(d.Feedback)}}
-		if len(d.AdditionalContexts) > 0 {
-			res.AdditionalContexts = append([]string(nil), d.AdditionalContexts...)
-		}
 		res.ContextMessages = cloneMessages(d.ContextMessages)
 	default:
 		return ErrorResult(fmt.Errorf("tools/post-execute returned an unknown decision kind %q; only accept and block exist", string(d.Kind)))
@@ -445,13 +433,12 @@ func (r *Registry) postExecute(call *Call, h *hooks, res Result, invoked bool) R
 // notify emits the one tools/result notification of a call.
 func (r *Registry) notify(call *Call, h *hooks, res Result) {
 	for _, o := range h.observers {
-		func() {
-			defer func() {
-				if v := recover(); v != nil {
-					r.logf("tool %q (%s): tools/result observer failed: %v", call.name, call.callID, ErrorMessage(panicError("tools/result", v)))
-				}
-			}()
+		err := contain("tools/result", func() error {
 			o.fn(call, res.Clone())
-		}()
+			return nil
+		})
+		if err != nil {
+			r.logf("tool %q (%s): tools/result observer failed: %v", call.name, call.callID, ErrorMessage(err))
+		}
 	}
 }

@@ -104,11 +104,8 @@ type PostDecision struct {
 	Content []Block
 	// Feedback, on block, is the model-facing content of the failure.
 	Feedback []Block
-	// AdditionalContexts are added to the result (accept) or become its only
-	// contexts (block).
-	AdditionalContexts []string
-	// ContextMessages are attributed context messages, handled like
-	// AdditionalContexts.
+	// ContextMessages are attributed context messages for the model's next
+	// step: added to the result's (accept) or its only ones (block).
 	ContextMessages []ContextMessage
 }
 
@@ -196,9 +193,6 @@ func (r Result) Clone() Result {
 			e.Info = &i
 		}
 		c.Error = &e
-	}
-	if r.AdditionalContexts != nil {
-		c.AdditionalContexts = append([]string(nil), r.AdditionalContexts...)
 	}
 	c.ContextMessages = cloneMessages(r.ContextMessages)
 	return c

@@ -517,7 +517,7 @@ func TestPipelineStages(t *testing.T) {
 				r.OnExecute(func(ctx context.Context, call *pipeline.Call, next func(context.Context) (pipeline.Result, error)) (pipeline.Result, error) {
 					res, err := next(ctx)
 					st.cancel()
-					res.AdditionalContexts = append(res.AdditionalContexts, "wrapper ctx")
+					res.ContextMessages = append(res.ContextMessages, pipeline.ContextMessage{Plugin: "wrapper", Texts: []string{"wrapper ctx"}})
 					return res, err
 				})
 			},
@@ -607,7 +607,7 @@ func TestPipelineStages(t *testing.T) {
 			name: "abort during post after a wrapper short-circuit is ABORTED_BEFORE_DISPATCH",
 			setup: func(t *testing.T, r *pipeline.Registry, st *state) {
 				r.OnExecute(func(ctx context.Context, call *pipeline.Call, next func(context.Context) (pipeline.Result, error)) (pipeline.Result, error) {
-					return pipeline.Result{Content: []pipeline.Block{pipeline.TextBlock("cached")}, AdditionalContexts: []string{"from cache"}}, nil
+					return pipeline.Result{Content: []pipeline.Block{pipeline.TextBlock("cached")}, ContextMessages: []pipeline.ContextMessage{{Plugin: "cache", Texts: []string{"from cache"}}}}, nil
 				})
 				r.PrependPostExecute(func(ctx context.Context, call *pipeline.Call, res pipeline.Result, next func() (pipeline.PostDecision, error)) (pipeline.PostDecision, error) {
 					st.cancel()

@@ -42,9 +42,6 @@ type hook[F any] struct {
 // Option configures a Registry.
 type Option func(*Registry)
 
-// WithApprover mounts the approval service used for ask decisions.
-func WithApprover(a Approver) Option { return func(r *Registry) { r.approver = a } }
-
 // WithLogf sets where contained failures (panicking result observers) are logged.
 func WithLogf(f func(format string, args ...any)) Option { return func(r *Registry) { r.logf = f } }
 
@@ -57,7 +54,9 @@ func NewRegistry(opts ...Option) *Registry {
 	return r
 }
 
-// SetApprover mounts (or, with nil, unmounts) the approval service.
+// SetApprover mounts (or, with nil, unmounts) the approval service used for
+// ask decisions: the one way to set it. A call takes the service mounted
+// when it starts.
 func (r *Registry) SetApprover(a Approver) {
 	r.mu.Lock()
 	r.approver = a

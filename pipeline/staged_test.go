@@ -66,36 +66,31 @@ func TestExecuteStagedCallbackOrder(t *testing.T) {
 }
 
 type carrier struct {
-	contexts []string
 	messages []pipeline.ContextMessage
 }
 
 func (c carrier) Error() string                              { return "failed after deferring" }
-func (c carrier) AdditionalContexts() []string               { return c.contexts }
 func (c carrier) ContextMessages() []pipeline.ContextMessage { return c.messages }
 
-// TestBodyContexts: a body's additional contexts and context messages (run_code
-// forwards its nested calls' there) reach the result, on a success and,
-// through a ContextCarrier error, on a failure.
+// TestBodyContexts: a body's context messages (run_code forwards its nested
+// calls' there) reach the result, on a success and, through a
+// ContextCarrier error, on a failure.
 func TestBodyContexts(t *testing.T) {
 	m1 := pipeline.ContextMessage{Plugin: "hooks-claude-code", Texts: []string{"m1"}}
 	m2 := pipeline.ContextMessage{Plugin: "hooks-codex", Texts: []string{"m2"}}
 	r := pipeline.NewRegistry()
 	r.Register(pipeline.Tool{Name: "ok", Run: func(ctx context.Context, call *pipeline.Call) (pipeline.Output, error) {
-		return pipeline.Output{Content: []pipeline.Block{pipeline.TextBlock("x")}, AdditionalContexts: []string{"c1"}, ContextMessages: []pipeline.ContextMessage{m1}}, nil
+		return pipeline.Output{Content: []pipeline.Block{pipeline.TextBlock("x")}, ContextMessages: []pipeline.ContextMessage{m1}}, nil
 	}})
 	r.Register(pipeline.Tool{Name: "fail", Run: func(ctx context.Context, call *pipeline.Call) (pipeline.Output, error) {
-		return pipeline.Output{}, carrier{[]string{"c2"}, []pipeline.ContextMessage{m2}}
+		return pipeline.Output{}, carrier{[]pipeline.ContextMessage{m2}}
 	}})
 	res := r.Execute(pipeline.NewCall("1", "ok", json.RawMessage(`{}`), nil, nil))
-	if strings.Join(res.AdditionalContexts, ",") != "c1" {
-		t.Errorf("success contexts %q", res.AdditionalContexts)
-	}
 	if diff := cmp.Diff([]pipeline.ContextMessage{m1}, res.ContextMessages); diff != "" {
 		t.Errorf("success context messages (-want +got):\n%s", diff)
 	}
 	res = r.Execute(pipeline.NewCall("2", "fail", json.RawMessage(`{}`), nil, nil))
-	if !res.IsError || res.Text() != "Error: failed after deferring" || strings.Join(res.AdditionalContexts, ",") != "c2" {
+	if !res.IsError || res.Text() != "Error: failed after deferring" {
 		t.Errorf("failure %+v", res)
 	}
 	if diff := cmp.Diff([]pipeline.ContextMessage{m2}, res.ContextMessages); diff != "" {

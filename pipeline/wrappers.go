@@ -26,13 +26,11 @@ func Timeout(d time.Duration) Wrapper {
 		done := make(chan answer, 1)
 		go func() {
 			var a answer
-			defer func() {
-				if v := recover(); v != nil {
-					a = answer{err: panicError("tools/execute", v)}
-				}
-				done <- a
-			}()
-			a.res, a.err = next(tctx)
+			defer func() { done <- a }()
+			a.err = contain("tools/execute", func() (err error) {
+				a.res, err = next(tctx)
+				return err
+			})
 		}()
 		select {
 		case a := <-done:

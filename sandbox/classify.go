@@ -149,14 +149,8 @@ func workdirUsable(dir string) bool {
 }
 
 // spawnFailureDetail renders a runner spawn failure the way upstream's detail
-// reads ("Error: spawn <runner> ENOENT").
+// reads: "Error: " and Node's text ("Error: spawn <runner> ENOENT").
 func spawnFailureDetail(err error, runner string) string {
-	code := "ENOENT"
-	var errno syscall.Errno
-	if errors.As(err, &errno) {
-		if n := unix.ErrnoName(errno); n != "" {
-			code = n
-		}
-	}
-	return "Error: spawn " + runner + " " + code
+	text, _ := NodeSpawnError(runner, err)
+	return "Error: " + text
 }

@@ -285,7 +285,7 @@ func TestApply(t *testing.T) {
 			if tt.nested {
 				call = pipeline.NewSubCall(newCall(t, "run_code", tt.session), "c1:code:1", tt.tool, call.Args(), nil)
 			}
-			tt.res.AdditionalContexts = []string{"ctx"}
+			tt.res.ContextMessages = []pipeline.ContextMessage{{Plugin: "p", Texts: []string{"ctx"}}}
 			got, spilled := p.Apply(call, tt.res)
 			if spilled != tt.spilled {
 				t.Fatalf("spilled = %v, want %v (warnings %v)", spilled, tt.spilled, *w)
@@ -308,7 +308,7 @@ func TestApply(t *testing.T) {
 				}
 				return
 			}
-			if len(got.Content) != 1 || got.IsError != tt.res.IsError || len(got.AdditionalContexts) != 1 {
+			if len(got.Content) != 1 || got.IsError != tt.res.IsError || len(got.ContextMessages) != 1 {
 				t.Errorf("shape changed: %+v", got)
 			}
 			text := got.Text()
@@ -412,7 +412,7 @@ func TestListener(t *testing.T) {
 		{"bounds the result content when inner accepts unchanged", pipeline.Accept(), result(big), true, false},
 		{"inner replacement that is small stays", pipeline.PostDecision{Kind: pipeline.PostAccept, Content: []pipeline.Block{pipeline.TextBlock("short")}}, result(big), false, false},
 		{"block decision passes unchanged", pipeline.PostDecision{Kind: pipeline.PostBlock, Feedback: []pipeline.Block{pipeline.TextBlock(big)}}, result(big), false, true},
-		{"keeps additional contexts of the inner decision", pipeline.PostDecision{Kind: pipeline.PostAccept, AdditionalContexts: []string{"a"}}, result(big), true, false},
+		{"keeps the context messages of the inner decision", pipeline.PostDecision{Kind: pipeline.PostAccept, ContextMessages: []pipeline.ContextMessage{{Plugin: "p", Texts: []string{"a"}}}}, result(big), true, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -428,8 +428,8 @@ func TestListener(t *testing.T) {
 				}
 				return
 			}
-			if len(d.AdditionalContexts) != len(tt.inner.AdditionalContexts) {
-				t.Errorf("contexts = %v", d.AdditionalContexts)
+			if len(d.ContextMessages) != len(tt.inner.ContextMessages) {
+				t.Errorf("context messages = %v", d.ContextMessages)
 			}
 			hasNotice := len(d.Content) == 1 && noticeRe.MatchString(d.Content[0].Text)
 			if hasNotice != tt.spilled {

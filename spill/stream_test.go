@@ -1,7 +1,6 @@
 package spill
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
 	"io"
@@ -11,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/dshsim/dshsim/sandbox/procfs"
 )
 
 func TestWriterMatchesApply(t *testing.T) {
@@ -143,22 +144,19 @@ func TestStreamRSSChild(t *testing.T) {
 }
 
 func procStatus(t testing.TB, key string) int64 {
-	data, err := os.ReadFile("/proc/self/status")
+	status, err := procfs.Proc.Status("self")
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), key+":"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return kb * 1024
-		}
+	v, ok := procfs.ParseStatus(status)[key]
+	if !ok {
+		t.Fatalf("no %s in /proc/self/status", key)
 	}
-	t.Fatalf("no %s in /proc/self/status", key)
-	return 0
+	kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(v, "kB")), 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kb * 1024
 }
 
 // measureRSS spills size bytes in a fresh child process and returns the peak

@@ -14,6 +14,7 @@ import (
 	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/pipeline/session/sessiontest"
 	"github.com/dshsim/dshsim/sandbox"
+	"github.com/dshsim/dshsim/sandbox/procfs"
 	"github.com/dshsim/dshsim/sandbox/sandboxtest"
 	"github.com/dshsim/dshsim/stack"
 	"github.com/dshsim/dshsim/tools/code"
@@ -204,10 +205,10 @@ func TestCancellingRunCodeLeavesNothingRunning(t *testing.T) {
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for _, p := range pids {
-		for sandboxtest.Alive(p) && time.Now().Before(deadline) {
+		for procfs.Alive(p) && time.Now().Before(deadline) {
 			time.Sleep(20 * time.Millisecond)
 		}
-		if sandboxtest.Alive(p) {
+		if procfs.Alive(p) {
 			syscall.Kill(p, syscall.SIGKILL)
 			t.Errorf("process %d is still running after the cancelled run_code returned", p)
 		}

@@ -10,8 +10,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
+	"github.com/dshsim/dshsim/harness"
 	"github.com/dshsim/dshsim/harness/escape"
 	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/sandbox/sandboxtest"
@@ -213,33 +212,21 @@ func runCorpus(t *testing.T) ([]escape.Result, []byte) {
 	return corpus.rs, corpus.text
 }
 
-// goldenCompare compares got with the golden file name; a run that is not
-// root compares the golden without the root sections, which it cannot
-// produce (they need root: CAP_SYS_ADMIN, CAP_MKNOD and friends).
+// goldenCompare compares got with the golden file name under snapshots/
+// (harness.Golden); a run that is not root compares the golden without the
+// root sections, which it cannot produce (they need root: CAP_SYS_ADMIN,
+// CAP_MKNOD and friends), and never writes it.
 func goldenCompare(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("..", "..", "snapshots", name)
-	if os.Getenv("DSHSIM_UPDATE") == "1" {
-		if os.Geteuid() == 0 {
-			if err := os.WriteFile(path, got, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			return
-		}
-		t.Logf("DSHSIM_UPDATE=1: %s holds the root sections too, which need root (uid 0); comparing instead", path)
+	dir := filepath.Join("..", "..", harness.SnapshotsDir)
+	if os.Geteuid() == 0 {
+		harness.Golden(t, dir, name, got)
+		return
 	}
-	wantB, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("golden %s: %v (DSHSIM_UPDATE=1 creates it)", path, err)
-	}
-	want := string(wantB)
-	if os.Geteuid() != 0 {
-		want = escape.DropIdentity(want, escape.Root.Name)
-		t.Logf("not root: comparing %s without its root sections (they need root)", path)
-	}
-	if d := cmp.Diff(want, string(got)); d != "" {
-		t.Errorf("%s differs (-golden +got); DSHSIM_UPDATE=1 updates it:\n%s", path, d)
-	}
+	t.Logf("not root: comparing %s without its root sections (they need root)", name)
+	harness.GoldenPart(t, dir, name, got, func(committed []byte) []byte {
+		return []byte(escape.DropIdentity(string(committed), escape.Root.Name))
+	})
 }
 
 func TestCorpusHasAtLeast25Attempts(t *testing.T) {

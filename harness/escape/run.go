@@ -158,169 +158,130 @@ func runDir(cfg Config, a Attempt) (string, error) {
 // checks the host side afterwards. A snapshot that cannot be taken, a
 // fixture that cannot be set up or a run directory that cannot be removed is
 // an error, never "no change".
-func RunOne(ctx context.Context, cfg Config, a Attempt, b Backend, m sandbox.Mode) (res Result, err error) {
+func RunOne(ctx context.Context, cfg Config, a Attempt, b Backend, m sandbox.Mode) (Result, error) {
 	id := Self()
-	res = Result{Attempt: a.Name, Backend: b.Name, Identity: id.Name, Mode: m}
-	if a.Need(NeedRoot) && id.Name != Root.Name {
-		res.Outcome, res.Why = NotApplicable, "needs root ("+a.Capability+")"
+	res := Result{Attempt: a.Name, Backend: b.Name, Identity: id.Name, Mode: m}
+	if why := notApplicable(cfg, a, id); why != "" {
+		res.Outcome, res.Why = NotApplicable, why
 		return res, nil
 	}
-	if a.Program && cfg.Node == nil {
-		res.Outcome, res.Why = NotApplicable, "needs node (run_code's runtime)"
-		return res, nil
-	}
-	run, err := runDir(cfg, a)
+	r, err := newAttemptRun(cfg, a, b, m)
 	if err != nil {
 		return res, err
 	}
-	if err := os.Chmod(run, 0o755); err != nil {
-		return res, err
+	err = r.observe(ctx, &res)
+	r.stopFixtures()
+	r.removeFixtures()
+	if cerr := removeRun(r.dir); err == nil {
+		err = cerr
 	}
-	defer func() {
-		if cerr := removeRun(run); cerr != nil && err == nil {
-			err = cerr
-		}
-	}()
-	ws, out := filepath.Join(run, "ws"), filepath.Join(run, "out")
-	target := filepath.Join(out, "target")
-	if err := layout(run, ws, out, target); err != nil {
-		return res, err
+	return res, err
+}
+
+// notApplicable is why attempt a cannot run here as id ("" when it can).
+func notApplicable(cfg Config, a Attempt, id Identity) string {
+	switch {
+	case a.Need(NeedRoot) && id.Name != Root.Name:
+		return "needs root (" + a.Capability + ")"
+	case a.Program && cfg.Node == nil:
+		return "needs node (run_code's runtime)"
 	}
-	env := []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "LANG=C", "HOME=" + ws,
-		"WS=" + ws, "OUT=" + out, "TARGET=" + target, "PROBE=" + cfg.Probe}
-	roots := map[string]string{"run": run}
+	return ""
+}
+
+// attemptRun is one attempt's run directory, the fixtures set up around it
+// and what the harness watches while the command runs.
+type attemptRun struct {
+	cfg                  Config
+	a                    Attempt
+	b                    Backend
+	m                    sandbox.Mode
+	dir, ws, out, target string
+	// env is the command's environment; roots the trees the snapshots cover.
+	env   []string
+	roots map[string]string
 	// teardown stops fixtures before the second snapshot; cleanup removes
 	// what they made after it.
-	var teardown, cleanup []func()
-	stopFixtures := func() {
-		for i := len(teardown) - 1; i >= 0; i-- {
-			teardown[i]()
-		}
-		teardown = nil
+	teardown, cleanup []func()
+	// What the harness itself watches: its SIGUSR1 trap, its abstract
+	// socket, the secret it put in the environment.
+	signals <-chan os.Signal
+	ln      *net.UnixListener
+	secret  string
+}
+
+// newAttemptRun makes the fresh, seeded run directory of attempt a under
+// backend b in mode m.
+func newAttemptRun(cfg Config, a Attempt, b Backend, m sandbox.Mode) (*attemptRun, error) {
+	dir, err := runDir(cfg, a)
+	if err != nil {
+		return nil, err
 	}
-	defer func() {
-		stopFixtures()
-		for _, f := range cleanup {
-			f()
-		}
-	}()
-	if a.Need(NeedPrelink) {
-		if err := os.Link(target, filepath.Join(ws, "prelinked")); err != nil {
-			return res, err
-		}
+	r := &attemptRun{cfg: cfg, a: a, b: b, m: m, dir: dir, ws: filepath.Join(dir, "ws"), out: filepath.Join(dir, "out")}
+	r.target = filepath.Join(r.out, "target")
+	r.env = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "LANG=C", "HOME=" + r.ws,
+		"WS=" + r.ws, "OUT=" + r.out, "TARGET=" + r.target, "PROBE=" + cfg.Probe}
+	r.roots = map[string]string{"run": dir}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		removeRun(dir)
+		return nil, err
 	}
-	if a.Need(NeedShm) {
-		shm, err := os.MkdirTemp("/dev/shm", "dshsim-escape-")
-		if err != nil {
-			return res, err
-		}
-		cleanup = append(cleanup, func() { os.RemoveAll(shm) })
-		roots["shm"] = shm
-		env = append(env, "SHM="+shm)
+	if err := layout(dir, r.ws, r.out, r.target); err != nil {
+		removeRun(dir)
+		return nil, err
 	}
-	if a.Need(NeedCloexecFD) {
-		f, err := os.OpenFile(target, os.O_WRONLY|os.O_APPEND, 0) // Go opens close-on-exec
-		if err != nil {
-			return res, err
+	return r, nil
+}
+
+// observe sets up the fixtures the attempt needs, runs it between two
+// snapshots of the host side and fills res with what it did and the verdict.
+func (r *attemptRun) observe(ctx context.Context, res *Result) error {
+	for _, f := range fixtures {
+		if r.a.Need(f.need) {
+			if err := f.set(r, ctx); err != nil {
+				return err
+			}
 		}
-		teardown = append(teardown, func() { f.Close() })
-	}
-	if a.Need(NeedLeakedFD) {
-		// As if this process had inherited it: no O_CLOEXEC. The attempt
-		// runs alone (Exclusive), so no other spawn can inherit it.
-		fd, err := unix.Open(target, unix.O_WRONLY|unix.O_APPEND, 0)
-		if err != nil {
-			return res, err
-		}
-		teardown = append(teardown, func() { unix.Close(fd) })
-	}
-	if a.Need(NeedHolder) {
-		f, err := os.OpenFile(target, os.O_WRONLY|os.O_APPEND, 0)
-		if err != nil {
-			return res, err
-		}
-		h := exec.Command("sleep", "60")
-		h.ExtraFiles = []*os.File{f}
-		if err := h.Start(); err != nil {
-			f.Close()
-			return res, fmt.Errorf("holder: %w", err)
-		}
-		f.Close()
-		teardown = append(teardown, func() { h.Process.Kill(); h.Wait() })
-		env = append(env, "HOLDER_PID="+strconv.Itoa(h.Process.Pid))
-	}
-	if a.Need(NeedLoopdev) {
-		img := filepath.Join(out, "disk.img")
-		if err := os.WriteFile(img, make([]byte, 64<<10), 0o644); err != nil {
-			return res, err
-		}
-		o, err := exec.Command("losetup", "-f", "--show", img).Output()
-		if err != nil {
-			return res, fmt.Errorf("losetup: %w", err)
-		}
-		dev := strings.TrimSpace(string(o))
-		teardown = append(teardown, func() { exec.Command("losetup", "-d", dev).Run() })
-		var st syscall.Stat_t
-		if err := syscall.Stat(dev, &st); err != nil {
-			return res, err
-		}
-		env = append(env, "LOOPDEV="+dev, fmt.Sprintf("LOOPMAJ=%d", unix.Major(st.Rdev)), fmt.Sprintf("LOOPMIN=%d", unix.Minor(st.Rdev)))
-	}
-	if a.Need(NeedSibling) {
-		sws := filepath.Join(run, "sibling")
-		if err := os.Mkdir(sws, 0o755); err != nil {
-			return res, err
-		}
-		sib, err := spawn.Start(ctx, spawn.Request{Argv: []string{"sleep", "60"}, Policy: sandbox.Policy{Mode: m, WorkspaceRoot: sws},
-			Confiner: b.Confiner, Dir: sws, Env: env[:2], OutputDir: cfg.Base})
-		if err != nil {
-			return res, fmt.Errorf("sibling: %w", err)
-		}
-		teardown = append(teardown, func() { sib.Kill(); sib.Wait() })
-		env = append(env, "SIBLING_PID="+strconv.Itoa(sib.Pid()))
-	}
-	var signals <-chan os.Signal
-	if a.Need(NeedSignal) {
-		signals = trapSignal()
-		for len(signals) > 0 {
-			<-signals // an earlier run's, which that run already missed
-		}
-		env = append(env, "HARNESS_PID="+strconv.Itoa(os.Getpid()))
-	}
-	var ln *net.UnixListener
-	if a.Need(NeedSocket) {
-		name := fmt.Sprintf("dshsim-escape-%d-%d", os.Getpid(), seq.Add(1))
-		l, err := net.ListenUnix("unix", &net.UnixAddr{Name: "@" + name, Net: "unix"})
-		if err != nil {
-			return res, fmt.Errorf("abstract socket: %w", err)
-		}
-		ln = l
-		teardown = append(teardown, func() { l.Close() })
-		env = append(env, "HARNESS_SOCKET="+name)
-	}
-	secret := ""
-	if a.Need(NeedSecret) {
-		secret = "dshsim-secret-" + rand.Text()
-		env = append(env, "DSHSIM_ESCAPE_API_KEY="+secret)
 	}
 	var skip []string
-	if m == sandbox.WorkspaceWrite {
+	if r.m == sandbox.WorkspaceWrite {
 		skip = []string{"run/ws"}
 	}
-	before, err := Take(roots, skip)
+	before, err := Take(r.roots, skip)
 	if err != nil {
-		return res, err
+		return err
 	}
+	if err := r.runCommand(ctx, res); err != nil {
+		return err
+	}
+	time.Sleep(r.a.Settle)
+	seen := r.harnessChanges(res)
+	r.stopFixtures()
+	after, err := Take(r.roots, skip)
+	if err != nil {
+		return err
+	}
+	res.Changes = append(Diff(before, after), seen...)
+	judge(r.a, r.b, r.m, res)
+	return nil
+}
+
+// runCommand runs the attempt's script (bash) or program (run_code's
+// runtime) confined by the backend in the mode. A runner that fails before
+// running it is the RunnerFailed outcome, any other failure an error.
+func (r *attemptRun) runCommand(ctx context.Context, res *Result) error {
+	cfg, a, b, m := r.cfg, r.a, r.b, r.m
 	timeout := cfg.Timeout
 	if timeout == 0 {
 		timeout = 30 * time.Second
 	}
+	var err error
 	if a.Program {
-		res.Exit, res.Stdout, res.Stderr, err = runProgram(ctx, cfg.Node, a, b, m, ws, out, target, env, timeout)
+		res.Exit, res.Stdout, res.Stderr, err = runProgram(ctx, cfg.Node, a, b, m, r.ws, r.out, r.target, r.env, timeout)
 	} else {
 		var sres spawn.Result
-		sres, err = spawn.Run(ctx, spawn.Request{Argv: []string{"bash", "-c", a.Script}, Policy: sandbox.Policy{Mode: m, WorkspaceRoot: ws},
-			Confiner: b.Confiner, Dir: ws, Env: env, Timeout: timeout, Grace: time.Second, OutputDir: cfg.Base})
+		sres, err = spawn.Run(ctx, spawn.Request{Argv: []string{"bash", "-c", a.Script}, Policy: sandbox.Policy{Mode: m, WorkspaceRoot: r.ws},
+			Confiner: b.Confiner, Dir: r.ws, Env: r.env, Timeout: timeout, Grace: time.Second, OutputDir: cfg.Base})
 		res.Exit, res.Stdout, res.Stderr = sres.ExitCode, sres.Stdout.Text, sres.Stderr.Text
 	}
 	var ue *sandbox.UnavailableError
@@ -332,13 +293,18 @@ func RunOne(ctx context.Context, cfg Config, a Attempt, b Backend, m sandbox.Mod
 			res.Why = ue.Error()
 		}
 	default:
-		return res, fmt.Errorf("spawn: %w", err)
+		return fmt.Errorf("spawn: %w", err)
 	}
 	// A program's logs hold what reached the child's own stderr.
 	res.Notice = hasLine(res.Stderr, LandlockNotice) || a.Program && hasLine(res.Stdout, LandlockNotice)
-	time.Sleep(a.Settle)
+	return nil
+}
+
+// harnessChanges are the changes the harness itself saw: a signal it
+// trapped, a connection to its socket, its secret in the command's output.
+func (r *attemptRun) harnessChanges(res *Result) []Change {
 	var seen []Change
-	if signals != nil {
+	if r.signals != nil {
 		// The signal reaches the trap asynchronously. A command that says it
 		// sent one (exit 0) gets a long wait, so a loaded machine cannot hide
 		// it; one that says it failed gets a short one (a command that lies
@@ -349,43 +315,204 @@ func RunOne(ctx context.Context, cfg Config, a Attempt, b Backend, m sandbox.Mod
 			wait = 10 * time.Second
 		}
 		select {
-		case s := <-signals:
+		case s := <-r.signals:
 			seen = append(seen, Change{"harness/signal", "received " + unix.SignalName(s.(syscall.Signal))})
 		case <-time.After(wait):
 		}
 	}
-	if ln != nil {
-		ln.SetDeadline(time.Now().Add(100 * time.Millisecond))
-		if c, err := ln.Accept(); err == nil {
+	if r.ln != nil {
+		r.ln.SetDeadline(time.Now().Add(100 * time.Millisecond))
+		if c, err := r.ln.Accept(); err == nil {
 			c.Close()
 			seen = append(seen, Change{"harness/abstract-socket", "accepted a connection"})
 		}
 	}
-	if secret != "" && strings.Contains(res.Stdout+res.Stderr, secret) {
+	if r.secret != "" && strings.Contains(res.Stdout+res.Stderr, r.secret) {
 		seen = append(seen, Change{"harness/env", "the command printed DSHSIM_ESCAPE_API_KEY"})
 	}
-	stopFixtures()
-	after, err := Take(roots, skip)
-	if err != nil {
-		return res, err
-	}
-	res.Changes = append(Diff(before, after), seen...)
+	return seen
+}
+
+// judge sets the outcome from the changes seen: none is Blocked (or the
+// attempt's own n/a, exit 77, or the runner's failure), any is GotThrough,
+// admitted or not by the backend's report.
+func judge(a Attempt, b Backend, m sandbox.Mode, res *Result) {
 	if res.Outcome == RunnerFailed {
 		if len(res.Changes) == 0 {
-			return res, nil
+			return
 		}
 		res.Outcome = GotThrough // a change is a change, whatever the runner said
 	} else if res.Exit == 77 && len(res.Changes) == 0 {
 		res.Outcome, res.Why = NotApplicable, strings.TrimSpace(lastLine(res.Stdout))
-		return res, nil
+		return
 	}
 	if len(res.Changes) == 0 {
 		res.Outcome = Blocked
-		return res, nil
+		return
 	}
 	res.Outcome = GotThrough
 	res.Admitted, res.Why = Admit(a.Class, a.Effect, m, b.Report, res.Notice)
-	return res, nil
+}
+
+// stopFixtures stops the running fixtures, the last set up first.
+func (r *attemptRun) stopFixtures() {
+	for i := len(r.teardown) - 1; i >= 0; i-- {
+		r.teardown[i]()
+	}
+	r.teardown = nil
+}
+
+// removeFixtures removes what the fixtures made outside the run directory.
+func (r *attemptRun) removeFixtures() {
+	for _, f := range r.cleanup {
+		f()
+	}
+	r.cleanup = nil
+}
+
+// fixtures are the fixtures an attempt may need (see [Attempt.Needs]), in
+// the order they are set up: the order of the variables they add to the
+// command's environment.
+var fixtures = []struct {
+	need string
+	set  func(r *attemptRun, ctx context.Context) error
+}{
+	{NeedPrelink, (*attemptRun).prelink},
+	{NeedShm, (*attemptRun).shm},
+	{NeedCloexecFD, (*attemptRun).cloexecFD},
+	{NeedLeakedFD, (*attemptRun).leakedFD},
+	{NeedHolder, (*attemptRun).holder},
+	{NeedLoopdev, (*attemptRun).loopdev},
+	{NeedSibling, (*attemptRun).sibling},
+	{NeedSignal, (*attemptRun).signal},
+	{NeedSocket, (*attemptRun).socket},
+	{NeedSecret, (*attemptRun).addSecret},
+}
+
+// prelink makes $WS/prelinked, a hard link of $TARGET.
+func (r *attemptRun) prelink(context.Context) error {
+	return os.Link(r.target, filepath.Join(r.ws, "prelinked"))
+}
+
+// cloexecFD holds $TARGET open, close-on-exec, while the command runs.
+func (r *attemptRun) cloexecFD(context.Context) error {
+	f, err := os.OpenFile(r.target, os.O_WRONLY|os.O_APPEND, 0) // Go opens close-on-exec
+	if err != nil {
+		return err
+	}
+	r.teardown = append(r.teardown, func() { f.Close() })
+	return nil
+}
+
+// leakedFD holds $TARGET open without close-on-exec while the command runs.
+func (r *attemptRun) leakedFD(context.Context) error {
+	// As if this process had inherited it: no O_CLOEXEC. The attempt
+	// runs alone (Exclusive), so no other spawn can inherit it.
+	fd, err := unix.Open(r.target, unix.O_WRONLY|unix.O_APPEND, 0)
+	if err != nil {
+		return err
+	}
+	r.teardown = append(r.teardown, func() { unix.Close(fd) })
+	return nil
+}
+
+// signal tells the command $HARNESS_PID, this process, which traps SIGUSR1.
+func (r *attemptRun) signal(context.Context) error {
+	r.signals = trapSignal()
+	for len(r.signals) > 0 {
+		<-r.signals // an earlier run's, which that run already missed
+	}
+	r.env = append(r.env, "HARNESS_PID="+strconv.Itoa(os.Getpid()))
+	return nil
+}
+
+// addSecret puts a fresh secret in the command's environment.
+func (r *attemptRun) addSecret(context.Context) error {
+	r.secret = "dshsim-secret-" + rand.Text()
+	r.env = append(r.env, "DSHSIM_ESCAPE_API_KEY="+r.secret)
+	return nil
+}
+
+// shm makes $SHM, a directory in the host's /dev/shm.
+func (r *attemptRun) shm(context.Context) error {
+	shm, err := os.MkdirTemp("/dev/shm", "dshsim-escape-")
+	if err != nil {
+		return err
+	}
+	r.cleanup = append(r.cleanup, func() { os.RemoveAll(shm) })
+	r.roots["shm"] = shm
+	r.env = append(r.env, "SHM="+shm)
+	return nil
+}
+
+// holder starts $HOLDER_PID, an unconfined process holding $TARGET open for
+// append.
+func (r *attemptRun) holder(context.Context) error {
+	f, err := os.OpenFile(r.target, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return err
+	}
+	h := exec.Command("sleep", "60")
+	h.ExtraFiles = []*os.File{f}
+	err = h.Start()
+	f.Close()
+	if err != nil {
+		return fmt.Errorf("holder: %w", err)
+	}
+	r.teardown = append(r.teardown, func() { h.Process.Kill(); h.Wait() })
+	r.env = append(r.env, "HOLDER_PID="+strconv.Itoa(h.Process.Pid))
+	return nil
+}
+
+// loopdev sets up $LOOPDEV, a loop device over $OUT/disk.img, with its
+// major and minor numbers.
+func (r *attemptRun) loopdev(context.Context) error {
+	img := filepath.Join(r.out, "disk.img")
+	if err := os.WriteFile(img, make([]byte, 64<<10), 0o644); err != nil {
+		return err
+	}
+	o, err := exec.Command("losetup", "-f", "--show", img).Output()
+	if err != nil {
+		return fmt.Errorf("losetup: %w", err)
+	}
+	dev := strings.TrimSpace(string(o))
+	r.teardown = append(r.teardown, func() { exec.Command("losetup", "-d", dev).Run() })
+	var st syscall.Stat_t
+	if err := syscall.Stat(dev, &st); err != nil {
+		return err
+	}
+	r.env = append(r.env, "LOOPDEV="+dev, fmt.Sprintf("LOOPMAJ=%d", unix.Major(st.Rdev)), fmt.Sprintf("LOOPMIN=%d", unix.Minor(st.Rdev)))
+	return nil
+}
+
+// sibling starts $SIBLING_PID, a second command confined by the same
+// backend and mode in a workspace of its own.
+func (r *attemptRun) sibling(ctx context.Context) error {
+	sws := filepath.Join(r.dir, "sibling")
+	if err := os.Mkdir(sws, 0o755); err != nil {
+		return err
+	}
+	sib, err := spawn.Start(ctx, spawn.Request{Argv: []string{"sleep", "60"}, Policy: sandbox.Policy{Mode: r.m, WorkspaceRoot: sws},
+		Confiner: r.b.Confiner, Dir: sws, Env: r.env[:2], OutputDir: r.cfg.Base})
+	if err != nil {
+		return fmt.Errorf("sibling: %w", err)
+	}
+	r.teardown = append(r.teardown, func() { sib.Kill(); sib.Wait() })
+	r.env = append(r.env, "SIBLING_PID="+strconv.Itoa(sib.Pid()))
+	return nil
+}
+
+// socket listens on $HARNESS_SOCKET, an abstract unix socket.
+func (r *attemptRun) socket(context.Context) error {
+	name := fmt.Sprintf("dshsim-escape-%d-%d", os.Getpid(), seq.Add(1))
+	l, err := net.ListenUnix("unix", &net.UnixAddr{Name: "@" + name, Net: "unix"})
+	if err != nil {
+		return fmt.Errorf("abstract socket: %w", err)
+	}
+	r.ln = l
+	r.teardown = append(r.teardown, func() { l.Close() })
+	r.env = append(r.env, "HARNESS_SOCKET="+name)
+	return nil
 }
 
 // removeRun removes a run directory, first clearing the immutable and

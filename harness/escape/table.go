@@ -141,111 +141,160 @@ func identityLabel(id Identity) string {
 // per identity a section with one row per attempt, one column per
 // backend/mode, and a footnote per notable cell, then the attacks.
 func Table(title string, attempts []Attempt, backends []Backend, ids []Identity, rs []Result) []byte {
-	idx := map[string]Result{}
+	t := &table{attempts: attempts, backends: backends, results: rs, idx: map[string]Result{}, nameW: len("attempt")}
 	for _, r := range rs {
-		idx[r.Attempt+"|"+r.Backend+"|"+r.Identity+"|"+string(r.Mode)] = r
+		t.idx[r.Attempt+"|"+r.Backend+"|"+r.Identity+"|"+string(r.Mode)] = r
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s\n", title)
-	fmt.Fprintf(&b, "%d attempts, each run through sandbox/spawn (new session, descriptors close-on-exec, the backend's confiner); after each run\n", len(attempts))
+	for _, a := range attempts {
+		t.nameW = max(t.nameW, len(a.Name))
+	}
+	t.intro(title)
+	t.reports()
+	for _, id := range ids {
+		t.section(id)
+	}
+	t.b.WriteString("\n" + SectionEnd + "\n\nattacks:\n")
+	for _, a := range attempts {
+		fmt.Fprintf(&t.b, "  %-*s  %s", t.nameW, a.Name, a.Attack)
+		if a.Capability != "" {
+			fmt.Fprintf(&t.b, " [as root only: needs %s]", a.Capability)
+		}
+		t.b.WriteString("\n")
+	}
+	return []byte(t.b.String())
+}
+
+// table is a golden table being written.
+type table struct {
+	b        strings.Builder
+	attempts []Attempt
+	backends []Backend
+	results  []Result
+	// idx finds a result by attempt|backend|identity|mode.
+	idx map[string]Result
+	// nameW is the width of the attempt column.
+	nameW int
+}
+
+// cellW is the width of one mode's cell.
+const cellW = 8
+
+// groupW is the width of a backend's columns: its modes, or its name.
+func groupW(be Backend) int { return max(cellW*len(Modes), len(be.Name)+1) }
+
+// groupPad pads a backend's mode cells to its group's width.
+func groupPad(be Backend) string { return strings.Repeat(" ", groupW(be)-cellW*len(Modes)) }
+
+// intro writes the title and what the table's cells and columns mean.
+func (t *table) intro(title string) {
+	b := &t.b
+	fmt.Fprintf(b, "%s\n", title)
+	fmt.Fprintf(b, "%d attempts, each run through sandbox/spawn (new session, descriptors close-on-exec, the backend's confiner); after each run\n", len(t.attempts))
 	b.WriteString("the host checks the outside paths for existence, kind, content, mode, owner, mtime, inode flags and extended attributes\n")
 	b.WriteString("(names and values, every namespace the identity can list: user, and trusted and security for root), and what the harness saw\n")
 	b.WriteString("cells: blocked | GOT = got through (see the footnote: admitted by the report, or NOT ADMITTED) | n/a | runner-failed\n")
 	b.WriteString("columns: backend/mode; ro = read-only (any write counts, inside the workspace too), ww = workspace-write\n")
 	b.WriteString("n/a: attempts marked \"needs: root\" run only as root (the attacks list names the capability each needs).\n\nbackend reports:\n")
-	nameW := len("attempt")
-	for _, a := range attempts {
-		nameW = max(nameW, len(a.Name))
-	}
+}
+
+// reports writes each backend's report: its enforcement, probe, ABI, notice,
+// temp area, and what it leaves ungoverned or isolates.
+func (t *table) reports() {
+	b := &t.b
 	repW := 16
-	for _, be := range backends {
+	for _, be := range t.backends {
 		repW = max(repW, len(be.Name)+1)
-		fmt.Fprintf(&b, "  %-*s %s", repW, be.Name, be.Report.Enforcement)
+		fmt.Fprintf(b, "  %-*s %s", repW, be.Name, be.Report.Enforcement)
 		if be.Report.Probe != "" {
-			fmt.Fprintf(&b, "  probe %q", be.Report.Probe)
+			fmt.Fprintf(b, "  probe %q", be.Report.Probe)
 		}
 		if be.Report.ABI > 0 {
-			fmt.Fprintf(&b, "  governs ABI %d", be.Report.ABI)
+			fmt.Fprintf(b, "  governs ABI %d", be.Report.ABI)
 		}
-		notices := 0
-		for _, r := range rs {
-			if r.Backend == be.Name && r.Notice {
-				notices++
-			}
+		if t.anyNotice(be) {
+			fmt.Fprintf(b, "  notice %q on stderr", LandlockNotice)
 		}
-		if notices > 0 {
-			fmt.Fprintf(&b, "  notice %q on stderr", LandlockNotice)
-		}
-		fmt.Fprintf(&b, "  temp area %s\n", be.Report.TempArea)
+		fmt.Fprintf(b, "  temp area %s\n", be.Report.TempArea)
 		for _, u := range be.Report.Ungoverned {
-			fmt.Fprintf(&b, "  %-*s ungoverned: %s\n", repW, "", u)
+			fmt.Fprintf(b, "  %-*s ungoverned: %s\n", repW, "", u)
 		}
 		for _, u := range be.Report.Isolated {
-			fmt.Fprintf(&b, "  %-*s isolates: %s\n", repW, "", u)
+			fmt.Fprintf(b, "  %-*s isolates: %s\n", repW, "", u)
 		}
 	}
-	const cell = 8
-	groupW := func(be Backend) int { return max(cell*len(Modes), len(be.Name)+1) }
-	pad := func(be Backend) string { return strings.Repeat(" ", groupW(be)-cell*len(Modes)) }
-	for _, id := range ids {
-		fmt.Fprintf(&b, "\n%s%s (%s)]\n", SectionPrefix, id.Name, identityLabel(id))
-		fmt.Fprintf(&b, "%-*s  %-9s", nameW, "attempt", "class")
-		for _, be := range backends {
-			fmt.Fprintf(&b, " %-*s", groupW(be), be.Name)
+}
+
+// anyNotice reports whether any run under backend be printed the runner's
+// partial-enforcement notice.
+func (t *table) anyNotice(be Backend) bool {
+	for _, r := range t.results {
+		if r.Backend == be.Name && r.Notice {
+			return true
 		}
-		b.WriteString("\n")
-		fmt.Fprintf(&b, "%-*s  %-9s", nameW, "", "")
-		for _, be := range backends {
+	}
+	return false
+}
+
+// section writes identity id's section: the two header lines, a row per
+// attempt, and a footnote per notable cell.
+func (t *table) section(id Identity) {
+	b := &t.b
+	fmt.Fprintf(b, "\n%s%s (%s)]\n", SectionPrefix, id.Name, identityLabel(id))
+	fmt.Fprintf(b, "%-*s  %-9s", t.nameW, "attempt", "class")
+	for _, be := range t.backends {
+		fmt.Fprintf(b, " %-*s", groupW(be), be.Name)
+	}
+	b.WriteString("\n")
+	fmt.Fprintf(b, "%-*s  %-9s", t.nameW, "", "")
+	for _, be := range t.backends {
+		b.WriteString(" ")
+		for _, m := range Modes {
+			fmt.Fprintf(b, "%-*s", cellW, short(m))
+		}
+		b.WriteString(groupPad(be))
+	}
+	b.WriteString("\n")
+	var notes []string
+	for _, a := range t.attempts {
+		fmt.Fprintf(b, "%-*s  %-9s", t.nameW, a.Name, a.Class)
+		for _, be := range t.backends {
 			b.WriteString(" ")
 			for _, m := range Modes {
-				fmt.Fprintf(&b, "%-*s", cell, short(m))
-			}
-			b.WriteString(pad(be))
-		}
-		b.WriteString("\n")
-		var notes []string
-		for _, a := range attempts {
-			fmt.Fprintf(&b, "%-*s  %-9s", nameW, a.Name, a.Class)
-			for _, be := range backends {
-				b.WriteString(" ")
-				for _, m := range Modes {
-					r, ok := idx[a.Name+"|"+be.Name+"|"+id.Name+"|"+string(m)]
-					c := "-"
-					if ok {
-						c = string(r.Outcome)
-						where := fmt.Sprintf("%s %s/%s", a.Name, be.Name, short(m))
-						switch r.Outcome {
-						case GotThrough:
-							c += "*"
-							var ch []string
-							for _, x := range r.Changes {
-								ch = append(ch, x.String())
-							}
-							notes = append(notes, fmt.Sprintf("GOT %s: %s\n    %s", where, strings.Join(ch, "; "), r.Why))
-						case RunnerFailed:
-							notes = append(notes, fmt.Sprintf("runner-failed %s: %s", where, r.Why))
-						}
-					}
-					fmt.Fprintf(&b, "%-*s", cell, c)
+				c, note := t.cell(a, be, id, m)
+				if note != "" {
+					notes = append(notes, note)
 				}
-				b.WriteString(pad(be))
+				fmt.Fprintf(b, "%-*s", cellW, c)
 			}
-			b.WriteString("\n")
-		}
-		if len(notes) > 0 {
-			fmt.Fprintf(&b, "\nfootnotes (* cells, %s):\n", id.Name)
-			for _, n := range notes {
-				b.WriteString(n + "\n")
-			}
-		}
-	}
-	b.WriteString("\n" + SectionEnd + "\n\nattacks:\n")
-	for _, a := range attempts {
-		fmt.Fprintf(&b, "  %-*s  %s", nameW, a.Name, a.Attack)
-		if a.Capability != "" {
-			fmt.Fprintf(&b, " [as root only: needs %s]", a.Capability)
+			b.WriteString(groupPad(be))
 		}
 		b.WriteString("\n")
 	}
-	return []byte(b.String())
+	if len(notes) > 0 {
+		fmt.Fprintf(b, "\nfootnotes (* cells, %s):\n", id.Name)
+		for _, n := range notes {
+			b.WriteString(n + "\n")
+		}
+	}
+}
+
+// cell is the text of one cell ("-" where nothing ran) and its footnote
+// ("" for none): a change that got through, or a runner's failure.
+func (t *table) cell(a Attempt, be Backend, id Identity, m sandbox.Mode) (text, note string) {
+	r, ok := t.idx[a.Name+"|"+be.Name+"|"+id.Name+"|"+string(m)]
+	if !ok {
+		return "-", ""
+	}
+	where := fmt.Sprintf("%s %s/%s", a.Name, be.Name, short(m))
+	switch r.Outcome {
+	case GotThrough:
+		var ch []string
+		for _, x := range r.Changes {
+			ch = append(ch, x.String())
+		}
+		return string(r.Outcome) + "*", fmt.Sprintf("GOT %s: %s\n    %s", where, strings.Join(ch, "; "), r.Why)
+	case RunnerFailed:
+		return string(r.Outcome), fmt.Sprintf("runner-failed %s: %s", where, r.Why)
+	}
+	return string(r.Outcome), ""
 }

@@ -227,7 +227,8 @@ func providerCell(r Record) string {
 // Render is the golden matrix text. hostKernel is replaced by "<host>" so
 // the file does not depend on the exact host build.
 func Render(cols []Column, hostKernel string) []byte {
-	var b strings.Builder
+	m := &matrix{cols: cols}
+	b := &m.b
 	b.WriteString("kernel matrix (go run ./cmd/kernel-matrix; DSHSIM_UPDATE=1 updates; see README \"Reading the kernel matrix\")\n")
 	b.WriteString("policy: workspace-write; each probe runs as landlock-run [--abi-cap N] --ro / --rw /dev/null --rw /tmp --rw <ws> -- escape-probe OP ARGS\n")
 	b.WriteString("cells: ok = permitted effect happened; denied = forbidden effect blocked; refused = permitted effect refused (fails safe);\n")
@@ -235,8 +236,51 @@ func Render(cols []Column, hostKernel string) []byte {
 	b.WriteString("             or by the Landlock backend's Ungoverned list (chmod, chown, utimes, setxattr, chattr); GAP! = forbidden effect happened, NOT admitted;\n")
 	b.WriteString("       125 = runner failed, nothing ran; reached/blocked = device ioctl got to the driver or not (devices are not promised)\n")
 	b.WriteString("runner --probe: '-' for capped columns (--probe takes no other flags; a capped runner reports through the partial notice)\n\n")
-	b.WriteString("columns:\n")
+	m.columns(hostKernel)
+	b.WriteString("\n")
+	m.row("", func(c Column) string { return c.Name })
+	m.row("kernel ABI (--abi)", kernelABICell)
+	m.row("governed ABI", func(c Column) string { return strconv.Itoa(c.Governed()) })
+	m.row("runner --probe", runnerProbeCell)
+	m.row("partial notice", func(c Column) string {
+		if c.Notice() {
+			return "yes"
+		}
+		return "no"
+	})
+	b.WriteString("\n")
+	m.probeRows(runnerPath)
+	b.WriteString("\nin-process path (sandbox/inproc through sandbox/spawn, Options.ABICap = the column's cap; '-' = not run there;\n")
+	b.WriteString("its gaps are admitted by its own report, the runner's notes below hold for it, and a column where the two paths differ fails):\n")
+	m.row("inproc report", func(c Column) string {
+		if !c.InProcess() {
+			return "-"
+		}
+		return c.Guest.Inproc.Stdout
+	})
+	m.probeRows(inprocPath)
+	b.WriteString("\n")
+	m.row("provider (real chain)", func(c Column) string { return providerCell(c.Guest.Provider) })
+	b.WriteString("\nnotes:\n")
 	for _, c := range cols {
+		m.notes(c)
+	}
+	return []byte(b.String())
+}
+
+// matrix is the kernel matrix being rendered.
+type matrix struct {
+	b    strings.Builder
+	cols []Column
+}
+
+// matrixCellW is the width of one column's cell.
+const matrixCellW = 9
+
+// columns lists the columns: name, layer, kernel and how it ran.
+func (m *matrix) columns(hostKernel string) {
+	m.b.WriteString("columns:\n")
+	for _, c := range m.cols {
 		k := c.Guest.Kernel
 		if k == hostKernel {
 			k = "<host>"
@@ -247,98 +291,85 @@ func Render(cols []Column, hostKernel string) []byte {
 		} else if c.Cap > 0 {
 			how = fmt.Sprintf("this machine, landlock-run --abi-cap %d", c.Cap)
 		}
-		fmt.Fprintf(&b, "  %-6s layer %d  kernel %-28s %s\n", c.Name, c.Layer, k, how)
+		fmt.Fprintf(&m.b, "  %-6s layer %d  kernel %-28s %s\n", c.Name, c.Layer, k, how)
 	}
-	const w = 9
-	row := func(label string, cell func(Column) string) {
-		fmt.Fprintf(&b, "%-22s", label)
-		for _, c := range cols {
-			fmt.Fprintf(&b, " %-*s", w, cell(c))
-		}
-		b.WriteString("\n")
+}
+
+// row writes one row: its label, then cell's text for each column.
+func (m *matrix) row(label string, cell func(Column) string) {
+	fmt.Fprintf(&m.b, "%-22s", label)
+	for _, c := range m.cols {
+		fmt.Fprintf(&m.b, " %-*s", matrixCellW, cell(c))
 	}
-	b.WriteString("\n")
-	row("", func(c Column) string { return c.Name })
-	row("kernel ABI (--abi)", func(c Column) string {
-		if c.KernelABI() == 0 {
-			return strconv.Itoa(c.Guest.ABI.Exit)
-		}
-		return strconv.Itoa(c.KernelABI())
-	})
-	row("governed ABI", func(c Column) string { return strconv.Itoa(c.Governed()) })
-	row("runner --probe", func(c Column) string {
-		switch {
-		case c.Cap > 0:
-			return "-"
-		case strings.HasPrefix(c.Guest.RunnerProbe.Stderr, "timed out"):
-			return "timeout"
-		case c.Guest.RunnerProbe.Exit != 0:
-			return strconv.Itoa(c.Guest.RunnerProbe.Exit)
-		case strings.Contains(c.Guest.RunnerProbe.Stdout, "partially"):
-			return "partial"
-		case strings.Contains(c.Guest.RunnerProbe.Stdout, "fully"):
-			return "full"
-		}
-		return "?"
-	})
-	row("partial notice", func(c Column) string {
-		if c.Notice() {
-			return "yes"
-		}
-		return "no"
-	})
-	// probeRows is one row a probe: the path's verdict in each column, a
-	// gap marked GAP! unless the path admits it.
-	probeRows := func(pp probePath) {
-		for _, p := range Probes {
-			row(p.Name, func(c Column) string {
-				_, cell, problem := pp.run(c, p)
-				switch {
-				case cell == CellGap && problem != "":
-					return "GAP!"
-				case cell == CellGap:
-					return "gap"
-				}
-				return cell
-			})
-		}
-	}
-	b.WriteString("\n")
-	probeRows(runnerPath)
-	b.WriteString("\nin-process path (sandbox/inproc through sandbox/spawn, Options.ABICap = the column's cap; '-' = not run there;\n")
-	b.WriteString("its gaps are admitted by its own report, the runner's notes below hold for it, and a column where the two paths differ fails):\n")
-	row("inproc report", func(c Column) string {
-		if !c.InProcess() {
-			return "-"
-		}
-		return c.Guest.Inproc.Stdout
-	})
-	probeRows(inprocPath)
-	b.WriteString("\n")
-	row("provider (real chain)", func(c Column) string { return providerCell(c.Guest.Provider) })
-	b.WriteString("\nnotes:\n")
-	for _, c := range cols {
-		for _, p := range Probes {
-			r, ok := c.result(p.Name)
-			if !ok {
-				continue
+	m.b.WriteString("\n")
+}
+
+// probeRows writes one row a probe: the path's verdict in each column, a
+// gap marked GAP! unless the path admits it.
+func (m *matrix) probeRows(pp probePath) {
+	for _, p := range Probes {
+		m.row(p.Name, func(c Column) string {
+			_, cell, problem := pp.run(c, p)
+			switch {
+			case cell == CellGap && problem != "":
+				return "GAP!"
+			case cell == CellGap:
+				return "gap"
 			}
-			switch cell := Cell(p, r); cell {
-			case CellGap:
-				_, why := AdmitGap(p, c)
-				fmt.Fprintf(&b, "  %s %s: GAP (%s) %s\n", c.Name, p.Name, r.Stdout, why)
-			case CellRefused:
-				fmt.Fprintf(&b, "  %s %s: refused (%s)\n", c.Name, p.Name, r.Stdout)
-			}
+			return cell
+		})
+	}
+}
+
+// kernelABICell is the kernel's Landlock ABI, or the exit code of a
+// runner --abi that found none.
+func kernelABICell(c Column) string {
+	if c.KernelABI() == 0 {
+		return strconv.Itoa(c.Guest.ABI.Exit)
+	}
+	return strconv.Itoa(c.KernelABI())
+}
+
+// runnerProbeCell is what runner --probe said: full, partial, its exit
+// code, a timeout, or '-' for a capped column.
+func runnerProbeCell(c Column) string {
+	switch {
+	case c.Cap > 0:
+		return "-"
+	case strings.HasPrefix(c.Guest.RunnerProbe.Stderr, "timed out"):
+		return "timeout"
+	case c.Guest.RunnerProbe.Exit != 0:
+		return strconv.Itoa(c.Guest.RunnerProbe.Exit)
+	case strings.Contains(c.Guest.RunnerProbe.Stdout, "partially"):
+		return "partial"
+	case strings.Contains(c.Guest.RunnerProbe.Stdout, "fully"):
+		return "full"
+	}
+	return "?"
+}
+
+// notes writes column c's notes: each gap and refusal, the runner's failure
+// on a kernel without Landlock, and what the provider said.
+func (m *matrix) notes(c Column) {
+	for _, p := range Probes {
+		r, ok := c.result(p.Name)
+		if !ok {
+			continue
 		}
-		if c.KernelABI() == 0 {
-			if r, ok := c.result(Probes[0].Name); ok {
-				fmt.Fprintf(&b, "  %s every probe: exit %d, stderr %q\n", c.Name, r.Exit, r.Stderr)
-			}
-		}
-		if c.Guest.Provider.Kind != "" {
-			fmt.Fprintf(&b, "  %s provider: %s\n", c.Name, c.Guest.Provider.Stdout)
+		switch cell := Cell(p, r); cell {
+		case CellGap:
+			_, why := AdmitGap(p, c)
+			fmt.Fprintf(&m.b, "  %s %s: GAP (%s) %s\n", c.Name, p.Name, r.Stdout, why)
+		case CellRefused:
+			fmt.Fprintf(&m.b, "  %s %s: refused (%s)\n", c.Name, p.Name, r.Stdout)
 		}
 	}
-	return []byte(b.String())
+	if c.KernelABI() == 0 {
+		if r, ok := c.result(Probes[0].Name); ok {
+			fmt.Fprintf(&m.b, "  %s every probe: exit %d, stderr %q\n", c.Name, r.Exit, r.Stderr)
+		}
+	}
+	if c.Guest.Provider.Kind != "" {
+		fmt.Fprintf(&m.b, "  %s provider: %s\n", c.Name, c.Guest.Provider.Stdout)
+	}
 }

@@ -195,84 +195,37 @@ func abortReason(ctx context.Context) map[string]any {
 // turnWith runs one prompt's turn; started (if not nil) is closed once
 // turn/start is in the log.
 func (d *driver) turnWith(ctx context.Context, prompt string, started chan struct{}) error {
-	d.gate.Pump() // the prompt came from the client: the host yielded
-	d.turnNo++
-	turn := d.turnNo
-	msg := userMessage{Content: []pipeline.Block{pipeline.TextBlock(prompt)}, Source: kindOnly{"user"}, Role: "user", ID: newUUID()}
-	if _, err := d.append("agent/inbox/spliced", splice{Target: "next-turn", Start: 0, Inserted: []userMessage{msg}}); err != nil {
-		return err
-	}
-	if _, err := d.append("turn/start", turnData{turn}); err != nil {
-		return err
-	}
-	if started != nil {
-		close(started)
-	}
-	// The next-step inbox is claimed at turn start too, before the prompt's
-	// next-turn claim: what an aborted turn left there (it ends without a
-	// claim, e.g. a hook's context on a cancelled run_code) reaches the model
-	// ahead of the prompt, as upstream's loop delivers it.
-	carried, err := d.inbox.afterStep()
+	t, err := d.openTurn(prompt, started)
 	if err != nil {
-		return err
-	}
-	one := 1
-	if _, err := d.append("agent/inbox/spliced", splice{Target: "next-turn", Start: 0, RemovedCount: &one, Inserted: []userMessage{}}); err != nil {
-		return err
-	}
-	endTurn := func(reason map[string]any) error {
-		_, err := d.append("turn/end", turnEndData{Turn: turn, Reason: reason})
-		d.wire.send(acpwire.Stop(stopReason(reason)))
 		return err
 	}
 	var claimed []userMessage
 	for step := 1; ; step++ {
 		if ctx.Err() != nil {
-			return endTurn(abortReason(ctx))
+			return d.endTurn(t.turn, abortReason(ctx))
 		}
-		if _, err := d.append("step/start", stepData{turn, step}); err != nil {
+		if err := d.openStep(ctx, t, step, claimed); err != nil {
 			return err
 		}
-		var promptSeq int64
-		if step == 1 {
-			if err := d.appendMessages(carried); err != nil {
-				return err
-			}
-			e, err := d.appendWith("user/message", msg, session.AppendOptions{SurfaceOp: "append"})
-			if err != nil {
-				return err
-			}
-			promptSeq = e.Seq
-		}
-		if err := d.appendMessages(claimed); err != nil {
-			return err
-		}
-		claimed = nil
-		if _, err := d.stack.SyncContext(ctx); err != nil {
-			return fmt.Errorf("runtime context: %w", err)
-		}
-		if err := d.firstRequest(prompt, promptSeq); err != nil {
-			return err
-		}
-		end, calls, finish, err := d.modelCall(ctx, turn, step)
+		end, calls, finish, err := d.modelCall(ctx, t.turn, step)
 		if err != nil {
 			return err
 		}
 		if end != nil {
-			if _, err := d.append("step/end", stepData{turn, step}); err != nil {
+			if _, err := d.append("step/end", stepData{t.turn, step}); err != nil {
 				return err
 			}
-			return endTurn(end)
+			return d.endTurn(t.turn, end)
 		}
-		concludes, err := d.runCalls(ctx, turn, step, calls)
+		concludes, err := d.runCalls(ctx, t.turn, step, calls)
 		if err != nil {
 			return err
 		}
-		if _, err := d.append("step/end", stepData{turn, step}); err != nil {
+		if _, err := d.append("step/end", stepData{t.turn, step}); err != nil {
 			return err
 		}
 		if ctx.Err() != nil {
-			return endTurn(abortReason(ctx)) // no claim: the next turn's start claims the inbox
+			return d.endTurn(t.turn, abortReason(ctx)) // no claim: the next turn's start claims the inbox
 		}
 		if claimed, err = d.inbox.afterStep(); err != nil {
 			return err
@@ -287,8 +240,85 @@ func (d *driver) turnWith(ctx context.Context, prompt string, started chan struc
 		if finish == "max-tokens" {
 			kind = "max-tokens"
 		}
-		return endTurn(map[string]any{"kind": kind})
+		return d.endTurn(t.turn, map[string]any{"kind": kind})
 	}
+}
+
+// openedTurn is a turn that started: its number, its prompt and the
+// prompt's message, and what the inbox carried into it.
+type openedTurn struct {
+	turn    int
+	prompt  string
+	msg     userMessage
+	carried []userMessage
+}
+
+// openTurn starts a prompt's turn: the prompt spliced into the next-turn
+// inbox, turn/start (then started is closed, if not nil), and the inbox's
+// claims.
+func (d *driver) openTurn(prompt string, started chan struct{}) (*openedTurn, error) {
+	d.gate.Pump() // the prompt came from the client: the host yielded
+	d.turnNo++
+	t := &openedTurn{turn: d.turnNo, prompt: prompt}
+	t.msg = userMessage{Content: []pipeline.Block{pipeline.TextBlock(prompt)}, Source: kindOnly{"user"}, Role: "user", ID: newUUID()}
+	if _, err := d.append("agent/inbox/spliced", splice{Target: "next-turn", Start: 0, Inserted: []userMessage{t.msg}}); err != nil {
+		return nil, err
+	}
+	if _, err := d.append("turn/start", turnData{t.turn}); err != nil {
+		return nil, err
+	}
+	if started != nil {
+		close(started)
+	}
+	// The next-step inbox is claimed at turn start too, before the prompt's
+	// next-turn claim: what an aborted turn left there (it ends without a
+	// claim, e.g. a hook's context on a cancelled run_code) reaches the model
+	// ahead of the prompt, as upstream's loop delivers it.
+	carried, err := d.inbox.afterStep()
+	if err != nil {
+		return nil, err
+	}
+	t.carried = carried
+	one := 1
+	if _, err := d.append("agent/inbox/spliced", splice{Target: "next-turn", Start: 0, RemovedCount: &one, Inserted: []userMessage{}}); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// openStep starts a step of turn t: step/start, the messages the model gets
+// new (on the first step what the inbox carried and the prompt; then what
+// the last step claimed), the runtime context, and the first request's
+// title and header.
+func (d *driver) openStep(ctx context.Context, t *openedTurn, step int, claimed []userMessage) error {
+	if _, err := d.append("step/start", stepData{t.turn, step}); err != nil {
+		return err
+	}
+	var promptSeq int64
+	if step == 1 {
+		if err := d.appendMessages(t.carried); err != nil {
+			return err
+		}
+		e, err := d.appendWith("user/message", t.msg, session.AppendOptions{SurfaceOp: "append"})
+		if err != nil {
+			return err
+		}
+		promptSeq = e.Seq
+	}
+	if err := d.appendMessages(claimed); err != nil {
+		return err
+	}
+	if _, err := d.stack.SyncContext(ctx); err != nil {
+		return fmt.Errorf("runtime context: %w", err)
+	}
+	return d.firstRequest(t.prompt, promptSeq)
+}
+
+// endTurn writes turn/end with reason and sends the prompt's stop reason.
+func (d *driver) endTurn(turn int, reason map[string]any) error {
+	_, err := d.append("turn/end", turnEndData{Turn: turn, Reason: reason})
+	d.wire.send(acpwire.Stop(stopReason(reason)))
+	return err
 }
 
 // firstRequest writes the session title and the request header and context
@@ -349,15 +379,72 @@ func fallbackTitle(prompt string) string {
 // a thrown stream, a hang the user cancelled).
 func (d *driver) modelCall(ctx context.Context, turn, step int) (end map[string]any, calls []recording.ToolCall, finish string, err error) {
 	if d.next >= len(d.script.Replies) {
-		msg := fmt.Sprintf("llm-replay: script exhausted — session requested model call #%d but its script has only %d", d.next+1, len(d.script.Replies))
-		if !d.exhausted {
-			d.flags = append(d.flags, "script exhausted: "+msg)
-			d.exhausted = true
-		}
-		return map[string]any{"kind": "error", "error": map[string]any{"name": "LlmError", "message": msg}}, nil, "", nil
+		return d.exhaust(), nil, "", nil
 	}
 	reply := d.script.Replies[d.next]
 	d.next++
+	if err := d.think(ctx); err != nil {
+		return nil, nil, "", err
+	}
+	seqs := make([]int64, 0, len(reply.Chunks))
+	for _, c := range reply.Chunks {
+		e, err := d.append("assistant/chunk", chunkData{Turn: turn, Step: step, Chunk: ordered(c)})
+		if err != nil {
+			return nil, nil, "", err
+		}
+		seqs = append(seqs, e.Seq)
+	}
+	body := assistantBody{Role: "assistant", Source: modelSource{Kind: "model", Provider: ModelProvider, Model: ModelName}, ID: newUUID()}
+	data := assistantData{Turn: turn, Step: step}
+	msgOpts := session.AppendOptions{SourceEventSeqs: seqs, SurfaceOp: "append"}
+	if reply.Hang != nil {
+		if reply.Hang.ReadyFile != "" {
+			if err := os.WriteFile(filepath.Join(d.ws, reply.Hang.ReadyFile), nil, 0o644); err != nil {
+				return nil, nil, "", fmt.Errorf("hang: write the ready file: %w", err)
+			}
+		}
+		<-ctx.Done()
+		body.Content = []any{textBlock{"text", "partial"}}
+		data.Message, data.Interrupted = body, true
+		if _, err := d.appendWith("assistant/message", data, msgOpts); err != nil {
+			return nil, nil, "", err
+		}
+		return abortReason(ctx), nil, "", nil
+	}
+	body.Content = replyContent(reply)
+	data.Message = body
+	if reply.Usage != nil {
+		var u any
+		if json.Unmarshal(reply.Usage, &u) == nil {
+			data.Usage = ordered(u)
+		}
+	}
+	if _, err := d.appendWith("assistant/message", data, msgOpts); err != nil {
+		return nil, nil, "", err
+	}
+	if reply.Throw != nil {
+		e := map[string]any{"name": "LlmError", "message": reply.Throw.Message}
+		if reply.Throw.Code != "" {
+			e["code"] = reply.Throw.Code
+		}
+		return map[string]any{"kind": "error", "error": e}, nil, "", nil
+	}
+	return nil, reply.ToolCalls, reply.Finish, nil
+}
+
+// exhaust is the end of a turn whose model call found the script
+// exhausted (llm-replay's error), flagged the first time.
+func (d *driver) exhaust() map[string]any {
+	msg := fmt.Sprintf("llm-replay: script exhausted — session requested model call #%d but its script has only %d", d.next+1, len(d.script.Replies))
+	if !d.exhausted {
+		d.flags = append(d.flags, "script exhausted: "+msg)
+		d.exhausted = true
+	}
+	return map[string]any{"kind": "error", "error": map[string]any{"name": "LlmError", "message": msg}}
+}
+
+// think is the constructed model's time to answer.
+func (d *driver) think(ctx context.Context) error {
 	// The constructed model takes as long as a model takes: at least
 	// ModelLatency, and until the running background jobs settled (settler).
 	// Upstream's recordings were made at a model's pace, and one of them
@@ -371,7 +458,7 @@ func (d *driver) modelCall(ctx context.Context, turn, step int) (end map[string]
 	// the next yield (jobs.Gate); a paced recording (pacedModel) yields here.
 	answerAt := time.Now().Add(ModelLatency)
 	if err := d.settle.wait(ctx); err != nil {
-		return nil, nil, "", err
+		return err
 	}
 	select {
 	case <-time.After(time.Until(answerAt)):
@@ -380,56 +467,21 @@ func (d *driver) modelCall(ctx context.Context, turn, step int) (end map[string]
 	if d.rec.Settings.PacedModel {
 		d.gate.Pump()
 	}
-	seqs := make([]int64, 0, len(reply.Chunks))
-	for _, c := range reply.Chunks {
-		e, err := d.append("assistant/chunk", chunkData{Turn: turn, Step: step, Chunk: ordered(c)})
-		if err != nil {
-			return nil, nil, "", err
-		}
-		seqs = append(seqs, e.Seq)
-	}
-	body := assistantBody{Role: "assistant", Source: modelSource{Kind: "model", Provider: ModelProvider, Model: ModelName}, ID: newUUID()}
-	data := assistantData{Turn: turn, Step: step}
-	if reply.Hang != nil {
-		if reply.Hang.ReadyFile != "" {
-			if err := os.WriteFile(filepath.Join(d.ws, reply.Hang.ReadyFile), nil, 0o644); err != nil {
-				return nil, nil, "", fmt.Errorf("hang: write the ready file: %w", err)
-			}
-		}
-		<-ctx.Done()
-		body.Content = []any{textBlock{"text", "partial"}}
-		data.Message, data.Interrupted = body, true
-		if _, err := d.appendWith("assistant/message", data, session.AppendOptions{SourceEventSeqs: seqs, SurfaceOp: "append"}); err != nil {
-			return nil, nil, "", err
-		}
-		return abortReason(ctx), nil, "", nil
-	}
-	body.Content = make([]any, 0, len(reply.Blocks))
+	return nil
+}
+
+// replyContent is the assistant message's content: the reply's text and
+// tool-call blocks.
+func replyContent(reply recording.Reply) []any {
+	content := make([]any, 0, len(reply.Blocks))
 	for _, b := range reply.Blocks {
 		if b.Type == "tool-call" {
-			body.Content = append(body.Content, toolCallBlock{b.Type, b.ID, b.Name, b.Arguments})
+			content = append(content, toolCallBlock{b.Type, b.ID, b.Name, b.Arguments})
 		} else {
-			body.Content = append(body.Content, textBlock{b.Type, b.Text})
+			content = append(content, textBlock{b.Type, b.Text})
 		}
 	}
-	data.Message = body
-	if reply.Usage != nil {
-		var u any
-		if json.Unmarshal(reply.Usage, &u) == nil {
-			data.Usage = ordered(u)
-		}
-	}
-	if _, err := d.appendWith("assistant/message", data, session.AppendOptions{SourceEventSeqs: seqs, SurfaceOp: "append"}); err != nil {
-		return nil, nil, "", err
-	}
-	if reply.Throw != nil {
-		e := map[string]any{"name": "LlmError", "message": reply.Throw.Message}
-		if reply.Throw.Code != "" {
-			e["code"] = reply.Throw.Code
-		}
-		return map[string]any{"kind": "error", "error": e}, nil, "", nil
-	}
-	return nil, reply.ToolCalls, reply.Finish, nil
+	return content
 }
 
 // concurrencySafe reports whether the stack's tool may run in a pool.

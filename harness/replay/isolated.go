@@ -2,7 +2,6 @@ package replay
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -110,28 +109,4 @@ func serveIsolated(ctx context.Context, data []byte) ([]byte, error) {
 	}
 	res, log := replayHere(ctx, req.Dir, req.Options)
 	return json.Marshal(response{Result: res, Expected: res.Expected, Got: res.Got, Log: log})
-}
-
-// mkdtemp creates dir/<prefix>XXXXXX (six letters and digits, as Node's
-// mkdtemp spells it) with mode 0700.
-func mkdtemp(dir, prefix string) (string, error) {
-	const letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
-	for range 100 {
-		var b [6]byte
-		if _, err := rand.Read(b[:]); err != nil {
-			return "", err
-		}
-		for i := range b {
-			b[i] = letters[int(b[i])%len(letters)]
-		}
-		p := filepath.Join(dir, prefix+string(b[:]))
-		err := os.Mkdir(p, 0o700)
-		if err == nil {
-			return p, nil
-		}
-		if !errors.Is(err, fs.ErrExist) {
-			return "", err
-		}
-	}
-	return "", fmt.Errorf("mkdtemp %s/%sXXXXXX: no free name after 100 tries", dir, prefix)
 }

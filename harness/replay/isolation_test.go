@@ -12,28 +12,10 @@ import (
 
 	"github.com/dshsim/dshsim/harness/replay"
 	"github.com/dshsim/dshsim/harness/replay/asuser"
+	"github.com/dshsim/dshsim/harness/replay/isolate"
 	"github.com/dshsim/dshsim/harness/replay/recording"
 	"github.com/dshsim/dshsim/sandbox/sandboxtest"
 )
-
-// envRunner names a landlock-run built by the outer test for the run as uid
-// 65534 (who cannot build one).
-const envRunner = "DSHSIM_REPLAY_TEST_LANDLOCK_RUN"
-
-func requireIsolation(t testing.TB) {
-	t.Helper()
-	if err := replay.CheckIsolation(); err != nil {
-		t.Skipf("needs user namespaces (or CAP_SYS_ADMIN) for a private /tmp: %v", err)
-	}
-}
-
-// landlockRunner returns the runner the outer test built, or builds one.
-func landlockRunner(t *testing.T) string {
-	if p := os.Getenv(envRunner); p != "" {
-		return p
-	}
-	return sandboxtest.Runner(t)
-}
 
 // TestConcurrentReplaysOfOneRecording: two replays of one recording at once
 // both match. bash-spill writes upstream's fixed spill root
@@ -41,7 +23,7 @@ func landlockRunner(t *testing.T) string {
 // /tmp/dsh-escalated.txt, which it then removes: in a shared /tmp the two runs
 // would meet there.
 func TestConcurrentReplaysOfOneRecording(t *testing.T) {
-	requireIsolation(t)
+	isolate.Require(t)
 	for _, name := range []string{"bash-spill", "escalation-approved"} {
 		t.Run(name, func(t *testing.T) {
 			dir := filepath.Join(root, "transcripts", name)
@@ -65,7 +47,7 @@ func TestConcurrentReplaysOfOneRecording(t *testing.T) {
 // nor a lock file beside it exists in the host's /tmp; nor does the fixed
 // file the escalation recording writes.
 func TestNothingLeftInTmp(t *testing.T) {
-	requireIsolation(t)
+	isolate.Require(t)
 	name := "isolated-" + filepath.Base(t.TempDir())
 	dir := filepath.Join(t.TempDir(), name)
 	if err := recording.CopyTree(filepath.Join(root, "transcripts", "bash-spill"), dir); err != nil {
@@ -105,12 +87,12 @@ func TestAsAnotherUser(t *testing.T) {
 	if os.Getuid() != 0 {
 		t.Skip("needs root (CAP_SETUID) to run the replay tests as uid 65534")
 	}
-	requireIsolation(t)
+	isolate.Require(t)
 	if r := replay.Replay(context.Background(), filepath.Join(root, "transcripts", "bash-spill"), replay.Options{}); r.Verdict != replay.Match {
 		t.Fatalf("as root: %s\n%s", r.Summary(), r.Detail())
 	}
 	asuser.RunTests(t, asuser.Run{
 		Tests:       []string{"TestTranscriptsMatch", "TestOurRecordingsMatch", "TestModelWaitsForBackgroundJobs", "TestConcurrentReplaysOfOneRecording", "TestNothingLeftInTmp", "TestWorkspaceWriteRecordingsUnderLandlock"},
-		Executables: map[string]string{envRunner: landlockRunner(t)},
+		Executables: map[string]string{sandboxtest.RunnerEnv: sandboxtest.Runner(t)},
 	})
 }

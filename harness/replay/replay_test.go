@@ -16,6 +16,7 @@ import (
 
 	"github.com/dshsim/dshsim/harness"
 	"github.com/dshsim/dshsim/harness/replay"
+	"github.com/dshsim/dshsim/harness/replay/isolate"
 	"github.com/dshsim/dshsim/harness/replay/recording"
 	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/sandbox/sandboxtest"
@@ -42,7 +43,7 @@ func dirs(t *testing.T, args ...string) []string {
 // TestTranscriptsMatch replays every upstream recording through the real stack.
 // A recording that cannot match fails here with its exact reason; none is skipped.
 func TestTranscriptsMatch(t *testing.T) {
-	requireIsolation(t)
+	isolate.Require(t)
 	ds := dirs(t, "transcripts")
 	if len(ds) != 21 {
 		t.Fatalf("transcripts/ holds %d recordings, want the twenty-one upstream ones", len(ds))
@@ -223,7 +224,7 @@ func TestProjectionFile(t *testing.T) {
 // expanded), so every seq means the same event (session_event_read reads
 // them), and the model is named as constructed.
 func TestOurLogHasUpstreamsEventSequence(t *testing.T) {
-	requireIsolation(t)
+	isolate.Require(t)
 	logs := t.TempDir()
 	for _, r := range replay.Run(context.Background(), dirs(t, "transcripts"), replay.RunOptions{Parallel: 2, Options: replay.Options{LogDir: logs}}) {
 		t.Run(r.Name, func(t *testing.T) {
@@ -307,9 +308,9 @@ func TestTimeoutIsFlagged(t *testing.T) {
 // TestWorkspaceWriteRecordingsUnderLandlock replays the workspace-write
 // recordings with Landlock as the only sandbox backend.
 func TestWorkspaceWriteRecordingsUnderLandlock(t *testing.T) {
-	requireIsolation(t)
+	isolate.Require(t)
 	sandboxtest.RequireLandlock(t, 1)
-	launcher := landlockRunner(t)
+	launcher := sandboxtest.Runner(t)
 	ds := replay.Select(dirs(t, "transcripts"), replay.RunOptions{Run: regexp.MustCompile("escalation")})
 	results := replay.Run(context.Background(), ds, replay.RunOptions{Parallel: 2,
 		Options: replay.Options{SandboxChain: []string{"landlock"}, LauncherPath: launcher}})
@@ -329,12 +330,12 @@ func TestWorkspaceWriteRecordingsUnderLandlock(t *testing.T) {
 // TestSandboxBackendSetting: a recording's sandboxBackend pins the backend
 // over the run's chain and says so.
 func TestSandboxBackendSetting(t *testing.T) {
-	requireIsolation(t)
+	isolate.Require(t)
 	dir := copyRecording(t, "escalation-approved")
 	if err := os.WriteFile(filepath.Join(dir, recording.SettingsFile), []byte(`{"sandboxBackend": "landlock"}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r := replay.Replay(context.Background(), dir, replay.Options{SandboxChain: []string{"bwrap"}, LauncherPath: landlockRunner(t)})
+	r := replay.Replay(context.Background(), dir, replay.Options{SandboxChain: []string{"bwrap"}, LauncherPath: sandboxtest.Runner(t)})
 	if r.Verdict != replay.Match {
 		t.Fatalf("%s\n%s", r.Summary(), r.Detail())
 	}
@@ -355,9 +356,9 @@ func TestSandboxBackendSetting(t *testing.T) {
 // cancelled while the model streams, two reads pooled in one step, and a
 // handshake without a model call (no policy stated: the default profile).
 func TestOurRecordingsMatch(t *testing.T) {
-	requireIsolation(t)
+	isolate.Require(t)
 	sandboxtest.RequireLandlock(t, 4)
-	results := replay.Run(context.Background(), dirs(t, "testdata/replay/ours"), replay.RunOptions{Parallel: 2, Options: replay.Options{LauncherPath: landlockRunner(t)}})
+	results := replay.Run(context.Background(), dirs(t, "testdata/replay/ours"), replay.RunOptions{Parallel: 2, Options: replay.Options{LauncherPath: sandboxtest.Runner(t)}})
 	if len(results) != 6 {
 		t.Fatalf("%d recordings of ours, want 6", len(results))
 	}
@@ -378,7 +379,7 @@ func TestOurRecordingsMatch(t *testing.T) {
 // the wait ends without the cap once it sleeps; a job that never sleeps
 // holds the reply only until the cap, and the replay says so.
 func TestModelWaitsForBackgroundJobs(t *testing.T) {
-	requireIsolation(t)
+	isolate.Require(t)
 	results := replay.Run(context.Background(), dirs(t, "testdata/replay/settle"), replay.RunOptions{Parallel: 2})
 	if len(results) != 2 {
 		t.Fatalf("%d recordings in testdata/replay/settle, want 2", len(results))
@@ -417,7 +418,7 @@ func TestModelWaitsForBackgroundJobs(t *testing.T) {
 // sidecar that differs from the stack's is a flag naming the sidecar, the
 // tool and the field; the tools the stack does not compose are named.
 func TestChangedToolSchemaIsAMismatch(t *testing.T) {
-	requireIsolation(t)
+	isolate.Require(t)
 	dir := copyRecording(t, "text-turn")
 	path := filepath.Join(dir, recording.ToolSchemasFile)
 	b, err := os.ReadFile(path)
@@ -452,7 +453,7 @@ func TestChangedToolSchemaIsAMismatch(t *testing.T) {
 // section, the SDK's fixed instructions, code mode's tools:code-only line
 // missing, and that line in a both-mode prompt.
 func TestChangedPromptSectionIsAMismatch(t *testing.T) {
-	requireIsolation(t)
+	isolate.Require(t)
 	for _, c := range []struct {
 		rec, old, new, flag string
 	}{
@@ -467,7 +468,7 @@ func TestChangedPromptSectionIsAMismatch(t *testing.T) {
 	} {
 		t.Run(c.rec+" "+c.flag[len("system-prompt.expected.md: "):], func(t *testing.T) {
 			dir := copyRecording(t, c.rec)
-			path := filepath.Join(dir, replay.SystemPromptFile)
+			path := filepath.Join(dir, recording.SystemPromptFile)
 			b, err := os.ReadFile(path)
 			if err != nil {
 				t.Fatal(err)
@@ -492,7 +493,7 @@ func TestChangedPromptSectionIsAMismatch(t *testing.T) {
 // file removed, still match and say where the settings came from; and the
 // table agrees with every settings file of ours for the same scenario.
 func TestSuiteSettingsWithoutFile(t *testing.T) {
-	requireIsolation(t)
+	isolate.Require(t)
 	var names []string
 	for _, d := range dirs(t, "transcripts", "testdata/replay/ours") {
 		name := filepath.Base(d)
@@ -527,7 +528,7 @@ func TestSuiteSettingsWithoutFile(t *testing.T) {
 			if err := os.Remove(filepath.Join(dst, recording.SettingsFile)); err != nil {
 				t.Fatal(err)
 			}
-			r := replay.Replay(context.Background(), dst, replay.Options{LauncherPath: landlockRunner(t)})
+			r := replay.Replay(context.Background(), dst, replay.Options{LauncherPath: sandboxtest.Runner(t)})
 			if r.Verdict != replay.Match {
 				t.Fatalf("%s\n%s", r.Summary(), r.Detail())
 			}
@@ -557,7 +558,7 @@ var oracleDepartures = map[string]string{
 // upstream's. Each must match, except a departure of oracleDepartures, which
 // must mismatch exactly there.
 func TestOracleRecordingsMatch(t *testing.T) {
-	requireIsolation(t)
+	isolate.Require(t)
 	ds := dirs(t, "testdata/replay/oracle")
 	if len(ds) == 0 {
 		t.Fatal("testdata/replay/oracle holds no recordings")
@@ -582,7 +583,7 @@ func TestOracleRecordingsMatch(t *testing.T) {
 // that file too it replays in code mode, whose run_code is the same. Each
 // result says how the mode was derived.
 func TestToolsModeWithoutThePin(t *testing.T) {
-	requireIsolation(t)
+	isolate.Require(t)
 	tests := []struct {
 		src, name  string
 		dropPrompt bool
@@ -600,7 +601,7 @@ func TestToolsModeWithoutThePin(t *testing.T) {
 			}
 			drop := []string{recording.ToolSchemasFile}
 			if tc.dropPrompt {
-				drop = append(drop, replay.SystemPromptFile)
+				drop = append(drop, recording.SystemPromptFile)
 			}
 			for _, f := range drop {
 				if err := os.Remove(filepath.Join(dst, f)); err != nil {
@@ -622,7 +623,7 @@ func TestToolsModeWithoutThePin(t *testing.T) {
 // parents (a mistyped path must not grow a tree): a LogDir whose parent is
 // missing fails the replay, naming the path, and makes nothing.
 func TestLogDirMakesNoParents(t *testing.T) {
-	requireIsolation(t)
+	isolate.Require(t)
 	missing := filepath.Join(t.TempDir(), "missing")
 	logs := filepath.Join(missing, "logs")
 	rs := replay.Run(context.Background(), dirs(t, "transcripts/fs-read"), replay.RunOptions{Options: replay.Options{LogDir: logs}})

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+
+	"github.com/dshsim/dshsim/sandbox/procfs"
 )
 
 // The constructed model's wait for the background jobs (see settler).
@@ -30,13 +32,13 @@ func settledState(s byte) bool {
 // busyMember returns a process of procs that belongs to the session or the
 // process group of one of leaders (pids as procs spells them) and has not
 // settled.
-func busyMember(procs []procStat, leaders map[int]bool) (procStat, bool) {
+func busyMember(procs []procfs.Stat, leaders map[int]bool) (procfs.Stat, bool) {
 	for _, p := range procs {
 		if (leaders[p.Session] || leaders[p.PGrp]) && !settledState(p.State) {
 			return p, true
 		}
 	}
-	return procStat{}, false
+	return procfs.Stat{}, false
 }
 
 // pidAt returns the pid at level of an NSpid list (0: the proc mount's
@@ -55,7 +57,7 @@ func pidAt(nspid []int, level int) (int, bool) {
 // keeps the session) has been asleep on two consecutive samples of /proc
 // settlePoll apart, or until cap passed.
 type settler struct {
-	proc    procfs
+	proc    procfs.Root
 	leaders func() []int  // running jobs' leaders, as this process sees them
 	cap     time.Duration // settleCap
 	poll    time.Duration // settlePoll
@@ -66,7 +68,7 @@ type settler struct {
 	busy   string      // what was still busy at the last capped wait
 }
 
-func newSettler(proc procfs, leaders func() []int) *settler {
+func newSettler(proc procfs.Root, leaders func() []int) *settler {
 	return &settler{proc: proc, leaders: leaders, cap: settleCap, poll: settlePoll, hosts: map[int]int{}}
 }
 
@@ -111,11 +113,11 @@ func (s *settler) sample() (busy string, none bool, err error) {
 		return "", true, nil
 	}
 	if s.self == nil {
-		if s.self, err = s.proc.nspid("self"); err != nil {
+		if s.self, err = s.proc.NSpid("self"); err != nil {
 			return "", false, err
 		}
 	}
-	procs, err := s.proc.all()
+	procs, err := s.proc.All()
 	if err != nil {
 		return "", false, err
 	}
@@ -146,7 +148,7 @@ func (s *settler) sample() (busy string, none bool, err error) {
 // the leader. A leader that already ended (its job still holds its output
 // until spawn's wait delay passes) is not found: only its orphans are left,
 // and they are not waited for.
-func (s *settler) translate(leaders []int, procs []procStat) error {
+func (s *settler) translate(leaders []int, procs []procfs.Stat) error {
 	level := len(s.self) - 1
 	want := map[int]bool{}
 	for _, l := range leaders {
@@ -161,8 +163,8 @@ func (s *settler) translate(leaders []int, procs []procStat) error {
 		if p.PPID != s.self[0] {
 			continue
 		}
-		ns, err := s.proc.nspid(strconv.Itoa(p.PID))
-		if gone(err) {
+		ns, err := s.proc.NSpid(strconv.Itoa(p.PID))
+		if procfs.Gone(err) {
 			continue
 		}
 		if err != nil {

@@ -155,7 +155,8 @@ func runEscalationCase(ws string, i int, c escCase) (escResult, error) {
 		return escResult{}, err
 	}
 	ran := false
-	reg := pipeline.NewRegistry(pipeline.WithApprover(svc))
+	reg := pipeline.NewRegistry()
+	reg.SetApprover(svc)
 	opening := escalation.Opening{Subject: escalation.SubjectCommand, Escalate: escalation.New(svc), Standing: func(call *pipeline.Call) (sandbox.Policy, error) {
 		return resolver.Resolve(call.Agent(), "")
 	}}

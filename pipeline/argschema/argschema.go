@@ -225,6 +225,10 @@ func scalarMatches(typ string, v *jsjson.Value) bool {
 	return false
 }
 
+// scalarNoun names what a value of a scalar type is, for a violation
+// ("must be a string"); number has its own two violations.
+var scalarNoun = map[string]string{"string": "a string", "integer": "an integer", "boolean": "a boolean", "null": "null"}
+
 // same is JavaScript's SameValueZero on scalars (Array.prototype.includes).
 func same(a, b *jsjson.Value) bool {
 	if a.Kind != b.Kind {
@@ -297,10 +301,6 @@ func check(n *node, v *jsjson.Value, path string) []string {
 			}
 		}
 		return out
-	case "string":
-		if v.Kind != jsjson.String {
-			return []string{label(path) + " must be a string"}
-		}
 	case "number":
 		if v.Kind != jsjson.Number {
 			return []string{label(path) + " must be a number"}
@@ -308,17 +308,9 @@ func check(n *node, v *jsjson.Value, path string) []string {
 		if !jsonNumber(v) {
 			return []string{label(path) + " must be a finite JSON number"}
 		}
-	case "integer":
-		if !scalarMatches("integer", v) {
-			return []string{label(path) + " must be an integer"}
-		}
-	case "boolean":
-		if v.Kind != jsjson.Bool {
-			return []string{label(path) + " must be a boolean"}
-		}
-	case "null":
-		if v.Kind != jsjson.Null {
-			return []string{label(path) + " must be null"}
+	case "string", "integer", "boolean", "null":
+		if !scalarMatches(n.typ, v) {
+			return []string{label(path) + " must be " + scalarNoun[n.typ]}
 		}
 	}
 	if n.hasEnum && !slices.ContainsFunc(n.enum.Elems, func(x *jsjson.Value) bool { return same(x, v) }) {

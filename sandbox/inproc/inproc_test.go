@@ -18,6 +18,7 @@ import (
 
 	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/sandbox/internal/llsys"
+	"github.com/dshsim/dshsim/sandbox/procfs"
 	"github.com/dshsim/dshsim/sandbox/sandboxtest"
 )
 
@@ -47,11 +48,11 @@ func nnpThreads(t *testing.T) []string {
 	}
 	var out []string
 	for _, task := range tasks {
-		b, err := os.ReadFile(filepath.Join("/proc/self/task", task.Name(), "status"))
+		status, err := procfs.Proc.Status("self/task/" + task.Name())
 		if err != nil {
 			continue // the thread exited meanwhile
 		}
-		if strings.Contains(string(b), "\nNoNewPrivs:\t1\n") {
+		if procfs.ParseStatus(status)["NoNewPrivs"] == "1" {
 			out = append(out, task.Name())
 		}
 	}
@@ -286,20 +287,11 @@ func TestChildHoldsNoCapability(t *testing.T) {
 				}
 				sandboxtest.CheckNoCapabilities(t, out.String())
 			}
-			if after, _ := os.ReadFile("/proc/self/status"); capLine(string(after), "CapEff") != capLine(string(own), "CapEff") {
-				t.Errorf("this process's CapEff changed from %s to %s", capLine(string(own), "CapEff"), capLine(string(after), "CapEff"))
+			if after, _ := os.ReadFile("/proc/self/status"); procfs.ParseStatus(string(after))["CapEff"] != procfs.ParseStatus(string(own))["CapEff"] {
+				t.Errorf("this process's CapEff changed from %s to %s", procfs.ParseStatus(string(own))["CapEff"], procfs.ParseStatus(string(after))["CapEff"])
 			}
 		})
 	}
-}
-
-func capLine(status, name string) string {
-	for _, l := range strings.Split(status, "\n") {
-		if v, ok := strings.CutPrefix(l, name+":"); ok {
-			return strings.TrimSpace(v)
-		}
-	}
-	return ""
 }
 
 // TestABICapNarrowsLikeTheRunner: capped at ABI 2 (no TRUNCATE right), the

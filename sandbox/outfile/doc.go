@@ -4,7 +4,8 @@
 //
 //	<tmpdir>/dsh-subprocess-XXXXXX/dsh-subprocess-<pid>-<n>-<12hex>-<label>.log
 //
-// where XXXXXX is mkdtemp's six random letters and digits ([PrivateDir]),
+// where XXXXXX is mkdtemp's six random letters and digits ([PrivateDir],
+// through [Mkdtemp], the repository's one temporary-name maker),
 // <pid> the process id, <n> a counter shared by every file this process
 // creates (starting at 1), <12hex> six random bytes and <label> the stream
 // ("stdout" or "stderr"). The directory is 0700, each file 0600 and created
@@ -15,5 +16,6 @@
 // # Imports
 //
 // outfile imports the standard library only; the executors (sandbox/spawn,
-// tools/jobs) import it.
+// tools/jobs) import it, and the replay makes its upstream-shaped workspace
+// (/tmp/acp-snap-cwd-XXXXXX) with [Mkdtemp].
 package outfile

@@ -24,32 +24,44 @@ var Pattern = regexp.MustCompile(`/tmp/dsh-subprocess-[A-Za-z0-9]{6}/dsh-subproc
 // spillCounter does (pre-incremented: the first file is 1).
 var counter atomic.Uint64
 
-// mkdtemp's alphabet (libuv uv_fs_mkdtemp): the six X become these.
+// alphabet is mkdtemp's (libuv's uv_fs_mkdtemp, which Node's fs.mkdtemp
+// calls): each X of the template becomes one of these.
 const alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
 
-// PrivateDir creates a new 0700 directory <os.TempDir()>/dsh-subprocess-XXXXXX
-// and returns its path.
-func PrivateDir() (string, error) {
-	base := os.TempDir()
+// Mkdtemp creates a new 0700 directory dir/<prefix>XXXXXX, the six X
+// random letters and digits as Node's fs.mkdtemp spells them, and returns
+// its path. It is the one temporary-name maker of this repository: the
+// private output directory ([PrivateDir]) and the replay's upstream-shaped
+// workspace use it.
+func Mkdtemp(dir, prefix string) (string, error) {
 	for range 100 {
 		var rb [6]byte
 		if _, err := rand.Read(rb[:]); err != nil {
-			return "", fmt.Errorf("outfile: random name: %w", err)
+			return "", fmt.Errorf("mkdtemp %s: random name: %w", filepath.Join(dir, prefix+"XXXXXX"), err)
 		}
-		name := []byte(Prefix + "XXXXXX")
 		for i, b := range rb {
-			name[len(Prefix)+i] = alphabet[int(b)%len(alphabet)]
+			rb[i] = alphabet[int(b)%len(alphabet)]
 		}
-		d := filepath.Join(base, string(name))
+		d := filepath.Join(dir, prefix+string(rb[:]))
 		err := os.Mkdir(d, 0o700)
 		if err == nil {
 			return d, nil
 		}
 		if !errors.Is(err, fs.ErrExist) {
-			return "", fmt.Errorf("outfile: %w", err)
+			return "", err
 		}
 	}
-	return "", fmt.Errorf("outfile: no free name %sXXXXXX in %s after 100 tries", Prefix, base)
+	return "", fmt.Errorf("mkdtemp %s: no free name after 100 tries", filepath.Join(dir, prefix+"XXXXXX"))
+}
+
+// PrivateDir creates a new 0700 directory <os.TempDir()>/dsh-subprocess-XXXXXX
+// ([Mkdtemp]) and returns its path.
+func PrivateDir() (string, error) {
+	d, err := Mkdtemp(os.TempDir(), Prefix)
+	if err != nil {
+		return "", fmt.Errorf("outfile: %w", err)
+	}
+	return d, nil
 }
 
 // Create creates, exclusively and 0600, the next full-output file for a

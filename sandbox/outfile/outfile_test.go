@@ -71,3 +71,30 @@ func TestPrivateDirAndCreateMakeUpstreamsShape(t *testing.T) {
 		last = n
 	}
 }
+
+// TestMkdtemp: Node's spelling (prefix and six letters or digits), mode
+// 0700, a new name each time; a parent that is missing is an error, not a
+// hundred tries.
+func TestMkdtemp(t *testing.T) {
+	dir := t.TempDir()
+	seen := map[string]bool{}
+	for range 20 {
+		d, err := Mkdtemp(dir, "acp-snap-cwd-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok, _ := regexp.MatchString(`^acp-snap-cwd-[A-Za-z0-9]{6}$`, filepath.Base(d)); !ok || filepath.Dir(d) != dir {
+			t.Fatalf("Mkdtemp = %q, want %s/acp-snap-cwd-XXXXXX", d, dir)
+		}
+		if fi, err := os.Stat(d); err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o700 {
+			t.Fatalf("%s: %v %v, want a 0700 directory", d, fi, err)
+		}
+		if seen[d] {
+			t.Fatalf("Mkdtemp made %s twice", d)
+		}
+		seen[d] = true
+	}
+	if _, err := Mkdtemp(filepath.Join(dir, "missing"), "x-"); err == nil || strings.Contains(err.Error(), "tries") {
+		t.Errorf("Mkdtemp in a missing directory: %v, want the mkdir error", err)
+	}
+}

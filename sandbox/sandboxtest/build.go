@@ -85,10 +85,17 @@ func Main(m *testing.M) int {
 	return code
 }
 
+// RunnerEnv names the runner an outer test built for an inner run of the
+// same test binary as another user, who cannot build one: the outer test
+// passes {RunnerEnv: Runner(t)} as the run's executables, and [Runner]
+// returns that path in the inner run.
+const RunnerEnv = "DSHSIM_TEST_LANDLOCK_RUN"
+
 // Runner returns the path of landlock-run built from this module's source,
-// building it on the first call of this test binary. It fails t when the
-// build fails, and when TestMain does not run the tests through [Main]
-// (nothing would remove the binary).
+// building it on the first call of this test binary ($DSHSIM_TEST_LANDLOCK_RUN
+// when set: see [RunnerEnv]). It fails t when the build fails, and when
+// TestMain does not run the tests through [Main] (nothing would remove the
+// binary).
 func Runner(t testing.TB) string {
 	t.Helper()
 	built.Lock()
@@ -96,6 +103,9 @@ func Runner(t testing.TB) string {
 	if !built.main {
 		t.Fatal("sandboxtest.Runner: this package's TestMain must return through sandboxtest.Main, which removes the built runner")
 		return ""
+	}
+	if p := os.Getenv(RunnerEnv); p != "" {
+		return p
 	}
 	if built.path == "" && built.err == nil {
 		built.dir, built.err = os.MkdirTemp("", "dshsim-runner-")

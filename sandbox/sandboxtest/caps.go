@@ -1,26 +1,15 @@
 package sandboxtest
 
 import (
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/dshsim/dshsim/sandbox/internal/llsys"
+	"github.com/dshsim/dshsim/sandbox/procfs"
 )
 
 // capSets are the capability lines of /proc/<pid>/status, in its order.
 var capSets = []string{"CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"}
-
-// statusFields returns the "Name:\tvalue" fields of a /proc/<pid>/status text.
-func statusFields(status string) map[string]string {
-	out := map[string]string{}
-	for _, line := range strings.Split(status, "\n") {
-		if k, v, ok := strings.Cut(line, ":"); ok {
-			out[k] = strings.TrimSpace(v)
-		}
-	}
-	return out
-}
 
 // CheckNoCapabilities fails t unless status (the /proc/self/status a confined
 // command printed) shows a process that holds no capability at all and runs
@@ -30,7 +19,7 @@ func statusFields(status string) map[string]string {
 // command's must then be this process's own (never wider).
 func CheckNoCapabilities(t testing.TB, status string) {
 	t.Helper()
-	got := statusFields(status)
+	got := procfs.ParseStatus(status)
 	const zero = "0000000000000000"
 	for _, k := range capSets {
 		if _, ok := got[k]; !ok {
@@ -46,11 +35,11 @@ func CheckNoCapabilities(t testing.TB, status string) {
 	if setpcap, err := llsys.EffectiveCap(llsys.CapSetpcap); err != nil {
 		t.Fatal(err)
 	} else if !setpcap {
-		own, err := os.ReadFile("/proc/self/status")
+		own, err := procfs.Proc.Status("self")
 		if err != nil {
 			t.Fatal(err)
 		}
-		wantBnd = statusFields(string(own))["CapBnd"]
+		wantBnd = procfs.ParseStatus(own)["CapBnd"]
 	}
 	if got["CapBnd"] != wantBnd {
 		t.Errorf("CapBnd: %s inside the sandbox, want %s", got["CapBnd"], wantBnd)

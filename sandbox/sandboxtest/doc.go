@@ -48,7 +48,7 @@
 //
 // # Imports
 //
-// sandboxtest imports package sandbox and the syscall layer
-// sandbox/internal/llsys only: not sandbox/landlock, whose own tests use
-// it, and nothing outside sandbox/.
+// sandboxtest imports package sandbox, the syscall layer
+// sandbox/internal/llsys and the /proc reader sandbox/procfs only: not
+// sandbox/landlock, whose own tests use it, and nothing outside sandbox/.
 package sandboxtest

@@ -149,6 +149,19 @@ func Start(ctx context.Context, req Request) (*Process, error) {
 			start = w.Start
 		}
 	}
+	cmd := p.command(req, argv, dir)
+	if err := p.launch(start, cmd, dir); err != nil {
+		return nil, err
+	}
+	p.watch(ctx, req)
+	return p, nil
+}
+
+// command is the exec.Cmd that runs argv (req.Argv, or its confined form)
+// in dir: in a session of its own, its streams captured (and copied to
+// req.Stdout and req.Stderr), without the environment's secrets when the
+// confinement scrubs them.
+func (p *Process) command(req Request, argv []string, dir string) *exec.Cmd {
 	tail := req.TailBytes
 	if tail <= 0 {
 		tail = DefaultTailBytes
@@ -178,6 +191,14 @@ func Start(ctx context.Context, req Request) (*Process, error) {
 	cmd.WaitDelay = p.grace
 	p.cmd = cmd
 	p.result.Argv = append([]string(nil), argv...)
+	return cmd
+}
+
+// launch starts cmd with start (exec's, or the confiner's own). A confined
+// start first marks every inherited descriptor close-on-exec; a failure the
+// confinement attributes to its runner is its *sandbox.UnavailableError,
+// any other a *StartError.
+func (p *Process) launch(start func(*exec.Cmd) error, cmd *exec.Cmd, dir string) error {
 	if p.wrapped != nil {
 		// Neither bwrap nor Landlock governs a descriptor that is already
 		// open: one this process inherited without close-on-exec (Go marks
@@ -185,7 +206,7 @@ func Start(ctx context.Context, req Request) (*Process, error) {
 		if err := closeOnExecAbove2(); err != nil {
 			p.stdout.close()
 			p.stderr.close()
-			return nil, err
+			return err
 		}
 	}
 	if err := start(cmd); err != nil {
@@ -194,11 +215,17 @@ func Start(ctx context.Context, req Request) (*Process, error) {
 		if p.wrapped != nil {
 			var ue *sandbox.UnavailableError
 			if cerr := p.wrapped.StartError(err, cmd.Path, dir); errors.As(cerr, &ue) {
-				return nil, cerr // the runner could not be started
+				return cerr // the runner could not be started
 			}
 		}
-		return nil, &StartError{Program: argv[0], Err: err}
+		return &StartError{Program: p.result.Argv[0], Err: err}
 	}
+	return nil
+}
+
+// watch kills the started process's group when ctx is cancelled (unless
+// req.Detach) or req.Timeout expires, and settles the result once it exits.
+func (p *Process) watch(ctx context.Context, req Request) {
 	p.stopWatch = func() bool { return false }
 	if !req.Detach {
 		p.stopWatch = context.AfterFunc(ctx, p.Kill)
@@ -213,7 +240,7 @@ func Start(ctx context.Context, req Request) (*Process, error) {
 		})
 	}
 	go func() {
-		werr := cmd.Wait()
+		werr := p.cmd.Wait()
 		if timer != nil {
 			timer.Stop()
 		}
@@ -223,7 +250,6 @@ func Start(ctx context.Context, req Request) (*Process, error) {
 		p.settle(werr)
 		close(p.done)
 	}()
-	return p, nil
 }
 
 // confine asks req.Confiner for the call and checks what it returned: the

@@ -13,33 +13,23 @@ import (
 	"github.com/dshsim/dshsim/sandbox"
 )
 
-// TestStartErrorNodeText: Node's spawn names argv[0] for the errnos it
-// reports asynchronously (EACCES EAGAIN EMFILE ENFILE ENOENT) and throws
-// "spawn <CODE>" for the rest; a missing program is ENOENT.
+// TestStartErrorNodeText: a StartError reads as the one spawn-failure text
+// ([sandbox.NodeSpawnError]) of its program and error, and keeps Go's text
+// and chain.
 func TestStartErrorNodeText(t *testing.T) {
-	pe := func(e syscall.Errno) error { return &fs.PathError{Op: "fork/exec", Path: "/usr/bin/bash", Err: e} }
-	for _, tc := range []struct {
-		err   error
-		want  string
-		async bool
-	}{
-		{pe(syscall.ENOENT), "spawn bash ENOENT", true},
-		{pe(syscall.EACCES), "spawn bash EACCES", true},
-		{pe(syscall.EAGAIN), "spawn bash EAGAIN", true},
-		{pe(syscall.EMFILE), "spawn bash EMFILE", true},
-		{pe(syscall.ENFILE), "spawn bash ENFILE", true},
-		{pe(syscall.ENOTDIR), "spawn ENOTDIR", false},
-		{pe(syscall.ENOEXEC), "spawn ENOEXEC", false},
-		{pe(syscall.EPERM), "spawn EPERM", false},
-		{&exec.Error{Name: "bash", Err: exec.ErrNotFound}, "spawn bash ENOENT", true},
-		{errors.New("no errno"), "no errno", false},
+	for _, err := range []error{
+		&fs.PathError{Op: "fork/exec", Path: "/usr/bin/bash", Err: syscall.ENOENT},
+		&fs.PathError{Op: "fork/exec", Path: "/usr/bin/bash", Err: syscall.ENOTDIR},
+		&exec.Error{Name: "bash", Err: exec.ErrNotFound},
+		errors.New("no errno"),
 	} {
-		se := &StartError{Program: "bash", Err: tc.err}
-		if got := se.Node(); got != tc.want || se.Async() != tc.async {
-			t.Errorf("%v: Node() = %q, Async() = %v; want %q, %v", tc.err, got, se.Async(), tc.want, tc.async)
+		se := &StartError{Program: "bash", Err: err}
+		want, async := sandbox.NodeSpawnError("bash", err)
+		if se.Node() != want || se.Async() != async {
+			t.Errorf("%v: Node() = %q, Async() = %v; want %q, %v", err, se.Node(), se.Async(), want, async)
 		}
-		if se.Error() != tc.err.Error() || !errors.Is(se, tc.err) {
-			t.Errorf("%v: Go's text or chain lost: %q", tc.err, se.Error())
+		if se.Error() != err.Error() || !errors.Is(se, err) {
+			t.Errorf("%v: Go's text or chain lost: %q", err, se.Error())
 		}
 	}
 }

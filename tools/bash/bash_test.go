@@ -1,10 +1,10 @@
 package bash
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,6 +19,7 @@ import (
 	"github.com/dshsim/dshsim/pipeline/session/sessiontest"
 	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/sandbox/outfile"
+	"github.com/dshsim/dshsim/sandbox/procfs"
 	"github.com/dshsim/dshsim/tools/jobs"
 )
 
@@ -101,6 +102,11 @@ func TestArgumentValidation(t *testing.T) {
 		{"blank description", map[string]any{"command": "true", "description": " \n"}, "invalid description: expected a non-empty string"},
 		{"zero timeout", cmd("true", "timeoutMs", 0), "invalid timeoutMs: expected a positive number, got 0"},
 		{"negative timeout", cmd("true", "timeoutMs", -5), "invalid timeoutMs: expected a positive number, got -5"},
+		// JSON.stringify of the number, not the spelling sent
+		{"negative timeout spelt with a fraction", cmd("true", "timeoutMs", json.RawMessage("-5.0")), "invalid timeoutMs: expected a positive number, got -5"},
+		{"zero timeout spelt with an exponent", cmd("true", "timeoutMs", json.RawMessage("0e5")), "invalid timeoutMs: expected a positive number, got 0"},
+		{"small negative timeout", cmd("true", "timeoutMs", json.RawMessage("-0.0000001")), "invalid timeoutMs: expected a positive number, got -1e-7"},
+		{"timeout past float64's range", cmd("true", "timeoutMs", json.RawMessage("1e999")), `invalid arguments: "timeoutMs" must be a finite JSON number`},
 		{"permissions without justification", cmd("true", "sandbox_permissions", "danger-full-access"), escalation.ErrPermissionsWithoutJustification.Error()},
 		{"justification without permissions", cmd("true", "justification", "because"), escalation.ErrJustificationWithoutPermissions.Error()},
 		{"blank justification with permissions", cmd("true", "sandbox_permissions", "danger-full-access", "justification", "  "), escalation.ErrBlankJustification.Error()},
@@ -119,6 +125,90 @@ func TestArgumentValidation(t *testing.T) {
 		})
 	}
 }
+
+// TestBodyRunWithoutTheSchemaCheck: a body run directly, without the
+// pipeline's argument check, refuses arguments of the wrong type with the
+// schema check's own error (the tool checks no type itself), and runs
+// nothing.
+func TestBodyRunWithoutTheSchemaCheck(t *testing.T) {
+	ws := t.TempDir()
+	tool := newTool(t, Config{}, Deps{Policy: fixedPolicy(sandbox.WorkspaceWrite, ws), Confiner: confinerFunc(func(context.Context, []string, sandbox.Policy) (sandbox.ConfinedArgv, error) {
+		t.Error("a call with arguments of the wrong type reached the provider")
+		return sandbox.ConfinedArgv{}, errors.New("unreachable")
+	})})
+	for _, raw := range []string{
+		`{"description":"d"}`,
+		`{"command":7,"description":"d"}`,
+		`{"command":"true","description":"d","timeoutMs":"soon"}`,
+		`{"command":"true","description":"d","timeoutMs":1e999}`,
+		`{"command":"true","description":"d","workdir":null}`,
+		`{"command":"true","description":"d","run_in_background":1}`,
+		`{"command":"true","description":"d","sandbox_permissions":5,"justification":"j"}`,
+		`["true"]`,
+	} {
+		c := pipeline.NewCall("call-1", Name, json.RawMessage(raw), agent(t, "s", ws), nil)
+		want := pipeline.CheckArgs(tool.Definition(), c)
+		if want == nil {
+			t.Fatalf("%s: the schema check passes it; the case proves nothing", raw)
+		}
+		_, err := tool.Run(context.Background(), c)
+		if err == nil || err.Error() != want.Error() || !pipeline.HasCode(err, pipeline.CodeInvalidArgs) {
+			t.Errorf("%s: err = %v, want the schema check's %q", raw, err, want)
+		}
+	}
+}
+
+// TestUndeclaredArguments: with background execution disabled and no
+// confining executor, run_in_background and the escalation fields are not
+// declared, so the schema check lets any value through: only a literal true
+// asks for the background (upstream's run_in_background === true), and an
+// escalation field that is not a string is refused by the tool.
+func TestUndeclaredArguments(t *testing.T) {
+	ws := t.TempDir()
+	tool := newTool(t, Config{EnableRunInBackground: no()}, Deps{})
+	for _, tc := range []struct {
+		args map[string]any
+		out  string
+		err  string
+	}{
+		{args: cmd("echo hi", "run_in_background", "yes"), out: "hi\n"},
+		{args: cmd("echo hi", "run_in_background", 1), out: "hi\n"},
+		{args: cmd("echo hi", "run_in_background", true), err: ErrBackgroundDisabled.Error()},
+		{args: cmd("true", "sandbox_permissions", 5, "justification", "j"), err: "invalid sandbox_permissions: expected a string, got 5"},
+		{args: cmd("true", "sandbox_permissions", "danger-full-access", "justification", []int{1, 2}), err: "invalid justification: expected a string, got [1,2]"},
+	} {
+		out, err := run(t, tool, call(agent(t, "s", ws), tc.args))
+		if tc.err != "" {
+			if err == nil || err.Error() != tc.err {
+				t.Errorf("%v: err = %v, want %q", tc.args, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || !strings.HasPrefix(out, tc.out) {
+			t.Errorf("%v: %q, %v; want a foreground run printing %q", tc.args, out, err, tc.out)
+		}
+	}
+}
+
+// TestTimeoutIsCappedBeforeItIsConverted: a requested timeout past int64's
+// milliseconds is the cap, not an overflowed (negative) deadline.
+func TestTimeoutIsCappedBeforeItIsConverted(t *testing.T) {
+	tool := newTool(t, Config{MaxTimeoutMs: 5000}, Deps{})
+	for _, tc := range []struct {
+		req  *float64
+		want int64
+	}{{nil, 5000}, {ptr(1e19), 5000}, {ptr(1e300), 5000}, {ptr(4999.2), 5000}, {ptr(1.5), 2}, {ptr(5000.0), 5000}} {
+		if got := tool.timeout(args{TimeoutMs: tc.req}); got != tc.want {
+			req := "none"
+			if tc.req != nil {
+				req = fmt.Sprint(*tc.req)
+			}
+			t.Errorf("timeout for a requested %s = %d, want %d", req, got, tc.want)
+		}
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
 
 func TestCompositionErrors(t *testing.T) {
 	ws := t.TempDir()
@@ -452,16 +542,6 @@ func jobTools(t *testing.T, reg *jobs.Registry) []pipeline.Tool {
 	return tools
 }
 
-// alive reports from outside whether pid is a live process (not a zombie).
-func alive(pid int) bool {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	i := bytes.LastIndexByte(data, ')')
-	return i >= 0 && i+2 < len(data) && data[i+2] != 'Z'
-}
-
 // TestAbortLeavesNoOrphan: cancelling a running call terminates its whole
 // process group, a member that ignores SIGTERM included (SIGKILL after the
 // grace), before the call answers "tool call aborted"; checked from outside
@@ -491,7 +571,7 @@ func TestAbortLeavesNoOrphan(t *testing.T) {
 	if !pipeline.HasCode(err, pipeline.CodeAborted) || err.Error() != "tool call aborted" {
 		t.Fatalf("err = %v", err)
 	}
-	if alive(member) {
+	if procfs.Alive(member) {
 		t.Errorf("member %d of the aborted command's group is still alive after the call answered", member)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/dshsim/dshsim/escalation"
+	"github.com/dshsim/dshsim/internal/jsjson"
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/render"
 	"github.com/dshsim/dshsim/sandbox"
@@ -199,68 +200,80 @@ type args struct {
 	Esc        escalation.Args
 }
 
-func parseArgs(call *pipeline.Call) (args, error) {
+// parseArgs reads the arguments the pipeline's schema check passed
+// ([pipeline.CheckArgs]: command and description present, timeoutMs and
+// workdir of their types, and, where they are declared, run_in_background a
+// boolean and sandbox_permissions one of its enum) and makes the tool's own
+// checks, upstream's validateBashArgs: a blank command or description, a
+// timeout that is not positive.
+func (t *Tool) parseArgs(call *pipeline.Call) (args, error) {
 	var raw map[string]json.RawMessage
-	if err := call.DecodeArgs(&raw); err != nil {
-		return args{}, fmt.Errorf("invalid arguments: %v", err)
-	}
-	var a args
-	str := func(key string) (string, bool) {
-		var s string
-		v, ok := raw[key]
-		if !ok || json.Unmarshal(v, &s) != nil {
-			return "", false
+	a, ok := t.decodeDeclared(call, &raw)
+	if !ok {
+		// only a body run without the pipeline's check gets here
+		if err := pipeline.CheckArgs(t.Definition(), call); err != nil {
+			return args{}, err
 		}
-		return s, true
+		return args{}, errors.New("invalid arguments: expected an object")
 	}
-	if s, ok := str("command"); !ok || strings.TrimSpace(s) == "" {
+	switch {
+	case strings.TrimSpace(a.Command) == "":
 		return a, errors.New("invalid command: expected a non-empty string")
-	} else {
-		a.Command = s
-	}
-	if s, ok := str("description"); !ok || strings.TrimSpace(s) == "" {
+	case strings.TrimSpace(a.Desc) == "":
 		return a, errors.New("invalid description: expected a non-empty string")
-	} else {
-		a.Desc = s
+	case a.TimeoutMs != nil && !(*a.TimeoutMs > 0):
+		// the schema admits finite numbers only: JSON.stringify writes one
+		// as JavaScript prints it
+		return a, fmt.Errorf("invalid timeoutMs: expected a positive number, got %s", jsjson.FormatNumber(*a.TimeoutMs))
 	}
-	if v, ok := raw["timeoutMs"]; ok && string(v) != "null" {
-		var f float64
-		if json.Unmarshal(v, &f) != nil || !(f > 0) || math.IsInf(f, 0) {
-			return a, fmt.Errorf("invalid timeoutMs: expected a positive number, got %s", compactJSON(v))
-		}
-		a.TimeoutMs = &f
-	}
-	if v, ok := raw["workdir"]; ok && string(v) != "null" {
-		if json.Unmarshal(v, &a.Workdir) != nil {
-			return a, fmt.Errorf("invalid workdir: expected a string, got %s", compactJSON(v))
-		}
-	}
-	if v, ok := raw["run_in_background"]; ok && string(v) != "null" {
-		if json.Unmarshal(v, &a.Background) != nil {
-			return a, fmt.Errorf("invalid run_in_background: expected a boolean, got %s", compactJSON(v))
-		}
-	}
+	// Only a literal true runs in the background (upstream's
+	// run_in_background === true): with background execution disabled the
+	// argument is not declared, and may be anything.
+	a.Background = string(raw["run_in_background"]) == "true"
+	// Declared, the escalation fields are strings; not declared (escalation
+	// not advertised), anything may come, and a value that is not a string
+	// is refused here.
 	esc, err := escalation.DecodeArgs(raw, func(key string, v json.RawMessage) error {
-		return fmt.Errorf("invalid %s: expected a string, got %s", key, compactJSON(v))
+		var b bytes.Buffer
+		json.Compact(&b, v)
+		return fmt.Errorf("invalid %s: expected a string, got %s", key, b.String())
 	})
-	if err != nil {
-		return a, err
-	}
 	a.Esc = esc
-	return a, nil
+	return a, err
 }
 
-func compactJSON(v json.RawMessage) string {
-	var b bytes.Buffer
-	if err := json.Compact(&b, v); err != nil {
-		return string(v)
+// decodeDeclared reads the arguments this tool's schema declares by their
+// exact keys (command, description, timeoutMs and workdir into a; the
+// background and escalation fields, where declared, only for their types),
+// and the argument object into raw; ok is false when a required one is
+// missing or one is not of its schema's type.
+func (t *Tool) decodeDeclared(call *pipeline.Call, raw *map[string]json.RawMessage) (a args, ok bool) {
+	if call.DecodeArgs(raw) != nil {
+		return a, false
 	}
-	return b.String()
+	var command, desc *string
+	declared := map[string]any{"command": &command, "description": &desc, "timeoutMs": &a.TimeoutMs, "workdir": &a.Workdir}
+	if t.background {
+		declared["run_in_background"] = new(bool)
+	}
+	if t.EscalationAdvertised() {
+		declared["sandbox_permissions"], declared["justification"] = new(string), new(string)
+	}
+	for key, dst := range declared {
+		if v, present := (*raw)[key]; present && (string(v) == "null" || json.Unmarshal(v, dst) != nil) {
+			return a, false
+		}
+	}
+	if command == nil || desc == nil {
+		return a, false
+	}
+	a.Command, a.Desc = *command, *desc
+	return a, true
 }
 
 // Run executes one bash call in the order described in the package manual.
 func (t *Tool) Run(ctx context.Context, call *pipeline.Call) (pipeline.Output, error) {
-	a, err := parseArgs(call)
+	a, err := t.parseArgs(call)
 	if err != nil {
 		return pipeline.Output{}, err
 	}
@@ -386,11 +399,11 @@ func (t *Tool) spawner(ctx context.Context, policy sandbox.Policy, command, work
 }
 
 func (t *Tool) timeout(a args) int64 {
-	ms := t.cfg.TimeoutMs
-	if a.TimeoutMs != nil {
-		ms = int64(math.Ceil(*a.TimeoutMs))
+	if a.TimeoutMs == nil {
+		return min(t.cfg.TimeoutMs, t.cfg.MaxTimeoutMs)
 	}
-	return min(ms, t.cfg.MaxTimeoutMs)
+	// capped before the conversion: a timeout past int64's range is the cap
+	return int64(math.Ceil(min(*a.TimeoutMs, float64(t.cfg.MaxTimeoutMs))))
 }
 
 func (t *Tool) foreground(ctx context.Context, call *pipeline.Call, policy sandbox.Policy, a args, workdir string) (pipeline.Output, error) {

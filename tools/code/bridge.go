@@ -46,7 +46,7 @@ type settleEvent struct {
 // driver lane per run, as upstream's: starts in submission order, each
 // start waiting for the previous call's prepare stages; safe calls overlap
 // up to max, an exclusive call waits for the pool to drain and holds the
-// lane through its commit; commits (post-execute, settle event, contexts)
+// lane through its commit; commits (post-execute, settle event, context messages)
 // in submission order.
 type bridge struct {
 	outer *pipeline.Call
@@ -67,7 +67,6 @@ type bridge struct {
 	startLog   int            // the highest submission whose start event is logged
 	admitted   int            // the submission that left the queue and is logging its start
 	started    sync.WaitGroup
-	contexts   []string
 	messages   []pipeline.ContextMessage
 }
 
@@ -102,21 +101,47 @@ func (b *bridge) free(safe bool) bool {
 // the program's ToolCallError carries.
 func (b *bridge) call(_ context.Context, seq int64, name string, args json.RawMessage) (json.RawMessage, error) {
 	n := int(seq)
-	b.mu.Lock()
-	if b.over != "" {
-		reason := b.over
-		b.mu.Unlock()
-		return nil, errOver(reason, name, "not dispatched")
+	safe, err := b.admit(n, name)
+	if err != nil {
+		return nil, err
 	}
-	var safe bool
+	defer b.started.Done()
+
+	// --8<-- [start:dispatch]
+	sub := pipeline.NewSubCall(b.outer, fmt.Sprintf("%s:code:%d", b.outer.CallID(), n), name, args, b.run)
+	ev := startEvent{RootCallID: b.outer.RootCallID(), ParentCallID: b.outer.CallID(), SubCallID: sub.CallID(), Name: name, Arguments: args}
+	b.append(EventDispatchStart, ev)
+	b.startLogged(n)
+	res := b.reg.ExecuteStaged(sub, b.stages(n))
+	content := res.Content
+	if content == nil {
+		content = []pipeline.Block{}
+	}
+	b.leave(safe)
+	b.append(EventDispatch, settleEvent{startEvent: ev, IsError: res.IsError, Content: b.logContent(sub, content)})
+	// --8<-- [end:dispatch]
+
+	if reason := b.commit(res); reason != "" {
+		return nil, errOver(reason, name, "result discarded")
+	}
+	return programValue(res)
+}
+
+// admit waits until submission n may start (its turn, and room in the lane
+// for its class, classified again right before the start) and takes its
+// place in the lane; a run that is over rejects it.
+func (b *bridge) admit(n int, name string) (safe bool, err error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.over != "" {
+		return false, errOver(b.over, name, "not dispatched")
+	}
 	b.queued[n] = name
 	for {
 		if b.over != "" {
 			delete(b.queued, n)
 			b.cond.Broadcast()
-			reason := b.over
-			b.mu.Unlock()
-			return nil, errOver(reason, name, "tool call abandoned")
+			return false, errOver(b.over, name, "tool call abandoned")
 		}
 		if b.startTurn == n {
 			safe = b.safe(name) // classified again right before the start
@@ -131,18 +156,21 @@ func (b *bridge) call(_ context.Context, seq int64, name string, args json.RawMe
 	b.running++
 	b.exclusive = !safe
 	b.started.Add(1)
-	b.mu.Unlock()
-	defer b.started.Done()
+	return safe, nil
+}
 
-	// --8<-- [start:dispatch]
-	sub := pipeline.NewSubCall(b.outer, fmt.Sprintf("%s:code:%d", b.outer.CallID(), n), name, args, b.run)
-	ev := startEvent{RootCallID: b.outer.RootCallID(), ParentCallID: b.outer.CallID(), SubCallID: sub.CallID(), Name: name, Arguments: args}
-	b.append(EventDispatchStart, ev)
+// startLogged records that submission n's start event is logged.
+func (b *bridge) startLogged(n int) {
 	b.mu.Lock()
 	b.startLog = max(b.startLog, n)
 	b.cond.Broadcast()
 	b.mu.Unlock()
-	res := b.reg.ExecuteStaged(sub, pipeline.Stages{
+}
+
+// stages are submission n's lane stages: once prepared, the next
+// submission may start; it commits in submission order.
+func (b *bridge) stages(n int) pipeline.Stages {
+	return pipeline.Stages{
 		Prepared: func() {
 			b.mu.Lock()
 			b.startTurn++
@@ -156,16 +184,15 @@ func (b *bridge) call(_ context.Context, seq int64, name string, args json.RawMe
 			}
 			b.mu.Unlock()
 		},
-	})
-	content := res.Content
-	if content == nil {
-		content = []pipeline.Block{}
 	}
+}
 
-	// Committed: the lane is free again. Upstream appends the settle event
-	// in a task of its own while its driver goes on at once, so a queued
-	// submission that may start now logs its start first.
+// leave frees the lane of a committed call. Upstream appends the settle
+// event in a task of its own while its driver goes on at once, so a queued
+// submission that may start now logs its start first: leave waits for it.
+func (b *bridge) leave(safe bool) {
 	b.mu.Lock()
+	defer b.mu.Unlock()
 	b.running--
 	if !safe {
 		b.exclusive = false
@@ -174,28 +201,33 @@ func (b *bridge) call(_ context.Context, seq int64, name string, args json.RawMe
 	for {
 		next := b.startTurn
 		if b.startLog >= next {
-			break
+			return
 		}
 		nextName, queued := b.queued[next]
 		if b.admitted != next && (b.over != "" || !queued || !b.free(b.safe(nextName))) {
-			break
+			return
 		}
 		b.cond.Wait()
 	}
-	b.mu.Unlock()
-	b.append(EventDispatch, settleEvent{startEvent: ev, IsError: res.IsError, Content: b.logContent(sub, content)})
-	// --8<-- [end:dispatch]
+}
 
+// commit keeps the call's contexts and messages for the outer call and
+// passes the commit turn on; it returns the run's over reason ("" while the
+// run goes on).
+func (b *bridge) commit(res pipeline.Result) string {
 	b.mu.Lock()
-	b.contexts = append(b.contexts, res.AdditionalContexts...)
+	defer b.mu.Unlock()
 	b.messages = append(b.messages, res.ContextMessages...)
 	b.commitTurn++
-	reason := b.over
 	b.cond.Broadcast()
-	b.mu.Unlock()
+	return b.over
+}
+
+// programValue is what the program receives from a settled call: its
+// value (null for none), or for an error result the error whose message
+// its ToolCallError carries.
+func programValue(res pipeline.Result) (json.RawMessage, error) {
 	switch {
-	case reason != "":
-		return nil, errOver(reason, name, "result discarded")
 	case res.IsError:
 		msg := ""
 		if res.Error != nil {
@@ -240,8 +272,8 @@ func (b *bridge) append(typ string, data any) {
 
 // drain ends the lane: queued calls are abandoned, calls in flight (which
 // see the run signal) settle; it returns when every started call committed,
-// with the contexts and context messages the calls deferred.
-func (b *bridge) drain(reason string) ([]string, []pipeline.ContextMessage) {
+// with the context messages the calls deferred.
+func (b *bridge) drain(reason string) []pipeline.ContextMessage {
 	b.mu.Lock()
 	if b.over == "" {
 		b.over = reason
@@ -251,5 +283,5 @@ func (b *bridge) drain(reason string) ([]string, []pipeline.ContextMessage) {
 	b.started.Wait()
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return append([]string(nil), b.contexts...), append([]pipeline.ContextMessage(nil), b.messages...)
+	return append([]pipeline.ContextMessage(nil), b.messages...)
 }

@@ -129,14 +129,12 @@ func MissingRuntimeError(mode string) error {
 
 // RunFailedError is a program run that failed: CodeRunFailedError /
 // CODE_RUN_FAILED, "code run failed (<kind>): <message>" plus the captured
-// output. It keeps the contexts its nested calls deferred.
+// output. It keeps the context messages its nested calls deferred.
 type RunFailedError struct {
 	// Kind and Message are the runtime's failure.
 	Kind, Message string
 	// Logs are the output captured before the failure.
 	Logs []string
-	// Contexts are the nested calls' deferred contexts.
-	Contexts []string
 	// Messages are the nested calls' deferred context messages.
 	Messages []pipeline.ContextMessage
 }
@@ -155,9 +153,6 @@ func (e *RunFailedError) Name() string { return "CodeRunFailedError" }
 
 // Code is the error code.
 func (e *RunFailedError) Code() string { return "CODE_RUN_FAILED" }
-
-// AdditionalContexts keeps the nested calls' contexts on the failure.
-func (e *RunFailedError) AdditionalContexts() []string { return e.Contexts }
 
 // ContextMessages keeps the nested calls' context messages on the failure.
 func (e *RunFailedError) ContextMessages() []pipeline.ContextMessage { return e.Messages }
@@ -211,12 +206,12 @@ func (t *Tool) Run(ctx context.Context, call *pipeline.Call) (pipeline.Output, e
 		reason = noderuntime.AbortReason(ctx)
 	}
 	settle(errSettled)
-	contexts, messages := b.drain(reason)
+	messages := b.drain(reason)
 	if runErr != nil {
 		return pipeline.Output{}, runErr
 	}
 	if res.Error != nil {
-		return pipeline.Output{}, &RunFailedError{Kind: res.Error.Kind, Message: res.Error.Message, Logs: res.Logs, Contexts: contexts, Messages: messages}
+		return pipeline.Output{}, &RunFailedError{Kind: res.Error.Kind, Message: res.Error.Message, Logs: res.Logs, Messages: messages}
 	}
 	var result *jsjson.Value
 	if res.Value != nil {
@@ -225,10 +220,9 @@ func (t *Tool) Run(ctx context.Context, call *pipeline.Call) (pipeline.Output, e
 		}
 	}
 	return pipeline.Output{
-		Value:              value(res.Logs, res.Value),
-		Content:            []pipeline.Block{pipeline.TextBlock(Text(res.Logs, result))},
-		AdditionalContexts: contexts,
-		ContextMessages:    messages,
+		Value:           value(res.Logs, res.Value),
+		Content:         []pipeline.Block{pipeline.TextBlock(Text(res.Logs, result))},
+		ContextMessages: messages,
 	}, nil
 }
 

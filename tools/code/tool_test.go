@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/pipeline/session/sessiontest"
@@ -147,7 +149,7 @@ func newEnv(t *testing.T, cfg Config, rt Runner, deps ...func(*Deps)) *env {
 		{Name: "defer", ConcurrencySafe: true, Run: func(ctx context.Context, c *pipeline.Call) (pipeline.Output, error) {
 			var a struct{ Ctx string }
 			c.DecodeArgs(&a)
-			return pipeline.Output{Value: json.RawMessage(`null`), Content: []pipeline.Block{pipeline.TextBlock("deferred")}, AdditionalContexts: []string{a.Ctx}}, nil
+			return pipeline.Output{Value: json.RawMessage(`null`), Content: []pipeline.Block{pipeline.TextBlock("deferred")}, ContextMessages: []pipeline.ContextMessage{{Plugin: "defer", Texts: []string{a.Ctx}}}}, nil
 		}},
 	}
 	for _, tl := range tools {
@@ -423,11 +425,12 @@ return "returned";`)
 }
 
 func TestContextsAndDispatchLog(t *testing.T) {
-	t.Run("contexts are deferred in submission order and survive a failure", func(t *testing.T) {
+	t.Run("context messages are deferred in submission order and survive a failure", func(t *testing.T) {
 		e := newEnv(t, Config{}, realRuntime(t))
 		res := e.run(context.Background(), "d", `await Promise.all([tools.defer({ctx: "first"}), tools.defer({ctx: "second"})]); throw new Error("later");`)
-		if !res.IsError || strings.Join(res.AdditionalContexts, ",") != "first,second" {
-			t.Errorf("result %q contexts %q", res.Text(), res.AdditionalContexts)
+		want := []pipeline.ContextMessage{{Plugin: "defer", Texts: []string{"first"}}, {Plugin: "defer", Texts: []string{"second"}}}
+		if !res.IsError || !cmp.Equal(res.ContextMessages, want) {
+			t.Errorf("result %q context messages %+v, want %+v", res.Text(), res.ContextMessages, want)
 		}
 	})
 	t.Run("a hook's context messages on nested calls reach the outer result, failed calls and a failed run included", func(t *testing.T) {

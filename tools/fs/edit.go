@@ -17,8 +17,6 @@ type EditValue struct {
 }
 
 func (t *Tools) runEdit(ctx context.Context, call *pipeline.Call) (pipeline.Output, error) {
-	ctx, cancel := signal(ctx, call)
-	defer cancel()
 	a, path, err := t.mutationArgs(call)
 	if err != nil {
 		return pipeline.Output{}, err

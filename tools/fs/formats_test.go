@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/dshsim/dshsim/fsobserve"
+	"github.com/dshsim/dshsim/harness"
 )
 
 func withCaps(limit, lineLen, maxBytes int) rigOpt {
@@ -87,7 +88,7 @@ func TestFormats(t *testing.T) {
 				out, err := r.run(r.agent("A"), tool, args)
 				b.WriteString("> " + call + "\n" + r.render(out, err) + "\n")
 			}
-			golden(t, "format-"+c.name, []byte(b.String()))
+			harness.Golden(t, "testdata", "format-"+c.name+".golden", []byte(b.String()))
 		})
 	}
 }

@@ -13,21 +13,7 @@ import (
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/session/sessiontest"
 	"github.com/dshsim/dshsim/sandbox"
-	"github.com/sebdah/goldie/v2"
 )
-
-// golden compares got with testdata/<name>.golden; DSHSIM_UPDATE=1 rewrites it.
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	g := goldie.New(t, goldie.WithFixtureDir("testdata"), goldie.WithNameSuffix(".golden"))
-	if os.Getenv("DSHSIM_UPDATE") == "1" {
-		if err := g.Update(t, name, got); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	g.Assert(t, name, got)
-}
 
 // rig is a real provider and real tools on a real temp directory.
 type rig struct {

@@ -125,8 +125,6 @@ func truncateLine(l fsobserve.Line, max int) string {
 }
 
 func (t *Tools) runRead(ctx context.Context, call *pipeline.Call) (pipeline.Output, error) {
-	ctx, cancel := signal(ctx, call)
-	defer cancel()
 	a, err := decodeArgs(call)
 	if err != nil {
 		return pipeline.Output{}, err

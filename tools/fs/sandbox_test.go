@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/dshsim/dshsim/escalation"
+	"github.com/dshsim/dshsim/harness"
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/sandbox/sandboxtest"
@@ -172,7 +173,7 @@ func TestSchemas(t *testing.T) {
 					t.Fatal("read advertises sandbox_permissions")
 				}
 			}
-			golden(t, "schemas-"+map[bool]string{false: "plain", true: "confining"}[c.advertised], []byte(b.String()))
+			harness.Golden(t, "testdata", "schemas-"+map[bool]string{false: "plain", true: "confining"}[c.advertised]+".golden", []byte(b.String()))
 		})
 	}
 }

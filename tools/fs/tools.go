@@ -84,10 +84,10 @@ func New(cfg Config) (*Tools, error) {
 	}
 	t := &Tools{cfg: cfg}
 	adv := cfg.Policy != nil
-	t.Read = pipeline.Tool{Name: "read", Description: ReadDescription, Parameters: readSchema(cfg.ReadLimit), Run: t.runRead,
+	t.Read = pipeline.Tool{Name: "read", Description: ReadDescription, Parameters: readSchema(cfg.ReadLimit), Run: signalled(t.runRead),
 		OutputSchema: ReadOutputSchema, ConcurrencySafe: true}
-	t.Write = pipeline.Tool{Name: "write", Description: WriteDescription, Parameters: writeSchema(adv), Run: t.runWrite, OutputSchema: WriteOutputSchema}
-	t.Edit = pipeline.Tool{Name: "edit", Description: EditDescription, Parameters: editSchema(adv), Run: t.runEdit, OutputSchema: EditOutputSchema}
+	t.Write = pipeline.Tool{Name: "write", Description: WriteDescription, Parameters: writeSchema(adv), Run: signalled(t.runWrite), OutputSchema: WriteOutputSchema}
+	t.Edit = pipeline.Tool{Name: "edit", Description: EditDescription, Parameters: editSchema(adv), Run: signalled(t.runEdit), OutputSchema: EditOutputSchema}
 	return t, nil
 }
 
@@ -273,6 +273,16 @@ func Remedy(err error) error {
 }
 
 // --8<-- [end:remedy]
+
+// signalled runs a tool's body with the call's cancellation merged into its
+// context.
+func signalled(run func(context.Context, *pipeline.Call) (pipeline.Output, error)) func(context.Context, *pipeline.Call) (pipeline.Output, error) {
+	return func(ctx context.Context, call *pipeline.Call) (pipeline.Output, error) {
+		ctx, cancel := signal(ctx, call)
+		defer cancel()
+		return run(ctx, call)
+	}
+}
 
 // signal merges the call's cancellation into ctx.
 func signal(ctx context.Context, call *pipeline.Call) (context.Context, context.CancelFunc) {

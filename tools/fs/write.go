@@ -24,8 +24,6 @@ type DiffMeta struct {
 }
 
 func (t *Tools) runWrite(ctx context.Context, call *pipeline.Call) (pipeline.Output, error) {
-	ctx, cancel := signal(ctx, call)
-	defer cancel()
 	a, path, err := t.mutationArgs(call)
 	if err != nil {
 		return pipeline.Output{}, err

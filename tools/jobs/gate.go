@@ -1,6 +1,9 @@
 package jobs
 
-import "sync"
+import (
+	"slices"
+	"sync"
+)
 
 // Gate makes a registry observe its jobs the way a single-threaded host
 // (upstream's Node event loop) does: a running job's new output and its
@@ -16,26 +19,46 @@ import "sync"
 // A nil *Gate observes at once.
 type Gate struct {
 	mu      sync.Mutex
-	queue   []func() // settlements, in the order the processes ended
-	pumps   []func() // output pulls, one per registered job
+	queue   []func()  // settlements, in the order the processes ended
+	live    []watched // the registered jobs not settled yet, in registration order
 	arrived chan struct{}
+}
+
+// watched is a registered job's output pull and its done channel (closed
+// once the job settled).
+type watched struct {
+	pull func()
+	done <-chan struct{}
+}
+
+// settled reports whether w's job has settled.
+func (w watched) settled() bool {
+	select {
+	case <-w.done:
+		return true
+	default:
+		return false
+	}
 }
 
 // NewGate returns a gate with nothing observed yet.
 func NewGate() *Gate { return &Gate{arrived: make(chan struct{})} }
 
-// Pump is one yield of the host: every job's output so far is observed,
-// then the settlements of the processes that ended, in order (each after
-// its own job's last output, as Node's exit follows its data events).
+// Pump is one yield of the host: every live job's output so far is
+// observed, then the settlements of the processes that ended, in order
+// (each after its own job's last output, as Node's exit follows its data
+// events). A job that has settled has nothing more to observe: it is no
+// longer pulled (its settlement observed its last output).
 func (g *Gate) Pump() {
 	if g == nil {
 		return
 	}
 	g.mu.Lock()
-	pumps := append([]func(){}, g.pumps...)
+	g.live = slices.DeleteFunc(g.live, watched.settled)
+	pulls := slices.Clone(g.live)
 	g.mu.Unlock()
-	for _, p := range pumps {
-		p()
+	for _, w := range pulls {
+		w.pull()
 	}
 	for {
 		g.mu.Lock()
@@ -60,10 +83,10 @@ func (g *Gate) enqueue(f func()) {
 	g.mu.Unlock()
 }
 
-// watch adds a job's output pull to every yield.
-func (g *Gate) watch(pull func()) {
+// watch adds a job's output pull to every yield until done is closed.
+func (g *Gate) watch(pull func(), done <-chan struct{}) {
 	g.mu.Lock()
-	g.pumps = append(g.pumps, pull)
+	g.live = append(g.live, watched{pull: pull, done: done})
 	g.mu.Unlock()
 }
 

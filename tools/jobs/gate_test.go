@@ -134,3 +134,38 @@ func TestGateKeepsTheTailOfUnreadOutput(t *testing.T) {
 		t.Errorf("keepTail = %q, %v", s, cut)
 	}
 }
+
+// TestGatePumpsOnlyLiveJobs: a yield pulls the output of the jobs still
+// running; a job that settled (its settlement observed, or a process that
+// never started) is dropped from the gate, however many yields follow.
+func TestGatePumpsOnlyLiveJobs(t *testing.T) {
+	g := NewGate()
+	r, ch := newReg(t, Options{Gate: g})
+	done := start(t, r, "s", "echo A")
+	running := start(t, r, "s", "echo B; exec sleep 60")
+	if _, err := r.Start(spec("s", "true"), Failed(errors.New("Error: spawn /x ENOENT"), nil)); err != nil {
+		t.Fatal(err)
+	}
+	waitNotice(t, ch) // the failed start's
+	queued(t, g)
+	for deadline := time.Now().Add(20 * time.Second); running.stdout.Total() == 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no output")
+		}
+	}
+	g.Pump() // observes A's exit
+	waitNotice(t, ch)
+	g.Pump()
+	g.mu.Lock()
+	live := len(g.live)
+	g.mu.Unlock()
+	if live != 1 {
+		t.Errorf("the gate pulls %d jobs, want 1 (the running one)", live)
+	}
+	if got := running.Read().Text(); got != "B\n[status: running]" {
+		t.Errorf("the running job's read = %q", got)
+	}
+	if got := done.Read().Text(); got != "A\n[status: completed, exit code: 0]" {
+		t.Errorf("the settled job's read = %q", got)
+	}
+}

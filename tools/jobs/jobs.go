@@ -282,7 +282,7 @@ func (r *Registry) registerLocked(j *Job) {
 	r.jobs = append(r.jobs, j)
 	r.byID[id] = j
 	if r.opts.Gate != nil {
-		r.opts.Gate.watch(j.observe)
+		r.opts.Gate.watch(j.observe, j.done)
 	}
 }
 

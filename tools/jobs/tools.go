@@ -1,16 +1,16 @@
 package jobs
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
-	"strconv"
 	"strings"
 	"time"
 
+	"github.com/dshsim/dshsim/internal/jsjson"
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/render"
 )
@@ -89,88 +89,70 @@ type jobTools struct {
 	cfg ToolsConfig
 }
 
-// jsString renders a JSON argument as JavaScript's JSON.stringify would
-// ("undefined" when absent).
-func jsString(v json.RawMessage) string {
-	if v == nil {
-		return "undefined"
-	}
-	var b bytes.Buffer
-	if err := json.Compact(&b, v); err != nil {
-		return string(v)
-	}
-	return b.String()
-}
-
-func decodeArgs(call *pipeline.Call) (map[string]json.RawMessage, error) {
+// decodeArgs reads the arguments the pipeline's schema check passed
+// ([pipeline.CheckArgs]: job_id a required string, wait a boolean,
+// timeout_ms a finite number) into fields, by their exact keys (an
+// undeclared argument is not read). A body run without that check (a test)
+// is refused when they are not of those types.
+func decodeArgs(call *pipeline.Call, fields map[string]any) error {
 	var raw map[string]json.RawMessage
 	if err := call.DecodeArgs(&raw); err != nil || raw == nil {
-		return nil, errors.New("invalid arguments: expected an object")
+		return errors.New("invalid arguments: expected an object")
 	}
-	return raw, nil
-}
-
-// job decodes the arguments and resolves job_id: a non-empty string naming
-// a job the caller may see.
-func (t jobTools) job(call *pipeline.Call) (*Job, map[string]json.RawMessage, error) {
-	raw, err := decodeArgs(call)
-	if err != nil {
-		return nil, nil, err
-	}
-	v := raw["job_id"]
-	var id string
-	if json.Unmarshal(v, &id) != nil || id == "" {
-		return nil, nil, fmt.Errorf("invalid job_id: expected a non-empty string, got %s", jsString(v))
-	}
-	j, err := t.reg.Get(call.SessionID(), id)
-	return j, raw, err
-}
-
-// waitTimeout is min(timeout_ms ?? waitTimeoutMs, maxWaitTimeoutMs) with
-// JavaScript's coercion; ok is false when it is not a positive finite number
-// (then text is JSON.stringify of it).
-func (t jobTools) waitTimeout(raw map[string]json.RawMessage) (ms float64, text string, ok bool) {
-	ms = t.cfg.WaitTimeoutMs
-	if v, present := raw["timeout_ms"]; present && string(v) != "null" {
-		var f float64
-		var s string
-		switch {
-		case json.Unmarshal(v, &f) == nil:
-			ms = f
-		case json.Unmarshal(v, &s) == nil:
-			n, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-			if strings.TrimSpace(s) == "" {
-				n, err = 0, nil // Number("") is 0
-			}
-			if err != nil {
-				n = math.NaN()
-			}
-			ms = n
-		default:
-			ms = math.NaN()
+	for key, dst := range fields {
+		if v, ok := raw[key]; ok && (string(v) == "null" || json.Unmarshal(v, dst) != nil) {
+			return fmt.Errorf("invalid arguments: %s is not of its schema's type", key)
 		}
 	}
-	ms = math.Min(ms, t.cfg.MaxWaitTimeoutMs)
-	if math.IsNaN(ms) || math.IsInf(ms, 0) {
-		return ms, "null", false
+	return nil
+}
+
+// job decodes job_id (and the tool's other arguments into more) and
+// resolves it: a non-empty string naming a job the caller may see.
+func (t jobTools) job(call *pipeline.Call, more map[string]any) (*Job, error) {
+	var id string
+	fields := map[string]any{"job_id": &id}
+	maps.Copy(fields, more)
+	if err := decodeArgs(call, fields); err != nil {
+		return nil, err
 	}
-	if ms <= 0 {
-		return ms, strconv.FormatFloat(ms, 'f', -1, 64), false
+	if id == "" {
+		// upstream's text ends in JSON.stringify(job_id); past the schema
+		// check the only id it refuses is the empty string
+		return nil, errors.New(`invalid job_id: expected a non-empty string, got ""`)
+	}
+	return t.reg.Get(call.SessionID(), id)
+}
+
+// waitTimeout is min(timeout_ms ?? waitTimeoutMs, maxWaitTimeoutMs); ok is
+// false when it is not a positive finite number, and text is then
+// JSON.stringify of it: "null" for an infinite one (only a configured
+// default can be: the schema admits finite numbers), else the number as
+// JavaScript prints it.
+func (t jobTools) waitTimeout(req *float64) (ms float64, text string, ok bool) {
+	ms = t.cfg.WaitTimeoutMs
+	if req != nil {
+		ms = *req
+	}
+	ms = math.Min(ms, t.cfg.MaxWaitTimeoutMs)
+	switch {
+	case math.IsInf(ms, 0):
+		return ms, "null", false
+	case ms <= 0:
+		return ms, jsjson.FormatNumber(ms), false
 	}
 	return ms, "", true
 }
 
 func (t jobTools) output(ctx context.Context, call *pipeline.Call) (pipeline.Output, error) {
-	j, raw, err := t.job(call)
+	var wait bool
+	var timeout *float64
+	j, err := t.job(call, map[string]any{"wait": &wait, "timeout_ms": &timeout})
 	if err != nil {
 		return pipeline.Output{}, err
 	}
-	var wait bool
-	if v, ok := raw["wait"]; ok {
-		_ = json.Unmarshal(v, &wait) // only a literal true waits
-	}
 	if wait {
-		ms, text, ok := t.waitTimeout(raw)
+		ms, text, ok := t.waitTimeout(timeout)
 		if !ok {
 			return pipeline.Output{}, fmt.Errorf("invalid wait timeout: expected a positive number of milliseconds, got %s", text)
 		}
@@ -185,7 +167,7 @@ func (t jobTools) output(ctx context.Context, call *pipeline.Call) (pipeline.Out
 // kill is job_kill; its reason is only logged in the call's arguments, as
 // upstream's is never forwarded to the process.
 func (t jobTools) kill(_ context.Context, call *pipeline.Call) (pipeline.Output, error) {
-	j, _, err := t.job(call)
+	j, err := t.job(call, nil)
 	if err != nil {
 		return pipeline.Output{}, err
 	}

@@ -3,8 +3,10 @@ package jobs
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -133,6 +135,9 @@ func TestOutputWait(t *testing.T) {
 	for _, tc := range []struct{ args, got string }{
 		{`{"job_id":"bash-1","wait":true,"timeout_ms":0}`, "0"},
 		{`{"job_id":"bash-1","wait":true,"timeout_ms":-5}`, "-5"},
+		// JSON.stringify of the number, not the spelling sent
+		{`{"job_id":"bash-1","wait":true,"timeout_ms":-5.0}`, "-5"},
+		{`{"job_id":"bash-1","wait":true,"timeout_ms":-0.0000001}`, "-1e-7"},
 	} {
 		r := h.call(context.Background(), a, "job_output", tc.args)
 		if want := "Error: invalid wait timeout: expected a positive number of milliseconds, got " + tc.got; r.Text() != want {
@@ -149,6 +154,65 @@ func TestOutputWait(t *testing.T) {
 	}
 	if r := h.call(context.Background(), a, "job_list", `{}`); !strings.Contains(r.Text(), "bash-2 [bash] running — sleep 30") {
 		t.Errorf("the job did not keep running after the aborted wait: %q", r.Text())
+	}
+}
+
+// TestWaitTimeoutEdges: timeout_ms past float64's range fails the schema
+// check; a configured default that is infinite makes a wait without
+// timeout_ms fail as upstream's does (JSON.stringify(Infinity) is null),
+// while a requested finite one (capped by nothing) waits.
+func TestWaitTimeoutEdges(t *testing.T) {
+	h, _ := newTools(t, ToolsConfig{WaitTimeoutMs: math.Inf(1), MaxWaitTimeoutMs: math.Inf(1)})
+	a := agent(t, "s")
+	if _, err := h.jobs.Start(spec("s", "true"), bash("true")); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ args, want string }{
+		{`{"job_id":"bash-1","wait":true,"timeout_ms":1e999}`, `Error: invalid arguments: "timeout_ms" must be a finite JSON number`},
+		{`{"job_id":"bash-1","wait":true}`, "Error: invalid wait timeout: expected a positive number of milliseconds, got null"},
+		{`{"job_id":"bash-1","wait":true,"timeout_ms":20000}`, "(no new output)\n[status: completed, exit code: 0]"},
+	} {
+		if r := h.call(context.Background(), a, "job_output", tc.args); r.Text() != tc.want {
+			t.Errorf("%s = %q, want %q", tc.args, r.Text(), tc.want)
+		}
+	}
+}
+
+// TestBodiesWithoutTheSchemaCheck: a job tool's body run directly, without
+// the pipeline's argument check, refuses arguments of the wrong type and
+// touches no job; it reads only the arguments it declares.
+func TestBodiesWithoutTheSchemaCheck(t *testing.T) {
+	jr, _ := newReg(t, Options{})
+	tools, err := Tools(jr, ToolsConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := agent(t, "s")
+	if _, err := jr.Start(spec("s", "sleep 30"), bash("sleep 30")); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ tool, args, want string }{
+		{OutputName, `[]`, "invalid arguments: expected an object"},
+		{KillName, `[]`, "invalid arguments: expected an object"},
+		{OutputName, `{"job_id":5}`, "invalid arguments: job_id is not of its schema's type"},
+		{KillName, `{"job_id":null}`, "invalid arguments: job_id is not of its schema's type"},
+		{OutputName, `{"job_id":"bash-1","wait":"yes"}`, "invalid arguments: wait is not of its schema's type"},
+		{OutputName, `{"job_id":"bash-1","wait":true,"timeout_ms":"soon"}`, "invalid arguments: timeout_ms is not of its schema's type"},
+	} {
+		i := slices.IndexFunc(tools, func(tl pipeline.Tool) bool { return tl.Name == tc.tool })
+		call := pipeline.NewCall("c", tc.tool, json.RawMessage(tc.args), a, context.Background())
+		if _, err := tools[i].Run(context.Background(), call); err == nil || err.Error() != tc.want {
+			t.Errorf("%s %s: %v, want %q", tc.tool, tc.args, err, tc.want)
+		}
+	}
+	if j, err := jr.Get("s", "bash-1"); err != nil || j.Read().Status != "running" {
+		t.Errorf("the job was touched: %v", err)
+	}
+	// job_kill reads no argument it does not declare
+	i := slices.IndexFunc(tools, func(tl pipeline.Tool) bool { return tl.Name == KillName })
+	call := pipeline.NewCall("c", KillName, json.RawMessage(`{"job_id":"bash-1","wait":"yes","timeout_ms":"soon"}`), a, context.Background())
+	if out, err := tools[i].Run(context.Background(), call); err != nil || out.Content[0].Text != "requested cancellation of job bash-1" {
+		t.Errorf("job_kill with job_output's arguments of other types: %+v, %v", out, err)
 	}
 }
 

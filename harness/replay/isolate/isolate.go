@@ -301,6 +301,22 @@ func Available() error {
 	return err
 }
 
+// Skipper is the part of a testing.TB that [Require] uses.
+type Skipper interface {
+	Helper()
+	Skipf(format string, args ...any)
+}
+
+// Require skips the calling test when [Run] cannot start isolated children
+// here, naming the capability that is missing: the one check of every test
+// that runs work isolated.
+func Require(t Skipper) {
+	t.Helper()
+	if err := Available(); err != nil {
+		t.Skipf("needs user namespaces (or CAP_SYS_ADMIN) for a private /tmp: %v", err)
+	}
+}
+
 func chosenMode() (mode, error) {
 	probeOnce.Do(func() {
 		modes := []mode{userns}

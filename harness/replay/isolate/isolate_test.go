@@ -21,10 +21,6 @@ import (
 	"github.com/dshsim/dshsim/sandbox/sandboxtest"
 )
 
-// envRunner names a landlock-run built by the outer test for an inner run as
-// another user (who cannot build one).
-const envRunner = "DSHSIM_ISOLATE_TEST_LANDLOCK_RUN"
-
 func TestMain(m *testing.M) { os.Exit(sandboxtest.Main(m)) }
 
 // The test handlers are served from init, as every handler is: the isolated
@@ -33,13 +29,6 @@ func TestMain(m *testing.M) { os.Exit(sandboxtest.Main(m)) }
 func init() {
 	isolate.Serve("test-read-share", readShare)
 	isolate.Serve("test-confine", confine)
-}
-
-func requireIsolation(t *testing.T) {
-	t.Helper()
-	if err := isolate.Available(); err != nil {
-		t.Skipf("needs user namespaces (or CAP_SYS_ADMIN) for a private /tmp: %v", err)
-	}
 }
 
 func hostTmpDev(t *testing.T) uint64 {
@@ -56,7 +45,7 @@ func hostTmpDev(t *testing.T) uint64 {
 // tmpfs on another device, a file it creates there never reaches the host's
 // /tmp, and it holds no capability its user did not have.
 func TestChildHasAPrivateTmp(t *testing.T) {
-	requireIsolation(t)
+	isolate.Require(t)
 	const marker = "dshsim-isolate-probe-marker"
 	f, err := isolate.Probe(context.Background(), marker)
 	if err != nil {
@@ -95,7 +84,7 @@ func TestChildHasAPrivateTmp(t *testing.T) {
 // TestConcurrentChildrenHaveTheirOwnTmp: children running at once each create
 // the same fixed path with O_EXCL; in a shared /tmp all but one would fail.
 func TestConcurrentChildrenHaveTheirOwnTmp(t *testing.T) {
-	requireIsolation(t)
+	isolate.Require(t)
 	var wg sync.WaitGroup
 	errs := make([]error, 4)
 	for i := range errs {
@@ -116,20 +105,13 @@ func readShare(_ context.Context, req []byte) ([]byte, error) {
 		return nil, err
 	}
 	werr := os.WriteFile(filepath.Join(dir, "written.txt"), []byte("x"), 0o644)
-	return json.Marshal(map[string]string{"read": string(data), "write": errText(werr)})
-}
-
-func errText(err error) string {
-	if err == nil {
-		return ""
-	}
-	return err.Error()
+	return json.Marshal(map[string]string{"read": string(data), "write": fmt.Sprint(werr)})
 }
 
 // TestSharedPathsAreVisibleReadOnly: a directory under the host's /tmp that
 // the caller shares is seen at the same path, and cannot be written.
 func TestSharedPathsAreVisibleReadOnly(t *testing.T) {
-	requireIsolation(t)
+	isolate.Require(t)
 	// Under the host's /tmp itself, whatever TMPDIR says: that is the
 	// directory the child replaces.
 	dir, err := os.MkdirTemp("/tmp", "dshsim-isolate-share-")
@@ -182,7 +164,7 @@ func (w *readyWriter) Write(p []byte) (int, error) {
 // runs cancels the handler's context (SIGTERM, which PID 1 handles), and the
 // handler's answer still comes back.
 func TestCancelReachesTheHandler(t *testing.T) {
-	requireIsolation(t)
+	isolate.Require(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	_, err := isolate.Run(ctx, "test-confine", []byte(`{"wait":true}`), isolate.Options{Stderr: &readyWriter{cancel: cancel}})
@@ -240,8 +222,8 @@ func confine(ctx context.Context, data []byte) ([]byte, error) {
 // command run from inside the isolated child: the workspace write happens,
 // the write outside (checked from the host) does not.
 func TestSandboxBackendsWorkInside(t *testing.T) {
-	requireIsolation(t)
-	launcher := landlockRunner(t)
+	isolate.Require(t)
+	launcher := sandboxtest.Runner(t)
 	for _, backend := range []string{sandbox.BackendBwrap, sandbox.BackendLandlock} {
 		t.Run(backend, func(t *testing.T) {
 			outside, err := os.MkdirTemp("/var/tmp", "dshsim-isolate-outside-")
@@ -281,17 +263,9 @@ func TestAsAnotherUser(t *testing.T) {
 	if os.Getuid() != 0 {
 		t.Skip("needs root (CAP_SETUID) to run the tests as uid 65534")
 	}
-	requireIsolation(t)
+	isolate.Require(t)
 	asuser.RunTests(t, asuser.Run{
 		Tests:       []string{"TestChildHasAPrivateTmp", "TestConcurrentChildrenHaveTheirOwnTmp", "TestSharedPathsAreVisibleReadOnly", "TestSandboxBackendsWorkInside"},
-		Executables: map[string]string{envRunner: landlockRunner(t)},
+		Executables: map[string]string{sandboxtest.RunnerEnv: sandboxtest.Runner(t)},
 	})
-}
-
-// landlockRunner returns the runner the outer test built, or builds one.
-func landlockRunner(t *testing.T) string {
-	if p := os.Getenv(envRunner); p != "" {
-		return p
-	}
-	return sandboxtest.Runner(t)
 }

@@ -3,7 +3,6 @@
 package isolate
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -12,6 +11,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/dshsim/dshsim/sandbox/procfs"
 )
 
 const probeName = "isolate-probe"
@@ -73,16 +74,13 @@ func probe(_ context.Context, req []byte) ([]byte, error) {
 		return nil, err
 	}
 	f.TmpIsTmpfs = fs.Type == unix.TMPFS_MAGIC
-	status, err := os.Open("/proc/self/status")
+	status, err := procfs.Proc.Status("self")
 	if err != nil {
 		return nil, err
 	}
-	defer status.Close()
-	sc := bufio.NewScanner(status)
-	for sc.Scan() {
-		k, v, ok := strings.Cut(sc.Text(), ":")
-		if ok && strings.HasPrefix(k, "Cap") && k != "CapBnd" {
-			f.Caps[k] = strings.TrimSpace(v)
+	for k, v := range procfs.ParseStatus(status) {
+		if strings.HasPrefix(k, "Cap") && k != "CapBnd" {
+			f.Caps[k] = v
 		}
 	}
 	if name := string(req); name != "" {

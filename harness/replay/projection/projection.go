@@ -213,86 +213,111 @@ const systemPromptPlugin = "@deepseek-ai/dsh-system-prompt"
 func Project(events []recording.Event, n Normalizer) ([]Item, error) {
 	var items []Item
 	turn := 0
-	add := func(e recording.Event, kind string, fields map[string]any) {
-		items = append(items, Item{Turn: turn, Kind: kind, Seq: e.Seq, Fields: n.Value(fields).(map[string]any)})
-	}
 	for _, e := range events {
 		var d map[string]any
 		if err := json.Unmarshal(e.Data, &d); err != nil {
 			return nil, fmt.Errorf("seq %d (%s): data: %w", e.Seq, e.Type, err)
 		}
-		switch e.Type {
-		case kindTurnOpen:
+		if e.Type == kindTurnOpen {
 			if t, ok := d["turn"].(float64); ok {
 				turn = int(t)
 			}
-		case "user/message":
-			src, _ := d["source"].(map[string]any)
-			if k, _ := src["kind"].(string); k != "plugin" {
-				continue
-			}
-			switch plugin, _ := src["plugin"].(string); plugin {
-			case noticePlugin:
-				add(e, KindNotice, map[string]any{"text": contentText(d["content"]), "summary": src["summary"]})
-			default:
-				f := map[string]any{"text": contentText(d["content"])}
-				if plugin != systemPromptPlugin {
-					f["plugin"] = plugin // a hook's context message (the runtime context stays as it was)
-				}
-				add(e, KindContext, f)
-			}
-		case KindCall:
-			f := pick(d, "name", "callId")
-			raw, _ := d["arguments"].(string)
-			var args any
-			if err := json.Unmarshal([]byte(raw), &args); err != nil {
-				args = raw // unparsable arguments compare as the raw string
-			}
-			f["arguments"] = args
-			add(e, KindCall, f)
-		case KindAsked:
-			add(e, KindAsked, pick(d, "toolName", "callId", "reason"))
-		case KindDecided:
-			add(e, KindDecided, pick(d, "outcome"))
-		case KindResult:
-			f := pick(d, "meta", "error")
-			msg, _ := d["message"].(map[string]any)
-			src, _ := msg["source"].(map[string]any)
-			f["callId"] = src["callId"]
-			var text strings.Builder
-			isErr := false
-			content, _ := msg["content"].([]any)
-			for _, c := range content {
-				cm, _ := c.(map[string]any)
-				if t, _ := cm["type"].(string); t != "tool-result" {
-					continue
-				}
-				text.WriteString(contentText(cm["content"]))
-				if b, _ := cm["isError"].(bool); b {
-					isErr = true
-				}
-			}
-			f["text"], f["isError"] = text.String(), isErr
-			add(e, KindResult, f)
-		case KindInvoked:
-			add(e, KindInvoked, pick(d, "point", "dialect", "handlerId", "matcher"))
-		case KindHook:
-			f := pick(d, "point", "handlerId", "decision", "exitCode", "stderrSummary", "durationMs")
-			if _, ok := f["durationMs"]; ok {
-				f["durationMs"] = 0.0 // run noise, as upstream's comparison sets it
-			}
-			add(e, KindHook, f)
-		case KindTurnEnd:
-			add(e, KindTurnEnd, pick(d, "reason"))
-		case KindDispatchStart:
-			add(e, KindDispatchStart, pick(d, "rootCallId", "parentCallId", "subCallId", "name", "arguments"))
-		case KindDispatch:
-			f := pick(d, "rootCallId", "parentCallId", "subCallId", "name", "arguments", "isError")
-			f["text"] = contentText(d["content"])
-			add(e, KindDispatch, f)
+			continue
 		}
+		kind, fields := project(e.Type, d)
+		if fields == nil {
+			continue
+		}
+		items = append(items, Item{Turn: turn, Kind: kind, Seq: e.Seq, Fields: n.Value(fields).(map[string]any)})
 	}
 	return items, nil
+}
+
+// picked are the event types projected as some of their data's fields, as
+// they are.
+var picked = map[string][]string{
+	KindAsked:         {"toolName", "callId", "reason"},
+	KindDecided:       {"outcome"},
+	KindInvoked:       {"point", "dialect", "handlerId", "matcher"},
+	KindTurnEnd:       {"reason"},
+	KindDispatchStart: {"rootCallId", "parentCallId", "subCallId", "name", "arguments"},
+}
+
+// project is the item kind and fields an event of type typ with data d
+// projects to (nil fields: the event is not part of the projection).
+func project(typ string, d map[string]any) (kind string, fields map[string]any) {
+	if keys, ok := picked[typ]; ok {
+		return typ, pick(d, keys...)
+	}
+	switch typ {
+	case "user/message":
+		return pluginMessage(d)
+	case KindCall:
+		f := pick(d, "name", "callId")
+		raw, _ := d["arguments"].(string)
+		var args any
+		if err := json.Unmarshal([]byte(raw), &args); err != nil {
+			args = raw // unparsable arguments compare as the raw string
+		}
+		f["arguments"] = args
+		return KindCall, f
+	case KindResult:
+		return KindResult, toolResult(d)
+	case KindHook:
+		f := pick(d, "point", "handlerId", "decision", "exitCode", "stderrSummary", "durationMs")
+		if _, ok := f["durationMs"]; ok {
+			f["durationMs"] = 0.0 // run noise, as upstream's comparison sets it
+		}
+		return KindHook, f
+	case KindDispatch:
+		f := pick(d, "rootCallId", "parentCallId", "subCallId", "name", "arguments", "isError")
+		f["text"] = contentText(d["content"])
+		return KindDispatch, f
+	}
+	return "", nil
+}
+
+// pluginMessage projects a plugin's user message: a job notice, or a
+// context message (the runtime context, or a hook's, named by its plugin).
+// Other messages are not projected.
+func pluginMessage(d map[string]any) (kind string, fields map[string]any) {
+	src, _ := d["source"].(map[string]any)
+	if k, _ := src["kind"].(string); k != "plugin" {
+		return "", nil
+	}
+	plugin, _ := src["plugin"].(string)
+	if plugin == noticePlugin {
+		return KindNotice, map[string]any{"text": contentText(d["content"]), "summary": src["summary"]}
+	}
+	f := map[string]any{"text": contentText(d["content"])}
+	if plugin != systemPromptPlugin {
+		f["plugin"] = plugin // a hook's context message (the runtime context stays as it was)
+	}
+	return KindContext, f
+}
+
+// toolResult projects a tool result: its meta and error, its call, the text
+// of its tool-result blocks and whether any is an error.
+func toolResult(d map[string]any) map[string]any {
+	f := pick(d, "meta", "error")
+	msg, _ := d["message"].(map[string]any)
+	src, _ := msg["source"].(map[string]any)
+	f["callId"] = src["callId"]
+	var text strings.Builder
+	isErr := false
+	content, _ := msg["content"].([]any)
+	for _, c := range content {
+		cm, _ := c.(map[string]any)
+		if t, _ := cm["type"].(string); t != "tool-result" {
+			continue
+		}
+		text.WriteString(contentText(cm["content"]))
+		if b, _ := cm["isError"].(bool); b {
+			isErr = true
+		}
+	}
+	f["text"], f["isError"] = text.String(), isErr
+	return f
 }
 
 func contentText(v any) string {

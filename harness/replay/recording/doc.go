@@ -15,7 +15,19 @@
 //   - dshsim.replay.json (optional, ours): settings a recording cannot state
 //     itself (see [Settings]);
 //   - projection.expected.json (optional, ours): the readable projection the
-//     comparison expects, generated from session.jsonl by dsh-replay -update.
+//     comparison expects, generated from session.jsonl by dsh-replay -update;
+//   - tool-schemas.expected.json (optional): upstream's pin of the tools the
+//     model saw;
+//   - system-prompt.expected.md (optional): upstream's pin of the system
+//     prompt, read once as the paragraphs of its first prompt.
+//
+// # Tools mode
+//
+// [Recording.ToolsMode] is the one place the tools presentation a recording
+// shows (native, code, both) is decided: from the pin of the tools when there
+// is one, else from the model's top-level calls and, for a model that calls
+// only run_code, from whether the system prompt carries code mode's
+// tools:code-only line.
 //
 // # Errors
 //
@@ -35,5 +47,6 @@
 // # Imports
 //
 // Test tooling: it imports pipeline/session (the event shape it reads) and
-// nothing else of this module; no product package imports it.
+// tools/code/sdk (the tools:code-only line), nothing else of this module; no
+// product package imports it.
 package recording

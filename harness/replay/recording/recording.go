@@ -141,6 +141,9 @@ type Recording struct {
 	SuiteSettings bool
 	// ToolSchemas is tool-schemas.expected.json, nil when absent.
 	ToolSchemas *ToolSchemas
+	// SystemPrompt are the paragraphs of the first prompt of
+	// system-prompt.expected.md ([Paragraphs]), nil when it is absent.
+	SystemPrompt []string
 }
 
 // IsRecording reports whether dir looks like a recording (has session.jsonl or input.json).
@@ -156,21 +159,8 @@ func IsRecording(dir string) bool {
 // Load reads the recording in dir. Every defect is an [*Error].
 func Load(dir string) (*Recording, error) {
 	r := &Recording{Name: filepath.Base(filepath.Clean(dir)), Dir: dir}
-	fail := func(file string, line int, field, format string, args ...any) error {
-		return &Error{Recording: r.Name, File: file, Line: line, Field: field, Problem: fmt.Sprintf(format, args...)}
-	}
-	read := func(file string) ([]byte, error) {
-		data, err := os.ReadFile(filepath.Join(dir, file))
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fail(file, 0, "", "missing file (a recording needs %s, %s and %s)", InputFile, SessionFile, StdoutFile)
-		}
-		if err != nil {
-			return nil, fail(file, 0, "", "%v", err)
-		}
-		return data, nil
-	}
-
-	data, err := read(InputFile)
+	l := loader{name: r.Name, dir: dir}
+	data, err := l.read(InputFile)
 	if err != nil {
 		return nil, err
 	}
@@ -181,72 +171,125 @@ func Load(dir string) (*Recording, error) {
 		return nil, err
 	}
 
-	data, err = read(SessionFile)
-	if err != nil {
+	if data, err = l.read(SessionFile); err != nil {
 		return nil, err
 	}
 	if r.Header, r.Events, err = parseSession(r.Name, data); err != nil {
 		return nil, err
 	}
-
 	if children, _ := filepath.Glob(filepath.Join(dir, "session.*.jsonl")); len(children) > 0 {
-		return nil, fail(filepath.Base(children[0]), 0, "", "child session logs (subagents) are not supported by dsh-replay; only the primary session.jsonl is replayed")
+		return nil, l.fail(filepath.Base(children[0]), 0, "", "child session logs (subagents) are not supported by dsh-replay; only the primary session.jsonl is replayed")
 	}
 
-	data, err = read(StdoutFile)
-	if err != nil {
+	if data, err = l.read(StdoutFile); err != nil {
 		return nil, err
 	}
+	if r.Stdout, err = l.stdout(data); err != nil {
+		return nil, err
+	}
+
+	if fi, err := os.Stat(filepath.Join(dir, WorkspaceDir)); err == nil {
+		if !fi.IsDir() {
+			return nil, l.fail(WorkspaceDir, 0, "", "not a directory")
+		}
+		r.Workspace = filepath.Join(dir, WorkspaceDir)
+	}
+	if err := l.optional(r); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// loader reads the files of the recording name in dir.
+type loader struct{ name, dir string }
+
+// fail is an [*Error] in file of the recording.
+func (l loader) fail(file string, line int, field, format string, args ...any) error {
+	return &Error{Recording: l.name, File: file, Line: line, Field: field, Problem: fmt.Sprintf(format, args...)}
+}
+
+// read reads a file every recording has.
+func (l loader) read(file string) ([]byte, error) {
+	data, found, err := l.readOptional(file)
+	if err == nil && !found {
+		return nil, l.fail(file, 0, "", "missing file (a recording needs %s, %s and %s)", InputFile, SessionFile, StdoutFile)
+	}
+	return data, err
+}
+
+// readOptional reads a file a recording may have (found false when it has
+// not).
+func (l loader) readOptional(file string) (data []byte, found bool, err error) {
+	data, err = os.ReadFile(filepath.Join(l.dir, file))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, l.fail(file, 0, "", "%v", err)
+	}
+	return data, true, nil
+}
+
+// stdout parses [StdoutFile]: one JSON-RPC 2.0 frame a line, blank lines
+// skipped.
+func (l loader) stdout(data []byte) ([]json.RawMessage, error) {
+	var frames []json.RawMessage
 	for i, ln := range splitLines(data) {
 		if len(bytes.TrimSpace(ln)) == 0 {
 			continue
 		}
 		var v map[string]any
 		if err := json.Unmarshal(ln, &v); err != nil {
-			return nil, jsonError(r.Name, StdoutFile, ln, i+1, err)
+			return nil, jsonError(l.name, StdoutFile, ln, i+1, err)
 		}
 		if v["jsonrpc"] != "2.0" {
-			return nil, fail(StdoutFile, i+1, "jsonrpc", "want \"2.0\", got %s", show(v["jsonrpc"]))
+			return nil, l.fail(StdoutFile, i+1, "jsonrpc", "want \"2.0\", got %s", show(v["jsonrpc"]))
 		}
-		r.Stdout = append(r.Stdout, append(json.RawMessage(nil), ln...))
+		frames = append(frames, append(json.RawMessage(nil), ln...))
 	}
+	return frames, nil
+}
 
-	if fi, err := os.Stat(filepath.Join(dir, WorkspaceDir)); err == nil {
-		if !fi.IsDir() {
-			return nil, fail(WorkspaceDir, 0, "", "not a directory")
+// optional reads the files a recording may have: the override, the tool
+// schemas and the settings (upstream's suite settings for the recording's
+// name when it has no settings file).
+func (l loader) optional(r *Recording) error {
+	data, found, err := l.readOptional(OverrideFile)
+	if err != nil {
+		return err
+	}
+	if found {
+		if r.Override, err = parseOverride(r.Name, data); err != nil {
+			return err
 		}
-		r.Workspace = filepath.Join(dir, WorkspaceDir)
 	}
-
-	if data, err := os.ReadFile(filepath.Join(dir, OverrideFile)); err == nil {
-		o, err := parseOverride(r.Name, data)
-		if err != nil {
-			return nil, err
-		}
-		r.Override = o
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return nil, fail(OverrideFile, 0, "", "%v", err)
+	if data, found, err = l.readOptional(ToolSchemasFile); err != nil {
+		return err
 	}
-
-	if data, err := os.ReadFile(filepath.Join(dir, ToolSchemasFile)); err == nil {
+	if found {
 		if r.ToolSchemas, err = parseToolSchemas(r.Name, data); err != nil {
-			return nil, err
+			return err
 		}
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return nil, fail(ToolSchemasFile, 0, "", "%v", err)
 	}
-
-	if data, err := os.ReadFile(filepath.Join(dir, SettingsFile)); err == nil {
+	if data, found, err = l.readOptional(SystemPromptFile); err != nil {
+		return err
+	}
+	if found {
+		r.SystemPrompt = Paragraphs(string(data))
+	}
+	if data, found, err = l.readOptional(SettingsFile); err != nil {
+		return err
+	}
+	switch s, ok := SuiteSettings[r.Name]; {
+	case found:
 		if r.Settings, err = parseSettings(r.Name, data); err != nil {
-			return nil, err
+			return err
 		}
 		r.HasSettings = true
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return nil, fail(SettingsFile, 0, "", "%v", err)
-	} else if s, ok := SuiteSettings[r.Name]; ok {
+	case ok:
 		r.Settings, r.SuiteSettings = s, true
 	}
-	return r, nil
+	return nil
 }
 
 var knownAnswers = map[string]bool{"allow_once": true, "allow_always": true, "reject_once": true, "reject_always": true}
@@ -447,9 +490,6 @@ func (r *Recording) HasRuntimeContext() bool {
 // Policy reads the sandbox mode and approval policy from the recording's first
 // runtime-context user/message (sections sandbox:policy and approval:policy).
 func (r *Recording) Policy() (Policy, error) {
-	fail := func(line int, field, format string, args ...any) error {
-		return &Error{Recording: r.Name, File: SessionFile, Line: line, Field: field, Problem: fmt.Sprintf(format, args...)}
-	}
 	for _, e := range r.Events {
 		if e.Type != "user/message" {
 			continue
@@ -470,13 +510,13 @@ func (r *Recording) Policy() (Policy, error) {
 				rest, ok := strings.CutPrefix(s.Text, prefix)
 				mode, _, dot := strings.Cut(rest, ".")
 				if !ok || !dot {
-					return Policy{}, fail(e.Line, field, "want %q followed by the mode and a full stop, got %q", prefix, s.Text)
+					return Policy{}, sessionError(r.Name, e.Line, field, "want %q followed by the mode and a full stop, got %q", prefix, s.Text)
 				}
 				switch mode {
 				case "read-only", "workspace-write", "danger-full-access":
 					p.Mode = mode
 				default:
-					return Policy{}, fail(e.Line, field, "unknown sandbox mode %q", mode)
+					return Policy{}, sessionError(r.Name, e.Line, field, "unknown sandbox mode %q", mode)
 				}
 			case "approval:policy":
 				switch {
@@ -485,17 +525,17 @@ func (r *Recording) Policy() (Policy, error) {
 				case strings.HasPrefix(s.Text, "Approval prompts are disabled in this session"):
 					p.Approval = "never"
 				default:
-					return Policy{}, fail(e.Line, field, "neither the ask nor the never approval sentence: %q", s.Text)
+					return Policy{}, sessionError(r.Name, e.Line, field, "neither the ask nor the never approval sentence: %q", s.Text)
 				}
 			}
 		}
 		if p.Mode == "" {
-			return Policy{}, fail(e.Line, "data.source.sections", "no sandbox:policy section in the first runtime-context message")
+			return Policy{}, sessionError(r.Name, e.Line, "data.source.sections", "no sandbox:policy section in the first runtime-context message")
 		}
 		if p.Approval == "" {
-			return Policy{}, fail(e.Line, "data.source.sections", "no approval:policy section in the first runtime-context message")
+			return Policy{}, sessionError(r.Name, e.Line, "data.source.sections", "no approval:policy section in the first runtime-context message")
 		}
 		return p, nil
 	}
-	return Policy{}, fail(0, "", "no runtime-context user/message: the recording does not state its sandbox mode and approval policy")
+	return Policy{}, sessionError(r.Name, 0, "", "no runtime-context user/message: the recording does not state its sandbox mode and approval policy")
 }

@@ -5,8 +5,11 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/dshsim/dshsim/tools/code/sdk"
 )
 
 const transcripts = "../../../transcripts"
@@ -222,11 +225,18 @@ func TestToolsModeFromThePin(t *testing.T) {
 		if got, note := r.ToolsMode(); got != want || note != "" {
 			t.Errorf("%s: tools mode %q (note %q), want %q from the pin", rec, got, note, want)
 		}
+		// Load reads the system prompt once, as paragraphs (tool-call-turn
+		// has none)
+		if codeOnly := slices.Contains(r.SystemPrompt, sdk.CodeOnly); (r.SystemPrompt == nil) != (want == "native") || codeOnly != (want == "code") {
+			t.Errorf("%s: system prompt %d paragraphs, tools:code-only line %v", rec, len(r.SystemPrompt), codeOnly)
+		}
 	}
 }
 
 // TestToolsModeFromTheCalls: without the pin, the model's top-level calls
-// decide, with a note; the pin, when present, wins and gives no note.
+// decide, with a note, and a model that calls only run_code is both mode
+// when the system prompt lacks the tools:code-only line; the pin, when
+// present, wins and gives no note.
 func TestToolsModeFromTheCalls(t *testing.T) {
 	calls := func(names ...string) []Event {
 		var evs []Event
@@ -240,18 +250,22 @@ func TestToolsModeFromTheCalls(t *testing.T) {
 		name       string
 		events     []Event
 		pin        *ToolSchemas
+		prompt     []string
 		want, note string
 	}{
-		{name: "run_code alone", events: calls("run_code", "run_code"), want: "code", note: "tools mode code: no tool-schemas.expected.json; the model calls run_code and no other tool at top level"},
+		{name: "run_code alone, no prompt", events: calls("run_code", "run_code"), want: "code", note: "tools mode code: no tool-schemas.expected.json; the model calls run_code and no other tool at top level (both mode offers the same run_code; nothing in the recording tells them apart)"},
+		{name: "run_code alone, a prompt with the tools:code-only line", events: calls("run_code"), prompt: []string{"persona", sdk.CodeOnly}, want: "code", note: "tools mode code: no tool-schemas.expected.json; the model calls run_code and no other tool at top level; system-prompt.expected.md holds the tools:code-only line"},
+		{name: "run_code alone, a prompt without it", events: calls("run_code"), prompt: []string{"persona"}, want: "both", note: "tools mode both: no tool-schemas.expected.json; the model calls only run_code, and system-prompt.expected.md lacks code mode's tools:code-only line"},
+		{name: "run_code beside native tools: the prompt is not read", events: calls("run_code", "bash"), prompt: []string{sdk.CodeOnly}, want: "both", note: "tools mode both: no tool-schemas.expected.json; the model calls run_code and, at top level, bash"},
 		{name: "run_code beside native tools", events: calls("read", "run_code", "bash", "read"), want: "both", note: "tools mode both: no tool-schemas.expected.json; the model calls run_code and, at top level, read, bash"},
 		{name: "native tools only", events: calls("bash", "read"), want: "native"},
 		{name: "no call", want: "native"},
-		{name: "the pin wins", events: calls("run_code"), pin: &ToolSchemas{Initial: []ToolSchema{{Name: "run_code"}, {Name: "bash"}}}, want: "both"},
+		{name: "the pin wins", events: calls("run_code"), prompt: []string{"persona"}, pin: &ToolSchemas{Initial: []ToolSchema{{Name: "run_code"}, {Name: "bash"}}}, want: "both"},
 		{name: "a native pin wins over a run_code call", events: calls("run_code"), pin: &ToolSchemas{Initial: []ToolSchema{{Name: "bash"}}}, want: "native"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := &Recording{Events: tc.events, ToolSchemas: tc.pin}
+			r := &Recording{Events: tc.events, ToolSchemas: tc.pin, SystemPrompt: tc.prompt}
 			if got, note := r.ToolsMode(); got != tc.want || note != tc.note {
 				t.Errorf("ToolsMode = %q, %q; want %q, %q", got, note, tc.want, tc.note)
 			}

@@ -86,9 +86,6 @@ type Script struct {
 // Derive rebuilds the script from the recording's assistant/chunk events and
 // applies replay.override.json.
 func Derive(r *Recording) (*Script, error) {
-	fail := func(line int, field, format string, args ...any) error {
-		return &Error{Recording: r.Name, File: SessionFile, Line: line, Field: field, Problem: fmt.Sprintf(format, args...)}
-	}
 	s := &Script{}
 	if r.Override != nil && r.Override.Replace != nil {
 		// a whole replacement script: the recorded stream is not the script
@@ -108,7 +105,7 @@ func Derive(r *Recording) (*Script, error) {
 				LLMStreamCall bool `json:"llmStreamCall"`
 			}
 			if json.Unmarshal(e.Data, &d) == nil && d.LLMStreamCall {
-				return nil, fail(e.Line, "data.llmStreamCall", "a compaction model call is not supported by dsh-replay")
+				return nil, sessionError(r.Name, e.Line, "data.llmStreamCall", "a compaction model call is not supported by dsh-replay")
 			}
 			continue
 		}
@@ -124,7 +121,7 @@ func Derive(r *Recording) (*Script, error) {
 			return nil, jsonError(r.Name, SessionFile, e.Data, e.Line, err)
 		}
 		if len(cur) > 0 && (d.Turn != curTurn || d.Step != curStep) {
-			return nil, fail(e.Line, "data.step", "model stream of turn %d step %d ended without a finish chunk (a thrown stream: needs %s)", curTurn, curStep, OverrideFile)
+			return nil, sessionError(r.Name, e.Line, "data.step", "model stream of turn %d step %d ended without a finish chunk (a thrown stream: needs %s)", curTurn, curStep, OverrideFile)
 		}
 		curTurn, curStep = d.Turn, d.Step
 		cur = append(cur, chunkAt{line: e.Line, chunk: d.Chunk})
@@ -139,7 +136,7 @@ func Derive(r *Recording) (*Script, error) {
 		}
 	}
 	if len(cur) > 0 {
-		return nil, fail(cur[len(cur)-1].line, "data.chunk", "the log ends inside a model stream (turn %d step %d has no finish chunk; needs %s)", curTurn, curStep, OverrideFile)
+		return nil, sessionError(r.Name, cur[len(cur)-1].line, "data.chunk", "the log ends inside a model stream (turn %d step %d has no finish chunk; needs %s)", curTurn, curStep, OverrideFile)
 	}
 	if r.Override != nil {
 		replies, err := r.Override.apply(r.Name, s.Replies)

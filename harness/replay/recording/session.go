@@ -217,26 +217,17 @@ type packedLine struct {
 
 // parseSession decodes session.jsonl: header, events, packed rows expanded.
 func parseSession(rec string, data []byte) (Header, []Event, error) {
-	fail := func(line int, field, format string, args ...any) error {
-		return &Error{Recording: rec, File: SessionFile, Line: line, Field: field, Problem: fmt.Sprintf(format, args...)}
-	}
-	var h Header
 	lines := splitLines(data)
-	if len(lines) == 0 {
-		return h, nil, fail(1, "", "empty log: missing session header")
-	}
-	if err := json.Unmarshal(lines[0], &h); err != nil {
-		return h, nil, jsonError(rec, SessionFile, lines[0], 1, err)
-	}
-	if h.Type != "session" {
-		return h, nil, fail(1, "type", "want \"session\" (the header line), got %q", h.Type)
+	h, err := parseHeader(rec, lines)
+	if err != nil {
+		return h, nil, err
 	}
 	var events []Event
 	next := int64(-1)
 	for i, ln := range lines[1:] {
 		lineNo := i + 2
 		if len(bytes.TrimSpace(ln)) == 0 {
-			return h, nil, fail(lineNo, "", "empty line inside the log")
+			return h, nil, sessionError(rec, lineNo, "", "empty line inside the log")
 		}
 		var probe struct {
 			Type *string `json:"type"`
@@ -249,7 +240,7 @@ func parseSession(rec string, data []byte) (Header, []Event, error) {
 			return h, nil, e
 		}
 		if probe.Type == nil {
-			return h, nil, fail(lineNo, "type", "missing")
+			return h, nil, sessionError(rec, lineNo, "type", "missing")
 		}
 		typ := *probe.Type
 		if member, ok := packedRows[typ]; ok {
@@ -259,93 +250,121 @@ func parseSession(rec string, data []byte) (Header, []Event, error) {
 			}
 			for _, e := range exp {
 				if next >= 0 && e.Seq != next {
-					return h, nil, fail(lineNo, "seq0", "want %d (seq is contiguous), got %d", next, exp[0].Seq)
+					return h, nil, sessionError(rec, lineNo, "seq0", "want %d (seq is contiguous), got %d", next, exp[0].Seq)
 				}
 				next = e.Seq + 1
 			}
 			events = append(events, exp...)
 			continue
 		}
-		if !EventTypes[typ] {
-			return h, nil, fail(lineNo, "type", "unknown event type %q", typ)
+		e, err := parseEvent(rec, typ, ln, lineNo, next)
+		if err != nil {
+			return h, nil, err
 		}
-		var raw rawLine
-		if err := json.Unmarshal(ln, &raw); err != nil {
-			return h, nil, jsonError(rec, SessionFile, ln, lineNo, err)
-		}
-		switch {
-		case raw.Seq == nil:
-			return h, nil, fail(lineNo, "seq", "missing")
-		case raw.Data == nil:
-			return h, nil, fail(lineNo, "data", "missing")
-		case next >= 0 && *raw.Seq != next:
-			return h, nil, fail(lineNo, "seq", "want %d (seq is contiguous), got %d", next, *raw.Seq)
-		}
-		next = *raw.Seq + 1
-		if mk, ok := views[typ]; ok {
-			v, req := mk()
-			wrapped := struct {
-				Data any `json:"data"`
-			}{Data: v}
-			if err := json.Unmarshal(ln, &wrapped); err != nil {
-				return h, nil, jsonError(rec, SessionFile, ln, lineNo, err)
-			}
-			if m := req(v); m != "" {
-				return h, nil, fail(lineNo, m[:bytes.IndexByte([]byte(m), 0)], "missing (required in %s)", typ)
-			}
-		}
-		var t int64
-		if raw.Time != nil {
-			t = *raw.Time
-		}
-		events = append(events, Event{Type: typ, Seq: *raw.Seq, Time: t, Data: *raw.Data, Line: lineNo})
+		next = e.Seq + 1
+		events = append(events, e)
 	}
 	return h, events, nil
 }
 
+// sessionError is an [*Error] on line lineNo of the recording's session log.
+func sessionError(rec string, lineNo int, field, format string, args ...any) error {
+	return &Error{Recording: rec, File: SessionFile, Line: lineNo, Field: field, Problem: fmt.Sprintf(format, args...)}
+}
+
+// parseHeader decodes the session header, the log's first line.
+func parseHeader(rec string, lines [][]byte) (Header, error) {
+	var h Header
+	if len(lines) == 0 {
+		return h, sessionError(rec, 1, "", "empty log: missing session header")
+	}
+	if err := json.Unmarshal(lines[0], &h); err != nil {
+		return h, jsonError(rec, SessionFile, lines[0], 1, err)
+	}
+	if h.Type != "session" {
+		return h, sessionError(rec, 1, "type", "want \"session\" (the header line), got %q", h.Type)
+	}
+	return h, nil
+}
+
+// parseEvent decodes line lineNo, an event of a known type typ whose seq
+// must be next (any seq when next is -1), checking the fields its type's
+// view requires.
+func parseEvent(rec, typ string, ln []byte, lineNo int, next int64) (Event, error) {
+	if !EventTypes[typ] {
+		return Event{}, sessionError(rec, lineNo, "type", "unknown event type %q", typ)
+	}
+	var raw rawLine
+	if err := json.Unmarshal(ln, &raw); err != nil {
+		return Event{}, jsonError(rec, SessionFile, ln, lineNo, err)
+	}
+	switch {
+	case raw.Seq == nil:
+		return Event{}, sessionError(rec, lineNo, "seq", "missing")
+	case raw.Data == nil:
+		return Event{}, sessionError(rec, lineNo, "data", "missing")
+	case next >= 0 && *raw.Seq != next:
+		return Event{}, sessionError(rec, lineNo, "seq", "want %d (seq is contiguous), got %d", next, *raw.Seq)
+	}
+	if mk, ok := views[typ]; ok {
+		v, req := mk()
+		wrapped := struct {
+			Data any `json:"data"`
+		}{Data: v}
+		if err := json.Unmarshal(ln, &wrapped); err != nil {
+			return Event{}, jsonError(rec, SessionFile, ln, lineNo, err)
+		}
+		if m := req(v); m != "" {
+			return Event{}, sessionError(rec, lineNo, m[:bytes.IndexByte([]byte(m), 0)], "missing (required in %s)", typ)
+		}
+	}
+	var t int64
+	if raw.Time != nil {
+		t = *raw.Time
+	}
+	return Event{Type: typ, Seq: *raw.Seq, Time: t, Data: *raw.Data, Line: lineNo}, nil
+}
+
 // expandPacked turns one packed row into one assistant/chunk per member.
 func expandPacked(rec string, ln []byte, lineNo int, member string) ([]Event, error) {
-	fail := func(field, format string, args ...any) error {
-		return &Error{Recording: rec, File: SessionFile, Line: lineNo, Field: field, Problem: fmt.Sprintf(format, args...)}
-	}
 	var p packedLine
 	if err := json.Unmarshal(ln, &p); err != nil {
 		return nil, jsonError(rec, SessionFile, ln, lineNo, err)
 	}
 	switch {
 	case p.Seq0 == nil:
-		return nil, fail("seq0", "missing (required in packed row %s)", p.Type)
+		return nil, sessionError(rec, lineNo, "seq0", "missing (required in packed row %s)", p.Type)
 	case p.Data == nil:
-		return nil, fail("data", "missing")
+		return nil, sessionError(rec, lineNo, "data", "missing")
 	case p.Data.Turn == nil:
-		return nil, fail("data.turn", "missing")
+		return nil, sessionError(rec, lineNo, "data.turn", "missing")
 	case p.Data.Step == nil:
-		return nil, fail("data.step", "missing")
+		return nil, sessionError(rec, lineNo, "data.step", "missing")
 	case p.Data.Index == nil:
-		return nil, fail("data.index", "missing")
+		return nil, sessionError(rec, lineNo, "data.index", "missing")
 	}
 	var members []string
 	field := "data.texts"
 	if member == "tool-call-delta" {
 		field = "data.args"
 		if p.Data.Args == nil {
-			return nil, fail(field, "missing (required in tool-call-chunks)")
+			return nil, sessionError(rec, lineNo, field, "missing (required in tool-call-chunks)")
 		}
 		if p.Data.ID == nil {
-			return nil, fail("data.id", "missing (required in tool-call-chunks)")
+			return nil, sessionError(rec, lineNo, "data.id", "missing (required in tool-call-chunks)")
 		}
 		members = *p.Data.Args
 	} else {
 		if p.Data.Texts == nil {
-			return nil, fail(field, "missing (required in %s)", p.Type)
+			return nil, sessionError(rec, lineNo, field, "missing (required in %s)", p.Type)
 		}
 		members = *p.Data.Texts
 	}
 	if len(members) == 0 {
-		return nil, fail(field, "empty (a packed row has at least one member)")
+		return nil, sessionError(rec, lineNo, field, "empty (a packed row has at least one member)")
 	}
 	if len(p.Data.Dt) != len(members)-1 {
-		return nil, fail("data.dt", "has %d gaps but %s has %d members (want one gap fewer)", len(p.Data.Dt), field, len(members))
+		return nil, sessionError(rec, lineNo, "data.dt", "has %d gaps but %s has %d members (want one gap fewer)", len(p.Data.Dt), field, len(members))
 	}
 	var t int64
 	if p.Time0 != nil {
@@ -369,7 +388,7 @@ func expandPacked(rec string, ln []byte, lineNo int, member string) ([]Event, er
 		}
 		d, err := json.Marshal(map[string]any{"turn": *p.Data.Turn, "step": *p.Data.Step, "chunk": chunk})
 		if err != nil {
-			return nil, fail("data", "%v", err)
+			return nil, sessionError(rec, lineNo, "data", "%v", err)
 		}
 		out = append(out, Event{Type: "assistant/chunk", Seq: *p.Seq0 + int64(k), Time: t, Data: d, Line: lineNo})
 	}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/dshsim/dshsim/tools/code/sdk"
 )
 
 // ToolSchemasFile is upstream's header-class pin of the tools the model sees.
@@ -93,9 +95,11 @@ const runCode = "run_code"
 // header, "both" when it is one of several, else "native". Without it (the
 // request header's tool list is scrubbed to {{tools}} in every recording),
 // the model's own top-level calls (tool/call events) decide: run_code and no
-// other tool is "code", run_code beside another tool is "both" (a tool the
-// model called at top level was offered natively); no run_code call is
-// "native", as before, with no note.
+// other tool is "code" unless system-prompt.expected.md lacks code mode's
+// tools:code-only line ("both"), run_code beside another tool is "both" (a
+// tool the model called at top level was offered natively); no run_code call
+// is "native", as before, with no note. This is the one place the mode is
+// decided.
 func (r *Recording) ToolsMode() (mode, note string) {
 	if r.ToolSchemas != nil {
 		for _, t := range r.ToolSchemas.Initial {
@@ -131,8 +135,24 @@ func (r *Recording) ToolsMode() (mode, note string) {
 	case !code:
 		return "native", ""
 	case len(native) == 0:
-		return "code", fmt.Sprintf("tools mode code: no %s; the model calls %s and no other tool at top level", ToolSchemasFile, runCode)
+		return r.codeOrBoth()
 	default:
 		return "both", fmt.Sprintf("tools mode both: no %s; the model calls %s and, at top level, %s", ToolSchemasFile, runCode, strings.Join(native, ", "))
 	}
+}
+
+// codeOrBoth is the tools mode of a recording without the pin whose model
+// calls only run_code. Code mode and both mode offer the same run_code, so
+// only the system prompt tells them apart: code mode's carries the
+// tools:code-only line, a prompt without it is both mode's; without the
+// prompt, code mode (the replay is the same).
+func (r *Recording) codeOrBoth() (mode, note string) {
+	note = fmt.Sprintf("tools mode code: no %s; the model calls %s and no other tool at top level", ToolSchemasFile, runCode)
+	switch {
+	case r.SystemPrompt == nil:
+		return "code", note + " (both mode offers the same run_code; nothing in the recording tells them apart)"
+	case slices.Contains(r.SystemPrompt, sdk.CodeOnly):
+		return "code", note + "; " + SystemPromptFile + " holds the tools:code-only line"
+	}
+	return "both", fmt.Sprintf("tools mode both: no %s; the model calls only %s, and %s lacks code mode's tools:code-only line", ToolSchemasFile, runCode, SystemPromptFile)
 }

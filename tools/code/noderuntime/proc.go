@@ -1,61 +1,32 @@
 package noderuntime
 
 import (
-	"bytes"
 	"fmt"
-	"os"
-	"strconv"
 	"syscall"
+
+	"github.com/dshsim/dshsim/sandbox/procfs"
 )
 
 // The thin /proc layer: a process's parent and CPU time, its descendants,
 // and stopping and killing a whole tree.
 
-// statFields returns the fields of /proc/<pid>[/task/<tid>]/stat after the
-// command name (field 3, the state, is index 0).
-func statFields(path string) ([]string, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return nil, fmt.Errorf("%s: no command name", path)
-	}
-	f := bytes.Fields(b[i+1:])
-	out := make([]string, len(f))
-	for j, x := range f {
-		out[j] = string(x)
-	}
-	return out, nil
-}
-
 // parentOf returns the parent pid of pid.
 func parentOf(pid int) (int, error) {
-	f, err := statFields("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil || len(f) < 2 {
+	s, err := procfs.Proc.Stat(pid)
+	if err != nil {
 		return 0, fmt.Errorf("parent of %d: %v", pid, err)
 	}
-	return strconv.Atoi(f[1])
+	return s.PPID, nil
 }
-
-// clockTicksPerSecond is USER_HZ, the unit of /proc CPU times (100 on Linux).
-const clockTicksPerSecond = 100
 
 // threadCPUMillis returns the user+system CPU time of the main thread of
 // pid (the event loop's thread) in milliseconds.
 func threadCPUMillis(pid int) (int64, error) {
-	p := strconv.Itoa(pid)
-	f, err := statFields("/proc/" + p + "/task/" + p + "/stat")
-	if err != nil || len(f) < 13 {
+	s, err := procfs.Proc.ThreadStat(pid, pid)
+	if err != nil {
 		return 0, fmt.Errorf("cpu time of %d: %v", pid, err)
 	}
-	utime, err1 := strconv.ParseInt(f[11], 10, 64)
-	stime, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0, fmt.Errorf("cpu time of %d: bad stat fields", pid)
-	}
-	return (utime + stime) * 1000 / clockTicksPerSecond, nil
+	return (s.UTime + s.STime) * 1000 / procfs.ClockTicksPerSecond, nil
 }
 
 // isDescendant reports whether pid is root or below it (a few levels: the
@@ -76,19 +47,10 @@ func isDescendant(pid, root int) bool {
 
 // descendants lists every process below root, from one scan of /proc.
 func descendants(root int) []int {
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil
-	}
+	procs, _ := procfs.Proc.All()
 	children := map[int][]int{}
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if pp, err := parentOf(pid); err == nil {
-			children[pp] = append(children[pp], pid)
-		}
+	for _, p := range procs {
+		children[p.PPID] = append(children[p.PPID], p.PID)
 	}
 	var out []int
 	queue := []int{root}

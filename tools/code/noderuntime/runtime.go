@@ -444,68 +444,18 @@ func (s *runState) loop(ctx context.Context) (Result, error) {
 
 // handle applies one message from the child. stop reports a completed run.
 func (s *runState) handle(ctx context.Context, m message, out *outbox, replies chan<- reply) (stop bool, f *Failure) {
-	protocol := func(text string) (bool, *Failure) { return false, &Failure{KindProtocol, text} }
 	if !s.ready && m.typ != "ready" {
-		return protocol("program frame arrived before bootstrap readiness")
+		return false, protocolFailure("program frame arrived before bootstrap readiness")
 	}
 	switch m.typ {
 	case "ready":
-		if s.ready {
-			return protocol("invalid control frame")
-		}
-		s.ready = true
-		s.pid = s.proc.Pid()
-		if pid, ok := integer(m.v, "pid"); ok && isDescendant(int(pid), s.pid) {
-			s.pid = int(pid)
-		}
-		s.baseCPU, _ = threadCPUMillis(s.pid)
-		boot, err := json.Marshal(struct {
-			Type           string   `json:"type"`
-			Code           string   `json:"code"`
-			Names          []string `json:"names"`
-			MaxOutputBytes int64    `json:"maxOutputBytes"`
-		}{"boot", s.body, append([]string{}, s.req.Names...), s.r.maxOutput})
-		if err != nil || len(boot) > s.r.maxMessage {
-			return protocol("the program does not fit in one control frame")
-		}
-		out.send(frame(boot))
+		return false, s.boot(m, out)
 	case "call":
-		id, ok := integer(m.v, "id")
-		if !ok || id != s.nextID {
-			return protocol("invalid binding call identity")
-		}
-		g, gok := str(m.v, "global")
-		n, nok := str(m.v, "name")
-		args := m.v.Get("args")
-		if !gok || !nok || args == nil {
-			return protocol("invalid control frame")
-		}
-		name := n.Str()
-		if g.Str() != "tools" || !s.declared(name) {
-			return protocol("program requested an undeclared binding")
-		}
-		raw := json.RawMessage(jsjson.Stringify(args))
-		s.pendBytes += int64(len(raw))
-		if s.pending+1 > s.r.maxPending || s.pendBytes > int64(s.r.maxMessage) {
-			return protocol("pending binding calls exceed configured limits")
-		}
-		s.nextID++
-		s.pending++
-		s.argBytes[id] = int64(len(raw))
-		call := s.req.Call
-		go func() {
-			rep := reply{id: id}
-			if call == nil {
-				rep.err = fmt.Errorf("unknown binding %q", "tools."+name)
-			} else {
-				rep.value, rep.err = call(ctx, id, name, raw)
-			}
-			replies <- rep
-		}()
+		return false, s.startCall(ctx, m, replies)
 	case "log":
 		t, ok := str(m.v, "text")
 		if !ok {
-			return protocol("invalid control frame")
+			return false, protocolFailure("invalid control frame")
 		}
 		if !s.ledger.add(t.Units) {
 			return false, &Failure{KindOutputLimit, ""}
@@ -513,30 +463,102 @@ func (s *runState) handle(ctx context.Context, m message, out *outbox, replies c
 	case "output-limit":
 		return false, &Failure{KindOutputLimit, ""}
 	case "done":
-		if e := m.v.Get("error"); e != nil {
-			k, kok := str(e, "kind")
-			msg, mok := str(e, "message")
-			if !kok || !mok {
-				return protocol("invalid control frame")
-			}
-			switch kind := k.Str(); kind {
-			case KindException, KindInvalidOutput, KindOutputLimit:
-				return false, &Failure{kind, msg.Str()}
-			}
-			return protocol("invalid control frame")
-		}
-		s.value = m.v.Get("value")
-		return true, nil
+		return s.completed(m)
 	case "fatal":
 		msg, ok := str(m.v, "message")
 		if !ok {
-			return protocol("invalid control frame")
+			return false, protocolFailure("invalid control frame")
 		}
 		return false, &Failure{KindWorkerExit, "worker error: " + msg.Str()}
 	default:
-		return protocol("unknown control message")
+		return false, protocolFailure("unknown control message")
 	}
 	return false, nil
+}
+
+// protocolFailure is the child breaking the control protocol.
+func protocolFailure(text string) *Failure { return &Failure{KindProtocol, text} }
+
+// boot answers the child's readiness (once) with the program: it notes the
+// program's pid and CPU time so far, and sends the boot frame.
+func (s *runState) boot(m message, out *outbox) *Failure {
+	if s.ready {
+		return protocolFailure("invalid control frame")
+	}
+	s.ready = true
+	s.pid = s.proc.Pid()
+	if pid, ok := integer(m.v, "pid"); ok && isDescendant(int(pid), s.pid) {
+		s.pid = int(pid)
+	}
+	s.baseCPU, _ = threadCPUMillis(s.pid)
+	boot, err := json.Marshal(struct {
+		Type           string   `json:"type"`
+		Code           string   `json:"code"`
+		Names          []string `json:"names"`
+		MaxOutputBytes int64    `json:"maxOutputBytes"`
+	}{"boot", s.body, append([]string{}, s.req.Names...), s.r.maxOutput})
+	if err != nil || len(boot) > s.r.maxMessage {
+		return protocolFailure("the program does not fit in one control frame")
+	}
+	out.send(frame(boot))
+	return nil
+}
+
+// startCall checks a binding call (the next identity, a declared tool,
+// within the pending limits) and runs it; its reply arrives on replies.
+func (s *runState) startCall(ctx context.Context, m message, replies chan<- reply) *Failure {
+	id, ok := integer(m.v, "id")
+	if !ok || id != s.nextID {
+		return protocolFailure("invalid binding call identity")
+	}
+	g, gok := str(m.v, "global")
+	n, nok := str(m.v, "name")
+	args := m.v.Get("args")
+	if !gok || !nok || args == nil {
+		return protocolFailure("invalid control frame")
+	}
+	name := n.Str()
+	if g.Str() != "tools" || !s.declared(name) {
+		return protocolFailure("program requested an undeclared binding")
+	}
+	raw := json.RawMessage(jsjson.Stringify(args))
+	s.pendBytes += int64(len(raw))
+	if s.pending+1 > s.r.maxPending || s.pendBytes > int64(s.r.maxMessage) {
+		return protocolFailure("pending binding calls exceed configured limits")
+	}
+	s.nextID++
+	s.pending++
+	s.argBytes[id] = int64(len(raw))
+	call := s.req.Call
+	go func() {
+		rep := reply{id: id}
+		if call == nil {
+			rep.err = fmt.Errorf("unknown binding %q", "tools."+name)
+		} else {
+			rep.value, rep.err = call(ctx, id, name, raw)
+		}
+		replies <- rep
+	}()
+	return nil
+}
+
+// completed takes the program's completion: its value, or the error it failed
+// with (an exception, invalid output, the output limit).
+func (s *runState) completed(m message) (stop bool, f *Failure) {
+	if e := m.v.Get("error"); e != nil {
+		k, kok := str(e, "kind")
+		msg, mok := str(e, "message")
+		if !kok || !mok {
+			return false, protocolFailure("invalid control frame")
+		}
+		switch kind := k.Str(); kind {
+		case KindException, KindInvalidOutput, KindOutputLimit:
+			return false, &Failure{kind, msg.Str()}
+		}
+		return false, protocolFailure("invalid control frame")
+	}
+	s.value = m.v.Get("value")
+	return true, nil
 }
 
 func (s *runState) declared(name string) bool {

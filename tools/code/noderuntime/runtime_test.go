@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/dshsim/dshsim/sandbox"
-	"github.com/dshsim/dshsim/sandbox/sandboxtest"
+	"github.com/dshsim/dshsim/sandbox/procfs"
 )
 
 func newRuntime(t testing.TB, cfg Config) *Runtime {
@@ -379,7 +379,7 @@ func waitGone(pids []int) []int {
 	for {
 		var left []int
 		for _, p := range pids {
-			if sandboxtest.Alive(p) {
+			if procfs.Alive(p) {
 				left = append(left, p)
 			}
 		}
