@@ -112,7 +112,8 @@
 //
 // # Imports
 //
-// sandbox imports nothing of this repository: not its subpackages (spawn,
+// sandbox imports nothing of this repository but the leaf sandbox/procfs
+// (the mount table Validate reads): not its other subpackages (spawn,
 // inproc, landlock import it), not harness/... (test tooling), not the
 // pipeline or the tools. The Landlock runner's probe lines it reads are its
 // own constants, checked against the runner's by a test.

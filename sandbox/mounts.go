@@ -1,17 +1,11 @@
 package sandbox
 
 import (
-	"fmt"
 	"path/filepath"
 	"strings"
-)
 
-// Mount is one line of a mount table (/proc/self/mountinfo): which
-// filesystem (Dev, its "major:minor") shows which of its directories
-// (Root, "/" for the whole filesystem) at which path (Point).
-type Mount struct {
-	Dev, Root, Point, FSType, Source string
-}
+	"github.com/dshsim/dshsim/sandbox/procfs"
+)
 
 // MountedRoot says why a workspace-write root (canonical, absolute) cannot
 // be granted for the mounts of this mount table, or ok=false when it can.
@@ -32,7 +26,7 @@ type Mount struct {
 // A root that is itself a mount point of another filesystem (a disk at
 // /mnt/data) is allowed: the grant is what the user named. Pure: the caller
 // passes the table and home.
-func MountedRoot(root string, mounts []Mount, home string) (why string, bad bool) {
+func MountedRoot(root string, mounts []procfs.Mount, home string) (why string, bad bool) {
 	root = filepath.Clean(root)
 	for _, m := range mounts {
 		if m.Point != root && beneath(m.Point, root) {
@@ -55,7 +49,7 @@ func MountedRoot(root string, mounts []Mount, home string) (why string, bad bool
 // ones), which shows the directory Root of its filesystem; another mount of
 // the same filesystem whose Root holds that directory names it. ok=false
 // when no mount of the table does.
-func sourcePath(path string, mounts []Mount) (string, bool) {
+func sourcePath(path string, mounts []procfs.Mount) (string, bool) {
 	cover := -1
 	for i, m := range mounts {
 		if beneath(path, m.Point) && (cover < 0 || len(m.Point) >= len(mounts[cover].Point)) {
@@ -77,49 +71,3 @@ func sourcePath(path string, mounts []Mount) (string, bool) {
 	}
 	return "", false
 }
-
-// ParseMountInfo parses a /proc/<pid>/mountinfo text: per line "id parent
-// major:minor root mount-point options [optional...] - fstype source
-// super-options", with space, tab, newline and backslash in paths written
-// as octal escapes (\040). A malformed line is an error naming its number.
-func ParseMountInfo(text string) ([]Mount, error) {
-	var out []Mount
-	for i, line := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
-		if line == "" {
-			continue
-		}
-		f := strings.Fields(line)
-		sep := -1
-		for j := 6; j < len(f); j++ {
-			if f[j] == "-" {
-				sep = j
-				break
-			}
-		}
-		if len(f) < 7 || sep < 0 || sep+2 >= len(f) {
-			return nil, fmt.Errorf("mountinfo line %d: want \"id parent major:minor root mount-point options ... - fstype source options\", got %q", i+1, line)
-		}
-		out = append(out, Mount{Dev: f[2], Root: unescapeMount(f[3]), Point: unescapeMount(f[4]), FSType: f[sep+1], Source: unescapeMount(f[sep+2])})
-	}
-	return out, nil
-}
-
-// unescapeMount undoes the kernel's octal escapes of a mountinfo path (\040
-// space, \011 tab, \012 newline, \134 backslash).
-func unescapeMount(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) && isOctal(s[i+1]) && isOctal(s[i+2]) && isOctal(s[i+3]) {
-			b.WriteByte((s[i+1]-'0')<<6 | (s[i+2]-'0')<<3 | (s[i+3] - '0'))
-			i += 3
-			continue
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
-}
-
-func isOctal(c byte) bool { return c >= '0' && c <= '7' }

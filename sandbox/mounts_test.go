@@ -9,34 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
+	"github.com/dshsim/dshsim/sandbox/procfs"
 )
-
-func TestParseMountInfo(t *testing.T) {
-	text := "27 1 254:0 / / rw,relatime - ext4 /dev/vda rw\n" +
-		"30 27 254:0 /etc /var/tmp/my\\040ws rw,relatime shared:1 master:2 - ext4 /dev/vda rw\n" +
-		"31 27 0:27 / /tmp rw - tmpfs tmpfs rw,size=4k\n"
-	got, err := ParseMountInfo(text)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []Mount{
-		{Dev: "254:0", Root: "/", Point: "/", FSType: "ext4", Source: "/dev/vda"},
-		{Dev: "254:0", Root: "/etc", Point: "/var/tmp/my ws", FSType: "ext4", Source: "/dev/vda"},
-		{Dev: "0:27", Root: "/", Point: "/tmp", FSType: "tmpfs", Source: "tmpfs"},
-	}
-	if d := cmp.Diff(want, got); d != "" {
-		t.Errorf("(-want +got):\n%s", d)
-	}
-	for _, bad := range []string{"27 1 254:0 / / rw", "27 1 254:0 / / rw - ext4", "x"} {
-		if _, err := ParseMountInfo("27 1 254:0 / / rw - ext4 /dev/vda rw\n" + bad + "\n"); err == nil || !strings.HasPrefix(err.Error(), "mountinfo line 2: ") {
-			t.Errorf("ParseMountInfo(line %q) error = %v, want one naming line 2", bad, err)
-		}
-	}
-	if got := unescapeMount(`a\134b\011c\012d\040e\9`); got != "a\\b\tc\nd e\\9" {
-		t.Errorf("unescapeMount = %q", got)
-	}
-}
 
 // TestMountedRoot is the rule's table: a mount point beneath the root is
 // refused, and so is a root that a bind mount makes a system tree; a root
@@ -44,35 +18,35 @@ func TestParseMountInfo(t *testing.T) {
 // source the table does not show are allowed. Each boundary has a case on
 // both sides.
 func TestMountedRoot(t *testing.T) {
-	rootfs := Mount{Dev: "254:0", Root: "/", Point: "/", FSType: "ext4", Source: "/dev/vda"}
-	tmp := Mount{Dev: "0:27", Root: "/", Point: "/tmp", FSType: "tmpfs", Source: "tmpfs"}
-	bind := func(src, at string) Mount {
-		return Mount{Dev: "254:0", Root: src, Point: at, FSType: "ext4", Source: "/dev/vda"}
+	rootfs := procfs.Mount{Dev: "254:0", Root: "/", Point: "/", FSType: "ext4", Source: "/dev/vda"}
+	tmp := procfs.Mount{Dev: "0:27", Root: "/", Point: "/tmp", FSType: "tmpfs", Source: "tmpfs"}
+	bind := func(src, at string) procfs.Mount {
+		return procfs.Mount{Dev: "254:0", Root: src, Point: at, FSType: "ext4", Source: "/dev/vda"}
 	}
 	tests := []struct {
 		name   string
 		root   string
-		mounts []Mount
+		mounts []procfs.Mount
 		want   string // "" = allowed
 	}{
-		{name: "no mount beneath", root: "/var/tmp/ws", mounts: []Mount{rootfs, tmp}},
-		{name: "a workspace under a tmpfs", root: "/tmp/ws", mounts: []Mount{rootfs, tmp}},
-		{name: "a bind mount inside", root: "/var/tmp/ws", mounts: []Mount{rootfs, bind("/etc", "/var/tmp/ws/etc")},
+		{name: "no mount beneath", root: "/var/tmp/ws", mounts: []procfs.Mount{rootfs, tmp}},
+		{name: "a workspace under a tmpfs", root: "/tmp/ws", mounts: []procfs.Mount{rootfs, tmp}},
+		{name: "a bind mount inside", root: "/var/tmp/ws", mounts: []procfs.Mount{rootfs, bind("/etc", "/var/tmp/ws/etc")},
 			want: "it contains the mount point /var/tmp/ws/etc (ext4 /dev/vda), and the grant would reach whatever that mount shows (a bind mount grants its source); unmount it or use a workspace without mounts beneath it"},
-		{name: "another filesystem deep inside", root: "/var/tmp/ws", mounts: []Mount{rootfs, {Dev: "0:40", Root: "/", Point: "/var/tmp/ws/a/b", FSType: "fuse.sshfs", Source: "host:"}},
+		{name: "another filesystem deep inside", root: "/var/tmp/ws", mounts: []procfs.Mount{rootfs, {Dev: "0:40", Root: "/", Point: "/var/tmp/ws/a/b", FSType: "fuse.sshfs", Source: "host:"}},
 			want: "it contains the mount point /var/tmp/ws/a/b (fuse.sshfs host:), and the grant would reach whatever that mount shows (a bind mount grants its source); unmount it or use a workspace without mounts beneath it"},
-		{name: "a mount beside, sharing the name", root: "/var/tmp/ws", mounts: []Mount{rootfs, bind("/etc", "/var/tmp/ws-etc")}},
-		{name: "a mount above", root: "/var/tmp/ws", mounts: []Mount{rootfs, bind("/var/data", "/var/tmp")}},
-		{name: "the root is another filesystem", root: "/mnt/data", mounts: []Mount{rootfs, {Dev: "8:1", Root: "/", Point: "/mnt/data", FSType: "ext4", Source: "/dev/sdb1"}}},
-		{name: "the root is a bind of a project", root: "/var/tmp/ws", mounts: []Mount{rootfs, bind("/srv/project", "/var/tmp/ws")}},
-		{name: "the root is a bind of /etc", root: "/var/tmp/ws", mounts: []Mount{rootfs, bind("/etc", "/var/tmp/ws")},
+		{name: "a mount beside, sharing the name", root: "/var/tmp/ws", mounts: []procfs.Mount{rootfs, bind("/etc", "/var/tmp/ws-etc")}},
+		{name: "a mount above", root: "/var/tmp/ws", mounts: []procfs.Mount{rootfs, bind("/var/data", "/var/tmp")}},
+		{name: "the root is another filesystem", root: "/mnt/data", mounts: []procfs.Mount{rootfs, {Dev: "8:1", Root: "/", Point: "/mnt/data", FSType: "ext4", Source: "/dev/sdb1"}}},
+		{name: "the root is a bind of a project", root: "/var/tmp/ws", mounts: []procfs.Mount{rootfs, bind("/srv/project", "/var/tmp/ws")}},
+		{name: "the root is a bind of /etc", root: "/var/tmp/ws", mounts: []procfs.Mount{rootfs, bind("/etc", "/var/tmp/ws")},
 			want: "it is, through a bind mount, /etc, and it is the system tree /etc, which the system or other users run or trust"},
-		{name: "the root lies in a bind of /usr", root: "/var/tmp/ws/local", mounts: []Mount{rootfs, bind("/usr", "/var/tmp/ws")},
+		{name: "the root lies in a bind of /usr", root: "/var/tmp/ws/local", mounts: []procfs.Mount{rootfs, bind("/usr", "/var/tmp/ws")},
 			want: "it is, through a bind mount, /usr/local, and it lies in the system tree /usr, which the system or other users run or trust"},
-		{name: "the root is a bind of the home directory", root: "/var/tmp/ws", mounts: []Mount{rootfs, bind("/home/u", "/var/tmp/ws")},
+		{name: "the root is a bind of the home directory", root: "/var/tmp/ws", mounts: []procfs.Mount{rootfs, bind("/home/u", "/var/tmp/ws")},
 			want: "it is, through a bind mount, /home/u, and it is the home directory, whose start-up files and configuration the next login or tool run executes unconfined"},
-		{name: "the later of stacked mounts covers", root: "/var/tmp/ws", mounts: []Mount{rootfs, bind("/etc", "/var/tmp/ws"), bind("/srv/p", "/var/tmp/ws")}},
-		{name: "a bind whose source the table does not show", root: "/work", mounts: []Mount{{Dev: "0:50", Root: "/", Point: "/", FSType: "overlay", Source: "overlay"}, {Dev: "254:0", Root: "/etc", Point: "/work", FSType: "ext4", Source: "/dev/vda"}}},
+		{name: "the later of stacked mounts covers", root: "/var/tmp/ws", mounts: []procfs.Mount{rootfs, bind("/etc", "/var/tmp/ws"), bind("/srv/p", "/var/tmp/ws")}},
+		{name: "a bind whose source the table does not show", root: "/work", mounts: []procfs.Mount{{Dev: "0:50", Root: "/", Point: "/", FSType: "overlay", Source: "overlay"}, {Dev: "254:0", Root: "/etc", Point: "/work", FSType: "ext4", Source: "/dev/vda"}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/dshsim/dshsim/sandbox/procfs"
 )
 
 // maxLinks bounds the symlinks one resolution follows, as the kernel's
@@ -118,10 +120,4 @@ func isRedirect(err error) (string, bool) {
 }
 
 // mountTable is this process's mount table.
-func mountTable() ([]Mount, error) {
-	b, err := os.ReadFile("/proc/self/mountinfo")
-	if err != nil {
-		return nil, err
-	}
-	return ParseMountInfo(string(b))
-}
+func mountTable() ([]procfs.Mount, error) { return procfs.Proc.MountInfo("self") }

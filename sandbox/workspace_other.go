@@ -2,6 +2,8 @@
 
 package sandbox
 
+import "github.com/dshsim/dshsim/sandbox/procfs"
+
 // resolveRoot off Linux is the check then the resolution, by path: no
 // Landlock runner pins the root there, so its id is zero.
 func resolveRoot(p string, areas []string) (string, FileID, error) {
@@ -25,4 +27,4 @@ func isRedirect(err error) (string, bool) {
 }
 
 // mountTable is empty off Linux: no mount table is read there.
-func mountTable() ([]Mount, error) { return nil, nil }
+func mountTable() ([]procfs.Mount, error) { return nil, nil }
