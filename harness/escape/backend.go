@@ -22,6 +22,9 @@ type Backend struct {
 	Confiner spawn.Confiner
 	// Report is what the backend reported about itself.
 	Report Report
+	// Modes are the modes it runs in; nil is [Modes] (the unconfined
+	// backend runs in danger-full-access only).
+	Modes []sandbox.Mode
 	// close releases what the backend holds (the in-process launcher).
 	close func()
 }
@@ -87,7 +90,8 @@ func NewBackends(ctx context.Context, env Env, names []string) ([]Backend, error
 // probing the runner, as on a host without bwrap); landlock-inproc is the
 // in-process launcher; landlock@abiN is the real provider with the runner
 // capped at ABI N (--abi-cap N); a "+harden" suffix turns on the opt-in
-// hardening.
+// hardening; unconfined ([Unconfined]) confines nothing and runs in
+// danger-full-access.
 func NewBackend(ctx context.Context, env Env, name string) (Backend, error) {
 	base, harden := strings.CutSuffix(name, HardenSuffix)
 	var b Backend
@@ -104,6 +108,8 @@ func NewBackend(ctx context.Context, env Env, name string) (Backend, error) {
 		b.Report.Probe = probeLine(ctx, env.Runner)
 	case base == inproc.Backend:
 		b, err = inProcessBackend(ctx, name, env, harden)
+	case name == Unconfined:
+		b = Backend{Name: Unconfined, Modes: []sandbox.Mode{sandbox.DangerFullAccess}}
 	case strings.HasPrefix(base, sandbox.BackendLandlock+"@abi") && !harden:
 		n, aerr := strconv.Atoi(strings.TrimPrefix(base, sandbox.BackendLandlock+"@abi"))
 		if aerr != nil || n < 1 {
@@ -111,7 +117,7 @@ func NewBackend(ctx context.Context, env Env, name string) (Backend, error) {
 		}
 		b, err = landlockCapped(ctx, env, n)
 	default:
-		return Backend{}, fmt.Errorf("unknown backend %q (want bwrap, landlock, %s or landlock@abiN, optionally with %s)", name, inproc.Backend, HardenSuffix)
+		return Backend{}, fmt.Errorf("unknown backend %q (want bwrap, landlock, %s or landlock@abiN, optionally with %s, or %s)", name, inproc.Backend, HardenSuffix, Unconfined)
 	}
 	if err != nil {
 		return Backend{}, fmt.Errorf("%s: %w", name, err)

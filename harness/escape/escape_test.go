@@ -178,9 +178,10 @@ func isolationAttempts(all []escape.Attempt) []escape.Attempt {
 }
 
 // runCorpus runs the whole corpus under bwrap, the Landlock runner and the
-// in-process path (through the real sandbox and spawn), then the isolation
-// attempts with and without the opt-in hardening, as every identity, in
-// both modes.
+// in-process path (through the real sandbox and spawn), then the late
+// attempts unconfined (danger-full-access: what changed after the call),
+// then the isolation attempts with the opt-in hardening, as every
+// identity, in both modes.
 func runCorpus(t *testing.T) ([]escape.Result, []byte) {
 	t.Helper()
 	e := setup(t)
@@ -194,6 +195,10 @@ func runCorpus(t *testing.T) ([]escape.Result, []byte) {
 		backends, rs := runTable(t, e, attempts, escape.MainBackends)
 		corpus.text = escape.Table("escape corpus (go test ./harness/escape -run TestCorpus; DSHSIM_UPDATE=1 updates)", attempts, backends, ids, rs)
 		corpus.rs = rs
+		late := escape.LateAttempts(attempts)
+		lb, lrs := runTable(t, e, late, escape.LateBackends)
+		corpus.text = append(append(corpus.text, '\n'), escape.Table("after the call: the late attempts unconfined, in danger-full-access as an escalated call runs them; only what changed after the call returned counts (confined: their rows in the first table)", late, lb, ids, lrs)...)
+		corpus.rs = append(corpus.rs, lrs...)
 		if e.KernelABI < 6 {
 			corpus.text = append(corpus.text, fmt.Sprintf("\nopt-in hardening: not run (needs Landlock ABI 6, this kernel has %d)\n", e.KernelABI)...)
 			return
@@ -316,6 +321,33 @@ func TestCorpusEveryBackendBlocksThePlainWrite(t *testing.T) {
 	}
 	if n != len(escape.MainBackends)*len(escape.Identities())*len(escape.Modes) {
 		t.Fatalf("plain-write ran %d times, want every backend, identity and mode", n)
+	}
+}
+
+// TestCorpusNothingOutlivesItsCall: the workspace swap race, the leftover
+// processes and the late writes ran under every column (the late ones
+// unconfined too, as an escalated call) and every identity, and were
+// blocked: no redirected grant, no process left running once the call
+// returned, no write after it.
+func TestCorpusNothingOutlivesItsCall(t *testing.T) {
+	t.Parallel()
+	rs, _ := runCorpus(t)
+	ran := map[string]int{}
+	for _, r := range rs {
+		switch r.Attempt {
+		case "workspace-swap-race", "leftover-processes", "late-write", "detached-daemon":
+			ran[r.Attempt]++
+			if r.Outcome != escape.Blocked {
+				t.Errorf("%s under %s/%s/%s: %s %s %v", r.Attempt, r.Backend, r.Identity, r.Mode, r.Outcome, r.Why, r.Changes)
+			}
+		}
+	}
+	confined := len(escape.MainBackends) * len(escape.Identities()) * len(escape.Modes)
+	want := map[string]int{"workspace-swap-race": confined, "leftover-processes": confined + len(escape.Identities()), "late-write": confined + len(escape.Identities()), "detached-daemon": confined + len(escape.Identities())}
+	for a, n := range want {
+		if ran[a] != n {
+			t.Errorf("%s ran %d times, want %d (every confined column and identity, and unconfined for a late one)", a, ran[a], n)
+		}
 	}
 }
 

@@ -197,6 +197,9 @@ type attemptRun struct {
 	b                    Backend
 	m                    sandbox.Mode
 	dir, ws, out, target string
+	// token marks the environment of every process the command starts
+	// ([attemptRun.leftovers]).
+	token string
 	// env is the command's environment; roots the trees the snapshots cover.
 	env   []string
 	roots map[string]string
@@ -218,9 +221,9 @@ func newAttemptRun(cfg Config, a Attempt, b Backend, m sandbox.Mode) (*attemptRu
 		return nil, err
 	}
 	r := &attemptRun{cfg: cfg, a: a, b: b, m: m, dir: dir, ws: filepath.Join(dir, "ws"), out: filepath.Join(dir, "out")}
-	r.target = filepath.Join(r.out, "target")
+	r.target, r.token = filepath.Join(r.out, "target"), newToken()
 	r.env = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "LANG=C", "HOME=" + r.ws,
-		"WS=" + r.ws, "OUT=" + r.out, "TARGET=" + r.target, "PROBE=" + cfg.Probe}
+		"WS=" + r.ws, "OUT=" + r.out, "TARGET=" + r.target, "PROBE=" + cfg.Probe, runEnv + "=" + r.token}
 	r.roots = map[string]string{"run": dir}
 	if err := os.Chmod(dir, 0o755); err != nil {
 		removeRun(dir)
@@ -243,6 +246,9 @@ func (r *attemptRun) observe(ctx context.Context, res *Result) error {
 			}
 		}
 	}
+	if r.m == sandbox.DangerFullAccess {
+		return r.observeAfter(ctx, res)
+	}
 	var skip []string
 	if r.m == sandbox.WorkspaceWrite {
 		skip = []string{"run/ws"}
@@ -254,8 +260,9 @@ func (r *attemptRun) observe(ctx context.Context, res *Result) error {
 	if err := r.runCommand(ctx, res); err != nil {
 		return err
 	}
+	left := r.leftovers()
 	time.Sleep(r.a.Settle)
-	seen := r.harnessChanges(res)
+	seen := append(r.harnessChanges(res), left...)
 	r.stopFixtures()
 	after, err := Take(r.roots, skip)
 	if err != nil {
@@ -387,6 +394,7 @@ var fixtures = []struct {
 	{NeedSignal, (*attemptRun).signal},
 	{NeedSocket, (*attemptRun).socket},
 	{NeedSecret, (*attemptRun).addSecret},
+	{NeedRacer, (*attemptRun).racer},
 }
 
 // prelink makes $WS/prelinked, a hard link of $TARGET.

@@ -1,7 +1,8 @@
 // Package procfs reads process facts from a proc mount: the fields of a
 // /proc/<pid>/stat line ([ParseStat]), the fields of /proc/<pid>/status
 // ([ParseStatus]: capabilities, no_new_privs, memory) and its NSpid line
-// ([ParseNSpid]), a mount table ([ParseMountInfo], [Root.MountInfo]),
+// ([ParseNSpid]), a mount table ([ParseMountInfo], [Root.MountInfo]), the
+// environment a process started with ([Root.Environ]),
 // every process of a mount ([Root.All]), and whether a process is alive
 // ([Alive]). It is the one place this repository parses them: the
 // executor's process-group check, the code runtime's process tree, the
