@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"encoding/json"
 	"fmt"
 	"os/exec"
 	"strconv"
@@ -145,6 +146,48 @@ type Report struct {
 	// RunnerFailed reports that the runner failed before running the
 	// command; it takes precedence over Denied.
 	RunnerFailed bool
+}
+
+// Facts is a [Report] as a tool reports it beside its value
+// (pipeline.Output.Sandbox) and the session log repeats it: upstream's
+// {mode, denied, enforcement?, runnerFailed?}, then ours: the backend that
+// ran and what it admits it cannot govern, so an admitted gap reaches the
+// caller and the log, not only the Go API.
+type Facts struct {
+	Mode         Mode        `json:"mode"`
+	Denied       bool        `json:"denied"`
+	Enforcement  Enforcement `json:"enforcement,omitempty"`
+	RunnerFailed bool        `json:"runnerFailed,omitempty"`
+	Backend      string      `json:"backend,omitempty"`
+	Ungoverned   []string    `json:"ungoverned,omitempty"`
+}
+
+// Facts returns the report's facts; nil for a nil report.
+func (r *Report) Facts() *Facts {
+	if r == nil {
+		return nil
+	}
+	return &Facts{Mode: r.Mode, Denied: r.Denied, Enforcement: r.Enforcement, RunnerFailed: r.RunnerFailed,
+		Backend: r.Backend, Ungoverned: append([]string(nil), r.Ungoverned...)}
+}
+
+// JSON is the facts as JSON (nil for nil facts), for pipeline.Output.Sandbox.
+func (f *Facts) JSON() json.RawMessage {
+	if f == nil {
+		return nil
+	}
+	b, _ := json.Marshal(f)
+	return b
+}
+
+// FactsOf parses facts reported as JSON ([Facts.JSON]); nil for none or for
+// anything that is not facts.
+func FactsOf(raw json.RawMessage) *Facts {
+	var f Facts
+	if len(raw) == 0 || json.Unmarshal(raw, &f) != nil || f.Mode == "" {
+		return nil
+	}
+	return &f
 }
 
 // ErrorCode is the code of [UnavailableError].

@@ -2,6 +2,7 @@ package stack_test
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/sandbox/sandboxtest"
 	"github.com/dshsim/dshsim/stack"
+	"github.com/dshsim/dshsim/tools/code"
 )
 
 // detach is a command that leaves two processes behind: a detached daemon
@@ -103,5 +105,49 @@ return "started";`
 				checkNothingLeft(t, m, "after run_code returned")
 			})
 		})
+	}
+}
+
+// TestRunCodeReportsItsSandbox: under Landlock, run_code's result carries
+// its run's sandbox facts beside the value (the backend, what it cannot
+// govern), and the settle event of its nested bash carries the nested
+// run's; the program's value and text stay upstream's.
+func TestRunCodeReportsItsSandbox(t *testing.T) {
+	sandboxtest.RequireLandlock(t, 1)
+	ws := sandboxtest.TempDir(t, "dshsim-stack-facts-")
+	log := sessiontest.New(t, "0b7c2a52-5a8e-4d8e-9a55-000000000004", ws)
+	s, err := stack.New(stack.Config{Workspace: ws, Log: log, Mode: sandbox.WorkspaceWrite, Approval: stack.ApprovalNever, ToolsMode: stack.ToolsCode,
+		SandboxChain: []string{sandbox.BackendLandlock}, LauncherPath: sandboxtest.Runner(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	sessiontest.StartTurn(t, log)
+	res := runCode(s, context.Background(), "call_1", `const r = await tools.bash({command: "true", description: "nothing"}); return Object.keys(r.sandbox).join(",");`)
+	if res.IsError || res.Text() != "mode,denied,enforcement" {
+		t.Fatalf("result %q: want the nested value's upstream keys", res.Text())
+	}
+	d, _ := sandbox.DialectOf(sandbox.BackendLandlock)
+	check := func(what string, f *sandbox.Facts) {
+		if f == nil || f.Backend != sandbox.BackendLandlock || strings.Join(f.Ungoverned, "|") != strings.Join(d.Ungoverned, "|") {
+			t.Errorf("%s: facts %+v, want Landlock's with its Ungoverned list", what, f)
+		}
+	}
+	check("run_code's result", sandbox.FactsOf(res.Sandbox))
+	evs, err := log.Events()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range evs {
+		if e.Type == code.EventDispatch {
+			var d struct{ Sandbox *sandbox.Facts }
+			json.Unmarshal(e.Data, &d)
+			check("the nested bash's settle event", d.Sandbox)
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d settle events, want 1", n)
 	}
 }

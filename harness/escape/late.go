@@ -152,4 +152,3 @@ func LateAttempts(all []Attempt) []Attempt {
 	}
 	return out
 }
-

@@ -39,8 +39,9 @@ type reaper struct {
 	session int
 
 	// forks is held (shared) by every start across the fork and the
-	// registration of its pid, and exclusively by a sweep while it picks and
-	// kills: a sweep never sees a new root before it is registered.
+	// registration of its pid, and exclusively by a sweep while it judges
+	// and kills the children it found: a sweep never takes a new root for
+	// an orphan.
 	forks sync.RWMutex
 	// sweeping serialises sweeps.
 	sweeping sync.Mutex
@@ -180,24 +181,33 @@ func (v victim) wait(deadline time.Time) {
 
 // pickAndKill SIGKILLs every child of this process that is an orphan no
 // running call claims ([orphan]), and every live process of session ended
-// (the root itself aside), and returns them. It holds forks exclusively: no
-// start is between its fork and its registration.
+// (the root itself aside), and returns them. /proc is read without a lock;
+// the children are judged again, and killed, holding forks exclusively, so
+// a start between its fork and its registration is waited for, never
+// taken for an orphan (a child of this process keeps its pid until it is
+// collected, and only a sweep collects an orphan).
 func (r *reaper) pickAndKill(ended int) []victim {
-	r.forks.Lock()
-	defer r.forks.Unlock()
 	procs, _ := procfs.Proc.All()
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	var victims []victim
+	var children []procfs.Stat
 	for _, s := range procs {
 		switch {
-		case orphan(s, r.self, r.session, r.started, r.running):
-			unix.Kill(s.PID, unix.SIGKILL) // a child not yet collected: its pid is not reused
-			victims = append(victims, victim{pid: s.PID, child: true})
+		case s.PPID == r.self:
+			children = append(children, s)
 		case ended > 0 && s.Session == ended && s.PID != ended && !s.Ended():
 			if v, ok := killMember(s.PID, ended); ok {
 				victims = append(victims, v)
 			}
+		}
+	}
+	r.forks.Lock()
+	defer r.forks.Unlock()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, s := range children {
+		if orphan(s, r.self, r.session, r.started, r.running) {
+			unix.Kill(s.PID, unix.SIGKILL)
+			victims = append(victims, victim{pid: s.PID, child: true})
 		}
 	}
 	return victims
