@@ -81,6 +81,9 @@
 //     network namespace, where they live).
 //   - every backend starts the command without the environment's secrets
 //     ([ScrubSecrets], applied by package sandbox/spawn).
+//   - under workspace-write bwrap binds the workspace's .git read-only
+//     ([HardenedBwrapArgs]); Landlock cannot, and its report says so
+//     ([HardenedUngoverned]: "git-dir" in Ungoverned).
 //
 // What a confinement keeps the command from is in [ConfinedArgv.Isolated]
 // (bwrap's PID namespace is listed even without Harden); the escape corpus

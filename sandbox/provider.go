@@ -367,6 +367,9 @@ func (p *Provider) Confine(ctx context.Context, argv []string, policy Policy) (C
 	d, _ := DialectOf(backend)
 	out := ConfinedArgv{Backend: backend, Enforcement: enf, DenialSignatures: d.DenialSignatures, RunnerFailureRules: d.RunnerFailureRules, Ungoverned: d.Ungoverned,
 		Isolated: Isolation(backend, harden), ScrubSecrets: harden, Policy: policy}
+	if harden {
+		out.Ungoverned = append(out.Ungoverned, HardenedUngoverned(backend, policy.Mode)...)
+	}
 	switch {
 	case backend == BackendBwrap && harden:
 		// The runner nested inside bwrap fails like the runner.

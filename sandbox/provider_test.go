@@ -148,7 +148,8 @@ func TestProviderChains(t *testing.T) {
 			want: ConfinedArgv{Argv: Wrap([]string{"bwrap"}, append(BwrapArgs(ro), "--ro-bind", "/l/landlock-run", "/l/landlock-run", "--", "/l/landlock-run", "--scope", "--rw", "/"), argv),
 				Backend: "bwrap", Enforcement: Full, DenialSignatures: []string{"read-only file system"},
 				RunnerFailureRules: []RunnerFailureRule{{FatalSignatures: []string{"bwrap: "}}, {AllowedExitCodes: []int{125}, FatalSignatures: []string{"landlock-run: "}, InformationalLines: []string{LandlockPartialNotice}}},
-				Isolated:           []string{pidNS, "abstract-unix: landlock-run --scope inside bwrap (Landlock ABI 6)", scrubbed}, ScrubSecrets: true},
+				Isolated: []string{pidNS, "abstract-unix: landlock-run --scope inside bwrap (Landlock ABI 6)",
+					"git-dir: the workspace's .git is bound read-only under workspace-write (bwrap --ro-bind-try)", scrubbed}, ScrubSecrets: true},
 			wantCalls: []string{"bwrap"}},
 		{name: "hardened landlock adds --scope and scrubs secrets",
 			cfg: func(l *probeLog) Config {

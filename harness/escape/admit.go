@@ -40,8 +40,10 @@ type Report struct {
 // backend's report, and why. A metadata change is admitted only when the
 // backend's own Ungoverned list names that effect; an isolation effect is
 // admitted unless the backend's Isolated list claims it (then getting
-// through is a broken claim); a change after the call returned (class
-// late) is never admitted. notice says whether the runner's
+// through is a broken claim); a write beneath the workspace's .git (class
+// git, run with the hardening) is admitted only by an Ungoverned entry
+// "git-dir"; a change after the call returned (class late) is never
+// admitted. notice says whether the runner's
 // partial-enforcement notice was on stderr for that run. Pure.
 func Admit(c Class, effect string, m sandbox.Mode, r Report, notice bool) (bool, string) {
 	partial := r.Enforcement == sandbox.Partial
@@ -65,6 +67,17 @@ func Admit(c Class, effect string, m sandbox.Mode, r Report, notice bool) (bool,
 			}
 		}
 		return true, "no mode promises to keep a command from the harness (package sandbox, Modes and promises); the opt-in hardening (sandbox.Config.Harden) does"
+	case ClassGit:
+		for _, u := range r.Isolated {
+			if strings.HasPrefix(u, sandbox.IsolatedGitDir+":") {
+				return false, fmt.Sprintf("NOT ADMITTED: the backend claims to keep it read-only: %q", u)
+			}
+		}
+		for _, u := range r.Ungoverned {
+			if strings.HasPrefix(u, sandbox.IsolatedGitDir+":") {
+				return true, fmt.Sprintf("the backend lists it as ungoverned: %q", u)
+			}
+		}
 	case ClassLate:
 		return false, "NOT ADMITTED: nothing a call starts may outlive it (package sandbox/spawn, Nothing outlives its call)"
 	case ClassInode:

@@ -3,6 +3,7 @@ package escape
 import (
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -109,7 +110,7 @@ func NewBackend(ctx context.Context, env Env, name string) (Backend, error) {
 	case base == inproc.Backend:
 		b, err = inProcessBackend(ctx, name, env, harden)
 	case name == Unconfined:
-		b = Backend{Name: Unconfined, Modes: []sandbox.Mode{sandbox.DangerFullAccess}}
+		b = Backend{Name: Unconfined, Modes: []sandbox.Mode{sandbox.DangerFullAccess}, Report: Report{TempArea: "none (nothing is confined)"}}
 	case strings.HasPrefix(base, sandbox.BackendLandlock+"@abi") && !harden:
 		n, aerr := strconv.Atoi(strings.TrimPrefix(base, sandbox.BackendLandlock+"@abi"))
 		if aerr != nil || n < 1 {
@@ -126,9 +127,15 @@ func NewBackend(ctx context.Context, env Env, name string) (Backend, error) {
 }
 
 // reportOf is what a confiner says about itself when it confines a first
-// command (selection is lazy: that also selects and probes the backend).
+// command under workspace-write, the mode whose report says the most
+// (selection is lazy: that also selects and probes the backend).
 func reportOf(ctx context.Context, c spawn.Confiner, probeWS string) (Report, sandbox.ConfinedArgv, error) {
-	first, err := c.Confine(ctx, []string{"true"}, sandbox.Policy{Mode: sandbox.ReadOnly, WorkspaceRoot: probeWS})
+	ws, err := os.MkdirTemp(probeWS, "probe-ws-") // a project directory: probeWS may be the identity's home
+	if err != nil {
+		return Report{}, sandbox.ConfinedArgv{}, err
+	}
+	defer os.Remove(ws)
+	first, err := c.Confine(ctx, []string{"true"}, sandbox.Policy{Mode: sandbox.WorkspaceWrite, WorkspaceRoot: ws})
 	if err != nil {
 		return Report{}, first, err
 	}

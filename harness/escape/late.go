@@ -134,6 +134,28 @@ func (r *attemptRun) racer(ctx context.Context) error {
 	return nil
 }
 
+// gitDir makes $WS/.git, a repository's directory with a config and a
+// hooks directory, and covers it by the snapshots under workspace-write
+// (which leaves the workspace out of them).
+func (r *attemptRun) gitDir(context.Context) error {
+	git := filepath.Join(r.ws, ".git")
+	if err := os.MkdirAll(filepath.Join(git, "hooks"), 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(git, "config"), []byte("[core]\n"), 0o644); err != nil {
+		return err
+	}
+	for _, p := range []string{filepath.Join(git, "hooks"), git, filepath.Join(git, "config")} {
+		if err := os.Chtimes(p, fixedTime, fixedTime); err != nil {
+			return err
+		}
+	}
+	if r.m == sandbox.WorkspaceWrite {
+		r.roots["git"] = git // read-only: the run's snapshot covers the workspace already
+	}
+	return nil
+}
+
 // modesOf are the modes backend b runs in: its own, or [Modes].
 func modesOf(b Backend) []sandbox.Mode {
 	if len(b.Modes) > 0 {

@@ -103,11 +103,14 @@ type Result struct {
 	// Admitted is set for GotThrough: the backend's report admits it.
 	Admitted bool
 	// Notice says the runner's partial-enforcement line was on stderr.
-	Notice  bool
-	Exit    int
-	Stdout  string
-	Stderr  string
-	Changes []Change
+	Notice bool
+	// Ungoverned is what the run's own report admits it cannot govern
+	// (sandbox.Report.Ungoverned); nil when the run had no report.
+	Ungoverned []string
+	Exit       int
+	Stdout     string
+	Stderr     string
+	Changes    []Change
 }
 
 // MkBase makes a scratch base directory under the scratch root
@@ -290,6 +293,9 @@ func (r *attemptRun) runCommand(ctx context.Context, res *Result) error {
 		sres, err = spawn.Run(ctx, spawn.Request{Argv: []string{"bash", "-c", a.Script}, Policy: sandbox.Policy{Mode: m, WorkspaceRoot: r.ws},
 			Confiner: b.Confiner, Dir: r.ws, Env: r.env, Timeout: timeout, Grace: time.Second, OutputDir: cfg.Base})
 		res.Exit, res.Stdout, res.Stderr = sres.ExitCode, sres.Stdout.Text, sres.Stderr.Text
+		if sres.Sandbox != nil {
+			res.Ungoverned = sres.Sandbox.Ungoverned
+		}
 	}
 	var ue *sandbox.UnavailableError
 	switch {
@@ -358,7 +364,11 @@ func judge(a Attempt, b Backend, m sandbox.Mode, res *Result) {
 		return
 	}
 	res.Outcome = GotThrough
-	res.Admitted, res.Why = Admit(a.Class, a.Effect, m, b.Report, res.Notice)
+	rep := b.Report
+	if res.Ungoverned != nil {
+		rep.Ungoverned = res.Ungoverned // the run's own admission, for its mode
+	}
+	res.Admitted, res.Why = Admit(a.Class, a.Effect, m, rep, res.Notice)
 }
 
 // stopFixtures stops the running fixtures, the last set up first.
@@ -395,6 +405,7 @@ var fixtures = []struct {
 	{NeedSocket, (*attemptRun).socket},
 	{NeedSecret, (*attemptRun).addSecret},
 	{NeedRacer, (*attemptRun).racer},
+	{NeedGitDir, (*attemptRun).gitDir},
 }
 
 // prelink makes $WS/prelinked, a hard link of $TARGET.

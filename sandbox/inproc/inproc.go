@@ -184,9 +184,13 @@ func (l *Launcher) Confine(ctx context.Context, argv []string, p sandbox.Policy)
 		return sandbox.ConfinedArgv{}, err
 	}
 	d, _ := sandbox.DialectOf(sandbox.BackendLandlock)
+	ungoverned := d.Ungoverned
+	if l.harden {
+		ungoverned = append(ungoverned, sandbox.HardenedUngoverned(sandbox.BackendLandlock, p.Mode)...)
+	}
 	return sandbox.ConfinedArgv{
 		Argv: append([]string(nil), argv...), Backend: Backend, Enforcement: l.Enforcement(),
-		DenialSignatures: d.DenialSignatures, Ungoverned: d.Ungoverned, Policy: p,
+		DenialSignatures: d.DenialSignatures, Ungoverned: ungoverned, Policy: p,
 		Isolated: sandbox.Isolation(sandbox.BackendLandlock, l.harden), ScrubSecrets: l.harden,
 		Start: func(cmd *exec.Cmd) error {
 			err := l.start(cmd, p)
