@@ -22,7 +22,7 @@ import (
 // options are one dsh-replay invocation: the flags as parsed ([command]),
 // then checked and resolved by validate before anything is replayed.
 type options struct {
-	json, update, verbose, strict                 bool
+	json, update, verbose, strict, refresh        bool
 	pattern, shard, html, logs, backend, launcher string
 	parallel                                      int
 	timeout                                       time.Duration
@@ -42,6 +42,7 @@ func command(o *options) cmdline.Command {
 	fs.IntVar(&o.parallel, "parallel", runtime.NumCPU(), "number of recordings replayed at once")
 	fs.StringVar(&o.shard, "shard", "", "replay shard `i/n` of the sorted recordings (1 <= i <= n), for CI machines")
 	fs.BoolVar(&o.update, "update", false, "rewrite each recording's projection.expected.json from its session.jsonl, then replay (go test with DSHSIM_UPDATE=1 updates those of transcripts/ too)")
+	fs.BoolVar(&o.refresh, "refresh", false, "rewrite what our stack produced (session.jsonl, stdout.expected.jsonl, projection.expected.json when present) by replaying each recording's own model script, as upstream's refresh does; the model's chunks and the inputs are kept (no model, no key)")
 	fs.StringVar(&o.html, "html", "", "write a self-contained HTML report (timeline per recording, mismatches side by side) to `FILE`; its directory must exist")
 	fs.StringVar(&o.logs, "logs", "", "keep our replayed session logs as `DIR`/<name>.session.jsonl (recordings must then have distinct names); DIR is made if missing, its parent must exist")
 	fs.DurationVar(&o.timeout, "timeout", 2*time.Minute, "time limit per recording (positive)")
@@ -85,6 +86,9 @@ func run(cmd cmdline.Command, o *options) error {
 	if err := replay.CheckIsolation(); err != nil {
 		return err
 	}
+	if o.refresh {
+		return refresh(o)
+	}
 	o.run.Progress = progress(o.stderr, isTerminal(o.stderr))
 	// SIGINT or SIGTERM cancels the replays (their commands are killed and
 	// their workspaces removed); dsh-replay then exits 130 or 143.
@@ -99,6 +103,35 @@ func run(cmd cmdline.Command, o *options) error {
 		fmt.Fprint(o.stderr, "\r\033[K")
 	}
 	return report(o, results)
+}
+
+// refresh refreshes the selected recordings one after the other: one line
+// per recording on stdout (refreshed, naming the files rewritten, or
+// unchanged), a failure on stderr; it fails when any recording failed.
+func refresh(o *options) error {
+	ctx, in := cmdline.WithInterrupt(context.Background())
+	defer in.Stop()
+	failed := 0
+	for _, d := range o.dirs {
+		r, err := replay.Refresh(ctx, d, o.run.Options)
+		if s := in.Signal(); s != nil {
+			fmt.Fprintf(o.stderr, "dsh-replay: interrupted (%v) while refreshing %s: files already rewritten stay, the one in progress was not touched\n", s, filepath.Base(d))
+			return cmdline.Status(in.Status(cmdline.ExitFailure))
+		}
+		switch {
+		case err != nil:
+			failed++
+			fmt.Fprintf(o.stderr, "dsh-replay: refresh %s: %v\n", filepath.Base(d), err)
+		case len(r.Changed) == 0:
+			fmt.Fprintf(o.stdout, "unchanged  %s\n", d)
+		default:
+			fmt.Fprintf(o.stdout, "refreshed  %s: %s\n", d, strings.Join(r.Changed, ", "))
+		}
+	}
+	if failed > 0 {
+		return fmt.Errorf("%d of %d recordings could not be refreshed (nothing written for them)", failed, len(o.dirs))
+	}
+	return nil
 }
 
 // report writes the HTML report (-html), then the text or JSON report; it
@@ -131,6 +164,9 @@ func (o *options) validate(cmd cmdline.Command) error {
 	}
 	if err := o.validateFlags(); err != nil {
 		return err
+	}
+	if o.refresh && (o.json || o.html != "" || o.update) {
+		return cmdline.Usage("-refresh writes recordings and reports per recording: it takes no -json, -html or -update")
 	}
 	if o.html != "" {
 		if err := cmd.CheckOutFile(o.html); err != nil {

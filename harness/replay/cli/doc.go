@@ -2,8 +2,10 @@
 // options struct; run validates it (the flag values, the -html and -logs
 // paths, the recordings and the selection, all before anything is replayed),
 // replays the selected recordings and writes the text, JSON and HTML
-// reports. cmd/dsh-replay only calls [Main]; tests and testscript call it
-// directly. The help text is in usage.go.
+// reports. With -refresh it rewrites each recording's stack side instead
+// (replay.Refresh), one line per recording. cmd/dsh-replay only calls
+// [Main]; tests and testscript call it directly. The help text is in
+// usage.go.
 //
 // # Output
 //
