@@ -57,7 +57,9 @@ func TestNothingOutlivesTheCallInTheStack(t *testing.T) {
 				log := sessiontest.New(t, "0b7c2a52-5a8e-4d8e-9a55-000000000003", ws)
 				s, err := stack.New(stack.Config{Workspace: ws, Log: log, Mode: sandbox.WorkspaceWrite, Approval: stack.ApprovalAsk, ToolsMode: toolsMode,
 					SandboxChain: chain, LauncherPath: launcher,
-					Answer: func(context.Context, pipeline.ApprovalRequest) (pipeline.ApprovalOutcome, error) { return pipeline.AllowedOnce, nil }})
+					Answer: func(context.Context, pipeline.ApprovalRequest) (pipeline.ApprovalOutcome, error) {
+						return pipeline.AllowedOnce, nil
+					}})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 	"time"
 
@@ -202,7 +201,7 @@ func (cfg Config) read(_ context.Context, call *pipeline.Call) (pipeline.Output,
 	if err != nil {
 		return pipeline.Output{}, pipeline.NewError(nameHarness, "SESSION_QUERY_TOOL_FAILED", "session query operation failed")
 	}
-	upstreamView(events[at].Type, ev)
+	session.UpstreamView(events[at].Type, ev) // the model reads an event as upstream logs it
 	b.WriteString(jsjson.StringifyIndent(ev, "  "))
 	b.WriteString("\n```")
 	lo := max(0, at-int(before))
@@ -220,23 +219,6 @@ func (cfg Config) read(_ context.Context, call *pipeline.Call) (pipeline.Output,
 		}
 	}
 	return textOutput(b.String()), nil
-}
-
-// ourKeys are the keys our stack logs in an event's data beside
-// upstream's: the sandbox facts of a result (the backend that ran, what it
-// cannot govern). The log keeps them for its readers; the model reads an
-// event as upstream logs it ([upstreamView]).
-var ourKeys = map[string]string{"tool/result": "sandbox", "tool/code-dispatch": "sandbox"}
-
-// upstreamView drops from the parsed event ev (of type typ) the data key
-// that is ours, if any.
-func upstreamView(typ string, ev *jsjson.Value) {
-	key, ok := ourKeys[typ]
-	d := ev.Get("data")
-	if !ok || d == nil || d.Kind != jsjson.Object {
-		return
-	}
-	d.Members = slices.DeleteFunc(d.Members, func(m jsjson.Member) bool { return m.KeyString() == key })
 }
 
 // eventJSON is the event as the log stores it (type, seq, time, data,
