@@ -30,8 +30,8 @@ func quoteArg(a string) string {
 }
 
 // Example values profilesDump uses for the platforms it does not run on,
-// and for the device and inode sandbox.Validate pins a workspace-write root
-// to (machine-dependent).
+// and the device and inode sandbox.Validate pins a workspace-write root to
+// (machine-dependent: shown as <dev>:<ino>).
 const (
 	exampleDarwinTempDir  = "/private/var/folders/ab/T"
 	exampleWindowsTempDir = `C:\Users\u\AppData\Local\Temp`
@@ -97,7 +97,7 @@ func profilesDump(ws string) string {
 	for _, d := range profileDepartures {
 		fmt.Fprintf(&b, "  %s\n", d)
 	}
-	return b.String()
+	return strings.ReplaceAll(b.String(), exampleWorkspaceID.String(), "<dev>:<ino>")
 }
 
 // profileDepartures names what our Linux profiles add to upstream's, and why
@@ -108,7 +108,7 @@ var profileDepartures = []string{
 	"bwrap --remount-ro /proc: root wrote /proc/sys/kernel/core_pattern and other processes' /proc files",
 	"landlock-run --rw grants no character or block device creation: root made the host's disk node in the workspace",
 	"landlock-run and the in-process path drop every capability before the command starts: root kept CapEff 000001fffeffffff (chown, chattr +i)",
-	"landlock-run and the in-process path open every rule path without following a symlink, and --rw-inode pins the workspace root to the device and inode sandbox.Validate saw (" + exampleWorkspaceID.String() + " above is an example): a confined command swapped the workspace for a link and later calls' grants landed outside",
+	"landlock-run and the in-process path open every rule path without following a symlink, and --rw-inode pins the workspace root to the device and inode sandbox.Validate saw (<dev>:<ino>): a confined command swapped the workspace for a link and later calls' grants landed outside",
 	"workspace-write refuses a root that makes confinement meaningless (/, anything in /etc /usr /boot /var/spool /proc /sys /dev /bin /sbin /lib*, the roots of the other system trees, the home directory or above it): sandbox.MeaninglessRoot",
 	"workspace-write refuses a root that holds a mount point or is, through a bind mount, such a directory: a bind mount of /etc inside the workspace granted /etc on both backends: sandbox.MountedRoot",
 }
