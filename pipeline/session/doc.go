@@ -23,12 +23,11 @@
 // what it cannot govern) into the data of its tool/result and of a nested
 // call's tool/code-dispatch, beside upstream's keys. The log keeps them;
 // what shows an event as upstream logs it (session_event_read, a recording
-// written from our log) leaves them out with [UpstreamView].
+// written from our log) leaves them out (sessionquery.UpstreamView).
 //
 // # Imports
 //
-// A leaf: session imports nothing of this module but internal/jsjson (an
-// event's JSON in JavaScript's key order, for [UpstreamView]). It lives beside the
+// A leaf: session imports nothing of this module. It lives beside the
 // pipeline, not in the test harness, because the runtime writes it: the
 // pipeline's calls, approval, policy and the stack append to it and fold it.
 package session
