@@ -92,6 +92,12 @@ type Result struct {
 	Flags []string `json:"flags,omitempty"`
 	// Notes are informational (leftover permission answers, constructed pieces).
 	Notes []string `json:"notes,omitempty"`
+	// Served names every tool whose body this replay served from the
+	// recording instead of running it (a body that needs the network or a
+	// program this machine lacks), each once, sorted; empty when every tool
+	// ran for real. The driver fills it; the text, JSON, HTML and JUnit
+	// reports show it.
+	Served []string `json:"served,omitempty"`
 	// LogPath is our replayed log when kept (Options.LogDir).
 	LogPath string `json:"log,omitempty"`
 	// Got is our projection (normalised), Expected the recording's.
@@ -124,6 +130,40 @@ func (r *Result) Summary() string {
 		s += "; " + strings.Join(r.Flags, "; ")
 	}
 	return s
+}
+
+// FirstDifference is why the recording did not match, in one line: the error
+// of a recording that could not be replayed, else the first mismatching event
+// (turn, event and its first differing field), else the first flag; empty
+// for a match. The JUnit failure message and the HTML summary show it.
+func (r *Result) FirstDifference() string {
+	switch r.Verdict {
+	case Match:
+		return ""
+	case Failed:
+		return strings.ReplaceAll(r.Error, "\n", " ")
+	}
+	if p := r.Comparison.First(); p != nil {
+		s := fmt.Sprintf("turn %d, %s", p.Turn, p.Label())
+		if len(p.Diffs) > 0 {
+			s += ": " + p.Diffs[0].String()
+		}
+		if n := len(p.Diffs) - 1; n > 0 {
+			s += fmt.Sprintf(" (and %d more field%s)", n, plural(n))
+		}
+		return s
+	}
+	if len(r.Flags) > 0 {
+		return "flag: " + r.Flags[0]
+	}
+	return ""
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
 }
 
 // Detail renders the first mismatch as readable lines (empty on a match).
