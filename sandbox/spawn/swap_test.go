@@ -51,9 +51,9 @@ func TestSwappedWorkspaceGrantsNothingOutside(t *testing.T) {
 				t.Fatal(err)
 			}
 			swapper, err := Start(context.Background(), Request{
-				Argv:   bash(`while :; do mv "$WS" "$WS.d" && ln -s "$TARGET" "$WS" && rm "$WS" && mv "$WS.d" "$WS"; done`),
+				Argv:   bash(`while :; do mv "$WS" "$WS.d" 2>/dev/null && ln -s "$TARGET" "$WS" && rm "$WS" && mv "$WS.d" "$WS"; done`),
 				Env:    []string{"PATH=/usr/bin:/bin", "WS=" + ws, "TARGET=" + target},
-				Policy: sandbox.Policy{Mode: sandbox.WorkspaceWrite, WorkspaceRoot: ws}, Confiner: c, Grace: 100 * time.Millisecond,
+				Policy: sandbox.Policy{Mode: sandbox.WorkspaceWrite, WorkspaceRoot: ws}, Confiner: c, Grace: 100 * time.Millisecond, OutputDir: varTmpDir(t, "dshsim-swap-out-"),
 			})
 			if err != nil {
 				t.Fatal(err)
