@@ -230,6 +230,9 @@ func (r Result) Clone() Result {
 	if r.Meta != nil {
 		c.Meta = append(json.RawMessage(nil), r.Meta...)
 	}
+	if r.Sandbox != nil {
+		c.Sandbox = append(json.RawMessage(nil), r.Sandbox...)
+	}
 	if r.Content != nil {
 		c.Content = append([]Block(nil), r.Content...)
 	}

@@ -519,7 +519,7 @@ func (p *prepared) review(ctx context.Context, timeout time.Duration, d *driver,
 	res.Notes = append(res.Notes, wire.Note(recording.StdoutFile))
 	if sandbox.Mode(p.pol.Mode).Confined() {
 		if backend, enf := st.Backend(); backend != "" {
-			res.Notes = append(res.Notes, fmt.Sprintf("bash calls under %s run in the %s sandbox backend (%s enforcement)", p.pol.Mode, backend, enf))
+			res.Notes = append(res.Notes, backendNote(p.pol.Mode, backend, enf))
 		} else {
 			res.Notes = append(res.Notes, "no sandbox backend is usable here: confined bash calls fail closed (SANDBOX_UNAVAILABLE)")
 		}
@@ -674,4 +674,21 @@ func compareSchemas(rec *recording.Recording, defs []pipeline.Tool) (flags, note
 		notes = append(notes, fmt.Sprintf("%s: %d later header change(s) not compared (the stack's tool set never changes during a session)", recording.ToolSchemasFile, n))
 	}
 	return flags, notes
+}
+
+// backendNote names the sandbox backend confined bash calls ran in, its
+// enforcement, and what it admits it cannot govern (its Ungoverned list,
+// by effect): the backend's own admission, which the report repeats.
+func backendNote(mode, backend string, enf sandbox.Enforcement) string {
+	note := fmt.Sprintf("bash calls under %s run in the %s sandbox backend (%s enforcement)", mode, backend, enf)
+	d, _ := sandbox.DialectOf(backend)
+	var effects []string
+	for _, u := range d.Ungoverned {
+		effect, _, _ := strings.Cut(u, ":")
+		effects = append(effects, effect)
+	}
+	if len(effects) > 0 {
+		note += "; it cannot govern " + strings.Join(effects, ", ") + " (its own admission: those changes go through outside the workspace, as far as the command's credentials allow)"
+	}
+	return note
 }

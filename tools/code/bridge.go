@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/dshsim/dshsim/pipeline"
+	"github.com/dshsim/dshsim/sandbox"
 )
 
 // Session events of nested calls: upstream logs a start and a settle event
@@ -41,6 +42,10 @@ type settleEvent struct {
 	startEvent
 	IsError bool             `json:"isError"`
 	Content []pipeline.Block `json:"content"`
+	// Sandbox is the sandbox facts of the nested call's run (ours,
+	// pipeline.Result.Sandbox): the backend that ran and what it cannot
+	// govern.
+	Sandbox *sandbox.Facts `json:"sandbox,omitempty"`
 }
 
 // bridge dispatches one run's nested calls through the registry, one
@@ -193,7 +198,7 @@ func (b *bridge) call(_ context.Context, seq int64, name string, args json.RawMe
 		content = []pipeline.Block{}
 	}
 	b.leave(n, safe)
-	b.append(EventDispatch, settleEvent{startEvent: ev, IsError: res.IsError, Content: b.logContent(sub, content)})
+	b.append(EventDispatch, settleEvent{startEvent: ev, IsError: res.IsError, Content: b.logContent(sub, content), Sandbox: sandbox.FactsOf(res.Sandbox)})
 	// --8<-- [end:dispatch]
 
 	if reason := b.commit(res); reason != "" {

@@ -270,8 +270,16 @@ func (t *Tool) Run(ctx context.Context, call *pipeline.Call) (pipeline.Output, e
 			return pipeline.Output{}, fmt.Errorf("run_code: the runtime returned an unreadable value: %w", err)
 		}
 	}
+	facts := res.Sandbox.Facts()
+	if facts == nil && t.deps.Confiner != nil && policy.Mode == sandbox.DangerFullAccess {
+		// As bash reports it: a confining executor names the mode of every
+		// run, the unconfined one included. The facts ride beside the value,
+		// which keeps upstream's {logs, result?}.
+		facts = &sandbox.Facts{Mode: sandbox.DangerFullAccess}
+	}
 	return pipeline.Output{
 		Value:           value(res.Logs, res.Value),
+		Sandbox:         facts.JSON(),
 		Content:         []pipeline.Block{pipeline.TextBlock(Text(res.Logs, result))},
 		ContextMessages: messages,
 	}, nil

@@ -2,6 +2,10 @@
 // session_event_search tools (upstream's tool-session-query): a model reads
 // one event of its own session, as the log stores it, with optional
 // neighbouring summaries, or searches the earlier events of the session.
+// The data keys our stack adds beside upstream's (a result's sandbox facts)
+// are left out of what the model reads ([UpstreamView]): it reads an event
+// as upstream logs it; a recording written from our log is made the same
+// way.
 //
 // # Output
 //

@@ -212,6 +212,7 @@ func (cfg Config) read(_ context.Context, call *pipeline.Call) (pipeline.Output,
 	if err != nil {
 		return pipeline.Output{}, pipeline.NewError(nameHarness, "SESSION_QUERY_TOOL_FAILED", "session query operation failed")
 	}
+	UpstreamView(events[at].Type, ev) // the model reads an event as upstream logs it
 	b.WriteString(jsjson.StringifyIndent(ev, "  "))
 	b.WriteString("\n```")
 	lo := max(0, at-int(before))
