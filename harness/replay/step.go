@@ -13,6 +13,7 @@ import (
 	"github.com/dshsim/dshsim/llm"
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/session"
+	"github.com/dshsim/dshsim/sandbox"
 )
 
 // modelStep is a step's model work, as upstream's step: the request (the
@@ -292,7 +293,7 @@ func (d *driver) toolResult(turn, step int, tc recording.ToolCall, callSeq int64
 	if content == nil {
 		content = []pipeline.Block{}
 	}
-	data := toolResultData{Turn: turn, Step: step, Meta: r.Meta, Message: toolResultMessage{
+	data := toolResultData{Turn: turn, Step: step, Meta: r.Meta, Sandbox: sandbox.FactsOf(r.Sandbox), Message: toolResultMessage{
 		Source:  toolSource{"tool", tc.ID},
 		Content: []toolResultBlock{{Type: "tool-result", ToolCallID: tc.ID, Content: content, IsError: r.IsError}},
 		Role:    "user", ID: newUUID(),

@@ -3,21 +3,100 @@ package recording
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 )
 
-// CopyTree copies regular files, directories and symlinks from src into dst
-// (a recording's workspace/ seed into a fresh workspace, or a whole
-// recording). A symlink is recreated as a symlink with the same target (a
-// seed's AGENTS.md may be one, and what reads it follows it), provided the
-// target is relative and stays inside src: a link out of the seed is an
-// error naming the path, so a recording can never make the replay read or
-// write through it outside its workspace. Anything else (a device, a
-// socket) is an error naming the path.
+// SeedBounds bound a workspace seed. A zero field takes its default; the
+// defaults are far above any real recording's seed (upstream's are a few
+// small files) and far below what would strain a host.
+type SeedBounds struct {
+	// MaxBytes bounds the bytes of all files together.
+	MaxBytes int64 `json:",omitempty"`
+	// MaxFiles bounds the number of files and directories.
+	MaxFiles int `json:",omitempty"`
+	// MaxFileBytes bounds one file's bytes.
+	MaxFileBytes int64 `json:",omitempty"`
+}
+
+// Defaults of [SeedBounds].
+const (
+	DefaultSeedMaxBytes     = 128 << 20
+	DefaultSeedMaxFiles     = 10000
+	DefaultSeedMaxFileBytes = 32 << 20
+)
+
+// WithDefaults fills the zero fields of b with the defaults.
+func (b SeedBounds) WithDefaults() SeedBounds {
+	if b.MaxBytes == 0 {
+		b.MaxBytes = DefaultSeedMaxBytes
+	}
+	if b.MaxFiles == 0 {
+		b.MaxFiles = DefaultSeedMaxFiles
+	}
+	if b.MaxFileBytes == 0 {
+		b.MaxFileBytes = DefaultSeedMaxFileBytes
+	}
+	return b
+}
+
+// Check refuses a negative bound (flag names as dsh-replay spells them).
+func (b SeedBounds) Check() error {
+	switch {
+	case b.MaxBytes < 0:
+		return fmt.Errorf("-seed-max-bytes %d: want a positive number of bytes (0: %d)", b.MaxBytes, int64(DefaultSeedMaxBytes))
+	case b.MaxFiles < 0:
+		return fmt.Errorf("-seed-max-files %d: want a positive number (0: %d)", b.MaxFiles, DefaultSeedMaxFiles)
+	case b.MaxFileBytes < 0:
+		return fmt.Errorf("-seed-max-file-bytes %d: want a positive number of bytes (0: %d)", b.MaxFileBytes, int64(DefaultSeedMaxFileBytes))
+	}
+	return nil
+}
+
+// BoundError is a seed past one of its bounds.
+type BoundError struct {
+	// Path is the file (or directory) that passed the bound.
+	Path string
+	// What says which bound and by how much.
+	What string
+}
+
+func (e *BoundError) Error() string { return e.Path + ": " + e.What }
+
+// CopySeed copies a workspace seed from src into dst (which exists) under
+// bounds b (zero fields: the defaults), streaming each file: regular files,
+// directories, and symlinks recreated as symlinks with the same target (a
+// seed's AGENTS.md may be one, and what reads it follows it) provided the
+// target is relative and stays inside src, so a recording can never make
+// the replay read or write through one outside its workspace; anything else
+// (a link out of the seed, a device) is an error naming the path, and the
+// first entry past a bound is a [*BoundError] naming it, a file checked
+// against its size before it is read and again while it is copied. What was
+// copied before an error is left for the caller to remove.
+func CopySeed(src, dst string, b SeedBounds) error {
+	b = b.WithDefaults()
+	c := copier{bounds: b}
+	return c.tree(src, dst)
+}
+
+// CopyTree copies a tree as [CopySeed] does (a whole recording into a
+// test's temporary directory), without bounds.
 func CopyTree(src, dst string) error {
+	c := copier{bounds: SeedBounds{MaxBytes: 1 << 62, MaxFiles: 1 << 62, MaxFileBytes: 1 << 62}}
+	return c.tree(src, dst)
+}
+
+// copier copies one tree and counts what it copied.
+type copier struct {
+	bounds  SeedBounds
+	bytes   int64
+	entries int
+}
+
+func (c *copier) tree(src, dst string) error {
 	return filepath.WalkDir(src, func(p string, de fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -27,15 +106,17 @@ func CopyTree(src, dst string) error {
 			return err
 		}
 		target := filepath.Join(dst, rel)
+		if rel != "." {
+			c.entries++
+			if c.entries > c.bounds.MaxFiles {
+				return &BoundError{Path: p, What: fmt.Sprintf("the seed holds more than %d files and directories, the bound of the count (dsh-replay -seed-max-files)", c.bounds.MaxFiles)}
+			}
+		}
 		switch {
 		case de.IsDir():
 			return os.MkdirAll(target, 0o755)
 		case de.Type().IsRegular():
-			data, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			return os.WriteFile(target, data, 0o644)
+			return c.file(p, target)
 		case de.Type()&fs.ModeSymlink != 0:
 			link, err := os.Readlink(p)
 			if err != nil {
@@ -48,6 +129,58 @@ func CopyTree(src, dst string) error {
 		}
 		return errors.New(p + ": not a regular file, directory or symlink (workspace seeds hold plain files, directories and links inside the seed)")
 	})
+}
+
+// file streams one regular file, refusing it past the bounds of one file and
+// of the total.
+func (c *copier) file(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	fi, err := in.Stat()
+	if err != nil {
+		return err
+	}
+	if !fi.Mode().IsRegular() {
+		return errors.New(src + ": not a regular file or directory (workspace seeds hold plain files)")
+	}
+	if err := c.admit(src, fi.Size()); err != nil {
+		return err
+	}
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	// One byte more than the bound shows a file that grew past it.
+	limit := min(c.bounds.MaxFileBytes, c.bounds.MaxBytes-c.bytes) + 1
+	n, err := io.Copy(out, io.LimitReader(in, limit))
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", src, err)
+	}
+	if n != fi.Size() {
+		if aerr := c.admit(src, n); aerr != nil {
+			return aerr
+		}
+		return fmt.Errorf("%s: changed while it was copied (%d bytes, then %d)", src, fi.Size(), n)
+	}
+	c.bytes += n
+	return nil
+}
+
+// admit checks a file of size bytes against the bounds.
+func (c *copier) admit(path string, size int64) error {
+	if size > c.bounds.MaxFileBytes {
+		return &BoundError{Path: path, What: fmt.Sprintf("%d bytes, more than the bound of one file, %d bytes (dsh-replay -seed-max-file-bytes)", size, c.bounds.MaxFileBytes)}
+	}
+	if c.bytes+size > c.bounds.MaxBytes {
+		return &BoundError{Path: path, What: fmt.Sprintf("the seed's files reach %d bytes here, more than the bound of the total, %d bytes (dsh-replay -seed-max-bytes)", c.bytes+size, c.bounds.MaxBytes)}
+	}
+	return nil
 }
 
 // linkInside checks that a symlink at rel (relative to the tree's root)
