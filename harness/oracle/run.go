@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -94,7 +95,7 @@ func (o *Outcome) WriteFiles(dir string) error {
 // with the recording. The recording is copied into the run's private /tmp;
 // nothing is written in dir, in the oracle or in the host's /tmp.
 func (o *Oracle) Replay(ctx context.Context, dir string, opt Options) (*Outcome, error) {
-	res, err := o.run(ctx, "", dir, nil, []bool{false}, false, opt)
+	res, err := o.run(ctx, "", dir, nil, []bool{false}, opt)
 	if err != nil {
 		return nil, err
 	}
@@ -107,14 +108,15 @@ func (o *Oracle) Replay(ctx context.Context, dir string, opt Options) (*Outcome,
 // It returns the rewritten files (session.jsonl, stdout.expected.jsonl) and
 // both passes; dir itself is not changed.
 func (o *Oracle) Refresh(ctx context.Context, dir string, opt Options) (files map[string][]byte, refresh, check *Outcome, err error) {
-	res, err := o.run(ctx, "", dir, nil, []bool{true, false}, true, opt)
+	res, err := o.run(ctx, "", dir, nil, []bool{true, false}, opt)
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	return res.Files, res.Passes[0], res.Passes[1], nil
 }
 
-// request and response cross into and out of the isolated child.
+// request and response cross into and out of the isolated child: one pass
+// of upstream's suite.
 type request struct {
 	Oracle string
 	// Name is the scenario's name: upstream's spill root is derived from it.
@@ -123,25 +125,33 @@ type request struct {
 	// Files are written over it (relative paths).
 	Source string
 	Files  map[string][]byte
-	// Passes run in order; true refreshes.
-	Passes   []bool
+	// Refresh rewrites the fixture from the run; the rewritten fixture files
+	// come back in the response.
+	Refresh  bool
 	Settings Settings
 	Timeout  time.Duration
-	// Keep returns the scenario's fixture files after the passes.
-	Keep bool
 }
 
 type response struct {
-	Passes []*Outcome
+	Pass *Outcome
 	// Files are the scenario's session.jsonl and stdout.expected.jsonl
-	// after the passes (when asked to keep them).
+	// after a refresh.
 	Files map[string][]byte
 }
 
-// run runs the passes in one isolated child over the scenario named name:
-// a copy of source (a host directory, may be empty) with files written over
-// it; an empty name is the source's.
-func (o *Oracle) run(ctx context.Context, name, source string, files map[string][]byte, passes []bool, keep bool, opt Options) (*response, error) {
+// runs is what run returns: each pass, and the fixture files after them.
+type runs struct {
+	Passes []*Outcome
+	Files  map[string][]byte
+}
+
+// run runs the passes over the scenario named name: a copy of source (a
+// host directory, may be empty) with files written over it; an empty name
+// is the source's. Each pass runs in an isolated child of its own, as each
+// run of upstream's suite has a machine to itself: what one pass leaves in
+// /tmp (a file the script wrote there) is not there for the next. A
+// refresh pass's rewritten fixture is the scenario of the passes after it.
+func (o *Oracle) run(ctx context.Context, name, source string, files map[string][]byte, passes []bool, opt Options) (*runs, error) {
 	share := []string{o.dir}
 	if source != "" {
 		abs, err := filepath.Abs(source)
@@ -164,23 +174,33 @@ func (o *Oracle) run(ctx context.Context, name, source string, files map[string]
 	if timeout == 0 {
 		timeout = DefaultTimeout
 	}
-	req, err := json.Marshal(request{Oracle: o.dir, Name: name, Source: source, Files: files, Passes: passes, Settings: opt.Settings, Timeout: timeout, Keep: keep})
-	if err != nil {
-		return nil, err
-	}
 	stderr := opt.Stderr
 	if stderr == nil {
 		stderr = io.Discard
 	}
-	out, err := isolate.Run(ctx, isolatedName, req, isolate.Options{Stderr: stderr, Share: share})
-	if err != nil {
-		return nil, fmt.Errorf("oracle run of %s: %w", name, err)
+	res := &runs{Files: map[string][]byte{}}
+	over := maps.Clone(files)
+	for _, refresh := range passes {
+		req, err := json.Marshal(request{Oracle: o.dir, Name: name, Source: source, Files: over, Refresh: refresh, Settings: opt.Settings, Timeout: timeout})
+		if err != nil {
+			return nil, err
+		}
+		out, err := isolate.Run(ctx, isolatedName, req, isolate.Options{Stderr: stderr, Share: share})
+		if err != nil {
+			return nil, fmt.Errorf("oracle run of %s: %w", name, err)
+		}
+		var resp response
+		if err := json.Unmarshal(out, &resp); err != nil || resp.Pass == nil {
+			return nil, fmt.Errorf("oracle run of %s: undecodable response (%v)", name, err)
+		}
+		res.Passes = append(res.Passes, resp.Pass)
+		if over == nil {
+			over = map[string][]byte{}
+		}
+		maps.Copy(over, resp.Files)
+		maps.Copy(res.Files, resp.Files)
 	}
-	var resp response
-	if err := json.Unmarshal(out, &resp); err != nil || len(resp.Passes) != len(passes) {
-		return nil, fmt.Errorf("oracle run of %s: undecodable response (%v)", name, err)
-	}
-	return &resp, nil
+	return res, nil
 }
 
 // serveRuns is the isolated child: /tmp is its own, so upstream's
@@ -213,15 +233,10 @@ func serveRuns(ctx context.Context, data []byte) ([]byte, error) {
 	}
 	o := &Oracle{dir: req.Oracle}
 	var resp response
-	for i, refresh := range req.Passes {
-		out := filepath.Join(work, fmt.Sprintf("out-%d", i))
-		res, err := o.pass(ctx, scen, out, refresh, vitest, req)
-		if err != nil {
-			return nil, err
-		}
-		resp.Passes = append(resp.Passes, res)
+	if resp.Pass, err = o.pass(ctx, scen, filepath.Join(work, "out"), req.Refresh, vitest, req); err != nil {
+		return nil, err
 	}
-	if req.Keep {
+	if req.Refresh {
 		resp.Files = map[string][]byte{}
 		for _, f := range []string{recording.SessionFile, recording.StdoutFile} {
 			if resp.Files[f], err = os.ReadFile(filepath.Join(scen, f)); err != nil {

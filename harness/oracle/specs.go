@@ -63,7 +63,12 @@ func LoadSpecs(genDir string) ([]Spec, error) {
 	return specs, sc.Err()
 }
 
-// Notes are the spec's NOTES.md facts: a script written by hand.
+// Notes are the spec's NOTES.md facts: a script written by hand, or (its
+// remark says "generated") one the differential generator made and shrank.
 func (s Spec) Notes() Notes {
-	return Notes{Name: s.Name, Origin: fmt.Sprintf("written by hand as `harness/oracle/gen/specs/%s.json`", s.Name), Remark: s.Remark, Settings: s.Settings}
+	origin := "written by hand as `harness/oracle/gen/specs/%s.json`"
+	if strings.HasPrefix(s.Remark, "generated") {
+		origin = "generated and shrunk by package harness/oracle/diff, kept as `harness/oracle/gen/specs/%s.json`"
+	}
+	return Notes{Name: s.Name, Origin: fmt.Sprintf(origin, s.Name), Remark: s.Remark, Settings: s.Settings}
 }
