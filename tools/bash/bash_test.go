@@ -190,20 +190,32 @@ func TestUndeclaredArguments(t *testing.T) {
 	}
 }
 
-// TestTimeoutIsCappedBeforeItIsConverted: a requested timeout past int64's
-// milliseconds is the cap, not an overflowed (negative) deadline.
-func TestTimeoutIsCappedBeforeItIsConverted(t *testing.T) {
+// TestTimeoutIsTheModelsNumberCapped: a requested timeout is the model's
+// number as given, fractions of a millisecond included (upstream reports
+// "[timed out after 0.5ms]"), capped at maxTimeoutMs (a number past
+// int64's milliseconds is the cap, not an overflowed deadline); the timer
+// waits at least a millisecond, as Node's setTimeout does.
+func TestTimeoutIsTheModelsNumberCapped(t *testing.T) {
 	tool := newTool(t, Config{MaxTimeoutMs: 5000}, Deps{})
 	for _, tc := range []struct {
-		req  *float64
-		want int64
-	}{{nil, 5000}, {ptr(1e19), 5000}, {ptr(1e300), 5000}, {ptr(4999.2), 5000}, {ptr(1.5), 2}, {ptr(5000.0), 5000}} {
-		if got := tool.timeout(args{TimeoutMs: tc.req}); got != tc.want {
-			req := "none"
-			if tc.req != nil {
-				req = fmt.Sprint(*tc.req)
-			}
-			t.Errorf("timeout for a requested %s = %d, want %d", req, got, tc.want)
+		req   *float64
+		want  float64
+		delay time.Duration
+	}{
+		{nil, 5000, 5 * time.Second}, {ptr(1e19), 5000, 5 * time.Second}, {ptr(1e300), 5000, 5 * time.Second},
+		{ptr(4999.2), 4999.2, 4999200 * time.Microsecond}, {ptr(1.5), 1.5, 1500 * time.Microsecond}, {ptr(5000.0), 5000, 5 * time.Second},
+		{ptr(0.5), 0.5, time.Millisecond}, {ptr(1e-9), 1e-9, time.Millisecond}, {ptr(1.0), 1, time.Millisecond},
+	} {
+		got := tool.timeout(args{TimeoutMs: tc.req})
+		req := "none"
+		if tc.req != nil {
+			req = fmt.Sprint(*tc.req)
+		}
+		if got != tc.want {
+			t.Errorf("timeout for a requested %s = %v, want %v", req, got, tc.want)
+		}
+		if d := timerDelay(got); d != tc.delay {
+			t.Errorf("timer for a requested %s waits %s, want %s", req, d, tc.delay)
 		}
 	}
 }
