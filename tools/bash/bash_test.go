@@ -289,6 +289,10 @@ func TestForegroundRendering(t *testing.T) {
 		{"timeout kills with markers in order", Config{PromoteOnTimeout: no(), Grace: time.Second}, cmd("sleep 5", "timeoutMs", 100), "(no output)\n[timed out after 100ms]\n[killed by signal: SIGTERM]"},
 		{"trapped timeout has no exit marker", Config{PromoteOnTimeout: no(), Grace: 5 * time.Second}, cmd("trap 'echo trapped; exit 0' TERM; sleep 5 & wait", "timeoutMs", 1000), "trapped\n[timed out after 1000ms]"},
 		{"requested timeout is capped", Config{PromoteOnTimeout: no(), MaxTimeoutMs: 150}, cmd("sleep 5", "timeoutMs", 99999), "(no output)\n[timed out after 150ms]\n[killed by signal: SIGTERM]"},
+		{"a fraction of a millisecond is printed as given", Config{PromoteOnTimeout: no()}, cmd("sleep 5", "timeoutMs", 0.5), "(no output)\n[timed out after 0.5ms]\n[killed by signal: SIGTERM]"},
+		{"a cut UTF-8 sequence is one replacement character", Config{}, cmd(`printf '\xf0\x9f'`), "\uFFFD"},
+		{"two bytes that lead nothing are two", Config{}, cmd(`printf 'a\xff\xffb'`), "a\uFFFD\uFFFDb"},
+		{"stderr is decoded the same way", Config{}, cmd(`printf 'x\xe2\x82' >&2`), "[stderr]\nx\uFFFD"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -541,6 +545,15 @@ func TestBackgroundJobs(t *testing.T) {
 	}
 	if got, _ := jobCall(jt[0], b, "bash-2"); got != "from-b\n[status: completed, exit code: 0]" {
 		t.Errorf("B read = %q", got)
+	}
+	// a job's output is decoded as a foreground command's: one U+FFFD for
+	// the cut sequence at its end
+	run(t, tool, call(b, cmd(`printf 'cut \xf0\x9f'`, "run_in_background", true)))
+	if n := wait(t, ch); n.JobID != "bash-3" {
+		t.Fatalf("notice = %+v", n)
+	}
+	if got, _ := jobCall(jt[0], b, "bash-3"); got != "cut \uFFFD\n[status: completed, exit code: 0]" {
+		t.Errorf("read of a cut sequence = %q", got)
 	}
 }
 
