@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/dshsim/dshsim/harness/replay/recording"
+	"github.com/dshsim/dshsim/sandbox/outfile"
 )
 
 // NotesFile is the note beside every recording the oracle made.
@@ -30,14 +31,18 @@ type Recorded struct {
 }
 
 // Stable reports whether upstream reproduced its own recording, modulo
-// the event times session-query texts print (which no re-run reproduces,
-// and the replay compares modulo time: dshsim.replay.json's eventTimes): a
-// recording upstream does not reproduce depends on timing, not on code.
+// what no re-run reproduces and our replay compares modulo: the event times
+// session-query texts print (dshsim.replay.json's eventTimes) and the path
+// of a bash stream's full-output file (random per run): a recording
+// upstream does not reproduce otherwise depends on timing, not on code.
 func (r *Recorded) Stable() bool {
 	if r.Check.Match() {
 		return true
 	}
-	mask := func(f string) []byte { return eventTimes.ReplaceAll(r.Check.Files[f], []byte("{{eventTime}}")) }
+	mask := func(f string) []byte {
+		b := eventTimes.ReplaceAll(r.Check.Files[f], []byte("{{eventTime}}"))
+		return outfile.Pattern.ReplaceAll(b, []byte("{{subprocessOutput:$1}}"))
+	}
 	return r.Check.StdoutMatch && bytes.Equal(mask("harvest.norm.jsonl"), mask("fixture.norm.jsonl"))
 }
 

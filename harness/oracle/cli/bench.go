@@ -1,0 +1,129 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/dshsim/dshsim/harness/cmdline"
+	"github.com/dshsim/dshsim/harness/oracle"
+	"github.com/dshsim/dshsim/harness/replay"
+	"github.com/dshsim/dshsim/harness/replay/recording"
+)
+
+const benchUsage = `usage: dsh-oracle bench [-rounds R] [DIR]
+
+Replay speed on the same recordings (default: transcripts), side by side in
+one run: for each round and each recording, our replay (dsh-replay's
+Replay: an isolated child replaying through the real stack) and then
+upstream's suite through the oracle (run.mjs: node starts upstream's agent
+and its snapshot harness compares). Both run sequentially, one recording at
+a time. Prints the median per recording, the totals of the medians and the
+ratio upstream/ours; every run must match.
+
+`
+
+func benchMain(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet(name+" bench", flag.ContinueOnError)
+	rounds := fs.Int("rounds", 3, "rounds over the recordings (the median of each recording is reported)")
+	cmd := cmdline.Command{Name: name + " bench", Flags: fs, Help: cmdline.HelpText(benchUsage, fs)}
+	return cmd.Main(args, stdout, stderr, func(args []string) error {
+		if *rounds < 1 {
+			return cmdline.Usage("-rounds must be at least 1")
+		}
+		if len(args) == 0 {
+			args = []string{"transcripts"}
+		}
+		dirs, err := replay.Discover(args)
+		if err != nil {
+			return cmdline.Usage("%v", err)
+		}
+		o, err := openOracle()
+		if err != nil {
+			return err
+		}
+		ctx, in := cmdline.WithInterrupt(context.Background())
+		defer in.Stop()
+		b, err := Bench(ctx, o, dirs, *rounds)
+		if err != nil {
+			return err
+		}
+		b.Print(stdout)
+		return nil
+	})
+}
+
+// BenchResult is the replay speed of ours and upstream's on the same
+// recordings, measured in one run.
+type BenchResult struct {
+	Names []string
+	// Ours and Upstream are each recording's times, one per round.
+	Ours, Upstream [][]time.Duration
+}
+
+// Bench replays each recording with ours and then upstream's suite, rounds
+// times, sequentially. A run that does not match is an error: speed of a
+// wrong replay means nothing.
+func Bench(ctx context.Context, o *oracle.Oracle, dirs []string, rounds int) (*BenchResult, error) {
+	b := &BenchResult{Ours: make([][]time.Duration, len(dirs)), Upstream: make([][]time.Duration, len(dirs))}
+	sets := make([]oracle.Settings, len(dirs))
+	for i, d := range dirs {
+		b.Names = append(b.Names, filepath.Base(d))
+		rec, err := recording.Load(d)
+		if err != nil {
+			return nil, err
+		}
+		if sets[i], err = oracle.SettingsOf(rec); err != nil {
+			return nil, err
+		}
+	}
+	for range rounds {
+		for i, d := range dirs {
+			r := replay.Replay(ctx, d, replay.Options{})
+			if r.Verdict != replay.Match {
+				return nil, fmt.Errorf("ours: %s", r.Summary())
+			}
+			u, err := o.Replay(ctx, d, oracle.Options{Settings: sets[i]})
+			if err != nil {
+				return nil, err
+			}
+			if !u.Match() {
+				return nil, fmt.Errorf("upstream: %s: %s", b.Names[i], u.Verdict())
+			}
+			b.Ours[i] = append(b.Ours[i], r.Duration)
+			b.Upstream[i] = append(b.Upstream[i], u.Duration)
+		}
+	}
+	return b, nil
+}
+
+func median(ds []time.Duration) time.Duration {
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s[len(s)/2]
+}
+
+// Totals are the sums of the per-recording medians.
+func (b *BenchResult) Totals() (ours, upstream time.Duration) {
+	for i := range b.Names {
+		ours += median(b.Ours[i])
+		upstream += median(b.Upstream[i])
+	}
+	return ours, upstream
+}
+
+// Print writes the table: per recording the medians and their ratio, then
+// the totals and the overall ratio.
+func (b *BenchResult) Print(w io.Writer) {
+	fmt.Fprintf(w, "%-28s %10s %10s %8s\n", "recording", "ours", "upstream", "ratio")
+	for i, n := range b.Names {
+		om, um := median(b.Ours[i]), median(b.Upstream[i])
+		fmt.Fprintf(w, "%-28s %10s %10s %7.1fx\n", n, om.Round(time.Millisecond), um.Round(time.Millisecond), float64(um)/float64(om))
+	}
+	ours, up := b.Totals()
+	fmt.Fprintf(w, "%-28s %10s %10s %7.1fx\n", fmt.Sprintf("total (%d, sequential)", len(b.Names)), ours.Round(time.Millisecond), up.Round(time.Millisecond), float64(up)/float64(ours))
+}
