@@ -87,6 +87,8 @@ func ReplaySettings(s Settings, eventTimes bool) []byte {
 		SQ         bool   `json:"sessionQuery,omitempty"`
 		EventTimes bool   `json:"eventTimes,omitempty"`
 		Paced      bool   `json:"pacedModel,omitempty"`
+		Backend    string `json:"sandboxBackend,omitempty"`
+		Runner     string `json:"landlockRunner,omitempty"`
 		Note       string `json:"note"`
 	}
 	var f file
@@ -102,6 +104,10 @@ func ReplaySettings(s Settings, eventTimes bool) []byte {
 	if s.PaceMs > 0 {
 		f.Paced = true
 		why = append(why, fmt.Sprintf("ran llm-replay with paceMs %d (PROBE_PACE_MS=%d): each model call lets upstream's host observe the jobs", s.PaceMs, s.PaceMs))
+	}
+	if s.MissingRunner {
+		f.Backend, f.Runner = recording.BackendLandlock, MissingRunnerPath
+		why = append(why, "confined bash with a runner that does not exist, <cwd>/.dsh-missing-sandbox-runner (PROBE_RUNNER=missing, as upstream's fixture DSH_SNAPSHOT_MISSING_SANDBOX_RUNNER=1)")
 	}
 	if len(why) == 0 {
 		return nil
@@ -156,6 +162,9 @@ func (n Notes) Markdown(in recording.Input) []byte {
 	}
 	if n.Settings.NoHooks {
 		overlay = append(overlay, "no hook bridges mounted")
+	}
+	if n.Settings.MissingRunner {
+		overlay = append(overlay, "sandbox runnerCommand <cwd>/.dsh-missing-sandbox-runner, a path that does not exist (not the passthrough runner)")
 	}
 	probe := n.Settings.String()
 	if probe == "" {

@@ -44,11 +44,21 @@ type Settings struct {
 	NoHooks bool
 	// PaceMs paces llm-replay's chunks (PROBE_PACE_MS).
 	PaceMs int
+	// MissingRunner confines bash with a sandbox runner that does not
+	// exist, <cwd>/.dsh-missing-sandbox-runner (PROBE_RUNNER=missing: upstream's
+	// fixture DSH_SNAPSHOT_MISSING_SANDBOX_RUNNER=1); otherwise the
+	// passthrough runner of upstream's snapshot runs.
+	MissingRunner bool
 }
+
+// MissingRunnerPath is the runner MissingRunner names, in the replay
+// settings' spelling.
+const MissingRunnerPath = "{{cwd}}/.dsh-missing-sandbox-runner"
 
 // ParseSettings reads the env form: space-separated K=V of
 // DSH_PERMISSION_MODE, PROBE_TOOLS_MODE, PROBE_SPILL=1, PROBE_SQ=1,
-// PROBE_HOOKS=0, PROBE_PACE_MS; anything else is an error naming it.
+// PROBE_HOOKS=0, PROBE_PACE_MS, PROBE_RUNNER=missing; anything else is an
+// error naming it.
 func ParseSettings(env string) (Settings, error) {
 	var s Settings
 	for _, kv := range strings.Fields(env) {
@@ -64,6 +74,8 @@ func ParseSettings(env string) (Settings, error) {
 			s.SessionQuery = true
 		case kv == "PROBE_HOOKS=0":
 			s.NoHooks = true
+		case kv == "PROBE_RUNNER=missing":
+			s.MissingRunner = true
 		case k == "PROBE_PACE_MS":
 			n, err := strconv.Atoi(v)
 			if err != nil || n < 0 {
@@ -71,7 +83,7 @@ func ParseSettings(env string) (Settings, error) {
 			}
 			s.PaceMs = n
 		default:
-			return Settings{}, fmt.Errorf("setting %q: not one of DSH_PERMISSION_MODE=<mode>, PROBE_TOOLS_MODE=code|both, PROBE_SPILL=1, PROBE_SQ=1, PROBE_HOOKS=0, PROBE_PACE_MS=<n>", kv)
+			return Settings{}, fmt.Errorf("setting %q: not one of DSH_PERMISSION_MODE=<mode>, PROBE_TOOLS_MODE=code|both, PROBE_SPILL=1, PROBE_SQ=1, PROBE_HOOKS=0, PROBE_PACE_MS=<n>, PROBE_RUNNER=missing", kv)
 		}
 	}
 	return s, nil
@@ -97,6 +109,9 @@ func (s Settings) String() string {
 	}
 	if s.PaceMs > 0 {
 		kv = append(kv, "PROBE_PACE_MS="+strconv.Itoa(s.PaceMs))
+	}
+	if s.MissingRunner {
+		kv = append(kv, "PROBE_RUNNER=missing")
 	}
 	return strings.Join(kv, " ")
 }
@@ -153,8 +168,10 @@ func SettingsOf(rec *recording.Recording) (Settings, error) {
 		return Settings{}, fmt.Errorf("%s: bashTimeoutMs: the oracle's overlay has no switch for it", rec.Name)
 	case set.MaxConcurrentJobsPerOwner != nil && *set.MaxConcurrentJobsPerOwner != defaultMaxJobs:
 		return Settings{}, fmt.Errorf("%s: maxConcurrentJobsPerOwner %d: the oracle's overlay runs with upstream's default %d only", rec.Name, *set.MaxConcurrentJobsPerOwner, defaultMaxJobs)
+	case set.SandboxBackend == recording.BackendLandlock && set.LandlockRunner == MissingRunnerPath && set.LandlockABI == nil:
+		s.MissingRunner = true
 	case set.SandboxBackend != "" || set.LandlockRunner != "" || set.LandlockABI != nil:
-		return Settings{}, fmt.Errorf("%s: a sandbox backend setting: the oracle's overlay runs bash through the passthrough runner only", rec.Name)
+		return Settings{}, fmt.Errorf("%s: a sandbox backend setting: the oracle's overlay runs bash through the passthrough runner, or a missing one", rec.Name)
 	}
 	return s, nil
 }

@@ -32,15 +32,15 @@ func TestSpecsLoad(t *testing.T) {
 
 // TestParseSettings: each switch, and an unknown or malformed one refused by name.
 func TestParseSettings(t *testing.T) {
-	s, err := ParseSettings("DSH_PERMISSION_MODE=read-only PROBE_TOOLS_MODE=both PROBE_SPILL=1 PROBE_SQ=1 PROBE_HOOKS=0 PROBE_PACE_MS=100")
+	s, err := ParseSettings("DSH_PERMISSION_MODE=read-only PROBE_TOOLS_MODE=both PROBE_SPILL=1 PROBE_SQ=1 PROBE_HOOKS=0 PROBE_PACE_MS=100 PROBE_RUNNER=missing")
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Settings{Mode: ReadOnly, ToolsMode: ToolsBoth, Spill: true, SessionQuery: true, NoHooks: true, PaceMs: 100}
+	want := Settings{Mode: ReadOnly, ToolsMode: ToolsBoth, Spill: true, SessionQuery: true, NoHooks: true, PaceMs: 100, MissingRunner: true}
 	if s != want {
 		t.Errorf("got %+v, want %+v", s, want)
 	}
-	if got := s.probeEnv(); strings.Join(got, " ") != "PROBE_TOOLS_MODE=both PROBE_SPILL=1 PROBE_SQ=1 PROBE_HOOKS=0 PROBE_PACE_MS=100" {
+	if got := s.probeEnv(); strings.Join(got, " ") != "PROBE_TOOLS_MODE=both PROBE_SPILL=1 PROBE_SQ=1 PROBE_HOOKS=0 PROBE_PACE_MS=100 PROBE_RUNNER=missing" {
 		t.Errorf("probe env %q", got)
 	}
 	if got := s.scenarioEnv(); len(got) != 1 || got[0] != "DSH_PERMISSION_MODE=read-only" {
@@ -53,9 +53,9 @@ func TestParseSettings(t *testing.T) {
 	}
 }
 
-// TestSettingsOf: the switches the transcripts need come from the
-// recordings themselves (verify-upstream.sh's table, derived); a setting the
-// overlay cannot give is refused by name.
+// TestSettingsOf: the switches upstream's suite ran the transcripts with
+// are derived from the recordings themselves; a setting the overlay cannot
+// give is refused by name.
 func TestSettingsOf(t *testing.T) {
 	want := map[string]string{
 		"bash-spill":               "PROBE_SPILL=1",

@@ -28,7 +28,8 @@ type diffOptions struct {
 	n, start, parallel int
 	seed               uint64
 	keep, noShrink     bool
-	dump               string
+	departures         bool
+	dump, profile      string
 	timeout            time.Duration
 }
 
@@ -41,6 +42,8 @@ func diffMain(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.parallel, "parallel", 2, "cases checked at once")
 	fs.BoolVar(&o.keep, "keep", false, "write each minimal case into the tree: "+diff.RecordingsDir+"/<name> with NOTES.md, "+diff.GenDir+"/specs/<name>.json and its settings.tsv row (run from the repository root)")
 	fs.StringVar(&o.dump, "o", "", "write every case that does not match (its script, upstream's recording and check, our first difference) to `DIR`/<name>; DIR is made if missing")
+	fs.StringVar(&o.profile, "profile", "", "run only the cases of this `profile` among the N (bash, jobs, fs, bom, escalation, hooks, code, session-query, spill, cancel, missing-runner)")
+	fs.BoolVar(&o.departures, "departures", false, "treat cases that show a named departure as findings (shrink and, with -keep, keep them: a departure's test is its kept recording)")
 	fs.BoolVar(&o.noShrink, "no-shrink", false, "report mismatches without shrinking them")
 	fs.DurationVar(&o.timeout, "timeout", 0, "stop the campaign after this long (0: no limit)")
 	cmd := cmdline.Command{Name: name + " diff", Flags: fs, NoArgs: true, Help: cmdline.HelpText(diffUsage, fs)}
@@ -87,13 +90,25 @@ files and its answers.
 // runDiff runs the campaign and prints its report; a mismatch fails.
 func runDiff(ctx context.Context, or *oracle.Oracle, o diffOptions, stdout io.Writer) error {
 	c := &diff.Campaign{
-		Checker:  &diff.Checker{Oracle: or},
-		Seed:     o.seed,
-		Start:    o.start,
-		N:        o.n,
-		Parallel: o.parallel,
-		Shrink:   !o.noShrink,
-		Log:      stdout,
+		Checker:    &diff.Checker{Oracle: or},
+		Seed:       o.seed,
+		Start:      o.start,
+		N:          o.n,
+		Parallel:   o.parallel,
+		Shrink:     !o.noShrink,
+		Departures: o.departures,
+		Log:        stdout,
+	}
+	if o.profile != "" {
+		c.Indices = []int{}
+		for i := o.start; i < o.start+o.n; i++ {
+			if diff.Generate(o.seed, i).Profile == o.profile {
+				c.Indices = append(c.Indices, i)
+			}
+		}
+		if len(c.Indices) == 0 {
+			return cmdline.NoMatch("case", "-profile "+o.profile, fmt.Sprintf("cases %d..%d of seed %d", o.start, o.start+o.n-1, o.seed))
+		}
 	}
 	if o.keep {
 		c.Keep = diff.KeepIn(".")

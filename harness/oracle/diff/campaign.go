@@ -25,6 +25,10 @@ type Campaign struct {
 	Shrink bool
 	// Known signatures are not shrunk (their minimal case is kept already).
 	Known map[string]bool
+	// Departures treats the cases that show a named departure as findings
+	// (shrunk and kept the same way): a departure's test is a kept recording
+	// that must differ exactly there.
+	Departures bool
 	// Keep is called with each minimal case (may be nil).
 	Keep func(f *Finding) error
 	// Log receives one line per case and per shrink (may be nil).
@@ -111,7 +115,7 @@ func (c *Campaign) Run(ctx context.Context) (*Report, error) {
 			rep.Matched++
 		case res.Outcome == Unstable:
 			rep.Unstable++
-		case res.Outcome == Departure:
+		case res.Outcome == Departure && !c.Departures:
 			rep.Departures++
 		default:
 			rep.Findings = append(rep.Findings, &Finding{Case: cases[i], Checked: res})
@@ -154,7 +158,7 @@ func (c *Campaign) shrinkAll(ctx context.Context, rep *Report) error {
 		if err != nil {
 			return err
 		}
-		if again.Outcome != Mismatch || again.Signature != sig {
+		if again.Outcome != f.Checked.Outcome || again.Signature != sig {
 			c.logf("%s: a second recording gives %s %s, not %s: not shrunk", f.Case.Name, again.Outcome, again.Signature, sig)
 			continue
 		}
@@ -174,7 +178,7 @@ func (c *Campaign) shrinkAll(ctx context.Context, rep *Report) error {
 
 // shrink delta-debugs one finding, keeping its signature.
 func (c *Campaign) shrink(ctx context.Context, f *Finding) error {
-	sig := f.Checked.Signature
+	sig, outcome := f.Checked.Signature, f.Checked.Outcome
 	test := func(ctx context.Context, s *oracle.Script) (bool, error) {
 		res, err := c.Checker.Check(ctx, f.Case.Name, s, f.Case.Settings)
 		if err != nil {
@@ -183,7 +187,7 @@ func (c *Campaign) shrink(ctx context.Context, f *Finding) error {
 			}
 			return false, nil // upstream could not run the candidate (a broken cancellation): not interesting
 		}
-		return res.Outcome == Mismatch && res.Signature == sig, nil
+		return res.Outcome == outcome && res.Signature == sig, nil
 	}
 	min, tests, err := Shrink(ctx, f.Case.Script, test)
 	if err != nil {
@@ -195,7 +199,7 @@ func (c *Campaign) shrink(ctx context.Context, f *Finding) error {
 	if err != nil {
 		return err
 	}
-	if res.Outcome != Mismatch || res.Signature != sig {
+	if res.Outcome != outcome || res.Signature != sig {
 		c.logf("%s: the shrunk script gives %s %s on a last check: keeping the full case", f.Case.Name, res.Outcome, res.Signature)
 		min, res = f.Case.Script, f.Checked
 	}

@@ -54,6 +54,7 @@ const (
 	AreaSearchArgChecks  = "session-search-arguments"
 	AreaTimeoutFraction  = "timeout-fraction"
 	AreaNestedCallsAwait = "nested-calls"
+	AreaMissingRunner    = "missing-sandbox-runner"
 )
 
 // Areas lists every area the generator explores.
@@ -61,7 +62,7 @@ var Areas = []string{
 	AreaBashForeground, AreaBashTimeout, AreaBashArgs, AreaBashBackground, AreaSpawnFailure, AreaJobTools,
 	AreaRead, AreaWrite, AreaEdit, AreaFSFailure, AreaBOM, AreaEscalation, AreaApproval, AreaHooksClaude,
 	AreaHooksCodex, AreaRunCode, AreaSessionRead, AreaSessionSearch, AreaSpillBound, AreaCancellation,
-	AreaParallel, AreaSearchArgChecks, AreaTimeoutFraction, AreaNestedCallsAwait,
+	AreaParallel, AreaSearchArgChecks, AreaTimeoutFraction, AreaNestedCallsAwait, AreaMissingRunner,
 }
 
 // gen is the state of one case being generated.
@@ -131,6 +132,7 @@ func profiles() []profile {
 		{"session-query", setupSessionQuery, []func(*gen){moveSessionRead, moveSessionSearch, moveSessionSearchArgs, moveSessionSearchArgs}},
 		{"spill", setupSpill, []func(*gen){moveSpillBash, moveSpillBash, moveSpillRead, moveSpillCode}},
 		{"cancel", plain, []func(*gen){moveBashOutput, moveRead, moveJobQuick}},
+		{"missing-runner", setupMissingRunner, []func(*gen){moveRunnerForeground, moveRunnerBackground, moveRunnerBackground, moveEscalateBash, moveRead}},
 	}
 }
 

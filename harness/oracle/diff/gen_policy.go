@@ -192,3 +192,34 @@ func moveHookedCall(g *gen) {
 		g.call("bash", o("command", "cat hooked.txt a.txt", "description", "What ran"), AreaBashForeground)
 	}
 }
+
+// setupMissingRunner confines bash under a sandbox runner that does not
+// exist (upstream's missing-sandbox-runner fixture): every confined call
+// fails closed.
+func setupMissingRunner(g *gen) {
+	g.set.Mode = pick(g, oracle.WorkspaceWrite, oracle.ReadOnly)
+	g.set.MissingRunner = true
+	g.mark(AreaMissingRunner)
+}
+
+// moveRunnerForeground: a confined foreground call the missing runner fails.
+func moveRunnerForeground(g *gen) {
+	g.call("bash", o("command", pick(g, "true", "echo never"), "description", "Confined"), AreaBashForeground, AreaMissingRunner)
+}
+
+// moveRunnerBackground: a confined background job the missing runner
+// kills before it runs, then read by a wait, or seen at a read (which
+// awaits I/O) and read after.
+func moveRunnerBackground(g *gen) {
+	g.jobs++
+	g.call("bash", o("command", "true", "description", "Confined job", "run_in_background", true), AreaBashBackground, AreaMissingRunner, AreaSpawnFailure)
+	if g.chance(0.5) {
+		g.call("job_output", o("job_id", fmtJob(g.jobs), "wait", true, "timeout_ms", 5000), AreaJobTools)
+		return
+	}
+	g.call("read", o("file_path", "a.txt"), AreaRead)
+	g.call("job_output", o("job_id", fmtJob(g.jobs)), AreaJobTools)
+	if g.chance(0.5) {
+		g.call("job_list", o(), AreaJobTools)
+	}
+}

@@ -114,3 +114,34 @@ func TestSignature(t *testing.T) {
 		}
 	}
 }
+
+// TestDepartureOf: a first difference that is a notice of a job killed
+// before exit, where upstream has no notice, is the spawn-failure
+// departure; any other extra notice, or the same notice where upstream has
+// one too, is not.
+func TestDepartureOf(t *testing.T) {
+	notice := func(text string) *projection.Item {
+		return &projection.Item{Kind: projection.KindNotice, Fields: map[string]any{"text": text}}
+	}
+	killed := notice("background job bash-1 (bash: true) finished [status: killed, killed before exit]. Read its output with job_output.")
+	completed := notice("background job bash-1 (bash: true) finished [status: completed, exit code: 0]. Read its output with job_output.")
+	call := &projection.Item{Kind: projection.KindCall}
+	result := func(p projection.Pair) *replay.Result {
+		return &replay.Result{Verdict: replay.Mismatch, Comparison: projection.Comparison{Pairs: []projection.Pair{p}}}
+	}
+	for _, tc := range []struct {
+		name string
+		r    *replay.Result
+		want string
+	}{
+		{"an early notice of a failed spawn", result(projection.Pair{Expected: call, Got: killed}), "a background job whose spawn fails asynchronously: when the host learns of it"},
+		{"one at the end", result(projection.Pair{Got: killed}), "a background job whose spawn fails asynchronously: when the host learns of it"},
+		{"an early notice of a job that ran", result(projection.Pair{Expected: call, Got: completed}), ""},
+		{"notices on both sides", result(projection.Pair{Expected: killed, Got: killed}), ""},
+		{"escalation to the current mode", &replay.Result{Verdict: replay.Mismatch, Flags: []string{`text: expected "Error: sandbox escalation to \"workspace-write\" is not strictly wider than this call's current \"workspace-write\" mode"`}}, "escalation to the current mode"},
+	} {
+		if got := departureOf(tc.r); got != tc.want {
+			t.Errorf("%s: departure %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
