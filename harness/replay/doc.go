@@ -23,6 +23,30 @@
 // reject_once → rejected, empty queue → cancelled; under policy never the
 // approval service rejects without consulting the queue).
 //
+// # The model
+//
+// The driver calls a [Model] once per step: Info names it in the log
+// (request header config, request context, every assistant message's
+// source) and gives its retry policy; Call streams one reply, each chunk
+// handed to the driver as it comes (logged as assistant/chunk) and the
+// finished reply returned. A replay's model is the recording's script
+// (named as constructed in our log); a refresh's is the same script named
+// as the recording names its model; dsh-record's is a live model over an
+// OpenAI-compatible server (package llm/deepseek), which gets the
+// conversation our log holds. A reply whose finish is an error ends the
+// turn with its failure, unless the model's retry policy retries it
+// (llm/retry, then llm/retry-started, then the retried chunks in the same
+// step).
+//
+// # Refresh and record
+//
+// [Refresh] replays a recording with its own script and writes back what
+// the stack produced (package fixture turns our log into upstream's stored
+// form, stabilized against the committed log). [Record] drives a live
+// model through the stack in an isolated child and writes a new recording
+// through a temporary directory renamed into place. docs/record.md says
+// how both behave.
+//
 // # Hooks
 //
 // The seeded workspace is also the launch cwd, so its hooks.json (Claude Code)

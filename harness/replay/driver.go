@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	mrand "math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,6 +19,7 @@ import (
 	"github.com/dshsim/dshsim/harness/replay/acpwire"
 	"github.com/dshsim/dshsim/harness/replay/recording"
 	"github.com/dshsim/dshsim/harness/replay/toolschema"
+	"github.com/dshsim/dshsim/llm"
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/stack"
@@ -45,8 +47,8 @@ const (
 )
 
 // ModelLatency is the least time the constructed model takes to answer a
-// call; it also waits until the running background jobs settled (at most
-// settleCap).
+// call; it also waits until the running background jobs settled (until they
+// used settleCap of CPU time, at most settleCeiling).
 const ModelLatency = 50 * time.Millisecond
 
 // maxParallelToolCalls bounds a pool of concurrency-safe calls (upstream 10).
@@ -58,16 +60,15 @@ const maxParallelToolCalls = 10
 // calls through the stack the way upstream's scheduler does.
 type driver struct {
 	rec       *recording.Recording
-	script    *recording.Script
+	model     Model
+	system    string // the request header's system prompt
 	log       *session.Log
 	stack     *stack.Stack
 	ws        string
-	next      int
 	turnNo    int
 	flags     []string
 	exhausted bool
 	wire      *answers   // the frames the bridge would send
-	settle    *settler   // the model's wait for the background jobs
 	gate      *jobs.Gate // the host's yields (see turnWith, modelCall)
 	inbox     *inbox
 	titled    bool
@@ -111,8 +112,10 @@ func (d *driver) appendMessages(ms []userMessage) error {
 func (d *driver) run(ctx context.Context) error {
 	for i, step := range d.rec.Input.Steps {
 		switch step.Op {
-		case "initialize", "newSession":
-			// the replay's session is the new session
+		case "initialize":
+			d.wire.send(acpwire.Initialized())
+		case "newSession":
+			d.wire.send(acpwire.SessionCreated()) // the replay's session is the new session
 		case "prompt":
 			if err := d.turn(ctx, step.Text); err != nil {
 				return err
@@ -317,7 +320,7 @@ func (d *driver) openStep(ctx context.Context, t *openedTurn, step int, claimed 
 // endTurn writes turn/end with reason and sends the prompt's stop reason.
 func (d *driver) endTurn(turn int, reason map[string]any) error {
 	_, err := d.append("turn/end", turnEndData{Turn: turn, Reason: reason})
-	d.wire.send(acpwire.Stop(stopReason(reason)))
+	d.wire.send(promptResult(reason))
 	return err
 }
 
@@ -334,16 +337,16 @@ func (d *driver) firstRequest(prompt string, promptSeq int64) error {
 		return nil
 	}
 	d.headed = true
-	config, _ := json.Marshal(modelSource{Kind: "replay", Provider: ModelProvider, Model: ModelName})
+	info := d.model.Info()
 	var h headerData
-	h.Header.Config = config
-	h.Header.System = "(not modelled: dsh-replay composes the tool stack, not upstream's system prompt)"
+	h.Header.Config = info.Config
+	h.Header.System = d.system
 	h.Header.Tools = d.headerTools()
 	h.Reason = "initial"
 	if _, err := d.append("request/header", h); err != nil {
 		return err
 	}
-	_, err := d.append("request/context", map[string]string{"provider": ModelProvider, "model": ModelName})
+	_, err := d.append("request/context", requestContext{Provider: info.Provider, Model: info.Model})
 	return err
 }
 
@@ -374,42 +377,40 @@ func fallbackTitle(prompt string) string {
 	return title
 }
 
-// modelCall serves the next scripted reply: its chunks, then the assistant
-// message. end is set when the turn ends with this step (exhausted script,
-// a thrown stream, a hang the user cancelled).
+// modelCall asks the model for the step's reply: its chunks (with the
+// retries its policy allows), then the assistant message. end is set when
+// the turn ends with this step (exhausted script, a failed or thrown call, a
+// hang the user cancelled).
 func (d *driver) modelCall(ctx context.Context, turn, step int) (end map[string]any, calls []recording.ToolCall, finish string, err error) {
-	if d.next >= len(d.script.Replies) {
-		return d.exhaust(), nil, "", nil
+	reply, seqs, err := d.callModel(ctx, turn, step)
+	if msg, ok := isExhausted(err); ok {
+		return d.exhaust(msg), nil, "", nil
 	}
-	reply := d.script.Replies[d.next]
-	d.next++
-	if err := d.think(ctx); err != nil {
+	if err != nil {
 		return nil, nil, "", err
 	}
-	seqs := make([]int64, 0, len(reply.Chunks))
-	for _, c := range reply.Chunks {
-		e, err := d.append("assistant/chunk", chunkData{Turn: turn, Step: step, Chunk: ordered(c)})
-		if err != nil {
-			return nil, nil, "", err
-		}
-		seqs = append(seqs, e.Seq)
-	}
-	body := assistantBody{Role: "assistant", Source: modelSource{Kind: "model", Provider: ModelProvider, Model: ModelName}, ID: newUUID()}
+	info := d.model.Info()
+	body := assistantBody{Role: "assistant", Source: modelSource{Kind: "model", Provider: info.Provider, Model: info.Model}, ID: newUUID()}
 	data := assistantData{Turn: turn, Step: step}
 	msgOpts := session.AppendOptions{SourceEventSeqs: seqs, SurfaceOp: "append"}
-	if reply.Hang != nil {
-		if reply.Hang.ReadyFile != "" {
-			if err := os.WriteFile(filepath.Join(d.ws, reply.Hang.ReadyFile), nil, 0o644); err != nil {
-				return nil, nil, "", fmt.Errorf("hang: write the ready file: %w", err)
-			}
-		}
-		<-ctx.Done()
+	switch {
+	case reply.Hang != nil:
 		body.Content = []any{textBlock{"text", "partial"}}
 		data.Message, data.Interrupted = body, true
 		if _, err := d.appendWith("assistant/message", data, msgOpts); err != nil {
 			return nil, nil, "", err
 		}
+		d.wire.send(acpwire.AgentText("partial"))
 		return abortReason(ctx), nil, "", nil
+	case reply.Finish == "error" && ctx.Err() != nil:
+		return abortReason(ctx), nil, "", nil
+	case reply.Finish == "error":
+		var failure any = map[string]any{}
+		var f any
+		if reply.Failure != nil && json.Unmarshal(reply.Failure, &f) == nil {
+			failure = ordered(f)
+		}
+		return map[string]any{"kind": "error", "error": failure}, nil, "", nil
 	}
 	body.Content = replyContent(reply)
 	data.Message = body
@@ -421,6 +422,11 @@ func (d *driver) modelCall(ctx context.Context, turn, step int) (end map[string]
 	}
 	if _, err := d.appendWith("assistant/message", data, msgOpts); err != nil {
 		return nil, nil, "", err
+	}
+	for _, b := range reply.Blocks {
+		if b.Type == "text" {
+			d.wire.send(acpwire.AgentText(b.Text))
+		}
 	}
 	if reply.Throw != nil {
 		e := map[string]any{"name": "LlmError", "message": reply.Throw.Message}
@@ -434,40 +440,12 @@ func (d *driver) modelCall(ctx context.Context, turn, step int) (end map[string]
 
 // exhaust is the end of a turn whose model call found the script
 // exhausted (llm-replay's error), flagged the first time.
-func (d *driver) exhaust() map[string]any {
-	msg := fmt.Sprintf("llm-replay: script exhausted — session requested model call #%d but its script has only %d", d.next+1, len(d.script.Replies))
+func (d *driver) exhaust(msg string) map[string]any {
 	if !d.exhausted {
 		d.flags = append(d.flags, "script exhausted: "+msg)
 		d.exhausted = true
 	}
 	return map[string]any{"kind": "error", "error": map[string]any{"name": "LlmError", "message": msg}}
-}
-
-// think is the constructed model's time to answer.
-func (d *driver) think(ctx context.Context) error {
-	// The constructed model takes as long as a model takes: at least
-	// ModelLatency, and until the running background jobs settled (settler).
-	// Upstream's recordings were made at a model's pace, and one of them
-	// (background-job-admission) depends on a background job's first command
-	// having run before two more model calls came back; a fixed sleep is a
-	// race on a loaded machine.
-	//
-	// Upstream's replay model (llm-replay) answers without yielding to the
-	// host's event loop unless it is paced (paceMs: a timer per chunk), so
-	// the jobs' output and exits that arrive meanwhile are observed only at
-	// the next yield (jobs.Gate); a paced recording (pacedModel) yields here.
-	answerAt := time.Now().Add(ModelLatency)
-	if err := d.settle.wait(ctx); err != nil {
-		return err
-	}
-	select {
-	case <-time.After(time.Until(answerAt)):
-	case <-ctx.Done():
-	}
-	if d.rec.Settings.PacedModel {
-		d.gate.Pump()
-	}
-	return nil
 }
 
 // replyContent is the assistant message's content: the reply's text and
@@ -482,6 +460,56 @@ func replyContent(reply recording.Reply) []any {
 		}
 	}
 	return content
+}
+
+// callModel makes the step's model call, logging every chunk as it comes,
+// and retries a failed call while the model's retry policy allows (each
+// retry logged as llm/retry, then llm/retry-started after its delay, and
+// the retried call's chunks in the same step). seqs are the chunks of the
+// reply returned.
+func (d *driver) callModel(ctx context.Context, turn, step int) (reply recording.Reply, seqs []int64, err error) {
+	info := d.model.Info()
+	req := ModelRequest{Turn: turn, Step: step, Log: d.log, System: d.system, Tools: d.stack.WireTools()}
+	var retryID string
+	for retry := 0; ; retry++ {
+		seqs = nil
+		emit := func(c json.RawMessage) error {
+			e, err := d.append("assistant/chunk", chunkData{Turn: turn, Step: step, Chunk: c})
+			seqs = append(seqs, e.Seq)
+			return err
+		}
+		reply, err = d.model.Call(ctx, req, emit)
+		if err != nil || reply.Finish != "error" || info.Retry == nil || ctx.Err() != nil {
+			return reply, seqs, err
+		}
+		var f llm.Failure
+		if reply.Failure == nil || json.Unmarshal(reply.Failure, &f) != nil {
+			return reply, seqs, nil
+		}
+		delay, ok := info.Retry.Decide(&f, retry, mrand.Float64())
+		if !ok {
+			return reply, seqs, nil
+		}
+		if retryID == "" {
+			retryID = newUUID()
+		}
+		ev := retryData{RetryID: retryID, Turn: turn, Step: step, Provider: info.Provider, Mode: info.Retry.Mode,
+			PolicyKey: info.Retry.Key(), Retry: retry + 1, DelayMs: delay, Failure: reply.Failure}
+		if info.Retry.Mode != llm.RetryAlways {
+			ev.MaxRetries = &info.Retry.MaxRetries
+		}
+		if _, err := d.append("llm/retry", ev); err != nil {
+			return reply, seqs, err
+		}
+		select {
+		case <-time.After(llm.Duration(delay)):
+		case <-ctx.Done():
+			return reply, seqs, nil
+		}
+		if _, err := d.append("llm/retry-started", retryStartedData{RetryID: retryID, Turn: turn, Step: step, Retry: retry + 1}); err != nil {
+			return reply, seqs, err
+		}
+	}
 }
 
 // concurrencySafe reports whether the stack's tool may run in a pool.
@@ -558,4 +586,21 @@ func newUUID() string {
 	b[8] = b[8]&0x3f | 0x80
 	h := hex.EncodeToString(b[:])
 	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+}
+
+// promptResult is the frame answering a prompt whose turn ended with
+// reason: its stop reason, or the JSON-RPC error of a failed turn.
+func promptResult(reason map[string]any) acpwire.Frame {
+	if r := stopReason(reason); r != "" {
+		return acpwire.Stop(r)
+	}
+	msg := ""
+	if e, ok := reason["error"].(map[string]any); ok {
+		msg, _ = e["message"].(string)
+	} else if raw, ok := reason["error"].(json.RawMessage); ok {
+		var e struct{ Message string }
+		_ = json.Unmarshal(raw, &e)
+		msg = e.Message
+	}
+	return acpwire.Failed(msg)
 }

@@ -60,6 +60,31 @@ type headerData struct {
 	Reason string `json:"reason"`
 }
 
+type requestContext struct {
+	Provider string `json:"provider"`
+	Model    string `json:"model"`
+}
+
+type retryData struct {
+	RetryID    string          `json:"retryId"`
+	Turn       int             `json:"turn"`
+	Step       int             `json:"step"`
+	Provider   string          `json:"provider"`
+	Mode       string          `json:"mode"`
+	PolicyKey  string          `json:"policyKey"`
+	Retry      int             `json:"retry"`
+	MaxRetries *int            `json:"maxRetries,omitempty"`
+	DelayMs    float64         `json:"delayMs"`
+	Failure    json.RawMessage `json:"failure"`
+}
+
+type retryStartedData struct {
+	RetryID string `json:"retryId"`
+	Turn    int    `json:"turn"`
+	Step    int    `json:"step"`
+	Retry   int    `json:"retry"`
+}
+
 type chunkData struct {
 	Turn  int             `json:"turn"`
 	Step  int             `json:"step"`
@@ -136,6 +161,7 @@ type toolResultData struct {
 
 // keyOrder is upstream's key order of model chunks and usage objects.
 var keyOrder = []string{"type", "index", "blockType", "id", "name", "text", "argumentsDelta", "arguments", "block", "usage", "reason", "kind",
+	"failure", "message", "code", "status", "providerRetryAfterMs", "requestId",
 	"inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens", "reasoningTokens"}
 
 // ordered encodes a decoded JSON value with object keys in upstream's order

@@ -12,6 +12,7 @@ import (
 
 	"github.com/dshsim/dshsim/harness/replay/isolate"
 	"github.com/dshsim/dshsim/harness/replay/projection"
+	"github.com/dshsim/dshsim/sandbox"
 )
 
 // isolatedName is the name the replay child is registered under.
@@ -23,7 +24,11 @@ const isolatedName = "dsh-replay"
 // tool generates; only an init function runs in every one of them before
 // main, so the child becomes the replay before that main (a test run, a flag
 // parse) starts.
-func init() { isolate.Serve(isolatedName, serveIsolated) }
+// The recording child (dsh-record) is served the same way.
+func init() {
+	isolate.Serve(isolatedName, serveIsolated)
+	isolate.Serve(recordName, serveRecord)
+}
 
 // request and response cross into and out of the isolated child.
 type request struct {
@@ -36,6 +41,7 @@ type response struct {
 	Expected []projection.Item
 	Got      []projection.Item
 	Log      []byte
+	Run      *runFacts
 }
 
 // CheckIsolation reports whether replays can get a private /tmp here; the
@@ -51,6 +57,13 @@ func CheckIsolation() error {
 // it. The replay runs in a child process with a private /tmp (package
 // isolate); Replay itself writes nothing but the kept log (Options.LogDir).
 func Replay(ctx context.Context, dir string, opt Options) *Result {
+	res, _ := replayIsolated(ctx, dir, opt)
+	return res
+}
+
+// replayIsolated is Replay, also returning our log and the run's facts
+// (nil when the replay failed).
+func replayIsolated(ctx context.Context, dir string, opt Options) (*Result, *response) {
 	start := time.Now()
 	res := &Result{Name: filepath.Base(filepath.Clean(dir)), Dir: dir}
 	defer func() { res.Duration = time.Since(start) }()
@@ -59,32 +72,37 @@ func Replay(ctx context.Context, dir string, opt Options) *Result {
 		return res
 	}
 	if err := CheckIsolation(); err != nil {
-		return fail(err)
+		return fail(err), nil
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
-		return fail(err)
+		return fail(err), nil
 	}
 	if opt.LauncherPath != "" {
 		if opt.LauncherPath, err = filepath.Abs(opt.LauncherPath); err != nil {
-			return fail(err)
+			return fail(err), nil
 		}
 	}
 	req, err := json.Marshal(request{Dir: abs, Options: opt})
 	if err != nil {
-		return fail(err)
+		return fail(err), nil
 	}
 	share := []string{abs}
 	if opt.LauncherPath != "" {
 		share = append(share, opt.LauncherPath)
+	} else if def := sandbox.DefaultLauncherPath(); fileExists(def) {
+		// The child's default is landlock-run beside this executable: found
+		// here, before the child's private /tmp hides it when the binaries
+		// were built into a directory under /tmp.
+		share = append(share, def)
 	}
 	out, err := isolate.Run(ctx, isolatedName, req, isolate.Options{Stderr: opt.Stderr, Share: share})
 	if err != nil {
-		return fail(fmt.Errorf("isolated replay: %w", err))
+		return fail(fmt.Errorf("isolated replay: %w", err)), nil
 	}
 	var resp response
 	if err := json.Unmarshal(out, &resp); err != nil || resp.Result == nil {
-		return fail(fmt.Errorf("isolated replay: undecodable response (%v)", err))
+		return fail(fmt.Errorf("isolated replay: undecodable response (%v)", err)), nil
 	}
 	*res = *resp.Result
 	res.Dir, res.Expected, res.Got = dir, resp.Expected, resp.Got
@@ -92,14 +110,20 @@ func Replay(ctx context.Context, dir string, opt Options) *Result {
 		// The directory, never its parents (a mistyped path must not grow
 		// a tree); replays running at once may make it together.
 		if err := os.Mkdir(opt.LogDir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
-			return fail(err)
+			return fail(err), nil
 		}
 		res.LogPath = filepath.Join(opt.LogDir, res.Name+".session.jsonl")
 		if err := os.WriteFile(res.LogPath, resp.Log, 0o644); err != nil {
-			return fail(err)
+			return fail(err), nil
 		}
 	}
-	return res
+	return res, &resp
+}
+
+// fileExists reports whether path names an existing file (not a directory).
+func fileExists(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && !st.IsDir()
 }
 
 func serveIsolated(ctx context.Context, data []byte) ([]byte, error) {
@@ -108,5 +132,5 @@ func serveIsolated(ctx context.Context, data []byte) ([]byte, error) {
 		return nil, fmt.Errorf("replay request: %w", err)
 	}
 	res, log := replayHere(ctx, req.Dir, req.Options)
-	return json.Marshal(response{Result: res, Expected: res.Expected, Got: res.Got, Log: log})
+	return json.Marshal(response{Result: res, Expected: res.Expected, Got: res.Got, Log: log, Run: res.run})
 }

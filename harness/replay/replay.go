@@ -42,8 +42,16 @@ const (
 	ModelProvider = "dsh-replay"
 )
 
+// notModelledSystem is the system prompt our replay log names: the stack is
+// composed, upstream's application prompt is not.
+const notModelledSystem = "(not modelled: dsh-replay composes the tool stack, not upstream's system prompt)"
+
 // Options configure one replay.
 type Options struct {
+	// Refresh names the model as the recording does (its request header's
+	// config, provider and model) instead of as constructed, so that our log
+	// can be written back as the recording's (dsh-replay -refresh).
+	Refresh bool `json:",omitempty"`
 	// LogDir keeps our replayed logs as <LogDir>/<name>.session.jsonl,
 	// making LogDir when missing but never its parents; when empty the log
 	// lives and dies with the replay's private /tmp.
@@ -84,6 +92,12 @@ type Result struct {
 	Flags []string `json:"flags,omitempty"`
 	// Notes are informational (leftover permission answers, constructed pieces).
 	Notes []string `json:"notes,omitempty"`
+	// Served names every tool whose body this replay served from the
+	// recording instead of running it (a body that needs the network or a
+	// program this machine lacks), each once, sorted; empty when every tool
+	// ran for real. The driver fills it; the text, JSON, HTML and JUnit
+	// reports show it.
+	Served []string `json:"served,omitempty"`
 	// LogPath is our replayed log when kept (Options.LogDir).
 	LogPath string `json:"log,omitempty"`
 	// Got is our projection (normalised), Expected the recording's.
@@ -91,6 +105,16 @@ type Result struct {
 	Got      []projection.Item `json:"-"`
 	// Duration is the wall time of the replay (never part of a golden).
 	Duration time.Duration `json:"-"`
+	// run is what a refresh writes back (set in the isolated child).
+	run *runFacts
+}
+
+// runFacts are the facts of one run a refresh or a recording needs: the
+// frames the bridge sent, and our session's id and cwd (to tokenize them).
+type runFacts struct {
+	Frames    []acpwire.Frame
+	SessionID string
+	Cwd       string
 }
 
 // Summary is one line: "<name>: match 8/8" or the reason.
@@ -106,6 +130,40 @@ func (r *Result) Summary() string {
 		s += "; " + strings.Join(r.Flags, "; ")
 	}
 	return s
+}
+
+// FirstDifference is why the recording did not match, in one line: the error
+// of a recording that could not be replayed, else the first mismatching event
+// (turn, event and its first differing field), else the first flag; empty
+// for a match. The JUnit failure message and the HTML summary show it.
+func (r *Result) FirstDifference() string {
+	switch r.Verdict {
+	case Match:
+		return ""
+	case Failed:
+		return strings.ReplaceAll(r.Error, "\n", " ")
+	}
+	if p := r.Comparison.First(); p != nil {
+		s := fmt.Sprintf("turn %d, %s", p.Turn, p.Label())
+		if len(p.Diffs) > 0 {
+			s += ": " + p.Diffs[0].String()
+		}
+		if n := len(p.Diffs) - 1; n > 0 {
+			s += fmt.Sprintf(" (and %d more field%s)", n, plural(n))
+		}
+		return s
+	}
+	if len(r.Flags) > 0 {
+		return "flag: " + r.Flags[0]
+	}
+	return ""
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
 }
 
 // Detail renders the first mismatch as readable lines (empty on a match).
@@ -320,11 +378,17 @@ func (p *prepared) run(ctx context.Context, sc *scratch, opt Options, timeout ti
 		// Name the recording's file, not our temporary copy of it.
 		res.Notes = append(res.Notes, strings.ReplaceAll(r, sc.ws, filepath.Join(rec.Dir, "workspace")))
 	}
-	d := &driver{rec: rec, script: p.script, log: sc.log, stack: st, ws: sc.ws, wire: ans, settle: newSettler("/proc", st.RunningJobPIDs), gate: gate, inbox: in}
+	info := constructedInfo()
+	if opt.Refresh {
+		info = recordedInfo(rec)
+	}
+	model := &scriptedModel{info: info, script: p.script, ws: sc.ws, settle: newSettler("/proc", st.RunningJobPIDs), gate: gate, paced: rec.Settings.PacedModel}
+	d := &driver{rec: rec, model: model, system: notModelledSystem, log: sc.log, stack: st, ws: sc.ws, wire: ans, gate: gate, inbox: in}
 	if err := d.run(ctx); err != nil {
 		return err
 	}
-	if err := p.review(ctx, timeout, d, ans, st, res); err != nil {
+	res.run = &runFacts{Frames: ans.sent(), SessionID: sc.sessionID, Cwd: sc.ws}
+	if err := p.review(ctx, timeout, d, model, ans, st, res); err != nil {
 		return err
 	}
 	got, err := p.project(sc)
@@ -406,15 +470,15 @@ func (p *prepared) checkComposed(st *stack.Stack) error {
 // review adds the flags and notes of a driven replay: the model's waits, a
 // timeout, unconsumed replies and answers, the wire frames, the sandbox
 // backend, the tool schemas and the system prompt.
-func (p *prepared) review(ctx context.Context, timeout time.Duration, d *driver, ans *answers, st *stack.Stack, res *Result) error {
+func (p *prepared) review(ctx context.Context, timeout time.Duration, d *driver, model *scriptedModel, ans *answers, st *stack.Stack, res *Result) error {
 	rec := p.rec
-	if n := d.settle.capped; n > 0 {
-		res.Notes = append(res.Notes, fmt.Sprintf("the constructed model waited the whole %s for the background jobs to settle before %d of its replies (still running at the last: %s)", settleCap, n, d.settle.busy))
+	if n := model.settle.capped; n > 0 {
+		res.Notes = append(res.Notes, fmt.Sprintf("the constructed model stopped waiting for the background jobs to settle before %d of its replies: they %s (still running at the last: %s)", n, model.settle.why, model.settle.busy))
 	}
 	if ctx.Err() != nil {
 		res.Flags = append(res.Flags, fmt.Sprintf("the replay was stopped after %s (%v): calls in flight were aborted", timeout, ctx.Err()))
 	}
-	if n := len(p.script.Replies) - d.next; n > 0 {
+	if n := model.unconsumed(); n > 0 {
 		res.Flags = append(res.Flags, fmt.Sprintf("unconsumed replies: %d of %d model replies were never requested", n, len(p.script.Replies)))
 	}
 	res.Flags = append(res.Flags, d.flags...)
@@ -472,6 +536,12 @@ type answers struct {
 	queue    []recording.Answer
 	problems []string
 	frames   []acpwire.Frame // what the bridge would have sent, in order
+	// ask, when set, answers a prompt the queue has no answer for (the
+	// person at the terminal, dsh-record); asked keeps its answers in order,
+	// askErr the first failure (the prompt was then cancelled).
+	ask    func(ctx context.Context, req pipeline.ApprovalRequest) (recording.Answer, error)
+	asked  []recording.Answer
+	askErr error
 }
 
 // answer maps the next answer: allow_once → allowed-once, reject_once →
@@ -481,6 +551,15 @@ func (a *answers) answer(ctx context.Context, req pipeline.ApprovalRequest) (pip
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.frames = append(a.frames, acpwire.PermissionRequest(req.CallID))
+	if len(a.queue) == 0 && a.ask != nil && a.askErr == nil {
+		ans, err := a.ask(ctx, req)
+		if err != nil {
+			a.askErr = err
+			return pipeline.Cancelled, nil
+		}
+		a.asked = append(a.asked, ans)
+		a.queue = append(a.queue, ans)
+	}
 	if len(a.queue) == 0 {
 		return pipeline.Cancelled, nil
 	}

@@ -386,7 +386,7 @@ func TestModelWaitsForBackgroundJobs(t *testing.T) {
 	}
 	capped := func(r *replay.Result) string {
 		for _, n := range r.Notes {
-			if strings.HasPrefix(n, "the constructed model waited the whole ") {
+			if strings.HasPrefix(n, "the constructed model stopped waiting ") {
 				return n
 			}
 		}
@@ -404,7 +404,7 @@ func TestModelWaitsForBackgroundJobs(t *testing.T) {
 					t.Errorf("the job settled (it sleeps after writing), yet: %s", note)
 				}
 			case "never-settles":
-				if !regexp.MustCompile(`^the constructed model waited the whole 2s for the background jobs to settle before 1 of its replies \(still running at the last: pid \d+ \(bash\) state R\)$`).MatchString(note) {
+				if !regexp.MustCompile(`^the constructed model stopped waiting for the background jobs to settle before 1 of its replies: they computed for 2s of CPU time \(still running at the last: pid \d+ \(bash\) state R\)$`).MatchString(note) {
 					t.Errorf("the wait for a spinning job did not end at the cap; notes: %q", r.Notes)
 				}
 			default:

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 )
 
 // Counts are the verdict totals of a run.
@@ -71,6 +72,9 @@ func WriteText(w io.Writer, rs []*Result, verbose bool) {
 		}
 		for _, n := range r.Notes {
 			fmt.Fprintf(w, "  note: %s\n", n)
+		}
+		if len(r.Served) > 0 {
+			fmt.Fprintf(w, "  served from the recording: %s\n", strings.Join(r.Served, ", "))
 		}
 	}
 	c := Count(rs)

@@ -284,3 +284,25 @@ func summary(v map[string]any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
+
+// Initialized is the initialize result upstream's bridge answers with.
+func Initialized() Frame {
+	return Frame{Kind: Initialize, Value: map[string]any{"jsonrpc": "2.0", "result": map[string]any{"protocolVersion": 1}}}
+}
+
+// SessionCreated is the session/new result.
+func SessionCreated() Frame {
+	return Frame{Kind: NewSession, Value: map[string]any{"jsonrpc": "2.0", "result": map[string]any{"sessionId": SessionToken}}}
+}
+
+// AgentText is the agent_message_chunk update of one committed assistant
+// text block.
+func AgentText(text string) Frame {
+	return Frame{Kind: MessageChunk, Value: map[string]any{"jsonrpc": "2.0", "method": "session/update", "params": map[string]any{
+		"sessionId": SessionToken, "update": map[string]any{"sessionUpdate": "agent_message_chunk", "content": map[string]any{"type": "text", "text": text}}}}}
+}
+
+// Failed is the JSON-RPC error of a prompt whose turn failed with message.
+func Failed(message string) Frame {
+	return Frame{Kind: PromptError, Value: map[string]any{"jsonrpc": "2.0", "error": map[string]any{"code": -32603, "message": "Internal error: turn failed: " + message}}}
+}

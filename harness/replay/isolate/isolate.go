@@ -237,14 +237,18 @@ func checkPrivateTmp(host string) error {
 	return nil
 }
 
-func setEnv(env []string, key, value string) []string {
-	out := make([]string, 0, len(env)+1)
+func unsetEnv(env []string, key string) []string {
+	out := make([]string, 0, len(env))
 	for _, kv := range env {
 		if !strings.HasPrefix(kv, key+"=") {
 			out = append(out, kv)
 		}
 	}
-	return append(out, key+"="+value)
+	return out
+}
+
+func setEnv(env []string, key, value string) []string {
+	return append(unsetEnv(env, key), key+"="+value)
 }
 
 // mode is how children get their namespaces here.
@@ -356,6 +360,10 @@ type Options struct {
 	// built there): each is bind-mounted read-only into the private /tmp.
 	// Other paths are visible anyway and are left alone.
 	Share []string
+	// Unset names environment variables the child does not inherit (a
+	// secret the request carries instead: a child's initial environment is
+	// readable by every process of its user in its PID namespace).
+	Unset []string
 }
 
 // Run starts the child registered as name (see [Serve]) with request on its
@@ -424,6 +432,9 @@ func start(ctx context.Context, m mode, name string, request []byte, opt Options
 	cmd.Args = []string{os.Args[0]}
 	cmd.Env = setEnv(setEnv(os.Environ(), envStage, stageSetup+":"+name), envHostTmp, strconv.FormatUint(st.Dev, 10))
 	cmd.Env = setEnv(cmd.Env, envShare, string(shareJSON))
+	for _, name := range opt.Unset {
+		cmd.Env = unsetEnv(cmd.Env, name)
+	}
 	cmd.Stdin = bytes.NewReader(request)
 	cmd.Stdout, cmd.Stderr = opt.Stderr, opt.Stderr
 	cmd.ExtraFiles = []*os.File{w}

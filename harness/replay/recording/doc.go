@@ -5,7 +5,9 @@
 //
 // A recording is a directory holding:
 //
-//   - input.json: {steps, permissionAnswers?}; the prompts and the user's answers;
+//   - input.json: {steps, permissionAnswers?}; the prompts and the user's answers
+//     (and, ours, sandboxMode and approvalPolicy: the policy dsh-record
+//     records under; [LoadInput] reads a scenario's);
 //   - session.jsonl: the recorded log (header line, then events; packed
 //     text-chunks, reasoning-chunks and tool-call-chunks rows are expanded into
 //     one assistant/chunk event per member, with contiguous seq numbers);

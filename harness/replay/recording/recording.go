@@ -92,6 +92,44 @@ type Input struct {
 	Steps []Step `json:"steps"`
 	// PermissionAnswers are consumed FIFO by approval prompts.
 	PermissionAnswers []Answer `json:"permissionAnswers,omitempty"`
+	// SandboxMode and ApprovalPolicy (ours) are the policy a scenario is
+	// recorded under (dsh-record): read-only, workspace-write or
+	// danger-full-access (absent: danger-full-access), and ask or never
+	// (absent: never under danger-full-access, else ask), upstream's
+	// snapshot profile. A replay reads the policy from the log instead.
+	SandboxMode    string `json:"sandboxMode,omitempty"`
+	ApprovalPolicy string `json:"approvalPolicy,omitempty"`
+}
+
+// Policy is the scenario's sandbox mode and approval policy, defaults
+// applied.
+func (in Input) Policy() (mode, approval string) {
+	mode, approval = in.SandboxMode, in.ApprovalPolicy
+	if mode == "" {
+		mode = "danger-full-access"
+	}
+	if approval == "" {
+		approval = "ask"
+		if mode == "danger-full-access" {
+			approval = "never"
+		}
+	}
+	return mode, approval
+}
+
+// LoadInput reads a scenario's input.json (a recording's, or a scenario
+// dsh-record is given: input.json and optionally workspace/).
+func LoadInput(dir string) (Input, error) {
+	name := filepath.Base(filepath.Clean(dir))
+	var in Input
+	data, err := os.ReadFile(filepath.Join(dir, InputFile))
+	if err != nil {
+		return in, &Error{Recording: name, File: InputFile, Problem: err.Error()}
+	}
+	if err := decodeStrict(data, &in); err != nil {
+		return in, jsonError(name, InputFile, data, 0, err)
+	}
+	return in, checkInput(name, data, in)
 }
 
 // Header is the first line of session.jsonl: the same header our own logs
@@ -323,6 +361,14 @@ func checkInput(name string, data []byte, in Input) error {
 					Problem: fmt.Sprintf("want a path inside the workspace, got %q", p)}
 			}
 		}
+	}
+	if m := in.SandboxMode; m != "" && m != "read-only" && m != "workspace-write" && m != "danger-full-access" {
+		return &Error{Recording: name, File: InputFile, Line: lineOfKey(data, "sandboxMode"), Field: "sandboxMode",
+			Problem: fmt.Sprintf("want read-only, workspace-write or danger-full-access, got %q", m)}
+	}
+	if p := in.ApprovalPolicy; p != "" && p != "ask" && p != "never" {
+		return &Error{Recording: name, File: InputFile, Line: lineOfKey(data, "approvalPolicy"), Field: "approvalPolicy",
+			Problem: fmt.Sprintf("want ask or never, got %q", p)}
 	}
 	for i, a := range in.PermissionAnswers {
 		if !knownAnswers[a.Kind] {

@@ -46,6 +46,8 @@ type Reply struct {
 	Usage json.RawMessage
 	// Finish is the finish reason kind (stop, tool-calls, max-tokens, ...).
 	Finish string
+	// Failure is the failure of an error finish ({message, code, ...}), nil otherwise.
+	Failure json.RawMessage
 	// Throw is set when an override entry makes this call fail after its chunks.
 	Throw *Throw
 	// Hang is set when an override entry streams a partial text and then
@@ -213,6 +215,9 @@ func buildReply(rec, file string, chunks []chunkAt) (Reply, error) {
 			}
 			r.Finish = kind
 			r.Line = c.line
+			if f, ok := reason["failure"]; ok && kind == "error" {
+				r.Failure, _ = json.Marshal(f)
+			}
 		default:
 			return r, fail("data.chunk.type", "unknown chunk type %q", typ)
 		}

@@ -33,6 +33,7 @@ var EventTypes = map[string]bool{
 	"hook/invoked":        true,
 	"hook/result":         true,
 	"llm/retry":           true,
+	"llm/retry-started":   true,
 	// run_code's nested calls: upstream logs a start and a settle event per call
 	"tool/code-dispatch-start": true,
 	"tool/code-dispatch":       true,

@@ -1,0 +1,147 @@
+package replay
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/dshsim/dshsim/harness/replay/recording"
+	"github.com/dshsim/dshsim/llm"
+	"github.com/dshsim/dshsim/llm/deepseek"
+	"github.com/dshsim/dshsim/pipeline/session"
+	"github.com/dshsim/dshsim/tools/jobs"
+)
+
+// liveModel is a live model behind an OpenAI-compatible chat completions
+// server (package llm/deepseek): each call sends the conversation the log
+// holds and logs the streamed chunks as they arrive.
+type liveModel struct {
+	client   *deepseek.Client
+	model    string
+	provider string
+	thinking string
+	effort   string
+	retry    llm.RetryPolicy
+	gate     *jobs.Gate
+}
+
+func (m *liveModel) Info() ModelInfo {
+	config, _ := json.Marshal(requestContext{Provider: m.provider, Model: m.model})
+	retry := m.retry
+	return ModelInfo{Config: config, Provider: m.provider, Model: m.model, Retry: &retry}
+}
+
+func (m *liveModel) Call(ctx context.Context, req ModelRequest, emit func(json.RawMessage) error) (recording.Reply, error) {
+	m.gate.Pump() // the host awaits the network: it yields
+	events, err := req.Log.Events()
+	if err != nil {
+		return recording.Reply{}, fmt.Errorf("read our log for the conversation: %w", err)
+	}
+	msgs, err := conversation(events)
+	if err != nil {
+		return recording.Reply{}, err
+	}
+	tools := make([]llm.Tool, len(req.Tools))
+	for i, t := range req.Tools {
+		tools[i] = llm.Tool{Name: t.Name, Description: t.Description, Parameters: t.Parameters}
+	}
+	r := deepseek.Request{Model: m.model, System: req.System, Messages: msgs, Tools: tools, Thinking: m.thinking, ReasoningEffort: m.effort}
+	var reply recording.Reply
+	send := func(c llm.Chunk) error {
+		b, err := json.Marshal(c)
+		if err != nil {
+			return err
+		}
+		collect(&reply, c)
+		return emit(b)
+	}
+	err = m.client.Stream(ctx, r, send)
+	var f *llm.Failure
+	if errors.As(err, &f) {
+		fin := llm.Chunk{Type: llm.FinishChunk, Reason: &llm.Finish{Kind: llm.Error, Failure: f}}
+		return reply, send(fin)
+	}
+	return reply, err
+}
+
+// collect adds a streamed chunk to the reply being assembled.
+func collect(r *recording.Reply, c llm.Chunk) {
+	switch c.Type {
+	case llm.BlockEnd:
+		b := recording.Block{Index: c.Index, Type: c.Block.Type, Text: c.Block.Text, ID: c.Block.ID, Name: c.Block.Name, Arguments: c.Block.Arguments}
+		r.Blocks = append(r.Blocks, b)
+		if b.Type == llm.ToolCall {
+			r.ToolCalls = append(r.ToolCalls, recording.ToolCall{ID: b.ID, Name: b.Name, Arguments: b.Arguments})
+		}
+	case llm.UsageChunk:
+		r.Usage, _ = json.Marshal(c.Usage)
+	case llm.FinishChunk:
+		r.Finish = c.Reason.Kind
+		if c.Reason.Failure != nil {
+			r.Failure, _ = json.Marshal(c.Reason.Failure)
+		}
+	}
+}
+
+// surfaceMessage is the part of a message the conversation carries.
+type surfaceMessage struct {
+	Role    string `json:"role"`
+	Content []struct {
+		Type       string `json:"type"`
+		Text       string `json:"text"`
+		ID         string `json:"id"`
+		Name       string `json:"name"`
+		Arguments  string `json:"arguments"`
+		ToolCallID string `json:"toolCallId"`
+		IsError    bool   `json:"isError"`
+		Content    []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		} `json:"content"`
+	} `json:"content"`
+}
+
+// conversation is the conversation a log holds: every message appended
+// to its surface (user/message, assistant/message and tool/result events
+// with surfaceOp append), in order.
+func conversation(events []session.Event) ([]llm.Message, error) {
+	var out []llm.Message
+	for _, e := range events {
+		if strings.TrimSpace(string(e.SurfaceOp)) != `"append"` {
+			continue
+		}
+		var m surfaceMessage
+		raw := e.Data
+		switch e.Type {
+		case "user/message":
+		case "assistant/message", "tool/result":
+			var d struct {
+				Message json.RawMessage `json:"message"`
+			}
+			if err := json.Unmarshal(e.Data, &d); err != nil {
+				return nil, fmt.Errorf("our log, seq %d: %w", e.Seq, err)
+			}
+			raw = d.Message
+		default:
+			continue
+		}
+		if err := json.Unmarshal(raw, &m); err != nil {
+			return nil, fmt.Errorf("our log, seq %d: %w", e.Seq, err)
+		}
+		msg := llm.Message{Role: llm.User}
+		if m.Role == "assistant" {
+			msg.Role = llm.Assistant
+		}
+		for _, b := range m.Content {
+			blk := llm.Block{Type: b.Type, Text: b.Text, ID: b.ID, Name: b.Name, Arguments: b.Arguments, ToolCallID: b.ToolCallID, IsError: b.IsError}
+			for _, c := range b.Content {
+				blk.Content = append(blk.Content, llm.Block{Type: c.Type, Text: c.Text})
+			}
+			msg.Content = append(msg.Content, blk)
+		}
+		out = append(out, msg)
+	}
+	return out, nil
+}

@@ -1,0 +1,176 @@
+package replay
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/dshsim/dshsim/harness/replay/recording"
+	"github.com/dshsim/dshsim/llm"
+	"github.com/dshsim/dshsim/pipeline"
+	"github.com/dshsim/dshsim/pipeline/session"
+	"github.com/dshsim/dshsim/tools/jobs"
+)
+
+// Model is what the driver calls for each step's model request: the
+// recording's script (a replay or a refresh) or a live model (dsh-record).
+// The driver logs what it gets (every chunk as assistant/chunk as it comes,
+// then the assistant message), decides retries from Info's policy and runs
+// the tool calls.
+type Model interface {
+	// Info names the model in the log and gives its retry policy.
+	Info() ModelInfo
+	// Call answers one request: it hands each chunk to emit as the model
+	// streams it (upstream's JSON of the chunk) and returns the finished
+	// reply. A failed call is a reply whose Finish is "error" with its
+	// Failure (after its error finish chunk was emitted); a returned error
+	// stops the session (errScriptExhausted: no reply is left).
+	Call(ctx context.Context, req ModelRequest, emit func(chunk json.RawMessage) error) (recording.Reply, error)
+}
+
+// ModelInfo names a model.
+type ModelInfo struct {
+	// Config is the request header's config.
+	Config json.RawMessage
+	// Provider and Model name it in request/context and in every
+	// assistant message's source.
+	Provider, Model string
+	// Retry is the provider's retry policy; nil ends the turn at the first
+	// failed call.
+	Retry *llm.RetryPolicy
+}
+
+// ModelRequest is one model request.
+type ModelRequest struct {
+	// Turn and Step locate the call.
+	Turn, Step int
+	// Log holds the conversation so far: its user/message,
+	// assistant/message and tool/result events.
+	Log *session.Log
+	// System is the system prompt; Tools the tools offered.
+	System string
+	Tools  []pipeline.Tool
+}
+
+// errScriptExhausted is a scripted model's answer past its last reply.
+type errScriptExhausted struct{ msg string }
+
+func (e *errScriptExhausted) Error() string { return e.msg }
+
+// constructedInfo names the scripted model of a replay: constructed from
+// the recording, and named so in our log.
+func constructedInfo() ModelInfo {
+	config, _ := json.Marshal(modelSource{Kind: "replay", Provider: ModelProvider, Model: ModelName})
+	return ModelInfo{Config: config, Provider: ModelProvider, Model: ModelName}
+}
+
+// recordedInfo names the model the recording was made with (its first
+// request header's config, its request context's provider and model), as a
+// refresh writes them back.
+func recordedInfo(rec *recording.Recording) ModelInfo {
+	info := ModelInfo{}
+	for _, e := range rec.Events {
+		switch e.Type {
+		case "request/header":
+			var d struct {
+				Header struct {
+					Config json.RawMessage `json:"config"`
+				} `json:"header"`
+			}
+			if info.Config == nil && json.Unmarshal(e.Data, &d) == nil {
+				info.Config = d.Header.Config
+			}
+		case "request/context":
+			var d struct{ Provider, Model string }
+			if info.Provider == "" && json.Unmarshal(e.Data, &d) == nil {
+				info.Provider, info.Model = d.Provider, d.Model
+			}
+		}
+	}
+	if info.Config == nil {
+		config, _ := json.Marshal(map[string]string{"provider": info.Provider, "model": info.Model})
+		info.Config = config
+	}
+	return info
+}
+
+// scriptedModel serves a recording's script in order.
+type scriptedModel struct {
+	info   ModelInfo
+	script *recording.Script
+	next   int
+	ws     string
+	settle *settler
+	gate   *jobs.Gate
+	paced  bool
+}
+
+func (m *scriptedModel) Info() ModelInfo { return m.info }
+
+// unconsumed is the number of replies never requested.
+func (m *scriptedModel) unconsumed() int { return len(m.script.Replies) - m.next }
+
+func (m *scriptedModel) Call(ctx context.Context, _ ModelRequest, emit func(json.RawMessage) error) (recording.Reply, error) {
+	if m.next >= len(m.script.Replies) {
+		return recording.Reply{}, &errScriptExhausted{fmt.Sprintf("llm-replay: script exhausted — session requested model call #%d but its script has only %d", m.next+1, len(m.script.Replies))}
+	}
+	reply := m.script.Replies[m.next]
+	m.next++
+	if err := m.think(ctx); err != nil {
+		return reply, err
+	}
+	for _, c := range reply.Chunks {
+		if err := emit(ordered(c)); err != nil {
+			return reply, err
+		}
+	}
+	if reply.Hang != nil {
+		if reply.Hang.ReadyFile != "" {
+			if err := os.WriteFile(filepath.Join(m.ws, reply.Hang.ReadyFile), nil, 0o644); err != nil {
+				return reply, fmt.Errorf("hang: write the ready file: %w", err)
+			}
+		}
+		<-ctx.Done()
+	}
+	return reply, nil
+}
+
+// think is the constructed model's time to answer.
+func (m *scriptedModel) think(ctx context.Context) error {
+	// The constructed model takes as long as a model takes: at least
+	// ModelLatency, and until the running background jobs settled (settler).
+	// Upstream's recordings were made at a model's pace, and one of them
+	// (background-job-admission) depends on a background job's first command
+	// having run before two more model calls came back; a fixed sleep is a
+	// race on a loaded machine.
+	//
+	// Upstream's replay model (llm-replay) answers without yielding to the
+	// host's event loop unless it is paced (paceMs: a timer per chunk), so
+	// the jobs' output and exits that arrive meanwhile are observed only at
+	// the next yield (jobs.Gate); a paced recording (pacedModel) yields here.
+	answerAt := time.Now().Add(ModelLatency)
+	if err := m.settle.wait(ctx); err != nil {
+		return err
+	}
+	select {
+	case <-time.After(time.Until(answerAt)):
+	case <-ctx.Done():
+	}
+	if m.paced {
+		m.gate.Pump()
+	}
+	return nil
+}
+
+// isExhausted reports whether err is a script's end.
+func isExhausted(err error) (string, bool) {
+	var ex *errScriptExhausted
+	if errors.As(err, &ex) {
+		return ex.msg, true
+	}
+	return "", false
+}

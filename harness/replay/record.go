@@ -1,0 +1,432 @@
+package replay
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/dshsim/dshsim/harness/replay/isolate"
+	"github.com/dshsim/dshsim/harness/replay/recording"
+	"github.com/dshsim/dshsim/llm"
+	"github.com/dshsim/dshsim/llm/deepseek"
+	"github.com/dshsim/dshsim/pipeline"
+	"github.com/dshsim/dshsim/pipeline/session"
+	"github.com/dshsim/dshsim/sandbox"
+	"github.com/dshsim/dshsim/sandbox/outfile"
+	"github.com/dshsim/dshsim/stack"
+	"github.com/dshsim/dshsim/tools/jobs"
+)
+
+// recordName is the name the recording child is registered under.
+const recordName = "dsh-record"
+
+// DefaultProvider is the provider route a recording names (upstream's
+// DeepSeek route, which its replay overlay also names).
+const DefaultProvider = "deepseek-official"
+
+// RecordOptions configure one recording.
+type RecordOptions struct {
+	// BaseURL is the chat completions server's root (required).
+	BaseURL string
+	// Model is the wire model name; Provider the route the log names it by
+	// ("": DefaultProvider).
+	Model, Provider string
+	// Thinking (enabled, disabled or "") and ReasoningEffort (off, low,
+	// high, max or "") are sent as upstream's adapter sends them.
+	Thinking, ReasoningEffort string
+	// KeyEnv names the key's variable ("": DEEPSEEK_API_KEY).
+	KeyEnv string
+	// Retry is the provider's retry policy (nil: upstream's live default).
+	Retry *llm.RetryPolicy `json:",omitempty"`
+	// IdleTimeout bounds a silent stream (0: 300 s).
+	IdleTimeout time.Duration
+	// Timeout bounds the whole session (0: 30 minutes).
+	Timeout time.Duration
+	// LauncherPath is the landlock-run binary ("" = beside the executable).
+	LauncherPath string `json:",omitempty"`
+	// Stderr receives what the isolated child writes, and the questions
+	// asked at the terminal go to /dev/tty (nil: os.Stderr).
+	Stderr io.Writer `json:"-"`
+}
+
+func (o RecordOptions) keyEnv() string {
+	if o.KeyEnv == "" {
+		return deepseek.KeyEnv
+	}
+	return o.KeyEnv
+}
+
+// recordRequest crosses into the recording child on its stdin; the key
+// travels here, never in the child's environment or arguments.
+type recordRequest struct {
+	Scenario string
+	Name     string
+	Options  RecordOptions
+	Key      string
+}
+
+// recordResponse comes back from the recording child.
+type recordResponse struct {
+	Log   []byte
+	Run   *runFacts
+	Asked []recording.Answer
+	// Failure says why the session cannot be a recording ("" when it can).
+	Failure string
+}
+
+// Record drives a live model through our real stack with the scenario in
+// dir (input.json and optionally workspace/) and writes the session as a
+// recording in upstream's layout at out: input.json (with the answers given
+// at the terminal), workspace/, session.jsonl, stdout.expected.jsonl and
+// projection.expected.json. The session runs in an isolated child with a
+// private /tmp, as a replay does; the recording is written to a temporary
+// directory beside out and renamed into place only when complete, so a
+// failed model call, a dropped or malformed stream, a rejected key or an
+// interruption leaves nothing behind. out must not exist. The key is read
+// from opt.KeyEnv now and never written.
+func Record(ctx context.Context, dir, out string, opt RecordOptions) error {
+	in, err := recording.LoadInput(dir)
+	if err != nil {
+		return err
+	}
+	if _, err := os.Lstat(out); err == nil {
+		return fmt.Errorf("%s exists: dsh-record writes a new recording and replaces nothing", out)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if fi, err := os.Stat(filepath.Dir(out)); err != nil || !fi.IsDir() {
+		return fmt.Errorf("%s: its parent directory does not exist", out)
+	}
+	client := &deepseek.Client{KeyEnv: opt.keyEnv()}
+	key, err := client.Key()
+	if err != nil {
+		var f *llm.Failure
+		if errors.As(err, &f) {
+			return errors.New(f.Message)
+		}
+		return err
+	}
+	if err := CheckIsolation(); err != nil {
+		return err
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	req, err := json.Marshal(recordRequest{Scenario: abs, Name: filepath.Base(out), Options: opt, Key: key})
+	if err != nil {
+		return err
+	}
+	share := []string{abs}
+	if opt.LauncherPath != "" {
+		share = append(share, opt.LauncherPath)
+	}
+	raw, err := isolate.Run(ctx, recordName, req, isolate.Options{Stderr: opt.Stderr, Share: share, Unset: []string{opt.keyEnv()}})
+	if ctx.Err() != nil {
+		return fmt.Errorf("interrupted (%v): the session was stopped, nothing written", context.Cause(ctx))
+	}
+	if err != nil {
+		return redact(fmt.Errorf("the recording session: %w", err), key)
+	}
+	var resp recordResponse
+	if err := json.Unmarshal(raw, &resp); err != nil || resp.Run == nil {
+		return fmt.Errorf("the recording session: undecodable response (%v)", err)
+	}
+	if resp.Failure != "" {
+		return redact(errors.New(resp.Failure+"; nothing written"), key)
+	}
+	in.PermissionAnswers = append(in.PermissionAnswers, resp.Asked...)
+	return redact(writeRecording(dir, out, in, resp, key), key)
+}
+
+// redact replaces the key in an error's text (a server may echo it).
+func redact(err error, key string) error {
+	if err == nil || key == "" || !strings.Contains(err.Error(), key) {
+		return err
+	}
+	return errors.New(strings.ReplaceAll(err.Error(), key, "<redacted>"))
+}
+
+// writeRecording writes the recording into a temporary directory beside
+// out, checks that no file holds the key, and renames it to out.
+func writeRecording(dir, out string, in recording.Input, resp recordResponse, key string) (err error) {
+	tmp, err := os.MkdirTemp(filepath.Dir(out), "."+filepath.Base(out)+".partial-")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			os.RemoveAll(tmp)
+		}
+	}()
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return err
+	}
+	files, err := fixtureFiles(resp.Log, nil, resp.Run, false)
+	if err != nil {
+		return err
+	}
+	input, err := json.MarshalIndent(in, "", "  ")
+	if err != nil {
+		return err
+	}
+	files[recording.InputFile] = append(input, '\n')
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(tmp, name), data, 0o644); err != nil {
+			return err
+		}
+	}
+	if ws := filepath.Join(dir, recording.WorkspaceDir); isDir(ws) {
+		if err := recording.CopyTree(ws, filepath.Join(tmp, recording.WorkspaceDir)); err != nil {
+			return fmt.Errorf("copy the workspace: %w", err)
+		}
+	}
+	rec, err := recording.Load(tmp)
+	if err != nil {
+		return fmt.Errorf("the recording does not read back: %w", err)
+	}
+	proj, err := ExpectedProjection(rec)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(tmp, recording.ProjectionFile), proj, 0o644); err != nil {
+		return err
+	}
+	if err := holdsNo(tmp, key); err != nil {
+		return err
+	}
+	return os.Rename(tmp, out)
+}
+
+func isDir(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
+}
+
+// holdsNo fails when any file under dir holds secret.
+func holdsNo(dir, secret string) error {
+	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		if bytes.Contains(data, []byte(secret)) {
+			rel, _ := filepath.Rel(dir, p)
+			return fmt.Errorf("the API key appears in %s (the model or a tool echoed it): nothing written", rel)
+		}
+		return nil
+	})
+}
+
+func serveRecord(ctx context.Context, data []byte) ([]byte, error) {
+	var req recordRequest
+	if err := json.Unmarshal(data, &req); err != nil {
+		return nil, fmt.Errorf("record request: %w", err)
+	}
+	resp, err := recordHere(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(resp)
+}
+
+// recordHere runs the session in this process (the isolated child).
+func recordHere(ctx context.Context, req recordRequest) (recordResponse, error) {
+	var resp recordResponse
+	opt := req.Options
+	in, err := recording.LoadInput(req.Scenario)
+	if err != nil {
+		return resp, err
+	}
+	timeout := opt.Timeout
+	if timeout == 0 {
+		timeout = 30 * time.Minute
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	ws, err := outfile.Mkdtemp("/tmp", "acp-snap-cwd-")
+	if err != nil {
+		return resp, err
+	}
+	defer os.RemoveAll(ws)
+	if src := filepath.Join(req.Scenario, recording.WorkspaceDir); isDir(src) {
+		if err := recording.CopyTree(src, ws); err != nil {
+			return resp, fmt.Errorf("seed workspace: %w", err)
+		}
+	}
+	logDir, err := outfile.Mkdtemp("/tmp", "acp-snap-sessions-")
+	if err != nil {
+		return resp, err
+	}
+	defer os.RemoveAll(logDir)
+	logPath := filepath.Join(logDir, "session.jsonl")
+	sessionID := newUUID()
+	log, err := session.Create(logPath, session.Header{ID: sessionID, CreatedAt: time.Now().UnixMilli(), Cwd: ws})
+	if err != nil {
+		return resp, err
+	}
+	defer log.Close()
+	ans := &answers{queue: append([]recording.Answer(nil), in.PermissionAnswers...)}
+	if len(in.PermissionAnswers) == 0 {
+		ans.ask = askAtTerminal
+	}
+	gate := jobs.NewGate()
+	st, inb, err := recordStack(in, ws, log, ans, gate, req)
+	if err != nil {
+		return resp, err
+	}
+	defer st.Close()
+	model := &liveModel{model: opt.Model, provider: opt.Provider, thinking: opt.Thinking, effort: opt.ReasoningEffort, gate: gate,
+		client: &deepseek.Client{BaseURL: opt.BaseURL, KeyEnv: opt.keyEnv(), IdleTimeout: opt.IdleTimeout, UserID: newUUID(), SessionID: sessionID,
+			LookupKey: func(string) (string, bool) { return req.Key, true }}}
+	if model.provider == "" {
+		model.provider = DefaultProvider
+	}
+	model.retry = llm.DefaultRetryPolicy()
+	if opt.Retry != nil {
+		model.retry = *opt.Retry
+	}
+	system, err := systemPrompt(st)
+	if err != nil {
+		return resp, err
+	}
+	rec := &recording.Recording{Name: req.Name, Dir: req.Scenario, Input: in}
+	d := &driver{rec: rec, model: model, system: system, log: log, stack: st, ws: ws, wire: ans, gate: gate, inbox: inb}
+	runErr := d.run(ctx)
+	resp.Failure = sessionFailure(ctx, runErr, ans, log)
+	if data, err := os.ReadFile(logPath); err == nil {
+		resp.Log = data
+	}
+	resp.Run = &runFacts{Frames: ans.sent(), SessionID: sessionID, Cwd: ws}
+	resp.Asked = ans.asked
+	return resp, nil
+}
+
+// recordStack composes the stack a recording runs under: the scenario's
+// policy, upstream's snapshot defaults otherwise (no spill, a foreground
+// timeout that kills, hooks from the workspace).
+func recordStack(in recording.Input, ws string, log *session.Log, ans *answers, gate *jobs.Gate, req recordRequest) (*stack.Stack, *inbox, error) {
+	mode, approval := in.Policy()
+	inb := &inbox{log: logAppender{log}}
+	promote := false
+	st, err := stack.New(stack.Config{
+		JobGate:              gate,
+		Workspace:            ws,
+		Log:                  log,
+		Mode:                 sandbox.Mode(mode),
+		Approval:             approval,
+		Answer:               ans.answer,
+		SpillRoot:            SpillRoot(req.Name),
+		LauncherPath:         req.Options.LauncherPath,
+		JobNotify:            func(n jobs.Notice) { inb.deliver(n.Text, n.Summary, n.SpawnFailed) },
+		BashPromoteOnTimeout: &promote,
+		HooksDir:             ws,
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("stack (%s/%s): %w", mode, approval, err)
+	}
+	return st, inb, nil
+}
+
+// systemPrompt is the system prompt a live model gets: the sections of the
+// tools the stack composes.
+func systemPrompt(st *stack.Stack) (string, error) {
+	sections, err := st.PromptSections()
+	if err != nil {
+		return "", err
+	}
+	texts := make([]string, len(sections))
+	for i, s := range sections {
+		texts[i] = s.Text
+	}
+	return strings.Join(texts, "\n\n"), nil
+}
+
+// sessionFailure says why a session cannot be kept as a recording: it was
+// interrupted, a prompt found no answer, the driver failed, or a turn ended
+// in a failed model call (the model's failure named).
+func sessionFailure(ctx context.Context, runErr error, ans *answers, log *session.Log) string {
+	if ctx.Err() != nil {
+		return fmt.Sprintf("the session was stopped (%v)", context.Cause(ctx))
+	}
+	if ans.askErr != nil {
+		return ans.askErr.Error()
+	}
+	if runErr != nil {
+		return runErr.Error()
+	}
+	events, err := log.Events()
+	if err != nil {
+		return err.Error()
+	}
+	for _, e := range events {
+		if e.Type != "turn/end" {
+			continue
+		}
+		var d struct {
+			Reason struct {
+				Kind  string      `json:"kind"`
+				Error llm.Failure `json:"error"`
+			} `json:"reason"`
+		}
+		if json.Unmarshal(e.Data, &d) == nil && d.Reason.Kind == "error" {
+			return modelFailure(d.Reason.Error)
+		}
+	}
+	return ""
+}
+
+// modelFailure is one line for a failed model call.
+func modelFailure(f llm.Failure) string {
+	switch f.Code {
+	case "AUTH":
+		return fmt.Sprintf("the server rejected the API key (HTTP %d, %s): check the key's variable", f.Status, f.Message)
+	case "STREAM_CLOSED", "TRANSPORT":
+		return "the model's stream broke off mid-turn: " + f.Message
+	case "MALFORMED_RESPONSE":
+		return "the model's stream sent an event that is not JSON: " + f.Message
+	}
+	if f.Status != 0 {
+		return fmt.Sprintf("the model call failed: %s (%s, HTTP %d)", f.Message, f.Code, f.Status)
+	}
+	return fmt.Sprintf("the model call failed: %s (%s)", f.Message, f.Code)
+}
+
+// askAtTerminal asks the person at the terminal (/dev/tty) about a call;
+// without a terminal the prompt fails closed (the call is not run and the
+// recording fails).
+func askAtTerminal(ctx context.Context, req pipeline.ApprovalRequest) (recording.Answer, error) {
+	tty, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
+	if err != nil {
+		return recording.Answer{}, fmt.Errorf("the model's %s call %s needs approval (%s), input.json has no permissionAnswers and there is no terminal to ask (%v)", req.ToolName, req.CallID, req.Reason, err)
+	}
+	defer tty.Close()
+	return askOn(ctx, tty, tty, req)
+}
+
+// askOn asks on w and reads the answer from r: y or yes allows once,
+// anything else rejects.
+func askOn(_ context.Context, r io.Reader, w io.Writer, req pipeline.ApprovalRequest) (recording.Answer, error) {
+	fmt.Fprintf(w, "dsh-record: the model's %s call %s asks for approval: %s\n  allow once? [y/N] ", req.ToolName, req.CallID, req.Reason)
+	line, err := bufio.NewReader(r).ReadString('\n')
+	if err != nil && line == "" {
+		return recording.Answer{}, fmt.Errorf("no answer to the approval of %s call %s: %v", req.ToolName, req.CallID, err)
+	}
+	switch strings.ToLower(strings.TrimSpace(line)) {
+	case "y", "yes":
+		return recording.Answer{Kind: "allow_once"}, nil
+	}
+	return recording.Answer{Kind: "reject_once"}, nil
+}

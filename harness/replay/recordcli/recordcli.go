@@ -1,0 +1,122 @@
+package recordcli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"time"
+
+	"github.com/dshsim/dshsim/harness/cmdline"
+	"github.com/dshsim/dshsim/harness/replay"
+	"github.com/dshsim/dshsim/llm/deepseek"
+)
+
+// options are one dsh-record invocation.
+type options struct {
+	out, baseURL, model, provider, thinking, effort, keyEnv, launcher string
+	timeout                                                           time.Duration
+	scenario                                                          string
+	stdout, stderr                                                    io.Writer
+}
+
+const usage = `usage: dsh-record -o OUT [flags] SCENARIO
+
+Records a session: a live model, over an OpenAI-compatible chat completions
+server (DeepSeek by default; llama.cpp's server, vLLM, Ollama by -base-url),
+drives our real tool stack with SCENARIO's input.json (its prompts, its
+sandboxMode and approvalPolicy, its permissionAnswers; with none, the
+approvals are asked at the terminal) and workspace/. The session is written
+to OUT in upstream's recording layout (input.json, workspace/, session.jsonl,
+stdout.expected.jsonl, projection.expected.json), through a temporary
+directory beside OUT renamed into place only when complete: a rejected key, a
+failed model call, a dropped or malformed stream or Ctrl-C leave nothing.
+
+The API key is read from the variable -key-env names (DEEPSEEK_API_KEY) and
+is never written. dsh-replay OUT replays the recording.
+
+Flags:
+`
+
+// command is dsh-record's flag set, parsing into o.
+func command(o *options) cmdline.Command {
+	fs := flag.NewFlagSet("dsh-record", flag.ContinueOnError)
+	fs.StringVar(&o.out, "o", "", "write the recording to `OUT` (must not exist; its parent must)")
+	fs.StringVar(&o.baseURL, "base-url", "", "the chat completions server's root `URL` (default: $"+deepseek.BaseURLEnv+", else "+deepseek.PublicBaseURL+")")
+	fs.StringVar(&o.model, "model", "deepseek-v4-flash", "the model `name` sent to the server and named in the recording")
+	fs.StringVar(&o.provider, "provider", replay.DefaultProvider, "the provider route the recording names the model by (upstream's replay overlay names deepseek-official)")
+	fs.StringVar(&o.thinking, "thinking", "enabled", "thinking `mode` sent (enabled or disabled; empty: not sent)")
+	fs.StringVar(&o.effort, "reasoning-effort", "max", "reasoning `effort` sent (off, low, high or max; empty: not sent; off sends thinking disabled)")
+	fs.StringVar(&o.keyEnv, "key-env", deepseek.KeyEnv, "the environment `variable` holding the API key")
+	fs.DurationVar(&o.timeout, "timeout", 30*time.Minute, "time limit of the whole session (positive)")
+	fs.StringVar(&o.launcher, "landlock-run", "", "the landlock-run `binary` (default: beside the dsh-record executable)")
+	return cmdline.Command{Name: "dsh-record", Flags: fs, Help: cmdline.HelpText(usage, fs)}
+}
+
+// Main runs dsh-record with args (without the program name) and returns
+// the exit status.
+func Main(args []string, stdout, stderr io.Writer) int {
+	o := &options{stdout: stdout, stderr: stderr}
+	cmd := command(o)
+	return cmd.Main(args, stdout, stderr, func(args []string) error {
+		if len(args) != 1 {
+			return cmdline.Usage("want exactly one SCENARIO (a directory with input.json), got %d arguments", len(args))
+		}
+		o.scenario = args[0]
+		return run(o)
+	})
+}
+
+// validate checks the options before anything starts.
+func (o *options) validate() error {
+	switch {
+	case o.out == "":
+		return cmdline.Usage("-o OUT is required")
+	case o.timeout <= 0:
+		return cmdline.Usage("-timeout %v: want a positive duration", o.timeout)
+	case o.thinking != "" && o.thinking != "enabled" && o.thinking != "disabled":
+		return cmdline.Usage("-thinking %q: want enabled, disabled or empty", o.thinking)
+	case o.effort != "" && o.effort != "off" && o.effort != "low" && o.effort != "high" && o.effort != "max":
+		return cmdline.Usage("-reasoning-effort %q: want off, low, high, max or empty", o.effort)
+	}
+	if fi, err := os.Stat(o.scenario); err != nil || !fi.IsDir() {
+		return cmdline.Usage("SCENARIO %s: not a directory", o.scenario)
+	}
+	if _, err := os.Lstat(o.out); err == nil {
+		return cmdline.Usage("-o %s exists: dsh-record writes a new recording and replaces nothing", o.out)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return cmdline.Usage("-o %s: %v", o.out, err)
+	}
+	if o.baseURL == "" {
+		o.baseURL = os.Getenv(deepseek.BaseURLEnv)
+	}
+	if o.baseURL == "" {
+		o.baseURL = deepseek.PublicBaseURL
+	}
+	return nil
+}
+
+// run records SCENARIO into OUT.
+func run(o *options) error {
+	if err := o.validate(); err != nil {
+		return err
+	}
+	ctx, in := cmdline.WithInterrupt(context.Background())
+	defer in.Stop()
+	err := replay.Record(ctx, o.scenario, o.out, replay.RecordOptions{
+		BaseURL: o.baseURL, Model: o.model, Provider: o.provider, Thinking: o.thinking, ReasoningEffort: o.effort,
+		KeyEnv: o.keyEnv, Timeout: o.timeout, LauncherPath: o.launcher, Stderr: o.stderr,
+	})
+	if s := in.Signal(); s != nil {
+		fmt.Fprintf(o.stderr, "dsh-record: interrupted (%v): the session was stopped, nothing written\n", s)
+		return cmdline.Status(in.Status(cmdline.ExitFailure))
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(o.stdout, "recorded %s (dsh-replay %s replays it)\n", o.out, o.out)
+	return nil
+}

@@ -1,0 +1,136 @@
+package recordcli
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/dshsim/dshsim/harness/replay/isolate"
+	"github.com/dshsim/dshsim/sandbox/sandboxtest"
+)
+
+func TestMain(m *testing.M) { os.Exit(sandboxtest.Main(m)) }
+
+const key = "sk-recordcli-test-key-0042"
+
+// scenario writes a one-prompt scenario and returns its directory.
+func scenario(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "scenario")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	in := `{"steps":[{"op":"initialize"},{"op":"newSession"},{"op":"prompt","text":"Reply DONE."}]}`
+	if err := os.WriteFile(filepath.Join(dir, "input.json"), []byte(in), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// server streams "DONE"; hang makes it stop after one delta and wait.
+func server(t *testing.T, hang chan struct{}, started chan struct{}) *httptest.Server {
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "data: {\"choices\":[{\"delta\":{\"content\":\"DONE\"}}]}\n\n")
+		w.(http.Flusher).Flush()
+		if hang != nil {
+			started <- struct{}{}
+			<-hang
+			return
+		}
+		fmt.Fprint(w, "data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n")
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+func main(args ...string) (int, string, string) {
+	var out, errb bytes.Buffer
+	code := Main(args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestUsage(t *testing.T) {
+	dir := scenario(t)
+	exists := t.TempDir()
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no -o", []string{dir}, "-o OUT is required"},
+		{"two scenarios", []string{"-o", filepath.Join(t.TempDir(), "x"), dir, dir}, "want exactly one SCENARIO"},
+		{"OUT exists", []string{"-o", exists, dir}, "exists: dsh-record writes a new recording"},
+		{"not a scenario", []string{"-o", filepath.Join(t.TempDir(), "x"), filepath.Join(dir, "input.json")}, "not a directory"},
+		{"a bad effort", []string{"-o", filepath.Join(t.TempDir(), "x"), "-reasoning-effort", "huge", dir}, "-reasoning-effort"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, stderr := main(tc.args...)
+			if code != 2 || strings.Count(stderr, "\n") > 2 || !strings.Contains(stderr, tc.want) {
+				t.Fatalf("exit %d, stderr %q; want 2 and %q", code, stderr, tc.want)
+			}
+		})
+	}
+}
+
+// TestMissingKey: one line naming the variable, exit 1, nothing written.
+func TestMissingKey(t *testing.T) {
+	t.Setenv("DSHSIM_TEST_KEY", "")
+	out := filepath.Join(t.TempDir(), "rec")
+	code, _, stderr := main("-o", out, "-key-env", "DSHSIM_TEST_KEY", "-base-url", "http://127.0.0.1:1", scenario(t))
+	if code != 1 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "DSHSIM_TEST_KEY") {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Fatal("something was written")
+	}
+}
+
+// TestRecords records against a loopback server given by -base-url.
+func TestRecords(t *testing.T) {
+	isolate.Require(t)
+	s := server(t, nil, nil)
+	t.Setenv("DEEPSEEK_API_KEY", key)
+	out := filepath.Join(t.TempDir(), "rec")
+	code, stdout, stderr := main("-o", out, "-base-url", s.URL, "-thinking", "", "-reasoning-effort", "", scenario(t))
+	if code != 0 || !strings.Contains(stdout, "recorded "+out) {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	data, err := os.ReadFile(filepath.Join(out, "session.jsonl"))
+	if err != nil || !strings.Contains(string(data), `"text":"DONE"`) || strings.Contains(string(data), key) {
+		t.Fatalf("session.jsonl: %v\n%s", err, data)
+	}
+}
+
+// TestInterrupted sends the process SIGINT while the model streams: exit
+// 130, one line saying so, nothing written beside OUT.
+func TestInterrupted(t *testing.T) {
+	isolate.Require(t)
+	hang, started := make(chan struct{}), make(chan struct{}, 1)
+	s := server(t, hang, started)
+	defer close(hang)
+	t.Setenv("DEEPSEEK_API_KEY", key)
+	parent := t.TempDir()
+	out := filepath.Join(parent, "rec")
+	go func() {
+		select {
+		case <-started:
+			syscall.Kill(os.Getpid(), syscall.SIGINT)
+		case <-time.After(time.Minute):
+		}
+	}()
+	code, _, stderr := main("-o", out, "-base-url", s.URL, scenario(t))
+	if code != 130 || !strings.Contains(stderr, "interrupted") || !strings.Contains(stderr, "nothing written") {
+		t.Fatalf("exit %d, stderr %q; want 130 and an interruption", code, stderr)
+	}
+	if ents, _ := os.ReadDir(parent); len(ents) != 0 {
+		t.Fatalf("left behind: %v", ents)
+	}
+}

@@ -1,0 +1,32 @@
+package llm
+
+import "testing"
+
+func TestDecide(t *testing.T) {
+	p := DefaultRetryPolicy()
+	for _, tc := range []struct {
+		name     string
+		f        Failure
+		previous int
+		random   float64
+		delay    float64
+		retry    bool
+	}{
+		{"first retry, no jitter draw", Failure{Code: "SERVER"}, 0, 0.5, 500, true},
+		{"doubling, lowest jitter", Failure{Code: "SERVER"}, 2, 0, 1800, true},
+		{"capped at the maximum", Failure{Code: "TRANSPORT"}, 4, 0.5, 8000, true},
+		{"the bound", Failure{Code: "SERVER"}, 5, 0.5, 0, false},
+		{"a code not retried", Failure{Code: "AUTH"}, 0, 0.5, 0, false},
+		{"Retry-After honoured", Failure{Code: "RATE_LIMIT", ProviderRetryAfterMs: 3000}, 0, 0.9, 3000, true},
+		{"Retry-After at the maximum", Failure{Code: "RATE_LIMIT", ProviderRetryAfterMs: 10000}, 0, 0.9, 10000, true},
+		{"Retry-After above the maximum", Failure{Code: "RATE_LIMIT", ProviderRetryAfterMs: 10001}, 0, 0.9, 0, false},
+	} {
+		delay, retry := p.Decide(&tc.f, tc.previous, tc.random)
+		if retry != tc.retry || (retry && delay != tc.delay) {
+			t.Errorf("%s: (%v, %v), want (%v, %v)", tc.name, delay, retry, tc.delay, tc.retry)
+		}
+	}
+	if got := p.Key(); got != `["normal",5,["EMPTY_RESPONSE","RATE_LIMIT","SERVER","TIMEOUT","TRANSPORT"],500,10000,0.1]` {
+		t.Errorf("key %s", got)
+	}
+}
