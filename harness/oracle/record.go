@@ -160,6 +160,12 @@ func (n Notes) Markdown(in recording.Input) []byte {
 	if n.Settings.ToolsMode != "" {
 		overlay = append(overlay, fmt.Sprintf("tools.mode %s + dsh-code-runtime-worker-thread (upstream %s-mode overlay)", n.Settings.ToolsMode, n.Settings.ToolsMode))
 	}
+	if n.Settings.Todo {
+		overlay = append(overlay, "dsh-tool-todo mounted (allowParallelInProgress true, as the acp-agent sets it)")
+	}
+	if n.Settings.FSSearch {
+		overlay = append(overlay, "dsh-tool-fs-search mounted (sampleOverCapGlobResults true, globMaxResults 4, as the fs-search overlay; its packaged ripgrep 15)")
+	}
 	if n.Settings.NoHooks {
 		overlay = append(overlay, "no hook bridges mounted")
 	}

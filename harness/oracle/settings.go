@@ -1,7 +1,9 @@
 package oracle
 
 import (
+	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -42,6 +44,9 @@ type Settings struct {
 	SessionQuery bool
 	// NoHooks unmounts both hook bridges (PROBE_HOOKS=0).
 	NoHooks bool
+	// Todo mounts tool-todo (PROBE_TODO=1); FSSearch mounts tool-fs-search
+	// with the fs-search overlay's settings (PROBE_FS_SEARCH=1).
+	Todo, FSSearch bool
 	// PaceMs paces llm-replay's chunks (PROBE_PACE_MS).
 	PaceMs int
 	// MissingRunner confines bash with a sandbox runner that does not
@@ -57,8 +62,8 @@ const MissingRunnerPath = "{{cwd}}/.dsh-missing-sandbox-runner"
 
 // ParseSettings reads the env form: space-separated K=V of
 // DSH_PERMISSION_MODE, PROBE_TOOLS_MODE, PROBE_SPILL=1, PROBE_SQ=1,
-// PROBE_HOOKS=0, PROBE_PACE_MS, PROBE_RUNNER=missing; anything else is an
-// error naming it.
+// PROBE_HOOKS=0, PROBE_TODO=1, PROBE_FS_SEARCH=1, PROBE_PACE_MS,
+// PROBE_RUNNER=missing; anything else is an error naming it.
 func ParseSettings(env string) (Settings, error) {
 	var s Settings
 	for _, kv := range strings.Fields(env) {
@@ -74,6 +79,10 @@ func ParseSettings(env string) (Settings, error) {
 			s.SessionQuery = true
 		case kv == "PROBE_HOOKS=0":
 			s.NoHooks = true
+		case kv == "PROBE_TODO=1":
+			s.Todo = true
+		case kv == "PROBE_FS_SEARCH=1":
+			s.FSSearch = true
 		case kv == "PROBE_RUNNER=missing":
 			s.MissingRunner = true
 		case k == "PROBE_PACE_MS":
@@ -83,7 +92,7 @@ func ParseSettings(env string) (Settings, error) {
 			}
 			s.PaceMs = n
 		default:
-			return Settings{}, fmt.Errorf("setting %q: not one of DSH_PERMISSION_MODE=<mode>, PROBE_TOOLS_MODE=code|both, PROBE_SPILL=1, PROBE_SQ=1, PROBE_HOOKS=0, PROBE_PACE_MS=<n>, PROBE_RUNNER=missing", kv)
+			return Settings{}, fmt.Errorf("setting %q: not one of DSH_PERMISSION_MODE=<mode>, PROBE_TOOLS_MODE=code|both, PROBE_SPILL=1, PROBE_SQ=1, PROBE_HOOKS=0, PROBE_TODO=1, PROBE_FS_SEARCH=1, PROBE_PACE_MS=<n>, PROBE_RUNNER=missing", kv)
 		}
 	}
 	return s, nil
@@ -106,6 +115,12 @@ func (s Settings) String() string {
 	}
 	if s.NoHooks {
 		kv = append(kv, "PROBE_HOOKS=0")
+	}
+	if s.Todo {
+		kv = append(kv, "PROBE_TODO=1")
+	}
+	if s.FSSearch {
+		kv = append(kv, "PROBE_FS_SEARCH=1")
 	}
 	if s.PaceMs > 0 {
 		kv = append(kv, "PROBE_PACE_MS="+strconv.Itoa(s.PaceMs))
@@ -158,6 +173,7 @@ func SettingsOf(rec *recording.Recording) (Settings, error) {
 		return Settings{}, fmt.Errorf("%s: spillMaxInlineBytes %d: the oracle's overlay spills at %d only", rec.Name, set.SpillMaxInlineBytes, SpillMaxInlineBytes)
 	}
 	s.SessionQuery = set.SessionQuery
+	s.Todo, s.FSSearch = calls(rec, "todo_write"), calls(rec, "glob", "grep")
 	if set.PacedModel {
 		s.PaceMs = 100
 	}
@@ -174,4 +190,20 @@ func SettingsOf(rec *recording.Recording) (Settings, error) {
 		return Settings{}, fmt.Errorf("%s: a sandbox backend setting: the oracle's overlay runs bash through the passthrough runner, or a missing one", rec.Name)
 	}
 	return s, nil
+}
+
+// calls reports whether the recording's model calls one of the tools.
+func calls(rec *recording.Recording, names ...string) bool {
+	for _, e := range rec.Events {
+		if e.Type != "tool/call" {
+			continue
+		}
+		var c struct {
+			Name string `json:"name"`
+		}
+		if json.Unmarshal(e.Data, &c) == nil && slices.Contains(names, c.Name) {
+			return true
+		}
+	}
+	return false
 }

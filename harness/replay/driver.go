@@ -72,7 +72,10 @@ type driver struct {
 	gate      *jobs.Gate // the host's yields (see turnWith, modelCall)
 	inbox     *inbox
 	titled    bool
-	headed    bool
+	// promptBlocks are the admitted content of a promptContent step, for
+	// the turn it opens.
+	promptBlocks []pipeline.Block
+	headed       bool
 }
 
 func (d *driver) append(typ string, data any) (session.Event, error) {
@@ -113,11 +116,19 @@ func (d *driver) run(ctx context.Context) error {
 	for i, step := range d.rec.Input.Steps {
 		switch step.Op {
 		case "initialize":
-			d.wire.send(acpwire.Initialized())
+			if d.stack.Attachments() != nil && d.stack.ImageInput() {
+				d.wire.send(acpwire.InitializedWithImages())
+			} else {
+				d.wire.send(acpwire.Initialized())
+			}
 		case "newSession":
 			d.wire.send(acpwire.SessionCreated()) // the replay's session is the new session
 		case "prompt":
 			if err := d.turn(ctx, step.Text); err != nil {
+				return err
+			}
+		case "promptContent":
+			if err := d.promptContent(ctx, step); err != nil {
 				return err
 			}
 		case "promptAndCancel":
@@ -263,7 +274,11 @@ func (d *driver) openTurn(prompt string, started chan struct{}) (*openedTurn, er
 	d.gate.Pump() // the prompt came from the client: the host yielded
 	d.turnNo++
 	t := &openedTurn{turn: d.turnNo, prompt: prompt}
-	t.msg = userMessage{Content: []pipeline.Block{pipeline.TextBlock(prompt)}, Source: kindOnly{"user"}, Role: "user", ID: newUUID()}
+	content := []pipeline.Block{pipeline.TextBlock(prompt)}
+	if d.promptBlocks != nil { // a promptContent step's admitted blocks
+		content, d.promptBlocks = d.promptBlocks, nil
+	}
+	t.msg = userMessage{Content: content, Source: kindOnly{"user"}, Role: "user", ID: newUUID()}
 	if _, err := d.append("agent/inbox/spliced", splice{Target: "next-turn", Start: 0, Inserted: []userMessage{t.msg}}); err != nil {
 		return nil, err
 	}
@@ -313,6 +328,9 @@ func (d *driver) openStep(ctx context.Context, t *openedTurn, step int, claimed 
 	}
 	if _, err := d.stack.SyncContext(ctx); err != nil {
 		return fmt.Errorf("runtime context: %w", err)
+	}
+	if _, err := d.stack.SyncCatalog(ctx); err != nil {
+		return fmt.Errorf("skill catalog: %w", err)
 	}
 	return d.firstRequest(t.prompt, promptSeq)
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -251,6 +252,12 @@ func prepare(dir string, res *Result) (*prepared, error) {
 		return nil, err
 	}
 	pol, err := rec.Policy()
+	if err != nil && standalone(rec.Settings.Profile) && !rec.HasRuntimeContext() {
+		// upstream's standalone overlays compose no policy plugins: the
+		// commands run unconfined and no runtime context is ever logged
+		pol, err = recording.Policy{Mode: string(sandbox.DangerFullAccess), Approval: stack.ApprovalNever}, nil
+		res.Notes = append(res.Notes, fmt.Sprintf("profile %s is a standalone overlay without sandbox-policy and approval plugins: tools run unconfined (danger-full-access) and no runtime context is logged", rec.Settings.Profile))
+	}
 	if err != nil {
 		if len(script.Replies) > 0 || rec.HasRuntimeContext() {
 			return nil, err
@@ -262,6 +269,9 @@ func prepare(dir string, res *Result) (*prepared, error) {
 	}
 	res.Mode, res.Approval = pol.Mode, pol.Approval
 	toolsMode, toolsNote := rec.ToolsMode()
+	if rec.Settings.Profile == recording.ProfileAdvanced && rec.ToolSchemas == nil && toolsMode != stack.ToolsCode {
+		toolsMode, toolsNote = stack.ToolsBoth, "tools mode both: the advanced overlay's (EX/advanced.cordis.snapshot.yml tools.mode both)"
+	}
 	if toolsNote != "" {
 		res.Notes = append(res.Notes, toolsNote)
 	}
@@ -366,11 +376,16 @@ func (p *prepared) run(ctx context.Context, sc *scratch, opt Options, timeout ti
 	cfg.JobNotify = func(n jobs.Notice) {
 		in.deliver(n.Text, n.Summary, n.SpawnFailed)
 	}
+	if err := prepareWorkspace(rec.Settings.Prepare, sc.ws); err != nil {
+		return fmt.Errorf("prepare the workspace (%s): %w", rec.Settings.Prepare, err)
+	}
 	st, err := stack.New(cfg)
 	if err != nil {
 		return fmt.Errorf("stack for %s (%s/%s): %w", rec.Name, p.pol.Mode, p.pol.Approval, err)
 	}
 	defer st.Close()
+	res.Served = st.Served()
+	slices.Sort(res.Served)
 	if err := p.checkComposed(st); err != nil {
 		return err
 	}
@@ -421,7 +436,7 @@ func (p *prepared) stackConfig(sc *scratch, opt Options) (stack.Config, []string
 		launcher = r
 	}
 	promote := false // the recordings' version kills a foreground command at its timeout
-	return stack.Config{
+	cfg := stack.Config{
 		Workspace:                 sc.ws,
 		Log:                       sc.log,
 		Mode:                      sandbox.Mode(p.pol.Mode),
@@ -439,7 +454,9 @@ func (p *prepared) stackConfig(sc *scratch, opt Options) (stack.Config, []string
 		HooksDir:                  sc.ws, // the launch cwd: workspace/hooks.json and codex-hooks.json load from it
 		HooksStrict:               opt.StrictHooks,
 		ToolsMode:                 p.toolsMode,
-	}, notes
+	}
+	notes = append(notes, p.profileConfig(&cfg, sc.ws)...)
+	return cfg, notes
 }
 
 // valueOr0 is *v, or 0 for an unset setting.

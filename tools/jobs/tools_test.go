@@ -304,3 +304,28 @@ func TestOutputWaitIsCapped(t *testing.T) {
 		t.Errorf("waitTimeout(1e9) = %v, %v; want the cap 200", ms, ok)
 	}
 }
+
+// TestTaskWording pins the pre-rename wording against the pwsh recording's
+// sidecar texts.
+func TestTaskWording(t *testing.T) {
+	tools, err := Tools(New(Options{}), ToolsConfig{TaskWording: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		OutputName: "Read a background job. Stream tasks return only output since the previous read; final-output tasks return their result after settlement. Every response ends with `[status: ...]`. Reads are non-blocking unless `wait: true`, which waits up to the configured cap.",
+		KillName:   "Request cancellation of a running background job by job id. Returns immediately; the task settles as killed once its work actually stops.",
+		ListName:   ListDescription,
+	}
+	for _, tl := range tools {
+		if tl.Description != want[tl.Name] {
+			t.Errorf("%s: %q", tl.Name, tl.Description)
+		}
+	}
+	params := string(tools[0].Parameters) + string(tools[1].Parameters)
+	for _, s := range []string{"Block until the task reaches a terminal status or the timeout expires. A timed-out wait returns [status: running] and leaves the task alive.", "Optional short reason, recorded in the log and forwarded to the task."} {
+		if !strings.Contains(params, s) {
+			t.Errorf("parameters lack %q", s)
+		}
+	}
+}

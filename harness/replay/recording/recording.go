@@ -65,6 +65,17 @@ type Step struct {
 	// WaitForFile, on promptAndCancel, cancels once this file exists in
 	// the workspace (else once the turn started).
 	WaitForFile *WaitFile `json:"waitForFile,omitempty"`
+	// Content is a promptContent step's ACP prompt blocks.
+	Content []PromptBlock `json:"content,omitempty"`
+}
+
+// PromptBlock is one ACP prompt content block of a promptContent step: a
+// text block, or an image block with base64 data and a MIME type.
+type PromptBlock struct {
+	Type     string `json:"type"`
+	Text     string `json:"text,omitempty"`
+	Data     string `json:"data,omitempty"`
+	MimeType string `json:"mimeType,omitempty"`
 }
 
 // WaitFile names a file relative to the workspace.
@@ -76,9 +87,10 @@ type WaitFile struct {
 // SupportedSteps are the input.json steps dsh-replay drives: initialize and
 // newSession (the replay's session is the new session), prompt,
 // promptAndCancel (the prompt, cancelled by the user once waitForFile exists
-// or, without it, once the turn started) and waitForTurnEnd (the replay's
-// turns end before the next step).
-var SupportedSteps = []string{"initialize", "newSession", "prompt", "promptAndCancel", "waitForTurnEnd"}
+// or, without it, once the turn started), waitForTurnEnd (the replay's
+// turns end before the next step) and promptContent (a prompt of ACP
+// content blocks, images admitted into the attachment store).
+var SupportedSteps = []string{"initialize", "newSession", "prompt", "promptAndCancel", "waitForTurnEnd", "promptContent"}
 
 // Answer is one permission answer of input.json.
 type Answer struct {
@@ -350,6 +362,14 @@ func checkInput(name string, data []byte, in Input) error {
 		}
 		if (s.Op == "prompt" || s.Op == "promptAndCancel") && s.Text == "" {
 			return fail(fmt.Sprintf("steps[%d].text", i), "a %s step needs a non-empty text", s.Op)
+		}
+		if s.Op == "promptContent" && len(s.Content) == 0 {
+			return fail(fmt.Sprintf("steps[%d].content", i), "a promptContent step needs content blocks")
+		}
+		for j, b := range s.Content {
+			if b.Type != "text" && b.Type != "image" {
+				return fail(fmt.Sprintf("steps[%d].content[%d].type", i, j), "want text or image, got %q", b.Type)
+			}
 		}
 		if s.WaitForFile != nil {
 			field := fmt.Sprintf("steps[%d].waitForFile", i)
