@@ -142,3 +142,48 @@ func TestScriptCheck(t *testing.T) {
 		}
 	}
 }
+
+// TestNotesAreCurrent: every kept recording's NOTES.md is what its spec and
+// settings row say (dsh-oracle regen -notes rewrites them), so a note never
+// names a script, a switch or a tool that is not the recording's.
+func TestNotesAreCurrent(t *testing.T) {
+	specs, err := LoadSpecs("gen")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, s := range specs {
+		dir := filepath.Join(root, "testdata", "replay", "oracle", s.Name)
+		got, err := os.ReadFile(filepath.Join(dir, NotesFile))
+		if os.IsNotExist(err) {
+			continue // not kept: upstream does not reproduce it
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		in, err := ReadInput(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := s.Notes().Markdown(in); string(got) != string(want) {
+			t.Errorf("%s/NOTES.md is stale (go run ./harness/oracle/cmd/dsh-oracle regen -notes %s):\n%s", s.Name, s.Name, cmp.Diff(string(want), string(got)))
+		}
+		n++
+	}
+	if n < 50 {
+		t.Errorf("compared %d notes, want the fifty-odd kept recordings'", n)
+	}
+	ents, err := os.ReadDir(filepath.Join(root, "testdata", "replay", "oracle"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	named := map[string]bool{}
+	for _, s := range specs {
+		named[s.Name] = true
+	}
+	for _, e := range ents {
+		if e.IsDir() && !named[e.Name()] {
+			t.Errorf("testdata/replay/oracle/%s has no row in gen/settings.tsv: it cannot be made again", e.Name())
+		}
+	}
+}

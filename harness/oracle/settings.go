@@ -173,7 +173,7 @@ func SettingsOf(rec *recording.Recording) (Settings, error) {
 		return Settings{}, fmt.Errorf("%s: spillMaxInlineBytes %d: the oracle's overlay spills at %d only", rec.Name, set.SpillMaxInlineBytes, SpillMaxInlineBytes)
 	}
 	s.SessionQuery = set.SessionQuery
-	s.Todo, s.FSSearch = calls(rec, "todo_write"), calls(rec, "glob", "grep")
+	s.Todo, s.FSSearch = calls(rec, "todo_write"), set.Profile == recording.ProfileFSSearch || calls(rec, "glob", "grep")
 	if set.PacedModel {
 		s.PaceMs = 100
 	}
@@ -184,6 +184,10 @@ func SettingsOf(rec *recording.Recording) (Settings, error) {
 		return Settings{}, fmt.Errorf("%s: bashTimeoutMs: the oracle's overlay has no switch for it", rec.Name)
 	case set.MaxConcurrentJobsPerOwner != nil && *set.MaxConcurrentJobsPerOwner != defaultMaxJobs:
 		return Settings{}, fmt.Errorf("%s: maxConcurrentJobsPerOwner %d: the oracle's overlay runs with upstream's default %d only", rec.Name, *set.MaxConcurrentJobsPerOwner, defaultMaxJobs)
+	case set.Profile != "" && set.Profile != recording.ProfileDefault && set.Profile != recording.ProfileFSSearch:
+		return Settings{}, fmt.Errorf("%s: profile %q: the oracle's overlay has the default and fs-search profiles only", rec.Name, set.Profile)
+	case set.Prepare != "" || len(set.ServedTools) > 0:
+		return Settings{}, fmt.Errorf("%s: a workspace preparation or served tools: the oracle's overlay has neither", rec.Name)
 	case set.SandboxBackend == recording.BackendLandlock && set.LandlockRunner == MissingRunnerPath && set.LandlockABI == nil:
 		s.MissingRunner = true
 	case set.SandboxBackend != "" || set.LandlockRunner != "" || set.LandlockABI != nil:

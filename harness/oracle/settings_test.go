@@ -89,6 +89,15 @@ func TestSettingsOf(t *testing.T) {
 	if _, err := SettingsOf(rec); err == nil || !strings.Contains(err.Error(), "sandbox backend") {
 		t.Errorf("partial-landlock: %v, want the sandbox backend setting refused", err)
 	}
+	for name, want := range map[string]string{"pwsh-tool-turn": `profile "pwsh"`, "skill-load": "workspace preparation"} {
+		rec, err := recording.Load(filepath.Join(root, "transcripts", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := SettingsOf(rec); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %s refused", name, err, want)
+		}
+	}
 }
 
 // TestFromEnvNamesTheVariable: without DSHSIM_ORACLE, or with a directory

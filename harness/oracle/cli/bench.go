@@ -17,8 +17,8 @@ import (
 
 const benchUsage = `usage: dsh-oracle bench [-rounds R] [DIR]
 
-Replay speed on the same recordings (default: transcripts), side by side in
-one run: for each round and each recording, our replay (dsh-replay's
+Replay speed on the same recordings (default: transcripts; those the oracle's
+overlay cannot run are skipped and named), side by side in one run: for each round and each recording, our replay (dsh-replay's
 Replay: an isolated child replaying through the real stack) and then
 upstream's suite through the oracle (run.mjs: node starts upstream's agent
 and its snapshot harness compares). Both run sequentially, one recording at
@@ -61,6 +61,8 @@ func benchMain(args []string, stdout, stderr io.Writer) int {
 // recordings, measured in one run.
 type BenchResult struct {
 	Names []string
+	// Skipped are the recordings the oracle's overlay cannot run, with why.
+	Skipped []string
 	// Ours and Upstream are each recording's times, one per round.
 	Ours, Upstream [][]time.Duration
 }
@@ -69,18 +71,26 @@ type BenchResult struct {
 // times, sequentially. A run that does not match is an error: speed of a
 // wrong replay means nothing.
 func Bench(ctx context.Context, o *oracle.Oracle, dirs []string, rounds int) (*BenchResult, error) {
-	b := &BenchResult{Ours: make([][]time.Duration, len(dirs)), Upstream: make([][]time.Duration, len(dirs))}
-	sets := make([]oracle.Settings, len(dirs))
-	for i, d := range dirs {
-		b.Names = append(b.Names, filepath.Base(d))
+	b := &BenchResult{}
+	var sets []oracle.Settings
+	var kept []string
+	for _, d := range dirs {
 		rec, err := recording.Load(d)
 		if err != nil {
 			return nil, err
 		}
-		if sets[i], err = oracle.SettingsOf(rec); err != nil {
-			return nil, err
+		set, err := oracle.SettingsOf(rec)
+		if err != nil {
+			b.Skipped = append(b.Skipped, err.Error())
+			continue
 		}
+		b.Names, sets, kept = append(b.Names, filepath.Base(d)), append(sets, set), append(kept, d)
 	}
+	if len(kept) == 0 {
+		return nil, fmt.Errorf("none of the recordings can run under the oracle's overlay")
+	}
+	dirs = kept
+	b.Ours, b.Upstream = make([][]time.Duration, len(dirs)), make([][]time.Duration, len(dirs))
 	for range rounds {
 		for i, d := range dirs {
 			r := replay.Replay(ctx, d, replay.Options{})
@@ -125,5 +135,8 @@ func (b *BenchResult) Print(w io.Writer) {
 		fmt.Fprintf(w, "%-28s %10s %10s %7.1fx\n", n, om.Round(time.Millisecond), um.Round(time.Millisecond), float64(um)/float64(om))
 	}
 	ours, up := b.Totals()
+	for _, s := range b.Skipped {
+		fmt.Fprintf(w, "skipped (the oracle cannot run it): %s\n", s)
+	}
 	fmt.Fprintf(w, "%-28s %10s %10s %7.1fx\n", fmt.Sprintf("total (%d, sequential)", len(b.Names)), ours.Round(time.Millisecond), up.Round(time.Millisecond), float64(up)/float64(ours))
 }

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"flag"
 	"fmt"
 	"io"
@@ -146,6 +148,7 @@ func regenMain(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet(name+" regen", flag.ContinueOnError)
 	out := fs.String("o", diff.RecordingsDir, "write each recording to `DIR`/<name>, replacing it")
 	gen := fs.String("gen", diff.GenDir, "the `DIR` holding settings.tsv and specs/")
+	notesOnly := fs.Bool("notes", false, "rewrite only each recording's NOTES.md from gen/ (no upstream run)")
 	cmd := cmdline.Command{Name: name + " regen", Flags: fs, Help: cmdline.HelpText("usage: dsh-oracle regen [-o DIR] [-gen DIR] [NAME...]\n\nUpstream records each spec of gen/ (refresh), then replays its own recording as a check.\n\n", fs)}
 	return cmd.Main(args, stdout, stderr, func(args []string) error {
 		if err := cmd.CheckOutDir(*out, false); err != nil {
@@ -158,6 +161,9 @@ func regenMain(args []string, stdout, stderr io.Writer) int {
 		specs, err = selectSpecs(specs, args)
 		if err != nil {
 			return err
+		}
+		if *notesOnly {
+			return rewriteNotes(specs, *out, stdout)
 		}
 		o, err := openOracle()
 		if err != nil {
@@ -218,6 +224,26 @@ func regen(ctx context.Context, o *oracle.Oracle, specs []oracle.Spec, out strin
 	}
 	if unstable > 0 {
 		return cmdline.Status(cmdline.ExitFailure)
+	}
+	return nil
+}
+
+// rewriteNotes writes the NOTES.md of each spec's recording in out (a spec
+// without a recording, one upstream does not reproduce, is skipped).
+func rewriteNotes(specs []oracle.Spec, out string, stdout io.Writer) error {
+	for _, s := range specs {
+		dir := filepath.Join(out, s.Name)
+		in, err := oracle.ReadInput(dir)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dir, oracle.NotesFile), s.Notes().Markdown(in), 0o644); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "%-32s NOTES.md\n", s.Name)
 	}
 	return nil
 }
