@@ -1,6 +1,7 @@
 package diff
 
 import (
+	"regexp"
 	"strings"
 
 	"github.com/dshsim/dshsim/harness/replay"
@@ -33,10 +34,32 @@ var Departures = []NamedDeparture{
 		Text: "hook/invoked claude-code:UserPromptSubmit",
 	},
 	{
+		Name:  "run_code's syntax errors are esbuild's words",
+		Doc:   "docs/stack.md#departures-from-the-recorded-version",
+		Match: esbuildSyntaxError,
+	},
+	{
 		Name:  "a background job whose spawn fails asynchronously: when the host learns of it",
 		Doc:   "docs/oracle.md#named-departures",
 		Match: spawnFailureNotice,
 	},
+}
+
+// esbuildWords are the openings of esbuild's syntax errors.
+var esbuildWords = regexp.MustCompile(`^Error: code run failed \(exception\): (Unexpected|Expected|Unterminated|Invalid|Syntax error)`)
+
+// esbuildSyntaxError: the first difference is a run_code result whose
+// failure upstream words as Node's type stripper (SWC) and we as esbuild,
+// each on one line.
+func esbuildSyntaxError(r *replay.Result) bool {
+	p := r.Comparison.First()
+	if p == nil || p.Expected == nil || p.Got == nil || len(p.Diffs) != 1 || p.Diffs[0].Path != "text" {
+		return false
+	}
+	e, _ := p.Diffs[0].Expected.(string)
+	g, _ := p.Diffs[0].Got.(string)
+	return strings.HasPrefix(e, "Error: code run failed (exception): ") && !strings.Contains(e, "\n") &&
+		esbuildWords.MatchString(g) && !strings.Contains(g, "\n")
 }
 
 // spawnFailureNotice: our first difference is a completion notice of a job

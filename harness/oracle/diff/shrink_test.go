@@ -126,6 +126,7 @@ func TestDepartureOf(t *testing.T) {
 	killed := notice("background job bash-1 (bash: true) finished [status: killed, killed before exit]. Read its output with job_output.")
 	completed := notice("background job bash-1 (bash: true) finished [status: completed, exit code: 0]. Read its output with job_output.")
 	call := &projection.Item{Kind: projection.KindCall}
+	item2 := func(kind string) *projection.Item { return &projection.Item{Kind: kind} }
 	result := func(p projection.Pair) *replay.Result {
 		return &replay.Result{Verdict: replay.Mismatch, Comparison: projection.Comparison{Pairs: []projection.Pair{p}}}
 	}
@@ -138,6 +139,8 @@ func TestDepartureOf(t *testing.T) {
 		{"one at the end", result(projection.Pair{Got: killed}), "a background job whose spawn fails asynchronously: when the host learns of it"},
 		{"an early notice of a job that ran", result(projection.Pair{Expected: call, Got: completed}), ""},
 		{"notices on both sides", result(projection.Pair{Expected: killed, Got: killed}), ""},
+		{"a syntax error in esbuild's words", result(projection.Pair{Expected: item2("tool/result"), Got: item2("tool/result"), Diffs: []projection.FieldDiff{{Path: "text", Expected: "Error: code run failed (exception): Expression expected", Got: "Error: code run failed (exception): Unexpected \";\""}}}), "run_code's syntax errors are esbuild's words"},
+		{"another exception", result(projection.Pair{Expected: item2("tool/result"), Got: item2("tool/result"), Diffs: []projection.FieldDiff{{Path: "text", Expected: "Error: code run failed (exception): boom", Got: "Error: code run failed (exception): bang"}}}), ""},
 		{"escalation to the current mode", &replay.Result{Verdict: replay.Mismatch, Flags: []string{`text: expected "Error: sandbox escalation to \"workspace-write\" is not strictly wider than this call's current \"workspace-write\" mode"`}}, "escalation to the current mode"},
 	} {
 		if got := departureOf(tc.r); got != tc.want {
