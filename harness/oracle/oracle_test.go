@@ -207,3 +207,23 @@ func TestRecordFromAScript(t *testing.T) {
 		t.Errorf("the written recording does not load: %v", err)
 	}
 }
+
+// TestSameAgent: an oracle whose agent scripts are the tree's is current;
+// one installed from another tree (a file differs) is named stale.
+func TestSameAgent(t *testing.T) {
+	dir := t.TempDir()
+	agent := filepath.Join(dir, "agent")
+	if err := recording.CopyTree("agent", agent); err != nil {
+		t.Fatal(err)
+	}
+	o := &Oracle{dir: dir}
+	if err := o.SameAgent("agent"); err != nil {
+		t.Errorf("a copy of the tree's agent: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(agent, "cordis.snapshot.yml"), []byte("# older\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.SameAgent("agent"); err == nil || !strings.Contains(err.Error(), "agent/cordis.snapshot.yml is not the tree's") {
+		t.Errorf("a changed overlay: %v", err)
+	}
+}

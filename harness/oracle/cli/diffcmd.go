@@ -76,6 +76,9 @@ func diffMain(args []string, stdout, stderr io.Writer) int {
 	})
 }
 
+// treeAgent is the tree's agent scripts, from the repository root.
+const treeAgent = "harness/oracle/agent"
+
 const diffUsage = `usage: dsh-oracle diff [-n N] [-seed S] [-start K] [-parallel P] [-keep] [-no-shrink]
 
 Generates N model scripts (cases K .. K+N-1 of seed S), has upstream record
@@ -89,6 +92,12 @@ files and its answers.
 
 // runDiff runs the campaign and prints its report; a mismatch fails.
 func runDiff(ctx context.Context, or *oracle.Oracle, o diffOptions, stdout io.Writer) error {
+	// run from the repository: the installed oracle must be this tree's
+	if _, err := os.Stat(treeAgent); err == nil {
+		if err := or.SameAgent(treeAgent); err != nil {
+			return err
+		}
+	}
 	c := &diff.Campaign{
 		Checker:    &diff.Checker{Oracle: or},
 		Seed:       o.seed,
