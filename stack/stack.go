@@ -99,6 +99,11 @@ type Config struct {
 	BashPromoteOnTimeout *bool
 	// SessionQuery composes session_event_read and session_event_search.
 	SessionQuery bool
+	// SessionStore is the directory of the deployment's session logs
+	// (*.jsonl, every workspace's): the session-query tools may name another
+	// session stored there whose header cwd is this session's workspace;
+	// "" lets them read only this session.
+	SessionStore string
 	// JobGate, when set, makes background jobs observed only at the host's
 	// yields (tools/jobs [jobs.Gate]), as upstream's single-threaded host
 	// observes them: the stack yields after every tool call that awaits I/O

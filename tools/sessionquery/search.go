@@ -174,8 +174,9 @@ func (cfg Config) search(_ context.Context, call *pipeline.Call) (pipeline.Outpu
 // the calling step's start; a range left empty is a search with no hits,
 // whatever the other filters say: empty), then the time range and the
 // lists.
-func (cfg Config) searchRequest(call *pipeline.Call, raw map[string]json.RawMessage) (l *session.Log, f filter, events []session.Event, empty bool, err error) {
-	if l, err = cfg.target(call, raw); err != nil {
+func (cfg Config) searchRequest(call *pipeline.Call, raw map[string]json.RawMessage) (l Source, f filter, events []session.Event, empty bool, err error) {
+	var current bool
+	if l, current, err = cfg.target(call, raw); err != nil {
 		return nil, f, nil, false, err
 	}
 	query, err := normalizeQuery(raw)
@@ -189,7 +190,7 @@ func (cfg Config) searchRequest(call *pipeline.Call, raw map[string]json.RawMess
 	if events, err = l.Events(); err != nil {
 		return nil, f, nil, false, pipeline.NewError(nameHarness, "SESSION_QUERY_TOOL_FAILED", "session query operation failed")
 	}
-	if l == call.Agent().Session {
+	if current {
 		// the current session: nothing from the step performing this call
 		e, ok := session.Last(events, "step/start")
 		if !ok {
