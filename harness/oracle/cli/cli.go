@@ -3,10 +3,10 @@ package cli
 import (
 	"context"
 	"errors"
-	"io/fs"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
