@@ -7,6 +7,11 @@ SPAWN_ROUNDS ?= 300
 FUZZTIME  ?= 20s
 # Upstream's C Landlock runner on npm (a static musl binary), measured beside ours by bench-spawn-c.
 C_RUNNER_PKG ?= @deepseek-ai/node-addon-landlock-run-linux-x64@0.1.1
+# make oracle-diff: N generated scripts from SEED (START: the first case), through upstream and ours.
+N         ?= 50
+SEED      ?= 1
+START     ?= 0
+ORACLE_ROUNDS ?= 3
 # Packages with benchmarks (found, so new ones join automatically).
 BENCH_PKGS = $(sort $(dir $(shell grep -rl --include='*_test.go' '^func Benchmark' . | grep -v '/testdata/')))
 # Packages whose code runs goroutines (pipelines, approvals, jobs, spawned
@@ -16,7 +21,7 @@ RACE_PKGS ?= ./pipeline/... ./sandbox ./sandbox/spawn ./sandbox/inproc ./tools/.
 # Go files gofmt must accept (fixtures under testdata included only if they are Go sources of the tree).
 GOFILES    = $(shell find . -name '*.go' -not -path './.git/*' -not -path '*/testdata/*')
 
-.PHONY: help sim test race check bench bench-spawn bench-spawn-c fuzz docs kernels build $(DSHSIM)
+.PHONY: help sim test race check bench bench-spawn bench-spawn-c bench-oracle fuzz docs kernels oracle-diff build $(DSHSIM)
 
 help:
 	@echo 'make sim      regenerate snapshots/ with dsh-sim, then dsh-sim -check'
@@ -27,6 +32,9 @@ help:
 	@echo 'make bench-spawn  the spawn-ratio benchmark (bare, in-process, runners, bwrap), SPAWN_ROUNDS=$(SPAWN_ROUNDS) rounds;'
 	@echo '                  DSHSIM_C_RUNNER=<path of upstream'"'"'s C landlock-run> adds its rows and runner/c-runner'
 	@echo 'make bench-spawn-c  bench-spawn with DSHSIM_C_RUNNER = $(C_RUNNER_PKG) (npm pack into a temp dir, removed after)'
+	@echo 'make oracle-diff  differential testing (DSHSIM_ORACLE): N=$(N) generated scripts of SEED=$(SEED) from START=$(START)'
+	@echo '                  through upstream and dsh-replay, mismatches shrunk; ORACLE_DIFF_FLAGS=-keep keeps them in the tree'
+	@echo 'make bench-oracle replay speed on transcripts/: ours and upstream'"'"'s suite side by side, ORACLE_ROUNDS=$(ORACLE_ROUNDS) rounds'
 	@echo 'make fuzz     every fuzz target for FUZZTIME=$(FUZZTIME) each'
 	@echo 'make docs     write docs/tools.md with every include expanded to build/tools.md'
 	@echo 'make kernels  the Landlock kernel matrix: capped ABIs here, real kernels under qemu (KERNELS_FLAGS=-layer1: no qemu)'
@@ -64,6 +72,12 @@ bench-spawn-c:
 	@set -e; d=$$(mktemp -d); trap 'rm -rf "$$d"' EXIT; \
 	( cd "$$d" && npm_config_cache="$$d/npm-cache" npm pack --silent '$(C_RUNNER_PKG)' >/dev/null && tar -xzf ./*.tgz package/bin/landlock-run ); \
 	DSHSIM_C_RUNNER="$$d/package/bin/landlock-run" $(MAKE) --no-print-directory bench-spawn
+
+oracle-diff:
+	$(GO) run ./harness/oracle/cmd/dsh-oracle diff -n $(N) -seed $(SEED) -start $(START) $(ORACLE_DIFF_FLAGS)
+
+bench-oracle:
+	$(GO) run ./harness/oracle/cmd/dsh-oracle bench -rounds $(ORACLE_ROUNDS)
 
 fuzz:
 	@set -e; files=$$(grep -rl --include='*_test.go' '^func Fuzz' . | grep -v '/testdata/' | sort); \

@@ -40,8 +40,9 @@ const (
 )
 
 // ModelLatency is the least time the constructed model takes to answer a
-// call; it also waits until the running background jobs settled (until they
-// used settleCap of CPU time, at most settleCeiling).
+// call while a background job runs; it also waits until the running
+// background jobs settled (until they used settleCap of CPU time, at most
+// settleCeiling). With no job running it answers at once.
 const ModelLatency = 50 * time.Millisecond
 
 // maxParallelToolCalls bounds a pool of concurrency-safe calls (upstream 10).

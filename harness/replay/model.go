@@ -168,7 +168,14 @@ func (m *scriptedModel) think(ctx context.Context) error {
 	// host's event loop unless it is paced (paceMs: a timer per chunk), so
 	// the jobs' output and exits that arrive meanwhile are observed only at
 	// the next yield (jobs.Gate); a paced recording (pacedModel) yields here.
-	answerAt := time.Now().Add(ModelLatency)
+	//
+	// With no background job running, nothing of the host progresses while
+	// the model thinks (a foreground call has settled before the model is
+	// called), so the reply comes at once: the latency would only be spent.
+	answerAt := time.Now()
+	if len(m.settle.leaders()) > 0 {
+		answerAt = answerAt.Add(ModelLatency)
+	}
 	if err := m.settle.wait(ctx); err != nil {
 		return err
 	}

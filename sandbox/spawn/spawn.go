@@ -202,11 +202,13 @@ func (p *Process) command(req Request, argv []string, dir string) *exec.Cmd {
 	return cmd
 }
 
-// launch starts cmd with start (exec's, or the confiner's own). A confined
+// launch starts cmd with start (exec's, or the confiner's own), the signals
+// this process ignores at their default action in the command. A confined
 // start first marks every inherited descriptor close-on-exec; a failure the
 // confinement attributes to its runner is its *sandbox.UnavailableError,
 // any other a *StartError.
 func (p *Process) launch(start func(*exec.Cmd) error, cmd *exec.Cmd, dir string) error {
+	resetIgnoredSignals()
 	if p.wrapped != nil {
 		// Neither bwrap nor Landlock governs a descriptor that is already
 		// open: one this process inherited without close-on-exec (Go marks
