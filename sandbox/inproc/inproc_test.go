@@ -410,3 +410,117 @@ func TestStartRefusesAWorkspaceThatIsNotTheCheckedOne(t *testing.T) {
 	}
 	cmd.Wait()
 }
+
+// TestReusedThreadServesOnlyItsPolicy: with ReuseThreads, calls of three
+// policies run interleaved on one launcher (workspace A read-only, A
+// writable, B writable) and each is held to its own policy: a read-only
+// call after a writable one cannot write A, a writable call after a
+// read-only one can, and a call for B cannot write A nor one for A write
+// B. Calls of one policy did share one thread, and no two policies did
+// (else the test would prove nothing about reuse). A launcher that served
+// two policies from one thread (the key without the mode, or without the
+// root) fails here.
+func TestReusedThreadServesOnlyItsPolicy(t *testing.T) {
+	sandboxtest.RequireLandlock(t, 1)
+	l, err := NewWithOptions(Options{ReuseThreads: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	a, b := varTmpDir(t, "dshsim-reuse-a-"), varTmpDir(t, "dshsim-reuse-b-")
+	var mu sync.Mutex
+	var tid int
+	l.onThread = func() { mu.Lock(); tid = llsys.Gettid(); mu.Unlock() }
+	roA := sandbox.Policy{Mode: sandbox.ReadOnly, WorkspaceRoot: a}
+	wwA := sandbox.Policy{Mode: sandbox.WorkspaceWrite, WorkspaceRoot: a}
+	wwB := sandbox.Policy{Mode: sandbox.WorkspaceWrite, WorkspaceRoot: b}
+	steps := []struct {
+		name   string
+		policy sandbox.Policy
+		target string
+		writes bool
+	}{
+		{"read-only A cannot write A", roA, a, false},
+		{"writable A writes A after a read-only call", wwA, a, true},
+		{"read-only A cannot write A after a writable call", roA, a, false},
+		{"writable B writes B", wwB, b, true},
+		{"writable B cannot write A", wwB, a, false},
+		{"writable A cannot write B", wwA, b, false},
+		{"writable A writes A again", wwA, a, true},
+		{"read-only A cannot write A again", roA, a, false},
+	}
+	threads := map[sandbox.Policy]map[int]bool{}
+	for i, st := range steps {
+		target := filepath.Join(st.target, fmt.Sprintf("f%d", i))
+		cmd := exec.Command("sh", "-c", "echo x > "+target)
+		if err := l.Start(cmd, st.policy); err != nil {
+			t.Fatalf("%s: %v", st.name, err)
+		}
+		err := cmd.Wait()
+		_, statErr := os.Stat(target)
+		if wrote := err == nil && statErr == nil; wrote != st.writes {
+			t.Errorf("%s: wrote %v (exit %v), want %v", st.name, wrote, err, st.writes)
+		}
+		mu.Lock()
+		if threads[st.policy] == nil {
+			threads[st.policy] = map[int]bool{}
+		}
+		threads[st.policy][tid] = true
+		mu.Unlock()
+	}
+	seen := map[int]sandbox.Policy{}
+	for p, tids := range threads {
+		if len(tids) != 1 {
+			t.Errorf("policy %s %s used %d threads, want 1 reused", p.Mode, p.WorkspaceRoot, len(tids))
+		}
+		for id := range tids {
+			if q, ok := seen[id]; ok {
+				t.Errorf("thread %d served two policies: %s %s and %s %s", id, q.Mode, q.WorkspaceRoot, p.Mode, p.WorkspaceRoot)
+			}
+			seen[id] = p
+		}
+	}
+}
+
+// TestReusedThreadsAreBounded: past maxWorkers policies, the least
+// recently used idle thread ends, and a policy whose thread ended gets a
+// new one that still holds its call to it.
+func TestReusedThreadsAreBounded(t *testing.T) {
+	sandboxtest.RequireLandlock(t, 1)
+	l, err := NewWithOptions(Options{ReuseThreads: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	var first sandbox.Policy
+	for i := 0; i <= maxWorkers; i++ {
+		p := sandbox.Policy{Mode: sandbox.ReadOnly, WorkspaceRoot: varTmpDir(t, "dshsim-bound-")}
+		if i == 0 {
+			first = p
+		}
+		cmd := exec.Command("true")
+		if err := l.Start(cmd, p); err != nil {
+			t.Fatal(err)
+		}
+		cmd.Wait()
+	}
+	l.mu.Lock()
+	n, kept := len(l.workers), 0
+	for k := range l.workers {
+		if k.root == first.WorkspaceRoot {
+			kept++
+		}
+	}
+	l.mu.Unlock()
+	if n != maxWorkers || kept != 0 {
+		t.Errorf("%d workers kept (want %d), the least recently used one kept: %v", n, maxWorkers, kept != 0)
+	}
+	target := filepath.Join(first.WorkspaceRoot, "x")
+	cmd := exec.Command("sh", "-c", "echo x > "+target)
+	if err := l.Start(cmd, first); err != nil {
+		t.Fatal(err)
+	}
+	if cmd.Wait() == nil {
+		t.Errorf("a read-only call on a remade thread wrote %s", target)
+	}
+}
