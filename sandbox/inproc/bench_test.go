@@ -159,7 +159,7 @@ func BenchmarkSpawnTrue(b *testing.B) {
 }
 
 func TestMain(m *testing.M) {
-	code := m.Run()
+	code := sandboxtest.Main(m)
 	if benchDir != "" {
 		os.RemoveAll(benchDir)
 	}

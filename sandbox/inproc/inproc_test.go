@@ -416,30 +416,25 @@ func TestStartRefusesAWorkspaceThatIsNotTheCheckedOne(t *testing.T) {
 // writable, B writable) and each is held to its own policy: a read-only
 // call after a writable one cannot write A, a writable call after a
 // read-only one can, and a call for B cannot write A nor one for A write
-// B. Calls of one policy did share one thread, and no two policies did
-// (else the test would prove nothing about reuse). A launcher that served
-// two policies from one thread (the key without the mode, or without the
-// root) fails here.
+// B. It runs twice, the read-only call first and the writable call first,
+// since whichever restriction a shared thread got first is the one it
+// would carry. Calls of one policy did share one thread, and no two
+// policies did (else the test would prove nothing about reuse). A launcher
+// that served two policies from one thread (keyed by the root alone, by
+// the mode alone, or one thread for all) fails here.
 func TestReusedThreadServesOnlyItsPolicy(t *testing.T) {
 	sandboxtest.RequireLandlock(t, 1)
-	l, err := NewWithOptions(Options{ReuseThreads: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
 	a, b := varTmpDir(t, "dshsim-reuse-a-"), varTmpDir(t, "dshsim-reuse-b-")
-	var mu sync.Mutex
-	var tid int
-	l.onThread = func() { mu.Lock(); tid = llsys.Gettid(); mu.Unlock() }
 	roA := sandbox.Policy{Mode: sandbox.ReadOnly, WorkspaceRoot: a}
 	wwA := sandbox.Policy{Mode: sandbox.WorkspaceWrite, WorkspaceRoot: a}
 	wwB := sandbox.Policy{Mode: sandbox.WorkspaceWrite, WorkspaceRoot: b}
-	steps := []struct {
+	type step struct {
 		name   string
 		policy sandbox.Policy
 		target string
 		writes bool
-	}{
+	}
+	roFirst := []step{
 		{"read-only A cannot write A", roA, a, false},
 		{"writable A writes A after a read-only call", wwA, a, true},
 		{"read-only A cannot write A after a writable call", roA, a, false},
@@ -449,36 +444,49 @@ func TestReusedThreadServesOnlyItsPolicy(t *testing.T) {
 		{"writable A writes A again", wwA, a, true},
 		{"read-only A cannot write A again", roA, a, false},
 	}
-	threads := map[sandbox.Policy]map[int]bool{}
-	for i, st := range steps {
-		target := filepath.Join(st.target, fmt.Sprintf("f%d", i))
-		cmd := exec.Command("sh", "-c", "echo x > "+target)
-		if err := l.Start(cmd, st.policy); err != nil {
-			t.Fatalf("%s: %v", st.name, err)
-		}
-		err := cmd.Wait()
-		_, statErr := os.Stat(target)
-		if wrote := err == nil && statErr == nil; wrote != st.writes {
-			t.Errorf("%s: wrote %v (exit %v), want %v", st.name, wrote, err, st.writes)
-		}
-		mu.Lock()
-		if threads[st.policy] == nil {
-			threads[st.policy] = map[int]bool{}
-		}
-		threads[st.policy][tid] = true
-		mu.Unlock()
-	}
-	seen := map[int]sandbox.Policy{}
-	for p, tids := range threads {
-		if len(tids) != 1 {
-			t.Errorf("policy %s %s used %d threads, want 1 reused", p.Mode, p.WorkspaceRoot, len(tids))
-		}
-		for id := range tids {
-			if q, ok := seen[id]; ok {
-				t.Errorf("thread %d served two policies: %s %s and %s %s", id, q.Mode, q.WorkspaceRoot, p.Mode, p.WorkspaceRoot)
+	wwFirst := append([]step{{"writable A writes A first", wwA, a, true}}, roFirst...)
+	for name, steps := range map[string][]step{"read-only first": roFirst, "writable first": wwFirst} {
+		t.Run(name, func(t *testing.T) {
+			l, err := NewWithOptions(Options{ReuseThreads: true})
+			if err != nil {
+				t.Fatal(err)
 			}
-			seen[id] = p
-		}
+			defer l.Close()
+			var mu sync.Mutex
+			var tid int
+			l.onThread = func() { mu.Lock(); tid = llsys.Gettid(); mu.Unlock() }
+			threads := map[sandbox.Policy]map[int]bool{}
+			for i, st := range steps {
+				target := filepath.Join(st.target, fmt.Sprintf("%s-%d", strings.ReplaceAll(name, " ", "-"), i))
+				cmd := exec.Command("sh", "-c", "echo x > "+target)
+				if err := l.Start(cmd, st.policy); err != nil {
+					t.Fatalf("%s: %v", st.name, err)
+				}
+				err := cmd.Wait()
+				_, statErr := os.Stat(target)
+				if wrote := err == nil && statErr == nil; wrote != st.writes {
+					t.Errorf("%s: wrote %v (exit %v), want %v", st.name, wrote, err, st.writes)
+				}
+				mu.Lock()
+				if threads[st.policy] == nil {
+					threads[st.policy] = map[int]bool{}
+				}
+				threads[st.policy][tid] = true
+				mu.Unlock()
+			}
+			seen := map[int]sandbox.Policy{}
+			for p, tids := range threads {
+				if len(tids) != 1 {
+					t.Errorf("policy %s %s used %d threads, want 1 reused", p.Mode, p.WorkspaceRoot, len(tids))
+				}
+				for id := range tids {
+					if q, ok := seen[id]; ok {
+						t.Errorf("thread %d served two policies: %s %s and %s %s", id, q.Mode, q.WorkspaceRoot, p.Mode, p.WorkspaceRoot)
+					}
+					seen[id] = p
+				}
+			}
+		})
 	}
 }
 
@@ -494,7 +502,11 @@ func TestReusedThreadsAreBounded(t *testing.T) {
 	defer l.Close()
 	var first sandbox.Policy
 	for i := 0; i <= maxWorkers; i++ {
-		p := sandbox.Policy{Mode: sandbox.ReadOnly, WorkspaceRoot: varTmpDir(t, "dshsim-bound-")}
+		root, err := filepath.EvalSymlinks(varTmpDir(t, "dshsim-bound-"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := sandbox.Policy{Mode: sandbox.ReadOnly, WorkspaceRoot: root}
 		if i == 0 {
 			first = p
 		}
@@ -522,5 +534,48 @@ func TestReusedThreadsAreBounded(t *testing.T) {
 	}
 	if cmd.Wait() == nil {
 		t.Errorf("a read-only call on a remade thread wrote %s", target)
+	}
+}
+
+// TestPartialNoticeAsTheRunner: below ABI 5 the command's stderr begins
+// with the runner's partial notice, byte for byte what landlock-run --abi-cap
+// N prints before the same command's own stderr, on a fresh thread and on a
+// reused one; at full enforcement neither prints it. (A recording of a
+// partial Landlock run shows the notice in the model's text.)
+func TestPartialNoticeAsTheRunner(t *testing.T) {
+	sandboxtest.RequireLandlock(t, 5)
+	runner := sandboxtest.Runner(t)
+	ws := varTmpDir(t, "dshsim-notice-")
+	argv := []string{"sh", "-c", "echo own >&2; exit 3"}
+	p := sandbox.Policy{Mode: sandbox.ReadOnly, WorkspaceRoot: ws}
+	for _, abiCap := range []int{3, 5} {
+		var want strings.Builder
+		checked, err := sandbox.Validate(argv, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rc := exec.Command(runner, sandbox.Wrap([]string{"--abi-cap", fmt.Sprint(abiCap)}, sandbox.LandlockArgs(checked), argv)...)
+		rc.Stderr = &want
+		rc.Run()
+		if hasNotice := strings.Contains(want.String(), sandbox.LandlockPartialNotice); hasNotice != (abiCap < 5) {
+			t.Fatalf("cap %d: the runner's stderr %q; notice %v", abiCap, want.String(), hasNotice)
+		}
+		for _, reuse := range []bool{false, true} {
+			l, err := NewWithOptions(Options{ABICap: abiCap, ReuseThreads: reuse})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Close()
+			var got strings.Builder
+			cmd := exec.Command(argv[0], argv[1:]...)
+			cmd.Stderr = &got
+			if err := l.Start(cmd, p); err != nil {
+				t.Fatal(err)
+			}
+			cmd.Wait()
+			if got.String() != want.String() {
+				t.Errorf("cap %d reuse %v: stderr %q, the runner's %q", abiCap, reuse, got.String(), want.String())
+			}
+		}
 	}
 }
