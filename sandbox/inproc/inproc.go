@@ -236,6 +236,22 @@ func (l *Launcher) rulesetLocked(p sandbox.Policy) (*landlock.Ruleset, error) {
 	return rs, nil
 }
 
+// Probe restricts a throwaway thread with the runner's probe ruleset
+// (read-only /, and the hardening's scoping), as landlock-run --probe
+// does, and returns why it cannot, or nil: the in-process path works in
+// this process.
+func (l *Launcher) Probe() error {
+	rs, err := landlock.NewRuleset(l.abi, landlock.Rules{RO: []string{"/"}, Scoped: l.scoped})
+	if err != nil {
+		return fmt.Errorf("inproc: %w", err)
+	}
+	defer rs.Close()
+	if err := landlock.OnRestrictedThread(rs.FD, nil); err != nil {
+		return fmt.Errorf("inproc: %w", err)
+	}
+	return nil
+}
+
 // Backend names the in-process path in a sandbox.Report.
 const Backend = "landlock-inproc"
 
