@@ -57,7 +57,7 @@ bench:
 	$(GO) test -count=1 -run '^$$' -bench . -benchmem -benchtime=$(BENCHTIME) $(addprefix ./,$(patsubst ./%,%,$(BENCH_PKGS)))
 
 bench-spawn:
-	$(GO) test -count=1 ./sandbox/inproc -run '^$$' -bench SpawnRatios -benchtime $(SPAWN_ROUNDS)x -v
+	$(GO) test -count=1 ./sandbox/chain -run '^$$' -bench SpawnRatios -benchtime $(SPAWN_ROUNDS)x -v
 
 # npm pack fetches the tarball (integrity-checked by npm) with its cache inside the temp dir; the trap removes both.
 bench-spawn-c:

@@ -15,7 +15,13 @@ import (
 	"github.com/dshsim/dshsim/sandbox/spawn"
 )
 
-func TestMain(m *testing.M) { os.Exit(sandboxtest.Main(m)) }
+func TestMain(m *testing.M) {
+	code := sandboxtest.Main(m)
+	if benchDir != "" {
+		os.RemoveAll(benchDir)
+	}
+	os.Exit(code)
+}
 
 func newConfiner(t *testing.T, cfg chain.Config) *chain.Confiner {
 	t.Helper()
@@ -30,8 +36,8 @@ func newConfiner(t *testing.T, cfg chain.Config) *chain.Confiner {
 // noBwrap is the platform chain on a host without a usable bwrap.
 var noBwrap = sandbox.Probes{Bwrap: func(context.Context) bool { return false }}
 
-// run runs sh -c script confined by c under policy p through spawn.
-func run(t *testing.T, c spawn.Confiner, p sandbox.Policy, script string) (spawn.Result, error) {
+// runConfined runs sh -c script confined by c under policy p through spawn.
+func runConfined(t *testing.T, c spawn.Confiner, p sandbox.Policy, script string) (spawn.Result, error) {
 	t.Helper()
 	return spawn.Run(context.Background(), spawn.Request{Argv: []string{"sh", "-c", script}, Policy: p, Confiner: c, OutputDir: t.TempDir()})
 }
@@ -51,7 +57,7 @@ func TestLandlockRunsInProcess(t *testing.T) {
 	if b, enf := c.Selected(); b != inproc.Backend || enf == "" {
 		t.Fatalf("Selected() = %q %q, want %s", b, enf, inproc.Backend)
 	}
-	res, err := run(t, c, p, "echo x > "+filepath.Join(ws, "in")+" && echo y > "+filepath.Join(outside, "out"))
+	res, err := runConfined(t, c, p, "echo x > "+filepath.Join(ws, "in")+" && echo y > "+filepath.Join(outside, "out"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +91,7 @@ func TestRunnerFallback(t *testing.T) {
 	p := sandbox.Policy{Mode: sandbox.WorkspaceWrite, WorkspaceRoot: ws}
 	t.Run("configured", func(t *testing.T) {
 		c := newConfiner(t, chain.Config{Runner: true, Sandbox: sandbox.Config{Chain: []string{sandbox.BackendLandlock}, LauncherPath: runner}})
-		res, err := run(t, c, p, "echo x > "+filepath.Join(ws, "configured"))
+		res, err := runConfined(t, c, p, "echo x > "+filepath.Join(ws, "configured"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -108,7 +114,7 @@ func TestRunnerFallback(t *testing.T) {
 		if w.Backend != sandbox.BackendLandlock || !strings.Contains(w.Fallback, "the in-process path cannot be used in this process: inproc: hardening: --scope needs Landlock ABI 6") {
 			t.Errorf("backend %q fallback %q", w.Backend, w.Fallback)
 		}
-		_, err = run(t, c, p, "echo ran > "+filepath.Join(ws, "hardened"))
+		_, err = runConfined(t, c, p, "echo ran > "+filepath.Join(ws, "hardened"))
 		var ue *sandbox.UnavailableError
 		if !errors.As(err, &ue) || !strings.Contains(ue.Detail, "--scope needs Landlock ABI 6") {
 			t.Errorf("the runner's call: %v, want it to fail closed", err)
@@ -132,7 +138,7 @@ func TestPartialNoticeOnTheDefaultPath(t *testing.T) {
 	var stderr [2]string
 	for i, useRunner := range []bool{false, true} {
 		c := newConfiner(t, chain.Config{Runner: useRunner, Sandbox: sandbox.Config{Chain: []string{sandbox.BackendLandlock}, LauncherPath: runner, LandlockABICap: 3}})
-		res, err := run(t, c, p, "false")
+		res, err := runConfined(t, c, p, "false")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,6 +1,7 @@
-package inproc
+package chain_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -11,8 +12,13 @@ import (
 	"testing"
 
 	"github.com/dshsim/dshsim/harness/benchratio"
+	"github.com/dshsim/dshsim/pipeline/session/sessiontest"
 	"github.com/dshsim/dshsim/sandbox"
+	"github.com/dshsim/dshsim/sandbox/chain"
+	"github.com/dshsim/dshsim/sandbox/inproc"
 	"github.com/dshsim/dshsim/sandbox/sandboxtest"
+	"github.com/dshsim/dshsim/sandbox/spawn"
+	"github.com/dshsim/dshsim/stack"
 )
 
 // BenchmarkSpawnRatios measures every way of spawning /bin/true interleaved,
@@ -28,8 +34,20 @@ import (
 // exit), "go-exec" (a Go binary that only execs /bin/true: the floor of any Go
 // runner), "runner-rules" (ours up to a failing exec), "runner" (ours), and,
 // when [cRunnerEnv] names upstream's C runner, "c-runner" and "c-runner-rules"
-// (the same two runs through it) plus "runner/c-runner", "inproc/c-runner"
-// and "inproc-reuse/c-runner", the ratios of ours to it in the same run. Without the variable the C rows are reported skipped.
+// (the same two runs through it) plus "runner/c-runner", "inproc/c-runner",
+// "inproc-reuse/c-runner", "stack-landlock/c-runner" and
+// "stack-runner/c-runner", the ratios of ours to it in the same run.
+// Without the variable the C rows are reported skipped.
+//
+// The stack rows are a spawn as the stack's bash makes it (package
+// sandbox/spawn: a new session, captured streams, close-on-exec, the
+// subreaper's bookkeeping, the report), on a Landlock host (the stack
+// composed with Landlock as its only backend, as on a host without a usable
+// bwrap): "stack-landlock" through the stack's own confiner (its default,
+// in-process), "stack-runner" through the runner (the configuration asking
+// for it; the default before), and "spawn-bare" the same spawn unconfined.
+// The C runner's rows are a bare exec of it, without any executor: the
+// stack rows carry our executor's cost and upstream's rows none of Node's.
 func BenchmarkSpawnRatios(b *testing.B) {
 	ws := sandboxtest.TempDir(b, "dshsim-bench-ws-")
 	policy := sandbox.Policy{Mode: sandbox.WorkspaceWrite, WorkspaceRoot: ws}
@@ -38,12 +56,34 @@ func BenchmarkSpawnRatios(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	l := newLauncher(b)
-	lr, err := NewWithOptions(Options{ReuseThreads: true})
+	sandboxtest.RequireLandlock(b, 1)
+	l, err := inproc.New()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	lr, err := inproc.NewWithOptions(inproc.Options{ReuseThreads: true})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer lr.Close()
+	stackConfiner, runnerConfiner := stackOnLandlock(b, ws, bin.runner)
+	out := sandboxtest.TempDir(b, "dshsim-bench-out-")
+	// The executor as the stack's bash uses it: spawn.Run of /bin/true,
+	// confined by c (nil: unconfined, danger-full-access).
+	spawned := func(c spawn.Confiner) func() error {
+		p := policy
+		if c == nil {
+			p.Mode = sandbox.DangerFullAccess
+		}
+		return func() error {
+			res, err := spawn.Run(context.Background(), spawn.Request{Argv: []string{"/bin/true"}, Policy: p, Confiner: c, OutputDir: out})
+			if err == nil && res.ExitCode != 0 {
+				err = fmt.Errorf("exit %d: %s", res.ExitCode, res.Stderr.Text)
+			}
+			return err
+		}
+	}
 	// A locked, unrestricted worker thread starting the command: the cost of
 	// the thread handoff alone, without Landlock.
 	handoff := make(chan chan error)
@@ -105,6 +145,9 @@ func BenchmarkSpawnRatios(b *testing.B) {
 		{"runner-rules", rulesOnly(bin.runner)},
 		{"runner", cmd(sandbox.Wrap([]string{bin.runner}, sandbox.LandlockArgs(policy), []string{"/bin/true"})...)},
 		{"runner-naive", cmd(bin.naive, ws, "--", "/bin/true")},
+		{"spawn-bare", spawned(nil)},
+		{"stack-landlock", spawned(stackConfiner)},
+		{"stack-runner", spawned(runnerConfiner)},
 	}
 	if cRunner != "" {
 		variants = append(variants,
@@ -123,9 +166,10 @@ func BenchmarkSpawnRatios(b *testing.B) {
 		b.Log(cSkip)
 		return
 	}
-	// Ours over upstream's C runner: the runner binary, and the in-process
-	// path that confines a Go caller's child without one.
-	for _, ours := range []string{"runner", "inproc", "inproc-reuse"} {
+	// Ours over upstream's C runner: the runner binary, the in-process path
+	// that confines a Go caller's child without one, and the stack's default
+	// spawn (and the same spawn through the runner, the old default).
+	for _, ours := range []string{"runner", "inproc", "inproc-reuse", "stack-landlock", "stack-runner"} {
 		r := medians[ours] / medians["c-runner"]
 		b.ReportMetric(r, ours+"/c-runner")
 		if testing.Verbose() {
@@ -188,4 +232,26 @@ func TestCRunnerFromEnv(t *testing.T) {
 			}
 		})
 	}
+}
+
+// stackOnLandlock composes a real stack on a Landlock host (Landlock its
+// only backend, the runner runner its fallback) and returns the confiner its
+// bash uses, and the same chain asking for the runner.
+func stackOnLandlock(b *testing.B, ws, runner string) (spawn.Confiner, spawn.Confiner) {
+	log := sessiontest.New(b, "0b7c2a52-5a8e-4d8e-9a55-00000000be9c", ws)
+	s, err := stack.New(stack.Config{Workspace: ws, Log: log, Mode: sandbox.WorkspaceWrite, Approval: stack.ApprovalNever,
+		SandboxChain: []string{sandbox.BackendLandlock}, LauncherPath: runner})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { s.Close() })
+	if backend, _ := s.Backend(); backend != inproc.Backend {
+		b.Fatalf("the stack on a Landlock host confines with %q, want %q", backend, inproc.Backend)
+	}
+	r, err := chain.New(chain.Config{Runner: true, Sandbox: sandbox.Config{Chain: []string{sandbox.BackendLandlock}, LauncherPath: runner}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { r.Close() })
+	return s.Confiner(), r
 }
