@@ -158,4 +158,3 @@ func BenchmarkSpawnTrue(b *testing.B) {
 		}
 	})
 }
-
