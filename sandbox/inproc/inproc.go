@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"slices"
 	"sync"
 
 	"github.com/dshsim/dshsim/sandbox"
@@ -25,8 +26,28 @@ type Launcher struct {
 	ticks    uint64           // counts acquires, for the workers' recency
 	spare    chan chan func() // pre-locked fresh threads waiting for one job
 
+	// facts are what Confine reports per confined mode, made once by New
+	// (clipped: a caller that appends gets its own copy).
+	facts map[sandbox.Mode]facts
+
 	// onThread, when set (tests), runs on each restricted thread before the start.
 	onThread func()
+}
+
+// facts are Landlock's dialect and admissions for one mode, as the runner
+// reports them.
+type facts struct{ denials, ungoverned, isolated []string }
+
+// factsOf is what a launcher reports for mode: Landlock's dialect, its
+// Ungoverned list (with the hardening's admissions when hardened), and
+// what the hardening isolates.
+func factsOf(mode sandbox.Mode, harden bool) facts {
+	d, _ := sandbox.DialectOf(sandbox.BackendLandlock)
+	ungoverned := d.Ungoverned
+	if harden {
+		ungoverned = append(ungoverned, sandbox.HardenedUngoverned(sandbox.BackendLandlock, mode)...)
+	}
+	return facts{slices.Clip(d.DenialSignatures), slices.Clip(ungoverned), slices.Clip(sandbox.Isolation(sandbox.BackendLandlock, harden))}
 }
 
 type key struct {
@@ -78,7 +99,10 @@ func NewWithOptions(o Options) (*Launcher, error) {
 		scoped = landlock.ScopeSignal | landlock.ScopeAbstractUnixSocket
 	}
 	l := &Launcher{abi: landlock.EffectiveABI(kernel, o.ABICap), reuse: o.ReuseThreads, harden: o.Harden, scoped: scoped,
-		rulesets: map[key]*landlock.Ruleset{}, workers: map[key]*worker{}}
+		rulesets: map[key]*landlock.Ruleset{}, workers: map[key]*worker{}, facts: map[sandbox.Mode]facts{}}
+	for _, m := range []sandbox.Mode{sandbox.ReadOnly, sandbox.WorkspaceWrite} {
+		l.facts[m] = factsOf(m, o.Harden)
+	}
 	if !o.ReuseThreads {
 		l.spare = make(chan chan func(), spareThreads)
 		for i := 0; i < spareThreads; i++ {
@@ -268,15 +292,11 @@ func (l *Launcher) Confine(ctx context.Context, argv []string, p sandbox.Policy)
 	if err != nil {
 		return sandbox.ConfinedArgv{}, err
 	}
-	d, _ := sandbox.DialectOf(sandbox.BackendLandlock)
-	ungoverned := d.Ungoverned
-	if l.harden {
-		ungoverned = append(ungoverned, sandbox.HardenedUngoverned(sandbox.BackendLandlock, p.Mode)...)
-	}
+	f := l.facts[p.Mode]
 	return sandbox.ConfinedArgv{
 		Argv: append([]string(nil), argv...), Backend: Backend, Enforcement: l.Enforcement(),
-		DenialSignatures: d.DenialSignatures, Ungoverned: ungoverned, Policy: p,
-		Isolated: sandbox.Isolation(sandbox.BackendLandlock, l.harden), ScrubSecrets: l.harden,
+		DenialSignatures: f.denials, Ungoverned: f.ungoverned, Policy: p,
+		Isolated: f.isolated, ScrubSecrets: l.harden,
 		Start: func(cmd *exec.Cmd) error {
 			err := l.start(cmd, p)
 			var f *landlock.Fatal
