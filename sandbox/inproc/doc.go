@@ -102,7 +102,10 @@
 // through a temp-area symlink). [Launcher.Confine] returns argv as given with
 // a Start that starts it from the restricted thread; a failure to restrict
 // is then a *sandbox.UnavailableError and nothing runs. This is an extra
-// path for Go callers, not a replacement for Provider.Confine.
+// path for Go callers that start the command themselves; the stack's
+// confiner (package sandbox/chain) makes it the Landlock backend's default
+// and keeps Provider.Confine (the runner) for the argv contract and as the
+// fallback.
 //
 // # Imports
 //
