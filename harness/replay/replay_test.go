@@ -626,14 +626,21 @@ func TestOracleRecordingsMatch(t *testing.T) {
 	}
 	for _, r := range replay.Run(context.Background(), ds, replay.RunOptions{Parallel: 2}) {
 		t.Run(r.Name, func(t *testing.T) {
-			want, departs := oracleDepartures[r.Name]
-			switch {
-			case !departs && r.Verdict != replay.Match:
-				t.Fatalf("%s\n%s", r.Summary(), r.Detail())
-			case departs && (r.Verdict != replay.Mismatch || !strings.Contains(r.Detail(), want)):
-				t.Fatalf("want the named departure (%s), got:\n%s\n%s", want, r.Summary(), r.Detail())
-			}
+			checkOracleVerdict(t, r)
 		})
+	}
+}
+
+// checkOracleVerdict fails t unless r matches, or mismatches with the named
+// departure when oracleDepartures lists it.
+func checkOracleVerdict(t *testing.T, r *replay.Result) {
+	t.Helper()
+	want, departs := oracleDepartures[r.Name]
+	switch {
+	case !departs && r.Verdict != replay.Match:
+		t.Fatalf("%s\n%s", r.Summary(), r.Detail())
+	case departs && (r.Verdict != replay.Mismatch || !strings.Contains(r.Detail(), want)):
+		t.Fatalf("want the named departure (%s), got:\n%s\n%s", want, r.Summary(), r.Detail())
 	}
 }
 
@@ -655,13 +662,7 @@ func TestEveryRecordingOnTheDefaultLandlockPath(t *testing.T) {
 	}
 	for _, r := range results {
 		t.Run(r.Name, func(t *testing.T) {
-			want, departs := oracleDepartures[r.Name]
-			switch {
-			case !departs && r.Verdict != replay.Match:
-				t.Fatalf("%s\n%s", r.Summary(), r.Detail())
-			case departs && (r.Verdict != replay.Mismatch || !strings.Contains(r.Detail(), want)):
-				t.Fatalf("want the named departure (%s), got:\n%s\n%s", want, r.Summary(), r.Detail())
-			}
+			checkOracleVerdict(t, r)
 			notes := strings.Join(r.Notes, "\n")
 			confined := strings.Contains(notes, " sandbox backend (")
 			switch {
