@@ -10,6 +10,11 @@
 // [Dir] is the installed oracle named by DSHSIM_ORACLE; tests that need it
 // skip naming the variable when it is unset (CI sets it).
 //
+// [Run] is the same run whatever the verdict, returning upstream's raw
+// session log (its event times included) and optionally another agent
+// directory and process environment: package callbench times upstream's
+// calls from it.
+//
 // This is the smallest runner dsh-replay's refresh and dsh-record tests
 // need: one recording, replay mode, the per-recording switches given as
 // environment variables.
