@@ -4,6 +4,7 @@ BIN       := bin
 DSHSIM    := $(BIN)/dsh-sim
 BENCHTIME ?= 300ms
 SPAWN_ROUNDS ?= 300
+CALL_ROUNDS ?= 5
 FUZZTIME  ?= 20s
 # Upstream's C Landlock runner on npm (a static musl binary), measured beside ours by bench-spawn-c.
 C_RUNNER_PKG ?= @deepseek-ai/node-addon-landlock-run-linux-x64@0.1.1
@@ -17,7 +18,7 @@ BENCH_PKGS = $(sort $(dir $(shell grep -rl --include='*_test.go' '^func Benchmar
 # Packages whose code runs goroutines (pipelines, approvals, jobs, spawned
 # processes, run_code's runtime, hooks, the session log): make race runs
 # their tests under the race detector (-short: the long corpora are left out).
-RACE_PKGS ?= ./pipeline/... ./sandbox ./sandbox/spawn ./sandbox/inproc ./tools/... ./hooks ./fsobserve ./spill ./stack ./escalation/...
+RACE_PKGS ?= ./pipeline/... ./sandbox ./sandbox/spawn ./sandbox/inproc ./sandbox/chain ./tools/... ./hooks ./fsobserve ./spill ./stack ./escalation/...
 # Go files gofmt must accept (fixtures under testdata included only if they are Go sources of the tree).
 GOFILES    = $(shell find . -name '*.go' -not -path './.git/*' -not -path '*/testdata/*')
 
@@ -29,8 +30,9 @@ help:
 	@echo 'make race     go test -race -short over the packages that run goroutines (RACE_PKGS)'
 	@echo 'make check    gofmt -l (must be empty), go vet ./..., dsh-sim -check (effect files and docs page)'
 	@echo 'make bench    benchmarks of the packages that have them (BENCHTIME=$(BENCHTIME))'
-	@echo 'make bench-spawn  the spawn-ratio benchmark (bare, in-process, runners, bwrap), SPAWN_ROUNDS=$(SPAWN_ROUNDS) rounds;'
-	@echo '                  DSHSIM_C_RUNNER=<path of upstream'"'"'s C landlock-run> adds its rows and runner/c-runner'
+	@echo 'make bench-spawn  the spawn-ratio benchmark (bare, in-process, the stack, runners, bwrap), SPAWN_ROUNDS=$(SPAWN_ROUNDS) rounds;'
+	@echo '                  DSHSIM_C_RUNNER=<path of upstream'"'"'s C landlock-run> adds its rows and stack-landlock/c-runner;'
+	@echo '                  then a whole bash call and run_code'"'"'s first call beside upstream'"'"'s, CALL_ROUNDS=$(CALL_ROUNDS) rounds (needs DSHSIM_ORACLE)'
 	@echo 'make bench-spawn-c  bench-spawn with DSHSIM_C_RUNNER = $(C_RUNNER_PKG) (npm pack into a temp dir, removed after)'
 	@echo 'make oracle-diff  differential testing (DSHSIM_ORACLE): N=$(N) generated scripts of SEED=$(SEED) from START=$(START)'
 	@echo '                  through upstream and dsh-replay, mismatches shrunk; ORACLE_DIFF_FLAGS=-keep keeps them in the tree'
@@ -65,7 +67,8 @@ bench:
 	$(GO) test -count=1 -run '^$$' -bench . -benchmem -benchtime=$(BENCHTIME) $(addprefix ./,$(patsubst ./%,%,$(BENCH_PKGS)))
 
 bench-spawn:
-	$(GO) test -count=1 ./sandbox/inproc -run '^$$' -bench SpawnRatios -benchtime $(SPAWN_ROUNDS)x -v
+	$(GO) test -count=1 ./sandbox/chain -run '^$$' -bench SpawnRatios -benchtime $(SPAWN_ROUNDS)x -v
+	$(GO) test -count=1 ./harness/callbench -run '^$$' -bench . -benchtime $(CALL_ROUNDS)x -v
 
 # npm pack fetches the tarball (integrity-checked by npm) with its cache inside the temp dir; the trap removes both.
 bench-spawn-c:

@@ -170,13 +170,18 @@ func (s *Stack) addTerminal() error {
 
 // addLSP composes lsp; its servers run confined like a workspace-write
 // command in the workspace (a recording's fixture server is code the
-// recording brought), by bash's provider.
+// recording brought), by bash's provider: the argv contract (the runner
+// under Landlock), since the lsp client starts its servers itself.
 func (s *Stack) addLSP() error {
 	lc := s.cfg.LSP
 	if lc == nil {
 		return nil
 	}
-	provider, ws := s.provider, s.cfg.Workspace
+	var provider *sandbox.Provider
+	if s.confiner != nil {
+		provider = s.confiner.Provider()
+	}
+	ws := s.cfg.Workspace
 	tool, err := lsp.New(lsp.Config{Workspace: ws, Servers: lc.Servers, MaxLocations: lc.MaxLocations, Timeout: 30 * time.Second,
 		Confine: func(ctx context.Context, argv []string) ([]string, error) {
 			if provider == nil {

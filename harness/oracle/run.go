@@ -45,6 +45,10 @@ type Options struct {
 	// Stderr receives what the isolated child itself writes (nil: discarded);
 	// upstream's output is in the [Outcome]'s files.
 	Stderr io.Writer
+	// Agent is an agent directory to run instead of the oracle's agent/ (its
+	// run.mjs, bin.mjs and cordis.snapshot.yml, node_modules linking the
+	// oracle's): harness/callbench runs one with another sandbox provider.
+	Agent string
 }
 
 // Outcome is one pass of upstream's suite over a scenario: what run.mjs
@@ -130,6 +134,8 @@ type request struct {
 	Refresh  bool
 	Settings Settings
 	Timeout  time.Duration
+	// Agent is Options.Agent, absolute ("" is the oracle's agent/).
+	Agent string
 }
 
 type response struct {
@@ -153,6 +159,15 @@ type runs struct {
 // refresh pass's rewritten fixture is the scenario of the passes after it.
 func (o *Oracle) run(ctx context.Context, name, source string, files map[string][]byte, passes []bool, opt Options) (*runs, error) {
 	share := []string{o.dir}
+	agent := ""
+	if opt.Agent != "" {
+		abs, err := filepath.Abs(opt.Agent)
+		if err != nil {
+			return nil, err
+		}
+		agent = abs
+		share = append(share, abs)
+	}
 	if source != "" {
 		abs, err := filepath.Abs(source)
 		if err != nil {
@@ -181,7 +196,7 @@ func (o *Oracle) run(ctx context.Context, name, source string, files map[string]
 	res := &runs{Files: map[string][]byte{}}
 	over := maps.Clone(files)
 	for _, refresh := range passes {
-		req, err := json.Marshal(request{Oracle: o.dir, Name: name, Source: source, Files: over, Refresh: refresh, Settings: opt.Settings, Timeout: timeout})
+		req, err := json.Marshal(request{Oracle: o.dir, Name: name, Source: source, Files: over, Refresh: refresh, Settings: opt.Settings, Timeout: timeout, Agent: agent})
 		if err != nil {
 			return nil, err
 		}
@@ -262,6 +277,10 @@ func (o *Oracle) pass(ctx context.Context, scen, out string, refresh, vitest boo
 		args = append(args, "--env", kv)
 	}
 	env := o.env(req.Settings, out)
+	agent, run := o.agentDir(), o.runScript()
+	if req.Agent != "" {
+		agent, run = req.Agent, filepath.Join(req.Agent, "run.mjs")
+	}
 	var cmd *exec.Cmd
 	if vitest {
 		a, _ := json.Marshal(args)
@@ -269,9 +288,9 @@ func (o *Oracle) pass(ctx context.Context, scen, out string, refresh, vitest boo
 		cmd = exec.CommandContext(ctx, o.vitest(), "run", "--cache=false", "probe.test.mjs")
 		env = append(env, "PROBE_ARGS="+string(a))
 	} else {
-		cmd = exec.CommandContext(ctx, o.node(), append([]string{o.runScript()}, args...)...)
+		cmd = exec.CommandContext(ctx, o.node(), append([]string{run}, args...)...)
 	}
-	cmd.Dir, cmd.Env = o.agentDir(), env
+	cmd.Dir, cmd.Env = agent, env
 	cmd.WaitDelay = 5 * time.Second
 	start := time.Now()
 	output, err := cmd.CombinedOutput()

@@ -21,6 +21,7 @@ import (
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/sandbox"
+	"github.com/dshsim/dshsim/sandbox/inproc"
 	"github.com/dshsim/dshsim/sandbox/outfile"
 	"github.com/dshsim/dshsim/stack"
 	"github.com/dshsim/dshsim/tools/jobs"
@@ -452,6 +453,9 @@ func (p *prepared) stackConfig(sc *scratch, opt Options) (stack.Config, []string
 		chain = []string{b}
 	}
 	launcher := opt.LauncherPath
+	// A recording that names a runner (upstream's missing runner) is one of
+	// the runner: the Landlock backend runs it, not the in-process path.
+	pinned := set.Runner(sc.ws) != ""
 	if r := set.Runner(sc.ws); r != "" {
 		if launcher != "" && launcher != r {
 			notes = append(notes, fmt.Sprintf("%s pins landlockRunner %q over the run's %q", recording.SettingsFile, set.LandlockRunner, launcher))
@@ -470,6 +474,7 @@ func (p *prepared) stackConfig(sc *scratch, opt Options) (stack.Config, []string
 		BashTimeout:               time.Duration(set.BashTimeoutMs) * time.Millisecond,
 		SandboxChain:              chain,
 		LauncherPath:              launcher,
+		LandlockRunner:            pinned,
 		LandlockABICap:            valueOr0(set.LandlockABI),
 		MaxConcurrentJobsPerOwner: valueOr0(set.MaxConcurrentJobsPerOwner),
 		BashPromoteOnTimeout:      &promote,
@@ -535,7 +540,7 @@ func (p *prepared) review(ctx context.Context, timeout time.Duration, d *driver,
 	res.Notes = append(res.Notes, wire.Note(recording.StdoutFile))
 	if sandbox.Mode(p.pol.Mode).Confined() {
 		if backend, enf := st.Backend(); backend != "" {
-			res.Notes = append(res.Notes, backendNote(p.pol.Mode, backend, enf))
+			res.Notes = append(res.Notes, backendNote(p.pol.Mode, backend, enf, st.Confiner().Fallback()))
 		} else {
 			res.Notes = append(res.Notes, "no sandbox backend is usable here: confined bash calls fail closed (SANDBOX_UNAVAILABLE)")
 		}
@@ -667,10 +672,19 @@ func compareSchemas(rec *recording.Recording, defs []pipeline.Tool) (flags, note
 
 // backendNote names the sandbox backend confined bash calls ran in, its
 // enforcement, and what it admits it cannot govern (its Ungoverned list,
-// by effect): the backend's own admission, which the report repeats.
-func backendNote(mode, backend string, enf sandbox.Enforcement) string {
+// by effect): the backend's own admission, which the report repeats; and,
+// when the runner confined a Landlock call where the in-process path is the
+// default, why.
+func backendNote(mode, backend string, enf sandbox.Enforcement, fallback string) string {
 	note := fmt.Sprintf("bash calls under %s run in the %s sandbox backend (%s enforcement)", mode, backend, enf)
-	d, _ := sandbox.DialectOf(backend)
+	if fallback != "" {
+		note += ", through the runner: " + fallback
+	}
+	dialect := backend
+	if backend == inproc.Backend {
+		dialect = sandbox.BackendLandlock // the in-process path speaks Landlock's
+	}
+	d, _ := sandbox.DialectOf(dialect)
 	var effects []string
 	for _, u := range d.Ungoverned {
 		effect, _, _ := strings.Cut(u, ":")

@@ -20,6 +20,8 @@ import (
 	"github.com/dshsim/dshsim/harness/replay/recording"
 	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/sandbox"
+	"github.com/dshsim/dshsim/sandbox/chain"
+	"github.com/dshsim/dshsim/sandbox/inproc"
 	"github.com/dshsim/dshsim/sandbox/sandboxtest"
 	"github.com/dshsim/dshsim/tools/code/sdk"
 )
@@ -322,7 +324,8 @@ func TestTimeoutIsFlagged(t *testing.T) {
 }
 
 // TestWorkspaceWriteRecordingsUnderLandlock replays the workspace-write
-// recordings with Landlock as the only sandbox backend.
+// recordings with Landlock as the only sandbox backend: its default path,
+// in this process.
 func TestWorkspaceWriteRecordingsUnderLandlock(t *testing.T) {
 	isolate.Require(t)
 	sandboxtest.RequireLandlock(t, 1)
@@ -337,16 +340,17 @@ func TestWorkspaceWriteRecordingsUnderLandlock(t *testing.T) {
 		if r.Verdict != replay.Match {
 			t.Errorf("%s\n%s", r.Summary(), r.Detail())
 		}
-		if !strings.Contains(strings.Join(r.Notes, "\n"), "in the landlock sandbox backend (full enforcement); it cannot govern chmod, chown, utimes, setxattr, chattr (") {
-			t.Errorf("%s: notes %q do not name the landlock backend and what it cannot govern", r.Name, r.Notes)
+		if !strings.Contains(strings.Join(r.Notes, "\n"), "in the landlock-inproc sandbox backend (full enforcement); it cannot govern chmod, chown, utimes, setxattr, chattr (") {
+			t.Errorf("%s: notes %q do not name the in-process Landlock path and what it cannot govern", r.Name, r.Notes)
 		}
 	}
 }
 
 // TestConfinedFactsReachTheLog replays the oracle recordings that run
-// confined bash and run_code calls with Landlock as the only backend: they
-// still match (the model's text is upstream's), and the tool/result events
-// of our log carry the run's sandbox facts, Landlock's Ungoverned list
+// confined bash and run_code calls with Landlock as the only backend (its
+// default path, in this process): they still match (the model's text is
+// upstream's), and the tool/result events of our log carry the run's
+// sandbox facts, naming the in-process path, Landlock's Ungoverned list
 // included.
 func TestConfinedFactsReachTheLog(t *testing.T) {
 	isolate.Require(t)
@@ -370,8 +374,8 @@ func TestConfinedFactsReachTheLog(t *testing.T) {
 }
 
 // confinedResults counts the tool/result events of the log at path whose
-// sandbox facts name the landlock backend, and fails t for one that names
-// it without its Ungoverned list.
+// sandbox facts name the in-process Landlock path, and fails t for one that
+// names it without Landlock's Ungoverned list.
 func confinedResults(t *testing.T, path string) int {
 	t.Helper()
 	b, err := os.ReadFile(path)
@@ -385,7 +389,7 @@ func confinedResults(t *testing.T, path string) int {
 			Type string
 			Data struct{ Sandbox *sandbox.Facts }
 		}
-		if json.Unmarshal([]byte(line), &e) != nil || e.Type != "tool/result" || e.Data.Sandbox == nil || e.Data.Sandbox.Backend != sandbox.BackendLandlock {
+		if json.Unmarshal([]byte(line), &e) != nil || e.Type != "tool/result" || e.Data.Sandbox == nil || e.Data.Sandbox.Backend != inproc.Backend {
 			continue
 		}
 		n++
@@ -409,7 +413,7 @@ func TestSandboxBackendSetting(t *testing.T) {
 		t.Fatalf("%s\n%s", r.Summary(), r.Detail())
 	}
 	notes := strings.Join(r.Notes, "\n")
-	for _, want := range []string{`dshsim.replay.json pins sandboxBackend "landlock" over the run's backend chain [bwrap]`, "in the landlock sandbox backend"} {
+	for _, want := range []string{`dshsim.replay.json pins sandboxBackend "landlock" over the run's backend chain [bwrap]`, "in the landlock-inproc sandbox backend"} {
 		if !strings.Contains(notes, want) {
 			t.Errorf("notes %q lack %q", notes, want)
 		}
@@ -696,12 +700,52 @@ func TestOracleRecordingsMatch(t *testing.T) {
 	}
 	for _, r := range replay.Run(context.Background(), ds, replay.RunOptions{Parallel: 2}) {
 		t.Run(r.Name, func(t *testing.T) {
-			want, departs := oracleDepartures[r.Name]
+			checkOracleVerdict(t, r)
+		})
+	}
+}
+
+// checkOracleVerdict fails t unless r matches, or mismatches with the named
+// departure when oracleDepartures lists it.
+func checkOracleVerdict(t *testing.T, r *replay.Result) {
+	t.Helper()
+	want, departs := oracleDepartures[r.Name]
+	switch {
+	case !departs && r.Verdict != replay.Match:
+		t.Fatalf("%s\n%s", r.Summary(), r.Detail())
+	case departs && (r.Verdict != replay.Mismatch || !strings.Contains(r.Detail(), want)):
+		t.Fatalf("want the named departure (%s), got:\n%s\n%s", want, r.Summary(), r.Detail())
+	}
+}
+
+// TestEveryRecordingOnTheDefaultLandlockPath replays every recording
+// (upstream's, the oracle's, ours) with Landlock as the only backend, as on
+// a host without a usable bwrap, where the stack confines in this process
+// by default: each still matches byte for byte, or departs as it does under
+// the platform chain (the oracle's named departures), and its confined
+// calls ran on the in-process path (the backend note says so), except a
+// recording that names a runner, which runs the runner and says why.
+func TestEveryRecordingOnTheDefaultLandlockPath(t *testing.T) {
+	isolate.Require(t)
+	sandboxtest.RequireLandlock(t, 4)
+	ds := dirs(t, "transcripts", "testdata/replay/oracle", "testdata/replay/ours")
+	results := replay.Run(context.Background(), ds, replay.RunOptions{Parallel: 2,
+		Options: replay.Options{SandboxChain: []string{sandbox.BackendLandlock}, LauncherPath: sandboxtest.Runner(t)}})
+	if len(results) < 90 {
+		t.Fatalf("%d recordings, want every one of transcripts/ and testdata/replay/{oracle,ours}", len(results))
+	}
+	for _, r := range results {
+		t.Run(r.Name, func(t *testing.T) {
+			checkOracleVerdict(t, r)
+			notes := strings.Join(r.Notes, "\n")
+			confined := strings.Contains(notes, " sandbox backend (")
 			switch {
-			case !departs && r.Verdict != replay.Match:
-				t.Fatalf("%s\n%s", r.Summary(), r.Detail())
-			case departs && (r.Verdict != replay.Mismatch || !strings.Contains(r.Detail(), want)):
-				t.Fatalf("want the named departure (%s), got:\n%s\n%s", want, r.Summary(), r.Detail())
+			case r.Name == "missing-sandbox-runner":
+				if !strings.Contains(notes, "in the landlock sandbox backend (full enforcement), through the runner: "+chain.RunnerConfigured) {
+					t.Errorf("notes %q: want the runner, with the reason", notes)
+				}
+			case confined && !strings.Contains(notes, "in the landlock-inproc sandbox backend ("):
+				t.Errorf("notes %q: want the in-process path", notes)
 			}
 		})
 	}

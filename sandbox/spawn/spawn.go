@@ -23,7 +23,8 @@ const DefaultGrace = 2 * time.Second
 
 // Confiner confines one command for one policy: the one way a confined mode
 // reaches a process. *sandbox.Provider (wrapped argv) and *inproc.Launcher
-// (a restricted thread starts the command) are the two; both check the call
+// (a restricted thread starts the command) are the two kinds
+// (*chain.Confiner, the stack's, returns one or the other); both check the call
 // with sandbox.Validate, so a policy is validated once per run, there.
 type Confiner interface {
 	Confine(ctx context.Context, argv []string, policy sandbox.Policy) (sandbox.ConfinedArgv, error)

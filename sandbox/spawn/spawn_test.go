@@ -19,6 +19,7 @@ import (
 
 	"github.com/dshsim/dshsim/render"
 	"github.com/dshsim/dshsim/sandbox"
+	"github.com/dshsim/dshsim/sandbox/chain/chaintest"
 	"github.com/dshsim/dshsim/sandbox/inproc"
 	"github.com/dshsim/dshsim/sandbox/procfs"
 	"github.com/dshsim/dshsim/sandbox/sandboxtest"
@@ -47,19 +48,14 @@ var varTmpDir = sandboxtest.TempDir
 var provider = sandboxtest.Provider
 
 // confiner is the real confiner of a backend: the provider restricted to
-// bwrap or the Landlock runner, or the in-process launcher (inproc.Backend).
+// bwrap or the Landlock runner, or, for inproc.Backend, the stack's default
+// Landlock path (package sandbox/chain: in-process, threads reused).
 func confiner(t testing.TB, backend string) Confiner {
 	t.Helper()
 	if backend != inproc.Backend {
 		return provider(t, backend)
 	}
-	sandboxtest.RequireLandlock(t, 1)
-	l, err := inproc.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	return l
+	return chaintest.Landlock(t, sandbox.Config{})
 }
 
 func bash(cmd string) []string { return []string{"bash", "-c", cmd} }

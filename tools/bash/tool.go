@@ -67,7 +67,8 @@ type Deps struct {
 	Policy func(call *pipeline.Call) (sandbox.Policy, error)
 	// Escalate approves one escalation (nil: no approval service composed).
 	Escalate escalation.Func
-	// Confiner confines each command (normally the *sandbox.Provider); nil
+	// Confiner confines each command (the stack's *chain.Confiner; any
+	// spawn.Confiner); nil
 	// means the executor does not confine (no escalation fields, and a
 	// confined standing mode fails closed).
 	Confiner spawn.Confiner

@@ -1,6 +1,7 @@
-package inproc
+package chain_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -11,8 +12,13 @@ import (
 	"testing"
 
 	"github.com/dshsim/dshsim/harness/benchratio"
+	"github.com/dshsim/dshsim/pipeline/session/sessiontest"
 	"github.com/dshsim/dshsim/sandbox"
+	"github.com/dshsim/dshsim/sandbox/chain"
+	"github.com/dshsim/dshsim/sandbox/inproc"
 	"github.com/dshsim/dshsim/sandbox/sandboxtest"
+	"github.com/dshsim/dshsim/sandbox/spawn"
+	"github.com/dshsim/dshsim/stack"
 )
 
 // BenchmarkSpawnRatios measures every way of spawning /bin/true interleaved,
@@ -28,8 +34,26 @@ import (
 // exit), "go-exec" (a Go binary that only execs /bin/true: the floor of any Go
 // runner), "runner-rules" (ours up to a failing exec), "runner" (ours), and,
 // when [cRunnerEnv] names upstream's C runner, "c-runner" and "c-runner-rules"
-// (the same two runs through it) plus "runner/c-runner", "inproc/c-runner"
-// and "inproc-reuse/c-runner", the ratios of ours to it in the same run. Without the variable the C rows are reported skipped.
+// (the same two runs through it) plus "runner/c-runner", "inproc/c-runner",
+// "inproc-reuse/c-runner", "stack-landlock/c-runner",
+// "stack-spawn/c-runner-spawn" and "stack-runner-spawn/c-runner-spawn", the
+// ratios of ours to it in the same run.
+// Without the variable the C rows are reported skipped.
+//
+// The stack rows are on a Landlock host (the stack composed with Landlock
+// as its only backend, as on a host without a usable bwrap).
+// "stack-landlock" is the stack's default confinement of a start, as every
+// other row starts /bin/true: the stack's own confiner confines the call
+// (sandbox.Validate, then the in-process path on a reused thread) and
+// starts it; "stack-landlock/c-runner" is the headline. The "-spawn" rows
+// add the executor the stack's bash runs every command through (package
+// sandbox/spawn: a new session, captured streams, close-on-exec, the
+// subreaper's sweep, the report), the same for every backend: "spawn-bare"
+// unconfined, "stack-spawn" through the stack's confiner,
+// "stack-runner-spawn" through the runner (the configuration asking for
+// it, the default before) and "c-runner-spawn" through upstream's C runner
+// wrapping argv as our runner does; "stack-spawn/c-runner-spawn" compares
+// the two confinements inside the same executor.
 func BenchmarkSpawnRatios(b *testing.B) {
 	ws := sandboxtest.TempDir(b, "dshsim-bench-ws-")
 	policy := sandbox.Policy{Mode: sandbox.WorkspaceWrite, WorkspaceRoot: ws}
@@ -38,12 +62,54 @@ func BenchmarkSpawnRatios(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	l := newLauncher(b)
-	lr, err := NewWithOptions(Options{ReuseThreads: true})
+	sandboxtest.RequireLandlock(b, 1)
+	l, err := inproc.New()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	lr, err := inproc.NewWithOptions(inproc.Options{ReuseThreads: true})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer lr.Close()
+	stackConfiner, runnerConfiner := stackOnLandlock(b, ws, bin.runner)
+	out := sandboxtest.TempDir(b, "dshsim-bench-out-")
+	// The stack's confinement of a start: c confines the call (the one
+	// check, then the in-process path's Start), /bin/true starts and is
+	// waited for, as every other row starts it.
+	started := func(c spawn.Confiner) func() error {
+		return func() error {
+			w, err := c.Confine(context.Background(), []string{"/bin/true"}, policy)
+			if err != nil {
+				return err
+			}
+			cmd := exec.Command(w.Argv[0], w.Argv[1:]...)
+			start := cmd.Start
+			if w.Start != nil {
+				start = func() error { return w.Start(cmd) }
+			}
+			if err := start(); err != nil {
+				return err
+			}
+			return cmd.Wait()
+		}
+	}
+	// The executor as the stack's bash uses it: spawn.Run of /bin/true,
+	// confined by c (nil: unconfined, danger-full-access).
+	spawned := func(c spawn.Confiner) func() error {
+		p := policy
+		if c == nil {
+			p.Mode = sandbox.DangerFullAccess
+		}
+		return func() error {
+			res, err := spawn.Run(context.Background(), spawn.Request{Argv: []string{"/bin/true"}, Policy: p, Confiner: c, OutputDir: out})
+			if err == nil && res.ExitCode != 0 {
+				err = fmt.Errorf("exit %d: %s", res.ExitCode, res.Stderr.Text)
+			}
+			return err
+		}
+	}
 	// A locked, unrestricted worker thread starting the command: the cost of
 	// the thread handoff alone, without Landlock.
 	handoff := make(chan chan error)
@@ -105,11 +171,16 @@ func BenchmarkSpawnRatios(b *testing.B) {
 		{"runner-rules", rulesOnly(bin.runner)},
 		{"runner", cmd(sandbox.Wrap([]string{bin.runner}, sandbox.LandlockArgs(policy), []string{"/bin/true"})...)},
 		{"runner-naive", cmd(bin.naive, ws, "--", "/bin/true")},
+		{"stack-landlock", started(stackConfiner)},
+		{"spawn-bare", spawned(nil)},
+		{"stack-spawn", spawned(stackConfiner)},
+		{"stack-runner-spawn", spawned(runnerConfiner)},
 	}
 	if cRunner != "" {
 		variants = append(variants,
 			variant{"c-runner-rules", rulesOnly(cRunner)},
-			variant{"c-runner", cmd(sandbox.Wrap([]string{cRunner}, sandbox.LandlockArgs(policy), []string{"/bin/true"})...)})
+			variant{"c-runner", cmd(sandbox.Wrap([]string{cRunner}, sandbox.LandlockArgs(policy), []string{"/bin/true"})...)},
+			variant{"c-runner-spawn", spawned(cRunnerConfiner(cRunner))})
 	}
 	if _, err := exec.LookPath("bwrap"); err == nil {
 		variants = append(variants, variant{"bwrap", cmd(sandbox.Wrap([]string{"bwrap"}, sandbox.BwrapArgs(policy), []string{"/bin/true"})...)})
@@ -123,13 +194,16 @@ func BenchmarkSpawnRatios(b *testing.B) {
 		b.Log(cSkip)
 		return
 	}
-	// Ours over upstream's C runner: the runner binary, and the in-process
-	// path that confines a Go caller's child without one.
-	for _, ours := range []string{"runner", "inproc", "inproc-reuse"} {
-		r := medians[ours] / medians["c-runner"]
-		b.ReportMetric(r, ours+"/c-runner")
+	// Ours over upstream's C runner: the runner binary, the in-process path
+	// that confines a Go caller's child without one, and the stack's default
+	// spawn (and the same spawn through the runner, the old default).
+	for _, ratio := range [][2]string{{"runner", "c-runner"}, {"inproc", "c-runner"}, {"inproc-reuse", "c-runner"}, {"stack-landlock", "c-runner"},
+		{"stack-spawn", "c-runner-spawn"}, {"stack-runner-spawn", "c-runner-spawn"}} {
+		name := ratio[0] + "/" + ratio[1]
+		r := medians[ratio[0]] / medians[ratio[1]]
+		b.ReportMetric(r, name)
 		if testing.Verbose() {
-			fmt.Printf("%-22s %.2fx  (ours / upstream's C runner, medians of this run)\n", ours+"/c-runner", r)
+			fmt.Printf("%-33s %.2fx  (ours / upstream's C runner, medians of this run)\n", name, r)
 		}
 	}
 }
@@ -188,4 +262,42 @@ func TestCRunnerFromEnv(t *testing.T) {
 			}
 		})
 	}
+}
+
+// stackOnLandlock composes a real stack on a Landlock host (Landlock its
+// only backend, the runner runner its fallback) and returns the confiner its
+// bash uses, and the same chain asking for the runner.
+func stackOnLandlock(b *testing.B, ws, runner string) (spawn.Confiner, spawn.Confiner) {
+	log := sessiontest.New(b, "0b7c2a52-5a8e-4d8e-9a55-00000000be9c", ws)
+	s, err := stack.New(stack.Config{Workspace: ws, Log: log, Mode: sandbox.WorkspaceWrite, Approval: stack.ApprovalNever,
+		SandboxChain: []string{sandbox.BackendLandlock}, LauncherPath: runner})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { s.Close() })
+	if backend, _ := s.Backend(); backend != inproc.Backend {
+		b.Fatalf("the stack on a Landlock host confines with %q, want %q", backend, inproc.Backend)
+	}
+	r, err := chain.New(chain.Config{Runner: true, Sandbox: sandbox.Config{Chain: []string{sandbox.BackendLandlock}, LauncherPath: runner}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { r.Close() })
+	return s.Confiner(), r
+}
+
+// cRunnerConfiner confines argv with upstream's C runner at path, wrapping
+// it as the provider wraps argv in ours (the same flags: upstream's runner
+// reads them; no --rw-inode pin, which is ours): for the executor rows.
+type cRunnerConfiner string
+
+func (c cRunnerConfiner) Confine(_ context.Context, argv []string, p sandbox.Policy) (sandbox.ConfinedArgv, error) {
+	p, err := sandbox.Validate(argv, p)
+	if err != nil {
+		return sandbox.ConfinedArgv{}, err
+	}
+	p.WorkspaceID = sandbox.FileID{}
+	d, _ := sandbox.DialectOf(sandbox.BackendLandlock)
+	return sandbox.ConfinedArgv{Argv: sandbox.Wrap([]string{string(c)}, sandbox.LandlockArgs(p), argv), Backend: sandbox.BackendLandlock, Enforcement: sandbox.Full,
+		DenialSignatures: d.DenialSignatures, RunnerFailureRules: d.RunnerFailureRules, Policy: p}, nil
 }

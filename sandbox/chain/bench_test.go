@@ -1,4 +1,4 @@
-package inproc
+package chain_test
 
 import (
 	"os"
@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/dshsim/dshsim/sandbox"
+	"github.com/dshsim/dshsim/sandbox/inproc"
 	"github.com/dshsim/dshsim/sandbox/sandboxtest"
 )
 
@@ -106,11 +107,11 @@ func BenchmarkSpawnTrue(b *testing.B) {
 	})
 	for _, v := range []struct {
 		name string
-		opts Options
-	}{{"inproc", Options{}}, {"inproc-reuse", Options{ReuseThreads: true}}} {
+		opts inproc.Options
+	}{{"inproc", inproc.Options{}}, {"inproc-reuse", inproc.Options{ReuseThreads: true}}} {
 		b.Run(v.name, func(b *testing.B) {
 			sandboxtest.RequireLandlock(b, 1)
-			l, err := NewWithOptions(v.opts)
+			l, err := inproc.NewWithOptions(v.opts)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -156,12 +157,4 @@ func BenchmarkSpawnTrue(b *testing.B) {
 			run(b, argv...)
 		}
 	})
-}
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if benchDir != "" {
-		os.RemoveAll(benchDir)
-	}
-	os.Exit(code)
 }
