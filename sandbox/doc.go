@@ -62,6 +62,42 @@
 // path that is a directory, an unknown backend name) with upstream's
 // VERBATIM texts where they exist.
 //
+// # The mount table between calls
+//
+// [Validate] judges a workspace-write root against this process's mount
+// table (/proc/self/mountinfo, [MountedRoot]) on every call. Reading and
+// parsing it was most of the check's cost, so on Linux the parsed table is
+// kept between calls and read again only when it may have changed; the
+// rule is judged afresh on every call. The kept table is served only when
+// all of these hold, each checked on the call, under one lock that also
+// spans the read and the keeping:
+//
+//  1. the process's mount namespace (the device and inode of
+//     /proc/self/ns/mnt) is the one the descriptor was opened in, checked
+//     before and after the open. Once it differs, nothing is kept again:
+//     every later table is read afresh (a process that moves its main
+//     thread between mount namespaces pays the read on every call);
+//  2. the kept descriptor of /proc/self/mountinfo is still that file (its
+//     device and inode), not a number some other code closed and reused;
+//  3. poll on it reports no change. The kernel counts every change of a
+//     namespace's mount table (a mount, bind, move, unmount, remount, or one
+//     propagated from another namespace), before the call that makes it
+//     returns; poll on an open mount table file reports POLLPRI (with
+//     POLLERR) when the count differs from the one it last reported, or
+//     from the one at the file's open, and records it. The watch polls
+//     before it reads, so a change made before the poll is in the table
+//     read after it, and a change made during or after the read moves the
+//     count past the recorded one and is reported to the next call.
+//
+// Any failure of these checks (an error, POLLNVAL) reads the table afresh
+// and keeps nothing; a read that fails refuses the call as before. So a
+// call is judged against a table at least as new as the one a fresh read at
+// its start would give: a mount made before the call began is always seen
+// (a mount racing with the check races with a fresh read the same way).
+// The tests mount after the table was kept, during its read, through a
+// reused descriptor number and in a new namespace, each in a mount
+// namespace of its own, and fail if the stale table is served.
+//
 // # Hardening (opt-in, ours)
 //
 // The opt-in hardening ([Config.Harden]; ours, beyond upstream, off by

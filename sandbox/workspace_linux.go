@@ -9,8 +9,6 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/dshsim/dshsim/sandbox/procfs"
 )
 
 // maxLinks bounds the symlinks one resolution follows, as the kernel's
@@ -118,6 +116,3 @@ func isRedirect(err error) (string, bool) {
 	}
 	return "", false
 }
-
-// mountTable is this process's mount table.
-func mountTable() ([]procfs.Mount, error) { return procfs.Proc.MountInfo("self") }
