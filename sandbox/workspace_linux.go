@@ -29,6 +29,9 @@ func (e *errRedirect) Error() string { return "symlink " + e.link + " inside a t
 // followed as the check saw it or not at all, never checked on one name and
 // resolved on another.
 func resolveRoot(p string, areas []string) (string, FileID, error) {
+	if root, id, ok := resolvePlain(p); ok {
+		return root, id, nil
+	}
 	fd, err := unix.Open("/", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return "", FileID{}, err
@@ -81,6 +84,29 @@ func resolveRoot(p string, areas []string) (string, FileID, error) {
 		return "", FileID{}, &os.PathError{Op: "resolve", Path: cur, Err: unix.ENOTDIR}
 	}
 	return cur, FileID{Dev: st.Dev, Ino: st.Ino}, nil
+}
+
+// resolvePlain is resolveRoot's answer in one openat2 when no component
+// of the absolute path p is a symlink (RESOLVE_NO_SYMLINKS refuses any,
+// magic links included): the walk would follow none, so it would end on the
+// directory this open reaches, at the path p cleaned (".." is then the
+// parent on disk as well as in the spelling). ok=false for anything else (a
+// symlink met, a missing component, not a directory, a kernel before
+// openat2): the walk then decides, and names what it met.
+func resolvePlain(p string) (string, FileID, bool) {
+	if !filepath.IsAbs(p) {
+		return "", FileID{}, false
+	}
+	fd, err := unix.Openat2(unix.AT_FDCWD, p, &unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_SYMLINKS})
+	if err != nil {
+		return "", FileID{}, false
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return "", FileID{}, false
+	}
+	return filepath.Clean(p), FileID{Dev: st.Dev, Ino: st.Ino}, true
 }
 
 // splitPath is p's components, without empty ones and ".".

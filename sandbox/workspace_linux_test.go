@@ -62,3 +62,35 @@ func TestResolveRoot(t *testing.T) {
 		}
 	}
 }
+
+// TestResolvePlain: the one-open answer is given for a path without a
+// symlink, spelled with "." and "..", and equals the walk's; for a path
+// through any symlink (inside a temp area or not), a file or a missing
+// component it gives none, and the walk decides. Fails if the open
+// follows a symlink.
+func TestResolvePlain(t *testing.T) {
+	base, err := os.MkdirTemp("/var/tmp", "dshsim-plain-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	base, _ = filepath.EvalSymlinks(base)
+	real := filepath.Join(base, "real", "ws")
+	if err := os.MkdirAll(real, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(base, "file"), nil, 0o644)
+	os.Symlink(filepath.Join(base, "real"), filepath.Join(base, "link"))
+	for _, p := range []string{real, base + "/real/./ws/", base + "/real/ws/../ws"} {
+		got, id, ok := resolvePlain(p)
+		walked, wid, err := resolveRoot(p, nil)
+		if !ok || err != nil || got != real || got != walked || id != wid {
+			t.Errorf("resolvePlain(%s) = %q, %v, %v; the walk: %q, %v, %v", p, got, id, ok, walked, wid, err)
+		}
+	}
+	for _, p := range []string{base + "/link/ws", base + "/link/../real/ws", base + "/file", base + "/missing", "relative/ws"} {
+		if got, _, ok := resolvePlain(p); ok {
+			t.Errorf("resolvePlain(%s) = %q, want no answer", p, got)
+		}
+	}
+}
