@@ -154,20 +154,33 @@ func (r Root) ThreadStat(pid, tid int) (Stat, error) {
 // All returns the stat lines of every process listed; a process that ends
 // meanwhile is left out. A line that does not parse is left out too, and
 // the returned error names its file (nil when every one parsed), so a caller
-// decides whether a garbled /proc is fatal.
+// decides whether a garbled /proc is fatal. The lines are read relative to
+// one descriptor of r, into one buffer ([statReader]): the executor reads
+// every process's after each call.
 func (r Root) All() ([]Stat, error) {
-	ents, err := os.ReadDir(string(r))
+	dir, err := os.Open(string(r))
 	if err != nil {
 		return nil, err
 	}
+	defer dir.Close()
+	names, err := dir.Readdirnames(-1)
+	if err != nil {
+		return nil, err
+	}
+	rd := statReader{dir: int(dir.Fd())}
 	var out []Stat
 	var bad []error
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
+	for _, name := range names {
+		if pid, err := strconv.Atoi(name); err != nil || pid <= 0 {
 			continue
 		}
-		s, err := r.Stat(pid)
+		line, err := rd.read(name + "/stat")
+		var s Stat
+		if err == nil {
+			if s, err = ParseStat(line); err != nil {
+				err = fmt.Errorf("%s: %w", filepath.Join(string(r), name, "stat"), err)
+			}
+		}
 		switch {
 		case Gone(err):
 		case err != nil:
@@ -177,6 +190,52 @@ func (r Root) All() ([]Stat, error) {
 		}
 	}
 	return out, errors.Join(bad...)
+}
+
+// statReader reads small files relative to a directory descriptor into one
+// buffer: an open, reads up to the end, a close.
+type statReader struct {
+	dir int
+	buf []byte
+}
+
+// read returns the text of the file at rel under r.dir.
+func (r *statReader) read(rel string) (string, error) {
+	fd, err := openat(r.dir, rel)
+	if err != nil {
+		return "", &fs.PathError{Op: "open", Path: rel, Err: err}
+	}
+	defer syscall.Close(fd)
+	if r.buf == nil {
+		r.buf = make([]byte, 1024)
+	}
+	n := 0
+	for {
+		if n == len(r.buf) {
+			r.buf = append(r.buf, make([]byte, len(r.buf))...)
+		}
+		m, err := syscall.Read(fd, r.buf[n:])
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return "", &fs.PathError{Op: "read", Path: rel, Err: err}
+		}
+		if m == 0 {
+			return string(r.buf[:n]), nil
+		}
+		n += m
+	}
+}
+
+// openat opens rel under dir read-only, retrying on EINTR.
+func openat(dir int, rel string) (int, error) {
+	for {
+		fd, err := syscall.Openat(dir, rel, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+		if err != syscall.EINTR {
+			return fd, err
+		}
+	}
 }
 
 // Status returns the status text of a process by its name under r ("self",
@@ -231,3 +290,4 @@ func ParseEnviron(text string) []string {
 	}
 	return out
 }
+

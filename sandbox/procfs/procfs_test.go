@@ -217,3 +217,4 @@ func TestParseEnviron(t *testing.T) {
 		}
 	}
 }
+
