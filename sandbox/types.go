@@ -125,6 +125,12 @@ type ConfinedArgv struct {
 	// process cannot apply Landlock itself. Empty for the in-process path
 	// and for every other backend. Ours.
 	Fallback string `json:"fallback,omitempty"`
+	// NoCapabilities says the command starts holding no capability and
+	// cannot gain one (every set emptied, no_new_privs), in this process's
+	// user namespace: set by the in-process Landlock path. Package
+	// sandbox/spawn then skips its sweep after a call that created no
+	// process (see its doc, Nothing outlives its call). Ours.
+	NoCapabilities bool `json:"-"`
 	// Start, when set, starts the command itself: the confinement is not in
 	// Argv (the command as given) but in how it is started (package
 	// sandbox/inproc starts it from a restricted thread). Nil means: start

@@ -296,7 +296,7 @@ func (l *Launcher) Confine(ctx context.Context, argv []string, p sandbox.Policy)
 	return sandbox.ConfinedArgv{
 		Argv: append([]string(nil), argv...), Backend: Backend, Enforcement: l.Enforcement(),
 		DenialSignatures: f.denials, Ungoverned: f.ungoverned, Policy: p,
-		Isolated: f.isolated, ScrubSecrets: l.harden,
+		Isolated: f.isolated, ScrubSecrets: l.harden, NoCapabilities: true,
 		Start: func(cmd *exec.Cmd) error {
 			err := l.start(cmd, p)
 			var f *landlock.Fatal

@@ -3,8 +3,8 @@
 // ([ParseStatus]: capabilities, no_new_privs, memory) and its NSpid line
 // ([ParseNSpid]), a mount table ([ParseMountInfo], [Root.MountInfo]), the
 // environment a process started with ([Root.Environ]),
-// every process of a mount ([Root.All]), and whether a process is alive
-// ([Alive]). It is the one place this repository parses them: the
+// every process of a mount ([Root.All]), whether a process is alive
+// ([Alive]), and the last pid handed out ([Root.LastPID]). It is the one place this repository parses them: the
 // executor's process-group check, the code runtime's process tree, the
 // replay's wait for background jobs, the isolated child's probe, the
 // sandbox's check of a workspace for mounts and the tests' outside checks

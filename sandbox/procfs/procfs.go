@@ -291,3 +291,35 @@ func ParseEnviron(text string) []string {
 	return out
 }
 
+// ParseLastPID returns the last field of a /proc/loadavg text ("0.41 0.30
+// 0.25 2/190 41235"): the process id most recently handed out.
+func ParseLastPID(loadavg string) (int, error) {
+	f := strings.Fields(loadavg)
+	if len(f) != 5 {
+		return 0, fmt.Errorf("%d fields, want 5 (three load averages, running/total, the last pid)", len(f))
+	}
+	pid, err := strconv.Atoi(f[4])
+	if err != nil || pid < 0 {
+		return 0, fmt.Errorf("field last pid: %q is not a process id", f[4])
+	}
+	return pid, nil
+}
+
+// LastPID returns the process id most recently handed out in the PID
+// namespace of the process reading r's loadavg (the reader's, whatever
+// proc mount r is). The kernel hands ids out in a cycle and moves this on
+// every process or thread created in that namespace or one nested in it;
+// only a process holding CAP_CHECKPOINT_RESTORE or CAP_SYS_ADMIN over the
+// namespace can place an id without moving it (clone3's set_tid,
+// ns_last_pid).
+func (r Root) LastPID() (int, error) {
+	b, err := os.ReadFile(string(r) + "/loadavg")
+	if err != nil {
+		return 0, err
+	}
+	pid, err := ParseLastPID(string(b))
+	if err != nil {
+		return 0, fmt.Errorf("%s/loadavg: %w", r, err)
+	}
+	return pid, nil
+}

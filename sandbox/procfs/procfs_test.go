@@ -218,3 +218,45 @@ func TestParseEnviron(t *testing.T) {
 	}
 }
 
+func TestParseLastPID(t *testing.T) {
+	for _, tc := range []struct {
+		text    string
+		want    int
+		wantErr string
+	}{
+		{text: "0.41 0.30 0.25 2/190 41235\n", want: 41235},
+		{text: "0.00 0.00 0.00 1/1 1", want: 1},
+		{text: "0.41 0.30 0.25 2/190\n", wantErr: "4 fields, want 5"},
+		{text: "0.41 0.30 0.25 2/190 41235 7\n", wantErr: "6 fields, want 5"},
+		{text: "0.41 0.30 0.25 2/190 x\n", wantErr: `field last pid: "x" is not a process id`},
+		{text: "0.41 0.30 0.25 2/190 -3\n", wantErr: `field last pid: "-3" is not a process id`},
+	} {
+		got, err := ParseLastPID(tc.text)
+		if got != tc.want || (err == nil) != (tc.wantErr == "") || err != nil && !strings.Contains(err.Error(), tc.wantErr) {
+			t.Errorf("ParseLastPID(%q) = %d, %v; want %d, error containing %q", tc.text, got, err, tc.want, tc.wantErr)
+		}
+	}
+}
+
+// TestLastPIDIsTheNewestProcess: right after this process starts a child,
+// the last pid handed out is the child's (tried again while other
+// processes of the machine fork in between).
+func TestLastPIDIsTheNewestProcess(t *testing.T) {
+	for try := 0; ; try++ {
+		cmd := exec.Command("/bin/true")
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		last, err := Proc.LastPID()
+		cmd.Wait()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if last == cmd.Process.Pid {
+			return
+		}
+		if try == 50 {
+			t.Fatalf("the last pid was never the child's just started (last %d, child %d)", last, cmd.Process.Pid)
+		}
+	}
+}

@@ -67,6 +67,23 @@
 // command ends. Off Linux there is no subreaper to make, and nothing is
 // promised.
 //
+// A sweep reads every process's stat line on the machine, so one call that
+// provably created nothing is not swept: the command held no capability and
+// could gain none (sandbox.ConfinedArgv.NoCapabilities: the in-process
+// Landlock path), the last pid this PID namespace handed out
+// (/proc/loadavg) is still the root's once it exited, and no sweep is
+// running and the last one ended finding nothing to kill. The kernel hands
+// pids out in a cycle and moves the last one for every process or thread
+// created in the namespace or one nested in it; the root's own pid, held by
+// its zombie, cannot be handed out again; only a holder of
+// CAP_CHECKPOINT_RESTORE or CAP_SYS_ADMIN over the namespace could place a
+// pid without moving it (clone3's set_tid, ns_last_pid). So such a call
+// made no process: none in its session, none re-parented here at its exit.
+// Any other process forking meanwhile on the machine makes the call sweep.
+// An orphan of another call is left to the sweeps of the calls still
+// running or to the next call's, as it would be had it been re-parented
+// just after this call's sweep.
+//
 // # Output
 //
 // Each stream keeps a bounded tail in memory (Request.TailBytes, default

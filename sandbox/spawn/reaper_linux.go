@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -50,9 +51,18 @@ type reaper struct {
 	started map[int]bool // roots spawn started that their Wait has not collected
 	running map[int]bool // roots that have not exited: their sessions are live calls
 	ticking bool
+
+	// clean (guarded by sweeping): the last sweep ended finding nothing to
+	// kill, not at its deadline with victims left.
+	clean bool
+	// lastPID (guarded by mu) is the pid most recently handed out in this
+	// process's PID namespace (procfs.Proc.LastPID; tests replace it).
+	lastPID func() (int, error)
+	// sweeps counts the sweeps made when a root exited (tests).
+	sweeps atomic.Int64
 }
 
-var theReaper = &reaper{started: map[int]bool{}, running: map[int]bool{}}
+var theReaper = &reaper{started: map[int]bool{}, running: map[int]bool{}, clean: true, lastPID: procfs.Proc.LastPID}
 
 // enable makes this process the child subreaper of its descendants, once.
 // Without it a call's detached processes would outlive it, so a failure
@@ -105,8 +115,10 @@ func (r *reaper) tick() {
 }
 
 // exited waits until root pid has exited without collecting its status,
-// ends its call (its session is no longer live) and sweeps what it left.
-func (r *reaper) exited(pid int) {
+// ends its call (its session is no longer live) and sweeps what it left,
+// unless it provably left nothing ([reaper.leftNothing]; capless: the
+// command started holding no capability and could gain none).
+func (r *reaper) exited(pid int, capless bool) {
 	var info unix.Siginfo
 	for {
 		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
@@ -117,7 +129,47 @@ func (r *reaper) exited(pid int) {
 	r.mu.Lock()
 	delete(r.running, pid)
 	r.mu.Unlock()
+	if capless && r.leftNothing(pid) {
+		return
+	}
+	r.sweeps.Add(1)
 	r.sweep(pid)
+}
+
+// leftNothing reports whether the call of root pid, which exited, created
+// no process and no sweep has anything left to finish: no sweep is running
+// and the last one ended clean, and this PID namespace has handed out no
+// pid since root's ([quietSince]).
+func (r *reaper) leftNothing(root int) bool {
+	if !r.sweeping.TryLock() {
+		return false
+	}
+	clean := r.clean
+	r.sweeping.Unlock()
+	r.mu.Lock()
+	lastPID := r.lastPID
+	r.mu.Unlock()
+	last, err := lastPID()
+	return quietSince(root, last, err, clean)
+}
+
+// quietSince is the sweep's shortcut, for a call whose command started
+// holding no capability and could gain none (the in-process Landlock path:
+// every capability dropped, no_new_privs): the call of root, which exited,
+// left nothing to sweep when the last pid the namespace handed out (last,
+// read without error) is still root's, and the last sweep ended clean.
+// Every process or thread created in this PID namespace, or one nested in
+// it, moves the last pid (ids are handed out in a cycle, and root's, held
+// by its uncollected zombie, cannot be handed out again), and only a holder
+// of CAP_CHECKPOINT_RESTORE or CAP_SYS_ADMIN over the namespace can place
+// one without moving it; so the call created no process: none in its
+// session, none re-parented here by its exit. Orphans of other calls are
+// left to the running calls' sweeps or a later call's, as they would be if
+// they were re-parented just after this sweep; a sweep that ended at its
+// deadline with victims left makes the next call sweep (clean false).
+// Pure.
+func quietSince(root, last int, lastErr error, clean bool) bool {
+	return lastErr == nil && clean && last == root
 }
 
 // collected forgets root pid once its Wait collected its status.
@@ -134,13 +186,18 @@ func (r *reaper) collected(pid int) {
 // torn down, included); it waits for them to be gone and looks again (an
 // orphan's own children are adopted in turn), until none is left or
 // reapWait passed.
-func (r *reaper) sweep(ended int) {
+func (r *reaper) sweep(ended int) { r.sweepUntil(ended, time.Now().Add(reapWait)) }
+
+// sweepUntil is sweep with its deadline; it records whether it ended
+// finding nothing to kill (clean) or at the deadline.
+func (r *reaper) sweepUntil(ended int, deadline time.Time) {
 	r.sweeping.Lock()
 	defer r.sweeping.Unlock()
-	deadline := time.Now().Add(reapWait)
+	r.clean = false
 	for time.Now().Before(deadline) {
 		victims := r.pickAndKill(ended)
 		if len(victims) == 0 {
+			r.clean = true
 			return
 		}
 		for _, v := range victims {

@@ -15,6 +15,6 @@ func (r *reaper) launch(start func() (int, error)) error {
 	return err
 }
 
-func (r *reaper) exited(pid int) {}
+func (r *reaper) exited(pid int, capless bool) {}
 
 func (r *reaper) collected(pid int) {}

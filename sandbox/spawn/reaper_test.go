@@ -4,9 +4,12 @@ package spawn
 
 import (
 	"context"
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -122,4 +125,135 @@ func TestARunningCallKeepsWhatStaysInItsSession(t *testing.T) {
 	if left := sandboxtest.Running(m); len(left) > 0 {
 		t.Errorf("left running after the call was killed:\n%s", strings.Join(left, "\n"))
 	}
+}
+
+// TestQuietSince is the sweep's shortcut: only when the last pid handed out
+// is still the exited root's (read without error) and the last sweep ended
+// clean.
+func TestQuietSince(t *testing.T) {
+	const root = 4000
+	tests := []struct {
+		name    string
+		last    int
+		lastErr error
+		clean   bool
+		want    bool
+	}{
+		{"nothing created since the root", root, nil, true, true},
+		{"a process created after the root", root + 1, nil, true, false},
+		{"ids wrapped past the root", root - 1, nil, true, false},
+		{"the last pid cannot be read", root, errors.New("no /proc/loadavg"), true, false},
+		{"the last sweep left victims", root, nil, false, false},
+	}
+	for _, tc := range tests {
+		if got := quietSince(root, tc.last, tc.lastErr, tc.clean); got != tc.want {
+			t.Errorf("%s: quietSince = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestLeftNothing: the shortcut is asked only when no sweep is running and
+// the last one ended clean, and the last pid is the root's.
+func TestLeftNothing(t *testing.T) {
+	const root = 4000
+	for _, tc := range []struct {
+		name            string
+		last            int
+		clean, sweeping bool
+		want            bool
+	}{
+		{"clean, nothing created", root, true, false, true},
+		{"a process created", root + 1, true, false, false},
+		{"the last sweep left victims", root, false, false, false},
+		{"a sweep is running", root, true, true, false},
+	} {
+		r := &reaper{clean: tc.clean, lastPID: func() (int, error) { return tc.last, nil }}
+		if tc.sweeping {
+			r.sweeping.Lock()
+		}
+		if got := r.leftNothing(root); got != tc.want {
+			t.Errorf("%s: leftNothing = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestSweepRecordsHowItEnded: a sweep that ends at its deadline leaves the
+// reaper unclean (the next call sweeps); one that finds nothing to kill
+// leaves it clean.
+func TestSweepRecordsHowItEnded(t *testing.T) {
+	r := theReaper
+	if err := r.enable(); err != nil {
+		t.Fatal(err)
+	}
+	r.sweepUntil(0, time.Now().Add(-time.Second))
+	if r.clean {
+		t.Error("a sweep that ended at its deadline left the reaper clean")
+	}
+	r.sweepUntil(0, time.Now().Add(reapWait))
+	if !r.clean {
+		t.Error("a sweep that found nothing to kill left the reaper unclean")
+	}
+}
+
+// TestSweepShortcut: a call whose command holds no capability (the
+// in-process path) and created no process is not swept, but a command that
+// may hold capabilities (unconfined) is, and its sweep kills an orphan
+// waiting (a child of this process in a session of its own), with the last
+// pid made the root's, as if nothing else forked meanwhile. With the real
+// last pid, the shortcut is taken for some plain calls of the in-process
+// path. (A call that leaves processes is swept: TestNothingOutlivesItsCall.)
+func TestSweepShortcut(t *testing.T) {
+	sandboxtest.RequireLandlock(t, 1)
+	c := confiner(t, inproc.Backend)
+	ws := varTmpDir(t, "dshsim-ws-")
+	real := theReaper.lastPID
+	t.Cleanup(func() { setLastPID(real) })
+	run := func(confined, fake bool, argv ...string) (swept, orphanLeft bool) {
+		t.Helper()
+		o := exec.Command("sleep", "30")
+		o.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if err := o.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer func() { o.Process.Kill(); o.Wait() }()
+		req := Request{Argv: argv, Policy: sandbox.Policy{Mode: sandbox.DangerFullAccess, WorkspaceRoot: ws}}
+		if confined {
+			req.Confiner, req.Policy.Mode = c, sandbox.WorkspaceWrite
+		}
+		before := theReaper.sweeps.Load()
+		p, err := Start(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fake {
+			pid := p.cmd.Process.Pid
+			setLastPID(func() (int, error) { return pid, nil })
+		}
+		if res, err := p.Wait(); err != nil || res.ExitCode != 0 {
+			t.Fatalf("%q: %+v, %v", argv, res, err)
+		}
+		return theReaper.sweeps.Load() > before, procfs.Alive(o.Process.Pid)
+	}
+	if swept, _ := run(true, true, "sleep", "0.1"); swept {
+		t.Error("an in-process call that created nothing was swept")
+	}
+	if swept, left := run(false, true, "sleep", "0.1"); !swept || left {
+		t.Errorf("an unconfined call that created nothing: swept %v, the waiting orphan left running %v; want it swept and the orphan killed", swept, left)
+	}
+	setLastPID(real)
+	for try := 0; ; try++ {
+		if swept, _ := run(true, false, "/bin/true"); !swept {
+			break
+		}
+		if try == 30 {
+			t.Fatalf("30 in-process calls of /bin/true were all swept: the shortcut is never taken")
+		}
+	}
+}
+
+// setLastPID replaces the reaper's reader of the last pid.
+func setLastPID(f func() (int, error)) {
+	theReaper.mu.Lock()
+	theReaper.lastPID = f
+	theReaper.mu.Unlock()
 }

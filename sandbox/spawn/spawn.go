@@ -252,7 +252,7 @@ func (p *Process) watch(ctx context.Context, req Request) {
 	}
 	go func() {
 		pid := p.cmd.Process.Pid
-		theReaper.exited(pid) // what the call left ends before its result
+		theReaper.exited(pid, p.wrapped != nil && p.wrapped.NoCapabilities) // what the call left ends before its result
 		werr := p.cmd.Wait()
 		theReaper.collected(pid)
 		if timer != nil {
