@@ -193,7 +193,7 @@ func (r Root) All() ([]Stat, error) {
 }
 
 // statReader reads small files relative to a directory descriptor into one
-// buffer: an open, reads up to the end, a close.
+// buffer ([readAt]).
 type statReader struct {
 	dir int
 	buf []byte
@@ -201,41 +201,15 @@ type statReader struct {
 
 // read returns the text of the file at rel under r.dir.
 func (r *statReader) read(rel string) (string, error) {
-	fd, err := openat(r.dir, rel)
-	if err != nil {
-		return "", &fs.PathError{Op: "open", Path: rel, Err: err}
-	}
-	defer syscall.Close(fd)
 	if r.buf == nil {
 		r.buf = make([]byte, 1024)
 	}
-	n := 0
-	for {
-		if n == len(r.buf) {
-			r.buf = append(r.buf, make([]byte, len(r.buf))...)
-		}
-		m, err := syscall.Read(fd, r.buf[n:])
-		if err == syscall.EINTR {
-			continue
-		}
-		if err != nil {
-			return "", &fs.PathError{Op: "read", Path: rel, Err: err}
-		}
-		if m == 0 {
-			return string(r.buf[:n]), nil
-		}
-		n += m
+	b, err := readAt(r.dir, rel, r.buf)
+	if err != nil {
+		return "", err
 	}
-}
-
-// openat opens rel under dir read-only, retrying on EINTR.
-func openat(dir int, rel string) (int, error) {
-	for {
-		fd, err := syscall.Openat(dir, rel, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
-		if err != syscall.EINTR {
-			return fd, err
-		}
-	}
+	r.buf = b[:cap(b)]
+	return string(b), nil
 }
 
 // Status returns the status text of a process by its name under r ("self",

@@ -260,3 +260,28 @@ func TestLastPIDIsTheNewestProcess(t *testing.T) {
 		}
 	}
 }
+
+// TestAllReadsLongLines: a stat line longer than the reader's first buffer
+// is read whole (the buffer grows), and the next file is read from its
+// start.
+func TestAllReadsLongLines(t *testing.T) {
+	root := t.TempDir()
+	long := strings.Repeat("x", 3000)
+	for pid, comm := range map[string]string{"21": long, "22": "short"} {
+		if err := os.MkdirAll(filepath.Join(root, pid), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, pid, "stat"), []byte(pid+" ("+comm+") S 1 12 12"+tail+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := Root(root).All()
+	if err != nil || len(got) != 2 {
+		t.Fatalf("All() = %+v, %v; want two processes", got, err)
+	}
+	for _, s := range got {
+		if want := map[int]string{21: long, 22: "short"}[s.PID]; s.Comm != want || s.Session != 12 {
+			t.Errorf("process %d: comm of %d bytes, session %d; want %d bytes, session 12", s.PID, len(s.Comm), s.Session, len(want))
+		}
+	}
+}
