@@ -560,7 +560,13 @@ func Validate(argv []string, policy Policy) (Policy, error) {
 // the Landlock backends to pin), not meaningless ([MeaninglessRoot]), and
 // with no mount that widens the grant ([MountedRoot]).
 func validateWritableRoot(policy Policy) (Policy, error) {
-	root, id, err := resolveRoot(policy.WorkspaceRoot, tempAreas())
+	// A path without a symlink resolves in one open, and the temp areas,
+	// which only judge a symlink met, are not needed.
+	root, id, plain := resolvePlain(policy.WorkspaceRoot)
+	var err error
+	if !plain {
+		root, id, err = resolveRoot(policy.WorkspaceRoot, tempAreas())
+	}
 	if link, bad := isRedirect(err); bad {
 		return Policy{}, fmt.Errorf("%w: workspace root %s passes through the symlink %s inside a temp area that confined commands can write; it may have been redirected by an earlier command, so it is not granted", ErrBadInput, policy.WorkspaceRoot, link)
 	}

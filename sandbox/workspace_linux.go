@@ -29,9 +29,6 @@ func (e *errRedirect) Error() string { return "symlink " + e.link + " inside a t
 // followed as the check saw it or not at all, never checked on one name and
 // resolved on another.
 func resolveRoot(p string, areas []string) (string, FileID, error) {
-	if root, id, ok := resolvePlain(p); ok {
-		return root, id, nil
-	}
 	fd, err := unix.Open("/", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return "", FileID{}, err
