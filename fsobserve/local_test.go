@@ -882,38 +882,37 @@ func changeCtimeOnly(t *testing.T, p string) {
 	}
 }
 
-// TestVersionIsStaleAfterACtimeChangeAlone: a file whose ctime alone changed
-// (its mode flipped and restored: content, size and mtime as read) has
-// another version; a write guarded by the old one is stale.
-func TestVersionIsStaleAfterACtimeChangeAlone(t *testing.T) {
-	dir := t.TempDir()
-	l := newLocal(t, dir)
-	p := filepath.Join(dir, "f.txt")
-	mustWrite(t, p, "v1")
-	tg := resolve(t, l, p)
-	v := version(t, l, tg)
-	changeCtimeOnly(t, p)
-	if got := version(t, l, tg); got == v {
-		t.Fatalf("version %s unchanged after a ctime change", got)
+// TestStaleWriteAfterAnOutsideChange: a file read, then changed by someone
+// else (its ctime alone: mode flipped and restored, content, size and mtime
+// as read; or emptied) has another version; a write guarded by the version
+// read is stale and leaves the file as the change left it.
+func TestStaleWriteAfterAnOutsideChange(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		change func(t *testing.T, p string)
+		left   string
+	}{
+		{"ctime alone", changeCtimeOnly, "v1"},
+		{"emptied", func(t *testing.T, p string) {
+			if err := os.Truncate(p, 0); err != nil {
+				t.Fatal(err)
+			}
+		}, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			l := newLocal(t, dir)
+			p := filepath.Join(dir, "f.txt")
+			mustWrite(t, p, "v1")
+			tg := resolve(t, l, p)
+			v := version(t, l, tg)
+			c.change(t, p)
+			if got := version(t, l, tg); got == v {
+				t.Fatalf("version %s unchanged after the change", got)
+			}
+			_, err := l.WriteText(context.Background(), tg, "mine", WriteIntent{Kind: ReplaceIfVersion, Version: v})
+			wantCode(t, err, CodeStaleVersion, fmt.Sprintf(`cannot write "%s": file changed since it was read`, tg.Display))
+			wantContent(t, p, c.left)
+		})
 	}
-	_, err := l.WriteText(context.Background(), tg, "mine", WriteIntent{Kind: ReplaceIfVersion, Version: v})
-	wantCode(t, err, CodeStaleVersion, fmt.Sprintf(`cannot write "%s": file changed since it was read`, tg.Display))
-	wantContent(t, p, "v1")
-}
-
-// TestStaleWriteToAnEmptiedFile: a file read, then emptied by someone else,
-// is stale for a write guarded by the version read; it stays empty.
-func TestStaleWriteToAnEmptiedFile(t *testing.T) {
-	dir := t.TempDir()
-	l := newLocal(t, dir)
-	p := filepath.Join(dir, "f.txt")
-	mustWrite(t, p, "v1")
-	tg := resolve(t, l, p)
-	v := version(t, l, tg)
-	if err := os.Truncate(p, 0); err != nil {
-		t.Fatal(err)
-	}
-	_, err := l.WriteText(context.Background(), tg, "mine", WriteIntent{Kind: ReplaceIfVersion, Version: v})
-	wantCode(t, err, CodeStaleVersion, fmt.Sprintf(`cannot write "%s": file changed since it was read`, tg.Display))
-	wantContent(t, p, "")
 }
