@@ -18,10 +18,9 @@ const tail = " 0 -1 4194560 2264 0 0 0 1417 93 0 0 20 0 1 0 4410 8515584 1003"
 
 func TestParseStat(t *testing.T) {
 	tests := []struct {
-		name    string
-		line    string
-		want    Stat
-		wantErr string
+		name, line string
+		want       Stat
+		wantErr    string
 	}{
 		{name: "plain", line: "42 (bash) S 1 42 42" + tail + "\n",
 			want: Stat{PID: 42, Comm: "bash", State: 'S', PPID: 1, PGrp: 42, Session: 42, UTime: 1417, STime: 93}},

@@ -246,10 +246,9 @@ func TestReportedJobsSendNoNotice(t *testing.T) {
 
 func TestStatusesAndDetails(t *testing.T) {
 	tests := []struct {
-		name   string
-		cmd    string
-		kill   bool
-		detail string
+		name, cmd string
+		kill      bool
+		detail    string
 	}{
 		{"job_kill terminates with SIGTERM", "sleep 30", true, "[status: killed, signal: SIGTERM]"},
 		{"self-signal is reported as killed", "kill -TERM $$", false, "[status: killed, signal: SIGTERM]"},
