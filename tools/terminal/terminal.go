@@ -1,7 +1,6 @@
 package terminal
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +9,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/dshsim/dshsim/internal/jsjson"
 	"github.com/dshsim/dshsim/pipeline"
 )
 
@@ -298,11 +298,9 @@ func (r *Registry) list(_ context.Context, call *pipeline.Call) (pipeline.Output
 
 // marshal encodes v as JSON without HTML escaping.
 func marshal(v any) json.RawMessage {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	b, err := jsjson.Marshal(v)
+	if err != nil {
 		panic("tools/terminal: not encodable: " + err.Error())
 	}
-	return bytes.TrimRight(b.Bytes(), "\n")
+	return b
 }
