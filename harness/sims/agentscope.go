@@ -15,7 +15,6 @@ import (
 	"github.com/dshsim/dshsim/pipeline/policy"
 	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/sandbox"
-	"github.com/dshsim/dshsim/sandbox/sandboxtest"
 	"github.com/dshsim/dshsim/stack"
 )
 
@@ -33,11 +32,7 @@ type scopeRig struct {
 }
 
 func newScopeRig(env *harness.Env) (*scopeRig, error) {
-	binDir, err := env.TempDir()
-	if err != nil {
-		return nil, err
-	}
-	runner, err := sandboxtest.BuildRunner(env.Root, binDir)
+	binDir, runner, err := buildRunner(env)
 	if err != nil {
 		return nil, err
 	}
