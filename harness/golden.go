@@ -49,6 +49,17 @@ func FindRoot(dir string) (string, error) {
 	}
 }
 
+// Root is the repository root of the test's working directory ([FindRoot]
+// of "."); the test fails where there is none.
+func Root(t testing.TB) string {
+	t.Helper()
+	root, err := FindRoot(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
 // IsRoot says why dir is not the repository root (nil when it is): it must be
 // a directory holding a go.mod that declares [ModulePath].
 func IsRoot(dir string) error {

@@ -113,10 +113,7 @@ func TestFindRoot(t *testing.T) {
 }
 
 func TestIsRoot(t *testing.T) {
-	root, err := FindRoot(".")
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := Root(t)
 	foreign := t.TempDir()
 	if err := os.WriteFile(filepath.Join(foreign, "go.mod"), []byte("module example.com/other\n"), 0o644); err != nil {
 		t.Fatal(err)
