@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/dshsim/dshsim/pipeline"
+	"github.com/dshsim/dshsim/pipeline/pipelinetest"
 )
 
 func needNode(t *testing.T) {
@@ -44,10 +45,7 @@ func newTool(t *testing.T, cfg Config) (*Tool, *pipeline.Registry) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { tool.Close() })
-	reg := pipeline.NewRegistry()
-	if _, err := reg.Register(tool.Definition()); err != nil {
-		t.Fatal(err)
-	}
+	reg := pipelinetest.Registry(t, tool.Definition())
 	return tool, reg
 }
 

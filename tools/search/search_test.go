@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/dshsim/dshsim/pipeline"
+	"github.com/dshsim/dshsim/pipeline/pipelinetest"
 	"github.com/dshsim/dshsim/pipeline/session/sessiontest"
 )
 
@@ -55,12 +56,7 @@ func newRig(t *testing.T, cfg Config) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg := pipeline.NewRegistry()
-	for _, tl := range tools {
-		if _, err := reg.Register(tl); err != nil {
-			t.Fatal(err)
-		}
-	}
+	reg := pipelinetest.Registry(t, tools...)
 	return &rig{t: t, ws: ws, agent: &pipeline.Agent{ID: "root", Session: sessiontest.New(t, "s1", ws)}, reg: reg}
 }
 

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/dshsim/dshsim/pipeline"
+	"github.com/dshsim/dshsim/pipeline/pipelinetest"
 	"github.com/dshsim/dshsim/pipeline/session/sessiontest"
 )
 
@@ -101,10 +102,7 @@ func TestSkillTool(t *testing.T) {
 	ws := t.TempDir()
 	seed(t, ws)
 	put(t, filepath.Join(ws, ".dsh/skills/amp/SKILL.md"), "---\nname: amp\ndescription: x\n---\n\n  body <b> & more  \n\n")
-	reg := pipeline.NewRegistry()
-	if _, err := reg.Register(Tool(Config{DshHome: filepath.Join(ws, ".dsh")})); err != nil {
-		t.Fatal(err)
-	}
+	reg := pipelinetest.Registry(t, Tool(Config{DshHome: filepath.Join(ws, ".dsh")}))
 	agent := &pipeline.Agent{ID: "root", Session: sessiontest.New(t, "s1", ws)}
 	call := func(args string) pipeline.Result {
 		return reg.Execute(pipeline.NewCall("c1", Name, json.RawMessage(args), agent, context.Background()))
