@@ -213,10 +213,10 @@ func (t *Tools) callPolicy(ctx context.Context, call *pipeline.Call, a args) (*s
 	return &pol, nil
 }
 
-// mutationArgs decodes the arguments of a write or edit (the pipeline has
+// fileArgs decodes the arguments of a call naming a file (the pipeline has
 // checked them against the tool's schema, escalation fields included when
 // advertised) and returns them with the file_path.
-func (t *Tools) mutationArgs(call *pipeline.Call) (args, string, error) {
+func fileArgs(call *pipeline.Call) (args, string, error) {
 	a, err := decodeArgs(call)
 	if err != nil {
 		return nil, "", err
