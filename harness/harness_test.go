@@ -112,6 +112,31 @@ func TestFindRoot(t *testing.T) {
 	}
 }
 
+// fatalTB records Fatal instead of stopping the test.
+type fatalTB struct {
+	testing.TB
+	fatal string
+}
+
+func (f *fatalTB) Helper()           {}
+func (f *fatalTB) Fatal(args ...any) { f.fatal = fmt.Sprint(args...) }
+
+// TestMustWrite: the parents are made and the content written; a parent
+// that is a file fails the test.
+func TestMustWrite(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "a", "b", "c.txt")
+	MustWrite(t, p, "x\n")
+	if got, err := os.ReadFile(p); err != nil || string(got) != "x\n" {
+		t.Errorf("read back %q, %v", got, err)
+	}
+	f := &fatalTB{TB: t}
+	MustWrite(f, filepath.Join(p, "d.txt"), "y")
+	if !strings.Contains(f.fatal, "not a directory") {
+		t.Errorf("a file as parent: fatal %q, want the mkdir error", f.fatal)
+	}
+}
+
 func TestIsRoot(t *testing.T) {
 	root := Root(t)
 	foreign := t.TempDir()

@@ -74,13 +74,7 @@ func newRoot(t *testing.T) string {
 
 func write(t *testing.T, root, name, data string) {
 	t.Helper()
-	p := filepath.Join(root, filepath.FromSlash(name))
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	harness.MustWrite(t, filepath.Join(root, filepath.FromSlash(name)), data)
 }
 
 func read(t *testing.T, root, name string) string {
