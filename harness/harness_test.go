@@ -112,15 +112,6 @@ func TestFindRoot(t *testing.T) {
 	}
 }
 
-// fatalTB records Fatal instead of stopping the test.
-type fatalTB struct {
-	testing.TB
-	fatal string
-}
-
-func (f *fatalTB) Helper()           {}
-func (f *fatalTB) Fatal(args ...any) { f.fatal = fmt.Sprint(args...) }
-
 // TestMustWrite: the parents are made and the content written; a parent
 // that is a file fails the test.
 func TestMustWrite(t *testing.T) {
@@ -130,10 +121,9 @@ func TestMustWrite(t *testing.T) {
 	if got, err := os.ReadFile(p); err != nil || string(got) != "x\n" {
 		t.Errorf("read back %q, %v", got, err)
 	}
-	f := &fatalTB{TB: t}
-	MustWrite(f, filepath.Join(p, "d.txt"), "y")
-	if !strings.Contains(f.fatal, "not a directory") {
-		t.Errorf("a file as parent: fatal %q, want the mkdir error", f.fatal)
+	r := runRecorded(t, func(tb testing.TB) { MustWrite(tb, filepath.Join(p, "d.txt"), "y") })
+	if !r.failed || !strings.Contains(strings.Join(r.msgs, "\n"), "not a directory") {
+		t.Errorf("a file as parent: failed=%v msgs=%q, want the mkdir error", r.failed, r.msgs)
 	}
 }
 
