@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -166,12 +167,14 @@ export const inject = ["sandbox"];
 export function apply(ctx) { ctx.sandbox.internals.probeBwrap = () => false; }
 `
 
-// passthroughSandbox is the snapshot overlay's sandbox configuration, which
-// LandlockAgent replaces: a runner that runs the command unconfined.
-const passthroughSandbox = `  config:
-    runnerCommand: ['bash', '-c', 'while [ "$1" != "--" ]; do shift; done; shift; exec "$@"', 'passthrough-runner']
-    runnerFailureSignatures: ['passthrough-runner: profile rejected']
-`
+// sandboxEntry is the snapshot overlay's sandbox provider entry; its
+// config block (up to the next entry) is what LandlockAgent removes: the
+// runner that runs the command unconfined (passthroughRunner), or with
+// PROBE_RUNNER=missing a runner that does not exist.
+const (
+	sandboxEntry      = "- id: sandbox\n  name: '@deepseek-ai/dsh-sandbox-local'\n"
+	passthroughRunner = "passthrough-runner"
+)
 
 // LandlockAgent writes into dir (made if missing) the oracle's agent with
 // upstream's own sandbox chain on a host without bwrap: the overlay's
@@ -182,7 +185,7 @@ func LandlockAgent(oracle, dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	for _, f := range []string{"bin.mjs", "run.mjs", "bash-alias.mjs", "package.json"} {
+	for _, f := range []string{"bin.mjs", "run.mjs", "probe.test.mjs", "bash-alias.mjs", "package.json"} {
 		b, err := os.ReadFile(filepath.Join(src, f))
 		if err != nil {
 			return err
@@ -195,10 +198,10 @@ func LandlockAgent(oracle, dir string) error {
 	if err != nil {
 		return err
 	}
-	if !bytes.Contains(cfg, []byte(passthroughSandbox)) {
-		return fmt.Errorf("%s: the sandbox provider's passthrough configuration is not there to replace", filepath.Join(src, "cordis.snapshot.yml"))
+	cfg, err = landlockOverlay(cfg)
+	if err != nil {
+		return fmt.Errorf("%s: %w", filepath.Join(src, "cordis.snapshot.yml"), err)
 	}
-	cfg = bytes.Replace(cfg, []byte(passthroughSandbox), []byte("- id: landlock-host\n  name: './landlock-host.mjs'\n"), 1)
 	if err := os.WriteFile(filepath.Join(dir, "cordis.snapshot.yml"), cfg, 0o644); err != nil {
 		return err
 	}
@@ -206,4 +209,27 @@ func LandlockAgent(oracle, dir string) error {
 		return err
 	}
 	return os.Symlink(filepath.Join(oracle, "dsh08", "node_modules"), filepath.Join(dir, "node_modules"))
+}
+
+// landlockOverlay is the overlay cfg with the sandbox provider's config
+// block (its passthrough runner) removed and the landlock-host plugin
+// mounted right after the provider.
+func landlockOverlay(cfg []byte) ([]byte, error) {
+	start := bytes.Index(cfg, []byte(sandboxEntry))
+	if start < 0 {
+		return nil, fmt.Errorf("no sandbox provider entry %q", sandboxEntry)
+	}
+	body := start + len(sandboxEntry)
+	// the block ends where the next entry's line starts (body-1 is the
+	// newline that ends the provider's name line)
+	end := len(cfg)
+	if i := bytes.Index(cfg[body-1:], []byte("\n- id: ")); i >= 0 {
+		end = body + i
+	}
+	if !bytes.Contains(cfg[body:end], []byte(passthroughRunner)) {
+		return nil, errors.New("the sandbox provider's passthrough configuration is not there to replace")
+	}
+	out := append([]byte(nil), cfg[:body]...)
+	out = append(out, "- id: landlock-host\n  name: './landlock-host.mjs'\n"...)
+	return append(out, cfg[end:]...), nil
 }
