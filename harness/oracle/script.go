@@ -432,19 +432,25 @@ func (s *Script) input() ([]byte, error) {
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
-// needsVitest reports whether input steps need vitest's vi.waitFor
-// (anything but initialize, newSession and prompt).
-func needsVitest(input []byte) (bool, error) {
+// inputFacts is what a pass needs to know of input.json: whether its steps
+// need vitest's vi.waitFor (anything but initialize, newSession and
+// prompt), and whether it opens a session (a newSession step) at all.
+type inputFacts struct{ vitest, session bool }
+
+func factsOf(input []byte) (inputFacts, error) {
 	var in recording.Input
 	if err := json.Unmarshal(input, &in); err != nil {
-		return false, fmt.Errorf("%s: %w", recording.InputFile, err)
+		return inputFacts{}, fmt.Errorf("%s: %w", recording.InputFile, err)
 	}
+	var f inputFacts
 	for _, st := range in.Steps {
 		switch st.Op {
-		case "initialize", "newSession", "prompt":
+		case "newSession":
+			f.session = true
+		case "initialize", "prompt":
 		default:
-			return true, nil
+			f.vitest = true
 		}
 	}
-	return false, nil
+	return f, nil
 }
