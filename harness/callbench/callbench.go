@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/dshsim/dshsim/harness/oracle"
 )
 
 // Call is one tool call of a script.
@@ -19,42 +21,29 @@ type Call struct {
 }
 
 // WriteScript writes a recording directory that holds only a constructed
-// model script, as the oracle's gen/make.py writes one: session.jsonl with
-// the model's assistant/chunk events (each call in its own step of one
-// turn, then a text step "DONE"), input.json (initialize, newSession, one
-// prompt), an empty stdout.expected.jsonl and an empty workspace/.
+// model script, encoded by package harness/oracle ([oracle.Script.Encode]):
+// session.jsonl with the model's assistant/chunk events (each call in its
+// own step of one turn, then a text step "DONE"), input.json
+// (initialize, newSession, one prompt), an empty stdout.expected.jsonl and
+// an empty workspace/.
 func WriteScript(dir, prompt string, calls []Call) error {
+	var steps []oracle.Step
+	for i, c := range calls {
+		args, err := json.Marshal(c.Args)
+		if err != nil {
+			return fmt.Errorf("call %d: %w", i+1, err)
+		}
+		steps = append(steps, oracle.Step{Calls: []oracle.Call{{Name: c.Name, Args: args}}})
+	}
+	s := &oracle.Script{Prompts: []string{prompt}, Turns: [][]oracle.Step{append(steps, oracle.Step{Text: "DONE"})}}
+	files, err := s.Encode()
+	if err != nil {
+		return err
+	}
 	if err := os.MkdirAll(filepath.Join(dir, "workspace"), 0o755); err != nil {
 		return err
 	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.Encode(map[string]any{"type": "session", "version": 0, "id": "00000000-0000-4000-8000-000000000000", "createdAt": 0, "cwd": "{{cwd}}", "delegationDepth": 0})
-	seq := 0
-	chunk := func(step int, c map[string]any) {
-		enc.Encode(map[string]any{"type": "assistant/chunk", "seq": seq, "time": 0, "data": map[string]any{"turn": 1, "step": step, "chunk": c}})
-		seq++
-	}
-	for i, c := range calls {
-		step, id := i+1, fmt.Sprintf("call_00_bench%04d", i+1)
-		args, err := json.Marshal(c.Args)
-		if err != nil {
-			return fmt.Errorf("call %d: %w", step, err)
-		}
-		chunk(step, map[string]any{"type": "block-start", "index": 0, "blockType": "tool-call"})
-		chunk(step, map[string]any{"type": "tool-call-delta", "index": 0, "id": id, "name": c.Name, "argumentsDelta": string(args)})
-		chunk(step, map[string]any{"type": "block-end", "index": 0, "block": map[string]any{"type": "tool-call", "id": id, "name": c.Name, "arguments": string(args)}})
-		chunk(step, map[string]any{"type": "usage", "usage": map[string]any{"inputTokens": 100, "outputTokens": 10, "cacheReadTokens": 0, "reasoningTokens": 0}})
-		chunk(step, map[string]any{"type": "finish", "reason": map[string]any{"kind": "tool-calls"}})
-	}
-	last := len(calls) + 1
-	chunk(last, map[string]any{"type": "block-start", "index": 0, "blockType": "text"})
-	chunk(last, map[string]any{"type": "text-delta", "index": 0, "text": "DONE"})
-	chunk(last, map[string]any{"type": "block-end", "index": 0, "block": map[string]any{"type": "text", "text": "DONE"}})
-	chunk(last, map[string]any{"type": "usage", "usage": map[string]any{"inputTokens": 100, "outputTokens": 1, "cacheReadTokens": 0, "reasoningTokens": 0}})
-	chunk(last, map[string]any{"type": "finish", "reason": map[string]any{"kind": "stop"}})
-	input, _ := json.MarshalIndent(map[string]any{"steps": []map[string]any{{"op": "initialize"}, {"op": "newSession"}, {"op": "prompt", "text": prompt}}}, "", "  ")
-	for name, data := range map[string][]byte{"session.jsonl": b.Bytes(), "input.json": input, "stdout.expected.jsonl": nil} {
+	for name, data := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
 			return err
 		}
