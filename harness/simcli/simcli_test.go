@@ -100,12 +100,15 @@ func TestHelp(t *testing.T) {
 	}
 }
 
+// usageCase is a command line and the usage error it draws.
+type usageCase struct {
+	name string
+	args []string
+	want string
+}
+
 func TestUsageErrors(t *testing.T) {
-	tests := []struct {
-		name string
-		args []string
-		want string
-	}{
+	tests := []usageCase{
 		{"unknown flag", []string{"-bogus"}, "dsh-sim: flag provided but not defined: -bogus\n"},
 		{"stray argument", []string{"sandbox"}, "dsh-sim: unexpected argument \"sandbox\"\n"},
 		{"two modes", []string{"-check", "-list"}, "dsh-sim: -check, -list and -render are separate modes; give one\n"},
@@ -235,11 +238,7 @@ func TestBadRootOrOut(t *testing.T) {
 	file := filepath.Join(root, "go.mod")
 	empty := t.TempDir()
 	missing := filepath.Join(empty, "nonexistent")
-	cases := []struct {
-		name string
-		args []string
-		want string
-	}{
+	cases := []usageCase{
 		{"-root that does not exist", []string{"-check", "-root", missing}, "-root " + missing + ": no such directory"},
 		{"-root that is a file", []string{"-check", "-root", file}, "-root " + file + ": not a directory"},
 		{"-root that is an empty directory", []string{"-check", "-root", empty}, "-root " + empty + ": not the repository root (no go.mod declaring module github.com/dshsim/dshsim)"},
