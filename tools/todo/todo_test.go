@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/pipelinetest"
 	"github.com/dshsim/dshsim/pipeline/session/sessiontest"
@@ -39,20 +41,11 @@ func TestList(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if g, w := mustJSON(t, got), mustJSON(t, tc.want); g != w {
-				t.Fatalf("got %s, want %s", g, w)
+			if diff := cmp.Diff(tc.want, got); diff != "" { // a nil list is not the empty one
+				t.Fatalf("List (-want +got):\n%s", diff)
 			}
 		})
 	}
-}
-
-func mustJSON(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }
 
 // TestCallLogsTheListBetweenCallAndResult runs the tool through a registry:
