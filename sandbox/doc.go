@@ -94,9 +94,10 @@
 // call is judged against a table at least as new as the one a fresh read at
 // its start would give: a mount made before the call began is always seen
 // (a mount racing with the check races with a fresh read the same way).
-// The tests mount after the table was kept, during its read, through a
-// reused descriptor number and in a new namespace, each in a mount
-// namespace of its own, and fail if the stale table is served.
+// The tests mount after the table was kept (fifty rounds of mount and
+// unmount), during its read, in a peer namespace whose mount propagates
+// here, through a reused descriptor number and in a new namespace, each in a
+// mount namespace of its own, and fail if the stale table is served.
 //
 // # Hardening (opt-in, ours)
 //

@@ -23,15 +23,25 @@ import (
 // in a mount namespace of its own (and, for a normal user, a user namespace
 // in which it holds CAP_SYS_ADMIN over those mounts): their mounts reach no
 // other process. childTestEnv names the test a child runs; nsHelperEnv makes
-// the child run the namespace scenario from TestMain on the main thread.
+// the child run the namespace scenario from TestMain on the main thread;
+// peerMountEnv makes it bind a directory and exit.
 const (
 	childTestEnv = "DSHSIM_MOUNTWATCH_TEST"
 	nsHelperEnv  = "DSHSIM_MOUNTWATCH_NS"
+	peerMountEnv = "DSHSIM_MOUNTWATCH_PEER"
 )
 
 // TestMain runs the tests, or, in a child started by
 // TestMountWatchFollowsTheNamespace, its scenario on the main thread.
 func TestMain(m *testing.M) {
+	if src := os.Getenv(peerMountEnv); src != "" {
+		// TestMountWatchSeesAPropagatedMount's peer: bind src at the path.
+		if err := unix.Mount(src, os.Getenv(peerMountEnv+"_AT"), "", unix.MS_BIND, ""); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	if os.Getenv(nsHelperEnv) != "" {
 		os.Exit(namespaceScenario(os.Getenv(nsHelperEnv), os.Getenv(nsHelperEnv+"_INNER"), os.Getenv(nsHelperEnv+"_SRC")))
 	}
@@ -139,7 +149,7 @@ func TestMountWatchSeesEveryChange(t *testing.T) {
 	if w.reads != 1 {
 		t.Errorf("two calls on an unchanged table read it %d times, want once (the second is the kept table)", w.reads)
 	}
-	for round := range 3 {
+	for round := range 50 {
 		mountAt(t, src, inner)
 		if m, err := w.table(); err != nil || !hasPoint(m, inner) {
 			t.Fatalf("round %d: the table after a mount at %s does not show it (err %v)", round, inner, err)
@@ -155,6 +165,39 @@ func TestMountWatchSeesEveryChange(t *testing.T) {
 			t.Fatalf("round %d: Validate after the unmount: %v", round, err)
 		}
 	}
+}
+
+// TestMountWatchSeesAPropagatedMount: a mount made in another mount
+// namespace that propagates into this one (the workspace a shared mount, the
+// other namespace its peer) is in the next table, though no call of this
+// process made it.
+func TestMountWatchSeesAPropagatedMount(t *testing.T) {
+	if !inOwnMountNamespace(t) {
+		return
+	}
+	ws, inner, src := workspaceWithMountPoint(t)
+	mountAt(t, ws, ws)
+	if err := unix.Mount("", ws, "", unix.MS_SHARED, ""); err != nil {
+		t.Fatalf("make %s shared: %v", ws, err)
+	}
+	w := &mountWatch{fd: -1}
+	defer w.close()
+	if m, err := w.table(); err != nil || hasPoint(m, inner) {
+		t.Fatalf("before: err %v, shows %s: %v", err, inner, hasPoint(m, inner))
+	}
+	// A child in a new mount namespace (a copy whose ws is a peer of ours)
+	// binds src at inner there.
+	peer := exec.Command(os.Args[0])
+	peer.Env = append(os.Environ(), peerMountEnv+"="+src, peerMountEnv+"_AT="+inner)
+	peer.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNS}
+	if out, err := peer.CombinedOutput(); err != nil {
+		t.Fatalf("the peer's mount: %v\n%s", err, out)
+	}
+	if m, err := w.table(); err != nil || !hasPoint(m, inner) {
+		t.Errorf("the mount propagated from the peer namespace is not in the table (err %v)", err)
+	}
+	unix.Unmount(inner, unix.MNT_DETACH)
+	unmountAt(t, ws)
 }
 
 // TestMountWatchSeesAMountDuringItsRead: a mount made after the table was
