@@ -1,6 +1,7 @@
 // Package benchratio measures several ways of doing one thing against a
 // baseline in the same benchmark run: every round runs each variant once, in
-// rotating order, so all of them see the same machine load; the median of
+// an order shuffled per round ([Order]), so all of them see the same machine
+// load and none always follows the same other one; the median of
 // each is reported as a ratio to the baseline's ("<name>-x") with the
 // baseline's median in microseconds ("bare-µs"). A ratio moves much less with
 // load than an absolute time, and no test ever asserts a time.
@@ -11,6 +12,7 @@ package benchratio
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"testing"
 	"time"
@@ -31,17 +33,15 @@ type Variant struct {
 func Run(b *testing.B, variants []Variant) map[string]float64 {
 	b.Helper()
 	samples := make([][]time.Duration, len(variants))
-	round := 0
+	order := Order(len(variants))
 	for b.Loop() {
-		for k := range variants {
-			i := (k + round) % len(variants)
+		for _, i := range order() {
 			start := time.Now()
 			if err := variants[i].Run(); err != nil {
 				b.Fatalf("%s: %v", variants[i].Name, err)
 			}
 			samples[i] = append(samples[i], time.Since(start))
 		}
-		round++
 	}
 	medians := make(map[string]float64, len(variants))
 	for i, v := range variants {
@@ -64,4 +64,21 @@ func median(d []time.Duration) float64 {
 	s := slices.Clone(d)
 	slices.Sort(s)
 	return float64(s[len(s)/2])
+}
+
+// Order returns the order of each round of n variants: a permutation of
+// 0..n-1, shuffled anew per call from a fixed seed, so a variant follows a
+// different one from round to round (a fixed order would give each variant
+// the same predecessor, whose leftovers in caches and scheduler state it
+// would always pay or always be spared), and two runs shuffle alike.
+func Order(n int) func() []int {
+	rng := rand.New(rand.NewPCG(1, 2))
+	perm := make([]int, n)
+	for i := range perm {
+		perm[i] = i
+	}
+	return func() []int {
+		rng.Shuffle(n, func(i, j int) { perm[i], perm[j] = perm[j], perm[i] })
+		return perm
+	}
 }

@@ -25,7 +25,7 @@ import (
 // round by round, so all of them see the same machine load, and reports the
 // median of each as a ratio to the bare spawn of the same run
 // ("<variant>-x"), plus the bare median in microseconds ("bare-µs"). One
-// b.N iteration is one round (each variant once, in rotating order). The
+// b.N iteration is one round (each variant once, shuffled per round). The
 // ns/op of this benchmark is the cost of a round and is not meaningful alone.
 // "bare-handoff" starts the bare command from another locked thread, without
 // Landlock: the price of the thread handoff the in-process path pays.
