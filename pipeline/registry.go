@@ -20,6 +20,8 @@ type Registry struct {
 	order  []string
 	hooks  // the stages' hooks; a call runs with the ones that apply to it, taken at its start
 	masks  []hook[mask]
+	// scopedTools are the tools registered through a scope (scopedtools.go).
+	scopedTools []scopedTool
 	logf   func(format string, args ...any)
 	nextID uint64
 }
