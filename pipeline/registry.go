@@ -15,15 +15,15 @@ import (
 // plus the result observers. It is safe for concurrent use; registration
 // publishes a new hook list, so a call in flight keeps the list it started with.
 type Registry struct {
-	mu     sync.RWMutex
-	tools  map[string]*toolEntry
-	order  []string
-	hooks  // the stages' hooks; a call runs with the ones that apply to it, taken at its start
-	masks  []hook[mask]
+	mu    sync.RWMutex
+	tools map[string]*toolEntry
+	order []string
+	hooks // the stages' hooks; a call runs with the ones that apply to it, taken at its start
+	masks []hook[mask]
 	// scopedTools are the tools registered through a scope (scopedtools.go).
 	scopedTools []scopedTool
-	logf   func(format string, args ...any)
-	nextID uint64
+	logf        func(format string, args ...any)
+	nextID      uint64
 }
 
 type toolEntry struct {
