@@ -68,3 +68,11 @@ type settledProc struct{ o Outcome }
 func (s settledProc) Wait() Settled { o := s.o; return Settled{Result: &o} }
 
 func (settledProc) Kill() {}
+
+// Admit checks owner's admission bound without starting anything (a
+// producer checks it before it starts its work).
+func (r *Registry) Admit(owner string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.admitLocked(owner)
+}
