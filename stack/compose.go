@@ -78,5 +78,8 @@ func (s *Stack) addTools() error {
 	if err := s.addHooks(); err != nil {
 		return err
 	}
-	return s.addSessionQuery()
+	if err := s.addSessionQuery(); err != nil {
+		return err
+	}
+	return s.addSubagents()
 }

@@ -73,7 +73,7 @@ func TestWorkflowReadOnlyStep(t *testing.T) {
 	if user.asked != 0 {
 		t.Errorf("the user was asked %d times", user.asked)
 	}
-	if got := lines(t, step.Log(), 0)[3]; got != `subagent/descriptor {"version":2,"mode":"one-shot","provider":"spawn","label":"survey","toolFilter":{"allow":["job_output","job_list","read"]}}` {
+	if got := lines(t, step.Log(), 0)[3]; got != `subagent/descriptor {"version":2,"mode":"one-shot","provider":"spawn","label":"survey"}` {
 		t.Errorf("descriptor %s", got)
 	}
 	// The session keeps its write tools during and after the step.

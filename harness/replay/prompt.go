@@ -42,9 +42,9 @@ func comparePrompt(rec *recording.Recording, mode string, sections []stack.Promp
 		at := findRun(paragraphs, recording.Paragraphs(text))
 		switch {
 		case at < 0:
-			flags = append(flags, fmt.Sprintf("%s: section %s (order %d) is not a run of paragraphs of the recorded prompt: ours is %q", recording.SystemPromptFile, s.Name, s.Order, text))
+			flags = append(flags, fmt.Sprintf("%s: section %s (order %g) is not a run of paragraphs of the recorded prompt: ours is %q", recording.SystemPromptFile, s.Name, s.Order, text))
 		case at < last:
-			flags = append(flags, fmt.Sprintf("%s: section %s (order %d) comes before an earlier section in the recorded prompt", recording.SystemPromptFile, s.Name, s.Order))
+			flags = append(flags, fmt.Sprintf("%s: section %s (order %g) comes before an earlier section in the recorded prompt", recording.SystemPromptFile, s.Name, s.Order))
 		default:
 			last = at
 		}
