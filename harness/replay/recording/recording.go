@@ -65,6 +65,17 @@ type Step struct {
 	// WaitForFile, on promptAndCancel, cancels once this file exists in
 	// the workspace (else once the turn started).
 	WaitForFile *WaitFile `json:"waitForFile,omitempty"`
+	// Path is the workspace file a waitForFile step waits for.
+	Path string `json:"path,omitempty"`
+	// Child is the child log (session.<n>.jsonl) a waitForSubagentTurnEnd
+	// step waits on (0: any child).
+	Child int `json:"child,omitempty"`
+	// MinimumTurn is the least turn a waitForTurnStart or
+	// waitForSubagentTurnEnd step waits for (0: any).
+	MinimumTurn int `json:"minimumTurn,omitempty"`
+	// WaitForText is the assistant text a promptAndWaitForAgentMessage step
+	// waits for (it does not wait for the prompt's answer).
+	WaitForText string `json:"waitForText,omitempty"`
 }
 
 // WaitFile names a file relative to the workspace.
@@ -74,11 +85,14 @@ type WaitFile struct {
 }
 
 // SupportedSteps are the input.json steps dsh-replay drives: initialize and
-// newSession (the replay's session is the new session), prompt,
-// promptAndCancel (the prompt, cancelled by the user once waitForFile exists
-// or, without it, once the turn started) and waitForTurnEnd (the replay's
-// turns end before the next step).
-var SupportedSteps = []string{"initialize", "newSession", "prompt", "promptAndCancel", "waitForTurnEnd"}
+// newSession (the replay's session is the new session), prompt (answered
+// once the agent is quiescent), promptAndCancel (the prompt, cancelled by
+// the user once waitForFile exists or, without it, once the turn started),
+// promptAndWaitForAgentMessage (the prompt, until an assistant text holds
+// waitForText), and the harness waits: waitForTurnEnd, waitForTurnStart
+// (minimumTurn), waitForSubagentTurnEnd (child, minimumTurn) and
+// waitForFile (path, in the workspace).
+var SupportedSteps = []string{"initialize", "newSession", "prompt", "promptAndCancel", "promptAndWaitForAgentMessage", "waitForTurnEnd", "waitForTurnStart", "waitForSubagentTurnEnd", "waitForFile"}
 
 // Answer is one permission answer of input.json.
 type Answer struct {
@@ -182,6 +196,8 @@ type Recording struct {
 	// SystemPrompt are the paragraphs of the first prompt of
 	// system-prompt.expected.md ([Paragraphs]), nil when it is absent.
 	SystemPrompt []string
+	// Children are the child sessions, session.<n>.jsonl in n order.
+	Children []*Child
 }
 
 // IsRecording reports whether dir looks like a recording (has session.jsonl or input.json).
@@ -215,8 +231,8 @@ func Load(dir string) (*Recording, error) {
 	if r.Header, r.Events, err = parseSession(r.Name, data); err != nil {
 		return nil, err
 	}
-	if children, _ := filepath.Glob(filepath.Join(dir, "session.*.jsonl")); len(children) > 0 {
-		return nil, l.fail(filepath.Base(children[0]), 0, "", "child session logs (subagents) are not supported by dsh-replay; only the primary session.jsonl is replayed")
+	if err := l.loadChildren(r); err != nil {
+		return nil, err
 	}
 
 	if data, err = l.read(StdoutFile); err != nil {
@@ -348,8 +364,11 @@ func checkInput(name string, data []byte, in Input) error {
 			return &Error{Recording: name, File: InputFile, Line: lineOfValue(data, s.Op), Field: f,
 				Problem: fmt.Sprintf("step %q is not supported by dsh-replay (supported: %s)", s.Op, strings.Join(SupportedSteps, ", "))}
 		}
-		if (s.Op == "prompt" || s.Op == "promptAndCancel") && s.Text == "" {
+		if (s.Op == "prompt" || s.Op == "promptAndCancel" || s.Op == "promptAndWaitForAgentMessage") && s.Text == "" {
 			return fail(fmt.Sprintf("steps[%d].text", i), "a %s step needs a non-empty text", s.Op)
+		}
+		if err := checkWaitStep(name, data, i, s); err != nil {
+			return err
 		}
 		if s.WaitForFile != nil {
 			field := fmt.Sprintf("steps[%d].waitForFile", i)
@@ -375,6 +394,26 @@ func checkInput(name string, data []byte, in Input) error {
 			return &Error{Recording: name, File: InputFile, Line: lineOfValue(data, a.Kind), Field: fmt.Sprintf("permissionAnswers[%d].kind", i),
 				Problem: fmt.Sprintf("want allow_once, allow_always, reject_once or reject_always, got %q", a.Kind)}
 		}
+	}
+	return nil
+}
+
+// checkWaitStep checks the fields of a waiting step.
+func checkWaitStep(name string, data []byte, i int, s Step) error {
+	fail := func(field, format string, args ...any) error {
+		return &Error{Recording: name, File: InputFile, Line: lineOfKey(data, field), Field: fmt.Sprintf("steps[%d].%s", i, field), Problem: fmt.Sprintf(format, args...)}
+	}
+	switch {
+	case s.Op == "waitForFile" && (s.Path == "" || filepath.IsAbs(s.Path) || !filepath.IsLocal(s.Path)):
+		return fail("path", "want a path inside the workspace, got %q", s.Path)
+	case s.Op != "waitForFile" && s.Path != "":
+		return fail("path", "only a waitForFile step has a path")
+	case s.Op == "promptAndWaitForAgentMessage" && s.WaitForText == "":
+		return fail("waitForText", "a promptAndWaitForAgentMessage step needs the text it waits for")
+	case s.Child < 0 || s.MinimumTurn < 0:
+		return fail("minimumTurn", "want a non-negative number")
+	case s.Child > 0 && s.Op != "waitForSubagentTurnEnd":
+		return fail("child", "only a waitForSubagentTurnEnd step names a child")
 	}
 	return nil
 }

@@ -34,6 +34,14 @@ var EventTypes = map[string]bool{
 	"hook/result":         true,
 	"llm/retry":           true,
 	"llm/retry-started":   true,
+	// delegation: a child's descriptor and the end of its seed
+	"subagent/descriptor": true,
+	"session/end-seed":    true,
+	// the workflow tool's run, in the parent's log
+	"tool-workflow/run-start":   true,
+	"tool-workflow/agent-start": true,
+	"tool-workflow/agent-end":   true,
+	"tool-workflow/run-end":     true,
 	// run_code's nested calls: upstream logs a start and a settle event per call
 	"tool/code-dispatch-start": true,
 	"tool/code-dispatch":       true,

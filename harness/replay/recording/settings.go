@@ -47,9 +47,30 @@ type Settings struct {
 	// LandlockRunner is the runner path, trusted without a probe;
 	// {{cwd}} expands to the workspace.
 	LandlockRunner string `json:"landlockRunner,omitempty"`
+	// SubagentFixture names the emulated fixture of upstream's overlay
+	// ([SubagentFixtures]; "" none).
+	SubagentFixture string `json:"subagentFixture,omitempty"`
+	// SubagentMaxDepth caps delegation of the subagent tools (nil: 1, the
+	// default composition's).
+	SubagentMaxDepth *int `json:"subagentMaxDepth,omitempty"`
+	// AskUser composes ask_user_question.
+	AskUser bool `json:"askUser,omitempty"`
 	// Note says why the settings are needed (free text, for reviewers).
 	Note string `json:"note,omitempty"`
 }
+
+// The emulated fixtures of upstream's subagent overlays (docs/replay.md,
+// Emulated fixtures).
+const (
+	FixtureDurabilityFailure = "durability-failure"
+	FixturePublishedFailure  = "published-run-failure"
+	FixtureReportFence       = "report-fence"
+	FixtureResultDiagnostic  = "result-diagnostic"
+	FixtureProductProviders  = "product-providers"
+)
+
+// SubagentFixtures are the values of subagentFixture.
+var SubagentFixtures = []string{FixtureDurabilityFailure, FixturePublishedFailure, FixtureReportFence, FixtureResultDiagnostic, FixtureProductProviders}
 
 // SettingKey documents one key of dshsim.replay.json.
 type SettingKey struct {
@@ -86,6 +107,12 @@ var SettingKeys = []SettingKey{
 		"runs the real landlock-run capped at this ABI (--abi-cap), so below 5 the partial notice is the runner's own"},
 	{"landlockRunner", `absolute path, may start with {{cwd}}; needs sandboxBackend "landlock"`, "missing-sandbox-runner: the fixture's runner {{cwd}}/.dsh-missing-sandbox-runner (DSH_SNAPSHOT_MISSING_SANDBOX_RUNNER=1)",
 		"the Landlock runner, used without an availability probe as upstream's fixture does; {{cwd}} is the replay's workspace (overrides dsh-replay -landlock-run)"},
+	{"subagentFixture", `"durability-failure", "published-run-failure", "report-fence", "result-diagnostic" or "product-providers"`, "subagent-continuable, subagent-published-run-failure, subagent-report, product-subagent-result-diagnostic, product-subagent-both: the overlay's fixture plugins",
+		"emulates that fixture (docs/replay.md, Emulated fixtures): named as emulated in the result's notes"},
+	{"subagentMaxDepth", "integer >= 0 (absent: 1)", "subagent-depth-two-rejection: EX/depth-two.cordis.snapshot.yml, maxDepth 2",
+		"the delegation depth cap of subagent and subagent_fork"},
+	{"askUser", "true or false", "subagent-child-question-rejection: EX/child-question.cordis.snapshot.yml adds user-questions and tool-ask-user",
+		"composes ask_user_question (a root's question has no answerer here and is refused)"},
 	{"note", "string", "(ours)", "why the recording needs settings; for reviewers, not read by the replay"},
 }
 
@@ -140,6 +167,12 @@ func (s Settings) validate(name string, data []byte) error {
 		return fail("bashTimeoutMs", "must be >= 0, got %d", s.BashTimeoutMs)
 	case s.MaxConcurrentJobsPerOwner != nil && *s.MaxConcurrentJobsPerOwner < 1:
 		return fail("maxConcurrentJobsPerOwner", "must be >= 1, got %d", *s.MaxConcurrentJobsPerOwner)
+	}
+	if s.SubagentFixture != "" && !slices.Contains(SubagentFixtures, s.SubagentFixture) {
+		return fail("subagentFixture", "want one of %s, got %q", strings.Join(SubagentFixtures, ", "), s.SubagentFixture)
+	}
+	if s.SubagentMaxDepth != nil && *s.SubagentMaxDepth < 0 {
+		return fail("subagentMaxDepth", "must be >= 0, got %d", *s.SubagentMaxDepth)
 	}
 	switch s.SandboxBackend {
 	case "", BackendBwrap, BackendLandlock:
@@ -197,6 +230,22 @@ var SuiteSettings = map[string]Settings{
 		Note: "upstream's suite: the partial-Landlock fixture provider (an older ABI); here the real runner capped at ABI 3 prints the partial notice"},
 	"missing-sandbox-runner": {SandboxBackend: BackendLandlock, LandlockRunner: CwdToken + "/.dsh-missing-sandbox-runner",
 		Note: "upstream's suite: the fixture provider with DSH_SNAPSHOT_MISSING_SANDBOX_RUNNER=1, runner <cwd>/.dsh-missing-sandbox-runner (absent)"},
+	"subagent-continuable": {SubagentFixture: FixtureDurabilityFailure,
+		Note: "upstream's suite: EX/subagent-durability-failure.cordis.snapshot.yml (fixture subagent-durability-failure.ts)"},
+	"subagent-published-run-failure": {SubagentFixture: FixturePublishedFailure,
+		Note: "upstream's suite: the durability-failure overlay with DSH_SUBAGENT_PUBLISHED_FAILURE=1"},
+	"subagent-report": {SubagentFixture: FixtureReportFence,
+		Note: "upstream's suite: EX/subagent-report.cordis.snapshot.yml (fixture subagent-report-fence.ts)"},
+	"subagent-child-question-rejection": {AskUser: true,
+		Note: "upstream's suite: EX/child-question.cordis.snapshot.yml (user-questions, tool-ask-user, a tripwire provider)"},
+	"subagent-depth-two-rejection": {SubagentMaxDepth: ptr(2),
+		Note: "upstream's suite: EX/depth-two.cordis.snapshot.yml (maxDepth 2)"},
+	"product-subagent-result-diagnostic": {SubagentFixture: FixtureResultDiagnostic,
+		Note: "upstream's suite: EX/subagent-result-diagnostic.cordis.snapshot.yml (fixture provider snapshot-diagnostic behind subagent_codex)"},
+	"product-subagent-both": {SubagentFixture: FixtureProductProviders,
+		Note: "upstream's suite: EX/product-subagent-both.cordis.snapshot.yml (two Codex and two Claude Code instances)"},
+	"product-subagent-codex": {SubagentFixture: FixtureProductProviders,
+		Note: "upstream's suite: the Codex-only product overlay"},
 }
 
 func ptr[T any](v T) *T { return &v }
