@@ -189,8 +189,8 @@ func epochStop(events []session.Event) delegation.StopReason {
 }
 
 // notify sends the settlement notice to the child's parent: a new turn of
-// an idle parent, the next step of a busy one; nobody when the parent is
-// not live.
+// a parent that runs no turn, the next step of one that does; nobody when
+// the parent is not live.
 func (rt *subagents) notify(parentID, childID string, stop delegation.StopReason, output []json.RawMessage) {
 	loop, _ := rt.loopOf(parentID)
 	if loop == nil {
@@ -198,10 +198,10 @@ func (rt *subagents) notify(parentID, childID string, stop delegation.StopReason
 	}
 	summary := delegation.SettlementSummary(childID, stop)
 	m := userMessage(delegation.SettlementContent(summary, output), noticeSource{Kind: "subagent-settled", Form: "notice", Summary: llm.BoundSummary(summary), SenderSessionID: childID})
-	if loop.Idle() {
-		loop.Followup(m)
-	} else {
+	if loop.Running() {
 		loop.Steer(m)
+	} else {
+		loop.Followup(m)
 	}
 }
 
@@ -402,7 +402,7 @@ func (rt *subagents) entryLocked(r *record, parent string, depth int) subagent.E
 	for a, l := range rt.loops {
 		if a.Session != nil && a.Session.ID() == r.header.ID {
 			e.Status = "idle"
-			if !l.Idle() {
+			if l.Running() {
 				e.Status = "running"
 			}
 		}

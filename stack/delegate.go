@@ -68,6 +68,8 @@ type Delegation struct {
 	// [ReadOnlyTools] and a child-scoped guard that denies every other tool,
 	// so nothing registered later can re-allow a write.
 	ReadOnly bool
+	// StepLabel names a read-only step in its denials ("": Label).
+	StepLabel string
 	// Now stamps the child header (nil: time.Now).
 	Now func() time.Time
 }
@@ -219,7 +221,11 @@ func (c *Child) compose(d Delegation) error {
 		if _, err := sc.Restrict(pipeline.Filter{Allow: allowed}); err != nil {
 			return err
 		}
-		if _, err := sc.AddGuard(readOnlyGuard(d.Label, allowed)); err != nil {
+		label := d.Label
+		if d.StepLabel != "" {
+			label = d.StepLabel
+		}
+		if _, err := sc.AddGuard(readOnlyGuard(label, allowed)); err != nil {
 			return err
 		}
 	}

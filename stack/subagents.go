@@ -2,12 +2,9 @@ package stack
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"path/filepath"
 	"sync"
 
@@ -36,7 +33,10 @@ type Loop interface {
 	// Steer queues m for the agent's next step (the next-step inbox); an
 	// idle agent wakes.
 	Steer(m Message) error
-	// Idle reports that no turn runs and nothing is queued.
+	// Running reports that a turn runs (the agent's status; an idle
+	// agent may still have messages waiting to be claimed).
+	Running() bool
+	// Idle reports quiescence: no turn runs and nothing is queued.
 	Idle() bool
 	// WhenIdle returns once the agent is idle (or ctx ends).
 	WhenIdle(ctx context.Context) error
@@ -247,7 +247,7 @@ func (rt *subagents) newChild(provider string, req subagent.Request, continuable
 	}
 	d := Delegation{SessionID: id, LogPath: filepath.Join(rt.cfg.SessionsDir, id+".jsonl"), Parent: req.Caller, CallID: req.CallID,
 		Provider: provider, Continuable: continuable, Route: rt.cfg.Route, Report: rt.cfg.Report, MaxDepth: req.MaxDepth,
-		Label: req.Label, ToolFilter: req.ToolFilter, Persona: req.Persona}
+		Label: req.Label, ToolFilter: req.ToolFilter, Persona: req.Persona, ReadOnly: req.ReadOnly, StepLabel: req.StepLabel}
 	c, err := rt.s.Delegate(d)
 	if err != nil {
 		return nil, nil, err
@@ -309,14 +309,5 @@ func textContent(s string) []json.RawMessage {
 	return []json.RawMessage{raw}
 }
 
-// newUUID is a random version-4 UUID.
-func newUUID() string {
-	var b [16]byte
-	if _, err := io.ReadFull(rand.Reader, b[:]); err != nil {
-		panic(err) // crypto/rand never fails on Linux
-	}
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	h := hex.EncodeToString(b[:])
-	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
-}
+// newUUID is a random version-4 UUID ([session.NewID]).
+func newUUID() string { return session.NewID() }

@@ -2,9 +2,12 @@ package session
 
 import (
 	"bytes"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"sync"
 	"time"
@@ -348,6 +351,18 @@ func (l *Log) Close() error {
 	err := l.f.Close()
 	l.f = nil
 	return err
+}
+
+// NewID returns a random version-4 UUID (a session's or a message's id).
+func NewID() string {
+	var b [16]byte
+	if _, err := io.ReadFull(rand.Reader, b[:]); err != nil {
+		panic(err) // crypto/rand never fails on Linux
+	}
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b[:])
+	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
 }
 
 // Last returns the last event of type typ.

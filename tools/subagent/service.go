@@ -27,6 +27,10 @@ type Request struct {
 	// creation window.
 	ToolFilter *pipeline.Filter
 	Persona    string
+	// ReadOnly makes the child a workflow step restricted to read-only
+	// tools (our extension), named StepLabel in its denials.
+	ReadOnly  bool
+	StepLabel string
 }
 
 // Result is a one-shot run's result: how it stopped, its selected output
