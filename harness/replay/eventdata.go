@@ -18,10 +18,12 @@ type kindOnly struct {
 }
 
 type userMessage struct {
-	Content []pipeline.Block `json:"content"`
-	Source  any              `json:"source"`
-	Role    string           `json:"role"`
-	ID      string           `json:"id"`
+	// Content holds the blocks (pipeline.Block, or a relayed message's
+	// blocks as they are).
+	Content []any  `json:"content"`
+	Source  any    `json:"source"`
+	Role    string `json:"role"`
+	ID      string `json:"id"`
 }
 
 type splice struct {

@@ -45,8 +45,8 @@ func dirs(t *testing.T, args ...string) []string {
 func TestTranscriptsMatch(t *testing.T) {
 	isolate.Require(t)
 	ds := dirs(t, "transcripts")
-	if len(ds) != 21 {
-		t.Fatalf("transcripts/ holds %d recordings, want the twenty-one upstream ones", len(ds))
+	if len(ds) != 33 {
+		t.Fatalf("transcripts/ holds %d recordings, want the thirty-three upstream ones", len(ds))
 	}
 	results := replay.Run(context.Background(), ds, replay.RunOptions{Parallel: 2})
 	for _, r := range results {
@@ -291,6 +291,20 @@ func TestProjectionFilesAreFresh(t *testing.T) {
 			}
 			if string(committed) != string(fresh) {
 				t.Errorf("%s is stale:\n%s", recording.ProjectionFile, harness.LineDiff(recording.ProjectionFile, committed, fresh))
+			}
+			for _, c := range rec.Children {
+				file := recording.ChildSidecar(recording.ProjectionFile, c.Index)
+				fresh, err := replay.ExpectedChildProjection(rec, c)
+				if err != nil {
+					t.Fatal(err)
+				}
+				committed, err := os.ReadFile(filepath.Join(d, file))
+				if err != nil {
+					t.Fatalf("%v (generate with DSHSIM_UPDATE=1 go test ./harness/replay or dsh-replay -update)", err)
+				}
+				if string(committed) != string(fresh) {
+					t.Errorf("%s is stale:\n%s", file, harness.LineDiff(file, committed, fresh))
+				}
 			}
 		})
 	}

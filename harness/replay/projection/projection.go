@@ -27,6 +27,19 @@ const (
 	// KindDispatchStart and KindDispatch are run_code's nested calls.
 	KindDispatchStart = "tool/code-dispatch-start"
 	KindDispatch      = "tool/code-dispatch"
+	// KindDescriptor is a child's subagent/descriptor; KindSandboxMode and
+	// KindApprovalPolicy the policy events (a child's inherited ones).
+	KindDescriptor     = "subagent/descriptor"
+	KindSandboxMode    = "sandbox/mode"
+	KindApprovalPolicy = "approval/policy"
+	// KindRelay is a message between agents: a coordinator's send_message,
+	// a child's report, a settlement notice.
+	KindRelay = "subagent-message"
+	// The workflow tool's run, in the parent's log.
+	KindRunStart   = "tool-workflow/run-start"
+	KindAgentStart = "tool-workflow/agent-start"
+	KindAgentEnd   = "tool-workflow/agent-end"
+	KindRunEnd     = "tool-workflow/run-end"
 )
 
 // Item is one projected event.
@@ -62,6 +75,12 @@ func (it Item) Label() string {
 		if p := s("plugin"); p != "" {
 			return "context message from " + p
 		}
+	case KindRelay:
+		return "subagent message (" + s("kind") + ")"
+	case KindDescriptor:
+		return fmt.Sprintf("subagent/descriptor %s %s", s("mode"), s("provider"))
+	case KindAgentStart:
+		return "tool-workflow/agent-start " + s("label")
 	case KindInvoked:
 		return "hook/invoked " + s("handlerId")
 	case KindHook:
@@ -236,11 +255,18 @@ func Project(events []recording.Event, n Normalizer) ([]Item, error) {
 // picked are the event types projected as some of their data's fields, as
 // they are.
 var picked = map[string][]string{
-	KindAsked:         {"toolName", "callId", "reason"},
-	KindDecided:       {"outcome"},
-	KindInvoked:       {"point", "dialect", "handlerId", "matcher"},
-	KindTurnEnd:       {"reason"},
-	KindDispatchStart: {"rootCallId", "parentCallId", "subCallId", "name", "arguments"},
+	KindAsked:          {"toolName", "callId", "reason"},
+	KindDecided:        {"outcome"},
+	KindInvoked:        {"point", "dialect", "handlerId", "matcher"},
+	KindTurnEnd:        {"reason"},
+	KindDispatchStart:  {"rootCallId", "parentCallId", "subCallId", "name", "arguments"},
+	KindDescriptor:     {"version", "mode", "provider", "label", "agentProvider", "agentModel", "persona", "toolFilter"},
+	KindSandboxMode:    {"mode", "source"},
+	KindApprovalPolicy: {"policy", "source"},
+	KindRunStart:       {"runId", "name"},
+	KindAgentStart:     {"runId", "seq", "label", "phase", "childId"},
+	KindAgentEnd:       {"runId", "seq", "outcome"},
+	KindRunEnd:         {"runId", "stopReason"},
 }
 
 // project is the item kind and fields an event of type typ with data d
@@ -282,7 +308,11 @@ func project(typ string, d map[string]any) (kind string, fields map[string]any) 
 // Other messages are not projected.
 func pluginMessage(d map[string]any) (kind string, fields map[string]any) {
 	src, _ := d["source"].(map[string]any)
-	if k, _ := src["kind"].(string); k != "plugin" {
+	switch k, _ := src["kind"].(string); k {
+	case "coordinator", "subagent-report", "subagent-settled":
+		return KindRelay, relayFields(d, src)
+	case "plugin":
+	default:
 		return "", nil
 	}
 	plugin, _ := src["plugin"].(string)
@@ -294,6 +324,22 @@ func pluginMessage(d map[string]any) (kind string, fields map[string]any) {
 		f["plugin"] = plugin // a hook's context message (the runtime context stays as it was)
 	}
 	return KindContext, f
+}
+
+// relayFields are a relayed message's: its source (kind, form, summary,
+// sender) and its text blocks, each on its own.
+func relayFields(d, src map[string]any) map[string]any {
+	f := pick(src, "kind", "form", "summary", "senderSessionId")
+	var texts []any
+	blocks, _ := d["content"].([]any)
+	for _, c := range blocks {
+		cm, _ := c.(map[string]any)
+		if t, _ := cm["type"].(string); t == "text" {
+			texts = append(texts, cm["text"])
+		}
+	}
+	f["texts"] = texts
+	return f
 }
 
 // toolResult projects a tool result: its meta and error, its call, the text

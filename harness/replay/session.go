@@ -1,0 +1,191 @@
+package replay
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	"github.com/dshsim/dshsim/harness/replay/recording"
+	"github.com/dshsim/dshsim/pipeline/delegation"
+	"github.com/dshsim/dshsim/pipeline/session"
+	"github.com/dshsim/dshsim/stack"
+	"github.com/dshsim/dshsim/tools/jobs"
+)
+
+// sessionSetup is what one replayed session is made of.
+type sessionSetup struct {
+	rec       *recording.Recording
+	cfg       stack.Config
+	ws        string
+	logDir    string // where child logs go
+	log       *session.Log
+	sessionID string
+	script    *recording.Script
+	info      ModelInfo // how the constructed model is named
+	route     ModelInfo // the recorded model (a continuable descriptor's route)
+	answers   *answers
+	// delegation composes the subagent tools and their runtime.
+	delegation bool
+}
+
+// sessionRun is one replayed session: the stack, the session's agent loop
+// and its driver, the children and the emulated fixtures.
+type sessionRun struct {
+	stack   *stack.Stack
+	root    *agent
+	model   *scriptedModel
+	driver  *driver
+	family  *family
+	fixture *emulation
+	settle  *settler
+
+	mu     sync.Mutex
+	agents map[string]*agent // by session id: where a job's notice goes
+}
+
+// startSession composes the stack for s (with delegation: the children's
+// loops, ids and scripts from the family, the fixtures), writes the events
+// the recorded session was created with, and starts the session's agent
+// loop.
+func startSession(ctx context.Context, s sessionSetup) (*sessionRun, error) {
+	run := &sessionRun{agents: map[string]*agent{}, fixture: newEmulation(s.rec.Settings.SubagentFixture, s.ws)}
+	gate := jobs.NewGate() // upstream's host observes jobs only when it yields
+	cfg := s.cfg
+	cfg.JobGate, cfg.Answer = gate, s.answers.answer
+	cfg.JobNotify = run.deliver
+	if s.delegation {
+		run.family = newFamily(s.rec, s.sessionID)
+		sub, err := run.fixture.subagentConfig(s.rec)
+		if err != nil {
+			return nil, err
+		}
+		sub.Loops, sub.NewID, sub.SessionsDir, sub.OnEnd = run.family, run.family.NewID, s.logDir, run.fixture.onEnd
+		sub.Route = delegation.Route{Provider: s.route.Provider, Model: s.route.Model}
+		cfg.Subagents = &sub
+	}
+	st, err := stack.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	run.stack = st
+	run.settle = newSettler("/proc", st.RunningJobPIDs)
+	newModel := func(script *recording.Script) *scriptedModel {
+		return &scriptedModel{info: s.info, script: script, ws: s.ws, settle: run.settle, gate: gate, paced: s.rec.Settings.PacedModel}
+	}
+	if run.family != nil {
+		f := run.family
+		f.base, f.system, f.info, f.gate, f.newMod = ctx, notModelledSystem, s.info, gate, newModel
+		f.hooks, f.onAgent = run.fixture.childHooks, run.register
+	}
+	if err := creationEvents(s.rec, s.log); err != nil {
+		st.Close()
+		return nil, err
+	}
+	run.model = newModel(s.script)
+	root, err := newAgent(ctx, "", st, run.model, notModelledSystem, s.answers, gate, run.fixture.rootHooks())
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	run.root = root
+	if run.family != nil {
+		run.family.root = root
+	}
+	run.fixture.root = func() *agent { return root }
+	run.register(root)
+	st.AttachLoop(root)
+	run.driver = &driver{rec: s.rec, root: root, ws: s.ws, wire: s.answers, family: run.family}
+	return run, nil
+}
+
+// creationEvents writes the events the recorded session was created with
+// (before its first inbox splice): a sandbox/mode or approval/policy a
+// session starts with, as a deployment that opens a session under an
+// explicit override writes them.
+func creationEvents(rec *recording.Recording, log *session.Log) error {
+	for _, e := range rec.Events {
+		if e.Type != "sandbox/mode" && e.Type != "approval/policy" {
+			return nil
+		}
+		if _, err := log.Append(e.Type, json.RawMessage(e.Data)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// register makes a a destination of its session's job notices.
+func (r *sessionRun) register(a *agent) {
+	r.mu.Lock()
+	r.agents[a.log.ID()] = a
+	r.mu.Unlock()
+}
+
+// deliver hands a job's completion notice to its owner's next-step inbox.
+func (r *sessionRun) deliver(n jobs.Notice) {
+	r.mu.Lock()
+	a := r.agents[n.Owner]
+	if a == nil {
+		a = r.root
+	}
+	r.mu.Unlock()
+	if a != nil {
+		a.inbox.deliver(n.Text, n.Summary, n.SpawnFailed)
+	}
+}
+
+// close stops the children's loops and the session's, then the stack.
+func (r *sessionRun) close() {
+	if r.family != nil {
+		r.family.close()
+	}
+	if r.root != nil {
+		r.root.Cancel(false)
+		r.root.Close()
+	}
+	r.stack.Close()
+}
+
+// flags are the problems of every agent of the session.
+func (r *sessionRun) flags() []string {
+	var out []string
+	f, _ := r.root.problems()
+	out = append(out, f...)
+	if r.family != nil {
+		for _, m := range r.family.all() {
+			if m.agent != nil {
+				f, _ := m.agent.problems()
+				out = append(out, f...)
+			}
+		}
+	}
+	r.driver.mu.Lock()
+	out = append(out, r.driver.flags...)
+	r.driver.mu.Unlock()
+	return out
+}
+
+// unconsumed describes the replies never requested, per script.
+func (r *sessionRun) unconsumed(rec *recording.Recording, script *recording.Script) []string {
+	var out []string
+	if n := r.model.unconsumed(); n > 0 {
+		out = append(out, fmt.Sprintf("unconsumed replies: %d of %d model replies were never requested", n, len(script.Replies)))
+	}
+	if r.family == nil {
+		return out
+	}
+	for _, c := range rec.Children {
+		r.family.mu.Lock()
+		sm := r.family.models[c.Index]
+		r.family.mu.Unlock()
+		left := len(c.Script.Replies)
+		if sm != nil {
+			left = sm.unconsumed()
+		}
+		if left > 0 {
+			out = append(out, fmt.Sprintf("%s: unconsumed replies: %d of %d model replies were never requested", c.File, left, len(c.Script.Replies)))
+		}
+	}
+	return out
+}
