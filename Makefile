@@ -9,14 +9,19 @@ FUZZTIME  ?= 20s
 C_RUNNER_PKG ?= @deepseek-ai/node-addon-landlock-run-linux-x64@0.1.1
 # Packages with benchmarks (found, so new ones join automatically).
 BENCH_PKGS = $(sort $(dir $(shell grep -rl --include='*_test.go' '^func Benchmark' . | grep -v '/testdata/')))
+# Packages whose code runs goroutines (pipelines, approvals, jobs, spawned
+# processes, run_code's runtime, hooks, the session log): make race runs
+# their tests under the race detector (-short: the long corpora are left out).
+RACE_PKGS ?= ./pipeline/... ./sandbox ./sandbox/spawn ./sandbox/inproc ./tools/... ./hooks ./fsobserve ./spill ./stack ./escalation/...
 # Go files gofmt must accept (fixtures under testdata included only if they are Go sources of the tree).
 GOFILES    = $(shell find . -name '*.go' -not -path './.git/*' -not -path '*/testdata/*')
 
-.PHONY: help sim test check bench bench-spawn bench-spawn-c fuzz docs kernels build $(DSHSIM)
+.PHONY: help sim test race check bench bench-spawn bench-spawn-c fuzz docs kernels build $(DSHSIM)
 
 help:
 	@echo 'make sim      regenerate snapshots/ with dsh-sim, then dsh-sim -check'
 	@echo 'make test     go test -count=1 ./...   (DSHSIM_UPDATE=1 make test updates every golden)'
+	@echo 'make race     go test -race -short over the packages that run goroutines (RACE_PKGS)'
 	@echo 'make check    gofmt -l (must be empty), go vet ./..., dsh-sim -check (effect files and docs page)'
 	@echo 'make bench    benchmarks of the packages that have them (BENCHTIME=$(BENCHTIME))'
 	@echo 'make bench-spawn  the spawn-ratio benchmark (bare, in-process, runners, bwrap), SPAWN_ROUNDS=$(SPAWN_ROUNDS) rounds;'
@@ -38,6 +43,9 @@ sim: $(DSHSIM)
 
 test:
 	$(GO) test -count=1 ./...
+
+race:
+	$(GO) test -race -short -count=1 $(RACE_PKGS)
 
 check: $(DSHSIM)
 	@bad=$$(gofmt -l $(GOFILES)); if [ -n "$$bad" ]; then echo "gofmt -l reports:"; echo "$$bad"; exit 1; fi

@@ -26,6 +26,7 @@ const (
 	CodeIOError          = "FS_IO_ERROR"
 	CodePermissionDenied = "FS_PERMISSION_DENIED"
 	CodeSandboxDenied    = "FS_SANDBOX_DENIED"
+	CodeTooLarge         = "FS_TOO_LARGE"
 )
 
 // Errorf returns an FsError with the given code and formatted message.

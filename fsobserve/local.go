@@ -179,6 +179,37 @@ func (l *Local) Open(t Target) (*os.File, error) {
 	return f, nil
 }
 
+// ReadBytes reads the whole target as raw bytes (no text checks; a direct
+// provider read: records nothing), at most max bytes: a file whose size
+// exceeds max, or that grows past it while read, fails FS_TOO_LARGE with
+// upstream's texts ("<size> bytes exceeds the <max>-byte limit", "content
+// exceeds the <max>-byte limit"). A cancelled ctx fails FS_ABORTED.
+func (l *Local) ReadBytes(ctx context.Context, t Target, max int64) ([]byte, error) {
+	f, err := l.Open(t)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, ioError("read", t.Display, err)
+	}
+	if st.Size() > max {
+		return nil, Errorf(CodeTooLarge, "cannot read %q: %d bytes exceeds the %d-byte limit", t.Display, st.Size(), max)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, ioError("read", t.Display, err)
+	}
+	if int64(len(data)) > max {
+		return nil, Errorf(CodeTooLarge, "cannot read %q: content exceeds the %d-byte limit", t.Display, max)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, ErrAborted(err)
+	}
+	return data, nil
+}
+
 // ReadText reads the whole target as UTF-8 text (a direct provider read:
 // records nothing). Errors: FS_NOT_FOUND, FS_NOT_REGULAR_FILE, FS_NOT_TEXT.
 func (l *Local) ReadText(ctx context.Context, t Target) (string, error) {

@@ -3,6 +3,7 @@ package fsobserve
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -827,4 +828,74 @@ func TestEditRefusesAFileSwappedAfterTheVersionCheck(t *testing.T) {
 	if l.HeldLocks() != 0 {
 		t.Fatal("lock entries left")
 	}
+}
+
+// changeCtimeOnly changes p's ctime and nothing else the version holds: it
+// flips the mode back and forth (the mode is not part of the version) until
+// the kernel's coarse clock has moved on, under a deadline.
+func changeCtimeOnly(t *testing.T, p string) {
+	t.Helper()
+	var before, after unix.Stat_t
+	if err := unix.Stat(p, &before); err != nil {
+		t.Fatal(err)
+	}
+	perm := uint32(before.Mode & 0o7777)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if err := unix.Chmod(p, perm^0o001); err != nil {
+			t.Fatal(err)
+		}
+		if err := unix.Chmod(p, perm); err != nil {
+			t.Fatal(err)
+		}
+		if err := unix.Stat(p, &after); err != nil {
+			t.Fatal(err)
+		}
+		if after.Ctim != before.Ctim {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the ctime of %s did not change within 10s", p)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if after.Ino != before.Ino || after.Size != before.Size || after.Mtim != before.Mtim || after.Mode != before.Mode {
+		t.Fatalf("more than the ctime of %s changed", p)
+	}
+}
+
+// TestVersionIsStaleAfterACtimeChangeAlone: a file whose ctime alone changed
+// (its mode flipped and restored: content, size and mtime as read) has
+// another version; a write guarded by the old one is stale.
+func TestVersionIsStaleAfterACtimeChangeAlone(t *testing.T) {
+	dir := t.TempDir()
+	l := newLocal(t, dir)
+	p := filepath.Join(dir, "f.txt")
+	mustWrite(t, p, "v1")
+	tg := resolve(t, l, p)
+	v := version(t, l, tg)
+	changeCtimeOnly(t, p)
+	if got := version(t, l, tg); got == v {
+		t.Fatalf("version %s unchanged after a ctime change", got)
+	}
+	_, err := l.WriteText(context.Background(), tg, "mine", WriteIntent{Kind: ReplaceIfVersion, Version: v})
+	wantCode(t, err, CodeStaleVersion, fmt.Sprintf(`cannot write "%s": file changed since it was read`, tg.Display))
+	wantContent(t, p, "v1")
+}
+
+// TestStaleWriteToAnEmptiedFile: a file read, then emptied by someone else,
+// is stale for a write guarded by the version read; it stays empty.
+func TestStaleWriteToAnEmptiedFile(t *testing.T) {
+	dir := t.TempDir()
+	l := newLocal(t, dir)
+	p := filepath.Join(dir, "f.txt")
+	mustWrite(t, p, "v1")
+	tg := resolve(t, l, p)
+	v := version(t, l, tg)
+	if err := os.Truncate(p, 0); err != nil {
+		t.Fatal(err)
+	}
+	_, err := l.WriteText(context.Background(), tg, "mine", WriteIntent{Kind: ReplaceIfVersion, Version: v})
+	wantCode(t, err, CodeStaleVersion, fmt.Sprintf(`cannot write "%s": file changed since it was read`, tg.Display))
+	wantContent(t, p, "")
 }

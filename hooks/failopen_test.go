@@ -30,6 +30,7 @@ func TestFailOpenAndStrict(t *testing.T) {
 		{"timeout 0 never starts", cmdTimeout("echo ran > ran; exit 2", "0"), "ran", false, nil, hooks.MsgBadTimeout, "could not start: " + hooks.MsgBadTimeout},
 		{"negative timeout never starts", cmdTimeout("echo ran > ran; exit 2", "-1"), "ran", false, nil, hooks.MsgBadTimeout, "could not start"},
 		{"command not found is exit 127", cmd("no-such-command-dshsim"), "", true, n(127), "bash: line 1: no-such-command-dshsim: command not found", "exit code 127"},
+		{"a command that is not executable is exit 126", cmd("/dev/null"), "", true, n(126), "bash: line 1: /dev/null: Permission denied", "exit code 126"},
 		{"timeout kills the hook", cmdTimeout("sleep 30", "0.3"), "", true, nil, "", "timed out after 300ms"},
 		{"signal death", cmd("kill -KILL $$"), "", true, nil, "", "killed by SIGKILL"},
 	}

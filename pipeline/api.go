@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"strings"
@@ -10,14 +11,48 @@ import (
 	"github.com/dshsim/dshsim/pipeline/session"
 )
 
-// Block is one model-facing content block.
+// Block is one model-facing content block: a text block
+// {"type":"text","text"} or an image block {"type":"image","attachment"}
+// whose attachment reference is kept as its producer wrote it (upstream's
+// read_image and prompt admission order its keys differently).
 type Block struct {
 	Type string `json:"type"`
 	Text string `json:"text"`
+	// Attachment is the attachment reference of an image block (nil for text).
+	Attachment json.RawMessage `json:"attachment,omitempty"`
 }
 
 // TextBlock returns a text block.
 func TextBlock(s string) Block { return Block{Type: "text", Text: s} }
+
+// ImageBlock returns an image block carrying an attachment reference.
+func ImageBlock(attachment json.RawMessage) Block {
+	return Block{Type: "image", Attachment: append(json.RawMessage(nil), attachment...)}
+}
+
+// MarshalJSON writes a text block as {"type","text"} and an image block as
+// {"type","attachment"}, as upstream's log stores them.
+// Text is written unescaped (no \u003c for "<"), as an encoder that does
+// not escape HTML would write it.
+func (b Block) MarshalJSON() ([]byte, error) {
+	var v any = struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}{b.Type, b.Text}
+	if b.Type == "image" {
+		v = struct {
+			Type       string          `json:"type"`
+			Attachment json.RawMessage `json:"attachment"`
+		}{b.Type, b.Attachment}
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
 
 // ErrorInfo is the structured {name, code} of a coded error.
 type ErrorInfo struct {

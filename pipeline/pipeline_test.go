@@ -230,6 +230,21 @@ func TestPipelineStages(t *testing.T) {
 			want: want{text: "hi", bodyRuns: 1, postRuns: 1},
 		},
 		{
+			name: "an allow carrying the same arguments still meets the guards",
+			setup: func(t *testing.T, r *pipeline.Registry, st *state) {
+				r.OnPreExecute(pre(func(ctx context.Context, call *pipeline.Call, next func() (pipeline.Decision, error)) (pipeline.Decision, error) {
+					d := pipeline.Allow()
+					d.Args = call.Args()
+					return d, nil
+				}))
+				r.AddGuard(func(context.Context, *pipeline.Call) (string, bool) {
+					st.add("guard")
+					return "vetoed by the guard", true
+				})
+			},
+			want: want{text: "Error: vetoed by the guard", isError: true, postRuns: 1, trace: "guard"},
+		},
+		{
 			name: "listener mutating its argument copy does not change what runs",
 			setup: func(t *testing.T, r *pipeline.Registry, st *state) {
 				r.OnPreExecute(pre(func(ctx context.Context, call *pipeline.Call, next func() (pipeline.Decision, error)) (pipeline.Decision, error) {

@@ -494,3 +494,25 @@ func TestRestrictVisibility(t *testing.T) {
 		t.Errorf("c's view with no masks (-want +got):\n%s", diff)
 	}
 }
+
+// TestRestrictEmptyAllowHidesEverything: a non-nil empty allow-list admits
+// nothing (upstream's restrict({allow: []})); it is not an absent one, which
+// would admit everything.
+func TestRestrictEmptyAllowHidesEverything(t *testing.T) {
+	w := newWorld(t)
+	reg := mustReg(t)
+	lift := reg(w.r.In(w.A.Scope()).Restrict(pipeline.Filter{Allow: []string{}}))
+	if got := toolNames(w.r.ToolsFor(w.A)); len(got) != 0 {
+		t.Errorf("a's view under allow [] = %v, want none", got)
+	}
+	if res := w.call(w.A, "read"); res.Text() != `Error: unknown tool "read"` {
+		t.Errorf("a call under allow []: %q, want unknown tool", res.Text())
+	}
+	if diff := cmp.Diff([]string{"read", "write"}, toolNames(w.r.ToolsFor(w.B))); diff != "" {
+		t.Errorf("sibling b's view (-want +got):\n%s", diff)
+	}
+	lift()
+	if diff := cmp.Diff([]string{"read", "write"}, toolNames(w.r.ToolsFor(w.A))); diff != "" {
+		t.Errorf("a's view after lifting the mask (-want +got):\n%s", diff)
+	}
+}

@@ -98,11 +98,25 @@ type Provider struct {
 	selected bool
 	backend  string // "" = unavailable
 	enf      Enforcement
+	probed   []ProbeOutcome
 }
 
-// defaultLauncherPath is landlock-run beside the running executable, or, when
-// the executable cannot be located, a fixed absolute path that does not exist
-// (so the probe reports unusable).
+// ProbeOutcome is one availability probe the provider ran while selecting
+// its backend: the backend and, when it is unusable, why (a probe that fails
+// says why: the missing binary, the exit status and first stderr line, the
+// timeout, or an answer that is not the runner's probe line).
+type ProbeOutcome struct {
+	Backend     string
+	Enforcement Enforcement // when usable
+	Err         error       // nil = usable
+}
+
+// DefaultLauncherPath is the launcher a [Config] without LauncherPath uses:
+// landlock-run beside the running executable, or, when the executable cannot
+// be located, a fixed absolute path that does not exist (so the probe reports
+// unusable).
+func DefaultLauncherPath() string { return defaultLauncherPath() }
+
 func defaultLauncherPath() string {
 	if exe, err := os.Executable(); err == nil {
 		return filepath.Join(filepath.Dir(exe), "landlock-run")
@@ -197,6 +211,15 @@ func (p *Provider) Selected() (backend string, enf Enforcement) {
 	return p.backend, p.enf
 }
 
+// Probed returns the probes that backend selection ran, in chain order (after
+// [Provider.Selected]; empty when the chain has one backend, which is taken
+// without a probe, or when selection has not run yet).
+func (p *Provider) Probed() []ProbeOutcome {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]ProbeOutcome(nil), p.probed...)
+}
+
 func (p *Provider) selectBackend() (string, Enforcement) {
 	switch len(p.chain) {
 	case 0:
@@ -208,7 +231,7 @@ func (p *Provider) selectBackend() (string, Enforcement) {
 		}
 		if b == BackendLandlock && p.cfg.LandlockABICap > 0 {
 			// the enforcement of a capped runner is what it prints, not static
-			if enf, ok := p.probe(b); ok {
+			if enf, ok := p.probeAndRecord(b); ok {
 				return b, enf
 			}
 			return "", ""
@@ -216,14 +239,36 @@ func (p *Provider) selectBackend() (string, Enforcement) {
 		return b, staticEnforcement(b)
 	}
 	for _, b := range p.chain {
-		if enf, ok := p.probe(b); ok {
+		if enf, ok := p.probeAndRecord(b); ok {
 			return b, enf
 		}
 	}
 	return "", ""
 }
 
-func (p *Provider) probe(b string) (Enforcement, bool) {
+// probeAndRecord probes b and records the outcome (p.mu is held).
+func (p *Provider) probeAndRecord(b string) (Enforcement, bool) {
+	enf, err := p.probe(b)
+	if errors.Is(err, context.DeadlineExceeded) {
+		err = fmt.Errorf("%w (probe timeout %s)", err, p.timeout)
+	}
+	p.probed = append(p.probed, ProbeOutcome{Backend: b, Enforcement: enf, Err: err})
+	return enf, err == nil
+}
+
+// errInjectedProbe is the reason of an injected probe ([Probes]) that said
+// unusable: the injected function gives no reason of its own.
+var errInjectedProbe = errors.New("the injected probe reported it unusable")
+
+// injected turns an injected probe's verdict into the probe's error.
+func injected(ok bool) error {
+	if ok {
+		return nil
+	}
+	return errInjectedProbe
+}
+
+func (p *Provider) probe(b string) (Enforcement, error) {
 	// Probes outlive any one caller's context: the verdict is cached.
 	ctx, cancel := context.WithTimeout(context.Background(), p.timeout)
 	defer cancel()
@@ -231,12 +276,13 @@ func (p *Provider) probe(b string) (Enforcement, bool) {
 	switch b {
 	case BackendBwrap:
 		if pr.Bwrap != nil {
-			return Full, pr.Bwrap(ctx)
+			return Full, injected(pr.Bwrap(ctx))
 		}
-		return Full, ProbeBwrap(ctx)
+		return Full, CheckBwrap(ctx)
 	case BackendLandlock:
 		if pr.Landlock != nil {
-			return pr.Landlock(ctx, p.cfg.LauncherPath)
+			enf, ok := pr.Landlock(ctx, p.cfg.LauncherPath)
+			return enf, injected(ok)
 		}
 		if p.cfg.LandlockABICap > 0 {
 			return probeCappedLandlock(ctx, p.landlockRunner())
@@ -244,21 +290,21 @@ func (p *Provider) probe(b string) (Enforcement, bool) {
 		return probeLandlock(ctx, p.cfg.LauncherPath)
 	case BackendSeatbelt:
 		if pr.Seatbelt != nil {
-			return Full, pr.Seatbelt(ctx)
+			return Full, injected(pr.Seatbelt(ctx))
 		}
-		return Full, runOK(ctx, nil, "sandbox-exec", Wrap(nil, SeatbeltArgs(ReadOnly, nil), []string{"true"})...)
+		return Full, runProbe(ctx, nil, "sandbox-exec", Wrap(nil, SeatbeltArgs(ReadOnly, nil), []string{"true"})...)
 	case BackendWindowsACL:
 		if pr.WindowsACL != nil {
-			return Partial, pr.WindowsACL(ctx, p.cfg.WindowsRunner)
+			return Partial, injected(pr.WindowsACL(ctx, p.cfg.WindowsRunner))
 		}
 		if len(p.cfg.WindowsRunner) == 0 {
-			return "", false
+			return "", errors.New("no ACL runner is configured")
 		}
 		r := p.cfg.WindowsRunner
 		args := Wrap(r[1:], WindowsACLArgs(Policy{Mode: ReadOnly, WorkspaceRoot: p.cfg.TempDir}, p.cfg.TempDir, nil), []string{"cmd", "/c", "exit 0"})
-		return Partial, runOK(ctx, nil, r[0], args...)
+		return Partial, runProbe(ctx, nil, r[0], args...)
 	}
-	return "", false
+	return "", fmt.Errorf("unknown backend %q", b)
 }
 
 // BwrapProbeArgs is bwrap's availability probe (without the program): the
@@ -267,7 +313,12 @@ func BwrapProbeArgs() []string { return Wrap(nil, BwrapArgs(Policy{Mode: ReadOnl
 
 // ProbeBwrap runs "bwrap <BwrapProbeArgs>": exit 0 within ctx means bwrap can
 // confine here; a missing binary, a failure or a timeout means it cannot.
-func ProbeBwrap(ctx context.Context) bool { return runOK(ctx, nil, "bwrap", BwrapProbeArgs()...) }
+func ProbeBwrap(ctx context.Context) bool { return CheckBwrap(ctx) == nil }
+
+// CheckBwrap is [ProbeBwrap] that says why bwrap cannot confine: nil when it
+// can, else the missing binary, the exit status with bwrap's first stderr
+// line, or the deadline that passed.
+func CheckBwrap(ctx context.Context) error { return runProbe(ctx, nil, "bwrap", BwrapProbeArgs()...) }
 
 // probeLandlock runs "<launcher> --probe": exit 0 with stdout exactly the
 // runner's one probe line is usable (full, or partial for "landlock:
@@ -275,36 +326,36 @@ func ProbeBwrap(ctx context.Context) bool { return runOK(ctx, nil, "bwrap", Bwra
 // 125, timeout, or a program that exits 0 without answering like the runner,
 // such as /bin/true, which would "confine" every command by not running it)
 // is unusable.
-func probeLandlock(ctx context.Context, launcher string) (Enforcement, bool) {
+func probeLandlock(ctx context.Context, launcher string) (Enforcement, error) {
 	var out bytes.Buffer
-	if !runOK(ctx, &out, launcher, "--probe") {
-		return "", false
+	if err := runProbe(ctx, &out, launcher, "--probe"); err != nil {
+		return "", err
 	}
 	switch out.String() {
 	case landlockProbePartial + "\n":
-		return Partial, true
+		return Partial, nil
 	case landlockProbeFull + "\n":
-		return Full, true
+		return Full, nil
 	}
-	return "", false
+	return "", fmt.Errorf("%s --probe exited 0 but printed %q, not the runner's probe line", launcher, firstLine(out.String()))
 }
 
 // probeCappedLandlock runs the capped runner on "--ro / -- true": exit 0 is
 // usable, partial when the runner printed its partial notice.
-func probeCappedLandlock(ctx context.Context, runner []string) (Enforcement, bool) {
+func probeCappedLandlock(ctx context.Context, runner []string) (Enforcement, error) {
 	var stderr bytes.Buffer
 	cmd := exec.CommandContext(ctx, runner[0], append(runner[1:], "--ro", "/", "--", "true")...)
 	cmd.Stderr = &stderr
-	cmd.WaitDelay = 100 * time.Millisecond
-	if cmd.Run() != nil || ctx.Err() != nil {
-		return "", false
+	cmd.WaitDelay = probeWaitDelay(ctx)
+	if err := probeError(ctx, cmd.Run(), runner[0], stderr.String()); err != nil {
+		return "", err
 	}
 	for _, line := range strings.Split(stderr.String(), "\n") {
 		if line == LandlockPartialNotice {
-			return Partial, true
+			return Partial, nil
 		}
 	}
-	return Full, true
+	return Full, nil
 }
 
 // landlockRunner is the runner's argv prefix: the launcher, capped when
@@ -324,13 +375,56 @@ const (
 	landlockProbePartial = "landlock: partially enforced (older ABI)"
 )
 
-func runOK(ctx context.Context, stdout *bytes.Buffer, name string, args ...string) bool {
+// probeWaitDelay is how long a probe's output may take to arrive after the
+// command exited: the rest of the probe's time (at least 100ms). A fixed
+// 100ms failed bwrap's probe on a loaded machine ("WaitDelay expired before
+// I/O complete": the goroutine copying its stderr was not scheduled in time),
+// and the default chain fell through to Landlock.
+func probeWaitDelay(ctx context.Context) time.Duration {
+	const least = 100 * time.Millisecond
+	if d, ok := ctx.Deadline(); ok {
+		return max(least, time.Until(d))
+	}
+	return least
+}
+
+// runProbe runs a probe command: nil when it exits 0 within ctx, else why not.
+func runProbe(ctx context.Context, stdout *bytes.Buffer, name string, args ...string) error {
+	var stderr bytes.Buffer
 	cmd := exec.CommandContext(ctx, name, args...)
 	if stdout != nil {
 		cmd.Stdout = stdout
 	}
-	cmd.WaitDelay = 100 * time.Millisecond
-	return cmd.Run() == nil && ctx.Err() == nil
+	cmd.Stderr = &stderr
+	cmd.WaitDelay = probeWaitDelay(ctx)
+	return probeError(ctx, cmd.Run(), name, stderr.String())
+}
+
+// probeError is why a probe command did not pass: its context's deadline
+// (checked first: a command killed at the deadline also fails), the error of
+// a command that did not start or failed, with its first stderr line; nil
+// when it ran and exited 0 in time.
+func probeError(ctx context.Context, runErr error, name, stderr string) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("probe %s did not finish in time: %w", name, err)
+	}
+	if runErr == nil {
+		return nil
+	}
+	if line := firstLine(stderr); line != "" {
+		return fmt.Errorf("probe %s: %w: %s", name, runErr, line)
+	}
+	return fmt.Errorf("probe %s: %w", name, runErr)
+}
+
+// firstLine is the first non-empty line of s, trimmed.
+func firstLine(s string) string {
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			return l
+		}
+	}
+	return ""
 }
 
 // Confine wraps argv for policy: runner + profile args + "--" + argv, with

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -280,21 +281,47 @@ func TestConfineWorkspaceWriteCanonicalisesTheRoot(t *testing.T) {
 // through a symlink inside /tmp (which confined commands may write) is not
 // granted; read-only grants no root, so it is not refused there.
 func TestConfineRefusesARootRedirectableFromTmp(t *testing.T) {
-	dir := t.TempDir() // under /tmp
-	real := filepath.Join(dir, "real")
-	os.Mkdir(real, 0o755)
-	link := filepath.Join(dir, "link")
-	os.Symlink(real, link)
-	p := newProvider(t, Config{Platform: "linux", Chain: []string{"landlock"}, LauncherPath: "/l/landlock-run"})
-	if _, err := p.Confine(context.Background(), []string{"true"}, Policy{Mode: WorkspaceWrite, WorkspaceRoot: link}); !errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), "symlink "+link) {
-		t.Errorf("workspace-write through %s: err = %v, want a refusal naming the symlink", link, err)
+	for _, dir := range tempAreaDirs(t) {
+		t.Run(dir, func(t *testing.T) {
+			real := filepath.Join(dir, "real")
+			os.Mkdir(real, 0o755)
+			link := filepath.Join(dir, "link")
+			os.Symlink(real, link)
+			p := newProvider(t, Config{Platform: "linux", Chain: []string{"landlock"}, LauncherPath: "/l/landlock-run"})
+			if _, err := p.Confine(context.Background(), []string{"true"}, Policy{Mode: WorkspaceWrite, WorkspaceRoot: link}); !errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), "symlink "+link) {
+				t.Errorf("workspace-write through %s: err = %v, want a refusal naming the symlink", link, err)
+			}
+			if _, err := p.Confine(context.Background(), []string{"true"}, Policy{Mode: WorkspaceWrite, WorkspaceRoot: real}); err != nil {
+				t.Errorf("workspace-write on the real directory: %v", err)
+			}
+			if _, err := p.Confine(context.Background(), []string{"true"}, Policy{Mode: ReadOnly, WorkspaceRoot: link}); err != nil {
+				t.Errorf("read-only through the link: %v", err)
+			}
+		})
 	}
-	if _, err := p.Confine(context.Background(), []string{"true"}, Policy{Mode: WorkspaceWrite, WorkspaceRoot: real}); err != nil {
-		t.Errorf("workspace-write on the real directory: %v", err)
+}
+
+// tempAreaDirs makes a fresh directory (removed after the test) in each
+// temp area the rule names: /tmp and the OS temp directory (TMPDIR, which
+// need not lie under /tmp; t.TempDir follows GOTMPDIR, which need not lie in
+// either, so it is not used here).
+func tempAreaDirs(t *testing.T) []string {
+	t.Helper()
+	var dirs []string
+	seen := map[string]bool{}
+	for _, area := range []string{"/tmp", os.TempDir()} {
+		if seen[filepath.Clean(area)] {
+			continue
+		}
+		seen[filepath.Clean(area)] = true
+		d, err := os.MkdirTemp(area, "dshsim-redirect-")
+		if err != nil {
+			t.Fatalf("a directory in the temp area %s: %v", area, err)
+		}
+		t.Cleanup(func() { os.RemoveAll(d) })
+		dirs = append(dirs, d)
 	}
-	if _, err := p.Confine(context.Background(), []string{"true"}, Policy{Mode: ReadOnly, WorkspaceRoot: link}); err != nil {
-		t.Errorf("read-only through the link: %v", err)
-	}
+	return dirs
 }
 
 // fakeLauncher writes a shell script standing in for landlock-run --probe.
@@ -314,15 +341,20 @@ func TestLandlockProbeOfTheLauncher(t *testing.T) {
 		timeout float64
 		wantEnf Enforcement
 		wantOK  bool
+		wantWhy string // in the probe's error when unusable
 	}{
 		{name: "fully enforced is full", script: `echo "landlock: fully enforced"`, timeout: 5000, wantEnf: Full, wantOK: true},
 		{name: "partially enforced is partial", script: `echo "landlock: partially enforced (older ABI)"`, timeout: 5000, wantEnf: Partial, wantOK: true},
-		{name: "exit 125 is unusable", script: `echo "landlock-run: landlock is not enforced by this kernel (ABI unsupported or disabled)" >&2; exit 125`, timeout: 5000},
+		{name: "exit 125 is unusable", script: `echo "landlock-run: landlock is not enforced by this kernel (ABI unsupported or disabled)" >&2; exit 125`, timeout: 5000,
+			wantWhy: "exit status 125: landlock-run: landlock is not enforced by this kernel (ABI unsupported or disabled)"},
 		{name: "slow launcher is usable within a long timeout", script: `sleep 0.3; echo "landlock: fully enforced"`, timeout: 15000, wantEnf: Full, wantOK: true},
-		{name: "slow launcher is unusable past a short timeout", script: `sleep 1; echo "landlock: fully enforced"`, timeout: 100},
-		{name: "a program that exits 0 silently is not a runner", script: `exit 0`, timeout: 5000},
-		{name: "a program that prints something else is not a runner", script: `echo "usage: landlock-run ..."`, timeout: 5000},
-		{name: "the probe line inside other output is not the runner's answer", script: `echo "note: landlock: fully enforced"`, timeout: 5000},
+		{name: "slow launcher is unusable past a short timeout", script: `sleep 1; echo "landlock: fully enforced"`, timeout: 100,
+			wantWhy: "did not finish in time: context deadline exceeded (probe timeout 100ms)"},
+		{name: "a program that exits 0 silently is not a runner", script: `exit 0`, timeout: 5000, wantWhy: `--probe exited 0 but printed "", not the runner's probe line`},
+		{name: "a program that prints something else is not a runner", script: `echo "usage: landlock-run ..."`, timeout: 5000,
+			wantWhy: `--probe exited 0 but printed "usage: landlock-run ...", not the runner's probe line`},
+		{name: "the probe line inside other output is not the runner's answer", script: `echo "note: landlock: fully enforced"`, timeout: 5000,
+			wantWhy: `printed "note: landlock: fully enforced", not`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -332,16 +364,50 @@ func TestLandlockProbeOfTheLauncher(t *testing.T) {
 			if (backend != "") != tc.wantOK || enf != tc.wantEnf {
 				t.Errorf("Selected = (%q, %q), want ok=%v enforcement %q", backend, enf, tc.wantOK, tc.wantEnf)
 			}
+			probed := p.Probed()
+			if tc.wantOK {
+				if len(probed) != 1 || probed[0].Err != nil {
+					t.Errorf("Probed = %v, want the one usable landlock probe", probed)
+				}
+				return
+			}
+			// Both entries of the chain were probed, and each says why it failed.
+			if len(probed) != 2 {
+				t.Fatalf("Probed = %v, want two failed probes", probed)
+			}
+			for _, o := range probed {
+				if o.Backend != BackendLandlock || o.Err == nil || !strings.Contains(o.Err.Error(), tc.wantWhy) {
+					t.Errorf("probe outcome %s: %v, want an error containing %q", o.Backend, o.Err, tc.wantWhy)
+				}
+			}
 		})
 	}
-	if _, ok := probeLandlock(context.Background(), "/nonexistent/landlock-run"); ok {
-		t.Error("a missing launcher probed usable")
+	if _, err := probeLandlock(context.Background(), "/nonexistent/landlock-run"); err == nil || !strings.Contains(err.Error(), "/nonexistent/landlock-run") {
+		t.Errorf("a missing launcher: %v, want an error naming it", err)
 	}
 	// A launcher path naming a real program that is not landlock-run (true
 	// exits 0 for any arguments) would "confine" every command by not running
 	// it, and report success.
-	if enf, ok := probeLandlock(context.Background(), "/bin/true"); ok {
+	if enf, err := probeLandlock(context.Background(), "/bin/true"); err == nil {
 		t.Errorf("/bin/true probed usable (%q)", enf)
+	}
+}
+
+// TestInjectedProbesSayTheyWereInjected: a constructed probe that says
+// unusable is recorded as such, and a one-backend chain runs no probe.
+func TestInjectedProbesSayTheyWereInjected(t *testing.T) {
+	var log probeLog
+	p := newProvider(t, Config{Platform: "linux", LauncherPath: "/x/landlock-run", Probes: log.probes(false, Full)})
+	if b, _ := p.Selected(); b != BackendLandlock {
+		t.Fatalf("selected %q", b)
+	}
+	got := p.Probed()
+	if len(got) != 2 || got[0].Backend != BackendBwrap || !errors.Is(got[0].Err, errInjectedProbe) || got[1].Backend != BackendLandlock || got[1].Err != nil || got[1].Enforcement != Full {
+		t.Errorf("Probed = %+v", got)
+	}
+	one := newProvider(t, Config{Platform: "linux", Chain: []string{BackendBwrap}, Probes: log.probes(false, "")})
+	if b, _ := one.Selected(); b != BackendBwrap || len(one.Probed()) != 0 {
+		t.Errorf("a one-backend chain: selected %q, probed %v", b, one.Probed())
 	}
 }
 
@@ -358,7 +424,7 @@ func TestRealDefaultProbes(t *testing.T) {
 			t.Errorf("confined argv %q", got.Argv)
 		}
 		if _, lookErr := execLookPath("bwrap"); lookErr == nil && got.Backend != BackendBwrap {
-			t.Errorf("bwrap is installed but %q was selected", got.Backend)
+			t.Errorf("bwrap is installed but %q was selected; the probes: %+v", got.Backend, p.Probed())
 		}
 	case errors.As(err, &ue):
 		t.Logf("no backend on this host: %v", err)
@@ -450,5 +516,42 @@ func TestConfineRefusesAMeaninglessRoot(t *testing.T) {
 	os.Mkdir(proj, 0o755)
 	if _, err := p.Confine(context.Background(), []string{"true"}, Policy{Mode: WorkspaceWrite, WorkspaceRoot: proj}); err != nil {
 		t.Errorf("workspace-write at a project in the home directory: %v", err)
+	}
+}
+
+// TestProbeErrorsSayWhy: a probe command that fails names itself, its exit
+// status and its first stderr line; a missing one names the lookup failure;
+// one past its deadline says so.
+func TestProbeErrorsSayWhy(t *testing.T) {
+	err := runProbe(context.Background(), nil, "sh", "-c", "echo; echo 'bwrap: Creating new namespace failed: No space left on device' >&2; echo more >&2; exit 1")
+	if err == nil || err.Error() != "probe sh: exit status 1: bwrap: Creating new namespace failed: No space left on device" {
+		t.Errorf("failing probe: %v", err)
+	}
+	t.Setenv("PATH", t.TempDir())
+	if err := CheckBwrap(context.Background()); err == nil || !strings.Contains(err.Error(), `"bwrap": executable file not found`) {
+		t.Errorf("bwrap not on PATH: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
+	defer cancel()
+	<-ctx.Done()
+	if err := runProbe(ctx, nil, "/bin/sh", "-c", "true"); !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "did not finish in time") {
+		t.Errorf("probe past its deadline: %v", err)
+	}
+}
+
+// TestProbeOutputArrivingAfterExitIsKept: a probe command that exits 0 while
+// its output is still on its way (here a background child holds stderr for
+// 300ms; on a loaded machine, the goroutine copying bwrap's stderr was late)
+// passes. With a fixed 100ms wait for the output it failed ("WaitDelay
+// expired before I/O complete") and the chain fell through to Landlock.
+func TestProbeOutputArrivingAfterExitIsKept(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := runProbe(ctx, nil, "sh", "-c", "(sleep 0.3; echo late >&2) & exit 0"); err != nil {
+		t.Errorf("a probe whose output arrives 300ms after its exit: %v", err)
+	}
+	launcher := fakeLauncher(t, `(sleep 0.3) & echo "landlock: fully enforced"`)
+	if enf, err := probeLandlock(ctx, launcher); err != nil || enf != Full {
+		t.Errorf("a runner probe whose stdout stays open 300ms after its exit: %q, %v", enf, err)
 	}
 }

@@ -3,14 +3,18 @@ package scenarios
 import (
 	"bytes"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/creack/pty"
 
 	"github.com/dshsim/dshsim/harness"
 	"github.com/dshsim/dshsim/sandbox/sandboxtest"
@@ -34,21 +38,27 @@ func TestInterruptedCommandsCleanUp(t *testing.T) {
 		args []string
 		// busy says the command is in the middle of its work: something of
 		// its own exists in its TMPDIR or scratch root, or its progress
-		// lines say it is.
+		// line says it is.
 		busy    func(tmp, scratch, stderr string) bool
 		message string
+		// tty gives the command a terminal as stderr, where its progress
+		// shows.
+		tty bool
 	}{
 		{"dsh-sim SIGINT while the sandbox sim runs", syscall.SIGINT, []string{"dsh-sim", "-root", root, "-o", "OUT/snap"},
 			func(_, scratch, _ string) bool { return len(sandboxtest.Leftovers(scratch)) > 0 },
-			"dsh-sim: interrupted (interrupt): stopped after the running sim, its temporary files removed"},
+			"dsh-sim: interrupted (interrupt): stopped after the running sim, its temporary files removed", false},
 		{"dsh-sim SIGTERM while a sim has a temporary directory", syscall.SIGTERM, []string{"dsh-sim", "-root", root, "-check"},
 			func(tmp, _, _ string) bool { return len(sandboxtest.Leftovers(tmp)) > 0 },
-			"dsh-sim: interrupted (terminated): stopped after the running sim, its temporary files removed"},
-		{"dsh-replay SIGTERM while recordings replay", syscall.SIGTERM, []string{"dsh-replay", "-parallel", "1", filepath.Join(root, "transcripts")},
+			"dsh-sim: interrupted (terminated): stopped after the running sim, its temporary files removed", false},
+		{"dsh-replay SIGTERM while recordings replay", syscall.SIGTERM,
+			// Every recording twice: a run long enough that its progress
+			// shows (after two seconds) well before it ends.
+			[]string{"dsh-replay", "-parallel", "1", filepath.Join(root, "transcripts"), filepath.Join(root, "transcripts")},
 			// Each replay's workspace lies in its own private /tmp, out of
-			// sight: busy once the first of the recordings is done.
-			func(_, _, stderr string) bool { return strings.Contains(stderr, "[1/") },
-			"dsh-replay: interrupted (terminated): replays stopped, their workspaces removed"},
+			// sight: busy once the terminal shows a recording done.
+			func(_, _, stderr string) bool { return replayDone.MatchString(stderr) },
+			"dsh-replay: interrupted (terminated): replays stopped, their workspaces removed", true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -62,11 +72,34 @@ func TestInterruptedCommandsCleanUp(t *testing.T) {
 			cmd.Env = append(os.Environ(), "TMPDIR="+tmp, sandboxtest.ScratchEnv+"="+scratch)
 			var stdout, stderr lockedBuffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			copied := make(chan struct{})
+			if tc.tty {
+				ptmx, tty, err := pty.Open()
+				if err != nil {
+					t.Skipf("no pseudo-terminal here: %v", err)
+				}
+				defer ptmx.Close()
+				cmd.Stderr = tty
+				go func() {
+					io.Copy(&stderr, ptmx) // until the command, the terminal's last holder, exits (EIO)
+					close(copied)
+				}()
+				defer tty.Close()
+			} else {
+				close(copied)
+			}
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
+			if f, ok := cmd.Stderr.(*os.File); ok {
+				f.Close() // the command holds the terminal now
+			}
 			exited := make(chan error, 1)
-			go func() { exited <- cmd.Wait() }()
+			go func() {
+				err := cmd.Wait()
+				<-copied
+				exited <- err
+			}()
 			for deadline := time.Now().Add(2 * time.Minute); !tc.busy(tmp, scratch, stderr.String()); {
 				select {
 				case err := <-exited:
@@ -95,6 +128,9 @@ func TestInterruptedCommandsCleanUp(t *testing.T) {
 		})
 	}
 }
+
+// replayDone is dsh-replay's progress line once a recording is done.
+var replayDone = regexp.MustCompile(`dsh-replay: [1-9][0-9]*/[0-9]+ done`)
 
 // lockedBuffer is a bytes.Buffer that a command's output copier writes while
 // the test reads it.

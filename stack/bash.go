@@ -32,23 +32,34 @@ func (s *Stack) addBash() (*sandbox.Provider, error) {
 	s.closers = append(s.closers, func() error { return os.RemoveAll(out) })
 	reg := jobs.New(jobs.Options{EscalationAdvertised: true, OutputDir: out, MaxConcurrentJobsPerOwner: s.cfg.MaxConcurrentJobsPerOwner, Notify: s.cfg.JobNotify, Gate: s.cfg.JobGate})
 	s.closers = append(s.closers, func() error { return reg.Close(time.Second) })
-	tool, err := bash.New(bash.Config{TimeoutMs: s.cfg.BashTimeout.Milliseconds(), PromoteOnTimeout: s.cfg.BashPromoteOnTimeout, OutputDir: out}, bash.Deps{
+	deps := bash.Deps{
 		Policy:   s.policyFor,
 		Escalate: s.escalate,
 		Confiner: provider,
 		Jobs:     reg,
 		Warn:     s.warn,
-	})
+	}
+	if s.cfg.Without.Policy {
+		deps.Policy, deps.Escalate, deps.Confiner = nil, nil, nil // dsh-bash-local: unconfined
+	}
+	tool, err := bash.New(bash.Config{TimeoutMs: s.cfg.BashTimeout.Milliseconds(), PromoteOnTimeout: s.cfg.BashPromoteOnTimeout, OutputDir: out}, deps)
 	if err != nil {
 		return nil, fmt.Errorf("stack: bash tool: %w", err)
 	}
 	s.closers = append(s.closers, tool.Close)
 	s.provider, s.jobs = provider, reg
-	jobTools, err := jobs.Tools(reg, jobs.ToolsConfig{})
+	jobTools, err := jobs.Tools(reg, jobs.ToolsConfig{TaskWording: s.cfg.JobTaskWording})
 	if err != nil {
 		return nil, fmt.Errorf("stack: job tools: %w", err)
 	}
-	if err := s.register(append([]pipeline.Tool{tool.Definition()}, jobTools...)...); err != nil {
+	var tools []pipeline.Tool
+	if !s.cfg.Without.Bash {
+		tools = append(tools, tool.Definition())
+	}
+	if !s.cfg.Without.JobTools {
+		tools = append(tools, jobTools...)
+	}
+	if err := s.register(tools...); err != nil {
 		return nil, err
 	}
 	return provider, nil

@@ -44,6 +44,7 @@ func compose(cfg Config, agent *pipeline.Agent) (*Stack, error) {
 		if err != nil {
 			return nil, fmt.Errorf("stack: spill store: %w", err)
 		}
+		s.spillStore = store
 		if s.spill, err = spill.New(spill.ByteConfig(cfg.SpillMaxInlineBytes), store, s.warn); err != nil {
 			return nil, fmt.Errorf("stack: spill policy: %w", err)
 		}
@@ -63,7 +64,8 @@ func compose(cfg Config, agent *pipeline.Agent) (*Stack, error) {
 // one area at a time, in registration order: bash and the job tools (the
 // sandbox provider comes from here), run_code confined by that provider,
 // the file tools, the hook bridges (their listeners inside the ones already
-// registered), session query.
+// registered), session query, then the tools beyond the safety stack
+// (addExtras).
 func (s *Stack) addTools() error {
 	provider, err := s.addBash()
 	if err != nil {
@@ -79,6 +81,9 @@ func (s *Stack) addTools() error {
 		return err
 	}
 	if err := s.addSessionQuery(); err != nil {
+		return err
+	}
+	if err := s.addExtras(); err != nil {
 		return err
 	}
 	return s.addSubagents()

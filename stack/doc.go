@@ -45,6 +45,22 @@
 // of any other tool; [Stack.PromptSections] adds tools:code-only and
 // tools:sdk to the tools' sections.
 //
+// # Tools beyond the safety stack
+//
+// extras.go composes, each only when configured: todo_write (Config.Todo),
+// the skill tool and its catalog ([Stack.SyncCatalog], Config.Skills),
+// read_image with the attachment store (Config.Images, with the file
+// tools), glob and grep (Config.FileSearch; a capped result is saved in
+// spill's store when spill is on), the terminal tools (Config.Terminal),
+// lsp (Config.LSP; its servers confined by bash's provider like a
+// workspace-write command), pwsh (Config.Pwsh), cordis_inspect_query
+// (Config.CordisInspect) and web_fetch (Config.WebFetch). Config.Served serves the bodies of named tools
+// (and of pwsh where PowerShell does not run) from a recording
+// ([Stack.Served] lists them); [New] refuses it for bash, read, write, edit,
+// run_code and the job tools. Config.Without leaves parts of the default
+// profile out as upstream's standalone overlays do (no policy plugins:
+// bash unconfined, no runtime context).
+//
 // # Fail closed
 //
 // [New] refuses a configuration with a piece missing or wrong (no answerer
@@ -58,15 +74,16 @@
 // compose.go composes the stack in one function, in the order a reader
 // sees: the shared pieces (policy resolver, approval service, escalation,
 // the agent's scope, spill), then the tools, one area per step (addBash,
-// addCode given bash's sandbox provider, addFS, addHooks, addSessionQuery),
-// each step in its own file (bash.go, code.go, fs.go, hooks.go,
-// sessionquery.go); spill's listener goes on last. Nothing registers itself:
+// addCode given bash's sandbox provider, addFS, addHooks, addSessionQuery,
+// addExtras), each step in its own file (bash.go, code.go, fs.go, hooks.go,
+// sessionquery.go, extras.go); spill's listener goes on last. Nothing registers itself:
 // there is no init function and no registry filled as a side effect.
 //
 // # Imports
 //
 // stack is the composition root: it imports the tools (tools/bash, tools/fs,
-// tools/jobs, tools/sessionquery, tools/code), the pipeline and its approval, policy and session packages,
+// tools/jobs, tools/sessionquery, tools/code and the tools beyond the
+// safety stack), attachment, the pipeline and its approval, policy and session packages,
 // escalation, fsobserve, spill and sandbox. It must not import harness/...
 // (test tooling); nothing but the test tooling (the replay, the sims) and
 // the commands imports it.

@@ -10,7 +10,9 @@ import (
 // addFS composes the file tools: read, write and edit on the local
 // provider, with read-before-write observation, confining (fenced by the
 // call's sandbox mode, escalation advertised) as in upstream's snapshot
-// deployment.
+// deployment; with Config.Images also read_image (the file tools' own,
+// sharing their read target and observations). Config.Without can leave
+// read, write and edit out, or the confinement.
 func (s *Stack) addFS() error {
 	opts := []fsobserve.Option{fsobserve.WithCwd(s.cfg.Workspace)}
 	if s.cfg.DiffBasisMaxBytes > 0 {
@@ -20,14 +22,29 @@ func (s *Stack) addFS() error {
 	if err != nil {
 		return fmt.Errorf("stack: file provider: %w", err)
 	}
-	tools, err := fs.New(fs.Config{
+	images, err := s.imageConfig()
+	if err != nil {
+		return err
+	}
+	cfg := fs.Config{
 		FS:           local,
 		Observations: fsobserve.NewObservations(),
 		Policy:       s.policyFor,
 		Escalate:     s.escalate,
-	})
+		Images:       images,
+	}
+	if s.cfg.Without.Policy {
+		cfg.Policy, cfg.Escalate = nil, nil // no sandbox policy: not confining
+	}
+	tools, err := fs.New(cfg)
 	if err != nil {
 		return fmt.Errorf("stack: file tools: %w", err)
+	}
+	if s.cfg.Without.FileTools {
+		if tools.ReadImage.Name != "" {
+			return s.register(tools.ReadImage)
+		}
+		return nil
 	}
 	return s.register(tools.All()...)
 }

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dshsim/dshsim/attachment"
 	"github.com/dshsim/dshsim/escalation"
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/approval"
@@ -25,6 +26,7 @@ import (
 	"github.com/dshsim/dshsim/tools/fs"
 	"github.com/dshsim/dshsim/tools/jobs"
 	"github.com/dshsim/dshsim/tools/sessionquery"
+	"github.com/dshsim/dshsim/tools/skill"
 )
 
 // Approval policies (VERBATIM values of approval/policy).
@@ -109,6 +111,39 @@ type Config struct {
 	// (see [Yields]); the caller yields where its host would (a client
 	// round trip, a paced model). Nil observes jobs at once.
 	JobGate *jobs.Gate
+
+	// The tools beyond the safety stack (extras.go); each zero value
+	// composes nothing.
+
+	// Todo composes todo_write (parallel in_progress allowed, as the
+	// acp-agent sets it).
+	Todo bool
+	// Skills composes the skill tool and the skill catalog message.
+	Skills *SkillsConfig
+	// Images mounts the attachment store and read_image.
+	Images *ImagesConfig
+	// FileSearch composes glob and grep.
+	FileSearch *FileSearchConfig
+	// Terminal composes the terminal (PTY) tools.
+	Terminal *TerminalConfig
+	// LSP composes the lsp tool.
+	LSP *LSPConfig
+	// Pwsh composes pwsh (served from the recording where PowerShell does
+	// not run and Served is given).
+	Pwsh *PwshConfig
+	// CordisInspect composes cordis_inspect_query (its body refuses unless
+	// Served names it).
+	CordisInspect bool
+	// WebFetch composes web_fetch (its body refuses unless Served names it).
+	WebFetch bool
+	// Served serves the bodies of tools beyond the safety stack from a
+	// recording; New refuses it for a tool of the safety stack.
+	Served *ServedConfig
+	// Without leaves parts of the default profile out (standalone overlays).
+	Without Without
+	// JobTaskWording words the job tools as before upstream renamed
+	// background tasks to jobs (the pwsh recordings' pins).
+	JobTaskWording bool
 }
 
 // Section is one named section of the runtime-context message.
@@ -154,6 +189,11 @@ type Stack struct {
 	toolSections []toolSection
 	// subagents is the delegation runtime (nil when none is composed).
 	subagents *subagents
+
+	skills      *skill.Config     // the skill catalog (addSkills), nil when off
+	attachments *attachment.Store // the image store (addFS), nil when off
+	spillStore  *spill.Store      // spill's store, for the search tools' saved results
+	served      []string          // the tools whose bodies are served (registerServed)
 }
 
 // New validates cfg and composes the stack (compose.go).
@@ -202,6 +242,7 @@ func validate(cfg Config) error {
 	if cfg.MaxConcurrentJobsPerOwner < 0 {
 		errs = append(errs, fmt.Errorf("stack: the job admission bound must be >= 1, got %d", cfg.MaxConcurrentJobsPerOwner))
 	}
+	errs = append(errs, validateExtras(cfg)...)
 	return errors.Join(errs...)
 }
 
@@ -217,6 +258,9 @@ func (s *Stack) RuntimeContext(ctx context.Context) (RuntimeContext, error) {
 // differs from the last one there (the real stack's per-request step) and
 // returns the appended event, or nil.
 func (s *Stack) SyncContext(ctx context.Context) (*session.Event, error) {
+	if s.cfg.Without.Policy {
+		return nil, nil // no policy plugins: no runtime context
+	}
 	return s.resolver.SyncContext(s.log)
 }
 
@@ -275,6 +319,7 @@ func (s *Stack) promptSections(agent *pipeline.Agent) ([]PromptSection, error) {
 			out = append(out, ts.PromptSection)
 		}
 	}
+	out = append(out, s.extraSections(seen)...)
 	mode, err := s.modeSections(agent)
 	if err != nil {
 		return nil, err

@@ -47,6 +47,19 @@
 // through a temporary directory renamed into place. docs/record.md says
 // how both behave.
 //
+// # Profiles and served bodies
+//
+// The tools beyond the safety stack are composed per upstream overlay
+// (profile.go: the recording's profile setting or the scenario-name table,
+// plus the area of any such tool the model calls), the workspace is
+// prepared as upstream's suite prepares it (prepare setting), and a
+// standalone overlay runs without a runtime context. Bodies that need what
+// this machine lacks (pwsh without PowerShell, cordis_inspect_query) are
+// served from the recording's own results; Result.Served names them and
+// every report shows it. A promptContent step's images are admitted into
+// the attachment store as upstream's bridge admits an inline image prompt
+// (images.go).
+//
 // # Hooks
 //
 // The seeded workspace is also the launch cwd, so its hooks.json (Claude Code)

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/session"
+	"github.com/dshsim/dshsim/stack"
 	"os"
 	"path/filepath"
 	"sync"
@@ -48,6 +50,7 @@ const maxParallelToolCalls = 10
 // a child's turn end, a file in the workspace).
 type driver struct {
 	rec    *recording.Recording
+	stack  *stack.Stack // the session's
 	root   *agent
 	ws     string
 	wire   *answers
@@ -87,11 +90,17 @@ func (d *driver) run(ctx context.Context) error {
 func (d *driver) step(ctx context.Context, i int, step recording.Step) error {
 	switch step.Op {
 	case "initialize":
-		d.wire.send(acpwire.Initialized())
+		if d.stack.Attachments() != nil && d.stack.ImageInput() {
+			d.wire.send(acpwire.InitializedWithImages())
+		} else {
+			d.wire.send(acpwire.Initialized())
+		}
 	case "newSession":
 		d.wire.send(acpwire.SessionCreated()) // the replay's session is the new session
+	case "promptContent":
+		return d.promptContent(ctx, step)
 	case "prompt":
-		_, answered, err := d.prompt(ctx, step.Text)
+		_, answered, err := d.prompt(ctx, textPrompt(step.Text))
 		if err != nil {
 			return err
 		}
@@ -103,7 +112,7 @@ func (d *driver) step(ctx context.Context, i int, step recording.Step) error {
 		return d.promptAndCancel(ctx, i, step)
 	case "promptAndWaitForAgentMessage":
 		mark := len(d.wire.sent())
-		if _, _, err := d.prompt(ctx, step.Text); err != nil {
+		if _, _, err := d.prompt(ctx, textPrompt(step.Text)); err != nil {
 			return err
 		}
 		d.wait(ctx, i, step.Op, fmt.Sprintf("no assistant text held %q", step.WaitForText), func() bool { return d.wire.textSince(mark, step.WaitForText) })
@@ -159,9 +168,12 @@ func (d *driver) wait(ctx context.Context, i int, op, missed string, cond func()
 // prompt queues a user prompt as a later turn and answers it, in its own
 // goroutine, once the agent is quiescent after the turn that claimed it
 // (upstream's ACP bridge answers only then): with that turn's stop reason.
-func (d *driver) prompt(ctx context.Context, text string) (userMessage, chan struct{}, error) {
+func (d *driver) prompt(ctx context.Context, content []pipeline.Block) (userMessage, chan struct{}, error) {
 	d.root.gate.Pump() // the prompt came from the client: the host yielded
-	m := userMessage{Content: blocks(text), Source: kindOnly{"user"}, Role: "user", ID: newUUID()}
+	m := userMessage{Content: make([]any, len(content)), Source: kindOnly{"user"}, Role: "user", ID: newUUID()}
+	for i, b := range content {
+		m.Content[i] = b
+	}
 	answered := make(chan struct{})
 	d.mu.Lock()
 	d.answers = append(d.answers, answered)
@@ -193,7 +205,7 @@ func (d *driver) prompt(ctx context.Context, text string) (userMessage, chan str
 // waitForFile exists in the workspace, or, without it, once its turn
 // started (as upstream's harness does).
 func (d *driver) promptAndCancel(ctx context.Context, i int, step recording.Step) error {
-	m, answered, err := d.prompt(ctx, step.Text)
+	m, answered, err := d.prompt(ctx, textPrompt(step.Text))
 	if err != nil {
 		return err
 	}
@@ -220,6 +232,9 @@ func (d *driver) promptAndCancel(ctx context.Context, i int, step recording.Step
 	}
 	return nil
 }
+
+// textPrompt is a prompt of one text block.
+func textPrompt(text string) []pipeline.Block { return []pipeline.Block{pipeline.TextBlock(text)} }
 
 // turns is the number of the last turn started.
 func (a *agent) turns() int {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/dshsim/dshsim/harness/replay/isolate"
 	"github.com/dshsim/dshsim/harness/replay/projection"
+	"github.com/dshsim/dshsim/sandbox"
 )
 
 // isolatedName is the name the replay child is registered under.
@@ -89,6 +90,11 @@ func replayIsolated(ctx context.Context, dir string, opt Options) (*Result, *res
 	share := []string{abs}
 	if opt.LauncherPath != "" {
 		share = append(share, opt.LauncherPath)
+	} else if def := sandbox.DefaultLauncherPath(); fileExists(def) {
+		// The child's default is landlock-run beside this executable: found
+		// here, before the child's private /tmp hides it when the binaries
+		// were built into a directory under /tmp.
+		share = append(share, def)
 	}
 	out, err := isolate.Run(ctx, isolatedName, req, isolate.Options{Stderr: opt.Stderr, Share: share})
 	if err != nil {
@@ -112,6 +118,12 @@ func replayIsolated(ctx context.Context, dir string, opt Options) (*Result, *res
 		}
 	}
 	return res, &resp
+}
+
+// fileExists reports whether path names an existing file (not a directory).
+func fileExists(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && !st.IsDir()
 }
 
 func serveIsolated(ctx context.Context, data []byte) ([]byte, error) {

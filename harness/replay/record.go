@@ -311,7 +311,7 @@ func recordHere(ctx context.Context, req recordRequest) (recordResponse, error) 
 	if root, err = newAgent(ctx, "", st, model, system, ans, gate, agentHooks{}); err != nil {
 		return resp, err
 	}
-	d := &driver{rec: rec, root: root, ws: ws, wire: ans}
+	d := &driver{rec: rec, stack: st, root: root, ws: ws, wire: ans}
 	runErr := d.run(ctx)
 	root.Cancel(false)
 	root.Close()

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -95,6 +96,12 @@ type Result struct {
 	Flags []string `json:"flags,omitempty"`
 	// Notes are informational (leftover permission answers, constructed pieces).
 	Notes []string `json:"notes,omitempty"`
+	// Served names every tool whose body this replay served from the
+	// recording instead of running it (a body that needs the network or a
+	// program this machine lacks), each once, sorted; empty when every tool
+	// ran for real. The driver fills it; the text, JSON, HTML and JUnit
+	// reports show it.
+	Served []string `json:"served,omitempty"`
 	// LogPath is our replayed log when kept (Options.LogDir).
 	LogPath string `json:"log,omitempty"`
 	// Got is our projection (normalised), Expected the recording's.
@@ -147,6 +154,52 @@ func (r *Result) Summary() string {
 		s += "; " + strings.Join(r.Flags, "; ")
 	}
 	return s
+}
+
+// FirstDifference is why the recording did not match, in one line: the error
+// of a recording that could not be replayed, else the first mismatching event
+// (turn, event and its first differing field), else the first flag; empty
+// for a match. The JUnit failure message and the HTML summary show it.
+func (r *Result) FirstDifference() string {
+	switch r.Verdict {
+	case Match:
+		return ""
+	case Failed:
+		return strings.ReplaceAll(r.Error, "\n", " ")
+	}
+	if p := r.Comparison.First(); p != nil {
+		s := fmt.Sprintf("turn %d, %s", p.Turn, p.Label())
+		if len(p.Diffs) > 0 {
+			s += ": " + p.Diffs[0].String()
+		}
+		if n := len(p.Diffs) - 1; n > 0 {
+			s += fmt.Sprintf(" (and %d more field%s)", n, plural(n))
+		}
+		return s
+	}
+	if len(r.Flags) > 0 {
+		return "flag: " + r.Flags[0]
+	}
+	for _, c := range r.Children {
+		if p := c.Comparison.First(); p != nil {
+			s := fmt.Sprintf("%s: turn %d, %s", c.File, p.Turn, p.Label())
+			if len(p.Diffs) > 0 {
+				s += ": " + p.Diffs[0].String()
+			}
+			return s
+		}
+		if len(c.Flags) > 0 {
+			return c.File + ": flag: " + c.Flags[0]
+		}
+	}
+	return ""
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
 }
 
 // Detail renders the first mismatch as readable lines (empty on a match):
@@ -249,6 +302,12 @@ func prepare(dir string, res *Result) (*prepared, error) {
 		return nil, err
 	}
 	pol, err := rec.Policy()
+	if err != nil && standalone(rec.Settings.Profile) && !rec.HasRuntimeContext() {
+		// upstream's standalone overlays compose no policy plugins: the
+		// commands run unconfined and no runtime context is ever logged
+		pol, err = recording.Policy{Mode: string(sandbox.DangerFullAccess), Approval: stack.ApprovalNever}, nil
+		res.Notes = append(res.Notes, fmt.Sprintf("profile %s is a standalone overlay without sandbox-policy and approval plugins: tools run unconfined (danger-full-access) and no runtime context is logged", rec.Settings.Profile))
+	}
 	if err != nil {
 		if len(script.Replies) > 0 || rec.HasRuntimeContext() {
 			return nil, err
@@ -260,6 +319,9 @@ func prepare(dir string, res *Result) (*prepared, error) {
 	}
 	res.Mode, res.Approval = pol.Mode, pol.Approval
 	toolsMode, toolsNote := rec.ToolsMode()
+	if rec.Settings.Profile == recording.ProfileAdvanced && rec.ToolSchemas == nil && toolsMode != stack.ToolsCode {
+		toolsMode, toolsNote = stack.ToolsBoth, "tools mode both: the advanced overlay's (EX/advanced.cordis.snapshot.yml tools.mode both)"
+	}
 	if toolsNote != "" {
 		res.Notes = append(res.Notes, toolsNote)
 	}
@@ -377,6 +439,9 @@ func (p *prepared) run(ctx context.Context, sc *scratch, opt Options, timeout ti
 	if opt.Refresh {
 		info = recordedInfo(rec)
 	}
+	if err := prepareWorkspace(rec.Settings.Prepare, sc.ws); err != nil {
+		return fmt.Errorf("prepare the workspace (%s): %w", rec.Settings.Prepare, err)
+	}
 	run, err := startSession(ctx, sessionSetup{rec: rec, cfg: cfg, ws: sc.ws, logDir: sc.logDir, log: sc.log, sessionID: sc.sessionID,
 		script: p.script, info: info, route: recordedInfo(rec), answers: ans, delegation: p.delegates})
 	if err != nil {
@@ -384,6 +449,8 @@ func (p *prepared) run(ctx context.Context, sc *scratch, opt Options, timeout ti
 	}
 	defer run.close()
 	st := run.stack
+	res.Served = st.Served()
+	slices.Sort(res.Served)
 	if err := p.checkComposed(st); err != nil {
 		return err
 	}
@@ -428,7 +495,7 @@ func (p *prepared) stackConfig(sc *scratch, opt Options) (stack.Config, []string
 		launcher = r
 	}
 	promote := false // the recordings' version kills a foreground command at its timeout
-	return stack.Config{
+	cfg := stack.Config{
 		Workspace:                 sc.ws,
 		Log:                       sc.log,
 		Mode:                      sandbox.Mode(p.pol.Mode),
@@ -446,7 +513,9 @@ func (p *prepared) stackConfig(sc *scratch, opt Options) (stack.Config, []string
 		HooksDir:                  sc.ws, // the launch cwd: workspace/hooks.json and codex-hooks.json load from it
 		HooksStrict:               opt.StrictHooks,
 		ToolsMode:                 p.toolsMode,
-	}, notes
+	}
+	notes = append(notes, p.profileConfig(&cfg, sc.ws)...)
+	return cfg, notes
 }
 
 // valueOr0 is *v, or 0 for an unset setting.
@@ -494,7 +563,7 @@ func (p *prepared) checkComposed(st *stack.Stack) error {
 func (p *prepared) review(ctx context.Context, timeout time.Duration, run *sessionRun, ans *answers, res *Result) error {
 	rec, st := p.rec, run.stack
 	if n := run.settle.capped; n > 0 {
-		res.Notes = append(res.Notes, fmt.Sprintf("the constructed model waited the whole %s for the background jobs to settle before %d of its replies (still running at the last: %s)", settleCap, n, run.settle.busy))
+		res.Notes = append(res.Notes, fmt.Sprintf("the constructed model stopped waiting for the background jobs to settle before %d of its replies: they %s (still running at the last: %s)", n, run.settle.why, run.settle.busy))
 	}
 	if ctx.Err() != nil {
 		res.Flags = append(res.Flags, fmt.Sprintf("the replay was stopped after %s (%v): calls in flight were aborted", timeout, ctx.Err()))

@@ -45,8 +45,8 @@ func dirs(t *testing.T, args ...string) []string {
 func TestTranscriptsMatch(t *testing.T) {
 	isolate.Require(t)
 	ds := dirs(t, "transcripts")
-	if len(ds) != 33 {
-		t.Fatalf("transcripts/ holds %d recordings, want the thirty-three upstream ones", len(ds))
+	if len(ds) != 44 {
+		t.Fatalf("transcripts/ holds %d recordings, want the forty-four upstream ones", len(ds))
 	}
 	results := replay.Run(context.Background(), ds, replay.RunOptions{Parallel: 2})
 	for _, r := range results {
@@ -400,7 +400,7 @@ func TestModelWaitsForBackgroundJobs(t *testing.T) {
 	}
 	capped := func(r *replay.Result) string {
 		for _, n := range r.Notes {
-			if strings.HasPrefix(n, "the constructed model waited the whole ") {
+			if strings.HasPrefix(n, "the constructed model stopped waiting ") {
 				return n
 			}
 		}
@@ -418,7 +418,7 @@ func TestModelWaitsForBackgroundJobs(t *testing.T) {
 					t.Errorf("the job settled (it sleeps after writing), yet: %s", note)
 				}
 			case "never-settles":
-				if !regexp.MustCompile(`^the constructed model waited the whole 2s for the background jobs to settle before 1 of its replies \(still running at the last: pid \d+ \(bash\) state R\)$`).MatchString(note) {
+				if !regexp.MustCompile(`^the constructed model stopped waiting for the background jobs to settle before 1 of its replies: they computed for 2s of CPU time \(still running at the last: pid \d+ \(bash\) state R\)$`).MatchString(note) {
 					t.Errorf("the wait for a spinning job did not end at the cap; notes: %q", r.Notes)
 				}
 			default:
@@ -564,6 +564,9 @@ var oracleDepartures = map[string]string{
 	// Departures from upstream); upstream runs one before the first step and
 	// logs it before the runtime context.
 	"hook-cc-user-prompt-submit": "first difference: turn 1, hook/invoked claude-code:UserPromptSubmit:1\n    kind: expected \"hook/invoked\", got \"runtime-context\"",
+	// A failed search quotes rg's stderr: upstream ships ripgrep 15, which
+	// prefixes its messages with "rg: "; Debian's rg 13 does not.
+	"fs-search-edges": `expected "Error: glob search failed (exit 2): rg: missing-dir: IO error for operation on missing-dir: No such file or directory (os error 2)", got "Error: glob search failed (exit 2): missing-dir: IO error for operation on missing-dir: No such file or directory (os error 2)"`,
 }
 
 // TestOracleRecordingsMatch replays testdata/replay/oracle: recordings made by
@@ -646,5 +649,16 @@ func TestLogDirMakesNoParents(t *testing.T) {
 	}
 	if _, err := os.Stat(missing); err == nil {
 		t.Errorf("%s was made", missing)
+	}
+}
+
+// TestServedBashIsRefused: a recording that claims its bash results are
+// served from it is refused before anything runs, naming the settings
+// file, line and field; the safety stack always runs for real.
+func TestServedBashIsRefused(t *testing.T) {
+	r := replay.Replay(context.Background(), filepath.Join(root, "testdata/replay/bad/served-bash"), replay.Options{})
+	want := `served-bash/dshsim.replay.json:3: field servedTools: servedTools[0] "bash": a served body can never stand in for a tool of the safety stack`
+	if r.Verdict != replay.Failed || !strings.HasPrefix(r.Error, want) {
+		t.Fatalf("verdict %s, error %q; want an error starting %q", r.Verdict, r.Error, want)
 	}
 }

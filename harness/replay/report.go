@@ -74,6 +74,9 @@ func WriteText(w io.Writer, rs []*Result, verbose bool) {
 		for _, n := range r.Notes {
 			fmt.Fprintf(w, "  note: %s\n", n)
 		}
+		if len(r.Served) > 0 {
+			fmt.Fprintf(w, "  served from the recording: %s\n", strings.Join(r.Served, ", "))
+		}
 	}
 	c := Count(rs)
 	verdict := "FAIL"

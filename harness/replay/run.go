@@ -38,7 +38,11 @@ type RunOptions struct {
 	Parallel int
 	// Shard, when Count > 0, keeps every Count-th recording of the sorted list.
 	Shard Shard
-	// Progress is called after each recording (done, total, latest result); may be nil.
+	// Starting is called as each recording's replay starts, with its
+	// directory; may be nil. Calls may come from several goroutines at once.
+	Starting func(dir string)
+	// Progress is called after each recording (done, total, latest result),
+	// one call at a time; may be nil.
 	Progress func(done, total int, r *Result)
 }
 
@@ -116,6 +120,9 @@ func Run(ctx context.Context, dirs []string, o RunOptions) []*Result {
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
+			if o.Starting != nil {
+				o.Starting(d)
+			}
 			r := Replay(ctx, d, o.Options)
 			results[i] = r
 			mu.Lock()

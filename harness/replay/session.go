@@ -95,7 +95,7 @@ func startSession(ctx context.Context, s sessionSetup) (*sessionRun, error) {
 	run.fixture.root = func() *agent { return root }
 	run.register(root)
 	st.AttachLoop(root)
-	run.driver = &driver{rec: s.rec, root: root, ws: s.ws, wire: s.answers, family: run.family}
+	run.driver = &driver{rec: s.rec, stack: st, root: root, ws: s.ws, wire: s.answers, family: run.family}
 	return run, nil
 }
 

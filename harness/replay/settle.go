@@ -11,8 +11,16 @@ import (
 
 // The constructed model's wait for the background jobs (see settler).
 const (
-	// settleCap bounds the wait for the background jobs before one reply.
+	// settleCap bounds the CPU time the jobs' processes may use during one
+	// wait: a job that keeps computing is not waited for longer. CPU time,
+	// not wall time: on a loaded machine a job that gets no CPU (bwrap has
+	// taken seconds to start there) has made no progress, and a wall-clock
+	// cap let the model answer before the job did what it would have done
+	// (testdata/replay/settle/busy-then-write failed so under a CPU hog).
 	settleCap = 2 * time.Second
+	// settleCeiling bounds one wait in wall time, for jobs that neither
+	// settle nor compute (stuck in uninterruptible sleep, or starved).
+	settleCeiling = 30 * time.Second
 	// settlePoll is the time between two samples of /proc.
 	settlePoll = 5 * time.Millisecond
 )
@@ -55,30 +63,34 @@ func pidAt(nspid []int, level int) (int, bool) {
 // every process of every running job's session or process group (jobs start
 // in a session of their own, confined ones included: bwrap's PID namespace
 // keeps the session) has been asleep on two consecutive samples of /proc
-// settlePoll apart, or until cap passed.
+// settlePoll apart, or until those processes used cap of CPU time during
+// the wait, or until ceiling passed.
 type settler struct {
 	proc    procfs.Root
 	leaders func() []int  // running jobs' leaders, as this process sees them
-	cap     time.Duration // settleCap
+	cap     time.Duration // settleCap: CPU time
+	ceiling time.Duration // settleCeiling: wall time
 	poll    time.Duration // settlePoll
 
 	self   []int       // this process's NSpid (read once)
 	hosts  map[int]int // leader -> its pid in proc's namespace
-	capped int         // waits that reached the cap
+	capped int         // waits that reached the cap or the ceiling
 	busy   string      // what was still busy at the last capped wait
+	why    string      // which bound ended the last capped wait
 }
 
 func newSettler(proc procfs.Root, leaders func() []int) *settler {
-	return &settler{proc: proc, leaders: leaders, cap: settleCap, poll: settlePoll, hosts: map[int]int{}}
+	return &settler{proc: proc, leaders: leaders, cap: settleCap, ceiling: settleCeiling, poll: settlePoll, hosts: map[int]int{}}
 }
 
 // wait returns once the running jobs settled, the cap passed (counted in
 // capped) or ctx ended; an error means /proc could not be read.
 func (s *settler) wait(ctx context.Context) error {
-	deadline := time.Now().Add(s.cap)
+	deadline := time.Now().Add(s.ceiling)
+	base := map[int]int64{} // CPU ticks of each member when first seen
 	quiet := 0
 	for {
-		busy, none, err := s.sample()
+		busy, none, used, err := s.sample(base)
 		if err != nil {
 			return fmt.Errorf("the constructed model's wait for the background jobs: %w", err)
 		}
@@ -91,9 +103,16 @@ func (s *settler) wait(ctx context.Context) error {
 			}
 		default:
 			quiet = 0
-			if !time.Now().Before(deadline) {
+			why := ""
+			switch {
+			case used >= s.cap:
+				why = fmt.Sprintf("computed for %s of CPU time", s.cap)
+			case !time.Now().Before(deadline):
+				why = fmt.Sprintf("ran for %s without settling", s.ceiling)
+			}
+			if why != "" {
 				s.capped++
-				s.busy = busy
+				s.busy, s.why = busy, why
 				return nil
 			}
 		}
@@ -106,20 +125,23 @@ func (s *settler) wait(ctx context.Context) error {
 }
 
 // sample reads /proc once: busy names a process of a running job that has
-// not settled ("" when every one has); none reports that no job runs.
-func (s *settler) sample() (busy string, none bool, err error) {
+// not settled ("" when every one has); none reports that no job runs; used
+// is the CPU time the jobs' processes used since base recorded them (a
+// process first seen now is recorded with none used before: it started
+// during the wait, or a sample ago).
+func (s *settler) sample(base map[int]int64) (busy string, none bool, used time.Duration, err error) {
 	leaders := s.leaders()
 	if len(leaders) == 0 {
-		return "", true, nil
+		return "", true, 0, nil
 	}
 	if s.self == nil {
 		if s.self, err = s.proc.NSpid("self"); err != nil {
-			return "", false, err
+			return "", false, 0, err
 		}
 	}
 	procs, err := s.proc.All()
 	if err != nil {
-		return "", false, err
+		return "", false, 0, err
 	}
 	running := map[int]bool{}
 	for _, l := range leaders {
@@ -131,16 +153,36 @@ func (s *settler) sample() (busy string, none bool, err error) {
 		}
 	}
 	if err := s.translate(leaders, procs); err != nil {
-		return "", false, err
+		return "", false, 0, err
 	}
 	hosts := map[int]bool{}
 	for _, h := range s.hosts {
 		hosts[h] = true
 	}
+	used = cpuUsed(procs, hosts, base)
 	if p, ok := busyMember(procs, hosts); ok {
-		return p.String(), false, nil
+		return p.String(), false, used, nil
 	}
-	return "", false, nil
+	return "", false, used, nil
+}
+
+// cpuUsed is the CPU time the members of leaders' sessions or groups used
+// since base recorded them; members seen for the first time are recorded.
+func cpuUsed(procs []procfs.Stat, leaders map[int]bool, base map[int]int64) time.Duration {
+	var ticks int64
+	for _, p := range procs {
+		if !leaders[p.Session] && !leaders[p.PGrp] {
+			continue
+		}
+		now := p.UTime + p.STime
+		first, seen := base[p.PID]
+		if !seen {
+			base[p.PID] = now
+			continue
+		}
+		ticks += max(0, now-first)
+	}
+	return time.Duration(ticks) * time.Second / procfs.ClockTicksPerSecond
 }
 
 // translate finds the pids in proc's namespace of the leaders not known yet:

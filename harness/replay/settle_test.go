@@ -1,7 +1,12 @@
 package replay
 
 import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/dshsim/dshsim/sandbox/procfs"
 )
@@ -50,4 +55,117 @@ func TestPidAt(t *testing.T) {
 			t.Errorf("pidAt(%v, %d) = %d, %v; want %d, %v", ns, tt.level, got, ok, tt.want, tt.ok)
 		}
 	}
+}
+
+// fakeProc is a constructed proc mount: this process is pid 50, the one job
+// leader pid 200 (its child, in its own session).
+type fakeProc struct {
+	t   *testing.T
+	dir string
+}
+
+func newFakeProc(t *testing.T) fakeProc {
+	f := fakeProc{t: t, dir: t.TempDir()}
+	for pid, nspid := range map[string]string{"self": "50", "200": "200"} {
+		if err := os.MkdirAll(filepath.Join(f.dir, pid), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(f.dir, pid, "status"), []byte("Name:\tx\nNSpid:\t"+nspid+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return f
+}
+
+// set writes the leader's stat line: its state and CPU ticks (user time).
+// The file is replaced by a rename, so a reader never sees half a line.
+func (f fakeProc) set(state byte, ticks int) {
+	line := fmt.Sprintf("200 (bash) %c 50 200 200 0 -1 4194304 0 0 0 0 %d 0 0 0 20 0 1 0 1\n", state, ticks)
+	tmp := filepath.Join(f.dir, "200", "stat.tmp")
+	if err := os.WriteFile(tmp, []byte(line), 0o644); err != nil {
+		f.t.Fatal(err)
+	}
+	if err := os.Rename(tmp, filepath.Join(f.dir, "200", "stat")); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// waitAsync runs s.wait on its own goroutine; the channel yields its error.
+func waitAsync(s *settler) <-chan error {
+	done := make(chan error, 1)
+	go func() { done <- s.wait(context.Background()) }()
+	return done
+}
+
+// TestSettleWaitsForAStarvedJob: a job that is runnable but gets no CPU (on
+// a loaded machine) has made no progress: the wait goes on past the cap in
+// wall time, and ends when the job settles, not capped. A wall-clock cap
+// returned at 100ms here (busy-then-write failed so under a CPU hog).
+func TestSettleWaitsForAStarvedJob(t *testing.T) {
+	f := newFakeProc(t)
+	f.set('R', 7)
+	s := newSettler(procfs.Root(f.dir), func() []int { return []int{200} })
+	s.cap, s.ceiling = 100*time.Millisecond, 30*time.Second
+	done := waitAsync(s)
+	select {
+	case err := <-done:
+		t.Fatalf("the wait for a starved job returned (capped %d, %s): %v", s.capped, s.why, err)
+	case <-time.After(500 * time.Millisecond): // five times the cap, in wall time
+	}
+	f.set('S', 7)
+	select {
+	case err := <-done:
+		if err != nil || s.capped != 0 {
+			t.Errorf("wait: %v, capped %d (%s), want settled", err, s.capped, s.why)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the wait did not end within 30s of the job settling")
+	}
+}
+
+// TestSettleCapsAComputingJob: a job that keeps computing is waited for
+// until it used the cap of CPU time; one that neither computes nor settles
+// until the ceiling.
+func TestSettleCapsAComputingJob(t *testing.T) {
+	t.Run("computing", func(t *testing.T) {
+		f := newFakeProc(t)
+		f.set('R', 0)
+		s := newSettler(procfs.Root(f.dir), func() []int { return []int{200} })
+		s.cap, s.ceiling = 100*time.Millisecond, 30*time.Second
+		done := waitAsync(s)
+		stop := make(chan struct{})
+		defer close(stop)
+		go func() { // 1 tick (10ms of CPU) per 10ms: one busy CPU
+			for ticks := 1; ; ticks++ {
+				select {
+				case <-stop:
+					return
+				case <-time.After(10 * time.Millisecond):
+					f.set('R', ticks)
+				}
+			}
+		}()
+		select {
+		case err := <-done:
+			if err != nil || s.capped != 1 || s.why != "computed for 100ms of CPU time" || s.busy != "pid 200 (bash) state R" {
+				t.Errorf("wait: %v, capped %d (%s; %s)", err, s.capped, s.why, s.busy)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("the wait for a computing job did not end within 30s")
+		}
+	})
+	t.Run("stuck", func(t *testing.T) {
+		f := newFakeProc(t)
+		f.set('D', 3)
+		s := newSettler(procfs.Root(f.dir), func() []int { return []int{200} })
+		s.cap, s.ceiling = time.Second, 200*time.Millisecond
+		select {
+		case err := <-waitAsync(s):
+			if err != nil || s.capped != 1 || s.why != "ran for 200ms without settling" {
+				t.Errorf("wait: %v, capped %d (%s)", err, s.capped, s.why)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("the wait for a stuck job did not end at its ceiling")
+		}
+	})
 }

@@ -189,7 +189,17 @@ func (a *agent) openStep(ctx context.Context, t *openedTurn, step int, claimed [
 	if _, err := a.surface.SyncContext(ctx); err != nil {
 		return fmt.Errorf("runtime context: %w", err)
 	}
+	if c, ok := a.surface.(catalogSyncer); ok { // the session's skill catalog
+		if _, err := c.SyncCatalog(ctx); err != nil {
+			return fmt.Errorf("skill catalog: %w", err)
+		}
+	}
 	return a.firstRequest(t.msg, promptSeq)
+}
+
+// catalogSyncer is a surface that keeps a skill catalog (the session's).
+type catalogSyncer interface {
+	SyncCatalog(ctx context.Context) (*session.Event, error)
 }
 
 // endTurn writes turn/end with reason and records it.

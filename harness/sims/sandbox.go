@@ -93,7 +93,7 @@ func runSandbox(env *harness.Env) (map[string][]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bwrap runs: %w", err)
 	}
-	fmt.Fprintf(&full, "\n== bwrap: the same kind of runs through the default chain (only in this file) ==\n%s", s.norm.String(bw))
+	fmt.Fprintf(&full, "\n== bwrap: the same kind of runs through the default chain's first backend, pinned (only in this file) ==\n%s", s.norm.String(bw))
 	files["out/sandbox.txt"] = []byte(full.String())
 	if err := checkLayout(string(files["txt/landlock-runs.txt"]), landlockRunsLayout); err != nil {
 		return nil, fmt.Errorf("txt/landlock-runs.txt: %w", err)
@@ -135,25 +135,54 @@ func (s *sandboxSim) probe() (string, error) {
 	fmt.Fprintf(&b, "$ landlock-run --probe\n%sexit: %d\n", out, code)
 	abi, code := runCapture(s.runner, "--abi")
 	fmt.Fprintf(&b, "$ landlock-run --abi   # machine-dependent: the Landlock ABI of this kernel\n%sexit: %d\n\n", abi, code)
-	def, err := sandbox.NewProvider(sandbox.Config{LauncherPath: s.runner})
+	chain := sandbox.Chain("linux")
+	pinned, err := s.pinnedProvider()
 	if err != nil {
 		return "", err
 	}
-	backend, enf := def.Selected()
-	fmt.Fprintf(&b, "default chain on linux: %s\n", strings.Join(sandbox.Chain("linux"), " → "))
-	if backend == "" {
-		b.WriteString("selected: none (no usable backend)\n")
-		return b.String(), nil
-	}
+	s.reportDefaultChain()
+	backend, enf := pinned.Selected()
+	fmt.Fprintf(&b, "default chain on linux: %s (the first backend whose probe passes is selected)\n", strings.Join(chain, " → "))
+	fmt.Fprintf(&b, "pinned by this sim to the first backend, %s (bubblewrap is installed), without its probe: a probe that fails on a loaded machine cannot change this file\n", chain[0])
 	fmt.Fprintf(&b, "selected: %s (enforcement %s)\n", backend, enf)
 	for _, m := range []sandbox.Mode{sandbox.ReadOnly, sandbox.WorkspaceWrite} {
-		w, err := def.Confine(context.Background(), []string{"bash", "-c", "echo hi"}, sandbox.Policy{Mode: m, WorkspaceRoot: s.ws})
+		w, err := pinned.Confine(context.Background(), []string{"bash", "-c", "echo hi"}, sandbox.Policy{Mode: m, WorkspaceRoot: s.ws})
 		if err != nil {
 			return "", err
 		}
 		fmt.Fprintf(&b, "%s: %s\n", m, shellQuote(w.Argv))
 	}
 	return b.String(), nil
+}
+
+// pinnedProvider is the provider of the files that show bwrap: the chain
+// pinned to bwrap alone (a one-backend chain runs no probe), so a transient
+// probe failure cannot flip them to Landlock. Without bubblewrap installed
+// the sim fails, naming what it needs.
+func (s *sandboxSim) pinnedProvider() (*sandbox.Provider, error) {
+	if _, err := exec.LookPath("bwrap"); err != nil {
+		return nil, fmt.Errorf("the sandbox sim shows bwrap, the default chain's first backend, and needs bubblewrap installed: %w", err)
+	}
+	return sandbox.NewProvider(sandbox.Config{Platform: "linux", Chain: []string{sandbox.BackendBwrap}, LauncherPath: s.runner})
+}
+
+// reportDefaultChain runs the real default chain's probes and, when they do
+// not select bwrap, says why on the log (never in an effect file): the
+// provider a real session gets here would run under another backend.
+func (s *sandboxSim) reportDefaultChain() {
+	def, err := sandbox.NewProvider(sandbox.Config{Platform: "linux", LauncherPath: s.runner})
+	if err != nil {
+		s.env.Logf("sandbox: the default chain: %v", err)
+		return
+	}
+	if backend, _ := def.Selected(); backend != sandbox.BackendBwrap {
+		for _, o := range def.Probed() {
+			if o.Err != nil {
+				s.env.Logf("sandbox: the default chain's probe of %s failed: %v", o.Backend, o.Err)
+			}
+		}
+		s.env.Logf("sandbox: the default chain selected %q here, not bwrap; the effect files show bwrap, pinned", backend)
+	}
 }
 
 // hermeticEnv is the environment of the runs whose output the effect files
@@ -294,18 +323,15 @@ func (s *sandboxSim) runs() (string, error) {
 	return b.String(), nil
 }
 
-// bwrapRuns runs a few commands through bwrap, which the default chain picks
-// when bubblewrap works (machine-dependent, and said so when it does not).
+// bwrapRuns runs a few commands through bwrap, the default chain's first
+// backend, pinned (see pinnedProvider).
 func (s *sandboxSim) bwrapRuns() (string, error) {
-	p, err := sandbox.NewProvider(sandbox.Config{Platform: "linux", Chain: []string{sandbox.BackendBwrap, sandbox.BackendBwrap}})
+	p, err := s.pinnedProvider()
 	if err != nil {
 		return "", err
 	}
-	if backend, _ := p.Selected(); backend == "" {
-		return "bwrap is not usable on this machine (machine-dependent): its probe failed\n", nil
-	}
 	var b strings.Builder
-	b.WriteString("# workspace-write · bwrap (probed) · /tmp is a fresh tmpfs inside the sandbox\n")
+	b.WriteString("# workspace-write · bwrap (pinned) · /tmp is a fresh tmpfs inside the sandbox\n")
 	for _, c := range []string{
 		"echo hi > bwrap.txt && cat bwrap.txt",
 		"echo tmp > /tmp/dshsim-$$.txt && cat /tmp/dshsim-$$.txt",

@@ -19,6 +19,7 @@ import (
 // records whether it ran with the full-access grant, an agent with a real
 // session log (open turn), and a constructed human answerer.
 type rig struct {
+	t     *testing.T
 	r     *pipeline.Registry
 	svc   *approval.Service
 	gate  *autoreview.Gate
@@ -35,7 +36,7 @@ type reviewer func(ctx context.Context, s autoreview.Subject) (autoreview.Verdic
 
 func newRig(t *testing.T, cfg autoreview.Config, rev reviewer, human pipeline.ApprovalOutcome) *rig {
 	t.Helper()
-	x := &rig{r: pipeline.NewRegistry(pipeline.WithLogf(func(string, ...any) {}))}
+	x := &rig{t: t, r: pipeline.NewRegistry(pipeline.WithLogf(func(string, ...any) {}))}
 	var err error
 	if x.svc, err = approval.New(); err != nil {
 		t.Fatal(err)
@@ -95,7 +96,26 @@ func (x *rig) reviews() []autoreview.Subject {
 
 func (x *rig) call(tool string) (*pipeline.Call, pipeline.Result) {
 	c := pipeline.NewCall("call-"+tool, tool, json.RawMessage(`{"path":"/outside/x"}`), x.agent, context.Background())
-	return c, x.r.Execute(c)
+	return c, x.execute(c)
+}
+
+// callDeadline bounds every call of these tests: a review that waits for a
+// verdict its deadline should have cut off fails the test, not the package.
+const callDeadline = 30 * time.Second
+
+// execute runs call and fails the test when it has not returned within
+// callDeadline (the call's goroutine is left to the reviewer's release).
+func (x *rig) execute(call *pipeline.Call) pipeline.Result {
+	x.t.Helper()
+	done := make(chan pipeline.Result, 1)
+	go func() { done <- x.r.Execute(call) }()
+	select {
+	case res := <-done:
+		return res
+	case <-time.After(callDeadline):
+		x.t.Fatalf("call %s did not return within %s", call.CallID(), callDeadline)
+		return pipeline.Result{}
+	}
 }
 
 // audit renders the approval and auto-review events of the log.
@@ -314,12 +334,12 @@ func TestAutoReviewIsScoped(t *testing.T) {
 	x.agent.Scope().Bind(preset)
 	child := &pipeline.Agent{ID: "child", Session: x.agent.Session}
 	child.Scope().Bind(preset)
-	res := x.r.Execute(pipeline.NewCall("c1", "write", json.RawMessage(`{}`), child, context.Background()))
+	res := x.execute(pipeline.NewCall("c1", "write", json.RawMessage(`{}`), child, context.Background()))
 	if res.Text() != "write done" || len(x.reviews()) != 0 {
 		t.Fatalf("child's call: %q, reviews %d", res.Text(), len(x.reviews()))
 	}
 	x.agent.Scope().End()
-	if res := x.r.Execute(pipeline.NewCall("c2", "write", json.RawMessage(`{}`), child, context.Background())); res.Text() != "write done" {
+	if res := x.execute(pipeline.NewCall("c2", "write", json.RawMessage(`{}`), child, context.Background())); res.Text() != "write done" {
 		t.Fatalf("child's call after the parent's scope ended: %q", res.Text())
 	}
 }
@@ -334,7 +354,7 @@ func TestCancelledDuringReview(t *testing.T) {
 		return autoreview.Verdict{Approve: true, Risk: "low", Rationale: "late"}, nil
 	}, pipeline.AllowedOnce)
 	call := pipeline.NewCall("c1", "write", json.RawMessage(`{}`), x.agent, ctx)
-	res := x.r.Execute(call)
+	res := x.execute(call)
 	if res.Text() != "Error: tool call aborted before dispatch" || len(x.ran) != 0 || x.gate.FullAccess(call) {
 		t.Fatalf("text %q, ran %v", res.Text(), x.ran)
 	}

@@ -241,7 +241,13 @@ func TestReuseThreadsConfinesAndEndsOnClose(t *testing.T) {
 // granted the link's target.
 func TestStartRefusesARootRedirectableFromTmp(t *testing.T) {
 	l := newLauncher(t)
-	dir := t.TempDir() // under /tmp
+	// In the OS temp directory (a temp area the rule names wherever TMPDIR
+	// points), not t.TempDir: that follows GOTMPDIR, which may lie outside.
+	dir, err := os.MkdirTemp(os.TempDir(), "dshsim-redirect-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
 	real := filepath.Join(dir, "real")
 	os.Mkdir(real, 0o755)
 	link := filepath.Join(dir, "link")

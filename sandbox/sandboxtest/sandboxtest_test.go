@@ -127,7 +127,13 @@ func TestCondition(t *testing.T) {
 }
 
 func TestScratchRoot(t *testing.T) {
-	fresh := t.TempDir() // under $TMPDIR: refused below
+	// Under $TMPDIR (os.TempDir): refused below. Not t.TempDir, which
+	// follows GOTMPDIR and may lie outside every temp area.
+	fresh, err := os.MkdirTemp(os.TempDir(), "dshsim-scratchroot-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(fresh) })
 	outside := TempDir(t, "dshsim-scratchroot-")
 	cases := []struct {
 		name, env, want, err string

@@ -325,7 +325,7 @@ func TestProcessKeepsRunningPastAForegroundWait(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	<-p.Done()
+	sandboxtest.WaitClosed(t, p.Done(), "the process")
 	res, err := p.Wait()
 	if err != nil || res.Stdout.Text != "one\ntwo\n" {
 		t.Errorf("res %+v err %v", res, err)
@@ -388,7 +388,7 @@ func TestKillLeavesNoMemberOfTheGroup(t *testing.T) {
 	}
 	t.Cleanup(func() { syscall.Kill(member, syscall.SIGKILL) }) // when the check below fails
 	p.Kill()
-	<-p.Done()
+	sandboxtest.WaitClosed(t, p.Done(), "the process")
 	if !procfs.Alive(member) {
 		t.Fatalf("the member %d ignoring SIGTERM is gone before the grace: the test would prove nothing", member)
 	}
@@ -410,7 +410,7 @@ func TestReapedAfterASettledKill(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	<-p.Done()
+	sandboxtest.WaitClosed(t, p.Done(), "the process")
 	select {
 	case <-p.Reaped():
 		t.Fatal("Reaped closed although nobody killed")

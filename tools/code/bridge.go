@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/dshsim/dshsim/pipeline"
 )
@@ -66,6 +67,8 @@ type bridge struct {
 	queued     map[int]string // submissions waiting to start: their tool names
 	startLog   int            // the highest submission whose start event is logged
 	admitted   int            // the submission that left the queue and is logging its start
+	paced      bool           // the runtime reports submissions and turns (submit, turnEnded)
+	turnEnd    int            // the last submission of the program's last ended turn
 	started    sync.WaitGroup
 	messages   []pipeline.ContextMessage
 }
@@ -95,11 +98,38 @@ func (b *bridge) free(safe bool) bool {
 	return (safe && !b.exclusive && b.running < b.max) || (!safe && b.running == 0)
 }
 
+// submit registers submission n the moment the runtime reads it, before its
+// dispatch goroutine runs: a call that commits meanwhile sees it queued.
+func (b *bridge) submit(seq int64, name string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.over == "" && int(seq) > b.startLog {
+		b.queued[int(seq)] = name
+	}
+	b.cond.Broadcast()
+}
+
+// turnEnded records that the program's turn ended with submission seq: every
+// call issued with it is submitted.
+func (b *bridge) turnEnded(seq int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.turnEnd = max(b.turnEnd, int(seq))
+	b.cond.Broadcast()
+}
+
+// testDispatchDelay, set by tests only, runs first in every dispatch: it
+// stands for the dispatch goroutine of a submission being scheduled late.
+var testDispatchDelay func(seq int64)
+
 // call is the runtime's dispatcher: it runs tools.<name>(args) as nested
 // call number seq (program order, counted at submission by the runtime)
 // and returns the value the program receives, or the error whose message
 // the program's ToolCallError carries.
 func (b *bridge) call(_ context.Context, seq int64, name string, args json.RawMessage) (json.RawMessage, error) {
+	if testDispatchDelay != nil {
+		testDispatchDelay(seq)
+	}
 	n := int(seq)
 	safe, err := b.admit(n, name)
 	if err != nil {
@@ -117,7 +147,7 @@ func (b *bridge) call(_ context.Context, seq int64, name string, args json.RawMe
 	if content == nil {
 		content = []pipeline.Block{}
 	}
-	b.leave(safe)
+	b.leave(n, safe)
 	b.append(EventDispatch, settleEvent{startEvent: ev, IsError: res.IsError, Content: b.logContent(sub, content)})
 	// --8<-- [end:dispatch]
 
@@ -134,6 +164,8 @@ func (b *bridge) admit(n int, name string) (safe bool, err error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.over != "" {
+		delete(b.queued, n) // submitted, never to start
+		b.cond.Broadcast()
 		return false, errOver(b.over, name, "not dispatched")
 	}
 	b.queued[n] = name
@@ -187,10 +219,14 @@ func (b *bridge) stages(n int) pipeline.Stages {
 	}
 }
 
-// leave frees the lane of a committed call. Upstream appends the settle
-// event in a task of its own while its driver goes on at once, so a queued
-// submission that may start now logs its start first: leave waits for it.
-func (b *bridge) leave(safe bool) {
+// leave frees the lane of committed submission n. Upstream appends the
+// settle event in a task of its own while its driver goes on at once, so a
+// queued submission that may start now logs its start first: leave waits for
+// it. Upstream's host has read every call of the program's turn by then:
+// with a runtime that reports turns, leave first waits until the turn that
+// issued n has ended, so a call issued with it is queued whatever the
+// scheduling of its dispatch goroutine.
+func (b *bridge) leave(n int, safe bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.running--
@@ -198,6 +234,9 @@ func (b *bridge) leave(safe bool) {
 		b.exclusive = false
 	}
 	b.cond.Broadcast()
+	for b.paced && b.turnEnd < n && b.over == "" {
+		b.cond.Wait()
+	}
 	for {
 		next := b.startTurn
 		if b.startLog >= next {
@@ -268,6 +307,52 @@ func (b *bridge) append(typ string, data any) {
 	if _, err := a.Session.Append(typ, data); err != nil {
 		b.warn(fmt.Sprintf("tools: %s of %s not logged: %v", typ, b.outer.CallID(), err))
 	}
+}
+
+// quiesceLimit bounds [bridge.quiesce]: a call still in its prepare stages
+// then waits on the outside (an approval, a hook), where upstream's host
+// would have gone on to the program's completion.
+const quiesceLimit = 2 * time.Second
+
+// quiesce waits, when the program has completed, until no call is in its
+// prepare stages and no submitted call that may start now waits to: upstream's
+// host starts and dispatches those (its prepare stages settle within the
+// same task) before it handles the completion, so a call the program did not
+// await is dispatched, then aborted. Without this wait, a dispatch goroutine
+// scheduled late on a loaded machine was cut off before its dispatch
+// ("tool call aborted before dispatch", oracle recording code-edge). A call
+// queued behind an exclusive one is not waited for: it is abandoned.
+func (b *bridge) quiesce(limit time.Duration) {
+	expired := false
+	timer := time.AfterFunc(limit, func() {
+		b.mu.Lock()
+		expired = true
+		b.cond.Broadcast()
+		b.mu.Unlock()
+	})
+	defer timer.Stop()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for !expired && b.over == "" {
+		next := b.startTurn
+		preparing := b.admitted == next
+		name, queued := b.queued[next]
+		if !preparing && (!queued || !b.free(b.safe(name))) {
+			return
+		}
+		b.cond.Wait()
+	}
+}
+
+// end marks the run over (queued calls are abandoned, no call starts any
+// more) before its signal aborts the calls in flight.
+func (b *bridge) end(reason string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.over == "" {
+		b.over = reason
+	}
+	b.cond.Broadcast()
 }
 
 // drain ends the lane: queued calls are abandoned, calls in flight (which

@@ -194,18 +194,30 @@ func (t *Tool) Run(ctx context.Context, call *pipeline.Call) (pipeline.Output, e
 	runCtx, settle := context.WithCancelCause(ctx)
 	defer settle(errSettled)
 	b := newBridge(call, t.deps.Registry, runCtx, t.cfg.MaxParallelSubCalls, t.deps.DispatchLog, t.deps.Warn)
+	if r, ok := t.deps.Runtime.(interface{ ReportsTurns() bool }); ok && r.ReportsTurns() {
+		b.paced = true
+	}
 	var names []string
 	for _, tl := range t.Bindings(call) {
 		names = append(names, tl.Name)
 	}
 	res, runErr := t.deps.Runtime.Run(runCtx, noderuntime.Request{
-		Code: code, Names: names, Call: b.call, Policy: policy, Confiner: t.deps.Confiner, Dir: policy.WorkspaceRoot,
+		Code: code, Names: names, Call: b.call, Submitted: b.submit, TurnEnded: b.turnEnded, Policy: policy, Confiner: t.deps.Confiner, Dir: policy.WorkspaceRoot,
 	})
 	reason := ReasonSettled
 	if ctx.Err() != nil {
 		reason = noderuntime.AbortReason(ctx)
 	}
+	if ctx.Err() == nil {
+		b.quiesce(quiesceLimit)
+	}
+	// Over before the signal: a call the signal's aborts free the lane for
+	// is abandoned, not started.
+	b.end(reason)
 	settle(errSettled)
+	if testBeforeDrain != nil {
+		testBeforeDrain()
+	}
 	messages := b.drain(reason)
 	if runErr != nil {
 		return pipeline.Output{}, runErr
@@ -225,6 +237,10 @@ func (t *Tool) Run(ctx context.Context, call *pipeline.Call) (pipeline.Output, e
 		ContextMessages: messages,
 	}, nil
 }
+
+// testBeforeDrain, set by tests only, runs between the run's signal and the
+// drain of its calls: it stands for the drain being scheduled late.
+var testBeforeDrain func()
 
 // value is the canonical {logs, result?}.
 func value(logs []string, result json.RawMessage) json.RawMessage {

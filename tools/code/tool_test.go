@@ -165,9 +165,22 @@ func args(code, desc string) json.RawMessage {
 	return b
 }
 
+// runDeadline bounds every test run: a run that hangs (a lost reply, a
+// settle that waits for ever) fails its test instead of the package's.
+const runDeadline = 60 * time.Second
+
 func (e *env) run(ctx context.Context, callID, code string) pipeline.Result {
-	return e.reg.Execute(pipeline.NewCall(callID, Name, args(code, "Run a test program"), e.agent, ctx))
+	e.t.Helper()
+	ctx, cancel := context.WithTimeoutCause(ctx, runDeadline, errRunDeadline)
+	defer cancel()
+	res := e.reg.Execute(pipeline.NewCall(callID, Name, args(code, "Run a test program"), e.agent, ctx))
+	if context.Cause(ctx) == errRunDeadline {
+		e.t.Errorf("run %s did not settle within %s", callID, runDeadline)
+	}
+	return res
 }
+
+var errRunDeadline = errors.New("the test's run deadline passed")
 
 // events returns the nested-call events of the log as compact JSON lines.
 func (e *env) events() []string {
@@ -576,5 +589,107 @@ func TestSubCallNumbersFollowProgramOrder(t *testing.T) {
 	b.drain(ReasonSettled)
 	if _, err := b.call(context.Background(), 3, "echo", json.RawMessage(`{}`)); err == nil || err.Error() != "run_code run is over (run_code settled); echo not dispatched" {
 		t.Errorf("a call after settlement: %v", err)
+	}
+}
+
+// TestSettleWaitsForTheCallsOfItsTurn plants the scheduling behind the
+// flaky order of code-nested-calls: the dispatch goroutine of a call issued
+// together with another (Promise.all) runs late, after the first call
+// committed. Upstream's host reads both calls before the first settles, so
+// the second start is logged before the first settle event, whatever the
+// scheduling of our goroutines.
+func TestSettleWaitsForTheCallsOfItsTurn(t *testing.T) {
+	testDispatchDelay = func(seq int64) {
+		if seq == 2 {
+			time.Sleep(400 * time.Millisecond) // mutate takes 100ms
+		}
+	}
+	t.Cleanup(func() { testDispatchDelay = nil })
+	e := newEnv(t, Config{}, realRuntime(t))
+	e.run(context.Background(), "q", `await Promise.all([tools.mutate({}), tools.mutate({})]);`)
+	want := "tool/code-dispatch-start q:code:1,tool/code-dispatch-start q:code:2,tool/code-dispatch q:code:1,tool/code-dispatch q:code:2"
+	if got := e.eventOrder(); got != want {
+		t.Errorf("events %s, want %s", got, want)
+	}
+}
+
+// TestSettleWaitsForTheTurnToEnd plants the other half of that race: the
+// host reads the second call of a turn late (after the first committed).
+// Until the runtime reports the turn ended, the first call's settle waits,
+// so the late call is queued and logs its start first.
+func TestSettleWaitsForTheTurnToEnd(t *testing.T) {
+	e := newEnv(t, Config{}, nil)
+	outer := pipeline.NewCall("q", Name, args("", "x"), e.agent, context.Background())
+	b := newBridge(outer, e.reg, context.Background(), 10, nil, e.tool.deps.Warn)
+	b.paced = true
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	errs := make(chan error, 2)
+	dispatch := func(seq int64) {
+		b.submit(seq, "mutate")
+		go func() { _, err := b.call(ctx, seq, "mutate", json.RawMessage(`{}`)); errs <- err }()
+	}
+	dispatch(1)
+	time.Sleep(300 * time.Millisecond) // call 1 (100ms) has committed: the host reads call 2 late
+	dispatch(2)
+	b.turnEnded(2)
+	for range 2 {
+		select {
+		case err := <-errs:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-ctx.Done():
+			t.Fatal("the calls did not settle within 30s")
+		}
+	}
+	want := "tool/code-dispatch-start q:code:1,tool/code-dispatch-start q:code:2,tool/code-dispatch q:code:1,tool/code-dispatch q:code:2"
+	if got := e.eventOrder(); got != want {
+		t.Errorf("events %s, want %s", got, want)
+	}
+	b.drain(ReasonSettled)
+}
+
+// TestAnUnawaitedCallIsDispatchedBeforeTheRunSettles plants the scheduling
+// behind the code-edge flake: the program issues a call it does not await
+// and completes at once, and the call's dispatch goroutine runs late.
+// Upstream's host starts and dispatches the call before it handles the
+// completion, then aborts it: a start event, then "tool call aborted" (not
+// "aborted before dispatch", and not no event at all).
+func TestAnUnawaitedCallIsDispatchedBeforeTheRunSettles(t *testing.T) {
+	testDispatchDelay = func(seq int64) {
+		if seq == 1 {
+			time.Sleep(300 * time.Millisecond)
+		}
+	}
+	t.Cleanup(func() { testDispatchDelay = nil })
+	e := newEnv(t, Config{}, realRuntime(t))
+	res := e.run(context.Background(), "u", `tools.block({}); return "early";`)
+	if res.Text() != "early" {
+		t.Fatalf("result %q", res.Text())
+	}
+	evs := e.events()
+	if len(evs) != 2 || !strings.HasPrefix(evs[0], EventDispatchStart+" ") || !strings.Contains(evs[1], `"text":"Error: tool call aborted"`) {
+		t.Errorf("events %q, want the start and a settle aborted after dispatch", evs)
+	}
+}
+
+// TestAQueuedCallIsAbandonedWhateverTheDrainTiming: the run is over before
+// its signal aborts the call in flight, so the exclusive call's abort, which
+// frees the lane, never lets the queued call start, even when the drain runs
+// late.
+func TestAQueuedCallIsAbandonedWhateverTheDrainTiming(t *testing.T) {
+	testBeforeDrain = func() { time.Sleep(300 * time.Millisecond) }
+	t.Cleanup(func() { testBeforeDrain = nil })
+	e := newEnv(t, Config{}, realRuntime(t))
+	res := e.run(context.Background(), "s", `tools.block({}).catch(() => {}); tools.echo({}).catch(() => {});
+const fs = await import("node:fs");
+while (!fs.existsSync("block-entered")) await new Promise(r => setTimeout(r, 10));
+return "returned";`)
+	if res.Text() != "returned" {
+		t.Fatalf("result %q", res.Text())
+	}
+	if evs := e.events(); len(evs) != 2 || !strings.Contains(evs[1], `"subCallId":"s:code:1"`) {
+		t.Errorf("events %q (the queued echo must have none)", evs)
 	}
 }

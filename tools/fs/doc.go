@@ -59,9 +59,29 @@
 // before the fence; for write the fence runs before the existence check.
 // Reads are never fenced.
 //
+// # Images
+//
+// With Config.Images, read_image is composed too (upstream registers it only
+// while an attachment store is mounted). Its gates, in upstream's order and
+// words, each a plain error: a blank path; an extension other than .png,
+// .jpg, .jpeg, .webp, .gif (case-insensitive); no store; a media type the
+// store does not accept; no resolvable model route; a route whose model
+// does not declare image input (the text route). Then the path resolves as
+// read's does (never fenced: an absent file is recorded absent and fails
+// FS_NOT_FOUND), at most the store's byte limit is read (FS_TOO_LARGE), and
+// the store admits the bytes (package attachment); a side over the limit,
+// the pixel limit and bytes of another format than the extension declares
+// are reworded for the model. Success records the version read (it
+// authorises a later write, as read does) and answers
+//
+//	<path>D</path>\n<type>image</type>\n<content>\n<type> image, <w>x<h> px, <n> bytes\n</content>
+//
+// followed by an image block {attachmentId "sha256:<hex>", mediaType, bytes,
+// width, height, name}; the value is {path, image}.
+//
 // # Imports
 //
-// The file tools import escalation, fsobserve, pipeline and sandbox; they
+// The file tools import attachment, escalation, fsobserve, pipeline and sandbox; they
 // must not import stack (which composes them), the other tools or
 // harness/... (test tooling).
 package fs

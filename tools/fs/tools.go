@@ -51,13 +51,17 @@ type Config struct {
 	// ReadStreamMinSize is accepted for configuration parity (default 10 MiB):
 	// reads always stream with bounded memory, so it changes no result.
 	ReadStreamMinSize int
+	// Images composes read_image (nil: not composed).
+	Images *ImageConfig
 }
 
 // Tools holds the three model-facing tools.
 type Tools struct {
 	// Read, Write and Edit are the tool definitions.
 	Read, Write, Edit pipeline.Tool
-	cfg               Config
+	// ReadImage is read_image (zero when Config.Images is nil).
+	ReadImage pipeline.Tool
+	cfg       Config
 }
 
 // New validates cfg and returns the tools.
@@ -88,11 +92,21 @@ func New(cfg Config) (*Tools, error) {
 		OutputSchema: ReadOutputSchema, ConcurrencySafe: true}
 	t.Write = pipeline.Tool{Name: "write", Description: WriteDescription, Parameters: writeSchema(adv), Run: signalled(t.runWrite), OutputSchema: WriteOutputSchema}
 	t.Edit = pipeline.Tool{Name: "edit", Description: EditDescription, Parameters: editSchema(adv), Run: signalled(t.runEdit), OutputSchema: EditOutputSchema}
+	if cfg.Images != nil {
+		t.ReadImage = pipeline.Tool{Name: ReadImageName, Description: ReadImageDescription, Parameters: json.RawMessage(readImageSchema),
+			Run: signalled(t.runReadImage), OutputSchema: ReadImageOutputSchema, ConcurrencySafe: true}
+	}
 	return t, nil
 }
 
-// All returns read, write and edit.
-func (t *Tools) All() []pipeline.Tool { return []pipeline.Tool{t.Read, t.Write, t.Edit} }
+// All returns read, write and edit, then read_image when composed.
+func (t *Tools) All() []pipeline.Tool {
+	all := []pipeline.Tool{t.Read, t.Write, t.Edit}
+	if t.ReadImage.Name != "" {
+		all = append(all, t.ReadImage)
+	}
+	return all
+}
 
 // args is a call's decoded argument object.
 type args map[string]json.RawMessage

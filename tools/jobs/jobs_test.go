@@ -13,6 +13,7 @@ import (
 
 	"github.com/dshsim/dshsim/render"
 	"github.com/dshsim/dshsim/sandbox"
+	"github.com/dshsim/dshsim/sandbox/sandboxtest"
 )
 
 func bash(cmd string) Spawner {
@@ -138,7 +139,7 @@ func TestAdmissionBound(t *testing.T) {
 	if _, err := r.Start(spec("s", "true"), bash("true")); !errors.As(err, &le) {
 		t.Errorf("a stopping job freed its slot: %v", err)
 	}
-	<-first.Done()
+	sandboxtest.WaitClosed(t, first.Done(), "the first job")
 	if _, err := r.Start(spec("s", "true"), bash("true")); err != nil {
 		t.Errorf("the slot of a settled job is still taken: %v", err)
 	}
@@ -174,7 +175,7 @@ func TestAdoptGivesAForegroundRunAnID(t *testing.T) {
 	}
 	// adopted after it settled: the notice comes at once
 	done, _ := private.Run(spec("s", "true"), bash("true"))
-	<-done.Done()
+	sandboxtest.WaitClosed(t, done.Done(), "the job")
 	if err := r.Adopt(done); err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +192,7 @@ func TestReportedJobsSendNoNotice(t *testing.T) {
 		r, ch := newReg(t, Options{})
 		j := start(t, r, "s", "sleep 30")
 		j.Cancel("job_kill")
-		<-j.Done()
+		sandboxtest.WaitClosed(t, j.Done(), "the job")
 		noNotice(t, ch)
 		if got := j.Read().Text(); got != "(no new output)\n[status: killed, signal: SIGTERM]" {
 			t.Errorf("read = %q", got)
@@ -213,7 +214,7 @@ func TestReportedJobsSendNoNotice(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		<-j.Done()
+		sandboxtest.WaitClosed(t, j.Done(), "the job")
 		j.Read()
 		if err := r.Adopt(j); err != nil {
 			t.Fatal(err)
@@ -223,7 +224,7 @@ func TestReportedJobsSendNoNotice(t *testing.T) {
 	t.Run("unowned", func(t *testing.T) {
 		r, ch := newReg(t, Options{})
 		j := start(t, r, "", "true")
-		<-j.Done()
+		sandboxtest.WaitClosed(t, j.Done(), "the job")
 		noNotice(t, ch)
 	})
 	t.Run("close", func(t *testing.T) {
@@ -263,7 +264,7 @@ func TestStatusesAndDetails(t *testing.T) {
 				time.Sleep(100 * time.Millisecond) // let bash install its trap
 				j.Kill()
 			}
-			<-j.Done()
+			sandboxtest.WaitClosed(t, j.Done(), "the job")
 			if got := j.Read().Text(); !strings.HasSuffix(got, tt.detail) {
 				t.Errorf("read %q lacks %q", got, tt.detail)
 			}
@@ -321,7 +322,7 @@ func TestIncrementalReads(t *testing.T) {
 		t.Errorf("empty read = %q", got)
 	}
 	os.WriteFile(gate, nil, 0o600)
-	<-j.Done()
+	sandboxtest.WaitClosed(t, j.Done(), "the job")
 	if got := j.Read().Text(); got != "second\n[status: completed, exit code: 0]" {
 		t.Errorf("last read = %q", got)
 	}
@@ -330,7 +331,7 @@ func TestIncrementalReads(t *testing.T) {
 func TestLossyReadPointsAtFullOutput(t *testing.T) {
 	r, _ := newReg(t, Options{MaxOutputBytes: 16, OutputDir: t.TempDir()})
 	j := start(t, r, "s", "seq 1 100")
-	<-j.Done()
+	sandboxtest.WaitClosed(t, j.Done(), "the job")
 	rd := j.Read()
 	if !rd.Delta.Lossy || len(rd.Delta.FullOutputPaths) != 1 {
 		t.Fatalf("read = %+v", rd)
@@ -425,7 +426,7 @@ func TestPanickingNotifyDoesNotCrash(t *testing.T) {
 	r := New(Options{Notify: func(Notice) { panic("receiver broke") }})
 	t.Cleanup(func() { r.Close(5 * time.Second) })
 	j := start(t, r, "s", "echo ok")
-	<-j.Done()
+	sandboxtest.WaitClosed(t, j.Done(), "the job")
 	time.Sleep(50 * time.Millisecond)
 	if got := j.Read().Text(); got != "ok\n[status: completed, exit code: 0]" {
 		t.Errorf("read = %q", got)
@@ -454,7 +455,7 @@ func TestRunningPIDs(t *testing.T) {
 	}
 	first := start(t, r, "s1", "sleep 30")
 	done := start(t, r, "s1", "true")
-	<-done.Done()
+	sandboxtest.WaitClosed(t, done.Done(), "the job")
 	noPid, err := r.Start(spec("s2", "none"), func(io.Writer, io.Writer) (Process, error) {
 		return pidless{killed: make(chan struct{})}, nil
 	})
@@ -478,7 +479,7 @@ func TestRunningPIDs(t *testing.T) {
 		t.Errorf("after adoption: running %v, want %v", got, want)
 	}
 	first.Kill()
-	<-first.Done()
+	sandboxtest.WaitClosed(t, first.Done(), "the first job")
 	if got, want := r.RunningPIDs(), []int{leader(run)}; !slices.Equal(got, want) {
 		t.Errorf("after the kill: running %v, want %v", got, want)
 	}

@@ -51,7 +51,20 @@ type ToolsConfig struct {
 	// MaxWaitTimeoutMs caps every wait (0: 600000); WaitTimeoutMs may not
 	// exceed it.
 	MaxWaitTimeoutMs float64
+	// TaskWording words the descriptions as upstream did before it renamed
+	// background tasks to jobs ("Stream tasks return", "the task settles",
+	// "forwarded to the task"): what the model saw when the pwsh recordings
+	// were made (their pins were never refreshed upstream, which skips them
+	// on Linux).
+	TaskWording bool
 }
+
+// taskWording rewords a description of the job tools as before the rename.
+var taskWording = strings.NewReplacer(
+	"Stream jobs return", "Stream tasks return", "final-output jobs return", "final-output tasks return",
+	"the job settles", "the task settles", "the job reaches", "the task reaches",
+	"leaves the job alive", "leaves the task alive", "forwarded to the job.", "forwarded to the task.",
+)
 
 // Tools returns job_output, job_kill and job_list over reg. A call sees its
 // own session's jobs and the unowned ones.
@@ -69,16 +82,20 @@ func Tools(reg *Registry, cfg ToolsConfig) ([]pipeline.Tool, error) {
 		return nil, errors.New("tool-jobs: a job registry is required")
 	}
 	t := jobTools{reg: reg, cfg: cfg}
+	word := func(s string) string { return s }
+	if cfg.TaskWording {
+		word = taskWording.Replace
+	}
 	jobID := pipeline.Param{Name: "job_id", Type: "string", Description: JobIDDescription}
 	return []pipeline.Tool{
-		{Name: OutputName, Description: OutputDescription, Run: t.output, Parameters: pipeline.ObjectSchema([]pipeline.Param{
+		{Name: OutputName, Description: word(OutputDescription), Run: t.output, Parameters: pipeline.ObjectSchema([]pipeline.Param{
 			jobID,
-			{Name: "wait", Type: "boolean", Description: WaitDescription},
+			{Name: "wait", Type: "boolean", Description: word(WaitDescription)},
 			{Name: "timeout_ms", Type: "number", Description: TimeoutDescription},
 		}, []string{"job_id"})},
-		{Name: KillName, Description: KillDescription, Run: t.kill, Parameters: pipeline.ObjectSchema([]pipeline.Param{
+		{Name: KillName, Description: word(KillDescription), Run: t.kill, Parameters: pipeline.ObjectSchema([]pipeline.Param{
 			jobID,
-			{Name: "reason", Type: "string", Description: ReasonDescription},
+			{Name: "reason", Type: "string", Description: word(ReasonDescription)},
 		}, []string{"job_id"})},
 		{Name: ListName, Description: ListDescription, Run: t.list, Parameters: pipeline.ObjectSchema(nil, nil)},
 	}, nil

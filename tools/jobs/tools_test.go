@@ -13,6 +13,7 @@ import (
 
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/session/sessiontest"
+	"github.com/dshsim/dshsim/sandbox/sandboxtest"
 )
 
 // agent returns an agent whose session id is id.
@@ -225,7 +226,7 @@ func TestKillAndList(t *testing.T) {
 	const trapped = "trap 'sleep 0.5; exit 0' TERM; sleep 30 & wait"
 	long, _ := h.jobs.Start(spec("s", trapped), Exec(ExecSpec{Argv: []string{"bash", "-c", trapped}, Dir: os.TempDir(), Grace: 10 * time.Second}))
 	short, _ := h.jobs.Start(spec("s", "echo a\necho b"), bash("echo a\necho b"))
-	<-short.Done()
+	sandboxtest.WaitClosed(t, short.Done(), "the short job")
 	waitNotice(t, ch)
 	time.Sleep(100 * time.Millisecond) // let bash install its trap
 	if r := h.call(context.Background(), a, "job_kill", `{"job_id":"bash-1","reason":"free the slot"}`); r.Text() != "requested cancellation of job bash-1" || r.IsError {
@@ -234,7 +235,7 @@ func TestKillAndList(t *testing.T) {
 	if r := h.call(context.Background(), a, "job_list", `{}`); r.Text() != "bash-1 [bash] stopping — "+trapped+"\nbash-2 [bash] completed — echo a\necho b" {
 		t.Errorf("list:\n%s", r.Text())
 	}
-	<-long.Done()
+	sandboxtest.WaitClosed(t, long.Done(), "the long job")
 	noNotice(t, ch)
 	if r := h.call(context.Background(), a, "job_kill", `{"job_id":"bash-2"}`); r.Text() != "job bash-2 had already finished [status: completed, exit code: 0]" || r.IsError {
 		t.Errorf("kill of a finished job: %q", r.Text())
@@ -280,5 +281,51 @@ func TestValuesAreUpstreams(t *testing.T) {
 		t.Errorf("job_list value\n got %s\nwant %s", times(r.Value), want)
 	}
 	running.Cancel("test")
-	<-running.Done()
+	sandboxtest.WaitClosed(t, running.Done(), "the running job")
+}
+
+// TestOutputWaitIsCapped: a wait asks for far more than the configured
+// maximum and gets the maximum: it returns the running status. Without the
+// cap it would wait until the test's own deadline cancelled it ("wait
+// aborted"), never for the 10^9 ms it asked.
+func TestOutputWaitIsCapped(t *testing.T) {
+	h, _ := newTools(t, ToolsConfig{WaitTimeoutMs: 50, MaxWaitTimeoutMs: 200})
+	a := agent(t, "s")
+	if _, err := h.jobs.Start(spec("s", "sleep 30"), bash("sleep 30")); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if r := h.call(ctx, a, "job_output", `{"job_id":"bash-1","wait":true,"timeout_ms":1000000000}`); r.Text() != "(no new output)\n[status: running]" || r.IsError {
+		t.Errorf("a wait past the cap: %q, want the running status after the 200ms cap", r.Text())
+	}
+	asked := 1e9
+	if ms, _, ok := (jobTools{cfg: ToolsConfig{WaitTimeoutMs: 50, MaxWaitTimeoutMs: 200}}).waitTimeout(&asked); !ok || ms != 200 {
+		t.Errorf("waitTimeout(1e9) = %v, %v; want the cap 200", ms, ok)
+	}
+}
+
+// TestTaskWording pins the pre-rename wording against the pwsh recording's
+// sidecar texts.
+func TestTaskWording(t *testing.T) {
+	tools, err := Tools(New(Options{}), ToolsConfig{TaskWording: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		OutputName: "Read a background job. Stream tasks return only output since the previous read; final-output tasks return their result after settlement. Every response ends with `[status: ...]`. Reads are non-blocking unless `wait: true`, which waits up to the configured cap.",
+		KillName:   "Request cancellation of a running background job by job id. Returns immediately; the task settles as killed once its work actually stops.",
+		ListName:   ListDescription,
+	}
+	for _, tl := range tools {
+		if tl.Description != want[tl.Name] {
+			t.Errorf("%s: %q", tl.Name, tl.Description)
+		}
+	}
+	params := string(tools[0].Parameters) + string(tools[1].Parameters)
+	for _, s := range []string{"Block until the task reaches a terminal status or the timeout expires. A timed-out wait returns [status: running] and leaves the task alive.", "Optional short reason, recorded in the log and forwarded to the task."} {
+		if !strings.Contains(params, s) {
+			t.Errorf("parameters lack %q", s)
+		}
+	}
 }

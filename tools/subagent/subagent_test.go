@@ -84,7 +84,10 @@ func (f *fake) Followup(ctx context.Context, caller *pipeline.Agent, id, msg str
 	return "m1", nil
 }
 
-func (f *fake) Interrupt(caller *pipeline.Agent, id string) error { f.note("interrupt " + id); return nil }
+func (f *fake) Interrupt(caller *pipeline.Agent, id string) error {
+	f.note("interrupt " + id)
+	return nil
+}
 
 func (f *fake) List(ctx context.Context, caller *pipeline.Agent, descendants bool) ([]subagent.Entry, error) {
 	return f.entries, nil

@@ -7,6 +7,8 @@ mode = next((kv.split('=')[1] for kv in env.split() if kv.startswith('DSH_PERMIS
 overlay = []
 if 'PROBE_SQ=1' in env: overlay.append('tool-session-query mounted (upstream session-query overlay; spill off)')
 if 'PROBE_SPILL=1' in env: overlay.append('dsh-spill-local + dsh-spill-policy mounted with maxInlineBytes 800 (spill on, not off)')
+if 'PROBE_TODO=1' in env: overlay.append('dsh-tool-todo mounted (allowParallelInProgress true, as the acp-agent sets it)')
+if 'PROBE_FS_SEARCH=1' in env: overlay.append('dsh-tool-fs-search mounted (sampleOverCapGlobResults true, globMaxResults 4, as the fs-search overlay; its packaged ripgrep 15)')
 if 'PROBE_TOOLS_MODE=both' in env: overlay.append('tools.mode both + dsh-code-runtime-worker-thread (upstream both-mode overlay)')
 if 'PROBE_TOOLS_MODE=code' in env: overlay.append('tools.mode code + dsh-code-runtime-worker-thread (upstream code-mode overlay)')
 inp = json.load(open(os.path.join(root, 'recordings', n, 'input.json')))

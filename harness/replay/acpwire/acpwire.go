@@ -290,6 +290,15 @@ func Initialized() Frame {
 	return Frame{Kind: Initialize, Value: map[string]any{"jsonrpc": "2.0", "result": map[string]any{"protocolVersion": 1}}}
 }
 
+// InitializedWithImages is the initialize result of an agent that
+// advertises inline image prompts (an attachment store is mounted and the
+// model declares image input).
+func InitializedWithImages() Frame {
+	f := Initialized()
+	f.Value["result"].(map[string]any)["agentCapabilities"] = map[string]any{"promptCapabilities": map[string]any{"image": true}}
+	return f
+}
+
 // SessionCreated is the session/new result.
 func SessionCreated() Frame {
 	return Frame{Kind: NewSession, Value: map[string]any{"jsonrpc": "2.0", "result": map[string]any{"sessionId": SessionToken}}}
@@ -305,4 +314,10 @@ func AgentText(text string) Frame {
 // Failed is the JSON-RPC error of a prompt whose turn failed with message.
 func Failed(message string) Frame {
 	return Frame{Kind: PromptError, Value: map[string]any{"jsonrpc": "2.0", "error": map[string]any{"code": -32603, "message": "Internal error: turn failed: " + message}}}
+}
+
+// InvalidParams is the JSON-RPC error of a prompt refused at admission
+// (an inline image upstream's bridge does not admit).
+func InvalidParams(detail string) Frame {
+	return Frame{Kind: PromptError, Value: map[string]any{"jsonrpc": "2.0", "error": map[string]any{"code": -32602, "message": "Invalid params: " + detail}}}
 }

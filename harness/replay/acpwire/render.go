@@ -97,6 +97,7 @@ func Render(frames []Frame, scrub func(string) string) ([]byte, error) {
 			r.ProtocolVersion = 1
 			r.AgentInfo.Name, r.AgentInfo.Version = "deepseek-harness-acp", "0.0.1"
 			r.AuthMethods = []any{}
+			r.AgentCapabilities.PromptCapabilities.Image = imageCapable(f)
 			v = rpcResult{"2.0", id(client), r}
 			client++
 		case NewSession:
@@ -110,6 +111,9 @@ func Render(frames []Frame, scrub func(string) string) ([]byte, error) {
 			e := rpcError{JSONRPC: "2.0", ID: id(client)}
 			m, _ := f.Value["error"].(map[string]any)
 			e.Error.Code = -32603
+			if c, ok := m["code"].(int); ok {
+				e.Error.Code = c // -32602 for a prompt refused at admission
+			}
 			e.Error.Message, _ = m["message"].(string)
 			v = e
 			client++
@@ -143,4 +147,13 @@ func Render(frames []Frame, scrub func(string) string) ([]byte, error) {
 		}
 	}
 	return out.Bytes(), nil
+}
+
+// imageCapable reads an initialize frame's promptCapabilities.image.
+func imageCapable(f Frame) bool {
+	r, _ := f.Value["result"].(map[string]any)
+	c, _ := r["agentCapabilities"].(map[string]any)
+	p, _ := c["promptCapabilities"].(map[string]any)
+	b, _ := p["image"].(bool)
+	return b
 }

@@ -12,22 +12,24 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/dshsim/dshsim/harness/cmdline"
 	"github.com/dshsim/dshsim/harness/replay"
 	"github.com/dshsim/dshsim/harness/replay/htmlreport"
+	"github.com/dshsim/dshsim/harness/replay/junitreport"
 )
 
 // options are one dsh-replay invocation: the flags as parsed ([command]),
 // then checked and resolved by validate before anything is replayed.
 type options struct {
-	json, update, verbose, strict, refresh        bool
-	pattern, shard, html, logs, backend, launcher string
-	parallel                                      int
-	timeout                                       time.Duration
-	args                                          []string
-	stdout, stderr                                io.Writer
+	json, update, verbose, strict, refresh               bool
+	pattern, shard, html, junit, logs, backend, launcher string
+	parallel                                             int
+	timeout                                              time.Duration
+	args                                                 []string
+	stdout, stderr                                       io.Writer
+	// progressAfter is how long a run lasts before a terminal shows
+	// its progress ([progressAfter]; tests shorten it).
+	progressAfter time.Duration
 
 	// Resolved by validate.
 	run  replay.RunOptions
@@ -44,6 +46,7 @@ func command(o *options) cmdline.Command {
 	fs.BoolVar(&o.update, "update", false, "rewrite each recording's projection.expected.json from its session.jsonl, then replay (go test with DSHSIM_UPDATE=1 updates those of transcripts/ too)")
 	fs.BoolVar(&o.refresh, "refresh", false, "rewrite what our stack produced (session.jsonl, stdout.expected.jsonl, projection.expected.json when present) by replaying each recording's own model script, as upstream's refresh does; the model's chunks and the inputs are kept (no model, no key)")
 	fs.StringVar(&o.html, "html", "", "write a self-contained HTML report (timeline per recording, mismatches side by side) to `FILE`; its directory must exist")
+	fs.StringVar(&o.junit, "junit", "", "write a JUnit XML report (one test case per recording, the first difference as the failure message) to `FILE` for CI; its directory must exist")
 	fs.StringVar(&o.logs, "logs", "", "keep our replayed session logs as `DIR`/<name>.session.jsonl (recordings must then have distinct names); DIR is made if missing, its parent must exist")
 	fs.DurationVar(&o.timeout, "timeout", 2*time.Minute, "time limit per recording (positive)")
 	fs.BoolVar(&o.verbose, "v", false, "list every projected event of every recording, not only the first mismatch")
@@ -59,9 +62,13 @@ func command(o *options) cmdline.Command {
 // Main runs dsh-replay with args (without the program name) and returns the
 // exit status: the flags are parsed into options, then [run].
 func Main(args []string, stdout, stderr io.Writer) int {
-	o := &options{stdout: stdout, stderr: stderr}
+	return runMain(&options{stdout: stdout, stderr: stderr, progressAfter: progressAfter}, args)
+}
+
+// runMain is [Main] with the options' fixed fields given.
+func runMain(o *options, args []string) int {
 	cmd := command(o)
-	return cmd.Main(args, stdout, stderr, func(args []string) error {
+	return cmd.Main(args, o.stdout, o.stderr, func(args []string) error {
 		o.args = args
 		return run(cmd, o)
 	})
@@ -89,20 +96,26 @@ func run(cmd cmdline.Command, o *options) error {
 	if o.refresh {
 		return refresh(o)
 	}
-	o.run.Progress = progress(o.stderr, isTerminal(o.stderr))
+	var prog *progress
+	if columns, ok := terminal(o.stderr); ok {
+		prog = newProgress(o.stderr, columns, len(o.dirs), o.progressAfter)
+		prog.hook(&o.run)
+	}
 	// SIGINT or SIGTERM cancels the replays (their commands are killed and
 	// their workspaces removed); dsh-replay then exits 130 or 143.
 	ctx, in := cmdline.WithInterrupt(context.Background())
 	defer in.Stop()
+	start := time.Now()
 	results := replay.Run(ctx, o.dirs, o.run)
+	elapsed := time.Since(start)
+	if prog != nil {
+		prog.stop()
+	}
 	if s := in.Signal(); s != nil {
 		fmt.Fprintf(o.stderr, "dsh-replay: interrupted (%v): replays stopped, their workspaces removed\n", s)
 		return cmdline.Status(in.Status(cmdline.ExitFailure))
 	}
-	if isTerminal(o.stderr) {
-		fmt.Fprint(o.stderr, "\r\033[K")
-	}
-	return report(o, results)
+	return report(o, results, start, elapsed)
 }
 
 // refresh refreshes the selected recordings one after the other: one line
@@ -134,12 +147,18 @@ func refresh(o *options) error {
 	return nil
 }
 
-// report writes the HTML report (-html), then the text or JSON report; it
-// fails unless every recording matches.
-func report(o *options, results []*replay.Result) error {
+// report writes the HTML (-html) and JUnit (-junit) reports of a run that
+// started at start and took elapsed, then the text or JSON report; it fails
+// unless every recording matches.
+func report(o *options, results []*replay.Result, start time.Time, elapsed time.Duration) error {
 	if o.html != "" {
-		if err := writeHTML(o.html, results); err != nil {
+		if err := writeFile(o.html, func(w io.Writer) error { return htmlreport.Write(w, results) }); err != nil {
 			return fmt.Errorf("-html: %w", err)
+		}
+	}
+	if o.junit != "" {
+		if err := writeFile(o.junit, func(w io.Writer) error { return junitreport.Write(w, results, start, elapsed) }); err != nil {
+			return fmt.Errorf("-junit: %w", err)
 		}
 	}
 	if o.json {
@@ -165,12 +184,15 @@ func (o *options) validate(cmd cmdline.Command) error {
 	if err := o.validateFlags(); err != nil {
 		return err
 	}
-	if o.refresh && (o.json || o.html != "" || o.update) {
-		return cmdline.Usage("-refresh writes recordings and reports per recording: it takes no -json, -html or -update")
+	if o.refresh && (o.json || o.html != "" || o.junit != "" || o.update) {
+		return cmdline.Usage("-refresh writes recordings and reports per recording: it takes no -json, -html, -junit or -update")
 	}
-	if o.html != "" {
-		if err := cmd.CheckOutFile(o.html); err != nil {
-			return cmdline.Usage("-html %s: %v", o.html, err)
+	for _, out := range []struct{ flag, path string }{{"-html", o.html}, {"-junit", o.junit}} {
+		if out.path == "" {
+			continue
+		}
+		if err := cmd.CheckOutFile(out.path); err != nil {
+			return cmdline.Usage("%s %s: %v", out.flag, out.path, err)
 		}
 	}
 	if o.logs != "" {
@@ -250,35 +272,15 @@ func sameName(dirs []string) (string, string) {
 	return "", ""
 }
 
-func writeHTML(path string, results []*replay.Result) error {
+// writeFile creates path and writes it with write.
+func writeFile(path string, write func(io.Writer) error) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
-	if err := htmlreport.Write(f, results); err != nil {
+	if err := write(f); err != nil {
 		f.Close()
 		return err
 	}
 	return f.Close()
-}
-
-func progress(w io.Writer, tty bool) func(done, total int, r *replay.Result) {
-	return func(done, total int, r *replay.Result) {
-		line := fmt.Sprintf("[%d/%d] %s %s (%s)", done, total, r.Name, r.Verdict, r.Duration.Round(time.Millisecond))
-		if tty {
-			fmt.Fprintf(w, "\r\033[K%s", strings.TrimSpace(line))
-			return
-		}
-		fmt.Fprintln(w, line)
-	}
-}
-
-// isTerminal reports whether w is a terminal.
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	junit "github.com/joshdk/go-junit"
+
 	"github.com/dshsim/dshsim/harness/replay"
 	"github.com/dshsim/dshsim/harness/replay/acpwire"
 	"github.com/dshsim/dshsim/harness/replay/recording"
@@ -34,6 +36,8 @@ func TestMainExitStatus(t *testing.T) {
 		{name: "a negative timeout is a usage error", args: []string{"-timeout", "-1s", "../../../transcripts"}, status: 2, stderr: "-timeout -1s: want a positive duration"},
 		{name: "a zero timeout is a usage error", args: []string{"-timeout", "0", "../../../transcripts"}, status: 2, stderr: "-timeout 0s: want a positive duration"},
 		{name: "a flag after DIR is a usage error, not a DIR", args: []string{"../../../transcripts", "-v"}, status: 2, stderr: "flag -v after the arguments"},
+		{name: "-refresh with -junit is a usage error (nothing is refreshed)", args: []string{"-refresh", "-junit", "LOGS.xml", "COPY/fs-read"}, status: 2,
+			stderr: "-refresh writes recordings and reports per recording: it takes no -json, -html, -junit or -update"},
 		{name: "-logs with two recordings of one name is a usage error", args: []string{"-logs", "LOGS", "../../../transcripts/fs-read", "COPY/fs-read"}, status: 2,
 			stderr: "recordings ../../../transcripts/fs-read and COPY/fs-read would both keep their log as fs-read.session.jsonl"},
 	}
@@ -94,7 +98,7 @@ func TestNothingMatched(t *testing.T) {
 	}
 }
 
-// TestOutputPathsFirst: an -html FILE or a -logs DIR that cannot be made is
+// TestOutputPathsFirst: an -html or -junit FILE or a -logs DIR that cannot be made is
 // a usage error before anything is replayed (no report, no progress), and
 // -logs never makes the directory's parents.
 func TestOutputPathsFirst(t *testing.T) {
@@ -111,6 +115,8 @@ func TestOutputPathsFirst(t *testing.T) {
 	}{
 		{"-html in a missing directory", []string{"-html", filepath.Join(missing, "r.html")}, "-html " + filepath.Join(missing, "r.html") + ": its parent " + missing + " is not a directory (dsh-replay makes no directory for it)"},
 		{"-html a directory", []string{"-html", tmp}, "-html " + tmp + ": is a directory"},
+		{"-junit in a missing directory", []string{"-junit", filepath.Join(missing, "r.xml")}, "-junit " + filepath.Join(missing, "r.xml") + ": its parent " + missing + " is not a directory (dsh-replay makes no directory for it)"},
+		{"-junit a directory", []string{"-junit", tmp}, "-junit " + tmp + ": is a directory"},
 		{"-logs in a missing directory", []string{"-logs", filepath.Join(missing, "logs")}, "-logs " + filepath.Join(missing, "logs") + ": its parent " + missing + " is not a directory (dsh-replay makes the directory, not its parents)"},
 		{"-logs a file", []string{"-logs", file}, "-logs " + file + ": not a directory"},
 	}
@@ -171,8 +177,8 @@ func TestJSONReport(t *testing.T) {
 	if r.Name != "changed-seed" || r.Verdict != "mismatch" || r.Comparison.Matched != 3 || r.Comparison.Total != 4 {
 		t.Errorf("first recording %+v", r)
 	}
-	if strings.Contains(errb.String(), "\r") {
-		t.Error("progress rewrote a line although stderr is not a terminal")
+	if errb.Len() != 0 {
+		t.Errorf("stderr is not a terminal, yet it shows %q", errb.String())
 	}
 }
 
@@ -222,4 +228,44 @@ func helpAndPage(t *testing.T) (help, page string) {
 		t.Fatal(err)
 	}
 	return out.String(), string(b)
+}
+
+// TestJUnitReport: -junit FILE writes a report that a JUnit parser
+// (github.com/joshdk/go-junit) reads back as the run the JSON report of the
+// same run describes: one test case per recording in order, passed, failed
+// with the first difference as the message, or an error, each with a time.
+func TestJUnitReport(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "replay.xml")
+	var out, errb bytes.Buffer
+	status := Main([]string{"-json", "-junit", file, "-parallel", "2", "../../../testdata/replay/flagged/changed-seed",
+		"../../../transcripts/fs-write", "../../../testdata/replay/bad/unknown-event-type"}, &out, &errb)
+	if status != 1 {
+		t.Fatalf("status %d\n%s", status, errb.String())
+	}
+	var rep struct{ Recordings []*replay.Result }
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatal(err)
+	}
+	suites, err := junit.IngestFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(suites) != 1 || len(suites[0].Tests) != len(rep.Recordings) || len(rep.Recordings) != 3 {
+		t.Fatalf("want one suite of 3 test cases, got %d suites %+v", len(suites), suites)
+	}
+	status2 := map[string]junit.Status{replay.Match: junit.StatusPassed, replay.Mismatch: junit.StatusFailed, replay.Failed: junit.StatusError}
+	seen := map[junit.Status]bool{}
+	for i, r := range rep.Recordings {
+		tc := suites[0].Tests[i]
+		seen[tc.Status] = true
+		if tc.Name != r.Name || tc.Status != status2[r.Verdict] || tc.Message != r.FirstDifference() || tc.Duration <= 0 {
+			t.Errorf("test case %d: %s %s %q %v; the replay: %s %s %q", i, tc.Name, tc.Status, tc.Message, tc.Duration, r.Name, r.Verdict, r.FirstDifference())
+		}
+	}
+	if len(seen) != 3 {
+		t.Errorf("the run must pass, fail and err once: %v", seen)
+	}
+	if !strings.Contains(suites[0].Tests[0].Message, "turn ") || !strings.Contains(suites[0].Tests[2].Message, "session.jsonl:8: field type") {
+		t.Errorf("messages %q, %q: want the first differing event and the error naming file and line", suites[0].Tests[0].Message, suites[0].Tests[2].Message)
+	}
 }

@@ -54,9 +54,20 @@ Where such namespaces cannot be created, dsh-replay says so in one line and
 replays nothing.
 
 The report goes to stdout: one line per recording (its first mismatch below it
-with field path, expected and got), then a summary line "ok: ..." or
-"FAIL: ...". Progress goes to stderr: one self-rewriting line on a terminal,
-one plain line per finished recording otherwise.
+with field path, expected and got; the tools whose bodies were served from
+the recording), then a summary line "ok: ..." or "FAIL: ...". -json writes
+one JSON document instead. -html FILE also writes a self-contained page that
+opens with a summary table (recording, verdict, events matched, first
+difference, served tools; click a column header to sort by it) followed by a
+timeline per recording. -junit FILE also writes JUnit XML for CI: one test
+case per recording with its time, a failure whose message is the first
+difference, an error for a recording that could not be replayed, the notes
+and served tools as system-out.
+
+Progress: on a terminal, a run longer than two seconds shows one
+self-rewriting line on stderr (recordings done of total, the ones replaying
+now), cleared before the report. When stderr is not a terminal, nothing of it
+is written.
 
 Files of ours beside a recording (both optional):
   dshsim.replay.json        how upstream's suite configured the scenario, where
@@ -76,8 +87,8 @@ Files of ours beside a recording (both optional):
 
 Exit status: 0 when every recording matches, 1 otherwise, 2 on usage errors
 (one line on stderr naming the problem: a bad flag or value, a DIR that is
-not a recording, two recordings of one name with -logs, an -html FILE or a
--logs DIR whose parent directory does not exist). Every path is checked
+not a recording, two recordings of one name with -logs, an -html or -junit
+FILE or a -logs DIR whose parent directory does not exist). Every path is checked
 before anything is replayed. A -run or -shard that selects no recording is
 one line on stderr naming it, nothing on stdout, exit 1.
 

@@ -1,22 +1,38 @@
 // Package htmlreport writes the dsh-replay HTML report: one self-contained page
-// (inline CSS and script, no network) per run.
+// (inline CSS and script, no network) per run. The page is page.html,
+// embedded; [Write] puts the results in it.
 //
 // # Page
 //
 // The replay results are embedded as JSON in a <script type="application/json">
-// element; the page's script renders, per recording, a verdict badge and each
-// turn as a timeline of projected events (tool call, approval asked and decided,
-// tool result, runtime context, turn end), the recording on the left and the
-// replay on the right. Mismatching rows are highlighted and list every differing
-// field (path, expected, got). The script computes each verdict from the
-// embedded comparison itself, so a browser test of the rendered page checks the
-// data and the script together.
+// element; the page's script renders them. The page opens with a summary
+// table, one row per recording in the report's order: recording (a link to
+// its section), verdict, events matched, first difference
+// (replay.Result.FirstDifference) and served tools (replay.Result.Served).
+// Clicking a column header sorts the rows by it (verdict: errors first, then
+// mismatches; events: the fraction matched; ties in name order); clicking it
+// again reverses the order. Then, per recording, a verdict badge and each
+// turn as a timeline of projected events (tool call, approval asked and
+// decided, tool result, runtime context, turn end), the recording on the left
+// and the replay on the right. Mismatching rows are highlighted and list
+// every differing field (path, expected, got). The script computes each
+// verdict from the embedded comparison itself, so a browser test of the
+// rendered page checks the data and the script together.
+//
+// The timeline is built by functions of the script, timeline(rows) of the
+// events and eventRow(p) of one compared position, so that a recording's
+// child sessions can later be rendered as nested timelines under the call
+// that started them.
 //
 // # Stable hooks
 //
 // After the script ran: each recording is a section.recording with
-// data-name and data-verdict (match, mismatch, error); #summary has data-match,
-// data-mismatch and data-error counts; mismatching rows have class mismatch.
+// data-name and data-verdict (match, mismatch, error) and id
+// recording-<n> (1-based, report order); #summary has data-match,
+// data-mismatch and data-error counts; mismatching timeline rows have class
+// mismatch. The summary table is table#overview: each header th has
+// data-col (name, verdict, events, first, served) and aria-sort (ascending,
+// descending or none); each tbody row has data-name and data-verdict.
 //
 // # Imports
 //

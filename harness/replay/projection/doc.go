@@ -17,7 +17,14 @@
 //   - hook/invoked: point, dialect, handlerId, matcher;
 //   - hook/result: point, handlerId, decision, exitCode, stderrSummary, and
 //     durationMs set to 0 (run noise, as upstream's comparison sets it);
+//   - todo/write: the list;
+//   - the skill catalog message (a user/message of source kind
+//     skill-catalog): its text, entries and whether it is an update;
+//   - a user's prompt with images: the attachment references;
 //   - turn/end: reason.
+//
+// A tool/result whose content holds image blocks (read_image) also keeps
+// their attachment references (attachments).
 //
 // Everything else (chunks, titles, headers, seq, times, message ids) is left out:
 // it is either a replay input or not produced by a tool stack.

@@ -40,6 +40,13 @@ const (
 	KindAgentStart = "tool-workflow/agent-start"
 	KindAgentEnd   = "tool-workflow/agent-end"
 	KindRunEnd     = "tool-workflow/run-end"
+	// KindTodo is todo_write's todo/write event.
+	KindTodo = "todo/write"
+	// KindCatalog is the skill catalog message.
+	KindCatalog = "skill-catalog"
+	// KindPromptImages is a user's prompt that carries images: their
+	// attachment references.
+	KindPromptImages = "prompt-images"
 )
 
 // Item is one projected event.
@@ -93,6 +100,10 @@ func (it Item) Label() string {
 			verdict = "ERR"
 		}
 		return fmt.Sprintf("tool/code-dispatch %s %s", s("subCallId"), verdict)
+	case KindCatalog:
+		return "skill catalog message"
+	case KindPromptImages:
+		return "images of the user's prompt"
 	case KindTurnEnd:
 		r, _ := it.Fields["reason"].(map[string]any)
 		k, _ := r["kind"].(string)
@@ -267,6 +278,7 @@ var picked = map[string][]string{
 	KindAgentStart:     {"runId", "seq", "label", "phase", "childId"},
 	KindAgentEnd:       {"runId", "seq", "outcome"},
 	KindRunEnd:         {"runId", "stopReason"},
+	KindTodo:           {"todos"},
 }
 
 // project is the item kind and fields an event of type typ with data d
@@ -311,6 +323,13 @@ func pluginMessage(d map[string]any) (kind string, fields map[string]any) {
 	switch k, _ := src["kind"].(string); k {
 	case "coordinator", "subagent-report", "subagent-settled":
 		return KindRelay, relayFields(d, src)
+	case "skill-catalog":
+		return KindCatalog, map[string]any{"text": contentText(d["content"]), "entries": src["entries"], "update": src["update"] == true}
+	case "user":
+		if images := attachments(d["content"]); images != nil {
+			return KindPromptImages, map[string]any{"attachments": images}
+		}
+		return "", nil
 	case "plugin":
 	default:
 		return "", nil
@@ -351,6 +370,7 @@ func toolResult(d map[string]any) map[string]any {
 	f["callId"] = src["callId"]
 	var text strings.Builder
 	isErr := false
+	var images []any
 	content, _ := msg["content"].([]any)
 	for _, c := range content {
 		cm, _ := c.(map[string]any)
@@ -361,9 +381,27 @@ func toolResult(d map[string]any) map[string]any {
 		if b, _ := cm["isError"].(bool); b {
 			isErr = true
 		}
+		images = append(images, attachments(cm["content"])...)
 	}
 	f["text"], f["isError"] = text.String(), isErr
+	if images != nil {
+		f["attachments"] = images // an image block's reference (read_image)
+	}
 	return f
+}
+
+// attachments are the attachment references of a content's image blocks
+// (nil when it has none).
+func attachments(v any) []any {
+	var out []any
+	blocks, _ := v.([]any)
+	for _, c := range blocks {
+		cm, _ := c.(map[string]any)
+		if t, _ := cm["type"].(string); t == "image" {
+			out = append(out, cm["attachment"])
+		}
+	}
+	return out
 }
 
 func contentText(v any) string {

@@ -76,6 +76,17 @@ type Step struct {
 	// WaitForText is the assistant text a promptAndWaitForAgentMessage step
 	// waits for (it does not wait for the prompt's answer).
 	WaitForText string `json:"waitForText,omitempty"`
+	// Content is a promptContent step's ACP prompt blocks.
+	Content []PromptBlock `json:"content,omitempty"`
+}
+
+// PromptBlock is one ACP prompt content block of a promptContent step: a
+// text block, or an image block with base64 data and a MIME type.
+type PromptBlock struct {
+	Type     string `json:"type"`
+	Text     string `json:"text,omitempty"`
+	Data     string `json:"data,omitempty"`
+	MimeType string `json:"mimeType,omitempty"`
 }
 
 // WaitFile names a file relative to the workspace.
@@ -86,13 +97,14 @@ type WaitFile struct {
 
 // SupportedSteps are the input.json steps dsh-replay drives: initialize and
 // newSession (the replay's session is the new session), prompt (answered
-// once the agent is quiescent), promptAndCancel (the prompt, cancelled by
-// the user once waitForFile exists or, without it, once the turn started),
-// promptAndWaitForAgentMessage (the prompt, until an assistant text holds
-// waitForText), and the harness waits: waitForTurnEnd, waitForTurnStart
-// (minimumTurn), waitForSubagentTurnEnd (child, minimumTurn) and
-// waitForFile (path, in the workspace).
-var SupportedSteps = []string{"initialize", "newSession", "prompt", "promptAndCancel", "promptAndWaitForAgentMessage", "waitForTurnEnd", "waitForTurnStart", "waitForSubagentTurnEnd", "waitForFile"}
+// once the agent is quiescent), promptContent (a prompt of ACP content
+// blocks, images admitted into the attachment store), promptAndCancel (the
+// prompt, cancelled by the user once waitForFile exists or, without it,
+// once the turn started), promptAndWaitForAgentMessage (the prompt, until
+// an assistant text holds waitForText), and the harness waits:
+// waitForTurnEnd, waitForTurnStart (minimumTurn), waitForSubagentTurnEnd
+// (child, minimumTurn) and waitForFile (path, in the workspace).
+var SupportedSteps = []string{"initialize", "newSession", "prompt", "promptContent", "promptAndCancel", "promptAndWaitForAgentMessage", "waitForTurnEnd", "waitForTurnStart", "waitForSubagentTurnEnd", "waitForFile"}
 
 // Answer is one permission answer of input.json.
 type Answer struct {
@@ -369,6 +381,14 @@ func checkInput(name string, data []byte, in Input) error {
 		}
 		if err := checkWaitStep(name, data, i, s); err != nil {
 			return err
+		}
+		if s.Op == "promptContent" && len(s.Content) == 0 {
+			return fail(fmt.Sprintf("steps[%d].content", i), "a promptContent step needs content blocks")
+		}
+		for j, b := range s.Content {
+			if b.Type != "text" && b.Type != "image" {
+				return fail(fmt.Sprintf("steps[%d].content[%d].type", i, j), "want text or image, got %q", b.Type)
+			}
 		}
 		if s.WaitForFile != nil {
 			field := fmt.Sprintf("steps[%d].waitForFile", i)

@@ -45,6 +45,8 @@ var EventTypes = map[string]bool{
 	// run_code's nested calls: upstream logs a start and a settle event per call
 	"tool/code-dispatch-start": true,
 	"tool/code-dispatch":       true,
+	// todo_write's snapshot of the list, between its tool/call and tool/result
+	"todo/write": true,
 }
 
 // Packed row types and the chunk type each member expands to.

@@ -55,6 +55,16 @@ type Settings struct {
 	SubagentMaxDepth *int `json:"subagentMaxDepth,omitempty"`
 	// AskUser composes ask_user_question.
 	AskUser bool `json:"askUser,omitempty"`
+	// Profile names the upstream overlay the scenario ran under, which
+	// decides the tools beyond the safety stack ([Profiles]); "" is the
+	// default profile.
+	Profile string `json:"profile,omitempty"`
+	// Prepare names upstream's workspace preparation for the scenario
+	// ([Preparations]), run after workspace/ is copied.
+	Prepare string `json:"prepare,omitempty"`
+	// ServedTools are tools whose bodies are served from the recording
+	// (never a tool of the safety stack).
+	ServedTools []string `json:"servedTools,omitempty"`
 	// Note says why the settings are needed (free text, for reviewers).
 	Note string `json:"note,omitempty"`
 }
@@ -71,6 +81,38 @@ const (
 
 // SubagentFixtures are the values of subagentFixture.
 var SubagentFixtures = []string{FixtureDurabilityFailure, FixturePublishedFailure, FixtureReportFence, FixtureResultDiagnostic, FixtureProductProviders}
+
+// Upstream's overlays a recording may name in profile.
+const (
+	ProfileDefault        = "default"
+	ProfileImage          = "image"
+	ProfileFSSearch       = "fs-search"
+	ProfilePwsh           = "pwsh"
+	ProfilePersistentPwsh = "persistent-pwsh"
+	ProfileLSP            = "lsp"
+	ProfilePTY            = "pty"
+	ProfileAdvanced       = "advanced"
+	ProfileWeb            = "web"
+)
+
+// Profiles says what each profile composes beyond the default one.
+var Profiles = map[string]string{
+	ProfileDefault:        "EX/cordis.snapshot.yml: bash, the job tools, the file tools, todo_write, skill",
+	ProfileImage:          "EX/image.cordis.snapshot.yml (and image-text-route): the default profile, the attachment store under DSH_HOME and read_image; catalog: deepseek-v4-flash-vision-exp declares image input",
+	ProfileFSSearch:       "EX/tests/fs-search.cordis.snapshot.yml (standalone): bash unconfined, glob and grep (sampled, 4 results), no runtime context",
+	ProfilePwsh:           "EX/tests/pwsh.cordis.snapshot.yml (standalone): pwsh (served where PowerShell does not run) and the job tools, no runtime context",
+	ProfilePersistentPwsh: "EX/tests/persistent-pwsh.cordis.snapshot.yml (standalone): the persistent pwsh tool alone (served where PowerShell does not run), no runtime context",
+	ProfileLSP:            "EX/tests/lsp.cordis.snapshot.yml: the default profile and lsp (server fixture: node ./lsp-server.mjs for .ts, 1 location)",
+	ProfilePTY:            "EX/pty.cordis.snapshot.yml: the default profile and the terminal tools over the fake shell (64-byte results)",
+	ProfileAdvanced:       "EX/advanced.cordis.snapshot.yml: the default profile in tools mode both and cordis_inspect_query (served)",
+	ProfileWeb:            "EX/web.cordis.snapshot.yml: the default profile and web_fetch (served: its fixture server is not published)",
+}
+
+// Preparations are upstream's workspace preparations a recording may name.
+var Preparations = map[string]string{
+	"fs-search-tree":       "prepareFsSearchWorkspace: tree/ with eight fixture files modified 1 to 8 ms after 2000-01-01",
+	"editing-cordis-skill": "prepareEditingCordisSkillWorkspace: .dsh/skills/editing-cordis-compositions/SKILL.md, upstream's",
+}
 
 // SettingKey documents one key of dshsim.replay.json.
 type SettingKey struct {
@@ -113,6 +155,12 @@ var SettingKeys = []SettingKey{
 		"the delegation depth cap of subagent and subagent_fork"},
 	{"askUser", "true or false", "subagent-child-question-rejection: EX/child-question.cordis.snapshot.yml adds user-questions and tool-ask-user",
 		"composes ask_user_question (a root's question has no answerer here and is refused)"},
+	{"profile", "default, image, fs-search, pwsh, persistent-pwsh, lsp, pty, advanced or web", "read-image, fs-glob-sampling, pwsh-tool-turn, lsp-definition, pty-tools, cordis-inspect-jsdoc...: the scenario's EX/*.cordis.snapshot.yml overlay",
+		"composes the overlay's tools beyond the safety stack (and leaves out what a standalone overlay does not mount); a tool the recording calls adds its area too"},
+	{"prepare", "fs-search-tree or editing-cordis-skill", "fs-glob-sampling: prepareFsSearchWorkspace; skill-load: prepareEditingCordisSkillWorkspace",
+		"prepares the workspace as upstream's suite does, after workspace/ is copied"},
+	{"servedTools", "list of tool names, none of bash, read, write, edit, run_code, job_output, job_kill, job_list", "cordis-inspect-jsdoc: cordis_inspect_query (its data is upstream's JSDoc catalog)",
+		"serves those tools' bodies from the recording (the report names them); everything around a body runs"},
 	{"note", "string", "(ours)", "why the recording needs settings; for reviewers, not read by the replay"},
 }
 
@@ -173,6 +221,17 @@ func (s Settings) validate(name string, data []byte) error {
 	}
 	if s.SubagentMaxDepth != nil && *s.SubagentMaxDepth < 0 {
 		return fail("subagentMaxDepth", "must be >= 0, got %d", *s.SubagentMaxDepth)
+	}
+	if _, ok := Profiles[s.Profile]; s.Profile != "" && !ok {
+		return fail("profile", "unknown profile %q (known: %s)", s.Profile, keysOf(Profiles))
+	}
+	if _, ok := Preparations[s.Prepare]; s.Prepare != "" && !ok {
+		return fail("prepare", "unknown preparation %q (known: %s)", s.Prepare, keysOf(Preparations))
+	}
+	for i, t := range s.ServedTools {
+		if slices.Contains(SafetyStackTools, t) {
+			return fail("servedTools", "servedTools[%d] %q: a served body can never stand in for a tool of the safety stack (%s)", i, t, strings.Join(SafetyStackTools, ", "))
+		}
 	}
 	switch s.SandboxBackend {
 	case "", BackendBwrap, BackendLandlock:
@@ -246,6 +305,29 @@ var SuiteSettings = map[string]Settings{
 		Note: "upstream's suite: EX/product-subagent-both.cordis.snapshot.yml (two Codex and two Claude Code instances)"},
 	"product-subagent-codex": {SubagentFixture: FixtureProductProviders,
 		Note: "upstream's suite: the Codex-only product overlay"},
+	// The scenarios of the tools beyond the safety stack.
+	"read-image":                {Profile: ProfileImage, Note: "upstream's suite: EX/image.cordis.snapshot.yml"},
+	"read-image-dimension":      {Profile: ProfileImage, Note: "upstream's suite: EX/image.cordis.snapshot.yml"},
+	"read-image-text-route":     {Profile: ProfileImage, Note: "upstream's suite: EX/image-text-route.cordis.snapshot.yml (the image overlay, model deepseek-v4-flash)"},
+	"inline-image-prompt":       {Profile: ProfileImage, Note: "upstream's suite: EX/image.cordis.snapshot.yml"},
+	"code-mode-read-image":      {Profile: ProfileImage, Note: "upstream's suite: EX/code-mode-image.cordis.snapshot.yml (tools mode code, the image overlay)"},
+	"fs-glob-sampling":          {Profile: ProfileFSSearch, Prepare: "fs-search-tree", Note: "upstream's suite: EX/tests/fs-search.cordis.snapshot.yml, prepareFsSearchWorkspace"},
+	"skill-load":                {Prepare: "editing-cordis-skill", Note: "upstream's suite: the default overlay, prepareEditingCordisSkillWorkspace"},
+	"lsp-definition":            {Profile: ProfileLSP, Note: "upstream's suite: EX/tests/lsp.cordis.snapshot.yml"},
+	"pty-tools":                 {Profile: ProfilePTY, Note: "upstream's suite: EX/pty.cordis.snapshot.yml"},
+	"pwsh-tool-turn":            {Profile: ProfilePwsh, Note: "upstream's suite: EX/tests/pwsh.cordis.snapshot.yml (standalone)"},
+	"persistent-pwsh-tool-turn": {Profile: ProfilePersistentPwsh, Note: "upstream's suite: EX/tests/persistent-pwsh.cordis.snapshot.yml (standalone)"},
+	"cordis-inspect-jsdoc":      {Profile: ProfileAdvanced, ServedTools: []string{"cordis_inspect_query"}, Note: "upstream's suite: EX/advanced.cordis.snapshot.yml; cordis_inspect_query's data is upstream's JSDoc catalog: served"},
+	"advanced-toolchain":        {Profile: ProfileAdvanced, ServedTools: []string{"cordis_inspect_query"}, Note: "upstream's suite: EX/advanced.cordis.snapshot.yml"},
+	"web-fetch":                 {Profile: ProfileWeb, ServedTools: []string{"web_fetch"}, Note: "upstream's suite: EX/web.cordis.snapshot.yml with its loopback fixture server (not published): web_fetch served"},
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// SafetyStackTools are the tools whose bodies a recording can never have
+// served (the stack refuses them too).
+var SafetyStackTools = []string{"bash", "read", "write", "edit", "run_code", "job_output", "job_kill", "job_list"}
+
+func keysOf(m map[string]string) string {
+	return strings.Join(slices.Sorted(maps.Keys(m)), ", ")
+}

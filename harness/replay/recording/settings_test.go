@@ -36,6 +36,14 @@ func TestSettingsValidation(t *testing.T) {
 		{name: "an unknown key", json: "{\n\"sandboxbackend\": \"bwrap\"}", line: 2, field: "sandboxbackend", problem: "unknown key (known: spillMaxInlineBytes"},
 		{name: "the first of two unknown keys", json: "{\n\"zeta\": 1,\n\"alpha\": 2}", line: 2, field: "zeta", problem: "unknown key"},
 		{name: "a wrong type", json: `{"sessionQuery": "yes"}`, line: 1, field: "sessionQuery", problem: "want boolean"},
+		{name: "a profile", json: `{"profile": "fs-search", "prepare": "fs-search-tree"}`},
+		{name: "an unknown profile", json: "{\n\"profile\": \"web2\"}", line: 2, field: "profile", problem: `unknown profile "web2" (known: advanced, default, fs-search, image`},
+		{name: "an unknown preparation", json: `{"prepare": "seed"}`, line: 1, field: "prepare", problem: `unknown preparation "seed"`},
+		{name: "a served tool beyond the stack", json: `{"servedTools": ["cordis_inspect_query", "pwsh"]}`},
+		{name: "a served bash is refused", json: "{\n\"servedTools\": [\"pwsh\", \"bash\"]}", line: 2, field: "servedTools", problem: `servedTools[1] "bash": a served body can never stand in for a tool of the safety stack`},
+		{name: "a served read is refused", json: `{"servedTools": ["read"]}`, line: 1, field: "servedTools", problem: "safety stack"},
+		{name: "a served job tool is refused", json: `{"servedTools": ["job_output"]}`, line: 1, field: "servedTools", problem: "safety stack"},
+		{name: "a served run_code is refused", json: `{"servedTools": ["run_code"]}`, line: 1, field: "servedTools", problem: "safety stack"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

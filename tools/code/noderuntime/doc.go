@@ -17,8 +17,10 @@
 //  3. The host and the runtime talk over a private socket, descriptor 3 in
 //     the child (never its stdout): 4-byte big-endian length frames of
 //     UTF-8 JSON. The child announces ready; the host boots it with the
-//     compiled body and the tool names; calls, logs, output-limit, done and
-//     fatal flow up, replies down. The host checks every frame: a bad
+//     compiled body and the tool names; calls, turn ends (after a turn of
+//     the program that issued calls, the last call's id), logs,
+//     output-limit, done and fatal flow up, replies down. [Request.Submitted]
+//     hears of each call as it is read, [Request.TurnEnded] of each turn. The host checks every frame: a bad
 //     frame, an out-of-sequence call id, an undeclared binding or too many
 //     pending calls end the run as "protocol"; the first done wins and its
 //     error beats its value.

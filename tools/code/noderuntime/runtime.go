@@ -169,8 +169,16 @@ type Request struct {
 	Code string
 	// Names are the tools the program may call as tools.<name>.
 	Names []string
-	// Call dispatches a call; it receives Run's context.
+	// Call dispatches a call; it receives Run's context. Each call runs on
+	// a goroutine of its own.
 	Call Call
+	// Submitted, when set, is told of each call the moment the host reads
+	// it, in program order and before Call runs for it.
+	Submitted func(id int64, name string)
+	// TurnEnded, when set, is told that the program ended a turn (its
+	// synchronous run and the microtasks after it) whose last call was id:
+	// every call the turn issued has been submitted.
+	TurnEnded func(id int64)
 	// Policy is the run's sandbox policy; danger-full-access runs node
 	// unconfined, as bash does; a confined mode needs Confiner.
 	Policy sandbox.Policy
@@ -272,6 +280,10 @@ func childEnv(base []string) []string {
 	return out
 }
 
+// ReportsTurns reports that Run tells [Request.Submitted] and
+// [Request.TurnEnded] of every call and every turn of the program.
+func (r *Runtime) ReportsTurns() bool { return true }
+
 // Run compiles and runs one program. Every program outcome is a Result;
 // the error is for a run that could not start: a confinement refusal
 // (*sandbox.UnavailableError when no backend can confine, or the runner
@@ -317,7 +329,10 @@ func (r *Runtime) Run(ctx context.Context, req Request) (Result, error) {
 	}
 	defer os.RemoveAll(outDir)
 
-	run := &runState{r: r, req: req, ledger: newLedger(r.maxOutput), body: body, conn: conn, nextID: 1, argBytes: map[int64]int64{}}
+	// The output caps are set before the child starts: its copy goroutines
+	// write from the first byte on.
+	run := &runState{r: r, req: req, ledger: newLedger(r.maxOutput), body: body, conn: conn, nextID: 1, argBytes: map[int64]int64{},
+		stdout: native{max: r.maxOutput}, stderr: native{max: r.maxOutput}}
 	dir := req.Dir
 	if dir == "" {
 		dir = req.Policy.WorkspaceRoot
@@ -346,8 +361,15 @@ func (r *Runtime) Run(ctx context.Context, req Request) (Result, error) {
 	}
 	// --8<-- [end:confine]
 	run.proc = proc
+	if testAfterStart != nil {
+		testAfterStart()
+	}
 	return run.loop(ctx)
 }
+
+// testAfterStart, set by tests only, runs between the child's start and the
+// host's loop: it stands for the loop being scheduled late.
+var testAfterStart func()
 
 // native is one of the child's own output streams, kept up to one byte over
 // the ledger's cap (beyond it the run has overflowed anyway).
@@ -398,6 +420,7 @@ type runState struct {
 	pending   int
 	pendBytes int64
 	argBytes  map[int64]int64
+	turn      int64 // the last call a reported turn issued
 	value     *jsjson.Value
 }
 
@@ -407,7 +430,6 @@ type readResult struct {
 }
 
 func (s *runState) loop(ctx context.Context) (Result, error) {
-	s.stdout.max, s.stderr.max = s.r.maxOutput, s.r.maxOutput
 	msgs := make(chan readResult, 16)
 	quit := make(chan struct{})
 	defer close(quit)
@@ -483,6 +505,8 @@ func (s *runState) handle(ctx context.Context, m message, out *outbox, replies c
 		return false, s.boot(m, out)
 	case "call":
 		return false, s.startCall(ctx, m, replies)
+	case "turn":
+		return false, s.turnEnded(m)
 	case "log":
 		t, ok := str(m.v, "text")
 		if !ok {
@@ -571,6 +595,9 @@ func (s *runState) startCall(ctx context.Context, m message, replies chan<- repl
 	s.nextID++
 	s.pending++
 	s.argBytes[id] = int64(len(raw))
+	if s.req.Submitted != nil {
+		s.req.Submitted(id, name)
+	}
 	call := s.req.Call
 	go func() {
 		rep := reply{id: id}
@@ -581,6 +608,20 @@ func (s *runState) startCall(ctx context.Context, m message, replies chan<- repl
 		}
 		replies <- rep
 	}()
+	return nil
+}
+
+// turnEnded takes the child's report that a turn of the program ended whose
+// last call was id (not before an earlier report, not past the last call).
+func (s *runState) turnEnded(m message) *Failure {
+	id, ok := integer(m.v, "id")
+	if !ok || id < s.turn || id >= s.nextID {
+		return protocolFailure("invalid control frame")
+	}
+	s.turn = id
+	if s.req.TurnEnded != nil {
+		s.req.TurnEnded(id)
+	}
 	return nil
 }
 

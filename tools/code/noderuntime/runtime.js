@@ -137,6 +137,21 @@ Object.defineProperty(ToolCallError.prototype, 'name', { value: 'ToolCallError' 
 
 const pending = new Map();
 let lastId = 0;
+// After a turn of the program that issued calls (its synchronous run and the
+// microtasks after it), one "turn" frame tells the host the last call the
+// turn issued: every call issued together (Promise.all) reaches the host
+// before it logs any of them as settled, as upstream's host, which reads all
+// of a turn's messages before a tool's result, does.
+const schedule = setImmediate;
+let turnMarked = false;
+function markTurn() {
+  if (turnMarked) return;
+  turnMarked = true;
+  schedule(() => {
+    turnMarked = false;
+    sendText('{"type":"turn","id":' + lastId + '}');
+  });
+}
 function binding(name) {
   return function (...args) {
     const json = args.length > 0 ? serialize(args[0]) : undefined;
@@ -145,6 +160,7 @@ function binding(name) {
     return new Promise((resolve, reject) => {
       pending.set(id, { name, resolve, reject });
       sendText('{"type":"call","id":' + id + ',"global":"tools","name":' + stringify(name) + ',"args":' + json + '}');
+      markTurn();
     });
   };
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strconv"
@@ -219,7 +220,10 @@ func TestToolCalls(t *testing.T) {
 }
 
 func TestBudgets(t *testing.T) {
-	r := newRuntime(t, Config{ComputeMs: 400, MaxWallMs: 3000})
+	// A wall ceiling far above what the busy budget and the slow binding
+	// take even on a loaded machine (3s was reached first under a CPU hog:
+	// 400ms of CPU time took longer than that).
+	r := newRuntime(t, Config{ComputeMs: 400, MaxWallMs: 60000})
 	slow := func(ctx context.Context, _ int64, name string, args json.RawMessage) (json.RawMessage, error) {
 		select {
 		case <-time.After(1500 * time.Millisecond):
@@ -333,6 +337,8 @@ func TestHostileChannelTraffic(t *testing.T) {
 		{"a forged call of an undeclared binding", "send({type: 'call', id: 1, global: 'tools', name: 'rm', args: {}}); await new Promise(r => setTimeout(r, 3000));", "protocol: program requested an undeclared binding", ""},
 		{"a forged done carrying value and error settles with the error", "send({type: 'done', value: 1, error: {kind: 'exception', message: 'forged'}}); await new Promise(r => setTimeout(r, 3000));", "exception: forged", ""},
 		{"a forged done wins over the real one", "send({type: 'done', value: 'forged'}); return 'real';", "", `"forged"`},
+		{"a forged turn past the last call", "send({type: 'turn', id: 1}); await new Promise(r => setTimeout(r, 3000));", "protocol: invalid control frame", ""},
+		{"a forged turn without an id", "send({type: 'turn'}); await new Promise(r => setTimeout(r, 3000));", "protocol: invalid control frame", ""},
 		{"an unknown message", "send({type: 'hello'}); await new Promise(r => setTimeout(r, 3000));", "protocol: unknown control message", ""},
 		{"a junk frame", "fs.writeSync(3, Buffer.from([0, 0, 0, 2, 123, 123])); await new Promise(r => setTimeout(r, 3000));", "protocol: invalid control frame", ""},
 		{"a 4 GiB length", "fs.writeSync(3, Buffer.from([255, 255, 255, 255, 1])); await new Promise(r => setTimeout(r, 3000));", "protocol: control frame exceeds 134217728 bytes or is empty", ""},
@@ -365,7 +371,9 @@ func TestHostileChannelTraffic(t *testing.T) {
 			<-ctx.Done()
 			return nil, ctx.Err()
 		}
-		ctx, cancel := context.WithCancel(context.Background())
+		// A deadline of its own: without the limit, the four calls wait for
+		// ever and the run ends only at this deadline (an abort), not a hang.
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		res, err := r.Run(ctx, req)
 		if err != nil || failureOf(res) != "protocol: pending binding calls exceed configured limits" {
@@ -481,5 +489,60 @@ func TestAbortReason(t *testing.T) {
 		if got := AbortReason(tt.ctx); got != tt.want {
 			t.Errorf("%s: got %q, want %q", tt.name, got, tt.want)
 		}
+	}
+}
+
+// TestEarlyNativeOutputIsKept: output the child writes before the host's
+// loop runs (a runner's immediate failure text, here a node wrapper that
+// writes to stderr first) is kept whole. The caps were set by the loop, after
+// the copy goroutines had started: early output was cut to one byte (and
+// go test -race reported the race).
+func TestEarlyNativeOutputIsKept(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skipf("node: %v", err)
+	}
+	const early = "wrapper: this line was written before the loop of the host ran"
+	wrapper := filepath.Join(t.TempDir(), "node")
+	if err := os.WriteFile(wrapper, []byte("#!/bin/sh\necho '"+early+"' >&2\nexec '"+node+"' \"$@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	started := make(chan struct{})
+	testAfterStart = func() {
+		close(started)
+		time.Sleep(300 * time.Millisecond) // the loop is scheduled late
+	}
+	t.Cleanup(func() { testAfterStart = nil })
+	r := newRuntime(t, Config{Node: wrapper})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	res, err := r.Run(ctx, unconfined(t, "return 1;"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-started:
+	default:
+		t.Fatal("the seam did not run")
+	}
+	if got := strings.Join(res.Logs, "\n"); !strings.Contains(got, early) {
+		t.Errorf("logs %q, want the early stderr line %q whole", res.Logs, early)
+	}
+}
+
+// TestBusyBudgetExcludesStartUp: the compute budget counts the program's
+// busy time after Node reported ready, not Node's own start-up (tens of
+// milliseconds of CPU on the event-loop thread). A budget below the
+// start-up cost lets an idle program complete.
+func TestBusyBudgetExcludesStartUp(t *testing.T) {
+	r := newRuntime(t, Config{ComputeMs: 15})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	res, err := r.Run(ctx, unconfined(t, "await new Promise((resolve) => setTimeout(resolve, 300)); return 1;"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Error != nil || string(res.Value) != "1" {
+		t.Errorf("an idle program under a 15ms busy budget: %s (value %s), want 1", failureOf(res), res.Value)
 	}
 }

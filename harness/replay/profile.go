@@ -1,0 +1,242 @@
+package replay
+
+import (
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/dshsim/dshsim/harness/replay/recording"
+	"github.com/dshsim/dshsim/pipeline"
+	"github.com/dshsim/dshsim/stack"
+	"github.com/dshsim/dshsim/tools/lsp"
+	"github.com/dshsim/dshsim/tools/served"
+)
+
+// imageModels are the models of upstream's image overlays' replay catalog
+// that declare image input (deepseek-v4-flash and -pro declare text only).
+var imageModels = []string{"deepseek-v4-flash-vision-exp"}
+
+// standalone reports whether profile is one of upstream's standalone
+// overlays: no sandbox-policy, approval or runtime-context plugins.
+func standalone(profile string) bool {
+	switch profile {
+	case recording.ProfileFSSearch, recording.ProfilePwsh, recording.ProfilePersistentPwsh:
+		return true
+	}
+	return false
+}
+
+// toolAreas maps a tool the recording may call to the profile area that
+// composes it.
+var toolAreas = map[string]string{
+	"todo_write": "todo", "skill": "skills", "read_image": "images", "glob": "search", "grep": "search",
+	"terminal_open": "terminal", "terminal_send": "terminal", "terminal_read": "terminal", "terminal_signal": "terminal",
+	"terminal_close": "terminal", "terminal_list": "terminal", "lsp": "lsp", "pwsh": "pwsh", "cordis_inspect_query": "cordis", "web_fetch": "web",
+}
+
+// profileConfig sets on cfg what the recording's overlay composes beyond
+// the safety stack (its profile, see recording.Profiles), plus the area of
+// any such tool the model calls that the profile lacks (upstream's suite
+// rejects an unknown tool, so the overlay had it; a note says so), and
+// the recording as the source of served bodies.
+func (p *prepared) profileConfig(cfg *stack.Config, ws string) (notes []string) {
+	rec, set := p.rec, p.rec.Settings
+	home, agents := filepath.Join(ws, ".dsh"), filepath.Join(ws, ".agents") // DSH_HOME, DSH_AGENTS_HOME of a snapshot run
+	areas := map[string]bool{}
+	switch set.Profile {
+	case recording.ProfileFSSearch:
+		cfg.FileSearch = &stack.FileSearchConfig{SampleOverCapGlobResults: true, GlobMaxResults: 4}
+		cfg.Without = stack.Without{FileTools: true, JobTools: true, Policy: true}
+	case recording.ProfilePwsh:
+		cfg.Pwsh, cfg.JobTaskWording = &stack.PwshConfig{}, true
+		cfg.Without = stack.Without{Bash: true, FileTools: true, Policy: true}
+	case recording.ProfilePersistentPwsh:
+		cfg.Pwsh = &stack.PwshConfig{Persistent: true}
+		cfg.Without = stack.Without{Bash: true, JobTools: true, FileTools: true, Policy: true}
+	default:
+		cfg.Todo, cfg.Skills = true, &stack.SkillsConfig{DshHome: home, AgentsHome: agents}
+		areas["todo"], areas["skills"] = true, true
+	}
+	switch set.Profile {
+	case recording.ProfileImage:
+		areas["images"] = true
+	case recording.ProfileLSP:
+		areas["lsp"] = true
+	case recording.ProfilePTY:
+		cfg.Terminal = &stack.TerminalConfig{MaxResultBytes: 64}
+	case recording.ProfileAdvanced:
+		cfg.CordisInspect = true
+	case recording.ProfileWeb:
+		cfg.WebFetch = true
+	}
+	for _, r := range p.script.Replies {
+		for _, c := range r.ToolCalls {
+			area := toolAreas[c.Name]
+			if area == "" || areas[area] || composes(cfg, area) {
+				continue
+			}
+			areas[area] = true
+			notes = append(notes, fmt.Sprintf("the recording calls %s, which its profile %q does not compose: its area (%s) is composed as the overlay must have", c.Name, profileName(set.Profile), area))
+			enable(cfg, area, home, agents)
+		}
+	}
+	for area := range areas {
+		enable(cfg, area, home, agents)
+	}
+	if cfg.Images != nil {
+		cfg.Images.Model = recordedInfo(rec).Model
+	}
+	cfg.Served = &stack.ServedConfig{Tools: set.ServedTools, Source: servedSource(rec)}
+	return notes
+}
+
+func profileName(p string) string {
+	if p == "" {
+		return recording.ProfileDefault
+	}
+	return p
+}
+
+// composes reports whether cfg already composes area.
+func composes(cfg *stack.Config, area string) bool {
+	switch area {
+	case "todo":
+		return cfg.Todo
+	case "skills":
+		return cfg.Skills != nil
+	case "images":
+		return cfg.Images != nil
+	case "search":
+		return cfg.FileSearch != nil
+	case "terminal":
+		return cfg.Terminal != nil
+	case "lsp":
+		return cfg.LSP != nil
+	case "pwsh":
+		return cfg.Pwsh != nil
+	case "cordis":
+		return cfg.CordisInspect
+	case "web":
+		return cfg.WebFetch
+	}
+	return false
+}
+
+// enable composes area with its snapshot overlay's settings.
+func enable(cfg *stack.Config, area, home, agents string) {
+	if composes(cfg, area) {
+		return
+	}
+	switch area {
+	case "todo":
+		cfg.Todo = true
+	case "skills":
+		cfg.Skills = &stack.SkillsConfig{DshHome: home, AgentsHome: agents}
+	case "images":
+		cfg.Images = &stack.ImagesConfig{DshHome: home, ImageModels: imageModels}
+	case "search":
+		// the fs-search overlay's settings, the one upstream overlay mounting tool-fs-search
+		cfg.FileSearch = &stack.FileSearchConfig{SampleOverCapGlobResults: true, GlobMaxResults: 4}
+	case "terminal":
+		cfg.Terminal = &stack.TerminalConfig{}
+	case "lsp":
+		// EX/tests/lsp.cordis.snapshot.yml: server fixture, node ./lsp-server.mjs for .ts, one location
+		cfg.LSP = &stack.LSPConfig{Servers: []lsp.Server{{Name: "fixture", Command: []string{"node", "./lsp-server.mjs"}, Extensions: []string{".ts"}}}, MaxLocations: 1}
+	case "pwsh":
+		cfg.Pwsh = &stack.PwshConfig{}
+	case "cordis":
+		cfg.CordisInspect = true
+	case "web":
+		cfg.WebFetch = true
+	}
+}
+
+// servedSource answers a served call with the recording's result of the
+// call with the same id.
+func servedSource(rec *recording.Recording) served.Source {
+	calls := map[string]served.Recorded{}
+	for _, e := range rec.Events {
+		switch e.Type {
+		case "tool/call":
+			var d struct {
+				CallID, Name, Arguments string
+			}
+			if json.Unmarshal(e.Data, &d) == nil {
+				calls[d.CallID] = served.Recorded{Name: d.Name, Arguments: json.RawMessage(d.Arguments)}
+			}
+		case "tool/result":
+			var d struct {
+				Message struct {
+					Source struct {
+						CallID string `json:"callId"`
+					} `json:"source"`
+					Content []struct {
+						Content []pipeline.Block `json:"content"`
+						IsError bool             `json:"isError"`
+					} `json:"content"`
+				} `json:"message"`
+				Meta  json.RawMessage     `json:"meta"`
+				Error *pipeline.ErrorInfo `json:"error"`
+			}
+			if json.Unmarshal(e.Data, &d) != nil {
+				continue
+			}
+			r, ok := calls[d.Message.Source.CallID]
+			if !ok {
+				continue
+			}
+			for _, c := range d.Message.Content {
+				r.Content = append(r.Content, c.Content...)
+				r.IsError = r.IsError || c.IsError
+			}
+			r.Meta, r.Error = d.Meta, d.Error
+			calls[d.Message.Source.CallID] = r
+		}
+	}
+	return func(id string) (served.Recorded, bool) {
+		r, ok := calls[id]
+		return r, ok && r.Content != nil
+	}
+}
+
+//go:embed upstream/editing-cordis-compositions/SKILL.md
+var editingCordisSkill []byte
+
+// prepareWorkspace runs upstream's preparation named by the recording's
+// settings in ws (after workspace/ was copied).
+func prepareWorkspace(name, ws string) error {
+	switch name {
+	case "":
+		return nil
+	case "fs-search-tree":
+		// prepareFsSearchWorkspace: eight files "fixture\n" under tree/,
+		// modified (and accessed) 1 to 8 ms after local 2000-01-01 00:00,
+		// in this order: rg --sort=modified lists them so.
+		for i, rel := range []string{"archive/a.ts", "archive/b.ts", "archive/c.ts", "docs/guide.md", "src/index.ts", "test/spec.ts", "top.txt", "notes.md"} {
+			p := filepath.Join(ws, "tree", rel)
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				return err
+			}
+			if err := os.WriteFile(p, []byte("fixture\n"), 0o644); err != nil {
+				return err
+			}
+			at := time.Date(2000, 1, 1, 0, 0, 0, (i+1)*int(time.Millisecond), time.Local)
+			if err := os.Chtimes(p, at, at); err != nil {
+				return err
+			}
+		}
+		return nil
+	case "editing-cordis-skill":
+		// prepareEditingCordisSkillWorkspace: upstream's shipped skill, as
+		// the cordis preset carries it (harness/replay/upstream, MIT).
+		p := filepath.Join(ws, ".dsh", "skills", "editing-cordis-compositions", "SKILL.md")
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		return os.WriteFile(p, editingCordisSkill, 0o644)
+	}
+	return fmt.Errorf("unknown workspace preparation %q", name)
+}

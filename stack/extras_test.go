@@ -1,0 +1,160 @@
+package stack_test
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dshsim/dshsim/pipeline"
+	"github.com/dshsim/dshsim/pipeline/session/sessiontest"
+	"github.com/dshsim/dshsim/sandbox"
+	"github.com/dshsim/dshsim/sandbox/sandboxtest"
+	"github.com/dshsim/dshsim/stack"
+	"github.com/dshsim/dshsim/tools/served"
+)
+
+// TestExtrasComposition: each area beyond the safety stack is composed only
+// when configured, in addExtras' order, and the standalone omissions.
+func TestExtrasComposition(t *testing.T) {
+	src := func(string) (served.Recorded, bool) { return served.Recorded{}, false }
+	for _, tc := range []struct {
+		name   string
+		cfg    stack.Config
+		tools  string
+		served string
+	}{
+		{"default profile extras", stack.Config{Todo: true, Skills: &stack.SkillsConfig{}},
+			"bash,job_output,job_kill,job_list,read,write,edit,todo_write,skill", ""},
+		{"images", stack.Config{Images: &stack.ImagesConfig{DshHome: "/nonexistent-dsh-home"}},
+			"bash,job_output,job_kill,job_list,read,write,edit,read_image", ""},
+		{"fs-search overlay", stack.Config{FileSearch: &stack.FileSearchConfig{}, Without: stack.Without{FileTools: true, JobTools: true, Policy: true}},
+			"bash,glob,grep", ""},
+		{"pwsh overlay", stack.Config{Pwsh: &stack.PwshConfig{}, Served: &stack.ServedConfig{Source: src}, Without: stack.Without{Bash: true, FileTools: true, Policy: true}},
+			"job_output,job_kill,job_list,pwsh", "pwsh"},
+		{"web_fetch served", stack.Config{WebFetch: true, Served: &stack.ServedConfig{Tools: []string{"web_fetch"}, Source: src}},
+			"bash,job_output,job_kill,job_list,read,write,edit,web_fetch", "web_fetch"},
+		{"served cordis", stack.Config{CordisInspect: true, Terminal: &stack.TerminalConfig{}, Served: &stack.ServedConfig{Tools: []string{"cordis_inspect_query"}, Source: src}},
+			"bash,job_output,job_kill,job_list,read,write,edit,terminal_open,terminal_send,terminal_read,terminal_signal,terminal_close,terminal_list,cordis_inspect_query", "cordis_inspect_query"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newComposed(t, tc.cfg)
+			if got := strings.Join(s.Tools(), ","); got != tc.tools {
+				t.Fatalf("tools %s\nwant  %s", got, tc.tools)
+			}
+			if got := strings.Join(s.Served(), ","); got != tc.served && !(tc.name == "pwsh overlay" && got == "") {
+				t.Fatalf("served %q, want %q", got, tc.served)
+			}
+		})
+	}
+}
+
+// TestServedNeverStandsInForTheSafetyStack: New refuses a served bash (and
+// every tool of the safety stack) before composing anything.
+func TestServedNeverStandsInForTheSafetyStack(t *testing.T) {
+	for _, name := range served.SafetyStack {
+		ws := t.TempDir()
+		_, err := stack.New(stack.Config{Workspace: ws, Log: sessiontest.New(t, "s", ws), Mode: sandbox.DangerFullAccess, Approval: stack.ApprovalNever,
+			Served: &stack.ServedConfig{Tools: []string{name}, Source: func(string) (served.Recorded, bool) { return served.Recorded{}, true }}})
+		if !errors.Is(err, served.ErrSafetyStack) {
+			t.Errorf("served %s: %v", name, err)
+		}
+	}
+}
+
+func TestStandaloneNeedsDangerFullAccess(t *testing.T) {
+	ws := t.TempDir()
+	_, err := stack.New(stack.Config{Workspace: ws, Log: sessiontest.New(t, "s", ws), Mode: sandbox.WorkspaceWrite, Approval: stack.ApprovalNever, Without: stack.Without{Policy: true}})
+	if err == nil || !strings.Contains(err.Error(), "must be danger-full-access") {
+		t.Fatalf("%v", err)
+	}
+	s := newComposed(t, stack.Config{Without: stack.Without{Policy: true}})
+	if ev, err := s.SyncContext(context.Background()); ev != nil || err != nil {
+		t.Fatalf("a standalone stack entered a runtime context: %v %v", ev, err)
+	}
+	var bash pipeline.Tool
+	for _, d := range s.Definitions() {
+		if d.Name == "bash" {
+			bash = d
+		}
+	}
+	if strings.Contains(string(bash.Parameters), "sandbox_permissions") {
+		t.Fatal("unconfined bash advertises escalation")
+	}
+}
+
+// TestSkillCatalogIsEnteredOnceUntilItChanges: SyncCatalog appends the
+// catalog message, then nothing until the skills change.
+func TestSkillCatalogIsEnteredOnceUntilItChanges(t *testing.T) {
+	s, ws, log := composed(t, stack.Config{Mode: sandbox.DangerFullAccess, Approval: stack.ApprovalNever, Skills: &stack.SkillsConfig{}})
+	put := func(rel, content string) {
+		p := filepath.Join(ws, rel)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte(content), 0o644)
+	}
+	if ev, _ := s.SyncCatalog(context.Background()); ev != nil {
+		t.Fatal("a catalog without skills")
+	}
+	put(".dsh/skills/a/SKILL.md", "---\nname: a\ndescription: first\n---\nbody")
+	ev, err := s.SyncCatalog(context.Background())
+	if err != nil || ev == nil || !strings.Contains(string(ev.Data), `"source":{"kind":"skill-catalog","form":"catalog","entries":[{"name":"a","description":"first"}]}`) {
+		t.Fatalf("first catalog %v %s", err, ev.Data)
+	}
+	if ev, _ := s.SyncCatalog(context.Background()); ev != nil {
+		t.Fatal("an unchanged catalog was entered again")
+	}
+	put(".dsh/skills/b/SKILL.md", "---\nname: b\ndescription: second\n---\nbody")
+	ev, _ = s.SyncCatalog(context.Background())
+	if ev == nil || !strings.Contains(string(ev.Data), `"update":true`) {
+		t.Fatalf("no update: %v", ev)
+	}
+	evs, _ := log.Events()
+	if len(evs) != 2 {
+		t.Fatalf("%d events", len(evs))
+	}
+	var d struct {
+		Content []pipeline.Block `json:"content"`
+	}
+	json.Unmarshal(evs[0].Data, &d)
+	if !strings.HasPrefix(d.Content[0].Text, "<system-reminder>\nA skill is a reusable set") {
+		t.Fatalf("%q", d.Content[0].Text)
+	}
+}
+
+// TestRunCodeReadsAnImage: a run_code program calls read_image as a nested
+// call and gets its value {path, image}; the image lands in the store.
+func TestRunCodeReadsAnImage(t *testing.T) {
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("needs node (run_code's runtime)")
+	}
+	ws := sandboxtest.TempDir(t, "dshsim-stack-image-")
+	log := sessiontest.New(t, "0b7c2a52-5a8e-4d8e-9a55-000000000003", ws)
+	red, _ := base64.StdEncoding.DecodeString("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC")
+	if err := os.WriteFile(filepath.Join(ws, "red.png"), red, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := stack.New(stack.Config{Workspace: ws, Log: log, Mode: sandbox.DangerFullAccess, Approval: stack.ApprovalNever, ToolsMode: stack.ToolsCode,
+		Images: &stack.ImagesConfig{DshHome: filepath.Join(ws, ".dsh"), Model: "vision", ImageModels: []string{"vision"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	sessiontest.StartTurn(t, log)
+	r := runCode(s, context.Background(), "call_img", `const v = await tools.read_image({ file_path: "red.png" }); return v.image;`)
+	if r.IsError {
+		t.Fatalf("%s", r.Text())
+	}
+	for _, want := range []string{`"attachmentId": "sha256:b1ff9c8ea3a780bad09b346c423d2d0e46815926879b18e841d928376a946640"`, `"mediaType": "image/png"`, `"width": 1`, `"name": "red.png"`} {
+		if !strings.Contains(r.Text(), want) {
+			t.Errorf("run_code result lacks %s:\n%s", want, r.Text())
+		}
+	}
+	if _, err := os.Stat(filepath.Join(ws, ".dsh/attachments/v1/objects/b1/b1ff9c8ea3a780bad09b346c423d2d0e46815926879b18e841d928376a946640")); err != nil {
+		t.Fatalf("not offloaded: %v", err)
+	}
+}

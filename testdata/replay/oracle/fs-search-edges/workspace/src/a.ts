@@ -1,0 +1,3 @@
+export const needle = 1
+const hay = 2
+export const needle2 = needle

@@ -1,0 +1,144 @@
+package lsp
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dshsim/dshsim/pipeline"
+)
+
+func needNode(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("needs node on PATH (the recording's fixture language server is a node script)")
+	}
+}
+
+// workspace copies the recorded lsp-definition workspace (the fixture
+// server and subject.ts) into a temp directory.
+func workspace(t *testing.T) string {
+	t.Helper()
+	ws := t.TempDir()
+	for _, n := range []string{"lsp-server.mjs", "subject.ts"} {
+		b, err := os.ReadFile(filepath.Join("testdata", "fixture", n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(ws, n), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return ws
+}
+
+func newTool(t *testing.T, cfg Config) (*Tool, *pipeline.Registry) {
+	t.Helper()
+	tool, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tool.Close() })
+	reg := pipeline.NewRegistry()
+	if _, err := reg.Register(tool.Definition()); err != nil {
+		t.Fatal(err)
+	}
+	return tool, reg
+}
+
+func call(reg *pipeline.Registry, args string) pipeline.Result {
+	return reg.Execute(pipeline.NewCall("c", Name, json.RawMessage(args), &pipeline.Agent{ID: "root"}, context.Background()))
+}
+
+var fixture = Server{Name: "fixture", Command: []string{"node", "./lsp-server.mjs"}, Extensions: []string{".ts"}}
+
+// TestRecordedDefinition runs the recording's own fixture server for real.
+func TestRecordedDefinition(t *testing.T) {
+	needNode(t)
+	ws := workspace(t)
+	var confined [][]string
+	_, reg := newTool(t, Config{Workspace: ws, Servers: []Server{fixture}, MaxLocations: 1, Timeout: 2 * time.Second,
+		Confine: func(_ context.Context, argv []string) ([]string, error) {
+			confined = append(confined, argv)
+			return argv, nil
+		}})
+	r := call(reg, `{"operation":"goToDefinition","file_path":"subject.ts","line":1,"character":7}`)
+	if r.IsError || r.Text() != "subject.ts:1:7\n… 1 more location omitted (limit 1)." {
+		t.Fatalf("got %+v", r)
+	}
+	// The server keeps running: a second query reuses it.
+	if r := call(reg, `{"operation":"goToDefinition","file_path":"`+filepath.Join(ws, "subject.ts")+`","line":2,"character":1}`); r.Text() != "subject.ts:1:7\n… 1 more location omitted (limit 1)." {
+		t.Fatalf("second query %+v", r)
+	}
+	if len(confined) != 1 || strings.Join(confined[0], " ") != "node ./lsp-server.mjs" {
+		t.Fatalf("confined %q", confined)
+	}
+	// The fixture answers nothing but definitions: a request it ignores
+	// ends at the timeout.
+	if r := call(reg, `{"operation":"findReferences","file_path":"subject.ts","line":1,"character":7}`); !r.IsError || !strings.HasSuffix(r.Text(), "context deadline exceeded") {
+		t.Fatalf("unanswered request %+v", r)
+	}
+}
+
+func TestRenderLocations(t *testing.T) {
+	tool := &Tool{cfg: Config{Workspace: "/ws", MaxLocations: 2}}
+	locs := []Location{{"file:///ws/a.ts", 0, 6}, {"file:///ws/sub/b.ts", 9, 0}, {"file:///elsewhere/c.ts", 1, 1}, {"file:///ws/d.ts", 2, 2}}
+	if got := tool.renderLocations(locs); got != "a.ts:1:7\nsub/b.ts:10:1\n… 2 more locations omitted (limit 2)." {
+		t.Fatalf("%q", got)
+	}
+	if got := tool.renderLocations(locs[1:3]); got != "sub/b.ts:10:1\n/elsewhere/c.ts:2:2" {
+		t.Fatalf("at the limit %q", got)
+	}
+	if got := tool.renderLocations(nil); got != "No results." {
+		t.Fatalf("none %q", got)
+	}
+	links, err := parseLocations(json.RawMessage(`[{"targetUri":"file:///ws/x.ts","targetRange":{"start":{"line":0,"character":0}},"targetSelectionRange":{"start":{"line":4,"character":2}}}]`))
+	if err != nil || len(links) != 1 || links[0].Line != 4 || links[0].Character != 2 {
+		t.Fatalf("links %+v %v", links, err)
+	}
+	if _, err := parseLocations(json.RawMessage(`[{"nope":1}]`)); err == nil {
+		t.Fatal("a malformed location was accepted")
+	}
+	for raw, want := range map[string]string{
+		`null`:                 "No results.",
+		`{"contents":"plain"}`: "plain",
+		`{"contents":{"kind":"markdown","value":"**x**"}}`: "**x**",
+		`{"contents":["a",{"language":"ts","value":"b"}]}`: "a\n\nb",
+	} {
+		if got := renderHover(json.RawMessage(raw)); got != want {
+			t.Errorf("hover %s: %q", raw, got)
+		}
+	}
+}
+
+func TestFailures(t *testing.T) {
+	needNode(t)
+	ws := workspace(t)
+	os.WriteFile(filepath.Join(ws, "die.mjs"), []byte("process.exit(3)\n"), 0o644)
+	_, reg := newTool(t, Config{Workspace: ws, Servers: []Server{fixture, {Name: "dies", Command: []string{"node", "./die.mjs"}, Extensions: []string{".js"}}}})
+	os.WriteFile(filepath.Join(ws, "a.js"), []byte("x\n"), 0o644)
+	for args, want := range map[string]string{
+		`{"operation":"goToDefinition","file_path":"x.go","line":1,"character":1}`:         `Error: no language server is configured for "x.go"`,
+		`{"operation":"goToDefinition","file_path":"missing.ts","line":1,"character":1}`:   `Error: cannot read "missing.ts": no such file or directory`,
+		`{"operation":"goToDefinition","file_path":"subject.ts","line":0,"character":1}`:   `Error: line must be a positive integer`,
+		`{"operation":"goToDefinition","file_path":"subject.ts","line":1,"character":1.5}`: `Error: character must be a positive integer`,
+		`{"operation":"rename","file_path":"subject.ts","line":1,"character":1}`:           `Error: invalid arguments`,
+		`{"operation":"goToDefinition","file_path":"a.js","line":1,"character":1}`:         `Error: language server "dies" could not start: initialize: the language server closed its output`,
+	} {
+		if r := call(reg, args); !r.IsError || !strings.HasPrefix(r.Text(), want) {
+			t.Errorf("%s: got %q, want prefix %q", args, r.Text(), want)
+		}
+	}
+	// A confinement that fails is the call's failure: nothing runs.
+	_, reg2 := newTool(t, Config{Workspace: ws, Servers: []Server{fixture}, Confine: func(context.Context, []string) ([]string, error) {
+		return nil, os.ErrPermission
+	}})
+	if r := call(reg2, `{"operation":"goToDefinition","file_path":"subject.ts","line":1,"character":7}`); !r.IsError || !strings.Contains(r.Text(), "could not start: permission denied") {
+		t.Fatalf("refused confinement: %+v", r)
+	}
+}

@@ -1,0 +1,17 @@
+// Package served serves a tool's body from a recording: for a tool whose
+// body needs the network or a program this machine lacks, [Wrap] keeps
+// the tool's own definition (its schema, description, concurrency) and
+// replaces only its body, which answers a call with the recorded result of
+// the call with the same id, tool and arguments (content, meta, isError,
+// {name, code}). Everything around the body runs for real: the schema
+// check, hooks, approval, guards, spill and the session log. A call the
+// recording does not hold fails.
+//
+// A served body can never stand in for a tool of the safety stack
+// ([SafetyStack]: bash, read, write, edit, run_code and the job tools):
+// Wrap refuses them, and so do the replay's settings.
+//
+// # Imports
+//
+// pipeline only.
+package served

@@ -1,0 +1,101 @@
+package served
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/dshsim/dshsim/pipeline"
+)
+
+// SafetyStack are the tools of the safety stack: their bodies are never
+// served, whatever a recording or a configuration asks.
+var SafetyStack = []string{"bash", "read", "write", "edit", "run_code", "job_output", "job_kill", "job_list"}
+
+// ErrSafetyStack refuses a served body for a tool of the safety stack.
+var ErrSafetyStack = errors.New("a served body can never stand in for a tool of the safety stack")
+
+// Refuses reports whether name is a tool of the safety stack.
+func Refuses(name string) bool { return slices.Contains(SafetyStack, name) }
+
+// Recorded is one recorded call and its result.
+type Recorded struct {
+	// Name and Arguments are the recorded tool/call's.
+	Name      string
+	Arguments json.RawMessage
+	// Content, IsError, Meta and Error are the recorded tool/result's
+	// (Error nil when the result carried no {name, code}).
+	Content []pipeline.Block
+	IsError bool
+	Meta    json.RawMessage
+	Error   *pipeline.ErrorInfo
+}
+
+// Source finds the recorded call with this call id; ok is false when the
+// recording has none.
+type Source func(callID string) (Recorded, bool)
+
+// Wrap returns t with a body that serves each call's result from src: the
+// recorded call with the same id, the same tool and the same arguments (as
+// parsed JSON) answers with its recorded content, meta and error; any
+// other call fails. Everything around the body (the schema check, the
+// hooks, approval, guards, spill, the session log) still runs. A tool of
+// the safety stack is refused with ErrSafetyStack.
+func Wrap(t pipeline.Tool, src Source) (pipeline.Tool, error) {
+	if Refuses(t.Name) {
+		return pipeline.Tool{}, fmt.Errorf("served %s: %w", t.Name, ErrSafetyStack)
+	}
+	if src == nil {
+		return pipeline.Tool{}, fmt.Errorf("served %s: no recording to serve from", t.Name)
+	}
+	name := t.Name
+	t.Run = func(_ context.Context, call *pipeline.Call) (pipeline.Output, error) {
+		return serve(name, src, call)
+	}
+	return t, nil
+}
+
+func serve(name string, src Source, call *pipeline.Call) (pipeline.Output, error) {
+	r, ok := src(call.CallID())
+	if !ok {
+		return pipeline.Output{}, fmt.Errorf("served %s: the recording has no result for call %s", name, call.CallID())
+	}
+	if r.Name != name {
+		return pipeline.Output{}, fmt.Errorf("served %s: the recording's call %s is of %s", name, call.CallID(), r.Name)
+	}
+	if !sameJSON(r.Arguments, call.Args()) {
+		return pipeline.Output{}, fmt.Errorf("served %s: call %s has other arguments than the recording's", name, call.CallID())
+	}
+	if r.IsError {
+		msg := strings.TrimPrefix(text(r.Content), "Error: ")
+		if r.Error != nil {
+			return pipeline.Output{}, pipeline.NewError(r.Error.Name, r.Error.Code, msg)
+		}
+		return pipeline.Output{}, errors.New(msg)
+	}
+	return pipeline.Output{Content: append([]pipeline.Block(nil), r.Content...), Meta: r.Meta}, nil
+}
+
+func text(bs []pipeline.Block) string {
+	var b strings.Builder
+	for _, c := range bs {
+		if c.Type == "text" {
+			b.WriteString(c.Text)
+		}
+	}
+	return b.String()
+}
+
+func sameJSON(a, b json.RawMessage) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return bytes.Equal(a, b)
+	}
+	xb, _ := json.Marshal(x)
+	yb, _ := json.Marshal(y)
+	return bytes.Equal(xb, yb)
+}

@@ -1,0 +1,25 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/dshsim/dshsim/pipeline"
+)
+
+func TestUnservedFetch(t *testing.T) {
+	reg := pipeline.NewRegistry()
+	if _, err := reg.Register(Fetch()); err != nil {
+		t.Fatal(err)
+	}
+	for args, want := range map[string]string{
+		`{"url":" "}`: "Error: url must be a non-empty string",
+		`{"url":"http://127.0.0.1:43117/menu.html"}`: "Error: " + ErrNoFetcher.Error(),
+		`{}`: `Error: invalid arguments: missing required property "url"`,
+	} {
+		if r := reg.Execute(pipeline.NewCall("c", FetchName, json.RawMessage(args), nil, context.Background())); !r.IsError || r.Text() != want {
+			t.Errorf("%s: %q", args, r.Text())
+		}
+	}
+}
