@@ -85,8 +85,10 @@ type SubagentsConfig struct {
 	AskUser bool
 	Ask     askuser.Answerer
 	// Workflow composes the workflow tool (its children are one-shot spawn
-	// children).
-	Workflow bool
+	// children); WorkflowMaxConcurrentAgents caps its agents running at
+	// once (0: upstream's min(16, max(1, cores-2))).
+	Workflow                    bool
+	WorkflowMaxConcurrentAgents int
 	// Loops drives every child (required).
 	Loops Loops
 	// Route is the model the agents are driven by (a continuable child's

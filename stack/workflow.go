@@ -19,7 +19,7 @@ func (s *Stack) addWorkflow(rt *subagents) error {
 	} else {
 		deps.Runtime = r
 	}
-	if err := s.register(workflow.Tool(workflow.Config{Provider: ProviderSpawn}, deps)); err != nil {
+	if err := s.register(workflow.Tool(workflow.Config{Provider: ProviderSpawn, MaxConcurrentAgents: rt.cfg.WorkflowMaxConcurrentAgents}, deps)); err != nil {
 		return err
 	}
 	s.toolSections = append(s.toolSections, toolSection{workflow.Name, PromptSection{"tool:" + workflow.Name, workflow.SectionOrder, workflow.Section}})

@@ -194,6 +194,7 @@ func (f *emulation) subagentConfig(rec *recording.Recording) (stack.SubagentsCon
 		}
 	}
 	cfg.AskUser = set.AskUser
+	cfg.WorkflowMaxConcurrentAgents = set.WorkflowMaxConcurrentAgents
 	switch f.kind {
 	case recording.FixtureResultDiagnostic:
 		cfg.Instances = append(cfg.Instances, subagent.Instance{Name: "subagent_codex", Provider: diagnosticProvider})

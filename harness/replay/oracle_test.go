@@ -3,6 +3,8 @@ package replay_test
 import (
 	"context"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/dshsim/dshsim/harness/oracle/oraclerun"
@@ -36,6 +38,12 @@ func oracleEnv(t *testing.T, dir string) map[string]string {
 	}
 	if rec.Settings.SpillMaxInlineBytes == 800 {
 		env["PROBE_SPILL"] = "1"
+	}
+	if len(rec.Children) > 0 || strings.HasPrefix(rec.Name, "subagent-") || strings.HasPrefix(rec.Name, "workflow-") {
+		env["PROBE_SUBAGENTS"] = "1" // the delegation rows of the reconstructed overlay
+	}
+	if d := rec.Settings.SubagentMaxDepth; d != nil {
+		env["PROBE_MAX_DEPTH"] = strconv.Itoa(*d)
 	}
 	return env
 }

@@ -4,17 +4,26 @@ usage: make.py <outdir> <spec.json>
 spec: {"prompts":[...], "turns":[[step,...],...], "workspace":{name:content}, "permissionAnswers":[...]}
   optional "steps":[...]: input.json steps after initialize/newSession (e.g. promptAndCancel, waitForTurnEnd),
   used instead of one prompt op per entry of "prompts"
-a step is {"calls":[[name, argsDict],...]} or {"text":"..."}"""
+a step is {"calls":[[name, argsDict],...]} or {"text":"..."}
+  optional "children":[[[step,...],...] or {"parent":n,"turns":...},...]: each child session's turns (its own script,
+  session.<n>.jsonl, bound by upstream's llm-replay to the n-th child session that calls the model)
+  a step may also be {"text":"...","finish":"max-tokens"} (a reply cut off at its token limit)"""
 import json, sys, os
 out, spec = sys.argv[1], json.load(open(sys.argv[2]))
 os.makedirs(out, exist_ok=True)
-lines = [{"type":"session","version":0,"id":"00000000-0000-4000-8000-000000000000","createdAt":0,"cwd":"{{cwd}}","delegationDepth":0}]
-seq = 0
+ROOT = "00000000-0000-4000-8000-000000000000"
+lines, seq, n = [], 0, 0
 def ev(turn, step, chunk):
     global seq
     lines.append({"type":"assistant/chunk","seq":seq,"time":0,"data":{"turn":turn,"step":step,"chunk":chunk}}); seq += 1
-n = 0
-for ti, steps in enumerate(spec["turns"], 1):
+def script(header, turns):
+    global lines, seq, n
+    lines, seq = [header], 0
+    emit(turns)
+    return lines
+def emit(turns):
+  global n
+  for ti, steps in enumerate(turns, 1):
     for si, st in enumerate(steps, 1):
         if "calls" in st:
             for k, (name, args) in enumerate(st["calls"]):
@@ -31,9 +40,18 @@ for ti, steps in enumerate(spec["turns"], 1):
             ev(ti, si, {"type":"text-delta","index":0,"text":st["text"]})
             ev(ti, si, {"type":"block-end","index":0,"block":{"type":"text","text":st["text"]}})
             ev(ti, si, {"type":"usage","usage":{"inputTokens":100,"outputTokens":1,"cacheReadTokens":0,"reasoningTokens":0}})
-            ev(ti, si, {"type":"finish","reason":{"kind":"stop"}})
-with open(os.path.join(out, "session.jsonl"), "w") as f:
-    for l in lines: f.write(json.dumps(l, separators=(",",":")) + "\n")
+            ev(ti, si, {"type":"finish","reason":{"kind":st.get("finish","stop")}})
+def write(name, ls):
+    with open(os.path.join(out, name), "w") as f:
+        for l in ls: f.write(json.dumps(l, separators=(",",":")) + "\n")
+write("session.jsonl", script({"type":"session","version":0,"id":ROOT,"createdAt":0,"cwd":"{{cwd}}","delegationDepth":0}, spec["turns"]))
+depth = {0: 0}
+for ci, child in enumerate(spec.get("children", []), 1):
+    # a child is its turns, or {"parent": <n of its parent session, 0: the primary>, "turns": ...}
+    parent, turns = (child.get("parent", 0), child["turns"]) if isinstance(child, dict) else (0, child)
+    depth[ci] = depth[parent] + 1
+    cid = "00000000-0000-4000-8000-%012d" % ci
+    write("session.%d.jsonl" % ci, script({"type":"session","version":0,"id":cid,"createdAt":ci,"cwd":"{{cwd}}","parentSession":"00000000-0000-4000-8000-%012d" % parent,"origin":"subagent","delegationDepth":depth[ci]}, turns))
 steps = [{"op":"initialize"},{"op":"newSession"}] + (spec["steps"] if "steps" in spec else [{"op":"prompt","text":p} for p in spec["prompts"]])
 inp = {"steps": steps}
 if spec.get("permissionAnswers"): inp["permissionAnswers"] = spec["permissionAnswers"]

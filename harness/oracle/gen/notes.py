@@ -9,6 +9,7 @@ if 'PROBE_SQ=1' in env: overlay.append('tool-session-query mounted (upstream ses
 if 'PROBE_SPILL=1' in env: overlay.append('dsh-spill-local + dsh-spill-policy mounted with maxInlineBytes 800 (spill on, not off)')
 if 'PROBE_TODO=1' in env: overlay.append('dsh-tool-todo mounted (allowParallelInProgress true, as the acp-agent sets it)')
 if 'PROBE_FS_SEARCH=1' in env: overlay.append('dsh-tool-fs-search mounted (sampleOverCapGlobResults true, globMaxResults 4, as the fs-search overlay; its packaged ripgrep 15)')
+if 'PROBE_SUBAGENTS=1' in env: overlay.append('delegation mounted as EX/cordis.yml composes it (subagent service, in-process spawn and fork, tool-subagent-control and list-agents, report, subagent continuable and subagent_fork waiting, maxDepth ' + next((kv.split('=')[1] for kv in env.split() if kv.startswith('PROBE_MAX_DEPTH=')), '1') + '; workflow-worker-thread with maxConcurrentAgents 1, tool-workflow); child scripts session.<n>.jsonl, bound by llm-replay to the children in the order they first call the model')
 if 'PROBE_TOOLS_MODE=both' in env: overlay.append('tools.mode both + dsh-code-runtime-worker-thread (upstream both-mode overlay)')
 if 'PROBE_TOOLS_MODE=code' in env: overlay.append('tools.mode code + dsh-code-runtime-worker-thread (upstream code-mode overlay)')
 inp = json.load(open(os.path.join(root, 'recordings', n, 'input.json')))

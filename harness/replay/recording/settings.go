@@ -55,6 +55,9 @@ type Settings struct {
 	SubagentMaxDepth *int `json:"subagentMaxDepth,omitempty"`
 	// AskUser composes ask_user_question.
 	AskUser bool `json:"askUser,omitempty"`
+	// WorkflowMaxConcurrentAgents caps the workflow's agents running at
+	// once (0: upstream's default, from the machine's cores).
+	WorkflowMaxConcurrentAgents int `json:"workflowMaxConcurrentAgents,omitempty"`
 	// Profile names the upstream overlay the scenario ran under, which
 	// decides the tools beyond the safety stack ([Profiles]); "" is the
 	// default profile.
@@ -155,6 +158,8 @@ var SettingKeys = []SettingKey{
 		"the delegation depth cap of subagent and subagent_fork"},
 	{"askUser", "true or false", "subagent-child-question-rejection: EX/child-question.cordis.snapshot.yml adds user-questions and tool-ask-user",
 		"composes ask_user_question (a root's question has no answerer here and is refused)"},
+	{"workflowMaxConcurrentAgents", "integer >= 0 (0: min(16, max(1, cores-2)))", "(ours) workflow-oracle-parallel: the oracle overlay's workflow-worker-thread maxConcurrentAgents 1",
+		"caps the workflow's agents running at once, so the order of their agent-start and agent-end events is the recording's on any machine"},
 	{"profile", "default, image, fs-search, pwsh, persistent-pwsh, lsp, pty, advanced or web", "read-image, fs-glob-sampling, pwsh-tool-turn, lsp-definition, pty-tools, cordis-inspect-jsdoc...: the scenario's EX/*.cordis.snapshot.yml overlay",
 		"composes the overlay's tools beyond the safety stack (and leaves out what a standalone overlay does not mount); a tool the recording calls adds its area too"},
 	{"prepare", "fs-search-tree or editing-cordis-skill", "fs-glob-sampling: prepareFsSearchWorkspace; skill-load: prepareEditingCordisSkillWorkspace",
@@ -218,6 +223,9 @@ func (s Settings) validate(name string, data []byte) error {
 	}
 	if s.SubagentFixture != "" && !slices.Contains(SubagentFixtures, s.SubagentFixture) {
 		return fail("subagentFixture", "want one of %s, got %q", strings.Join(SubagentFixtures, ", "), s.SubagentFixture)
+	}
+	if s.WorkflowMaxConcurrentAgents < 0 {
+		return fail("workflowMaxConcurrentAgents", "must be >= 0, got %d", s.WorkflowMaxConcurrentAgents)
 	}
 	if s.SubagentMaxDepth != nil && *s.SubagentMaxDepth < 0 {
 		return fail("subagentMaxDepth", "must be >= 0, got %d", *s.SubagentMaxDepth)
