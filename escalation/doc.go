@@ -20,7 +20,9 @@
 // [Approve] runs in order: a request for the current mode returns it with no
 // prompt; a mode not strictly wider is refused; no approval service, no agent
 // refuse; else the user is asked with the VERBATIM reason "escalate sandbox
-// to <mode>: <justification>" and only allowed-once returns the mode. [New]
+// to <mode>: <justification>", every answerer seeing the call in the
+// request's Escalation (tool, arguments, modes, justification; never
+// audited), and only allowed-once returns the mode. [New]
 // binds it to an approval service as an injectable [Func]. The granted mode
 // is returned to the one call that asked; nothing stores it.
 //

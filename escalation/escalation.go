@@ -2,6 +2,7 @@ package escalation
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -140,6 +141,9 @@ type Deps struct {
 	Agent *pipeline.Agent
 	// CallID and ToolName are audited with the request.
 	CallID, ToolName string
+	// Args are the call's arguments, shown to every answerer with the
+	// tool, the modes and the justification (never audited).
+	Args json.RawMessage
 }
 
 // Reason is the VERBATIM audited approval reason (justification untrimmed).
@@ -152,8 +156,9 @@ func Reason(mode sandbox.Mode, justification string) string {
 // current mode returns it (no approval, no error); a request not strictly
 // wider is refused without a prompt; no approval service, no agent refuse;
 // otherwise the user is asked with reason `escalate sandbox to <mode>:
-// <justification>` and only allowed-once returns the mode. Every refusal is a
-// model-facing error; nothing has run when one is returned.
+// <justification>`, every answerer seeing the call (tool, arguments, modes,
+// justification), and only allowed-once returns the mode. Every refusal is
+// a model-facing error; nothing has run when one is returned.
 func Approve(ctx context.Context, req Request, deps Deps) (sandbox.Mode, error) {
 	mode := req.Requested
 	if mode == req.Effective {
@@ -177,6 +182,7 @@ func Approve(ctx context.Context, req Request, deps Deps) (sandbox.Mode, error) 
 			En: "Allow this operation with " + string(mode) + " permissions: " + req.Justification,
 			Zh: "允许本次操作使用 " + string(mode) + " 权限：" + req.Justification,
 		},
+		Escalation: &pipeline.EscalationAsk{Tool: deps.ToolName, Args: deps.Args, Mode: string(mode), Standing: string(req.Effective), Justification: req.Justification},
 	})
 	if err != nil {
 		return "", err
@@ -208,7 +214,7 @@ func New(approver pipeline.Approver) Func {
 	return func(ctx context.Context, call *pipeline.Call, req Request) (sandbox.Mode, error) {
 		deps := Deps{Approver: approver}
 		if call != nil {
-			deps.Agent, deps.CallID, deps.ToolName = call.Agent(), call.CallID(), call.Name()
+			deps.Agent, deps.CallID, deps.ToolName, deps.Args = call.Agent(), call.CallID(), call.Name(), call.Args()
 			if ctx == nil {
 				ctx = call.Signal()
 			}

@@ -81,6 +81,8 @@ type Result struct {
 	// accept appends, a cancellation keeps them).
 	ContextMessages []ContextMessage `json:"contextMessages,omitempty"`
 	ConcludesTurn   bool             `json:"concludesTurn,omitempty"`
+	// Sandbox is the body's [Output.Sandbox], kept beside the value.
+	Sandbox json.RawMessage `json:"-"`
 }
 
 // ContextMessage is a user message a post-execute listener adds for the
@@ -215,6 +217,12 @@ type Output struct {
 	// step (run_code forwards its nested calls' here); a failing body keeps
 	// them by returning an error that implements [ContextCarrier].
 	ContextMessages []ContextMessage
+	// Sandbox is the sandbox facts of the run the body made (a
+	// sandbox.Facts as JSON: mode, backend, enforcement, what it cannot
+	// govern), for the session log and the caller, never for the model: the
+	// value keeps upstream's shape (a program may return it whole). Ours;
+	// bash and run_code set it for a confined run.
+	Sandbox json.RawMessage
 }
 
 // ContextCarrier is implemented by a tool error that keeps attributed

@@ -1,8 +1,10 @@
 package pipeline
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 )
 
@@ -146,8 +148,10 @@ func (o ApprovalOutcome) Valid() bool {
 	return false
 }
 
-// ApprovalRequest is one request to the approval service. It carries no tool
-// arguments.
+// ApprovalRequest is one request to the approval service. Every answerer,
+// down to the person asked, sees the call it is about: Call for an ask of
+// the pipeline, Escalation for a sandbox escalation. The approval service
+// logs neither (the audited events are upstream's).
 type ApprovalRequest struct {
 	// Agent is the requesting agent (required): its session log gets the audit events.
 	Agent *Agent
@@ -164,6 +168,49 @@ type ApprovalRequest struct {
 	// carry no arguments; this is our addition, for an auto reviewer that
 	// rates the call. The approval service never logs it.
 	Call *Call
+	// Escalation is what a sandbox escalation asks to approve: the call it
+	// widens and how (nil for other requests). Our addition, as Call: the
+	// reason alone names the mode and the justification, not the command.
+	Escalation *EscalationAsk
+}
+
+// EscalationAsk is the call a sandbox escalation widens, as the person who
+// approves it must see it.
+type EscalationAsk struct {
+	// Tool is the tool; Args the call's arguments as the model sent them
+	// (bash: its command, description, ...; a file tool: its path, ...).
+	Tool string
+	Args json.RawMessage
+	// Mode is the mode asked for; Standing the call's mode without it.
+	Mode, Standing string
+	// Justification is the model's sentence, untrimmed.
+	Justification string
+}
+
+// Subject renders what the request is about for the person asked, in one
+// line: the tool and its arguments, and for an escalation the modes and
+// the justification. Empty when the request names no call.
+func (r *ApprovalRequest) Subject() string {
+	switch {
+	case r.Escalation != nil:
+		e := r.Escalation
+		return fmt.Sprintf("%s %s, with sandbox %s instead of %s: %s", e.Tool, compactJSON(e.Args), e.Mode, e.Standing, e.Justification)
+	case r.Call != nil:
+		return r.Call.Name() + " " + compactJSON(r.Call.Args())
+	}
+	return ""
+}
+
+// compactJSON is raw without insignificant space ("{}" for none).
+func compactJSON(raw json.RawMessage) string {
+	var b bytes.Buffer
+	if len(raw) == 0 || json.Compact(&b, raw) != nil {
+		if len(raw) == 0 {
+			return "{}"
+		}
+		return string(raw)
+	}
+	return b.String()
 }
 
 // Approver is the approval service as the pipeline and escalation use it. ctx
@@ -182,6 +229,9 @@ func (r Result) Clone() Result {
 	}
 	if r.Meta != nil {
 		c.Meta = append(json.RawMessage(nil), r.Meta...)
+	}
+	if r.Sandbox != nil {
+		c.Sandbox = append(json.RawMessage(nil), r.Sandbox...)
 	}
 	if r.Content != nil {
 		c.Content = append([]Block(nil), r.Content...)

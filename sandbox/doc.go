@@ -49,9 +49,15 @@
 // workspace root, an empty argv, a workspace-write root redirected through a
 // temp-area symlink, a workspace-write root that makes confinement
 // meaningless: "/", a system tree, the home directory or above it, see
-// [MeaninglessRoot]). [Validate] is the one check of a call: every confiner
-// (the provider, package sandbox/inproc) makes it, and returns the policy it
-// granted, root canonicalised, in [ConfinedArgv.Policy]. [NewProvider] rejects bad configuration (a zero or infinite
+// [MeaninglessRoot]; a workspace-write root that holds a mount point or is,
+// through a bind mount, such a directory, see [MountedRoot]). [Validate] is
+// the one check of a call: every confiner (the provider, package
+// sandbox/inproc) makes it, and returns the policy it granted in
+// [ConfinedArgv.Policy]: the root canonicalised in one walk through
+// descriptors, and, under workspace-write, the device and inode of the
+// directory it reached ([Policy.WorkspaceID]), which the Landlock runner
+// (--rw-inode) and the in-process path pin their grant to.
+// [NewProvider] rejects bad configuration (a zero or infinite
 // probe timeout, inconsistent runnerCommand settings, a launcher or runner
 // path that is a directory, an unknown backend name) with upstream's
 // VERBATIM texts where they exist.
@@ -75,6 +81,9 @@
 //     network namespace, where they live).
 //   - every backend starts the command without the environment's secrets
 //     ([ScrubSecrets], applied by package sandbox/spawn).
+//   - under workspace-write bwrap binds the workspace's .git read-only
+//     ([HardenedBwrapArgs]); Landlock cannot, and its report says so
+//     ([HardenedUngoverned]: "git-dir" in Ungoverned).
 //
 // What a confinement keeps the command from is in [ConfinedArgv.Isolated]
 // (bwrap's PID namespace is listed even without Harden); the escape corpus
@@ -106,7 +115,8 @@
 //
 // # Imports
 //
-// sandbox imports nothing of this repository: not its subpackages (spawn,
+// sandbox imports nothing of this repository but the leaf sandbox/procfs
+// (the mount table Validate reads): not its other subpackages (spawn,
 // inproc, landlock import it), not harness/... (test tooling), not the
 // pipeline or the tools. The Landlock runner's probe lines it reads are its
 // own constants, checked against the runner's by a test.

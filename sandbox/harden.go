@@ -1,6 +1,9 @@
 package sandbox
 
-import "strings"
+import (
+	"path/filepath"
+	"strings"
+)
 
 // Isolation effects, the keys of [ConfinedArgv.Isolated].
 const (
@@ -11,6 +14,10 @@ const (
 	IsolatedAbstractUnix = "abstract-unix"
 	// IsolatedSecretEnv: the command starts without the environment's secrets.
 	IsolatedSecretEnv = "secret-env"
+	// IsolatedGitDir: the workspace's .git stays read-only under
+	// workspace-write (bwrap; Landlock admits it cannot, see
+	// [HardenedUngoverned]).
+	IsolatedGitDir = "git-dir"
 )
 
 // Isolation lists what a backend's confinement keeps the command from
@@ -22,7 +29,8 @@ func Isolation(backend string, harden bool) []string {
 	case backend == BackendBwrap:
 		out = append(out, IsolatedSignal+": the command runs in its own PID namespace, where the harness does not exist")
 		if harden {
-			out = append(out, IsolatedAbstractUnix+": landlock-run --scope inside bwrap (Landlock ABI 6)")
+			out = append(out, IsolatedAbstractUnix+": landlock-run --scope inside bwrap (Landlock ABI 6)",
+				IsolatedGitDir+": the workspace's .git is bound read-only under workspace-write (bwrap --ro-bind-try)")
 		}
 	case backend == BackendLandlock && harden:
 		out = append(out, IsolatedSignal+": Landlock scoping (ABI 6)", IsolatedAbstractUnix+": Landlock scoping (ABI 6)")
@@ -38,14 +46,34 @@ func Isolation(backend string, harden bool) []string {
 const scopeFlag = "--scope"
 
 // HardenedBwrapArgs is the hardened bwrap profile for p (without "bwrap" and
-// without the final "--"): [BwrapArgs], the runner bound read-only at its own
-// path (a launcher under /tmp would be hidden by the tmpfs), then "--" and
-// the runner with --scope and --rw / inside, which scopes the domain and
-// adds no file rule (bwrap's mounts govern files; --rw / grants every
-// right the runner grants anywhere). Pure.
+// without the final "--"): [BwrapArgs]; under workspace-write the
+// workspace's .git bound read-only over the writable workspace, when it
+// exists (--ro-bind-try: hooks and config there run unconfined at the next
+// git command, so Codex CLI protects them the same way); the runner bound
+// read-only at its own path (a launcher under /tmp would be hidden by the
+// tmpfs), then "--" and the runner with --scope and --rw / inside, which
+// scopes the domain and adds no file rule (bwrap's mounts govern files;
+// --rw / grants every right the runner grants anywhere). Pure.
 func HardenedBwrapArgs(p Policy, launcher string) []string {
-	args := append(BwrapArgs(p), "--ro-bind", launcher, launcher, "--", launcher, scopeFlag, "--rw", "/")
-	return args
+	args := BwrapArgs(p)
+	if p.Mode == WorkspaceWrite {
+		git := filepath.Join(p.WorkspaceRoot, ".git")
+		args = append(args, "--ro-bind-try", git, git)
+	}
+	return append(args, "--ro-bind", launcher, launcher, "--", launcher, scopeFlag, "--rw", "/")
+}
+
+// HardenedUngoverned is what the hardening asks of a backend in mode that
+// it admits it cannot do, each "<effect>: <why>", added to its Ungoverned
+// list: under workspace-write Landlock (the runner and the in-process path)
+// cannot keep the workspace's .git read-only, since a Landlock rule grants
+// everything beneath its directory and no rule takes a right away beneath
+// it. Pure.
+func HardenedUngoverned(backend string, mode Mode) []string {
+	if backend == BackendLandlock && mode == WorkspaceWrite {
+		return []string{IsolatedGitDir + ": the workspace's .git stays writable under workspace-write: a Landlock grant covers everything beneath the workspace, and no rule narrows it below (bwrap binds .git read-only)"}
+	}
+	return nil
 }
 
 // HardenedLandlockArgs is the hardened runner profile for p: --scope, then

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -37,5 +38,27 @@ func TestScrubSecrets(t *testing.T) {
 	}
 	if got := ScrubSecrets(nil); got == nil || len(got) != 0 {
 		t.Errorf("ScrubSecrets(nil) = %#v, want an empty, non-nil environment (nil would inherit everything)", got)
+	}
+}
+
+// TestHardenedGitDir: the hardened bwrap profile binds the workspace's
+// .git read-only under workspace-write only, and Landlock's hardened report
+// admits, under workspace-write only, that it cannot.
+func TestHardenedGitDir(t *testing.T) {
+	ww := HardenedBwrapArgs(Policy{Mode: WorkspaceWrite, WorkspaceRoot: "/ws"}, "/l/run")
+	ro := HardenedBwrapArgs(Policy{Mode: ReadOnly, WorkspaceRoot: "/ws"}, "/l/run")
+	bind := strings.Join([]string{"--bind", "/ws", "/ws", "--ro-bind-try", "/ws/.git", "/ws/.git", "--ro-bind", "/l/run"}, " ")
+	if !strings.Contains(strings.Join(ww, " "), bind) || strings.Contains(strings.Join(ro, " "), "--ro-bind-try") {
+		t.Errorf("hardened bwrap: ww %q, ro %q; want .git bound read-only after the workspace under workspace-write only", ww, ro)
+	}
+	for _, tc := range []struct {
+		backend string
+		mode    Mode
+		want    int
+	}{{BackendLandlock, WorkspaceWrite, 1}, {BackendLandlock, ReadOnly, 0}, {BackendBwrap, WorkspaceWrite, 0}} {
+		got := HardenedUngoverned(tc.backend, tc.mode)
+		if len(got) != tc.want || tc.want == 1 && !strings.HasPrefix(got[0], IsolatedGitDir+": ") {
+			t.Errorf("HardenedUngoverned(%s, %s) = %q, want %d git-dir entries", tc.backend, tc.mode, got, tc.want)
+		}
 	}
 }

@@ -86,21 +86,27 @@ func LandlockGrants(p Policy) (readOnly, readWrite []string) {
 	return readOnly, readWrite
 }
 
-// grantArgs renders grants as runner flags: every --ro pair first, then every
-// --rw pair, each in the given order.
-func grantArgs(readOnly, readWrite []string) []string {
+// LandlockArgs is the Landlock runner profile for p (without the program
+// and "--"): every --ro grant of [LandlockGrants] first, then every --rw
+// grant, each in order. A validated workspace-write policy pins its
+// workspace root: "--rw-inode <root> <dev>:<ino>" ([Policy.WorkspaceID]),
+// which the runner refuses to grant when the root, opened without following
+// a symlink, is another directory than the one [Validate] saw.
+func LandlockArgs(p Policy) []string {
+	readOnly, readWrite := LandlockGrants(p)
 	args := []string{}
 	for _, r := range readOnly {
 		args = append(args, "--ro", r)
 	}
 	for _, r := range readWrite {
+		if p.Mode == WorkspaceWrite && r == p.WorkspaceRoot && p.WorkspaceID != (FileID{}) {
+			args = append(args, "--rw-inode", r, p.WorkspaceID.String())
+			continue
+		}
 		args = append(args, "--rw", r)
 	}
 	return args
 }
-
-// LandlockArgs is the Landlock runner profile for p (without the program and "--").
-func LandlockArgs(p Policy) []string { return grantArgs(LandlockGrants(p)) }
 
 // seatbeltReadOnlyProfile is the VERBATIM read-only Seatbelt profile.
 const seatbeltReadOnlyProfile = `(version 1) (allow default) (deny file-write*) (allow file-write* (literal "/dev/null"))`

@@ -461,6 +461,9 @@ func (p *Provider) Confine(ctx context.Context, argv []string, policy Policy) (C
 	d, _ := DialectOf(backend)
 	out := ConfinedArgv{Backend: backend, Enforcement: enf, DenialSignatures: d.DenialSignatures, RunnerFailureRules: d.RunnerFailureRules, Ungoverned: d.Ungoverned,
 		Isolated: Isolation(backend, harden), ScrubSecrets: harden, Policy: policy}
+	if harden {
+		out.Ungoverned = append(out.Ungoverned, HardenedUngoverned(backend, policy.Mode)...)
+	}
 	switch {
 	case backend == BackendBwrap && harden:
 		// The runner nested inside bwrap fails like the runner.
@@ -491,10 +494,13 @@ func (p *Provider) Confine(ctx context.Context, argv []string, policy Policy) (C
 // danger-full-access, which never reaches a confiner, and for an unknown
 // mode); an absolute workspace root naming an existing directory; a
 // non-empty argv; under workspace-write, a root not reached through a
-// symlink inside /tmp or the temp dir ([RedirectingSymlink]), and a
-// canonical root that does not make confinement meaningless
-// ([MeaninglessRoot]: "/", a system tree, the home directory or above it).
-// Errors wrap [ErrBadInput].
+// symlink inside /tmp or the temp dir ([RedirectingSymlink]), a canonical
+// root that does not make confinement meaningless ([MeaninglessRoot]: "/",
+// a system tree, the home directory or above it), that opens without
+// following a symlink at any component (its device and inode are kept in
+// [Policy.WorkspaceID], which the Landlock backends pin), and that holds no
+// mount the grant would widen to ([MountedRoot]). Errors wrap
+// [ErrBadInput].
 func Validate(argv []string, policy Policy) (Policy, error) {
 	if policy.Mode == DangerFullAccess {
 		return Policy{}, fmt.Errorf("%w: mode danger-full-access never reaches a provider; the consumer runs the command unconfined", ErrBadInput)
@@ -516,16 +522,43 @@ func Validate(argv []string, policy Policy) (Policy, error) {
 	if len(argv) == 0 {
 		return Policy{}, fmt.Errorf("%w: confine needs a command: argv is empty", ErrBadInput)
 	}
-	if policy.Mode == WorkspaceWrite {
-		if link, bad := RedirectingSymlink(policy.WorkspaceRoot, tempAreas()); bad {
-			return Policy{}, fmt.Errorf("%w: workspace root %s passes through the symlink %s inside a temp area that confined commands can write; it may have been redirected by an earlier command, so it is not granted", ErrBadInput, policy.WorkspaceRoot, link)
-		}
+	if policy.Mode != WorkspaceWrite {
+		policy.WorkspaceRoot = canonicalPath(policy.WorkspaceRoot)
+		return policy, nil
 	}
-	policy.WorkspaceRoot = canonicalPath(policy.WorkspaceRoot)
-	if policy.Mode == WorkspaceWrite {
-		if why, bad := MeaninglessRoot(policy.WorkspaceRoot, homeDir()); bad {
-			return Policy{}, fmt.Errorf("%w: workspace root %s is not granted for workspace-write: %s; a confined command could write there as if unconfined. Use a project directory as the workspace", ErrBadInput, policy.WorkspaceRoot, why)
-		}
+	return validateWritableRoot(policy)
+}
+
+// validateWritableRoot is [Validate]'s part for a workspace-write root:
+// resolved in one walk through descriptors that refuses a symlink inside a
+// temp area ([RedirectingSymlink]'s rule) and yields the canonical path and
+// the device and inode of the directory it reached (kept in the policy for
+// the Landlock backends to pin), not meaningless ([MeaninglessRoot]), and
+// with no mount that widens the grant ([MountedRoot]).
+func validateWritableRoot(policy Policy) (Policy, error) {
+	root, id, err := resolveRoot(policy.WorkspaceRoot, tempAreas())
+	if link, bad := isRedirect(err); bad {
+		return Policy{}, fmt.Errorf("%w: workspace root %s passes through the symlink %s inside a temp area that confined commands can write; it may have been redirected by an earlier command, so it is not granted", ErrBadInput, policy.WorkspaceRoot, link)
+	}
+	if err != nil {
+		return Policy{}, fmt.Errorf("%w: workspace root %s cannot be resolved (%v): a command may have moved or swapped it since it was named, so it is not granted", ErrBadInput, policy.WorkspaceRoot, err)
+	}
+	policy.WorkspaceRoot, policy.WorkspaceID = root, id
+	home := homeDir()
+	if why, bad := MeaninglessRoot(root, home); bad {
+		return Policy{}, notGranted(root, why)
+	}
+	mounts, err := mountTable()
+	if err != nil {
+		return Policy{}, fmt.Errorf("%w: the mount table, which tells whether workspace root %s holds a mount the grant would widen to, cannot be read (%v); not granted", ErrBadInput, policy.WorkspaceRoot, err)
+	}
+	if why, bad := MountedRoot(policy.WorkspaceRoot, mounts, home); bad {
+		return Policy{}, notGranted(policy.WorkspaceRoot, why)
 	}
 	return policy, nil
+}
+
+// notGranted is the refusal of a workspace-write root, with why.
+func notGranted(root, why string) error {
+	return fmt.Errorf("%w: workspace root %s is not granted for workspace-write: %s; a confined command could write there as if unconfined. Use a project directory as the workspace", ErrBadInput, root, why)
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -148,7 +149,8 @@ func TestProviderChains(t *testing.T) {
 			want: ConfinedArgv{Argv: Wrap([]string{"bwrap"}, append(BwrapArgs(ro), "--ro-bind", "/l/landlock-run", "/l/landlock-run", "--", "/l/landlock-run", "--scope", "--rw", "/"), argv),
 				Backend: "bwrap", Enforcement: Full, DenialSignatures: []string{"read-only file system"},
 				RunnerFailureRules: []RunnerFailureRule{{FatalSignatures: []string{"bwrap: "}}, {AllowedExitCodes: []int{125}, FatalSignatures: []string{"landlock-run: "}, InformationalLines: []string{LandlockPartialNotice}}},
-				Isolated:           []string{pidNS, "abstract-unix: landlock-run --scope inside bwrap (Landlock ABI 6)", scrubbed}, ScrubSecrets: true},
+				Isolated: []string{pidNS, "abstract-unix: landlock-run --scope inside bwrap (Landlock ABI 6)",
+					"git-dir: the workspace's .git is bound read-only under workspace-write (bwrap --ro-bind-try)", scrubbed}, ScrubSecrets: true},
 			wantCalls: []string{"bwrap"}},
 		{name: "hardened landlock adds --scope and scrubs secrets",
 			cfg: func(l *probeLog) Config {
@@ -271,7 +273,12 @@ func TestConfineWorkspaceWriteCanonicalisesTheRoot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"/l/landlock-run", "--ro", "/", "--rw", "/dev/null", "--rw", "/tmp", "--rw", wantRoot, "--", "true"}
+	var st syscall.Stat_t
+	if err := syscall.Stat(real, &st); err != nil {
+		t.Fatal(err)
+	}
+	id := FileID{Dev: uint64(st.Dev), Ino: st.Ino}
+	want := []string{"/l/landlock-run", "--ro", "/", "--rw", "/dev/null", "--rw", "/tmp", "--rw-inode", wantRoot, id.String(), "--", "true"}
 	if d := cmp.Diff(want, got.Argv); d != "" {
 		t.Errorf("argv (-want +got):\n%s", d)
 	}
@@ -454,12 +461,26 @@ func TestMeaninglessRoot(t *testing.T) {
 		{root: "/etc", home: "/home/u", want: "it is the system tree /etc, which the system or other users run or trust"},
 		{root: "/etc/", home: "/home/u", want: "it is the system tree /etc, which the system or other users run or trust"},
 		{root: "/usr", want: "it is the system tree /usr, which the system or other users run or trust"},
-		{root: "/usr/bin", want: "it is the system tree /usr/bin, which the system or other users run or trust"},
-		{root: "/usr/local/bin", want: "it is the system tree /usr/local/bin, which the system or other users run or trust"},
+		{root: "/usr/bin", want: "it lies in the system tree /usr, which the system or other users run or trust"},
+		{root: "/usr/local/bin", want: "it lies in the system tree /usr, which the system or other users run or trust"},
 		{root: "/var", want: "it is the system tree /var, which the system or other users run or trust"},
 		{root: "/var/lib", want: "it is the system tree /var/lib, which the system or other users run or trust"},
+		{root: "/opt", want: "it is the system tree /opt, which the system or other users run or trust"},
+		{root: "/home", home: "/home/u", want: "it is the system tree /home, which the system or other users run or trust"},
 		{root: "/lib64", want: "it is the system tree /lib64, which the system or other users run or trust"},
 		{root: "/boot", want: "it is the system tree /boot, which the system or other users run or trust"},
+		{root: "/etc/cron.d", want: "it lies in the system tree /etc, which the system or other users run or trust"},
+		{root: "/etc/profile.d", want: "it lies in the system tree /etc, which the system or other users run or trust"},
+		{root: "/etc/sudoers.d", want: "it lies in the system tree /etc, which the system or other users run or trust"},
+		{root: "/var/spool", want: "it is the system tree /var/spool, which the system or other users run or trust"},
+		{root: "/var/spool/cron", want: "it lies in the system tree /var/spool, which the system or other users run or trust"},
+		{root: "/var/spool/cron/crontabs", want: "it lies in the system tree /var/spool, which the system or other users run or trust"},
+		{root: "/usr/local/src/app", want: "it lies in the system tree /usr, which the system or other users run or trust"},
+		{root: "/boot/efi", want: "it lies in the system tree /boot, which the system or other users run or trust"},
+		{root: "/proc/self/cwd", want: "it lies in the system tree /proc, which the system or other users run or trust"},
+		{root: "/sys/fs/cgroup", want: "it lies in the system tree /sys, which the system or other users run or trust"},
+		{root: "/dev/shm", want: "it lies in the system tree /dev, which the system or other users run or trust"},
+		{root: "/sbin/x", want: "it lies in the system tree /sbin, which the system or other users run or trust"},
 		{root: "/dev", want: "it is the system tree /dev, which the system or other users run or trust"},
 		{root: "/proc", want: "it is the system tree /proc, which the system or other users run or trust"},
 		{root: "/sys", want: "it is the system tree /sys, which the system or other users run or trust"},
@@ -467,15 +488,21 @@ func TestMeaninglessRoot(t *testing.T) {
 		{root: "/home/u", home: "/home/u", want: "it is the home directory, whose start-up files and configuration the next login or tool run executes unconfined"},
 		{root: "/data", home: "/data/users/u", want: "it holds the home directory /data/users/u, whose start-up files and configuration the next login or tool run executes unconfined"},
 		{root: "/home/u/proj", home: "/home/u"},
-		{root: "/home/u-evil", home: "/home/u"},        // a sibling sharing the home's name as a prefix
-		{root: "/home/u", home: "/home/uu"},            // a home sharing the root's name as a prefix is not beneath it
-		{root: "/etc-backup", home: "/home/u"},         // not /etc
-		{root: "/usr/local/src/app", home: "/home/u"},  // a project beneath a system tree
-		{root: "/srv/site", home: "/home/u"},           // likewise
-		{root: "/var/tmp/ws", home: "/home/u"},         // the scratch area the tests use
-		{root: "/tmp", home: "/home/u"},                // the shared temp area is already writable
-		{root: "/tmp", home: "/"},                      // a home of / (daemons) names no home
-		{root: "/data/users/v", home: "/data/users/u"}, // a neighbour of the home, not above it
+		{root: "/home/u-evil", home: "/home/u"},          // a sibling sharing the home's name as a prefix
+		{root: "/home/u", home: "/home/uu"},              // a home sharing the root's name as a prefix is not beneath it
+		{root: "/etc-backup", home: "/home/u"},           // not /etc
+		{root: "/etcfoo/x", home: "/home/u"},             // nor beneath it: the boundary is a path component
+		{root: "/usrlocal", home: "/home/u"},             // not /usr
+		{root: "/var/spooler", home: "/home/u"},          // not /var/spool
+		{root: "/device", home: "/home/u"},               // not /dev
+		{root: "/srv/site", home: "/home/u"},             // a project beneath a system tree's root
+		{root: "/opt/tool", home: "/home/u"},             // likewise
+		{root: "/var/www/site", home: "/home/u"},         // likewise
+		{root: "/var/lib/ci/workspace", home: "/home/u"}, // a CI workspace beneath the state directory
+		{root: "/var/tmp/ws", home: "/home/u"},           // the scratch area the tests use
+		{root: "/tmp", home: "/home/u"},                  // the shared temp area is already writable
+		{root: "/tmp", home: "/"},                        // a home of / (daemons) names no home
+		{root: "/data/users/v", home: "/data/users/u"},   // a neighbour of the home, not above it
 	}
 	for _, tc := range tests {
 		t.Run(tc.root+" home="+tc.home, func(t *testing.T) {

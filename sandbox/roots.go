@@ -62,12 +62,8 @@ func tempAreas() []string {
 // not be granted (the next call would follow it out of the workspace).
 func RedirectingSymlink(p string, areas []string) (link string, ok bool) {
 	for a := filepath.Clean(p); ; {
-		if fi, err := os.Lstat(a); err == nil && fi.Mode()&os.ModeSymlink != 0 {
-			for _, r := range areas {
-				if strings.HasPrefix(a, strings.TrimSuffix(r, "/")+"/") {
-					return a, true
-				}
-			}
+		if fi, err := os.Lstat(a); err == nil && fi.Mode()&os.ModeSymlink != 0 && inArea(a, areas) {
+			return a, true
 		}
 		parent := filepath.Dir(a)
 		if parent == a {
@@ -77,18 +73,34 @@ func RedirectingSymlink(p string, areas []string) (link string, ok bool) {
 	}
 }
 
-// systemTrees are directories no workspace-write root may be: the roots of
-// the system's trees (FHS), and the directories of programs and libraries
-// beneath /usr and /var whose contents other users and the system run or
-// trust. A grant of one of them lets a "confined" command rewrite what the
-// system (or the next login) runs unconfined. Subdirectories that are
-// someone's project (/usr/local/src/app, /srv/site, /opt/tool) stay allowed.
+// inArea reports whether path lies strictly inside one of areas.
+func inArea(path string, areas []string) bool {
+	for _, r := range areas {
+		if strings.HasPrefix(path, strings.TrimSuffix(r, "/")+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// systemTreesBelow are trees no workspace-write root may be or lie in: the
+// system's configuration (/etc, with cron.d, profile.d and sudoers.d), its
+// programs and libraries (/usr and the top-level program and library
+// directories), the boot files, the spool that cron and mail run from, and
+// the kernel's pseudo-filesystems (/proc, /sys, /dev). A grant anywhere in
+// one lets a "confined" command rewrite what the system, another user or
+// the next login runs unconfined.
+var systemTreesBelow = []string{
+	"/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/libx32", "/proc", "/sbin", "/sys", "/usr",
+	"/var/spool",
+}
+
+// systemTrees are directories no workspace-write root may be, though a
+// project may lie beneath them (/srv/site, /opt/tool, /var/www/site,
+// /home/u/proj): the roots of the other system trees (FHS) and the state
+// directories beneath /var, which hold every service's data.
 var systemTrees = []string{
-	"/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib32", "/lib64", "/libx32", "/media", "/mnt",
-	"/opt", "/proc", "/root", "/run", "/sbin", "/srv", "/sys", "/usr", "/var",
-	"/usr/bin", "/usr/lib", "/usr/lib32", "/usr/lib64", "/usr/libexec", "/usr/libx32", "/usr/local",
-	"/usr/local/bin", "/usr/local/lib", "/usr/local/sbin", "/usr/sbin", "/usr/share",
-	"/var/cache", "/var/lib", "/var/log", "/var/spool",
+	"/home", "/media", "/mnt", "/opt", "/root", "/run", "/srv", "/var", "/var/cache", "/var/lib", "/var/log",
 }
 
 // MeaninglessRoot says why a workspace-write root (canonical, absolute)
@@ -96,8 +108,11 @@ var systemTrees = []string{
 // upstream's (upstream grants any root). The rule, in order:
 //
 //   - "/" is the whole filesystem;
-//   - a directory of [systemTrees] (the roots of system trees, and the
-//     program and library directories beneath /usr and /var);
+//   - a directory in or beneath one of [systemTreesBelow] (/etc, /usr,
+//     /boot, /var/spool, /proc, /sys, /dev, /bin, /sbin, /lib*), by path
+//     component: /etc/cron.d is refused, /etc-backup is not;
+//   - a directory of [systemTrees] itself (/home, /opt, /srv, /var, /var/lib,
+//     ...), not what lies beneath it;
 //   - the user's home directory home (canonical; "" or "/" for none) or any
 //     directory above it: shell start-up files, ~/.ssh/authorized_keys, and
 //     every tool's configuration live there, and the next login or tool run
@@ -109,6 +124,14 @@ func MeaninglessRoot(root, home string) (why string, ok bool) {
 	root = filepath.Clean(root)
 	if root == "/" {
 		return "it is the whole filesystem", true
+	}
+	for _, s := range systemTreesBelow {
+		if root == s {
+			return "it is the system tree " + s + ", which the system or other users run or trust", true
+		}
+		if beneath(root, s) {
+			return "it lies in the system tree " + s + ", which the system or other users run or trust", true
+		}
 	}
 	for _, s := range systemTrees {
 		if root == s {

@@ -1,8 +1,10 @@
 package sandbox
 
 import (
+	"encoding/json"
 	"fmt"
 	"os/exec"
+	"strconv"
 )
 
 // --8<-- [start:modes]
@@ -60,6 +62,19 @@ type Policy struct {
 	WorkspaceRoot string `json:"workspaceRoot"`
 	// SessionID is opaque; empty for agentless calls.
 	SessionID string `json:"sessionId,omitempty"`
+	// WorkspaceID is the device and inode of the workspace root that
+	// [Validate] opened (without following a symlink) for workspace-write;
+	// zero before validation. The Landlock runner (--rw-inode) and package
+	// sandbox/inproc refuse a root that opens as another directory. Ours.
+	WorkspaceID FileID `json:"-"`
+}
+
+// FileID names a file by device and inode number, as fstat reports them.
+type FileID struct{ Dev, Ino uint64 }
+
+// String renders the id as the runner's --rw-inode operand, "<dev>:<ino>".
+func (id FileID) String() string {
+	return strconv.FormatUint(id.Dev, 10) + ":" + strconv.FormatUint(id.Ino, 10)
 }
 
 // RunnerFailureRule is evidence that a runner failed before executing the
@@ -131,6 +146,48 @@ type Report struct {
 	// RunnerFailed reports that the runner failed before running the
 	// command; it takes precedence over Denied.
 	RunnerFailed bool
+}
+
+// Facts is a [Report] as a tool reports it beside its value
+// (pipeline.Output.Sandbox) and the session log repeats it: upstream's
+// {mode, denied, enforcement?, runnerFailed?}, then ours: the backend that
+// ran and what it admits it cannot govern, so an admitted gap reaches the
+// caller and the log, not only the Go API.
+type Facts struct {
+	Mode         Mode        `json:"mode"`
+	Denied       bool        `json:"denied"`
+	Enforcement  Enforcement `json:"enforcement,omitempty"`
+	RunnerFailed bool        `json:"runnerFailed,omitempty"`
+	Backend      string      `json:"backend,omitempty"`
+	Ungoverned   []string    `json:"ungoverned,omitempty"`
+}
+
+// Facts returns the report's facts; nil for a nil report.
+func (r *Report) Facts() *Facts {
+	if r == nil {
+		return nil
+	}
+	return &Facts{Mode: r.Mode, Denied: r.Denied, Enforcement: r.Enforcement, RunnerFailed: r.RunnerFailed,
+		Backend: r.Backend, Ungoverned: append([]string(nil), r.Ungoverned...)}
+}
+
+// JSON is the facts as JSON (nil for nil facts), for pipeline.Output.Sandbox.
+func (f *Facts) JSON() json.RawMessage {
+	if f == nil {
+		return nil
+	}
+	b, _ := json.Marshal(f)
+	return b
+}
+
+// FactsOf parses facts reported as JSON ([Facts.JSON]); nil for none or for
+// anything that is not facts.
+func FactsOf(raw json.RawMessage) *Facts {
+	var f Facts
+	if len(raw) == 0 || json.Unmarshal(raw, &f) != nil || f.Mode == "" {
+		return nil
+	}
+	return &f
 }
 
 // ErrorCode is the code of [UnavailableError].

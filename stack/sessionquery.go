@@ -4,11 +4,16 @@ import "github.com/dshsim/dshsim/tools/sessionquery"
 
 // addSessionQuery composes session_event_read and session_event_search over
 // the session log when the deployment mounts them (upstream's session-query
-// overlay, Config.SessionQuery); their results are ordinary text results,
-// so the spill policy bounds them.
+// overlay, Config.SessionQuery), over the stored sessions of this workspace
+// too (Config.SessionStore); their results are ordinary text results, so
+// the spill policy bounds them.
 func (s *Stack) addSessionQuery() error {
 	if !s.cfg.SessionQuery {
 		return nil
 	}
-	return s.register(sessionquery.Tools(sessionquery.Config{})...)
+	var cfg sessionquery.Config
+	if s.cfg.SessionStore != "" {
+		cfg.Sessions = sessionquery.Store(s.cfg.SessionStore)
+	}
+	return s.register(sessionquery.Tools(cfg)...)
 }

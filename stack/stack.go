@@ -100,6 +100,11 @@ type Config struct {
 	BashPromoteOnTimeout *bool
 	// SessionQuery composes session_event_read and session_event_search.
 	SessionQuery bool
+	// SessionStore is the directory of the deployment's session logs
+	// (*.jsonl, every workspace's): the session-query tools may name another
+	// session stored there whose header cwd is this session's workspace;
+	// "" lets them read only this session.
+	SessionStore string
 	// Subagents composes delegation: the subagent tools, the runtime of
 	// children (in-process spawn and fork, one-shot and continuable) and
 	// the workflow tool (nil: none; [DefaultSubagents] is upstream's

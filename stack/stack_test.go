@@ -119,6 +119,46 @@ func TestRejectedEscalationRunsNothing(t *testing.T) {
 	}
 }
 
+// TestEscalationAnswererSeesTheCall: the approval request of an escalation
+// carries the call to the answerer (the person asked): the tool, its
+// arguments (bash's command, write's path and content), the mode asked for,
+// the standing mode and the justification, and Subject says it in a line.
+// Upstream's request names only the mode and the justification.
+func TestEscalationAnswererSeesTheCall(t *testing.T) {
+	var seen []pipeline.ApprovalRequest
+	s, ws, _ := newStack(t, sandbox.WorkspaceWrite, stack.ApprovalAsk, func(_ context.Context, req pipeline.ApprovalRequest) (pipeline.ApprovalOutcome, error) {
+		seen = append(seen, req)
+		return pipeline.Rejected, nil
+	})
+	outside := filepath.Join(sandboxtest.TempDir(t, "dsh-stack-test-"), "outside.txt")
+	esc := map[string]any{"sandbox_permissions": "danger-full-access", "justification": "the user asked for it"}
+	bash(t, s, "c1", "echo hi > "+outside, esc)
+	raw, _ := json.Marshal(map[string]any{"file_path": outside, "content": "x", "sandbox_permissions": "danger-full-access", "justification": "the user asked for it"})
+	s.Execute(context.Background(), "c2", "write", raw)
+	if len(seen) != 2 {
+		t.Fatalf("asked %d times, want 2 (bash, write)", len(seen))
+	}
+	for i, want := range []struct{ tool, arg, value string }{{"bash", "command", "echo hi > " + outside}, {"write", "file_path", outside}} {
+		e := seen[i].Escalation
+		if e == nil {
+			t.Fatalf("%s: the request carries no call (reason %q)", want.tool, seen[i].Reason)
+		}
+		var args map[string]any
+		if err := json.Unmarshal(e.Args, &args); err != nil || args[want.arg] != want.value {
+			t.Errorf("%s: arguments %s (%v), want %s %q", want.tool, e.Args, err, want.arg, want.value)
+		}
+		if e.Tool != want.tool || e.Mode != "danger-full-access" || e.Standing != "workspace-write" || e.Justification != "the user asked for it" {
+			t.Errorf("%s: %+v", want.tool, *e)
+		}
+		if sub := seen[i].Subject(); !strings.Contains(sub, want.tool+" {") || !strings.Contains(sub, outside) || !strings.HasSuffix(sub, "with sandbox danger-full-access instead of workspace-write: the user asked for it") {
+			t.Errorf("%s: Subject %q", want.tool, sub)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(ws, "outside.txt")); err == nil {
+		t.Error("a rejected call wrote")
+	}
+}
+
 func TestNewFailsClosed(t *testing.T) {
 	log := sessiontest.New(t, "x", "/tmp")
 	tests := []struct {

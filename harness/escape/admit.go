@@ -40,7 +40,10 @@ type Report struct {
 // backend's report, and why. A metadata change is admitted only when the
 // backend's own Ungoverned list names that effect; an isolation effect is
 // admitted unless the backend's Isolated list claims it (then getting
-// through is a broken claim). notice says whether the runner's
+// through is a broken claim); a write beneath the workspace's .git (class
+// git, run with the hardening) is admitted only by an Ungoverned entry
+// "git-dir"; a change after the call returned (class late) is never
+// admitted. notice says whether the runner's
 // partial-enforcement notice was on stderr for that run. Pure.
 func Admit(c Class, effect string, m sandbox.Mode, r Report, notice bool) (bool, string) {
 	partial := r.Enforcement == sandbox.Partial
@@ -53,17 +56,30 @@ func Admit(c Class, effect string, m sandbox.Mode, r Report, notice bool) (bool,
 		}
 	case ClassTemp:
 		if m == sandbox.WorkspaceWrite && r.TempArea == TempHost {
-			return true, "the host /tmp is this backend's temp area under workspace-write (spec §8.5)"
+			return true, "the host /tmp is this backend's temp area under workspace-write (package sandbox, Profiles)"
 		}
 	case ClassDevice:
-		return true, "devices are not promised by any mode (spec §1.1)"
+		return true, "devices are not promised by any mode (package sandbox, Modes and promises)"
 	case ClassIsolation:
 		for _, u := range r.Isolated {
 			if effect != "" && strings.HasPrefix(u, effect+":") {
 				return false, fmt.Sprintf("NOT ADMITTED: the backend claims to isolate it: %q", u)
 			}
 		}
-		return true, "no mode promises to keep a command from the harness (spec §1.1); the opt-in hardening (sandbox.Config.Harden) does"
+		return true, "no mode promises to keep a command from the harness (package sandbox, Modes and promises); the opt-in hardening (sandbox.Config.Harden) does"
+	case ClassGit:
+		for _, u := range r.Isolated {
+			if strings.HasPrefix(u, sandbox.IsolatedGitDir+":") {
+				return false, fmt.Sprintf("NOT ADMITTED: the backend claims to keep it read-only: %q", u)
+			}
+		}
+		for _, u := range r.Ungoverned {
+			if strings.HasPrefix(u, sandbox.IsolatedGitDir+":") {
+				return true, fmt.Sprintf("the backend lists it as ungoverned: %q", u)
+			}
+		}
+	case ClassLate:
+		return false, "NOT ADMITTED: nothing a call starts may outlive it (package sandbox/spawn, Nothing outlives its call)"
 	case ClassInode:
 		return true, "writing a workspace name is permitted; its inode was linked outside before the call"
 	case ClassTruncate:

@@ -3,6 +3,7 @@ package escape
 import (
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -22,6 +23,9 @@ type Backend struct {
 	Confiner spawn.Confiner
 	// Report is what the backend reported about itself.
 	Report Report
+	// Modes are the modes it runs in; nil is [Modes] (the unconfined
+	// backend runs in danger-full-access only).
+	Modes []sandbox.Mode
 	// close releases what the backend holds (the in-process launcher).
 	close func()
 }
@@ -87,7 +91,8 @@ func NewBackends(ctx context.Context, env Env, names []string) ([]Backend, error
 // probing the runner, as on a host without bwrap); landlock-inproc is the
 // in-process launcher; landlock@abiN is the real provider with the runner
 // capped at ABI N (--abi-cap N); a "+harden" suffix turns on the opt-in
-// hardening.
+// hardening; unconfined ([Unconfined]) confines nothing and runs in
+// danger-full-access.
 func NewBackend(ctx context.Context, env Env, name string) (Backend, error) {
 	base, harden := strings.CutSuffix(name, HardenSuffix)
 	var b Backend
@@ -104,6 +109,8 @@ func NewBackend(ctx context.Context, env Env, name string) (Backend, error) {
 		b.Report.Probe = probeLine(ctx, env.Runner)
 	case base == inproc.Backend:
 		b, err = inProcessBackend(ctx, name, env, harden)
+	case name == Unconfined:
+		b = Backend{Name: Unconfined, Modes: []sandbox.Mode{sandbox.DangerFullAccess}, Report: Report{TempArea: "none (nothing is confined)"}}
 	case strings.HasPrefix(base, sandbox.BackendLandlock+"@abi") && !harden:
 		n, aerr := strconv.Atoi(strings.TrimPrefix(base, sandbox.BackendLandlock+"@abi"))
 		if aerr != nil || n < 1 {
@@ -111,7 +118,7 @@ func NewBackend(ctx context.Context, env Env, name string) (Backend, error) {
 		}
 		b, err = landlockCapped(ctx, env, n)
 	default:
-		return Backend{}, fmt.Errorf("unknown backend %q (want bwrap, landlock, %s or landlock@abiN, optionally with %s)", name, inproc.Backend, HardenSuffix)
+		return Backend{}, fmt.Errorf("unknown backend %q (want bwrap, landlock, %s or landlock@abiN, optionally with %s, or %s)", name, inproc.Backend, HardenSuffix, Unconfined)
 	}
 	if err != nil {
 		return Backend{}, fmt.Errorf("%s: %w", name, err)
@@ -120,9 +127,15 @@ func NewBackend(ctx context.Context, env Env, name string) (Backend, error) {
 }
 
 // reportOf is what a confiner says about itself when it confines a first
-// command (selection is lazy: that also selects and probes the backend).
+// command under workspace-write, the mode whose report says the most
+// (selection is lazy: that also selects and probes the backend).
 func reportOf(ctx context.Context, c spawn.Confiner, probeWS string) (Report, sandbox.ConfinedArgv, error) {
-	first, err := c.Confine(ctx, []string{"true"}, sandbox.Policy{Mode: sandbox.ReadOnly, WorkspaceRoot: probeWS})
+	ws, err := os.MkdirTemp(probeWS, "probe-ws-") // a project directory: probeWS may be the identity's home
+	if err != nil {
+		return Report{}, sandbox.ConfinedArgv{}, err
+	}
+	defer os.Remove(ws)
+	first, err := c.Confine(ctx, []string{"true"}, sandbox.Policy{Mode: sandbox.WorkspaceWrite, WorkspaceRoot: ws})
 	if err != nil {
 		return Report{}, first, err
 	}

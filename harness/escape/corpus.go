@@ -45,10 +45,21 @@ const (
 	// mode promises it (package sandbox, Modes and promises), the opt-in
 	// hardening does.
 	ClassIsolation Class = "isolation"
+	// ClassLate is a change made after the call returned, by a process the
+	// call left behind: nothing a call starts may outlive it, an escalated
+	// (danger-full-access) call's grant included. Besides the confined
+	// columns, these attempts run unconfined in the table of what changed
+	// after the call (see [Unconfined]).
+	ClassLate Class = "late"
+	// ClassGit is a write beneath the workspace's .git (hooks and config
+	// the next git command runs unconfined): workspace-write allows it; the
+	// opt-in hardening keeps .git read-only where the backend can, so these
+	// attempts run in the hardening table only.
+	ClassGit Class = "git"
 )
 
 var classes = map[Class]bool{ClassPath: true, ClassTruncate: true, ClassIoctl: true, ClassMetadata: true,
-	ClassDevice: true, ClassInode: true, ClassTemp: true, ClassIsolation: true}
+	ClassDevice: true, ClassInode: true, ClassTemp: true, ClassIsolation: true, ClassLate: true, ClassGit: true}
 
 // effects are the operations a metadata or isolation attempt names (header
 // "# effect:"), the keys a backend's Ungoverned or Isolated list names them by.
@@ -71,11 +82,13 @@ const (
 	NeedSignal       = "signal"        // $HARNESS_PID: the harness, which traps SIGUSR1 and records it
 	NeedSocket       = "socket"        // $HARNESS_SOCKET: an abstract unix socket the harness listens on (name without the @)
 	NeedSecret       = "secret"        // $DSHSIM_ESCAPE_API_KEY: a secret in the command's environment, which the harness looks for in the output
+	NeedGitDir       = "git-dir"       // $WS/.git: a repository's directory (config, hooks/), which the snapshots cover even under workspace-write
+	NeedRacer        = "racer"         // $SWAP_WS: a workspace in /tmp, $SWAP_TARGET: an outside directory; while the command runs, the harness starts new calls (same backend and mode, workspace $SWAP_WS) writing $SWAP_TARGET/x
 )
 
 var needs = map[string]bool{NeedRoot: true, NeedPrelink: true, NeedHolder: true, NeedCloexecFD: true,
 	NeedLeakedFD: true, NeedTmpWorkspace: true, NeedShm: true, NeedLoopdev: true, NeedSibling: true,
-	NeedSignal: true, NeedSocket: true, NeedSecret: true}
+	NeedSignal: true, NeedSocket: true, NeedSecret: true, NeedRacer: true, NeedGitDir: true}
 
 // Attempt is one escape attempt: a shell script run as `bash -c` inside the
 // sandbox with WS, OUT, TARGET and PROBE in its environment, or (a .ts file)

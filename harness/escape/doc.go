@@ -13,10 +13,10 @@
 // the header:
 //
 //	# attack: what it tries (required)
-//	# class: path | truncate | ioctl | metadata | device | inode | temp | isolation
+//	# class: path | truncate | ioctl | metadata | device | inode | temp | isolation | late | git
 //	# effect: chmod | chown | utimes | setxattr | chattr   (class metadata)
 //	#         signal | abstract-unix | secret-env          (class isolation)
-//	# needs: root prelink holder cloexec-fd leaked-fd tmp-workspace shm loopdev sibling signal socket secret
+//	# needs: root prelink holder cloexec-fd leaked-fd tmp-workspace shm loopdev sibling signal socket secret racer git-dir
 //	# capability: CAP_MKNOD   (what it needs root for; exactly with "needs: root")
 //	# settle: 1500ms   (wait before checking, for attempts that leave a child)
 //
@@ -39,6 +39,15 @@
 // descriptor without close-on-exec, the harness's SIGUSR1 trap) or global (a
 // loop device) runs alone ([Attempt.Exclusive]).
 //
+// Class late is a change after the call returned, made by a process the
+// call left behind; class git is a write beneath the workspace's .git,
+// which workspace-write allows and the opt-in hardening keeps read-only
+// where the backend can (these run in the hardening table only). The racer
+// fixture gives the attempt $SWAP_WS, another call's workspace in /tmp, and
+// $SWAP_TARGET, an outside directory, and starts new calls with that
+// workspace writing $SWAP_TARGET/x while the attempt runs
+// (workspace-swap-race swaps the workspace for a link to it).
+//
 // # Checking
 //
 // Every run gets a fresh run directory under a base outside /tmp (bwrap
@@ -54,8 +63,16 @@
 // holder process, a sibling sandbox, loop devices, descriptors, the
 // harness's socket) are stopped before the second snapshot. The harness also
 // records what reached it: a SIGUSR1 it trapped, a connection to its
-// abstract socket, its secret in the command's output. No change is
-// [Blocked]; a change is [GotThrough].
+// abstract socket, its secret in the command's output, and any process the
+// command started still running once the call returned (every process of
+// the attempt inherits a run token in its environment, found through
+// /proc: nothing a call starts may outlive it; the process is killed). No
+// change is [Blocked]; a change is [GotThrough].
+//
+// The late attempts also run unconfined ([Unconfined]), in
+// danger-full-access as an escalated call runs them: the snapshots are then
+// taken after the call returned, so only what changed once the call was
+// over counts (during the call the command may write anywhere).
 //
 // # Admission
 //
@@ -67,8 +84,11 @@
 // isolation effect is admitted (no mode promises it) unless the backend's
 // Isolated list (sandbox.ConfinedArgv.Isolated) claims it; the host /tmp is
 // Landlock's temp area under workspace-write; devices are not promised by
-// any mode (package sandbox, Modes and promises); an inode linked outside before the call
-// is outside path confinement. Anything else is NOT ADMITTED and fails
+// any mode (package sandbox, Modes and promises); an inode linked outside
+// before the call is outside path confinement; a write beneath .git under the hardening
+// only by the backend's Ungoverned entry "git-dir"; a late change never.
+// The admission reads the run's own report when it has one (its mode's
+// Ungoverned list). Anything else is NOT ADMITTED and fails
 // TestCorpusNoUnadmittedEscape.
 //
 // # Backends and identities
@@ -78,7 +98,8 @@
 // the runner, as on a host without bwrap), landlock-inproc the in-process
 // launcher (package sandbox/inproc), landlock@abiN the real provider with
 // the runner capped at ABI N (sandbox.Config.LandlockABICap, --abi-cap N),
-// and a "+harden" suffix turns the opt-in hardening on. Run by
+// a "+harden" suffix turns the opt-in hardening on, and unconfined
+// ([Unconfined]) confines nothing and runs in danger-full-access. Run by
 // root, the corpus runs as root in this process and, at the same time, as
 // uid 65534 in an agent process of that uid ([RunAs], [AgentMain]: the test
 // binary run again), so the unprivileged user's commands have an
@@ -88,7 +109,8 @@
 // # Golden files
 //
 // snapshots/escape.txt (attempt × backend/mode per identity, then the
-// isolation attempts with the hardening on) and snapshots/escape-abi.txt
+// late attempts unconfined, then the isolation and .git attempts with the
+// hardening on) and snapshots/escape-abi.txt
 // (the corpus under ABI caps 1..5, as the unprivileged user); DSHSIM_UPDATE=1
 // rewrites them (as root). Each identity's rows are a section
 // ([SectionPrefix]); a run that is not root compares the golden without the

@@ -166,11 +166,23 @@ var corpus struct {
 	text []byte
 }
 
-// isolationAttempts are the attempts the hardening table runs.
+// isolationAttempts are the attempts the hardening table runs: the
+// isolation ones and the writes beneath .git.
 func isolationAttempts(all []escape.Attempt) []escape.Attempt {
 	var out []escape.Attempt
 	for _, a := range all {
-		if a.Class == escape.ClassIsolation {
+		if a.Class == escape.ClassIsolation || a.Class == escape.ClassGit {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// withoutClass is all but the attempts of class c.
+func withoutClass(all []escape.Attempt, c escape.Class) []escape.Attempt {
+	var out []escape.Attempt
+	for _, a := range all {
+		if a.Class != c {
 			out = append(out, a)
 		}
 	}
@@ -178,9 +190,10 @@ func isolationAttempts(all []escape.Attempt) []escape.Attempt {
 }
 
 // runCorpus runs the whole corpus under bwrap, the Landlock runner and the
-// in-process path (through the real sandbox and spawn), then the isolation
-// attempts with and without the opt-in hardening, as every identity, in
-// both modes.
+// in-process path (through the real sandbox and spawn), then the late
+// attempts unconfined (danger-full-access: what changed after the call),
+// then the isolation attempts with the opt-in hardening, as every
+// identity, in both modes.
 func runCorpus(t *testing.T) ([]escape.Result, []byte) {
 	t.Helper()
 	e := setup(t)
@@ -191,16 +204,21 @@ func runCorpus(t *testing.T) ([]escape.Result, []byte) {
 			return
 		}
 		ids := escape.Identities()
-		backends, rs := runTable(t, e, attempts, escape.MainBackends)
-		corpus.text = escape.Table("escape corpus (go test ./harness/escape -run TestCorpus; DSHSIM_UPDATE=1 updates)", attempts, backends, ids, rs)
+		main := withoutClass(attempts, escape.ClassGit) // workspace-write allows them without the hardening
+		backends, rs := runTable(t, e, main, escape.MainBackends)
+		corpus.text = escape.Table("escape corpus (go test ./harness/escape -run TestCorpus; DSHSIM_UPDATE=1 updates)", main, backends, ids, rs)
 		corpus.rs = rs
+		late := escape.LateAttempts(attempts)
+		lb, lrs := runTable(t, e, late, escape.LateBackends)
+		corpus.text = append(append(corpus.text, '\n'), escape.Table("after the call: the late attempts unconfined, in danger-full-access as an escalated call runs them; only what changed after the call returned counts (confined: their rows in the first table)", late, lb, ids, lrs)...)
+		corpus.rs = append(corpus.rs, lrs...)
 		if e.KernelABI < 6 {
 			corpus.text = append(corpus.text, fmt.Sprintf("\nopt-in hardening: not run (needs Landlock ABI 6, this kernel has %d)\n", e.KernelABI)...)
 			return
 		}
 		iso := isolationAttempts(attempts)
 		hb, hrs := runTable(t, e, iso, escape.HardeningBackends)
-		corpus.text = append(append(corpus.text, '\n'), escape.Table("opt-in hardening (sandbox.Config.Harden, inproc Options.Harden; off by default): the isolation attempts with it (without it: their rows in the table above)", iso, hb, ids, hrs)...)
+		corpus.text = append(append(corpus.text, '\n'), escape.Table("opt-in hardening (sandbox.Config.Harden, inproc Options.Harden; off by default): the isolation attempts with it (without it: their rows in the first table) and the writes beneath the workspace's .git, which workspace-write allows without it", iso, hb, ids, hrs)...)
 		corpus.rs = append(corpus.rs, hrs...)
 	})
 	if corpus.err != "" {
@@ -259,7 +277,7 @@ func TestCorpusUnderCappedABI(t *testing.T) {
 	// programs run in the main table only
 	var attempts []escape.Attempt
 	for _, a := range all {
-		if a.Class != escape.ClassIsolation && !a.Program {
+		if a.Class != escape.ClassIsolation && a.Class != escape.ClassGit && !a.Program {
 			attempts = append(attempts, a)
 		}
 	}
@@ -316,6 +334,33 @@ func TestCorpusEveryBackendBlocksThePlainWrite(t *testing.T) {
 	}
 	if n != len(escape.MainBackends)*len(escape.Identities())*len(escape.Modes) {
 		t.Fatalf("plain-write ran %d times, want every backend, identity and mode", n)
+	}
+}
+
+// TestCorpusNothingOutlivesItsCall: the workspace swap race, the leftover
+// processes and the late writes ran under every column (the late ones
+// unconfined too, as an escalated call) and every identity, and were
+// blocked: no redirected grant, no process left running once the call
+// returned, no write after it.
+func TestCorpusNothingOutlivesItsCall(t *testing.T) {
+	t.Parallel()
+	rs, _ := runCorpus(t)
+	ran := map[string]int{}
+	for _, r := range rs {
+		switch r.Attempt {
+		case "workspace-swap-race", "leftover-processes", "late-write", "detached-daemon":
+			ran[r.Attempt]++
+			if r.Outcome != escape.Blocked {
+				t.Errorf("%s under %s/%s/%s: %s %s %v", r.Attempt, r.Backend, r.Identity, r.Mode, r.Outcome, r.Why, r.Changes)
+			}
+		}
+	}
+	confined := len(escape.MainBackends) * len(escape.Identities()) * len(escape.Modes)
+	want := map[string]int{"workspace-swap-race": confined, "leftover-processes": confined + len(escape.Identities()), "late-write": confined + len(escape.Identities()), "detached-daemon": confined + len(escape.Identities())}
+	for a, n := range want {
+		if ran[a] != n {
+			t.Errorf("%s ran %d times, want %d (every confined column and identity, and unconfined for a late one)", a, ran[a], n)
+		}
 	}
 }
 

@@ -103,11 +103,14 @@ type Result struct {
 	// Admitted is set for GotThrough: the backend's report admits it.
 	Admitted bool
 	// Notice says the runner's partial-enforcement line was on stderr.
-	Notice  bool
-	Exit    int
-	Stdout  string
-	Stderr  string
-	Changes []Change
+	Notice bool
+	// Ungoverned is what the run's own report admits it cannot govern
+	// (sandbox.Report.Ungoverned); nil when the run had no report.
+	Ungoverned []string
+	Exit       int
+	Stdout     string
+	Stderr     string
+	Changes    []Change
 }
 
 // MkBase makes a scratch base directory under the scratch root
@@ -197,6 +200,9 @@ type attemptRun struct {
 	b                    Backend
 	m                    sandbox.Mode
 	dir, ws, out, target string
+	// token marks the environment of every process the command starts
+	// ([attemptRun.leftovers]).
+	token string
 	// env is the command's environment; roots the trees the snapshots cover.
 	env   []string
 	roots map[string]string
@@ -218,9 +224,9 @@ func newAttemptRun(cfg Config, a Attempt, b Backend, m sandbox.Mode) (*attemptRu
 		return nil, err
 	}
 	r := &attemptRun{cfg: cfg, a: a, b: b, m: m, dir: dir, ws: filepath.Join(dir, "ws"), out: filepath.Join(dir, "out")}
-	r.target = filepath.Join(r.out, "target")
+	r.target, r.token = filepath.Join(r.out, "target"), newToken()
 	r.env = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "LANG=C", "HOME=" + r.ws,
-		"WS=" + r.ws, "OUT=" + r.out, "TARGET=" + r.target, "PROBE=" + cfg.Probe}
+		"WS=" + r.ws, "OUT=" + r.out, "TARGET=" + r.target, "PROBE=" + cfg.Probe, runEnv + "=" + r.token}
 	r.roots = map[string]string{"run": dir}
 	if err := os.Chmod(dir, 0o755); err != nil {
 		removeRun(dir)
@@ -243,6 +249,9 @@ func (r *attemptRun) observe(ctx context.Context, res *Result) error {
 			}
 		}
 	}
+	if r.m == sandbox.DangerFullAccess {
+		return r.observeAfter(ctx, res)
+	}
 	var skip []string
 	if r.m == sandbox.WorkspaceWrite {
 		skip = []string{"run/ws"}
@@ -254,8 +263,9 @@ func (r *attemptRun) observe(ctx context.Context, res *Result) error {
 	if err := r.runCommand(ctx, res); err != nil {
 		return err
 	}
+	left := r.leftovers()
 	time.Sleep(r.a.Settle)
-	seen := r.harnessChanges(res)
+	seen := append(r.harnessChanges(res), left...)
 	r.stopFixtures()
 	after, err := Take(r.roots, skip)
 	if err != nil {
@@ -283,6 +293,9 @@ func (r *attemptRun) runCommand(ctx context.Context, res *Result) error {
 		sres, err = spawn.Run(ctx, spawn.Request{Argv: []string{"bash", "-c", a.Script}, Policy: sandbox.Policy{Mode: m, WorkspaceRoot: r.ws},
 			Confiner: b.Confiner, Dir: r.ws, Env: r.env, Timeout: timeout, Grace: time.Second, OutputDir: cfg.Base})
 		res.Exit, res.Stdout, res.Stderr = sres.ExitCode, sres.Stdout.Text, sres.Stderr.Text
+		if sres.Sandbox != nil {
+			res.Ungoverned = sres.Sandbox.Ungoverned
+		}
 	}
 	var ue *sandbox.UnavailableError
 	switch {
@@ -351,7 +364,11 @@ func judge(a Attempt, b Backend, m sandbox.Mode, res *Result) {
 		return
 	}
 	res.Outcome = GotThrough
-	res.Admitted, res.Why = Admit(a.Class, a.Effect, m, b.Report, res.Notice)
+	rep := b.Report
+	if res.Ungoverned != nil {
+		rep.Ungoverned = res.Ungoverned // the run's own admission, for its mode
+	}
+	res.Admitted, res.Why = Admit(a.Class, a.Effect, m, rep, res.Notice)
 }
 
 // stopFixtures stops the running fixtures, the last set up first.
@@ -387,6 +404,8 @@ var fixtures = []struct {
 	{NeedSignal, (*attemptRun).signal},
 	{NeedSocket, (*attemptRun).socket},
 	{NeedSecret, (*attemptRun).addSecret},
+	{NeedRacer, (*attemptRun).racer},
+	{NeedGitDir, (*attemptRun).gitDir},
 }
 
 // prelink makes $WS/prelinked, a hard link of $TARGET.

@@ -3,6 +3,7 @@ package escape
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -13,8 +14,11 @@ import (
 var Modes = []sandbox.Mode{sandbox.ReadOnly, sandbox.WorkspaceWrite}
 
 func short(m sandbox.Mode) string {
-	if m == sandbox.ReadOnly {
+	switch m {
+	case sandbox.ReadOnly:
 		return "ro"
+	case sandbox.DangerFullAccess:
+		return "dfa"
 	}
 	return "ww"
 }
@@ -32,7 +36,7 @@ func RunAll(ctx context.Context, cfg Config, attempts []Attempt, backends []Back
 	}
 	var tasks []task
 	for _, b := range backends {
-		for _, m := range Modes {
+		for _, m := range modesOf(b) {
 			for _, a := range attempts {
 				tasks = append(tasks, task{len(tasks), a, b, m})
 			}
@@ -180,10 +184,10 @@ type table struct {
 const cellW = 8
 
 // groupW is the width of a backend's columns: its modes, or its name.
-func groupW(be Backend) int { return max(cellW*len(Modes), len(be.Name)+1) }
+func groupW(be Backend) int { return max(cellW*len(modesOf(be)), len(be.Name)+1) }
 
 // groupPad pads a backend's mode cells to its group's width.
-func groupPad(be Backend) string { return strings.Repeat(" ", groupW(be)-cellW*len(Modes)) }
+func groupPad(be Backend) string { return strings.Repeat(" ", groupW(be)-cellW*len(modesOf(be))) }
 
 // intro writes the title and what the table's cells and columns mean.
 func (t *table) intro(title string) {
@@ -193,7 +197,11 @@ func (t *table) intro(title string) {
 	b.WriteString("the host checks the outside paths for existence, kind, content, mode, owner, mtime, inode flags and extended attributes\n")
 	b.WriteString("(names and values, every namespace the identity can list: user, and trusted and security for root), and what the harness saw\n")
 	b.WriteString("cells: blocked | GOT = got through (see the footnote: admitted by the report, or NOT ADMITTED) | n/a | runner-failed\n")
-	b.WriteString("columns: backend/mode; ro = read-only (any write counts, inside the workspace too), ww = workspace-write\n")
+	b.WriteString("columns: backend/mode; ro = read-only (any write counts, inside the workspace too), ww = workspace-write")
+	if slices.ContainsFunc(t.backends, func(be Backend) bool { return be.Name == Unconfined }) {
+		b.WriteString(",\n  dfa = danger-full-access, unconfined (an escalated call): only what changed after the call returned counts")
+	}
+	b.WriteString("\n")
 	b.WriteString("n/a: attempts marked \"needs: root\" run only as root (the attacks list names the capability each needs).\n\nbackend reports:\n")
 }
 
@@ -248,7 +256,7 @@ func (t *table) section(id Identity) {
 	fmt.Fprintf(b, "%-*s  %-9s", t.nameW, "", "")
 	for _, be := range t.backends {
 		b.WriteString(" ")
-		for _, m := range Modes {
+		for _, m := range modesOf(be) {
 			fmt.Fprintf(b, "%-*s", cellW, short(m))
 		}
 		b.WriteString(groupPad(be))
@@ -259,7 +267,7 @@ func (t *table) section(id Identity) {
 		fmt.Fprintf(b, "%-*s  %-9s", t.nameW, a.Name, a.Class)
 		for _, be := range t.backends {
 			b.WriteString(" ")
-			for _, m := range Modes {
+			for _, m := range modesOf(be) {
 				c, note := t.cell(a, be, id, m)
 				if note != "" {
 					notes = append(notes, note)

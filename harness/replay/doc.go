@@ -92,21 +92,32 @@
 //     present it must equal the fresh projection, so a change of the
 //     projection or normalisation rules shows up in review.
 //
-// # A private /tmp per replay
+// # A recording is contained
 //
-// Every [Replay] runs in a child process with a /tmp of its own (package
-// isolate: new mount and PID namespaces, entered through a user namespace
-// when the caller lacks CAP_SYS_ADMIN). Upstream's fixed paths therefore exist
-// once per run: the spill root /tmp/dsh-acp-snap-<sha256(name)[:9]> (its
-// length sets the spill preview budget, and one model script names it) and
-// the /tmp files a recording's commands use (/tmp/dsh-escalated.txt). The
-// workspace is /tmp/acp-snap-cwd-XXXXXX, spelled like upstream's. Concurrent
+// A recording is code and untrusted input: its hooks, bash calls and
+// run_code programs run, it states its own mode and policy, approves its
+// own escalations and names its own runner, and all of that is honoured
+// inside a containment. Every [Replay] runs in a contained child process
+// (package isolate): the host's filesystem read-only, nosuid and nodev; a
+// /tmp of its own, a tmpfs bounded by Options.TmpSize; its own /dev, /proc
+// and network namespace (loopback only); all locked by a user namespace of
+// its own, in which root's replay is the host's nobody. Upstream's fixed
+// paths therefore exist once per run: the spill root
+// /tmp/dsh-acp-snap-<sha256(name)[:9]> (its length sets the spill preview
+// budget, and one model script names it) and the /tmp files a recording's
+// commands use (/tmp/dsh-escalated.txt). The workspace is
+// /tmp/acp-snap-cwd-XXXXXX, spelled like upstream's, seeded from
+// workspace/ streaming under Options.Seed (recording.CopySeed). Concurrent
 // replays of one recording, by one user or several, never meet, and nothing
-// is left in the host's /tmp: the tmpfs and every process in the namespace go
-// with the child. A recording or runner that lies under the host's /tmp (a
-// test's temporary copy) is bind-mounted read-only at the same path. Where
-// the namespaces cannot be created, [CheckIsolation] says why and no replay
-// runs. The parent only writes the kept log (Options.LogDir).
+// is left in the host's /tmp: the tmpfs and every process in the namespace
+// go with the child. A recording or runner that lies under the host's /tmp
+// (a test's temporary copy) is bound read-only at the same path. The parent
+// only writes the kept log (Options.LogDir).
+//
+// Where no contained child can be made, [CheckIsolation] says why and no
+// replay runs, unless Options.Trusted: the recording is then replayed in
+// this process, on the host, with a note saying so ([TrustedNote]), and the
+// spill root it made in the host's /tmp is removed.
 //
 // # Running many
 //

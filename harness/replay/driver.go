@@ -4,9 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/dshsim/dshsim/pipeline"
-	"github.com/dshsim/dshsim/pipeline/session"
-	"github.com/dshsim/dshsim/stack"
 	"os"
 	"path/filepath"
 	"sync"
@@ -14,6 +11,9 @@ import (
 
 	"github.com/dshsim/dshsim/harness/replay/acpwire"
 	"github.com/dshsim/dshsim/harness/replay/recording"
+	"github.com/dshsim/dshsim/pipeline"
+	"github.com/dshsim/dshsim/pipeline/session"
+	"github.com/dshsim/dshsim/stack"
 )
 
 // errUserCancel is the cause of a prompt the user cancelled (promptAndCancel).

@@ -7,6 +7,7 @@ import (
 	"sort"
 
 	"github.com/dshsim/dshsim/pipeline"
+	"github.com/dshsim/dshsim/sandbox"
 )
 
 // The data of the events our driver writes, in upstream's key order: the
@@ -159,6 +160,10 @@ type toolResultData struct {
 	Message toolResultMessage   `json:"message"`
 	Error   *pipeline.ErrorInfo `json:"error,omitempty"`
 	Meta    json.RawMessage     `json:"meta,omitempty"`
+	// Sandbox is the sandbox facts of the call's run (bash's, run_code's:
+	// pipeline.Result.Sandbox): the backend that ran and what it cannot
+	// govern. Ours; the projection does not compare it.
+	Sandbox *sandbox.Facts `json:"sandbox,omitempty"`
 }
 
 // keyOrder is upstream's key order of model chunks and usage objects.

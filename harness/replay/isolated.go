@@ -44,18 +44,21 @@ type response struct {
 	Run      *runFacts
 }
 
-// CheckIsolation reports whether replays can get a private /tmp here; the
-// error is the one reason none can run (see package isolate).
+// CheckIsolation reports whether replays can be contained here; the error
+// is the one reason none can run unless the recordings are trusted (see
+// package isolate).
 func CheckIsolation() error {
 	if err := isolate.Available(); err != nil {
-		return fmt.Errorf("%w; without a private /tmp, replays would share upstream's fixed paths (/tmp/dsh-acp-snap-<hash>) with every other run and user, so none is started", err)
+		return fmt.Errorf("%w; a recording runs its own hooks and commands, which uncontained would write the host and share upstream's fixed paths (/tmp/dsh-acp-snap-<hash>) with every other run, so none is replayed (-trusted replays recordings you trust uncontained)", err)
 	}
 	return nil
 }
 
 // Replay replays the recording in dir through the real stack and compares
-// it. The replay runs in a child process with a private /tmp (package
-// isolate); Replay itself writes nothing but the kept log (Options.LogDir).
+// it. The replay runs in a contained child process (package isolate: the
+// host read-only, a private bounded /tmp, no network); Replay itself writes
+// nothing but the kept log (Options.LogDir). Where no contained child can be
+// made, it fails, unless Options.Trusted: then it replays here, on the host.
 func Replay(ctx context.Context, dir string, opt Options) *Result {
 	res, _ := replayIsolated(ctx, dir, opt)
 	return res
@@ -72,7 +75,10 @@ func replayIsolated(ctx context.Context, dir string, opt Options) (*Result, *res
 		return res
 	}
 	if err := CheckIsolation(); err != nil {
-		return fail(err), nil
+		if !opt.Trusted {
+			return fail(err), nil
+		}
+		return replayTrusted(ctx, dir, opt, start)
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -96,7 +102,7 @@ func replayIsolated(ctx context.Context, dir string, opt Options) (*Result, *res
 		// were built into a directory under /tmp.
 		share = append(share, def)
 	}
-	out, err := isolate.Run(ctx, isolatedName, req, isolate.Options{Stderr: opt.Stderr, Share: share})
+	out, err := isolate.Run(ctx, isolatedName, req, isolate.Options{Stderr: opt.Stderr, Share: share, TmpSize: opt.TmpSize})
 	if err != nil {
 		return fail(fmt.Errorf("isolated replay: %w", err)), nil
 	}
@@ -106,18 +112,54 @@ func replayIsolated(ctx context.Context, dir string, opt Options) (*Result, *res
 	}
 	*res = *resp.Result
 	res.Dir, res.Expected, res.Got = dir, resp.Expected, resp.Got
-	if opt.LogDir != "" && resp.Log != nil {
-		// The directory, never its parents (a mistyped path must not grow
-		// a tree); replays running at once may make it together.
-		if err := os.Mkdir(opt.LogDir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
-			return fail(err), nil
-		}
-		res.LogPath = filepath.Join(opt.LogDir, res.Name+".session.jsonl")
-		if err := os.WriteFile(res.LogPath, resp.Log, 0o644); err != nil {
-			return fail(err), nil
-		}
+	if err := keepLog(opt, res, resp.Log); err != nil {
+		return fail(err), nil
 	}
 	return res, &resp
+}
+
+// keepLog writes our log to Options.LogDir when asked.
+func keepLog(opt Options, res *Result, log []byte) error {
+	if opt.LogDir == "" || log == nil {
+		return nil
+	}
+	// The directory, never its parents (a mistyped path must not grow a
+	// tree); replays running at once may make it together.
+	if err := os.Mkdir(opt.LogDir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	res.LogPath = filepath.Join(opt.LogDir, res.Name+".session.jsonl")
+	return os.WriteFile(res.LogPath, log, 0o644)
+}
+
+// TrustedNote is the note of a replay that ran uncontained.
+const TrustedNote = "replayed uncontained (-trusted): its hooks and commands ran on the host, with the host's /tmp and network"
+
+// replayTrusted replays the recording in dir in this process, on the host:
+// what its hooks and commands do happens here. The spill root, a fixed path
+// in the host's /tmp, is removed afterwards unless it was there before.
+func replayTrusted(ctx context.Context, dir string, opt Options, start time.Time) (*Result, *response) {
+	spillRoot := SpillRoot(filepath.Base(filepath.Clean(dir)))
+	var leave []string
+	for _, p := range []string{spillRoot, spillRoot + ".lock"} {
+		if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
+			leave = append(leave, p)
+		}
+	}
+	res, log := replayHere(ctx, dir, opt)
+	for _, p := range leave {
+		os.RemoveAll(p)
+	}
+	res.Notes = append(res.Notes, TrustedNote)
+	res.Duration = time.Since(start)
+	if err := keepLog(opt, res, log); err != nil {
+		res.Verdict, res.Error = Failed, err.Error()
+		return res, nil
+	}
+	if res.Verdict == Failed {
+		return res, nil
+	}
+	return res, &response{Result: res, Expected: res.Expected, Got: res.Got, Log: log, Run: res.run}
 }
 
 // fileExists reports whether path names an existing file (not a directory).

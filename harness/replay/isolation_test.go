@@ -92,7 +92,26 @@ func TestAsAnotherUser(t *testing.T) {
 		t.Fatalf("as root: %s\n%s", r.Summary(), r.Detail())
 	}
 	asuser.RunTests(t, asuser.Run{
-		Tests:       []string{"TestTranscriptsMatch", "TestOurRecordingsMatch", "TestModelWaitsForBackgroundJobs", "TestConcurrentReplaysOfOneRecording", "TestNothingLeftInTmp", "TestWorkspaceWriteRecordingsUnderLandlock"},
+		Tests:       []string{"TestTranscriptsMatch", "TestOurRecordingsMatch", "TestModelWaitsForBackgroundJobs", "TestConcurrentReplaysOfOneRecording", "TestNothingLeftInTmp", "TestWorkspaceWriteRecordingsUnderLandlock", "TestHostileRecordingLeavesNothingOnTheHost"},
 		Executables: map[string]string{sandboxtest.RunnerEnv: sandboxtest.Runner(t)},
 	})
+}
+
+// TestTmpSizeBoundsTheReplay: Options.TmpSize is the size of the replay's
+// /tmp: a seed larger than it cannot be copied in, and the error says why.
+func TestTmpSizeBoundsTheReplay(t *testing.T) {
+	isolate.Require(t)
+	dir := filepath.Join(t.TempDir(), "hook-cc-pretool-deny")
+	if err := recording.CopyTree(filepath.Join(root, "transcripts", "hook-cc-pretool-deny"), dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "workspace", "pad.bin"), make([]byte, 1<<20), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := replay.Replay(context.Background(), dir, replay.Options{TmpSize: 1 << 20}); r.Verdict != replay.Failed || !strings.Contains(r.Error, "no space left on device") {
+		t.Errorf("a 1 MiB seed in a 1 MiB /tmp: %s", r.Summary())
+	}
+	if r := replay.Replay(context.Background(), dir, replay.Options{TmpSize: 4 << 20}); r.Verdict != replay.Match {
+		t.Errorf("in a 4 MiB /tmp: %s, want a match (nothing reads pad.bin)", r.Summary())
+	}
 }

@@ -87,12 +87,13 @@ type recordResponse struct {
 // dir (input.json and optionally workspace/) and writes the session as a
 // recording in upstream's layout at out: input.json (with the answers given
 // at the terminal), workspace/, session.jsonl, stdout.expected.jsonl and
-// projection.expected.json. The session runs in an isolated child with a
-// private /tmp, as a replay does; the recording is written to a temporary
-// directory beside out and renamed into place only when complete, so a
-// failed model call, a dropped or malformed stream, a rejected key or an
-// interruption leaves nothing behind. out must not exist. The key is read
-// from opt.KeyEnv now and never written.
+// projection.expected.json. The session runs in a contained child as a
+// replay does (the host read-only, a private /tmp), except that the child
+// keeps the host's network to reach the model; the recording is written to
+// a temporary directory beside out and renamed into place only when
+// complete, so a failed model call, a dropped or malformed stream, a
+// rejected key or an interruption leaves nothing behind. out must not
+// exist. The key is read from opt.KeyEnv now and never written.
 func Record(ctx context.Context, dir, out string, opt RecordOptions) error {
 	in, err := recording.LoadInput(dir)
 	if err != nil {
@@ -130,7 +131,9 @@ func Record(ctx context.Context, dir, out string, opt RecordOptions) error {
 	if opt.LauncherPath != "" {
 		share = append(share, opt.LauncherPath)
 	}
-	raw, err := isolate.Run(ctx, recordName, req, isolate.Options{Stderr: opt.Stderr, Share: share, Unset: []string{opt.keyEnv()}})
+	// The live model is reached from the child: it keeps the host's network
+	// (the rest of the containment stays).
+	raw, err := isolate.Run(ctx, recordName, req, isolate.Options{Stderr: opt.Stderr, Share: share, Unset: []string{opt.keyEnv()}, HostNetwork: true})
 	if ctx.Err() != nil {
 		return fmt.Errorf("interrupted (%v): the session was stopped, nothing written", context.Cause(ctx))
 	}
@@ -425,10 +428,14 @@ func askAtTerminal(ctx context.Context, req pipeline.ApprovalRequest) (recording
 	return askOn(ctx, tty, tty, req)
 }
 
-// askOn asks on w and reads the answer from r: y or yes allows once,
-// anything else rejects.
+// askOn asks on w, showing the call (pipeline.ApprovalRequest.Subject), and
+// reads the answer from r: y or yes allows once, anything else rejects.
 func askOn(_ context.Context, r io.Reader, w io.Writer, req pipeline.ApprovalRequest) (recording.Answer, error) {
-	fmt.Fprintf(w, "dsh-record: the model's %s call %s asks for approval: %s\n  allow once? [y/N] ", req.ToolName, req.CallID, req.Reason)
+	fmt.Fprintf(w, "dsh-record: the model's %s call %s asks for approval: %s\n", req.ToolName, req.CallID, req.Reason)
+	if sub := req.Subject(); sub != "" {
+		fmt.Fprintf(w, "  the call: %s\n", sub)
+	}
+	fmt.Fprint(w, "  allow once? [y/N] ")
 	line, err := bufio.NewReader(r).ReadString('\n')
 	if err != nil && line == "" {
 		return recording.Answer{}, fmt.Errorf("no answer to the approval of %s call %s: %v", req.ToolName, req.CallID, err)

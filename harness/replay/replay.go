@@ -66,6 +66,15 @@ type Options struct {
 	// StrictHooks fails closed where upstream's hooks fail open (a hook
 	// config that cannot be loaded, a hook that cannot run).
 	StrictHooks bool `json:",omitempty"`
+	// TmpSize bounds the replay's private /tmp in bytes (0:
+	// isolate.DefaultTmpSize).
+	TmpSize int64 `json:",omitempty"`
+	// Seed bounds the workspace seed (zero fields: the defaults).
+	Seed recording.SeedBounds
+	// Trusted replays on the host, uncontained, where no contained child
+	// can be made (without it such a replay fails); where one can, the
+	// replay is contained all the same.
+	Trusted bool `json:",omitempty"`
 	// Stderr receives what the isolated replay writes to its stdout and
 	// stderr (nil: os.Stderr); never part of a report.
 	Stderr io.Writer `json:"-"`
@@ -267,7 +276,7 @@ func replay(ctx context.Context, dir string, opt Options, res *Result) ([]byte, 
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	sc, err := newScratch(p.rec)
+	sc, err := newScratch(p.rec, opt.Seed)
 	if err != nil {
 		return nil, err
 	}
@@ -378,18 +387,18 @@ type scratch struct {
 	log                 *session.Log
 }
 
-// newScratch makes the workspace, seeded from the recording's, and opens a
-// fresh session log; on failure it leaves nothing behind.
-func newScratch(rec *recording.Recording) (*scratch, error) {
+// newScratch makes the workspace, seeded from the recording's under bounds,
+// and opens a fresh session log; on failure it leaves nothing behind.
+func newScratch(rec *recording.Recording, bounds recording.SeedBounds) (*scratch, error) {
 	ws, err := outfile.Mkdtemp("/tmp", "acp-snap-cwd-")
 	if err != nil {
 		return nil, err
 	}
 	sc := &scratch{ws: ws, sessionID: newUUID()}
 	if rec.Workspace != "" {
-		if err := recording.CopyTree(rec.Workspace, ws); err != nil {
+		if err := recording.CopySeed(rec.Workspace, ws, bounds); err != nil {
 			sc.remove()
-			return nil, fmt.Errorf("seed workspace from %s: %w", rec.Workspace, err)
+			return nil, fmt.Errorf("seed workspace: %w", err)
 		}
 	}
 	if sc.logDir, err = outfile.Mkdtemp("/tmp", "acp-snap-sessions-"); err != nil {
@@ -510,7 +519,8 @@ func (p *prepared) stackConfig(sc *scratch, opt Options) (stack.Config, []string
 		MaxConcurrentJobsPerOwner: valueOr0(set.MaxConcurrentJobsPerOwner),
 		BashPromoteOnTimeout:      &promote,
 		SessionQuery:              set.SessionQuery,
-		HooksDir:                  sc.ws, // the launch cwd: workspace/hooks.json and codex-hooks.json load from it
+		SessionStore:              sc.logDir, // the replay's sessions: its own
+		HooksDir:                  sc.ws,     // the launch cwd: workspace/hooks.json and codex-hooks.json load from it
 		HooksStrict:               opt.StrictHooks,
 		ToolsMode:                 p.toolsMode,
 	}
@@ -583,7 +593,7 @@ func (p *prepared) review(ctx context.Context, timeout time.Duration, run *sessi
 	res.Notes = append(res.Notes, wire.Note(recording.StdoutFile))
 	if sandbox.Mode(p.pol.Mode).Confined() {
 		if backend, enf := st.Backend(); backend != "" {
-			res.Notes = append(res.Notes, fmt.Sprintf("bash calls under %s run in the %s sandbox backend (%s enforcement)", p.pol.Mode, backend, enf))
+			res.Notes = append(res.Notes, backendNote(p.pol.Mode, backend, enf))
 		} else {
 			res.Notes = append(res.Notes, "no sandbox backend is usable here: confined bash calls fail closed (SANDBOX_UNAVAILABLE)")
 		}
@@ -762,4 +772,21 @@ func compareSchemasOf(file string, schemas *recording.ToolSchemas, defs []pipeli
 		notes = append(notes, fmt.Sprintf("%s: %d later header change(s) not compared (the stack's tool set never changes during a session)", file, n))
 	}
 	return flags, notes
+}
+
+// backendNote names the sandbox backend confined bash calls ran in, its
+// enforcement, and what it admits it cannot govern (its Ungoverned list,
+// by effect): the backend's own admission, which the report repeats.
+func backendNote(mode, backend string, enf sandbox.Enforcement) string {
+	note := fmt.Sprintf("bash calls under %s run in the %s sandbox backend (%s enforcement)", mode, backend, enf)
+	d, _ := sandbox.DialectOf(backend)
+	var effects []string
+	for _, u := range d.Ungoverned {
+		effect, _, _ := strings.Cut(u, ":")
+		effects = append(effects, effect)
+	}
+	if len(effects) > 0 {
+		note += "; it cannot govern " + strings.Join(effects, ", ") + " (its own admission: those changes go through outside the workspace, as far as the command's credentials allow)"
+	}
+	return note
 }

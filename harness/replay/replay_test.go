@@ -19,6 +19,7 @@ import (
 	"github.com/dshsim/dshsim/harness/replay/isolate"
 	"github.com/dshsim/dshsim/harness/replay/recording"
 	"github.com/dshsim/dshsim/pipeline/session"
+	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/sandbox/sandboxtest"
 	"github.com/dshsim/dshsim/tools/code/sdk"
 )
@@ -335,10 +336,63 @@ func TestWorkspaceWriteRecordingsUnderLandlock(t *testing.T) {
 		if r.Verdict != replay.Match {
 			t.Errorf("%s\n%s", r.Summary(), r.Detail())
 		}
-		if !strings.Contains(strings.Join(r.Notes, "\n"), "in the landlock sandbox backend") {
-			t.Errorf("%s: notes %q do not name the landlock backend", r.Name, r.Notes)
+		if !strings.Contains(strings.Join(r.Notes, "\n"), "in the landlock sandbox backend (full enforcement); it cannot govern chmod, chown, utimes, setxattr, chattr (") {
+			t.Errorf("%s: notes %q do not name the landlock backend and what it cannot govern", r.Name, r.Notes)
 		}
 	}
+}
+
+// TestConfinedFactsReachTheLog replays the oracle recordings that run
+// confined bash and run_code calls with Landlock as the only backend: they
+// still match (the model's text is upstream's), and the tool/result events
+// of our log carry the run's sandbox facts, Landlock's Ungoverned list
+// included.
+func TestConfinedFactsReachTheLog(t *testing.T) {
+	isolate.Require(t)
+	sandboxtest.RequireLandlock(t, 1)
+	launcher := sandboxtest.Runner(t)
+	ds := replay.Select(dirs(t, "testdata/replay/oracle"), replay.RunOptions{Run: regexp.MustCompile("^(code-workspace-write|escalation-read-only-bash)$")})
+	logs := filepath.Join(t.TempDir(), "logs")
+	results := replay.Run(context.Background(), ds, replay.RunOptions{Parallel: 2,
+		Options: replay.Options{SandboxChain: []string{"landlock"}, LauncherPath: launcher, LogDir: logs}})
+	if len(results) != 2 {
+		t.Fatalf("%d recordings, want 2", len(results))
+	}
+	for _, r := range results {
+		if r.Verdict != replay.Match {
+			t.Errorf("%s\n%s", r.Summary(), r.Detail())
+		}
+		if confinedResults(t, r.LogPath) == 0 {
+			t.Errorf("%s: no tool/result of our log carries Landlock's sandbox facts", r.Name)
+		}
+	}
+}
+
+// confinedResults counts the tool/result events of the log at path whose
+// sandbox facts name the landlock backend, and fails t for one that names
+// it without its Ungoverned list.
+func confinedResults(t *testing.T, path string) int {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, _ := sandbox.DialectOf(sandbox.BackendLandlock)
+	n := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var e struct {
+			Type string
+			Data struct{ Sandbox *sandbox.Facts }
+		}
+		if json.Unmarshal([]byte(line), &e) != nil || e.Type != "tool/result" || e.Data.Sandbox == nil || e.Data.Sandbox.Backend != sandbox.BackendLandlock {
+			continue
+		}
+		n++
+		if strings.Join(e.Data.Sandbox.Ungoverned, "|") != strings.Join(d.Ungoverned, "|") {
+			t.Errorf("%s: a confined result's facts %+v lack Landlock's Ungoverned list", path, e.Data.Sandbox)
+		}
+	}
+	return n
 }
 
 // TestSandboxBackendSetting: a recording's sandboxBackend pins the backend

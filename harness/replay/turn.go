@@ -17,6 +17,7 @@ import (
 	"github.com/dshsim/dshsim/llm"
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/session"
+	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/stack"
 )
 
@@ -510,7 +511,7 @@ func (a *agent) runPool(ctx context.Context, turn, step int, pool []recording.To
 		if content == nil {
 			content = []pipeline.Block{}
 		}
-		data := toolResultData{Turn: turn, Step: step, Meta: r.Meta, Message: toolResultMessage{
+		data := toolResultData{Turn: turn, Step: step, Meta: r.Meta, Sandbox: sandbox.FactsOf(r.Sandbox), Message: toolResultMessage{
 			Source:  toolSource{"tool", tc.ID},
 			Content: []toolResultBlock{{Type: "tool-result", ToolCallID: tc.ID, Content: content, IsError: r.IsError}},
 			Role:    "user", ID: newUUID(),

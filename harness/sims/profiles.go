@@ -29,11 +29,15 @@ func quoteArg(a string) string {
 	return a
 }
 
-// Example values profilesDump uses for the platforms it does not run on.
+// Example values profilesDump uses for the platforms it does not run on,
+// and the device and inode sandbox.Validate pins a workspace-write root to
+// (machine-dependent: shown as <dev>:<ino>).
 const (
 	exampleDarwinTempDir  = "/private/var/folders/ab/T"
 	exampleWindowsTempDir = `C:\Users\u\AppData\Local\Temp`
 )
+
+var exampleWorkspaceID = sandbox.FileID{Dev: 2049, Ino: 131073}
 
 // profilesDump renders what every platform's builder emits for both confined
 // modes with workspace ws and the command bash -c 'echo hi': one line per
@@ -50,11 +54,20 @@ func profilesDump(ws string) string {
 		fmt.Fprintf(&b, "%-16s %-15s : %s\n", platform, mode, shellQuote(full))
 	}
 	confined := []sandbox.Mode{sandbox.ReadOnly, sandbox.WorkspaceWrite}
+	// The Landlock lines show a policy as Validate grants it: a
+	// workspace-write root pinned to its device and inode (example values).
+	validated := func(m sandbox.Mode) sandbox.Policy {
+		p := sandbox.Policy{Mode: m, WorkspaceRoot: ws}
+		if m == sandbox.WorkspaceWrite {
+			p.WorkspaceID = exampleWorkspaceID
+		}
+		return p
+	}
 	for _, m := range confined {
 		line("linux/bwrap", m, sandbox.Wrap([]string{"bwrap"}, sandbox.BwrapArgs(sandbox.Policy{Mode: m, WorkspaceRoot: ws}), argv))
 	}
 	for _, m := range confined {
-		line("linux/landlock", m, sandbox.Wrap([]string{"landlock-run"}, sandbox.LandlockArgs(sandbox.Policy{Mode: m, WorkspaceRoot: ws}), argv))
+		line("linux/landlock", m, sandbox.Wrap([]string{"landlock-run"}, sandbox.LandlockArgs(validated(m)), argv))
 	}
 	darwinRoots := func(m sandbox.Mode) []string {
 		if m != sandbox.WorkspaceWrite {
@@ -77,14 +90,14 @@ func profilesDump(ws string) string {
 		line("linux/bwrap", m, sandbox.Wrap([]string{"bwrap"}, sandbox.HardenedBwrapArgs(sandbox.Policy{Mode: m, WorkspaceRoot: ws}, "<bin>/landlock-run"), argv))
 	}
 	for _, m := range confined {
-		line("linux/landlock", m, sandbox.Wrap([]string{"landlock-run"}, sandbox.HardenedLandlockArgs(sandbox.Policy{Mode: m, WorkspaceRoot: ws}), argv))
+		line("linux/landlock", m, sandbox.Wrap([]string{"landlock-run"}, sandbox.HardenedLandlockArgs(validated(m)), argv))
 	}
 	b.WriteString("  every backend: the command starts without the secret variables of its environment (sandbox.SecretName)\n")
 	b.WriteString("\ndepartures from upstream in these profiles (each found by the escape corpus, harness/escape):\n")
 	for _, d := range profileDepartures {
 		fmt.Fprintf(&b, "  %s\n", d)
 	}
-	return b.String()
+	return strings.ReplaceAll(b.String(), exampleWorkspaceID.String(), "<dev>:<ino>")
 }
 
 // profileDepartures names what our Linux profiles add to upstream's, and why
@@ -95,5 +108,7 @@ var profileDepartures = []string{
 	"bwrap --remount-ro /proc: root wrote /proc/sys/kernel/core_pattern and other processes' /proc files",
 	"landlock-run --rw grants no character or block device creation: root made the host's disk node in the workspace",
 	"landlock-run and the in-process path drop every capability before the command starts: root kept CapEff 000001fffeffffff (chown, chattr +i)",
-	"workspace-write refuses a root that makes confinement meaningless (/, a system tree, the home directory or above it): sandbox.MeaninglessRoot",
+	"landlock-run and the in-process path open every rule path without following a symlink, and --rw-inode pins the workspace root to the device and inode sandbox.Validate saw (<dev>:<ino>): a confined command swapped the workspace for a link and later calls' grants landed outside",
+	"workspace-write refuses a root that makes confinement meaningless (/, anything in /etc /usr /boot /var/spool /proc /sys /dev /bin /sbin /lib*, the roots of the other system trees, the home directory or above it): sandbox.MeaninglessRoot",
+	"workspace-write refuses a root that holds a mount point or is, through a bind mount, such a directory: a bind mount of /etc inside the workspace granted /etc on both backends: sandbox.MountedRoot",
 }

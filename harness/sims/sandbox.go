@@ -221,7 +221,9 @@ func (s *sandboxSim) confine() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return string(b) + "\n", nil
+	// The device and inode the workspace root is pinned to are this
+	// machine's: shown as <dev>:<ino>.
+	return strings.ReplaceAll(string(b), `"`+w.Policy.WorkspaceID.String()+`"`, `"<dev>:<ino>"`) + "\n", nil
 }
 
 // entry runs one command under the Landlock provider and renders it as

@@ -17,6 +17,14 @@
 // the next append starts with a newline that terminates it, so the torn bytes
 // are never merged into the next event.
 //
+// # Our keys
+//
+// Our stack writes the sandbox facts of a call's run (the backend that ran,
+// what it cannot govern) into the data of its tool/result and of a nested
+// call's tool/code-dispatch, beside upstream's keys. The log keeps them;
+// what shows an event as upstream logs it (session_event_read, a recording
+// written from our log) leaves them out (sessionquery.UpstreamView).
+//
 // # Imports
 //
 // A leaf: session imports nothing of this module. It lives beside the

@@ -28,8 +28,11 @@
 //
 // The rules are the Landlock runner's for the policy (sandbox.LandlockGrants:
 // read-only /, writable /dev/null, plus /tmp and the workspace in
-// workspace-write), built once per (mode, canonical root) and cached as an
-// open ruleset fd for the launcher's lifetime. Enforcement is partial below
+// workspace-write), built once per (mode, canonical root, the root's device
+// and inode as sandbox.Validate saw them) and cached as an open ruleset fd
+// for the launcher's lifetime. As in the runner, every rule path is opened
+// without following a symlink and the workspace root must open as the
+// directory Validate saw (landlock.Rules.Inodes), or nothing runs. Enforcement is partial below
 // ABI 5, exactly as the runner reports it; no notice is printed.
 // Options.ABICap narrows the ABI as landlock-run --abi-cap does (the kernel
 // matrix runs the in-process path in its capped columns). The restricted

@@ -30,6 +30,7 @@ type Launcher struct {
 type key struct {
 	mode sandbox.Mode
 	root string
+	id   sandbox.FileID
 }
 
 // Options configure a launcher.
@@ -146,14 +147,19 @@ func (l *Launcher) Enforcement() sandbox.Enforcement {
 }
 
 func (l *Launcher) ruleset(p sandbox.Policy) (*landlock.Ruleset, error) {
-	k := key{p.Mode, p.WorkspaceRoot}
+	k := key{p.Mode, p.WorkspaceRoot, p.WorkspaceID}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if rs, ok := l.rulesets[k]; ok {
 		return rs, nil
 	}
 	ro, rw := sandbox.LandlockGrants(p)
-	rs, err := landlock.NewScopedRuleset(l.abi, ro, rw, l.scoped)
+	rules := landlock.Rules{RO: ro, RW: rw, Scoped: l.scoped}
+	if p.WorkspaceID != (sandbox.FileID{}) {
+		// Pinned as the runner's --rw-inode pins it (sandbox.LandlockArgs).
+		rules.Inodes = map[string]landlock.FileID{p.WorkspaceRoot: {Dev: p.WorkspaceID.Dev, Ino: p.WorkspaceID.Ino}}
+	}
+	rs, err := landlock.NewRuleset(l.abi, rules)
 	if err != nil {
 		return nil, fmt.Errorf("inproc: %w", err)
 	}
@@ -178,9 +184,13 @@ func (l *Launcher) Confine(ctx context.Context, argv []string, p sandbox.Policy)
 		return sandbox.ConfinedArgv{}, err
 	}
 	d, _ := sandbox.DialectOf(sandbox.BackendLandlock)
+	ungoverned := d.Ungoverned
+	if l.harden {
+		ungoverned = append(ungoverned, sandbox.HardenedUngoverned(sandbox.BackendLandlock, p.Mode)...)
+	}
 	return sandbox.ConfinedArgv{
 		Argv: append([]string(nil), argv...), Backend: Backend, Enforcement: l.Enforcement(),
-		DenialSignatures: d.DenialSignatures, Ungoverned: d.Ungoverned, Policy: p,
+		DenialSignatures: d.DenialSignatures, Ungoverned: ungoverned, Policy: p,
 		Isolated: sandbox.Isolation(sandbox.BackendLandlock, l.harden), ScrubSecrets: l.harden,
 		Start: func(cmd *exec.Cmd) error {
 			err := l.start(cmd, p)
@@ -213,7 +223,7 @@ func (l *Launcher) start(cmd *exec.Cmd, p sandbox.Policy) error {
 		return err
 	}
 	if l.reuse {
-		w, err := l.worker(key{p.Mode, p.WorkspaceRoot}, rs)
+		w, err := l.worker(key{p.Mode, p.WorkspaceRoot, p.WorkspaceID}, rs)
 		if err != nil {
 			return err
 		}

@@ -372,3 +372,41 @@ func TestHardenScopesSignals(t *testing.T) {
 		t.Errorf("Harden capped below ABI 6: %v, want a refusal", err)
 	}
 }
+
+// TestStartRefusesAWorkspaceThatIsNotTheCheckedOne: the in-process path
+// pins its grant to the directory Validate saw, as the runner's --rw-inode
+// does: a policy whose workspace now opens as another directory (moved away
+// and made again between the check and the start) starts nothing, with the
+// runner's fatal text; the same workspace, checked again, starts.
+func TestStartRefusesAWorkspaceThatIsNotTheCheckedOne(t *testing.T) {
+	l := newLauncher(t)
+	base := varTmpDir(t, "dshsim-inproc-pin-")
+	ws := filepath.Join(base, "ws")
+	if err := os.Mkdir(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	checked, err := sandbox.Validate([]string{"true"}, sandbox.Policy{Mode: sandbox.WorkspaceWrite, WorkspaceRoot: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(ws, ws+".d"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("true")
+	err = l.start(cmd, checked)
+	if err == nil || cmd.Process != nil || !strings.Contains(err.Error(), "rule path changed since it was checked: "+ws+" is now the file ") {
+		t.Fatalf("start with a stale check = %v (process %v), want the runner's refusal and nothing started", err, cmd.Process)
+	}
+	again, err := sandbox.Validate([]string{"true"}, sandbox.Policy{Mode: sandbox.WorkspaceWrite, WorkspaceRoot: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd = exec.Command("true")
+	if err := l.start(cmd, again); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+}

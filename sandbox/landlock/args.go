@@ -15,8 +15,12 @@ type Invocation struct {
 	// Scope is --scope: also scope signals and abstract unix sockets (ABI 6),
 	// so the command cannot signal or connect to a process outside its domain.
 	Scope bool
-	// RO and RW are the --ro and --rw paths in command-line order.
+	// RO and RW are the --ro and --rw paths in command-line order
+	// (--rw-inode paths among the RW ones).
 	RO, RW []string
+	// Inodes are the files the --rw-inode paths must open as (see
+	// [Rules.Inodes]); nil without any.
+	Inodes map[string]FileID
 	// Argv is everything after "--".
 	Argv []string
 }
@@ -58,6 +62,19 @@ func Parse(args []string) (Invocation, error) {
 			} else {
 				inv.RW = append(inv.RW, args[i])
 			}
+		case "--rw-inode":
+			if i+2 >= len(args) {
+				return Invocation{}, &UsageError{"--rw-inode requires a path and its <device>:<inode>"}
+			}
+			id, err := ParseFileID(args[i+2])
+			if err != nil {
+				return Invocation{}, &UsageError{"--rw-inode " + args[i+1] + ": " + err.Error()}
+			}
+			if inv.Inodes == nil {
+				inv.Inodes = map[string]FileID{}
+			}
+			inv.RW, inv.Inodes[args[i+1]] = append(inv.RW, args[i+1]), id
+			i += 2
 		case "--scope":
 			inv.Scope = true
 		case "--probe", "--abi":

@@ -19,7 +19,7 @@ func BenchmarkNewRuleset(b *testing.B) {
 		if _, err := KernelABI(); err != nil {
 			b.Fatal(err)
 		}
-		rs, err := NewRuleset(EffectiveABI(kernel, 0), []string{"/"}, []string{"/dev/null", "/tmp", ws})
+		rs, err := NewRuleset(EffectiveABI(kernel, 0), Rules{RO: []string{"/"}, RW: []string{"/dev/null", "/tmp", ws}})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -35,7 +35,7 @@ func BenchmarkRestrictThrowawayThread(b *testing.B) {
 	if err != nil {
 		b.Skip(err)
 	}
-	rs, err := NewRuleset(EffectiveABI(kernel, 0), []string{"/"}, nil)
+	rs, err := NewRuleset(EffectiveABI(kernel, 0), Rules{RO: []string{"/"}})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -8,13 +8,25 @@
 //
 // # Command line
 //
-//	landlock-run [--abi-cap N] [--scope] [--ro <path>]... [--rw <path>]... -- <argv>...
+//	landlock-run [--abi-cap N] [--scope] [--ro <path>]... [--rw <path>]... [--rw-inode <path> <dev>:<ino>]... -- <argv>...
 //	landlock-run --probe
 //	landlock-run --abi
 //
 // --ro P grants read and execute beneath P; --rw P grants every right the ABI
 // in use can govern beneath P except making character and block device nodes
 // (ours, not upstream's: see [ReadWriteRights]). Everything else is denied.
+// --rw-inode P D:I (ours) is --rw P pinned to the directory sandbox.Validate
+// checked: P must open as device D, inode I (decimal, as fstat reports
+// them), or the runner fails without running the command ("rule path
+// changed since it was checked: ..."). Every rule path is opened without
+// following a symlink at any component (openat2 with RESOLVE_NO_SYMLINKS):
+// a path that is, or passes through, a link is a runner failure ("cannot
+// open rule path: P: a component is a symbolic link ..."), never a grant of
+// the link's target. So a confined command that swaps the workspace for a
+// link to elsewhere, or for another directory, between the check and a
+// later call's start cannot redirect that call's grant. There is no
+// fallback that follows links: a kernel without openat2 (before 5.6; every
+// Landlock kernel has it, unless a seccomp filter hides it) fails closed.
 // Flags interleave
 // freely; rules are installed all --ro first, then all --rw. "--" is
 // mandatory and everything after it is executed with execvp semantics (PATH
@@ -38,7 +50,8 @@
 // # Exit status
 //
 // 125 for every runner-level failure (usage, no Landlock, a rule path that
-// cannot be opened, a ruleset/prctl/restrict error, exec failure); the command
+// cannot be opened without following a link or is not the pinned directory,
+// a ruleset/prctl/restrict error, exec failure); the command
 // did not run, and exactly one stderr line starting "landlock-run: " says why.
 // After a successful exec the command's status passes through unchanged,
 // including 125, so a consumer needs both the status and a fatal line to

@@ -46,6 +46,11 @@ func TestParse(t *testing.T) {
 		{name: "probe after double dash belongs to the command", args: []string{"--", "echo", "--probe"}, want: Invocation{Argv: []string{"echo", "--probe"}}},
 		{name: "scope is parsed", args: []string{"--scope", "--ro", "/", "--", "true"}, want: Invocation{Scope: true, RO: []string{"/"}, Argv: []string{"true"}}},
 		{name: "probe with scope", args: []string{"--probe", "--scope"}, wantErr: "usage error: --probe takes no other arguments"},
+		{name: "rw-inode grants and pins its path", args: []string{"--rw", "/a", "--rw-inode", "/ws", "2049:77", "--", "true"},
+			want: Invocation{RW: []string{"/a", "/ws"}, Inodes: map[string]FileID{"/ws": {Dev: 2049, Ino: 77}}, Argv: []string{"true"}}},
+		{name: "rw-inode without its id", args: []string{"--rw-inode", "/ws"}, wantErr: "usage error: --rw-inode requires a path and its <device>:<inode>"},
+		{name: "rw-inode with a bad id", args: []string{"--rw-inode", "/ws", "2049", "--", "true"}, wantErr: `usage error: --rw-inode /ws: want <device>:<inode> (two decimal numbers), got "2049"`},
+		{name: "rw-inode with a negative inode", args: []string{"--rw-inode", "/ws", "1:-2", "--", "true"}, wantErr: `usage error: --rw-inode /ws: want <device>:<inode> (two decimal numbers), got "1:-2"`},
 		{name: "abi cap is parsed", args: []string{"--abi-cap", "3", "--ro", "/", "--", "true"}, want: Invocation{ABICap: 3, RO: []string{"/"}, Argv: []string{"true"}}},
 	}
 	for _, tc := range tests {
@@ -238,6 +243,7 @@ func TestRunCappedABIPrintsThePartialNotice(t *testing.T) {
 
 func TestRunFailsClosed(t *testing.T) {
 	requireLandlock(t)
+	linked := linkedDir(t)
 	tests := []struct {
 		name       string
 		args       []string
@@ -245,6 +251,12 @@ func TestRunFailsClosed(t *testing.T) {
 	}{
 		{name: "unopenable rule path never runs the command", args: []string{"--ro", "/", "--rw", "/nonexistent/dshsim", "--", "true"},
 			wantStderr: "landlock-run: cannot open rule path: /nonexistent/dshsim: No such file or directory\n"},
+		{name: "a rule path through a symlink never runs the command", args: []string{"--ro", "/", "--rw", linked, "--", "true"},
+			wantStderr: "landlock-run: cannot open rule path: " + linked + ": a component is a symbolic link (rule paths are opened without following links)\n"},
+		{name: "a rule path that is a symlink never runs the command", args: []string{"--ro", "/", "--rw", filepath.Dir(linked), "--", "true"},
+			wantStderr: "landlock-run: cannot open rule path: " + filepath.Dir(linked) + ": a component is a symbolic link (rule paths are opened without following links)\n"},
+		{name: "a pinned rule path that is another directory never runs the command", args: []string{"--ro", "/", "--rw-inode", "/", "1:1", "--", "true"},
+			wantStderr: "landlock-run: rule path changed since it was checked: / is now the file " + fileID(t, "/").String() + ", not 1:1; refusing to grant it\n"},
 		{name: "usage error never runs the command", args: []string{"--bogus", "--", "true"},
 			wantStderr: "landlock-run: usage error: unknown argument: --bogus\n"},
 	}
@@ -256,6 +268,76 @@ func TestRunFailsClosed(t *testing.T) {
 				t.Errorf("Run = %d, stdout %q, stderr %q, want 125 and %q", code, stdout.String(), stderr.String(), tc.wantStderr)
 			}
 		})
+	}
+}
+
+// linkedDir returns a directory reached through a symlink: <dir>/link/sub,
+// where link points at <dir>/real; the symlink is link.
+func linkedDir(t *testing.T) string {
+	t.Helper()
+	dir := workspace(t)
+	os.MkdirAll(filepath.Join(dir, "real", "sub"), 0o755)
+	if err := os.Symlink(filepath.Join(dir, "real"), filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(dir, "link", "sub")
+}
+
+func fileID(t *testing.T, path string) FileID {
+	t.Helper()
+	var st syscall.Stat_t
+	if err := syscall.Stat(path, &st); err != nil {
+		t.Fatal(err)
+	}
+	return FileID{Dev: uint64(st.Dev), Ino: st.Ino}
+}
+
+// TestRulePathPinnedToTheCheckedDirectory: --rw-inode grants a path that
+// opens as the directory named, and refuses (the command never runs) the
+// same path once another directory took its place, as a command that moved
+// the workspace away and made a new one would.
+func TestRulePathPinnedToTheCheckedDirectory(t *testing.T) {
+	requireLandlock(t)
+	base := workspace(t)
+	ws := filepath.Join(base, "ws")
+	os.Mkdir(ws, 0o755)
+	id := fileID(t, ws)
+	var stdout, stderr bytes.Buffer
+	inside := errors.New("the command did not run")
+	code := Run([]string{"--ro", "/", "--rw-inode", ws, id.String(), "--", "probe"}, &stdout, &stderr, func([]string) error {
+		inside = os.WriteFile(filepath.Join(ws, "in.txt"), []byte("x"), 0o644)
+		return syscall.ENOEXEC
+	})
+	if code != ExitFailure || stderr.String() != "landlock-run: exec failed: Exec format error\n" || inside != nil {
+		t.Fatalf("pinned grant of the checked directory: code=%d stderr=%q, write beneath it: %v", code, stderr.String(), inside)
+	}
+	os.Rename(ws, ws+".d")
+	os.Mkdir(ws, 0o755)
+	stderr.Reset()
+	code = Run([]string{"--ro", "/", "--rw-inode", ws, id.String(), "--", "probe"}, &stdout, &stderr, func([]string) error { t.Error("the command ran"); return nil })
+	want := "landlock-run: rule path changed since it was checked: " + ws + " is now the file " + fileID(t, ws).String() + ", not " + id.String() + "; refusing to grant it\n"
+	if code != ExitFailure || stderr.String() != want {
+		t.Errorf("Run = %d, stderr %q, want 125 and %q", code, stderr.String(), want)
+	}
+}
+
+// TestRuleOpenError: the fatal line of a rule path that cannot be opened
+// names the path and why; a kernel without openat2 has no fallback that
+// follows links.
+func TestRuleOpenError(t *testing.T) {
+	tests := []struct {
+		err  error
+		want string
+	}{
+		{syscall.ENOENT, "cannot open rule path: /ws: No such file or directory"},
+		{syscall.ELOOP, "cannot open rule path: /ws: a component is a symbolic link (rule paths are opened without following links)"},
+		{syscall.ENOSYS, "cannot open rule path: /ws: openat2 is not available (Function not implemented), and rule paths are opened only without following links"},
+		{syscall.EACCES, "cannot open rule path: /ws: Permission denied"},
+	}
+	for _, tc := range tests {
+		if got := ruleOpenError("/ws", tc.err).Error(); got != tc.want {
+			t.Errorf("ruleOpenError(%v) = %q, want %q", tc.err, got, tc.want)
+		}
 	}
 }
 

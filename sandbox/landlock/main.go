@@ -110,7 +110,7 @@ func run(o options) error {
 		}
 		scoped = ScopeSignal | ScopeAbstractUnixSocket
 	}
-	rs, err := NewScopedRuleset(abi, ro, rw, scoped)
+	rs, err := NewRuleset(abi, Rules{RO: ro, RW: rw, Inodes: inv.Inodes, Scoped: scoped})
 	if err != nil {
 		return err
 	}

@@ -2,7 +2,10 @@ package landlock
 
 import (
 	"errors"
+	"fmt"
 	"runtime"
+	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/dshsim/dshsim/sandbox/internal/llsys"
@@ -36,30 +39,66 @@ type Ruleset struct {
 	ABI int
 }
 
-// NewRuleset builds a ruleset handling every right of abi: read+execute
-// beneath each ro path, [ReadWriteRights] beneath each rw path (ro first,
-// then rw, each in order); a rule path that is not a directory gets only
-// the file-compatible rights. A path that cannot be opened fails closed with
-// "cannot open rule path: <path>: <strerror>" rather than narrowing the grant.
-func NewRuleset(abi int, ro, rw []string) (*Ruleset, error) {
-	return NewScopedRuleset(abi, ro, rw, 0)
+// FileID names a file by device and inode number, as fstat reports them.
+type FileID struct{ Dev, Ino uint64 }
+
+// String renders the id as the runner's --rw-inode operand: "<dev>:<ino>".
+func (id FileID) String() string {
+	return strconv.FormatUint(id.Dev, 10) + ":" + strconv.FormatUint(id.Ino, 10)
 }
 
-// NewScopedRuleset is [NewRuleset] whose domain is also scoped by scoped
-// ([ScopeSignal], [ScopeAbstractUnixSocket]; the kernel needs ABI 6 for any).
-func NewScopedRuleset(abi int, ro, rw []string, scoped uint64) (*Ruleset, error) {
+// ParseFileID parses "<dev>:<ino>" (two decimal numbers).
+func ParseFileID(s string) (FileID, error) {
+	d, i, ok := strings.Cut(s, ":")
+	dev, err1 := strconv.ParseUint(d, 10, 64)
+	ino, err2 := strconv.ParseUint(i, 10, 64)
+	if !ok || err1 != nil || err2 != nil {
+		return FileID{}, fmt.Errorf("want <device>:<inode> (two decimal numbers), got %q", s)
+	}
+	return FileID{Dev: dev, Ino: ino}, nil
+}
+
+// Rules are the grants of one ruleset.
+type Rules struct {
+	// RO and RW are the rule paths, read and execute beneath each RO path,
+	// [ReadWriteRights] beneath each RW path; installed RO first, then RW,
+	// each in order.
+	RO, RW []string
+	// Inodes pins rule paths to the file a caller checked: a path listed
+	// here must open as exactly that device and inode, or the ruleset is
+	// refused. The runner's --rw-inode fills it with what sandbox.Validate
+	// saw, so a workspace swapped between the check and the open is never
+	// granted.
+	Inodes map[string]FileID
+	// Scoped scopes the domain ([ScopeSignal], [ScopeAbstractUnixSocket];
+	// the kernel needs ABI 6 for any); 0 for none.
+	Scoped uint64
+}
+
+// NewRuleset builds a ruleset handling every right of abi for r. Every rule
+// path is opened without following a symlink at any component (openat2 with
+// RESOLVE_NO_SYMLINKS): a path that is, or passes through, a link fails
+// closed, as does a path that cannot be opened ("cannot open rule path:
+// <path>: <why>") and a pinned path that opens as another file ("rule path
+// changed since it was checked: ..."), rather than narrowing or redirecting
+// the grant. A rule path that is not a directory gets only the
+// file-compatible rights.
+func NewRuleset(abi int, r Rules) (*Ruleset, error) {
 	handled := Handled(abi)
-	fd, err := llsys.CreateRuleset(handled, scoped)
+	fd, err := llsys.CreateRuleset(handled, r.Scoped)
 	if err != nil {
 		return nil, rulesetError(err)
 	}
 	rs := &Ruleset{FD: fd, ABI: abi}
 	add := func(path string, rights uint64) error {
-		pfd, isDir, err := llsys.OpenPath(path)
+		pfd, id, isDir, err := llsys.OpenPath(path)
 		if err != nil {
-			return &Fatal{"cannot open rule path: " + path + ": " + Strerror(err)}
+			return ruleOpenError(path, err)
 		}
 		defer llsys.Close(pfd)
+		if want, ok := r.Inodes[path]; ok && (FileID{id.Dev, id.Ino}) != want {
+			return &Fatal{"rule path changed since it was checked: " + path + " is now the file " + FileID{id.Dev, id.Ino}.String() + ", not " + want.String() + "; refusing to grant it"}
+		}
 		if !isDir {
 			rights = ForFile(rights)
 		}
@@ -68,19 +107,34 @@ func NewScopedRuleset(abi int, ro, rw []string, scoped uint64) (*Ruleset, error)
 		}
 		return nil
 	}
-	for _, p := range ro {
+	for _, p := range r.RO {
 		if err := add(p, ReadOnlyRights(handled)); err != nil {
 			rs.Close()
 			return nil, err
 		}
 	}
-	for _, p := range rw {
+	for _, p := range r.RW {
 		if err := add(p, ReadWriteRights(handled)); err != nil {
 			rs.Close()
 			return nil, err
 		}
 	}
 	return rs, nil
+}
+
+// ruleOpenError is the fatal error of a rule path that cannot be opened
+// without following links: ELOOP says a component is a symlink, ENOSYS that
+// the kernel offers no openat2 (the runner has no fallback that follows
+// links); anything else is its strerror.
+func ruleOpenError(path string, err error) *Fatal {
+	why := Strerror(err)
+	switch {
+	case errors.Is(err, syscall.ELOOP):
+		why = "a component is a symbolic link (rule paths are opened without following links)"
+	case errors.Is(err, syscall.ENOSYS):
+		why = "openat2 is not available (" + why + "), and rule paths are opened only without following links"
+	}
+	return &Fatal{"cannot open rule path: " + path + ": " + why}
 }
 
 // Close closes the ruleset fd.

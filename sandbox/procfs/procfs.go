@@ -208,3 +208,26 @@ func Alive(pid int) bool {
 	s, err := Proc.Stat(pid)
 	return err == nil && !s.Ended()
 }
+
+// Environ returns the environment a process started with
+// (/proc/<pid>/environ: NUL-separated "NAME=value" entries), as far as this
+// process may read it.
+func (r Root) Environ(pid int) ([]string, error) {
+	b, err := os.ReadFile(filepath.Join(string(r), strconv.Itoa(pid), "environ"))
+	if err != nil {
+		return nil, err
+	}
+	return ParseEnviron(string(b)), nil
+}
+
+// ParseEnviron splits a /proc/<pid>/environ text into its entries: each
+// ends with a NUL (the last one may not); empty entries are dropped.
+func ParseEnviron(text string) []string {
+	var out []string
+	for _, e := range strings.Split(text, "\x00") {
+		if e != "" {
+			out = append(out, e)
+		}
+	}
+	return out
+}

@@ -201,3 +201,19 @@ func TestAll(t *testing.T) {
 		t.Errorf("All() of a missing mount: %v", err)
 	}
 }
+
+func TestParseEnviron(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		want []string
+	}{
+		{"", nil},
+		{"A=1\x00B=2\x00", []string{"A=1", "B=2"}},
+		{"A=1\x00B=x y", []string{"A=1", "B=x y"}},
+		{"\x00A=1\x00\x00", []string{"A=1"}},
+	} {
+		if got := ParseEnviron(tc.text); strings.Join(got, "|") != strings.Join(tc.want, "|") || len(got) != len(tc.want) {
+			t.Errorf("ParseEnviron(%q) = %q, want %q", tc.text, got, tc.want)
+		}
+	}
+}

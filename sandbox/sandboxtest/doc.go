@@ -46,6 +46,13 @@
 // [Leftovers] lists what directories still hold, for a test that checks a
 // run left nothing behind in its scratch root or TMPDIR.
 //
+// # Processes
+//
+// [InDir] finds the processes working in a directory; [Marker] makes a
+// unique `sleep` length and [Running] lists the live processes whose command
+// line holds it: both by host pid through /proc, so a check that a run left
+// nothing running sees into a bwrap sandbox's PID namespace too.
+//
 // # Imports
 //
 // sandboxtest imports package sandbox, the syscall layer

@@ -39,6 +39,32 @@
 // leave Timeout zero, wait on Done with your own timer, and set
 // Request.Detach: the call's context then only reaches the confiner.
 //
+// # Nothing outlives its call
+//
+// Every process a call starts ends with the call (a foreground run), with
+// its job (a process kept past a foreground wait) or with the session, on
+// every backend and unconfined (an escalated danger-full-access call's grant
+// ends with the call), for root and for a normal user alike. On its first
+// start, spawn makes this process the child subreaper of its descendants
+// (PR_SET_CHILD_SUBREAPER, process-wide; it needs no privilege, and a
+// failure refuses every start): a process whose parent exits is re-parented
+// here, never to PID 1. Each call's root starts in a session of its own,
+// whose id is the root's pid. When a root exits, before its result is out
+// (its uncollected zombie holds its pid, so the session id cannot be
+// reused), spawn kills every process still in that session, wherever it is,
+// and every re-parented child no running call claims, and waits for them
+// (bounded, repeating as their own children are re-parented in turn). A
+// re-parented child is claimed by a running call when it is still in that
+// call's session (a double fork). One in a session of its own whose parent
+// is gone (a detached daemon: setsid, then its parent exits) cannot be told
+// apart from any other call's: it is killed at once, by a sweep that runs
+// every 250 ms while any call runs. A child some other code of this process
+// started stays in this process's session and is never touched (code that
+// starts a child in a session of its own, outside spawn, would see it
+// killed). bwrap's PID namespace already ends everything inside when the
+// command ends. Off Linux there is no subreaper to make, and nothing is
+// promised.
+//
 // # Output
 //
 // Each stream keeps a bounded tail in memory (Request.TailBytes, default

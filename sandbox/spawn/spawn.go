@@ -149,8 +149,16 @@ func Start(ctx context.Context, req Request) (*Process, error) {
 			start = w.Start
 		}
 	}
+	if err := theReaper.enable(); err != nil {
+		return nil, err
+	}
 	cmd := p.command(req, argv, dir)
-	if err := p.launch(start, cmd, dir); err != nil {
+	if err := theReaper.launch(func() (int, error) {
+		if err := p.launch(start, cmd, dir); err != nil {
+			return 0, err
+		}
+		return cmd.Process.Pid, nil
+	}); err != nil {
 		return nil, err
 	}
 	p.watch(ctx, req)
@@ -240,7 +248,10 @@ func (p *Process) watch(ctx context.Context, req Request) {
 		})
 	}
 	go func() {
+		pid := p.cmd.Process.Pid
+		theReaper.exited(pid) // what the call left ends before its result
 		werr := p.cmd.Wait()
+		theReaper.collected(pid)
 		if timer != nil {
 			timer.Stop()
 		}

@@ -2,6 +2,7 @@ package bash
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -324,4 +325,59 @@ func errorsAs(err error, target **sandbox.UnavailableError) bool {
 		e = u.Unwrap()
 	}
 	return false
+}
+
+// TestAdmittedGapsReachTheFacts: a chmod of an outside file the command
+// owns goes through under Landlock (which cannot govern file modes) and is
+// refused under bwrap; either way the model's text is upstream's (no
+// marker) and so is the value (upstream's {mode, denied, enforcement}: a
+// program may return it whole), and the facts beside it
+// (pipeline.Output.Sandbox) name the backend that ran and, for Landlock,
+// what it admits it cannot govern, chmod first.
+func TestAdmittedGapsReachTheFacts(t *testing.T) {
+	for _, backend := range []string{sandbox.BackendBwrap, sandbox.BackendLandlock} {
+		t.Run(backend, func(t *testing.T) {
+			cfg := sandbox.Config{Chain: []string{backend}}
+			if backend == sandbox.BackendLandlock {
+				sandboxtest.RequireLandlock(t, 1)
+				cfg.LauncherPath = sandboxtest.Runner(t)
+			} else {
+				sandboxtest.RequireBwrap(t)
+			}
+			ws := sandboxtest.TempDir(t, "dshsim-bash-gap-ws-")
+			outside := filepath.Join(sandboxtest.TempDir(t, "dshsim-bash-gap-out-"), "file")
+			if err := os.WriteFile(outside, nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			tool := newTool(t, Config{}, Deps{Policy: fixedPolicy(sandbox.WorkspaceWrite, ws), Confiner: provider(t, cfg)})
+			c := call(agent(t, "s", ws), cmd("chmod 0600 "+outside+" 2>/dev/null; echo $?"))
+			if err := pipeline.CheckArgs(tool.Definition(), c); err != nil {
+				t.Fatal(err)
+			}
+			out, err := tool.Run(context.Background(), c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var v struct{ Sandbox map[string]any }
+			if err := json.Unmarshal(out.Value, &v); err != nil || len(v.Sandbox) != 3 || v.Sandbox["enforcement"] != "full" {
+				t.Errorf("value %s (%v): want upstream's sandbox object {mode, denied, enforcement}", out.Value, err)
+			}
+			facts := sandbox.FactsOf(out.Sandbox)
+			d, _ := sandbox.DialectOf(backend)
+			if facts == nil || facts.Backend != backend || facts.Mode != sandbox.WorkspaceWrite || strings.Join(facts.Ungoverned, "|") != strings.Join(d.Ungoverned, "|") {
+				t.Fatalf("facts %s, want backend %s and its ungoverned list %q", out.Sandbox, backend, d.Ungoverned)
+			}
+			st, _ := os.Stat(outside)
+			wantText, wantMode := "1\n", os.FileMode(0o644) // bwrap's read-only bind refuses it
+			if backend == sandbox.BackendLandlock {
+				wantText, wantMode = "0\n", 0o600 // admitted: "chmod: file mode changes are not a Landlock right"
+				if len(facts.Ungoverned) == 0 || !strings.HasPrefix(facts.Ungoverned[0], "chmod:") {
+					t.Errorf("Landlock's facts do not admit chmod: %q", facts.Ungoverned)
+				}
+			}
+			if out.Content[0].Text != wantText || st.Mode().Perm() != wantMode {
+				t.Errorf("text %q, mode %v; want %q, %v", out.Content[0].Text, st.Mode().Perm(), wantText, wantMode)
+			}
+		})
+	}
 }

@@ -476,7 +476,9 @@ func (t *Tool) foreground(ctx context.Context, call *pipeline.Call, policy sandb
 	if !timedOut {
 		f.Stopped = job.StopReason() // stopped from outside the call (job_kill, shutdown)
 	}
-	return output(render.Result(f, t.EscalationAdvertised()), foregroundValue(f, false)), nil
+	out := output(render.Result(f, t.EscalationAdvertised()), foregroundValue(f, false))
+	out.Sandbox = report.Facts().JSON()
+	return out, nil
 }
 
 func output(text string, value any) pipeline.Output {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/dshsim/dshsim/pipeline"
+	"github.com/dshsim/dshsim/sandbox"
 )
 
 // Session events of nested calls: upstream logs a start and a settle event
@@ -41,6 +42,10 @@ type settleEvent struct {
 	startEvent
 	IsError bool             `json:"isError"`
 	Content []pipeline.Block `json:"content"`
+	// Sandbox is the sandbox facts of the nested call's run (ours,
+	// pipeline.Result.Sandbox): the backend that ran and what it cannot
+	// govern.
+	Sandbox *sandbox.Facts `json:"sandbox,omitempty"`
 }
 
 // bridge dispatches one run's nested calls through the registry, one
@@ -71,6 +76,48 @@ type bridge struct {
 	turnEnd    int            // the last submission of the program's last ended turn
 	started    sync.WaitGroup
 	messages   []pipeline.ContextMessage
+
+	// The program's bounds (see [Config]): maxCalls nested calls, maxLog
+	// bytes of their events; logged counts those bytes; limit is the first
+	// bound passed (nil while none is); stop ends the run with it.
+	maxCalls int
+	maxLog   int64
+	logged   int64
+	limit    *limitFailure
+	stop     context.CancelCauseFunc
+}
+
+// limitFailure is a bound the program passed: the run's failure.
+type limitFailure struct{ kind, message string }
+
+func (l *limitFailure) Error() string { return l.message }
+
+// bound sets the program's bounds and how to stop it when it passes one.
+func (b *bridge) bound(maxCalls int, maxLog int64, stop context.CancelCauseFunc) {
+	b.maxCalls, b.maxLog, b.stop = maxCalls, maxLog, stop
+}
+
+// pass records the first bound passed, ends the lane (no call is
+// dispatched any more) and stops the program. Callers hold mu.
+func (b *bridge) pass(l *limitFailure) {
+	if b.limit != nil {
+		return
+	}
+	b.limit = l
+	if b.over == "" {
+		b.over = l.kind
+	}
+	b.cond.Broadcast()
+	if b.stop != nil {
+		b.stop(l)
+	}
+}
+
+// passed is the bound the program passed, nil when none.
+func (b *bridge) passed() *limitFailure {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.limit
 }
 
 func newBridge(outer *pipeline.Call, reg *pipeline.Registry, run context.Context, max int, log DispatchLog, warn func(string)) *bridge {
@@ -131,6 +178,9 @@ func (b *bridge) call(_ context.Context, seq int64, name string, args json.RawMe
 		testDispatchDelay(seq)
 	}
 	n := int(seq)
+	if err := b.countCall(n, name); err != nil {
+		return nil, err
+	}
 	safe, err := b.admit(n, name)
 	if err != nil {
 		return nil, err
@@ -148,13 +198,26 @@ func (b *bridge) call(_ context.Context, seq int64, name string, args json.RawMe
 		content = []pipeline.Block{}
 	}
 	b.leave(n, safe)
-	b.append(EventDispatch, settleEvent{startEvent: ev, IsError: res.IsError, Content: b.logContent(sub, content)})
+	b.append(EventDispatch, settleEvent{startEvent: ev, IsError: res.IsError, Content: b.logContent(sub, content), Sandbox: sandbox.FactsOf(res.Sandbox)})
 	// --8<-- [end:dispatch]
 
 	if reason := b.commit(res); reason != "" {
 		return nil, errOver(reason, name, "result discarded")
 	}
 	return programValue(res)
+}
+
+// countCall refuses submission n past the bound of nested calls: it is
+// not dispatched, nothing is logged, and the run stops (call-limit).
+func (b *bridge) countCall(n int, name string) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.maxCalls <= 0 || n <= b.maxCalls {
+		return nil
+	}
+	l := &limitFailure{kind: KindCallLimit, message: fmt.Sprintf("more than %d nested tool calls in one program (the bound of nested calls); %s was not dispatched", b.maxCalls, name)}
+	b.pass(l)
+	return l
 }
 
 // admit waits until submission n may start (its turn, and room in the lane
@@ -304,8 +367,17 @@ func (b *bridge) append(typ string, data any) {
 	if a == nil || a.Session == nil {
 		return
 	}
-	if _, err := a.Session.Append(typ, data); err != nil {
+	ev, err := a.Session.Append(typ, data)
+	if err != nil {
 		b.warn(fmt.Sprintf("tools: %s of %s not logged: %v", typ, b.outer.CallID(), err))
+		return
+	}
+	line, _ := json.Marshal(ev) // the line as the log holds it, without its newline
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.logged += int64(len(line)) + 1
+	if b.maxLog > 0 && b.logged > b.maxLog {
+		b.pass(&limitFailure{kind: KindLogLimit, message: fmt.Sprintf("the program's nested tool calls wrote %d bytes of session log, more than %d (the bound of one program's log bytes); no further call was dispatched", b.logged, b.maxLog)})
 	}
 }
 

@@ -19,6 +19,11 @@
 //     submission order, safe calls overlapping up to MaxParallelSubCalls,
 //     exclusive calls alone, commits in submission order; the program gets
 //     the tool's value, or a ToolCallError carrying the failure's message;
+//   - the bounds of one program, ours (upstream has none): nested calls
+//     ([Config.MaxNestedCalls]) and the session-log bytes of their events
+//     ([Config.MaxLogBytes]); past either no further call is dispatched,
+//     the run signal is cancelled and the run fails (call-limit,
+//     log-limit);
 //   - output composition ([Text], [Render]) and the run failure
 //     ([RunFailedError], CODE_RUN_FAILED);
 //   - [SDK]: the tools:sdk section for the tools a program may call.

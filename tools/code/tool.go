@@ -19,6 +19,24 @@ import (
 // DefaultMaxParallelSubCalls caps how many safe nested calls overlap.
 const DefaultMaxParallelSubCalls = 10
 
+// Bounds of one program that upstream does not have (its runs may dispatch
+// without end: `while (true) await tools.job_list({})` wrote 88 MB of
+// session log in 30 s): far above what a program that does work needs.
+const (
+	// DefaultMaxNestedCalls bounds the nested calls of one program.
+	DefaultMaxNestedCalls = 10000
+	// DefaultMaxLogBytes bounds the session-log bytes the nested calls of
+	// one program write (their tool/code-dispatch-start and
+	// tool/code-dispatch events, whole lines).
+	DefaultMaxLogBytes = 64 << 20
+)
+
+// Failure kinds of our bounds (upstream's runtime has no such kinds).
+const (
+	KindCallLimit = "call-limit"
+	KindLogLimit  = "log-limit"
+)
+
 // Runner runs one program; *noderuntime.Runtime is the real one.
 type Runner interface {
 	Run(ctx context.Context, req noderuntime.Request) (noderuntime.Result, error)
@@ -31,6 +49,14 @@ type Config struct {
 	Mode string
 	// MaxParallelSubCalls caps overlapping safe nested calls (default 10).
 	MaxParallelSubCalls int
+	// MaxNestedCalls bounds the nested calls of one program (0:
+	// DefaultMaxNestedCalls): the next one is not dispatched and the run
+	// fails (call-limit).
+	MaxNestedCalls int
+	// MaxLogBytes bounds the session-log bytes of one program's nested-call
+	// events (0: DefaultMaxLogBytes): once past it no further call is
+	// dispatched and the run fails (log-limit).
+	MaxLogBytes int64
 }
 
 // Deps are run_code's collaborators.
@@ -67,6 +93,15 @@ func New(cfg Config, deps Deps) (*Tool, error) {
 	}
 	if cfg.MaxParallelSubCalls < 0 {
 		return nil, errors.New("maxParallelSubCalls must be a positive integer")
+	}
+	if cfg.MaxNestedCalls == 0 {
+		cfg.MaxNestedCalls = DefaultMaxNestedCalls
+	}
+	if cfg.MaxLogBytes == 0 {
+		cfg.MaxLogBytes = DefaultMaxLogBytes
+	}
+	if cfg.MaxNestedCalls < 0 || cfg.MaxLogBytes < 0 {
+		return nil, errors.New("run_code: the bounds of nested calls and of their log bytes must be positive")
 	}
 	if deps.Registry == nil {
 		return nil, errors.New("run_code: a registry is required to dispatch nested calls")
@@ -194,6 +229,7 @@ func (t *Tool) Run(ctx context.Context, call *pipeline.Call) (pipeline.Output, e
 	runCtx, settle := context.WithCancelCause(ctx)
 	defer settle(errSettled)
 	b := newBridge(call, t.deps.Registry, runCtx, t.cfg.MaxParallelSubCalls, t.deps.DispatchLog, t.deps.Warn)
+	b.bound(t.cfg.MaxNestedCalls, t.cfg.MaxLogBytes, settle)
 	if r, ok := t.deps.Runtime.(interface{ ReportsTurns() bool }); ok && r.ReportsTurns() {
 		b.paced = true
 	}
@@ -222,6 +258,9 @@ func (t *Tool) Run(ctx context.Context, call *pipeline.Call) (pipeline.Output, e
 	if runErr != nil {
 		return pipeline.Output{}, runErr
 	}
+	if lim := b.passed(); lim != nil {
+		return pipeline.Output{}, &RunFailedError{Kind: lim.kind, Message: lim.message, Logs: res.Logs, Messages: messages}
+	}
 	if res.Error != nil {
 		return pipeline.Output{}, &RunFailedError{Kind: res.Error.Kind, Message: res.Error.Message, Logs: res.Logs, Messages: messages}
 	}
@@ -231,8 +270,16 @@ func (t *Tool) Run(ctx context.Context, call *pipeline.Call) (pipeline.Output, e
 			return pipeline.Output{}, fmt.Errorf("run_code: the runtime returned an unreadable value: %w", err)
 		}
 	}
+	facts := res.Sandbox.Facts()
+	if facts == nil && t.deps.Confiner != nil && policy.Mode == sandbox.DangerFullAccess {
+		// As bash reports it: a confining executor names the mode of every
+		// run, the unconfined one included. The facts ride beside the value,
+		// which keeps upstream's {logs, result?}.
+		facts = &sandbox.Facts{Mode: sandbox.DangerFullAccess}
+	}
 	return pipeline.Output{
 		Value:           value(res.Logs, res.Value),
+		Sandbox:         facts.JSON(),
 		Content:         []pipeline.Block{pipeline.TextBlock(Text(res.Logs, result))},
 		ContextMessages: messages,
 	}, nil

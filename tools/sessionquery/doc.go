@@ -2,6 +2,10 @@
 // session_event_search tools (upstream's tool-session-query): a model reads
 // one event of its own session, as the log stores it, with optional
 // neighbouring summaries, or searches the earlier events of the session.
+// The data keys our stack adds beside upstream's (a result's sandbox facts)
+// are left out of what the model reads ([UpstreamView]): it reads an event
+// as upstream logs it; a recording written from our log is made the same
+// way.
 //
 // # Output
 //
@@ -49,7 +53,9 @@
 // A call must run for an agent with a session log. session_id omitted means
 // the caller's session; another id is refused as outside the caller's
 // workspace unless [Config.Sessions] resolves it to a session whose header
-// cwd is the caller's.
+// cwd is the caller's. [Store] resolves the ids of a directory of session
+// logs, every workspace's (the stack's Config.SessionStore), by the id in
+// each header; a stored session is read from its file, never written.
 //
 // # Imports
 //

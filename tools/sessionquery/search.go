@@ -115,7 +115,7 @@ func (cfg Config) search(_ context.Context, call *pipeline.Call) (pipeline.Outpu
 	if err != nil {
 		return pipeline.Output{}, err
 	}
-	l, err := cfg.target(call, raw)
+	l, current, err := cfg.target(call, raw)
 	if err != nil {
 		return pipeline.Output{}, err
 	}
@@ -124,7 +124,7 @@ func (cfg Config) search(_ context.Context, call *pipeline.Call) (pipeline.Outpu
 		return pipeline.Output{}, pipeline.NewError(nameHarness, "SESSION_QUERY_TOOL_FAILED", "session query operation failed")
 	}
 	limit := int64(-1)
-	if l == call.Agent().Session {
+	if current {
 		// the current session: nothing from the step performing this call
 		if e, ok := session.Last(events, "step/start"); ok {
 			limit = e.Seq - 1

@@ -58,12 +58,21 @@ var (
 	errWindow       = pipeline.NewError(nameQuery, CodeInvalidWindow, "session event window is invalid")
 )
 
+// Source is a session the tools read: the caller's own *session.Log, or
+// another session's log ([Store]).
+type Source interface {
+	ID() string
+	Header() session.Header
+	Events() ([]session.Event, error)
+}
+
 // Config configures the tools.
 type Config struct {
 	// Sessions resolves another session id to its log (nil: only the
-	// caller's own session can be read). A session whose header cwd is not
-	// the caller's is refused.
-	Sessions func(id string) (*session.Log, bool)
+	// caller's own session can be read; [Store] resolves the logs of a
+	// directory). A session whose header cwd is not the caller's is
+	// refused.
+	Sessions func(id string) (Source, bool)
 	// MaxSearchResults caps search hits (0: [MaxSearchResults]).
 	MaxSearchResults int
 }
@@ -79,30 +88,32 @@ func Tools(cfg Config) []pipeline.Tool {
 	}
 }
 
-// target resolves the session a call reads: the caller's, or another one in
-// the caller's workspace.
-func (cfg Config) target(call *pipeline.Call, raw map[string]json.RawMessage) (*session.Log, error) {
+// target resolves the session a call reads: the caller's (current is
+// true), or another one in the caller's workspace.
+func (cfg Config) target(call *pipeline.Call, raw map[string]json.RawMessage) (l Source, current bool, err error) {
 	if call.Agent() == nil || call.Agent().Session == nil {
-		return nil, errMissingAgent
+		return nil, false, errMissingAgent
 	}
 	own := call.Agent().Session
 	v, ok := raw["session_id"]
 	if !ok || string(v) == "null" {
-		return own, nil
+		return own, true, nil
 	}
 	var id string
 	if json.Unmarshal(v, &id) != nil {
-		return nil, errOutside
+		return nil, false, errOutside
 	}
 	if id == own.ID() {
-		return own, nil
+		return own, true, nil
 	}
 	if cfg.Sessions != nil {
+		// Only a session of the caller's workspace: the store holds every
+		// workspace's sessions.
 		if l, ok := cfg.Sessions(id); ok && l.Header().Cwd == own.Header().Cwd {
-			return l, nil
+			return l, false, nil
 		}
 	}
-	return nil, errOutside
+	return nil, false, errOutside
 }
 
 // safeInt reads a non-negative safe integer argument (JavaScript's
@@ -149,7 +160,7 @@ func isoTime(ms int64) string {
 }
 
 // heading is the first line of both tools' output.
-func heading(l *session.Log, events []session.Event) string {
+func heading(l Source, events []session.Event) string {
 	return "Session " + l.ID() + " — " + title(events)
 }
 
@@ -173,7 +184,7 @@ func (cfg Config) read(_ context.Context, call *pipeline.Call) (pipeline.Output,
 	if err != nil {
 		return pipeline.Output{}, err
 	}
-	l, err := cfg.target(call, raw)
+	l, _, err := cfg.target(call, raw)
 	if err != nil {
 		return pipeline.Output{}, err
 	}
@@ -201,6 +212,7 @@ func (cfg Config) read(_ context.Context, call *pipeline.Call) (pipeline.Output,
 	if err != nil {
 		return pipeline.Output{}, pipeline.NewError(nameHarness, "SESSION_QUERY_TOOL_FAILED", "session query operation failed")
 	}
+	UpstreamView(events[at].Type, ev) // the model reads an event as upstream logs it
 	b.WriteString(jsjson.StringifyIndent(ev, "  "))
 	b.WriteString("\n```")
 	lo := max(0, at-int(before))

@@ -15,16 +15,19 @@ import (
 	"github.com/dshsim/dshsim/harness/cmdline"
 	"github.com/dshsim/dshsim/harness/replay"
 	"github.com/dshsim/dshsim/harness/replay/htmlreport"
+	"github.com/dshsim/dshsim/harness/replay/isolate"
 	"github.com/dshsim/dshsim/harness/replay/junitreport"
+	"github.com/dshsim/dshsim/harness/replay/recording"
 )
 
 // options are one dsh-replay invocation: the flags as parsed ([command]),
 // then checked and resolved by validate before anything is replayed.
 type options struct {
-	json, update, verbose, strict, refresh               bool
+	json, update, verbose, strict, refresh, trusted      bool
 	pattern, shard, html, junit, logs, backend, launcher string
-	parallel                                             int
+	parallel, seedFiles                                  int
 	timeout                                              time.Duration
+	tmpSize, seedBytes, seedFileBytes                    byteSize
 	args                                                 []string
 	stdout, stderr                                       io.Writer
 	// progressAfter is how long a run lasts before a terminal shows
@@ -53,6 +56,13 @@ func command(o *options) cmdline.Command {
 	fs.StringVar(&o.backend, "backend", "", "confine bash with this sandbox backend only (`bwrap` or landlock); default: the platform chain (bwrap, then landlock)")
 	fs.StringVar(&o.launcher, "landlock-run", "", "the landlock-run `binary` for -backend landlock (default: beside the dsh-replay executable)")
 	fs.BoolVar(&o.strict, "strict-hooks", false, "fail closed where upstream's hooks fail open: a hook config that cannot be loaded refuses every call, a hook that cannot run (not started, timed out, killed, exit 126/127) blocks its call")
+	fs.BoolVar(&o.trusted, "trusted", false, "the recordings are trusted: where no contained child can be made (user namespaces disabled), replay them on the host, uncontained, instead of refusing")
+	o.tmpSize = isolate.DefaultTmpSize
+	fs.Var(&o.tmpSize, "tmp-size", "bound of each replay's private /tmp (a tmpfs), in `bytes` (suffix K, M or G: powers of 1024)")
+	o.seedBytes, o.seedFileBytes = recording.DefaultSeedMaxBytes, recording.DefaultSeedMaxFileBytes
+	fs.Var(&o.seedBytes, "seed-max-bytes", "bound of a recording's workspace/ seed, all files together, in `bytes` (suffix K, M or G)")
+	fs.Var(&o.seedFileBytes, "seed-max-file-bytes", "bound of one file of a workspace/ seed, in `bytes` (suffix K, M or G)")
+	fs.IntVar(&o.seedFiles, "seed-max-files", recording.DefaultSeedMaxFiles, "bound of the files and directories of a workspace/ seed")
 	return cmdline.Command{Name: "dsh-replay", Flags: fs, Help: func(w io.Writer) {
 		fmt.Fprintf(w, usage, wireHelp(), settingsHelp())
 		cmdline.Defaults(fs, w)
@@ -91,7 +101,10 @@ func run(cmd cmdline.Command, o *options) error {
 		}
 	}
 	if err := replay.CheckIsolation(); err != nil {
-		return err
+		if !o.trusted {
+			return err
+		}
+		fmt.Fprintf(o.stderr, "dsh-replay: -trusted: replaying uncontained, on the host: %v\n", err)
 	}
 	if o.refresh {
 		return refresh(o)
@@ -220,7 +233,19 @@ func (o *options) validateFlags() error {
 	if o.timeout <= 0 {
 		return cmdline.Usage("-timeout %v: want a positive duration (e.g. 2m)", o.timeout)
 	}
-	o.run = replay.RunOptions{Options: replay.Options{LogDir: o.logs, Timeout: o.timeout, LauncherPath: o.launcher, StrictHooks: o.strict}, Parallel: o.parallel}
+	o.run = replay.RunOptions{Options: replay.Options{
+		LogDir: o.logs, Timeout: o.timeout, LauncherPath: o.launcher, StrictHooks: o.strict, Trusted: o.trusted,
+		TmpSize: int64(o.tmpSize),
+		Seed:    recording.SeedBounds{MaxBytes: int64(o.seedBytes), MaxFiles: o.seedFiles, MaxFileBytes: int64(o.seedFileBytes)},
+	}, Parallel: o.parallel}
+	for _, f := range []struct {
+		name string
+		v    int64
+	}{{"tmp-size", int64(o.tmpSize)}, {"seed-max-bytes", int64(o.seedBytes)}, {"seed-max-file-bytes", int64(o.seedFileBytes)}, {"seed-max-files", int64(o.seedFiles)}} {
+		if f.v <= 0 {
+			return cmdline.Usage("-%s %d: want a positive bound", f.name, f.v)
+		}
+	}
 	switch o.backend {
 	case "":
 	case "bwrap", "landlock":

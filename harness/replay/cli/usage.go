@@ -45,13 +45,24 @@ field; the other recordings still run.
 Lines of stdout.expected.jsonl (the agent's ACP frames), per kind; a line of
 a kind not listed fails the recording:
 %s
-Each replay runs in a child process of its own with a private /tmp (new mount
-and PID namespaces; for a user without CAP_SYS_ADMIN inside a user namespace
-that maps only that user), so upstream's fixed paths (the spill root
-/tmp/dsh-acp-snap-<hash>, /tmp files a recording's commands use) exist once
-per run: users and concurrent runs never meet, and nothing is left in /tmp.
-Where such namespaces cannot be created, dsh-replay says so in one line and
-replays nothing.
+A recording is code: its hooks, bash calls and run_code programs run for
+real; it states its own sandbox mode and approval policy (it may run its
+commands under danger-full-access), approves its own escalations
+(permissionAnswers) and names its own sandbox backend and Landlock runner
+(dshsim.replay.json). All of that is honoured, inside a containment: each
+replay runs in a child process for which the host's filesystem is read-only
+(nosuid, nodev), with its own /tmp (a tmpfs of at most -tmp-size bytes
+holding its workspace, log and spill files; upstream's fixed paths such as
+/tmp/dsh-acp-snap-<hash> exist once per run and nothing is left in /tmp), its
+own /dev (null, zero, full, random, urandom, tty), its own /proc and a
+network namespace with only loopback (no network), all locked by a user
+namespace of its own; run by root, the replay is root there but the host's
+nobody. Every process it starts ends with it. Its workspace/ seed is copied
+streaming under the -seed-max-* bounds; a file past one is an error naming
+it. Only dsh-replay itself writes the host: the report, -html and -logs.
+Where the containment cannot be made (user namespaces disabled), dsh-replay
+says so in one line and replays nothing, unless -trusted says the recordings
+are trusted: they then replay on the host, uncontained, each with a note.
 
 The report goes to stdout: one line per recording (its first mismatch below it
 with field path, expected and got; the tools whose bodies were served from

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -25,12 +24,15 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Environment of a child: the stage and the handler name, and the device of
-// the host's /tmp (the child refuses to run on it).
+// Environment of a child: the stage and the handler name, the device of
+// the host's /tmp and the host's network namespace (the child refuses to
+// run on either), the shared paths and the size of the private /tmp.
 const (
 	envStage   = "DSHSIM_ISOLATE"
 	envHostTmp = "DSHSIM_ISOLATE_HOSTTMP"
+	envHostNet = "DSHSIM_ISOLATE_HOSTNET"
 	envShare   = "DSHSIM_ISOLATE_SHARE"
+	envTmpSize = "DSHSIM_ISOLATE_TMPSIZE"
 	stageSetup = "setup"
 	stageRun   = "run"
 	responseFD = 3
@@ -93,10 +95,12 @@ func respond(resp []byte, err error) {
 func child(stage, name string, h Handler) int {
 	switch stage {
 	case stageSetup:
-		if err := setup(name); err != nil {
+		code, err := setup(name)
+		if err != nil {
 			respond(nil, err)
+			return 3
 		}
-		return 3 // setup only returns on failure (it execs the run stage)
+		return code
 	case stageRun:
 		resp, err := serve(h)
 		respond(resp, err)
@@ -106,82 +110,26 @@ func child(stage, name string, h Handler) int {
 	return 3
 }
 
-// setup makes mounts private, mounts the tmpfs on /tmp and the PID
-// namespace's own /proc, brings the shared
-// paths back read-only, drops the capabilities it was given for that, and
-// re-executes the binary for the run stage (all on one locked thread:
-// capabilities are per thread, and execve takes the calling thread's).
-func setup(name string) error {
+// setup is PID 1 of the child's namespaces: it contains them (contain),
+// then starts the run stage and waits for it (runInit), and returns its exit
+// status; an error means the run stage never started. It runs on one locked
+// thread: capabilities are per thread.
+func setup(name string) (int, error) {
 	runtime.LockOSThread()
 	var share []string
 	if v := os.Getenv(envShare); v != "" {
 		if err := json.Unmarshal([]byte(v), &share); err != nil {
-			return fmt.Errorf("isolate: %s: %w", envShare, err)
+			return 0, fmt.Errorf("isolate: %s: %w", envShare, err)
 		}
 	}
-	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-		return fmt.Errorf("isolate: make the child's mounts private: %w", err)
+	size, err := strconv.ParseInt(os.Getenv(envTmpSize), 10, 64)
+	if err != nil || size <= 0 {
+		return 0, fmt.Errorf("isolate: %s=%q: want a positive number of bytes", envTmpSize, os.Getenv(envTmpSize))
 	}
-	// Open what must stay visible before the tmpfs hides it.
-	held := make([]*os.File, len(share))
-	for i, p := range share {
-		f, err := os.OpenFile(p, unix.O_PATH|unix.O_CLOEXEC, 0)
-		if err != nil {
-			return fmt.Errorf("isolate: share %s: %w", p, err)
-		}
-		defer f.Close()
-		held[i] = f
+	if err := contain(share, size, os.Getenv(envHostNet) != ""); err != nil {
+		return 0, err
 	}
-	if err := unix.Mount("tmpfs", "/tmp", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777"); err != nil {
-		return fmt.Errorf("isolate: mount a tmpfs on the child's /tmp: %w", err)
-	}
-	for i, p := range share {
-		if err := bindReadOnly(held[i], p); err != nil {
-			return fmt.Errorf("isolate: share %s: %w", p, err)
-		}
-	}
-	// The child is in a PID namespace of its own: without a /proc of that
-	// namespace, pids read from /proc name the host's processes, and a bwrap
-	// started here (its --unshare-pid child, /proc/<pid>/ns/...) opens the
-	// wrong process's namespaces or none at all.
-	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
-		return fmt.Errorf("isolate: mount the child's PID namespace's /proc: %w", err)
-	}
-	if err := dropCapabilities(); err != nil {
-		return fmt.Errorf("isolate: drop the capabilities of the setup stage: %w", err)
-	}
-	env := setEnv(os.Environ(), envStage, stageRun+":"+name)
-	if err := unix.Exec(exe, os.Args, env); err != nil {
-		return fmt.Errorf("isolate: re-execute %s for the run stage: %w", exe, err)
-	}
-	return nil
-}
-
-// bindReadOnly mounts the file or directory held by f at path (inside the
-// fresh /tmp, parents created) and makes that mount read-only.
-func bindReadOnly(f *os.File, path string) error {
-	var st unix.Stat_t
-	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
-		if err := os.Mkdir(path, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
-			return err
-		}
-	} else if err := os.WriteFile(path, nil, 0o644); err != nil {
-		return err
-	}
-	src := "/proc/self/fd/" + strconv.Itoa(int(f.Fd()))
-	if err := unix.Mount(src, path, "", unix.MS_BIND, ""); err != nil {
-		return fmt.Errorf("bind mount: %w", err)
-	}
-	if err := unix.Mount("", path, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV, ""); err != nil {
-		return fmt.Errorf("make the bind mount read-only: %w", err)
-	}
-	return nil
+	return runInit(name)
 }
 
 // dropCapabilities clears the ambient set and the inheritable, permitted and
@@ -196,14 +144,15 @@ func dropCapabilities() error {
 	return unix.Capset(&hdr, &data[0])
 }
 
-// serve is the run stage: check /tmp, then run the handler on stdin.
+// serve is the run stage: check the containment, then run the handler on
+// stdin.
 func serve(h Handler) ([]byte, error) {
-	host := os.Getenv(envHostTmp)
-	for _, k := range []string{envStage, envHostTmp, envShare} {
+	hostTmp, hostNet := os.Getenv(envHostTmp), os.Getenv(envHostNet)
+	for _, k := range []string{envStage, envHostTmp, envHostNet, envShare, envTmpSize} {
 		os.Unsetenv(k)
 	}
 	_ = unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(unix.SIGKILL), 0, 0, 0)
-	if err := checkPrivateTmp(host); err != nil {
+	if err := checkContained(hostTmp, hostNet); err != nil {
 		return nil, err
 	}
 	os.Setenv("TMPDIR", "/tmp")
@@ -211,30 +160,10 @@ func serve(h Handler) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("isolate: read the request: %w", err)
 	}
-	// PID 1 of a namespace gets only the signals it handles.
+	// PID 1 forwards SIGTERM and SIGINT here; they cancel the handler.
 	ctx, stop := signal.NotifyContext(context.Background(), unix.SIGTERM, unix.SIGINT)
 	defer stop()
 	return h(ctx, req)
-}
-
-// checkPrivateTmp refuses to run on the host's /tmp: /tmp must be a tmpfs on
-// another device than host (the parent's /tmp device, decimal).
-func checkPrivateTmp(host string) error {
-	var fs unix.Statfs_t
-	if err := unix.Statfs("/tmp", &fs); err != nil {
-		return fmt.Errorf("isolate: statfs /tmp: %w", err)
-	}
-	if fs.Type != unix.TMPFS_MAGIC {
-		return fmt.Errorf("isolate: the child's /tmp is not a tmpfs (type %#x)", fs.Type)
-	}
-	var st unix.Stat_t
-	if err := unix.Stat("/tmp", &st); err != nil {
-		return fmt.Errorf("isolate: stat /tmp: %w", err)
-	}
-	if strconv.FormatUint(st.Dev, 10) == host {
-		return errors.New("isolate: the child's /tmp is the host's /tmp")
-	}
-	return nil
 }
 
 func unsetEnv(env []string, key string) []string {
@@ -255,15 +184,15 @@ func setEnv(env []string, key, value string) []string {
 type mode int
 
 const (
-	privileged mode = iota + 1 // CAP_SYS_ADMIN: mount and PID namespaces
+	privileged mode = iota + 1 // CAP_SYS_ADMIN: mount, PID and network namespaces
 	userns                     // a user namespace mapping the own uid and gid first
 )
 
 func (m mode) String() string {
 	if m == privileged {
-		return "new mount and PID namespaces"
+		return "new mount, PID and network namespaces"
 	}
-	return "new user, mount and PID namespaces (own uid and gid mapped, CAP_SYS_ADMIN ambient until /tmp is mounted)"
+	return "new user, mount, PID and network namespaces (own uid and gid mapped, CAP_SYS_ADMIN and CAP_NET_ADMIN ambient until the namespaces are set up)"
 }
 
 // extraCloneFlags is added to every child's clone flags (tests make clone fail with it).
@@ -277,7 +206,7 @@ func (m mode) attr() *syscall.SysProcAttr {
 		a.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
 		a.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
 		a.GidMappingsEnableSetgroups = false
-		a.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN}
+		a.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN}
 	}
 	return a
 }
@@ -309,22 +238,46 @@ func Available() error {
 type Skipper interface {
 	Helper()
 	Skipf(format string, args ...any)
+	Fatalf(format string, args ...any)
 }
 
 // Require skips the calling test when [Run] cannot start isolated children
 // here, naming the capability that is missing: the one check of every test
-// that runs work isolated.
+// that runs work isolated. A child that started but found itself not
+// contained is a defect, never a missing capability: the test fails.
 func Require(t Skipper) {
 	t.Helper()
-	if err := Available(); err != nil {
-		t.Skipf("needs user namespaces (or CAP_SYS_ADMIN) for a private /tmp: %v", err)
+	err := Available()
+	switch {
+	case err == nil:
+	case strings.Contains(err.Error(), notContained):
+		t.Fatalf("the isolated child is broken: %v", err)
+	default:
+		t.Skipf("needs user namespaces (or CAP_SYS_ADMIN) for a contained child: %v", err)
 	}
 }
 
+// EnvUnavailable, when set, makes [Available] fail with its value as the
+// reason, as on a host without user namespaces: what dsh-replay does there
+// can be tried anywhere. It can only take isolation away, never grant it.
+const EnvUnavailable = "DSHSIM_ISOLATE_UNAVAILABLE"
+
 func chosenMode() (mode, error) {
 	probeOnce.Do(func() {
+		if why := os.Getenv(EnvUnavailable); why != "" {
+			probeErr = fmt.Errorf("isolate: cannot contain a child here (%s=%s)", EnvUnavailable, why)
+			return
+		}
 		modes := []mode{userns}
-		if hasSysAdmin() {
+		switch {
+		case os.Getuid() == 0 && hasSysAdmin():
+			// Root only ever runs as the host's nobody in the run stage
+			// (runMaps), which needs CAP_SETUID outside any user namespace.
+			modes = []mode{privileged}
+		case os.Getuid() == 0:
+			probeErr = errors.New("isolate: cannot contain a child here (root without CAP_SYS_ADMIN: its replay would run as the host's uid 0 in a user namespace, which may write the kernel's settings through /proc)")
+			return
+		case hasSysAdmin():
 			modes = []mode{privileged, userns}
 		}
 		var errs []string
@@ -336,7 +289,7 @@ func chosenMode() (mode, error) {
 			probed = m
 			return
 		}
-		probeErr = fmt.Errorf("isolate: cannot give a child a private /tmp here (%s)%s", strings.Join(errs, "; "), hint(errs))
+		probeErr = fmt.Errorf("isolate: cannot contain a child here (%s)%s", strings.Join(errs, "; "), hint(errs))
 	})
 	return probed, probeErr
 }
@@ -358,8 +311,14 @@ type Options struct {
 	// Share lists host paths under /tmp that the child needs at the same
 	// path (a recording copied into a test's temporary directory, a runner
 	// built there): each is bind-mounted read-only into the private /tmp.
-	// Other paths are visible anyway and are left alone.
+	// Other paths are visible anyway (read-only) and are left alone.
 	Share []string
+	// TmpSize bounds the private /tmp in bytes (0: [DefaultTmpSize]).
+	TmpSize int64
+	// HostNetwork keeps the host's network namespace, for a child that
+	// must reach a server (dsh-record's live model); everything else of the
+	// containment stays.
+	HostNetwork bool
 	// Unset names environment variables the child does not inherit (a
 	// secret the request carries instead: a child's initial environment is
 	// readable by every process of its user in its PID namespace).
@@ -423,6 +382,21 @@ func start(ctx context.Context, m mode, name string, request []byte, opt Options
 	if err := unix.Stat("/tmp", &st); err != nil {
 		return nil, fmt.Errorf("isolate: stat the host's /tmp: %w", err)
 	}
+	attr := m.attr()
+	hostNet := "" // the child keeps the host's network namespace
+	if !opt.HostNetwork {
+		attr.Cloneflags |= unix.CLONE_NEWNET
+		if hostNet, err = netNS(); err != nil {
+			return nil, fmt.Errorf("isolate: the host's network namespace: %w", err)
+		}
+	}
+	size := opt.TmpSize
+	if size == 0 {
+		size = DefaultTmpSize
+	}
+	if size < 0 {
+		return nil, fmt.Errorf("isolate: a /tmp of %d bytes", size)
+	}
 	r, w, err := os.Pipe()
 	if err != nil {
 		return nil, err
@@ -432,13 +406,15 @@ func start(ctx context.Context, m mode, name string, request []byte, opt Options
 	cmd.Args = []string{os.Args[0]}
 	cmd.Env = setEnv(setEnv(os.Environ(), envStage, stageSetup+":"+name), envHostTmp, strconv.FormatUint(st.Dev, 10))
 	cmd.Env = setEnv(cmd.Env, envShare, string(shareJSON))
+	cmd.Env = setEnv(cmd.Env, envHostNet, hostNet)
+	cmd.Env = setEnv(cmd.Env, envTmpSize, strconv.FormatInt(size, 10))
 	for _, name := range opt.Unset {
 		cmd.Env = unsetEnv(cmd.Env, name)
 	}
 	cmd.Stdin = bytes.NewReader(request)
 	cmd.Stdout, cmd.Stderr = opt.Stderr, opt.Stderr
 	cmd.ExtraFiles = []*os.File{w}
-	cmd.SysProcAttr = m.attr()
+	cmd.SysProcAttr = attr
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = Grace
 	err = cmd.Start()

@@ -25,7 +25,7 @@ func TestUnavailableIsOneClearError(t *testing.T) {
 	if err == nil {
 		t.Fatal("Available() = nil although clone cannot succeed")
 	}
-	for _, want := range []string{"cannot give a child a private /tmp here", "namespaces", "user namespaces look disabled or restricted"} {
+	for _, want := range []string{"cannot contain a child here", "namespaces", "user namespaces look disabled or restricted"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q lacks %q", err, want)
 		}
@@ -33,7 +33,7 @@ func TestUnavailableIsOneClearError(t *testing.T) {
 	if strings.Contains(err.Error(), "\n") {
 		t.Errorf("error %q spans lines", err)
 	}
-	if _, rerr := Probe(context.Background(), ""); rerr == nil || rerr.Error() != err.Error() {
+	if _, rerr := Probe(context.Background(), ProbeRequest{}); rerr == nil || rerr.Error() != err.Error() {
 		t.Errorf("Run after a failed probe: %v, want the same error", rerr)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -40,25 +41,29 @@ func hostTmpDev(t *testing.T) uint64 {
 	return st.Dev
 }
 
-// TestChildHasAPrivateTmp: the child is PID 1 of its namespace and of its
-// /proc, its /tmp is a
-// tmpfs on another device, a file it creates there never reaches the host's
-// /tmp, and it holds no capability its user did not have.
+// TestChildHasAPrivateTmp: the child is in a PID namespace of its own, which
+// its /proc shows (PID 1 of the namespace, its parent, is the one that set
+// it up), its /tmp is a tmpfs of the default size on another device, a
+// file it creates there never reaches the host's /tmp, and it holds no
+// capability its user did not have.
 func TestChildHasAPrivateTmp(t *testing.T) {
 	isolate.Require(t)
 	const marker = "dshsim-isolate-probe-marker"
-	f, err := isolate.Probe(context.Background(), marker)
+	f, err := isolate.Probe(context.Background(), isolate.ProbeRequest{File: marker})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.PID != 1 {
-		t.Errorf("child pid %d, want 1 (a PID namespace of its own)", f.PID)
+	if f.PPID != 1 {
+		t.Errorf("child's parent is pid %d, want 1 (PID 1 of a namespace of its own)", f.PPID)
 	}
-	if f.ProcSelf != "1" {
-		t.Errorf("the child's /proc/self is %q, want \"1\": its /proc is not its PID namespace's own", f.ProcSelf)
+	if f.ProcSelf != strconv.Itoa(f.PID) {
+		t.Errorf("the child's /proc/self is %q, its pid %d: its /proc is not its PID namespace's own", f.ProcSelf, f.PID)
 	}
 	if !f.TmpIsTmpfs || f.TmpDev == hostTmpDev(t) {
 		t.Errorf("child /tmp: tmpfs %v, device %d (host %d): want a tmpfs of its own", f.TmpIsTmpfs, f.TmpDev, hostTmpDev(t))
+	}
+	if f.TmpSize != isolate.DefaultTmpSize {
+		t.Errorf("child /tmp holds %d bytes, want the bound %d", f.TmpSize, isolate.DefaultTmpSize)
 	}
 	if f.Wrote != "/tmp/"+marker {
 		t.Errorf("probe wrote %q", f.Wrote)
@@ -81,6 +86,80 @@ func TestChildHasAPrivateTmp(t *testing.T) {
 	}
 }
 
+// TestChildIsContained: the host is read-only in the child (a file in a
+// directory the test itself can write is refused, and so is a sysctl
+// written back with its own value, even by root), the child cannot make /
+// writable again, and it has a network namespace of its own whose only
+// interface is loopback, up.
+func TestChildIsContained(t *testing.T) {
+	isolate.Require(t)
+	host := hostDir(t)
+	target := filepath.Join(host, "from-the-child")
+	sysctl := "/proc/sys/kernel/domainname"
+	f, err := isolate.Probe(context.Background(), isolate.ProbeRequest{Create: []string{target}, Overwrite: []string{sysctl}, Remount: []string{"/"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{target, "overwrite " + sysctl, "remount /"} {
+		if got, ok := f.Writes[k]; !ok || got == "" {
+			t.Errorf("%s: the child succeeded (%q, tried %v)", k, got, ok)
+		}
+	}
+	if !strings.Contains(f.Writes[target], "read-only file system") {
+		t.Errorf("creating %s: %q, want read-only file system", target, f.Writes[target])
+	}
+	assertEmpty(t, host)
+	if f.NetNS == "" || f.NetNS == hostNetNS(t) {
+		t.Errorf("the child's network namespace is %q, the host's %q", f.NetNS, hostNetNS(t))
+	}
+	if strings.Join(f.Interfaces, ",") != "lo up" {
+		t.Errorf("the child's interfaces: %q, want only loopback, up", f.Interfaces)
+	}
+}
+
+// TestHostNetworkKeepsTheRest: a child with HostNetwork (dsh-record's,
+// whose live model it reaches) is in the host's network namespace, and the
+// host is read-only for it all the same.
+func TestHostNetworkKeepsTheRest(t *testing.T) {
+	isolate.Require(t)
+	host := hostDir(t)
+	target := filepath.Join(host, "from-the-child")
+	f, err := isolate.Probe(context.Background(), isolate.ProbeRequest{Create: []string{target}, HostNetwork: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.NetNS != hostNetNS(t) {
+		t.Errorf("the child's network namespace is %q, want the host's %q", f.NetNS, hostNetNS(t))
+	}
+	if !strings.Contains(f.Writes[target], "read-only file system") {
+		t.Errorf("creating %s: %q, want read-only file system", target, f.Writes[target])
+	}
+	assertEmpty(t, host)
+}
+
+// hostDir is a fresh directory of the host outside /tmp, made by the test
+// (so the test's user can write it), removed at the end.
+func hostDir(t *testing.T) string {
+	t.Helper()
+	return sandboxtest.TempDir(t, "dshsim-contained-")
+}
+
+func assertEmpty(t *testing.T, dir string) {
+	t.Helper()
+	for _, left := range sandboxtest.Leftovers(dir) {
+		t.Errorf("the child wrote %s on the host", left)
+	}
+}
+
+func hostNetNS(t *testing.T) string {
+	t.Helper()
+	ns, err := os.Readlink("/proc/self/ns/net")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ns
+}
+
 // TestConcurrentChildrenHaveTheirOwnTmp: children running at once each create
 // the same fixed path with O_EXCL; in a shared /tmp all but one would fail.
 func TestConcurrentChildrenHaveTheirOwnTmp(t *testing.T) {
@@ -88,7 +167,9 @@ func TestConcurrentChildrenHaveTheirOwnTmp(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make([]error, 4)
 	for i := range errs {
-		wg.Go(func() { _, errs[i] = isolate.Probe(context.Background(), "dshsim-isolate-fixed-path") })
+		wg.Go(func() {
+			_, errs[i] = isolate.Probe(context.Background(), isolate.ProbeRequest{File: "dshsim-isolate-fixed-path"})
+		})
 	}
 	wg.Wait()
 	for i, err := range errs {
@@ -265,7 +346,7 @@ func TestAsAnotherUser(t *testing.T) {
 	}
 	isolate.Require(t)
 	asuser.RunTests(t, asuser.Run{
-		Tests:       []string{"TestChildHasAPrivateTmp", "TestConcurrentChildrenHaveTheirOwnTmp", "TestSharedPathsAreVisibleReadOnly", "TestSandboxBackendsWorkInside"},
+		Tests:       []string{"TestChildHasAPrivateTmp", "TestChildIsContained", "TestHostNetworkKeepsTheRest", "TestConcurrentChildrenHaveTheirOwnTmp", "TestSharedPathsAreVisibleReadOnly", "TestSandboxBackendsWorkInside"},
 		Executables: map[string]string{sandboxtest.RunnerEnv: sandboxtest.Runner(t)},
 	})
 }

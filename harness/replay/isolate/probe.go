@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -27,26 +28,58 @@ func init() { Serve(probeName, probe) }
 
 // Facts are what an isolated child saw of itself.
 type Facts struct {
-	// PID is the child's pid in its namespace (1).
-	PID int `json:"pid"`
+	// PID is the child's pid in its namespace and PPID its parent's there
+	// (1: PID 1 of its namespace started it).
+	PID  int `json:"pid"`
+	PPID int `json:"ppid"`
 	// ProcSelf is what /proc/self names: its pid in the namespace of the
-	// mounted /proc ("1" when /proc is its PID namespace's own).
+	// mounted /proc (PID when /proc is its PID namespace's own).
 	ProcSelf string `json:"procSelf"`
 	// UID is its uid.
 	UID int `json:"uid"`
 	// TmpDev is the device of its /tmp; TmpIsTmpfs whether that is a tmpfs.
 	TmpDev     uint64 `json:"tmpDev"`
 	TmpIsTmpfs bool   `json:"tmpIsTmpfs"`
+	// TmpSize is the size of its /tmp in bytes.
+	TmpSize int64 `json:"tmpSize"`
 	// Caps are the CapInh, CapPrm, CapEff and CapAmb lines of /proc/self/status.
 	Caps map[string]string `json:"caps"`
 	// Wrote is the file the probe created in its /tmp ("" when none was asked for).
 	Wrote string `json:"wrote,omitempty"`
+	// NetNS is its network namespace ("net:[<inode>]"); Interfaces the
+	// interfaces it has, each with "up" or "down".
+	NetNS      string   `json:"netns"`
+	Interfaces []string `json:"interfaces"`
+	// Writes maps each path the probe was asked to create (a file, or a
+	// mount it tried to make writable) to the error it got ("" when it
+	// succeeded).
+	Writes map[string]string `json:"writes"`
 }
 
-// Probe runs a child that creates /tmp/<file> exclusively (when file is not empty) and
-// reports what it saw. Tests use it to check the isolation from outside.
-func Probe(ctx context.Context, file string) (Facts, error) {
-	out, err := Run(ctx, probeName, []byte(file), Options{})
+// ProbeRequest is what the probe child tries.
+type ProbeRequest struct {
+	// File is created in the child's /tmp with O_EXCL ("" for none).
+	File string `json:"file,omitempty"`
+	// Create are paths the child tries to create (they should fail: the
+	// host is read-only).
+	Create []string `json:"create,omitempty"`
+	// Overwrite are existing files the child tries to write its own content
+	// back into (harmless wherever it succeeds; it should not).
+	Overwrite []string `json:"overwrite,omitempty"`
+	// Remount are mount points the child tries to make writable again.
+	Remount []string `json:"remount,omitempty"`
+	// HostNetwork runs the child with [Options.HostNetwork].
+	HostNetwork bool `json:"-"`
+}
+
+// Probe runs a child that tries what req asks and reports what it saw.
+// Tests use it to check the isolation from outside.
+func Probe(ctx context.Context, req ProbeRequest) (Facts, error) {
+	in, err := json.Marshal(req)
+	if err != nil {
+		return Facts{}, err
+	}
+	out, err := Run(ctx, probeName, in, Options{HostNetwork: req.HostNetwork})
 	if err != nil {
 		return Facts{}, err
 	}
@@ -57,8 +90,14 @@ func Probe(ctx context.Context, file string) (Facts, error) {
 	return f, nil
 }
 
-func probe(_ context.Context, req []byte) ([]byte, error) {
-	f := Facts{PID: os.Getpid(), UID: os.Getuid(), Caps: map[string]string{}}
+func probe(_ context.Context, data []byte) ([]byte, error) {
+	var req ProbeRequest
+	if len(data) > 0 {
+		if err := json.Unmarshal(data, &req); err != nil {
+			return nil, err
+		}
+	}
+	f := Facts{PID: os.Getpid(), PPID: os.Getppid(), UID: os.Getuid(), Caps: map[string]string{}, Writes: map[string]string{}}
 	var st unix.Stat_t
 	if err := unix.Stat("/tmp", &st); err != nil {
 		return nil, err
@@ -74,6 +113,7 @@ func probe(_ context.Context, req []byte) ([]byte, error) {
 		return nil, err
 	}
 	f.TmpIsTmpfs = fs.Type == unix.TMPFS_MAGIC
+	f.TmpSize = int64(fs.Blocks) * fs.Bsize
 	status, err := procfs.Proc.Status("self")
 	if err != nil {
 		return nil, err
@@ -83,8 +123,23 @@ func probe(_ context.Context, req []byte) ([]byte, error) {
 			f.Caps[k] = v
 		}
 	}
-	if name := string(req); name != "" {
-		f.Wrote = filepath.Join("/tmp", filepath.Base(name))
+	if f.NetNS, err = netNS(); err != nil {
+		return nil, err
+	}
+	ifs, err := net.Interfaces()
+	if err != nil {
+		return nil, err
+	}
+	for _, i := range ifs {
+		state := "down"
+		if i.Flags&net.FlagUp != 0 {
+			state = "up"
+		}
+		f.Interfaces = append(f.Interfaces, i.Name+" "+state)
+	}
+	tryWrites(req, &f)
+	if req.File != "" {
+		f.Wrote = filepath.Join("/tmp", filepath.Base(req.File))
 		// O_EXCL: a /tmp shared with another run would make one of two fail.
 		w, err := os.OpenFile(f.Wrote, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 		if err != nil {
@@ -95,4 +150,46 @@ func probe(_ context.Context, req []byte) ([]byte, error) {
 		}
 	}
 	return json.Marshal(f)
+}
+
+// tryWrites tries to create each of req.Create, to write each of
+// req.Overwrite and to remount each of req.Remount read-write, recording the
+// errors in f.Writes.
+func tryWrites(req ProbeRequest, f *Facts) {
+	errText := func(err error) string {
+		if err == nil {
+			return ""
+		}
+		return err.Error()
+	}
+	for _, p := range req.Create {
+		w, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err == nil {
+			err = w.Close()
+		}
+		f.Writes[p] = errText(err)
+	}
+	for _, p := range req.Overwrite {
+		f.Writes["overwrite "+p] = errText(overwrite(p))
+	}
+	for _, p := range req.Remount {
+		f.Writes["remount "+p] = errText(unix.Mount("", p, "", unix.MS_REMOUNT|unix.MS_BIND, ""))
+	}
+}
+
+// overwrite writes p's content back into p.
+func overwrite(p string) error {
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return err
+	}
+	w, err := os.OpenFile(p, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(data)
+	if cerr := w.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }

@@ -2,15 +2,98 @@ package recording
 
 import (
 	"errors"
+	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 )
 
-// CopyTree copies regular files and directories from src into dst (a
-// recording's workspace/ seed into a fresh workspace, or a whole recording);
+// SeedBounds bound a workspace seed. A zero field takes its default; the
+// defaults are far above any real recording's seed (upstream's are a few
+// small files) and far below what would strain a host.
+type SeedBounds struct {
+	// MaxBytes bounds the bytes of all files together.
+	MaxBytes int64 `json:",omitempty"`
+	// MaxFiles bounds the number of files and directories.
+	MaxFiles int `json:",omitempty"`
+	// MaxFileBytes bounds one file's bytes.
+	MaxFileBytes int64 `json:",omitempty"`
+}
+
+// Defaults of [SeedBounds].
+const (
+	DefaultSeedMaxBytes     = 128 << 20
+	DefaultSeedMaxFiles     = 10000
+	DefaultSeedMaxFileBytes = 32 << 20
+)
+
+// WithDefaults fills the zero fields of b with the defaults.
+func (b SeedBounds) WithDefaults() SeedBounds {
+	if b.MaxBytes == 0 {
+		b.MaxBytes = DefaultSeedMaxBytes
+	}
+	if b.MaxFiles == 0 {
+		b.MaxFiles = DefaultSeedMaxFiles
+	}
+	if b.MaxFileBytes == 0 {
+		b.MaxFileBytes = DefaultSeedMaxFileBytes
+	}
+	return b
+}
+
+// Check refuses a negative bound (flag names as dsh-replay spells them).
+func (b SeedBounds) Check() error {
+	switch {
+	case b.MaxBytes < 0:
+		return fmt.Errorf("-seed-max-bytes %d: want a positive number of bytes (0: %d)", b.MaxBytes, int64(DefaultSeedMaxBytes))
+	case b.MaxFiles < 0:
+		return fmt.Errorf("-seed-max-files %d: want a positive number (0: %d)", b.MaxFiles, DefaultSeedMaxFiles)
+	case b.MaxFileBytes < 0:
+		return fmt.Errorf("-seed-max-file-bytes %d: want a positive number of bytes (0: %d)", b.MaxFileBytes, int64(DefaultSeedMaxFileBytes))
+	}
+	return nil
+}
+
+// BoundError is a seed past one of its bounds.
+type BoundError struct {
+	// Path is the file (or directory) that passed the bound.
+	Path string
+	// What says which bound and by how much.
+	What string
+}
+
+func (e *BoundError) Error() string { return e.Path + ": " + e.What }
+
+// CopySeed copies a workspace seed from src into dst (which exists) under
+// bounds b (zero fields: the defaults), streaming each file: only regular
+// files and directories, anything else (a symlink, a device) is an error
+// naming the path, and the first file past a bound is a [*BoundError]
+// naming it, checked against its size before it is read and again while it
+// is copied. What was copied before an error is left for the caller to
+// remove.
+func CopySeed(src, dst string, b SeedBounds) error {
+	b = b.WithDefaults()
+	c := copier{bounds: b}
+	return c.tree(src, dst)
+}
+
+// CopyTree copies regular files and directories from src into dst (a whole
+// recording into a test's temporary directory), streaming, without bounds;
 // anything else (a symlink, a device) is an error naming the path.
 func CopyTree(src, dst string) error {
+	c := copier{bounds: SeedBounds{MaxBytes: 1 << 62, MaxFiles: 1 << 62, MaxFileBytes: 1 << 62}}
+	return c.tree(src, dst)
+}
+
+// copier copies one tree and counts what it copied.
+type copier struct {
+	bounds  SeedBounds
+	bytes   int64
+	entries int
+}
+
+func (c *copier) tree(src, dst string) error {
 	return filepath.WalkDir(src, func(p string, de fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -20,16 +103,70 @@ func CopyTree(src, dst string) error {
 			return err
 		}
 		target := filepath.Join(dst, rel)
+		if rel != "." {
+			c.entries++
+			if c.entries > c.bounds.MaxFiles {
+				return &BoundError{Path: p, What: fmt.Sprintf("the seed holds more than %d files and directories, the bound of the count (dsh-replay -seed-max-files)", c.bounds.MaxFiles)}
+			}
+		}
 		switch {
 		case de.IsDir():
 			return os.MkdirAll(target, 0o755)
 		case de.Type().IsRegular():
-			data, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			return os.WriteFile(target, data, 0o644)
+			return c.file(p, target)
 		}
 		return errors.New(p + ": not a regular file or directory (workspace seeds hold plain files)")
 	})
+}
+
+// file streams one regular file, refusing it past the bounds of one file and
+// of the total.
+func (c *copier) file(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	fi, err := in.Stat()
+	if err != nil {
+		return err
+	}
+	if !fi.Mode().IsRegular() {
+		return errors.New(src + ": not a regular file or directory (workspace seeds hold plain files)")
+	}
+	if err := c.admit(src, fi.Size()); err != nil {
+		return err
+	}
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	// One byte more than the bound shows a file that grew past it.
+	limit := min(c.bounds.MaxFileBytes, c.bounds.MaxBytes-c.bytes) + 1
+	n, err := io.Copy(out, io.LimitReader(in, limit))
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", src, err)
+	}
+	if n != fi.Size() {
+		if aerr := c.admit(src, n); aerr != nil {
+			return aerr
+		}
+		return fmt.Errorf("%s: changed while it was copied (%d bytes, then %d)", src, fi.Size(), n)
+	}
+	c.bytes += n
+	return nil
+}
+
+// admit checks a file of size bytes against the bounds.
+func (c *copier) admit(path string, size int64) error {
+	if size > c.bounds.MaxFileBytes {
+		return &BoundError{Path: path, What: fmt.Sprintf("%d bytes, more than the bound of one file, %d bytes (dsh-replay -seed-max-file-bytes)", size, c.bounds.MaxFileBytes)}
+	}
+	if c.bytes+size > c.bounds.MaxBytes {
+		return &BoundError{Path: path, What: fmt.Sprintf("the seed's files reach %d bytes here, more than the bound of the total, %d bytes (dsh-replay -seed-max-bytes)", c.bytes+size, c.bounds.MaxBytes)}
+	}
+	return nil
 }

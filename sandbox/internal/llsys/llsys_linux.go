@@ -17,18 +17,27 @@ func CreateRuleset(handled, scoped uint64) (int, error) {
 	return ll.LandlockCreateRuleset(&ll.RulesetAttr{HandledAccessFS: handled, Scoped: scoped}, 0)
 }
 
-// OpenPath opens path with O_PATH|O_CLOEXEC and reports whether it is a directory.
-func OpenPath(path string) (fd int, isDir bool, err error) {
-	fd, err = unix.Open(path, unix.O_PATH|unix.O_CLOEXEC, 0)
+// FileID names a file by device and inode number, as fstat reports them.
+type FileID struct{ Dev, Ino uint64 }
+
+// OpenPath opens path with O_PATH|O_CLOEXEC through openat2 with
+// RESOLVE_NO_SYMLINKS: no component may be a symlink (magic links of /proc
+// included), so a path another process swapped for a link fails with ELOOP
+// instead of opening the link's target. It reports the opened file's device
+// and inode and whether it is a directory. A kernel without openat2 (before
+// 5.6, or a seccomp filter that hides it) fails with ENOSYS: nothing falls
+// back to a resolution that follows links.
+func OpenPath(path string) (fd int, id FileID, isDir bool, err error) {
+	fd, err = unix.Openat2(unix.AT_FDCWD, path, &unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_SYMLINKS})
 	if err != nil {
-		return -1, false, err
+		return -1, FileID{}, false, err
 	}
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		unix.Close(fd)
-		return -1, false, err
+		return -1, FileID{}, false, err
 	}
-	return fd, st.Mode&unix.S_IFMT == unix.S_IFDIR, nil
+	return fd, FileID{Dev: st.Dev, Ino: st.Ino}, st.Mode&unix.S_IFMT == unix.S_IFDIR, nil
 }
 
 // AddPathBeneath allows the rights allowed beneath the file or directory parentFD.

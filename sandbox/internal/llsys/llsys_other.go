@@ -10,8 +10,11 @@ func ABIVersion() (int, error) { return 0, syscall.ENOSYS }
 // CreateRuleset fails with ENOSYS off Linux.
 func CreateRuleset(handled, scoped uint64) (int, error) { return -1, syscall.ENOSYS }
 
+// FileID names a file by device and inode number.
+type FileID struct{ Dev, Ino uint64 }
+
 // OpenPath fails with ENOSYS off Linux.
-func OpenPath(path string) (int, bool, error) { return -1, false, syscall.ENOSYS }
+func OpenPath(path string) (int, FileID, bool, error) { return -1, FileID{}, false, syscall.ENOSYS }
 
 // AddPathBeneath fails with ENOSYS off Linux.
 func AddPathBeneath(rulesetFD, parentFD int, allowed uint64) error { return syscall.ENOSYS }

@@ -237,6 +237,10 @@ type Result struct {
 	// Backend is the sandbox backend that confined the child ("" unconfined
 	// or not started).
 	Backend string
+	// Sandbox is the report of the confined child (mode, backend,
+	// enforcement, what it cannot govern, denial); nil unconfined or not
+	// started.
+	Sandbox *sandbox.Report
 }
 
 // JSReason is implemented by a cancellation cause that stands for a
@@ -752,7 +756,9 @@ func (s *runState) settle(failure *Failure) (Result, error) {
 			}
 		}
 	}
-	return s.r.finish(s.ledger, s.value, failure, backendOf(res)), nil
+	out := s.r.finish(s.ledger, s.value, failure, backendOf(res))
+	out.Sandbox = res.Sandbox
+	return out, nil
 }
 
 // backendOf names the backend that confined a run ("" unconfined).

@@ -1,0 +1,125 @@
+//go:build linux
+
+package spawn
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dshsim/dshsim/sandbox"
+	"github.com/dshsim/dshsim/sandbox/inproc"
+	"github.com/dshsim/dshsim/sandbox/procfs"
+	"github.com/dshsim/dshsim/sandbox/sandboxtest"
+)
+
+// TestOrphan is the reaper's rule: a child of this process that spawn did
+// not start is killed unless it is in this process's session or in a
+// running call's session.
+func TestOrphan(t *testing.T) {
+	const self, own = 100, 100
+	started := map[int]bool{200: true, 300: true}
+	running := map[int]bool{200: true} // 300 exited, not yet collected
+	tests := []struct {
+		name string
+		s    procfs.Stat
+		want bool
+	}{
+		{"a running root", procfs.Stat{PID: 200, PPID: self, Session: 200}, false},
+		{"an exited root its Wait has not collected", procfs.Stat{PID: 300, PPID: self, Session: 300}, false},
+		{"a child other code started in this session", procfs.Stat{PID: 400, PPID: self, Session: own}, false},
+		{"a running call's double-forked process", procfs.Stat{PID: 500, PPID: self, Session: 200}, false},
+		{"an ended call's double-forked process", procfs.Stat{PID: 600, PPID: self, Session: 300}, true},
+		{"a detached daemon (its own session)", procfs.Stat{PID: 700, PPID: self, Session: 700}, true},
+		{"a process that is not this process's child", procfs.Stat{PID: 800, PPID: 1, Session: 300}, false},
+	}
+	for _, tc := range tests {
+		if got := orphan(tc.s, self, own, started, running); got != tc.want {
+			t.Errorf("%s: orphan = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// leavers are the ways a command leaves processes behind: a plain
+// background child, a double fork, a double fork into its own session (a
+// detached daemon), setsid's own fork, and a daemon that sets itself up as
+// a subreaper's child.
+func leavers(m string) string {
+	return strings.Join([]string{
+		"sleep " + m + "1 &",
+		"(sleep " + m + "2 &)",
+		"(setsid sleep " + m + "3 </dev/null >/dev/null 2>&1 &)",
+		"setsid -f sleep " + m + "4",
+		"(nohup sh -c 'sleep " + m + "5' </dev/null >/dev/null 2>&1 &)",
+		"exit 0",
+	}, "\n")
+}
+
+// TestNothingOutlivesItsCall: whatever a call leaves running (a background
+// child, double forks, detached daemons in sessions of their own) has ended
+// when the call's result is out, on every backend and unconfined (an
+// escalated danger-full-access call), checked from /proc; and a detached
+// writer of an unconfined call never writes after the call returned.
+func TestNothingOutlivesItsCall(t *testing.T) {
+	for _, backend := range []string{sandbox.BackendBwrap, sandbox.BackendLandlock, inproc.Backend, string(sandbox.DangerFullAccess)} {
+		t.Run(backend, func(t *testing.T) {
+			ws, out := varTmpDir(t, "dshsim-ws-"), varTmpDir(t, "dshsim-out-")
+			req := Request{Policy: sandbox.Policy{Mode: sandbox.DangerFullAccess, WorkspaceRoot: ws}}
+			if backend != string(sandbox.DangerFullAccess) {
+				req.Confiner, req.Policy.Mode = confiner(t, backend), sandbox.WorkspaceWrite
+			}
+			m := sandboxtest.Marker()
+			late := filepath.Join(out, "late")
+			req.Argv = bash("(setsid sh -c 'sleep 1; echo late > " + late + "' </dev/null >/dev/null 2>&1 &)\n" + leavers(m))
+			res, err := Run(context.Background(), req)
+			if err != nil || res.ExitCode != 0 {
+				t.Fatalf("Run = %+v, %v", res, err)
+			}
+			if left := sandboxtest.Running(m); len(left) > 0 {
+				t.Errorf("left running after the call returned:\n%s", strings.Join(left, "\n"))
+			}
+			time.Sleep(1500 * time.Millisecond)
+			if _, err := os.Stat(late); err == nil {
+				t.Errorf("a detached process of the call wrote %s after the call returned", late)
+			}
+			if left := sandboxtest.Running(m); len(left) > 0 {
+				t.Errorf("left running a while after the call returned:\n%s", strings.Join(left, "\n"))
+			}
+		})
+	}
+}
+
+// TestARunningCallKeepsWhatStaysInItsSession: a background call's
+// double-forked process lives as long as the call (it stays in the call's
+// session), and ends with it; a detached daemon of a running call (a session
+// of its own, its parent gone) cannot be told apart from any other call's
+// and ends within a sweep.
+func TestARunningCallKeepsWhatStaysInItsSession(t *testing.T) {
+	ws := varTmpDir(t, "dshsim-ws-")
+	m := sandboxtest.Marker()
+	p, err := Start(context.Background(), Request{Argv: bash("(sleep " + m + "1 &); (setsid sleep " + m + "2 </dev/null >/dev/null 2>&1 &); exec sleep " + m + "0"),
+		Policy: sandbox.Policy{Mode: sandbox.DangerFullAccess, WorkspaceRoot: ws}, Grace: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Kill(); <-p.Done() })
+	deadline := time.Now().Add(10 * time.Second)
+	for len(sandboxtest.Running(m+"1")) == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(3 * sweepEvery)
+	if len(sandboxtest.Running(m+"1")) != 1 {
+		t.Errorf("the running call's double-forked process: %q, want it alive", sandboxtest.Running(m+"1"))
+	}
+	if left := sandboxtest.Running(m + "2"); len(left) > 0 {
+		t.Errorf("the running call's detached daemon outlived %d sweeps: %q", 3, left)
+	}
+	p.Kill()
+	<-p.Done()
+	if left := sandboxtest.Running(m); len(left) > 0 {
+		t.Errorf("left running after the call was killed:\n%s", strings.Join(left, "\n"))
+	}
+}

@@ -1,0 +1,64 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+)
+
+// TestResolveRoot: the one walk resolves as realpath does (absolute and
+// relative links, "..", links in link targets), names a symlink inside a
+// temp area instead of following it, and reports the directory it reached
+// by device and inode.
+func TestResolveRoot(t *testing.T) {
+	base, err := os.MkdirTemp("/var/tmp", "dshsim-resolve-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	base, _ = filepath.EvalSymlinks(base)
+	area := filepath.Join(base, "area")
+	real := filepath.Join(base, "real", "ws")
+	for _, d := range []string{area, real} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link := func(target, at string) {
+		if err := os.Symlink(target, filepath.Join(base, at)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link(filepath.Join(base, "real"), "abs")     // absolute
+	link("real/ws", "rel")                       // relative to base
+	link("abs/ws/../ws", "chain")                // through another link, with ..
+	link(filepath.Join(base, "real"), "area/in") // inside the area
+	link("loop", "loop")                         // itself
+	link(filepath.Join(base, "real", "file"), "notdir")
+	os.WriteFile(filepath.Join(base, "real", "file"), nil, 0o644)
+	var st syscall.Stat_t
+	if err := syscall.Stat(real, &st); err != nil {
+		t.Fatal(err)
+	}
+	want := FileID{Dev: uint64(st.Dev), Ino: st.Ino}
+	areas := []string{area}
+	for _, p := range []string{real, base + "/abs/ws", base + "/rel", base + "/chain", base + "/real/./ws/", base + "/area/../real/ws"} {
+		got, id, err := resolveRoot(p, areas)
+		if err != nil || got != real || id != want {
+			t.Errorf("resolveRoot(%s) = %q, %v, %v; want %q, %v", p, got, id, err, real, want)
+		}
+	}
+	if _, _, err := resolveRoot(base+"/area/in/ws", areas); err == nil {
+		t.Error("a root through a link inside the area was resolved")
+	} else if l, ok := isRedirect(err); !ok || l != area+"/in" {
+		t.Errorf("resolveRoot through the area's link: %v, want the link named", err)
+	}
+	for _, p := range []string{base + "/loop", base + "/notdir", base + "/missing"} {
+		if got, _, err := resolveRoot(p, areas); err == nil {
+			t.Errorf("resolveRoot(%s) = %q, want an error", p, got)
+		}
+	}
+}
