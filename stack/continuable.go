@@ -47,6 +47,7 @@ type activation struct {
 
 	mu        sync.Mutex
 	announced bool
+	watching  bool
 	owned     map[string]bool
 	disposing chan struct{} // closed once the disposal finished; nil while live
 	poke      chan struct{}
@@ -69,7 +70,8 @@ func (rt *subagents) StartContinuable(ctx context.Context, provider string, req 
 	return c.info.SessionID, nil
 }
 
-// activate registers a live continuable child and watches it settle.
+// activate registers a live continuable child; its first message starts
+// the watch that settles it.
 func (rt *subagents) activate(c *Child, loop Loop, boundary int) *activation {
 	a := &activation{rt: rt, child: c, loop: loop, parentID: c.info.ParentSession, boundary: boundary, owned: map[string]bool{}, poke: make(chan struct{})}
 	rt.mu.Lock()
@@ -80,7 +82,6 @@ func (rt *subagents) activate(c *Child, loop Loop, boundary int) *activation {
 		p.mu.Unlock()
 	}
 	rt.mu.Unlock()
-	go a.watch()
 	return a
 }
 
@@ -97,6 +98,10 @@ func (a *activation) submit(content []json.RawMessage, source any) (string, erro
 		return "", err
 	}
 	a.announced = true
+	if !a.watching { // from the first message on: an activation is never idle before it
+		a.watching = true
+		go a.watch()
+	}
 	a.wake()
 	return m.ID, nil
 }

@@ -75,6 +75,30 @@ func CaptureFrom(parent []session.Event, approvalComposed bool) (Capture, error)
 	return c, nil
 }
 
+// modeRank orders the sandbox modes from the narrowest.
+var modeRank = map[sandbox.Mode]int{sandbox.ReadOnly: 0, sandbox.WorkspaceWrite: 1, sandbox.DangerFullAccess: 2}
+
+// Narrow narrows the capture to want (our extension: a delegation tool or
+// a workflow may run its children in a narrower sandbox than their parent;
+// "" keeps the capture). parent is the parent's standing mode (its
+// explicit override, else the deployment's). A child can only narrow: a
+// want wider than parent, or a mode either side does not know, is an
+// error and no child is created. The narrowed mode is then the child's
+// explicit sandbox/mode with source "delegation", as an inherited override
+// is.
+func Narrow(c Capture, parent, want sandbox.Mode) (Capture, error) {
+	if want == "" {
+		return c, nil
+	}
+	w, okWant := modeRank[want]
+	p, okParent := modeRank[parent]
+	if !okWant || !okParent || w > p {
+		return Capture{}, fmt.Errorf("a delegated child can only narrow its parent's sandbox: %q is not within the parent's %q mode", want, parent)
+	}
+	c.SandboxMode = want
+	return c, nil
+}
+
 // ChildHeader is the child's session header: the parent's cwd, the agent
 // preset ("" leaves it out: no roster), the parent's id, origin
 // "subagent", the depth, and seedLength when the log starts with a copy of
