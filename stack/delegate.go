@@ -15,6 +15,7 @@ import (
 	"github.com/dshsim/dshsim/pipeline/delegation"
 	"github.com/dshsim/dshsim/pipeline/policy"
 	"github.com/dshsim/dshsim/pipeline/session"
+	"github.com/dshsim/dshsim/sandbox"
 )
 
 // ReadOnlyTools are the tools a read-only workflow step keeps (those of them
@@ -70,6 +71,11 @@ type Delegation struct {
 	ReadOnly bool
 	// StepLabel names a read-only step in its denials ("": Label).
 	StepLabel string
+	// Sandbox narrows the child's sandbox mode (our extension; "": inherit
+	// as upstream does). It may not be wider than the parent's standing
+	// mode (its explicit override, else the deployment's): a wider one is
+	// refused and no child is created ([delegation.Narrow]).
+	Sandbox sandbox.Mode
 	// Now stamps the child header (nil: time.Now).
 	Now func() time.Time
 }
@@ -144,6 +150,13 @@ func (s *Stack) Delegate(d Delegation) (*Child, error) {
 	}
 	capture, err := delegation.CaptureFrom(events, s.approver != nil)
 	if err != nil {
+		return nil, err
+	}
+	standing := capture.SandboxMode
+	if standing == "" {
+		standing = s.resolver.DefaultMode()
+	}
+	if capture, err = delegation.Narrow(capture, standing, d.Sandbox); err != nil {
 		return nil, err
 	}
 	var seed []session.Event

@@ -249,7 +249,7 @@ func (rt *subagents) newChild(provider string, req subagent.Request, continuable
 	}
 	d := Delegation{SessionID: id, LogPath: filepath.Join(rt.cfg.SessionsDir, id+".jsonl"), Parent: req.Caller, CallID: req.CallID,
 		Provider: provider, Continuable: continuable, Route: rt.cfg.Route, Report: rt.cfg.Report, MaxDepth: req.MaxDepth,
-		Label: req.Label, ToolFilter: req.ToolFilter, Persona: req.Persona, ReadOnly: req.ReadOnly, StepLabel: req.StepLabel}
+		Label: req.Label, ToolFilter: req.ToolFilter, Persona: req.Persona, ReadOnly: req.ReadOnly, StepLabel: req.StepLabel, Sandbox: req.Sandbox}
 	c, err := rt.s.Delegate(d)
 	if err != nil {
 		return nil, nil, err

@@ -6,6 +6,7 @@ import (
 
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/delegation"
+	"github.com/dshsim/dshsim/sandbox"
 )
 
 // Request is one delegation as a tool asks for it.
@@ -31,6 +32,9 @@ type Request struct {
 	// tools (our extension), named StepLabel in its denials.
 	ReadOnly  bool
 	StepLabel string
+	// Sandbox is the instance's narrower sandbox mode for its children
+	// (our extension; "": they inherit).
+	Sandbox sandbox.Mode
 }
 
 // Result is a one-shot run's result: how it stopped, its selected output

@@ -8,6 +8,7 @@ import (
 
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/delegation"
+	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/tools/jobs"
 )
 
@@ -40,6 +41,10 @@ type Instance struct {
 	// ToolFilter and Persona are applied to every child.
 	ToolFilter *pipeline.Filter
 	Persona    string
+	// Sandbox runs every child in this mode (our extension: a deployment's
+	// reviewer tool whose children are read-only); it may only narrow the
+	// parent's mode ("": the children inherit as upstream's do).
+	Sandbox sandbox.Mode
 }
 
 // Tool is one composed delegation tool.
@@ -176,7 +181,7 @@ func (t *Tool) run(ctx context.Context, call *pipeline.Call) (pipeline.Output, e
 		return pipeline.Output{}, ErrNoCaller
 	}
 	req := Request{Caller: call.Agent(), CallID: call.CallID(), Label: a.Description, Prompt: a.Prompt,
-		MaxDepth: t.inst.MaxDepth, ToolFilter: t.inst.ToolFilter, Persona: t.inst.Persona}
+		MaxDepth: t.inst.MaxDepth, ToolFilter: t.inst.ToolFilter, Persona: t.inst.Persona, Sandbox: t.inst.Sandbox}
 	bg, err := t.background(a.RunInBackground)
 	if err != nil {
 		return pipeline.Output{}, err
