@@ -297,7 +297,9 @@ func TestDepthLimitAndFailedRun(t *testing.T) {
 	inst := subagent.Instance{Name: "subagent", Provider: stack.ProviderSpawn, Background: subagent.OneShot, MaxDepth: one()}
 	brains := func(prompt string) brain {
 		if prompt == "cut off" {
-			return func(context.Context, *stack.Child, int, []stack.Message) (string, string) { return "half an answer", "max-tokens" }
+			return func(context.Context, *stack.Child, int, []stack.Message) (string, string) {
+				return "half an answer", "max-tokens"
+			}
 		}
 		return func(ctx context.Context, c *stack.Child, turn int, msgs []stack.Message) (string, string) {
 			return call(t, c.Execute, "g1", "subagent", map[string]any{"prompt": "grandchild", "description": "deeper"}).Text(), "completed"
@@ -325,7 +327,9 @@ func TestForkSeedsTheParentsCompletedTurns(t *testing.T) {
 	inst := subagent.Instance{Name: "subagent_fork", Provider: stack.ProviderFork, Background: subagent.OneShot, NoBackground: true, MaxDepth: one()}
 	s, _, log, _, dir := delegating(t, sandbox.WorkspaceWrite, stack.SubagentsConfig{Instances: []subagent.Instance{inst}},
 		func(string) brain {
-			return func(context.Context, *stack.Child, int, []stack.Message) (string, string) { return "forked", "completed" }
+			return func(context.Context, *stack.Child, int, []stack.Message) (string, string) {
+				return "forked", "completed"
+			}
 		})
 	log.Append("turn/end", map[string]any{"turn": 1, "reason": map[string]string{"kind": "completed"}})
 	log.Append("turn/start", map[string]int{"turn": 2})
