@@ -75,6 +75,7 @@ func CaptureFrom(parent []session.Event, approvalComposed bool) (Capture, error)
 	return c, nil
 }
 
+// --8<-- [start:narrow]
 // modeRank orders the sandbox modes from the narrowest.
 var modeRank = map[sandbox.Mode]int{sandbox.ReadOnly: 0, sandbox.WorkspaceWrite: 1, sandbox.DangerFullAccess: 2}
 
@@ -98,6 +99,8 @@ func Narrow(c Capture, parent, want sandbox.Mode) (Capture, error) {
 	c.SandboxMode = want
 	return c, nil
 }
+
+// --8<-- [end:narrow]
 
 // ChildHeader is the child's session header: the parent's cwd, the agent
 // preset ("" leaves it out: no roster), the parent's id, origin

@@ -24,8 +24,9 @@ type Child struct {
 	// Script are its model replies: the chunks at or after seedLength (a
 	// fork's copied prefix is its parent's, not its own).
 	Script *Script
-	// ToolSchemas is tool-schemas.<n>.expected.json, nil when absent;
-	// SystemPrompt the paragraphs of system-prompt.<n>.expected.md.
+	// ToolSchemas is the child's tool-schemas sidecar (n in place of the
+	// session's name), nil when absent; SystemPrompt the paragraphs of its
+	// system-prompt sidecar.
 	ToolSchemas  *ToolSchemas
 	SystemPrompt []string
 }
