@@ -65,6 +65,8 @@ type agent struct {
 	nextTurn    []userMessage
 	running     bool
 	maintenance int // tasks that keep an idle agent from being quiescent
+	held        int // holds that keep an open turn from its first step (holdUntilYield)
+	pre         *preopened
 	yields      int // the host's yields during this agent's work (see yield)
 	closed      bool
 	stopped     chan struct{}
@@ -120,22 +122,34 @@ func (a *agent) wake() {
 // hasWork reports whether a message waits (a.mu held).
 func (a *agent) hasWork() bool { return len(a.nextTurn) > 0 || a.inbox.wants() }
 
+// preopened is a turn a follow-up opened synchronously (see queue): the
+// loop runs its steps.
+type preopened struct {
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	turn   *openedTurn
+	err    error
+}
+
 // loop runs turns while messages wait; it ends when closed and idle, or
-// after a failure.
+// after a failure. A turn a follow-up opened is run even when the agent
+// was closed meanwhile (its turn/start is in the log: it ends, aborted).
 func (a *agent) loop() {
 	defer close(a.stopped)
 	for {
 		a.mu.Lock()
-		for !a.closed && (!a.hasWork() || a.maintenance > 0) {
+		for a.pre == nil && !a.closed && (a.running || !a.hasWork() || a.maintenance > 0) {
 			a.cond.Wait()
 		}
-		if a.closed {
+		pre := a.pre
+		a.pre = nil
+		if pre == nil && a.closed {
 			a.mu.Unlock()
 			return
 		}
 		a.running = true
 		a.mu.Unlock()
-		turn, err := a.runTurn()
+		turn, err := a.runTurn(pre)
 		a.mu.Lock()
 		a.running = false
 		a.yields++ // an idle agent: the host yields
@@ -162,21 +176,40 @@ func (a *agent) Followup(m stack.Message) error {
 	return a.queue(messageOf(m))
 }
 
-// queue splices um into the next-turn inbox.
+// queue splices um into the next-turn inbox. An idle agent (no turn, no
+// maintenance task) opens the turn that claims it at once, before queue
+// returns, as upstream's loop does: its followup starts the driver, whose
+// turn appends turn/start and claims the inbox before its first await. The
+// turn's steps run in the loop's goroutine.
 func (a *agent) queue(um userMessage) error {
 	a.mu.Lock()
-	defer a.mu.Unlock()
 	if a.closed {
+		a.mu.Unlock()
 		return errors.New("the agent is disposed")
 	}
 	if _, err := a.log.Append("agent/inbox/spliced", splice{Target: "next-turn", Start: len(a.nextTurn), Inserted: []userMessage{um}}); err != nil {
+		a.mu.Unlock()
 		return fmt.Errorf("append agent/inbox/spliced to our log: %w", err)
 	}
 	a.nextTurn = append(a.nextTurn, um)
 	if a.firstTask == "" && sourceKind(um.Source) == "user" {
 		a.firstTask = messageText(&um)
 	}
+	open := !a.running && a.pre == nil && a.maintenance == 0
+	if open {
+		a.running = true // the driver is reserved: the loop waits for the opened turn
+	}
 	a.cond.Broadcast()
+	a.mu.Unlock()
+	if !open {
+		return nil
+	}
+	ctx, cancel := context.WithCancelCause(a.base)
+	t, err := a.openTurn(cancel)
+	a.mu.Lock()
+	a.pre = &preopened{ctx: ctx, cancel: cancel, turn: t, err: err}
+	a.cond.Broadcast()
+	a.mu.Unlock()
 	return nil
 }
 
@@ -228,7 +261,7 @@ func (a *agent) Idle() bool {
 }
 
 func (a *agent) idleLocked() bool {
-	return a.closed || (!a.running && !a.hasWork() && a.maintenance == 0)
+	return a.closed && a.pre == nil || (!a.running && !a.hasWork() && a.maintenance == 0 && a.held == 0)
 }
 
 // WhenIdle returns once the agent is quiescent, or ctx ended.
@@ -297,18 +330,25 @@ func (a *agent) yield() {
 	a.mu.Unlock()
 }
 
-// holdUntilYield keeps child from starting a turn until a yields after
-// now: upstream's host runs a background child only once the agent that
-// started it awaits something or goes idle (its own non-yielding work, a
-// model call that answers at once, comes first).
+// holdUntilYield keeps child's first turn from entering its first step
+// until a yields after now: upstream's host runs a background child's step
+// only once the agent that started it awaits something or goes idle (its
+// own non-yielding work, a model call that answers at once, comes first);
+// the child's turn/start and claim are written at once, when its prompt
+// is queued (see queue).
 func (a *agent) holdUntilYield(child *agent) {
 	a.mu.Lock()
 	mark := a.yields
 	a.mu.Unlock()
-	child.beginMaintenance()
+	child.mu.Lock()
+	child.held++
+	child.mu.Unlock()
 	go func() {
-		defer child.endMaintenance()
 		a.waitUntil(a.base, func() bool { return a.yields > mark || a.closed })
+		child.mu.Lock()
+		child.held--
+		child.cond.Broadcast()
+		child.mu.Unlock()
 	}()
 }
 

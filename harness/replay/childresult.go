@@ -2,6 +2,7 @@ package replay
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 
 	"github.com/dshsim/dshsim/harness/replay/projection"
@@ -186,4 +187,24 @@ func (p *prepared) projectLog(path, cwd, id string) ([]projection.Item, error) {
 		return nil, fmt.Errorf("our log %s: %w", path, err)
 	}
 	return got, nil
+}
+
+// keepChildLogs reads our log of every child bound to a recorded one, for
+// a refresh.
+func (p *prepared) keepChildLogs(run *sessionRun, facts *runFacts) error {
+	if run.family == nil {
+		return nil
+	}
+	for _, c := range p.rec.Children {
+		m := run.family.memberAt(c.Index)
+		if m == nil || m.child == nil {
+			return fmt.Errorf("%s: no child of the replay was bound to it, so it cannot be refreshed", c.File)
+		}
+		data, err := os.ReadFile(m.child.Log().Path())
+		if err != nil {
+			return err
+		}
+		facts.Children = append(facts.Children, childFacts{Index: c.Index, SessionID: m.child.Info().SessionID, Log: data})
+	}
+	return nil
 }

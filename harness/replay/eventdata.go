@@ -44,8 +44,56 @@ type stepData struct {
 }
 
 type turnEndData struct {
-	Turn   int `json:"turn"`
-	Reason any `json:"reason"`
+	Turn   int       `json:"turn"`
+	Reason reasonMap `json:"reason"`
+}
+
+// reasonMap is a turn/end reason (and its nested objects) marshalled in
+// upstream's key order: kind, reason, name, message, code, error, then
+// any other key by name ({kind, error: {message, code}} as upstream's
+// loop writes a failed turn, not Go's sorted keys).
+type reasonMap map[string]any
+
+var reasonOrder = []string{"kind", "reason", "name", "message", "code", "error"}
+
+func (m reasonMap) MarshalJSON() ([]byte, error) {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	rank := func(k string) int {
+		if i := slices.Index(reasonOrder, k); i >= 0 {
+			return i
+		}
+		return len(reasonOrder)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if ri, rj := rank(keys[i]), rank(keys[j]); ri != rj {
+			return ri < rj
+		}
+		return keys[i] < keys[j]
+	})
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		kb, _ := json.Marshal(k)
+		b.Write(kb)
+		b.WriteByte(':')
+		v := m[k]
+		if inner, ok := v.(map[string]any); ok {
+			v = reasonMap(inner)
+		}
+		vb, err := json.Marshal(v)
+		if err != nil {
+			return nil, err
+		}
+		b.Write(vb)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
 }
 
 type titleData struct {

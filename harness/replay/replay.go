@@ -128,6 +128,16 @@ type runFacts struct {
 	Frames    []acpwire.Frame
 	SessionID string
 	Cwd       string
+	// Children are our logs of the children bound to recorded ones (a
+	// refresh writes them back as session.<n>.jsonl).
+	Children []childFacts
+}
+
+// childFacts is our log of the child bound to recorded child Index.
+type childFacts struct {
+	Index     int
+	SessionID string
+	Log       []byte
 }
 
 // childMismatch reports whether a child session mismatched.
@@ -480,7 +490,13 @@ func (p *prepared) run(ctx context.Context, sc *scratch, opt Options, timeout ti
 	}
 	res.Got = got
 	res.Comparison = projection.Compare(p.expected, got)
-	return p.compareChildren(run, res)
+	if err := p.compareChildren(run, res); err != nil {
+		return err
+	}
+	if opt.Refresh {
+		return p.keepChildLogs(run, res.run)
+	}
+	return nil
 }
 
 // stackConfig is the stack's configuration for the recording: its policy

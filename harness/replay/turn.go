@@ -51,13 +51,23 @@ type openedTurn struct {
 // runTurn runs one turn: turn/start, the claims (the next-step inbox, then
 // one next-turn message), then steps until the model stops and nothing
 // more was queued for a next step. It returns the turn's number.
-func (a *agent) runTurn() (int, error) {
-	ctx, cancel := context.WithCancelCause(a.base)
+func (a *agent) runTurn(pre *preopened) (int, error) {
+	var ctx context.Context
+	var cancel context.CancelCauseFunc
+	var t *openedTurn
+	var err error
+	if pre != nil {
+		ctx, cancel, t, err = pre.ctx, pre.cancel, pre.turn, pre.err
+	} else {
+		ctx, cancel = context.WithCancelCause(a.base)
+		t, err = a.openTurn(cancel)
+	}
 	defer cancel(nil)
-	t, err := a.openTurn(cancel)
 	if err != nil {
 		return 0, err
 	}
+	// A held child (holdUntilYield) enters its first step once released.
+	a.waitUntil(ctx, func() bool { return a.held == 0 })
 	claimed := t.carried
 	for step := 1; ; step++ {
 		if ctx.Err() != nil {
