@@ -170,6 +170,12 @@ return {a, b};`
 	if n := len(childLogs(t, dir)); n != 2 {
 		t.Errorf("%d child logs, want 2", n)
 	}
+	// Structured output is not built: a schema fails the run (a named
+	// departure, docs/stack.md).
+	schema := call(t, s.Execute, "wf3", "workflow", map[string]any{"script": `return await agent("x", {schema: {type: "object"}});`, "meta": map[string]any{"name": "typed", "description": "d"}})
+	if want := "Error: workflow run failed: WorkflowError: agent() could not start a child: structured output (the schema option) is not built here"; !schema.IsError || !strings.HasPrefix(schema.Text(), want) {
+		t.Errorf("a schema:\n got %q\nwant %q", schema.Text(), want)
+	}
 	from = len(lines(t, log, 0))
 	bad := call(t, s.Execute, "wf2", "workflow", map[string]any{"script": "return (", "meta": map[string]any{"name": "bad", "description": "d"}})
 	if !bad.IsError || !strings.Contains(bad.Text(), "Error: ") {
