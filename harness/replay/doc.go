@@ -10,7 +10,7 @@
 // stack) on a new session log of ours, configured as upstream's suite ran the
 // scenario (dshsim.replay.json; the foreground timeout kills, as in the
 // recorded version). It then drives the steps of input.json (prompt,
-// promptAndCancel, waitForTurnEnd) as upstream's agent loop does, writing
+// promptAndCancel, waitForTurnEnd, the harness's waits) as upstream's agent loop does, writing
 // upstream's event sequence seq for seq: each model call takes the next
 // scripted reply (the model is constructed from the recording and named so in
 // our log), every tool call runs through the real pipeline (bash under the
@@ -22,6 +22,20 @@
 // answered from permissionAnswers in FIFO order (allow_once → allowed-once,
 // reject_once → rejected, empty queue → cancelled; under policy never the
 // approval service rejects without consulting the queue).
+//
+// # Agents and child sessions
+//
+// Every session of a replay is an agent loop of its own (agent.go, turn.go,
+// inbox.go: upstream's turn loop over the session's inbox) driving a
+// stack.Surface: the session's agent, and every child the stack's
+// delegation runtime creates (children.go, session.go). Each child binds a
+// recorded child log (session.<n>.jsonl): it takes the id and script of
+// its parent's next recorded child at creation and is rebound, at its first
+// model call, to the recorded sibling whose first prompt is its task, so
+// children upstream's order does not fix compare as a set. Result.Children
+// compares each (childresult.go) with its links (parentSession,
+// delegationDepth, origin, seedLength). The subagent fixtures of upstream's
+// suite are emulated and named in the notes (fixtures.go).
 //
 // # The model
 //
