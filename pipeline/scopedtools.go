@@ -1,11 +1,6 @@
 package pipeline
 
-import (
-	"errors"
-	"fmt"
-
-	"github.com/dshsim/dshsim/pipeline/argschema"
-)
+import "fmt"
 
 // scopedTool is a tool registered through a scope (upstream's agent.ctx
 // tools.register): it is the scope's own, visible to calls of the scope's
@@ -29,17 +24,9 @@ func (sc Scoped) Register(t Tool) (unregister func(), err error) {
 	if sc.s == nil {
 		return sc.r.Register(t)
 	}
-	if t.Name == "" {
-		return nil, errors.New("pipeline: tool registration needs a name")
-	}
-	if t.Run == nil {
-		return nil, fmt.Errorf("pipeline: tool %q has no body (Run is nil)", t.Name)
-	}
-	var args *argschema.Schema
-	if len(t.Parameters) > 0 {
-		if args, err = argschema.Compile(t.Parameters); err != nil {
-			return nil, fmt.Errorf("pipeline: tool %q: %w", t.Name, err)
-		}
+	args, err := checkTool(t)
+	if err != nil {
+		return nil, err
 	}
 	r := sc.r
 	r.mu.Lock()

@@ -57,42 +57,8 @@ type reasonMap map[string]any
 var reasonOrder = []string{"kind", "reason", "name", "message", "code", "error"}
 
 func (m reasonMap) MarshalJSON() ([]byte, error) {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	rank := func(k string) int {
-		if i := slices.Index(reasonOrder, k); i >= 0 {
-			return i
-		}
-		return len(reasonOrder)
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		if ri, rj := rank(keys[i]), rank(keys[j]); ri != rj {
-			return ri < rj
-		}
-		return keys[i] < keys[j]
-	})
 	var b bytes.Buffer
-	b.WriteByte('{')
-	for i, k := range keys {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		kb, _ := json.Marshal(k)
-		b.Write(kb)
-		b.WriteByte(':')
-		v := m[k]
-		if inner, ok := v.(map[string]any); ok {
-			v = reasonMap(inner)
-		}
-		vb, err := json.Marshal(v)
-		if err != nil {
-			return nil, err
-		}
-		b.Write(vb)
-	}
-	b.WriteByte('}')
+	writeOrderedBy(&b, map[string]any(m), reasonOrder)
 	return b.Bytes(), nil
 }
 
@@ -227,15 +193,21 @@ func ordered(v any) json.RawMessage {
 	return b.Bytes()
 }
 
-func writeOrdered(b *bytes.Buffer, v any) {
+func writeOrdered(b *bytes.Buffer, v any) { writeOrderedBy(b, v, keyOrder) }
+
+// writeOrderedBy encodes v with object keys in order's order (keys it does
+// not list follow, sorted), nested objects too.
+func writeOrderedBy(b *bytes.Buffer, v any, order []string) {
 	switch t := v.(type) {
+	case reasonMap:
+		writeOrderedBy(b, map[string]any(t), order)
 	case map[string]any:
 		keys := make([]string, 0, len(t))
 		for k := range t {
 			keys = append(keys, k)
 		}
 		sort.SliceStable(keys, func(i, j int) bool {
-			a, c := slices.Index(keyOrder, keys[i]), slices.Index(keyOrder, keys[j])
+			a, c := slices.Index(order, keys[i]), slices.Index(order, keys[j])
 			switch {
 			case a >= 0 && c >= 0:
 				return a < c
@@ -252,7 +224,7 @@ func writeOrdered(b *bytes.Buffer, v any) {
 			kb, _ := json.Marshal(k)
 			b.Write(kb)
 			b.WriteByte(':')
-			writeOrdered(b, t[k])
+			writeOrderedBy(b, t[k], order)
 		}
 		b.WriteByte('}')
 	case []any:
@@ -261,7 +233,7 @@ func writeOrdered(b *bytes.Buffer, v any) {
 			if i > 0 {
 				b.WriteByte(',')
 			}
-			writeOrdered(b, e)
+			writeOrderedBy(b, e, order)
 		}
 		b.WriteByte(']')
 	default:

@@ -180,14 +180,9 @@ func TestPageShowsVerdictsInHeadlessChromium(t *testing.T) {
 	}
 }
 
-// TestSummaryTableSortsInHeadlessChromium: the page opens with a summary
-// table (recording, verdict, events matched, first difference, served tools)
-// in the report's order, and clicking a column header sorts by that column (verdict:
-// errors first, then mismatches; events: the fraction matched; ties in name
-// order), clicking it again reverses the order, and another header starts
-// ascending. The expected orders are computed here from the results.
-func TestSummaryTableSortsInHeadlessChromium(t *testing.T) {
-	p := renderedPage(t)
+// observed is what the clicker script left in the page.
+func observed(t *testing.T, p rendered) map[string][][]string {
+	t.Helper()
 	m := regexp.MustCompile(`(?s)<pre id="observed">(.*?)</pre>`).FindSubmatch(p.dom)
 	if m == nil {
 		t.Fatal("the clicker script left nothing: did the page's script fail?")
@@ -196,6 +191,18 @@ func TestSummaryTableSortsInHeadlessChromium(t *testing.T) {
 	if err := json.Unmarshal([]byte(html.UnescapeString(string(m[1]))), &seen); err != nil {
 		t.Fatalf("observed: %v", err)
 	}
+	return seen
+}
+
+// TestSummaryTableSortsInHeadlessChromium: the page opens with a summary
+// table (recording, verdict, events matched, first difference, served tools)
+// in the report's order, and clicking a column header sorts by that column (verdict:
+// errors first, then mismatches; events: the fraction matched; ties in name
+// order), clicking it again reverses the order, and another header starts
+// ascending. The expected orders are computed here from the results.
+func TestSummaryTableSortsInHeadlessChromium(t *testing.T) {
+	p := renderedPage(t)
+	seen := observed(t, p)
 
 	type rec struct {
 		cells []string
@@ -264,14 +271,7 @@ func TestSummaryTableSortsInHeadlessChromium(t *testing.T) {
 // verdict of its own comparison.
 func TestChildSessionsNestUnderTheirCall(t *testing.T) {
 	p := renderedPage(t)
-	m := regexp.MustCompile(`(?s)<pre id="observed">(.*?)</pre>`).FindSubmatch(p.dom)
-	if m == nil {
-		t.Fatal("the clicker script left nothing: did the page's script fail?")
-	}
-	var seen map[string][][]string
-	if err := json.Unmarshal([]byte(html.UnescapeString(string(m[1]))), &seen); err != nil {
-		t.Fatalf("observed: %v", err)
-	}
+	seen := observed(t, p)
 	var want [][]string
 	for _, r := range p.results {
 		files := map[int]string{}
