@@ -4,19 +4,25 @@ BIN       := bin
 DSHSIM    := $(BIN)/dsh-sim
 BENCHTIME ?= 300ms
 SPAWN_ROUNDS ?= 300
+CALL_ROUNDS ?= 5
 FUZZTIME  ?= 20s
 # Upstream's C Landlock runner on npm (a static musl binary), measured beside ours by bench-spawn-c.
 C_RUNNER_PKG ?= @deepseek-ai/node-addon-landlock-run-linux-x64@0.1.1
+# make oracle-diff: N generated scripts from SEED (START: the first case), through upstream and ours.
+N         ?= 50
+SEED      ?= 1
+START     ?= 0
+ORACLE_ROUNDS ?= 3
 # Packages with benchmarks (found, so new ones join automatically).
 BENCH_PKGS = $(sort $(dir $(shell grep -rl --include='*_test.go' '^func Benchmark' . | grep -v '/testdata/')))
 # Packages whose code runs goroutines (pipelines, approvals, jobs, spawned
 # processes, run_code's runtime, hooks, the session log): make race runs
 # their tests under the race detector (-short: the long corpora are left out).
-RACE_PKGS ?= ./pipeline/... ./sandbox ./sandbox/spawn ./sandbox/inproc ./tools/... ./hooks ./fsobserve ./spill ./stack ./escalation/...
+RACE_PKGS ?= ./pipeline/... ./sandbox ./sandbox/spawn ./sandbox/inproc ./sandbox/chain ./tools/... ./hooks ./fsobserve ./spill ./stack ./escalation/...
 # Go files gofmt must accept (fixtures under testdata included only if they are Go sources of the tree).
 GOFILES    = $(shell find . -name '*.go' -not -path './.git/*' -not -path '*/testdata/*')
 
-.PHONY: help sim test race check bench bench-spawn bench-spawn-c fuzz docs kernels build $(DSHSIM)
+.PHONY: help sim test race check bench bench-spawn bench-spawn-c bench-oracle fuzz docs kernels oracle-diff build $(DSHSIM)
 
 help:
 	@echo 'make sim      regenerate snapshots/ with dsh-sim, then dsh-sim -check'
@@ -24,9 +30,13 @@ help:
 	@echo 'make race     go test -race -short over the packages that run goroutines (RACE_PKGS)'
 	@echo 'make check    gofmt -l (must be empty), go vet ./..., dsh-sim -check (effect files and docs page)'
 	@echo 'make bench    benchmarks of the packages that have them (BENCHTIME=$(BENCHTIME))'
-	@echo 'make bench-spawn  the spawn-ratio benchmark (bare, in-process, runners, bwrap), SPAWN_ROUNDS=$(SPAWN_ROUNDS) rounds;'
-	@echo '                  DSHSIM_C_RUNNER=<path of upstream'"'"'s C landlock-run> adds its rows and runner/c-runner'
+	@echo 'make bench-spawn  the spawn-ratio benchmark (bare, in-process, the stack, runners, bwrap), SPAWN_ROUNDS=$(SPAWN_ROUNDS) rounds;'
+	@echo '                  DSHSIM_C_RUNNER=<path of upstream'"'"'s C landlock-run> adds its rows and stack-landlock/c-runner;'
+	@echo '                  then a whole bash call and run_code'"'"'s first call beside upstream'"'"'s, CALL_ROUNDS=$(CALL_ROUNDS) rounds (needs DSHSIM_ORACLE)'
 	@echo 'make bench-spawn-c  bench-spawn with DSHSIM_C_RUNNER = $(C_RUNNER_PKG) (npm pack into a temp dir, removed after)'
+	@echo 'make oracle-diff  differential testing (DSHSIM_ORACLE): N=$(N) generated scripts of SEED=$(SEED) from START=$(START)'
+	@echo '                  through upstream and dsh-replay, mismatches shrunk; ORACLE_DIFF_FLAGS=-keep keeps them in the tree'
+	@echo 'make bench-oracle replay speed on transcripts/: ours and upstream'"'"'s suite side by side, ORACLE_ROUNDS=$(ORACLE_ROUNDS) rounds'
 	@echo 'make fuzz     every fuzz target for FUZZTIME=$(FUZZTIME) each'
 	@echo 'make docs     write docs/tools.md with every include expanded to build/tools.md'
 	@echo 'make kernels  the Landlock kernel matrix: capped ABIs here, real kernels under qemu (KERNELS_FLAGS=-layer1: no qemu)'
@@ -57,13 +67,20 @@ bench:
 	$(GO) test -count=1 -run '^$$' -bench . -benchmem -benchtime=$(BENCHTIME) $(addprefix ./,$(patsubst ./%,%,$(BENCH_PKGS)))
 
 bench-spawn:
-	$(GO) test -count=1 ./sandbox/inproc -run '^$$' -bench SpawnRatios -benchtime $(SPAWN_ROUNDS)x -v
+	$(GO) test -count=1 ./sandbox/chain -run '^$$' -bench SpawnRatios -benchtime $(SPAWN_ROUNDS)x -v
+	$(GO) test -count=1 ./harness/callbench -run '^$$' -bench . -benchtime $(CALL_ROUNDS)x -v
 
 # npm pack fetches the tarball (integrity-checked by npm) with its cache inside the temp dir; the trap removes both.
 bench-spawn-c:
 	@set -e; d=$$(mktemp -d); trap 'rm -rf "$$d"' EXIT; \
 	( cd "$$d" && npm_config_cache="$$d/npm-cache" npm pack --silent '$(C_RUNNER_PKG)' >/dev/null && tar -xzf ./*.tgz package/bin/landlock-run ); \
 	DSHSIM_C_RUNNER="$$d/package/bin/landlock-run" $(MAKE) --no-print-directory bench-spawn
+
+oracle-diff:
+	$(GO) run ./harness/oracle/cmd/dsh-oracle diff -n $(N) -seed $(SEED) -start $(START) $(ORACLE_DIFF_FLAGS)
+
+bench-oracle:
+	$(GO) run ./harness/oracle/cmd/dsh-oracle bench -rounds $(ORACLE_ROUNDS)
 
 fuzz:
 	@set -e; files=$$(grep -rl --include='*_test.go' '^func Fuzz' . | grep -v '/testdata/' | sort); \

@@ -210,8 +210,9 @@ func (l *Local) ReadBytes(ctx context.Context, t Target, max int64) ([]byte, err
 	return data, nil
 }
 
-// ReadText reads the whole target as UTF-8 text (a direct provider read:
-// records nothing). Errors: FS_NOT_FOUND, FS_NOT_REGULAR_FILE, FS_NOT_TEXT.
+// ReadText reads the whole target as UTF-8 text without a leading
+// byte-order mark (a direct provider read: records nothing). Errors:
+// FS_NOT_FOUND, FS_NOT_REGULAR_FILE, FS_NOT_TEXT.
 func (l *Local) ReadText(ctx context.Context, t Target) (string, error) {
 	f, err := l.Open(t)
 	if err != nil {
@@ -231,7 +232,7 @@ func (l *Local) ReadText(ctx context.Context, t Target) (string, error) {
 	if !utf8.Valid(data) {
 		return "", Errorf(CodeNotText, "cannot read %q: invalid UTF-8 text", t.Display)
 	}
-	return string(data), nil
+	return string(DropByteOrderMark(data)), nil
 }
 
 func indexNUL(b []byte, limit int) int {
@@ -340,7 +341,9 @@ func (l *Local) WriteText(ctx context.Context, t Target, content string, intent 
 // EditText applies e to t under the target's lock. A missing target is
 // FS_STALE_VERSION even without a guard; a guard whose version differs from a
 // stat taken under the lock is FS_STALE_VERSION (checked before matching).
-// The file's CRLF style and mode are kept.
+// The file's CRLF style and mode are kept; a leading byte-order mark is not
+// (the text is decoded without it, as upstream decodes, and written back
+// as edited).
 func (l *Local) EditText(ctx context.Context, t Target, e Edit, guard *EditGuard) (EditResult, error) {
 	info, exists, release, err := l.lockedStat(ctx, t, "edit")
 	if err != nil {
@@ -383,7 +386,7 @@ func (l *Local) EditText(ctx context.Context, t Target, e Edit, guard *EditGuard
 	if err := checkText(data, "edit", t.Display); err != nil {
 		return EditResult{}, err
 	}
-	raw := string(data)
+	raw := string(DropByteOrderMark(data))
 	crlf := DetectCRLF(raw)
 	before := NormalizeLF(raw)
 	after, err := ApplyLiteralEdit(before, e, t.Display)
@@ -430,7 +433,7 @@ func (l *Local) diffBasis(key string, newLen int) *string {
 	if checkText(data, "read", key) != nil {
 		return nil
 	}
-	s := NormalizeLF(string(data))
+	s := NormalizeLF(string(DropByteOrderMark(data)))
 	return &s
 }
 

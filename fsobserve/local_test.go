@@ -363,6 +363,17 @@ func TestWriteText(t *testing.T) {
 				}
 			},
 		},
+		{
+			name:    "the diff basis drops the prior's byte-order mark, the content is written as given",
+			setup:   func(t *testing.T, e *env) WriteIntent { mustWrite(t, e.p, "\ufeffold"); return WriteIntent{} },
+			content: "\ufeffnew",
+			check: func(t *testing.T, e *env, r WriteResult) {
+				wantContent(t, e.p, "\ufeffnew")
+				if r.Before == nil || *r.Before != "old" || r.After != "\ufeffnew" {
+					t.Fatalf("result %+v", r)
+				}
+			},
+		},
 		noBasis("binary prior has no diff basis", "a\x00b", "text"),
 		noBasis("invalid UTF-8 prior has no diff basis", "a\xffb", "text"),
 		noBasis("prior at the bound has no diff basis", "12345678", "x"),
@@ -451,6 +462,8 @@ func TestEditText(t *testing.T) {
 	}{
 		{name: "edit at the matching version applies", initial: "a\nb\nc\n", edit: Edit{Old: "b", New: "B"}, guard: at, disk: "a\nB\nc\n", before: "a\nb\nc\n", after: "a\nB\nc\n"},
 		{name: "CRLF file stays CRLF on disk, texts are LF", initial: "a\r\nb\r\n", edit: Edit{Old: "a\r\nb", New: "x\ny"}, guard: at, disk: "x\r\ny\r\n", before: "a\nb\n", after: "x\ny\n"},
+		{name: "a leading byte-order mark is not text and is not written back", initial: "\ufeffa\r\nb\r\n", edit: Edit{Old: "b", New: "B"}, guard: at, disk: "a\r\nB\r\n", before: "a\nb\n", after: "a\nB\n"},
+		{name: "old_string with the leading byte-order mark does not match", initial: "\ufeffa", edit: Edit{Old: "\ufeffa", New: "b"}, code: CodeEditNotFound, msg: `old_string was not found in "%s"`, disk: "\ufeffa"},
 		{name: "stale is checked before the literal match", initial: "a", edit: Edit{Old: "zzz", New: "y"}, guard: at, mutate: func(t *testing.T, p string) { mustWrite(t, p, "b") }, code: CodeStaleVersion, msg: `cannot edit "%s": file changed since it was read`, disk: "b"},
 		{name: "unguarded edit applies", initial: "a", edit: Edit{Old: "a", New: "b"}, disk: "b", before: "a", after: "b"},
 		{name: "missing target is stale even unguarded", edit: Edit{Old: "a", New: "b"}, code: CodeStaleVersion, msg: `cannot edit "%s": file changed since it was read`},
@@ -646,6 +659,11 @@ func TestScanLines(t *testing.T) {
 		{name: "incomplete sequence inside a line is refused", in: "a\xe2\x82b\n", max: 10, code: CodeNotText},
 		{name: "multibyte runes straddling chunks are kept whole", in: "é€😀\n", max: 10, lines: []Line{{Text: "é€😀"}}},
 		{name: "truncated UTF-8 at EOF is refused", in: "ok\n\xe2\x82", max: 10, code: CodeNotText},
+		{name: "one leading byte-order mark is dropped", in: "\ufeffbom\nx\n", max: 10, lines: []Line{{Text: "bom"}, {Text: "x"}}},
+		{name: "a file that is only a byte-order mark has no lines", in: "\ufeff", max: 10},
+		{name: "a second byte-order mark is text", in: "\ufeff\ufeffx", max: 10, lines: []Line{{Text: "\ufeffx"}}},
+		{name: "a byte-order mark later in the file is text", in: "a\n\ufeffb\n", max: 10, lines: []Line{{Text: "a"}, {Text: "\ufeffb"}}},
+		{name: "a NUL right after a byte-order mark is binary", in: "\ufeff\x00", max: 10, code: CodeNotText},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

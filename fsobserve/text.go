@@ -1,6 +1,7 @@
 package fsobserve
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"io"
@@ -8,6 +9,17 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 )
+
+// byteOrderMark is UTF-8's byte-order mark (U+FEFF).
+const byteOrderMark = "\xef\xbb\xbf"
+
+// DropByteOrderMark is a file's text as upstream decodes it (TextDecoder
+// "utf-8", whose default drops one leading byte-order mark): read and edit
+// never see that mark, and edit writes the file back without it. A second
+// mark, or one later in the file, is text.
+func DropByteOrderMark(data []byte) []byte {
+	return bytes.TrimPrefix(data, []byte(byteOrderMark))
+}
 
 // NormalizeLF replaces every CRLF with LF; a lone CR is kept.
 func NormalizeLF(s string) string { return strings.ReplaceAll(s, "\r\n", "\n") }
@@ -132,7 +144,8 @@ type Line struct {
 // ScanLines streams r as UTF-8 text and calls fn for every line with bounded
 // memory: a line keeps at most maxUnits+1 UTF-16 units (beyond that Over is
 // set). It splits on LF, strips one trailing CR, counts a final unterminated
-// segment only when non-empty, refuses a NUL in the first 8192 bytes
+// segment only when non-empty, drops one leading byte-order mark (as
+// [DropByteOrderMark]), refuses a NUL in the first 8192 bytes
 // (FS_NOT_TEXT "binary file") and invalid UTF-8 anywhere (FS_NOT_TEXT
 // "invalid UTF-8 text"). Errors are reported after lines may have been
 // delivered: callers keep their result only when ScanLines returns nil.
@@ -141,6 +154,12 @@ func ScanLines(ctx context.Context, r io.Reader, display string, maxUnits int, f
 	var carry []byte // incomplete UTF-8 sequence at a chunk end
 	var line []byte
 	units, over, offset := 0, false, 0
+	br := bufio.NewReaderSize(r, len(buf))
+	if mark, _ := br.Peek(len(byteOrderMark)); string(mark) == byteOrderMark {
+		br.Discard(len(byteOrderMark))
+		offset = len(byteOrderMark) // the sniff counts the file's bytes
+	}
+	r = br
 	pending := false // a non-empty unterminated segment is open
 	emit := func() {
 		text := line

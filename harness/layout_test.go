@@ -30,6 +30,8 @@ var layoutRules = []struct {
 		why: "package sandbox imports none of its subpackages (they import it), only sandbox/internal/... and the leaf sandbox/procfs"},
 	{from: []string{"sandbox/spawn"}, to: []string{"render", "sandbox/inproc", "sandbox/landlock"},
 		why: "process spawning does not depend on presentation or on one confiner: it takes any Confiner and returns a sandbox.Report"},
+	{from: []string{"sandbox/chain"}, to: []string{"sandbox/..."}, allow: []string{"sandbox", "sandbox/inproc"},
+		why: "the deployment's confiner composes the provider's chain and the in-process path only; spawn takes it as any Confiner"},
 	{from: []string{"sandbox/internal/llsys", "pipeline/session"}, to: []string{"..."},
 		why: "a leaf: the syscall layer and the session log import nothing of this module"},
 	{from: []string{"pipeline"}, to: []string{"sandbox/...", "tools/...", "stack"},
@@ -46,7 +48,9 @@ var layoutRules = []struct {
 		why: "stack composes the tools; a tool does not reach its composer"},
 	{from: []string{"render"}, to: []string{"sandbox/spawn"},
 		why: "render reads the sandbox.Report, not the executor"},
-	{from: []string{"..."}, except: []string{"harness/...", "sandbox/sandboxtest"}, to: []string{"sandbox/sandboxtest"},
+	{from: []string{"..."}, except: []string{"harness/...", "sandbox/chain/chaintest"}, to: []string{"sandbox/chain/chaintest"},
+		why: "chaintest is test support: only _test.go files and harness/ import it"},
+	{from: []string{"..."}, except: []string{"harness/...", "sandbox/sandboxtest", "sandbox/chain/chaintest"}, to: []string{"sandbox/sandboxtest"},
 		why: "sandboxtest is test support: only _test.go files and harness/ import it"},
 	{from: []string{"..."}, except: []string{"harness/..."}, to: []string{"pipeline/session/sessiontest", "pipeline/pipelinetest"},
 		why: "sessiontest and pipelinetest are test support: only _test.go files and harness/ import them"},
@@ -54,7 +58,7 @@ var layoutRules = []struct {
 		why: "sessiontest stands on the session log alone"},
 	{from: []string{"pipeline/pipelinetest"}, to: []string{"..."}, allow: []string{"pipeline"},
 		why: "pipelinetest stands on the pipeline alone"},
-	{from: []string{"cmd/..."}, to: []string{"stack", "tools/...", "pipeline/...", "sandbox", "sandbox/spawn", "sandbox/inproc"},
+	{from: []string{"cmd/..."}, to: []string{"stack", "tools/...", "pipeline/...", "sandbox", "sandbox/spawn", "sandbox/inproc", "sandbox/chain"},
 		why: "a cmd/ main is thin: it calls one package's Main"},
 }
 

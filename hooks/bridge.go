@@ -158,7 +158,8 @@ type Status struct {
 	Err *ConfigError
 	// Strict is the switch: a load failure then denies every tool call.
 	Strict bool
-	// Runnable counts the PreToolUse and PostToolUse hooks that can run.
+	// Runnable counts the hooks of the points that run here (PreToolUse,
+	// PostToolUse, UserPromptSubmit, Stop).
 	Runnable int
 	// NotRun lists loaded hooks of points this port does not run
 	// ("2 UserPromptSubmit hooks"), which upstream would run.
@@ -204,7 +205,7 @@ func (st Status) Problems() []string {
 		out = append(out, prefix+"hook config rejected: "+st.Err.Error()+"; "+consequence)
 	}
 	for _, n := range st.NotRun {
-		out = append(out, prefix+st.File+": "+n+" loaded but not run: dshsim runs PreToolUse and PostToolUse hooks only")
+		out = append(out, prefix+st.File+": "+n+" loaded but not run: dshsim runs PreToolUse, PostToolUse, UserPromptSubmit and Stop hooks only")
 	}
 	for _, n := range st.Notes {
 		out = append(out, prefix+n)
@@ -258,6 +259,19 @@ func (b *Bridge) PostExecute(ctx context.Context, call *pipeline.Call, res pipel
 // logged as an invoked/result pair, and merges their outputs. Its only
 // error is a session log that cannot be read or appended to.
 func (b *Bridge) runPoint(ctx context.Context, point Point, call *pipeline.Call, res *pipeline.Result) (merged, error) {
+	facts := callFacts{ToolName: call.Name(), CallID: call.CallID(), Args: call.Args()}
+	if res != nil {
+		text := res.Text()
+		facts.Response = &text
+	}
+	return b.run(ctx, point, call.Agent(), call.Name(), facts)
+}
+
+// run runs the hooks of point whose matcher selects subject (a tool name;
+// "" for the turn points, whose matcher is discarded) for agent's session,
+// with the payload of facts (the session's part filled in here), serially,
+// each logged as an invoked/result pair, and merges their outputs.
+func (b *Bridge) run(ctx context.Context, point Point, agent *pipeline.Agent, subject string, facts callFacts) (merged, error) {
 	type job struct {
 		g *Group
 		h Hook
@@ -265,7 +279,7 @@ func (b *Bridge) runPoint(ctx context.Context, point Point, call *pipeline.Call,
 	var jobs []job
 	for i := range b.cfg.Groups[point] {
 		g := &b.cfg.Groups[point][i]
-		if g.match.matches(call.Name()) {
+		if g.match.matches(subject) {
 			for _, h := range g.Hooks {
 				jobs = append(jobs, job{g, h})
 			}
@@ -274,16 +288,11 @@ func (b *Bridge) runPoint(ctx context.Context, point Point, call *pipeline.Call,
 	if len(jobs) == 0 {
 		return merged{}, nil
 	}
-	sc, err := b.scope(call)
+	sc, err := b.scope(agent)
 	if err != nil {
 		return merged{}, err
 	}
-	facts := callFacts{SessionID: sc.sessionID, TranscriptPath: sc.transcript, Cwd: sc.cwd, Turn: sc.turn,
-		Model: b.opts.Model, ToolName: call.Name(), CallID: call.CallID(), Args: call.Args()}
-	if res != nil {
-		text := res.Text()
-		facts.Response = &text
-	}
+	facts.SessionID, facts.TranscriptPath, facts.Cwd, facts.Turn, facts.Model = sc.sessionID, sc.transcript, sc.cwd, sc.turn, b.opts.Model
 	stdin := payload(b.d, point, facts)
 	env := environment(b.parentEnv(), b.d, b.projectDir(sc))
 	defaultMs := float64(DefaultTimeoutMs)
@@ -301,7 +310,10 @@ func (b *Bridge) runPoint(ctx context.Context, point Point, call *pipeline.Call,
 		start := time.Now()
 		s := b.opts.Runtime.run(ctx, j.h, defaultMs, stdin, sc.dir, env)
 		o := decode(point, s.exitCode, s.stdout, s.stderr)
-		if detail, failed := s.cannotRun(); failed && b.opts.Strict && ctx.Err() == nil && rank(o.decision) < 3 {
+		if point == UserPromptSubmit && b.d.plainStdoutContext {
+			o.plainContext(s.exitCode, s.stdout)
+		}
+		if detail, failed := s.cannotRun(); failed && b.opts.Strict && point.strictBlocks() && ctx.Err() == nil && rank(o.decision) < 3 {
 			o = output{decision: "block", reason: fmt.Sprintf("hook %s could not run: %s; strict hooks fail closed", id, detail)}
 		}
 		duration := float64(time.Since(start).Nanoseconds()) / 1e6
@@ -354,16 +366,16 @@ type scope struct {
 	turn       int
 }
 
-func (b *Bridge) scope(call *pipeline.Call) (scope, error) {
+func (b *Bridge) scope(agent *pipeline.Agent) (scope, error) {
 	wd, _ := os.Getwd()
 	sc := scope{cwd: wd, dir: b.opts.Runtime.DefaultDir}
 	if sc.dir == "" {
 		sc.dir = wd
 	}
-	if call.Agent() == nil || call.Agent().Session == nil {
+	if agent == nil || agent.Session == nil {
 		return sc, nil
 	}
-	log := call.Agent().Session
+	log := agent.Session
 	h := log.Header()
 	sc.sessionID, sc.transcript = h.ID, log.Path()
 	if h.Cwd != "" {

@@ -113,6 +113,16 @@ func decode(point Point, exitCode *int, stdout, stderr string) output {
 	return o
 }
 
+// plainContext makes a clean exit's plain stdout (trimmed, not starting
+// with "{") the additional context when the hook gave none (Codex's
+// UserPromptSubmit).
+func (o *output) plainContext(exitCode *int, stdout string) {
+	stdout = jsjson.Trim(stdout)
+	if exitCode != nil && *exitCode == 0 && o.additionalContext == "" && stdout != "" && !strings.HasPrefix(stdout, "{") {
+		o.additionalContext = stdout
+	}
+}
+
 // merged is the outcome of every matched hook of one bridge at one point.
 type merged struct {
 	// rank is the winning rank (0 none, 1 allow, 2 ask, 3 deny).

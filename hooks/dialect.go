@@ -3,9 +3,9 @@ package hooks
 // Point is a hook point (an event key of the config file).
 type Point string
 
-// The hook points both dialects recognise. Only PreToolUse and PostToolUse
-// run here; the others are loaded, validated and reported (see the package
-// documentation).
+// The hook points both dialects recognise. PreToolUse and PostToolUse run
+// around tool calls, UserPromptSubmit and Stop around the agent's turns; the
+// others are loaded, validated and reported (see the package documentation).
 const (
 	PreToolUse       Point = "PreToolUse"
 	PostToolUse      Point = "PostToolUse"
@@ -17,7 +17,15 @@ const (
 )
 
 // Runs reports whether hooks of this point run here.
-func (p Point) Runs() bool { return p == PreToolUse || p == PostToolUse }
+func (p Point) Runs() bool {
+	return p == PreToolUse || p == PostToolUse || p == UserPromptSubmit || p == Stop
+}
+
+// strictBlocks reports whether the strict switch turns a hook of p that
+// could not run into a block: every point but Stop, where a block would
+// force another step (and a hook that never runs would force one forever),
+// while letting the turn end is the side that runs nothing more.
+func (p Point) strictBlocks() bool { return p != Stop }
 
 // keepsMatcher reports whether a group's matcher means anything at p
 // (UserPromptSubmit and Stop discard it whatever it is).
@@ -55,6 +63,9 @@ type Dialect struct {
 	projectDirEnv bool
 	// warnsUpdatedInput: a requested updatedInput is logged (Claude Code; Codex is silent).
 	warnsUpdatedInput bool
+	// plainStdoutContext: a UserPromptSubmit hook's plain stdout (exit 0,
+	// not JSON) is additional context (Codex).
+	plainStdoutContext bool
 	// payload is the stdin payload's shape.
 	payload payloadShape
 }
@@ -71,7 +82,7 @@ var ClaudeCode = &Dialect{
 var Codex = &Dialect{
 	Name: "codex", Plugin: "hooks-codex", File: "codex-hooks.json",
 	Points:     []Point{PreToolUse, PostToolUse, SessionStart, UserPromptSubmit, Stop},
-	skipsAsync: true, timeoutSecAlias: true,
+	skipsAsync: true, timeoutSecAlias: true, plainStdoutContext: true,
 	payload: codexPayload,
 }
 

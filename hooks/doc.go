@@ -2,7 +2,8 @@
 // dialects upstream reads: Claude Code's hooks.json and Codex's
 // codex-hooks.json. Each dialect is one [Bridge]: [Load] reads its one file,
 // [Bridge.Register] adds a tools/pre-execute and a tools/post-execute
-// listener to a pipeline registry, and every matching hook run is logged as a
+// listener to a pipeline registry, [Bridge.PromptSubmit] and [Bridge.Stop]
+// answer the agent's turn points, and every matching hook run is logged as a
 // hook/invoked, hook/result pair in the calling agent's session log.
 //
 // It must not import harness/..., stack or tools/...: it is a mechanism the
@@ -96,10 +97,25 @@
 // decides. A session log that cannot be read or appended to fails the call
 // in both modes.
 //
+// # Turn points
+//
+// [Bridge.PromptSubmit] runs the UserPromptSubmit hooks for an agent's
+// pre-step that claimed messages (the payload's prompt is their text,
+// [PromptText]); a deny rejects the turn before its step, additional
+// context (Codex: also a clean exit's plain stdout) becomes one message of
+// the bridge's plugin. [Bridge.Stop] runs the Stop hooks when a turn would
+// stop; a deny returns the steering message (the reason, else
+// [FallbackStopReason]) that forces another step. Both are logged like the
+// tool points, without a matcher (it is discarded at these points), and
+// share the bridge's handler ids. The agent loop calls them (the replay's
+// driver); the bridge only decides. Under the strict switch a
+// UserPromptSubmit hook that cannot run rejects the turn; a Stop hook that
+// cannot run does not steer (a block would force steps forever).
+//
 // # Not run here
 //
-// UserPromptSubmit, Stop, SessionStart, SubagentStart and SubagentStop are
-// parsed and validated (an invalid matcher on them is ignored, as upstream
-// does) but their hooks do not run: [Status.NotRun] says so. They do not
-// consume handler ids here.
+// SessionStart, SubagentStart and SubagentStop are parsed and validated
+// but their hooks do not run: [Status.NotRun] says so. They do not consume
+// handler ids here (upstream's would, so with such a hook configured
+// upstream's later ids are one higher per run).
 package hooks

@@ -32,10 +32,17 @@ type callFacts struct {
 	Args             []byte
 	// Response is the text of the result's text blocks (PostToolUse only).
 	Response *string
+	// Prompt is the text of the claimed messages (UserPromptSubmit only).
+	Prompt string
 }
 
 // payload returns the stdin bytes of one hook run: JSON.stringify of the
 // payload object with its keys in upstream's order, plus "\n" for Claude Code.
+// The common part (session, cwd, event; Codex adds model, permission mode and
+// turn) is followed by the point's own: the tool call (PreToolUse,
+// PostToolUse), the prompt (UserPromptSubmit), or stop_hook_active, always
+// false as upstream has no loop guard (Stop; Codex adds
+// last_assistant_message null).
 func payload(d *Dialect, point Point, f callFacts) []byte {
 	var o object
 	o.add("session_id", jsjson.Quote(f.SessionID))
@@ -52,15 +59,25 @@ func payload(d *Dialect, point Point, f callFacts) []byte {
 		o.add("permission_mode", `"default"`)
 		o.add("turn_id", jsjson.Quote(strconv.Itoa(f.Turn)))
 	}
-	o.add("tool_name", jsjson.Quote(f.ToolName))
-	if d.payload == codexPayload {
-		o.add("tool_input", codexToolInput(f.Args))
-	} else {
-		o.add("tool_input", toolInput(f.Args))
-	}
-	o.add("tool_use_id", jsjson.Quote(f.CallID))
-	if f.Response != nil {
-		o.add("tool_response", jsjson.Quote(*f.Response))
+	switch point {
+	case UserPromptSubmit:
+		o.add("prompt", jsjson.Quote(f.Prompt))
+	case Stop:
+		o.add("stop_hook_active", "false")
+		if d.payload == codexPayload {
+			o.add("last_assistant_message", "null")
+		}
+	default:
+		o.add("tool_name", jsjson.Quote(f.ToolName))
+		if d.payload == codexPayload {
+			o.add("tool_input", codexToolInput(f.Args))
+		} else {
+			o.add("tool_input", toolInput(f.Args))
+		}
+		o.add("tool_use_id", jsjson.Quote(f.CallID))
+		if f.Response != nil {
+			o.add("tool_response", jsjson.Quote(*f.Response))
+		}
 	}
 	out := o.String()
 	if d.stdinNewline {

@@ -93,6 +93,10 @@ type ContextMessage struct {
 	Plugin string `json:"plugin"`
 	// Texts are the message's text blocks, in order.
 	Texts []string `json:"texts"`
+	// Form and Summary, when set, join the message's source: a notice
+	// (form "notice") says in its summary what it is about.
+	Form    string `json:"form,omitempty"`
+	Summary string `json:"summary,omitempty"`
 }
 
 // Text returns the concatenated text of the result's text blocks.

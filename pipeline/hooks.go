@@ -272,7 +272,8 @@ func cloneMessages(ms []ContextMessage) []ContextMessage {
 	}
 	out := make([]ContextMessage, len(ms))
 	for i, m := range ms {
-		out[i] = ContextMessage{Plugin: m.Plugin, Texts: append([]string(nil), m.Texts...)}
+		out[i] = m
+		out[i].Texts = append([]string(nil), m.Texts...)
 	}
 	return out
 }

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/dshsim/dshsim/internal/jsjson"
 	"github.com/dshsim/dshsim/sandbox"
 )
 
@@ -143,11 +144,11 @@ func CompletionNotice(jobID, kind, label, status, detail string) string {
 // kept running: the output so far (newline-terminated when non-empty), then
 // "[still running after <ms>ms; moved to background job <id>]" and the
 // sentence telling the model it will be notified.
-func Promoted(stdout, stderr Stream, timeoutMs int64, jobID string) string {
+func Promoted(stdout, stderr Stream, timeoutMs float64, jobID string) string {
 	out := Body(StreamText(stdout), StreamText(stderr))
 	if out != "" && !strings.HasSuffix(out, "\n") {
 		out += "\n"
 	}
-	return out + "[still running after " + strconv.FormatInt(timeoutMs, 10) + "ms; moved to background job " + jobID + "]\n" +
+	return out + "[still running after " + jsjson.FormatNumber(timeoutMs) + "ms; moved to background job " + jobID + "]\n" +
 		"The command keeps running in the background. You will be notified when it finishes; read newer output with job_output, stop it with job_kill."
 }

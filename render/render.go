@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/dshsim/dshsim/internal/jsjson"
 	"github.com/dshsim/dshsim/sandbox"
 )
 
@@ -29,8 +30,10 @@ type Foreground struct {
 	Signal string
 	// TimedOut reports that the call's timeout expired.
 	TimedOut bool
-	// TimeoutMs is the timeout that applied, in milliseconds.
-	TimeoutMs int64
+	// TimeoutMs is the timeout that applied, in milliseconds: the model's
+	// number as given (a fraction of a millisecond included), printed as
+	// JavaScript prints a number.
+	TimeoutMs float64
 	// Stdout and Stderr are the captured streams.
 	Stdout, Stderr Stream
 	// Sandbox is the report of a confined run; nil for unconfined runs (no
@@ -118,7 +121,8 @@ func Result(r Foreground, escalationAdvertised bool) string {
 
 // --8<-- [end:markers]
 
-// TimedOutMarker is "[timed out after <ms>ms]".
-func TimedOutMarker(ms int64) string {
-	return "[timed out after " + strconv.FormatInt(ms, 10) + "ms]"
+// TimedOutMarker is "[timed out after <ms>ms]", ms printed as JavaScript
+// prints a number (0.5, 1e-9).
+func TimedOutMarker(ms float64) string {
+	return "[timed out after " + jsjson.FormatNumber(ms) + "ms]"
 }

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/dshsim/dshsim/sandbox"
@@ -27,6 +28,8 @@ func TestResult(t *testing.T) {
 		{"timeout then signal in order", Foreground{TimedOut: true, TimeoutMs: 100, Signaled: true, Signal: "SIGTERM"}, false, "(no output)\n[timed out after 100ms]\n[killed by signal: SIGTERM]"},
 		{"trapped timeout has no exit marker", Foreground{TimedOut: true, TimeoutMs: 50, Stdout: Stream{Text: "trapped\n"}}, false, "trapped\n[timed out after 50ms]"},
 		{"timeout before kill with exit code", Foreground{TimedOut: true, TimeoutMs: 50, ExitCode: 143}, false, "(no output)\n[timed out after 50ms]\n[exit code: 143]"},
+		{"a fraction of a millisecond as JavaScript prints it", Foreground{TimedOut: true, TimeoutMs: 0.5, Signaled: true, Signal: "SIGTERM"}, false, "(no output)\n[timed out after 0.5ms]\n[killed by signal: SIGTERM]"},
+		{"a tiny timeout in JavaScript's exponent form", Foreground{TimedOut: true, TimeoutMs: 1e-9}, false, "(no output)\n[timed out after 1e-9ms]"},
 		{"truncation pointer names spill path", Foreground{Stdout: Stream{Text: "tail", Truncated: true, FullPath: "/tmp/x.log"}}, false, "tail\n[output truncated; full output: /tmp/x.log]"},
 		{"truncation fallback is unavailable", Foreground{Stdout: Stream{Text: "tail", Truncated: true}}, false, "tail\n[output truncated; full output: (unavailable)]"},
 		{"truncated stderr pointer inside stderr section", Foreground{Stderr: Stream{Text: "e", Truncated: true, FullPath: "/s"}}, false, "[stderr]\ne\n[output truncated; full output: /s]"},
@@ -114,5 +117,14 @@ func TestPromoted(t *testing.T) {
 				t.Errorf("Promoted() = %q, want %q", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestPromotedPrintsTheTimeoutAsJavaScript: the promoted notice prints the
+// model's timeout as JavaScript prints the number.
+func TestPromotedPrintsTheTimeoutAsJavaScript(t *testing.T) {
+	got := Promoted(Stream{}, Stream{}, 0.5, "bash-1")
+	if !strings.HasPrefix(got, "[still running after 0.5ms; moved to background job bash-1]\n") {
+		t.Errorf("Promoted = %q", got)
 	}
 }

@@ -21,7 +21,7 @@ var lineSplit = regexp.MustCompile(`\r?\n`)
 // then a denial in the backend's own dialect; otherwise the exit code is the
 // command's own. A signal-killed process is neither.
 func (c ConfinedArgv) Classify(exitCode int, signaled bool, stderr string) (*Report, error) {
-	r := &Report{Mode: c.Policy.Mode, Backend: c.Backend, Enforcement: c.Enforcement, Ungoverned: c.Ungoverned}
+	r := &Report{Mode: c.Policy.Mode, Backend: c.Backend, Enforcement: c.Enforcement, Ungoverned: c.Ungoverned, Fallback: c.Fallback}
 	if detail, ok := ClassifyRunnerFailure(exitCode, signaled, stderr, c.RunnerFailureRules); ok {
 		r.RunnerFailed = true
 		return r, &UnavailableError{Mode: r.Mode, Detail: detail}

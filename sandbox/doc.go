@@ -111,7 +111,9 @@
 // govern, denial, runner failure. Package sandbox/spawn runs a confined
 // process and returns that report; package render turns it into the model's
 // markers; package sandbox/inproc confines a child from a restricted locked
-// thread of the calling Go process without a runner binary.
+// thread of the calling Go process without a runner binary, and package
+// sandbox/chain, the stack's confiner, makes that the Landlock backend's
+// default (the runner its fallback, the reason in [Report.Fallback]).
 //
 // # Imports
 //

@@ -78,6 +78,13 @@ type Config struct {
 	// TempDir is the process temp dir used by Seatbelt and Windows profiles;
 	// default os.TempDir().
 	TempDir string
+	// LandlockInProcess, when set, is the availability check of the Landlock
+	// backend's in-process path (package sandbox/chain sets it; ours): when
+	// a probe of the Landlock backend runs, this is asked first, and the
+	// backend is usable with its enforcement when it returns no error;
+	// otherwise the runner is probed as without it. Confine still wraps
+	// argv in the runner: the in-process path is the chain package's.
+	LandlockInProcess func() (Enforcement, error)
 	// Harden turns on the opt-in hardening (ours, beyond upstream; off by
 	// default): Landlock scoping of signals and abstract unix sockets (the
 	// runner, and the runner nested inside bwrap; Landlock ABI 6, else the
@@ -280,14 +287,18 @@ func (p *Provider) probe(b string) (Enforcement, error) {
 		}
 		return Full, CheckBwrap(ctx)
 	case BackendLandlock:
-		if pr.Landlock != nil {
-			enf, ok := pr.Landlock(ctx, p.cfg.LauncherPath)
-			return enf, injected(ok)
+		if p.cfg.LandlockInProcess == nil {
+			return p.probeRunner(ctx)
 		}
-		if p.cfg.LandlockABICap > 0 {
-			return probeCappedLandlock(ctx, p.landlockRunner())
+		enf, inErr := p.cfg.LandlockInProcess()
+		if inErr == nil {
+			return enf, nil
 		}
-		return probeLandlock(ctx, p.cfg.LauncherPath)
+		enf, err := p.probeRunner(ctx)
+		if err != nil {
+			return "", fmt.Errorf("the in-process path: %v; the runner: %w", inErr, err)
+		}
+		return enf, nil
 	case BackendSeatbelt:
 		if pr.Seatbelt != nil {
 			return Full, injected(pr.Seatbelt(ctx))
@@ -305,6 +316,19 @@ func (p *Provider) probe(b string) (Enforcement, error) {
 		return Partial, runProbe(ctx, nil, r[0], args...)
 	}
 	return "", fmt.Errorf("unknown backend %q", b)
+}
+
+// probeRunner probes the Landlock runner: the injected probe, or the
+// runner's own (--probe; a capped runner on a no-op command).
+func (p *Provider) probeRunner(ctx context.Context) (Enforcement, error) {
+	if p.cfg.Probes.Landlock != nil {
+		enf, ok := p.cfg.Probes.Landlock(ctx, p.cfg.LauncherPath)
+		return enf, injected(ok)
+	}
+	if p.cfg.LandlockABICap > 0 {
+		return probeCappedLandlock(ctx, p.landlockRunner())
+	}
+	return probeLandlock(ctx, p.cfg.LauncherPath)
 }
 
 // BwrapProbeArgs is bwrap's availability probe (without the program): the

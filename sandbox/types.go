@@ -119,6 +119,12 @@ type ConfinedArgv struct {
 	// Policy is the policy as granted ([Validate]: checked, workspace root
 	// canonical).
 	Policy Policy `json:"-"`
+	// Fallback, when set, says why the Landlock runner confines this call
+	// where the in-process path is the default (a deployment's confiner,
+	// package sandbox/chain): the configuration names the runner, or this
+	// process cannot apply Landlock itself. Empty for the in-process path
+	// and for every other backend. Ours.
+	Fallback string `json:"fallback,omitempty"`
 	// Start, when set, starts the command itself: the confinement is not in
 	// Argv (the command as given) but in how it is started (package
 	// sandbox/inproc starts it from a restricted thread). Nil means: start
@@ -146,13 +152,20 @@ type Report struct {
 	// RunnerFailed reports that the runner failed before running the
 	// command; it takes precedence over Denied.
 	RunnerFailed bool
+	// Fallback is why the Landlock runner ran where the in-process path is
+	// the default (see [ConfinedArgv.Fallback]); "" when the in-process
+	// path ran (Backend "landlock-inproc") or the backend has no such
+	// choice.
+	Fallback string
 }
 
 // Facts is a [Report] as a tool reports it beside its value
 // (pipeline.Output.Sandbox) and the session log repeats it: upstream's
 // {mode, denied, enforcement?, runnerFailed?}, then ours: the backend that
 // ran and what it admits it cannot govern, so an admitted gap reaches the
-// caller and the log, not only the Go API.
+// caller and the log, not only the Go API. Backend names the path that ran
+// ("landlock-inproc" for the in-process Landlock path, "landlock" for the
+// runner) and Fallback why the runner ran instead of the in-process path.
 type Facts struct {
 	Mode         Mode        `json:"mode"`
 	Denied       bool        `json:"denied"`
@@ -160,6 +173,7 @@ type Facts struct {
 	RunnerFailed bool        `json:"runnerFailed,omitempty"`
 	Backend      string      `json:"backend,omitempty"`
 	Ungoverned   []string    `json:"ungoverned,omitempty"`
+	Fallback     string      `json:"fallback,omitempty"`
 }
 
 // Facts returns the report's facts; nil for a nil report.
@@ -168,7 +182,7 @@ func (r *Report) Facts() *Facts {
 		return nil
 	}
 	return &Facts{Mode: r.Mode, Denied: r.Denied, Enforcement: r.Enforcement, RunnerFailed: r.RunnerFailed,
-		Backend: r.Backend, Ungoverned: append([]string(nil), r.Ungoverned...)}
+		Backend: r.Backend, Ungoverned: append([]string(nil), r.Ungoverned...), Fallback: r.Fallback}
 }
 
 // JSON is the facts as JSON (nil for nil facts), for pipeline.Output.Sandbox.

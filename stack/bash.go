@@ -7,21 +7,24 @@ import (
 
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/sandbox"
+	"github.com/dshsim/dshsim/sandbox/chain"
 	"github.com/dshsim/dshsim/sandbox/outfile"
 	"github.com/dshsim/dshsim/tools/bash"
 	"github.com/dshsim/dshsim/tools/jobs"
 )
 
-// addBash composes the bash tool under the real sandbox provider (the
-// platform chain: bwrap, then Landlock on Linux), with the background job
-// registry and the job_output, job_kill and job_list tools, as upstream's
-// base bundle mounts them. It returns the provider, which run_code confines
-// its programs with.
-func (s *Stack) addBash() (*sandbox.Provider, error) {
-	provider, err := sandbox.NewProvider(sandbox.Config{Chain: s.cfg.SandboxChain, LauncherPath: s.cfg.LauncherPath, LandlockABICap: s.cfg.LandlockABICap})
+// addBash composes the bash tool under the real sandbox (the platform
+// chain: bwrap, then Landlock on Linux, Landlock applied in this process with
+// the runner as its fallback), with the background job registry and the
+// job_output, job_kill and job_list tools, as upstream's base bundle mounts
+// them. It returns the confiner, which run_code confines its programs with.
+func (s *Stack) addBash() (*chain.Confiner, error) {
+	confiner, err := chain.New(chain.Config{Runner: s.cfg.LandlockRunner,
+		Sandbox: sandbox.Config{Chain: s.cfg.SandboxChain, LauncherPath: s.cfg.LauncherPath, LandlockABICap: s.cfg.LandlockABICap}})
 	if err != nil {
 		return nil, fmt.Errorf("stack: sandbox provider: %w", err)
 	}
+	s.closers = append(s.closers, confiner.Close) // closed last
 	// One private directory for every full-output file of the session's
 	// processes, foreground and background, as upstream's executor keeps
 	// one per process.
@@ -35,7 +38,7 @@ func (s *Stack) addBash() (*sandbox.Provider, error) {
 	deps := bash.Deps{
 		Policy:   s.policyFor,
 		Escalate: s.escalate,
-		Confiner: provider,
+		Confiner: confiner,
 		Jobs:     reg,
 		Warn:     s.warn,
 	}
@@ -47,7 +50,7 @@ func (s *Stack) addBash() (*sandbox.Provider, error) {
 		return nil, fmt.Errorf("stack: bash tool: %w", err)
 	}
 	s.closers = append(s.closers, tool.Close)
-	s.provider, s.jobs = provider, reg
+	s.confiner, s.jobs = confiner, reg
 	jobTools, err := jobs.Tools(reg, jobs.ToolsConfig{TaskWording: s.cfg.JobTaskWording})
 	if err != nil {
 		return nil, fmt.Errorf("stack: job tools: %w", err)
@@ -62,7 +65,7 @@ func (s *Stack) addBash() (*sandbox.Provider, error) {
 	if err := s.register(tools...); err != nil {
 		return nil, err
 	}
-	return provider, nil
+	return confiner, nil
 }
 
 // register registers tools in order; the error names the tool.

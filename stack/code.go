@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/dshsim/dshsim/pipeline"
-	"github.com/dshsim/dshsim/sandbox"
+	"github.com/dshsim/dshsim/sandbox/chain"
 	"github.com/dshsim/dshsim/tools/code"
 	"github.com/dshsim/dshsim/tools/code/noderuntime"
 	"github.com/dshsim/dshsim/tools/code/sdk"
@@ -30,12 +30,12 @@ func validateToolsMode(mode string) error {
 }
 
 // addCode composes run_code in code and both modes: the Node runtime, the
-// programs confined by provider (bash's) under the call's policy, every
+// programs confined by bash's confiner under the call's policy, every
 // nested call through this registry, spill's durable-log arm on the logged
 // copies. When node cannot be found the tool is still composed without a
 // runtime: every run and every prompt assembly then fails with upstream's
 // missing-runtime error, and nothing runs.
-func (s *Stack) addCode(provider *sandbox.Provider) error {
+func (s *Stack) addCode(confiner *chain.Confiner) error {
 	mode := s.cfg.ToolsMode
 	if mode == "" || mode == ToolsNative {
 		return nil
@@ -43,7 +43,7 @@ func (s *Stack) addCode(provider *sandbox.Provider) error {
 	deps := code.Deps{
 		Registry: s.reg,
 		Policy:   s.policyFor, // bash's: the program runs as a command would
-		Confiner: provider,
+		Confiner: confiner,
 		Warn:     s.warn,
 	}
 	if rt, err := noderuntime.New(s.cfg.CodeRuntime); err != nil {

@@ -62,19 +62,23 @@ func compose(cfg Config, agent *pipeline.Agent) (*Stack, error) {
 
 // addTools registers the model-facing tools and the listeners around them,
 // one area at a time, in registration order: bash and the job tools (the
-// sandbox provider comes from here), run_code confined by that provider,
-// the file tools, the hook bridges (their listeners inside the ones already
-// registered), session query, then the tools beyond the safety stack
-// (addExtras).
+// sandbox confiner comes from here), run_code confined by that confiner,
+// the file tools, the repeated-call reminder, the hook bridges (their
+// listeners inside the ones already registered, so the reminder's message
+// comes before theirs), session query, then the tools beyond the safety
+// stack (addExtras).
 func (s *Stack) addTools() error {
-	provider, err := s.addBash()
+	confiner, err := s.addBash()
 	if err != nil {
 		return err
 	}
-	if err := s.addCode(provider); err != nil {
+	if err := s.addCode(confiner); err != nil {
 		return err
 	}
 	if err := s.addFS(); err != nil {
+		return err
+	}
+	if err := s.addReminder(); err != nil {
 		return err
 	}
 	if err := s.addHooks(); err != nil {

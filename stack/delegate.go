@@ -341,6 +341,23 @@ func (c *Child) SyncContext(ctx context.Context) (*session.Event, error) {
 	return c.s.resolver.SyncContext(c.log, delegation.Section())
 }
 
+// PendingContext returns the runtime-context message the child's step
+// would enter (sandbox:policy, approval:policy, subagent:delegation), or
+// nil when its text is the last one logged.
+func (c *Child) PendingContext(ctx context.Context) (*policy.SnapshotMessage, error) {
+	return c.s.resolver.PendingContext(c.log, delegation.Section())
+}
+
+// PendingCatalog returns the skill catalog message the child's step would
+// enter (upstream's listener runs for every agent), or nil.
+func (c *Child) PendingCatalog(ctx context.Context) (*CatalogMessage, error) {
+	return c.s.pendingCatalog(c.log)
+}
+
+// UserMessageEntered resets the child's repeated-call run (a step entered
+// a user's message).
+func (c *Child) UserMessageEntered() { c.s.userMessageEntered(c.agent) }
+
 // End ends the child: its scope (every registration of its setup goes, and
 // its further calls are refused), then its log.
 func (c *Child) End() error {

@@ -1,8 +1,10 @@
 // Package stack composes the whole tool stack the way a deployment does, for
 // dsh-replay and the sims: the session-scoped policy resolver and runtime
 // context (pipeline/policy), the approval service with one answerer
-// (pipeline/approval), escalation, the sandbox provider (bwrap, then Landlock
-// on Linux, optionally the Landlock runner capped at an older ABI), the bash
+// (pipeline/approval), escalation, the sandbox confiner (package
+// sandbox/chain: bwrap, then Landlock on Linux, applied in this process by
+// default with the runner as its fallback, optionally capped at an older
+// ABI), the bash
 // tool (tools/bash) with the job registry and the job tools (tools/jobs:
 // admission bound, completion notices handed to Config.JobNotify), the file
 // tools with read-before-write observation and the confining fence
@@ -59,7 +61,7 @@
 // # Tools modes
 //
 // Config.ToolsMode code or both adds run_code (tools/code, code.go): every
-// program runs in a Node child confined by the bash tool's provider under
+// program runs in a Node child confined by the bash tool's confiner under
 // the call's policy, and its nested calls go through this registry. Code
 // mode offers run_code alone ([Stack.WireTools]) and collapses a direct call
 // of any other tool; [Stack.PromptSections] adds tools:code-only and
@@ -68,12 +70,13 @@
 // # Tools beyond the safety stack
 //
 // extras.go composes, each only when configured: todo_write (Config.Todo),
-// the skill tool and its catalog ([Stack.SyncCatalog], Config.Skills),
+// the skill tool and its catalog ([Stack.PendingCatalog] for an agent
+// loop's pre-step, [Stack.SyncCatalog] to append it; Config.Skills),
 // read_image with the attachment store (Config.Images, with the file
 // tools), glob and grep (Config.FileSearch; a capped result is saved in
 // spill's store when spill is on), the terminal tools (Config.Terminal),
-// lsp (Config.LSP; its servers confined by bash's provider like a
-// workspace-write command), pwsh (Config.Pwsh), cordis_inspect_query
+// lsp (Config.LSP; its servers confined by bash's provider, the runner
+// under Landlock, like a workspace-write command), pwsh (Config.Pwsh), cordis_inspect_query
 // (Config.CordisInspect) and web_fetch (Config.WebFetch). Config.Served serves the bodies of named tools
 // (and of pwsh where PowerShell does not run) from a recording
 // ([Stack.Served] lists them); [New] refuses it for bash, read, write, edit,
@@ -85,7 +88,7 @@
 //
 // [New] refuses a configuration with a piece missing or wrong (no answerer
 // under policy ask, an unknown mode or policy, a relative workspace, a spill cap
-// without a root): the error names the piece. The sandbox provider never runs
+// without a root): the error names the piece. The sandbox confiner never runs
 // a confined call unconfined; when no backend is usable the call fails with
 // SANDBOX_UNAVAILABLE.
 //

@@ -170,13 +170,18 @@ func (s *Stack) addTerminal() error {
 
 // addLSP composes lsp; its servers run confined like a workspace-write
 // command in the workspace (a recording's fixture server is code the
-// recording brought), by bash's provider.
+// recording brought), by bash's provider: the argv contract (the runner
+// under Landlock), since the lsp client starts its servers itself.
 func (s *Stack) addLSP() error {
 	lc := s.cfg.LSP
 	if lc == nil {
 		return nil
 	}
-	provider, ws := s.provider, s.cfg.Workspace
+	var provider *sandbox.Provider
+	if s.confiner != nil {
+		provider = s.confiner.Provider()
+	}
+	ws := s.cfg.Workspace
 	tool, err := lsp.New(lsp.Config{Workspace: ws, Servers: lc.Servers, MaxLocations: lc.MaxLocations, Timeout: 30 * time.Second,
 		Confine: func(ctx context.Context, argv []string) ([]string, error) {
 			if provider == nil {
@@ -315,14 +320,29 @@ func (s *Stack) extraSections(composed map[string]bool) []PromptSection {
 	return out
 }
 
-// SyncCatalog enters the skill catalog message when the session's skills
-// differ from the latest catalog in the log (upstream's pre-step listener
-// of tool-skill) and returns the appended event, or nil.
-func (s *Stack) SyncCatalog(ctx context.Context) (*session.Event, error) {
+// CatalogMessage is the skill catalog's user message.
+type CatalogMessage struct {
+	Content []pipeline.Block    `json:"content"`
+	Source  skill.CatalogSource `json:"source"`
+	Role    string              `json:"role"`
+	ID      string              `json:"id"`
+}
+
+// PendingCatalog returns the skill catalog message a step would enter
+// (upstream's pre-step listener of tool-skill): the catalog when the
+// session's skills differ from the latest catalog in the log, an update
+// when one was published before; nil when nothing changed or skills are off.
+func (s *Stack) PendingCatalog(ctx context.Context) (*CatalogMessage, error) {
+	return s.pendingCatalog(s.log)
+}
+
+// pendingCatalog is the catalog message a step of the agent whose log is
+// log would enter (every agent's pre-step runs the listener, a child's too).
+func (s *Stack) pendingCatalog(log *session.Log) (*CatalogMessage, error) {
 	if s.skills == nil {
 		return nil, nil
 	}
-	evs, err := s.log.Events()
+	evs, err := log.Events()
 	if err != nil {
 		return nil, err
 	}
@@ -338,16 +358,21 @@ func (s *Stack) SyncCatalog(ctx context.Context) (*session.Event, error) {
 			pub = skill.Published{Any: true, Digest: skill.Digest(d.Source.Entries)}
 		}
 	}
-	text, src, ok := s.skills.NextCatalog(s.log.Header().Cwd, pub)
+	text, src, ok := s.skills.NextCatalog(log.Header().Cwd, pub)
 	if !ok {
 		return nil, nil
 	}
-	e, err := s.log.AppendWith("user/message", struct {
-		Content []pipeline.Block    `json:"content"`
-		Source  skill.CatalogSource `json:"source"`
-		Role    string              `json:"role"`
-		ID      string              `json:"id"`
-	}{[]pipeline.Block{pipeline.TextBlock(text)}, src, "user", approval.NewUUID()}, session.AppendOptions{SurfaceOp: "append"})
+	return &CatalogMessage{[]pipeline.Block{pipeline.TextBlock(text)}, src, "user", approval.NewUUID()}, nil
+}
+
+// SyncCatalog is [Stack.PendingCatalog] that appends the message to the
+// log and returns the appended event, or nil.
+func (s *Stack) SyncCatalog(ctx context.Context) (*session.Event, error) {
+	m, err := s.PendingCatalog(ctx)
+	if err != nil || m == nil {
+		return nil, err
+	}
+	e, err := s.log.AppendWith("user/message", *m, session.AppendOptions{SurfaceOp: "append"})
 	if err != nil {
 		return nil, err
 	}

@@ -77,6 +77,9 @@ func TestStandaloneNeedsDangerFullAccess(t *testing.T) {
 	if ev, err := s.SyncContext(context.Background()); ev != nil || err != nil {
 		t.Fatalf("a standalone stack entered a runtime context: %v %v", ev, err)
 	}
+	if m, err := s.PendingContext(context.Background()); m != nil || err != nil {
+		t.Fatalf("a standalone stack has a runtime context pending: %v %v", m, err)
+	}
 	var bash pipeline.Tool
 	for _, d := range s.Definitions() {
 		if d.Name == "bash" {

@@ -5,6 +5,8 @@ import (
 	"os"
 
 	"github.com/dshsim/dshsim/hooks"
+	"github.com/dshsim/dshsim/pipeline"
+	"github.com/dshsim/dshsim/pipeline/repeat"
 	"github.com/dshsim/dshsim/sandbox"
 )
 
@@ -46,6 +48,7 @@ func (s *Stack) addHooks() error {
 		}
 		loaded = true
 		b.Register(s.reg)
+		s.bridges = append(s.bridges, b)
 		st := b.Status()
 		s.hookLines = append(s.hookLines, st.Problems()...)
 		if st.Err == nil {
@@ -53,4 +56,33 @@ func (s *Stack) addHooks() error {
 		}
 	}
 	return nil
+}
+
+// HookBridges returns the hook bridges in registration order (Claude Code,
+// then Codex), for the agent loop's turn points ([hooks.Bridge.PromptSubmit],
+// [hooks.Bridge.Stop]); nil when no hooks are mounted.
+func (s *Stack) HookBridges() []*hooks.Bridge { return append([]*hooks.Bridge(nil), s.bridges...) }
+
+// addReminder composes upstream's repeated-call reminder (package repeat,
+// default thresholds), as the agent's tool chain carries it.
+func (s *Stack) addReminder() error {
+	r, err := repeat.New(nil)
+	if err != nil {
+		return fmt.Errorf("stack: %w", err)
+	}
+	r.Register(s.reg)
+	s.reminder = r
+	return nil
+}
+
+// UserMessageEntered tells the stack that a step entered a user's message:
+// the repeated-call reminder forgets the agent's run (upstream resets it at
+// such a pre-step).
+func (s *Stack) UserMessageEntered() { s.userMessageEntered(s.agent) }
+
+// userMessageEntered resets agent's repeated-call run.
+func (s *Stack) userMessageEntered(agent *pipeline.Agent) {
+	if s.reminder != nil {
+		s.reminder.Reset(agent)
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/session/sessiontest"
 	"github.com/dshsim/dshsim/sandbox"
+	"github.com/dshsim/dshsim/sandbox/inproc"
 	"github.com/dshsim/dshsim/sandbox/sandboxtest"
 	"github.com/dshsim/dshsim/stack"
 	"github.com/dshsim/dshsim/tools/code"
@@ -110,7 +111,8 @@ return "started";`
 	}
 }
 
-// TestRunCodeReportsItsSandbox: under Landlock, run_code's result carries
+// TestRunCodeReportsItsSandbox: under Landlock (the default path, in this
+// process), run_code's result carries
 // its run's sandbox facts beside the value (the backend, what it cannot
 // govern), and the settle event of its nested bash carries the nested
 // run's; the program's value and text stay upstream's.
@@ -131,7 +133,7 @@ func TestRunCodeReportsItsSandbox(t *testing.T) {
 	}
 	d, _ := sandbox.DialectOf(sandbox.BackendLandlock)
 	check := func(what string, f *sandbox.Facts) {
-		if f == nil || f.Backend != sandbox.BackendLandlock || strings.Join(f.Ungoverned, "|") != strings.Join(d.Ungoverned, "|") {
+		if f == nil || f.Backend != inproc.Backend || strings.Join(f.Ungoverned, "|") != strings.Join(d.Ungoverned, "|") {
 			t.Errorf("%s: facts %+v, want Landlock's with its Ungoverned list", what, f)
 		}
 	}

@@ -13,12 +13,15 @@ import (
 
 	"github.com/dshsim/dshsim/attachment"
 	"github.com/dshsim/dshsim/escalation"
+	"github.com/dshsim/dshsim/hooks"
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/approval"
 	"github.com/dshsim/dshsim/pipeline/autoreview"
 	"github.com/dshsim/dshsim/pipeline/policy"
+	"github.com/dshsim/dshsim/pipeline/repeat"
 	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/sandbox"
+	"github.com/dshsim/dshsim/sandbox/chain"
 	"github.com/dshsim/dshsim/spill"
 	"github.com/dshsim/dshsim/tools/bash"
 	"github.com/dshsim/dshsim/tools/code"
@@ -62,8 +65,16 @@ type Config struct {
 	// nil keeps the platform's (bwrap, then landlock on Linux).
 	SandboxChain []string
 	// LauncherPath is the landlock-run binary; "" keeps the provider default
-	// (landlock-run beside the running executable).
+	// (landlock-run beside the running executable). The Landlock backend
+	// confines bash, background jobs and run_code's Node child in this
+	// process by default (package sandbox/chain); the runner is the
+	// fallback, and the argv contract of the lsp servers.
 	LauncherPath string
+	// LandlockRunner makes the Landlock backend run the runner on every
+	// call instead of the in-process path (a run that must show the runner,
+	// such as a recording of upstream's missing runner); each result's
+	// sandbox facts say so (sandbox.Facts.Fallback).
+	LandlockRunner bool
 	// AgentPreset names the agent preset whose standing scope the root agent
 	// and every delegated child sit under; "" keeps "standard".
 	AgentPreset string
@@ -85,7 +96,8 @@ type Config struct {
 	ToolsMode string
 	// CodeRuntime configures run_code's Node runtime (zero: upstream's limits).
 	CodeRuntime noderuntime.Config
-	// LandlockABICap runs the Landlock runner capped at this ABI (0: no cap).
+	// LandlockABICap runs the Landlock backend (the in-process path, or the
+	// runner) capped at this ABI (0: no cap).
 	LandlockABICap int
 	// MaxConcurrentJobsPerOwner is the background-job admission bound (0:
 	// upstream's 10).
@@ -177,12 +189,12 @@ type Stack struct {
 	resolver *policy.Resolver
 	escalate escalation.Func
 	spill    *spill.Policy
-	provider *sandbox.Provider // bash's (addBash), nil until composed
-	jobs     *jobs.Registry    // the background jobs (addBash)
-	standing *pipeline.Scope   // the agent preset's standing scope
-	agent    *pipeline.Agent   // the session's agent, under standing
-	review   *autoreview.Gate  // Auto review (registers nothing when off)
-	runCode  *code.Tool        // nil in native mode
+	confiner *chain.Confiner  // bash's (addBash), nil until composed
+	jobs     *jobs.Registry   // the background jobs (addBash)
+	standing *pipeline.Scope  // the agent preset's standing scope
+	agent    *pipeline.Agent  // the session's agent, under standing
+	review   *autoreview.Gate // Auto review (registers nothing when off)
+	runCode  *code.Tool       // nil in native mode
 	closers  []func() error
 
 	mu       sync.Mutex
@@ -194,6 +206,10 @@ type Stack struct {
 	toolSections []toolSection
 	// subagents is the delegation runtime (nil when none is composed).
 	subagents *subagents
+	// bridges are the hook bridges in registration order (addHooks).
+	bridges []*hooks.Bridge
+	// reminder is the repeated-call reminder (addReminder).
+	reminder *repeat.Reminder
 
 	skills      *skill.Config     // the skill catalog (addSkills), nil when off
 	attachments *attachment.Store // the image store (addFS), nil when off
@@ -269,15 +285,31 @@ func (s *Stack) SyncContext(ctx context.Context) (*session.Event, error) {
 	return s.resolver.SyncContext(s.log)
 }
 
-// Backend returns the sandbox backend the provider selects (bwrap, landlock)
-// and its enforcement (running the selection if no call did yet), or "" when
-// no backend is usable or no provider is composed.
+// PendingContext returns the runtime-context message a step would enter,
+// or nil when its text is the last one logged (upstream projects it at each
+// pre-step and the agent loop logs it among the step's messages).
+func (s *Stack) PendingContext(ctx context.Context) (*policy.SnapshotMessage, error) {
+	if s.cfg.Without.Policy {
+		return nil, nil // no policy plugins: no runtime context
+	}
+	return s.resolver.PendingContext(s.log)
+}
+
+// Backend returns the sandbox backend a confined call gets (bwrap,
+// landlock-inproc, or landlock when the runner is the fallback) and its
+// enforcement (running the selection if no call did yet), or "" when no
+// backend is usable or no confiner is composed.
 func (s *Stack) Backend() (string, sandbox.Enforcement) {
-	if s.provider == nil {
+	if s.confiner == nil {
 		return "", ""
 	}
-	return s.provider.Selected()
+	return s.confiner.Selected()
 }
+
+// Confiner is the confiner bash, background jobs and run_code's Node child
+// are confined by (nil before composition): the platform chain with the
+// in-process Landlock path.
+func (s *Stack) Confiner() *chain.Confiner { return s.confiner }
 
 // Tools returns the registered tool names in registration order.
 func (s *Stack) Tools() []string {

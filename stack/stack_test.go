@@ -15,6 +15,8 @@ import (
 	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/pipeline/session/sessiontest"
 	"github.com/dshsim/dshsim/sandbox"
+	"github.com/dshsim/dshsim/sandbox/chain"
+	"github.com/dshsim/dshsim/sandbox/inproc"
 	"github.com/dshsim/dshsim/sandbox/sandboxtest"
 	"github.com/dshsim/dshsim/stack"
 	"github.com/dshsim/dshsim/tools/jobs"
@@ -29,7 +31,12 @@ func newStack(t *testing.T, mode sandbox.Mode, approval string, answer stack.Ans
 
 func newStackWith(t *testing.T, mode sandbox.Mode, approval string, answer stack.Answerer, chain []string, launcher string) (*stack.Stack, string, *session.Log) {
 	t.Helper()
-	s, ws, log := composed(t, stack.Config{Mode: mode, Approval: approval, Answer: answer, SandboxChain: chain, LauncherPath: launcher})
+	return newStackConfig(t, stack.Config{Mode: mode, Approval: approval, Answer: answer, SandboxChain: chain, LauncherPath: launcher})
+}
+
+func newStackConfig(t *testing.T, cfg stack.Config) (*stack.Stack, string, *session.Log) {
+	t.Helper()
+	s, ws, log := composed(t, cfg)
 	sessiontest.StartTurn(t, log)
 	return s, ws, log
 }
@@ -46,27 +53,30 @@ func bash(t *testing.T, s *stack.Stack, id, command string, extra map[string]any
 
 // TestWorkspaceWriteBashRunsUnderTheRealSandbox: a composed workspace-write
 // stack writes inside the workspace, is denied outside it by the kernel
-// sandbox (the platform chain, and Landlock alone), and says so with the
-// denial marker and the escalation hint.
+// sandbox (the platform chain; Landlock alone, in-process by default and
+// through the runner when the configuration asks for it), and says so with
+// the denial marker and the escalation hint.
 func TestWorkspaceWriteBashRunsUnderTheRealSandbox(t *testing.T) {
 	tests := []struct {
 		name    string
 		chain   []string
-		backend string // "" = bwrap or landlock
+		runner  bool
+		backend string // "" = bwrap or landlock-inproc
 	}{
 		{name: "platform chain", backend: ""},
-		{name: "landlock only", chain: []string{"landlock"}, backend: "landlock"},
+		{name: "landlock only", chain: []string{"landlock"}, backend: inproc.Backend},
+		{name: "landlock runner", chain: []string{"landlock"}, runner: true, backend: sandbox.BackendLandlock},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			launcher := ""
-			if tc.backend == "landlock" {
+			if tc.chain != nil {
 				sandboxtest.RequireLandlock(t, 1)
 				launcher = sandboxtest.Runner(t)
 			}
-			s, ws, _ := newStackWith(t, sandbox.WorkspaceWrite, stack.ApprovalAsk, func(context.Context, pipeline.ApprovalRequest) (pipeline.ApprovalOutcome, error) {
+			s, ws, _ := newStackConfig(t, stack.Config{Mode: sandbox.WorkspaceWrite, Approval: stack.ApprovalAsk, Answer: func(context.Context, pipeline.ApprovalRequest) (pipeline.ApprovalOutcome, error) {
 				return pipeline.Rejected, nil
-			}, tc.chain, launcher)
+			}, SandboxChain: tc.chain, LauncherPath: launcher, LandlockRunner: tc.runner})
 			in := bash(t, s, "c1", "echo inside > inside.txt && cat inside.txt", nil)
 			if in.IsError || in.Text() != "inside\n" {
 				t.Fatalf("write inside the workspace: %+v", in)
@@ -86,8 +96,11 @@ func TestWorkspaceWriteBashRunsUnderTheRealSandbox(t *testing.T) {
 				}
 			}
 			backend, _ := s.Backend()
-			if tc.backend != "" && backend != tc.backend || tc.backend == "" && backend != "bwrap" && backend != "landlock" {
-				t.Errorf("backend %q, want %q (bwrap or landlock when empty)", backend, tc.backend)
+			if tc.backend != "" && backend != tc.backend || tc.backend == "" && backend != "bwrap" && backend != inproc.Backend {
+				t.Errorf("backend %q, want %q (bwrap or landlock-inproc when empty)", backend, tc.backend)
+			}
+			if f := sandbox.FactsOf(out.Sandbox); f == nil || f.Backend != backend || (f.Fallback == chain.RunnerConfigured) != tc.runner {
+				t.Errorf("the result's facts %+v: want backend %q, the runner's fallback reason %v", f, backend, tc.runner)
 			}
 		})
 	}

@@ -7,14 +7,16 @@ import (
 	"strings"
 
 	"github.com/dshsim/dshsim/pipeline"
+	"github.com/dshsim/dshsim/pipeline/policy"
 	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/tools/code"
 )
 
 // Surface is what an agent loop drives for one agent: its log, the tools it
-// is offered, one call through the pipeline, its runtime context and its
-// pre-step. The session's agent (*Stack) and every delegated child (*Child)
-// are one.
+// is offered, one call through the pipeline, what its pre-step enters (the
+// runtime context, the skill catalog), its pre-step contribution and its
+// prompt sections. The session's agent (*Stack) and every delegated child
+// (*Child) are one.
 type Surface interface {
 	// Agent is the agent the calls run for.
 	Agent() *pipeline.Agent
@@ -24,8 +26,15 @@ type Surface interface {
 	WireTools() []pipeline.Tool
 	// Execute runs one call of the agent through the pipeline.
 	Execute(ctx context.Context, callID, name string, args json.RawMessage) pipeline.Result
-	// SyncContext appends the runtime-context message when it changed.
-	SyncContext(ctx context.Context) (*session.Event, error)
+	// PendingContext is the runtime-context message a step would enter
+	// (nil: unchanged since the last one logged).
+	PendingContext(ctx context.Context) (*policy.SnapshotMessage, error)
+	// PendingCatalog is the skill catalog message a step would enter (nil:
+	// none, or unchanged).
+	PendingCatalog(ctx context.Context) (*CatalogMessage, error)
+	// UserMessageEntered tells the stack that a step entered a user's
+	// message (the repeated-call reminder forgets the agent's run).
+	UserMessageEntered()
 	// PreStep runs the agent's pre-step contributions once a step is
 	// entered, before its step/start (a one-shot child's descriptor).
 	PreStep() error

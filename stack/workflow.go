@@ -8,12 +8,15 @@ import (
 )
 
 // addWorkflow composes the workflow tool over rt: its body runs in the
-// Node runtime run_code uses, in a child confined by bash's provider under
+// Node runtime run_code uses, in a child confined by bash's confiner under
 // the call's policy; each agent() is a one-shot spawn child of the caller
 // (a read-only step when it asks for one). Without node the tool is
 // composed and every run fails closed.
 func (s *Stack) addWorkflow(rt *subagents) error {
-	deps := workflow.Deps{Policy: s.policyFor, Confiner: s.provider, Service: rt}
+	deps := workflow.Deps{Policy: s.policyFor, Service: rt}
+	if s.confiner != nil {
+		deps.Confiner = s.confiner
+	}
 	if r, err := noderuntime.New(s.cfg.CodeRuntime); err != nil {
 		s.warn(fmt.Sprintf("stack: workflow has no runtime: %v", err))
 	} else {

@@ -1,5 +1,6 @@
-// Command kernel-matrix runs the Landlock probes with the runner capped at ABI
-// 1..7 on this machine and on real kernels booted under qemu, and checks
+// Command kernel-matrix runs the Landlock probes with the runner, and on the
+// stack's default (in-process) Landlock path, capped at ABI 1..7 on this
+// machine and on real kernels booted under qemu, and checks
 // snapshots/kernel-matrix.txt. See package
 // github.com/dshsim/dshsim/harness/kernels.
 //

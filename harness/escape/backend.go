@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/dshsim/dshsim/sandbox"
+	"github.com/dshsim/dshsim/sandbox/chain"
 	"github.com/dshsim/dshsim/sandbox/inproc"
 	"github.com/dshsim/dshsim/sandbox/spawn"
 )
@@ -58,13 +59,17 @@ var MainBackends = []string{sandbox.BackendBwrap, sandbox.BackendLandlock, inpro
 // backend with the opt-in hardening (the main table has them without).
 var HardeningBackends = []string{sandbox.BackendBwrap + HardenSuffix, sandbox.BackendLandlock + HardenSuffix, inproc.Backend + HardenSuffix}
 
-// CappedBackends are the runner capped at ABI 1..5. A cap of 6 or 7 builds
-// the very ruleset of 5 (no filesystem right is newer than ABI 5, see
-// landlock.MaxABI), which the main table's landlock column already runs.
+// CappedBackends are the runner capped at ABI 1..5, then the stack's
+// default Landlock path (in-process) capped the same. A cap of 6 or 7
+// builds the very ruleset of 5 (no filesystem right is newer than ABI 5,
+// see landlock.MaxABI), which the main table's Landlock columns already
+// run.
 func CappedBackends() []string {
 	var out []string
-	for n := 1; n <= 5; n++ {
-		out = append(out, fmt.Sprintf("%s@abi%d", sandbox.BackendLandlock, n))
+	for _, b := range []string{sandbox.BackendLandlock, inproc.Backend} {
+		for n := 1; n <= 5; n++ {
+			out = append(out, fmt.Sprintf("%s@abi%d", b, n))
+		}
 	}
 	return out
 }
@@ -89,7 +94,8 @@ func NewBackends(ctx context.Context, env Env, names []string) ([]Backend, error
 // NewBackend builds one backend by its column name: bwrap and landlock are
 // the real sandbox.Provider restricted to that backend (Landlock selected by
 // probing the runner, as on a host without bwrap); landlock-inproc is the
-// in-process launcher; landlock@abiN is the real provider with the runner
+// stack's default Landlock path (package sandbox/chain on a host without
+// bwrap: in-process, threads reused); landlock@abiN is the real provider with the runner
 // capped at ABI N (--abi-cap N); a "+harden" suffix turns on the opt-in
 // hardening; unconfined ([Unconfined]) confines nothing and runs in
 // danger-full-access.
@@ -111,6 +117,12 @@ func NewBackend(ctx context.Context, env Env, name string) (Backend, error) {
 		b, err = inProcessBackend(ctx, name, env, harden)
 	case name == Unconfined:
 		b = Backend{Name: Unconfined, Modes: []sandbox.Mode{sandbox.DangerFullAccess}, Report: Report{TempArea: "none (nothing is confined)"}}
+	case strings.HasPrefix(base, inproc.Backend+"@abi") && !harden:
+		n, aerr := strconv.Atoi(strings.TrimPrefix(base, inproc.Backend+"@abi"))
+		if aerr != nil || n < 1 {
+			return Backend{}, fmt.Errorf("backend %q: want %s@abiN with N >= 1", name, inproc.Backend)
+		}
+		b, err = inProcessCapped(ctx, env, n)
 	case strings.HasPrefix(base, sandbox.BackendLandlock+"@abi") && !harden:
 		n, aerr := strconv.Atoi(strings.TrimPrefix(base, sandbox.BackendLandlock+"@abi"))
 		if aerr != nil || n < 1 {
@@ -118,7 +130,7 @@ func NewBackend(ctx context.Context, env Env, name string) (Backend, error) {
 		}
 		b, err = landlockCapped(ctx, env, n)
 	default:
-		return Backend{}, fmt.Errorf("unknown backend %q (want bwrap, landlock, %s or landlock@abiN, optionally with %s, or %s)", name, inproc.Backend, HardenSuffix, Unconfined)
+		return Backend{}, fmt.Errorf("unknown backend %q (want bwrap, landlock, %s, landlock@abiN or %s@abiN, optionally with %s, or %s)", name, inproc.Backend, inproc.Backend, HardenSuffix, Unconfined)
 	}
 	if err != nil {
 		return Backend{}, fmt.Errorf("%s: %w", name, err)
@@ -159,18 +171,44 @@ func providerBackend(ctx context.Context, name, backend string, cfg sandbox.Conf
 	return Backend{Name: name, Confiner: p, Report: r}, nil
 }
 
+// inProcessBackend is the stack's default Landlock path on a host without
+// bwrap: package sandbox/chain over the platform chain with bwrap's probe
+// failing, which selects Landlock and applies it in this process (threads
+// reused per policy), the runner its fallback. A fallback is an error here:
+// the column must be the in-process path.
 func inProcessBackend(ctx context.Context, name string, env Env, harden bool) (Backend, error) {
-	l, err := inproc.NewWithOptions(inproc.Options{Harden: harden})
+	return defaultPath(ctx, name, env, sandbox.Config{Harden: harden})
+}
+
+// inProcessCapped is the stack's default Landlock path capped at ABI n
+// (sandbox.Config.LandlockABICap, inproc.Options.ABICap): below 5 it
+// prints the runner's partial notice, as the runner does.
+func inProcessCapped(ctx context.Context, env Env, n int) (Backend, error) {
+	b, err := defaultPath(ctx, fmt.Sprintf("%s@abi%d", inproc.Backend, n), env, sandbox.Config{LandlockABICap: n})
+	b.Report.ABI = min(env.KernelABI, n, 5)
+	return b, err
+}
+
+// defaultPath is package sandbox/chain configured by cfg over the platform
+// chain with bwrap's probe failing, as on a host without bwrap: Landlock in
+// this process, threads reused. A fallback to the runner is an error here.
+func defaultPath(ctx context.Context, name string, env Env, cfg sandbox.Config) (Backend, error) {
+	cfg.LauncherPath, cfg.Chain = env.Runner, []string{sandbox.BackendBwrap, sandbox.BackendLandlock}
+	cfg.Probes = sandbox.Probes{Bwrap: func(context.Context) bool { return false }}
+	c, err := chain.New(chain.Config{Sandbox: cfg})
 	if err != nil {
 		return Backend{}, err
 	}
-	r, _, err := reportOf(ctx, l, env.Base)
+	r, first, err := reportOf(ctx, c, env.Base)
+	if err == nil && (first.Backend != inproc.Backend || first.Fallback != "") {
+		err = fmt.Errorf("the default path selected %q (fallback %q), want %q", first.Backend, first.Fallback, inproc.Backend)
+	}
 	if err != nil {
-		l.Close()
+		c.Close()
 		return Backend{}, err
 	}
 	r.TempArea, r.ABI = TempHost, min(env.KernelABI, 5)
-	return Backend{Name: name, Confiner: l, Report: r, close: func() { l.Close() }}, nil
+	return Backend{Name: name, Confiner: c, Report: r, close: func() { c.Close() }}, nil
 }
 
 // landlockCapped is the real provider restricted to the Landlock runner

@@ -95,8 +95,10 @@
 //
 // [NewBackend] builds a column by name: bwrap and landlock are the real
 // sandbox.Provider restricted to one backend (Landlock selected by probing
-// the runner, as on a host without bwrap), landlock-inproc the in-process
-// launcher (package sandbox/inproc), landlock@abiN the real provider with
+// the runner, as on a host without bwrap), landlock-inproc the stack's
+// default Landlock path (package sandbox/chain on a host without bwrap: the
+// in-process launcher of package sandbox/inproc, threads reused per policy),
+// landlock@abiN the real provider with
 // the runner capped at ABI N (sandbox.Config.LandlockABICap, --abi-cap N),
 // a "+harden" suffix turns the opt-in hardening on, and unconfined
 // ([Unconfined]) confines nothing and runs in danger-full-access. Run by

@@ -258,7 +258,8 @@ func TestCorpusHasAtLeast25Attempts(t *testing.T) {
 }
 
 // TestCorpusUnderCappedABI is layer 1 of the ABI matrix for the corpus: the
-// Landlock runner capped at ABI 1..5 (6 and 7 build the ruleset of 5), as the unprivileged identity (an
+// Landlock runner and the stack's default Landlock path (in-process) capped
+// at ABI 1..5 (6 and 7 build the ruleset of 5), as the unprivileged identity (an
 // agent of uid 65534 when this process is root), workspace-write and
 // read-only. Gaps must be admitted by the capped runner's own report (the
 // partial notice).
@@ -300,7 +301,7 @@ func TestCorpusUnderCappedABI(t *testing.T) {
 		t.Fatal(err)
 	}
 	ids := []escape.Identity{escape.User}
-	goldenCompare(t, "escape-abi.txt", escape.Table("escape corpus under the Landlock runner capped at ABI 1..5 (go test ./harness/escape -run TestCorpusUnderCappedABI; DSHSIM_UPDATE=1 updates)", attempts, backends, ids, rs))
+	goldenCompare(t, "escape-abi.txt", escape.Table("escape corpus under the Landlock runner and the default (in-process) Landlock path, each capped at ABI 1..5 (go test ./harness/escape -run TestCorpusUnderCappedABI; DSHSIM_UPDATE=1 updates)", attempts, backends, ids, rs))
 	for _, r := range escape.Unadmitted(rs) {
 		t.Errorf("%s under %s/%s/%s: %s, %s; changes %v", r.Attempt, r.Backend, r.Identity, r.Mode, r.Outcome, r.Why, r.Changes)
 	}

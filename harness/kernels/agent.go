@@ -16,7 +16,9 @@ import (
 
 	"github.com/dshsim/dshsim/harness/escape"
 	"github.com/dshsim/dshsim/sandbox"
+	"github.com/dshsim/dshsim/sandbox/chain"
 	"github.com/dshsim/dshsim/sandbox/inproc"
+	"github.com/dshsim/dshsim/sandbox/spawn"
 )
 
 // recordTimeout bounds one runner report (--abi, --probe) or provider run:
@@ -49,9 +51,9 @@ type Guest struct {
 	ABI         Record
 	RunnerProbe Record
 	Results     []ProbeResult
-	// Inproc is the in-process launcher's enforcement (kind inproc; Stdout
-	// full or partial), InprocResults its probe runs; empty where the agent
-	// did not run the in-process path (the guests).
+	// Inproc is the default Landlock path's report (kind inproc; Stdout
+	// full or partial, or "fallback" with the reason in Stderr),
+	// InprocResults its probe runs.
 	Inproc        Record
 	InprocResults []ProbeResult
 	Provider      Record
@@ -90,20 +92,13 @@ func Agent(ctx context.Context, env Env, provider bool, w io.Writer) (err error)
 	for _, r := range rs {
 		emit(Record{Kind: "probe", Name: r.Name, Exit: r.Exit, Changed: r.Changed, Stdout: r.Stdout, Stderr: r.Stderr})
 	}
-	if env.InProcess {
-		l, err := inproc.NewWithOptions(inproc.Options{ABICap: env.Cap})
-		if err != nil {
-			return fmt.Errorf("in-process launcher: %w", err)
-		}
-		defer l.Close()
-		emit(Record{Kind: "inproc", Stdout: string(l.Enforcement())})
-		rs, err := RunProbes(ctx, env, l)
-		if err != nil {
-			return fmt.Errorf("in-process: %w", err)
-		}
-		for _, r := range rs {
-			emit(Record{Kind: "inproc-probe", Name: r.Name, Exit: r.Exit, Changed: r.Changed, Stdout: r.Stdout, Stderr: r.Stderr})
-		}
+	in, rs, err := defaultPathProbes(ctx, env)
+	if err != nil {
+		return fmt.Errorf("the default Landlock path: %w", err)
+	}
+	emit(in)
+	for _, r := range rs {
+		emit(Record{Kind: "inproc-probe", Name: r.Name, Exit: r.Exit, Changed: r.Changed, Stdout: r.Stdout, Stderr: r.Stderr})
 	}
 	if provider {
 		r, err := providerCheck(ctx, env)
@@ -136,10 +131,38 @@ func run(ctx context.Context, kind string, argv ...string) Record {
 	return r
 }
 
-// providerCheck asks the real provider (default Linux chain: bwrap, then
-// Landlock) to confine a write outside the workspace, and runs it if it can.
-// Stdout is "unavailable <code>: <message>" or "<backend> <enforcement>". A
-// layout or snapshot that fails is an error (never "no change").
+// defaultPathProbes runs every probe on the stack's default Landlock path
+// as on a host without bwrap (package sandbox/chain with Landlock alone,
+// capped at env.Cap like the runner: in this process, the runner its
+// fallback) and returns its report record (kind inproc: Stdout its
+// enforcement, or "fallback" with the reason in Stderr when the runner
+// confined the calls) and the probe runs.
+func defaultPathProbes(ctx context.Context, env Env) (Record, []ProbeResult, error) {
+	c, err := chain.New(chain.Config{Sandbox: sandbox.Config{Platform: "linux", Chain: []string{sandbox.BackendLandlock}, LauncherPath: env.Runner, LandlockABICap: env.Cap}})
+	if err != nil {
+		return Record{}, nil, err
+	}
+	defer c.Close()
+	rec := Record{Kind: "inproc"}
+	if b, enf := c.Selected(); b == inproc.Backend {
+		rec.Stdout = string(enf)
+	} else {
+		rec.Stdout, rec.Stderr = InprocFallback, c.Fallback()
+	}
+	rs, err := RunProbes(ctx, env, c)
+	return rec, rs, err
+}
+
+// InprocFallback is the inproc record's report when the default path's
+// calls ran through the runner.
+const InprocFallback = "fallback"
+
+// providerCheck asks the stack's confiner (package sandbox/chain over the
+// default Linux chain: bwrap, then Landlock in this process, the runner its
+// fallback) to confine a write outside the workspace, and runs it through
+// spawn if it can. Stdout is "unavailable <code>: <message>" or "<backend>
+// <enforcement> | <output>". A layout or snapshot that fails is an error
+// (never "no change").
 func providerCheck(ctx context.Context, env Env) (Record, error) {
 	dir := filepath.Join(env.Base, "provider")
 	ws, out := filepath.Join(dir, "ws"), filepath.Join(dir, "out")
@@ -149,29 +172,33 @@ func providerCheck(ctx context.Context, env Env) (Record, error) {
 		}
 	}
 	defer os.RemoveAll(dir)
-	p, err := sandbox.NewProvider(sandbox.Config{LauncherPath: env.Runner})
+	c, err := chain.New(chain.Config{Sandbox: sandbox.Config{LauncherPath: env.Runner}})
 	if err != nil {
 		return Record{Kind: "provider", Exit: -1, Stdout: "config error", Stderr: err.Error()}, nil
 	}
-	ca, err := p.Confine(ctx, []string{env.Probe, "write", filepath.Join(out, "new")}, sandbox.Policy{Mode: sandbox.WorkspaceWrite, WorkspaceRoot: ws})
-	var ue *sandbox.UnavailableError
-	if errors.As(err, &ue) {
-		return Record{Kind: "provider", Exit: -1, Stdout: "unavailable " + ue.Code() + ": " + ue.Error()}, nil
-	}
-	if err != nil {
-		return Record{Kind: "provider", Exit: -1, Stdout: "error", Stderr: err.Error()}, nil
-	}
+	defer c.Close()
 	before, err := escape.Take(map[string]string{"out": out}, nil)
 	if err != nil {
 		return Record{}, err
 	}
-	r := run(ctx, "provider", ca.Argv...)
+	rctx, cancel := context.WithTimeout(ctx, recordTimeout)
+	defer cancel()
+	res, err := spawn.Run(rctx, spawn.Request{Argv: []string{env.Probe, "write", filepath.Join(out, "new")}, Confiner: c, Dir: ws,
+		Policy: sandbox.Policy{Mode: sandbox.WorkspaceWrite, WorkspaceRoot: ws}, OutputDir: dir})
+	var ue *sandbox.UnavailableError
+	switch {
+	case errors.As(err, &ue) && res.Sandbox == nil:
+		return Record{Kind: "provider", Exit: -1, Stdout: "unavailable " + ue.Code() + ": " + ue.Error()}, nil
+	case err != nil && res.Sandbox == nil:
+		return Record{Kind: "provider", Exit: -1, Stdout: "error", Stderr: err.Error()}, nil
+	}
 	after, err := escape.Take(map[string]string{"out": out}, nil)
 	if err != nil {
 		return Record{}, err
 	}
+	r := Record{Kind: "provider", Exit: res.ExitCode, Stderr: strings.TrimSpace(res.Stderr.Text)}
 	r.Changed = len(escape.Diff(before, after)) > 0
-	r.Stdout = ca.Backend + " " + string(ca.Enforcement) + " | " + r.Stdout
+	r.Stdout = res.Sandbox.Backend + " " + string(res.Sandbox.Enforcement) + " | " + strings.TrimSpace(res.Stdout.Text)
 	return r, nil
 }
 

@@ -14,7 +14,8 @@ import (
 // AgentUsage is the text matrix-agent -h prints before its flags.
 const AgentUsage = `usage: matrix-agent [-runner FILE] [-probe FILE] [-base DIR] [-cap N] [-provider]
 
-matrix-agent runs the kernel-matrix probes under the Landlock runner and prints
+matrix-agent runs the kernel-matrix probes under the Landlock runner and on the
+stack's default Landlock path (in-process, the runner its fallback), and prints
 one "@@DSHSIM {json}" record per line on stdout, ending with an "end" record;
 it is /init's payload in the kernel-matrix initramfs. It makes -base when
 missing and removes it at the end. It takes no arguments.
@@ -40,7 +41,7 @@ func agentCommand(o *agentOptions) cmdline.Command {
 	fs.StringVar(&o.env.Probe, "probe", "/bin/escape-probe", "escape-probe binary")
 	fs.StringVar(&o.env.Base, "base", "/var/tmp/matrix", "scratch directory (outside /tmp)")
 	fs.IntVar(&o.env.Cap, "cap", 0, "--abi-cap for the runner (0 = none)")
-	fs.BoolVar(&o.provider, "provider", false, "also run the real sandbox provider (default chain)")
+	fs.BoolVar(&o.provider, "provider", false, "also run the stack's confiner (default chain, Landlock in-process)")
 	return cmdline.Command{Name: "matrix-agent", Flags: fs, Help: cmdline.HelpText(AgentUsage, fs), NoArgs: true}
 }
 

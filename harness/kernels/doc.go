@@ -15,21 +15,26 @@
 // change"). [Cell] turns a result into ok / denied / refused / GAP / 125 /
 // reached / blocked.
 //
-// # The in-process path
+// # The default Landlock path
 //
-// In layer 1 (Env.InProcess) the agent also runs every probe through the
-// in-process launcher (package sandbox/inproc, Options.ABICap = the
-// column's cap) by way of sandbox/spawn, the executor every caller uses;
-// those rows form a second block of the matrix. Their gaps are admitted by
-// the launcher's own report ([AdmitInprocGap]: it prints no notice), and
-// [Check] fails a column where the in-process path and the runner disagree
-// on any probe or on the enforcement. The guests run only the runner.
+// In every column, on this machine and in the guests, the agent also runs
+// every probe on the stack's default Landlock path: package sandbox/chain
+// with Landlock as its only backend (as on a host without bwrap, capped at
+// the column's cap like the runner), which confines in this process and
+// falls back to the runner where it cannot, by way of sandbox/spawn, the
+// executor every caller uses; those rows form a second block of the matrix.
+// Their gaps are admitted by the path's own partial notice (the in-process
+// path writes the runner's, [AdmitInprocGap]), and [Check] fails a column
+// where the default path and the runner disagree on any probe, on the
+// enforcement or on the notice, where it fell back to the runner on a
+// Landlock kernel, or where it ran anything on a kernel without Landlock.
 //
 // # Agent and console
 //
-// [Agent] runs the runner's own reports (--abi, --probe), every probe and,
-// in guests and on the uncapped host, the real sandbox provider (default
-// Linux chain: bwrap, then Landlock), and prints one "@@DSHSIM {json}" line
+// [Agent] runs the runner's own reports (--abi, --probe), every probe (under
+// the runner and on the default path) and, in guests and on the uncapped
+// host, the stack's confiner (package sandbox/chain over the default Linux
+// chain: bwrap, then Landlock in this process), and prints one "@@DSHSIM {json}" line
 // per record. Layer 1 runs it in-process and parses its output with the same
 // [ParseConsole] that reads a guest's serial console, so both layers share
 // one path.
@@ -52,8 +57,9 @@
 // [Check] fails an unadmitted GAP ([AdmitGap]: only the partial notice
 // admits, and only for rights newer than the governed ABI), a kernel without
 // Landlock where anything but the runner's exit 125 with its fatal line
-// happened or where the provider did not say SANDBOX_UNAVAILABLE, a runner
-// failure on a Landlock kernel, and a provider-confined write that landed.
+// happened or where the stack's confiner did not say SANDBOX_UNAVAILABLE, a
+// runner failure on a Landlock kernel, and a write confined by the stack's
+// confiner that landed.
 //
 // # Running
 //

@@ -298,20 +298,27 @@ func TestCompareGolden(t *testing.T) {
 	}
 }
 
-// TestInProcessPathIsHeldToTheRunnersReport: the in-process rows of a
-// column are admitted by the launcher's own report (it prints no notice),
-// and Check fails a column whose in-process path disagrees with the runner
-// or reports another enforcement.
+// TestInProcessPathIsHeldToTheRunnersReport: the default path's gaps are
+// admitted by its own partial notice with a partial report (as the
+// runner's are by its notice), and Check fails a column whose default path
+// disagrees with the runner, reports another enforcement, shows another
+// notice, or fell back to the runner on a Landlock kernel.
 func TestInProcessPathIsHeldToTheRunnersReport(t *testing.T) {
 	trunc := kernels.Probe{Name: "truncate-outside", Right: "truncate", Since: 3}
 	c := col("7", 2, true)
 	c.Guest.Inproc = kernels.Record{Kind: "inproc", Stdout: "partial"}
+	c.Guest.InprocResults = c.Guest.Results
 	if ok, why := kernels.AdmitInprocGap(trunc, c); !ok {
-		t.Errorf("a truncate gap under a partial in-process report at ABI 2: %s", why)
+		t.Errorf("a truncate gap under the in-process notice and a partial report at ABI 2: %s", why)
 	}
 	c.Guest.Inproc.Stdout = "full"
 	if ok, _ := kernels.AdmitInprocGap(trunc, c); ok {
 		t.Error("a truncate gap under a full in-process report was admitted")
+	}
+	c.Guest.Inproc.Stdout = "partial"
+	c.Guest.InprocResults = []kernels.ProbeResult{{Name: "x"}}
+	if ok, _ := kernels.AdmitInprocGap(trunc, c); ok {
+		t.Error("a truncate gap without the in-process notice was admitted")
 	}
 
 	base := deniedEverywhere()
@@ -330,6 +337,30 @@ func TestInProcessPathIsHeldToTheRunnersReport(t *testing.T) {
 	for _, want := range []string{"in-process write-outside went through", "the two Landlock paths must agree", `the in-process path reports "partial" where the runner reports full`} {
 		if !strings.Contains(joined, want) {
 			t.Errorf("problems %q lack %q", joined, want)
+		}
+	}
+	noticed := base
+	noticed.InprocResults = append([]kernels.ProbeResult(nil), results...)
+	noticed.InprocResults[0].Stderr = sandbox.LandlockPartialNotice
+	if joined := strings.Join(kernels.Check([]kernels.Column{{Name: "host", Layer: 1, Guest: noticed}}), "\n"); !strings.Contains(joined, "the in-process path's partial notice true, the runner's false") {
+		t.Errorf("a notice only the in-process path showed: problems %q", joined)
+	}
+	fell := base
+	fell.Inproc = kernels.Record{Kind: "inproc", Stdout: kernels.InprocFallback, Stderr: "why"}
+	if joined := strings.Join(kernels.Check([]kernels.Column{{Name: "host", Layer: 1, Guest: fell}}), "\n"); !strings.Contains(joined, "the default path fell back to the runner on a Landlock kernel: why") {
+		t.Errorf("a fallback on a Landlock kernel: problems %q", joined)
+	}
+	none := base
+	none.ABI = kernels.Record{Kind: "abi", Exit: 125}
+	for i := range none.Results {
+		none.Results[i] = kernels.ProbeResult{Name: none.Results[i].Name, Exit: 125, Stderr: kernels.NotEnforcedLine}
+	}
+	none.InprocResults = append([]kernels.ProbeResult(nil), none.Results...)
+	none.InprocResults[0] = kernels.ProbeResult{Name: none.Results[0].Name, Exit: 1}
+	joined = strings.Join(kernels.Check([]kernels.Column{{Name: "5.10", Layer: 2, Guest: none}}), "\n")
+	for _, want := range []string{"on the default path on a kernel without Landlock: cell refused", `the default path reports "full" on a kernel without Landlock, want the runner's fallback`} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("a default path that ran on a kernel without Landlock: problems %q lack %q", joined, want)
 		}
 	}
 }

@@ -62,7 +62,7 @@ func Layer1(ctx context.Context, bins map[string]string, base string) ([]Column,
 	cols := make([]Column, 8)
 	err := each(len(cols), runtime.NumCPU()*2, func(i int) error {
 		cap := i + 1
-		env := Env{Runner: bins["landlock-run"], Probe: bins["escape-probe"], Base: filepath.Join(base, fmt.Sprintf("l1-%d", cap)), InProcess: true}
+		env := Env{Runner: bins["landlock-run"], Probe: bins["escape-probe"], Base: filepath.Join(base, fmt.Sprintf("l1-%d", cap))}
 		name := fmt.Sprintf("cap%d", cap)
 		if cap == 8 {
 			name = "host"

@@ -45,8 +45,16 @@ func (c Column) Governed() int {
 }
 
 // Notice says the runner printed its partial notice on any probe run.
-func (c Column) Notice() bool {
-	for _, r := range c.Guest.Results {
+func (c Column) Notice() bool { return anyNotice(c.Guest.Results) }
+
+// InprocNotice says the default Landlock path's runs showed the runner's
+// partial notice on any probe's stderr (the in-process path writes it as
+// the runner prints it).
+func (c Column) InprocNotice() bool { return anyNotice(c.Guest.InprocResults) }
+
+// anyNotice says whether the partial notice is a line of any run's stderr.
+func anyNotice(rs []ProbeResult) bool {
+	for _, r := range rs {
 		for _, l := range strings.Split(r.Stderr, "\n") {
 			if strings.EqualFold(strings.TrimSpace(l), sandbox.LandlockPartialNotice) {
 				return true
@@ -63,8 +71,11 @@ func (c Column) inprocResult(name string) (ProbeResult, bool) {
 	return find(c.Guest.InprocResults, name)
 }
 
-// InProcess says the agent ran the in-process path in this column.
+// InProcess says the agent ran the default Landlock path in this column.
 func (c Column) InProcess() bool { return c.Guest.Inproc.Kind != "" }
+
+// Fallback says the default Landlock path's calls ran through the runner.
+func (c Column) Fallback() bool { return c.Guest.Inproc.Stdout == InprocFallback }
 
 func find(rs []ProbeResult, name string) (ProbeResult, bool) {
 	for _, r := range rs {
@@ -84,10 +95,11 @@ func AdmitGap(p Probe, c Column) (bool, string) {
 	return admitGap(p, c.Notice(), "partial notice", c.Governed())
 }
 
-// AdmitInprocGap is [AdmitGap] for the in-process path, whose report is the
-// launcher's enforcement (it prints no notice). Pure.
+// AdmitInprocGap is [AdmitGap] for the default Landlock path: the partial
+// notice its own runs showed, with its report partial too (a notice the
+// report contradicts admits nothing). Pure.
 func AdmitInprocGap(p Probe, c Column) (bool, string) {
-	return admitGap(p, c.Guest.Inproc.Stdout == string(sandbox.Partial), "reported partial", c.Governed())
+	return admitGap(p, c.InprocNotice() && c.Guest.Inproc.Stdout == string(sandbox.Partial), "partial notice", c.Governed())
 }
 
 // admitGap admits a gap of p by the Ungoverned list, or by a partial report
@@ -183,18 +195,7 @@ func Check(cols []Column) []string {
 			}
 		}
 		if c.InProcess() {
-			for _, p := range Probes {
-				_, cell, problem := inprocPath.run(c, p)
-				if problem != "" {
-					bad = append(bad, problem)
-				}
-				if rr, ok := c.result(p.Name); ok && cell != cellNoResult && Cell(p, rr) != cell {
-					bad = append(bad, fmt.Sprintf("%s: %s: the in-process path says %s, the runner %s: the two Landlock paths must agree", c.Name, p.Name, cell, Cell(p, rr)))
-				}
-			}
-			if want := map[bool]string{true: "partial", false: "full"}[c.Notice()]; c.Guest.Inproc.Stdout != want {
-				bad = append(bad, fmt.Sprintf("%s: the in-process path reports %q where the runner reports %s", c.Name, c.Guest.Inproc.Stdout, want))
-			}
+			bad = append(bad, checkDefaultPath(c)...)
 		}
 		if c.KernelABI() > 0 && c.Guest.RunnerProbe.Exit != 0 {
 			bad = append(bad, fmt.Sprintf("%s: runner --probe failed on a Landlock kernel (exit %d, %q)", c.Name, c.Guest.RunnerProbe.Exit, c.Guest.RunnerProbe.Stderr))
@@ -206,6 +207,43 @@ func Check(cols []Column) []string {
 			if c.KernelABI() == 0 && !strings.HasPrefix(c.Guest.Provider.Stdout, "unavailable "+sandbox.ErrorCode+": ") {
 				bad = append(bad, fmt.Sprintf("%s: provider without bwrap or Landlock said %q, want SANDBOX_UNAVAILABLE", c.Name, c.Guest.Provider.Stdout))
 			}
+		}
+	}
+	return bad
+}
+
+// checkDefaultPath lists the problems of a column's default Landlock path:
+// on a Landlock kernel it must have run in process, each probe's verdict
+// and the partial notice must be the runner's, and its report must match
+// the runner's notice; on a kernel without Landlock it must have fallen
+// back and run nothing (the runner's exit 125 on every probe).
+func checkDefaultPath(c Column) []string {
+	var bad []string
+	for _, p := range Probes {
+		r, cell, problem := inprocPath.run(c, p)
+		if problem != "" {
+			bad = append(bad, problem)
+		}
+		if rr, ok := c.result(p.Name); ok && cell != cellNoResult && Cell(p, rr) != cell {
+			bad = append(bad, fmt.Sprintf("%s: %s: the in-process path says %s, the runner %s: the two Landlock paths must agree", c.Name, p.Name, cell, Cell(p, rr)))
+		}
+		if c.KernelABI() == 0 && cell != cellNoResult && (cell != CellRunnerFailed || r.Changed) {
+			bad = append(bad, fmt.Sprintf("%s: %s on the default path on a kernel without Landlock: cell %s (want the runner's exit 125 and no effect)", c.Name, p.Name, cell))
+		}
+	}
+	switch {
+	case c.KernelABI() == 0:
+		if !c.Fallback() {
+			bad = append(bad, fmt.Sprintf("%s: the default path reports %q on a kernel without Landlock, want the runner's fallback", c.Name, c.Guest.Inproc.Stdout))
+		}
+	case c.Fallback():
+		bad = append(bad, fmt.Sprintf("%s: the default path fell back to the runner on a Landlock kernel: %s", c.Name, c.Guest.Inproc.Stderr))
+	default:
+		if want := map[bool]string{true: "partial", false: "full"}[c.Notice()]; c.Guest.Inproc.Stdout != want {
+			bad = append(bad, fmt.Sprintf("%s: the in-process path reports %q where the runner reports %s", c.Name, c.Guest.Inproc.Stdout, want))
+		}
+		if c.InprocNotice() != c.Notice() {
+			bad = append(bad, fmt.Sprintf("%s: the in-process path's partial notice %v, the runner's %v: the result a model reads must not depend on the path", c.Name, c.InprocNotice(), c.Notice()))
 		}
 	}
 	return bad
@@ -250,17 +288,24 @@ func Render(cols []Column, hostKernel string) []byte {
 	})
 	b.WriteString("\n")
 	m.probeRows(runnerPath)
-	b.WriteString("\nin-process path (sandbox/inproc through sandbox/spawn, Options.ABICap = the column's cap; '-' = not run there;\n")
-	b.WriteString("its gaps are admitted by its own report, the runner's notes below hold for it, and a column where the two paths differ fails):\n")
+	b.WriteString("\ndefault Landlock path (the stack's: sandbox/chain with Landlock alone, in this process, the runner its fallback,\n")
+	b.WriteString("through sandbox/spawn, capped like the runner; '-' = not run there; its gaps are admitted by its own partial notice,\n")
+	b.WriteString("the runner's notes below hold for it, and a column where the two paths differ fails):\n")
 	m.row("inproc report", func(c Column) string {
 		if !c.InProcess() {
 			return "-"
 		}
 		return c.Guest.Inproc.Stdout
 	})
+	m.row("inproc notice", func(c Column) string {
+		if !c.InProcess() {
+			return "-"
+		}
+		return map[bool]string{true: "yes", false: "no"}[c.InprocNotice()]
+	})
 	m.probeRows(inprocPath)
 	b.WriteString("\n")
-	m.row("provider (real chain)", func(c Column) string { return providerCell(c.Guest.Provider) })
+	m.row("stack (real chain)", func(c Column) string { return providerCell(c.Guest.Provider) })
 	b.WriteString("\nnotes:\n")
 	for _, c := range cols {
 		m.notes(c)
@@ -369,7 +414,10 @@ func (m *matrix) notes(c Column) {
 			fmt.Fprintf(&m.b, "  %s every probe: exit %d, stderr %q\n", c.Name, r.Exit, r.Stderr)
 		}
 	}
+	if c.Fallback() {
+		fmt.Fprintf(&m.b, "  %s default path: the runner ran: %s\n", c.Name, c.Guest.Inproc.Stderr)
+	}
 	if c.Guest.Provider.Kind != "" {
-		fmt.Fprintf(&m.b, "  %s provider: %s\n", c.Name, c.Guest.Provider.Stdout)
+		fmt.Fprintf(&m.b, "  %s stack: %s\n", c.Name, c.Guest.Provider.Stdout)
 	}
 }

@@ -13,7 +13,6 @@ import (
 
 	"github.com/dshsim/dshsim/harness/escape"
 	"github.com/dshsim/dshsim/sandbox"
-	"github.com/dshsim/dshsim/sandbox/inproc"
 	"github.com/dshsim/dshsim/sandbox/spawn"
 )
 
@@ -103,9 +102,6 @@ type Env struct {
 	Base string
 	// Cap is the --abi-cap value (0 = none).
 	Cap int
-	// InProcess also runs every probe through the in-process path (package
-	// sandbox/inproc, capped at Cap like the runner) by way of sandbox/spawn.
-	InProcess bool
 }
 
 func expand(args []string, ws, out string) []string {
@@ -118,11 +114,12 @@ func expand(args []string, ws, out string) []string {
 }
 
 // RunProbes runs every probe in a fresh layout under env.Base, under the
-// runner, or under the in-process launcher l when it is not nil.
-func RunProbes(ctx context.Context, env Env, l *inproc.Launcher) ([]ProbeResult, error) {
+// runner, or through spawn confined by c (the default Landlock path) when
+// it is not nil.
+func RunProbes(ctx context.Context, env Env, c spawn.Confiner) ([]ProbeResult, error) {
 	var out []ProbeResult
 	for i, p := range Probes {
-		r, err := runProbe(ctx, env, p, filepath.Join(env.Base, fmt.Sprintf("p%d", i)), l)
+		r, err := runProbe(ctx, env, p, filepath.Join(env.Base, fmt.Sprintf("p%d", i)), c)
 		if err != nil {
 			return out, fmt.Errorf("probe %s: %w", p.Name, err)
 		}
@@ -131,7 +128,7 @@ func RunProbes(ctx context.Context, env Env, l *inproc.Launcher) ([]ProbeResult,
 	return out, nil
 }
 
-func runProbe(ctx context.Context, env Env, p Probe, dir string, l *inproc.Launcher) (ProbeResult, error) {
+func runProbe(ctx context.Context, env Env, p Probe, dir string, c spawn.Confiner) (ProbeResult, error) {
 	ws, outside := filepath.Join(dir, "ws"), filepath.Join(dir, "out")
 	for _, d := range []string{filepath.Join(ws, "a"), filepath.Join(ws, "b"), outside} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
@@ -151,8 +148,8 @@ func runProbe(ctx context.Context, env Env, p Probe, dir string, l *inproc.Launc
 	}
 	probe := append([]string{env.Probe}, expand(p.Args, ws, outside)...)
 	var res ProbeResult
-	if l != nil {
-		res = inProcess(ctx, l, ws, probe)
+	if c != nil {
+		res = confined(ctx, c, ws, probe)
 	} else {
 		argv := []string{env.Runner}
 		if env.Cap > 0 {
@@ -190,13 +187,13 @@ func runProbe(ctx context.Context, env Env, p Probe, dir string, l *inproc.Launc
 	return res, nil
 }
 
-// inProcess runs argv under the in-process launcher l through spawn, with
-// the probe's workspace-write policy. A start that fails (the launcher could
-// not restrict its thread) is a result with exit -1 and the error, which
-// Check reports; nothing ran.
-func inProcess(ctx context.Context, l *inproc.Launcher, ws string, argv []string) ProbeResult {
+// confined runs argv confined by c through spawn, with the probe's
+// workspace-write policy. A start that fails (the launcher could not
+// restrict its thread, no backend) is a result with exit -1 and the error,
+// which Check reports; nothing ran.
+func confined(ctx context.Context, c spawn.Confiner, ws string, argv []string) ProbeResult {
 	res, err := spawn.Run(ctx, spawn.Request{Argv: argv, Policy: sandbox.Policy{Mode: sandbox.WorkspaceWrite, WorkspaceRoot: ws},
-		Confiner: l, Dir: ws, Timeout: 2 * recordTimeout})
+		Confiner: c, Dir: ws, Timeout: 2 * recordTimeout})
 	if err != nil && res.Sandbox == nil {
 		return ProbeResult{Exit: -1, Stderr: "in-process start failed: " + err.Error()}
 	}

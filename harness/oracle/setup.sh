@@ -1,6 +1,6 @@
 #!/bin/bash
 # usage: harness/oracle/setup.sh DIR
-# Makes DIR (outside the tree) a working copy of the oracle: these scripts, upstream's published packages
+# Makes DIR (outside the tree) an installed oracle: the agent scripts, upstream's published packages
 # (from deps/package-lock.json: the dsh 0.1.0-rc.8 plugin set, dsh-acp, dsh-llm-replay and the
 # snapshot harness dsh-acp-snapshot) and node 22 (npm ci from node22/). Nothing is written in the tree.
 set -eu
@@ -8,12 +8,11 @@ set -eu
 src=$(cd "$(dirname "$0")" && pwd)
 dir=$1
 mkdir -p "$dir/dsh08" "$dir/node22"
-cp -r "$src/agent" "$src/gen" "$src/verify-upstream.sh" "$src/tmpguard.sh" "$dir/"
+cp -r "$src/agent" "$dir/"
 cp "$src/deps/package.json" "$src/deps/package-lock.json" "$dir/dsh08/"
 cp "$src/node22/package.json" "$src/node22/package-lock.json" "$dir/node22/"
-(cd "$src" && git rev-parse --show-toplevel) > "$dir/.repo"
 # npm install, not npm ci: the lock pins the versions, but npm ci refuses it for optional platform packages it lacks
 (cd "$dir/dsh08" && npm install --legacy-peer-deps --no-audit --no-fund --loglevel=error)
 (cd "$dir/node22" && npm ci --no-audit --no-fund --loglevel=error)
 ln -sfn ../dsh08/node_modules "$dir/agent/node_modules"
-echo "oracle ready in $dir: cd $dir && ./verify-upstream.sh; gen/regen.sh [name...]"
+echo "oracle ready in $dir: export DSHSIM_ORACLE=$dir; go run ./harness/oracle/cmd/dsh-oracle -h"

@@ -10,7 +10,6 @@ import (
 	"github.com/dshsim/dshsim/harness/replay/recording"
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/stack"
-	"github.com/dshsim/dshsim/tools/jobs"
 )
 
 // family is the replay's delegated children: the id, the loop and the
@@ -27,15 +26,14 @@ import (
 // that upstream started concurrently may be numbered in either order, and
 // are then matched as a set, by their task.
 type family struct {
-	rec     *recording.Recording
-	base    context.Context
-	system  string
-	info    ModelInfo
-	gate    *jobs.Gate
-	newMod  func(script *recording.Script) *scriptedModel
-	hooks   func(m *member) agentHooks
-	onAgent func(a *agent)
-	root    *agent
+	rec      *recording.Recording
+	base     context.Context
+	config   driverConfig // what every child's driver shares
+	info     ModelInfo
+	newMod   func(script *recording.Script) *scriptedModel
+	hooks    func(m *member) agentHooks
+	onDriver func(d *driver)
+	root     *driver
 
 	mu       sync.Mutex
 	members  []*member          // in creation order
@@ -49,7 +47,7 @@ type family struct {
 type member struct {
 	index   int // the recorded child it is bound to (0: none)
 	child   *stack.Child
-	agent   *agent
+	driver  *driver
 	prompt  string // its task (the first prompt it was given)
 	started bool   // it made a model call (its binding is fixed)
 }
@@ -119,23 +117,24 @@ func (f *family) Start(c *stack.Child) (stack.Loop, error) {
 	}
 	m.child = c
 	f.mu.Unlock()
-	label := fmt.Sprintf("child %s", id)
-	a, err := newAgent(f.base, label, c, &childModel{f: f, m: m}, f.system, noWire{}, f.gate, f.hooks(m))
+	cfg := f.config
+	cfg.label, cfg.surface, cfg.model, cfg.hooks = fmt.Sprintf("child %s", id), c, &childModel{f: f, m: m}, f.hooks(m)
+	d, err := newDriver(f.base, cfg)
 	if err != nil {
 		return nil, err
 	}
 	f.mu.Lock()
-	m.agent = a
+	m.driver = d
 	f.mu.Unlock()
-	if f.onAgent != nil {
-		f.onAgent(a)
+	if f.onDriver != nil {
+		f.onDriver(d)
 	}
 	if info := c.Info(); info.Continuable && !info.Resumed {
-		if parent := f.agentOf(info.ParentSession); parent != nil {
-			parent.holdUntilYield(a)
+		if parent := f.driverOf(info.ParentSession); parent != nil {
+			parent.holdUntilYield(d)
 		}
 	}
-	return a, nil
+	return d, nil
 }
 
 // bind fixes m's binding at its first model call: a child whose task is
@@ -146,7 +145,7 @@ func (f *family) bind(m *member) *scriptedModel {
 	defer f.mu.Unlock()
 	if !m.started {
 		m.started = true
-		m.prompt = m.agent.task()
+		m.prompt = m.driver.task()
 		if m.index == 0 || f.rec.Children[m.index-1].FirstPrompt() != m.prompt {
 			f.rebindLocked(m)
 		}
@@ -217,31 +216,31 @@ func (f *family) turnEnded(n, minimum int) bool {
 	ms := append([]*member(nil), f.members...)
 	f.mu.Unlock()
 	for _, m := range ms {
-		if n > 0 && m.index != n || m.agent == nil {
+		if n > 0 && m.index != n || m.driver == nil {
 			continue
 		}
-		m.agent.mu.Lock()
-		for t := range m.agent.ended {
+		m.driver.mu.Lock()
+		for t := range m.driver.ended {
 			if t >= minimum {
-				m.agent.mu.Unlock()
+				m.driver.mu.Unlock()
 				return true
 			}
 		}
-		m.agent.mu.Unlock()
+		m.driver.mu.Unlock()
 	}
 	return false
 }
 
-// agentOf is the live agent of our session id (the session's or a
+// driverOf is the live agent loop of our session id (the session's or a
 // child's), nil when there is none.
-func (f *family) agentOf(id string) *agent {
+func (f *family) driverOf(id string) *driver {
 	if f.root != nil && f.root.log.ID() == id {
 		return f.root
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if m := f.byID[id]; m != nil {
-		return m.agent
+		return m.driver
 	}
 	return nil
 }
@@ -268,9 +267,9 @@ func (f *family) all() []*member {
 // close stops every child's loop still running (the session's disposal).
 func (f *family) close() {
 	for _, m := range f.all() {
-		if m.agent != nil {
-			m.agent.Cancel(false)
-			m.agent.Close()
+		if m.driver != nil {
+			m.driver.Cancel(false)
+			m.driver.Close()
 		}
 	}
 }

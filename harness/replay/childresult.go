@@ -8,7 +8,6 @@ import (
 	"github.com/dshsim/dshsim/harness/replay/projection"
 	"github.com/dshsim/dshsim/harness/replay/recording"
 	"github.com/dshsim/dshsim/pipeline"
-	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/stack"
 )
 
@@ -112,11 +111,11 @@ func (p *prepared) compareChild(run *sessionRun, c *recording.Child) (*ChildResu
 // offered is what the child's model was offered at its first request (the
 // child's current view when it made none).
 func (m *member) offered() ([]pipeline.Tool, []stack.PromptSection, error) {
-	if m.agent != nil {
-		m.agent.mu.Lock()
-		defer m.agent.mu.Unlock()
-		if m.agent.offered != nil {
-			return m.agent.offered, m.agent.sections, m.agent.sectionsErr
+	if m.driver != nil {
+		m.driver.mu.Lock()
+		defer m.driver.mu.Unlock()
+		if m.driver.offered != nil {
+			return m.driver.offered, m.driver.sections, m.driver.sectionsErr
 		}
 	}
 	secs, err := m.child.PromptSections()
@@ -170,23 +169,6 @@ func sessionName(i int) string {
 		return recording.SessionFile
 	}
 	return recording.ChildFile(i)
-}
-
-// projectLog reads a log of ours and projects it.
-func (p *prepared) projectLog(path, cwd, id string) ([]projection.Item, error) {
-	c, err := session.Read(path)
-	if err != nil {
-		return nil, fmt.Errorf("read our log %s: %w", path, err)
-	}
-	evs := make([]recording.Event, len(c.Events))
-	for i, e := range c.Events {
-		evs[i] = recording.Event{Type: e.Type, Seq: e.Seq, Time: e.Time, Data: e.Data}
-	}
-	got, err := projection.Project(evs, normalizer(p.rec, cwd, id))
-	if err != nil {
-		return nil, fmt.Errorf("our log %s: %w", path, err)
-	}
-	return got, nil
 }
 
 // keepChildLogs reads our log of every child bound to a recorded one, for

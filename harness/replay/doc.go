@@ -9,9 +9,11 @@
 // workspace from workspace/, and composes the real stack (package
 // stack) on a new session log of ours, configured as upstream's suite ran the
 // scenario (dshsim.replay.json; the foreground timeout kills, as in the
-// recorded version). It then drives the steps of input.json (prompt,
-// promptAndCancel, waitForTurnEnd, the harness's waits) as upstream's agent loop does, writing
-// upstream's event sequence seq for seq: each model call takes the next
+// recorded version). It then drives the steps of input.json (the handshake,
+// newSession and its refusal, prompt, promptExpectError, promptAndCancel and
+// the harness's waits) as upstream's snapshot harness does (client.go), and
+// runs the agent as upstream's agent loop does, writing upstream's event sequence
+// seq for seq: each model call takes the next
 // scripted reply (the model is constructed from the recording and named so in
 // our log), every tool call runs through the real pipeline (bash under the
 // real sandbox, file tools with observation, approval, escalation, jobs,
@@ -23,19 +25,44 @@
 // reject_once → rejected, empty queue → cancelled; under policy never the
 // approval service rejects without consulting the queue).
 //
+// # The agent loop
+//
+// The driver is upstream's agent loop for one agent (turn.go, step.go), run
+// in a goroutine of its own (loop.go): prompts and relayed messages queue in
+// the inbox (inbox.go: the next-turn and next-step lists, every splice
+// logged), a message queued or steered to an idle agent wakes it (a
+// follow-up opens its turn at once: turn/start and the claim are written
+// before it returns), [driver.runTurns] runs turns while input is pending,
+// each step claims its input and runs the pre-step listeners (prestep.go,
+// outermost first: an emulated fixture's hold or checkpoint, the agent's own
+// contribution (a one-shot child's descriptor), the workspace instructions,
+// the repeated-call reminder's reset, each hook bridge's UserPromptSubmit
+// hooks, the skill catalog; a rejection ends the turn blocked, a
+// checkpoint's failure ends it in error), enters the messages
+// and the runtime context, asks the model, retries an error finish as its policy allows or
+// fails the turn, drops a max-tokens reply's tool calls (the turn's end is
+// then max-tokens, sticky), runs the tool calls, and, when the turn would
+// stop, runs each bridge's Stop hooks, whose block steers another step.
+// Upstream's ACP bridge is wire.go: the handshake, one chunk per committed
+// text block, and each prompt's answer once the agent is idle (a failed
+// turn's JSON-RPC error at its turn/end). The session's titles are title.go
+// (the fallback, and a title model with sessionTitleLlm), the workspace
+// instructions workspace.go over package instructions. [newDriver] composes
+// one agent; only the session's speaks to a client.
+//
 // # Agents and child sessions
 //
-// Every session of a replay is an agent loop of its own (agent.go, turn.go,
-// inbox.go: upstream's turn loop over the session's inbox) driving a
-// stack.Surface: the session's agent, and every child the stack's
-// delegation runtime creates (children.go, session.go). Each child binds a
-// recorded child log (session.<n>.jsonl): it takes the id and script of
-// its parent's next recorded child at creation and is rebound, at its first
-// model call, to the recorded sibling whose first prompt is its task, so
-// children upstream's order does not fix compare as a set. Result.Children
-// compares each (childresult.go) with its links (parentSession,
-// delegationDepth, origin, seedLength). The subagent fixtures of upstream's
-// suite are emulated and named in the notes (fixtures.go).
+// Every agent of a replay is a driver of its own over a stack.Surface: the
+// session's agent (the stack), and every child the stack's delegation
+// runtime creates (children.go, session.go), which the runtime drives
+// through the driver as its stack.Loop. Each child binds a recorded child
+// log (session.<n>.jsonl): it takes the id and script of its parent's next
+// recorded child at creation and is rebound, at its first model call, to
+// the recorded sibling whose first prompt is its task, so children
+// upstream's order does not fix compare as a set. Result.Children compares
+// each (childresult.go) with its links (parentSession, delegationDepth,
+// origin, seedLength). The subagent fixtures of upstream's suite are
+// emulated and named in the notes (fixtures.go).
 //
 // # The model
 //
@@ -79,8 +106,10 @@
 // The seeded workspace is also the launch cwd, so its hooks.json (Claude Code)
 // and codex-hooks.json (Codex) load as in upstream's snapshot runs; hook
 // commands run for real on every replay and their hook/invoked and hook/result
-// events are compared. A hook's additionalContext is staged in the next-step
-// inbox and appended as a plugin user/message after the next step/start. A
+// events are compared. A PostToolUse hook's additionalContext is staged in the
+// next-step inbox and appended as a plugin user/message after the next
+// step/start; UserPromptSubmit and Stop hooks run at the agent's turn points
+// (see The agent loop). A
 // config that cannot be used is a note naming the recording's file, line and
 // field. Options.StrictHooks (dsh-replay -strict-hooks) fails closed where
 // upstream's hooks fail open.
@@ -91,7 +120,7 @@
 // order. A recording matches when every projected event matches and nothing is
 // flagged: an exhausted script, unconsumed replies, an answer kind the prompt
 // does not offer, a compared line of stdout.expected.jsonl that differs
-// (package acpwire: permission requests and each prompt's result), a tool
+// (package acpwire: every frame the bridge sends, in order), a tool
 // schema that differs from tool-schemas.expected.json (package toolschema), a
 // tool-owned section of the system prompt that is not a paragraph of
 // system-prompt.expected.md, or a stale projection.expected.json.
@@ -99,7 +128,8 @@
 // # Files of ours beside a recording
 //
 //   - dshsim.replay.json: settings the recording cannot state (spill cap in
-//     bytes, diff bound, bash timeout); absent for most recordings.
+//     bytes, diff bound, bash timeout, retry policy, title model, workspace
+//     instructions, workspace preparation); absent for most recordings.
 //   - projection.expected.json: the readable expected projection, generated
 //     from session.jsonl by [UpdateProjection] (dsh-replay -update). The
 //     comparison always runs against session.jsonl itself; when this file is

@@ -2,18 +2,17 @@ package replay
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
-	"github.com/dshsim/dshsim/harness/replay/acpwire"
 	"github.com/dshsim/dshsim/harness/replay/recording"
+	"github.com/dshsim/dshsim/llm"
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/stack"
+	"github.com/dshsim/dshsim/tools/jobs"
 )
 
 // errUserCancel is the cause of a prompt the user cancelled (promptAndCancel).
@@ -30,6 +29,10 @@ func (userCancel) Error() string { return "the user cancelled the prompt" }
 // JSString is String({kind: "user"}) (noderuntime.JSReason).
 func (userCancel) JSString() string { return "[object Object]" }
 
+// errParentCancel is the cause of a turn its parent cancelled (a disposal,
+// an interrupt): upstream aborts it with the reason {kind: "parent"}.
+var errParentCancel = errors.New("the parent agent cancelled the turn")
+
 // waitLimit bounds the harness waits (upstream: 10 s, polling every 10 ms).
 const (
 	waitLimit = 10 * time.Second
@@ -37,227 +40,217 @@ const (
 )
 
 // ModelLatency is the least time the constructed model takes to answer a
-// call; it also waits until the running background jobs settled (at most
-// settleCap).
+// call while a background job runs; it also waits until the running
+// background jobs settled (until they used settleCap of CPU time, at most
+// settleCeiling). With no job running it answers at once.
 const ModelLatency = 50 * time.Millisecond
 
 // maxParallelToolCalls bounds a pool of concurrency-safe calls (upstream 10).
 const maxParallelToolCalls = 10
 
-// driver drives the session's agent through the steps of input.json as
-// upstream's snapshot harness does: prompts answered once the agent is
-// quiescent, cancellations, and the harness's waits (a turn's start or end,
-// a child's turn end, a file in the workspace).
+// driver is the replay's agent loop for one agent: the session's agent, or
+// a delegated child, each with a driver of its own over the same stack.
+// It is upstream's agent loop (turn.go: turns, steps, the inbox, the
+// pre-step and turn-stopping listeners; step.go: the model's calls and the
+// tool calls), run in a goroutine of its own (loop.go): a message queued
+// for a later turn or steered to the next step wakes an idle agent, and
+// the delegation runtime drives a child through it ([stack.Loop]). It
+// writes the events upstream's agent writes, in its order (so seq numbers
+// line up and session_event_read sees what upstream's model saw), serves
+// the scripted replies, and runs the tool calls through the stack the way
+// upstream's scheduler does. The session's agent speaks to the client
+// through upstream's ACP bridge (wire.go); a child has no client. The
+// steps of input.json are the client's (client.go).
 type driver struct {
-	rec    *recording.Recording
-	stack  *stack.Stack // the session's
-	root   *agent
-	ws     string
-	wire   *answers
-	family *family // the children (nil when no delegation is composed)
+	rec     *recording.Recording
+	label   string // how flags name the session ("" for session.jsonl)
+	model   Model
+	system  string // the request header's system prompt
+	log     *session.Log
+	surface stack.Surface // the agent's tools, context and calls
+	stack   *stack.Stack  // the composition: hook bridges, definitions
+	ws      string
+	wire    agentWire  // the frames the bridge sends (nothing, for a child)
+	gate    *jobs.Gate // the host's yields
+	inbox   *inbox
+	hooks   agentHooks // the emulated fixtures' seams
+	base    context.Context
+	// preStep are the pre-step listeners, outermost first (prestep.go).
+	preStep []preStepListener
+	// instr are the workspace instructions (nil when off).
+	instr  *instructionsPlugin
+	titles *titles
+	headed bool // the request header and context were logged
+	// compacted: the compaction fixture replaced the baseline already.
+	compacted bool
+	// exhausted: the script ran out (flagged once).
+	exhausted bool
+	// offered, sections and sectionsErr are what the model was offered at
+	// the agent's first request (a child's sidecars are compared with them).
+	offered     []pipeline.Tool
+	sections    []stack.PromptSection
+	sectionsErr error
 
-	mu      sync.Mutex
-	answers []chan struct{} // one per prompt, closed once its answer is sent
-	flags   []string
+	mu          sync.Mutex
+	cond        *sync.Cond
+	turnNo      int
+	running     bool        // a turn runs (or is reserved by a follow-up)
+	woken       bool        // a message was queued or steered since the last turn opened
+	maintenance int         // tasks that keep an idle agent from being quiescent
+	held        int         // holds that keep an open turn from its first step (holdUntilYield)
+	pre         *openedTurn // a turn a follow-up opened: the loop runs its steps
+	yields      int         // the host's yields during this agent's work (see yield)
+	closed      bool
+	stopped     chan struct{}
+	turnCancel  context.CancelCauseFunc
+	ended       map[int]map[string]any // turn → its turn/end reason
+	firstTask   string                 // the first user prompt queued (a child's task)
+	titleDone   bool                   // the session has its title (none pending) at the last turn's end
+	flags       []string
+	notes       []string
+	err         error // a failure of the replay that stopped the loop
 }
 
-// run drives the steps of input.json, then waits for every prompt's
-// answer; a failure of the session's agent ends it.
-func (d *driver) run(ctx context.Context) error {
-	for i, step := range d.rec.Input.Steps {
-		if err := d.step(ctx, i, step); err != nil {
-			return err
-		}
-		if _, err := d.root.problems(); err != nil {
-			return err
-		}
-	}
-	d.mu.Lock()
-	pending := append([]chan struct{}(nil), d.answers...)
-	d.mu.Unlock()
-	for _, done := range pending {
-		select {
-		case <-done:
-		case <-ctx.Done():
-			return nil
-		}
-	}
-	_, err := d.root.problems()
-	return err
+// driverConfig is what a driver is made of.
+type driverConfig struct {
+	rec     *recording.Recording
+	label   string
+	model   Model
+	system  string
+	surface stack.Surface
+	stack   *stack.Stack
+	ws      string
+	wire    agentWire // nil: a child's (no client)
+	gate    *jobs.Gate
+	hooks   agentHooks
+	// titleReplies are the title model's replies (sessionTitleLlm; the
+	// session's agent only).
+	titleReplies []recording.Reply
 }
 
-// step runs step i.
-func (d *driver) step(ctx context.Context, i int, step recording.Step) error {
-	switch step.Op {
-	case "initialize":
-		if d.stack.Attachments() != nil && d.stack.ImageInput() {
-			d.wire.send(acpwire.InitializedWithImages())
-		} else {
-			d.wire.send(acpwire.Initialized())
-		}
-	case "newSession":
-		d.wire.send(acpwire.SessionCreated()) // the replay's session is the new session
-	case "promptContent":
-		return d.promptContent(ctx, step)
-	case "prompt":
-		_, answered, err := d.prompt(ctx, textPrompt(step.Text))
-		if err != nil {
-			return err
-		}
-		select { // a prompt's turns take what they take: no harness limit
-		case <-answered:
-		case <-ctx.Done():
-		}
-	case "promptAndCancel":
-		return d.promptAndCancel(ctx, i, step)
-	case "promptAndWaitForAgentMessage":
-		mark := len(d.wire.sent())
-		if _, _, err := d.prompt(ctx, textPrompt(step.Text)); err != nil {
-			return err
-		}
-		d.wait(ctx, i, step.Op, fmt.Sprintf("no assistant text held %q", step.WaitForText), func() bool { return d.wire.textSince(mark, step.WaitForText) })
-	case "waitForTurnEnd":
-		d.wait(ctx, i, step.Op, "the last turn did not end", func() bool {
-			n := d.root.turns()
-			_, ok := d.root.turnEnded(n)
-			return n > 0 && ok
-		})
-	case "waitForTurnStart":
-		d.wait(ctx, i, step.Op, fmt.Sprintf("turn %d did not start", max(step.MinimumTurn, 1)), func() bool { return d.root.turns() >= max(step.MinimumTurn, 1) })
-	case "waitForSubagentTurnEnd":
-		d.wait(ctx, i, step.Op, fmt.Sprintf("no child turn %d ended", max(step.MinimumTurn, 1)), func() bool {
-			return d.family != nil && d.family.turnEnded(step.Child, max(step.MinimumTurn, 1))
-		})
-	case "waitForFile":
-		path := filepath.Join(d.ws, step.Path)
-		d.wait(ctx, i, step.Op, step.Path+" did not appear in the workspace", func() bool { _, err := os.Stat(path); return err == nil })
-	default:
-		return fmt.Errorf("%s: steps[%d]: step %q is not driven", recording.InputFile, i, step.Op)
+// newDriver composes the agent loop of one agent: its inbox, titles,
+// workspace instructions (the recording's settings) and pre-step
+// listeners, its turn numbering, title and request header continuing what
+// its log already holds (a fork's copied turns, a resumed child's earlier
+// ones); its loop runs until Close.
+func newDriver(base context.Context, c driverConfig) (*driver, error) {
+	log := c.surface.Log()
+	d := &driver{rec: c.rec, label: c.label, model: c.model, system: c.system, log: log, surface: c.surface, stack: c.stack, ws: c.ws,
+		wire: c.wire, gate: c.gate, hooks: c.hooks, base: base, stopped: make(chan struct{}), ended: map[int]map[string]any{}}
+	if d.wire == nil {
+		d.wire = noWire{}
 	}
-	return nil
-}
-
-// closed reports whether ch is closed.
-func closed(ch chan struct{}) bool {
-	select {
-	case <-ch:
-		return true
-	default:
-		return false
+	d.cond = sync.NewCond(&d.mu)
+	d.inbox = newInbox(logAppender{log})
+	var llmTitle *recording.TitleLLM
+	if c.wire != nil {
+		llmTitle = c.rec.Settings.SessionTitleLLM // the session's title model
 	}
-}
-
-// wait polls cond every waitPoll until it holds, flagging a wait that did
-// not end within waitLimit (upstream's harness fails such a run).
-func (d *driver) wait(ctx context.Context, i int, op, missed string, cond func() bool) {
-	deadline := time.Now().Add(waitLimit)
-	for !cond() {
-		if ctx.Err() != nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			d.mu.Lock()
-			d.flags = append(d.flags, fmt.Sprintf("%s steps[%d] %s: %s within %s", recording.InputFile, i, op, missed, waitLimit))
-			d.mu.Unlock()
-			return
-		}
-		time.Sleep(waitPoll)
-	}
-}
-
-// prompt queues a user prompt as a later turn and answers it, in its own
-// goroutine, once the agent is quiescent after the turn that claimed it
-// (upstream's ACP bridge answers only then): with that turn's stop reason.
-func (d *driver) prompt(ctx context.Context, content []pipeline.Block) (userMessage, chan struct{}, error) {
-	d.root.gate.Pump() // the prompt came from the client: the host yielded
-	m := userMessage{Content: make([]any, len(content)), Source: kindOnly{"user"}, Role: "user", ID: newUUID()}
-	for i, b := range content {
-		m.Content[i] = b
-	}
-	answered := make(chan struct{})
-	d.mu.Lock()
-	d.answers = append(d.answers, answered)
-	d.mu.Unlock()
-	if err := d.root.queue(m); err != nil {
-		close(answered)
-		return m, answered, err
-	}
-	go func() {
-		defer close(answered)
-		var reason map[string]any
-		err := d.root.waitUntil(ctx, func() bool {
-			t, ok := d.root.claimedBy[m.ID]
-			if !ok {
-				return false
-			}
-			r, ok := d.root.ended[t]
-			reason = r
-			return ok && d.root.idleLocked()
-		})
-		if err == nil && reason != nil {
-			d.wire.send(promptResult(reason))
-		}
-	}()
-	return m, answered, nil
-}
-
-// promptAndCancel runs a prompt and cancels it as the user, once
-// waitForFile exists in the workspace, or, without it, once its turn
-// started (as upstream's harness does).
-func (d *driver) promptAndCancel(ctx context.Context, i int, step recording.Step) error {
-	m, answered, err := d.prompt(ctx, textPrompt(step.Text))
+	d.titles = &titles{llm: llmTitle, replies: c.titleReplies}
+	events, err := log.Events()
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("read %s: %w", log.Path(), err)
 	}
-	started := func() bool {
-		d.root.mu.Lock()
-		defer d.root.mu.Unlock()
-		_, ok := d.root.claimedBy[m.ID]
-		return ok
+	for _, e := range events {
+		switch e.Type {
+		case "turn/start":
+			d.turnNo++
+		case "session/title":
+			d.titles.titled = true
+		}
 	}
-	missed := "the turn did not start"
-	cond := started
-	if step.WaitForFile != nil {
-		path := filepath.Join(d.ws, step.WaitForFile.Path)
-		missed = step.WaitForFile.Path + " did not appear in the workspace"
-		cond = func() bool { _, err := os.Stat(path); return err == nil || closed(answered) }
+	d.instr = newInstructions(d, c.rec.Settings.WorkspaceContext)
+	d.preStep = d.preStepListeners()
+	go d.loop()
+	return d, nil
+}
+
+// retryPolicy is a recording's retryPolicy setting with upstream's defaults
+// filled in (nil: none).
+func retryPolicy(p *recording.RetryPolicy) *llm.RetryPolicy {
+	if p == nil {
+		return nil
 	}
-	d.wait(ctx, i, "promptAndCancel", missed+"; the prompt was not cancelled", cond)
-	if !closed(answered) {
-		d.root.cancelTurn(errUserCancel, true)
+	r := llm.DefaultRetryPolicy()
+	r.Mode = p.Mode
+	if p.MaxRetries != nil {
+		r.MaxRetries = *p.MaxRetries
 	}
-	select {
-	case <-answered:
-	case <-ctx.Done():
+	if p.RetryableCodes != nil {
+		r.RetryableCodes = p.RetryableCodes
+	}
+	if b := p.Backoff; b != nil {
+		if b.InitialDelayMs != nil {
+			r.InitialDelayMs = *b.InitialDelayMs
+		}
+		if b.MaxDelayMs != nil {
+			r.MaxDelayMs = *b.MaxDelayMs
+		}
+		if b.JitterRatio != nil {
+			r.JitterRatio = *b.JitterRatio
+		}
+	}
+	return &r
+}
+
+func (d *driver) append(typ string, data any) (session.Event, error) {
+	return d.appendWith(typ, data, session.AppendOptions{})
+}
+
+// logAppender appends the inbox's events to the session log.
+type logAppender struct{ log *session.Log }
+
+func (a logAppender) append(typ string, data any) error {
+	if _, err := a.log.Append(typ, data); err != nil {
+		return fmt.Errorf("append %s to our log: %w", typ, err)
 	}
 	return nil
 }
 
-// textPrompt is a prompt of one text block.
-func textPrompt(text string) []pipeline.Block { return []pipeline.Block{pipeline.TextBlock(text)} }
+func (d *driver) appendWith(typ string, data any, o session.AppendOptions) (session.Event, error) {
+	e, err := d.log.AppendWith(typ, data, o)
+	if err != nil {
+		return e, fmt.Errorf("append %s to our log: %w", typ, err)
+	}
+	return e, nil
+}
 
-// turns is the number of the last turn started.
-func (a *agent) turns() int {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.turnNo
+// flag records a problem of this agent's replay (a child's names it).
+func (d *driver) flag(s string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.label != "" {
+		s = d.label + ": " + s
+	}
+	d.flags = append(d.flags, s)
+}
+
+// problems returns the agent's flags and notes, and the failure that
+// stopped it.
+func (d *driver) problems() (flags, notes []string, err error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([]string(nil), d.flags...), append([]string(nil), d.notes...), d.err
+}
+
+// titleNotes are the notes of the session's titles (a model-made title
+// that could not be made).
+func (d *driver) titleNotes() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([]string(nil), d.titles.notes...)
+}
+
+// abortReason is the turn/end reason of a turn whose context ended.
+func abortReason(ctx context.Context) map[string]any {
+	switch cause := context.Cause(ctx); {
+	case errors.Is(cause, errUserCancel):
+		return map[string]any{"kind": "aborted", "reason": map[string]any{"kind": "user"}}
+	case errors.Is(cause, errParentCancel):
+		return map[string]any{"kind": "aborted", "reason": map[string]any{"kind": "parent"}}
+	default:
+		return map[string]any{"kind": "aborted", "reason": map[string]any{"kind": "replay-stopped", "error": cause.Error()}}
+	}
 }
 
 func newUUID() string { return session.NewID() }
-
-// promptResult is the frame answering a prompt whose turn ended with
-// reason: its stop reason, or the JSON-RPC error of a failed turn.
-func promptResult(reason map[string]any) acpwire.Frame {
-	if r := stopReason(reason); r != "" {
-		return acpwire.Stop(r)
-	}
-	msg := ""
-	if e, ok := reason["error"].(map[string]any); ok {
-		msg, _ = e["message"].(string)
-	} else if raw, ok := reason["error"].(json.RawMessage); ok {
-		var e struct{ Message string }
-		_ = json.Unmarshal(raw, &e)
-		msg = e.Message
-	}
-	return acpwire.Failed(msg)
-}

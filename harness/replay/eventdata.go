@@ -18,13 +18,34 @@ type kindOnly struct {
 	Kind string `json:"kind"`
 }
 
+// userMessage is a user/message's data; kind is its source's kind (user,
+// plugin, agent-instructions, or a relay's: coordinator, subagent-report,
+// subagent-settled), which the agent loop reads. A message relayed from
+// another agent keeps its blocks as they came (relayed: a child's closing
+// blocks copied as they are, reasoning included); Content then holds
+// their decoded type and text, for the hooks and the title.
 type userMessage struct {
-	// Content holds the blocks (pipeline.Block, or a relayed message's
-	// blocks as they are).
-	Content []any  `json:"content"`
-	Source  any    `json:"source"`
-	Role    string `json:"role"`
-	ID      string `json:"id"`
+	Content []pipeline.Block `json:"content"`
+	Source  any              `json:"source"`
+	Role    string           `json:"role"`
+	ID      string           `json:"id"`
+	kind    string
+	relayed []json.RawMessage
+}
+
+// MarshalJSON writes the message as upstream stores it (a relayed
+// message's blocks as they came).
+func (m userMessage) MarshalJSON() ([]byte, error) {
+	type plain userMessage // its fields, without this method
+	if m.relayed == nil {
+		return json.Marshal(plain(m))
+	}
+	return json.Marshal(struct {
+		Content []json.RawMessage `json:"content"`
+		Source  any               `json:"source"`
+		Role    string            `json:"role"`
+		ID      string            `json:"id"`
+	}{m.relayed, m.Source, m.Role, m.ID})
 }
 
 type splice struct {
@@ -32,6 +53,7 @@ type splice struct {
 	Start        int           `json:"start"`
 	RemovedCount *int          `json:"removedCount,omitempty"`
 	Inserted     []userMessage `json:"inserted"`
+	Outcome      string        `json:"outcome,omitempty"`
 }
 
 type turnData struct {
@@ -44,28 +66,8 @@ type stepData struct {
 }
 
 type turnEndData struct {
-	Turn   int       `json:"turn"`
-	Reason reasonMap `json:"reason"`
-}
-
-// reasonMap is a turn/end reason (and its nested objects) marshalled in
-// upstream's key order: kind, reason, name, message, code, error, then
-// any other key by name ({kind, error: {message, code}} as upstream's
-// loop writes a failed turn, not Go's sorted keys).
-type reasonMap map[string]any
-
-var reasonOrder = []string{"kind", "reason", "name", "message", "code", "error"}
-
-func (m reasonMap) MarshalJSON() ([]byte, error) {
-	var b bytes.Buffer
-	writeOrderedBy(&b, map[string]any(m), reasonOrder)
-	return b.Bytes(), nil
-}
-
-type titleData struct {
-	Title       string   `json:"title"`
-	MessageSeqs []int64  `json:"messageSeqs"`
-	Source      kindOnly `json:"source"`
+	Turn   int `json:"turn"`
+	Reason any `json:"reason"`
 }
 
 type headerData struct {
@@ -180,7 +182,8 @@ type toolResultData struct {
 	Sandbox *sandbox.Facts `json:"sandbox,omitempty"`
 }
 
-// keyOrder is upstream's key order of model chunks and usage objects.
+// keyOrder is upstream's key order of model chunks, usage objects, turn-end
+// reasons and LLM failures.
 var keyOrder = []string{"type", "index", "blockType", "id", "name", "text", "argumentsDelta", "arguments", "block", "usage", "reason", "kind",
 	"failure", "message", "code", "status", "providerRetryAfterMs", "requestId",
 	"inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens", "reasoningTokens"}
@@ -193,21 +196,15 @@ func ordered(v any) json.RawMessage {
 	return b.Bytes()
 }
 
-func writeOrdered(b *bytes.Buffer, v any) { writeOrderedBy(b, v, keyOrder) }
-
-// writeOrderedBy encodes v with object keys in order's order (keys it does
-// not list follow, sorted), nested objects too.
-func writeOrderedBy(b *bytes.Buffer, v any, order []string) {
+func writeOrdered(b *bytes.Buffer, v any) {
 	switch t := v.(type) {
-	case reasonMap:
-		writeOrderedBy(b, map[string]any(t), order)
 	case map[string]any:
 		keys := make([]string, 0, len(t))
 		for k := range t {
 			keys = append(keys, k)
 		}
 		sort.SliceStable(keys, func(i, j int) bool {
-			a, c := slices.Index(order, keys[i]), slices.Index(order, keys[j])
+			a, c := slices.Index(keyOrder, keys[i]), slices.Index(keyOrder, keys[j])
 			switch {
 			case a >= 0 && c >= 0:
 				return a < c
@@ -224,7 +221,7 @@ func writeOrderedBy(b *bytes.Buffer, v any, order []string) {
 			kb, _ := json.Marshal(k)
 			b.Write(kb)
 			b.WriteByte(':')
-			writeOrderedBy(b, t[k], order)
+			writeOrdered(b, t[k])
 		}
 		b.WriteByte('}')
 	case []any:
@@ -233,7 +230,7 @@ func writeOrderedBy(b *bytes.Buffer, v any, order []string) {
 			if i > 0 {
 				b.WriteByte(',')
 			}
-			writeOrderedBy(b, e, order)
+			writeOrdered(b, e)
 		}
 		b.WriteByte(']')
 	default:

@@ -46,16 +46,16 @@ const SettlementMarker = ".dsh-snapshot-subagent-settled"
 type emulation struct {
 	kind string
 	ws   string
-	root func() *agent // the session's agent (set once it exists)
+	root func() *driver // the session's agent (set once it exists)
 
 	mu       sync.Mutex
-	inserts  map[*agent]int // messages queued to each child
-	reached  chan struct{}  // a child reached its pre-step (report fence)
+	inserts  map[*driver]int // messages queued to each child
+	reached  chan struct{}   // a child reached its pre-step (report fence)
 	reachedO sync.Once
 }
 
 func newEmulation(kind, ws string) *emulation {
-	return &emulation{kind: kind, ws: ws, inserts: map[*agent]int{}, reached: make(chan struct{})}
+	return &emulation{kind: kind, ws: ws, inserts: map[*driver]int{}, reached: make(chan struct{})}
 }
 
 // note names the emulated fixture in the result's notes ("" when none).
@@ -93,24 +93,24 @@ func (f *emulation) childHooks(m *member) agentHooks {
 	switch f.kind {
 	case recording.FixtureDurabilityFailure:
 		return agentHooks{
-			followup: func(a *agent) error { f.count(a); return nil },
-			preStep: func(ctx context.Context, a *agent, turn, step int) error {
+			followup: func(d *driver) error { f.count(d); return nil },
+			preStep: func(ctx context.Context, d *driver, turn, step int) error {
 				if turn == 3 && step == 1 {
 					return errDiskFull
 				}
-				a.yield()
-				return holdUntil(ctx, func() bool { return f.inserted(a) >= 3 && f.rootEnded() })
+				d.yield()
+				return holdUntil(ctx, func() bool { return f.inserted(d) >= 3 && f.rootEnded() })
 			},
 		}
 	case recording.FixturePublishedFailure:
 		return agentHooks{
-			followup: func(*agent) error { return errPublishedRun },
-			close:    func(*agent) error { return errPublishedHandle },
+			followup: func(*driver) error { return errPublishedRun },
+			close:    func(*driver) error { return errPublishedHandle },
 		}
 	case recording.FixtureReportFence:
-		return agentHooks{preStep: func(ctx context.Context, a *agent, turn, step int) error {
+		return agentHooks{preStep: func(ctx context.Context, d *driver, turn, step int) error {
 			f.reachedO.Do(func() { close(f.reached) })
-			a.yield()
+			d.yield()
 			return holdUntil(ctx, f.rootEnded)
 		}}
 	}
@@ -123,9 +123,9 @@ func (f *emulation) rootHooks() agentHooks {
 		return agentHooks{}
 	}
 	return agentHooks{
-		preStep: func(ctx context.Context, a *agent, turn, step int) error {
+		preStep: func(ctx context.Context, d *driver, turn, step int) error {
 			if turn == 1 && step == 2 {
-				a.yield()
+				d.yield()
 				select {
 				case <-f.reached:
 				case <-ctx.Done():
@@ -133,40 +133,40 @@ func (f *emulation) rootHooks() agentHooks {
 			}
 			return nil
 		},
-		afterTurn: func(a *agent, turn int) {
+		turnEnded: func(d *driver, turn int) {
 			if turn != 1 {
 				return
 			}
-			a.beginMaintenance()
+			d.beginMaintenance()
 			go func() {
-				defer a.endMaintenance()
-				a.waitUntil(a.base, func() bool { return settledQueued(a) })
+				defer d.endMaintenance()
+				d.waitUntil(d.base, func() bool { return settledQueued(d) })
 			}()
 		},
 	}
 }
 
-// settledQueued reports whether a settlement notice waits in a's next-turn
-// inbox (a.mu held).
-func settledQueued(a *agent) bool {
-	for _, m := range a.nextTurn {
-		if sourceKind(m.Source) == "subagent-settled" {
+// settledQueued reports whether a settlement notice waits in d's next-turn
+// inbox.
+func settledQueued(d *driver) bool {
+	for _, m := range d.inbox.pending(nextTurn) {
+		if m.kind == "subagent-settled" {
 			return true
 		}
 	}
 	return false
 }
 
-func (f *emulation) count(a *agent) {
+func (f *emulation) count(d *driver) {
 	f.mu.Lock()
-	f.inserts[a]++
+	f.inserts[d]++
 	f.mu.Unlock()
 }
 
-func (f *emulation) inserted(a *agent) int {
+func (f *emulation) inserted(d *driver) int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.inserts[a]
+	return f.inserts[d]
 }
 
 // holdUntil polls cond until it holds or ctx ends.
@@ -184,7 +184,7 @@ func holdUntil(ctx context.Context, cond func() bool) error {
 // subagentConfig is the delegation composition of rec: upstream's default
 // (its tools, its caps, unless the recording's settings change them) and
 // the fixture's instances and providers.
-func (f *emulation) subagentConfig(rec *recording.Recording) (stack.SubagentsConfig, error) {
+func (f *emulation) subagentConfig(rec *recording.Recording) stack.SubagentsConfig {
 	cfg := stack.DefaultSubagents()
 	set := rec.Settings
 	if set.SubagentMaxDepth != nil {
@@ -205,7 +205,7 @@ func (f *emulation) subagentConfig(rec *recording.Recording) (stack.SubagentsCon
 			cfg.Providers = append(cfg.Providers, productProvider(name))
 		}
 	}
-	return cfg, nil
+	return cfg
 }
 
 // productInstances are the product delegation tools of rec's tool pin:

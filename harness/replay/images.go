@@ -15,23 +15,16 @@ import (
 
 // promptContent runs a promptContent step: its blocks admitted as
 // upstream's bridge admits an inline image prompt (a refusal is the
-// prompt's invalid-params error, and no turn starts), then the turn of the
-// admitted content.
-func (d *driver) promptContent(ctx context.Context, step recording.Step) error {
-	content, err := admitPrompt(d.stack, step.Content)
+// prompt's invalid-params error, and no turn starts), then the prompt of
+// the admitted content, answered as a text prompt is.
+func (c *client) promptContent(ctx context.Context, step recording.Step) error {
+	content, err := admitPrompt(c.stack, step.Content)
 	if err != nil {
-		d.wire.send(acpwire.InvalidParams(err.Error()))
+		c.wire.send(acpwire.InvalidParams(err.Error()))
 		return nil
 	}
-	_, answered, err := d.prompt(ctx, content)
-	if err != nil {
-		return err
-	}
-	select {
-	case <-answered:
-	case <-ctx.Done():
-	}
-	return nil
+	_, err = c.promptAnswered(ctx, promptMessage(content))
+	return err
 }
 
 // admitPrompt admits a prompt's ACP blocks in upstream's order: images

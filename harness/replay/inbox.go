@@ -1,9 +1,17 @@
 package replay
 
 import (
+	"slices"
 	"sync"
 
 	"github.com/dshsim/dshsim/pipeline"
+)
+
+// Inbox targets (VERBATIM): a prompt waits for a turn of its own, everything
+// else (job notices, tool-result contexts, steering) for the next step.
+const (
+	nextTurn = "next-turn"
+	nextStep = "next-step"
 )
 
 // noticeSource is the source of a job's completion notice (VERBATIM shape).
@@ -14,32 +22,41 @@ type noticeSource struct {
 	Summary string `json:"summary"`
 }
 
-// blocks is content of text blocks.
-func blocks(texts ...string) []any {
-	out := make([]any, len(texts))
-	for i, t := range texts {
-		out[i] = pipeline.TextBlock(t)
-	}
-	return out
+// pluginSource is the source of a plugin's context message (a hook's, a
+// reminder's with its form and summary).
+type pluginSource struct {
+	Kind    string `json:"kind"`
+	Plugin  string `json:"plugin"`
+	Form    string `json:"form,omitempty"`
+	Summary string `json:"summary,omitempty"`
 }
 
-// inbox is an agent's next-step inbox: job completion notices, the context
-// messages of tool results (a hook's additionalContext), and messages
-// steered to it (a child's report). A message is spliced into the queue
-// when it arrives (agent/inbox/spliced with the message), claimed right
-// after the next step/end or at the next turn's start (agent/inbox/spliced
-// removing them) and shown to the model as a user/message after the next
-// step/start. A runner that never started is learnt of asynchronously
-// upstream, after the step that started the job ended and its claim ran:
-// such a notice ("late") is spliced in after that claim, so it waits a
-// whole step, as upstream's recording missing-sandbox-runner shows.
+// pluginMessage is a plugin's context message as upstream stores it: one
+// text block per text.
+func pluginMessage(cm pipeline.ContextMessage) userMessage {
+	content := make([]pipeline.Block, len(cm.Texts))
+	for i, t := range cm.Texts {
+		content[i] = pipeline.TextBlock(t)
+	}
+	return userMessage{Content: content, Source: pluginSource{Kind: "plugin", Plugin: cm.Plugin, Form: cm.Form, Summary: cm.Summary},
+		Role: "user", ID: newUUID(), kind: "plugin"}
+}
+
+// inbox is the agent's pending input, upstream's two lists: next-turn (the
+// prompts, one per turn) and next-step (job notices, tool-result contexts,
+// steering, projected instructions), every change logged as an
+// agent/inbox/spliced event. A step's claim takes the whole next-step list
+// and, at a turn's first step, one prompt; a removal by a plugin is logged
+// with outcome canceled. A job's notice is spliced in when its job settles;
+// a runner that never started is learnt of asynchronously upstream, after
+// the step that started the job ended and its claim ran: such a notice
+// ("late") is spliced in after that claim, so it waits a whole step, as
+// upstream's recording missing-sandbox-runner shows.
 type inbox struct {
 	mu    sync.Mutex
 	log   appender
-	wake  func()        // an idle agent wakes (nil: nobody)
-	queue []userMessage // spliced in, not claimed
+	lists map[string][]userMessage
 	late  []userMessage // held until after the current step's claim
-	woken bool          // a steered message waits: an idle agent runs a turn for it
 	err   error         // the first failed append of a delivery
 }
 
@@ -47,87 +64,153 @@ type appender interface {
 	append(typ string, data any) error
 }
 
+func newInbox(log appender) *inbox {
+	return &inbox{log: log, lists: map[string][]userMessage{nextTurn: nil, nextStep: nil}}
+}
+
 // deliver receives one notice (from a job's goroutine).
 func (in *inbox) deliver(text, summary string, late bool) {
 	m := userMessage{
-		Content: blocks(text),
+		Content: []pipeline.Block{pipeline.TextBlock(text)},
 		Source:  noticeSource{Kind: "plugin", Plugin: "tool-jobs", Form: "notice", Summary: summary},
-		Role:    "user", ID: newUUID(),
+		Role:    "user", ID: newUUID(), kind: "plugin",
 	}
-	in.mu.Lock()
-	if late {
-		in.late = append(in.late, m)
-		in.mu.Unlock()
-		return
-	}
-	in.spliceLocked(m)
-	in.mu.Unlock()
-}
-
-// steer splices m for the next step and wakes an idle agent (a job notice
-// does not: it waits for the next turn, as upstream injects a notice
-// without waking).
-func (in *inbox) steer(m userMessage) error {
-	in.mu.Lock()
-	in.spliceLocked(m)
-	in.woken = true
-	err := in.err
-	in.mu.Unlock()
-	if in.wake != nil {
-		in.wake()
-	}
-	return err
-}
-
-// wants reports whether a steered message waits (an idle agent then runs
-// a turn).
-func (in *inbox) wants() bool {
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	return in.woken && len(in.queue) > 0
-}
-
-// pluginSource is the source of a plugin's context message (a hook's).
-type pluginSource struct {
-	Kind   string `json:"kind"`
-	Plugin string `json:"plugin"`
+	if late {
+		in.late = append(in.late, m)
+		return
+	}
+	if err := in.spliceLocked(nextStep, len(in.lists[nextStep]), 0, []userMessage{m}, false); err != nil && in.err == nil {
+		in.err = err
+	}
 }
 
 // stage splices a tool result's context messages (a hook's
-// additionalContext) into the queue right after its tool/result, each as
-// upstream's plugin user message.
+// additionalContext, a reminder) into the next-step list right after its
+// tool/result, each as upstream's plugin user message.
 func (in *inbox) stage(msgs []pipeline.ContextMessage) error {
-	in.mu.Lock()
-	defer in.mu.Unlock()
 	for _, cm := range msgs {
-		in.spliceLocked(userMessage{Content: blocks(cm.Texts...), Source: pluginSource{Kind: "plugin", Plugin: cm.Plugin}, Role: "user", ID: newUUID()})
+		if err := in.add(nextStep, pluginMessage(cm)); err != nil {
+			return err
+		}
 	}
-	return in.err
+	return in.firstErr()
 }
 
-func (in *inbox) spliceLocked(m userMessage) {
-	if err := in.log.append("agent/inbox/spliced", splice{Target: "next-step", Start: len(in.queue), Inserted: []userMessage{m}}); err != nil && in.err == nil {
-		in.err = err
-	}
-	in.queue = append(in.queue, m)
-}
-
-// afterStep claims the queue (right after a step/end, or at a turn's
-// start) and then splices in the late notices; it returns the claimed
-// messages for the next step.
-func (in *inbox) afterStep() ([]userMessage, error) {
+// add appends m to target (a prompt queued, a steering message).
+func (in *inbox) add(target string, m userMessage) error {
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	claimed := in.queue
-	in.queue, in.woken = nil, false
-	if n := len(claimed); n > 0 {
-		if err := in.log.append("agent/inbox/spliced", splice{Target: "next-step", Start: 0, RemovedCount: &n, Inserted: []userMessage{}}); err != nil {
+	return in.spliceLocked(target, len(in.lists[target]), 0, []userMessage{m}, false)
+}
+
+// prepend puts m first in target.
+func (in *inbox) prepend(target string, m userMessage) error {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return in.spliceLocked(target, 0, 0, []userMessage{m}, false)
+}
+
+// remove cancels the pending message id (outcome canceled); false when it
+// is no longer pending.
+func (in *inbox) remove(id string) (bool, error) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	for _, target := range []string{nextTurn, nextStep} {
+		if i := slices.IndexFunc(in.lists[target], func(m userMessage) bool { return m.ID == id }); i >= 0 {
+			return true, in.spliceLocked(target, i, 1, nil, true)
+		}
+	}
+	return false, nil
+}
+
+// replace swaps the pending message id for m in place (a removal of the
+// old one, outcome canceled, and the insertion of m in one splice).
+func (in *inbox) replace(id string, m userMessage) (bool, error) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	for _, target := range []string{nextTurn, nextStep} {
+		if i := slices.IndexFunc(in.lists[target], func(p userMessage) bool { return p.ID == id }); i >= 0 {
+			return true, in.spliceLocked(target, i, 1, []userMessage{m}, true)
+		}
+	}
+	return false, nil
+}
+
+// claim takes a step's input: the whole next-step list, then, when target
+// is next-turn (a turn's first step), one prompt; each non-empty part is one
+// splice, without outcome. The late notices are spliced in after it.
+func (in *inbox) claim(target string) ([]userMessage, error) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	claimed := slices.Clone(in.lists[nextStep])
+	if err := in.spliceLocked(nextStep, 0, len(claimed), nil, false); err != nil {
+		return nil, err
+	}
+	if target == nextTurn && len(in.lists[nextTurn]) > 0 {
+		claimed = append(claimed, in.lists[nextTurn][0])
+		if err := in.spliceLocked(nextTurn, 0, 1, nil, false); err != nil {
 			return nil, err
 		}
 	}
 	for _, m := range in.late {
-		in.spliceLocked(m)
+		if err := in.spliceLocked(nextStep, len(in.lists[nextStep]), 0, []userMessage{m}, false); err != nil {
+			return nil, err
+		}
 	}
 	in.late = nil
 	return claimed, in.err
+}
+
+// drop forgets target's pending messages without a splice (a disposed
+// agent's queued turns go with it).
+func (in *inbox) drop(target string) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	in.lists[target] = nil
+}
+
+// pending returns a copy of target's list.
+func (in *inbox) pending(target string) []userMessage {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return slices.Clone(in.lists[target])
+}
+
+// hasPending reports whether either list holds a message (upstream then
+// opens another turn right after turn/end).
+func (in *inbox) hasPending() bool {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return len(in.lists[nextTurn]) > 0 || len(in.lists[nextStep]) > 0
+}
+
+func (in *inbox) firstErr() error {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return in.err
+}
+
+// spliceLocked applies one splice of target, logging it (nothing happens
+// and nothing is logged when it neither removes nor inserts).
+func (in *inbox) spliceLocked(target string, start, removed int, inserted []userMessage, canceled bool) error {
+	if removed == 0 && len(inserted) == 0 {
+		return nil
+	}
+	s := splice{Target: target, Start: start, Inserted: inserted}
+	if s.Inserted == nil {
+		s.Inserted = []userMessage{}
+	}
+	if removed > 0 {
+		s.RemovedCount = &removed
+		if canceled {
+			s.Outcome = "canceled"
+		}
+	}
+	if err := in.log.append("agent/inbox/spliced", s); err != nil {
+		return err
+	}
+	in.lists[target] = slices.Concat(in.lists[target][:start], inserted, in.lists[target][start+removed:])
+	return nil
 }

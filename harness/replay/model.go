@@ -123,10 +123,26 @@ func (m *scriptedModel) Call(ctx context.Context, _ ModelRequest, emit func(json
 	if err := m.think(ctx); err != nil {
 		return reply, err
 	}
+	if ctx.Err() != nil {
+		// cancelled while the model thought: upstream's loop checks the
+		// signal before it reads the stream, so nothing of it is logged
+		return reply, nil
+	}
 	for _, c := range reply.Chunks {
 		if err := emit(ordered(c)); err != nil {
 			return reply, err
 		}
+	}
+	if t := reply.Throw; t != nil {
+		// a thrown stream ends in the failure chunk upstream's LLM layer
+		// makes of the throw
+		code := t.Code
+		if code == "" {
+			code = "UNKNOWN"
+		}
+		failure := map[string]any{"message": t.Message, "code": code}
+		reply.Finish, reply.Failure = "error", ordered(failure)
+		return reply, emit(ordered(map[string]any{"type": "finish", "reason": map[string]any{"kind": "error", "failure": failure}}))
 	}
 	if reply.Hang != nil {
 		if reply.Hang.ReadyFile != "" {
@@ -152,7 +168,14 @@ func (m *scriptedModel) think(ctx context.Context) error {
 	// host's event loop unless it is paced (paceMs: a timer per chunk), so
 	// the jobs' output and exits that arrive meanwhile are observed only at
 	// the next yield (jobs.Gate); a paced recording (pacedModel) yields here.
-	answerAt := time.Now().Add(ModelLatency)
+	//
+	// With no background job running, nothing of the host progresses while
+	// the model thinks (a foreground call has settled before the model is
+	// called), so the reply comes at once: the latency would only be spent.
+	answerAt := time.Now()
+	if len(m.settle.leaders()) > 0 {
+		answerAt = answerAt.Add(ModelLatency)
+	}
 	if err := m.settle.wait(ctx); err != nil {
 		return err
 	}

@@ -3,59 +3,49 @@ package replay_test
 import (
 	"context"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
 
-	"github.com/dshsim/dshsim/harness/oracle/oraclerun"
+	"github.com/dshsim/dshsim/harness/oracle"
 	"github.com/dshsim/dshsim/harness/replay"
 	"github.com/dshsim/dshsim/harness/replay/isolate"
 	"github.com/dshsim/dshsim/harness/replay/recording"
 )
 
-// requireOracle skips unless the oracle is installed (CI installs it).
-func requireOracle(t *testing.T) string {
+// requireOracle skips unless the oracle is installed (CI installs it),
+// naming DSHSIM_ORACLE.
+func requireOracle(t *testing.T) *oracle.Oracle {
 	t.Helper()
 	isolate.Require(t)
-	dir := oraclerun.Dir()
-	if dir == "" {
-		t.Skipf("%s is not set: upstream's code is not installed here (harness/oracle/setup.sh DIR, then export %s=DIR)", oraclerun.EnvVar, oraclerun.EnvVar)
+	o, err := oracle.FromEnv()
+	if err != nil {
+		t.Skip(err)
 	}
-	return dir
+	return o
 }
 
-// oracleEnv is the scenario env upstream's suite runs a recording with:
-// its sandbox mode, and the spill overlay for the spill cap it needs.
-func oracleEnv(t *testing.T, dir string) map[string]string {
+// upstreamReplay has upstream's suite replay the recording in dir with the
+// overlay switches it needs (its sandbox mode, spill, ...).
+func upstreamReplay(t *testing.T, o *oracle.Oracle, dir string) *oracle.Outcome {
 	t.Helper()
 	rec, err := recording.Load(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := map[string]string{}
-	if pol, err := rec.Policy(); err == nil && pol.Mode != "danger-full-access" {
-		env["DSH_PERMISSION_MODE"] = pol.Mode
-	}
-	if rec.Settings.SpillMaxInlineBytes == 800 {
-		env["PROBE_SPILL"] = "1"
-	}
-	if len(rec.Children) > 0 || strings.HasPrefix(rec.Name, "subagent-") || strings.HasPrefix(rec.Name, "workflow-") {
-		env["PROBE_SUBAGENTS"] = "1" // the delegation rows of the reconstructed overlay
-	}
-	if d := rec.Settings.SubagentMaxDepth; d != nil {
-		env["PROBE_MAX_DEPTH"] = strconv.Itoa(*d)
-	}
-	return env
-}
-
-func upstreamMatches(t *testing.T, oracle, dir string) {
-	t.Helper()
-	res, err := oraclerun.Replay(context.Background(), oracle, dir, oracleEnv(t, dir))
+	set, err := oracle.SettingsOf(rec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.Match() {
-		t.Fatalf("upstream's suite does not reproduce %s:\n%s", dir, res.Output)
+	res, err := o.Replay(context.Background(), dir, oracle.Options{Settings: set})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func upstreamMatches(t *testing.T, o *oracle.Oracle, dir string) {
+	t.Helper()
+	if res := upstreamReplay(t, o, dir); !res.Match() {
+		t.Fatalf("upstream's suite does not reproduce %s: %s\n%s", dir, res.Verdict(), res.Files["stderr.txt"])
 	}
 }
 
@@ -65,7 +55,7 @@ func upstreamMatches(t *testing.T, oracle, dir string) {
 // with spill) and has upstream's own suite replay each refreshed recording:
 // stdout and session.jsonl MATCH.
 func TestRefreshedRecordingsPassUpstream(t *testing.T) {
-	oracle := requireOracle(t)
+	o := requireOracle(t)
 	for _, src := range []string{"testdata/replay/flagged/changed-seed", "testdata/replay/ours/parallel-reads",
 		"transcripts/escalation-approved", "transcripts/bash-spill"} {
 		t.Run(filepath.Base(src), func(t *testing.T) {
@@ -76,7 +66,7 @@ func TestRefreshedRecordingsPassUpstream(t *testing.T) {
 			if _, err := replay.Refresh(context.Background(), dir, replay.Options{}); err != nil {
 				t.Fatal(err)
 			}
-			upstreamMatches(t, oracle, dir)
+			upstreamMatches(t, o, dir)
 		})
 	}
 }
@@ -85,25 +75,21 @@ func TestRefreshedRecordingsPassUpstream(t *testing.T) {
 // (its workspace says goodbye, its log hello) does not pass upstream's
 // suite, so a MATCH above is upstream's verdict, not the runner's.
 func TestUpstreamSeesADriftedRecording(t *testing.T) {
-	oracle := requireOracle(t)
+	o := requireOracle(t)
 	dir := filepath.Join(root, "testdata/replay/flagged/changed-seed")
-	res, err := oraclerun.Replay(context.Background(), oracle, dir, oracleEnv(t, dir))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !res.Stdout || res.Session {
-		t.Fatalf("upstream's verdict on a drifted log: stdout %v, session %v (want MATCH, DIFF):\n%s", res.Stdout, res.Session, res.Output)
+	if res := upstreamReplay(t, o, dir); !res.StdoutMatch || res.SessionMatch {
+		t.Fatalf("upstream's verdict on a drifted log: %s (want DIFF of session.jsonl alone)", res.Verdict())
 	}
 }
 
 // TestRecordedSessionPassesUpstream records the scenario against the
 // loopback server and has upstream's own suite replay the recording.
 func TestRecordedSessionPassesUpstream(t *testing.T) {
-	oracle := requireOracle(t)
+	o := requireOracle(t)
 	f := newFakeServer(t, scenarioSteps)
 	out, err := record(t, f, writeScenario(t, true), recordOptions(f))
 	if err != nil {
 		t.Fatal(err)
 	}
-	upstreamMatches(t, oracle, out)
+	upstreamMatches(t, o, out)
 }

@@ -1,12 +1,9 @@
 package replay
 
 import (
-	_ "embed"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/dshsim/dshsim/harness/replay/recording"
 	"github.com/dshsim/dshsim/pipeline"
@@ -200,43 +197,4 @@ func servedSource(rec *recording.Recording) served.Source {
 		r, ok := calls[id]
 		return r, ok && r.Content != nil
 	}
-}
-
-//go:embed upstream/editing-cordis-compositions/SKILL.md
-var editingCordisSkill []byte
-
-// prepareWorkspace runs upstream's preparation named by the recording's
-// settings in ws (after workspace/ was copied).
-func prepareWorkspace(name, ws string) error {
-	switch name {
-	case "":
-		return nil
-	case "fs-search-tree":
-		// prepareFsSearchWorkspace: eight files "fixture\n" under tree/,
-		// modified (and accessed) 1 to 8 ms after local 2000-01-01 00:00,
-		// in this order: rg --sort=modified lists them so.
-		for i, rel := range []string{"archive/a.ts", "archive/b.ts", "archive/c.ts", "docs/guide.md", "src/index.ts", "test/spec.ts", "top.txt", "notes.md"} {
-			p := filepath.Join(ws, "tree", rel)
-			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-				return err
-			}
-			if err := os.WriteFile(p, []byte("fixture\n"), 0o644); err != nil {
-				return err
-			}
-			at := time.Date(2000, 1, 1, 0, 0, 0, (i+1)*int(time.Millisecond), time.Local)
-			if err := os.Chtimes(p, at, at); err != nil {
-				return err
-			}
-		}
-		return nil
-	case "editing-cordis-skill":
-		// prepareEditingCordisSkillWorkspace: upstream's shipped skill, as
-		// the cordis preset carries it (harness/replay/upstream, MIT).
-		p := filepath.Join(ws, ".dsh", "skills", "editing-cordis-compositions", "SKILL.md")
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return err
-		}
-		return os.WriteFile(p, editingCordisSkill, 0o644)
-	}
-	return fmt.Errorf("unknown workspace preparation %q", name)
 }

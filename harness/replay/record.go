@@ -281,17 +281,14 @@ func recordHere(ctx context.Context, req recordRequest) (recordResponse, error) 
 		return resp, err
 	}
 	defer log.Close()
-	ans := &answers{queue: append([]recording.Answer(nil), in.PermissionAnswers...)}
+	wire := &bridge{}
+	ans := &answers{queue: append([]recording.Answer(nil), in.PermissionAnswers...), wire: wire}
 	if len(in.PermissionAnswers) == 0 {
 		ans.ask = askAtTerminal
 	}
 	gate := jobs.NewGate()
-	var root *agent
-	st, err := recordStack(in, ws, log, ans, gate, req, func(n jobs.Notice) {
-		if root != nil {
-			root.inbox.deliver(n.Text, n.Summary, n.SpawnFailed)
-		}
-	})
+	var root *driver // set before any tool runs, so before any job notices
+	st, err := recordStack(in, ws, log, ans, gate, req, func(n jobs.Notice) { root.inbox.deliver(n.Text, n.Summary, n.SpawnFailed) })
 	if err != nil {
 		return resp, err
 	}
@@ -311,11 +308,11 @@ func recordHere(ctx context.Context, req recordRequest) (recordResponse, error) 
 		return resp, err
 	}
 	rec := &recording.Recording{Name: req.Name, Dir: req.Scenario, Input: in}
-	if root, err = newAgent(ctx, "", st, model, system, ans, gate, agentHooks{}); err != nil {
+	if root, err = newDriver(ctx, driverConfig{rec: rec, model: model, system: system, surface: st, stack: st, ws: ws, wire: wire, gate: gate}); err != nil {
 		return resp, err
 	}
-	d := &driver{rec: rec, stack: st, root: root, ws: ws, wire: ans}
-	runErr := d.run(ctx)
+	c := &client{rec: rec, root: root, stack: st, wire: wire, ws: ws}
+	runErr := c.run(ctx)
 	root.Cancel(false)
 	root.Close()
 	resp.Failure = sessionFailure(ctx, runErr, ans, log)

@@ -17,7 +17,7 @@ import (
 
 // departures are the oracle recordings our stack does not reproduce (named
 // in docs/replay.md): a refresh rewrites their differing results.
-var departures = []string{"escalation-mixed", "hook-cc-user-prompt-submit", "fs-search-edges"}
+var departures = []string{"escalation-mixed", "fs-search-edges", "diff-spawn-failure-notice"}
 
 // racy are recordings whose full log our stack does not write the same way
 // on every run, and why: a refresh of them is not byte-stable.

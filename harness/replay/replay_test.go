@@ -20,6 +20,8 @@ import (
 	"github.com/dshsim/dshsim/harness/replay/recording"
 	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/sandbox"
+	"github.com/dshsim/dshsim/sandbox/chain"
+	"github.com/dshsim/dshsim/sandbox/inproc"
 	"github.com/dshsim/dshsim/sandbox/sandboxtest"
 	"github.com/dshsim/dshsim/tools/code/sdk"
 )
@@ -46,8 +48,8 @@ func dirs(t *testing.T, args ...string) []string {
 func TestTranscriptsMatch(t *testing.T) {
 	isolate.Require(t)
 	ds := dirs(t, "transcripts")
-	if len(ds) != 44 {
-		t.Fatalf("transcripts/ holds %d recordings, want the forty-four upstream ones", len(ds))
+	if len(ds) != 54 {
+		t.Fatalf("transcripts/ holds %d recordings, want the fifty-four upstream ones", len(ds))
 	}
 	results := replay.Run(context.Background(), ds, replay.RunOptions{Parallel: 2})
 	for _, r := range results {
@@ -55,11 +57,23 @@ func TestTranscriptsMatch(t *testing.T) {
 			if r.Verdict != replay.Match {
 				t.Fatalf("%s\n%s", r.Summary(), r.Detail())
 			}
-			if r.Comparison.Total == 0 || r.Comparison.Matched != r.Comparison.Total {
+			if (r.Comparison.Total == 0 && !headerOnly(t, r.Dir)) || r.Comparison.Matched != r.Comparison.Total {
 				t.Fatalf("match with %d/%d events", r.Comparison.Matched, r.Comparison.Total)
 			}
 		})
 	}
+}
+
+// headerOnly reports a recording whose session.jsonl is its header alone:
+// upstream's suite compares no log for it (a scenario without a model turn:
+// a handshake, a prompt its UserPromptSubmit hook blocks), only stdout.
+func headerOnly(t *testing.T, dir string) bool {
+	t.Helper()
+	rec, err := recording.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(rec.Events) == 0
 }
 
 func TestFlaggedRecordingsMismatch(t *testing.T) {
@@ -76,7 +90,7 @@ func TestFlaggedRecordingsMismatch(t *testing.T) {
 		{name: "a nested call's logged content is compared", dir: "code-dispatch-changed", firstPath: "text"},
 		{name: "the run_code wire schema is compared", dir: "run-code-schema-changed", flag: "tool-schemas.expected.json: run_code: description: expected"},
 		{name: "a recorded permission prompt the replay never raised is flagged", dir: "prompt-not-asked",
-			flag: "stdout.expected.jsonl:3: the replay sent no session/request_permission here (prompt 1)"},
+			flag: "stdout.expected.jsonl:3: expected a session/request_permission, the replay sent a session/update agent_message_chunk"},
 	}
 	results := replay.Run(context.Background(), dirs(t, "testdata/replay/flagged"), replay.RunOptions{Parallel: 2})
 	byName := map[string]*replay.Result{}
@@ -236,6 +250,9 @@ func TestOurLogHasUpstreamsEventSequence(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if len(rec.Events) == 0 {
+				return // upstream logged events it does not keep (its fixture is the header)
+			}
 			c, err := session.Read(r.LogPath)
 			if err != nil {
 				t.Fatal(err)
@@ -260,7 +277,7 @@ func TestOurLogHasUpstreamsEventSequence(t *testing.T) {
 			if strings.Join(got, "\n") != strings.Join(want, "\n") {
 				t.Errorf("our log differs from the recording's event sequence:\n%s", harness.LineDiff("events", []byte(strings.Join(want, "\n")+"\n"), []byte(strings.Join(got, "\n")+"\n")))
 			}
-			if model != replay.ModelName {
+			if model != replay.ModelName && slices.ContainsFunc(rec.Events, func(e recording.Event) bool { return e.Type == "assistant/message" }) {
 				t.Errorf("assistant/message model %q, want %q", model, replay.ModelName)
 			}
 		})
@@ -321,7 +338,8 @@ func TestTimeoutIsFlagged(t *testing.T) {
 }
 
 // TestWorkspaceWriteRecordingsUnderLandlock replays the workspace-write
-// recordings with Landlock as the only sandbox backend.
+// recordings with Landlock as the only sandbox backend: its default path,
+// in this process.
 func TestWorkspaceWriteRecordingsUnderLandlock(t *testing.T) {
 	isolate.Require(t)
 	sandboxtest.RequireLandlock(t, 1)
@@ -336,16 +354,17 @@ func TestWorkspaceWriteRecordingsUnderLandlock(t *testing.T) {
 		if r.Verdict != replay.Match {
 			t.Errorf("%s\n%s", r.Summary(), r.Detail())
 		}
-		if !strings.Contains(strings.Join(r.Notes, "\n"), "in the landlock sandbox backend (full enforcement); it cannot govern chmod, chown, utimes, setxattr, chattr (") {
-			t.Errorf("%s: notes %q do not name the landlock backend and what it cannot govern", r.Name, r.Notes)
+		if !strings.Contains(strings.Join(r.Notes, "\n"), "in the landlock-inproc sandbox backend (full enforcement); it cannot govern chmod, chown, utimes, setxattr, chattr (") {
+			t.Errorf("%s: notes %q do not name the in-process Landlock path and what it cannot govern", r.Name, r.Notes)
 		}
 	}
 }
 
 // TestConfinedFactsReachTheLog replays the oracle recordings that run
-// confined bash and run_code calls with Landlock as the only backend: they
-// still match (the model's text is upstream's), and the tool/result events
-// of our log carry the run's sandbox facts, Landlock's Ungoverned list
+// confined bash and run_code calls with Landlock as the only backend (its
+// default path, in this process): they still match (the model's text is
+// upstream's), and the tool/result events of our log carry the run's
+// sandbox facts, naming the in-process path, Landlock's Ungoverned list
 // included.
 func TestConfinedFactsReachTheLog(t *testing.T) {
 	isolate.Require(t)
@@ -369,8 +388,8 @@ func TestConfinedFactsReachTheLog(t *testing.T) {
 }
 
 // confinedResults counts the tool/result events of the log at path whose
-// sandbox facts name the landlock backend, and fails t for one that names
-// it without its Ungoverned list.
+// sandbox facts name the in-process Landlock path, and fails t for one that
+// names it without Landlock's Ungoverned list.
 func confinedResults(t *testing.T, path string) int {
 	t.Helper()
 	b, err := os.ReadFile(path)
@@ -384,7 +403,7 @@ func confinedResults(t *testing.T, path string) int {
 			Type string
 			Data struct{ Sandbox *sandbox.Facts }
 		}
-		if json.Unmarshal([]byte(line), &e) != nil || e.Type != "tool/result" || e.Data.Sandbox == nil || e.Data.Sandbox.Backend != sandbox.BackendLandlock {
+		if json.Unmarshal([]byte(line), &e) != nil || e.Type != "tool/result" || e.Data.Sandbox == nil || e.Data.Sandbox.Backend != inproc.Backend {
 			continue
 		}
 		n++
@@ -408,7 +427,7 @@ func TestSandboxBackendSetting(t *testing.T) {
 		t.Fatalf("%s\n%s", r.Summary(), r.Detail())
 	}
 	notes := strings.Join(r.Notes, "\n")
-	for _, want := range []string{`dshsim.replay.json pins sandboxBackend "landlock" over the run's backend chain [bwrap]`, "in the landlock sandbox backend"} {
+	for _, want := range []string{`dshsim.replay.json pins sandboxBackend "landlock" over the run's backend chain [bwrap]`, "in the landlock-inproc sandbox backend"} {
 		if !strings.Contains(notes, want) {
 			t.Errorf("notes %q lack %q", notes, want)
 		}
@@ -607,6 +626,64 @@ func TestSuiteSettingsWithoutFile(t *testing.T) {
 	}
 }
 
+// TestShelfFormSymlinks: agent-instructions as a checkout without
+// symlinks stores it (AGENTS.md and nested/AGENTS.md as link stubs: files
+// holding their target, no newline) matches with our settings file and with
+// upstream's suite settings for the name, both of which list the links; a
+// settings file that does not list them leaves the stubs plain files, and
+// the instructions then differ.
+func TestShelfFormSymlinks(t *testing.T) {
+	isolate.Require(t)
+	shelf := func(t *testing.T) string {
+		dir := filepath.Join(t.TempDir(), "agent-instructions")
+		if err := recording.CopyTree(filepath.Join(root, "transcripts", "agent-instructions"), dir); err != nil {
+			t.Fatal(err)
+		}
+		for _, rel := range []string{"AGENTS.md", "nested/AGENTS.md"} {
+			p := filepath.Join(dir, recording.WorkspaceDir, rel)
+			target, err := os.Readlink(p)
+			if err != nil {
+				t.Fatalf("our copy's %s is no symlink: %v", rel, err)
+			}
+			if err := os.Remove(p); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, []byte(target), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return dir
+	}
+	opt := replay.Options{LauncherPath: sandboxtest.Runner(t)}
+	t.Run("settings file", func(t *testing.T) {
+		r := replay.Replay(context.Background(), shelf(t), opt)
+		if r.Verdict != replay.Match {
+			t.Fatalf("%s\n%s", r.Summary(), r.Detail())
+		}
+	})
+	t.Run("suite settings", func(t *testing.T) {
+		dir := shelf(t)
+		if err := os.Remove(filepath.Join(dir, recording.SettingsFile)); err != nil {
+			t.Fatal(err)
+		}
+		r := replay.Replay(context.Background(), dir, opt)
+		if r.Verdict != replay.Match {
+			t.Fatalf("%s\n%s", r.Summary(), r.Detail())
+		}
+	})
+	t.Run("links not listed", func(t *testing.T) {
+		dir := shelf(t)
+		settings := `{"workspaceContext": {"projectRootMarkers": [".dsh-project"], "compactBaselineAtRead": "nested/task.txt"}, "prepare": "delimiter-path"}`
+		if err := os.WriteFile(filepath.Join(dir, recording.SettingsFile), []byte(settings), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r := replay.Replay(context.Background(), dir, opt)
+		if r.Verdict != replay.Mismatch || !strings.Contains(r.Detail(), "workspace-instructions") {
+			t.Fatalf("the stubs were read as links without the setting: %s\n%s", r.Summary(), r.Detail())
+		}
+	})
+}
+
 // oracleDepartures are the oracle recordings our stack does not match on
 // purpose: the recording's first difference must be the named one, so a
 // departure cannot hide another.
@@ -614,13 +691,14 @@ var oracleDepartures = map[string]string{
 	// The newer upstream runs a same-mode
 	// escalation as a no-op; the recordings' version (and rc.8) refuses it.
 	"escalation-mixed": `expected "Error: sandbox escalation to \"workspace-write\" is not strictly wider than this call's current \"workspace-write\" mode"`,
-	// UserPromptSubmit hooks are recognised, not run (docs/hooks.md,
-	// Departures from upstream); upstream runs one before the first step and
-	// logs it before the runtime context.
-	"hook-cc-user-prompt-submit": "first difference: turn 1, hook/invoked claude-code:UserPromptSubmit:1\n    kind: expected \"hook/invoked\", got \"runtime-context\"",
 	// A failed search quotes rg's stderr: upstream ships ripgrep 15, which
 	// prefixes its messages with "rg: "; Debian's rg 13 does not.
 	"fs-search-edges": `expected "Error: glob search failed (exit 2): rg: missing-dir: IO error for operation on missing-dir: No such file or directory (os error 2)", got "Error: glob search failed (exit 2): missing-dir: IO error for operation on missing-dir: No such file or directory (os error 2)"`,
+	// An asynchronous spawn failure (here the missing runner's) is learnt
+	// when the step that started the job has ended, as the recordings'
+	// version does (docs/oracle.md, Named departures); the oracle's rc.8
+	// learns of it only at its next yield, here after the turn.
+	"diff-spawn-failure-notice": "first difference: turn 1, tool/call bash call_00_probe0003\n    kind: expected \"tool/call\", got \"job-notice\"",
 }
 
 // TestOracleRecordingsMatch replays testdata/replay/oracle: recordings made by
@@ -636,12 +714,52 @@ func TestOracleRecordingsMatch(t *testing.T) {
 	}
 	for _, r := range replay.Run(context.Background(), ds, replay.RunOptions{Parallel: 2}) {
 		t.Run(r.Name, func(t *testing.T) {
-			want, departs := oracleDepartures[r.Name]
+			checkOracleVerdict(t, r)
+		})
+	}
+}
+
+// checkOracleVerdict fails t unless r matches, or mismatches with the named
+// departure when oracleDepartures lists it.
+func checkOracleVerdict(t *testing.T, r *replay.Result) {
+	t.Helper()
+	want, departs := oracleDepartures[r.Name]
+	switch {
+	case !departs && r.Verdict != replay.Match:
+		t.Fatalf("%s\n%s", r.Summary(), r.Detail())
+	case departs && (r.Verdict != replay.Mismatch || !strings.Contains(r.Detail(), want)):
+		t.Fatalf("want the named departure (%s), got:\n%s\n%s", want, r.Summary(), r.Detail())
+	}
+}
+
+// TestEveryRecordingOnTheDefaultLandlockPath replays every recording
+// (upstream's, the oracle's, ours) with Landlock as the only backend, as on
+// a host without a usable bwrap, where the stack confines in this process
+// by default: each still matches byte for byte, or departs as it does under
+// the platform chain (the oracle's named departures), and its confined
+// calls ran on the in-process path (the backend note says so), except a
+// recording that names a runner, which runs the runner and says why.
+func TestEveryRecordingOnTheDefaultLandlockPath(t *testing.T) {
+	isolate.Require(t)
+	sandboxtest.RequireLandlock(t, 4)
+	ds := dirs(t, "transcripts", "testdata/replay/oracle", "testdata/replay/ours")
+	results := replay.Run(context.Background(), ds, replay.RunOptions{Parallel: 2,
+		Options: replay.Options{SandboxChain: []string{sandbox.BackendLandlock}, LauncherPath: sandboxtest.Runner(t)}})
+	if len(results) < 90 {
+		t.Fatalf("%d recordings, want every one of transcripts/ and testdata/replay/{oracle,ours}", len(results))
+	}
+	for _, r := range results {
+		t.Run(r.Name, func(t *testing.T) {
+			checkOracleVerdict(t, r)
+			notes := strings.Join(r.Notes, "\n")
+			confined := strings.Contains(notes, " sandbox backend (")
 			switch {
-			case !departs && r.Verdict != replay.Match:
-				t.Fatalf("%s\n%s", r.Summary(), r.Detail())
-			case departs && (r.Verdict != replay.Mismatch || !strings.Contains(r.Detail(), want)):
-				t.Fatalf("want the named departure (%s), got:\n%s\n%s", want, r.Summary(), r.Detail())
+			case r.Name == "missing-sandbox-runner":
+				if !strings.Contains(notes, "in the landlock sandbox backend (full enforcement), through the runner: "+chain.RunnerConfigured) {
+					t.Errorf("notes %q: want the runner, with the reason", notes)
+				}
+			case confined && !strings.Contains(notes, "in the landlock-inproc sandbox backend ("):
+				t.Errorf("notes %q: want the in-process path", notes)
 			}
 		})
 	}

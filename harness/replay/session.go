@@ -25,23 +25,24 @@ type sessionSetup struct {
 	info      ModelInfo // how the constructed model is named
 	route     ModelInfo // the recorded model (a continuable descriptor's route)
 	answers   *answers
+	wire      *bridge
 	// delegation composes the subagent tools and their runtime.
 	delegation bool
 }
 
-// sessionRun is one replayed session: the stack, the session's agent loop
-// and its driver, the children and the emulated fixtures.
+// sessionRun is one replayed session: the stack, the session's agent loop,
+// the client driving it, the children and the emulated fixtures.
 type sessionRun struct {
 	stack   *stack.Stack
-	root    *agent
+	root    *driver
 	model   *scriptedModel
-	driver  *driver
+	client  *client
 	family  *family
 	fixture *emulation
 	settle  *settler
 
-	mu     sync.Mutex
-	agents map[string]*agent // by session id: where a job's notice goes
+	mu      sync.Mutex
+	drivers map[string]*driver // by session id: where a job's notice goes
 }
 
 // startSession composes the stack for s (with delegation: the children's
@@ -49,17 +50,14 @@ type sessionRun struct {
 // the recorded session was created with, and starts the session's agent
 // loop.
 func startSession(ctx context.Context, s sessionSetup) (*sessionRun, error) {
-	run := &sessionRun{agents: map[string]*agent{}, fixture: newEmulation(s.rec.Settings.SubagentFixture, s.ws)}
+	run := &sessionRun{drivers: map[string]*driver{}, fixture: newEmulation(s.rec.Settings.SubagentFixture, s.ws)}
 	gate := jobs.NewGate() // upstream's host observes jobs only when it yields
 	cfg := s.cfg
 	cfg.JobGate, cfg.Answer = gate, s.answers.answer
 	cfg.JobNotify = run.deliver
 	if s.delegation {
 		run.family = newFamily(s.rec, s.sessionID)
-		sub, err := run.fixture.subagentConfig(s.rec)
-		if err != nil {
-			return nil, err
-		}
+		sub := run.fixture.subagentConfig(s.rec)
 		sub.Loops, sub.NewID, sub.SessionsDir, sub.OnEnd = run.family, run.family.NewID, s.logDir, run.fixture.onEnd
 		sub.Route = delegation.Route{Provider: s.route.Provider, Model: s.route.Model}
 		cfg.Subagents = &sub
@@ -69,21 +67,27 @@ func startSession(ctx context.Context, s sessionSetup) (*sessionRun, error) {
 		return nil, err
 	}
 	run.stack = st
+	s.wire.imagePrompts = st.Attachments() != nil && st.ImageInput()
 	run.settle = newSettler("/proc", st.RunningJobPIDs)
+	info := s.info
+	info.Retry = retryPolicy(s.rec.Settings.RetryPolicy)
 	newModel := func(script *recording.Script) *scriptedModel {
-		return &scriptedModel{info: s.info, script: script, ws: s.ws, settle: run.settle, gate: gate, paced: s.rec.Settings.PacedModel}
+		return &scriptedModel{info: info, script: script, ws: s.ws, settle: run.settle, gate: gate, paced: s.rec.Settings.PacedModel}
 	}
+	base := driverConfig{rec: s.rec, system: notModelledSystem, stack: st, ws: s.ws, gate: gate}
 	if run.family != nil {
 		f := run.family
-		f.base, f.system, f.info, f.gate, f.newMod = ctx, notModelledSystem, s.info, gate, newModel
-		f.hooks, f.onAgent = run.fixture.childHooks, run.register
+		f.base, f.config, f.info, f.newMod = ctx, base, info, newModel
+		f.hooks, f.onDriver = run.fixture.childHooks, run.register
 	}
 	if err := creationEvents(s.rec, s.log); err != nil {
 		st.Close()
 		return nil, err
 	}
 	run.model = newModel(s.script)
-	root, err := newAgent(ctx, "", st, run.model, notModelledSystem, s.answers, gate, run.fixture.rootHooks())
+	rc := base
+	rc.model, rc.surface, rc.wire, rc.hooks, rc.titleReplies = run.model, st, s.wire, run.fixture.rootHooks(), s.script.Title
+	root, err := newDriver(ctx, rc)
 	if err != nil {
 		st.Close()
 		return nil, err
@@ -92,10 +96,10 @@ func startSession(ctx context.Context, s sessionSetup) (*sessionRun, error) {
 	if run.family != nil {
 		run.family.root = root
 	}
-	run.fixture.root = func() *agent { return root }
+	run.fixture.root = func() *driver { return root }
 	run.register(root)
 	st.AttachLoop(root)
-	run.driver = &driver{rec: s.rec, stack: st, root: root, ws: s.ws, wire: s.answers, family: run.family}
+	run.client = &client{rec: s.rec, root: root, stack: st, wire: s.wire, ws: s.ws, family: run.family}
 	return run, nil
 }
 
@@ -115,23 +119,23 @@ func creationEvents(rec *recording.Recording, log *session.Log) error {
 	return nil
 }
 
-// register makes a a destination of its session's job notices.
-func (r *sessionRun) register(a *agent) {
+// register makes d a destination of its session's job notices.
+func (r *sessionRun) register(d *driver) {
 	r.mu.Lock()
-	r.agents[a.log.ID()] = a
+	r.drivers[d.log.ID()] = d
 	r.mu.Unlock()
 }
 
 // deliver hands a job's completion notice to its owner's next-step inbox.
 func (r *sessionRun) deliver(n jobs.Notice) {
 	r.mu.Lock()
-	a := r.agents[n.Owner]
-	if a == nil {
-		a = r.root
+	d := r.drivers[n.Owner]
+	if d == nil {
+		d = r.root
 	}
 	r.mu.Unlock()
-	if a != nil {
-		a.inbox.deliver(n.Text, n.Summary, n.SpawnFailed)
+	if d != nil {
+		d.inbox.deliver(n.Text, n.Summary, n.SpawnFailed)
 	}
 }
 
@@ -147,23 +151,23 @@ func (r *sessionRun) close() {
 	r.stack.Close()
 }
 
-// flags are the problems of every agent of the session.
-func (r *sessionRun) flags() []string {
-	var out []string
-	f, _ := r.root.problems()
-	out = append(out, f...)
+// problems are the flags and notes of every agent of the session and of
+// its client.
+func (r *sessionRun) problems() (flags, notes []string) {
+	f, n, _ := r.root.problems()
+	flags, notes = append(flags, f...), append(notes, n...)
 	if r.family != nil {
 		for _, m := range r.family.all() {
-			if m.agent != nil {
-				f, _ := m.agent.problems()
-				out = append(out, f...)
+			if m.driver != nil {
+				f, n, _ := m.driver.problems()
+				flags, notes = append(flags, f...), append(notes, n...)
 			}
 		}
 	}
-	r.driver.mu.Lock()
-	out = append(out, r.driver.flags...)
-	r.driver.mu.Unlock()
-	return out
+	r.client.mu.Lock()
+	flags = append(flags, r.client.flags...)
+	r.client.mu.Unlock()
+	return flags, notes
 }
 
 // unconsumed describes the replies never requested, per script.

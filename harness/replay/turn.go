@@ -2,539 +2,265 @@ package replay
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
-	mrand "math/rand/v2"
-	"strings"
-	"sync"
-	"time"
-	"unicode/utf8"
+	"slices"
 
-	"github.com/dshsim/dshsim/harness/replay/acpwire"
-	"github.com/dshsim/dshsim/harness/replay/recording"
-	"github.com/dshsim/dshsim/harness/replay/toolschema"
-	"github.com/dshsim/dshsim/llm"
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/session"
-	"github.com/dshsim/dshsim/sandbox"
-	"github.com/dshsim/dshsim/stack"
 )
 
-// abortReason is the turn/end reason of a turn whose context ended.
-func abortReason(ctx context.Context) map[string]any {
-	switch cause := context.Cause(ctx); {
-	case errors.Is(cause, errUserCancel):
-		return map[string]any{"kind": "aborted", "reason": map[string]any{"kind": "user"}}
-	case errors.Is(cause, errParentCancel):
-		return map[string]any{"kind": "aborted", "reason": map[string]any{"kind": "parent"}}
-	default:
-		return map[string]any{"kind": "aborted", "reason": map[string]any{"kind": "replay-stopped", "error": cause.Error()}}
-	}
+// promptMessage is a prompt's user message (source user) of content.
+func promptMessage(content []pipeline.Block) userMessage {
+	return userMessage{Content: content, Source: kindOnly{"user"}, Role: "user", ID: newUUID(), kind: "user"}
 }
 
-// checkpointFailure is the turn/end reason of a turn a non-model failure
-// ended (upstream's {message: <error chain>, code: UNKNOWN}).
-func checkpointFailure(err error) map[string]any {
-	return map[string]any{"kind": "error", "error": map[string]any{"message": err.Error(), "code": "UNKNOWN"}}
-}
-
-// openedTurn is a turn that started: its number, the next-turn message it
-// claimed (nil: a turn for steered messages only), and what the next-step
-// inbox carried into it.
+// openedTurn is a turn that started: its number, what its first step's
+// claim took, and its context (cancelled by an abort).
 type openedTurn struct {
 	turn    int
-	msg     *userMessage
-	carried []userMessage
+	claimed []userMessage
+	ctx     context.Context
+	cancel  context.CancelCauseFunc
 }
 
-// runTurn runs one turn: turn/start, the claims (the next-step inbox, then
-// one next-turn message), then steps until the model stops and nothing
-// more was queued for a next step. It returns the turn's number.
-func (a *agent) runTurn(pre *preopened) (int, error) {
-	var ctx context.Context
-	var cancel context.CancelCauseFunc
-	var t *openedTurn
-	var err error
-	if pre != nil {
-		ctx, cancel, t, err = pre.ctx, pre.cancel, pre.turn, pre.err
-	} else {
-		ctx, cancel = context.WithCancelCause(a.base)
-		t, err = a.openTurn(cancel)
-	}
-	defer cancel(nil)
-	if err != nil {
-		return 0, err
-	}
-	// A held child (holdUntilYield) enters its first step once released.
-	a.waitUntil(ctx, func() bool { return a.held == 0 })
-	claimed := t.carried
-	for step := 1; ; step++ {
-		if ctx.Err() != nil {
-			return t.turn, a.endTurn(t.turn, abortReason(ctx))
-		}
-		if a.hooks.preStep != nil {
-			if err := a.hooks.preStep(ctx, a, t.turn, step); err != nil {
-				if ctx.Err() != nil {
-					return t.turn, a.endTurn(t.turn, abortReason(ctx))
-				}
-				return t.turn, a.endTurn(t.turn, checkpointFailure(err))
-			}
-		}
-		if err := a.surface.PreStep(); err != nil {
-			return t.turn, err
-		}
-		end, more, err := a.step(ctx, t, step, claimed)
-		if err != nil || end != nil {
-			if err == nil {
-				err = a.endTurn(t.turn, end)
-			}
-			return t.turn, err
-		}
-		if !more.next {
-			return t.turn, a.endTurn(t.turn, map[string]any{"kind": more.kind})
-		}
-		claimed = more.claimed
-	}
-}
-
-// stepOutcome is what follows a step that did not end its turn.
-type stepOutcome struct {
-	next    bool          // another step follows
-	claimed []userMessage // what the next-step inbox carried into it
-	kind    string        // the turn's end kind when none follows
-}
-
-// step runs step number step of turn t: its model call and tool calls.
-// end is set when the turn ends with this step.
-func (a *agent) step(ctx context.Context, t *openedTurn, step int, claimed []userMessage) (end map[string]any, out stepOutcome, err error) {
-	if err := a.openStep(ctx, t, step, claimed); err != nil {
-		return nil, out, err
-	}
-	end, calls, finish, err := a.modelCall(ctx, t.turn, step)
-	if err != nil {
-		return nil, out, err
-	}
-	if end != nil {
-		if _, err := a.append("step/end", stepData{t.turn, step}); err != nil {
-			return nil, out, err
-		}
-		return end, out, nil
-	}
-	concludes, err := a.runCalls(ctx, t.turn, step, calls)
-	if err != nil {
-		return nil, out, err
-	}
-	if _, err := a.append("step/end", stepData{t.turn, step}); err != nil {
-		return nil, out, err
-	}
-	if ctx.Err() != nil {
-		return abortReason(ctx), out, nil // no claim: the next turn's start claims the inbox
-	}
-	if out.claimed, err = a.inbox.afterStep(); err != nil {
-		return nil, out, err
-	}
-	out.next = len(calls) > 0 && !concludes || len(out.claimed) > 0 // a claimed notice keeps the turn open for one more step
-	out.kind = "completed"
-	if finish == "max-tokens" {
-		out.kind = "max-tokens"
-	}
-	return nil, out, nil
-}
-
-// openTurn starts a turn: turn/start, then the claims: the next-step inbox
-// first (what an aborted turn left there, a hook's context on a cancelled
-// run_code, a steered report), then one queued next-turn message.
-func (a *agent) openTurn(cancel context.CancelCauseFunc) (*openedTurn, error) {
-	a.gate.Pump() // the agent woke: the host yielded
-	a.mu.Lock()
-	a.turnNo++
-	t := &openedTurn{turn: a.turnNo}
-	a.turnCancel = cancel
-	a.mu.Unlock()
-	if _, err := a.append("turn/start", turnData{t.turn}); err != nil {
+// openTurn starts a turn: turn/start, then its first step's claim (the
+// whole next-step list, then one queued prompt).
+func (d *driver) openTurn() (*openedTurn, error) {
+	ctx, cancel := context.WithCancelCause(d.base)
+	d.mu.Lock()
+	d.turnNo++
+	t := &openedTurn{turn: d.turnNo, ctx: ctx, cancel: cancel}
+	d.turnCancel = cancel
+	d.woken = false
+	d.mu.Unlock()
+	if _, err := d.append("turn/start", turnData{t.turn}); err != nil {
+		cancel(nil)
 		return nil, err
 	}
-	carried, err := a.inbox.afterStep()
+	claimed, err := d.claim(nextTurn, t.turn)
 	if err != nil {
+		cancel(nil)
 		return nil, err
 	}
-	t.carried = carried
-	a.mu.Lock()
-	if len(a.nextTurn) > 0 {
-		m := a.nextTurn[0]
-		a.nextTurn = a.nextTurn[1:]
-		t.msg = &m
-		a.claimedBy[m.ID] = t.turn
-	}
-	a.cond.Broadcast()
-	a.mu.Unlock()
-	if t.msg != nil {
-		one := 1
-		if _, err := a.append("agent/inbox/spliced", splice{Target: "next-turn", Start: 0, RemovedCount: &one, Inserted: []userMessage{}}); err != nil {
-			return nil, err
-		}
-	}
+	t.claimed = claimed
 	return t, nil
 }
 
-// openStep starts a step of turn t: step/start, the messages the model gets
-// new (on the first step what the inbox carried and the claimed message;
-// then what the last step claimed), the runtime context, and the first
-// request's title and header.
-func (a *agent) openStep(ctx context.Context, t *openedTurn, step int, claimed []userMessage) error {
-	if _, err := a.append("step/start", stepData{t.turn, step}); err != nil {
-		return err
-	}
-	var promptSeq int64 = -1
-	if err := a.appendMessages(claimed); err != nil {
-		return err
-	}
-	if step == 1 && t.msg != nil {
-		e, err := a.appendWith("user/message", *t.msg, session.AppendOptions{SurfaceOp: "append"})
-		if err != nil {
-			return err
-		}
-		promptSeq = e.Seq
-	}
-	if _, err := a.surface.SyncContext(ctx); err != nil {
-		return fmt.Errorf("runtime context: %w", err)
-	}
-	if c, ok := a.surface.(catalogSyncer); ok { // the session's skill catalog
-		if _, err := c.SyncCatalog(ctx); err != nil {
-			return fmt.Errorf("skill catalog: %w", err)
-		}
-	}
-	return a.firstRequest(t.msg, promptSeq)
-}
-
-// catalogSyncer is a surface that keeps a skill catalog (the session's).
-type catalogSyncer interface {
-	SyncCatalog(ctx context.Context) (*session.Event, error)
-}
-
-// endTurn writes turn/end with reason and records it.
-func (a *agent) endTurn(turn int, reason map[string]any) error {
-	_, err := a.append("turn/end", turnEndData{Turn: turn, Reason: reason})
-	a.mu.Lock()
-	a.ended[turn] = reason
-	a.cond.Broadcast()
-	a.mu.Unlock()
-	return err
-}
-
-// firstRequest writes the session title of the first user prompt, and the
-// request header and context of the agent's first model request: the
-// header's reason is "initial", or "resume" when the log already holds a
-// header (a fork's copied turns, a resumed child), and the context is
-// logged unless the log's last one names the same route.
-func (a *agent) firstRequest(msg *userMessage, promptSeq int64) error {
-	if !a.titled && msg != nil && promptSeq >= 0 && isUserPrompt(msg) {
-		a.titled = true
-		if _, err := a.append("session/title", titleData{Title: fallbackTitle(messageText(msg)), MessageSeqs: []int64{promptSeq}, Source: kindOnly{"fallback"}}); err != nil {
-			return err
-		}
-	}
-	if a.headed {
-		return nil
-	}
-	a.headed = true
-	a.mu.Lock()
-	a.offered = a.surface.WireTools()
-	a.sections, a.sectionsErr = a.surface.PromptSections()
-	a.mu.Unlock()
-	events, err := a.log.Events()
+// claim takes a step's input from the inbox (target: next-turn on a turn's
+// first step) and tells the bridge which turn claimed a prompt.
+func (d *driver) claim(target string, turn int) ([]userMessage, error) {
+	claimed, err := d.inbox.claim(target)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	info := a.model.Info()
-	var h headerData
-	h.Header.Config = info.Config
-	h.Header.System = a.system
-	h.Header.Tools = a.headerTools()
-	h.Reason = "initial"
-	if _, ok := session.Last(events, "request/header"); ok {
-		h.Reason = "resume"
-	}
-	if _, err := a.append("request/header", h); err != nil {
-		return err
-	}
-	if last, ok := session.Last(events, "request/context"); ok {
-		var rc requestContext
-		if json.Unmarshal(last.Data, &rc) == nil && rc.Provider == info.Provider && rc.Model == info.Model {
-			return nil
-		}
-	}
-	_, err = a.append("request/context", requestContext{Provider: info.Provider, Model: info.Model})
-	return err
+	d.wire.claimed(claimed, turn)
+	return claimed, nil
 }
 
-// isUserPrompt reports whether msg is a user's prompt (only the first one
-// gets a fallback title).
-func isUserPrompt(msg *userMessage) bool {
-	k, ok := msg.Source.(kindOnly)
-	return ok && k.Kind == "user" || sourceKind(msg.Source) == "user"
+// stepDecision is a pre-step's outcome: reject (the turn ends blocked
+// before the step) or enter these messages.
+type stepDecision struct {
+	reject   bool
+	messages []userMessage
 }
 
-// sourceKind is the kind of a message source of any shape.
-func sourceKind(source any) string {
-	raw, err := json.Marshal(source)
-	if err != nil {
-		return ""
-	}
-	var k kindOnly
-	json.Unmarshal(raw, &k)
-	return k.Kind
+// preStepInfo is what a pre-step listener is told: the turn, the step about
+// to start and the messages its claim took from the inbox.
+type preStepInfo struct {
+	turn, step int
+	claimed    []userMessage
 }
 
-// messageText is the text of a message's text blocks.
-func messageText(m *userMessage) string {
-	raw, _ := json.Marshal(m.Content)
-	var bs []struct {
-		Type, Text string
-	}
-	json.Unmarshal(raw, &bs)
-	var b strings.Builder
-	for _, x := range bs {
-		if x.Type == "text" {
-			b.WriteString(x.Text)
-		}
-	}
-	return b.String()
-}
+// preStepListener is one agent/pre-step waterfall listener: it may act
+// before and after next (the inner listeners), reject, or change the
+// messages entered.
+type preStepListener func(ctx context.Context, ps *preStepInfo, next func() (stepDecision, error)) (stepDecision, error)
 
-// headerTools lists the tools the model is offered (the surface's wire
-// list: sorted by name, run_code alone in code mode), as upstream's header
-// stores them ({name, description, parameters}).
-func (a *agent) headerTools() []any {
-	defs := a.surface.WireTools()
-	out := make([]any, len(defs))
-	for i, t := range defs {
-		out[i] = json.RawMessage(toolschema.Schema{Name: t.Name, Description: t.Description, Parameters: t.Parameters}.JSON())
-	}
-	return out
-}
-
-// fallbackTitle is upstream's fallback session title: the prompt's first
-// five words, at most 40 bytes.
-func fallbackTitle(prompt string) string {
-	words := strings.Fields(prompt)
-	title := strings.Join(words[:min(5, len(words))], " ")
-	if len(title) > 40 {
-		cut := 40
-		for cut > 0 && !utf8.RuneStart(title[cut]) {
-			cut--
+// turn runs one opened turn as upstream's loop does: per step the pre-step
+// (the claim, then the listeners; the first step's claim was the turn's
+// opening) and either a rejection (turn blocked), a failure of a pre-step
+// listener (turn failed, no step), nothing to do (a first step with
+// nothing claimed ends the turn completed; a later one ends it) or
+// step/start, the entered messages, the model call and its tools,
+// step/end; when a step ended the turn (completed, max-tokens: sticky for
+// the turn) and nothing waits for the next step, the turn-stopping
+// listeners (Stop hooks) may queue steering; if still nothing waits the
+// turn ends. more reports input left for another turn, unless the turn was
+// blocked, found nothing to do, failed or was aborted. A held child
+// (holdUntilYield) enters its first step once released.
+func (d *driver) turn(t *openedTurn) (more bool, err error) {
+	ctx, turn := t.ctx, t.turn
+	defer t.cancel(nil)
+	d.waitUntil(ctx, func() bool { return d.held == 0 })
+	var ends map[string]any
+	claimed, first := t.claimed, true
+	for step := 1; ; step++ {
+		if ctx.Err() != nil {
+			return false, d.endTurn(turn, abortReason(ctx))
 		}
-		title = strings.TrimSpace(title[:cut])
-	}
-	return title
-}
-
-// modelCall asks the model for the step's reply: its chunks (with the
-// retries its policy allows), then the assistant message. end is set when
-// the turn ends with this step (exhausted script, a failed or thrown call, a
-// hang the user cancelled).
-func (a *agent) modelCall(ctx context.Context, turn, step int) (end map[string]any, calls []recording.ToolCall, finish string, err error) {
-	reply, seqs, err := a.callModel(ctx, turn, step)
-	if msg, ok := isExhausted(err); ok {
-		return a.exhaust(msg), nil, "", nil
-	}
-	if err != nil {
-		return nil, nil, "", err
-	}
-	info := a.model.Info()
-	body := assistantBody{Role: "assistant", Source: modelSource{Kind: "model", Provider: info.Provider, Model: info.Model}, ID: newUUID()}
-	data := assistantData{Turn: turn, Step: step}
-	msgOpts := session.AppendOptions{SourceEventSeqs: seqs, SurfaceOp: "append"}
-	switch {
-	case reply.Hang != nil:
-		body.Content = []any{textBlock{"text", "partial"}}
-		data.Message, data.Interrupted = body, true
-		if _, err := a.appendWith("assistant/message", data, msgOpts); err != nil {
-			return nil, nil, "", err
-		}
-		a.wire.send(acpwire.AgentText("partial"))
-		return abortReason(ctx), nil, "", nil
-	case reply.Finish == "error" && ctx.Err() != nil:
-		return abortReason(ctx), nil, "", nil
-	case reply.Finish == "error":
-		var failure any = map[string]any{}
-		var f any
-		if reply.Failure != nil && json.Unmarshal(reply.Failure, &f) == nil {
-			failure = ordered(f)
-		}
-		return map[string]any{"kind": "error", "error": failure}, nil, "", nil
-	}
-	body.Content = replyContent(reply)
-	data.Message = body
-	if reply.Usage != nil {
-		var u any
-		if json.Unmarshal(reply.Usage, &u) == nil {
-			data.Usage = ordered(u)
-		}
-	}
-	if _, err := a.appendWith("assistant/message", data, msgOpts); err != nil {
-		return nil, nil, "", err
-	}
-	for _, b := range reply.Blocks {
-		if b.Type == "text" {
-			a.wire.send(acpwire.AgentText(b.Text))
-		}
-	}
-	if reply.Throw != nil {
-		e := map[string]any{"name": "LlmError", "message": reply.Throw.Message}
-		if reply.Throw.Code != "" {
-			e["code"] = reply.Throw.Code
-		}
-		return map[string]any{"kind": "error", "error": e}, nil, "", nil
-	}
-	return nil, reply.ToolCalls, reply.Finish, nil
-}
-
-// exhaust is the end of a turn whose model call found the script
-// exhausted (llm-replay's error), flagged the first time.
-func (a *agent) exhaust(msg string) map[string]any {
-	a.mu.Lock()
-	first := !a.exhausted
-	a.exhausted = true
-	a.mu.Unlock()
-	if first {
-		a.flag("script exhausted: " + msg)
-	}
-	return map[string]any{"kind": "error", "error": map[string]any{"name": "LlmError", "message": msg}}
-}
-
-// replyContent is the assistant message's content: the reply's text and
-// tool-call blocks.
-func replyContent(reply recording.Reply) []any {
-	content := make([]any, 0, len(reply.Blocks))
-	for _, b := range reply.Blocks {
-		if b.Type == "tool-call" {
-			content = append(content, toolCallBlock{b.Type, b.ID, b.Name, b.Arguments})
-		} else {
-			content = append(content, textBlock{b.Type, b.Text})
-		}
-	}
-	return content
-}
-
-// callModel makes the step's model call, logging every chunk as it comes,
-// and retries a failed call while the model's retry policy allows (each
-// retry logged as llm/retry, then llm/retry-started after its delay, and
-// the retried call's chunks in the same step). seqs are the chunks of the
-// reply returned.
-func (a *agent) callModel(ctx context.Context, turn, step int) (reply recording.Reply, seqs []int64, err error) {
-	info := a.model.Info()
-	req := ModelRequest{Turn: turn, Step: step, Log: a.log, System: a.system, Tools: a.surface.WireTools()}
-	var retryID string
-	for retry := 0; ; retry++ {
-		seqs = nil
-		emit := func(c json.RawMessage) error {
-			e, err := a.append("assistant/chunk", chunkData{Turn: turn, Step: step, Chunk: c})
-			seqs = append(seqs, e.Seq)
-			return err
-		}
-		reply, err = a.model.Call(ctx, req, emit)
-		if err != nil || reply.Finish != "error" || info.Retry == nil || ctx.Err() != nil {
-			return reply, seqs, err
-		}
-		var f llm.Failure
-		if reply.Failure == nil || json.Unmarshal(reply.Failure, &f) != nil {
-			return reply, seqs, nil
-		}
-		delay, ok := info.Retry.Decide(&f, retry, mrand.Float64())
-		if !ok {
-			return reply, seqs, nil
-		}
-		if retryID == "" {
-			retryID = newUUID()
-		}
-		ev := retryData{RetryID: retryID, Turn: turn, Step: step, Provider: info.Provider, Mode: info.Retry.Mode,
-			PolicyKey: info.Retry.Key(), Retry: retry + 1, DelayMs: delay, Failure: reply.Failure}
-		if info.Retry.Mode != llm.RetryAlways {
-			ev.MaxRetries = &info.Retry.MaxRetries
-		}
-		if _, err := a.append("llm/retry", ev); err != nil {
-			return reply, seqs, err
-		}
-		select {
-		case <-time.After(llm.Duration(delay)):
-		case <-ctx.Done():
-			return reply, seqs, nil
-		}
-		if _, err := a.append("llm/retry-started", retryStartedData{RetryID: retryID, Turn: turn, Step: step, Retry: retry + 1}); err != nil {
-			return reply, seqs, err
-		}
-	}
-}
-
-// runCalls runs a step's calls as upstream's scheduler does: an exclusive
-// call alone (tool/call, then its result), consecutive concurrency-safe calls
-// as one pool (all their tool/call events, then the results in model order).
-// A call reached after the prompt was cancelled still gets its tool/call and
-// is answered before dispatch (the pipeline never runs it).
-func (a *agent) runCalls(ctx context.Context, turn, step int, calls []recording.ToolCall) (concludes bool, err error) {
-	for i := 0; i < len(calls); {
-		j := i + 1
-		if stack.ConcurrencySafe(a.surface, calls[i].Name) {
-			for j < len(calls) && j-i < maxParallelToolCalls && stack.ConcurrencySafe(a.surface, calls[j].Name) {
-				j++
+		if !first {
+			if claimed, err = d.claim(nextStep, turn); err != nil {
+				return false, err
 			}
 		}
-		c, err := a.runPool(ctx, turn, step, calls[i:j])
+		first = false
+		dec, err := d.runPreStep(ctx, turn, step, claimed)
+		var fail *stepFailure
+		switch {
+		case errors.As(err, &fail) && ctx.Err() != nil:
+			return false, d.endTurn(turn, abortReason(ctx))
+		case errors.As(err, &fail):
+			return false, d.endTurn(turn, map[string]any{"kind": "error", "error": map[string]any{"message": fail.err.Error(), "code": "UNKNOWN"}})
+		case err != nil:
+			return false, err
+		case dec.reject:
+			return false, d.endTurn(turn, map[string]any{"kind": "blocked"})
+		case ends != nil && len(dec.messages) == 0:
+			return d.inbox.hasPending(), d.endTurn(turn, ends)
+		case step == 1 && len(dec.messages) == 0:
+			return false, d.endTurn(turn, map[string]any{"kind": "completed"})
+		}
+		stepEnd, failure, err := d.runStep(ctx, turn, step, dec.messages)
 		if err != nil {
 			return false, err
 		}
-		concludes = concludes || c
-		i = j
+		switch {
+		case failure != nil:
+			return false, d.endTurn(turn, map[string]any{"kind": "error", "error": failure})
+		case ctx.Err() != nil:
+			return false, d.endTurn(turn, abortReason(ctx)) // no claim: the next turn's start claims the inbox
+		}
+		if ends == nil || ends["kind"] != "max-tokens" {
+			ends = stepEnd
+		}
+		if ends != nil && len(d.inbox.pending(nextStep)) == 0 {
+			if err := d.turnStopping(ctx); err != nil {
+				return false, err
+			}
+		}
+		if ends != nil && len(d.inbox.pending(nextStep)) == 0 {
+			return d.inbox.hasPending(), d.endTurn(turn, ends)
+		}
 	}
-	return concludes, nil
 }
 
-// runPool runs one pool of calls: every tool/call, the calls in parallel,
-// then every tool/result in model order.
-func (a *agent) runPool(ctx context.Context, turn, step int, pool []recording.ToolCall) (concludes bool, err error) {
-	seqs := make([]int64, len(pool))
-	for k, tc := range pool {
-		e, err := a.append("tool/call", toolCallData{Turn: turn, Step: step, CallID: tc.ID, Name: tc.Name, Arguments: tc.Arguments})
+// stepFailure is a pre-step listener's failure that fails the turn (a
+// checkpoint that could not be written): the turn ends with reason error
+// {message: <the error>, code: UNKNOWN}, as upstream's loop ends a turn on
+// a non-model throw.
+type stepFailure struct{ err error }
+
+func (f *stepFailure) Error() string { return f.err.Error() }
+
+// runPreStep runs the pre-step listeners around the default decision for
+// the step's claimed input: enter the claimed messages, then the runtime
+// context when its text changed.
+func (d *driver) runPreStep(ctx context.Context, turn, step int, claimed []userMessage) (stepDecision, error) {
+	rc, err := d.surface.PendingContext(ctx)
+	if err != nil {
+		return stepDecision{}, err
+	}
+	ps := &preStepInfo{turn: turn, step: step, claimed: claimed}
+	var link func(i int) (stepDecision, error)
+	link = func(i int) (stepDecision, error) {
+		if i == len(d.preStep) {
+			msgs := slices.Clone(claimed)
+			if rc != nil {
+				msgs = append(msgs, userMessage{Content: rc.Content, Source: rc.Source, Role: rc.Role, ID: rc.ID, kind: "plugin"})
+			}
+			return stepDecision{messages: msgs}, nil
+		}
+		return d.preStep[i](ctx, ps, func() (stepDecision, error) { return link(i + 1) })
+	}
+	return link(0)
+}
+
+// runStep runs one step: step/start, the entered messages (then the
+// session's fallback title after its first user message), the model call
+// and its tools, step/end (always, also after a failure); stepEnd is the
+// step's end (nil: tool calls continue the turn), failure the turn's
+// failure, err a failure of the replay itself.
+func (d *driver) runStep(ctx context.Context, turn, step int, messages []userMessage) (stepEnd map[string]any, failure map[string]any, err error) {
+	if _, err := d.append("step/start", stepData{turn, step}); err != nil {
+		return nil, nil, err
+	}
+	for _, m := range messages {
+		e, err := d.appendWith("user/message", m, session.AppendOptions{SurfaceOp: "append"})
 		if err != nil {
-			return false, err
+			return nil, nil, err
 		}
-		seqs[k] = e.Seq
-	}
-	for _, tc := range pool {
-		if stack.Yields(tc.Name, json.RawMessage(tc.Arguments)) {
-			a.yield()
-			break
+		if m.kind == "user" {
+			d.titles.userEntered(e.Seq, m.Content)
 		}
 	}
-	results := make([]pipeline.Result, len(pool))
-	var wg sync.WaitGroup
-	for k, tc := range pool {
-		wg.Go(func() { results[k] = a.execute(ctx, tc.ID, tc.Name, json.RawMessage(tc.Arguments)) })
-	}
-	wg.Wait()
-	for k, tc := range pool {
-		r := results[k]
-		concludes = concludes || r.ConcludesTurn
-		content := r.Content
-		if content == nil {
-			content = []pipeline.Block{}
-		}
-		data := toolResultData{Turn: turn, Step: step, Meta: r.Meta, Sandbox: sandbox.FactsOf(r.Sandbox), Message: toolResultMessage{
-			Source:  toolSource{"tool", tc.ID},
-			Content: []toolResultBlock{{Type: "tool-result", ToolCallID: tc.ID, Content: content, IsError: r.IsError}},
-			Role:    "user", ID: newUUID(),
-		}}
-		if r.Error != nil && r.Error.Info != nil {
-			data.Error = r.Error.Info
-		}
-		if _, err := a.appendWith("tool/result", data, session.AppendOptions{SourceEventSeqs: []int64{seqs[k]}, SurfaceOp: "append"}); err != nil {
-			return false, err
-		}
-		if err := a.inbox.stage(r.ContextMessages); err != nil {
-			return false, err
+	if t := d.titles.fallback(); t != nil {
+		if _, err := d.append("session/title", t); err != nil {
+			return nil, nil, err
 		}
 	}
-	return concludes, nil
+	stepEnd, failure, err = d.modelStep(ctx, turn, step)
+	if _, aerr := d.append("step/end", stepData{turn, step}); err == nil {
+		err = aerr
+	}
+	if d.instr != nil {
+		d.instr.stepEnded()
+	}
+	return stepEnd, failure, err
+}
+
+// turnStopping runs the agent/turn-stopping listeners in order: each hook
+// bridge's Stop hooks, whose block queues a steering message for the next
+// step.
+func (d *driver) turnStopping(ctx context.Context) error {
+	for _, b := range d.stack.HookBridges() {
+		steer, err := b.Stop(ctx, d.surface.Agent())
+		if err != nil {
+			return err
+		}
+		if steer != nil {
+			if err := d.inbox.add(nextStep, pluginMessage(*steer)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// turnEndReason is turn/end's reason in upstream's key order.
+type turnEndReason struct {
+	Kind   string         `json:"kind"`
+	Reason map[string]any `json:"reason,omitempty"`
+	Error  any            `json:"error,omitempty"`
+}
+
+// endTurn writes turn/end with reason, records it, tells the bridge and
+// the fixture, and logs the model-made title that was due after this turn.
+func (d *driver) endTurn(turn int, reason map[string]any) error {
+	r := turnEndReason{}
+	r.Kind, _ = reason["kind"].(string)
+	r.Reason, _ = reason["reason"].(map[string]any)
+	if e, ok := reason["error"]; ok {
+		r.Error = ordered(e)
+	}
+	_, err := d.append("turn/end", turnEndData{Turn: turn, Reason: r})
+	d.mu.Lock()
+	d.ended[turn] = reason
+	d.cond.Broadcast()
+	d.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	d.wire.turnEnded(turn, reason)
+	if d.hooks.turnEnded != nil {
+		d.hooks.turnEnded(d, turn)
+	}
+	if t := d.titles.landed(); t != nil {
+		if _, err := d.append("session/title", t); err != nil {
+			return err
+		}
+	}
+	d.mu.Lock()
+	d.titleDone = d.titles.titled && d.titles.pending == nil
+	d.mu.Unlock()
+	return nil
 }

@@ -118,72 +118,133 @@ func runHooks(env *harness.Env) (map[string][]byte, error) {
 	b.WriteString("hooks: Claude Code (hooks.json) and Codex (codex-hooks.json) hooks around the real bash tool, composed by the stack as the acp-agent does\n")
 	b.WriteString("(every hook command is constructed for this simulation, and so is the user who answers approval prompts; one fresh session per case,\n")
 	b.WriteString(" danger-full-access and approval ask; the model calls bash " + hookSimArgs + "; durationMs is normalised to 0)\n")
-	for i, c := range hookCases() {
+	cases := hookCases()
+	for i, c := range cases {
 		out, err := runHookCase(env, c)
 		if err != nil {
 			return nil, fmt.Errorf("case %d (%s): %w", i+1, c.title, err)
 		}
 		fmt.Fprintf(&b, "\n%d. %s\n%s", i+1, c.title, out)
 	}
+	b.WriteString("\nUserPromptSubmit and Stop hooks around a turn: the prompt " + jsjson.Quote(turnSimPrompt) + " is submitted (its step claims it), then the turn would stop\n")
+	for i, c := range turnHookCases() {
+		out, err := runTurnHookCase(env, c)
+		if err != nil {
+			return nil, fmt.Errorf("case %d (%s): %w", len(cases)+i+1, c.title, err)
+		}
+		fmt.Fprintf(&b, "\n%d. %s\n%s", len(cases)+i+1, c.title, out)
+	}
 	return map[string][]byte{"txt/hooks.txt": []byte(b.String())}, nil
 }
 
-func runHookCase(env *harness.Env, c hookCase) (string, error) {
-	ws, err := env.TempDir()
+// turnSimPrompt is the prompt of every turn case.
+const turnSimPrompt = "Delete the build directory."
+
+// turnHookCases are the UserPromptSubmit and Stop decisions of both
+// dialects, and the strict switch on a hook that cannot run.
+func turnHookCases() []hookCase {
+	group := func(point string, commands ...string) string {
+		var hs []string
+		for _, c := range commands {
+			hs = append(hs, `{"type":"command","command":`+jsjson.Quote(c)+`}`)
+		}
+		return `{"hooks":{"` + point + `":[{"hooks":[` + strings.Join(hs, ",") + `]}]}}`
+	}
+	ups := func(commands ...string) string { return group("UserPromptSubmit", commands...) }
+	stop := func(commands ...string) string { return group("Stop", commands...) }
+	promptContext := `echo '{"hookSpecificOutput":{"hookEventName":"UserPromptSubmit","additionalContext":"The build directory is generated."}}'`
+	return []hookCase{
+		{title: "claude-code UserPromptSubmit: exit 2 with a reason", files: map[string]string{ccFile: ups("echo 'prompt refused by policy' >&2; exit 2")}},
+		{title: "codex UserPromptSubmit: decision block", files: map[string]string{cxFile: ups(`echo '{"decision":"block","reason":"no deletions"}'`)}},
+		{title: "claude-code UserPromptSubmit: additionalContext", files: map[string]string{ccFile: ups(promptContext)}},
+		{title: "codex UserPromptSubmit: plain stdout is context", files: map[string]string{cxFile: ups("echo 'Remember: the build directory is generated.'")}},
+		{title: "claude-code UserPromptSubmit: plain stdout is not context", files: map[string]string{ccFile: ups("echo 'Remember: the build directory is generated.'")}},
+		{title: "both: contexts of both dialects", files: map[string]string{ccFile: ups(promptContext), cxFile: ups("echo 'from codex'")}},
+		{title: "both: Claude Code blocks, so the Codex hook never runs", files: map[string]string{ccFile: ups("exit 2"), cxFile: ups("echo 'from codex'")}},
+		{title: "claude-code Stop: exit 2 with a reason", files: map[string]string{ccFile: stop("echo 'Also run the tests, then stop.' >&2; exit 2")}},
+		{title: "codex Stop: exit 2, nothing on stderr", files: map[string]string{cxFile: stop("exit 2")}},
+		{title: "claude-code Stop: exit 0", files: map[string]string{ccFile: stop("exit 0")}},
+		{title: "a UserPromptSubmit hook that cannot run (exit 127)", files: map[string]string{ccFile: ups("no-such-prompt-guard")}},
+		{title: "a UserPromptSubmit hook that cannot run (exit 127); strict", strict: true, files: map[string]string{ccFile: ups("no-such-prompt-guard")}},
+		{title: "a Stop hook that cannot run (exit 127); strict", strict: true, files: map[string]string{cxFile: stop("no-such-stop-guard")}},
+	}
+}
+
+// runTurnHookCase submits the prompt to the bridges' UserPromptSubmit hooks
+// as the agent's pre-step does (Claude Code first; a block ends the turn
+// there), then, unless blocked, runs their Stop hooks as the turn would
+// stop, and shows the log and what the turn does.
+func runTurnHookCase(env *harness.Env, c hookCase) (string, error) {
+	r, err := newHookRig(env, c)
 	if err != nil {
 		return "", err
 	}
-	logDir, err := env.TempDir()
-	if err != nil {
-		return "", err
-	}
-	norm := harness.NewNormalizer().Workspace(ws).Temp(logDir)
+	defer r.close()
 	var b strings.Builder
-	for _, d := range hooks.Dialects {
-		if body, ok := c.files[d.File]; ok {
-			if err := os.WriteFile(filepath.Join(ws, d.File), []byte(body), 0o644); err != nil {
+	b.WriteString(r.header)
+	var turn []string
+	var contexts []string
+	blocked := false
+	for _, br := range r.st.HookBridges() {
+		d, err := br.PromptSubmit(context.Background(), r.st.Agent(), turnSimPrompt)
+		if err != nil {
+			return "", err
+		}
+		if d.Reject {
+			blocked = true
+			break
+		}
+		if d.Context != nil {
+			// each bridge appends its message after the inner ones'
+			contexts = append([]string{fmt.Sprintf("user message from plugin %s: %s", d.Context.Plugin, quoteText(strings.Join(d.Context.Texts, " | ")))}, contexts...)
+		}
+	}
+	switch {
+	case blocked:
+		turn = append(turn, "turn/end blocked before its step: no model call; the client's prompt answers end_turn")
+	default:
+		for _, m := range contexts {
+			turn = append(turn, "the step enters, after the runtime context, a "+m)
+		}
+		for _, br := range r.st.HookBridges() {
+			steer, err := br.Stop(context.Background(), r.st.Agent())
+			if err != nil {
 				return "", err
 			}
-			fmt.Fprintf(&b, "   %-16s %s\n", d.File, body)
+			if steer != nil {
+				turn = append(turn, fmt.Sprintf("the turn goes on: the next step enters a steering user message from plugin %s: %s", steer.Plugin, quoteText(steer.Texts[0])))
+			}
+		}
+		if len(turn) == 0 || !strings.HasPrefix(turn[len(turn)-1], "the turn goes on") {
+			turn = append(turn, "the turn ends")
 		}
 	}
-	log, err := session.Create(filepath.Join(logDir, "session.jsonl"), session.Header{ID: "sim-session", Cwd: ws})
+	logLines, err := r.logLines()
 	if err != nil {
 		return "", err
 	}
-	defer log.Close()
-	answer := c.answer
-	if answer == "" {
-		answer = pipeline.Cancelled
+	b.WriteString(logLines)
+	for _, t := range turn {
+		fmt.Fprintf(&b, "   turn             %s\n", t)
 	}
-	st, err := stack.New(stack.Config{
-		Workspace: ws, Log: log, Mode: sandbox.DangerFullAccess, Approval: stack.ApprovalAsk,
-		Answer:   func(context.Context, pipeline.ApprovalRequest) (pipeline.ApprovalOutcome, error) { return answer, nil },
-		HooksDir: ws, HooksStrict: c.strict,
-	})
+	return b.String(), nil
+}
+
+func runHookCase(env *harness.Env, c hookCase) (string, error) {
+	r, err := newHookRig(env, c)
 	if err != nil {
 		return "", err
 	}
-	defer st.Close()
-	for _, w := range st.HookReports() {
-		fmt.Fprintf(&b, "   reported         %s\n", norm.String(w))
-	}
-	before := len(st.Warnings())
-	if _, err := log.Append("turn/start", map[string]any{"turn": 1}); err != nil {
-		return "", err
-	}
-	res := st.Execute(context.Background(), "call_1", "bash", json.RawMessage(hookSimArgs))
-	events, err := log.Events()
+	defer r.close()
+	var b strings.Builder
+	b.WriteString(r.header)
+	before := len(r.st.Warnings())
+	res := r.st.Execute(context.Background(), "call_1", "bash", json.RawMessage(hookSimArgs))
+	logLines, err := r.logLines()
 	if err != nil {
 		return "", err
 	}
-	for _, e := range events[1:] {
-		data := string(e.Data)
-		if e.Type == hooks.EventResult {
-			data = zeroDuration(e.Data)
-		}
-		fmt.Fprintf(&b, "   log              %s %s\n", e.Type, norm.String(data))
-	}
+	b.WriteString(logLines)
 	verdict := "bash ran"
 	if res.Text() != "HELLO\n" {
 		verdict = "bash did not run"
@@ -191,12 +252,89 @@ func runHookCase(env *harness.Env, c hookCase) (string, error) {
 			verdict = "bash ran; its result was blocked"
 		}
 	}
-	fmt.Fprintf(&b, "   model sees       %s (isError %v; %s)\n", norm.String(quoteText(res.Text())), res.IsError, verdict)
+	fmt.Fprintf(&b, "   model sees       %s (isError %v; %s)\n", r.norm.String(quoteText(res.Text())), res.IsError, verdict)
 	for _, m := range res.ContextMessages {
 		fmt.Fprintf(&b, "   next step        user message from plugin %s: %s\n", m.Plugin, quoteText(strings.Join(m.Texts, " | ")))
 	}
-	for _, w := range st.Warnings()[before:] {
-		fmt.Fprintf(&b, "   reported         %s\n", norm.String(w))
+	for _, w := range r.st.Warnings()[before:] {
+		fmt.Fprintf(&b, "   reported         %s\n", r.norm.String(w))
+	}
+	return b.String(), nil
+}
+
+// hookRig is one case's session: the config files written into a fresh
+// workspace, the stack composed on it, a turn started.
+type hookRig struct {
+	st     *stack.Stack
+	log    *session.Log
+	norm   *harness.Normalizer
+	header string // the files and load reports, as the case shows them
+}
+
+func newHookRig(env *harness.Env, c hookCase) (*hookRig, error) {
+	ws, err := env.TempDir()
+	if err != nil {
+		return nil, err
+	}
+	logDir, err := env.TempDir()
+	if err != nil {
+		return nil, err
+	}
+	r := &hookRig{norm: harness.NewNormalizer().Workspace(ws).Temp(logDir)}
+	var b strings.Builder
+	for _, d := range hooks.Dialects {
+		if body, ok := c.files[d.File]; ok {
+			if err := os.WriteFile(filepath.Join(ws, d.File), []byte(body), 0o644); err != nil {
+				return nil, err
+			}
+			fmt.Fprintf(&b, "   %-16s %s\n", d.File, body)
+		}
+	}
+	if r.log, err = session.Create(filepath.Join(logDir, "session.jsonl"), session.Header{ID: "sim-session", Cwd: ws}); err != nil {
+		return nil, err
+	}
+	answer := c.answer
+	if answer == "" {
+		answer = pipeline.Cancelled
+	}
+	r.st, err = stack.New(stack.Config{
+		Workspace: ws, Log: r.log, Mode: sandbox.DangerFullAccess, Approval: stack.ApprovalAsk,
+		Answer:   func(context.Context, pipeline.ApprovalRequest) (pipeline.ApprovalOutcome, error) { return answer, nil },
+		HooksDir: ws, HooksStrict: c.strict,
+	})
+	if err != nil {
+		r.log.Close()
+		return nil, err
+	}
+	for _, w := range r.st.HookReports() {
+		fmt.Fprintf(&b, "   reported         %s\n", r.norm.String(w))
+	}
+	r.header = b.String()
+	if _, err := r.log.Append("turn/start", map[string]any{"turn": 1}); err != nil {
+		r.close()
+		return nil, err
+	}
+	return r, nil
+}
+
+func (r *hookRig) close() {
+	r.st.Close()
+	r.log.Close()
+}
+
+// logLines shows the events after turn/start (durationMs set to 0).
+func (r *hookRig) logLines() (string, error) {
+	events, err := r.log.Events()
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	for _, e := range events[1:] {
+		data := string(e.Data)
+		if e.Type == hooks.EventResult {
+			data = zeroDuration(e.Data)
+		}
+		fmt.Fprintf(&b, "   log              %s %s\n", e.Type, r.norm.String(data))
 	}
 	return b.String(), nil
 }

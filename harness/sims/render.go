@@ -67,7 +67,7 @@ func describe(c renderCase) string {
 	f := c.fg
 	var parts []string
 	if c.promoted {
-		parts = append(parts, "command "+strconv.Quote(c.command), fmt.Sprintf("still running after timeoutMs %d", f.TimeoutMs))
+		parts = append(parts, "command "+strconv.Quote(c.command), fmt.Sprintf("still running after timeoutMs %v", f.TimeoutMs))
 	} else if f.Signaled {
 		parts = append(parts, "signal "+f.Signal)
 	} else {

@@ -15,6 +15,7 @@ import (
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/render"
 	"github.com/dshsim/dshsim/sandbox"
+	"github.com/dshsim/dshsim/sandbox/chain"
 	"github.com/dshsim/dshsim/sandbox/sandboxtest"
 	"github.com/dshsim/dshsim/sandbox/spawn"
 )
@@ -94,6 +95,11 @@ func runSandbox(env *harness.Env) (map[string][]byte, error) {
 		return nil, fmt.Errorf("bwrap runs: %w", err)
 	}
 	fmt.Fprintf(&full, "\n== bwrap: the same kind of runs through the default chain's first backend, pinned (only in this file) ==\n%s", s.norm.String(bw))
+	dp, err := s.defaultPathRuns()
+	if err != nil {
+		return nil, fmt.Errorf("default Landlock path runs: %w", err)
+	}
+	fmt.Fprintf(&full, "\n== the stack's default Landlock path: the same kind of runs confined in this process, as on a host without bwrap (only in this file) ==\n%s", s.norm.String(dp))
 	files["out/sandbox.txt"] = []byte(full.String())
 	if err := checkLayout(string(files["txt/landlock-runs.txt"]), landlockRunsLayout); err != nil {
 		return nil, fmt.Errorf("txt/landlock-runs.txt: %w", err)
@@ -228,14 +234,14 @@ func (s *sandboxSim) confine() (string, error) {
 
 // entry runs one command under the Landlock provider and renders it as
 // "$ command", "exit: ...", "the model gets:" (inline when one line).
-func (s *sandboxSim) entry(b *strings.Builder, p *sandbox.Provider, mode sandbox.Mode, cmd, note string) error {
+func (s *sandboxSim) entry(b *strings.Builder, p spawn.Confiner, mode sandbox.Mode, cmd, note string) error {
 	_, err := s.entrySame(b, p, mode, cmd, note, "")
 	return err
 }
 
 // entrySame is entry; when the model text equals prev it says "the same as
 // above" instead of repeating it. It returns the model text.
-func (s *sandboxSim) entrySame(b *strings.Builder, p *sandbox.Provider, mode sandbox.Mode, cmd, note, prev string) (string, error) {
+func (s *sandboxSim) entrySame(b *strings.Builder, p spawn.Confiner, mode sandbox.Mode, cmd, note, prev string) (string, error) {
 	res, err := spawn.Run(context.Background(), spawn.Request{Argv: []string{"bash", "-c", cmd}, Policy: sandbox.Policy{Mode: mode, WorkspaceRoot: s.ws}, Confiner: p})
 	fmt.Fprintf(b, "$ %s%s\n", cmd, note)
 	var text, exit string
@@ -350,6 +356,55 @@ func (s *sandboxSim) bwrapRuns() (string, error) {
 			return "", err
 		}
 	}
+	return b.String(), nil
+}
+
+// defaultPathRuns runs a few commands through the stack's confiner on a
+// host without bwrap (package sandbox/chain, Landlock alone): in this
+// process, with the runner's results byte for byte, the partial notice
+// included when capped; and through the runner when the configuration asks
+// for it, the reason in the report.
+func (s *sandboxSim) defaultPathRuns() (string, error) {
+	var b strings.Builder
+	for _, v := range []struct {
+		cfg  chain.Config
+		cmds []string
+	}{
+		{chain.Config{}, []string{"echo hi > inproc.txt && cat inproc.txt", "echo hi > ../outside.txt"}},
+		{chain.Config{Sandbox: sandbox.Config{LandlockABICap: 3}}, []string{"false"}},
+		{chain.Config{Runner: true}, []string{"echo hi > runner.txt && cat runner.txt"}},
+	} {
+		v.cfg.Sandbox.Platform, v.cfg.Sandbox.Chain, v.cfg.Sandbox.LauncherPath = "linux", []string{sandbox.BackendLandlock}, s.runner
+		c, err := chain.New(v.cfg)
+		if err != nil {
+			return "", err
+		}
+		w, err := c.Confine(context.Background(), []string{"true"}, sandbox.Policy{Mode: sandbox.WorkspaceWrite, WorkspaceRoot: s.ws})
+		if err != nil {
+			c.Close()
+			return "", err
+		}
+		how := "started from a restricted thread of this process, argv as given"
+		if w.Start == nil {
+			how = "argv wrapped in " + w.Argv[0]
+		}
+		fmt.Fprintf(&b, "# workspace-write · backend %s, enforcement %s · %s", w.Backend, w.Enforcement, how)
+		if v.cfg.Sandbox.LandlockABICap > 0 {
+			fmt.Fprintf(&b, " · capped at ABI %d", v.cfg.Sandbox.LandlockABICap)
+		}
+		if w.Fallback != "" {
+			fmt.Fprintf(&b, " · fallback: %s", w.Fallback)
+		}
+		b.WriteString("\n")
+		for _, cmd := range v.cmds {
+			if err := s.entry(&b, c, sandbox.WorkspaceWrite, cmd, ""); err != nil {
+				c.Close()
+				return "", err
+			}
+		}
+		c.Close()
+	}
+	b.WriteString("# on the host afterwards: " + s.onDisk("inproc.txt", "runner.txt", "../outside.txt") + "\n")
 	return b.String(), nil
 }
 

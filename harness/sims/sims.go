@@ -23,7 +23,7 @@ var table = []harness.Sim{
 	{Name: "fs", Files: []string{"txt/fs-observe.txt"}, Run: runFS,
 		Summary: "read-before-write: unread edit refused, read+edit accepted, stale write refused after a user edit, re-read+write accepted"},
 	{Name: "hooks", Files: []string{"txt/hooks.txt"}, Run: runHooks,
-		Summary: "Claude Code and Codex hooks around the real bash tool: every decision of both dialects, a timeout, a crashing hook, an invalid file, upstream's fail-open and the strict switch"},
+		Summary: "Claude Code and Codex hooks around the real bash tool: every decision of both dialects, a timeout, a crashing hook, an invalid file, upstream's fail-open and the strict switch; then UserPromptSubmit and Stop hooks around a turn (a blocked prompt, contexts, a steered step)"},
 	{Name: "pipeline", Files: []string{"txt/pipeline.txt"}, Run: runPipeline,
 		Summary: "tool pipeline: seven hookups of listeners and guards around a constructed delete_path tool aimed at /etc/passwd"},
 	{Name: "policy-context", Files: []string{"txt/policy-context.txt"}, Run: runPolicyContext,

@@ -477,3 +477,29 @@ func (p *parser) number() float64 {
 	f, _ := strconv.ParseFloat(string(p.data[start:p.pos]), 64) // overflow: ±Inf, like JavaScript
 	return f
 }
+
+// SortedKeys returns a copy of v whose objects, at every depth, hold their
+// members as JavaScript builds them from Object.keys(o).sort(): keys sorted
+// by UTF-16 code units, then put in own-key order (array-index keys first,
+// ascending), which is what JSON.stringify then writes.
+func SortedKeys(v *Value) *Value {
+	if v == nil {
+		return nil
+	}
+	out := *v
+	switch v.Kind {
+	case Array:
+		out.Elems = make([]*Value, len(v.Elems))
+		for i, e := range v.Elems {
+			out.Elems[i] = SortedKeys(e)
+		}
+	case Object:
+		out.Members = make([]Member, len(v.Members))
+		for i, m := range v.Members {
+			out.Members[i] = Member{Key: m.Key, Value: SortedKeys(m.Value)}
+		}
+		slices.SortStableFunc(out.Members, func(a, b Member) int { return slices.Compare(a.Key, b.Key) })
+		orderKeys(&out)
+	}
+	return &out
+}

@@ -155,6 +155,22 @@ func LastSnapshot(events []session.Event) (text string, ok bool) {
 // message once). extra is as for [Resolver.Context]. It returns the
 // appended event, or nil.
 func (r *Resolver) SyncContext(log *session.Log, extra ...Section) (*session.Event, error) {
+	m, err := r.PendingContext(log, extra...)
+	if err != nil || m == nil {
+		return nil, err
+	}
+	// surfaceOp append: the model sees it, as upstream stores every message
+	e, err := log.AppendWith("user/message", *m, session.AppendOptions{SurfaceOp: "append"})
+	if err != nil {
+		return nil, err
+	}
+	return &e, nil
+}
+
+// PendingContext is [Resolver.SyncContext] without the append: the snapshot
+// message to enter, or nil when the log's last snapshot says the same (or,
+// with no context left, when the none message was said or nothing ever was).
+func (r *Resolver) PendingContext(log *session.Log, extra ...Section) (*SnapshotMessage, error) {
 	events, err := log.Events()
 	if err != nil {
 		return nil, err
@@ -171,10 +187,6 @@ func (r *Resolver) SyncContext(log *session.Log, extra ...Section) (*session.Eve
 	} else if ever && last == text {
 		return nil, nil
 	}
-	// surfaceOp append: the model sees it, as upstream stores every message
-	e, err := log.AppendWith("user/message", SnapshotData(sections, approval.NewUUID()), session.AppendOptions{SurfaceOp: "append"})
-	if err != nil {
-		return nil, err
-	}
-	return &e, nil
+	m := SnapshotData(sections, approval.NewUUID())
+	return &m, nil
 }

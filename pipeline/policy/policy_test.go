@@ -155,7 +155,8 @@ func TestSandboxText(t *testing.T) {
 }
 
 // TestSnapshotDataMatchesRecordings renders the runtime-context message of
-// every upstream recording and compares it byte for byte with seq 5 (id aside).
+// every upstream recording and compares it byte for byte with the
+// recording's first one (id aside).
 func TestSnapshotDataMatchesRecordings(t *testing.T) {
 	dirs, _ := filepath.Glob("../../transcripts/*/session.jsonl")
 	if len(dirs) == 0 {
@@ -163,7 +164,10 @@ func TestSnapshotDataMatchesRecordings(t *testing.T) {
 	}
 	for _, path := range dirs {
 		t.Run(filepath.Base(filepath.Dir(path)), func(t *testing.T) {
-			raw := seq5(t, path)
+			raw, ok := firstSnapshot(t, path)
+			if !ok {
+				t.Skip("no runtime context: the recording holds no step")
+			}
 			var rec policy.SnapshotMessage
 			if err := json.Unmarshal(raw, &rec); err != nil {
 				t.Fatal(err)
@@ -193,9 +197,11 @@ func TestSnapshotDataMatchesRecordings(t *testing.T) {
 	}
 }
 
-// seq5 returns the data of event seq 5 of the recorded log at path, which
-// must read without a bad line.
-func seq5(t *testing.T, path string) []byte {
+// firstSnapshot returns the data of the first runtime-context message of
+// the recorded log at path (seq 5 in most: after the prompt; later when the
+// workspace instructions or a hook come first), which must read without a
+// bad line; ok is false for a log without one (a scenario without a step).
+func firstSnapshot(t *testing.T, path string) (data []byte, ok bool) {
 	t.Helper()
 	c, err := session.Read(path)
 	if err != nil {
@@ -205,12 +211,12 @@ func seq5(t *testing.T, path string) []byte {
 		t.Fatalf("%s: %v", path, c.Bad[0])
 	}
 	for _, e := range c.Events {
-		if e.Seq == 5 {
-			return e.Data
+		var m policy.SnapshotMessage
+		if e.Type == "user/message" && json.Unmarshal(e.Data, &m) == nil && m.Source.Plugin == policy.SnapshotPlugin {
+			return e.Data, true
 		}
 	}
-	t.Fatalf("%s: no seq 5", path)
-	return nil
+	return nil, false
 }
 
 func TestSyncContextAppendsOnlyWhenChanged(t *testing.T) {

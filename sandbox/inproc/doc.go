@@ -19,10 +19,49 @@
 // By default every start uses its own thread, which dies afterwards; two
 // spare locked threads wait ahead so that creating the replacement is off
 // the start's path. Options.ReuseThreads instead keeps one restricted thread
-// per policy, locked to a worker goroutine for the launcher's lifetime
-// (still never returned to the scheduler; it dies on Close), which saves the
-// thread creation per start. BenchmarkSpawnRatios compares both with a bare
-// spawn, the runner and bwrap.
+// per policy, locked to a worker goroutine (still never returned to the
+// scheduler; it dies on Close, or when more than eight are kept and it is
+// the least recently used idle one), which saves the thread creation per
+// start. The stack's default Landlock path (package sandbox/chain) reuses
+// threads. BenchmarkSpawnRatios (package sandbox/chain) compares both with a
+// bare spawn, the runners and bwrap.
+//
+// # Why a reused thread is safe
+//
+// A thread restricted once is restricted for good: Landlock domains only
+// stack (landlock_restrict_self can add a layer, never remove one), and the
+// thread has dropped every capability and set no_new_privs, neither of which
+// can be undone. So a thread may serve a call only if its restriction is
+// exactly the call's:
+//
+//   - A reused thread is keyed by the whole policy as sandbox.Validate
+//     granted it: the mode, the canonical workspace root and, under
+//     workspace-write, the root's device and inode (keyOf). A thread
+//     restricted for read-only never starts a workspace-write command (which
+//     would be denied what it was granted), and a workspace-write thread
+//     never starts a read-only command (which would write what it was
+//     refused), nor one of another workspace. The launcher's own settings
+//     (the ABI cap and the hardening's scoping) are fixed for its lifetime,
+//     so they are the same for every thread it keeps.
+//   - Nothing of a call stays on the thread. The thread runs only
+//     cmd.Start: fork and exec, where everything a call sets (its
+//     directory, environment, session, descriptors, credentials) is applied
+//     in the child after the fork. The thread's own state (its credentials
+//     with every capability dropped, no_new_privs, its Landlock domain) is
+//     set once, before its first start, from the key's ruleset, and is the
+//     same for every call it serves. It runs no other goroutine: it is
+//     locked before the restriction and never unlocked.
+//   - The grant lands on the directory that was checked. A workspace
+//     swapped for another directory has another inode, so another key, and
+//     its ruleset is built afresh through openat2 with the inode checked.
+//     The cached ruleset holds its directory's inode (a Landlock rule keeps
+//     a reference to it), so that inode number cannot name another
+//     directory while the thread lives.
+//
+// TestReusedThreadServesOnlyItsPolicy plants the bug (one thread for two
+// policies) and fails: it runs read-only, workspace-write and another
+// workspace's calls interleaved on one launcher and checks each is held to
+// its own policy, and that calls of one policy did share a thread.
 //
 // # Rules
 //
@@ -33,7 +72,10 @@
 // for the launcher's lifetime. As in the runner, every rule path is opened
 // without following a symlink and the workspace root must open as the
 // directory Validate saw (landlock.Rules.Inodes), or nothing runs. Enforcement is partial below
-// ABI 5, exactly as the runner reports it; no notice is printed.
+// ABI 5, exactly as the runner reports it, and the runner's partial notice
+// ("landlock-run: partial enforcement (older Landlock ABI)") is written on
+// the command's stderr before it starts, as the runner prints it, so a
+// result reads the same on either path.
 // Options.ABICap narrows the ABI as landlock-run --abi-cap does (the kernel
 // matrix runs the in-process path in its capped columns). The restricted
 // thread drops every capability before the restriction, as the runner does,
@@ -60,7 +102,10 @@
 // through a temp-area symlink). [Launcher.Confine] returns argv as given with
 // a Start that starts it from the restricted thread; a failure to restrict
 // is then a *sandbox.UnavailableError and nothing runs. This is an extra
-// path for Go callers, not a replacement for Provider.Confine.
+// path for Go callers that start the command themselves; the stack's
+// confiner (package sandbox/chain) makes it the Landlock backend's default
+// and keeps Provider.Confine (the runner) for the argv contract and as the
+// fallback.
 //
 // # Imports
 //

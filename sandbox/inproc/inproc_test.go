@@ -410,3 +410,172 @@ func TestStartRefusesAWorkspaceThatIsNotTheCheckedOne(t *testing.T) {
 	}
 	cmd.Wait()
 }
+
+// TestReusedThreadServesOnlyItsPolicy: with ReuseThreads, calls of three
+// policies run interleaved on one launcher (workspace A read-only, A
+// writable, B writable) and each is held to its own policy: a read-only
+// call after a writable one cannot write A, a writable call after a
+// read-only one can, and a call for B cannot write A nor one for A write
+// B. It runs twice, the read-only call first and the writable call first,
+// since whichever restriction a shared thread got first is the one it
+// would carry. Calls of one policy did share one thread, and no two
+// policies did (else the test would prove nothing about reuse). A launcher
+// that served two policies from one thread (keyed by the root alone, by
+// the mode alone, or one thread for all) fails here.
+func TestReusedThreadServesOnlyItsPolicy(t *testing.T) {
+	sandboxtest.RequireLandlock(t, 1)
+	a, b := varTmpDir(t, "dshsim-reuse-a-"), varTmpDir(t, "dshsim-reuse-b-")
+	roA := sandbox.Policy{Mode: sandbox.ReadOnly, WorkspaceRoot: a}
+	wwA := sandbox.Policy{Mode: sandbox.WorkspaceWrite, WorkspaceRoot: a}
+	wwB := sandbox.Policy{Mode: sandbox.WorkspaceWrite, WorkspaceRoot: b}
+	type step struct {
+		name   string
+		policy sandbox.Policy
+		target string
+		writes bool
+	}
+	roFirst := []step{
+		{"read-only A cannot write A", roA, a, false},
+		{"writable A writes A after a read-only call", wwA, a, true},
+		{"read-only A cannot write A after a writable call", roA, a, false},
+		{"writable B writes B", wwB, b, true},
+		{"writable B cannot write A", wwB, a, false},
+		{"writable A cannot write B", wwA, b, false},
+		{"writable A writes A again", wwA, a, true},
+		{"read-only A cannot write A again", roA, a, false},
+	}
+	wwFirst := append([]step{{"writable A writes A first", wwA, a, true}}, roFirst...)
+	for name, steps := range map[string][]step{"read-only first": roFirst, "writable first": wwFirst} {
+		t.Run(name, func(t *testing.T) {
+			l, err := NewWithOptions(Options{ReuseThreads: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Close()
+			var mu sync.Mutex
+			var tid int
+			l.onThread = func() { mu.Lock(); tid = llsys.Gettid(); mu.Unlock() }
+			threads := map[sandbox.Policy]map[int]bool{}
+			for i, st := range steps {
+				target := filepath.Join(st.target, fmt.Sprintf("%s-%d", strings.ReplaceAll(name, " ", "-"), i))
+				cmd := exec.Command("sh", "-c", "echo x > "+target)
+				if err := l.Start(cmd, st.policy); err != nil {
+					t.Fatalf("%s: %v", st.name, err)
+				}
+				err := cmd.Wait()
+				_, statErr := os.Stat(target)
+				if wrote := err == nil && statErr == nil; wrote != st.writes {
+					t.Errorf("%s: wrote %v (exit %v), want %v", st.name, wrote, err, st.writes)
+				}
+				mu.Lock()
+				if threads[st.policy] == nil {
+					threads[st.policy] = map[int]bool{}
+				}
+				threads[st.policy][tid] = true
+				mu.Unlock()
+			}
+			seen := map[int]sandbox.Policy{}
+			for p, tids := range threads {
+				if len(tids) != 1 {
+					t.Errorf("policy %s %s used %d threads, want 1 reused", p.Mode, p.WorkspaceRoot, len(tids))
+				}
+				for id := range tids {
+					if q, ok := seen[id]; ok {
+						t.Errorf("thread %d served two policies: %s %s and %s %s", id, q.Mode, q.WorkspaceRoot, p.Mode, p.WorkspaceRoot)
+					}
+					seen[id] = p
+				}
+			}
+		})
+	}
+}
+
+// TestReusedThreadsAreBounded: past maxWorkers policies, the least
+// recently used idle thread ends, and a policy whose thread ended gets a
+// new one that still holds its call to it.
+func TestReusedThreadsAreBounded(t *testing.T) {
+	sandboxtest.RequireLandlock(t, 1)
+	l, err := NewWithOptions(Options{ReuseThreads: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	var first sandbox.Policy
+	for i := 0; i <= maxWorkers; i++ {
+		root, err := filepath.EvalSymlinks(varTmpDir(t, "dshsim-bound-"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := sandbox.Policy{Mode: sandbox.ReadOnly, WorkspaceRoot: root}
+		if i == 0 {
+			first = p
+		}
+		cmd := exec.Command("true")
+		if err := l.Start(cmd, p); err != nil {
+			t.Fatal(err)
+		}
+		cmd.Wait()
+	}
+	l.mu.Lock()
+	n, kept := len(l.workers), 0
+	for k := range l.workers {
+		if k.root == first.WorkspaceRoot {
+			kept++
+		}
+	}
+	l.mu.Unlock()
+	if n != maxWorkers || kept != 0 {
+		t.Errorf("%d workers kept (want %d), the least recently used one kept: %v", n, maxWorkers, kept != 0)
+	}
+	target := filepath.Join(first.WorkspaceRoot, "x")
+	cmd := exec.Command("sh", "-c", "echo x > "+target)
+	if err := l.Start(cmd, first); err != nil {
+		t.Fatal(err)
+	}
+	if cmd.Wait() == nil {
+		t.Errorf("a read-only call on a remade thread wrote %s", target)
+	}
+}
+
+// TestPartialNoticeAsTheRunner: below ABI 5 the command's stderr begins
+// with the runner's partial notice, byte for byte what landlock-run --abi-cap
+// N prints before the same command's own stderr, on a fresh thread and on a
+// reused one; at full enforcement neither prints it. (A recording of a
+// partial Landlock run shows the notice in the model's text.)
+func TestPartialNoticeAsTheRunner(t *testing.T) {
+	sandboxtest.RequireLandlock(t, 5)
+	runner := sandboxtest.Runner(t)
+	ws := varTmpDir(t, "dshsim-notice-")
+	argv := []string{"sh", "-c", "echo own >&2; exit 3"}
+	p := sandbox.Policy{Mode: sandbox.ReadOnly, WorkspaceRoot: ws}
+	for _, abiCap := range []int{3, 5} {
+		var want strings.Builder
+		checked, err := sandbox.Validate(argv, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rc := exec.Command(runner, sandbox.Wrap([]string{"--abi-cap", fmt.Sprint(abiCap)}, sandbox.LandlockArgs(checked), argv)...)
+		rc.Stderr = &want
+		rc.Run()
+		if hasNotice := strings.Contains(want.String(), sandbox.LandlockPartialNotice); hasNotice != (abiCap < 5) {
+			t.Fatalf("cap %d: the runner's stderr %q; notice %v", abiCap, want.String(), hasNotice)
+		}
+		for _, reuse := range []bool{false, true} {
+			l, err := NewWithOptions(Options{ABICap: abiCap, ReuseThreads: reuse})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Close()
+			var got strings.Builder
+			cmd := exec.Command(argv[0], argv[1:]...)
+			cmd.Stderr = &got
+			if err := l.Start(cmd, p); err != nil {
+				t.Fatal(err)
+			}
+			cmd.Wait()
+			if got.String() != want.String() {
+				t.Errorf("cap %d reuse %v: stderr %q, the runner's %q", abiCap, reuse, got.String(), want.String())
+			}
+		}
+	}
+}

@@ -103,7 +103,7 @@
 // -ldflags "-s -w"; see sandboxtest.Build) and creates no thread of its own
 // on the confined path. It allocates a few kilobytes, far below the first GC
 // trigger, so no GC cycle runs and turning the GC off would change nothing.
-// BenchmarkSpawnRatios (package sandbox/inproc) measures it against an empty
+// BenchmarkSpawnRatios (package sandbox/chain) measures it against an empty
 // Go binary, a Go binary that only execs, and upstream's C runner.
 //
 // # Imports

@@ -8,7 +8,7 @@
 //	p, err := spawn.Start(ctx, spawn.Request{
 //		Argv:     []string{"bash", "-c", cmd},
 //		Policy:   sandbox.Policy{Mode: sandbox.ReadOnly, WorkspaceRoot: ws},
-//		Confiner: provider, // *sandbox.Provider, or an *inproc.Launcher
+//		Confiner: c, // *chain.Confiner (the stack's), *sandbox.Provider, *inproc.Launcher
 //	})
 //	if err != nil { ... }   // nothing ran: Confine error, or runner spawn failure
 //	res, err := p.Wait()    // err: *sandbox.UnavailableError when the runner failed
@@ -21,7 +21,9 @@
 // a process: *sandbox.Provider returns argv wrapped by a runner;
 // *inproc.Launcher returns argv as given with a Start that starts it from a
 // restricted thread of this process (backend "landlock-inproc", Landlock's
-// dialect, no runner to fail), about as fast as an unconfined spawn. Either
+// dialect, no runner to fail), about as fast as an unconfined spawn;
+// *chain.Confiner, the stack's, is the provider's chain with the latter as
+// its Landlock backend. Either
 // checks the call with sandbox.Validate; spawn checks what comes back: the
 // promised shape, the mode asked for, a workdir the bwrap profile does not
 // hide.

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/dshsim/dshsim/sandbox"
+	"github.com/dshsim/dshsim/sandbox/chain/chaintest"
 	"github.com/dshsim/dshsim/sandbox/inproc"
 	"github.com/dshsim/dshsim/sandbox/sandboxtest"
 )
@@ -121,12 +122,7 @@ func TestHardenedGitDirIsReadOnly(t *testing.T) {
 		t.Run(backend, func(t *testing.T) {
 			var c Confiner
 			if backend == inproc.Backend {
-				l, err := inproc.NewWithOptions(inproc.Options{Harden: true})
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { l.Close() })
-				c = l
+				c = chaintest.Landlock(t, sandbox.Config{Harden: true})
 			} else {
 				if backend == sandbox.BackendBwrap {
 					sandboxtest.RequireBwrap(t)

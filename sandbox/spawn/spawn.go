@@ -23,7 +23,8 @@ const DefaultGrace = 2 * time.Second
 
 // Confiner confines one command for one policy: the one way a confined mode
 // reaches a process. *sandbox.Provider (wrapped argv) and *inproc.Launcher
-// (a restricted thread starts the command) are the two; both check the call
+// (a restricted thread starts the command) are the two kinds
+// (*chain.Confiner, the stack's, returns one or the other); both check the call
 // with sandbox.Validate, so a policy is validated once per run, there.
 type Confiner interface {
 	Confine(ctx context.Context, argv []string, policy sandbox.Policy) (sandbox.ConfinedArgv, error)
@@ -202,11 +203,13 @@ func (p *Process) command(req Request, argv []string, dir string) *exec.Cmd {
 	return cmd
 }
 
-// launch starts cmd with start (exec's, or the confiner's own). A confined
+// launch starts cmd with start (exec's, or the confiner's own), the signals
+// this process ignores at their default action in the command. A confined
 // start first marks every inherited descriptor close-on-exec; a failure the
 // confinement attributes to its runner is its *sandbox.UnavailableError,
 // any other a *StartError.
 func (p *Process) launch(start func(*exec.Cmd) error, cmd *exec.Cmd, dir string) error {
+	resetIgnoredSignals()
 	if p.wrapped != nil {
 		// Neither bwrap nor Landlock governs a descriptor that is already
 		// open: one this process inherited without close-on-exec (Go marks

@@ -19,6 +19,7 @@ import (
 
 	"github.com/dshsim/dshsim/render"
 	"github.com/dshsim/dshsim/sandbox"
+	"github.com/dshsim/dshsim/sandbox/chain/chaintest"
 	"github.com/dshsim/dshsim/sandbox/inproc"
 	"github.com/dshsim/dshsim/sandbox/procfs"
 	"github.com/dshsim/dshsim/sandbox/sandboxtest"
@@ -30,6 +31,9 @@ func TestMain(m *testing.M) {
 	}
 	if backend := os.Getenv(fdHelperEnv); backend != "" {
 		os.Exit(fdHelper(backend))
+	}
+	if os.Getenv(signalHelperEnv) != "" {
+		os.Exit(signalHelper())
 	}
 	os.Exit(sandboxtest.Main(m))
 }
@@ -44,19 +48,14 @@ var varTmpDir = sandboxtest.TempDir
 var provider = sandboxtest.Provider
 
 // confiner is the real confiner of a backend: the provider restricted to
-// bwrap or the Landlock runner, or the in-process launcher (inproc.Backend).
+// bwrap or the Landlock runner, or, for inproc.Backend, the stack's default
+// Landlock path (package sandbox/chain: in-process, threads reused).
 func confiner(t testing.TB, backend string) Confiner {
 	t.Helper()
 	if backend != inproc.Backend {
 		return provider(t, backend)
 	}
-	sandboxtest.RequireLandlock(t, 1)
-	l, err := inproc.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	return l
+	return chaintest.Landlock(t, sandbox.Config{})
 }
 
 func bash(cmd string) []string { return []string{"bash", "-c", cmd} }
@@ -855,5 +854,38 @@ func TestHardenedRunsWithoutSecrets(t *testing.T) {
 				t.Errorf("harden=%v: a plain variable is missing:\n%s", harden, out)
 			}
 		}
+	}
+}
+
+// signalHelperEnv makes the test binary spawn `kill -HUP $$` and print how
+// it ended.
+const signalHelperEnv = "DSHSIM_SPAWN_SIGNAL_HELPER"
+
+func signalHelper() int {
+	res, err := Run(context.Background(), Request{Argv: []string{"/bin/sh", "-c", "kill -HUP $$; echo survived"}, Policy: sandbox.Policy{Mode: sandbox.DangerFullAccess, WorkspaceRoot: os.TempDir()}})
+	if err != nil {
+		fmt.Println(err)
+		return 1
+	}
+	fmt.Printf("signaled=%v signal=%s stdout=%q\n", res.Signaled, res.Signal, res.Stdout.Text)
+	return 0
+}
+
+// TestIgnoredSignalsReachTheCommandAtDefault: a harness started with SIGHUP
+// ignored (as nohup starts it) starts commands with SIGHUP at its default,
+// as Node's spawn does, so `kill -HUP $$` ends the command by SIGHUP.
+func TestIgnoredSignalsReachTheCommandAtDefault(t *testing.T) {
+	nohup, err := exec.LookPath("nohup")
+	if err != nil {
+		t.Skip("no nohup here to start the helper with SIGHUP ignored")
+	}
+	cmd := exec.Command(nohup, os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), signalHelperEnv+"=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("helper: %v\n%s", err, out)
+	}
+	if want := `signaled=true signal=SIGHUP stdout=""`; !strings.Contains(string(out), want) {
+		t.Errorf("under nohup the command ended %s, want %s", out, want)
 	}
 }

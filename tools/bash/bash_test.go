@@ -191,20 +191,32 @@ func TestUndeclaredArguments(t *testing.T) {
 	}
 }
 
-// TestTimeoutIsCappedBeforeItIsConverted: a requested timeout past int64's
-// milliseconds is the cap, not an overflowed (negative) deadline.
-func TestTimeoutIsCappedBeforeItIsConverted(t *testing.T) {
+// TestTimeoutIsTheModelsNumberCapped: a requested timeout is the model's
+// number as given, fractions of a millisecond included (upstream reports
+// "[timed out after 0.5ms]"), capped at maxTimeoutMs (a number past
+// int64's milliseconds is the cap, not an overflowed deadline); the timer
+// waits at least a millisecond, as Node's setTimeout does.
+func TestTimeoutIsTheModelsNumberCapped(t *testing.T) {
 	tool := newTool(t, Config{MaxTimeoutMs: 5000}, Deps{})
 	for _, tc := range []struct {
-		req  *float64
-		want int64
-	}{{nil, 5000}, {ptr(1e19), 5000}, {ptr(1e300), 5000}, {ptr(4999.2), 5000}, {ptr(1.5), 2}, {ptr(5000.0), 5000}} {
-		if got := tool.timeout(args{TimeoutMs: tc.req}); got != tc.want {
-			req := "none"
-			if tc.req != nil {
-				req = fmt.Sprint(*tc.req)
-			}
-			t.Errorf("timeout for a requested %s = %d, want %d", req, got, tc.want)
+		req   *float64
+		want  float64
+		delay time.Duration
+	}{
+		{nil, 5000, 5 * time.Second}, {ptr(1e19), 5000, 5 * time.Second}, {ptr(1e300), 5000, 5 * time.Second},
+		{ptr(4999.2), 4999.2, 4999200 * time.Microsecond}, {ptr(1.5), 1.5, 1500 * time.Microsecond}, {ptr(5000.0), 5000, 5 * time.Second},
+		{ptr(0.5), 0.5, time.Millisecond}, {ptr(1e-9), 1e-9, time.Millisecond}, {ptr(1.0), 1, time.Millisecond},
+	} {
+		got := tool.timeout(args{TimeoutMs: tc.req})
+		req := "none"
+		if tc.req != nil {
+			req = fmt.Sprint(*tc.req)
+		}
+		if got != tc.want {
+			t.Errorf("timeout for a requested %s = %v, want %v", req, got, tc.want)
+		}
+		if d := timerDelay(got); d != tc.delay {
+			t.Errorf("timer for a requested %s waits %s, want %s", req, d, tc.delay)
 		}
 	}
 }
@@ -278,6 +290,10 @@ func TestForegroundRendering(t *testing.T) {
 		{"timeout kills with markers in order", Config{PromoteOnTimeout: no(), Grace: time.Second}, cmd("sleep 5", "timeoutMs", 100), "(no output)\n[timed out after 100ms]\n[killed by signal: SIGTERM]"},
 		{"trapped timeout has no exit marker", Config{PromoteOnTimeout: no(), Grace: 5 * time.Second}, cmd("trap 'echo trapped; exit 0' TERM; sleep 5 & wait", "timeoutMs", 1000), "trapped\n[timed out after 1000ms]"},
 		{"requested timeout is capped", Config{PromoteOnTimeout: no(), MaxTimeoutMs: 150}, cmd("sleep 5", "timeoutMs", 99999), "(no output)\n[timed out after 150ms]\n[killed by signal: SIGTERM]"},
+		{"a fraction of a millisecond is printed as given", Config{PromoteOnTimeout: no()}, cmd("sleep 5", "timeoutMs", 0.5), "(no output)\n[timed out after 0.5ms]\n[killed by signal: SIGTERM]"},
+		{"a cut UTF-8 sequence is one replacement character", Config{}, cmd(`printf '\xf0\x9f'`), "\uFFFD"},
+		{"two bytes that lead nothing are two", Config{}, cmd(`printf 'a\xff\xffb'`), "a\uFFFD\uFFFDb"},
+		{"stderr is decoded the same way", Config{}, cmd(`printf 'x\xe2\x82' >&2`), "[stderr]\nx\uFFFD"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -530,6 +546,15 @@ func TestBackgroundJobs(t *testing.T) {
 	}
 	if got, _ := jobCall(jt[0], b, "bash-2"); got != "from-b\n[status: completed, exit code: 0]" {
 		t.Errorf("B read = %q", got)
+	}
+	// a job's output is decoded as a foreground command's: one U+FFFD for
+	// the cut sequence at its end
+	run(t, tool, call(b, cmd(`printf 'cut \xf0\x9f'`, "run_in_background", true)))
+	if n := wait(t, ch); n.JobID != "bash-3" {
+		t.Fatalf("notice = %+v", n)
+	}
+	if got, _ := jobCall(jt[0], b, "bash-3"); got != "cut \uFFFD\n[status: completed, exit code: 0]" {
+		t.Errorf("read of a cut sequence = %q", got)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/dshsim/dshsim/internal/jstext"
 	"github.com/dshsim/dshsim/render"
 	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/sandbox/spawn"
@@ -49,8 +50,11 @@ func (s *spawned) Kill() { s.p.Kill() }
 // Pid is the leader of the process's session and group.
 func (s *spawned) Pid() int { return s.p.Pid() }
 
+// Streams are the retained output, decoded as upstream decodes a stream
+// (jstext.Decode: one U+FFFD per ill-formed subpart).
 func (s *spawned) Streams() (stdout, stderr render.Stream) {
 	o, e := s.p.OutputSoFar()
+	o.Text, e.Text = jstext.Decode([]byte(o.Text)), jstext.Decode([]byte(e.Text))
 	return render.Stream(o), render.Stream(e)
 }
 
@@ -65,13 +69,13 @@ func (s *spawned) Since(id jobs.StreamID, cursor int64) (string, int64, bool) {
 			cursor = int64(len(st.Text))
 		}
 		b := completePrefix([]byte(st.Text[cursor:]), s.settled())
-		return string(b), cursor + int64(len(b)), false
+		return jstext.Decode(b), cursor + int64(len(b)), false
 	}
 	if st.FullPath != "" {
 		if text, next, ok := readFrom(st.FullPath, cursor, s.tail, s.settled()); ok {
 			return text, next, false
 		} else if next >= 0 {
-			return st.Text, next, true // more than the tail arrived since the last read
+			return jstext.Decode([]byte(st.Text)), next, true // more than the tail arrived since the last read
 		}
 	}
 	// overflowed without a full-output file: only the tail is known
@@ -81,7 +85,7 @@ func (s *spawned) Since(id jobs.StreamID, cursor int64) (string, int64, bool) {
 		return "", cursor, false
 	}
 	s.last[id] = st.Text
-	return st.Text, cursor, true
+	return jstext.Decode([]byte(st.Text)), cursor, true
 }
 
 func (s *spawned) settled() bool {
@@ -121,7 +125,7 @@ func readFrom(path string, cursor int64, max int, settled bool) (string, int64, 
 		return "", -1, false
 	}
 	b = completePrefix(b, settled)
-	return string(b), cursor + int64(len(b)), true
+	return jstext.Decode(b), cursor + int64(len(b)), true
 }
 
 // completePrefix drops an incomplete UTF-8 sequence at the end of b (it is

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -68,7 +67,8 @@ type Deps struct {
 	Policy func(call *pipeline.Call) (sandbox.Policy, error)
 	// Escalate approves one escalation (nil: no approval service composed).
 	Escalate escalation.Func
-	// Confiner confines each command (normally the *sandbox.Provider); nil
+	// Confiner confines each command (the stack's *chain.Confiner; any
+	// spawn.Confiner); nil
 	// means the executor does not confine (no escalation fields, and a
 	// confined standing mode fails closed).
 	Confiner spawn.Confiner
@@ -398,17 +398,25 @@ func (t *Tool) spawner(ctx context.Context, policy sandbox.Policy, command, work
 	}
 }
 
-func (t *Tool) timeout(a args) int64 {
+// timeout is the call's timeout in milliseconds as the model gave it (a
+// fraction of a millisecond included: upstream reports the number it was
+// given), capped at maxTimeoutMs; without one, the configured default.
+func (t *Tool) timeout(a args) float64 {
 	if a.TimeoutMs == nil {
-		return min(t.cfg.TimeoutMs, t.cfg.MaxTimeoutMs)
+		return float64(min(t.cfg.TimeoutMs, t.cfg.MaxTimeoutMs))
 	}
-	// capped before the conversion: a timeout past int64's range is the cap
-	return int64(math.Ceil(min(*a.TimeoutMs, float64(t.cfg.MaxTimeoutMs))))
+	return min(*a.TimeoutMs, float64(t.cfg.MaxTimeoutMs))
+}
+
+// timerDelay is how long a timeout of ms milliseconds waits: as Node's
+// setTimeout waits, at least one millisecond.
+func timerDelay(ms float64) time.Duration {
+	return time.Duration(max(ms, 1) * float64(time.Millisecond))
 }
 
 func (t *Tool) foreground(ctx context.Context, call *pipeline.Call, policy sandbox.Policy, a args, workdir string) (pipeline.Output, error) {
 	ms := t.timeout(a)
-	d := time.Duration(ms) * time.Millisecond
+	d := timerDelay(ms)
 	deadline := time.Now().Add(d)
 	if ctx.Err() != nil { // cancelled before anything started (e.g. after a grant)
 		return pipeline.Output{}, ErrAborted
@@ -495,10 +503,10 @@ type (
 		JobID string `json:"jobId"`
 	}
 	promotedValue struct {
-		Kind      string `json:"kind"`
-		JobID     string `json:"jobId"`
-		TimeoutMs int64  `json:"timeoutMs"`
-		Output    string `json:"output"`
+		Kind      string  `json:"kind"`
+		JobID     string  `json:"jobId"`
+		TimeoutMs float64 `json:"timeoutMs"`
+		Output    string  `json:"output"`
 	}
 	streamValue struct {
 		Text      string `json:"text"`
@@ -517,7 +525,7 @@ type (
 		Signal    *string       `json:"signal"`
 		TimedOut  bool          `json:"timedOut"`
 		Aborted   bool          `json:"aborted"`
-		TimeoutMs int64         `json:"timeoutMs"`
+		TimeoutMs float64       `json:"timeoutMs"`
 		Stdout    streamValue   `json:"stdout"`
 		Stderr    streamValue   `json:"stderr"`
 		Stopped   string        `json:"stopped,omitempty"`

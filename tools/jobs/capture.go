@@ -2,9 +2,9 @@ package jobs
 
 import (
 	"os"
-	"strings"
 	"sync"
 
+	"github.com/dshsim/dshsim/internal/jstext"
 	"github.com/dshsim/dshsim/sandbox/outfile"
 )
 
@@ -170,6 +170,7 @@ func (c *Capture) Path() string {
 	return c.path
 }
 
-// decode turns bytes into text, replacing invalid UTF-8 (for example a
-// sequence cut at the start of the tail) with U+FFFD.
-func decode(b []byte) string { return strings.ToValidUTF8(string(b), "\uFFFD") }
+// decode turns bytes into text as upstream decodes a stream (jstext.Decode:
+// one U+FFFD per ill-formed subpart, e.g. a sequence cut at the start of the
+// tail).
+func decode(b []byte) string { return jstext.Decode(b) }

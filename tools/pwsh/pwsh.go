@@ -124,7 +124,7 @@ func runPwsh(ctx context.Context, program, command, dir string, timeoutMs int64)
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
-	fg := render.Foreground{TimeoutMs: timeoutMs}
+	fg := render.Foreground{TimeoutMs: float64(timeoutMs)}
 	select {
 	case <-done:
 	case <-time.After(time.Duration(timeoutMs) * time.Millisecond):

@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 	"unicode/utf8"
 
+	"github.com/dshsim/dshsim/internal/jsjson"
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/session"
 )
@@ -31,50 +31,54 @@ type filter struct {
 	types, surfaces  []string
 }
 
-func decodeFilter(raw map[string]json.RawMessage) (filter, error) {
-	var f filter
+// maxSafeInteger is JavaScript's Number.MAX_SAFE_INTEGER.
+const maxSafeInteger = 1<<53 - 1
+
+// normalizeQuery is upstream's: trimmed, every run of JavaScript whitespace
+// one space; empty, or holding NUL, is refused.
+func normalizeQuery(raw map[string]json.RawMessage) (string, error) {
 	var q string
 	if v, ok := raw["query"]; !ok || json.Unmarshal(v, &q) != nil {
-		return f, pipeline.NewError(nameQuery, CodeInvalidQuery, "session-search query must contain non-whitespace text")
+		return "", pipeline.NewError(nameQuery, CodeInvalidQuery, "session-search query must be text")
 	}
-	f.query = strings.Join(strings.Fields(q), " ")
+	q = strings.Join(strings.FieldsFunc(q, jsjson.IsSpace), " ")
 	switch {
-	case f.query == "":
-		return f, pipeline.NewError(nameQuery, CodeInvalidQuery, "session-search query must contain non-whitespace text")
-	case strings.ContainsRune(f.query, 0):
-		return f, pipeline.NewError(nameQuery, CodeInvalidQuery, "session-search query must not contain NUL")
+	case q == "":
+		return "", pipeline.NewError(nameQuery, CodeInvalidQuery, "session-search query must contain non-whitespace text")
+	case strings.ContainsRune(q, 0):
+		return "", pipeline.NewError(nameQuery, CodeInvalidQuery, "session-search query must not contain NUL")
 	}
+	return q, nil
+}
+
+// sequenceRange reads seq_from and seq_to: non-negative safe integers, from
+// not above to.
+func sequenceRange(raw map[string]json.RawMessage) (from, to *int64, err error) {
 	for _, b := range []struct {
-		key string
-		dst **int64
-	}{{"seq_from", &f.seqFrom}, {"seq_to", &f.seqTo}} {
-		n, ok, err := safeInt(raw, b.key)
+		key, name string
+		dst       **int64
+	}{{"seq_from", "sequence lower bound", &from}, {"seq_to", "sequence upper bound", &to}} {
+		n, ok, err := safeIntNamed(raw, b.key, b.name)
 		if err != nil {
-			return f, err
+			return nil, nil, err
 		}
 		if ok {
 			*b.dst = &n
 		}
 	}
-	for _, b := range []struct {
-		key string
-		dst **int64
-	}{{"time_from", &f.timeFrom}, {"time_to", &f.timeTo}} {
-		v, ok := raw[b.key]
-		if !ok || string(v) == "null" {
-			continue
-		}
-		var s string
-		var t time.Time
-		err := json.Unmarshal(v, &s)
-		if err == nil {
-			t, err = time.Parse(time.RFC3339Nano, s)
-		}
-		if err != nil {
-			return f, invalidFilter(b.key + " must be a timezone-qualified ISO 8601 time")
-		}
-		ms := t.UnixMilli()
-		*b.dst = &ms
+	if from != nil && to != nil && *from > *to {
+		return nil, nil, invalidFilter("session sequence range from must be less than or equal to to")
+	}
+	return from, to, nil
+}
+
+// eventFilters reads the time range and the type and surface lists (the
+// sequence range is the caller's, clamped to the calling step).
+func eventFilters(raw map[string]json.RawMessage) (filter, error) {
+	var f filter
+	var err error
+	if f.timeFrom, f.timeTo, err = timeRange(raw); err != nil {
+		return f, err
 	}
 	for _, b := range []struct {
 		key string
@@ -86,6 +90,9 @@ func decodeFilter(raw map[string]json.RawMessage) (filter, error) {
 		}
 		if err := json.Unmarshal(v, b.dst); err != nil {
 			return f, invalidFilter(b.key + " must be an array of strings")
+		}
+		if len(*b.dst) == 0 {
+			return f, invalidFilter(b.key + " must contain at least one value when supplied")
 		}
 	}
 	for _, s := range f.surfaces {
@@ -111,24 +118,12 @@ func (cfg Config) search(_ context.Context, call *pipeline.Call) (pipeline.Outpu
 	if err != nil {
 		return pipeline.Output{}, err
 	}
-	f, err := decodeFilter(raw)
-	if err != nil {
-		return pipeline.Output{}, err
-	}
-	l, current, err := cfg.target(call, raw)
-	if err != nil {
-		return pipeline.Output{}, err
-	}
-	events, err := l.Events()
-	if err != nil {
-		return pipeline.Output{}, pipeline.NewError(nameHarness, "SESSION_QUERY_TOOL_FAILED", "session query operation failed")
-	}
-	limit := int64(-1)
-	if current {
-		// the current session: nothing from the step performing this call
-		if e, ok := session.Last(events, "step/start"); ok {
-			limit = e.Seq - 1
+	l, f, events, empty, err := cfg.searchRequest(call, raw)
+	if err != nil || empty {
+		if err != nil {
+			return pipeline.Output{}, err
 		}
+		return textOutput(heading(l, events) + "\n\nNo prior event matches found."), nil
 	}
 	type hit struct {
 		e      session.Event
@@ -139,7 +134,7 @@ func (cfg Config) search(_ context.Context, call *pipeline.Call) (pipeline.Outpu
 	var hits []hit
 	query := tokenize(f.query)
 	for _, e := range events {
-		if limit >= 0 && e.Seq > limit || !f.admits(e) {
+		if !f.admits(e) {
 			continue
 		}
 		text := sanitize(SemanticText(e))
@@ -172,6 +167,49 @@ func (cfg Config) search(_ context.Context, call *pipeline.Call) (pipeline.Outpu
 		b.WriteString("\n\nResult cap reached. Narrow the query or add filters to find additional matches.")
 	}
 	return textOutput(b.String()), nil
+}
+
+// searchRequest checks a search in upstream's order: the target session,
+// the query, the sequence range (on the current session clamped to before
+// the calling step's start; a range left empty is a search with no hits,
+// whatever the other filters say: empty), then the time range and the
+// lists.
+func (cfg Config) searchRequest(call *pipeline.Call, raw map[string]json.RawMessage) (l Source, f filter, events []session.Event, empty bool, err error) {
+	var current bool
+	if l, current, err = cfg.target(call, raw); err != nil {
+		return nil, f, nil, false, err
+	}
+	query, err := normalizeQuery(raw)
+	if err != nil {
+		return nil, f, nil, false, err
+	}
+	from, to, err := sequenceRange(raw)
+	if err != nil {
+		return nil, f, nil, false, err
+	}
+	if events, err = l.Events(); err != nil {
+		return nil, f, nil, false, pipeline.NewError(nameHarness, "SESSION_QUERY_TOOL_FAILED", "session query operation failed")
+	}
+	if current {
+		// the current session: nothing from the step performing this call
+		e, ok := session.Last(events, "step/start")
+		if !ok {
+			return nil, f, nil, false, pipeline.NewError(nameHarness, "SESSION_QUERY_TOOL_NO_CURRENT_STEP", "current-session search requires an active step boundary")
+		}
+		limit := min(int64(maxSafeInteger), e.Seq-1)
+		if to != nil {
+			limit = min(*to, limit)
+		}
+		to = &limit
+	}
+	if from != nil && to != nil && *from > *to {
+		return l, f, events, true, nil
+	}
+	if f, err = eventFilters(raw); err != nil {
+		return nil, f, nil, false, err
+	}
+	f.query, f.seqFrom, f.seqTo = query, from, to
+	return l, f, events, false, nil
 }
 
 func (f filter) admits(e session.Event) bool {

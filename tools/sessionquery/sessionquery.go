@@ -119,11 +119,16 @@ func (cfg Config) target(call *pipeline.Call, raw map[string]json.RawMessage) (l
 // safeInt reads a non-negative safe integer argument (JavaScript's
 // Number.isSafeInteger and >= 0); ok is false when the key is absent.
 func safeInt(raw map[string]json.RawMessage, key string) (n int64, ok bool, err error) {
+	return safeIntNamed(raw, key, key)
+}
+
+// safeIntNamed is safeInt whose error names the argument as name.
+func safeIntNamed(raw map[string]json.RawMessage, key, name string) (n int64, ok bool, err error) {
 	v, present := raw[key]
 	if !present || string(v) == "null" {
 		return 0, false, nil
 	}
-	bad := pipeline.NewError(nameQuery, CodeInvalidFilter, key+" must be a non-negative safe integer")
+	bad := pipeline.NewError(nameQuery, CodeInvalidFilter, name+" must be a non-negative safe integer")
 	var f float64
 	if json.Unmarshal(v, &f) != nil || f != math.Trunc(f) || f < 0 || f > 1<<53-1 {
 		return 0, true, bad

@@ -36,10 +36,11 @@ const names = ["session.jsonl", ...childNames];
 if (refresh) {
   if (result.sessionLogs.length !== names.length) console.log(`refresh: ${result.sessionLogs.length} log(s) harvested, ${names.length} script(s) given`);
   const logs = result.sessionLogs.slice(0, names.length);
-  const existing = await Promise.all(names.slice(0, logs.length).map(async (f) => existsSync(join(dir, f)) ? readFile(join(dir, f), "utf8") : ""));
-  const repl = refreshFixtureReplacements(logs, existing);
-  const out = stabilizeFixtureMessageIds(logs.map((log, i) => scrubRequestHeaders(tokenizeSessionFixtureCwd(stabilizeRefreshLog(log.content, existing[i], repl, ctx)))), existing);
-  for (const [i, o] of out.entries()) await writeFile(join(dir, names[i]), o);
+  const existing = await Promise.all(names.map(async (f) => existsSync(join(dir, f)) ? readFile(join(dir, f), "utf8") : ""));
+  const repl = refreshFixtureReplacements(logs, existing.slice(0, logs.length));
+  const out = stabilizeFixtureMessageIds(logs.map((log, i) => scrubRequestHeaders(tokenizeSessionFixtureCwd(stabilizeRefreshLog(log.content, existing[i], repl, ctx)))), existing.slice(0, logs.length));
+  await writeFile(fixtureFile, out[0] ?? existing[0]); // no session (a refused session/new): the header stays
+  for (const [i, o] of out.entries()) if (i > 0) await writeFile(join(dir, names[i]), o);
   await writeFile(join(dir, "stdout.expected.jsonl"), stdout);
   console.log(`refreshed ${dir}: ${result.sessionLogs.length} log(s)`);
 }

@@ -37,12 +37,12 @@ type KindInfo struct {
 // Kinds is the table of every known kind. A line of a kind not listed here is
 // a problem of the comparison, never skipped.
 var Kinds = []KindInfo{
+	{Initialize, true, "the ACP handshake: upstream's agent name, version and capabilities (image prompts only where the deployment takes images)"},
+	{NewSession, true, "the session id, a {{sessionId}} token: that the session was created"},
 	{Permission, true, "the stack asked the user about this tool call: tool call id, offered options and session token are compared (not the JSON-RPC id)"},
-	{StopReason, true, "how each prompt's turn ended (end_turn, cancelled, max_tokens): the replay's own turn end, cancellation included"},
-	{PromptError, true, "a prompt that failed: compared as a failure (the message is the model replay's, not the stack's)"},
-	{Initialize, false, "the ACP handshake: upstream's agent name, version and capabilities; no tool-stack fact"},
-	{NewSession, false, "the session id, a {{sessionId}} token; no tool-stack fact"},
-	{MessageChunk, false, "the model's text, which the replay serves from the recording's own chunks: comparing it would check the script against itself"},
+	{MessageChunk, true, "one per committed text block of an assistant message (reasoning and tool calls never), in the order the agent commits them: which replies the loop committed (not a failed or retried attempt), the interrupted text of a cancelled one, and whether a turn's text precedes or follows its prompt's answer"},
+	{StopReason, true, "how each prompt's turn ended (end_turn, cancelled, max_tokens): the replay's own turn end, cancellation included, answered once the agent is idle"},
+	{PromptError, true, "a JSON-RPC error: a refused session/new (invalid params, e.g. additionalDirectories) or a prompt whose turn failed (internal error: turn failed: <message>); code and message are compared"},
 	{ToolCall, false, "the recorded bridge never sends tool calls on the wire; dsh-replay does not model such a frame, so a line of this kind fails the comparison"},
 	{ToolCallUpdate, false, "as tool_call: never sent by the recorded bridge; a line of this kind fails the comparison"},
 }
@@ -136,12 +136,62 @@ func PermissionRequest(callID string) Frame {
 	}}
 }
 
+// Upstream's ACP agent (VERBATIM).
+const (
+	AgentName    = "deepseek-harness-acp"
+	AgentVersion = "0.0.1"
+)
+
+// Initialized is the initialize result; image says whether inline image
+// prompts are advertised.
+func Initialized(image bool) Frame {
+	return Frame{Kind: Initialize, Value: map[string]any{"jsonrpc": "2.0", "result": map[string]any{
+		"protocolVersion": 1.0,
+		"agentInfo":       map[string]any{"name": AgentName, "version": AgentVersion},
+		"agentCapabilities": map[string]any{"promptCapabilities": map[string]any{
+			"image": image, "audio": false, "embeddedContext": false,
+		}},
+		"authMethods": []any{},
+	}}}
+}
+
+// SessionCreated is the session/new result.
+func SessionCreated() Frame {
+	return Frame{Kind: NewSession, Value: map[string]any{"jsonrpc": "2.0", "result": map[string]any{"sessionId": SessionToken}}}
+}
+
+// AgentText is the agent_message_chunk update of one committed assistant
+// text block.
+func AgentText(text string) Frame {
+	return Frame{Kind: MessageChunk, Value: map[string]any{"jsonrpc": "2.0", "method": "session/update", "params": map[string]any{
+		"sessionId": SessionToken,
+		"update":    map[string]any{"sessionUpdate": "agent_message_chunk", "content": map[string]any{"type": "text", "text": text}},
+	}}}
+}
+
+// JSON-RPC error codes of the ACP SDK (VERBATIM).
+const (
+	CodeInvalidParams = -32602
+	CodeInternalError = -32603
+)
+
+// InvalidParams is the SDK's invalid-params error with detail (no data).
+func InvalidParams(detail string) Frame {
+	return errorFrame(CodeInvalidParams, "Invalid params: "+detail)
+}
+
+// Failed is the JSON-RPC error of a prompt whose turn failed with message.
+func Failed(message string) Frame {
+	return errorFrame(CodeInternalError, "Internal error: turn failed: "+message)
+}
+
+func errorFrame(code float64, message string) Frame {
+	return Frame{Kind: PromptError, Value: map[string]any{"jsonrpc": "2.0", "error": map[string]any{"code": code, "message": message}}}
+}
+
 // Stop is the prompt result for a turn that ended with reason (end_turn,
-// cancelled, max_tokens), or a failure when reason is "".
+// cancelled, max_tokens).
 func Stop(reason string) Frame {
-	if reason == "" {
-		return Frame{Kind: PromptError, Value: map[string]any{"jsonrpc": "2.0", "error": "(failed)"}}
-	}
 	return Frame{Kind: StopReason, Value: map[string]any{"jsonrpc": "2.0", "result": map[string]any{"stopReason": reason}}}
 }
 
@@ -180,10 +230,10 @@ func orNone(items []string) string {
 	return strings.Join(items, ", ")
 }
 
-// Compare pairs the compared lines of the recording with ours, prompt by
-// prompt (a prompt's frames end with its result): the permission requests of
-// a prompt in order, then its result. Ids are left out; a failure compares by
-// kind only.
+// Compare pairs the compared lines of the recording with the frames the
+// replay would have sent, in order: the i-th compared line with the i-th
+// frame, kind and value (the JSON-RPC id left out). A line of a kind the
+// bridge never sends is a problem, and so is every extra or missing frame.
 func Compare(file string, lines []Line, ours []Frame) Report {
 	rep := Report{Counts: map[Kind]int{}}
 	var want []Line
@@ -191,83 +241,37 @@ func Compare(file string, lines []Line, ours []Frame) Report {
 		rep.Counts[l.Kind]++
 		ki, ok := info(l.Kind)
 		switch {
-		case !ok || l.Kind == ToolCall || l.Kind == ToolCallUpdate:
+		case !ok || !ki.Compared:
 			rep.Problems = append(rep.Problems, fmt.Sprintf("%s:%d: a %s line, which dsh-replay does not model (the recorded bridge never sent one)", file, l.N, l.Kind))
-		case ki.Compared:
+		default:
 			want = append(want, l)
 		}
 	}
-	wantPrompts := split(want, func(l Line) Kind { return l.Kind })
-	ourPrompts := split(ours, func(f Frame) Kind { return f.Kind })
-	for p := range max(len(wantPrompts), len(ourPrompts)) {
-		var w []Line
-		var o []Frame
-		if p < len(wantPrompts) {
-			w = wantPrompts[p]
+	// Frames are compared in order, so the first difference shifts the
+	// rest: it is the one said, with how many frames each side has.
+	for i := range max(len(want), len(ours)) {
+		var problem []string
+		switch {
+		case i >= len(ours):
+			problem = []string{fmt.Sprintf("%s:%d: the replay sent no %s here", file, want[i].N, want[i].Kind)}
+		case i >= len(want):
+			problem = []string{fmt.Sprintf("%s: the replay sent a %s the recording does not show: %s", file, ours[i].Kind, summary(ours[i].Value))}
+		case want[i].Kind != ours[i].Kind:
+			problem = []string{fmt.Sprintf("%s:%d: expected a %s, the replay sent a %s: %s", file, want[i].N, want[i].Kind, ours[i].Kind, summary(ours[i].Value))}
+		default:
+			for _, d := range projection.DiffValues("", withoutID(want[i].Frame), ours[i].Value) {
+				problem = append(problem, fmt.Sprintf("%s:%d: %s: %s", file, want[i].N, want[i].Kind, d.String()))
+			}
 		}
-		if p < len(ourPrompts) {
-			o = ourPrompts[p]
+		if len(problem) > 0 {
+			rep.Problems = append(rep.Problems, problem...)
+			if len(want) != len(ours) {
+				rep.Problems = append(rep.Problems, fmt.Sprintf("%s: %d compared lines, the replay sent %d frames", file, len(want), len(ours)))
+			}
+			break
 		}
-		rep.Problems = append(rep.Problems, comparePrompt(file, p+1, w, o)...)
 	}
 	return rep
-}
-
-// split cuts a sequence after each prompt result (stop reason or failure).
-func split[T any](xs []T, kind func(T) Kind) [][]T {
-	var out [][]T
-	var cur []T
-	for _, x := range xs {
-		cur = append(cur, x)
-		if k := kind(x); k == StopReason || k == PromptError {
-			out = append(out, cur)
-			cur = nil
-		}
-	}
-	if len(cur) > 0 {
-		out = append(out, cur)
-	}
-	return out
-}
-
-// comparePrompt compares one prompt's frames: permissions by position, then
-// the result.
-func comparePrompt(file string, prompt int, want []Line, ours []Frame) []string {
-	var problems []string
-	byKind := func(k Kind) ([]Line, []Frame) {
-		var w []Line
-		var o []Frame
-		for _, l := range want {
-			if l.Kind == k || (k == StopReason && l.Kind == PromptError) {
-				w = append(w, l)
-			}
-		}
-		for _, f := range ours {
-			if f.Kind == k || (k == StopReason && f.Kind == PromptError) {
-				o = append(o, f)
-			}
-		}
-		return w, o
-	}
-	for _, k := range []Kind{Permission, StopReason} {
-		w, o := byKind(k)
-		for i := range max(len(w), len(o)) {
-			switch {
-			case i >= len(o):
-				problems = append(problems, fmt.Sprintf("%s:%d: the replay sent no %s here (prompt %d)", file, w[i].N, w[i].Kind, prompt))
-			case i >= len(w):
-				problems = append(problems, fmt.Sprintf("%s: prompt %d: the replay sent a %s the recording does not show: %s", file, prompt, o[i].Kind, summary(o[i].Value)))
-			case w[i].Kind != o[i].Kind:
-				problems = append(problems, fmt.Sprintf("%s:%d: expected a %s, the replay sent a %s: %s", file, w[i].N, w[i].Kind, o[i].Kind, summary(o[i].Value)))
-			case w[i].Kind == PromptError:
-			default:
-				for _, d := range projection.DiffValues("", withoutID(w[i].Frame), o[i].Value) {
-					problems = append(problems, fmt.Sprintf("%s:%d: %s: %s", file, w[i].N, w[i].Kind, d.String()))
-				}
-			}
-		}
-	}
-	return problems
 }
 
 func withoutID(f map[string]any) map[string]any {
@@ -283,41 +287,4 @@ func withoutID(f map[string]any) map[string]any {
 func summary(v map[string]any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
-}
-
-// Initialized is the initialize result upstream's bridge answers with.
-func Initialized() Frame {
-	return Frame{Kind: Initialize, Value: map[string]any{"jsonrpc": "2.0", "result": map[string]any{"protocolVersion": 1}}}
-}
-
-// InitializedWithImages is the initialize result of an agent that
-// advertises inline image prompts (an attachment store is mounted and the
-// model declares image input).
-func InitializedWithImages() Frame {
-	f := Initialized()
-	f.Value["result"].(map[string]any)["agentCapabilities"] = map[string]any{"promptCapabilities": map[string]any{"image": true}}
-	return f
-}
-
-// SessionCreated is the session/new result.
-func SessionCreated() Frame {
-	return Frame{Kind: NewSession, Value: map[string]any{"jsonrpc": "2.0", "result": map[string]any{"sessionId": SessionToken}}}
-}
-
-// AgentText is the agent_message_chunk update of one committed assistant
-// text block.
-func AgentText(text string) Frame {
-	return Frame{Kind: MessageChunk, Value: map[string]any{"jsonrpc": "2.0", "method": "session/update", "params": map[string]any{
-		"sessionId": SessionToken, "update": map[string]any{"sessionUpdate": "agent_message_chunk", "content": map[string]any{"type": "text", "text": text}}}}}
-}
-
-// Failed is the JSON-RPC error of a prompt whose turn failed with message.
-func Failed(message string) Frame {
-	return Frame{Kind: PromptError, Value: map[string]any{"jsonrpc": "2.0", "error": map[string]any{"code": -32603, "message": "Internal error: turn failed: " + message}}}
-}
-
-// InvalidParams is the JSON-RPC error of a prompt refused at admission
-// (an inline image upstream's bridge does not admit).
-func InvalidParams(detail string) Frame {
-	return Frame{Kind: PromptError, Value: map[string]any{"jsonrpc": "2.0", "error": map[string]any{"code": -32602, "message": "Invalid params: " + detail}}}
 }

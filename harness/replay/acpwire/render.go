@@ -95,9 +95,9 @@ func Render(frames []Frame, scrub func(string) string) ([]byte, error) {
 		case Initialize:
 			var r initResult
 			r.ProtocolVersion = 1
-			r.AgentInfo.Name, r.AgentInfo.Version = "deepseek-harness-acp", "0.0.1"
+			r.AgentInfo.Name, r.AgentInfo.Version = AgentName, AgentVersion
+			r.AgentCapabilities.PromptCapabilities.Image = imagePrompts(f)
 			r.AuthMethods = []any{}
-			r.AgentCapabilities.PromptCapabilities.Image = imageCapable(f)
 			v = rpcResult{"2.0", id(client), r}
 			client++
 		case NewSession:
@@ -110,9 +110,9 @@ func Render(frames []Frame, scrub func(string) string) ([]byte, error) {
 		case PromptError:
 			e := rpcError{JSONRPC: "2.0", ID: id(client)}
 			m, _ := f.Value["error"].(map[string]any)
-			e.Error.Code = -32603
-			if c, ok := m["code"].(int); ok {
-				e.Error.Code = c // -32602 for a prompt refused at admission
+			e.Error.Code = CodeInternalError
+			if c, ok := m["code"].(float64); ok {
+				e.Error.Code = int(c)
 			}
 			e.Error.Message, _ = m["message"].(string)
 			v = e
@@ -149,11 +149,11 @@ func Render(frames []Frame, scrub func(string) string) ([]byte, error) {
 	return out.Bytes(), nil
 }
 
-// imageCapable reads an initialize frame's promptCapabilities.image.
-func imageCapable(f Frame) bool {
+// imagePrompts is an initialize frame's image prompt capability.
+func imagePrompts(f Frame) bool {
 	r, _ := f.Value["result"].(map[string]any)
 	c, _ := r["agentCapabilities"].(map[string]any)
 	p, _ := c["promptCapabilities"].(map[string]any)
-	b, _ := p["image"].(bool)
-	return b
+	image, _ := p["image"].(bool)
+	return image
 }

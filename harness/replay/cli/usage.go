@@ -20,8 +20,11 @@ replay.override.json) or a directory of recordings (e.g. transcripts/).
 For each recording: the model's replies are rebuilt from session.jsonl (the
 model is constructed from the recording); a fresh temporary workspace is seeded
 from workspace/; the sandbox mode and approval policy come from the recording's
-first runtime-context message; the steps of input.json are driven (prompt,
-promptAndCancel: cancelled by the user once waitForFile exists, waitForTurnEnd);
+first runtime-context message; the steps of input.json are driven (initialize,
+newSession, newSessionExpectError, prompt, promptExpectError, promptAndCancel:
+cancelled by the user once waitForFile exists, the waits) by upstream's agent
+loop (turns until idle, pre-step claims, UserPromptSubmit and Stop hooks,
+retries, max-tokens, titles, workspace instructions, the repeat reminder);
 approval prompts are answered from permissionAnswers in order (allow_once,
 reject_once; an empty queue answers cancelled); every tool call runs through
 the real stack (bash under the real sandbox, background jobs, read/write/edit
@@ -29,7 +32,9 @@ with observation, session_event_read/search, approval, escalation, spill,
 rendering) and job notices reach the model as upstream's do. Our log of the
 replay is compared with the recording per turn and in order: tool/call,
 approval/asked, approval/decided, tool/result (text, isError, meta, error), the
-runtime-context text, job notices and the turn/end reason, after normalising
+runtime-context text and other plugins' messages, job notices, hook events,
+workspace instructions, canceled inbox splices, titles, retries and the
+turn/end reason, after normalising
 {{cwd}}, UUIDs, spill locators and session_event_read times, as parsed JSON.
 The schemas of the tools the stack composes are compared with
 tool-schemas.expected.json in key order (other tools are named as not
@@ -90,7 +95,9 @@ Files of ours beside a recording (both optional):
                             parallel-tool-calls, session-query-spill,
                             fs-write-overwrite-bounded,
                             partial-landlock-child-failure,
-                            missing-sandbox-runner) gets that scenario's settings.
+                            missing-sandbox-runner, empty-response-retry,
+                            session-title-after-turn, agent-instructions)
+                            gets that scenario's settings.
   projection.expected.json  the readable expected projection, written by -update
                             from session.jsonl; the comparison always runs
                             against session.jsonl, and this file, when present,

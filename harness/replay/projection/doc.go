@@ -21,13 +21,25 @@
 //   - the skill catalog message (a user/message of source kind
 //     skill-catalog): its text, entries and whether it is an update;
 //   - a user's prompt with images: the attachment references;
-//   - turn/end: reason.
+//   - turn/end: reason;
+//   - another plugin's message (KindContext with its plugin): a reminder's
+//     form and summary, a compaction's id and its replacing surfaceOp;
+//   - workspace instructions (user/message of source agent-instructions):
+//     the texts, one per block, and the source (baseline, identity,
+//     changes);
+//   - agent/inbox/spliced with outcome canceled: target, start, removedCount;
+//   - session/title: title, messageSeqs, source; session/title-llm-request:
+//     titleProvider, messageSeqs, route, system, the messages' texts and
+//     sources, maxTokens;
+//   - llm/retry: retryId, step, mode, policyKey, retry, maxRetries, delayMs,
+//     failure (not the provider, the replay's own model);
+//     llm/retry-started: retryId, step, retry.
 //
 // A tool/result whose content holds image blocks (read_image) also keeps
 // their attachment references (attachments).
 //
-// Everything else (chunks, titles, headers, seq, times, message ids) is left out:
-// it is either a replay input or not produced by a tool stack.
+// Everything else (chunks, headers, the prompts' texts, seq, times, message
+// ids) is left out: it is a replay input, or the replay's own.
 //
 // # Normalisation
 //

@@ -40,6 +40,15 @@ const (
 	KindAgentStart = "tool-workflow/agent-start"
 	KindAgentEnd   = "tool-workflow/agent-end"
 	KindRunEnd     = "tool-workflow/run-end"
+	// Turn-level events: the session's titles and the title model's
+	// request, a model call's retry, the workspace instructions a step
+	// entered, and a pending message a plugin removed from the inbox.
+	KindTitle        = "session/title"
+	KindTitleRequest = "session/title-llm-request"
+	KindRetry        = "llm/retry"
+	KindRetryStarted = "llm/retry-started"
+	KindInstructions = "workspace-instructions"
+	KindCanceled     = "inbox/canceled"
 	// KindTodo is todo_write's todo/write event.
 	KindTodo = "todo/write"
 	// KindCatalog is the skill catalog message.
@@ -108,6 +117,13 @@ func (it Item) Label() string {
 		r, _ := it.Fields["reason"].(map[string]any)
 		k, _ := r["kind"].(string)
 		return "turn/end " + k
+	case KindTitle:
+		return fmt.Sprintf("session/title %q", s("title"))
+	case KindRetry, KindRetryStarted:
+		n, _ := it.Fields["retry"].(float64)
+		return fmt.Sprintf("%s %d", it.Kind, int(n))
+	case KindCanceled:
+		return "inbox/canceled " + s("target")
 	}
 	return it.Kind
 }
@@ -258,19 +274,37 @@ func Project(events []recording.Event, n Normalizer) ([]Item, error) {
 		if fields == nil {
 			continue
 		}
+		if op := replaceOp(e.SurfaceOp); op != nil {
+			fields["surfaceOp"] = op // a message that replaces earlier ones (a compaction)
+		}
 		items = append(items, Item{Turn: turn, Kind: kind, Seq: e.Seq, Fields: n.Value(fields).(map[string]any)})
 	}
 	return items, nil
 }
 
+// replaceOp is a surfaceOp that replaces earlier events (nil for none or
+// an append).
+func replaceOp(raw json.RawMessage) map[string]any {
+	var op map[string]any
+	if len(raw) == 0 || json.Unmarshal(raw, &op) != nil || op["op"] != "replace" {
+		return nil
+	}
+	return op
+}
+
 // picked are the event types projected as some of their data's fields, as
 // they are.
 var picked = map[string][]string{
-	KindAsked:          {"toolName", "callId", "reason"},
-	KindDecided:        {"outcome"},
-	KindInvoked:        {"point", "dialect", "handlerId", "matcher"},
-	KindTurnEnd:        {"reason"},
-	KindDispatchStart:  {"rootCallId", "parentCallId", "subCallId", "name", "arguments"},
+	KindAsked:         {"toolName", "callId", "reason"},
+	KindDecided:       {"outcome"},
+	KindInvoked:       {"point", "dialect", "handlerId", "matcher"},
+	KindTurnEnd:       {"reason"},
+	KindDispatchStart: {"rootCallId", "parentCallId", "subCallId", "name", "arguments"},
+	KindTitle:         {"title", "messageSeqs", "source"},
+	// the provider is the replay's own model, not the recording's
+	KindRetry:          {"retryId", "step", "mode", "policyKey", "retry", "maxRetries", "delayMs", "failure"},
+	KindRetryStarted:   {"retryId", "step", "retry"},
+	KindTodo:           {"todos"},
 	KindDescriptor:     {"version", "mode", "provider", "label", "agentProvider", "agentModel", "persona", "toolFilter"},
 	KindSandboxMode:    {"mode", "source"},
 	KindApprovalPolicy: {"policy", "source"},
@@ -278,7 +312,6 @@ var picked = map[string][]string{
 	KindAgentStart:     {"runId", "seq", "label", "phase", "childId"},
 	KindAgentEnd:       {"runId", "seq", "outcome"},
 	KindRunEnd:         {"runId", "stopReason"},
-	KindTodo:           {"todos"},
 }
 
 // project is the item kind and fields an event of type typ with data d
@@ -290,6 +323,21 @@ func project(typ string, d map[string]any) (kind string, fields map[string]any) 
 	switch typ {
 	case "user/message":
 		return pluginMessage(d)
+	case KindTitleRequest:
+		f := pick(d, "titleProvider", "messageSeqs", "route", "system", "maxTokens")
+		var msgs []any
+		list, _ := d["messages"].([]any)
+		for _, m := range list {
+			mm, _ := m.(map[string]any)
+			msgs = append(msgs, map[string]any{"text": contentText(mm["content"]), "source": mm["source"]})
+		}
+		f["messages"] = msgs
+		return KindTitleRequest, f
+	case "agent/inbox/spliced":
+		if d["outcome"] != "canceled" {
+			return "", nil
+		}
+		return KindCanceled, pick(d, "target", "start", "removedCount")
 	case KindCall:
 		f := pick(d, "name", "callId")
 		raw, _ := d["arguments"].(string)
@@ -323,6 +371,8 @@ func pluginMessage(d map[string]any) (kind string, fields map[string]any) {
 	switch k, _ := src["kind"].(string); k {
 	case "coordinator", "subagent-report", "subagent-settled":
 		return KindRelay, relayFields(d, src)
+	case "agent-instructions":
+		return KindInstructions, map[string]any{"texts": contentTexts(d["content"]), "source": src}
 	case "skill-catalog":
 		return KindCatalog, map[string]any{"text": contentText(d["content"]), "entries": src["entries"], "update": src["update"] == true}
 	case "user":
@@ -340,7 +390,15 @@ func pluginMessage(d map[string]any) (kind string, fields map[string]any) {
 	}
 	f := map[string]any{"text": contentText(d["content"])}
 	if plugin != systemPromptPlugin {
-		f["plugin"] = plugin // a hook's context message (the runtime context stays as it was)
+		// another plugin's message: a hook's context, a reminder (its
+		// form and summary), a compaction (its id); the runtime context
+		// stays as it was
+		f["plugin"] = plugin
+		for _, k := range []string{"form", "summary", "compactionId"} {
+			if v, ok := src[k]; ok {
+				f[k] = v
+			}
+		}
 	}
 	return KindContext, f
 }
@@ -349,16 +407,21 @@ func pluginMessage(d map[string]any) (kind string, fields map[string]any) {
 // sender) and its text blocks, each on its own.
 func relayFields(d, src map[string]any) map[string]any {
 	f := pick(src, "kind", "form", "summary", "senderSessionId")
-	var texts []any
-	blocks, _ := d["content"].([]any)
+	f["texts"] = contentTexts(d["content"])
+	return f
+}
+
+// contentTexts are the texts of a message's text blocks, one per block.
+func contentTexts(v any) []any {
+	out := []any{}
+	blocks, _ := v.([]any)
 	for _, c := range blocks {
 		cm, _ := c.(map[string]any)
 		if t, _ := cm["type"].(string); t == "text" {
-			texts = append(texts, cm["text"])
+			out = append(out, cm["text"])
 		}
 	}
-	f["texts"] = texts
-	return f
+	return out
 }
 
 // toolResult projects a tool result: its meta and error, its call, the text

@@ -2,7 +2,9 @@ package projection
 
 import (
 	"encoding/json"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -214,19 +216,19 @@ func TestProjectUpstreamRecording(t *testing.T) {
 	for _, it := range items {
 		kinds = append(kinds, it.Kind)
 	}
-	want := "runtime-context,tool/call,tool/result,tool/call,tool/result,tool/call,tool/result,turn/end"
+	want := "runtime-context,session/title,tool/call,tool/result,tool/call,tool/result,tool/call,tool/result,turn/end"
 	if strings.Join(kinds, ",") != want {
 		t.Fatalf("kinds %v, want %s", kinds, want)
 	}
-	first := items[2].Fields
+	first := items[3].Fields
 	if first["text"] != "Error: edit requires reading \"{{cwd}}/settings.txt\" first — read the file, then retry" || first["isError"] != true {
 		t.Errorf("first result %v", first)
 	}
 	if e, _ := first["error"].(map[string]any); e["code"] != "FS_NOT_OBSERVED" {
 		t.Errorf("first result error %v", first["error"])
 	}
-	if args, _ := items[1].Fields["arguments"].(map[string]any); args["old_string"] != "blue" {
-		t.Errorf("arguments are not parsed JSON: %#v", items[1].Fields["arguments"])
+	if args, _ := items[2].Fields["arguments"].(map[string]any); args["old_string"] != "blue" {
+		t.Errorf("arguments are not parsed JSON: %#v", items[2].Fields["arguments"])
 	}
 }
 
@@ -249,7 +251,7 @@ func TestProjectHookEvents(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("hook items (-want +got):\n%s", diff)
 	}
-	if l := items[2].Label(); l != "hook/invoked claude-code:PostToolUse:1" {
+	if l := items[3].Label(); l != "hook/invoked claude-code:PostToolUse:1" {
 		t.Errorf("label %q", l)
 	}
 }
@@ -270,4 +272,68 @@ func TestProjectPluginMessages(t *testing.T) {
 	if l0, l1 := items[0].Label(), items[1].Label(); l0 != "runtime-context" || l1 != "context message from hooks-codex" {
 		t.Errorf("labels %q, %q", l0, l1)
 	}
+}
+
+// The turn-level events are projected: titles, the title model's request,
+// retries, workspace instructions with their source, a canceled inbox
+// splice and a compaction's surfaceOp; a changed field of any of them is a
+// difference.
+func TestProjectTurnEvents(t *testing.T) {
+	tests := []struct {
+		recording string
+		kind      string
+		field     string
+		want      any
+	}{
+		{"session-title-after-turn", KindTitle, "title", "Reply with exactly TITLE_DONE. Do"},
+		{"session-title-after-turn", KindTitleRequest, "maxTokens", 32.0},
+		{"empty-response-retry", KindRetry, "policyKey", `["normal",2,["EMPTY_RESPONSE","RATE_LIMIT","SERVER","TIMEOUT","TRANSPORT"],1,1,0]`},
+		{"empty-response-retry", KindRetryStarted, "retryId", "{{sessionId}}"},
+		{"agent-instructions", KindCanceled, "target", "next-step"},
+		{"agent-instructions", KindContext, "compactionId", "workspace-context-fixture"},
+		{"agent-instructions", KindInstructions, "source.baselineIdentity", `{"projectRoot":"","projectRootMarkers":[".dsh-project"],"maxBytes":65536,"maxSourceBytes":1048576,"instructionFileCandidates":["AGENTS.md","CLAUDE.md"],"localInstructionFileCandidates":["AGENTS.local.md","CLAUDE.local.md"]}`},
+		{"error-finish", KindTurnEnd, "reason.error.code", "AUTH"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.recording+" "+tc.kind, func(t *testing.T) {
+			items := projectTranscript(t, tc.recording)
+			i := slices.IndexFunc(items, func(it Item) bool { return it.Kind == tc.kind && hasPath(it.Fields, strings.Split(tc.field, ".")) })
+			if i < 0 {
+				t.Fatalf("no %s item with %s", tc.kind, tc.field)
+			}
+			var v any = items[i].Fields
+			for _, k := range strings.Split(tc.field, ".") {
+				v = v.(map[string]any)[k]
+			}
+			if !cmp.Equal(v, tc.want) {
+				t.Fatalf("%s: %#v, want %#v", tc.field, v, tc.want)
+			}
+			changed := slices.Clone(items)
+			changed[i] = Item{Turn: items[i].Turn, Kind: items[i].Kind, Fields: setPath(items[i].Fields, strings.Split(tc.field, "."), "changed")}
+			if c := Compare(items, changed); c.Mismatched != 1 || c.First().Diffs[0].Path != tc.field {
+				t.Errorf("a changed %s: %+v", tc.field, c.First())
+			}
+		})
+	}
+}
+
+// setPath returns a copy of m with the value at path set to v.
+func setPath(m map[string]any, path []string, v any) map[string]any {
+	out := maps.Clone(m)
+	if len(path) == 1 {
+		out[path[0]] = v
+		return out
+	}
+	out[path[0]] = setPath(m[path[0]].(map[string]any), path[1:], v)
+	return out
+}
+
+// hasPath reports whether m holds a value at path.
+func hasPath(m map[string]any, path []string) bool {
+	v, ok := m[path[0]]
+	if !ok || len(path) == 1 {
+		return ok
+	}
+	sub, ok := v.(map[string]any)
+	return ok && hasPath(sub, path[1:])
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/dshsim/dshsim/harness/replay/recording"
@@ -94,16 +95,45 @@ func TestCopySeedRefusesAHugeSparseFileUnread(t *testing.T) {
 	}
 }
 
-// TestCopySeedRefusesNonRegularFiles: a symlink in a seed is an error naming
-// it, not followed.
+// TestCopySeedRefusesNonRegularFiles: a symlink out of the seed is an error
+// naming it, not followed, and so is a FIFO; a symlink inside the seed is
+// copied as a symlink and counts as an entry.
 func TestCopySeedRefusesNonRegularFiles(t *testing.T) {
 	src := t.TempDir()
 	if err := os.Symlink("/etc/passwd", filepath.Join(src, "link")); err != nil {
 		t.Fatal(err)
 	}
-	err := recording.CopySeed(src, t.TempDir(), recording.SeedBounds{})
-	if err == nil || !strings.Contains(err.Error(), filepath.Join(src, "link")+": not a regular file") {
+	dst := t.TempDir()
+	err := recording.CopySeed(src, dst, recording.SeedBounds{})
+	if err == nil || !strings.Contains(err.Error(), filepath.Join(src, "link")+`: symlink to the absolute path "/etc/passwd"`) {
 		t.Fatalf("err = %v", err)
+	}
+	if _, err := os.Lstat(filepath.Join(dst, "link")); err == nil {
+		t.Error("the link out of the seed was copied")
+	}
+
+	fifo := t.TempDir()
+	if err := syscall.Mkfifo(filepath.Join(fifo, "pipe"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := recording.CopySeed(fifo, t.TempDir(), recording.SeedBounds{}); err == nil || !strings.Contains(err.Error(), filepath.Join(fifo, "pipe")+": not a regular file, directory or symlink") {
+		t.Fatalf("a FIFO: %v", err)
+	}
+
+	inside := seed(t, map[string]int{"AGENTS.canonical.md": 3})
+	if err := os.Symlink("AGENTS.canonical.md", filepath.Join(inside, "AGENTS.md")); err != nil {
+		t.Fatal(err)
+	}
+	dst = t.TempDir()
+	if err := recording.CopySeed(inside, dst, recording.SeedBounds{MaxFiles: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if link, err := os.Readlink(filepath.Join(dst, "AGENTS.md")); err != nil || link != "AGENTS.canonical.md" {
+		t.Fatalf("AGENTS.md: %q %v", link, err)
+	}
+	var be *recording.BoundError
+	if err := recording.CopySeed(inside, t.TempDir(), recording.SeedBounds{MaxFiles: 1}); !errors.As(err, &be) {
+		t.Fatalf("a link past the count: %v", err)
 	}
 }
 

@@ -12,7 +12,11 @@
 //     text-chunks, reasoning-chunks and tool-call-chunks rows are expanded into
 //     one assistant/chunk event per member, with contiguous seq numbers);
 //   - stdout.expected.jsonl: the agent's JSON-RPC frames (read and validated);
-//   - workspace/ (optional): seed files copied into the fresh workspace;
+//   - workspace/ (optional): seed files copied into the fresh workspace
+//     ([CopyTree]: files, directories, symlinks that stay inside it); the
+//     symlinks setting names the paths the scenario's fixture holds as
+//     links, which a checkout without symlinks stores as link stubs
+//     ([SeedLinks], [RestoreLinks]);
 //   - replay.override.json (optional): upstream's script override;
 //   - dshsim.replay.json (optional, ours): settings a recording cannot state
 //     itself (see [Settings]);

@@ -76,6 +76,12 @@ type Step struct {
 	// WaitForText is the assistant text a promptAndWaitForAgentMessage step
 	// waits for (it does not wait for the prompt's answer).
 	WaitForText string `json:"waitForText,omitempty"`
+	// AdditionalDirectories, on newSessionExpectError, are sent with the
+	// session/new request (which refuses them).
+	AdditionalDirectories []string `json:"additionalDirectories,omitempty"`
+	// TimeoutMs bounds a harness wait upstream (the replay's waits are its
+	// own: every turn ends before the next step).
+	TimeoutMs *int `json:"timeoutMs,omitempty"`
 	// Content is a promptContent step's ACP prompt blocks.
 	Content []PromptBlock `json:"content,omitempty"`
 }
@@ -93,18 +99,28 @@ type PromptBlock struct {
 type WaitFile struct {
 	// Path is relative to the workspace.
 	Path string `json:"path"`
+	// TimeoutMs bounds the wait upstream.
+	TimeoutMs *int `json:"timeoutMs,omitempty"`
 }
 
 // SupportedSteps are the input.json steps dsh-replay drives: initialize and
-// newSession (the replay's session is the new session), prompt (answered
-// once the agent is quiescent), promptContent (a prompt of ACP content
-// blocks, images admitted into the attachment store), promptAndCancel (the
-// prompt, cancelled by the user once waitForFile exists or, without it,
-// once the turn started), promptAndWaitForAgentMessage (the prompt, until
-// an assistant text holds waitForText), and the harness waits:
-// waitForTurnEnd, waitForTurnStart (minimumTurn), waitForSubagentTurnEnd
-// (child, minimumTurn) and waitForFile (path, in the workspace).
-var SupportedSteps = []string{"initialize", "newSession", "prompt", "promptContent", "promptAndCancel", "promptAndWaitForAgentMessage", "waitForTurnEnd", "waitForTurnStart", "waitForSubagentTurnEnd", "waitForFile"}
+// newSession (the replay's session is the new session), newSessionExpectError
+// (session/new with additionalDirectories, refused: no session), prompt
+// (answered once the agent is quiescent), promptExpectError (a prompt whose
+// turn fails: the JSON-RPC error answers it), promptAndCancel (the prompt,
+// cancelled by the user once waitForFile exists or, without it, once the
+// turn started), promptContent (a prompt of ACP content blocks, images
+// admitted into the attachment store), promptAndWaitForAgentMessage (the
+// prompt, until an assistant text holds waitForText), and the harness
+// waits: waitForTurnEnd, waitForTurnStart (minimumTurn),
+// waitForSubagentTurnEnd (child, minimumTurn), waitForFile (path, in the
+// workspace) and waitForTitleAfterTurnEnd (the model-made session title
+// lands after its turn ended).
+var SupportedSteps = []string{"initialize", "newSession", "newSessionExpectError", "prompt", "promptExpectError", "promptAndCancel", "promptContent", "promptAndWaitForAgentMessage",
+	"waitForTurnEnd", "waitForTurnStart", "waitForSubagentTurnEnd", "waitForFile", "waitForTitleAfterTurnEnd"}
+
+// promptSteps are the steps that send a prompt as text (and need it).
+var promptSteps = []string{"prompt", "promptExpectError", "promptAndCancel", "promptAndWaitForAgentMessage"}
 
 // Answer is one permission answer of input.json.
 type Answer struct {
@@ -175,6 +191,8 @@ type Event struct {
 	Data json.RawMessage `json:"data"`
 	// Line is the 1-based line of session.jsonl the event came from.
 	Line int `json:"-"`
+	// SurfaceOp is the event's surfaceOp as stored (nil when it has none).
+	SurfaceOp json.RawMessage `json:"-"`
 }
 
 // Recording is one loaded recording.
@@ -198,6 +216,9 @@ type Recording struct {
 	// Settings are dshsim.replay.json; when it is absent, upstream's suite
 	// settings for a scenario of this name ([SuiteSettings]), else zero.
 	Settings Settings
+	// Links are the settings' symlinks as found in the seed (those stored as
+	// link stubs are restored in the replay's workspace).
+	Links []SeedLink
 	// HasSettings reports whether dshsim.replay.json exists.
 	HasSettings bool
 	// SuiteSettings reports that Settings come from [SuiteSettings] (upstream's
@@ -355,6 +376,27 @@ func (l loader) optional(r *Recording) error {
 	case ok:
 		r.Settings, r.SuiteSettings = s, true
 	}
+	return l.seedLinks(r)
+}
+
+// seedLinks checks the settings' symlinks against the seed (an error names
+// the path under workspace/ and where the setting came from).
+func (l loader) seedLinks(r *Recording) error {
+	if len(r.Settings.Symlinks) == 0 {
+		return nil
+	}
+	from := SettingsFile
+	if r.SuiteSettings {
+		from = "upstream's suite settings for " + r.Name
+	}
+	if r.Workspace == "" {
+		return l.fail(WorkspaceDir, 0, "symlinks", "missing, but %s lists symlinks in it", from)
+	}
+	links, err := SeedLinks(r.Workspace, r.Settings.Symlinks)
+	if err != nil {
+		return l.fail(WorkspaceDir, 0, "symlinks", "%v (listed by %s)", err, from)
+	}
+	r.Links = links
 	return nil
 }
 
@@ -376,7 +418,7 @@ func checkInput(name string, data []byte, in Input) error {
 			return &Error{Recording: name, File: InputFile, Line: lineOfValue(data, s.Op), Field: f,
 				Problem: fmt.Sprintf("step %q is not supported by dsh-replay (supported: %s)", s.Op, strings.Join(SupportedSteps, ", "))}
 		}
-		if (s.Op == "prompt" || s.Op == "promptAndCancel" || s.Op == "promptAndWaitForAgentMessage") && s.Text == "" {
+		if slices.Contains(promptSteps, s.Op) && s.Text == "" {
 			return fail(fmt.Sprintf("steps[%d].text", i), "a %s step needs a non-empty text", s.Op)
 		}
 		if err := checkWaitStep(name, data, i, s); err != nil {
@@ -399,6 +441,9 @@ func checkInput(name string, data []byte, in Input) error {
 				return &Error{Recording: name, File: InputFile, Line: lineOfKey(data, "waitForFile"), Field: field + ".path",
 					Problem: fmt.Sprintf("want a path inside the workspace, got %q", p)}
 			}
+		}
+		if s.AdditionalDirectories != nil && s.Op != "newSessionExpectError" {
+			return fail(fmt.Sprintf("steps[%d].additionalDirectories", i), "only a newSessionExpectError step sends additional directories")
 		}
 	}
 	if m := in.SandboxMode; m != "" && m != "read-only" && m != "workspace-write" && m != "danger-full-access" {

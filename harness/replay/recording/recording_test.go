@@ -359,3 +359,164 @@ func TestParseSessionNamesAMissingRequiredField(t *testing.T) {
 		})
 	}
 }
+
+// TestCopyTreeKeepsSymlinksInsideTheSeed: a symlink inside the seed is
+// copied as a symlink (reading it reads its target); one to an absolute
+// path or out of the seed is refused, naming it.
+func TestCopyTreeKeepsSymlinksInsideTheSeed(t *testing.T) {
+	src := t.TempDir()
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.MkdirAll(filepath.Join(src, "nested"), 0o755))
+	must(os.WriteFile(filepath.Join(src, "nested", "target.md"), []byte("text\n"), 0o644))
+	must(os.Symlink("target.md", filepath.Join(src, "nested", "AGENTS.md")))
+	must(os.Symlink("nested/target.md", filepath.Join(src, "top.md")))
+	dst := t.TempDir()
+	must(CopyTree(src, dst))
+	if link, err := os.Readlink(filepath.Join(dst, "nested", "AGENTS.md")); err != nil || link != "target.md" {
+		t.Fatalf("nested/AGENTS.md: link %q, %v", link, err)
+	}
+	if data, err := os.ReadFile(filepath.Join(dst, "top.md")); err != nil || string(data) != "text\n" {
+		t.Fatalf("top.md reads %q, %v", data, err)
+	}
+	for _, target := range []string{"/etc/passwd", "../outside", "nested/../../outside"} {
+		bad := t.TempDir()
+		must(os.Symlink(target, filepath.Join(bad, "link")))
+		err := CopyTree(bad, t.TempDir())
+		if err == nil || !strings.Contains(err.Error(), filepath.Join(bad, "link")) {
+			t.Errorf("a link to %q: %v", target, err)
+		}
+	}
+}
+
+// TestNewInputSteps: the steps of turn kinds validate their fields.
+func TestNewInputSteps(t *testing.T) {
+	for _, tc := range []struct{ input, problem string }{
+		{`{"steps":[{"op":"initialize"},{"op":"newSessionExpectError","additionalDirectories":["/x"]}]}`, ""},
+		{`{"steps":[{"op":"promptExpectError","text":"fail"},{"op":"waitForTitleAfterTurnEnd","timeoutMs":5000}]}`, ""},
+		{`{"steps":[{"op":"promptExpectError"}]}`, "a promptExpectError step needs a non-empty text"},
+		{`{"steps":[{"op":"prompt","text":"x","additionalDirectories":["/x"]}]}`, "only a newSessionExpectError step sends additional directories"},
+	} {
+		dir := t.TempDir()
+		for name, body := range map[string]string{InputFile: tc.input, SessionFile: `{"type":"session","version":0,"id":"x","createdAt":0,"delegationDepth":0}` + "\n", StdoutFile: ""} {
+			if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_, err := Load(dir)
+		switch {
+		case tc.problem == "" && err != nil:
+			t.Errorf("%s: %v", tc.input, err)
+		case tc.problem != "" && (err == nil || !strings.Contains(err.Error(), tc.problem)):
+			t.Errorf("%s: %v, want %q", tc.input, err, tc.problem)
+		}
+	}
+}
+
+// TestSeedLinks: a listed path is accepted as a symlink or as a link stub
+// (a plain file holding only a relative target inside the seed that names
+// an entry of it), and restored as a symlink; anything else listed is an
+// error naming the path, and a real file is never taken for a stub.
+func TestSeedLinks(t *testing.T) {
+	seed := t.TempDir()
+	put := func(rel, content string) {
+		t.Helper()
+		p := filepath.Join(seed, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("AGENTS.canonical.md", "Root snapshot instruction.\n")
+	put("AGENTS.md", "AGENTS.canonical.md")
+	put("nested/AGENTS.canonical.md", "Nested snapshot instruction.\n")
+	put("nested/AGENTS.md", "AGENTS.canonical.md")
+	put("nested/up.md", "../AGENTS.canonical.md")
+	if err := os.Symlink("AGENTS.canonical.md", filepath.Join(seed, "linked.md")); err != nil {
+		t.Fatal(err)
+	}
+	put("with-newline.md", "AGENTS.canonical.md\n")
+	put("absolute.md", "/etc/passwd")
+	put("climbing.md", "../outside.md")
+	put("dangling.md", "missing.md")
+	put("empty.md", "")
+	put("real.md", "Root snapshot instruction.")
+	put("big.md", strings.Repeat("a", maxLinkStub+1))
+	if err := os.MkdirAll(filepath.Join(seed, "dir"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+
+	links, err := SeedLinks(seed, []string{"AGENTS.md", "nested/AGENTS.md", "nested/up.md", "linked.md"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []SeedLink{{"AGENTS.md", "AGENTS.canonical.md"}, {"nested/AGENTS.md", "AGENTS.canonical.md"}, {"nested/up.md", "../AGENTS.canonical.md"}, {"linked.md", ""}}
+	if !slices.Equal(links, want) {
+		t.Fatalf("links %v, want %v", links, want)
+	}
+	ws := t.TempDir()
+	if err := CopyTree(seed, ws); err != nil {
+		t.Fatal(err)
+	}
+	if err := RestoreLinks(ws, links); err != nil {
+		t.Fatal(err)
+	}
+	for rel, text := range map[string]string{"AGENTS.md": "Root", "nested/AGENTS.md": "Nested", "nested/up.md": "Root", "linked.md": "Root"} {
+		if _, err := os.Readlink(filepath.Join(ws, rel)); err != nil {
+			t.Errorf("%s is not a symlink: %v", rel, err)
+		}
+		if data, _ := os.ReadFile(filepath.Join(ws, rel)); !strings.HasPrefix(string(data), text) {
+			t.Errorf("%s reads %q, want %s...", rel, data, text)
+		}
+	}
+	if fi, err := os.Lstat(filepath.Join(ws, "real.md")); err != nil || !fi.Mode().IsRegular() {
+		t.Errorf("an unlisted file changed: %v %v", fi, err)
+	}
+
+	for _, c := range []struct{ path, problem string }{
+		{"missing.md", "missing.md: not in the seed"},
+		{"dir", "dir: neither a symlink nor a link stub"},
+		{"with-newline.md", `with-newline.md: a plain file holding "AGENTS.canonical.md\n" is not a link stub`},
+		{"absolute.md", `absolute.md: link stub: symlink to the absolute path "/etc/passwd"`},
+		{"climbing.md", `climbing.md: link stub: symlink to "../outside.md" leaves the seed`},
+		{"dangling.md", `dangling.md: a plain file holding "missing.md" is not a link stub: no such entry in the seed`},
+		{"empty.md", "empty.md: a plain file of 0 bytes is not a link stub"},
+		{"real.md", `real.md: a plain file holding "Root snapshot instruction." is not a link stub: no such entry`},
+		{"big.md", "big.md: a plain file of 4097 bytes is not a link stub"},
+	} {
+		if _, err := SeedLinks(seed, []string{"AGENTS.md", c.path}); err == nil || !strings.Contains(err.Error(), c.problem) {
+			t.Errorf("%s: %v, want %q", c.path, err, c.problem)
+		}
+	}
+}
+
+// TestLoadChecksTheSeedLinks: a settings file listing a path the seed does
+// not hold as a link or link stub is refused at load, naming workspace/,
+// the key, the path and the settings file.
+func TestLoadChecksTheSeedLinks(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "links")
+	if err := CopyTree(filepath.Join(transcripts, "agent-instructions"), dir); err != nil {
+		t.Fatal(err)
+	}
+	settings := filepath.Join(dir, SettingsFile)
+	if err := os.WriteFile(settings, []byte(`{"symlinks": ["AGENTS.md", "nested/task.txt"]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Load(dir)
+	var e *Error
+	if !errors.As(err, &e) || e.File != WorkspaceDir || e.Field != "symlinks" || !strings.Contains(e.Problem, "nested/task.txt: a plain file holding") || !strings.Contains(e.Problem, "(listed by "+SettingsFile+")") {
+		t.Fatalf("%v", err)
+	}
+	if err := os.RemoveAll(filepath.Join(dir, WorkspaceDir)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(dir); !errors.As(err, &e) || e.File != WorkspaceDir || !strings.Contains(e.Problem, "missing, but "+SettingsFile+" lists symlinks in it") {
+		t.Fatalf("no seed: %v", err)
+	}
+}

@@ -83,16 +83,29 @@ type Script struct {
 	Replies []Reply
 	// Overridden reports that replay.override.json changed the derived script.
 	Overridden bool
+	// Title are the title model's replies (sessionTitleLlm): the override
+	// file's entries, in order.
+	Title []Reply
 }
 
 // Derive rebuilds the script from the recording's assistant/chunk events and
-// applies replay.override.json.
+// applies replay.override.json; with a title model (sessionTitleLlm) the
+// override file is that model's script instead, as upstream's title replay
+// takes it.
 func Derive(r *Recording) (*Script, error) {
 	s := &Script{}
-	if r.Override != nil && r.Override.Replace != nil {
+	override := r.Override
+	if override != nil && r.Settings.SessionTitleLLM != nil {
+		title, err := override.apply(r.Name, nil)
+		if err != nil {
+			return nil, err
+		}
+		s.Title, override = title, nil
+	}
+	if override != nil && override.Replace != nil {
 		// a whole replacement script: the recorded stream is not the script
 		// (it may end inside a stream, as a cancelled hang does)
-		replies, err := r.Override.apply(r.Name, nil)
+		replies, err := override.apply(r.Name, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -104,8 +117,8 @@ func Derive(r *Recording) (*Script, error) {
 		return nil, err
 	}
 	s.Replies = derived.Replies
-	if r.Override != nil {
-		replies, err := r.Override.apply(r.Name, s.Replies)
+	if override != nil {
+		replies, err := override.apply(r.Name, s.Replies)
 		if err != nil {
 			return nil, err
 		}

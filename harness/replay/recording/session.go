@@ -33,7 +33,6 @@ var EventTypes = map[string]bool{
 	"hook/invoked":        true,
 	"hook/result":         true,
 	"llm/retry":           true,
-	"llm/retry-started":   true,
 	// delegation: a child's descriptor and the end of its seed
 	"subagent/descriptor": true,
 	"session/end-seed":    true,
@@ -42,6 +41,10 @@ var EventTypes = map[string]bool{
 	"tool-workflow/agent-start": true,
 	"tool-workflow/agent-end":   true,
 	"tool-workflow/run-end":     true,
+	// the retried attempt of a model call starts (after llm/retry's delay)
+	"llm/retry-started": true,
+	// the model-made session title's own request (its chunks are not logged)
+	"session/title-llm-request": true,
 	// run_code's nested calls: upstream logs a start and a settle event per call
 	"tool/code-dispatch-start": true,
 	"tool/code-dispatch":       true,
@@ -333,7 +336,7 @@ func parseEvent(rec, typ string, ln []byte, lineNo int, next int64) (Event, erro
 	if raw.Time != nil {
 		t = *raw.Time
 	}
-	return Event{Type: typ, Seq: *raw.Seq, Time: t, Data: *raw.Data, Line: lineNo}, nil
+	return Event{Type: typ, Seq: *raw.Seq, Time: t, Data: *raw.Data, Line: lineNo, SurfaceOp: raw.SurfaceOp}, nil
 }
 
 // expandPacked turns one packed row into one assistant/chunk per member.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -58,6 +59,15 @@ type Settings struct {
 	// WorkflowMaxConcurrentAgents caps the workflow's agents running at
 	// once (0: upstream's default, from the machine's cores).
 	WorkflowMaxConcurrentAgents int `json:"workflowMaxConcurrentAgents,omitempty"`
+	// RetryPolicy is the model provider's retry policy (nil: none, so an
+	// error finish ends the turn).
+	RetryPolicy *RetryPolicy `json:"retryPolicy,omitempty"`
+	// SessionTitleLLM mounts the model-made session title; its model's
+	// replies are replay.override.json's entries (the main model's script
+	// is then the log's own).
+	SessionTitleLLM *TitleLLM `json:"sessionTitleLlm,omitempty"`
+	// WorkspaceContext configures the workspace instructions (AGENTS.md).
+	WorkspaceContext *WorkspaceContext `json:"workspaceContext,omitempty"`
 	// Profile names the upstream overlay the scenario ran under, which
 	// decides the tools beyond the safety stack ([Profiles]); "" is the
 	// default profile.
@@ -65,6 +75,10 @@ type Settings struct {
 	// Prepare names upstream's workspace preparation for the scenario
 	// ([Preparations]), run after workspace/ is copied.
 	Prepare string `json:"prepare,omitempty"`
+	// Symlinks are the workspace paths upstream's fixture holds as
+	// symlinks: each is one in the seed, or a link stub (the file a
+	// checkout without symlinks writes) restored as one ([SeedLinks]).
+	Symlinks []string `json:"symlinks,omitempty"`
 	// ServedTools are tools whose bodies are served from the recording
 	// (never a tool of the safety stack).
 	ServedTools []string `json:"servedTools,omitempty"`
@@ -84,6 +98,70 @@ const (
 
 // SubagentFixtures are the values of subagentFixture.
 var SubagentFixtures = []string{FixtureDurabilityFailure, FixturePublishedFailure, FixtureReportFence, FixtureResultDiagnostic, FixtureProductProviders}
+
+// Retry policy modes.
+const (
+	RetryNormal = "normal"
+	RetryAlways = "always"
+)
+
+// RetryPolicy is a provider's retry policy as upstream configures it; an
+// absent field keeps upstream's default (5 retries; the codes
+// EMPTY_RESPONSE, RATE_LIMIT, SERVER, TIMEOUT, TRANSPORT; backoff 500 ms
+// initial, 10 000 ms at most, jitter 0.1).
+type RetryPolicy struct {
+	// Mode is "normal" (bounded, retryable codes only) or "always".
+	Mode string `json:"mode"`
+	// MaxRetries bounds the retries of one step (normal).
+	MaxRetries *int `json:"maxRetries,omitempty"`
+	// RetryableCodes are the failure codes retried (normal).
+	RetryableCodes []string `json:"retryableCodes,omitempty"`
+	// Backoff is the delay between attempts.
+	Backoff *Backoff `json:"backoff,omitempty"`
+}
+
+// Backoff is a retry policy's delay: initial·2^(retry-1), at most max,
+// times a jitter factor in [1-ratio, 1+ratio].
+type Backoff struct {
+	InitialDelayMs *float64 `json:"initialDelayMs,omitempty"`
+	MaxDelayMs     *float64 `json:"maxDelayMs,omitempty"`
+	JitterRatio    *float64 `json:"jitterRatio,omitempty"`
+}
+
+// TitleLLM is upstream's session-title-first-prompt-llm plugin's
+// configuration: the route the title model is called on and its budget.
+type TitleLLM struct {
+	// Provider and Model are the title model's route.
+	Provider string `json:"provider"`
+	Model    string `json:"model"`
+	// TargetWords and TargetCjkCharacters go into the title prompt.
+	TargetWords         int `json:"targetWords"`
+	TargetCjkCharacters int `json:"targetCjkCharacters"`
+	// MaxInputBytes bounds the framed first message (a longer one gets no
+	// model title).
+	MaxInputBytes int `json:"maxInputBytes"`
+	// MaxOutputTokens is the title request's maxTokens.
+	MaxOutputTokens int `json:"maxOutputTokens"`
+	// TimeoutMs bounds the title call upstream (the replay's title model
+	// answers at once).
+	TimeoutMs int `json:"timeoutMs,omitempty"`
+}
+
+// WorkspaceContext configures upstream's workspace instructions
+// (agent-instructions: AGENTS.md and CLAUDE.md discovery); absent fields
+// keep the default profile's.
+type WorkspaceContext struct {
+	// ProjectRootMarkers name the files that make a directory the project
+	// root (default [".git"]).
+	ProjectRootMarkers []string `json:"projectRootMarkers,omitempty"`
+	// MaxBytes bounds a rendered instruction message (default 65536; 0:
+	// off).
+	MaxBytes *int `json:"maxBytes,omitempty"`
+	// CompactBaselineAtRead is upstream's compaction fixture: before the
+	// first read of this workspace path runs, the visible baseline message
+	// is replaced by the fixture's compaction message ("": no fixture).
+	CompactBaselineAtRead string `json:"compactBaselineAtRead,omitempty"`
+}
 
 // Upstream's overlays a recording may name in profile.
 const (
@@ -115,6 +193,7 @@ var Profiles = map[string]string{
 var Preparations = map[string]string{
 	"fs-search-tree":       "prepareFsSearchWorkspace: tree/ with eight fixture files modified 1 to 8 ms after 2000-01-01",
 	"editing-cordis-skill": "prepareEditingCordisSkillWorkspace: .dsh/skills/editing-cordis-compositions/SKILL.md, upstream's",
+	"delimiter-path":       "prepareDelimiterPathWorkspace: the directory scope</system-reminder> with an AGENTS.md and task.txt",
 }
 
 // SettingKey documents one key of dshsim.replay.json.
@@ -160,10 +239,18 @@ var SettingKeys = []SettingKey{
 		"composes ask_user_question (a root's question has no answerer here and is refused)"},
 	{"workflowMaxConcurrentAgents", "integer >= 0 (0: min(16, max(1, cores-2)))", "(ours) workflow-oracle-parallel: the oracle overlay's workflow-worker-thread maxConcurrentAgents 1",
 		"caps the workflow's agents running at once, so the order of their agent-start and agent-end events is the recording's on any machine"},
+	{"retryPolicy", `{"mode": "normal" or "always", "maxRetries", "retryableCodes", "backoff": {"initialDelayMs", "maxDelayMs", "jitterRatio"}} (absent fields: upstream's defaults)`, "empty-response-retry: EX/retry.cordis*.yml, the replay provider's retryPolicy",
+		"retries a model call that ended in an error finish as upstream's llm-retry does (llm/retry, llm/retry-started, the retried call in the same step); without it an error finish ends the turn"},
+	{"sessionTitleLlm", `{"provider", "model", "targetWords", "targetCjkCharacters", "maxInputBytes", "maxOutputTokens", "timeoutMs"}`, "session-title-after-turn: EX/session-title.cordis*.yml, session-title-first-prompt-llm and its title-replay model",
+		"asks a title model after the first request (session/title-llm-request) and logs its title after the turn; the title model's replies are replay.override.json's, the main model's the log's own"},
+	{"workspaceContext", `{"projectRootMarkers": [names], "maxBytes": integer >= 0, "compactBaselineAtRead": "path"}`, "agent-instructions: EX/agent-instructions.cordis*.yml, workspaceContext.projectRootMarkers [.dsh-project] and the fixture workspace-context-compaction.ts",
+		"the workspace instructions (AGENTS.md, CLAUDE.md and their .local files, on by default with root marker .git and 65536 bytes; maxBytes 0 turns them off); compactBaselineAtRead replaces the baseline message before the first read of that path, as upstream's fixture does"},
 	{"profile", "default, image, fs-search, pwsh, persistent-pwsh, lsp, pty, advanced or web", "read-image, fs-glob-sampling, pwsh-tool-turn, lsp-definition, pty-tools, cordis-inspect-jsdoc...: the scenario's EX/*.cordis.snapshot.yml overlay",
 		"composes the overlay's tools beyond the safety stack (and leaves out what a standalone overlay does not mount); a tool the recording calls adds its area too"},
-	{"prepare", "fs-search-tree or editing-cordis-skill", "fs-glob-sampling: prepareFsSearchWorkspace; skill-load: prepareEditingCordisSkillWorkspace",
+	{"prepare", "fs-search-tree, editing-cordis-skill or delimiter-path", "fs-glob-sampling: prepareFsSearchWorkspace; skill-load: prepareEditingCordisSkillWorkspace; agent-instructions: prepareDelimiterPathWorkspace",
 		"prepares the workspace as upstream's suite does, after workspace/ is copied"},
+	{"symlinks", "list of paths inside workspace/, each a symlink there or a link stub (a plain file holding only the link's relative target, no newline, naming an entry of the seed)", "agent-instructions: its fixture's AGENTS.md and nested/AGENTS.md are symlinks to AGENTS.canonical.md",
+		"restores each listed link stub as the symlink it stands for after workspace/ is copied (a checkout with core.symlinks=false stores a link as such a file); a listed path that is neither is an error, and no other file is touched"},
 	{"servedTools", "list of tool names, none of bash, read, write, edit, run_code, job_output, job_kill, job_list", "cordis-inspect-jsdoc: cordis_inspect_query (its data is upstream's JSDoc catalog)",
 		"serves those tools' bodies from the recording (the report names them); everything around a body runs"},
 	{"note", "string", "(ours)", "why the recording needs settings; for reviewers, not read by the replay"},
@@ -236,6 +323,14 @@ func (s Settings) validate(name string, data []byte) error {
 	if _, ok := Preparations[s.Prepare]; s.Prepare != "" && !ok {
 		return fail("prepare", "unknown preparation %q (known: %s)", s.Prepare, keysOf(Preparations))
 	}
+	for i, p := range s.Symlinks {
+		if !filepath.IsLocal(p) || p != filepath.Clean(p) {
+			return fail("symlinks", "symlinks[%d] %q: want a clean path inside the workspace", i, p)
+		}
+		if slices.Contains(s.Symlinks[:i], p) {
+			return fail("symlinks", "symlinks[%d] %q: listed twice", i, p)
+		}
+	}
 	for i, t := range s.ServedTools {
 		if slices.Contains(SafetyStackTools, t) {
 			return fail("servedTools", "servedTools[%d] %q: a served body can never stand in for a tool of the safety stack (%s)", i, t, strings.Join(SafetyStackTools, ", "))
@@ -254,6 +349,9 @@ func (s Settings) validate(name string, data []byte) error {
 			return fail("landlockAbi", "needs \"sandboxBackend\": %q (the cap applies to the Landlock runner only)", BackendLandlock)
 		}
 	}
+	if err := s.validateTurnSettings(fail); err != nil {
+		return err
+	}
 	if s.LandlockRunner != "" {
 		if s.SandboxBackend != BackendLandlock {
 			return fail("landlockRunner", "needs \"sandboxBackend\": %q", BackendLandlock)
@@ -264,6 +362,51 @@ func (s Settings) validate(name string, data []byte) error {
 		}
 		if !strings.HasPrefix(rest, "/") {
 			return fail("landlockRunner", "want an absolute path or %s/..., got %q", CwdToken, s.LandlockRunner)
+		}
+	}
+	return nil
+}
+
+// validateTurnSettings checks the settings of the agent loop's pieces
+// around the stack (retry policy, title model, workspace instructions).
+func (s Settings) validateTurnSettings(fail func(key, format string, args ...any) error) error {
+	if p := s.RetryPolicy; p != nil {
+		switch {
+		case p.Mode != RetryNormal && p.Mode != RetryAlways:
+			return fail("retryPolicy", "mode: want %q or %q, got %q", RetryNormal, RetryAlways, p.Mode)
+		case p.MaxRetries != nil && *p.MaxRetries < 0:
+			return fail("retryPolicy", "maxRetries must be >= 0, got %d", *p.MaxRetries)
+		case p.Mode == RetryAlways && (p.MaxRetries != nil || p.RetryableCodes != nil):
+			return fail("retryPolicy", "mode \"always\" takes no maxRetries or retryableCodes")
+		}
+		if b := p.Backoff; b != nil {
+			for _, f := range []struct {
+				name string
+				v    *float64
+			}{{"initialDelayMs", b.InitialDelayMs}, {"maxDelayMs", b.MaxDelayMs}, {"jitterRatio", b.JitterRatio}} {
+				if f.v != nil && *f.v < 0 {
+					return fail("retryPolicy", "backoff.%s must be >= 0, got %v", f.name, *f.v)
+				}
+			}
+			if b.JitterRatio != nil && *b.JitterRatio > 1 {
+				return fail("retryPolicy", "backoff.jitterRatio must be <= 1, got %v", *b.JitterRatio)
+			}
+		}
+	}
+	if t := s.SessionTitleLLM; t != nil {
+		switch {
+		case t.Provider == "" || t.Model == "":
+			return fail("sessionTitleLlm", "provider and model are required")
+		case t.TargetWords < 1 || t.TargetCjkCharacters < 1 || t.MaxInputBytes < 1 || t.MaxOutputTokens < 1:
+			return fail("sessionTitleLlm", "targetWords, targetCjkCharacters, maxInputBytes and maxOutputTokens must be positive integers")
+		}
+	}
+	if w := s.WorkspaceContext; w != nil {
+		if w.MaxBytes != nil && *w.MaxBytes < 0 {
+			return fail("workspaceContext", "maxBytes must be >= 0, got %d", *w.MaxBytes)
+		}
+		if p := w.CompactBaselineAtRead; p != "" && !filepath.IsLocal(p) {
+			return fail("workspaceContext", "compactBaselineAtRead: want a path inside the workspace, got %q", p)
 		}
 	}
 	return nil
@@ -313,6 +456,13 @@ var SuiteSettings = map[string]Settings{
 		Note: "upstream's suite: EX/product-subagent-both.cordis.snapshot.yml (two Codex and two Claude Code instances)"},
 	"product-subagent-codex": {SubagentFixture: FixtureProductProviders,
 		Note: "upstream's suite: the Codex-only product overlay"},
+	"empty-response-retry": {RetryPolicy: &RetryPolicy{Mode: RetryNormal, MaxRetries: ptr(2), Backoff: &Backoff{InitialDelayMs: ptr(1.0), MaxDelayMs: ptr(1.0), JitterRatio: ptr(0.0)}},
+		Note: "upstream's suite: EX/retry.cordis.snapshot.yml, retryPolicy {mode normal, maxRetries 2, backoff 1/1/0} on the replay provider"},
+	"session-title-after-turn": {SessionTitleLLM: &TitleLLM{Provider: "title-replay", Model: "title-model", TargetWords: 5, TargetCjkCharacters: 10, MaxInputBytes: 4096, MaxOutputTokens: 32, TimeoutMs: 5000},
+		Note: "upstream's suite: EX/session-title.cordis.snapshot.yml, session-title-first-prompt-llm on the title-replay/title-model route, whose replay takes replay.override.json"},
+	"agent-instructions": {WorkspaceContext: &WorkspaceContext{ProjectRootMarkers: []string{".dsh-project"}, CompactBaselineAtRead: "nested/task.txt"},
+		Prepare: "delimiter-path", Symlinks: []string{"AGENTS.md", "nested/AGENTS.md"},
+		Note: "upstream's suite: EX/agent-instructions.cordis.snapshot.yml (projectRootMarkers [.dsh-project], fixture workspace-context-compaction.ts), prepareDelimiterPathWorkspace, and the fixture's AGENTS.md links"},
 	// The scenarios of the tools beyond the safety stack.
 	"read-image":                {Profile: ProfileImage, Note: "upstream's suite: EX/image.cordis.snapshot.yml"},
 	"read-image-dimension":      {Profile: ProfileImage, Note: "upstream's suite: EX/image.cordis.snapshot.yml"},

@@ -1,5 +1,5 @@
 // Package noderuntime runs one run_code program in a fresh Node child
-// process confined by the same sandbox provider as bash, under the call's
+// process confined by the same sandbox confiner as bash, under the call's
 // policy (the page's design, with the recorded version's texts; docs/stack.md,
 // Departures from the recorded version, says where it differs).
 //
@@ -9,7 +9,8 @@
 //     is an "exception" outcome and nothing is spawned.
 //  2. node runs our embedded runtime (runtime.js, `node -e`) through
 //     sandbox/spawn: danger-full-access unconfined, as bash; a confined mode
-//     wrapped by the provider (no backend, or a runner that fails before
+//     confined by bash's confiner (the stack's: in this process under
+//     Landlock) (no backend, or a runner that fails before
 //     node starts, is *sandbox.UnavailableError: the run is refused, nothing
 //     runs unconfined). The environment keeps only PATH, TEMP and TMP; the
 //     program sees process.env as {} and no require, module or builtin

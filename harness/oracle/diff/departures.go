@@ -1,0 +1,89 @@
+package diff
+
+import (
+	"regexp"
+	"strings"
+
+	"github.com/dshsim/dshsim/harness/replay"
+	"github.com/dshsim/dshsim/harness/replay/projection"
+)
+
+// A NamedDeparture is a difference from upstream that is deliberate and named
+// in docs/: a result whose first difference reads Text is that departure,
+// not a mismatch.
+type NamedDeparture struct {
+	// Name is the departure's name; Doc where docs/ names it.
+	Name, Doc string
+	// Text is a part of the result's Detail that only this departure shows;
+	// Match, when set, decides instead.
+	Text  string
+	Match func(r *replay.Result) bool
+}
+
+// Departures are the named departures the generator can meet (it avoids
+// generating them, but a shrunk or mutated script may still reach one).
+var Departures = []NamedDeparture{
+	{
+		Name: "escalation to the current mode",
+		Doc:  "docs/replay.md#upstream-as-an-oracle",
+		Text: `is not strictly wider than this call's current`,
+	},
+	{
+		Name: "UserPromptSubmit hooks are recognised, not run",
+		Doc:  "docs/hooks.md#departures-from-upstream",
+		Text: "hook/invoked claude-code:UserPromptSubmit",
+	},
+	{
+		Name:  "run_code's syntax errors are esbuild's words",
+		Doc:   "docs/stack.md#departures-from-the-recorded-version",
+		Match: esbuildSyntaxError,
+	},
+	{
+		Name:  "a background job whose spawn fails asynchronously: when the host learns of it",
+		Doc:   "docs/oracle.md#named-departures",
+		Match: spawnFailureNotice,
+	},
+}
+
+// esbuildWords are the openings of esbuild's syntax errors.
+var esbuildWords = regexp.MustCompile(`^Error: code run failed \(exception\): (Unexpected|Expected|Unterminated|Invalid|Syntax error)`)
+
+// esbuildSyntaxError: the first difference is a run_code result whose
+// failure upstream words as Node's type stripper (SWC) and we as esbuild,
+// each on one line.
+func esbuildSyntaxError(r *replay.Result) bool {
+	p := r.Comparison.First()
+	if p == nil || p.Expected == nil || p.Got == nil || len(p.Diffs) != 1 || p.Diffs[0].Path != "text" {
+		return false
+	}
+	e, _ := p.Diffs[0].Expected.(string)
+	g, _ := p.Diffs[0].Got.(string)
+	return strings.HasPrefix(e, "Error: code run failed (exception): ") && !strings.Contains(e, "\n") &&
+		esbuildWords.MatchString(g) && !strings.Contains(g, "\n")
+}
+
+// spawnFailureNotice: our first difference is a completion notice of a job
+// killed before exit where upstream has none yet. The recordings' version
+// learns of an asynchronous spawn failure when the step that started the
+// job has ended (its notice comes even when a wait reads the job next);
+// the oracle's rc.8 learns of it only at the host's next yield (a wait
+// reads it and no notice comes, or the notice comes after the turn).
+func spawnFailureNotice(r *replay.Result) bool {
+	p := r.Comparison.First()
+	if p == nil || p.Got == nil || p.Got.Kind != projection.KindNotice || p.Expected != nil && p.Expected.Kind == projection.KindNotice {
+		return false
+	}
+	text, _ := p.Got.Fields["text"].(string)
+	return strings.Contains(text, "finished [status: killed, killed before exit]")
+}
+
+// departureOf names the departure a mismatch is ("" when none).
+func departureOf(r *replay.Result) string {
+	detail := r.Detail()
+	for _, d := range Departures {
+		if d.Match != nil && d.Match(r) || d.Match == nil && strings.Contains(detail, d.Text) {
+			return d.Name
+		}
+	}
+	return ""
+}

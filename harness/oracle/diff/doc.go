@@ -1,0 +1,53 @@
+// Package diff is differential testing of our stack against upstream's own
+// code: generated model scripts run through upstream (the oracle, package
+// harness/oracle), which makes a recording of each, and every recording is
+// then replayed through our stack (package harness/replay).
+//
+// # Generating
+//
+// [Generate] makes case i of a seed: the same script on every machine
+// (a PCG stream seeded with seed and i). A case has a profile (bash, jobs,
+// fs, byte-order marks, escalation, hooks, code, session query, spill,
+// cancellation), the overlay switches that profile needs and two to six
+// moves: tool calls with arguments drawn from palettes of edges (timeouts
+// that are fractions of a millisecond, zero, negative or strings; output
+// around the spill bound in one- to four-byte characters; files with CRLF,
+// byte-order marks, long lines; malformed arguments; hook configs of both
+// dialects with every kind of decision; run_code values and awaited nested
+// calls; session-query arguments the checks refuse). [Areas] names what the
+// generator explores; a test counts every area over a few hundred cases.
+//
+// # What it avoids
+//
+// Orderings that race in upstream's own runs are not generated: two
+// background jobs ending while the model works, a job that settles unseen
+// until the turn has ended (its notice opens a turn of its own), a nested
+// call a program does not await, concurrent nested reads, parallel calls
+// under hooks (their hook events interleave), a timeout of a few
+// milliseconds on a command that prints at once, output naming a pid, a
+// time or the machine. What slips through is caught: [Checker.Check] has
+// upstream replay its own recording first, and a recording upstream does
+// not reproduce is counted as unstable and dropped.
+//
+// # Shrinking and keeping
+//
+// A case whose recording our stack does not match is recorded again (the
+// difference must reproduce) and shrunk by delta debugging ([Shrink]) over
+// its calls, their argument keys, its workspace files and its permission
+// answers, keeping the same [Signature] (the kind and field paths of the
+// first difference). [KeepIn] writes the minimal case into the tree: the
+// recording under testdata/replay/oracle/<name> with a NOTES.md naming it
+// as constructed, its script as harness/oracle/gen/specs/<name>.json and a
+// row of gen/settings.tsv. A difference that is deliberate is a
+// [NamedDeparture], documented in docs/.
+//
+// # Running
+//
+// [Campaign] runs a range of cases (dsh-oracle diff, make oracle-diff);
+// TestDifferentialBudget runs a fixed small budget in CI when DSHSIM_ORACLE
+// is set. docs/oracle.md says how to run a long campaign.
+//
+// # Imports
+//
+// Test tooling: no product package imports it.
+package diff

@@ -1,0 +1,50 @@
+// Package oracle runs upstream's own published code (the dsh 0.1.0-rc.8
+// plugin stack under upstream's snapshot harness, installed by setup.sh in
+// this directory) as the truth our stack is compared with.
+//
+// # Finding it
+//
+// [FromEnv] opens the oracle that DSHSIM_ORACLE names; its error says why
+// there is none and names the variable, so a test skips with it:
+//
+//	o, err := oracle.FromEnv()
+//	if err != nil {
+//		t.Skip(err)
+//	}
+//
+// # Running upstream's suite
+//
+// [Oracle.Replay] runs a recording through upstream's suite unchanged and
+// reports MATCH or DIFF of stdout and of the normalised session.jsonl, with
+// the files run.mjs wrote (the two normalised logs that were compared, the
+// raw ones, upstream's stderr). [Oracle.Refresh] runs the suite's refresh
+// path instead (the fixture rewritten from the run) and checks the result
+// with a replay. [SettingsOf] derives the overlay switches a recording needs
+// ([Settings]: permission mode, tools mode, spill, session query, pacing).
+//
+// # Making recordings
+//
+// A [Script] is a constructed model script: prompts (or input steps), the
+// model's replies per turn (tool calls or a text), a workspace and the
+// user's permission answers; its JSON form is a gen/specs/<name>.json file.
+// [Script.Encode] writes it as upstream's fixture wants it (the
+// assistant/chunk events llm-replay plays), and [Oracle.Record] has
+// upstream play it and rewrite the fixture, then replay its own recording:
+// a recording upstream does not reproduce ([Recorded.Stable] false) depends
+// on timing and is not kept. [Notes] writes the NOTES.md that names the
+// script as constructed.
+//
+// # Where runs happen
+//
+// Every run happens in a child process with a private /tmp (package
+// replay/isolate). The scenario is copied there, run.mjs's PROBE_OUT lies
+// there, and upstream's own /tmp/dsh-subprocess-* and
+// /tmp/dsh-acp-snap-<hash> go with the child: a run writes nothing in the
+// oracle's directory, in the recording it was given or in the host's /tmp,
+// and two runs at once never meet. Results come back in memory; the caller
+// writes what it keeps.
+//
+// # Imports
+//
+// Test tooling: no product package imports it.
+package oracle

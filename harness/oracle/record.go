@@ -1,0 +1,220 @@
+package oracle
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/dshsim/dshsim/harness/replay/recording"
+	"github.com/dshsim/dshsim/sandbox/outfile"
+)
+
+// NotesFile is the note beside every recording the oracle made.
+const NotesFile = "NOTES.md"
+
+// Recorded is a recording upstream made from a script.
+type Recorded struct {
+	// Name is the scenario's name (its spill root derives from it).
+	Name string
+	// Files is the recording, keyed by relative path: input.json,
+	// session.jsonl and stdout.expected.jsonl as upstream's refresh wrote
+	// them, workspace/..., and dshsim.replay.json when the run needs
+	// settings a recording cannot state. NOTES.md is the caller's (see [Notes]).
+	Files map[string][]byte
+	// Refresh is the pass that made it, Check upstream's own replay of it.
+	Refresh, Check *Outcome
+}
+
+// Stable reports whether upstream reproduced its own recording, modulo
+// what no re-run reproduces and our replay compares modulo: the event times
+// session-query texts print (dshsim.replay.json's eventTimes) and the path
+// of a bash stream's full-output file (random per run): a recording
+// upstream does not reproduce otherwise depends on timing, not on code.
+func (r *Recorded) Stable() bool {
+	if r.Check.Match() {
+		return true
+	}
+	mask := func(f string) []byte {
+		b := eventTimes.ReplaceAll(r.Check.Files[f], []byte("{{eventTime}}"))
+		return outfile.Pattern.ReplaceAll(b, []byte("{{subprocessOutput:$1}}"))
+	}
+	return r.Check.StdoutMatch && bytes.Equal(mask("harvest.norm.jsonl"), mask("fixture.norm.jsonl"))
+}
+
+// Write writes the recording into dir (made if missing; files of the same
+// names replaced, others left).
+func (r *Recorded) Write(dir string) error { return writeTree(dir, r.Files) }
+
+// Record makes a recording named name from script s, as upstream's suite
+// refreshes a fixture: upstream's llm-replay plays the script as the model
+// through upstream's tools, approval, hooks and jobs, the fixture is
+// rewritten from that run, and upstream replays the result once as a check.
+// Everything happens in the run's private /tmp.
+func (o *Oracle) Record(ctx context.Context, name string, s *Script, opt Options) (*Recorded, error) {
+	files, err := s.Encode()
+	if err != nil {
+		return nil, fmt.Errorf("script %s: %w", name, err)
+	}
+	res, err := o.run(ctx, name, "", files, []bool{true, false}, opt)
+	if err != nil {
+		return nil, err
+	}
+	for f, b := range res.Files {
+		files[f] = b
+	}
+	if set := ReplaySettings(opt.Settings, eventTimes.Match(files[recording.SessionFile])); set != nil {
+		files[recording.SettingsFile] = set
+	}
+	return &Recorded{Name: name, Files: files, Refresh: res.Passes[0], Check: res.Passes[1]}, nil
+}
+
+// eventTimes matches an event time as upstream prints it in session-query
+// texts (JavaScript's toISOString).
+var eventTimes = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z`)
+
+// ReplaySettings is the dshsim.replay.json a recording made with s needs
+// (nil when none): spill's bound, session query, a paced model; eventTimes
+// when its session-query texts print event times, which no re-run
+// reproduces.
+func ReplaySettings(s Settings, eventTimes bool) []byte {
+	type file struct {
+		Spill      int    `json:"spillMaxInlineBytes,omitempty"`
+		SQ         bool   `json:"sessionQuery,omitempty"`
+		EventTimes bool   `json:"eventTimes,omitempty"`
+		Paced      bool   `json:"pacedModel,omitempty"`
+		Backend    string `json:"sandboxBackend,omitempty"`
+		Runner     string `json:"landlockRunner,omitempty"`
+		Note       string `json:"note"`
+	}
+	var f file
+	var why []string
+	if s.SessionQuery {
+		f.SQ = true
+		why = append(why, "mounted @deepseek-ai/dsh-tool-session-query (PROBE_SQ=1)")
+	}
+	if s.Spill {
+		f.Spill = SpillMaxInlineBytes
+		why = append(why, fmt.Sprintf("mounted dsh-spill-local + dsh-spill-policy with maxInlineBytes %d (PROBE_SPILL=1)", SpillMaxInlineBytes))
+	}
+	if s.PaceMs > 0 {
+		f.Paced = true
+		why = append(why, fmt.Sprintf("ran llm-replay with paceMs %d (PROBE_PACE_MS=%d): each model call lets upstream's host observe the jobs", s.PaceMs, s.PaceMs))
+	}
+	if s.MissingRunner {
+		f.Backend, f.Runner = recording.BackendLandlock, MissingRunnerPath
+		why = append(why, "confined bash with a runner that does not exist, <cwd>/.dsh-missing-sandbox-runner (PROBE_RUNNER=missing, as upstream's fixture DSH_SNAPSHOT_MISSING_SANDBOX_RUNNER=1)")
+	}
+	if len(why) == 0 {
+		return nil
+	}
+	f.Note = "upstream oracle run " + strings.Join(why, " and ") + "; the recording itself cannot say so"
+	if s.SessionQuery && eventTimes {
+		f.EventTimes = true
+		f.Note += "; its session-query texts print event ISO times (upstream's), compared modulo time"
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(f); err != nil {
+		panic("oracle: marshal replay settings: " + err.Error())
+	}
+	return b.Bytes()
+}
+
+// Notes says where a recording the oracle made comes from; Markdown renders
+// its NOTES.md.
+type Notes struct {
+	// Name is the recording's name.
+	Name string
+	// Origin says how the model script was made, e.g. "written by hand as
+	// `harness/oracle/gen/specs/<name>.json`".
+	Origin string
+	// Remark says what the recording exercises.
+	Remark string
+	// Settings are the run's switches.
+	Settings Settings
+}
+
+// Markdown is the NOTES.md of a recording with the input in.
+func (n Notes) Markdown(in recording.Input) []byte {
+	mode := n.Settings.Mode
+	if mode == "" {
+		mode = DangerFullAccess + " (default)"
+	}
+	answers, _ := json.Marshal(in.PermissionAnswers)
+	if in.PermissionAnswers == nil {
+		answers = []byte("[]")
+	}
+	var overlay []string
+	if n.Settings.SessionQuery {
+		overlay = append(overlay, "tool-session-query mounted (upstream session-query overlay; spill off)")
+	}
+	if n.Settings.Spill {
+		overlay = append(overlay, fmt.Sprintf("dsh-spill-local + dsh-spill-policy mounted with maxInlineBytes %d (spill on, not off)", SpillMaxInlineBytes))
+	}
+	if n.Settings.ToolsMode != "" {
+		overlay = append(overlay, fmt.Sprintf("tools.mode %s + dsh-code-runtime-worker-thread (upstream %s-mode overlay)", n.Settings.ToolsMode, n.Settings.ToolsMode))
+	}
+	if n.Settings.Todo {
+		overlay = append(overlay, "dsh-tool-todo mounted (allowParallelInProgress true, as the acp-agent sets it)")
+	}
+	if n.Settings.FSSearch {
+		overlay = append(overlay, "dsh-tool-fs-search mounted (sampleOverCapGlobResults true, globMaxResults 4, as the fs-search overlay; its packaged ripgrep 15)")
+	}
+	if n.Settings.NoHooks {
+		overlay = append(overlay, "no hook bridges mounted")
+	}
+	if n.Settings.MissingRunner {
+		overlay = append(overlay, "sandbox runnerCommand <cwd>/.dsh-missing-sandbox-runner, a path that does not exist (not the passthrough runner)")
+	}
+	probe := n.Settings.String()
+	if probe == "" {
+		probe = "(none)"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "# %s\n\n", n.Name)
+	fmt.Fprintf(&b, "Produced by upstream's own code (oracle), not by dshsim. The model script is constructed: %s,\n", n.Origin)
+	b.WriteString("encoded as assistant/chunk events by package harness/oracle. It was replayed by\n")
+	b.WriteString("`@deepseek-ai/dsh-llm-replay` through the dsh 0.1.0-rc.8 plugin stack over `@deepseek-ai/dsh-acp`,\n")
+	b.WriteString("driven by `runScenario` of `@deepseek-ai/dsh-acp-snapshot`, and the fixture was rewritten with the\n")
+	b.WriteString("suite's refresh path (tokenizeSessionFixtureCwd + stabilizeRefreshLog + scrubRequestHeaders).\n")
+	b.WriteString("The tool results, approvals, hook events and runtime context are upstream's real output.\n\n")
+	fmt.Fprintf(&b, "What it exercises: %s\n\n", n.Remark)
+	b.WriteString("Settings of the run:\n")
+	fmt.Fprintf(&b, "- permission mode: `DSH_PERMISSION_MODE` = %s; approval policy = never if danger-full-access, else ask\n", mode)
+	fmt.Fprintf(&b, "- permissionAnswers: %s\n", answers)
+	b.WriteString("- overlay: the default snapshot profile (passthrough sandbox runner, bash timeoutMs 60000,\n")
+	b.WriteString("  no spill, diffBasisMaxBytes 10 MiB, hooks from ./hooks.json and ./codex-hooks.json of the workspace)")
+	if len(overlay) > 0 {
+		b.WriteString("; " + strings.Join(overlay, "; "))
+	}
+	fmt.Fprintf(&b, "\n- probe env: `%s`\n", probe)
+	for _, st := range in.Steps {
+		if st.Op == "promptAndCancel" {
+			b.WriteString("- cancellation: the promptAndCancel steps ran under vitest (agent/probe.test.mjs), as upstream suite.ts runs them\n")
+			break
+		}
+	}
+	b.WriteString("\nCaveat: the header (system prompt / tool schemas) is scrubbed to {{system}}/{{tools}}: the probe's\n")
+	b.WriteString("cordis config is a reconstruction (examples/acp-agent is not published), so headers are not evidence.\n")
+	b.WriteString("The passthrough runner means bash is never OS-sandboxed upstream (same as the real suite).\n")
+	return []byte(b.String())
+}
+
+// ReadInput reads a recording's input.json.
+func ReadInput(dir string) (recording.Input, error) {
+	var in recording.Input
+	data, err := os.ReadFile(filepath.Join(dir, recording.InputFile))
+	if err != nil {
+		return in, err
+	}
+	if err := json.Unmarshal(data, &in); err != nil {
+		return in, fmt.Errorf("%s: %w", filepath.Join(dir, recording.InputFile), err)
+	}
+	return in, nil
+}

@@ -1,0 +1,354 @@
+package oracle
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"strings"
+
+	"github.com/dshsim/dshsim/harness/replay/recording"
+)
+
+// Script is a constructed model script: the prompts (or input steps) a run
+// gets, and per turn the model's steps, each a list of tool calls or a text.
+// Its JSON form is a gen/specs/<name>.json file.
+type Script struct {
+	// Prompts become one prompt step each (unless Steps is given).
+	Prompts []string `json:"prompts,omitempty"`
+	// Steps are the input steps after initialize and newSession
+	// (promptAndCancel, waitForTurnEnd, ...), used instead of Prompts.
+	Steps []recording.Step `json:"steps,omitempty"`
+	// Turns holds the model's steps per turn. llm-replay hands out the steps
+	// in order, not per turn: a cancelled turn's steps end with the call
+	// that is cancelled, and the next prompt gets the step after it.
+	Turns [][]Step `json:"turns"`
+	// Workspace seeds the workspace: relative path to content.
+	Workspace map[string]string `json:"workspace,omitempty"`
+	// PermissionAnswers answer approval prompts in order (allow_once,
+	// reject_once; none left: cancelled).
+	PermissionAnswers []recording.Answer `json:"permissionAnswers,omitempty"`
+}
+
+// Step is one model reply: tool calls (finish reason tool-calls) or, when
+// Calls is empty, a text (finish reason stop).
+type Step struct {
+	Calls []Call `json:"calls,omitempty"`
+	Text  string `json:"text,omitempty"`
+}
+
+// Call is one tool call. Its JSON form is [name, arguments]; Args is sent as
+// the model's arguments text, spelled as the Python generator spelled it
+// (see [ArgumentsText]).
+type Call struct {
+	Name string
+	Args json.RawMessage
+}
+
+// MarshalJSON writes [name, args].
+func (c Call) MarshalJSON() ([]byte, error) {
+	args := c.Args
+	if len(args) == 0 {
+		args = json.RawMessage("{}")
+	}
+	return json.Marshal([]any{c.Name, args})
+}
+
+// UnmarshalJSON reads [name, args].
+func (c *Call) UnmarshalJSON(b []byte) error {
+	var pair []json.RawMessage
+	if err := json.Unmarshal(b, &pair); err != nil || len(pair) != 2 {
+		return errors.New(`a call is [name, arguments]`)
+	}
+	if err := json.Unmarshal(pair[0], &c.Name); err != nil || c.Name == "" {
+		return errors.New(`a call's name is a non-empty string`)
+	}
+	c.Args = append(json.RawMessage(nil), pair[1]...)
+	return nil
+}
+
+// LoadScript reads a gen/specs file (unknown keys are errors).
+func LoadScript(file string) (*Script, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	s, err := ParseScript(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	return s, nil
+}
+
+// ParseScript decodes and checks a script.
+func ParseScript(data []byte) (*Script, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var s Script
+	if err := dec.Decode(&s); err != nil {
+		return nil, err
+	}
+	return &s, s.Check()
+}
+
+// Check reports the first thing that makes the script unusable.
+func (s *Script) Check() error {
+	if len(s.Turns) == 0 {
+		return errors.New("turns: no turn")
+	}
+	if len(s.Prompts) == 0 && len(s.Steps) == 0 {
+		return errors.New("prompts: neither prompts nor steps")
+	}
+	for ti, t := range s.Turns {
+		if len(t) == 0 {
+			return fmt.Errorf("turns[%d]: no step", ti)
+		}
+		for si, st := range t {
+			for ci, c := range st.Calls {
+				if !json.Valid(c.Args) {
+					return fmt.Errorf("turns[%d][%d].calls[%d] (%s): arguments are not JSON", ti, si, ci, c.Name)
+				}
+			}
+		}
+	}
+	for p := range s.Workspace {
+		if p == "" || path.IsAbs(p) || strings.HasPrefix(path.Clean(p), "..") || path.Clean(p) != p {
+			return fmt.Errorf("workspace: %q is not a clean relative path", p)
+		}
+	}
+	return nil
+}
+
+// Calls counts the script's tool calls.
+func (s *Script) Calls() int {
+	n := 0
+	for _, t := range s.Turns {
+		for _, st := range t {
+			n += len(st.Calls)
+		}
+	}
+	return n
+}
+
+// Clone is a deep copy.
+func (s *Script) Clone() *Script {
+	b, err := json.Marshal(s)
+	if err != nil {
+		panic("oracle: a script that marshalled once fails to marshal: " + err.Error())
+	}
+	var c Script
+	if err := json.Unmarshal(b, &c); err != nil {
+		panic("oracle: a marshalled script does not unmarshal: " + err.Error())
+	}
+	return &c
+}
+
+// JSON is the script's gen/specs form (indented, keys in field order).
+func (s *Script) JSON() []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", " ")
+	if err := enc.Encode(s); err != nil {
+		panic("oracle: marshal a script: " + err.Error())
+	}
+	return b.Bytes()
+}
+
+// chunk is one assistant/chunk event of the model script.
+type chunk struct {
+	Type string    `json:"type"`
+	Seq  int       `json:"seq"`
+	Time int       `json:"time"`
+	Data chunkData `json:"data"`
+}
+
+type chunkData struct {
+	Turn  int `json:"turn"`
+	Step  int `json:"step"`
+	Chunk any `json:"chunk"`
+}
+
+// scriptHeader is the model script's session header (upstream's refresh
+// replaces the id and cwd).
+type scriptHeader struct {
+	Type            string `json:"type"`
+	Version         int    `json:"version"`
+	ID              string `json:"id"`
+	CreatedAt       int    `json:"createdAt"`
+	Cwd             string `json:"cwd"`
+	DelegationDepth int    `json:"delegationDepth"`
+}
+
+// Encode writes the script as upstream's fixture wants it, keyed by path
+// relative to the scenario directory: session.jsonl (the header and the
+// assistant/chunk events llm-replay plays), input.json, an empty
+// stdout.expected.jsonl (the refresh writes both), and workspace/<path>.
+// Call ids are call_<index in step>_probe<n>, n counting every call.
+func (s *Script) Encode() (map[string][]byte, error) {
+	if err := s.Check(); err != nil {
+		return nil, err
+	}
+	var log bytes.Buffer
+	enc := json.NewEncoder(&log)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(scriptHeader{Type: "session", ID: "00000000-0000-4000-8000-000000000000", Cwd: "{{cwd}}"}); err != nil {
+		return nil, err
+	}
+	seq, n := 0, 0
+	emit := func(turn, step int, c any) error {
+		err := enc.Encode(chunk{Type: "assistant/chunk", Seq: seq, Data: chunkData{Turn: turn, Step: step, Chunk: c}})
+		seq++
+		return err
+	}
+	for ti, steps := range s.Turns {
+		for si, st := range steps {
+			for _, c := range stepChunks(st, &n) {
+				if err := emit(ti+1, si+1, c); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	input, err := s.input()
+	if err != nil {
+		return nil, err
+	}
+	files := map[string][]byte{
+		recording.SessionFile: log.Bytes(),
+		recording.InputFile:   input,
+		recording.StdoutFile:  {},
+	}
+	for p, content := range s.Workspace {
+		files[path.Join(recording.WorkspaceDir, p)] = []byte(content)
+	}
+	return files, nil
+}
+
+// stepChunks are the chunks of one reply, in the key order of upstream's
+// fixtures; n counts the calls so far.
+func stepChunks(st Step, n *int) []any {
+	if len(st.Calls) == 0 {
+		return []any{
+			blockStart{Type: "block-start", Index: 0, BlockType: "text"},
+			textDelta{Type: "text-delta", Index: 0, Text: st.Text},
+			blockEnd{Type: "block-end", Index: 0, Block: textBlock{Type: "text", Text: st.Text}},
+			usage(1),
+			finish{Type: "finish", Reason: reason{Kind: "stop"}},
+		}
+	}
+	var out []any
+	for k, c := range st.Calls {
+		*n++
+		id := fmt.Sprintf("call_%02d_probe%04d", k, *n)
+		args := ArgumentsText(c.Args)
+		out = append(out,
+			blockStart{Type: "block-start", Index: k, BlockType: "tool-call"},
+			callDelta{Type: "tool-call-delta", Index: k, ID: id, Name: c.Name, ArgumentsDelta: args},
+			blockEnd{Type: "block-end", Index: k, Block: callBlock{Type: "tool-call", ID: id, Name: c.Name, Arguments: args}})
+	}
+	return append(out, usage(10), finish{Type: "finish", Reason: reason{Kind: "tool-calls"}})
+}
+
+type blockStart struct {
+	Type      string `json:"type"`
+	Index     int    `json:"index"`
+	BlockType string `json:"blockType"`
+}
+
+type callDelta struct {
+	Type           string `json:"type"`
+	Index          int    `json:"index"`
+	ID             string `json:"id"`
+	Name           string `json:"name"`
+	ArgumentsDelta string `json:"argumentsDelta"`
+}
+
+type textDelta struct {
+	Type  string `json:"type"`
+	Index int    `json:"index"`
+	Text  string `json:"text"`
+}
+
+type blockEnd struct {
+	Type  string `json:"type"`
+	Index int    `json:"index"`
+	Block any    `json:"block"`
+}
+
+type callBlock struct {
+	Type      string `json:"type"`
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+type textBlock struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+type finish struct {
+	Type   string `json:"type"`
+	Reason reason `json:"reason"`
+}
+
+type reason struct {
+	Kind string `json:"kind"`
+}
+
+type usageChunk struct {
+	Type  string     `json:"type"`
+	Usage usageCount `json:"usage"`
+}
+
+type usageCount struct {
+	InputTokens     int `json:"inputTokens"`
+	OutputTokens    int `json:"outputTokens"`
+	CacheReadTokens int `json:"cacheReadTokens"`
+	ReasoningTokens int `json:"reasoningTokens"`
+}
+
+func usage(out int) usageChunk {
+	return usageChunk{Type: "usage", Usage: usageCount{InputTokens: 100, OutputTokens: out}}
+}
+
+// input is input.json: initialize, newSession, then Steps or one prompt per
+// entry of Prompts; the permission answers when there are any.
+func (s *Script) input() ([]byte, error) {
+	in := recording.Input{Steps: []recording.Step{{Op: "initialize"}, {Op: "newSession"}}, PermissionAnswers: s.PermissionAnswers}
+	if len(s.Steps) > 0 {
+		in.Steps = append(in.Steps, s.Steps...)
+	} else {
+		for _, p := range s.Prompts {
+			in.Steps = append(in.Steps, recording.Step{Op: "prompt", Text: p})
+		}
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(in); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
+// needsVitest reports whether input steps need vitest's vi.waitFor
+// (anything but initialize, newSession and prompt).
+func needsVitest(input []byte) (bool, error) {
+	var in recording.Input
+	if err := json.Unmarshal(input, &in); err != nil {
+		return false, fmt.Errorf("%s: %w", recording.InputFile, err)
+	}
+	for _, st := range in.Steps {
+		switch st.Op {
+		case "initialize", "newSession", "prompt":
+		default:
+			return true, nil
+		}
+	}
+	return false, nil
+}

@@ -1,0 +1,341 @@
+package replay
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	mrand "math/rand/v2"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/dshsim/dshsim/harness/replay/recording"
+	"github.com/dshsim/dshsim/harness/replay/toolschema"
+	"github.com/dshsim/dshsim/llm"
+	"github.com/dshsim/dshsim/pipeline"
+	"github.com/dshsim/dshsim/pipeline/session"
+	"github.com/dshsim/dshsim/sandbox"
+	"github.com/dshsim/dshsim/stack"
+)
+
+// modelStep is a step's model work, as upstream's step: the request (the
+// header and context on the session's first call, the title model's
+// request after them), the model's reply streamed as assistant/chunk
+// events, and then, by the finish: an error is retried as the model's retry
+// policy allows (llm/retry, its delay, llm/retry-started, the next reply in
+// the same step) or fails the turn; else the assistant message (its text
+// blocks go on the wire), and max-tokens ends the step, no tool call ends
+// it completed, tool calls run and continue the turn (unless one concludes
+// it).
+func (d *driver) modelStep(ctx context.Context, turn, step int) (stepEnd, failure map[string]any, err error) {
+	info := d.model.Info()
+	retryID := ""
+	for retries := 0; ; retries++ {
+		if err := d.request(); err != nil {
+			return nil, nil, err
+		}
+		a, seqs, err := d.stream(ctx, turn, step)
+		if err != nil || ctx.Err() != nil {
+			return nil, nil, err
+		}
+		if k := a.finishKind(); k == "error" || k == "aborted" {
+			r := d.retryOf(info, turn, step, retries, a.failure())
+			if r == nil {
+				return nil, a.failure(), nil
+			}
+			if retryID == "" {
+				retryID = newUUID()
+			}
+			r.RetryID = retryID
+			if err := d.retryWait(ctx, r); err != nil || ctx.Err() != nil {
+				return nil, nil, err
+			}
+			continue
+		}
+		blocks := a.blocks()
+		if err := d.assistantMessage(turn, step, blocks, a.usage, seqs, false); err != nil {
+			return nil, nil, err
+		}
+		if a.finishKind() == "max-tokens" {
+			return map[string]any{"kind": "max-tokens"}, nil, nil
+		}
+		calls := toolCalls(blocks)
+		if len(calls) == 0 {
+			return map[string]any{"kind": "completed"}, nil, nil
+		}
+		concludes, err := d.runCalls(ctx, turn, step, calls)
+		if err != nil || !concludes {
+			return nil, nil, err
+		}
+		return map[string]any{"kind": "completed"}, nil, nil
+	}
+}
+
+// retryOf is the llm/retry event of a failed call the model's retry policy
+// retries after previous retries of this step (nil: not retried).
+func (d *driver) retryOf(info ModelInfo, turn, step, previous int, failure map[string]any) *retryData {
+	if info.Retry == nil {
+		return nil
+	}
+	var f llm.Failure
+	raw, _ := json.Marshal(failure)
+	if json.Unmarshal(raw, &f) != nil {
+		return nil
+	}
+	delay, ok := info.Retry.Decide(&f, previous, mrand.Float64())
+	if !ok {
+		return nil
+	}
+	r := &retryData{Turn: turn, Step: step, Provider: info.Provider, Mode: info.Retry.Mode, PolicyKey: info.Retry.Key(),
+		Retry: previous + 1, DelayMs: delay, Failure: ordered(failure)}
+	if info.Retry.Mode != llm.RetryAlways {
+		r.MaxRetries = &info.Retry.MaxRetries
+	}
+	return r
+}
+
+// toolCalls are the tool-call blocks of an assembled message.
+func toolCalls(blocks []map[string]any) []recording.ToolCall {
+	var out []recording.ToolCall
+	for _, b := range blocks {
+		if b["type"] != "tool-call" {
+			continue
+		}
+		var c recording.ToolCall
+		c.ID, _ = b["id"].(string)
+		c.Name, _ = b["name"].(string)
+		c.Arguments, _ = b["arguments"].(string)
+		out = append(out, c)
+	}
+	return out
+}
+
+// retryWait logs llm/retry, waits its delay (the user's cancel ends the
+// wait) and logs llm/retry-started.
+func (d *driver) retryWait(ctx context.Context, r *retryData) error {
+	if _, err := d.append("llm/retry", r); err != nil {
+		return err
+	}
+	select {
+	case <-time.After(llm.Duration(r.DelayMs)):
+	case <-ctx.Done():
+		return nil
+	}
+	_, err := d.append("llm/retry-started", retryStartedData{RetryID: r.RetryID, Turn: r.Turn, Step: r.Step, Retry: r.Retry})
+	return err
+}
+
+// request logs the agent's first request: its header (the model's config,
+// the system prompt, our tools; reason "initial", or "resume" when the log
+// already holds a header: a fork's copied turns, a resumed child's) and
+// context (unless the log's last one names the same route), then the
+// title model's request when one is due. What the model is offered then is
+// kept for the sidecars' comparison.
+func (d *driver) request() error {
+	if d.headed {
+		return nil
+	}
+	d.headed = true
+	offered := d.surface.WireTools()
+	sections, sectionsErr := d.surface.PromptSections()
+	d.mu.Lock()
+	d.offered, d.sections, d.sectionsErr = offered, sections, sectionsErr
+	d.mu.Unlock()
+	events, err := d.log.Events()
+	if err != nil {
+		return err
+	}
+	info := d.model.Info()
+	var h headerData
+	h.Header.Config = info.Config
+	h.Header.System = d.system
+	h.Header.Tools = headerTools(offered)
+	h.Reason = "initial"
+	if _, ok := session.Last(events, "request/header"); ok {
+		h.Reason = "resume"
+	}
+	if _, err := d.append("request/header", h); err != nil {
+		return err
+	}
+	if !sameRoute(events, info) {
+		if _, err := d.append("request/context", requestContext{Provider: info.Provider, Model: info.Model}); err != nil {
+			return err
+		}
+	}
+	if r := d.titles.request(); r != nil {
+		if _, err := d.append("session/title-llm-request", r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sameRoute reports whether the last request/context of events names the
+// model's route (upstream logs the context on a route change only).
+func sameRoute(events []session.Event, info ModelInfo) bool {
+	last, ok := session.Last(events, "request/context")
+	if !ok {
+		return false
+	}
+	var rc requestContext
+	return json.Unmarshal(last.Data, &rc) == nil && rc.Provider == info.Provider && rc.Model == info.Model
+}
+
+// headerTools lists the tools the model is offered (the agent's wire list:
+// sorted by name, run_code alone in code mode), as upstream's header stores
+// them ({name, description, parameters}).
+func headerTools(defs []pipeline.Tool) []any {
+	out := make([]any, len(defs))
+	for i, t := range defs {
+		out[i] = json.RawMessage(toolschema.Schema{Name: t.Name, Description: t.Description, Parameters: t.Parameters}.JSON())
+	}
+	return out
+}
+
+// stream asks the model for the step's reply, logging every chunk as an
+// assistant/chunk event as it comes, and assembles it. A script that ran
+// out is llm-replay's error, which upstream's LLM layer turns into an error
+// finish chunk (code UNKNOWN; flagged). A stream the user cancelled keeps
+// its interrupted message: the text it streamed so far.
+func (d *driver) stream(ctx context.Context, turn, step int) (*assembler, []int64, error) {
+	a := newAssembler()
+	var seqs []int64
+	emit := func(c json.RawMessage) error {
+		var m map[string]any
+		if err := json.Unmarshal(c, &m); err != nil {
+			return fmt.Errorf("the model's chunk is not a JSON object: %w", err)
+		}
+		e, err := d.append("assistant/chunk", chunkData{Turn: turn, Step: step, Chunk: c})
+		if err == nil {
+			seqs = append(seqs, e.Seq)
+			a.push(m)
+		}
+		return err
+	}
+	req := ModelRequest{Turn: turn, Step: step, Log: d.log, System: d.system, Tools: d.surface.WireTools()}
+	_, err := d.model.Call(ctx, req, emit)
+	if msg, ok := isExhausted(err); ok {
+		return a, seqs, emit(d.exhaust(msg))
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if ctx.Err() != nil {
+		if blocks := a.interrupted(); len(blocks) > 0 {
+			return a, seqs, d.assistantMessage(turn, step, blocks, a.usage, seqs, true)
+		}
+	}
+	return a, seqs, nil
+}
+
+// assistantMessage logs the assembled message (interrupted: a cancelled
+// stream's) and sends its text blocks on the wire.
+func (d *driver) assistantMessage(turn, step int, blocks []map[string]any, usage any, seqs []int64, interrupted bool) error {
+	content := make([]any, len(blocks))
+	for i, b := range blocks {
+		content[i] = ordered(b)
+	}
+	info := d.model.Info()
+	body := assistantBody{Role: "assistant", Content: content, Source: modelSource{Kind: "model", Provider: info.Provider, Model: info.Model}, ID: newUUID()}
+	data := assistantData{Turn: turn, Step: step, Message: body, Interrupted: interrupted}
+	if usage != nil {
+		data.Usage = ordered(usage)
+	}
+	if _, err := d.appendWith("assistant/message", data, session.AppendOptions{SourceEventSeqs: seqs, SurfaceOp: "append"}); err != nil {
+		return err
+	}
+	d.wire.assistantMessage(blocks)
+	return nil
+}
+
+// exhaust is the failure chunk of a model call past the end of the script,
+// flagged the first time.
+func (d *driver) exhaust(msg string) json.RawMessage {
+	if !d.exhausted {
+		d.flag("script exhausted: " + msg)
+		d.exhausted = true
+	}
+	return ordered(map[string]any{"type": "finish", "reason": map[string]any{"kind": "error", "failure": map[string]any{"message": msg, "code": "UNKNOWN"}}})
+}
+
+// concurrencySafe reports whether the tool may run in a pool (the stack's
+// tools, and those of the agent's own scope: a child's report).
+func (d *driver) concurrencySafe(name string) bool {
+	for _, t := range slices.Concat(d.stack.Definitions(), d.surface.WireTools()) {
+		if t.Name == name {
+			return t.ConcurrencySafe
+		}
+	}
+	return false
+}
+
+// runCalls runs a step's calls as upstream's scheduler does: an exclusive
+// call alone (tool/call, then its result), consecutive concurrency-safe calls
+// as one pool (all their tool/call events, then the results in model order).
+// A call reached after the prompt was cancelled still gets its tool/call and
+// is answered before dispatch (the pipeline never runs it). A result's
+// context messages are staged for the next step right after it, and a
+// successful file tool's path is noted for the workspace instructions.
+func (d *driver) runCalls(ctx context.Context, turn, step int, calls []recording.ToolCall) (concludes bool, err error) {
+	for i := 0; i < len(calls); {
+		j := i + 1
+		if d.concurrencySafe(calls[i].Name) {
+			for j < len(calls) && j-i < maxParallelToolCalls && d.concurrencySafe(calls[j].Name) {
+				j++
+			}
+		}
+		pool := calls[i:j]
+		seqs := make([]int64, len(pool))
+		for k, tc := range pool {
+			e, err := d.append("tool/call", toolCallData{Turn: turn, Step: step, CallID: tc.ID, Name: tc.Name, Arguments: tc.Arguments})
+			if err != nil {
+				return false, err
+			}
+			seqs[k] = e.Seq
+			if err := d.compactAt(tc); err != nil {
+				return false, err
+			}
+		}
+		if slices.ContainsFunc(pool, func(tc recording.ToolCall) bool { return stack.Yields(tc.Name, json.RawMessage(tc.Arguments)) }) {
+			d.yield() // the calls await I/O: a background child started before may step
+		}
+		results := make([]pipeline.Result, len(pool))
+		var wg sync.WaitGroup
+		for k, tc := range pool {
+			wg.Go(func() { results[k] = d.surface.Execute(ctx, tc.ID, tc.Name, json.RawMessage(tc.Arguments)) })
+		}
+		wg.Wait()
+		for k, tc := range pool {
+			r := results[k]
+			concludes = concludes || r.ConcludesTurn
+			if err := d.toolResult(turn, step, tc, seqs[k], r); err != nil {
+				return false, err
+			}
+			if d.instr != nil && ctx.Err() == nil {
+				d.instr.toolResult(tc, r)
+			}
+		}
+		i = j
+	}
+	return concludes, nil
+}
+
+// toolResult logs one call's tool/result and stages its context messages.
+func (d *driver) toolResult(turn, step int, tc recording.ToolCall, callSeq int64, r pipeline.Result) error {
+	content := r.Content
+	if content == nil {
+		content = []pipeline.Block{}
+	}
+	data := toolResultData{Turn: turn, Step: step, Meta: r.Meta, Sandbox: sandbox.FactsOf(r.Sandbox), Message: toolResultMessage{
+		Source:  toolSource{"tool", tc.ID},
+		Content: []toolResultBlock{{Type: "tool-result", ToolCallID: tc.ID, Content: content, IsError: r.IsError}},
+		Role:    "user", ID: newUUID(),
+	}}
+	if r.Error != nil && r.Error.Info != nil {
+		data.Error = r.Error.Info
+	}
+	if _, err := d.appendWith("tool/result", data, session.AppendOptions{SourceEventSeqs: []int64{callSeq}, SurfaceOp: "append"}); err != nil {
+		return err
+	}
+	return d.inbox.stage(r.ContextMessages)
+}
