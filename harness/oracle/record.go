@@ -97,6 +97,8 @@ func ReplaySettings(s Settings, eventTimes bool) []byte {
 		Runner     string            `json:"landlockRunner,omitempty"`
 		Retry      json.RawMessage   `json:"retryPolicy,omitempty"`
 		Workspace  *workspaceContext `json:"workspaceContext,omitempty"`
+		MaxDepth   int               `json:"subagentMaxDepth,omitempty"`
+		Workflow   int               `json:"workflowMaxConcurrentAgents,omitempty"`
 		Note       string            `json:"note"`
 	}
 	var f file
@@ -124,6 +126,13 @@ func ReplaySettings(s Settings, eventTimes bool) []byte {
 	if s.InstructionMarkers != "" {
 		f.Workspace = &workspaceContext{Markers: json.RawMessage(s.InstructionMarkers)}
 		why = append(why, "gave dsh-agent-instructions these projectRootMarkers (PROBE_INSTRUCTION_MARKERS)")
+	}
+	if s.Subagents {
+		f.MaxDepth, f.Workflow = s.MaxDepth, WorkflowMaxConcurrentAgents
+		if s.MaxDepth != 0 {
+			why = append(why, fmt.Sprintf("mounted the subagent tools at maxDepth %d (PROBE_MAX_DEPTH=%d)", s.MaxDepth, s.MaxDepth))
+		}
+		why = append(why, fmt.Sprintf("capped the workflow engine at maxConcurrentAgents %d (PROBE_SUBAGENTS=1 mounts it so)", WorkflowMaxConcurrentAgents))
 	}
 	if len(why) == 0 {
 		return nil
@@ -196,6 +205,9 @@ func (n Notes) Markdown(in recording.Input) []byte {
 	}
 	if n.Settings.MissingRunner {
 		overlay = append(overlay, "sandbox runnerCommand <cwd>/.dsh-missing-sandbox-runner, a path that does not exist (not the passthrough runner)")
+	}
+	if n.Settings.Subagents {
+		overlay = append(overlay, fmt.Sprintf("delegation mounted as the acp-agent composes it (subagent service, in-process spawn and fork, tool-subagent-control and list-agents, report, subagent continuable and subagent_fork waiting, maxDepth %d; workflow-worker-thread with maxConcurrentAgents %d, tool-workflow); child scripts session.<n>.jsonl, bound by llm-replay to the children in the order they first call the model", max(n.Settings.MaxDepth, 1), WorkflowMaxConcurrentAgents))
 	}
 	probe := n.Settings.String()
 	if probe == "" {

@@ -79,6 +79,8 @@ func TestTurnSwitches(t *testing.T) {
 		{`PROBE_RETRY={"mode":"normal","retryableCodes":["AUTH"]}`, Settings{Retry: `{"mode":"normal","retryableCodes":["AUTH"]}`}},
 		{"DSH_PERMISSION_MODE=workspace-write PROBE_TODO=1 PROBE_REMINDER=1 PROBE_INSTRUCTIONS=1 PROBE_RETRY=" + retry,
 			Settings{Mode: WorkspaceWrite, Todo: true, Reminder: true, Instructions: true, Retry: retry}},
+		{"PROBE_SUBAGENTS=1", Settings{Subagents: true}},
+		{"DSH_PERMISSION_MODE=workspace-write PROBE_SUBAGENTS=1 PROBE_MAX_DEPTH=2", Settings{Mode: WorkspaceWrite, Subagents: true, MaxDepth: 2}},
 	} {
 		s, err := ParseSettings(tc.env)
 		if err != nil {
@@ -111,6 +113,10 @@ func TestTurnSwitches(t *testing.T) {
 		{`PROBE_RETRY={"mode":"normal","tries":1}`, `PROBE_RETRY={"mode":"normal","tries":1}`, `unknown field "tries"`},
 		{`PROBE_RETRY={"maxRetries":1,"mode":"normal"}`, `PROBE_RETRY={"maxRetries":1,"mode":"normal"}`, `write it as {"mode":"normal","maxRetries":1}`},
 		{`PROBE_RETRY={"mode":"normal","backoff":{"initialDelayMs":1.0}}`, `PROBE_RETRY={"mode":"normal","backoff":{"initialDelayMs":1.0}}`, `write it as {"mode":"normal","backoff":{"initialDelayMs":1}}`},
+		{"PROBE_SUBAGENTS=0", "PROBE_SUBAGENTS=0", "not one of"},
+		{"PROBE_MAX_DEPTH=2", "PROBE_MAX_DEPTH=2", "only PROBE_SUBAGENTS=1 mounts"},
+		{"PROBE_SUBAGENTS=1 PROBE_MAX_DEPTH=0", "PROBE_MAX_DEPTH=0", "want a depth cap >= 1"},
+		{"PROBE_SUBAGENTS=1 PROBE_MAX_DEPTH=02", "PROBE_MAX_DEPTH=02", "want a depth cap >= 1"},
 	} {
 		_, err := ParseSettings(tc.env)
 		if err == nil || !strings.Contains(err.Error(), strconv.Quote(tc.bad)) || !strings.Contains(err.Error(), tc.why) {
@@ -191,15 +197,17 @@ func TestSettingsOfWorkspaceContext(t *testing.T) {
 // give is refused by name.
 func TestSettingsOf(t *testing.T) {
 	want := map[string]string{
-		"bash-spill":               "PROBE_SPILL=1",
-		"session-query-spill":      "PROBE_SPILL=1 PROBE_SQ=1",
-		"code-mode-turn":           "PROBE_TOOLS_MODE=code",
-		"both-mode-turn":           "PROBE_TOOLS_MODE=both",
-		"escalation-approved":      "DSH_PERMISSION_MODE=workspace-write",
-		"escalation-rejected":      "DSH_PERMISSION_MODE=workspace-write",
-		"fs-escalation-approved":   "DSH_PERMISSION_MODE=workspace-write",
-		"fs-read":                  "",
-		"background-job-admission": "",
+		"bash-spill":                "PROBE_SPILL=1",
+		"session-query-spill":       "PROBE_SPILL=1 PROBE_SQ=1",
+		"code-mode-turn":            "PROBE_TOOLS_MODE=code",
+		"both-mode-turn":            "PROBE_TOOLS_MODE=both",
+		"escalation-approved":       "DSH_PERMISSION_MODE=workspace-write",
+		"escalation-rejected":       "DSH_PERMISSION_MODE=workspace-write",
+		"fs-escalation-approved":    "DSH_PERMISSION_MODE=workspace-write",
+		"fs-read":                   "",
+		"background-job-admission":  "",
+		"subagent-spawn-in-process": "PROBE_SUBAGENTS=1",
+		"workflow-run":              "PROBE_SUBAGENTS=1",
 	}
 	for name, env := range want {
 		rec, err := recording.Load(filepath.Join(root, "transcripts", name))
@@ -222,7 +230,8 @@ func TestSettingsOf(t *testing.T) {
 	if _, err := SettingsOf(rec); err == nil || !strings.Contains(err.Error(), "sandbox backend") {
 		t.Errorf("partial-landlock: %v, want the sandbox backend setting refused", err)
 	}
-	for name, want := range map[string]string{"pwsh-tool-turn": `profile "pwsh"`, "skill-load": "workspace preparation"} {
+	for name, want := range map[string]string{"pwsh-tool-turn": `profile "pwsh"`, "skill-load": "workspace preparation",
+		"subagent-report": `subagentFixture "report-fence"`, "subagent-child-question-rejection": "askUser"} {
 		rec, err := recording.Load(filepath.Join(root, "transcripts", name))
 		if err != nil {
 			t.Fatal(err)
