@@ -1,7 +1,9 @@
 package sims
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +11,9 @@ import (
 	"sync"
 
 	"github.com/dshsim/dshsim/harness"
+	"github.com/dshsim/dshsim/harness/replay"
+	"github.com/dshsim/dshsim/harness/replay/recording"
+	"github.com/dshsim/dshsim/llm"
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/sandbox"
@@ -22,7 +27,8 @@ type childCall struct {
 	args     map[string]any
 }
 
-// childScript is the child's constructed model: its calls, then its answer.
+// childScript is the child's constructed model: its calls, one per step,
+// then its answer.
 var childScript = []childCall{
 	{"c1", "bash", map[string]any{"command": "echo 'review: ok' >> notes.md", "description": "append the review"}},
 	{"c2", "write", map[string]any{"file_path": "review.md", "content": "review: ok\n"}},
@@ -32,71 +38,65 @@ var childScript = []childCall{
 
 const childAnswer = "I could not write the review: this session's sandbox is read-only (bash and write were denied, and the escalation was rejected). The review line is: review: ok"
 
-// simLoops is the constructed agent loop of the sim (stack.Loops): a
-// child's one turn is turn/start, its pre-step (the one-shot descriptor),
-// its runtime context, the scripted calls through the whole pipeline, then
-// its answer as assistant/message and turn/end.
+// childModel is the child's constructed model (replay.Model): each call
+// streams the next step of childScript, then the answer.
+type childModel struct {
+	mu   sync.Mutex
+	next int
+}
+
+func (m *childModel) Info() replay.ModelInfo {
+	return replay.ModelInfo{Config: json.RawMessage(`{"kind":"constructed","provider":"dsh-sim","model":"the subagents sim's child"}`),
+		Provider: "dsh-sim", Model: "the subagents sim's child"}
+}
+
+func (m *childModel) Call(ctx context.Context, req replay.ModelRequest, emit func(json.RawMessage) error) (recording.Reply, error) {
+	m.mu.Lock()
+	step := m.next
+	m.next++
+	m.mu.Unlock()
+	var chunks []llm.Chunk
+	if step < len(childScript) {
+		c := childScript[step]
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false) // as JSON.stringify writes a model's arguments
+		enc.Encode(c.args)
+		args := bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+		chunks = []llm.Chunk{{Type: llm.BlockStart, BlockType: llm.ToolCall}, {Type: llm.ToolCallDelta, ID: c.id, Name: &c.tool, ArgumentsDelta: string(args)},
+			{Type: llm.BlockEnd, Block: &llm.Block{Type: llm.ToolCall, ID: c.id, Name: c.tool, Arguments: string(args)}},
+			{Type: llm.FinishChunk, Reason: &llm.Finish{Kind: llm.ToolCalls}}}
+	} else {
+		chunks = []llm.Chunk{{Type: llm.BlockStart, BlockType: llm.Text}, {Type: llm.TextDelta, Text: childAnswer},
+			{Type: llm.BlockEnd, Block: &llm.Block{Type: llm.Text, Text: childAnswer}}, {Type: llm.FinishChunk, Reason: &llm.Finish{Kind: llm.Stop}}}
+	}
+	for _, c := range chunks {
+		raw, err := json.Marshal(c)
+		if err != nil {
+			return recording.Reply{}, err
+		}
+		if err := emit(raw); err != nil {
+			return recording.Reply{}, err
+		}
+	}
+	return recording.Reply{}, nil
+}
+
+// simLoops drives the sim's children with the replay's agent loop over the
+// constructed model, and keeps the child it started.
 type simLoops struct {
-	r       *scopeRig
-	results []string // what each scripted call returned, rendered
-	tools   []string // the tools the child saw
-	context string   // the child's runtime context
+	*replay.ChildLoops
+	child *stack.Child
+}
+
+func newSimLoops() *simLoops {
+	return &simLoops{ChildLoops: replay.NewChildLoops(context.Background(), func(*stack.Child) replay.Model { return &childModel{} })}
 }
 
 func (l *simLoops) Start(c *stack.Child) (stack.Loop, error) {
-	return &simLoop{owner: l, c: c, done: make(chan struct{})}, nil
+	l.child = c
+	return l.ChildLoops.Start(c)
 }
-
-type simLoop struct {
-	owner *simLoops
-	c     *stack.Child
-	once  sync.Once
-	done  chan struct{}
-}
-
-func (l *simLoop) Followup(m stack.Message) error {
-	l.once.Do(func() { go l.turn() })
-	return nil
-}
-
-func (l *simLoop) turn() {
-	defer close(l.done)
-	ctx := context.Background()
-	log := l.c.Log()
-	log.Append("turn/start", map[string]int{"turn": 1})
-	l.c.PreStep()
-	l.c.SyncContext(ctx)
-	rc, _ := l.c.RuntimeContext(ctx)
-	l.owner.context = rc.Text
-	l.owner.tools = l.c.Tools()
-	for _, call := range childScript {
-		res := runCall(l.c.Execute, call.id, call.tool, call.args)
-		l.owner.results = append(l.owner.results, fmt.Sprintf("%s %s → %q", call.tool, compact(call.args), res.Text()))
-	}
-	log.Append("assistant/message", map[string]any{"message": map[string]any{"role": "assistant",
-		"content": []any{map[string]string{"type": "text", "text": childAnswer}}}})
-	log.Append("turn/end", map[string]any{"turn": 1, "reason": map[string]string{"kind": "completed"}})
-}
-
-func (l *simLoop) Steer(m stack.Message) error { return l.Followup(m) }
-func (l *simLoop) Running() bool {
-	select {
-	case <-l.done:
-		return false
-	default:
-		return true
-	}
-}
-func (l *simLoop) Idle() bool { return !l.Running() }
-func (l *simLoop) WhenIdle(ctx context.Context) error {
-	select {
-	case <-l.done:
-	case <-ctx.Done():
-	}
-	return ctx.Err()
-}
-func (l *simLoop) Cancel(bool)  {}
-func (l *simLoop) Close() error { return nil }
 
 // The subagents sim: a parent in workspace-write delegates through a tool
 // whose children run read-only; the child's writes are refused by the real
@@ -109,7 +109,7 @@ func runSubagents(env *harness.Env) (map[string][]byte, error) {
 	defer r.close()
 	r.norm.JSONTimes("createdAt")
 	r.printf("subagents: a parent in workspace-write delegates to a read-only child; the real stack (pipeline, approval service, file tools, bash under Landlock) with delegation composed;\n")
-	r.printf("the parent's and the child's model calls are scripted, the agent loop that drives the child is constructed (one turn: its calls, then its answer), and the user is constructed (allows every question it is asked)\n")
+	r.printf("the parent's calls and the child's model are scripted (the child is driven by the replay's agent loop: one step per call, then its answer), and the user is constructed (allows every question it is asked)\n")
 	if err := r.delegateReadOnly(); err != nil {
 		return nil, err
 	}
@@ -138,13 +138,17 @@ func (r *scopeRig) subagentStack(id string, tool subagent.Instance, loops *simLo
 		cfg.Subagents = &stack.SubagentsConfig{Instances: []subagent.Instance{tool}, Loops: loops, SessionsDir: dir,
 			NewID: func(*pipeline.Agent) string { return "session-child" }}
 	})
+	if err == nil {
+		loops.Attach(s, ws, nil)
+	}
 	return s, ws, log, dir, err
 }
 
 // delegateReadOnly: the parent writes, delegates, and gets the child's
 // answer; the child's writes are refused.
 func (r *scopeRig) delegateReadOnly() error {
-	loops := &simLoops{r: r}
+	loops := newSimLoops()
+	defer loops.Close()
 	tool := reviewTool(sandbox.ReadOnly)
 	s, ws, log, dir, err := r.subagentStack("session-parent", tool, loops)
 	if err != nil {
@@ -158,7 +162,7 @@ func (r *scopeRig) delegateReadOnly() error {
 	if err != nil {
 		return err
 	}
-	r.printf("\n2. the parent delegates; the child runs one turn through the same pipeline\n")
+	r.printf("\n2. the parent delegates; the child runs one turn (a step per call) through the same pipeline\n")
 	args := map[string]any{"description": "review notes", "prompt": "Append a review line to notes.md and write review.md."}
 	r.printf("parent: subagent %s\n", compact(args))
 	res = runCall(s.Execute, "p2", "subagent", args)
@@ -168,21 +172,22 @@ func (r *scopeRig) delegateReadOnly() error {
 	}
 	defer child.Close()
 	r.printf("child header: %s\n", compact(child.Header()))
-	r.printf("the child sees the tools: %s\n", strings.Join(loops.tools, ", "))
-	r.printf("the child's runtime context:\n  %s\n", strings.ReplaceAll(loops.context, "\n", "\n  "))
-	r.printf("the child's calls (the constructed user would allow anything):\n")
-	for _, line := range loops.results {
-		r.printf("  %s\n", line)
-	}
-	lines, err := events(child, 0)
+	r.printf("the child sees the tools: %s\n", strings.Join(loops.child.Tools(), ", "))
+	rc, err := loops.child.RuntimeContext(context.Background())
 	if err != nil {
 		return err
 	}
-	r.printf("child log:\n")
+	r.printf("the child's runtime context:\n  %s\n", strings.ReplaceAll(rc.Text, "\n", "\n  "))
+	calls, lines, err := childTurn(child)
+	if err != nil {
+		return err
+	}
+	r.printf("the child's calls (the constructed user would allow anything):\n")
+	for _, line := range calls {
+		r.printf("  %s\n", line)
+	}
+	r.printf("child log (the model's chunks left out):\n")
 	for _, l := range lines {
-		if strings.Contains(l, " user/message ") { // the runtime context, shown above
-			l = l[:strings.Index(l, " user/message ")] + " user/message (the runtime context above)"
-		}
 		r.printf("  %s\n", l)
 	}
 	r.printf("\n3. the child's answer returns to the parent as the tool's result\n")
@@ -202,7 +207,9 @@ func (r *scopeRig) delegateReadOnly() error {
 // widening: a tool whose children would run wider than the parent creates
 // no child.
 func (r *scopeRig) widening() error {
-	s, _, _, dir, err := r.subagentStack("session-wide", reviewTool(sandbox.DangerFullAccess), &simLoops{r: r})
+	loops := newSimLoops()
+	defer loops.Close()
+	s, _, _, dir, err := r.subagentStack("session-wide", reviewTool(sandbox.DangerFullAccess), loops)
 	if err != nil {
 		return err
 	}
@@ -211,4 +218,58 @@ func (r *scopeRig) widening() error {
 	files, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
 	r.printf("parent: subagent → isError %v, the model sees %q; child logs created: %d\n", res.IsError, res.Text(), len(files))
 	return nil
+}
+
+// childTurn renders the child's log: each call with its result's text, and
+// the events, the model's chunks left out and the long ones named (the
+// request header, the runtime context and the prompt as messages).
+func childTurn(log *session.Log) (calls, lines []string, err error) {
+	evs, err := log.Events()
+	if err != nil {
+		return nil, nil, err
+	}
+	args := map[string]string{}
+	for _, e := range evs {
+		var d struct {
+			CallID, Name, Arguments string
+			Message                 struct {
+				Content []struct {
+					ToolCallID string           `json:"toolCallId"`
+					Content    []pipeline.Block `json:"content"`
+				} `json:"content"`
+				Source struct {
+					Kind, Plugin string
+				} `json:"source"`
+			} `json:"message"`
+			Source struct {
+				Kind, Plugin string
+			} `json:"source"`
+		}
+		json.Unmarshal(e.Data, &d)
+		line := fmt.Sprintf("seq %d %s %s", e.Seq, e.Type, e.Data)
+		switch e.Type {
+		case "assistant/chunk":
+			continue
+		case "request/header":
+			line = fmt.Sprintf("seq %d request/header (the tools offered, the system prompt: not modelled)", e.Seq)
+		case "user/message":
+			line = fmt.Sprintf("seq %d user/message (source %s %s)", e.Seq, d.Source.Kind, d.Source.Plugin)
+			if d.Source.Kind == "user" {
+				line = fmt.Sprintf("seq %d user/message (the task)", e.Seq)
+			}
+		case "tool/call":
+			args[d.CallID] = d.Name + " " + d.Arguments
+		case "tool/result":
+			line = fmt.Sprintf("seq %d tool/result (its text above)", e.Seq)
+			for _, c := range d.Message.Content {
+				text := ""
+				for _, b := range c.Content {
+					text += b.Text
+				}
+				calls = append(calls, fmt.Sprintf("%s → %q", args[c.ToolCallID], text))
+			}
+		}
+		lines = append(lines, line)
+	}
+	return calls, lines, nil
 }
