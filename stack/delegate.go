@@ -336,11 +336,6 @@ func (c *Child) RuntimeContext(ctx context.Context) (RuntimeContext, error) {
 	return c.s.contextOf(c.log, delegation.Section())
 }
 
-// SyncContext appends the child's runtime-context message when it changed.
-func (c *Child) SyncContext(ctx context.Context) (*session.Event, error) {
-	return c.s.resolver.SyncContext(c.log, delegation.Section())
-}
-
 // PendingContext returns the runtime-context message the child's step
 // would enter (sandbox:policy, approval:policy, subagent:delegation), or
 // nil when its text is the last one logged.

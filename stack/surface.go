@@ -77,14 +77,3 @@ func (s *Stack) wireTools(agent *pipeline.Agent) []pipeline.Tool {
 	slices.SortFunc(out, func(a, b pipeline.Tool) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
-
-// ConcurrencySafe reports whether tool name may run in a parallel pool for
-// surface's agent (a tool it does not see is not).
-func ConcurrencySafe(surface Surface, name string) bool {
-	for _, t := range surface.WireTools() {
-		if t.Name == name {
-			return t.ConcurrencySafe
-		}
-	}
-	return false
-}

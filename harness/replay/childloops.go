@@ -71,7 +71,7 @@ func (l *ChildLoops) Close() error {
 	for _, d := range ds {
 		d.Cancel(false)
 		d.Close()
-		flags, _, err := d.problems()
+		flags, err := d.problems()
 		for _, f := range flags {
 			errs = append(errs, errors.New(f))
 		}

@@ -39,7 +39,7 @@ func (c *client) run(ctx context.Context) error {
 		if err := c.runInput(ctx, i, step); err != nil {
 			return err
 		}
-		if _, _, err := c.root.problems(); err != nil {
+		if _, err := c.root.problems(); err != nil {
 			return err
 		}
 	}
@@ -49,7 +49,7 @@ func (c *client) run(ctx context.Context) error {
 	for _, p := range pending {
 		c.answered(ctx, p)
 	}
-	_, _, err := c.root.problems()
+	_, err := c.root.problems()
 	return err
 }
 

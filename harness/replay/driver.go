@@ -107,7 +107,6 @@ type driver struct {
 	firstTask   string                 // the first user prompt queued (a child's task)
 	titleDone   bool                   // the session has its title (none pending) at the last turn's end
 	flags       []string
-	notes       []string
 	err         error // a failure of the replay that stopped the loop
 }
 
@@ -225,12 +224,11 @@ func (d *driver) flag(s string) {
 	d.flags = append(d.flags, s)
 }
 
-// problems returns the agent's flags and notes, and the failure that
-// stopped it.
-func (d *driver) problems() (flags, notes []string, err error) {
+// problems returns the agent's flags, and the failure that stopped it.
+func (d *driver) problems() (flags []string, err error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return append([]string(nil), d.flags...), append([]string(nil), d.notes...), d.err
+	return append([]string(nil), d.flags...), d.err
 }
 
 // titleNotes are the notes of the session's titles (a model-made title

@@ -613,9 +613,7 @@ func (p *prepared) review(ctx context.Context, timeout time.Duration, run *sessi
 		res.Flags = append(res.Flags, fmt.Sprintf("the replay was stopped after %s (%v): calls in flight were aborted", timeout, ctx.Err()))
 	}
 	res.Flags = append(res.Flags, run.unconsumed(rec, p.script)...)
-	flags, notes := run.problems()
-	res.Flags = append(res.Flags, flags...)
-	res.Notes = append(res.Notes, notes...)
+	res.Flags = append(res.Flags, run.flags()...)
 	res.Notes = append(res.Notes, run.root.titleNotes()...)
 	if run.family != nil && (rec.Settings.SubagentFixture != "" || len(rec.Children) > 0) {
 		res.Notes = append(res.Notes, run.fixture.note())
@@ -635,7 +633,7 @@ func (p *prepared) review(ctx context.Context, timeout time.Duration, run *sessi
 			res.Notes = append(res.Notes, "no sandbox backend is usable here: confined bash calls fail closed (SANDBOX_UNAVAILABLE)")
 		}
 	}
-	flags, notes = compareSchemas(rec, st.WireTools())
+	flags, notes := compareSchemas(rec, st.WireTools())
 	res.Flags = append(res.Flags, flags...)
 	res.Notes = append(res.Notes, notes...)
 	sections, sectionsErr := st.PromptSections()

@@ -151,23 +151,21 @@ func (r *sessionRun) close() {
 	r.stack.Close()
 }
 
-// problems are the flags and notes of every agent of the session and of
-// its client.
-func (r *sessionRun) problems() (flags, notes []string) {
-	f, n, _ := r.root.problems()
-	flags, notes = append(flags, f...), append(notes, n...)
+// flags are the problems of every agent of the session and of its client.
+func (r *sessionRun) flags() []string {
+	flags, _ := r.root.problems()
 	if r.family != nil {
 		for _, m := range r.family.all() {
 			if m.driver != nil {
-				f, n, _ := m.driver.problems()
-				flags, notes = append(flags, f...), append(notes, n...)
+				f, _ := m.driver.problems()
+				flags = append(flags, f...)
 			}
 		}
 	}
 	r.client.mu.Lock()
 	flags = append(flags, r.client.flags...)
 	r.client.mu.Unlock()
-	return flags, notes
+	return flags
 }
 
 // unconsumed describes the replies never requested, per script.
