@@ -133,6 +133,8 @@ func (d *driver) queue(m userMessage) error {
 	defer d.mu.Unlock()
 	if err == nil {
 		d.pre = t
+	} else if d.err == nil {
+		d.err, d.closed = err, true // our log could not be written: the replay fails
 	}
 	d.running = false
 	d.cond.Broadcast()
