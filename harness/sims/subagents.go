@@ -1,7 +1,6 @@
 package sims
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -13,6 +12,7 @@ import (
 	"github.com/dshsim/dshsim/harness"
 	"github.com/dshsim/dshsim/harness/replay"
 	"github.com/dshsim/dshsim/harness/replay/recording"
+	"github.com/dshsim/dshsim/internal/jsjson"
 	"github.com/dshsim/dshsim/llm"
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/session"
@@ -58,11 +58,7 @@ func (m *childModel) Call(ctx context.Context, req replay.ModelRequest, emit fun
 	var chunks []llm.Chunk
 	if step < len(childScript) {
 		c := childScript[step]
-		var b bytes.Buffer
-		enc := json.NewEncoder(&b)
-		enc.SetEscapeHTML(false) // as JSON.stringify writes a model's arguments
-		enc.Encode(c.args)
-		args := bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+		args, _ := jsjson.Marshal(c.args) // as JSON.stringify writes a model's arguments
 		chunks = []llm.Chunk{{Type: llm.BlockStart, BlockType: llm.ToolCall}, {Type: llm.ToolCallDelta, ID: c.id, Name: &c.tool, ArgumentsDelta: string(args)},
 			{Type: llm.BlockEnd, Block: &llm.Block{Type: llm.ToolCall, ID: c.id, Name: c.tool, Arguments: string(args)}},
 			{Type: llm.FinishChunk, Reason: &llm.Finish{Kind: llm.ToolCalls}}}
@@ -164,14 +160,14 @@ func (r *scopeRig) delegateReadOnly() error {
 	}
 	r.printf("\n2. the parent delegates; the child runs one turn (a step per call) through the same pipeline\n")
 	args := map[string]any{"description": "review notes", "prompt": "Append a review line to notes.md and write review.md."}
-	r.printf("parent: subagent %s\n", compact(args))
+	r.printf("parent: subagent %s\n", js(args))
 	res = runCall(s.Execute, "p2", "subagent", args)
 	child, err := session.Open(filepath.Join(dir, "session-child.jsonl"))
 	if err != nil {
 		return err
 	}
 	defer child.Close()
-	r.printf("child header: %s\n", compact(child.Header()))
+	r.printf("child header: %s\n", js(child.Header()))
 	r.printf("the child sees the tools: %s\n", strings.Join(loops.child.Tools(), ", "))
 	rc, err := loops.child.RuntimeContext(context.Background())
 	if err != nil {
