@@ -9,6 +9,7 @@ import (
 
 	"github.com/dshsim/dshsim/harness/replay/toolschema"
 	"github.com/dshsim/dshsim/pipeline"
+	"github.com/dshsim/dshsim/pipeline/pipelinetest"
 	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/pipeline/session/sessiontest"
 	"github.com/dshsim/dshsim/tools/askuser"
@@ -16,11 +17,7 @@ import (
 
 func run(t *testing.T, tool pipeline.Tool, agent *pipeline.Agent, args string) pipeline.Result {
 	t.Helper()
-	r := pipeline.NewRegistry()
-	if _, err := r.Register(tool); err != nil {
-		t.Fatal(err)
-	}
-	return r.Execute(pipeline.NewCall("q1", askuser.Name, json.RawMessage(args), agent, context.Background()))
+	return pipelinetest.Registry(t, tool).Execute(pipeline.NewCall("q1", askuser.Name, json.RawMessage(args), agent, context.Background()))
 }
 
 const question = `{"questions":[{"id":"cuda-fallback","header":"Deployment","question":"Should deployment use the CUDA fallback?"}]}`

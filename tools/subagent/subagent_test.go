@@ -13,6 +13,7 @@ import (
 	"github.com/dshsim/dshsim/harness/replay/toolschema"
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/delegation"
+	"github.com/dshsim/dshsim/pipeline/pipelinetest"
 	"github.com/dshsim/dshsim/pipeline/session/sessiontest"
 	"github.com/dshsim/dshsim/tools/jobs"
 	"github.com/dshsim/dshsim/tools/subagent"
@@ -110,10 +111,7 @@ func newTool(t *testing.T, f *fake, inst subagent.Instance) (pipeline.Tool, *job
 
 func call(t *testing.T, tool pipeline.Tool, args string) pipeline.Result {
 	t.Helper()
-	r := pipeline.NewRegistry()
-	if _, err := r.Register(tool); err != nil {
-		t.Fatal(err)
-	}
+	r := pipelinetest.Registry(t, tool)
 	agent := &pipeline.Agent{ID: "parent", Session: sessiontest.New(t, "parent", "")}
 	return r.Execute(pipeline.NewCall("c1", tool.Name, json.RawMessage(args), agent, context.Background()))
 }
@@ -277,8 +275,7 @@ func TestLoadRefusals(t *testing.T) {
 		}
 	}
 	tool, _ := newTool(t, &fake{info: subagent.ProviderInfo{DepthLimit: true}}, subagent.Instance{Provider: "spawn", NoBackground: true})
-	r := pipeline.NewRegistry()
-	r.Register(tool)
+	r := pipelinetest.Registry(t, tool)
 	if res := r.Execute(pipeline.NewCall("c", tool.Name, json.RawMessage(`{"description":"d","prompt":"p"}`), nil, context.Background())); res.Text() != "Error: subagent tool requires a calling agent (exec.agent was undefined)" {
 		t.Errorf("agentless: %q", res.Text())
 	}
