@@ -436,6 +436,7 @@ func TestCorpusHostileRecordings(t *testing.T) {
 	part := func(committed []byte) []byte {
 		i := bytes.Index(committed, []byte("\n"+recordingsTitle))
 		if i < 0 {
+			t.Errorf("escape.txt has no table starting %q (DSHSIM_UPDATE=1 go test ./harness/escape -run TestCorpus writes it)", recordingsTitle)
 			return nil
 		}
 		committed = committed[i+1:]

@@ -47,7 +47,7 @@ func TestHostileRecordingLeavesNothingOnTheHost(t *testing.T) {
 			r := replay.Replay(context.Background(), dir, replay.Options{LauncherPath: sandboxtest.Runner(t)})
 			claims, err := c.Check(r)
 			if err != nil {
-				t.Fatal(err)
+				t.Error(err) // the host is still checked: what got through says more
 			}
 			for _, claim := range claims {
 				t.Error(claim)
