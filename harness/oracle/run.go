@@ -60,6 +60,11 @@ type Outcome struct {
 	// stdout and session.jsonl.
 	StdoutMatch  bool
 	SessionMatch bool
+	// NoLog says the scenario's input opens no session (no newSession), so
+	// no log is compared, as upstream's suite compares none for a scenario
+	// without a model turn: SessionMatch is then true whatever run.mjs
+	// said of the header-only fixture (Report keeps its line).
+	NoLog bool
 	// Report is run.mjs's verdict lines.
 	Report []string
 	// Files are what run.mjs wrote to PROBE_OUT: stderr.txt, raw-stdout.txt,
@@ -73,7 +78,8 @@ type Outcome struct {
 // Match reports whether both stdout and session.jsonl matched.
 func (o *Outcome) Match() bool { return o.StdoutMatch && o.SessionMatch }
 
-// Verdict is "MATCH", or "DIFF" and what differs.
+// Verdict is "MATCH" (with "no log compared" when NoLog), or "DIFF" and
+// what differs.
 func (o *Outcome) Verdict() string {
 	var diff []string
 	if !o.StdoutMatch {
@@ -82,7 +88,10 @@ func (o *Outcome) Verdict() string {
 	if !o.SessionMatch {
 		diff = append(diff, recording.SessionFile)
 	}
-	if len(diff) == 0 {
+	switch {
+	case len(diff) == 0 && o.NoLog:
+		return "MATCH (no session: no log compared)"
+	case len(diff) == 0:
 		return "MATCH"
 	}
 	return "DIFF (" + strings.Join(diff, ", ") + ")"
@@ -242,13 +251,13 @@ func serveRuns(ctx context.Context, data []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	vitest, err := needsVitest(input)
+	facts, err := factsOf(input)
 	if err != nil {
 		return nil, err
 	}
 	o := &Oracle{dir: req.Oracle}
 	var resp response
-	if resp.Pass, err = o.pass(ctx, scen, filepath.Join(work, "out"), req.Refresh, vitest, req); err != nil {
+	if resp.Pass, err = o.pass(ctx, scen, filepath.Join(work, "out"), req.Refresh, facts, req); err != nil {
 		return nil, err
 	}
 	if req.Refresh {
@@ -266,7 +275,7 @@ func serveRuns(ctx context.Context, data []byte) ([]byte, error) {
 var verdictLine = regexp.MustCompile(`^(stdout|session\.jsonl): (MATCH|DIFF)\b|^refreshed `)
 
 // pass runs run.mjs once (under vitest when the input needs it).
-func (o *Oracle) pass(ctx context.Context, scen, out string, refresh, vitest bool, req request) (*Outcome, error) {
+func (o *Oracle) pass(ctx context.Context, scen, out string, refresh bool, in inputFacts, req request) (*Outcome, error) {
 	ctx, cancel := context.WithTimeout(ctx, req.Timeout)
 	defer cancel()
 	args := []string{scen}
@@ -282,7 +291,7 @@ func (o *Oracle) pass(ctx context.Context, scen, out string, refresh, vitest boo
 		agent, run = req.Agent, filepath.Join(req.Agent, "run.mjs")
 	}
 	var cmd *exec.Cmd
-	if vitest {
+	if in.vitest {
 		a, _ := json.Marshal(args)
 		// --cache=false: vitest would write its results cache into the oracle.
 		cmd = exec.CommandContext(ctx, o.vitest(), "run", "--cache=false", "probe.test.mjs")
@@ -308,6 +317,8 @@ func (o *Oracle) pass(ctx context.Context, scen, out string, refresh, vitest boo
 	if n := len(res.Report); n < 2 || !strings.HasPrefix(res.Report[n-1], "session.jsonl:") {
 		return nil, fmt.Errorf("upstream's suite gave no verdict for %s (%v; ctx %v):\n%s", filepath.Base(scen), err, ctx.Err(), tail(output, 40))
 	}
+	res.NoLog = !in.session
+	res.SessionMatch = res.SessionMatch || res.NoLog
 	if res.Files, err = readTree(out); err != nil {
 		return nil, err
 	}

@@ -740,7 +740,7 @@ func TestEveryRecordingOnTheDefaultLandlockPath(t *testing.T) {
 			notes := strings.Join(r.Notes, "\n")
 			confined := strings.Contains(notes, " sandbox backend (")
 			switch {
-			case r.Name == "missing-sandbox-runner":
+			case strings.Contains(notes, "dshsim.replay.json pins landlockRunner"):
 				if !strings.Contains(notes, "in the landlock sandbox backend (full enforcement), through the runner: "+chain.RunnerConfigured) {
 					t.Errorf("notes %q: want the runner, with the reason", notes)
 				}
