@@ -66,15 +66,7 @@ func RecordingAttempts() []Attempt {
 }
 
 // Recordings are the hostile recordings among all.
-func Recordings(all []Attempt) []Attempt {
-	var out []Attempt
-	for _, a := range all {
-		if a.Class == ClassRecording {
-			out = append(out, a)
-		}
-	}
-	return out
-}
+func Recordings(all []Attempt) []Attempt { return OfClass(all, ClassRecording) }
 
 // observeRecording makes the attempt's hostile recording against the run
 // directory ($OUT the directory, $TARGET the file, $SHM, the listener, the
