@@ -137,10 +137,7 @@ func importGraph(t *testing.T, root string) map[string][]string {
 // reaching out of itself, spawn importing render, and the rest of
 // layoutRules.
 func TestImportArrowsPointDown(t *testing.T) {
-	root, err := FindRoot(".")
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := Root(t)
 	graph := importGraph(t, root)
 	for _, pkg := range []string{"sandbox", "sandbox/spawn", "render", "pipeline/session", "tools/bash", "harness/sims"} {
 		if _, ok := graph[pkg]; !ok {

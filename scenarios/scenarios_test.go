@@ -40,10 +40,7 @@ func TestMain(m *testing.M) {
 }
 
 func TestScripts(t *testing.T) {
-	root, err := harness.FindRoot(".")
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := harness.Root(t)
 	goEnv, err := goToolEnv()
 	if err != nil {
 		t.Fatal(err)
@@ -230,21 +227,25 @@ func cmdTamper(ts *testscript.TestScript, neg bool, args []string) {
 // commands, the layout, links); the rest lives in docs/.
 const readmeMaxLines = 150
 
+// readREADME returns the repository root and its README.md.
+func readREADME(t *testing.T) (root, readme string) {
+	t.Helper()
+	root = harness.Root(t)
+	b, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root, string(b)
+}
+
 // TestREADMEIsAnEntryPoint keeps the README short and starting with the two
 // commands a fresh machine runs.
 func TestREADMEIsAnEntryPoint(t *testing.T) {
-	root, err := harness.FindRoot(".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := strings.Count(string(readme), "\n"); n > readmeMaxLines {
+	_, readme := readREADME(t)
+	if n := strings.Count(readme, "\n"); n > readmeMaxLines {
 		t.Errorf("README.md has %d lines, want at most %d: move detail into docs/", n, readmeMaxLines)
 	}
-	first := strings.SplitN(string(readme), "```", 3)
+	first := strings.SplitN(readme, "```", 3)
 	if len(first) < 3 || !strings.Contains(first[1], "make sim") || !strings.Contains(first[1], "make test") {
 		t.Errorf("README.md's first code block is not the two commands (make sim, make test)")
 	}
@@ -253,16 +254,9 @@ func TestREADMEIsAnEntryPoint(t *testing.T) {
 // TestREADMELayout keeps the README's layout table in step with the tree:
 // every directory holding a Go package has its line.
 func TestREADMELayout(t *testing.T) {
-	root, err := harness.FindRoot(".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	root, readme := readREADME(t)
 	seen := map[string]bool{}
-	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -280,7 +274,7 @@ func TestREADMELayout(t *testing.T) {
 			return nil
 		}
 		seen[rel] = true
-		if line := "| `" + filepath.ToSlash(rel) + "` |"; !strings.Contains(string(readme), line) {
+		if line := "| `" + filepath.ToSlash(rel) + "` |"; !strings.Contains(readme, line) {
 			t.Errorf("README.md layout has no line for package %s (add %s what it holds |)", filepath.ToSlash(rel), line)
 		}
 		return nil

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/dshsim/dshsim/pipeline"
+	"github.com/dshsim/dshsim/pipeline/pipelinetest"
 )
 
 func needNode(t *testing.T) {
@@ -21,12 +22,13 @@ func needNode(t *testing.T) {
 }
 
 // workspace copies the recorded lsp-definition workspace (the fixture
-// server and subject.ts) into a temp directory.
+// server and subject.ts, under transcripts/ with their licence) into a temp
+// directory.
 func workspace(t *testing.T) string {
 	t.Helper()
 	ws := t.TempDir()
 	for _, n := range []string{"lsp-server.mjs", "subject.ts"} {
-		b, err := os.ReadFile(filepath.Join("testdata", "fixture", n))
+		b, err := os.ReadFile(filepath.Join("..", "..", "transcripts", "lsp-definition", "workspace", n))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -44,10 +46,7 @@ func newTool(t *testing.T, cfg Config) (*Tool, *pipeline.Registry) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { tool.Close() })
-	reg := pipeline.NewRegistry()
-	if _, err := reg.Register(tool.Definition()); err != nil {
-		t.Fatal(err)
-	}
+	reg := pipelinetest.Registry(t, tool.Definition())
 	return tool, reg
 }
 
