@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/dshsim/dshsim/harness/replay/recording"
+	"github.com/dshsim/dshsim/internal/jsjson"
 )
 
 // Script is a constructed model script: the prompts (or input steps) a run
@@ -262,14 +263,11 @@ func (s *Script) Clone() *Script {
 
 // JSON is the script's gen/specs form (indented, keys in field order).
 func (s *Script) JSON() []byte {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", " ")
-	if err := enc.Encode(s); err != nil {
+	b, err := jsjson.MarshalIndent(s, " ")
+	if err != nil {
 		panic("oracle: marshal a script: " + err.Error())
 	}
-	return b.Bytes()
+	return append(b, '\n')
 }
 
 // chunk is one assistant/chunk event of the model script.
@@ -482,14 +480,7 @@ func (s *Script) input() ([]byte, error) {
 			in.Steps = append(in.Steps, recording.Step{Op: "prompt", Text: p})
 		}
 	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(in); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+	return jsjson.MarshalIndent(in, "  ")
 }
 
 // inputFacts is what a pass needs to know of input.json: whether its steps

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/dshsim/dshsim/harness/replay/recording"
+	"github.com/dshsim/dshsim/internal/jsjson"
 )
 
 // setCall gives the nth call of tool (counted from 0, in the model's
@@ -26,7 +27,7 @@ func setCall(dir, tool string, nth int, args map[string]any) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	argText, err := marshal(args)
+	argText, err := jsjson.Marshal(args)
 	if err != nil {
 		return err
 	}
@@ -39,7 +40,7 @@ func setCall(dir, tool string, nth int, args map[string]any) error {
 			return fmt.Errorf("%s:%d: %w", path, i+1, err)
 		}
 		setArguments(v, id, string(argText))
-		out, err := marshal(v)
+		out, err := jsjson.Marshal(v)
 		if err != nil {
 			return err
 		}
@@ -104,19 +105,8 @@ func decode(line []byte) (any, error) {
 	return v, d.Decode(&v)
 }
 
-// marshal is JSON without HTML escapes and without a trailing newline.
-func marshal(v any) ([]byte, error) {
-	var b bytes.Buffer
-	e := json.NewEncoder(&b)
-	e.SetEscapeHTML(false)
-	if err := e.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
-}
-
 func writeJSON(path string, v any) error {
-	data, err := marshal(v)
+	data, err := jsjson.Marshal(v)
 	if err != nil {
 		return err
 	}
@@ -137,6 +127,6 @@ func writeHooks(dir, matcher, command string) error {
 
 // jsString is s as a JavaScript string literal.
 func jsString(s string) string {
-	data, _ := marshal(s)
+	data, _ := jsjson.Marshal(s)
 	return strings.TrimSpace(string(data))
 }
