@@ -15,6 +15,7 @@ import (
 
 	"github.com/dshsim/dshsim/harness/replay/isolate"
 	"github.com/dshsim/dshsim/harness/replay/recording"
+	"github.com/dshsim/dshsim/harness/replay/recording/recordingtest"
 )
 
 // need returns the oracle, or skips naming DSHSIM_ORACLE (or the missing
@@ -65,10 +66,7 @@ func copyRecording(t *testing.T, src, name string) string {
 
 func settingsOf(t *testing.T, dir string) Settings {
 	t.Helper()
-	rec, err := recording.Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rec := recordingtest.Load(t, dir)
 	s, err := SettingsOf(rec)
 	if err != nil {
 		t.Fatal(err)

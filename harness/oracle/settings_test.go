@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/dshsim/dshsim/harness/replay/recording"
+	"github.com/dshsim/dshsim/harness/replay/recording/recordingtest"
 )
 
 // TestSpecsLoad: every row of gen/settings.tsv parses, names a script that
@@ -210,10 +211,7 @@ func TestSettingsOf(t *testing.T) {
 		"workflow-run":              "PROBE_SUBAGENTS=1",
 	}
 	for name, env := range want {
-		rec, err := recording.Load(filepath.Join(root, "transcripts", name))
-		if err != nil {
-			t.Fatal(err)
-		}
+		rec := recordingtest.Load(t, filepath.Join(root, "transcripts", name))
 		s, err := SettingsOf(rec)
 		if err != nil {
 			t.Errorf("%s: %v", name, err)
@@ -223,19 +221,13 @@ func TestSettingsOf(t *testing.T) {
 			t.Errorf("%s: settings %q, want %q", name, s.String(), env)
 		}
 	}
-	rec, err := recording.Load(filepath.Join(root, "testdata", "replay", "ours", "partial-landlock"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	rec := recordingtest.Load(t, filepath.Join(root, "testdata", "replay", "ours", "partial-landlock"))
 	if _, err := SettingsOf(rec); err == nil || !strings.Contains(err.Error(), "sandbox backend") {
 		t.Errorf("partial-landlock: %v, want the sandbox backend setting refused", err)
 	}
 	for name, want := range map[string]string{"pwsh-tool-turn": `profile "pwsh"`, "skill-load": "workspace preparation",
 		"subagent-report": `subagentFixture "report-fence"`, "subagent-child-question-rejection": "askUser"} {
-		rec, err := recording.Load(filepath.Join(root, "transcripts", name))
-		if err != nil {
-			t.Fatal(err)
-		}
+		rec := recordingtest.Load(t, filepath.Join(root, "transcripts", name))
 		if _, err := SettingsOf(rec); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want %s refused", name, err, want)
 		}

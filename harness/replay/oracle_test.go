@@ -9,6 +9,7 @@ import (
 	"github.com/dshsim/dshsim/harness/replay"
 	"github.com/dshsim/dshsim/harness/replay/isolate"
 	"github.com/dshsim/dshsim/harness/replay/recording"
+	"github.com/dshsim/dshsim/harness/replay/recording/recordingtest"
 )
 
 // requireOracle skips unless the oracle is installed (CI installs it),
@@ -27,10 +28,7 @@ func requireOracle(t *testing.T) *oracle.Oracle {
 // overlay switches it needs (its sandbox mode, spill, ...).
 func upstreamReplay(t *testing.T, o *oracle.Oracle, dir string) *oracle.Outcome {
 	t.Helper()
-	rec, err := recording.Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rec := recordingtest.Load(t, dir)
 	set, err := oracle.SettingsOf(rec)
 	if err != nil {
 		t.Fatal(err)

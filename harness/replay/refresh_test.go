@@ -13,6 +13,7 @@ import (
 	"github.com/dshsim/dshsim/harness/replay"
 	"github.com/dshsim/dshsim/harness/replay/isolate"
 	"github.com/dshsim/dshsim/harness/replay/recording"
+	"github.com/dshsim/dshsim/harness/replay/recording/recordingtest"
 )
 
 // departures are the oracle recordings our stack does not reproduce (named
@@ -172,10 +173,7 @@ func TestRefreshRewritesTheStackSide(t *testing.T) {
 		t.Fatal(err)
 	}
 	chunks := func() []string {
-		rec, err := recording.Load(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
+		rec := recordingtest.Load(t, dir)
 		var out []string
 		for _, e := range rec.Events {
 			if e.Type == "assistant/chunk" {

@@ -18,6 +18,7 @@ import (
 	"github.com/dshsim/dshsim/harness/replay"
 	"github.com/dshsim/dshsim/harness/replay/isolate"
 	"github.com/dshsim/dshsim/harness/replay/recording"
+	"github.com/dshsim/dshsim/harness/replay/recording/recordingtest"
 	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/sandbox/chain"
@@ -69,10 +70,7 @@ func TestTranscriptsMatch(t *testing.T) {
 // a handshake, a prompt its UserPromptSubmit hook blocks), only stdout.
 func headerOnly(t *testing.T, dir string) bool {
 	t.Helper()
-	rec, err := recording.Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rec := recordingtest.Load(t, dir)
 	return len(rec.Events) == 0
 }
 
@@ -246,10 +244,7 @@ func TestOurLogHasUpstreamsEventSequence(t *testing.T) {
 			if r.Verdict != replay.Match {
 				t.Fatalf("%s\n%s", r.Summary(), r.Detail())
 			}
-			rec, err := recording.Load(r.Dir)
-			if err != nil {
-				t.Fatal(err)
-			}
+			rec := recordingtest.Load(t, r.Dir)
 			if len(rec.Events) == 0 {
 				return // upstream logged events it does not keep (its fixture is the header)
 			}
@@ -295,10 +290,7 @@ func TestProjectionFilesAreFresh(t *testing.T) {
 				}
 				return
 			}
-			rec, err := recording.Load(d)
-			if err != nil {
-				t.Fatal(err)
-			}
+			rec := recordingtest.Load(t, d)
 			fresh, err := replay.ExpectedProjection(rec)
 			if err != nil {
 				t.Fatal(err)
@@ -588,10 +580,7 @@ func TestSuiteSettingsWithoutFile(t *testing.T) {
 		if !ok {
 			continue
 		}
-		rec, err := recording.Load(d)
-		if err != nil {
-			t.Fatal(err)
-		}
+		rec := recordingtest.Load(t, d)
 		if !rec.HasSettings {
 			t.Errorf("%s: our copy has no %s; the table alone would hide a drift", name, recording.SettingsFile)
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/dshsim/dshsim/harness/replay/hostile"
 	"github.com/dshsim/dshsim/harness/replay/projection"
 	"github.com/dshsim/dshsim/harness/replay/recording"
+	"github.com/dshsim/dshsim/harness/replay/recording/recordingtest"
 )
 
 func transcripts(t *testing.T) string {
@@ -41,10 +42,7 @@ func TestEveryCaseMakesARecordingThatAttacks(t *testing.T) {
 			if err := c.Make(transcripts(t), dir, tgt); err != nil {
 				t.Fatal(err)
 			}
-			rec, err := recording.Load(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
+			rec := recordingtest.Load(t, dir)
 			script, err := recording.Derive(rec)
 			if err != nil {
 				t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/dshsim/dshsim/harness/replay/recording"
+	"github.com/dshsim/dshsim/harness/replay/recording/recordingtest"
 )
 
 func TestNormalizerString(t *testing.T) {
@@ -199,10 +200,7 @@ func TestFullOutputPathHidesOnlyThePath(t *testing.T) {
 // transcripts/<name>, normalised by its own cwd and session id.
 func projectTranscript(t *testing.T, name string) []Item {
 	t.Helper()
-	r, err := recording.Load(filepath.Join("../../../transcripts", name))
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := recordingtest.Load(t, filepath.Join("../../../transcripts", name))
 	items, err := Project(r.Events, WithCwd(r.Header.Cwd, r.Header.ID))
 	if err != nil {
 		t.Fatal(err)
@@ -280,10 +278,8 @@ func TestProjectPluginMessages(t *testing.T) {
 // difference.
 func TestProjectTurnEvents(t *testing.T) {
 	tests := []struct {
-		recording string
-		kind      string
-		field     string
-		want      any
+		recording, kind, field string
+		want                   any
 	}{
 		{"session-title-after-turn", KindTitle, "title", "Reply with exactly TITLE_DONE. Do"},
 		{"session-title-after-turn", KindTitleRequest, "maxTokens", 32.0},
