@@ -17,9 +17,7 @@ const bad = "../../../testdata/replay/bad"
 
 func TestLoadRejectsBadRecordingsNamingFileLineAndField(t *testing.T) {
 	tests := []struct {
-		name                 string
-		dir                  string
-		file                 string
+		name, dir, file      string
 		line                 int
 		field, problemPrefix string
 	}{

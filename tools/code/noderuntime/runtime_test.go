@@ -298,12 +298,11 @@ func TestConfigErrors(t *testing.T) {
 
 func TestOutputLedger(t *testing.T) {
 	cases := []struct {
-		name    string
-		max     float64
-		code    string
-		value   string
-		logs    []string
-		failure string
+		name        string
+		max         float64
+		code, value string
+		logs        []string
+		failure     string
 	}{
 		{"€ fits at 7", 7, "console.log('€');", "", []string{"€"}, ""},
 		{"€ overflows at 6", 6, "console.log('€');", "", []string{}, "output-limit: ou"},
