@@ -165,17 +165,13 @@ type rootLoop struct {
 
 func newRootLoop() *rootLoop { return &rootLoop{got: make(chan struct{}, 16)} }
 
-func (r *rootLoop) Followup(m stack.Message) error {
-	r.mu.Lock()
-	r.followups = append(r.followups, m)
-	r.mu.Unlock()
-	r.got <- struct{}{}
-	return nil
-}
+func (r *rootLoop) Followup(m stack.Message) error { return r.receive(&r.followups, m) }
+func (r *rootLoop) Steer(m stack.Message) error    { return r.receive(&r.steers, m) }
 
-func (r *rootLoop) Steer(m stack.Message) error {
+// receive appends m to the list under the lock and signals await.
+func (r *rootLoop) receive(list *[]stack.Message, m stack.Message) error {
 	r.mu.Lock()
-	r.steers = append(r.steers, m)
+	*list = append(*list, m)
 	r.mu.Unlock()
 	r.got <- struct{}{}
 	return nil
