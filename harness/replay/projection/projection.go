@@ -411,17 +411,10 @@ func relayFields(d, src map[string]any) map[string]any {
 	return f
 }
 
-// contentTexts are the texts of a message's text blocks, one per block.
+// contentTexts are the texts of a message's text blocks, one per block
+// (empty, not nil, when it has none).
 func contentTexts(v any) []any {
-	out := []any{}
-	blocks, _ := v.([]any)
-	for _, c := range blocks {
-		cm, _ := c.(map[string]any)
-		if t, _ := cm["type"].(string); t == "text" {
-			out = append(out, cm["text"])
-		}
-	}
-	return out
+	return append([]any{}, blockValues(v, "text", "text")...)
 }
 
 // toolResult projects a tool result: its meta and error, its call, the text
@@ -455,29 +448,30 @@ func toolResult(d map[string]any) map[string]any {
 
 // attachments are the attachment references of a content's image blocks
 // (nil when it has none).
-func attachments(v any) []any {
+func attachments(v any) []any { return blockValues(v, "image", "attachment") }
+
+// contentText is the text of a content's text blocks, joined.
+func contentText(v any) string {
+	var b strings.Builder
+	for _, t := range blockValues(v, "text", "text") {
+		s, _ := t.(string)
+		b.WriteString(s)
+	}
+	return b.String()
+}
+
+// blockValues are the values of key in a content's blocks of type typ, in
+// order (nil when it has none).
+func blockValues(v any, typ, key string) []any {
 	var out []any
 	blocks, _ := v.([]any)
 	for _, c := range blocks {
 		cm, _ := c.(map[string]any)
-		if t, _ := cm["type"].(string); t == "image" {
-			out = append(out, cm["attachment"])
+		if t, _ := cm["type"].(string); t == typ {
+			out = append(out, cm[key])
 		}
 	}
 	return out
-}
-
-func contentText(v any) string {
-	var b strings.Builder
-	blocks, _ := v.([]any)
-	for _, c := range blocks {
-		cm, _ := c.(map[string]any)
-		if t, _ := cm["type"].(string); t == "text" {
-			s, _ := cm["text"].(string)
-			b.WriteString(s)
-		}
-	}
-	return b.String()
 }
 
 func pick(d map[string]any, keys ...string) map[string]any {
