@@ -59,11 +59,8 @@ func (c control) send(ctx context.Context, call *pipeline.Call) (pipeline.Output
 		SubagentID string `json:"subagent_id"`
 		Message    string `json:"message"`
 	}
-	if err := call.DecodeArgs(&a); err != nil {
-		return pipeline.Output{}, fmt.Errorf("invalid arguments: %w", err)
-	}
-	if call.Agent() == nil {
-		return pipeline.Output{}, agentless(SendMessageName)
+	if err := agentArgs(call, &a, SendMessageName); err != nil {
+		return pipeline.Output{}, err
 	}
 	id, err := c.svc.Followup(ctx, call.Agent(), a.SubagentID, a.Message)
 	if err != nil {
@@ -76,16 +73,25 @@ func (c control) interrupt(ctx context.Context, call *pipeline.Call) (pipeline.O
 	var a struct {
 		AgentID string `json:"agent_id"`
 	}
-	if err := call.DecodeArgs(&a); err != nil {
-		return pipeline.Output{}, fmt.Errorf("invalid arguments: %w", err)
-	}
-	if call.Agent() == nil {
-		return pipeline.Output{}, agentless(InterruptName)
+	if err := agentArgs(call, &a, InterruptName); err != nil {
+		return pipeline.Output{}, err
 	}
 	if err := c.svc.Interrupt(call.Agent(), a.AgentID); err != nil {
 		return pipeline.Output{}, err
 	}
 	return output("interrupt requested for agent "+a.AgentID, map[string]bool{"accepted": true}), nil
+}
+
+// agentArgs decodes call's arguments into a; a call without an agent
+// (no caller to act for) is refused by tool's name.
+func agentArgs(call *pipeline.Call, a any, tool string) error {
+	if err := call.DecodeArgs(a); err != nil {
+		return fmt.Errorf("invalid arguments: %w", err)
+	}
+	if call.Agent() == nil {
+		return agentless(tool)
+	}
+	return nil
 }
 
 // listValue is one list_agents value row, in upstream's key order.
@@ -103,11 +109,8 @@ func (c control) list(ctx context.Context, call *pipeline.Call) (pipeline.Output
 	var a struct {
 		Scope string `json:"scope"`
 	}
-	if err := call.DecodeArgs(&a); err != nil {
-		return pipeline.Output{}, fmt.Errorf("invalid arguments: %w", err)
-	}
-	if call.Agent() == nil {
-		return pipeline.Output{}, agentless(ListName)
+	if err := agentArgs(call, &a, ListName); err != nil {
+		return pipeline.Output{}, err
 	}
 	descendants := a.Scope == "descendants"
 	entries, err := c.svc.List(ctx, call.Agent(), descendants)
