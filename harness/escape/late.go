@@ -71,14 +71,7 @@ func (r *attemptRun) observeAfter(ctx context.Context, res *Result) error {
 		return err
 	}
 	time.Sleep(r.a.Settle)
-	r.stopFixtures()
-	after, err := Take(r.roots, nil)
-	if err != nil {
-		return err
-	}
-	res.Changes = append(Diff(before, after), seen...)
-	judge(r.a, r.b, r.m, res)
-	return nil
+	return r.conclude(res, before, nil, seen)
 }
 
 // racerCalls bounds the racer's calls per run (it also stops with the

@@ -105,17 +105,10 @@ func (r *attemptRun) observeRecording(ctx context.Context, res *Result) error {
 	for _, cl := range claims {
 		seen = append(seen, Change{"replay/results", cl})
 	}
-	r.stopFixtures()
-	after, err := Take(r.roots, nil)
-	if err != nil {
-		return err
-	}
-	res.Changes = append(Diff(before, after), seen...)
 	if cerr != nil {
 		res.Outcome, res.Why = RunnerFailed, cerr.Error()
 	}
-	judge(r.a, r.b, r.m, res)
-	return nil
+	return r.conclude(res, before, nil, seen)
 }
 
 // listener listens on the host's loopback: $HARNESS_PORT, which nothing

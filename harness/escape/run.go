@@ -278,6 +278,13 @@ func (r *attemptRun) observe(ctx context.Context, res *Result) error {
 	left := r.leftovers()
 	time.Sleep(r.a.Settle)
 	seen := append(r.harnessChanges(res), left...)
+	return r.conclude(res, before, skip, seen)
+}
+
+// conclude stops the fixtures, takes the after snapshot (without skip) and
+// judges res by what changed since before and by seen, the changes found
+// otherwise.
+func (r *attemptRun) conclude(res *Result, before Snapshot, skip []string, seen []Change) error {
 	r.stopFixtures()
 	after, err := Take(r.roots, skip)
 	if err != nil {
