@@ -269,10 +269,7 @@ func TestEncodeScriptForms(t *testing.T) {
 // settings row say (dsh-oracle regen -notes rewrites them), so a note never
 // names a script, a switch or a tool that is not the recording's.
 func TestNotesAreCurrent(t *testing.T) {
-	specs, err := LoadSpecs("gen")
-	if err != nil {
-		t.Fatal(err)
-	}
+	specs := genSpecs(t)
 	n := 0
 	for _, s := range specs {
 		dir := filepath.Join(root, "testdata", "replay", "oracle", s.Name)

@@ -21,10 +21,7 @@ import (
 // TestSpecsLoad: every row of gen/settings.tsv parses, names a script that
 // loads, and its switches print back as written.
 func TestSpecsLoad(t *testing.T) {
-	specs, err := LoadSpecs("gen")
-	if err != nil {
-		t.Fatal(err)
-	}
+	specs := genSpecs(t)
 	if len(specs) < 50 {
 		t.Fatalf("%d specs, want the fifty-odd of gen/settings.tsv", len(specs))
 	}
@@ -131,10 +128,7 @@ func TestTurnSwitches(t *testing.T) {
 // the instructions by their messages, the retry policy in its
 // dshsim.replay.json.
 func TestSettingsOfKeptRecordings(t *testing.T) {
-	specs, err := LoadSpecs("gen")
-	if err != nil {
-		t.Fatal(err)
-	}
+	specs := genSpecs(t)
 	n := 0
 	seen := Settings{}
 	for _, s := range specs {
@@ -253,10 +247,7 @@ func TestFromEnvNamesTheVariable(t *testing.T) {
 // note aside), and the recording with it derives the row again; the retry
 // policy and the instructions' markers are among them.
 func TestReplaySettingsOfKeptRecordings(t *testing.T) {
-	specs, err := LoadSpecs("gen")
-	if err != nil {
-		t.Fatal(err)
-	}
+	specs := genSpecs(t)
 	n := 0
 	for _, s := range specs {
 		rec, err := recording.Load(filepath.Join(root, "testdata", "replay", "oracle", s.Name))
@@ -294,4 +285,14 @@ func TestReplaySettingsOfKeptRecordings(t *testing.T) {
 	if b := ReplaySettings(Settings{Reminder: true, Instructions: true}, false); b != nil {
 		t.Errorf("the reminder and the instructions need no replay settings, got %s", b)
 	}
+}
+
+// genSpecs are the specs of gen/; the test fails where they do not load.
+func genSpecs(t *testing.T) []Spec {
+	t.Helper()
+	specs, err := LoadSpecs("gen")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return specs
 }
