@@ -121,27 +121,16 @@ const switches = "DSH_PERMISSION_MODE=<mode>, PROBE_TOOLS_MODE=code|both, PROBE_
 // set applies one K=V switch.
 func (s *Settings) set(kv string) error {
 	k, v, _ := strings.Cut(kv, "=")
+	flags := map[string]*bool{"PROBE_SPILL=1": &s.Spill, "PROBE_SQ=1": &s.SessionQuery, "PROBE_HOOKS=0": &s.NoHooks,
+		"PROBE_TODO=1": &s.Todo, "PROBE_FS_SEARCH=1": &s.FSSearch, "PROBE_RUNNER=missing": &s.MissingRunner,
+		"PROBE_REMINDER=1": &s.Reminder, "PROBE_INSTRUCTIONS=1": &s.Instructions, "PROBE_SUBAGENTS=1": &s.Subagents}
 	switch {
 	case k == "DSH_PERMISSION_MODE" && (v == DangerFullAccess || v == WorkspaceWrite || v == ReadOnly):
 		s.Mode = v
 	case k == "PROBE_TOOLS_MODE" && (v == ToolsCode || v == ToolsBoth):
 		s.ToolsMode = v
-	case kv == "PROBE_SPILL=1":
-		s.Spill = true
-	case kv == "PROBE_SQ=1":
-		s.SessionQuery = true
-	case kv == "PROBE_HOOKS=0":
-		s.NoHooks = true
-	case kv == "PROBE_TODO=1":
-		s.Todo = true
-	case kv == "PROBE_FS_SEARCH=1":
-		s.FSSearch = true
-	case kv == "PROBE_RUNNER=missing":
-		s.MissingRunner = true
-	case kv == "PROBE_REMINDER=1":
-		s.Reminder = true
-	case kv == "PROBE_INSTRUCTIONS=1":
-		s.Instructions = true
+	case flags[kv] != nil:
+		*flags[kv] = true
 	case k == "PROBE_INSTRUCTION_MARKERS":
 		m, err := markersJSON(v)
 		if err != nil {
@@ -154,8 +143,6 @@ func (s *Settings) set(kv string) error {
 			return fmt.Errorf("setting %q: %w", kv, err)
 		}
 		s.Retry = r
-	case kv == "PROBE_SUBAGENTS=1":
-		s.Subagents = true
 	case k == "PROBE_MAX_DEPTH":
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || strconv.Itoa(n) != v {
@@ -228,53 +215,41 @@ func canonical(v string, x any) (string, error) {
 
 // String is the env form ParseSettings reads ("" for the default profile).
 func (s Settings) String() string {
-	var kv []string
-	if s.Mode != "" {
-		kv = append(kv, "DSH_PERMISSION_MODE="+s.Mode)
-	}
-	if s.ToolsMode != "" {
-		kv = append(kv, "PROBE_TOOLS_MODE="+s.ToolsMode)
-	}
-	if s.Spill {
-		kv = append(kv, "PROBE_SPILL=1")
-	}
-	if s.SessionQuery {
-		kv = append(kv, "PROBE_SQ=1")
-	}
-	if s.NoHooks {
-		kv = append(kv, "PROBE_HOOKS=0")
-	}
-	if s.Todo {
-		kv = append(kv, "PROBE_TODO=1")
-	}
-	if s.FSSearch {
-		kv = append(kv, "PROBE_FS_SEARCH=1")
-	}
-	if s.PaceMs > 0 {
-		kv = append(kv, "PROBE_PACE_MS="+strconv.Itoa(s.PaceMs))
-	}
-	if s.MissingRunner {
-		kv = append(kv, "PROBE_RUNNER=missing")
-	}
-	if s.Reminder {
-		kv = append(kv, "PROBE_REMINDER=1")
-	}
-	if s.Instructions {
-		kv = append(kv, "PROBE_INSTRUCTIONS=1")
-	}
-	if s.InstructionMarkers != "" {
-		kv = append(kv, "PROBE_INSTRUCTION_MARKERS="+s.InstructionMarkers)
-	}
-	if s.Retry != "" {
-		kv = append(kv, "PROBE_RETRY="+s.Retry)
-	}
-	if s.Subagents {
-		kv = append(kv, "PROBE_SUBAGENTS=1")
-	}
-	if s.MaxDepth != 0 {
-		kv = append(kv, "PROBE_MAX_DEPTH="+strconv.Itoa(s.MaxDepth))
-	}
+	kv := onTexts([]entry{
+		{s.Mode != "", "DSH_PERMISSION_MODE=" + s.Mode},
+		{s.ToolsMode != "", "PROBE_TOOLS_MODE=" + s.ToolsMode},
+		{s.Spill, "PROBE_SPILL=1"},
+		{s.SessionQuery, "PROBE_SQ=1"},
+		{s.NoHooks, "PROBE_HOOKS=0"},
+		{s.Todo, "PROBE_TODO=1"},
+		{s.FSSearch, "PROBE_FS_SEARCH=1"},
+		{s.PaceMs > 0, "PROBE_PACE_MS=" + strconv.Itoa(s.PaceMs)},
+		{s.MissingRunner, "PROBE_RUNNER=missing"},
+		{s.Reminder, "PROBE_REMINDER=1"},
+		{s.Instructions, "PROBE_INSTRUCTIONS=1"},
+		{s.InstructionMarkers != "", "PROBE_INSTRUCTION_MARKERS=" + s.InstructionMarkers},
+		{s.Retry != "", "PROBE_RETRY=" + s.Retry},
+		{s.Subagents, "PROBE_SUBAGENTS=1"},
+		{s.MaxDepth != 0, "PROBE_MAX_DEPTH=" + strconv.Itoa(s.MaxDepth)},
+	})
 	return strings.Join(kv, " ")
+}
+
+// entry is a text that is on or off.
+type entry struct {
+	on   bool
+	text string
+}
+
+// onTexts are the texts of the entries that are on, in order.
+func onTexts(entries []entry) []string {
+	var out []string
+	for _, e := range entries {
+		if e.on {
+			out = append(out, e.text)
+		}
+	}
+	return out
 }
 
 // scenarioEnv is what run.mjs passes to the agent as the scenario's env
