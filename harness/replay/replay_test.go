@@ -333,19 +333,7 @@ func TestTimeoutIsFlagged(t *testing.T) {
 // recordings with Landlock as the only sandbox backend: its default path,
 // in this process.
 func TestWorkspaceWriteRecordingsUnderLandlock(t *testing.T) {
-	isolate.Require(t)
-	sandboxtest.RequireLandlock(t, 1)
-	launcher := sandboxtest.Runner(t)
-	ds := replay.Select(dirs(t, "transcripts"), replay.RunOptions{Run: regexp.MustCompile("escalation")})
-	results := replay.Run(context.Background(), ds, replay.RunOptions{Parallel: 2,
-		Options: replay.Options{SandboxChain: []string{"landlock"}, LauncherPath: launcher}})
-	if len(results) != 3 {
-		t.Fatalf("%d escalation recordings, want 3", len(results))
-	}
-	for _, r := range results {
-		if r.Verdict != replay.Match {
-			t.Errorf("%s\n%s", r.Summary(), r.Detail())
-		}
+	for _, r := range landlockReplays(t, "transcripts", "escalation", 3, "") {
 		if !strings.Contains(strings.Join(r.Notes, "\n"), "in the landlock-inproc sandbox backend (full enforcement); it cannot govern chmod, chown, utimes, setxattr, chattr (") {
 			t.Errorf("%s: notes %q do not name the in-process Landlock path and what it cannot govern", r.Name, r.Notes)
 		}
@@ -359,24 +347,35 @@ func TestWorkspaceWriteRecordingsUnderLandlock(t *testing.T) {
 // sandbox facts, naming the in-process path, Landlock's Ungoverned list
 // included.
 func TestConfinedFactsReachTheLog(t *testing.T) {
+	logs := filepath.Join(t.TempDir(), "logs")
+	for _, r := range landlockReplays(t, "testdata/replay/oracle", "^(code-workspace-write|escalation-read-only-bash)$", 2, logs) {
+		if confinedResults(t, r.LogPath) == 0 {
+			t.Errorf("%s: no tool/result of our log carries Landlock's sandbox facts", r.Name)
+		}
+	}
+}
+
+// landlockReplays replays the recordings under dir whose names run matches
+// with Landlock as the only sandbox backend (its default path, in this
+// process), writing our logs under logDir ("" writes none); t fails unless
+// there are want of them, each a match.
+func landlockReplays(t *testing.T, dir, run string, want int, logDir string) []*replay.Result {
+	t.Helper()
 	isolate.Require(t)
 	sandboxtest.RequireLandlock(t, 1)
 	launcher := sandboxtest.Runner(t)
-	ds := replay.Select(dirs(t, "testdata/replay/oracle"), replay.RunOptions{Run: regexp.MustCompile("^(code-workspace-write|escalation-read-only-bash)$")})
-	logs := filepath.Join(t.TempDir(), "logs")
+	ds := replay.Select(dirs(t, dir), replay.RunOptions{Run: regexp.MustCompile(run)})
 	results := replay.Run(context.Background(), ds, replay.RunOptions{Parallel: 2,
-		Options: replay.Options{SandboxChain: []string{"landlock"}, LauncherPath: launcher, LogDir: logs}})
-	if len(results) != 2 {
-		t.Fatalf("%d recordings, want 2", len(results))
+		Options: replay.Options{SandboxChain: []string{"landlock"}, LauncherPath: launcher, LogDir: logDir}})
+	if len(results) != want {
+		t.Fatalf("%d recordings match %s, want %d", len(results), run, want)
 	}
 	for _, r := range results {
 		if r.Verdict != replay.Match {
 			t.Errorf("%s\n%s", r.Summary(), r.Detail())
 		}
-		if confinedResults(t, r.LogPath) == 0 {
-			t.Errorf("%s: no tool/result of our log carries Landlock's sandbox facts", r.Name)
-		}
 	}
+	return results
 }
 
 // confinedResults counts the tool/result events of the log at path whose
