@@ -208,6 +208,16 @@ func (n Normalizer) String(s string) string {
 // replaceAtBoundary replaces old by repl where old is not followed by a path
 // character that would make it a longer name (e.g. /tmp/ws vs /tmp/ws2).
 func replaceAtBoundary(s, old, repl string) string {
+	return ReplaceWhere(s, old, repl, func(rest string, _, end int) bool {
+		return end == len(rest) || !isNameChar(rest[end])
+	})
+}
+
+// ReplaceWhere replaces the occurrences of old (not empty) in s, from the
+// left and not overlapping, by repl where at says so; the others stay. at
+// gets the rest of s from just after the previous occurrence, and this
+// occurrence's bounds in it, rest[i:end].
+func ReplaceWhere(s, old, repl string, at func(rest string, i, end int) bool) string {
 	var b strings.Builder
 	for {
 		i := strings.Index(s, old)
@@ -216,13 +226,12 @@ func replaceAtBoundary(s, old, repl string) string {
 			return b.String()
 		}
 		end := i + len(old)
-		if end < len(s) && isNameChar(s[end]) {
-			b.WriteString(s[:end])
-			s = s[end:]
-			continue
-		}
 		b.WriteString(s[:i])
-		b.WriteString(repl)
+		if at(s, i, end) {
+			b.WriteString(repl)
+		} else {
+			b.WriteString(old)
+		}
 		s = s[end:]
 	}
 }

@@ -333,3 +333,19 @@ func hasPath(m map[string]any, path []string) bool {
 	sub, ok := v.(map[string]any)
 	return ok && hasPath(sub, path[1:])
 }
+
+// TestReplaceWhere: at is offered each occurrence with the rest of the
+// string since the previous one; the occurrences it refuses stay.
+func TestReplaceWhere(t *testing.T) {
+	var offered []string
+	got := ReplaceWhere("ab-ab.ab", "ab", "X", func(rest string, i, end int) bool {
+		offered = append(offered, rest[i:])
+		return end == len(rest) || rest[end] != '-'
+	})
+	if want := "ab-X.X"; got != want {
+		t.Errorf("ReplaceWhere = %q, want %q", got, want)
+	}
+	if want := []string{"ab-ab.ab", "ab.ab", "ab"}; !slices.Equal(offered, want) {
+		t.Errorf("offered %q, want %q", offered, want)
+	}
+}
