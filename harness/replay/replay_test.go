@@ -734,13 +734,17 @@ func TestEveryRecordingOnTheDefaultLandlockPath(t *testing.T) {
 	if len(results) < 90 {
 		t.Fatalf("%d recordings, want every one of transcripts/ and testdata/replay/{oracle,ours}", len(results))
 	}
+	runners := namesARunner(t, ds)
+	if len(runners) < 3 {
+		t.Fatalf("recordings that name a runner: %v; want missing-sandbox-runner, diff-spawn-failure-notice and runner-missing-job-output at least", runners)
+	}
 	for _, r := range results {
 		t.Run(r.Name, func(t *testing.T) {
 			checkOracleVerdict(t, r)
 			notes := strings.Join(r.Notes, "\n")
 			confined := strings.Contains(notes, " sandbox backend (")
 			switch {
-			case r.Name == "missing-sandbox-runner":
+			case runners[r.Name]:
 				if !strings.Contains(notes, "in the landlock sandbox backend (full enforcement), through the runner: "+chain.RunnerConfigured) {
 					t.Errorf("notes %q: want the runner, with the reason", notes)
 				}
@@ -749,6 +753,24 @@ func TestEveryRecordingOnTheDefaultLandlockPath(t *testing.T) {
 			}
 		})
 	}
+}
+
+// namesARunner is the set of the recordings of ds whose settings name a
+// Landlock runner (dshsim.replay.json's landlockRunner, or upstream's
+// suite settings for the scenario).
+func namesARunner(t *testing.T, ds []string) map[string]bool {
+	t.Helper()
+	out := map[string]bool{}
+	for _, d := range ds {
+		rec, err := recording.Load(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec.Settings.LandlockRunner != "" {
+			out[filepath.Base(d)] = true
+		}
+	}
+	return out
 }
 
 // TestToolsModeWithoutThePin: upstream's code-mode and both-mode recordings
