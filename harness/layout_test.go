@@ -54,6 +54,10 @@ var layoutRules = []struct {
 		why: "sandboxtest is test support: only _test.go files and harness/ import it"},
 	{from: []string{"..."}, except: []string{"harness/..."}, to: []string{"pipeline/session/sessiontest", "pipeline/pipelinetest"},
 		why: "sessiontest and pipelinetest are test support: only _test.go files and harness/ import them"},
+	{from: []string{"..."}, except: []string{"harness/..."}, to: []string{"internal/waittest"},
+		why: "waittest is test support: only _test.go files and harness/ import it"},
+	{from: []string{"internal/waittest"}, to: []string{"..."},
+		why: "a leaf: the bounded waits of tests import nothing of this module"},
 	{from: []string{"pipeline/session/sessiontest"}, to: []string{"..."}, allow: []string{"pipeline/session"},
 		why: "sessiontest stands on the session log alone"},
 	{from: []string{"pipeline/pipelinetest"}, to: []string{"..."}, allow: []string{"pipeline"},
@@ -200,6 +204,8 @@ func TestUpwardArrowsAreFound(t *testing.T) {
 		{"pipeline/approval", "pipeline/pipelinetest"},
 		{"pipeline/pipelinetest", "pipeline/session"},
 		{"cmd/landlock-run", "sandbox/spawn"},
+		{"tools/code", "internal/waittest"},
+		{"internal/waittest", "sandbox/sandboxtest"},
 	}
 	for _, p := range planted {
 		if got := upwardArrows(map[string][]string{p.from: {p.to}}); len(got) == 0 {

@@ -13,6 +13,7 @@ import (
 	"github.com/dshsim/dshsim/harness/replay"
 	"github.com/dshsim/dshsim/harness/replay/isolate"
 	"github.com/dshsim/dshsim/harness/replay/recording"
+	"github.com/dshsim/dshsim/internal/waittest"
 )
 
 // departures are the oracle recordings our stack does not reproduce (named
@@ -127,7 +128,7 @@ func TestRefreshIsIdempotent(t *testing.T) {
 			o.first = changedFiles(o.before, snapshot(t, o.copy))
 		})
 	}
-	wg.Wait()
+	waittest.Within(t, waittest.BatchDeadline, "the refreshes to end", wg.Wait)
 	for _, o := range outs {
 		t.Run(o.dir, func(t *testing.T) {
 			bad := strings.Contains(o.dir, "testdata/replay/bad/")

@@ -18,6 +18,7 @@ import (
 
 	"github.com/dshsim/dshsim/harness/replay/asuser"
 	"github.com/dshsim/dshsim/harness/replay/isolate"
+	"github.com/dshsim/dshsim/internal/waittest"
 	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/sandbox/sandboxtest"
 )
@@ -171,7 +172,7 @@ func TestConcurrentChildrenHaveTheirOwnTmp(t *testing.T) {
 			_, errs[i] = isolate.Probe(context.Background(), isolate.ProbeRequest{File: "dshsim-isolate-fixed-path"})
 		})
 	}
-	wg.Wait()
+	waittest.Within(t, waittest.BatchDeadline, "the isolated children to end", wg.Wait)
 	for i, err := range errs {
 		if err != nil {
 			t.Errorf("child %d: %v", i, err)
@@ -248,7 +249,10 @@ func TestCancelReachesTheHandler(t *testing.T) {
 	isolate.Require(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	_, err := isolate.Run(ctx, "test-confine", []byte(`{"wait":true}`), isolate.Options{Stderr: &readyWriter{cancel: cancel}})
+	err := waittest.Call(t, "the cancelled child to answer", func() error {
+		_, err := isolate.Run(ctx, "test-confine", []byte(`{"wait":true}`), isolate.Options{Stderr: &readyWriter{cancel: cancel}})
+		return err
+	})
 	if err == nil || err.Error() != "context canceled" {
 		t.Fatalf("err = %v, want the handler's own context canceled", err)
 	}
