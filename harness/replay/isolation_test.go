@@ -85,6 +85,7 @@ func resultTexts(r *replay.Result) []string {
 // inside), including two concurrent runs of one recording, and the
 // constructed model's wait for the background jobs.
 func TestAsAnotherUser(t *testing.T) {
+	skipSweepUnderShort(t)
 	if os.Getuid() != 0 {
 		t.Skip("needs root (CAP_SETUID) to run the replay tests as uid 65534")
 	}

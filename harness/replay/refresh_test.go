@@ -101,6 +101,7 @@ func changedFiles(a, b map[string]string) []string {
 // but the named departures) refresh unchanged at once: our log is
 // upstream's once the committed values are carried over.
 func TestRefreshIsIdempotent(t *testing.T) {
+	skipSweepUnderShort(t)
 	isolate.Require(t)
 	work := t.TempDir()
 	dirs := allRecordings(t)
