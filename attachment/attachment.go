@@ -2,6 +2,7 @@ package attachment
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/base64"
 	"image"
 	_ "image/gif"  // GIF decoder
@@ -52,21 +53,11 @@ const (
 
 // withDefaults fills the zero fields.
 func (l Limits) withDefaults() Limits {
-	if l.MaxImageBytes == 0 {
-		l.MaxImageBytes = DefaultMaxImageBytes
-	}
-	if l.MaxImagesPerMessage == 0 {
-		l.MaxImagesPerMessage = DefaultMaxImagesPerMessage
-	}
-	if l.MaxMessageImageBytes == 0 {
-		l.MaxMessageImageBytes = DefaultMaxMessageImageBytes
-	}
-	if l.MaxImagePixels == 0 {
-		l.MaxImagePixels = DefaultMaxImagePixels
-	}
-	if l.MaxImageDimension == 0 {
-		l.MaxImageDimension = DefaultMaxImageDimension
-	}
+	l.MaxImageBytes = cmp.Or(l.MaxImageBytes, DefaultMaxImageBytes)
+	l.MaxImagesPerMessage = cmp.Or(l.MaxImagesPerMessage, DefaultMaxImagesPerMessage)
+	l.MaxMessageImageBytes = cmp.Or(l.MaxMessageImageBytes, DefaultMaxMessageImageBytes)
+	l.MaxImagePixels = cmp.Or(l.MaxImagePixels, DefaultMaxImagePixels)
+	l.MaxImageDimension = cmp.Or(l.MaxImageDimension, DefaultMaxImageDimension)
 	return l
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dshsim/dshsim/harness"
 	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/sandbox/sandboxtest"
 )
@@ -25,7 +26,7 @@ func TestFenceDistrustsAWorkspaceRootSwappedForASymlink(t *testing.T) {
 	t.Cleanup(func() { os.Remove(ws); os.RemoveAll(ws + ".moved") })
 	outside := sandboxtest.TempDir(t, "dshsim-fence-outside-")
 	victim := filepath.Join(outside, "victim.txt")
-	mustWrite(t, victim, "precious\n")
+	harness.MustWrite(t, victim, "precious\n")
 
 	// What a confined command may do: everything happens inside /tmp.
 	out, err := exec.Command("/bin/sh", "-c", `mv "$1" "$1.moved" && ln -s "$2" "$1"`, "sh", ws, outside).CombinedOutput()

@@ -13,8 +13,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dshsim/dshsim/pipeline"
 	"golang.org/x/sys/unix"
+
+	"github.com/dshsim/dshsim/harness"
+	"github.com/dshsim/dshsim/pipeline"
 )
 
 // realTemp returns a canonical temp dir (t.TempDir may sit under a symlink).
@@ -36,23 +38,13 @@ func newLocal(t *testing.T, dir string, opts ...Option) *Local {
 	return l
 }
 
-func mustWrite(t *testing.T, p, s string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // localWithFile returns a canonical temp dir holding the file name with
 // content s, a Local rooted there, and the file's path.
 func localWithFile(t *testing.T, name, s string) (dir string, l *Local, p string) {
 	t.Helper()
 	dir = realTemp(t)
 	p = filepath.Join(dir, name)
-	mustWrite(t, p, s)
+	harness.MustWrite(t, p, s)
 	return dir, newLocal(t, dir), p
 }
 
@@ -112,7 +104,7 @@ func noResidue(t *testing.T, dir string, names ...string) {
 
 func TestResolve(t *testing.T) {
 	dir := realTemp(t)
-	mustWrite(t, filepath.Join(dir, "real", "f.txt"), "x")
+	harness.MustWrite(t, filepath.Join(dir, "real", "f.txt"), "x")
 	if err := os.Symlink(filepath.Join(dir, "real"), filepath.Join(dir, "link")); err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +141,7 @@ func TestResolve(t *testing.T) {
 	}
 	t.Run("key is stable across creation under a symlinked ancestor", func(t *testing.T) {
 		before := resolve(t, l, "link/later.txt")
-		mustWrite(t, filepath.Join(dir, "real/later.txt"), "now")
+		harness.MustWrite(t, filepath.Join(dir, "real/later.txt"), "now")
 		after := resolve(t, l, "link/later.txt")
 		if before.Key != after.Key {
 			t.Fatalf("key changed: %s -> %s", before.Key, after.Key)
@@ -229,7 +221,7 @@ func TestWriteText(t *testing.T) {
 	noBasis := func(name, prior, content string) writeCase {
 		return writeCase{
 			name:    name,
-			setup:   func(t *testing.T, e *env) WriteIntent { mustWrite(t, e.p, prior); return WriteIntent{} },
+			setup:   func(t *testing.T, e *env) WriteIntent { harness.MustWrite(t, e.p, prior); return WriteIntent{} },
 			content: content,
 			check:   func(t *testing.T, e *env, r WriteResult) { wantNoBasis(t, r) },
 		}
@@ -249,7 +241,7 @@ func TestWriteText(t *testing.T) {
 		{
 			name: "createIfAbsent on an existing file is not observed and leaves it",
 			setup: func(t *testing.T, e *env) WriteIntent {
-				mustWrite(t, e.p, "old")
+				harness.MustWrite(t, e.p, "old")
 				return WriteIntent{Kind: CreateIfAbsent}
 			},
 			code: CodeNotObserved, msg: `cannot overwrite existing "%s" without reading it first`,
@@ -258,7 +250,7 @@ func TestWriteText(t *testing.T) {
 		{
 			name: "createIfAbsent loses to a competitor created mid-write",
 			setup: func(t *testing.T, e *env) WriteIntent {
-				e.l.beforePublish = func(_, key string) { mustWrite(t, key, "competitor") }
+				e.l.beforePublish = func(_, key string) { harness.MustWrite(t, key, "competitor") }
 				return WriteIntent{Kind: CreateIfAbsent}
 			},
 			content: "mine", code: CodeNotObserved, msg: `cannot overwrite existing "%s" without reading it first`,
@@ -294,7 +286,7 @@ func TestWriteText(t *testing.T) {
 		{
 			name: "replaceIfVersion at the current version updates and keeps the mode",
 			setup: func(t *testing.T, e *env) WriteIntent {
-				mustWrite(t, e.p, "o\r\nt\n")
+				harness.MustWrite(t, e.p, "o\r\nt\n")
 				os.Chmod(e.p, 0o640)
 				return WriteIntent{Kind: ReplaceIfVersion, Version: version(t, e.l, e.tg)}
 			},
@@ -313,9 +305,9 @@ func TestWriteText(t *testing.T) {
 		{
 			name: "replaceIfVersion of a changed file is stale and leaves it",
 			setup: func(t *testing.T, e *env) WriteIntent {
-				mustWrite(t, e.p, "v1")
+				harness.MustWrite(t, e.p, "v1")
 				v := version(t, e.l, e.tg)
-				mustWrite(t, e.p, "user's v2")
+				harness.MustWrite(t, e.p, "user's v2")
 				return WriteIntent{Kind: ReplaceIfVersion, Version: v}
 			},
 			content: "mine", code: CodeStaleVersion, msg: `cannot write "%s": file changed since it was read`,
@@ -324,7 +316,7 @@ func TestWriteText(t *testing.T) {
 		{
 			name: "replaceIfVersion of a deleted file is stale and does not recreate it",
 			setup: func(t *testing.T, e *env) WriteIntent {
-				mustWrite(t, e.p, "v1")
+				harness.MustWrite(t, e.p, "v1")
 				v := version(t, e.l, e.tg)
 				os.Remove(e.p)
 				return WriteIntent{Kind: ReplaceIfVersion, Version: v}
@@ -354,7 +346,7 @@ func TestWriteText(t *testing.T) {
 		},
 		{
 			name:    "unguarded overwrite",
-			setup:   func(t *testing.T, e *env) WriteIntent { mustWrite(t, e.p, "old"); return WriteIntent{} },
+			setup:   func(t *testing.T, e *env) WriteIntent { harness.MustWrite(t, e.p, "old"); return WriteIntent{} },
 			content: "new",
 			check: func(t *testing.T, e *env, r WriteResult) {
 				wantContent(t, e.p, "new")
@@ -365,7 +357,7 @@ func TestWriteText(t *testing.T) {
 		},
 		{
 			name:    "the diff basis drops the prior's byte-order mark, the content is written as given",
-			setup:   func(t *testing.T, e *env) WriteIntent { mustWrite(t, e.p, "\ufeffold"); return WriteIntent{} },
+			setup:   func(t *testing.T, e *env) WriteIntent { harness.MustWrite(t, e.p, "\ufeffold"); return WriteIntent{} },
 			content: "\ufeffnew",
 			check: func(t *testing.T, e *env, r WriteResult) {
 				wantContent(t, e.p, "\ufeffnew")
@@ -380,7 +372,7 @@ func TestWriteText(t *testing.T) {
 		noBasis("new content at the bound (in UTF-8 bytes) has no diff basis", "x", "éééé"), // 4 characters, 8 bytes
 		{
 			name:    "both below the bound keep the basis",
-			setup:   func(t *testing.T, e *env) WriteIntent { mustWrite(t, e.p, "1234567"); return WriteIntent{} },
+			setup:   func(t *testing.T, e *env) WriteIntent { harness.MustWrite(t, e.p, "1234567"); return WriteIntent{} },
 			content: "ééé",
 			check: func(t *testing.T, e *env, r WriteResult) {
 				if r.Before == nil || *r.Before != "1234567" {
@@ -464,7 +456,7 @@ func TestEditText(t *testing.T) {
 		{name: "CRLF file stays CRLF on disk, texts are LF", initial: "a\r\nb\r\n", edit: Edit{Old: "a\r\nb", New: "x\ny"}, guard: at, disk: "x\r\ny\r\n", before: "a\nb\n", after: "x\ny\n"},
 		{name: "a leading byte-order mark is not text and is not written back", initial: "\ufeffa\r\nb\r\n", edit: Edit{Old: "b", New: "B"}, guard: at, disk: "a\r\nB\r\n", before: "a\nb\n", after: "a\nB\n"},
 		{name: "old_string with the leading byte-order mark does not match", initial: "\ufeffa", edit: Edit{Old: "\ufeffa", New: "b"}, code: CodeEditNotFound, msg: `old_string was not found in "%s"`, disk: "\ufeffa"},
-		{name: "stale is checked before the literal match", initial: "a", edit: Edit{Old: "zzz", New: "y"}, guard: at, mutate: func(t *testing.T, p string) { mustWrite(t, p, "b") }, code: CodeStaleVersion, msg: `cannot edit "%s": file changed since it was read`, disk: "b"},
+		{name: "stale is checked before the literal match", initial: "a", edit: Edit{Old: "zzz", New: "y"}, guard: at, mutate: func(t *testing.T, p string) { harness.MustWrite(t, p, "b") }, code: CodeStaleVersion, msg: `cannot edit "%s": file changed since it was read`, disk: "b"},
 		{name: "unguarded edit applies", initial: "a", edit: Edit{Old: "a", New: "b"}, disk: "b", before: "a", after: "b"},
 		{name: "missing target is stale even unguarded", edit: Edit{Old: "a", New: "b"}, code: CodeStaleVersion, msg: `cannot edit "%s": file changed since it was read`},
 		{name: "deleted target is stale", initial: "a", edit: Edit{Old: "a", New: "b"}, guard: at, mutate: func(t *testing.T, p string) { os.Remove(p) }, code: CodeStaleVersion, msg: `cannot edit "%s": file changed since it was read`},
@@ -481,7 +473,7 @@ func TestEditText(t *testing.T) {
 			l := newLocal(t, dir)
 			p := filepath.Join(dir, "f.txt")
 			if c.initial != "" {
-				mustWrite(t, p, c.initial)
+				harness.MustWrite(t, p, c.initial)
 			}
 			tg := resolve(t, l, p)
 			var g *EditGuard
@@ -531,7 +523,7 @@ func TestEditText(t *testing.T) {
 	t.Run("edit via a symlink alias writes the real file and keeps the link", func(t *testing.T) {
 		dir := realTemp(t)
 		l := newLocal(t, dir)
-		mustWrite(t, filepath.Join(dir, "real"), "one")
+		harness.MustWrite(t, filepath.Join(dir, "real"), "one")
 		os.Symlink("real", filepath.Join(dir, "alias"))
 		viaLink, real := resolve(t, l, "alias"), resolve(t, l, "real")
 		if viaLink.Key != real.Key || version(t, l, viaLink) != version(t, l, real) {
@@ -707,7 +699,7 @@ func TestSymlinkSwapAfterResolve(t *testing.T) {
 	dir := realTemp(t)
 	elsewhere := realTemp(t)
 	l := newLocal(t, dir)
-	mustWrite(t, filepath.Join(dir, "sub", "f.txt"), "old")
+	harness.MustWrite(t, filepath.Join(dir, "sub", "f.txt"), "old")
 	fresh := resolve(t, l, "sub/new.txt")
 	if err := os.Rename(filepath.Join(dir, "sub"), filepath.Join(dir, "moved")); err != nil {
 		t.Fatal(err)
@@ -753,7 +745,7 @@ func TestFailureKeepsOldContent(t *testing.T) {
 			l := newLocal(t, dir)
 			p := filepath.Join(dir, "f")
 			if !c.create {
-				mustWrite(t, p, "precious")
+				harness.MustWrite(t, p, "precious")
 			}
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
@@ -835,7 +827,7 @@ func TestEditRefusesAFileSwappedAfterTheVersionCheck(t *testing.T) {
 	}
 	l.beforeOpen = func(key string) {
 		other := filepath.Join(dir, "other")
-		mustWrite(t, other, "hello world\n") // same text and size, another inode
+		harness.MustWrite(t, other, "hello world\n") // same text and size, another inode
 		if err := os.Rename(other, key); err != nil {
 			t.Fatal(err)
 		}
@@ -882,38 +874,37 @@ func changeCtimeOnly(t *testing.T, p string) {
 	}
 }
 
-// TestVersionIsStaleAfterACtimeChangeAlone: a file whose ctime alone changed
-// (its mode flipped and restored: content, size and mtime as read) has
-// another version; a write guarded by the old one is stale.
-func TestVersionIsStaleAfterACtimeChangeAlone(t *testing.T) {
-	dir := t.TempDir()
-	l := newLocal(t, dir)
-	p := filepath.Join(dir, "f.txt")
-	mustWrite(t, p, "v1")
-	tg := resolve(t, l, p)
-	v := version(t, l, tg)
-	changeCtimeOnly(t, p)
-	if got := version(t, l, tg); got == v {
-		t.Fatalf("version %s unchanged after a ctime change", got)
+// TestStaleWriteAfterAnOutsideChange: a file read, then changed by someone
+// else (its ctime alone: mode flipped and restored, content, size and mtime
+// as read; or emptied) has another version; a write guarded by the version
+// read is stale and leaves the file as the change left it.
+func TestStaleWriteAfterAnOutsideChange(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		change func(t *testing.T, p string)
+		left   string
+	}{
+		{"ctime alone", changeCtimeOnly, "v1"},
+		{"emptied", func(t *testing.T, p string) {
+			if err := os.Truncate(p, 0); err != nil {
+				t.Fatal(err)
+			}
+		}, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			l := newLocal(t, dir)
+			p := filepath.Join(dir, "f.txt")
+			harness.MustWrite(t, p, "v1")
+			tg := resolve(t, l, p)
+			v := version(t, l, tg)
+			c.change(t, p)
+			if got := version(t, l, tg); got == v {
+				t.Fatalf("version %s unchanged after the change", got)
+			}
+			_, err := l.WriteText(context.Background(), tg, "mine", WriteIntent{Kind: ReplaceIfVersion, Version: v})
+			wantCode(t, err, CodeStaleVersion, fmt.Sprintf(`cannot write "%s": file changed since it was read`, tg.Display))
+			wantContent(t, p, c.left)
+		})
 	}
-	_, err := l.WriteText(context.Background(), tg, "mine", WriteIntent{Kind: ReplaceIfVersion, Version: v})
-	wantCode(t, err, CodeStaleVersion, fmt.Sprintf(`cannot write "%s": file changed since it was read`, tg.Display))
-	wantContent(t, p, "v1")
-}
-
-// TestStaleWriteToAnEmptiedFile: a file read, then emptied by someone else,
-// is stale for a write guarded by the version read; it stays empty.
-func TestStaleWriteToAnEmptiedFile(t *testing.T) {
-	dir := t.TempDir()
-	l := newLocal(t, dir)
-	p := filepath.Join(dir, "f.txt")
-	mustWrite(t, p, "v1")
-	tg := resolve(t, l, p)
-	v := version(t, l, tg)
-	if err := os.Truncate(p, 0); err != nil {
-		t.Fatal(err)
-	}
-	_, err := l.WriteText(context.Background(), tg, "mine", WriteIntent{Kind: ReplaceIfVersion, Version: v})
-	wantCode(t, err, CodeStaleVersion, fmt.Sprintf(`cannot write "%s": file changed since it was read`, tg.Display))
-	wantContent(t, p, "")
 }

@@ -184,10 +184,7 @@ func comments(fset *token.FileSet, root, rel string) ([]string, []int, error) {
 // TestCommentsCiteOnlyRepoFiles: no comment of a .go file or a script
 // names a .md file the repository does not have or a section of a document.
 func TestCommentsCiteOnlyRepoFiles(t *testing.T) {
-	root, err := FindRoot(".")
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := Root(t)
 	paths := walkRepo(t, root)
 	files := newRepoFiles(paths)
 	fset := token.NewFileSet()
@@ -267,10 +264,7 @@ func TestHeadingSlugs(t *testing.T) {
 // under docs/ leads to a file of the repository and, with a fragment, to a
 // heading of it; the pages cite no section of a document (no section sign).
 func TestDocLinksResolve(t *testing.T) {
-	root, err := FindRoot(".")
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := Root(t)
 	pages, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
 	if err != nil {
 		t.Fatal(err)

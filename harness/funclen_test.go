@@ -152,10 +152,7 @@ func longFunctions(spans []funcSpan, allowed map[string]string) (long, stale []s
 // literal) over maxFuncLines lines that longFuncAllowed does not name, and on
 // an allowance no function needs any more.
 func TestNoLongFunctions(t *testing.T) {
-	root, err := FindRoot(".")
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := Root(t)
 	var spans []funcSpan
 	walkSources(t, root, func(fset *token.FileSet, pkg string, f *ast.File) {
 		spans = append(spans, funcSpans(fset, pkg, f)...)
@@ -294,10 +291,7 @@ func assigned(lit *ast.FuncLit, results map[string]bool) []string {
 // TestNoResultFilledByADeferredClosure fails on a deferred closure that
 // assigns its function's named result (a panic's recovery aside).
 func TestNoResultFilledByADeferredClosure(t *testing.T) {
-	root, err := FindRoot(".")
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := Root(t)
 	walkSources(t, root, func(fset *token.FileSet, pkg string, f *ast.File) {
 		for _, line := range deferredResults(fset, pkg, f) {
 			t.Error(line)

@@ -49,6 +49,29 @@ func FindRoot(dir string) (string, error) {
 	}
 }
 
+// Root is the repository root of the test's working directory ([FindRoot]
+// of "."); the test fails where there is none.
+func Root(t testing.TB) string {
+	t.Helper()
+	root, err := FindRoot(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+// MustWrite writes content to path (mode 0644), making its parent
+// directories (0755) first; the test fails on an error.
+func MustWrite(t testing.TB, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // IsRoot says why dir is not the repository root (nil when it is): it must be
 // a directory holding a go.mod that declares [ModulePath].
 func IsRoot(dir string) error {

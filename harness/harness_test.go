@@ -114,11 +114,23 @@ func TestFindRoot(t *testing.T) {
 	}
 }
 
-func TestIsRoot(t *testing.T) {
-	root, err := FindRoot(".")
-	if err != nil {
-		t.Fatal(err)
+// TestMustWrite: the parents are made and the content written; a parent
+// that is a file fails the test.
+func TestMustWrite(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "a", "b", "c.txt")
+	MustWrite(t, p, "x\n")
+	if got, err := os.ReadFile(p); err != nil || string(got) != "x\n" {
+		t.Errorf("read back %q, %v", got, err)
 	}
+	r := runRecorded(t, func(tb testing.TB) { MustWrite(tb, filepath.Join(p, "d.txt"), "y") })
+	if !r.failed || !strings.Contains(strings.Join(r.msgs, "\n"), "not a directory") {
+		t.Errorf("a file as parent: failed=%v msgs=%q, want the mkdir error", r.failed, r.msgs)
+	}
+}
+
+func TestIsRoot(t *testing.T) {
+	root := Root(t)
 	foreign := t.TempDir()
 	if err := os.WriteFile(filepath.Join(foreign, "go.mod"), []byte("module example.com/other\n"), 0o644); err != nil {
 		t.Fatal(err)

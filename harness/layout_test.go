@@ -64,6 +64,10 @@ var layoutRules = []struct {
 		why: "pipelinetest stands on the pipeline alone"},
 	{from: []string{"cmd/..."}, to: []string{"stack", "tools/...", "pipeline/...", "sandbox", "sandbox/spawn", "sandbox/inproc", "sandbox/chain"},
 		why: "a cmd/ main is thin: it calls one package's Main"},
+	{from: []string{"harness/replay/..."}, to: []string{"harness/escape/..."},
+		why: "the escape corpus attacks the replay (its hostile recordings); the replay does not stand on its attacker"},
+	{from: []string{"..."}, except: []string{"harness/escape/..."}, to: []string{"harness/replay/hostile"},
+		why: "hostile recordings are attacks: only the escape corpus and tests use them"},
 }
 
 // matchPkg reports whether pkg matches pattern ("x", "x/..." or "...").
@@ -137,10 +141,7 @@ func importGraph(t *testing.T, root string) map[string][]string {
 // reaching out of itself, spawn importing render, and the rest of
 // layoutRules.
 func TestImportArrowsPointDown(t *testing.T) {
-	root, err := FindRoot(".")
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := Root(t)
 	graph := importGraph(t, root)
 	for _, pkg := range []string{"sandbox", "sandbox/spawn", "render", "pipeline/session", "tools/bash", "harness/sims"} {
 		if _, ok := graph[pkg]; !ok {
@@ -159,22 +160,24 @@ func TestImportArrowsPointDown(t *testing.T) {
 // every one must be reported, and the allowed arrows must not be.
 func TestUpwardArrowsAreFound(t *testing.T) {
 	allowed := map[string][]string{
-		"sandbox":             {"sandbox/internal/llsys"},
-		"sandbox/spawn":       {"sandbox"},
-		"pipeline":            {"pipeline/session"},
-		"sandbox/inproc":      {"sandbox", "sandbox/landlock"},
-		"sandbox/landlock":    {"sandbox/internal/llsys"},
-		"sandbox/sandboxtest": {"sandbox", "sandbox/internal/llsys"},
-		"render":              {"sandbox"},
-		"tools/bash":          {"escalation", "pipeline", "render", "sandbox", "sandbox/spawn", "tools/jobs"},
-		"stack":               {"tools/bash", "tools/fs", "pipeline/session", "sandbox"},
-		"harness/sims":        {"harness", "stack", "sandbox/sandboxtest", "render"},
-		"cmd/landlock-run":    {"sandbox/landlock"},
-		"cmd/dsh-sim":         {"harness/simcli", "harness/sims"},
-		"scenarios":           {"harness", "sandbox/landlock"},
-		"hooks":               {"hooks/jsregex", "internal/jsjson", "pipeline"},
-		"tools/code":          {"internal/jsjson", "pipeline", "sandbox/spawn"},
-		"pipeline/policy":     {"internal/jsjson"},
+		"sandbox":                {"sandbox/internal/llsys"},
+		"sandbox/spawn":          {"sandbox"},
+		"pipeline":               {"pipeline/session"},
+		"sandbox/inproc":         {"sandbox", "sandbox/landlock"},
+		"sandbox/landlock":       {"sandbox/internal/llsys"},
+		"sandbox/sandboxtest":    {"sandbox", "sandbox/internal/llsys"},
+		"render":                 {"sandbox"},
+		"tools/bash":             {"escalation", "pipeline", "render", "sandbox", "sandbox/spawn", "tools/jobs"},
+		"stack":                  {"tools/bash", "tools/fs", "pipeline/session", "sandbox"},
+		"harness/sims":           {"harness", "stack", "sandbox/sandboxtest", "render"},
+		"cmd/landlock-run":       {"sandbox/landlock"},
+		"harness/escape":         {"harness/replay", "harness/replay/hostile", "sandbox/spawn"},
+		"harness/replay/hostile": {"harness/replay", "harness/replay/recording", "sandbox"},
+		"cmd/dsh-sim":            {"harness/simcli", "harness/sims"},
+		"scenarios":              {"harness", "sandbox/landlock"},
+		"hooks":                  {"hooks/jsregex", "internal/jsjson", "pipeline"},
+		"tools/code":             {"internal/jsjson", "pipeline", "sandbox/spawn"},
+		"pipeline/policy":        {"internal/jsjson"},
 
 		// test support stands on what it supports
 		"pipeline/session/sessiontest": {"pipeline/session"},
@@ -206,6 +209,10 @@ func TestUpwardArrowsAreFound(t *testing.T) {
 		{"cmd/landlock-run", "sandbox/spawn"},
 		{"tools/code", "internal/waittest"},
 		{"internal/waittest", "sandbox/sandboxtest"},
+		{"harness/replay", "harness/escape"},
+		{"harness/replay/isolate", "harness/escape"},
+		{"harness/replay/cli", "harness/replay/hostile"},
+		{"stack", "harness/replay/hostile"},
 	}
 	for _, p := range planted {
 		if got := upwardArrows(map[string][]string{p.from: {p.to}}); len(got) == 0 {

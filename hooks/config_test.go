@@ -120,12 +120,10 @@ func TestParseRules(t *testing.T) {
 
 func TestParseRejects(t *testing.T) {
 	tests := []struct {
-		name     string
-		d        *Dialect
-		src      string
-		upstream string
-		field    string
-		line     int
+		name                 string
+		d                    *Dialect
+		src, upstream, field string
+		line                 int
 	}{
 		{"claude-code invalid matcher", ClaudeCode, "{\"hooks\":{\n\"PreToolUse\":[{\"matcher\":\"(\",\"hooks\":[{\"command\":\"a\"}]}]}}",
 			`SyntaxError: invalid claude-code regex matcher "(" on event "PreToolUse"`, "hooks.PreToolUse[0].matcher", 2},

@@ -202,11 +202,10 @@ func TestStderrSummary(t *testing.T) {
 
 func TestTimeouts(t *testing.T) {
 	tests := []struct {
-		name    string
-		sec     *float64
-		def     float64
-		wantMs  float64
-		wantRun bool
+		name        string
+		sec         *float64
+		def, wantMs float64
+		wantRun     bool
 	}{
 		{"seconds to milliseconds", f64p(3), DefaultTimeoutMs, 3000, true},
 		{"fractions", f64p(0.5), DefaultTimeoutMs, 500, true},

@@ -1,9 +1,9 @@
 package llm
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
+
+	"github.com/dshsim/dshsim/internal/jsjson"
 )
 
 // Chunk types.
@@ -103,19 +103,7 @@ func (c Chunk) MarshalJSON() ([]byte, error) {
 	default:
 		return nil, fmt.Errorf("llm: unknown chunk type %q", c.Type)
 	}
-	return marshal(v)
-}
-
-// marshal is json.Marshal without HTML escaping (JSON.stringify leaves <, >
-// and & alone).
-func marshal(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+	return jsjson.Marshal(v)
 }
 
 // Block is one content block: of a finished reply (text, reasoning,
@@ -138,12 +126,12 @@ type Block struct {
 func (b Block) MarshalJSON() ([]byte, error) {
 	switch b.Type {
 	case Text, Reasoning:
-		return marshal(struct {
+		return jsjson.Marshal(struct {
 			Type string `json:"type"`
 			Text string `json:"text"`
 		}{b.Type, b.Text})
 	case ToolCall:
-		return marshal(struct {
+		return jsjson.Marshal(struct {
 			Type      string `json:"type"`
 			ID        string `json:"id"`
 			Name      string `json:"name"`

@@ -1,13 +1,13 @@
 package pipeline
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"strings"
 	"sync"
 	"sync/atomic"
 
+	"github.com/dshsim/dshsim/internal/jsjson"
 	"github.com/dshsim/dshsim/pipeline/session"
 )
 
@@ -45,13 +45,7 @@ func (b Block) MarshalJSON() ([]byte, error) {
 			Attachment json.RawMessage `json:"attachment"`
 		}{b.Type, b.Attachment}
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	return jsjson.Marshal(v)
 }
 
 // ErrorInfo is the structured {name, code} of a coded error.

@@ -3,6 +3,8 @@ package pipeline
 import (
 	"bytes"
 	"encoding/json"
+
+	"github.com/dshsim/dshsim/internal/jsjson"
 )
 
 // Param is one property of a tool's parameter schema. [ObjectSchema] renders
@@ -63,8 +65,6 @@ func writeParam(b *bytes.Buffer, p Param) {
 }
 
 func writeJSON(b *bytes.Buffer, v any) {
-	enc := json.NewEncoder(b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v) // strings and string slices always encode
-	b.Truncate(b.Len() - 1)
+	j, _ := jsjson.Marshal(v) // strings and string slices always encode
+	b.Write(j)
 }

@@ -101,11 +101,10 @@ func TestCanonicalPath(t *testing.T) {
 
 func TestBwrapHidesWorkdir(t *testing.T) {
 	tests := []struct {
-		name string
-		mode Mode
-		ws   string
-		dir  string
-		want bool
+		name    string
+		mode    Mode
+		ws, dir string
+		want    bool
 	}{
 		{"a scratch dir under /tmp is hidden in workspace-write", WorkspaceWrite, "/home/u/proj", "/tmp/scratch", true},
 		{"/tmp itself is hidden in workspace-write", WorkspaceWrite, "/home/u/proj", "/tmp", true},

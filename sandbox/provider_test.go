@@ -343,12 +343,11 @@ func fakeLauncher(t *testing.T, body string) string {
 
 func TestLandlockProbeOfTheLauncher(t *testing.T) {
 	tests := []struct {
-		name    string
-		script  string
-		timeout float64
-		wantEnf Enforcement
-		wantOK  bool
-		wantWhy string // in the probe's error when unusable
+		name, script string
+		timeout      float64
+		wantEnf      Enforcement
+		wantOK       bool
+		wantWhy      string // in the probe's error when unusable
 	}{
 		{name: "fully enforced is full", script: `echo "landlock: fully enforced"`, timeout: 5000, wantEnf: Full, wantOK: true},
 		{name: "partially enforced is partial", script: `echo "landlock: partially enforced (older ABI)"`, timeout: 5000, wantEnf: Partial, wantOK: true},

@@ -28,6 +28,8 @@
 //
 //	dsh-sim, dsh-replay, landlock-run, kernel-matrix, matrix-agent,
 //	escape-probe   (with exec only)
+//	quoted FILE REGEXP   REGEXP's one group must be the same text in the
+//	             last stdout and in $REPO/FILE (a quotation in the docs)
 //	tamper DIR   change line 1 of the first non-empty file under DIR (sorted)
 //	             to "tampered by the scenario" and print "tampered REL:1"
 //	usage CMD ARG...   run CMD and fail unless it is a usage error: exit 2,

@@ -28,10 +28,7 @@ func TestInterruptedCommandsCleanUp(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the sims and replays; not in -short")
 	}
-	root, err := harness.FindRoot(".")
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := harness.Root(t)
 	cases := []struct {
 		name string
 		sig  syscall.Signal

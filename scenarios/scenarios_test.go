@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"sort"
 	"strings"
@@ -39,10 +40,7 @@ func TestMain(m *testing.M) {
 }
 
 func TestScripts(t *testing.T) {
-	root, err := harness.FindRoot(".")
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := harness.Root(t)
 	goEnv, err := goToolEnv()
 	if err != nil {
 		t.Fatal(err)
@@ -111,8 +109,37 @@ func goToolEnv() ([][2]string, error) {
 
 // scriptCmds are the commands scripts get beyond testscript's own.
 var scriptCmds = map[string]func(ts *testscript.TestScript, neg bool, args []string){
+	"quoted": cmdQuoted,
 	"tamper": cmdTamper,
 	"usage":  cmdUsage,
+}
+
+// cmdQuoted FILE REGEXP keeps a quotation of the docs true: REGEXP, with one
+// group, must match the last command's stdout and FILE (relative to $REPO),
+// and the group must be the same text in both: a README that quotes
+// "12 sims, 21 files" fails once the run prints 13 sims.
+func cmdQuoted(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: quoted FILE REGEXP")
+	}
+	re, err := regexp.Compile(args[1])
+	ts.Check(err)
+	if re.NumSubexp() != 1 {
+		ts.Fatalf("quoted: %q has %d groups, want one", args[1], re.NumSubexp())
+	}
+	got := re.FindStringSubmatch(ts.ReadFile("stdout"))
+	if got == nil {
+		ts.Fatalf("quoted: stdout has no match of %q", args[1])
+	}
+	doc, err := os.ReadFile(filepath.Join(ts.Getenv("REPO"), args[0]))
+	ts.Check(err)
+	want := re.FindStringSubmatch(string(doc))
+	if want == nil {
+		ts.Fatalf("quoted: %s has no match of %q (the quotation moved or was reworded)", args[0], args[1])
+	}
+	if want[1] != got[1] {
+		ts.Fatalf("quoted: %s quotes %q, the command prints %q: update the quotation", args[0], want[1], got[1])
+	}
 }
 
 // cmdUsage runs CMD ARGS... and fails unless it is a usage error as every
@@ -196,19 +223,40 @@ func cmdTamper(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Fatalf("tamper: no non-empty file under %s", args[0])
 }
 
+// readmeMaxLines bounds the README: an entry point (what dshsim is, the two
+// commands, the layout, links); the rest lives in docs/.
+const readmeMaxLines = 150
+
+// readREADME returns the repository root and its README.md.
+func readREADME(t *testing.T) (root, readme string) {
+	t.Helper()
+	root = harness.Root(t)
+	b, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root, string(b)
+}
+
+// TestREADMEIsAnEntryPoint keeps the README short and starting with the two
+// commands a fresh machine runs.
+func TestREADMEIsAnEntryPoint(t *testing.T) {
+	_, readme := readREADME(t)
+	if n := strings.Count(readme, "\n"); n > readmeMaxLines {
+		t.Errorf("README.md has %d lines, want at most %d: move detail into docs/", n, readmeMaxLines)
+	}
+	first := strings.SplitN(readme, "```", 3)
+	if len(first) < 3 || !strings.Contains(first[1], "make sim") || !strings.Contains(first[1], "make test") {
+		t.Errorf("README.md's first code block is not the two commands (make sim, make test)")
+	}
+}
+
 // TestREADMELayout keeps the README's layout table in step with the tree:
 // every directory holding a Go package has its line.
 func TestREADMELayout(t *testing.T) {
-	root, err := harness.FindRoot(".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	root, readme := readREADME(t)
 	seen := map[string]bool{}
-	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -226,7 +274,7 @@ func TestREADMELayout(t *testing.T) {
 			return nil
 		}
 		seen[rel] = true
-		if line := "| `" + filepath.ToSlash(rel) + "` |"; !strings.Contains(string(readme), line) {
+		if line := "| `" + filepath.ToSlash(rel) + "` |"; !strings.Contains(readme, line) {
 			t.Errorf("README.md layout has no line for package %s (add %s what it holds |)", filepath.ToSlash(rel), line)
 		}
 		return nil

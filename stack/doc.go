@@ -34,9 +34,29 @@
 // delegate.go): its own log seeded with the parent's sandbox override and the
 // never pin, its scope a sibling of the parent's under the standing scope,
 // the stack's tools and approval service; Delegation.ReadOnly makes it a
-// workflow step restricted to read-only tools. Config.AutoReview switches
+// workflow step restricted to read-only tools, Delegation.Sandbox narrows
+// its sandbox mode (never wider than the parent's). Config.AutoReview switches
 // Auto review on for the session's agent: a call the reviewer approved
 // resolves its sandbox mode as danger-full-access, for that call only.
+//
+// # Subagents
+//
+// Config.Subagents ([DefaultSubagents] is upstream's ACP composition)
+// composes delegation (subagents.go, runs.go, continuable.go,
+// workflow.go): the delegation tools of package tools/subagent over a
+// runtime of children: in-process spawn and fork children (a fork's log
+// seeded with the parent's completed turns), one-shot runs driven through
+// one turn, continuable children (a descriptor at the head of the log,
+// report in their own scope, later turns from send_message, a cold resume
+// from the log once settled, a settlement notice to the parent: a new turn
+// of an idle parent, the next step of a busy one), interrupt_agent and
+// list_agents, ask_user_question (refused for a delegated caller), other
+// providers ([Provider]) and the workflow tool, whose body runs in
+// run_code's Node runtime. The stack drives no model: every agent is a
+// [Surface] (the session's agent, each [Child]) that the application's agent
+// loop ([Loop], started for each child by SubagentsConfig.Loops) drives;
+// the delegation runtime hands loops messages and waits for them to be
+// idle.
 //
 // # Tools modes
 //

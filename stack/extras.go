@@ -333,10 +333,16 @@ type CatalogMessage struct {
 // session's skills differ from the latest catalog in the log, an update
 // when one was published before; nil when nothing changed or skills are off.
 func (s *Stack) PendingCatalog(ctx context.Context) (*CatalogMessage, error) {
+	return s.pendingCatalog(s.log)
+}
+
+// pendingCatalog is the catalog message a step of the agent whose log is
+// log would enter (every agent's pre-step runs the listener, a child's too).
+func (s *Stack) pendingCatalog(log *session.Log) (*CatalogMessage, error) {
 	if s.skills == nil {
 		return nil, nil
 	}
-	evs, err := s.log.Events()
+	evs, err := log.Events()
 	if err != nil {
 		return nil, err
 	}
@@ -352,7 +358,7 @@ func (s *Stack) PendingCatalog(ctx context.Context) (*CatalogMessage, error) {
 			pub = skill.Published{Any: true, Digest: skill.Digest(d.Source.Entries)}
 		}
 	}
-	text, src, ok := s.skills.NextCatalog(s.log.Header().Cwd, pub)
+	text, src, ok := s.skills.NextCatalog(log.Header().Cwd, pub)
 	if !ok {
 		return nil, nil
 	}

@@ -55,8 +55,10 @@ func newSetup(b *testing.B) setup {
 }
 
 // round runs the script once through upstream (its Landlock agent, scenario
-// settings set) and once through our stack (the replay of
-// upstream's log, Landlock alone: the default in-process path), and returns
+// settings set: set.Reminder mounts the repeat reminder, as upstream's
+// dsh-base and our replay do, since thirty identical calls draw it) and once
+// through our stack (the replay of upstream's log, Landlock alone: the
+// default in-process path), and returns
 // the calls of tool from each log. Our replay must have produced every event
 // upstream's log shows (the same calls, the same results).
 func (s setup) round(b *testing.B, n int, script, tool string, set oracle.Settings) side {
@@ -142,7 +144,7 @@ func BenchmarkBashCallVsUpstream(b *testing.B) {
 	var up, ours []time.Duration
 	n := 0
 	for b.Loop() {
-		r := s.round(b, n, script, "bash", oracle.Settings{Mode: oracle.WorkspaceWrite})
+		r := s.round(b, n, script, "bash", oracle.Settings{Mode: oracle.WorkspaceWrite, Reminder: true})
 		n++
 		for who, ts := range map[string][]callbench.Timed{"upstream": r.upstream, "ours": r.ours} {
 			if len(ts) != bashCalls+1 || ts[0].Text != "1\n" {
@@ -169,7 +171,7 @@ func BenchmarkRunCodeFirstCallVsUpstream(b *testing.B) {
 	var up, ours []time.Duration
 	n := 0
 	for b.Loop() {
-		r := s.round(b, n, script, "run_code", oracle.Settings{Mode: oracle.WorkspaceWrite, ToolsMode: oracle.ToolsCode})
+		r := s.round(b, n, script, "run_code", oracle.Settings{Mode: oracle.WorkspaceWrite, ToolsMode: oracle.ToolsCode, Reminder: true})
 		n++
 		if len(r.upstream) != 1 || len(r.ours) != 1 || r.upstream[0].Text != "1" {
 			b.Fatalf("run_code calls: upstream %+v, ours %+v; want one each, returning 1", r.upstream, r.ours)

@@ -4,11 +4,14 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/dshsim/dshsim/harness/oracle"
 )
 
 // Call is one tool call of a script.
@@ -18,42 +21,29 @@ type Call struct {
 }
 
 // WriteScript writes a recording directory that holds only a constructed
-// model script, as the oracle's gen/make.py writes one: session.jsonl with
-// the model's assistant/chunk events (each call in its own step of one
-// turn, then a text step "DONE"), input.json (initialize, newSession, one
-// prompt), an empty stdout.expected.jsonl and an empty workspace/.
+// model script, encoded by package harness/oracle ([oracle.Script.Encode]):
+// session.jsonl with the model's assistant/chunk events (each call in its
+// own step of one turn, then a text step "DONE"), input.json
+// (initialize, newSession, one prompt), an empty stdout.expected.jsonl and
+// an empty workspace/.
 func WriteScript(dir, prompt string, calls []Call) error {
+	var steps []oracle.Step
+	for i, c := range calls {
+		args, err := json.Marshal(c.Args)
+		if err != nil {
+			return fmt.Errorf("call %d: %w", i+1, err)
+		}
+		steps = append(steps, oracle.Step{Calls: []oracle.Call{{Name: c.Name, Args: args}}})
+	}
+	s := &oracle.Script{Prompts: []string{prompt}, Turns: [][]oracle.Step{append(steps, oracle.Step{Text: "DONE"})}}
+	files, err := s.Encode()
+	if err != nil {
+		return err
+	}
 	if err := os.MkdirAll(filepath.Join(dir, "workspace"), 0o755); err != nil {
 		return err
 	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.Encode(map[string]any{"type": "session", "version": 0, "id": "00000000-0000-4000-8000-000000000000", "createdAt": 0, "cwd": "{{cwd}}", "delegationDepth": 0})
-	seq := 0
-	chunk := func(step int, c map[string]any) {
-		enc.Encode(map[string]any{"type": "assistant/chunk", "seq": seq, "time": 0, "data": map[string]any{"turn": 1, "step": step, "chunk": c}})
-		seq++
-	}
-	for i, c := range calls {
-		step, id := i+1, fmt.Sprintf("call_00_bench%04d", i+1)
-		args, err := json.Marshal(c.Args)
-		if err != nil {
-			return fmt.Errorf("call %d: %w", step, err)
-		}
-		chunk(step, map[string]any{"type": "block-start", "index": 0, "blockType": "tool-call"})
-		chunk(step, map[string]any{"type": "tool-call-delta", "index": 0, "id": id, "name": c.Name, "argumentsDelta": string(args)})
-		chunk(step, map[string]any{"type": "block-end", "index": 0, "block": map[string]any{"type": "tool-call", "id": id, "name": c.Name, "arguments": string(args)}})
-		chunk(step, map[string]any{"type": "usage", "usage": map[string]any{"inputTokens": 100, "outputTokens": 10, "cacheReadTokens": 0, "reasoningTokens": 0}})
-		chunk(step, map[string]any{"type": "finish", "reason": map[string]any{"kind": "tool-calls"}})
-	}
-	last := len(calls) + 1
-	chunk(last, map[string]any{"type": "block-start", "index": 0, "blockType": "text"})
-	chunk(last, map[string]any{"type": "text-delta", "index": 0, "text": "DONE"})
-	chunk(last, map[string]any{"type": "block-end", "index": 0, "block": map[string]any{"type": "text", "text": "DONE"}})
-	chunk(last, map[string]any{"type": "usage", "usage": map[string]any{"inputTokens": 100, "outputTokens": 1, "cacheReadTokens": 0, "reasoningTokens": 0}})
-	chunk(last, map[string]any{"type": "finish", "reason": map[string]any{"kind": "stop"}})
-	input, _ := json.MarshalIndent(map[string]any{"steps": []map[string]any{{"op": "initialize"}, {"op": "newSession"}, {"op": "prompt", "text": prompt}}}, "", "  ")
-	for name, data := range map[string][]byte{"session.jsonl": b.Bytes(), "input.json": input, "stdout.expected.jsonl": nil} {
+	for name, data := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
 			return err
 		}
@@ -166,12 +156,14 @@ export const inject = ["sandbox"];
 export function apply(ctx) { ctx.sandbox.internals.probeBwrap = () => false; }
 `
 
-// passthroughSandbox is the snapshot overlay's sandbox configuration, which
-// LandlockAgent replaces: a runner that runs the command unconfined.
-const passthroughSandbox = `  config:
-    runnerCommand: ['bash', '-c', 'while [ "$1" != "--" ]; do shift; done; shift; exec "$@"', 'passthrough-runner']
-    runnerFailureSignatures: ['passthrough-runner: profile rejected']
-`
+// sandboxEntry is the snapshot overlay's sandbox provider entry; its
+// config block (up to the next entry) is what LandlockAgent removes: the
+// runner that runs the command unconfined (passthroughRunner), or with
+// PROBE_RUNNER=missing a runner that does not exist.
+const (
+	sandboxEntry      = "- id: sandbox\n  name: '@deepseek-ai/dsh-sandbox-local'\n"
+	passthroughRunner = "passthrough-runner"
+)
 
 // LandlockAgent writes into dir (made if missing) the oracle's agent with
 // upstream's own sandbox chain on a host without bwrap: the overlay's
@@ -182,7 +174,7 @@ func LandlockAgent(oracle, dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	for _, f := range []string{"bin.mjs", "run.mjs", "bash-alias.mjs", "package.json"} {
+	for _, f := range []string{"bin.mjs", "run.mjs", "probe.test.mjs", "bash-alias.mjs", "package.json"} {
 		b, err := os.ReadFile(filepath.Join(src, f))
 		if err != nil {
 			return err
@@ -195,10 +187,10 @@ func LandlockAgent(oracle, dir string) error {
 	if err != nil {
 		return err
 	}
-	if !bytes.Contains(cfg, []byte(passthroughSandbox)) {
-		return fmt.Errorf("%s: the sandbox provider's passthrough configuration is not there to replace", filepath.Join(src, "cordis.snapshot.yml"))
+	cfg, err = landlockOverlay(cfg)
+	if err != nil {
+		return fmt.Errorf("%s: %w", filepath.Join(src, "cordis.snapshot.yml"), err)
 	}
-	cfg = bytes.Replace(cfg, []byte(passthroughSandbox), []byte("- id: landlock-host\n  name: './landlock-host.mjs'\n"), 1)
 	if err := os.WriteFile(filepath.Join(dir, "cordis.snapshot.yml"), cfg, 0o644); err != nil {
 		return err
 	}
@@ -206,4 +198,27 @@ func LandlockAgent(oracle, dir string) error {
 		return err
 	}
 	return os.Symlink(filepath.Join(oracle, "dsh08", "node_modules"), filepath.Join(dir, "node_modules"))
+}
+
+// landlockOverlay is the overlay cfg with the sandbox provider's config
+// block (its passthrough runner) removed and the landlock-host plugin
+// mounted right after the provider.
+func landlockOverlay(cfg []byte) ([]byte, error) {
+	start := bytes.Index(cfg, []byte(sandboxEntry))
+	if start < 0 {
+		return nil, fmt.Errorf("no sandbox provider entry %q", sandboxEntry)
+	}
+	body := start + len(sandboxEntry)
+	// the block ends where the next entry's line starts (body-1 is the
+	// newline that ends the provider's name line)
+	end := len(cfg)
+	if i := bytes.Index(cfg[body-1:], []byte("\n- id: ")); i >= 0 {
+		end = body + i
+	}
+	if !bytes.Contains(cfg[body:end], []byte(passthroughRunner)) {
+		return nil, errors.New("the sandbox provider's passthrough configuration is not there to replace")
+	}
+	out := append([]byte(nil), cfg[:body]...)
+	out = append(out, "- id: landlock-host\n  name: './landlock-host.mjs'\n"...)
+	return append(out, cfg[end:]...), nil
 }

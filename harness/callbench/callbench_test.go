@@ -59,31 +59,60 @@ func TestCallTimes(t *testing.T) {
 	}
 }
 
-// TestLandlockAgent: the agent variant replaces the passthrough runner with
-// the landlock-host plugin and links the oracle's modules; an oracle whose
-// overlay lacks the passthrough block is an error naming the file.
+// TestLandlockAgent: the agent variant of the tree's overlay (the one
+// setup.sh installs) has the sandbox provider's config block, its
+// passthrough runner, replaced by the landlock-host plugin, and links the
+// oracle's modules; an overlay without a passthrough block under the
+// provider is an error naming the file.
 func TestLandlockAgent(t *testing.T) {
+	tree, err := os.ReadFile("../oracle/agent/cordis.snapshot.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
 	oracle := t.TempDir()
 	agent := filepath.Join(oracle, "agent")
 	os.MkdirAll(agent, 0o755)
-	for _, f := range []string{"bin.mjs", "run.mjs", "bash-alias.mjs", "package.json"} {
+	for _, f := range []string{"bin.mjs", "run.mjs", "probe.test.mjs", "bash-alias.mjs", "package.json"} {
 		os.WriteFile(filepath.Join(agent, f), []byte(f), 0o644)
 	}
-	overlay := "- id: sandbox\n  name: '@deepseek-ai/dsh-sandbox-local'\n  config:\n    runnerCommand: ['bash', '-c', 'while [ \"$1\" != \"--\" ]; do shift; done; shift; exec \"$@\"', 'passthrough-runner']\n    runnerFailureSignatures: ['passthrough-runner: profile rejected']\n- id: sandbox-policy\n"
-	os.WriteFile(filepath.Join(agent, "cordis.snapshot.yml"), []byte(overlay), 0o644)
-	dst := filepath.Join(t.TempDir(), "a")
-	if err := callbench.LandlockAgent(oracle, dst); err != nil {
-		t.Fatal(err)
+	const provider, host, next = "- id: sandbox\n  name: '@deepseek-ai/dsh-sandbox-local'\n", "- id: landlock-host\n  name: './landlock-host.mjs'\n", "- id: sandbox-policy\n"
+	for _, tc := range []struct{ name, overlay, want string }{
+		{"the tree's overlay", string(tree), ""},
+		{"a block before the next entry", "- id: a\n" + provider + "  config:\n    runnerCommand: ['passthrough-runner']\n" + next, "- id: a\n" + provider + host + next},
+		{"the last entry", provider + "  config:\n    runnerCommand: ['passthrough-runner']\n", provider + host},
+	} {
+		os.WriteFile(filepath.Join(agent, "cordis.snapshot.yml"), []byte(tc.overlay), 0o644)
+		dst := filepath.Join(t.TempDir(), "a")
+		if err := callbench.LandlockAgent(oracle, dst); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		b, _ := os.ReadFile(filepath.Join(dst, "cordis.snapshot.yml"))
+		cfg := string(b)
+		if tc.want != "" && cfg != tc.want {
+			t.Errorf("%s: overlay %q, want %q", tc.name, cfg, tc.want)
+		}
+		if !strings.Contains(cfg, provider+host) || strings.Contains(cfg, "passthrough-runner") || strings.Contains(cfg, "runnerCommand") {
+			t.Errorf("%s: the provider is not followed by landlock-host, or a runner is left:\n%s", tc.name, cfg)
+		}
+		if len(cfg) < len(tc.overlay)/2 {
+			t.Errorf("%s: the overlay lost more than the provider's block:\n%s", tc.name, cfg)
+		}
+		if _, err := os.Stat(filepath.Join(dst, "probe.test.mjs")); err != nil {
+			t.Errorf("%s: %v (a scenario run under vitest needs it)", tc.name, err)
+		}
+		if l, err := os.Readlink(filepath.Join(dst, "node_modules")); err != nil || l != filepath.Join(oracle, "dsh08", "node_modules") {
+			t.Errorf("%s: node_modules -> %q, %v", tc.name, l, err)
+		}
 	}
-	cfg, _ := os.ReadFile(filepath.Join(dst, "cordis.snapshot.yml"))
-	if want := "- id: sandbox\n  name: '@deepseek-ai/dsh-sandbox-local'\n- id: landlock-host\n  name: './landlock-host.mjs'\n- id: sandbox-policy\n"; string(cfg) != want {
-		t.Errorf("overlay %q, want %q", cfg, want)
-	}
-	if l, err := os.Readlink(filepath.Join(dst, "node_modules")); err != nil || l != filepath.Join(oracle, "dsh08", "node_modules") {
-		t.Errorf("node_modules -> %q, %v", l, err)
-	}
-	os.WriteFile(filepath.Join(agent, "cordis.snapshot.yml"), []byte("- id: sandbox\n"), 0o644)
-	if err := callbench.LandlockAgent(oracle, filepath.Join(t.TempDir(), "b")); err == nil || !strings.Contains(err.Error(), "cordis.snapshot.yml: the sandbox provider's passthrough configuration is not there") {
-		t.Errorf("an overlay without the passthrough block: %v", err)
+	for name, overlay := range map[string]string{
+		"no provider":             "- id: sandbox-policy\n",
+		"no block":                provider + next + "  config:\n    x: passthrough-runner\n",
+		"another provider config": provider + "  config:\n    runnerCommand: ['/usr/bin/runner']\n" + next,
+	} {
+		os.WriteFile(filepath.Join(agent, "cordis.snapshot.yml"), []byte(overlay), 0o644)
+		err := callbench.LandlockAgent(oracle, filepath.Join(t.TempDir(), "b"))
+		if err == nil || !strings.Contains(err.Error(), "cordis.snapshot.yml: ") {
+			t.Errorf("%s: %v, want an error naming the overlay", name, err)
+		}
 	}
 }

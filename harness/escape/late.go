@@ -165,10 +165,13 @@ func modesOf(b Backend) []sandbox.Mode {
 }
 
 // LateAttempts are the attempts of the after-the-call table (class late).
-func LateAttempts(all []Attempt) []Attempt {
+func LateAttempts(all []Attempt) []Attempt { return OfClass(all, ClassLate) }
+
+// OfClass are the attempts of class c among all, in their order.
+func OfClass(all []Attempt, c Class) []Attempt {
 	var out []Attempt
 	for _, a := range all {
-		if a.Class == ClassLate {
+		if a.Class == c {
 			out = append(out, a)
 		}
 	}

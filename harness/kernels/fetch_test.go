@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/dshsim/dshsim/harness"
 	"github.com/dshsim/dshsim/harness/kernels"
 	"github.com/dshsim/dshsim/internal/waittest"
 )
@@ -27,13 +28,7 @@ func fakeDeb(t *testing.T, cacheDir, pkg string) {
 		"DEBIAN/control":    "Package: " + pkg + "\nVersion: 1\nArchitecture: all\nMaintainer: t <t@example.org>\nDescription: test\n",
 		"boot/vmlinuz-test": "not a kernel\n",
 	} {
-		p := filepath.Join(src, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		harness.MustWrite(t, filepath.Join(src, filepath.FromSlash(name)), data)
 	}
 	debs := filepath.Join(cacheDir, "debs")
 	if err := os.MkdirAll(debs, 0o755); err != nil {

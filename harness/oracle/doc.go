@@ -20,13 +20,19 @@
 // raw ones, upstream's stderr). [Oracle.Refresh] runs the suite's refresh
 // path instead (the fixture rewritten from the run) and checks the result
 // with a replay. [SettingsOf] derives the overlay switches a recording needs
-// ([Settings]: permission mode, tools mode, spill, session query, pacing).
+// ([Settings]: permission mode, tools mode, spill, session query, pacing, a
+// missing runner, the repeat reminder, the workspace instructions, a retry
+// policy). A scenario whose input opens no session compares no log, as
+// upstream's suite compares none without a model turn ([Outcome].NoLog).
 //
 // # Making recordings
 //
-// A [Script] is a constructed model script: prompts (or input steps), the
-// model's replies per turn (tool calls or a text), a workspace and the
-// user's permission answers; its JSON form is a gen/specs/<name>.json file.
+// A [Script] is a constructed model script: prompts (or input steps, or
+// every input step), the model's replies per turn (tool calls, a text, or
+// raw chunks such as a max-tokens or error finish), a workspace, the user's
+// permission answers and an override; its JSON form is a
+// gen/specs/<name>.json file, listed with its switches in gen/settings.tsv
+// ([LoadSpecs]).
 // [Script.Encode] writes it as upstream's fixture wants it (the
 // assistant/chunk events llm-replay plays), and [Oracle.Record] has
 // upstream play it and rewrite the fixture, then replay its own recording:

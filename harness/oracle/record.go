@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/dshsim/dshsim/harness/replay/recording"
@@ -78,18 +79,27 @@ func (o *Oracle) Record(ctx context.Context, name string, s *Script, opt Options
 var eventTimes = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z`)
 
 // ReplaySettings is the dshsim.replay.json a recording made with s needs
-// (nil when none): spill's bound, session query, a paced model; eventTimes
-// when its session-query texts print event times, which no re-run
-// reproduces.
+// (nil when none): spill's bound, session query, a paced model, a missing
+// runner, the retry policy, the instructions' markers; eventTimes when its
+// session-query texts print event times, which no re-run reproduces. The
+// repeat reminder and the workspace instructions need no setting: the
+// replay composes both, and their messages are in the log.
 func ReplaySettings(s Settings, eventTimes bool) []byte {
+	type workspaceContext struct {
+		Markers json.RawMessage `json:"projectRootMarkers"`
+	}
 	type file struct {
-		Spill      int    `json:"spillMaxInlineBytes,omitempty"`
-		SQ         bool   `json:"sessionQuery,omitempty"`
-		EventTimes bool   `json:"eventTimes,omitempty"`
-		Paced      bool   `json:"pacedModel,omitempty"`
-		Backend    string `json:"sandboxBackend,omitempty"`
-		Runner     string `json:"landlockRunner,omitempty"`
-		Note       string `json:"note"`
+		Spill      int               `json:"spillMaxInlineBytes,omitempty"`
+		SQ         bool              `json:"sessionQuery,omitempty"`
+		EventTimes bool              `json:"eventTimes,omitempty"`
+		Paced      bool              `json:"pacedModel,omitempty"`
+		Backend    string            `json:"sandboxBackend,omitempty"`
+		Runner     string            `json:"landlockRunner,omitempty"`
+		Retry      json.RawMessage   `json:"retryPolicy,omitempty"`
+		Workspace  *workspaceContext `json:"workspaceContext,omitempty"`
+		MaxDepth   int               `json:"subagentMaxDepth,omitempty"`
+		Workflow   int               `json:"workflowMaxConcurrentAgents,omitempty"`
+		Note       string            `json:"note"`
 	}
 	var f file
 	var why []string
@@ -108,6 +118,21 @@ func ReplaySettings(s Settings, eventTimes bool) []byte {
 	if s.MissingRunner {
 		f.Backend, f.Runner = recording.BackendLandlock, MissingRunnerPath
 		why = append(why, "confined bash with a runner that does not exist, <cwd>/.dsh-missing-sandbox-runner (PROBE_RUNNER=missing, as upstream's fixture DSH_SNAPSHOT_MISSING_SANDBOX_RUNNER=1)")
+	}
+	if s.Retry != "" {
+		f.Retry = json.RawMessage(s.Retry)
+		why = append(why, "mounted dsh-llm-retry and gave the replay provider this retryPolicy (PROBE_RETRY)")
+	}
+	if s.InstructionMarkers != "" {
+		f.Workspace = &workspaceContext{Markers: json.RawMessage(s.InstructionMarkers)}
+		why = append(why, "gave dsh-agent-instructions these projectRootMarkers (PROBE_INSTRUCTION_MARKERS)")
+	}
+	if s.Subagents {
+		f.MaxDepth, f.Workflow = s.MaxDepth, WorkflowMaxConcurrentAgents
+		if s.MaxDepth != 0 {
+			why = append(why, fmt.Sprintf("mounted the subagent tools at maxDepth %d (PROBE_MAX_DEPTH=%d)", s.MaxDepth, s.MaxDepth))
+		}
+		why = append(why, fmt.Sprintf("capped the workflow engine at maxConcurrentAgents %d (PROBE_SUBAGENTS=1 mounts it so)", WorkflowMaxConcurrentAgents))
 	}
 	if len(why) == 0 {
 		return nil
@@ -166,11 +191,23 @@ func (n Notes) Markdown(in recording.Input) []byte {
 	if n.Settings.FSSearch {
 		overlay = append(overlay, "dsh-tool-fs-search mounted (sampleOverCapGlobResults true, globMaxResults 4, as the fs-search overlay; its packaged ripgrep 15)")
 	}
+	if n.Settings.Reminder {
+		overlay = append(overlay, "dsh-repeat-tool-reminder mounted with its default thresholds (as dsh-base mounts it)")
+	}
+	if n.Settings.Instructions {
+		overlay = append(overlay, `dsh-agent-instructions mounted (maxBytes 65536, dshHome $DSH_HOME = <cwd>/.dsh, projectRootMarkers PROBE_INSTRUCTION_MARKERS or [".git"]), the default profile's workspaceContext`)
+	}
+	if n.Settings.Retry != "" {
+		overlay = append(overlay, "dsh-llm-retry mounted and the replay provider deepseek-official given the retryPolicy of PROBE_RETRY (as EX/retry.cordis*.yml does)")
+	}
 	if n.Settings.NoHooks {
 		overlay = append(overlay, "no hook bridges mounted")
 	}
 	if n.Settings.MissingRunner {
 		overlay = append(overlay, "sandbox runnerCommand <cwd>/.dsh-missing-sandbox-runner, a path that does not exist (not the passthrough runner)")
+	}
+	if n.Settings.Subagents {
+		overlay = append(overlay, fmt.Sprintf("delegation mounted as the acp-agent composes it (subagent service, in-process spawn and fork, tool-subagent-control and list-agents, report, subagent continuable and subagent_fork waiting, maxDepth %d; workflow-worker-thread with maxConcurrentAgents %d, tool-workflow); child scripts session.<n>.jsonl, bound by llm-replay to the children in the order they first call the model", max(n.Settings.MaxDepth, 1), WorkflowMaxConcurrentAgents))
 	}
 	probe := n.Settings.String()
 	if probe == "" {
@@ -194,6 +231,9 @@ func (n Notes) Markdown(in recording.Input) []byte {
 		b.WriteString("; " + strings.Join(overlay, "; "))
 	}
 	fmt.Fprintf(&b, "\n- probe env: `%s`\n", probe)
+	if !slices.ContainsFunc(in.Steps, func(st recording.Step) bool { return st.Op == "newSession" }) {
+		b.WriteString("- the input has no newSession: no session, so no log (session.jsonl is the header the script's encoding wrote; upstream compares no log for such a scenario)\n")
+	}
 	for _, st := range in.Steps {
 		if st.Op == "promptAndCancel" {
 			b.WriteString("- cancellation: the promptAndCancel steps ran under vitest (agent/probe.test.mjs), as upstream suite.ts runs them\n")

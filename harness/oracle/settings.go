@@ -2,10 +2,12 @@ package oracle
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/dshsim/dshsim/harness/replay/recording"
 )
@@ -54,7 +56,36 @@ type Settings struct {
 	// fixture DSH_SNAPSHOT_MISSING_SANDBOX_RUNNER=1); otherwise the
 	// passthrough runner of upstream's snapshot runs.
 	MissingRunner bool
+	// Reminder mounts dsh-repeat-tool-reminder with its default thresholds,
+	// as upstream's dsh-base mounts it (PROBE_REMINDER=1).
+	Reminder bool
+	// Instructions mounts dsh-agent-instructions with the default profile's
+	// workspaceContext (PROBE_INSTRUCTIONS=1); InstructionMarkers are its
+	// projectRootMarkers, a JSON list of names in compact form
+	// (PROBE_INSTRUCTION_MARKERS; "" keeps [".git"]).
+	Instructions       bool
+	InstructionMarkers string
+	// Retry mounts dsh-llm-retry and gives the replay provider this retry
+	// policy, a [recording.RetryPolicy] in compact JSON (PROBE_RETRY; "" mounts
+	// no retry).
+	Retry string
+	// Subagents mounts delegation as upstream's acp-agent composes it
+	// (PROBE_SUBAGENTS=1): the subagent service, the in-process spawn and
+	// fork providers, send_message, interrupt_agent, list_agents, report in
+	// continuable children, subagent (continuable) and subagent_fork
+	// (waits), the workflow engine (maxConcurrentAgents 1) and tool.
+	// MaxDepth is the two tools' maxDepth (PROBE_MAX_DEPTH; 0 keeps 1,
+	// upstream's default).
+	Subagents bool
+	MaxDepth  int
 }
+
+// WorkflowMaxConcurrentAgents is the workflow engine's cap the overlay
+// mounts with PROBE_SUBAGENTS=1 (so a run's agent events come in one order).
+const WorkflowMaxConcurrentAgents = 1
+
+// delegationTools are the tools only a composition with delegation offers.
+var delegationTools = []string{"subagent", "subagent_fork", "send_message", "interrupt_agent", "list_agents", "workflow"}
 
 // MissingRunnerPath is the runner MissingRunner names, in the replay
 // settings' spelling.
@@ -63,39 +94,136 @@ const MissingRunnerPath = "{{cwd}}/.dsh-missing-sandbox-runner"
 // ParseSettings reads the env form: space-separated K=V of
 // DSH_PERMISSION_MODE, PROBE_TOOLS_MODE, PROBE_SPILL=1, PROBE_SQ=1,
 // PROBE_HOOKS=0, PROBE_TODO=1, PROBE_FS_SEARCH=1, PROBE_PACE_MS,
-// PROBE_RUNNER=missing; anything else is an error naming it.
+// PROBE_RUNNER=missing, PROBE_REMINDER=1, PROBE_INSTRUCTIONS=1,
+// PROBE_INSTRUCTION_MARKERS=<JSON list> (with PROBE_INSTRUCTIONS=1),
+// PROBE_RETRY=<retry policy JSON>, PROBE_SUBAGENTS=1 and PROBE_MAX_DEPTH=<n>
+// (with PROBE_SUBAGENTS=1); a JSON value is written as [Settings.String]
+// prints it (compact, keys in order). Anything else is an error naming it.
 func ParseSettings(env string) (Settings, error) {
 	var s Settings
 	for _, kv := range strings.Fields(env) {
-		k, v, _ := strings.Cut(kv, "=")
-		switch {
-		case k == "DSH_PERMISSION_MODE" && (v == DangerFullAccess || v == WorkspaceWrite || v == ReadOnly):
-			s.Mode = v
-		case k == "PROBE_TOOLS_MODE" && (v == ToolsCode || v == ToolsBoth):
-			s.ToolsMode = v
-		case kv == "PROBE_SPILL=1":
-			s.Spill = true
-		case kv == "PROBE_SQ=1":
-			s.SessionQuery = true
-		case kv == "PROBE_HOOKS=0":
-			s.NoHooks = true
-		case kv == "PROBE_TODO=1":
-			s.Todo = true
-		case kv == "PROBE_FS_SEARCH=1":
-			s.FSSearch = true
-		case kv == "PROBE_RUNNER=missing":
-			s.MissingRunner = true
-		case k == "PROBE_PACE_MS":
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 0 {
-				return Settings{}, fmt.Errorf("setting %q: want a number of milliseconds >= 0", kv)
-			}
-			s.PaceMs = n
-		default:
-			return Settings{}, fmt.Errorf("setting %q: not one of DSH_PERMISSION_MODE=<mode>, PROBE_TOOLS_MODE=code|both, PROBE_SPILL=1, PROBE_SQ=1, PROBE_HOOKS=0, PROBE_TODO=1, PROBE_FS_SEARCH=1, PROBE_PACE_MS=<n>, PROBE_RUNNER=missing", kv)
+		if err := s.set(kv); err != nil {
+			return Settings{}, err
 		}
 	}
+	if s.InstructionMarkers != "" && !s.Instructions {
+		return Settings{}, fmt.Errorf("setting %q: the markers are agent-instructions', which only PROBE_INSTRUCTIONS=1 mounts", "PROBE_INSTRUCTION_MARKERS="+s.InstructionMarkers)
+	}
+	if s.MaxDepth != 0 && !s.Subagents {
+		return Settings{}, fmt.Errorf("setting %q: the depth cap is the subagent tools', which only PROBE_SUBAGENTS=1 mounts", "PROBE_MAX_DEPTH="+strconv.Itoa(s.MaxDepth))
+	}
 	return s, nil
+}
+
+// switches names every switch ParseSettings knows, for its errors.
+const switches = "DSH_PERMISSION_MODE=<mode>, PROBE_TOOLS_MODE=code|both, PROBE_SPILL=1, PROBE_SQ=1, PROBE_HOOKS=0, PROBE_TODO=1, PROBE_FS_SEARCH=1, PROBE_PACE_MS=<n>, PROBE_RUNNER=missing, PROBE_REMINDER=1, PROBE_INSTRUCTIONS=1, PROBE_INSTRUCTION_MARKERS=<JSON list>, PROBE_RETRY=<retry policy JSON>, PROBE_SUBAGENTS=1, PROBE_MAX_DEPTH=<n>"
+
+// set applies one K=V switch.
+func (s *Settings) set(kv string) error {
+	k, v, _ := strings.Cut(kv, "=")
+	switch {
+	case k == "DSH_PERMISSION_MODE" && (v == DangerFullAccess || v == WorkspaceWrite || v == ReadOnly):
+		s.Mode = v
+	case k == "PROBE_TOOLS_MODE" && (v == ToolsCode || v == ToolsBoth):
+		s.ToolsMode = v
+	case kv == "PROBE_SPILL=1":
+		s.Spill = true
+	case kv == "PROBE_SQ=1":
+		s.SessionQuery = true
+	case kv == "PROBE_HOOKS=0":
+		s.NoHooks = true
+	case kv == "PROBE_TODO=1":
+		s.Todo = true
+	case kv == "PROBE_FS_SEARCH=1":
+		s.FSSearch = true
+	case kv == "PROBE_RUNNER=missing":
+		s.MissingRunner = true
+	case kv == "PROBE_REMINDER=1":
+		s.Reminder = true
+	case kv == "PROBE_INSTRUCTIONS=1":
+		s.Instructions = true
+	case k == "PROBE_INSTRUCTION_MARKERS":
+		m, err := markersJSON(v)
+		if err != nil {
+			return fmt.Errorf("setting %q: %w", kv, err)
+		}
+		s.InstructionMarkers = m
+	case k == "PROBE_RETRY":
+		r, err := retryJSON(v)
+		if err != nil {
+			return fmt.Errorf("setting %q: %w", kv, err)
+		}
+		s.Retry = r
+	case kv == "PROBE_SUBAGENTS=1":
+		s.Subagents = true
+	case k == "PROBE_MAX_DEPTH":
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || strconv.Itoa(n) != v {
+			return fmt.Errorf("setting %q: want a depth cap >= 1", kv)
+		}
+		s.MaxDepth = n
+	case k == "PROBE_PACE_MS":
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return fmt.Errorf("setting %q: want a number of milliseconds >= 0", kv)
+		}
+		s.PaceMs = n
+	default:
+		return fmt.Errorf("setting %q: not one of %s", kv, switches)
+	}
+	return nil
+}
+
+// markersJSON checks a PROBE_INSTRUCTION_MARKERS value: a non-empty JSON
+// list of file names, spelled compactly (so it prints back as written).
+func markersJSON(v string) (string, error) {
+	var m []string
+	if err := strictJSON(v, &m); err != nil {
+		return "", fmt.Errorf("want a JSON list of file names: %w", err)
+	}
+	if len(m) == 0 || slices.Contains(m, "") {
+		return "", errors.New("want at least one marker, none empty")
+	}
+	return canonical(v, m)
+}
+
+// retryJSON checks a PROBE_RETRY value: a retry policy as dshsim.replay.json's
+// retryPolicy holds one, spelled compactly with its keys in order.
+func retryJSON(v string) (string, error) {
+	var p recording.RetryPolicy
+	if err := strictJSON(v, &p); err != nil {
+		return "", fmt.Errorf("want a retry policy (mode, maxRetries, retryableCodes, backoff): %w", err)
+	}
+	if p.Mode != recording.RetryNormal && p.Mode != recording.RetryAlways {
+		return "", fmt.Errorf("mode: want %q or %q, got %q", recording.RetryNormal, recording.RetryAlways, p.Mode)
+	}
+	return canonical(v, p)
+}
+
+// strictJSON decodes v into x: one JSON value, no unknown keys.
+func strictJSON(v string, x any) error {
+	dec := json.NewDecoder(strings.NewReader(v))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(x); err != nil {
+		return err
+	}
+	if dec.More() {
+		return errors.New("more than one JSON value")
+	}
+	return nil
+}
+
+// canonical is x's compact JSON, which v must be: the env form is split at
+// spaces and printed back as parsed, so a value has one spelling.
+func canonical(v string, x any) (string, error) {
+	b, err := json.Marshal(x)
+	if err != nil {
+		return "", err
+	}
+	if string(b) != v {
+		return "", fmt.Errorf("write it as %s", b)
+	}
+	return v, nil
 }
 
 // String is the env form ParseSettings reads ("" for the default profile).
@@ -128,6 +256,24 @@ func (s Settings) String() string {
 	if s.MissingRunner {
 		kv = append(kv, "PROBE_RUNNER=missing")
 	}
+	if s.Reminder {
+		kv = append(kv, "PROBE_REMINDER=1")
+	}
+	if s.Instructions {
+		kv = append(kv, "PROBE_INSTRUCTIONS=1")
+	}
+	if s.InstructionMarkers != "" {
+		kv = append(kv, "PROBE_INSTRUCTION_MARKERS="+s.InstructionMarkers)
+	}
+	if s.Retry != "" {
+		kv = append(kv, "PROBE_RETRY="+s.Retry)
+	}
+	if s.Subagents {
+		kv = append(kv, "PROBE_SUBAGENTS=1")
+	}
+	if s.MaxDepth != 0 {
+		kv = append(kv, "PROBE_MAX_DEPTH="+strconv.Itoa(s.MaxDepth))
+	}
 	return strings.Join(kv, " ")
 }
 
@@ -153,7 +299,9 @@ func (s Settings) probeEnv() []string {
 // SettingsOf derives the settings upstream's run needs to reproduce rec:
 // the permission mode from its first runtime-context message, the tools
 // mode as the replay derives it, spill and session query from its
-// dshsim.replay.json (or upstream's suite settings), pacing from pacedModel.
+// dshsim.replay.json (or upstream's suite settings), pacing from pacedModel,
+// the retry policy and the instructions' markers from there too, the repeat
+// reminder and the workspace instructions from their messages in the log.
 // A setting the overlay cannot give (a spill bound other than 800, a
 // sandbox backend) is an error naming it.
 func SettingsOf(rec *recording.Recording) (Settings, error) {
@@ -177,6 +325,12 @@ func SettingsOf(rec *recording.Recording) (Settings, error) {
 	if set.PacedModel {
 		s.PaceMs = 100
 	}
+	if err := s.turnSettingsOf(rec); err != nil {
+		return Settings{}, err
+	}
+	if err := s.delegationOf(rec); err != nil {
+		return Settings{}, err
+	}
 	switch {
 	case set.DiffBasisMaxBytes != 0:
 		return Settings{}, fmt.Errorf("%s: diffBasisMaxBytes: the oracle's overlay has no switch for it", rec.Name)
@@ -194,6 +348,106 @@ func SettingsOf(rec *recording.Recording) (Settings, error) {
 		return Settings{}, fmt.Errorf("%s: a sandbox backend setting: the oracle's overlay runs bash through the passthrough runner, or a missing one", rec.Name)
 	}
 	return s, nil
+}
+
+// turnSettingsOf derives the plugins around the turn: the repeat reminder
+// and the workspace instructions when the log shows their messages (the
+// overlay mounts neither by default; without a message of theirs, mounting
+// them changes nothing), the instructions' markers from workspaceContext,
+// and the retry policy of dshsim.replay.json (or upstream's suite settings).
+func (s *Settings) turnSettingsOf(rec *recording.Recording) error {
+	set := rec.Settings
+	s.Reminder = messageFrom(rec, func(src messageSource) bool { return src.Kind == "plugin" && src.Plugin == reminderPlugin })
+	s.Instructions = messageFrom(rec, func(src messageSource) bool { return src.Kind == instructionsKind })
+	if w := set.WorkspaceContext; w != nil {
+		switch {
+		case w.MaxBytes != nil && *w.MaxBytes == 0:
+			if s.Instructions {
+				return fmt.Errorf("%s: workspaceContext maxBytes 0 turns the instructions off, but the log shows their messages", rec.Name)
+			}
+		case w.MaxBytes != nil && *w.MaxBytes != instructionsMaxBytes:
+			return fmt.Errorf("%s: workspaceContext maxBytes %d: the oracle's overlay mounts agent-instructions with maxBytes %d only", rec.Name, *w.MaxBytes, instructionsMaxBytes)
+		case w.CompactBaselineAtRead != "":
+			return fmt.Errorf("%s: workspaceContext compactBaselineAtRead: the oracle's overlay has no compaction fixture", rec.Name)
+		default:
+			s.Instructions = true
+		}
+		if len(w.ProjectRootMarkers) > 0 && !slices.Equal(w.ProjectRootMarkers, []string{".git"}) {
+			b, err := json.Marshal(w.ProjectRootMarkers)
+			if err != nil {
+				return err
+			}
+			s.InstructionMarkers = string(b)
+		}
+	}
+	if p := set.RetryPolicy; p != nil {
+		b, err := json.Marshal(p)
+		if err != nil {
+			return err
+		}
+		s.Retry = string(b)
+	}
+	for _, v := range []string{s.InstructionMarkers, s.Retry} {
+		if strings.ContainsFunc(v, unicode.IsSpace) {
+			return fmt.Errorf("%s: %s holds white space, which the overlay's env form cannot say", rec.Name, v)
+		}
+	}
+	return nil
+}
+
+// delegationOf mounts delegation when the recording has child sessions or
+// its model calls a delegation tool, with the depth cap of its settings; a
+// subagent fixture of upstream's suite, ask_user_question or a workflow cap
+// other than the overlay's is refused by name.
+func (s *Settings) delegationOf(rec *recording.Recording) error {
+	set := rec.Settings
+	s.Subagents = len(rec.Children) > 0 || calls(rec, delegationTools...)
+	switch {
+	case set.SubagentFixture != "":
+		return fmt.Errorf("%s: subagentFixture %q: the oracle's overlay has none of upstream's subagent fixtures", rec.Name, set.SubagentFixture)
+	case set.AskUser:
+		return fmt.Errorf("%s: askUser: the oracle's overlay mounts no ask_user_question", rec.Name)
+	case set.WorkflowMaxConcurrentAgents != 0 && set.WorkflowMaxConcurrentAgents != WorkflowMaxConcurrentAgents:
+		return fmt.Errorf("%s: workflowMaxConcurrentAgents %d: the oracle's overlay caps the workflow at %d", rec.Name, set.WorkflowMaxConcurrentAgents, WorkflowMaxConcurrentAgents)
+	case set.SubagentMaxDepth != nil && !s.Subagents:
+		return fmt.Errorf("%s: subagentMaxDepth without a child session or a delegation call", rec.Name)
+	case set.SubagentMaxDepth != nil && *set.SubagentMaxDepth < 1:
+		return fmt.Errorf("%s: subagentMaxDepth %d: the overlay's cap is at least 1", rec.Name, *set.SubagentMaxDepth)
+	case set.SubagentMaxDepth != nil && *set.SubagentMaxDepth != 1:
+		s.MaxDepth = *set.SubagentMaxDepth
+	}
+	return nil
+}
+
+// The plugins around the turn as the log names them, and the instructions'
+// default bound.
+const (
+	reminderPlugin       = "repeat-tool-reminder"
+	instructionsKind     = "agent-instructions"
+	instructionsMaxBytes = 65536
+)
+
+// messageSource is the source of a user/message event.
+type messageSource struct {
+	Kind   string `json:"kind"`
+	Plugin string `json:"plugin"`
+}
+
+// messageFrom reports whether a user/message of the log has a source that
+// match accepts.
+func messageFrom(rec *recording.Recording, match func(messageSource) bool) bool {
+	for _, e := range rec.Events {
+		if e.Type != "user/message" {
+			continue
+		}
+		var m struct {
+			Source messageSource `json:"source"`
+		}
+		if json.Unmarshal(e.Data, &m) == nil && match(m.Source) {
+			return true
+		}
+	}
+	return false
 }
 
 // calls reports whether the recording's model calls one of the tools.

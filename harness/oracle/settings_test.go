@@ -1,10 +1,18 @@
 package oracle
 
 import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/dshsim/dshsim/harness/replay/recording"
 )
@@ -53,20 +61,153 @@ func TestParseSettings(t *testing.T) {
 	}
 }
 
+// TestTurnSwitches: the reminder, instructions (with their markers) and
+// retry switches parse to their fields, print back as written, reach the
+// agent's environment, and a malformed value is refused by name with the
+// reason.
+func TestTurnSwitches(t *testing.T) {
+	const retry = `{"mode":"normal","maxRetries":1,"backoff":{"initialDelayMs":1,"maxDelayMs":1,"jitterRatio":0}}`
+	for _, tc := range []struct {
+		env  string
+		want Settings
+	}{
+		{"PROBE_REMINDER=1", Settings{Reminder: true}},
+		{"PROBE_INSTRUCTIONS=1", Settings{Instructions: true}},
+		{`PROBE_INSTRUCTIONS=1 PROBE_INSTRUCTION_MARKERS=[".dsh-project",".git"]`, Settings{Instructions: true, InstructionMarkers: `[".dsh-project",".git"]`}},
+		{"PROBE_RETRY=" + retry, Settings{Retry: retry}},
+		{`PROBE_RETRY={"mode":"always"}`, Settings{Retry: `{"mode":"always"}`}},
+		{`PROBE_RETRY={"mode":"normal","retryableCodes":["AUTH"]}`, Settings{Retry: `{"mode":"normal","retryableCodes":["AUTH"]}`}},
+		{"DSH_PERMISSION_MODE=workspace-write PROBE_TODO=1 PROBE_REMINDER=1 PROBE_INSTRUCTIONS=1 PROBE_RETRY=" + retry,
+			Settings{Mode: WorkspaceWrite, Todo: true, Reminder: true, Instructions: true, Retry: retry}},
+		{"PROBE_SUBAGENTS=1", Settings{Subagents: true}},
+		{"DSH_PERMISSION_MODE=workspace-write PROBE_SUBAGENTS=1 PROBE_MAX_DEPTH=2", Settings{Mode: WorkspaceWrite, Subagents: true, MaxDepth: 2}},
+	} {
+		s, err := ParseSettings(tc.env)
+		if err != nil {
+			t.Errorf("ParseSettings(%s): %v", tc.env, err)
+			continue
+		}
+		if s != tc.want {
+			t.Errorf("ParseSettings(%s) = %+v, want %+v", tc.env, s, tc.want)
+		}
+		if s.String() != tc.env {
+			t.Errorf("ParseSettings(%s).String() = %s", tc.env, s.String())
+		}
+		probe := strings.Join(s.probeEnv(), " ")
+		if want := strings.TrimPrefix(tc.env, "DSH_PERMISSION_MODE=workspace-write "); probe != want {
+			t.Errorf("%s: probe env %s, want %s", tc.env, probe, want)
+		}
+	}
+	for _, tc := range []struct{ env, bad, why string }{
+		{"PROBE_REMINDER=0", "PROBE_REMINDER=0", "not one of"},
+		{"PROBE_INSTRUCTIONS=true", "PROBE_INSTRUCTIONS=true", "not one of"},
+		{`PROBE_INSTRUCTION_MARKERS=[".git"]`, `PROBE_INSTRUCTION_MARKERS=[".git"]`, "only PROBE_INSTRUCTIONS=1 mounts"},
+		{`PROBE_INSTRUCTIONS=1 PROBE_INSTRUCTION_MARKERS=.git`, "PROBE_INSTRUCTION_MARKERS=.git", "want a JSON list"},
+		{`PROBE_INSTRUCTIONS=1 PROBE_INSTRUCTION_MARKERS=[]`, "PROBE_INSTRUCTION_MARKERS=[]", "at least one marker"},
+		{`PROBE_INSTRUCTIONS=1 PROBE_INSTRUCTION_MARKERS=[""]`, `PROBE_INSTRUCTION_MARKERS=[""]`, "none empty"},
+		{`PROBE_INSTRUCTIONS=1 PROBE_INSTRUCTION_MARKERS=[".git"][".x"]`, `PROBE_INSTRUCTION_MARKERS=[".git"][".x"]`, "more than one JSON value"},
+		{`PROBE_INSTRUCTIONS=1 PROBE_INSTRUCTION_MARKERS=['.git']`, `PROBE_INSTRUCTION_MARKERS=['.git']`, "want a JSON list"},
+		{`PROBE_RETRY=`, `PROBE_RETRY=`, "want a retry policy"},
+		{`PROBE_RETRY={"mode":"sometimes"}`, `PROBE_RETRY={"mode":"sometimes"}`, `mode: want "normal" or "always"`},
+		{`PROBE_RETRY={"maxRetries":1}`, `PROBE_RETRY={"maxRetries":1}`, `mode: want "normal" or "always", got ""`},
+		{`PROBE_RETRY={"mode":"normal","tries":1}`, `PROBE_RETRY={"mode":"normal","tries":1}`, `unknown field "tries"`},
+		{`PROBE_RETRY={"maxRetries":1,"mode":"normal"}`, `PROBE_RETRY={"maxRetries":1,"mode":"normal"}`, `write it as {"mode":"normal","maxRetries":1}`},
+		{`PROBE_RETRY={"mode":"normal","backoff":{"initialDelayMs":1.0}}`, `PROBE_RETRY={"mode":"normal","backoff":{"initialDelayMs":1.0}}`, `write it as {"mode":"normal","backoff":{"initialDelayMs":1}}`},
+		{"PROBE_SUBAGENTS=0", "PROBE_SUBAGENTS=0", "not one of"},
+		{"PROBE_MAX_DEPTH=2", "PROBE_MAX_DEPTH=2", "only PROBE_SUBAGENTS=1 mounts"},
+		{"PROBE_SUBAGENTS=1 PROBE_MAX_DEPTH=0", "PROBE_MAX_DEPTH=0", "want a depth cap >= 1"},
+		{"PROBE_SUBAGENTS=1 PROBE_MAX_DEPTH=02", "PROBE_MAX_DEPTH=02", "want a depth cap >= 1"},
+	} {
+		_, err := ParseSettings(tc.env)
+		if err == nil || !strings.Contains(err.Error(), strconv.Quote(tc.bad)) || !strings.Contains(err.Error(), tc.why) {
+			t.Errorf("ParseSettings(%s) = %v, want an error naming %s: %s", tc.env, err, tc.bad, tc.why)
+		}
+	}
+}
+
+// TestSettingsOfKeptRecordings: every recording the oracle made says the
+// switches of its row of gen/settings.tsv, where it can: the reminder and
+// the instructions by their messages, the retry policy in its
+// dshsim.replay.json.
+func TestSettingsOfKeptRecordings(t *testing.T) {
+	specs, err := LoadSpecs("gen")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	seen := Settings{}
+	for _, s := range specs {
+		rec, err := recording.Load(filepath.Join(root, "testdata", "replay", "oracle", s.Name))
+		if errors.Is(err, fs.ErrNotExist) || err != nil && strings.Contains(err.Error(), "missing file") {
+			continue // not kept: upstream does not reproduce it
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := SettingsOf(rec)
+		if err != nil {
+			t.Errorf("%s: %v", s.Name, err)
+			continue
+		}
+		if got != s.Settings {
+			t.Errorf("%s: SettingsOf says %q, its row %q", s.Name, got, s.Settings)
+		}
+		seen.Reminder = seen.Reminder || got.Reminder
+		seen.Instructions = seen.Instructions || got.Instructions
+		seen.Retry += got.Retry
+		n++
+	}
+	if n < 50 || !seen.Reminder || !seen.Instructions || seen.Retry == "" {
+		t.Errorf("%d recordings, reminder %v, instructions %v, retry %q: want the fifty-odd kept, the three switches among them", n, seen.Reminder, seen.Instructions, seen.Retry)
+	}
+}
+
+// TestSettingsOfWorkspaceContext: workspaceContext mounts the instructions
+// with its markers (the default [".git"] unsaid); a bound or a compaction
+// the overlay cannot give is refused by name.
+func TestSettingsOfWorkspaceContext(t *testing.T) {
+	zero, other := 0, 4096
+	for _, tc := range []struct {
+		name string
+		w    recording.WorkspaceContext
+		want string
+	}{
+		{"markers", recording.WorkspaceContext{ProjectRootMarkers: []string{".dsh-project"}}, `PROBE_INSTRUCTIONS=1 PROBE_INSTRUCTION_MARKERS=[".dsh-project"]`},
+		{"default markers", recording.WorkspaceContext{ProjectRootMarkers: []string{".git"}}, "PROBE_INSTRUCTIONS=1"},
+		{"no markers", recording.WorkspaceContext{}, "PROBE_INSTRUCTIONS=1"},
+		{"off", recording.WorkspaceContext{MaxBytes: &zero}, ""},
+		{"bound", recording.WorkspaceContext{MaxBytes: &other}, "error: workspaceContext maxBytes 4096"},
+		{"compaction", recording.WorkspaceContext{CompactBaselineAtRead: "a.txt"}, "error: workspaceContext compactBaselineAtRead"},
+		{"white space", recording.WorkspaceContext{ProjectRootMarkers: []string{"my root"}}, "error: " + `["my root"] holds white space`},
+	} {
+		rec := &recording.Recording{Name: tc.name, Settings: recording.Settings{WorkspaceContext: &tc.w}}
+		s, err := SettingsOf(rec)
+		if why, refused := strings.CutPrefix(tc.want, "error: "); refused {
+			if err == nil || !strings.Contains(err.Error(), tc.name+": "+why) {
+				t.Errorf("%s: %q, %v; want an error containing %q", tc.name, s, err, why)
+			}
+		} else if err != nil || s.String() != tc.want {
+			t.Errorf("%s: %q, %v; want %q", tc.name, s, err, tc.want)
+		}
+	}
+}
+
 // TestSettingsOf: the switches upstream's suite ran the transcripts with
 // are derived from the recordings themselves; a setting the overlay cannot
 // give is refused by name.
 func TestSettingsOf(t *testing.T) {
 	want := map[string]string{
-		"bash-spill":               "PROBE_SPILL=1",
-		"session-query-spill":      "PROBE_SPILL=1 PROBE_SQ=1",
-		"code-mode-turn":           "PROBE_TOOLS_MODE=code",
-		"both-mode-turn":           "PROBE_TOOLS_MODE=both",
-		"escalation-approved":      "DSH_PERMISSION_MODE=workspace-write",
-		"escalation-rejected":      "DSH_PERMISSION_MODE=workspace-write",
-		"fs-escalation-approved":   "DSH_PERMISSION_MODE=workspace-write",
-		"fs-read":                  "",
-		"background-job-admission": "",
+		"bash-spill":                "PROBE_SPILL=1",
+		"session-query-spill":       "PROBE_SPILL=1 PROBE_SQ=1",
+		"code-mode-turn":            "PROBE_TOOLS_MODE=code",
+		"both-mode-turn":            "PROBE_TOOLS_MODE=both",
+		"escalation-approved":       "DSH_PERMISSION_MODE=workspace-write",
+		"escalation-rejected":       "DSH_PERMISSION_MODE=workspace-write",
+		"fs-escalation-approved":    "DSH_PERMISSION_MODE=workspace-write",
+		"fs-read":                   "",
+		"background-job-admission":  "",
+		"subagent-spawn-in-process": "PROBE_SUBAGENTS=1",
+		"workflow-run":              "PROBE_SUBAGENTS=1",
 	}
 	for name, env := range want {
 		rec, err := recording.Load(filepath.Join(root, "transcripts", name))
@@ -89,7 +230,8 @@ func TestSettingsOf(t *testing.T) {
 	if _, err := SettingsOf(rec); err == nil || !strings.Contains(err.Error(), "sandbox backend") {
 		t.Errorf("partial-landlock: %v, want the sandbox backend setting refused", err)
 	}
-	for name, want := range map[string]string{"pwsh-tool-turn": `profile "pwsh"`, "skill-load": "workspace preparation"} {
+	for name, want := range map[string]string{"pwsh-tool-turn": `profile "pwsh"`, "skill-load": "workspace preparation",
+		"subagent-report": `subagentFixture "report-fence"`, "subagent-child-question-rejection": "askUser"} {
 		rec, err := recording.Load(filepath.Join(root, "transcripts", name))
 		if err != nil {
 			t.Fatal(err)
@@ -111,5 +253,53 @@ func TestFromEnvNamesTheVariable(t *testing.T) {
 	t.Setenv(Env, dir)
 	if _, err := FromEnv(); err == nil || !strings.Contains(err.Error(), "DSHSIM_ORACLE="+dir) || !strings.Contains(err.Error(), "run.mjs is missing") {
 		t.Errorf("empty dir: %v", err)
+	}
+}
+
+// TestReplaySettingsOfKeptRecordings: the dshsim.replay.json ReplaySettings
+// writes for each kept recording's row says what the kept one says (its
+// note aside), and the recording with it derives the row again; the retry
+// policy and the instructions' markers are among them.
+func TestReplaySettingsOfKeptRecordings(t *testing.T) {
+	specs, err := LoadSpecs("gen")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, s := range specs {
+		rec, err := recording.Load(filepath.Join(root, "testdata", "replay", "oracle", s.Name))
+		if err != nil {
+			continue // not kept (TestSettingsOfKeptRecordings loads them all)
+		}
+		kept := rec.Settings
+		var got recording.Settings
+		if b := ReplaySettings(s.Settings, kept.EventTimes); b != nil {
+			dec := json.NewDecoder(bytes.NewReader(b))
+			dec.DisallowUnknownFields()
+			if err := dec.Decode(&got); err != nil {
+				t.Fatalf("%s: %s: %v", s.Name, b, err)
+			}
+		}
+		kept.Note, got.Note = "", ""
+		if diff := cmp.Diff(kept, got); diff != "" {
+			t.Errorf("%s: dshsim.replay.json differs (-kept +written):\n%s", s.Name, diff)
+		}
+		rec.Settings = got
+		if again, err := SettingsOf(rec); err != nil || again != s.Settings {
+			t.Errorf("%s: with the written settings, SettingsOf says %q, %v; want its row %q", s.Name, again, err, s.Settings)
+		}
+		n++
+	}
+	if n < 50 {
+		t.Errorf("%d recordings compared, want the fifty-odd kept", n)
+	}
+	markers := ReplaySettings(Settings{Instructions: true, InstructionMarkers: `[".dsh-project"]`}, false)
+	var got recording.Settings
+	if err := json.Unmarshal(markers, &got); err != nil || got.WorkspaceContext == nil || !slices.Equal(got.WorkspaceContext.ProjectRootMarkers, []string{".dsh-project"}) ||
+		!strings.Contains(got.Note, "PROBE_INSTRUCTION_MARKERS") {
+		t.Errorf("markers: %s (%v)", markers, err)
+	}
+	if b := ReplaySettings(Settings{Reminder: true, Instructions: true}, false); b != nil {
+		t.Errorf("the reminder and the instructions need no replay settings, got %s", b)
 	}
 }

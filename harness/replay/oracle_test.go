@@ -94,3 +94,26 @@ func TestRecordedSessionPassesUpstream(t *testing.T) {
 	}
 	upstreamMatches(t, o, out)
 }
+
+// TestRefreshedChildLogsPassUpstream refreshes a recording with a child
+// and a grandchild (our stack writes every session.<n>.jsonl back) and has
+// upstream's suite replay it: stdout, session.jsonl and each child log
+// MATCH. It needs an oracle installed from this tree (its overlay's
+// delegation rows).
+func TestRefreshedChildLogsPassUpstream(t *testing.T) {
+	o := requireOracle(t)
+	if err := o.SameAgent(filepath.Join(root, "harness", "oracle", "agent")); err != nil {
+		t.Skip(err)
+	}
+	dir := filepath.Join(t.TempDir(), "subagent-oracle-depth")
+	if err := recording.CopyTree(filepath.Join(root, "testdata/replay/oracle/subagent-oracle-depth"), dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := replay.Refresh(context.Background(), dir, replay.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	res := upstreamReplay(t, o, dir)
+	if !res.Match() || len(res.ChildMatch) != 2 {
+		t.Fatalf("upstream's verdict on our refreshed child logs: %s (%v)", res.Verdict(), res.Report)
+	}
+}

@@ -50,8 +50,8 @@ func dirs(t *testing.T, args ...string) []string {
 func TestTranscriptsMatch(t *testing.T) {
 	isolate.Require(t)
 	ds := dirs(t, "transcripts")
-	if len(ds) != 42 {
-		t.Fatalf("transcripts/ holds %d recordings, want the forty-two upstream ones", len(ds))
+	if len(ds) != 54 {
+		t.Fatalf("transcripts/ holds %d recordings, want the fifty-four upstream ones", len(ds))
 	}
 	results := replay.Run(context.Background(), ds, replay.RunOptions{Parallel: 2})
 	for _, r := range results {
@@ -312,6 +312,20 @@ func TestProjectionFilesAreFresh(t *testing.T) {
 			}
 			if string(committed) != string(fresh) {
 				t.Errorf("%s is stale:\n%s", recording.ProjectionFile, harness.LineDiff(recording.ProjectionFile, committed, fresh))
+			}
+			for _, c := range rec.Children {
+				file := recording.ChildSidecar(recording.ProjectionFile, c.Index)
+				fresh, err := replay.ExpectedChildProjection(rec, c)
+				if err != nil {
+					t.Fatal(err)
+				}
+				committed, err := os.ReadFile(filepath.Join(d, file))
+				if err != nil {
+					t.Fatalf("%v (generate with DSHSIM_UPDATE=1 go test ./harness/replay or dsh-replay -update)", err)
+				}
+				if string(committed) != string(fresh) {
+					t.Errorf("%s is stale:\n%s", file, harness.LineDiff(file, committed, fresh))
+				}
 			}
 		})
 	}
@@ -740,17 +754,13 @@ func TestEveryRecordingOnTheDefaultLandlockPath(t *testing.T) {
 	if len(results) < 90 {
 		t.Fatalf("%d recordings, want every one of transcripts/ and testdata/replay/{oracle,ours}", len(results))
 	}
-	runners := namesARunner(t, ds)
-	if len(runners) < 3 {
-		t.Fatalf("recordings that name a runner: %v; want missing-sandbox-runner, diff-spawn-failure-notice and runner-missing-job-output at least", runners)
-	}
 	for _, r := range results {
 		t.Run(r.Name, func(t *testing.T) {
 			checkOracleVerdict(t, r)
 			notes := strings.Join(r.Notes, "\n")
 			confined := strings.Contains(notes, " sandbox backend (")
 			switch {
-			case runners[r.Name]:
+			case strings.Contains(notes, "dshsim.replay.json pins landlockRunner"):
 				if !strings.Contains(notes, "in the landlock sandbox backend (full enforcement), through the runner: "+chain.RunnerConfigured) {
 					t.Errorf("notes %q: want the runner, with the reason", notes)
 				}
@@ -771,24 +781,6 @@ func skipSweepUnderShort(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: a sweep that make test runs (make race keeps the other replay tests)")
 	}
-}
-
-// namesARunner is the set of the recordings of ds whose settings name a
-// Landlock runner (dshsim.replay.json's landlockRunner, or upstream's
-// suite settings for the scenario).
-func namesARunner(t *testing.T, ds []string) map[string]bool {
-	t.Helper()
-	out := map[string]bool{}
-	for _, d := range ds {
-		rec, err := recording.Load(d)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if rec.Settings.LandlockRunner != "" {
-			out[filepath.Base(d)] = true
-		}
-	}
-	return out
 }
 
 // TestToolsModeWithoutThePin: upstream's code-mode and both-mode recordings

@@ -74,13 +74,7 @@ func newRoot(t *testing.T) string {
 
 func write(t *testing.T, root, name, data string) {
 	t.Helper()
-	p := filepath.Join(root, filepath.FromSlash(name))
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	harness.MustWrite(t, filepath.Join(root, filepath.FromSlash(name)), data)
 }
 
 func read(t *testing.T, root, name string) string {
@@ -106,12 +100,15 @@ func TestHelp(t *testing.T) {
 	}
 }
 
+// usageCase is a command line and the usage error it draws.
+type usageCase struct {
+	name string
+	args []string
+	want string
+}
+
 func TestUsageErrors(t *testing.T) {
-	tests := []struct {
-		name string
-		args []string
-		want string
-	}{
+	tests := []usageCase{
 		{"unknown flag", []string{"-bogus"}, "dsh-sim: flag provided but not defined: -bogus\n"},
 		{"stray argument", []string{"sandbox"}, "dsh-sim: unexpected argument \"sandbox\"\n"},
 		{"two modes", []string{"-check", "-list"}, "dsh-sim: -check, -list and -render are separate modes; give one\n"},
@@ -241,11 +238,7 @@ func TestBadRootOrOut(t *testing.T) {
 	file := filepath.Join(root, "go.mod")
 	empty := t.TempDir()
 	missing := filepath.Join(empty, "nonexistent")
-	cases := []struct {
-		name string
-		args []string
-		want string
-	}{
+	cases := []usageCase{
 		{"-root that does not exist", []string{"-check", "-root", missing}, "-root " + missing + ": no such directory"},
 		{"-root that is a file", []string{"-check", "-root", file}, "-root " + file + ": not a directory"},
 		{"-root that is an empty directory", []string{"-check", "-root", empty}, "-root " + empty + ": not the repository root (no go.mod declaring module github.com/dshsim/dshsim)"},

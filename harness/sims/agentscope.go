@@ -15,7 +15,6 @@ import (
 	"github.com/dshsim/dshsim/pipeline/policy"
 	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/sandbox"
-	"github.com/dshsim/dshsim/sandbox/sandboxtest"
 	"github.com/dshsim/dshsim/stack"
 )
 
@@ -33,11 +32,7 @@ type scopeRig struct {
 }
 
 func newScopeRig(env *harness.Env) (*scopeRig, error) {
-	binDir, err := env.TempDir()
-	if err != nil {
-		return nil, err
-	}
-	runner, err := sandboxtest.BuildRunner(env.Root, binDir)
+	binDir, runner, err := buildRunner(env)
 	if err != nil {
 		return nil, err
 	}
@@ -305,7 +300,7 @@ func (r *scopeRig) delegation() error {
 		{"call-c3", "bash", map[string]any{"command": "echo n > notes.md", "description": "write notes"}},
 	} {
 		res := runCall(c.Execute, x.id, x.tool, x.args)
-		r.printf("  %s %s → %q\n", x.tool, compact(x.args), res.Text())
+		r.printf("  %s %s → %q\n", x.tool, js(x.args), res.Text())
 	}
 	_, statErr := os.Stat(filepath.Join(ws, "notes.md"))
 	after, err := events(c.Log(), len(head))
@@ -319,15 +314,6 @@ func (r *scopeRig) delegation() error {
 	}
 	r.printf("notes.md written: %v; questions the user was asked: %d; parent log: %d events before, %d after (untouched)\n", statErr == nil, r.asked, len(before), len(parentAfter))
 	return nil
-}
-
-// compact renders call arguments as one JSON line (no HTML escaping).
-func compact(v any) string {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	enc.Encode(v)
-	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // workflowStep: the page's example, a step restricted to read-only tools in
@@ -365,7 +351,7 @@ func (r *scopeRig) workflowStep() error {
 		{"call-s3", "read", map[string]any{"file_path": "plan.md"}},
 	} {
 		res := runCall(step.Execute, x.id, x.tool, x.args)
-		r.printf("step: %s %s → %q\n", x.tool, compact(x.args), res.Text())
+		r.printf("step: %s %s → %q\n", x.tool, js(x.args), res.Text())
 	}
 	b, err := os.ReadFile(filepath.Join(ws, "plan.md"))
 	if err != nil {

@@ -14,7 +14,6 @@ import (
 	"github.com/dshsim/dshsim/pipeline/approval"
 	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/sandbox"
-	"github.com/dshsim/dshsim/sandbox/sandboxtest"
 	"github.com/dshsim/dshsim/stack"
 	"github.com/dshsim/dshsim/tools/code"
 	"github.com/dshsim/dshsim/tools/code/noderuntime"
@@ -69,11 +68,7 @@ while (true) {}`},
 // The code-mode sim: run_code in the composed stack (code mode,
 // workspace-write, Landlock), five programs.
 func runCode(env *harness.Env) (map[string][]byte, error) {
-	binDir, err := env.TempDir()
-	if err != nil {
-		return nil, err
-	}
-	runner, err := sandboxtest.BuildRunner(env.Root, binDir)
+	_, runner, err := buildRunner(env)
 	if err != nil {
 		return nil, err
 	}

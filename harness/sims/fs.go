@@ -60,14 +60,11 @@ func fsSteps(settings string) []fsStep {
 
 // The fs sim: read-before-write with the real file tools on a real directory.
 func runFS(env *harness.Env) (map[string][]byte, error) {
-	ws, err := env.TempDir()
+	dirs, err := tempDirs(env, 2)
 	if err != nil {
 		return nil, err
 	}
-	logDir, err := env.TempDir()
-	if err != nil {
-		return nil, err
-	}
+	ws, logDir := dirs[0], dirs[1]
 	norm := harness.NewNormalizer().Workspace(ws).Temp(logDir)
 	sim, err := newFSSim(ws)
 	if err != nil {

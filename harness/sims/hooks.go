@@ -120,7 +120,7 @@ func runHooks(env *harness.Env) (map[string][]byte, error) {
 	b.WriteString(" danger-full-access and approval ask; the model calls bash " + hookSimArgs + "; durationMs is normalised to 0)\n")
 	cases := hookCases()
 	for i, c := range cases {
-		out, err := runHookCase(env, c)
+		out, err := runHookCase(env, c, (*hookRig).callBash)
 		if err != nil {
 			return nil, fmt.Errorf("case %d (%s): %w", i+1, c.title, err)
 		}
@@ -128,7 +128,7 @@ func runHooks(env *harness.Env) (map[string][]byte, error) {
 	}
 	b.WriteString("\nUserPromptSubmit and Stop hooks around a turn: the prompt " + jsjson.Quote(turnSimPrompt) + " is submitted (its step claims it), then the turn would stop\n")
 	for i, c := range turnHookCases() {
-		out, err := runTurnHookCase(env, c)
+		out, err := runHookCase(env, c, (*hookRig).runTurn)
 		if err != nil {
 			return nil, fmt.Errorf("case %d (%s): %w", len(cases)+i+1, c.title, err)
 		}
@@ -170,18 +170,30 @@ func turnHookCases() []hookCase {
 	}
 }
 
-// runTurnHookCase submits the prompt to the bridges' UserPromptSubmit hooks
-// as the agent's pre-step does (Claude Code first; a block ends the turn
-// there), then, unless blocked, runs their Stop hooks as the turn would
-// stop, and shows the log and what the turn does.
-func runTurnHookCase(env *harness.Env, c hookCase) (string, error) {
+// runHookCase composes the case's session, runs act on it and shows the
+// files and load reports, the events act logged, then the lines act returns.
+func runHookCase(env *harness.Env, c hookCase, act func(*hookRig) (string, error)) (string, error) {
 	r, err := newHookRig(env, c)
 	if err != nil {
 		return "", err
 	}
 	defer r.close()
-	var b strings.Builder
-	b.WriteString(r.header)
+	after, err := act(r)
+	if err != nil {
+		return "", err
+	}
+	logLines, err := r.logLines()
+	if err != nil {
+		return "", err
+	}
+	return r.header + logLines + after, nil
+}
+
+// runTurn submits the prompt to the bridges' UserPromptSubmit hooks as the
+// agent's pre-step does (Claude Code first; a block ends the turn there),
+// then, unless blocked, runs their Stop hooks as the turn would stop, and
+// says what the turn does.
+func (r *hookRig) runTurn() (string, error) {
 	var turn []string
 	var contexts []string
 	blocked := false
@@ -219,32 +231,19 @@ func runTurnHookCase(env *harness.Env, c hookCase) (string, error) {
 			turn = append(turn, "the turn ends")
 		}
 	}
-	logLines, err := r.logLines()
-	if err != nil {
-		return "", err
-	}
-	b.WriteString(logLines)
+	var b strings.Builder
 	for _, t := range turn {
 		fmt.Fprintf(&b, "   turn             %s\n", t)
 	}
 	return b.String(), nil
 }
 
-func runHookCase(env *harness.Env, c hookCase) (string, error) {
-	r, err := newHookRig(env, c)
-	if err != nil {
-		return "", err
-	}
-	defer r.close()
+// callBash has the model call bash once and says what the model sees, the
+// hooks' messages for the next step and the warnings reported.
+func (r *hookRig) callBash() (string, error) {
 	var b strings.Builder
-	b.WriteString(r.header)
 	before := len(r.st.Warnings())
 	res := r.st.Execute(context.Background(), "call_1", "bash", json.RawMessage(hookSimArgs))
-	logLines, err := r.logLines()
-	if err != nil {
-		return "", err
-	}
-	b.WriteString(logLines)
 	verdict := "bash ran"
 	if res.Text() != "HELLO\n" {
 		verdict = "bash did not run"
@@ -272,14 +271,11 @@ type hookRig struct {
 }
 
 func newHookRig(env *harness.Env, c hookCase) (*hookRig, error) {
-	ws, err := env.TempDir()
+	dirs, err := tempDirs(env, 2)
 	if err != nil {
 		return nil, err
 	}
-	logDir, err := env.TempDir()
-	if err != nil {
-		return nil, err
-	}
+	ws, logDir := dirs[0], dirs[1]
 	r := &hookRig{norm: harness.NewNormalizer().Workspace(ws).Temp(logDir)}
 	var b strings.Builder
 	for _, d := range hooks.Dialects {

@@ -20,7 +20,7 @@ func TestPipelineSimLeavesEtcPasswdUntouched(t *testing.T) {
 			sim = s
 		}
 	}
-	files, err := harness.RunSim(sim, repoRoot(t), nil)
+	files, err := harness.RunSim(sim, harness.Root(t), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

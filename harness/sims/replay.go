@@ -3,7 +3,6 @@ package sims
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"sort"
@@ -12,6 +11,7 @@ import (
 	"github.com/dshsim/dshsim/harness"
 	"github.com/dshsim/dshsim/harness/replay"
 	"github.com/dshsim/dshsim/harness/replay/projection"
+	"github.com/dshsim/dshsim/internal/jsjson"
 )
 
 // replayRecordings are the recordings out/replay.txt covers, in order.
@@ -102,12 +102,11 @@ func line(it *projection.Item) string {
 	return b.String()
 }
 
+// js is v as one line of JSON, as JSON.stringify writes it (no HTML
+// escaping); v is decoded JSON or call arguments: always encodable.
 func js(v any) string {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v) // values come from decoded JSON: always encodable
-	return strings.TrimSuffix(b.String(), "\n")
+	b, _ := jsjson.Marshal(v)
+	return string(b)
 }
 
 // summary is out/replay.txt: per recording the matched and mismatched counts,

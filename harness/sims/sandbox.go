@@ -47,12 +47,8 @@ func newWorkspace() (parent, ws string, err error) {
 // The sandbox sim: profiles (pure), the real runner's probe, confine() and
 // real runs under Landlock, fail-closed, and failure classification.
 func runSandbox(env *harness.Env) (map[string][]byte, error) {
-	binDir, err := env.TempDir()
-	if err != nil {
-		return nil, err
-	}
 	env.Logf("sandbox: building landlock-run")
-	runner, err := sandboxtest.BuildRunner(env.Root, binDir)
+	binDir, runner, err := buildRunner(env)
 	if err != nil {
 		return nil, err
 	}

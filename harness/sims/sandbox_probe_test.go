@@ -43,7 +43,7 @@ func TestSandboxSimIgnoresAFailingProbe(t *testing.T) {
 	}
 	var mu sync.Mutex
 	var log strings.Builder
-	files, err := harness.RunSim(sim, repoRoot(t), func(format string, args ...any) {
+	files, err := harness.RunSim(sim, harness.Root(t), func(format string, args ...any) {
 		mu.Lock()
 		defer mu.Unlock()
 		fmt.Fprintf(&log, format+"\n", args...)
@@ -51,7 +51,7 @@ func TestSandboxSimIgnoresAFailingProbe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	snap := filepath.Join(repoRoot(t), harness.SnapshotsDir)
+	snap := filepath.Join(harness.Root(t), harness.SnapshotsDir)
 	for _, name := range sim.Files {
 		d, total, err := harness.CompareFile(snap, name, harness.SnapshotsDir+"/"+name, files[name], 5)
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/dshsim/dshsim/harness"
+	"github.com/dshsim/dshsim/sandbox/sandboxtest"
 )
 
 // All returns every sim, sorted by name (a fresh copy of the table).
@@ -36,4 +37,29 @@ var table = []harness.Sim{
 		Summary: "profiles for every platform, landlock-run --probe, confine(), real runs under Landlock, no usable backend, classifyRunnerFailure"},
 	{Name: "spill", Files: []string{"txt/spill.txt"}, Run: runSpill,
 		Summary: "spill: 400 log lines over a 300-token budget become head, gap, tail and a notice; the spill file holds the full output"},
+	{Name: "subagents", Files: []string{"txt/subagents.txt"}, Run: runSubagents,
+		Summary: "delegation on the real stack: a workspace-write parent delegates to a read-only child; its writes are refused by the sandbox, its escalation by the never pin, and its answer returns to the parent"},
+}
+
+// tempDirs returns n fresh directories of the run (removed after it).
+func tempDirs(env *harness.Env, n int) ([]string, error) {
+	dirs := make([]string, n)
+	for i := range dirs {
+		d, err := env.TempDir()
+		if err != nil {
+			return nil, err
+		}
+		dirs[i] = d
+	}
+	return dirs, nil
+}
+
+// buildRunner builds landlock-run into a fresh directory of the run: that
+// directory and the runner's path.
+func buildRunner(env *harness.Env) (binDir, runner string, err error) {
+	if binDir, err = env.TempDir(); err != nil {
+		return "", "", err
+	}
+	runner, err = sandboxtest.BuildRunner(env.Root, binDir)
+	return binDir, runner, err
 }

@@ -27,15 +27,6 @@ var fresh = sync.OnceValues(func() (map[string]map[string][]byte, map[string]err
 	return files, errs
 })
 
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	root, err := harness.FindRoot(".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return root
-}
-
 // TestTable: the table is sorted by name, names and files are distinct,
 // every sim has a Run and files (harness.CheckSims, which dsh-sim runs too).
 func TestTable(t *testing.T) {
@@ -52,7 +43,7 @@ func TestSims(t *testing.T) {
 	if len(sims) == 0 {
 		t.Fatal("no sims in the table of package harness/sims")
 	}
-	snap := filepath.Join(repoRoot(t), harness.SnapshotsDir)
+	snap := filepath.Join(harness.Root(t), harness.SnapshotsDir)
 	files, errs := fresh()
 	for _, s := range sims {
 		t.Run(s.Name, func(t *testing.T) {
@@ -87,7 +78,7 @@ func TestSimsDeterministic(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: sims run once")
 	}
-	root := repoRoot(t)
+	root := harness.Root(t)
 	first, errs := fresh()
 	for _, s := range All() {
 		t.Run(s.Name, func(t *testing.T) {
@@ -109,7 +100,7 @@ func TestSimsDeterministic(t *testing.T) {
 
 // TestNoUnclaimedSnapshots: every file under snapshots/ belongs to a sim.
 func TestNoUnclaimedSnapshots(t *testing.T) {
-	left, err := harness.UnclaimedFiles(filepath.Join(repoRoot(t), harness.SnapshotsDir), All())
+	left, err := harness.UnclaimedFiles(filepath.Join(harness.Root(t), harness.SnapshotsDir), All())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +112,7 @@ func TestNoUnclaimedSnapshots(t *testing.T) {
 // TestDocsPage resolves every include of docs/tools.md against the
 // committed files and the fresh run, as dsh-sim -check does.
 func TestDocsPage(t *testing.T) {
-	root := repoRoot(t)
+	root := harness.Root(t)
 	page, err := os.ReadFile(filepath.Join(root, "docs", "tools.md"))
 	if err != nil {
 		t.Fatalf("the docs page that includes the effect files: %v", err)

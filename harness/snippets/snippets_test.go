@@ -62,9 +62,8 @@ func TestCheckFixturePage(t *testing.T) {
 
 func TestParse(t *testing.T) {
 	tests := []struct {
-		name string
-		line string
-		want Include
+		name, line string
+		want       Include
 	}{
 		{"whole file", `--8<-- "a/b.txt"`, Include{Line: 1, Spec: "a/b.txt", Path: "a/b.txt"}},
 		{"range is 1-based inclusive", `--8<-- "a.txt:1:28"`, Include{Line: 1, Spec: "a.txt:1:28", Path: "a.txt", Start: 1, End: 28}},
@@ -97,9 +96,7 @@ func TestErrorsNamePageLine(t *testing.T) {
 		"sub/ok": "ok\n",
 	}
 	tests := []struct {
-		name string
-		line string
-		want string
+		name, line, want string
 	}{
 		{"missing file", `--8<-- "nope.txt"`, `p.md:3: --8<-- "nope.txt": missing file nope.txt`},
 		{"range past the end", `--8<-- "a.txt:2:4"`, `p.md:3: --8<-- "a.txt:2:4": line range 2:4 is past the end of a.txt (3 lines)`},
@@ -155,11 +152,8 @@ func TestCheckCollectsAllProblems(t *testing.T) {
 func TestCheckFresh(t *testing.T) {
 	committed := map[string]string{"snap/a.txt": "1\n2\n3\n4\n", "snap/orphan.txt": "x\n"}
 	tests := []struct {
-		name      string
-		line      string
-		fresh     string
-		want      string
-		wantFresh int
+		name, line, fresh, want string
+		wantFresh               int
 	}{
 		{"identical", `--8<-- "snap/a.txt"`, "1\n2\n3\n4\n", "", 1},
 		{"change outside the range is fine", `--8<-- "snap/a.txt:1:2"`, "1\n2\nthree\n4\n", "", 1},

@@ -24,6 +24,9 @@
 // It imports only the standard library; it must not import anything in this
 // repository.
 //
+// [Marshal] writes a Go value as encoding/json does but, like JSON.stringify,
+// leaves <, > and & unescaped.
+//
 // [IsSpace] and [Trim] are JavaScript's whitespace (\s, String.prototype.trim),
 // which hooks, the SDK declarations and the session search share.
 package jsjson

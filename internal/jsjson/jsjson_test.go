@@ -110,6 +110,18 @@ func TestQuoteGoStrings(t *testing.T) {
 	}
 }
 
+// TestMarshalLeavesHTMLAlone: <, > and & as they are, no trailing newline,
+// and an unencodable value's error.
+func TestMarshalLeavesHTMLAlone(t *testing.T) {
+	got, err := Marshal(map[string]any{"a": "<b>&c", "n": []int{1}})
+	if want := `{"a":"<b>&c","n":[1]}`; err != nil || string(got) != want {
+		t.Errorf("Marshal = %s, %v; want %s", got, err, want)
+	}
+	if _, err := Marshal(math.Inf(1)); err == nil {
+		t.Error("Marshal(+Inf): no error")
+	}
+}
+
 func TestOffsetsAndLines(t *testing.T) {
 	src := []byte("{\n  \"hooks\": {\n    \"PreToolUse\": [ { \"matcher\": \"[\" } ]\n  }\n}")
 	v, err := Parse(src)

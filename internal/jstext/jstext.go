@@ -29,35 +29,39 @@ func Decode(b []byte) string {
 	return s.String()
 }
 
+// wellFormed is Unicode's table 3-7 by lead byte: the lead bytes first
+// through last, the range lo..hi the second byte must be in (every later
+// one is 0x80..0xBF) and how many continuation bytes follow the lead.
+var wellFormed = []struct {
+	first, last, lo, hi byte
+	need                int
+}{
+	{0xC2, 0xDF, 0x80, 0xBF, 1},
+	{0xE0, 0xE0, 0xA0, 0xBF, 2},
+	{0xE1, 0xEC, 0x80, 0xBF, 2},
+	{0xED, 0xED, 0x80, 0x9F, 2},
+	{0xEE, 0xEF, 0x80, 0xBF, 2},
+	{0xF0, 0xF0, 0x90, 0xBF, 3},
+	{0xF1, 0xF3, 0x80, 0xBF, 3},
+	{0xF4, 0xF4, 0x80, 0x8F, 3},
+}
+
 // maximalSubpart is the length (at least 1) of the ill-formed prefix of b
 // that one U+FFFD replaces: the lead byte and each following byte that is
-// in the range the well-formed sequences of Unicode's table 3-7 allow there.
+// in the range the well-formed sequences of wellFormed allow there.
 func maximalSubpart(b []byte) int {
-	lo, hi, need := byte(0x80), byte(0xBF), 0
-	switch c := b[0]; {
-	case c >= 0xC2 && c <= 0xDF:
-		need = 1
-	case c == 0xE0:
-		lo, need = 0xA0, 2
-	case c == 0xED:
-		hi, need = 0x9F, 2
-	case c >= 0xE1 && c <= 0xEF:
-		need = 2
-	case c == 0xF0:
-		lo, need = 0x90, 3
-	case c == 0xF4:
-		hi, need = 0x8F, 3
-	case c >= 0xF1 && c <= 0xF3:
-		need = 3
-	default:
-		return 1 // not a lead byte
-	}
-	n := 1
-	for ; n <= need && n < len(b); n++ {
-		if b[n] < lo || b[n] > hi {
-			break
+	for _, w := range wellFormed {
+		if b[0] < w.first || b[0] > w.last {
+			continue
 		}
-		lo, hi = 0x80, 0xBF // only the second byte has a narrower range
+		n, lo, hi := 1, w.lo, w.hi
+		for ; n <= w.need && n < len(b); n++ {
+			if b[n] < lo || b[n] > hi {
+				break
+			}
+			lo, hi = 0x80, 0xBF // only the second byte has a narrower range
+		}
+		return n
 	}
-	return n
+	return 1 // not a lead byte
 }

@@ -1,11 +1,11 @@
 package deepseek
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
 
+	"github.com/dshsim/dshsim/internal/jsjson"
 	"github.com/dshsim/dshsim/llm"
 )
 
@@ -121,13 +121,7 @@ func Body(r Request) ([]byte, error) {
 	for _, t := range r.Tools {
 		b.Tools = append(b.Tools, wireTool{Type: "function", Function: wireFunction{t.Name, t.Description, t.Parameters}})
 	}
-	var out bytes.Buffer
-	enc := json.NewEncoder(&out)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(b); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(out.Bytes(), []byte("\n")), nil
+	return jsjson.Marshal(b)
 }
 
 // joined is the text of the blocks of one type, joined with "".

@@ -66,6 +66,22 @@ func (t *Translator) open(kind string) (*block, llm.Chunk) {
 	return b, llm.Chunk{Type: llm.BlockStart, Index: b.index, BlockType: kind}
 }
 
+// textDelta appends to out the chunks of a non-empty text or reasoning
+// delta: its block's start when *b is not open yet (it opens it, of kind),
+// then the delta (of type typ).
+func (t *Translator) textDelta(out []llm.Chunk, b **block, kind, typ string, text *string) []llm.Chunk {
+	if text == nil || *text == "" {
+		return out
+	}
+	if *b == nil {
+		var start llm.Chunk
+		*b, start = t.open(kind)
+		out = append(out, start)
+	}
+	(*b).text.WriteString(*text)
+	return append(out, llm.Chunk{Type: typ, Index: (*b).index, Text: *text})
+}
+
 // Feed translates one data payload (not [DONE]); a payload that is not JSON
 // is the MALFORMED_RESPONSE failure.
 func (t *Translator) Feed(payload string) ([]llm.Chunk, error) {
@@ -76,24 +92,8 @@ func (t *Translator) Feed(payload string) ([]llm.Chunk, error) {
 	var out []llm.Chunk
 	for _, ch := range c.Choices {
 		if d := ch.Delta; d != nil {
-			if d.ReasoningContent != nil && *d.ReasoningContent != "" {
-				if t.reasoning == nil {
-					var start llm.Chunk
-					t.reasoning, start = t.open(llm.Reasoning)
-					out = append(out, start)
-				}
-				t.reasoning.text.WriteString(*d.ReasoningContent)
-				out = append(out, llm.Chunk{Type: llm.ReasoningDelta, Index: t.reasoning.index, Text: *d.ReasoningContent})
-			}
-			if d.Content != nil && *d.Content != "" {
-				if t.text == nil {
-					var start llm.Chunk
-					t.text, start = t.open(llm.Text)
-					out = append(out, start)
-				}
-				t.text.text.WriteString(*d.Content)
-				out = append(out, llm.Chunk{Type: llm.TextDelta, Index: t.text.index, Text: *d.Content})
-			}
+			out = t.textDelta(out, &t.reasoning, llm.Reasoning, llm.ReasoningDelta, d.ReasoningContent)
+			out = t.textDelta(out, &t.text, llm.Text, llm.TextDelta, d.Content)
 			for _, call := range d.ToolCalls {
 				out = append(out, t.toolDelta(call.Index, call.ID, call.Function)...)
 			}

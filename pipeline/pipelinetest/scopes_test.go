@@ -1,6 +1,8 @@
 package pipelinetest
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -76,5 +78,18 @@ func TestNewScopesFailsTheTestWhenABindFails(t *testing.T) {
 	NewScopes(f, a, &pipeline.Agent{ID: "b"}, &pipeline.Agent{ID: "c"})
 	if !strings.Contains(f.fatal, "bound") {
 		t.Errorf("binding a scope bound already: fatal %q, want the bind error", f.fatal)
+	}
+}
+
+func TestRegistryHoldsTheToolsAndFailsOnARefusal(t *testing.T) {
+	run := func(context.Context, *pipeline.Call) (pipeline.Output, error) { return pipeline.Output{}, nil }
+	tool := pipeline.Tool{Name: "t", Parameters: json.RawMessage(`{"type":"object","properties":{}}`), Run: run}
+	if _, ok := Registry(t, tool).Lookup("t"); !ok {
+		t.Error("the registered tool is not in the registry")
+	}
+	f := &fatalTB{TB: t}
+	Registry(f, tool, tool)
+	if f.fatal == "" {
+		t.Error("registering a name twice did not fail the test")
 	}
 }

@@ -284,3 +284,38 @@ func TestAppendAfterTruncationFails(t *testing.T) {
 		t.Fatalf("append after truncation: %v", err)
 	}
 }
+
+// TestCreateSeeded: a forked child's log starts with a copy of events seq
+// 0..n-1 (as they are), then appends continue the numbering; a seed out of
+// order is refused and leaves no file.
+func TestCreateSeeded(t *testing.T) {
+	dir := t.TempDir()
+	seed := []Event{
+		{Type: "turn/start", Seq: 0, Time: 11, Data: json.RawMessage(`{"turn":1}`)},
+		{Type: "turn/end", Seq: 1, Time: 12, Data: json.RawMessage(`{"turn":1,"reason":{"kind":"completed"}}`)},
+	}
+	path := filepath.Join(dir, "child.jsonl")
+	l, err := CreateSeeded(path, Header{ID: "c", Cwd: "/w", ParentSession: "p", SeedLength: 2, Origin: "subagent", DelegationDepth: 1}, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Append("session/end-seed", struct{}{}); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	data, _ := os.ReadFile(path)
+	want := `{"type":"session","version":0,"id":"c","createdAt":0,"cwd":"/w","parentSession":"p","seedLength":2,"origin":"subagent","delegationDepth":1}
+{"type":"turn/start","seq":0,"time":11,"data":{"turn":1}}
+{"type":"turn/end","seq":1,"time":12,"data":{"turn":1,"reason":{"kind":"completed"}}}
+`
+	if got := string(data); !strings.HasPrefix(got, want) || !strings.Contains(got, `{"type":"session/end-seed","seq":2,`) {
+		t.Errorf("seeded log:\n%s", got)
+	}
+	bad := filepath.Join(dir, "bad.jsonl")
+	if _, err := CreateSeeded(bad, Header{ID: "b"}, seed[1:]); err == nil || !strings.Contains(err.Error(), "seed event 0 (turn/end) has seq 1") {
+		t.Errorf("out-of-order seed: %v", err)
+	}
+	if _, err := os.Stat(bad); !os.IsNotExist(err) {
+		t.Errorf("a refused seed left %s", bad)
+	}
+}

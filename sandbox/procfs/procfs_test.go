@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/dshsim/dshsim/harness"
 )
 
 // tail is the rest of a real stat line after the session field: tty_nr
@@ -18,10 +20,9 @@ const tail = " 0 -1 4194560 2264 0 0 0 1417 93 0 0 20 0 1 0 4410 8515584 1003"
 
 func TestParseStat(t *testing.T) {
 	tests := []struct {
-		name    string
-		line    string
-		want    Stat
-		wantErr string
+		name, line string
+		want       Stat
+		wantErr    string
 	}{
 		{name: "plain", line: "42 (bash) S 1 42 42" + tail + "\n",
 			want: Stat{PID: 42, Comm: "bash", State: 'S', PPID: 1, PGrp: 42, Session: 42, UTime: 1417, STime: 93}},
@@ -168,15 +169,7 @@ func TestAlive(t *testing.T) {
 // meanwhile is left out silently, a garbled line is left out and named.
 func TestAll(t *testing.T) {
 	root := t.TempDir()
-	put := func(rel, content string) {
-		p := filepath.Join(root, rel)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	put := func(rel, content string) { harness.MustWrite(t, filepath.Join(root, rel), content) }
 	put("12/stat", "12 (a b) S 1 12 12"+tail+"\n")
 	put("13/stat", "13 garbled\n")
 	put("self/stat", "12 (a b) S 1 12 12"+tail+"\n") // not a pid: not listed twice

@@ -453,13 +453,7 @@ func newJobs(t *testing.T) (*jobs.Registry, chan jobs.Notice) {
 
 func wait(t *testing.T, ch chan jobs.Notice) jobs.Notice {
 	t.Helper()
-	select {
-	case n := <-ch:
-		return n
-	case <-time.After(20 * time.Second):
-		t.Fatal("no completion notice")
-	}
-	return jobs.Notice{}
+	return sandboxtest.Receive(t, ch, "the completion notice")
 }
 
 func TestForegroundTimeoutPromotedToBackgroundJob(t *testing.T) {

@@ -15,6 +15,7 @@ import (
 	"github.com/dshsim/dshsim/escalation"
 	"github.com/dshsim/dshsim/internal/waittest"
 	"github.com/dshsim/dshsim/pipeline"
+	"github.com/dshsim/dshsim/pipeline/pipelinetest"
 	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/tools/jobs"
 )
@@ -324,11 +325,8 @@ func TestAgentlessEscalationIsRefused(t *testing.T) {
 // start failure and an abort are tool errors with their codes.
 func TestThroughThePipeline(t *testing.T) {
 	ws := t.TempDir()
-	reg := pipeline.NewRegistry()
 	tool := newTool(t, Config{}, Deps{})
-	if _, err := reg.Register(tool.Definition()); err != nil {
-		t.Fatal(err)
-	}
+	reg := pipelinetest.Registry(t, tool.Definition())
 	ag := agent(t, "s", ws)
 	exec := func(args map[string]any, ctx context.Context) pipeline.Result {
 		b, _ := json.Marshal(args)

@@ -6,13 +6,11 @@ import (
 	"testing"
 
 	"github.com/dshsim/dshsim/pipeline"
+	"github.com/dshsim/dshsim/pipeline/pipelinetest"
 )
 
 func TestUnservedBodyRefuses(t *testing.T) {
-	reg := pipeline.NewRegistry()
-	if _, err := reg.Register(InspectQuery()); err != nil {
-		t.Fatal(err)
-	}
+	reg := pipelinetest.Registry(t, InspectQuery())
 	r := reg.Execute(pipeline.NewCall("c", InspectQueryName, json.RawMessage(`{"platform":"host","provider":"Service","method":"listService","input":{"service":"tools"}}`), nil, context.Background()))
 	if !r.IsError || r.Text() != "Error: "+ErrNoCatalog.Error() {
 		t.Fatalf("%+v", r)

@@ -21,9 +21,7 @@ func numbered(n int, change map[int]string) string {
 
 func TestDiffs(t *testing.T) {
 	cases := []struct {
-		name          string
-		before, after string
-		want          string
+		name, before, after, want string
 	}{
 		{"one-line change gives one hunk with 3 context lines each side",
 			numbered(10, nil), numbered(10, map[int]string{5: "LINE5"}),
@@ -63,9 +61,7 @@ func TestDiffs(t *testing.T) {
 
 func TestStructuredPatchHunkHeaders(t *testing.T) {
 	cases := []struct {
-		name          string
-		before, after string
-		want          string
+		name, before, after, want string
 	}{
 		{"single change", numbered(10, nil), numbered(10, map[int]string{5: "X"}), "-2,7 +2,7"},
 		{"change on first line", numbered(10, nil), numbered(10, map[int]string{1: "X"}), "-1,4 +1,4"},

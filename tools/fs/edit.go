@@ -17,7 +17,7 @@ type EditValue struct {
 }
 
 func (t *Tools) runEdit(ctx context.Context, call *pipeline.Call) (pipeline.Output, error) {
-	a, path, err := t.mutationArgs(call)
+	a, path, err := fileArgs(call)
 	if err != nil {
 		return pipeline.Output{}, err
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/dshsim/dshsim/escalation"
 	"github.com/dshsim/dshsim/fsobserve"
+	"github.com/dshsim/dshsim/harness"
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/session/sessiontest"
 	"github.com/dshsim/dshsim/sandbox"
@@ -117,13 +118,7 @@ func (r *rig) path(rel string) string { return filepath.Join(r.ws, rel) }
 
 func (r *rig) put(rel, content string) {
 	r.t.Helper()
-	p := r.path(rel)
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		r.t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-		r.t.Fatal(err)
-	}
+	harness.MustWrite(r.t, r.path(rel), content)
 }
 
 func (r *rig) content(rel string) (string, bool) {

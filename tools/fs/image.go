@@ -70,11 +70,7 @@ type ImageValue struct {
 // per-message byte limits), admission into the store, and the observation
 // of the version read.
 func (t *Tools) runReadImage(ctx context.Context, call *pipeline.Call) (pipeline.Output, error) {
-	a, err := decodeArgs(call)
-	if err != nil {
-		return pipeline.Output{}, err
-	}
-	arg, err := a.filePath()
+	_, arg, err := fileArgs(call)
 	if err != nil {
 		return pipeline.Output{}, err
 	}

@@ -125,11 +125,7 @@ func truncateLine(l fsobserve.Line, max int) string {
 }
 
 func (t *Tools) runRead(ctx context.Context, call *pipeline.Call) (pipeline.Output, error) {
-	a, err := decodeArgs(call)
-	if err != nil {
-		return pipeline.Output{}, err
-	}
-	path, err := a.filePath()
+	a, path, err := fileArgs(call)
 	if err != nil {
 		return pipeline.Output{}, err
 	}

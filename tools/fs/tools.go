@@ -1,7 +1,6 @@
 package fs
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/dshsim/dshsim/escalation"
 	"github.com/dshsim/dshsim/fsobserve"
+	"github.com/dshsim/dshsim/internal/jsjson"
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/sandbox"
 )
@@ -213,10 +213,10 @@ func (t *Tools) callPolicy(ctx context.Context, call *pipeline.Call, a args) (*s
 	return &pol, nil
 }
 
-// mutationArgs decodes the arguments of a write or edit (the pipeline has
+// fileArgs decodes the arguments of a call naming a file (the pipeline has
 // checked them against the tool's schema, escalation fields included when
 // advertised) and returns them with the file_path.
-func (t *Tools) mutationArgs(call *pipeline.Call) (args, string, error) {
+func fileArgs(call *pipeline.Call) (args, string, error) {
 	a, err := decodeArgs(call)
 	if err != nil {
 		return nil, "", err
@@ -310,13 +310,11 @@ func signal(ctx context.Context, call *pipeline.Call) (context.Context, context.
 
 // marshal encodes v as JSON without HTML escaping.
 func marshal(v any) json.RawMessage {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	b, err := jsjson.Marshal(v)
+	if err != nil {
 		panic("tools/fs: result not encodable: " + err.Error())
 	}
-	return json.RawMessage(bytes.TrimRight(b.Bytes(), "\n"))
+	return b
 }
 
 // fileEnvelope is the <path>/<type>/<content> wrapper of read and write results.

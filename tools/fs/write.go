@@ -24,7 +24,7 @@ type DiffMeta struct {
 }
 
 func (t *Tools) runWrite(ctx context.Context, call *pipeline.Call) (pipeline.Output, error) {
-	a, path, err := t.mutationArgs(call)
+	a, path, err := fileArgs(call)
 	if err != nil {
 		return pipeline.Output{}, err
 	}

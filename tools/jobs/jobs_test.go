@@ -42,13 +42,7 @@ func start(t *testing.T, r *Registry, owner, cmd string) *Job {
 
 func waitNotice(t *testing.T, ch chan Notice) Notice {
 	t.Helper()
-	select {
-	case n := <-ch:
-		return n
-	case <-time.After(20 * time.Second):
-		t.Fatal("no completion notice")
-	}
-	return Notice{}
+	return sandboxtest.Receive(t, ch, "the completion notice")
 }
 
 // noNotice fails when a notice arrives within a short while (after the
@@ -247,10 +241,9 @@ func TestReportedJobsSendNoNotice(t *testing.T) {
 
 func TestStatusesAndDetails(t *testing.T) {
 	tests := []struct {
-		name   string
-		cmd    string
-		kill   bool
-		detail string
+		name, cmd string
+		kill      bool
+		detail    string
 	}{
 		{"job_kill terminates with SIGTERM", "sleep 30", true, "[status: killed, signal: SIGTERM]"},
 		{"self-signal is reported as killed", "kill -TERM $$", false, "[status: killed, signal: SIGTERM]"},

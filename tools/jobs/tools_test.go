@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/dshsim/dshsim/pipeline"
+	"github.com/dshsim/dshsim/pipeline/pipelinetest"
 	"github.com/dshsim/dshsim/pipeline/session/sessiontest"
 	"github.com/dshsim/dshsim/sandbox/sandboxtest"
 )
@@ -34,12 +35,7 @@ func newTools(t *testing.T, cfg ToolsConfig) (*toolsHarness, chan Notice) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg := pipeline.NewRegistry()
-	for _, tl := range tools {
-		if _, err := reg.Register(tl); err != nil {
-			t.Fatal(err)
-		}
-	}
+	reg := pipelinetest.Registry(t, tools...)
 	return &toolsHarness{reg: reg, jobs: jr}, ch
 }
 

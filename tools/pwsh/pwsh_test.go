@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/dshsim/dshsim/pipeline"
+	"github.com/dshsim/dshsim/pipeline/pipelinetest"
 )
 
 // fakePwsh is a stand-in program named pwsh (constructed: this machine has
@@ -34,10 +35,7 @@ func TestRealBody(t *testing.T) {
 	}
 	ws := t.TempDir()
 	tool := Tool(Config{Program: prog, Workspace: ws})
-	reg := pipeline.NewRegistry()
-	if _, err := reg.Register(tool); err != nil {
-		t.Fatal(err)
-	}
+	reg := pipelinetest.Registry(t, tool)
 	run := func(args string) pipeline.Result {
 		return reg.Execute(pipeline.NewCall("c", Name, json.RawMessage(args), nil, context.Background()))
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/dshsim/dshsim/internal/jsjson"
 	"github.com/dshsim/dshsim/pipeline"
 )
 
@@ -281,13 +282,11 @@ func capMeta[T any](items []T, fits func(items []T, truncated bool) bool) ([]T, 
 }
 
 func marshal(v any) json.RawMessage {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	b, err := jsjson.Marshal(v)
+	if err != nil {
 		panic("tools/search: not encodable: " + err.Error())
 	}
-	return bytes.TrimRight(b.Bytes(), "\n")
+	return b
 }
 
 var errNotObject = errors.New(`"arguments" must be an object`)

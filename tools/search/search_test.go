@@ -10,7 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dshsim/dshsim/harness"
 	"github.com/dshsim/dshsim/pipeline"
+	"github.com/dshsim/dshsim/pipeline/pipelinetest"
 	"github.com/dshsim/dshsim/pipeline/session/sessiontest"
 )
 
@@ -27,12 +29,7 @@ func seedTree(t *testing.T, ws string) {
 	t.Helper()
 	for i, rel := range []string{"archive/a.ts", "archive/b.ts", "archive/c.ts", "docs/guide.md", "src/index.ts", "test/spec.ts", "top.txt", "notes.md"} {
 		p := filepath.Join(ws, "tree", rel)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte("fixture\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		harness.MustWrite(t, p, "fixture\n")
 		at := time.Date(2000, 1, 1, 0, 0, 0, (i+1)*int(time.Millisecond), time.Local)
 		if err := os.Chtimes(p, at, at); err != nil {
 			t.Fatal(err)
@@ -55,12 +52,7 @@ func newRig(t *testing.T, cfg Config) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg := pipeline.NewRegistry()
-	for _, tl := range tools {
-		if _, err := reg.Register(tl); err != nil {
-			t.Fatal(err)
-		}
-	}
+	reg := pipelinetest.Registry(t, tools...)
 	return &rig{t: t, ws: ws, agent: &pipeline.Agent{ID: "root", Session: sessiontest.New(t, "s1", ws)}, reg: reg}
 }
 
@@ -69,13 +61,8 @@ func (r *rig) call(name, args string) pipeline.Result {
 }
 
 func (r *rig) put(rel, content string) {
-	p := filepath.Join(r.ws, rel)
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		r.t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-		r.t.Fatal(err)
-	}
+	r.t.Helper()
+	harness.MustWrite(r.t, filepath.Join(r.ws, rel), content)
 }
 
 // TestGlobSamplingAsRecorded is the recorded fs-glob-sampling call.

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/dshsim/dshsim/pipeline"
+	"github.com/dshsim/dshsim/pipeline/pipelinetest"
 )
 
 func TestSafetyStackIsRefused(t *testing.T) {
@@ -33,10 +34,7 @@ func TestServe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg := pipeline.NewRegistry()
-	if _, err := reg.Register(tool); err != nil {
-		t.Fatal(err)
-	}
+	reg := pipelinetest.Registry(t, tool)
 	run := func(id, args string) pipeline.Result {
 		return reg.Execute(pipeline.NewCall(id, "pwsh", json.RawMessage(args), nil, context.Background()))
 	}

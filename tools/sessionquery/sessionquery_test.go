@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/dshsim/dshsim/pipeline"
+	"github.com/dshsim/dshsim/pipeline/pipelinetest"
 	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/pipeline/session/sessiontest"
 )
@@ -53,12 +54,7 @@ func run(t *testing.T, agent *pipeline.Agent, name, args string) pipeline.Result
 
 func runCfg(t *testing.T, cfg Config, agent *pipeline.Agent, name, args string) pipeline.Result {
 	t.Helper()
-	reg := pipeline.NewRegistry()
-	for _, tool := range Tools(cfg) {
-		if _, err := reg.Register(tool); err != nil {
-			t.Fatal(err)
-		}
-	}
+	reg := pipelinetest.Registry(t, Tools(cfg)...)
 	return reg.Execute(pipeline.NewCall("c1", name, json.RawMessage(args), agent, context.Background()))
 }
 

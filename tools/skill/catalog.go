@@ -210,7 +210,7 @@ func parseFile(path string, warn func(string)) (Skill, string, bool) {
 		warn(fmt.Sprintf("skill file %s ignored: invalid invocation frontmatter: %v", path, err))
 		return Skill{}, "", false
 	}
-	return Skill{Name: name, Description: desc, ModelInvocable: model, UserInvocable: user}, trimJS(body), true
+	return Skill{Name: name, Description: desc, ModelInvocable: model, UserInvocable: user}, jsjson.Trim(body), true
 }
 
 // splitFrontMatter splits "---\n<yaml>\n---\n<body>" (CR before a newline
@@ -336,14 +336,3 @@ func Digest(entries []Entry) string {
 }
 
 func jsonArray(a, b string) string { return "[" + jsjson.Quote(a) + "," + jsjson.Quote(b) + "]" }
-
-// trimJS trims what JavaScript's String.prototype.trim trims.
-func trimJS(s string) string {
-	return strings.TrimFunc(s, func(r rune) bool {
-		switch r {
-		case '\t', '\n', '\v', '\f', '\r', ' ', 0xA0, 0x1680, 0x2028, 0x2029, 0x202F, 0x205F, 0x3000, 0xFEFF:
-			return true
-		}
-		return r >= 0x2000 && r <= 0x200A
-	})
-}

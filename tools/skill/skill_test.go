@@ -8,25 +8,17 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dshsim/dshsim/harness"
 	"github.com/dshsim/dshsim/pipeline"
+	"github.com/dshsim/dshsim/pipeline/pipelinetest"
 	"github.com/dshsim/dshsim/pipeline/session/sessiontest"
 )
 
-func put(t *testing.T, path, content string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // seed writes the recorded skill-load workspace's three skills.
 func seed(t *testing.T, ws string) {
-	put(t, filepath.Join(ws, ".dsh/skills/snapshot-skill/SKILL.md"), "---\nname: snapshot-skill\ndescription: Exercise project skill discovery and loading in snapshot tests.\n---\n\nFollow these snapshot-only instructions.\nResolve referenced resources relative to this skill directory.\n")
-	put(t, filepath.Join(ws, ".dsh/skills/model-only-skill/SKILL.md"), "---\nname: model-only-skill\ndescription: Prove user-disabled skills remain available to the model.\nuser-invocable: false\n---\n\nFollow these model-only snapshot instructions.\n")
-	put(t, filepath.Join(ws, ".dsh/skills/user-only-skill/SKILL.md"), "---\nname: user-only-skill\ndescription: Prove model-disabled skills stay outside the model catalog.\ndisable-model-invocation: true\n---\n\nFollow these user-only snapshot instructions.\n")
+	harness.MustWrite(t, filepath.Join(ws, ".dsh/skills/snapshot-skill/SKILL.md"), "---\nname: snapshot-skill\ndescription: Exercise project skill discovery and loading in snapshot tests.\n---\n\nFollow these snapshot-only instructions.\nResolve referenced resources relative to this skill directory.\n")
+	harness.MustWrite(t, filepath.Join(ws, ".dsh/skills/model-only-skill/SKILL.md"), "---\nname: model-only-skill\ndescription: Prove user-disabled skills remain available to the model.\nuser-invocable: false\n---\n\nFollow these model-only snapshot instructions.\n")
+	harness.MustWrite(t, filepath.Join(ws, ".dsh/skills/user-only-skill/SKILL.md"), "---\nname: user-only-skill\ndescription: Prove model-disabled skills stay outside the model catalog.\ndisable-model-invocation: true\n---\n\nFollow these user-only snapshot instructions.\n")
 }
 
 func TestCatalogAsRecorded(t *testing.T) {
@@ -65,17 +57,17 @@ func TestDiscoveryRules(t *testing.T) {
 	home := filepath.Join(t.TempDir(), "home")
 	var warned []string
 	warn := func(s string) { warned = append(warned, s) }
-	put(t, filepath.Join(ws, ".dsh/skills/dup/SKILL.md"), "---\nname: dup\ndescription: project wins\n---\nP")
-	put(t, filepath.Join(home, "skills/dup/SKILL.md"), "---\nname: dup\ndescription: user loses\n---\nU")
-	put(t, filepath.Join(ws, ".agents/skills/flat.md"), "---\nname: flat\ndescription:   many\n   spaces\there \n---\nF")
-	put(t, filepath.Join(home, "skills/.system/SKILL.md"), "---\nname: system\ndescription: skipped\n---\n")
-	put(t, filepath.Join(ws, ".dsh/skills/noname/SKILL.md"), "---\ndescription: x\n---\n")
-	put(t, filepath.Join(ws, ".dsh/skills/bad-name/SKILL.md"), "---\nname: Bad_Name\ndescription: x\n---\n")
-	put(t, filepath.Join(ws, ".dsh/skills/nofront/SKILL.md"), "no front matter")
-	put(t, filepath.Join(ws, ".dsh/skills/legacy/SKILL.md"), "---\nname: legacy\ndescription: x\nuserInvocable: false\n---\n")
-	put(t, filepath.Join(ws, ".dsh/skills/badbool/SKILL.md"), "---\nname: badbool\ndescription: x\nuser-invocable: maybe\n---\n")
-	put(t, filepath.Join(ws, ".dsh/skills/yes/SKILL.md"), "---\nname: yes\ndescription: x\ndisable-model-invocation: yes\n---\n")
-	put(t, filepath.Join(ws, ".dsh/skills/binary/SKILL.md"), "---\nname: binary\ndescription: x\n---\n\x00")
+	harness.MustWrite(t, filepath.Join(ws, ".dsh/skills/dup/SKILL.md"), "---\nname: dup\ndescription: project wins\n---\nP")
+	harness.MustWrite(t, filepath.Join(home, "skills/dup/SKILL.md"), "---\nname: dup\ndescription: user loses\n---\nU")
+	harness.MustWrite(t, filepath.Join(ws, ".agents/skills/flat.md"), "---\nname: flat\ndescription:   many\n   spaces\there \n---\nF")
+	harness.MustWrite(t, filepath.Join(home, "skills/.system/SKILL.md"), "---\nname: system\ndescription: skipped\n---\n")
+	harness.MustWrite(t, filepath.Join(ws, ".dsh/skills/noname/SKILL.md"), "---\ndescription: x\n---\n")
+	harness.MustWrite(t, filepath.Join(ws, ".dsh/skills/bad-name/SKILL.md"), "---\nname: Bad_Name\ndescription: x\n---\n")
+	harness.MustWrite(t, filepath.Join(ws, ".dsh/skills/nofront/SKILL.md"), "no front matter")
+	harness.MustWrite(t, filepath.Join(ws, ".dsh/skills/legacy/SKILL.md"), "---\nname: legacy\ndescription: x\nuserInvocable: false\n---\n")
+	harness.MustWrite(t, filepath.Join(ws, ".dsh/skills/badbool/SKILL.md"), "---\nname: badbool\ndescription: x\nuser-invocable: maybe\n---\n")
+	harness.MustWrite(t, filepath.Join(ws, ".dsh/skills/yes/SKILL.md"), "---\nname: yes\ndescription: x\ndisable-model-invocation: yes\n---\n")
+	harness.MustWrite(t, filepath.Join(ws, ".dsh/skills/binary/SKILL.md"), "---\nname: binary\ndescription: x\n---\n\x00")
 	got := Discover(Roots(ws, home, ""), warn)
 	var names []string
 	for _, s := range got {
@@ -100,11 +92,8 @@ func TestDiscoveryRules(t *testing.T) {
 func TestSkillTool(t *testing.T) {
 	ws := t.TempDir()
 	seed(t, ws)
-	put(t, filepath.Join(ws, ".dsh/skills/amp/SKILL.md"), "---\nname: amp\ndescription: x\n---\n\n  body <b> & more  \n\n")
-	reg := pipeline.NewRegistry()
-	if _, err := reg.Register(Tool(Config{DshHome: filepath.Join(ws, ".dsh")})); err != nil {
-		t.Fatal(err)
-	}
+	harness.MustWrite(t, filepath.Join(ws, ".dsh/skills/amp/SKILL.md"), "---\nname: amp\ndescription: x\n---\n\n  body <b> & more  \n\n")
+	reg := pipelinetest.Registry(t, Tool(Config{DshHome: filepath.Join(ws, ".dsh")}))
 	agent := &pipeline.Agent{ID: "root", Session: sessiontest.New(t, "s1", ws)}
 	call := func(args string) pipeline.Result {
 		return reg.Execute(pipeline.NewCall("c1", Name, json.RawMessage(args), agent, context.Background()))

@@ -1,7 +1,6 @@
 package terminal
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +9,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/dshsim/dshsim/internal/jsjson"
 	"github.com/dshsim/dshsim/pipeline"
 )
 
@@ -162,17 +162,20 @@ func (rec *record) label() string {
 	return s + " [type: " + rec.typ + "]"
 }
 
-// owned returns the caller's session id (unknown or another agent's:
-// upstream's texts, plain errors).
-func (r *Registry) owned(call *pipeline.Call, id string) (*record, error) {
+// onSession runs fn, holding the registry's lock, on the caller's session
+// id; an unknown id or another agent's session is refused with upstream's
+// texts, as plain errors.
+func (r *Registry) onSession(call *pipeline.Call, id string, fn func(*record) (pipeline.Output, error)) (pipeline.Output, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	rec := r.sessions[id]
 	if rec == nil {
-		return nil, fmt.Errorf("unknown PTY session %s", id)
+		return pipeline.Output{}, fmt.Errorf("unknown PTY session %s", id)
 	}
 	if rec.owner != call.Agent() {
-		return nil, fmt.Errorf("PTY session %s belongs to another agent", id)
+		return pipeline.Output{}, fmt.Errorf("PTY session %s belongs to another agent", id)
 	}
-	return rec, nil
+	return fn(rec)
 }
 
 // SendMeta is a send's meta: the whole viewport, the wait reason, the
@@ -194,18 +197,14 @@ func (r *Registry) send(_ context.Context, call *pipeline.Call) (pipeline.Output
 	if err := decode(call, &a); err != nil {
 		return pipeline.Output{}, err
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	rec, err := r.owned(call, a.SessionID)
-	if err != nil {
-		return pipeline.Output{}, err
-	}
-	if a.Background {
-		return pipeline.Output{}, errors.New("background terminal sends are not available in this composition")
-	}
-	res := rec.backend.Send(a.Text, a.Submit == nil || *a.Submit)
-	meta := marshal(SendMeta{res.Viewport, res.WaitReason, res.Status, res.Truncated})
-	return pipeline.Output{Content: []pipeline.Block{pipeline.TextBlock(RenderSend(res, r.cfg.MaxResultBytes))}, Meta: meta}, nil
+	return r.onSession(call, a.SessionID, func(rec *record) (pipeline.Output, error) {
+		if a.Background {
+			return pipeline.Output{}, errors.New("background terminal sends are not available in this composition")
+		}
+		res := rec.backend.Send(a.Text, a.Submit == nil || *a.Submit)
+		meta := marshal(SendMeta{res.Viewport, res.WaitReason, res.Status, res.Truncated})
+		return pipeline.Output{Content: []pipeline.Block{pipeline.TextBlock(RenderSend(res, r.cfg.MaxResultBytes))}, Meta: meta}, nil
+	})
 }
 
 // RenderSend is a send's text: the viewport, "\n[wait: <reason>]" and
@@ -247,14 +246,10 @@ func (r *Registry) read(_ context.Context, call *pipeline.Call) (pipeline.Output
 		}
 		count = min(int(*a.Count), 500)
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	rec, err := r.owned(call, a.SessionID)
-	if err != nil {
-		return pipeline.Output{}, err
-	}
-	page := rec.backend.Read(offset, count)
-	return text(strings.Join(page.Lines, "\n") + fmt.Sprintf("\n[lines: %d-%d of %d]", page.Start, page.End, page.Total)), nil
+	return r.onSession(call, a.SessionID, func(rec *record) (pipeline.Output, error) {
+		page := rec.backend.Read(offset, count)
+		return text(strings.Join(page.Lines, "\n") + fmt.Sprintf("\n[lines: %d-%d of %d]", page.Start, page.End, page.Total)), nil
+	})
 }
 
 func (r *Registry) signal(_ context.Context, call *pipeline.Call) (pipeline.Output, error) {
@@ -265,16 +260,12 @@ func (r *Registry) signal(_ context.Context, call *pipeline.Call) (pipeline.Outp
 	if err := decode(call, &a); err != nil {
 		return pipeline.Output{}, err
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	rec, err := r.owned(call, a.SessionID)
-	if err != nil {
-		return pipeline.Output{}, err
-	}
-	if err := rec.backend.Signal(a.Signal); err != nil {
-		return pipeline.Output{}, err
-	}
-	return text(fmt.Sprintf("sent %s to terminal session %s", a.Signal, rec.id)), nil
+	return r.onSession(call, a.SessionID, func(rec *record) (pipeline.Output, error) {
+		if err := rec.backend.Signal(a.Signal); err != nil {
+			return pipeline.Output{}, err
+		}
+		return text(fmt.Sprintf("sent %s to terminal session %s", a.Signal, rec.id)), nil
+	})
 }
 
 func (r *Registry) close(_ context.Context, call *pipeline.Call) (pipeline.Output, error) {
@@ -284,14 +275,10 @@ func (r *Registry) close(_ context.Context, call *pipeline.Call) (pipeline.Outpu
 	if err := decode(call, &a); err != nil {
 		return pipeline.Output{}, err
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	rec, err := r.owned(call, a.SessionID)
-	if err != nil {
-		return pipeline.Output{}, err
-	}
-	delete(r.sessions, rec.id)
-	return text("closed terminal session " + rec.id), nil
+	return r.onSession(call, a.SessionID, func(rec *record) (pipeline.Output, error) {
+		delete(r.sessions, rec.id)
+		return text("closed terminal session " + rec.id), nil
+	})
 }
 
 func (r *Registry) list(_ context.Context, call *pipeline.Call) (pipeline.Output, error) {
@@ -311,11 +298,9 @@ func (r *Registry) list(_ context.Context, call *pipeline.Call) (pipeline.Output
 
 // marshal encodes v as JSON without HTML escaping.
 func marshal(v any) json.RawMessage {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	b, err := jsjson.Marshal(v)
+	if err != nil {
 		panic("tools/terminal: not encodable: " + err.Error())
 	}
-	return bytes.TrimRight(b.Bytes(), "\n")
+	return b
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/dshsim/dshsim/pipeline"
+	"github.com/dshsim/dshsim/pipeline/pipelinetest"
 )
 
 type rig struct {
@@ -14,13 +15,7 @@ type rig struct {
 }
 
 func newRig(t *testing.T, cfg Config) *rig {
-	reg := pipeline.NewRegistry()
-	for _, tl := range New(cfg).Tools() {
-		if _, err := reg.Register(tl); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return &rig{reg}
+	return &rig{pipelinetest.Registry(t, New(cfg).Tools()...)}
 }
 
 func (r *rig) call(agent *pipeline.Agent, name, args string) pipeline.Result {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/dshsim/dshsim/internal/jsjson"
 	"github.com/dshsim/dshsim/pipeline"
@@ -123,7 +122,7 @@ func List(raw []Item, allowParallel bool) ([]Item, error) {
 	seen := map[string]bool{}
 	active := 0
 	for _, it := range raw {
-		content := trimJS(it.Content)
+		content := jsjson.Trim(it.Content)
 		if content == "" {
 			return nil, errors.New("invalid todo: `content` must be a non-empty string")
 		}
@@ -140,16 +139,4 @@ func List(raw []Item, allowParallel bool) ([]Item, error) {
 		return nil, fmt.Errorf("invalid todos: at most one task may be in_progress (got %d)", active)
 	}
 	return todos, nil
-}
-
-// trimJS trims what JavaScript's String.prototype.trim trims: white space
-// and line terminators (Go's unicode.IsSpace plus U+FEFF, minus U+0085).
-func trimJS(s string) string {
-	return strings.TrimFunc(s, func(r rune) bool {
-		switch r {
-		case '\t', '\n', '\v', '\f', '\r', ' ', 0xA0, 0x1680, 0x2028, 0x2029, 0x202F, 0x205F, 0x3000, 0xFEFF:
-			return true
-		}
-		return r >= 0x2000 && r <= 0x200A
-	})
 }

@@ -6,7 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/dshsim/dshsim/pipeline"
+	"github.com/dshsim/dshsim/pipeline/pipelinetest"
 	"github.com/dshsim/dshsim/pipeline/session/sessiontest"
 )
 
@@ -38,20 +41,11 @@ func TestList(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if g, w := mustJSON(t, got), mustJSON(t, tc.want); g != w {
-				t.Fatalf("got %s, want %s", g, w)
+			if diff := cmp.Diff(tc.want, got); diff != "" { // a nil list is not the empty one
+				t.Fatalf("List (-want +got):\n%s", diff)
 			}
 		})
 	}
-}
-
-func mustJSON(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }
 
 // TestCallLogsTheListBetweenCallAndResult runs the tool through a registry:
@@ -59,10 +53,7 @@ func mustJSON(t *testing.T, v any) string {
 func TestCallLogsTheListBetweenCallAndResult(t *testing.T) {
 	log := sessiontest.New(t, "11111111-2222-4333-8444-555555555555", "/ws")
 	agent := &pipeline.Agent{ID: "root", Session: log}
-	reg := pipeline.NewRegistry()
-	if _, err := reg.Register(Tool(Config{AllowParallelInProgress: true})); err != nil {
-		t.Fatal(err)
-	}
+	reg := pipelinetest.Registry(t, Tool(Config{AllowParallelInProgress: true}))
 	args := `{"todos": [{"content": "read the code", "status": "in_progress"}, {"content": "watch the background build", "status": "in_progress"}, {"content": "write the fix", "status": "pending"}]}`
 	r := reg.Execute(pipeline.NewCall("c1", Name, json.RawMessage(args), agent, context.Background()))
 	if r.IsError || r.Text() != "Updated todo list: 1 pending, 2 in progress, 0 completed." {
@@ -85,10 +76,7 @@ func TestCallLogsTheListBetweenCallAndResult(t *testing.T) {
 		`{"todos":[{"content":"a","status":"done"}]}`,
 		`{"todos":[{"content":"a","status":"pending","note":"x"}]}`,
 	} {
-		single := pipeline.NewRegistry()
-		if _, err := single.Register(Tool(Config{})); err != nil {
-			t.Fatal(err)
-		}
+		single := pipelinetest.Registry(t, Tool(Config{}))
 		if r := single.Execute(pipeline.NewCall("c2", Name, json.RawMessage(bad), agent, context.Background())); !r.IsError {
 			t.Fatalf("%s: not refused: %+v", bad, r)
 		}

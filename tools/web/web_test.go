@@ -6,13 +6,11 @@ import (
 	"testing"
 
 	"github.com/dshsim/dshsim/pipeline"
+	"github.com/dshsim/dshsim/pipeline/pipelinetest"
 )
 
 func TestUnservedFetch(t *testing.T) {
-	reg := pipeline.NewRegistry()
-	if _, err := reg.Register(Fetch()); err != nil {
-		t.Fatal(err)
-	}
+	reg := pipelinetest.Registry(t, Fetch())
 	for args, want := range map[string]string{
 		`{"url":" "}`: "Error: url must be a non-empty string",
 		`{"url":"http://127.0.0.1:43117/menu.html"}`: "Error: " + ErrNoFetcher.Error(),

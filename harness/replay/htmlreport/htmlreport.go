@@ -39,6 +39,30 @@ type rec struct {
 	First    string   `json:"first"`
 	Served   []string `json:"served"`
 	Rows     []row    `json:"rows"`
+	Children []child  `json:"children"`
+}
+
+// child is one child session's comparison: nested, in the page, under the
+// parent's call that started it.
+type child struct {
+	Index   int      `json:"index"`
+	File    string   `json:"file"`
+	Parent  int      `json:"parent"`
+	CallID  string   `json:"callId"`
+	Verdict string   `json:"verdict"`
+	Matched int      `json:"matched"`
+	Total   int      `json:"total"`
+	Flags   []string `json:"flags"`
+	Notes   []string `json:"notes"`
+	Rows    []row    `json:"rows"`
+}
+
+func rows(c projection.Comparison) []row {
+	out := []row{}
+	for _, p := range c.Pairs {
+		out = append(out, row{Turn: p.Turn, Expected: toSide(p.Expected), Got: toSide(p.Got), Match: p.Match, Diffs: p.Diffs})
+	}
+	return out
 }
 
 func toSide(it *projection.Item) *side {
@@ -54,9 +78,10 @@ func Data(results []*replay.Result) ([]byte, error) {
 	for _, r := range results {
 		x := rec{Name: r.Name, Verdict: r.Verdict, Error: r.Error, Mode: r.Mode, Approval: r.Approval, Settings: r.Settings,
 			Matched: r.Comparison.Matched, Total: r.Comparison.Total, Flags: r.Flags, Notes: r.Notes,
-			First: r.FirstDifference(), Served: r.Served, Rows: []row{}}
-		for _, p := range r.Comparison.Pairs {
-			x.Rows = append(x.Rows, row{Turn: p.Turn, Expected: toSide(p.Expected), Got: toSide(p.Got), Match: p.Match, Diffs: p.Diffs})
+			First: r.FirstDifference(), Served: r.Served, Rows: rows(r.Comparison), Children: []child{}}
+		for _, c := range r.Children {
+			x.Children = append(x.Children, child{Index: c.Index, File: c.File, Parent: c.Parent, CallID: c.CallID, Verdict: c.Verdict,
+				Matched: c.Comparison.Matched, Total: c.Comparison.Total, Flags: c.Flags, Notes: c.Notes, Rows: rows(c.Comparison)})
 		}
 		out = append(out, x)
 	}

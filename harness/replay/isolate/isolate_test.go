@@ -5,14 +5,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -31,6 +34,61 @@ func TestMain(m *testing.M) { os.Exit(sandboxtest.Main(m)) }
 func init() {
 	isolate.Serve("test-read-share", readShare)
 	isolate.Serve("test-confine", confine)
+	isolate.Serve("test-sleep", func(ctx context.Context, req []byte) ([]byte, error) {
+		d, err := time.ParseDuration(string(req))
+		if err != nil {
+			return nil, err
+		}
+		time.Sleep(d)
+		return []byte("slept"), nil
+	})
+}
+
+// TestChildOutlivesTheThreadThatStartedIt: the child dies with its parent
+// (PDEATHSIG), which the kernel ties to the thread that started it, not the
+// process; a process whose goroutines end their threads (the in-process
+// Landlock path locks a thread, confines it and lets it die) must not kill a
+// running child that way. Goroutines that lock a thread and end keep
+// ending threads while children run.
+func TestChildOutlivesTheThreadThatStartedIt(t *testing.T) {
+	isolate.Require(t)
+	stop := make(chan struct{})
+	var churn sync.WaitGroup
+	for range 4 {
+		churn.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				done := make(chan struct{})
+				go func() {
+					runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
+					close(done)
+				}()
+				<-done
+			}
+		})
+	}
+	defer func() { close(stop); churn.Wait() }()
+	var wg sync.WaitGroup
+	errs := make([]error, 4)
+	for i := range errs {
+		wg.Go(func() {
+			out, err := isolate.Run(context.Background(), "test-sleep", []byte("1500ms"), isolate.Options{Stderr: io.Discard})
+			if err == nil && string(out) != "slept" {
+				err = fmt.Errorf("response %q", out)
+			}
+			errs[i] = err
+		})
+	}
+	waittest.Within(t, waittest.BatchDeadline, "the children to end", wg.Wait)
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("child %d: %v", i, err)
+		}
+	}
 }
 
 func hostTmpDev(t *testing.T) uint64 {

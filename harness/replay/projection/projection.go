@@ -27,6 +27,19 @@ const (
 	// KindDispatchStart and KindDispatch are run_code's nested calls.
 	KindDispatchStart = "tool/code-dispatch-start"
 	KindDispatch      = "tool/code-dispatch"
+	// KindDescriptor is a child's subagent/descriptor; KindSandboxMode and
+	// KindApprovalPolicy the policy events (a child's inherited ones).
+	KindDescriptor     = "subagent/descriptor"
+	KindSandboxMode    = "sandbox/mode"
+	KindApprovalPolicy = "approval/policy"
+	// KindRelay is a message between agents: a coordinator's send_message,
+	// a child's report, a settlement notice.
+	KindRelay = "subagent-message"
+	// The workflow tool's run, in the parent's log.
+	KindRunStart   = "tool-workflow/run-start"
+	KindAgentStart = "tool-workflow/agent-start"
+	KindAgentEnd   = "tool-workflow/agent-end"
+	KindRunEnd     = "tool-workflow/run-end"
 	// Turn-level events: the session's titles and the title model's
 	// request, a model call's retry, the workspace instructions a step
 	// entered, and a pending message a plugin removed from the inbox.
@@ -78,6 +91,12 @@ func (it Item) Label() string {
 		if p := s("plugin"); p != "" {
 			return "context message from " + p
 		}
+	case KindRelay:
+		return "subagent message (" + s("kind") + ")"
+	case KindDescriptor:
+		return fmt.Sprintf("subagent/descriptor %s %s", s("mode"), s("provider"))
+	case KindAgentStart:
+		return "tool-workflow/agent-start " + s("label")
 	case KindInvoked:
 		return "hook/invoked " + s("handlerId")
 	case KindHook:
@@ -283,9 +302,16 @@ var picked = map[string][]string{
 	KindDispatchStart: {"rootCallId", "parentCallId", "subCallId", "name", "arguments"},
 	KindTitle:         {"title", "messageSeqs", "source"},
 	// the provider is the replay's own model, not the recording's
-	KindRetry:        {"retryId", "step", "mode", "policyKey", "retry", "maxRetries", "delayMs", "failure"},
-	KindRetryStarted: {"retryId", "step", "retry"},
-	KindTodo:         {"todos"},
+	KindRetry:          {"retryId", "step", "mode", "policyKey", "retry", "maxRetries", "delayMs", "failure"},
+	KindRetryStarted:   {"retryId", "step", "retry"},
+	KindTodo:           {"todos"},
+	KindDescriptor:     {"version", "mode", "provider", "label", "agentProvider", "agentModel", "persona", "toolFilter"},
+	KindSandboxMode:    {"mode", "source"},
+	KindApprovalPolicy: {"policy", "source"},
+	KindRunStart:       {"runId", "name"},
+	KindAgentStart:     {"runId", "seq", "label", "phase", "childId"},
+	KindAgentEnd:       {"runId", "seq", "outcome"},
+	KindRunEnd:         {"runId", "stopReason"},
 }
 
 // project is the item kind and fields an event of type typ with data d
@@ -343,6 +369,8 @@ func project(typ string, d map[string]any) (kind string, fields map[string]any) 
 func pluginMessage(d map[string]any) (kind string, fields map[string]any) {
 	src, _ := d["source"].(map[string]any)
 	switch k, _ := src["kind"].(string); k {
+	case "coordinator", "subagent-report", "subagent-settled":
+		return KindRelay, relayFields(d, src)
 	case "agent-instructions":
 		return KindInstructions, map[string]any{"texts": contentTexts(d["content"]), "source": src}
 	case "skill-catalog":
@@ -373,6 +401,14 @@ func pluginMessage(d map[string]any) (kind string, fields map[string]any) {
 		}
 	}
 	return KindContext, f
+}
+
+// relayFields are a relayed message's: its source (kind, form, summary,
+// sender) and its text blocks, each on its own.
+func relayFields(d, src map[string]any) map[string]any {
+	f := pick(src, "kind", "form", "summary", "senderSessionId")
+	f["texts"] = contentTexts(d["content"])
+	return f
 }
 
 // contentTexts are the texts of a message's text blocks, one per block.
