@@ -85,7 +85,11 @@ func serve(name string, src Source, call *pipeline.Call) (pipeline.Output, error
 	}
 	if call.Parent() != nil && r.Value == nil {
 		// a program would receive null where upstream's got a value
-		return pipeline.Output{}, fmt.Errorf("served %s: nested call %s: the recording does not show the value the program received (%s)", name, call.CallID(), r.ValueNote)
+		why := ""
+		if r.ValueNote != "" {
+			why = " (" + r.ValueNote + ")"
+		}
+		return pipeline.Output{}, fmt.Errorf("served %s: nested call %s: the recording does not show the value the program received%s", name, call.CallID(), why)
 	}
 	return pipeline.Output{Content: append([]pipeline.Block(nil), r.Content...), Meta: r.Meta, Value: r.Value}, nil
 }

@@ -68,6 +68,7 @@ func TestServeNested(t *testing.T) {
 		"outer:code:2": {Name: "probe", Arguments: json.RawMessage(`{}`), Content: []pipeline.Block{pipeline.TextBlock("P")}, ValueNote: "not rendered"},
 		"model":        {Name: "probe", Arguments: json.RawMessage(`{}`), Content: []pipeline.Block{pipeline.TextBlock("P")}},
 		"outer:code:3": {Name: "probe", Arguments: json.RawMessage(`{}`), Content: []pipeline.Block{pipeline.TextBlock("Error: nope")}, IsError: true},
+		"outer:code:4": {Name: "probe", Arguments: json.RawMessage(`{}`), Content: []pipeline.Block{pipeline.TextBlock("P")}},
 	}
 	tool, err := Wrap(pipeline.Tool{Name: "probe", Parameters: json.RawMessage(`{"type":"object","properties":{}}`)},
 		func(id string) (Recorded, bool) { r, ok := recs[id]; return r, ok })
@@ -84,6 +85,9 @@ func TestServeNested(t *testing.T) {
 	}
 	if r := nested("outer:code:2"); !r.IsError || r.Text() != "Error: served probe: nested call outer:code:2: the recording does not show the value the program received (not rendered)" {
 		t.Fatalf("nested without value: %+v", r)
+	}
+	if r := nested("outer:code:4"); !r.IsError || r.Text() != "Error: served probe: nested call outer:code:4: the recording does not show the value the program received" {
+		t.Fatalf("nested without value or note: %+v", r)
 	}
 	if r := nested("outer:code:3"); !r.IsError || r.Error.Message != "nope" {
 		t.Fatalf("nested error: %+v", r)
