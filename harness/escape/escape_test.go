@@ -15,6 +15,7 @@ import (
 	"github.com/dshsim/dshsim/harness/escape"
 	"github.com/dshsim/dshsim/harness/replay/hostile"
 	"github.com/dshsim/dshsim/harness/replay/isolate"
+	"github.com/dshsim/dshsim/internal/waittest"
 	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/sandbox/sandboxtest"
 )
@@ -158,7 +159,7 @@ func runTableOf(t *testing.T, e env, attempts, given []escape.Attempt, names []s
 		t.Fatal(err)
 	}
 	rs, err := escape.RunAll(ctx, escape.Config{Base: e.Base, Probe: e.Probe, Node: node, Runner: e.Runner, Transcripts: e.Transcripts}, all, backends)
-	wg.Wait()
+	waittest.Within(t, waittest.BatchDeadline, "the agent's attempts to end", wg.Wait)
 	if err != nil {
 		t.Fatal(err)
 	}

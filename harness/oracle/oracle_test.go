@@ -15,6 +15,7 @@ import (
 
 	"github.com/dshsim/dshsim/harness/replay/isolate"
 	"github.com/dshsim/dshsim/harness/replay/recording"
+	"github.com/dshsim/dshsim/internal/waittest"
 )
 
 // need returns the oracle, or skips naming DSHSIM_ORACLE (or the missing
@@ -162,7 +163,7 @@ func TestConcurrentRunsDoNotMeet(t *testing.T) {
 	for i := range res {
 		wg.Go(func() { res[i], errs[i] = o.Replay(context.Background(), dir, Options{Settings: set}) })
 	}
-	wg.Wait()
+	waittest.Within(t, waittest.BatchDeadline, "the two upstream runs to end", wg.Wait)
 	for i := range res {
 		if errs[i] != nil {
 			t.Fatalf("run %d: %v", i, errs[i])

@@ -55,6 +55,7 @@ func upstreamMatches(t *testing.T, o *oracle.Oracle, dir string) {
 // with spill) and has upstream's own suite replay each refreshed recording:
 // stdout and session.jsonl MATCH.
 func TestRefreshedRecordingsPassUpstream(t *testing.T) {
+	skipSweepUnderShort(t)
 	o := requireOracle(t)
 	for _, src := range []string{"testdata/replay/flagged/changed-seed", "testdata/replay/ours/parallel-reads",
 		"transcripts/escalation-approved", "transcripts/bash-spill"} {

@@ -45,6 +45,8 @@ func dirs(t *testing.T, args ...string) []string {
 
 // TestTranscriptsMatch replays every upstream recording through the real stack.
 // A recording that cannot match fails here with its exact reason; none is skipped.
+// It is the corpus make race (-short) replays under the race detector: upstream's
+// recordings hold background jobs, parallel calls, hooks and code mode.
 func TestTranscriptsMatch(t *testing.T) {
 	isolate.Require(t)
 	ds := dirs(t, "transcripts")
@@ -239,6 +241,7 @@ func TestProjectionFile(t *testing.T) {
 // expanded), so every seq means the same event (session_event_read reads
 // them), and the model is named as constructed.
 func TestOurLogHasUpstreamsEventSequence(t *testing.T) {
+	skipSweepUnderShort(t)
 	isolate.Require(t)
 	logs := t.TempDir()
 	for _, r := range replay.Run(context.Background(), dirs(t, "transcripts"), replay.RunOptions{Parallel: 2, Options: replay.Options{LogDir: logs}}) {
@@ -580,6 +583,7 @@ func TestChangedPromptSectionIsAMismatch(t *testing.T) {
 // file removed, still match and say where the settings came from; and the
 // table agrees with every settings file of ours for the same scenario.
 func TestSuiteSettingsWithoutFile(t *testing.T) {
+	skipSweepUnderShort(t)
 	isolate.Require(t)
 	var names []string
 	for _, d := range dirs(t, "transcripts", "testdata/replay/ours") {
@@ -707,6 +711,7 @@ var oracleDepartures = map[string]string{
 // upstream's. Each must match, except a departure of oracleDepartures, which
 // must mismatch exactly there.
 func TestOracleRecordingsMatch(t *testing.T) {
+	skipSweepUnderShort(t)
 	isolate.Require(t)
 	ds := dirs(t, "testdata/replay/oracle")
 	if len(ds) == 0 {
@@ -740,6 +745,7 @@ func checkOracleVerdict(t *testing.T, r *replay.Result) {
 // calls ran on the in-process path (the backend note says so), except a
 // recording that names a runner, which runs the runner and says why.
 func TestEveryRecordingOnTheDefaultLandlockPath(t *testing.T) {
+	skipSweepUnderShort(t)
 	isolate.Require(t)
 	sandboxtest.RequireLandlock(t, 4)
 	ds := dirs(t, "transcripts", "testdata/replay/oracle", "testdata/replay/ours")
@@ -762,6 +768,18 @@ func TestEveryRecordingOnTheDefaultLandlockPath(t *testing.T) {
 				t.Errorf("notes %q: want the in-process path", notes)
 			}
 		})
+	}
+}
+
+// skipSweepUnderShort skips t under -short (make race, whose
+// race-instrumented replays take several times as long): t is a sweep that
+// replays every recording again, or the suite again as another user, which
+// make test runs; make race keeps the other replay tests, with
+// TestTranscriptsMatch's corpus.
+func skipSweepUnderShort(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: a sweep that make test runs (make race keeps the other replay tests)")
 	}
 }
 

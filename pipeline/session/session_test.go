@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/dshsim/dshsim/internal/waittest"
 )
 
 const helperEnv = "DSHSIM_SESSION_APPEND_HELPER"
@@ -123,7 +125,7 @@ func TestConcurrentGoroutinesNeverInterleave(t *testing.T) {
 			}
 		}(w)
 	}
-	wg.Wait()
+	waittest.Group(t, &wg, "the writers to finish")
 	checkIntact(t, path, writers*each, size)
 }
 
@@ -149,7 +151,7 @@ func TestSeveralDescriptorsNeverInterleave(t *testing.T) {
 			}
 		}(d, l)
 	}
-	wg.Wait()
+	waittest.Group(t, &wg, "the writers to finish")
 	checkIntact(t, path, descriptors*each, size)
 }
 
@@ -173,7 +175,7 @@ func TestSeveralProcessesNeverInterleave(t *testing.T) {
 		})
 	}
 	for _, c := range cmds {
-		if err := c.Wait(); err != nil {
+		if err := waittest.Exit(t, c, "a writing child"); err != nil {
 			t.Fatalf("child: %v", err)
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/dshsim/dshsim/internal/waittest"
 )
 
 // TestProducerJobs: a producer job (a one-shot background subagent) takes a
@@ -28,7 +30,7 @@ func TestProducerJobs(t *testing.T) {
 		t.Errorf("running read: %q", rd.Text())
 	}
 	close(release)
-	n := <-notices
+	n := waittest.Recv(t, notices, "the producer job's notice")
 	if n.Text != "background job subagent-1 (subagent: open research) finished [status: completed]. Read its output with job_output." {
 		t.Errorf("notice: %q", n.Text)
 	}

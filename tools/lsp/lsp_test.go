@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dshsim/dshsim/internal/waittest"
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/pipelinetest"
 )
@@ -174,7 +175,7 @@ func TestServerOutlivesTheThreadThatStartedIt(t *testing.T) {
 			c, err := start(ctx, fixture.Command, ws, "file://"+ws, os.Environ())
 			ch <- started{c: c, err: err}
 		}()
-		if s = <-ch; !s.mainTask {
+		if s = waittest.Recv(t, ch, "the server to start"); !s.mainTask {
 			break
 		}
 	}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/dshsim/dshsim/harness/replay/asuser"
 	"github.com/dshsim/dshsim/harness/replay/isolate"
+	"github.com/dshsim/dshsim/internal/waittest"
 	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/sandbox/sandboxtest"
 )
@@ -82,7 +83,7 @@ func TestChildOutlivesTheThreadThatStartedIt(t *testing.T) {
 			errs[i] = err
 		})
 	}
-	wg.Wait()
+	waittest.Within(t, waittest.BatchDeadline, "the children to end", wg.Wait)
 	for i, err := range errs {
 		if err != nil {
 			t.Errorf("child %d: %v", i, err)
@@ -229,7 +230,7 @@ func TestConcurrentChildrenHaveTheirOwnTmp(t *testing.T) {
 			_, errs[i] = isolate.Probe(context.Background(), isolate.ProbeRequest{File: "dshsim-isolate-fixed-path"})
 		})
 	}
-	wg.Wait()
+	waittest.Within(t, waittest.BatchDeadline, "the isolated children to end", wg.Wait)
 	for i, err := range errs {
 		if err != nil {
 			t.Errorf("child %d: %v", i, err)
@@ -306,7 +307,10 @@ func TestCancelReachesTheHandler(t *testing.T) {
 	isolate.Require(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	_, err := isolate.Run(ctx, "test-confine", []byte(`{"wait":true}`), isolate.Options{Stderr: &readyWriter{cancel: cancel}})
+	err := waittest.Call(t, "the cancelled child to answer", func() error {
+		_, err := isolate.Run(ctx, "test-confine", []byte(`{"wait":true}`), isolate.Options{Stderr: &readyWriter{cancel: cancel}})
+		return err
+	})
 	if err == nil || err.Error() != "context canceled" {
 		t.Fatalf("err = %v, want the handler's own context canceled", err)
 	}
