@@ -76,9 +76,10 @@
 // tools), glob and grep (Config.FileSearch; a capped result is saved in
 // spill's store when spill is on), the terminal tools (Config.Terminal),
 // lsp (Config.LSP; its servers confined by bash's provider, the runner
-// under Landlock, like a workspace-write command), pwsh (Config.Pwsh), cordis_inspect_query
-// (Config.CordisInspect) and web_fetch (Config.WebFetch). Config.Served serves the bodies of named tools
-// (and of pwsh where PowerShell does not run) from a recording
+// under Landlock, like a workspace-write command), pwsh (Config.Pwsh), the seven cordis_* tools
+// and their prompt section (Config.Cordis) and web_fetch (Config.WebFetch). Config.Served serves the
+// bodies of named tools (and of pwsh where PowerShell does not run, and of the cordis tools, whose
+// Cordis host never runs here) from a recording
 // ([Stack.Served] lists them); [New] refuses it for bash, read, write, edit,
 // run_code and the job tools. Config.Without leaves parts of the default
 // profile out as upstream's standalone overlays do (no policy plugins:

@@ -148,9 +148,11 @@ type Config struct {
 	// Pwsh composes pwsh (served from the recording where PowerShell does
 	// not run and Served is given).
 	Pwsh *PwshConfig
-	// CordisInspect composes cordis_inspect_query (its body refuses unless
-	// Served names it).
-	CordisInspect bool
+	// Cordis composes upstream's tool-cordis: the seven cordis_* tools and
+	// their tool:cordis prompt section. Their bodies need upstream's Cordis
+	// host, which never runs here: served from the recording when Served
+	// is given, else refusing.
+	Cordis bool
 	// WebFetch composes web_fetch (its body refuses unless Served names it).
 	WebFetch bool
 	// Served serves the bodies of tools beyond the safety stack from a

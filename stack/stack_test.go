@@ -19,6 +19,7 @@ import (
 	"github.com/dshsim/dshsim/sandbox/inproc"
 	"github.com/dshsim/dshsim/sandbox/sandboxtest"
 	"github.com/dshsim/dshsim/stack"
+	"github.com/dshsim/dshsim/tools/cordis"
 	"github.com/dshsim/dshsim/tools/jobs"
 )
 
@@ -378,5 +379,16 @@ func TestPromptSections(t *testing.T) {
 	}
 	if got := names(newComposed(t, stack.Config{SessionQuery: true})); got != "tool:read,tool:write,tool:edit,tool:bash,tool:jobs,tool:session-query" {
 		t.Errorf("sections with session query %s", got)
+	}
+	// the advanced overlay's: tool:cordis shares order 115 with
+	// tool:workflow and follows it, as upstream registers them
+	sub := stack.DefaultSubagents()
+	sub.Loops, sub.SessionsDir = &scripted{}, t.TempDir()
+	got, text := promptSections(t, newComposed(t, stack.Config{Cordis: true, Subagents: &sub}))
+	if got != "tool:read,tool:write,tool:edit,tool:bash,tool:jobs,tool:workflow,tool:cordis,tool:subagent" {
+		t.Errorf("sections with cordis %s", got)
+	}
+	if text["tool:cordis"] != cordis.PromptSection {
+		t.Error("tool:cordis is not cordis.PromptSection")
 	}
 }

@@ -51,8 +51,8 @@ func dirs(t *testing.T, args ...string) []string {
 func TestTranscriptsMatch(t *testing.T) {
 	isolate.Require(t)
 	ds := dirs(t, "transcripts")
-	if len(ds) != 54 {
-		t.Fatalf("transcripts/ holds %d recordings, want the fifty-four upstream ones", len(ds))
+	if len(ds) != 55 {
+		t.Fatalf("transcripts/ holds %d recordings, want the fifty-five upstream ones", len(ds))
 	}
 	results := replay.Run(context.Background(), ds, replay.RunOptions{Parallel: 2})
 	for _, r := range results {

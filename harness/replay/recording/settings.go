@@ -185,7 +185,7 @@ var Profiles = map[string]string{
 	ProfilePersistentPwsh: "EX/tests/persistent-pwsh.cordis.snapshot.yml (standalone): the persistent pwsh tool alone (served where PowerShell does not run), no runtime context",
 	ProfileLSP:            "EX/tests/lsp.cordis.snapshot.yml: the default profile and lsp (server fixture: node ./lsp-server.mjs for .ts, 1 location)",
 	ProfilePTY:            "EX/pty.cordis.snapshot.yml: the default profile and the terminal tools over the fake shell (64-byte results)",
-	ProfileAdvanced:       "EX/advanced.cordis.snapshot.yml: the default profile in tools mode both and cordis_inspect_query (served)",
+	ProfileAdvanced:       "EX/advanced.cordis.snapshot.yml: the default profile in tools mode both and the seven cordis_* tools with their prompt section (served: upstream's Cordis host does not run here)",
 	ProfileWeb:            "EX/web.cordis.snapshot.yml: the default profile and web_fetch (served: its fixture server is not published)",
 }
 
@@ -476,7 +476,7 @@ var SuiteSettings = map[string]Settings{
 	"pwsh-tool-turn":            {Profile: ProfilePwsh, Note: "upstream's suite: EX/tests/pwsh.cordis.snapshot.yml (standalone)"},
 	"persistent-pwsh-tool-turn": {Profile: ProfilePersistentPwsh, Note: "upstream's suite: EX/tests/persistent-pwsh.cordis.snapshot.yml (standalone)"},
 	"cordis-inspect-jsdoc":      {Profile: ProfileAdvanced, ServedTools: []string{"cordis_inspect_query"}, Note: "upstream's suite: EX/advanced.cordis.snapshot.yml; cordis_inspect_query's data is upstream's JSDoc catalog: served"},
-	"advanced-toolchain":        {Profile: ProfileAdvanced, ServedTools: []string{"cordis_inspect_query"}, Note: "upstream's suite: EX/advanced.cordis.snapshot.yml"},
+	"advanced-toolchain":        {Profile: ProfileAdvanced, Note: "upstream's suite: EX/advanced.cordis.snapshot.yml; the cordis_* tools need upstream's Cordis host: served"},
 	"web-fetch":                 {Profile: ProfileWeb, ServedTools: []string{"web_fetch"}, Note: "upstream's suite: EX/web.cordis.snapshot.yml with its loopback fixture server (not published): web_fetch served"},
 }
 
