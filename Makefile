@@ -16,9 +16,12 @@ ORACLE_ROUNDS ?= 3
 # Packages with benchmarks (found, so new ones join automatically).
 BENCH_PKGS = $(sort $(dir $(shell grep -rl --include='*_test.go' '^func Benchmark' . | grep -v '/testdata/')))
 # Packages whose code runs goroutines (pipelines, approvals, jobs, spawned
-# processes, run_code's runtime, hooks, the session log): make race runs
-# their tests under the race detector (-short: the long corpora are left out).
-RACE_PKGS ?= ./pipeline/... ./sandbox ./sandbox/spawn ./sandbox/inproc ./sandbox/chain ./tools/... ./hooks ./fsobserve ./spill ./stack ./escalation/...
+# processes, run_code's runtime, hooks, the session log, the harness's
+# replays, oracle runs, escape corpus and bounded waits): make race runs
+# their tests under the race detector (-short: the long corpora and the
+# sweeps that replay every recording again are left out; the scenarios,
+# testscript over the stack whose packages are here, too).
+RACE_PKGS ?= ./pipeline/... ./sandbox/... ./tools/... ./hooks ./fsobserve ./spill ./stack ./escalation/... ./internal/waittest ./harness/...
 # Go files gofmt must accept (fixtures under testdata included only if they are Go sources of the tree).
 GOFILES    = $(shell find . -name '*.go' -not -path './.git/*' -not -path '*/testdata/*')
 

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/dshsim/dshsim/internal/waittest"
 )
 
 func TestNormalizer(t *testing.T) {
@@ -256,7 +258,7 @@ func runRecorded(t *testing.T, f func(tb testing.TB)) *recorder {
 	r := &recorder{TB: t}
 	done := make(chan struct{})
 	go func() { defer close(done); f(r) }()
-	<-done
+	waittest.Closed(t, done, "the recorded test body to end")
 	return r
 }
 

@@ -84,6 +84,13 @@
 // agent before disposing its scope, so no call can run with its guards
 // gone). A call object runs once: a second Execute of it is refused.
 //
+// A scope may register tools of its own ([Scoped.Register], upstream's
+// agent.ctx tools.register): its agent and the agents below it see them
+// after the global tools (shadowing a global one of the same name for their
+// calls), the scope's own restrictions do not hide them, an ancestor's do,
+// and they go when the scope ends. A continuable child's report tool is
+// one.
+//
 // # Scheduling nested calls
 //
 // [Registry.ExecuteStaged] runs the same stages and calls back twice: when

@@ -347,8 +347,7 @@ func (r *Registry) runBody(ctx context.Context, call *Call, h *hooks, invoked *a
 		return ErrorResult(ErrAbortedBeforeDispatch)
 	}
 	r.mu.RLock()
-	e, ok := r.tools[call.name]
-	ok = ok && r.visibleLocked(call.name, h.chain)
+	e, ok := r.resolveLocked(call.name, h.chain)
 	r.mu.RUnlock()
 	if !ok {
 		return ErrorResult(UnknownToolError(call.name))

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dshsim/dshsim/internal/waittest"
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/pipeline/session/sessiontest"
@@ -662,7 +663,7 @@ func TestPipelineStages(t *testing.T) {
 			} else {
 				call = pipeline.NewCall("c1", "echo", json.RawMessage(`{"text":"hi"}`), testAgent, ctx)
 			}
-			res := r.Execute(call)
+			res := waittest.Call(t, "the call to return", func() pipeline.Result { return r.Execute(call) })
 			if got := res.Text(); got != tc.want.text {
 				t.Errorf("text = %q, want %q", got, tc.want.text)
 			}
@@ -796,7 +797,9 @@ func TestBodyContextFusesCallerCancellation(t *testing.T) {
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { <-started; cancel() }()
-	res := r.Execute(pipeline.NewCall("c1", "wait", json.RawMessage(`{}`), nil, ctx))
+	res := waittest.Call(t, "the cancelled call to return", func() pipeline.Result {
+		return r.Execute(pipeline.NewCall("c1", "wait", json.RawMessage(`{}`), nil, ctx))
+	})
 	if res.Text() != "Error: tool call aborted" || res.Error.Info.Code != "ABORTED" {
 		t.Errorf("result %+v", res)
 	}
@@ -885,7 +888,7 @@ func TestConcurrentCallsEachGetOneResult(t *testing.T) {
 			}
 		}(i)
 	}
-	wg.Wait()
+	waittest.Group(t, &wg, "the 100 concurrent calls to return")
 	if n.Load() != 100 {
 		t.Errorf("%d notifications for 100 calls", n.Load())
 	}

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/dshsim/dshsim/internal/waittest"
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/approval"
 )
@@ -64,7 +65,7 @@ func TestConcurrentAgentsDoNotLeak(t *testing.T) {
 		}()
 	}
 	close(start)
-	wg.Wait()
+	waittest.Group(t, &wg, "the racing agents to finish")
 	leaks.Range(func(k, _ any) bool {
 		t.Error(k)
 		return true

@@ -15,13 +15,15 @@ import (
 // plus the result observers. It is safe for concurrent use; registration
 // publishes a new hook list, so a call in flight keeps the list it started with.
 type Registry struct {
-	mu     sync.RWMutex
-	tools  map[string]*toolEntry
-	order  []string
-	hooks  // the stages' hooks; a call runs with the ones that apply to it, taken at its start
-	masks  []hook[mask]
-	logf   func(format string, args ...any)
-	nextID uint64
+	mu    sync.RWMutex
+	tools map[string]*toolEntry
+	order []string
+	hooks // the stages' hooks; a call runs with the ones that apply to it, taken at its start
+	masks []hook[mask]
+	// scopedTools are the tools registered through a scope (scopedtools.go).
+	scopedTools []scopedTool
+	logf        func(format string, args ...any)
+	nextID      uint64
 }
 
 type toolEntry struct {
@@ -63,22 +65,31 @@ func (r *Registry) SetApprover(a Approver) {
 	r.mu.Unlock()
 }
 
-// Register adds a tool. An empty name, a nil body or a name already registered
-// is an error. The returned function unregisters exactly this registration.
-func (r *Registry) Register(t Tool) (unregister func(), err error) {
+// checkTool checks a registration (a name, a body) and compiles its
+// parameter schema (nil when it has none).
+func checkTool(t Tool) (*argschema.Schema, error) {
 	if t.Name == "" {
 		return nil, errors.New("pipeline: tool registration needs a name")
 	}
 	if t.Run == nil {
 		return nil, fmt.Errorf("pipeline: tool %q has no body (Run is nil)", t.Name)
 	}
-	var args *argschema.Schema
-	if len(t.Parameters) > 0 {
-		s, err := argschema.Compile(t.Parameters)
-		if err != nil {
-			return nil, fmt.Errorf("pipeline: tool %q: %w", t.Name, err)
-		}
-		args = s
+	if len(t.Parameters) == 0 {
+		return nil, nil
+	}
+	s, err := argschema.Compile(t.Parameters)
+	if err != nil {
+		return nil, fmt.Errorf("pipeline: tool %q: %w", t.Name, err)
+	}
+	return s, nil
+}
+
+// Register adds a tool. An empty name, a nil body or a name already registered
+// is an error. The returned function unregisters exactly this registration.
+func (r *Registry) Register(t Tool) (unregister func(), err error) {
+	args, err := checkTool(t)
+	if err != nil {
+		return nil, err
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -184,18 +184,25 @@ func (r *Registry) visibleLocked(name string, chain []*Scope) bool {
 }
 
 // ToolsFor returns the tools agent a sees (nil: an agentless call sees every
-// tool), in registration order: the tools every restriction on its chain admits.
+// global tool), in registration order: the global tools every restriction on
+// its chain admits, then the tools registered through its chain's scopes
+// ([Scoped.Register]; a scoped tool replaces a global one of its name).
 func (r *Registry) ToolsFor(a *Agent) []Tool {
 	chain := a.Scope().Chain()
 	r.mu.RLock()
 	defer r.mu.RUnlock()
+	scoped := r.scopedForLocked(chain)
+	own := map[string]bool{}
+	for _, t := range scoped {
+		own[t.Name] = true
+	}
 	var out []Tool
 	for _, n := range r.order {
-		if r.visibleLocked(n, chain) {
+		if !own[n] && r.visibleLocked(n, chain) {
 			out = append(out, r.tools[n].tool)
 		}
 	}
-	return out
+	return append(out, scoped...)
 }
 
 // inChain reports whether a registration tagged tag applies to a call whose

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dshsim/dshsim/internal/waittest"
 	"github.com/dshsim/dshsim/pipeline"
 )
 
@@ -49,9 +50,11 @@ func bodyOutlivedTimeout(t *testing.T) bool {
 	r.OnPostExecute(func(ctx context.Context, call *pipeline.Call, res pipeline.Result, next func() (pipeline.PostDecision, error)) (pipeline.PostDecision, error) {
 		return next()
 	})
-	res := r.Execute(pipeline.NewCall("c1", "slow", json.RawMessage(`{}`), nil, context.Background()))
+	res := waittest.Call(t, "the call to return at its 5 ms timeout", func() pipeline.Result {
+		return r.Execute(pipeline.NewCall("c1", "slow", json.RawMessage(`{}`), nil, context.Background()))
+	})
 	close(release)
-	<-settled
+	waittest.Closed(t, settled, "the released body's goroutine to settle")
 	if res.Error == nil || res.Error.Info == nil || res.Error.Info.Code != pipeline.CodeToolTimeout {
 		t.Fatalf("result = %+v, want TOOL_TIMEOUT", res)
 	}

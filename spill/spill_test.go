@@ -346,14 +346,12 @@ func TestByteLayoutReproducesBashSpillRecording(t *testing.T) {
 		if !strings.Contains(strings.ReplaceAll(line, " ", ""), `"type":"tool/result"`) {
 			continue
 		}
-		var ev struct {
+		var ev struct { // encoding/json matches the keys without regard to case
 			Data struct {
 				Message struct {
-					Content []struct {
-						Content []pipeline.Block `json:"content"`
-					} `json:"content"`
-				} `json:"message"`
-			} `json:"data"`
+					Content []struct{ Content []pipeline.Block }
+				}
+			}
 		}
 		if err := json.Unmarshal([]byte(line), &ev); err != nil {
 			t.Fatal(err)

@@ -2,8 +2,6 @@ package stack
 
 import (
 	"fmt"
-	"slices"
-	"strings"
 
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/sandbox/chain"
@@ -67,8 +65,9 @@ func (s *Stack) addCode(confiner *chain.Confiner) error {
 	return nil
 }
 
-// modeSections are tools:code-only (code) and tools:sdk (code and both).
-func (s *Stack) modeSections() ([]PromptSection, error) {
+// modeSections are tools:code-only (code) and tools:sdk (code and both) of
+// agent (the SDK declares the tools it sees).
+func (s *Stack) modeSections(agent *pipeline.Agent) ([]PromptSection, error) {
 	if s.runCode == nil {
 		return nil, nil
 	}
@@ -79,7 +78,7 @@ func (s *Stack) modeSections() ([]PromptSection, error) {
 	if s.cfg.ToolsMode == ToolsCode {
 		secs = append(secs, PromptSection{Name: "tools:code-only", Order: sdk.CodeOnlyOrder, Text: sdk.CodeOnly})
 	}
-	sdkTools := s.reg.ToolsFor(s.agent)
+	sdkTools := s.reg.ToolsFor(agent)
 	return append(secs, PromptSection{Name: "tools:sdk", Order: sdk.SectionOrder, Text: code.SDK(sdkTools)}), nil
 }
 
@@ -99,13 +98,4 @@ func (s *Stack) collapse(call *pipeline.Call) (pipeline.Result, bool) {
 // WireTools returns the tools the model is offered (the session agent's
 // visible set), sorted by name (upstream's order without a toolOrder):
 // every composed tool (native), run_code alone (code), or both.
-func (s *Stack) WireTools() []pipeline.Tool {
-	var out []pipeline.Tool
-	for _, t := range s.reg.ToolsFor(s.agent) {
-		if s.cfg.ToolsMode != ToolsCode || t.Name == code.Name {
-			out = append(out, t)
-		}
-	}
-	slices.SortFunc(out, func(a, b pipeline.Tool) int { return strings.Compare(a.Name, b.Name) })
-	return out
-}
+func (s *Stack) WireTools() []pipeline.Tool { return s.wireTools(s.agent) }

@@ -87,5 +87,8 @@ func (s *Stack) addTools() error {
 	if err := s.addSessionQuery(); err != nil {
 		return err
 	}
-	return s.addExtras()
+	if err := s.addExtras(); err != nil {
+		return err
+	}
+	return s.addSubagents()
 }

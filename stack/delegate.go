@@ -15,22 +15,44 @@ import (
 	"github.com/dshsim/dshsim/pipeline/delegation"
 	"github.com/dshsim/dshsim/pipeline/policy"
 	"github.com/dshsim/dshsim/pipeline/session"
+	"github.com/dshsim/dshsim/sandbox"
 )
 
 // ReadOnlyTools are the tools a read-only workflow step keeps (those of them
 // that are registered): reading files and the output of jobs.
 var ReadOnlyTools = []string{"read", "job_output", "job_list"}
 
+// Providers of in-process children.
+const (
+	// ProviderSpawn starts a fresh child (its own context).
+	ProviderSpawn = "spawn"
+	// ProviderFork seeds the child's log with the parent's completed turns.
+	ProviderFork = "fork"
+)
+
 // Delegation describes one delegated child agent (upstream's in-process
-// spawn, one-shot).
+// spawn or fork, one-shot or continuable).
 type Delegation struct {
-	// ID is the child agent's id (a label in messages).
+	// ID is the child agent's id (a label in messages; "" is the session id).
 	ID string
 	// SessionID is the child session's id.
 	SessionID string
 	// LogPath is where the child's session log is created (absolute; the
 	// file must not exist).
 	LogPath string
+	// Parent is the delegating agent (nil: the session's agent); its
+	// session log is read for the capture, the depth and a fork's seed.
+	Parent *pipeline.Agent
+	// CallID is the tool call that delegates (the child is nested under it).
+	CallID string
+	// Provider is ProviderSpawn ("" too) or ProviderFork.
+	Provider string
+	// Continuable makes a child that takes later turns: its descriptor is
+	// seeded at the head of its log (with Route), and Report gives its own
+	// scope the report tool.
+	Continuable bool
+	Route       delegation.Route
+	Report      bool
 	// MaxDepth caps the delegation depth (nil: no cap).
 	MaxDepth *int
 	// Label is the descriptor's label (a workflow step's name).
@@ -38,12 +60,22 @@ type Delegation struct {
 	// ToolFilter restricts the tools the child sees (upstream's toolFilter:
 	// a child-scoped tools.restrict).
 	ToolFilter *pipeline.Filter
+	// Persona is a continuable child's persona (persisted in its
+	// descriptor; the system prompt is the application's).
+	Persona string
 	// ReadOnly makes the child a workflow step restricted to read-only tools
 	// (our extension: docs/stack.md, Following the page's description): a
 	// child-scoped restriction to
 	// [ReadOnlyTools] and a child-scoped guard that denies every other tool,
 	// so nothing registered later can re-allow a write.
 	ReadOnly bool
+	// StepLabel names a read-only step in its denials ("": Label).
+	StepLabel string
+	// Sandbox narrows the child's sandbox mode (our extension; "": inherit
+	// as upstream does). It may not be wider than the parent's standing
+	// mode (its explicit override, else the deployment's): a wider one is
+	// refused and no child is created ([delegation.Narrow]).
+	Sandbox sandbox.Mode
 	// Now stamps the child header (nil: time.Now).
 	Now func() time.Time
 }
@@ -55,30 +87,58 @@ type Child struct {
 	s          *Stack
 	agent      *pipeline.Agent
 	log        *session.Log
+	info       ChildInfo
 	descriptor delegation.Descriptor
 
-	mu    sync.Mutex
-	turns int
-	ended bool
+	mu        sync.Mutex
+	turns     int
+	described bool
+	ended     bool
 }
 
-// Delegate starts a child of the session's agent, in upstream's order:
-// check the depth; capture, before anything else, the parent's explicit
-// sandbox override and the approval pin (never, since the stack always
-// composes an approval service); create the child log (origin "subagent",
-// parentSession, agentPreset, delegationDepth); append sandbox/mode and
-// approval/policy with source "delegation"; bind the child's scope under the
-// preset's standing scope (a sibling of the parent's, so the parent's own
-// registrations do not reach it); register the tool filter and, for a
-// read-only step, the restriction and the guard. Any failure rolls back:
-// the scope ends and the log file is removed; no child is returned.
+// ChildInfo is what a child is, for the agent loop that drives it.
+type ChildInfo struct {
+	// SessionID, ParentSession and CallID place it: its id, its parent's
+	// session and the parent's call that started it.
+	SessionID, ParentSession, CallID string
+	// Provider is spawn or fork (or an out-of-process provider's name).
+	Provider string
+	// Continuable: it takes later turns; Resumed: a cold resume of one.
+	Continuable, Resumed bool
+	// Depth is its delegation depth; SeedLength the events copied from its
+	// parent (a fork).
+	Depth, SeedLength int
+}
+
+// Delegate starts a child of the session's agent (or of d.Parent), in
+// upstream's order: check the depth; capture, before anything else, the
+// parent's explicit sandbox override and the approval pin (never, since the
+// stack always composes an approval service); create the child log (origin
+// "subagent", parentSession, delegationDepth, seedLength) with its seed (a
+// fork's copy of the parent's completed turns, a continuable child's
+// descriptor, then session/end-seed); append sandbox/mode and
+// approval/policy with source "delegation"; bind the child's scope under
+// the preset's standing scope (a sibling of the parent's, so the parent's
+// own registrations do not reach it); register the tool filter, the report
+// tool of a continuable child and, for a read-only step, the restriction
+// and the guard. Any failure rolls back: the scope ends and the log file is
+// removed; no child is returned.
 func (s *Stack) Delegate(d Delegation) (*Child, error) {
-	parent := s.agent
-	if d.ID == "" || d.SessionID == "" {
-		return nil, errors.New("stack: a delegation needs a child id and a session id")
+	parent := d.Parent
+	if parent == nil {
+		parent = s.agent
+	}
+	if d.SessionID == "" {
+		return nil, errors.New("stack: a delegation needs a session id")
+	}
+	if d.ID == "" {
+		d.ID = d.SessionID
 	}
 	if !filepath.IsAbs(d.LogPath) {
 		return nil, fmt.Errorf("stack: the child log path %q must be absolute", d.LogPath)
+	}
+	if parent.Session == nil {
+		return nil, errors.New("stack: the delegating agent has no session")
 	}
 	depth, err := delegation.ChildDepth(parent.Session.Header().DelegationDepth, d.MaxDepth)
 	if err != nil {
@@ -92,52 +152,96 @@ func (s *Stack) Delegate(d Delegation) (*Child, error) {
 	if err != nil {
 		return nil, err
 	}
+	standing := capture.SandboxMode
+	if standing == "" {
+		standing = s.resolver.DefaultMode()
+	}
+	if capture, err = delegation.Narrow(capture, standing, d.Sandbox); err != nil {
+		return nil, err
+	}
+	var seed []session.Event
+	if d.Provider == ProviderFork {
+		seed = delegation.ForkPrefix(events)
+	}
 	now := time.Now
 	if d.Now != nil {
 		now = d.Now
 	}
-	h := delegation.ChildHeader(d.SessionID, now().UnixMilli(), parent.Session.Header(), s.preset(), depth)
-	log, err := session.Create(d.LogPath, h)
+	h := delegation.ChildHeader(d.SessionID, now().UnixMilli(), parent.Session.Header(), s.cfg.AgentPreset, depth, len(seed))
+	log, err := session.CreateSeeded(d.LogPath, h, seed)
 	if err != nil {
 		return nil, err
 	}
-	c := &Child{s: s, log: log, agent: &pipeline.Agent{ID: d.ID, Session: log}}
-	if err := c.setup(d, capture); err != nil {
+	c := &Child{s: s, log: log, agent: &pipeline.Agent{ID: d.ID, Session: log}, info: ChildInfo{
+		SessionID: d.SessionID, ParentSession: parent.Session.ID(), CallID: d.CallID, Provider: providerOr(d.Provider),
+		Continuable: d.Continuable, Depth: depth, SeedLength: len(seed)}}
+	if err := c.setup(d, capture, len(seed) > 0); err != nil {
 		c.agent.Scope().End()
 		return nil, errors.Join(err, log.Close(), os.Remove(d.LogPath))
 	}
 	return c, nil
 }
 
+func providerOr(p string) string {
+	if p == "" {
+		return ProviderSpawn
+	}
+	return p
+}
+
 // setup runs while the child is unpublished.
-func (c *Child) setup(d Delegation, capture delegation.Capture) error {
+func (c *Child) setup(d Delegation, capture delegation.Capture, seeded bool) error {
+	if d.Continuable {
+		c.descriptor = delegation.ContinuableDescriptor(providerOr(d.Provider), d.Label, d.Route, d.Persona, d.ToolFilter)
+		if _, err := c.log.Append(delegation.EventDescriptor, c.descriptor); err != nil {
+			return err
+		}
+		c.described = true
+	} else {
+		c.descriptor = delegation.OneShotDescriptor(providerOr(d.Provider), d.Label)
+	}
+	if seeded || d.Continuable {
+		if _, err := c.log.Append(delegation.EventEndSeed, struct{}{}); err != nil {
+			return err
+		}
+	}
 	if _, err := delegation.Seed(c.log, capture); err != nil {
 		return err
 	}
+	return c.compose(d)
+}
+
+// compose joins the child to the preset's standing scope and registers its
+// own layer: the tool filter, the report tool of a continuable child, and a
+// read-only step's restriction and guard.
+func (c *Child) compose(d Delegation) error {
 	if _, err := c.agent.Scope().Bind(c.s.standing); err != nil {
 		return err
 	}
 	sc := c.s.reg.In(c.agent.Scope())
-	filter := d.ToolFilter
-	if filter != nil {
-		if _, err := sc.Restrict(*filter); err != nil {
+	if d.ToolFilter != nil {
+		if _, err := sc.Restrict(*d.ToolFilter); err != nil {
+			return err
+		}
+	}
+	if d.Continuable && d.Report && c.s.subagents != nil {
+		if err := c.s.subagents.installReport(sc); err != nil {
 			return err
 		}
 	}
 	if d.ReadOnly {
 		allowed := c.readOnlyTools()
-		ro := &pipeline.Filter{Allow: allowed}
-		if _, err := sc.Restrict(*ro); err != nil {
+		if _, err := sc.Restrict(pipeline.Filter{Allow: allowed}); err != nil {
 			return err
 		}
-		if _, err := sc.AddGuard(readOnlyGuard(d.Label, allowed)); err != nil {
-			return err
+		label := d.Label
+		if d.StepLabel != "" {
+			label = d.StepLabel
 		}
-		if filter == nil {
-			filter = ro
+		if _, err := sc.AddGuard(readOnlyGuard(label, allowed)); err != nil {
+			return err
 		}
 	}
-	c.descriptor = delegation.NewDescriptor(d.Label, filter)
 	return nil
 }
 
@@ -174,22 +278,35 @@ func (c *Child) Agent() *pipeline.Agent { return c.agent }
 // Log returns the child's session log.
 func (c *Child) Log() *session.Log { return c.log }
 
-// BeginTurn opens the child's next turn (turn/start {turn}); inside the
-// first one it records the descriptor (subagent/descriptor), as upstream's
-// one-shot child does from its first step.
-func (c *Child) BeginTurn() error {
+// Info returns what the child is.
+func (c *Child) Info() ChildInfo { return c.info }
+
+// PreStep appends a one-shot child's descriptor the first time a step is
+// entered (inside its first turn, after the inbox claim), as upstream's
+// scoped pre-step listener does; a continuable child's is in its seed.
+func (c *Child) PreStep() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.described {
+		return nil
+	}
+	c.described = true
+	_, err := c.log.Append(delegation.EventDescriptor, c.descriptor)
+	return err
+}
+
+// BeginTurn opens the child's next turn (turn/start {turn}) and enters its
+// step (the descriptor inside the first one), for a caller that drives the
+// child without an agent loop (the sims).
+func (c *Child) BeginTurn() error {
+	c.mu.Lock()
 	c.turns++
-	if _, err := c.log.Append("turn/start", map[string]int{"turn": c.turns}); err != nil {
+	turn := c.turns
+	c.mu.Unlock()
+	if _, err := c.log.Append("turn/start", map[string]int{"turn": turn}); err != nil {
 		return err
 	}
-	if c.turns == 1 {
-		if _, err := c.log.Append(delegation.EventDescriptor, c.descriptor); err != nil {
-			return err
-		}
-	}
-	return nil
+	return c.PreStep()
 }
 
 // Tools returns the names of the tools the child sees, in registration order.
@@ -201,9 +318,16 @@ func (c *Child) Tools() []string {
 	return out
 }
 
+// WireTools returns the tools the child's model is offered, sorted by name.
+func (c *Child) WireTools() []pipeline.Tool { return c.s.wireTools(c.agent) }
+
+// PromptSections returns the sections the stack owns for the child (its
+// tools', the report tool's among them).
+func (c *Child) PromptSections() ([]PromptSection, error) { return c.s.promptSections(c.agent) }
+
 // Execute runs one call of the child through the stack's pipeline.
 func (c *Child) Execute(ctx context.Context, callID, name string, args json.RawMessage) pipeline.Result {
-	return c.s.reg.Execute(pipeline.NewCall(callID, name, args, c.agent, ctx))
+	return c.s.execute(ctx, c.agent, callID, name, args)
 }
 
 // RuntimeContext renders the child's runtime-context message from its log:
@@ -212,10 +336,22 @@ func (c *Child) RuntimeContext(ctx context.Context) (RuntimeContext, error) {
 	return c.s.contextOf(c.log, delegation.Section())
 }
 
-// SyncContext appends the child's runtime-context message when it changed.
-func (c *Child) SyncContext(ctx context.Context) (*session.Event, error) {
-	return c.s.resolver.SyncContext(c.log, delegation.Section())
+// PendingContext returns the runtime-context message the child's step
+// would enter (sandbox:policy, approval:policy, subagent:delegation), or
+// nil when its text is the last one logged.
+func (c *Child) PendingContext(ctx context.Context) (*policy.SnapshotMessage, error) {
+	return c.s.resolver.PendingContext(c.log, delegation.Section())
 }
+
+// PendingCatalog returns the skill catalog message the child's step would
+// enter (upstream's listener runs for every agent), or nil.
+func (c *Child) PendingCatalog(ctx context.Context) (*CatalogMessage, error) {
+	return c.s.pendingCatalog(c.log)
+}
+
+// UserMessageEntered resets the child's repeated-call run (a step entered
+// a user's message).
+func (c *Child) UserMessageEntered() { c.s.userMessageEntered(c.agent) }
 
 // End ends the child: its scope (every registration of its setup goes, and
 // its further calls are refused), then its log.

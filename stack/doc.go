@@ -34,9 +34,29 @@
 // delegate.go): its own log seeded with the parent's sandbox override and the
 // never pin, its scope a sibling of the parent's under the standing scope,
 // the stack's tools and approval service; Delegation.ReadOnly makes it a
-// workflow step restricted to read-only tools. Config.AutoReview switches
+// workflow step restricted to read-only tools, Delegation.Sandbox narrows
+// its sandbox mode (never wider than the parent's). Config.AutoReview switches
 // Auto review on for the session's agent: a call the reviewer approved
 // resolves its sandbox mode as danger-full-access, for that call only.
+//
+// # Subagents
+//
+// Config.Subagents ([DefaultSubagents] is upstream's ACP composition)
+// composes delegation (subagents.go, runs.go, continuable.go,
+// workflow.go): the delegation tools of package tools/subagent over a
+// runtime of children: in-process spawn and fork children (a fork's log
+// seeded with the parent's completed turns), one-shot runs driven through
+// one turn, continuable children (a descriptor at the head of the log,
+// report in their own scope, later turns from send_message, a cold resume
+// from the log once settled, a settlement notice to the parent: a new turn
+// of an idle parent, the next step of a busy one), interrupt_agent and
+// list_agents, ask_user_question (refused for a delegated caller), other
+// providers ([Provider]) and the workflow tool, whose body runs in
+// run_code's Node runtime. The stack drives no model: every agent is a
+// [Surface] (the session's agent, each [Child]) that the application's agent
+// loop ([Loop], started for each child by SubagentsConfig.Loops) drives;
+// the delegation runtime hands loops messages and waits for them to be
+// idle.
 //
 // # Tools modes
 //
@@ -56,9 +76,10 @@
 // tools), glob and grep (Config.FileSearch; a capped result is saved in
 // spill's store when spill is on), the terminal tools (Config.Terminal),
 // lsp (Config.LSP; its servers confined by bash's provider, the runner
-// under Landlock, like a workspace-write command), pwsh (Config.Pwsh), cordis_inspect_query
-// (Config.CordisInspect) and web_fetch (Config.WebFetch). Config.Served serves the bodies of named tools
-// (and of pwsh where PowerShell does not run) from a recording
+// under Landlock, like a workspace-write command), pwsh (Config.Pwsh), the seven cordis_* tools
+// and their prompt section (Config.Cordis) and web_fetch (Config.WebFetch). Config.Served serves the
+// bodies of named tools (and of pwsh where PowerShell does not run, and of the cordis tools, whose
+// Cordis host never runs here) from a recording
 // ([Stack.Served] lists them); [New] refuses it for bash, read, write, edit,
 // run_code and the job tools. Config.Without leaves parts of the default
 // profile out as upstream's standalone overlays do (no policy plugins:

@@ -108,7 +108,7 @@ func validateExtras(cfg Config) []error {
 
 // addExtras composes the tools beyond the safety stack, each area only
 // when configured, in this order: todo_write, skill, glob and grep, the
-// terminal tools, lsp, pwsh, cordis_inspect_query, web_fetch (read_image
+// terminal tools, lsp, pwsh, the cordis tools, web_fetch (read_image
 // is the file tools', addFS).
 func (s *Stack) addExtras() error {
 	for _, add := range []func() error{s.addTodo, s.addSkills, s.addSearch, s.addTerminal, s.addLSP, s.addPwsh, s.addCordis, s.addWebFetch} {
@@ -211,11 +211,23 @@ func (s *Stack) addPwsh() error {
 	return s.registerExtra(tool)
 }
 
+// addCordis composes the cordis tools, each served from the recording when
+// one is given (upstream's Cordis host, which their bodies need, never runs
+// here), else refusing.
 func (s *Stack) addCordis() error {
-	if !s.cfg.CordisInspect {
+	if !s.cfg.Cordis {
 		return nil
 	}
-	return s.registerExtra(cordis.InspectQuery())
+	tools := cordis.Tools()
+	if s.cfg.Served == nil {
+		return s.register(tools...)
+	}
+	for _, t := range tools {
+		if err := s.registerServed(t); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (s *Stack) addWebFetch() error {
@@ -317,6 +329,9 @@ func (s *Stack) extraSections(composed map[string]bool) []PromptSection {
 	if composed[lsp.Name] {
 		out = append(out, PromptSection{"tool:lsp", 107, lsp.PromptSection})
 	}
+	if composed[cordis.DefineName] {
+		out = append(out, PromptSection{"tool:cordis", cordis.PromptOrder, cordis.PromptSection})
+	}
 	return out
 }
 
@@ -333,10 +348,16 @@ type CatalogMessage struct {
 // session's skills differ from the latest catalog in the log, an update
 // when one was published before; nil when nothing changed or skills are off.
 func (s *Stack) PendingCatalog(ctx context.Context) (*CatalogMessage, error) {
+	return s.pendingCatalog(s.log)
+}
+
+// pendingCatalog is the catalog message a step of the agent whose log is
+// log would enter (every agent's pre-step runs the listener, a child's too).
+func (s *Stack) pendingCatalog(log *session.Log) (*CatalogMessage, error) {
 	if s.skills == nil {
 		return nil, nil
 	}
-	evs, err := s.log.Events()
+	evs, err := log.Events()
 	if err != nil {
 		return nil, err
 	}
@@ -352,7 +373,7 @@ func (s *Stack) PendingCatalog(ctx context.Context) (*CatalogMessage, error) {
 			pub = skill.Published{Any: true, Digest: skill.Digest(d.Source.Entries)}
 		}
 	}
-	text, src, ok := s.skills.NextCatalog(s.log.Header().Cwd, pub)
+	text, src, ok := s.skills.NextCatalog(log.Header().Cwd, pub)
 	if !ok {
 		return nil, nil
 	}

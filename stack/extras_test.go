@@ -19,8 +19,13 @@ import (
 	"github.com/dshsim/dshsim/tools/served"
 )
 
+// cordisTools are the cordis tools in upstream's registration order.
+const cordisTools = "cordis_inspect_list,cordis_inspect_query,cordis_inspect_self,cordis_define,cordis_run,cordis_stop,cordis_undefine"
+
 // TestExtrasComposition: each area beyond the safety stack is composed only
-// when configured, in addExtras' order, and the standalone omissions.
+// when configured, in addExtras' order, and the standalone omissions; the
+// cordis tools are all served whenever a recording is given (their Cordis
+// host never runs here).
 func TestExtrasComposition(t *testing.T) {
 	src := func(string) (served.Recorded, bool) { return served.Recorded{}, false }
 	for _, tc := range []struct {
@@ -39,8 +44,9 @@ func TestExtrasComposition(t *testing.T) {
 			"job_output,job_kill,job_list,pwsh", "pwsh"},
 		{"web_fetch served", stack.Config{WebFetch: true, Served: &stack.ServedConfig{Tools: []string{"web_fetch"}, Source: src}},
 			"bash,job_output,job_kill,job_list,read,write,edit,web_fetch", "web_fetch"},
-		{"served cordis", stack.Config{CordisInspect: true, Terminal: &stack.TerminalConfig{}, Served: &stack.ServedConfig{Tools: []string{"cordis_inspect_query"}, Source: src}},
-			"bash,job_output,job_kill,job_list,read,write,edit,terminal_open,terminal_send,terminal_read,terminal_signal,terminal_close,terminal_list,cordis_inspect_query", "cordis_inspect_query"},
+		{"served cordis", stack.Config{Cordis: true, Terminal: &stack.TerminalConfig{}, Served: &stack.ServedConfig{Tools: []string{"cordis_inspect_query"}, Source: src}},
+			"bash,job_output,job_kill,job_list,read,write,edit,terminal_open,terminal_send,terminal_read,terminal_signal,terminal_close,terminal_list," + cordisTools, cordisTools},
+		{"cordis without a recording", stack.Config{Cordis: true}, "bash,job_output,job_kill,job_list,read,write,edit," + cordisTools, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newComposed(t, tc.cfg)
@@ -159,5 +165,51 @@ func TestRunCodeReadsAnImage(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(ws, ".dsh/attachments/v1/objects/b1/b1ff9c8ea3a780bad09b346c423d2d0e46815926879b18e841d928376a946640")); err != nil {
 		t.Fatalf("not offloaded: %v", err)
+	}
+}
+
+// TestServedNestedCallThroughRunCode: a run_code program's tools.cordis_run
+// reaches the served body through the nested-call bridge: the program gets
+// the served value, the dispatch event logs the served content, and a
+// nested call whose value the recording does not show rejects in the
+// program (a model's call of it would be served).
+func TestServedNestedCallThroughRunCode(t *testing.T) {
+	value := `{"status":"running","pluginId":"snap-1","packageId":"pkg-1","pluginRunId":"run-1","host":{"status":"running"}}`
+	recs := map[string]served.Recorded{
+		"c:code:1": {Name: "cordis_run", Arguments: json.RawMessage(`{"pluginId":"snap-1","packageId":"pkg-1","mode":"run"}`),
+			Content: []pipeline.Block{pipeline.TextBlock("snap-1/pkg-1 is running (run-1).")}, Value: json.RawMessage(value)},
+		"c:code:2": {Name: "cordis_stop", Arguments: json.RawMessage(`{"pluginId":"snap-1"}`),
+			Content: []pipeline.Block{pipeline.TextBlock("Dynamic Plugin snap-1 is stopped; its definition and versions remain.")}, ValueNote: "no value renders to it"},
+	}
+	s, _, log := composed(t, stack.Config{Mode: sandbox.DangerFullAccess, Approval: stack.ApprovalNever, ToolsMode: stack.ToolsBoth, Cordis: true,
+		Served: &stack.ServedConfig{Source: func(id string) (served.Recorded, bool) { r, ok := recs[id]; return r, ok }}})
+	sessiontest.StartTurn(t, log)
+	program := `const run = await tools.cordis_run({ pluginId: 'snap-1', packageId: 'pkg-1', mode: 'run' });
+let stop;
+try { await tools.cordis_stop({ pluginId: 'snap-1' }); } catch (e) { stop = e.name + ": " + e.message; }
+return { run, stop };`
+	raw, _ := json.Marshal(map[string]string{"code": program, "description": "run and stop"})
+	res := s.Execute(context.Background(), "c", "run_code", raw)
+	want := "{\n  \"run\": {\n    \"status\": \"running\",\n    \"pluginId\": \"snap-1\",\n    \"packageId\": \"pkg-1\",\n    \"pluginRunId\": \"run-1\",\n    \"host\": {\n      \"status\": \"running\"\n    }\n  },\n" +
+		"  \"stop\": \"ToolCallError: served cordis_stop: nested call c:code:2: the recording does not show the value the program received (no value renders to it)\"\n}"
+	if res.IsError || res.Text() != want {
+		t.Fatalf("result %q\nwant   %q", res.Text(), want)
+	}
+	evs, err := log.Events()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logged []string
+	for _, e := range evs {
+		if e.Type == "tool/code-dispatch" {
+			var d struct {
+				Content []pipeline.Block `json:"content"`
+			}
+			json.Unmarshal(e.Data, &d)
+			logged = append(logged, d.Content[0].Text)
+		}
+	}
+	if len(logged) != 2 || logged[0] != "snap-1/pkg-1 is running (run-1)." || !strings.HasPrefix(logged[1], "Error: served cordis_stop: nested call c:code:2") {
+		t.Errorf("dispatch contents %q", logged)
 	}
 }

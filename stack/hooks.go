@@ -5,6 +5,7 @@ import (
 	"os"
 
 	"github.com/dshsim/dshsim/hooks"
+	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/repeat"
 	"github.com/dshsim/dshsim/sandbox"
 )
@@ -77,8 +78,11 @@ func (s *Stack) addReminder() error {
 // UserMessageEntered tells the stack that a step entered a user's message:
 // the repeated-call reminder forgets the agent's run (upstream resets it at
 // such a pre-step).
-func (s *Stack) UserMessageEntered() {
+func (s *Stack) UserMessageEntered() { s.userMessageEntered(s.agent) }
+
+// userMessageEntered resets agent's repeated-call run.
+func (s *Stack) userMessageEntered(agent *pipeline.Agent) {
 	if s.reminder != nil {
-		s.reminder.Reset(s.agent)
+		s.reminder.Reset(agent)
 	}
 }

@@ -1,6 +1,7 @@
 package stack
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -116,6 +117,11 @@ type Config struct {
 	// session stored there whose header cwd is this session's workspace;
 	// "" lets them read only this session.
 	SessionStore string
+	// Subagents composes delegation: the subagent tools, the runtime of
+	// children (in-process spawn and fork, one-shot and continuable) and
+	// the workflow tool (nil: none; [DefaultSubagents] is upstream's
+	// composition).
+	Subagents *SubagentsConfig
 	// JobGate, when set, makes background jobs observed only at the host's
 	// yields (tools/jobs [jobs.Gate]), as upstream's single-threaded host
 	// observes them: the stack yields after every tool call that awaits I/O
@@ -142,9 +148,11 @@ type Config struct {
 	// Pwsh composes pwsh (served from the recording where PowerShell does
 	// not run and Served is given).
 	Pwsh *PwshConfig
-	// CordisInspect composes cordis_inspect_query (its body refuses unless
-	// Served names it).
-	CordisInspect bool
+	// Cordis composes upstream's tool-cordis: the seven cordis_* tools and
+	// their tool:cordis prompt section. Their bodies need upstream's Cordis
+	// host, which never runs here: served from the recording when Served
+	// is given, else refusing.
+	Cordis bool
 	// WebFetch composes web_fetch (its body refuses unless Served names it).
 	WebFetch bool
 	// Served serves the bodies of tools beyond the safety stack from a
@@ -196,6 +204,10 @@ type Stack struct {
 
 	// hookLines are the hook configs' load-time reports (addHooks).
 	hookLines []string
+	// toolSections are sections of tools composed with them (subagents.go).
+	toolSections []toolSection
+	// subagents is the delegation runtime (nil when none is composed).
+	subagents *subagents
 	// bridges are the hook bridges in registration order (addHooks).
 	bridges []*hooks.Bridge
 	// reminder is the repeated-call reminder (addReminder).
@@ -314,35 +326,45 @@ func (s *Stack) Tools() []string {
 type PromptSection struct {
 	// Name is e.g. "tool:bash"; Order is upstream's order number.
 	Name  string
-	Order int
+	Order float64
 	// Text is the VERBATIM section text.
 	Text string
 }
 
-// PromptSections returns the system-prompt sections the stack owns, by
-// upstream's order (the persona and every other section are the
-// application's, not the stack's): each composed tool's section and the
-// tools mode's (tools:code-only, order 99, in code mode; tools:sdk, order
-// 150, in code and both modes). Without a runtime a non-native mode fails
-// with upstream's missing-runtime error, as its prompt assembly does.
-func (s *Stack) PromptSections() ([]PromptSection, error) {
-	composed := map[string]bool{}
-	for _, t := range s.reg.Tools() {
-		composed[t.Name] = true
+// PromptSections returns the system-prompt sections the stack owns for the
+// session's agent, by upstream's order (the persona and every other
+// section are the application's, not the stack's): each composed tool's
+// section and the tools mode's (tools:code-only, order 99, in code mode;
+// tools:sdk, order 150, in code and both modes). Without a runtime a
+// non-native mode fails with upstream's missing-runtime error, as its
+// prompt assembly does.
+func (s *Stack) PromptSections() ([]PromptSection, error) { return s.promptSections(s.agent) }
+
+// promptSections are agent's sections: those of the tools it sees (scoped
+// ones included), then its tools mode's, by order.
+func (s *Stack) promptSections(agent *pipeline.Agent) ([]PromptSection, error) {
+	seen := map[string]bool{}
+	for _, t := range s.reg.ToolsFor(agent) {
+		seen[t.Name] = true
 	}
 	var out []PromptSection
 	for _, ps := range promptSections {
-		if composed[ps.tool] {
+		if seen[ps.tool] {
 			out = append(out, ps.PromptSection)
 		}
 	}
-	out = append(out, s.extraSections(composed)...)
-	mode, err := s.modeSections()
+	for _, ts := range s.toolSections {
+		if seen[ts.tool] {
+			out = append(out, ts.PromptSection)
+		}
+	}
+	out = append(out, s.extraSections(seen)...)
+	mode, err := s.modeSections(agent)
 	if err != nil {
 		return nil, err
 	}
 	out = append(out, mode...)
-	slices.SortStableFunc(out, func(a, b PromptSection) int { return a.Order - b.Order })
+	slices.SortStableFunc(out, func(a, b PromptSection) int { return cmp.Compare(a.Order, b.Order) })
 	return out, nil
 }
 
@@ -358,6 +380,13 @@ var promptSections = []struct {
 	{"bash", PromptSection{"tool:bash", 105, bash.PromptSection}},
 	{"job_output", PromptSection{"tool:jobs", 106, jobs.PromptSection}},
 	{"session_event_read", PromptSection{"tool:session-query", 113, sessionquery.PromptSection}},
+}
+
+// toolSection is a section a composed tool brings (the delegation tools',
+// the workflow tool's), present while its tool is seen.
+type toolSection struct {
+	tool string
+	PromptSection
 }
 
 // Definitions returns the registered tools in registration order: name,
@@ -396,17 +425,10 @@ func (s *Stack) RunningJobPIDs() []int {
 	return nil
 }
 
-// Execute runs one tool call through the pipeline and returns its result.
+// Execute runs one tool call of the session's agent through the pipeline
+// and returns its result.
 func (s *Stack) Execute(ctx context.Context, callID, name string, args json.RawMessage) pipeline.Result {
-	call := pipeline.NewCall(callID, name, args, s.agent, ctx)
-	r, collapsed := s.collapse(call)
-	if !collapsed {
-		r = s.reg.Execute(call)
-	}
-	if s.cfg.JobGate != nil && Yields(name, args) {
-		s.cfg.JobGate.Pump()
-	}
-	return r
+	return s.execute(ctx, s.agent, callID, name, args)
 }
 
 // Yields reports whether a call of tool name with args awaits I/O in

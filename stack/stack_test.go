@@ -19,6 +19,7 @@ import (
 	"github.com/dshsim/dshsim/sandbox/inproc"
 	"github.com/dshsim/dshsim/sandbox/sandboxtest"
 	"github.com/dshsim/dshsim/stack"
+	"github.com/dshsim/dshsim/tools/cordis"
 	"github.com/dshsim/dshsim/tools/jobs"
 )
 
@@ -103,6 +104,50 @@ func TestWorkspaceWriteBashRunsUnderTheRealSandbox(t *testing.T) {
 				t.Errorf("the result's facts %+v: want backend %q, the runner's fallback reason %v", f, backend, tc.runner)
 			}
 		})
+	}
+}
+
+// TestAConfiguredRunnerThatDoesNotExist: a stack configured to run the
+// Landlock runner (LandlockRunner) at a path that does not exist fails
+// closed, as upstream's missing sandbox runner does: the foreground call is
+// refused naming the spawn error, the background job settles killed before
+// exit and its output starts with upstream's stderr line, "spawn failed:
+// Error: spawn <runner path> ENOENT", before the runner-failure notice;
+// neither command runs. Without LandlockRunner the in-process path confines
+// the same calls and the missing runner is never consulted.
+func TestAConfiguredRunnerThatDoesNotExist(t *testing.T) {
+	sandboxtest.RequireLandlock(t, 1)
+	missing := filepath.Join(t.TempDir(), ".dsh-missing-sandbox-runner")
+	s, ws, _ := newStackConfig(t, stack.Config{Mode: sandbox.WorkspaceWrite, Approval: stack.ApprovalNever,
+		SandboxChain: []string{sandbox.BackendLandlock}, LauncherPath: missing, LandlockRunner: true})
+	fg, bg := filepath.Join(ws, "foreground-ran"), filepath.Join(ws, "background-ran")
+	r := bash(t, s, "c1", "touch "+fg, nil)
+	if !r.IsError || !strings.HasSuffix(r.Text(), "Runner failure: Error: spawn "+missing+" ENOENT") {
+		t.Errorf("foreground result %q: want the refusal naming the spawn error", r.Text())
+	}
+	if r := bash(t, s, "c2", "touch "+bg, map[string]any{"run_in_background": true}); r.IsError || r.Text() != "started background job bash-1" {
+		t.Fatalf("background start %q", r.Text())
+	}
+	out := s.Execute(context.Background(), "c3", "job_output", []byte(`{"job_id":"bash-1","wait":true,"timeout_ms":5000}`))
+	want := "[stderr]\nspawn failed: Error: spawn " + missing + " ENOENT\n" + sandbox.RunnerFailedMarker(sandbox.WorkspaceWrite) + "\n[status: killed, killed before exit]"
+	if out.IsError || out.Text() != want {
+		t.Errorf("job output\n got %q\nwant %q", out.Text(), want)
+	}
+	for _, p := range []string{fg, bg} {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("%s exists: a command ran without its runner", p)
+		}
+	}
+
+	own, ws2, _ := newStackConfig(t, stack.Config{Mode: sandbox.WorkspaceWrite, Approval: stack.ApprovalNever,
+		SandboxChain: []string{sandbox.BackendLandlock}, LauncherPath: missing})
+	if r := bash(t, own, "c1", "touch ran && echo ok", nil); r.IsError || r.Text() != "ok\n" {
+		t.Errorf("in-process result %q", r.Text())
+	} else if f := sandbox.FactsOf(r.Sandbox); f == nil || f.Backend != inproc.Backend {
+		t.Errorf("in-process facts %+v", f)
+	}
+	if _, err := os.Stat(filepath.Join(ws2, "ran")); err != nil {
+		t.Error(err)
 	}
 }
 
@@ -334,5 +379,16 @@ func TestPromptSections(t *testing.T) {
 	}
 	if got := names(newComposed(t, stack.Config{SessionQuery: true})); got != "tool:read,tool:write,tool:edit,tool:bash,tool:jobs,tool:session-query" {
 		t.Errorf("sections with session query %s", got)
+	}
+	// the advanced overlay's: tool:cordis shares order 115 with
+	// tool:workflow and follows it, as upstream registers them
+	sub := stack.DefaultSubagents()
+	sub.Loops, sub.SessionsDir = &scripted{}, t.TempDir()
+	got, text := promptSections(t, newComposed(t, stack.Config{Cordis: true, Subagents: &sub}))
+	if got != "tool:read,tool:write,tool:edit,tool:bash,tool:jobs,tool:workflow,tool:cordis,tool:subagent" {
+		t.Errorf("sections with cordis %s", got)
+	}
+	if text["tool:cordis"] != cordis.PromptSection {
+		t.Error("tool:cordis is not cordis.PromptSection")
 	}
 }

@@ -73,7 +73,7 @@ func TestWorkflowReadOnlyStep(t *testing.T) {
 	if user.asked != 0 {
 		t.Errorf("the user was asked %d times", user.asked)
 	}
-	if got := lines(t, step.Log(), 0)[3]; got != `subagent/descriptor {"version":2,"mode":"one-shot","provider":"spawn","label":"survey","toolFilter":{"allow":["job_output","job_list","read"]}}` {
+	if got := lines(t, step.Log(), 0)[3]; got != `subagent/descriptor {"version":2,"mode":"one-shot","provider":"spawn","label":"survey"}` {
 		t.Errorf("descriptor %s", got)
 	}
 	// The session keeps its write tools during and after the step.
@@ -116,4 +116,74 @@ func Example_readOnlyStep() {
 	// [job_output job_list read]
 	// Error: workflow step "survey" is restricted to read-only tools (job_output, job_list, read): "write" is not one of them, and nothing registered later can allow it
 	// false
+}
+
+// TestWorkflowRunsAgentsThroughTheStack: the workflow tool runs its body in
+// run_code's Node runtime; each agent() is a one-shot spawn child of the
+// caller driven by the agent loop; agent({readOnly: true}) is the
+// read-only step (its write denied by the step's guard while its sibling,
+// in the same workspace-write session, writes); the caller's log gets
+// run-start, agent-start and agent-end for each agent, and run-end; the
+// result renders the return value. A body that does not parse records no
+// run. Planted bugs caught: the readOnly option dropped on its way to the
+// delegation, events recorded for a parse failure, an agent-end missing
+// for a child.
+func TestWorkflowRunsAgentsThroughTheStack(t *testing.T) {
+	brains := func(prompt string) brain {
+		return func(ctx context.Context, c *stack.Child, turn int, msgs []stack.Message) (string, string) {
+			r := call(t, c.Execute, "w", "write", map[string]any{"file_path": prompt + ".md", "content": prompt})
+			if r.IsError {
+				return "refused: " + r.Text(), "completed"
+			}
+			return "wrote " + prompt, "completed"
+		}
+	}
+	s, ws, log, _, dir := delegating(t, sandbox.WorkspaceWrite, stack.DefaultSubagents(), brains)
+	from := len(lines(t, log, 0))
+	script := `phase("work");
+const [a, b] = await parallel([() => agent("writer", {label: "w"}), () => agent("reader", {label: "r", readOnly: true})]);
+return {a, b};`
+	res := call(t, s.Execute, "wf1", "workflow", map[string]any{"script": script, "meta": map[string]any{"name": "pair", "description": "two agents"}})
+	if res.IsError {
+		t.Fatalf("workflow: %s", res.Text())
+	}
+	want := "workflow \"pair\" completed (2 agents).\nReturn value:\n{\n  \"a\": \"wrote writer\",\n  \"b\": \"refused: " +
+		`Error: workflow step \"r\" is restricted to read-only tools (job_output, job_list, read): \"write\" is not one of them, and nothing registered later can allow it"` + "\n}"
+	if res.Text() != want {
+		t.Errorf("result\n got %q\nwant %q", res.Text(), want)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "writer.md")); err != nil {
+		t.Errorf("the writer's file: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "reader.md")); err == nil {
+		t.Error("the read-only step wrote reader.md")
+	}
+	var kinds []string
+	for _, l := range lines(t, log, from) {
+		if typ, _, _ := strings.Cut(l, " "); strings.HasPrefix(typ, "tool-workflow/") {
+			kinds = append(kinds, strings.TrimPrefix(typ, "tool-workflow/"))
+		}
+	}
+	if got := strings.Join(kinds, ","); got != "run-start,agent-start,agent-start,agent-end,agent-end,run-end" && got != "run-start,agent-start,agent-end,agent-start,agent-end,run-end" {
+		t.Errorf("the caller's workflow events: %s", got)
+	}
+	if n := len(childLogs(t, dir)); n != 2 {
+		t.Errorf("%d child logs, want 2", n)
+	}
+	// Structured output is not built: a schema fails the run (a named
+	// departure, docs/stack.md).
+	schema := call(t, s.Execute, "wf3", "workflow", map[string]any{"script": `return await agent("x", {schema: {type: "object"}});`, "meta": map[string]any{"name": "typed", "description": "d"}})
+	if want := "Error: workflow run failed: WorkflowError: agent() could not start a child: structured output (the schema option) is not built here"; !schema.IsError || !strings.HasPrefix(schema.Text(), want) {
+		t.Errorf("a schema:\n got %q\nwant %q", schema.Text(), want)
+	}
+	from = len(lines(t, log, 0))
+	bad := call(t, s.Execute, "wf2", "workflow", map[string]any{"script": "return (", "meta": map[string]any{"name": "bad", "description": "d"}})
+	if !bad.IsError || !strings.Contains(bad.Text(), "Error: ") {
+		t.Errorf("a body that does not parse: %q", bad.Text())
+	}
+	for _, l := range lines(t, log, from) {
+		if strings.HasPrefix(l, "tool-workflow/") {
+			t.Errorf("a parse failure recorded %s", l)
+		}
+	}
 }

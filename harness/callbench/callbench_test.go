@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/dshsim/dshsim/harness/callbench"
-	"github.com/dshsim/dshsim/harness/replay/recording"
+	"github.com/dshsim/dshsim/harness/replay/recording/recordingtest"
 )
 
 // TestWriteScriptIsARecording: the script WriteScript writes loads as a
@@ -19,10 +19,7 @@ func TestWriteScriptIsARecording(t *testing.T) {
 	if err := callbench.WriteScript(dir, "p", calls); err != nil {
 		t.Fatal(err)
 	}
-	rec, err := recording.Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rec := recordingtest.Load(t, dir)
 	chunks := 0
 	for _, e := range rec.Events {
 		if e.Type == "assistant/chunk" {

@@ -43,7 +43,8 @@ type Report struct {
 // through is a broken claim); a write beneath the workspace's .git (class
 // git, run with the hardening) is admitted only by an Ungoverned entry
 // "git-dir"; a change after the call returned (class late) is never
-// admitted. notice says whether the runner's
+// admitted, nor is anything a hostile recording (class recording) did to
+// the host. notice says whether the runner's
 // partial-enforcement notice was on stderr for that run. Pure.
 func Admit(c Class, effect string, m sandbox.Mode, r Report, notice bool) (bool, string) {
 	partial := r.Enforcement == sandbox.Partial
@@ -80,6 +81,8 @@ func Admit(c Class, effect string, m sandbox.Mode, r Report, notice bool) (bool,
 		}
 	case ClassLate:
 		return false, "NOT ADMITTED: nothing a call starts may outlive it (package sandbox/spawn, Nothing outlives its call)"
+	case ClassRecording:
+		return false, "NOT ADMITTED: a recording is contained: nothing it runs may reach the host (docs/replay.md, A recording is contained)"
 	case ClassInode:
 		return true, "writing a workspace name is permitted; its inode was linked outside before the call"
 	case ClassTruncate:

@@ -79,7 +79,9 @@ func (req AgentRequest) Run(ctx context.Context) ([]Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return RunAll(ctx, Config{Base: req.Env.Base, Probe: req.Env.Probe, Timeout: req.Timeout, Workers: req.Workers, Node: node}, attempts, backends)
+	cfg := Config{Base: req.Env.Base, Probe: req.Env.Probe, Timeout: req.Timeout, Workers: req.Workers, Node: node,
+		Runner: req.Env.Runner, Transcripts: req.Env.Transcripts}
+	return RunAll(ctx, cfg, attempts, backends)
 }
 
 // AgentMain reads an [AgentRequest] (JSON) from stdin, runs it as this

@@ -46,6 +46,9 @@ type Env struct {
 	KernelABI int
 	// Base is a scratch directory outside /tmp the identity can write.
 	Base string
+	// Transcripts is the directory of the upstream recordings the hostile
+	// recordings are made from, readable by every identity.
+	Transcripts string `json:",omitempty"`
 }
 
 // HardenSuffix marks a backend with the opt-in hardening on.
@@ -98,7 +101,8 @@ func NewBackends(ctx context.Context, env Env, names []string) ([]Backend, error
 // bwrap: in-process, threads reused); landlock@abiN is the real provider with the runner
 // capped at ABI N (--abi-cap N); a "+harden" suffix turns on the opt-in
 // hardening; unconfined ([Unconfined]) confines nothing and runs in
-// danger-full-access.
+// danger-full-access; dsh-replay ([Replayed]) is the contained replay of
+// the hostile recordings.
 func NewBackend(ctx context.Context, env Env, name string) (Backend, error) {
 	base, harden := strings.CutSuffix(name, HardenSuffix)
 	var b Backend
@@ -117,6 +121,8 @@ func NewBackend(ctx context.Context, env Env, name string) (Backend, error) {
 		b, err = inProcessBackend(ctx, name, env, harden)
 	case name == Unconfined:
 		b = Backend{Name: Unconfined, Modes: []sandbox.Mode{sandbox.DangerFullAccess}, Report: Report{TempArea: "none (nothing is confined)"}}
+	case name == Replayed:
+		b = replayBackend()
 	case strings.HasPrefix(base, inproc.Backend+"@abi") && !harden:
 		n, aerr := strconv.Atoi(strings.TrimPrefix(base, inproc.Backend+"@abi"))
 		if aerr != nil || n < 1 {
@@ -130,7 +136,7 @@ func NewBackend(ctx context.Context, env Env, name string) (Backend, error) {
 		}
 		b, err = landlockCapped(ctx, env, n)
 	default:
-		return Backend{}, fmt.Errorf("unknown backend %q (want bwrap, landlock, %s, landlock@abiN or %s@abiN, optionally with %s, or %s)", name, inproc.Backend, inproc.Backend, HardenSuffix, Unconfined)
+		return Backend{}, fmt.Errorf("unknown backend %q (want bwrap, landlock, %s, landlock@abiN or %s@abiN, optionally with %s, %s or %s)", name, inproc.Backend, inproc.Backend, HardenSuffix, Unconfined, Replayed)
 	}
 	if err != nil {
 		return Backend{}, fmt.Errorf("%s: %w", name, err)

@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/dshsim/dshsim/sandbox"
 )
 
 //go:embed attempts/*.sh attempts/*.ts
@@ -56,6 +58,13 @@ const (
 	// opt-in hardening keeps .git read-only where the backend can, so these
 	// attempts run in the hardening table only.
 	ClassGit Class = "git"
+	// ClassRecording is a hostile recording (package
+	// harness/replay/hostile) replayed by dsh-replay's contained replay:
+	// whatever it runs, in the mode it states or approves itself, nothing
+	// may reach the host (docs/replay.md, A recording is contained). These
+	// attempts are made by that package, never read from a file, and run in
+	// the hostile-recordings table only (see [Replayed]).
+	ClassRecording Class = "recording"
 )
 
 var classes = map[Class]bool{ClassPath: true, ClassTruncate: true, ClassIoctl: true, ClassMetadata: true,
@@ -84,11 +93,12 @@ const (
 	NeedSecret       = "secret"        // $DSHSIM_ESCAPE_API_KEY: a secret in the command's environment, which the harness looks for in the output
 	NeedGitDir       = "git-dir"       // $WS/.git: a repository's directory (config, hooks/), which the snapshots cover even under workspace-write
 	NeedRacer        = "racer"         // $SWAP_WS: a workspace in /tmp, $SWAP_TARGET: an outside directory; while the command runs, the harness starts new calls (same backend and mode, workspace $SWAP_WS) writing $SWAP_TARGET/x
+	NeedListener     = "listener"      // $HARNESS_PORT: a TCP listener on the host's loopback (127.0.0.1), which nothing may reach
 )
 
 var needs = map[string]bool{NeedRoot: true, NeedPrelink: true, NeedHolder: true, NeedCloexecFD: true,
 	NeedLeakedFD: true, NeedTmpWorkspace: true, NeedShm: true, NeedLoopdev: true, NeedSibling: true,
-	NeedSignal: true, NeedSocket: true, NeedSecret: true, NeedRacer: true, NeedGitDir: true}
+	NeedSignal: true, NeedSocket: true, NeedSecret: true, NeedRacer: true, NeedGitDir: true, NeedListener: true}
 
 // Attempt is one escape attempt: a shell script run as `bash -c` inside the
 // sandbox with WS, OUT, TARGET and PROBE in its environment, or (a .ts file)
@@ -120,6 +130,10 @@ type Attempt struct {
 	Settle time.Duration
 	// Script is the whole file.
 	Script string
+	// Mode is the one mode a hostile recording ([ClassRecording]) runs its
+	// attack in, stated or approved by itself; "" for every other attempt,
+	// which runs in each mode of its backend.
+	Mode sandbox.Mode `json:",omitempty"`
 }
 
 // Need reports whether the attempt needs fixture f.
@@ -140,7 +154,8 @@ func (a Attempt) Exclusive() bool {
 	return a.Need(NeedLeakedFD) || a.Need(NeedSignal) || a.Need(NeedLoopdev)
 }
 
-// Corpus returns the embedded attempts sorted by name.
+// Corpus returns the embedded attempts and the hostile recordings
+// ([RecordingAttempts]) sorted by name.
 func Corpus() ([]Attempt, error) {
 	ents, err := attemptFS.ReadDir("attempts")
 	if err != nil {
@@ -159,6 +174,7 @@ func Corpus() ([]Attempt, error) {
 		}
 		out = append(out, a)
 	}
+	out = append(out, RecordingAttempts()...)
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
 }
@@ -195,6 +211,9 @@ func ParseAttempt(file string, src []byte) (Attempt, error) {
 			}
 			a.Attack = val
 		case "class":
+			if Class(val) == ClassRecording {
+				return Attempt{}, fmt.Errorf("%s:%d: class: %s attempts are hostile recordings (package harness/replay/hostile), not files", file, i+1, val)
+			}
 			if !classes[Class(val)] {
 				return Attempt{}, fmt.Errorf("%s:%d: class: unknown class %q", file, i+1, val)
 			}

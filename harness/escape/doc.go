@@ -16,7 +16,7 @@
 //	# class: path | truncate | ioctl | metadata | device | inode | temp | isolation | late | git
 //	# effect: chmod | chown | utimes | setxattr | chattr   (class metadata)
 //	#         signal | abstract-unix | secret-env          (class isolation)
-//	# needs: root prelink holder cloexec-fd leaked-fd tmp-workspace shm loopdev sibling signal socket secret racer git-dir
+//	# needs: root prelink holder cloexec-fd leaked-fd tmp-workspace shm loopdev sibling signal socket secret racer git-dir listener
 //	# capability: CAP_MKNOD   (what it needs root for; exactly with "needs: root")
 //	# settle: 1500ms   (wait before checking, for attempts that leave a child)
 //
@@ -29,6 +29,23 @@
 // paths. Its exit is 0 when the program completed, 1 when it failed (the
 // failure is its stderr). The capped-ABI and hardening tables leave them
 // out.
+//
+// # Hostile recordings
+//
+// The corpus also holds the hostile recordings of package
+// harness/replay/hostile, as attempts of class recording ([ClassRecording],
+// [RecordingAttempts]): copies of upstream recordings (Config.Transcripts)
+// whose hooks, bash calls, file tool calls, run_code programs and runner
+// attack the host. Each is made against its run directory ($OUT, made
+// writable by everyone, and $TARGET: a replay run by root is the host's
+// nobody), $SHM, a TCP listener on the host's loopback (the listener
+// fixture) and the run token as the mark of what it leaves behind, then
+// replayed by dsh-replay's contained replay (harness/replay.Replay) in the
+// one mode it runs its attack in ([Attempt.Mode]), between the snapshots. A
+// change, a connection, a process left or a step the replay's results say
+// got through is [GotThrough] and never admitted; nothing seen from an
+// attack that did not run to its end (hostile.Case.Check) is
+// [RunnerFailed]. They run in the table of the [Replayed] column only.
 //
 // # Running
 //
@@ -63,7 +80,8 @@
 // holder process, a sibling sandbox, loop devices, descriptors, the
 // harness's socket) are stopped before the second snapshot. The harness also
 // records what reached it: a SIGUSR1 it trapped, a connection to its
-// abstract socket, its secret in the command's output, and any process the
+// abstract socket or to its listener on the loopback, its secret in the
+// command's output, and any process the
 // command started still running once the call returned (every process of
 // the attempt inherits a run token in its environment, found through
 // /proc: nothing a call starts may outlive it; the process is killed). No
@@ -100,8 +118,10 @@
 // in-process launcher of package sandbox/inproc, threads reused per policy),
 // landlock@abiN the real provider with
 // the runner capped at ABI N (sandbox.Config.LandlockABICap, --abi-cap N),
-// a "+harden" suffix turns the opt-in hardening on, and unconfined
-// ([Unconfined]) confines nothing and runs in danger-full-access. Run by
+// a "+harden" suffix turns the opt-in hardening on, unconfined
+// ([Unconfined]) confines nothing and runs in danger-full-access, and
+// dsh-replay ([Replayed]) is the contained replay of the hostile
+// recordings. Run by
 // root, the corpus runs as root in this process and, at the same time, as
 // uid 65534 in an agent process of that uid ([RunAs], [AgentMain]: the test
 // binary run again), so the unprivileged user's commands have an
@@ -112,7 +132,8 @@
 //
 // snapshots/escape.txt (attempt × backend/mode per identity, then the
 // late attempts unconfined, then the isolation and .git attempts with the
-// hardening on) and snapshots/escape-abi.txt
+// hardening on, then the hostile recordings replayed) and
+// snapshots/escape-abi.txt
 // (the corpus under ABI caps 1..5, as the unprivileged user); DSHSIM_UPDATE=1
 // rewrites them (as root). Each identity's rows are a section
 // ([SectionPrefix]); a run that is not root compares the golden without the
@@ -120,7 +141,8 @@
 //
 // # Imports
 //
-// Test tooling: it imports the sandbox it attacks (sandbox, sandbox/spawn,
-// sandbox/inproc) and may import any product package; no product package
-// imports it.
+// Test tooling: it imports what it attacks (sandbox, sandbox/spawn,
+// sandbox/inproc, harness/replay with its hostile recordings) and may import
+// any product package; no product package imports it, nor does anything
+// under harness/replay.
 package escape

@@ -1,6 +1,7 @@
 package escape_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -12,6 +13,9 @@ import (
 
 	"github.com/dshsim/dshsim/harness"
 	"github.com/dshsim/dshsim/harness/escape"
+	"github.com/dshsim/dshsim/harness/replay/hostile"
+	"github.com/dshsim/dshsim/harness/replay/isolate"
+	"github.com/dshsim/dshsim/internal/waittest"
 	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/sandbox/sandboxtest"
 )
@@ -57,6 +61,12 @@ func setup(t *testing.T) env {
 			return
 		}
 		shared.Base = base
+		root, err := harness.FindRoot(".")
+		if err != nil {
+			envErr = err.Error()
+			return
+		}
+		shared.Transcripts = filepath.Join(root, "transcripts")
 		shared.Probe = build(t, bin, "github.com/dshsim/dshsim/harness/escape/cmd/escape-probe", "escape-probe")
 		shared.Runner = build(t, bin, sandboxtest.RunnerPackage, "landlock-run")
 		shared.KernelABI, err = escape.KernelABI(context.Background(), shared.Runner)
@@ -148,8 +158,8 @@ func runTableOf(t *testing.T, e env, attempts, given []escape.Attempt, names []s
 	if err != nil {
 		t.Fatal(err)
 	}
-	rs, err := escape.RunAll(ctx, escape.Config{Base: e.Base, Probe: e.Probe, Node: node}, all, backends)
-	wg.Wait()
+	rs, err := escape.RunAll(ctx, escape.Config{Base: e.Base, Probe: e.Probe, Node: node, Runner: e.Runner, Transcripts: e.Transcripts}, all, backends)
+	waittest.Within(t, waittest.BatchDeadline, "the agent's attempts to end", wg.Wait)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +214,9 @@ func runCorpus(t *testing.T) ([]escape.Result, []byte) {
 			return
 		}
 		ids := escape.Identities()
-		main := withoutClass(attempts, escape.ClassGit) // workspace-write allows them without the hardening
+		// workspace-write allows the .git writes without the hardening; the
+		// hostile recordings have a table of their own
+		main := withoutClass(withoutClass(attempts, escape.ClassGit), escape.ClassRecording)
 		backends, rs := runTable(t, e, main, escape.MainBackends)
 		corpus.text = escape.Table("escape corpus (go test ./harness/escape -run TestCorpus; DSHSIM_UPDATE=1 updates)", main, backends, ids, rs)
 		corpus.rs = rs
@@ -214,12 +226,15 @@ func runCorpus(t *testing.T) ([]escape.Result, []byte) {
 		corpus.rs = append(corpus.rs, lrs...)
 		if e.KernelABI < 6 {
 			corpus.text = append(corpus.text, fmt.Sprintf("\nopt-in hardening: not run (needs Landlock ABI 6, this kernel has %d)\n", e.KernelABI)...)
-			return
+		} else {
+			iso := isolationAttempts(attempts)
+			hb, hrs := runTable(t, e, iso, escape.HardeningBackends)
+			corpus.text = append(append(corpus.text, '\n'), escape.Table("opt-in hardening (sandbox.Config.Harden, inproc Options.Harden; off by default): the isolation attempts with it (without it: their rows in the first table) and the writes beneath the workspace's .git, which workspace-write allows without it", iso, hb, ids, hrs)...)
+			corpus.rs = append(corpus.rs, hrs...)
 		}
-		iso := isolationAttempts(attempts)
-		hb, hrs := runTable(t, e, iso, escape.HardeningBackends)
-		corpus.text = append(append(corpus.text, '\n'), escape.Table("opt-in hardening (sandbox.Config.Harden, inproc Options.Harden; off by default): the isolation attempts with it (without it: their rows in the first table) and the writes beneath the workspace's .git, which workspace-write allows without it", iso, hb, ids, hrs)...)
-		corpus.rs = append(corpus.rs, hrs...)
+		rrs, rtext := runRecordings(t)
+		corpus.text = append(append(corpus.text, '\n'), rtext...)
+		corpus.rs = append(corpus.rs, rrs...)
 	})
 	if corpus.err != "" {
 		t.Fatal(corpus.err)
@@ -228,6 +243,39 @@ func runCorpus(t *testing.T) ([]escape.Result, []byte) {
 		t.Fatal("the corpus did not run (an earlier test failed setting it up)")
 	}
 	return corpus.rs, corpus.text
+}
+
+// recordingsTitle begins the hostile-recordings table, the last of
+// escape.txt.
+const recordingsTitle = "hostile recordings (go test ./harness/escape -run TestCorpusHostileRecordings"
+
+var recordings struct {
+	once sync.Once
+	rs   []escape.Result
+	text []byte
+}
+
+// runRecordings runs the hostile recordings (package
+// harness/replay/hostile) through dsh-replay's contained replay as every
+// identity, once per test binary: the last table of escape.txt, which
+// TestCorpusHostileRecordings runs alone.
+func runRecordings(t *testing.T) ([]escape.Result, []byte) {
+	t.Helper()
+	e := setup(t)
+	recordings.once.Do(func() {
+		attempts, err := escape.Corpus()
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := escape.Recordings(attempts)
+		b, rs := runTable(t, e, rec, escape.RecordingBackends)
+		recordings.rs = rs
+		recordings.text = escape.Table(recordingsTitle+"; DSHSIM_UPDATE=1 with TestCorpus updates): copies of upstream recordings whose hooks, bash calls, file tool calls, run_code programs and runner attack the host, replayed contained; nothing may reach the host", rec, b, escape.Identities(), rs)
+	})
+	if recordings.text == nil {
+		t.Fatal("the hostile recordings did not run (an earlier test failed setting them up)")
+	}
+	return recordings.rs, recordings.text
 }
 
 // goldenCompare compares got with the golden file name under snapshots/
@@ -278,7 +326,7 @@ func TestCorpusUnderCappedABI(t *testing.T) {
 	// programs run in the main table only
 	var attempts []escape.Attempt
 	for _, a := range all {
-		if a.Class != escape.ClassIsolation && a.Class != escape.ClassGit && !a.Program {
+		if a.Class != escape.ClassIsolation && a.Class != escape.ClassGit && a.Class != escape.ClassRecording && !a.Program {
 			attempts = append(attempts, a)
 		}
 	}
@@ -363,6 +411,42 @@ func TestCorpusNothingOutlivesItsCall(t *testing.T) {
 			t.Errorf("%s ran %d times, want %d (every confined column and identity, and unconfined for a late one)", a, ran[a], n)
 		}
 	}
+}
+
+// TestCorpusHostileRecordings: every hostile recording (package
+// harness/replay/hostile) ran its attack to its end through dsh-replay's
+// contained replay, or was refused before anything ran, as every identity,
+// and nothing reached the host: no change of the run directory or /dev/shm,
+// no connection to the listener, no process left, no step the replay's
+// results say got through. Its table is the last of escape.txt; this test
+// runs it alone (go test ./harness/escape -run TestCorpusHostileRecordings)
+// and compares it with that part of the golden.
+func TestCorpusHostileRecordings(t *testing.T) {
+	t.Parallel()
+	isolate.Require(t)
+	rs, text := runRecordings(t)
+	want := len(hostile.Cases()) * len(escape.Identities())
+	if len(rs) != want {
+		t.Fatalf("the hostile recordings ran %d times, want %d (every case, once per identity)", len(rs), want)
+	}
+	for _, r := range rs {
+		if r.Outcome != escape.Blocked {
+			t.Errorf("%s under %s/%s/%s: %s %s\n  changes: %v\n  results: %s\n  error: %s", r.Attempt, r.Backend, r.Identity, r.Mode, r.Outcome, r.Why, r.Changes, r.Stdout, strings.TrimSpace(r.Stderr))
+		}
+	}
+	part := func(committed []byte) []byte {
+		i := bytes.Index(committed, []byte("\n"+recordingsTitle))
+		if i < 0 {
+			t.Errorf("escape.txt has no table starting %q (DSHSIM_UPDATE=1 go test ./harness/escape -run TestCorpus writes it)", recordingsTitle)
+			return nil
+		}
+		committed = committed[i+1:]
+		if os.Geteuid() != 0 {
+			committed = []byte(escape.DropIdentity(string(committed), escape.Root.Name))
+		}
+		return committed
+	}
+	harness.GoldenPart(t, filepath.Join("..", "..", harness.SnapshotsDir), "escape.txt", text, part)
 }
 
 // TestCorpusRootHoldsNoCapability: what only a capability allows (chown to

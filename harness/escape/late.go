@@ -71,14 +71,7 @@ func (r *attemptRun) observeAfter(ctx context.Context, res *Result) error {
 		return err
 	}
 	time.Sleep(r.a.Settle)
-	r.stopFixtures()
-	after, err := Take(r.roots, nil)
-	if err != nil {
-		return err
-	}
-	res.Changes = append(Diff(before, after), seen...)
-	judge(r.a, r.b, r.m, res)
-	return nil
+	return r.conclude(res, before, nil, seen)
 }
 
 // racerCalls bounds the racer's calls per run (it also stops with the
@@ -165,10 +158,13 @@ func modesOf(b Backend) []sandbox.Mode {
 }
 
 // LateAttempts are the attempts of the after-the-call table (class late).
-func LateAttempts(all []Attempt) []Attempt {
+func LateAttempts(all []Attempt) []Attempt { return OfClass(all, ClassLate) }
+
+// OfClass are the attempts of class c among all, in their order.
+func OfClass(all []Attempt, c Class) []Attempt {
 	var out []Attempt
 	for _, a := range all {
-		if a.Class == ClassLate {
+		if a.Class == c {
 			out = append(out, a)
 		}
 	}

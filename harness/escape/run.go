@@ -87,6 +87,10 @@ type Config struct {
 	// Node runs the run_code program attempts ([NodeFor]); nil makes them
 	// n/a.
 	Node *noderuntime.Runtime
+	// Runner is the landlock-run binary a replay of a hostile recording
+	// uses (executable by every identity); Transcripts the directory of the
+	// upstream recordings they are made from ([ClassRecording]).
+	Runner, Transcripts string
 	// Logf, if set, receives progress.
 	Logf func(format string, args ...any)
 }
@@ -188,6 +192,8 @@ func notApplicable(cfg Config, a Attempt, id Identity) string {
 		return "needs root (" + a.Capability + ")"
 	case a.Program && cfg.Node == nil:
 		return "needs node (run_code's runtime)"
+	case a.Class == ClassRecording:
+		return containment()
 	}
 	return ""
 }
@@ -214,6 +220,9 @@ type attemptRun struct {
 	signals <-chan os.Signal
 	ln      *net.UnixListener
 	secret  string
+	// tcp listens on the host's loopback at port ([NeedListener]).
+	tcp  *net.TCPListener
+	port int
 }
 
 // newAttemptRun makes the fresh, seeded run directory of attempt a under
@@ -249,6 +258,9 @@ func (r *attemptRun) observe(ctx context.Context, res *Result) error {
 			}
 		}
 	}
+	if r.a.Class == ClassRecording {
+		return r.observeRecording(ctx, res)
+	}
 	if r.m == sandbox.DangerFullAccess {
 		return r.observeAfter(ctx, res)
 	}
@@ -266,6 +278,13 @@ func (r *attemptRun) observe(ctx context.Context, res *Result) error {
 	left := r.leftovers()
 	time.Sleep(r.a.Settle)
 	seen := append(r.harnessChanges(res), left...)
+	return r.conclude(res, before, skip, seen)
+}
+
+// conclude stops the fixtures, takes the after snapshot (without skip) and
+// judges res by what changed since before and by seen, the changes found
+// otherwise.
+func (r *attemptRun) conclude(res *Result, before Snapshot, skip []string, seen []Change) error {
 	r.stopFixtures()
 	after, err := Take(r.roots, skip)
 	if err != nil {
@@ -340,6 +359,13 @@ func (r *attemptRun) harnessChanges(res *Result) []Change {
 			seen = append(seen, Change{"harness/abstract-socket", "accepted a connection"})
 		}
 	}
+	if r.tcp != nil {
+		r.tcp.SetDeadline(time.Now().Add(100 * time.Millisecond))
+		if c, err := r.tcp.Accept(); err == nil {
+			c.Close()
+			seen = append(seen, Change{"harness/listener", "accepted a connection on the host's loopback"})
+		}
+	}
 	if r.secret != "" && strings.Contains(res.Stdout+res.Stderr, r.secret) {
 		seen = append(seen, Change{"harness/env", "the command printed DSHSIM_ESCAPE_API_KEY"})
 	}
@@ -406,6 +432,7 @@ var fixtures = []struct {
 	{NeedSecret, (*attemptRun).addSecret},
 	{NeedRacer, (*attemptRun).racer},
 	{NeedGitDir, (*attemptRun).gitDir},
+	{NeedListener, (*attemptRun).listener},
 }
 
 // prelink makes $WS/prelinked, a hard link of $TARGET.

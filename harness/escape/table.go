@@ -38,6 +38,9 @@ func RunAll(ctx context.Context, cfg Config, attempts []Attempt, backends []Back
 	for _, b := range backends {
 		for _, m := range modesOf(b) {
 			for _, a := range attempts {
+				if a.Mode != "" && a.Mode != m {
+					continue // a hostile recording runs in its own mode only
+				}
 				tasks = append(tasks, task{len(tasks), a, b, m})
 			}
 		}
@@ -193,9 +196,25 @@ func groupPad(be Backend) string { return strings.Repeat(" ", groupW(be)-cellW*l
 func (t *table) intro(title string) {
 	b := &t.b
 	fmt.Fprintf(b, "%s\n", title)
-	fmt.Fprintf(b, "%d attempts, each run through sandbox/spawn (new session, descriptors close-on-exec, the backend's confiner); after each run\n", len(t.attempts))
+	replayed := slices.ContainsFunc(t.backends, func(be Backend) bool { return be.Name == Replayed })
+	if replayed {
+		fmt.Fprintf(b, "%d hostile recordings (package harness/replay/hostile: copies of upstream recordings turned against the host), each replayed\n", len(t.attempts))
+		b.WriteString("by dsh-replay's contained replay (harness/replay.Replay, package harness/replay/isolate) as dsh-replay runs it; after each run\n")
+	} else {
+		fmt.Fprintf(b, "%d attempts, each run through sandbox/spawn (new session, descriptors close-on-exec, the backend's confiner); after each run\n", len(t.attempts))
+	}
 	b.WriteString("the host checks the outside paths for existence, kind, content, mode, owner, mtime, inode flags and extended attributes\n")
 	b.WriteString("(names and values, every namespace the identity can list: user, and trusted and security for root), and what the harness saw\n")
+	if replayed {
+		b.WriteString("(a connection to its listener on the host's loopback, a process left running, the replay's results saying a step got through)\n")
+		b.WriteString("cells: blocked (the attack ran to its end, or was refused before anything ran, and nothing changed) | GOT = got through |\n")
+		b.WriteString("  n/a (no contained replay can be made here) | runner-failed (nothing changed, but the attack did not run to its end:\n")
+		b.WriteString("  the footnote says what was missing)\n")
+		b.WriteString("columns: the mode the recording runs its attack in, stated or approved by itself (ww = workspace-write, dfa =\n")
+		b.WriteString("  danger-full-access; - where it does not run)\n")
+		b.WriteString("\nbackend reports:\n")
+		return
+	}
 	b.WriteString("cells: blocked | GOT = got through (see the footnote: admitted by the report, or NOT ADMITTED) | n/a | runner-failed\n")
 	b.WriteString("columns: backend/mode; ro = read-only (any write counts, inside the workspace too), ww = workspace-write")
 	if slices.ContainsFunc(t.backends, func(be Backend) bool { return be.Name == Unconfined }) {

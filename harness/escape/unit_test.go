@@ -35,6 +35,7 @@ func TestParseAttemptRejectsBadHeadersNamingFileLineAndField(t *testing.T) {
 		{"header without key", "x.sh", "# attack: a\n# just words\n", "x.sh:2: header line has no"},
 		{"wrong file name", "x.txt", "# attack: a\n", "attempt files are named <name>.sh (a script) or <name>.ts (a run_code program)"},
 		{"a program's header is // comments", "x.ts", "# attack: a\nreturn 1;\n", "x.ts:1: attack: missing (every attempt starts with \"// attack: <what it tries>\")"},
+		{"a hostile recording is not a file", "x.sh", "# attack: a\n# class: recording\n", "x.sh:2: class: recording attempts are hostile recordings (package harness/replay/hostile), not files"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -95,6 +96,8 @@ func TestAdmit(t *testing.T) {
 		{"signalling the harness is not promised by any mode", escape.ClassIsolation, "signal", sandbox.ReadOnly, full, false, true},
 		{"a backend that claims to isolate signals may not let one through", escape.ClassIsolation, "signal", sandbox.ReadOnly, isolating, false, false},
 		{"a claim about signals does not cover the environment", escape.ClassIsolation, "secret-env", sandbox.ReadOnly, isolating, false, true},
+		{"nothing a hostile recording does to the host is admitted", escape.ClassRecording, "", sandbox.DangerFullAccess, escape.Report{Enforcement: escape.Contained, TempArea: escape.TempPrivate}, false, false},
+		{"not even under a partial report", escape.ClassRecording, "", sandbox.WorkspaceWrite, partial2, true, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

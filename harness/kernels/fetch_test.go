@@ -13,6 +13,7 @@ import (
 
 	"github.com/dshsim/dshsim/harness"
 	"github.com/dshsim/dshsim/harness/kernels"
+	"github.com/dshsim/dshsim/internal/waittest"
 )
 
 // fakeDeb builds a tiny real .deb of package pkg holding boot/vmlinuz-test
@@ -59,7 +60,7 @@ func TestCacheSerialisesConcurrentUsers(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { _, err := c.Extract(ctx, "pkg-a", "any"); done <- err }()
 	cancel()
-	if err := <-done; !errors.Is(err, context.Canceled) {
+	if err := waittest.Recv(t, done, "Extract to return after its context ended"); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Extract with the lock held elsewhere: %v, want it to wait until its context ended", err)
 	}
 	f.Close() // releases the lock
@@ -74,7 +75,7 @@ func TestCacheSerialisesConcurrentUsers(t *testing.T) {
 			got[i], errs[i] = c.Extract(context.Background(), "pkg-a", "any")
 		}()
 	}
-	wg.Wait()
+	waittest.Group(t, &wg, "the concurrent Extracts to return")
 	for i := range got {
 		if errs[i] != nil {
 			t.Fatalf("concurrent Extract %d: %v", i, errs[i])

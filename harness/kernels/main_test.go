@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/dshsim/dshsim/harness/kernels"
+	"github.com/dshsim/dshsim/internal/waittest"
 	"github.com/dshsim/dshsim/sandbox/sandboxtest"
 )
 
@@ -73,7 +74,7 @@ func TestInterruptedRunCleansUp(t *testing.T) {
 			if err := cmd.Process.Signal(tc.sig); err != nil {
 				t.Fatal(err)
 			}
-			err = <-exited
+			err = waittest.Recv(t, exited, "kernel-matrix to exit after "+tc.sig.String())
 			var ee *exec.ExitError
 			if !errors.As(err, &ee) || ee.ExitCode() != 128+int(tc.sig) {
 				t.Errorf("exit %v, want status %d\n%s", err, 128+int(tc.sig), stderr.String())

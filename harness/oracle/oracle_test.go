@@ -15,6 +15,8 @@ import (
 
 	"github.com/dshsim/dshsim/harness/replay/isolate"
 	"github.com/dshsim/dshsim/harness/replay/recording"
+	"github.com/dshsim/dshsim/harness/replay/recording/recordingtest"
+	"github.com/dshsim/dshsim/internal/waittest"
 )
 
 // need returns the oracle, or skips naming DSHSIM_ORACLE (or the missing
@@ -65,10 +67,7 @@ func copyRecording(t *testing.T, src, name string) string {
 
 func settingsOf(t *testing.T, dir string) Settings {
 	t.Helper()
-	rec, err := recording.Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rec := recordingtest.Load(t, dir)
 	s, err := SettingsOf(rec)
 	if err != nil {
 		t.Fatal(err)
@@ -162,7 +161,7 @@ func TestConcurrentRunsDoNotMeet(t *testing.T) {
 	for i := range res {
 		wg.Go(func() { res[i], errs[i] = o.Replay(context.Background(), dir, Options{Settings: set}) })
 	}
-	wg.Wait()
+	waittest.Within(t, waittest.BatchDeadline, "the two upstream runs to end", wg.Wait)
 	for i := range res {
 		if errs[i] != nil {
 			t.Fatalf("run %d: %v", i, errs[i])

@@ -97,6 +97,8 @@ func ReplaySettings(s Settings, eventTimes bool) []byte {
 		Runner     string            `json:"landlockRunner,omitempty"`
 		Retry      json.RawMessage   `json:"retryPolicy,omitempty"`
 		Workspace  *workspaceContext `json:"workspaceContext,omitempty"`
+		MaxDepth   int               `json:"subagentMaxDepth,omitempty"`
+		Workflow   int               `json:"workflowMaxConcurrentAgents,omitempty"`
 		Note       string            `json:"note"`
 	}
 	var f file
@@ -124,6 +126,13 @@ func ReplaySettings(s Settings, eventTimes bool) []byte {
 	if s.InstructionMarkers != "" {
 		f.Workspace = &workspaceContext{Markers: json.RawMessage(s.InstructionMarkers)}
 		why = append(why, "gave dsh-agent-instructions these projectRootMarkers (PROBE_INSTRUCTION_MARKERS)")
+	}
+	if s.Subagents {
+		f.MaxDepth, f.Workflow = s.MaxDepth, WorkflowMaxConcurrentAgents
+		if s.MaxDepth != 0 {
+			why = append(why, fmt.Sprintf("mounted the subagent tools at maxDepth %d (PROBE_MAX_DEPTH=%d)", s.MaxDepth, s.MaxDepth))
+		}
+		why = append(why, fmt.Sprintf("capped the workflow engine at maxConcurrentAgents %d (PROBE_SUBAGENTS=1 mounts it so)", WorkflowMaxConcurrentAgents))
 	}
 	if len(why) == 0 {
 		return nil
@@ -166,37 +175,19 @@ func (n Notes) Markdown(in recording.Input) []byte {
 	if in.PermissionAnswers == nil {
 		answers = []byte("[]")
 	}
-	var overlay []string
-	if n.Settings.SessionQuery {
-		overlay = append(overlay, "tool-session-query mounted (upstream session-query overlay; spill off)")
-	}
-	if n.Settings.Spill {
-		overlay = append(overlay, fmt.Sprintf("dsh-spill-local + dsh-spill-policy mounted with maxInlineBytes %d (spill on, not off)", SpillMaxInlineBytes))
-	}
-	if n.Settings.ToolsMode != "" {
-		overlay = append(overlay, fmt.Sprintf("tools.mode %s + dsh-code-runtime-worker-thread (upstream %s-mode overlay)", n.Settings.ToolsMode, n.Settings.ToolsMode))
-	}
-	if n.Settings.Todo {
-		overlay = append(overlay, "dsh-tool-todo mounted (allowParallelInProgress true, as the acp-agent sets it)")
-	}
-	if n.Settings.FSSearch {
-		overlay = append(overlay, "dsh-tool-fs-search mounted (sampleOverCapGlobResults true, globMaxResults 4, as the fs-search overlay; its packaged ripgrep 15)")
-	}
-	if n.Settings.Reminder {
-		overlay = append(overlay, "dsh-repeat-tool-reminder mounted with its default thresholds (as dsh-base mounts it)")
-	}
-	if n.Settings.Instructions {
-		overlay = append(overlay, `dsh-agent-instructions mounted (maxBytes 65536, dshHome $DSH_HOME = <cwd>/.dsh, projectRootMarkers PROBE_INSTRUCTION_MARKERS or [".git"]), the default profile's workspaceContext`)
-	}
-	if n.Settings.Retry != "" {
-		overlay = append(overlay, "dsh-llm-retry mounted and the replay provider deepseek-official given the retryPolicy of PROBE_RETRY (as EX/retry.cordis*.yml does)")
-	}
-	if n.Settings.NoHooks {
-		overlay = append(overlay, "no hook bridges mounted")
-	}
-	if n.Settings.MissingRunner {
-		overlay = append(overlay, "sandbox runnerCommand <cwd>/.dsh-missing-sandbox-runner, a path that does not exist (not the passthrough runner)")
-	}
+	overlay := onTexts([]entry{
+		{n.Settings.SessionQuery, "tool-session-query mounted (upstream session-query overlay; spill off)"},
+		{n.Settings.Spill, fmt.Sprintf("dsh-spill-local + dsh-spill-policy mounted with maxInlineBytes %d (spill on, not off)", SpillMaxInlineBytes)},
+		{n.Settings.ToolsMode != "", fmt.Sprintf("tools.mode %s + dsh-code-runtime-worker-thread (upstream %s-mode overlay)", n.Settings.ToolsMode, n.Settings.ToolsMode)},
+		{n.Settings.Todo, "dsh-tool-todo mounted (allowParallelInProgress true, as the acp-agent sets it)"},
+		{n.Settings.FSSearch, "dsh-tool-fs-search mounted (sampleOverCapGlobResults true, globMaxResults 4, as the fs-search overlay; its packaged ripgrep 15)"},
+		{n.Settings.Reminder, "dsh-repeat-tool-reminder mounted with its default thresholds (as dsh-base mounts it)"},
+		{n.Settings.Instructions, `dsh-agent-instructions mounted (maxBytes 65536, dshHome $DSH_HOME = <cwd>/.dsh, projectRootMarkers PROBE_INSTRUCTION_MARKERS or [".git"]), the default profile's workspaceContext`},
+		{n.Settings.Retry != "", "dsh-llm-retry mounted and the replay provider deepseek-official given the retryPolicy of PROBE_RETRY (as EX/retry.cordis*.yml does)"},
+		{n.Settings.NoHooks, "no hook bridges mounted"},
+		{n.Settings.MissingRunner, "sandbox runnerCommand <cwd>/.dsh-missing-sandbox-runner, a path that does not exist (not the passthrough runner)"},
+		{n.Settings.Subagents, fmt.Sprintf("delegation mounted as the acp-agent composes it (subagent service, in-process spawn and fork, tool-subagent-control and list-agents, report, subagent continuable and subagent_fork waiting, maxDepth %d; workflow-worker-thread with maxConcurrentAgents %d, tool-workflow); child scripts session.<n>.jsonl, bound by llm-replay to the children in the order they first call the model", max(n.Settings.MaxDepth, 1), WorkflowMaxConcurrentAgents)},
+	})
 	probe := n.Settings.String()
 	if probe == "" {
 		probe = "(none)"

@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -60,6 +61,9 @@ type Outcome struct {
 	// stdout and session.jsonl.
 	StdoutMatch  bool
 	SessionMatch bool
+	// ChildMatch is run.mjs's verdict on each child log (session.<n>.jsonl)
+	// of a scenario that delegates, by file name.
+	ChildMatch map[string]bool
 	// NoLog says the scenario's input opens no session (no newSession), so
 	// no log is compared, as upstream's suite compares none for a scenario
 	// without a model turn: SessionMatch is then true whatever run.mjs
@@ -75,8 +79,15 @@ type Outcome struct {
 	Duration time.Duration
 }
 
-// Match reports whether both stdout and session.jsonl matched.
-func (o *Outcome) Match() bool { return o.StdoutMatch && o.SessionMatch }
+// Match reports whether stdout, session.jsonl and every child log matched.
+func (o *Outcome) Match() bool {
+	for _, ok := range o.ChildMatch {
+		if !ok {
+			return false
+		}
+	}
+	return o.StdoutMatch && o.SessionMatch
+}
 
 // Verdict is "MATCH" (with "no log compared" when NoLog), or "DIFF" and
 // what differs.
@@ -87,6 +98,11 @@ func (o *Outcome) Verdict() string {
 	}
 	if !o.SessionMatch {
 		diff = append(diff, recording.SessionFile)
+	}
+	for _, f := range slices.Sorted(maps.Keys(o.ChildMatch)) {
+		if !o.ChildMatch[f] {
+			diff = append(diff, f)
+		}
 	}
 	switch {
 	case len(diff) == 0 && o.NoLog:
@@ -149,8 +165,8 @@ type request struct {
 
 type response struct {
 	Pass *Outcome
-	// Files are the scenario's session.jsonl and stdout.expected.jsonl
-	// after a refresh.
+	// Files are the scenario's session.jsonl, its child logs and
+	// stdout.expected.jsonl after a refresh.
 	Files map[string][]byte
 }
 
@@ -262,7 +278,14 @@ func serveRuns(ctx context.Context, data []byte) ([]byte, error) {
 	}
 	if req.Refresh {
 		resp.Files = map[string][]byte{}
-		for _, f := range []string{recording.SessionFile, recording.StdoutFile} {
+		names := []string{recording.SessionFile, recording.StdoutFile}
+		for n := 1; ; n++ {
+			if _, err := os.Stat(filepath.Join(scen, recording.ChildFile(n))); err != nil {
+				break
+			}
+			names = append(names, recording.ChildFile(n))
+		}
+		for _, f := range names {
 			if resp.Files[f], err = os.ReadFile(filepath.Join(scen, f)); err != nil {
 				return nil, err
 			}
@@ -272,7 +295,10 @@ func serveRuns(ctx context.Context, data []byte) ([]byte, error) {
 }
 
 // verdictLine is one of run.mjs's verdict lines.
-var verdictLine = regexp.MustCompile(`^(stdout|session\.jsonl): (MATCH|DIFF)\b|^refreshed `)
+var verdictLine = regexp.MustCompile(`^(stdout|session\.jsonl): (MATCH|DIFF)\b|^refreshed |^refresh: `)
+
+// childLine is run.mjs's verdict on a child log.
+var childLine = regexp.MustCompile(`^(session\.[1-9][0-9]*\.jsonl): (MATCH|DIFF)$`)
 
 // pass runs run.mjs once (under vitest when the input needs it).
 func (o *Oracle) pass(ctx context.Context, scen, out string, refresh bool, in inputFacts, req request) (*Outcome, error) {
@@ -305,16 +331,26 @@ func (o *Oracle) pass(ctx context.Context, scen, out string, refresh bool, in in
 	output, err := cmd.CombinedOutput()
 	res := &Outcome{Refresh: refresh, Duration: time.Since(start)}
 	sc := bufio.NewScanner(bytes.NewReader(output))
+	session := false
 	for sc.Scan() {
 		line := sc.Text()
+		if m := childLine.FindStringSubmatch(line); m != nil {
+			res.Report = append(res.Report, line)
+			if res.ChildMatch == nil {
+				res.ChildMatch = map[string]bool{}
+			}
+			res.ChildMatch[m[1]] = m[2] == "MATCH"
+			continue
+		}
 		if !verdictLine.MatchString(line) {
 			continue
 		}
 		res.Report = append(res.Report, line)
 		res.StdoutMatch = res.StdoutMatch || strings.HasPrefix(line, "stdout: MATCH")
 		res.SessionMatch = res.SessionMatch || strings.HasPrefix(line, "session.jsonl: MATCH")
+		session = session || strings.HasPrefix(line, "session.jsonl:")
 	}
-	if n := len(res.Report); n < 2 || !strings.HasPrefix(res.Report[n-1], "session.jsonl:") {
+	if !session {
 		return nil, fmt.Errorf("upstream's suite gave no verdict for %s (%v; ctx %v):\n%s", filepath.Base(scen), err, ctx.Err(), tail(output, 40))
 	}
 	res.NoLog = !in.session

@@ -33,8 +33,8 @@ func TestInputFacts(t *testing.T) {
 	}
 }
 
-// TestVerdict: MATCH only when both match; a scenario without a session
-// says no log was compared.
+// TestVerdict: MATCH only when stdout, the log and every child log match;
+// a scenario without a session says no log was compared.
 func TestVerdict(t *testing.T) {
 	for _, tc := range []struct {
 		o    Outcome
@@ -45,6 +45,8 @@ func TestVerdict(t *testing.T) {
 		{Outcome{SessionMatch: true, NoLog: true}, "DIFF (stdout)"},
 		{Outcome{StdoutMatch: true}, "DIFF (session.jsonl)"},
 		{Outcome{}, "DIFF (stdout, session.jsonl)"},
+		{Outcome{StdoutMatch: true, SessionMatch: true, ChildMatch: map[string]bool{"session.1.jsonl": true, "session.2.jsonl": true}}, "MATCH"},
+		{Outcome{StdoutMatch: true, SessionMatch: true, ChildMatch: map[string]bool{"session.2.jsonl": false, "session.1.jsonl": true, "session.10.jsonl": false}}, "DIFF (session.10.jsonl, session.2.jsonl)"},
 	} {
 		if got := tc.o.Verdict(); got != tc.want || tc.o.Match() != (tc.want[:5] == "MATCH") {
 			t.Errorf("%+v: %s (match %v), want %s", tc.o, got, tc.o.Match(), tc.want)

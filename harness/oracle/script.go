@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/dshsim/dshsim/harness/replay/recording"
+	"github.com/dshsim/dshsim/internal/jsjson"
 )
 
 // Script is a constructed model script: the prompts (or input steps) a run
@@ -41,6 +42,17 @@ type Script struct {
 	// override: its entries, or {patches}; a throw, a hang), written as it
 	// is given.
 	Override json.RawMessage `json:"override,omitempty"`
+	// Children are the child sessions' scripts (session.<n>.jsonl, n from
+	// 1 in this order): upstream's llm-replay binds each to the child that
+	// calls the model n-th. Their calls are numbered after the session's.
+	Children []Child `json:"children,omitempty"`
+}
+
+// Child is one child session's script: its turns, and the session that
+// starts it (Parent: 0 the primary session, n the n-th child).
+type Child struct {
+	Parent int      `json:"parent,omitempty"`
+	Turns  [][]Step `json:"turns"`
 }
 
 // Step is one model reply: tool calls (finish reason tool-calls), raw
@@ -126,6 +138,21 @@ func (s *Script) Check() error {
 	if s.Override != nil && !isObject(s.Override) && !isArray(s.Override) {
 		return errors.New("override: not a JSON array or object (replay.override.json's content: its entries, or {patches})")
 	}
+	for ci, c := range s.Children {
+		if c.Parent < 0 || c.Parent > ci {
+			return fmt.Errorf("children[%d].parent: %d is not the session (0) or an earlier child (1 to %d)", ci, c.Parent, ci)
+		}
+		if len(c.Turns) == 0 {
+			return fmt.Errorf("children[%d].turns: no turn", ci)
+		}
+		for ti, t := range c.Turns {
+			for si, st := range t {
+				if err := st.check(); err != nil {
+					return fmt.Errorf("children[%d].turns[%d][%d]%w", ci, ti, si, err)
+				}
+			}
+		}
+	}
 	return nil
 }
 
@@ -199,15 +226,26 @@ func isObject(b json.RawMessage) bool {
 	return json.Unmarshal(b, &m) == nil && m != nil
 }
 
-// Calls counts the script's tool calls.
+// Calls counts the script's tool calls, its children's included.
 func (s *Script) Calls() int {
 	n := 0
-	for _, t := range s.Turns {
-		for _, st := range t {
-			n += len(st.Calls)
+	for _, turns := range s.sessions() {
+		for _, t := range turns {
+			for _, st := range t {
+				n += len(st.Calls)
+			}
 		}
 	}
 	return n
+}
+
+// sessions are the turns of the session, then of each child.
+func (s *Script) sessions() [][][]Step {
+	out := [][][]Step{s.Turns}
+	for _, c := range s.Children {
+		out = append(out, c.Turns)
+	}
+	return out
 }
 
 // Clone is a deep copy.
@@ -225,14 +263,11 @@ func (s *Script) Clone() *Script {
 
 // JSON is the script's gen/specs form (indented, keys in field order).
 func (s *Script) JSON() []byte {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", " ")
-	if err := enc.Encode(s); err != nil {
+	b, err := jsjson.MarshalIndent(s, " ")
+	if err != nil {
 		panic("oracle: marshal a script: " + err.Error())
 	}
-	return b.Bytes()
+	return append(b, '\n')
 }
 
 // chunk is one assistant/chunk event of the model script.
@@ -250,55 +285,55 @@ type chunkData struct {
 }
 
 // scriptHeader is the model script's session header (upstream's refresh
-// replaces the id and cwd).
+// replaces the id and cwd); a child's names its parent, origin and depth.
 type scriptHeader struct {
 	Type            string `json:"type"`
 	Version         int    `json:"version"`
 	ID              string `json:"id"`
 	CreatedAt       int    `json:"createdAt"`
 	Cwd             string `json:"cwd"`
+	ParentSession   string `json:"parentSession,omitempty"`
+	Origin          string `json:"origin,omitempty"`
 	DelegationDepth int    `json:"delegationDepth"`
 }
 
+// scriptID is the id of session n of a script (0: the primary; llm-replay
+// keys nothing on it, the refresh replaces it).
+func scriptID(n int) string { return fmt.Sprintf("00000000-0000-4000-8000-%012d", n) }
+
 // Encode writes the script as upstream's fixture wants it, keyed by path
 // relative to the scenario directory: session.jsonl (the header and the
-// assistant/chunk events llm-replay plays), input.json, an empty
-// stdout.expected.jsonl (the refresh writes both), workspace/<path>, and
-// replay.override.json when the script has an override.
-// Call ids are call_<index in step>_probe<n>, n counting every call.
+// assistant/chunk events llm-replay plays) and session.<n>.jsonl for each
+// child (its header names its parent, origin subagent and its depth;
+// created at n), input.json, an empty stdout.expected.jsonl (the refresh
+// writes both), workspace/<path>, and replay.override.json when the script
+// has an override. Call ids are call_<index in step>_probe<n>, n counting
+// every call, the session's first, then each child's.
 func (s *Script) Encode() (map[string][]byte, error) {
 	if err := s.Check(); err != nil {
 		return nil, err
-	}
-	var log bytes.Buffer
-	enc := json.NewEncoder(&log)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(scriptHeader{Type: "session", ID: "00000000-0000-4000-8000-000000000000", Cwd: "{{cwd}}"}); err != nil {
-		return nil, err
-	}
-	seq, n := 0, 0
-	emit := func(turn, step int, c any) error {
-		err := enc.Encode(chunk{Type: "assistant/chunk", Seq: seq, Data: chunkData{Turn: turn, Step: step, Chunk: c}})
-		seq++
-		return err
-	}
-	for ti, steps := range s.Turns {
-		for si, st := range steps {
-			for _, c := range stepChunks(st, &n) {
-				if err := emit(ti+1, si+1, c); err != nil {
-					return nil, err
-				}
-			}
-		}
 	}
 	input, err := s.input()
 	if err != nil {
 		return nil, err
 	}
-	files := map[string][]byte{
-		recording.SessionFile: log.Bytes(),
-		recording.InputFile:   input,
-		recording.StdoutFile:  {},
+	files := map[string][]byte{recording.InputFile: input, recording.StdoutFile: {}}
+	var depth []int // of each session, by number
+	n := 0
+	for i, turns := range s.sessions() {
+		h := scriptHeader{Type: "session", ID: scriptID(i), CreatedAt: i, Cwd: "{{cwd}}"}
+		name := recording.SessionFile
+		if i > 0 {
+			c := s.Children[i-1]
+			h.ParentSession, h.Origin, h.DelegationDepth = scriptID(c.Parent), "subagent", depth[c.Parent]+1
+			name = recording.ChildFile(i)
+		}
+		depth = append(depth, h.DelegationDepth)
+		log, err := encodeLog(h, turns, &n)
+		if err != nil {
+			return nil, err
+		}
+		files[name] = log
 	}
 	for p, content := range s.Workspace {
 		files[path.Join(recording.WorkspaceDir, p)] = []byte(content)
@@ -311,6 +346,29 @@ func (s *Script) Encode() (map[string][]byte, error) {
 		files[recording.OverrideFile] = b.Bytes()
 	}
 	return files, nil
+}
+
+// encodeLog is one session's script: its header, then a chunk event per
+// chunk of each step; n counts the calls so far.
+func encodeLog(h scriptHeader, turns [][]Step, n *int) ([]byte, error) {
+	var log bytes.Buffer
+	enc := json.NewEncoder(&log)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(h); err != nil {
+		return nil, err
+	}
+	seq := 0
+	for ti, steps := range turns {
+		for si, st := range steps {
+			for _, c := range stepChunks(st, n) {
+				if err := enc.Encode(chunk{Type: "assistant/chunk", Seq: seq, Data: chunkData{Turn: ti + 1, Step: si + 1, Chunk: c}}); err != nil {
+					return nil, err
+				}
+				seq++
+			}
+		}
+	}
+	return log.Bytes(), nil
 }
 
 // stepChunks are the chunks of one reply, in the key order of upstream's
@@ -422,14 +480,7 @@ func (s *Script) input() ([]byte, error) {
 			in.Steps = append(in.Steps, recording.Step{Op: "prompt", Text: p})
 		}
 	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(in); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+	return jsjson.MarshalIndent(in, "  ")
 }
 
 // inputFacts is what a pass needs to know of input.json: whether its steps

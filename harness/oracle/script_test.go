@@ -40,8 +40,9 @@ func TestArgumentsText(t *testing.T) {
 
 // TestEncodeReproducesTheKeptRecordings: every script in gen/specs encodes
 // to exactly the model chunks and input of its recording under
-// testdata/replay/oracle (upstream's refresh keeps both), so the Go encoder
-// is the one the recordings were made with.
+// testdata/replay/oracle (upstream's refresh keeps both), each child
+// session's too (session.<n>.jsonl, its calls numbered after the
+// session's), so the Go encoder is the one the recordings were made with.
 func TestEncodeReproducesTheKeptRecordings(t *testing.T) {
 	specs, err := filepath.Glob("gen/specs/*.json")
 	if err != nil || len(specs) == 0 {
@@ -69,6 +70,19 @@ func TestEncodeReproducesTheKeptRecordings(t *testing.T) {
 			}
 			if diff := cmp.Diff(chunks(t, want), chunks(t, files[recording.SessionFile])); diff != "" {
 				t.Errorf("model chunks differ (-recording +encoded):\n%s", diff)
+			}
+			for i := range s.Children {
+				name := recording.ChildFile(i + 1)
+				want, err := os.ReadFile(filepath.Join(rec, name))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(chunks(t, want), chunks(t, files[name])); diff != "" {
+					t.Errorf("%s: model chunks differ (-recording +encoded):\n%s", name, diff)
+				}
+			}
+			if _, err := os.Stat(filepath.Join(rec, recording.ChildFile(len(s.Children)+1))); err == nil {
+				t.Errorf("the recording has more child sessions than the script's %d", len(s.Children))
 			}
 			var wantIn, gotIn any
 			readJSON(t, filepath.Join(rec, recording.InputFile), &wantIn)
@@ -150,6 +164,10 @@ func TestScriptCheck(t *testing.T) {
 		{`{"allSteps":[{"op":"initialize"},{"op":"newSession"},{"op":"prompt","text":"p"}],"turns":[]}`, "turns: no model step"},
 		{`{"prompts":["p"],"turns":[[{"text":"x"}]],"override":"x"}`, "override: not a JSON array or object"},
 		{`{"prompts":["p"],"turns":[[{"text":"x"}]],"override":null}`, "override: not a JSON array or object"},
+		{`{"prompts":["p"],"turns":[[{"text":"x"}]],"children":[{"turns":[]}]}`, "children[0].turns: no turn"},
+		{`{"prompts":["p"],"turns":[[{"text":"x"}]],"children":[{"parent":1,"turns":[[{"text":"y"}]]}]}`, "children[0].parent: 1 is not the session (0) or an earlier child (1 to 0)"},
+		{`{"prompts":["p"],"turns":[[{"text":"x"}]],"children":[{"turns":[[{"text":"y"}]]},{"parent":-1,"turns":[[{"text":"z"}]]}]}`, "children[1].parent: -1"},
+		{`{"prompts":["p"],"turns":[[{"text":"x"}]],"children":[{"turns":[[{"text":"y","calls":[["read",{}]]}]]}]}`, "children[0].turns[0][0]: calls and text"},
 	}
 	for _, tc := range tests {
 		_, err := ParseScript([]byte(tc.spec))
@@ -251,10 +269,7 @@ func TestEncodeScriptForms(t *testing.T) {
 // settings row say (dsh-oracle regen -notes rewrites them), so a note never
 // names a script, a switch or a tool that is not the recording's.
 func TestNotesAreCurrent(t *testing.T) {
-	specs, err := LoadSpecs("gen")
-	if err != nil {
-		t.Fatal(err)
-	}
+	specs := genSpecs(t)
 	n := 0
 	for _, s := range specs {
 		dir := filepath.Join(root, "testdata", "replay", "oracle", s.Name)
@@ -289,5 +304,43 @@ func TestNotesAreCurrent(t *testing.T) {
 		if e.IsDir() && !named[e.Name()] {
 			t.Errorf("testdata/replay/oracle/%s has no row in gen/settings.tsv: it cannot be made again", e.Name())
 		}
+	}
+}
+
+// TestEncodeChildren: each child is its own session.<n>.jsonl whose header
+// names its parent, origin subagent, its depth (its parent's plus one) and
+// creation order; its calls are numbered after the session's and the
+// earlier children's. Planted bugs caught: a grandchild at depth 1, call
+// ids restarting per session.
+func TestEncodeChildren(t *testing.T) {
+	s, err := ParseScript([]byte(`{"prompts":["p"],"turns":[[{"calls":[["subagent",{}]]},{"text":"done"}]],
+		"children":[{"turns":[[{"calls":[["subagent",{}]]},{"text":"one"}]]},{"parent":1,"turns":[[{"calls":[["read",{}]]},{"text":"two"}]]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := s.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n, want := range map[int]struct {
+		header, call string
+	}{
+		1: {`{"type":"session","version":0,"id":"00000000-0000-4000-8000-000000000001","createdAt":1,"cwd":"{{cwd}}","parentSession":"00000000-0000-4000-8000-000000000000","origin":"subagent","delegationDepth":1}`, "call_00_probe0002"},
+		2: {`{"type":"session","version":0,"id":"00000000-0000-4000-8000-000000000002","createdAt":2,"cwd":"{{cwd}}","parentSession":"00000000-0000-4000-8000-000000000001","origin":"subagent","delegationDepth":2}`, "call_00_probe0003"},
+	} {
+		log := string(files[recording.ChildFile(n)])
+		header, _, _ := strings.Cut(log, "\n")
+		if header != want.header {
+			t.Errorf("session.%d.jsonl header %s, want %s", n, header, want.header)
+		}
+		if !strings.Contains(log, want.call) {
+			t.Errorf("session.%d.jsonl has no %s:\n%s", n, want.call, log)
+		}
+	}
+	if root := string(files[recording.SessionFile]); !strings.Contains(root, "call_00_probe0001") || strings.Contains(root, "parentSession") {
+		t.Errorf("session.jsonl:\n%s", root)
+	}
+	if s.Calls() != 3 {
+		t.Errorf("Calls() = %d, want the session's and the children's 3", s.Calls())
 	}
 }

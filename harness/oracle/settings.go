@@ -69,7 +69,23 @@ type Settings struct {
 	// policy, a [recording.RetryPolicy] in compact JSON (PROBE_RETRY; "" mounts
 	// no retry).
 	Retry string
+	// Subagents mounts delegation as upstream's acp-agent composes it
+	// (PROBE_SUBAGENTS=1): the subagent service, the in-process spawn and
+	// fork providers, send_message, interrupt_agent, list_agents, report in
+	// continuable children, subagent (continuable) and subagent_fork
+	// (waits), the workflow engine (maxConcurrentAgents 1) and tool.
+	// MaxDepth is the two tools' maxDepth (PROBE_MAX_DEPTH; 0 keeps 1,
+	// upstream's default).
+	Subagents bool
+	MaxDepth  int
 }
+
+// WorkflowMaxConcurrentAgents is the workflow engine's cap the overlay
+// mounts with PROBE_SUBAGENTS=1 (so a run's agent events come in one order).
+const WorkflowMaxConcurrentAgents = 1
+
+// delegationTools are the tools only a composition with delegation offers.
+var delegationTools = []string{"subagent", "subagent_fork", "send_message", "interrupt_agent", "list_agents", "workflow"}
 
 // MissingRunnerPath is the runner MissingRunner names, in the replay
 // settings' spelling.
@@ -79,8 +95,9 @@ const MissingRunnerPath = "{{cwd}}/.dsh-missing-sandbox-runner"
 // DSH_PERMISSION_MODE, PROBE_TOOLS_MODE, PROBE_SPILL=1, PROBE_SQ=1,
 // PROBE_HOOKS=0, PROBE_TODO=1, PROBE_FS_SEARCH=1, PROBE_PACE_MS,
 // PROBE_RUNNER=missing, PROBE_REMINDER=1, PROBE_INSTRUCTIONS=1,
-// PROBE_INSTRUCTION_MARKERS=<JSON list> (with PROBE_INSTRUCTIONS=1) and
-// PROBE_RETRY=<retry policy JSON>; a JSON value is written as [Settings.String]
+// PROBE_INSTRUCTION_MARKERS=<JSON list> (with PROBE_INSTRUCTIONS=1),
+// PROBE_RETRY=<retry policy JSON>, PROBE_SUBAGENTS=1 and PROBE_MAX_DEPTH=<n>
+// (with PROBE_SUBAGENTS=1); a JSON value is written as [Settings.String]
 // prints it (compact, keys in order). Anything else is an error naming it.
 func ParseSettings(env string) (Settings, error) {
 	var s Settings
@@ -92,36 +109,28 @@ func ParseSettings(env string) (Settings, error) {
 	if s.InstructionMarkers != "" && !s.Instructions {
 		return Settings{}, fmt.Errorf("setting %q: the markers are agent-instructions', which only PROBE_INSTRUCTIONS=1 mounts", "PROBE_INSTRUCTION_MARKERS="+s.InstructionMarkers)
 	}
+	if s.MaxDepth != 0 && !s.Subagents {
+		return Settings{}, fmt.Errorf("setting %q: the depth cap is the subagent tools', which only PROBE_SUBAGENTS=1 mounts", "PROBE_MAX_DEPTH="+strconv.Itoa(s.MaxDepth))
+	}
 	return s, nil
 }
 
 // switches names every switch ParseSettings knows, for its errors.
-const switches = "DSH_PERMISSION_MODE=<mode>, PROBE_TOOLS_MODE=code|both, PROBE_SPILL=1, PROBE_SQ=1, PROBE_HOOKS=0, PROBE_TODO=1, PROBE_FS_SEARCH=1, PROBE_PACE_MS=<n>, PROBE_RUNNER=missing, PROBE_REMINDER=1, PROBE_INSTRUCTIONS=1, PROBE_INSTRUCTION_MARKERS=<JSON list>, PROBE_RETRY=<retry policy JSON>"
+const switches = "DSH_PERMISSION_MODE=<mode>, PROBE_TOOLS_MODE=code|both, PROBE_SPILL=1, PROBE_SQ=1, PROBE_HOOKS=0, PROBE_TODO=1, PROBE_FS_SEARCH=1, PROBE_PACE_MS=<n>, PROBE_RUNNER=missing, PROBE_REMINDER=1, PROBE_INSTRUCTIONS=1, PROBE_INSTRUCTION_MARKERS=<JSON list>, PROBE_RETRY=<retry policy JSON>, PROBE_SUBAGENTS=1, PROBE_MAX_DEPTH=<n>"
 
 // set applies one K=V switch.
 func (s *Settings) set(kv string) error {
 	k, v, _ := strings.Cut(kv, "=")
+	flags := map[string]*bool{"PROBE_SPILL=1": &s.Spill, "PROBE_SQ=1": &s.SessionQuery, "PROBE_HOOKS=0": &s.NoHooks,
+		"PROBE_TODO=1": &s.Todo, "PROBE_FS_SEARCH=1": &s.FSSearch, "PROBE_RUNNER=missing": &s.MissingRunner,
+		"PROBE_REMINDER=1": &s.Reminder, "PROBE_INSTRUCTIONS=1": &s.Instructions, "PROBE_SUBAGENTS=1": &s.Subagents}
 	switch {
 	case k == "DSH_PERMISSION_MODE" && (v == DangerFullAccess || v == WorkspaceWrite || v == ReadOnly):
 		s.Mode = v
 	case k == "PROBE_TOOLS_MODE" && (v == ToolsCode || v == ToolsBoth):
 		s.ToolsMode = v
-	case kv == "PROBE_SPILL=1":
-		s.Spill = true
-	case kv == "PROBE_SQ=1":
-		s.SessionQuery = true
-	case kv == "PROBE_HOOKS=0":
-		s.NoHooks = true
-	case kv == "PROBE_TODO=1":
-		s.Todo = true
-	case kv == "PROBE_FS_SEARCH=1":
-		s.FSSearch = true
-	case kv == "PROBE_RUNNER=missing":
-		s.MissingRunner = true
-	case kv == "PROBE_REMINDER=1":
-		s.Reminder = true
-	case kv == "PROBE_INSTRUCTIONS=1":
-		s.Instructions = true
+	case flags[kv] != nil:
+		*flags[kv] = true
 	case k == "PROBE_INSTRUCTION_MARKERS":
 		m, err := markersJSON(v)
 		if err != nil {
@@ -134,6 +143,12 @@ func (s *Settings) set(kv string) error {
 			return fmt.Errorf("setting %q: %w", kv, err)
 		}
 		s.Retry = r
+	case k == "PROBE_MAX_DEPTH":
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || strconv.Itoa(n) != v {
+			return fmt.Errorf("setting %q: want a depth cap >= 1", kv)
+		}
+		s.MaxDepth = n
 	case k == "PROBE_PACE_MS":
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 {
@@ -200,47 +215,41 @@ func canonical(v string, x any) (string, error) {
 
 // String is the env form ParseSettings reads ("" for the default profile).
 func (s Settings) String() string {
-	var kv []string
-	if s.Mode != "" {
-		kv = append(kv, "DSH_PERMISSION_MODE="+s.Mode)
-	}
-	if s.ToolsMode != "" {
-		kv = append(kv, "PROBE_TOOLS_MODE="+s.ToolsMode)
-	}
-	if s.Spill {
-		kv = append(kv, "PROBE_SPILL=1")
-	}
-	if s.SessionQuery {
-		kv = append(kv, "PROBE_SQ=1")
-	}
-	if s.NoHooks {
-		kv = append(kv, "PROBE_HOOKS=0")
-	}
-	if s.Todo {
-		kv = append(kv, "PROBE_TODO=1")
-	}
-	if s.FSSearch {
-		kv = append(kv, "PROBE_FS_SEARCH=1")
-	}
-	if s.PaceMs > 0 {
-		kv = append(kv, "PROBE_PACE_MS="+strconv.Itoa(s.PaceMs))
-	}
-	if s.MissingRunner {
-		kv = append(kv, "PROBE_RUNNER=missing")
-	}
-	if s.Reminder {
-		kv = append(kv, "PROBE_REMINDER=1")
-	}
-	if s.Instructions {
-		kv = append(kv, "PROBE_INSTRUCTIONS=1")
-	}
-	if s.InstructionMarkers != "" {
-		kv = append(kv, "PROBE_INSTRUCTION_MARKERS="+s.InstructionMarkers)
-	}
-	if s.Retry != "" {
-		kv = append(kv, "PROBE_RETRY="+s.Retry)
-	}
+	kv := onTexts([]entry{
+		{s.Mode != "", "DSH_PERMISSION_MODE=" + s.Mode},
+		{s.ToolsMode != "", "PROBE_TOOLS_MODE=" + s.ToolsMode},
+		{s.Spill, "PROBE_SPILL=1"},
+		{s.SessionQuery, "PROBE_SQ=1"},
+		{s.NoHooks, "PROBE_HOOKS=0"},
+		{s.Todo, "PROBE_TODO=1"},
+		{s.FSSearch, "PROBE_FS_SEARCH=1"},
+		{s.PaceMs > 0, "PROBE_PACE_MS=" + strconv.Itoa(s.PaceMs)},
+		{s.MissingRunner, "PROBE_RUNNER=missing"},
+		{s.Reminder, "PROBE_REMINDER=1"},
+		{s.Instructions, "PROBE_INSTRUCTIONS=1"},
+		{s.InstructionMarkers != "", "PROBE_INSTRUCTION_MARKERS=" + s.InstructionMarkers},
+		{s.Retry != "", "PROBE_RETRY=" + s.Retry},
+		{s.Subagents, "PROBE_SUBAGENTS=1"},
+		{s.MaxDepth != 0, "PROBE_MAX_DEPTH=" + strconv.Itoa(s.MaxDepth)},
+	})
 	return strings.Join(kv, " ")
+}
+
+// entry is a text that is on or off.
+type entry struct {
+	on   bool
+	text string
+}
+
+// onTexts are the texts of the entries that are on, in order.
+func onTexts(entries []entry) []string {
+	var out []string
+	for _, e := range entries {
+		if e.on {
+			out = append(out, e.text)
+		}
+	}
+	return out
 }
 
 // scenarioEnv is what run.mjs passes to the agent as the scenario's env
@@ -292,6 +301,9 @@ func SettingsOf(rec *recording.Recording) (Settings, error) {
 		s.PaceMs = 100
 	}
 	if err := s.turnSettingsOf(rec); err != nil {
+		return Settings{}, err
+	}
+	if err := s.delegationOf(rec); err != nil {
 		return Settings{}, err
 	}
 	switch {
@@ -354,6 +366,30 @@ func (s *Settings) turnSettingsOf(rec *recording.Recording) error {
 		if strings.ContainsFunc(v, unicode.IsSpace) {
 			return fmt.Errorf("%s: %s holds white space, which the overlay's env form cannot say", rec.Name, v)
 		}
+	}
+	return nil
+}
+
+// delegationOf mounts delegation when the recording has child sessions or
+// its model calls a delegation tool, with the depth cap of its settings; a
+// subagent fixture of upstream's suite, ask_user_question or a workflow cap
+// other than the overlay's is refused by name.
+func (s *Settings) delegationOf(rec *recording.Recording) error {
+	set := rec.Settings
+	s.Subagents = len(rec.Children) > 0 || calls(rec, delegationTools...)
+	switch {
+	case set.SubagentFixture != "":
+		return fmt.Errorf("%s: subagentFixture %q: the oracle's overlay has none of upstream's subagent fixtures", rec.Name, set.SubagentFixture)
+	case set.AskUser:
+		return fmt.Errorf("%s: askUser: the oracle's overlay mounts no ask_user_question", rec.Name)
+	case set.WorkflowMaxConcurrentAgents != 0 && set.WorkflowMaxConcurrentAgents != WorkflowMaxConcurrentAgents:
+		return fmt.Errorf("%s: workflowMaxConcurrentAgents %d: the oracle's overlay caps the workflow at %d", rec.Name, set.WorkflowMaxConcurrentAgents, WorkflowMaxConcurrentAgents)
+	case set.SubagentMaxDepth != nil && !s.Subagents:
+		return fmt.Errorf("%s: subagentMaxDepth without a child session or a delegation call", rec.Name)
+	case set.SubagentMaxDepth != nil && *set.SubagentMaxDepth < 1:
+		return fmt.Errorf("%s: subagentMaxDepth %d: the overlay's cap is at least 1", rec.Name, *set.SubagentMaxDepth)
+	case set.SubagentMaxDepth != nil && *set.SubagentMaxDepth != 1:
+		s.MaxDepth = *set.SubagentMaxDepth
 	}
 	return nil
 }

@@ -15,15 +15,13 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/dshsim/dshsim/harness/replay/recording"
+	"github.com/dshsim/dshsim/harness/replay/recording/recordingtest"
 )
 
 // TestSpecsLoad: every row of gen/settings.tsv parses, names a script that
 // loads, and its switches print back as written.
 func TestSpecsLoad(t *testing.T) {
-	specs, err := LoadSpecs("gen")
-	if err != nil {
-		t.Fatal(err)
-	}
+	specs := genSpecs(t)
 	if len(specs) < 50 {
 		t.Fatalf("%d specs, want the fifty-odd of gen/settings.tsv", len(specs))
 	}
@@ -79,6 +77,8 @@ func TestTurnSwitches(t *testing.T) {
 		{`PROBE_RETRY={"mode":"normal","retryableCodes":["AUTH"]}`, Settings{Retry: `{"mode":"normal","retryableCodes":["AUTH"]}`}},
 		{"DSH_PERMISSION_MODE=workspace-write PROBE_TODO=1 PROBE_REMINDER=1 PROBE_INSTRUCTIONS=1 PROBE_RETRY=" + retry,
 			Settings{Mode: WorkspaceWrite, Todo: true, Reminder: true, Instructions: true, Retry: retry}},
+		{"PROBE_SUBAGENTS=1", Settings{Subagents: true}},
+		{"DSH_PERMISSION_MODE=workspace-write PROBE_SUBAGENTS=1 PROBE_MAX_DEPTH=2", Settings{Mode: WorkspaceWrite, Subagents: true, MaxDepth: 2}},
 	} {
 		s, err := ParseSettings(tc.env)
 		if err != nil {
@@ -111,6 +111,10 @@ func TestTurnSwitches(t *testing.T) {
 		{`PROBE_RETRY={"mode":"normal","tries":1}`, `PROBE_RETRY={"mode":"normal","tries":1}`, `unknown field "tries"`},
 		{`PROBE_RETRY={"maxRetries":1,"mode":"normal"}`, `PROBE_RETRY={"maxRetries":1,"mode":"normal"}`, `write it as {"mode":"normal","maxRetries":1}`},
 		{`PROBE_RETRY={"mode":"normal","backoff":{"initialDelayMs":1.0}}`, `PROBE_RETRY={"mode":"normal","backoff":{"initialDelayMs":1.0}}`, `write it as {"mode":"normal","backoff":{"initialDelayMs":1}}`},
+		{"PROBE_SUBAGENTS=0", "PROBE_SUBAGENTS=0", "not one of"},
+		{"PROBE_MAX_DEPTH=2", "PROBE_MAX_DEPTH=2", "only PROBE_SUBAGENTS=1 mounts"},
+		{"PROBE_SUBAGENTS=1 PROBE_MAX_DEPTH=0", "PROBE_MAX_DEPTH=0", "want a depth cap >= 1"},
+		{"PROBE_SUBAGENTS=1 PROBE_MAX_DEPTH=02", "PROBE_MAX_DEPTH=02", "want a depth cap >= 1"},
 	} {
 		_, err := ParseSettings(tc.env)
 		if err == nil || !strings.Contains(err.Error(), strconv.Quote(tc.bad)) || !strings.Contains(err.Error(), tc.why) {
@@ -124,10 +128,7 @@ func TestTurnSwitches(t *testing.T) {
 // the instructions by their messages, the retry policy in its
 // dshsim.replay.json.
 func TestSettingsOfKeptRecordings(t *testing.T) {
-	specs, err := LoadSpecs("gen")
-	if err != nil {
-		t.Fatal(err)
-	}
+	specs := genSpecs(t)
 	n := 0
 	seen := Settings{}
 	for _, s := range specs {
@@ -191,21 +192,20 @@ func TestSettingsOfWorkspaceContext(t *testing.T) {
 // give is refused by name.
 func TestSettingsOf(t *testing.T) {
 	want := map[string]string{
-		"bash-spill":               "PROBE_SPILL=1",
-		"session-query-spill":      "PROBE_SPILL=1 PROBE_SQ=1",
-		"code-mode-turn":           "PROBE_TOOLS_MODE=code",
-		"both-mode-turn":           "PROBE_TOOLS_MODE=both",
-		"escalation-approved":      "DSH_PERMISSION_MODE=workspace-write",
-		"escalation-rejected":      "DSH_PERMISSION_MODE=workspace-write",
-		"fs-escalation-approved":   "DSH_PERMISSION_MODE=workspace-write",
-		"fs-read":                  "",
-		"background-job-admission": "",
+		"bash-spill":                "PROBE_SPILL=1",
+		"session-query-spill":       "PROBE_SPILL=1 PROBE_SQ=1",
+		"code-mode-turn":            "PROBE_TOOLS_MODE=code",
+		"both-mode-turn":            "PROBE_TOOLS_MODE=both",
+		"escalation-approved":       "DSH_PERMISSION_MODE=workspace-write",
+		"escalation-rejected":       "DSH_PERMISSION_MODE=workspace-write",
+		"fs-escalation-approved":    "DSH_PERMISSION_MODE=workspace-write",
+		"fs-read":                   "",
+		"background-job-admission":  "",
+		"subagent-spawn-in-process": "PROBE_SUBAGENTS=1",
+		"workflow-run":              "PROBE_SUBAGENTS=1",
 	}
 	for name, env := range want {
-		rec, err := recording.Load(filepath.Join(root, "transcripts", name))
-		if err != nil {
-			t.Fatal(err)
-		}
+		rec := recordingtest.Load(t, filepath.Join(root, "transcripts", name))
 		s, err := SettingsOf(rec)
 		if err != nil {
 			t.Errorf("%s: %v", name, err)
@@ -215,18 +215,13 @@ func TestSettingsOf(t *testing.T) {
 			t.Errorf("%s: settings %q, want %q", name, s.String(), env)
 		}
 	}
-	rec, err := recording.Load(filepath.Join(root, "testdata", "replay", "ours", "partial-landlock"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	rec := recordingtest.Load(t, filepath.Join(root, "testdata", "replay", "ours", "partial-landlock"))
 	if _, err := SettingsOf(rec); err == nil || !strings.Contains(err.Error(), "sandbox backend") {
 		t.Errorf("partial-landlock: %v, want the sandbox backend setting refused", err)
 	}
-	for name, want := range map[string]string{"pwsh-tool-turn": `profile "pwsh"`, "skill-load": "workspace preparation"} {
-		rec, err := recording.Load(filepath.Join(root, "transcripts", name))
-		if err != nil {
-			t.Fatal(err)
-		}
+	for name, want := range map[string]string{"pwsh-tool-turn": `profile "pwsh"`, "skill-load": "workspace preparation",
+		"subagent-report": `subagentFixture "report-fence"`, "subagent-child-question-rejection": "askUser"} {
+		rec := recordingtest.Load(t, filepath.Join(root, "transcripts", name))
 		if _, err := SettingsOf(rec); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want %s refused", name, err, want)
 		}
@@ -252,10 +247,7 @@ func TestFromEnvNamesTheVariable(t *testing.T) {
 // note aside), and the recording with it derives the row again; the retry
 // policy and the instructions' markers are among them.
 func TestReplaySettingsOfKeptRecordings(t *testing.T) {
-	specs, err := LoadSpecs("gen")
-	if err != nil {
-		t.Fatal(err)
-	}
+	specs := genSpecs(t)
 	n := 0
 	for _, s := range specs {
 		rec, err := recording.Load(filepath.Join(root, "testdata", "replay", "oracle", s.Name))
@@ -293,4 +285,14 @@ func TestReplaySettingsOfKeptRecordings(t *testing.T) {
 	if b := ReplaySettings(Settings{Reminder: true, Instructions: true}, false); b != nil {
 		t.Errorf("the reminder and the instructions need no replay settings, got %s", b)
 	}
+}
+
+// genSpecs are the specs of gen/; the test fails where they do not load.
+func genSpecs(t *testing.T) []Spec {
+	t.Helper()
+	specs, err := LoadSpecs("gen")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return specs
 }

@@ -11,7 +11,8 @@
 // scenario (dshsim.replay.json; the foreground timeout kills, as in the
 // recorded version). It then drives the steps of input.json (the handshake,
 // newSession and its refusal, prompt, promptExpectError, promptAndCancel and
-// the waits) as upstream's agent loop does, writing upstream's event sequence
+// the harness's waits) as upstream's snapshot harness does (client.go), and
+// runs the agent as upstream's agent loop does, writing upstream's event sequence
 // seq for seq: each model call takes the next
 // scripted reply (the model is constructed from the recording and named so in
 // our log), every tool call runs through the real pipeline (bash under the
@@ -26,13 +27,18 @@
 //
 // # The agent loop
 //
-// The driver is upstream's agent loop for one session (turn.go, step.go):
-// prompts queue in the inbox (inbox.go: the next-turn and next-step lists,
-// every splice logged), [driver.runTurns] runs turns until the agent is
-// idle, each step claims its input and runs the pre-step listeners
-// (prestep.go, outermost first: the workspace instructions, the
-// repeated-call reminder's reset, each hook bridge's UserPromptSubmit hooks,
-// the skill catalog; a rejection ends the turn blocked), enters the messages
+// The driver is upstream's agent loop for one agent (turn.go, step.go), run
+// in a goroutine of its own (loop.go): prompts and relayed messages queue in
+// the inbox (inbox.go: the next-turn and next-step lists, every splice
+// logged), a message queued or steered to an idle agent wakes it (a
+// follow-up opens its turn at once: turn/start and the claim are written
+// before it returns), [driver.runTurns] runs turns while input is pending,
+// each step claims its input and runs the pre-step listeners (prestep.go,
+// outermost first: an emulated fixture's hold or checkpoint, the agent's own
+// contribution (a one-shot child's descriptor), the workspace instructions,
+// the repeated-call reminder's reset, each hook bridge's UserPromptSubmit
+// hooks, the skill catalog; a rejection ends the turn blocked, a
+// checkpoint's failure ends it in error), enters the messages
 // and the runtime context, asks the model, retries an error finish as its policy allows or
 // fails the turn, drops a max-tokens reply's tool calls (the turn's end is
 // then max-tokens, sticky), runs the tool calls, and, when the turn would
@@ -42,7 +48,21 @@
 // turn's JSON-RPC error at its turn/end). The session's titles are title.go
 // (the fallback, and a title model with sessionTitleLlm), the workspace
 // instructions workspace.go over package instructions. [newDriver] composes
-// one agent; a child session would get one of its own.
+// one agent; only the session's speaks to a client.
+//
+// # Agents and child sessions
+//
+// Every agent of a replay is a driver of its own over a stack.Surface: the
+// session's agent (the stack), and every child the stack's delegation
+// runtime creates (children.go, session.go), which the runtime drives
+// through the driver as its stack.Loop. Each child binds a recorded child
+// log (session.<n>.jsonl): it takes the id and script of its parent's next
+// recorded child at creation and is rebound, at its first model call, to
+// the recorded sibling whose first prompt is its task, so children
+// upstream's order does not fix compare as a set. Result.Children compares
+// each (childresult.go) with its links (parentSession, delegationDepth,
+// origin, seedLength). The subagent fixtures of upstream's suite are
+// emulated and named in the notes (fixtures.go).
 //
 // # The model
 //

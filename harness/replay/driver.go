@@ -2,13 +2,9 @@ package replay
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
-	"os"
-	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/dshsim/dshsim/harness/replay/recording"
@@ -33,6 +29,10 @@ func (userCancel) Error() string { return "the user cancelled the prompt" }
 // JSString is String({kind: "user"}) (noderuntime.JSReason).
 func (userCancel) JSString() string { return "[object Object]" }
 
+// errParentCancel is the cause of a turn its parent cancelled (a disposal,
+// an interrupt): upstream aborts it with the reason {kind: "parent"}.
+var errParentCancel = errors.New("the parent agent cancelled the turn")
+
 // waitLimit bounds the harness waits (upstream: 10 s, polling every 10 ms).
 const (
 	waitLimit = 10 * time.Second
@@ -48,29 +48,33 @@ const ModelLatency = 50 * time.Millisecond
 // maxParallelToolCalls bounds a pool of concurrency-safe calls (upstream 10).
 const maxParallelToolCalls = 10
 
-// driver is the replay's agent: upstream's agent loop for one session
-// (turn.go: turns, steps, the inbox, the pre-step and turn-stopping
-// listeners; model.go: the constructed model's calls and the tool calls)
-// behind upstream's ACP bridge (wire.go), driven by the steps of
-// input.json. It writes the events upstream's agent writes, in its order
-// (so seq numbers line up and session_event_read sees what upstream's
-// model saw), serves the scripted replies, and runs the tool calls through
-// the stack the way upstream's scheduler does.
+// driver is the replay's agent loop for one agent: the session's agent, or
+// a delegated child, each with a driver of its own over the same stack.
+// It is upstream's agent loop (turn.go: turns, steps, the inbox, the
+// pre-step and turn-stopping listeners; step.go: the model's calls and the
+// tool calls), run in a goroutine of its own (loop.go): a message queued
+// for a later turn or steered to the next step wakes an idle agent, and
+// the delegation runtime drives a child through it ([stack.Loop]). It
+// writes the events upstream's agent writes, in its order (so seq numbers
+// line up and session_event_read sees what upstream's model saw), serves
+// the scripted replies, and runs the tool calls through the stack the way
+// upstream's scheduler does. The session's agent speaks to the client
+// through upstream's ACP bridge (wire.go); a child has no client. The
+// steps of input.json are the client's (client.go).
 type driver struct {
-	rec    *recording.Recording
-	model  Model
-	system string // the request header's system prompt
-	log    *session.Log
-	stack  *stack.Stack
-	ws     string
-	turnNo int
-	flags  []string
-	notes  []string
-	// exhausted: the script ran out (flagged once).
-	exhausted bool
-	wire      *bridge    // the frames the bridge sends
-	gate      *jobs.Gate // the host's yields (see promptAnswered)
-	inbox     *inbox
+	rec     *recording.Recording
+	label   string // how flags name the session ("" for session.jsonl)
+	model   Model
+	system  string // the request header's system prompt
+	log     *session.Log
+	surface stack.Surface // the agent's tools, context and calls
+	stack   *stack.Stack  // the composition: hook bridges, definitions
+	ws      string
+	wire    agentWire  // the frames the bridge sends (nothing, for a child)
+	gate    *jobs.Gate // the host's yields
+	inbox   *inbox
+	hooks   agentHooks // the emulated fixtures' seams
+	base    context.Context
 	// preStep are the pre-step listeners, outermost first (prestep.go).
 	preStep []preStepListener
 	// instr are the workspace instructions (nil when off).
@@ -79,31 +83,85 @@ type driver struct {
 	headed bool // the request header and context were logged
 	// compacted: the compaction fixture replaced the baseline already.
 	compacted bool
+	// exhausted: the script ran out (flagged once).
+	exhausted bool
+	// offered, sections and sectionsErr are what the model was offered at
+	// the agent's first request (a child's sidecars are compared with them).
+	offered     []pipeline.Tool
+	sections    []stack.PromptSection
+	sectionsErr error
+
+	mu          sync.Mutex
+	cond        *sync.Cond
+	turnNo      int
+	running     bool        // a turn runs (or is reserved by a follow-up)
+	woken       bool        // a message was queued or steered since the last turn opened
+	maintenance int         // tasks that keep an idle agent from being quiescent
+	held        int         // holds that keep an open turn from its first step (holdUntilYield)
+	pre         *openedTurn // a turn a follow-up opened: the loop runs its steps
+	yields      int         // the host's yields during this agent's work (see yield)
+	closed      bool
+	stopped     chan struct{}
+	turnCancel  context.CancelCauseFunc
+	ended       map[int]map[string]any // turn → its turn/end reason
+	firstTask   string                 // the first user prompt queued (a child's task)
+	titleDone   bool                   // the session has its title (none pending) at the last turn's end
+	flags       []string
+	err         error // a failure of the replay that stopped the loop
 }
 
 // driverConfig is what a driver is made of.
 type driverConfig struct {
-	rec    *recording.Recording
-	model  Model
-	system string
-	log    *session.Log
-	stack  *stack.Stack
-	ws     string
-	wire   *bridge
-	gate   *jobs.Gate
-	inbox  *inbox
-	// titleReplies are the title model's replies (sessionTitleLlm).
+	rec     *recording.Recording
+	label   string
+	model   Model
+	system  string
+	surface stack.Surface
+	stack   *stack.Stack
+	ws      string
+	wire    agentWire // nil: a child's (no client)
+	gate    *jobs.Gate
+	hooks   agentHooks
+	// titleReplies are the title model's replies (sessionTitleLlm; the
+	// session's agent only).
 	titleReplies []recording.Reply
 }
 
-// newDriver composes the agent for one session: its titles, workspace
-// instructions (the recording's settings) and pre-step listeners.
-func newDriver(c driverConfig) *driver {
-	d := &driver{rec: c.rec, model: c.model, system: c.system, log: c.log, stack: c.stack, ws: c.ws, wire: c.wire, gate: c.gate, inbox: c.inbox,
-		titles: &titles{llm: c.rec.Settings.SessionTitleLLM, replies: c.titleReplies}}
+// newDriver composes the agent loop of one agent: its inbox, titles,
+// workspace instructions (the recording's settings) and pre-step
+// listeners, its turn numbering, title and request header continuing what
+// its log already holds (a fork's copied turns, a resumed child's earlier
+// ones); its loop runs until Close.
+func newDriver(base context.Context, c driverConfig) (*driver, error) {
+	log := c.surface.Log()
+	d := &driver{rec: c.rec, label: c.label, model: c.model, system: c.system, log: log, surface: c.surface, stack: c.stack, ws: c.ws,
+		wire: c.wire, gate: c.gate, hooks: c.hooks, base: base, stopped: make(chan struct{}), ended: map[int]map[string]any{}}
+	if d.wire == nil {
+		d.wire = noWire{}
+	}
+	d.cond = sync.NewCond(&d.mu)
+	d.inbox = newInbox(logAppender{log})
+	var llmTitle *recording.TitleLLM
+	if c.wire != nil {
+		llmTitle = c.rec.Settings.SessionTitleLLM // the session's title model
+	}
+	d.titles = &titles{llm: llmTitle, replies: c.titleReplies}
+	events, err := log.Events()
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", log.Path(), err)
+	}
+	for _, e := range events {
+		switch e.Type {
+		case "turn/start":
+			d.turnNo++
+		case "session/title":
+			d.titles.titled = true
+		}
+	}
 	d.instr = newInstructions(d, c.rec.Settings.WorkspaceContext)
 	d.preStep = d.preStepListeners()
-	return d
+	go d.loop()
+	return d, nil
 }
 
 // retryPolicy is a recording's retryPolicy setting with upstream's defaults
@@ -156,146 +214,41 @@ func (d *driver) appendWith(typ string, data any, o session.AppendOptions) (sess
 	return e, nil
 }
 
-// run drives the steps of input.json; the session is the replay's log, made
-// by newSession (a session that was never made gets no turn).
-func (d *driver) run(ctx context.Context) error {
-	for i, step := range d.rec.Input.Steps {
-		if err := d.runInput(ctx, i, step); err != nil {
-			return err
-		}
+// flag records a problem of this agent's replay (a child's names it).
+func (d *driver) flag(s string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.label != "" {
+		s = d.label + ": " + s
 	}
-	return nil
+	d.flags = append(d.flags, s)
 }
 
-// runInput drives one step of input.json.
-func (d *driver) runInput(ctx context.Context, i int, step recording.Step) error {
-	switch step.Op {
-	case "initialize":
-		d.wire.initialize()
-	case "newSession":
-		d.wire.newSession(d.ws, nil)
-	case "newSessionExpectError":
-		if d.wire.newSession(d.ws, step.AdditionalDirectories) {
-			d.flags = append(d.flags, fmt.Sprintf("%s steps[%d] newSessionExpectError: session/new succeeded (upstream's harness fails the scenario)", recording.InputFile, i))
-		}
-	case "prompt":
-		return d.prompt(ctx, step.Text, nil)
-	case "promptExpectError":
-		p, err := d.promptAnswered(ctx, step.Text, nil)
-		if err == nil && !p.failed {
-			d.flags = append(d.flags, fmt.Sprintf("%s steps[%d] promptExpectError: the prompt did not fail (upstream's harness fails the scenario)", recording.InputFile, i))
-		}
-		return err
-	case "promptContent":
-		return d.promptContent(ctx, step)
-	case "promptAndCancel":
-		return d.promptAndCancel(ctx, i, step)
-	case "waitForTurnEnd":
-		// each turn of the replay ends before the next step runs
-	case "waitForTitleAfterTurnEnd":
-		if !d.titles.titled || d.titles.pending != nil {
-			d.flags = append(d.flags, fmt.Sprintf("%s steps[%d] waitForTitleAfterTurnEnd: no session/title after the turn ended", recording.InputFile, i))
-		}
-	default:
-		return fmt.Errorf("%s: steps[%d]: step %q is not driven", recording.InputFile, i, step.Op)
-	}
-	return nil
+// problems returns the agent's flags, and the failure that stopped it.
+func (d *driver) problems() (flags []string, err error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([]string(nil), d.flags...), d.err
 }
 
-// promptAndCancel runs a prompt and cancels it as the user, once
-// waitForFile exists in the workspace, or, without it, once the turn
-// started (as upstream's harness does).
-func (d *driver) promptAndCancel(ctx context.Context, i int, step recording.Step) error {
-	cctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	started := make(chan struct{})
-	done := make(chan struct{})
-	var missed string
-	go func() {
-		defer close(done)
-		deadline := time.NewTimer(waitLimit)
-		defer deadline.Stop()
-		tick := time.NewTicker(waitPoll)
-		defer tick.Stop()
-		if step.WaitForFile == nil {
-			select {
-			case <-started:
-				cancel(errUserCancel)
-			case <-deadline.C:
-				missed = "the turn did not start"
-			case <-cctx.Done():
-			}
-			return
-		}
-		path := filepath.Join(d.ws, step.WaitForFile.Path)
-		for {
-			if _, err := os.Stat(path); err == nil {
-				cancel(errUserCancel)
-				return
-			}
-			select {
-			case <-tick.C:
-			case <-deadline.C:
-				missed = step.WaitForFile.Path + " did not appear in the workspace"
-				return
-			case <-cctx.Done():
-				return
-			}
-		}
-	}()
-	err := d.prompt(cctx, step.Text, started)
-	cancel(nil)
-	<-done
-	if missed != "" {
-		d.flags = append(d.flags, fmt.Sprintf("%s steps[%d] promptAndCancel: %s within %s; the prompt was not cancelled", recording.InputFile, i, missed, waitLimit))
-	}
-	return err
-}
-
-// prompt sends a prompt and waits for its answer.
-func (d *driver) prompt(ctx context.Context, text string, started chan struct{}) error {
-	_, err := d.promptAnswered(ctx, text, started)
-	return err
-}
-
-// promptAnswered is [driver.prompt] that also returns the prompt's
-// answer state: the prompt is queued as the next-turn message, the agent
-// runs turns until idle, and the bridge answers.
-func (d *driver) promptAnswered(ctx context.Context, text string, started chan struct{}) (*inflight, error) {
-	return d.promptMessageAnswered(ctx, promptMessage([]pipeline.Block{pipeline.TextBlock(text)}), started)
-}
-
-// promptMessageAnswered is [driver.promptAnswered] for a prompt's message
-// (its text, or a promptContent step's admitted blocks).
-func (d *driver) promptMessageAnswered(ctx context.Context, msg userMessage, started chan struct{}) (*inflight, error) {
-	d.gate.Pump() // the prompt came from the client: the host yielded
-	p := d.wire.prompt(msg.ID)
-	if err := d.inbox.add(nextTurn, msg); err != nil {
-		return p, err
-	}
-	err := d.runTurns(ctx, started)
-	if errors.Is(context.Cause(ctx), errUserCancel) {
-		p.cancelled = true
-	}
-	d.wire.idle()
-	return p, err
+// titleNotes are the notes of the session's titles (a model-made title
+// that could not be made).
+func (d *driver) titleNotes() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([]string(nil), d.titles.notes...)
 }
 
 // abortReason is the turn/end reason of a turn whose context ended.
 func abortReason(ctx context.Context) map[string]any {
-	if errors.Is(context.Cause(ctx), errUserCancel) {
+	switch cause := context.Cause(ctx); {
+	case errors.Is(cause, errUserCancel):
 		return map[string]any{"kind": "aborted", "reason": map[string]any{"kind": "user"}}
+	case errors.Is(cause, errParentCancel):
+		return map[string]any{"kind": "aborted", "reason": map[string]any{"kind": "parent"}}
+	default:
+		return map[string]any{"kind": "aborted", "reason": map[string]any{"kind": "replay-stopped", "error": cause.Error()}}
 	}
-	return map[string]any{"kind": "aborted", "reason": map[string]any{"kind": "replay-stopped", "error": context.Cause(ctx).Error()}}
 }
 
-func newUUID() string {
-	var b [16]byte
-	if _, err := io.ReadFull(rand.Reader, b[:]); err != nil {
-		panic(err) // crypto/rand never fails on Linux
-	}
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	h := hex.EncodeToString(b[:])
-	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
-}
+func newUUID() string { return session.NewID() }

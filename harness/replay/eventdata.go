@@ -19,13 +19,33 @@ type kindOnly struct {
 }
 
 // userMessage is a user/message's data; kind is its source's kind (user,
-// plugin, agent-instructions), which the agent loop reads.
+// plugin, agent-instructions, or a relay's: coordinator, subagent-report,
+// subagent-settled), which the agent loop reads. A message relayed from
+// another agent keeps its blocks as they came (relayed: a child's closing
+// blocks copied as they are, reasoning included); Content then holds
+// their decoded type and text, for the hooks and the title.
 type userMessage struct {
 	Content []pipeline.Block `json:"content"`
 	Source  any              `json:"source"`
 	Role    string           `json:"role"`
 	ID      string           `json:"id"`
 	kind    string
+	relayed []json.RawMessage
+}
+
+// MarshalJSON writes the message as upstream stores it (a relayed
+// message's blocks as they came).
+func (m userMessage) MarshalJSON() ([]byte, error) {
+	type plain userMessage // its fields, without this method
+	if m.relayed == nil {
+		return json.Marshal(plain(m))
+	}
+	return json.Marshal(struct {
+		Content []json.RawMessage `json:"content"`
+		Source  any               `json:"source"`
+		Role    string            `json:"role"`
+		ID      string            `json:"id"`
+	}{m.relayed, m.Source, m.Role, m.ID})
 }
 
 type splice struct {

@@ -17,13 +17,13 @@ import (
 // upstream's bridge admits an inline image prompt (a refusal is the
 // prompt's invalid-params error, and no turn starts), then the prompt of
 // the admitted content, answered as a text prompt is.
-func (d *driver) promptContent(ctx context.Context, step recording.Step) error {
-	content, err := admitPrompt(d.stack, step.Content)
+func (c *client) promptContent(ctx context.Context, step recording.Step) error {
+	content, err := admitPrompt(c.stack, step.Content)
 	if err != nil {
-		d.wire.send(acpwire.InvalidParams(err.Error()))
+		c.wire.send(acpwire.InvalidParams(err.Error()))
 		return nil
 	}
-	_, err = d.promptMessageAnswered(ctx, promptMessage(content), nil)
+	_, err = c.promptAnswered(ctx, promptMessage(content))
 	return err
 }
 

@@ -163,6 +163,14 @@ func (in *inbox) claim(target string) ([]userMessage, error) {
 	return claimed, in.err
 }
 
+// drop forgets target's pending messages without a splice (a disposed
+// agent's queued turns go with it).
+func (in *inbox) drop(target string) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	in.lists[target] = nil
+}
+
 // pending returns a copy of target's list.
 func (in *inbox) pending(target string) []userMessage {
 	in.mu.Lock()

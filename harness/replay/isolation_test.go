@@ -14,6 +14,7 @@ import (
 	"github.com/dshsim/dshsim/harness/replay/asuser"
 	"github.com/dshsim/dshsim/harness/replay/isolate"
 	"github.com/dshsim/dshsim/harness/replay/recording"
+	"github.com/dshsim/dshsim/internal/waittest"
 	"github.com/dshsim/dshsim/sandbox/sandboxtest"
 )
 
@@ -32,7 +33,7 @@ func TestConcurrentReplaysOfOneRecording(t *testing.T) {
 			for i := range results {
 				wg.Go(func() { results[i] = replay.Replay(context.Background(), dir, replay.Options{}) })
 			}
-			wg.Wait()
+			waittest.Within(t, waittest.BatchDeadline, "the two replays to end", wg.Wait)
 			for i, r := range results {
 				if r.Verdict != replay.Match {
 					t.Errorf("run %d: %s\n%s", i, r.Summary(), r.Detail())
@@ -84,6 +85,7 @@ func resultTexts(r *replay.Result) []string {
 // inside), including two concurrent runs of one recording, and the
 // constructed model's wait for the background jobs.
 func TestAsAnotherUser(t *testing.T) {
+	skipSweepUnderShort(t)
 	if os.Getuid() != 0 {
 		t.Skip("needs root (CAP_SETUID) to run the replay tests as uid 65534")
 	}

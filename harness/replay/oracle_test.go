@@ -9,6 +9,7 @@ import (
 	"github.com/dshsim/dshsim/harness/replay"
 	"github.com/dshsim/dshsim/harness/replay/isolate"
 	"github.com/dshsim/dshsim/harness/replay/recording"
+	"github.com/dshsim/dshsim/harness/replay/recording/recordingtest"
 )
 
 // requireOracle skips unless the oracle is installed (CI installs it),
@@ -27,10 +28,7 @@ func requireOracle(t *testing.T) *oracle.Oracle {
 // overlay switches it needs (its sandbox mode, spill, ...).
 func upstreamReplay(t *testing.T, o *oracle.Oracle, dir string) *oracle.Outcome {
 	t.Helper()
-	rec, err := recording.Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rec := recordingtest.Load(t, dir)
 	set, err := oracle.SettingsOf(rec)
 	if err != nil {
 		t.Fatal(err)
@@ -55,6 +53,7 @@ func upstreamMatches(t *testing.T, o *oracle.Oracle, dir string) {
 // with spill) and has upstream's own suite replay each refreshed recording:
 // stdout and session.jsonl MATCH.
 func TestRefreshedRecordingsPassUpstream(t *testing.T) {
+	skipSweepUnderShort(t)
 	o := requireOracle(t)
 	for _, src := range []string{"testdata/replay/flagged/changed-seed", "testdata/replay/ours/parallel-reads",
 		"transcripts/escalation-approved", "transcripts/bash-spill"} {
@@ -92,4 +91,27 @@ func TestRecordedSessionPassesUpstream(t *testing.T) {
 		t.Fatal(err)
 	}
 	upstreamMatches(t, o, out)
+}
+
+// TestRefreshedChildLogsPassUpstream refreshes a recording with a child
+// and a grandchild (our stack writes every session.<n>.jsonl back) and has
+// upstream's suite replay it: stdout, session.jsonl and each child log
+// MATCH. It needs an oracle installed from this tree (its overlay's
+// delegation rows).
+func TestRefreshedChildLogsPassUpstream(t *testing.T) {
+	o := requireOracle(t)
+	if err := o.SameAgent(filepath.Join(root, "harness", "oracle", "agent")); err != nil {
+		t.Skip(err)
+	}
+	dir := filepath.Join(t.TempDir(), "subagent-oracle-depth")
+	if err := recording.CopyTree(filepath.Join(root, "testdata/replay/oracle/subagent-oracle-depth"), dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := replay.Refresh(context.Background(), dir, replay.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	res := upstreamReplay(t, o, dir)
+	if !res.Match() || len(res.ChildMatch) != 2 {
+		t.Fatalf("upstream's verdict on our refreshed child logs: %s (%v)", res.Verdict(), res.Report)
+	}
 }

@@ -10,12 +10,19 @@ import (
 )
 
 // preStepListeners are the agent/pre-step listeners of the composition,
-// outermost first: the workspace instructions (when on), the repeated-call
-// reminder's reset, each hook bridge's UserPromptSubmit (Claude Code
-// outside Codex), then the skill catalog (registered with the tools beyond
-// the safety stack, after the hooks).
+// outermost first: the emulated fixture's (when it has one), the agent's
+// own pre-step contribution (a one-shot child's descriptor), the
+// workspace instructions (when on), the repeated-call reminder's reset,
+// each hook bridge's UserPromptSubmit (Claude Code outside Codex), then
+// the skill catalog (registered with the tools beyond the safety stack,
+// after the hooks). Every agent runs them, a child too: upstream's
+// listeners are the application's, not the session's.
 func (d *driver) preStepListeners() []preStepListener {
 	var out []preStepListener
+	if d.hooks.preStep != nil {
+		out = append(out, d.fixturePreStep)
+	}
+	out = append(out, d.surfacePreStep)
 	if d.instr != nil {
 		out = append(out, d.instr.preStep)
 	}
@@ -26,6 +33,25 @@ func (d *driver) preStepListeners() []preStepListener {
 	return append(out, d.skillCatalog)
 }
 
+// fixturePreStep is the emulated fixture's pre-step: its failure fails
+// the turn before any step (a checkpoint that could not be written).
+func (d *driver) fixturePreStep(ctx context.Context, ps *preStepInfo, next func() (stepDecision, error)) (stepDecision, error) {
+	if err := d.hooks.preStep(ctx, d, ps.turn, ps.step); err != nil {
+		return stepDecision{}, &stepFailure{err}
+	}
+	return next()
+}
+
+// surfacePreStep runs the agent's own pre-step contribution once a step
+// is entered (a one-shot child's descriptor, inside its first turn after
+// the claim, as upstream's scoped pre-step listener writes it).
+func (d *driver) surfacePreStep(ctx context.Context, ps *preStepInfo, next func() (stepDecision, error)) (stepDecision, error) {
+	if err := d.surface.PreStep(); err != nil {
+		return stepDecision{}, err
+	}
+	return next()
+}
+
 // skillCatalog enters the skill catalog after the inner decision's
 // messages when the session's skills differ from the latest catalog logged
 // (the first catalog, or an update); a rejection stands.
@@ -34,7 +60,7 @@ func (d *driver) skillCatalog(ctx context.Context, ps *preStepInfo, next func() 
 	if err != nil || dec.reject {
 		return dec, err
 	}
-	m, err := d.stack.PendingCatalog(ctx)
+	m, err := d.surface.PendingCatalog(ctx)
 	if err != nil {
 		return dec, fmt.Errorf("skill catalog: %w", err)
 	}
@@ -48,7 +74,7 @@ func (d *driver) skillCatalog(ctx context.Context, ps *preStepInfo, next func() 
 // message (upstream's reminder resets at such a pre-step).
 func (d *driver) resetRepeats(ctx context.Context, ps *preStepInfo, next func() (stepDecision, error)) (stepDecision, error) {
 	if slices.ContainsFunc(ps.claimed, func(m userMessage) bool { return m.kind == "user" }) {
-		d.stack.UserMessageEntered()
+		d.surface.UserMessageEntered()
 	}
 	return next()
 }
@@ -66,7 +92,7 @@ func (d *driver) promptSubmit(b *hooks.Bridge) preStepListener {
 		for i, m := range ps.claimed {
 			contents[i] = m.Content
 		}
-		pd, err := b.PromptSubmit(ctx, d.stack.Agent(), hooks.PromptText(contents))
+		pd, err := b.PromptSubmit(ctx, d.surface.Agent(), hooks.PromptText(contents))
 		if err != nil {
 			return stepDecision{}, err
 		}

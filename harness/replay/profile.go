@@ -4,10 +4,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/dshsim/dshsim/harness/replay/recording"
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/stack"
+	"github.com/dshsim/dshsim/tools/code"
+	"github.com/dshsim/dshsim/tools/cordis"
 	"github.com/dshsim/dshsim/tools/lsp"
 	"github.com/dshsim/dshsim/tools/served"
 )
@@ -31,7 +35,9 @@ func standalone(profile string) bool {
 var toolAreas = map[string]string{
 	"todo_write": "todo", "skill": "skills", "read_image": "images", "glob": "search", "grep": "search",
 	"terminal_open": "terminal", "terminal_send": "terminal", "terminal_read": "terminal", "terminal_signal": "terminal",
-	"terminal_close": "terminal", "terminal_list": "terminal", "lsp": "lsp", "pwsh": "pwsh", "cordis_inspect_query": "cordis", "web_fetch": "web",
+	"terminal_close": "terminal", "terminal_list": "terminal", "lsp": "lsp", "pwsh": "pwsh", "web_fetch": "web",
+	cordis.InspectListName: "cordis", cordis.InspectQueryName: "cordis", cordis.InspectSelfName: "cordis", cordis.DefineName: "cordis",
+	cordis.RunName: "cordis", cordis.StopName: "cordis", cordis.UndefineName: "cordis",
 }
 
 // profileConfig sets on cfg what the recording's overlay composes beyond
@@ -65,7 +71,7 @@ func (p *prepared) profileConfig(cfg *stack.Config, ws string) (notes []string) 
 	case recording.ProfilePTY:
 		cfg.Terminal = &stack.TerminalConfig{MaxResultBytes: 64}
 	case recording.ProfileAdvanced:
-		cfg.CordisInspect = true
+		cfg.Cordis = true
 	case recording.ProfileWeb:
 		cfg.WebFetch = true
 	}
@@ -115,7 +121,7 @@ func composes(cfg *stack.Config, area string) bool {
 	case "pwsh":
 		return cfg.Pwsh != nil
 	case "cordis":
-		return cfg.CordisInspect
+		return cfg.Cordis
 	case "web":
 		return cfg.WebFetch
 	}
@@ -145,16 +151,21 @@ func enable(cfg *stack.Config, area, home, agents string) {
 	case "pwsh":
 		cfg.Pwsh = &stack.PwshConfig{}
 	case "cordis":
-		cfg.CordisInspect = true
+		cfg.Cordis = true
 	case "web":
 		cfg.WebFetch = true
 	}
 }
 
 // servedSource answers a served call with the recording's result of the
-// call with the same id.
+// call with the same id: a model's call from its tool/call and tool/result,
+// a run_code program's nested call from its tool/code-dispatch, with the
+// value the program received where the recording pins it
+// ([served.NestedValue] over the outer call's recorded result).
 func servedSource(rec *recording.Recording) served.Source {
 	calls := map[string]served.Recorded{}
+	type nested struct{ id, parent string }
+	var dispatched []nested
 	for _, e := range rec.Events {
 		switch e.Type {
 		case "tool/call":
@@ -165,36 +176,83 @@ func servedSource(rec *recording.Recording) served.Source {
 				calls[d.CallID] = served.Recorded{Name: d.Name, Arguments: json.RawMessage(d.Arguments)}
 			}
 		case "tool/result":
+			recordResult(calls, e.Data)
+		case code.EventDispatch:
 			var d struct {
-				Message struct {
-					Source struct {
-						CallID string `json:"callId"`
-					} `json:"source"`
-					Content []struct {
-						Content []pipeline.Block `json:"content"`
-						IsError bool             `json:"isError"`
-					} `json:"content"`
-				} `json:"message"`
-				Meta  json.RawMessage     `json:"meta"`
-				Error *pipeline.ErrorInfo `json:"error"`
+				ParentCallID string           `json:"parentCallId"`
+				SubCallID    string           `json:"subCallId"`
+				Name         string           `json:"name"`
+				Arguments    json.RawMessage  `json:"arguments"`
+				IsError      bool             `json:"isError"`
+				Content      []pipeline.Block `json:"content"`
 			}
-			if json.Unmarshal(e.Data, &d) != nil {
-				continue
+			if json.Unmarshal(e.Data, &d) == nil && d.Content != nil {
+				calls[d.SubCallID] = served.Recorded{Name: d.Name, Arguments: d.Arguments, Content: d.Content, IsError: d.IsError}
+				dispatched = append(dispatched, nested{d.SubCallID, d.ParentCallID})
 			}
-			r, ok := calls[d.Message.Source.CallID]
-			if !ok {
-				continue
-			}
-			for _, c := range d.Message.Content {
-				r.Content = append(r.Content, c.Content...)
-				r.IsError = r.IsError || c.IsError
-			}
-			r.Meta, r.Error = d.Meta, d.Error
-			calls[d.Message.Source.CallID] = r
+		}
+	}
+	for _, n := range dispatched {
+		r := calls[n.id]
+		if !r.IsError {
+			r.Value, r.ValueNote = nestedValue(r, calls[n.parent])
+			calls[n.id] = r
 		}
 	}
 	return func(id string) (served.Recorded, bool) {
 		r, ok := calls[id]
 		return r, ok && r.Content != nil
 	}
+}
+
+// recordResult adds a tool/result's content, isError, meta and error to
+// its call in calls.
+func recordResult(calls map[string]served.Recorded, data json.RawMessage) {
+	var d struct {
+		Message struct {
+			Source struct {
+				CallID string `json:"callId"`
+			} `json:"source"`
+			Content []struct {
+				Content []pipeline.Block `json:"content"`
+				IsError bool             `json:"isError"`
+			} `json:"content"`
+		} `json:"message"`
+		Meta  json.RawMessage     `json:"meta"`
+		Error *pipeline.ErrorInfo `json:"error"`
+	}
+	if json.Unmarshal(data, &d) != nil {
+		return
+	}
+	r, ok := calls[d.Message.Source.CallID]
+	if !ok {
+		return
+	}
+	for _, c := range d.Message.Content {
+		r.Content = append(r.Content, c.Content...)
+		r.IsError = r.IsError || c.IsError
+	}
+	r.Meta, r.Error = d.Meta, d.Error
+	calls[d.Message.Source.CallID] = r
+}
+
+// nestedValue is the value nested call r's program received, found by the
+// tool's own rendering (a cordis tool's; other tools declare none here) in
+// its content and in the outer call's recorded result; else why not.
+func nestedValue(r, outer served.Recorded) (json.RawMessage, string) {
+	var render served.Render
+	if slices.Contains(cordis.Names, r.Name) {
+		render = func(v json.RawMessage) ([]pipeline.Block, error) { return cordis.Render(r.Name, v) }
+	}
+	var text strings.Builder
+	for _, b := range outer.Content {
+		if b.Type == "text" {
+			text.WriteString(b.Text)
+		}
+	}
+	v, err := served.NestedValue(render, r.Content, text.String())
+	if err != nil {
+		return nil, err.Error()
+	}
+	return v, ""
 }

@@ -24,13 +24,18 @@ const sdkDeclarations = "\n\n```ts"
 // is a flag, and so is a prompt whose tools:code-only presence contradicts
 // mode (the one [recording.Recording.ToolsMode] decides).
 func comparePrompt(rec *recording.Recording, mode string, sections []stack.PromptSection, sectionsErr error) (flags, notes []string) {
-	if rec.SystemPrompt == nil {
+	return comparePromptOf(recording.SystemPromptFile, rec.SystemPrompt, mode, sections, sectionsErr)
+}
+
+// comparePromptOf compares sections with paragraphs, the first prompt of
+// the sidecar file (nil: none).
+func comparePromptOf(file string, paragraphs []string, mode string, sections []stack.PromptSection, sectionsErr error) (flags, notes []string) {
+	if paragraphs == nil {
 		return nil, nil
 	}
 	if sectionsErr != nil {
-		return []string{fmt.Sprintf("%s: the stack renders no sections: %v", recording.SystemPromptFile, sectionsErr)}, nil
+		return []string{fmt.Sprintf("%s: the stack renders no sections: %v", file, sectionsErr)}, nil
 	}
-	paragraphs := rec.SystemPrompt
 	last := -1
 	var names []string
 	for _, s := range sections {
@@ -42,9 +47,9 @@ func comparePrompt(rec *recording.Recording, mode string, sections []stack.Promp
 		at := findRun(paragraphs, recording.Paragraphs(text))
 		switch {
 		case at < 0:
-			flags = append(flags, fmt.Sprintf("%s: section %s (order %d) is not a run of paragraphs of the recorded prompt: ours is %q", recording.SystemPromptFile, s.Name, s.Order, text))
+			flags = append(flags, fmt.Sprintf("%s: section %s (order %g) is not a run of paragraphs of the recorded prompt: ours is %q", file, s.Name, s.Order, text))
 		case at < last:
-			flags = append(flags, fmt.Sprintf("%s: section %s (order %d) comes before an earlier section in the recorded prompt", recording.SystemPromptFile, s.Name, s.Order))
+			flags = append(flags, fmt.Sprintf("%s: section %s (order %g) comes before an earlier section in the recorded prompt", file, s.Name, s.Order))
 		default:
 			last = at
 		}
@@ -52,11 +57,11 @@ func comparePrompt(rec *recording.Recording, mode string, sections []stack.Promp
 	codeOnly := slices.Contains(names, "tools:code-only")
 	switch {
 	case mode == stack.ToolsCode && !codeOnly:
-		flags = append(flags, recording.SystemPromptFile+": code mode renders no tools:code-only section")
+		flags = append(flags, file+": code mode renders no tools:code-only section")
 	case mode != stack.ToolsCode && slices.Contains(paragraphs, sdk.CodeOnly):
-		flags = append(flags, fmt.Sprintf("%s: the recorded prompt holds the tools:code-only line, but the recording's tool list shows %s mode", recording.SystemPromptFile, mode))
+		flags = append(flags, fmt.Sprintf("%s: the recorded prompt holds the tools:code-only line, but the recording's tool list shows %s mode", file, mode))
 	}
-	note := fmt.Sprintf("%s: compared the sections %s; the rest of the prompt (persona, other plugins' sections) is upstream's application's, not modelled", recording.SystemPromptFile, strings.Join(names, ", "))
+	note := fmt.Sprintf("%s: compared the sections %s; the rest of the prompt (persona, other plugins' sections) is upstream's application's, not modelled", file, strings.Join(names, ", "))
 	if slices.Contains(names, "tools:sdk") {
 		note += "; the SDK's declarations describe upstream's full tool set (not compared)"
 	}

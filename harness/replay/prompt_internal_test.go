@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dshsim/dshsim/harness/replay/recording"
+	"github.com/dshsim/dshsim/harness/replay/recording/recordingtest"
 	"github.com/dshsim/dshsim/stack"
 )
 
@@ -14,10 +14,7 @@ import (
 // whose prompt the stack renders without tools:code-only, and a tools mode
 // whose sections cannot be rendered (no runtime), are flags.
 func TestComparePromptFlagsWhatTheStackDoesNotRender(t *testing.T) {
-	rec, err := recording.Load(filepath.Join("..", "..", "transcripts", "code-mode-turn"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	rec := recordingtest.Load(t, filepath.Join("..", "..", "transcripts", "code-mode-turn"))
 	for _, c := range []struct {
 		name     string
 		sections []stack.PromptSection

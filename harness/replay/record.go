@@ -281,12 +281,14 @@ func recordHere(ctx context.Context, req recordRequest) (recordResponse, error) 
 		return resp, err
 	}
 	defer log.Close()
-	ans := &answers{queue: append([]recording.Answer(nil), in.PermissionAnswers...), wire: &bridge{}}
+	wire := &bridge{}
+	ans := &answers{queue: append([]recording.Answer(nil), in.PermissionAnswers...), wire: wire}
 	if len(in.PermissionAnswers) == 0 {
 		ans.ask = askAtTerminal
 	}
 	gate := jobs.NewGate()
-	st, inb, err := recordStack(in, ws, log, ans, gate, req)
+	var root *driver // set before any tool runs, so before any job notices
+	st, err := recordStack(in, ws, log, ans, gate, req, func(n jobs.Notice) { root.inbox.deliver(n.Text, n.Summary, n.SpawnFailed) })
 	if err != nil {
 		return resp, err
 	}
@@ -306,8 +308,13 @@ func recordHere(ctx context.Context, req recordRequest) (recordResponse, error) 
 		return resp, err
 	}
 	rec := &recording.Recording{Name: req.Name, Dir: req.Scenario, Input: in}
-	d := newDriver(driverConfig{rec: rec, model: model, system: system, log: log, stack: st, ws: ws, wire: ans.wire, gate: gate, inbox: inb})
-	runErr := d.run(ctx)
+	if root, err = newDriver(ctx, driverConfig{rec: rec, model: model, system: system, surface: st, stack: st, ws: ws, wire: wire, gate: gate}); err != nil {
+		return resp, err
+	}
+	c := &client{rec: rec, root: root, stack: st, wire: wire, ws: ws}
+	runErr := c.run(ctx)
+	root.Cancel(false)
+	root.Close()
 	resp.Failure = sessionFailure(ctx, runErr, ans, log)
 	if data, err := os.ReadFile(logPath); err == nil {
 		resp.Log = data
@@ -320,9 +327,8 @@ func recordHere(ctx context.Context, req recordRequest) (recordResponse, error) 
 // recordStack composes the stack a recording runs under: the scenario's
 // policy, upstream's snapshot defaults otherwise (no spill, a foreground
 // timeout that kills, hooks from the workspace).
-func recordStack(in recording.Input, ws string, log *session.Log, ans *answers, gate *jobs.Gate, req recordRequest) (*stack.Stack, *inbox, error) {
+func recordStack(in recording.Input, ws string, log *session.Log, ans *answers, gate *jobs.Gate, req recordRequest, deliver func(jobs.Notice)) (*stack.Stack, error) {
 	mode, approval := in.Policy()
-	inb := newInbox(logAppender{log})
 	promote := false
 	st, err := stack.New(stack.Config{
 		JobGate:              gate,
@@ -333,14 +339,14 @@ func recordStack(in recording.Input, ws string, log *session.Log, ans *answers, 
 		Answer:               ans.answer,
 		SpillRoot:            SpillRoot(req.Name),
 		LauncherPath:         req.Options.LauncherPath,
-		JobNotify:            func(n jobs.Notice) { inb.deliver(n.Text, n.Summary, n.SpawnFailed) },
+		JobNotify:            deliver,
 		BashPromoteOnTimeout: &promote,
 		HooksDir:             ws,
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("stack (%s/%s): %w", mode, approval, err)
+		return nil, fmt.Errorf("stack (%s/%s): %w", mode, approval, err)
 	}
-	return st, inb, nil
+	return st, nil
 }
 
 // systemPrompt is the system prompt a live model gets: the sections of the

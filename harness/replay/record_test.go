@@ -17,6 +17,7 @@ import (
 	"github.com/dshsim/dshsim/harness/replay"
 	"github.com/dshsim/dshsim/harness/replay/isolate"
 	"github.com/dshsim/dshsim/harness/replay/recording"
+	"github.com/dshsim/dshsim/internal/waittest"
 	"github.com/dshsim/dshsim/llm"
 )
 
@@ -363,7 +364,9 @@ func TestRecordInterrupted(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "recorded")
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { <-started; cancel() }()
-	err := replay.Record(ctx, writeScenario(t, true), out, recordOptions(f))
+	err := waittest.Call(t, "the interrupted recording to stop", func() error {
+		return replay.Record(ctx, writeScenario(t, true), out, recordOptions(f))
+	})
 	if err == nil || !strings.Contains(err.Error(), "interrupted") || !strings.Contains(err.Error(), "nothing written") {
 		t.Fatalf("error %v, want an interruption that wrote nothing", err)
 	}

@@ -27,7 +27,8 @@ type Refreshed struct {
 
 // Refresh replays the recording in dir with its own script and writes back
 // what our stack produced, as upstream's refresh does: session.jsonl (our
-// log stabilized against the committed one, see package fixture),
+// log stabilized against the committed one, see package fixture) and every
+// child's session.<n>.jsonl likewise,
 // stdout.expected.jsonl (the frames our bridge sent), and
 // projection.expected.json when the recording has one. The model's chunks
 // and the recording's inputs (input.json, workspace/, overrides, settings,
@@ -59,7 +60,23 @@ func Refresh(ctx context.Context, dir string, opt Options) (*Refreshed, error) {
 		// upstream's fixture does (no log is compared for it)
 		files[recording.SessionFile] = committed
 	}
-	for _, f := range []string{recording.SessionFile, recording.StdoutFile} {
+	names := []string{recording.SessionFile, recording.StdoutFile}
+	for _, c := range resp.Run.Children {
+		name := recording.ChildFile(c.Index)
+		committed, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			return out, err
+		}
+		// Our session's id in the child's log (its parent's, a relay's
+		// sender) is the recorded session's.
+		log := bytes.ReplaceAll(c.Log, []byte(resp.Run.SessionID), []byte(rec.Header.ID))
+		ctx := fixture.Context{IDs: []string{c.SessionID}, Cwds: []string{resp.Run.Cwd}, EventTimes: rec.Settings.EventTimes}
+		if files[name], err = fixture.Session(log, committed, ctx); err != nil {
+			return out, fmt.Errorf("%s: %s: %w", res.Name, name, err)
+		}
+		names = append(names, name)
+	}
+	for _, f := range names {
 		changed, err := writeIfChanged(filepath.Join(dir, f), files[f])
 		if err != nil {
 			return out, err

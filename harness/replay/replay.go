@@ -24,7 +24,6 @@ import (
 	"github.com/dshsim/dshsim/sandbox/inproc"
 	"github.com/dshsim/dshsim/sandbox/outfile"
 	"github.com/dshsim/dshsim/stack"
-	"github.com/dshsim/dshsim/tools/jobs"
 )
 
 // Verdicts of one recording.
@@ -98,6 +97,10 @@ type Result struct {
 	Settings string `json:"settings,omitempty"`
 	// Comparison is the per-turn comparison of the projections.
 	Comparison projection.Comparison `json:"comparison"`
+	// Children are the child sessions' comparisons, in upstream's order
+	// (session.<n>.jsonl), each naming the session and call that started
+	// it: a report nests them under that call.
+	Children []*ChildResult `json:"children,omitempty"`
 	// Flags are script and answer problems (an exhausted script, unconsumed
 	// replies, an answer kind that was not offered, a stale projection file).
 	Flags []string `json:"flags,omitempty"`
@@ -126,17 +129,47 @@ type runFacts struct {
 	Frames    []acpwire.Frame
 	SessionID string
 	Cwd       string
+	// Children are our logs of the children bound to recorded ones (a
+	// refresh writes them back as session.<n>.jsonl).
+	Children []childFacts
 }
 
-// Summary is one line: "<name>: match 8/8" or the reason.
+// childFacts is our log of the child bound to recorded child Index.
+type childFacts struct {
+	Index     int
+	SessionID string
+	Log       []byte
+}
+
+// childMismatch reports whether a child session mismatched.
+func (r *Result) childMismatch() bool {
+	for _, c := range r.Children {
+		if c.Verdict != Match {
+			return true
+		}
+	}
+	return false
+}
+
+// Summary is one line: "<name>: match 8/8" or the reason; a recording
+// with child sessions counts their events too and says how many.
 func (r *Result) Summary() string {
+	matched, total := r.Comparison.Matched, r.Comparison.Total
+	for _, c := range r.Children {
+		matched += c.Comparison.Matched
+		total += c.Comparison.Total
+	}
+	kids := ""
+	if n := len(r.Children); n > 0 {
+		kids = fmt.Sprintf(" (%d session(s) and %d child session(s))", 1, n)
+	}
 	switch r.Verdict {
 	case Failed:
 		return fmt.Sprintf("%s: error: %s", r.Name, r.Error)
 	case Match:
-		return fmt.Sprintf("%s: match %d/%d events", r.Name, r.Comparison.Matched, r.Comparison.Total)
+		return fmt.Sprintf("%s: match %d/%d events%s", r.Name, matched, total, kids)
 	}
-	s := fmt.Sprintf("%s: MISMATCH %d/%d events matched", r.Name, r.Comparison.Matched, r.Comparison.Total)
+	s := fmt.Sprintf("%s: MISMATCH %d/%d events matched%s", r.Name, matched, total, kids)
 	if len(r.Flags) > 0 {
 		s += "; " + strings.Join(r.Flags, "; ")
 	}
@@ -167,6 +200,18 @@ func (r *Result) FirstDifference() string {
 	if len(r.Flags) > 0 {
 		return "flag: " + r.Flags[0]
 	}
+	for _, c := range r.Children {
+		if p := c.Comparison.First(); p != nil {
+			s := fmt.Sprintf("%s: turn %d, %s", c.File, p.Turn, p.Label())
+			if len(p.Diffs) > 0 {
+				s += ": " + p.Diffs[0].String()
+			}
+			return s
+		}
+		if len(c.Flags) > 0 {
+			return c.File + ": flag: " + c.Flags[0]
+		}
+	}
 	return ""
 }
 
@@ -177,7 +222,8 @@ func plural(n int) string {
 	return "s"
 }
 
-// Detail renders the first mismatch as readable lines (empty on a match).
+// Detail renders the first mismatch as readable lines (empty on a match):
+// the session's, then each child's that mismatched.
 func (r *Result) Detail() string {
 	var b strings.Builder
 	if p := r.Comparison.First(); p != nil {
@@ -188,6 +234,17 @@ func (r *Result) Detail() string {
 	}
 	for _, f := range r.Flags {
 		fmt.Fprintf(&b, "  flag: %s\n", f)
+	}
+	for _, c := range r.Children {
+		if p := c.Comparison.First(); p != nil {
+			fmt.Fprintf(&b, "  %s: first difference: turn %d, %s\n", c.File, p.Turn, p.Label())
+			for _, d := range p.Diffs {
+				fmt.Fprintf(&b, "    %s\n", d.String())
+			}
+		}
+		for _, f := range c.Flags {
+			fmt.Fprintf(&b, "  %s: flag: %s\n", c.File, f)
+		}
 	}
 	return b.String()
 }
@@ -208,7 +265,7 @@ func replayHere(ctx context.Context, dir string, opt Options) (*Result, []byte) 
 		res.Verdict, res.Error = Failed, err.Error()
 		return res, log
 	}
-	if res.Comparison.Mismatched > 0 || res.Comparison.Matched != res.Comparison.Total || len(res.Flags) > 0 {
+	if res.Comparison.Mismatched > 0 || res.Comparison.Matched != res.Comparison.Total || len(res.Flags) > 0 || res.childMismatch() {
 		res.Verdict = Mismatch
 	} else {
 		res.Verdict = Match
@@ -245,6 +302,9 @@ type prepared struct {
 	script    *recording.Script
 	pol       recording.Policy
 	toolsMode string
+	// delegates composes delegation (upstream's default composition has
+	// it; a tool pin without subagent says the recording's had not).
+	delegates bool
 	// expected is the recording's projection.
 	expected []projection.Item
 }
@@ -296,7 +356,22 @@ func prepare(dir string, res *Result) (*prepared, error) {
 	} else if stale != "" {
 		res.Flags = append(res.Flags, stale)
 	}
-	return &prepared{rec: rec, script: script, pol: pol, toolsMode: toolsMode, expected: expected}, nil
+	return &prepared{rec: rec, script: script, pol: pol, toolsMode: toolsMode, expected: expected, delegates: delegates(rec, toolsMode)}, nil
+}
+
+// delegates reports whether the recording's composition delegates:
+// upstream's default composition does, unless its tool pin lists the
+// tools a native or both mode offers without subagent.
+func delegates(rec *recording.Recording, toolsMode string) bool {
+	if rec.ToolSchemas == nil || toolsMode == stack.ToolsCode {
+		return true
+	}
+	for _, t := range rec.ToolSchemas.Initial {
+		if t.Name == "subagent" {
+			return true
+		}
+	}
+	return false
 }
 
 // settingsLine says where the recording's settings come from and what they
@@ -385,22 +460,21 @@ func (sc *scratch) remove() {
 // closed when it returns.
 func (p *prepared) run(ctx context.Context, sc *scratch, opt Options, timeout time.Duration, res *Result) error {
 	rec := p.rec
-	in := newInbox(logAppender{sc.log})
 	wire := &bridge{}
 	ans := &answers{queue: append([]recording.Answer(nil), rec.Input.PermissionAnswers...), wire: wire}
-	gate := jobs.NewGate() // upstream's host observes jobs only when it yields
 	cfg, notes := p.stackConfig(sc, opt)
 	res.Notes = append(res.Notes, notes...)
-	cfg.JobGate, cfg.Answer = gate, ans.answer
-	cfg.JobNotify = func(n jobs.Notice) {
-		in.deliver(n.Text, n.Summary, n.SpawnFailed)
+	info := constructedInfo()
+	if opt.Refresh {
+		info = recordedInfo(rec)
 	}
-	st, err := stack.New(cfg)
+	run, err := startSession(ctx, sessionSetup{rec: rec, cfg: cfg, ws: sc.ws, logDir: sc.logDir, log: sc.log, sessionID: sc.sessionID,
+		script: p.script, info: info, route: recordedInfo(rec), answers: ans, wire: wire, delegation: p.delegates})
 	if err != nil {
 		return fmt.Errorf("stack for %s (%s/%s): %w", rec.Name, p.pol.Mode, p.pol.Approval, err)
 	}
-	defer st.Close()
-	wire.imagePrompts = st.Attachments() != nil && st.ImageInput()
+	defer run.close()
+	st := run.stack
 	res.Served = st.Served()
 	slices.Sort(res.Served)
 	if err := p.checkComposed(st); err != nil {
@@ -410,18 +484,11 @@ func (p *prepared) run(ctx context.Context, sc *scratch, opt Options, timeout ti
 		// Name the recording's file, not our temporary copy of it.
 		res.Notes = append(res.Notes, strings.ReplaceAll(r, sc.ws, filepath.Join(rec.Dir, "workspace")))
 	}
-	info := constructedInfo()
-	if opt.Refresh {
-		info = recordedInfo(rec)
-	}
-	info.Retry = retryPolicy(rec.Settings.RetryPolicy)
-	model := &scriptedModel{info: info, script: p.script, ws: sc.ws, settle: newSettler("/proc", st.RunningJobPIDs), gate: gate, paced: rec.Settings.PacedModel}
-	d := newDriver(driverConfig{rec: rec, model: model, system: notModelledSystem, log: sc.log, stack: st, ws: sc.ws, wire: wire, gate: gate, inbox: in, titleReplies: p.script.Title})
-	if err := d.run(ctx); err != nil {
+	if err := run.client.run(ctx); err != nil {
 		return err
 	}
 	res.run = &runFacts{Frames: ans.sent(), SessionID: sc.sessionID, Cwd: sc.ws}
-	if err := p.review(ctx, timeout, d, model, ans, st, res); err != nil {
+	if err := p.review(ctx, timeout, run, ans, res); err != nil {
 		return err
 	}
 	if len(rec.Events) == 0 {
@@ -436,6 +503,12 @@ func (p *prepared) run(ctx context.Context, sc *scratch, opt Options, timeout ti
 	}
 	res.Got = got
 	res.Comparison = projection.Compare(p.expected, got)
+	if err := p.compareChildren(run, res); err != nil {
+		return err
+	}
+	if opt.Refresh {
+		return p.keepChildLogs(run, res.run)
+	}
 	return nil
 }
 
@@ -503,39 +576,54 @@ func (p *prepared) checkComposed(st *stack.Stack) error {
 	for _, t := range st.Tools() {
 		composed[t] = true
 	}
-	for _, r := range p.script.Replies {
-		for _, c := range r.ToolCalls {
-			if !composed[c.Name] {
-				return fmt.Errorf("the recording calls tool %q (turn %d step %d), which the stack does not compose (it has: %s)", c.Name, r.Turn, r.Step, strings.Join(st.Tools(), ", "))
+	if p.delegates {
+		composed["report"] = true // a continuable child's own tool
+	}
+	check := func(file string, s *recording.Script) error {
+		for _, r := range s.Replies {
+			for _, c := range r.ToolCalls {
+				if !composed[c.Name] {
+					return fmt.Errorf("%s calls tool %q (turn %d step %d), which the stack does not compose (it has: %s)", file, c.Name, r.Turn, r.Step, strings.Join(st.Tools(), ", "))
+				}
 			}
+		}
+		return nil
+	}
+	if err := check("the recording", p.script); err != nil {
+		return err
+	}
+	for _, c := range p.rec.Children {
+		if err := check(c.File, c.Script); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
 // review adds the flags and notes of a driven replay: the model's waits, a
-// timeout, unconsumed replies and answers, the wire frames, the sandbox
-// backend, the tool schemas and the system prompt.
-func (p *prepared) review(ctx context.Context, timeout time.Duration, d *driver, model *scriptedModel, ans *answers, st *stack.Stack, res *Result) error {
-	rec := p.rec
-	if n := model.settle.capped; n > 0 {
-		res.Notes = append(res.Notes, fmt.Sprintf("the constructed model stopped waiting for the background jobs to settle before %d of its replies: they %s (still running at the last: %s)", n, model.settle.why, model.settle.busy))
+// timeout, unconsumed replies and answers, every agent's flags, the
+// emulated fixtures, the wire frames, the sandbox backend, the tool
+// schemas and the system prompt.
+func (p *prepared) review(ctx context.Context, timeout time.Duration, run *sessionRun, ans *answers, res *Result) error {
+	rec, st := p.rec, run.stack
+	if n := run.settle.capped; n > 0 {
+		res.Notes = append(res.Notes, fmt.Sprintf("the constructed model stopped waiting for the background jobs to settle before %d of its replies: they %s (still running at the last: %s)", n, run.settle.why, run.settle.busy))
 	}
 	if ctx.Err() != nil {
 		res.Flags = append(res.Flags, fmt.Sprintf("the replay was stopped after %s (%v): calls in flight were aborted", timeout, ctx.Err()))
 	}
-	if n := model.unconsumed(); n > 0 {
-		res.Flags = append(res.Flags, fmt.Sprintf("unconsumed replies: %d of %d model replies were never requested", n, len(p.script.Replies)))
+	res.Flags = append(res.Flags, run.unconsumed(rec, p.script)...)
+	res.Flags = append(res.Flags, run.flags()...)
+	res.Notes = append(res.Notes, run.root.titleNotes()...)
+	if run.family != nil && (rec.Settings.SubagentFixture != "" || len(rec.Children) > 0) {
+		res.Notes = append(res.Notes, run.fixture.note())
 	}
-	res.Flags = append(res.Flags, d.flags...)
-	res.Notes = append(res.Notes, d.notes...)
-	res.Notes = append(res.Notes, d.titles.notes...)
 	res.Flags = append(res.Flags, ans.flags()...)
 	lines, err := acpwire.Classify(rec.Stdout)
 	if err != nil {
 		return fmt.Errorf("%s: %w", filepath.Join(rec.Name, recording.StdoutFile), err)
 	}
-	wire := acpwire.Compare(recording.StdoutFile, lines, d.wire.sent())
+	wire := acpwire.Compare(recording.StdoutFile, lines, ans.sent())
 	res.Flags = append(res.Flags, wire.Problems...)
 	res.Notes = append(res.Notes, wire.Note(recording.StdoutFile))
 	if sandbox.Mode(p.pol.Mode).Confined() {
@@ -560,20 +648,26 @@ func (p *prepared) review(ctx context.Context, timeout time.Duration, d *driver,
 
 // project reads our log back and projects it the way the recording's was.
 func (p *prepared) project(sc *scratch) ([]projection.Item, error) {
-	c, err := session.Read(sc.logPath)
+	return p.projectLog(sc.logPath, sc.ws, sc.sessionID)
+}
+
+// projectLog reads a log of ours (the session's or a child's, whose id is
+// id) and projects it.
+func (p *prepared) projectLog(path, cwd, id string) ([]projection.Item, error) {
+	c, err := session.Read(path)
 	if err != nil {
-		return nil, fmt.Errorf("read our log: %w", err)
+		return nil, fmt.Errorf("read our log %s: %w", path, err)
 	}
 	if len(c.Bad) > 0 {
-		return nil, fmt.Errorf("our log %s has undecodable lines: %v", sc.logPath, c.Bad[0])
+		return nil, fmt.Errorf("our log %s has undecodable lines: %v", path, c.Bad[0])
 	}
 	evs := make([]recording.Event, len(c.Events))
 	for i, e := range c.Events {
 		evs[i] = recording.Event{Type: e.Type, Seq: e.Seq, Time: e.Time, Data: e.Data, SurfaceOp: e.SurfaceOp}
 	}
-	got, err := projection.Project(evs, normalizer(p.rec, sc.ws, sc.sessionID))
+	got, err := projection.Project(evs, normalizer(p.rec, cwd, id))
 	if err != nil {
-		return nil, fmt.Errorf("our log %s: %w", sc.logPath, err)
+		return nil, fmt.Errorf("our log %s: %w", path, err)
 	}
 	return got, nil
 }
@@ -644,11 +738,16 @@ func (a *answers) flags() []string {
 // difference is a flag naming the tool and field; the sidecar's other tools
 // are named as not modelled.
 func compareSchemas(rec *recording.Recording, defs []pipeline.Tool) (flags, notes []string) {
-	if rec.ToolSchemas == nil {
+	return compareSchemasOf(recording.ToolSchemasFile, rec.ToolSchemas, defs)
+}
+
+// compareSchemasOf compares defs with the sidecar file's schemas (nil: none).
+func compareSchemasOf(file string, schemas *recording.ToolSchemas, defs []pipeline.Tool) (flags, notes []string) {
+	if schemas == nil {
 		return nil, nil
 	}
-	expected := make([]toolschema.Expected, len(rec.ToolSchemas.Initial))
-	for i, t := range rec.ToolSchemas.Initial {
+	expected := make([]toolschema.Expected, len(schemas.Initial))
+	for i, t := range schemas.Initial {
 		expected[i] = toolschema.Expected{Name: t.Name, Raw: t.Raw}
 	}
 	ours := make([]toolschema.Schema, len(defs))
@@ -657,15 +756,15 @@ func compareSchemas(rec *recording.Recording, defs []pipeline.Tool) (flags, note
 	}
 	rep := toolschema.Compare(expected, ours)
 	for _, m := range rep.Mismatches {
-		flags = append(flags, recording.ToolSchemasFile+": "+m)
+		flags = append(flags, file+": "+m)
 	}
-	note := fmt.Sprintf("%s: compared %s", recording.ToolSchemasFile, strings.Join(rep.Compared, ", "))
+	note := fmt.Sprintf("%s: compared %s", file, strings.Join(rep.Compared, ", "))
 	if len(rep.NotModelled) > 0 {
 		note += "; not modelled (the stack does not compose them): " + strings.Join(rep.NotModelled, ", ")
 	}
 	notes = append(notes, note)
-	if n := len(rec.ToolSchemas.Changes); n > 0 {
-		notes = append(notes, fmt.Sprintf("%s: %d later header change(s) not compared (the stack's tool set never changes during a session)", recording.ToolSchemasFile, n))
+	if n := len(schemas.Changes); n > 0 {
+		notes = append(notes, fmt.Sprintf("%s: %d later header change(s) not compared (the stack's tool set never changes during a session)", file, n))
 	}
 	return flags, notes
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/dshsim/dshsim/harness/replay"
 	"github.com/dshsim/dshsim/harness/replay/isolate"
 	"github.com/dshsim/dshsim/harness/replay/recording"
+	"github.com/dshsim/dshsim/harness/replay/recording/recordingtest"
 	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/sandbox/chain"
@@ -45,11 +46,13 @@ func dirs(t *testing.T, args ...string) []string {
 
 // TestTranscriptsMatch replays every upstream recording through the real stack.
 // A recording that cannot match fails here with its exact reason; none is skipped.
+// It is the corpus make race (-short) replays under the race detector: upstream's
+// recordings hold background jobs, parallel calls, hooks and code mode.
 func TestTranscriptsMatch(t *testing.T) {
 	isolate.Require(t)
 	ds := dirs(t, "transcripts")
-	if len(ds) != 42 {
-		t.Fatalf("transcripts/ holds %d recordings, want the forty-two upstream ones", len(ds))
+	if len(ds) != 55 {
+		t.Fatalf("transcripts/ holds %d recordings, want the fifty-five upstream ones", len(ds))
 	}
 	results := replay.Run(context.Background(), ds, replay.RunOptions{Parallel: 2})
 	for _, r := range results {
@@ -69,10 +72,7 @@ func TestTranscriptsMatch(t *testing.T) {
 // a handshake, a prompt its UserPromptSubmit hook blocks), only stdout.
 func headerOnly(t *testing.T, dir string) bool {
 	t.Helper()
-	rec, err := recording.Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rec := recordingtest.Load(t, dir)
 	return len(rec.Events) == 0
 }
 
@@ -239,6 +239,7 @@ func TestProjectionFile(t *testing.T) {
 // expanded), so every seq means the same event (session_event_read reads
 // them), and the model is named as constructed.
 func TestOurLogHasUpstreamsEventSequence(t *testing.T) {
+	skipSweepUnderShort(t)
 	isolate.Require(t)
 	logs := t.TempDir()
 	for _, r := range replay.Run(context.Background(), dirs(t, "transcripts"), replay.RunOptions{Parallel: 2, Options: replay.Options{LogDir: logs}}) {
@@ -246,10 +247,7 @@ func TestOurLogHasUpstreamsEventSequence(t *testing.T) {
 			if r.Verdict != replay.Match {
 				t.Fatalf("%s\n%s", r.Summary(), r.Detail())
 			}
-			rec, err := recording.Load(r.Dir)
-			if err != nil {
-				t.Fatal(err)
-			}
+			rec := recordingtest.Load(t, r.Dir)
 			if len(rec.Events) == 0 {
 				return // upstream logged events it does not keep (its fixture is the header)
 			}
@@ -295,10 +293,7 @@ func TestProjectionFilesAreFresh(t *testing.T) {
 				}
 				return
 			}
-			rec, err := recording.Load(d)
-			if err != nil {
-				t.Fatal(err)
-			}
+			rec := recordingtest.Load(t, d)
 			fresh, err := replay.ExpectedProjection(rec)
 			if err != nil {
 				t.Fatal(err)
@@ -309,6 +304,20 @@ func TestProjectionFilesAreFresh(t *testing.T) {
 			}
 			if string(committed) != string(fresh) {
 				t.Errorf("%s is stale:\n%s", recording.ProjectionFile, harness.LineDiff(recording.ProjectionFile, committed, fresh))
+			}
+			for _, c := range rec.Children {
+				file := recording.ChildSidecar(recording.ProjectionFile, c.Index)
+				fresh, err := replay.ExpectedChildProjection(rec, c)
+				if err != nil {
+					t.Fatal(err)
+				}
+				committed, err := os.ReadFile(filepath.Join(d, file))
+				if err != nil {
+					t.Fatalf("%v (generate with DSHSIM_UPDATE=1 go test ./harness/replay or dsh-replay -update)", err)
+				}
+				if string(committed) != string(fresh) {
+					t.Errorf("%s is stale:\n%s", file, harness.LineDiff(file, committed, fresh))
+				}
 			}
 		})
 	}
@@ -327,19 +336,7 @@ func TestTimeoutIsFlagged(t *testing.T) {
 // recordings with Landlock as the only sandbox backend: its default path,
 // in this process.
 func TestWorkspaceWriteRecordingsUnderLandlock(t *testing.T) {
-	isolate.Require(t)
-	sandboxtest.RequireLandlock(t, 1)
-	launcher := sandboxtest.Runner(t)
-	ds := replay.Select(dirs(t, "transcripts"), replay.RunOptions{Run: regexp.MustCompile("escalation")})
-	results := replay.Run(context.Background(), ds, replay.RunOptions{Parallel: 2,
-		Options: replay.Options{SandboxChain: []string{"landlock"}, LauncherPath: launcher}})
-	if len(results) != 3 {
-		t.Fatalf("%d escalation recordings, want 3", len(results))
-	}
-	for _, r := range results {
-		if r.Verdict != replay.Match {
-			t.Errorf("%s\n%s", r.Summary(), r.Detail())
-		}
+	for _, r := range landlockReplays(t, "transcripts", "escalation", 3, "") {
 		if !strings.Contains(strings.Join(r.Notes, "\n"), "in the landlock-inproc sandbox backend (full enforcement); it cannot govern chmod, chown, utimes, setxattr, chattr (") {
 			t.Errorf("%s: notes %q do not name the in-process Landlock path and what it cannot govern", r.Name, r.Notes)
 		}
@@ -353,24 +350,35 @@ func TestWorkspaceWriteRecordingsUnderLandlock(t *testing.T) {
 // sandbox facts, naming the in-process path, Landlock's Ungoverned list
 // included.
 func TestConfinedFactsReachTheLog(t *testing.T) {
+	logs := filepath.Join(t.TempDir(), "logs")
+	for _, r := range landlockReplays(t, "testdata/replay/oracle", "^(code-workspace-write|escalation-read-only-bash)$", 2, logs) {
+		if confinedResults(t, r.LogPath) == 0 {
+			t.Errorf("%s: no tool/result of our log carries Landlock's sandbox facts", r.Name)
+		}
+	}
+}
+
+// landlockReplays replays the recordings under dir whose names run matches
+// with Landlock as the only sandbox backend (its default path, in this
+// process), writing our logs under logDir ("" writes none); t fails unless
+// there are want of them, each a match.
+func landlockReplays(t *testing.T, dir, run string, want int, logDir string) []*replay.Result {
+	t.Helper()
 	isolate.Require(t)
 	sandboxtest.RequireLandlock(t, 1)
 	launcher := sandboxtest.Runner(t)
-	ds := replay.Select(dirs(t, "testdata/replay/oracle"), replay.RunOptions{Run: regexp.MustCompile("^(code-workspace-write|escalation-read-only-bash)$")})
-	logs := filepath.Join(t.TempDir(), "logs")
+	ds := replay.Select(dirs(t, dir), replay.RunOptions{Run: regexp.MustCompile(run)})
 	results := replay.Run(context.Background(), ds, replay.RunOptions{Parallel: 2,
-		Options: replay.Options{SandboxChain: []string{"landlock"}, LauncherPath: launcher, LogDir: logs}})
-	if len(results) != 2 {
-		t.Fatalf("%d recordings, want 2", len(results))
+		Options: replay.Options{SandboxChain: []string{"landlock"}, LauncherPath: launcher, LogDir: logDir}})
+	if len(results) != want {
+		t.Fatalf("%d recordings match %s, want %d", len(results), run, want)
 	}
 	for _, r := range results {
 		if r.Verdict != replay.Match {
 			t.Errorf("%s\n%s", r.Summary(), r.Detail())
 		}
-		if confinedResults(t, r.LogPath) == 0 {
-			t.Errorf("%s: no tool/result of our log carries Landlock's sandbox facts", r.Name)
-		}
 	}
+	return results
 }
 
 // confinedResults counts the tool/result events of the log at path whose
@@ -566,6 +574,7 @@ func TestChangedPromptSectionIsAMismatch(t *testing.T) {
 // file removed, still match and say where the settings came from; and the
 // table agrees with every settings file of ours for the same scenario.
 func TestSuiteSettingsWithoutFile(t *testing.T) {
+	skipSweepUnderShort(t)
 	isolate.Require(t)
 	var names []string
 	for _, d := range dirs(t, "transcripts", "testdata/replay/ours") {
@@ -574,10 +583,7 @@ func TestSuiteSettingsWithoutFile(t *testing.T) {
 		if !ok {
 			continue
 		}
-		rec, err := recording.Load(d)
-		if err != nil {
-			t.Fatal(err)
-		}
+		rec := recordingtest.Load(t, d)
 		if !rec.HasSettings {
 			t.Errorf("%s: our copy has no %s; the table alone would hide a drift", name, recording.SettingsFile)
 		}
@@ -693,6 +699,7 @@ var oracleDepartures = map[string]string{
 // upstream's. Each must match, except a departure of oracleDepartures, which
 // must mismatch exactly there.
 func TestOracleRecordingsMatch(t *testing.T) {
+	skipSweepUnderShort(t)
 	isolate.Require(t)
 	ds := dirs(t, "testdata/replay/oracle")
 	if len(ds) == 0 {
@@ -726,6 +733,7 @@ func checkOracleVerdict(t *testing.T, r *replay.Result) {
 // calls ran on the in-process path (the backend note says so), except a
 // recording that names a runner, which runs the runner and says why.
 func TestEveryRecordingOnTheDefaultLandlockPath(t *testing.T) {
+	skipSweepUnderShort(t)
 	isolate.Require(t)
 	sandboxtest.RequireLandlock(t, 4)
 	ds := dirs(t, "transcripts", "testdata/replay/oracle", "testdata/replay/ours")
@@ -748,6 +756,18 @@ func TestEveryRecordingOnTheDefaultLandlockPath(t *testing.T) {
 				t.Errorf("notes %q: want the in-process path", notes)
 			}
 		})
+	}
+}
+
+// skipSweepUnderShort skips t under -short (make race, whose
+// race-instrumented replays take several times as long): t is a sweep that
+// replays every recording again, or the suite again as another user, which
+// make test runs; make race keeps the other replay tests, with
+// TestTranscriptsMatch's corpus.
+func skipSweepUnderShort(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: a sweep that make test runs (make race keeps the other replay tests)")
 	}
 }
 

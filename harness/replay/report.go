@@ -70,6 +70,7 @@ func WriteText(w io.Writer, rs []*Result, verbose bool) {
 				fmt.Fprintf(w, "    %s turn %d  %s\n", mark, p.Turn, p.Label())
 			}
 		}
+		writeChildren(w, r, 0, 1, verbose)
 		for _, n := range r.Notes {
 			fmt.Fprintf(w, "  note: %s\n", n)
 		}
@@ -83,4 +84,30 @@ func WriteText(w io.Writer, rs []*Result, verbose bool) {
 		verdict = "ok"
 	}
 	fmt.Fprintf(w, "%s: %d recordings: %d match, %d mismatch, %d error\n", verdict, c.Total, c.Match, c.Mismatch, c.Error)
+}
+
+// writeChildren writes the child sessions started by session parent (0:
+// the primary), each under the call that started it, indented by depth,
+// their own children below them.
+func writeChildren(w io.Writer, r *Result, parent, depth int, verbose bool) {
+	pad := strings.Repeat("  ", depth)
+	for _, c := range r.Children {
+		if c.Parent != parent {
+			continue
+		}
+		fmt.Fprintf(w, "%s└ %s  %s %d/%d events  (started by call %s)\n", pad, c.File, c.Verdict, c.Comparison.Matched, c.Comparison.Total, c.CallID)
+		if verbose {
+			for _, p := range c.Comparison.Pairs {
+				mark := "="
+				if !p.Match {
+					mark = "≠"
+				}
+				fmt.Fprintf(w, "%s    %s turn %d  %s\n", pad, mark, p.Turn, p.Label())
+			}
+		}
+		for _, n := range c.Notes {
+			fmt.Fprintf(w, "%s  note: %s\n", pad, n)
+		}
+		writeChildren(w, r, c.Index, depth+1, verbose)
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	mrand "math/rand/v2"
+	"slices"
 	"sync"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/sandbox"
+	"github.com/dshsim/dshsim/stack"
 )
 
 // modelStep is a step's model work, as upstream's step: the request (the
@@ -123,25 +125,42 @@ func (d *driver) retryWait(ctx context.Context, r *retryData) error {
 	return err
 }
 
-// request logs the session's first request: its header (the model's
-// config, the system prompt, our tools) and context, then the title
-// model's request when one is due.
+// request logs the agent's first request: its header (the model's config,
+// the system prompt, our tools; reason "initial", or "resume" when the log
+// already holds a header: a fork's copied turns, a resumed child's) and
+// context (unless the log's last one names the same route), then the
+// title model's request when one is due. What the model is offered then is
+// kept for the sidecars' comparison.
 func (d *driver) request() error {
 	if d.headed {
 		return nil
 	}
 	d.headed = true
+	offered := d.surface.WireTools()
+	sections, sectionsErr := d.surface.PromptSections()
+	d.mu.Lock()
+	d.offered, d.sections, d.sectionsErr = offered, sections, sectionsErr
+	d.mu.Unlock()
+	events, err := d.log.Events()
+	if err != nil {
+		return err
+	}
 	info := d.model.Info()
 	var h headerData
 	h.Header.Config = info.Config
 	h.Header.System = d.system
-	h.Header.Tools = d.headerTools()
+	h.Header.Tools = headerTools(offered)
 	h.Reason = "initial"
+	if _, ok := session.Last(events, "request/header"); ok {
+		h.Reason = "resume"
+	}
 	if _, err := d.append("request/header", h); err != nil {
 		return err
 	}
-	if _, err := d.append("request/context", requestContext{Provider: info.Provider, Model: info.Model}); err != nil {
-		return err
+	if !sameRoute(events, info) {
+		if _, err := d.append("request/context", requestContext{Provider: info.Provider, Model: info.Model}); err != nil {
+			return err
+		}
 	}
 	if r := d.titles.request(); r != nil {
 		if _, err := d.append("session/title-llm-request", r); err != nil {
@@ -151,11 +170,21 @@ func (d *driver) request() error {
 	return nil
 }
 
-// headerTools lists the tools the model is offered (the stack's wire list:
+// sameRoute reports whether the last request/context of events names the
+// model's route (upstream logs the context on a route change only).
+func sameRoute(events []session.Event, info ModelInfo) bool {
+	last, ok := session.Last(events, "request/context")
+	if !ok {
+		return false
+	}
+	var rc requestContext
+	return json.Unmarshal(last.Data, &rc) == nil && rc.Provider == info.Provider && rc.Model == info.Model
+}
+
+// headerTools lists the tools the model is offered (the agent's wire list:
 // sorted by name, run_code alone in code mode), as upstream's header stores
 // them ({name, description, parameters}).
-func (d *driver) headerTools() []any {
-	defs := d.stack.WireTools()
+func headerTools(defs []pipeline.Tool) []any {
 	out := make([]any, len(defs))
 	for i, t := range defs {
 		out[i] = json.RawMessage(toolschema.Schema{Name: t.Name, Description: t.Description, Parameters: t.Parameters}.JSON())
@@ -183,7 +212,7 @@ func (d *driver) stream(ctx context.Context, turn, step int) (*assembler, []int6
 		}
 		return err
 	}
-	req := ModelRequest{Turn: turn, Step: step, Log: d.log, System: d.system, Tools: d.stack.WireTools()}
+	req := ModelRequest{Turn: turn, Step: step, Log: d.log, System: d.system, Tools: d.surface.WireTools()}
 	_, err := d.model.Call(ctx, req, emit)
 	if msg, ok := isExhausted(err); ok {
 		return a, seqs, emit(d.exhaust(msg))
@@ -223,15 +252,16 @@ func (d *driver) assistantMessage(turn, step int, blocks []map[string]any, usage
 // flagged the first time.
 func (d *driver) exhaust(msg string) json.RawMessage {
 	if !d.exhausted {
-		d.flags = append(d.flags, "script exhausted: "+msg)
+		d.flag("script exhausted: " + msg)
 		d.exhausted = true
 	}
 	return ordered(map[string]any{"type": "finish", "reason": map[string]any{"kind": "error", "failure": map[string]any{"message": msg, "code": "UNKNOWN"}}})
 }
 
-// concurrencySafe reports whether the stack's tool may run in a pool.
+// concurrencySafe reports whether the tool may run in a pool (the stack's
+// tools, and those of the agent's own scope: a child's report).
 func (d *driver) concurrencySafe(name string) bool {
-	for _, t := range d.stack.Definitions() {
+	for _, t := range slices.Concat(d.stack.Definitions(), d.surface.WireTools()) {
 		if t.Name == name {
 			return t.ConcurrencySafe
 		}
@@ -266,10 +296,13 @@ func (d *driver) runCalls(ctx context.Context, turn, step int, calls []recording
 				return false, err
 			}
 		}
+		if slices.ContainsFunc(pool, func(tc recording.ToolCall) bool { return stack.Yields(tc.Name, json.RawMessage(tc.Arguments)) }) {
+			d.yield() // the calls await I/O: a background child started before may step
+		}
 		results := make([]pipeline.Result, len(pool))
 		var wg sync.WaitGroup
 		for k, tc := range pool {
-			wg.Go(func() { results[k] = d.stack.Execute(ctx, tc.ID, tc.Name, json.RawMessage(tc.Arguments)) })
+			wg.Go(func() { results[k] = d.surface.Execute(ctx, tc.ID, tc.Name, json.RawMessage(tc.Arguments)) })
 		}
 		wg.Wait()
 		for k, tc := range pool {

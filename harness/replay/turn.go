@@ -2,6 +2,7 @@ package replay
 
 import (
 	"context"
+	"errors"
 	"slices"
 
 	"github.com/dshsim/dshsim/pipeline"
@@ -13,19 +14,47 @@ func promptMessage(content []pipeline.Block) userMessage {
 	return userMessage{Content: content, Source: kindOnly{"user"}, Role: "user", ID: newUUID(), kind: "user"}
 }
 
-// runTurns runs turns until the agent is idle: after a turn ends, one that
-// leaves input pending (a queued prompt, a notice that arrived late) opens
-// the next at once, unless it was blocked, found nothing to do, failed or
-// was aborted. started (if not nil) is closed once the first turn/start is
-// in the log.
-func (d *driver) runTurns(ctx context.Context, started chan struct{}) error {
-	for {
-		more, err := d.turn(ctx, started)
-		started = nil
-		if err != nil || !more {
-			return err
-		}
+// openedTurn is a turn that started: its number, what its first step's
+// claim took, and its context (cancelled by an abort).
+type openedTurn struct {
+	turn    int
+	claimed []userMessage
+	ctx     context.Context
+	cancel  context.CancelCauseFunc
+}
+
+// openTurn starts a turn: turn/start, then its first step's claim (the
+// whole next-step list, then one queued prompt).
+func (d *driver) openTurn() (*openedTurn, error) {
+	ctx, cancel := context.WithCancelCause(d.base)
+	d.mu.Lock()
+	d.turnNo++
+	t := &openedTurn{turn: d.turnNo, ctx: ctx, cancel: cancel}
+	d.turnCancel = cancel
+	d.woken = false
+	d.mu.Unlock()
+	if _, err := d.append("turn/start", turnData{t.turn}); err != nil {
+		cancel(nil)
+		return nil, err
 	}
+	claimed, err := d.claim(nextTurn, t.turn)
+	if err != nil {
+		cancel(nil)
+		return nil, err
+	}
+	t.claimed = claimed
+	return t, nil
+}
+
+// claim takes a step's input from the inbox (target: next-turn on a turn's
+// first step) and tells the bridge which turn claimed a prompt.
+func (d *driver) claim(target string, turn int) ([]userMessage, error) {
+	claimed, err := d.inbox.claim(target)
+	if err != nil {
+		return nil, err
+	}
+	d.wire.claimed(claimed, turn)
+	return claimed, nil
 }
 
 // stepDecision is a pre-step's outcome: reject (the turn ends blocked
@@ -47,35 +76,43 @@ type preStepInfo struct {
 // messages entered.
 type preStepListener func(ctx context.Context, ps *preStepInfo, next func() (stepDecision, error)) (stepDecision, error)
 
-// turn runs one turn as upstream's loop does: turn/start; per step the
-// pre-step (the claim, then the listeners) and either a rejection (turn
-// blocked), nothing to do (a first step with nothing claimed ends the turn
-// completed; a later one ends it) or step/start, the entered messages, the
-// model call and its tools, step/end; when a step ended the turn
-// (completed, max-tokens: sticky for the turn) and nothing waits for the
-// next step, the turn-stopping listeners (Stop hooks) may queue steering;
-// if still nothing waits the turn ends. more reports input left for
-// another turn.
-func (d *driver) turn(ctx context.Context, started chan struct{}) (more bool, err error) {
-	d.turnNo++
-	turn := d.turnNo
-	if _, err := d.append("turn/start", turnData{turn}); err != nil {
-		return false, err
-	}
-	if started != nil {
-		close(started)
-	}
+// turn runs one opened turn as upstream's loop does: per step the pre-step
+// (the claim, then the listeners; the first step's claim was the turn's
+// opening) and either a rejection (turn blocked), a failure of a pre-step
+// listener (turn failed, no step), nothing to do (a first step with
+// nothing claimed ends the turn completed; a later one ends it) or
+// step/start, the entered messages, the model call and its tools,
+// step/end; when a step ended the turn (completed, max-tokens: sticky for
+// the turn) and nothing waits for the next step, the turn-stopping
+// listeners (Stop hooks) may queue steering; if still nothing waits the
+// turn ends. more reports input left for another turn, unless the turn was
+// blocked, found nothing to do, failed or was aborted. A held child
+// (holdUntilYield) enters its first step once released.
+func (d *driver) turn(t *openedTurn) (more bool, err error) {
+	ctx, turn := t.ctx, t.turn
+	defer t.cancel(nil)
+	d.waitUntil(ctx, func() bool { return d.held == 0 })
 	var ends map[string]any
-	target := nextTurn
+	claimed, first := t.claimed, true
 	for step := 1; ; step++ {
 		if ctx.Err() != nil {
 			return false, d.endTurn(turn, abortReason(ctx))
 		}
-		dec, err := d.runPreStep(ctx, target, turn, step)
-		if err != nil {
-			return false, err
+		if !first {
+			if claimed, err = d.claim(nextStep, turn); err != nil {
+				return false, err
+			}
 		}
+		first = false
+		dec, err := d.runPreStep(ctx, turn, step, claimed)
+		var fail *stepFailure
 		switch {
+		case errors.As(err, &fail) && ctx.Err() != nil:
+			return false, d.endTurn(turn, abortReason(ctx))
+		case errors.As(err, &fail):
+			return false, d.endTurn(turn, map[string]any{"kind": "error", "error": map[string]any{"message": fail.err.Error(), "code": "UNKNOWN"}})
+		case err != nil:
+			return false, err
 		case dec.reject:
 			return false, d.endTurn(turn, map[string]any{"kind": "blocked"})
 		case ends != nil && len(dec.messages) == 0:
@@ -104,20 +141,22 @@ func (d *driver) turn(ctx context.Context, started chan struct{}) (more bool, er
 		if ends != nil && len(d.inbox.pending(nextStep)) == 0 {
 			return d.inbox.hasPending(), d.endTurn(turn, ends)
 		}
-		target = nextStep
 	}
 }
 
-// runPreStep claims the step's input and runs the pre-step listeners around
-// the default decision: enter the claimed messages, then the runtime
+// stepFailure is a pre-step listener's failure that fails the turn (a
+// checkpoint that could not be written): the turn ends with reason error
+// {message: <the error>, code: UNKNOWN}, as upstream's loop ends a turn on
+// a non-model throw.
+type stepFailure struct{ err error }
+
+func (f *stepFailure) Error() string { return f.err.Error() }
+
+// runPreStep runs the pre-step listeners around the default decision for
+// the step's claimed input: enter the claimed messages, then the runtime
 // context when its text changed.
-func (d *driver) runPreStep(ctx context.Context, target string, turn, step int) (stepDecision, error) {
-	claimed, err := d.inbox.claim(target)
-	if err != nil {
-		return stepDecision{}, err
-	}
-	d.wire.claimed(claimed, turn)
-	rc, err := d.stack.PendingContext(ctx)
+func (d *driver) runPreStep(ctx context.Context, turn, step int, claimed []userMessage) (stepDecision, error) {
+	rc, err := d.surface.PendingContext(ctx)
 	if err != nil {
 		return stepDecision{}, err
 	}
@@ -174,7 +213,7 @@ func (d *driver) runStep(ctx context.Context, turn, step int, messages []userMes
 // step.
 func (d *driver) turnStopping(ctx context.Context) error {
 	for _, b := range d.stack.HookBridges() {
-		steer, err := b.Stop(ctx, d.stack.Agent())
+		steer, err := b.Stop(ctx, d.surface.Agent())
 		if err != nil {
 			return err
 		}
@@ -194,8 +233,8 @@ type turnEndReason struct {
 	Error  any            `json:"error,omitempty"`
 }
 
-// endTurn writes turn/end with reason, tells the bridge, and logs the
-// model-made title that was due after this turn.
+// endTurn writes turn/end with reason, records it, tells the bridge and
+// the fixture, and logs the model-made title that was due after this turn.
 func (d *driver) endTurn(turn int, reason map[string]any) error {
 	r := turnEndReason{}
 	r.Kind, _ = reason["kind"].(string)
@@ -203,14 +242,25 @@ func (d *driver) endTurn(turn int, reason map[string]any) error {
 	if e, ok := reason["error"]; ok {
 		r.Error = ordered(e)
 	}
-	if _, err := d.append("turn/end", turnEndData{Turn: turn, Reason: r}); err != nil {
+	_, err := d.append("turn/end", turnEndData{Turn: turn, Reason: r})
+	d.mu.Lock()
+	d.ended[turn] = reason
+	d.cond.Broadcast()
+	d.mu.Unlock()
+	if err != nil {
 		return err
 	}
 	d.wire.turnEnded(turn, reason)
+	if d.hooks.turnEnded != nil {
+		d.hooks.turnEnded(d, turn)
+	}
 	if t := d.titles.landed(); t != nil {
 		if _, err := d.append("session/title", t); err != nil {
 			return err
 		}
 	}
+	d.mu.Lock()
+	d.titleDone = d.titles.titled && d.titles.pending == nil
+	d.mu.Unlock()
 	return nil
 }

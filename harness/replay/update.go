@@ -37,8 +37,19 @@ func marshalItems(items []projection.Item) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
+// ExpectedChildProjection renders child c's normalised projection, stored
+// in projection.<n>.expected.json.
+func ExpectedChildProjection(rec *recording.Recording, c *recording.Child) ([]byte, error) {
+	items, err := projection.Project(c.Events, normalizer(rec, c.Header.Cwd, c.Header.ID))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(rec.Name, c.File), err)
+	}
+	return marshalItems(items)
+}
+
 // UpdateProjection rewrites <dir>/projection.expected.json from the
-// recording's session.jsonl. It reports whether the file changed.
+// recording's session.jsonl, and projection.<n>.expected.json from each
+// child log. It reports whether a file changed.
 func UpdateProjection(dir string) (bool, error) {
 	rec, err := recording.Load(dir)
 	if err != nil {
@@ -48,7 +59,23 @@ func UpdateProjection(dir string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	path := filepath.Join(dir, recording.ProjectionFile)
+	changed, err := writeChanged(filepath.Join(dir, recording.ProjectionFile), data)
+	for _, c := range rec.Children {
+		if err != nil {
+			return changed, err
+		}
+		if data, err = ExpectedChildProjection(rec, c); err != nil {
+			return changed, err
+		}
+		var ch bool
+		ch, err = writeChanged(filepath.Join(dir, recording.ChildSidecar(recording.ProjectionFile, c.Index)), data)
+		changed = changed || ch
+	}
+	return changed, err
+}
+
+// writeChanged writes data to path unless it holds it already.
+func writeChanged(path string, data []byte) (bool, error) {
 	old, err := os.ReadFile(path)
 	if err == nil && bytes.Equal(old, data) {
 		return false, nil
@@ -59,7 +86,13 @@ func UpdateProjection(dir string) (bool, error) {
 // checkProjectionFile compares projection.expected.json (when present) with
 // the projection of session.jsonl; a difference is returned as a flag.
 func checkProjectionFile(rec *recording.Recording, expected []projection.Item) (string, error) {
-	data, err := os.ReadFile(filepath.Join(rec.Dir, recording.ProjectionFile))
+	return checkProjection(rec, recording.ProjectionFile, recording.SessionFile, expected)
+}
+
+// checkProjection compares the projection file (when present) with the
+// projection of the log named log.
+func checkProjection(rec *recording.Recording, file, log string, expected []projection.Item) (string, error) {
+	data, err := os.ReadFile(filepath.Join(rec.Dir, file))
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", nil
 	}
@@ -68,11 +101,11 @@ func checkProjectionFile(rec *recording.Recording, expected []projection.Item) (
 	}
 	var items []projection.Item
 	if err := json.Unmarshal(data, &items); err != nil {
-		return "", &recording.Error{Recording: rec.Name, File: recording.ProjectionFile, Line: 1, Problem: "invalid JSON: " + err.Error()}
+		return "", &recording.Error{Recording: rec.Name, File: file, Line: 1, Problem: "invalid JSON: " + err.Error()}
 	}
 	c := projection.Compare(items, expected)
 	if p := c.First(); p != nil {
-		msg := fmt.Sprintf("%s is stale against %s at turn %d, %s", recording.ProjectionFile, recording.SessionFile, p.Turn, p.Label())
+		msg := fmt.Sprintf("%s is stale against %s at turn %d, %s", file, log, p.Turn, p.Label())
 		if len(p.Diffs) > 0 {
 			msg += ": " + p.Diffs[0].String()
 		}

@@ -2,34 +2,55 @@ package replay
 
 import (
 	"path/filepath"
+	"strings"
 	"sync"
 
 	"github.com/dshsim/dshsim/harness/replay/acpwire"
 )
 
+// agentWire is what an agent's loop tells its client: the session's
+// bridge, or nothing (a child has no client).
+type agentWire interface {
+	claimed(msgs []userMessage, turn int)
+	assistantMessage(blocks []map[string]any)
+	turnEnded(turn int, reason map[string]any)
+	idle()
+}
+
+// noWire is a child's: upstream's children have no client.
+type noWire struct{}
+
+func (noWire) claimed([]userMessage, int)        {}
+func (noWire) assistantMessage([]map[string]any) {}
+func (noWire) turnEnded(int, map[string]any)     {}
+func (noWire) idle()                             {}
+
 // bridge is upstream's ACP bridge as the client sees it: every frame the
 // agent sends, in order. Each committed assistant text block is one
 // agent_message_chunk as the message is logged; a prompt is answered once
 // the agent is idle (its inbox drained: queued prompts and notices run as
-// further turns first), with its own turn's end (max-tokens answers
-// end_turn), except a failed turn, answered with the JSON-RPC error at its
-// turn/end, and a cancelled one (cancelled).
+// further turns first; no maintenance task running), with its own turn's
+// end (max-tokens answers end_turn), except a failed turn, answered with
+// the JSON-RPC error at its turn/end, and a cancelled one (cancelled). A
+// prompt may be sent before the last one was answered
+// (promptAndWaitForAgentMessage): each waits for its own answer.
 type bridge struct {
 	mu       sync.Mutex
 	frames   []acpwire.Frame
-	inflight *inflight
+	inflight []*inflight // in the order they were sent
 	// imagePrompts advertises inline image prompts in initialize (a
 	// deployment with an attachment store and an image model).
 	imagePrompts bool
 }
 
-// inflight is the prompt awaiting its answer.
+// inflight is a prompt awaiting its answer.
 type inflight struct {
 	msgID     string
 	turn      int            // the turn that claimed it (0: not yet)
 	end       map[string]any // that turn's end reason
-	cancelled bool
-	failed    bool // answered with an error at turn/end
+	cancelled bool           // the user cancelled it
+	failed    bool           // answered with an error at turn/end
+	answered  chan struct{}  // closed once its answer is sent
 }
 
 func (b *bridge) send(f acpwire.Frame) {
@@ -67,22 +88,40 @@ func (b *bridge) newSession(cwd string, additionalDirectories []string) (ok bool
 func (b *bridge) prompt(id string) *inflight {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.inflight = &inflight{msgID: id}
-	return b.inflight
+	p := &inflight{msgID: id, answered: make(chan struct{})}
+	b.inflight = append(b.inflight, p)
+	return p
 }
 
-// claimed notes the turn that claimed the prompt's message.
+// claimed notes the turn that claimed a prompt's message.
 func (b *bridge) claimed(msgs []userMessage, turn int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.inflight == nil {
-		return
-	}
-	for _, m := range msgs {
-		if m.ID == b.inflight.msgID {
-			b.inflight.turn = turn
+	for _, p := range b.inflight {
+		for _, m := range msgs {
+			if m.ID == p.msgID {
+				p.turn = turn
+			}
 		}
 	}
+}
+
+// started reports whether a turn claimed p.
+func (b *bridge) started(p *inflight) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return p.turn != 0
+}
+
+// cancel marks p cancelled by the user; false when it was answered.
+func (b *bridge) cancel(p *inflight) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if closed(p.answered) {
+		return false
+	}
+	p.cancelled = true
+	return true
 }
 
 // assistantMessage sends one chunk per non-empty text block.
@@ -94,38 +133,65 @@ func (b *bridge) assistantMessage(blocks []map[string]any) {
 	}
 }
 
-// turnEnded records the prompt's turn's end; a failed turn answers the
-// prompt now, with the failure's message.
+// turnEnded records the end of the turn that claimed a prompt; a failed
+// turn answers the prompt now, with the failure's message.
 func (b *bridge) turnEnded(turn int, reason map[string]any) {
 	b.mu.Lock()
-	p := b.inflight
-	b.mu.Unlock()
-	if p == nil || p.turn != turn {
-		return
-	}
-	if reason["kind"] == "error" {
-		msg := ""
-		if e, ok := reason["error"].(map[string]any); ok {
-			msg, _ = e["message"].(string)
+	defer b.mu.Unlock()
+	for _, p := range b.inflight {
+		if p.turn != turn || closed(p.answered) {
+			continue
 		}
-		p.failed = true
-		b.send(acpwire.Failed(msg))
-		return
+		if reason["kind"] == "error" {
+			msg := ""
+			if e, ok := reason["error"].(map[string]any); ok {
+				msg, _ = e["message"].(string)
+			}
+			p.failed = true
+			b.frames = append(b.frames, acpwire.Failed(msg))
+			close(p.answered)
+			continue
+		}
+		p.end = reason
 	}
-	p.end = reason
 }
 
-// idle answers the prompt once the agent is idle (nothing when it was
-// answered at its turn's end, or no prompt waits).
+// idle answers, in order, every prompt whose turn ended (or that the user
+// cancelled): the agent is idle.
 func (b *bridge) idle() {
 	b.mu.Lock()
-	p := b.inflight
-	b.inflight = nil
-	b.mu.Unlock()
-	if p == nil || p.failed {
-		return
+	defer b.mu.Unlock()
+	var left []*inflight
+	for _, p := range b.inflight {
+		switch {
+		case closed(p.answered):
+		case p.end != nil || p.cancelled:
+			b.frames = append(b.frames, acpwire.Stop(stopReason(p)))
+			close(p.answered)
+		default:
+			left = append(left, p)
+		}
 	}
-	b.send(acpwire.Stop(stopReason(p)))
+	b.inflight = left
+}
+
+// textSince reports whether an assistant text frame sent after the first
+// mark frames holds text.
+func (b *bridge) textSince(mark int, text string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, f := range b.frames[min(mark, len(b.frames)):] {
+		if f.Kind != acpwire.MessageChunk {
+			continue
+		}
+		p, _ := f.Value["params"].(map[string]any)
+		u, _ := p["update"].(map[string]any)
+		c, _ := u["content"].(map[string]any)
+		if s, _ := c["text"].(string); strings.Contains(s, text) {
+			return true
+		}
+	}
+	return false
 }
 
 // stopReason is the answer of a prompt that did not fail: cancelled when the
@@ -139,4 +205,14 @@ func stopReason(p *inflight) string {
 		return "cancelled"
 	}
 	return "end_turn"
+}
+
+// closed reports whether ch is closed.
+func closed(ch chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
 }

@@ -37,6 +37,8 @@ var table = []harness.Sim{
 		Summary: "profiles for every platform, landlock-run --probe, confine(), real runs under Landlock, no usable backend, classifyRunnerFailure"},
 	{Name: "spill", Files: []string{"txt/spill.txt"}, Run: runSpill,
 		Summary: "spill: 400 log lines over a 300-token budget become head, gap, tail and a notice; the spill file holds the full output"},
+	{Name: "subagents", Files: []string{"txt/subagents.txt"}, Run: runSubagents,
+		Summary: "delegation on the real stack: a workspace-write parent delegates to a read-only child; its writes are refused by the sandbox, its escalation by the never pin, and its answer returns to the parent"},
 }
 
 // tempDirs returns n fresh directories of the run (removed after it).

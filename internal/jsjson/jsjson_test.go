@@ -111,7 +111,7 @@ func TestQuoteGoStrings(t *testing.T) {
 }
 
 // TestMarshalLeavesHTMLAlone: <, > and & as they are, no trailing newline,
-// and an unencodable value's error.
+// and an unencodable value's error; MarshalIndent likewise, indented.
 func TestMarshalLeavesHTMLAlone(t *testing.T) {
 	got, err := Marshal(map[string]any{"a": "<b>&c", "n": []int{1}})
 	if want := `{"a":"<b>&c","n":[1]}`; err != nil || string(got) != want {
@@ -119,6 +119,10 @@ func TestMarshalLeavesHTMLAlone(t *testing.T) {
 	}
 	if _, err := Marshal(math.Inf(1)); err == nil {
 		t.Error("Marshal(+Inf): no error")
+	}
+	got, err = MarshalIndent(map[string]any{"a": "<b>", "n": []int{1}}, "  ")
+	if want := "{\n  \"a\": \"<b>\",\n  \"n\": [\n    1\n  ]\n}"; err != nil || string(got) != want {
+		t.Errorf("MarshalIndent = %q, %v; want %q", got, err, want)
 	}
 }
 

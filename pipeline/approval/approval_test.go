@@ -10,6 +10,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/dshsim/dshsim/internal/waittest"
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/approval"
 	"github.com/dshsim/dshsim/pipeline/session"
@@ -196,14 +197,17 @@ func TestAbortMidQuestionIsCancelledAndTheLateAnswerDiscarded(t *testing.T) {
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { time.Sleep(10 * time.Millisecond); cancel() }()
-	got, err := svc.Request(ctx, pipeline.ApprovalRequest{Agent: &pipeline.Agent{ID: "a", Session: l}, ToolName: "echo"})
+	var err error
+	got := waittest.Call(t, "the request cancelled mid-question to return", func() pipeline.ApprovalOutcome {
+		got, e := svc.Request(ctx, pipeline.ApprovalRequest{Agent: &pipeline.Agent{ID: "a", Session: l}, ToolName: "echo"})
+		err = e
+		return got
+	})
 	if err != nil || got != pipeline.Cancelled {
 		t.Fatalf("got %q, %v", got, err)
 	}
 	close(release)
-	for !answered.Load() {
-		time.Sleep(time.Millisecond)
-	}
+	waittest.Until(t, time.Millisecond, "the released answerer to answer", answered.Load)
 	time.Sleep(5 * time.Millisecond)
 	a := audits(t, l)
 	if len(a) != 1 || a[0].decided["outcome"] != "cancelled" {

@@ -24,6 +24,9 @@ const (
 	ContextText = "You are a delegated subagent: your permission scope was fixed when you were started and cannot be widened from inside this session — operations that require approval are rejected automatically. When the task needs access beyond that scope, do not retry the denied operation; state the limitation in your reply so the delegating agent can handle it."
 	// EventDescriptor is the child's descriptor event.
 	EventDescriptor = "subagent/descriptor"
+	// EventEndSeed ends the seed of a child's log (a fork's copied prefix, a
+	// continuable child's descriptor): what follows is the child's own.
+	EventEndSeed = "session/end-seed"
 )
 
 // maxSafeInteger is JavaScript's Number.MAX_SAFE_INTEGER.
@@ -72,14 +75,45 @@ func CaptureFrom(parent []session.Event, approvalComposed bool) (Capture, error)
 	return c, nil
 }
 
-// ChildHeader is the child's session header.
-func ChildHeader(id string, createdAt int64, parent session.Header, preset string, depth int) session.Header {
+// --8<-- [start:narrow]
+// modeRank orders the sandbox modes from the narrowest.
+var modeRank = map[sandbox.Mode]int{sandbox.ReadOnly: 0, sandbox.WorkspaceWrite: 1, sandbox.DangerFullAccess: 2}
+
+// Narrow narrows the capture to want (our extension: a delegation tool or
+// a workflow may run its children in a narrower sandbox than their parent;
+// "" keeps the capture). parent is the parent's standing mode (its
+// explicit override, else the deployment's). A child can only narrow: a
+// want wider than parent, or a mode either side does not know, is an
+// error and no child is created. The narrowed mode is then the child's
+// explicit sandbox/mode with source "delegation", as an inherited override
+// is.
+func Narrow(c Capture, parent, want sandbox.Mode) (Capture, error) {
+	if want == "" {
+		return c, nil
+	}
+	w, okWant := modeRank[want]
+	p, okParent := modeRank[parent]
+	if !okWant || !okParent || w > p {
+		return Capture{}, fmt.Errorf("a delegated child can only narrow its parent's sandbox: %q is not within the parent's %q mode", want, parent)
+	}
+	c.SandboxMode = want
+	return c, nil
+}
+
+// --8<-- [end:narrow]
+
+// ChildHeader is the child's session header: the parent's cwd, the agent
+// preset ("" leaves it out: no roster), the parent's id, origin
+// "subagent", the depth, and seedLength when the log starts with a copy of
+// the parent's completed turns (a fork).
+func ChildHeader(id string, createdAt int64, parent session.Header, preset string, depth, seedLength int) session.Header {
 	return session.Header{
 		ID:              id,
 		CreatedAt:       createdAt,
 		Cwd:             parent.Cwd,
 		AgentPreset:     preset,
 		ParentSession:   parent.ID,
+		SeedLength:      seedLength,
 		Origin:          Origin,
 		DelegationDepth: depth,
 	}
@@ -134,18 +168,44 @@ func FilterOf(f *pipeline.Filter) *Filter {
 	return &Filter{Allow: f.Allow, Deny: f.Deny}
 }
 
-// Descriptor is the data of subagent/descriptor.
+// Descriptor is the data of subagent/descriptor, in upstream's key order. A
+// one-shot child's carries version, mode, provider and label only (upstream
+// refuses any other key there); a continuable child's may add the route
+// (agentProvider, agentModel), the persona and the tool filter, which a
+// cold resume reapplies.
 type Descriptor struct {
-	Version    int     `json:"version"`
-	Mode       string  `json:"mode"`
-	Provider   string  `json:"provider"`
-	Label      string  `json:"label,omitempty"`
-	ToolFilter *Filter `json:"toolFilter,omitempty"`
+	Version       int     `json:"version"`
+	Mode          string  `json:"mode"`
+	Provider      string  `json:"provider"`
+	Label         string  `json:"label,omitempty"`
+	AgentProvider string  `json:"agentProvider,omitempty"`
+	AgentModel    string  `json:"agentModel,omitempty"`
+	Persona       string  `json:"persona,omitempty"`
+	ToolFilter    *Filter `json:"toolFilter,omitempty"`
 }
 
-// NewDescriptor is the descriptor of a one-shot in-process spawn.
-func NewDescriptor(label string, f *pipeline.Filter) Descriptor {
-	return Descriptor{Version: 2, Mode: "one-shot", Provider: "spawn", Label: label, ToolFilter: FilterOf(f)}
+// Descriptor modes.
+const (
+	ModeOneShot     = "one-shot"
+	ModeContinuable = "continuable"
+)
+
+// OneShotDescriptor is the descriptor a one-shot child appends inside its
+// first turn (label "" leaves it out: a workflow child has none).
+func OneShotDescriptor(provider, label string) Descriptor {
+	return Descriptor{Version: 2, Mode: ModeOneShot, Provider: provider, Label: label}
+}
+
+// Route is the model a child is driven by (the parent's unless overridden).
+type Route struct {
+	Provider, Model string
+}
+
+// ContinuableDescriptor is the descriptor pre-seeded at the head of a
+// continuable child's log.
+func ContinuableDescriptor(provider, label string, route Route, persona string, f *pipeline.Filter) Descriptor {
+	return Descriptor{Version: 2, Mode: ModeContinuable, Provider: provider, Label: label,
+		AgentProvider: route.Provider, AgentModel: route.Model, Persona: persona, ToolFilter: FilterOf(f)}
 }
 
 // ReadOnlyDenial is the guard's reason when a read-only workflow step calls

@@ -86,3 +86,34 @@ func TestSeed(t *testing.T) {
 		}
 	}
 }
+
+// TestNarrow: a child may run in its parent's standing mode or a narrower
+// one, never a wider one, and never in a mode either side does not know.
+// Planted bug caught: a comparison that lets workspace-write widen to
+// danger-full-access, or an unknown parent mode that admits anything.
+func TestNarrow(t *testing.T) {
+	inherited := delegation.Capture{SandboxMode: sandbox.WorkspaceWrite, PinNever: true}
+	for _, tc := range []struct {
+		parent, want sandbox.Mode
+		got          sandbox.Mode // "" with ok false: refused
+		ok           bool
+	}{
+		{sandbox.WorkspaceWrite, "", sandbox.WorkspaceWrite, true},
+		{sandbox.WorkspaceWrite, sandbox.ReadOnly, sandbox.ReadOnly, true},
+		{sandbox.WorkspaceWrite, sandbox.WorkspaceWrite, sandbox.WorkspaceWrite, true},
+		{sandbox.DangerFullAccess, sandbox.WorkspaceWrite, sandbox.WorkspaceWrite, true},
+		{sandbox.WorkspaceWrite, sandbox.DangerFullAccess, "", false},
+		{sandbox.ReadOnly, sandbox.WorkspaceWrite, "", false},
+		{"weird", sandbox.ReadOnly, "", false},
+		{sandbox.WorkspaceWrite, "weird", "", false},
+	} {
+		c, err := delegation.Narrow(inherited, tc.parent, tc.want)
+		if (err == nil) != tc.ok || c.SandboxMode != tc.got || (tc.ok && !c.PinNever) {
+			t.Errorf("Narrow(%s → %q) = %+v, %v", tc.parent, tc.want, c, err)
+		}
+	}
+	if _, err := delegation.Narrow(inherited, sandbox.ReadOnly, sandbox.DangerFullAccess); err == nil ||
+		err.Error() != `a delegated child can only narrow its parent's sandbox: "danger-full-access" is not within the parent's "read-only" mode` {
+		t.Errorf("the refusal: %v", err)
+	}
+}

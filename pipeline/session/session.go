@@ -2,9 +2,12 @@ package session
 
 import (
 	"bytes"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"sync"
 	"time"
@@ -15,13 +18,16 @@ import (
 // packages/core/session/src/types.ts:75-98); a root session's header has
 // none of them.
 type Header struct {
-	Type            string `json:"type"`
-	Version         int    `json:"version"`
-	ID              string `json:"id"`
-	CreatedAt       int64  `json:"createdAt"`
-	Cwd             string `json:"cwd"`
-	AgentPreset     string `json:"agentPreset,omitempty"`
-	ParentSession   string `json:"parentSession,omitempty"`
+	Type          string `json:"type"`
+	Version       int    `json:"version"`
+	ID            string `json:"id"`
+	CreatedAt     int64  `json:"createdAt"`
+	Cwd           string `json:"cwd"`
+	AgentPreset   string `json:"agentPreset,omitempty"`
+	ParentSession string `json:"parentSession,omitempty"`
+	// SeedLength is the number of events a forked child's log starts with,
+	// copied from its parent's completed turns (0: none).
+	SeedLength      int    `json:"seedLength,omitempty"`
 	Origin          string `json:"origin,omitempty"`
 	DelegationDepth int    `json:"delegationDepth"`
 }
@@ -151,6 +157,43 @@ func Create(path string, h Header, opts ...Option) (*Log, error) {
 	}
 	l.f = f
 	l.size = int64(len(line))
+	return l, nil
+}
+
+// CreateSeeded creates a new log at path whose first events are seed,
+// written as they are (a forked child's copy of its parent's completed
+// turns): their seqs must run 0, 1, ... in order. Later appends continue
+// the numbering. It fails if the file exists.
+func CreateSeeded(path string, h Header, seed []Event, opts ...Option) (*Log, error) {
+	var buf []byte
+	for i, e := range seed {
+		if e.Seq != int64(i) {
+			return nil, fmt.Errorf("session: seed event %d (%s) has seq %d; a seed runs 0, 1, ... in order", i, e.Type, e.Seq)
+		}
+		line, err := json.Marshal(e)
+		if err != nil {
+			return nil, fmt.Errorf("session: seed event %d: %w", i, err)
+		}
+		buf = append(append(buf, line...), '\n')
+	}
+	l, err := Create(path, h, opts...)
+	if err != nil {
+		return nil, err
+	}
+	if len(buf) == 0 {
+		return l, nil
+	}
+	n, err := writeOnce(l.f, buf)
+	l.size += int64(n)
+	if err == nil && n != len(buf) {
+		err = fmt.Errorf("short write %d of %d bytes", n, len(buf))
+	}
+	if err != nil {
+		l.Close()
+		os.Remove(path)
+		return nil, fmt.Errorf("session: write the seed of %s: %w", path, err)
+	}
+	l.next = int64(len(seed))
 	return l, nil
 }
 
@@ -308,6 +351,18 @@ func (l *Log) Close() error {
 	err := l.f.Close()
 	l.f = nil
 	return err
+}
+
+// NewID returns a random version-4 UUID (a session's or a message's id).
+func NewID() string {
+	var b [16]byte
+	if _, err := io.ReadFull(rand.Reader, b[:]); err != nil {
+		panic(err) // crypto/rand never fails on Linux
+	}
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b[:])
+	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
 }
 
 // Last returns the last event of type typ.

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/dshsim/dshsim/internal/waittest"
 )
 
 const helperEnv = "DSHSIM_SESSION_APPEND_HELPER"
@@ -123,7 +125,7 @@ func TestConcurrentGoroutinesNeverInterleave(t *testing.T) {
 			}
 		}(w)
 	}
-	wg.Wait()
+	waittest.Group(t, &wg, "the writers to finish")
 	checkIntact(t, path, writers*each, size)
 }
 
@@ -149,7 +151,7 @@ func TestSeveralDescriptorsNeverInterleave(t *testing.T) {
 			}
 		}(d, l)
 	}
-	wg.Wait()
+	waittest.Group(t, &wg, "the writers to finish")
 	checkIntact(t, path, descriptors*each, size)
 }
 
@@ -173,7 +175,7 @@ func TestSeveralProcessesNeverInterleave(t *testing.T) {
 		})
 	}
 	for _, c := range cmds {
-		if err := c.Wait(); err != nil {
+		if err := waittest.Exit(t, c, "a writing child"); err != nil {
 			t.Fatalf("child: %v", err)
 		}
 	}
@@ -280,5 +282,40 @@ func TestAppendAfterTruncationFails(t *testing.T) {
 	}
 	if _, err := l.Append("b", 2); err == nil || !strings.Contains(err.Error(), "shrank") {
 		t.Fatalf("append after truncation: %v", err)
+	}
+}
+
+// TestCreateSeeded: a forked child's log starts with a copy of events seq
+// 0..n-1 (as they are), then appends continue the numbering; a seed out of
+// order is refused and leaves no file.
+func TestCreateSeeded(t *testing.T) {
+	dir := t.TempDir()
+	seed := []Event{
+		{Type: "turn/start", Seq: 0, Time: 11, Data: json.RawMessage(`{"turn":1}`)},
+		{Type: "turn/end", Seq: 1, Time: 12, Data: json.RawMessage(`{"turn":1,"reason":{"kind":"completed"}}`)},
+	}
+	path := filepath.Join(dir, "child.jsonl")
+	l, err := CreateSeeded(path, Header{ID: "c", Cwd: "/w", ParentSession: "p", SeedLength: 2, Origin: "subagent", DelegationDepth: 1}, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Append("session/end-seed", struct{}{}); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	data, _ := os.ReadFile(path)
+	want := `{"type":"session","version":0,"id":"c","createdAt":0,"cwd":"/w","parentSession":"p","seedLength":2,"origin":"subagent","delegationDepth":1}
+{"type":"turn/start","seq":0,"time":11,"data":{"turn":1}}
+{"type":"turn/end","seq":1,"time":12,"data":{"turn":1,"reason":{"kind":"completed"}}}
+`
+	if got := string(data); !strings.HasPrefix(got, want) || !strings.Contains(got, `{"type":"session/end-seed","seq":2,`) {
+		t.Errorf("seeded log:\n%s", got)
+	}
+	bad := filepath.Join(dir, "bad.jsonl")
+	if _, err := CreateSeeded(bad, Header{ID: "b"}, seed[1:]); err == nil || !strings.Contains(err.Error(), "seed event 0 (turn/end) has seq 1") {
+		t.Errorf("out-of-order seed: %v", err)
+	}
+	if _, err := os.Stat(bad); !os.IsNotExist(err) {
+		t.Errorf("a refused seed left %s", bad)
 	}
 }

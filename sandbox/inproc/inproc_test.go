@@ -16,6 +16,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/dshsim/dshsim/internal/waittest"
 	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/sandbox/internal/llsys"
 	"github.com/dshsim/dshsim/sandbox/procfs"
@@ -81,7 +82,7 @@ func TestChildIsConfined(t *testing.T) {
 			if err := l.Start(cmd, sandbox.Policy{Mode: tc.mode, WorkspaceRoot: ws}); err != nil {
 				t.Fatal(err)
 			}
-			err := cmd.Wait()
+			err := waittest.Exit(t, cmd, "the confined command")
 			exit := 0
 			var ee *exec.ExitError
 			if errors.As(err, &ee) {
@@ -126,12 +127,12 @@ func TestParentThreadsStayUnconfinedAndRestrictedThreadsDie(t *testing.T) {
 				t.Error(err)
 				return
 			}
-			if cmd.Wait() == nil {
+			if waittest.Exit(t, cmd, "the confined command") == nil {
 				t.Errorf("child %d wrote outside the workspace", i)
 			}
 		}(i)
 	}
-	wg.Wait()
+	waittest.Group(t, &wg, "the concurrent starts to end")
 	// The parent writes outside the workspace afterwards, many times, from
 	// many goroutines (so from every thread the runtime has).
 	var pw sync.WaitGroup
@@ -147,7 +148,7 @@ func TestParentThreadsStayUnconfinedAndRestrictedThreadsDie(t *testing.T) {
 			}
 		}(g)
 	}
-	pw.Wait()
+	waittest.Group(t, &pw, "the parent's writes")
 	if len(tids) != starts {
 		t.Fatalf("%d restricted threads recorded, want %d", len(tids), starts)
 	}
@@ -217,10 +218,10 @@ func TestReuseThreadsConfinesAndEndsOnClose(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if err := in.Wait(); err != nil {
+		if err := waittest.Exit(t, in, "the confined command"); err != nil {
 			t.Errorf("write inside: %v", err)
 		}
-		if out.Wait() == nil {
+		if waittest.Exit(t, out, "the confined command") == nil {
 			t.Errorf("write outside succeeded")
 		}
 		if err := os.WriteFile(fmt.Sprintf("%s/parent-%d", outside, i), nil, 0o644); err != nil {
@@ -288,7 +289,7 @@ func TestChildHoldsNoCapability(t *testing.T) {
 				if err := l.Start(cmd, sandbox.Policy{Mode: sandbox.WorkspaceWrite, WorkspaceRoot: ws}); err != nil {
 					t.Fatal(err)
 				}
-				if err := cmd.Wait(); err != nil {
+				if err := waittest.Exit(t, cmd, "the confined command"); err != nil {
 					t.Fatal(err)
 				}
 				sandboxtest.CheckNoCapabilities(t, out.String())
@@ -327,7 +328,7 @@ func TestABICapNarrowsLikeTheRunner(t *testing.T) {
 		if err := ca.Start(cmd); err != nil {
 			t.Fatal(err)
 		}
-		cmd.Wait()
+		waittest.Exit(t, cmd, "the confined command")
 		st, _ := os.Stat(target)
 		if ca.Enforcement != tc.enf || (st.Size() == 0) != tc.truncate {
 			t.Errorf("cap %d: enforcement %s, truncated %v; want %s, %v", tc.cap, ca.Enforcement, st.Size() == 0, tc.enf, tc.truncate)
@@ -361,7 +362,7 @@ func TestHardenScopesSignals(t *testing.T) {
 		if err := ca.Start(cmd); err != nil {
 			t.Fatal(err)
 		}
-		if signalled := cmd.Wait() == nil; signalled == harden {
+		if signalled := waittest.Exit(t, cmd, "the confined command") == nil; signalled == harden {
 			t.Errorf("harden=%v: the child signalled a process outside its domain: %v", harden, signalled)
 		}
 		if d := cmp.Diff(sandbox.Isolation(sandbox.BackendLandlock, harden), ca.Isolated); d != "" || ca.ScrubSecrets != harden {
@@ -408,7 +409,7 @@ func TestStartRefusesAWorkspaceThatIsNotTheCheckedOne(t *testing.T) {
 	if err := l.start(cmd, again); err != nil {
 		t.Fatal(err)
 	}
-	cmd.Wait()
+	waittest.Exit(t, cmd, "the confined command")
 }
 
 // TestReusedThreadServesOnlyItsPolicy: with ReuseThreads, calls of three
@@ -462,7 +463,7 @@ func TestReusedThreadServesOnlyItsPolicy(t *testing.T) {
 				if err := l.Start(cmd, st.policy); err != nil {
 					t.Fatalf("%s: %v", st.name, err)
 				}
-				err := cmd.Wait()
+				err := waittest.Exit(t, cmd, "the confined command")
 				_, statErr := os.Stat(target)
 				if wrote := err == nil && statErr == nil; wrote != st.writes {
 					t.Errorf("%s: wrote %v (exit %v), want %v", st.name, wrote, err, st.writes)
@@ -514,7 +515,7 @@ func TestReusedThreadsAreBounded(t *testing.T) {
 		if err := l.Start(cmd, p); err != nil {
 			t.Fatal(err)
 		}
-		cmd.Wait()
+		waittest.Exit(t, cmd, "the confined command")
 	}
 	l.mu.Lock()
 	n, kept := len(l.workers), 0
@@ -532,7 +533,7 @@ func TestReusedThreadsAreBounded(t *testing.T) {
 	if err := l.Start(cmd, first); err != nil {
 		t.Fatal(err)
 	}
-	if cmd.Wait() == nil {
+	if waittest.Exit(t, cmd, "the confined command") == nil {
 		t.Errorf("a read-only call on a remade thread wrote %s", target)
 	}
 }
@@ -572,7 +573,7 @@ func TestPartialNoticeAsTheRunner(t *testing.T) {
 			if err := l.Start(cmd, p); err != nil {
 				t.Fatal(err)
 			}
-			cmd.Wait()
+			waittest.Exit(t, cmd, "the confined command")
 			if got.String() != want.String() {
 				t.Errorf("cap %d reuse %v: stderr %q, the runner's %q", abiCap, reuse, got.String(), want.String())
 			}

@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 
+	"github.com/dshsim/dshsim/internal/waittest"
 	"github.com/dshsim/dshsim/sandbox/sandboxtest"
 )
 
@@ -398,7 +399,7 @@ func TestInitMainRefusesOffTheStartupThread(t *testing.T) {
 		code := status([]string{"--ro", "/", "--rw", ws, "--", "true"}, options{stdout: &stdout, stderr: &stderr, exec: func([]string) error { ran = true; return syscall.ENOEXEC }, restrictHere: restrictStartupThread})
 		done <- result{code, stderr.String(), ran, syscall.Gettid() == syscall.Getpid()}
 	})
-	r := <-done
+	r := waittest.Recv(t, done, "the job run off the startup thread")
 	if r.onStartup {
 		t.Fatal("GoOffMainThread ran the job on the startup thread")
 	}

@@ -108,7 +108,7 @@ func TestARunningCallKeepsWhatStaysInItsSession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { p.Kill(); <-p.Done() })
+	t.Cleanup(func() { p.Kill(); sandboxtest.WaitClosed(t, p.Done(), "the killed call") })
 	deadline := time.Now().Add(10 * time.Second)
 	for len(sandboxtest.Running(m+"1")) == 0 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
@@ -121,7 +121,7 @@ func TestARunningCallKeepsWhatStaysInItsSession(t *testing.T) {
 		t.Errorf("the running call's detached daemon outlived %d sweeps: %q", 3, left)
 	}
 	p.Kill()
-	<-p.Done()
+	sandboxtest.WaitClosed(t, p.Done(), "the killed call")
 	if left := sandboxtest.Running(m); len(left) > 0 {
 		t.Errorf("left running after the call was killed:\n%s", strings.Join(left, "\n"))
 	}

@@ -343,6 +343,7 @@ func TestProcessKeepsRunningPastAForegroundWait(t *testing.T) {
 		t.Errorf("output so far %q", out.Text)
 	}
 	p.Kill()
+	sandboxtest.WaitClosed(t, p.Done(), "the killed process")
 	res, _ = p.Wait()
 	if !res.Signaled || res.Signal != "SIGTERM" || res.TimedOut {
 		t.Errorf("after Kill: %+v", res)
@@ -357,6 +358,7 @@ func TestContextCancelKillsTheGroup(t *testing.T) {
 		t.Fatal(err)
 	}
 	cancel()
+	sandboxtest.WaitClosed(t, p.Done(), "the cancelled process")
 	res, _ := p.Wait()
 	if !res.Signaled {
 		t.Errorf("after cancel: %+v", res)

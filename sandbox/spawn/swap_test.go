@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dshsim/dshsim/internal/waittest"
 	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/sandbox/inproc"
 )
@@ -58,7 +59,7 @@ func TestSwappedWorkspaceGrantsNothingOutside(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			t.Cleanup(func() { swapper.Kill(); <-swapper.Done() })
+			t.Cleanup(func() { swapper.Kill(); waittest.Closed(t, swapper.Done(), "the killed swapper to settle") })
 			st := raceCalls(t, c, ws, target)
 			t.Logf("%s: %d calls started in %s (%d more refused before the start): %d refused by the runner, %d ran, every write denied",
 				backend, st.started.Load(), st.took, st.refused.Load(), st.runnerFailed.Load(), st.ran.Load())
@@ -113,7 +114,7 @@ func raceCalls(t *testing.T, c Confiner, ws, target string) *raceStats {
 			}
 		})
 	}
-	wg.Wait()
+	waittest.Group(t, &wg, "the racing calls to return")
 	st.took = time.Since(start).Round(time.Millisecond)
 	return st
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/dshsim/dshsim/escalation"
+	"github.com/dshsim/dshsim/internal/waittest"
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/session/sessiontest"
 	"github.com/dshsim/dshsim/sandbox"
@@ -44,12 +45,27 @@ func cmd(c string, extra ...any) map[string]any {
 }
 
 // run runs the body as the pipeline does: after the argument check.
+// callDeadline bounds a test's call, above the 60 s foreground timeout: a
+// call that a broken timeout or abort leaves running (a sleep 300, a wait
+// for a member that ignores SIGTERM) fails its test.
+const callDeadline = 90 * time.Second
+
+// runTool is tool.Run, failing t when the call has not returned within
+// callDeadline.
+func runTool(t *testing.T, tool *Tool, ctx context.Context, c *pipeline.Call) (pipeline.Output, error) {
+	t.Helper()
+	var out pipeline.Output
+	var err error
+	waittest.Within(t, callDeadline, "the bash call to return", func() { out, err = tool.Run(ctx, c) })
+	return out, err
+}
+
 func run(t *testing.T, tool *Tool, c *pipeline.Call) (string, error) {
 	t.Helper()
 	if err := pipeline.CheckArgs(tool.Definition(), c); err != nil {
 		return "", err
 	}
-	out, err := tool.Run(context.Background(), c)
+	out, err := runTool(t, tool, context.Background(), c)
 	if err != nil {
 		return "", err
 	}
@@ -152,7 +168,7 @@ func TestBodyRunWithoutTheSchemaCheck(t *testing.T) {
 		if want == nil {
 			t.Fatalf("%s: the schema check passes it; the case proves nothing", raw)
 		}
-		_, err := tool.Run(context.Background(), c)
+		_, err := runTool(t, tool, context.Background(), c)
 		if err == nil || err.Error() != want.Error() || !pipeline.HasCode(err, pipeline.CodeInvalidArgs) {
 			t.Errorf("%s: err = %v, want the schema check's %q", raw, err, want)
 		}
@@ -415,7 +431,7 @@ func TestAbortKillsTheCommand(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	c := call(agent(t, "s", ws), cmd("sleep 0.5; touch "+marker))
 	time.AfterFunc(100*time.Millisecond, cancel)
-	_, err := tool.Run(ctx, c)
+	_, err := runTool(t, tool, ctx, c)
 	if !pipeline.HasCode(err, pipeline.CodeAborted) || err.Error() != "tool call aborted" {
 		t.Fatalf("err = %v", err)
 	}
@@ -583,7 +599,7 @@ func TestAbortLeavesNoOrphan(t *testing.T) {
 		}
 		cancel()
 	}()
-	_, err := tool.Run(ctx, call(agent(t, "s", ws), cmd(command)))
+	_, err := runTool(t, tool, ctx, call(agent(t, "s", ws), cmd(command)))
 	if member == 0 {
 		t.Fatal("the member never started")
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/dshsim/dshsim/escalation"
+	"github.com/dshsim/dshsim/internal/waittest"
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/pipelinetest"
 	"github.com/dshsim/dshsim/sandbox"
@@ -25,7 +26,7 @@ func TestPreAbortedBackgroundStartsNothing(t *testing.T) {
 	tool := newTool(t, Config{}, Deps{Jobs: reg})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err := tool.Run(ctx, call(agent(t, "s", ws), cmd("touch "+ws+"/ran", "run_in_background", true)))
+	_, err := runTool(t, tool, ctx, call(agent(t, "s", ws), cmd("touch "+ws+"/ran", "run_in_background", true)))
 	abortedBeforeStart(t, err, ws, reg)
 }
 
@@ -53,11 +54,10 @@ func TestForegroundIsNotAJob(t *testing.T) {
 	ag := agent(t, "s", ws)
 	seen := make(chan string, 2)
 	go func() {
-		for {
+		for deadline := time.Now().Add(waittest.Deadline); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
 			if _, err := os.Stat(ws + "/started"); err == nil {
 				break
 			}
-			time.Sleep(5 * time.Millisecond)
 		}
 		jt := jobTools(t, reg)
 		for _, tl := range []pipeline.Tool{jt[2], jt[1]} {
@@ -70,7 +70,7 @@ func TestForegroundIsNotAJob(t *testing.T) {
 	if err != nil || got != "fg\n" {
 		t.Fatalf("got %q, %v", got, err)
 	}
-	if list, kill := <-seen, <-seen; list != "(no background jobs)" || kill != "Error: unknown job bash-1" {
+	if list, kill := waittest.Recv(t, seen, "job_list's result"), waittest.Recv(t, seen, "job_kill's result"); list != "(no background jobs)" || kill != "Error: unknown job bash-1" {
 		t.Errorf("while the foreground command ran: job_list %q, job_kill %q", list, kill)
 	}
 	if got, _ := run(t, tool, call(ag, cmd("true", "run_in_background", true))); got != "started background job bash-1" {
@@ -118,7 +118,7 @@ func TestParallelCallsKeepTheirOwnMode(t *testing.T) {
 			results[i], errs[i] = run(t, tool, call(ag, args))
 		}()
 	}
-	wg.Wait()
+	waittest.Group(t, &wg, "the parallel calls to return")
 	for i := 0; i < n; i++ {
 		_, statErr := os.Stat(filepath.Join(ws, fmt.Sprintf("f%d", i)))
 		if i%2 == 0 && (errs[i] != nil || results[i] != "wrote\n" || statErr != nil) {
@@ -207,7 +207,7 @@ func TestJobOutputLossNotice(t *testing.T) {
 func TestCanonicalValue(t *testing.T) {
 	ws := t.TempDir()
 	tool := newTool(t, Config{}, Deps{})
-	out, err := tool.Run(context.Background(), call(agent(t, "s", ws), cmd("echo out; echo err >&2; exit 4")))
+	out, err := runTool(t, tool, context.Background(), call(agent(t, "s", ws), cmd("echo out; echo err >&2; exit 4")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,7 +233,7 @@ func TestCanonicalValue(t *testing.T) {
 func TestCanonicalValueUnderAConfiningExecutor(t *testing.T) {
 	ws := t.TempDir()
 	tool := newTool(t, Config{}, Deps{Policy: fixedPolicy(sandbox.DangerFullAccess, ws), Confiner: nopConfiner})
-	out, err := tool.Run(context.Background(), call(agent(t, "s", ws), cmd("echo out; echo err >&2; exit 3")))
+	out, err := runTool(t, tool, context.Background(), call(agent(t, "s", ws), cmd("echo out; echo err >&2; exit 3")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -303,7 +303,7 @@ func TestCancellationAfterGrantStartsNothing(t *testing.T) {
 				t.Error("confined after a cancelled grant")
 				return sandbox.ConfinedArgv{}, context.Canceled
 			}), Escalate: escalation.New(cancellingApprover{cancel}), Jobs: reg})
-			_, err := tool.Run(ctx, call(agent(t, "s", ws), cmd("touch "+ws+"/ran", "run_in_background", background, "sandbox_permissions", "danger-full-access", "justification", "why")))
+			_, err := runTool(t, tool, ctx, call(agent(t, "s", ws), cmd("touch "+ws+"/ran", "run_in_background", background, "sandbox_permissions", "danger-full-access", "justification", "why")))
 			abortedBeforeStart(t, err, ws, reg)
 		})
 	}
@@ -350,7 +350,7 @@ func TestThroughThePipeline(t *testing.T) {
 func TestBackgroundValueKeyOrder(t *testing.T) {
 	reg, _ := newJobs(t)
 	tool := newTool(t, Config{}, Deps{Jobs: reg})
-	out, err := tool.Run(context.Background(), call(agent(t, "s", t.TempDir()), cmd("true", "run_in_background", true)))
+	out, err := runTool(t, tool, context.Background(), call(agent(t, "s", t.TempDir()), cmd("true", "run_in_background", true)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -354,7 +354,7 @@ func TestAdmittedGapsReachTheFacts(t *testing.T) {
 			if err := pipeline.CheckArgs(tool.Definition(), c); err != nil {
 				t.Fatal(err)
 			}
-			out, err := tool.Run(context.Background(), c)
+			out, err := runTool(t, tool, context.Background(), c)
 			if err != nil {
 				t.Fatal(err)
 			}

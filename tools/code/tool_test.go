@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/dshsim/dshsim/internal/waittest"
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/pipeline/session/sessiontest"
@@ -166,14 +167,19 @@ func args(code, desc string) json.RawMessage {
 }
 
 // runDeadline bounds every test run: a run that hangs (a lost reply, a
-// settle that waits for ever) fails its test instead of the package's.
+// settle that waits for ever) fails its test instead of the package's. The
+// run's context ends there; a run that does not honour it either fails
+// the test a little later (waittest).
 const runDeadline = 60 * time.Second
 
 func (e *env) run(ctx context.Context, callID, code string) pipeline.Result {
 	e.t.Helper()
 	ctx, cancel := context.WithTimeoutCause(ctx, runDeadline, errRunDeadline)
 	defer cancel()
-	res := e.reg.Execute(pipeline.NewCall(callID, Name, args(code, "Run a test program"), e.agent, ctx))
+	var res pipeline.Result
+	waittest.Within(e.t, runDeadline+waittest.Deadline, "run "+callID+" to return", func() {
+		res = e.reg.Execute(pipeline.NewCall(callID, Name, args(code, "Run a test program"), e.agent, ctx))
+	})
 	if context.Cause(ctx) == errRunDeadline {
 		e.t.Errorf("run %s did not settle within %s", callID, runDeadline)
 	}
@@ -576,10 +582,13 @@ func TestSubCallNumbersFollowProgramOrder(t *testing.T) {
 	if evs := e.events(); len(evs) != 0 {
 		t.Fatalf("call 2 started before call 1 was submitted: %q", evs)
 	}
-	if _, err := b.call(context.Background(), 1, "echo", json.RawMessage(`{"n":1}`)); err != nil {
+	if err := waittest.Call(t, "call 1 to return", func() error {
+		_, err := b.call(context.Background(), 1, "echo", json.RawMessage(`{"n":1}`))
+		return err
+	}); err != nil {
 		t.Fatal(err)
 	}
-	if err := <-second; err != nil {
+	if err := waittest.Recv(t, second, "call 2 to return"); err != nil {
 		t.Fatal(err)
 	}
 	evs := e.events()

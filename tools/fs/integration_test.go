@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/dshsim/dshsim/internal/waittest"
 	"github.com/dshsim/dshsim/pipeline"
 )
 
@@ -209,7 +210,7 @@ func TestConcurrentReadThenWrite(t *testing.T) {
 		}()
 	}
 	close(start)
-	wg.Wait()
+	waittest.Group(t, &wg, "the racing writes to return")
 	final, _ := r.content("race.txt")
 	winners := 0
 	for i, err := range errs {

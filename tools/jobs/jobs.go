@@ -9,9 +9,9 @@ import (
 	"strconv"
 	"sync"
 	"time"
-	"unicode/utf16"
 	"unicode/utf8"
 
+	"github.com/dshsim/dshsim/llm"
 	"github.com/dshsim/dshsim/render"
 	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/sandbox/outfile"
@@ -25,6 +25,8 @@ type Settled struct {
 	Sandbox *sandbox.Report
 	// Err is set when the command never ran (a runner or start failure).
 	Err error
+	// Result is a producer job's outcome (producer.go); nil for a process.
+	Result *Outcome
 }
 
 // Process is a started process as the registry sees it.
@@ -388,8 +390,8 @@ func (j *Job) begin(proc Process) {
 	if killed { // a stop reached the job while it was being spawned
 		proc.Kill()
 	}
-	if _, never := proc.(failedProc); never {
-		j.run() // a process that never started settles (and notifies) before its start returns
+	if settledAtStart(proc) {
+		j.run() // a process that never started (a producer that already settled) settles and notifies before its start returns
 		return
 	}
 	go j.run()
@@ -414,7 +416,7 @@ func (j *Job) run() {
 // sends its notice unless it was reported.
 func (j *Job) settle(s Settled) {
 	j.mu.Lock()
-	if j.registered && j.killRequested && !s.Outcome.Killed {
+	if j.registered && j.killRequested && !s.Outcome.Killed && s.Result == nil {
 		// asked to stop, it exited on its own terms (a trapped SIGTERM):
 		// upstream reports it killed before exit
 		s.Outcome = render.Outcome{Killed: true}
@@ -458,18 +460,8 @@ func (j *Job) notify() {
 }
 
 // NoticeSummary cuts s to 120 UTF-16 code units: the first 119 and "…" when
-// it is longer (a surrogate pair is never split).
-func NoticeSummary(s string) string {
-	u := utf16.Encode([]rune(s))
-	if len(u) <= 120 {
-		return s
-	}
-	cut := u[:119]
-	if r := rune(cut[118]); r >= 0xd800 && r < 0xdc00 { // a lone high surrogate
-		cut = cut[:118]
-	}
-	return string(utf16.Decode(cut)) + "…"
-}
+// it is longer (a surrogate pair is never split): [llm.BoundSummary].
+func NoticeSummary(s string) string { return llm.BoundSummary(s) }
 
 // WaitFor waits until the job settled (true), timeout expired (false) or ctx
 // was cancelled (false, ctx.Err()). It never kills the job. A wait pending
@@ -620,6 +612,8 @@ func (j *Job) StatusDetail() (string, string) {
 		return StatusStopping, ""
 	case !done:
 		return StatusRunning, ""
+	case s.Result != nil:
+		return s.Result.Status, s.Result.Detail
 	}
 	return s.Outcome.Status(), render.JobDetail(s.Outcome, s.Sandbox, j.hint)
 }
@@ -675,6 +669,9 @@ func (j *Job) Read() Read {
 		}
 	}
 	if done {
+		if s.Result != nil {
+			d.Stdout = s.Result.Output // a producer's result, on every read
+		}
 		if s.Outcome.Killed {
 			d.Sandbox = s.Sandbox
 		}
@@ -690,10 +687,19 @@ func (j *Job) Read() Read {
 func (j *Job) gated() bool {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	_, never := j.proc.(failedProc)
 	// of a process that never started it learns at once: Node reports a
 	// failed spawn on the next tick, not at a yield
-	return j.registered && j.r.opts.Gate != nil && !never
+	return j.registered && j.r.opts.Gate != nil && !settledAtStart(j.proc)
+}
+
+// settledAtStart reports whether proc settled before its start returned: a
+// process that never started, or a producer that had already finished.
+func settledAtStart(proc Process) bool {
+	switch proc.(type) {
+	case failedProc, settledProc:
+		return true
+	}
+	return false
 }
 
 // pullLocked takes the output since the cursors from the process (readMu

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dshsim/dshsim/internal/waittest"
 	"github.com/dshsim/dshsim/render"
 	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/sandbox/sandboxtest"
@@ -305,9 +306,7 @@ func TestIncrementalReads(t *testing.T) {
 	gate := t.TempDir() + "/gate"
 	cmd := "echo first; echo oops >&2; while [ ! -e " + gate + " ]; do sleep 0.02; done; echo second"
 	j := start(t, r, "s", cmd)
-	for j.stdout.Total() < 6 || j.stderr.Total() < 5 {
-		time.Sleep(10 * time.Millisecond)
-	}
+	waittest.Until(t, 10*time.Millisecond, "the job's first output", func() bool { return j.stdout.Total() >= 6 && j.stderr.Total() >= 5 })
 	if got := j.Read().Text(); got != "first\n[stderr]\noops\n[status: running]" {
 		t.Errorf("first read = %q", got)
 	}

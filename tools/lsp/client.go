@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -25,6 +26,7 @@ type client struct {
 	nextID int
 	wait   map[int]chan response
 	done   chan struct{} // closed when the reader ends
+	exited chan struct{} // closed when the server is reaped
 	err    error         // why the reader ended
 	opened map[string]openDoc
 }
@@ -69,10 +71,11 @@ func start(ctx context.Context, argv []string, dir, rootURI string, env []string
 	}
 	var stderr strings.Builder
 	cmd.Stderr = &limitedWriter{w: &stderr, n: 4096}
-	if err := cmd.Start(); err != nil {
+	done, exited := make(chan struct{}), make(chan struct{})
+	if err := startHeld(cmd, done, exited); err != nil {
 		return nil, err
 	}
-	c := &client{cmd: cmd, stdin: stdin, wait: map[int]chan response{}, done: make(chan struct{}), opened: map[string]openDoc{}}
+	c := &client{cmd: cmd, stdin: stdin, wait: map[int]chan response{}, done: done, exited: exited, opened: map[string]openDoc{}}
 	go c.read(bufio.NewReader(stdout), &stderr)
 	params := map[string]any{
 		"processId": nil, "rootUri": rootURI,
@@ -91,6 +94,31 @@ func start(ctx context.Context, argv []string, dir, rootURI string, env []string
 		return nil, err
 	}
 	return c, nil
+}
+
+// startHeld starts cmd from a goroutine locked to its thread until the
+// server is reaped, then closes exited. The server's PDEATHSIG fires when
+// the thread that started it ends, not the process, and a goroutine that
+// locks a thread and returns ends it (the in-process Landlock path does so
+// on purpose): started from any thread of the pool, the server could be
+// killed in the middle of a session by an unrelated confined call. The
+// server is reaped once the reader saw its stdout end (done), as
+// exec.Cmd.Wait wants: it closes the pipe.
+func startHeld(cmd *exec.Cmd, done <-chan struct{}, exited chan<- struct{}) error {
+	started := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		if err := cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
+		<-done
+		cmd.Wait()
+		close(exited)
+	}()
+	return <-started
 }
 
 type limitedWriter struct {
@@ -230,13 +258,11 @@ func (c *client) close() {
 		c.notify("exit", nil)
 	}
 	c.stdin.Close()
-	exited := make(chan struct{})
-	go func() { c.cmd.Wait(); close(exited) }()
 	select {
-	case <-exited:
+	case <-c.exited:
 	case <-time.After(time.Second):
 		syscall.Kill(-c.cmd.Process.Pid, syscall.SIGKILL)
-		<-exited
+		<-c.exited
 	}
 	syscall.Kill(-c.cmd.Process.Pid, syscall.SIGKILL) // anything it left in its group
 }

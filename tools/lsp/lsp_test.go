@@ -6,10 +6,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/dshsim/dshsim/internal/waittest"
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/pipelinetest"
 )
@@ -139,5 +142,53 @@ func TestFailures(t *testing.T) {
 	}})
 	if r := call(reg2, `{"operation":"goToDefinition","file_path":"subject.ts","line":1,"character":7}`); !r.IsError || !strings.Contains(r.Text(), "could not start: permission denied") {
 		t.Fatalf("refused confinement: %+v", r)
+	}
+}
+
+// TestServerOutlivesTheThreadThatStartedIt: the server's PDEATHSIG is tied
+// by the kernel to the thread that started it, not the process, and a
+// goroutine that locks a thread and returns ends that thread (the in-process
+// Landlock path does so on purpose). A server started from such a goroutine
+// must keep answering after that thread is gone.
+func TestServerOutlivesTheThreadThatStartedIt(t *testing.T) {
+	needNode(t)
+	ws := workspace(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	type started struct {
+		c        *client
+		err      error
+		mainTask bool
+	}
+	var s started
+	// The runtime parks, rather than ends, the process's main thread when
+	// a goroutine locked to it returns: try again until the goroutine runs
+	// on another thread (the first try nearly always does).
+	for try := 0; try < 20; try++ {
+		ch := make(chan started, 1)
+		go func() {
+			runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
+			if syscall.Gettid() == os.Getpid() {
+				ch <- started{mainTask: true}
+				return
+			}
+			c, err := start(ctx, fixture.Command, ws, "file://"+ws, os.Environ())
+			ch <- started{c: c, err: err}
+		}()
+		if s = waittest.Recv(t, ch, "the server to start"); !s.mainTask {
+			break
+		}
+	}
+	if s.mainTask {
+		t.Fatal("20 goroutines all ran on the main thread")
+	}
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	defer s.c.close()
+	time.Sleep(300 * time.Millisecond) // the thread's end and any PDEATHSIG land
+	params := map[string]any{"textDocument": map[string]any{"uri": "file://" + filepath.Join(ws, "subject.ts")}, "position": map[string]any{"line": 0, "character": 6}}
+	if _, err := s.c.request(ctx, "textDocument/definition", params); err != nil {
+		t.Fatalf("the server no longer answers after the thread that started it ended: %v", err)
 	}
 }

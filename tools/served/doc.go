@@ -7,11 +7,18 @@
 // check, hooks, approval, guards, spill and the session log. A call the
 // recording does not hold fails.
 //
+// A run_code program's nested call reaches a served body through the
+// nested-call bridge like any call. The program also receives the call's
+// canonical value, which upstream logs only rendered: [NestedValue] finds
+// the one value in the recording that the tool's own [Render] turns into
+// the recorded content, and a nested call whose value the recording does
+// not pin fails rather than hand the program a guess.
+//
 // A served body can never stand in for a tool of the safety stack
 // ([SafetyStack]: bash, read, write, edit, run_code and the job tools):
 // Wrap refuses them, and so do the replay's settings.
 //
 // # Imports
 //
-// pipeline only.
+// pipeline and internal/jsjson.
 package served

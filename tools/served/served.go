@@ -33,6 +33,11 @@ type Recorded struct {
 	IsError bool
 	Meta    json.RawMessage
 	Error   *pipeline.ErrorInfo
+	// Value is the canonical value a run_code program received from the
+	// call (nil when the recording does not show it; see [NestedValue]),
+	// and ValueNote says why it is nil.
+	Value     json.RawMessage
+	ValueNote string
 }
 
 // Source finds the recorded call with this call id; ok is false when the
@@ -41,8 +46,9 @@ type Source func(callID string) (Recorded, bool)
 
 // Wrap returns t with a body that serves each call's result from src: the
 // recorded call with the same id, the same tool and the same arguments (as
-// parsed JSON) answers with its recorded content, meta and error; any
-// other call fails. Everything around the body (the schema check, the
+// parsed JSON) answers with its recorded content, meta, error and value;
+// any other call fails, and so does a nested call (a run_code program's)
+// whose value the recording does not show. Everything around the body (the schema check, the
 // hooks, approval, guards, spill, the session log) still runs. A tool of
 // the safety stack is refused with ErrSafetyStack.
 func Wrap(t pipeline.Tool, src Source) (pipeline.Tool, error) {
@@ -77,7 +83,15 @@ func serve(name string, src Source, call *pipeline.Call) (pipeline.Output, error
 		}
 		return pipeline.Output{}, errors.New(msg)
 	}
-	return pipeline.Output{Content: append([]pipeline.Block(nil), r.Content...), Meta: r.Meta}, nil
+	if call.Parent() != nil && r.Value == nil {
+		// a program would receive null where upstream's got a value
+		why := ""
+		if r.ValueNote != "" {
+			why = " (" + r.ValueNote + ")"
+		}
+		return pipeline.Output{}, fmt.Errorf("served %s: nested call %s: the recording does not show the value the program received%s", name, call.CallID(), why)
+	}
+	return pipeline.Output{Content: append([]pipeline.Block(nil), r.Content...), Meta: r.Meta, Value: r.Value}, nil
 }
 
 func text(bs []pipeline.Block) string {

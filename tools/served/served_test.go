@@ -1,6 +1,7 @@
 package served
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -55,5 +56,92 @@ func TestServe(t *testing.T) {
 	// The schema check still runs before the served body.
 	if r := run("ok", `{"n":1}`); !r.IsError || r.Text() != `Error: invalid arguments: missing required property "command"` {
 		t.Fatalf("schema: %+v", r)
+	}
+}
+
+// TestServeNested: a nested call (a run_code program's) gets the served
+// value; one whose value the recording does not show fails, naming why,
+// where a model's call of the same record is served without a value.
+func TestServeNested(t *testing.T) {
+	recs := map[string]Recorded{
+		"outer:code:1": {Name: "probe", Arguments: json.RawMessage(`{}`), Content: []pipeline.Block{pipeline.TextBlock("P")}, Value: json.RawMessage(`{"b":1,"a":2}`)},
+		"outer:code:2": {Name: "probe", Arguments: json.RawMessage(`{}`), Content: []pipeline.Block{pipeline.TextBlock("P")}, ValueNote: "not rendered"},
+		"model":        {Name: "probe", Arguments: json.RawMessage(`{}`), Content: []pipeline.Block{pipeline.TextBlock("P")}},
+		"outer:code:3": {Name: "probe", Arguments: json.RawMessage(`{}`), Content: []pipeline.Block{pipeline.TextBlock("Error: nope")}, IsError: true},
+		"outer:code:4": {Name: "probe", Arguments: json.RawMessage(`{}`), Content: []pipeline.Block{pipeline.TextBlock("P")}},
+	}
+	tool, err := Wrap(pipeline.Tool{Name: "probe", Parameters: json.RawMessage(`{"type":"object","properties":{}}`)},
+		func(id string) (Recorded, bool) { r, ok := recs[id]; return r, ok })
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := pipelinetest.Registry(t, tool)
+	outer := pipeline.NewCall("outer", "run_code", json.RawMessage(`{}`), nil, context.Background())
+	nested := func(id string) pipeline.Result {
+		return reg.Execute(pipeline.NewSubCall(outer, id, "probe", json.RawMessage(`{}`), context.Background()))
+	}
+	if r := nested("outer:code:1"); r.IsError || string(r.Value) != `{"b":1,"a":2}` || r.Text() != "P" {
+		t.Fatalf("nested with value: %+v", r)
+	}
+	if r := nested("outer:code:2"); !r.IsError || r.Text() != "Error: served probe: nested call outer:code:2: the recording does not show the value the program received (not rendered)" {
+		t.Fatalf("nested without value: %+v", r)
+	}
+	if r := nested("outer:code:4"); !r.IsError || r.Text() != "Error: served probe: nested call outer:code:4: the recording does not show the value the program received" {
+		t.Fatalf("nested without value or note: %+v", r)
+	}
+	if r := nested("outer:code:3"); !r.IsError || r.Error.Message != "nope" {
+		t.Fatalf("nested error: %+v", r)
+	}
+	if r := reg.Execute(pipeline.NewCall("model", "probe", json.RawMessage(`{}`), nil, context.Background())); r.IsError || r.Value != nil {
+		t.Fatalf("model's call: %+v", r)
+	}
+}
+
+func TestNestedValue(t *testing.T) {
+	// a JSON rendering (the inspect tools') and a lossy one-liner (cordis_run's)
+	pretty := func(v json.RawMessage) ([]pipeline.Block, error) {
+		var b bytes.Buffer
+		if err := json.Indent(&b, v, "", "  "); err != nil {
+			return nil, err
+		}
+		return []pipeline.Block{pipeline.TextBlock(b.String())}, nil
+	}
+	line := func(v json.RawMessage) ([]pipeline.Block, error) {
+		var d struct {
+			ID     *string `json:"id"`
+			Status string  `json:"status"`
+		}
+		if err := json.Unmarshal(v, &d); err != nil || d.ID == nil {
+			return nil, errors.New("no id")
+		}
+		return []pipeline.Block{pipeline.TextBlock(*d.ID + " is " + d.Status)}, nil
+	}
+	text := func(s string) []pipeline.Block { return []pipeline.Block{pipeline.TextBlock(s)} }
+	for _, tc := range []struct {
+		name    string
+		render  Render
+		content []pipeline.Block
+		outer   string
+		want    string // "" an error
+	}{
+		{"the content's own JSON", pretty, text("{\n  \"z\": 1,\n  \"a\": [\n    true\n  ]\n}"), "not JSON", `{"z":1,"a":[true]}`},
+		{"an object of the outer result", line, text("x is up"), `{"run":{"status":"up","id":"x","more":[1]},"other":{"id":"y","status":"up"}}`, `{"status":"up","id":"x","more":[1]}`},
+		{"nested deep, in an array", line, text("x is up"), `[1,{"k":[{"id":"x","status":"up"}]}]`, `{"id":"x","status":"up"}`},
+		{"the same value twice counts once", line, text("x is up"), `{"a":{"id":"x","status":"up"},"b":{"id":"x","status":"up"}}`, `{"id":"x","status":"up"}`},
+		{"two values render alike", line, text("x is up"), `{"a":{"id":"x","status":"up"},"b":{"id":"x","status":"up","n":1}}`, ""},
+		{"nothing renders to it", line, text("x is up"), `{"a":{"id":"x","status":"down"}}`, ""},
+		{"an outer text that is not JSON", line, text("x is up"), "log line\n{\"id\":\"x\",\"status\":\"up\"}", ""},
+		{"no rendering", nil, text("{}"), `{}`, ""},
+	} {
+		got, err := NestedValue(tc.render, tc.content, tc.outer)
+		if tc.want == "" {
+			if err == nil {
+				t.Errorf("%s: served %s", tc.name, got)
+			}
+			continue
+		}
+		if err != nil || string(got) != tc.want {
+			t.Errorf("%s: %s %v, want %s", tc.name, got, err, tc.want)
+		}
 	}
 }

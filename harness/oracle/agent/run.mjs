@@ -18,8 +18,12 @@ const here = new URL(".", import.meta.url).pathname;
 const agent = { binScript: join(here, "bin.mjs"), libBinScript: join(here, "bin.mjs"), configPath: join(here, "cordis.yml"), tsconfigPath: undefined };
 const input = JSON.parse(await readFile(join(dir, "input.json"), "utf8"));
 const fixtureFile = join(dir, "session.jsonl");
+// child logs session.<n>.jsonl: their scripts, then the logs compared (upstream's suite passes them as childFiles)
+const childNames = [];
+for (let n = 1; existsSync(join(dir, `session.${n}.jsonl`)); n++) childNames.push(`session.${n}.jsonl`);
 const overrideFile = join(dir, "replay.override.json");
 const result = await runScenario(input, { agent, mode: "replay", fixtureFile, env,
+  ...(childNames.length > 0 ? { childFiles: childNames.map((f) => join(dir, f)) } : {}),
   ...(existsSync(overrideFile) ? { overrideFile } : {}),
   ...(existsSync(join(dir, "workspace")) ? { workspaceDir: join(dir, "workspace") } : {}) });
 const ctx = { sessionIds: [...(result.sessionId ? [result.sessionId] : []), ...result.sessionLogs.map((l) => l.id)], cwd: result.cwd, cwdAliases: result.cwdAliases };
@@ -28,11 +32,15 @@ await writeFile(join(outDir, "stderr.txt"), result.stderr ?? "");
 await writeFile(join(outDir, "raw-stdout.txt"), result.rawStdout ?? "");
 for (const [i, l] of result.sessionLogs.entries()) await writeFile(join(outDir, `raw-session.${i}.jsonl`), l.content);
 const stdout = normalizeStdout(result.rawStdout, ctx, {});
+const names = ["session.jsonl", ...childNames];
 if (refresh) {
-  const existing = [existsSync(fixtureFile) ? await readFile(fixtureFile, "utf8") : ""];
-  const repl = refreshFixtureReplacements(result.sessionLogs.slice(0, 1), existing);
-  const out = stabilizeFixtureMessageIds(result.sessionLogs.slice(0, 1).map((log, i) => scrubRequestHeaders(tokenizeSessionFixtureCwd(stabilizeRefreshLog(log.content, existing[i], repl, ctx)))), existing);
+  if (result.sessionLogs.length !== names.length) console.log(`refresh: ${result.sessionLogs.length} log(s) harvested, ${names.length} script(s) given`);
+  const logs = result.sessionLogs.slice(0, names.length);
+  const existing = await Promise.all(names.map(async (f) => existsSync(join(dir, f)) ? readFile(join(dir, f), "utf8") : ""));
+  const repl = refreshFixtureReplacements(logs, existing.slice(0, logs.length));
+  const out = stabilizeFixtureMessageIds(logs.map((log, i) => scrubRequestHeaders(tokenizeSessionFixtureCwd(stabilizeRefreshLog(log.content, existing[i], repl, ctx)))), existing.slice(0, logs.length));
   await writeFile(fixtureFile, out[0] ?? existing[0]); // no session (a refused session/new): the header stays
+  for (const [i, o] of out.entries()) if (i > 0) await writeFile(join(dir, names[i]), o);
   await writeFile(join(dir, "stdout.expected.jsonl"), stdout);
   console.log(`refreshed ${dir}: ${result.sessionLogs.length} log(s)`);
 }
@@ -44,3 +52,10 @@ const a = normalizeSessionLog(scrubRequestHeaders(result.sessionLogs[0]?.content
 const b = normalizeSessionLog(fixture, { sessionIds: [JSON.parse(fixture.split("\n")[0]).id], cwd: JSON.parse(fixture.split("\n")[0]).cwd });
 await writeFile(join(outDir, "harvest.norm.jsonl"), a); await writeFile(join(outDir, "fixture.norm.jsonl"), b);
 console.log("session.jsonl:", a === b ? "MATCH" : "DIFF", `(${a.split("\n").length} vs ${b.split("\n").length} lines)`);
+for (const [i, f] of childNames.entries()) {
+  const fx = scrubRequestHeaders(await readFile(join(dir, f), "utf8"));
+  const got = normalizeSessionLog(scrubRequestHeaders(result.sessionLogs[i + 1]?.content ?? ""), ctx);
+  const want = normalizeSessionLog(fx, { sessionIds: [JSON.parse(fx.split("\n")[0]).id], cwd: JSON.parse(fx.split("\n")[0]).cwd });
+  await writeFile(join(outDir, `harvest.${i + 1}.norm.jsonl`), got);
+  console.log(`${f}:`, got === want ? "MATCH" : "DIFF");
+}

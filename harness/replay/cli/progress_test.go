@@ -14,6 +14,7 @@ import (
 	"github.com/creack/pty"
 
 	"github.com/dshsim/dshsim/harness/replay"
+	"github.com/dshsim/dshsim/internal/waittest"
 )
 
 // twoRecordings is a run of two recordings, one at a time.
@@ -42,7 +43,7 @@ func onTerminal(t *testing.T, columns uint16, after time.Duration, args []string
 	var out bytes.Buffer
 	runMain(&options{stdout: &out, stderr: tty, progressAfter: after}, args)
 	tty.Close()
-	return out.String(), string(<-got)
+	return out.String(), string(waittest.Recv(t, got, "the terminal's reader to end"))
 }
 
 // TestProgressOnATerminal: on a terminal, a run shows one self-rewriting
@@ -102,7 +103,7 @@ func TestNoProgressWhenNotATerminal(t *testing.T) {
 	var out bytes.Buffer
 	runMain(&options{stdout: &out, stderr: w, progressAfter: 0}, twoRecordings)
 	w.Close()
-	if b := <-got; len(b) != 0 || !strings.Contains(out.String(), "FAIL: 2 recordings") {
+	if b := waittest.Recv(t, got, "stderr's reader to end"); len(b) != 0 || !strings.Contains(out.String(), "FAIL: 2 recordings") {
 		t.Errorf("stderr (a pipe) got %q; report:\n%s", b, out.String())
 	}
 }

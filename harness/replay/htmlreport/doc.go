@@ -19,10 +19,13 @@
 // verdict from the embedded comparison itself, so a browser test of the
 // rendered page checks the data and the script together.
 //
-// The timeline is built by functions of the script, timeline(rows) of the
-// events and eventRow(p) of one compared position, so that a recording's
-// child sessions can later be rendered as nested timelines under the call
-// that started them.
+// The timeline is built by functions of the script, timeline(rows, kids) of
+// the events and eventRow(p) of one compared position. A recording's child
+// sessions (replay.Result.Children) are nested timelines: each child's block
+// (file, the call that started it, verdict, events matched, flags, notes and
+// its own timeline) follows the parent's tool/call row of that call (at the
+// end of the parent's timeline when no row is that call's), a grandchild
+// inside its parent's block. A recording's verdict counts its children's.
 //
 // # Stable hooks
 //
@@ -30,7 +33,8 @@
 // data-name and data-verdict (match, mismatch, error) and id
 // recording-<n> (1-based, report order); #summary has data-match,
 // data-mismatch and data-error counts; mismatching timeline rows have class
-// mismatch. The summary table is table#overview: each header th has
+// mismatch. Each child session is a div.child with data-file
+// (session.<n>.jsonl), data-call (the parent's call id) and data-verdict. The summary table is table#overview: each header th has
 // data-col (name, verdict, events, first, served) and aria-sort (ascending,
 // descending or none); each tbody row has data-name and data-verdict.
 //

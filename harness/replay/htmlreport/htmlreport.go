@@ -26,19 +26,51 @@ type row struct {
 }
 
 type rec struct {
-	Name     string   `json:"name"`
-	Verdict  string   `json:"verdict"`
-	Error    string   `json:"error"`
-	Mode     string   `json:"mode"`
-	Approval string   `json:"approval"`
-	Settings string   `json:"settings"`
-	Matched  int      `json:"matched"`
-	Total    int      `json:"total"`
-	Flags    []string `json:"flags"`
-	Notes    []string `json:"notes"`
+	Name     string `json:"name"`
+	Verdict  string `json:"verdict"`
+	Error    string `json:"error"`
+	Mode     string `json:"mode"`
+	Approval string `json:"approval"`
+	Settings string `json:"settings"`
+	tally
 	First    string   `json:"first"`
 	Served   []string `json:"served"`
 	Rows     []row    `json:"rows"`
+	Children []child  `json:"children"`
+}
+
+// child is one child session's comparison: nested, in the page, under the
+// parent's call that started it.
+type child struct {
+	Index   int    `json:"index"`
+	File    string `json:"file"`
+	Parent  int    `json:"parent"`
+	CallID  string `json:"callId"`
+	Verdict string `json:"verdict"`
+	tally
+	Rows []row `json:"rows"`
+}
+
+// tally is what a recording and a child both show of their comparison: how
+// many events matched of how many, and the run's flags and notes (in the
+// page's JSON, fields of the recording or child itself).
+type tally struct {
+	Matched int      `json:"matched"`
+	Total   int      `json:"total"`
+	Flags   []string `json:"flags"`
+	Notes   []string `json:"notes"`
+}
+
+func tallyOf(c projection.Comparison, flags, notes []string) tally {
+	return tally{Matched: c.Matched, Total: c.Total, Flags: flags, Notes: notes}
+}
+
+func rows(c projection.Comparison) []row {
+	out := []row{}
+	for _, p := range c.Pairs {
+		out = append(out, row{Turn: p.Turn, Expected: toSide(p.Expected), Got: toSide(p.Got), Match: p.Match, Diffs: p.Diffs})
+	}
+	return out
 }
 
 func toSide(it *projection.Item) *side {
@@ -53,10 +85,10 @@ func Data(results []*replay.Result) ([]byte, error) {
 	out := make([]rec, 0, len(results))
 	for _, r := range results {
 		x := rec{Name: r.Name, Verdict: r.Verdict, Error: r.Error, Mode: r.Mode, Approval: r.Approval, Settings: r.Settings,
-			Matched: r.Comparison.Matched, Total: r.Comparison.Total, Flags: r.Flags, Notes: r.Notes,
-			First: r.FirstDifference(), Served: r.Served, Rows: []row{}}
-		for _, p := range r.Comparison.Pairs {
-			x.Rows = append(x.Rows, row{Turn: p.Turn, Expected: toSide(p.Expected), Got: toSide(p.Got), Match: p.Match, Diffs: p.Diffs})
+			tally: tallyOf(r.Comparison, r.Flags, r.Notes), First: r.FirstDifference(), Served: r.Served, Rows: rows(r.Comparison), Children: []child{}}
+		for _, c := range r.Children {
+			x.Children = append(x.Children, child{Index: c.Index, File: c.File, Parent: c.Parent, CallID: c.CallID, Verdict: c.Verdict,
+				tally: tallyOf(c.Comparison, c.Flags, c.Notes), Rows: rows(c.Comparison)})
 		}
 		out = append(out, x)
 	}

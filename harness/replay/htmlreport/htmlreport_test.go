@@ -44,6 +44,13 @@ const clicker = `<script>
     seen[c[0] + ' aria-sort'] = [[document.querySelector('#overview th[data-col="' + c[1] + '"]').getAttribute('aria-sort'),
       String(document.querySelectorAll('#overview th[aria-sort="none"]').length)]];
   });
+  seen.children = Array.prototype.map.call(document.querySelectorAll('div.child'), function (d) {
+    var up = d.parentElement.closest('div.child');
+    var prev = d.closest('tr').previousElementSibling;
+    var call = d.getAttribute('data-call');
+    return [d.closest('section').getAttribute('data-name'), d.getAttribute('data-file'), up ? up.getAttribute('data-file') : '',
+      d.getAttribute('data-verdict'), String(!!prev && call !== '' && prev.textContent.indexOf(call) >= 0)];
+  });
   var pre = document.createElement('pre');
   pre.id = 'observed';
   pre.textContent = JSON.stringify(seen);
@@ -83,7 +90,8 @@ func render() (rendered, error) {
 	root := "../../.."
 	var dirs []string
 	for _, d := range []string{"transcripts/fs-read", "transcripts/fs-edit", "transcripts/escalation-rejected",
-		"testdata/replay/flagged/changed-seed", "testdata/replay/bad/unknown-event-type"} {
+		"testdata/replay/flagged/changed-seed", "testdata/replay/bad/unknown-event-type",
+		"testdata/replay/oracle/subagent-oracle-depth"} {
 		dirs = append(dirs, filepath.Join(root, d))
 	}
 	results := replay.Run(context.Background(), dirs, replay.RunOptions{Parallel: 2})
@@ -172,14 +180,9 @@ func TestPageShowsVerdictsInHeadlessChromium(t *testing.T) {
 	}
 }
 
-// TestSummaryTableSortsInHeadlessChromium: the page opens with a summary
-// table (recording, verdict, events matched, first difference, served tools)
-// in the report's order, and clicking a column header sorts by that column (verdict:
-// errors first, then mismatches; events: the fraction matched; ties in name
-// order), clicking it again reverses the order, and another header starts
-// ascending. The expected orders are computed here from the results.
-func TestSummaryTableSortsInHeadlessChromium(t *testing.T) {
-	p := renderedPage(t)
+// observed is what the clicker script left in the page.
+func observed(t *testing.T, p rendered) map[string][][]string {
+	t.Helper()
 	m := regexp.MustCompile(`(?s)<pre id="observed">(.*?)</pre>`).FindSubmatch(p.dom)
 	if m == nil {
 		t.Fatal("the clicker script left nothing: did the page's script fail?")
@@ -188,6 +191,18 @@ func TestSummaryTableSortsInHeadlessChromium(t *testing.T) {
 	if err := json.Unmarshal([]byte(html.UnescapeString(string(m[1]))), &seen); err != nil {
 		t.Fatalf("observed: %v", err)
 	}
+	return seen
+}
+
+// TestSummaryTableSortsInHeadlessChromium: the page opens with a summary
+// table (recording, verdict, events matched, first difference, served tools)
+// in the report's order, and clicking a column header sorts by that column (verdict:
+// errors first, then mismatches; events: the fraction matched; ties in name
+// order), clicking it again reverses the order, and another header starts
+// ascending. The expected orders are computed here from the results.
+func TestSummaryTableSortsInHeadlessChromium(t *testing.T) {
+	p := renderedPage(t)
+	seen := observed(t, p)
 
 	type rec struct {
 		cells []string
@@ -247,5 +262,30 @@ func TestSummaryTableSortsInHeadlessChromium(t *testing.T) {
 		if a := seen[k+" aria-sort"]; len(a) != 1 || a[0][0] != w || a[0][1] != "4" {
 			t.Errorf("after %s the clicked header says aria-sort %v, want %s and the 4 others none", k, a, w)
 		}
+	}
+}
+
+// TestChildSessionsNestUnderTheirCall: a recording's child sessions are
+// rendered as div.child blocks nested under the parent's tool/call row that
+// started them (a grandchild inside its parent's block), each with the
+// verdict of its own comparison.
+func TestChildSessionsNestUnderTheirCall(t *testing.T) {
+	p := renderedPage(t)
+	seen := observed(t, p)
+	var want [][]string
+	for _, r := range p.results {
+		files := map[int]string{}
+		for _, c := range r.Children {
+			files[c.Index] = c.File
+		}
+		for _, c := range r.Children {
+			want = append(want, []string{r.Name, c.File, files[c.Parent], c.Verdict, "true"})
+		}
+	}
+	if len(want) < 2 || want[1][2] == "" {
+		t.Fatalf("the run must contain a grandchild to check the nesting: %v", want)
+	}
+	if d := cmp.Diff(want, seen["children"]); d != "" {
+		t.Errorf("child blocks [recording, file, enclosing child, verdict, under its call] (-want +shown):\n%s", d)
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/dshsim/dshsim/harness"
 )
 
 // tree writes files (a value "->target" makes a symlink) under a fresh
@@ -16,16 +18,15 @@ func tree(t *testing.T, files map[string]string) string {
 	root := t.TempDir()
 	for name, body := range files {
 		p := filepath.Join(root, name)
+		target, link := strings.CutPrefix(body, "->")
+		if !link {
+			harness.MustWrite(t, p, body)
+			continue
+		}
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if target, ok := strings.CutPrefix(body, "->"); ok {
-			if err := os.Symlink(target, p); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		if err := os.Symlink(target, p); err != nil {
 			t.Fatal(err)
 		}
 	}

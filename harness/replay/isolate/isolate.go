@@ -417,6 +417,12 @@ func start(ctx context.Context, m mode, name string, request []byte, opt Options
 	cmd.SysProcAttr = attr
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = Grace
+	// PDEATHSIG fires when the thread that started the child ends, not the
+	// process: held on this goroutine until the child is reaped, that thread
+	// cannot end under it (a goroutine that locks a thread and returns ends
+	// it, as the in-process Landlock path does).
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	err = cmd.Start()
 	w.Close()
 	if err != nil {

@@ -5,19 +5,23 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/dshsim/dshsim/harness/replay/asuser"
 	"github.com/dshsim/dshsim/harness/replay/isolate"
+	"github.com/dshsim/dshsim/internal/waittest"
 	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/sandbox/sandboxtest"
 )
@@ -30,6 +34,61 @@ func TestMain(m *testing.M) { os.Exit(sandboxtest.Main(m)) }
 func init() {
 	isolate.Serve("test-read-share", readShare)
 	isolate.Serve("test-confine", confine)
+	isolate.Serve("test-sleep", func(ctx context.Context, req []byte) ([]byte, error) {
+		d, err := time.ParseDuration(string(req))
+		if err != nil {
+			return nil, err
+		}
+		time.Sleep(d)
+		return []byte("slept"), nil
+	})
+}
+
+// TestChildOutlivesTheThreadThatStartedIt: the child dies with its parent
+// (PDEATHSIG), which the kernel ties to the thread that started it, not the
+// process; a process whose goroutines end their threads (the in-process
+// Landlock path locks a thread, confines it and lets it die) must not kill a
+// running child that way. Goroutines that lock a thread and end keep
+// ending threads while children run.
+func TestChildOutlivesTheThreadThatStartedIt(t *testing.T) {
+	isolate.Require(t)
+	stop := make(chan struct{})
+	var churn sync.WaitGroup
+	for range 4 {
+		churn.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				done := make(chan struct{})
+				go func() {
+					runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
+					close(done)
+				}()
+				<-done
+			}
+		})
+	}
+	defer func() { close(stop); churn.Wait() }()
+	var wg sync.WaitGroup
+	errs := make([]error, 4)
+	for i := range errs {
+		wg.Go(func() {
+			out, err := isolate.Run(context.Background(), "test-sleep", []byte("1500ms"), isolate.Options{Stderr: io.Discard})
+			if err == nil && string(out) != "slept" {
+				err = fmt.Errorf("response %q", out)
+			}
+			errs[i] = err
+		})
+	}
+	waittest.Within(t, waittest.BatchDeadline, "the children to end", wg.Wait)
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("child %d: %v", i, err)
+		}
+	}
 }
 
 func hostTmpDev(t *testing.T) uint64 {
@@ -171,7 +230,7 @@ func TestConcurrentChildrenHaveTheirOwnTmp(t *testing.T) {
 			_, errs[i] = isolate.Probe(context.Background(), isolate.ProbeRequest{File: "dshsim-isolate-fixed-path"})
 		})
 	}
-	wg.Wait()
+	waittest.Within(t, waittest.BatchDeadline, "the isolated children to end", wg.Wait)
 	for i, err := range errs {
 		if err != nil {
 			t.Errorf("child %d: %v", i, err)
@@ -248,7 +307,10 @@ func TestCancelReachesTheHandler(t *testing.T) {
 	isolate.Require(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	_, err := isolate.Run(ctx, "test-confine", []byte(`{"wait":true}`), isolate.Options{Stderr: &readyWriter{cancel: cancel}})
+	err := waittest.Call(t, "the cancelled child to answer", func() error {
+		_, err := isolate.Run(ctx, "test-confine", []byte(`{"wait":true}`), isolate.Options{Stderr: &readyWriter{cancel: cancel}})
+		return err
+	})
 	if err == nil || err.Error() != "context canceled" {
 		t.Fatalf("err = %v, want the handler's own context canceled", err)
 	}

@@ -27,6 +27,19 @@ const (
 	// KindDispatchStart and KindDispatch are run_code's nested calls.
 	KindDispatchStart = "tool/code-dispatch-start"
 	KindDispatch      = "tool/code-dispatch"
+	// KindDescriptor is a child's subagent/descriptor; KindSandboxMode and
+	// KindApprovalPolicy the policy events (a child's inherited ones).
+	KindDescriptor     = "subagent/descriptor"
+	KindSandboxMode    = "sandbox/mode"
+	KindApprovalPolicy = "approval/policy"
+	// KindRelay is a message between agents: a coordinator's send_message,
+	// a child's report, a settlement notice.
+	KindRelay = "subagent-message"
+	// The workflow tool's run, in the parent's log.
+	KindRunStart   = "tool-workflow/run-start"
+	KindAgentStart = "tool-workflow/agent-start"
+	KindAgentEnd   = "tool-workflow/agent-end"
+	KindRunEnd     = "tool-workflow/run-end"
 	// Turn-level events: the session's titles and the title model's
 	// request, a model call's retry, the workspace instructions a step
 	// entered, and a pending message a plugin removed from the inbox.
@@ -78,6 +91,12 @@ func (it Item) Label() string {
 		if p := s("plugin"); p != "" {
 			return "context message from " + p
 		}
+	case KindRelay:
+		return "subagent message (" + s("kind") + ")"
+	case KindDescriptor:
+		return fmt.Sprintf("subagent/descriptor %s %s", s("mode"), s("provider"))
+	case KindAgentStart:
+		return "tool-workflow/agent-start " + s("label")
 	case KindInvoked:
 		return "hook/invoked " + s("handlerId")
 	case KindHook:
@@ -189,6 +208,16 @@ func (n Normalizer) String(s string) string {
 // replaceAtBoundary replaces old by repl where old is not followed by a path
 // character that would make it a longer name (e.g. /tmp/ws vs /tmp/ws2).
 func replaceAtBoundary(s, old, repl string) string {
+	return ReplaceWhere(s, old, repl, func(rest string, _, end int) bool {
+		return end == len(rest) || !isNameChar(rest[end])
+	})
+}
+
+// ReplaceWhere replaces the occurrences of old (not empty) in s, from the
+// left and not overlapping, by repl where at says so; the others stay. at
+// gets the rest of s from just after the previous occurrence, and this
+// occurrence's bounds in it, rest[i:end].
+func ReplaceWhere(s, old, repl string, at func(rest string, i, end int) bool) string {
 	var b strings.Builder
 	for {
 		i := strings.Index(s, old)
@@ -197,13 +226,12 @@ func replaceAtBoundary(s, old, repl string) string {
 			return b.String()
 		}
 		end := i + len(old)
-		if end < len(s) && isNameChar(s[end]) {
-			b.WriteString(s[:end])
-			s = s[end:]
-			continue
-		}
 		b.WriteString(s[:i])
-		b.WriteString(repl)
+		if at(s, i, end) {
+			b.WriteString(repl)
+		} else {
+			b.WriteString(old)
+		}
 		s = s[end:]
 	}
 }
@@ -283,9 +311,16 @@ var picked = map[string][]string{
 	KindDispatchStart: {"rootCallId", "parentCallId", "subCallId", "name", "arguments"},
 	KindTitle:         {"title", "messageSeqs", "source"},
 	// the provider is the replay's own model, not the recording's
-	KindRetry:        {"retryId", "step", "mode", "policyKey", "retry", "maxRetries", "delayMs", "failure"},
-	KindRetryStarted: {"retryId", "step", "retry"},
-	KindTodo:         {"todos"},
+	KindRetry:          {"retryId", "step", "mode", "policyKey", "retry", "maxRetries", "delayMs", "failure"},
+	KindRetryStarted:   {"retryId", "step", "retry"},
+	KindTodo:           {"todos"},
+	KindDescriptor:     {"version", "mode", "provider", "label", "agentProvider", "agentModel", "persona", "toolFilter"},
+	KindSandboxMode:    {"mode", "source"},
+	KindApprovalPolicy: {"policy", "source"},
+	KindRunStart:       {"runId", "name"},
+	KindAgentStart:     {"runId", "seq", "label", "phase", "childId"},
+	KindAgentEnd:       {"runId", "seq", "outcome"},
+	KindRunEnd:         {"runId", "stopReason"},
 }
 
 // project is the item kind and fields an event of type typ with data d
@@ -343,6 +378,8 @@ func project(typ string, d map[string]any) (kind string, fields map[string]any) 
 func pluginMessage(d map[string]any) (kind string, fields map[string]any) {
 	src, _ := d["source"].(map[string]any)
 	switch k, _ := src["kind"].(string); k {
+	case "coordinator", "subagent-report", "subagent-settled":
+		return KindRelay, relayFields(d, src)
 	case "agent-instructions":
 		return KindInstructions, map[string]any{"texts": contentTexts(d["content"]), "source": src}
 	case "skill-catalog":
@@ -375,17 +412,18 @@ func pluginMessage(d map[string]any) (kind string, fields map[string]any) {
 	return KindContext, f
 }
 
-// contentTexts are the texts of a message's text blocks, one per block.
+// relayFields are a relayed message's: its source (kind, form, summary,
+// sender) and its text blocks, each on its own.
+func relayFields(d, src map[string]any) map[string]any {
+	f := pick(src, "kind", "form", "summary", "senderSessionId")
+	f["texts"] = contentTexts(d["content"])
+	return f
+}
+
+// contentTexts are the texts of a message's text blocks, one per block
+// (empty, not nil, when it has none).
 func contentTexts(v any) []any {
-	out := []any{}
-	blocks, _ := v.([]any)
-	for _, c := range blocks {
-		cm, _ := c.(map[string]any)
-		if t, _ := cm["type"].(string); t == "text" {
-			out = append(out, cm["text"])
-		}
-	}
-	return out
+	return append([]any{}, blockValues(v, "text", "text")...)
 }
 
 // toolResult projects a tool result: its meta and error, its call, the text
@@ -419,29 +457,30 @@ func toolResult(d map[string]any) map[string]any {
 
 // attachments are the attachment references of a content's image blocks
 // (nil when it has none).
-func attachments(v any) []any {
+func attachments(v any) []any { return blockValues(v, "image", "attachment") }
+
+// contentText is the text of a content's text blocks, joined.
+func contentText(v any) string {
+	var b strings.Builder
+	for _, t := range blockValues(v, "text", "text") {
+		s, _ := t.(string)
+		b.WriteString(s)
+	}
+	return b.String()
+}
+
+// blockValues are the values of key in a content's blocks of type typ, in
+// order (nil when it has none).
+func blockValues(v any, typ, key string) []any {
 	var out []any
 	blocks, _ := v.([]any)
 	for _, c := range blocks {
 		cm, _ := c.(map[string]any)
-		if t, _ := cm["type"].(string); t == "image" {
-			out = append(out, cm["attachment"])
+		if t, _ := cm["type"].(string); t == typ {
+			out = append(out, cm[key])
 		}
 	}
 	return out
-}
-
-func contentText(v any) string {
-	var b strings.Builder
-	blocks, _ := v.([]any)
-	for _, c := range blocks {
-		cm, _ := c.(map[string]any)
-		if t, _ := cm["type"].(string); t == "text" {
-			s, _ := cm["text"].(string)
-			b.WriteString(s)
-		}
-	}
-	return b.String()
 }
 
 func pick(d map[string]any, keys ...string) map[string]any {

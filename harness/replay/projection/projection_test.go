@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/dshsim/dshsim/harness/replay/recording"
+	"github.com/dshsim/dshsim/harness/replay/recording/recordingtest"
 )
 
 func TestNormalizerString(t *testing.T) {
@@ -199,10 +200,7 @@ func TestFullOutputPathHidesOnlyThePath(t *testing.T) {
 // transcripts/<name>, normalised by its own cwd and session id.
 func projectTranscript(t *testing.T, name string) []Item {
 	t.Helper()
-	r, err := recording.Load(filepath.Join("../../../transcripts", name))
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := recordingtest.Load(t, filepath.Join("../../../transcripts", name))
 	items, err := Project(r.Events, WithCwd(r.Header.Cwd, r.Header.ID))
 	if err != nil {
 		t.Fatal(err)
@@ -280,10 +278,8 @@ func TestProjectPluginMessages(t *testing.T) {
 // difference.
 func TestProjectTurnEvents(t *testing.T) {
 	tests := []struct {
-		recording string
-		kind      string
-		field     string
-		want      any
+		recording, kind, field string
+		want                   any
 	}{
 		{"session-title-after-turn", KindTitle, "title", "Reply with exactly TITLE_DONE. Do"},
 		{"session-title-after-turn", KindTitleRequest, "maxTokens", 32.0},
@@ -336,4 +332,20 @@ func hasPath(m map[string]any, path []string) bool {
 	}
 	sub, ok := v.(map[string]any)
 	return ok && hasPath(sub, path[1:])
+}
+
+// TestReplaceWhere: at is offered each occurrence with the rest of the
+// string since the previous one; the occurrences it refuses stay.
+func TestReplaceWhere(t *testing.T) {
+	var offered []string
+	got := ReplaceWhere("ab-ab.ab", "ab", "X", func(rest string, i, end int) bool {
+		offered = append(offered, rest[i:])
+		return end == len(rest) || rest[end] != '-'
+	})
+	if want := "ab-X.X"; got != want {
+		t.Errorf("ReplaceWhere = %q, want %q", got, want)
+	}
+	if want := []string{"ab-ab.ab", "ab.ab", "ab"}; !slices.Equal(offered, want) {
+		t.Errorf("offered %q, want %q", offered, want)
+	}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/dshsim/dshsim/harness/replay/isolate"
+	"github.com/dshsim/dshsim/internal/waittest"
 	"github.com/dshsim/dshsim/sandbox/sandboxtest"
 )
 
@@ -126,7 +127,9 @@ func TestInterrupted(t *testing.T) {
 		case <-time.After(time.Minute):
 		}
 	}()
-	code, _, stderr := main("-o", out, "-base-url", s.URL, scenario(t))
+	var code int
+	var stderr string
+	waittest.Do(t, "dsh-record to stop at SIGINT", func() { code, _, stderr = main("-o", out, "-base-url", s.URL, scenario(t)) })
 	if code != 130 || !strings.Contains(stderr, "interrupted") || !strings.Contains(stderr, "nothing written") {
 		t.Fatalf("exit %d, stderr %q; want 130 and an interruption", code, stderr)
 	}

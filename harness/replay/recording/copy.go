@@ -1,6 +1,7 @@
 package recording
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -31,15 +32,9 @@ const (
 
 // WithDefaults fills the zero fields of b with the defaults.
 func (b SeedBounds) WithDefaults() SeedBounds {
-	if b.MaxBytes == 0 {
-		b.MaxBytes = DefaultSeedMaxBytes
-	}
-	if b.MaxFiles == 0 {
-		b.MaxFiles = DefaultSeedMaxFiles
-	}
-	if b.MaxFileBytes == 0 {
-		b.MaxFileBytes = DefaultSeedMaxFileBytes
-	}
+	b.MaxBytes = cmp.Or(b.MaxBytes, DefaultSeedMaxBytes)
+	b.MaxFiles = cmp.Or(b.MaxFiles, DefaultSeedMaxFiles)
+	b.MaxFileBytes = cmp.Or(b.MaxFileBytes, DefaultSeedMaxFileBytes)
 	return b
 }
 

@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/dshsim/dshsim/harness"
 	"github.com/dshsim/dshsim/harness/replay/recording"
 )
 
@@ -16,13 +17,7 @@ func seed(t *testing.T, files map[string]int) string {
 	t.Helper()
 	dir := t.TempDir()
 	for name, size := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(strings.Repeat("x", size)), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		harness.MustWrite(t, filepath.Join(dir, name), strings.Repeat("x", size))
 	}
 	return dir
 }

@@ -65,6 +65,17 @@ type Step struct {
 	// WaitForFile, on promptAndCancel, cancels once this file exists in
 	// the workspace (else once the turn started).
 	WaitForFile *WaitFile `json:"waitForFile,omitempty"`
+	// Path is the workspace file a waitForFile step waits for.
+	Path string `json:"path,omitempty"`
+	// Child is the child log (session.<n>.jsonl) a waitForSubagentTurnEnd
+	// step waits on (0: any child).
+	Child int `json:"child,omitempty"`
+	// MinimumTurn is the least turn a waitForTurnStart or
+	// waitForSubagentTurnEnd step waits for (0: any).
+	MinimumTurn int `json:"minimumTurn,omitempty"`
+	// WaitForText is the assistant text a promptAndWaitForAgentMessage step
+	// waits for (it does not wait for the prompt's answer).
+	WaitForText string `json:"waitForText,omitempty"`
 	// AdditionalDirectories, on newSessionExpectError, are sent with the
 	// session/new request (which refuses them).
 	AdditionalDirectories []string `json:"additionalDirectories,omitempty"`
@@ -94,18 +105,22 @@ type WaitFile struct {
 
 // SupportedSteps are the input.json steps dsh-replay drives: initialize and
 // newSession (the replay's session is the new session), newSessionExpectError
-// (session/new with additionalDirectories, refused: no session), prompt,
-// promptExpectError (a prompt whose turn fails: the JSON-RPC error answers
-// it), promptAndCancel (the prompt, cancelled by the user once waitForFile
-// exists or, without it, once the turn started), promptContent (a prompt of
-// ACP content blocks, images admitted into the attachment store),
-// waitForTurnEnd (the replay's turns end before the next step) and
-// waitForTitleAfterTurnEnd (the model-made session title lands after its
-// turn ended).
-var SupportedSteps = []string{"initialize", "newSession", "newSessionExpectError", "prompt", "promptExpectError", "promptAndCancel", "promptContent", "waitForTurnEnd", "waitForTitleAfterTurnEnd"}
+// (session/new with additionalDirectories, refused: no session), prompt
+// (answered once the agent is quiescent), promptExpectError (a prompt whose
+// turn fails: the JSON-RPC error answers it), promptAndCancel (the prompt,
+// cancelled by the user once waitForFile exists or, without it, once the
+// turn started), promptContent (a prompt of ACP content blocks, images
+// admitted into the attachment store), promptAndWaitForAgentMessage (the
+// prompt, until an assistant text holds waitForText), and the harness
+// waits: waitForTurnEnd, waitForTurnStart (minimumTurn),
+// waitForSubagentTurnEnd (child, minimumTurn), waitForFile (path, in the
+// workspace) and waitForTitleAfterTurnEnd (the model-made session title
+// lands after its turn ended).
+var SupportedSteps = []string{"initialize", "newSession", "newSessionExpectError", "prompt", "promptExpectError", "promptAndCancel", "promptContent", "promptAndWaitForAgentMessage",
+	"waitForTurnEnd", "waitForTurnStart", "waitForSubagentTurnEnd", "waitForFile", "waitForTitleAfterTurnEnd"}
 
 // promptSteps are the steps that send a prompt as text (and need it).
-var promptSteps = []string{"prompt", "promptExpectError", "promptAndCancel"}
+var promptSteps = []string{"prompt", "promptExpectError", "promptAndCancel", "promptAndWaitForAgentMessage"}
 
 // Answer is one permission answer of input.json.
 type Answer struct {
@@ -214,6 +229,8 @@ type Recording struct {
 	// SystemPrompt are the paragraphs of the first prompt of
 	// system-prompt.expected.md ([Paragraphs]), nil when it is absent.
 	SystemPrompt []string
+	// Children are the child sessions, session.<n>.jsonl in n order.
+	Children []*Child
 }
 
 // IsRecording reports whether dir looks like a recording (has session.jsonl or input.json).
@@ -247,8 +264,8 @@ func Load(dir string) (*Recording, error) {
 	if r.Header, r.Events, err = parseSession(r.Name, data); err != nil {
 		return nil, err
 	}
-	if children, _ := filepath.Glob(filepath.Join(dir, "session.*.jsonl")); len(children) > 0 {
-		return nil, l.fail(filepath.Base(children[0]), 0, "", "child session logs (subagents) are not supported by dsh-replay; only the primary session.jsonl is replayed")
+	if err := l.loadChildren(r); err != nil {
+		return nil, err
 	}
 
 	if data, err = l.read(StdoutFile); err != nil {
@@ -404,6 +421,9 @@ func checkInput(name string, data []byte, in Input) error {
 		if slices.Contains(promptSteps, s.Op) && s.Text == "" {
 			return fail(fmt.Sprintf("steps[%d].text", i), "a %s step needs a non-empty text", s.Op)
 		}
+		if err := checkWaitStep(name, data, i, s); err != nil {
+			return err
+		}
 		if s.Op == "promptContent" && len(s.Content) == 0 {
 			return fail(fmt.Sprintf("steps[%d].content", i), "a promptContent step needs content blocks")
 		}
@@ -439,6 +459,26 @@ func checkInput(name string, data []byte, in Input) error {
 			return &Error{Recording: name, File: InputFile, Line: lineOfValue(data, a.Kind), Field: fmt.Sprintf("permissionAnswers[%d].kind", i),
 				Problem: fmt.Sprintf("want allow_once, allow_always, reject_once or reject_always, got %q", a.Kind)}
 		}
+	}
+	return nil
+}
+
+// checkWaitStep checks the fields of a waiting step.
+func checkWaitStep(name string, data []byte, i int, s Step) error {
+	fail := func(field, format string, args ...any) error {
+		return &Error{Recording: name, File: InputFile, Line: lineOfKey(data, field), Field: fmt.Sprintf("steps[%d].%s", i, field), Problem: fmt.Sprintf(format, args...)}
+	}
+	switch {
+	case s.Op == "waitForFile" && (s.Path == "" || filepath.IsAbs(s.Path) || !filepath.IsLocal(s.Path)):
+		return fail("path", "want a path inside the workspace, got %q", s.Path)
+	case s.Op != "waitForFile" && s.Path != "":
+		return fail("path", "only a waitForFile step has a path")
+	case s.Op == "promptAndWaitForAgentMessage" && s.WaitForText == "":
+		return fail("waitForText", "a promptAndWaitForAgentMessage step needs the text it waits for")
+	case s.Child < 0 || s.MinimumTurn < 0:
+		return fail("minimumTurn", "want a non-negative number")
+	case s.Child > 0 && s.Op != "waitForSubagentTurnEnd":
+		return fail("child", "only a waitForSubagentTurnEnd step names a child")
 	}
 	return nil
 }

@@ -17,9 +17,7 @@ const bad = "../../../testdata/replay/bad"
 
 func TestLoadRejectsBadRecordingsNamingFileLineAndField(t *testing.T) {
 	tests := []struct {
-		name                 string
-		dir                  string
-		file                 string
+		name, dir, file      string
 		line                 int
 		field, problemPrefix string
 	}{
@@ -30,7 +28,7 @@ func TestLoadRejectsBadRecordingsNamingFileLineAndField(t *testing.T) {
 		{name: "packed row with too few gaps", dir: "packed-row-gaps", file: SessionFile, line: 12, field: "data.dt", problemPrefix: "has 26 gaps but data.texts has 29 members"},
 		{name: "a nested-call event without its sub-call id", dir: "dispatch-without-subcall", file: SessionFile, line: 21, field: "data.subCallId", problemPrefix: "missing"},
 		{name: "a wire tool without a name", dir: "tool-schemas-nameless", file: ToolSchemasFile, line: 3, field: "initial[0].name", problemPrefix: "missing"},
-		{name: "unsupported input step", dir: "unsupported-step", file: InputFile, line: 14, field: "steps[3].op", problemPrefix: `step "waitForSubagentTurnEnd" is not supported`},
+		{name: "unsupported input step", dir: "unsupported-step", file: InputFile, line: 14, field: "steps[3].op", problemPrefix: `step "waitForGoalPhase" is not supported`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -169,18 +167,61 @@ func TestSettingsFileIsOptionalAndStrict(t *testing.T) {
 	}
 }
 
-func TestChildSessionLogsAreRejected(t *testing.T) {
-	dir := t.TempDir()
-	if err := CopyTree(filepath.Join(transcripts, "fs-read"), dir); err != nil {
+// TestChildLogs: child logs load in n order with their own scripts (a
+// fork's from seedLength on) and sidecars; a gap, a bad header, an origin
+// other than subagent or a parent that is not a session of the recording
+// is an error naming the child's file, line and field.
+func TestChildLogs(t *testing.T) {
+	r, err := Load(filepath.Join(transcripts, "subagent-fork-in-process"))
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "session.1.jsonl"), []byte("{}\n"), 0o644); err != nil {
+	if len(r.Children) != 1 || r.Children[0].File != "session.1.jsonl" || r.Children[0].Header.SeedLength != 42 {
+		t.Fatalf("children %+v", r.Children)
+	}
+	c := r.Children[0]
+	if len(c.Script.Replies) != 1 || c.Script.Replies[0].Turn != 2 {
+		t.Errorf("a fork's script starts at its seedLength: %+v", c.Script.Replies)
+	}
+	if got := c.FirstPrompt(); got != "What is the project codeword mentioned earlier in this conversation? Reply with exactly that one word and nothing else." {
+		t.Errorf("first prompt %q", got)
+	}
+	rep, err := Load(filepath.Join(transcripts, "subagent-report"))
+	if err != nil {
 		t.Fatal(err)
 	}
-	_, err := Load(dir)
-	var e *Error
-	if !errors.As(err, &e) || e.File != "session.1.jsonl" || !strings.Contains(e.Problem, "child session logs") {
-		t.Fatalf("Load = %v, want an error naming session.1.jsonl", err)
+	if ch := rep.Children[0]; ch.ToolSchemas == nil || len(ch.ToolSchemas.Initial) != 20 || ch.SystemPrompt == nil {
+		t.Errorf("child sidecars not read: %+v", ch)
+	}
+	for _, tc := range []struct {
+		name, file, content string
+		field, problem      string
+	}{
+		{"gap", "session.2.jsonl", "", "", "missing: child logs are numbered 1..1 without a gap"},
+		{"bad header", "session.1.jsonl", "{}\n", "type", `want "session"`},
+		{"origin", "session.1.jsonl", `{"type":"session","version":0,"id":"c","createdAt":1,"cwd":"x","parentSession":"PARENT","delegationDepth":1}` + "\n", "origin", `want "subagent"`},
+		{"parent", "session.1.jsonl", `{"type":"session","version":0,"id":"c","createdAt":1,"cwd":"x","parentSession":"nobody","origin":"subagent","delegationDepth":1}` + "\n", "parentSession", "is neither session.jsonl's id nor an earlier child's"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := CopyTree(filepath.Join(transcripts, "fs-read"), dir); err != nil {
+				t.Fatal(err)
+			}
+			base, _ := Load(dir)
+			content := strings.ReplaceAll(tc.content, "PARENT", base.Header.ID)
+			if err := os.WriteFile(filepath.Join(dir, tc.file), []byte(content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err := Load(dir)
+			var e *Error
+			want := tc.file
+			if tc.name == "gap" {
+				want = "session.1.jsonl"
+			}
+			if !errors.As(err, &e) || e.File != want || e.Field != tc.field || !strings.Contains(e.Problem, tc.problem) {
+				t.Fatalf("Load = %v, want %s field %q: %s", err, want, tc.field, tc.problem)
+			}
+		})
 	}
 }
 

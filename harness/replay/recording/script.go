@@ -112,15 +112,34 @@ func Derive(r *Recording) (*Script, error) {
 		s.Replies, s.Overridden = replies, true
 		return s, nil
 	}
+	derived, err := deriveEvents(r.Name, r.Events)
+	if err != nil {
+		return nil, err
+	}
+	s.Replies = derived.Replies
+	if override != nil {
+		replies, err := override.apply(r.Name, s.Replies)
+		if err != nil {
+			return nil, err
+		}
+		s.Replies, s.Overridden = replies, true
+	}
+	return s, nil
+}
+
+// deriveEvents derives the replies of one log's events (a child's own part
+// of its log, or the primary's): one reply per finish chunk.
+func deriveEvents(rec string, events []Event) (*Script, error) {
+	s := &Script{}
 	var cur []chunkAt
 	curTurn, curStep := -1, -1
-	for _, e := range r.Events {
+	for _, e := range events {
 		if e.Type == "compaction/summary" {
 			var d struct {
 				LLMStreamCall bool `json:"llmStreamCall"`
 			}
 			if json.Unmarshal(e.Data, &d) == nil && d.LLMStreamCall {
-				return nil, sessionError(r.Name, e.Line, "data.llmStreamCall", "a compaction model call is not supported by dsh-replay")
+				return nil, sessionError(rec, e.Line, "data.llmStreamCall", "a compaction model call is not supported by dsh-replay")
 			}
 			continue
 		}
@@ -133,15 +152,15 @@ func Derive(r *Recording) (*Script, error) {
 			Chunk map[string]any `json:"chunk"`
 		}
 		if err := json.Unmarshal(e.Data, &d); err != nil {
-			return nil, jsonError(r.Name, SessionFile, e.Data, e.Line, err)
+			return nil, jsonError(rec, SessionFile, e.Data, e.Line, err)
 		}
 		if len(cur) > 0 && (d.Turn != curTurn || d.Step != curStep) {
-			return nil, sessionError(r.Name, e.Line, "data.step", "model stream of turn %d step %d ended without a finish chunk (a thrown stream: needs %s)", curTurn, curStep, OverrideFile)
+			return nil, sessionError(rec, e.Line, "data.step", "model stream of turn %d step %d ended without a finish chunk (a thrown stream: needs %s)", curTurn, curStep, OverrideFile)
 		}
 		curTurn, curStep = d.Turn, d.Step
 		cur = append(cur, chunkAt{line: e.Line, chunk: d.Chunk})
 		if typ, _ := d.Chunk["type"].(string); typ == "finish" {
-			reply, err := buildReply(r.Name, SessionFile, cur)
+			reply, err := buildReply(rec, SessionFile, cur)
 			if err != nil {
 				return nil, err
 			}
@@ -151,14 +170,7 @@ func Derive(r *Recording) (*Script, error) {
 		}
 	}
 	if len(cur) > 0 {
-		return nil, sessionError(r.Name, cur[len(cur)-1].line, "data.chunk", "the log ends inside a model stream (turn %d step %d has no finish chunk; needs %s)", curTurn, curStep, OverrideFile)
-	}
-	if override != nil {
-		replies, err := override.apply(r.Name, s.Replies)
-		if err != nil {
-			return nil, err
-		}
-		s.Replies, s.Overridden = replies, true
+		return nil, sessionError(rec, cur[len(cur)-1].line, "data.chunk", "the log ends inside a model stream (turn %d step %d has no finish chunk; needs %s)", curTurn, curStep, OverrideFile)
 	}
 	return s, nil
 }

@@ -33,6 +33,14 @@ var EventTypes = map[string]bool{
 	"hook/invoked":        true,
 	"hook/result":         true,
 	"llm/retry":           true,
+	// delegation: a child's descriptor and the end of its seed
+	"subagent/descriptor": true,
+	"session/end-seed":    true,
+	// the workflow tool's run, in the parent's log
+	"tool-workflow/run-start":   true,
+	"tool-workflow/agent-start": true,
+	"tool-workflow/agent-end":   true,
+	"tool-workflow/run-end":     true,
 	// the retried attempt of a model call starts (after llm/retry's delay)
 	"llm/retry-started": true,
 	// the model-made session title's own request (its chunks are not logged)

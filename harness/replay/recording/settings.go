@@ -48,6 +48,17 @@ type Settings struct {
 	// LandlockRunner is the runner path, trusted without a probe;
 	// {{cwd}} expands to the workspace.
 	LandlockRunner string `json:"landlockRunner,omitempty"`
+	// SubagentFixture names the emulated fixture of upstream's overlay
+	// ([SubagentFixtures]; "" none).
+	SubagentFixture string `json:"subagentFixture,omitempty"`
+	// SubagentMaxDepth caps delegation of the subagent tools (nil: 1, the
+	// default composition's).
+	SubagentMaxDepth *int `json:"subagentMaxDepth,omitempty"`
+	// AskUser composes ask_user_question.
+	AskUser bool `json:"askUser,omitempty"`
+	// WorkflowMaxConcurrentAgents caps the workflow's agents running at
+	// once (0: upstream's default, from the machine's cores).
+	WorkflowMaxConcurrentAgents int `json:"workflowMaxConcurrentAgents,omitempty"`
 	// RetryPolicy is the model provider's retry policy (nil: none, so an
 	// error finish ends the turn).
 	RetryPolicy *RetryPolicy `json:"retryPolicy,omitempty"`
@@ -74,6 +85,19 @@ type Settings struct {
 	// Note says why the settings are needed (free text, for reviewers).
 	Note string `json:"note,omitempty"`
 }
+
+// The emulated fixtures of upstream's subagent overlays (docs/replay.md,
+// Emulated fixtures).
+const (
+	FixtureDurabilityFailure = "durability-failure"
+	FixturePublishedFailure  = "published-run-failure"
+	FixtureReportFence       = "report-fence"
+	FixtureResultDiagnostic  = "result-diagnostic"
+	FixtureProductProviders  = "product-providers"
+)
+
+// SubagentFixtures are the values of subagentFixture.
+var SubagentFixtures = []string{FixtureDurabilityFailure, FixturePublishedFailure, FixtureReportFence, FixtureResultDiagnostic, FixtureProductProviders}
 
 // Retry policy modes.
 const (
@@ -161,7 +185,7 @@ var Profiles = map[string]string{
 	ProfilePersistentPwsh: "EX/tests/persistent-pwsh.cordis.snapshot.yml (standalone): the persistent pwsh tool alone (served where PowerShell does not run), no runtime context",
 	ProfileLSP:            "EX/tests/lsp.cordis.snapshot.yml: the default profile and lsp (server fixture: node ./lsp-server.mjs for .ts, 1 location)",
 	ProfilePTY:            "EX/pty.cordis.snapshot.yml: the default profile and the terminal tools over the fake shell (64-byte results)",
-	ProfileAdvanced:       "EX/advanced.cordis.snapshot.yml: the default profile in tools mode both and cordis_inspect_query (served)",
+	ProfileAdvanced:       "EX/advanced.cordis.snapshot.yml: the default profile in tools mode both and the seven cordis_* tools with their prompt section (served: upstream's Cordis host does not run here)",
 	ProfileWeb:            "EX/web.cordis.snapshot.yml: the default profile and web_fetch (served: its fixture server is not published)",
 }
 
@@ -207,6 +231,14 @@ var SettingKeys = []SettingKey{
 		"runs the real landlock-run capped at this ABI (--abi-cap), so below 5 the partial notice is the runner's own"},
 	{"landlockRunner", `absolute path, may start with {{cwd}}; needs sandboxBackend "landlock"`, "missing-sandbox-runner: the fixture's runner {{cwd}}/.dsh-missing-sandbox-runner (DSH_SNAPSHOT_MISSING_SANDBOX_RUNNER=1)",
 		"the Landlock runner, used without an availability probe as upstream's fixture does; {{cwd}} is the replay's workspace (overrides dsh-replay -landlock-run)"},
+	{"subagentFixture", `"durability-failure", "published-run-failure", "report-fence", "result-diagnostic" or "product-providers"`, "subagent-continuable, subagent-published-run-failure, subagent-report, product-subagent-result-diagnostic, product-subagent-both: the overlay's fixture plugins",
+		"emulates that fixture (docs/replay.md, Emulated fixtures): named as emulated in the result's notes"},
+	{"subagentMaxDepth", "integer >= 0 (absent: 1)", "subagent-depth-two-rejection: EX/depth-two.cordis.snapshot.yml, maxDepth 2",
+		"the delegation depth cap of subagent and subagent_fork"},
+	{"askUser", "true or false", "subagent-child-question-rejection: EX/child-question.cordis.snapshot.yml adds user-questions and tool-ask-user",
+		"composes ask_user_question (a root's question has no answerer here and is refused)"},
+	{"workflowMaxConcurrentAgents", "integer >= 0 (0: min(16, max(1, cores-2)))", "(ours) workflow-oracle-parallel: the oracle overlay's workflow-worker-thread maxConcurrentAgents 1",
+		"caps the workflow's agents running at once, so the order of their agent-start and agent-end events is the recording's on any machine"},
 	{"retryPolicy", `{"mode": "normal" or "always", "maxRetries", "retryableCodes", "backoff": {"initialDelayMs", "maxDelayMs", "jitterRatio"}} (absent fields: upstream's defaults)`, "empty-response-retry: EX/retry.cordis*.yml, the replay provider's retryPolicy",
 		"retries a model call that ended in an error finish as upstream's llm-retry does (llm/retry, llm/retry-started, the retried call in the same step); without it an error finish ends the turn"},
 	{"sessionTitleLlm", `{"provider", "model", "targetWords", "targetCjkCharacters", "maxInputBytes", "maxOutputTokens", "timeoutMs"}`, "session-title-after-turn: EX/session-title.cordis*.yml, session-title-first-prompt-llm and its title-replay model",
@@ -275,6 +307,15 @@ func (s Settings) validate(name string, data []byte) error {
 		return fail("bashTimeoutMs", "must be >= 0, got %d", s.BashTimeoutMs)
 	case s.MaxConcurrentJobsPerOwner != nil && *s.MaxConcurrentJobsPerOwner < 1:
 		return fail("maxConcurrentJobsPerOwner", "must be >= 1, got %d", *s.MaxConcurrentJobsPerOwner)
+	}
+	if s.SubagentFixture != "" && !slices.Contains(SubagentFixtures, s.SubagentFixture) {
+		return fail("subagentFixture", "want one of %s, got %q", strings.Join(SubagentFixtures, ", "), s.SubagentFixture)
+	}
+	if s.WorkflowMaxConcurrentAgents < 0 {
+		return fail("workflowMaxConcurrentAgents", "must be >= 0, got %d", s.WorkflowMaxConcurrentAgents)
+	}
+	if s.SubagentMaxDepth != nil && *s.SubagentMaxDepth < 0 {
+		return fail("subagentMaxDepth", "must be >= 0, got %d", *s.SubagentMaxDepth)
 	}
 	if _, ok := Profiles[s.Profile]; s.Profile != "" && !ok {
 		return fail("profile", "unknown profile %q (known: %s)", s.Profile, keysOf(Profiles))
@@ -399,6 +440,22 @@ var SuiteSettings = map[string]Settings{
 		Note: "upstream's suite: the partial-Landlock fixture provider (an older ABI); here the real runner capped at ABI 3 prints the partial notice"},
 	"missing-sandbox-runner": {SandboxBackend: BackendLandlock, LandlockRunner: CwdToken + "/.dsh-missing-sandbox-runner",
 		Note: "upstream's suite: the fixture provider with DSH_SNAPSHOT_MISSING_SANDBOX_RUNNER=1, runner <cwd>/.dsh-missing-sandbox-runner (absent)"},
+	"subagent-continuable": {SubagentFixture: FixtureDurabilityFailure,
+		Note: "upstream's suite: EX/subagent-durability-failure.cordis.snapshot.yml (fixture subagent-durability-failure.ts)"},
+	"subagent-published-run-failure": {SubagentFixture: FixturePublishedFailure,
+		Note: "upstream's suite: the durability-failure overlay with DSH_SUBAGENT_PUBLISHED_FAILURE=1"},
+	"subagent-report": {SubagentFixture: FixtureReportFence,
+		Note: "upstream's suite: EX/subagent-report.cordis.snapshot.yml (fixture subagent-report-fence.ts)"},
+	"subagent-child-question-rejection": {AskUser: true,
+		Note: "upstream's suite: EX/child-question.cordis.snapshot.yml (user-questions, tool-ask-user, a tripwire provider)"},
+	"subagent-depth-two-rejection": {SubagentMaxDepth: ptr(2),
+		Note: "upstream's suite: EX/depth-two.cordis.snapshot.yml (maxDepth 2)"},
+	"product-subagent-result-diagnostic": {SubagentFixture: FixtureResultDiagnostic,
+		Note: "upstream's suite: EX/subagent-result-diagnostic.cordis.snapshot.yml (fixture provider snapshot-diagnostic behind subagent_codex)"},
+	"product-subagent-both": {SubagentFixture: FixtureProductProviders,
+		Note: "upstream's suite: EX/product-subagent-both.cordis.snapshot.yml (two Codex and two Claude Code instances)"},
+	"product-subagent-codex": {SubagentFixture: FixtureProductProviders,
+		Note: "upstream's suite: the Codex-only product overlay"},
 	"empty-response-retry": {RetryPolicy: &RetryPolicy{Mode: RetryNormal, MaxRetries: ptr(2), Backoff: &Backoff{InitialDelayMs: ptr(1.0), MaxDelayMs: ptr(1.0), JitterRatio: ptr(0.0)}},
 		Note: "upstream's suite: EX/retry.cordis.snapshot.yml, retryPolicy {mode normal, maxRetries 2, backoff 1/1/0} on the replay provider"},
 	"session-title-after-turn": {SessionTitleLLM: &TitleLLM{Provider: "title-replay", Model: "title-model", TargetWords: 5, TargetCjkCharacters: 10, MaxInputBytes: 4096, MaxOutputTokens: 32, TimeoutMs: 5000},
@@ -419,7 +476,7 @@ var SuiteSettings = map[string]Settings{
 	"pwsh-tool-turn":            {Profile: ProfilePwsh, Note: "upstream's suite: EX/tests/pwsh.cordis.snapshot.yml (standalone)"},
 	"persistent-pwsh-tool-turn": {Profile: ProfilePersistentPwsh, Note: "upstream's suite: EX/tests/persistent-pwsh.cordis.snapshot.yml (standalone)"},
 	"cordis-inspect-jsdoc":      {Profile: ProfileAdvanced, ServedTools: []string{"cordis_inspect_query"}, Note: "upstream's suite: EX/advanced.cordis.snapshot.yml; cordis_inspect_query's data is upstream's JSDoc catalog: served"},
-	"advanced-toolchain":        {Profile: ProfileAdvanced, ServedTools: []string{"cordis_inspect_query"}, Note: "upstream's suite: EX/advanced.cordis.snapshot.yml"},
+	"advanced-toolchain":        {Profile: ProfileAdvanced, Note: "upstream's suite: EX/advanced.cordis.snapshot.yml; the cordis_* tools need upstream's Cordis host: served"},
 	"web-fetch":                 {Profile: ProfileWeb, ServedTools: []string{"web_fetch"}, Note: "upstream's suite: EX/web.cordis.snapshot.yml with its loopback fixture server (not published): web_fetch served"},
 }
 

@@ -26,7 +26,7 @@ func TestProgramsRunConfined(t *testing.T) {
 const tryWrite = (p: string) => { try { fs.writeFileSync(p, 'x'); return 'wrote'; } catch (e: any) { return e.code; } };
 const child = cp.spawnSync('sh', ['-c', 'echo x > ` + outChild + `'], {encoding: 'utf8'});
 return {cwd: process.cwd(), inside: tryWrite('` + inFile + `'), outside: tryWrite('` + outFile + `'), child: child.status};`
-				res, err := r.Run(context.Background(), Request{Code: code, Policy: sandbox.Policy{Mode: mode, WorkspaceRoot: ws}, Confiner: p})
+				res, err := runWithin(t, r, context.Background(), Request{Code: code, Policy: sandbox.Policy{Mode: mode, WorkspaceRoot: ws}, Confiner: p})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -73,7 +73,7 @@ func TestNoBackendFailsClosed(t *testing.T) {
 		"no backend":  {Code: "return 1;", Policy: sandbox.Policy{Mode: sandbox.ReadOnly, WorkspaceRoot: ws}, Confiner: none},
 		"no confiner": {Code: "return 1;", Policy: sandbox.Policy{Mode: sandbox.WorkspaceWrite, WorkspaceRoot: ws}},
 	} {
-		res, err := r.Run(context.Background(), c)
+		res, err := runWithin(t, r, context.Background(), c)
 		var ue *sandbox.UnavailableError
 		if !errors.As(err, &ue) || ue.Code() != sandbox.ErrorCode {
 			t.Errorf("%s: result %+v error %v, want SANDBOX_UNAVAILABLE", name, res, err)
@@ -97,7 +97,7 @@ func TestRunnerFailureBeforeNodeFailsClosed(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := newRuntime(t, Config{})
-	_, err = r.Run(context.Background(), Request{Code: "return 1;", Policy: sandbox.Policy{Mode: sandbox.ReadOnly, WorkspaceRoot: varTmpDir(t, "dshsim-code-ws-")}, Confiner: p})
+	_, err = runWithin(t, r, context.Background(), Request{Code: "return 1;", Policy: sandbox.Policy{Mode: sandbox.ReadOnly, WorkspaceRoot: varTmpDir(t, "dshsim-code-ws-")}, Confiner: p})
 	var ue *sandbox.UnavailableError
 	if !errors.As(err, &ue) || !strings.Contains(ue.Error(), "Runner failure: fake-runner: cannot set up the sandbox") {
 		t.Errorf("error %v, want SANDBOX_UNAVAILABLE with the runner's line", err)

@@ -35,6 +35,19 @@
 //     /proc tree, repeated until no new process appears, then the process
 //     group), waits for its exit and output, and composes the [Result].
 //
+// # Workflow mode
+//
+// [Request.Workflow] runs a workflow tool's body (package tools/workflow)
+// instead of a program, in the same confined child: the body is not
+// compiled as TypeScript but parsed as plain JavaScript inside an async
+// function (a body that does not parse is a [KindParse] failure and the
+// host hears nothing); then the host is told "start", and the body runs in
+// a fresh vm context holding only agent, parallel, pipeline, phase, log and
+// args, with upstream's option checks, caps ([WorkflowLimits]) and default
+// label. Each agent() is a host call "agent" with {prompt, seq, label,
+// phase?, schema?, provider?, model?, readOnly?} answered {outcome, value}
+// ([WorkflowCalls]); the value is {value, agentsStarted}.
+//
 // # Must not import
 //
 // pipeline (the caller dispatches calls through [Call]), anything under

@@ -37,6 +37,8 @@ const (
 	KindInvalidOutput = "invalid-output"
 	KindOutputLimit   = "output-limit"
 	KindProtocol      = "protocol"
+	// KindParse is a workflow body that does not parse (nothing ran).
+	KindParse = "parse"
 )
 
 // Defaults of [Config] (upstream's worker-thread runtime, and the channel
@@ -187,7 +189,31 @@ type Request struct {
 	// Env is the environment the child's few variables come from (PATH, TEMP,
 	// TMP); nil is the process environment.
 	Env []string
+	// Workflow, when set, runs Code as a workflow tool's script body (plain
+	// JavaScript, not compiled): in a fresh vm context holding only the
+	// workflow hooks; its agent() calls reach Call as "agent", and Call
+	// gets "start" once the body parsed, before anything else.
+	Workflow *Workflow
 }
+
+// Workflow is a workflow run's setup: its name (the script's file name in
+// stacks), its args global (nil: undefined) and its limits.
+type Workflow struct {
+	Name   string
+	Args   json.RawMessage
+	Limits WorkflowLimits
+}
+
+// WorkflowLimits are upstream's engine limits.
+type WorkflowLimits struct {
+	MaxConcurrentAgents int `json:"maxConcurrentAgents"`
+	MaxTotalAgents      int `json:"maxTotalAgents"`
+	MaxItemsPerCall     int `json:"maxItemsPerCall"`
+	SyncTimeoutMs       int `json:"syncTimeoutMs"`
+}
+
+// WorkflowCalls are the calls a workflow body makes of the host.
+var WorkflowCalls = []string{"start", "agent"}
 
 // Failure is a run that did not complete.
 type Failure struct {
@@ -270,9 +296,14 @@ func (r *Runtime) Run(ctx context.Context, req Request) (Result, error) {
 	if ctx.Err() != nil {
 		return Result{Logs: []string{}, Error: &Failure{KindAbort, AbortReason(ctx)}}, nil
 	}
-	body, err := compile.Compile(req.Code)
-	if err != nil {
-		return r.finish(newLedger(r.maxOutput), nil, &Failure{KindException, err.Error()}, ""), nil
+	body := req.Code
+	if req.Workflow != nil {
+		req.Names = WorkflowCalls
+	} else {
+		var err error
+		if body, err = compile.Compile(req.Code); err != nil {
+			return r.finish(newLedger(r.maxOutput), nil, &Failure{KindException, err.Error()}, ""), nil
+		}
 	}
 	switch {
 	case req.Policy.Mode == sandbox.DangerFullAccess:
@@ -519,12 +550,23 @@ func (s *runState) boot(m message, out *outbox) *Failure {
 		s.pid = int(pid)
 	}
 	s.baseCPU, _ = threadCPUMillis(s.pid)
+	type workflowBoot struct {
+		Mode   string          `json:"mode"`
+		Name   string          `json:"name"`
+		Args   json.RawMessage `json:"args,omitempty"`
+		Limits WorkflowLimits  `json:"limits"`
+	}
+	var wf *workflowBoot
+	if w := s.req.Workflow; w != nil {
+		wf = &workflowBoot{"workflow", w.Name, w.Args, w.Limits}
+	}
 	boot, err := json.Marshal(struct {
 		Type           string   `json:"type"`
 		Code           string   `json:"code"`
 		Names          []string `json:"names"`
 		MaxOutputBytes int64    `json:"maxOutputBytes"`
-	}{"boot", s.body, append([]string{}, s.req.Names...), s.r.maxOutput})
+		*workflowBoot
+	}{"boot", s.body, append([]string{}, s.req.Names...), s.r.maxOutput, wf})
 	if err != nil || len(boot) > s.r.maxMessage {
 		return protocolFailure("the program does not fit in one control frame")
 	}
@@ -599,6 +641,10 @@ func (s *runState) completed(m message) (stop bool, f *Failure) {
 		switch kind := k.Str(); kind {
 		case KindException, KindInvalidOutput, KindOutputLimit:
 			return false, &Failure{kind, msg.Str()}
+		case KindParse:
+			if s.req.Workflow != nil {
+				return false, &Failure{kind, msg.Str()}
+			}
 		}
 		return false, protocolFailure("invalid control frame")
 	}

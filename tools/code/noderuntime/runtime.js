@@ -8,6 +8,7 @@
 (() => {
 const net = require('node:net');
 const util = require('node:util');
+const vm = require('node:vm');
 
 // Intrinsics are captured before the program runs: it may replace globals.
 const stringify = JSON.stringify;
@@ -215,7 +216,11 @@ async function run(boot) {
 }
 
 function onMessage(msg) {
-  if (msg.type === 'boot') {
+  if (msg.type === 'boot' && msg.mode === 'workflow') {
+    maxOutputBytes = msg.maxOutputBytes;
+    hideGlobals();
+    runWorkflow(msg);
+  } else if (msg.type === 'boot') {
     run(msg);
   } else if (msg.type === 'reply') {
     const call = pending.get(msg.id);
@@ -224,6 +229,186 @@ function onMessage(msg) {
     if (msg.ok) call.resolve(msg.value === undefined ? null : msg.value);
     else call.reject(new ToolCallError(call.name, String(msg.message)));
   }
+}
+
+// ---- workflow mode: the workflow tool's script body (upstream's engine:
+// agent(), parallel(), pipeline(), phase(), log(), args) in a fresh vm
+// context that has nothing else; agent() is a host call.
+function hostCall(name, args) {
+  const id = ++lastId;
+  return new Promise((resolve, reject) => {
+    pending.set(id, { name, resolve, reject: (e) => reject(new Error(e.message)) });
+    sendText('{"type":"call","id":' + id + ',"global":"tools","name":' + stringify(name) + ',"args":' + stringify(args) + '}');
+  });
+}
+
+class WorkflowError extends Error {
+  constructor(message, code, fatal) {
+    super(message);
+    this.name = 'WorkflowError';
+    this.code = code;
+    this.fatal = fatal !== false;
+  }
+}
+
+class MaterializeError extends Error {
+  constructor(path, reason) { super(path + ': ' + reason); this.name = 'MaterializeError'; }
+}
+function plainProto(v) { const p = Object.getPrototypeOf(v); return p === null || Object.getPrototypeOf(p) === null; }
+// materialize copies a value of the script's realm as plain JSON data, or
+// throws naming where it is not (upstream's materializeFromRealm).
+function materialize(value, path, seen) {
+  switch (typeof value) {
+    case 'boolean': case 'string': return value;
+    case 'number':
+      if (!Number.isFinite(value)) throw new MaterializeError(path, 'non-finite numbers are not JSON data');
+      return value;
+    case 'bigint': throw new MaterializeError(path, 'bigints are not JSON data');
+    case 'function': throw new MaterializeError(path, 'functions are not plain JSON data');
+    case 'symbol': throw new MaterializeError(path, 'symbols are not plain JSON data');
+    case 'undefined': throw new MaterializeError(path, 'undefined is not JSON data');
+  }
+  if (value === null) return null;
+  if (seen.has(value)) throw new MaterializeError(path, 'circular references are not JSON data');
+  seen.add(value);
+  try {
+    if (Array.isArray(value)) {
+      const out = [];
+      for (let i = 0; i < value.length; i++) {
+        if (!(i in value)) throw new MaterializeError(path + '[' + i + ']', 'sparse arrays are not JSON data');
+        out.push(materialize(value[i], path + '[' + i + ']', seen));
+      }
+      return out;
+    }
+    if (!plainProto(value)) throw new MaterializeError(path, 'only plain objects and arrays are JSON data (exotic prototype)');
+    if (Object.getOwnPropertySymbols(value).length > 0) throw new MaterializeError(path, 'symbol-keyed properties are not plain JSON data');
+    const out = {};
+    for (const k of Object.keys(value)) {
+      Object.defineProperty(out, k, { value: materialize(value[k], path + '.' + k, seen), enumerable: true, writable: true, configurable: true });
+    }
+    return out;
+  } finally {
+    seen.delete(value);
+  }
+}
+
+const AGENT_OPTIONS = ['label', 'phase', 'schema', 'provider', 'model', 'readOnly'];
+const DEFERRED_OPTIONS = ['effort', 'isolation', 'agentType'];
+const SUPPORTED = '(supported: label, phase, schema, provider, model)';
+
+function readAgentOptions(raw) {
+  if (raw === undefined) return {};
+  let opts;
+  try { opts = materialize(raw, 'agent() options', new Set()); } catch (e) {
+    throw new WorkflowError('agent() options must be plain JSON data — ' + e.message, 'INVALID_ARGUMENT');
+  }
+  if (typeof opts !== 'object' || opts === null || Array.isArray(opts)) throw new WorkflowError('agent() options must be an object', 'INVALID_ARGUMENT');
+  for (const k of Object.keys(opts)) {
+    if (AGENT_OPTIONS.includes(k)) continue;
+    if (DEFERRED_OPTIONS.includes(k)) throw new WorkflowError('agent() option "' + k + '" is deferred and not supported by this engine ' + SUPPORTED, 'UNSUPPORTED_OPTION');
+    throw new WorkflowError('agent() option "' + k + '" is not recognized ' + SUPPORTED, 'UNSUPPORTED_OPTION');
+  }
+  for (const k of ['label', 'phase', 'provider', 'model']) {
+    if (opts[k] !== undefined && typeof opts[k] !== 'string') throw new WorkflowError('agent() option "' + k + '" must be a string', 'INVALID_ARGUMENT');
+  }
+  if (opts.readOnly !== undefined && typeof opts.readOnly !== 'boolean') throw new WorkflowError('agent() option "readOnly" must be a boolean', 'INVALID_ARGUMENT');
+  return opts;
+}
+
+function defaultLabel(prompt) {
+  const nl = prompt.indexOf('\n');
+  const line = nl === -1 ? prompt : prompt.slice(0, nl);
+  return line.length <= 48 ? line : line.slice(0, 47) + '…';
+}
+
+function workflowHooks(limits, args) {
+  let started = 0, active = 0, currentPhase;
+  const waiters = [];
+  const acquire = () => active < limits.maxConcurrentAgents ? (active++, Promise.resolve()) : new Promise((r) => waiters.push(() => { active++; r(); }));
+  const release = () => { active--; const n = waiters.shift(); if (n) n(); };
+  const fatal = (e) => e instanceof WorkflowError && e.fatal;
+  const cap = (n, hook) => {
+    if (n > limits.maxItemsPerCall) throw new WorkflowError(hook + ' received ' + n + ' items — over the per-call cap (' + limits.maxItemsPerCall + '); split the work or raise maxItemsPerCall in the engine config', 'ITEM_CAP');
+  };
+  async function agent(rawPrompt, rawOpts) {
+    if (typeof rawPrompt !== 'string' || rawPrompt.length === 0) throw new WorkflowError('agent() requires a non-empty prompt string', 'INVALID_ARGUMENT');
+    const opts = readAgentOptions(rawOpts);
+    if (started >= limits.maxTotalAgents) throw new WorkflowError('this run reached its total agent cap (' + limits.maxTotalAgents + ') — a runaway-loop backstop; raise the applicable maxTotalAgents limit if the scale is intentional', 'AGENT_CAP');
+    started += 1;
+    const request = { prompt: rawPrompt, seq: started, label: opts.label !== undefined ? opts.label : defaultLabel(rawPrompt) };
+    const phase = opts.phase !== undefined ? opts.phase : currentPhase;
+    if (phase !== undefined) request.phase = phase;
+    for (const k of ['schema', 'provider', 'model', 'readOnly']) if (opts[k] !== undefined) request[k] = opts[k];
+    await acquire();
+    try {
+      let r;
+      try { r = await hostCall('agent', request); } catch (e) {
+        throw new WorkflowError('agent() could not start a child: ' + e.message, 'AGENT_START');
+      }
+      if (r.outcome === 'error') throw new WorkflowError('child agent run failed: ' + r.message, 'AGENT_RESULT');
+      return r.outcome === 'completed' ? r.value : null;
+    } finally { release(); }
+  }
+  async function parallel(thunks) {
+    if (!Array.isArray(thunks)) throw new WorkflowError('parallel() requires an array of zero-argument functions', 'INVALID_ARGUMENT');
+    cap(thunks.length, 'parallel()');
+    thunks.forEach((t, i) => { if (typeof t !== 'function') throw new WorkflowError('parallel() item ' + i + ' is not a function', 'INVALID_ARGUMENT'); });
+    return Promise.all(thunks.map(async (t) => { try { return await t(); } catch (e) { if (fatal(e)) throw e; return null; } }));
+  }
+  async function pipeline(items, ...stages) {
+    if (!Array.isArray(items)) throw new WorkflowError('pipeline() requires an items array', 'INVALID_ARGUMENT');
+    cap(items.length, 'pipeline()');
+    if (stages.length === 0) throw new WorkflowError('pipeline() requires at least one stage function', 'INVALID_ARGUMENT');
+    stages.forEach((s, i) => { if (typeof s !== 'function') throw new WorkflowError('pipeline() stage ' + i + ' is not a function', 'INVALID_ARGUMENT'); });
+    return Promise.all(items.map(async (item, index) => {
+      let v = item;
+      try { for (const s of stages) v = await s(v, item, index); return v; } catch (e) { if (fatal(e)) throw e; return null; }
+    }));
+  }
+  function phase(title) {
+    if (typeof title !== 'string' || title.length === 0) throw new WorkflowError('phase() requires a non-empty title string', 'INVALID_ARGUMENT');
+    currentPhase = title;
+  }
+  function log(message) {
+    if (typeof message !== 'string') throw new WorkflowError('log() requires a message string', 'INVALID_ARGUMENT');
+  }
+  const contain = (p) => { p.catch(() => {}); return p; };
+  return {
+    agent: Object.freeze((p, o) => contain(agent(p, o))),
+    parallel: Object.freeze((t) => contain(parallel(t))),
+    pipeline: Object.freeze((i, ...s) => contain(pipeline(i, ...s))),
+    phase: Object.freeze(phase),
+    log: Object.freeze(log),
+    args,
+    started: () => started,
+  };
+}
+
+async function runWorkflow(boot) {
+  let compiled;
+  try {
+    compiled = new vm.Script('(async () => {\n' + boot.code + '\n})()', { filename: 'workflow:' + boot.name, lineOffset: -1 });
+  } catch (e) {
+    done({ type: 'done', error: { kind: 'parse', message: 'workflow script does not parse: ' + String(e) } });
+    return;
+  }
+  await hostCall('start', {});
+  const hooks = workflowHooks(boot.limits, boot.args);
+  const context = vm.createContext({}, { name: 'workflow:' + boot.name });
+  for (const k of ['agent', 'parallel', 'pipeline', 'phase', 'log', 'args']) context[k] = hooks[k];
+  let value;
+  try {
+    const raw = await compiled.runInContext(context, { timeout: boot.limits.syncTimeoutMs });
+    value = raw === undefined ? null : materialize(raw, 'workflow result', new Set());
+  } catch (e) {
+    const msg = e instanceof MaterializeError
+      ? "the workflow's return value is not plain JSON data — " + e.message + '. Return only JSON-serializable objects/arrays/scalars.'
+      : rendered(e);
+    done({ type: 'done', error: { kind: 'exception', message: msg }, agentsStarted: hooks.started() });
+    return;
+  }
+  finished = true;
+  sendText('{"type":"done","value":' + stringify({ value: value, agentsStarted: hooks.started() }) + '}');
 }
 
 let buffered = Buffer.alloc(0);

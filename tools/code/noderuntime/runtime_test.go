@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dshsim/dshsim/internal/waittest"
 	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/sandbox/procfs"
 )
@@ -34,9 +35,24 @@ func unconfined(t testing.TB, code string) Request {
 	return Request{Code: code, Policy: sandbox.Policy{Mode: sandbox.DangerFullAccess, WorkspaceRoot: t.TempDir()}}
 }
 
+// runDeadline bounds a test's run, far above the 60 s wall ceilings some
+// tests set: a run that a broken limit or abort leaves running fails its
+// test.
+const runDeadline = 2 * time.Minute
+
+// runWithin is r.Run, failing t when the run has not returned within
+// runDeadline.
+func runWithin(t testing.TB, r *Runtime, ctx context.Context, req Request) (Result, error) {
+	t.Helper()
+	var res Result
+	var err error
+	waittest.Within(t, runDeadline, "the run to return", func() { res, err = r.Run(ctx, req) })
+	return res, err
+}
+
 func mustRun(t testing.TB, r *Runtime, req Request) Result {
 	t.Helper()
-	res, err := r.Run(context.Background(), req)
+	res, err := runWithin(t, r, context.Background(), req)
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
@@ -141,7 +157,7 @@ func TestNothingIsSpawnedForACompileErrorOrAPreAbortedRun(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	res, err := r.Run(ctx, unconfined(t, "return 1;"))
+	res, err := runWithin(t, r, ctx, unconfined(t, "return 1;"))
 	if err != nil || failureOf(res) != "abort: AbortError: This operation was aborted" {
 		t.Errorf("pre-aborted: %+v %v", res, err)
 	}
@@ -256,7 +272,7 @@ func TestBudgets(t *testing.T) {
 	t.Run("abort mid-run", func(t *testing.T) {
 		ctx, cancel := context.WithCancelCause(context.Background())
 		time.AfterFunc(300*time.Millisecond, func() { cancel(errors.New("the user stopped the turn")) })
-		res, err := r.Run(ctx, unconfined(t, "console.log('started'); await new Promise(() => {});"))
+		res, err := runWithin(t, r, ctx, unconfined(t, "console.log('started'); await new Promise(() => {});"))
 		if err != nil || failureOf(res) != "abort: the user stopped the turn" {
 			t.Errorf("%q %v", failureOf(res), err)
 		}
@@ -298,12 +314,11 @@ func TestConfigErrors(t *testing.T) {
 
 func TestOutputLedger(t *testing.T) {
 	cases := []struct {
-		name    string
-		max     float64
-		code    string
-		value   string
-		logs    []string
-		failure string
+		name        string
+		max         float64
+		code, value string
+		logs        []string
+		failure     string
 	}{
 		{"€ fits at 7", 7, "console.log('€');", "", []string{"€"}, ""},
 		{"€ overflows at 6", 6, "console.log('€');", "", []string{}, "output-limit: ou"},
@@ -375,7 +390,10 @@ func TestHostileChannelTraffic(t *testing.T) {
 		// ever and the run ends only at this deadline (an abort), not a hang.
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		res, err := r.Run(ctx, req)
+		res, err := runWithin(t, r, ctx, req)
+		if ctx.Err() != nil {
+			t.Fatalf("the run ended only at the test's deadline (%q): the pending-call limit did not stop it", failureOf(res))
+		}
 		if err != nil || failureOf(res) != "protocol: pending binding calls exceed configured limits" {
 			t.Errorf("%q %v", failureOf(res), err)
 		}
@@ -516,7 +534,7 @@ func TestEarlyNativeOutputIsKept(t *testing.T) {
 	r := newRuntime(t, Config{Node: wrapper})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	res, err := r.Run(ctx, unconfined(t, "return 1;"))
+	res, err := runWithin(t, r, ctx, unconfined(t, "return 1;"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -538,7 +556,7 @@ func TestBusyBudgetExcludesStartUp(t *testing.T) {
 	r := newRuntime(t, Config{ComputeMs: 15})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	res, err := r.Run(ctx, unconfined(t, "await new Promise((resolve) => setTimeout(resolve, 300)); return 1;"))
+	res, err := runWithin(t, r, ctx, unconfined(t, "await new Promise((resolve) => setTimeout(resolve, 300)); return 1;"))
 	if err != nil {
 		t.Fatal(err)
 	}
