@@ -85,11 +85,30 @@ func inMountNamespace(t *testing.T, env []string, args ...string) ([]byte, error
 	return out, err
 }
 
-// mountAt bind-mounts src at dir.
+// mountAt bind-mounts src at dir (unmounted at the test's end if still
+// there, before its temp dirs are removed).
 func mountAt(t *testing.T, src, dir string) {
 	t.Helper()
 	if err := unix.Mount(src, dir, "", unix.MS_BIND, ""); err != nil {
 		t.Fatalf("bind %s at %s: %v", src, dir, err)
+	}
+	t.Cleanup(func() { unix.Unmount(dir, unix.MNT_DETACH) })
+}
+
+// newWatch is a mount watch of its own for t, closed at its end.
+func newWatch(t *testing.T) *mountWatch {
+	w := &mountWatch{fd: -1}
+	t.Cleanup(w.close)
+	return w
+}
+
+// wantPoint fails t unless w's next table reads without error and shows a
+// mount at point exactly when want.
+func wantPoint(t *testing.T, w *mountWatch, point string, want bool, what string) {
+	t.Helper()
+	m, err := w.table()
+	if err != nil || hasPoint(m, point) != want {
+		t.Fatalf("%s: the table (err %v) shows a mount at %s: %v, want %v", what, err, point, hasPoint(m, point), want)
 	}
 }
 
@@ -134,33 +153,25 @@ func TestMountWatchSeesEveryChange(t *testing.T) {
 		return
 	}
 	ws, inner, src := workspaceWithMountPoint(t)
-	w := &mountWatch{fd: -1}
-	defer w.close()
+	w := newWatch(t)
 	policy := Policy{Mode: WorkspaceWrite, WorkspaceRoot: ws}
 	if _, err := Validate([]string{"true"}, policy); err != nil {
 		t.Fatalf("Validate before any mount: %v", err)
 	}
 	for i := range 2 {
-		m, err := w.table()
-		if err != nil || hasPoint(m, inner) {
-			t.Fatalf("table %d before the mount: %v, a mount at %s: %v", i, err, inner, hasPoint(m, inner))
-		}
+		wantPoint(t, w, inner, false, fmt.Sprintf("call %d before the mount", i))
 	}
 	if w.reads != 1 {
 		t.Errorf("two calls on an unchanged table read it %d times, want once (the second is the kept table)", w.reads)
 	}
 	for round := range 50 {
 		mountAt(t, src, inner)
-		if m, err := w.table(); err != nil || !hasPoint(m, inner) {
-			t.Fatalf("round %d: the table after a mount at %s does not show it (err %v)", round, inner, err)
-		}
+		wantPoint(t, w, inner, true, fmt.Sprintf("round %d, after the mount", round))
 		if _, err := Validate([]string{"true"}, policy); !errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), "it contains the mount point "+inner+" ") {
 			t.Fatalf("round %d: Validate after the mount = %v, want the refusal naming %s", round, err, inner)
 		}
 		unmountAt(t, inner)
-		if m, err := w.table(); err != nil || hasPoint(m, inner) {
-			t.Fatalf("round %d: the table after the unmount still shows %s (err %v)", round, inner, err)
-		}
+		wantPoint(t, w, inner, false, fmt.Sprintf("round %d, after the unmount", round))
 		if _, err := Validate([]string{"true"}, policy); err != nil {
 			t.Fatalf("round %d: Validate after the unmount: %v", round, err)
 		}
@@ -180,11 +191,8 @@ func TestMountWatchSeesAPropagatedMount(t *testing.T) {
 	if err := unix.Mount("", ws, "", unix.MS_SHARED, ""); err != nil {
 		t.Fatalf("make %s shared: %v", ws, err)
 	}
-	w := &mountWatch{fd: -1}
-	defer w.close()
-	if m, err := w.table(); err != nil || hasPoint(m, inner) {
-		t.Fatalf("before: err %v, shows %s: %v", err, inner, hasPoint(m, inner))
-	}
+	w := newWatch(t)
+	wantPoint(t, w, inner, false, "before the peer's mount")
 	// A child in a new mount namespace (a copy whose ws is a peer of ours)
 	// binds src at inner there.
 	peer := exec.Command(os.Args[0])
@@ -193,11 +201,8 @@ func TestMountWatchSeesAPropagatedMount(t *testing.T) {
 	if out, err := peer.CombinedOutput(); err != nil {
 		t.Fatalf("the peer's mount: %v\n%s", err, out)
 	}
-	if m, err := w.table(); err != nil || !hasPoint(m, inner) {
-		t.Errorf("the mount propagated from the peer namespace is not in the table (err %v)", err)
-	}
-	unix.Unmount(inner, unix.MNT_DETACH)
-	unmountAt(t, ws)
+	t.Cleanup(func() { unix.Unmount(inner, unix.MNT_DETACH) })
+	wantPoint(t, w, inner, true, "after the peer's mount, propagated here")
 }
 
 // TestMountWatchSeesAMountDuringItsRead: a mount made after the table was
@@ -209,8 +214,7 @@ func TestMountWatchSeesAMountDuringItsRead(t *testing.T) {
 		return
 	}
 	_, inner, src := workspaceWithMountPoint(t)
-	w := &mountWatch{fd: -1}
-	defer w.close()
+	w := newWatch(t)
 	// The first read (the file just opened), then a read of a kept table
 	// that a change (src bound on itself) made stale.
 	for _, stale := range []bool{false, true} {
@@ -218,18 +222,11 @@ func TestMountWatchSeesAMountDuringItsRead(t *testing.T) {
 			mountAt(t, src, src)
 		}
 		w.afterRead = func() { mountAt(t, src, inner); w.afterRead = nil }
-		if m, err := w.table(); err != nil || hasPoint(m, inner) {
-			t.Fatalf("stale=%v: the table read before the mount: err %v, shows %s: %v", stale, err, inner, hasPoint(m, inner))
-		}
-		if m, err := w.table(); err != nil || !hasPoint(m, inner) {
-			t.Fatalf("stale=%v: the mount made after the read is not in the next table (err %v)", stale, err)
-		}
+		wantPoint(t, w, inner, false, fmt.Sprintf("stale=%v, the table read before the mount", stale))
+		wantPoint(t, w, inner, true, fmt.Sprintf("stale=%v, the next table", stale))
 		unmountAt(t, inner)
-		if m, err := w.table(); err != nil || hasPoint(m, inner) {
-			t.Fatalf("stale=%v: after the unmount: err %v, shows %s: %v", stale, err, inner, hasPoint(m, inner))
-		}
+		wantPoint(t, w, inner, false, fmt.Sprintf("stale=%v, after the unmount", stale))
 	}
-	unmountAt(t, src)
 }
 
 // TestMountWatchChecksItsDescriptor: when the descriptor's number names
@@ -241,8 +238,7 @@ func TestMountWatchChecksItsDescriptor(t *testing.T) {
 		return
 	}
 	_, inner, src := workspaceWithMountPoint(t)
-	w := &mountWatch{fd: -1}
-	defer w.close()
+	w := newWatch(t)
 	if _, err := w.table(); err != nil {
 		t.Fatal(err)
 	}
@@ -255,11 +251,7 @@ func TestMountWatchChecksItsDescriptor(t *testing.T) {
 		t.Fatal(err)
 	}
 	mountAt(t, src, inner)
-	m, err := w.table()
-	if err != nil || !hasPoint(m, inner) {
-		t.Errorf("with its descriptor's number reused, the table misses the mount at %s (err %v)", inner, err)
-	}
-	unmountAt(t, inner)
+	wantPoint(t, w, inner, true, "with its descriptor's number reused, after a mount")
 }
 
 // TestMountWatchFollowsTheNamespace: when this process (its main thread,

@@ -9,17 +9,27 @@ import (
 	"testing"
 )
 
+// varTmpBase is a directory under /var/tmp (outside the temp areas),
+// canonical, removed at the test's end.
+func varTmpBase(t *testing.T, prefix string) string {
+	base, err := os.MkdirTemp("/var/tmp", prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	base, err = filepath.EvalSymlinks(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return base
+}
+
 // TestResolveRoot: the one walk resolves as realpath does (absolute and
 // relative links, "..", links in link targets), names a symlink inside a
 // temp area instead of following it, and reports the directory it reached
 // by device and inode.
 func TestResolveRoot(t *testing.T) {
-	base, err := os.MkdirTemp("/var/tmp", "dshsim-resolve-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(base) })
-	base, _ = filepath.EvalSymlinks(base)
+	base := varTmpBase(t, "dshsim-resolve-")
 	area := filepath.Join(base, "area")
 	real := filepath.Join(base, "real", "ws")
 	for _, d := range []string{area, real} {
@@ -69,12 +79,7 @@ func TestResolveRoot(t *testing.T) {
 // component it gives none, and the walk decides. Fails if the open
 // follows a symlink.
 func TestResolvePlain(t *testing.T) {
-	base, err := os.MkdirTemp("/var/tmp", "dshsim-plain-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(base) })
-	base, _ = filepath.EvalSymlinks(base)
+	base := varTmpBase(t, "dshsim-plain-")
 	real := filepath.Join(base, "real", "ws")
 	if err := os.MkdirAll(real, 0o755); err != nil {
 		t.Fatal(err)
