@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -170,11 +171,17 @@ func (t Target) shell(who string, shm bool) string {
 }
 
 // hook is a hook command running the attack in bash (which reaches
-// /dev/tcp), its words on stderr (in its hook/result); exit 1 is a
-// non-blocking error: the call still runs.
+// /dev/tcp), the last hookTail bytes of its words on stderr (in its
+// hook/result, whose summary is cut: with long scratch paths the whole text
+// would lose its end marker); exit 1 is a non-blocking error: the call
+// still runs.
 func (t Target) hook(who string, shm bool) string {
-	return "bash -c '" + t.shell(who, shm) + "' >&2; exit 1"
+	return "bash -c '" + t.shell(who, shm) + "' 2>&1 | tail -c " + strconv.Itoa(hookTail) + " >&2; exit 1"
 }
+
+// hookTail bounds what a hook's attack leaves on stderr, well under the
+// hook result's summary.
+const hookTail = 200
 
 // dotdot spells the absolute path p relative to any directory: more ../
 // than any workspace is deep, then p.
