@@ -67,7 +67,7 @@ func (s setup) round(b *testing.B, n int, script, tool string, set oracle.Settin
 	if err != nil {
 		b.Fatal(err)
 	}
-	upSession, ok := up.Files["raw-session.0.jsonl"]
+	upSession, ok := up.RawSession(0)
 	if !ok {
 		b.Fatalf("upstream's run of %s wrote no raw session log (files: %v)", script, slices.Sorted(maps.Keys(up.Files)))
 	}

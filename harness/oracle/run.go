@@ -16,6 +16,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -77,6 +78,14 @@ type Outcome struct {
 	Files map[string][]byte
 	// Duration is the wall time of the pass (never part of a golden).
 	Duration time.Duration
+}
+
+// RawSession returns the i-th raw session log upstream wrote in the pass
+// (times included; run.mjs names it raw-session.<i>.jsonl), and whether
+// there is one.
+func (o *Outcome) RawSession(i int) ([]byte, bool) {
+	b, ok := o.Files["raw-session."+strconv.Itoa(i)+".jsonl"]
+	return b, ok
 }
 
 // Match reports whether stdout, session.jsonl and every child log matched.

@@ -66,7 +66,7 @@ func TestReplayWithoutSession(t *testing.T) {
 	if !res.Match() || !res.NoLog || !res.StdoutMatch {
 		t.Errorf("%s (no log %v; %v)", res.Verdict(), res.NoLog, res.Report)
 	}
-	if _, ok := res.Files["raw-session.0.jsonl"]; ok {
+	if _, ok := res.RawSession(0); ok {
 		t.Error("upstream wrote a session log for an input without newSession")
 	}
 }
