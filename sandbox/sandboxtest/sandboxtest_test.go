@@ -178,17 +178,3 @@ func TestCancelledBuildLeavesNothing(t *testing.T) {
 		t.Errorf("left behind: %v", left)
 	}
 }
-
-// TestReceive: a value sent is returned; none within the deadline fails the
-// test.
-func TestReceive(t *testing.T) {
-	ch := make(chan int, 1)
-	ch <- 7
-	if got := Receive(t, ch, "seven"); got != 7 {
-		t.Errorf("Receive = %d, want 7", got)
-	}
-	f := &fatalTB{TB: t}
-	if got := receive(f, ch, "nothing", 10*time.Millisecond); got != 0 || f.fatal == "" {
-		t.Errorf("receive on an empty channel = %d, fatal %q; want 0 and a failure", got, f.fatal)
-	}
-}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dshsim/dshsim/internal/waittest"
 	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/sandbox/inproc"
 	"github.com/dshsim/dshsim/sandbox/procfs"
@@ -108,7 +109,7 @@ func TestARunningCallKeepsWhatStaysInItsSession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { p.Kill(); sandboxtest.WaitClosed(t, p.Done(), "the killed call") })
+	t.Cleanup(func() { p.Kill(); waittest.Closed(t, p.Done(), "the killed call") })
 	deadline := time.Now().Add(10 * time.Second)
 	for len(sandboxtest.Running(m+"1")) == 0 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
@@ -121,7 +122,7 @@ func TestARunningCallKeepsWhatStaysInItsSession(t *testing.T) {
 		t.Errorf("the running call's detached daemon outlived %d sweeps: %q", 3, left)
 	}
 	p.Kill()
-	sandboxtest.WaitClosed(t, p.Done(), "the killed call")
+	waittest.Closed(t, p.Done(), "the killed call")
 	if left := sandboxtest.Running(m); len(left) > 0 {
 		t.Errorf("left running after the call was killed:\n%s", strings.Join(left, "\n"))
 	}

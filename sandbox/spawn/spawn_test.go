@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/sys/unix"
 
+	"github.com/dshsim/dshsim/internal/waittest"
 	"github.com/dshsim/dshsim/render"
 	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/sandbox/chain/chaintest"
@@ -324,7 +325,7 @@ func TestProcessKeepsRunningPastAForegroundWait(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sandboxtest.WaitClosed(t, p.Done(), "the process")
+	waittest.Closed(t, p.Done(), "the process")
 	res, err := p.Wait()
 	if err != nil || res.Stdout.Text != "one\ntwo\n" {
 		t.Errorf("res %+v err %v", res, err)
@@ -343,7 +344,7 @@ func TestProcessKeepsRunningPastAForegroundWait(t *testing.T) {
 		t.Errorf("output so far %q", out.Text)
 	}
 	p.Kill()
-	sandboxtest.WaitClosed(t, p.Done(), "the killed process")
+	waittest.Closed(t, p.Done(), "the killed process")
 	res, _ = p.Wait()
 	if !res.Signaled || res.Signal != "SIGTERM" || res.TimedOut {
 		t.Errorf("after Kill: %+v", res)
@@ -358,7 +359,7 @@ func TestContextCancelKillsTheGroup(t *testing.T) {
 		t.Fatal(err)
 	}
 	cancel()
-	sandboxtest.WaitClosed(t, p.Done(), "the cancelled process")
+	waittest.Closed(t, p.Done(), "the cancelled process")
 	res, _ := p.Wait()
 	if !res.Signaled {
 		t.Errorf("after cancel: %+v", res)
@@ -390,7 +391,7 @@ func TestKillLeavesNoMemberOfTheGroup(t *testing.T) {
 	}
 	t.Cleanup(func() { syscall.Kill(member, syscall.SIGKILL) }) // when the check below fails
 	p.Kill()
-	sandboxtest.WaitClosed(t, p.Done(), "the process")
+	waittest.Closed(t, p.Done(), "the process")
 	if procfs.Alive(member) {
 		t.Errorf("the member %d ignoring SIGTERM outlived the settled run", member)
 	}
@@ -412,7 +413,7 @@ func TestReapedAfterASettledKill(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sandboxtest.WaitClosed(t, p.Done(), "the process")
+	waittest.Closed(t, p.Done(), "the process")
 	select {
 	case <-p.Reaped():
 		t.Fatal("Reaped closed although nobody killed")

@@ -21,7 +21,6 @@ import (
 	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/sandbox/outfile"
 	"github.com/dshsim/dshsim/sandbox/procfs"
-	"github.com/dshsim/dshsim/sandbox/sandboxtest"
 	"github.com/dshsim/dshsim/tools/jobs"
 )
 
@@ -412,7 +411,7 @@ func TestBackgroundSpawnFailure(t *testing.T) {
 		t.Fatalf("ENOENT: %q, %v", got, err)
 	}
 	j, _ := reg.Get("A", "bash-1")
-	sandboxtest.WaitClosed(t, j.Done(), "the job")
+	waittest.Closed(t, j.Done(), "the job")
 	out, err := jobTools(t, reg)[0].Run(context.Background(), pipeline.NewCall("c", "job_output", json.RawMessage(`{"job_id":"bash-1"}`), a, nil))
 	if err != nil {
 		t.Fatal(err)
@@ -453,7 +452,7 @@ func newJobs(t *testing.T) (*jobs.Registry, chan jobs.Notice) {
 
 func wait(t *testing.T, ch chan jobs.Notice) jobs.Notice {
 	t.Helper()
-	return sandboxtest.Receive(t, ch, "the completion notice")
+	return waittest.Recv(t, ch, "the completion notice")
 }
 
 func TestForegroundTimeoutPromotedToBackgroundJob(t *testing.T) {
@@ -542,7 +541,7 @@ func TestBackgroundJobs(t *testing.T) {
 		t.Errorf("read right after kill = %q", got)
 	}
 	j, _ := reg.Get("A", "bash-1")
-	sandboxtest.WaitClosed(t, j.Done(), "the job")
+	waittest.Closed(t, j.Done(), "the job")
 	if got, _ := jobCall(jt[0], a, "bash-1"); got != "(no new output)\n[status: killed, signal: SIGTERM]" {
 		t.Errorf("read after kill = %q", got)
 	}

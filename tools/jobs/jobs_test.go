@@ -14,7 +14,6 @@ import (
 	"github.com/dshsim/dshsim/internal/waittest"
 	"github.com/dshsim/dshsim/render"
 	"github.com/dshsim/dshsim/sandbox"
-	"github.com/dshsim/dshsim/sandbox/sandboxtest"
 )
 
 func bash(cmd string) Spawner {
@@ -42,7 +41,7 @@ func start(t *testing.T, r *Registry, owner, cmd string) *Job {
 
 func waitNotice(t *testing.T, ch chan Notice) Notice {
 	t.Helper()
-	return sandboxtest.Receive(t, ch, "the completion notice")
+	return waittest.Recv(t, ch, "the completion notice")
 }
 
 // noNotice fails when a notice arrives within a short while (after the
@@ -134,7 +133,7 @@ func TestAdmissionBound(t *testing.T) {
 	if _, err := r.Start(spec("s", "true"), bash("true")); !errors.As(err, &le) {
 		t.Errorf("a stopping job freed its slot: %v", err)
 	}
-	sandboxtest.WaitClosed(t, first.Done(), "the first job")
+	waittest.Closed(t, first.Done(), "the first job")
 	if _, err := r.Start(spec("s", "true"), bash("true")); err != nil {
 		t.Errorf("the slot of a settled job is still taken: %v", err)
 	}
@@ -170,7 +169,7 @@ func TestAdoptGivesAForegroundRunAnID(t *testing.T) {
 	}
 	// adopted after it settled: the notice comes at once
 	done, _ := private.Run(spec("s", "true"), bash("true"))
-	sandboxtest.WaitClosed(t, done.Done(), "the job")
+	waittest.Closed(t, done.Done(), "the job")
 	if err := r.Adopt(done); err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +186,7 @@ func TestReportedJobsSendNoNotice(t *testing.T) {
 		r, ch := newReg(t, Options{})
 		j := start(t, r, "s", "sleep 30")
 		j.Cancel("job_kill")
-		sandboxtest.WaitClosed(t, j.Done(), "the job")
+		waittest.Closed(t, j.Done(), "the job")
 		noNotice(t, ch)
 		if got := j.Read().Text(); got != "(no new output)\n[status: killed, signal: SIGTERM]" {
 			t.Errorf("read = %q", got)
@@ -209,7 +208,7 @@ func TestReportedJobsSendNoNotice(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sandboxtest.WaitClosed(t, j.Done(), "the job")
+		waittest.Closed(t, j.Done(), "the job")
 		j.Read()
 		if err := r.Adopt(j); err != nil {
 			t.Fatal(err)
@@ -219,7 +218,7 @@ func TestReportedJobsSendNoNotice(t *testing.T) {
 	t.Run("unowned", func(t *testing.T) {
 		r, ch := newReg(t, Options{})
 		j := start(t, r, "", "true")
-		sandboxtest.WaitClosed(t, j.Done(), "the job")
+		waittest.Closed(t, j.Done(), "the job")
 		noNotice(t, ch)
 	})
 	t.Run("close", func(t *testing.T) {
@@ -258,7 +257,7 @@ func TestStatusesAndDetails(t *testing.T) {
 				time.Sleep(100 * time.Millisecond) // let bash install its trap
 				j.Kill()
 			}
-			sandboxtest.WaitClosed(t, j.Done(), "the job")
+			waittest.Closed(t, j.Done(), "the job")
 			if got := j.Read().Text(); !strings.HasSuffix(got, tt.detail) {
 				t.Errorf("read %q lacks %q", got, tt.detail)
 			}
@@ -314,7 +313,7 @@ func TestIncrementalReads(t *testing.T) {
 		t.Errorf("empty read = %q", got)
 	}
 	os.WriteFile(gate, nil, 0o600)
-	sandboxtest.WaitClosed(t, j.Done(), "the job")
+	waittest.Closed(t, j.Done(), "the job")
 	if got := j.Read().Text(); got != "second\n[status: completed, exit code: 0]" {
 		t.Errorf("last read = %q", got)
 	}
@@ -323,7 +322,7 @@ func TestIncrementalReads(t *testing.T) {
 func TestLossyReadPointsAtFullOutput(t *testing.T) {
 	r, _ := newReg(t, Options{MaxOutputBytes: 16, OutputDir: t.TempDir()})
 	j := start(t, r, "s", "seq 1 100")
-	sandboxtest.WaitClosed(t, j.Done(), "the job")
+	waittest.Closed(t, j.Done(), "the job")
 	rd := j.Read()
 	if !rd.Delta.Lossy || len(rd.Delta.FullOutputPaths) != 1 {
 		t.Fatalf("read = %+v", rd)
@@ -418,7 +417,7 @@ func TestPanickingNotifyDoesNotCrash(t *testing.T) {
 	r := New(Options{Notify: func(Notice) { panic("receiver broke") }})
 	t.Cleanup(func() { r.Close(5 * time.Second) })
 	j := start(t, r, "s", "echo ok")
-	sandboxtest.WaitClosed(t, j.Done(), "the job")
+	waittest.Closed(t, j.Done(), "the job")
 	time.Sleep(50 * time.Millisecond)
 	if got := j.Read().Text(); got != "ok\n[status: completed, exit code: 0]" {
 		t.Errorf("read = %q", got)
@@ -447,7 +446,7 @@ func TestRunningPIDs(t *testing.T) {
 	}
 	first := start(t, r, "s1", "sleep 30")
 	done := start(t, r, "s1", "true")
-	sandboxtest.WaitClosed(t, done.Done(), "the job")
+	waittest.Closed(t, done.Done(), "the job")
 	noPid, err := r.Start(spec("s2", "none"), func(io.Writer, io.Writer) (Process, error) {
 		return pidless{killed: make(chan struct{})}, nil
 	})
@@ -471,7 +470,7 @@ func TestRunningPIDs(t *testing.T) {
 		t.Errorf("after adoption: running %v, want %v", got, want)
 	}
 	first.Kill()
-	sandboxtest.WaitClosed(t, first.Done(), "the first job")
+	waittest.Closed(t, first.Done(), "the first job")
 	if got, want := r.RunningPIDs(), []int{leader(run)}; !slices.Equal(got, want) {
 		t.Errorf("after the kill: running %v, want %v", got, want)
 	}

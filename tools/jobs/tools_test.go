@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dshsim/dshsim/internal/waittest"
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/pipelinetest"
 	"github.com/dshsim/dshsim/pipeline/session/sessiontest"
-	"github.com/dshsim/dshsim/sandbox/sandboxtest"
 )
 
 // agent returns an agent whose session id is id.
@@ -222,7 +222,7 @@ func TestKillAndList(t *testing.T) {
 	const trapped = "trap 'sleep 0.5; exit 0' TERM; sleep 30 & wait"
 	long, _ := h.jobs.Start(spec("s", trapped), Exec(ExecSpec{Argv: []string{"bash", "-c", trapped}, Dir: os.TempDir(), Grace: 10 * time.Second}))
 	short, _ := h.jobs.Start(spec("s", "echo a\necho b"), bash("echo a\necho b"))
-	sandboxtest.WaitClosed(t, short.Done(), "the short job")
+	waittest.Closed(t, short.Done(), "the short job")
 	waitNotice(t, ch)
 	time.Sleep(100 * time.Millisecond) // let bash install its trap
 	if r := h.call(context.Background(), a, "job_kill", `{"job_id":"bash-1","reason":"free the slot"}`); r.Text() != "requested cancellation of job bash-1" || r.IsError {
@@ -231,7 +231,7 @@ func TestKillAndList(t *testing.T) {
 	if r := h.call(context.Background(), a, "job_list", `{}`); r.Text() != "bash-1 [bash] stopping — "+trapped+"\nbash-2 [bash] completed — echo a\necho b" {
 		t.Errorf("list:\n%s", r.Text())
 	}
-	sandboxtest.WaitClosed(t, long.Done(), "the long job")
+	waittest.Closed(t, long.Done(), "the long job")
 	noNotice(t, ch)
 	if r := h.call(context.Background(), a, "job_kill", `{"job_id":"bash-2"}`); r.Text() != "job bash-2 had already finished [status: completed, exit code: 0]" || r.IsError {
 		t.Errorf("kill of a finished job: %q", r.Text())
@@ -277,7 +277,7 @@ func TestValuesAreUpstreams(t *testing.T) {
 		t.Errorf("job_list value\n got %s\nwant %s", times(r.Value), want)
 	}
 	running.Cancel("test")
-	sandboxtest.WaitClosed(t, running.Done(), "the running job")
+	waittest.Closed(t, running.Done(), "the running job")
 }
 
 // TestOutputWaitIsCapped: a wait asks for far more than the configured
