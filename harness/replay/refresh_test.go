@@ -24,12 +24,6 @@ import (
 // queues it.
 var departures = []string{"escalation-mixed", "fs-search-edges", "diff-spawn-failure-notice", "runner-missing-job-output"}
 
-// racy are recordings whose full log our stack does not write the same way
-// on every run, and why: a refresh of them is not byte-stable.
-var racy = map[string]string{
-	"code-nested-calls": "run_code logs a committed nested call's settle event after the next queued call's start only when the program submitted that call before the commit; the program's Node child sometimes submits it a moment later (the projection compares the calls, not that order)",
-}
-
 // allRecordings lists every recording directory under transcripts/ and
 // testdata/replay/ (bad ones included).
 func allRecordings(t *testing.T) []string {
@@ -144,9 +138,6 @@ func TestRefreshIsIdempotent(t *testing.T) {
 				return
 			case o.err != nil:
 				t.Fatalf("refresh: %v", o.err)
-			}
-			if why, ok := racy[filepath.Base(o.dir)]; ok {
-				t.Skipf("not byte-stable: %s", why)
 			}
 			upstream := strings.HasPrefix(o.dir, "transcripts/") || strings.HasPrefix(o.dir, "testdata/replay/oracle/")
 			if upstream && !slices.Contains(departures, filepath.Base(o.dir)) && len(o.first) > 0 {
