@@ -10,6 +10,7 @@ import (
 
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/sandbox"
+	"github.com/dshsim/dshsim/tools/code/noderuntime"
 )
 
 // Session events of nested calls: upstream logs a start and a settle event
@@ -74,8 +75,14 @@ type bridge struct {
 	admitted   int            // the submission that left the queue and is logging its start
 	paced      bool           // the runtime reports submissions and turns (submit, turnEnded)
 	turnEnd    int            // the last submission of the program's last ended turn
-	started    sync.WaitGroup
-	messages   []pipeline.ContextMessage
+	issues     map[int]issue  // when each submission was issued and read
+	// settling is the committed submission whose settle event is not
+	// logged yet (0: none), took how long it ran from its read to its
+	// commit: a later call issued after it completed waits for that event.
+	settling int
+	took     time.Duration
+	started  sync.WaitGroup
+	messages []pipeline.ContextMessage
 
 	// The program's bounds (see [Config]): maxCalls nested calls, maxLog
 	// bytes of their events; logged counts those bytes; limit is the first
@@ -85,6 +92,28 @@ type bridge struct {
 	logged   int64
 	limit    *limitFailure
 	stop     context.CancelCauseFunc
+}
+
+// issue is when a submission was issued, in the program's CPU time, and
+// when the host read it.
+type issue struct {
+	cpu  time.Duration
+	read time.Time
+}
+
+// issueGrace is the program CPU time under which two calls count as issued
+// at once whatever a tool's duration: the calls of one Promise.all are
+// microseconds apart, a garbage collection between them is not a program
+// moving on. It keeps their order stable on a loaded machine.
+const issueGrace = 20 * time.Millisecond
+
+// settlesFirst reports whether a tool that took took (from its read to its
+// commit) settles before a call issued gap later in the program's CPU time
+// starts, as upstream's host, which reads the program's calls while tools
+// run, orders them: only a program that worked longer than the tool ran, and
+// longer than issueGrace, issued the call after the settle.
+func settlesFirst(gap, took time.Duration) bool {
+	return gap >= issueGrace && gap >= took
 }
 
 // limitFailure is a bound the program passed: the run's failure.
@@ -121,7 +150,7 @@ func (b *bridge) passed() *limitFailure {
 }
 
 func newBridge(outer *pipeline.Call, reg *pipeline.Registry, run context.Context, max int, log DispatchLog, warn func(string)) *bridge {
-	b := &bridge{outer: outer, reg: reg, run: run, max: max, log: log, warn: warn, startTurn: 1, commitTurn: 1, queued: map[int]string{}}
+	b := &bridge{outer: outer, reg: reg, run: run, max: max, log: log, warn: warn, startTurn: 1, commitTurn: 1, queued: map[int]string{}, issues: map[int]issue{}}
 	b.cond = sync.NewCond(&b.mu)
 	return b
 }
@@ -145,15 +174,30 @@ func (b *bridge) free(safe bool) bool {
 	return (safe && !b.exclusive && b.running < b.max) || (!safe && b.running == 0)
 }
 
-// submit registers submission n the moment the runtime reads it, before its
-// dispatch goroutine runs: a call that commits meanwhile sees it queued.
-func (b *bridge) submit(seq int64, name string) {
+// submit registers a submission the moment the runtime reads it, before its
+// dispatch goroutine runs: a call that commits meanwhile sees it queued, and
+// when the program issued it.
+func (b *bridge) submit(s noderuntime.Submission) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.over == "" && int(seq) > b.startLog {
-		b.queued[int(seq)] = name
+	n := int(s.ID)
+	b.issues[n] = issue{cpu: s.CPU, read: time.Now()}
+	if b.over == "" && n > b.startLog {
+		b.queued[n] = s.Name
 	}
 	b.cond.Broadcast()
+}
+
+// issuedAfter reports whether submission m was issued after the settling
+// submission completed (see [settlesFirst]); false when either was not
+// submitted through the runtime. Callers hold mu.
+func (b *bridge) issuedAfter(m int) bool {
+	if b.settling == 0 || m <= b.settling {
+		return false
+	}
+	n, ok := b.issues[b.settling]
+	later, lok := b.issues[m]
+	return ok && lok && settlesFirst(later.cpu-n.cpu, b.took)
 }
 
 // turnEnded records that the program's turn ended with submission seq: every
@@ -199,6 +243,7 @@ func (b *bridge) call(_ context.Context, seq int64, name string, args json.RawMe
 	}
 	b.leave(n, safe)
 	b.append(EventDispatch, settleEvent{startEvent: ev, IsError: res.IsError, Content: b.logContent(sub, content), Sandbox: sandbox.FactsOf(res.Sandbox)})
+	b.settled(n)
 	// --8<-- [end:dispatch]
 
 	if reason := b.commit(res); reason != "" {
@@ -238,7 +283,7 @@ func (b *bridge) admit(n int, name string) (safe bool, err error) {
 			b.cond.Broadcast()
 			return false, errOver(b.over, name, "tool call abandoned")
 		}
-		if b.startTurn == n {
+		if b.startTurn == n && !b.issuedAfter(n) {
 			safe = b.safe(name) // classified again right before the start
 			if b.free(safe) {
 				break
@@ -282,13 +327,16 @@ func (b *bridge) stages(n int) pipeline.Stages {
 	}
 }
 
-// leave frees the lane of committed submission n. Upstream appends the
-// settle event in a task of its own while its driver goes on at once, so a
-// queued submission that may start now logs its start first: leave waits for
-// it. Upstream's host has read every call of the program's turn by then:
-// with a runtime that reports turns, leave first waits until the turn that
-// issued n has ended, so a call issued with it is queued whatever the
-// scheduling of its dispatch goroutine.
+// leave frees the lane of committed submission n and decides whether the
+// next submission logs its start before n's settle event. Upstream appends
+// the settle event in a task of its own while its driver goes on at once,
+// and its host reads the program's calls while tools run: a call the program
+// issued before n completed, that may start now, logs its start first, and
+// leave waits for it; a call issued after (see [settlesFirst]) waits for n's
+// settle event ([bridge.settled]). With a runtime that reports turns, a call
+// the turn that issued n has not issued yet may still come: leave waits for
+// it or for the turn's end, so the order never depends on when the host
+// reads the program's frames.
 func (b *bridge) leave(n int, safe bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -296,21 +344,38 @@ func (b *bridge) leave(n int, safe bool) {
 	if !safe {
 		b.exclusive = false
 	}
-	b.cond.Broadcast()
-	for b.paced && b.turnEnd < n && b.over == "" {
-		b.cond.Wait()
+	b.settling = n
+	if is, ok := b.issues[n]; ok {
+		b.took = time.Since(is.read)
 	}
-	for {
+	b.cond.Broadcast()
+	for b.over == "" {
 		next := b.startTurn
 		if b.startLog >= next {
 			return
 		}
-		nextName, queued := b.queued[next]
-		if b.admitted != next && (b.over != "" || !queued || !b.free(b.safe(nextName))) {
+		name, queued := b.queued[next]
+		switch {
+		case queued || b.admitted == next:
+			if b.issuedAfter(next) || (b.admitted != next && !b.free(b.safe(name))) {
+				return
+			}
+		case !b.paced || b.turnEnd >= n:
 			return
 		}
 		b.cond.Wait()
 	}
+}
+
+// settled records that submission n's settle event is logged: a call issued
+// after n completed may start.
+func (b *bridge) settled(n int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.settling == n {
+		b.settling, b.took = 0, 0
+	}
+	b.cond.Broadcast()
 }
 
 // commit keeps the call's contexts and messages for the outer call and

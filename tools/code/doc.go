@@ -19,6 +19,11 @@
 //     submission order, safe calls overlapping up to MaxParallelSubCalls,
 //     exclusive calls alone, commits in submission order; the program gets
 //     the tool's value, or a ToolCallError carrying the failure's message;
+//     a settle event and the next call's start are ordered as upstream's
+//     host, which reads the program's calls while tools run, orders them:
+//     the start first, unless the program issued the call after the tool
+//     completed, in its own CPU time (settlesFirst, with a 20 ms grace
+//     that keeps the calls of one Promise.all together);
 //   - the bounds of one program, ours (upstream has none): nested calls
 //     ([Config.MaxNestedCalls]) and the session-log bytes of their events
 //     ([Config.MaxLogBytes]); past either no further call is dispatched,

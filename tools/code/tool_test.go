@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -635,7 +636,7 @@ func TestSettleWaitsForTheTurnToEnd(t *testing.T) {
 	defer cancel()
 	errs := make(chan error, 2)
 	dispatch := func(seq int64) {
-		b.submit(seq, "mutate")
+		b.submit(noderuntime.Submission{ID: seq, Name: "mutate"})
 		go func() { _, err := b.call(ctx, seq, "mutate", json.RawMessage(`{}`)); errs <- err }()
 	}
 	dispatch(1)
@@ -657,6 +658,65 @@ func TestSettleWaitsForTheTurnToEnd(t *testing.T) {
 		t.Errorf("events %s, want %s", got, want)
 	}
 	b.drain(ReasonSettled)
+}
+
+// TestSettlesFirst is the rule that orders a settle event and a later
+// call's start: the later call waits for the settle only when the program
+// worked longer than the tool ran, and longer than issueGrace, before
+// issuing it.
+func TestSettlesFirst(t *testing.T) {
+	ms := time.Millisecond
+	cases := []struct {
+		gap, took time.Duration
+		want      bool
+	}{
+		{0, 0, false},                       // one Promise.all, a tool of no time
+		{issueGrace - 1, 0, false},          // under the grace: at once
+		{issueGrace, 0, true},               // the grace is inclusive
+		{issueGrace, issueGrace, true},      // as long as the tool ran
+		{issueGrace, issueGrace + 1, false}, // the tool still ran
+		{400 * ms, 100 * ms, true},          // busy code between two calls
+		{150 * ms, 600 * ms, false},         // a slower tool
+		{-5 * ms, 0, false},                 // stamps out of order: at once
+		{time.Duration(1 << 62), 0, true},   // no overflow
+	}
+	for _, c := range cases {
+		if got := settlesFirst(c.gap, c.took); got != c.want {
+			t.Errorf("settlesFirst(%v, %v) = %v, want %v", c.gap, c.took, got, c.want)
+		}
+	}
+}
+
+// TestACallIssuedAfterAToolCompletedStartsAfterItsSettle: the program
+// works 400ms between two calls of one turn. Upstream's host reads the
+// first call, runs it and logs its settle while the program still works, so
+// the second call's start comes after that settle: for an exclusive tool
+// (mutate, 100ms) and for a safe one (slow). When the tool runs longer than
+// the program works, the second start comes first, as upstream's host read
+// it before the tool completed.
+func TestACallIssuedAfterAToolCompletedStartsAfterItsSettle(t *testing.T) {
+	busy := func(ms int) string {
+		return fmt.Sprintf("const t0 = Date.now(); while (Date.now() - t0 < %d) {}\n", ms)
+	}
+	cases := []struct{ name, code, want string }{
+		{"exclusive", "const p1 = tools.mutate({});\n" + busy(400) + "const p2 = tools.mutate({});\nawait Promise.all([p1, p2]);",
+			"tool/code-dispatch-start b:code:1,tool/code-dispatch b:code:1,tool/code-dispatch-start b:code:2,tool/code-dispatch b:code:2"},
+		{"safe", "const p1 = tools.slow({ms: 50});\n" + busy(400) + "const p2 = tools.slow({ms: 50});\nawait Promise.all([p1, p2]);",
+			"tool/code-dispatch-start b:code:1,tool/code-dispatch b:code:1,tool/code-dispatch-start b:code:2,tool/code-dispatch b:code:2"},
+		{"a tool slower than the work", "const p1 = tools.slow({ms: 1500});\n" + busy(100) + "const p2 = tools.mutate({});\nawait Promise.all([p1, p2]);",
+			"tool/code-dispatch-start b:code:1,tool/code-dispatch-start b:code:2,tool/code-dispatch b:code:1,tool/code-dispatch b:code:2"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			e := newEnv(t, Config{}, realRuntime(t))
+			if res := e.run(context.Background(), "b", c.code); res.IsError {
+				t.Fatalf("run: %s", res.Text())
+			}
+			if got := e.eventOrder(); got != c.want {
+				t.Errorf("events %s, want %s", got, c.want)
+			}
+		})
+	}
 }
 
 // TestAnUnawaitedCallIsDispatchedBeforeTheRunSettles plants the scheduling

@@ -21,7 +21,8 @@
 //     compiled body and the tool names; calls, turn ends (after a turn of
 //     the program that issued calls, the last call's id), logs,
 //     output-limit, done and fatal flow up, replies down. [Request.Submitted]
-//     hears of each call as it is read, [Request.TurnEnded] of each turn. The host checks every frame: a bad
+//     hears of each call as it is read, stamped with the child's CPU time
+//     when the program issued it, [Request.TurnEnded] of each turn. The host checks every frame: a bad
 //     frame, an out-of-sequence call id, an undeclared binding or too many
 //     pending calls end the run as "protocol"; the first done wins and its
 //     error beats its value.

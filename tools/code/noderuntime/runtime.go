@@ -174,7 +174,7 @@ type Request struct {
 	Call Call
 	// Submitted, when set, is told of each call the moment the host reads
 	// it, in program order and before Call runs for it.
-	Submitted func(id int64, name string)
+	Submitted func(Submission)
 	// TurnEnded, when set, is told that the program ended a turn (its
 	// synchronous run and the microtasks after it) whose last call was id:
 	// every call the turn issued has been submitted.
@@ -194,6 +194,17 @@ type Request struct {
 	// workflow hooks; its agent() calls reach Call as "agent", and Call
 	// gets "start" once the body parsed, before anything else.
 	Workflow *Workflow
+}
+
+// Submission is a call as the host reads it.
+type Submission struct {
+	ID   int64
+	Name string
+	// CPU is the program's CPU time (its process's, user and system) when
+	// it issued the call, as the child measured it: how far the program had
+	// got, whatever the scheduling. Only the difference between two calls
+	// of one run means anything.
+	CPU time.Duration
 }
 
 // Workflow is a workflow run's setup: its name (the script's file name in
@@ -583,8 +594,9 @@ func (s *runState) startCall(ctx context.Context, m message, replies chan<- repl
 	}
 	g, gok := str(m.v, "global")
 	n, nok := str(m.v, "name")
+	cpu, cok := integer(m.v, "cpu")
 	args := m.v.Get("args")
-	if !gok || !nok || args == nil {
+	if !gok || !nok || !cok || args == nil {
 		return protocolFailure("invalid control frame")
 	}
 	name := n.Str()
@@ -600,7 +612,7 @@ func (s *runState) startCall(ctx context.Context, m message, replies chan<- repl
 	s.pending++
 	s.argBytes[id] = int64(len(raw))
 	if s.req.Submitted != nil {
-		s.req.Submitted(id, name)
+		s.req.Submitted(Submission{ID: id, Name: name, CPU: time.Duration(cpu) * time.Microsecond})
 	}
 	call := s.req.Call
 	go func() {

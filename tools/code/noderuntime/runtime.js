@@ -14,6 +14,7 @@ const vm = require('node:vm');
 const stringify = JSON.stringify;
 const parse = JSON.parse;
 const byteLength = Buffer.byteLength;
+const cpuUsage = process.cpuUsage.bind(process);
 const maxMessageBytes = Number(process.argv[1]);
 const channel = new net.Socket({ fd: 3, readable: true, writable: true });
 const realWrite = channel.write.bind(channel);
@@ -26,6 +27,13 @@ function sendText(text) {
   return body.length;
 }
 function send(msg) { return sendText(stringify(msg)); }
+// sendCall sends call id with its arguments' JSON, stamped with the
+// process's CPU time in microseconds: how far the program had got when it
+// issued the call, which the host compares with a tool's duration.
+function sendCall(id, name, json) {
+  const cpu = cpuUsage();
+  sendText('{"type":"call","id":' + id + ',"global":"tools","name":' + stringify(name) + ',"cpu":' + (cpu.user + cpu.system) + ',"args":' + json + '}');
+}
 
 // serialize returns JSON.stringify(value) when value is lossless JSON (null,
 // booleans, strings, finite numbers other than -0, dense plain arrays
@@ -159,7 +167,7 @@ function binding(name) {
     const id = ++lastId;
     return new Promise((resolve, reject) => {
       pending.set(id, { name, resolve, reject });
-      sendText('{"type":"call","id":' + id + ',"global":"tools","name":' + stringify(name) + ',"args":' + json + '}');
+      sendCall(id, name, json);
       markTurn();
     });
   };
@@ -238,7 +246,7 @@ function hostCall(name, args) {
   const id = ++lastId;
   return new Promise((resolve, reject) => {
     pending.set(id, { name, resolve, reject: (e) => reject(new Error(e.message)) });
-    sendText('{"type":"call","id":' + id + ',"global":"tools","name":' + stringify(name) + ',"args":' + stringify(args) + '}');
+    sendCall(id, name, stringify(args));
   });
 }
 

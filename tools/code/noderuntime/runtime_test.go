@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -348,8 +349,10 @@ func TestHostileChannelTraffic(t *testing.T) {
 	frameJS := "const fs = await import('node:fs'); const send = (o: any) => { const b = Buffer.from(JSON.stringify(o)); const h = Buffer.alloc(4); h.writeUInt32BE(b.length); fs.writeSync(3, Buffer.concat([h, b])); };\n"
 	var calls atomic.Int64
 	cases := []struct{ name, code, failure, value string }{
-		{"a forged call out of sequence", "send({type: 'call', id: 7, global: 'tools', name: 'echo', args: {}}); await new Promise(r => setTimeout(r, 3000));", "protocol: invalid binding call identity", ""},
-		{"a forged call of an undeclared binding", "send({type: 'call', id: 1, global: 'tools', name: 'rm', args: {}}); await new Promise(r => setTimeout(r, 3000));", "protocol: program requested an undeclared binding", ""},
+		{"a forged call out of sequence", "send({type: 'call', id: 7, global: 'tools', name: 'echo', cpu: 0, args: {}}); await new Promise(r => setTimeout(r, 3000));", "protocol: invalid binding call identity", ""},
+		{"a forged call of an undeclared binding", "send({type: 'call', id: 1, global: 'tools', name: 'rm', cpu: 0, args: {}}); await new Promise(r => setTimeout(r, 3000));", "protocol: program requested an undeclared binding", ""},
+		{"a forged call without its CPU stamp", "send({type: 'call', id: 1, global: 'tools', name: 'echo', args: {}}); await new Promise(r => setTimeout(r, 3000));", "protocol: invalid control frame", ""},
+		{"a forged call with a negative CPU stamp", "send({type: 'call', id: 1, global: 'tools', name: 'echo', cpu: -1, args: {}}); await new Promise(r => setTimeout(r, 3000));", "protocol: invalid control frame", ""},
 		{"a forged done carrying value and error settles with the error", "send({type: 'done', value: 1, error: {kind: 'exception', message: 'forged'}}); await new Promise(r => setTimeout(r, 3000));", "exception: forged", ""},
 		{"a forged done wins over the real one", "send({type: 'done', value: 'forged'}); return 'real';", "", `"forged"`},
 		{"a forged turn past the last call", "send({type: 'turn', id: 1}); await new Promise(r => setTimeout(r, 3000));", "protocol: invalid control frame", ""},
@@ -562,5 +565,49 @@ func TestBusyBudgetExcludesStartUp(t *testing.T) {
 	}
 	if res.Error != nil || string(res.Value) != "1" {
 		t.Errorf("an idle program under a 15ms busy budget: %s (value %s), want 1", failureOf(res), res.Value)
+	}
+}
+
+// TestTheHostHearsOfCallsAndTurns: every call is submitted as it is read,
+// stamped with the program's CPU time, and every turn that issued calls
+// is reported with its last call, after all of them (a Promise.all's two
+// calls, then a turn of one). Work between two calls shows in the stamps;
+// the two calls of one Promise.all are well under the bridge's grace apart.
+func TestTheHostHearsOfCallsAndTurns(t *testing.T) {
+	r := newRuntime(t, Config{})
+	req := unconfined(t, `await Promise.all([tools.echo({}), tools.echo({})]);
+const t0 = Date.now(); while (Date.now() - t0 < 300) {}
+await tools.echo({});`)
+	req.Names = []string{"echo"}
+	var mu sync.Mutex
+	var seen []string
+	cpu := map[int64]time.Duration{}
+	req.Submitted = func(s Submission) {
+		mu.Lock()
+		defer mu.Unlock()
+		seen = append(seen, fmt.Sprintf("call %d %s", s.ID, s.Name))
+		cpu[s.ID] = s.CPU
+	}
+	req.TurnEnded = func(id int64) {
+		mu.Lock()
+		defer mu.Unlock()
+		seen = append(seen, fmt.Sprintf("turn %d", id))
+	}
+	req.Call = func(ctx context.Context, _ int64, name string, args json.RawMessage) (json.RawMessage, error) {
+		return args, nil
+	}
+	if res := mustRun(t, r, req); res.Error != nil {
+		t.Fatalf("run: %s", failureOf(res))
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if got := strings.Join(seen, ", "); got != "call 1 echo, call 2 echo, turn 2, call 3 echo, turn 3" {
+		t.Errorf("heard %s", got)
+	}
+	if gap := cpu[2] - cpu[1]; gap < 0 || gap >= 20*time.Millisecond {
+		t.Errorf("the calls of one Promise.all are %v of CPU time apart", gap)
+	}
+	if gap := cpu[3] - cpu[2]; gap < 250*time.Millisecond {
+		t.Errorf("300ms of work between two calls stamped %v apart", gap)
 	}
 }
