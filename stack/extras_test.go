@@ -27,7 +27,7 @@ const cordisTools = "cordis_inspect_list,cordis_inspect_query,cordis_inspect_sel
 // cordis tools are all served whenever a recording is given (their Cordis
 // host never runs here).
 func TestExtrasComposition(t *testing.T) {
-	src := func(string) (served.Recorded, bool) { return served.Recorded{}, false }
+	src := func(c *pipeline.Call) (served.Recorded, error) { return served.Recorded{}, served.NoResult(c.CallID()) }
 	for _, tc := range []struct {
 		name   string
 		cfg    stack.Config
@@ -66,7 +66,7 @@ func TestServedNeverStandsInForTheSafetyStack(t *testing.T) {
 	for _, name := range served.SafetyStack {
 		ws := t.TempDir()
 		_, err := stack.New(stack.Config{Workspace: ws, Log: sessiontest.New(t, "s", ws), Mode: sandbox.DangerFullAccess, Approval: stack.ApprovalNever,
-			Served: &stack.ServedConfig{Tools: []string{name}, Source: func(string) (served.Recorded, bool) { return served.Recorded{}, true }}})
+			Served: &stack.ServedConfig{Tools: []string{name}, Source: func(*pipeline.Call) (served.Recorded, error) { return served.Recorded{}, nil }}})
 		if !errors.Is(err, served.ErrSafetyStack) {
 			t.Errorf("served %s: %v", name, err)
 		}
@@ -182,7 +182,7 @@ func TestServedNestedCallThroughRunCode(t *testing.T) {
 			Content: []pipeline.Block{pipeline.TextBlock("Dynamic Plugin snap-1 is stopped; its definition and versions remain.")}, ValueNote: "no value renders to it"},
 	}
 	s, _, log := composed(t, stack.Config{Mode: sandbox.DangerFullAccess, Approval: stack.ApprovalNever, ToolsMode: stack.ToolsBoth, Cordis: true,
-		Served: &stack.ServedConfig{Source: func(id string) (served.Recorded, bool) { r, ok := recs[id]; return r, ok }}})
+		Served: &stack.ServedConfig{Source: served.Table(recs)}})
 	sessiontest.StartTurn(t, log)
 	program := `const run = await tools.cordis_run({ pluginId: 'snap-1', packageId: 'pkg-1', mode: 'run' });
 let stop;

@@ -96,8 +96,9 @@
 // prepared as upstream's suite prepares it (prepare setting), and a
 // standalone overlay runs without a runtime context. Bodies that need what
 // this machine lacks (pwsh without PowerShell, cordis_inspect_query) are
-// served from the recording's own results; Result.Served names them and
-// every report shows it. A promptContent step's images are admitted into
+// served from the recording's own results, each session's call from its
+// own log (profile.go: pickServed); Result.Served names them and every
+// report shows it. A promptContent step's images are admitted into
 // the attachment store as upstream's bridge admits an inline image prompt
 // (images.go).
 //

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -75,7 +76,7 @@ func (p *prepared) profileConfig(cfg *stack.Config, ws string) (notes []string) 
 	case recording.ProfileWeb:
 		cfg.WebFetch = true
 	}
-	for _, r := range p.script.Replies {
+	for _, r := range p.modelReplies() {
 		for _, c := range r.ToolCalls {
 			area := toolAreas[c.Name]
 			if area == "" || areas[area] || composes(cfg, area) {
@@ -161,12 +162,78 @@ func enable(cfg *stack.Config, area, home, agents string) {
 // call with the same id: a model's call from its tool/call and tool/result,
 // a run_code program's nested call from its tool/code-dispatch, with the
 // value the program received where the recording pins it
-// ([served.NestedValue] over the outer call's recorded result).
+// ([served.NestedValue] over the outer call's recorded result). Each
+// session's log, the root's and every child's, is a table of its own, so a
+// child's call is answered from its child's log; see [pickServed].
 func servedSource(rec *recording.Recording) served.Source {
+	logs := []servedLog{{rec.Header.ID, servedCalls(rec.Events)}}
+	for _, c := range rec.Children {
+		logs = append(logs, servedLog{c.Header.ID, servedCalls(c.Events)})
+	}
+	return func(call *pipeline.Call) (served.Recorded, error) {
+		sid := ""
+		if a := call.Agent(); a != nil && a.Session != nil {
+			sid = a.Session.ID()
+		}
+		return pickServed(logs, sid, call)
+	}
+}
+
+// servedLog is one session's recorded calls by id.
+type servedLog struct {
+	session string
+	calls   map[string]served.Recorded
+}
+
+// pickServed chooses the record that answers call, made in session sid.
+// Call ids are the model's, and sessions may repeat them. The call's own
+// session answers first: the recorded session with its id (a child takes its
+// recorded counterpart's id), else the root's. Else the one result in any
+// log for that id, tool and arguments (a fork's copied prefix repeats its
+// parent's results: equal ones count once); results that differ are not
+// guessed between. When no record matches, the own session's record of the
+// id, else any, is returned for the served body to name the difference.
+func pickServed(logs []servedLog, sid string, call *pipeline.Call) (served.Recorded, error) {
+	id, own := call.CallID(), 0
+	for i, l := range logs {
+		if i > 0 && l.session == sid {
+			own = i
+		}
+	}
+	if r, ok := logs[own].calls[id]; ok && r.Content != nil && served.Matches(r, call) {
+		return r, nil
+	}
+	var matches, others []served.Recorded
+	for _, l := range logs {
+		r, ok := l.calls[id]
+		switch {
+		case !ok || r.Content == nil:
+		case !served.Matches(r, call):
+			others = append(others, r)
+		case !slices.ContainsFunc(matches, func(m served.Recorded) bool { return reflect.DeepEqual(m, r) }):
+			matches = append(matches, r)
+		}
+	}
+	switch {
+	case len(matches) == 1:
+		return matches[0], nil
+	case len(matches) > 1:
+		return served.Recorded{}, fmt.Errorf("the recording's sessions hold %d different results for call %s, none in the calling session", len(matches), id)
+	case len(others) > 0:
+		if r, ok := logs[own].calls[id]; ok && r.Content != nil {
+			return r, nil
+		}
+		return others[0], nil
+	}
+	return served.Recorded{}, served.NoResult(id)
+}
+
+// servedCalls are one log's calls by id, with their results.
+func servedCalls(events []recording.Event) map[string]served.Recorded {
 	calls := map[string]served.Recorded{}
 	type nested struct{ id, parent string }
 	var dispatched []nested
-	for _, e := range rec.Events {
+	for _, e := range events {
 		switch e.Type {
 		case "tool/call":
 			var d struct {
@@ -199,10 +266,7 @@ func servedSource(rec *recording.Recording) served.Source {
 			calls[n.id] = r
 		}
 	}
-	return func(id string) (served.Recorded, bool) {
-		r, ok := calls[id]
-		return r, ok && r.Content != nil
-	}
+	return calls
 }
 
 // recordResult adds a tool/result's content, isError, meta and error to
@@ -255,4 +319,17 @@ func nestedValue(r, outer served.Recorded) (json.RawMessage, string) {
 		return nil, err.Error()
 	}
 	return v, ""
+}
+
+// modelReplies are the model's replies in every session of the recording:
+// the root's, then each child's (a child may call a tool the root never
+// does).
+func (p *prepared) modelReplies() []recording.Reply {
+	out := append([]recording.Reply(nil), p.script.Replies...)
+	for _, c := range p.rec.Children {
+		if c.Script != nil {
+			out = append(out, c.Script.Replies...)
+		}
+	}
+	return out
 }

@@ -2,12 +2,16 @@ package replay
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/dshsim/dshsim/harness/replay/recording"
+	"github.com/dshsim/dshsim/pipeline"
+	"github.com/dshsim/dshsim/stack"
+	"github.com/dshsim/dshsim/tools/served"
 )
 
 // TestServedSourceOfNestedCalls: advanced-toolchain's run_code program
@@ -21,10 +25,10 @@ func TestServedSourceOfNestedCalls(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	src := servedSource(rec)
-	outer, ok := src("advanced-code")
-	if !ok {
-		t.Fatal("no outer run_code result")
+	byID := servedByID(servedSource(rec))
+	outer, err := byID("advanced-code")
+	if err != nil {
+		t.Fatalf("no outer run_code result: %v", err)
 	}
 	var returned struct{ Run, Inspected json.RawMessage }
 	if err := json.Unmarshal([]byte(outer.Content[0].Text), &returned); err != nil {
@@ -42,9 +46,9 @@ func TestServedSourceOfNestedCalls(t *testing.T) {
 		"advanced-code:code:1": {"cordis_run", "snap-1/pkg-1 is running (run-1).", returned.Run},
 		"advanced-code:code:2": {"cordis_inspect_self", "{\n  \"mode\": \"plugin\",", returned.Inspected},
 	} {
-		r, ok := src(id)
-		if !ok || r.Name != want.name || r.IsError || !strings.HasPrefix(r.Content[0].Text, want.text) {
-			t.Fatalf("%s: %v %+v", id, ok, r)
+		r, err := byID(id)
+		if err != nil || r.Name != want.name || r.IsError || !strings.HasPrefix(r.Content[0].Text, want.text) {
+			t.Fatalf("%s: %v %+v", id, err, r)
 		}
 		if r.Value == nil || string(r.Value) != compact(want.value) {
 			t.Errorf("%s: value %s (%s)\nwant %s", id, r.Value, r.ValueNote, compact(want.value))
@@ -53,7 +57,99 @@ func TestServedSourceOfNestedCalls(t *testing.T) {
 			t.Errorf("%s: arguments %s", id, r.Arguments)
 		}
 	}
-	if r, ok := src("advanced-define"); !ok || string(r.Meta) != `{"pluginId":"snap-1","packageId":"pkg-1"}` || r.Value != nil {
-		t.Errorf("model's call: %v %+v", ok, r)
+	if r, err := byID("advanced-define"); err != nil || string(r.Meta) != `{"pluginId":"snap-1","packageId":"pkg-1"}` || r.Value != nil {
+		t.Errorf("model's call: %v %+v", err, r)
+	}
+}
+
+// servedByID looks a call id up in src as a call of no session whose tool
+// and arguments match nothing: the record of that id comes back for the
+// served body to compare.
+func servedByID(src served.Source) func(id string) (served.Recorded, error) {
+	return func(id string) (served.Recorded, error) {
+		return src(pipeline.NewCall(id, "", json.RawMessage(`{}`), nil, context.Background()))
+	}
+}
+
+// TestPickServed: call ids repeat across sessions; the calling session's
+// own record answers first, else the one matching record in any log
+// (equal copies, as a fork's prefix holds, count once); differing matches
+// are not guessed between; a record of another tool or other arguments is
+// returned only for the served body to name the difference.
+func TestPickServed(t *testing.T) {
+	rec := func(name, args, text string) served.Recorded {
+		return served.Recorded{Name: name, Arguments: json.RawMessage(args), Content: []pipeline.Block{pipeline.TextBlock(text)}}
+	}
+	root := servedLog{"root-id", map[string]served.Recorded{
+		"c1": rec("web_fetch", `{"url":"a"}`, "root's A"),
+		"c2": rec("web_fetch", `{"url":"b"}`, "root's B"),
+		"c4": rec("web_fetch", `{"url":"d"}`, "D"),
+		"c5": rec("web_fetch", `{"url":"e"}`, "root's E"),
+	}}
+	child := servedLog{"child-id", map[string]served.Recorded{
+		"c1": rec("web_fetch", `{"url":"a"}`, "child's A"),
+		"c3": rec("web_fetch", `{"url":"c"}`, "child's C"),
+		"c4": rec("web_fetch", `{"url":"d"}`, "D"),
+		"c5": rec("web_fetch", `{"url":"e"}`, "child's E"),
+		"c6": {Name: "web_fetch", Arguments: json.RawMessage(`{"url":"f"}`)}, // called, no result
+	}}
+	other := servedLog{"other-id", map[string]served.Recorded{
+		"c5": rec("web_fetch", `{"url":"e"}`, "other's E"),
+	}}
+	logs := []servedLog{root, child, other}
+	cases := []struct{ session, id, args, want, err string }{
+		{"child-id", "c1", `{"url":"a"}`, "child's A", ""},
+		{"root-live", "c1", `{"url":"a"}`, "root's A", ""}, // a session bound to no child is the root
+		{"child-id", "c2", `{"url":"b"}`, "root's B", ""},  // the one match anywhere
+		{"root-live", "c3", `{"url":"c"}`, "child's C", ""},
+		{"other-id", "c4", `{"url":"d"}`, "D", ""}, // equal copies count once
+		{"root-live", "c5", `{"url":"e"}`, "root's E", ""},
+		{"unbound", "c5", `{"url":"e"}`, "root's E", ""},
+		{"other-id", "c5", `{"url":"e"}`, "other's E", ""},
+		{"child-id", "c1", `{"url":"z"}`, "child's A", ""}, // other arguments: its own record, for the body to refuse
+		{"child-id", "c6", `{"url":"f"}`, "", "the recording has no result for call c6"},
+		{"child-id", "c9", `{}`, "", "the recording has no result for call c9"},
+	}
+	for _, c := range cases {
+		r, err := pickServed(logs, c.session, pipeline.NewCall(c.id, "web_fetch", json.RawMessage(c.args), nil, context.Background()))
+		got := ""
+		if err == nil {
+			got = r.Content[0].Text
+		}
+		if got != c.want || (err == nil) != (c.err == "") || (err != nil && err.Error() != c.err) {
+			t.Errorf("%s %s %s: %q %v, want %q %q", c.session, c.id, c.args, got, err, c.want, c.err)
+		}
+	}
+	ambiguous := []servedLog{{"x", map[string]served.Recorded{"c2": rec("web_fetch", `{}`, "one")}}, {"y", map[string]served.Recorded{"c1": rec("web_fetch", `{}`, "two")}}, {"z", map[string]served.Recorded{"c1": rec("web_fetch", `{}`, "three")}}}
+	if _, err := pickServed(ambiguous, "none", pipeline.NewCall("c1", "web_fetch", json.RawMessage(`{}`), nil, context.Background())); err == nil || err.Error() != "the recording's sessions hold 2 different results for call c1, none in the calling session" {
+		t.Errorf("differing results in other sessions: %v", err)
+	}
+}
+
+// TestAChildsToolComposesItsArea: a tool that only a child's model calls
+// (web_fetch here) composes its area as one the root calls does, with the
+// note that the profile lacks it.
+func TestAChildsToolComposesItsArea(t *testing.T) {
+	script := func(names ...string) *recording.Script {
+		var calls []recording.ToolCall
+		for _, n := range names {
+			calls = append(calls, recording.ToolCall{Name: n})
+		}
+		return &recording.Script{Replies: []recording.Reply{{ToolCalls: calls}}}
+	}
+	for _, c := range []struct {
+		name     string
+		children []*recording.Child
+		web      bool
+	}{
+		{"no child calls it", []*recording.Child{{Index: 1, Script: script("read")}}, false},
+		{"a child calls it", []*recording.Child{{Index: 1, Script: script("read")}, {Index: 2, Script: script("web_fetch")}}, true},
+	} {
+		p := &prepared{rec: &recording.Recording{Children: c.children}, script: script("bash")}
+		var cfg stack.Config
+		notes := p.profileConfig(&cfg, t.TempDir())
+		if cfg.WebFetch != c.web || (len(notes) > 0) != c.web {
+			t.Errorf("%s: web_fetch composed %v, notes %q", c.name, cfg.WebFetch, notes)
+		}
 	}
 }

@@ -87,11 +87,9 @@ func Refresh(ctx context.Context, dir string, opt Options) (*Refreshed, error) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, recording.ProjectionFile)); err == nil {
 		changed, err := UpdateProjection(dir)
+		out.Changed = append(out.Changed, changed...)
 		if err != nil {
 			return out, err
-		}
-		if changed {
-			out.Changed = append(out.Changed, recording.ProjectionFile)
 		}
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return out, err

@@ -212,10 +212,15 @@ func TestProjectionFile(t *testing.T) {
 	dir := copyRecording(t, "fs-read")
 	path := filepath.Join(dir, "projection.expected.json")
 	os.Remove(path)
-	if changed, err := replay.UpdateProjection(dir); err != nil || !changed {
+	if changed, err := replay.UpdateProjection(dir); err != nil || !slices.Equal(changed, []string{"projection.expected.json"}) {
 		t.Fatalf("first update: changed %v, %v", changed, err)
 	}
-	if changed, err := replay.UpdateProjection(dir); err != nil || changed {
+	child := copyRecording(t, "subagent-multi")
+	os.Remove(filepath.Join(child, "projection.2.expected.json"))
+	if changed, err := replay.UpdateProjection(child); err != nil || !slices.Equal(changed, []string{"projection.2.expected.json"}) {
+		t.Fatalf("update of a child's projection: changed %v, %v", changed, err)
+	}
+	if changed, err := replay.UpdateProjection(dir); err != nil || len(changed) > 0 {
 		t.Fatalf("second update: changed %v, %v", changed, err)
 	}
 	if r := replay.Replay(context.Background(), dir, replay.Options{}); r.Verdict != replay.Match {
@@ -434,14 +439,15 @@ func TestSandboxBackendSetting(t *testing.T) {
 // Landlock runner capped at ABI 3 with its own partial notice, a runner path
 // that does not exist (SANDBOX_UNAVAILABLE in the foreground; a background job
 // killed before exit whose notice reaches the model a step later), a prompt
-// cancelled while the model streams, two reads pooled in one step, and a
-// handshake without a model call (no policy stated: the default profile).
+// cancelled while the model streams, two reads pooled in one step, a
+// handshake without a model call (no policy stated: the default profile),
+// and a child's served call answered from the child's log.
 func TestOurRecordingsMatch(t *testing.T) {
 	isolate.Require(t)
 	sandboxtest.RequireLandlock(t, 4)
 	results := replay.Run(context.Background(), dirs(t, "testdata/replay/ours"), replay.RunOptions{Parallel: 2, Options: replay.Options{LauncherPath: sandboxtest.Runner(t)}})
-	if len(results) != 6 {
-		t.Fatalf("%d recordings of ours, want 6", len(results))
+	if len(results) != 7 {
+		t.Fatalf("%d recordings of ours, want 7", len(results))
 	}
 	for _, r := range results {
 		t.Run(r.Name, func(t *testing.T) {

@@ -49,38 +49,36 @@ func ExpectedChildProjection(rec *recording.Recording, c *recording.Child) ([]by
 
 // UpdateProjection rewrites <dir>/projection.expected.json from the
 // recording's session.jsonl, and projection.<n>.expected.json from each
-// child log. It reports whether a file changed.
-func UpdateProjection(dir string) (bool, error) {
+// child log. It returns the names of the files it changed.
+func UpdateProjection(dir string) ([]string, error) {
 	rec, err := recording.Load(dir)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
 	data, err := ExpectedProjection(rec)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
-	changed, err := writeChanged(filepath.Join(dir, recording.ProjectionFile), data)
+	files := map[string][]byte{recording.ProjectionFile: data}
+	names := []string{recording.ProjectionFile}
 	for _, c := range rec.Children {
+		if data, err = ExpectedChildProjection(rec, c); err != nil {
+			return nil, err
+		}
+		name := recording.ChildSidecar(recording.ProjectionFile, c.Index)
+		files[name], names = data, append(names, name)
+	}
+	var changed []string
+	for _, name := range names {
+		ch, err := writeIfChanged(filepath.Join(dir, name), files[name])
 		if err != nil {
 			return changed, err
 		}
-		if data, err = ExpectedChildProjection(rec, c); err != nil {
-			return changed, err
+		if ch {
+			changed = append(changed, name)
 		}
-		var ch bool
-		ch, err = writeChanged(filepath.Join(dir, recording.ChildSidecar(recording.ProjectionFile, c.Index)), data)
-		changed = changed || ch
 	}
-	return changed, err
-}
-
-// writeChanged writes data to path unless it holds it already.
-func writeChanged(path string, data []byte) (bool, error) {
-	old, err := os.ReadFile(path)
-	if err == nil && bytes.Equal(old, data) {
-		return false, nil
-	}
-	return true, os.WriteFile(path, data, 0o644)
+	return changed, nil
 }
 
 // checkProjectionFile compares projection.expected.json (when present) with

@@ -40,9 +40,34 @@ type Recorded struct {
 	ValueNote string
 }
 
-// Source finds the recorded call with this call id; ok is false when the
-// recording has none.
-type Source func(callID string) (Recorded, bool)
+// Source finds the recorded call that answers call: the recording's call
+// with the same id (see [Matches] for telling apart calls of several
+// sessions that share an id), or an error saying why there is none
+// ([NoResult] when the recording does not hold the id).
+type Source func(call *pipeline.Call) (Recorded, error)
+
+// NoResult is the error of a Source whose recording has no result for the
+// call id.
+func NoResult(callID string) error {
+	return fmt.Errorf("the recording has no result for call %s", callID)
+}
+
+// Table is a Source over one session's calls by id.
+func Table(calls map[string]Recorded) Source {
+	return func(call *pipeline.Call) (Recorded, error) {
+		r, ok := calls[call.CallID()]
+		if !ok {
+			return Recorded{}, NoResult(call.CallID())
+		}
+		return r, nil
+	}
+}
+
+// Matches reports whether r is a call of call's tool with call's arguments
+// (as parsed JSON): the only record a served body answers call with.
+func Matches(r Recorded, call *pipeline.Call) bool {
+	return r.Name == call.Name() && sameJSON(r.Arguments, call.Args())
+}
 
 // Wrap returns t with a body that serves each call's result from src: the
 // recorded call with the same id, the same tool and the same arguments (as
@@ -66,9 +91,9 @@ func Wrap(t pipeline.Tool, src Source) (pipeline.Tool, error) {
 }
 
 func serve(name string, src Source, call *pipeline.Call) (pipeline.Output, error) {
-	r, ok := src(call.CallID())
-	if !ok {
-		return pipeline.Output{}, fmt.Errorf("served %s: the recording has no result for call %s", name, call.CallID())
+	r, err := src(call)
+	if err != nil {
+		return pipeline.Output{}, fmt.Errorf("served %s: %w", name, err)
 	}
 	if r.Name != name {
 		return pipeline.Output{}, fmt.Errorf("served %s: the recording's call %s is of %s", name, call.CallID(), r.Name)

@@ -12,7 +12,7 @@ import (
 )
 
 func TestSafetyStackIsRefused(t *testing.T) {
-	src := func(string) (Recorded, bool) { return Recorded{}, false }
+	src := Table(nil)
 	for _, name := range SafetyStack {
 		if _, err := Wrap(pipeline.Tool{Name: name}, src); !errors.Is(err, ErrSafetyStack) {
 			t.Errorf("%s: %v", name, err)
@@ -31,7 +31,7 @@ func TestServe(t *testing.T) {
 		"tool": {Name: "other", Arguments: json.RawMessage(`{"command":"x"}`)},
 	}
 	tool, err := Wrap(pipeline.Tool{Name: "pwsh", Parameters: json.RawMessage(`{"type":"object","properties":{"command":{"type":"string"},"n":{"type":"number"}},"required":["command"]}`)},
-		func(id string) (Recorded, bool) { r, ok := recs[id]; return r, ok })
+		Table(recs))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,9 +48,13 @@ func TestServe(t *testing.T) {
 	if r := run("code", `{"command":"x"}`); !r.IsError || r.Text() != "Error: coded" || r.Error.Info == nil || r.Error.Info.Code != "X" {
 		t.Fatalf("code: %+v", r)
 	}
-	for id, args := range map[string]string{"missing": `{"command":"x"}`, "ok": `{"command":"y","n":1}`, "tool": `{"command":"x"}`} {
-		if r := run(id, args); !r.IsError {
-			t.Errorf("%s %s served: %+v", id, args, r)
+	for id, c := range map[string]struct{ args, why string }{
+		"missing": {`{"command":"x"}`, "the recording has no result for call missing"},
+		"ok":      {`{"command":"y","n":1}`, "call ok has other arguments than the recording's"},
+		"tool":    {`{"command":"x"}`, "the recording's call tool is of other"},
+	} {
+		if r := run(id, c.args); !r.IsError || r.Text() != "Error: served pwsh: "+c.why {
+			t.Errorf("%s %s served: %+v", id, c.args, r)
 		}
 	}
 	// The schema check still runs before the served body.
@@ -71,7 +75,7 @@ func TestServeNested(t *testing.T) {
 		"outer:code:4": {Name: "probe", Arguments: json.RawMessage(`{}`), Content: []pipeline.Block{pipeline.TextBlock("P")}},
 	}
 	tool, err := Wrap(pipeline.Tool{Name: "probe", Parameters: json.RawMessage(`{"type":"object","properties":{}}`)},
-		func(id string) (Recorded, bool) { r, ok := recs[id]; return r, ok })
+		Table(recs))
 	if err != nil {
 		t.Fatal(err)
 	}

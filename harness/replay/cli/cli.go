@@ -95,8 +95,9 @@ func run(cmd cmdline.Command, o *options) error {
 			switch {
 			case err != nil:
 				fmt.Fprintf(o.stderr, "dsh-replay: update %s: %v\n", filepath.Base(d), err)
-			case changed:
-				fmt.Fprintf(o.stderr, "dsh-replay: updated %s\n", filepath.Join(d, "projection.expected.json"))
+			}
+			for _, f := range changed {
+				fmt.Fprintf(o.stderr, "dsh-replay: updated %s\n", filepath.Join(d, f))
 			}
 		}
 	}
