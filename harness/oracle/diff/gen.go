@@ -55,6 +55,17 @@ const (
 	AreaTimeoutFraction  = "timeout-fraction"
 	AreaNestedCallsAwait = "nested-calls"
 	AreaMissingRunner    = "missing-sandbox-runner"
+	AreaMultiPrompt      = "several-prompts"
+	AreaMaxTokens        = "max-tokens"
+	AreaErrorFinish      = "error-finish"
+	AreaRetry            = "retry-policy"
+	AreaEmptyReply       = "empty-reply"
+	AreaPromptHooks      = "user-prompt-submit-hooks"
+	AreaStopHooks        = "stop-hooks"
+	AreaReminder         = "repeat-tool-reminder"
+	AreaInstructions     = "agent-instructions"
+	AreaTodo             = "todo-write"
+	AreaFSSearch         = "glob-grep"
 )
 
 // Areas lists every area the generator explores.
@@ -63,6 +74,8 @@ var Areas = []string{
 	AreaRead, AreaWrite, AreaEdit, AreaFSFailure, AreaBOM, AreaEscalation, AreaApproval, AreaHooksClaude,
 	AreaHooksCodex, AreaRunCode, AreaSessionRead, AreaSessionSearch, AreaSpillBound, AreaCancellation,
 	AreaParallel, AreaSearchArgChecks, AreaTimeoutFraction, AreaNestedCallsAwait, AreaMissingRunner,
+	AreaMultiPrompt, AreaMaxTokens, AreaErrorFinish, AreaRetry, AreaEmptyReply, AreaPromptHooks, AreaStopHooks,
+	AreaReminder, AreaInstructions, AreaTodo, AreaFSSearch,
 }
 
 // gen is the state of one case being generated.
@@ -76,6 +89,8 @@ type gen struct {
 	jobs     int  // background starts so far: job ids are bash-1, bash-2, ...
 	hooks    bool // a hook config is seeded: calls stay one per step
 	readable []string
+	turns    *turnState // the turns profile's prompts
+	pinned   bool       // the search files' mtimes are pinned
 }
 
 // profile generates the moves of one kind of case.
@@ -83,6 +98,9 @@ type profile struct {
 	name  string
 	setup func(g *gen)
 	moves []func(g *gen)
+	// script lays out the case's script when its moves do not make one
+	// prompt's turn (nil: the moves' steps, then DONE).
+	script func(g *gen) *oracle.Script
 }
 
 // Generate makes case index of seed: the same on every run. The profile,
@@ -100,8 +118,8 @@ func Generate(seed uint64, index int) *Case {
 		p.moves[r.IntN(len(p.moves))](g)
 	}
 	c := &Case{Seed: seed, Index: index, Name: fmt.Sprintf("gen-%d-%d", seed, index), Settings: g.set, Profile: p.name}
-	if p.name == "cancel" {
-		c.Script = g.cancelScript()
+	if p.script != nil {
+		c.Script = p.script(g)
 	} else {
 		g.steps = append(g.steps, oracle.Step{Text: "DONE"})
 		c.Script = &oracle.Script{
@@ -122,17 +140,19 @@ func Generate(seed uint64, index int) *Case {
 func profiles() []profile {
 	plain := func(g *gen) {}
 	return []profile{
-		{"bash", plain, []func(*gen){moveBashOutput, moveBashOutput, moveBashTimeout, moveBashArgs, moveBashSignal, moveParallel}},
-		{"jobs", plain, []func(*gen){moveJobQuick, moveJobKill, moveJobSpawnFailure, moveJobQueries, moveBashOutput}},
-		{"fs", plain, []func(*gen){moveRead, moveRead, moveWrite, moveEdit, moveEdit, moveFSFailure, moveStale, moveParallel}},
-		{"bom", plain, []func(*gen){moveBOMRead, moveBOMEdit, moveBOMWrite, moveRead}},
-		{"escalation", setupConfined, []func(*gen){moveEscalateWrite, moveEscalateBash, moveEscalateEdit, moveConfinedWrite, moveRead}},
-		{"hooks", setupHooks, []func(*gen){moveHookedCall, moveHookedCall, moveHookedCall}},
-		{"code", setupCode, []func(*gen){moveCodeValue, moveCodeValue, moveCodeNested, moveCodeNested, moveCodeFailure}},
-		{"session-query", setupSessionQuery, []func(*gen){moveSessionRead, moveSessionSearch, moveSessionSearchArgs, moveSessionSearchArgs}},
-		{"spill", setupSpill, []func(*gen){moveSpillBash, moveSpillBash, moveSpillRead, moveSpillCode}},
-		{"cancel", plain, []func(*gen){moveBashOutput, moveRead, moveJobQuick}},
-		{"missing-runner", setupMissingRunner, []func(*gen){moveRunnerForeground, moveRunnerBackground, moveRunnerBackground, moveEscalateBash, moveRead}},
+		{"bash", plain, []func(*gen){moveBashOutput, moveBashOutput, moveBashTimeout, moveBashArgs, moveBashSignal, moveParallel}, nil},
+		{"jobs", plain, []func(*gen){moveJobQuick, moveJobKill, moveJobSpawnFailure, moveJobQueries, moveBashOutput}, nil},
+		{"fs", plain, []func(*gen){moveRead, moveRead, moveWrite, moveEdit, moveEdit, moveFSFailure, moveStale, moveParallel}, nil},
+		{"bom", plain, []func(*gen){moveBOMRead, moveBOMEdit, moveBOMWrite, moveRead}, nil},
+		{"escalation", setupConfined, []func(*gen){moveEscalateWrite, moveEscalateBash, moveEscalateEdit, moveConfinedWrite, moveRead}, nil},
+		{"hooks", setupHooks, []func(*gen){moveHookedCall, moveHookedCall, moveHookedCall}, nil},
+		{"code", setupCode, []func(*gen){moveCodeValue, moveCodeValue, moveCodeNested, moveCodeNested, moveCodeFailure}, nil},
+		{"session-query", setupSessionQuery, []func(*gen){moveSessionRead, moveSessionSearch, moveSessionSearchArgs, moveSessionSearchArgs}, nil},
+		{"spill", setupSpill, []func(*gen){moveSpillBash, moveSpillBash, moveSpillRead, moveSpillCode}, nil},
+		{"cancel", plain, []func(*gen){moveBashOutput, moveRead, moveJobQuick}, (*gen).cancelScript},
+		{"missing-runner", setupMissingRunner, []func(*gen){moveRunnerForeground, moveRunnerBackground, moveRunnerBackground, moveEscalateBash, moveRead}, nil},
+		{"turns", setupTurns, []func(*gen){moveTurnText, moveTurnText, moveTurnEmpty, moveTurnMaxTokens, moveTurnError, moveTurnError}, (*gen).turnsScript},
+		{"tools", setupTools, []func(*gen){moveRepeat, moveTodo, moveTodo, moveSearch, moveSearch, moveInstructions, moveInstructions}, nil},
 	}
 }
 
