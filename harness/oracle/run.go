@@ -320,7 +320,11 @@ func (o *Oracle) pass(ctx context.Context, scen, out string, refresh bool, in in
 	for _, kv := range req.Settings.scenarioEnv() {
 		args = append(args, "--env", kv)
 	}
-	env := o.env(req.Settings, out)
+	home := filepath.Join(filepath.Dir(out), "home")
+	if err := os.MkdirAll(home, 0o755); err != nil {
+		return nil, err
+	}
+	env := o.env(req.Settings, out, home)
 	agent, run := o.agentDir(), o.runScript()
 	if req.Agent != "" {
 		agent, run = req.Agent, filepath.Join(req.Agent, "run.mjs")
@@ -371,22 +375,28 @@ func (o *Oracle) pass(ctx context.Context, scen, out string, refresh bool, in in
 }
 
 // env is the environment of run.mjs: the caller's, without any PROBE_ or DSH_
-// variable of its own, node 22 first on PATH, the overlay's switches and
-// PROBE_OUT.
-func (o *Oracle) env(s Settings, out string) []string {
+// variable of its own, node 22 first on PATH, HOME an empty directory of the
+// run, the overlay's switches and PROBE_OUT.
+//
+// HOME is the run's own because upstream's hook commands read the caller's
+// ~/.bashrc: Node gives a hook's bash a socket for stdin and the executor's
+// environment has no SHLVL, so bash takes itself for a remote shell and
+// sources the file. Whatever the host's file prints or changes would then
+// be in the recording.
+func (o *Oracle) env(s Settings, out, home string) []string {
 	var env []string
 	path := o.nodeBin()
 	for _, kv := range os.Environ() {
 		k, v, _ := strings.Cut(kv, "=")
 		switch {
-		case strings.HasPrefix(k, "PROBE_"), strings.HasPrefix(k, "DSH_"), k == "NODE_OPTIONS", k == "FORCE_COLOR":
+		case strings.HasPrefix(k, "PROBE_"), strings.HasPrefix(k, "DSH_"), k == "NODE_OPTIONS", k == "FORCE_COLOR", k == "HOME":
 		case k == "PATH":
 			path += ":" + v
 		default:
 			env = append(env, kv)
 		}
 	}
-	env = append(env, "PATH="+path, "PROBE_OUT="+out, "NO_COLOR=1")
+	env = append(env, "PATH="+path, "HOME="+home, "PROBE_OUT="+out, "NO_COLOR=1")
 	return append(env, s.probeEnv()...)
 }
 

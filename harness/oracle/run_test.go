@@ -114,3 +114,31 @@ func TestOptionsAgentRuns(t *testing.T) {
 		t.Errorf("run.mjs ran from %q, want the given agent %s/ (files: %d)", got, agent, len(res.Files))
 	}
 }
+
+// TestRunsHaveTheirOwnHome: upstream's hook commands source ~/.bashrc when
+// the caller's SHLVL is 0 (a command started in the background by a
+// subshell): Node gives a hook's bash a socket for stdin, so bash takes
+// itself for a remote shell. A run gets an empty HOME of its own, so what
+// the caller's rc file prints never reaches a recording.
+func TestRunsHaveTheirOwnHome(t *testing.T) {
+	o := need(t)
+	home := t.TempDir()
+	if err := os.WriteFile(filepath.Join(home, ".bashrc"), []byte("echo CALLERS-RC >&2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HOME", home)
+	t.Setenv("SHLVL", "0")
+	hooks := `{"hooks":{"UserPromptSubmit":[{"hooks":[{"type":"command","command":"cat > /dev/null; echo HOOK-RAN >&2; exit 1"}]}]}}`
+	s := &Script{Prompts: []string{"Say DONE."}, Workspace: map[string]string{"hooks.json": hooks}, Turns: [][]Step{{{Text: "DONE"}}}}
+	rec, err := o.Record(context.Background(), "own-home", s, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := string(rec.Files[recording.SessionFile])
+	if !strings.Contains(log, "HOOK-RAN") {
+		t.Fatalf("the hook's stderr is not in the log:\n%s", log)
+	}
+	if strings.Contains(log, "CALLERS-RC") {
+		t.Errorf("the caller's ~/.bashrc ran in upstream's hook:\n%s", log)
+	}
+}
