@@ -229,7 +229,9 @@ func moveInstructions(g *gen) {
 		g.call("write", o("file_path", pick(g, "deep/a/new.txt", "sub/new.txt", "fresh/dir/new.txt"), "content", "new\n"), AreaWrite)
 	case 2:
 		f := pick(g, "sub/AGENTS.md", "deep/a/AGENTS.md", "AGENTS.md")
-		g.call("bash", o("command", "printf 'Edited instruction.\\n' > "+f, "description", "Edit an instruction file"), AreaBashForeground)
+		// bytes a workspace seed cannot hold: not UTF-8, a NUL (binary)
+		text := pick(g, `Edited instruction.\n`, `Edited instruction.\n`, `bad \377 byte\n`, `cut \342\202`, `nul\000byte\n`)
+		g.call("bash", o("command", "printf '"+text+"' > "+f, "description", "Edit an instruction file"), AreaBashForeground)
 		g.call("read", o("file_path", "deep/a/x.txt"), AreaRead)
 	default:
 		g.call("bash", o("command", "rm -f sub/AGENTS.md deep/a/AGENTS.md", "description", "Remove instruction files"), AreaBashForeground)

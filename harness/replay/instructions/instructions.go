@@ -1,6 +1,7 @@
 package instructions
 
 import (
+	"bytes"
 	"crypto/sha1"
 	"encoding/hex"
 	"encoding/json"
@@ -15,6 +16,7 @@ import (
 	"syscall"
 	"unicode/utf8"
 
+	"github.com/dshsim/dshsim/fsobserve"
 	"github.com/dshsim/dshsim/internal/jsjson"
 )
 
@@ -346,9 +348,11 @@ func (l *Loader) discover(root string) ([]File, error) {
 	return files, nil
 }
 
-// read returns a candidate's text (nil: not a file, missing, unreadable,
-// or over maxBytes, which upstream all skips); only an unexpected error of
-// the replay's own filesystem is an error.
+// read returns a candidate's text as upstream's file service decodes it
+// (nil: not a file, missing, unreadable, over maxBytes, a NUL byte among
+// the first binarySample bytes, or not UTF-8, which upstream all skips); one
+// leading byte-order mark is dropped. Only an unexpected error of the
+// replay's own filesystem is an error.
 func read(path string, maxBytes int) (*string, error) {
 	fi, err := os.Stat(path)
 	if err != nil || !fi.Mode().IsRegular() || fi.Size() > int64(maxBytes) {
@@ -363,8 +367,26 @@ func read(path string, maxBytes int) (*string, error) {
 	if err != nil || len(data) > maxBytes {
 		return nil, nil
 	}
-	s := decodeUTF8(data)
+	s, ok := decodeText(data)
+	if !ok {
+		return nil, nil
+	}
 	return &s, nil
+}
+
+// binarySample is how many leading bytes upstream's file service looks at
+// for a NUL byte (a binary file).
+const binarySample = 8192
+
+// decodeText is a file's text as upstream's file service reads it: a
+// strict UTF-8 decoder that drops one leading byte-order mark; a file with
+// a NUL byte among its first binarySample bytes or with bytes that are not
+// UTF-8 has no text (false).
+func decodeText(data []byte) (string, bool) {
+	if bytes.IndexByte(data[:min(len(data), binarySample)], 0) >= 0 || !utf8.Valid(data) {
+		return "", false
+	}
+	return string(fsobserve.DropByteOrderMark(data)), true
 }
 
 // probe stats a scope's file: present, absent, or unavailable (an error
@@ -378,20 +400,6 @@ func probe(path string) (present, unavailable bool) {
 		return false, false
 	}
 	return false, true
-}
-
-// decodeUTF8 decodes as Node's UTF-8 reader does: each invalid byte U+FFFD.
-func decodeUTF8(data []byte) string {
-	if utf8.Valid(data) {
-		return string(data)
-	}
-	var b strings.Builder
-	for len(data) > 0 {
-		r, n := utf8.DecodeRune(data)
-		b.WriteRune(r)
-		data = data[n:]
-	}
-	return b.String()
 }
 
 // dedupByDirectory drops a file whose trimmed text repeats an earlier one

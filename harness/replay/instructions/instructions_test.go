@@ -178,3 +178,40 @@ func TestOff(t *testing.T) {
 		t.Errorf("maxBytes 0: %+v %v", m, err)
 	}
 }
+
+// TestFileText: an instruction file is read as upstream's file service
+// reads it: one leading byte-order mark dropped (a second one is text); a
+// NUL byte among the first 8192 bytes (binary) or bytes that are not UTF-8
+// skip the file.
+func TestFileText(t *testing.T) {
+	late := strings.Repeat("x", binarySample) + "\x00"
+	for _, c := range []struct {
+		in, want string
+		ok       bool
+	}{
+		{"Plain.\n", "Plain.\n", true},
+		{"\ufeffMarked.\n", "Marked.\n", true},
+		{"\ufeff\ufeffTwice.\n", "\ufeffTwice.\n", true},
+		{"\ufeff", "", true},
+		{"mid\ufeffdle\n", "mid\ufeffdle\n", true},
+		{"nul\x00byte\n", "", false},
+		{strings.Repeat("x", binarySample-1) + "\x00", "", false},
+		{late, late, true},
+		{"bad \xff byte\n", "", false},
+		{"cut \xe2\x82", "", false},
+	} {
+		got, ok := decodeText([]byte(c.in))
+		if got != c.want || ok != c.ok {
+			t.Errorf("decodeText(%q) = %q, %v; want %q, %v", c.in, got, ok, c.want, c.ok)
+		}
+	}
+	ws := tree(t, map[string]string{"AGENTS.md": "\ufeffRoot.\n", "CLAUDE.md": "bad \xff\n", ".dsh/AGENTS.md": "nul\x00\n"})
+	m := compose(t, loader(ws), Composition{})
+	want := "<system-reminder>\n" + Intro + "\n\nInstructions from: AGENTS.md\n\nRoot.\n\n</system-reminder>"
+	if diff := cmp.Diff([]string{want}, m.Texts); diff != "" {
+		t.Errorf("baseline text (-want +got):\n%s", diff)
+	}
+	if len(m.Source.Changes) != 1 || m.Source.Changes[0].Digest != digest("Root.\n") {
+		t.Errorf("changes %+v, want AGENTS.md's only, digested without its mark", m.Source.Changes)
+	}
+}
