@@ -29,14 +29,14 @@ var Departures = []NamedDeparture{
 		Text: `is not strictly wider than this call's current`,
 	},
 	{
-		Name: "UserPromptSubmit hooks are recognised, not run",
-		Doc:  "docs/hooks.md#departures-from-upstream",
-		Text: "hook/invoked claude-code:UserPromptSubmit",
-	},
-	{
 		Name:  "run_code's syntax errors are esbuild's words",
 		Doc:   "docs/stack.md#departures-from-the-recorded-version",
 		Match: esbuildSyntaxError,
+	},
+	{
+		Name:  "rg's own error text is Debian's rg 13's (upstream's rg 15 prefixes it with \"rg: \")",
+		Doc:   "docs/stack.md#tools-beyond-the-safety-stack",
+		Match: rgErrorPrefix,
 	},
 	{
 		Name:  "a background job whose spawn fails asynchronously: when the host learns of it",
@@ -60,6 +60,24 @@ func esbuildSyntaxError(r *replay.Result) bool {
 	g, _ := p.Diffs[0].Got.(string)
 	return strings.HasPrefix(e, "Error: code run failed (exception): ") && !strings.Contains(e, "\n") &&
 		esbuildWords.MatchString(g) && !strings.Contains(g, "\n")
+}
+
+// rgErrorPrefix: every field of the first difference is a text that is
+// ours once upstream's "rg: " prefixes are taken out of it (a search
+// failure quoting rg's stderr).
+func rgErrorPrefix(r *replay.Result) bool {
+	p := r.Comparison.First()
+	if p == nil || p.Expected == nil || p.Got == nil || len(p.Diffs) == 0 {
+		return false
+	}
+	for _, d := range p.Diffs {
+		e, _ := d.Expected.(string)
+		g, _ := d.Got.(string)
+		if !strings.Contains(e, "rg: ") || strings.ReplaceAll(e, "rg: ", "") != g {
+			return false
+		}
+	}
+	return true
 }
 
 // spawnFailureNotice: our first difference is a completion notice of a job

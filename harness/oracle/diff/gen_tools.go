@@ -175,26 +175,31 @@ var globArgs = []obj{
 	o("pattern", "*", "path", "./docs/"),
 	o("pattern", "*", "path", " "),
 	o("pattern", "*", "path", "a.txt"),
+	o("pattern", "*", "path", "missing-dir"),
 	o("pattern", "*.txt", "path", "sub"),
 	o("pattern", 5),
 	o("path", "src"),
 }
 
+// grepArgs match in one file at most: rg searches files in parallel, so
+// the order of several files' matches is a race in upstream's own runs.
 var grepArgs = []obj{
-	o("pattern", "needle"),
 	o("pattern", "needle", "path", "src/a.ts"),
 	o("pattern", "needle", "path", "docs"),
-	o("pattern", "needle", "include", "*.ts"),
-	o("pattern", "needle", "include", "*.ts,*.md"),
-	o("pattern", "needle", "include", "!*.ts"),
-	o("pattern", "needle", "include", "  "),
+	o("pattern", "needle", "include", "*.md"),
+	o("pattern", "needle", "include", "*.js"),
+	o("pattern", "needle", "path", "src", "include", "*.ts,*.md"),
+	o("pattern", "needle", "path", "docs", "include", "!*.ts"),
+	o("pattern", "needle", "path", "src", "include", "  "),
 	o("pattern", "absent-word"),
 	o("pattern", "^export const (\\w+)"),
-	o("pattern", "(?i)needle"),
+	o("pattern", "(?i)needle", "path", "deep"),
 	o("pattern", "alpha|beta"),
+	o("pattern", "(unclosed", "path", "src"),
 	o("pattern", ""),
 	o("pattern", "  "),
 	o("pattern", "needle", "path", "a.txt"),
+	o("pattern", "needle", "path", "missing-dir"),
 	o("include", "*.ts"),
 }
 

@@ -118,7 +118,8 @@ func TestSignature(t *testing.T) {
 // TestDepartureOf: a first difference that is a notice of a job killed
 // before exit, where upstream has no notice, is the spawn-failure
 // departure; any other extra notice, or the same notice where upstream has
-// one too, is not.
+// one too, is not. A search failure that differs only by rg 15's "rg: "
+// prefixes is the rg departure; any other difference beside it is not.
 func TestDepartureOf(t *testing.T) {
 	notice := func(text string) *projection.Item {
 		return &projection.Item{Kind: projection.KindNotice, Fields: map[string]any{"text": text}}
@@ -141,6 +142,9 @@ func TestDepartureOf(t *testing.T) {
 		{"notices on both sides", result(projection.Pair{Expected: killed, Got: killed}), ""},
 		{"a syntax error in esbuild's words", result(projection.Pair{Expected: item2("tool/result"), Got: item2("tool/result"), Diffs: []projection.FieldDiff{{Path: "text", Expected: "Error: code run failed (exception): Expression expected", Got: "Error: code run failed (exception): Unexpected \";\""}}}), "run_code's syntax errors are esbuild's words"},
 		{"another exception", result(projection.Pair{Expected: item2("tool/result"), Got: item2("tool/result"), Diffs: []projection.FieldDiff{{Path: "text", Expected: "Error: code run failed (exception): boom", Got: "Error: code run failed (exception): bang"}}}), ""},
+		{"rg 15's prefix", result(projection.Pair{Expected: item2("tool/result"), Got: item2("tool/result"), Diffs: []projection.FieldDiff{{Path: "text", Expected: "Error: glob search failed (exit 2): rg: missing-dir: IO error", Got: "Error: glob search failed (exit 2): missing-dir: IO error"}}}), rgDeparture},
+		{"another search failure", result(projection.Pair{Expected: item2("tool/result"), Got: item2("tool/result"), Diffs: []projection.FieldDiff{{Path: "text", Expected: "Error: glob search failed (exit 2): rg: missing-dir: IO error", Got: "Error: glob search failed (exit 2): other-dir: IO error"}}}), ""},
+		{"rg's prefix and another field", result(projection.Pair{Expected: item2("tool/result"), Got: item2("tool/result"), Diffs: []projection.FieldDiff{{Path: "text", Expected: "rg: x", Got: "x"}, {Path: "isError", Expected: true, Got: false}}}), ""},
 		{"escalation to the current mode", &replay.Result{Verdict: replay.Mismatch, Flags: []string{`text: expected "Error: sandbox escalation to \"workspace-write\" is not strictly wider than this call's current \"workspace-write\" mode"`}}, "escalation to the current mode"},
 	} {
 		if got := departureOf(tc.r); got != tc.want {
@@ -148,3 +152,5 @@ func TestDepartureOf(t *testing.T) {
 		}
 	}
 }
+
+const rgDeparture = "rg's own error text is Debian's rg 13's (upstream's rg 15 prefixes it with \"rg: \")"
