@@ -34,7 +34,7 @@ var Departures = []NamedDeparture{
 		Match: esbuildSyntaxError,
 	},
 	{
-		Name:  "rg's own error text is Debian's rg 13's (upstream's rg 15 prefixes it with \"rg: \")",
+		Name:  "rg's own error text is Debian's rg 13's (upstream's rg 15 prefixes it with \"rg: \" and words some errors otherwise)",
 		Doc:   "docs/stack.md#tools-beyond-the-safety-stack",
 		Match: rgErrorPrefix,
 	},
@@ -62,22 +62,23 @@ func esbuildSyntaxError(r *replay.Result) bool {
 		esbuildWords.MatchString(g) && !strings.Contains(g, "\n")
 }
 
-// rgErrorPrefix: every field of the first difference is a text that is
-// ours once upstream's "rg: " prefixes are taken out of it (a search
-// failure quoting rg's stderr).
+// rgErrorPrefix: the first difference is one text, a search failure that
+// quotes rg's stderr, the same on both sides up to the quote, which
+// upstream's rg 15 starts with "rg: " (its words differ from rg 13's too:
+// "IO error for operation on", a pattern shown wrapped in a group).
 func rgErrorPrefix(r *replay.Result) bool {
 	p := r.Comparison.First()
-	if p == nil || p.Expected == nil || p.Got == nil || len(p.Diffs) == 0 {
+	if p == nil || p.Expected == nil || p.Got == nil || len(p.Diffs) != 1 || p.Diffs[0].Path != "text" {
 		return false
 	}
-	for _, d := range p.Diffs {
-		e, _ := d.Expected.(string)
-		g, _ := d.Got.(string)
-		if !strings.Contains(e, "rg: ") || strings.ReplaceAll(e, "rg: ", "") != g {
-			return false
-		}
+	e, _ := p.Diffs[0].Expected.(string)
+	g, _ := p.Diffs[0].Got.(string)
+	quote := strings.Index(e, "rg: ")
+	if quote < 0 || !strings.HasPrefix(g, e[:quote]) {
+		return false
 	}
-	return true
+	opening := e[:quote]
+	return strings.HasPrefix(opening, "Error: ") && (strings.Contains(opening, " search failed (exit ") || strings.HasSuffix(opening, " rejected by ripgrep: "))
 }
 
 // spawnFailureNotice: our first difference is a completion notice of a job

@@ -143,7 +143,9 @@ func TestDepartureOf(t *testing.T) {
 		{"a syntax error in esbuild's words", result(projection.Pair{Expected: item2("tool/result"), Got: item2("tool/result"), Diffs: []projection.FieldDiff{{Path: "text", Expected: "Error: code run failed (exception): Expression expected", Got: "Error: code run failed (exception): Unexpected \";\""}}}), "run_code's syntax errors are esbuild's words"},
 		{"another exception", result(projection.Pair{Expected: item2("tool/result"), Got: item2("tool/result"), Diffs: []projection.FieldDiff{{Path: "text", Expected: "Error: code run failed (exception): boom", Got: "Error: code run failed (exception): bang"}}}), ""},
 		{"rg 15's prefix", result(projection.Pair{Expected: item2("tool/result"), Got: item2("tool/result"), Diffs: []projection.FieldDiff{{Path: "text", Expected: "Error: glob search failed (exit 2): rg: missing-dir: IO error", Got: "Error: glob search failed (exit 2): missing-dir: IO error"}}}), rgDeparture},
-		{"another search failure", result(projection.Pair{Expected: item2("tool/result"), Got: item2("tool/result"), Diffs: []projection.FieldDiff{{Path: "text", Expected: "Error: glob search failed (exit 2): rg: missing-dir: IO error", Got: "Error: glob search failed (exit 2): other-dir: IO error"}}}), ""},
+		{"rg 15's words", result(projection.Pair{Expected: item2("tool/result"), Got: item2("tool/result"), Diffs: []projection.FieldDiff{{Path: "text", Expected: "Error: grep pattern rejected by ripgrep: rg: regex parse error:\n    (?:(unclosed)", Got: "Error: grep pattern rejected by ripgrep: regex parse error:\n    (unclosed"}}}), rgDeparture},
+		{"another exit code", result(projection.Pair{Expected: item2("tool/result"), Got: item2("tool/result"), Diffs: []projection.FieldDiff{{Path: "text", Expected: "Error: glob search failed (exit 2): rg: missing-dir: IO error", Got: "Error: glob search failed (exit 1): missing-dir: IO error"}}}), ""},
+		{"no rg quote", result(projection.Pair{Expected: item2("tool/result"), Got: item2("tool/result"), Diffs: []projection.FieldDiff{{Path: "text", Expected: "Error: glob search failed (exit 2): missing-dir", Got: "Error: glob search failed (exit 2): other-dir"}}}), ""},
 		{"rg's prefix and another field", result(projection.Pair{Expected: item2("tool/result"), Got: item2("tool/result"), Diffs: []projection.FieldDiff{{Path: "text", Expected: "rg: x", Got: "x"}, {Path: "isError", Expected: true, Got: false}}}), ""},
 		{"escalation to the current mode", &replay.Result{Verdict: replay.Mismatch, Flags: []string{`text: expected "Error: sandbox escalation to \"workspace-write\" is not strictly wider than this call's current \"workspace-write\" mode"`}}, "escalation to the current mode"},
 	} {
@@ -153,4 +155,4 @@ func TestDepartureOf(t *testing.T) {
 	}
 }
 
-const rgDeparture = "rg's own error text is Debian's rg 13's (upstream's rg 15 prefixes it with \"rg: \")"
+const rgDeparture = "rg's own error text is Debian's rg 13's (upstream's rg 15 prefixes it with \"rg: \" and words some errors otherwise)"
