@@ -40,6 +40,8 @@ type turnPlan struct {
 	blocked bool
 	// failed: the turn ends in an error (the prompt's answer is an error).
 	failed bool
+	// cut: the turn's last step ended at max-tokens.
+	cut bool
 }
 
 // turnState is what the turns profile knows while it generates.
@@ -153,7 +155,12 @@ var promptHookCommands = []string{
 	`cat > /dev/null; printf '%s' '{not json'`,
 	"cat > /dev/null; printf '\\n\\n'",
 	"cat > /dev/null; printf '  spaced context  \\n'",
+	payloadEcho + " | sed 's/^/PAYLOAD /'",
 }
+
+// payloadEcho prints the hook's stdin payload without its transcript path
+// (a file of the run); its session id and cwd are the recording's own.
+const payloadEcho = `p=$(cat); printf '%s\n' "$p" | sed 's/"transcript_path":"[^"]*",\{0,1\}//'`
 
 // promptBlockCommands block a prompt that holds blockWord (reading the
 // whole payload first), in every way a hook blocks.
@@ -179,11 +186,15 @@ var stopHookCommands = []string{
 // stopSteerCommand blocks the first turn that stops (marker: a file of
 // its own per dialect), in the way given.
 func stopSteerCommand(marker, how string) string {
+	if strings.HasPrefix(how, "true; ") { // reads the payload itself
+		return "if [ -f " + marker + " ]; then cat > /dev/null; exit 0; fi; touch " + marker + "; " + how
+	}
 	return "if [ -f " + marker + " ]; then cat > /dev/null; exit 0; fi; touch " + marker + "; cat > /dev/null; " + how
 }
 
 var stopSteers = []string{
 	"echo 'Keep going: say more.' >&2; exit 2",
+	"true; " + payloadEcho + " >&2; exit 2",
 	"exit 2",
 	`printf '%s' '{"decision":"block","reason":"Not done yet."}'`,
 	`printf '%s' '{"decision":"block"}'`,
@@ -332,6 +343,7 @@ func moveTurnMaxTokens(g *gen) {
 	}
 	chunks = append(chunks, usageChunk(4096), finishChunk("max-tokens"))
 	p.steps = append(p.steps, oracle.Step{Chunks: chunks})
+	p.cut = true
 	g.mark(AreaMaxTokens)
 	g.endTurn(p)
 }
@@ -368,10 +380,16 @@ func moveTurnError(g *gen) {
 }
 
 // endTurn adds the steering step to the first turn that stops while the
-// steering Stop hook is armed.
+// steering Stop hook is armed: a text, sometimes after a call (not after a
+// cut reply: whether a steered call's step is followed by another model
+// call there is upstream's sticky end, pinned by max-tokens-sticky).
 func (g *gen) endTurn(p *turnPlan) {
 	if p.blocked || p.failed || len(p.steps) == 0 || !g.turns.stopArmed {
 		return
+	}
+	if !p.cut && g.chance(0.4) {
+		p.steps = append(p.steps, oracle.Step{Calls: []oracle.Call{{Name: "read", Args: raw(o("file_path", "a.txt"))}}})
+		g.mark(AreaRead)
 	}
 	p.steps = append(p.steps, oracle.Step{Text: pick(g, "STEERED", "Continuing as told.")})
 	g.turns.stopArmed = false
