@@ -136,6 +136,15 @@ func Generate(seed uint64, index int) *Case {
 	return c
 }
 
+// Profiles names the kinds of case, in the generator's order.
+func Profiles() []string {
+	var out []string
+	for _, p := range profiles() {
+		out = append(out, p.name)
+	}
+	return out
+}
+
 // profiles are the kinds of case, each with its settings and moves.
 func profiles() []profile {
 	plain := func(g *gen) {}
