@@ -42,7 +42,7 @@ func diffMain(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.parallel, "parallel", 2, "cases checked at once")
 	fs.BoolVar(&o.keep, "keep", false, "write each minimal case into the tree: "+diff.RecordingsDir+"/<name> with NOTES.md, "+diff.GenDir+"/specs/<name>.json and its settings.tsv row (run from the repository root)")
 	fs.StringVar(&o.dump, "o", "", "write every case that does not match (its script, upstream's recording and check, our first difference) to `DIR`/<name>; DIR is made if missing")
-	fs.StringVar(&o.profile, "profile", "", "run only the cases of this `profile` among the N (bash, jobs, fs, bom, escalation, hooks, code, session-query, spill, cancel, missing-runner)")
+	fs.StringVar(&o.profile, "profile", "", "run only the cases of this `profile` among the N (bash, jobs, fs, bom, escalation, hooks, code, session-query, spill, cancel, missing-runner, subagents)")
 	fs.BoolVar(&o.departures, "departures", false, "treat cases that show a named departure as findings (shrink and, with -keep, keep them: a departure's test is its kept recording)")
 	fs.BoolVar(&o.noShrink, "no-shrink", false, "report mismatches without shrinking them")
 	fs.DurationVar(&o.timeout, "timeout", 0, "stop the campaign after this long (0: no limit)")

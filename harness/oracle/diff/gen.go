@@ -55,6 +55,14 @@ const (
 	AreaTimeoutFraction  = "timeout-fraction"
 	AreaNestedCallsAwait = "nested-calls"
 	AreaMissingRunner    = "missing-sandbox-runner"
+	AreaDelegation       = "delegation"
+	AreaDelegationArgs   = "delegation-arguments"
+	AreaFork             = "fork"
+	AreaAgentControl     = "agent-controls"
+	AreaDepth            = "delegation-depth"
+	AreaChildTools       = "child-tools"
+	AreaChildFailure     = "child-failure"
+	AreaWorkflow         = "workflow"
 )
 
 // Areas lists every area the generator explores.
@@ -63,6 +71,8 @@ var Areas = []string{
 	AreaRead, AreaWrite, AreaEdit, AreaFSFailure, AreaBOM, AreaEscalation, AreaApproval, AreaHooksClaude,
 	AreaHooksCodex, AreaRunCode, AreaSessionRead, AreaSessionSearch, AreaSpillBound, AreaCancellation,
 	AreaParallel, AreaSearchArgChecks, AreaTimeoutFraction, AreaNestedCallsAwait, AreaMissingRunner,
+	AreaDelegation, AreaDelegationArgs, AreaFork, AreaAgentControl, AreaDepth, AreaChildTools, AreaChildFailure,
+	AreaWorkflow,
 }
 
 // gen is the state of one case being generated.
@@ -76,6 +86,7 @@ type gen struct {
 	jobs     int  // background starts so far: job ids are bash-1, bash-2, ...
 	hooks    bool // a hook config is seeded: calls stay one per step
 	readable []string
+	children []oracle.Child // child sessions' scripts, in the order they first call the model
 }
 
 // profile generates the moves of one kind of case.
@@ -100,9 +111,12 @@ func Generate(seed uint64, index int) *Case {
 		p.moves[r.IntN(len(p.moves))](g)
 	}
 	c := &Case{Seed: seed, Index: index, Name: fmt.Sprintf("gen-%d-%d", seed, index), Settings: g.set, Profile: p.name}
-	if p.name == "cancel" {
+	switch p.name {
+	case "cancel":
 		c.Script = g.cancelScript()
-	} else {
+	case "subagents":
+		c.Script = g.subagentScript()
+	default:
 		g.steps = append(g.steps, oracle.Step{Text: "DONE"})
 		c.Script = &oracle.Script{
 			Prompts: []string{"Run the generated calls, then reply DONE."},
@@ -133,6 +147,7 @@ func profiles() []profile {
 		{"spill", setupSpill, []func(*gen){moveSpillBash, moveSpillBash, moveSpillRead, moveSpillCode}},
 		{"cancel", plain, []func(*gen){moveBashOutput, moveRead, moveJobQuick}},
 		{"missing-runner", setupMissingRunner, []func(*gen){moveRunnerForeground, moveRunnerBackground, moveRunnerBackground, moveEscalateBash, moveRead}},
+		{"subagents", setupSubagents, []func(*gen){moveDelegate, moveDelegate, moveDelegatePair, moveDelegateArgs, moveAgentControl, moveDelegateDeep, moveWorkflow, moveWorkflow}},
 	}
 }
 
