@@ -29,7 +29,9 @@ func TestSubagentsWaitForTheirChildren(t *testing.T) {
 				for _, call := range st.Calls {
 					args := argsOf(t, call)
 					bg, set := args["run_in_background"]
-					if call.Name == "subagent" && (!set || bg == true) && args["prompt"] != nil && args["description"] != nil {
+					_, prompt := args["prompt"].(string)
+					_, desc := args["description"].(string)
+					if call.Name == "subagent" && (!set || bg == true) && prompt && desc {
 						t.Errorf("%s: a subagent call that may start a background child: %s", c.Name, call.Args)
 					}
 				}
@@ -57,7 +59,8 @@ func TestConcurrentChildrenShareAScript(t *testing.T) {
 		starts := 0
 		for _, call := range step.Calls {
 			a := argsOf(t, call)
-			if _, ok := a["prompt"].(string); ok && a["description"] != nil && a["run_in_background"] != "no" {
+			_, prompt := a["prompt"].(string)
+			if _, desc := a["description"].(string); prompt && desc {
 				starts++
 			}
 		}
