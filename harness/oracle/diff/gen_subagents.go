@@ -39,7 +39,7 @@ func setupSubagents(g *gen) {
 	g.set.Subagents = true
 	g.set.Reminder = true
 	if g.chance(0.3) {
-		g.set.MaxDepth = 2
+		g.set.MaxDepth = pick(g, 2, 2, 3)
 	}
 	if g.chance(0.25) {
 		g.set.Mode = oracle.WorkspaceWrite
@@ -223,13 +223,19 @@ func (g *gen) delegatingSteps(n int) []oracle.Step {
 	return append(steps, oracle.Step{Text: fmt.Sprintf("LEVEL_%d_DONE", g.depthOf(n))})
 }
 
-// childSteps are child n's steps: zero to three tool calls, one per step,
-// then its answer.
+// childSteps are child n's steps: zero to three tool calls, one per step
+// (sometimes two reads in one step, one of them maybe refused by its
+// schema), then its answer.
 func (g *gen) childSteps(n int) []oracle.Step {
 	var steps []oracle.Step
 	for range g.r.IntN(4) {
-		steps = append(steps, stepOf(g.childCall(n)))
 		g.mark(AreaChildTools)
+		if g.chance(0.15) {
+			g.mark(AreaParallel)
+			steps = append(steps, stepOf(callOf("read", o("file_path", "a.txt")), callOf("read", o("file_path", pick[any](g, "sub/b.txt", 5, "missing.txt")))))
+			continue
+		}
+		steps = append(steps, stepOf(g.childCall(n)))
 	}
 	return append(steps, g.childEnd())
 }
@@ -245,6 +251,8 @@ func (g *gen) childCall(n int) oracle.Call {
 		callOf("write", o("file_path", fmt.Sprintf("child-%d.txt", n), "content", "from child\n")),
 		callOf("edit", o("file_path", "a.txt", "old_string", "beta", "new_string", "BETA")),
 		callOf("list_agents", o()),
+		// report is a continuable child's own tool: a waited-for child has none
+		callOf("report", o("message", "progress")),
 	}
 	if g.set.Mode == oracle.WorkspaceWrite {
 		g.mark(AreaEscalation)
@@ -316,6 +324,16 @@ var workflowBodies = []workflowBody{
 	{"throw 'boom'", 0},
 	{"phase('One')\nconst a = await agent('First')\nphase('Two')\nconst b = await agent('Second')\nreturn `${a}|${b}`", 2},
 	{"return ((", 0},
+	// the default label: the prompt's first line, cut past 48 UTF-16 units
+	// (47 and an ellipsis), an emoji's surrogate pair cut in two
+	{"const a = await agent('" + strings.Repeat("x", 48) + "')\nreturn a", 1},
+	{"const a = await agent('" + strings.Repeat("y", 49) + "')\nreturn a", 1},
+	{"const a = await agent('" + strings.Repeat("😀", 30) + "')\nreturn a", 1},
+	{"const a = await agent('" + strings.Repeat("é", 50) + "\\nrest')\nreturn a", 1},
+	// the rendered value around its 50000-character clip
+	{"return 'x'.repeat(49998)", 0},
+	{"return 'x'.repeat(49999)", 0},
+	{"return '😀'.repeat(25000)", 0},
 }
 
 // moveWorkflow: a workflow whose agents run child scripts, or one whose
