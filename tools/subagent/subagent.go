@@ -143,8 +143,8 @@ func (t *Tool) parameters() json.RawMessage {
 }
 
 type args struct {
-	Description     string `json:"description"`
-	Prompt          string `json:"prompt"`
+	Description string `json:"description"`
+	Prompt      string `json:"prompt"`
 	// RunInBackground is kept raw: an instance without background has no
 	// such parameter, so its schema checks no type and only a JSON true
 	// refuses the call (upstream compares with === true).
