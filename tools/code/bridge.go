@@ -69,13 +69,13 @@ type bridge struct {
 	commitTurn int // the submission number that may commit next
 	running    int
 	exclusive  bool
-	over       string         // the reason once the run is over
+	over       string             // the reason once the run is over
 	queued     map[int]queuedCall // submissions waiting to start
-	startLog   int            // the highest submission whose start event is logged
-	admitted   int            // the submission that left the queue and is logging its start
-	paced      bool           // the runtime reports submissions and turns (submit, turnEnded)
-	turnEnd    int            // the last submission of the program's last ended turn
-	issues     map[int]issue  // when each submission was issued and read
+	startLog   int                // the highest submission whose start event is logged
+	admitted   int                // the submission that left the queue and is logging its start
+	paced      bool               // the runtime reports submissions and turns (submit, turnEnded)
+	turnEnd    int                // the last submission of the program's last ended turn
+	issues     map[int]issue      // when each submission was issued and read
 	// settling is the committed submission whose settle event is not
 	// logged yet (0: none), took how long it ran from its read to its
 	// commit: a later call issued after it completed waits for that event.
