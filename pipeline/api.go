@@ -248,6 +248,7 @@ type Tool struct {
 	// ConcurrencySafe lets an agent loop run consecutive calls of such tools
 	// in one parallel pool, and run_code's scheduler overlap them
 	// (upstream's isConcurrencySafe: read and the like; no tool here answers
-	// by its arguments); every other tool is a barrier that runs alone.
+	// by its arguments, but a call its schema refuses runs alone: see
+	// [RunsBeside]); every other tool is a barrier that runs alone.
 	ConcurrencySafe bool
 }

@@ -71,3 +71,29 @@ func TestRegisterRefusesAnUnsupportedSchema(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+// TestRunsBeside: only a concurrency-safe tool whose arguments pass its
+// schema runs in a pool; a call its schema refuses runs alone, as upstream's
+// classifier (defineTool's wrapper) makes it exclusive.
+func TestRunsBeside(t *testing.T) {
+	schema := pipeline.ObjectSchema([]pipeline.Param{{Name: "x", Type: "string"}, {Name: "b", Type: "boolean"}}, []string{"x"})
+	safe := pipeline.Tool{Name: "safe", Parameters: schema, ConcurrencySafe: true}
+	for _, tc := range []struct {
+		name string
+		tool pipeline.Tool
+		args string
+		want bool
+	}{
+		{"valid", safe, `{"x":"a"}`, true},
+		{"valid with an unknown key", safe, `{"x":"a","extra":1}`, true},
+		{"missing required", safe, `{}`, false},
+		{"wrong type", safe, `{"x":"a","b":"no"}`, false},
+		{"not JSON", safe, `{"x":`, false},
+		{"exclusive tool", pipeline.Tool{Name: "excl", Parameters: schema}, `{"x":"a"}`, false},
+		{"no schema", pipeline.Tool{Name: "free", ConcurrencySafe: true}, `{"anything":1}`, true},
+	} {
+		if got := pipeline.RunsBeside(tc.tool, json.RawMessage(tc.args)); got != tc.want {
+			t.Errorf("%s: RunsBeside(%s) = %v, want %v", tc.name, tc.args, got, tc.want)
+		}
+	}
+}

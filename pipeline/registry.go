@@ -124,6 +124,22 @@ func CheckArgs(t Tool, call *Call) error {
 	return checkArgs(s, call.args)
 }
 
+// RunsBeside reports whether a call of t may run in a pool beside other
+// calls, as upstream's scheduler classifies it: only a ConcurrencySafe tool
+// whose arguments pass its parameter schema (the classifier defineTool
+// wraps refuses invalid arguments); a call its schema refuses, or arguments
+// that are not JSON, run alone.
+func RunsBeside(t Tool, args json.RawMessage) bool {
+	if !t.ConcurrencySafe {
+		return false
+	}
+	if len(t.Parameters) == 0 {
+		return true
+	}
+	s, err := argschema.Compile(t.Parameters)
+	return err == nil && len(s.Validate(args)) == 0
+}
+
 // checkArgs is the body stage's argument check (upstream's defineTool
 // execute: validateJsonSchemaValue, then ToolArgsError). It runs after
 // pre-execute, approval and guards, inside the execute wrappers, as the first

@@ -50,6 +50,7 @@ func dirs(t *testing.T, args ...string) []string {
 // recordings hold background jobs, parallel calls, hooks and code mode.
 func TestTranscriptsMatch(t *testing.T) {
 	isolate.Require(t)
+	t.Parallel() // mostly waits on its replays: it overlaps the hostile corpus
 	ds := dirs(t, "transcripts")
 	if len(ds) != 55 {
 		t.Fatalf("transcripts/ holds %d recordings, want the fifty-five upstream ones", len(ds))

@@ -258,20 +258,21 @@ func (d *driver) exhaust(msg string) json.RawMessage {
 	return ordered(map[string]any{"type": "finish", "reason": map[string]any{"kind": "error", "failure": map[string]any{"message": msg, "code": "UNKNOWN"}}})
 }
 
-// concurrencySafe reports whether the tool may run in a pool (the stack's
-// tools, and those of the agent's own scope: a child's report).
-func (d *driver) concurrencySafe(name string) bool {
+// concurrencySafe reports whether the call may run in a pool (the stack's
+// tools, and those of the agent's own scope: a child's report): a
+// concurrency-safe tool given arguments its schema accepts.
+func (d *driver) concurrencySafe(tc recording.ToolCall) bool {
 	for _, t := range slices.Concat(d.stack.Definitions(), d.surface.WireTools()) {
-		if t.Name == name {
-			return t.ConcurrencySafe
+		if t.Name == tc.Name {
+			return pipeline.RunsBeside(t, json.RawMessage(tc.Arguments))
 		}
 	}
 	return false
 }
 
 // runCalls runs a step's calls as upstream's scheduler does: an exclusive
-// call alone (tool/call, then its result), consecutive concurrency-safe calls
-// as one pool (all their tool/call events, then the results in model order).
+// call alone (tool/call, then its result; a call whose arguments its schema
+// refuses is exclusive), consecutive concurrency-safe calls as one pool (all their tool/call events, then the results in model order).
 // A call reached after the prompt was cancelled still gets its tool/call and
 // is answered before dispatch (the pipeline never runs it). A result's
 // context messages are staged for the next step right after it, and a
@@ -279,8 +280,8 @@ func (d *driver) concurrencySafe(name string) bool {
 func (d *driver) runCalls(ctx context.Context, turn, step int, calls []recording.ToolCall) (concludes bool, err error) {
 	for i := 0; i < len(calls); {
 		j := i + 1
-		if d.concurrencySafe(calls[i].Name) {
-			for j < len(calls) && j-i < maxParallelToolCalls && d.concurrencySafe(calls[j].Name) {
+		if d.concurrencySafe(calls[i]) {
+			for j < len(calls) && j-i < maxParallelToolCalls && d.concurrencySafe(calls[j]) {
 				j++
 			}
 		}

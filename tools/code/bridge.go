@@ -69,13 +69,13 @@ type bridge struct {
 	commitTurn int // the submission number that may commit next
 	running    int
 	exclusive  bool
-	over       string         // the reason once the run is over
-	queued     map[int]string // submissions waiting to start: their tool names
-	startLog   int            // the highest submission whose start event is logged
-	admitted   int            // the submission that left the queue and is logging its start
-	paced      bool           // the runtime reports submissions and turns (submit, turnEnded)
-	turnEnd    int            // the last submission of the program's last ended turn
-	issues     map[int]issue  // when each submission was issued and read
+	over       string             // the reason once the run is over
+	queued     map[int]queuedCall // submissions waiting to start
+	startLog   int                // the highest submission whose start event is logged
+	admitted   int                // the submission that left the queue and is logging its start
+	paced      bool               // the runtime reports submissions and turns (submit, turnEnded)
+	turnEnd    int                // the last submission of the program's last ended turn
+	issues     map[int]issue      // when each submission was issued and read
 	// settling is the committed submission whose settle event is not
 	// logged yet (0: none), took how long it ran from its read to its
 	// commit: a later call issued after it completed waits for that event.
@@ -150,7 +150,7 @@ func (b *bridge) passed() *limitFailure {
 }
 
 func newBridge(outer *pipeline.Call, reg *pipeline.Registry, run context.Context, max int, log DispatchLog, warn func(string)) *bridge {
-	b := &bridge{outer: outer, reg: reg, run: run, max: max, log: log, warn: warn, startTurn: 1, commitTurn: 1, queued: map[int]string{}, issues: map[int]issue{}}
+	b := &bridge{outer: outer, reg: reg, run: run, max: max, log: log, warn: warn, startTurn: 1, commitTurn: 1, queued: map[int]queuedCall{}, issues: map[int]issue{}}
 	b.cond = sync.NewCond(&b.mu)
 	return b
 }
@@ -160,11 +160,19 @@ func errOver(reason, name, what string) error {
 	return fmt.Errorf("run_code run is over (%s); %s %s", reason, name, what)
 }
 
-// safe reports whether a call runs beside others: the tool's
-// ConcurrencySafe as registered now; unknown tools are exclusive.
-func (b *bridge) safe(name string) bool {
+// queuedCall is a submission waiting to start: its tool and arguments.
+type queuedCall struct {
+	name string
+	args json.RawMessage
+}
+
+// safe reports whether a call runs beside others, as upstream's scheduler
+// classifies it ([pipeline.RunsBeside]): a ConcurrencySafe tool, as
+// registered now, whose schema accepts the arguments; unknown tools and
+// refused arguments run alone.
+func (b *bridge) safe(name string, args json.RawMessage) bool {
 	t, ok := b.reg.Lookup(name)
-	return ok && t.ConcurrencySafe
+	return ok && pipeline.RunsBeside(t, args)
 }
 
 // free reports whether the lane has room for a call of this class now: a
@@ -183,7 +191,7 @@ func (b *bridge) submit(s noderuntime.Submission) {
 	n := int(s.ID)
 	b.issues[n] = issue{cpu: s.CPU, read: time.Now()}
 	if b.over == "" && n > b.startLog {
-		b.queued[n] = s.Name
+		b.queued[n] = queuedCall{s.Name, s.Args}
 	}
 	b.cond.Broadcast()
 }
@@ -225,7 +233,7 @@ func (b *bridge) call(_ context.Context, seq int64, name string, args json.RawMe
 	if err := b.countCall(n, name); err != nil {
 		return nil, err
 	}
-	safe, err := b.admit(n, name)
+	safe, err := b.admit(n, name, args)
 	if err != nil {
 		return nil, err
 	}
@@ -268,7 +276,7 @@ func (b *bridge) countCall(n int, name string) error {
 // admit waits until submission n may start (its turn, and room in the lane
 // for its class, classified again right before the start) and takes its
 // place in the lane; a run that is over rejects it.
-func (b *bridge) admit(n int, name string) (safe bool, err error) {
+func (b *bridge) admit(n int, name string, args json.RawMessage) (safe bool, err error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.over != "" {
@@ -276,7 +284,7 @@ func (b *bridge) admit(n int, name string) (safe bool, err error) {
 		b.cond.Broadcast()
 		return false, errOver(b.over, name, "not dispatched")
 	}
-	b.queued[n] = name
+	b.queued[n] = queuedCall{name, args}
 	for {
 		if b.over != "" {
 			delete(b.queued, n)
@@ -284,7 +292,7 @@ func (b *bridge) admit(n int, name string) (safe bool, err error) {
 			return false, errOver(b.over, name, "tool call abandoned")
 		}
 		if b.startTurn == n && !b.issuedAfter(n) {
-			safe = b.safe(name) // classified again right before the start
+			safe = b.safe(name, args) // classified again right before the start
 			if b.free(safe) {
 				break
 			}
@@ -354,10 +362,10 @@ func (b *bridge) leave(n int, safe bool) {
 		if b.startLog >= next {
 			return
 		}
-		name, queued := b.queued[next]
+		q, queued := b.queued[next]
 		switch {
 		case queued || b.admitted == next:
-			if b.issuedAfter(next) || (b.admitted != next && !b.free(b.safe(name))) {
+			if b.issuedAfter(next) || (b.admitted != next && !b.free(b.safe(q.name, q.args))) {
 				return
 			}
 		case !b.paced || b.turnEnd >= n:
@@ -473,8 +481,8 @@ func (b *bridge) quiesce(limit time.Duration) {
 	for !expired && b.over == "" {
 		next := b.startTurn
 		preparing := b.admitted == next
-		name, queued := b.queued[next]
-		if !preparing && (!queued || !b.free(b.safe(name))) {
+		q, queued := b.queued[next]
+		if !preparing && (!queued || !b.free(b.safe(q.name, q.args))) {
 			return
 		}
 		b.cond.Wait()

@@ -17,7 +17,8 @@
 //     approval, guards, escalation inside the tool, the sandbox, spill) and
 //     logged as tool/code-dispatch-start and tool/code-dispatch; starts in
 //     submission order, safe calls overlapping up to MaxParallelSubCalls,
-//     exclusive calls alone, commits in submission order; the program gets
+//     exclusive calls alone (a call its tool's schema refuses is exclusive,
+//     as upstream classifies it: pipeline.RunsBeside), commits in submission order; the program gets
 //     the tool's value, or a ToolCallError carrying the failure's message;
 //     a settle event and the next call's start are ordered as upstream's
 //     host, which reads the program's calls while tools run, orders them:

@@ -117,7 +117,7 @@ func newEnv(t *testing.T, cfg Config, rt Runner, deps ...func(*Deps)) *env {
 			c.DecodeArgs(&a)
 			return textOut(a.Text+"\n", map[string]any{"stdout": map[string]any{"text": a.Text + "\n"}}), nil
 		}},
-		{Name: "slow", ConcurrencySafe: true, Run: func(ctx context.Context, c *pipeline.Call) (pipeline.Output, error) {
+		{Name: "slow", ConcurrencySafe: true, Parameters: json.RawMessage(`{"type":"object","properties":{"ms":{"type":"number"}}}`), Run: func(ctx context.Context, c *pipeline.Call) (pipeline.Output, error) {
 			var a struct{ Ms int }
 			c.DecodeArgs(&a)
 			e.enter()
@@ -716,6 +716,20 @@ func TestACallIssuedAfterAToolCompletedStartsAfterItsSettle(t *testing.T) {
 				t.Errorf("events %s, want %s", got, c.want)
 			}
 		})
+	}
+}
+
+// TestARefusedNestedCallRunsAlone: a call its schema refuses runs alone,
+// as upstream's scheduler classifies it (oracle recording
+// code-refused-nested-call): the third call, safe, starts only once the
+// refused second one completed; with the three pooled, all three would
+// start first.
+func TestARefusedNestedCallRunsAlone(t *testing.T) {
+	e := newEnv(t, Config{}, realRuntime(t))
+	e.run(context.Background(), "r", `await Promise.all([tools.slow({ms: 300}), tools.slow({ms: "x"}).catch(() => {}), tools.slow({ms: 50})]);`)
+	want := "tool/code-dispatch-start r:code:1,tool/code-dispatch-start r:code:2,tool/code-dispatch r:code:1,tool/code-dispatch-start r:code:3,tool/code-dispatch r:code:2,tool/code-dispatch r:code:3"
+	if got := e.eventOrder(); got != want {
+		t.Errorf("events %s\nwant   %s", got, want)
 	}
 }
 

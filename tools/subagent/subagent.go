@@ -143,9 +143,12 @@ func (t *Tool) parameters() json.RawMessage {
 }
 
 type args struct {
-	Description     string `json:"description"`
-	Prompt          string `json:"prompt"`
-	RunInBackground *bool  `json:"run_in_background"`
+	Description string `json:"description"`
+	Prompt      string `json:"prompt"`
+	// RunInBackground is kept raw: an instance without background has no
+	// such parameter, so its schema checks no type and only a JSON true
+	// refuses the call (upstream compares with === true).
+	RunInBackground json.RawMessage `json:"run_in_background"`
 }
 
 // ErrNoCaller refuses an agentless call (VERBATIM).
@@ -156,16 +159,24 @@ var ErrNoCaller = errors.New("subagent tool requires a calling agent (exec.agent
 var errBackgroundDisabled = errors.New("run_in_background is disabled for this tool instance (enableRunInBackground: false)")
 
 // background resolves the call's route: the instance's default (continuable
-// runs in the background) unless the call says otherwise.
-func (t *Tool) background(req *bool) (bool, error) {
+// runs in the background) unless the call says otherwise. Without
+// background, any value but true (a string, a number, null) is ignored;
+// with it, the schema has already checked that the value is a boolean.
+func (t *Tool) background(req json.RawMessage) (bool, error) {
 	if t.inst.NoBackground {
-		if req != nil && *req {
+		if string(req) == "true" {
 			return false, errBackgroundDisabled
 		}
 		return false, nil
 	}
-	if req != nil {
-		return *req, nil
+	var bg *bool
+	if len(req) > 0 {
+		if err := json.Unmarshal(req, &bg); err != nil {
+			return false, fmt.Errorf("invalid arguments: run_in_background: %w", err)
+		}
+	}
+	if bg != nil {
+		return *bg, nil
 	}
 	return t.inst.Background == Continuable, nil
 }

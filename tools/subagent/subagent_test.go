@@ -140,6 +140,12 @@ func TestRouting(t *testing.T) {
 		{"one-shot true", oneShot, `{"description":"d","prompt":"p","run_in_background":true}`, "started background subagent job subagent-1", "start diag d: p"},
 		{"no background", fork, `{"description":"d","prompt":"p"}`, "CHILD_OK", "start fork d: p"},
 		{"no background, true", fork, `{"description":"d","prompt":"p","run_in_background":true}`, "Error: run_in_background is disabled for this tool instance (enableRunInBackground: false)", ""},
+		// without the parameter the schema checks no type: only true refuses
+		{"no background, the string true", fork, `{"description":"d","prompt":"p","run_in_background":"true"}`, "CHILD_OK", "start fork d: p"},
+		{"no background, 1", fork, `{"description":"d","prompt":"p","run_in_background":1}`, "CHILD_OK", "start fork d: p"},
+		{"no background, null", fork, `{"description":"d","prompt":"p","run_in_background":null}`, "CHILD_OK", "start fork d: p"},
+		{"no background, false", fork, `{"description":"d","prompt":"p","run_in_background":false}`, "CHILD_OK", "start fork d: p"},
+		{"continuable, the string false", cont, `{"description":"d","prompt":"p","run_in_background":"false"}`, "Error: invalid arguments: \"run_in_background\" must be a boolean", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := &fake{info: subagent.ProviderInfo{DepthLimit: true, Continuable: true}, result: subagent.Result{Stop: delegation.StopCompleted, Output: []json.RawMessage{json.RawMessage(`{"type":"reasoning","text":"r"}`), json.RawMessage(`{"type":"text","text":"CHILD_OK"}`)}}}

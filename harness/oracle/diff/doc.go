@@ -5,22 +5,22 @@
 //
 // # Generating
 //
-// [Generate] makes case i of a seed: the same script on every machine
-// (a PCG stream seeded with seed and i). A case has a profile (bash, jobs,
-// fs, byte-order marks, escalation, hooks, code, session query, spill,
-// cancellation, a missing runner, turns, tools), the overlay switches that
-// profile needs and two to six moves: tool calls with arguments drawn from
-// palettes of edges (timeouts
-// that are fractions of a millisecond, zero, negative or strings; output
-// around the spill bound in one- to four-byte characters; files with CRLF,
-// byte-order marks, long lines; malformed arguments; hook configs of both
-// dialects with every kind of decision; run_code values and awaited nested
-// calls; session-query arguments the checks refuse; todo lists, globs and
-// greps, instruction files), or, in the turns profile, prompts whose turns
-// end every way a turn ends (a text, an empty reply, max-tokens, an error
-// finish retried or not) under UserPromptSubmit and Stop hooks. [Areas]
-// names what the generator explores; a test counts every area over a few
-// hundred cases.
+// [Generate] makes case i of a seed: the same script on every machine (a PCG
+// stream seeded with seed and i). A case has a profile (bash, jobs, fs,
+// byte-order marks, escalation, hooks, code, session query, spill,
+// cancellation, a missing runner, delegation, turns, tools), the overlay
+// switches that profile needs and two to six moves: tool calls with
+// arguments drawn from palettes of edges (timeouts that are fractions of a
+// millisecond, zero, negative or strings; output around the spill bound in
+// one- to four-byte characters; files with CRLF, byte-order marks, long
+// lines; malformed arguments; hook configs of both dialects with every kind
+// of decision; run_code values and awaited nested calls; session-query
+// arguments the checks refuse; children that run tools and answer, refused
+// delegations, depth caps, workflows; todo lists, globs and greps,
+// instruction files), or, in the turns profile, prompts whose turns end
+// every way a turn ends (a text, an empty reply, max-tokens, an error finish
+// retried or not) under UserPromptSubmit and Stop hooks. [Areas] names what
+// the generator explores; a test counts every area over a few hundred cases.
 //
 // # What it avoids
 //
@@ -29,14 +29,17 @@
 // until the turn has ended (its notice opens a turn of its own), a nested
 // call a program does not await, concurrent nested reads, parallel calls
 // under hooks (their hook events interleave), a timeout of a few
-// milliseconds on a command that prints at once, output naming a pid, a
-// time or the machine, a grep matching in several files (rg searches them
-// in parallel). The turns profile counts the model calls upstream makes
+// milliseconds on a command that prints at once, output naming a pid, a time
+// or the machine, a background subagent (it settles while the model works),
+// concurrent children with different scripts (upstream binds a script to
+// whichever child calls the model first), a workflow failure whose text is
+// upstream's stack, a grep matching in several files (rg searches them in
+// parallel). The turns profile counts the model calls upstream makes
 // (llm-replay hands the steps out in order across turns), so its hooks
 // block prompts by their text and steer once, and no turn fails before the
-// steering. What slips through is caught: [Checker.Check] has
-// upstream replay its own recording first, and a recording upstream does
-// not reproduce is counted as unstable and dropped.
+// steering. What slips through is caught: [Checker.Check] has upstream
+// replay its own recording first, and a recording upstream does not
+// reproduce is counted as unstable and dropped.
 //
 // # Shrinking and keeping
 //

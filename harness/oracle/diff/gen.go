@@ -66,6 +66,14 @@ const (
 	AreaInstructions     = "agent-instructions"
 	AreaTodo             = "todo-write"
 	AreaFSSearch         = "glob-grep"
+	AreaDelegation       = "delegation"
+	AreaDelegationArgs   = "delegation-arguments"
+	AreaFork             = "fork"
+	AreaAgentControl     = "agent-controls"
+	AreaDepth            = "delegation-depth"
+	AreaChildTools       = "child-tools"
+	AreaChildFailure     = "child-failure"
+	AreaWorkflow         = "workflow"
 )
 
 // Areas lists every area the generator explores.
@@ -76,6 +84,8 @@ var Areas = []string{
 	AreaParallel, AreaSearchArgChecks, AreaTimeoutFraction, AreaNestedCallsAwait, AreaMissingRunner,
 	AreaMultiPrompt, AreaMaxTokens, AreaErrorFinish, AreaRetry, AreaEmptyReply, AreaPromptHooks, AreaStopHooks,
 	AreaReminder, AreaInstructions, AreaTodo, AreaFSSearch,
+	AreaDelegation, AreaDelegationArgs, AreaFork, AreaAgentControl, AreaDepth, AreaChildTools, AreaChildFailure,
+	AreaWorkflow,
 }
 
 // gen is the state of one case being generated.
@@ -89,8 +99,9 @@ type gen struct {
 	jobs     int  // background starts so far: job ids are bash-1, bash-2, ...
 	hooks    bool // a hook config is seeded: calls stay one per step
 	readable []string
-	turns    *turnState // the turns profile's prompts
-	pinned   bool       // the search files' mtimes are pinned
+	turns    *turnState     // the turns profile's prompts
+	pinned   bool           // the search files' mtimes are pinned
+	children []oracle.Child // child sessions' scripts, in the order they first call the model
 }
 
 // profile generates the moves of one kind of case.
@@ -160,6 +171,7 @@ func profiles() []profile {
 		{"spill", setupSpill, []func(*gen){moveSpillBash, moveSpillBash, moveSpillRead, moveSpillCode}, nil},
 		{"cancel", plain, []func(*gen){moveBashOutput, moveRead, moveJobQuick}, (*gen).cancelScript},
 		{"missing-runner", setupMissingRunner, []func(*gen){moveRunnerForeground, moveRunnerBackground, moveRunnerBackground, moveEscalateBash, moveRead}, nil},
+		{"subagents", setupSubagents, []func(*gen){moveDelegate, moveDelegate, moveDelegatePair, moveDelegateArgs, moveAgentControl, moveDelegateDeep, moveWorkflow, moveWorkflow}, (*gen).subagentScript},
 		{"turns", setupTurns, []func(*gen){moveTurnText, moveTurnText, moveTurnEmpty, moveTurnMaxTokens, moveTurnError, moveTurnError}, (*gen).turnsScript},
 		{"tools", setupTools, []func(*gen){moveRepeat, moveTodo, moveTodo, moveSearch, moveSearch, moveInstructions, moveInstructions}, nil},
 	}

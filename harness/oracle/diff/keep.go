@@ -20,9 +20,14 @@ const (
 // Remark is a kept case's line in gen/settings.tsv: where it comes from
 // and how it first differed.
 func (f *Finding) Remark() string {
-	detail := strings.Join(strings.Fields(firstLine(f.MinimalChecked.Ours.Detail())), " ")
 	return fmt.Sprintf("generated: case %d of seed %d (%s profile), shrunk by delta debugging from %d to %d calls; first difference: %s",
-		f.Case.Index, f.Case.Seed, f.Case.Profile, f.Case.Script.Calls(), f.Minimal.Calls(), detail)
+		f.Case.Index, f.Case.Seed, f.Case.Profile, f.Case.Script.Calls(), f.Minimal.Calls(), remarkDetail(f.MinimalChecked.Ours.Detail()))
+}
+
+// remarkDetail is the first line of a replay's detail on one line, without
+// the "first difference: " the remark already says.
+func remarkDetail(detail string) string {
+	return strings.TrimPrefix(strings.Join(strings.Fields(firstLine(detail)), " "), "first difference: ")
 }
 
 // KeepIn returns a Campaign.Keep that writes each minimal case into the

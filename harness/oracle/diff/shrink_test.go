@@ -155,4 +155,19 @@ func TestDepartureOf(t *testing.T) {
 	}
 }
 
+// TestRemarkDetail: a kept case's remark names "first difference" once, on
+// one line.
+func TestRemarkDetail(t *testing.T) {
+	for in, want := range map[string]string{
+		"  first difference: turn 1, tool/result c1 ok\n    text: expected \"a\", got \"b\"\n": "turn 1, tool/result c1 ok",
+		"  flag: a stale projection\n":  "flag: a stale projection",
+		"":                              "",
+		"first difference:  turn  2, x": "turn 2, x",
+	} {
+		if got := remarkDetail(in); got != want {
+			t.Errorf("remarkDetail(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
 const rgDeparture = "rg's own error text is Debian's rg 13's (upstream's rg 15 prefixes it with \"rg: \" and words some errors otherwise)"

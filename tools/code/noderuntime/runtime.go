@@ -200,6 +200,8 @@ type Request struct {
 type Submission struct {
 	ID   int64
 	Name string
+	// Args are the call's arguments, as Call receives them.
+	Args json.RawMessage
 	// CPU is the program's CPU time (its process's, user and system) when
 	// it issued the call, as the child measured it: how far the program had
 	// got, whatever the scheduling. Only the difference between two calls
@@ -612,7 +614,7 @@ func (s *runState) startCall(ctx context.Context, m message, replies chan<- repl
 	s.pending++
 	s.argBytes[id] = int64(len(raw))
 	if s.req.Submitted != nil {
-		s.req.Submitted(Submission{ID: id, Name: name, CPU: time.Duration(cpu) * time.Microsecond})
+		s.req.Submitted(Submission{ID: id, Name: name, Args: raw, CPU: time.Duration(cpu) * time.Microsecond})
 	}
 	call := s.req.Call
 	go func() {
