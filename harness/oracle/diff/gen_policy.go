@@ -133,6 +133,19 @@ type hookSpec struct {
 	Timeout int    `json:"timeout,omitempty"`
 }
 
+// hookFiles are the hook configs a case seeds: Claude Code's, Codex's or
+// both.
+func (g *gen) hookFiles() []string {
+	files := []string{"hooks.json", "codex-hooks.json"}
+	switch g.r.IntN(3) {
+	case 0:
+		return files[:1]
+	case 1:
+		return files[1:]
+	}
+	return files
+}
+
 // setupHooks seeds hooks.json (Claude Code) and/or codex-hooks.json
 // (Codex) with one or two entries per event.
 func setupHooks(g *gen) {
@@ -140,13 +153,7 @@ func setupHooks(g *gen) {
 	if g.chance(0.3) {
 		g.set.Mode = oracle.WorkspaceWrite // a hook's ask then prompts the user
 	}
-	files := []string{"hooks.json", "codex-hooks.json"}
-	switch g.r.IntN(3) {
-	case 0:
-		files = files[:1]
-	case 1:
-		files = files[1:]
-	}
+	files := g.hookFiles()
 	for _, f := range files {
 		cfg := map[string][]hookEntry{}
 		for _, ev := range []string{"PreToolUse", "PostToolUse"} {

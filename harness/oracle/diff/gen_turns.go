@@ -116,13 +116,7 @@ func setupTurns(g *gen) {
 	if g.chance(0.2) {
 		return // no hooks
 	}
-	files := []string{"hooks.json", "codex-hooks.json"}
-	switch g.r.IntN(3) {
-	case 0:
-		files = files[:1]
-	case 1:
-		files = files[1:]
-	}
+	files := g.hookFiles()
 	steerIn := files[g.r.IntN(len(files))]
 	if g.chance(0.4) {
 		steerIn = "" // no Stop hook steers
@@ -282,14 +276,22 @@ func (g *gen) leadCalls(p *turnPlan) {
 	}
 }
 
-// moveTurnText: a turn whose reply is a text, after some calls.
-func moveTurnText(g *gen) {
+// openTurn starts a turn: its prompt, then (unless a hook blocks it) the
+// calls before its last step; false when the turn has ended already
+// (blocked, or failed in a call's step).
+func (g *gen) openTurn() (*turnPlan, bool) {
 	p := g.turnPrompt()
 	if p.blocked {
-		return
+		return p, false
 	}
 	g.leadCalls(p)
-	if !p.failed {
+	return p, !p.failed
+}
+
+// moveTurnText: a turn whose reply is a text, after some calls.
+func moveTurnText(g *gen) {
+	p, ok := g.openTurn()
+	if ok {
 		p.steps = append(p.steps, g.attempts(oracle.Step{Text: pick(g, "DONE", "Line one.\nLine two.", "ünïcödé ✓")}, p))
 	}
 	g.endTurn(p)
@@ -298,12 +300,8 @@ func moveTurnText(g *gen) {
 // moveTurnEmpty: a reply with no block at all (a stop finish with usage
 // only, or without usage).
 func moveTurnEmpty(g *gen) {
-	p := g.turnPrompt()
-	if p.blocked {
-		return
-	}
-	g.leadCalls(p)
-	if p.failed {
+	p, ok := g.openTurn()
+	if !ok {
 		return
 	}
 	chunks := []json.RawMessage{}
@@ -320,12 +318,8 @@ func moveTurnEmpty(g *gen) {
 // ended, a finished text and a cut call, a cut call alone (an empty
 // assistant message), or a finished text alone. The turn ends there.
 func moveTurnMaxTokens(g *gen) {
-	p := g.turnPrompt()
-	if p.blocked {
-		return
-	}
-	g.leadCalls(p)
-	if p.failed {
+	p, ok := g.openTurn()
+	if !ok {
 		return
 	}
 	var chunks []json.RawMessage
@@ -361,12 +355,8 @@ func (g *gen) cutCall(index int) []json.RawMessage {
 // moveTurnError: a reply that fails (an error finish, some after a
 // partial text); whether the policy retries it decides the turn's end.
 func moveTurnError(g *gen) {
-	p := g.turnPrompt()
-	if p.blocked {
-		return
-	}
-	g.leadCalls(p)
-	if p.failed {
+	p, ok := g.openTurn()
+	if !ok {
 		return
 	}
 	last := oracle.Step{Text: "Recovered."}
