@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dshsim/dshsim/internal/waittest"
 	"github.com/dshsim/dshsim/sandbox/procfs"
 )
 
@@ -168,4 +169,20 @@ func TestSettleCapsAComputingJob(t *testing.T) {
 			t.Fatal("the wait for a stuck job did not end at its ceiling")
 		}
 	})
+}
+
+// TestSettleSkipsAnExitingLeader: a job leader caught while it exits shows
+// pids of 0 on its NSpid line; it is a leader that ended, not a broken proc
+// file (the wait failed the replay on it).
+func TestSettleSkipsAnExitingLeader(t *testing.T) {
+	f := newFakeProc(t)
+	f.set('Z', 7)
+	if err := os.WriteFile(filepath.Join(f.dir, "200", "status"), []byte("Name:\tx\nNSpid:\t0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := newSettler(procfs.Root(f.dir), func() []int { return []int{200} })
+	s.cap, s.ceiling = 100*time.Millisecond, 30*time.Second
+	if err := waittest.Recv(t, waitAsync(s), "the wait to end"); err != nil {
+		t.Fatalf("wait: %v", err)
+	}
 }

@@ -95,7 +95,8 @@ func ParseStatus(status string) map[string]string {
 
 // ParseNSpid returns the pids of the NSpid line of a /proc/<pid>/status
 // text: the process's pid in the PID namespace of the proc mount first, then
-// in each nested namespace down to its own.
+// in each nested namespace down to its own. A process that is exiting shows
+// pids of 0: its error is one [Gone] reports.
 func ParseNSpid(status string) ([]int, error) {
 	v, ok := ParseStatus(status)["NSpid"]
 	if !ok {
@@ -108,13 +109,21 @@ func ParseNSpid(status string) ([]int, error) {
 	pids := make([]int, len(f))
 	for i, s := range f {
 		n, err := strconv.Atoi(s)
-		if err != nil || n <= 0 {
+		switch {
+		case err == nil && n == 0:
+			return nil, errExiting
+		case err != nil || n < 0:
 			return nil, fmt.Errorf("field NSpid: %q is not a process id", s)
 		}
 		pids[i] = n
 	}
 	return pids, nil
 }
+
+// errExiting is an NSpid line of a process whose pid the kernel already
+// released: it is exiting, and the kernel writes 0 for its pids. [Gone]
+// reports it.
+var errExiting = fmt.Errorf("field NSpid: 0, the process is exiting: %w", syscall.ESRCH)
 
 // Root is the directory of a proc mount. The pids it shows (and the
 // sessions and groups of its stat lines) are those of the mount's PID

@@ -72,13 +72,20 @@ func TestParseNSpid(t *testing.T) {
 		{status: "NSpid:\t5\n", want: []int{5}},
 		{status: "Name:\tbash\n", wantErr: "no NSpid line"},
 		{status: "NSpid:\t\n", wantErr: "field NSpid: empty"},
-		{status: "NSpid:\t5\t0\n", wantErr: `field NSpid: "0" is not a process id`},
+		{status: "NSpid:\t5\t-1\n", wantErr: `field NSpid: "-1" is not a process id`},
+		{status: "NSpid:\t5\tx\n", wantErr: `field NSpid: "x" is not a process id`},
+		{status: "NSpid:\t0\t0\n", wantErr: "field NSpid: 0, the process is exiting: no such process"},
+		{status: "NSpid:\t5\t0\n", wantErr: "field NSpid: 0, the process is exiting: no such process"},
 	}
 	for _, tt := range tests {
 		got, err := ParseNSpid(tt.status)
 		if tt.wantErr != "" {
 			if err == nil || err.Error() != tt.wantErr {
 				t.Errorf("ParseNSpid(%q) error %v, want %q", tt.status, err, tt.wantErr)
+			}
+			// only an exiting process's line reads as gone
+			if exiting := strings.Contains(tt.wantErr, "exiting"); Gone(err) != exiting {
+				t.Errorf("ParseNSpid(%q): Gone(%v) = %v, want %v", tt.status, err, !exiting, exiting)
 			}
 			continue
 		}
