@@ -696,7 +696,9 @@ func TestSettlesFirst(t *testing.T) {
 // it before the tool completed.
 func TestACallIssuedAfterAToolCompletedStartsAfterItsSettle(t *testing.T) {
 	busy := func(ms int) string {
-		return fmt.Sprintf("const t0 = Date.now(); while (Date.now() - t0 < %d) {}\n", ms)
+		// CPU time, not wall time: on a loaded machine a wall-clock loop
+		// gets only a share of the CPU, and the stamps measure CPU
+		return fmt.Sprintf("{ const { cpuUsage } = await import('node:process'); const c0 = cpuUsage(); for (;;) { const u = cpuUsage(c0); if (u.user + u.system >= %d) break; } }\n", ms*1000)
 	}
 	cases := []struct{ name, code, want string }{
 		{"exclusive", "const p1 = tools.mutate({});\n" + busy(400) + "const p2 = tools.mutate({});\nawait Promise.all([p1, p2]);",
