@@ -123,6 +123,10 @@ func Generate(seed uint64, index int) *Case {
 	ps := profiles()
 	p := ps[r.IntN(len(ps))]
 	g.seedFiles()
+	// Every case mounts the repeated-call reminder, as our stack composes it
+	// (upstream's base profile mounts it; the oracle's overlay only with the
+	// switch): any profile may repeat a call three times.
+	g.set.Reminder = true
 	p.setup(g)
 	n := 2 + r.IntN(5)
 	for range n {

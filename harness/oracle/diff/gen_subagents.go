@@ -33,11 +33,9 @@ import (
 // setupSubagents mounts delegation, sometimes with a depth cap of 2 (a
 // grandchild runs, a great-grandchild is refused), sometimes under
 // workspace-write (children are pinned to approval never). The repeated-call
-// reminder is mounted as our stack composes it: a child may repeat a call
-// three times, and the reminder is then every agent's.
+// reminder, mounted in every case, is then every agent's.
 func setupSubagents(g *gen) {
 	g.set.Subagents = true
-	g.set.Reminder = true
 	if g.chance(0.3) {
 		g.set.MaxDepth = pick(g, 2, 2, 3)
 	}

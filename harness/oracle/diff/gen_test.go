@@ -194,3 +194,14 @@ func TestCancelledHookFiresOnce(t *testing.T) {
 		t.Fatal("no case cancels in a hook")
 	}
 }
+
+// TestEveryCaseMountsTheReminder: our stack always composes the
+// repeated-call reminder, so upstream's run of every case mounts it too (a
+// hooks case writing one file three times differed for that alone).
+func TestEveryCaseMountsTheReminder(t *testing.T) {
+	for i := range 200 {
+		if c := Generate(5, i); !c.Settings.Reminder {
+			t.Fatalf("%s (%s profile) runs upstream without the reminder", c.Name, c.Profile)
+		}
+	}
+}

@@ -15,7 +15,6 @@ import (
 
 // setupTools picks the switches and seeds what they read.
 func setupTools(g *gen) {
-	g.set.Reminder = true
 	for !g.set.Todo && !g.set.FSSearch && !g.set.Instructions {
 		g.set.Todo, g.set.FSSearch, g.set.Instructions = g.chance(0.5), g.chance(0.5), g.chance(0.4)
 	}
