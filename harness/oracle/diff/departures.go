@@ -45,6 +45,19 @@ var Departures = []NamedDeparture{
 	},
 }
 
+// onlyText returns the expected and our text when a result's first
+// difference is one event present on both sides that differs in its text
+// alone.
+func onlyText(r *replay.Result) (expected, got string, ok bool) {
+	p := r.Comparison.First()
+	if p == nil || p.Expected == nil || p.Got == nil || len(p.Diffs) != 1 || p.Diffs[0].Path != "text" {
+		return "", "", false
+	}
+	expected, _ = p.Diffs[0].Expected.(string)
+	got, _ = p.Diffs[0].Got.(string)
+	return expected, got, true
+}
+
 // esbuildWords are the openings of esbuild's syntax errors.
 var esbuildWords = regexp.MustCompile(`^Error: code run failed \(exception\): (Unexpected|Expected|Unterminated|Invalid|Syntax error)`)
 
@@ -52,13 +65,8 @@ var esbuildWords = regexp.MustCompile(`^Error: code run failed \(exception\): (U
 // failure upstream words as Node's type stripper (SWC) and we as esbuild,
 // each on one line.
 func esbuildSyntaxError(r *replay.Result) bool {
-	p := r.Comparison.First()
-	if p == nil || p.Expected == nil || p.Got == nil || len(p.Diffs) != 1 || p.Diffs[0].Path != "text" {
-		return false
-	}
-	e, _ := p.Diffs[0].Expected.(string)
-	g, _ := p.Diffs[0].Got.(string)
-	return strings.HasPrefix(e, "Error: code run failed (exception): ") && !strings.Contains(e, "\n") &&
+	e, g, ok := onlyText(r)
+	return ok && strings.HasPrefix(e, "Error: code run failed (exception): ") && !strings.Contains(e, "\n") &&
 		esbuildWords.MatchString(g) && !strings.Contains(g, "\n")
 }
 
@@ -67,14 +75,9 @@ func esbuildSyntaxError(r *replay.Result) bool {
 // upstream's rg 15 starts with "rg: " (its words differ from rg 13's too:
 // "IO error for operation on", a pattern shown wrapped in a group).
 func rgErrorPrefix(r *replay.Result) bool {
-	p := r.Comparison.First()
-	if p == nil || p.Expected == nil || p.Got == nil || len(p.Diffs) != 1 || p.Diffs[0].Path != "text" {
-		return false
-	}
-	e, _ := p.Diffs[0].Expected.(string)
-	g, _ := p.Diffs[0].Got.(string)
+	e, g, ok := onlyText(r)
 	quote := strings.Index(e, "rg: ")
-	if quote < 0 || !strings.HasPrefix(g, e[:quote]) {
+	if !ok || quote < 0 || !strings.HasPrefix(g, e[:quote]) {
 		return false
 	}
 	opening := e[:quote]
