@@ -200,18 +200,23 @@ func pickServed(logs []servedLog, sid string, call *pipeline.Call) (served.Recor
 			own = i
 		}
 	}
-	if r, ok := logs[own].calls[id]; ok && r.Content != nil && served.Matches(r, call) {
+	r, ok := logs[own].calls[id]
+	found := ok && r.Content != nil // fallback holds a record of the id
+	if found && served.Matches(r, call) {
 		return r, nil
 	}
-	var matches, others []served.Recorded
+	fallback := r
+	var matches []served.Recorded
 	for _, l := range logs {
-		r, ok := l.calls[id]
+		c, ok := l.calls[id]
 		switch {
-		case !ok || r.Content == nil:
-		case !served.Matches(r, call):
-			others = append(others, r)
-		case !slices.ContainsFunc(matches, func(m served.Recorded) bool { return reflect.DeepEqual(m, r) }):
-			matches = append(matches, r)
+		case !ok || c.Content == nil:
+		case !served.Matches(c, call):
+			if !found {
+				fallback, found = c, true
+			}
+		case !slices.ContainsFunc(matches, func(m served.Recorded) bool { return reflect.DeepEqual(m, c) }):
+			matches = append(matches, c)
 		}
 	}
 	switch {
@@ -219,11 +224,8 @@ func pickServed(logs []servedLog, sid string, call *pipeline.Call) (served.Recor
 		return matches[0], nil
 	case len(matches) > 1:
 		return served.Recorded{}, fmt.Errorf("the recording's sessions hold %d different results for call %s, none in the calling session", len(matches), id)
-	case len(others) > 0:
-		if r, ok := logs[own].calls[id]; ok && r.Content != nil {
-			return r, nil
-		}
-		return others[0], nil
+	case found:
+		return fallback, nil
 	}
 	return served.Recorded{}, served.NoResult(id)
 }

@@ -107,6 +107,7 @@ func TestPickServed(t *testing.T) {
 		{"unbound", "c5", `{"url":"e"}`, "root's E", ""},
 		{"other-id", "c5", `{"url":"e"}`, "other's E", ""},
 		{"child-id", "c1", `{"url":"z"}`, "child's A", ""}, // other arguments: its own record, for the body to refuse
+		{"child-id", "c2", `{"url":"z"}`, "root's B", ""},  // other arguments, none of its own: another log's
 		{"child-id", "c6", `{"url":"f"}`, "", "the recording has no result for call c6"},
 		{"child-id", "c9", `{}`, "", "the recording has no result for call c9"},
 	}
