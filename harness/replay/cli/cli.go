@@ -28,6 +28,7 @@ type options struct {
 	parallel, seedFiles                                  int
 	timeout                                              time.Duration
 	tmpSize, seedBytes, seedFileBytes                    byteSize
+	recordingBytes, recordingLineBytes                   byteSize
 	args                                                 []string
 	stdout, stderr                                       io.Writer
 	// progressAfter is how long a run lasts before a terminal shows
@@ -63,6 +64,9 @@ func command(o *options) cmdline.Command {
 	fs.Var(&o.seedBytes, "seed-max-bytes", "bound of a recording's workspace/ seed, all files together, in `bytes` (suffix K, M or G)")
 	fs.Var(&o.seedFileBytes, "seed-max-file-bytes", "bound of one file of a workspace/ seed, in `bytes` (suffix K, M or G)")
 	fs.IntVar(&o.seedFiles, "seed-max-files", recording.DefaultSeedMaxFiles, "bound of the files and directories of a workspace/ seed")
+	o.recordingBytes, o.recordingLineBytes = recording.DefaultRecordingMaxBytes, recording.DefaultRecordingMaxLineBytes
+	fs.Var(&o.recordingBytes, "recording-max-bytes", "bound of a recording's files together (workspace/ aside), in `bytes` (suffix K, M or G): a larger recording is refused before it is read; the contained replay's answer is bounded by eight times it")
+	fs.Var(&o.recordingLineBytes, "recording-max-line-bytes", "bound of one line of a recording's session logs and stdout.expected.jsonl, in `bytes` (suffix K, M or G)")
 	return cmdline.Command{Name: "dsh-replay", Flags: fs, Help: func(w io.Writer) {
 		fmt.Fprintf(w, usage, wireHelp(), settingsHelp())
 		cmdline.Defaults(fs, w)
@@ -236,13 +240,15 @@ func (o *options) validateFlags() error {
 	}
 	o.run = replay.RunOptions{Options: replay.Options{
 		LogDir: o.logs, Timeout: o.timeout, LauncherPath: o.launcher, StrictHooks: o.strict, Trusted: o.trusted,
-		TmpSize: int64(o.tmpSize),
-		Seed:    recording.SeedBounds{MaxBytes: int64(o.seedBytes), MaxFiles: o.seedFiles, MaxFileBytes: int64(o.seedFileBytes)},
+		TmpSize:   int64(o.tmpSize),
+		Seed:      recording.SeedBounds{MaxBytes: int64(o.seedBytes), MaxFiles: o.seedFiles, MaxFileBytes: int64(o.seedFileBytes)},
+		Recording: recording.Bounds{MaxBytes: int64(o.recordingBytes), MaxLineBytes: int64(o.recordingLineBytes)},
 	}, Parallel: o.parallel}
 	for _, f := range []struct {
 		name string
 		v    int64
-	}{{"tmp-size", int64(o.tmpSize)}, {"seed-max-bytes", int64(o.seedBytes)}, {"seed-max-file-bytes", int64(o.seedFileBytes)}, {"seed-max-files", int64(o.seedFiles)}} {
+	}{{"tmp-size", int64(o.tmpSize)}, {"seed-max-bytes", int64(o.seedBytes)}, {"seed-max-file-bytes", int64(o.seedFileBytes)}, {"seed-max-files", int64(o.seedFiles)},
+		{"recording-max-bytes", int64(o.recordingBytes)}, {"recording-max-line-bytes", int64(o.recordingLineBytes)}} {
 		if f.v <= 0 {
 			return cmdline.Usage("-%s %d: want a positive bound", f.name, f.v)
 		}
