@@ -327,3 +327,25 @@ func TestABadRecordingStartsNoChild(t *testing.T) {
 		t.Errorf("not UTF-8: %s", r.Summary())
 	}
 }
+
+// TestKeepLogStaysInItsDirectory: the kept log is a file of -logs DIR
+// itself whatever the name: a name that would make another path (the
+// base name of "/", a name with a separator) writes nothing.
+func TestKeepLogStaysInItsDirectory(t *testing.T) {
+	parent := t.TempDir()
+	logs := filepath.Join(parent, "logs")
+	for _, name := range []string{"/", "../escaped", "a/b"} {
+		res := &Result{Name: name}
+		if err := keepLog(Options{LogDir: logs}, res, []byte("{}\n")); err == nil || res.LogPath != "" {
+			t.Errorf("name %q: kept as %q (%v)", name, res.LogPath, err)
+		}
+	}
+	res := &Result{Name: "r"}
+	if err := keepLog(Options{LogDir: logs}, res, []byte("{}\n")); err != nil || res.LogPath != filepath.Join(logs, "r.session.jsonl") {
+		t.Fatalf("name r: kept as %q (%v)", res.LogPath, err)
+	}
+	entries, _ := os.ReadDir(parent)
+	if len(entries) != 1 || entries[0].Name() != "logs" {
+		t.Errorf("%s holds %v, want only logs", parent, entries)
+	}
+}

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/dshsim/dshsim/internal/waittest"
 )
 
 // withKids is a recording with a child log and the child's sidecars.
@@ -198,9 +200,13 @@ func TestAFIFOIsNotRead(t *testing.T) {
 	if err := syscall.Mkfifo(path, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	e := loadError(t, dir, Bounds{})
-	if e == nil || e.File != SessionFile || e.Problem != "not a regular file but a FIFO" {
-		t.Fatalf("%v", e)
+	err := waittest.Call(t, "loading a recording whose session.jsonl is a FIFO", func() error {
+		_, err := LoadBounded(dir, Bounds{})
+		return err
+	})
+	var e *Error
+	if !errors.As(err, &e) || e.File != SessionFile || e.Problem != "not a regular file but a FIFO" {
+		t.Fatalf("%v", err)
 	}
 }
 
@@ -235,13 +241,20 @@ func TestAFileLongerThanItsSizeIsCutAtTheBound(t *testing.T) {
 }
 
 // endless is an endless JSONL stream: line(i) is its line i (0-based).
+// Read far past stop bytes, it fails, so that a reader that does not stop
+// at its bound fails the test instead of filling the memory.
 type endless struct {
 	line func(i int) string
 	buf  []byte
 	i    int
+	read int
+	stop int
 }
 
 func (e *endless) Read(p []byte) (int, error) {
+	if e.read += len(p); e.read > 16*e.stop {
+		return 0, errors.New("read 16 times past the bound")
+	}
 	for len(e.buf) < len(p) {
 		e.buf = append(e.buf, e.line(e.i)+"\n"...)
 		e.i++
@@ -279,7 +292,7 @@ func TestAStreamLongerThanTheBoundIsCut(t *testing.T) {
 			}
 			l := &loader{name: "r", bounds: Bounds{MaxBytes: bound}.WithDefaults()}
 			l.left = l.bounds.MaxBytes
-			r, done := l.budget(&endless{line: tc.line})
+			r, done := l.budget(&endless{line: tc.line, stop: bound})
 			err := tc.parse(&lineReader{r: bufio.NewReader(r), rec: "r", file: tc.file, max: l.bounds.MaxLineBytes})
 			done()
 			var e *Error
