@@ -45,6 +45,9 @@ func (b Bounds) WithDefaults() Bounds {
 // bound of the whole, the error names the largest file.
 func (l *loader) measure() error {
 	entries, err := os.ReadDir(l.dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return l.missing(InputFile) // no recording there at all
+	}
 	if err != nil {
 		return &Error{Recording: l.name, Problem: err.Error()}
 	}

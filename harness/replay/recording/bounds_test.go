@@ -302,3 +302,13 @@ func TestAStreamLongerThanTheBoundIsCut(t *testing.T) {
 		})
 	}
 }
+
+// TestAMissingDirectoryIsAMissingRecording: where there is no directory,
+// sizing the recording fails as reading it would: input.json is missing
+// (callers skip recordings that are not there by that error).
+func TestAMissingDirectoryIsAMissingRecording(t *testing.T) {
+	e := loadError(t, filepath.Join(t.TempDir(), "gone"), Bounds{})
+	if e == nil || e.Recording != "gone" || e.File != InputFile || !strings.HasPrefix(e.Problem, "missing file") {
+		t.Fatalf("%v", e)
+	}
+}
