@@ -43,7 +43,7 @@ type Confiner struct {
 // Nothing is probed and no thread is made before the first call that
 // selects Landlock.
 func New(cfg Config) (*Confiner, error) {
-	c := &Confiner{runner: cfg.Runner, opts: inproc.Options{ReuseThreads: true, ABICap: cfg.Sandbox.LandlockABICap, Harden: cfg.Sandbox.Harden}}
+	c := &Confiner{runner: cfg.Runner, opts: inproc.Options{ABICap: cfg.Sandbox.LandlockABICap, Harden: cfg.Sandbox.Harden}}
 	sc := cfg.Sandbox
 	sc.LandlockInProcess = nil
 	c.operator = len(sc.RunnerCommand) > 0

@@ -68,11 +68,6 @@ func BenchmarkSpawnRatios(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer l.Close()
-	lr, err := inproc.NewWithOptions(inproc.Options{ReuseThreads: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer lr.Close()
 	stackConfiner, runnerConfiner := stackOnLandlock(b, ws, bin.runner)
 	out := sandboxtest.TempDir(b, "dshsim-bench-out-")
 	// The stack's confinement of a start: c confines the call (the one
@@ -159,13 +154,6 @@ func BenchmarkSpawnRatios(b *testing.B) {
 			}
 			return toStart.Wait()
 		}},
-		{"inproc-reuse", func() error {
-			c := exec.Command("/bin/true")
-			if err := lr.Start(c, policy); err != nil {
-				return err
-			}
-			return c.Wait()
-		}},
 		{"go-empty", cmd(bin.empty)},
 		{"go-exec", cmd(bin.goExec)},
 		{"runner-rules", rulesOnly(bin.runner)},
@@ -197,7 +185,7 @@ func BenchmarkSpawnRatios(b *testing.B) {
 	// Ours over upstream's C runner: the runner binary, the in-process path
 	// that confines a Go caller's child without one, and the stack's default
 	// spawn (and the same spawn through the runner, the old default).
-	for _, ratio := range [][2]string{{"runner", "c-runner"}, {"inproc", "c-runner"}, {"inproc-reuse", "c-runner"}, {"stack-landlock", "c-runner"},
+	for _, ratio := range [][2]string{{"runner", "c-runner"}, {"inproc", "c-runner"}, {"stack-landlock", "c-runner"},
 		{"stack-spawn", "c-runner-spawn"}, {"stack-runner-spawn", "c-runner-spawn"}} {
 		name := ratio[0] + "/" + ratio[1]
 		r := medians[ratio[0]] / medians[ratio[1]]
