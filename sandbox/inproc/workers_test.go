@@ -180,4 +180,3 @@ func TestChildLimit(t *testing.T) {
 		}
 	}
 }
-
