@@ -1,7 +1,7 @@
 // Package inproc confines a child process of the calling Go program without a
-// runner binary: it restricts one locked OS thread with Landlock, starts the
-// child from that thread (fork/exec inherits the thread's Landlock domain),
-// and lets the thread die.
+// runner binary: it restricts one locked OS thread per policy with Landlock
+// and starts the children of that policy from it (fork/exec inherits the
+// thread's Landlock domain), each in a nested domain of its own.
 //
 // # Why it is safe for the parent
 //
