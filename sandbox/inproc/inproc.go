@@ -71,14 +71,15 @@ func factsOf(mode sandbox.Mode, harden, scopes bool) facts {
 // files: this process ([IsolatedAgent]), always; signals to any process
 // outside its own nested domain where the kernel has scopes (ABI 6); and
 // the hardening's other effects when hardened (its signal scoping is the
-// nested layer's already). Pure.
+// nested layer's already; its agent entry is the runner's, this one's is
+// IsolatedAgent). Pure.
 func isolationOf(harden, scopes bool) []string {
 	out := []string{IsolatedAgent}
 	if scopes {
 		out = append(out, IsolatedNestedSignal)
 	}
 	for _, e := range sandbox.Isolation(sandbox.BackendLandlock, harden) {
-		if !strings.HasPrefix(e, sandbox.IsolatedSignal+":") {
+		if !strings.HasPrefix(e, sandbox.IsolatedSignal+":") && !strings.HasPrefix(e, sandbox.IsolatedAgent+":") {
 			out = append(out, e)
 		}
 	}
@@ -87,7 +88,7 @@ func isolationOf(harden, scopes bool) []string {
 
 // IsolatedAgent is what every command a launcher starts is kept from, as
 // its report lists it (package doc, Why the agent is out of reach).
-const IsolatedAgent = "agent: the command runs in a Landlock domain of its own, nested below its restricted thread's, and this process is not dumpable: it can neither trace any thread of this process nor read or write its memory or open its descriptors"
+const IsolatedAgent = sandbox.IsolatedAgent + ": the command runs in a Landlock domain of its own, nested below its restricted thread's, and this process is not dumpable: it can neither trace any thread of this process nor read or write its memory or open its descriptors"
 
 // IsolatedNestedSignal is the signal isolation of the nested layer.
 const IsolatedNestedSignal = sandbox.IsolatedSignal + ": Landlock scoping of the command's own nested domain (ABI 6): it can signal only what it started"
@@ -168,8 +169,9 @@ type worker struct {
 }
 
 type startReq struct {
-	cmd  *exec.Cmd
-	done chan error
+	cmd    *exec.Cmd
+	limits sandbox.Limits
+	done   chan error
 }
 
 // maxWorkers bounds the restricted threads a launcher keeps: past it, the
@@ -217,7 +219,7 @@ func (l *Launcher) acquire(p sandbox.Policy) (*worker, error) {
 				if l.onThread != nil {
 					l.onThread()
 				}
-				r.done <- l.startNested(r.cmd)
+				r.done <- l.startNested(r.cmd, r.limits)
 			}
 			return nil
 		})
@@ -315,7 +317,7 @@ func (l *Launcher) Probe() error {
 	defer rs.Close()
 	err = landlock.OnRestrictedThread(rs.FD, func() error {
 		cmd := exec.Command("/bin/true")
-		if err := l.startNested(cmd); err != nil {
+		if err := l.startNested(cmd, sandbox.Limits{}); err != nil {
 			return err
 		}
 		return cmd.Wait()
@@ -347,7 +349,7 @@ func (l *Launcher) Confine(ctx context.Context, argv []string, p sandbox.Policy)
 	return sandbox.ConfinedArgv{
 		Argv: append([]string(nil), argv...), Backend: Backend, Enforcement: l.Enforcement(),
 		DenialSignatures: f.denials, Ungoverned: f.ungoverned, Policy: p,
-		Isolated: f.isolated, ScrubSecrets: l.harden, NoCapabilities: true,
+		Isolated: f.isolated, ScrubSecrets: l.harden, NoCapabilities: true, SetsLimits: true,
 		Start: func(cmd *exec.Cmd) error {
 			err := l.start(cmd, p)
 			var f *landlock.Fatal
@@ -386,16 +388,17 @@ func (l *Launcher) start(cmd *exec.Cmd, p sandbox.Policy) error {
 	defer l.release(w)
 	l.notice(cmd)
 	done := make(chan error, 1)
-	w.reqs <- startReq{cmd, done}
+	w.reqs <- startReq{cmd, p.Limits, done}
 	return <-done
 }
 
 // startNested starts cmd from the calling restricted thread, stopped before
 // its first instruction (package execstop), where it enforces the nest
 // ruleset on itself (handed to it as one more inherited descriptor, which
-// it then closes) and gets its process limit; only then does it run. A
-// failure there kills it before it ran anything, as a *landlock.Fatal.
-func (l *Launcher) startNested(cmd *exec.Cmd) error {
+// it then closes) and gets its process limit and the call's limits; only
+// then does it run. A failure there kills it before it ran anything, as a
+// *landlock.Fatal.
+func (l *Launcher) startNested(cmd *exec.Cmd, limits sandbox.Limits) error {
 	extra := cmd.ExtraFiles
 	cmd.ExtraFiles = append(slices.Clip(extra), l.nest)
 	fd := 3 + len(extra)
@@ -405,7 +408,7 @@ func (l *Launcher) startNested(cmd *exec.Cmd) error {
 				return err
 			}
 		}
-		return l.nproc.apply(s)
+		return s.Limits(l.nproc.with(limits.Rlimits()))
 	})
 	cmd.ExtraFiles = extra
 	if err != nil && cmd.Process != nil {
@@ -498,9 +501,18 @@ func childLimit(uid int, soft uint64) uint64 {
 	return soft - threadReserve
 }
 
-func (c childNproc) apply(s execstop.Stopped) error {
+// with is rs with this process's reserve kept: the call's RLIMIT_NPROC, or
+// none, lowered to c.limit when c sets one. Pure.
+func (c childNproc) with(rs []sandbox.Rlimit) []sandbox.Rlimit {
 	if c.limit == 0 {
-		return nil
+		return rs
 	}
-	return s.Limit(llsys.RlimitNproc, c.limit, c.limit)
+	out := append([]sandbox.Rlimit(nil), rs...)
+	for i, r := range out {
+		if r.Resource == llsys.RlimitNproc {
+			out[i].Soft, out[i].Hard = min(r.Soft, c.limit), min(r.Hard, c.limit)
+			return out
+		}
+	}
+	return append(out, sandbox.Rlimit{Resource: llsys.RlimitNproc, Soft: c.limit, Hard: c.limit})
 }

@@ -355,7 +355,7 @@ func TestIsolationOf(t *testing.T) {
 	}{
 		{false, false, []string{IsolatedAgent}},
 		{false, true, []string{IsolatedAgent, IsolatedNestedSignal}},
-		{true, true, append([]string{IsolatedAgent, IsolatedNestedSignal}, sandbox.Isolation(sandbox.BackendLandlock, true)[1:]...)},
+		{true, true, append([]string{IsolatedAgent, IsolatedNestedSignal}, sandbox.Isolation(sandbox.BackendLandlock, true)[2:]...)},
 	} {
 		if d := cmp.Diff(tc.want, isolationOf(tc.harden, tc.scopes)); d != "" {
 			t.Errorf("isolationOf(%v, %v) (-want +got):\n%s", tc.harden, tc.scopes, d)

@@ -86,6 +86,9 @@ type Result struct {
 	Sandbox *sandbox.Report
 	// Argv is the argv actually spawned (the wrapped one when confined).
 	Argv []string
+	// Bound names the limit of the call's policy (sandbox.Limits) that
+	// stopped it, "" when none did (sandbox.Limits.Bound).
+	Bound string `json:",omitempty"`
 }
 
 // Process is a started execution.
@@ -105,6 +108,7 @@ type Process struct {
 	result         Result
 	err            error
 	stopWatch      func() bool
+	limits         sandbox.Limits
 }
 
 // Start confines (unless danger-full-access) and starts req.Argv in its own
@@ -139,6 +143,7 @@ func Start(ctx context.Context, req Request) (*Process, error) {
 	}
 	argv := req.Argv
 	start := (*exec.Cmd).Start
+	p.limits = req.Policy.Limits
 	if req.Policy.Mode != sandbox.DangerFullAccess {
 		w, err := confine(ctx, req, dir)
 		if err != nil {
@@ -149,6 +154,9 @@ func Start(ctx context.Context, req Request) (*Process, error) {
 		if w.Start != nil {
 			start = w.Start
 		}
+	}
+	if !p.limits.Zero() && (p.wrapped == nil || p.wrapped.Start == nil) {
+		start = limited(p.limits, p.wrapped != nil && p.wrapped.Backend == sandbox.BackendLandlock)
 	}
 	if err := theReaper.enable(); err != nil {
 		return nil, err
@@ -283,6 +291,9 @@ func confine(ctx context.Context, req Request, dir string) (sandbox.ConfinedArgv
 	if w.Policy.Mode != req.Policy.Mode {
 		return sandbox.ConfinedArgv{}, fmt.Errorf("spawn: the %q confiner granted mode %q to a %s call; refusing to run it", w.Backend, w.Policy.Mode, req.Policy.Mode)
 	}
+	if w.Start != nil && !req.Policy.Limits.Zero() && !w.SetsLimits {
+		return sandbox.ConfinedArgv{}, fmt.Errorf("spawn: the %q confiner starts the command itself and cannot set the call's limits; refusing to run it unbounded", w.Backend)
+	}
 	if w.HidesWorkdir(dir) {
 		return sandbox.ConfinedArgv{}, fmt.Errorf("spawn: workdir %q is under /tmp, which the %s profile covers with an empty tmpfs in %s mode (only the workspace %q is bound on top): the command would silently start in $HOME or / instead; refusing to run it", dir, w.Backend, req.Policy.Mode, w.Policy.WorkspaceRoot)
 	}
@@ -343,6 +354,7 @@ func (p *Process) settle(werr error) {
 	if p.wrapped != nil {
 		r.Sandbox, p.err = p.wrapped.Classify(r.ExitCode, r.Signaled, r.Stderr.Text)
 	}
+	r.Bound = p.limits.Bound(r.Signal, (st.UserTime() + st.SystemTime()).Seconds(), r.ExitCode, r.Stderr.Text)
 }
 
 // Pid is the process id (also the process group id).

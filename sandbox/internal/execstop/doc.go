@@ -21,8 +21,8 @@
 //     run to a breakpoint at the end, and its memory and registers put
 //     back. Its result is read from the registers. Only on amd64; elsewhere
 //     it fails (so the caller fails closed).
-//   - [Stopped.Limit] sets a resource limit of the child (prlimit), before
-//     it could fork anything that would escape it.
+//   - [Stopped.Limit] and [Stopped.Limits] set resource limits of the child
+//     (prlimit), before it could fork anything that would escape them.
 //
 // # Threads
 //
@@ -34,5 +34,6 @@
 //
 // # Imports
 //
-// The standard library and sandbox/internal/llsys (the system calls).
+// The standard library, sandbox (the limits' type) and
+// sandbox/internal/llsys (the system calls).
 package execstop

@@ -57,7 +57,7 @@ func restrictSelf(pid, fd int) error {
 	if err := llsys.PtraceCont(pid, 0); err != nil {
 		return fmt.Errorf("run it to the breakpoint: %w", err)
 	}
-	sig, err := llsys.WaitStop(pid)
+	sig, _, err := llsys.WaitStop(pid)
 	if err != nil {
 		return fmt.Errorf("run it to the breakpoint: %w", err)
 	}

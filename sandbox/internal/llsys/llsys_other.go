@@ -47,7 +47,7 @@ func Close(fd int) error { return syscall.ENOSYS }
 func Gettid() int { return 0 }
 
 // WaitStop fails with ENOSYS off Linux.
-func WaitStop(pid int) (syscall.Signal, error) { return 0, syscall.ENOSYS }
+func WaitStop(pid int) (syscall.Signal, bool, error) { return 0, false, syscall.ENOSYS }
 
 // PtraceCont fails with ENOSYS off Linux.
 func PtraceCont(pid int, sig syscall.Signal) error { return syscall.ENOSYS }

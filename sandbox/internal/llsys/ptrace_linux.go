@@ -5,34 +5,66 @@ package llsys
 import (
 	"fmt"
 	"syscall"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
 
-// WaitStop waits for the traced child pid to stop and returns the signal
-// that stopped it. A child that exited or was killed instead is an error.
-// Only the tracer's thread group sees a traced child's stops.
-func WaitStop(pid int) (syscall.Signal, error) {
-	var ws unix.WaitStatus
+// WaitStop waits for the traced child pid to stop or end. A stop is
+// collected and its signal returned; an end is only looked at (waitid with
+// WNOWAIT: its status stays for whoever reaps the child) and reported as
+// ended, with what it says in the error.
+func WaitStop(pid int) (sig syscall.Signal, ended bool, err error) {
+	var info childInfo
 	for {
-		_, err := unix.Wait4(pid, &ws, unix.WALL, nil)
-		if err == unix.EINTR {
-			continue
+		err = unix.Waitid(unix.P_PID, pid, (*unix.Siginfo)(unsafe.Pointer(&info)), unix.WEXITED|unix.WSTOPPED|unix.WNOWAIT|unix.WALL, nil)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		return 0, false, err
+	}
+	status := info.Status
+	switch info.Code {
+	case cldTrapped, cldStopped:
+		var ws unix.WaitStatus
+		for {
+			_, err = unix.Wait4(pid, &ws, unix.WALL, nil)
+			if err != unix.EINTR {
+				break
+			}
 		}
 		if err != nil {
-			return 0, err
+			return 0, false, err
 		}
-		break
+		if !ws.Stopped() {
+			return 0, false, fmt.Errorf("unexpected wait status %#x after a stop", uint32(ws))
+		}
+		return ws.StopSignal(), false, nil
+	case cldExited:
+		return 0, true, fmt.Errorf("exited with status %d", status)
+	default:
+		return 0, true, fmt.Errorf("killed by %v", syscall.Signal(status))
 	}
-	switch {
-	case ws.Stopped():
-		return ws.StopSignal(), nil
-	case ws.Exited():
-		return 0, fmt.Errorf("exited with status %d before it ran", ws.ExitStatus())
-	case ws.Signaled():
-		return 0, fmt.Errorf("killed by %v before it ran", ws.Signal())
-	}
-	return 0, fmt.Errorf("unexpected wait status %#x", uint32(ws))
+}
+
+// si_code values of a child's siginfo (<asm-generic/siginfo.h>).
+const (
+	cldExited  = 1
+	cldTrapped = 4
+	cldStopped = 5
+)
+
+// childInfo is the siginfo_t waitid fills for a child (SIGCHLD's fields),
+// the size of unix.Siginfo.
+type childInfo struct {
+	Signo, Errno, Code int32
+	_                  int32
+	Pid                int32
+	UID                uint32
+	Status             int32
+	_                  [128 - 28]byte
 }
 
 // PtraceCont resumes the stopped traced child pid, delivering sig (0: none).
