@@ -6,6 +6,7 @@ import (
 
 	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/sandbox/inproc"
+	"github.com/dshsim/dshsim/sandbox/internal/seal"
 )
 
 // Config configures a [Confiner].
@@ -166,3 +167,6 @@ func (c *Confiner) Close() error {
 	}
 	return nil
 }
+
+// Sealed makes Confiner a spawn.Confiner (the interface is closed to the sandbox tree).
+func (*Confiner) Sealed(seal.Token) {}

@@ -16,6 +16,7 @@ import (
 	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/sandbox/chain"
 	"github.com/dshsim/dshsim/sandbox/inproc"
+	"github.com/dshsim/dshsim/sandbox/internal/seal"
 	"github.com/dshsim/dshsim/sandbox/sandboxtest"
 	"github.com/dshsim/dshsim/sandbox/spawn"
 	"github.com/dshsim/dshsim/stack"
@@ -289,3 +290,5 @@ func (c cRunnerConfiner) Confine(_ context.Context, argv []string, p sandbox.Pol
 	return sandbox.ConfinedArgv{Argv: sandbox.Wrap([]string{string(c)}, sandbox.LandlockArgs(p), argv), Backend: sandbox.BackendLandlock, Enforcement: sandbox.Full,
 		DenialSignatures: d.DenialSignatures, RunnerFailureRules: d.RunnerFailureRules, Policy: p}, nil
 }
+
+func (cRunnerConfiner) Sealed(seal.Token) {}

@@ -14,6 +14,7 @@ import (
 	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/sandbox/internal/execstop"
 	"github.com/dshsim/dshsim/sandbox/internal/llsys"
+	"github.com/dshsim/dshsim/sandbox/internal/seal"
 	"github.com/dshsim/dshsim/sandbox/landlock"
 	"github.com/dshsim/dshsim/sandbox/procfs"
 )
@@ -516,3 +517,6 @@ func (c childNproc) with(rs []sandbox.Rlimit) []sandbox.Rlimit {
 	}
 	return append(out, sandbox.Rlimit{Resource: llsys.RlimitNproc, Soft: c.limit, Hard: c.limit})
 }
+
+// Sealed makes Launcher a spawn.Confiner (the interface is closed to the sandbox tree).
+func (*Launcher) Sealed(seal.Token) {}

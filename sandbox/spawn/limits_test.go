@@ -8,6 +8,7 @@ import (
 
 	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/sandbox/inproc"
+	"github.com/dshsim/dshsim/sandbox/internal/seal"
 )
 
 // limitsBackends are the ways a call runs: unconfined, and under each
@@ -89,3 +90,5 @@ type startingConfiner struct{}
 func (startingConfiner) Confine(_ context.Context, argv []string, p sandbox.Policy) (sandbox.ConfinedArgv, error) {
 	return sandbox.ConfinedArgv{Argv: argv, Backend: "starting", Policy: p, Start: func(cmd *exec.Cmd) error { return cmd.Start() }}, nil
 }
+
+func (startingConfiner) Sealed(seal.Token) {}

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/dshsim/dshsim/sandbox"
+	"github.com/dshsim/dshsim/sandbox/internal/seal"
 )
 
 // DefaultGrace is the delay between SIGTERM and SIGKILL when a process group is killed.
@@ -26,8 +27,16 @@ const DefaultGrace = 2 * time.Second
 // (a restricted thread starts the command) are the two kinds
 // (*chain.Confiner, the stack's, returns one or the other); both check the call
 // with sandbox.Validate, so a policy is validated once per run, there.
+//
+// The interface is closed to the sandbox tree: Sealed's parameter type is
+// internal to it (package sandbox/internal/seal), so no other package can
+// declare the method. A confiner made elsewhere (a test's) can only wrap one
+// of ours, by embedding it. confiners_test.go checks the three at compile
+// time.
 type Confiner interface {
 	Confine(ctx context.Context, argv []string, policy sandbox.Policy) (sandbox.ConfinedArgv, error)
+	// Sealed does nothing; it closes the interface (see above).
+	Sealed(seal.Token)
 }
 
 // Request is one execution.
