@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"sort"
 	"strings"
 	"testing"
@@ -85,14 +84,11 @@ func TestScripts(t *testing.T) {
 	})
 }
 
-// goToolEnv is the go tool's cache locations of the caller (go env).
+// goToolEnv is the go tool's cache locations of the caller (go env of the
+// go on PATH, which go test puts first: the toolchain running the test).
 func goToolEnv() ([][2]string, error) {
 	names := []string{"GOCACHE", "GOMODCACHE", "GOPATH"}
-	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(gobin); err != nil {
-		gobin = "go"
-	}
-	out, err := exec.Command(gobin, append([]string{"env"}, names...)...).Output()
+	out, err := exec.Command("go", append([]string{"env"}, names...)...).Output()
 	if err != nil {
 		return nil, fmt.Errorf("go env: %v", err)
 	}
