@@ -1,5 +1,7 @@
 // Package cmdline is the command-line contract every dshsim command keeps
-// (dsh-sim, dsh-replay, kernel-matrix, matrix-agent):
+// (dsh-sim, dsh-replay, dsh-record, dsh-oracle, kernel-matrix, matrix-agent;
+// a test in package harness finds every command that uses this package and
+// fails when one is missing here):
 //
 //   - -h (or -help) prints the whole help to stdout and exits 0;
 //   - a bad flag, a bad flag value or a bad argument is ONE line on stderr,
