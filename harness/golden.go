@@ -73,7 +73,9 @@ func MustWrite(t testing.TB, path, content string) {
 }
 
 // IsRoot says why dir is not the repository root (nil when it is): it must be
-// a directory holding a go.mod that declares [ModulePath].
+// a directory holding a go.mod that declares [ModulePath]. A go.mod that
+// cannot be read (a directory it may not search, a go.mod it may not read)
+// is "unreadable" with the reason, not a claim that dir is no root.
 func IsRoot(dir string) error {
 	fi, err := os.Stat(dir)
 	if err != nil {
@@ -86,6 +88,13 @@ func IsRoot(dir string) error {
 		return errors.New("not a directory")
 	}
 	data, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return fmt.Errorf("unreadable (go.mod: %v)", err)
+	}
 	if err != nil || !declaresModule(data, ModulePath) {
 		return fmt.Errorf("not the repository root (no go.mod declaring module %s)", ModulePath)
 	}

@@ -156,7 +156,7 @@ func checkRoot(dir string, render bool) error {
 }
 
 // validateRender reads -render's page, which must be a text file, and
-// checks that -o FILE can be written.
+// checks that -o FILE can be written and is not the page.
 func (o *options) validateRender(cmd cmdline.Command) error {
 	data, err := readText(o.render)
 	if err != nil {
@@ -166,6 +166,9 @@ func (o *options) validateRender(cmd cmdline.Command) error {
 	if o.out != "" {
 		if err := cmd.CheckOutFile(o.out); err != nil {
 			return cmdline.Usage("-o %s: %v", o.out, err)
+		}
+		if sameFile(o.out, o.render) {
+			return cmdline.Usage("-o %s: is the page -render reads (write the expanded page elsewhere)", o.out)
 		}
 	}
 	return nil

@@ -32,7 +32,8 @@ Modes:
   -render PAGE
               write PAGE, a text file (UTF-8, no NUL byte; anything else is
               refused), with every include expanded (plain Markdown, no
-              mkdocs needed) to -o FILE, or stdout.
+              mkdocs needed) to -o FILE, or stdout; -o is never the page
+              or a file it includes.
 
 Flags:
   -run PATTERN  only sims whose name matches the regular expression; a
@@ -56,7 +57,7 @@ Include forms on the page (mkdocs pymdown snippets style; paths relative to
 the repository root):
   --8<-- "snapshots/txt/profiles.txt"            whole file
   --8<-- "snapshots/txt/landlock-runs.txt:1:28"  lines 1-28, 1-based, inclusive
-  --8<-- "sandbox/confine.go:backend-chain"      section between the comments
+  --8<-- "sandbox/backends.go:backend-chain"     section between the comments
                                                  // --8<-- [start:backend-chain]
                                                  // --8<-- [end:backend-chain]
 
@@ -71,7 +72,8 @@ Exit status: 0 all well; 1 a sim failed, a file drifted, is missing, is
 unclaimed or could not be written, the page is missing or an include is
 broken or stale, or -run matches no sim (one line on stderr naming the
 pattern, nothing run); 2 usage error (one line on stderr: a bad flag or
-argument, a -root that is not the repository, a -o that cannot be used, a
+argument, a -root that is not the repository or cannot be read, a -o that
+cannot be used (with -render: also the page or a file it includes), a
 -render PAGE that is missing or not text). Every path a flag names is checked
 before any sim runs.
 `
