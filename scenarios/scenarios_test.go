@@ -16,6 +16,7 @@ import (
 	"github.com/dshsim/dshsim/harness/escape/probe"
 	"github.com/dshsim/dshsim/harness/kernels"
 	"github.com/dshsim/dshsim/harness/replay/cli"
+	"github.com/dshsim/dshsim/harness/replay/recordcli"
 	"github.com/dshsim/dshsim/harness/simcli"
 	"github.com/dshsim/dshsim/harness/sims"
 	"github.com/dshsim/dshsim/sandbox/landlock"
@@ -28,6 +29,7 @@ import (
 var commands = map[string]func(){
 	"dsh-replay":    func() { os.Exit(cli.Main(os.Args[1:], os.Stdout, os.Stderr)) },
 	"dsh-sim":       func() { os.Exit(simcli.Main(sims.All(), os.Args[1:], os.Stdout, os.Stderr)) },
+	"dsh-record":    func() { os.Exit(recordcli.Main(os.Args[1:], os.Stdout, os.Stderr)) },
 	"landlock-run":  func() { os.Exit(landlock.Main(os.Args[1:], os.Stdout, os.Stderr)) },
 	"kernel-matrix": func() { os.Exit(kernels.Main(os.Args[1:], os.Stdout, os.Stderr)) },
 	"matrix-agent":  func() { os.Exit(kernels.AgentMain(os.Args[1:], os.Stdout, os.Stderr)) },

@@ -8,10 +8,12 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/dshsim/dshsim/harness/cmdline"
 	"github.com/dshsim/dshsim/harness/replay"
+	"github.com/dshsim/dshsim/harness/replay/recording"
 	"github.com/dshsim/dshsim/llm/deepseek"
 )
 
@@ -66,12 +68,13 @@ func Main(args []string, stdout, stderr io.Writer) int {
 			return cmdline.Usage("want exactly one SCENARIO (a directory with input.json), got %d arguments", len(args))
 		}
 		o.scenario = args[0]
-		return run(o)
+		return run(cmd, o)
 	})
 }
 
-// validate checks the options before anything starts.
-func (o *options) validate() error {
+// validate checks the options before anything starts: every problem is a
+// usage error, -o's as every command words it ([cmdline.Command.CheckOutDir]).
+func (o *options) validate(cmd cmdline.Command) error {
 	switch {
 	case o.out == "":
 		return cmdline.Usage("-o OUT is required")
@@ -85,9 +88,15 @@ func (o *options) validate() error {
 	if fi, err := os.Stat(o.scenario); err != nil || !fi.IsDir() {
 		return cmdline.Usage("SCENARIO %s: not a directory", o.scenario)
 	}
+	if err := checkInput(o.scenario); err != nil {
+		return cmdline.Usage("SCENARIO %s: %v", o.scenario, err)
+	}
 	if _, err := os.Lstat(o.out); err == nil {
 		return cmdline.Usage("-o %s exists: dsh-record writes a new recording and replaces nothing", o.out)
 	} else if !errors.Is(err, fs.ErrNotExist) {
+		return cmdline.Usage("-o %s: %v", o.out, unwrapPath(err))
+	}
+	if err := cmd.CheckOutDir(o.out, false); err != nil {
 		return cmdline.Usage("-o %s: %v", o.out, err)
 	}
 	if o.baseURL == "" {
@@ -99,9 +108,36 @@ func (o *options) validate() error {
 	return nil
 }
 
+// checkInput says what is wrong with the scenario's input.json: it must be
+// a file dsh-record can read (its content is checked when it is loaded).
+func checkInput(scenario string) error {
+	f, err := os.Open(filepath.Join(scenario, recording.InputFile))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("no %s (a scenario is a directory holding it)", recording.InputFile)
+	case err != nil:
+		return fmt.Errorf("%s: %v", recording.InputFile, unwrapPath(err))
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || fi.IsDir() {
+		return fmt.Errorf("%s: not a file", recording.InputFile)
+	}
+	return nil
+}
+
+// unwrapPath is err without the path a *fs.PathError repeats (the message
+// names the path once, itself).
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
 // run records SCENARIO into OUT.
-func run(o *options) error {
-	if err := o.validate(); err != nil {
+func run(cmd cmdline.Command, o *options) error {
+	if err := o.validate(cmd); err != nil {
 		return err
 	}
 	ctx, in := cmdline.WithInterrupt(context.Background())
