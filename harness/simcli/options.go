@@ -15,6 +15,7 @@ import (
 
 	"github.com/dshsim/dshsim/harness"
 	"github.com/dshsim/dshsim/harness/cmdline"
+	"github.com/dshsim/dshsim/sandbox/sandboxtest"
 )
 
 // options are one dsh-sim invocation: the flags as parsed ([command]), then
@@ -33,6 +34,7 @@ type options struct {
 	selected           []harness.Sim  // the sims to run or list
 	snapDir, snapShown string         // where the effect files are, as shown
 	pageText           []byte         // -render's page
+	scratch            string         // the scratch root, when sims run
 }
 
 // command is dsh-sim's flag set, parsing into o.
@@ -61,6 +63,15 @@ func (o *options) validate(cmd cmdline.Command) error {
 	}
 	if o.render != "" {
 		return o.validateRender(cmd)
+	}
+	if !o.list {
+		// The sims make their workspaces under it (and a killed run's are
+		// removed from it): checked before any sim runs.
+		scratch, err := sandboxtest.UsableScratchRoot()
+		if err != nil {
+			return cmdline.Usage("%v", err)
+		}
+		o.scratch = scratch
 	}
 	if o.set["o"] {
 		if err := cmd.CheckOutDir(o.out, o.check); err != nil {

@@ -5,14 +5,20 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/dshsim/dshsim/harness"
 	"github.com/dshsim/dshsim/harness/snippets"
+	"github.com/dshsim/dshsim/internal/waittest"
+	"github.com/dshsim/dshsim/sandbox/sandboxtest"
 )
 
 // testSims are constructed sims (this package tests the command, not the
@@ -43,6 +49,37 @@ func testSims() []harness.Sim {
 				return map[string][]byte{"out/b.txt": []byte("b full\nb 2\n"), "txt/b.txt": []byte("b\n")}, nil
 			}},
 	}
+}
+
+// mainEnv makes this test binary run dsh-sim on [blockingSims] instead of
+// the tests: a real process to kill.
+const mainEnv = "DSHSIM_SIMCLI_TEST_MAIN"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(mainEnv) == "1" {
+		os.Exit(Main(blockingSims(), os.Args[1:], os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+// blockingSims is one sim that makes a temporary and a scratch directory,
+// as the real sims do, and then runs until it is killed.
+func blockingSims() []harness.Sim {
+	return []harness.Sim{{Name: "block", Summary: "makes its directories, then waits to be killed", Files: []string{"txt/block.txt"},
+		Run: func(env *harness.Env) (map[string][]byte, error) {
+			if _, err := env.TempDir(); err != nil {
+				return nil, err
+			}
+			root, err := sandboxtest.ScratchRoot()
+			if err != nil {
+				return nil, err
+			}
+			if _, _, err := harness.MkdirRun(root, "block"); err != nil {
+				return nil, err
+			}
+			time.Sleep(time.Hour)
+			return nil, errors.New("not killed")
+		}}}
 }
 
 type result struct {
@@ -546,4 +583,80 @@ func TestExampleIncludesResolve(t *testing.T) {
 			t.Errorf("%s: %d of %d example includes resolve: %v", name, res.Includes, n, err)
 		}
 	}
+}
+
+// TestNextRunRemovesKilledRunsDirectories kills a dsh-sim run (SIGKILL: no
+// cleanup runs) while another run is alive; the next run removes the killed
+// run's temporary and scratch directories, saying so on stderr, and leaves
+// the live run's alone.
+func TestNextRunRemovesKilledRunsDirectories(t *testing.T) {
+	reset()
+	root := newRoot(t)
+	tmp := t.TempDir()
+	scratch := sandboxtest.TempDir(t, "dshsim-simcli-kill-")
+	start := func() (*exec.Cmd, []string) {
+		before := runDirs(tmp, scratch)
+		cmd := exec.Command(os.Args[0], "-root", root, "-run", "block")
+		cmd.Env = append(os.Environ(), mainEnv+"=1", "TMPDIR="+tmp, sandboxtest.ScratchEnv+"="+scratch)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		var made []string
+		waittest.Until(t, 10*time.Millisecond, "a dsh-sim run to make its temporary and scratch directories", func() bool {
+			made = nil
+			for _, d := range runDirs(tmp, scratch) {
+				if !slices.Contains(before, d) {
+					made = append(made, d)
+				}
+			}
+			return len(made) == 2
+		})
+		return cmd, made
+	}
+	killed, dead := start()
+	_, live := start()
+	if err := killed.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	waittest.Exit(t, killed, "the killed dsh-sim run")
+	if got := runDirs(tmp, scratch); len(got) != 4 {
+		t.Fatalf("after the kill: %v, want both runs' directories", got)
+	}
+
+	t.Setenv("TMPDIR", tmp)
+	t.Setenv(sandboxtest.ScratchEnv, scratch)
+	r := dshSim(t, root, "-run", "alpha")
+	if r.code != 0 {
+		t.Fatalf("the next run: %+v", r)
+	}
+	for _, d := range dead {
+		if !strings.Contains(r.stderr, "dsh-sim: removed "+d+", left by a killed run\n") {
+			t.Errorf("stderr %q does not name %s", r.stderr, d)
+		}
+	}
+	if got := runDirs(tmp, scratch); !slices.Equal(got, live) {
+		t.Errorf("after the next run: %v, want the live run's %v only", got, live)
+	}
+	for _, d := range dead {
+		if _, err := os.Lstat(d + ".lock"); !os.IsNotExist(err) {
+			t.Errorf("%s.lock: %v, want it removed with its directory", d, err)
+		}
+	}
+}
+
+// runDirs lists the run directories in the given parents (not their lock
+// files), sorted.
+func runDirs(parents ...string) []string {
+	var dirs []string
+	for _, p := range parents {
+		m, _ := filepath.Glob(filepath.Join(p, harness.RunDirPrefix+"*"))
+		for _, d := range m {
+			if fi, err := os.Lstat(d); err == nil && fi.IsDir() {
+				dirs = append(dirs, d)
+			}
+		}
+	}
+	slices.Sort(dirs)
+	return dirs
 }

@@ -13,6 +13,11 @@ repository (e.g. snapshots/txt/profiles.txt). Paths, times and ids in them
 are normalised (<ws>, <tmp>, <time>, <uuid-N>), so a run is deterministic on a
 machine class.
 
+The sims' temporary and scratch directories (dshsim-run-<sim>-*, in $TMPDIR
+and under $DSHSIM_SCRATCH, else /var/tmp) are held by the run and removed at
+its end; those of a killed run are removed by the next run (this user's
+only, never one a live run holds), one line on stderr each.
+
 Modes:
   (default)   run the sims and write their files; unchanged files are left
               alone. This is how goldens are updated on purpose: run it (or
@@ -74,6 +79,7 @@ broken or stale, or -run matches no sim (one line on stderr naming the
 pattern, nothing run); 2 usage error (one line on stderr: a bad flag or
 argument, a -root that is not the repository or cannot be read, a -o that
 cannot be used (with -render: also the page or a file it includes), a
--render PAGE that is missing or not text). Every path a flag names is checked
+-render PAGE that is missing or not text, a $DSHSIM_SCRATCH that is not a
+directory this user may write). Every path a flag names is checked
 before any sim runs.
 `
