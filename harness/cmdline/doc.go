@@ -12,7 +12,9 @@
 //   - paths a flag names are checked before anything runs, and a bad one is
 //     a usage error: an output directory the command makes is made without
 //     its parents ([Command.CheckOutDir]); an output file written at the end
-//     must have its directory ([Command.CheckOutFile]);
+//     must have its directory ([Command.CheckOutFile]); an input file must be
+//     a regular file it can open ([CheckInFile]); messages name each path
+//     once ([Reason]);
 //   - a selection that matches nothing (dsh-sim -run, dsh-sim -list -run,
 //     dsh-replay -run or -shard) is ONE line on stderr, "<cmd>: no <thing>
 //     matches <selection> (<what there is>)", nothing on stdout, exit status

@@ -99,7 +99,11 @@ func (o *mainOptions) validate(cmd cmdline.Command) error {
 			return cmdline.Usage("%s: %v", flag, err)
 		}
 	case o.golden != "":
-		if err := checkGolden(o.golden); err != nil {
+		err := cmdline.CheckInFile(o.golden)
+		if errors.Is(err, cmdline.ErrNoSuchFile) {
+			err = errors.New("no such file (-update or DSHSIM_UPDATE=1 writes it)")
+		}
+		if err != nil {
 			return cmdline.Usage("%s: %v", flag, err)
 		}
 	}
@@ -117,23 +121,6 @@ func (o *mainOptions) validate(cmd cmdline.Command) error {
 	return nil
 }
 
-// checkGolden says what is wrong with path as the golden file to compare
-// with: it must be a file this user can read.
-func checkGolden(path string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return errors.New("no such file (-update or DSHSIM_UPDATE=1 writes it)")
-		}
-		return unwrapPath(err)
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return errors.New("not a regular file")
-	}
-	return nil
-}
-
 // checkCache says what is wrong with dir as the kernel cache a run fills:
 // it, or the nearest of its parents that exists (the run makes the rest),
 // must be a directory this user may write.
@@ -144,7 +131,7 @@ func checkCache(dir string) error {
 		case (errors.Is(err, fs.ErrNotExist) || errors.Is(err, unix.ENOTDIR)) && filepath.Dir(d) != d:
 			continue
 		case err != nil:
-			return unwrapPath(err)
+			return cmdline.Reason(err)
 		case !fi.IsDir():
 			return fmt.Errorf("%s is not a directory", d)
 		}
@@ -153,15 +140,6 @@ func checkCache(dir string) error {
 		}
 		return nil
 	}
-}
-
-// unwrapPath is err without the path a *fs.PathError repeats.
-func unwrapPath(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }
 
 // runMatrix validates o, runs the matrix ([Run]), then compares it with

@@ -112,7 +112,7 @@ func TestChecksBeforeBuilding(t *testing.T) {
 		{"scratch root missing", missing, []string{"-layer1"}, sandboxtest.ScratchEnv + "=" + missing + ": no such directory"},
 		{"scratch root a file", file, []string{"-layer1"}, sandboxtest.ScratchEnv + "=" + file + ": not a directory"},
 		{"-golden missing", scratch, []string{"-layer1", "-golden", missing}, "-golden " + missing + ": no such file (-update or DSHSIM_UPDATE=1 writes it)"},
-		{"-golden a directory", scratch, []string{"-layer1", "-golden", scratch}, "-golden " + scratch + ": not a regular file"},
+		{"-golden a directory", scratch, []string{"-layer1", "-golden", scratch}, "-golden " + scratch + ": is a directory"},
 		{"-golden's directory missing with -update", scratch, []string{"-layer1", "-update", "-golden", filepath.Join(missing, "g.txt")}, "-golden " + filepath.Join(missing, "g.txt") + ": its parent " + missing + " is not a directory"},
 		{"-cache under a file", scratch, []string{"-golden", golden, "-cache", filepath.Join(file, "cache")}, "-cache " + filepath.Join(file, "cache") + ": " + file + " is not a directory"},
 	}

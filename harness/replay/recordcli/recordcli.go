@@ -88,13 +88,16 @@ func (o *options) validate(cmd cmdline.Command) error {
 	if fi, err := os.Stat(o.scenario); err != nil || !fi.IsDir() {
 		return cmdline.Usage("SCENARIO %s: not a directory", o.scenario)
 	}
-	if err := checkInput(o.scenario); err != nil {
-		return cmdline.Usage("SCENARIO %s: %v", o.scenario, err)
+	switch err := cmdline.CheckInFile(filepath.Join(o.scenario, recording.InputFile)); {
+	case errors.Is(err, cmdline.ErrNoSuchFile):
+		return cmdline.Usage("SCENARIO %s: no %s (a scenario is a directory holding it)", o.scenario, recording.InputFile)
+	case err != nil:
+		return cmdline.Usage("SCENARIO %s: %s: %v", o.scenario, recording.InputFile, err)
 	}
 	if _, err := os.Lstat(o.out); err == nil {
 		return cmdline.Usage("-o %s exists: dsh-record writes a new recording and replaces nothing", o.out)
 	} else if !errors.Is(err, fs.ErrNotExist) {
-		return cmdline.Usage("-o %s: %v", o.out, unwrapPath(err))
+		return cmdline.Usage("-o %s: %v", o.out, cmdline.Reason(err))
 	}
 	if err := cmd.CheckOutDir(o.out, false); err != nil {
 		return cmdline.Usage("-o %s: %v", o.out, err)
@@ -106,33 +109,6 @@ func (o *options) validate(cmd cmdline.Command) error {
 		o.baseURL = deepseek.PublicBaseURL
 	}
 	return nil
-}
-
-// checkInput says what is wrong with the scenario's input.json: it must be
-// a file dsh-record can read (its content is checked when it is loaded).
-func checkInput(scenario string) error {
-	f, err := os.Open(filepath.Join(scenario, recording.InputFile))
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return fmt.Errorf("no %s (a scenario is a directory holding it)", recording.InputFile)
-	case err != nil:
-		return fmt.Errorf("%s: %v", recording.InputFile, unwrapPath(err))
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err != nil || fi.IsDir() {
-		return fmt.Errorf("%s: not a file", recording.InputFile)
-	}
-	return nil
-}
-
-// unwrapPath is err without the path a *fs.PathError repeats (the message
-// names the path once, itself).
-func unwrapPath(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }
 
 // run records SCENARIO into OUT.

@@ -82,7 +82,7 @@ func TestUsage(t *testing.T) {
 		{"OUT's directory missing", []string{"-o", filepath.Join(missing, "rec"), dir}, "-o " + filepath.Join(missing, "rec") + ": its parent " + missing + " is not a directory (dsh-record makes the directory, not its parents)"},
 		{"not a scenario", []string{"-o", out, filepath.Join(dir, "input.json")}, "SCENARIO " + filepath.Join(dir, "input.json") + ": not a directory"},
 		{"no input.json", []string{"-o", out, noInput}, "SCENARIO " + noInput + ": no input.json (a scenario is a directory holding it)"},
-		{"input.json a directory", []string{"-o", out, inputDir}, "SCENARIO " + inputDir + ": input.json: not a file"},
+		{"input.json a directory", []string{"-o", out, inputDir}, "SCENARIO " + inputDir + ": input.json: is a directory"},
 		{"a bad effort", []string{"-o", out, "-reasoning-effort", "huge", dir}, "-reasoning-effort"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
