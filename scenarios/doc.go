@@ -26,8 +26,8 @@
 //
 // # Commands beyond testscript's own
 //
-//	dsh-sim, dsh-replay, landlock-run, kernel-matrix, matrix-agent,
-//	escape-probe   (with exec only)
+//	dsh-sim, dsh-replay, dsh-record, landlock-run, kernel-matrix,
+//	matrix-agent, escape-probe   (with exec only)
 //	quoted FILE REGEXP   REGEXP's one group must be the same text in the
 //	             last stdout and in $REPO/FILE (a quotation in the docs)
 //	tamper DIR   change line 1 of the first non-empty file under DIR (sorted)

@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"sort"
 	"strings"
 	"testing"
@@ -17,6 +16,7 @@ import (
 	"github.com/dshsim/dshsim/harness/escape/probe"
 	"github.com/dshsim/dshsim/harness/kernels"
 	"github.com/dshsim/dshsim/harness/replay/cli"
+	"github.com/dshsim/dshsim/harness/replay/recordcli"
 	"github.com/dshsim/dshsim/harness/simcli"
 	"github.com/dshsim/dshsim/harness/sims"
 	"github.com/dshsim/dshsim/sandbox/landlock"
@@ -29,6 +29,7 @@ import (
 var commands = map[string]func(){
 	"dsh-replay":    func() { os.Exit(cli.Main(os.Args[1:], os.Stdout, os.Stderr)) },
 	"dsh-sim":       func() { os.Exit(simcli.Main(sims.All(), os.Args[1:], os.Stdout, os.Stderr)) },
+	"dsh-record":    func() { os.Exit(recordcli.Main(os.Args[1:], os.Stdout, os.Stderr)) },
 	"landlock-run":  func() { os.Exit(landlock.Main(os.Args[1:], os.Stdout, os.Stderr)) },
 	"kernel-matrix": func() { os.Exit(kernels.Main(os.Args[1:], os.Stdout, os.Stderr)) },
 	"matrix-agent":  func() { os.Exit(kernels.AgentMain(os.Args[1:], os.Stdout, os.Stderr)) },
@@ -85,14 +86,11 @@ func TestScripts(t *testing.T) {
 	})
 }
 
-// goToolEnv is the go tool's cache locations of the caller (go env).
+// goToolEnv is the go tool's cache locations of the caller (go env of the
+// go on PATH, which go test puts first: the toolchain running the test).
 func goToolEnv() ([][2]string, error) {
 	names := []string{"GOCACHE", "GOMODCACHE", "GOPATH"}
-	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(gobin); err != nil {
-		gobin = "go"
-	}
-	out, err := exec.Command(gobin, append([]string{"env"}, names...)...).Output()
+	out, err := exec.Command("go", append([]string{"env"}, names...)...).Output()
 	if err != nil {
 		return nil, fmt.Errorf("go env: %v", err)
 	}
