@@ -85,8 +85,13 @@
 // the stack produced (package fixture turns our log into upstream's stored
 // form, stabilized against the committed log). [Record] drives a live
 // model through the stack in an isolated child and writes a new recording
-// through a temporary directory renamed into place. docs/record.md says
-// how both behave.
+// through a temporary directory renamed into place. Both, and
+// [UpdateProjection], write only after a complete run (the context checked
+// after it) and write every file at once (package fileset): an interrupt
+// at any point leaves the recording as it was or as the complete run
+// writes it, and a replay reads a recording under the shared lock of its
+// directory, refusing one an interrupted writer left half replaced.
+// docs/record.md says how both behave.
 //
 // # Profiles and served bodies
 //
