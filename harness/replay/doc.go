@@ -130,6 +130,11 @@
 // schema that differs from tool-schemas.expected.json (package toolschema), a
 // tool-owned section of the system prompt that is not a paragraph of
 // system-prompt.expected.md, or a stale projection.expected.json.
+// Every event of either log that the projection leaves out is named in a
+// note of the recording (or child) with its reason (projection.Coverage:
+// the model's chunks and messages, the model request, step and turn
+// boundaries, a splice into the next step, ...); an event the projection
+// neither compares nor names is an error naming its seq.
 //
 // # Files of ours beside a recording
 //

@@ -3,7 +3,8 @@ package projection
 import (
 	"encoding/json"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -94,12 +95,12 @@ func (c *Coverage) left(what, why string) {
 // assistant/chunk 3, assistant/message 1 (the model's reply: ...)".
 func (c Coverage) Note(file string) string {
 	var compared []string
-	for _, t := range sortedKeys(c.Compared) {
+	for _, t := range slices.Sorted(maps.Keys(c.Compared)) {
 		compared = append(compared, fmt.Sprintf("%s %d", t, c.Compared[t]))
 	}
 	byWhy := map[string][]string{}
 	var whys []string
-	for _, w := range sortedKeys(c.Left) {
+	for _, w := range slices.Sorted(maps.Keys(c.Left)) {
 		why := c.Why[w]
 		if byWhy[why] == nil {
 			whys = append(whys, why)
@@ -117,15 +118,6 @@ func (c Coverage) Note(file string) string {
 		left = []string{"none"}
 	}
 	return fmt.Sprintf("%s: events compared %s; not compared: %s", file, strings.Join(compared, ", "), strings.Join(left, "; "))
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // decode is an event's data as a JSON object.
