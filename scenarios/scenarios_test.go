@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -107,9 +108,10 @@ func goToolEnv() ([][2]string, error) {
 
 // scriptCmds are the commands scripts get beyond testscript's own.
 var scriptCmds = map[string]func(ts *testscript.TestScript, neg bool, args []string){
-	"quoted": cmdQuoted,
-	"tamper": cmdTamper,
-	"usage":  cmdUsage,
+	"docblock": cmdDocblock,
+	"quoted":   cmdQuoted,
+	"tamper":   cmdTamper,
+	"usage":    cmdUsage,
 }
 
 // cmdQuoted FILE REGEXP keeps a quotation of the docs true: REGEXP, with one
@@ -192,8 +194,12 @@ func cmdTamper(ts *testscript.TestScript, neg bool, args []string) {
 	if neg {
 		ts.Fatalf("unsupported: ! tamper")
 	}
+	if len(args) == 3 {
+		tamperLine(ts, args[0], args[1], args[2])
+		return
+	}
 	if len(args) != 1 {
-		ts.Fatalf("usage: tamper DIR")
+		ts.Fatalf("usage: tamper DIR, or tamper FILE:LINE OLD NEW")
 	}
 	dir := ts.MkAbs(args[0])
 	var files []string
@@ -219,6 +225,25 @@ func cmdTamper(ts *testscript.TestScript, neg bool, args []string) {
 		return
 	}
 	ts.Fatalf("tamper: no non-empty file under %s", args[0])
+}
+
+// tamperLine replaces the first old in line n of the work directory's file
+// (spec FILE:N) by new, failing when the line does not hold old.
+func tamperLine(ts *testscript.TestScript, spec, old, new string) {
+	file, num, ok := strings.Cut(spec, ":")
+	n, err := strconv.Atoi(num)
+	if !ok || err != nil || n < 1 {
+		ts.Fatalf("tamper: %q is not FILE:LINE", spec)
+	}
+	path := ts.MkAbs(file)
+	data, err := os.ReadFile(path)
+	ts.Check(err)
+	lines := strings.Split(string(data), "\n")
+	if n > len(lines) || !strings.Contains(lines[n-1], old) {
+		ts.Fatalf("tamper: %s has no %q at line %d", file, old, n)
+	}
+	lines[n-1] = strings.Replace(lines[n-1], old, new, 1)
+	ts.Check(os.WriteFile(path, []byte(strings.Join(lines, "\n")), 0o644))
 }
 
 // readmeMaxLines bounds the README: an entry point (what dshsim is, the two

@@ -136,15 +136,20 @@ func run(cmd cmdline.Command, o *options) error {
 
 // refresh refreshes the selected recordings one after the other: one line
 // per recording on stdout (refreshed, naming the files rewritten, or
-// unchanged), a failure on stderr; it fails when any recording failed.
+// unchanged), a failure on stderr; it fails when any recording failed. A
+// recording is written only after its complete run, all its files at once
+// (replay.Refresh), so an interrupt leaves it as it was or refreshed whole.
 func refresh(o *options) error {
 	ctx, in := cmdline.WithInterrupt(context.Background())
 	defer in.Stop()
 	failed := 0
 	for _, d := range o.dirs {
 		r, err := replay.Refresh(ctx, d, o.run.Options)
-		if s := in.Signal(); s != nil {
-			fmt.Fprintf(o.stderr, "dsh-replay: interrupted (%v) while refreshing %s: files already rewritten stay, the one in progress was not touched\n", s, filepath.Base(d))
+		if r != nil && r.Recovered != "" {
+			fmt.Fprintf(o.stderr, "dsh-replay: %s: %s\n", d, r.Recovered)
+		}
+		if s := in.Signal(); s != nil && err != nil {
+			fmt.Fprintf(o.stderr, "dsh-replay: interrupted (%v) while refreshing %s: it was left as it was (the recordings before it are refreshed)\n", s, filepath.Base(d))
 			return cmdline.Status(in.Status(cmdline.ExitFailure))
 		}
 		switch {
@@ -155,6 +160,10 @@ func refresh(o *options) error {
 			fmt.Fprintf(o.stdout, "unchanged  %s\n", d)
 		default:
 			fmt.Fprintf(o.stdout, "refreshed  %s: %s\n", d, strings.Join(r.Changed, ", "))
+		}
+		if s := in.Signal(); s != nil {
+			fmt.Fprintf(o.stderr, "dsh-replay: interrupted (%v) after refreshing %s whole: the recordings after it were not touched\n", s, filepath.Base(d))
+			return cmdline.Status(in.Status(cmdline.ExitFailure))
 		}
 	}
 	if failed > 0 {

@@ -180,7 +180,7 @@ func TestJSONReport(t *testing.T) {
 		t.Fatalf("summary %+v ok %v", rep.Summary, rep.OK)
 	}
 	r := rep.Recordings[0]
-	if r.Name != "changed-seed" || r.Verdict != "mismatch" || r.Comparison.Matched != 4 || r.Comparison.Total != 5 {
+	if r.Name != "changed-seed" || r.Verdict != "mismatch" || r.Comparison.Matched != 7 || r.Comparison.Total != 8 {
 		t.Errorf("first recording %+v", r)
 	}
 	if errb.Len() != 0 {

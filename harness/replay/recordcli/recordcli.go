@@ -122,7 +122,9 @@ func run(cmd cmdline.Command, o *options) error {
 		BaseURL: o.baseURL, Model: o.model, Provider: o.provider, Thinking: o.thinking, ReasoningEffort: o.effort,
 		KeyEnv: o.keyEnv, Timeout: o.timeout, LauncherPath: o.launcher, Stderr: o.stderr,
 	})
-	if s := in.Signal(); s != nil {
+	// Record writes nothing unless the session completed, and then the
+	// whole recording at once: a signal after that leaves it recorded.
+	if s := in.Signal(); s != nil && err != nil {
 		fmt.Fprintf(o.stderr, "dsh-record: interrupted (%v): the session was stopped, nothing written\n", s)
 		return cmdline.Status(in.Status(cmdline.ExitFailure))
 	}
@@ -130,5 +132,9 @@ func run(cmd cmdline.Command, o *options) error {
 		return err
 	}
 	fmt.Fprintf(o.stdout, "recorded %s (dsh-replay %s replays it)\n", o.out, o.out)
+	if s := in.Signal(); s != nil {
+		fmt.Fprintf(o.stderr, "dsh-record: interrupted (%v) once the recording was written whole\n", s)
+		return cmdline.Status(in.Status(cmdline.ExitFailure))
+	}
 	return nil
 }
