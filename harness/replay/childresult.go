@@ -75,26 +75,26 @@ func (c *ChildResult) decide() string {
 }
 
 // expectChild is what the recording alone says of child c: its index,
-// file and parent, its projection and, when its projection file is stale,
-// that flag.
-func expectChild(rec *recording.Recording, c *recording.Child) (*ChildResult, error) {
+// file and parent, its projection (and what of its log the projection
+// covers) and, when its projection file is stale, that flag.
+func expectChild(rec *recording.Recording, c *recording.Child) (*ChildResult, projection.Coverage, error) {
 	cr := &ChildResult{Index: c.Index, File: c.File, Parent: parentIndex(rec, c.Header.ParentSession)}
-	exp, err := projection.Project(c.Events, normalizer(rec, c.Header.Cwd, c.Header.ID))
+	exp, cov, err := projection.ProjectCovered(c.Events, normalizer(rec, c.Header.Cwd, c.Header.ID))
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(rec.Name, c.File), err)
+		return nil, cov, fmt.Errorf("%s: %w", filepath.Join(rec.Name, c.File), err)
 	}
 	cr.Expected = exp
 	if stale, err := checkProjection(rec, recording.ChildSidecar(recording.ProjectionFile, c.Index), c.File, exp); err != nil {
-		return nil, err
+		return nil, cov, err
 	} else if stale != "" {
 		cr.Flags = append(cr.Flags, stale)
 	}
-	return cr, nil
+	return cr, cov, nil
 }
 
 // compareChild compares recorded child c with the replay's.
 func (p *prepared) compareChild(run *sessionRun, c *recording.Child) (*ChildResult, error) {
-	cr, err := expectChild(p.rec, c)
+	cr, cov, err := expectChild(p.rec, c)
 	if err != nil {
 		return nil, err
 	}
@@ -108,10 +108,11 @@ func (p *prepared) compareChild(run *sessionRun, c *recording.Child) (*ChildResu
 	}
 	info := m.child.Info()
 	cr.CallID = info.CallID
-	got, err := p.projectLog(m.child.Log().Path(), run.stack.Log().Header().Cwd, info.SessionID)
+	got, ours, err := p.projectLog(m.child.Log().Path(), run.stack.Log().Header().Cwd, info.SessionID)
 	if err != nil {
 		return nil, err
 	}
+	cr.Notes = append(cr.Notes, coverageNotes(c.File, cov, ours)...)
 	cr.Got = got
 	cr.Comparison = projection.Compare(exp, got)
 	cr.Flags = append(cr.Flags, linkFlags(c, m, run.family)...)

@@ -10,8 +10,10 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/dshsim/dshsim/harness/replay/fileset"
 	"github.com/dshsim/dshsim/harness/replay/isolate"
 	"github.com/dshsim/dshsim/harness/replay/projection"
+	"github.com/dshsim/dshsim/harness/replay/recording"
 	"github.com/dshsim/dshsim/sandbox"
 )
 
@@ -107,7 +109,7 @@ func replayIsolated(ctx context.Context, dir string, opt Options) (*Result, *res
 	// The child names the recording by the directory it is given; so does
 	// the host, and what it writes is named so.
 	res.Name = filepath.Base(abs)
-	p, err := prepare(abs, opt.Recording, res)
+	p, err := prepareShared(abs, opt.Recording, res)
 	if err != nil {
 		return fail(err), nil
 	}
@@ -127,6 +129,18 @@ func replayIsolated(ctx context.Context, dir string, opt Options) (*Result, *res
 		return fail(err), nil
 	}
 	return res, resp
+}
+
+// prepareShared is prepare under the recording directory's shared lock,
+// as the child reads it (package fileset: never a set a writer left half
+// replaced).
+func prepareShared(dir string, b recording.Bounds, res *Result) (*prepared, error) {
+	release, err := fileset.Shared(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	return prepare(dir, b, res)
 }
 
 // hostMargin is how long the host waits for the child past the time limit

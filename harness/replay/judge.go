@@ -194,7 +194,7 @@ func checkRun(p *prepared, r *Result, opt Options, resp *response) error {
 	if err != nil {
 		return fmt.Errorf("its log: %w", err)
 	}
-	got, err := projectOurs(rec, "our log", c, run.Cwd, run.SessionID)
+	got, _, err := projectOurs(rec, "our log", c, run.Cwd, run.SessionID)
 	if err != nil {
 		return err
 	}
@@ -226,7 +226,7 @@ func judgeChildren(p *prepared, r *Result, sides []childSides) ([]*ChildResult, 
 	}
 	var out []*ChildResult
 	for i, cr := range r.Children {
-		host, err := expectChild(rec, rec.Children[i])
+		host, _, err := expectChild(rec, rec.Children[i])
 		if err != nil {
 			return nil, err
 		}

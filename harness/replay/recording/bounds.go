@@ -23,20 +23,19 @@ type Bounds struct {
 	// aside (the seed has its own bounds, [SeedBounds]).
 	MaxBytes int64 `json:",omitempty"`
 	// MaxLineBytes bounds one line (without its newline) of a JSONL file:
-	// the session logs and stdout.expected.jsonl.
+	// the session logs and stdout.expected.jsonl (0: a quarter of
+	// MaxBytes).
 	MaxLineBytes int64 `json:",omitempty"`
 }
 
-// Defaults of [Bounds].
-const (
-	DefaultRecordingMaxBytes     = 32 << 20
-	DefaultRecordingMaxLineBytes = 8 << 20
-)
+// DefaultRecordingMaxBytes is the default of Bounds.MaxBytes; a line's
+// default is a quarter of it, 8 MiB.
+const DefaultRecordingMaxBytes = 32 << 20
 
 // WithDefaults fills the zero fields of b with the defaults.
 func (b Bounds) WithDefaults() Bounds {
 	b.MaxBytes = cmp.Or(b.MaxBytes, DefaultRecordingMaxBytes)
-	b.MaxLineBytes = cmp.Or(b.MaxLineBytes, DefaultRecordingMaxLineBytes)
+	b.MaxLineBytes = cmp.Or(b.MaxLineBytes, b.MaxBytes/4)
 	return b
 }
 
@@ -223,7 +222,7 @@ func (lr *lineReader) next() ([]byte, error) {
 		}
 		if body > lr.max {
 			return nil, &Error{Recording: lr.rec, File: lr.file, Line: lr.n + 1,
-				Problem: fmt.Sprintf("a line of more than %d bytes, the bound of one line (dsh-replay -recording-max-line-bytes)", lr.max)}
+				Problem: fmt.Sprintf("a line of more than %d bytes, the bound of one line (a quarter of dsh-replay -recording-max-bytes)", lr.max)}
 		}
 		switch {
 		case errors.Is(err, bufio.ErrBufferFull):

@@ -137,7 +137,7 @@ func TestALinePastItsBoundIsRefused(t *testing.T) {
 				t.Fatalf("a line of exactly the bound, %d bytes: %v", n, e)
 			}
 			e := loadError(t, dir, Bounds{MaxLineBytes: n - 1})
-			if e == nil || e.File != file || e.Line != 2 || !strings.Contains(e.Problem, "a line of more than "+strconv.FormatInt(n-1, 10)+" bytes, the bound of one line (dsh-replay -recording-max-line-bytes)") {
+			if e == nil || e.File != file || e.Line != 2 || !strings.Contains(e.Problem, "a line of more than "+strconv.FormatInt(n-1, 10)+" bytes, the bound of one line (a quarter of dsh-replay -recording-max-bytes)") {
 				t.Fatalf("a line one byte past the bound: %v, want %s:2 naming the bound %d", e, file, n-1)
 			}
 		})
@@ -310,5 +310,21 @@ func TestAMissingDirectoryIsAMissingRecording(t *testing.T) {
 	e := loadError(t, filepath.Join(t.TempDir(), "gone"), Bounds{})
 	if e == nil || e.Recording != "gone" || e.File != InputFile || !strings.HasPrefix(e.Problem, "missing file") {
 		t.Fatalf("%v", e)
+	}
+}
+
+// TestALineIsBoundByAQuarterOfTheRecording: a line's bound, unless given,
+// is a quarter of the recording's (8 MiB by default), so the one flag that
+// raises the recording's raises it too.
+func TestALineIsBoundByAQuarterOfTheRecording(t *testing.T) {
+	for _, tc := range []struct{ in, want Bounds }{
+		{Bounds{}, Bounds{MaxBytes: 32 << 20, MaxLineBytes: 8 << 20}},
+		{Bounds{MaxBytes: 1 << 30}, Bounds{MaxBytes: 1 << 30, MaxLineBytes: 256 << 20}},
+		{Bounds{MaxBytes: 100, MaxLineBytes: 7}, Bounds{MaxBytes: 100, MaxLineBytes: 7}},
+		{Bounds{MaxLineBytes: 7}, Bounds{MaxBytes: 32 << 20, MaxLineBytes: 7}},
+	} {
+		if got := tc.in.WithDefaults(); got != tc.want {
+			t.Errorf("%+v.WithDefaults() = %+v, want %+v", tc.in, got, tc.want)
+		}
 	}
 }

@@ -1,8 +1,6 @@
 package recording
 
 import (
-	"bufio"
-	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
@@ -21,7 +19,7 @@ func FuzzParseSession(f *testing.F) {
 	}
 	f.Add([]byte(`{"type":"session"}` + "\n" + `{"type":"text-chunks","seq0":0,"data":{"turn":1,"step":1,"index":0,"dt":[],"texts":["a"]}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		_, events, err := parseSessionBytes("fuzz", data)
+		_, events, err := ParseSession("fuzz", SessionFile, data)
 		if err != nil {
 			var e *Error
 			if !errors.As(err, &e) {
@@ -41,11 +39,4 @@ func FuzzParseSession(f *testing.F) {
 		}
 		_, _ = r.Policy()
 	})
-}
-
-// parseSessionBytes parses a whole session log held in memory, within the
-// default bound of a line.
-func parseSessionBytes(rec string, data []byte) (Header, []Event, error) {
-	lr := &lineReader{r: bufio.NewReader(bytes.NewReader(data)), rec: rec, file: SessionFile, max: DefaultRecordingMaxLineBytes}
-	return parseSession(rec, lr)
 }

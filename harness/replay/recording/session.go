@@ -1,6 +1,7 @@
 package recording
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -229,6 +230,20 @@ type packedLine struct {
 		ID    *string   `json:"id"`
 		Name  *string   `json:"name"`
 	} `json:"data"`
+}
+
+// ParseSession decodes the bytes of a session log named file (session.jsonl
+// or a child's) of the recording rec as [Load] does: header, events, packed
+// rows expanded, within the default bound of a line, UTF-8; a defect names
+// rec, file, line and field. A writer parses what it is about to write with
+// it (a refresh's projection files).
+func ParseSession(rec, file string, data []byte) (Header, []Event, error) {
+	lr := &lineReader{r: bufio.NewReader(bytes.NewReader(data)), rec: rec, file: file, max: Bounds{}.WithDefaults().MaxLineBytes}
+	h, events, err := parseSession(rec, lr)
+	if err != nil && file != SessionFile {
+		err = retarget(err, file)
+	}
+	return h, events, err
 }
 
 // parseSession decodes a session log streamed by lr: header, events,
