@@ -102,6 +102,14 @@ func TestTheHostRefusesForgedResponses(t *testing.T) {
 			t.Fatalf("%s: the honest response sent back gives %s, want %s (%s)", dir, r.Verdict, want, r.Error)
 		}
 	}
+	honestResp, err := decodeResponse(honestOf[mismatch])
+	if err != nil {
+		t.Fatal(err)
+	}
+	honestCmp := honestResp.Result.Comparison
+	if honestCmp.Mismatched == 0 {
+		t.Fatalf("%s matches: the forgeries below would prove nothing", mismatch)
+	}
 	tests := []struct {
 		name, dir string
 		forge     func(t *testing.T, out []byte) []byte
@@ -115,7 +123,7 @@ func TestTheHostRefusesForgedResponses(t *testing.T) {
 				r.Result.Verdict = Match
 				r.Result.Comparison.Matched, r.Result.Comparison.Mismatched = r.Result.Comparison.Total, 0
 			})
-		}, "its comparison (5 of 5 matched, 0 mismatched, 5 pairs) is not the recording's projection compared with its got side (4 of 5 matched"},
+		}, "is not the recording's projection compared with its got side (" + counts(honestCmp) + ")"},
 		{"got side made the expected one", mismatch, func(t *testing.T, out []byte) []byte {
 			return edit(t, out, func(r *response) {
 				r.Got = r.Expected
@@ -195,7 +203,7 @@ func TestTheHostRefusesForgedResponses(t *testing.T) {
 		}, "session.1.jsonl: its expected side is not the recording's"},
 		{"child counts inconsistent", withKids, func(t *testing.T, out []byte) []byte {
 			return edit(t, out, func(r *response) { r.Result.Children[0].Comparison.Total++ })
-		}, "session.1.jsonl: its comparison (7 of 8 matched"},
+		}, "session.1.jsonl: its comparison ("},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
