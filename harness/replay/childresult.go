@@ -65,19 +65,40 @@ func (p *prepared) compareChildren(run *sessionRun, res *Result) error {
 	return nil
 }
 
-// compareChild compares recorded child c with the replay's.
-func (p *prepared) compareChild(run *sessionRun, c *recording.Child) (*ChildResult, error) {
-	cr := &ChildResult{Index: c.Index, File: c.File, Parent: parentIndex(p.rec, c.Header.ParentSession)}
-	exp, cov, err := projection.ProjectCovered(c.Events, normalizer(p.rec, c.Header.Cwd, c.Header.ID))
+// decide is the verdict of a child session compared: a match when every
+// projected event matched and nothing was flagged.
+func (c *ChildResult) decide() string {
+	if matched(c.Comparison, c.Flags) {
+		return Match
+	}
+	return Mismatch
+}
+
+// expectChild is what the recording alone says of child c: its index,
+// file and parent, its projection (and what of its log the projection
+// covers) and, when its projection file is stale, that flag.
+func expectChild(rec *recording.Recording, c *recording.Child) (*ChildResult, projection.Coverage, error) {
+	cr := &ChildResult{Index: c.Index, File: c.File, Parent: parentIndex(rec, c.Header.ParentSession)}
+	exp, cov, err := projection.ProjectCovered(c.Events, normalizer(rec, c.Header.Cwd, c.Header.ID))
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(p.rec.Name, c.File), err)
+		return nil, cov, fmt.Errorf("%s: %w", filepath.Join(rec.Name, c.File), err)
 	}
 	cr.Expected = exp
-	if stale, err := checkProjection(p.rec, recording.ChildSidecar(recording.ProjectionFile, c.Index), c.File, exp); err != nil {
-		return nil, err
+	if stale, err := checkProjection(rec, recording.ChildSidecar(recording.ProjectionFile, c.Index), c.File, exp); err != nil {
+		return nil, cov, err
 	} else if stale != "" {
 		cr.Flags = append(cr.Flags, stale)
 	}
+	return cr, cov, nil
+}
+
+// compareChild compares recorded child c with the replay's.
+func (p *prepared) compareChild(run *sessionRun, c *recording.Child) (*ChildResult, error) {
+	cr, cov, err := expectChild(p.rec, c)
+	if err != nil {
+		return nil, err
+	}
+	exp := cr.Expected
 	m := run.family.memberAt(c.Index)
 	if m == nil || m.child == nil {
 		cr.Flags = append(cr.Flags, c.File+": no child of the replay was bound to it (the replay did not start it)")
@@ -102,10 +123,7 @@ func (p *prepared) compareChild(run *sessionRun, c *recording.Child) (*ChildResu
 		flags, notes := comparePromptOf(recording.ChildSidecar(recording.SystemPromptFile, c.Index), c.SystemPrompt, p.toolsMode, sections, serr)
 		cr.Flags, cr.Notes = append(cr.Flags, flags...), append(cr.Notes, notes...)
 	}
-	cr.Verdict = Match
-	if cr.Comparison.Mismatched > 0 || cr.Comparison.Matched != cr.Comparison.Total || len(cr.Flags) > 0 {
-		cr.Verdict = Mismatch
-	}
+	cr.Verdict = cr.decide()
 	return cr, nil
 }
 

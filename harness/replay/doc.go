@@ -169,6 +169,17 @@
 // (a test's temporary copy) is bound read-only at the same path. The parent
 // only writes the kept log (Options.LogDir).
 //
+// The parent trusts nothing the child says (judge.go): it reads the
+// recording itself first, within Options.Recording (recording.LoadBounded:
+// sized before it is parsed, streamed line by line, UTF-8), and refuses a
+// bad one before any child starts; it names the recording and the kept log
+// from its own arguments; it reads at most maxResponse bytes of the
+// child's response and decodes it strictly; it recomputes the expected
+// side, the comparisons and the verdict, and checks what only the child
+// knows (our log, the frames sent, its flags) against them. A response
+// that disagrees is an error verdict, never a match. runChild is the seam
+// where tests hand the host a forged response.
+//
 // Where no contained child can be made, [CheckIsolation] says why and no
 // replay runs, unless Options.Trusted: the recording is then replayed in
 // this process, on the host, with a note saying so ([TrustedNote]), and the

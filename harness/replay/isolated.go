@@ -10,8 +10,10 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/dshsim/dshsim/harness/replay/fileset"
 	"github.com/dshsim/dshsim/harness/replay/isolate"
 	"github.com/dshsim/dshsim/harness/replay/projection"
+	"github.com/dshsim/dshsim/harness/replay/recording"
 	"github.com/dshsim/dshsim/sandbox"
 )
 
@@ -30,7 +32,9 @@ func init() {
 	isolate.Serve(recordName, serveRecord)
 }
 
-// request and response cross into and out of the isolated child.
+// request and response cross into and out of the isolated child. The
+// host decodes a response strictly and checks it against its own reading
+// of the recording (judge.go) before it believes any of it.
 type request struct {
 	Dir     string
 	Options Options
@@ -40,9 +44,22 @@ type response struct {
 	Result   *Result
 	Expected []projection.Item
 	Got      []projection.Item
+	// Children are the sides of Result.Children, in their order (a
+	// ChildResult carries none in JSON).
+	Children []childSides
 	Log      []byte
 	Run      *runFacts
 }
+
+// childSides are one child session's projections.
+type childSides struct {
+	Expected []projection.Item
+	Got      []projection.Item
+}
+
+// runChild runs the contained child: isolate.Run, which tests replace to
+// hand the host a forged response.
+var runChild = isolate.Run
 
 // CheckIsolation reports whether replays can be contained here; the error
 // is the one reason none can run unless the recordings are trusted (see
@@ -64,8 +81,13 @@ func Replay(ctx context.Context, dir string, opt Options) *Result {
 	return res
 }
 
-// replayIsolated is Replay, also returning our log and the run's facts
-// (nil when the replay failed).
+// replayIsolated is Replay, also returning the child's response, checked
+// (nil when the replay failed). The host reads the recording itself first
+// (a recording past its bounds or defective is refused before a child
+// starts), names the recording and its kept log from its own arguments,
+// waits for the child no longer than the time limit and a margin, and
+// believes the child's response only once judge found it consistent with
+// what the host read (see judge.go).
 func replayIsolated(ctx context.Context, dir string, opt Options) (*Result, *response) {
 	start := time.Now()
 	res := &Result{Name: filepath.Base(filepath.Clean(dir)), Dir: dir}
@@ -84,14 +106,60 @@ func replayIsolated(ctx context.Context, dir string, opt Options) (*Result, *res
 	if err != nil {
 		return fail(err), nil
 	}
+	// The child names the recording by the directory it is given; so does
+	// the host, and what it writes is named so.
+	res.Name = filepath.Base(abs)
+	p, err := prepareShared(abs, opt.Recording, res)
+	if err != nil {
+		return fail(err), nil
+	}
+	out, err := startChild(ctx, abs, opt)
+	if err != nil {
+		return fail(fmt.Errorf("isolated replay: %w", err)), nil
+	}
+	resp, err := decodeResponse(out)
+	if err == nil {
+		err = judge(p, res, abs, opt, resp)
+	}
+	if err != nil {
+		*res = Result{Name: res.Name, Dir: dir}
+		return fail(fmt.Errorf("isolated replay: the contained replay's response is refused (%w); it is an error, never a match", err)), nil
+	}
+	if err := keepLog(opt, res, resp.Log); err != nil {
+		return fail(err), nil
+	}
+	return res, resp
+}
+
+// prepareShared is prepare under the recording directory's shared lock,
+// as the child reads it (package fileset: never a set a writer left half
+// replaced).
+func prepareShared(dir string, b recording.Bounds, res *Result) (*prepared, error) {
+	release, err := fileset.Shared(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	return prepare(dir, b, res)
+}
+
+// hostMargin is how long the host waits for the child past the time limit
+// of the replay it runs (which stops itself at the limit, then reports)
+// before it stops the child (SIGTERM, SIGKILL after isolate.Grace).
+const hostMargin = time.Minute
+
+// startChild runs the contained replay of the recording at abs and
+// returns its response, at most maxResponse bytes.
+func startChild(ctx context.Context, abs string, opt Options) ([]byte, error) {
+	var err error
 	if opt.LauncherPath != "" {
 		if opt.LauncherPath, err = filepath.Abs(opt.LauncherPath); err != nil {
-			return fail(err), nil
+			return nil, err
 		}
 	}
 	req, err := json.Marshal(request{Dir: abs, Options: opt})
 	if err != nil {
-		return fail(err), nil
+		return nil, err
 	}
 	share := []string{abs}
 	if opt.LauncherPath != "" {
@@ -102,33 +170,32 @@ func replayIsolated(ctx context.Context, dir string, opt Options) (*Result, *res
 		// were built into a directory under /tmp.
 		share = append(share, def)
 	}
-	out, err := isolate.Run(ctx, isolatedName, req, isolate.Options{Stderr: opt.Stderr, Share: share, TmpSize: opt.TmpSize})
-	if err != nil {
-		return fail(fmt.Errorf("isolated replay: %w", err)), nil
+	ctx, cancel := context.WithTimeout(ctx, opt.timeout()+hostMargin)
+	defer cancel()
+	out, err := runChild(ctx, isolatedName, req, isolate.Options{Stderr: opt.Stderr, Share: share, TmpSize: opt.TmpSize, MaxResponse: maxResponse(opt.Recording)})
+	if err != nil && ctx.Err() == context.DeadlineExceeded {
+		err = fmt.Errorf("no answer within the time limit (%s) and a margin of %s: %w", opt.timeout(), hostMargin, err)
 	}
-	var resp response
-	if err := json.Unmarshal(out, &resp); err != nil || resp.Result == nil {
-		return fail(fmt.Errorf("isolated replay: undecodable response (%v)", err)), nil
-	}
-	*res = *resp.Result
-	res.Dir, res.Expected, res.Got = dir, resp.Expected, resp.Got
-	if err := keepLog(opt, res, resp.Log); err != nil {
-		return fail(err), nil
-	}
-	return res, &resp
+	return out, err
 }
 
-// keepLog writes our log to Options.LogDir when asked.
+// keepLog writes our log to Options.LogDir when asked, as
+// <LogDir>/<res.Name>.session.jsonl: res.Name is the base name of the
+// directory the host was given, one element, so the file is LogDir's own.
 func keepLog(opt Options, res *Result, log []byte) error {
 	if opt.LogDir == "" || log == nil {
 		return nil
+	}
+	file := res.Name + ".session.jsonl"
+	if !filepath.IsLocal(file) || filepath.Base(file) != file {
+		return fmt.Errorf("-logs: the recording's name %q makes no file name of its own", res.Name)
 	}
 	// The directory, never its parents (a mistyped path must not grow a
 	// tree); replays running at once may make it together.
 	if err := os.Mkdir(opt.LogDir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
 		return err
 	}
-	res.LogPath = filepath.Join(opt.LogDir, res.Name+".session.jsonl")
+	res.LogPath = filepath.Join(opt.LogDir, file)
 	return os.WriteFile(res.LogPath, log, 0o644)
 }
 
@@ -159,7 +226,16 @@ func replayTrusted(ctx context.Context, dir string, opt Options, start time.Time
 	if res.Verdict == Failed {
 		return res, nil
 	}
-	return res, &response{Result: res, Expected: res.Expected, Got: res.Got, Log: log, Run: res.run}
+	return res, responseOf(res, log)
+}
+
+// responseOf is the response of a replay that gave res and our log.
+func responseOf(res *Result, log []byte) *response {
+	resp := &response{Result: res, Expected: res.Expected, Got: res.Got, Log: log, Run: res.run}
+	for _, c := range res.Children {
+		resp.Children = append(resp.Children, childSides{Expected: c.Expected, Got: c.Got})
+	}
+	return resp
 }
 
 // fileExists reports whether path names an existing file (not a directory).
@@ -174,5 +250,5 @@ func serveIsolated(ctx context.Context, data []byte) ([]byte, error) {
 		return nil, fmt.Errorf("replay request: %w", err)
 	}
 	res, log := replayHere(ctx, req.Dir, req.Options)
-	return json.Marshal(response{Result: res, Expected: res.Expected, Got: res.Got, Log: log, Run: res.run})
+	return json.Marshal(responseOf(res, log))
 }

@@ -73,6 +73,10 @@ type Options struct {
 	TmpSize int64 `json:",omitempty"`
 	// Seed bounds the workspace seed (zero fields: the defaults).
 	Seed recording.SeedBounds
+	// Recording bounds the recording's files (zero fields: the defaults);
+	// the contained replay's response is bounded by eight times
+	// Recording.MaxBytes (see maxResponse).
+	Recording recording.Bounds
 	// Trusted replays on the host, uncontained, where no contained child
 	// can be made (without it such a replay fails); where one can, the
 	// replay is contained all the same.
@@ -80,6 +84,14 @@ type Options struct {
 	// Stderr receives what the isolated replay writes to its stdout and
 	// stderr (nil: os.Stderr); never part of a report.
 	Stderr io.Writer `json:"-"`
+}
+
+// timeout is the bound of one recording's replay.
+func (o Options) timeout() time.Duration {
+	if o.Timeout == 0 {
+		return 2 * time.Minute
+	}
+	return o.Timeout
 }
 
 // Result is the outcome of replaying one recording.
@@ -140,6 +152,21 @@ type childFacts struct {
 	Index     int
 	SessionID string
 	Log       []byte
+}
+
+// decide is the verdict of a replay that ran: a match when every projected
+// event matched, nothing was flagged and every child session matched.
+func (r *Result) decide() string {
+	if matched(r.Comparison, r.Flags) && !r.childMismatch() {
+		return Match
+	}
+	return Mismatch
+}
+
+// matched reports whether a comparison matched every event and nothing was
+// flagged.
+func matched(c projection.Comparison, flags []string) bool {
+	return c.Mismatched == 0 && c.Matched == c.Total && len(flags) == 0
 }
 
 // childMismatch reports whether a child session mismatched.
@@ -266,11 +293,7 @@ func replayHere(ctx context.Context, dir string, opt Options) (*Result, []byte) 
 		res.Verdict, res.Error = Failed, err.Error()
 		return res, log
 	}
-	if res.Comparison.Mismatched > 0 || res.Comparison.Matched != res.Comparison.Total || len(res.Flags) > 0 || res.childMismatch() {
-		res.Verdict = Mismatch
-	} else {
-		res.Verdict = Match
-	}
+	res.Verdict = res.decide()
 	return res, log
 }
 
@@ -286,14 +309,11 @@ func replay(ctx context.Context, dir string, opt Options, res *Result) ([]byte, 
 		return nil, err
 	}
 	defer release()
-	p, err := prepare(dir, res)
+	p, err := prepare(dir, opt.Recording, res)
 	if err != nil {
 		return nil, err
 	}
-	timeout := opt.Timeout
-	if timeout == 0 {
-		timeout = 2 * time.Minute
-	}
+	timeout := opt.timeout()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	sc, err := newScratch(p.rec, opt.Seed)
@@ -320,11 +340,11 @@ type prepared struct {
 	coverage projection.Coverage
 }
 
-// prepare loads the recording in dir, derives the constructed model's
-// script, and sets res's settings, the recording's projection and the notes
-// and flags that need nothing run.
-func prepare(dir string, res *Result) (*prepared, error) {
-	rec, err := recording.Load(dir)
+// prepare loads the recording in dir within b, derives the constructed
+// model's script, and sets res's settings, the recording's projection and
+// the notes and flags that need nothing run.
+func prepare(dir string, b recording.Bounds, res *Result) (*prepared, error) {
+	rec, err := recording.LoadBounded(dir, b)
 	if err != nil {
 		return nil, err
 	}
@@ -635,7 +655,9 @@ func (p *prepared) review(ctx context.Context, timeout time.Duration, run *sessi
 	if err != nil {
 		return fmt.Errorf("%s: %w", filepath.Join(rec.Name, recording.StdoutFile), err)
 	}
-	wire := acpwire.Compare(recording.StdoutFile, lines, ans.sent())
+	// The frames the run's facts hold (a refresh writes them back), not
+	// those sent since: a stopped run's stack may still be sending.
+	wire := acpwire.Compare(recording.StdoutFile, lines, res.run.Frames)
 	res.Flags = append(res.Flags, wire.Problems...)
 	res.Notes = append(res.Notes, wire.Note(recording.StdoutFile))
 	if sandbox.Mode(p.pol.Mode).Confined() {
@@ -666,11 +688,17 @@ func (p *prepared) project(sc *scratch) ([]projection.Item, projection.Coverage,
 // projectLog reads a log of ours (the session's or a child's, whose id is
 // id) and projects it, counting what the projection compares.
 func (p *prepared) projectLog(path, cwd, id string) ([]projection.Item, projection.Coverage, error) {
-	var cov projection.Coverage
 	c, err := session.Read(path)
 	if err != nil {
-		return nil, cov, fmt.Errorf("read our log %s: %w", path, err)
+		return nil, projection.Coverage{}, fmt.Errorf("read our log %s: %w", path, err)
 	}
+	return projectOurs(p.rec, path, c, cwd, id)
+}
+
+// projectOurs projects our log c (read from path), whose cwd and session id
+// are cwd and id, the way the recording's was.
+func projectOurs(rec *recording.Recording, path string, c *session.Contents, cwd, id string) ([]projection.Item, projection.Coverage, error) {
+	var cov projection.Coverage
 	if len(c.Bad) > 0 {
 		return nil, cov, fmt.Errorf("our log %s has undecodable lines: %v", path, c.Bad[0])
 	}
@@ -678,7 +706,7 @@ func (p *prepared) projectLog(path, cwd, id string) ([]projection.Item, projecti
 	for i, e := range c.Events {
 		evs[i] = recording.Event{Type: e.Type, Seq: e.Seq, Time: e.Time, Data: e.Data, SurfaceOp: e.SurfaceOp}
 	}
-	got, cov, err := projection.ProjectCovered(evs, normalizer(p.rec, cwd, id))
+	got, cov, err := projection.ProjectCovered(evs, normalizer(rec, cwd, id))
 	if err != nil {
 		return nil, cov, fmt.Errorf("our log %s: %w", path, err)
 	}

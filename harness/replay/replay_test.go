@@ -329,7 +329,7 @@ func TestProjectionFilesAreFresh(t *testing.T) {
 func TestTimeoutIsFlagged(t *testing.T) {
 	r := replay.Replay(context.Background(), filepath.Join(root, "transcripts", "bash-spill"), replay.Options{Timeout: time.Millisecond})
 	if r.Verdict != replay.Mismatch || !strings.Contains(strings.Join(r.Flags, "\n"), "the replay was stopped after 1ms") {
-		t.Fatalf("verdict %s, flags %q", r.Verdict, r.Flags)
+		t.Fatalf("verdict %s (%s), flags %q", r.Verdict, r.Error, r.Flags)
 	}
 }
 

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 
 	"github.com/dshsim/dshsim/harness/replay/fileset"
@@ -96,7 +95,7 @@ func checkProjectionFile(rec *recording.Recording, expected []projection.Item) (
 // checkProjection compares the projection file (when present) with the
 // projection of the log named log.
 func checkProjection(rec *recording.Recording, file, log string, expected []projection.Item) (string, error) {
-	data, err := os.ReadFile(filepath.Join(rec.Dir, file))
+	data, err := rec.ReadFile(file)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", nil
 	}

@@ -29,6 +29,7 @@ type options struct {
 	parallel, seedFiles                                  int
 	timeout                                              time.Duration
 	tmpSize, seedBytes, seedFileBytes                    byteSize
+	recordingBytes                                       byteSize
 	args                                                 []string
 	stdout, stderr                                       io.Writer
 	// progressAfter is how long a run lasts before a terminal shows
@@ -64,6 +65,8 @@ func command(o *options) cmdline.Command {
 	fs.Var(&o.seedBytes, "seed-max-bytes", "bound of a workspace/ seed, all files together, in `bytes`")
 	fs.Var(&o.seedFileBytes, "seed-max-file-bytes", "bound of one file of a workspace/ seed, in `bytes`")
 	fs.IntVar(&o.seedFiles, "seed-max-files", recording.DefaultSeedMaxFiles, "bound of the files and directories of a workspace/ seed")
+	o.recordingBytes = recording.DefaultRecordingMaxBytes
+	fs.Var(&o.recordingBytes, "recording-max-bytes", "bound of a recording's files, in `bytes` (a line: a quarter)")
 	return cmdline.Command{Name: "dsh-replay", Flags: fs, Help: cmdline.HelpText(usage, fs)}
 }
 
@@ -247,13 +250,15 @@ func (o *options) validateFlags() error {
 	}
 	o.run = replay.RunOptions{Options: replay.Options{
 		LogDir: o.logs, Timeout: o.timeout, LauncherPath: o.launcher, StrictHooks: o.strict, Trusted: o.trusted,
-		TmpSize: int64(o.tmpSize),
-		Seed:    recording.SeedBounds{MaxBytes: int64(o.seedBytes), MaxFiles: o.seedFiles, MaxFileBytes: int64(o.seedFileBytes)},
+		TmpSize:   int64(o.tmpSize),
+		Seed:      recording.SeedBounds{MaxBytes: int64(o.seedBytes), MaxFiles: o.seedFiles, MaxFileBytes: int64(o.seedFileBytes)},
+		Recording: recording.Bounds{MaxBytes: int64(o.recordingBytes)},
 	}, Parallel: o.parallel}
 	for _, f := range []struct {
 		name string
 		v    int64
-	}{{"tmp-size", int64(o.tmpSize)}, {"seed-max-bytes", int64(o.seedBytes)}, {"seed-max-file-bytes", int64(o.seedFileBytes)}, {"seed-max-files", int64(o.seedFiles)}} {
+	}{{"tmp-size", int64(o.tmpSize)}, {"seed-max-bytes", int64(o.seedBytes)}, {"seed-max-file-bytes", int64(o.seedFileBytes)}, {"seed-max-files", int64(o.seedFiles)},
+		{"recording-max-bytes", int64(o.recordingBytes)}} {
 		if f.v <= 0 {
 			return cmdline.Usage("-%s %d: want a positive bound", f.name, f.v)
 		}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -42,6 +43,9 @@ func TestMainExitStatus(t *testing.T) {
 		{name: "a size that is not one is a usage error", args: []string{"-seed-max-bytes", "1T", "../../../transcripts"}, status: 2, stderr: `invalid value "1T" for flag -seed-max-bytes: want bytes`},
 		{name: "a seed past a bound is an error naming the file", args: []string{"-seed-max-file-bytes", "10", "../../../transcripts/hook-cc-pretool-deny"}, status: 1,
 			stdout: "hook-cc-pretool-deny/workspace/hooks.json: 227 bytes, more than the bound of one file, 10 bytes (dsh-replay -seed-max-file-bytes)"},
+		{name: "a zero bound of a recording is a usage error", args: []string{"-recording-max-bytes", "0", "../../../transcripts"}, status: 2, stderr: "-recording-max-bytes 0: want a positive bound"},
+		{name: "a recording past its bound is an error naming its largest file", args: []string{"-recording-max-bytes", "1K", "../../../transcripts/fs-read"}, status: 1,
+			stdout: "fs-read/session.jsonl: 9003 bytes, the largest of the recording's files, which come to 12240 bytes: more than the bound of a recording, 1024 bytes (dsh-replay -recording-max-bytes); refused before any is parsed"},
 		{name: "-refresh with -junit is a usage error (nothing is refreshed)", args: []string{"-refresh", "-junit", "LOGS.xml", "COPY/fs-read"}, status: 2,
 			stderr: "-refresh writes recordings and reports per recording: it takes no -json, -html, -junit or -update"},
 		{name: "-logs with two recordings of one name is a usage error", args: []string{"-logs", "LOGS", "../../../transcripts/fs-read", "COPY/fs-read"}, status: 2,
@@ -324,12 +328,22 @@ func TestJUnitReport(t *testing.T) {
 	for i, r := range rep.Recordings {
 		tc := suites[0].Tests[i]
 		seen[tc.Status] = true
-		if tc.Name != r.Name || tc.Status != status2[r.Verdict] || tc.Message != r.FirstDifference() || tc.Duration <= 0 {
+		// A recording the host refuses on reading it (the error case)
+		// takes well under the millisecond JUnit's time shows: its time
+		// is written, as 0.000 (timed below).
+		if tc.Name != r.Name || tc.Status != status2[r.Verdict] || tc.Message != r.FirstDifference() || (tc.Duration <= 0 && r.Verdict != replay.Failed) {
 			t.Errorf("test case %d: %s %s %q %v; the replay: %s %s %q", i, tc.Name, tc.Status, tc.Message, tc.Duration, r.Name, r.Verdict, r.FirstDifference())
 		}
 	}
 	if len(seen) != 3 {
 		t.Errorf("the run must pass, fail and err once: %v", seen)
+	}
+	xml, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(regexp.MustCompile(`<testcase name="[^"]*" classname="[^"]*" time="[0-9]+\.[0-9]{3}"`).FindAll(xml, -1)); n != 3 {
+		t.Errorf("%d of the 3 test cases give their time:\n%s", n, xml)
 	}
 	if !strings.Contains(suites[0].Tests[0].Message, "turn ") || !strings.Contains(suites[0].Tests[2].Message, "session.jsonl:8: field type") {
 		t.Errorf("messages %q, %q: want the first differing event and the error naming file and line", suites[0].Tests[0].Message, suites[0].Tests[2].Message)

@@ -20,8 +20,7 @@ stderr. Exit status: 0 all match; 1 a mismatch or error, or -run or -shard
 selects none; 2 a usage error (one line on stderr; every path is checked
 before anything is replayed).
 
-The manual, docs/replay.md: what is compared, the containment, the settings
-file dshsim.replay.json, the kinds of stdout.expected.jsonl lines.
+The manual, docs/replay.md: comparison, containment, bounds, dshsim.replay.json.
 
 Flags:
 `

@@ -44,7 +44,8 @@
 // The run stage checks the containment (/tmp a tmpfs on another device than
 // the host's, / read-only, a network namespace other than the host's), sets
 // TMPDIR=/tmp, reads the request from stdin, runs the function registered
-// with [Serve] under that name and writes its response to descriptor 3.
+// with [Serve] under that name and writes its response to descriptor 3, of
+// which Run reads at most [Options.MaxResponse] bytes.
 //
 // When PID 1 exits, for whatever reason, the kernel kills every process left
 // in the namespace, and the tmpfs goes with the last of them. The child also

@@ -39,6 +39,9 @@ const (
 	exe        = "/proc/self/exe"
 )
 
+// DefaultMaxResponse bounds a child's answer when [Options.MaxResponse] is 0.
+const DefaultMaxResponse = 256 << 20
+
 // Grace is how long a cancelled child has between SIGTERM and SIGKILL.
 const Grace = 10 * time.Second
 
@@ -315,6 +318,11 @@ type Options struct {
 	Share []string
 	// TmpSize bounds the private /tmp in bytes (0: [DefaultTmpSize]).
 	TmpSize int64
+	// MaxResponse bounds the child's answer on descriptor 3 (its response
+	// wrapped in a JSON envelope, base64: about 4/3 of the response) in
+	// bytes (0: [DefaultMaxResponse]); a longer answer is an error, read no
+	// further than one byte past the bound.
+	MaxResponse int64
 	// HostNetwork keeps the host's network namespace, for a child that
 	// must reach a server (dsh-record's live model); everything else of the
 	// containment stays.
@@ -428,7 +436,16 @@ func start(ctx context.Context, m mode, name string, request []byte, opt Options
 	if err != nil {
 		return nil, err
 	}
-	out, rerr := io.ReadAll(r)
+	limit := opt.MaxResponse
+	if limit <= 0 {
+		limit = DefaultMaxResponse
+	}
+	out, rerr := io.ReadAll(io.LimitReader(r, limit+1))
+	if int64(len(out)) > limit {
+		r.Close() // the child's further writes fail: it cannot block on us
+		cmd.Wait()
+		return nil, fmt.Errorf("isolate: the child for %q answered more than %d bytes, the bound of its response", name, limit)
+	}
 	werr := cmd.Wait()
 	var env envelope
 	if len(out) == 0 || json.Unmarshal(out, &env) != nil {

@@ -65,7 +65,7 @@ func (c *Child) FirstPrompt() string {
 // loadChildren reads every session.<n>.jsonl of dir: numbered 1..N without
 // a gap, each a child of a session of the recording (its parentSession the
 // primary's or an earlier child's id), with origin "subagent".
-func (l loader) loadChildren(r *Recording) error {
+func (l *loader) loadChildren(r *Recording) error {
 	matches, _ := filepath.Glob(filepath.Join(l.dir, "session.*.jsonl"))
 	var ns []int
 	for _, m := range matches {
@@ -102,14 +102,11 @@ func (l loader) loadChildren(r *Recording) error {
 }
 
 // loadChild reads child n: its log, its script and its sidecars.
-func (l loader) loadChild(n int) (*Child, error) {
+func (l *loader) loadChild(n int) (*Child, error) {
 	c := &Child{Index: n, File: ChildFile(n)}
-	data, err := l.read(c.File)
-	if err != nil {
+	var err error
+	if c.Header, c.Events, err = l.session(c.File); err != nil {
 		return nil, err
-	}
-	if c.Header, c.Events, err = parseSession(l.name, data); err != nil {
-		return nil, retarget(err, c.File)
 	}
 	var own []Event
 	for _, e := range c.Events {

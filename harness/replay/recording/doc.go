@@ -42,6 +42,20 @@
 // "session.jsonl:12: field data.chunk.index: want number, got string". A
 // recording with an error is never half-loaded: [Load] returns nil and the error.
 //
+// # Bounds
+//
+// [LoadBounded] reads a recording within [Bounds] ([Load]: the defaults):
+// its files are sized before any is parsed and a recording past
+// Bounds.MaxBytes is refused naming its largest file; the JSONL files are
+// streamed line by line, never read whole, and a line past
+// Bounds.MaxLineBytes is refused naming its file and line; a file that
+// reads longer than its size said is read no further than the bound; a
+// file that is not valid UTF-8 (upstream writes them with JSON.stringify,
+// which never produces such bytes) is refused naming its file, line and
+// column; a file that is not a regular file (a FIFO would block) is
+// refused. [Recording.ReadFile] reads a sidecar the replay reads itself the
+// same way. The workspace seed has bounds of its own ([SeedBounds]).
+//
 // # Script
 //
 // [Derive] rebuilds the model's replies the way upstream's replay plugin does:

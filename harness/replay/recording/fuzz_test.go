@@ -19,7 +19,7 @@ func FuzzParseSession(f *testing.F) {
 	}
 	f.Add([]byte(`{"type":"session"}` + "\n" + `{"type":"text-chunks","seq0":0,"data":{"turn":1,"step":1,"index":0,"dt":[],"texts":["a"]}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		_, events, err := parseSession("fuzz", data)
+		_, events, err := ParseSession("fuzz", SessionFile, data)
 		if err != nil {
 			var e *Error
 			if !errors.As(err, &e) {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -160,13 +159,16 @@ func (in Input) Policy() (mode, approval string) {
 }
 
 // LoadInput reads a scenario's input.json (a recording's, or a scenario
-// dsh-record is given: input.json and optionally workspace/).
+// dsh-record is given: input.json and optionally workspace/), within the
+// default [Bounds].
 func LoadInput(dir string) (Input, error) {
 	name := filepath.Base(filepath.Clean(dir))
 	var in Input
-	data, err := os.ReadFile(filepath.Join(dir, InputFile))
+	l := &loader{name: name, dir: dir, bounds: Bounds{}.WithDefaults()}
+	l.left = l.bounds.MaxBytes
+	data, err := l.read(InputFile)
 	if err != nil {
-		return in, &Error{Recording: name, File: InputFile, Problem: err.Error()}
+		return in, err
 	}
 	if err := decodeStrict(data, &in); err != nil {
 		return in, jsonError(name, InputFile, data, 0, err)
@@ -231,6 +233,8 @@ type Recording struct {
 	SystemPrompt []string
 	// Children are the child sessions, session.<n>.jsonl in n order.
 	Children []*Child
+	// bounds are the bounds it was read within.
+	bounds Bounds
 }
 
 // IsRecording reports whether dir looks like a recording (has session.jsonl or input.json).
@@ -243,10 +247,22 @@ func IsRecording(dir string) bool {
 	return false
 }
 
-// Load reads the recording in dir. Every defect is an [*Error].
-func Load(dir string) (*Recording, error) {
-	r := &Recording{Name: filepath.Base(filepath.Clean(dir)), Dir: dir}
-	l := loader{name: r.Name, dir: dir}
+// Load reads the recording in dir within the default [Bounds]. Every
+// defect is an [*Error].
+func Load(dir string) (*Recording, error) { return LoadBounded(dir, Bounds{}) }
+
+// LoadBounded reads the recording in dir within b (zero fields: the
+// defaults): its files are sized before any is parsed, and a recording
+// past b.MaxBytes is refused naming the file that passed it; the JSONL
+// files are read line by line, a line past b.MaxLineBytes refused naming
+// it; a file that is not valid UTF-8 is refused naming its line. Every
+// defect is an [*Error].
+func LoadBounded(dir string, b Bounds) (*Recording, error) {
+	r := &Recording{Name: filepath.Base(filepath.Clean(dir)), Dir: dir, bounds: b.WithDefaults()}
+	l := &loader{name: r.Name, dir: dir, bounds: r.bounds}
+	if err := l.measure(); err != nil {
+		return nil, err
+	}
 	data, err := l.read(InputFile)
 	if err != nil {
 		return nil, err
@@ -257,24 +273,15 @@ func Load(dir string) (*Recording, error) {
 	if err := checkInput(r.Name, data, r.Input); err != nil {
 		return nil, err
 	}
-
-	if data, err = l.read(SessionFile); err != nil {
-		return nil, err
-	}
-	if r.Header, r.Events, err = parseSession(r.Name, data); err != nil {
+	if r.Header, r.Events, err = l.session(SessionFile); err != nil {
 		return nil, err
 	}
 	if err := l.loadChildren(r); err != nil {
 		return nil, err
 	}
-
-	if data, err = l.read(StdoutFile); err != nil {
+	if r.Stdout, err = l.stdout(); err != nil {
 		return nil, err
 	}
-	if r.Stdout, err = l.stdout(data); err != nil {
-		return nil, err
-	}
-
 	if fi, err := os.Stat(filepath.Join(dir, WorkspaceDir)); err == nil {
 		if !fi.IsDir() {
 			return nil, l.fail(WorkspaceDir, 0, "", "not a directory")
@@ -287,60 +294,87 @@ func Load(dir string) (*Recording, error) {
 	return r, nil
 }
 
-// loader reads the files of the recording name in dir.
-type loader struct{ name, dir string }
+// loader reads the files of the recording name in dir within bounds; left
+// is what is left of bounds.MaxBytes.
+type loader struct {
+	name, dir string
+	bounds    Bounds
+	left      int64
+}
 
 // fail is an [*Error] in file of the recording.
-func (l loader) fail(file string, line int, field, format string, args ...any) error {
+func (l *loader) fail(file string, line int, field, format string, args ...any) error {
 	return &Error{Recording: l.name, File: file, Line: line, Field: field, Problem: fmt.Sprintf(format, args...)}
 }
 
+// missing is the error of a file every recording has.
+func (l *loader) missing(file string) error {
+	return l.fail(file, 0, "", "missing file (a recording needs %s, %s and %s)", InputFile, SessionFile, StdoutFile)
+}
+
 // read reads a file every recording has.
-func (l loader) read(file string) ([]byte, error) {
+func (l *loader) read(file string) ([]byte, error) {
 	data, found, err := l.readOptional(file)
 	if err == nil && !found {
-		return nil, l.fail(file, 0, "", "missing file (a recording needs %s, %s and %s)", InputFile, SessionFile, StdoutFile)
+		return nil, l.missing(file)
 	}
 	return data, err
 }
 
-// readOptional reads a file a recording may have (found false when it has
-// not).
-func (l loader) readOptional(file string) (data []byte, found bool, err error) {
-	data, err = os.ReadFile(filepath.Join(l.dir, file))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, false, nil
-	}
+// session parses a session log of the recording (file: session.jsonl or a
+// child's), streaming it.
+func (l *loader) session(file string) (Header, []Event, error) {
+	lr, done, err := l.lines(file)
 	if err != nil {
-		return nil, false, l.fail(file, 0, "", "%v", err)
+		return Header{}, nil, err
 	}
-	return data, true, nil
+	h, events, err := parseSession(l.name, lr)
+	done()
+	if err != nil {
+		return Header{}, nil, retarget(err, file)
+	}
+	return h, events, nil
 }
 
-// stdout parses [StdoutFile]: one JSON-RPC 2.0 frame a line, blank lines
-// skipped.
-func (l loader) stdout(data []byte) ([]json.RawMessage, error) {
+// stdout parses [StdoutFile], streaming it: one JSON-RPC 2.0 frame a line,
+// blank lines skipped.
+func (l *loader) stdout() ([]json.RawMessage, error) {
+	lr, done, err := l.lines(StdoutFile)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	return parseStdout(l.name, lr)
+}
+
+func parseStdout(rec string, lr *lineReader) ([]json.RawMessage, error) {
 	var frames []json.RawMessage
-	for i, ln := range splitLines(data) {
+	for {
+		ln, err := lr.next()
+		if errors.Is(err, io.EOF) {
+			return frames, nil
+		}
+		if err != nil {
+			return nil, err
+		}
 		if len(bytes.TrimSpace(ln)) == 0 {
 			continue
 		}
 		var v map[string]any
 		if err := json.Unmarshal(ln, &v); err != nil {
-			return nil, jsonError(l.name, StdoutFile, ln, i+1, err)
+			return nil, jsonError(rec, StdoutFile, ln, lr.n, err)
 		}
 		if v["jsonrpc"] != "2.0" {
-			return nil, l.fail(StdoutFile, i+1, "jsonrpc", "want \"2.0\", got %s", show(v["jsonrpc"]))
+			return nil, &Error{Recording: rec, File: StdoutFile, Line: lr.n, Field: "jsonrpc", Problem: fmt.Sprintf("want \"2.0\", got %s", show(v["jsonrpc"]))}
 		}
 		frames = append(frames, append(json.RawMessage(nil), ln...))
 	}
-	return frames, nil
 }
 
 // optional reads the files a recording may have: the override, the tool
 // schemas and the settings (upstream's suite settings for the recording's
 // name when it has no settings file).
-func (l loader) optional(r *Recording) error {
+func (l *loader) optional(r *Recording) error {
 	data, found, err := l.readOptional(OverrideFile)
 	if err != nil {
 		return err
@@ -381,7 +415,7 @@ func (l loader) optional(r *Recording) error {
 
 // seedLinks checks the settings' symlinks against the seed (an error names
 // the path under workspace/ and where the setting came from).
-func (l loader) seedLinks(r *Recording) error {
+func (l *loader) seedLinks(r *Recording) error {
 	if len(r.Settings.Symlinks) == 0 {
 		return nil
 	}

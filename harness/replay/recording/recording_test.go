@@ -340,7 +340,7 @@ func TestParseSessionNamesAMissingRequiredField(t *testing.T) {
 			line := func(data string) []byte {
 				return []byte(header + `{"type":"` + tc.typ + `","seq":0,"time":1,"data":` + data + "}\n")
 			}
-			if _, _, err := parseSession("r", line(tc.full)); err != nil {
+			if _, _, err := ParseSession("r", SessionFile, line(tc.full)); err != nil {
 				t.Fatalf("with every required field: %v", err)
 			}
 			var data map[string]any
@@ -349,7 +349,7 @@ func TestParseSessionNamesAMissingRequiredField(t *testing.T) {
 			}
 			delete(data, tc.field)
 			without, _ := json.Marshal(data)
-			_, _, err := parseSession("r", line(string(without)))
+			_, _, err := ParseSession("r", SessionFile, line(string(without)))
 			var e *Error
 			if !errors.As(err, &e) || e.Line != 2 || e.Field != "data."+tc.field || e.Problem != "missing (required in "+tc.typ+")" {
 				t.Fatalf("without %s: %v, want line 2 field data.%s missing (required in %s)", tc.field, err, tc.field, tc.typ)

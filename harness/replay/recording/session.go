@@ -1,9 +1,12 @@
 package recording
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 )
 
 // EventTypes is the event vocabulary a recording may use (upstream's session
@@ -231,66 +234,91 @@ type packedLine struct {
 
 // ParseSession decodes the bytes of a session log named file (session.jsonl
 // or a child's) of the recording rec as [Load] does: header, events, packed
-// rows expanded; a defect names rec, file, line and field. A writer parses
-// what it is about to write with it (a refresh's projection files).
+// rows expanded, within the default bound of a line, UTF-8; a defect names
+// rec, file, line and field. A writer parses what it is about to write with
+// it (a refresh's projection files).
 func ParseSession(rec, file string, data []byte) (Header, []Event, error) {
-	h, events, err := parseSession(rec, data)
+	lr := &lineReader{r: bufio.NewReader(bytes.NewReader(data)), rec: rec, file: file, max: Bounds{}.WithDefaults().MaxLineBytes}
+	h, events, err := parseSession(rec, lr)
 	if err != nil && file != SessionFile {
 		err = retarget(err, file)
 	}
 	return h, events, err
 }
 
-// parseSession decodes session.jsonl: header, events, packed rows expanded.
-func parseSession(rec string, data []byte) (Header, []Event, error) {
-	lines := splitLines(data)
-	h, err := parseHeader(rec, lines)
+// parseSession decodes a session log streamed by lr: header, events,
+// packed rows expanded. Errors name session.jsonl ([retarget] names a
+// child's log).
+func parseSession(rec string, lr *lineReader) (Header, []Event, error) {
+	first, err := lr.next()
+	if errors.Is(err, io.EOF) {
+		return Header{}, nil, sessionError(rec, 1, "", "empty log: missing session header")
+	}
+	if err != nil {
+		return Header{}, nil, err
+	}
+	h, err := parseHeader(rec, first)
 	if err != nil {
 		return h, nil, err
 	}
 	var events []Event
 	next := int64(-1)
-	for i, ln := range lines[1:] {
-		lineNo := i + 2
-		if len(bytes.TrimSpace(ln)) == 0 {
-			return h, nil, sessionError(rec, lineNo, "", "empty line inside the log")
+	for {
+		ln, err := lr.next()
+		if errors.Is(err, io.EOF) {
+			return h, events, nil
 		}
-		var probe struct {
-			Type *string `json:"type"`
-		}
-		if err := json.Unmarshal(ln, &probe); err != nil {
-			e := jsonError(rec, SessionFile, ln, lineNo, err)
-			if lineNo == len(lines) && !bytes.HasSuffix(data, []byte("\n")) {
-				e.Problem = "truncated last line (no newline): " + e.Problem
-			}
-			return h, nil, e
-		}
-		if probe.Type == nil {
-			return h, nil, sessionError(rec, lineNo, "type", "missing")
-		}
-		typ := *probe.Type
-		if member, ok := packedRows[typ]; ok {
-			exp, err := expandPacked(rec, ln, lineNo, member)
-			if err != nil {
-				return h, nil, err
-			}
-			for _, e := range exp {
-				if next >= 0 && e.Seq != next {
-					return h, nil, sessionError(rec, lineNo, "seq0", "want %d (seq is contiguous), got %d", next, exp[0].Seq)
-				}
-				next = e.Seq + 1
-			}
-			events = append(events, exp...)
-			continue
-		}
-		e, err := parseEvent(rec, typ, ln, lineNo, next)
 		if err != nil {
 			return h, nil, err
 		}
-		next = e.Seq + 1
-		events = append(events, e)
+		exp, err := parseLine(rec, ln, lr.n, !lr.eol, next)
+		if err != nil {
+			return h, nil, err
+		}
+		next = exp[len(exp)-1].Seq + 1
+		events = append(events, exp...)
 	}
-	return h, events, nil
+}
+
+// parseLine decodes line lineNo of a session log (last: it is the last,
+// without a newline): one event, or the members of a packed row, whose
+// seq must continue from next (-1: any).
+func parseLine(rec string, ln []byte, lineNo int, last bool, next int64) ([]Event, error) {
+	if len(bytes.TrimSpace(ln)) == 0 {
+		return nil, sessionError(rec, lineNo, "", "empty line inside the log")
+	}
+	var probe struct {
+		Type *string `json:"type"`
+	}
+	if err := json.Unmarshal(ln, &probe); err != nil {
+		e := jsonError(rec, SessionFile, ln, lineNo, err)
+		if last {
+			e.Problem = "truncated last line (no newline): " + e.Problem
+		}
+		return nil, e
+	}
+	if probe.Type == nil {
+		return nil, sessionError(rec, lineNo, "type", "missing")
+	}
+	typ := *probe.Type
+	if member, ok := packedRows[typ]; ok {
+		exp, err := expandPacked(rec, ln, lineNo, member)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range exp {
+			if next >= 0 && e.Seq != next {
+				return nil, sessionError(rec, lineNo, "seq0", "want %d (seq is contiguous), got %d", next, exp[0].Seq)
+			}
+			next = e.Seq + 1
+		}
+		return exp, nil
+	}
+	e, err := parseEvent(rec, typ, ln, lineNo, next)
+	if err != nil {
+		return nil, err
+	}
+	return []Event{e}, nil
 }
 
 // sessionError is an [*Error] on line lineNo of the recording's session log.
@@ -299,13 +327,10 @@ func sessionError(rec string, lineNo int, field, format string, args ...any) err
 }
 
 // parseHeader decodes the session header, the log's first line.
-func parseHeader(rec string, lines [][]byte) (Header, error) {
+func parseHeader(rec string, line []byte) (Header, error) {
 	var h Header
-	if len(lines) == 0 {
-		return h, sessionError(rec, 1, "", "empty log: missing session header")
-	}
-	if err := json.Unmarshal(lines[0], &h); err != nil {
-		return h, jsonError(rec, SessionFile, lines[0], 1, err)
+	if err := json.Unmarshal(line, &h); err != nil {
+		return h, jsonError(rec, SessionFile, line, 1, err)
 	}
 	if h.Type != "session" {
 		return h, sessionError(rec, 1, "type", "want \"session\" (the header line), got %q", h.Type)
