@@ -30,7 +30,7 @@ export PATH=/bin
 const BaselineInit = "#!/bin/busybox sh\n/bin/busybox poweroff -f\n"
 
 // Initramfs builds a gzip'd newc cpio (cpio -o -H newc -R 0:0 | gzip)
-// holding /init, /bin/busybox and the given static binaries (name -> host
+// holding /init, /bin/busybox (and /bin/true, its applet) and the given static binaries (name -> host
 // path) in /bin, every entry owned by root and / mode 0755, written to dst.
 func Initramfs(ctx context.Context, dst, busybox, init string, bins map[string]string) error {
 	stage, err := os.MkdirTemp(filepath.Dir(dst), "initramfs-")
@@ -58,6 +58,11 @@ func Initramfs(ctx context.Context, dst, busybox, init string, bins map[string]s
 		return os.WriteFile(dst, b, 0o755)
 	}
 	if err := copyFile(busybox, filepath.Join(stage, "bin", "busybox")); err != nil {
+		return err
+	}
+	// /bin/true, busybox's applet: the in-process path's probe starts it
+	// (inproc.Launcher.Probe), as it would on any host.
+	if err := os.Symlink("busybox", filepath.Join(stage, "bin", "true")); err != nil {
 		return err
 	}
 	for name, src := range bins {

@@ -577,3 +577,41 @@ func TestPartialNoticeAsTheRunner(t *testing.T) {
 		}
 	}
 }
+
+// TestReparentingInsideTheWorkspaceWorks: a rename and a hard link from one
+// directory of the workspace to another succeed under workspace-write, on
+// the kernel's ABI and capped at 2, as through the runner. Landlock refuses
+// reparenting in any layer that does not grant it, so a nested layer
+// without its grant of the refer right beneath "/" fails this with EXDEV.
+func TestReparentingInsideTheWorkspaceWorks(t *testing.T) {
+	sandboxtest.RequireLandlock(t, 2)
+	for _, abiCap := range []int{0, 2} {
+		l, err := NewWithOptions(Options{ABICap: abiCap})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		ws := varTmpDir(t, "dshsim-refer-")
+		for _, d := range []string{"a", "b"} {
+			if err := os.Mkdir(filepath.Join(ws, d), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		script := "echo x > a/f && echo y > a/g && mv a/f b/f && ln a/g b/g"
+		var stderr strings.Builder
+		cmd := exec.Command("bash", "-c", script)
+		cmd.Dir, cmd.Stderr = ws, &stderr
+		if err := l.Start(cmd, sandbox.Policy{Mode: sandbox.WorkspaceWrite, WorkspaceRoot: ws}); err != nil {
+			t.Fatal(err)
+		}
+		if err := waittest.Exit(t, cmd, "the confined command"); err != nil {
+			t.Errorf("cap %d: %q: %v; stderr %q", abiCap, script, err, stderr.String())
+			continue
+		}
+		for _, f := range []string{"b/f", "b/g"} {
+			if _, err := os.Stat(filepath.Join(ws, f)); err != nil {
+				t.Errorf("cap %d: %v", abiCap, err)
+			}
+		}
+	}
+}

@@ -531,3 +531,24 @@ func TestScopeKeepsTheCommandFromTheHarness(t *testing.T) {
 		}
 	}
 }
+
+// TestNestRights: the nested layer grants reparenting wherever it can
+// handle it (from ABI 2), scopes signals only with scopes, and is never
+// empty.
+func TestNestRights(t *testing.T) {
+	for _, tc := range []struct {
+		abi                      int
+		scopes                   bool
+		handled, scoped, granted uint64
+	}{
+		{abi: 1, handled: AccessMakeBlock},
+		{abi: 2, handled: AccessRefer, granted: AccessRefer},
+		{abi: 5, handled: AccessRefer, granted: AccessRefer},
+		{abi: 5, scopes: true, handled: AccessRefer, scoped: ScopeSignal, granted: AccessRefer},
+	} {
+		h, s, g := NestRights(tc.abi, tc.scopes)
+		if h != tc.handled || s != tc.scoped || g != tc.granted {
+			t.Errorf("NestRights(%d, %v) = %#x, %#x, %#x; want %#x, %#x, %#x", tc.abi, tc.scopes, h, s, g, tc.handled, tc.scoped, tc.granted)
+		}
+	}
+}
