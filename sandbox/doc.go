@@ -80,11 +80,11 @@
 //     own with one number left closed ([ConfinedArgv.Inherit]; a start that
 //     does not pass them fails in bwrap) and the starter closes after the
 //     start ([ConfinedArgv.Close]; package sandbox/spawn does both). bwrap
-//     0.8.0 mounts the descriptor's directory at its current name and exits
-//     when the mount does not show the descriptor's device and inode, so a
-//     call either runs with the checked directory granted, wherever it now
-//     is, or does not run; it closes the descriptors it bound before the
-//     command starts. Hardened, the workspace's .git is opened beneath that
+//     0.8.0 reads the descriptor's path when it starts, mounts that path
+//     once its namespaces are set up, and exits when the mount does not
+//     show the descriptor's device and inode, so a call either runs with
+//     the checked directory granted, wherever it now is, or does not run;
+//     it closes the descriptors it bound before the command starts. Hardened, the workspace's .git is opened beneath that
 //     descriptor without following a link and bound read-only the same way
 //     (--ro-bind-fd 5); a .git that is a link is refused. bwrap's probe binds
 //     a descriptor too ([BwrapProbeArgs]): a bwrap without --bind-fd is not

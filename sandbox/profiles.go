@@ -27,10 +27,11 @@ const (
 // default on a host with bwrap, 76 of 131 leaf renames, 131 of 218
 // exchanges and 78 of 137 parent swaps that got past the check wrote
 // outside. The descriptor is the directory whose device and inode the check
-// took; bwrap (0.8.0) mounts that directory at its current name and exits
-// when the mount does not show the descriptor's device and inode, so a swap
-// after the check changes at most which name the grant appears under, never
-// which directory it is, or the call does not run. A bwrap without
+// took; bwrap (0.8.0) reads the descriptor's path when it starts, mounts
+// that path once its namespaces are set up, and exits when the mount does
+// not show the descriptor's device and inode, so a swap after the check
+// changes at most which name the grant appears under, never which directory
+// it is, or the call does not run. A bwrap without
 // --bind-fd fails its probe, or the call (bwrap: Unknown option); nothing
 // falls back to a bind by path.
 //
