@@ -55,13 +55,61 @@
 // sandbox/inproc) makes it, and returns the policy it granted in
 // [ConfinedArgv.Policy]: the root canonicalised in one walk through
 // descriptors, and, under workspace-write, the device and inode of the
-// directory it reached ([Policy.WorkspaceID]), which the Landlock runner
-// (--rw-inode) and the in-process path pin their grant to.
+// directory it reached ([Policy.WorkspaceID]), which every backend pins its
+// grant to (see Grants are pinned).
 // [NewProvider] rejects bad configuration (a zero or infinite
 // probe timeout, inconsistent runnerCommand settings, a launcher or runner
 // path that is a directory, an unknown backend name) with upstream's
 // VERBATIM texts where they exist (VERBATIM, here and in every comment of
 // the repository: upstream's text, byte for byte; docs/README.md, Words).
+//
+// # Grants are pinned
+//
+// A workspace-write grant lands on the directory [Validate] checked, never
+// on whatever its name leads to when the backend applies it: a confined
+// command can rename the workspace away and put a link at its name, swap
+// the two atomically (renameat2 RENAME_EXCHANGE) or swap its parent, after
+// the check and before the grant. Validate resolves the root through
+// descriptors (openat2 RESOLVE_NO_SYMLINKS, or its walk that opens each
+// component without following a link) and takes the device and inode of
+// the directory it reached. Then, on every backend:
+//
+//   - bwrap binds that directory through the descriptor Validate opened,
+//     not by path: --bind-fd 4 <root> ([BwrapArgs]), the descriptor being
+//     [ConfinedArgv.Files], which the command inherits after the caller's
+//     own with one number left closed ([ConfinedArgv.Inherit]; a start that
+//     does not pass them fails in bwrap) and the starter closes after the
+//     start ([ConfinedArgv.Close]; package sandbox/spawn does both). bwrap
+//     0.8.0 reads the descriptor's path when it starts, mounts that path
+//     once its namespaces are set up, and exits when the mount does not
+//     show the descriptor's device and inode, so a call either runs with
+//     the checked directory granted, wherever it now is, or does not run;
+//     it closes the descriptors it bound before the command starts. Hardened, the workspace's .git is opened beneath that
+//     descriptor without following a link and bound read-only the same way
+//     (--ro-bind-fd 5); a .git that is a link is refused. bwrap's probe binds
+//     a descriptor too ([BwrapProbeArgs]): a bwrap without --bind-fd is not
+//     usable, and where it is the chain's only candidate a workspace-write
+//     call fails as a runner failure (bwrap: Unknown option --bind-fd).
+//     Nothing falls back to a bind by path. An operator runnerCommand is
+//     given the same profile and descriptors.
+//   - the Landlock runner opens every rule path with RESOLVE_NO_SYMLINKS and
+//     refuses a root that opens as another directory than the one Validate
+//     saw (--rw-inode <root> <dev>:<ino>, [LandlockArgs]).
+//   - the in-process Landlock path (package sandbox/inproc) opens its rule
+//     paths the same way and keys its rulesets by that device and inode.
+//
+// The tests that hold it: TestBwrapBindsTheCheckedDescriptors,
+// TestHardenedBwrapRefusesALinkedGitDir and
+// TestInheritNumbersAfterTheCallersFiles here; in package sandbox/spawn
+// TestSwappedWorkspaceGrantsNothingOutside (a confined attacker races each
+// swap against new calls until 2000 of them per swap ran, 100 with -short,
+// through the stack's default with bwrap, the Landlock runner, and the
+// stack's default without bwrap: nothing lands outside),
+// TestSwapAfterTheCheckGrantsNothingOutside (each swap made once between
+// the check and the start, through spawn.Start),
+// TestPinnedArgvWithoutItsFilesFails,
+// TestBwrapWithoutDescriptorBindsFailsClosed,
+// TestExtraFilesReachTheConfinedCommand and TestHardenedGitDirIsReadOnly.
 //
 // # The mount table between calls
 //
@@ -119,7 +167,8 @@
 //     network namespace, where they live).
 //   - every backend starts the command without the environment's secrets
 //     ([ScrubSecrets], applied by package sandbox/spawn).
-//   - under workspace-write bwrap binds the workspace's .git read-only
+//   - under workspace-write bwrap binds the workspace's .git read-only,
+//     through the descriptor of the .git opened beneath the workspace's
 //     ([HardenedBwrapArgs]); Landlock cannot, and its report says so
 //     ([HardenedUngoverned]: "git-dir" in Ungoverned).
 //

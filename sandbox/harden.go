@@ -34,7 +34,7 @@ func Isolation(backend string, harden bool) []string {
 			IsolatedAgent+": the command runs in its own PID namespace, where the harness does not exist")
 		if harden {
 			out = append(out, IsolatedAbstractUnix+": landlock-run --scope inside bwrap (Landlock ABI 6)",
-				IsolatedGitDir+": the workspace's .git is bound read-only under workspace-write (bwrap --ro-bind-try)")
+				IsolatedGitDir+": the workspace's .git is bound read-only under workspace-write (bwrap --ro-bind-fd)")
 		}
 	case backend == BackendLandlock:
 		out = append(out, IsolatedAgent+": the command runs in a Landlock domain, which may not trace a process outside it")
@@ -53,19 +53,21 @@ func Isolation(backend string, harden bool) []string {
 const scopeFlag = "--scope"
 
 // HardenedBwrapArgs is the hardened bwrap profile for p (without "bwrap" and
-// without the final "--"): [BwrapArgs]; under workspace-write the
-// workspace's .git bound read-only over the writable workspace, when it
-// exists (--ro-bind-try: hooks and config there run unconfined at the next
-// git command, so Codex CLI protects them the same way); the runner bound
-// read-only at its own path (a launcher under /tmp would be hidden by the
-// tmpfs), then "--" and the runner with --scope and --rw / inside, which
-// scopes the domain and adds no file rule (bwrap's mounts govern files;
-// --rw / grants every right the runner grants anywhere). Pure.
-func HardenedBwrapArgs(p Policy, launcher string) []string {
+// without the final "--"): [BwrapArgs]; under workspace-write, when gitDir
+// (the workspace's .git exists: hooks and config there run unconfined at the
+// next git command, so Codex CLI protects them the same way), the .git
+// opened beneath the workspace's descriptor bound read-only over the
+// writable workspace through the second of [ConfinedArgv.Files]
+// (--ro-bind-fd 5 <root>/.git); the runner bound read-only at its own path
+// (a launcher under /tmp would be hidden by the tmpfs; it is configuration,
+// outside every grant, and no check identifies it), then "--" and the
+// runner with --scope and --rw / inside, which scopes the domain and adds
+// no file rule (bwrap's mounts govern files; --rw / grants every right the
+// runner grants anywhere). Pure.
+func HardenedBwrapArgs(p Policy, launcher string, gitDir bool) []string {
 	args := BwrapArgs(p)
-	if p.Mode == WorkspaceWrite {
-		git := filepath.Join(p.WorkspaceRoot, ".git")
-		args = append(args, "--ro-bind-try", git, git)
+	if p.Mode == WorkspaceWrite && gitDir {
+		args = append(args, "--ro-bind-fd", pinnedFD(1), filepath.Join(p.WorkspaceRoot, ".git"))
 	}
 	return append(args, "--ro-bind", launcher, launcher, "--", launcher, scopeFlag, "--rw", "/")
 }

@@ -42,14 +42,16 @@ func TestScrubSecrets(t *testing.T) {
 }
 
 // TestHardenedGitDir: the hardened bwrap profile binds the workspace's
-// .git read-only under workspace-write only, and Landlock's hardened report
-// admits, under workspace-write only, that it cannot.
+// .git read-only, by the descriptor after the workspace's, under
+// workspace-write only and only when it was opened, and Landlock's hardened
+// report admits, under workspace-write only, that it cannot.
 func TestHardenedGitDir(t *testing.T) {
-	ww := HardenedBwrapArgs(Policy{Mode: WorkspaceWrite, WorkspaceRoot: "/ws"}, "/l/run")
-	ro := HardenedBwrapArgs(Policy{Mode: ReadOnly, WorkspaceRoot: "/ws"}, "/l/run")
-	bind := strings.Join([]string{"--bind", "/ws", "/ws", "--ro-bind-try", "/ws/.git", "/ws/.git", "--ro-bind", "/l/run"}, " ")
-	if !strings.Contains(strings.Join(ww, " "), bind) || strings.Contains(strings.Join(ro, " "), "--ro-bind-try") {
-		t.Errorf("hardened bwrap: ww %q, ro %q; want .git bound read-only after the workspace under workspace-write only", ww, ro)
+	ww := strings.Join(HardenedBwrapArgs(Policy{Mode: WorkspaceWrite, WorkspaceRoot: "/ws"}, "/l/run", true), " ")
+	noGit := strings.Join(HardenedBwrapArgs(Policy{Mode: WorkspaceWrite, WorkspaceRoot: "/ws"}, "/l/run", false), " ")
+	ro := strings.Join(HardenedBwrapArgs(Policy{Mode: ReadOnly, WorkspaceRoot: "/ws"}, "/l/run", true), " ")
+	bind := "--bind-fd 4 /ws --ro-bind-fd 5 /ws/.git --ro-bind /l/run"
+	if !strings.Contains(ww, bind) || !strings.Contains(noGit, "--bind-fd 4 /ws --ro-bind /l/run") || strings.Contains(ro, "-fd") {
+		t.Errorf("hardened bwrap: ww %q, without .git %q, ro %q; want .git bound read-only after the workspace under workspace-write only, when it was opened", ww, noGit, ro)
 	}
 	for _, tc := range []struct {
 		backend string

@@ -17,8 +17,8 @@ func TestProfiles(t *testing.T) {
 		want []string
 	}{
 		{name: "bwrap read-only exact", got: BwrapArgs(ro), want: []string{"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--die-with-parent", "--unshare-pid", "--cap-drop", "ALL", "--remount-ro", "/proc"}},
-		{name: "bwrap workspace-write adds tmpfs then bind", got: BwrapArgs(ww),
-			want: []string{"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--die-with-parent", "--unshare-pid", "--cap-drop", "ALL", "--remount-ro", "/proc", "--tmpfs", "/tmp", "--bind", "/ws", "/ws"}},
+		{name: "bwrap workspace-write adds tmpfs then binds the root by descriptor", got: BwrapArgs(ww),
+			want: []string{"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--die-with-parent", "--unshare-pid", "--cap-drop", "ALL", "--remount-ro", "/proc", "--tmpfs", "/tmp", "--bind-fd", "4", "/ws"}},
 		{name: "bwrap treats an unknown mode as read-only", got: BwrapArgs(Policy{Mode: "bogus", WorkspaceRoot: "/ws"}), want: BwrapArgs(ro)},
 		{name: "landlock read-only grants root and dev null", got: LandlockArgs(ro), want: []string{"--ro", "/", "--rw", "/dev/null"}},
 		{name: "landlock workspace-write adds tmp and workspace", got: LandlockArgs(ww), want: []string{"--ro", "/", "--rw", "/dev/null", "--rw", "/tmp", "--rw", "/ws"}},

@@ -30,7 +30,8 @@ const DefaultProbeTimeout = 5 * time.Second
 type Probes struct {
 	// Bwrap reports whether bwrap can confine (default: run
 	// bwrap --ro-bind / / --dev /dev --proc /proc --die-with-parent --unshare-pid
-	// --cap-drop ALL --remount-ro /proc -- true).
+	// --cap-drop ALL --remount-ro /proc --bind-fd 4 /dev/null -- true, with
+	// /dev/null open as descriptor 4; see [BwrapProbeArgs]).
 	Bwrap func(ctx context.Context) bool
 	// Landlock runs the launcher's probe (default: "<launcher> --probe": exit
 	// 0 and stdout exactly the runner's probe line).
@@ -304,7 +305,7 @@ func (p *Provider) probe(b string) (Enforcement, error) {
 		if pr.Seatbelt != nil {
 			return Full, injected(pr.Seatbelt(ctx))
 		}
-		return Full, runProbe(ctx, nil, "sandbox-exec", Wrap(nil, SeatbeltArgs(ReadOnly, nil), []string{"true"})...)
+		return Full, runProbe(ctx, nil, nil, "sandbox-exec", Wrap(nil, SeatbeltArgs(ReadOnly, nil), []string{"true"})...)
 	case BackendWindowsACL:
 		if pr.WindowsACL != nil {
 			return Partial, injected(pr.WindowsACL(ctx, p.cfg.WindowsRunner))
@@ -314,7 +315,7 @@ func (p *Provider) probe(b string) (Enforcement, error) {
 		}
 		r := p.cfg.WindowsRunner
 		args := Wrap(r[1:], WindowsACLArgs(Policy{Mode: ReadOnly, WorkspaceRoot: p.cfg.TempDir}, p.cfg.TempDir, nil), []string{"cmd", "/c", "exit 0"})
-		return Partial, runProbe(ctx, nil, r[0], args...)
+		return Partial, runProbe(ctx, nil, nil, r[0], args...)
 	}
 	return "", fmt.Errorf("unknown backend %q", b)
 }
@@ -333,8 +334,14 @@ func (p *Provider) probeRunner(ctx context.Context) (Enforcement, error) {
 }
 
 // BwrapProbeArgs is bwrap's availability probe (without the program): the
-// read-only profile around true, so the probe checks the flags a real call uses.
-func BwrapProbeArgs() []string { return Wrap(nil, BwrapArgs(Policy{Mode: ReadOnly}), []string{"true"}) }
+// read-only profile, then /dev/null bound again through an inherited
+// descriptor as a workspace-write call binds its root (--bind-fd 4
+// /dev/null: descriptor 4 holds /dev/null, 3 is closed), around true; so
+// the probe checks the flags a real call uses, and a bwrap without
+// --bind-fd is not usable (no call falls back to a bind by path).
+func BwrapProbeArgs() []string {
+	return Wrap(nil, append(BwrapArgs(Policy{Mode: ReadOnly}), "--bind-fd", pinnedFD(0), os.DevNull), []string{"true"})
+}
 
 // ProbeBwrap runs "bwrap <BwrapProbeArgs>": exit 0 within ctx means bwrap can
 // confine here; a missing binary, a failure or a timeout means it cannot.
@@ -342,8 +349,17 @@ func ProbeBwrap(ctx context.Context) bool { return CheckBwrap(ctx) == nil }
 
 // CheckBwrap is [ProbeBwrap] that says why bwrap cannot confine: nil when it
 // can, else the missing binary, the exit status with bwrap's first stderr
-// line, or the deadline that passed.
-func CheckBwrap(ctx context.Context) error { return runProbe(ctx, nil, "bwrap", BwrapProbeArgs()...) }
+// line (a bwrap without --bind-fd: "Unknown option --bind-fd"), or the
+// deadline that passed.
+func CheckBwrap(ctx context.Context) error {
+	null, err := os.Open(os.DevNull)
+	if err != nil {
+		return fmt.Errorf("probe bwrap: %w", err)
+	}
+	defer null.Close()
+	_, files := ConfinedArgv{Files: []*os.File{null}}.Inherit(nil)
+	return runProbe(ctx, nil, files, "bwrap", BwrapProbeArgs()...)
+}
 
 // probeLandlock runs "<launcher> --probe": exit 0 with stdout exactly the
 // runner's one probe line is usable (full, or partial for "landlock:
@@ -353,7 +369,7 @@ func CheckBwrap(ctx context.Context) error { return runProbe(ctx, nil, "bwrap", 
 // is unusable.
 func probeLandlock(ctx context.Context, launcher string) (Enforcement, error) {
 	var out bytes.Buffer
-	if err := runProbe(ctx, &out, launcher, "--probe"); err != nil {
+	if err := runProbe(ctx, &out, nil, launcher, "--probe"); err != nil {
 		return "", err
 	}
 	switch out.String() {
@@ -413,13 +429,15 @@ func probeWaitDelay(ctx context.Context) time.Duration {
 	return least
 }
 
-// runProbe runs a probe command: nil when it exits 0 within ctx, else why not.
-func runProbe(ctx context.Context, stdout *bytes.Buffer, name string, args ...string) error {
+// runProbe runs a probe command, which inherits files as descriptors 3,
+// 4, ...: nil when it exits 0 within ctx, else why not.
+func runProbe(ctx context.Context, stdout *bytes.Buffer, files []*os.File, name string, args ...string) error {
 	var stderr bytes.Buffer
 	cmd := exec.CommandContext(ctx, name, args...)
 	if stdout != nil {
 		cmd.Stdout = stdout
 	}
+	cmd.ExtraFiles = files
 	cmd.Stderr = &stderr
 	cmd.WaitDelay = probeWaitDelay(ctx)
 	return probeError(ctx, cmd.Run(), name, stderr.String())
@@ -454,22 +472,39 @@ func firstLine(s string) string {
 
 // Confine wraps argv for policy: runner + profile args + "--" + argv, with
 // the backend's enforcement and classification facts. It never passes argv
-// through unconfined: it returns enforcing argv or an error. Errors: ctx
-// already done (ctx.Err()); bad input from [Validate] (wrapping
-// [ErrBadInput]); [*UnavailableError] when no backend is usable.
+// through unconfined: it returns enforcing argv or an error. Under
+// workspace-write, bwrap (and an operator runnerCommand, given bwrap's
+// profile) binds the workspace through the directory [Validate] opened,
+// returned in [ConfinedArgv.Files] for the starter to pass and close.
+// Errors: ctx already done (ctx.Err()); bad input from [Validate] (wrapping
+// [ErrBadInput]), or a hardened bwrap call whose workspace's .git cannot be
+// opened beneath it without following a link; [*UnavailableError] when no
+// backend is usable.
 func (p *Provider) Confine(ctx context.Context, argv []string, policy Policy) (ConfinedArgv, error) {
 	if err := ctx.Err(); err != nil {
 		return ConfinedArgv{}, err
 	}
-	policy, err := Validate(argv, policy)
+	policy, root, err := validate(argv, policy)
 	if err != nil {
 		return ConfinedArgv{}, err
 	}
-	argv = append([]string(nil), argv...)
+	out, err := p.confine(append([]string(nil), argv...), policy, root)
+	if root != nil && len(out.Files) == 0 {
+		root.Close() // not bound by descriptor: the Landlock runner pins it by inode (--rw-inode)
+	}
+	if err != nil {
+		return ConfinedArgv{}, err
+	}
+	return out, nil
+}
+
+// confine is [Provider.Confine] after the check: root is the workspace
+// root the check opened (nil in read-only), which a returned confinement
+// that binds it holds in Files; on error every file it opened is closed.
+func (p *Provider) confine(argv []string, policy Policy, root *os.File) (ConfinedArgv, error) {
 	harden := p.cfg.Harden
 	if len(p.cfg.RunnerCommand) > 0 {
-		return ConfinedArgv{
-			Argv:               Wrap(p.cfg.RunnerCommand, BwrapArgs(policy), argv),
+		out := ConfinedArgv{
 			Backend:            BackendRunnerCommand,
 			Enforcement:        Full,
 			DenialSignatures:   runnerCommandDenials(),
@@ -477,7 +512,8 @@ func (p *Provider) Confine(ctx context.Context, argv []string, policy Policy) (C
 			Isolated:           Isolation(BackendRunnerCommand, harden),
 			ScrubSecrets:       harden,
 			Policy:             policy,
-		}, nil
+		}
+		return out.wrapPinned(p.cfg.RunnerCommand, BwrapArgs(policy), argv, root, nil)
 	}
 	backend, enf := p.Selected()
 	if backend == "" {
@@ -494,9 +530,13 @@ func (p *Provider) Confine(ctx context.Context, argv []string, policy Policy) (C
 		// The runner nested inside bwrap fails like the runner.
 		ll, _ := DialectOf(BackendLandlock)
 		out.RunnerFailureRules = append(out.RunnerFailureRules, ll.RunnerFailureRules...)
-		out.Argv = Wrap([]string{"bwrap"}, HardenedBwrapArgs(policy, p.cfg.LauncherPath), argv)
+		git, err := openGitDir(policy, root)
+		if err != nil {
+			return ConfinedArgv{}, err
+		}
+		return out.wrapPinned([]string{"bwrap"}, HardenedBwrapArgs(policy, p.cfg.LauncherPath, git != nil), argv, root, git)
 	case backend == BackendBwrap:
-		out.Argv = Wrap([]string{"bwrap"}, BwrapArgs(policy), argv)
+		return out.wrapPinned([]string{"bwrap"}, BwrapArgs(policy), argv, root, nil)
 	case backend == BackendLandlock && harden:
 		out.Argv = Wrap(p.landlockRunner(), HardenedLandlockArgs(policy), argv)
 	case backend == BackendLandlock:
@@ -512,6 +552,31 @@ func (p *Provider) Confine(ctx context.Context, argv []string, policy Policy) (C
 	return out, nil
 }
 
+// wrapPinned is c with Argv runner ++ profile (a bwrap profile) ++ "--" ++
+// argv, naming root and then git (when not nil) as its Files. Under
+// workspace-write a profile binds the root by descriptor, and a root the
+// check did not open (off Linux) fails closed: bwrap never binds by path.
+// On error git is closed (root is the caller's).
+func (c ConfinedArgv) wrapPinned(runner, profile, argv []string, root, git *os.File) (ConfinedArgv, error) {
+	var files []*os.File
+	if c.Policy.Mode == WorkspaceWrite {
+		if root == nil {
+			closeFiles([]*os.File{git})
+			return ConfinedArgv{}, fmt.Errorf("sandbox: the %s profile binds the workspace root %s through the descriptor the check opened, and none was opened on this platform; refusing to bind it by path", c.Backend, c.Policy.WorkspaceRoot)
+		}
+		files = append(files, root)
+		if git != nil {
+			files = append(files, git)
+		}
+	}
+	c.Argv = Wrap(runner, profile, argv)
+	if err := c.pin(runner, profile, files); err != nil {
+		closeFiles([]*os.File{git})
+		return ConfinedArgv{}, err
+	}
+	return c, nil
+}
+
 // Validate is the one check of a confined call, made by every confiner
 // ([Provider.Confine], and package sandbox/inproc) and by nothing else; it
 // returns the policy as a backend grants it, with the workspace root
@@ -523,61 +588,86 @@ func (p *Provider) Confine(ctx context.Context, argv []string, policy Policy) (C
 // root that does not make confinement meaningless ([MeaninglessRoot]: "/",
 // a system tree, the home directory or above it), that opens without
 // following a symlink at any component (its device and inode are kept in
-// [Policy.WorkspaceID], which the Landlock backends pin), and that holds no
-// mount the grant would widen to ([MountedRoot]). Errors wrap
-// [ErrBadInput].
+// [Policy.WorkspaceID], which the Landlock backends pin; the provider keeps
+// the directory open for bwrap to bind), and that holds no mount the grant
+// would widen to ([MountedRoot]). Errors wrap [ErrBadInput].
 func Validate(argv []string, policy Policy) (Policy, error) {
+	policy, root, err := validate(argv, policy)
+	if root != nil {
+		root.Close()
+	}
+	return policy, err
+}
+
+// validate is [Validate] that keeps the workspace-write root it checked
+// open (O_PATH): the directory whose device and inode are
+// [Policy.WorkspaceID], for the caller to close (nil in read-only, on error,
+// and off Linux).
+func validate(argv []string, policy Policy) (Policy, *os.File, error) {
 	if policy.Mode == DangerFullAccess {
-		return Policy{}, fmt.Errorf("%w: mode danger-full-access never reaches a provider; the consumer runs the command unconfined", ErrBadInput)
+		return Policy{}, nil, fmt.Errorf("%w: mode danger-full-access never reaches a provider; the consumer runs the command unconfined", ErrBadInput)
 	}
 	if !policy.Mode.Confined() {
 		_, err := ParseMode(string(policy.Mode))
-		return Policy{}, fmt.Errorf("%w: %v", ErrBadInput, err)
+		return Policy{}, nil, fmt.Errorf("%w: %v", ErrBadInput, err)
 	}
 	if !filepath.IsAbs(policy.WorkspaceRoot) {
-		return Policy{}, fmt.Errorf("%w: workspace root %q is not an absolute path", ErrBadInput, policy.WorkspaceRoot)
+		return Policy{}, nil, fmt.Errorf("%w: workspace root %q is not an absolute path", ErrBadInput, policy.WorkspaceRoot)
 	}
 	st, err := os.Stat(policy.WorkspaceRoot)
 	if err != nil {
-		return Policy{}, fmt.Errorf("%w: workspace root %q does not exist", ErrBadInput, policy.WorkspaceRoot)
+		return Policy{}, nil, fmt.Errorf("%w: workspace root %q does not exist", ErrBadInput, policy.WorkspaceRoot)
 	}
 	if !st.IsDir() {
-		return Policy{}, fmt.Errorf("%w: workspace root %q is not a directory", ErrBadInput, policy.WorkspaceRoot)
+		return Policy{}, nil, fmt.Errorf("%w: workspace root %q is not a directory", ErrBadInput, policy.WorkspaceRoot)
 	}
 	if len(argv) == 0 {
-		return Policy{}, fmt.Errorf("%w: confine needs a command: argv is empty", ErrBadInput)
+		return Policy{}, nil, fmt.Errorf("%w: confine needs a command: argv is empty", ErrBadInput)
 	}
 	if policy.Mode != WorkspaceWrite {
 		policy.WorkspaceRoot = canonicalPath(policy.WorkspaceRoot)
-		return policy, nil
+		return policy, nil, nil
 	}
 	return validateWritableRoot(policy)
 }
 
 // validateWritableRoot is [Validate]'s part for a workspace-write root:
 // resolved in one walk through descriptors that refuses a symlink inside a
-// temp area ([RedirectingSymlink]'s rule) and yields the canonical path and
-// the device and inode of the directory it reached (kept in the policy for
-// the Landlock backends to pin), not meaningless ([MeaninglessRoot]), and
-// with no mount that widens the grant ([MountedRoot]).
-func validateWritableRoot(policy Policy) (Policy, error) {
+// temp area ([RedirectingSymlink]'s rule) and yields the canonical path, the
+// directory it reached, open, and that directory's device and inode (kept
+// in the policy for the Landlock backends to pin), not meaningless
+// ([MeaninglessRoot]), and with no mount that widens the grant
+// ([MountedRoot]). The directory is returned open for bwrap to bind, or
+// closed on error.
+func validateWritableRoot(policy Policy) (Policy, *os.File, error) {
 	// A path without a symlink resolves in one open, and the temp areas,
 	// which only judge a symlink met, are not needed.
-	root, id, plain := resolvePlain(policy.WorkspaceRoot)
+	root, dir, id, plain := resolvePlain(policy.WorkspaceRoot)
 	var err error
 	if !plain {
-		root, id, err = resolveRoot(policy.WorkspaceRoot, tempAreas())
+		root, dir, id, err = resolveRoot(policy.WorkspaceRoot, tempAreas())
 	}
 	if link, bad := isRedirect(err); bad {
-		return Policy{}, fmt.Errorf("%w: workspace root %s passes through the symlink %s inside a temp area that confined commands can write; it may have been redirected by an earlier command, so it is not granted", ErrBadInput, policy.WorkspaceRoot, link)
+		return Policy{}, nil, fmt.Errorf("%w: workspace root %s passes through the symlink %s inside a temp area that confined commands can write; it may have been redirected by an earlier command, so it is not granted", ErrBadInput, policy.WorkspaceRoot, link)
 	}
 	if err != nil {
-		return Policy{}, fmt.Errorf("%w: workspace root %s cannot be resolved (%v): a command may have moved or swapped it since it was named, so it is not granted", ErrBadInput, policy.WorkspaceRoot, err)
+		return Policy{}, nil, fmt.Errorf("%w: workspace root %s cannot be resolved (%v): a command may have moved or swapped it since it was named, so it is not granted", ErrBadInput, policy.WorkspaceRoot, err)
 	}
 	policy.WorkspaceRoot, policy.WorkspaceID = root, id
+	if policy, err = judgeWritableRoot(policy); err != nil {
+		closeFiles([]*os.File{dir})
+		return Policy{}, nil, err
+	}
+	return policy, dir, nil
+}
+
+// judgeWritableRoot refuses a resolved workspace-write root that makes
+// confinement meaningless ([MeaninglessRoot]) or holds a mount that widens
+// the grant ([MountedRoot]).
+func judgeWritableRoot(policy Policy) (Policy, error) {
 	home := homeDir()
-	if why, bad := MeaninglessRoot(root, home); bad {
-		return Policy{}, notGranted(root, why)
+	if why, bad := MeaninglessRoot(policy.WorkspaceRoot, home); bad {
+		return Policy{}, notGranted(policy.WorkspaceRoot, why)
 	}
 	mounts, err := mountTable()
 	if err != nil {

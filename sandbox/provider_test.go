@@ -153,7 +153,7 @@ func TestProviderChains(t *testing.T) {
 				Backend: "bwrap", Enforcement: Full, DenialSignatures: []string{"read-only file system"},
 				RunnerFailureRules: []RunnerFailureRule{{FatalSignatures: []string{"bwrap: "}}, {AllowedExitCodes: []int{125}, FatalSignatures: []string{"landlock-run: "}, InformationalLines: []string{LandlockPartialNotice}}},
 				Isolated: []string{pidNS, pidNSAgt, "abstract-unix: landlock-run --scope inside bwrap (Landlock ABI 6)",
-					"git-dir: the workspace's .git is bound read-only under workspace-write (bwrap --ro-bind-try)", scrubbed}, ScrubSecrets: true},
+					"git-dir: the workspace's .git is bound read-only under workspace-write (bwrap --ro-bind-fd)", scrubbed}, ScrubSecrets: true},
 			wantCalls: []string{"bwrap"}},
 		{name: "hardened landlock adds --scope and scrubs secrets",
 			cfg: func(l *probeLog) Config {
@@ -238,7 +238,7 @@ func TestProviderChains(t *testing.T) {
 					}
 				}
 				want.Policy = Policy{Mode: ReadOnly, WorkspaceRoot: realWS}
-				if d := cmp.Diff(want, got); d != "" {
+				if d := cmp.Diff(want, got, cmp.AllowUnexported(ConfinedArgv{})); d != "" {
 					t.Errorf("Confine (-want +got):\n%s", d)
 				}
 			}
@@ -552,7 +552,7 @@ func TestConfineRefusesAMeaninglessRoot(t *testing.T) {
 // status and its first stderr line; a missing one names the lookup failure;
 // one past its deadline says so.
 func TestProbeErrorsSayWhy(t *testing.T) {
-	err := runProbe(context.Background(), nil, "sh", "-c", "echo; echo 'bwrap: Creating new namespace failed: No space left on device' >&2; echo more >&2; exit 1")
+	err := runProbe(context.Background(), nil, nil, "sh", "-c", "echo; echo 'bwrap: Creating new namespace failed: No space left on device' >&2; echo more >&2; exit 1")
 	if err == nil || err.Error() != "probe sh: exit status 1: bwrap: Creating new namespace failed: No space left on device" {
 		t.Errorf("failing probe: %v", err)
 	}
@@ -563,7 +563,7 @@ func TestProbeErrorsSayWhy(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
 	defer cancel()
 	<-ctx.Done()
-	if err := runProbe(ctx, nil, "/bin/sh", "-c", "true"); !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "did not finish in time") {
+	if err := runProbe(ctx, nil, nil, "/bin/sh", "-c", "true"); !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "did not finish in time") {
 		t.Errorf("probe past its deadline: %v", err)
 	}
 }
@@ -576,7 +576,7 @@ func TestProbeErrorsSayWhy(t *testing.T) {
 func TestProbeOutputArrivingAfterExitIsKept(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := runProbe(ctx, nil, "sh", "-c", "(sleep 0.3; echo late >&2) & exit 0"); err != nil {
+	if err := runProbe(ctx, nil, nil, "sh", "-c", "(sleep 0.3; echo late >&2) & exit 0"); err != nil {
 		t.Errorf("a probe whose output arrives 300ms after its exit: %v", err)
 	}
 	launcher := fakeLauncher(t, `(sleep 0.3) & echo "landlock: fully enforced"`)

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"os/exec"
 	"strconv"
 )
@@ -134,6 +135,18 @@ type ConfinedArgv struct {
 	// sandbox/spawn then skips its sweep after a call that created no
 	// process (see its doc, Nothing outlives its call). Ours.
 	NoCapabilities bool `json:"-"`
+	// Files are the descriptors Argv names by number, bwrap's --bind-fd and
+	// --ro-bind-fd operands: the workspace root [Validate] opened and
+	// identified (its device and inode are [Policy.WorkspaceID]) and, under
+	// the hardening, the workspace's .git opened beneath it, which bwrap
+	// mounts where a path would be resolved again. Argv numbers Files[i] as
+	// descriptor 4+i for a start that passes none of its own (3 stays
+	// closed); whoever starts Argv passes them as [ConfinedArgv.Inherit]
+	// says and closes its copies after the start ([ConfinedArgv.Close]).
+	// Argv started without them fails: bwrap finds nothing to bind. Ours.
+	Files []*os.File `json:"-"`
+	// fileArgs are the indexes in Argv of Files' numbers, in order.
+	fileArgs []int
 	// Start, when set, starts the command itself: the confinement is not in
 	// Argv (the command as given) but in how it is started (package
 	// sandbox/inproc starts it from a restricted thread). Nil means: start

@@ -4,6 +4,7 @@ package sandbox
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,16 +25,32 @@ func (e *errRedirect) Error() string { return "symlink " + e.link + " inside a t
 // descriptors (openat with O_NOFOLLOW), following symlinks as realpath does
 // except one that lies inside areas ([RedirectingSymlink]'s rule), which
 // fails with *errRedirect naming it. It returns the canonical path it
-// walked, and the device and inode of the directory it ended on: the one
-// walk decides, so a component swapped for a link meanwhile is either
-// followed as the check saw it or not at all, never checked on one name and
-// resolved on another.
-func resolveRoot(p string, areas []string) (string, FileID, error) {
+// walked, the directory it ended on, open (O_PATH), and that directory's
+// device and inode: the one walk decides, so a component swapped for a link
+// meanwhile is either followed as the check saw it or not at all, never
+// checked on one name and resolved on another. The caller closes the
+// directory.
+func resolveRoot(p string, areas []string) (string, *os.File, FileID, error) {
+	path, fd, id, err := walkRoot(p, areas)
+	if err != nil {
+		return "", nil, FileID{}, err
+	}
+	return path, os.NewFile(uintptr(fd), path), id, nil
+}
+
+// walkRoot is resolveRoot's walk; it returns the descriptor it ended on,
+// open, or closes every descriptor it opened.
+func walkRoot(p string, areas []string) (string, int, FileID, error) {
 	fd, err := unix.Open("/", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return "", FileID{}, err
+		return "", -1, FileID{}, err
 	}
-	defer func() { unix.Close(fd) }()
+	keep := false
+	defer func() {
+		if !keep {
+			unix.Close(fd)
+		}
+	}()
 	cur, todo, links := "/", splitPath(p), 0
 	for len(todo) > 0 {
 		comp := todo[0]
@@ -41,30 +58,30 @@ func resolveRoot(p string, areas []string) (string, FileID, error) {
 		next := filepath.Join(cur, comp)
 		nfd, err := unix.Openat(fd, comp, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 		if err != nil {
-			return "", FileID{}, &os.PathError{Op: "open", Path: next, Err: err}
+			return "", -1, FileID{}, &os.PathError{Op: "open", Path: next, Err: err}
 		}
 		var st unix.Stat_t
 		if err := unix.Fstat(nfd, &st); err != nil {
 			unix.Close(nfd)
-			return "", FileID{}, err
+			return "", -1, FileID{}, err
 		}
 		if st.Mode&unix.S_IFMT == unix.S_IFLNK {
 			target, err := readlinkFD(nfd)
 			unix.Close(nfd)
 			if err != nil {
-				return "", FileID{}, &os.PathError{Op: "readlink", Path: next, Err: err}
+				return "", -1, FileID{}, &os.PathError{Op: "readlink", Path: next, Err: err}
 			}
 			if inArea(next, areas) {
-				return "", FileID{}, &errRedirect{next}
+				return "", -1, FileID{}, &errRedirect{next}
 			}
 			if links++; links > maxLinks {
-				return "", FileID{}, &os.PathError{Op: "resolve", Path: p, Err: unix.ELOOP}
+				return "", -1, FileID{}, &os.PathError{Op: "resolve", Path: p, Err: unix.ELOOP}
 			}
 			todo = append(splitPath(target), todo...)
 			if filepath.IsAbs(target) {
 				unix.Close(fd)
 				if fd, err = unix.Open("/", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err != nil {
-					return "", FileID{}, err
+					return "", -1, FileID{}, err
 				}
 				cur = "/"
 			}
@@ -75,35 +92,64 @@ func resolveRoot(p string, areas []string) (string, FileID, error) {
 	}
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
-		return "", FileID{}, err
+		return "", -1, FileID{}, err
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
-		return "", FileID{}, &os.PathError{Op: "resolve", Path: cur, Err: unix.ENOTDIR}
+		return "", -1, FileID{}, &os.PathError{Op: "resolve", Path: cur, Err: unix.ENOTDIR}
 	}
-	return cur, FileID{Dev: st.Dev, Ino: st.Ino}, nil
+	keep = true
+	return cur, fd, FileID{Dev: st.Dev, Ino: st.Ino}, nil
 }
 
 // resolvePlain is resolveRoot's answer in one openat2 when no component
 // of the absolute path p is a symlink (RESOLVE_NO_SYMLINKS refuses any,
 // magic links included): the walk would follow none, so it would end on the
 // directory this open reaches, at the path p cleaned (".." is then the
-// parent on disk as well as in the spelling). ok=false for anything else (a
-// symlink met, a missing component, not a directory, a kernel before
-// openat2): the walk then decides, and names what it met.
-func resolvePlain(p string) (string, FileID, bool) {
+// parent on disk as well as in the spelling); that directory is returned
+// open (O_PATH), for the caller to close, with its device and inode.
+// ok=false for anything else (a symlink met, a missing component, not a
+// directory, a kernel before openat2): the walk then decides, and names
+// what it met.
+func resolvePlain(p string) (string, *os.File, FileID, bool) {
 	if !filepath.IsAbs(p) {
-		return "", FileID{}, false
+		return "", nil, FileID{}, false
 	}
 	fd, err := unix.Openat2(unix.AT_FDCWD, p, &unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_SYMLINKS})
 	if err != nil {
-		return "", FileID{}, false
+		return "", nil, FileID{}, false
 	}
-	defer unix.Close(fd)
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
-		return "", FileID{}, false
+		unix.Close(fd)
+		return "", nil, FileID{}, false
 	}
-	return filepath.Clean(p), FileID{Dev: st.Dev, Ino: st.Ino}, true
+	p = filepath.Clean(p)
+	return p, os.NewFile(uintptr(fd), p), FileID{Dev: st.Dev, Ino: st.Ino}, true
+}
+
+// openGitDir opens the workspace's .git beneath root, the workspace root
+// the check opened, for the hardened bwrap profile to bind read-only: O_PATH
+// through openat2 with RESOLVE_BENEATH and RESOLVE_NO_SYMLINKS, a directory
+// or a file (a worktree's .git). nil when p is not workspace-write or the
+// workspace has no .git. A .git that is a symbolic link, or that cannot be
+// opened, is refused (wrapping [ErrBadInput]): bound by descriptor, the
+// protection covers what was opened, and a link there is not followed.
+func openGitDir(p Policy, root *os.File) (*os.File, error) {
+	if p.Mode != WorkspaceWrite || root == nil {
+		return nil, nil
+	}
+	fd, err := unix.Openat2(int(root.Fd()), ".git", &unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS})
+	git := filepath.Join(p.WorkspaceRoot, ".git")
+	switch {
+	case errors.Is(err, unix.ENOENT):
+		return nil, nil
+	case errors.Is(err, unix.ELOOP):
+		return nil, fmt.Errorf("%w: the workspace's %s is a symbolic link; the hardening binds the .git it opens read-only through its descriptor and does not follow a link there, so the call is not run", ErrBadInput, git)
+	case err != nil:
+		return nil, fmt.Errorf("%w: the workspace's %s cannot be opened to bind it read-only (%v), so the call is not run", ErrBadInput, git, err)
+	}
+	return os.NewFile(uintptr(fd), git), nil
 }
 
 // splitPath is p's components, without empty ones and ".".

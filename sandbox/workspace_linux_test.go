@@ -56,18 +56,18 @@ func TestResolveRoot(t *testing.T) {
 	want := FileID{Dev: uint64(st.Dev), Ino: st.Ino}
 	areas := []string{area}
 	for _, p := range []string{real, base + "/abs/ws", base + "/rel", base + "/chain", base + "/real/./ws/", base + "/area/../real/ws"} {
-		got, id, err := resolveRoot(p, areas)
-		if err != nil || got != real || id != want {
-			t.Errorf("resolveRoot(%s) = %q, %v, %v; want %q, %v", p, got, id, err, real, want)
+		got, f, id, err := resolveRoot(p, areas)
+		if open := openID(t, f); err != nil || got != real || id != want || open != want {
+			t.Errorf("resolveRoot(%s) = %q, %v, %v (open: %v); want %q, %v", p, got, id, err, open, real, want)
 		}
 	}
-	if _, _, err := resolveRoot(base+"/area/in/ws", areas); err == nil {
+	if _, _, _, err := resolveRoot(base+"/area/in/ws", areas); err == nil {
 		t.Error("a root through a link inside the area was resolved")
 	} else if l, ok := isRedirect(err); !ok || l != area+"/in" {
 		t.Errorf("resolveRoot through the area's link: %v, want the link named", err)
 	}
 	for _, p := range []string{base + "/loop", base + "/notdir", base + "/missing"} {
-		if got, _, err := resolveRoot(p, areas); err == nil {
+		if got, f, _, err := resolveRoot(p, areas); err == nil || f != nil {
 			t.Errorf("resolveRoot(%s) = %q, want an error", p, got)
 		}
 	}
@@ -87,15 +87,30 @@ func TestResolvePlain(t *testing.T) {
 	os.WriteFile(filepath.Join(base, "file"), nil, 0o644)
 	os.Symlink(filepath.Join(base, "real"), filepath.Join(base, "link"))
 	for _, p := range []string{real, base + "/real/./ws/", base + "/real/ws/../ws"} {
-		got, id, ok := resolvePlain(p)
-		walked, wid, err := resolveRoot(p, nil)
-		if !ok || err != nil || got != real || got != walked || id != wid {
+		got, f, id, ok := resolvePlain(p)
+		walked, wf, wid, err := resolveRoot(p, nil)
+		if !ok || err != nil || got != real || got != walked || id != wid || openID(t, f) != id || openID(t, wf) != id {
 			t.Errorf("resolvePlain(%s) = %q, %v, %v; the walk: %q, %v, %v", p, got, id, ok, walked, wid, err)
 		}
 	}
 	for _, p := range []string{base + "/link/ws", base + "/link/../real/ws", base + "/file", base + "/missing", "relative/ws"} {
-		if got, _, ok := resolvePlain(p); ok {
+		if got, f, _, ok := resolvePlain(p); ok || f != nil {
 			t.Errorf("resolvePlain(%s) = %q, want no answer", p, got)
 		}
 	}
+}
+
+// openID is the device and inode of the directory f holds open, which it
+// closes; zero for nil.
+func openID(t *testing.T, f *os.File) FileID {
+	t.Helper()
+	if f == nil {
+		return FileID{}
+	}
+	defer f.Close()
+	var st syscall.Stat_t
+	if err := syscall.Fstat(int(f.Fd()), &st); err != nil {
+		t.Fatal(err)
+	}
+	return FileID{Dev: uint64(st.Dev), Ino: st.Ino}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"time"
 
@@ -183,12 +184,16 @@ func (s *Stack) addLSP() error {
 	}
 	ws := s.cfg.Workspace
 	tool, err := lsp.New(lsp.Config{Workspace: ws, Servers: lc.Servers, MaxLocations: lc.MaxLocations, Timeout: 30 * time.Second,
-		Confine: func(ctx context.Context, argv []string) ([]string, error) {
+		Confine: func(ctx context.Context, argv []string) ([]string, []*os.File, error) {
 			if provider == nil {
-				return nil, errors.New("no sandbox provider is composed")
+				return nil, nil, errors.New("no sandbox provider is composed")
 			}
 			c, err := provider.Confine(ctx, argv, sandbox.Policy{Mode: sandbox.WorkspaceWrite, WorkspaceRoot: ws})
-			return c.Argv, err
+			if err != nil {
+				return nil, nil, err
+			}
+			argv, files := c.Inherit(nil) // bwrap binds the workspace through a descriptor the server inherits
+			return argv, files, nil
 		}})
 	if err != nil {
 		return fmt.Errorf("stack: %w", err)

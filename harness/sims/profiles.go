@@ -87,7 +87,7 @@ func profilesDump(ws string) string {
 	}
 	b.WriteString("\nopt-in hardening (sandbox.Config.Harden, inproc Options.Harden; ours, beyond upstream, off by default):\n")
 	for _, m := range confined {
-		line("linux/bwrap", m, sandbox.Wrap([]string{"bwrap"}, sandbox.HardenedBwrapArgs(sandbox.Policy{Mode: m, WorkspaceRoot: ws}, "<bin>/landlock-run"), argv))
+		line("linux/bwrap", m, sandbox.Wrap([]string{"bwrap"}, sandbox.HardenedBwrapArgs(sandbox.Policy{Mode: m, WorkspaceRoot: ws}, "<bin>/landlock-run", true), argv))
 	}
 	for _, m := range confined {
 		line("linux/landlock", m, sandbox.Wrap([]string{"landlock-run"}, sandbox.HardenedLandlockArgs(validated(m)), argv))
@@ -106,6 +106,7 @@ var profileDepartures = []string{
 	"bwrap --unshare-pid: without a PID namespace, root wrote anywhere through /proc/$PPID/root (bwrap's monitor) or a sibling sandbox's /proc/<pid>/root",
 	"bwrap --cap-drop ALL: root kept every capability, remounted / read-write and opened outside files by handle",
 	"bwrap --remount-ro /proc: root wrote /proc/sys/kernel/core_pattern and other processes' /proc files",
+	"bwrap --bind-fd 4 <ws>: the workspace is bound through the directory sandbox.Validate opened and identified, inherited as descriptor 4 (3 closed), not by path (and, hardened, --ro-bind-fd 5 <ws>/.git, opened beneath it): bwrap followed a workspace renamed, exchanged or whose parent was swapped for a link after the check, and wrote outside",
 	"landlock-run --rw grants no character or block device creation: root made the host's disk node in the workspace",
 	"landlock-run and the in-process path drop every capability before the command starts: root kept CapEff 000001fffeffffff (chown, chattr +i)",
 	"landlock-run and the in-process path open every rule path without following a symlink, and --rw-inode pins the workspace root to the device and inode sandbox.Validate saw (<dev>:<ino>): a confined command swapped the workspace for a link and later calls' grants landed outside",

@@ -170,6 +170,7 @@ func (s *sandboxSim) probe() (string, error) {
 			return "", err
 		}
 		fmt.Fprintf(&b, "%s: %s\n", m, shellQuote(w.Argv))
+		w.Close() // the workspace's descriptor bwrap would bind: never started here
 	}
 	return b.String(), nil
 }

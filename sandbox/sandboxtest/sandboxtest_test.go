@@ -103,6 +103,19 @@ func landlockEnabled(t *testing.T) bool {
 	return strings.Contains(","+strings.TrimSpace(string(b))+",", ",landlock,")
 }
 
+// bwrapProbeRuns runs bwrap's probe as the provider does: its arguments,
+// /dev/null as descriptor 4 (3 closed); true when it exits 0.
+func bwrapProbeRuns(t *testing.T) bool {
+	null, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer null.Close()
+	cmd := exec.Command("bwrap", sandbox.BwrapProbeArgs()...)
+	cmd.ExtraFiles = []*os.File{nil, null}
+	return cmd.Run() == nil
+}
+
 func TestCondition(t *testing.T) {
 	tests := []struct {
 		cond          string
@@ -113,7 +126,7 @@ func TestCondition(t *testing.T) {
 		{"landlock:99", false, false, "an ABI beyond any kernel does not hold"},
 		{"landlock:x", false, true, "landlock without a number is an error"},
 		{"landlock:0", false, true, "N starts at 1"},
-		{"bwrap", exec.Command("bwrap", sandbox.BwrapProbeArgs()...).Run() == nil, false, "follows bwrap's probe"},
+		{"bwrap", bwrapProbeRuns(t), false, "follows bwrap's probe"},
 		{"landlok:3", false, true, "an unknown condition is an error, never a silent skip"},
 	}
 	for _, tc := range tests {

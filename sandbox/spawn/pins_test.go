@@ -113,7 +113,9 @@ func TestOutsideReadsSucceed(t *testing.T) {
 
 // TestHardenedGitDirIsReadOnly: with the opt-in hardening, a workspace-write
 // call under bwrap may write the workspace but not its .git (hooks and
-// config that the next git command runs unconfined); under Landlock it can,
+// config that the next git command runs unconfined), and holds no
+// descriptor of either (bwrap binds them from descriptors and closes
+// them); under Landlock it can,
 // and the report admits it (Ungoverned "git-dir"), the in-process path's
 // as the runner's.
 func TestHardenedGitDirIsReadOnly(t *testing.T) {
@@ -135,7 +137,7 @@ func TestHardenedGitDirIsReadOnly(t *testing.T) {
 			}
 			ws := varTmpDir(t, "dshsim-git-")
 			seedRepo(t, ws)
-			res, err := Run(context.Background(), Request{Argv: bash("echo y > file.txt; echo '#!/bin/sh' > .git/hooks/pre-commit; echo '[x]' >> .git/config"),
+			res, err := Run(context.Background(), Request{Argv: bash("ls /proc/$$/fd; echo y > file.txt; echo '#!/bin/sh' > .git/hooks/pre-commit; echo '[x]' >> .git/config"),
 				Policy: sandbox.Policy{Mode: sandbox.WorkspaceWrite, WorkspaceRoot: ws}, Confiner: c})
 			if err != nil {
 				t.Fatal(err)
@@ -151,6 +153,11 @@ func TestHardenedGitDirIsReadOnly(t *testing.T) {
 			if backend == sandbox.BackendBwrap {
 				if gitWritten || admitted || !res.Sandbox.Denied {
 					t.Errorf("bwrap: .git written %v (want false), admitted %v, denied %v; stderr %q", gitWritten, admitted, res.Sandbox.Denied, res.Stderr.Text)
+				}
+				// bwrap closes the descriptors it bound: one of .git would
+				// reach its files on the host's writable mount.
+				if res.Stdout.Text != "0\n1\n2\n" {
+					t.Errorf("bwrap: the command holds descriptors %q, want 0 1 2 only", res.Stdout.Text)
 				}
 				return
 			}

@@ -62,6 +62,8 @@ type Request struct {
 	// ExtraFiles are descriptors the command inherits as 3, 4, ...
 	// (exec.Cmd.ExtraFiles); both runners pass them through to the command.
 	// The close-on-exec marking of a confined start does not reach them.
+	// The confinement's own (sandbox.ConfinedArgv.Files, which bwrap binds
+	// and closes) follow them, one number later (sandbox.ConfinedArgv.Inherit).
 	ExtraFiles []*os.File
 	// Stdout and Stderr, when set, receive a copy of each stream as it
 	// arrives, besides the capture.
@@ -158,8 +160,9 @@ func Start(ctx context.Context, req Request) (*Process, error) {
 		if err != nil {
 			return nil, err
 		}
+		defer w.Close() // this process's copies of what Argv binds (bwrap's --bind-fd): the command inherits its own
 		p.wrapped = &w
-		argv = w.Argv
+		argv, req.ExtraFiles = w.Inherit(req.ExtraFiles)
 		if w.Start != nil {
 			start = w.Start
 		}
@@ -295,15 +298,19 @@ func confine(ctx context.Context, req Request, dir string) (sandbox.ConfinedArgv
 		return sandbox.ConfinedArgv{}, err
 	}
 	if w.Start != nil && !slices.Equal(w.Argv, req.Argv) || w.Start == nil && !wraps(w.Argv, req.Argv) {
+		w.Close()
 		return sandbox.ConfinedArgv{}, fmt.Errorf("spawn: the %q confiner returned %q, which does not wrap the command as <runner> [profile] -- %q; refusing to run it", w.Backend, w.Argv, req.Argv)
 	}
 	if w.Policy.Mode != req.Policy.Mode {
+		w.Close()
 		return sandbox.ConfinedArgv{}, fmt.Errorf("spawn: the %q confiner granted mode %q to a %s call; refusing to run it", w.Backend, w.Policy.Mode, req.Policy.Mode)
 	}
 	if w.Start != nil && !req.Policy.Limits.Zero() && !w.SetsLimits {
+		w.Close()
 		return sandbox.ConfinedArgv{}, fmt.Errorf("spawn: the %q confiner starts the command itself and cannot set the call's limits; refusing to run it unbounded", w.Backend)
 	}
 	if w.HidesWorkdir(dir) {
+		w.Close()
 		return sandbox.ConfinedArgv{}, fmt.Errorf("spawn: workdir %q is under /tmp, which the %s profile covers with an empty tmpfs in %s mode (only the workspace %q is bound on top): the command would silently start in $HOME or / instead; refusing to run it", dir, w.Backend, req.Policy.Mode, w.Policy.WorkspaceRoot)
 	}
 	return w, nil

@@ -796,39 +796,105 @@ func TestCloseOnExecListedMarksDescriptors(t *testing.T) {
 	}
 }
 
-// TestExtraFilesReachTheConfinedCommand passes a pipe as descriptor 3 through
-// each backend (bwrap, the Landlock runner, the in-process launcher) and copies the streams to extra writers as they arrive.
+// TestExtraFilesReachTheConfinedCommand passes a pipe as descriptor 3
+// through each backend (bwrap, the Landlock runner, the in-process
+// launcher), in both confined modes, and copies the streams to extra
+// writers as they arrive. The command holds descriptors 0 to 3 and no
+// other: under workspace-write bwrap's bound workspace descriptor comes
+// after the caller's (sandbox.ConfinedArgv.Inherit) and bwrap closes it.
 func TestExtraFilesReachTheConfinedCommand(t *testing.T) {
 	for _, backend := range []string{sandbox.BackendBwrap, sandbox.BackendLandlock, inproc.Backend} {
-		t.Run(backend, func(t *testing.T) {
-			p := confiner(t, backend)
-			ws := varTmpDir(t, "dshsim-ws-")
-			r, w, err := os.Pipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer r.Close()
-			var out, errOut strings.Builder
-			proc, err := Start(context.Background(), Request{
-				Argv: bash("echo via-fd3 >&3; echo out; echo err >&2"), Policy: sandbox.Policy{Mode: sandbox.ReadOnly, WorkspaceRoot: ws},
-				Confiner: p, ExtraFiles: []*os.File{w}, Stdout: &out, Stderr: &errOut,
+		for _, mode := range []sandbox.Mode{sandbox.ReadOnly, sandbox.WorkspaceWrite} {
+			t.Run(backend+"/"+string(mode), func(t *testing.T) {
+				p := confiner(t, backend)
+				ws := varTmpDir(t, "dshsim-ws-")
+				r, w, err := os.Pipe()
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer r.Close()
+				var out, errOut strings.Builder
+				proc, err := Start(context.Background(), Request{
+					Argv:   bash("echo via-fd3 >&3; echo out; echo err >&2; ls /proc/$$/fd >&3"),
+					Policy: sandbox.Policy{Mode: mode, WorkspaceRoot: ws}, Confiner: p, ExtraFiles: []*os.File{w}, Stdout: &out, Stderr: &errOut,
+				})
+				w.Close()
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, _ := io.ReadAll(r)
+				res, err := proc.Wait()
+				if err != nil || res.ExitCode != 0 {
+					t.Fatalf("exit %d err %v stderr %q", res.ExitCode, err, res.Stderr.Text)
+				}
+				if string(got) != "via-fd3\n0\n1\n2\n3\n" {
+					t.Errorf("descriptor 3 carried %q; want via-fd3, then the command's descriptors 0 1 2 3 and no other", got)
+				}
+				if out.String() != "out\n" || res.Stdout.Text != "out\n" || !strings.HasSuffix(errOut.String(), "err\n") {
+					t.Errorf("copies: stdout %q (captured %q), stderr %q", out.String(), res.Stdout.Text, errOut.String())
+				}
 			})
-			w.Close()
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, _ := io.ReadAll(r)
-			res, err := proc.Wait()
-			if err != nil || res.ExitCode != 0 {
-				t.Fatalf("exit %d err %v stderr %q", res.ExitCode, err, res.Stderr.Text)
-			}
-			if string(got) != "via-fd3\n" {
-				t.Errorf("descriptor 3 carried %q", got)
-			}
-			if out.String() != "out\n" || res.Stdout.Text != "out\n" || !strings.HasSuffix(errOut.String(), "err\n") {
-				t.Errorf("copies: stdout %q (captured %q), stderr %q", out.String(), res.Stdout.Text, errOut.String())
-			}
-		})
+		}
+	}
+}
+
+// TestPinnedArgvWithoutItsFilesFails: bwrap's workspace-write argv started
+// without the confinement's descriptors (a starter that ignored
+// sandbox.ConfinedArgv.Files) fails in bwrap and runs nothing: the
+// descriptor it names is not open. Had the argv named descriptor 3, bwrap
+// run by root would have bound its own /proc there, writable, and run the
+// command.
+func TestPinnedArgvWithoutItsFilesFails(t *testing.T) {
+	p := provider(t, sandbox.BackendBwrap)
+	ws := varTmpDir(t, "dshsim-ws-")
+	w, err := p.Confine(context.Background(), bash("echo ran; ls \"$WS\" | head -3"), sandbox.Policy{Mode: sandbox.WorkspaceWrite, WorkspaceRoot: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	cmd := exec.Command(w.Argv[0], w.Argv[1:]...)
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "WS=" + ws}
+	out, err := cmd.CombinedOutput()
+	if err == nil || strings.Contains(string(out), "ran") || !strings.HasPrefix(string(out), "bwrap: ") {
+		t.Errorf("started without its descriptors: %v, output %q; want bwrap to fail and nothing to run", err, out)
+	}
+}
+
+// TestBwrapWithoutDescriptorBindsFailsClosed: a bwrap that does not know
+// --bind-fd (a stand-in that answers as an older bwrap does) is not
+// selected by the probe, whose reason names the option, and the chain goes
+// on to Landlock; where it is the only candidate (taken without a probe), a
+// workspace-write call fails as a runner failure naming the option, and
+// nothing runs. Nothing binds the workspace by path instead.
+func TestBwrapWithoutDescriptorBindsFailsClosed(t *testing.T) {
+	dir := t.TempDir()
+	old := "#!/bin/sh\nfor a in \"$@\"; do case $a in --bind-fd|--ro-bind-fd) echo \"bwrap: Unknown option $a\" >&2; exit 1;; --) break;; esac; done\nwhile [ \"$1\" != -- ]; do shift; done; shift; exec \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(dir, "bwrap"), []byte(old), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir+":/usr/bin:/bin")
+	err := sandbox.CheckBwrap(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "bwrap: Unknown option --bind-fd") {
+		t.Errorf("the probe of a bwrap without --bind-fd: %v; want it unusable, naming the option", err)
+	}
+	ws := varTmpDir(t, "dshsim-ws-")
+	chained, perr := sandbox.NewProvider(sandbox.Config{Platform: "linux", LauncherPath: "/nonexistent/landlock-run",
+		Probes: sandbox.Probes{Landlock: func(context.Context, string) (sandbox.Enforcement, bool) { return sandbox.Full, true }}})
+	if perr != nil {
+		t.Fatal(perr)
+	}
+	if b, _ := chained.Selected(); b != sandbox.BackendLandlock || len(chained.Probed()) == 0 || !strings.Contains(fmt.Sprint(chained.Probed()[0].Err), "--bind-fd") {
+		t.Errorf("the chain selected %q after probes %+v; want landlock, bwrap refused for --bind-fd", b, chained.Probed())
+	}
+	sole, perr := sandbox.NewProvider(sandbox.Config{Platform: "linux", Chain: []string{sandbox.BackendBwrap}})
+	if perr != nil {
+		t.Fatal(perr)
+	}
+	res, err := Run(context.Background(), Request{Argv: bash("echo ran > ran"), Policy: sandbox.Policy{Mode: sandbox.WorkspaceWrite, WorkspaceRoot: ws}, Confiner: sole})
+	var ue *sandbox.UnavailableError
+	_, ranErr := os.Stat(filepath.Join(ws, "ran"))
+	if !errors.As(err, &ue) || ue.Detail != "bwrap: Unknown option --bind-fd" || res.Sandbox == nil || !res.Sandbox.RunnerFailed || ranErr == nil {
+		t.Errorf("a call through it: %+v, %v (ran: %v); want a runner failure naming --bind-fd and nothing run", res, err, ranErr == nil)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"runtime"
 	"strconv"
@@ -56,10 +57,13 @@ type message struct {
 	} `json:"error,omitempty"`
 }
 
-// start starts argv in dir and initializes it for the workspace root.
-func start(ctx context.Context, argv []string, dir, rootURI string, env []string) (*client, error) {
+// start starts argv in dir, inheriting files as descriptors 3, 4, ...
+// (closed here once it started, or failed to), and initializes it for the
+// workspace root.
+func start(ctx context.Context, argv []string, files []*os.File, dir, rootURI string, env []string) (*client, error) {
+	defer closeAll(files) // on every return; closing twice is harmless
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Dir, cmd.Env = dir, env
+	cmd.Dir, cmd.Env, cmd.ExtraFiles = dir, env, files
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -72,7 +76,9 @@ func start(ctx context.Context, argv []string, dir, rootURI string, env []string
 	var stderr strings.Builder
 	cmd.Stderr = &limitedWriter{w: &stderr, n: 4096}
 	done, exited := make(chan struct{}), make(chan struct{})
-	if err := startHeld(cmd, done, exited); err != nil {
+	err = startHeld(cmd, done, exited)
+	closeAll(files) // the server holds its own copies
+	if err != nil {
 		return nil, err
 	}
 	c := &client{cmd: cmd, stdin: stdin, wait: map[int]chan response{}, done: done, exited: exited, opened: map[string]openDoc{}}
@@ -94,6 +100,15 @@ func start(ctx context.Context, argv []string, dir, rootURI string, env []string
 		return nil, err
 	}
 	return c, nil
+}
+
+// closeAll closes files (nil entries skipped).
+func closeAll(files []*os.File) {
+	for _, f := range files {
+		if f != nil {
+			f.Close()
+		}
+	}
 }
 
 // startHeld starts cmd from a goroutine locked to its thread until the

@@ -35,8 +35,12 @@ type Server struct {
 	Extensions []string
 }
 
-// ConfineFunc wraps a server's argv in the sandbox (nil: run as it is).
-type ConfineFunc func(ctx context.Context, argv []string) ([]string, error)
+// ConfineFunc wraps a server's argv in the sandbox (nil: run as it is),
+// and returns the descriptors the wrapped argv names, which the server
+// inherits as 3, 4, ... (a confinement's own, such as the workspace bwrap
+// binds: sandbox.ConfinedArgv.Inherit); the tool closes them once the
+// server started.
+type ConfineFunc func(ctx context.Context, argv []string) ([]string, []*os.File, error)
 
 // Config configures the tool.
 type Config struct {
@@ -201,13 +205,14 @@ func (t *Tool) client(ctx context.Context, srv Server) (*client, error) {
 		}
 	}
 	argv := srv.Command
+	var files []*os.File
 	if t.cfg.Confine != nil {
 		var err error
-		if argv, err = t.cfg.Confine(ctx, argv); err != nil {
+		if argv, files, err = t.cfg.Confine(ctx, argv); err != nil {
 			return nil, err
 		}
 	}
-	c, err := start(ctx, argv, t.cfg.Workspace, fileURI(t.cfg.Workspace), t.cfg.Env)
+	c, err := start(ctx, argv, files, t.cfg.Workspace, fileURI(t.cfg.Workspace), t.cfg.Env)
 	if err != nil {
 		return nil, err
 	}

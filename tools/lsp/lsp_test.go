@@ -15,6 +15,8 @@ import (
 	"github.com/dshsim/dshsim/internal/waittest"
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/pipelinetest"
+	"github.com/dshsim/dshsim/sandbox"
+	"github.com/dshsim/dshsim/sandbox/sandboxtest"
 )
 
 func needNode(t *testing.T) {
@@ -65,9 +67,9 @@ func TestRecordedDefinition(t *testing.T) {
 	ws := workspace(t)
 	var confined [][]string
 	_, reg := newTool(t, Config{Workspace: ws, Servers: []Server{fixture}, MaxLocations: 1, Timeout: 2 * time.Second,
-		Confine: func(_ context.Context, argv []string) ([]string, error) {
+		Confine: func(_ context.Context, argv []string) ([]string, []*os.File, error) {
 			confined = append(confined, argv)
-			return argv, nil
+			return argv, nil, nil
 		}})
 	r := call(reg, `{"operation":"goToDefinition","file_path":"subject.ts","line":1,"character":7}`)
 	if r.IsError || r.Text() != "subject.ts:1:7\n… 1 more location omitted (limit 1)." {
@@ -84,6 +86,28 @@ func TestRecordedDefinition(t *testing.T) {
 	// ends at the timeout.
 	if r := call(reg, `{"operation":"findReferences","file_path":"subject.ts","line":1,"character":7}`); !r.IsError || !strings.HasSuffix(r.Text(), "context deadline exceeded") {
 		t.Fatalf("unanswered request %+v", r)
+	}
+}
+
+// TestServerConfinedByBwrap runs the fixture server under bwrap as the
+// stack confines it (workspace-write in the workspace): bwrap binds the
+// workspace through a descriptor the confinement returns with the argv,
+// which the server must inherit, or bwrap fails to start it.
+func TestServerConfinedByBwrap(t *testing.T) {
+	needNode(t)
+	p := sandboxtest.Provider(t, sandbox.BackendBwrap) // skips without a usable bwrap
+	ws := workspace(t)
+	_, reg := newTool(t, Config{Workspace: ws, Servers: []Server{fixture}, Timeout: 5 * time.Second,
+		Confine: func(ctx context.Context, argv []string) ([]string, []*os.File, error) {
+			c, err := p.Confine(ctx, argv, sandbox.Policy{Mode: sandbox.WorkspaceWrite, WorkspaceRoot: ws})
+			if err != nil {
+				return nil, nil, err
+			}
+			argv, files := c.Inherit(nil)
+			return argv, files, nil
+		}})
+	if r := call(reg, `{"operation":"goToDefinition","file_path":"subject.ts","line":1,"character":7}`); r.IsError || !strings.HasPrefix(r.Text(), "subject.ts:1:7") {
+		t.Fatalf("got %+v", r)
 	}
 }
 
@@ -137,8 +161,8 @@ func TestFailures(t *testing.T) {
 		}
 	}
 	// A confinement that fails is the call's failure: nothing runs.
-	_, reg2 := newTool(t, Config{Workspace: ws, Servers: []Server{fixture}, Confine: func(context.Context, []string) ([]string, error) {
-		return nil, os.ErrPermission
+	_, reg2 := newTool(t, Config{Workspace: ws, Servers: []Server{fixture}, Confine: func(context.Context, []string) ([]string, []*os.File, error) {
+		return nil, nil, os.ErrPermission
 	}})
 	if r := call(reg2, `{"operation":"goToDefinition","file_path":"subject.ts","line":1,"character":7}`); !r.IsError || !strings.Contains(r.Text(), "could not start: permission denied") {
 		t.Fatalf("refused confinement: %+v", r)
@@ -172,7 +196,7 @@ func TestServerOutlivesTheThreadThatStartedIt(t *testing.T) {
 				ch <- started{mainTask: true}
 				return
 			}
-			c, err := start(ctx, fixture.Command, ws, "file://"+ws, os.Environ())
+			c, err := start(ctx, fixture.Command, nil, ws, "file://"+ws, os.Environ())
 			ch <- started{c: c, err: err}
 		}()
 		if s = waittest.Recv(t, ch, "the server to start"); !s.mainTask {

@@ -352,8 +352,10 @@ func confine(ctx context.Context, data []byte) ([]byte, error) {
 	if err != nil {
 		return json.Marshal(confineResp{Unavailable: err.Error()})
 	}
-	cmd := exec.CommandContext(ctx, c.Argv[0], c.Argv[1:]...)
-	cmd.Dir = ws
+	defer c.Close()
+	argv, files := c.Inherit(nil) // bwrap binds the workspace through a descriptor the command inherits
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Dir, cmd.ExtraFiles = ws, files
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	_ = cmd.Run()
