@@ -12,6 +12,7 @@ import (
 
 	"github.com/dshsim/dshsim/harness/replay"
 	"github.com/dshsim/dshsim/harness/replay/asuser"
+	"github.com/dshsim/dshsim/harness/replay/hostile"
 	"github.com/dshsim/dshsim/harness/replay/isolate"
 	"github.com/dshsim/dshsim/harness/replay/recording"
 	"github.com/dshsim/dshsim/internal/waittest"
@@ -95,8 +96,18 @@ func TestAsAnotherUser(t *testing.T) {
 	}
 	asuser.RunTests(t, asuser.Run{
 		Tests:       []string{"TestTranscriptsMatch", "TestOurRecordingsMatch", "TestModelWaitsForBackgroundJobs", "TestConcurrentReplaysOfOneRecording", "TestNothingLeftInTmp", "TestWorkspaceWriteRecordingsUnderLandlock", "TestHostileRecordingLeavesNothingOnTheHost"},
-		Executables: map[string]string{sandboxtest.RunnerEnv: sandboxtest.Runner(t)},
+		Executables: map[string]string{sandboxtest.RunnerEnv: sandboxtest.Runner(t), hostile.ProgramEnv: attackProgram(t)},
 	})
+}
+
+// attackProgram is the attack program (package hostile), built for t.
+func attackProgram(t *testing.T) string {
+	t.Helper()
+	p, err := hostile.BuildProgram(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 // TestTmpSizeBoundsTheReplay: Options.TmpSize is the size of the replay's

@@ -133,7 +133,7 @@ func Record(ctx context.Context, dir, out string, opt RecordOptions) error {
 	}
 	// The live model is reached from the child: it keeps the host's network
 	// (the rest of the containment stays).
-	raw, err := isolate.Run(ctx, recordName, req, isolate.Options{Stderr: opt.Stderr, Share: share, Unset: []string{opt.keyEnv()}, HostNetwork: true})
+	raw, err := isolate.Run(ctx, recordName, req, isolate.Options{Stderr: opt.Stderr, Share: share, HostNetwork: true})
 	if ctx.Err() != nil {
 		return fmt.Errorf("interrupted (%v): the session was stopped, nothing written", context.Cause(ctx))
 	}

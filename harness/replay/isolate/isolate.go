@@ -11,7 +11,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -24,19 +23,18 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Environment of a child: the stage and the handler name, the device of
-// the host's /tmp and the host's network namespace (the child refuses to
-// run on either), the shared paths and the size of the private /tmp.
+// Environment of a child: the stage and the handler name, and the
+// configuration the setup and run stages share.
 const (
-	envStage   = "DSHSIM_ISOLATE"
-	envHostTmp = "DSHSIM_ISOLATE_HOSTTMP"
-	envHostNet = "DSHSIM_ISOLATE_HOSTNET"
-	envShare   = "DSHSIM_ISOLATE_SHARE"
-	envTmpSize = "DSHSIM_ISOLATE_TMPSIZE"
-	stageSetup = "setup"
-	stageRun   = "run"
-	responseFD = 3
-	exe        = "/proc/self/exe"
+	envStage    = "DSHSIM_ISOLATE"
+	envConfig   = "DSHSIM_ISOLATE_CONFIG"
+	stageSetup  = "setup"
+	stageRun    = "run"
+	stageServe  = "serve"
+	responseFD  = 3
+	connFD      = 4
+	exe         = "/proc/self/exe"
+	maxResponse = 1 << 30
 )
 
 // Grace is how long a cancelled child has between SIGTERM and SIGKILL.
@@ -73,10 +71,12 @@ func Serve(name string, h Handler) {
 	os.Exit(child(stage, name, h))
 }
 
-// envelope is the child's answer on descriptor 3.
+// envelope is the child's answer on descriptor 3: the run stage's to PID 1,
+// PID 1's to the host (with what the child could see).
 type envelope struct {
-	Response []byte `json:"response,omitempty"`
-	Error    string `json:"error,omitempty"`
+	Response []byte       `json:"response,omitempty"`
+	Error    string       `json:"error,omitempty"`
+	Seen     *Containment `json:"seen,omitempty"`
 }
 
 func respond(resp []byte, err error) {
@@ -90,80 +90,6 @@ func respond(resp []byte, err error) {
 	}
 	_ = json.NewEncoder(f).Encode(env)
 	_ = f.Close()
-}
-
-func child(stage, name string, h Handler) int {
-	switch stage {
-	case stageSetup:
-		code, err := setup(name)
-		if err != nil {
-			respond(nil, err)
-			return 3
-		}
-		return code
-	case stageRun:
-		resp, err := serve(h)
-		respond(resp, err)
-		return 0
-	}
-	respond(nil, fmt.Errorf("isolate: unknown stage %q", stage))
-	return 3
-}
-
-// setup is PID 1 of the child's namespaces: it contains them (contain),
-// then starts the run stage and waits for it (runInit), and returns its exit
-// status; an error means the run stage never started. It runs on one locked
-// thread: capabilities are per thread.
-func setup(name string) (int, error) {
-	runtime.LockOSThread()
-	var share []string
-	if v := os.Getenv(envShare); v != "" {
-		if err := json.Unmarshal([]byte(v), &share); err != nil {
-			return 0, fmt.Errorf("isolate: %s: %w", envShare, err)
-		}
-	}
-	size, err := strconv.ParseInt(os.Getenv(envTmpSize), 10, 64)
-	if err != nil || size <= 0 {
-		return 0, fmt.Errorf("isolate: %s=%q: want a positive number of bytes", envTmpSize, os.Getenv(envTmpSize))
-	}
-	if err := contain(share, size, os.Getenv(envHostNet) != ""); err != nil {
-		return 0, err
-	}
-	return runInit(name)
-}
-
-// dropCapabilities clears the ambient set and the inheritable, permitted and
-// effective sets of the calling thread. Root regains its capabilities at the
-// next execve, as root always does; anyone else has none afterwards.
-func dropCapabilities() error {
-	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
-		return fmt.Errorf("clear the ambient set: %w", err)
-	}
-	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
-	var data [2]unix.CapUserData
-	return unix.Capset(&hdr, &data[0])
-}
-
-// serve is the run stage: check the containment, then run the handler on
-// stdin.
-func serve(h Handler) ([]byte, error) {
-	hostTmp, hostNet := os.Getenv(envHostTmp), os.Getenv(envHostNet)
-	for _, k := range []string{envStage, envHostTmp, envHostNet, envShare, envTmpSize} {
-		os.Unsetenv(k)
-	}
-	_ = unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(unix.SIGKILL), 0, 0, 0)
-	if err := checkContained(hostTmp, hostNet); err != nil {
-		return nil, err
-	}
-	os.Setenv("TMPDIR", "/tmp")
-	req, err := io.ReadAll(os.Stdin)
-	if err != nil {
-		return nil, fmt.Errorf("isolate: read the request: %w", err)
-	}
-	// PID 1 forwards SIGTERM and SIGINT here; they cancel the handler.
-	ctx, stop := signal.NotifyContext(context.Background(), unix.SIGTERM, unix.SIGINT)
-	defer stop()
-	return h(ctx, req)
 }
 
 func unsetEnv(env []string, key string) []string {
@@ -308,21 +234,30 @@ func hint(errs []string) string {
 type Options struct {
 	// Stderr receives the child's stdout and stderr (nil: os.Stderr).
 	Stderr io.Writer
-	// Share lists host paths under /tmp that the child needs at the same
-	// path (a recording copied into a test's temporary directory, a runner
-	// built there): each is bind-mounted read-only into the private /tmp.
-	// Other paths are visible anyway (read-only) and are left alone.
+	// Share lists host paths the child needs at the same path (a recording,
+	// a Landlock runner, a test's temporary directory): each is bound
+	// read-only into the child's root at its own path (its symlinks
+	// resolved). A path under a system directory the root holds anyway
+	// (/usr...) is left alone; one in /etc, /dev or /proc, or / or /tmp
+	// itself, is an error.
 	Share []string
 	// TmpSize bounds the private /tmp in bytes (0: [DefaultTmpSize]).
 	TmpSize int64
-	// HostNetwork keeps the host's network namespace, for a child that
-	// must reach a server (dsh-record's live model); everything else of the
-	// containment stays.
+	// HostNetwork keeps the host's network namespace; everything else of
+	// the containment stays.
 	HostNetwork bool
-	// Unset names environment variables the child does not inherit (a
-	// secret the request carries instead: a child's initial environment is
-	// readable by every process of its user in its PID namespace).
-	Unset []string
+	// Env names environment variables the child inherits besides
+	// [ChildEnv]'s own (none whose name counts as a secret, whatever this
+	// says).
+	Env []string
+	// Bounds are the run's resource bounds (zero fields: [DefaultBounds]).
+	Bounds Bounds
+	// Conn, when set, is passed to the handler (see [Conn]): one end of a
+	// socket pair its caller talks to the handler over. Run closes its
+	// copy once the child started.
+	Conn *os.File
+	// Seen, when set, receives what the child could see of the host.
+	Seen *Containment
 }
 
 // Run starts the child registered as name (see [Serve]) with request on its
@@ -345,9 +280,10 @@ func Run(ctx context.Context, name string, request []byte, opt Options) ([]byte,
 	return start(ctx, m, name, request, opt)
 }
 
-// underTmp returns the absolute, symlink-free spellings of the paths that lie
-// under /tmp (deduplicated, parents before children).
-func underTmp(paths []string) ([]string, error) {
+// sharePaths returns the absolute, symlink-free spellings of the paths to
+// bind into the child's root (deduplicated, parents before children; those
+// in a system directory the root holds anyway left out).
+func sharePaths(paths []string) ([]string, error) {
 	seen := map[string]bool{}
 	var out []string
 	for _, p := range paths {
@@ -355,15 +291,14 @@ func underTmp(paths []string) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		if real, err := filepath.EvalSymlinks(abs); err == nil {
-			abs = real
-		} else {
+		if abs, err = filepath.EvalSymlinks(abs); err != nil {
 			return nil, fmt.Errorf("isolate: share %s: %w", p, err)
 		}
-		if (abs == "/tmp" || strings.HasPrefix(abs, "/tmp/")) && !seen[abs] {
-			if abs == "/tmp" {
-				return nil, errors.New("isolate: cannot share /tmp itself")
-			}
+		bind, err := shareTarget(abs)
+		if err != nil {
+			return nil, err
+		}
+		if bind && !seen[abs] {
 			seen[abs] = true
 			out = append(out, abs)
 		}
@@ -372,30 +307,73 @@ func underTmp(paths []string) ([]string, error) {
 	return out, nil
 }
 
+// othersMayRead fails unless p may be read by others (searched too, a
+// directory) or belongs to nobody: root's run runs as nobody, with no
+// privilege over root's files.
+func othersMayRead(p string) error {
+	var st unix.Stat_t
+	if err := unix.Stat(p, &st); err != nil {
+		return fmt.Errorf("isolate: share %s: %w", p, err)
+	}
+	need := uint32(0o004)
+	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
+		need = 0o005
+	}
+	if st.Uid != nobody && st.Mode&need != need {
+		return fmt.Errorf("isolate: share %s: mode %04o, owner %d: run by root, the child runs as uid %d, which may not read it (make it readable by others)", p, st.Mode&0o7777, st.Uid, nobody)
+	}
+	return nil
+}
+
+// newConfig is the configuration of a child run with opt.
+func newConfig(opt Options) (config, error) {
+	share, err := sharePaths(opt.Share)
+	if err != nil {
+		return config{}, err
+	}
+	cfg := config{Share: share, TmpSize: opt.TmpSize, Bounds: opt.Bounds.withDefaults(), UID: os.Getuid(), GID: os.Getgid(), Conn: opt.Conn != nil}
+	if cfg.TmpSize == 0 {
+		cfg.TmpSize = DefaultTmpSize
+	}
+	if cfg.TmpSize < 0 {
+		return config{}, fmt.Errorf("isolate: a /tmp of %d bytes", cfg.TmpSize)
+	}
+	if err := cfg.Bounds.Check(); err != nil {
+		return config{}, fmt.Errorf("isolate: %w", err)
+	}
+	if cfg.UID == 0 {
+		for _, p := range share {
+			if err := othersMayRead(p); err != nil {
+				return config{}, err
+			}
+		}
+	}
+	var st unix.Stat_t
+	if err := unix.Stat("/tmp", &st); err != nil {
+		return config{}, fmt.Errorf("isolate: stat the host's /tmp: %w", err)
+	}
+	cfg.HostTmp = strconv.FormatUint(st.Dev, 10)
+	if !opt.HostNetwork {
+		if cfg.HostNet, err = netNS(); err != nil {
+			return config{}, fmt.Errorf("isolate: the host's network namespace: %w", err)
+		}
+	}
+	return cfg, nil
+}
+
 func start(ctx context.Context, m mode, name string, request []byte, opt Options) ([]byte, error) {
-	share, err := underTmp(opt.Share)
+	cfg, err := newConfig(opt)
 	if err != nil {
 		return nil, err
 	}
-	shareJSON, _ := json.Marshal(share)
-	var st unix.Stat_t
-	if err := unix.Stat("/tmp", &st); err != nil {
-		return nil, fmt.Errorf("isolate: stat the host's /tmp: %w", err)
+	cfgJSON, err := json.Marshal(cfg)
+	if err != nil {
+		return nil, err
 	}
 	attr := m.attr()
-	hostNet := "" // the child keeps the host's network namespace
-	if !opt.HostNetwork {
+	attr.Setsid = true // no controlling terminal: nothing of the run reaches the user's
+	if cfg.HostNet != "" {
 		attr.Cloneflags |= unix.CLONE_NEWNET
-		if hostNet, err = netNS(); err != nil {
-			return nil, fmt.Errorf("isolate: the host's network namespace: %w", err)
-		}
-	}
-	size := opt.TmpSize
-	if size == 0 {
-		size = DefaultTmpSize
-	}
-	if size < 0 {
-		return nil, fmt.Errorf("isolate: a /tmp of %d bytes", size)
 	}
 	r, w, err := os.Pipe()
 	if err != nil {
@@ -404,16 +382,13 @@ func start(ctx context.Context, m mode, name string, request []byte, opt Options
 	defer r.Close()
 	cmd := exec.CommandContext(ctx, exe)
 	cmd.Args = []string{os.Args[0]}
-	cmd.Env = setEnv(setEnv(os.Environ(), envStage, stageSetup+":"+name), envHostTmp, strconv.FormatUint(st.Dev, 10))
-	cmd.Env = setEnv(cmd.Env, envShare, string(shareJSON))
-	cmd.Env = setEnv(cmd.Env, envHostNet, hostNet)
-	cmd.Env = setEnv(cmd.Env, envTmpSize, strconv.FormatInt(size, 10))
-	for _, name := range opt.Unset {
-		cmd.Env = unsetEnv(cmd.Env, name)
-	}
+	cmd.Env = setEnv(setEnv(ChildEnv(os.Environ(), opt.Env), envStage, stageSetup+":"+name), envConfig, string(cfgJSON))
 	cmd.Stdin = bytes.NewReader(request)
 	cmd.Stdout, cmd.Stderr = opt.Stderr, opt.Stderr
 	cmd.ExtraFiles = []*os.File{w}
+	if opt.Conn != nil {
+		cmd.ExtraFiles = append(cmd.ExtraFiles, opt.Conn)
+	}
 	cmd.SysProcAttr = attr
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = Grace
@@ -425,17 +400,23 @@ func start(ctx context.Context, m mode, name string, request []byte, opt Options
 	defer runtime.UnlockOSThread()
 	err = cmd.Start()
 	w.Close()
+	if opt.Conn != nil {
+		opt.Conn.Close()
+	}
 	if err != nil {
 		return nil, err
 	}
-	out, rerr := io.ReadAll(r)
+	out, rerr := io.ReadAll(io.LimitReader(r, maxResponse+1))
 	werr := cmd.Wait()
 	var env envelope
-	if len(out) == 0 || json.Unmarshal(out, &env) != nil {
+	if len(out) == 0 || len(out) > maxResponse || json.Unmarshal(out, &env) != nil {
 		if werr == nil {
 			werr = rerr
 		}
 		return nil, fmt.Errorf("isolate: the child for %q ended without a response (%v)", name, werr)
+	}
+	if opt.Seen != nil && env.Seen != nil {
+		*opt.Seen = *env.Seen
 	}
 	if env.Error != "" {
 		return nil, errors.New(env.Error)
