@@ -102,8 +102,14 @@ func replayIsolated(ctx context.Context, dir string, opt Options) (*Result, *res
 		// were built into a directory under /tmp.
 		share = append(share, def)
 	}
-	out, err := isolate.Run(ctx, isolatedName, req, isolate.Options{Stderr: opt.Stderr, Share: share, TmpSize: opt.TmpSize})
+	var seen isolate.Containment
+	out, err := isolate.Run(ctx, isolatedName, req, isolate.Options{Stderr: opt.Stderr, Share: share, TmpSize: opt.TmpSize, Bounds: opt.Bounds, Seen: &seen})
+	contained := ""
+	if seen.Root != nil {
+		contained = seen.String()
+	}
 	if err != nil {
+		res.Contained = contained
 		return fail(fmt.Errorf("isolated replay: %w", err)), nil
 	}
 	var resp response
@@ -111,7 +117,7 @@ func replayIsolated(ctx context.Context, dir string, opt Options) (*Result, *res
 		return fail(fmt.Errorf("isolated replay: undecodable response (%v)", err)), nil
 	}
 	*res = *resp.Result
-	res.Dir, res.Expected, res.Got = dir, resp.Expected, resp.Got
+	res.Dir, res.Expected, res.Got, res.Contained = dir, resp.Expected, resp.Got, contained
 	if err := keepLog(opt, res, resp.Log); err != nil {
 		return fail(err), nil
 	}

@@ -28,6 +28,7 @@ type options struct {
 	parallel, seedFiles                                  int
 	timeout                                              time.Duration
 	tmpSize, seedBytes, seedFileBytes                    byteSize
+	bounds                                               isolate.Bounds
 	args                                                 []string
 	stdout, stderr                                       io.Writer
 	// progressAfter is how long a run lasts before a terminal shows
@@ -63,6 +64,7 @@ func command(o *options) cmdline.Command {
 	fs.Var(&o.seedBytes, "seed-max-bytes", "bound of a recording's workspace/ seed, all files together, in `bytes` (suffix K, M or G)")
 	fs.Var(&o.seedFileBytes, "seed-max-file-bytes", "bound of one file of a workspace/ seed, in `bytes` (suffix K, M or G)")
 	fs.IntVar(&o.seedFiles, "seed-max-files", recording.DefaultSeedMaxFiles, "bound of the files and directories of a workspace/ seed")
+	o.bounds.Register(fs)
 	return cmdline.Command{Name: "dsh-replay", Flags: fs, Help: func(w io.Writer) {
 		fmt.Fprintf(w, usage, wireHelp(), settingsHelp())
 		cmdline.Defaults(fs, w)
@@ -236,9 +238,12 @@ func (o *options) validateFlags() error {
 	}
 	o.run = replay.RunOptions{Options: replay.Options{
 		LogDir: o.logs, Timeout: o.timeout, LauncherPath: o.launcher, StrictHooks: o.strict, Trusted: o.trusted,
-		TmpSize: int64(o.tmpSize),
-		Seed:    recording.SeedBounds{MaxBytes: int64(o.seedBytes), MaxFiles: o.seedFiles, MaxFileBytes: int64(o.seedFileBytes)},
+		TmpSize: int64(o.tmpSize), Bounds: o.bounds,
+		Seed: recording.SeedBounds{MaxBytes: int64(o.seedBytes), MaxFiles: o.seedFiles, MaxFileBytes: int64(o.seedFileBytes)},
 	}, Parallel: o.parallel}
+	if err := o.bounds.Check(); err != nil {
+		return cmdline.Usage("%v", err)
+	}
 	for _, f := range []struct {
 		name string
 		v    int64

@@ -37,6 +37,7 @@ func TestMainExitStatus(t *testing.T) {
 		{name: "a zero timeout is a usage error", args: []string{"-timeout", "0", "../../../transcripts"}, status: 2, stderr: "-timeout 0s: want a positive duration"},
 		{name: "a flag after DIR is a usage error, not a DIR", args: []string{"../../../transcripts", "-v"}, status: 2, stderr: "flag -v after the arguments"},
 		{name: "a zero bound of /tmp is a usage error", args: []string{"-tmp-size", "0", "../../../transcripts"}, status: 2, stderr: "-tmp-size 0: want a positive bound"},
+		{name: "a bound of processes too low for the replay is a usage error", args: []string{"-processes", "4", "../../../transcripts"}, status: 2, stderr: "a bound (-processes) of 4 processes and threads: want at least 32"},
 		{name: "a negative seed bound is a usage error", args: []string{"-seed-max-files", "-1", "../../../transcripts"}, status: 2, stderr: "-seed-max-files -1: want a positive bound"},
 		{name: "a size that is not one is a usage error", args: []string{"-seed-max-bytes", "1T", "../../../transcripts"}, status: 2, stderr: `invalid value "1T" for flag -seed-max-bytes: want bytes`},
 		{name: "a seed past a bound is an error naming the file", args: []string{"-seed-max-file-bytes", "10", "../../../transcripts/hook-cc-pretool-deny"}, status: 1,

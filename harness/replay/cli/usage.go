@@ -55,16 +55,26 @@ real; it states its own sandbox mode and approval policy (it may run its
 commands under danger-full-access), approves its own escalations
 (permissionAnswers) and names its own sandbox backend and Landlock runner
 (dshsim.replay.json). All of that is honoured, inside a containment: each
-replay runs in a child process for which the host's filesystem is read-only
-(nosuid, nodev), with its own /tmp (a tmpfs of at most -tmp-size bytes
-holding its workspace, log and spill files; upstream's fixed paths such as
-/tmp/dsh-acp-snap-<hash> exist once per run and nothing is left in /tmp), its
-own /dev (null, zero, full, random, urandom, tty), its own /proc and a
-network namespace with only loopback (no network), all locked by a user
-namespace of its own; run by root, the replay is root there but the host's
-nobody. Every process it starts ends with it. Its workspace/ seed is copied
-streaming under the -seed-max-* bounds; a file past one is an error naming
-it. Only dsh-replay itself writes the host: the report, -html and -logs.
+replay runs in a child process that sees the least of the host: a root of
+its own holding the system directories (/usr, /bin, /lib...) and a few /etc
+entries read-only, the recording and the runner bound read-only at their
+paths, and nothing else (no /home, /root, /run, /var, host /tmp, /etc
+secrets, sockets or FIFOs); its own /tmp (a tmpfs of at most -tmp-size
+bytes holding its workspace, log and spill files; upstream's fixed paths
+such as /tmp/dsh-acp-snap-<hash> exist once per run and nothing is left in
+/tmp), its own /dev (null, zero, full, random, urandom, tty), its own /proc
+and a network namespace with only loopback (no network), all locked by a
+user namespace of its own. It runs as one uid (the host's nobody when root
+runs dsh-replay, with no supplementary group), with no capability and an
+environment of a few named variables (none named like a key, token, secret
+or password); the process that produces its result cannot be traced,
+read or written by what it runs, and a stopped or killed one is an error.
+Each process is bounded in memory (-memory), CPU time (-cpu-time) and file
+size (-file-size), the whole replay in processes and threads
+(-processes); a replay stopped by a bound says which. Every process it
+starts ends with it. Its workspace/ seed is copied streaming under the
+-seed-max-* bounds; a file past one is an error naming it. Only dsh-replay
+itself writes the host: the report, -html and -logs.
 Where the containment cannot be made (user namespaces disabled), dsh-replay
 says so in one line and replays nothing, unless -trusted says the recordings
 are trusted: they then replay on the host, uncontained, each with a note.

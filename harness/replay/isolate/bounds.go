@@ -72,13 +72,13 @@ func (b Bounds) Check() error {
 	b = b.withDefaults()
 	switch {
 	case b.Memory < MinMemory:
-		return fmt.Errorf("a memory bound of %s: want at least %s (the run stage is a Go process)", Size(b.Memory), Size(MinMemory))
+		return fmt.Errorf("a memory bound (-memory) of %s: want at least %s (the run stage is a Go process)", Size(b.Memory), Size(MinMemory))
 	case b.Tasks < MinTasks:
-		return fmt.Errorf("a bound of %d processes and threads: want at least %d (the run stage's own threads)", b.Tasks, MinTasks)
+		return fmt.Errorf("a bound (-processes) of %d processes and threads: want at least %d (the run stage's own threads)", b.Tasks, MinTasks)
 	case b.FileSize <= 0:
-		return fmt.Errorf("a file size bound of %d bytes: want a positive size", b.FileSize)
+		return fmt.Errorf("a file size bound (-file-size) of %d bytes: want a positive size", b.FileSize)
 	case b.CPU < time.Second:
-		return fmt.Errorf("a CPU time bound of %v: want at least 1s", b.CPU)
+		return fmt.Errorf("a CPU time bound (-cpu-time) of %v: want at least 1s", b.CPU)
 	}
 	return nil
 }

@@ -248,8 +248,10 @@ type Options struct {
 	HostNetwork bool
 	// Env names environment variables the child inherits besides
 	// [ChildEnv]'s own (none whose name counts as a secret, whatever this
-	// says).
-	Env []string
+	// says); Unset names variables it never inherits, even among those (a
+	// secret whose name does not say so, such as dsh-record's key under a
+	// name of the user's choosing).
+	Env, Unset []string
 	// Bounds are the run's resource bounds (zero fields: [DefaultBounds]).
 	Bounds Bounds
 	// Conn, when set, is passed to the handler (see [Conn]): one end of a
@@ -382,7 +384,11 @@ func start(ctx context.Context, m mode, name string, request []byte, opt Options
 	defer r.Close()
 	cmd := exec.CommandContext(ctx, exe)
 	cmd.Args = []string{os.Args[0]}
-	cmd.Env = setEnv(setEnv(ChildEnv(os.Environ(), opt.Env), envStage, stageSetup+":"+name), envConfig, string(cfgJSON))
+	cmd.Env = ChildEnv(os.Environ(), opt.Env)
+	for _, k := range opt.Unset {
+		cmd.Env = unsetEnv(cmd.Env, k)
+	}
+	cmd.Env = setEnv(setEnv(cmd.Env, envStage, stageSetup+":"+name), envConfig, string(cfgJSON))
 	cmd.Stdin = bytes.NewReader(request)
 	cmd.Stdout, cmd.Stderr = opt.Stderr, opt.Stderr
 	cmd.ExtraFiles = []*os.File{w}

@@ -106,11 +106,11 @@ func TestBounds(t *testing.T) {
 	}{
 		{Bounds{}, ""},
 		{Bounds{Memory: MinMemory, Tasks: MinTasks, FileSize: 1, CPU: time.Second}, ""},
-		{Bounds{Memory: MinMemory - 1}, "a memory bound of"},
-		{Bounds{Memory: -1}, "a memory bound of"},
-		{Bounds{Tasks: MinTasks - 1}, "processes and threads: want at least 32"},
-		{Bounds{FileSize: -1}, "a file size bound of -1 bytes"},
-		{Bounds{CPU: time.Second - 1}, "a CPU time bound of"},
+		{Bounds{Memory: MinMemory - 1}, "a memory bound (-memory) of"},
+		{Bounds{Memory: -1}, "a memory bound (-memory) of"},
+		{Bounds{Tasks: MinTasks - 1}, "(-processes) of 31 processes and threads: want at least 32"},
+		{Bounds{FileSize: -1}, "a file size bound (-file-size) of -1 bytes"},
+		{Bounds{CPU: time.Second - 1}, "a CPU time bound (-cpu-time) of"},
 	} {
 		err := tc.b.Check()
 		if (err == nil) != (tc.err == "") || err != nil && !strings.Contains(err.Error(), tc.err) {

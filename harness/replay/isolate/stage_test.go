@@ -258,7 +258,7 @@ func crossIn(t *testing.T, b isolate.Bounds, what string) (out []byte, err error
 // before anything starts.
 func TestBoundsAreChecked(t *testing.T) {
 	_, err := isolate.Run(context.Background(), "test-exec", []byte(`["true"]`), isolate.Options{Bounds: isolate.Bounds{Memory: 1 << 20}})
-	if err == nil || !strings.Contains(err.Error(), "a memory bound of 1 MiB: want at least 256 MiB") {
+	if err == nil || !strings.Contains(err.Error(), "a memory bound (-memory) of 1 MiB: want at least 256 MiB") {
 		t.Fatalf("err = %v", err)
 	}
 }

@@ -1,8 +1,10 @@
 // Package recordcli is the dsh-record command: [Main] parses the flags into
 // an options struct, run checks them (one SCENARIO, -o given and not
-// existing, its parent a directory, the key's variable set) and records
-// with replay.Record: a live model over an OpenAI-compatible chat
-// completions server drives our real stack, and the recording is renamed
+// existing, its parent a directory, the bounds, the key's variable set) and
+// records with replay.Record: a live model over an OpenAI-compatible chat
+// completions server drives our real stack, contained as a replay is (no
+// network for the tools unless -tool-network; the key stays in this
+// process, which relays the model's chunks), and the recording is renamed
 // into OUT only when complete. cmd/dsh-record only calls [Main].
 //
 // # Exit status
@@ -14,6 +16,7 @@
 //
 // # Imports
 //
-// Test tooling: harness/replay, harness/cmdline and llm/deepseek (its
-// defaults); no product package imports it.
+// Test tooling: harness/replay, harness/replay/isolate (the bounds' flags),
+// harness/cmdline and llm/deepseek (its defaults); no product package
+// imports it.
 package recordcli

@@ -71,6 +71,7 @@ func TestUsage(t *testing.T) {
 		{"OUT exists", []string{"-o", exists, dir}, "exists: dsh-record writes a new recording"},
 		{"not a scenario", []string{"-o", filepath.Join(t.TempDir(), "x"), filepath.Join(dir, "input.json")}, "not a directory"},
 		{"a bad effort", []string{"-o", filepath.Join(t.TempDir(), "x"), "-reasoning-effort", "huge", dir}, "-reasoning-effort"},
+		{"a CPU bound too low", []string{"-o", filepath.Join(t.TempDir(), "x"), "-cpu-time", "10ms", dir}, "a CPU time bound (-cpu-time) of 10ms: want at least 1s"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, _, stderr := main(tc.args...)
