@@ -309,3 +309,14 @@ func checkPrivileges(cfg config) error {
 	}
 	return nil
 }
+
+// The setup and run stages need no handler: this package's own init runs
+// them, before the packages that import it (the handlers' packages, and
+// everything they import) initialize, which is most of a Go program's
+// start. Only the serve stage becomes the child in [Serve].
+func init() {
+	stage, name, ok := strings.Cut(os.Getenv(envStage), ":")
+	if ok && (stage == stageSetup || stage == stageRun) {
+		os.Exit(child(stage, name, nil))
+	}
+}
