@@ -227,8 +227,10 @@ type relayHost struct {
 }
 
 // serve answers the child on conn until the relay closes (the child
-// ended), then stops what is still in flight.
-func (h *relayHost) serve(ctx context.Context, conn io.ReadWriter) {
+// ended) or breaks (a frame that does not decode: conn is then closed, so
+// the child's calls fail rather than wait), then stops what is still in
+// flight.
+func (h *relayHost) serve(ctx context.Context, conn io.ReadWriteCloser) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer func() { cancel(); h.wg.Wait() }()
 	h.enc, h.cancel = gob.NewEncoder(conn), map[uint64]context.CancelFunc{}
@@ -236,6 +238,7 @@ func (h *relayHost) serve(ctx context.Context, conn io.ReadWriter) {
 	for {
 		var f relayFrame
 		if err := dec.Decode(&f); err != nil {
+			conn.Close()
 			return
 		}
 		switch {
