@@ -123,12 +123,12 @@ func holdAll(cfg config) (*sources, error) {
 			return nil, err
 		}
 	}
-	uid, gid := cfg.runIDs()
+	users, groups := cfg.etcIDs()
 	for _, n := range etcMade {
 		data, _ := os.ReadFile("/etc/" + n)
-		ids := []int{0, nobody, uid}
+		ids := users
 		if n == "group" {
-			ids = []int{0, nobody, gid}
+			ids = groups
 		}
 		s.made[n] = idLines(string(data), ids, n == "group")
 	}
@@ -150,6 +150,21 @@ func holdAll(cfg config) (*sources, error) {
 		}
 	}
 	return s, nil
+}
+
+// etcIDs are the uids and gids the made passwd and group name: root's,
+// nobody's and the run's own.
+func (c config) etcIDs() (users, groups []int) {
+	uid, gid := c.runIDs()
+	return slices.Compact([]int{0, min(uid, nobody), max(uid, nobody)}), slices.Compact([]int{0, min(gid, nobody), max(gid, nobody)})
+}
+
+func joinInts(ids []int) string {
+	s := make([]string, len(ids))
+	for i, id := range ids {
+		s[i] = strconv.Itoa(id)
+	}
+	return strings.Join(s, ", ")
 }
 
 // contain builds the child's root and network namespace, in order:
@@ -238,9 +253,9 @@ func buildRoot(cfg config, src *sources) ([]string, error) {
 			return nil, err
 		}
 	}
-	uid, gid := cfg.runIDs()
-	root = append(root, fmt.Sprintf("/etc (read-only: %s; passwd and group made, naming uids 0, %d, %d and gids 0, %d, %d only)",
-		strings.Join(etc, ", "), nobody, uid, nobody, gid))
+	users, groups := cfg.etcIDs()
+	root = append(root, fmt.Sprintf("/etc (read-only: %s; passwd and group made, naming uids %s and gids %s only)",
+		strings.Join(etc, ", "), joinInts(users), joinInts(groups)))
 	if err := os.Mkdir(building+"/tmp", 0o755); err != nil {
 		return nil, err
 	}
