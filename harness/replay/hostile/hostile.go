@@ -33,7 +33,7 @@ type Target struct {
 	// leaves behind carries, so the host finds one still running.
 	Mark string
 	// Program is the attack program (package
-	// harness/replay/hostile/attack, built), which the cases of
+	// harness/replay/hostile/testdata/attack, built), which the cases of
 	// [RunCases] carry in the recording and run.
 	Program string
 }
@@ -223,7 +223,7 @@ func Outcomes(items []projection.Item) string {
 }
 
 // ProgramPackage is the attack program's import path.
-const ProgramPackage = "github.com/dshsim/dshsim/harness/replay/hostile/attack"
+const ProgramPackage = "github.com/dshsim/dshsim/harness/replay/hostile/testdata/attack"
 
 // ProgramEnv names the attack program an outer test built for an inner run
 // of the same test binary as another user, who cannot build one.

@@ -116,7 +116,7 @@ func runIn(t *testing.T, opt isolate.Options, argv ...string) (string, error) {
 	return string(out), err
 }
 
-// attacker is the attack program (package harness/replay/hostile/attack),
+// attacker is the attack program (harness/replay/hostile/testdata/attack),
 // built for t.
 func attacker(t *testing.T) string {
 	t.Helper()
