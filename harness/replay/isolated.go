@@ -55,10 +55,11 @@ func CheckIsolation() error {
 }
 
 // Replay replays the recording in dir through the real stack and compares
-// it. The replay runs in a contained child process (package isolate: the
-// host read-only, a private bounded /tmp, no network); Replay itself writes
-// nothing but the kept log (Options.LogDir). Where no contained child can be
-// made, it fails, unless Options.Trusted: then it replays here, on the host.
+// it. The replay runs in a contained child process (package isolate: a root
+// of its own, a private bounded /tmp, no network, no privilege, bounded);
+// Replay itself writes nothing but the kept log (Options.LogDir). Where no
+// contained child can be made, it fails, unless Options.Trusted: then it
+// replays here, on the host.
 func Replay(ctx context.Context, dir string, opt Options) *Result {
 	res, _ := replayIsolated(ctx, dir, opt)
 	return res

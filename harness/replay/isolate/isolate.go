@@ -198,7 +198,7 @@ func chosenMode() (mode, error) {
 		switch {
 		case os.Getuid() == 0 && hasSysAdmin():
 			// Root only ever runs as the host's nobody in the run stage
-			// (runMaps), which needs CAP_SETUID outside any user namespace.
+			// (runAttr), which needs CAP_SETUID outside any user namespace.
 			modes = []mode{privileged}
 		case os.Getuid() == 0:
 			probeErr = errors.New("isolate: cannot contain a child here (root without CAP_SYS_ADMIN: its replay would run as the host's uid 0 in a user namespace, which may write the kernel's settings through /proc)")
