@@ -11,10 +11,10 @@ import (
 	"github.com/dshsim/dshsim/harness/cmdline"
 )
 
-// Bounds are the resource bounds of one contained run. The host delegates
-// no cgroup here to measure a run as a whole, so each is a resource limit
-// (setrlimit) the run stage sets on itself before anything of the run
-// starts, inherited by every process it starts:
+// Bounds are the resource bounds of one contained run. Each is a resource
+// limit (setrlimit) the run stage sets on itself before anything of the run
+// starts, inherited by every process it starts (no cgroup: see the package
+// doc):
 //
 //   - Memory: the data one process may map (RLIMIT_DATA: its heap and
 //     private writable mappings, which is what an allocation takes; address

@@ -86,9 +86,11 @@
 //
 // # Bounds
 //
-// The host delegates no writable cgroup v2 subtree here, so [Bounds] are
-// resource limits the run stage sets on itself and everything it starts
-// inherits: the data each process maps (RLIMIT_DATA), the processes and
+// [Bounds] are resource limits the run stage sets on itself and everything
+// it starts inherits (a cgroup v2 subtree delegated to the caller would
+// bound memory and CPU time of the run as a whole; this package uses none:
+// the hosts it is tested on delegate none, so that path could not be
+// tested): the data each process maps (RLIMIT_DATA), the processes and
 // threads of the whole run (RLIMIT_NPROC, which the kernel counts per user
 // in each user namespace: the run stage's namespace is the run's own), the
 // size of each file (RLIMIT_FSIZE) and the CPU time of each process
