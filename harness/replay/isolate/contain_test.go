@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -231,4 +232,23 @@ func TestAsAnotherUserWithAGroup(t *testing.T) {
 		Groups: []uint32{plantGroup},
 		Env:    []string{plantedEnv + "=" + strings.Join(planted, ":")},
 	})
+}
+
+// TestRootWithAGroupDropsIt: root holding a supplementary group (4242) runs
+// TestChildHasAPrivateTmp again: its child holds no supplementary group.
+func TestRootWithAGroupDropsIt(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("needs root (CAP_SETGID) to hold a supplementary group")
+	}
+	isolate.Require(t)
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(self, "-test.run", "^TestChildHasAPrivateTmp$", "-test.v", "-test.count=1")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 0, Gid: 0, Groups: []uint32{plantGroup}}}
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS: TestChildHasAPrivateTmp") {
+		t.Fatalf("as root holding group %d: %v\n%s", plantGroup, err, out)
+	}
 }
