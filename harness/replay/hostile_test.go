@@ -42,7 +42,7 @@ func TestHostileRecordingLeavesNothingOnTheHost(t *testing.T) {
 	}
 	defer ln.Close()
 	mark := "DSHSIM_HOSTILE_TEST=" + rand.Text()
-	program := attackProgram(t)
+	program := hostile.Program(t)
 	for _, c := range append(hostile.Cases(), hostile.RunCases()...) {
 		t.Run(c.Name, func(t *testing.T) {
 			tgt := target(t, c, ln.Addr().(*net.TCPAddr).Port, mark)

@@ -96,18 +96,8 @@ func TestAsAnotherUser(t *testing.T) {
 	}
 	asuser.RunTests(t, asuser.Run{
 		Tests:       []string{"TestTranscriptsMatch", "TestOurRecordingsMatch", "TestModelWaitsForBackgroundJobs", "TestConcurrentReplaysOfOneRecording", "TestNothingLeftInTmp", "TestWorkspaceWriteRecordingsUnderLandlock", "TestHostileRecordingLeavesNothingOnTheHost"},
-		Executables: map[string]string{sandboxtest.RunnerEnv: sandboxtest.Runner(t), hostile.ProgramEnv: attackProgram(t)},
+		Executables: map[string]string{sandboxtest.RunnerEnv: sandboxtest.Runner(t), hostile.ProgramEnv: hostile.Program(t)},
 	})
-}
-
-// attackProgram is the attack program (package hostile), built for t.
-func attackProgram(t *testing.T) string {
-	t.Helper()
-	p, err := hostile.BuildProgram(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
 }
 
 // TestTmpSizeBoundsTheReplay: Options.TmpSize is the size of the replay's

@@ -30,7 +30,7 @@
 //
 // [RunCases] are three more, which attack the replay itself rather than the
 // host: a program the recording carries (testdata/attack, built by the
-// tests: [BuildProgram]) traces, reads and writes the memory and opens the
+// tests: [Program]) traces, reads and writes the memory and opens the
 // descriptors of the replay's run stage and PID 1, or stops or kills the
 // run stage. [Case.Check] counts every "REACHED" the program prints as a
 // claim, and a case that stops or kills the run stage must end the replay

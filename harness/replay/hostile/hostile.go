@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"testing"
 	"time"
 
 	"github.com/dshsim/dshsim/harness/replay"
@@ -229,12 +230,18 @@ const ProgramPackage = "github.com/dshsim/dshsim/harness/replay/hostile/testdata
 // of the same test binary as another user, who cannot build one.
 const ProgramEnv = "DSHSIM_TEST_ATTACK"
 
-// BuildProgram builds the attack program into dir (running the go tool in
-// the current directory, inside this module) and returns its path; in an
-// inner run ($DSHSIM_TEST_ATTACK set) it returns that path.
-func BuildProgram(dir string) (string, error) {
+// Program builds the attack program for t (into t's temporary directory,
+// running the go tool in the current directory, inside this module) and
+// returns its path; in an inner run ($DSHSIM_TEST_ATTACK set) it returns
+// that path.
+func Program(t testing.TB) string {
+	t.Helper()
 	if p := os.Getenv(ProgramEnv); p != "" {
-		return p, nil
+		return p
 	}
-	return sandboxtest.Build("", dir, "attack", ProgramPackage)
+	p, err := sandboxtest.Build("", t.TempDir(), "attack", ProgramPackage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

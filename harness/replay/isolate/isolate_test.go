@@ -458,6 +458,6 @@ func TestAsAnotherUser(t *testing.T) {
 	}
 	asuser.RunTests(t, asuser.Run{
 		Tests:       tests,
-		Executables: map[string]string{sandboxtest.RunnerEnv: sandboxtest.Runner(t), hostile.ProgramEnv: attacker(t)},
+		Executables: map[string]string{sandboxtest.RunnerEnv: sandboxtest.Runner(t), hostile.ProgramEnv: hostile.Program(t)},
 	})
 }

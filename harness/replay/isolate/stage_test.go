@@ -116,17 +116,6 @@ func runIn(t *testing.T, opt isolate.Options, argv ...string) (string, error) {
 	return string(out), err
 }
 
-// attacker is the attack program (harness/replay/hostile/testdata/attack),
-// built for t.
-func attacker(t *testing.T) string {
-	t.Helper()
-	p, err := hostile.BuildProgram(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 // TestRunStageIsOutOfReach: a command the run stage starts, unconfined and
 // with the run stage's own uid, attacks the run stage (the process that
 // produces the run's answer) and PID 1 (which passes it on), every thread
@@ -137,7 +126,7 @@ func attacker(t *testing.T) string {
 // of the run holds CAP_SYS_PTRACE.
 func TestRunStageIsOutOfReach(t *testing.T) {
 	isolate.Require(t)
-	bin := attacker(t)
+	bin := hostile.Program(t)
 	out, err := runIn(t, isolate.Options{Share: []string{bin}}, bin)
 	if err != nil {
 		t.Fatal(err)
