@@ -158,6 +158,14 @@ func (b Bounds) rlimits() []rlimit {
 	}
 }
 
+// within is l under a hard limit the caller already has (which nothing
+// without CAP_SYS_RESOURCE may raise): a stricter limit stays as it is.
+// Pure.
+func (l rlimit) within(hard uint64) rlimit {
+	l.soft, l.hard = min(l.soft, hard), min(l.hard, hard)
+	return l
+}
+
 // rlimitNproc is RLIMIT_NPROC (syscall names it on no architecture).
 const rlimitNproc = 6
 

@@ -130,12 +130,19 @@ func TestBounds(t *testing.T) {
 
 // TestRlimits: each bound is a limit its holder cannot raise (hard equal
 // to soft), but the CPU time's hard limit is a second above, so SIGXCPU
-// comes first; a CPU bound in part of a second rounds up.
+// comes first; a CPU bound in part of a second rounds up; a hard limit the
+// caller already has that is stricter stays.
 func TestRlimits(t *testing.T) {
 	got := Bounds{Memory: 1 << 30, Tasks: 50, FileSize: 1 << 20, CPU: 1500 * time.Millisecond}.rlimits()
 	want := []rlimit{{syscall.RLIMIT_DATA, 1 << 30, 1 << 30}, {rlimitNproc, 50, 50}, {syscall.RLIMIT_FSIZE, 1 << 20, 1 << 20}, {syscall.RLIMIT_CPU, 2, 3}}
 	if !slices.Equal(got, want) {
 		t.Errorf("rlimits = %v, want %v", got, want)
+	}
+	cpu := want[3]
+	for hard, w := range map[uint64]rlimit{^uint64(0): cpu, 3: cpu, 2: {syscall.RLIMIT_CPU, 2, 2}, 1: {syscall.RLIMIT_CPU, 1, 1}} {
+		if got := cpu.within(hard); got != w {
+			t.Errorf("within(%d) = %v, want %v", hard, got, w)
+		}
 	}
 }
 

@@ -134,6 +134,11 @@ func runStage(name string) error {
 		return err
 	}
 	for _, l := range cfg.Bounds.rlimits() {
+		var old unix.Rlimit
+		if err := unix.Getrlimit(l.resource, &old); err != nil {
+			return fmt.Errorf("isolate: read the run's resource limit %d: %w", l.resource, err)
+		}
+		l = l.within(old.Max)
 		if err := unix.Setrlimit(l.resource, &unix.Rlimit{Cur: l.soft, Max: l.hard}); err != nil {
 			return fmt.Errorf("isolate: set the run's resource limit %d to %d: %w", l.resource, l.soft, err)
 		}
