@@ -31,6 +31,9 @@
 // (usage problems as [Usage] errors) before it does anything. A run that
 // has already reported its failure returns a [Status].
 //
+// A flag that takes a size in bytes parses it as [ByteSize] (a number,
+// optionally followed by K, M or G: powers of 1024).
+//
 // landlock-run keeps upstream's own contract (exit 125, VERBATIM lines) and
 // does not use this package; escape-probe, a leaf that imports nothing of this
 // module, spells the same contract out by hand.

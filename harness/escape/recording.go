@@ -39,7 +39,7 @@ func replayBackend() Backend {
 	return Backend{Name: Replayed, Modes: []sandbox.Mode{sandbox.WorkspaceWrite, sandbox.DangerFullAccess}, Report: Report{
 		Enforcement: Contained, TempArea: TempPrivate,
 		Isolated: []string{
-			"host-fs: the host's filesystem is read-only, nosuid and nodev for everything the replay runs",
+			"host-fs: a root of its own: the system directories read-only, nosuid and nodev, nothing else of the host's filesystem",
 			"tmp: /tmp is a bounded tmpfs of its own",
 			"network: a network namespace of its own, loopback only",
 			"processes: a PID namespace of its own, killed when the replay ends",

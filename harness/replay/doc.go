@@ -153,10 +153,13 @@
 // run_code programs run, it states its own mode and policy, approves its
 // own escalations and names its own runner, and all of that is honoured
 // inside a containment. Every [Replay] runs in a contained child process
-// (package isolate): the host's filesystem read-only, nosuid and nodev; a
+// (package isolate): a root of its own holding the system directories and a
+// few /etc entries read-only and nothing else of the host's filesystem; a
 // /tmp of its own, a tmpfs bounded by Options.TmpSize; its own /dev, /proc
-// and network namespace (loopback only); all locked by a user namespace of
-// its own, in which root's replay is the host's nobody. Upstream's fixed
+// and network namespace (loopback only); no privilege (root's replay runs
+// as the host's nobody), resource bounds (Options.Bounds), its run stage
+// out of reach of what it runs; all locked by a user namespace of its own
+// (Result.Contained says what it could see). Upstream's fixed
 // paths therefore exist once per run: the spill root
 // /tmp/dsh-acp-snap-<sha256(name)[:9]> (its length sets the spill preview
 // budget, and one model script names it) and the /tmp files a recording's
@@ -165,9 +168,8 @@
 // workspace/ streaming under Options.Seed (recording.CopySeed). Concurrent
 // replays of one recording, by one user or several, never meet, and nothing
 // is left in the host's /tmp: the tmpfs and every process in the namespace
-// go with the child. A recording or runner that lies under the host's /tmp
-// (a test's temporary copy) is bound read-only at the same path. The parent
-// only writes the kept log (Options.LogDir).
+// go with the child. The recording and the runner are bound read-only at
+// their own paths. The parent only writes the kept log (Options.LogDir).
 //
 // The parent trusts nothing the child says (judge.go): it reads the
 // recording itself first, within Options.Recording (recording.LoadBounded:

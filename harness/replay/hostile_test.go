@@ -23,12 +23,16 @@ import (
 // upstream recording (package hostile: hooks, bash calls, file tool calls
 // through absolute paths, ../ and links, a run_code program, a runner of
 // its own, processes left behind, a seed past its bounds, under
-// danger-full-access stated or self-approved) runs its attack to its end,
-// or is refused before anything runs, and nothing reaches the host: the
-// directory and /dev/shm directory stay empty, the file keeps its content,
-// the listener on the host's loopback is never reached and no process the
-// replay started is left. The escape corpus runs the same copies and checks
-// the host with its snapshots (snapshots/escape.txt).
+// danger-full-access stated or self-approved; and the ones that attack the
+// replay's own processes: tracing, reading and writing the memory and
+// descriptors of its run stage and PID 1, stopping or killing its run
+// stage) runs its attack to its end, is refused before anything runs, or
+// ends the replay in an error, and nothing reaches the host or the replay:
+// the directory and /dev/shm directory stay empty, the file keeps its
+// content, the listener on the host's loopback is never reached, no
+// process the replay started is left, and no attack on the run reaches
+// it. The escape corpus runs the host-directed copies and checks the host
+// with its snapshots (snapshots/escape.txt).
 func TestHostileRecordingLeavesNothingOnTheHost(t *testing.T) {
 	isolate.Require(t)
 	t.Parallel() // its targets are its own: nothing another test writes is checked
@@ -38,9 +42,11 @@ func TestHostileRecordingLeavesNothingOnTheHost(t *testing.T) {
 	}
 	defer ln.Close()
 	mark := "DSHSIM_HOSTILE_TEST=" + rand.Text()
-	for _, c := range hostile.Cases() {
+	program := hostile.Program(t)
+	for _, c := range append(hostile.Cases(), hostile.RunCases()...) {
 		t.Run(c.Name, func(t *testing.T) {
 			tgt := target(t, c, ln.Addr().(*net.TCPAddr).Port, mark)
+			tgt.Program = program
 			dir := filepath.Join(t.TempDir(), c.Base)
 			if err := c.Make(filepath.Join(root, "transcripts"), dir, tgt); err != nil {
 				t.Fatal(err)

@@ -72,10 +72,11 @@ func CheckIsolation() error {
 }
 
 // Replay replays the recording in dir through the real stack and compares
-// it. The replay runs in a contained child process (package isolate: the
-// host read-only, a private bounded /tmp, no network); Replay itself writes
-// nothing but the kept log (Options.LogDir). Where no contained child can be
-// made, it fails, unless Options.Trusted: then it replays here, on the host.
+// it. The replay runs in a contained child process (package isolate: a root
+// of its own, a private bounded /tmp, no network, no privilege, bounded);
+// Replay itself writes nothing but the kept log (Options.LogDir). Where no
+// contained child can be made, it fails, unless Options.Trusted: then it
+// replays here, on the host.
 func Replay(ctx context.Context, dir string, opt Options) *Result {
 	res, _ := replayIsolated(ctx, dir, opt)
 	return res
@@ -113,8 +114,14 @@ func replayIsolated(ctx context.Context, dir string, opt Options) (*Result, *res
 	if err != nil {
 		return fail(err), nil
 	}
-	out, err := startChild(ctx, abs, opt)
+	var seen isolate.Containment
+	out, err := startChild(ctx, abs, opt, &seen)
+	contained := ""
+	if seen.Root != nil {
+		contained = seen.String()
+	}
 	if err != nil {
+		res.Contained = contained
 		return fail(fmt.Errorf("isolated replay: %w", err)), nil
 	}
 	resp, err := decodeResponse(out)
@@ -125,6 +132,7 @@ func replayIsolated(ctx context.Context, dir string, opt Options) (*Result, *res
 		*res = Result{Name: res.Name, Dir: dir}
 		return fail(fmt.Errorf("isolated replay: the contained replay's response is refused (%w); it is an error, never a match", err)), nil
 	}
+	res.Contained = contained
 	if err := keepLog(opt, res, resp.Log); err != nil {
 		return fail(err), nil
 	}
@@ -149,8 +157,9 @@ func prepareShared(dir string, b recording.Bounds, res *Result) (*prepared, erro
 const hostMargin = time.Minute
 
 // startChild runs the contained replay of the recording at abs and
-// returns its response, at most maxResponse bytes.
-func startChild(ctx context.Context, abs string, opt Options) ([]byte, error) {
+// returns its response, at most maxResponse bytes; seen receives what the
+// child could see of the host.
+func startChild(ctx context.Context, abs string, opt Options, seen *isolate.Containment) ([]byte, error) {
 	var err error
 	if opt.LauncherPath != "" {
 		if opt.LauncherPath, err = filepath.Abs(opt.LauncherPath); err != nil {
@@ -172,7 +181,7 @@ func startChild(ctx context.Context, abs string, opt Options) ([]byte, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, opt.timeout()+hostMargin)
 	defer cancel()
-	out, err := runChild(ctx, isolatedName, req, isolate.Options{Stderr: opt.Stderr, Share: share, TmpSize: opt.TmpSize, MaxResponse: maxResponse(opt.Recording)})
+	out, err := runChild(ctx, isolatedName, req, isolate.Options{Stderr: opt.Stderr, Share: share, TmpSize: opt.TmpSize, MaxResponse: maxResponse(opt.Recording), Bounds: opt.Bounds, Seen: seen})
 	if err != nil && ctx.Err() == context.DeadlineExceeded {
 		err = fmt.Errorf("no answer within the time limit (%s) and a margin of %s: %w", opt.timeout(), hostMargin, err)
 	}

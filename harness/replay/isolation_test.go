@@ -12,6 +12,7 @@ import (
 
 	"github.com/dshsim/dshsim/harness/replay"
 	"github.com/dshsim/dshsim/harness/replay/asuser"
+	"github.com/dshsim/dshsim/harness/replay/hostile"
 	"github.com/dshsim/dshsim/harness/replay/isolate"
 	"github.com/dshsim/dshsim/harness/replay/recording"
 	"github.com/dshsim/dshsim/internal/waittest"
@@ -95,7 +96,7 @@ func TestAsAnotherUser(t *testing.T) {
 	}
 	asuser.RunTests(t, asuser.Run{
 		Tests:       []string{"TestTranscriptsMatch", "TestOurRecordingsMatch", "TestModelWaitsForBackgroundJobs", "TestConcurrentReplaysOfOneRecording", "TestNothingLeftInTmp", "TestWorkspaceWriteRecordingsUnderLandlock", "TestHostileRecordingLeavesNothingOnTheHost"},
-		Executables: map[string]string{sandboxtest.RunnerEnv: sandboxtest.Runner(t)},
+		Executables: map[string]string{sandboxtest.RunnerEnv: sandboxtest.Runner(t), hostile.ProgramEnv: hostile.Program(t)},
 	})
 }
 

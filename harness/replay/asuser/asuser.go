@@ -24,6 +24,11 @@ type Run struct {
 	// Dir is the working directory of the run ("" = the caller's, so that
 	// relative paths to testdata keep working).
 	Dir string
+	// Groups are supplementary groups the user holds in the run (none
+	// when empty).
+	Groups []uint32
+	// Env is added to the run's environment (NAME=value entries).
+	Env []string
 }
 
 // RunTests runs r as uid and gid [Nobody] and returns the combined output.
@@ -48,7 +53,7 @@ func RunTests(t *testing.T, r Run) string {
 	if err := CopyExecutable(self, bin); err != nil {
 		t.Fatal(err)
 	}
-	env := []string{"PATH=/usr/bin:/bin", "HOME=" + dir}
+	env := append([]string{"PATH=/usr/bin:/bin", "HOME=" + dir}, r.Env...)
 	for key, src := range r.Executables {
 		dst := filepath.Join(dir, filepath.Base(src))
 		if err := CopyExecutable(src, dst); err != nil {
@@ -64,7 +69,7 @@ func RunTests(t *testing.T, r Run) string {
 	}
 	cmd := exec.Command(bin, "-test.run", "^("+strings.Join(r.Tests, "|")+")$", "-test.v", "-test.count=1")
 	cmd.Dir, cmd.Env = wd, env
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: Nobody, Gid: Nobody}}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: Nobody, Gid: Nobody, Groups: r.Groups}}
 	b, err := cmd.CombinedOutput()
 	out := string(b)
 	if err != nil {

@@ -5,7 +5,8 @@
 //
 // [RunTests] copies the test binary (and any executables the tests need)
 // into a fresh directory everybody may read, runs the named tests there with
-// the given uid and gid, a plain PATH and that directory as HOME, and fails
+// the given uid and gid (and supplementary groups, when given), a plain PATH
+// and that directory as HOME, and fails
 // the calling test unless each named test passed and none skipped. It skips
 // when the caller is not root ("needs root (CAP_SETUID)").
 //

@@ -30,6 +30,7 @@ type options struct {
 	timeout                                              time.Duration
 	tmpSize, seedBytes, seedFileBytes                    byteSize
 	recordingBytes                                       byteSize
+	bounds                                               isolate.Bounds
 	args                                                 []string
 	stdout, stderr                                       io.Writer
 	// progressAfter is how long a run lasts before a terminal shows
@@ -67,6 +68,7 @@ func command(o *options) cmdline.Command {
 	fs.IntVar(&o.seedFiles, "seed-max-files", recording.DefaultSeedMaxFiles, "bound of the files and directories of a workspace/ seed")
 	o.recordingBytes = recording.DefaultRecordingMaxBytes
 	fs.Var(&o.recordingBytes, "recording-max-bytes", "bound of a recording's files, in `bytes` (a line: a quarter)")
+	o.bounds.Register(fs)
 	return cmdline.Command{Name: "dsh-replay", Flags: fs, Help: cmdline.HelpText(usage, fs)}
 }
 
@@ -250,10 +252,13 @@ func (o *options) validateFlags() error {
 	}
 	o.run = replay.RunOptions{Options: replay.Options{
 		LogDir: o.logs, Timeout: o.timeout, LauncherPath: o.launcher, StrictHooks: o.strict, Trusted: o.trusted,
-		TmpSize:   int64(o.tmpSize),
+		TmpSize: int64(o.tmpSize), Bounds: o.bounds,
 		Seed:      recording.SeedBounds{MaxBytes: int64(o.seedBytes), MaxFiles: o.seedFiles, MaxFileBytes: int64(o.seedFileBytes)},
 		Recording: recording.Bounds{MaxBytes: int64(o.recordingBytes)},
 	}, Parallel: o.parallel}
+	if err := o.bounds.Check(); err != nil {
+		return cmdline.Usage("%v", err)
+	}
 	for _, f := range []struct {
 		name string
 		v    int64

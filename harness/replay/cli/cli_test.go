@@ -39,6 +39,7 @@ func TestMainExitStatus(t *testing.T) {
 		{name: "a zero timeout is a usage error", args: []string{"-timeout", "0", "../../../transcripts"}, status: 2, stderr: "-timeout 0s: want a positive duration"},
 		{name: "a flag after DIR is a usage error, not a DIR", args: []string{"../../../transcripts", "-v"}, status: 2, stderr: "flag -v after the arguments"},
 		{name: "a zero bound of /tmp is a usage error", args: []string{"-tmp-size", "0", "../../../transcripts"}, status: 2, stderr: "-tmp-size 0: want a positive bound"},
+		{name: "a bound of processes too low for the replay is a usage error", args: []string{"-processes", "4", "../../../transcripts"}, status: 2, stderr: "a bound (-processes) of 4 processes and threads: want at least 32"},
 		{name: "a negative seed bound is a usage error", args: []string{"-seed-max-files", "-1", "../../../transcripts"}, status: 2, stderr: "-seed-max-files -1: want a positive bound"},
 		{name: "a size that is not one is a usage error", args: []string{"-seed-max-bytes", "1T", "../../../transcripts"}, status: 2, stderr: `invalid value "1T" for flag -seed-max-bytes: want bytes`},
 		{name: "a seed past a bound is an error naming the file", args: []string{"-seed-max-file-bytes", "10", "../../../transcripts/hook-cc-pretool-deny"}, status: 1,
@@ -273,31 +274,6 @@ func replayPage(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return string(b)
-}
-
-// TestByteSize: a byte count with an optional K, M or G (powers of 1024);
-// anything else, or an overflow, is refused.
-func TestByteSize(t *testing.T) {
-	for _, tc := range []struct {
-		in   string
-		want int64
-		ok   bool
-	}{
-		{"0", 0, true}, {"1048576", 1 << 20, true}, {"4K", 4 << 10, true}, {"512M", 512 << 20, true}, {"2G", 2 << 30, true},
-		{"8589934591G", 8589934591 << 30, true}, {"8589934592G", 0, false},
-		{"", 0, false}, {"K", 0, false}, {"-1", 0, false}, {"+1", 0, false}, {"1T", 0, false}, {"1k", 0, false}, {"1.5G", 0, false}, {"1 G", 0, false},
-	} {
-		var b byteSize
-		err := b.Set(tc.in)
-		if (err == nil) != tc.ok || (tc.ok && int64(b) != tc.want) {
-			t.Errorf("Set(%q) = %d, %v; want %d, ok %v", tc.in, b, err, tc.want, tc.ok)
-		}
-	}
-	for n, want := range map[int64]string{0: "0", 1000: "1000", 1536: "1536", 4 << 10: "4K", 512 << 20: "512M", 1 << 30: "1G", 3 << 30: "3G"} {
-		if got := (*byteSize)(&n).String(); got != want {
-			t.Errorf("String(%d) = %q, want %q", n, got, want)
-		}
-	}
 }
 
 // TestJUnitReport: -junit FILE writes a report that a JUnit parser

@@ -4,22 +4,11 @@ package cli
 // with them (TestHelpFitsAScreen); the manual is docs/replay.md.
 const usage = `usage: dsh-replay [flags] DIR...
 
-Replays recorded model sessions through the real tool stack and compares
-the tool boundary with each recording. DIR is a recording (input.json,
-session.jsonl, stdout.expected.jsonl, optionally workspace/) or a directory
-of recordings (e.g. transcripts/). The model is constructed from the
-recording; tools, approval, escalation, spill and the sandbox are real.
-
-A recording is code: each replay runs contained (the host read-only, its
-own bounded /tmp, /dev and /proc, no network, a user namespace of its
-own). Where that cannot be made, nothing is replayed unless -trusted.
-
-The report (stdout): a line per recording, its first mismatch below it,
-then "ok: ..." or "FAIL: ..."; on a terminal a long run shows progress on
-stderr. Exit status: 0 all match; 1 a mismatch or error, or -run or -shard
-selects none; 2 a usage error (one line on stderr; every path is checked
-before anything is replayed).
-
+Replays recorded model sessions (DIR: a recording or a directory of them)
+through the real tool stack and compares the tool boundary with each one.
+A recording is code: each replay runs contained, bounded, without network.
+Exit status: 0 all match; 1 a mismatch or error, or -run or -shard
+selects none; 2 a usage error (one line on stderr).
 The manual, docs/replay.md: comparison, containment, bounds, dshsim.replay.json.
 
 Flags:

@@ -12,9 +12,13 @@ import (
 	"github.com/dshsim/dshsim/sandbox"
 )
 
-// Markers the replay's results hold when an attack ran to its end.
+// Markers the replay's results hold when an attack ran to its end; a
+// marker with "|" is met by any of its alternatives. denied is what a
+// write to the host gets: the host's tree is not in the replay's root (no
+// such file, or a link into it that leads nowhere), and a path that is
+// there (a shared one) is read-only.
 const (
-	readOnly  = "read-only file system"
+	denied    = "read-only file system|no such file or directory|not found|changed into a symlink"
 	hookDone  = "hook-done"
 	bashDone  = "bash-done"
 	seedLeave = "leaves the seed"
@@ -24,7 +28,7 @@ var cases = []Case{
 	{
 		Name: "recording-stated-dfa", Base: "hook-cc-pretool-deny", Mode: sandbox.DangerFullAccess, Shm: true,
 		Attack: "the recording states danger-full-access; its PreToolUse hook and its bash call write a host directory, file and /dev/shm, connect to the host's loopback and write a sysctl",
-		ran:    []string{hookDone, bashDone, readOnly},
+		ran:    []string{hookDone, bashDone, denied},
 		edit: func(dir string, t Target) error {
 			if err := writeHooks(dir, "bash", t.hook("hook", true)); err != nil {
 				return err
@@ -35,7 +39,7 @@ var cases = []Case{
 	{
 		Name: "recording-self-approved", Base: "escalation-approved", Mode: sandbox.DangerFullAccess,
 		Attack: "the recording runs under workspace-write and approves its own escalation to danger-full-access (permissionAnswers); its hook and escalated bash call attack the host",
-		ran:    []string{hookDone, bashDone, readOnly},
+		ran:    []string{hookDone, bashDone, denied},
 		edit: func(dir string, t Target) error {
 			if err := writeHooks(dir, "bash", t.hook("hook", false)); err != nil {
 				return err
@@ -47,7 +51,7 @@ var cases = []Case{
 	{
 		Name: "recording-fs-write-absolute", Base: "fs-write", Mode: sandbox.DangerFullAccess,
 		Attack: "under danger-full-access, a write call with an absolute host path",
-		ran:    []string{readOnly},
+		ran:    []string{denied},
 		edit: func(dir string, t Target) error {
 			return setCall(dir, "write", 0, map[string]any{"file_path": t.Dir + "/fs-write", "content": "written by the recording\n"})
 		},
@@ -55,7 +59,7 @@ var cases = []Case{
 	{
 		Name: "recording-fs-edit-dotdot", Base: "fs-edit", Mode: sandbox.DangerFullAccess,
 		Attack: "under danger-full-access, a read then an edit of a host file through a ../ path out of the workspace",
-		ran:    []string{readOnly},
+		ran:    []string{denied},
 		edit: func(dir string, t Target) error {
 			p := dotdot(t.File)
 			if err := setCall(dir, "read", 0, map[string]any{"file_path": p}); err != nil {
@@ -67,7 +71,7 @@ var cases = []Case{
 	{
 		Name: "recording-fs-through-link", Base: "fs-write", Mode: sandbox.DangerFullAccess,
 		Attack: "under danger-full-access, its hook links a host directory into the workspace and a write call writes through the link",
-		ran:    []string{"link-made", readOnly},
+		ran:    []string{"link-made", denied},
 		edit: func(dir string, t Target) error {
 			if err := writeHooks(dir, "write", "ln -s "+t.Dir+" escape-link && echo link-made >&2; exit 1"); err != nil {
 				return err
@@ -106,7 +110,7 @@ var cases = []Case{
 	{
 		Name: "recording-run-code", Base: "code-mode-turn", Mode: sandbox.DangerFullAccess,
 		Attack: "under danger-full-access, a run_code program writes a host directory itself and through a nested bash call that attacks the host",
-		ran:    []string{"program-erofs", "nested-done", readOnly},
+		ran:    []string{"program-erofs|program-enoent", "nested-done", denied},
 		edit: func(dir string, t Target) error {
 			program := "const fs = await import(\"node:fs\");\nlet wrote = \"wrote\";\n" +
 				"try { fs.writeFileSync(\"" + t.Dir + "/run-code\", \"run-code\\n\"); } catch (e) { wrote = e.code; }\n" +
@@ -118,7 +122,7 @@ var cases = []Case{
 	{
 		Name: "recording-own-runner", Base: "escalation-rejected", Mode: sandbox.WorkspaceWrite,
 		Attack: "under workspace-write, the recording names its own Landlock runner (landlockRunner: a script it carries), which attacks the host before it runs the call",
-		ran:    []string{"runner-done", readOnly},
+		ran:    []string{"runner-done", denied},
 		edit: func(dir string, t Target) error {
 			runner := filepath.Join(dir, "landlock-run")
 			script := "#!/bin/bash\n{ " + t.shell("runner", false) + "; } >&2\n" +
@@ -151,6 +155,57 @@ var cases = []Case{
 			return setCall(dir, "bash", 0, map[string]any{"command": t.shell("bash", false), "description": "attack the host's /tmp"})
 		},
 	},
+}
+
+// programName is the attack program's name in a recording that carries it.
+const programName = "attack-program"
+
+var runCases = []Case{
+	{
+		Name: "recording-attacks-the-run", Base: "bash-tool-turn", Mode: sandbox.DangerFullAccess, program: true,
+		Attack: "under danger-full-access, its bash call runs a program it carries that traces, reads and writes the memory and opens the descriptors of the replay's run stage and PID 1, each thread of each, and lists what descriptors it inherited",
+		ran:    []string{"attack-done"},
+		edit: func(dir string, t Target) error {
+			return runProgram(dir, t, "")
+		},
+	},
+	{
+		Name: "recording-stops-the-run", Base: "bash-tool-turn", Mode: sandbox.DangerFullAccess, program: true,
+		Fails:  "the run stage was stopped",
+		Attack: "under danger-full-access, its bash call stops the replay's run stage (SIGSTOP): the replay is an error, at once",
+		edit: func(dir string, t Target) error {
+			return runProgram(dir, t, " -signal STOP")
+		},
+	},
+	{
+		Name: "recording-kills-the-run", Base: "bash-tool-turn", Mode: sandbox.DangerFullAccess, program: true,
+		Fails:  "the run stage was killed",
+		Attack: "under danger-full-access, its bash call kills the replay's run stage (SIGKILL): the replay is an error",
+		edit: func(dir string, t Target) error {
+			return runProgram(dir, t, " -signal KILL")
+		},
+	},
+}
+
+// runProgram copies the attack program into the recording at dir and has
+// its bash call run it with args.
+func runProgram(dir string, t Target, args string) error {
+	dst := filepath.Join(dir, programName)
+	if !pathWord.MatchString(dst) {
+		return fmt.Errorf("hostile: the recording's path %q: want an absolute path of letters, digits and /._-", dst)
+	}
+	if err := copyFile(t.Program, dst, 0o755); err != nil {
+		return err
+	}
+	return setCall(dir, "bash", 0, map[string]any{"command": dst + args, "description": "attack the replay"})
+}
+
+func copyFile(src, dst string, mode os.FileMode) error {
+	data, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(dst, data, mode)
 }
 
 // shell is the attack one process runs (who names it in what it prints):

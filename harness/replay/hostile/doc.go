@@ -28,6 +28,14 @@
 // the listener reached, a process left running. [Case.Check] adds only what
 // the host cannot see (a sysctl written back with its own value).
 //
+// [RunCases] are three more, which attack the replay itself rather than the
+// host: a program the recording carries (testdata/attack, built by the
+// tests: [Program]) traces, reads and writes the memory and opens the
+// descriptors of the replay's run stage and PID 1, or stops or kills the
+// run stage. [Case.Check] counts every "REACHED" the program prints as a
+// claim, and a case that stops or kills the run stage must end the replay
+// in an error ([Case.Fails]). The escape corpus runs [Cases] only.
+//
 // # Target
 //
 // [Target.Expose] makes the directory and file writable by everyone: a
@@ -38,6 +46,7 @@
 // # Imports
 //
 // Test tooling: harness/replay (the result it checks), its recording and
-// projection packages, and sandbox (the modes). Nothing under harness/replay
-// imports it but tests; harness/escape does.
+// projection packages, sandbox (the modes) and sandbox/sandboxtest (the
+// attack program's build). Nothing under harness/replay imports it but
+// tests; harness/escape does.
 package hostile

@@ -7,12 +7,14 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"testing"
 	"time"
 
 	"github.com/dshsim/dshsim/harness/replay"
 	"github.com/dshsim/dshsim/harness/replay/projection"
 	"github.com/dshsim/dshsim/harness/replay/recording"
 	"github.com/dshsim/dshsim/sandbox"
+	"github.com/dshsim/dshsim/sandbox/sandboxtest"
 )
 
 // Target is what the attacks aim at on the host.
@@ -31,6 +33,10 @@ type Target struct {
 	// Mark is an environment entry (NAME=value) every process an attack
 	// leaves behind carries, so the host finds one still running.
 	Mark string
+	// Program is the attack program (package
+	// harness/replay/hostile/testdata/attack, built), which the cases of
+	// [RunCases] carry in the recording and run.
+	Program string
 }
 
 // pathWord is what a target path may hold: it is spliced into shell text,
@@ -94,9 +100,15 @@ type Case struct {
 	// Refused says the replay must refuse the recording before anything of
 	// it runs.
 	Refused bool
+	// Fails says the replay must end in an error holding this text (the
+	// attack stopped or killed the replay's own run stage), never a match
+	// nor a mismatch.
+	Fails string
 	// ran are what the replay's results (and error) hold when the attack ran
 	// to its end, or was refused as it must be (lower case).
 	ran []string
+	// program: the case carries and runs [Target.Program].
+	program bool
 	// edit turns the copy at dir against t.
 	edit func(dir string, t Target) error
 }
@@ -104,9 +116,15 @@ type Case struct {
 // Cases are the hostile recordings, by name.
 func Cases() []Case { return cases }
 
-// Find returns the case named name.
+// RunCases are the hostile recordings that attack the replay's own
+// processes rather than the host: the run stage that produces the
+// replay's result and PID 1 that passes it on (their targets need
+// [Target.Program]).
+func RunCases() []Case { return runCases }
+
+// Find returns the case named name (of [Cases] or [RunCases]).
 func Find(name string) (Case, bool) {
-	for _, c := range cases {
+	for _, c := range append(cases[:len(cases):len(cases)], runCases...) {
 		if c.Name == name {
 			return c, true
 		}
@@ -122,6 +140,9 @@ func (c Case) Make(transcripts, dst string, t Target) error {
 	}
 	if c.Shm && t.Shm == "" {
 		return fmt.Errorf("hostile: %s attacks /dev/shm: its target needs Shm", c.Name)
+	}
+	if c.program && t.Program == "" {
+		return fmt.Errorf("hostile: %s runs the attack program: its target needs Program", c.Name)
 	}
 	if c.UnderTmp && !(strings.HasPrefix(t.Dir, "/tmp/") && strings.HasPrefix(t.File, "/tmp/")) {
 		return fmt.Errorf("hostile: %s attacks the host's /tmp: its target's Dir and File must lie there", c.Name)
@@ -148,9 +169,17 @@ func (c Case) Check(r *replay.Result) (claims []string, err error) {
 	if c.Refused && (r.Verdict != replay.Failed || strings.TrimSpace(out) != "") {
 		return nil, fmt.Errorf("%s: the replay was not refused before anything ran (%s)", c.Name, r.Summary())
 	}
+	if c.Fails != "" && (r.Verdict != replay.Failed || !strings.Contains(r.Error, c.Fails)) {
+		return nil, fmt.Errorf("%s: the replay did not end in an error holding %q (%s)", c.Name, c.Fails, r.Summary())
+	}
 	for _, m := range c.ran {
-		if !strings.Contains(text, m) {
+		if !containsAny(text, strings.Split(m, "|")) {
 			return nil, fmt.Errorf("%s: the attack did not run to its end: no %q in the replay's results (%s): %s", c.Name, m, r.Summary(), firstLines(r.Error+"\n"+out, 12))
+		}
+	}
+	for line := range strings.Lines(out) {
+		if strings.Contains(line, "REACHED") {
+			claims = append(claims, "the replay's results say "+strings.TrimSpace(line))
 		}
 	}
 	for _, who := range []string{"hook", "bash", "nested", "runner"} {
@@ -161,6 +190,15 @@ func (c Case) Check(r *replay.Result) (claims []string, err error) {
 		}
 	}
 	return claims, nil
+}
+
+func containsAny(s string, subs []string) bool {
+	for _, sub := range subs {
+		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
 }
 
 func firstLines(s string, n int) string {
@@ -183,4 +221,27 @@ func Outcomes(items []projection.Item) string {
 		}
 	}
 	return b.String()
+}
+
+// ProgramPackage is the attack program's import path.
+const ProgramPackage = "github.com/dshsim/dshsim/harness/replay/hostile/testdata/attack"
+
+// ProgramEnv names the attack program an outer test built for an inner run
+// of the same test binary as another user, who cannot build one.
+const ProgramEnv = "DSHSIM_TEST_ATTACK"
+
+// Program builds the attack program for t (into t's temporary directory,
+// running the go tool in the current directory, inside this module) and
+// returns its path; in an inner run ($DSHSIM_TEST_ATTACK set) it returns
+// that path.
+func Program(t testing.TB) string {
+	t.Helper()
+	if p := os.Getenv(ProgramEnv); p != "" {
+		return p
+	}
+	p, err := sandboxtest.Build("", t.TempDir(), "attack", ProgramPackage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

@@ -127,7 +127,8 @@ func TestCheck(t *testing.T) {
 	}{
 		"ran, nothing claimed":        {stated, result(replay.Mismatch, "", ran), "", 0},
 		"did not run":                 {stated, result(replay.Failed, "boom"), `no "hook-done"`, 0},
-		"ran without a refusal":       {stated, result(replay.Mismatch, "", "hook-done bash-done"), `no "read-only file system"`, 0},
+		"ran without a refusal":       {stated, result(replay.Mismatch, "", "hook-done bash-done"), `no "read-only file system|no such file or directory`, 0},
+		"refused, not found":          {stated, result(replay.Mismatch, "", "hook-done bash-done: No such file or directory"), "", 0},
 		"a step got through":          {stated, result(replay.Mismatch, "", ran, "bash-connected hook-sysctl-written"), "", 2},
 		"refused before it ran":       {seed, result(replay.Failed, "seed workspace: /x/workspace/big.bin: 33554433 bytes, more than ... (dsh-replay -seed-max-file-bytes)"), "", 0},
 		"refused after something ran": {seed, result(replay.Failed, "big.bin seed-max-file-bytes", "hook-done"), "was not refused before anything ran", 0},

@@ -11,7 +11,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -24,23 +23,32 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Environment of a child: the stage and the handler name, the device of
-// the host's /tmp and the host's network namespace (the child refuses to
-// run on either), the shared paths and the size of the private /tmp.
+// Environment of a child: the stage and the handler name, and the
+// configuration the setup and run stages share.
 const (
-	envStage   = "DSHSIM_ISOLATE"
-	envHostTmp = "DSHSIM_ISOLATE_HOSTTMP"
-	envHostNet = "DSHSIM_ISOLATE_HOSTNET"
-	envShare   = "DSHSIM_ISOLATE_SHARE"
-	envTmpSize = "DSHSIM_ISOLATE_TMPSIZE"
-	stageSetup = "setup"
-	stageRun   = "run"
-	responseFD = 3
-	exe        = "/proc/self/exe"
+	envStage    = "DSHSIM_ISOLATE"
+	envConfig   = "DSHSIM_ISOLATE_CONFIG"
+	stageSetup  = "setup"
+	stageRun    = "run"
+	stageServe  = "serve"
+	responseFD  = 3
+	connFD      = 4
+	exe         = "/proc/self/exe"
+	maxResponse = 1 << 30 // what PID 1 reads of the serve stage's answer (the host bounds its own read by Options.MaxResponse)
 )
 
 // DefaultMaxResponse bounds a child's answer when [Options.MaxResponse] is 0.
 const DefaultMaxResponse = 256 << 20
+
+// envelopeSlack is what a child's envelope holds besides its response:
+// the JSON keys, an error and what it could see of the host (a few hundred
+// bytes), bounded generously.
+const envelopeSlack = 64 << 10
+
+// envelopeBound is how much of the child's envelope the host reads for a
+// response of at most limit bytes: the response base64-encoded (4 bytes
+// for every 3 begun) and [envelopeSlack]. Pure.
+func envelopeBound(limit int64) int64 { return 4*((limit+2)/3) + envelopeSlack }
 
 // Grace is how long a cancelled child has between SIGTERM and SIGKILL.
 const Grace = 10 * time.Second
@@ -76,10 +84,12 @@ func Serve(name string, h Handler) {
 	os.Exit(child(stage, name, h))
 }
 
-// envelope is the child's answer on descriptor 3.
+// envelope is the child's answer on descriptor 3: the run stage's to PID 1,
+// PID 1's to the host (with what the child could see).
 type envelope struct {
-	Response []byte `json:"response,omitempty"`
-	Error    string `json:"error,omitempty"`
+	Response []byte       `json:"response,omitempty"`
+	Error    string       `json:"error,omitempty"`
+	Seen     *Containment `json:"seen,omitempty"`
 }
 
 func respond(resp []byte, err error) {
@@ -93,80 +103,6 @@ func respond(resp []byte, err error) {
 	}
 	_ = json.NewEncoder(f).Encode(env)
 	_ = f.Close()
-}
-
-func child(stage, name string, h Handler) int {
-	switch stage {
-	case stageSetup:
-		code, err := setup(name)
-		if err != nil {
-			respond(nil, err)
-			return 3
-		}
-		return code
-	case stageRun:
-		resp, err := serve(h)
-		respond(resp, err)
-		return 0
-	}
-	respond(nil, fmt.Errorf("isolate: unknown stage %q", stage))
-	return 3
-}
-
-// setup is PID 1 of the child's namespaces: it contains them (contain),
-// then starts the run stage and waits for it (runInit), and returns its exit
-// status; an error means the run stage never started. It runs on one locked
-// thread: capabilities are per thread.
-func setup(name string) (int, error) {
-	runtime.LockOSThread()
-	var share []string
-	if v := os.Getenv(envShare); v != "" {
-		if err := json.Unmarshal([]byte(v), &share); err != nil {
-			return 0, fmt.Errorf("isolate: %s: %w", envShare, err)
-		}
-	}
-	size, err := strconv.ParseInt(os.Getenv(envTmpSize), 10, 64)
-	if err != nil || size <= 0 {
-		return 0, fmt.Errorf("isolate: %s=%q: want a positive number of bytes", envTmpSize, os.Getenv(envTmpSize))
-	}
-	if err := contain(share, size, os.Getenv(envHostNet) != ""); err != nil {
-		return 0, err
-	}
-	return runInit(name)
-}
-
-// dropCapabilities clears the ambient set and the inheritable, permitted and
-// effective sets of the calling thread. Root regains its capabilities at the
-// next execve, as root always does; anyone else has none afterwards.
-func dropCapabilities() error {
-	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
-		return fmt.Errorf("clear the ambient set: %w", err)
-	}
-	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
-	var data [2]unix.CapUserData
-	return unix.Capset(&hdr, &data[0])
-}
-
-// serve is the run stage: check the containment, then run the handler on
-// stdin.
-func serve(h Handler) ([]byte, error) {
-	hostTmp, hostNet := os.Getenv(envHostTmp), os.Getenv(envHostNet)
-	for _, k := range []string{envStage, envHostTmp, envHostNet, envShare, envTmpSize} {
-		os.Unsetenv(k)
-	}
-	_ = unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(unix.SIGKILL), 0, 0, 0)
-	if err := checkContained(hostTmp, hostNet); err != nil {
-		return nil, err
-	}
-	os.Setenv("TMPDIR", "/tmp")
-	req, err := io.ReadAll(os.Stdin)
-	if err != nil {
-		return nil, fmt.Errorf("isolate: read the request: %w", err)
-	}
-	// PID 1 forwards SIGTERM and SIGINT here; they cancel the handler.
-	ctx, stop := signal.NotifyContext(context.Background(), unix.SIGTERM, unix.SIGINT)
-	defer stop()
-	return h(ctx, req)
 }
 
 func unsetEnv(env []string, key string) []string {
@@ -275,7 +211,7 @@ func chosenMode() (mode, error) {
 		switch {
 		case os.Getuid() == 0 && hasSysAdmin():
 			// Root only ever runs as the host's nobody in the run stage
-			// (runMaps), which needs CAP_SETUID outside any user namespace.
+			// (runAttr), which needs CAP_SETUID outside any user namespace.
 			modes = []mode{privileged}
 		case os.Getuid() == 0:
 			probeErr = errors.New("isolate: cannot contain a child here (root without CAP_SYS_ADMIN: its replay would run as the host's uid 0 in a user namespace, which may write the kernel's settings through /proc)")
@@ -311,26 +247,37 @@ func hint(errs []string) string {
 type Options struct {
 	// Stderr receives the child's stdout and stderr (nil: os.Stderr).
 	Stderr io.Writer
-	// Share lists host paths under /tmp that the child needs at the same
-	// path (a recording copied into a test's temporary directory, a runner
-	// built there): each is bind-mounted read-only into the private /tmp.
-	// Other paths are visible anyway (read-only) and are left alone.
+	// Share lists host paths the child needs at the same path (a recording,
+	// a Landlock runner, a test's temporary directory): each is bound
+	// read-only into the child's root at its own path (its symlinks
+	// resolved). A path under a system directory the root holds anyway
+	// (/usr...) is left alone; one in /etc, /dev or /proc, or / or /tmp
+	// itself, is an error.
 	Share []string
 	// TmpSize bounds the private /tmp in bytes (0: [DefaultTmpSize]).
 	TmpSize int64
-	// MaxResponse bounds the child's answer on descriptor 3 (its response
-	// wrapped in a JSON envelope, base64: about 4/3 of the response) in
-	// bytes (0: [DefaultMaxResponse]); a longer answer is an error, read no
-	// further than one byte past the bound.
+	// MaxResponse bounds the child's response in bytes (0:
+	// [DefaultMaxResponse]); a longer one is an error. The envelope that
+	// carries it on descriptor 3 (base64, about 4/3 of the response, and a
+	// small rest) is read no further than one byte past its own bound.
 	MaxResponse int64
-	// HostNetwork keeps the host's network namespace, for a child that
-	// must reach a server (dsh-record's live model); everything else of the
-	// containment stays.
+	// HostNetwork keeps the host's network namespace; everything else of
+	// the containment stays.
 	HostNetwork bool
-	// Unset names environment variables the child does not inherit (a
-	// secret the request carries instead: a child's initial environment is
-	// readable by every process of its user in its PID namespace).
-	Unset []string
+	// Env names environment variables the child inherits besides
+	// [ChildEnv]'s own (none whose name counts as a secret, whatever this
+	// says); Unset names variables it never inherits, even among those (a
+	// secret whose name does not say so, such as dsh-record's key under a
+	// name of the user's choosing).
+	Env, Unset []string
+	// Bounds are the run's resource bounds (zero fields: [DefaultBounds]).
+	Bounds Bounds
+	// Conn, when set, is passed to the handler (see [Conn]): one end of a
+	// socket pair its caller talks to the handler over. Run closes its
+	// copy once the child started.
+	Conn *os.File
+	// Seen, when set, receives what the child could see of the host.
+	Seen *Containment
 }
 
 // Run starts the child registered as name (see [Serve]) with request on its
@@ -353,9 +300,10 @@ func Run(ctx context.Context, name string, request []byte, opt Options) ([]byte,
 	return start(ctx, m, name, request, opt)
 }
 
-// underTmp returns the absolute, symlink-free spellings of the paths that lie
-// under /tmp (deduplicated, parents before children).
-func underTmp(paths []string) ([]string, error) {
+// sharePaths returns the absolute, symlink-free spellings of the paths to
+// bind into the child's root (deduplicated, parents before children; those
+// in a system directory the root holds anyway left out).
+func sharePaths(paths []string) ([]string, error) {
 	seen := map[string]bool{}
 	var out []string
 	for _, p := range paths {
@@ -363,15 +311,14 @@ func underTmp(paths []string) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		if real, err := filepath.EvalSymlinks(abs); err == nil {
-			abs = real
-		} else {
+		if abs, err = filepath.EvalSymlinks(abs); err != nil {
 			return nil, fmt.Errorf("isolate: share %s: %w", p, err)
 		}
-		if (abs == "/tmp" || strings.HasPrefix(abs, "/tmp/")) && !seen[abs] {
-			if abs == "/tmp" {
-				return nil, errors.New("isolate: cannot share /tmp itself")
-			}
+		bind, err := shareTarget(abs)
+		if err != nil {
+			return nil, err
+		}
+		if bind && !seen[abs] {
 			seen[abs] = true
 			out = append(out, abs)
 		}
@@ -380,30 +327,73 @@ func underTmp(paths []string) ([]string, error) {
 	return out, nil
 }
 
+// othersMayRead fails unless p may be read by others (searched too, a
+// directory) or belongs to nobody: root's run runs as nobody, with no
+// privilege over root's files.
+func othersMayRead(p string) error {
+	var st unix.Stat_t
+	if err := unix.Stat(p, &st); err != nil {
+		return fmt.Errorf("isolate: share %s: %w", p, err)
+	}
+	need := uint32(0o004)
+	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
+		need = 0o005
+	}
+	if st.Uid != nobody && st.Mode&need != need {
+		return fmt.Errorf("isolate: share %s: mode %04o, owner %d: run by root, the child runs as uid %d, which may not read it (make it readable by others)", p, st.Mode&0o7777, st.Uid, nobody)
+	}
+	return nil
+}
+
+// newConfig is the configuration of a child run with opt.
+func newConfig(opt Options) (config, error) {
+	share, err := sharePaths(opt.Share)
+	if err != nil {
+		return config{}, err
+	}
+	cfg := config{Share: share, TmpSize: opt.TmpSize, Bounds: opt.Bounds.withDefaults(), UID: os.Getuid(), GID: os.Getgid(), Conn: opt.Conn != nil}
+	if cfg.TmpSize == 0 {
+		cfg.TmpSize = DefaultTmpSize
+	}
+	if cfg.TmpSize < 0 {
+		return config{}, fmt.Errorf("isolate: a /tmp of %d bytes", cfg.TmpSize)
+	}
+	if err := cfg.Bounds.Check(); err != nil {
+		return config{}, fmt.Errorf("isolate: %w", err)
+	}
+	if cfg.UID == 0 {
+		for _, p := range share {
+			if err := othersMayRead(p); err != nil {
+				return config{}, err
+			}
+		}
+	}
+	var st unix.Stat_t
+	if err := unix.Stat("/tmp", &st); err != nil {
+		return config{}, fmt.Errorf("isolate: stat the host's /tmp: %w", err)
+	}
+	cfg.HostTmp = strconv.FormatUint(st.Dev, 10)
+	if !opt.HostNetwork {
+		if cfg.HostNet, err = netNS(); err != nil {
+			return config{}, fmt.Errorf("isolate: the host's network namespace: %w", err)
+		}
+	}
+	return cfg, nil
+}
+
 func start(ctx context.Context, m mode, name string, request []byte, opt Options) ([]byte, error) {
-	share, err := underTmp(opt.Share)
+	cfg, err := newConfig(opt)
 	if err != nil {
 		return nil, err
 	}
-	shareJSON, _ := json.Marshal(share)
-	var st unix.Stat_t
-	if err := unix.Stat("/tmp", &st); err != nil {
-		return nil, fmt.Errorf("isolate: stat the host's /tmp: %w", err)
+	cfgJSON, err := json.Marshal(cfg)
+	if err != nil {
+		return nil, err
 	}
 	attr := m.attr()
-	hostNet := "" // the child keeps the host's network namespace
-	if !opt.HostNetwork {
+	attr.Setsid = true // no controlling terminal: nothing of the run reaches the user's
+	if cfg.HostNet != "" {
 		attr.Cloneflags |= unix.CLONE_NEWNET
-		if hostNet, err = netNS(); err != nil {
-			return nil, fmt.Errorf("isolate: the host's network namespace: %w", err)
-		}
-	}
-	size := opt.TmpSize
-	if size == 0 {
-		size = DefaultTmpSize
-	}
-	if size < 0 {
-		return nil, fmt.Errorf("isolate: a /tmp of %d bytes", size)
 	}
 	r, w, err := os.Pipe()
 	if err != nil {
@@ -412,16 +402,17 @@ func start(ctx context.Context, m mode, name string, request []byte, opt Options
 	defer r.Close()
 	cmd := exec.CommandContext(ctx, exe)
 	cmd.Args = []string{os.Args[0]}
-	cmd.Env = setEnv(setEnv(os.Environ(), envStage, stageSetup+":"+name), envHostTmp, strconv.FormatUint(st.Dev, 10))
-	cmd.Env = setEnv(cmd.Env, envShare, string(shareJSON))
-	cmd.Env = setEnv(cmd.Env, envHostNet, hostNet)
-	cmd.Env = setEnv(cmd.Env, envTmpSize, strconv.FormatInt(size, 10))
-	for _, name := range opt.Unset {
-		cmd.Env = unsetEnv(cmd.Env, name)
+	cmd.Env = ChildEnv(os.Environ(), opt.Env)
+	for _, k := range opt.Unset {
+		cmd.Env = unsetEnv(cmd.Env, k)
 	}
+	cmd.Env = setEnv(setEnv(cmd.Env, envStage, stageSetup+":"+name), envConfig, string(cfgJSON))
 	cmd.Stdin = bytes.NewReader(request)
 	cmd.Stdout, cmd.Stderr = opt.Stderr, opt.Stderr
 	cmd.ExtraFiles = []*os.File{w}
+	if opt.Conn != nil {
+		cmd.ExtraFiles = append(cmd.ExtraFiles, opt.Conn)
+	}
 	cmd.SysProcAttr = attr
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = Grace
@@ -433,6 +424,9 @@ func start(ctx context.Context, m mode, name string, request []byte, opt Options
 	defer runtime.UnlockOSThread()
 	err = cmd.Start()
 	w.Close()
+	if opt.Conn != nil {
+		opt.Conn.Close()
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -440,11 +434,13 @@ func start(ctx context.Context, m mode, name string, request []byte, opt Options
 	if limit <= 0 {
 		limit = DefaultMaxResponse
 	}
-	out, rerr := io.ReadAll(io.LimitReader(r, limit+1))
-	if int64(len(out)) > limit {
+	tooLong := fmt.Errorf("isolate: the child for %q answered more than %d bytes, the bound of its response", name, limit)
+	envLimit := envelopeBound(limit)
+	out, rerr := io.ReadAll(io.LimitReader(r, envLimit+1))
+	if int64(len(out)) > envLimit {
 		r.Close() // the child's further writes fail: it cannot block on us
 		cmd.Wait()
-		return nil, fmt.Errorf("isolate: the child for %q answered more than %d bytes, the bound of its response", name, limit)
+		return nil, tooLong
 	}
 	werr := cmd.Wait()
 	var env envelope
@@ -453,6 +449,12 @@ func start(ctx context.Context, m mode, name string, request []byte, opt Options
 			werr = rerr
 		}
 		return nil, fmt.Errorf("isolate: the child for %q ended without a response (%v)", name, werr)
+	}
+	if int64(len(env.Response)) > limit {
+		return nil, tooLong
+	}
+	if opt.Seen != nil && env.Seen != nil {
+		*opt.Seen = *env.Seen
 	}
 	if env.Error != "" {
 		return nil, errors.New(env.Error)

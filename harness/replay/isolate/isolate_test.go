@@ -20,13 +20,20 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/dshsim/dshsim/harness/replay/asuser"
+	"github.com/dshsim/dshsim/harness/replay/hostile"
 	"github.com/dshsim/dshsim/harness/replay/isolate"
 	"github.com/dshsim/dshsim/internal/waittest"
 	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/sandbox/sandboxtest"
 )
 
-func TestMain(m *testing.M) { os.Exit(sandboxtest.Main(m)) }
+func TestMain(m *testing.M) {
+	if os.Getenv(allocateEnv) != "" {
+		fmt.Println(allocate())
+		os.Exit(0)
+	}
+	os.Exit(sandboxtest.Main(m))
+}
 
 // The test handlers are served from init, as every handler is: the isolated
 // child re-executes this test binary and must become the handler before
@@ -100,11 +107,22 @@ func hostTmpDev(t *testing.T) uint64 {
 	return st.Dev
 }
 
+// runIDs are the uid and gid a child of this process runs as: its own, or
+// nobody's for root.
+func runIDs() (int, int) {
+	if os.Getuid() == 0 {
+		return 65534, 65534
+	}
+	return os.Getuid(), os.Getgid()
+}
+
 // TestChildHasAPrivateTmp: the child is in a PID namespace of its own, which
 // its /proc shows (PID 1 of the namespace, its parent, is the one that set
 // it up), its /tmp is a tmpfs of the default size on another device, a
-// file it creates there never reaches the host's /tmp, and it holds no
-// capability its user did not have.
+// file it creates there never reaches the host's /tmp, it runs as one id
+// mapped to itself (nobody's, run by root, with no supplementary group),
+// it holds no capability and cannot gain one (the bounding set empty,
+// no_new_privs set), and it is not dumpable.
 func TestChildHasAPrivateTmp(t *testing.T) {
 	isolate.Require(t)
 	const marker = "dshsim-isolate-probe-marker"
@@ -130,55 +148,77 @@ func TestChildHasAPrivateTmp(t *testing.T) {
 	if _, err := os.Lstat("/tmp/" + marker); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("the child's /tmp/%s is on the host (%v)", marker, err)
 	}
-	if f.UID != os.Getuid() {
-		t.Errorf("child uid %d, want ours %d", f.UID, os.Getuid())
+	uid, gid := runIDs()
+	if f.UID != uid || f.GID != gid || f.UIDMap != fmt.Sprintf("%d %d 1", uid, uid) {
+		t.Errorf("child uid %d, gid %d, uid map %q; want %d, %d and %q", f.UID, f.GID, f.UIDMap, uid, gid, fmt.Sprintf("%d %d 1", uid, uid))
 	}
-	if f.Caps["CapAmb"] != "0000000000000000" {
-		t.Errorf("ambient capabilities left: %s", f.Caps["CapAmb"])
+	if os.Getuid() == 0 && len(f.Groups) != 0 {
+		t.Errorf("root's child holds supplementary groups %v", f.Groups)
 	}
-	if os.Getuid() != 0 {
-		for _, k := range []string{"CapInh", "CapPrm", "CapEff", "CapAmb"} {
-			if f.Caps[k] != "0000000000000000" {
-				t.Errorf("%s = %s in the child of uid %d: CAP_SYS_ADMIN was not dropped after the mount", k, f.Caps[k], os.Getuid())
-			}
+	for _, k := range []string{"CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"} {
+		if f.Caps[k] != "0000000000000000" {
+			t.Errorf("%s = %q in the child: want every capability set empty", k, f.Caps[k])
 		}
+	}
+	if f.NoNewPrivs != "1" || f.Dumpable != 0 {
+		t.Errorf("child no_new_privs %q, dumpable %d: want 1 and 0", f.NoNewPrivs, f.Dumpable)
 	}
 }
 
-// TestChildIsContained: the host is read-only in the child (a file in a
-// directory the test itself can write is refused, and so is a sysctl
-// written back with its own value, even by root), the child cannot make /
-// writable again, and it has a network namespace of its own whose only
-// interface is loopback, up.
+// TestChildIsContained: nothing of the host outside the child's root is
+// there (a directory the test itself can write is not found), a shared
+// directory is read-only (even one everybody may write), a sysctl cannot
+// be written back with its own value, even by root, the child cannot make
+// its / writable again, and it has a network namespace of its own whose
+// only interface is loopback, up.
 func TestChildIsContained(t *testing.T) {
 	isolate.Require(t)
 	host := hostDir(t)
 	target := filepath.Join(host, "from-the-child")
+	shared := sharedDir(t)
+	inShared := filepath.Join(shared, "from-the-child")
 	sysctl := "/proc/sys/kernel/domainname"
-	f, err := isolate.Probe(context.Background(), isolate.ProbeRequest{Create: []string{target}, Overwrite: []string{sysctl}, Remount: []string{"/"}})
+	f, err := isolate.Probe(context.Background(), isolate.ProbeRequest{Create: []string{target, inShared}, Overwrite: []string{sysctl}, Remount: []string{"/"}, Share: []string{shared}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []string{target, "overwrite " + sysctl, "remount /"} {
+	for _, k := range []string{target, inShared, "overwrite " + sysctl, "remount /"} {
 		if got, ok := f.Writes[k]; !ok || got == "" {
 			t.Errorf("%s: the child succeeded (%q, tried %v)", k, got, ok)
 		}
 	}
-	if !strings.Contains(f.Writes[target], "read-only file system") {
-		t.Errorf("creating %s: %q, want read-only file system", target, f.Writes[target])
+	if !strings.Contains(f.Writes[target], "no such file or directory") {
+		t.Errorf("creating %s: %q, want no such file or directory (the host's tree is not in the child's root)", target, f.Writes[target])
+	}
+	if !strings.Contains(f.Writes[inShared], "read-only file system") {
+		t.Errorf("creating %s: %q, want read-only file system", inShared, f.Writes[inShared])
 	}
 	assertEmpty(t, host)
+	assertEmpty(t, shared)
 	if f.NetNS == "" || f.NetNS == hostNetNS(t) {
 		t.Errorf("the child's network namespace is %q, the host's %q", f.NetNS, hostNetNS(t))
 	}
 	if strings.Join(f.Interfaces, ",") != "lo up" {
 		t.Errorf("the child's interfaces: %q, want only loopback, up", f.Interfaces)
 	}
+	if !strings.Contains(f.Seen.Network, "loopback") {
+		t.Errorf("the run reports its network as %q", f.Seen.Network)
+	}
 }
 
-// TestHostNetworkKeepsTheRest: a child with HostNetwork (dsh-record's,
-// whose live model it reaches) is in the host's network namespace, and the
-// host is read-only for it all the same.
+// sharedDir is a fresh directory everybody may write, outside /tmp,
+// removed at the end.
+func sharedDir(t *testing.T) string {
+	t.Helper()
+	dir := sandboxtest.TempDir(t, "dshsim-shared-")
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestHostNetworkKeepsTheRest: a child with HostNetwork is in the host's
+// network namespace, and nothing else of the host is there all the same.
 func TestHostNetworkKeepsTheRest(t *testing.T) {
 	isolate.Require(t)
 	host := hostDir(t)
@@ -190,8 +230,11 @@ func TestHostNetworkKeepsTheRest(t *testing.T) {
 	if f.NetNS != hostNetNS(t) {
 		t.Errorf("the child's network namespace is %q, want the host's %q", f.NetNS, hostNetNS(t))
 	}
-	if !strings.Contains(f.Writes[target], "read-only file system") {
-		t.Errorf("creating %s: %q, want read-only file system", target, f.Writes[target])
+	if !strings.Contains(f.Writes[target], "no such file or directory") {
+		t.Errorf("creating %s: %q, want no such file or directory", target, f.Writes[target])
+	}
+	if f.Seen.Network != "the host's network namespace" {
+		t.Errorf("the run reports its network as %q", f.Seen.Network)
 	}
 	assertEmpty(t, host)
 }
@@ -259,6 +302,9 @@ func TestSharedPathsAreVisibleReadOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil { // root's child runs as nobody
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(filepath.Join(dir, "seed.txt"), []byte("seed"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -365,19 +411,16 @@ func confine(ctx context.Context, data []byte) ([]byte, error) {
 
 // TestSandboxBackendsWorkInside: bwrap and the Landlock runner confine a
 // command run from inside the isolated child: the workspace write happens,
-// the write outside (checked from the host) does not.
+// the write outside (a shared host directory everybody may write, checked
+// from the host) does not.
 func TestSandboxBackendsWorkInside(t *testing.T) {
 	isolate.Require(t)
 	launcher := sandboxtest.Runner(t)
 	for _, backend := range []string{sandbox.BackendBwrap, sandbox.BackendLandlock} {
 		t.Run(backend, func(t *testing.T) {
-			outside, err := os.MkdirTemp("/var/tmp", "dshsim-isolate-outside-")
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { os.RemoveAll(outside) })
+			outside := sharedDir(t)
 			req, _ := json.Marshal(confineReq{Backend: backend, Launcher: launcher, Outside: outside})
-			out, err := isolate.Run(context.Background(), "test-confine", req, isolate.Options{Share: []string{launcher}})
+			out, err := isolate.Run(context.Background(), "test-confine", req, isolate.Options{Share: []string{launcher, outside}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -409,8 +452,14 @@ func TestAsAnotherUser(t *testing.T) {
 		t.Skip("needs root (CAP_SETUID) to run the tests as uid 65534")
 	}
 	isolate.Require(t)
+	tests := []string{"TestChildHasAPrivateTmp", "TestChildIsContained", "TestHostNetworkKeepsTheRest", "TestConcurrentChildrenHaveTheirOwnTmp",
+		"TestSharedPathsAreVisibleReadOnly", "TestSandboxBackendsWorkInside", "TestChildSeesTheLeastHost", "TestEnvIsAnAllowlist",
+		"TestNoHostSocketOrFIFOIsReachable", "TestRunStageIsOutOfReach", "TestStoppedOrKilledRunStageIsAnError"}
+	if !raceDetector {
+		tests = append(tests, "TestCommandBounds")
+	}
 	asuser.RunTests(t, asuser.Run{
-		Tests:       []string{"TestChildHasAPrivateTmp", "TestChildIsContained", "TestHostNetworkKeepsTheRest", "TestConcurrentChildrenHaveTheirOwnTmp", "TestSharedPathsAreVisibleReadOnly", "TestSandboxBackendsWorkInside"},
-		Executables: map[string]string{sandboxtest.RunnerEnv: sandboxtest.Runner(t)},
+		Tests:       tests,
+		Executables: map[string]string{sandboxtest.RunnerEnv: sandboxtest.Runner(t), hostile.ProgramEnv: hostile.Program(t)},
 	})
 }

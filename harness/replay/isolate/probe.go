@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
 	"path/filepath"
@@ -54,6 +55,27 @@ type Facts struct {
 	// mount it tried to make writable) to the error it got ("" when it
 	// succeeded).
 	Writes map[string]string `json:"writes"`
+	// GID is its gid, Groups its supplementary groups and UIDMap its
+	// /proc/self/uid_map.
+	GID    int    `json:"gid"`
+	Groups []int  `json:"groups"`
+	UIDMap string `json:"uidMap"`
+	// NoNewPrivs and Dumpable are its no_new_privs flag and dumpable state.
+	NoNewPrivs string `json:"noNewPrivs"`
+	Dumpable   int    `json:"dumpable"`
+	// Root and Etc list the entries of its / and /etc.
+	Root []string `json:"root"`
+	Etc  []string `json:"etc"`
+	// Env are the names of its environment variables.
+	Env []string `json:"env"`
+	// Reached maps each path of [ProbeRequest.Reach] to what reaching it
+	// gave ("" when it was reached).
+	Reached map[string]string `json:"reached"`
+	// Specials are the sockets and FIFOs found under / (its /proc, /dev
+	// and /tmp left out), when [ProbeRequest.Walk] asked.
+	Specials []string `json:"specials,omitempty"`
+	// Seen is what the host was told the child could see.
+	Seen Containment `json:"-"`
 }
 
 // ProbeRequest is what the probe child tries.
@@ -68,8 +90,18 @@ type ProbeRequest struct {
 	Overwrite []string `json:"overwrite,omitempty"`
 	// Remount are mount points the child tries to make writable again.
 	Remount []string `json:"remount,omitempty"`
-	// HostNetwork runs the child with [Options.HostNetwork].
-	HostNetwork bool `json:"-"`
+	// Reach are paths the child tries to reach: a socket connected to, a
+	// FIFO opened for writing, anything else opened for reading.
+	Reach []string `json:"reach,omitempty"`
+	// Walk lists every socket and FIFO under the child's / (Facts.Specials).
+	Walk bool `json:"walk,omitempty"`
+	// HostNetwork runs the child with [Options.HostNetwork]; Share,
+	// TmpSize, Env and Bounds are the run's.
+	HostNetwork bool     `json:"-"`
+	Share       []string `json:"-"`
+	TmpSize     int64    `json:"-"`
+	Env         []string `json:"-"`
+	Bounds      Bounds   `json:"-"`
 }
 
 // Probe runs a child that tries what req asks and reports what it saw.
@@ -79,7 +111,8 @@ func Probe(ctx context.Context, req ProbeRequest) (Facts, error) {
 	if err != nil {
 		return Facts{}, err
 	}
-	out, err := Run(ctx, probeName, in, Options{HostNetwork: req.HostNetwork})
+	var seen Containment
+	out, err := Run(ctx, probeName, in, Options{HostNetwork: req.HostNetwork, Share: req.Share, TmpSize: req.TmpSize, Env: req.Env, Bounds: req.Bounds, Seen: &seen})
 	if err != nil {
 		return Facts{}, err
 	}
@@ -87,6 +120,7 @@ func Probe(ctx context.Context, req ProbeRequest) (Facts, error) {
 	if err := json.Unmarshal(out, &f); err != nil {
 		return Facts{}, fmt.Errorf("isolate: probe response: %w", err)
 	}
+	f.Seen = seen
 	return f, nil
 }
 
@@ -119,9 +153,15 @@ func probe(_ context.Context, data []byte) ([]byte, error) {
 		return nil, err
 	}
 	for k, v := range procfs.ParseStatus(status) {
-		if strings.HasPrefix(k, "Cap") && k != "CapBnd" {
+		if strings.HasPrefix(k, "Cap") {
 			f.Caps[k] = v
 		}
+		if k == "NoNewPrivs" {
+			f.NoNewPrivs = v
+		}
+	}
+	if err := selfFacts(&f); err != nil {
+		return nil, err
 	}
 	if f.NetNS, err = netNS(); err != nil {
 		return nil, err
@@ -138,6 +178,13 @@ func probe(_ context.Context, data []byte) ([]byte, error) {
 		f.Interfaces = append(f.Interfaces, i.Name+" "+state)
 	}
 	tryWrites(req, &f)
+	f.Reached = map[string]string{}
+	for _, p := range req.Reach {
+		f.Reached[p] = errText(reach(p))
+	}
+	if req.Walk {
+		f.Specials = specials("/", map[string]bool{"/proc": true, "/dev": true, "/tmp": true})
+	}
 	if req.File != "" {
 		f.Wrote = filepath.Join("/tmp", filepath.Base(req.File))
 		// O_EXCL: a /tmp shared with another run would make one of two fail.
@@ -156,12 +203,6 @@ func probe(_ context.Context, data []byte) ([]byte, error) {
 // req.Overwrite and to remount each of req.Remount read-write, recording the
 // errors in f.Writes.
 func tryWrites(req ProbeRequest, f *Facts) {
-	errText := func(err error) string {
-		if err == nil {
-			return ""
-		}
-		return err.Error()
-	}
 	for _, p := range req.Create {
 		w, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 		if err == nil {
@@ -192,4 +233,90 @@ func overwrite(p string) error {
 		err = cerr
 	}
 	return err
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// selfFacts fills f's ids, groups, uid map, dumpable state, the entries of
+// / and /etc and the environment's names.
+func selfFacts(f *Facts) error {
+	f.GID = os.Getgid()
+	groups, err := os.Getgroups()
+	if err != nil {
+		return err
+	}
+	f.Groups = groups
+	m, err := os.ReadFile("/proc/self/uid_map")
+	if err != nil {
+		return err
+	}
+	f.UIDMap = strings.Join(strings.Fields(string(m)), " ")
+	if f.Dumpable, err = unix.PrctlRetInt(unix.PR_GET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return err
+	}
+	for dir, out := range map[string]*[]string{"/": &f.Root, "/etc": &f.Etc} {
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			return err
+		}
+		for _, e := range ents {
+			*out = append(*out, e.Name())
+		}
+	}
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		f.Env = append(f.Env, name)
+	}
+	return nil
+}
+
+// reach tries to reach p: connect to it (a socket), open it for writing
+// without blocking (a FIFO), or open it for reading (anything else).
+func reach(p string) error {
+	fi, err := os.Stat(p)
+	if err != nil {
+		return err
+	}
+	switch {
+	case fi.Mode()&fs.ModeSocket != 0:
+		c, err := net.Dial("unix", p)
+		if err == nil {
+			c.Close()
+		}
+		return err
+	case fi.Mode()&fs.ModeNamedPipe != 0:
+		fd, err := unix.Open(p, unix.O_WRONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+		if err == nil {
+			unix.Close(fd)
+		}
+		return err
+	}
+	r, err := os.Open(p)
+	if err == nil {
+		r.Close()
+	}
+	return err
+}
+
+// specials lists the sockets and FIFOs under dir, skipping the directories
+// in skip and what cannot be read.
+func specials(dir string, skip map[string]bool) []string {
+	var out []string
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return nil
+		case d.IsDir() && skip[p]:
+			return filepath.SkipDir
+		case d.Type()&(fs.ModeSocket|fs.ModeNamedPipe) != 0:
+			out = append(out, p)
+		}
+		return nil
+	})
+	return out
 }

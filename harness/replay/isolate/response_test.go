@@ -22,29 +22,37 @@ func init() {
 	})
 }
 
-// TestMaxResponseBoundsTheAnswer: a child's answer of exactly
+// TestMaxResponseBoundsTheAnswer: a child's response of exactly
 // Options.MaxResponse bytes is read; one byte more is an error naming the
 // bound, and the caller gets no response.
 func TestMaxResponseBoundsTheAnswer(t *testing.T) {
 	isolate.Require(t)
 	const n = 3000
-	// What the child writes on descriptor 3: its envelope, one JSON line.
-	env, err := json.Marshal(struct {
-		Response []byte `json:"response,omitempty"`
-	}{[]byte(strings.Repeat("x", n))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	size := int64(len(env) + 1)
 	run := func(limit int64) ([]byte, error) {
 		return isolate.Run(context.Background(), "test-answer-bytes", []byte(strconv.Itoa(n)), isolate.Options{Stderr: io.Discard, MaxResponse: limit})
 	}
-	out, err := run(size)
+	out, err := run(n)
 	if err != nil || len(out) != n {
-		t.Fatalf("an answer of exactly the bound (%d bytes): %d bytes, %v; want the response", size, len(out), err)
+		t.Fatalf("a response of exactly the bound (%d bytes): %d bytes, %v; want the response", n, len(out), err)
 	}
-	out, err = run(size - 1)
-	if err == nil || out != nil || !strings.Contains(err.Error(), "more than "+strconv.FormatInt(size-1, 10)+" bytes") {
-		t.Fatalf("an answer one byte past the bound: %d bytes, %v; want an error naming the bound %d", len(out), err, size-1)
+	out, err = run(n - 1)
+	if err == nil || out != nil || !strings.Contains(err.Error(), "more than "+strconv.Itoa(n-1)+" bytes") {
+		t.Fatalf("a response one byte past the bound: %d bytes, %v; want an error naming the bound %d", len(out), err, n-1)
+	}
+}
+
+// TestEnvelopeBoundHoldsTheEncodedResponse: the envelope of a response of the bound fits its
+// read bound whatever the response's length modulo 3.
+func TestEnvelopeBoundHoldsTheEncodedResponse(t *testing.T) {
+	for n := int64(0); n < 10; n++ {
+		env, err := json.Marshal(struct {
+			Response []byte `json:"response"`
+		}{make([]byte, n)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := isolate.EnvelopeBound(n); int64(len(env)) > got || got-int64(len(env)) > 64<<10 {
+			t.Errorf("EnvelopeBound(%d) = %d for an envelope of %d bytes", n, got, len(env))
+		}
 	}
 }

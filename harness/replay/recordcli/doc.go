@@ -1,10 +1,12 @@
 // Package recordcli is the dsh-record command: [Main] parses the flags into
 // an options struct, run checks them (one SCENARIO, a directory holding a
-// readable input.json; -o given and not existing, its parent a directory:
-// each a usage error, exit 2, before anything starts) and records
-// with replay.Record: a live model over an OpenAI-compatible chat
-// completions server drives our real stack, and the recording is renamed
-// into OUT only when complete. cmd/dsh-record only calls [Main].
+// readable input.json; -o given and not existing, its parent a directory;
+// the bounds; the key's variable set: each a usage error, exit 2, before
+// anything starts) and records with replay.Record: a live model over an
+// OpenAI-compatible chat completions server drives our real stack,
+// contained as a replay is (no network for the tools unless -tool-network;
+// the key stays in this process, which relays the model's chunks), and the
+// recording is renamed into OUT only when complete. cmd/dsh-record only calls [Main].
 //
 // # Exit status
 //
@@ -15,6 +17,7 @@
 //
 // # Imports
 //
-// Test tooling: harness/replay, harness/cmdline and llm/deepseek (its
-// defaults); no product package imports it.
+// Test tooling: harness/replay, harness/replay/isolate (the bounds' flags),
+// harness/cmdline and llm/deepseek (its defaults); no product package
+// imports it.
 package recordcli

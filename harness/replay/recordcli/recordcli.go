@@ -13,6 +13,7 @@ import (
 
 	"github.com/dshsim/dshsim/harness/cmdline"
 	"github.com/dshsim/dshsim/harness/replay"
+	"github.com/dshsim/dshsim/harness/replay/isolate"
 	"github.com/dshsim/dshsim/harness/replay/recording"
 	"github.com/dshsim/dshsim/llm/deepseek"
 )
@@ -21,6 +22,8 @@ import (
 type options struct {
 	out, baseURL, model, provider, thinking, effort, keyEnv, launcher string
 	timeout                                                           time.Duration
+	toolNetwork                                                       bool
+	bounds                                                            isolate.Bounds
 	scenario                                                          string
 	stdout, stderr                                                    io.Writer
 }
@@ -37,8 +40,13 @@ stdout.expected.jsonl, projection.expected.json), through a temporary
 directory beside OUT renamed into place only when complete: a rejected key, a
 failed model call, a dropped or malformed stream or Ctrl-C leave nothing.
 
-The API key is read from the variable -key-env names (DEEPSEEK_API_KEY) and
-is never written. dsh-replay OUT replays the recording.
+The session runs contained as a replay does (see dsh-replay -h): a root of
+its own, no network for its tools (-tool-network gives them the host's),
+the bounds of -memory, -processes, -file-size and -cpu-time. The API key is
+read from the variable -key-env names (DEEPSEEK_API_KEY) and stays in this
+process, which talks to the model and relays its chunks to the contained
+session: nothing the session runs can reach it. It is never written.
+dsh-replay OUT replays the recording.
 
 Flags:
 `
@@ -55,6 +63,8 @@ func command(o *options) cmdline.Command {
 	fs.StringVar(&o.keyEnv, "key-env", deepseek.KeyEnv, "the environment `variable` holding the API key")
 	fs.DurationVar(&o.timeout, "timeout", 30*time.Minute, "time limit of the whole session (positive)")
 	fs.StringVar(&o.launcher, "landlock-run", "", "the landlock-run `binary` (default: beside the dsh-record executable)")
+	fs.BoolVar(&o.toolNetwork, "tool-network", false, "give the session's tools the host's network (by default they have none; the model is reached from dsh-record itself)")
+	o.bounds.Register(fs)
 	return cmdline.Command{Name: "dsh-record", Flags: fs, Help: cmdline.HelpText(usage, fs)}
 }
 
@@ -84,6 +94,9 @@ func (o *options) validate(cmd cmdline.Command) error {
 		return cmdline.Usage("-thinking %q: want enabled, disabled or empty", o.thinking)
 	case o.effort != "" && o.effort != "off" && o.effort != "low" && o.effort != "high" && o.effort != "max":
 		return cmdline.Usage("-reasoning-effort %q: want off, low, high, max or empty", o.effort)
+	}
+	if err := o.bounds.Check(); err != nil {
+		return cmdline.Usage("%v", err)
 	}
 	if fi, err := os.Stat(o.scenario); err != nil || !fi.IsDir() {
 		return cmdline.Usage("SCENARIO %s: not a directory", o.scenario)
@@ -120,7 +133,7 @@ func run(cmd cmdline.Command, o *options) error {
 	defer in.Stop()
 	err := replay.Record(ctx, o.scenario, o.out, replay.RecordOptions{
 		BaseURL: o.baseURL, Model: o.model, Provider: o.provider, Thinking: o.thinking, ReasoningEffort: o.effort,
-		KeyEnv: o.keyEnv, Timeout: o.timeout, LauncherPath: o.launcher, Stderr: o.stderr,
+		KeyEnv: o.keyEnv, Timeout: o.timeout, LauncherPath: o.launcher, Stderr: o.stderr, ToolNetwork: o.toolNetwork, Bounds: o.bounds,
 	})
 	// Record writes nothing unless the session completed, and then the
 	// whole recording at once: a signal after that leaves it recorded.

@@ -84,6 +84,7 @@ func TestUsage(t *testing.T) {
 		{"no input.json", []string{"-o", out, noInput}, "SCENARIO " + noInput + ": no input.json (a scenario is a directory holding it)"},
 		{"input.json a directory", []string{"-o", out, inputDir}, "SCENARIO " + inputDir + ": input.json: is a directory"},
 		{"a bad effort", []string{"-o", out, "-reasoning-effort", "huge", dir}, "-reasoning-effort"},
+		{"a CPU bound too low", []string{"-o", out, "-cpu-time", "10ms", dir}, "a CPU time bound (-cpu-time) of 10ms: want at least 1s"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, stdout, stderr := main(tc.args...)

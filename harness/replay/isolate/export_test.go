@@ -1,0 +1,4 @@
+package isolate
+
+// EnvelopeBound is envelopeBound, for the tests.
+var EnvelopeBound = envelopeBound
