@@ -22,6 +22,7 @@ import (
 	"github.com/dshsim/dshsim/tools/skill"
 	"github.com/dshsim/dshsim/tools/terminal"
 	"github.com/dshsim/dshsim/tools/todo"
+	"github.com/dshsim/dshsim/tools/toolreg"
 	"github.com/dshsim/dshsim/tools/web"
 )
 
@@ -123,7 +124,11 @@ func (s *Stack) addTodo() error {
 	if !s.cfg.Todo {
 		return nil
 	}
-	return s.registerExtra(todo.Tool(todo.Config{AllowParallelInProgress: true}))
+	regs, err := todo.New(todo.Config{AllowParallelInProgress: true})
+	if err != nil {
+		return fmt.Errorf("stack: %w", err)
+	}
+	return s.registerExtra(toolreg.Defs(regs...)...)
 }
 
 func (s *Stack) addSkills() error {
@@ -131,7 +136,11 @@ func (s *Stack) addSkills() error {
 		return nil
 	}
 	s.skills = &skill.Config{DshHome: s.cfg.Skills.DshHome, AgentsHome: s.cfg.Skills.AgentsHome, Warn: s.warn}
-	return s.registerExtra(skill.Tool(*s.skills))
+	regs, err := skill.New(*s.skills)
+	if err != nil {
+		return fmt.Errorf("stack: %w", err)
+	}
+	return s.registerExtra(toolreg.Defs(regs...)...)
 }
 
 func (s *Stack) addSearch() error {
@@ -154,18 +163,22 @@ func (s *Stack) addSearch() error {
 			return search.Saved{Locator: sv.Locator, RetrievalHint: sv.RetrievalHint}, true
 		}
 	}
-	tools, err := search.Tools(cfg)
+	tools, err := search.New(cfg)
 	if err != nil {
 		return fmt.Errorf("stack: %w", err)
 	}
-	return s.registerExtra(tools...)
+	return s.registerExtra(toolreg.Defs(tools...)...)
 }
 
 func (s *Stack) addTerminal() error {
 	if s.cfg.Terminal == nil {
 		return nil
 	}
-	return s.registerExtra(terminal.New(terminal.Config{MaxResultBytes: s.cfg.Terminal.MaxResultBytes}).Tools()...)
+	regs, err := terminal.New(terminal.Config{MaxResultBytes: s.cfg.Terminal.MaxResultBytes})
+	if err != nil {
+		return fmt.Errorf("stack: %w", err)
+	}
+	return s.registerExtra(toolreg.Defs(regs...)...)
 }
 
 // addLSP composes lsp; its servers run confined like a workspace-write
@@ -182,7 +195,7 @@ func (s *Stack) addLSP() error {
 		provider = s.confiner.Provider()
 	}
 	ws := s.cfg.Workspace
-	tool, err := lsp.New(lsp.Config{Workspace: ws, Servers: lc.Servers, MaxLocations: lc.MaxLocations, Timeout: 30 * time.Second,
+	regs, err := lsp.New(lsp.Config{Workspace: ws, Servers: lc.Servers, MaxLocations: lc.MaxLocations, Timeout: 30 * time.Second,
 		Confine: func(ctx context.Context, argv []string) ([]string, error) {
 			if provider == nil {
 				return nil, errors.New("no sandbox provider is composed")
@@ -193,8 +206,8 @@ func (s *Stack) addLSP() error {
 	if err != nil {
 		return fmt.Errorf("stack: %w", err)
 	}
-	s.closers = append(s.closers, tool.Close)
-	return s.registerExtra(tool.Definition())
+	s.closers = append(s.closers, regs[0].Close)
+	return s.registerExtra(toolreg.Defs(regs...)...)
 }
 
 // addPwsh composes pwsh: its real body where PowerShell runs, else served
@@ -204,7 +217,11 @@ func (s *Stack) addPwsh() error {
 	if pc == nil {
 		return nil
 	}
-	tool := pwsh.Tool(pwsh.Config{Persistent: pc.Persistent, Workspace: s.cfg.Workspace})
+	regs, err := pwsh.New(pwsh.Config{Persistent: pc.Persistent, Workspace: s.cfg.Workspace})
+	if err != nil {
+		return fmt.Errorf("stack: %w", err)
+	}
+	tool := regs[0].Def
 	if !pwsh.Available("") && s.cfg.Served != nil {
 		return s.registerServed(tool)
 	}
@@ -218,7 +235,11 @@ func (s *Stack) addCordis() error {
 	if !s.cfg.Cordis {
 		return nil
 	}
-	tools := cordis.Tools()
+	regs, err := cordis.New(cordis.Config{})
+	if err != nil {
+		return fmt.Errorf("stack: %w", err)
+	}
+	tools := toolreg.Defs(regs...)
 	if s.cfg.Served == nil {
 		return s.register(tools...)
 	}
@@ -234,7 +255,11 @@ func (s *Stack) addWebFetch() error {
 	if !s.cfg.WebFetch {
 		return nil
 	}
-	return s.registerExtra(web.Fetch())
+	regs, err := web.New(web.Config{})
+	if err != nil {
+		return fmt.Errorf("stack: %w", err)
+	}
+	return s.registerExtra(toolreg.Defs(regs...)...)
 }
 
 // registerExtra registers tools, each with its body served when

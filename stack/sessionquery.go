@@ -1,6 +1,9 @@
 package stack
 
-import "github.com/dshsim/dshsim/tools/sessionquery"
+import (
+	"github.com/dshsim/dshsim/tools/sessionquery"
+	"github.com/dshsim/dshsim/tools/toolreg"
+)
 
 // addSessionQuery composes session_event_read and session_event_search over
 // the session log when the deployment mounts them (upstream's session-query
@@ -15,5 +18,9 @@ func (s *Stack) addSessionQuery() error {
 	if s.cfg.SessionStore != "" {
 		cfg.Sessions = sessionquery.Store(s.cfg.SessionStore)
 	}
-	return s.register(sessionquery.Tools(cfg)...)
+	regs, err := sessionquery.New(cfg)
+	if err != nil {
+		return err
+	}
+	return s.register(toolreg.Defs(regs...)...)
 }

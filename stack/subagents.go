@@ -13,6 +13,7 @@ import (
 	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/tools/askuser"
 	"github.com/dshsim/dshsim/tools/subagent"
+	"github.com/dshsim/dshsim/tools/toolreg"
 )
 
 // Message is a user-role message delivered to an agent's inbox: its content
@@ -186,7 +187,11 @@ func (rt *subagents) addTools() error {
 		}
 	}
 	if rt.cfg.AskUser {
-		if err := s.register(askuser.Tool(rt.cfg.Ask)); err != nil {
+		regs, err := askuser.New(askuser.Config{Ask: rt.cfg.Ask})
+		if err != nil {
+			return err
+		}
+		if err := s.register(toolreg.Defs(regs...)...); err != nil {
 			return err
 		}
 	}

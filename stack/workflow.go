@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/dshsim/dshsim/tools/code/noderuntime"
+	"github.com/dshsim/dshsim/tools/toolreg"
 	"github.com/dshsim/dshsim/tools/workflow"
 )
 
@@ -22,7 +23,11 @@ func (s *Stack) addWorkflow(rt *subagents) error {
 	} else {
 		deps.Runtime = r
 	}
-	if err := s.register(workflow.Tool(workflow.Config{Provider: ProviderSpawn, MaxConcurrentAgents: rt.cfg.WorkflowMaxConcurrentAgents}, deps)); err != nil {
+	regs, err := workflow.New(workflow.Config{Provider: ProviderSpawn, MaxConcurrentAgents: rt.cfg.WorkflowMaxConcurrentAgents, Deps: deps})
+	if err != nil {
+		return err
+	}
+	if err := s.register(toolreg.Defs(regs...)...); err != nil {
 		return err
 	}
 	s.toolSections = append(s.toolSections, toolSection{workflow.Name, PromptSection{"tool:" + workflow.Name, workflow.SectionOrder, workflow.Section}})
