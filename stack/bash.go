@@ -11,6 +11,7 @@ import (
 	"github.com/dshsim/dshsim/sandbox/outfile"
 	"github.com/dshsim/dshsim/tools/bash"
 	"github.com/dshsim/dshsim/tools/jobs"
+	"github.com/dshsim/dshsim/tools/toolreg"
 )
 
 // addBash composes the bash tool under the real sandbox (the platform
@@ -33,7 +34,7 @@ func (s *Stack) addBash() (*chain.Confiner, error) {
 		return nil, fmt.Errorf("stack: full-output directory: %w", err)
 	}
 	s.closers = append(s.closers, func() error { return os.RemoveAll(out) })
-	reg := jobs.New(jobs.Options{EscalationAdvertised: true, OutputDir: out, MaxConcurrentJobsPerOwner: s.cfg.MaxConcurrentJobsPerOwner, Notify: s.cfg.JobNotify, Gate: s.cfg.JobGate})
+	reg := jobs.NewRegistry(jobs.Options{EscalationAdvertised: true, OutputDir: out, MaxConcurrentJobsPerOwner: s.cfg.MaxConcurrentJobsPerOwner, Notify: s.cfg.JobNotify, Gate: s.cfg.JobGate})
 	s.closers = append(s.closers, func() error { return reg.Close(time.Second) })
 	deps := bash.Deps{
 		Policy:   s.policyFor,
@@ -45,22 +46,22 @@ func (s *Stack) addBash() (*chain.Confiner, error) {
 	if s.cfg.Without.Policy {
 		deps.Policy, deps.Escalate, deps.Confiner = nil, nil, nil // dsh-bash-local: unconfined
 	}
-	tool, err := bash.New(bash.Config{TimeoutMs: s.cfg.BashTimeout.Milliseconds(), PromoteOnTimeout: s.cfg.BashPromoteOnTimeout, OutputDir: out}, deps)
+	bashRegs, err := bash.New(bash.Config{TimeoutMs: s.cfg.BashTimeout.Milliseconds(), PromoteOnTimeout: s.cfg.BashPromoteOnTimeout, OutputDir: out, Deps: deps})
 	if err != nil {
 		return nil, fmt.Errorf("stack: bash tool: %w", err)
 	}
-	s.closers = append(s.closers, tool.Close)
+	s.closers = append(s.closers, bashRegs[0].Close)
 	s.confiner, s.jobs = confiner, reg
-	jobTools, err := jobs.Tools(reg, jobs.ToolsConfig{TaskWording: s.cfg.JobTaskWording})
+	jobRegs, err := jobs.New(jobs.Config{Registry: reg, TaskWording: s.cfg.JobTaskWording})
 	if err != nil {
 		return nil, fmt.Errorf("stack: job tools: %w", err)
 	}
 	var tools []pipeline.Tool
 	if !s.cfg.Without.Bash {
-		tools = append(tools, tool.Definition())
+		tools = append(tools, toolreg.Defs(bashRegs...)...)
 	}
 	if !s.cfg.Without.JobTools {
-		tools = append(tools, jobTools...)
+		tools = append(tools, toolreg.Defs(jobRegs...)...)
 	}
 	if err := s.register(tools...); err != nil {
 		return nil, err

@@ -7,7 +7,7 @@ import (
 	"github.com/dshsim/dshsim/sandbox/chain"
 	"github.com/dshsim/dshsim/tools/code"
 	"github.com/dshsim/dshsim/tools/code/noderuntime"
-	"github.com/dshsim/dshsim/tools/code/sdk"
+	"github.com/dshsim/dshsim/tools/toolreg"
 )
 
 // Tools modes: how the tools are presented to the model (upstream's tool
@@ -54,14 +54,14 @@ func (s *Stack) addCode(confiner *chain.Confiner) error {
 	if s.spill != nil {
 		deps.DispatchLog = s.spill.DispatchLog
 	}
-	tool, err := code.New(code.Config{Mode: mode}, deps)
+	regs, err := code.New(code.Config{Mode: mode, Deps: deps})
 	if err != nil {
 		return fmt.Errorf("stack: run_code: %w", err)
 	}
-	if err := s.register(tool.Definition()); err != nil {
+	if err := s.register(toolreg.Defs(regs...)...); err != nil {
 		return err
 	}
-	s.runCode = tool
+	s.runCode = &regs[0]
 	return nil
 }
 
@@ -71,15 +71,12 @@ func (s *Stack) modeSections(agent *pipeline.Agent) ([]PromptSection, error) {
 	if s.runCode == nil {
 		return nil, nil
 	}
-	if !s.runCode.HasRuntime() {
-		return nil, code.MissingRuntimeError(s.cfg.ToolsMode)
+	secs, err := s.runCode.SectionsFor(s.reg.ToolsFor(agent))
+	out := make([]PromptSection, len(secs))
+	for i, sec := range secs {
+		out[i] = PromptSection{sec.Name, sec.Order, sec.Text}
 	}
-	var secs []PromptSection
-	if s.cfg.ToolsMode == ToolsCode {
-		secs = append(secs, PromptSection{Name: "tools:code-only", Order: sdk.CodeOnlyOrder, Text: sdk.CodeOnly})
-	}
-	sdkTools := s.reg.ToolsFor(agent)
-	return append(secs, PromptSection{Name: "tools:sdk", Order: sdk.SectionOrder, Text: code.SDK(sdkTools)}), nil
+	return out, err
 }
 
 // collapse ends a model-direct call of any tool but run_code in code mode

@@ -5,6 +5,7 @@ import (
 
 	"github.com/dshsim/dshsim/fsobserve"
 	"github.com/dshsim/dshsim/tools/fs"
+	"github.com/dshsim/dshsim/tools/toolreg"
 )
 
 // addFS composes the file tools: read, write and edit on the local
@@ -41,10 +42,7 @@ func (s *Stack) addFS() error {
 		return fmt.Errorf("stack: file tools: %w", err)
 	}
 	if s.cfg.Without.FileTools {
-		if tools.ReadImage.Name != "" {
-			return s.register(tools.ReadImage)
-		}
-		return nil
+		tools = tools[3:] // read_image, when composed
 	}
-	return s.register(tools.All()...)
+	return s.register(toolreg.Defs(tools...)...)
 }

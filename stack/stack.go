@@ -24,12 +24,12 @@ import (
 	"github.com/dshsim/dshsim/sandbox/chain"
 	"github.com/dshsim/dshsim/spill"
 	"github.com/dshsim/dshsim/tools/bash"
-	"github.com/dshsim/dshsim/tools/code"
 	"github.com/dshsim/dshsim/tools/code/noderuntime"
 	"github.com/dshsim/dshsim/tools/fs"
 	"github.com/dshsim/dshsim/tools/jobs"
 	"github.com/dshsim/dshsim/tools/sessionquery"
 	"github.com/dshsim/dshsim/tools/skill"
+	"github.com/dshsim/dshsim/tools/toolreg"
 )
 
 // Approval policies (VERBATIM values of approval/policy).
@@ -196,7 +196,7 @@ type Stack struct {
 	standing *pipeline.Scope  // the agent preset's standing scope
 	agent    *pipeline.Agent  // the session's agent, under standing
 	review   *autoreview.Gate // Auto review (registers nothing when off)
-	runCode  *code.Tool       // nil in native mode
+	runCode  *toolreg.Tool    // nil in native mode
 	closers  []func() error
 
 	mu       sync.Mutex

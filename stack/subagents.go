@@ -169,21 +169,16 @@ func (s *Stack) addSubagents() error {
 // addTools registers the configured tools and their sections.
 func (rt *subagents) addTools() error {
 	s := rt.s
-	for _, inst := range rt.cfg.Instances {
-		t, err := subagent.New(inst, rt, s.jobs)
-		if err != nil {
-			return fmt.Errorf("stack: %w", err)
-		}
-		if err := s.register(t.Definition()); err != nil {
-			return err
-		}
-		for _, sec := range t.Sections() {
-			s.toolSections = append(s.toolSections, toolSection{inst.Name, PromptSection{sec.Name, sec.Order, sec.Text}})
-		}
+	regs, err := subagent.New(subagent.Config{Instances: rt.cfg.Instances, Control: rt.cfg.Control, Service: rt, Jobs: s.jobs})
+	if err != nil {
+		return fmt.Errorf("stack: %w", err)
 	}
-	if rt.cfg.Control {
-		if err := s.register(subagent.Control(rt)...); err != nil {
+	for _, t := range regs {
+		if err := s.register(t.Def); err != nil {
 			return err
+		}
+		if t.Section != nil {
+			s.toolSections = append(s.toolSections, toolSection{t.Def.Name, PromptSection{t.Section.Name, t.Section.Order, t.Section.Text}})
 		}
 	}
 	if rt.cfg.AskUser {
@@ -203,7 +198,11 @@ func (rt *subagents) addTools() error {
 
 // installReport gives a continuable child's own scope the report tool.
 func (rt *subagents) installReport(sc pipeline.Scoped) error {
-	tool, sec := subagent.Report(rt)
+	regs, err := subagent.Report(subagent.Config{Service: rt})
+	if err != nil {
+		return err
+	}
+	tool, sec := regs[0].Def, *regs[0].Section
 	if _, err := sc.Register(tool); err != nil {
 		return err
 	}

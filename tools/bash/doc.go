@@ -56,6 +56,6 @@
 // # Imports
 //
 // The bash tool imports escalation, pipeline, render, sandbox,
-// sandbox/spawn and tools/jobs; it must not import stack (which composes it)
-// or harness/... (test tooling).
+// sandbox/spawn, tools/jobs and tools/toolreg (its registration); it must
+// not import stack (which composes it) or harness/... (test tooling).
 package bash

@@ -23,6 +23,6 @@
 //
 // # Imports
 //
-// pipeline, pipeline/argschema (the output-schema check) and
-// internal/jsjson.
+// pipeline, pipeline/argschema (the output-schema check), internal/jsjson
+// and tools/toolreg (the registrations).
 package cordis

@@ -59,6 +59,7 @@
 //
 // # Imports
 //
-// pipeline, pipeline/session and internal/jsjson (JSON as JavaScript prints
-// it) only; never stack, sandbox or harness.
+// pipeline, pipeline/session, internal/jsjson (JSON as JavaScript prints
+// it) and tools/toolreg (the registrations) only; never stack, sandbox or
+// harness.
 package sessionquery

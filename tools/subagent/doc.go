@@ -27,6 +27,6 @@
 //
 // # Imports
 //
-// pipeline, pipeline/delegation (stop reasons and texts) and tools/jobs
-// (the background jobs); never stack.
+// pipeline, pipeline/delegation (stop reasons and texts), tools/jobs (the
+// background jobs) and tools/toolreg (the registrations); never stack.
 package subagent
