@@ -23,11 +23,8 @@ import (
 	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/sandbox/chain"
 	"github.com/dshsim/dshsim/spill"
-	"github.com/dshsim/dshsim/tools/bash"
 	"github.com/dshsim/dshsim/tools/code/noderuntime"
-	"github.com/dshsim/dshsim/tools/fs"
 	"github.com/dshsim/dshsim/tools/jobs"
-	"github.com/dshsim/dshsim/tools/sessionquery"
 	"github.com/dshsim/dshsim/tools/skill"
 	"github.com/dshsim/dshsim/tools/toolreg"
 )
@@ -163,6 +160,10 @@ type Config struct {
 	// JobTaskWording words the job tools as before upstream renamed
 	// background tasks to jobs (the pwsh recordings' pins).
 	JobTaskWording bool
+	// Tools are the deployment's own tools, composed after every other
+	// (each a package's New bound to its configuration, toolreg.Bind):
+	// tools beyond the safety stack, their registrations read like any.
+	Tools []toolreg.Constructor
 }
 
 // Section is one named section of the runtime-context message.
@@ -196,16 +197,18 @@ type Stack struct {
 	standing *pipeline.Scope  // the agent preset's standing scope
 	agent    *pipeline.Agent  // the session's agent, under standing
 	review   *autoreview.Gate // Auto review (registers nothing when off)
-	runCode  *toolreg.Tool    // nil in native mode
 	closers  []func() error
 
 	mu       sync.Mutex
 	warnings []string
+	// regs are the registrations of the registered tools, in registration
+	// order (a tool registered in several scopes once), index their
+	// positions by name (registerIn).
+	regs  []toolreg.Tool
+	index map[string]int
 
 	// hookLines are the hook configs' load-time reports (addHooks).
 	hookLines []string
-	// toolSections are sections of tools composed with them (subagents.go).
-	toolSections []toolSection
 	// subagents is the delegation runtime (nil when none is composed).
 	subagents *subagents
 	// bridges are the hook bridges in registration order (addHooks).
@@ -322,14 +325,9 @@ func (s *Stack) Tools() []string {
 	return names
 }
 
-// PromptSection is one tool-owned section of the system prompt.
-type PromptSection struct {
-	// Name is e.g. "tool:bash"; Order is upstream's order number.
-	Name  string
-	Order float64
-	// Text is the VERBATIM section text.
-	Text string
-}
+// PromptSection is one tool-owned section of the system prompt: Name (e.g.
+// "tool:bash"), Order (upstream's order number) and the VERBATIM Text.
+type PromptSection = toolreg.Section
 
 // PromptSections returns the system-prompt sections the stack owns for the
 // session's agent, by upstream's order (the persona and every other
@@ -340,53 +338,34 @@ type PromptSection struct {
 // prompt assembly does.
 func (s *Stack) PromptSections() ([]PromptSection, error) { return s.promptSections(s.agent) }
 
-// promptSections are agent's sections: those of the tools it sees (scoped
-// ones included), then its tools mode's, by order.
+// promptSections are agent's sections, read from the registrations: the
+// section of each tool it sees (scoped ones included) and the sections
+// each registration computes from what it sees (run_code's), by order,
+// equal orders in registration order.
 func (s *Stack) promptSections(agent *pipeline.Agent) ([]PromptSection, error) {
+	visible := s.reg.ToolsFor(agent)
 	seen := map[string]bool{}
-	for _, t := range s.reg.ToolsFor(agent) {
+	for _, t := range visible {
 		seen[t.Name] = true
 	}
+	s.mu.Lock()
+	regs := slices.Clone(s.regs)
+	s.mu.Unlock()
 	var out []PromptSection
-	for _, ps := range promptSections {
-		if seen[ps.tool] {
-			out = append(out, ps.PromptSection)
+	for _, t := range regs {
+		if t.Section != nil && seen[t.Name()] {
+			out = append(out, *t.Section)
+		}
+		if t.SectionsFor != nil {
+			secs, err := t.SectionsFor(visible)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, secs...)
 		}
 	}
-	for _, ts := range s.toolSections {
-		if seen[ts.tool] {
-			out = append(out, ts.PromptSection)
-		}
-	}
-	out = append(out, s.extraSections(seen)...)
-	mode, err := s.modeSections(agent)
-	if err != nil {
-		return nil, err
-	}
-	out = append(out, mode...)
 	slices.SortStableFunc(out, func(a, b PromptSection) int { return cmp.Compare(a.Order, b.Order) })
 	return out, nil
-}
-
-// promptSections are the tool-owned sections by order, each with the tool
-// whose presence brings it.
-var promptSections = []struct {
-	tool string
-	PromptSection
-}{
-	{"read", PromptSection{"tool:read", 100, fs.SectionRead}},
-	{"write", PromptSection{"tool:write", 101, fs.SectionWrite}},
-	{"edit", PromptSection{"tool:edit", 102, fs.SectionEdit}},
-	{"bash", PromptSection{"tool:bash", 105, bash.PromptSection}},
-	{"job_output", PromptSection{"tool:jobs", 106, jobs.PromptSection}},
-	{"session_event_read", PromptSection{"tool:session-query", 113, sessionquery.PromptSection}},
-}
-
-// toolSection is a section a composed tool brings (the delegation tools',
-// the workflow tool's), present while its tool is seen.
-type toolSection struct {
-	tool string
-	PromptSection
 }
 
 // Definitions returns the registered tools in registration order: name,
@@ -432,22 +411,15 @@ func (s *Stack) Execute(ctx context.Context, callID, name string, args json.RawM
 }
 
 // Yields reports whether a call of tool name with args awaits I/O in
-// upstream's host, so that the host observes its background jobs meanwhile.
-// Only the job tools that answer from memory (job_list, job_kill, job_output
-// without wait: a wait yields while it blocks) and a background bash start
-// (the spawn returns at once) do not; every other tool reads files, runs a
-// process or asks someone.
-func Yields(name string, args json.RawMessage) bool {
-	var a struct {
-		Background bool `json:"run_in_background"`
-	}
-	switch name {
-	case jobs.ListName, jobs.KillName, jobs.OutputName:
-		return false
-	case bash.Name:
-		return json.Unmarshal(args, &a) != nil || !a.Background
-	}
-	return true
+// upstream's host, so that the host observes its background jobs meanwhile:
+// the rule of the tool's registration (toolreg.Tool.Yields). Only the job
+// tools that answer from memory (job_list, job_kill, job_output without
+// wait: a wait yields while it blocks) and a background bash start (the
+// spawn returns at once) do not; every other tool, and a name no tool has,
+// reads files, runs a process or asks someone.
+func (s *Stack) Yields(name string, args json.RawMessage) bool {
+	t, ok := s.registration(name)
+	return !ok || t.Yield(args)
 }
 
 // Close releases the stack (background jobs, spill store handles).

@@ -145,55 +145,24 @@ type record struct {
 	continuous bool
 }
 
-// addSubagents composes delegation when configured.
-func (s *Stack) addSubagents() error {
+// delegationTools composes delegation (Config.Subagents): the runtime of
+// children, then the delegation tools over it (ask_user_question and the
+// workflow tool are lines of their own).
+func (s *Stack) delegationTools() ([]toolreg.Tool, error) {
 	cfg := s.cfg.Subagents
-	if cfg == nil {
-		return nil
-	}
 	if cfg.Loops == nil || !filepath.IsAbs(cfg.SessionsDir) {
-		return errors.New("stack: delegation needs an agent loop for children (Subagents.Loops) and an absolute Subagents.SessionsDir")
+		return nil, errors.New("delegation needs an agent loop for children (Subagents.Loops) and an absolute Subagents.SessionsDir")
 	}
 	rt := &subagents{s: s, cfg: *cfg, providers: map[string]Provider{}, records: map[string]*record{},
 		loops: map[*pipeline.Agent]Loop{}, activations: map[string]*activation{}}
 	for _, p := range cfg.Providers {
 		if p.Name() == ProviderSpawn || p.Name() == ProviderFork || rt.providers[p.Name()] != nil {
-			return fmt.Errorf("stack: a subagent provider named %q is already registered", p.Name())
+			return nil, fmt.Errorf("a subagent provider named %q is already registered", p.Name())
 		}
 		rt.providers[p.Name()] = p
 	}
 	s.subagents = rt
-	return rt.addTools()
-}
-
-// addTools registers the configured tools and their sections.
-func (rt *subagents) addTools() error {
-	s := rt.s
-	regs, err := subagent.New(subagent.Config{Instances: rt.cfg.Instances, Control: rt.cfg.Control, Service: rt, Jobs: s.jobs})
-	if err != nil {
-		return fmt.Errorf("stack: %w", err)
-	}
-	for _, t := range regs {
-		if err := s.register(t.Def); err != nil {
-			return err
-		}
-		if t.Section != nil {
-			s.toolSections = append(s.toolSections, toolSection{t.Def.Name, PromptSection{t.Section.Name, t.Section.Order, t.Section.Text}})
-		}
-	}
-	if rt.cfg.AskUser {
-		regs, err := askuser.New(askuser.Config{Ask: rt.cfg.Ask})
-		if err != nil {
-			return err
-		}
-		if err := s.register(toolreg.Defs(regs...)...); err != nil {
-			return err
-		}
-	}
-	if rt.cfg.Workflow {
-		return s.addWorkflow(rt)
-	}
-	return nil
+	return subagent.New(subagent.Config{Instances: cfg.Instances, Control: cfg.Control, Service: rt, Jobs: s.jobs})
 }
 
 // installReport gives a continuable child's own scope the report tool.
@@ -202,19 +171,7 @@ func (rt *subagents) installReport(sc pipeline.Scoped) error {
 	if err != nil {
 		return err
 	}
-	tool, sec := regs[0].Def, *regs[0].Section
-	if _, err := sc.Register(tool); err != nil {
-		return err
-	}
-	rt.s.mu.Lock()
-	defer rt.s.mu.Unlock()
-	for _, ts := range rt.s.toolSections {
-		if ts.Name == sec.Name {
-			return nil
-		}
-	}
-	rt.s.toolSections = append(rt.s.toolSections, toolSection{tool.Name, PromptSection{sec.Name, sec.Order, sec.Text}})
-	return nil
+	return rt.s.registerIn(sc, regs[0])
 }
 
 // AttachLoop registers the session agent's loop: settlement notices and

@@ -58,7 +58,7 @@ func (s *Stack) execute(ctx context.Context, agent *pipeline.Agent, callID, name
 	if !collapsed {
 		r = s.reg.Execute(call)
 	}
-	if s.cfg.JobGate != nil && Yields(name, args) {
+	if s.cfg.JobGate != nil && s.Yields(name, args) {
 		s.cfg.JobGate.Pump()
 	}
 	return r

@@ -94,11 +94,13 @@ type Config struct{}
 // New returns the seven tools' registrations in upstream's registration
 // order: their schemas, descriptions and output schemas, none
 // concurrency-safe (upstream declares no isConcurrencySafe for them), and
-// bodies that refuse with [ErrNoHost] (serve them from a recording with
-// package served); cordis_define brings the tool:cordis prompt section.
+// bodies that refuse with [ErrNoHost] (unhosted: a composition that serves
+// from a recording serves them always, with package served); cordis_define
+// brings the tool:cordis prompt section.
 func New(Config) ([]toolreg.Tool, error) {
 	out := make([]toolreg.Tool, len(definitions))
 	for i, d := range definitions {
+		out[i].Unhosted = true
 		out[i].Def = pipeline.Tool{
 			Name: d.name, Description: d.description, Parameters: json.RawMessage(d.parameters), OutputSchema: json.RawMessage(d.output),
 			Run: func(context.Context, *pipeline.Call) (pipeline.Output, error) {

@@ -61,7 +61,8 @@ func Available(program string) bool {
 // pwsh -NoLogo -NoProfile -NonInteractive -Command <command> unconfined
 // (as upstream's dsh-pwsh-local runs it) and renders as bash's results do.
 // The one-shot tool brings the tool:pwsh prompt section (order 105); the
-// persistent shell none.
+// persistent shell none. Where the program does not run ([Available]) the
+// tool is unhosted: a composition that serves from a recording serves it.
 func New(cfg Config) ([]toolreg.Tool, error) {
 	if cfg.Program == "" {
 		cfg.Program = "pwsh"
@@ -72,11 +73,12 @@ func New(cfg Config) ([]toolreg.Tool, error) {
 			cfg.TimeoutMs = 30000
 		}
 	}
+	t := toolreg.Tool{Def: pipeline.Tool{Name: Name, Description: Description, Parameters: json.RawMessage(parameters), Run: cfg.run},
+		Section: &toolreg.Section{Name: "tool:" + Name, Order: 105, Text: PromptSection}, Unhosted: !Available(cfg.Program)}
 	if cfg.Persistent {
-		return []toolreg.Tool{{Def: pipeline.Tool{Name: Name, Description: PersistentDescription, Parameters: json.RawMessage(persistentParameters), Run: cfg.run}}}, nil
+		t.Def.Description, t.Def.Parameters, t.Section = PersistentDescription, json.RawMessage(persistentParameters), nil
 	}
-	return []toolreg.Tool{{Def: pipeline.Tool{Name: Name, Description: Description, Parameters: json.RawMessage(parameters), Run: cfg.run},
-		Section: &toolreg.Section{Name: "tool:" + Name, Order: 105, Text: PromptSection}}}, nil
+	return []toolreg.Tool{t}, nil
 }
 
 func (cfg Config) run(ctx context.Context, call *pipeline.Call) (pipeline.Output, error) {

@@ -50,6 +50,11 @@ func TestRealBody(t *testing.T) {
 	if r := run(`{"command":"x"}`); !r.IsError || !strings.Contains(r.Text(), `missing required property "description"`) {
 		t.Fatalf("%+v", r)
 	}
+	for prog, unhosted := range map[string]bool{prog: false, filepath.Join(t.TempDir(), "absent"): true} {
+		if regs, _ := New(Config{Program: prog}); regs[0].Unhosted != unhosted {
+			t.Errorf("%s: unhosted %v, want %v", prog, regs[0].Unhosted, unhosted)
+		}
+	}
 	p := def(Config{Persistent: true, Program: prog})
 	if p.Description != PersistentDescription || !strings.Contains(string(p.Parameters), "Relative path is preferred") {
 		t.Fatalf("persistent %+v", p)

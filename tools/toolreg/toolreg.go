@@ -35,6 +35,10 @@ type Tool struct {
 	// SafetyStack marks a tool of the safety stack: a recording can never
 	// serve its body (package served refuses it).
 	SafetyStack bool
+	// Unhosted says the real body cannot run here (it needs upstream's
+	// Cordis host, or a PowerShell this machine lacks): a composition that
+	// serves bodies from a recording serves this one always.
+	Unhosted bool
 	// Close releases what the tool holds (nil: nothing); the composition
 	// calls it when it is closed, in reverse order of construction.
 	Close func() error
@@ -56,4 +60,13 @@ func Defs(ts ...Tool) []pipeline.Tool {
 		out[i] = t.Def
 	}
 	return out
+}
+
+// Constructor makes registrations: one line of a composition, a package's
+// New bound to its configuration ([Bind]).
+type Constructor func() ([]Tool, error)
+
+// Bind binds a package's New to cfg.
+func Bind[C any](newTools func(C) ([]Tool, error), cfg C) Constructor {
+	return func() ([]Tool, error) { return newTools(cfg) }
 }

@@ -31,3 +31,23 @@ func TestYield(t *testing.T) {
 		t.Errorf("Name() = %q", n)
 	}
 }
+
+// TestBind: the constructor runs New with the bound configuration, each
+// time it is called.
+func TestBind(t *testing.T) {
+	calls := 0
+	newTools := func(name string) ([]toolreg.Tool, error) {
+		calls++
+		return []toolreg.Tool{{Def: pipeline.Tool{Name: name}}}, nil
+	}
+	c := toolreg.Bind(newTools, "echo")
+	if calls != 0 {
+		t.Fatal("Bind ran New")
+	}
+	for i := 1; i <= 2; i++ {
+		regs, err := c()
+		if err != nil || len(regs) != 1 || regs[0].Name() != "echo" || calls != i {
+			t.Fatalf("call %d: %+v %v (New ran %d times)", i, regs, err, calls)
+		}
+	}
+}
