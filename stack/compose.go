@@ -10,6 +10,7 @@ import (
 	"github.com/dshsim/dshsim/pipeline/approval"
 	"github.com/dshsim/dshsim/pipeline/policy"
 	"github.com/dshsim/dshsim/spill"
+	"github.com/dshsim/dshsim/stack/subagents"
 	"github.com/dshsim/dshsim/tools/bash"
 	"github.com/dshsim/dshsim/tools/cordis"
 	"github.com/dshsim/dshsim/tools/jobs"
@@ -23,7 +24,7 @@ import (
 // compose builds the stack, each piece from the ones before it, in this
 // order: the policy resolver, the approval service and its answerer, the
 // pipeline registry and escalation, the session's agent under its preset
-// (with Auto review), the spill policy; then the tools, one line of the
+// (with Auto review), the delegation runtime, the spill policy; then the tools, one line of the
 // composition at a time (addTools); then the listeners around them (the
 // repeated-call reminder, the hook bridges); last, spill's listener, the
 // outermost. A failure releases what was composed so far.
@@ -48,6 +49,9 @@ func compose(cfg Config, agent *pipeline.Agent) (*Stack, error) {
 	s.escalate = escalation.New(s.approver)
 	if err := s.scopeAgent(agent); err != nil {
 		return nil, err
+	}
+	if s.children, err = subagents.New(host{s}, cfg.AgentPreset, cfg.Subagents); err != nil {
+		return nil, fmt.Errorf("stack: %w", err)
 	}
 	if cfg.SpillMaxInlineBytes > 0 {
 		store, err := spill.NewStore(cfg.SpillRoot)

@@ -30,8 +30,8 @@
 // The session's agent sits under the agent preset's standing scope
 // ([Stack.Standing]); [Stack.In] and [Stack.Answers] register listeners,
 // guards, wrappers, restrictions and answerers for a scope. [Stack.Delegate]
-// starts a child agent as upstream's in-process spawn does (scopes.go,
-// delegate.go): its own log seeded with the parent's sandbox override and the
+// starts a child agent as upstream's in-process spawn does (package
+// stack/subagents, the delegation runtime): its own log seeded with the parent's sandbox override and the
 // never pin, its scope a sibling of the parent's under the standing scope,
 // the stack's tools and approval service; Delegation.ReadOnly makes it a
 // workflow step restricted to read-only tools, Delegation.Sandbox narrows
@@ -42,8 +42,8 @@
 // # Subagents
 //
 // Config.Subagents ([DefaultSubagents] is upstream's ACP composition)
-// composes delegation (subagents.go, runs.go, continuable.go,
-// workflow.go): the delegation tools of package tools/subagent over a
+// composes delegation (package stack/subagents; subagents.go, workflow.go):
+// the delegation tools of package tools/subagent over a
 // runtime of children: in-process spawn and fork children (a fork's log
 // seeded with the parent's completed turns), one-shot runs driven through
 // one turn, continuable children (a descriptor at the head of the log,

@@ -196,12 +196,7 @@ func (s *Stack) ImageModel() string {
 }
 
 // CatalogMessage is the skill catalog's user message.
-type CatalogMessage struct {
-	Content []pipeline.Block    `json:"content"`
-	Source  skill.CatalogSource `json:"source"`
-	Role    string              `json:"role"`
-	ID      string              `json:"id"`
-}
+type CatalogMessage = skill.Message
 
 // PendingCatalog returns the skill catalog message a step would enter
 // (upstream's pre-step listener of tool-skill): the catalog when the
@@ -237,7 +232,7 @@ func (s *Stack) pendingCatalog(log *session.Log) (*CatalogMessage, error) {
 	if !ok {
 		return nil, nil
 	}
-	return &CatalogMessage{[]pipeline.Block{pipeline.TextBlock(text)}, src, "user", approval.NewUUID()}, nil
+	return &CatalogMessage{Content: []pipeline.Block{pipeline.TextBlock(text)}, Source: src, Role: "user", ID: approval.NewUUID()}, nil
 }
 
 // SyncCatalog is [Stack.PendingCatalog] that appends the message to the

@@ -23,6 +23,7 @@ import (
 	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/sandbox/chain"
 	"github.com/dshsim/dshsim/spill"
+	"github.com/dshsim/dshsim/stack/subagents"
 	"github.com/dshsim/dshsim/tools/code/noderuntime"
 	"github.com/dshsim/dshsim/tools/jobs"
 	"github.com/dshsim/dshsim/tools/skill"
@@ -166,22 +167,6 @@ type Config struct {
 	Tools []toolreg.Constructor
 }
 
-// Section is one named section of the runtime-context message.
-type Section struct {
-	// Name is e.g. "sandbox:policy".
-	Name string `json:"name"`
-	// Text is the section text.
-	Text string `json:"text"`
-}
-
-// RuntimeContext is the runtime-context message the model sees next.
-type RuntimeContext struct {
-	// Text is the whole message text.
-	Text string
-	// Sections are its sections in order.
-	Sections []Section
-}
-
 // Stack is one composed stack bound to one session: everything [New]
 // composed (compose.go), in one place.
 type Stack struct {
@@ -192,8 +177,8 @@ type Stack struct {
 	resolver *policy.Resolver
 	escalate escalation.Func
 	spill    *spill.Policy
-	confiner *chain.Confiner  // bash's (addBash), nil until composed
-	jobs     *jobs.Registry   // the background jobs (addBash)
+	confiner *chain.Confiner  // bash's (bashTools), nil until composed
+	jobs     *jobs.Registry   // the background jobs (bashTools)
 	standing *pipeline.Scope  // the agent preset's standing scope
 	agent    *pipeline.Agent  // the session's agent, under standing
 	review   *autoreview.Gate // Auto review (registers nothing when off)
@@ -209,17 +194,18 @@ type Stack struct {
 
 	// hookLines are the hook configs' load-time reports (addHooks).
 	hookLines []string
-	// subagents is the delegation runtime (nil when none is composed).
-	subagents *subagents
+	// children is the delegation runtime (package stack/subagents):
+	// Delegate, and the children of Config.Subagents.
+	children *subagents.Runtime
 	// bridges are the hook bridges in registration order (addHooks).
 	bridges []*hooks.Bridge
 	// reminder is the repeated-call reminder (addReminder).
 	reminder *repeat.Reminder
 
-	skills      *skill.Config     // the skill catalog (addSkills), nil when off
-	attachments *attachment.Store // the image store (addFS), nil when off
+	skills      *skill.Config     // the skill catalog (skillTool), nil when off
+	attachments *attachment.Store // the image store (fileTools), nil when off
 	spillStore  *spill.Store      // spill's store, for the search tools' saved results
-	served      []string          // the tools whose bodies are served (registerServed)
+	served      []string          // the tools whose bodies are served (add)
 }
 
 // New validates cfg and composes the stack (compose.go).
@@ -429,4 +415,23 @@ func (s *Stack) Close() error {
 		errs = append(errs, s.closers[i]())
 	}
 	return errors.Join(errs...)
+}
+
+// contextOf renders the runtime context of log with extra sections.
+func (s *Stack) contextOf(log *session.Log, extra ...policy.Section) (RuntimeContext, error) {
+	events, err := log.Events()
+	if err != nil {
+		return RuntimeContext{}, err
+	}
+	secs, text, err := s.resolver.Context(log.Header(), events, extra...)
+	if err != nil {
+		return RuntimeContext{}, err
+	}
+	rc := RuntimeContext{Text: text}
+	for _, s := range secs {
+		if s.Text != "" {
+			rc.Sections = append(rc.Sections, Section{Name: s.Name, Text: s.Text})
+		}
+	}
+	return rc, nil
 }

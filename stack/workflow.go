@@ -15,14 +15,13 @@ import (
 // (a read-only step when it asks for one). Without node the tool is
 // composed and every run fails closed.
 func (s *Stack) workflowTool() ([]toolreg.Tool, error) {
-	rt := s.subagents
-	deps := workflow.Deps{Policy: s.policyFor, Service: rt, Confiner: s.confiner}
+	deps := workflow.Deps{Policy: s.policyFor, Service: s.children, Confiner: s.confiner}
 	if r, err := noderuntime.New(s.cfg.CodeRuntime); err != nil {
 		s.warn(fmt.Sprintf("stack: workflow has no runtime: %v", err))
 	} else {
 		deps.Runtime = r
 	}
-	return workflow.New(workflow.Config{Provider: ProviderSpawn, MaxConcurrentAgents: rt.cfg.WorkflowMaxConcurrentAgents, Deps: deps})
+	return workflow.New(workflow.Config{Provider: ProviderSpawn, MaxConcurrentAgents: s.cfg.Subagents.WorkflowMaxConcurrentAgents, Deps: deps})
 }
 
 // askUserTool composes ask_user_question (a root's questions go to
