@@ -35,18 +35,18 @@ func (s *Stack) bashTools() ([]toolreg.Tool, error) {
 		return nil, fmt.Errorf("full-output directory: %w", err)
 	}
 	s.closers = append(s.closers, func() error { return os.RemoveAll(out) })
-	reg := jobs.NewRegistry(jobs.Options{EscalationAdvertised: true, OutputDir: out, MaxConcurrentJobsPerOwner: s.cfg.MaxConcurrentJobsPerOwner, Notify: s.cfg.JobNotify, Gate: s.cfg.JobGate})
+	reg := jobs.NewRegistry(jobs.Options{EscalationAdvertised: true, OutputDir: out, MaxConcurrentJobsPerOwner: s.cfg.Jobs.MaxConcurrentPerOwner, Notify: s.cfg.Jobs.Notify, Gate: s.cfg.Jobs.Gate})
 	s.closers = append(s.closers, func() error { return reg.Close(time.Second) })
 	s.confiner, s.jobs = confiner, reg
 	deps := bash.Deps{Policy: s.policyFor, Escalate: s.escalate, Confiner: confiner, Jobs: reg, Warn: s.warn}
 	if s.cfg.Without.Policy {
 		deps.Policy, deps.Escalate, deps.Confiner = nil, nil, nil // dsh-bash-local: unconfined
 	}
-	tools, err := bash.New(bash.Config{TimeoutMs: s.cfg.BashTimeout.Milliseconds(), PromoteOnTimeout: s.cfg.BashPromoteOnTimeout, OutputDir: out, Deps: deps})
+	tools, err := bash.New(bash.Config{TimeoutMs: s.cfg.Bash.Timeout.Milliseconds(), PromoteOnTimeout: s.cfg.Bash.PromoteOnTimeout, OutputDir: out, Deps: deps})
 	if err != nil {
 		return nil, fmt.Errorf("bash tool: %w", err)
 	}
-	jobTools, err := jobs.New(jobs.Config{Registry: reg, TaskWording: s.cfg.JobTaskWording})
+	jobTools, err := jobs.New(jobs.Config{Registry: reg, TaskWording: s.cfg.Jobs.TaskWording})
 	if err != nil {
 		return nil, fmt.Errorf("job tools: %w", err)
 	}

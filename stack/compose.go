@@ -53,13 +53,13 @@ func compose(cfg Config, agent *pipeline.Agent) (*Stack, error) {
 	if s.children, err = subagents.New(host{s}, cfg.AgentPreset, cfg.Subagents); err != nil {
 		return nil, fmt.Errorf("stack: %w", err)
 	}
-	if cfg.SpillMaxInlineBytes > 0 {
-		store, err := spill.NewStore(cfg.SpillRoot)
+	if cfg.Spill.MaxInlineBytes > 0 {
+		store, err := spill.NewStore(cfg.Spill.Root)
 		if err != nil {
 			return nil, fmt.Errorf("stack: spill store: %w", err)
 		}
 		s.spillStore = store
-		if s.spill, err = spill.New(spill.ByteConfig(cfg.SpillMaxInlineBytes), store, s.warn); err != nil {
+		if s.spill, err = spill.New(spill.ByteConfig(cfg.Spill.MaxInlineBytes), store, s.warn); err != nil {
 			return nil, fmt.Errorf("stack: spill policy: %w", err)
 		}
 	}
@@ -103,7 +103,7 @@ func (s *Stack) lines() []line {
 		{on: true, tools: s.bashTools},
 		{on: c.ToolsMode == ToolsCode || c.ToolsMode == ToolsBoth, tools: s.codeTool},
 		{on: true, tools: s.fileTools},
-		{on: c.SessionQuery, tools: s.sessionQueryTools},
+		{on: c.SessionQuery != nil, tools: s.sessionQueryTools},
 		{on: c.Subagents != nil, tools: s.delegationTools},
 		{on: c.Subagents != nil && c.Subagents.AskUser, tools: s.askUserTool},
 		{on: c.Subagents != nil && c.Subagents.Workflow, tools: s.workflowTool},

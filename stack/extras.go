@@ -16,74 +16,9 @@ import (
 	"github.com/dshsim/dshsim/tools/lsp"
 	"github.com/dshsim/dshsim/tools/pwsh"
 	"github.com/dshsim/dshsim/tools/search"
-	"github.com/dshsim/dshsim/tools/served"
 	"github.com/dshsim/dshsim/tools/skill"
 	"github.com/dshsim/dshsim/tools/toolreg"
 )
-
-// Without leaves areas of upstream's default profile out, as upstream's
-// standalone overlays do.
-type Without struct {
-	// Bash leaves the bash tool out (the job registry stays for the others).
-	Bash bool
-	// JobTools leaves job_output, job_kill and job_list out.
-	JobTools bool
-	// FileTools leaves read, write and edit out.
-	FileTools bool
-	// Policy composes no sandbox-policy and approval plugins: bash runs
-	// unconfined (a non-confining executor, no escalation fields) and no
-	// runtime-context message is ever entered. The mode must be
-	// danger-full-access.
-	Policy bool
-}
-
-// ImagesConfig mounts the attachment store and read_image.
-type ImagesConfig struct {
-	// DshHome is DSH_HOME: the store lives under <DshHome>/attachments/v1.
-	DshHome string
-	// Limits are the store's limits (zero fields: upstream's defaults).
-	Limits attachment.Limits
-	// Model is the session's model route ("": not resolvable) and
-	// ImageModels the catalog's models that declare image input.
-	Model       string
-	ImageModels []string
-}
-
-// SkillsConfig locates the skills (DSH_HOME, DSH_AGENTS_HOME).
-type SkillsConfig struct {
-	DshHome, AgentsHome string
-}
-
-// FileSearchConfig configures glob and grep (zero caps: upstream's defaults).
-type FileSearchConfig struct {
-	SampleOverCapGlobResults bool
-	GlobMaxResults           int
-	GrepMaxMatches           int
-}
-
-// TerminalConfig configures the terminal tools.
-type TerminalConfig struct {
-	MaxResultBytes int
-}
-
-// LSPConfig configures the lsp tool.
-type LSPConfig struct {
-	Servers      []lsp.Server
-	MaxLocations int
-}
-
-// PwshConfig configures the pwsh tool.
-type PwshConfig struct {
-	Persistent bool
-}
-
-// ServedConfig serves tool bodies from a recording.
-type ServedConfig struct {
-	// Tools are served always (never a tool of the safety stack).
-	Tools []string
-	// Source answers each served call (its recorded result).
-	Source served.Source
-}
 
 // validateExtras refuses a standalone composition under a confined mode.
 func validateExtras(cfg Config) []error {

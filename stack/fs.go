@@ -16,8 +16,8 @@ import (
 // read, write and edit out, or the confinement.
 func (s *Stack) fileTools() ([]toolreg.Tool, error) {
 	opts := []fsobserve.Option{fsobserve.WithCwd(s.cfg.Workspace)}
-	if s.cfg.DiffBasisMaxBytes > 0 {
-		opts = append(opts, fsobserve.WithDiffBasisMaxBytes(s.cfg.DiffBasisMaxBytes))
+	if s.cfg.Files.DiffBasisMaxBytes > 0 {
+		opts = append(opts, fsobserve.WithDiffBasisMaxBytes(s.cfg.Files.DiffBasisMaxBytes))
 	}
 	local, err := fsobserve.NewLocal(opts...)
 	if err != nil {

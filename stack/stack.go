@@ -24,7 +24,6 @@ import (
 	"github.com/dshsim/dshsim/sandbox/chain"
 	"github.com/dshsim/dshsim/spill"
 	"github.com/dshsim/dshsim/stack/subagents"
-	"github.com/dshsim/dshsim/tools/code/noderuntime"
 	"github.com/dshsim/dshsim/tools/jobs"
 	"github.com/dshsim/dshsim/tools/skill"
 	"github.com/dshsim/dshsim/tools/toolreg"
@@ -38,134 +37,6 @@ const (
 
 // Answerer answers one approval prompt (the user, or a constructed one).
 type Answerer func(ctx context.Context, req pipeline.ApprovalRequest) (pipeline.ApprovalOutcome, error)
-
-// Config configures one stack for one session.
-type Config struct {
-	// Workspace is the session cwd and workspace root (absolute).
-	Workspace string
-	// Log is the session log; approvals and policy events are appended to it.
-	Log *session.Log
-	// Mode is the deployment default sandbox mode.
-	Mode sandbox.Mode
-	// Approval is the deployment approval policy, ApprovalAsk or ApprovalNever.
-	Approval string
-	// Answer answers approval prompts; required under ApprovalAsk.
-	Answer Answerer
-	// SpillRoot is the spill store root (absolute); required when SpillMaxInlineBytes > 0.
-	SpillRoot string
-	// SpillMaxInlineBytes is the spill cap in bytes; 0 leaves spill off.
-	SpillMaxInlineBytes int
-	// DiffBasisMaxBytes bounds the write diff basis; 0 keeps the default (10 MiB).
-	DiffBasisMaxBytes int64
-	// BashTimeout is the foreground bash timeout; 0 keeps 60 s.
-	BashTimeout time.Duration
-	// SandboxChain overrides the platform backend chain (e.g. ["landlock"]);
-	// nil keeps the platform's (bwrap, then landlock on Linux).
-	SandboxChain []string
-	// LauncherPath is the landlock-run binary; "" keeps the provider default
-	// (landlock-run beside the running executable). The Landlock backend
-	// confines bash, background jobs and run_code's Node child in this
-	// process by default (package sandbox/chain); the runner is the
-	// fallback, and the argv contract of the lsp servers.
-	LauncherPath string
-	// LandlockRunner makes the Landlock backend run the runner on every
-	// call instead of the in-process path (a run that must show the runner,
-	// such as a recording of upstream's missing runner); each result's
-	// sandbox facts say so (sandbox.Facts.Fallback).
-	LandlockRunner bool
-	// AgentPreset names the agent preset whose standing scope the root agent
-	// and every delegated child sit under; "" keeps "standard".
-	AgentPreset string
-	// AutoReview switches Auto review on for the root agent (off when zero);
-	// it needs Reviewer and approval policy ask.
-	AutoReview autoreview.Config
-	// Reviewer rates calls when AutoReview is on.
-	Reviewer autoreview.Reviewer
-	// HooksDir is the launch cwd the hook configs load from, ./hooks.json
-	// (Claude Code) and ./codex-hooks.json (Codex), as the acp-agent loads
-	// them; "" mounts no hooks (package hooks).
-	HooksDir string
-	// HooksStrict fails closed where upstream's hooks fail open: a config
-	// that cannot be loaded refuses every call, a hook that cannot run
-	// blocks its call.
-	HooksStrict bool
-	// ToolsMode is how tools are presented: ToolsNative
-	// ("" too), ToolsCode (run_code only) or ToolsBoth (every tool and run_code).
-	ToolsMode string
-	// CodeRuntime configures run_code's Node runtime (zero: upstream's limits).
-	CodeRuntime noderuntime.Config
-	// LandlockABICap runs the Landlock backend (the in-process path, or the
-	// runner) capped at this ABI (0: no cap).
-	LandlockABICap int
-	// MaxConcurrentJobsPerOwner is the background-job admission bound (0:
-	// upstream's 10).
-	MaxConcurrentJobsPerOwner int
-	// JobNotify receives the completion notice of each background job that
-	// settles unreported (nil drops them): the agent loop delivers it to the
-	// model.
-	JobNotify func(jobs.Notice)
-	// BashPromoteOnTimeout moves a foreground command still running at its
-	// timeout to a background job (nil keeps the bash tool's default, on; the
-	// version upstream's recordings come from kills it: set false).
-	BashPromoteOnTimeout *bool
-	// SessionQuery composes session_event_read and session_event_search.
-	SessionQuery bool
-	// SessionStore is the directory of the deployment's session logs
-	// (*.jsonl, every workspace's): the session-query tools may name another
-	// session stored there whose header cwd is this session's workspace;
-	// "" lets them read only this session.
-	SessionStore string
-	// Subagents composes delegation: the subagent tools, the runtime of
-	// children (in-process spawn and fork, one-shot and continuable) and
-	// the workflow tool (nil: none; [DefaultSubagents] is upstream's
-	// composition).
-	Subagents *SubagentsConfig
-	// JobGate, when set, makes background jobs observed only at the host's
-	// yields (tools/jobs [jobs.Gate]), as upstream's single-threaded host
-	// observes them: the stack yields after every tool call that awaits I/O
-	// (see [Yields]); the caller yields where its host would (a client
-	// round trip, a paced model). Nil observes jobs at once.
-	JobGate *jobs.Gate
-
-	// The tools beyond the safety stack (extras.go); each zero value
-	// composes nothing.
-
-	// Todo composes todo_write (parallel in_progress allowed, as the
-	// acp-agent sets it).
-	Todo bool
-	// Skills composes the skill tool and the skill catalog message.
-	Skills *SkillsConfig
-	// Images mounts the attachment store and read_image.
-	Images *ImagesConfig
-	// FileSearch composes glob and grep.
-	FileSearch *FileSearchConfig
-	// Terminal composes the terminal (PTY) tools.
-	Terminal *TerminalConfig
-	// LSP composes the lsp tool.
-	LSP *LSPConfig
-	// Pwsh composes pwsh (served from the recording where PowerShell does
-	// not run and Served is given).
-	Pwsh *PwshConfig
-	// Cordis composes upstream's tool-cordis: the seven cordis_* tools and
-	// their tool:cordis prompt section. Their bodies need upstream's Cordis
-	// host, which never runs here: served from the recording when Served
-	// is given, else refusing.
-	Cordis bool
-	// WebFetch composes web_fetch (its body refuses unless Served names it).
-	WebFetch bool
-	// Served serves the bodies of tools beyond the safety stack from a
-	// recording; New refuses it for a tool of the safety stack.
-	Served *ServedConfig
-	// Without leaves parts of the default profile out (standalone overlays).
-	Without Without
-	// JobTaskWording words the job tools as before upstream renamed
-	// background tasks to jobs (the pwsh recordings' pins).
-	JobTaskWording bool
-	// Tools are the deployment's own tools, composed after every other
-	// (each a package's New bound to its configuration, toolreg.Bind):
-	// tools beyond the safety stack, their registrations read like any.
-	Tools []toolreg.Constructor
-}
 
 // Stack is one composed stack bound to one session: everything [New]
 // composed (compose.go), in one place.
@@ -213,8 +84,8 @@ func New(cfg Config) (*Stack, error) {
 	if err := validate(cfg); err != nil {
 		return nil, err
 	}
-	if cfg.BashTimeout == 0 {
-		cfg.BashTimeout = 60 * time.Second
+	if cfg.Bash.Timeout == 0 {
+		cfg.Bash.Timeout = 60 * time.Second
 	}
 	return compose(cfg, &pipeline.Agent{ID: "root", Session: cfg.Log})
 }
@@ -242,17 +113,17 @@ func validate(cfg Config) error {
 	default:
 		errs = append(errs, fmt.Errorf("stack: unknown approval policy %q (want ask or never)", cfg.Approval))
 	}
-	if cfg.SpillMaxInlineBytes < 0 {
-		errs = append(errs, fmt.Errorf("stack: spill cap must be >= 0, got %d", cfg.SpillMaxInlineBytes))
+	if cfg.Spill.MaxInlineBytes < 0 {
+		errs = append(errs, fmt.Errorf("stack: spill cap must be >= 0, got %d", cfg.Spill.MaxInlineBytes))
 	}
 	if err := validateToolsMode(cfg.ToolsMode); err != nil {
 		errs = append(errs, err)
 	}
-	if cfg.SpillMaxInlineBytes > 0 && !filepath.IsAbs(cfg.SpillRoot) {
-		errs = append(errs, fmt.Errorf("stack: spill root %q must be an absolute path", cfg.SpillRoot))
+	if cfg.Spill.MaxInlineBytes > 0 && !filepath.IsAbs(cfg.Spill.Root) {
+		errs = append(errs, fmt.Errorf("stack: spill root %q must be an absolute path", cfg.Spill.Root))
 	}
-	if cfg.MaxConcurrentJobsPerOwner < 0 {
-		errs = append(errs, fmt.Errorf("stack: the job admission bound must be >= 1, got %d", cfg.MaxConcurrentJobsPerOwner))
+	if cfg.Jobs.MaxConcurrentPerOwner < 0 {
+		errs = append(errs, fmt.Errorf("stack: the job admission bound must be >= 1, got %d", cfg.Jobs.MaxConcurrentPerOwner))
 	}
 	errs = append(errs, validateExtras(cfg)...)
 	return errors.Join(errs...)
