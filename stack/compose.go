@@ -24,12 +24,14 @@ import (
 // compose builds the stack, each piece from the ones before it, in this
 // order: the policy resolver, the approval service and its answerer, the
 // pipeline registry and escalation, the session's agent under its preset
-// (with Auto review), the delegation runtime, the spill policy; then the tools, one line of the
-// composition at a time (addTools); then the listeners around them (the
-// repeated-call reminder, the hook bridges); last, spill's listener, the
-// outermost. A failure releases what was composed so far.
+// (with Auto review), the delegation runtime, the spill policy; then the
+// tools, one line of the composition at a time (addTools); then the
+// listeners around them, inside Auto review's: the repeated-call reminder,
+// then the hook bridges (the reminder's message comes before theirs); last,
+// spill's listener, the outermost. A failure releases what was composed so
+// far.
 func compose(cfg Config, agent *pipeline.Agent) (*Stack, error) {
-	s := &Stack{cfg: cfg, log: cfg.Log, index: map[string]int{}}
+	s := &Stack{cfg: cfg, log: cfg.Log}
 	var err error
 	ap := approval.Policy(cfg.Approval)
 	if s.resolver, err = policy.NewResolver(policy.Config{DefaultMode: cfg.Mode, Root: cfg.Workspace, Approval: ap}); err != nil {
@@ -63,13 +65,11 @@ func compose(cfg Config, agent *pipeline.Agent) (*Stack, error) {
 			return nil, fmt.Errorf("stack: spill policy: %w", err)
 		}
 	}
-	if err := s.addTools(); err != nil {
-		s.Close()
-		return nil, err
-	}
-	if err := s.addListeners(); err != nil {
-		s.Close()
-		return nil, err
+	for _, add := range []func() error{s.addTools, s.addReminder, s.addHooks} {
+		if err := add(); err != nil {
+			s.Close()
+			return nil, err
+		}
 	}
 	if s.spill != nil {
 		// Outermost post-execute listener: it bounds whatever the inner ones produced.
@@ -194,8 +194,7 @@ func (s *Stack) registerIn(sc pipeline.Scoped, t toolreg.Tool) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.index[t.Name()]; !ok {
-		s.index[t.Name()] = len(s.regs)
+	if !slices.ContainsFunc(s.regs, func(r toolreg.Tool) bool { return r.Name() == t.Name() }) {
 		s.regs = append(s.regs, t)
 	}
 	return nil
@@ -205,8 +204,8 @@ func (s *Stack) registerIn(sc pipeline.Scoped, t toolreg.Tool) error {
 func (s *Stack) registration(name string) (toolreg.Tool, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	i, ok := s.index[name]
-	if !ok {
+	i := slices.IndexFunc(s.regs, func(t toolreg.Tool) bool { return t.Name() == name })
+	if i < 0 {
 		return toolreg.Tool{}, false
 	}
 	return s.regs[i], true
@@ -215,15 +214,4 @@ func (s *Stack) registration(name string) (toolreg.Tool, bool) {
 // terminalTools are the terminal tools (Config.Terminal).
 func (s *Stack) terminalTools() ([]toolreg.Tool, error) {
 	return terminal.New(terminal.Config{MaxResultBytes: s.cfg.Terminal.MaxResultBytes})
-}
-
-// addListeners registers the listeners around the tools, inside the ones
-// already registered (Auto review's): the repeated-call reminder, then the
-// hook bridges (so the reminder's message comes before theirs); spill's
-// goes on last (compose).
-func (s *Stack) addListeners() error {
-	if err := s.addReminder(); err != nil {
-		return err
-	}
-	return s.addHooks()
 }

@@ -39,13 +39,11 @@ type Config struct {
 	// Reviewer rates calls when AutoReview is on.
 	Reviewer autoreview.Reviewer
 
-	// The sandbox confiner bash, background jobs, run_code's and the
-	// workflow's Node child and the lsp servers share (package
-	// sandbox/chain: the Landlock backend confines in this process, the
-	// runner is its fallback and the lsp servers' argv contract).
-
-	// SandboxChain overrides the platform backend chain (e.g. ["landlock"]);
-	// nil keeps the platform's (bwrap, then landlock on Linux).
+	// SandboxChain, LauncherPath, LandlockRunner and LandlockABICap are the
+	// one sandbox confiner's (package sandbox/chain), which bash, background
+	// jobs, the Node children and the lsp servers share. SandboxChain
+	// overrides the platform backend chain (e.g. ["landlock"]); nil keeps
+	// the platform's (bwrap, then landlock on Linux).
 	SandboxChain []string
 	// LauncherPath is the landlock-run binary; "" keeps the provider default
 	// (landlock-run beside the running executable).

@@ -20,14 +20,6 @@ import (
 	"github.com/dshsim/dshsim/tools/toolreg"
 )
 
-// validateExtras refuses a standalone composition under a confined mode.
-func validateExtras(cfg Config) []error {
-	if cfg.Without.Policy && cfg.Mode != sandbox.DangerFullAccess {
-		return []error{fmt.Errorf("stack: a composition without the sandbox policy runs unconfined: its mode must be %s, got %s", sandbox.DangerFullAccess, cfg.Mode)}
-	}
-	return nil
-}
-
 // skillTool composes the skill tool over the skill catalog (PendingCatalog).
 func (s *Stack) skillTool() ([]toolreg.Tool, error) {
 	s.skills = &skill.Config{DshHome: s.cfg.Skills.DshHome, AgentsHome: s.cfg.Skills.AgentsHome, Warn: s.warn}

@@ -39,7 +39,7 @@ const (
 type Answerer func(ctx context.Context, req pipeline.ApprovalRequest) (pipeline.ApprovalOutcome, error)
 
 // Stack is one composed stack bound to one session: everything [New]
-// composed (compose.go), in one place.
+// composed (compose.go).
 type Stack struct {
 	cfg      Config
 	log      *session.Log
@@ -58,10 +58,8 @@ type Stack struct {
 	mu       sync.Mutex
 	warnings []string
 	// regs are the registrations of the registered tools, in registration
-	// order (a tool registered in several scopes once), index their
-	// positions by name (registerIn).
-	regs  []toolreg.Tool
-	index map[string]int
+	// order, a tool registered in several scopes once (registerIn).
+	regs []toolreg.Tool
 
 	// hookLines are the hook configs' load-time reports (addHooks).
 	hookLines []string
@@ -125,7 +123,9 @@ func validate(cfg Config) error {
 	if cfg.Jobs.MaxConcurrentPerOwner < 0 {
 		errs = append(errs, fmt.Errorf("stack: the job admission bound must be >= 1, got %d", cfg.Jobs.MaxConcurrentPerOwner))
 	}
-	errs = append(errs, validateExtras(cfg)...)
+	if cfg.Without.Policy && cfg.Mode != sandbox.DangerFullAccess {
+		errs = append(errs, fmt.Errorf("stack: a composition without the sandbox policy runs unconfined: its mode must be %s, got %s", sandbox.DangerFullAccess, cfg.Mode))
+	}
 	return errors.Join(errs...)
 }
 
@@ -187,18 +187,13 @@ func (s *Stack) Tools() []string {
 type PromptSection = toolreg.Section
 
 // PromptSections returns the system-prompt sections the stack owns for the
-// session's agent, by upstream's order (the persona and every other
-// section are the application's, not the stack's): each composed tool's
-// section and the tools mode's (tools:code-only, order 99, in code mode;
-// tools:sdk, order 150, in code and both modes). Without a runtime a
-// non-native mode fails with upstream's missing-runtime error, as its
-// prompt assembly does.
+// session's agent (the persona and the rest are the application's): each
+// visible tool's and the tools mode's (run_code's tools:code-only and
+// tools:sdk, or upstream's missing-runtime error without a runtime).
 func (s *Stack) PromptSections() ([]PromptSection, error) { return s.promptSections(s.agent) }
 
-// promptSections are agent's sections, read from the registrations: the
-// section of each tool it sees (scoped ones included) and the sections
-// each registration computes from what it sees (run_code's), by order,
-// equal orders in registration order.
+// promptSections are agent's sections, read from the registrations, by
+// order, equal orders in registration order.
 func (s *Stack) promptSections(agent *pipeline.Agent) ([]PromptSection, error) {
 	visible := s.reg.ToolsFor(agent)
 	seen := map[string]bool{}
@@ -269,11 +264,8 @@ func (s *Stack) Execute(ctx context.Context, callID, name string, args json.RawM
 
 // Yields reports whether a call of tool name with args awaits I/O in
 // upstream's host, so that the host observes its background jobs meanwhile:
-// the rule of the tool's registration (toolreg.Tool.Yields). Only the job
-// tools that answer from memory (job_list, job_kill, job_output without
-// wait: a wait yields while it blocks) and a background bash start (the
-// spawn returns at once) do not; every other tool, and a name no tool has,
-// reads files, runs a process or asks someone.
+// the rule of the tool's registration (a name no tool has yields). Only the
+// job tools and a background bash start do not yield.
 func (s *Stack) Yields(name string, args json.RawMessage) bool {
 	t, ok := s.registration(name)
 	return !ok || t.Yield(args)
@@ -298,11 +290,5 @@ func (s *Stack) contextOf(log *session.Log, extra ...policy.Section) (RuntimeCon
 	if err != nil {
 		return RuntimeContext{}, err
 	}
-	rc := RuntimeContext{Text: text}
-	for _, s := range secs {
-		if s.Text != "" {
-			rc.Sections = append(rc.Sections, Section{Name: s.Name, Text: s.Text})
-		}
-	}
-	return rc, nil
+	return subagents.NewRuntimeContext(text, secs), nil
 }

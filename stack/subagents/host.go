@@ -65,3 +65,14 @@ type ContextSection struct {
 	// Text is the section text.
 	Text string `json:"text"`
 }
+
+// NewRuntimeContext is the message of text, with secs' non-empty sections.
+func NewRuntimeContext(text string, secs []policy.Section) RuntimeContext {
+	rc := RuntimeContext{Text: text}
+	for _, s := range secs {
+		if s.Text != "" {
+			rc.Sections = append(rc.Sections, ContextSection{Name: s.Name, Text: s.Text})
+		}
+	}
+	return rc
+}
