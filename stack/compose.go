@@ -94,9 +94,9 @@ type line struct {
 // confiner, the file tools, session query, delegation (the runtime and its
 // tools, ask_user_question, the workflow tool), then the tools beyond the
 // safety stack and last the deployment's own (Config.Tools).
-// Equal prompt-section orders keep this order (bash before pwsh and the
-// terminal at 105, the workflow before cordis at 115, as upstream mounts
-// them).
+// Equal prompt-section orders keep this order: at 115 the workflow's
+// section before cordis', as the advanced recordings show upstream's; at
+// 105 bash's, then pwsh's, then the terminal's.
 func (s *Stack) lines() []line {
 	c := s.cfg
 	out := []line{

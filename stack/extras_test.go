@@ -25,7 +25,7 @@ import (
 const cordisTools = "cordis_inspect_list,cordis_inspect_query,cordis_inspect_self,cordis_define,cordis_run,cordis_stop,cordis_undefine"
 
 // TestExtrasComposition: each area beyond the safety stack is composed only
-// when configured, in addExtras' order, and the standalone omissions; the
+// when configured, in the composition's order, and the standalone omissions; the
 // cordis tools are all served whenever a recording is given (their Cordis
 // host never runs here).
 func TestExtrasComposition(t *testing.T) {
