@@ -26,6 +26,11 @@ RACE_PKGS ?= ./pipeline/... ./sandbox/... ./tools/... ./hooks ./fsobserve ./spil
 # child processes, bounded waits): on two cores, four at once took 5 min
 # where two took 7.
 RACE_P ?= 4
+# staticcheck, pinned: make check runs it through go run (fetched once through
+# the module proxy into the module cache); STATICCHECK names an installed one
+# instead (.ci/run installs this version into its own directory).
+STATICCHECK_VERSION = v0.8.2
+STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 # Go files gofmt must accept (fixtures under testdata included only if they are Go sources of the tree).
 GOFILES    = $(shell find . -name '*.go' -not -path './.git/*' -not -path '*/testdata/*')
 
@@ -35,7 +40,7 @@ help:
 	@echo 'make sim      regenerate snapshots/ with dsh-sim, then dsh-sim -check'
 	@echo 'make test     go test -count=1 ./...   (DSHSIM_UPDATE=1 make test updates every golden)'
 	@echo 'make race     go test -race -short over the packages that run goroutines (RACE_PKGS)'
-	@echo 'make check    gofmt -l (must be empty), go vet ./..., dsh-sim -check (effect files and docs page)'
+	@echo 'make check    gofmt -l (must be empty), go vet ./..., staticcheck ./... ($(STATICCHECK_VERSION)), dsh-sim -check (effect files and docs page)'
 	@echo 'make bench    benchmarks of the packages that have them (BENCHTIME=$(BENCHTIME))'
 	@echo 'make bench-spawn  the spawn-ratio benchmark (bare, in-process, the stack, runners, bwrap), SPAWN_ROUNDS=$(SPAWN_ROUNDS) rounds;'
 	@echo '                  DSHSIM_C_RUNNER=<path of upstream'"'"'s C landlock-run> adds its rows and stack-landlock/c-runner;'
@@ -67,6 +72,7 @@ race:
 check: $(DSHSIM)
 	@bad=$$(gofmt -l $(GOFILES)); if [ -n "$$bad" ]; then echo "gofmt -l reports:"; echo "$$bad"; exit 1; fi
 	$(GO) vet ./...
+	$(STATICCHECK) ./...
 	$(DSHSIM) -check
 
 bench:

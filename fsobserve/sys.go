@@ -139,19 +139,6 @@ func (d *dirLock) unlock() {
 	}
 }
 
-// linkNoReplace publishes oldpath at newpath with link(2), which never
-// replaces an existing name; exists is true on EEXIST.
-func linkNoReplace(oldpath, newpath string) (exists bool, err error) {
-	err = unix.Link(oldpath, newpath)
-	if err == unix.EEXIST {
-		return true, nil
-	}
-	if err != nil {
-		return false, &os.LinkError{Op: "link", Old: oldpath, New: newpath, Err: err}
-	}
-	return false, nil
-}
-
 // randomHex returns n random bytes as hex.
 func randomHex(n int) string {
 	b := make([]byte, n)

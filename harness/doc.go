@@ -14,6 +14,12 @@
 // temporary directory left in the text (that would differ on the next
 // machine). A panicking sim is an error, not a crash.
 //
+// A run's temporary directories ([Env.TempDir]) and the sims' scratch
+// directories are run directories ([MkdirRun]): each is held through a lock
+// file beside it that the kernel releases when the process dies, so the next
+// dsh-sim run removes what a killed run left ([RemoveDeadRuns]), and never a
+// live run's or another user's.
+//
 // The dsh-sim command (package harness/simcli) writes the files ([WriteFile])
 // and, with -check, compares them with the committed ones ([CompareFile]);
 // package harness/sims runs the same comparison as go tests.

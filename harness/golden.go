@@ -73,7 +73,9 @@ func MustWrite(t testing.TB, path, content string) {
 }
 
 // IsRoot says why dir is not the repository root (nil when it is): it must be
-// a directory holding a go.mod that declares [ModulePath].
+// a directory holding a go.mod that declares [ModulePath]. A go.mod that
+// cannot be read (a directory it may not search, a go.mod it may not read)
+// is "unreadable" with the reason, not a claim that dir is no root.
 func IsRoot(dir string) error {
 	fi, err := os.Stat(dir)
 	if err != nil {
@@ -86,6 +88,13 @@ func IsRoot(dir string) error {
 		return errors.New("not a directory")
 	}
 	data, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return fmt.Errorf("unreadable (go.mod: %v)", err)
+	}
 	if err != nil || !declaresModule(data, ModulePath) {
 		return fmt.Errorf("not the repository root (no go.mod declaring module %s)", ModulePath)
 	}
@@ -120,8 +129,10 @@ func CheckFileName(name string) error {
 // output: every file in s.Files is produced, nothing else is, names are clean,
 // and no file contains the repository root or a temporary directory of the
 // run (that text varies between machines; normalise it with [Normalizer]).
-// A panic in s.Run becomes an error naming the sim. Temporary directories are
-// removed before RunSim returns. logf may be nil.
+// A panic in s.Run becomes an error naming the sim. Temporary directories
+// are run directories ([MkdirRun]), removed before RunSim returns; a run
+// killed before that leaves them to the next dsh-sim run ([RemoveDeadRuns]).
+// logf may be nil.
 func RunSim(s Sim, root string, logf func(format string, args ...any)) (files map[string][]byte, err error) {
 	if s.Run == nil {
 		return nil, fmt.Errorf("sim %s: no Run function", s.Name)
@@ -130,17 +141,18 @@ func RunSim(s Sim, root string, logf func(format string, args ...any)) (files ma
 		logf = func(string, ...any) {}
 	}
 	var temps []string
+	var releases []func()
 	defer func() {
-		for _, d := range temps {
-			os.RemoveAll(d)
+		for _, release := range releases {
+			release()
 		}
 	}()
 	env := &Env{
 		Root: root,
 		TempDir: func() (string, error) {
-			d, err := os.MkdirTemp("", "dshsim-"+safeName(s.Name)+"-")
+			d, release, err := MkdirRun(os.TempDir(), safeName(s.Name))
 			if err == nil {
-				temps = append(temps, d)
+				temps, releases = append(temps, d), append(releases, release)
 			}
 			return d, err
 		},

@@ -135,8 +135,13 @@ func TestIsRoot(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(foreign, "go.mod"), []byte("module example.com/other\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	modDir := t.TempDir() // its go.mod is a directory: read fails, as for a root it may not read
+	if err := os.Mkdir(filepath.Join(modDir, "go.mod"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct{ name, dir, want string }{
 		{"the repository root", root, ""},
+		{"a go.mod that cannot be read", modDir, "unreadable (go.mod: is a directory)"},
 		{"a path that does not exist", filepath.Join(root, "nonexistent"), "no such directory"},
 		{"a file", filepath.Join(root, "go.mod"), "not a directory"},
 		{"an empty directory", t.TempDir(), "not the repository root (no go.mod declaring module " + ModulePath + ")"},
@@ -150,6 +155,22 @@ func TestIsRoot(t *testing.T) {
 				t.Fatalf("IsRoot(%s) = %v, want %q", tc.dir, err, tc.want)
 			}
 		})
+	}
+}
+
+// TestIsRootUnreadable: a directory the user may not search is unreadable,
+// with the reason, not "not the repository root".
+func TestIsRootUnreadable(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root reads a mode-000 directory (CAP_DAC_OVERRIDE); the unprivileged pass runs this")
+	}
+	dir := filepath.Join(t.TempDir(), "locked")
+	if err := os.Mkdir(dir, 0); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Chmod(dir, 0o755) })
+	if err := IsRoot(dir); err == nil || err.Error() != "unreadable (go.mod: permission denied)" {
+		t.Fatalf("IsRoot(mode 000) = %v, want unreadable (go.mod: permission denied)", err)
 	}
 }
 
@@ -178,6 +199,7 @@ func TestRunSim(t *testing.T) {
 		}}, "sim broken: bwrap missing"},
 		{"panic is an error", Sim{Name: "panics", Run: func(*Env) (map[string][]byte, error) {
 			var m map[string]int
+			//lint:ignore SA5000 the sim panics on purpose: RunSim must turn the panic into an error
 			m["x"]++
 			return nil, nil
 		}}, "sim panics: panic: assignment to entry in nil map"},

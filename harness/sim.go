@@ -26,7 +26,8 @@ type Sim struct {
 type Env struct {
 	// Root is the repository root (where snapshots/ and transcripts/ live).
 	Root string
-	// TempDir returns a fresh directory removed after the run.
+	// TempDir returns a fresh directory under $TMPDIR, removed after the run
+	// (a run directory, [MkdirRun]).
 	TempDir func() (string, error)
 	// Logf writes progress to stderr (never into an effect file).
 	Logf func(format string, args ...any)

@@ -6,6 +6,7 @@
 //
 //  1. Creation: the call's arguments are a detached, frozen copy ([NewCall]);
 //     arguments that are not valid JSON end the call with the VERBATIM
+//     (upstream's text, byte for byte; docs/README.md, Words)
 //     "tool execution arguments must be losslessly JSON-serializable".
 //     A call whose signal is already done ends as ABORTED_BEFORE_DISPATCH.
 //  2. tools/pre-execute: a waterfall of [PreExecute] listeners with next().

@@ -60,7 +60,8 @@
 // [NewProvider] rejects bad configuration (a zero or infinite
 // probe timeout, inconsistent runnerCommand settings, a launcher or runner
 // path that is a directory, an unknown backend name) with upstream's
-// VERBATIM texts where they exist.
+// VERBATIM texts where they exist (VERBATIM, here and in every comment of
+// the repository: upstream's text, byte for byte; docs/README.md, Words).
 //
 // # The mount table between calls
 //

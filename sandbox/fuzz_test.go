@@ -27,6 +27,7 @@ func oracle(exit int, signaled bool, stderr string, r sandbox.RunnerFailureRule)
 	for _, line := range lineSplit.Split(stderr, -1) {
 		info := false
 		for _, i := range r.InformationalLines {
+			//lint:ignore SA6005 ToLower on both sides, as the rule states it (and JavaScript's toLowerCase does), not EqualFold's case folding ("ſ" folds to "s")
 			if strings.ToLower(line) == strings.ToLower(i) {
 				info = true
 			}

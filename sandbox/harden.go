@@ -14,6 +14,9 @@ const (
 	IsolatedAbstractUnix = "abstract-unix"
 	// IsolatedSecretEnv: the command starts without the environment's secrets.
 	IsolatedSecretEnv = "secret-env"
+	// IsolatedAgent: the command cannot trace the harness (the agent), read
+	// or write its memory, or open its descriptors through /proc.
+	IsolatedAgent = "agent"
 	// IsolatedGitDir: the workspace's .git stays read-only under
 	// workspace-write (bwrap; Landlock admits it cannot, see
 	// [HardenedUngoverned]).
@@ -27,13 +30,17 @@ func Isolation(backend string, harden bool) []string {
 	var out []string
 	switch {
 	case backend == BackendBwrap:
-		out = append(out, IsolatedSignal+": the command runs in its own PID namespace, where the harness does not exist")
+		out = append(out, IsolatedSignal+": the command runs in its own PID namespace, where the harness does not exist",
+			IsolatedAgent+": the command runs in its own PID namespace, where the harness does not exist")
 		if harden {
 			out = append(out, IsolatedAbstractUnix+": landlock-run --scope inside bwrap (Landlock ABI 6)",
 				IsolatedGitDir+": the workspace's .git is bound read-only under workspace-write (bwrap --ro-bind-try)")
 		}
-	case backend == BackendLandlock && harden:
-		out = append(out, IsolatedSignal+": Landlock scoping (ABI 6)", IsolatedAbstractUnix+": Landlock scoping (ABI 6)")
+	case backend == BackendLandlock:
+		out = append(out, IsolatedAgent+": the command runs in a Landlock domain, which may not trace a process outside it")
+		if harden {
+			out = append(out, IsolatedSignal+": Landlock scoping (ABI 6)", IsolatedAbstractUnix+": Landlock scoping (ABI 6)")
+		}
 	}
 	if harden {
 		out = append(out, IsolatedSecretEnv+": secret variables are removed from the command's environment (sandbox.ScrubSecrets)")

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/dshsim/dshsim/sandbox/internal/seal"
 	"math"
 	"os"
 	"os/exec"
@@ -592,3 +593,6 @@ func validateWritableRoot(policy Policy) (Policy, error) {
 func notGranted(root, why string) error {
 	return fmt.Errorf("%w: workspace root %s is not granted for workspace-write: %s; a confined command could write there as if unconfined. Use a project directory as the workspace", ErrBadInput, root, why)
 }
+
+// Sealed makes Provider a spawn.Confiner (the interface is closed to the sandbox tree).
+func (*Provider) Sealed(seal.Token) {}

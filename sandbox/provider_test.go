@@ -115,6 +115,8 @@ func TestConfineRejectsBadInput(t *testing.T) {
 func TestProviderChains(t *testing.T) {
 	const (
 		pidNS    = "signal: the command runs in its own PID namespace, where the harness does not exist"
+		pidNSAgt = "agent: the command runs in its own PID namespace, where the harness does not exist"
+		llAgent  = "agent: the command runs in a Landlock domain, which may not trace a process outside it"
 		scrubbed = "secret-env: secret variables are removed from the command's environment (sandbox.ScrubSecrets)"
 	)
 	ws := t.TempDir()
@@ -132,7 +134,7 @@ func TestProviderChains(t *testing.T) {
 			cfg: func(l *probeLog) Config {
 				return Config{Platform: "linux", LauncherPath: "/l/landlock-run", Probes: l.probes(true, Full)}
 			},
-			want:      ConfinedArgv{Argv: Wrap([]string{"bwrap"}, BwrapArgs(ro), argv), Backend: "bwrap", Enforcement: Full, DenialSignatures: []string{"read-only file system"}, RunnerFailureRules: []RunnerFailureRule{{FatalSignatures: []string{"bwrap: "}}}, Isolated: []string{pidNS}},
+			want:      ConfinedArgv{Argv: Wrap([]string{"bwrap"}, BwrapArgs(ro), argv), Backend: "bwrap", Enforcement: Full, DenialSignatures: []string{"read-only file system"}, RunnerFailureRules: []RunnerFailureRule{{FatalSignatures: []string{"bwrap: "}}}, Isolated: []string{pidNS, pidNSAgt}},
 			wantCalls: []string{"bwrap"}},
 		{name: "linux bwrap fail falls to landlock with the launcher path",
 			cfg: func(l *probeLog) Config {
@@ -140,7 +142,8 @@ func TestProviderChains(t *testing.T) {
 			},
 			want: ConfinedArgv{Argv: []string{"/l/landlock-run", "--ro", "/", "--rw", "/dev/null", "--", "bash", "-c", "echo hi"}, Backend: "landlock", Enforcement: Partial,
 				DenialSignatures: []string{"permission denied"}, RunnerFailureRules: []RunnerFailureRule{{AllowedExitCodes: []int{125}, FatalSignatures: []string{"landlock-run: "}, InformationalLines: []string{LandlockPartialNotice}}},
-				Ungoverned: []string{"chmod: file mode changes are not a Landlock right", "chown: file owner changes are not a Landlock right", "utimes: file time changes are not a Landlock right", "setxattr: extended attribute changes are not a Landlock right", "chattr: inode flag changes (FS_IOC_SETFLAGS on a regular file) are not a Landlock right"}},
+				Ungoverned: []string{"chmod: file mode changes are not a Landlock right", "chown: file owner changes are not a Landlock right", "utimes: file time changes are not a Landlock right", "setxattr: extended attribute changes are not a Landlock right", "chattr: inode flag changes (FS_IOC_SETFLAGS on a regular file) are not a Landlock right"},
+				Isolated:   []string{llAgent}},
 			wantCalls: []string{"bwrap", "landlock /l/landlock-run"}},
 		{name: "hardened bwrap nests the runner with --scope and scrubs secrets",
 			cfg: func(l *probeLog) Config {
@@ -149,7 +152,7 @@ func TestProviderChains(t *testing.T) {
 			want: ConfinedArgv{Argv: Wrap([]string{"bwrap"}, append(BwrapArgs(ro), "--ro-bind", "/l/landlock-run", "/l/landlock-run", "--", "/l/landlock-run", "--scope", "--rw", "/"), argv),
 				Backend: "bwrap", Enforcement: Full, DenialSignatures: []string{"read-only file system"},
 				RunnerFailureRules: []RunnerFailureRule{{FatalSignatures: []string{"bwrap: "}}, {AllowedExitCodes: []int{125}, FatalSignatures: []string{"landlock-run: "}, InformationalLines: []string{LandlockPartialNotice}}},
-				Isolated: []string{pidNS, "abstract-unix: landlock-run --scope inside bwrap (Landlock ABI 6)",
+				Isolated: []string{pidNS, pidNSAgt, "abstract-unix: landlock-run --scope inside bwrap (Landlock ABI 6)",
 					"git-dir: the workspace's .git is bound read-only under workspace-write (bwrap --ro-bind-try)", scrubbed}, ScrubSecrets: true},
 			wantCalls: []string{"bwrap"}},
 		{name: "hardened landlock adds --scope and scrubs secrets",
@@ -159,7 +162,7 @@ func TestProviderChains(t *testing.T) {
 			want: ConfinedArgv{Argv: []string{"/l/landlock-run", "--scope", "--ro", "/", "--rw", "/dev/null", "--", "bash", "-c", "echo hi"}, Backend: "landlock", Enforcement: Full,
 				DenialSignatures: []string{"permission denied"}, RunnerFailureRules: []RunnerFailureRule{{AllowedExitCodes: []int{125}, FatalSignatures: []string{"landlock-run: "}, InformationalLines: []string{LandlockPartialNotice}}},
 				Ungoverned: landlockUngoverned,
-				Isolated:   []string{"signal: Landlock scoping (ABI 6)", "abstract-unix: Landlock scoping (ABI 6)", scrubbed}, ScrubSecrets: true},
+				Isolated:   []string{llAgent, "signal: Landlock scoping (ABI 6)", "abstract-unix: Landlock scoping (ABI 6)", scrubbed}, ScrubSecrets: true},
 			wantCalls: []string{"bwrap", "landlock /l/landlock-run"}},
 		{name: "linux with no usable backend is unavailable",
 			cfg: func(l *probeLog) Config {
@@ -209,7 +212,7 @@ func TestProviderChains(t *testing.T) {
 			cfg: func(l *probeLog) Config {
 				return Config{Platform: "linux", RunnerCommand: []string{}, Probes: l.probes(true, Full)}
 			},
-			want:      ConfinedArgv{Argv: Wrap([]string{"bwrap"}, BwrapArgs(ro), argv), Backend: "bwrap", Enforcement: Full, DenialSignatures: []string{"read-only file system"}, RunnerFailureRules: []RunnerFailureRule{{FatalSignatures: []string{"bwrap: "}}}, Isolated: []string{pidNS}},
+			want:      ConfinedArgv{Argv: Wrap([]string{"bwrap"}, BwrapArgs(ro), argv), Backend: "bwrap", Enforcement: Full, DenialSignatures: []string{"read-only file system"}, RunnerFailureRules: []RunnerFailureRule{{FatalSignatures: []string{"bwrap: "}}}, Isolated: []string{pidNS, pidNSAgt}},
 			wantCalls: []string{"bwrap"}},
 	}
 	for _, tc := range tests {

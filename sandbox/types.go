@@ -67,6 +67,9 @@ type Policy struct {
 	// zero before validation. The Landlock runner (--rw-inode) and package
 	// sandbox/inproc refuse a root that opens as another directory. Ours.
 	WorkspaceID FileID `json:"-"`
+	// Limits bound the call's processes (zero: none); set on the command
+	// before its first instruction, whatever confines it. Ours.
+	Limits Limits `json:"-"`
 }
 
 // FileID names a file by device and inode number, as fstat reports them.
@@ -137,6 +140,10 @@ type ConfinedArgv struct {
 	// Argv, which wraps the command. A confinement failure at start is a
 	// [*UnavailableError]; nothing runs.
 	Start func(cmd *exec.Cmd) error `json:"-"`
+	// SetsLimits says that Start sets the policy's [Limits] on the command
+	// itself (before its first instruction). Package sandbox/spawn refuses a
+	// call with limits whose Start does not; without a Start it sets them.
+	SetsLimits bool `json:"-"`
 }
 
 // Report is the facts of one confined run, the one shape every reader takes

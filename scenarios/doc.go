@@ -26,12 +26,19 @@
 //
 // # Commands beyond testscript's own
 //
-//	dsh-sim, dsh-replay, landlock-run, kernel-matrix, matrix-agent,
-//	escape-probe   (with exec only)
+//	dsh-sim, dsh-replay, dsh-record, landlock-run, kernel-matrix,
+//	matrix-agent, escape-probe   (with exec only)
+//	docblock PAGE NAME SOURCE...   the fenced block of $REPO/PAGE marked
+//	             "<!-- checked: NAME -->" must be, byte for byte, the lines of
+//	             the SOURCEs in order: stdout, a work-dir file or @PATH of the
+//	             repository, each narrowed as an include is (:START:END,
+//	             :SECTION); TestDocsOutputCopiesAreChecked fails on a block of
+//	             the docs that copies output and no docblock line checks
 //	quoted FILE REGEXP   REGEXP's one group must be the same text in the
 //	             last stdout and in $REPO/FILE (a quotation in the docs)
 //	tamper DIR   change line 1 of the first non-empty file under DIR (sorted)
 //	             to "tampered by the scenario" and print "tampered REL:1"
+//	tamper FILE:LINE OLD NEW   replace OLD by NEW in that line of FILE
 //	usage CMD ARG...   run CMD and fail unless it is a usage error: exit 2,
 //	             nothing on stdout, one stderr line "CMD: ...; run CMD -h
 //	             for usage" (kept for the next stderr check)

@@ -8,8 +8,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -17,6 +17,7 @@ import (
 	"github.com/dshsim/dshsim/harness/escape/probe"
 	"github.com/dshsim/dshsim/harness/kernels"
 	"github.com/dshsim/dshsim/harness/replay/cli"
+	"github.com/dshsim/dshsim/harness/replay/recordcli"
 	"github.com/dshsim/dshsim/harness/simcli"
 	"github.com/dshsim/dshsim/harness/sims"
 	"github.com/dshsim/dshsim/sandbox/landlock"
@@ -29,6 +30,7 @@ import (
 var commands = map[string]func(){
 	"dsh-replay":    func() { os.Exit(cli.Main(os.Args[1:], os.Stdout, os.Stderr)) },
 	"dsh-sim":       func() { os.Exit(simcli.Main(sims.All(), os.Args[1:], os.Stdout, os.Stderr)) },
+	"dsh-record":    func() { os.Exit(recordcli.Main(os.Args[1:], os.Stdout, os.Stderr)) },
 	"landlock-run":  func() { os.Exit(landlock.Main(os.Args[1:], os.Stdout, os.Stderr)) },
 	"kernel-matrix": func() { os.Exit(kernels.Main(os.Args[1:], os.Stdout, os.Stderr)) },
 	"matrix-agent":  func() { os.Exit(kernels.AgentMain(os.Args[1:], os.Stdout, os.Stderr)) },
@@ -85,14 +87,11 @@ func TestScripts(t *testing.T) {
 	})
 }
 
-// goToolEnv is the go tool's cache locations of the caller (go env).
+// goToolEnv is the go tool's cache locations of the caller (go env of the
+// go on PATH, which go test puts first: the toolchain running the test).
 func goToolEnv() ([][2]string, error) {
 	names := []string{"GOCACHE", "GOMODCACHE", "GOPATH"}
-	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(gobin); err != nil {
-		gobin = "go"
-	}
-	out, err := exec.Command(gobin, append([]string{"env"}, names...)...).Output()
+	out, err := exec.Command("go", append([]string{"env"}, names...)...).Output()
 	if err != nil {
 		return nil, fmt.Errorf("go env: %v", err)
 	}
@@ -109,9 +108,10 @@ func goToolEnv() ([][2]string, error) {
 
 // scriptCmds are the commands scripts get beyond testscript's own.
 var scriptCmds = map[string]func(ts *testscript.TestScript, neg bool, args []string){
-	"quoted": cmdQuoted,
-	"tamper": cmdTamper,
-	"usage":  cmdUsage,
+	"docblock": cmdDocblock,
+	"quoted":   cmdQuoted,
+	"tamper":   cmdTamper,
+	"usage":    cmdUsage,
 }
 
 // cmdQuoted FILE REGEXP keeps a quotation of the docs true: REGEXP, with one
@@ -194,8 +194,12 @@ func cmdTamper(ts *testscript.TestScript, neg bool, args []string) {
 	if neg {
 		ts.Fatalf("unsupported: ! tamper")
 	}
+	if len(args) == 3 {
+		tamperLine(ts, args[0], args[1], args[2])
+		return
+	}
 	if len(args) != 1 {
-		ts.Fatalf("usage: tamper DIR")
+		ts.Fatalf("usage: tamper DIR, or tamper FILE:LINE OLD NEW")
 	}
 	dir := ts.MkAbs(args[0])
 	var files []string
@@ -221,6 +225,25 @@ func cmdTamper(ts *testscript.TestScript, neg bool, args []string) {
 		return
 	}
 	ts.Fatalf("tamper: no non-empty file under %s", args[0])
+}
+
+// tamperLine replaces the first old in line n of the work directory's file
+// (spec FILE:N) by new, failing when the line does not hold old.
+func tamperLine(ts *testscript.TestScript, spec, old, new string) {
+	file, num, ok := strings.Cut(spec, ":")
+	n, err := strconv.Atoi(num)
+	if !ok || err != nil || n < 1 {
+		ts.Fatalf("tamper: %q is not FILE:LINE", spec)
+	}
+	path := ts.MkAbs(file)
+	data, err := os.ReadFile(path)
+	ts.Check(err)
+	lines := strings.Split(string(data), "\n")
+	if n > len(lines) || !strings.Contains(lines[n-1], old) {
+		ts.Fatalf("tamper: %s has no %q at line %d", file, old, n)
+	}
+	lines[n-1] = strings.Replace(lines[n-1], old, new, 1)
+	ts.Check(os.WriteFile(path, []byte(strings.Join(lines, "\n")), 0o644))
 }
 
 // readmeMaxLines bounds the README: an entry point (what dshsim is, the two

@@ -1,5 +1,7 @@
 // Package cmdline is the command-line contract every dshsim command keeps
-// (dsh-sim, dsh-replay, kernel-matrix, matrix-agent):
+// (dsh-sim, dsh-replay, dsh-record, dsh-oracle, kernel-matrix, matrix-agent;
+// a test in package harness finds every command that uses this package and
+// fails when one is missing here):
 //
 //   - -h (or -help) prints the whole help to stdout and exits 0;
 //   - a bad flag, a bad flag value or a bad argument is ONE line on stderr,
@@ -10,7 +12,9 @@
 //   - paths a flag names are checked before anything runs, and a bad one is
 //     a usage error: an output directory the command makes is made without
 //     its parents ([Command.CheckOutDir]); an output file written at the end
-//     must have its directory ([Command.CheckOutFile]);
+//     must have its directory ([Command.CheckOutFile]); an input file must be
+//     a regular file it can open ([CheckInFile]); messages name each path
+//     once ([Reason]);
 //   - a selection that matches nothing (dsh-sim -run, dsh-sim -list -run,
 //     dsh-replay -run or -shard) is ONE line on stderr, "<cmd>: no <thing>
 //     matches <selection> (<what there is>)", nothing on stdout, exit status

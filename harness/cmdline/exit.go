@@ -104,6 +104,45 @@ func (c Command) CheckOutFile(path string) error {
 	return parentIsDir(path, c.Name+" makes no directory for it")
 }
 
+// ErrNoSuchFile is [CheckInFile]'s error for a missing file.
+var ErrNoSuchFile = errors.New("no such file")
+
+// CheckInFile says what is wrong with path as an input file a command reads,
+// so that it can fail before it starts anything: it must be a regular file
+// the command may open. A missing file is [ErrNoSuchFile]; any other reason
+// is said without the path, which the caller names.
+func CheckInFile(path string) error {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return ErrNoSuchFile
+	}
+	if err != nil {
+		return Reason(err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	switch {
+	case err != nil:
+		return Reason(err)
+	case fi.IsDir():
+		return errors.New("is a directory")
+	case !fi.Mode().IsRegular():
+		return errors.New("not a regular file")
+	}
+	return nil
+}
+
+// Reason is err without the path an *fs.PathError repeats, for a message
+// that names the path itself ("-o x: permission denied", not "-o x: open x:
+// permission denied").
+func Reason(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
 // missing says whether a stat error means the path does not exist (under a
 // file too: ENOTDIR), so that the parent is what to name.
 func missing(err error) bool {

@@ -116,3 +116,41 @@ func TestCommandMain(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckInFile: an input file must be a regular file the command can
+// open; the error says why without repeating the path.
+func TestCheckInFile(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name, path, want string
+	}{
+		{"a file", file, ""},
+		{"missing", filepath.Join(dir, "missing"), "no such file"},
+		{"under a file", filepath.Join(file, "x"), "not a directory"},
+		{"a directory", dir, "is a directory"},
+		{"a device", os.DevNull, "not a regular file"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			err := cmdline.CheckInFile(tc.path)
+			if (err == nil) != (tc.want == "") || err != nil && err.Error() != tc.want {
+				t.Errorf("CheckInFile(%s) = %v, want %q", tc.path, err, tc.want)
+			}
+		})
+	}
+	if !errors.Is(cmdline.CheckInFile(filepath.Join(dir, "missing")), cmdline.ErrNoSuchFile) {
+		t.Error("a missing file is not ErrNoSuchFile")
+	}
+	if os.Geteuid() != 0 {
+		if err := os.Chmod(file, 0); err != nil {
+			t.Fatal(err)
+		}
+		if err := cmdline.CheckInFile(file); err == nil || err.Error() != "permission denied" {
+			t.Errorf("an unreadable file: %v, want permission denied", err)
+		}
+	}
+}

@@ -74,7 +74,7 @@ var classes = map[Class]bool{ClassPath: true, ClassTruncate: true, ClassIoctl: t
 // "# effect:"), the keys a backend's Ungoverned or Isolated list names them by.
 var effects = map[Class][]string{
 	ClassMetadata:  {"chmod", "chown", "utimes", "setxattr", "chattr"},
-	ClassIsolation: {"signal", "abstract-unix", "secret-env"},
+	ClassIsolation: {"signal", "abstract-unix", "secret-env", "agent"},
 }
 
 // Fixtures an attempt may need (header "# needs:").
@@ -94,11 +94,12 @@ const (
 	NeedGitDir       = "git-dir"       // $WS/.git: a repository's directory (config, hooks/), which the snapshots cover even under workspace-write
 	NeedRacer        = "racer"         // $SWAP_WS: a workspace in /tmp, $SWAP_TARGET: an outside directory; while the command runs, the harness starts new calls (same backend and mode, workspace $SWAP_WS) writing $SWAP_TARGET/x
 	NeedListener     = "listener"      // $HARNESS_PORT: a TCP listener on the host's loopback (127.0.0.1), which nothing may reach
+	NeedAgent        = "agent"         // $HARNESS_PID; $HARNESS_CANARY and $HARNESS_CANARY_LEN: the address (hex) and length of a fresh secret in the harness's memory; $HARNESS_FD: a pipe the harness reads
 )
 
 var needs = map[string]bool{NeedRoot: true, NeedPrelink: true, NeedHolder: true, NeedCloexecFD: true,
 	NeedLeakedFD: true, NeedTmpWorkspace: true, NeedShm: true, NeedLoopdev: true, NeedSibling: true,
-	NeedSignal: true, NeedSocket: true, NeedSecret: true, NeedRacer: true, NeedGitDir: true, NeedListener: true}
+	NeedSignal: true, NeedSocket: true, NeedSecret: true, NeedRacer: true, NeedGitDir: true, NeedListener: true, NeedAgent: true}
 
 // Attempt is one escape attempt: a shell script run as `bash -c` inside the
 // sandbox with WS, OUT, TARGET and PROBE in its environment, or (a .ts file)
@@ -123,7 +124,8 @@ type Attempt struct {
 	// Effect names the operation of a metadata attempt (header "# effect:",
 	// chmod, chown, utimes, setxattr or chattr: the key a backend's
 	// Ungoverned list admits it by) or of an isolation attempt (signal,
-	// abstract-unix or secret-env: the key of a backend's Isolated list).
+	// abstract-unix, secret-env or agent: the key of a backend's Isolated
+	// list).
 	Effect string
 	// Settle is how long to wait after the command exits before checking
 	// (header "# settle:", a Go duration), for attempts that leave a child.

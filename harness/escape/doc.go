@@ -15,8 +15,8 @@
 //	# attack: what it tries (required)
 //	# class: path | truncate | ioctl | metadata | device | inode | temp | isolation | late | git
 //	# effect: chmod | chown | utimes | setxattr | chattr   (class metadata)
-//	#         signal | abstract-unix | secret-env          (class isolation)
-//	# needs: root prelink holder cloexec-fd leaked-fd tmp-workspace shm loopdev sibling signal socket secret racer git-dir listener
+//	#         signal | abstract-unix | secret-env | agent  (class isolation)
+//	# needs: root prelink holder cloexec-fd leaked-fd tmp-workspace shm loopdev sibling signal socket secret racer git-dir listener agent
 //	# capability: CAP_MKNOD   (what it needs root for; exactly with "needs: root")
 //	# settle: 1500ms   (wait before checking, for attempts that leave a child)
 //
@@ -81,7 +81,10 @@
 // harness's socket) are stopped before the second snapshot. The harness also
 // records what reached it: a SIGUSR1 it trapped, a connection to its
 // abstract socket or to its listener on the loopback, its secret in the
-// command's output, and any process the
+// command's output, a canary in its own memory overwritten or printed and a
+// pipe it holds written (the agent attempts: the harness stands in for the
+// agent that started the command, whose threads they trace, whose memory
+// they read and write, whose descriptors they reopen), and any process the
 // command started still running once the call returned (every process of
 // the attempt inherits a run token in its environment, found through
 // /proc: nothing a call starts may outlive it; the process is killed). No

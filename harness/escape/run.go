@@ -1,6 +1,7 @@
 package escape
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -10,12 +11,14 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -223,6 +226,11 @@ type attemptRun struct {
 	// tcp listens on the host's loopback at port ([NeedListener]).
 	tcp  *net.TCPListener
 	port int
+	// canary is a fresh secret in this process's memory and held the read
+	// end of a pipe, which a command reaching the harness could read or
+	// overwrite and write to ([NeedAgent]).
+	canary, canaryWas []byte
+	held              *os.File
 }
 
 // newAttemptRun makes the fresh, seeded run directory of attempt a under
@@ -369,6 +377,9 @@ func (r *attemptRun) harnessChanges(res *Result) []Change {
 	if r.secret != "" && strings.Contains(res.Stdout+res.Stderr, r.secret) {
 		seen = append(seen, Change{"harness/env", "the command printed DSHSIM_ESCAPE_API_KEY"})
 	}
+	if r.canary != nil {
+		seen = append(seen, r.agentChanges(res)...)
+	}
 	return seen
 }
 
@@ -433,6 +444,45 @@ var fixtures = []struct {
 	{NeedRacer, (*attemptRun).racer},
 	{NeedGitDir, (*attemptRun).gitDir},
 	{NeedListener, (*attemptRun).listener},
+	{NeedAgent, (*attemptRun).agent},
+}
+
+// agent tells the command $HARNESS_PID, this process, the address and
+// length of a fresh secret canary in its memory, and $HARNESS_FD, the read
+// end of a pipe it holds: what the command could read or change there, the
+// harness sees ([attemptRun.harnessChanges]).
+func (r *attemptRun) agent(context.Context) error {
+	r.canaryWas = []byte("dshsim-canary-" + rand.Text())
+	r.canary = append([]byte(nil), r.canaryWas...)
+	rd, wr, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	wr.Close()
+	r.held = rd
+	r.teardown = append(r.teardown, func() { rd.Close() })
+	r.env = append(r.env, "HARNESS_PID="+strconv.Itoa(os.Getpid()),
+		fmt.Sprintf("HARNESS_CANARY=%x", uintptr(unsafe.Pointer(&r.canary[0]))), "HARNESS_CANARY_LEN="+strconv.Itoa(len(r.canary)),
+		"HARNESS_FD="+strconv.Itoa(int(rd.Fd())))
+	return nil
+}
+
+// agentChanges are what reached this process's memory and descriptors
+// ([NeedAgent]): the canary overwritten or printed, the held pipe written.
+func (r *attemptRun) agentChanges(res *Result) []Change {
+	var seen []Change
+	if !bytes.Equal(r.canary, r.canaryWas) {
+		seen = append(seen, Change{"harness/memory", "the canary was overwritten"})
+	}
+	if strings.Contains(res.Stdout+res.Stderr, string(r.canaryWas)) {
+		seen = append(seen, Change{"harness/memory", "the command printed the canary"})
+	}
+	runtime.KeepAlive(r.canary)
+	r.held.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+	if n, _ := r.held.Read(make([]byte, 64)); n > 0 {
+		seen = append(seen, Change{"harness/descriptor", "the held pipe was written through /proc"})
+	}
+	return seen
 }
 
 // prelink makes $WS/prelinked, a hard link of $TARGET.

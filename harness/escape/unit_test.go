@@ -24,7 +24,7 @@ func TestParseAttemptRejectsBadHeadersNamingFileLineAndField(t *testing.T) {
 		{"bad settle", "x.sh", "# attack: a\n# settle: forever\n", "x.sh:2: settle:"},
 		{"metadata without effect", "x.sh", "# attack: a\n# class: metadata\n", "x.sh:1: effect: missing"},
 		{"unknown effect", "x.sh", "# attack: a\n# class: metadata\n# effect: teleport\n", `x.sh:3: effect: class metadata wants one of chmod, chown, utimes, setxattr, chattr, got "teleport"`},
-		{"isolation without effect", "x.sh", "# attack: a\n# class: isolation\n", "x.sh:1: effect: missing (class isolation names its operation: one of signal, abstract-unix, secret-env)"},
+		{"isolation without effect", "x.sh", "# attack: a\n# class: isolation\n", "x.sh:1: effect: missing (class isolation names its operation: one of signal, abstract-unix, secret-env, agent)"},
 		{"an isolation effect on a metadata attempt", "x.sh", "# attack: a\n# class: metadata\n# effect: signal\n", `x.sh:3: effect: class metadata wants one of`},
 		{"an effect on a path attempt", "x.sh", "# attack: a\n# effect: chmod\n", "x.sh:2: effect: only classes metadata and isolation name an effect, not path"},
 		{"root without the capability it needs", "x.sh", "# attack: a\n# needs: root\n", "x.sh:1: capability: an attempt names the capability it needs root for exactly when it needs root"},

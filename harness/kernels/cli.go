@@ -2,14 +2,17 @@ package kernels
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 
 	"github.com/dshsim/dshsim/harness/cmdline"
 	"github.com/dshsim/dshsim/sandbox/sandboxtest"
+	"golang.org/x/sys/unix"
 )
 
 // Usage is the text kernel-matrix -h prints before its flags.
@@ -28,11 +31,13 @@ $DSHSIM_SCRATCH or /var/tmp and is removed at the end, also when SIGINT or
 SIGTERM interrupts the run (-keep keeps it). Kernels are downloaded once into
 the cache (see -cache); concurrent runs wait for each other's download.
 
-Exit status: 0 the matrix matches and has no problem; 1 it differs, the golden
-file is missing, a problem was found, or a step failed; 2 usage error (one
-line on stderr, before anything is built: a bad flag, an argument, no
-scratch root, outside the repository, a golden file -update cannot write);
-130 or 143 interrupted by SIGINT or SIGTERM.
+Exit status: 0 the matrix matches and has no problem; 1 it differs, a problem
+was found, or a step failed; 2 usage error (one line on stderr, before
+anything is built, naming the flag or variable: a bad flag, an argument, a
+$DSHSIM_SCRATCH that is not a directory this user may write, outside the
+repository, a golden file missing or unreadable (or, with -update, one it
+cannot write), a -cache this user may not write); 130 or 143 interrupted by
+SIGINT or SIGTERM.
 
 Flags:
 `
@@ -67,10 +72,12 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	return cmd.Main(args, stdout, stderr, func([]string) error { return runMatrix(cmd, o) })
 }
 
-// validate checks what the run needs before it builds anything: a scratch
-// root, the repository, and a golden file to compare with or write.
+// validate checks what the run needs before it builds anything: a usable
+// scratch root ($DSHSIM_SCRATCH), the repository, a golden file to compare
+// with (readable) or write (its directory), and for layer 2 a kernel cache
+// it may write. Each problem is a usage error naming the variable or flag.
 func (o *mainOptions) validate(cmd cmdline.Command) error {
-	if _, err := sandboxtest.ScratchRoot(); err != nil {
+	if _, err := sandboxtest.UsableScratchRoot(); err != nil {
 		return cmdline.Usage("%v", err)
 	}
 	wd, _ := os.Getwd()
@@ -79,18 +86,60 @@ func (o *mainOptions) validate(cmd cmdline.Command) error {
 		return cmdline.Usage("%v (run it inside the repository)", err)
 	}
 	o.root = root
+	flag := "-golden " + o.golden
 	if o.golden == "" && !o.Layer1Only {
 		o.golden = filepath.Join(root, "snapshots", "kernel-matrix.txt")
+		flag = "the golden file " + o.golden + " (-golden's default)"
 	}
-	if o.update && o.golden == "" {
+	switch {
+	case o.update && o.golden == "":
 		return cmdline.Usage("-update with -layer1 needs -golden FILE")
-	}
-	if o.update {
+	case o.update:
 		if err := cmd.CheckOutFile(o.golden); err != nil {
-			return cmdline.Usage("-golden %s: %v", o.golden, err)
+			return cmdline.Usage("%s: %v", flag, err)
+		}
+	case o.golden != "":
+		err := cmdline.CheckInFile(o.golden)
+		if errors.Is(err, cmdline.ErrNoSuchFile) {
+			err = errors.New("no such file (-update or DSHSIM_UPDATE=1 writes it)")
+		}
+		if err != nil {
+			return cmdline.Usage("%s: %v", flag, err)
 		}
 	}
+	if o.Layer1Only {
+		return nil
+	}
+	flag = "-cache " + o.CacheDir
+	if o.CacheDir == "" {
+		o.CacheDir = DefaultCache()
+		flag = "the kernel cache " + o.CacheDir + " (-cache's default)"
+	}
+	if err := checkCache(o.CacheDir); err != nil {
+		return cmdline.Usage("%s: %v", flag, err)
+	}
 	return nil
+}
+
+// checkCache says what is wrong with dir as the kernel cache a run fills:
+// it, or the nearest of its parents that exists (the run makes the rest),
+// must be a directory this user may write.
+func checkCache(dir string) error {
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		fi, err := os.Stat(d)
+		switch {
+		case (errors.Is(err, fs.ErrNotExist) || errors.Is(err, unix.ENOTDIR)) && filepath.Dir(d) != d:
+			continue
+		case err != nil:
+			return cmdline.Reason(err)
+		case !fi.IsDir():
+			return fmt.Errorf("%s is not a directory", d)
+		}
+		if err := unix.Access(d, unix.W_OK|unix.X_OK); err != nil {
+			return fmt.Errorf("%s is not writable (%v)", d, err)
+		}
+		return nil
+	}
 }
 
 // runMatrix validates o, runs the matrix ([Run]), then compares it with

@@ -88,3 +88,69 @@ func TestInterruptedRunCleansUp(t *testing.T) {
 		})
 	}
 }
+
+// TestChecksBeforeBuilding: a scratch root, golden file or cache that
+// cannot be used is a usage error before anything is built or run (exit 2,
+// the one usage line: no progress line, which the build and layer 1 log),
+// naming the variable or the flag.
+func TestChecksBeforeBuilding(t *testing.T) {
+	scratch := sandboxtest.TempDir(t, "dshsim-kmatrix-checks-")
+	file := filepath.Join(scratch, "file")
+	if err := os.WriteFile(file, []byte("x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(scratch, "missing")
+	golden := filepath.Join(scratch, "golden.txt")
+	if err := os.WriteFile(golden, []byte("m\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name, scratch string
+		args          []string
+		want          string
+	}{
+		{"scratch root missing", missing, []string{"-layer1"}, sandboxtest.ScratchEnv + "=" + missing + ": no such directory"},
+		{"scratch root a file", file, []string{"-layer1"}, sandboxtest.ScratchEnv + "=" + file + ": not a directory"},
+		{"-golden missing", scratch, []string{"-layer1", "-golden", missing}, "-golden " + missing + ": no such file (-update or DSHSIM_UPDATE=1 writes it)"},
+		{"-golden a directory", scratch, []string{"-layer1", "-golden", scratch}, "-golden " + scratch + ": is a directory"},
+		{"-golden's directory missing with -update", scratch, []string{"-layer1", "-update", "-golden", filepath.Join(missing, "g.txt")}, "-golden " + filepath.Join(missing, "g.txt") + ": its parent " + missing + " is not a directory"},
+		{"-cache under a file", scratch, []string{"-golden", golden, "-cache", filepath.Join(file, "cache")}, "-cache " + filepath.Join(file, "cache") + ": " + file + " is not a directory"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv(sandboxtest.ScratchEnv, tc.scratch)
+			var stdout, stderr bytes.Buffer
+			code := kernels.Main(tc.args, &stdout, &stderr)
+			want := "kernel-matrix: " + tc.want
+			if code != 2 || stdout.Len() != 0 || strings.Count(stderr.String(), "\n") != 1 || !strings.HasPrefix(stderr.String(), want) {
+				t.Errorf("exit %d, stdout %q, stderr %q; want 2 and the one line %q...", code, stdout.String(), stderr.String(), want)
+			}
+		})
+	}
+	if _, err := os.Stat(missing); err == nil {
+		t.Errorf("%s was made", missing)
+	}
+}
+
+// TestUnwritableCacheIsAUsageError: as a user who may not write it, a
+// -cache is refused before anything is built, naming the flag.
+func TestUnwritableCacheIsAUsageError(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root writes a mode-0555 directory (CAP_DAC_OVERRIDE); the unprivileged pass runs this")
+	}
+	dir := filepath.Join(t.TempDir(), "ro")
+	if err := os.Mkdir(dir, 0o555); err != nil {
+		t.Fatal(err)
+	}
+	golden := filepath.Join(t.TempDir(), "golden.txt")
+	if err := os.WriteFile(golden, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(sandboxtest.ScratchEnv, sandboxtest.TempDir(t, "dshsim-kmatrix-checks-"))
+	var stdout, stderr bytes.Buffer
+	code := kernels.Main([]string{"-golden", golden, "-cache", filepath.Join(dir, "cache")}, &stdout, &stderr)
+	want := "kernel-matrix: -cache " + filepath.Join(dir, "cache") + ": " + dir + " is not writable (permission denied); run kernel-matrix -h for usage\n"
+	if code != 2 || stderr.String() != want {
+		t.Errorf("exit %d, stderr %q; want 2 and %q", code, stderr.String(), want)
+	}
+}

@@ -68,7 +68,7 @@ func (p *prepared) compareChildren(run *sessionRun, res *Result) error {
 // compareChild compares recorded child c with the replay's.
 func (p *prepared) compareChild(run *sessionRun, c *recording.Child) (*ChildResult, error) {
 	cr := &ChildResult{Index: c.Index, File: c.File, Parent: parentIndex(p.rec, c.Header.ParentSession)}
-	exp, err := projection.Project(c.Events, normalizer(p.rec, c.Header.Cwd, c.Header.ID))
+	exp, cov, err := projection.ProjectCovered(c.Events, normalizer(p.rec, c.Header.Cwd, c.Header.ID))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", filepath.Join(p.rec.Name, c.File), err)
 	}
@@ -87,10 +87,11 @@ func (p *prepared) compareChild(run *sessionRun, c *recording.Child) (*ChildResu
 	}
 	info := m.child.Info()
 	cr.CallID = info.CallID
-	got, err := p.projectLog(m.child.Log().Path(), run.stack.Log().Header().Cwd, info.SessionID)
+	got, ours, err := p.projectLog(m.child.Log().Path(), run.stack.Log().Header().Cwd, info.SessionID)
 	if err != nil {
 		return nil, err
 	}
+	cr.Notes = append(cr.Notes, coverageNotes(c.File, cov, ours)...)
 	cr.Got = got
 	cr.Comparison = projection.Compare(exp, got)
 	cr.Flags = append(cr.Flags, linkFlags(c, m, run.family)...)

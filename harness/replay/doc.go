@@ -85,8 +85,13 @@
 // the stack produced (package fixture turns our log into upstream's stored
 // form, stabilized against the committed log). [Record] drives a live
 // model through the stack in an isolated child and writes a new recording
-// through a temporary directory renamed into place. docs/record.md says
-// how both behave.
+// through a temporary directory renamed into place. Both, and
+// [UpdateProjection], write only after a complete run (the context checked
+// after it) and write every file at once (package fileset): an interrupt
+// at any point leaves the recording as it was or as the complete run
+// writes it, and a replay reads a recording under the shared lock of its
+// directory, refusing one an interrupted writer left half replaced.
+// docs/record.md says how both behave.
 //
 // # Profiles and served bodies
 //
@@ -125,6 +130,11 @@
 // schema that differs from tool-schemas.expected.json (package toolschema), a
 // tool-owned section of the system prompt that is not a paragraph of
 // system-prompt.expected.md, or a stale projection.expected.json.
+// Every event of either log that the projection leaves out is named in a
+// note of the recording (or child) with its reason (projection.Coverage:
+// the model's chunks and messages, the model request, step and turn
+// boundaries, a splice into the next step, ...); an event the projection
+// neither compares nor names is an error naming its seq.
 //
 // # Files of ours beside a recording
 //

@@ -131,18 +131,6 @@ type assistantData struct {
 	Interrupted bool            `json:"interrupted,omitempty"`
 }
 
-type textBlock struct {
-	Type string `json:"type"`
-	Text string `json:"text"`
-}
-
-type toolCallBlock struct {
-	Type      string `json:"type"`
-	ID        string `json:"id"`
-	Name      string `json:"name"`
-	Arguments string `json:"arguments"`
-}
-
 type toolCallData struct {
 	Turn      int    `json:"turn"`
 	Step      int    `json:"step"`

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dshsim/dshsim/harness/replay/fileset"
 	"github.com/dshsim/dshsim/harness/replay/isolate"
 	"github.com/dshsim/dshsim/harness/replay/recording"
 	"github.com/dshsim/dshsim/llm"
@@ -148,7 +149,7 @@ func Record(ctx context.Context, dir, out string, opt RecordOptions) error {
 		return redact(errors.New(resp.Failure+"; nothing written"), key)
 	}
 	in.PermissionAnswers = append(in.PermissionAnswers, resp.Asked...)
-	return redact(writeRecording(dir, out, in, resp, key), key)
+	return redact(writeRecording(ctx, dir, out, in, resp, key), key)
 }
 
 // redact replaces the key in an error's text (a server may echo it).
@@ -160,8 +161,9 @@ func redact(err error, key string) error {
 }
 
 // writeRecording writes the recording into a temporary directory beside
-// out, checks that no file holds the key, and renames it to out.
-func writeRecording(dir, out string, in recording.Input, resp recordResponse, key string) (err error) {
+// out, checks that no file holds the key, and renames it to out once all of
+// it is durable, unless ctx was cancelled meanwhile (fileset.PlaceDir).
+func writeRecording(ctx context.Context, dir, out string, in recording.Input, resp recordResponse, key string) (err error) {
 	tmp, err := os.MkdirTemp(filepath.Dir(out), "."+filepath.Base(out)+".partial-")
 	if err != nil {
 		return err
@@ -207,7 +209,7 @@ func writeRecording(dir, out string, in recording.Input, resp recordResponse, ke
 	if err := holdsNo(tmp, key); err != nil {
 		return err
 	}
-	return os.Rename(tmp, out)
+	return fileset.PlaceDir(ctx, tmp, out)
 }
 
 func isDir(p string) bool {

@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 
 	"github.com/dshsim/dshsim/harness/replay/acpwire"
+	"github.com/dshsim/dshsim/harness/replay/fileset"
 	"github.com/dshsim/dshsim/harness/replay/fixture"
 	"github.com/dshsim/dshsim/harness/replay/projection"
 	"github.com/dshsim/dshsim/harness/replay/recording"
@@ -23,37 +25,66 @@ type Refreshed struct {
 	// Changed lists the files rewritten (none when the stack's output is
 	// what the recording holds).
 	Changed []string
+	// Recovered says what completing an earlier, interrupted write of the
+	// recording did ("" when there was none: package fileset).
+	Recovered string
 }
 
 // Refresh replays the recording in dir with its own script and writes back
 // what our stack produced, as upstream's refresh does: session.jsonl (our
 // log stabilized against the committed one, see package fixture) and every
 // child's session.<n>.jsonl likewise,
-// stdout.expected.jsonl (the frames our bridge sent), and
-// projection.expected.json when the recording has one. The model's chunks
+// stdout.expected.jsonl (the frames our bridge sent), and the projection
+// files when the recording has projection.expected.json. The model's chunks
 // and the recording's inputs (input.json, workspace/, overrides, settings,
-// the header sidecars) are kept. A replay that fails writes nothing.
+// the header sidecars) are kept.
+//
+// Only a complete run writes, and it writes every file at once (package
+// fileset): a replay that fails, or one that ctx cancelled (checked after
+// the run, and again once the new files are durable), writes nothing, and
+// an interruption after that leaves the new set, completed by the next
+// writer of the recording. An earlier write of the recording that was
+// interrupted is completed first (Refreshed.Recovered).
 func Refresh(ctx context.Context, dir string, opt Options) (*Refreshed, error) {
 	opt.Refresh = true
+	out := &Refreshed{}
+	var err error
+	if out.Recovered, err = fileset.Recover(dir); err != nil {
+		return out, err
+	}
 	res, resp := replayIsolated(ctx, dir, opt)
-	out := &Refreshed{Result: res}
+	out.Result = res
+	if ctx.Err() != nil {
+		return out, fmt.Errorf("%s: interrupted (%v): the run was not complete, nothing written", res.Name, context.Cause(ctx))
+	}
 	if res.Verdict == Failed {
 		return out, errors.New(res.Error)
 	}
 	if resp == nil || resp.Run == nil {
 		return out, fmt.Errorf("%s: the replay returned no log to refresh from", res.Name)
 	}
-	committed, err := os.ReadFile(filepath.Join(dir, recording.SessionFile))
+	names, files, err := refreshedFiles(dir, res.Name, resp)
 	if err != nil {
 		return out, err
+	}
+	out.Changed, err = fileset.Replace(ctx, dir, names, files)
+	return out, err
+}
+
+// refreshedFiles are the files a refresh of the recording in dir writes
+// from the run resp, and their names in order.
+func refreshedFiles(dir, name string, resp *response) ([]string, map[string][]byte, error) {
+	committed, err := os.ReadFile(filepath.Join(dir, recording.SessionFile))
+	if err != nil {
+		return nil, nil, err
 	}
 	rec, err := recording.Load(dir)
 	if err != nil {
-		return out, err
+		return nil, nil, err
 	}
 	files, err := fixtureFiles(resp.Log, committed, resp.Run, rec.Settings.EventTimes)
 	if err != nil {
-		return out, fmt.Errorf("%s: %w", res.Name, err)
+		return nil, nil, fmt.Errorf("%s: %w", name, err)
 	}
 	if len(rec.Events) == 0 {
 		// a scenario without a model turn keeps its header-only log, as
@@ -62,39 +93,52 @@ func Refresh(ctx context.Context, dir string, opt Options) (*Refreshed, error) {
 	}
 	names := []string{recording.SessionFile, recording.StdoutFile}
 	for _, c := range resp.Run.Children {
-		name := recording.ChildFile(c.Index)
-		committed, err := os.ReadFile(filepath.Join(dir, name))
+		file := recording.ChildFile(c.Index)
+		committed, err := os.ReadFile(filepath.Join(dir, file))
 		if err != nil {
-			return out, err
+			return nil, nil, err
 		}
 		// Our session's id in the child's log (its parent's, a relay's
 		// sender) is the recorded session's.
 		log := bytes.ReplaceAll(c.Log, []byte(resp.Run.SessionID), []byte(rec.Header.ID))
 		ctx := fixture.Context{IDs: []string{c.SessionID}, Cwds: []string{resp.Run.Cwd}, EventTimes: rec.Settings.EventTimes}
-		if files[name], err = fixture.Session(log, committed, ctx); err != nil {
-			return out, fmt.Errorf("%s: %s: %w", res.Name, name, err)
+		if files[file], err = fixture.Session(log, committed, ctx); err != nil {
+			return nil, nil, fmt.Errorf("%s: %s: %w", name, file, err)
 		}
-		names = append(names, name)
-	}
-	for _, f := range names {
-		changed, err := writeIfChanged(filepath.Join(dir, f), files[f])
-		if err != nil {
-			return out, err
-		}
-		if changed {
-			out.Changed = append(out.Changed, f)
-		}
+		names = append(names, file)
 	}
 	if _, err := os.Stat(filepath.Join(dir, recording.ProjectionFile)); err == nil {
-		changed, err := UpdateProjection(dir)
-		out.Changed = append(out.Changed, changed...)
+		pnames, pfiles, err := refreshedProjections(rec, files)
 		if err != nil {
-			return out, err
+			return nil, nil, err
 		}
+		names = append(names, pnames...)
+		maps.Copy(files, pfiles)
 	} else if !errors.Is(err, fs.ErrNotExist) {
-		return out, err
+		return nil, nil, err
 	}
-	return out, nil
+	return names, files, nil
+}
+
+// refreshedProjections are the projection files of rec once its logs are
+// the refreshed ones in files (parsed as the recording will read them).
+func refreshedProjections(rec *recording.Recording, files map[string][]byte) ([]string, map[string][]byte, error) {
+	fresh := *rec
+	var err error
+	if fresh.Header, fresh.Events, err = recording.ParseSession(rec.Name, recording.SessionFile, files[recording.SessionFile]); err != nil {
+		return nil, nil, err
+	}
+	fresh.Children = nil
+	for _, c := range rec.Children {
+		fc := *c
+		if data, ok := files[c.File]; ok {
+			if fc.Header, fc.Events, err = recording.ParseSession(rec.Name, c.File, data); err != nil {
+				return nil, nil, err
+			}
+		}
+		fresh.Children = append(fresh.Children, &fc)
+	}
+	return projectionFiles(&fresh)
 }
 
 // fixtureFiles are the session.jsonl and stdout.expected.jsonl of our run
@@ -111,31 +155,4 @@ func fixtureFiles(log, committed []byte, run *runFacts, eventTimes bool) (map[st
 		return nil, err
 	}
 	return map[string][]byte{recording.SessionFile: session, recording.StdoutFile: stdout}, nil
-}
-
-// writeIfChanged replaces path with data (through a temporary file in the
-// same directory, renamed over it) unless it already holds data.
-func writeIfChanged(path string, data []byte) (bool, error) {
-	old, err := os.ReadFile(path)
-	if err == nil && bytes.Equal(old, data) {
-		return false, nil
-	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return false, err
-	}
-	defer os.Remove(f.Name())
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return false, err
-	}
-	if err := f.Close(); err != nil {
-		return false, err
-	}
-	if fi, err := os.Stat(path); err == nil {
-		_ = os.Chmod(f.Name(), fi.Mode().Perm())
-	} else {
-		_ = os.Chmod(f.Name(), 0o644)
-	}
-	return true, os.Rename(f.Name(), path)
 }

@@ -3,6 +3,7 @@ package replay_test
 import (
 	"bytes"
 	"context"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,7 +11,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/dshsim/dshsim/harness"
 	"github.com/dshsim/dshsim/harness/replay"
+	"github.com/dshsim/dshsim/harness/replay/fileset"
 	"github.com/dshsim/dshsim/harness/replay/isolate"
 	"github.com/dshsim/dshsim/harness/replay/recording"
 	"github.com/dshsim/dshsim/harness/replay/recording/recordingtest"
@@ -199,5 +202,33 @@ func TestRefreshRewritesTheStackSide(t *testing.T) {
 	}
 	if res := replay.Replay(context.Background(), dir, replay.Options{}); res.Verdict != replay.Match {
 		t.Fatalf("the refreshed recording does not match: %s\n%s", res.Summary(), res.Detail())
+	}
+}
+
+// TestHalfReplacedRecording: a recording an interrupted writer left half
+// replaced (its journal decided, a file not yet renamed) is refused by a
+// replay, naming the journal, and the next refresh completes it first,
+// says so, and leaves the recording whole.
+func TestHalfReplacedRecording(t *testing.T) {
+	isolate.Require(t)
+	dir := filepath.Join(t.TempDir(), "fs-read")
+	if err := recording.CopyTree(filepath.Join(root, "transcripts", "fs-read"), dir); err != nil {
+		t.Fatal(err)
+	}
+	want := snapshot(t, dir)
+	stdout := filepath.Join(dir, recording.StdoutFile)
+	temp := ".dshsim-new." + recording.StdoutFile + ".1"
+	harness.MustWrite(t, filepath.Join(dir, temp), want[recording.StdoutFile])
+	harness.MustWrite(t, stdout, "{}\n")
+	harness.MustWrite(t, filepath.Join(dir, fileset.JournalFile), `[{"name":"`+recording.StdoutFile+`","temp":"`+temp+`"}]`+"\n")
+	if r := replay.Replay(context.Background(), dir, replay.Options{}); r.Verdict != replay.Failed || !strings.Contains(r.Error, fileset.JournalFile) {
+		t.Fatalf("a half-replaced recording: %s %q", r.Verdict, r.Error)
+	}
+	r, err := replay.Refresh(context.Background(), dir, replay.Options{})
+	if err != nil || !strings.Contains(r.Recovered, "completed an interrupted replacement of "+recording.StdoutFile) || len(r.Changed) != 0 {
+		t.Fatalf("refresh: %v, recovered %q, changed %v", err, r.Recovered, r.Changed)
+	}
+	if got := snapshot(t, dir); !maps.Equal(got, want) {
+		t.Errorf("after the refresh: %v differ", changedFiles(want, got))
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/dshsim/dshsim/harness/replay/acpwire"
+	"github.com/dshsim/dshsim/harness/replay/fileset"
 	"github.com/dshsim/dshsim/harness/replay/projection"
 	"github.com/dshsim/dshsim/harness/replay/recording"
 	"github.com/dshsim/dshsim/harness/replay/toolschema"
@@ -277,6 +278,14 @@ func replayHere(ctx context.Context, dir string, opt Options) (*Result, []byte) 
 // the replay wrote to its session, read once the stack has closed (nil when
 // the replay failed before its log existed).
 func replay(ctx context.Context, dir string, opt Options, res *Result) ([]byte, error) {
+	// A writer replaces the recording's files under the directory's lock,
+	// all at once (package fileset): the replay reads them under the shared
+	// one, and refuses a set an interrupted writer left half replaced.
+	release, err := fileset.Shared(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	p, err := prepare(dir, res)
 	if err != nil {
 		return nil, err
@@ -305,8 +314,10 @@ type prepared struct {
 	// delegates composes delegation (upstream's default composition has
 	// it; a tool pin without subagent says the recording's had not).
 	delegates bool
-	// expected is the recording's projection.
+	// expected is the recording's projection, coverage what of its log
+	// that projection compares.
 	expected []projection.Item
+	coverage projection.Coverage
 }
 
 // prepare loads the recording in dir, derives the constructed model's
@@ -346,7 +357,7 @@ func prepare(dir string, res *Result) (*prepared, error) {
 		res.Notes = append(res.Notes, toolsNote)
 	}
 	res.Settings = settingsLine(rec)
-	expected, err := projection.Project(rec.Events, normalizer(rec, rec.Header.Cwd, rec.Header.ID))
+	expected, cov, err := projection.ProjectCovered(rec.Events, normalizer(rec, rec.Header.Cwd, rec.Header.ID))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", filepath.Join(rec.Name, recording.SessionFile), err)
 	}
@@ -356,7 +367,7 @@ func prepare(dir string, res *Result) (*prepared, error) {
 	} else if stale != "" {
 		res.Flags = append(res.Flags, stale)
 	}
-	return &prepared{rec: rec, script: script, pol: pol, toolsMode: toolsMode, expected: expected, delegates: delegates(rec, toolsMode)}, nil
+	return &prepared{rec: rec, script: script, pol: pol, toolsMode: toolsMode, expected: expected, coverage: cov, delegates: delegates(rec, toolsMode)}, nil
 }
 
 // delegates reports whether the recording's composition delegates:
@@ -497,10 +508,11 @@ func (p *prepared) run(ctx context.Context, sc *scratch, opt Options, timeout ti
 		res.Notes = append(res.Notes, recording.SessionFile+" holds only its header: upstream's suite compares no log for this scenario (no model turn); our log is not compared, the stdout frames are")
 		return nil
 	}
-	got, err := p.project(sc)
+	got, ours, err := p.project(sc)
 	if err != nil {
 		return err
 	}
+	res.Notes = append(res.Notes, coverageNotes(recording.SessionFile, p.coverage, ours)...)
 	res.Got = got
 	res.Comparison = projection.Compare(p.expected, got)
 	if err := p.compareChildren(run, res); err != nil {
@@ -645,29 +657,30 @@ func (p *prepared) review(ctx context.Context, timeout time.Duration, run *sessi
 }
 
 // project reads our log back and projects it the way the recording's was.
-func (p *prepared) project(sc *scratch) ([]projection.Item, error) {
+func (p *prepared) project(sc *scratch) ([]projection.Item, projection.Coverage, error) {
 	return p.projectLog(sc.logPath, sc.ws, sc.sessionID)
 }
 
 // projectLog reads a log of ours (the session's or a child's, whose id is
-// id) and projects it.
-func (p *prepared) projectLog(path, cwd, id string) ([]projection.Item, error) {
+// id) and projects it, counting what the projection compares.
+func (p *prepared) projectLog(path, cwd, id string) ([]projection.Item, projection.Coverage, error) {
+	var cov projection.Coverage
 	c, err := session.Read(path)
 	if err != nil {
-		return nil, fmt.Errorf("read our log %s: %w", path, err)
+		return nil, cov, fmt.Errorf("read our log %s: %w", path, err)
 	}
 	if len(c.Bad) > 0 {
-		return nil, fmt.Errorf("our log %s has undecodable lines: %v", path, c.Bad[0])
+		return nil, cov, fmt.Errorf("our log %s has undecodable lines: %v", path, c.Bad[0])
 	}
 	evs := make([]recording.Event, len(c.Events))
 	for i, e := range c.Events {
 		evs[i] = recording.Event{Type: e.Type, Seq: e.Seq, Time: e.Time, Data: e.Data, SurfaceOp: e.SurfaceOp}
 	}
-	got, err := projection.Project(evs, normalizer(p.rec, cwd, id))
+	got, cov, err := projection.ProjectCovered(evs, normalizer(p.rec, cwd, id))
 	if err != nil {
-		return nil, fmt.Errorf("our log %s: %w", path, err)
+		return nil, cov, fmt.Errorf("our log %s: %w", path, err)
 	}
-	return got, nil
+	return got, cov, nil
 }
 
 // answers is the constructed user: permissionAnswers answered FIFO.

@@ -19,6 +19,7 @@ import (
 	"github.com/dshsim/dshsim/harness/replay/isolate"
 	"github.com/dshsim/dshsim/harness/replay/recording"
 	"github.com/dshsim/dshsim/harness/replay/recording/recordingtest"
+	"github.com/dshsim/dshsim/harness/replay/replaytest"
 	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/sandbox/chain"
@@ -55,17 +56,11 @@ func TestTranscriptsMatch(t *testing.T) {
 	if len(ds) != 55 {
 		t.Fatalf("transcripts/ holds %d recordings, want the fifty-five upstream ones", len(ds))
 	}
-	results := replay.Run(context.Background(), ds, replay.RunOptions{Parallel: 2})
-	for _, r := range results {
-		t.Run(r.Name, func(t *testing.T) {
-			if r.Verdict != replay.Match {
-				t.Fatalf("%s\n%s", r.Summary(), r.Detail())
-			}
-			if (r.Comparison.Total == 0 && !headerOnly(t, r.Dir)) || r.Comparison.Matched != r.Comparison.Total {
-				t.Fatalf("match with %d/%d events", r.Comparison.Matched, r.Comparison.Total)
-			}
-		})
-	}
+	replaytest.RunParams(t, replaytest.Params{Dirs: ds, Check: func(t *testing.T, r *replay.Result) {
+		if (r.Comparison.Total == 0 && !headerOnly(t, r.Dir)) || r.Comparison.Matched != r.Comparison.Total {
+			t.Fatalf("match with %d/%d events", r.Comparison.Matched, r.Comparison.Total)
+		}
+	}})
 }
 
 // headerOnly reports a recording whose session.jsonl is its header alone:
@@ -446,17 +441,11 @@ func TestSandboxBackendSetting(t *testing.T) {
 func TestOurRecordingsMatch(t *testing.T) {
 	isolate.Require(t)
 	sandboxtest.RequireLandlock(t, 4)
-	results := replay.Run(context.Background(), dirs(t, "testdata/replay/ours"), replay.RunOptions{Parallel: 2, Options: replay.Options{LauncherPath: sandboxtest.Runner(t)}})
-	if len(results) != 7 {
-		t.Fatalf("%d recordings of ours, want 7", len(results))
+	ds := dirs(t, "testdata/replay/ours")
+	if len(ds) != 7 {
+		t.Fatalf("%d recordings of ours, want 7", len(ds))
 	}
-	for _, r := range results {
-		t.Run(r.Name, func(t *testing.T) {
-			if r.Verdict != replay.Match {
-				t.Fatalf("%s\n%s", r.Summary(), r.Detail())
-			}
-		})
-	}
+	replaytest.RunParams(t, replaytest.Params{Dirs: ds, Options: replay.Options{LauncherPath: sandboxtest.Runner(t)}})
 }
 
 // TestModelWaitsForBackgroundJobs: the constructed model answers once the

@@ -2,6 +2,7 @@ package replay
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/dshsim/dshsim/harness/replay/fileset"
 	"github.com/dshsim/dshsim/harness/replay/projection"
 	"github.com/dshsim/dshsim/harness/replay/recording"
 )
@@ -49,36 +51,40 @@ func ExpectedChildProjection(rec *recording.Recording, c *recording.Child) ([]by
 
 // UpdateProjection rewrites <dir>/projection.expected.json from the
 // recording's session.jsonl, and projection.<n>.expected.json from each
-// child log. It returns the names of the files it changed.
+// child log, all at once (package fileset: an interruption leaves every old
+// file or every new one). It returns the names of the files it changed.
 func UpdateProjection(dir string) ([]string, error) {
+	if _, err := fileset.Recover(dir); err != nil {
+		return nil, err
+	}
 	rec, err := recording.Load(dir)
 	if err != nil {
 		return nil, err
 	}
-	data, err := ExpectedProjection(rec)
+	names, files, err := projectionFiles(rec)
 	if err != nil {
 		return nil, err
+	}
+	return fileset.Replace(context.Background(), dir, names, files)
+}
+
+// projectionFiles are the projection files of rec: projection.expected.json
+// and each child's projection.<n>.expected.json, named in that order.
+func projectionFiles(rec *recording.Recording) ([]string, map[string][]byte, error) {
+	data, err := ExpectedProjection(rec)
+	if err != nil {
+		return nil, nil, err
 	}
 	files := map[string][]byte{recording.ProjectionFile: data}
 	names := []string{recording.ProjectionFile}
 	for _, c := range rec.Children {
 		if data, err = ExpectedChildProjection(rec, c); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		name := recording.ChildSidecar(recording.ProjectionFile, c.Index)
 		files[name], names = data, append(names, name)
 	}
-	var changed []string
-	for _, name := range names {
-		ch, err := writeIfChanged(filepath.Join(dir, name), files[name])
-		if err != nil {
-			return changed, err
-		}
-		if ch {
-			changed = append(changed, name)
-		}
-	}
-	return changed, nil
+	return names, files, nil
 }
 
 // checkProjectionFile compares projection.expected.json (when present) with

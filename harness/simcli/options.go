@@ -15,6 +15,7 @@ import (
 
 	"github.com/dshsim/dshsim/harness"
 	"github.com/dshsim/dshsim/harness/cmdline"
+	"github.com/dshsim/dshsim/sandbox/sandboxtest"
 )
 
 // options are one dsh-sim invocation: the flags as parsed ([command]), then
@@ -33,6 +34,7 @@ type options struct {
 	selected           []harness.Sim  // the sims to run or list
 	snapDir, snapShown string         // where the effect files are, as shown
 	pageText           []byte         // -render's page
+	scratch            string         // the scratch root, when sims run
 }
 
 // command is dsh-sim's flag set, parsing into o.
@@ -61,6 +63,15 @@ func (o *options) validate(cmd cmdline.Command) error {
 	}
 	if o.render != "" {
 		return o.validateRender(cmd)
+	}
+	if !o.list {
+		// The sims make their workspaces under it (and a killed run's are
+		// removed from it): checked before any sim runs.
+		scratch, err := sandboxtest.UsableScratchRoot()
+		if err != nil {
+			return cmdline.Usage("%v", err)
+		}
+		o.scratch = scratch
 	}
 	if o.set["o"] {
 		if err := cmd.CheckOutDir(o.out, o.check); err != nil {
@@ -156,7 +167,7 @@ func checkRoot(dir string, render bool) error {
 }
 
 // validateRender reads -render's page, which must be a text file, and
-// checks that -o FILE can be written.
+// checks that -o FILE can be written and is not the page.
 func (o *options) validateRender(cmd cmdline.Command) error {
 	data, err := readText(o.render)
 	if err != nil {
@@ -166,6 +177,9 @@ func (o *options) validateRender(cmd cmdline.Command) error {
 	if o.out != "" {
 		if err := cmd.CheckOutFile(o.out); err != nil {
 			return cmdline.Usage("-o %s: %v", o.out, err)
+		}
+		if sameFile(o.out, o.render) {
+			return cmdline.Usage("-o %s: is the page -render reads (write the expanded page elsewhere)", o.out)
 		}
 	}
 	return nil

@@ -21,10 +21,7 @@ import (
 // compared; one no sim in all produces is an error.
 func PageSource(root, snapDir string, fresh map[string][]byte, all []harness.Sim) snippets.Source {
 	src := snippets.Source{Read: func(p string) ([]byte, error) {
-		if rest, ok := strings.CutPrefix(p, harness.SnapshotsDir+"/"); ok {
-			return os.ReadFile(filepath.Join(snapDir, filepath.FromSlash(rest)))
-		}
-		return os.ReadFile(filepath.Join(root, filepath.FromSlash(p)))
+		return os.ReadFile(pageFile(root, snapDir, p))
 	}}
 	if fresh == nil {
 		return src
@@ -47,6 +44,15 @@ func PageSource(root, snapDir string, fresh map[string][]byte, all []harness.Sim
 		return nil, false, fmt.Errorf("no registered sim produces %s", p)
 	}
 	return src
+}
+
+// pageFile is the file an include path of a docs page names: snapshots/...
+// under snapDir, anything else under root.
+func pageFile(root, snapDir, p string) string {
+	if rest, ok := strings.CutPrefix(p, harness.SnapshotsDir+"/"); ok {
+		return filepath.Join(snapDir, filepath.FromSlash(rest))
+	}
+	return filepath.Join(root, filepath.FromSlash(p))
 }
 
 // checkPage resolves the docs page's includes against the fresh run.
@@ -79,9 +85,18 @@ func (r *runner) checkPage() bool {
 }
 
 // renderPage writes the page with every include expanded to -o FILE or
-// stdout.
+// stdout. -o is written only, never a file the page is made of: -o naming
+// one of the files the page includes is a usage error, found before
+// anything is written (validateRender refuses the page itself).
 func renderPage(o *options) error {
-	out, err := snippets.Render(o.render, o.pageText, PageSource(o.rootDir, o.snapDir, nil, o.table))
+	src := PageSource(o.rootDir, o.snapDir, nil, o.table)
+	var included []string
+	read := src.Read
+	src.Read = func(p string) ([]byte, error) {
+		included = append(included, p)
+		return read(p)
+	}
+	out, err := snippets.Render(o.render, o.pageText, src)
 	if err != nil {
 		fmt.Fprintln(o.stderr, err)
 		fmt.Fprintf(o.stderr, "dsh-sim: -render %s: FAIL\n", o.render)
@@ -91,5 +106,21 @@ func renderPage(o *options) error {
 		_, err = o.stdout.Write(out)
 		return err
 	}
+	for _, p := range included {
+		if sameFile(o.out, pageFile(o.rootDir, o.snapDir, p)) {
+			return cmdline.Usage("-o %s: is %s, which the page includes (write the expanded page elsewhere)", o.out, p)
+		}
+	}
 	return os.WriteFile(o.out, out, 0o644)
+}
+
+// sameFile says whether the paths a and b both exist and are one file
+// (through a symlink or a hard link too).
+func sameFile(a, b string) bool {
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	fb, err := os.Stat(b)
+	return err == nil && os.SameFile(fa, fb)
 }

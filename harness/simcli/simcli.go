@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"text/tabwriter"
 
@@ -40,6 +41,7 @@ func run(cmd cmdline.Command, o *options) error {
 	case o.render != "":
 		return renderPage(o)
 	}
+	removeDeadRuns(o)
 	// SIGINT or SIGTERM: the running sim finishes (its temporary
 	// directories are removed when it returns), no further sim starts, and
 	// dsh-sim exits 130 or 143; a second signal ends it at once.
@@ -52,6 +54,20 @@ func run(cmd cmdline.Command, o *options) error {
 		return cmdline.Status(in.Status(cmdline.ExitFailure))
 	}
 	return err
+}
+
+// removeDeadRuns removes the run directories that killed runs of this user
+// left in $TMPDIR and the scratch root (harness.RemoveDeadRuns: never a
+// live run's, nor another user's), one line on stderr each. A SIGKILL
+// leaves a run no chance to remove its own; the next run does.
+func removeDeadRuns(o *options) {
+	removed, err := harness.RemoveDeadRuns(os.TempDir(), o.scratch)
+	for _, d := range removed {
+		fmt.Fprintf(o.stderr, "dsh-sim: removed %s, left by a killed run\n", d)
+	}
+	if err != nil {
+		fmt.Fprintf(o.stderr, "dsh-sim: %v\n", err)
+	}
 }
 
 // list prints the selected sims, one line each, with their files.

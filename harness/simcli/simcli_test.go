@@ -3,13 +3,22 @@ package simcli
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/dshsim/dshsim/harness"
+	"github.com/dshsim/dshsim/harness/snippets"
+	"github.com/dshsim/dshsim/internal/waittest"
+	"github.com/dshsim/dshsim/sandbox/sandboxtest"
 )
 
 // testSims are constructed sims (this package tests the command, not the
@@ -40,6 +49,37 @@ func testSims() []harness.Sim {
 				return map[string][]byte{"out/b.txt": []byte("b full\nb 2\n"), "txt/b.txt": []byte("b\n")}, nil
 			}},
 	}
+}
+
+// mainEnv makes this test binary run dsh-sim on [blockingSims] instead of
+// the tests: a real process to kill.
+const mainEnv = "DSHSIM_SIMCLI_TEST_MAIN"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(mainEnv) == "1" {
+		os.Exit(Main(blockingSims(), os.Args[1:], os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+// blockingSims is one sim that makes a temporary and a scratch directory,
+// as the real sims do, and then runs until it is killed.
+func blockingSims() []harness.Sim {
+	return []harness.Sim{{Name: "block", Summary: "makes its directories, then waits to be killed", Files: []string{"txt/block.txt"},
+		Run: func(env *harness.Env) (map[string][]byte, error) {
+			if _, err := env.TempDir(); err != nil {
+				return nil, err
+			}
+			root, err := sandboxtest.ScratchRoot()
+			if err != nil {
+				return nil, err
+			}
+			if _, _, err := harness.MkdirRun(root, "block"); err != nil {
+				return nil, err
+			}
+			time.Sleep(time.Hour)
+			return nil, errors.New("not killed")
+		}}}
 }
 
 type result struct {
@@ -238,11 +278,16 @@ func TestBadRootOrOut(t *testing.T) {
 	file := filepath.Join(root, "go.mod")
 	empty := t.TempDir()
 	missing := filepath.Join(empty, "nonexistent")
+	unreadable := t.TempDir()
+	if err := os.Mkdir(filepath.Join(unreadable, "go.mod"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	cases := []usageCase{
 		{"-root that does not exist", []string{"-check", "-root", missing}, "-root " + missing + ": no such directory"},
 		{"-root that is a file", []string{"-check", "-root", file}, "-root " + file + ": not a directory"},
 		{"-root that is an empty directory", []string{"-check", "-root", empty}, "-root " + empty + ": not the repository root (no go.mod declaring module github.com/dshsim/dshsim)"},
 		{"-root that is an empty directory, write mode", []string{"-root", empty}, "-root " + empty + ": not the repository root"},
+		{"-root whose go.mod cannot be read", []string{"-check", "-root", unreadable}, "-root " + unreadable + ": unreadable (go.mod: is a directory)"},
 		{"-o that does not exist, -check", []string{"-check", "-root", root, "-o", missing}, "-o " + missing + ": no such directory (-check compares with the files in it)"},
 		{"-o that is a file", []string{"-check", "-root", root, "-o", file}, "-o " + file + ": not a directory"},
 		{"-o whose parent does not exist, write mode", []string{"-root", root, "-o", filepath.Join(missing, "snap")}, "-o " + filepath.Join(missing, "snap") + ": its parent " + missing + " is not a directory"},
@@ -455,6 +500,11 @@ func TestRenderChecksPathsFirst(t *testing.T) {
 		{"invalid UTF-8", []string{"-render", p("latin1.md")}, "-render " + p("latin1.md") + ": not a text file (invalid UTF-8 at offset 2)"},
 		{"-o without its directory", []string{"-render", p("text.md"), "-o", p("no/out.md")}, "-o " + p("no/out.md") + ": its parent " + p("no") + " is not a directory"},
 		{"-o a directory", []string{"-render", p("text.md"), "-o", dir}, "-o " + dir + ": is a directory"},
+		{"-o the page", []string{"-render", p("text.md"), "-o", p("text.md")}, "-o " + p("text.md") + ": is the page -render reads"},
+		{"-o a link to the page", []string{"-render", p("text.md"), "-o", p("link.md")}, "-o " + p("link.md") + ": is the page -render reads"},
+	}
+	if err := os.Symlink("text.md", p("link.md")); err != nil {
+		t.Fatal(err)
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -467,4 +517,146 @@ func TestRenderChecksPathsFirst(t *testing.T) {
 	if r := dshSim(t, dir, "-render", p("text.md")); r.code != 0 || r.stdout != "# Übersicht\n\nplain text\n" {
 		t.Errorf("a UTF-8 page: %+v", r)
 	}
+	if got := read(t, dir, "text.md"); got != "# Übersicht\n\nplain text\n" {
+		t.Errorf("the page was written: %q", got)
+	}
+}
+
+// TestRenderWritesOnlyO: -render writes -o and nothing else: an -o that is
+// a file the page includes (a source, an effect file under -o's snapshots,
+// through a link too) is a usage error and every file stays as it was.
+func TestRenderWritesOnlyO(t *testing.T) {
+	root := newRoot(t)
+	write(t, root, "src/a.go", "package src\n\n// --8<-- [start:s]\nvar A = 1\n// --8<-- [end:s]\n")
+	write(t, root, "snapshots/txt/a.txt", "effect\n")
+	write(t, root, "page.md", "--8<-- \"src/a.go:s\"\n--8<-- \"snapshots/txt/a.txt\"\n")
+	if err := os.Symlink(filepath.Join(root, "snapshots", "txt", "a.txt"), filepath.Join(root, "link.txt")); err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{"src/a.go": read(t, root, "src/a.go"), "snapshots/txt/a.txt": "effect\n", "page.md": read(t, root, "page.md")}
+	for _, tc := range []struct{ out, want string }{
+		{"src/a.go", "is src/a.go, which the page includes"},
+		{"snapshots/txt/a.txt", "is snapshots/txt/a.txt, which the page includes"},
+		{"link.txt", "is snapshots/txt/a.txt, which the page includes"},
+	} {
+		out := filepath.Join(root, tc.out)
+		r := dshSim(t, root, "-render", filepath.Join(root, "page.md"), "-o", out)
+		if r.code != 2 || r.stdout != "" || r.stderr != "dsh-sim: -o "+out+": "+tc.want+" (write the expanded page elsewhere); run dsh-sim -h for usage\n" {
+			t.Errorf("-o %s: %+v, want a usage error: %s", tc.out, r, tc.want)
+		}
+	}
+	for name, data := range files {
+		if got := read(t, root, name); got != data {
+			t.Errorf("%s was written: %q", name, got)
+		}
+	}
+	out := filepath.Join(root, "out.md")
+	if r := dshSim(t, root, "-render", filepath.Join(root, "page.md"), "-o", out); r.code != 0 || read(t, root, "out.md") != "var A = 1\neffect\n" {
+		t.Errorf("-o out.md: %+v, %q", r, read(t, root, "out.md"))
+	}
+}
+
+// includeSpec is the quoted path of an include line of an example.
+var includeSpec = regexp.MustCompile(`^\s*(?://\s*)?--8<-- "([^"]+)"`)
+
+// TestExampleIncludesResolve keeps the include examples true: every include
+// line of dsh-sim -h, docs/goldens.md and package snippets' manual names a
+// file (and a line range or a section) of the repository.
+func TestExampleIncludesResolve(t *testing.T) {
+	root := harness.Root(t)
+	texts := map[string]string{"dsh-sim -h": Usage}
+	for _, f := range []string{"docs/goldens.md", "harness/snippets/doc.go"} {
+		texts[f] = read(t, root, f)
+	}
+	src := PageSource(root, filepath.Join(root, harness.SnapshotsDir), nil, nil)
+	for name, text := range texts {
+		var page strings.Builder
+		n := 0
+		for _, line := range strings.Split(text, "\n") {
+			if m := includeSpec.FindStringSubmatch(line); m != nil {
+				fmt.Fprintf(&page, "--8<-- %q\n", m[1])
+				n++
+			}
+		}
+		res, err := snippets.Check(name, []byte(page.String()), src)
+		if err != nil || n < 3 || res.Includes != n {
+			t.Errorf("%s: %d of %d example includes resolve: %v", name, res.Includes, n, err)
+		}
+	}
+}
+
+// TestNextRunRemovesKilledRunsDirectories kills a dsh-sim run (SIGKILL: no
+// cleanup runs) while another run is alive; the next run removes the killed
+// run's temporary and scratch directories, saying so on stderr, and leaves
+// the live run's alone.
+func TestNextRunRemovesKilledRunsDirectories(t *testing.T) {
+	reset()
+	root := newRoot(t)
+	tmp := t.TempDir()
+	scratch := sandboxtest.TempDir(t, "dshsim-simcli-kill-")
+	start := func() (*exec.Cmd, []string) {
+		before := runDirs(tmp, scratch)
+		cmd := exec.Command(os.Args[0], "-root", root, "-run", "block")
+		cmd.Env = append(os.Environ(), mainEnv+"=1", "TMPDIR="+tmp, sandboxtest.ScratchEnv+"="+scratch)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		var made []string
+		waittest.Until(t, 10*time.Millisecond, "a dsh-sim run to make its temporary and scratch directories", func() bool {
+			made = nil
+			for _, d := range runDirs(tmp, scratch) {
+				if !slices.Contains(before, d) {
+					made = append(made, d)
+				}
+			}
+			return len(made) == 2
+		})
+		return cmd, made
+	}
+	killed, dead := start()
+	_, live := start()
+	if err := killed.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	waittest.Exit(t, killed, "the killed dsh-sim run")
+	if got := runDirs(tmp, scratch); len(got) != 4 {
+		t.Fatalf("after the kill: %v, want both runs' directories", got)
+	}
+
+	t.Setenv("TMPDIR", tmp)
+	t.Setenv(sandboxtest.ScratchEnv, scratch)
+	r := dshSim(t, root, "-run", "alpha")
+	if r.code != 0 {
+		t.Fatalf("the next run: %+v", r)
+	}
+	for _, d := range dead {
+		if !strings.Contains(r.stderr, "dsh-sim: removed "+d+", left by a killed run\n") {
+			t.Errorf("stderr %q does not name %s", r.stderr, d)
+		}
+	}
+	if got := runDirs(tmp, scratch); !slices.Equal(got, live) {
+		t.Errorf("after the next run: %v, want the live run's %v only", got, live)
+	}
+	for _, d := range dead {
+		if _, err := os.Lstat(d + ".lock"); !os.IsNotExist(err) {
+			t.Errorf("%s.lock: %v, want it removed with its directory", d, err)
+		}
+	}
+}
+
+// runDirs lists the run directories in the given parents (not their lock
+// files), sorted.
+func runDirs(parents ...string) []string {
+	var dirs []string
+	for _, p := range parents {
+		m, _ := filepath.Glob(filepath.Join(p, harness.RunDirPrefix+"*"))
+		for _, d := range m {
+			if fi, err := os.Lstat(d); err == nil && fi.IsDir() {
+				dirs = append(dirs, d)
+			}
+		}
+	}
+	slices.Sort(dirs)
+	return dirs
 }

@@ -13,6 +13,11 @@ repository (e.g. snapshots/txt/profiles.txt). Paths, times and ids in them
 are normalised (<ws>, <tmp>, <time>, <uuid-N>), so a run is deterministic on a
 machine class.
 
+The sims' temporary and scratch directories (dshsim-run-<sim>-*, in $TMPDIR
+and under $DSHSIM_SCRATCH, else /var/tmp) are held by the run and removed at
+its end; those of a killed run are removed by the next run (this user's
+only, never one a live run holds), one line on stderr each.
+
 Modes:
   (default)   run the sims and write their files; unchanged files are left
               alone. This is how goldens are updated on purpose: run it (or
@@ -32,7 +37,8 @@ Modes:
   -render PAGE
               write PAGE, a text file (UTF-8, no NUL byte; anything else is
               refused), with every include expanded (plain Markdown, no
-              mkdocs needed) to -o FILE, or stdout.
+              mkdocs needed) to -o FILE, or stdout; -o is never the page
+              or a file it includes.
 
 Flags:
   -run PATTERN  only sims whose name matches the regular expression; a
@@ -56,7 +62,7 @@ Include forms on the page (mkdocs pymdown snippets style; paths relative to
 the repository root):
   --8<-- "snapshots/txt/profiles.txt"            whole file
   --8<-- "snapshots/txt/landlock-runs.txt:1:28"  lines 1-28, 1-based, inclusive
-  --8<-- "sandbox/confine.go:backend-chain"      section between the comments
+  --8<-- "sandbox/backends.go:backend-chain"     section between the comments
                                                  // --8<-- [start:backend-chain]
                                                  // --8<-- [end:backend-chain]
 
@@ -71,7 +77,9 @@ Exit status: 0 all well; 1 a sim failed, a file drifted, is missing, is
 unclaimed or could not be written, the page is missing or an include is
 broken or stale, or -run matches no sim (one line on stderr naming the
 pattern, nothing run); 2 usage error (one line on stderr: a bad flag or
-argument, a -root that is not the repository, a -o that cannot be used, a
--render PAGE that is missing or not text). Every path a flag names is checked
+argument, a -root that is not the repository or cannot be read, a -o that
+cannot be used (with -render: also the page or a file it includes), a
+-render PAGE that is missing or not text, a $DSHSIM_SCRATCH that is not a
+directory this user may write). Every path a flag names is checked
 before any sim runs.
 `

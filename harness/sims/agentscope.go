@@ -21,14 +21,14 @@ import (
 // scopeRig is one composed stack for a scope sim: a workspace outside /tmp,
 // the built runner (Landlock), a session log, and the constructed user.
 type scopeRig struct {
-	env    *harness.Env
-	runner string
-	dir    string // scratch directory for logs
-	norm   *harness.Normalizer
-	b      *bytes.Buffer
-	asked  int // questions the constructed user answered
-	stacks []*stack.Stack
-	remove []string
+	env      *harness.Env
+	runner   string
+	dir      string // scratch directory for logs
+	norm     *harness.Normalizer
+	b        *bytes.Buffer
+	asked    int // questions the constructed user answered
+	stacks   []*stack.Stack
+	releases []func() // the workspaces' scratch directories
 }
 
 func newScopeRig(env *harness.Env) (*scopeRig, error) {
@@ -48,21 +48,21 @@ func (r *scopeRig) close() {
 	for _, s := range r.stacks {
 		s.Close()
 	}
-	for _, d := range r.remove {
-		os.RemoveAll(d)
+	for _, release := range r.releases {
+		release()
 	}
 }
 
 // stack composes a stack for session id with a workspace of its own (under
-// /var/tmp: Landlock's workspace-write grants /tmp wholesale), the given
+// the scratch root: Landlock's workspace-write grants /tmp wholesale), the given
 // deployment mode, policy ask and the constructed user who allows every
 // question; cfg adjusts the rest. It opens the session's first turn.
 func (r *scopeRig) stack(id string, mode sandbox.Mode, adjust func(*stack.Config)) (*stack.Stack, string, *session.Log, error) {
-	parent, ws, err := newWorkspace()
+	ws, release, err := newWorkspace()
 	if err != nil {
 		return nil, "", nil, err
 	}
-	r.remove = append(r.remove, parent)
+	r.releases = append(r.releases, release)
 	r.norm.Workspace(ws)
 	log, err := session.Create(filepath.Join(r.dir, id+".jsonl"), session.Header{ID: id, CreatedAt: 1700000000000, Cwd: ws})
 	if err != nil {

@@ -76,11 +76,11 @@ func runAutoReview(env *harness.Env) (map[string][]byte, error) {
 		return nil, err
 	}
 	defer r.close()
-	outside, err := os.MkdirTemp("/var/tmp", "dshsim-autoreview-")
+	outside, release, err := scratchDir("autoreview")
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(outside)
+	defer release()
 	r.norm.Path(outside, "<outside>")
 	sim := &reviewSim{r: r, outside: outside, release: make(chan struct{}), byCall: map[string]reviewCase{}}
 	defer close(sim.release)

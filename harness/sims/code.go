@@ -72,11 +72,11 @@ func runCode(env *harness.Env) (map[string][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	parent, err := os.MkdirTemp("/var/tmp", "dshsim-code-")
+	parent, release, err := scratchDir("code")
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(parent)
+	defer release()
 	ws, outside := filepath.Join(parent, "ws"), filepath.Join(parent, "outside")
 	if err := mkdirs(ws, outside); err != nil {
 		return nil, err

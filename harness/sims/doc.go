@@ -16,8 +16,10 @@
 //
 // Drive the real stack; construct only what the docs page says is
 // constructed, and name it so in the output. Get temporary directories from
-// [harness.Env.TempDir] and pass every text through one [harness.Normalizer]
-// so paths, times and ids are stable. Return exactly the files listed in
+// [harness.Env.TempDir], and a workspace or an "outside" target that must
+// lie outside /tmp from scratchDir (a run directory under the scratch root,
+// which a killed run leaves to the next dsh-sim run); pass every text
+// through one [harness.Normalizer] so paths, times and ids are stable. Return exactly the files listed in
 // Files; [harness.RunSim] rejects anything else, and any file that still
 // contains the repository root or a temporary directory.
 package sims

@@ -32,16 +32,33 @@ type sandboxSim struct {
 	landlock *sandbox.Provider
 }
 
-// newWorkspace makes the workspace outside /tmp: Landlock's workspace-write
-// grants the host /tmp wholesale, so a workspace there could not show the
-// workspace boundary.
-func newWorkspace() (parent, ws string, err error) {
-	parent, err = sandboxtest.MkdirScratch("dshsim-sandbox-")
+// scratchDir makes a run directory for the sim name under the scratch root
+// (sandboxtest.ScratchRoot): outside /tmp, since Landlock's workspace-write
+// grants the host /tmp wholesale, so a workspace or an "outside" target there
+// could not show the workspace boundary. It is held until release removes
+// it; a killed run's is removed by the next dsh-sim run
+// (harness.RemoveDeadRuns).
+func scratchDir(name string) (dir string, release func(), err error) {
+	root, err := sandboxtest.ScratchRoot()
 	if err != nil {
-		return "", "", err
+		return "", nil, err
+	}
+	return harness.MkdirRun(root, name)
+}
+
+// newWorkspace makes a workspace, ws/ in a scratch directory of its own
+// ([scratchDir]); release removes it.
+func newWorkspace() (ws string, release func(), err error) {
+	parent, release, err := scratchDir("sandbox")
+	if err != nil {
+		return "", nil, err
 	}
 	ws = filepath.Join(parent, "ws")
-	return parent, ws, os.Mkdir(ws, 0o755)
+	if err := os.Mkdir(ws, 0o755); err != nil {
+		release()
+		return "", nil, err
+	}
+	return ws, release, nil
 }
 
 // The sandbox sim: profiles (pure), the real runner's probe, confine() and
@@ -52,11 +69,11 @@ func runSandbox(env *harness.Env) (map[string][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	parent, ws, err := newWorkspace()
+	ws, release, err := newWorkspace()
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(parent)
+	defer release()
 	s := &sandboxSim{env: env, ws: ws, runner: runner,
 		norm: harness.NewNormalizer().Workspace(ws).Path(binDir, "<bin>")}
 	s.landlock, err = sandbox.NewProvider(sandbox.Config{Platform: "linux", Chain: []string{sandbox.BackendLandlock}, LauncherPath: runner})

@@ -9,7 +9,7 @@
 //	--8<-- "snapshots/txt/profiles.txt"             whole file
 //	--8<-- "snapshots/txt/landlock-runs.txt:1:28"   lines 1 to 28, 1-based, inclusive
 //	--8<-- "snapshots/txt/landlock-runs.txt:46"     line 46 to the end
-//	--8<-- "sandbox/confine.go:backend-chain"       a named section
+//	--8<-- "sandbox/backends.go:backend-chain"      a named section
 //
 // A named section is marked in the source with comments, as in pymdown
 // snippets:

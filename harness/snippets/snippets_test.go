@@ -68,7 +68,7 @@ func TestParse(t *testing.T) {
 		{"whole file", `--8<-- "a/b.txt"`, Include{Line: 1, Spec: "a/b.txt", Path: "a/b.txt"}},
 		{"range is 1-based inclusive", `--8<-- "a.txt:1:28"`, Include{Line: 1, Spec: "a.txt:1:28", Path: "a.txt", Start: 1, End: 28}},
 		{"open range runs to the end", `--8<-- "a.txt:46"`, Include{Line: 1, Spec: "a.txt:46", Path: "a.txt", Start: 46, End: -1}},
-		{"named section", `--8<-- "sandbox/confine.go:backend-chain"`, Include{Line: 1, Spec: "sandbox/confine.go:backend-chain", Path: "sandbox/confine.go", Section: "backend-chain"}},
+		{"named section", `--8<-- "sandbox/backends.go:backend-chain"`, Include{Line: 1, Spec: "sandbox/backends.go:backend-chain", Path: "sandbox/backends.go", Section: "backend-chain"}},
 		{"single quotes", `--8<-- 'a.txt'`, Include{Line: 1, Spec: "a.txt", Path: "a.txt"}},
 		{"indent is kept", "    --8<-- \"a.txt\"", Include{Line: 1, Indent: "    ", Spec: "a.txt", Path: "a.txt"}},
 	}

@@ -108,7 +108,7 @@ func BenchmarkSpawnTrue(b *testing.B) {
 	for _, v := range []struct {
 		name string
 		opts inproc.Options
-	}{{"inproc", inproc.Options{}}, {"inproc-reuse", inproc.Options{ReuseThreads: true}}} {
+	}{{"inproc", inproc.Options{}}} {
 		b.Run(v.name, func(b *testing.B) {
 			sandboxtest.RequireLandlock(b, 1)
 			l, err := inproc.NewWithOptions(v.opts)

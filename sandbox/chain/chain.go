@@ -6,6 +6,7 @@ import (
 
 	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/sandbox/inproc"
+	"github.com/dshsim/dshsim/sandbox/internal/seal"
 )
 
 // Config configures a [Confiner].
@@ -43,7 +44,7 @@ type Confiner struct {
 // Nothing is probed and no thread is made before the first call that
 // selects Landlock.
 func New(cfg Config) (*Confiner, error) {
-	c := &Confiner{runner: cfg.Runner, opts: inproc.Options{ReuseThreads: true, ABICap: cfg.Sandbox.LandlockABICap, Harden: cfg.Sandbox.Harden}}
+	c := &Confiner{runner: cfg.Runner, opts: inproc.Options{ABICap: cfg.Sandbox.LandlockABICap, Harden: cfg.Sandbox.Harden}}
 	sc := cfg.Sandbox
 	sc.LandlockInProcess = nil
 	c.operator = len(sc.RunnerCommand) > 0
@@ -166,3 +167,6 @@ func (c *Confiner) Close() error {
 	}
 	return nil
 }
+
+// Sealed makes Confiner a spawn.Confiner (the interface is closed to the sandbox tree).
+func (*Confiner) Sealed(seal.Token) {}

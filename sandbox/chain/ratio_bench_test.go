@@ -16,6 +16,7 @@ import (
 	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/sandbox/chain"
 	"github.com/dshsim/dshsim/sandbox/inproc"
+	"github.com/dshsim/dshsim/sandbox/internal/seal"
 	"github.com/dshsim/dshsim/sandbox/sandboxtest"
 	"github.com/dshsim/dshsim/sandbox/spawn"
 	"github.com/dshsim/dshsim/stack"
@@ -68,11 +69,6 @@ func BenchmarkSpawnRatios(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer l.Close()
-	lr, err := inproc.NewWithOptions(inproc.Options{ReuseThreads: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer lr.Close()
 	stackConfiner, runnerConfiner := stackOnLandlock(b, ws, bin.runner)
 	out := sandboxtest.TempDir(b, "dshsim-bench-out-")
 	// The stack's confinement of a start: c confines the call (the one
@@ -159,13 +155,6 @@ func BenchmarkSpawnRatios(b *testing.B) {
 			}
 			return toStart.Wait()
 		}},
-		{"inproc-reuse", func() error {
-			c := exec.Command("/bin/true")
-			if err := lr.Start(c, policy); err != nil {
-				return err
-			}
-			return c.Wait()
-		}},
 		{"go-empty", cmd(bin.empty)},
 		{"go-exec", cmd(bin.goExec)},
 		{"runner-rules", rulesOnly(bin.runner)},
@@ -197,7 +186,7 @@ func BenchmarkSpawnRatios(b *testing.B) {
 	// Ours over upstream's C runner: the runner binary, the in-process path
 	// that confines a Go caller's child without one, and the stack's default
 	// spawn (and the same spawn through the runner, the old default).
-	for _, ratio := range [][2]string{{"runner", "c-runner"}, {"inproc", "c-runner"}, {"inproc-reuse", "c-runner"}, {"stack-landlock", "c-runner"},
+	for _, ratio := range [][2]string{{"runner", "c-runner"}, {"inproc", "c-runner"}, {"stack-landlock", "c-runner"},
 		{"stack-spawn", "c-runner-spawn"}, {"stack-runner-spawn", "c-runner-spawn"}} {
 		name := ratio[0] + "/" + ratio[1]
 		r := medians[ratio[0]] / medians[ratio[1]]
@@ -301,3 +290,5 @@ func (c cRunnerConfiner) Confine(_ context.Context, argv []string, p sandbox.Pol
 	return sandbox.ConfinedArgv{Argv: sandbox.Wrap([]string{string(c)}, sandbox.LandlockArgs(p), argv), Backend: sandbox.BackendLandlock, Enforcement: sandbox.Full,
 		DenialSignatures: d.DenialSignatures, RunnerFailureRules: d.RunnerFailureRules, Policy: p}, nil
 }
+
+func (cRunnerConfiner) Sealed(seal.Token) {}

@@ -1,7 +1,7 @@
 // Package inproc confines a child process of the calling Go program without a
-// runner binary: it restricts one locked OS thread with Landlock, starts the
-// child from that thread (fork/exec inherits the thread's Landlock domain),
-// and lets the thread die.
+// runner binary: it restricts one locked OS thread per policy with Landlock
+// and starts the children of that policy from it (fork/exec inherits the
+// thread's Landlock domain), each in a nested domain of its own.
 //
 // # Why it is safe for the parent
 //
@@ -16,15 +16,62 @@
 //
 // # Threads and speed
 //
-// By default every start uses its own thread, which dies afterwards; two
-// spare locked threads wait ahead so that creating the replacement is off
-// the start's path. Options.ReuseThreads instead keeps one restricted thread
-// per policy, locked to a worker goroutine (still never returned to the
-// scheduler; it dies on Close, or when more than eight are kept and it is
-// the least recently used idle one), which saves the thread creation per
-// start. The stack's default Landlock path (package sandbox/chain) reuses
-// threads. BenchmarkSpawnRatios (package sandbox/chain) compares both with a
-// bare spawn, the runners and bwrap.
+// The launcher keeps one restricted thread per policy, locked to a worker
+// goroutine that serves every start for that policy (it is never returned
+// to the scheduler; it dies on Close, or when more than eight are kept and
+// it is the least recently used idle one), which saves a thread creation
+// per start. The stack's default Landlock path (package sandbox/chain) is
+// this launcher. BenchmarkSpawnRatios (package sandbox/chain) compares it
+// with a bare spawn, the runners and bwrap.
+//
+// # Why the agent is out of reach
+//
+// A command shares nothing with this process but what a child process of
+// another user would: it cannot trace any of its threads, read or write
+// its memory, open its descriptors through /proc, or signal it.
+//
+//   - The command runs in a Landlock domain of its own. The restricted
+//     thread that starts it is in the policy's domain, and a child inherits
+//     its parent's domain at fork; Landlock lets a domain trace (and, with
+//     the signal scope, signal) itself and the domains nested below it. So
+//     the command is started stopped before its first instruction (package
+//     execstop: PTRACE_TRACEME, then the stop the kernel makes after
+//     execve), and there enforces one more layer on itself
+//     (landlock.NewNestRuleset, handed to it as an inherited descriptor
+//     that it closes): its domain is now below the thread's, which it can
+//     therefore neither trace nor, from ABI 6, signal; nor any other thread
+//     of this process (not in a domain at all), nor a command of another
+//     call (each has a layer of its own). Landlock's check covers every
+//     way in: ptrace attach and seize, process_vm_readv and
+//     process_vm_writev, /proc/<pid>/mem and /proc/<pid>/task/<tid>/mem,
+//     the descriptors under /proc/<pid>/task/<tid>/fd, pidfd_getfd. Should
+//     the nesting fail, the command is killed before it ran.
+//   - This process is not dumpable (New sets PR_SET_DUMPABLE to 0 for
+//     good): the same ptrace access checks then also require
+//     CAP_SYS_PTRACE, which a confined command never holds (the thread
+//     drops every capability, the bounding set included, before it is
+//     restricted). Either protection alone stops the memory and descriptor
+//     attacks; only the nested layer stops signals, and only from ABI 6
+//     (before it, a command can signal this process as any process of the
+//     same user can: the runner's commands too).
+//
+// TestACommandCannotReachTheAgent runs each attack from a confined command,
+// read-only and workspace-write, as root and as uid 65534, with both
+// protections, each taken away, and neither: every attack gets through
+// only with both gone (signals: with the nested layer gone).
+//
+// # Threads and the process limit
+//
+// A Go program cannot survive a failed thread creation: the runtime
+// aborts. The kernel refuses one when the user runs as many tasks as its
+// RLIMIT_NPROC allows (root is not bound by it). So a restricted thread is
+// made only while at least 16 of the user's slots are free (counted over
+// /proc), else the call fails closed naming the limit and this process
+// keeps running; and every command gets an RLIMIT_NPROC 16 below this
+// process's, soft and hard, set while it is stopped before its first
+// instruction, so that commands can never take those last slots.
+// TestNoRoomForAThreadFailsTheCallClosed and
+// TestCommandsKeepTheAgentsReserve hold both.
 //
 // # Why a reused thread is safe
 //
@@ -62,6 +109,10 @@
 // policies) and fails: it runs read-only, workspace-write and another
 // workspace's calls interleaved on one launcher and checks each is held to
 // its own policy, and that calls of one policy did share a thread.
+// TestThreadKeyHoldsTheWorkspaceIdentity fails with the workspace's
+// identity dropped from the key; TestEvictionIsLeastRecentlyUsed and
+// TestBusyWorkerIsNeverEvicted pin the eviction's order and that a worker
+// with a start in flight is never ended.
 //
 // # Rules
 //
@@ -89,7 +140,7 @@
 //
 // # Use
 //
-//	l, err := inproc.New()        // fails when the kernel has no Landlock
+//	l, err := inproc.New()        // fails when the kernel has no Landlock; makes this process not dumpable
 //	cmd := exec.Command("bash", "-c", script)
 //	err = l.Start(cmd, policy)    // then cmd.Wait() from any goroutine
 //
@@ -109,6 +160,8 @@
 //
 // # Imports
 //
-// inproc imports sandbox (policy, grants, dialect) and sandbox/landlock (the
-// mechanism); it must not import sandbox/spawn or anything outside sandbox/.
+// inproc imports sandbox (policy, grants, dialect), sandbox/landlock (the
+// mechanism), sandbox/internal/execstop (the stop before the first
+// instruction), sandbox/internal/llsys and sandbox/procfs; it must not
+// import sandbox/spawn or anything outside sandbox/.
 package inproc

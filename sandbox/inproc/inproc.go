@@ -5,33 +5,51 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/dshsim/dshsim/sandbox"
+	"github.com/dshsim/dshsim/sandbox/internal/execstop"
+	"github.com/dshsim/dshsim/sandbox/internal/llsys"
+	"github.com/dshsim/dshsim/sandbox/internal/seal"
 	"github.com/dshsim/dshsim/sandbox/landlock"
+	"github.com/dshsim/dshsim/sandbox/procfs"
 )
 
 // Launcher starts confined children from restricted threads. It is safe for
 // concurrent use.
 type Launcher struct {
-	abi      int
-	reuse    bool
-	harden   bool
-	scoped   uint64
-	mu       sync.Mutex
+	abi     int
+	harden  bool
+	scoped  uint64
+	nest    *os.File // the nest ruleset (landlock.NewNestRuleset), every command's extra descriptor
+	nproc   childNproc
+	unsafe  knobs
+	mu      sync.Mutex
+	workers map[key]*worker
+	ticks   uint64 // counts acquires, for the workers' recency
+
+	// rulesets (guarded by mu) are the open rulesets of the kept workers.
 	rulesets map[key]*landlock.Ruleset
-	workers  map[key]*worker
-	ticks    uint64           // counts acquires, for the workers' recency
-	spare    chan chan func() // pre-locked fresh threads waiting for one job
 
 	// facts are what Confine reports per confined mode, made once by New
 	// (clipped: a caller that appends gets its own copy).
 	facts map[sandbox.Mode]facts
 
+	// room reports whether this process may make one more thread (tests replace it).
+	room func() error
 	// onThread, when set (tests), runs on each restricted thread before the start.
 	onThread func()
+}
+
+// knobs take a protection away, for the tests that show what each one
+// stops (never set outside them).
+type knobs struct {
+	noNest   bool // start commands in the thread's own domain
+	dumpable bool // leave this process dumpable
 }
 
 // facts are Landlock's dialect and admissions for one mode, as the runner
@@ -40,15 +58,41 @@ type facts struct{ denials, ungoverned, isolated []string }
 
 // factsOf is what a launcher reports for mode: Landlock's dialect, its
 // Ungoverned list (with the hardening's admissions when hardened), and
-// what the hardening isolates.
-func factsOf(mode sandbox.Mode, harden bool) facts {
+// what it isolates ([isolationOf]).
+func factsOf(mode sandbox.Mode, harden, scopes bool) facts {
 	d, _ := sandbox.DialectOf(sandbox.BackendLandlock)
 	ungoverned := d.Ungoverned
 	if harden {
 		ungoverned = append(ungoverned, sandbox.HardenedUngoverned(sandbox.BackendLandlock, mode)...)
 	}
-	return facts{slices.Clip(d.DenialSignatures), slices.Clip(ungoverned), slices.Clip(sandbox.Isolation(sandbox.BackendLandlock, harden))}
+	return facts{slices.Clip(d.DenialSignatures), slices.Clip(ungoverned), slices.Clip(isolationOf(harden, scopes))}
 }
+
+// isolationOf is what every command of a launcher is kept from beyond
+// files: this process ([IsolatedAgent]), always; signals to any process
+// outside its own nested domain where the kernel has scopes (ABI 6); and
+// the hardening's other effects when hardened (its signal scoping is the
+// nested layer's already; its agent entry is the runner's, this one's is
+// IsolatedAgent). Pure.
+func isolationOf(harden, scopes bool) []string {
+	out := []string{IsolatedAgent}
+	if scopes {
+		out = append(out, IsolatedNestedSignal)
+	}
+	for _, e := range sandbox.Isolation(sandbox.BackendLandlock, harden) {
+		if !strings.HasPrefix(e, sandbox.IsolatedSignal+":") && !strings.HasPrefix(e, sandbox.IsolatedAgent+":") {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// IsolatedAgent is what every command a launcher starts is kept from, as
+// its report lists it (package doc, Why the agent is out of reach).
+const IsolatedAgent = sandbox.IsolatedAgent + ": the command runs in a Landlock domain of its own, nested below its restricted thread's, and this process is not dumpable: it can neither trace any thread of this process nor read or write its memory or open its descriptors"
+
+// IsolatedNestedSignal is the signal isolation of the nested layer.
+const IsolatedNestedSignal = sandbox.IsolatedSignal + ": Landlock scoping of the command's own nested domain (ABI 6): it can signal only what it started"
 
 type key struct {
 	mode sandbox.Mode
@@ -58,15 +102,6 @@ type key struct {
 
 // Options configure a launcher.
 type Options struct {
-	// ReuseThreads keeps one restricted thread per policy alive, locked to a
-	// worker goroutine that serves every start for that policy, instead of a
-	// fresh thread per start that dies afterwards. The thread still never
-	// returns to the scheduler; it dies on Close, or when it is the least
-	// recently used idle one of more than eight. Faster (no thread creation
-	// per start), at the price of a parked thread per policy in use. The
-	// package doc (Why a reused thread is safe) says why a reused thread
-	// never carries one policy's restriction to another's call.
-	ReuseThreads bool
 	// ABICap, when positive, makes the launcher use no more than Landlock
 	// ABI N, as landlock-run --abi-cap N does: it only narrows, and below ABI
 	// 5 the launcher reports partial enforcement. For the kernel matrix,
@@ -81,12 +116,14 @@ type Options struct {
 }
 
 // New returns a launcher for the kernel's Landlock ABI, or an error naming
-// why Landlock is not available (nothing can be confined then). Each start
-// uses a fresh restricted thread that dies afterwards.
+// why the in-process path is not available (nothing can be confined then).
+// It makes this process not dumpable, for good (see the package doc).
 func New() (*Launcher, error) { return NewWithOptions(Options{}) }
 
 // NewWithOptions is New with options.
-func NewWithOptions(o Options) (*Launcher, error) {
+func NewWithOptions(o Options) (*Launcher, error) { return newLauncher(o, knobs{}) }
+
+func newLauncher(o Options, k knobs) (*Launcher, error) {
 	kernel, err := landlock.KernelABI()
 	if err != nil {
 		return nil, fmt.Errorf("inproc: %w", err)
@@ -98,38 +135,34 @@ func NewWithOptions(o Options) (*Launcher, error) {
 		}
 		scoped = landlock.ScopeSignal | landlock.ScopeAbstractUnixSocket
 	}
-	l := &Launcher{abi: landlock.EffectiveABI(kernel, o.ABICap), reuse: o.ReuseThreads, harden: o.Harden, scoped: scoped,
-		rulesets: map[key]*landlock.Ruleset{}, workers: map[key]*worker{}, facts: map[sandbox.Mode]facts{}}
-	for _, m := range []sandbox.Mode{sandbox.ReadOnly, sandbox.WorkspaceWrite} {
-		l.facts[m] = factsOf(m, o.Harden)
-	}
-	if !o.ReuseThreads {
-		l.spare = make(chan chan func(), spareThreads)
-		for i := 0; i < spareThreads; i++ {
-			landlock.GoOffMainThread(l.spareThread)
+	abi := landlock.EffectiveABI(kernel, o.ABICap)
+	if !k.dumpable {
+		if err := llsys.SetDumpable(false); err != nil {
+			return nil, fmt.Errorf("inproc: cannot make this process not dumpable (prctl PR_SET_DUMPABLE): %w", err)
 		}
+	}
+	nest, err := landlock.NewNestRuleset(kernel, o.ABICap)
+	if err != nil {
+		return nil, fmt.Errorf("inproc: the nested layer: %w", err)
+	}
+	nproc, err := childNprocOf(os.Getuid())
+	if err != nil {
+		nest.Close()
+		return nil, fmt.Errorf("inproc: %w", err)
+	}
+	l := &Launcher{abi: abi, harden: o.Harden, scoped: scoped, unsafe: k, nproc: nproc,
+		nest:     os.NewFile(uintptr(nest.FD), "landlock-nest"),
+		rulesets: map[key]*landlock.Ruleset{}, workers: map[key]*worker{}, facts: map[sandbox.Mode]facts{}}
+	l.room = func() error { return roomForThread(os.Getuid(), nproc.agentSoft) }
+	scopes := landlock.ScopeAvailable(kernel, o.ABICap) == nil
+	for _, m := range []sandbox.Mode{sandbox.ReadOnly, sandbox.WorkspaceWrite} {
+		l.facts[m] = factsOf(m, o.Harden, scopes)
 	}
 	return l, nil
 }
 
-// spareThreads is how many fresh locked threads wait for a start, so that
-// creating the thread that replaces a dying one is off the start's path.
-const spareThreads = 2
-
-// spareThread runs on a fresh locked OS thread (never the main thread: see
-// landlock.GoOffMainThread), offers it for one job and returns still
-// locked afterwards, which ends the thread.
-func (l *Launcher) spareThread() {
-	job := make(chan func(), 1)
-	l.spare <- job
-	if fn, ok := <-job; ok {
-		fn()
-	}
-	// Deliberately no UnlockOSThread: the thread dies with this goroutine.
-}
-
 // worker is a goroutine locked to a restricted thread serving the starts
-// of one policy (ReuseThreads); l.mu guards users and used.
+// of one policy; l.mu guards users and used.
 type worker struct {
 	reqs  chan startReq
 	users int    // starts handed to it and not yet answered
@@ -137,22 +170,23 @@ type worker struct {
 }
 
 type startReq struct {
-	cmd  *exec.Cmd
-	done chan error
+	cmd    *exec.Cmd
+	limits sandbox.Limits
+	done   chan error
 }
 
-// maxWorkers bounds the restricted threads ReuseThreads keeps: past it, the
+// maxWorkers bounds the restricted threads a launcher keeps: past it, the
 // least recently used idle worker ends (its thread dies, its ruleset is
 // closed) when another is made. A deployment confines a few policies (its
 // workspace read-only and writable); the escape corpus, a fresh workspace
 // per attack.
 const maxWorkers = 8
 
-// keyOf is the key of a checked policy: the ruleset cache and the reused
-// threads are keyed by the whole policy as sandbox.Validate granted it.
-// Landlock restrictions only stack, so a thread restricted for one key may
-// never start a command of another (see the package doc, Why a reused
-// thread is safe).
+// keyOf is the key of a checked policy: the rulesets and the threads are
+// keyed by the whole policy as sandbox.Validate granted it. Landlock
+// restrictions only stack, so a thread restricted for one key may never
+// start a command of another (see the package doc, Why a reused thread is
+// safe).
 func keyOf(p sandbox.Policy) key { return key{p.Mode, p.WorkspaceRoot, p.WorkspaceID} }
 
 // acquire returns the worker of policy p, made (its thread restricted by
@@ -167,6 +201,9 @@ func (l *Launcher) acquire(p sandbox.Policy) (*worker, error) {
 		w.users++
 		w.used = l.ticks
 		return w, nil
+	}
+	if err := l.room(); err != nil {
+		return nil, err
 	}
 	rs, err := l.rulesetLocked(p)
 	if err != nil {
@@ -183,12 +220,14 @@ func (l *Launcher) acquire(p sandbox.Policy) (*worker, error) {
 				if l.onThread != nil {
 					l.onThread()
 				}
-				r.done <- r.cmd.Start()
+				r.done <- l.startNested(r.cmd, r.limits)
 			}
 			return nil
 		})
 	}()
 	if err := <-ready; err != nil {
+		rs.Close()
+		delete(l.rulesets, k)
 		return nil, fmt.Errorf("inproc: %w", err)
 	}
 	l.workers[k] = w
@@ -203,26 +242,34 @@ func (l *Launcher) release(w *worker) {
 }
 
 // evictLocked ends the least recently used idle workers while more than
-// maxWorkers are kept (l.mu is held).
+// maxWorkers are kept (l.mu is held). A busy worker is never ended: it
+// has a start in flight, whose request would go to a closed channel.
 func (l *Launcher) evictLocked() {
 	for len(l.workers) > maxWorkers {
-		var victim key
-		var oldest *worker
-		for k, w := range l.workers {
-			if w.users == 0 && (oldest == nil || w.used < oldest.used) {
-				victim, oldest = k, w
-			}
-		}
-		if oldest == nil {
+		victim, ok := lruIdle(l.workers)
+		if !ok {
 			return // every worker is busy: keep them until they are idle
 		}
-		close(oldest.reqs)
+		close(l.workers[victim].reqs)
 		delete(l.workers, victim)
 		if rs, ok := l.rulesets[victim]; ok {
 			rs.Close()
 			delete(l.rulesets, victim)
 		}
 	}
+}
+
+// lruIdle is the key of the least recently used worker with no start in
+// flight; false when every worker is busy.
+func lruIdle(workers map[key]*worker) (key, bool) {
+	var victim key
+	var oldest *worker
+	for k, w := range workers {
+		if w.users == 0 && (oldest == nil || w.used < oldest.used) {
+			victim, oldest = k, w
+		}
+	}
+	return victim, oldest != nil
 }
 
 // Enforcement is full on ABI 5 and later, partial before.
@@ -233,14 +280,8 @@ func (l *Launcher) Enforcement() sandbox.Enforcement {
 	return sandbox.Full
 }
 
-// ruleset returns the cached ruleset of policy p, built on first use.
-func (l *Launcher) ruleset(p sandbox.Policy) (*landlock.Ruleset, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.rulesetLocked(p)
-}
-
-// rulesetLocked is ruleset with l.mu held.
+// rulesetLocked returns the ruleset of policy p, built on first use (l.mu
+// held).
 func (l *Launcher) rulesetLocked(p sandbox.Policy) (*landlock.Ruleset, error) {
 	k := keyOf(p)
 	if rs, ok := l.rulesets[k]; ok {
@@ -261,16 +302,28 @@ func (l *Launcher) rulesetLocked(p sandbox.Policy) (*landlock.Ruleset, error) {
 }
 
 // Probe restricts a throwaway thread with the runner's probe ruleset
-// (read-only /, and the hardening's scoping), as landlock-run --probe
-// does, and returns why it cannot, or nil: the in-process path works in
-// this process.
+// (read-only /, and the hardening's scoping; and a writable /dev/null,
+// which a start opens for the command's unset streams), as landlock-run
+// --probe does, and starts /bin/true from it in a nested domain of its
+// own, as every command starts: nil means the in-process path works in
+// this process, else why not.
 func (l *Launcher) Probe() error {
-	rs, err := landlock.NewRuleset(l.abi, landlock.Rules{RO: []string{"/"}, Scoped: l.scoped})
+	if err := l.room(); err != nil {
+		return err
+	}
+	rs, err := landlock.NewRuleset(l.abi, landlock.Rules{RO: []string{"/"}, RW: []string{"/dev/null"}, Scoped: l.scoped})
 	if err != nil {
 		return fmt.Errorf("inproc: %w", err)
 	}
 	defer rs.Close()
-	if err := landlock.OnRestrictedThread(rs.FD, nil); err != nil {
+	err = landlock.OnRestrictedThread(rs.FD, func() error {
+		cmd := exec.Command("/bin/true")
+		if err := l.startNested(cmd, sandbox.Limits{}); err != nil {
+			return err
+		}
+		return cmd.Wait()
+	})
+	if err != nil {
 		return fmt.Errorf("inproc: %w", err)
 	}
 	return nil
@@ -282,8 +335,9 @@ const Backend = "landlock-inproc"
 // Confine is the launcher as spawn's Confiner: the call is checked once
 // (sandbox.Validate, which also canonicalises the root) and argv is returned
 // as given, with Landlock's dialect and a Start that starts the command from
-// a thread restricted for the policy; a failure to restrict is then a
-// *sandbox.UnavailableError and nothing runs.
+// a thread restricted for the policy, in a domain of its own below it; a
+// failure to restrict or to nest is then a *sandbox.UnavailableError and
+// nothing runs.
 func (l *Launcher) Confine(ctx context.Context, argv []string, p sandbox.Policy) (sandbox.ConfinedArgv, error) {
 	if err := ctx.Err(); err != nil {
 		return sandbox.ConfinedArgv{}, err
@@ -296,11 +350,11 @@ func (l *Launcher) Confine(ctx context.Context, argv []string, p sandbox.Policy)
 	return sandbox.ConfinedArgv{
 		Argv: append([]string(nil), argv...), Backend: Backend, Enforcement: l.Enforcement(),
 		DenialSignatures: f.denials, Ungoverned: f.ungoverned, Policy: p,
-		Isolated: f.isolated, ScrubSecrets: l.harden, NoCapabilities: true,
+		Isolated: f.isolated, ScrubSecrets: l.harden, NoCapabilities: true, SetsLimits: true,
 		Start: func(cmd *exec.Cmd) error {
 			err := l.start(cmd, p)
 			var f *landlock.Fatal
-			if err != nil && cmd.Process == nil && errors.As(err, &f) {
+			if err != nil && errors.As(err, &f) {
 				return &sandbox.UnavailableError{Mode: p.Mode, Detail: err.Error()}
 			}
 			return err
@@ -311,8 +365,9 @@ func (l *Launcher) Confine(ctx context.Context, argv []string, p sandbox.Policy)
 // Start starts cmd confined by policy p, checked first by sandbox.Validate
 // (a confined mode, an existing absolute workspace root, canonicalised, not
 // redirected through a temp-area symlink). The caller waits for cmd as
-// usual. Errors: bad input (wrapping sandbox.ErrBadInput), a ruleset or
-// restriction failure, or cmd.Start's own error; nothing runs on error.
+// usual. Errors: bad input (wrapping sandbox.ErrBadInput), a ruleset,
+// restriction or nesting failure (a *landlock.Fatal), or cmd.Start's own
+// error; nothing runs on error.
 func (l *Launcher) Start(cmd *exec.Cmd, p sandbox.Policy) error {
 	p, err := sandbox.Validate(cmd.Args, p)
 	if err != nil {
@@ -321,43 +376,46 @@ func (l *Launcher) Start(cmd *exec.Cmd, p sandbox.Policy) error {
 	return l.start(cmd, p)
 }
 
-// start starts cmd under the checked policy p. Below ABI 5 it first writes
-// the runner's partial notice on cmd.Stderr, as landlock-run prints it on
-// the stderr it hands the command: after the rules are built (a rule that
-// cannot be granted fails without it), before the command starts. A start
-// whose restriction then fails (on a fresh thread) has written it; the
-// caller gets the *landlock.Fatal and nothing runs.
+// start starts cmd under the checked policy p from its worker's thread.
+// Below ABI 5 it first writes the runner's partial notice on cmd.Stderr, as
+// landlock-run prints it on the stderr it hands the command: after the
+// rules are built (a rule that cannot be granted fails without it), before
+// the command starts.
 func (l *Launcher) start(cmd *exec.Cmd, p sandbox.Policy) error {
-	if l.reuse {
-		w, err := l.acquire(p)
-		if err != nil {
-			return err
-		}
-		defer l.release(w)
-		l.notice(cmd)
-		done := make(chan error, 1)
-		w.reqs <- startReq{cmd, done}
-		return <-done
-	}
-	rs, err := l.ruleset(p)
+	w, err := l.acquire(p)
 	if err != nil {
 		return err
 	}
+	defer l.release(w)
 	l.notice(cmd)
-	job := <-l.spare
-	landlock.GoOffMainThread(l.spareThread) // replace it, off this start's path
 	done := make(chan error, 1)
-	job <- func() {
-		if err := landlock.RestrictThisThread(rs.FD); err != nil {
-			done <- fmt.Errorf("inproc: %w", err)
-			return
-		}
-		if l.onThread != nil {
-			l.onThread()
-		}
-		done <- cmd.Start()
-	}
+	w.reqs <- startReq{cmd, p.Limits, done}
 	return <-done
+}
+
+// startNested starts cmd from the calling restricted thread, stopped before
+// its first instruction (package execstop), where it enforces the nest
+// ruleset on itself (handed to it as one more inherited descriptor, which
+// it then closes) and gets its process limit and the call's limits; only
+// then does it run. A failure there kills it before it ran anything, as a
+// *landlock.Fatal.
+func (l *Launcher) startNested(cmd *exec.Cmd, limits sandbox.Limits) error {
+	extra := cmd.ExtraFiles
+	cmd.ExtraFiles = append(slices.Clip(extra), l.nest)
+	fd := 3 + len(extra)
+	err := execstop.Start(cmd, func(s execstop.Stopped) error {
+		if !l.unsafe.noNest {
+			if err := s.RestrictSelf(fd); err != nil {
+				return err
+			}
+		}
+		return s.Limits(l.nproc.with(limits.Rlimits()))
+	})
+	cmd.ExtraFiles = extra
+	if err != nil && cmd.Process != nil {
+		return &landlock.Fatal{Msg: "cannot start the command in a domain of its own: " + err.Error()}
+	}
+	return err
 }
 
 // notice writes the runner's partial notice on cmd.Stderr when the ABI in
@@ -370,8 +428,8 @@ func (l *Launcher) notice(cmd *exec.Cmd) {
 	}
 }
 
-// Close ends the worker threads (ReuseThreads) and closes every cached
-// ruleset fd. Starts must not race with Close.
+// Close ends the worker threads and closes every ruleset. Starts must not
+// race with Close.
 func (l *Launcher) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -383,5 +441,82 @@ func (l *Launcher) Close() error {
 		rs.Close()
 		delete(l.rulesets, k)
 	}
+	return l.nest.Close()
+}
+
+// threadReserve is how many of its user's RLIMIT_NPROC slots the launcher
+// keeps for this process: a restricted thread is made only with that many
+// free, and every command's limit is that many below this process's, so
+// that what commands start can never take the last ones (a thread this
+// process cannot create aborts it: the Go runtime cannot recover from it).
+const threadReserve = 16
+
+// roomForThread fails when user uid (not root, which RLIMIT_NPROC does not
+// bind) has fewer than threadReserve of its soft limit free.
+func roomForThread(uid int, soft uint64) error {
+	if uid == 0 || soft == rlimInfinity {
+		return nil
+	}
+	n, err := procfs.Proc.UserTasks(uid)
+	if err != nil {
+		return fmt.Errorf("inproc: count the processes of uid %d: %w", uid, err)
+	}
+	if !roomFor(n, soft) {
+		return &landlock.Fatal{Msg: fmt.Sprintf("no room for a restricted thread: uid %d runs %d processes and threads of the %d its RLIMIT_NPROC allows, and %d are kept for this process", uid, n, soft, threadReserve)}
+	}
 	return nil
 }
+
+// roomFor reports whether n tasks leave threadReserve free under soft. Pure.
+func roomFor(n int, soft uint64) bool { return uint64(n)+threadReserve <= soft }
+
+// rlimInfinity is RLIM_INFINITY.
+const rlimInfinity = ^uint64(0)
+
+// childNproc is the RLIMIT_NPROC every command gets: threadReserve below
+// this process's soft limit, soft and hard (so it cannot raise it back).
+type childNproc struct {
+	agentSoft uint64
+	limit     uint64 // 0: none set (root, or no limit)
+}
+
+// childNprocOf reads this process's RLIMIT_NPROC for user uid.
+func childNprocOf(uid int) (childNproc, error) {
+	soft, _, err := llsys.Getrlimit(llsys.RlimitNproc)
+	if err != nil {
+		return childNproc{}, fmt.Errorf("read RLIMIT_NPROC: %w", err)
+	}
+	return childNproc{agentSoft: soft, limit: childLimit(uid, soft)}, nil
+}
+
+// childLimit is a command's RLIMIT_NPROC for a process of user uid whose
+// soft limit is soft: none for root (not bound by it) or without a limit,
+// else threadReserve below soft, and at least 1. Pure.
+func childLimit(uid int, soft uint64) uint64 {
+	if uid == 0 || soft == rlimInfinity {
+		return 0
+	}
+	if soft <= threadReserve {
+		return 1
+	}
+	return soft - threadReserve
+}
+
+// with is rs with this process's reserve kept: the call's RLIMIT_NPROC, or
+// none, lowered to c.limit when c sets one. Pure.
+func (c childNproc) with(rs []sandbox.Rlimit) []sandbox.Rlimit {
+	if c.limit == 0 {
+		return rs
+	}
+	out := append([]sandbox.Rlimit(nil), rs...)
+	for i, r := range out {
+		if r.Resource == llsys.RlimitNproc {
+			out[i].Soft, out[i].Hard = min(r.Soft, c.limit), min(r.Hard, c.limit)
+			return out
+		}
+	}
+	return append(out, sandbox.Rlimit{Resource: llsys.RlimitNproc, Soft: c.limit, Hard: c.limit})
+}
+
+// Sealed makes Launcher a spawn.Confiner (the interface is closed to the sandbox tree).
+func (*Launcher) Sealed(seal.Token) {}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -28,7 +27,7 @@ import (
 // boundary.
 var varTmpDir = sandboxtest.TempDir
 
-func newLauncher(t testing.TB) *Launcher {
+func testLauncher(t testing.TB) *Launcher {
 	t.Helper()
 	sandboxtest.RequireLandlock(t, 1)
 	l, err := New()
@@ -61,7 +60,7 @@ func nnpThreads(t *testing.T) []string {
 }
 
 func TestChildIsConfined(t *testing.T) {
-	l := newLauncher(t)
+	l := testLauncher(t)
 	ws, outside := varTmpDir(t, "dshsim-ws-"), varTmpDir(t, "dshsim-out-")
 	tests := []struct {
 		name     string
@@ -103,8 +102,11 @@ func TestChildIsConfined(t *testing.T) {
 	}
 }
 
+// TestParentThreadsStayUnconfinedAndRestrictedThreadsDie: concurrent starts
+// of one policy share one restricted thread, every other thread of this
+// process keeps writing where it likes, and Close ends the thread.
 func TestParentThreadsStayUnconfinedAndRestrictedThreadsDie(t *testing.T) {
-	l := newLauncher(t)
+	l := testLauncher(t)
 	if got := nnpThreads(t); len(got) != 0 {
 		t.Skipf("the test process already runs with no_new_privs on threads %v", got)
 	}
@@ -150,14 +152,18 @@ func TestParentThreadsStayUnconfinedAndRestrictedThreadsDie(t *testing.T) {
 	}
 	waittest.Group(t, &pw, "the parent's writes")
 	if len(tids) != starts {
-		t.Fatalf("%d restricted threads recorded, want %d", len(tids), starts)
+		t.Fatalf("%d starts recorded on a restricted thread, want %d", len(tids), starts)
 	}
-	// Every restricted thread is gone: none is left to run other goroutines.
+	if distinct := slices.Compact(slices.Sorted(slices.Values(tids))); len(distinct) != 1 {
+		t.Errorf("one policy's starts ran on threads %v, want one", distinct)
+	}
 	for _, tid := range tids {
 		if tid == os.Getpid() {
 			t.Errorf("the main thread was restricted")
 		}
 	}
+	// Closed, every restricted thread is gone: none is left to run other goroutines.
+	l.Close()
 	threadsEnd(t, tids)
 }
 
@@ -184,7 +190,7 @@ func threadsEnd(t *testing.T, tids []int) {
 }
 
 func TestBadPolicyRunsNothing(t *testing.T) {
-	l := newLauncher(t)
+	l := testLauncher(t)
 	for _, p := range []sandbox.Policy{
 		{Mode: sandbox.DangerFullAccess, WorkspaceRoot: "/"},
 		{Mode: sandbox.ReadOnly, WorkspaceRoot: "relative"},
@@ -197,51 +203,13 @@ func TestBadPolicyRunsNothing(t *testing.T) {
 	}
 }
 
-func TestReuseThreadsConfinesAndEndsOnClose(t *testing.T) {
-	sandboxtest.RequireLandlock(t, 1)
-	l, err := NewWithOptions(Options{ReuseThreads: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := nnpThreads(t); len(got) != 0 {
-		t.Skipf("the test process already runs with no_new_privs on threads %v", got)
-	}
-	ws, outside := varTmpDir(t, "dshsim-ws-"), varTmpDir(t, "dshsim-out-")
-	tids := map[int]bool{}
-	var mu sync.Mutex
-	l.onThread = func() { mu.Lock(); tids[llsys.Gettid()] = true; mu.Unlock() }
-	for i := 0; i < 10; i++ {
-		in := exec.Command("bash", "-c", fmt.Sprintf("echo x > %s/in-%d", ws, i))
-		out := exec.Command("bash", "-c", fmt.Sprintf("echo x > %s/out-%d", outside, i))
-		for _, c := range []*exec.Cmd{in, out} {
-			if err := l.Start(c, sandbox.Policy{Mode: sandbox.WorkspaceWrite, WorkspaceRoot: ws}); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := waittest.Exit(t, in, "the confined command"); err != nil {
-			t.Errorf("write inside: %v", err)
-		}
-		if waittest.Exit(t, out, "the confined command") == nil {
-			t.Errorf("write outside succeeded")
-		}
-		if err := os.WriteFile(fmt.Sprintf("%s/parent-%d", outside, i), nil, 0o644); err != nil {
-			t.Errorf("parent write: %v", err)
-		}
-	}
-	if len(tids) != 1 {
-		t.Errorf("one policy used %d threads, want 1: %v", len(tids), tids)
-	}
-	l.Close()
-	threadsEnd(t, slices.Collect(maps.Keys(tids)))
-}
-
 // TestStartRefusesARootRedirectableFromTmp: the in-process path checks a call
 // as the provider does (sandbox.Validate): a workspace-write root reached
 // through a symlink inside /tmp, which an earlier confined command could have
 // planted, is not granted. Before the check was shared, the in-process path
 // granted the link's target.
 func TestStartRefusesARootRedirectableFromTmp(t *testing.T) {
-	l := newLauncher(t)
+	l := testLauncher(t)
 	// In the OS temp directory (a temp area the rule names wherever TMPDIR
 	// points), not t.TempDir: that follows GOTMPDIR, which may lie outside.
 	dir, err := os.MkdirTemp(os.TempDir(), "dshsim-redirect-")
@@ -266,21 +234,16 @@ func TestStartRefusesARootRedirectableFromTmp(t *testing.T) {
 }
 
 // TestChildHoldsNoCapability: a child the launcher starts reads its own
-// /proc/self/status; as root it must hold no capability at all, on a fresh
-// thread and on a reused one, while this process keeps its own.
+// /proc/self/status; as root it must hold no capability at all, twice on
+// the one thread of its policy, while this process keeps its own.
 func TestChildHoldsNoCapability(t *testing.T) {
 	own, err := os.ReadFile("/proc/self/status")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, reuse := range []bool{false, true} {
-		t.Run(fmt.Sprintf("reuse=%v", reuse), func(t *testing.T) {
-			sandboxtest.RequireLandlock(t, 1)
-			l, err := NewWithOptions(Options{ReuseThreads: reuse})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer l.Close()
+	{
+		{
+			l := testLauncher(t)
 			ws := varTmpDir(t, "dshsim-ws-")
 			for range 2 {
 				var out strings.Builder
@@ -297,7 +260,7 @@ func TestChildHoldsNoCapability(t *testing.T) {
 			if after, _ := os.ReadFile("/proc/self/status"); procfs.ParseStatus(string(after))["CapEff"] != procfs.ParseStatus(string(own))["CapEff"] {
 				t.Errorf("this process's CapEff changed from %s to %s", procfs.ParseStatus(string(own))["CapEff"], procfs.ParseStatus(string(after))["CapEff"])
 			}
-		})
+		}
 	}
 }
 
@@ -336,11 +299,13 @@ func TestABICapNarrowsLikeTheRunner(t *testing.T) {
 	}
 }
 
-// TestHardenScopesSignals: with Options.Harden the child cannot signal a
-// process outside its domain (a sleep standing in for the harness), and the
-// report lists what the hardening isolates; without it the signal goes.
-// (The escape corpus covers abstract unix sockets and the environment.)
-func TestHardenScopesSignals(t *testing.T) {
+// TestSignalsStayInTheCommandsDomain: the child cannot signal a process
+// outside its own nested domain (a sleep standing in for anything this
+// process started), hardened or not, and the report says so; taken the
+// nested layer away, only the hardening's scope stops it. The hardening
+// also isolates abstract unix sockets and the environment (the escape
+// corpus covers both).
+func TestSignalsStayInTheCommandsDomain(t *testing.T) {
 	sandboxtest.RequireLandlock(t, 6)
 	sentinel := exec.Command("sleep", "60")
 	if err := sentinel.Start(); err != nil {
@@ -348,8 +313,15 @@ func TestHardenScopesSignals(t *testing.T) {
 	}
 	t.Cleanup(func() { sentinel.Process.Kill(); sentinel.Wait() })
 	ws := varTmpDir(t, "dshsim-ws-")
-	for _, harden := range []bool{false, true} {
-		l, err := NewWithOptions(Options{Harden: harden})
+	for _, tc := range []struct {
+		harden, noNest, signals bool
+	}{
+		{harden: false, noNest: false, signals: false},
+		{harden: true, noNest: false, signals: false},
+		{harden: false, noNest: true, signals: true},
+		{harden: true, noNest: true, signals: false},
+	} {
+		l, err := newLauncher(Options{Harden: tc.harden}, knobs{noNest: tc.noNest})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -362,15 +334,32 @@ func TestHardenScopesSignals(t *testing.T) {
 		if err := ca.Start(cmd); err != nil {
 			t.Fatal(err)
 		}
-		if signalled := waittest.Exit(t, cmd, "the confined command") == nil; signalled == harden {
-			t.Errorf("harden=%v: the child signalled a process outside its domain: %v", harden, signalled)
+		if signalled := waittest.Exit(t, cmd, "the confined command") == nil; signalled != tc.signals {
+			t.Errorf("%+v: the child signalled a process outside its domain: %v", tc, signalled)
 		}
-		if d := cmp.Diff(sandbox.Isolation(sandbox.BackendLandlock, harden), ca.Isolated); d != "" || ca.ScrubSecrets != harden {
-			t.Errorf("harden=%v: Isolated (-want +got):\n%s\nScrubSecrets %v", harden, d, ca.ScrubSecrets)
+		if d := cmp.Diff(isolationOf(tc.harden, true), ca.Isolated); d != "" || ca.ScrubSecrets != tc.harden {
+			t.Errorf("%+v: Isolated (-want +got):\n%s\nScrubSecrets %v", tc, d, ca.ScrubSecrets)
 		}
 	}
 	if _, err := NewWithOptions(Options{Harden: true, ABICap: 5}); err == nil || !strings.Contains(err.Error(), "--scope needs Landlock ABI 6") {
 		t.Errorf("Harden capped below ABI 6: %v, want a refusal", err)
+	}
+}
+
+// TestIsolationOf: the agent always; the nested signal scope only where
+// scopes exist, and then it replaces the hardening's own signal entry.
+func TestIsolationOf(t *testing.T) {
+	for _, tc := range []struct {
+		harden, scopes bool
+		want           []string
+	}{
+		{false, false, []string{IsolatedAgent}},
+		{false, true, []string{IsolatedAgent, IsolatedNestedSignal}},
+		{true, true, append([]string{IsolatedAgent, IsolatedNestedSignal}, sandbox.Isolation(sandbox.BackendLandlock, true)[2:]...)},
+	} {
+		if d := cmp.Diff(tc.want, isolationOf(tc.harden, tc.scopes)); d != "" {
+			t.Errorf("isolationOf(%v, %v) (-want +got):\n%s", tc.harden, tc.scopes, d)
+		}
 	}
 }
 
@@ -380,7 +369,7 @@ func TestHardenScopesSignals(t *testing.T) {
 // and made again between the check and the start) starts nothing, with the
 // runner's fatal text; the same workspace, checked again, starts.
 func TestStartRefusesAWorkspaceThatIsNotTheCheckedOne(t *testing.T) {
-	l := newLauncher(t)
+	l := testLauncher(t)
 	base := varTmpDir(t, "dshsim-inproc-pin-")
 	ws := filepath.Join(base, "ws")
 	if err := os.Mkdir(ws, 0o755); err != nil {
@@ -412,7 +401,7 @@ func TestStartRefusesAWorkspaceThatIsNotTheCheckedOne(t *testing.T) {
 	waittest.Exit(t, cmd, "the confined command")
 }
 
-// TestReusedThreadServesOnlyItsPolicy: with ReuseThreads, calls of three
+// TestReusedThreadServesOnlyItsPolicy: calls of three
 // policies run interleaved on one launcher (workspace A read-only, A
 // writable, B writable) and each is held to its own policy: a read-only
 // call after a writable one cannot write A, a writable call after a
@@ -448,7 +437,7 @@ func TestReusedThreadServesOnlyItsPolicy(t *testing.T) {
 	wwFirst := append([]step{{"writable A writes A first", wwA, a, true}}, roFirst...)
 	for name, steps := range map[string][]step{"read-only first": roFirst, "writable first": wwFirst} {
 		t.Run(name, func(t *testing.T) {
-			l, err := NewWithOptions(Options{ReuseThreads: true})
+			l, err := NewWithOptions(Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -496,7 +485,7 @@ func TestReusedThreadServesOnlyItsPolicy(t *testing.T) {
 // new one that still holds its call to it.
 func TestReusedThreadsAreBounded(t *testing.T) {
 	sandboxtest.RequireLandlock(t, 1)
-	l, err := NewWithOptions(Options{ReuseThreads: true})
+	l, err := NewWithOptions(Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -540,7 +529,7 @@ func TestReusedThreadsAreBounded(t *testing.T) {
 
 // TestPartialNoticeAsTheRunner: below ABI 5 the command's stderr begins
 // with the runner's partial notice, byte for byte what landlock-run --abi-cap
-// N prints before the same command's own stderr, on a fresh thread and on a
+// N prints before the same command's own stderr, on a new thread and on a
 // reused one; at full enforcement neither prints it. (A recording of a
 // partial Landlock run shows the notice in the model's text.)
 func TestPartialNoticeAsTheRunner(t *testing.T) {
@@ -562,9 +551,17 @@ func TestPartialNoticeAsTheRunner(t *testing.T) {
 			t.Fatalf("cap %d: the runner's stderr %q; notice %v", abiCap, want.String(), hasNotice)
 		}
 		for _, reuse := range []bool{false, true} {
-			l, err := NewWithOptions(Options{ABICap: abiCap, ReuseThreads: reuse})
+			l, err := NewWithOptions(Options{ABICap: abiCap})
 			if err != nil {
 				t.Fatal(err)
+			}
+			if reuse {
+				// a second start on the thread the first one made
+				first := exec.Command("true")
+				if err := l.Start(first, p); err != nil {
+					t.Fatal(err)
+				}
+				waittest.Exit(t, first, "the confined command")
 			}
 			defer l.Close()
 			var got strings.Builder

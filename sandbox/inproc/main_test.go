@@ -7,4 +7,9 @@ import (
 	"github.com/dshsim/dshsim/sandbox/sandboxtest"
 )
 
-func TestMain(m *testing.M) { os.Exit(sandboxtest.Main(m)) }
+func TestMain(m *testing.M) {
+	if cfg := os.Getenv(agentEnv); cfg != "" {
+		os.Exit(agentMain(cfg))
+	}
+	os.Exit(sandboxtest.Main(m))
+}

@@ -78,12 +78,13 @@ func TestPrivateDirAndCreateMakeUpstreamsShape(t *testing.T) {
 func TestMkdtemp(t *testing.T) {
 	dir := t.TempDir()
 	seen := map[string]bool{}
+	name := regexp.MustCompile(`^acp-snap-cwd-[A-Za-z0-9]{6}$`)
 	for range 20 {
 		d, err := Mkdtemp(dir, "acp-snap-cwd-")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if ok, _ := regexp.MatchString(`^acp-snap-cwd-[A-Za-z0-9]{6}$`, filepath.Base(d)); !ok || filepath.Dir(d) != dir {
+		if !name.MatchString(filepath.Base(d)) || filepath.Dir(d) != dir {
 			t.Fatalf("Mkdtemp = %q, want %s/acp-snap-cwd-XXXXXX", d, dir)
 		}
 		if fi, err := os.Stat(d); err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o700 {

@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"sync"
 	"testing"
 )
@@ -25,13 +24,11 @@ func Build(root, dir, name, pkg string, env ...string) (string, error) {
 // BuildContext is [Build] that cancelling ctx stops (the go tool is killed).
 // The go tool's work directory (GOTMPDIR) is one this function makes under
 // dir and removes when the tool is done: a go tool killed mid-build leaves
-// its work directory behind.
+// its work directory behind. The go tool is the one on PATH: go test puts
+// the bin directory of the toolchain that runs it first on a test's PATH,
+// and a command (dsh-sim, kernel-matrix) uses the user's.
 func BuildContext(ctx context.Context, root, dir, name, pkg string, env ...string) (string, error) {
 	out := filepath.Join(dir, name)
-	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(gobin); err != nil {
-		gobin = "go"
-	}
 	work, err := os.MkdirTemp(dir, "gotmp-")
 	if err != nil {
 		return "", err
@@ -39,7 +36,7 @@ func BuildContext(ctx context.Context, root, dir, name, pkg string, env ...strin
 	defer os.RemoveAll(work)
 	// -buildvcs=false: no VCS stamp to read, so a user who does not own the
 	// checkout (git refuses it as dubious ownership) can build it too.
-	cmd := exec.CommandContext(ctx, gobin, "build", "-trimpath", "-buildvcs=false", "-ldflags=-s -w", "-o", out, pkg)
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-buildvcs=false", "-ldflags=-s -w", "-o", out, pkg)
 	cmd.Env = append(append(os.Environ(), "CGO_ENABLED=0", "GOTMPDIR="+work), env...)
 	cmd.Dir = root
 	if b, err := cmd.CombinedOutput(); err != nil {

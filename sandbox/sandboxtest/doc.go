@@ -43,6 +43,8 @@
 // [MkdirScratch] is the same for tooling that removes its own directory: Landlock's workspace-write grants the host /tmp wholesale and
 // bwrap mounts a fresh tmpfs over it, so a workspace or an "outside" target
 // under /tmp (where t.TempDir lives) could not show the workspace boundary.
+// [UsableScratchRoot] checks the root before a command starts (an existing
+// directory it may write; each error names the variable).
 // [Leftovers] lists what directories still hold, for a test that checks a
 // run left nothing behind in its scratch root or TMPDIR.
 //

@@ -163,6 +163,55 @@ func TestScratchRoot(t *testing.T) {
 	}
 }
 
+// TestUsableScratchRoot: a scratch root that does not exist, is a file or
+// cannot be written is refused, the error naming the variable; unset names
+// /var/tmp and says the variable is unset.
+func TestUsableScratchRoot(t *testing.T) {
+	dir := TempDir(t, "dshsim-usable-")
+	file := filepath.Join(dir, "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	readOnly := filepath.Join(dir, "ro")
+	if err := os.Mkdir(readOnly, 0o555); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name, env, err string
+		nonRoot        bool // root writes a mode-0555 directory (CAP_DAC_OVERRIDE)
+	}{
+		{name: "a directory", env: dir},
+		{name: "missing", env: filepath.Join(dir, "none"), err: ScratchEnv + "=" + filepath.Join(dir, "none") + ": no such directory"},
+		{name: "a file", env: file, err: ScratchEnv + "=" + file + ": not a directory"},
+		{name: "not absolute", env: "rel", err: ScratchEnv + "=rel: want an absolute path"},
+		{name: "not writable", env: readOnly, err: ScratchEnv + "=" + readOnly + ": not writable (permission denied)", nonRoot: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.nonRoot && os.Geteuid() == 0 {
+				t.Skip("root writes a mode-0555 directory (CAP_DAC_OVERRIDE); the unprivileged pass runs this")
+			}
+			t.Setenv(ScratchEnv, tc.env)
+			got, err := UsableScratchRoot()
+			if tc.err == "" {
+				if err != nil || got != tc.env {
+					t.Fatalf("UsableScratchRoot() = %q, %v; want %q", got, err, tc.env)
+				}
+				return
+			}
+			if err == nil || err.Error() != tc.err {
+				t.Fatalf("UsableScratchRoot() = %q, %v; want the error %q", got, err, tc.err)
+			}
+		})
+	}
+	t.Run("unset", func(t *testing.T) {
+		t.Setenv(ScratchEnv, "")
+		if got, err := UsableScratchRoot(); got != "/var/tmp" && (err == nil || !strings.HasPrefix(err.Error(), "the scratch root /var/tmp ("+ScratchEnv+" unset): ")) {
+			t.Fatalf("UsableScratchRoot() = %q, %v; want /var/tmp or an error naming it and the variable", got, err)
+		}
+	})
+}
+
 // TestCancelledBuildLeavesNothing: a build cancelled while the go tool
 // compiles (a cold build cache, so it is still at work) leaves nothing in
 // the output directory but what was there, and nothing in TMPDIR: the go

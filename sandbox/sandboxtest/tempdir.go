@@ -1,11 +1,15 @@
 package sandboxtest
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // ScratchEnv names the environment variable that moves the scratch root
@@ -33,6 +37,37 @@ func ScratchRoot() (string, error) {
 				return "", fmt.Errorf("%s=%s: inside the temp area %s, which workspace-write grants (want a directory outside /tmp and $TMPDIR)", ScratchEnv, root, area)
 			}
 		}
+	}
+	return root, nil
+}
+
+// UsableScratchRoot is [ScratchRoot] checked for use, for a command that
+// refuses a bad scratch root before it starts anything: an existing
+// directory the caller may write and search. Every error names the variable
+// (or says it is unset, for /var/tmp).
+func UsableScratchRoot() (string, error) {
+	root, err := ScratchRoot()
+	if err != nil {
+		return "", err
+	}
+	which := ScratchEnv + "=" + root
+	if os.Getenv(ScratchEnv) == "" {
+		which = "the scratch root " + root + " (" + ScratchEnv + " unset)"
+	}
+	fi, err := os.Stat(root)
+	var pe *fs.PathError
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "", fmt.Errorf("%s: no such directory", which)
+	case errors.As(err, &pe):
+		return "", fmt.Errorf("%s: %v", which, pe.Err)
+	case err != nil:
+		return "", fmt.Errorf("%s: %v", which, err)
+	case !fi.IsDir():
+		return "", fmt.Errorf("%s: not a directory", which)
+	}
+	if err := unix.Access(root, unix.W_OK|unix.X_OK); err != nil {
+		return "", fmt.Errorf("%s: not writable (%v)", which, err)
 	}
 	return root, nil
 }

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/dshsim/dshsim/sandbox"
+	"github.com/dshsim/dshsim/sandbox/internal/seal"
 )
 
 // DefaultGrace is the delay between SIGTERM and SIGKILL when a process group is killed.
@@ -26,8 +27,16 @@ const DefaultGrace = 2 * time.Second
 // (a restricted thread starts the command) are the two kinds
 // (*chain.Confiner, the stack's, returns one or the other); both check the call
 // with sandbox.Validate, so a policy is validated once per run, there.
+//
+// The interface is closed to the sandbox tree: Sealed's parameter type is
+// internal to it (package sandbox/internal/seal), so no other package can
+// declare the method. A confiner made elsewhere (a test's) can only wrap one
+// of ours, by embedding it. confiners_test.go checks the three at compile
+// time.
 type Confiner interface {
 	Confine(ctx context.Context, argv []string, policy sandbox.Policy) (sandbox.ConfinedArgv, error)
+	// Sealed does nothing; it closes the interface (see above).
+	Sealed(seal.Token)
 }
 
 // Request is one execution.
@@ -86,6 +95,9 @@ type Result struct {
 	Sandbox *sandbox.Report
 	// Argv is the argv actually spawned (the wrapped one when confined).
 	Argv []string
+	// Bound names the limit of the call's policy (sandbox.Limits) that
+	// stopped it, "" when none did (sandbox.Limits.Bound).
+	Bound string `json:",omitempty"`
 }
 
 // Process is a started execution.
@@ -105,6 +117,7 @@ type Process struct {
 	result         Result
 	err            error
 	stopWatch      func() bool
+	limits         sandbox.Limits
 }
 
 // Start confines (unless danger-full-access) and starts req.Argv in its own
@@ -139,6 +152,7 @@ func Start(ctx context.Context, req Request) (*Process, error) {
 	}
 	argv := req.Argv
 	start := (*exec.Cmd).Start
+	p.limits = req.Policy.Limits
 	if req.Policy.Mode != sandbox.DangerFullAccess {
 		w, err := confine(ctx, req, dir)
 		if err != nil {
@@ -149,6 +163,9 @@ func Start(ctx context.Context, req Request) (*Process, error) {
 		if w.Start != nil {
 			start = w.Start
 		}
+	}
+	if !p.limits.Zero() && (p.wrapped == nil || p.wrapped.Start == nil) {
+		start = limited(p.limits, p.wrapped != nil && p.wrapped.Backend == sandbox.BackendLandlock)
 	}
 	if err := theReaper.enable(); err != nil {
 		return nil, err
@@ -283,6 +300,9 @@ func confine(ctx context.Context, req Request, dir string) (sandbox.ConfinedArgv
 	if w.Policy.Mode != req.Policy.Mode {
 		return sandbox.ConfinedArgv{}, fmt.Errorf("spawn: the %q confiner granted mode %q to a %s call; refusing to run it", w.Backend, w.Policy.Mode, req.Policy.Mode)
 	}
+	if w.Start != nil && !req.Policy.Limits.Zero() && !w.SetsLimits {
+		return sandbox.ConfinedArgv{}, fmt.Errorf("spawn: the %q confiner starts the command itself and cannot set the call's limits; refusing to run it unbounded", w.Backend)
+	}
 	if w.HidesWorkdir(dir) {
 		return sandbox.ConfinedArgv{}, fmt.Errorf("spawn: workdir %q is under /tmp, which the %s profile covers with an empty tmpfs in %s mode (only the workspace %q is bound on top): the command would silently start in $HOME or / instead; refusing to run it", dir, w.Backend, req.Policy.Mode, w.Policy.WorkspaceRoot)
 	}
@@ -343,6 +363,7 @@ func (p *Process) settle(werr error) {
 	if p.wrapped != nil {
 		r.Sandbox, p.err = p.wrapped.Classify(r.ExitCode, r.Signaled, r.Stderr.Text)
 	}
+	r.Bound = p.limits.Bound(r.Signal, (st.UserTime() + st.SystemTime()).Seconds(), r.ExitCode, r.Stderr.Text)
 }
 
 // Pid is the process id (also the process group id).

@@ -22,6 +22,7 @@ import (
 	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/sandbox/chain/chaintest"
 	"github.com/dshsim/dshsim/sandbox/inproc"
+	"github.com/dshsim/dshsim/sandbox/internal/seal"
 	"github.com/dshsim/dshsim/sandbox/procfs"
 	"github.com/dshsim/dshsim/sandbox/sandboxtest"
 )
@@ -892,3 +893,7 @@ func TestIgnoredSignalsReachTheCommandAtDefault(t *testing.T) {
 		t.Errorf("under nohup the command ended %s, want %s", out, want)
 	}
 }
+
+func (confinerFunc) Sealed(seal.Token) {}
+func (wrapAs) Sealed(seal.Token)       {}
+func (grants) Sealed(seal.Token)       {}

@@ -91,8 +91,7 @@ func newTool(t *testing.T, cfg Config, deps Deps) *Tool {
 	return tool
 }
 
-func no() *bool  { b := false; return &b }
-func yes() *bool { b := true; return &b }
+func no() *bool { b := false; return &b }
 
 func TestArgumentValidation(t *testing.T) {
 	ws := t.TempDir()

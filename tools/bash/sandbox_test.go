@@ -14,6 +14,7 @@ import (
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/sandbox/sandboxtest"
+	"github.com/dshsim/dshsim/sandbox/spawn"
 	"github.com/dshsim/dshsim/tools/jobs"
 )
 
@@ -30,13 +31,25 @@ func provider(t *testing.T, cfg sandbox.Config) *sandbox.Provider {
 
 // recorder wraps a real provider and records the policy of every Confine.
 type recorder struct {
-	mu    sync.Mutex
-	modes []sandbox.Mode
-	p     *sandbox.Provider
+	*sandbox.Provider // the confiner it records the calls of
+	mu                sync.Mutex
+	modes             []sandbox.Mode
+	p                 *sandbox.Provider
 }
 
-// confinerFunc is a constructed confiner.
-type confinerFunc func(ctx context.Context, argv []string, p sandbox.Policy) (sandbox.ConfinedArgv, error)
+// constructed is a constructed confiner: f answers every call. spawn's
+// Confiner is closed to the sandbox tree, so it wraps one of ours (a nil
+// interface value: only its Sealed method is promoted, and nothing calls
+// it).
+type constructed struct {
+	spawn.Confiner
+	f func(ctx context.Context, argv []string, p sandbox.Policy) (sandbox.ConfinedArgv, error)
+}
+
+// confinerFunc is the constructed confiner that answers with f.
+func confinerFunc(f func(ctx context.Context, argv []string, p sandbox.Policy) (sandbox.ConfinedArgv, error)) constructed {
+	return constructed{f: f}
+}
 
 // nopConfiner is a constructed confiner for compositions that never run a
 // command (schemas, construction errors).
@@ -44,9 +57,11 @@ var nopConfiner = confinerFunc(func(context.Context, []string, sandbox.Policy) (
 	return sandbox.ConfinedArgv{}, nil
 })
 
-func (f confinerFunc) Confine(ctx context.Context, argv []string, p sandbox.Policy) (sandbox.ConfinedArgv, error) {
-	return f(ctx, argv, p)
+func (c constructed) Confine(ctx context.Context, argv []string, p sandbox.Policy) (sandbox.ConfinedArgv, error) {
+	return c.f(ctx, argv, p)
 }
+
+func newRecorder(p *sandbox.Provider) *recorder { return &recorder{Provider: p, p: p} }
 
 func (r *recorder) Confine(ctx context.Context, argv []string, pol sandbox.Policy) (sandbox.ConfinedArgv, error) {
 	r.mu.Lock()
@@ -90,7 +105,7 @@ type escalationRig struct {
 func newEscalationRig(t *testing.T, mode sandbox.Mode, outcome pipeline.ApprovalOutcome, reg *jobs.Registry) escalationRig {
 	t.Helper()
 	sandboxtest.RequireBwrap(t)
-	r := escalationRig{ws: t.TempDir(), rec: &recorder{p: provider(t, sandbox.Config{Chain: []string{"bwrap"}})}, user: &approver{outcome: outcome}}
+	r := escalationRig{ws: t.TempDir(), rec: newRecorder(provider(t, sandbox.Config{Chain: []string{"bwrap"}})), user: &approver{outcome: outcome}}
 	r.tool = newTool(t, Config{}, Deps{Policy: fixedPolicy(mode, r.ws), Confiner: r.rec, Escalate: escalation.New(r.user), Jobs: reg})
 	return r
 }
@@ -156,7 +171,7 @@ func TestRealSandboxRendering(t *testing.T) {
 
 func TestDangerFullAccessBypassesTheProvider(t *testing.T) {
 	ws := t.TempDir()
-	rec := &recorder{p: provider(t, sandbox.Config{Chain: []string{"bwrap"}})}
+	rec := newRecorder(provider(t, sandbox.Config{Chain: []string{"bwrap"}}))
 	tool := newTool(t, Config{}, Deps{Policy: fixedPolicy(sandbox.DangerFullAccess, ws), Confiner: rec})
 	got, err := run(t, tool, call(agent(t, "s", ws), cmd("echo free > /tmp/dsh-bash-tool-dfa-$$ && cat /tmp/dsh-bash-tool-dfa-$$ && rm /tmp/dsh-bash-tool-dfa-$$")))
 	if err != nil || got != "free\n" {
@@ -258,11 +273,11 @@ func TestRunnerFailures(t *testing.T) {
 	dialect, _ := sandbox.DialectOf(sandbox.BackendLandlock)
 	brokenRunner := filepath.Join(ws, "broken-runner")
 	os.WriteFile(brokenRunner, []byte("#!/bin/sh\necho 'landlock-run: cannot open rule path: /x: Permission denied' >&2\nexit 125\n"), 0o755)
-	wrap := func(runner string) confinerFunc {
-		return func(_ context.Context, argv []string, p sandbox.Policy) (sandbox.ConfinedArgv, error) {
+	wrap := func(runner string) constructed {
+		return confinerFunc(func(_ context.Context, argv []string, p sandbox.Policy) (sandbox.ConfinedArgv, error) {
 			return sandbox.ConfinedArgv{Argv: append([]string{runner, "--"}, argv...), Backend: sandbox.BackendLandlock, Enforcement: sandbox.Full,
 				DenialSignatures: dialect.DenialSignatures, RunnerFailureRules: dialect.RunnerFailureRules, Policy: p}, nil
-		}
+		})
 	}
 	t.Run("runner failing at exit fails the foreground call closed", func(t *testing.T) {
 		tool := newTool(t, Config{}, Deps{Policy: fixedPolicy(sandbox.ReadOnly, ws), Confiner: wrap(brokenRunner)})

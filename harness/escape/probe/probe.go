@@ -77,6 +77,14 @@ var ops = map[string]op{
 	"swap-race":    {3, "LINK INSIDE OUTSIDE: for 300ms swap symlink LINK between INSIDE and OUTSIDE while appending through it", swapRace},
 	"handle-write": {2, "MOUNTDIR PATH: name_to_handle_at(PATH), then open_by_handle_at through the mount of MOUNTDIR for append, and write", handleWrite},
 	"reexec":       {2, "N PATH: re-exec this program N times, then append to PATH", reexec},
+	// Against another process's threads (the harness, standing in for the
+	// agent that started the command): each tries every thread of PID and
+	// succeeds when any attempt did.
+	"agent-trace": {2, "PID ADDR: PTRACE_SEIZE every thread of PID, then PTRACE_POKEDATA the word at ADDR (hex) with the payload", agentTrace},
+	"agent-vm":    {3, "PID ADDR LEN: process_vm_readv LEN bytes at ADDR of every thread (printed), then process_vm_writev the payload there", agentVM},
+	"agent-mem":   {3, "PID ADDR LEN: read LEN bytes at ADDR through every /proc/PID/task/TID/mem (printed)", agentMem},
+	"agent-fd":    {2, "PID FD: open /proc/PID/task/TID/fd/FD of every thread for writing and write the payload", agentFD},
+	"tgkill":      {1, "PID: tgkill(2) SIGUSR1 to every thread of PID", tgkillAll},
 }
 
 // inodeFlags are the chattr letters setflags knows, as FS_IOC_SETFLAGS bits.

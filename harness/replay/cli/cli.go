@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -42,31 +43,28 @@ type options struct {
 // command is dsh-replay's flag set, parsing into o.
 func command(o *options) cmdline.Command {
 	fs := flag.NewFlagSet("dsh-replay", flag.ContinueOnError)
-	fs.BoolVar(&o.json, "json", false, "write the report as one JSON document to stdout")
-	fs.StringVar(&o.pattern, "run", "", "replay only recordings whose name matches this regular expression")
-	fs.IntVar(&o.parallel, "parallel", runtime.NumCPU(), "number of recordings replayed at once")
-	fs.StringVar(&o.shard, "shard", "", "replay shard `i/n` of the sorted recordings (1 <= i <= n), for CI machines")
-	fs.BoolVar(&o.update, "update", false, "rewrite each recording's projection.expected.json from its session.jsonl, then replay (go test with DSHSIM_UPDATE=1 updates those of transcripts/ too)")
-	fs.BoolVar(&o.refresh, "refresh", false, "rewrite what our stack produced (session.jsonl, stdout.expected.jsonl, projection.expected.json when present) by replaying each recording's own model script, as upstream's refresh does; the model's chunks and the inputs are kept (no model, no key)")
-	fs.StringVar(&o.html, "html", "", "write a self-contained HTML report (timeline per recording, mismatches side by side) to `FILE`; its directory must exist")
-	fs.StringVar(&o.junit, "junit", "", "write a JUnit XML report (one test case per recording, the first difference as the failure message) to `FILE` for CI; its directory must exist")
-	fs.StringVar(&o.logs, "logs", "", "keep our replayed session logs as `DIR`/<name>.session.jsonl (recordings must then have distinct names); DIR is made if missing, its parent must exist")
-	fs.DurationVar(&o.timeout, "timeout", 2*time.Minute, "time limit per recording (positive)")
-	fs.BoolVar(&o.verbose, "v", false, "list every projected event of every recording, not only the first mismatch")
-	fs.StringVar(&o.backend, "backend", "", "confine bash with this sandbox backend only (`bwrap` or landlock); default: the platform chain (bwrap, then landlock)")
-	fs.StringVar(&o.launcher, "landlock-run", "", "the landlock-run `binary` for -backend landlock (default: beside the dsh-replay executable)")
-	fs.BoolVar(&o.strict, "strict-hooks", false, "fail closed where upstream's hooks fail open: a hook config that cannot be loaded refuses every call, a hook that cannot run (not started, timed out, killed, exit 126/127) blocks its call")
-	fs.BoolVar(&o.trusted, "trusted", false, "the recordings are trusted: where no contained child can be made (user namespaces disabled), replay them on the host, uncontained, instead of refusing")
+	fs.BoolVar(&o.json, "json", false, "write the report as one JSON document")
+	fs.StringVar(&o.pattern, "run", "", "replay only the recordings whose name matches this `regexp`")
+	fs.IntVar(&o.parallel, "parallel", runtime.NumCPU(), "recordings replayed at once")
+	fs.StringVar(&o.shard, "shard", "", "replay shard `i/n` of the sorted recordings (1 <= i <= n)")
+	fs.BoolVar(&o.update, "update", false, "rewrite each projection.expected.json from session.jsonl, then replay")
+	fs.BoolVar(&o.refresh, "refresh", false, "rewrite what our stack produced in each recording (docs/record.md)")
+	fs.StringVar(&o.html, "html", "", "also write a self-contained HTML report to `FILE`")
+	fs.StringVar(&o.junit, "junit", "", "also write a JUnit XML report to `FILE`, for CI")
+	fs.StringVar(&o.logs, "logs", "", "keep our session logs as `DIR`/<name>.session.jsonl")
+	fs.DurationVar(&o.timeout, "timeout", 2*time.Minute, "time limit per recording")
+	fs.BoolVar(&o.verbose, "v", false, "list every projected event, not only the first mismatch")
+	fs.StringVar(&o.backend, "backend", "", "confine bash with this backend only: `bwrap` or landlock")
+	fs.StringVar(&o.launcher, "landlock-run", "", "the landlock-run `binary` (default: beside dsh-replay)")
+	fs.BoolVar(&o.strict, "strict-hooks", false, "fail closed where upstream's hooks fail open (docs/hooks.md)")
+	fs.BoolVar(&o.trusted, "trusted", false, "where no containment can be made, replay on the host, uncontained")
 	o.tmpSize = isolate.DefaultTmpSize
-	fs.Var(&o.tmpSize, "tmp-size", "bound of each replay's private /tmp (a tmpfs), in `bytes` (suffix K, M or G: powers of 1024)")
+	fs.Var(&o.tmpSize, "tmp-size", "bound of each replay's /tmp, in `bytes` (suffix K, M or G)")
 	o.seedBytes, o.seedFileBytes = recording.DefaultSeedMaxBytes, recording.DefaultSeedMaxFileBytes
-	fs.Var(&o.seedBytes, "seed-max-bytes", "bound of a recording's workspace/ seed, all files together, in `bytes` (suffix K, M or G)")
-	fs.Var(&o.seedFileBytes, "seed-max-file-bytes", "bound of one file of a workspace/ seed, in `bytes` (suffix K, M or G)")
+	fs.Var(&o.seedBytes, "seed-max-bytes", "bound of a workspace/ seed, all files together, in `bytes`")
+	fs.Var(&o.seedFileBytes, "seed-max-file-bytes", "bound of one file of a workspace/ seed, in `bytes`")
 	fs.IntVar(&o.seedFiles, "seed-max-files", recording.DefaultSeedMaxFiles, "bound of the files and directories of a workspace/ seed")
-	return cmdline.Command{Name: "dsh-replay", Flags: fs, Help: func(w io.Writer) {
-		fmt.Fprintf(w, usage, wireHelp(), settingsHelp())
-		cmdline.Defaults(fs, w)
-	}}
+	return cmdline.Command{Name: "dsh-replay", Flags: fs, Help: cmdline.HelpText(usage, fs)}
 }
 
 // Main runs dsh-replay with args (without the program name) and returns the
@@ -92,7 +90,11 @@ func run(cmd cmdline.Command, o *options) error {
 	if o.update {
 		for _, d := range o.dirs {
 			changed, err := replay.UpdateProjection(d)
+			var defect *recording.Error
 			switch {
+			case errors.As(err, &defect):
+				// A defect of the recording: its replay below reports
+				// it, once, as the recording's error.
 			case err != nil:
 				fmt.Fprintf(o.stderr, "dsh-replay: update %s: %v\n", filepath.Base(d), err)
 			}
@@ -134,15 +136,20 @@ func run(cmd cmdline.Command, o *options) error {
 
 // refresh refreshes the selected recordings one after the other: one line
 // per recording on stdout (refreshed, naming the files rewritten, or
-// unchanged), a failure on stderr; it fails when any recording failed.
+// unchanged), a failure on stderr; it fails when any recording failed. A
+// recording is written only after its complete run, all its files at once
+// (replay.Refresh), so an interrupt leaves it as it was or refreshed whole.
 func refresh(o *options) error {
 	ctx, in := cmdline.WithInterrupt(context.Background())
 	defer in.Stop()
 	failed := 0
 	for _, d := range o.dirs {
 		r, err := replay.Refresh(ctx, d, o.run.Options)
-		if s := in.Signal(); s != nil {
-			fmt.Fprintf(o.stderr, "dsh-replay: interrupted (%v) while refreshing %s: files already rewritten stay, the one in progress was not touched\n", s, filepath.Base(d))
+		if r != nil && r.Recovered != "" {
+			fmt.Fprintf(o.stderr, "dsh-replay: %s: %s\n", d, r.Recovered)
+		}
+		if s := in.Signal(); s != nil && err != nil {
+			fmt.Fprintf(o.stderr, "dsh-replay: interrupted (%v) while refreshing %s: it was left as it was (the recordings before it are refreshed)\n", s, filepath.Base(d))
 			return cmdline.Status(in.Status(cmdline.ExitFailure))
 		}
 		switch {
@@ -153,6 +160,10 @@ func refresh(o *options) error {
 			fmt.Fprintf(o.stdout, "unchanged  %s\n", d)
 		default:
 			fmt.Fprintf(o.stdout, "refreshed  %s: %s\n", d, strings.Join(r.Changed, ", "))
+		}
+		if s := in.Signal(); s != nil {
+			fmt.Fprintf(o.stderr, "dsh-replay: interrupted (%v) after refreshing %s whole: the recordings after it were not touched\n", s, filepath.Base(d))
+			return cmdline.Status(in.Status(cmdline.ExitFailure))
 		}
 	}
 	if failed > 0 {

@@ -5,7 +5,8 @@
 // HTML and JUnit reports. With -refresh it rewrites each recording's stack
 // side instead (replay.Refresh), one line per recording. cmd/dsh-replay only
 // calls [Main]; tests and testscript call it directly. The help text is in
-// usage.go.
+// usage.go: it fits a screen (at most 60 lines, TestHelpFitsAScreen), and
+// docs/replay.md is the manual it points at.
 //
 // # Output
 //

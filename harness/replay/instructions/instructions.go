@@ -10,7 +10,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"strings"
 	"syscall"
@@ -108,11 +107,6 @@ type Source struct {
 type Message struct {
 	Texts  []string
 	Source Source
-}
-
-// same reports equal text and source (upstream's same context payload).
-func (m Message) same(o Message) bool {
-	return slices.Equal(m.Texts, o.Texts) && reflect.DeepEqual(m.Source, o.Source)
 }
 
 // Loader composes a session's instruction messages; it keeps what its last

@@ -20,7 +20,12 @@
 //   - todo/write: the list;
 //   - the skill catalog message (a user/message of source kind
 //     skill-catalog): its text, entries and whether it is an update;
-//   - a user's prompt with images: the attachment references;
+//   - a user's prompt (user/message of source kind user): its text blocks
+//     and, with images, their attachment references: the replay enters
+//     input.json's prompt, so a prompt edited in the log differs;
+//   - agent/inbox/spliced into the next turn (a prompt or a relayed message
+//     queued, and the claim that takes it): target, start, removedCount,
+//     and each inserted message's source kind, plugin and text blocks;
 //   - turn/end: reason;
 //   - another plugin's message (KindContext with its plugin): a reminder's
 //     form and summary, a compaction's id and its replacing surfaceOp;
@@ -38,8 +43,16 @@
 // A tool/result whose content holds image blocks (read_image) also keeps
 // their attachment references (attachments).
 //
-// Everything else (chunks, headers, the prompts' texts, seq, times, message
-// ids) is left out: it is a replay input, or the replay's own.
+// Seq, times and message ids are left out (the replay's own). So are the
+// event types coverage.go names, each with its reason (the model's chunks
+// and messages: the script the replay plays; the model request; step and
+// turn boundaries; a splice into the next step, whose timing follows the
+// run's; a child's seed end; the preset name; slash commands; a
+// compaction's summary record). [ProjectCovered] counts a log's events
+// both ways and [Coverage.Note] says so in a replay's notes; an event type,
+// a user/message source kind or a splice target the projection neither
+// compares nor names is an error naming the event's seq, so nothing is left
+// out unsaid.
 //
 // # Normalisation
 //

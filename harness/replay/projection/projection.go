@@ -53,9 +53,12 @@ const (
 	KindTodo = "todo/write"
 	// KindCatalog is the skill catalog message.
 	KindCatalog = "skill-catalog"
-	// KindPromptImages is a user's prompt that carries images: their
-	// attachment references.
-	KindPromptImages = "prompt-images"
+	// KindPrompt is a user's prompt: its text blocks and, when it carries
+	// images, their attachment references.
+	KindPrompt = "prompt"
+	// KindSplice is a change of an agent's inbox: a message queued for the
+	// next turn or step, or the claim that takes it.
+	KindSplice = "inbox/spliced"
 )
 
 // Item is one projected event.
@@ -111,8 +114,10 @@ func (it Item) Label() string {
 		return fmt.Sprintf("tool/code-dispatch %s %s", s("subCallId"), verdict)
 	case KindCatalog:
 		return "skill catalog message"
-	case KindPromptImages:
-		return "images of the user's prompt"
+	case KindPrompt:
+		return "the user's prompt"
+	case KindSplice:
+		return "inbox/spliced " + s("target")
 	case KindTurnEnd:
 		r, _ := it.Fields["reason"].(map[string]any)
 		k, _ := r["kind"].(string)
@@ -266,29 +271,43 @@ const systemPromptPlugin = "@deepseek-ai/dsh-system-prompt"
 
 // Project extracts the normalised projection of a log's events.
 func Project(events []recording.Event, n Normalizer) ([]Item, error) {
+	items, _, err := ProjectCovered(events, n)
+	return items, err
+}
+
+// ProjectCovered is [Project], also counting the events compared and the
+// ones left out with their reasons. An event the projection neither
+// compares nor knows to leave out is an error naming its seq and type.
+func ProjectCovered(events []recording.Event, n Normalizer) ([]Item, Coverage, error) {
 	var items []Item
+	var cov Coverage
 	turn := 0
 	for _, e := range events {
-		var d map[string]any
-		if err := json.Unmarshal(e.Data, &d); err != nil {
-			return nil, fmt.Errorf("seq %d (%s): data: %w", e.Seq, e.Type, err)
+		d, err := decode(e.Data)
+		if err != nil {
+			return nil, cov, fmt.Errorf("seq %d (%s): data: %w", e.Seq, e.Type, err)
 		}
 		if e.Type == kindTurnOpen {
 			if t, ok := d["turn"].(float64); ok {
 				turn = int(t)
 			}
-			continue
 		}
 		kind, fields := project(e.Type, d)
 		if fields == nil {
+			what, why, err := uncompared(e.Type, d)
+			if err != nil {
+				return nil, cov, fmt.Errorf("seq %d: %w", e.Seq, err)
+			}
+			cov.left(what, why)
 			continue
 		}
+		cov.compared(e.Type)
 		if op := replaceOp(e.SurfaceOp); op != nil {
 			fields["surfaceOp"] = op // a message that replaces earlier ones (a compaction)
 		}
 		items = append(items, Item{Turn: turn, Kind: kind, Seq: e.Seq, Fields: n.Value(fields).(map[string]any)})
 	}
-	return items, nil
+	return items, cov, nil
 }
 
 // replaceOp is a surfaceOp that replaces earlier events (nil for none or
@@ -344,7 +363,10 @@ func project(typ string, d map[string]any) (kind string, fields map[string]any) 
 		return KindTitleRequest, f
 	case "agent/inbox/spliced":
 		if d["outcome"] != "canceled" {
-			return "", nil
+			if d["target"] != "next-turn" {
+				return "", nil
+			}
+			return KindSplice, spliceFields(d)
 		}
 		return KindCanceled, pick(d, "target", "start", "removedCount")
 	case KindCall:
@@ -385,10 +407,11 @@ func pluginMessage(d map[string]any) (kind string, fields map[string]any) {
 	case "skill-catalog":
 		return KindCatalog, map[string]any{"text": contentText(d["content"]), "entries": src["entries"], "update": src["update"] == true}
 	case "user":
+		f := map[string]any{"texts": contentTexts(d["content"])}
 		if images := attachments(d["content"]); images != nil {
-			return KindPromptImages, map[string]any{"attachments": images}
+			f["attachments"] = images
 		}
-		return "", nil
+		return KindPrompt, f
 	case "plugin":
 	default:
 		return "", nil
@@ -410,6 +433,21 @@ func pluginMessage(d map[string]any) (kind string, fields map[string]any) {
 		}
 	}
 	return KindContext, f
+}
+
+// spliceFields are an inbox change's: its target, start and removed count,
+// and each inserted message's source kind, plugin and text blocks.
+func spliceFields(d map[string]any) map[string]any {
+	f := pick(d, "target", "start", "removedCount")
+	var ins []any
+	list, _ := d["inserted"].([]any)
+	for _, m := range list {
+		mm, _ := m.(map[string]any)
+		src, _ := mm["source"].(map[string]any)
+		ins = append(ins, map[string]any{"source": pick(src, "kind", "plugin"), "texts": contentTexts(mm["content"])})
+	}
+	f["inserted"] = append([]any{}, ins...)
+	return f
 }
 
 // relayFields are a relayed message's: its source (kind, form, summary,

@@ -214,19 +214,21 @@ func TestProjectUpstreamRecording(t *testing.T) {
 	for _, it := range items {
 		kinds = append(kinds, it.Kind)
 	}
-	want := "runtime-context,session/title,tool/call,tool/result,tool/call,tool/result,tool/call,tool/result,turn/end"
+	// the prompt is queued for the turn (inbox/spliced), claimed at its
+	// start (inbox/spliced), entered (prompt), then the step runs
+	want := "inbox/spliced,inbox/spliced,prompt,runtime-context,session/title,tool/call,tool/result,tool/call,tool/result,tool/call,tool/result,turn/end"
 	if strings.Join(kinds, ",") != want {
 		t.Fatalf("kinds %v, want %s", kinds, want)
 	}
-	first := items[3].Fields
+	first := items[6].Fields
 	if first["text"] != "Error: edit requires reading \"{{cwd}}/settings.txt\" first — read the file, then retry" || first["isError"] != true {
 		t.Errorf("first result %v", first)
 	}
 	if e, _ := first["error"].(map[string]any); e["code"] != "FS_NOT_OBSERVED" {
 		t.Errorf("first result error %v", first["error"])
 	}
-	if args, _ := items[2].Fields["arguments"].(map[string]any); args["old_string"] != "blue" {
-		t.Errorf("arguments are not parsed JSON: %#v", items[2].Fields["arguments"])
+	if args, _ := items[5].Fields["arguments"].(map[string]any); args["old_string"] != "blue" {
+		t.Errorf("arguments are not parsed JSON: %#v", items[5].Fields["arguments"])
 	}
 }
 
@@ -249,7 +251,7 @@ func TestProjectHookEvents(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("hook items (-want +got):\n%s", diff)
 	}
-	if l := items[3].Label(); l != "hook/invoked claude-code:PostToolUse:1" {
+	if l := items[6].Label(); l != "hook/invoked claude-code:PostToolUse:1" {
 		t.Errorf("label %q", l)
 	}
 }

@@ -1,6 +1,7 @@
 // Package recordcli is the dsh-record command: [Main] parses the flags into
-// an options struct, run checks them (one SCENARIO, -o given and not
-// existing, its parent a directory, the key's variable set) and records
+// an options struct, run checks them (one SCENARIO, a directory holding a
+// readable input.json; -o given and not existing, its parent a directory:
+// each a usage error, exit 2, before anything starts) and records
 // with replay.Record: a live model over an OpenAI-compatible chat
 // completions server drives our real stack, and the recording is renamed
 // into OUT only when complete. cmd/dsh-record only calls [Main].

@@ -8,10 +8,12 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/dshsim/dshsim/harness/cmdline"
 	"github.com/dshsim/dshsim/harness/replay"
+	"github.com/dshsim/dshsim/harness/replay/recording"
 	"github.com/dshsim/dshsim/llm/deepseek"
 )
 
@@ -66,12 +68,13 @@ func Main(args []string, stdout, stderr io.Writer) int {
 			return cmdline.Usage("want exactly one SCENARIO (a directory with input.json), got %d arguments", len(args))
 		}
 		o.scenario = args[0]
-		return run(o)
+		return run(cmd, o)
 	})
 }
 
-// validate checks the options before anything starts.
-func (o *options) validate() error {
+// validate checks the options before anything starts: every problem is a
+// usage error, -o's as every command words it ([cmdline.Command.CheckOutDir]).
+func (o *options) validate(cmd cmdline.Command) error {
 	switch {
 	case o.out == "":
 		return cmdline.Usage("-o OUT is required")
@@ -85,9 +88,18 @@ func (o *options) validate() error {
 	if fi, err := os.Stat(o.scenario); err != nil || !fi.IsDir() {
 		return cmdline.Usage("SCENARIO %s: not a directory", o.scenario)
 	}
+	switch err := cmdline.CheckInFile(filepath.Join(o.scenario, recording.InputFile)); {
+	case errors.Is(err, cmdline.ErrNoSuchFile):
+		return cmdline.Usage("SCENARIO %s: no %s (a scenario is a directory holding it)", o.scenario, recording.InputFile)
+	case err != nil:
+		return cmdline.Usage("SCENARIO %s: %s: %v", o.scenario, recording.InputFile, err)
+	}
 	if _, err := os.Lstat(o.out); err == nil {
 		return cmdline.Usage("-o %s exists: dsh-record writes a new recording and replaces nothing", o.out)
 	} else if !errors.Is(err, fs.ErrNotExist) {
+		return cmdline.Usage("-o %s: %v", o.out, cmdline.Reason(err))
+	}
+	if err := cmd.CheckOutDir(o.out, false); err != nil {
 		return cmdline.Usage("-o %s: %v", o.out, err)
 	}
 	if o.baseURL == "" {
@@ -100,8 +112,8 @@ func (o *options) validate() error {
 }
 
 // run records SCENARIO into OUT.
-func run(o *options) error {
-	if err := o.validate(); err != nil {
+func run(cmd cmdline.Command, o *options) error {
+	if err := o.validate(cmd); err != nil {
 		return err
 	}
 	ctx, in := cmdline.WithInterrupt(context.Background())
@@ -110,7 +122,9 @@ func run(o *options) error {
 		BaseURL: o.baseURL, Model: o.model, Provider: o.provider, Thinking: o.thinking, ReasoningEffort: o.effort,
 		KeyEnv: o.keyEnv, Timeout: o.timeout, LauncherPath: o.launcher, Stderr: o.stderr,
 	})
-	if s := in.Signal(); s != nil {
+	// Record writes nothing unless the session completed, and then the
+	// whole recording at once: a signal after that leaves it recorded.
+	if s := in.Signal(); s != nil && err != nil {
 		fmt.Fprintf(o.stderr, "dsh-record: interrupted (%v): the session was stopped, nothing written\n", s)
 		return cmdline.Status(in.Status(cmdline.ExitFailure))
 	}
@@ -118,5 +132,9 @@ func run(o *options) error {
 		return err
 	}
 	fmt.Fprintf(o.stdout, "recorded %s (dsh-replay %s replays it)\n", o.out, o.out)
+	if s := in.Signal(); s != nil {
+		fmt.Fprintf(o.stderr, "dsh-record: interrupted (%v) once the recording was written whole\n", s)
+		return cmdline.Status(in.Status(cmdline.ExitFailure))
+	}
 	return nil
 }

@@ -58,26 +58,45 @@ func main(args ...string) (int, string, string) {
 	return code, out.String(), errb.String()
 }
 
+// TestUsage: every bad command line is one usage line, exit 2, before
+// anything starts (no key is needed to find it), naming each path once.
 func TestUsage(t *testing.T) {
 	dir := scenario(t)
 	exists := t.TempDir()
+	out := filepath.Join(t.TempDir(), "x")
+	noInput := t.TempDir()
+	inputDir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(inputDir, "input.json"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(t.TempDir(), "missing")
+	t.Setenv("DEEPSEEK_API_KEY", "")
 	for _, tc := range []struct {
 		name string
 		args []string
 		want string
 	}{
 		{"no -o", []string{dir}, "-o OUT is required"},
-		{"two scenarios", []string{"-o", filepath.Join(t.TempDir(), "x"), dir, dir}, "want exactly one SCENARIO"},
-		{"OUT exists", []string{"-o", exists, dir}, "exists: dsh-record writes a new recording"},
-		{"not a scenario", []string{"-o", filepath.Join(t.TempDir(), "x"), filepath.Join(dir, "input.json")}, "not a directory"},
-		{"a bad effort", []string{"-o", filepath.Join(t.TempDir(), "x"), "-reasoning-effort", "huge", dir}, "-reasoning-effort"},
+		{"two scenarios", []string{"-o", out, dir, dir}, "want exactly one SCENARIO"},
+		{"OUT exists", []string{"-o", exists, dir}, "-o " + exists + " exists: dsh-record writes a new recording"},
+		{"OUT's directory missing", []string{"-o", filepath.Join(missing, "rec"), dir}, "-o " + filepath.Join(missing, "rec") + ": its parent " + missing + " is not a directory (dsh-record makes the directory, not its parents)"},
+		{"not a scenario", []string{"-o", out, filepath.Join(dir, "input.json")}, "SCENARIO " + filepath.Join(dir, "input.json") + ": not a directory"},
+		{"no input.json", []string{"-o", out, noInput}, "SCENARIO " + noInput + ": no input.json (a scenario is a directory holding it)"},
+		{"input.json a directory", []string{"-o", out, inputDir}, "SCENARIO " + inputDir + ": input.json: is a directory"},
+		{"a bad effort", []string{"-o", out, "-reasoning-effort", "huge", dir}, "-reasoning-effort"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			code, _, stderr := main(tc.args...)
-			if code != 2 || strings.Count(stderr, "\n") > 2 || !strings.Contains(stderr, tc.want) {
-				t.Fatalf("exit %d, stderr %q; want 2 and %q", code, stderr, tc.want)
+			code, stdout, stderr := main(tc.args...)
+			if code != 2 || stdout != "" || !strings.HasPrefix(stderr, "dsh-record: "+tc.want) || !strings.HasSuffix(stderr, "; run dsh-record -h for usage\n") || strings.Count(stderr, "\n") != 1 {
+				t.Fatalf("exit %d, stderr %q; want 2 and one line starting %q", code, stderr, "dsh-record: "+tc.want)
+			}
+			if strings.Count(stderr, "input.json") > 1 {
+				t.Errorf("stderr %q names input.json more than once", stderr)
 			}
 		})
+	}
+	if _, err := os.Stat(missing); err == nil {
+		t.Errorf("%s was made", missing)
 	}
 }
 

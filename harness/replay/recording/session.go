@@ -229,6 +229,18 @@ type packedLine struct {
 	} `json:"data"`
 }
 
+// ParseSession decodes the bytes of a session log named file (session.jsonl
+// or a child's) of the recording rec as [Load] does: header, events, packed
+// rows expanded; a defect names rec, file, line and field. A writer parses
+// what it is about to write with it (a refresh's projection files).
+func ParseSession(rec, file string, data []byte) (Header, []Event, error) {
+	h, events, err := parseSession(rec, data)
+	if err != nil && file != SessionFile {
+		err = retarget(err, file)
+	}
+	return h, events, err
+}
+
 // parseSession decodes session.jsonl: header, events, packed rows expanded.
 func parseSession(rec string, data []byte) (Header, []Event, error) {
 	lines := splitLines(data)

@@ -45,3 +45,36 @@ func Close(fd int) error { return syscall.ENOSYS }
 
 // Gettid returns 0 off Linux.
 func Gettid() int { return 0 }
+
+// WaitStop fails with ENOSYS off Linux.
+func WaitStop(pid int) (syscall.Signal, bool, error) { return 0, false, syscall.ENOSYS }
+
+// PtraceCont fails with ENOSYS off Linux.
+func PtraceCont(pid int, sig syscall.Signal) error { return syscall.ENOSYS }
+
+// PtraceDetach fails with ENOSYS off Linux.
+func PtraceDetach(pid int) error { return syscall.ENOSYS }
+
+// PeekText fails with ENOSYS off Linux.
+func PeekText(pid int, addr uintptr, out []byte) error { return syscall.ENOSYS }
+
+// PokeText fails with ENOSYS off Linux.
+func PokeText(pid int, addr uintptr, data []byte) error { return syscall.ENOSYS }
+
+// Prlimit fails with ENOSYS off Linux.
+func Prlimit(pid, resource int, soft, hard uint64) error { return syscall.ENOSYS }
+
+// Getrlimit fails with ENOSYS off Linux.
+func Getrlimit(resource int) (soft, hard uint64, err error) { return 0, 0, syscall.ENOSYS }
+
+// SetDumpable fails with ENOSYS off Linux.
+func SetDumpable(on bool) error { return syscall.ENOSYS }
+
+// Dumpable fails with ENOSYS off Linux.
+func Dumpable() (bool, error) { return false, syscall.ENOSYS }
+
+// Kill fails with ENOSYS off Linux.
+func Kill(pid int) error { return syscall.ENOSYS }
+
+// RlimitNproc is RLIMIT_NPROC's number on Linux.
+const RlimitNproc = 6
