@@ -4,10 +4,9 @@ import (
 	"fmt"
 
 	"github.com/dshsim/dshsim/pipeline"
-	"github.com/dshsim/dshsim/sandbox/chain"
 	"github.com/dshsim/dshsim/tools/code"
 	"github.com/dshsim/dshsim/tools/code/noderuntime"
-	"github.com/dshsim/dshsim/tools/code/sdk"
+	"github.com/dshsim/dshsim/tools/toolreg"
 )
 
 // Tools modes: how the tools are presented to the model (upstream's tool
@@ -29,21 +28,18 @@ func validateToolsMode(mode string) error {
 	return fmt.Errorf("stack: unknown tools mode %q (want native, code or both)", mode)
 }
 
-// addCode composes run_code in code and both modes: the Node runtime, the
+// codeTool composes run_code in code and both modes: the Node runtime, the
 // programs confined by bash's confiner under the call's policy, every
 // nested call through this registry, spill's durable-log arm on the logged
-// copies. When node cannot be found the tool is still composed without a
-// runtime: every run and every prompt assembly then fails with upstream's
-// missing-runtime error, and nothing runs.
-func (s *Stack) addCode(confiner *chain.Confiner) error {
-	mode := s.cfg.ToolsMode
-	if mode == "" || mode == ToolsNative {
-		return nil
-	}
+// copies; its registration brings the mode's prompt sections. When node
+// cannot be found the tool is still composed without a runtime: every run
+// and every prompt assembly then fails with upstream's missing-runtime
+// error, and nothing runs.
+func (s *Stack) codeTool() ([]toolreg.Tool, error) {
 	deps := code.Deps{
 		Registry: s.reg,
 		Policy:   s.policyFor, // bash's: the program runs as a command would
-		Confiner: confiner,
+		Confiner: s.confiner,
 		Warn:     s.warn,
 	}
 	if rt, err := noderuntime.New(s.cfg.CodeRuntime); err != nil {
@@ -54,32 +50,11 @@ func (s *Stack) addCode(confiner *chain.Confiner) error {
 	if s.spill != nil {
 		deps.DispatchLog = s.spill.DispatchLog
 	}
-	tool, err := code.New(code.Config{Mode: mode}, deps)
+	tools, err := code.New(code.Config{Mode: s.cfg.ToolsMode, Deps: deps})
 	if err != nil {
-		return fmt.Errorf("stack: run_code: %w", err)
+		return nil, fmt.Errorf("run_code: %w", err)
 	}
-	if err := s.register(tool.Definition()); err != nil {
-		return err
-	}
-	s.runCode = tool
-	return nil
-}
-
-// modeSections are tools:code-only (code) and tools:sdk (code and both) of
-// agent (the SDK declares the tools it sees).
-func (s *Stack) modeSections(agent *pipeline.Agent) ([]PromptSection, error) {
-	if s.runCode == nil {
-		return nil, nil
-	}
-	if !s.runCode.HasRuntime() {
-		return nil, code.MissingRuntimeError(s.cfg.ToolsMode)
-	}
-	var secs []PromptSection
-	if s.cfg.ToolsMode == ToolsCode {
-		secs = append(secs, PromptSection{Name: "tools:code-only", Order: sdk.CodeOnlyOrder, Text: sdk.CodeOnly})
-	}
-	sdkTools := s.reg.ToolsFor(agent)
-	return append(secs, PromptSection{Name: "tools:sdk", Order: sdk.SectionOrder, Text: code.SDK(sdkTools)}), nil
+	return tools, nil
 }
 
 // collapse ends a model-direct call of any tool but run_code in code mode

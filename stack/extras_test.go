@@ -8,9 +8,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/dshsim/dshsim/harness/replay/recording"
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/session/sessiontest"
 	"github.com/dshsim/dshsim/sandbox"
@@ -23,7 +25,7 @@ import (
 const cordisTools = "cordis_inspect_list,cordis_inspect_query,cordis_inspect_self,cordis_define,cordis_run,cordis_stop,cordis_undefine"
 
 // TestExtrasComposition: each area beyond the safety stack is composed only
-// when configured, in addExtras' order, and the standalone omissions; the
+// when configured, in the composition's order, and the standalone omissions; the
 // cordis tools are all served whenever a recording is given (their Cordis
 // host never runs here).
 func TestExtrasComposition(t *testing.T) {
@@ -60,14 +62,24 @@ func TestExtrasComposition(t *testing.T) {
 	}
 }
 
-// TestServedNeverStandsInForTheSafetyStack: New refuses a served bash (and
-// every tool of the safety stack) before composing anything.
+// TestServedNeverStandsInForTheSafetyStack: the composition's tools of the
+// safety stack are bash, read, write, edit, run_code and the job tools (the
+// replay's settings refuse the same), and New refuses to serve any of them,
+// a left-out one (Config.Without) too.
 func TestServedNeverStandsInForTheSafetyStack(t *testing.T) {
-	for _, name := range served.SafetyStack {
+	got := newComposed(t, stack.Config{ToolsMode: stack.ToolsBoth}).SafetyStack()
+	if want := "bash,job_output,job_kill,job_list,run_code,read,write,edit"; strings.Join(got, ",") != want {
+		t.Fatalf("safety stack %v, want %s", got, want)
+	}
+	if !slices.Equal(slices.Sorted(slices.Values(got)), slices.Sorted(slices.Values(recording.SafetyStackTools))) {
+		t.Errorf("the replay's settings refuse %v, the stack's safety stack is %v", recording.SafetyStackTools, got)
+	}
+	for _, name := range got {
 		ws := t.TempDir()
-		_, err := stack.New(stack.Config{Workspace: ws, Log: sessiontest.New(t, "s", ws), Mode: sandbox.DangerFullAccess, Approval: stack.ApprovalNever,
-			Served: &stack.ServedConfig{Tools: []string{name}, Source: func(*pipeline.Call) (served.Recorded, error) { return served.Recorded{}, nil }}})
-		if !errors.Is(err, served.ErrSafetyStack) {
+		_, err := stack.New(stack.Config{Workspace: ws, Log: sessiontest.New(t, "s", ws), Mode: sandbox.DangerFullAccess, Approval: stack.ApprovalNever, ToolsMode: stack.ToolsBoth,
+			Without: stack.Without{Bash: true, FileTools: true, JobTools: true, Policy: true},
+			Served:  &stack.ServedConfig{Tools: []string{name}, Source: func(*pipeline.Call) (served.Recorded, error) { return served.Recorded{}, nil }}})
+		if !errors.Is(err, served.ErrSafetyStack) || err.Error() != "stack: served "+name+": "+served.ErrSafetyStack.Error() {
 			t.Errorf("served %s: %v", name, err)
 		}
 	}

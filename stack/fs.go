@@ -5,26 +5,27 @@ import (
 
 	"github.com/dshsim/dshsim/fsobserve"
 	"github.com/dshsim/dshsim/tools/fs"
+	"github.com/dshsim/dshsim/tools/toolreg"
 )
 
-// addFS composes the file tools: read, write and edit on the local
+// fileTools composes the file tools: read, write and edit on the local
 // provider, with read-before-write observation, confining (fenced by the
 // call's sandbox mode, escalation advertised) as in upstream's snapshot
 // deployment; with Config.Images also read_image (the file tools' own,
 // sharing their read target and observations). Config.Without can leave
 // read, write and edit out, or the confinement.
-func (s *Stack) addFS() error {
+func (s *Stack) fileTools() ([]toolreg.Tool, error) {
 	opts := []fsobserve.Option{fsobserve.WithCwd(s.cfg.Workspace)}
-	if s.cfg.DiffBasisMaxBytes > 0 {
-		opts = append(opts, fsobserve.WithDiffBasisMaxBytes(s.cfg.DiffBasisMaxBytes))
+	if s.cfg.Files.DiffBasisMaxBytes > 0 {
+		opts = append(opts, fsobserve.WithDiffBasisMaxBytes(s.cfg.Files.DiffBasisMaxBytes))
 	}
 	local, err := fsobserve.NewLocal(opts...)
 	if err != nil {
-		return fmt.Errorf("stack: file provider: %w", err)
+		return nil, fmt.Errorf("file provider: %w", err)
 	}
 	images, err := s.imageConfig()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	cfg := fs.Config{
 		FS:           local,
@@ -38,13 +39,7 @@ func (s *Stack) addFS() error {
 	}
 	tools, err := fs.New(cfg)
 	if err != nil {
-		return fmt.Errorf("stack: file tools: %w", err)
+		return nil, fmt.Errorf("file tools: %w", err)
 	}
-	if s.cfg.Without.FileTools {
-		if tools.ReadImage.Name != "" {
-			return s.register(tools.ReadImage)
-		}
-		return nil
-	}
-	return s.register(tools.All()...)
+	return tools, nil
 }

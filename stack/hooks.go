@@ -12,11 +12,11 @@ import (
 
 // addHooks composes the hook bridges, as the acp-agent mounts them: Claude
 // Code's ./hooks.json, then Codex's ./codex-hooks.json, each read once from
-// the launch cwd (Config.HooksDir), their listeners inside the ones already
+// the launch cwd (HooksConfig.Dir), their listeners inside the ones already
 // registered (spill stays outermost). Hook commands run under the
 // deployment's mode rooted at the launch cwd, never the session's override.
 func (s *Stack) addHooks() error {
-	if s.cfg.HooksDir == "" {
+	if s.cfg.Hooks.Dir == "" {
 		return nil
 	}
 	provider, err := sandbox.NewProvider(sandbox.Config{Chain: s.cfg.SandboxChain, LauncherPath: s.cfg.LauncherPath})
@@ -31,10 +31,10 @@ func (s *Stack) addHooks() error {
 	for _, d := range hooks.Dialects {
 		loaded := false
 		b, err := hooks.Load(d, hooks.Options{
-			ConfigPath: "./" + d.File, BaseDir: s.cfg.HooksDir, Strict: s.cfg.HooksStrict,
+			ConfigPath: "./" + d.File, BaseDir: s.cfg.Hooks.Dir, Strict: s.cfg.Hooks.Strict,
 			Runtime: hooks.Runtime{
-				Sandbox:  sandbox.Policy{Mode: s.cfg.Mode, WorkspaceRoot: s.cfg.HooksDir},
-				Confiner: provider, DefaultDir: s.cfg.HooksDir, OutputDir: out,
+				Sandbox:  sandbox.Policy{Mode: s.cfg.Mode, WorkspaceRoot: s.cfg.Hooks.Dir},
+				Confiner: provider, DefaultDir: s.cfg.Hooks.Dir, OutputDir: out,
 			},
 			// Lines logged while calls run; the load-time ones are in hookLines.
 			Logf: func(line string) {

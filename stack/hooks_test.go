@@ -22,9 +22,9 @@ func hookStack(t *testing.T, ws string, mode sandbox.Mode, files map[string]stri
 		}
 	}
 	log := sessiontest.New(t, "0b7c2a52-5a8e-4d8e-9a55-000000000002", ws)
-	cfg := stack.Config{Workspace: ws, Log: log, Mode: mode, Approval: stack.ApprovalNever, HooksStrict: strict}
+	cfg := stack.Config{Workspace: ws, Log: log, Mode: mode, Approval: stack.ApprovalNever, Hooks: stack.HooksConfig{Strict: strict}}
 	if hooksDir {
-		cfg.HooksDir = ws
+		cfg.Hooks.Dir = ws
 	}
 	s, err := stack.New(cfg)
 	if err != nil {
@@ -65,7 +65,7 @@ func TestStackMountsHooks(t *testing.T) {
 	}
 	s, log := hookStack(t, t.TempDir(), sandbox.DangerFullAccess, map[string]string{"hooks.json": denyBash}, false, false)
 	if r := bash(t, s, "c1", "echo HELLO", nil); r.IsError {
-		t.Errorf("without HooksDir no hook may run: %q", r.Text())
+		t.Errorf("without Hooks.Dir no hook may run: %q", r.Text())
 	}
 	if got := strings.Join(hookTypes(t, log), ","); got != "turn/start" {
 		t.Errorf("log %s", got)

@@ -58,11 +58,7 @@ func (s *Stack) Standing() *pipeline.Scope { return s.standing }
 // In returns the registration surface of scope (nil: global) in the stack's
 // pipeline: s.In(s.Agent().Scope()) is the session agent's own (upstream's
 // agent.ctx), which its delegated children do not inherit.
-func (s *Stack) In(scope *pipeline.Scope) pipeline.Scoped {
-	return s.reg.In(scope)
-}
+func (s *Stack) In(scope *pipeline.Scope) pipeline.Scoped { return s.reg.In(scope) }
 
 // Answers returns the approval answerer surface of scope (nil: global).
-func (s *Stack) Answers(scope *pipeline.Scope) approval.Scoped {
-	return s.approver.In(scope)
-}
+func (s *Stack) Answers(scope *pipeline.Scope) approval.Scoped { return s.approver.In(scope) }

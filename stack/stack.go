@@ -23,13 +23,10 @@ import (
 	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/sandbox/chain"
 	"github.com/dshsim/dshsim/spill"
-	"github.com/dshsim/dshsim/tools/bash"
-	"github.com/dshsim/dshsim/tools/code"
-	"github.com/dshsim/dshsim/tools/code/noderuntime"
-	"github.com/dshsim/dshsim/tools/fs"
+	"github.com/dshsim/dshsim/stack/subagents"
 	"github.com/dshsim/dshsim/tools/jobs"
-	"github.com/dshsim/dshsim/tools/sessionquery"
 	"github.com/dshsim/dshsim/tools/skill"
+	"github.com/dshsim/dshsim/tools/toolreg"
 )
 
 // Approval policies (VERBATIM values of approval/policy).
@@ -41,148 +38,8 @@ const (
 // Answerer answers one approval prompt (the user, or a constructed one).
 type Answerer func(ctx context.Context, req pipeline.ApprovalRequest) (pipeline.ApprovalOutcome, error)
 
-// Config configures one stack for one session.
-type Config struct {
-	// Workspace is the session cwd and workspace root (absolute).
-	Workspace string
-	// Log is the session log; approvals and policy events are appended to it.
-	Log *session.Log
-	// Mode is the deployment default sandbox mode.
-	Mode sandbox.Mode
-	// Approval is the deployment approval policy, ApprovalAsk or ApprovalNever.
-	Approval string
-	// Answer answers approval prompts; required under ApprovalAsk.
-	Answer Answerer
-	// SpillRoot is the spill store root (absolute); required when SpillMaxInlineBytes > 0.
-	SpillRoot string
-	// SpillMaxInlineBytes is the spill cap in bytes; 0 leaves spill off.
-	SpillMaxInlineBytes int
-	// DiffBasisMaxBytes bounds the write diff basis; 0 keeps the default (10 MiB).
-	DiffBasisMaxBytes int64
-	// BashTimeout is the foreground bash timeout; 0 keeps 60 s.
-	BashTimeout time.Duration
-	// SandboxChain overrides the platform backend chain (e.g. ["landlock"]);
-	// nil keeps the platform's (bwrap, then landlock on Linux).
-	SandboxChain []string
-	// LauncherPath is the landlock-run binary; "" keeps the provider default
-	// (landlock-run beside the running executable). The Landlock backend
-	// confines bash, background jobs and run_code's Node child in this
-	// process by default (package sandbox/chain); the runner is the
-	// fallback, and the argv contract of the lsp servers.
-	LauncherPath string
-	// LandlockRunner makes the Landlock backend run the runner on every
-	// call instead of the in-process path (a run that must show the runner,
-	// such as a recording of upstream's missing runner); each result's
-	// sandbox facts say so (sandbox.Facts.Fallback).
-	LandlockRunner bool
-	// AgentPreset names the agent preset whose standing scope the root agent
-	// and every delegated child sit under; "" keeps "standard".
-	AgentPreset string
-	// AutoReview switches Auto review on for the root agent (off when zero);
-	// it needs Reviewer and approval policy ask.
-	AutoReview autoreview.Config
-	// Reviewer rates calls when AutoReview is on.
-	Reviewer autoreview.Reviewer
-	// HooksDir is the launch cwd the hook configs load from, ./hooks.json
-	// (Claude Code) and ./codex-hooks.json (Codex), as the acp-agent loads
-	// them; "" mounts no hooks (package hooks).
-	HooksDir string
-	// HooksStrict fails closed where upstream's hooks fail open: a config
-	// that cannot be loaded refuses every call, a hook that cannot run
-	// blocks its call.
-	HooksStrict bool
-	// ToolsMode is how tools are presented: ToolsNative
-	// ("" too), ToolsCode (run_code only) or ToolsBoth (every tool and run_code).
-	ToolsMode string
-	// CodeRuntime configures run_code's Node runtime (zero: upstream's limits).
-	CodeRuntime noderuntime.Config
-	// LandlockABICap runs the Landlock backend (the in-process path, or the
-	// runner) capped at this ABI (0: no cap).
-	LandlockABICap int
-	// MaxConcurrentJobsPerOwner is the background-job admission bound (0:
-	// upstream's 10).
-	MaxConcurrentJobsPerOwner int
-	// JobNotify receives the completion notice of each background job that
-	// settles unreported (nil drops them): the agent loop delivers it to the
-	// model.
-	JobNotify func(jobs.Notice)
-	// BashPromoteOnTimeout moves a foreground command still running at its
-	// timeout to a background job (nil keeps the bash tool's default, on; the
-	// version upstream's recordings come from kills it: set false).
-	BashPromoteOnTimeout *bool
-	// SessionQuery composes session_event_read and session_event_search.
-	SessionQuery bool
-	// SessionStore is the directory of the deployment's session logs
-	// (*.jsonl, every workspace's): the session-query tools may name another
-	// session stored there whose header cwd is this session's workspace;
-	// "" lets them read only this session.
-	SessionStore string
-	// Subagents composes delegation: the subagent tools, the runtime of
-	// children (in-process spawn and fork, one-shot and continuable) and
-	// the workflow tool (nil: none; [DefaultSubagents] is upstream's
-	// composition).
-	Subagents *SubagentsConfig
-	// JobGate, when set, makes background jobs observed only at the host's
-	// yields (tools/jobs [jobs.Gate]), as upstream's single-threaded host
-	// observes them: the stack yields after every tool call that awaits I/O
-	// (see [Yields]); the caller yields where its host would (a client
-	// round trip, a paced model). Nil observes jobs at once.
-	JobGate *jobs.Gate
-
-	// The tools beyond the safety stack (extras.go); each zero value
-	// composes nothing.
-
-	// Todo composes todo_write (parallel in_progress allowed, as the
-	// acp-agent sets it).
-	Todo bool
-	// Skills composes the skill tool and the skill catalog message.
-	Skills *SkillsConfig
-	// Images mounts the attachment store and read_image.
-	Images *ImagesConfig
-	// FileSearch composes glob and grep.
-	FileSearch *FileSearchConfig
-	// Terminal composes the terminal (PTY) tools.
-	Terminal *TerminalConfig
-	// LSP composes the lsp tool.
-	LSP *LSPConfig
-	// Pwsh composes pwsh (served from the recording where PowerShell does
-	// not run and Served is given).
-	Pwsh *PwshConfig
-	// Cordis composes upstream's tool-cordis: the seven cordis_* tools and
-	// their tool:cordis prompt section. Their bodies need upstream's Cordis
-	// host, which never runs here: served from the recording when Served
-	// is given, else refusing.
-	Cordis bool
-	// WebFetch composes web_fetch (its body refuses unless Served names it).
-	WebFetch bool
-	// Served serves the bodies of tools beyond the safety stack from a
-	// recording; New refuses it for a tool of the safety stack.
-	Served *ServedConfig
-	// Without leaves parts of the default profile out (standalone overlays).
-	Without Without
-	// JobTaskWording words the job tools as before upstream renamed
-	// background tasks to jobs (the pwsh recordings' pins).
-	JobTaskWording bool
-}
-
-// Section is one named section of the runtime-context message.
-type Section struct {
-	// Name is e.g. "sandbox:policy".
-	Name string `json:"name"`
-	// Text is the section text.
-	Text string `json:"text"`
-}
-
-// RuntimeContext is the runtime-context message the model sees next.
-type RuntimeContext struct {
-	// Text is the whole message text.
-	Text string
-	// Sections are its sections in order.
-	Sections []Section
-}
-
 // Stack is one composed stack bound to one session: everything [New]
-// composed (compose.go), in one place.
+// composed (compose.go).
 type Stack struct {
 	cfg      Config
 	log      *session.Log
@@ -191,32 +48,33 @@ type Stack struct {
 	resolver *policy.Resolver
 	escalate escalation.Func
 	spill    *spill.Policy
-	confiner *chain.Confiner  // bash's (addBash), nil until composed
-	jobs     *jobs.Registry   // the background jobs (addBash)
+	confiner *chain.Confiner  // bash's (bashTools), nil until composed
+	jobs     *jobs.Registry   // the background jobs (bashTools)
 	standing *pipeline.Scope  // the agent preset's standing scope
 	agent    *pipeline.Agent  // the session's agent, under standing
 	review   *autoreview.Gate // Auto review (registers nothing when off)
-	runCode  *code.Tool       // nil in native mode
 	closers  []func() error
 
 	mu       sync.Mutex
 	warnings []string
+	// regs are the registrations of the registered tools, in registration
+	// order, a tool registered in several scopes once (registerIn).
+	regs []toolreg.Tool
 
 	// hookLines are the hook configs' load-time reports (addHooks).
 	hookLines []string
-	// toolSections are sections of tools composed with them (subagents.go).
-	toolSections []toolSection
-	// subagents is the delegation runtime (nil when none is composed).
-	subagents *subagents
+	// children is the delegation runtime (package stack/subagents):
+	// Delegate, and the children of Config.Subagents.
+	children *subagents.Runtime
 	// bridges are the hook bridges in registration order (addHooks).
 	bridges []*hooks.Bridge
 	// reminder is the repeated-call reminder (addReminder).
 	reminder *repeat.Reminder
 
-	skills      *skill.Config     // the skill catalog (addSkills), nil when off
-	attachments *attachment.Store // the image store (addFS), nil when off
+	skills      *skill.Config     // the skill catalog (skillTool), nil when off
+	attachments *attachment.Store // the image store (fileTools), nil when off
 	spillStore  *spill.Store      // spill's store, for the search tools' saved results
-	served      []string          // the tools whose bodies are served (registerServed)
+	served      []string          // the tools whose bodies are served (add)
 }
 
 // New validates cfg and composes the stack (compose.go).
@@ -224,8 +82,8 @@ func New(cfg Config) (*Stack, error) {
 	if err := validate(cfg); err != nil {
 		return nil, err
 	}
-	if cfg.BashTimeout == 0 {
-		cfg.BashTimeout = 60 * time.Second
+	if cfg.Bash.Timeout == 0 {
+		cfg.Bash.Timeout = 60 * time.Second
 	}
 	return compose(cfg, &pipeline.Agent{ID: "root", Session: cfg.Log})
 }
@@ -253,19 +111,21 @@ func validate(cfg Config) error {
 	default:
 		errs = append(errs, fmt.Errorf("stack: unknown approval policy %q (want ask or never)", cfg.Approval))
 	}
-	if cfg.SpillMaxInlineBytes < 0 {
-		errs = append(errs, fmt.Errorf("stack: spill cap must be >= 0, got %d", cfg.SpillMaxInlineBytes))
+	if cfg.Spill.MaxInlineBytes < 0 {
+		errs = append(errs, fmt.Errorf("stack: spill cap must be >= 0, got %d", cfg.Spill.MaxInlineBytes))
 	}
 	if err := validateToolsMode(cfg.ToolsMode); err != nil {
 		errs = append(errs, err)
 	}
-	if cfg.SpillMaxInlineBytes > 0 && !filepath.IsAbs(cfg.SpillRoot) {
-		errs = append(errs, fmt.Errorf("stack: spill root %q must be an absolute path", cfg.SpillRoot))
+	if cfg.Spill.MaxInlineBytes > 0 && !filepath.IsAbs(cfg.Spill.Root) {
+		errs = append(errs, fmt.Errorf("stack: spill root %q must be an absolute path", cfg.Spill.Root))
 	}
-	if cfg.MaxConcurrentJobsPerOwner < 0 {
-		errs = append(errs, fmt.Errorf("stack: the job admission bound must be >= 1, got %d", cfg.MaxConcurrentJobsPerOwner))
+	if cfg.Jobs.MaxConcurrentPerOwner < 0 {
+		errs = append(errs, fmt.Errorf("stack: the job admission bound must be >= 1, got %d", cfg.Jobs.MaxConcurrentPerOwner))
 	}
-	errs = append(errs, validateExtras(cfg)...)
+	if cfg.Without.Policy && cfg.Mode != sandbox.DangerFullAccess {
+		errs = append(errs, fmt.Errorf("stack: a composition without the sandbox policy runs unconfined: its mode must be %s, got %s", sandbox.DangerFullAccess, cfg.Mode))
+	}
 	return errors.Join(errs...)
 }
 
@@ -322,71 +182,42 @@ func (s *Stack) Tools() []string {
 	return names
 }
 
-// PromptSection is one tool-owned section of the system prompt.
-type PromptSection struct {
-	// Name is e.g. "tool:bash"; Order is upstream's order number.
-	Name  string
-	Order float64
-	// Text is the VERBATIM section text.
-	Text string
-}
+// PromptSection is one tool-owned section of the system prompt: Name (e.g.
+// "tool:bash"), Order (upstream's order number) and the VERBATIM Text.
+type PromptSection = toolreg.Section
 
 // PromptSections returns the system-prompt sections the stack owns for the
-// session's agent, by upstream's order (the persona and every other
-// section are the application's, not the stack's): each composed tool's
-// section and the tools mode's (tools:code-only, order 99, in code mode;
-// tools:sdk, order 150, in code and both modes). Without a runtime a
-// non-native mode fails with upstream's missing-runtime error, as its
-// prompt assembly does.
+// session's agent (the persona and the rest are the application's): each
+// visible tool's and the tools mode's (run_code's tools:code-only and
+// tools:sdk, or upstream's missing-runtime error without a runtime).
 func (s *Stack) PromptSections() ([]PromptSection, error) { return s.promptSections(s.agent) }
 
-// promptSections are agent's sections: those of the tools it sees (scoped
-// ones included), then its tools mode's, by order.
+// promptSections are agent's sections, read from the registrations, by
+// order, equal orders in registration order.
 func (s *Stack) promptSections(agent *pipeline.Agent) ([]PromptSection, error) {
+	visible := s.reg.ToolsFor(agent)
 	seen := map[string]bool{}
-	for _, t := range s.reg.ToolsFor(agent) {
+	for _, t := range visible {
 		seen[t.Name] = true
 	}
+	s.mu.Lock()
+	regs := slices.Clone(s.regs)
+	s.mu.Unlock()
 	var out []PromptSection
-	for _, ps := range promptSections {
-		if seen[ps.tool] {
-			out = append(out, ps.PromptSection)
+	for _, t := range regs {
+		if t.Section != nil && seen[t.Name()] {
+			out = append(out, *t.Section)
+		}
+		if t.SectionsFor != nil {
+			secs, err := t.SectionsFor(visible)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, secs...)
 		}
 	}
-	for _, ts := range s.toolSections {
-		if seen[ts.tool] {
-			out = append(out, ts.PromptSection)
-		}
-	}
-	out = append(out, s.extraSections(seen)...)
-	mode, err := s.modeSections(agent)
-	if err != nil {
-		return nil, err
-	}
-	out = append(out, mode...)
 	slices.SortStableFunc(out, func(a, b PromptSection) int { return cmp.Compare(a.Order, b.Order) })
 	return out, nil
-}
-
-// promptSections are the tool-owned sections by order, each with the tool
-// whose presence brings it.
-var promptSections = []struct {
-	tool string
-	PromptSection
-}{
-	{"read", PromptSection{"tool:read", 100, fs.SectionRead}},
-	{"write", PromptSection{"tool:write", 101, fs.SectionWrite}},
-	{"edit", PromptSection{"tool:edit", 102, fs.SectionEdit}},
-	{"bash", PromptSection{"tool:bash", 105, bash.PromptSection}},
-	{"job_output", PromptSection{"tool:jobs", 106, jobs.PromptSection}},
-	{"session_event_read", PromptSection{"tool:session-query", 113, sessionquery.PromptSection}},
-}
-
-// toolSection is a section a composed tool brings (the delegation tools',
-// the workflow tool's), present while its tool is seen.
-type toolSection struct {
-	tool string
-	PromptSection
 }
 
 // Definitions returns the registered tools in registration order: name,
@@ -432,22 +263,12 @@ func (s *Stack) Execute(ctx context.Context, callID, name string, args json.RawM
 }
 
 // Yields reports whether a call of tool name with args awaits I/O in
-// upstream's host, so that the host observes its background jobs meanwhile.
-// Only the job tools that answer from memory (job_list, job_kill, job_output
-// without wait: a wait yields while it blocks) and a background bash start
-// (the spawn returns at once) do not; every other tool reads files, runs a
-// process or asks someone.
-func Yields(name string, args json.RawMessage) bool {
-	var a struct {
-		Background bool `json:"run_in_background"`
-	}
-	switch name {
-	case jobs.ListName, jobs.KillName, jobs.OutputName:
-		return false
-	case bash.Name:
-		return json.Unmarshal(args, &a) != nil || !a.Background
-	}
-	return true
+// upstream's host, so that the host observes its background jobs meanwhile:
+// the rule of the tool's registration (a name no tool has yields). Only the
+// job tools and a background bash start do not yield.
+func (s *Stack) Yields(name string, args json.RawMessage) bool {
+	t, ok := s.registration(name)
+	return !ok || t.Yield(args)
 }
 
 // Close releases the stack (background jobs, spill store handles).
@@ -457,4 +278,17 @@ func (s *Stack) Close() error {
 		errs = append(errs, s.closers[i]())
 	}
 	return errors.Join(errs...)
+}
+
+// contextOf renders the runtime context of log with extra sections.
+func (s *Stack) contextOf(log *session.Log, extra ...policy.Section) (RuntimeContext, error) {
+	events, err := log.Events()
+	if err != nil {
+		return RuntimeContext{}, err
+	}
+	secs, text, err := s.resolver.Context(log.Header(), events, extra...)
+	if err != nil {
+		return RuntimeContext{}, err
+	}
+	return subagents.NewRuntimeContext(text, secs), nil
 }

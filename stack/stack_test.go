@@ -229,7 +229,7 @@ func TestNewFailsClosed(t *testing.T) {
 		{name: "unknown mode", cfg: stack.Config{Workspace: "/tmp", Log: log, Mode: "full", Approval: stack.ApprovalNever}, want: `unknown sandbox mode "full"`},
 		{name: "unknown approval policy", cfg: stack.Config{Workspace: "/tmp", Log: log, Mode: sandbox.ReadOnly, Approval: "sometimes"}, want: `unknown approval policy "sometimes"`},
 		{name: "no log", cfg: stack.Config{Workspace: "/tmp", Mode: sandbox.ReadOnly, Approval: stack.ApprovalNever}, want: "a session log is required"},
-		{name: "spill without a root", cfg: stack.Config{Workspace: "/tmp", Log: log, Mode: sandbox.ReadOnly, Approval: stack.ApprovalNever, SpillMaxInlineBytes: 800}, want: "spill root"},
+		{name: "spill without a root", cfg: stack.Config{Workspace: "/tmp", Log: log, Mode: sandbox.ReadOnly, Approval: stack.ApprovalNever, Spill: stack.SpillConfig{MaxInlineBytes: 800}}, want: "spill root"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -280,7 +280,7 @@ func TestComposition(t *testing.T) {
 	if got := strings.Join(plain.Tools(), ","); got != "bash,job_output,job_kill,job_list,read,write,edit" {
 		t.Errorf("tools %s", got)
 	}
-	sq := newComposed(t, stack.Config{SessionQuery: true})
+	sq := newComposed(t, stack.Config{SessionQuery: &stack.SessionQueryConfig{}})
 	var safe []string
 	for _, d := range sq.Definitions() {
 		if d.ConcurrencySafe {
@@ -296,7 +296,7 @@ func TestComposition(t *testing.T) {
 	// Every area at once, in compose's order: bash and the job tools,
 	// run_code (composed without a runtime when node is missing), the file
 	// tools, session query.
-	all := newComposed(t, stack.Config{SessionQuery: true, ToolsMode: stack.ToolsBoth})
+	all := newComposed(t, stack.Config{SessionQuery: &stack.SessionQueryConfig{}, ToolsMode: stack.ToolsBoth})
 	if got := strings.Join(all.Tools(), ","); got != "bash,job_output,job_kill,job_list,run_code,read,write,edit,session_event_read,session_event_search" {
 		t.Errorf("tools of every area %s", got)
 	}
@@ -305,7 +305,7 @@ func TestComposition(t *testing.T) {
 // TestJobKnobs: the admission bound and the notice hook reach the registry.
 func TestJobKnobs(t *testing.T) {
 	notices := make(chan jobs.Notice, 4)
-	s := newComposed(t, stack.Config{MaxConcurrentJobsPerOwner: 1, JobNotify: func(n jobs.Notice) { notices <- n }})
+	s := newComposed(t, stack.Config{Jobs: stack.JobsConfig{MaxConcurrentPerOwner: 1, Notify: func(n jobs.Notice) { notices <- n }}})
 	if r := bash(t, s, "c1", "sleep 0.2", map[string]any{"run_in_background": true}); r.Text() != "started background job bash-1" {
 		t.Fatalf("first start: %q", r.Text())
 	}
@@ -318,11 +318,11 @@ func TestJobKnobs(t *testing.T) {
 			t.Errorf("notice %+v", n)
 		}
 	case <-time.After(10 * time.Second):
-		t.Fatal("no notice reached JobNotify")
+		t.Fatal("no notice reached Jobs.Notify")
 	}
 	ws := t.TempDir()
 	log := sessiontest.New(t, "x", ws)
-	if _, err := stack.New(stack.Config{Workspace: ws, Log: log, Mode: sandbox.DangerFullAccess, Approval: stack.ApprovalNever, MaxConcurrentJobsPerOwner: -1}); err == nil {
+	if _, err := stack.New(stack.Config{Workspace: ws, Log: log, Mode: sandbox.DangerFullAccess, Approval: stack.ApprovalNever, Jobs: stack.JobsConfig{MaxConcurrentPerOwner: -1}}); err == nil {
 		t.Error("a negative admission bound was accepted")
 	}
 }
@@ -377,7 +377,7 @@ func TestPromptSections(t *testing.T) {
 	if got := names(newComposed(t, stack.Config{})); got != "tool:read,tool:write,tool:edit,tool:bash,tool:jobs" {
 		t.Errorf("sections %s", got)
 	}
-	if got := names(newComposed(t, stack.Config{SessionQuery: true})); got != "tool:read,tool:write,tool:edit,tool:bash,tool:jobs,tool:session-query" {
+	if got := names(newComposed(t, stack.Config{SessionQuery: &stack.SessionQueryConfig{}})); got != "tool:read,tool:write,tool:edit,tool:bash,tool:jobs,tool:session-query" {
 		t.Errorf("sections with session query %s", got)
 	}
 	// the advanced overlay's: tool:cordis shares order 115 with

@@ -58,8 +58,8 @@ func (s *Stack) execute(ctx context.Context, agent *pipeline.Agent, callID, name
 	if !collapsed {
 		r = s.reg.Execute(call)
 	}
-	if s.cfg.JobGate != nil && Yields(name, args) {
-		s.cfg.JobGate.Pump()
+	if g := s.cfg.Jobs.Gate; g != nil && s.Yields(name, args) {
+		g.Pump()
 	}
 	return r
 }

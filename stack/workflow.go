@@ -3,28 +3,29 @@ package stack
 import (
 	"fmt"
 
+	"github.com/dshsim/dshsim/tools/askuser"
 	"github.com/dshsim/dshsim/tools/code/noderuntime"
+	"github.com/dshsim/dshsim/tools/toolreg"
 	"github.com/dshsim/dshsim/tools/workflow"
 )
 
-// addWorkflow composes the workflow tool over rt: its body runs in the
+// workflowTool composes the workflow tool over the delegation runtime: its body runs in the
 // Node runtime run_code uses, in a child confined by bash's confiner under
 // the call's policy; each agent() is a one-shot spawn child of the caller
 // (a read-only step when it asks for one). Without node the tool is
 // composed and every run fails closed.
-func (s *Stack) addWorkflow(rt *subagents) error {
-	deps := workflow.Deps{Policy: s.policyFor, Service: rt}
-	if s.confiner != nil {
-		deps.Confiner = s.confiner
-	}
+func (s *Stack) workflowTool() ([]toolreg.Tool, error) {
+	deps := workflow.Deps{Policy: s.policyFor, Service: s.children, Confiner: s.confiner}
 	if r, err := noderuntime.New(s.cfg.CodeRuntime); err != nil {
 		s.warn(fmt.Sprintf("stack: workflow has no runtime: %v", err))
 	} else {
 		deps.Runtime = r
 	}
-	if err := s.register(workflow.Tool(workflow.Config{Provider: ProviderSpawn, MaxConcurrentAgents: rt.cfg.WorkflowMaxConcurrentAgents}, deps)); err != nil {
-		return err
-	}
-	s.toolSections = append(s.toolSections, toolSection{workflow.Name, PromptSection{"tool:" + workflow.Name, workflow.SectionOrder, workflow.Section}})
-	return nil
+	return workflow.New(workflow.Config{Provider: ProviderSpawn, MaxConcurrentAgents: s.cfg.Subagents.WorkflowMaxConcurrentAgents, Deps: deps})
+}
+
+// askUserTool composes ask_user_question (a root's questions go to
+// SubagentsConfig.Ask; a delegated caller's are refused).
+func (s *Stack) askUserTool() ([]toolreg.Tool, error) {
+	return askuser.New(askuser.Config{Ask: s.cfg.Subagents.Ask})
 }

@@ -7,8 +7,10 @@ import (
 	"github.com/dshsim/dshsim/stack"
 )
 
-// TestYields: which calls let upstream's host observe background jobs.
+// TestYields: which calls let upstream's host observe background jobs, by
+// the registrations' rules.
 func TestYields(t *testing.T) {
+	s := newComposed(t, stack.Config{SessionQuery: &stack.SessionQueryConfig{}})
 	tests := []struct {
 		name, args string
 		want       bool
@@ -24,9 +26,10 @@ func TestYields(t *testing.T) {
 		{"read", `{"path":"a"}`, true},
 		{"write", `{}`, true},
 		{"session_event_search", `{}`, true},
+		{"no_such_tool", `{}`, true},
 	}
 	for _, tc := range tests {
-		if got := stack.Yields(tc.name, json.RawMessage(tc.args)); got != tc.want {
+		if got := s.Yields(tc.name, json.RawMessage(tc.args)); got != tc.want {
 			t.Errorf("Yields(%s, %s) = %v, want %v", tc.name, tc.args, got, tc.want)
 		}
 	}

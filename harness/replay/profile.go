@@ -55,7 +55,7 @@ func (p *prepared) profileConfig(cfg *stack.Config, ws string) (notes []string) 
 		cfg.FileSearch = &stack.FileSearchConfig{SampleOverCapGlobResults: true, GlobMaxResults: 4}
 		cfg.Without = stack.Without{FileTools: true, JobTools: true, Policy: true}
 	case recording.ProfilePwsh:
-		cfg.Pwsh, cfg.JobTaskWording = &stack.PwshConfig{}, true
+		cfg.Pwsh, cfg.Jobs.TaskWording = &stack.PwshConfig{}, true
 		cfg.Without = stack.Without{Bash: true, FileTools: true, Policy: true}
 	case recording.ProfilePersistentPwsh:
 		cfg.Pwsh = &stack.PwshConfig{Persistent: true}

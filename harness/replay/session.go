@@ -53,8 +53,8 @@ func startSession(ctx context.Context, s sessionSetup) (*sessionRun, error) {
 	run := &sessionRun{drivers: map[string]*driver{}, fixture: newEmulation(s.rec.Settings.SubagentFixture, s.ws)}
 	gate := jobs.NewGate() // upstream's host observes jobs only when it yields
 	cfg := s.cfg
-	cfg.JobGate, cfg.Answer = gate, s.answers.answer
-	cfg.JobNotify = run.deliver
+	cfg.Jobs.Gate, cfg.Answer = gate, s.answers.answer
+	cfg.Jobs.Notify = run.deliver
 	if s.delegation {
 		run.family = newFamily(s.rec, s.sessionID)
 		sub := run.fixture.subagentConfig(s.rec)

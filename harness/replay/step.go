@@ -15,7 +15,6 @@ import (
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/sandbox"
-	"github.com/dshsim/dshsim/stack"
 )
 
 // modelStep is a step's model work, as upstream's step: the request (the
@@ -297,7 +296,7 @@ func (d *driver) runCalls(ctx context.Context, turn, step int, calls []recording
 				return false, err
 			}
 		}
-		if slices.ContainsFunc(pool, func(tc recording.ToolCall) bool { return stack.Yields(tc.Name, json.RawMessage(tc.Arguments)) }) {
+		if slices.ContainsFunc(pool, func(tc recording.ToolCall) bool { return d.stack.Yields(tc.Name, json.RawMessage(tc.Arguments)) }) {
 			d.yield() // the calls await I/O: a background child started before may step
 		}
 		results := make([]pipeline.Result, len(pool))

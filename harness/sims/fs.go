@@ -111,8 +111,8 @@ func newFSSim(ws string) (*fsSim, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, t := range tools.All() {
-		if _, err := sim.reg.Register(t); err != nil {
+	for _, t := range tools {
+		if _, err := sim.reg.Register(t.Def); err != nil {
 			return nil, err
 		}
 	}

@@ -295,8 +295,8 @@ func newHookRig(env *harness.Env, c hookCase) (*hookRig, error) {
 	}
 	r.st, err = stack.New(stack.Config{
 		Workspace: ws, Log: r.log, Mode: sandbox.DangerFullAccess, Approval: stack.ApprovalAsk,
-		Answer:   func(context.Context, pipeline.ApprovalRequest) (pipeline.ApprovalOutcome, error) { return answer, nil },
-		HooksDir: ws, HooksStrict: c.strict,
+		Answer: func(context.Context, pipeline.ApprovalRequest) (pipeline.ApprovalOutcome, error) { return answer, nil },
+		Hooks:  stack.HooksConfig{Dir: ws, Strict: c.strict},
 	})
 	if err != nil {
 		r.log.Close()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/dshsim/dshsim/pipeline"
+	"github.com/dshsim/dshsim/tools/toolreg"
 )
 
 // Name is the tool's name.
@@ -51,11 +52,18 @@ var (
 	errAborted    = pipeline.NewError("UserQuestionError", "ASK_ABORTED", "ask_user_question was aborted before the user answered")
 )
 
-// Tool returns ask_user_question over ask.
-func Tool(ask Answerer) pipeline.Tool {
-	return pipeline.Tool{Name: Name, Description: Description, Parameters: json.RawMessage(parameters), Run: func(ctx context.Context, call *pipeline.Call) (pipeline.Output, error) {
+// Config configures ask_user_question.
+type Config struct {
+	// Ask answers a root agent's questions (nil: they are refused).
+	Ask Answerer
+}
+
+// New returns ask_user_question's registration over cfg.Ask.
+func New(cfg Config) ([]toolreg.Tool, error) {
+	ask := cfg.Ask
+	return []toolreg.Tool{{Def: pipeline.Tool{Name: Name, Description: Description, Parameters: json.RawMessage(parameters), Run: func(ctx context.Context, call *pipeline.Call) (pipeline.Output, error) {
 		return run(ctx, call, ask)
-	}}
+	}}}}, nil
 }
 
 // run checks as upstream's service does, in its order: an aborted call,

@@ -26,7 +26,7 @@ const question = `{"questions":[{"id":"cuda-fallback","header":"Deployment","que
 // answerer; upstream's VERBATIM refusal with its name and code.
 func TestDelegatedCallerIsRefused(t *testing.T) {
 	asked := false
-	tool := askuser.Tool(func(ctx context.Context, qs []askuser.Question) ([]askuser.Answer, error) {
+	tool := def(func(ctx context.Context, qs []askuser.Question) ([]askuser.Answer, error) {
 		asked = true
 		return []askuser.Answer{{ID: qs[0].ID, Selected: []string{"yes"}}}, nil
 	})
@@ -48,7 +48,7 @@ func TestDelegatedCallerIsRefused(t *testing.T) {
 	if res := run(t, tool, root, question); res.Text() != `{"answers":[{"id":"cuda-fallback","selected":["yes"]}]}` {
 		t.Errorf("root: %q", res.Text())
 	}
-	if res := run(t, askuser.Tool(nil), root, question); res.Text() != "Error: no user-questions provider is registered" || res.Error.Info.Code != "NO_PROVIDER" {
+	if res := run(t, def(nil), root, question); res.Text() != "Error: no user-questions provider is registered" || res.Error.Info.Code != "NO_PROVIDER" {
 		t.Errorf("no answerer: %q", res.Text())
 	}
 	if res := run(t, tool, root, `{"questions":[]}`); res.Error == nil || res.Error.Info == nil || res.Error.Info.Code != "EMPTY_QUESTIONS" {
@@ -71,9 +71,15 @@ func TestSchemaAsRecorded(t *testing.T) {
 		json.Unmarshal(raw, &n)
 		exp = append(exp, toolschema.Expected{Name: n.Name, Raw: raw})
 	}
-	tool := askuser.Tool(nil)
+	tool := def(nil)
 	rep := toolschema.Compare(exp, []toolschema.Schema{{Name: tool.Name, Description: tool.Description, Parameters: tool.Parameters}})
 	if len(rep.Mismatches) > 0 || len(rep.Compared) != 1 {
 		t.Errorf("compared %v: %v", rep.Compared, rep.Mismatches)
 	}
+}
+
+// def is the definition New registers over ask.
+func def(ask askuser.Answerer) pipeline.Tool {
+	regs, _ := askuser.New(askuser.Config{Ask: ask})
+	return regs[0].Def
 }

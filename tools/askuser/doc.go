@@ -14,5 +14,5 @@
 //
 // # Imports
 //
-// pipeline only.
+// pipeline and tools/toolreg (the registration) only.
 package askuser

@@ -22,6 +22,7 @@ import (
 	"github.com/dshsim/dshsim/sandbox/outfile"
 	"github.com/dshsim/dshsim/sandbox/procfs"
 	"github.com/dshsim/dshsim/tools/jobs"
+	"github.com/dshsim/dshsim/tools/toolreg"
 )
 
 // agent returns an agent whose session log has cwd ws.
@@ -61,7 +62,7 @@ func runTool(t *testing.T, tool *Tool, ctx context.Context, c *pipeline.Call) (p
 
 func run(t *testing.T, tool *Tool, c *pipeline.Call) (string, error) {
 	t.Helper()
-	if err := pipeline.CheckArgs(tool.Definition(), c); err != nil {
+	if err := pipeline.CheckArgs(tool.definition(), c); err != nil {
 		return "", err
 	}
 	out, err := runTool(t, tool, context.Background(), c)
@@ -82,7 +83,7 @@ func fixedPolicy(mode sandbox.Mode, ws string) func(*pipeline.Call) (sandbox.Pol
 
 func newTool(t *testing.T, cfg Config, deps Deps) *Tool {
 	t.Helper()
-	tool, err := New(cfg, deps)
+	tool, err := build(cfg, deps)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +163,7 @@ func TestBodyRunWithoutTheSchemaCheck(t *testing.T) {
 		`["true"]`,
 	} {
 		c := pipeline.NewCall("call-1", Name, json.RawMessage(raw), agent(t, "s", ws), nil)
-		want := pipeline.CheckArgs(tool.Definition(), c)
+		want := pipeline.CheckArgs(tool.definition(), c)
 		if want == nil {
 			t.Fatalf("%s: the schema check passes it; the case proves nothing", raw)
 		}
@@ -240,7 +241,7 @@ func ptr[T any](v T) *T { return &v }
 func TestCompositionErrors(t *testing.T) {
 	ws := t.TempDir()
 	t.Run("confining executor without policy resolver fails construction", func(t *testing.T) {
-		_, err := New(Config{}, Deps{Confiner: nopConfiner})
+		_, err := build(Config{}, Deps{Confiner: nopConfiner})
 		if err == nil || err.Error() != "tool-bash: the mounted bash executor confines but ctx.sandboxPolicy is missing" {
 			t.Errorf("err = %v", err)
 		}
@@ -264,12 +265,12 @@ func TestCompositionErrors(t *testing.T) {
 		}
 	})
 	t.Run("background disabled", func(t *testing.T) {
-		tool := newTool(t, Config{EnableRunInBackground: no()}, Deps{Jobs: jobs.New(jobs.Options{})})
+		tool := newTool(t, Config{EnableRunInBackground: no()}, Deps{Jobs: jobs.NewRegistry(jobs.Options{})})
 		_, err := run(t, tool, call(agent(t, "s", ws), cmd("true", "run_in_background", true)))
 		if err == nil || err.Error() != "run_in_background is disabled for this deployment (enableRunInBackground: false)" {
 			t.Errorf("err = %v", err)
 		}
-		if strings.Contains(string(tool.Definition().Parameters), "run_in_background") {
+		if strings.Contains(string(tool.definition().Parameters), "run_in_background") {
 			t.Error("schema advertises run_in_background")
 		}
 	})
@@ -423,7 +424,7 @@ func TestBackgroundSpawnFailure(t *testing.T) {
 func TestAbortKillsTheCommand(t *testing.T) {
 	ws := t.TempDir()
 	marker := filepath.Join(ws, "late")
-	reg := jobs.New(jobs.Options{})
+	reg := jobs.NewRegistry(jobs.Options{})
 	defer reg.Close(5 * time.Second)
 	tool := newTool(t, Config{Grace: 500 * time.Millisecond}, Deps{Jobs: reg})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -444,7 +445,7 @@ func TestAbortKillsTheCommand(t *testing.T) {
 
 func newJobs(t *testing.T) (*jobs.Registry, chan jobs.Notice) {
 	ch := make(chan jobs.Notice, 8)
-	reg := jobs.New(jobs.Options{Notify: func(n jobs.Notice) { ch <- n }})
+	reg := jobs.NewRegistry(jobs.Options{Notify: func(n jobs.Notice) { ch <- n }})
 	t.Cleanup(func() { reg.Close(5 * time.Second) })
 	return reg, ch
 }
@@ -569,11 +570,11 @@ func TestBackgroundJobs(t *testing.T) {
 // jobTools returns the job tools over reg (job_output, job_kill, job_list).
 func jobTools(t *testing.T, reg *jobs.Registry) []pipeline.Tool {
 	t.Helper()
-	tools, err := jobs.Tools(reg, jobs.ToolsConfig{})
+	tools, err := jobs.New(jobs.Config{Registry: reg})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return tools
+	return toolreg.Defs(tools...)
 }
 
 // TestAbortLeavesNoOrphan: cancelling a running call terminates its whole

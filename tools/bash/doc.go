@@ -1,8 +1,10 @@
 // Package bash is the model-facing bash tool: argument validation, the
 // per-call sandbox policy with one-shot escalation, confinement through the
-// sandbox provider, foreground runs whose timeout promotes the command to a
-// background job, and run_in_background (the job tools are package
-// tools/jobs). Its description and parameters are upstream's as the
+// injected confiner (Deps.Confiner), foreground runs whose timeout promotes
+// the command to a background job, and run_in_background (the job tools are
+// package tools/jobs). [New] returns its registration (tools/toolreg): a
+// tool of the safety stack whose call yields to the host unless it starts
+// a background job. Its description and parameters are upstream's as the
 // recordings pin them, with upstream's variants for an executor that does
 // not confine and for background execution disabled.
 //
@@ -24,13 +26,17 @@
 //
 // # Confinement and classification
 //
-// Every command runs through sandbox/spawn. danger-full-access runs
-// "bash -c <command>" directly and never reaches the provider. A confined mode
-// asks the provider for the wrapped argv (with the call's context; provider
-// errors such as SANDBOX_UNAVAILABLE propagate, nothing runs unconfined) and
-// spawn classifies the settled run: runner failure (foreground: the call fails
-// with SANDBOX_UNAVAILABLE; background: the runner-failure marker), then
-// denial (the denial marker, plus the escalation hint when escalation is
+// Every command runs through sandbox/spawn with the injected
+// spawn.Confiner (the stack's *chain.Confiner: Landlock applied from a
+// restricted thread of this process, or the platform chain's runners, bwrap
+// and landlock-run, wrapping the argv). danger-full-access runs
+// "bash -c <command>" directly and never reaches the confiner. A confined
+// mode asks the confiner for the call (with the call's context; its errors,
+// such as SANDBOX_UNAVAILABLE, propagate: nothing runs unconfined, and
+// without a confiner a confined mode fails closed) and spawn classifies the
+// settled run: runner failure (foreground: the call fails with
+// SANDBOX_UNAVAILABLE; background: the runner-failure marker), then denial
+// (the denial marker, plus the escalation hint when escalation is
 // advertised), then the command's own exit code. The process itself is not
 // tied to the call's context, so it can outlive the call as a job.
 //
@@ -56,6 +62,6 @@
 // # Imports
 //
 // The bash tool imports escalation, pipeline, render, sandbox,
-// sandbox/spawn and tools/jobs; it must not import stack (which composes it)
-// or harness/... (test tooling).
+// sandbox/spawn, tools/jobs and tools/toolreg (its registration); it must
+// not import stack (which composes it) or harness/... (test tooling).
 package bash

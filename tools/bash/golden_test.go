@@ -26,16 +26,16 @@ func TestSchemaGolden(t *testing.T) {
 		has, hasNot []string
 		timeout     string
 	}{
-		{"confining executor, jobs mounted (base bundle)", Config{}, Deps{Policy: fixedPolicy(sandbox.ReadOnly, "/"), Confiner: nopConfiner, Jobs: jobs.New(jobs.Options{})},
+		{"confining executor, jobs mounted (base bundle)", Config{}, Deps{Policy: fixedPolicy(sandbox.ReadOnly, "/"), Confiner: nopConfiner, Jobs: jobs.NewRegistry(jobs.Options{})},
 			[]string{`"sandbox_permissions"`, `"justification"`, `"run_in_background"`, `"enum":["workspace-write","danger-full-access"]`}, nil, TimeoutDescriptionPromote},
 		{"non-confining executor, no jobs", Config{}, Deps{}, nil, []string{"sandbox_permissions", "justification"}, TimeoutDescriptionKill},
-		{"background disabled", Config{EnableRunInBackground: no()}, Deps{Jobs: jobs.New(jobs.Options{})}, nil, []string{"run_in_background"}, TimeoutDescriptionKill},
-		{"promotion off", Config{PromoteOnTimeout: no()}, Deps{Jobs: jobs.New(jobs.Options{})}, []string{"run_in_background"}, nil, TimeoutDescriptionKill},
+		{"background disabled", Config{EnableRunInBackground: no()}, Deps{Jobs: jobs.NewRegistry(jobs.Options{})}, nil, []string{"run_in_background"}, TimeoutDescriptionKill},
+		{"promotion off", Config{PromoteOnTimeout: no()}, Deps{Jobs: jobs.NewRegistry(jobs.Options{})}, []string{"run_in_background"}, nil, TimeoutDescriptionKill},
 	}
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "prompt section tool:bash: %s\n", PromptSection)
 	for _, c := range cases {
-		def := newTool(t, c.cfg, c.deps).Definition()
+		def := newTool(t, c.cfg, c.deps).definition()
 		s := string(def.Parameters)
 		for _, h := range c.has {
 			if !strings.Contains(s, h) {

@@ -80,7 +80,7 @@ func TestForegroundIsNotAJob(t *testing.T) {
 
 func TestRegistryRefusalFallsBackToDeadlineKill(t *testing.T) {
 	ws := t.TempDir()
-	reg := jobs.New(jobs.Options{MaxConcurrentJobsPerOwner: 1})
+	reg := jobs.NewRegistry(jobs.Options{MaxConcurrentJobsPerOwner: 1})
 	t.Cleanup(func() { reg.Close(5 * time.Second) })
 	var warned []string
 	tool := newTool(t, Config{Grace: time.Second}, Deps{Jobs: reg, Warn: func(s string) { warned = append(warned, s) }})
@@ -326,7 +326,7 @@ func TestAgentlessEscalationIsRefused(t *testing.T) {
 func TestThroughThePipeline(t *testing.T) {
 	ws := t.TempDir()
 	tool := newTool(t, Config{}, Deps{})
-	reg := pipelinetest.Registry(t, tool.Definition())
+	reg := pipelinetest.Registry(t, tool.definition())
 	ag := agent(t, "s", ws)
 	exec := func(args map[string]any, ctx context.Context) pipeline.Result {
 		b, _ := json.Marshal(args)

@@ -366,7 +366,7 @@ func TestAdmittedGapsReachTheFacts(t *testing.T) {
 			}
 			tool := newTool(t, Config{}, Deps{Policy: fixedPolicy(sandbox.WorkspaceWrite, ws), Confiner: provider(t, cfg)})
 			c := call(agent(t, "s", ws), cmd("chmod 0600 "+outside+" 2>/dev/null; echo $?"))
-			if err := pipeline.CheckArgs(tool.Definition(), c); err != nil {
+			if err := pipeline.CheckArgs(tool.definition(), c); err != nil {
 				t.Fatal(err)
 			}
 			out, err := runTool(t, tool, context.Background(), c)

@@ -22,6 +22,7 @@ import (
 	"github.com/dshsim/dshsim/sandbox/outfile"
 	"github.com/dshsim/dshsim/sandbox/spawn"
 	"github.com/dshsim/dshsim/tools/jobs"
+	"github.com/dshsim/dshsim/tools/toolreg"
 )
 
 // Name is the tool name.
@@ -58,6 +59,8 @@ type Config struct {
 	Env []string
 	// Shell is the shell program (default "bash").
 	Shell string
+	// Deps are the injected collaborators.
+	Deps Deps
 }
 
 // Deps are the injected collaborators.
@@ -127,8 +130,30 @@ func boolOr(p *bool, d bool) bool {
 	return *p
 }
 
-// New validates the composition and returns the tool.
-func New(cfg Config, deps Deps) (*Tool, error) {
+// New validates the composition and returns bash's registration: a tool of
+// the safety stack with the tool:bash prompt section (order 105), whose call
+// yields to the host unless it starts a background job (the spawn returns at
+// once); Close is [Tool.Close].
+func New(cfg Config) ([]toolreg.Tool, error) {
+	t, err := build(cfg, cfg.Deps)
+	if err != nil {
+		return nil, err
+	}
+	return []toolreg.Tool{{Def: t.definition(), Section: &toolreg.Section{Name: "tool:bash", Order: 105, Text: PromptSection},
+		Yields: foreground, SafetyStack: true, Close: t.Close}}, nil
+}
+
+// foreground is bash's yield rule: a call yields unless its arguments
+// start a background job.
+func foreground(args json.RawMessage) bool {
+	var a struct {
+		Background bool `json:"run_in_background"`
+	}
+	return json.Unmarshal(args, &a) != nil || !a.Background
+}
+
+// build validates the composition and returns the tool.
+func build(cfg Config, deps Deps) (*Tool, error) {
 	if cfg.TimeoutMs == 0 {
 		cfg.TimeoutMs = 60000
 	}
@@ -156,20 +181,20 @@ func New(cfg Config, deps Deps) (*Tool, error) {
 	}
 	t.background = boolOr(cfg.EnableRunInBackground, true)
 	t.promote = boolOr(cfg.PromoteOnTimeout, true) && t.background && deps.Jobs != nil
-	t.private = jobs.New(jobs.Options{MaxOutputBytes: cfg.MaxOutputBytes})
+	t.private = jobs.NewRegistry(jobs.Options{MaxOutputBytes: cfg.MaxOutputBytes})
 	return t, nil
 }
 
-// EscalationAdvertised reports whether the escalation fields are in the
+// escalationAdvertised reports whether the escalation fields are in the
 // schema (the executor confines).
-func (t *Tool) EscalationAdvertised() bool { return t.deps.Confiner != nil }
+func (t *Tool) escalationAdvertised() bool { return t.deps.Confiner != nil }
 
-// Definition returns the tool as the pipeline registers it.
-func (t *Tool) Definition() pipeline.Tool {
+// definition returns the tool as the pipeline registers it.
+func (t *Tool) definition() pipeline.Tool {
 	return pipeline.Tool{
 		Name:        Name,
-		Description: Description(t.background, t.EscalationAdvertised()),
-		Parameters:  Parameters(t.promote, t.background, t.EscalationAdvertised()),
+		Description: Description(t.background, t.escalationAdvertised()),
+		Parameters:  Parameters(t.promote, t.background, t.escalationAdvertised()),
 		// OutputSchema declares the value run_code programs receive.
 		OutputSchema: OutputSchema,
 		Run:          t.Run,
@@ -211,7 +236,7 @@ func (t *Tool) parseArgs(call *pipeline.Call) (args, error) {
 	a, ok := t.decodeDeclared(call, &raw)
 	if !ok {
 		// only a body run without the pipeline's check gets here
-		if err := pipeline.CheckArgs(t.Definition(), call); err != nil {
+		if err := pipeline.CheckArgs(t.definition(), call); err != nil {
 			return args{}, err
 		}
 		return args{}, errors.New("invalid arguments: expected an object")
@@ -256,7 +281,7 @@ func (t *Tool) decodeDeclared(call *pipeline.Call, raw *map[string]json.RawMessa
 	if t.background {
 		declared["run_in_background"] = new(bool)
 	}
-	if t.EscalationAdvertised() {
+	if t.escalationAdvertised() {
 		declared["sandbox_permissions"], declared["justification"] = new(string), new(string)
 	}
 	for key, dst := range declared {
@@ -294,7 +319,7 @@ func (t *Tool) Run(ctx context.Context, call *pipeline.Call) (pipeline.Output, e
 			return pipeline.Output{}, ErrAborted
 		}
 		start := t.spawner(ctx, policy, a.Command, workdir, true)
-		job, err := t.deps.Jobs.Start(jobs.Spec{Owner: call.SessionID(), Kind: Kind, Label: a.Command, EscalationAdvertised: t.EscalationAdvertised()}, start)
+		job, err := t.deps.Jobs.Start(jobs.Spec{Owner: call.SessionID(), Kind: Kind, Label: a.Command, EscalationAdvertised: t.escalationAdvertised()}, start)
 		if err != nil {
 			return pipeline.Output{}, err
 		}
@@ -308,7 +333,7 @@ func (t *Tool) Run(ctx context.Context, call *pipeline.Call) (pipeline.Output, e
 // rules, and ErrNoEscalationHere when the executor does not confine.
 func (t *Tool) opening() escalation.Opening {
 	o := escalation.Opening{Subject: escalation.SubjectCommand, Standing: t.standingPolicy, Escalate: t.deps.Escalate}
-	if !t.EscalationAdvertised() {
+	if !t.escalationAdvertised() {
 		o.Unconfined = ErrNoEscalationHere
 	}
 	return o
@@ -426,7 +451,7 @@ func (t *Tool) foreground(ctx context.Context, call *pipeline.Call, policy sandb
 	start := t.spawner(cctx, policy, a.Command, workdir, false)
 	// A foreground command is an unregistered run: it takes a job id only
 	// if it is promoted.
-	spec := jobs.Spec{Owner: call.SessionID(), Kind: Kind, Label: a.Command, EscalationAdvertised: t.EscalationAdvertised()}
+	spec := jobs.Spec{Owner: call.SessionID(), Kind: Kind, Label: a.Command, EscalationAdvertised: t.escalationAdvertised()}
 	job, err := t.private.Run(spec, start)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -436,7 +461,7 @@ func (t *Tool) foreground(ctx context.Context, call *pipeline.Call, policy sandb
 			// the timeout expired before anything was spawned (any other
 			// error, a sandbox refusal above all, is the call's error)
 			f := render.Foreground{TimedOut: true, TimeoutMs: ms}
-			return output(render.Result(f, t.EscalationAdvertised()), foregroundValue(f, false)), nil
+			return output(render.Result(f, t.escalationAdvertised()), foregroundValue(f, false)), nil
 		}
 		return pipeline.Output{}, err
 	}
@@ -484,7 +509,7 @@ func (t *Tool) foreground(ctx context.Context, call *pipeline.Call, policy sandb
 	if !timedOut {
 		f.Stopped = job.StopReason() // stopped from outside the call (job_kill, shutdown)
 	}
-	out := output(render.Result(f, t.EscalationAdvertised()), foregroundValue(f, false))
+	out := output(render.Result(f, t.escalationAdvertised()), foregroundValue(f, false))
 	out.Sandbox = report.Facts().JSON()
 	return out, nil
 }

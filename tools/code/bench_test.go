@@ -34,14 +34,14 @@ func BenchmarkEmptyProgramRatio(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		tl, err := New(Config{}, Deps{Registry: pipeline.NewRegistry(), Runtime: rt, Confiner: confiner,
+		regs, err := New(Config{Deps: Deps{Registry: pipeline.NewRegistry(), Runtime: rt, Confiner: confiner,
 			Policy: func(*pipeline.Call) (sandbox.Policy, error) {
 				return sandbox.Policy{Mode: mode, WorkspaceRoot: ws}, nil
-			}})
+			}}})
 		if err != nil {
 			b.Fatal(err)
 		}
-		def := tl.Definition()
+		def := regs[0].Def
 		return func() error {
 			out, err := def.Run(context.Background(), pipeline.NewCall("b", Name, args("", "empty program"), nil, nil))
 			if err != nil || out.Content[0].Text != NoOutput {

@@ -121,7 +121,7 @@ func TestLogByteBoundStopsTheProgram(t *testing.T) {
 // TestBoundsMustBePositive: a negative bound is refused at construction.
 func TestBoundsMustBePositive(t *testing.T) {
 	for _, cfg := range []Config{{MaxNestedCalls: -1}, {MaxLogBytes: -1}} {
-		if _, err := New(cfg, Deps{Registry: newEnv(t, Config{}, nil).reg}); err == nil {
+		if _, err := build(cfg, Deps{Registry: newEnv(t, Config{}, nil).reg}); err == nil {
 			t.Errorf("%+v accepted", cfg)
 		}
 	}

@@ -6,7 +6,8 @@
 //
 // # What it holds
 //
-//   - the run_code tool: its recorded schema ([Parameters], [Description]),
+//   - the run_code tool ([New] returns its registration, a tool of the
+//     safety stack): its recorded schema ([Parameters], [Description]),
 //     argument checks, and the run lifecycle ([Tool.Run]): the run signal is
 //     linked to the outer call's; after the program settles, queued nested
 //     calls are abandoned and calls in flight settle before run_code
@@ -32,7 +33,9 @@
 //     log-limit);
 //   - output composition ([Text], [Render]) and the run failure
 //     ([RunFailedError], CODE_RUN_FAILED);
-//   - [SDK]: the tools:sdk section for the tools a program may call.
+//   - [SDK]: the tools:sdk section for the tools a program may call;
+//     [Sections]: the mode's sections (tools:code-only, tools:sdk), which
+//     run_code's registration ([New]) computes for each agent.
 //
 // Sub-packages: sdk (the declarations), compile (esbuild), noderuntime (the
 // child process, its channel and limits); JSON as JavaScript sees it is
@@ -40,6 +43,7 @@
 //
 // # Must not import
 //
-// harness/..., stack, or any other tool package: the composition root wires
-// the registry, the policy resolver and the sandbox provider in.
+// harness/..., stack, or any other tool package (tools/toolreg, the
+// registration, is not a tool): the composition root wires the registry,
+// the policy resolver and the sandbox provider in.
 package code

@@ -3,6 +3,7 @@ package code
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -18,11 +19,11 @@ func TestSchemaMatchesRecording(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tl, err := New(Config{}, Deps{Registry: pipeline.NewRegistry()})
+	regs, err := New(Config{Deps: Deps{Registry: pipeline.NewRegistry()}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	def := tl.Definition()
+	def := regs[0].Def
 	type wire struct {
 		Name        string          `json:"name"`
 		Description string          `json:"description"`
@@ -127,5 +128,40 @@ func TestRunFailedError(t *testing.T) {
 	}
 	if got := (&RunFailedError{Kind: "timeout", Message: "x"}).Error(); got != "code run failed (timeout): x" {
 		t.Errorf("no logs: %q", got)
+	}
+}
+
+// TestSections: code mode brings tools:code-only and tools:sdk, both mode
+// tools:sdk alone, declaring the visible tools but run_code; without a
+// runtime both modes fail with upstream's missing-runtime error.
+func TestSections(t *testing.T) {
+	visible := []pipeline.Tool{{Name: Name}, {Name: "echo", Description: "Echo.", Parameters: json.RawMessage(`{"type":"object","properties":{}}`)}}
+	for _, tc := range []struct {
+		mode    string
+		runtime bool
+		want    string
+	}{
+		{"code", true, "tools:code-only@99,tools:sdk@150"},
+		{"both", true, "tools:sdk@150"},
+		{"code", false, ""},
+		{"both", false, ""},
+	} {
+		secs, err := Sections(tc.mode, tc.runtime, visible)
+		if !tc.runtime {
+			if err == nil || err.Error() != MissingRuntimeError(tc.mode).Error() {
+				t.Errorf("%s without a runtime: %v", tc.mode, err)
+			}
+			continue
+		}
+		var got []string
+		for _, s := range secs {
+			got = append(got, fmt.Sprintf("%s@%g", s.Name, s.Order))
+		}
+		if strings.Join(got, ",") != tc.want || err != nil {
+			t.Errorf("%s: %v %v, want %s", tc.mode, got, err, tc.want)
+		}
+		if sdk := secs[len(secs)-1].Text; !strings.Contains(sdk, "echo") || strings.Contains(sdk, Name+":") {
+			t.Errorf("%s: the SDK does not declare echo alone:\n%s", tc.mode, sdk)
+		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/dshsim/dshsim/sandbox/spawn"
 	"github.com/dshsim/dshsim/tools/code/noderuntime"
 	"github.com/dshsim/dshsim/tools/code/sdk"
+	"github.com/dshsim/dshsim/tools/toolreg"
 )
 
 // DefaultMaxParallelSubCalls caps how many safe nested calls overlap.
@@ -57,6 +58,8 @@ type Config struct {
 	// events (0: DefaultMaxLogBytes): once past it no further call is
 	// dispatched and the run fails (log-limit).
 	MaxLogBytes int64
+	// Deps are run_code's collaborators.
+	Deps Deps
 }
 
 // Deps are run_code's collaborators.
@@ -86,8 +89,40 @@ type Tool struct {
 	deps Deps
 }
 
-// New validates the configuration.
-func New(cfg Config, deps Deps) (*Tool, error) {
+// New validates the configuration and returns run_code's registration: a
+// tool of the safety stack whose sections are its mode's (see [Sections]).
+func New(cfg Config) ([]toolreg.Tool, error) {
+	t, err := build(cfg, cfg.Deps)
+	if err != nil {
+		return nil, err
+	}
+	return []toolreg.Tool{{Def: t.definition(), SafetyStack: true, SectionsFor: t.sections}}, nil
+}
+
+// sections are the mode's sections for an agent that sees visible: see
+// [Sections].
+func (t *Tool) sections(visible []pipeline.Tool) ([]toolreg.Section, error) {
+	return Sections(t.cfg.Mode, t.HasRuntime(), visible)
+}
+
+// Sections are the system-prompt sections of tools mode (code or both)
+// for an agent that sees visible: tools:code-only (order 99, code mode)
+// and tools:sdk (order 150), whose SDK declares the visible tools but
+// run_code. Without a runtime they fail with upstream's missing-runtime
+// error, as its prompt assembly does.
+func Sections(mode string, runtime bool, visible []pipeline.Tool) ([]toolreg.Section, error) {
+	if !runtime {
+		return nil, MissingRuntimeError(mode)
+	}
+	var secs []toolreg.Section
+	if mode == "code" {
+		secs = append(secs, toolreg.Section{Name: "tools:code-only", Order: sdk.CodeOnlyOrder, Text: sdk.CodeOnly})
+	}
+	return append(secs, toolreg.Section{Name: "tools:sdk", Order: sdk.SectionOrder, Text: SDK(visible)}), nil
+}
+
+// build validates the configuration and returns the tool.
+func build(cfg Config, deps Deps) (*Tool, error) {
 	if cfg.MaxParallelSubCalls == 0 {
 		cfg.MaxParallelSubCalls = DefaultMaxParallelSubCalls
 	}
@@ -115,9 +150,9 @@ func New(cfg Config, deps Deps) (*Tool, error) {
 	return &Tool{cfg: cfg, deps: deps}, nil
 }
 
-// Definition returns run_code as the registry registers it (TypeScript
+// definition returns run_code as the registry registers it (TypeScript
 // flavor; the only runtime here runs TypeScript).
-func (t *Tool) Definition() pipeline.Tool {
+func (t *Tool) definition() pipeline.Tool {
 	desc, _ := Description(LanguageTypeScript)
 	params, _ := Parameters(LanguageTypeScript)
 	return pipeline.Tool{Name: Name, Description: desc, Parameters: params, Run: t.Run}
@@ -202,7 +237,7 @@ func (t *Tool) parseArgs(call *pipeline.Call) (code string, err error) {
 	var a struct{ Code, Description *string }
 	if err := call.DecodeArgs(&a); err != nil || a.Code == nil || a.Description == nil {
 		// only a body run without the pipeline's check gets here
-		if err := pipeline.CheckArgs(t.Definition(), call); err != nil {
+		if err := pipeline.CheckArgs(t.definition(), call); err != nil {
 			return "", err
 		}
 		return "", errors.New("run_code: arguments are not an object of strings")

@@ -104,11 +104,11 @@ func newEnv(t *testing.T, cfg Config, rt Runner, deps ...func(*Deps)) *env {
 		f(&d)
 	}
 	var err error
-	if e.tool, err = New(cfg, d); err != nil {
+	if e.tool, err = build(cfg, d); err != nil {
 		t.Fatal(err)
 	}
 	tools := []pipeline.Tool{
-		e.tool.Definition(),
+		e.tool.definition(),
 		{Name: "echo", ConcurrencySafe: true, Run: func(ctx context.Context, c *pipeline.Call) (pipeline.Output, error) {
 			return pipeline.Output{Value: c.Args(), Content: []pipeline.Block{pipeline.TextBlock(string(c.Args()))}}, nil
 		}},
@@ -562,7 +562,7 @@ func TestArgumentsRuntimeAndCancellation(t *testing.T) {
 	if res := missing.run(context.Background(), "m", "return 1"); res.Text() != `Error: dsh-tools: mode "both" requires a code runtime — load a ctx.codeRuntime implementation (e.g. @deepseek-ai/dsh-code-runtime-worker-thread) or set tools mode to "native"` {
 		t.Errorf("missing runtime: %q", res.Text())
 	}
-	if _, err := New(Config{MaxParallelSubCalls: -1}, Deps{Registry: e.reg}); err == nil || err.Error() != "maxParallelSubCalls must be a positive integer" {
+	if _, err := build(Config{MaxParallelSubCalls: -1}, Deps{Registry: e.reg}); err == nil || err.Error() != "maxParallelSubCalls must be a positive integer" {
 		t.Errorf("bad cap: %v", err)
 	}
 }

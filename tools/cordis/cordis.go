@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/dshsim/dshsim/pipeline"
+	"github.com/dshsim/dshsim/tools/toolreg"
 )
 
 // The tools' names, in upstream's registration order.
@@ -86,19 +87,29 @@ var definitions = []definition{
 	{UndefineName, UndefineDescription, undefineParameters, undefineOutput},
 }
 
-// Tools returns the seven tools in upstream's registration order: their
-// schemas, descriptions and output schemas, none concurrency-safe (upstream
-// declares no isConcurrencySafe for them), and bodies that refuse with
-// [ErrNoHost] (serve them from a recording with package served).
-func Tools() []pipeline.Tool {
-	out := make([]pipeline.Tool, len(definitions))
+// Config configures the cordis tools: nothing is configurable (their
+// bodies are served from a recording or refuse).
+type Config struct{}
+
+// New returns the seven tools' registrations in upstream's registration
+// order: their schemas, descriptions and output schemas, none
+// concurrency-safe (upstream declares no isConcurrencySafe for them), and
+// bodies that refuse with [ErrNoHost] (unhosted: a composition that serves
+// from a recording serves them always, with package served); cordis_define
+// brings the tool:cordis prompt section.
+func New(Config) ([]toolreg.Tool, error) {
+	out := make([]toolreg.Tool, len(definitions))
 	for i, d := range definitions {
-		out[i] = pipeline.Tool{
+		out[i].Unhosted = true
+		out[i].Def = pipeline.Tool{
 			Name: d.name, Description: d.description, Parameters: json.RawMessage(d.parameters), OutputSchema: json.RawMessage(d.output),
 			Run: func(context.Context, *pipeline.Call) (pipeline.Output, error) {
 				return pipeline.Output{}, fmt.Errorf("%s: %w", d.name, ErrNoHost)
 			},
 		}
+		if d.name == DefineName {
+			out[i].Section = &toolreg.Section{Name: "tool:cordis", Order: PromptOrder, Text: PromptSection}
+		}
 	}
-	return out
+	return out, nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/pipelinetest"
 	"github.com/dshsim/dshsim/tools/code/sdk"
+	"github.com/dshsim/dshsim/tools/toolreg"
 )
 
 // recorded reads a file of the advanced-toolchain recording, whose
@@ -44,7 +45,7 @@ func TestDefinitionsAreTheRecorded(t *testing.T) {
 		}
 	}
 	var ours []toolschema.Schema
-	for _, tl := range Tools() {
+	for _, tl := range defs() {
 		ours = append(ours, toolschema.Schema{Name: tl.Name, Description: tl.Description, Parameters: tl.Parameters})
 	}
 	rep := toolschema.Compare(expected, ours)
@@ -52,7 +53,7 @@ func TestDefinitionsAreTheRecorded(t *testing.T) {
 		t.Fatalf("compared %v, mismatches:\n%s", rep.Compared, strings.Join(rep.Mismatches, "\n"))
 	}
 	var names []string
-	for _, tl := range Tools() {
+	for _, tl := range defs() {
 		names = append(names, tl.Name)
 		if tl.ConcurrencySafe {
 			t.Errorf("%s is concurrency-safe; upstream declares no isConcurrencySafe for the cordis tools", tl.Name)
@@ -68,7 +69,7 @@ func TestDefinitionsAreTheRecorded(t *testing.T) {
 // output schema) is in the recorded system prompt.
 func TestSDKDeclarationsAreTheRecorded(t *testing.T) {
 	prompt := string(recorded(t, "system-prompt.expected.md"))
-	for _, tl := range Tools() {
+	for _, tl := range defs() {
 		sec := sdk.Section([]sdk.Tool{{Name: tl.Name, Description: tl.Description, Parameters: tl.Parameters, Output: tl.OutputSchema}})
 		for _, iface := range []string{"interface ToolArgsMap {\n", "interface ToolOutputMap {\n"} {
 			_, rest, ok := strings.Cut(sec, iface)
@@ -95,7 +96,7 @@ func TestPromptSectionIsTheRecorded(t *testing.T) {
 // TestUnservedBodiesRefuse: without a recording to serve from, every body
 // refuses, after the schema check.
 func TestUnservedBodiesRefuse(t *testing.T) {
-	reg := pipelinetest.Registry(t, Tools()...)
+	reg := pipelinetest.Registry(t, defs()...)
 	args := map[string]string{
 		InspectListName: `{}`, InspectQueryName: `{"platform":"host","provider":"Service","method":"listService"}`,
 		InspectSelfName: `{}`, DefineName: `{"plugin":{"kind":"new","idPrefix":"snap"},"name":"n","purpose":"p","code":{"host":"return {}"}}`,
@@ -205,4 +206,10 @@ func TestRenderIsTheRecorded(t *testing.T) {
 	if _, err := Render(RunName, json.RawMessage(`{}`)); err == nil {
 		t.Fatal("an empty cordis_run value rendered")
 	}
+}
+
+// defs are the definitions New registers.
+func defs() []pipeline.Tool {
+	regs, _ := New(Config{})
+	return toolreg.Defs(regs...)
 }

@@ -1,7 +1,7 @@
 // Package cordis holds upstream's tool-cordis tools as the model and a
 // run_code program see them: cordis_inspect_list, cordis_inspect_query,
 // cordis_inspect_self, cordis_define, cordis_run, cordis_stop and
-// cordis_undefine ([Tools], in upstream's registration order), with their
+// cordis_undefine ([New], in upstream's registration order), with their
 // schemas and descriptions as the recordings pin them, their output
 // schemas (the value types run_code's SDK declares), and the tool:cordis
 // system-prompt section ([PromptSection], order 115, the recorded text
@@ -23,6 +23,6 @@
 //
 // # Imports
 //
-// pipeline, pipeline/argschema (the output-schema check) and
-// internal/jsjson.
+// pipeline, pipeline/argschema (the output-schema check), internal/jsjson
+// and tools/toolreg (the registrations).
 package cordis

@@ -1,17 +1,19 @@
-// Package fs holds the model-facing file tools read, write and edit as
-// pipeline.Tool values, on top of the fsobserve provider and observation
-// policy.
+// Package fs holds the model-facing file tools read, write and edit (and
+// read_image) as registrations (package tools/toolreg), on top of the
+// fsobserve provider and observation policy.
 //
 // # Composition
 //
-//	fs, _ := fsobserve.NewLocal(fsobserve.WithCwd(root), fsobserve.WithDiffBasisMaxBytes(64))
+//	local, _ := fsobserve.NewLocal(fsobserve.WithCwd(root), fsobserve.WithDiffBasisMaxBytes(64))
 //	tools, _ := fs.New(fs.Config{
-//		FS:           fs,
+//		FS:           local,
 //		Observations: fsobserve.NewObservations(), // nil = bare deployment, unguarded
 //		Policy:       resolver,                    // nil = non-confining, no fence
 //		Escalate:     escalation.New(approver),    // nil = no approval service
 //	})
-//	registry.Add(tools.Read, tools.Write, tools.Edit) // or tools.All()
+//	for _, t := range tools {
+//		registry.Register(t.Def) // read, write, edit (then read_image)
+//	}
 //
 // # Read
 //
@@ -81,7 +83,8 @@
 //
 // # Imports
 //
-// The file tools import attachment, escalation, fsobserve, pipeline and sandbox; they
+// The file tools import attachment, escalation, fsobserve, pipeline, sandbox and
+// tools/toolreg (their registrations); they
 // must not import stack (which composes them), the other tools or
 // harness/... (test tooling).
 package fs

@@ -107,7 +107,7 @@ func TestConfigCaps(t *testing.T) {
 		{"negative readStreamMinSize is refused", Config{FS: r.fs, ReadStreamMinSize: -5}, "tool-fs: readStreamMinSize must be a positive integer"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			if _, err := New(c.cfg); err == nil || err.Error() != c.want {
+			if _, err := build(c.cfg); err == nil || err.Error() != c.want {
 				t.Fatalf("New error %v, want %q", err, c.want)
 			}
 		})

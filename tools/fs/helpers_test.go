@@ -57,7 +57,7 @@ func newRig(t *testing.T, opts ...rigOpt) *rig {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	tools, err := New(cfg)
+	tools, err := build(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/dshsim/dshsim/internal/jsjson"
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/sandbox"
+	"github.com/dshsim/dshsim/tools/toolreg"
 )
 
 // Defaults of the read caps.
@@ -55,7 +56,8 @@ type Config struct {
 	Images *ImageConfig
 }
 
-// Tools holds the three model-facing tools.
+// Tools holds the model-facing tools' definitions (the package's view of
+// them; [New] returns their registrations).
 type Tools struct {
 	// Read, Write and Edit are the tool definitions.
 	Read, Write, Edit pipeline.Tool
@@ -64,8 +66,27 @@ type Tools struct {
 	cfg       Config
 }
 
-// New validates cfg and returns the tools.
-func New(cfg Config) (*Tools, error) {
+// New validates cfg and returns the registrations of read, write and edit
+// (tools of the safety stack, with the tool:read, tool:write and tool:edit
+// prompt sections, orders 100 to 102), then read_image when composed.
+func New(cfg Config) ([]toolreg.Tool, error) {
+	t, err := build(cfg)
+	if err != nil {
+		return nil, err
+	}
+	out := []toolreg.Tool{
+		{Def: t.Read, Section: &toolreg.Section{Name: "tool:read", Order: 100, Text: SectionRead}, SafetyStack: true},
+		{Def: t.Write, Section: &toolreg.Section{Name: "tool:write", Order: 101, Text: SectionWrite}, SafetyStack: true},
+		{Def: t.Edit, Section: &toolreg.Section{Name: "tool:edit", Order: 102, Text: SectionEdit}, SafetyStack: true},
+	}
+	if t.ReadImage.Name != "" {
+		out = append(out, toolreg.Tool{Def: t.ReadImage})
+	}
+	return out, nil
+}
+
+// build validates cfg and returns the tools.
+func build(cfg Config) (*Tools, error) {
 	if cfg.FS == nil {
 		return nil, errors.New("tool-fs: no filesystem provider (Config.FS is nil)")
 	}

@@ -44,14 +44,16 @@
 //
 // # Tools
 //
-// [Tools] returns job_output (with wait and timeout_ms), job_kill and
-// job_list with upstream's schemas and texts. A call sees its own session's
+// [New] returns the registrations of job_output (with wait and timeout_ms),
+// job_kill and job_list with upstream's schemas and texts ([NewRegistry] is
+// the registry they read). A call sees its own session's
 // jobs and the unowned ones; another session's job is "job <id> belongs to
 // another session".
 //
 // # Imports
 //
-// jobs imports pipeline (the tool shape), render (outcomes and statuses),
+// jobs imports pipeline (the tool shape), tools/toolreg (their
+// registrations), render (outcomes and statuses),
 // sandbox (the report of a run) and sandbox/outfile (the full-output files'
 // names); it must not import the tools that start
 // jobs, stack or harness/... (test tooling).

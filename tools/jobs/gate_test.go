@@ -108,7 +108,7 @@ func TestGateSpawnFailureIsNotHeld(t *testing.T) {
 // waits for (it does not wait for a yield that never comes).
 func TestGateCloseYields(t *testing.T) {
 	g := NewGate()
-	r := New(Options{Gate: g})
+	r := NewRegistry(Options{Gate: g})
 	j, err := r.Start(spec("s", "sleep 60"), bash("sleep 60"))
 	if err != nil {
 		t.Fatal(err)

@@ -181,8 +181,8 @@ type Registry struct {
 	dir     string
 }
 
-// New returns an empty registry.
-func New(opts Options) *Registry {
+// NewRegistry returns an empty registry.
+func NewRegistry(opts Options) *Registry {
 	if opts.MaxOutputBytes <= 0 {
 		opts.MaxOutputBytes = 64000
 	}

@@ -25,7 +25,7 @@ func spec(owner, cmd string) Spec { return Spec{Owner: owner, Kind: "bash", Labe
 func newReg(t *testing.T, opts Options) (*Registry, chan Notice) {
 	ch := make(chan Notice, 16)
 	opts.Notify = func(n Notice) { ch <- n }
-	r := New(opts)
+	r := NewRegistry(opts)
 	t.Cleanup(func() { r.Close(5 * time.Second) })
 	return r, ch
 }
@@ -141,7 +141,7 @@ func TestAdmissionBound(t *testing.T) {
 
 func TestAdoptGivesAForegroundRunAnID(t *testing.T) {
 	r, ch := newReg(t, Options{MaxConcurrentJobsPerOwner: 1})
-	private := New(Options{})
+	private := NewRegistry(Options{})
 	t.Cleanup(func() { private.Close(time.Second) })
 	marker := t.TempDir() + "/finished"
 	cmd := "echo started; sleep 0.3; touch " + marker
@@ -202,7 +202,7 @@ func TestReportedJobsSendNoNotice(t *testing.T) {
 	})
 	t.Run("a read after settlement", func(t *testing.T) {
 		r, ch := newReg(t, Options{})
-		private := New(Options{})
+		private := NewRegistry(Options{})
 		t.Cleanup(func() { private.Close(time.Second) })
 		j, err := private.Run(spec("s", "true"), bash("true"))
 		if err != nil {
@@ -223,7 +223,7 @@ func TestReportedJobsSendNoNotice(t *testing.T) {
 	})
 	t.Run("close", func(t *testing.T) {
 		ch := make(chan Notice, 4)
-		r := New(Options{Notify: func(n Notice) { ch <- n }})
+		r := NewRegistry(Options{Notify: func(n Notice) { ch <- n }})
 		j := start(t, r, "s", "sleep 30")
 		if err := r.Close(5 * time.Second); err != nil {
 			t.Fatal(err)
@@ -383,7 +383,7 @@ func TestWaitForCancelled(t *testing.T) {
 // killed at once and the start fails, so nothing outlives the registry.
 func TestCloseWhileSpawning(t *testing.T) {
 	for _, registered := range []bool{true, false} {
-		r := New(Options{})
+		r := NewRegistry(Options{})
 		var proc Process
 		spawn := func(stdout, stderr io.Writer) (Process, error) {
 			if err := r.Close(time.Second); err != nil {
@@ -414,7 +414,7 @@ func TestCloseWhileSpawning(t *testing.T) {
 }
 
 func TestPanickingNotifyDoesNotCrash(t *testing.T) {
-	r := New(Options{Notify: func(Notice) { panic("receiver broke") }})
+	r := NewRegistry(Options{Notify: func(Notice) { panic("receiver broke") }})
 	t.Cleanup(func() { r.Close(5 * time.Second) })
 	j := start(t, r, "s", "echo ok")
 	waittest.Closed(t, j.Done(), "the job")
@@ -453,7 +453,7 @@ func TestRunningPIDs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	private := New(Options{})
+	private := NewRegistry(Options{})
 	t.Cleanup(func() { private.Close(time.Second) })
 	run, err := private.Run(spec("s1", "sleep 30"), bash("sleep 30"))
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/dshsim/dshsim/internal/jsjson"
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/render"
+	"github.com/dshsim/dshsim/tools/toolreg"
 )
 
 // Tool names.
@@ -44,8 +45,10 @@ const (
 	DefaultMaxWaitTimeoutMs = 600000
 )
 
-// ToolsConfig configures the job tools.
-type ToolsConfig struct {
+// Config configures the job tools.
+type Config struct {
+	// Registry is the job registry the tools read and kill (required).
+	Registry *Registry
 	// WaitTimeoutMs is a wait's default timeout (0: 30000).
 	WaitTimeoutMs float64
 	// MaxWaitTimeoutMs caps every wait (0: 600000); WaitTimeoutMs may not
@@ -66,9 +69,12 @@ var taskWording = strings.NewReplacer(
 	"leaves the job alive", "leaves the task alive", "forwarded to the job.", "forwarded to the task.",
 )
 
-// Tools returns job_output, job_kill and job_list over reg. A call sees its
-// own session's jobs and the unowned ones.
-func Tools(reg *Registry, cfg ToolsConfig) ([]pipeline.Tool, error) {
+// New returns the registrations of job_output (which brings the tool:jobs
+// prompt section, order 106), job_kill and job_list over cfg.Registry: tools
+// of the safety stack that answer from memory (no call yields to the host;
+// a wait yields while it blocks). A call sees its own session's jobs and the
+// unowned ones.
+func New(cfg Config) ([]toolreg.Tool, error) {
 	if cfg.WaitTimeoutMs == 0 {
 		cfg.WaitTimeoutMs = DefaultWaitTimeoutMs
 	}
@@ -78,16 +84,16 @@ func Tools(reg *Registry, cfg ToolsConfig) ([]pipeline.Tool, error) {
 	if !(cfg.WaitTimeoutMs > 0) || !(cfg.MaxWaitTimeoutMs > 0) || cfg.WaitTimeoutMs > cfg.MaxWaitTimeoutMs {
 		return nil, fmt.Errorf("tool-jobs: waitTimeoutMs (%v) must be positive and at most maxWaitTimeoutMs (%v)", cfg.WaitTimeoutMs, cfg.MaxWaitTimeoutMs)
 	}
-	if reg == nil {
+	if cfg.Registry == nil {
 		return nil, errors.New("tool-jobs: a job registry is required")
 	}
-	t := jobTools{reg: reg, cfg: cfg}
+	t := jobTools{reg: cfg.Registry, cfg: cfg}
 	word := func(s string) string { return s }
 	if cfg.TaskWording {
 		word = taskWording.Replace
 	}
 	jobID := pipeline.Param{Name: "job_id", Type: "string", Description: JobIDDescription}
-	return []pipeline.Tool{
+	defs := []pipeline.Tool{
 		{Name: OutputName, Description: word(OutputDescription), Run: t.output, Parameters: pipeline.ObjectSchema([]pipeline.Param{
 			jobID,
 			{Name: "wait", Type: "boolean", Description: word(WaitDescription)},
@@ -98,12 +104,18 @@ func Tools(reg *Registry, cfg ToolsConfig) ([]pipeline.Tool, error) {
 			{Name: "reason", Type: "string", Description: word(ReasonDescription)},
 		}, []string{"job_id"})},
 		{Name: ListName, Description: ListDescription, Run: t.list, Parameters: pipeline.ObjectSchema(nil, nil)},
-	}, nil
+	}
+	out := make([]toolreg.Tool, len(defs))
+	for i, d := range defs {
+		out[i] = toolreg.Tool{Def: d, Yields: toolreg.NoYield, SafetyStack: true}
+	}
+	out[0].Section = &toolreg.Section{Name: "tool:jobs", Order: 106, Text: PromptSection}
+	return out, nil
 }
 
 type jobTools struct {
 	reg *Registry
-	cfg ToolsConfig
+	cfg Config
 }
 
 // decodeArgs reads the arguments the pipeline's schema check passed

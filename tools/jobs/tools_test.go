@@ -15,6 +15,7 @@ import (
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/pipelinetest"
 	"github.com/dshsim/dshsim/pipeline/session/sessiontest"
+	"github.com/dshsim/dshsim/tools/toolreg"
 )
 
 // agent returns an agent whose session id is id.
@@ -28,10 +29,10 @@ type toolsHarness struct {
 	jobs *Registry
 }
 
-func newTools(t *testing.T, cfg ToolsConfig) (*toolsHarness, chan Notice) {
+func newTools(t *testing.T, cfg Config) (*toolsHarness, chan Notice) {
 	t.Helper()
 	jr, ch := newReg(t, Options{})
-	tools, err := Tools(jr, cfg)
+	tools, err := defsOf(jr, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +52,7 @@ func TestSchemasAreUpstreams(t *testing.T) {
 		"job_list":   `{"type":"object","properties":{}}`,
 		"job_output": `{"type":"object","properties":{"job_id":{"type":"string","description":"Job id returned by the tool that started the background work."},"wait":{"type":"boolean","description":"Block until the job reaches a terminal status or the timeout expires. A timed-out wait returns [status: running] and leaves the job alive."},"timeout_ms":{"type":"number","description":"Max wait in milliseconds (only meaningful with wait: true). Defaults to the configured wait timeout; capped by the configured maximum."}},"required":["job_id"]}`,
 	}
-	tools, err := Tools(New(Options{}), ToolsConfig{})
+	tools, err := defsOf(NewRegistry(Options{}), Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,19 +64,19 @@ func TestSchemasAreUpstreams(t *testing.T) {
 }
 
 func TestToolsConfig(t *testing.T) {
-	if _, err := Tools(New(Options{}), ToolsConfig{WaitTimeoutMs: 700000}); err == nil {
+	if _, err := defsOf(NewRegistry(Options{}), Config{WaitTimeoutMs: 700000}); err == nil {
 		t.Error("a wait timeout above the cap was accepted")
 	}
-	if _, err := Tools(New(Options{}), ToolsConfig{WaitTimeoutMs: 600000}); err != nil {
+	if _, err := defsOf(NewRegistry(Options{}), Config{WaitTimeoutMs: 600000}); err != nil {
 		t.Errorf("a wait timeout equal to the cap was refused: %v", err)
 	}
-	if _, err := Tools(nil, ToolsConfig{}); err == nil {
+	if _, err := defsOf(nil, Config{}); err == nil {
 		t.Error("no registry was accepted")
 	}
 }
 
 func TestJobIDErrors(t *testing.T) {
-	h, _ := newTools(t, ToolsConfig{})
+	h, _ := newTools(t, Config{})
 	a, other := agent(t, "s"), agent(t, "other")
 	if _, err := h.jobs.Start(spec("other", "sleep 5"), bash("sleep 5")); err != nil {
 		t.Fatal(err)
@@ -110,7 +111,7 @@ func TestJobIDErrors(t *testing.T) {
 }
 
 func TestOutputWait(t *testing.T) {
-	h, ch := newTools(t, ToolsConfig{WaitTimeoutMs: 50})
+	h, ch := newTools(t, Config{WaitTimeoutMs: 50})
 	a := agent(t, "s")
 	if _, err := h.jobs.Start(spec("s", "sleep 0.4; echo late"), bash("sleep 0.4; echo late")); err != nil {
 		t.Fatal(err)
@@ -159,7 +160,7 @@ func TestOutputWait(t *testing.T) {
 // timeout_ms fail as upstream's does (JSON.stringify(Infinity) is null),
 // while a requested finite one (capped by nothing) waits.
 func TestWaitTimeoutEdges(t *testing.T) {
-	h, _ := newTools(t, ToolsConfig{WaitTimeoutMs: math.Inf(1), MaxWaitTimeoutMs: math.Inf(1)})
+	h, _ := newTools(t, Config{WaitTimeoutMs: math.Inf(1), MaxWaitTimeoutMs: math.Inf(1)})
 	a := agent(t, "s")
 	if _, err := h.jobs.Start(spec("s", "true"), bash("true")); err != nil {
 		t.Fatal(err)
@@ -180,7 +181,7 @@ func TestWaitTimeoutEdges(t *testing.T) {
 // touches no job; it reads only the arguments it declares.
 func TestBodiesWithoutTheSchemaCheck(t *testing.T) {
 	jr, _ := newReg(t, Options{})
-	tools, err := Tools(jr, ToolsConfig{})
+	tools, err := defsOf(jr, Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +215,7 @@ func TestBodiesWithoutTheSchemaCheck(t *testing.T) {
 }
 
 func TestKillAndList(t *testing.T) {
-	h, ch := newTools(t, ToolsConfig{})
+	h, ch := newTools(t, Config{})
 	a := agent(t, "s")
 	if r := h.call(context.Background(), a, "job_list", `{}`); r.Text() != "(no background jobs)" {
 		t.Errorf("empty list: %q", r.Text())
@@ -250,7 +251,7 @@ func TestKillAndList(t *testing.T) {
 // {outcome, job}; the job in publicJob's key order, finishedAt once
 // settled), with times replaced by T.
 func TestValuesAreUpstreams(t *testing.T) {
-	h, _ := newTools(t, ToolsConfig{})
+	h, _ := newTools(t, Config{})
 	a := agent(t, "s")
 	stamp := regexp.MustCompile(`("(?:startedAt|finishedAt)":)\d+`)
 	times := func(v json.RawMessage) string { return stamp.ReplaceAllString(string(v), "${1}T") }
@@ -285,7 +286,7 @@ func TestValuesAreUpstreams(t *testing.T) {
 // cap it would wait until the test's own deadline cancelled it ("wait
 // aborted"), never for the 10^9 ms it asked.
 func TestOutputWaitIsCapped(t *testing.T) {
-	h, _ := newTools(t, ToolsConfig{WaitTimeoutMs: 50, MaxWaitTimeoutMs: 200})
+	h, _ := newTools(t, Config{WaitTimeoutMs: 50, MaxWaitTimeoutMs: 200})
 	a := agent(t, "s")
 	if _, err := h.jobs.Start(spec("s", "sleep 30"), bash("sleep 30")); err != nil {
 		t.Fatal(err)
@@ -296,7 +297,7 @@ func TestOutputWaitIsCapped(t *testing.T) {
 		t.Errorf("a wait past the cap: %q, want the running status after the 200ms cap", r.Text())
 	}
 	asked := 1e9
-	if ms, _, ok := (jobTools{cfg: ToolsConfig{WaitTimeoutMs: 50, MaxWaitTimeoutMs: 200}}).waitTimeout(&asked); !ok || ms != 200 {
+	if ms, _, ok := (jobTools{cfg: Config{WaitTimeoutMs: 50, MaxWaitTimeoutMs: 200}}).waitTimeout(&asked); !ok || ms != 200 {
 		t.Errorf("waitTimeout(1e9) = %v, %v; want the cap 200", ms, ok)
 	}
 }
@@ -304,7 +305,7 @@ func TestOutputWaitIsCapped(t *testing.T) {
 // TestTaskWording pins the pre-rename wording against the pwsh recording's
 // sidecar texts.
 func TestTaskWording(t *testing.T) {
-	tools, err := Tools(New(Options{}), ToolsConfig{TaskWording: true})
+	tools, err := defsOf(NewRegistry(Options{}), Config{TaskWording: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -324,4 +325,11 @@ func TestTaskWording(t *testing.T) {
 			t.Errorf("parameters lack %q", s)
 		}
 	}
+}
+
+// defsOf are the definitions New registers over reg with cfg.
+func defsOf(reg *Registry, cfg Config) ([]pipeline.Tool, error) {
+	cfg.Registry = reg
+	regs, err := New(cfg)
+	return toolreg.Defs(regs...), err
 }

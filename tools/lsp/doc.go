@@ -28,5 +28,6 @@
 //
 // # Imports
 //
-// pipeline only; never stack, sandbox or harness.
+// pipeline and tools/toolreg (the registration) only; never stack, sandbox
+// or harness.
 package lsp

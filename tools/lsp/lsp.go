@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/dshsim/dshsim/pipeline"
+	"github.com/dshsim/dshsim/tools/toolreg"
 )
 
 // Name is the tool's name.
@@ -65,8 +66,19 @@ type Tool struct {
 	clients map[string]*client
 }
 
-// New returns the tool; servers start on first use.
-func New(cfg Config) (*Tool, error) {
+// New returns lsp's registration (its tool:lsp prompt section, order 107;
+// Close stops the servers); servers start on first use.
+func New(cfg Config) ([]toolreg.Tool, error) {
+	t, err := build(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return []toolreg.Tool{{Def: t.definition(), Close: t.Close,
+		Section: &toolreg.Section{Name: "tool:lsp", Order: 107, Text: PromptSection}}}, nil
+}
+
+// build validates cfg and returns the tool.
+func build(cfg Config) (*Tool, error) {
 	if !filepath.IsAbs(cfg.Workspace) {
 		return nil, fmt.Errorf("tool-lsp: workspace %q must be an absolute path", cfg.Workspace)
 	}
@@ -87,8 +99,8 @@ func New(cfg Config) (*Tool, error) {
 	return &Tool{cfg: cfg, clients: map[string]*client{}}, nil
 }
 
-// Definition is the pipeline tool.
-func (t *Tool) Definition() pipeline.Tool {
+// definition is the pipeline tool.
+func (t *Tool) definition() pipeline.Tool {
 	return pipeline.Tool{Name: Name, Description: Description, Parameters: json.RawMessage(parameters), Run: t.run, ConcurrencySafe: true}
 }
 

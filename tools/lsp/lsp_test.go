@@ -46,12 +46,12 @@ func workspace(t *testing.T) string {
 
 func newTool(t *testing.T, cfg Config) (*Tool, *pipeline.Registry) {
 	t.Helper()
-	tool, err := New(cfg)
+	tool, err := build(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { tool.Close() })
-	reg := pipelinetest.Registry(t, tool.Definition())
+	reg := pipelinetest.Registry(t, tool.definition())
 	return tool, reg
 }
 

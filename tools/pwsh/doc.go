@@ -18,5 +18,6 @@
 //
 // # Imports
 //
-// pipeline and render; never stack or harness.
+// pipeline, render and tools/toolreg (the registration); never stack or
+// harness.
 package pwsh

@@ -15,6 +15,7 @@ import (
 
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/render"
+	"github.com/dshsim/dshsim/tools/toolreg"
 )
 
 // Name is the tool's name (one-shot and persistent alike).
@@ -56,10 +57,13 @@ func Available(program string) bool {
 	return exec.CommandContext(ctx, program, "-NoLogo", "-NoProfile", "-NonInteractive", "-Command", "$true").Run() == nil
 }
 
-// Tool returns the pwsh tool with its real body: each call runs
+// New returns pwsh's registration with its real body: each call runs
 // pwsh -NoLogo -NoProfile -NonInteractive -Command <command> unconfined
 // (as upstream's dsh-pwsh-local runs it) and renders as bash's results do.
-func Tool(cfg Config) pipeline.Tool {
+// The one-shot tool brings the tool:pwsh prompt section (order 105); the
+// persistent shell none. Where the program does not run ([Available]) the
+// tool is unhosted: a composition that serves from a recording serves it.
+func New(cfg Config) ([]toolreg.Tool, error) {
 	if cfg.Program == "" {
 		cfg.Program = "pwsh"
 	}
@@ -69,10 +73,12 @@ func Tool(cfg Config) pipeline.Tool {
 			cfg.TimeoutMs = 30000
 		}
 	}
+	t := toolreg.Tool{Def: pipeline.Tool{Name: Name, Description: Description, Parameters: json.RawMessage(parameters), Run: cfg.run},
+		Section: &toolreg.Section{Name: "tool:" + Name, Order: 105, Text: PromptSection}, Unhosted: !Available(cfg.Program)}
 	if cfg.Persistent {
-		return pipeline.Tool{Name: Name, Description: PersistentDescription, Parameters: json.RawMessage(persistentParameters), Run: cfg.run}
+		t.Def.Description, t.Def.Parameters, t.Section = PersistentDescription, json.RawMessage(persistentParameters), nil
 	}
-	return pipeline.Tool{Name: Name, Description: Description, Parameters: json.RawMessage(parameters), Run: cfg.run}
+	return []toolreg.Tool{t}, nil
 }
 
 func (cfg Config) run(ctx context.Context, call *pipeline.Call) (pipeline.Output, error) {

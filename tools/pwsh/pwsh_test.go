@@ -34,8 +34,7 @@ func TestRealBody(t *testing.T) {
 		t.Fatal("an absent program is available")
 	}
 	ws := t.TempDir()
-	tool := Tool(Config{Program: prog, Workspace: ws})
-	reg := pipelinetest.Registry(t, tool)
+	reg := pipelinetest.Registry(t, def(Config{Program: prog, Workspace: ws}))
 	run := func(args string) pipeline.Result {
 		return reg.Execute(pipeline.NewCall("c", Name, json.RawMessage(args), nil, context.Background()))
 	}
@@ -51,8 +50,19 @@ func TestRealBody(t *testing.T) {
 	if r := run(`{"command":"x"}`); !r.IsError || !strings.Contains(r.Text(), `missing required property "description"`) {
 		t.Fatalf("%+v", r)
 	}
-	p := Tool(Config{Persistent: true, Program: prog})
+	for prog, unhosted := range map[string]bool{prog: false, filepath.Join(t.TempDir(), "absent"): true} {
+		if regs, _ := New(Config{Program: prog}); regs[0].Unhosted != unhosted {
+			t.Errorf("%s: unhosted %v, want %v", prog, regs[0].Unhosted, unhosted)
+		}
+	}
+	p := def(Config{Persistent: true, Program: prog})
 	if p.Description != PersistentDescription || !strings.Contains(string(p.Parameters), "Relative path is preferred") {
 		t.Fatalf("persistent %+v", p)
 	}
+}
+
+// def is the definition New registers for cfg.
+func def(cfg Config) pipeline.Tool {
+	regs, _ := New(cfg)
+	return regs[0].Def
 }

@@ -56,5 +56,6 @@
 //
 // # Imports
 //
-// pipeline only; never stack, sandbox or harness.
+// pipeline and tools/toolreg (the registrations) only; never stack,
+// sandbox or harness.
 package search

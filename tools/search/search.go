@@ -17,6 +17,7 @@ import (
 
 	"github.com/dshsim/dshsim/internal/jsjson"
 	"github.com/dshsim/dshsim/pipeline"
+	"github.com/dshsim/dshsim/tools/toolreg"
 )
 
 // Defaults (upstream's tool-fs-search).
@@ -105,13 +106,18 @@ func (c Config) validate() error {
 	return nil
 }
 
-// Tools returns glob and grep.
-func Tools(cfg Config) ([]pipeline.Tool, error) {
+// New returns the registrations of glob and grep, with their prompt
+// sections (tool:glob, order 103, worded for sampling when configured;
+// tool:grep, order 104).
+func New(cfg Config) ([]toolreg.Tool, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	return []pipeline.Tool{cfg.globTool(), cfg.grepTool()}, nil
+	return []toolreg.Tool{
+		{Def: cfg.globTool(), Section: &toolreg.Section{Name: "tool:glob", Order: 103, Text: GlobSection(cfg.SampleOverCapGlobResults)}},
+		{Def: cfg.grepTool(), Section: &toolreg.Section{Name: "tool:grep", Order: 104, Text: GrepSection}},
+	}, nil
 }
 
 func searchError(code, format string, args ...any) *pipeline.Error {

@@ -14,6 +14,7 @@ import (
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/pipelinetest"
 	"github.com/dshsim/dshsim/pipeline/session/sessiontest"
+	"github.com/dshsim/dshsim/tools/toolreg"
 )
 
 func needRg(t *testing.T) {
@@ -48,11 +49,11 @@ func newRig(t *testing.T, cfg Config) *rig {
 	t.Helper()
 	needRg(t)
 	ws := t.TempDir()
-	tools, err := Tools(cfg)
+	tools, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg := pipelinetest.Registry(t, tools...)
+	reg := pipelinetest.Registry(t, toolreg.Defs(tools...)...)
 	return &rig{t: t, ws: ws, agent: &pipeline.Agent{ID: "root", Session: sessiontest.New(t, "s1", ws)}, reg: reg}
 }
 
@@ -268,7 +269,7 @@ func TestSampleAcrossTopLevel(t *testing.T) {
 }
 
 func TestConfigRefusesNonPositiveCaps(t *testing.T) {
-	if _, err := Tools(Config{GlobMaxResults: -1}); err == nil || err.Error() != "tool-fs-search: globMaxResults must be a positive integer" {
+	if _, err := New(Config{GlobMaxResults: -1}); err == nil || err.Error() != "tool-fs-search: globMaxResults must be a positive integer" {
 		t.Fatalf("%v", err)
 	}
 }

@@ -1,6 +1,7 @@
 // Package served serves a tool's body from a recording: for a tool whose
 // body needs the network or a program this machine lacks, [Wrap] keeps
-// the tool's own definition (its schema, description, concurrency) and
+// the tool's own registration (its schema, description, concurrency,
+// prompt section, yield rule) and
 // replaces only its body, which answers a call with the recorded result of
 // the call with the same id, tool and arguments (content, meta, isError,
 // {name, code}). Everything around the body runs for real: the schema
@@ -14,11 +15,13 @@
 // the recorded content, and a nested call whose value the recording does
 // not pin fails rather than hand the program a guess.
 //
-// A served body can never stand in for a tool of the safety stack
-// ([SafetyStack]: bash, read, write, edit, run_code and the job tools):
-// Wrap refuses them, and so do the replay's settings.
+// A served body can never stand in for a tool of the safety stack (bash,
+// read, write, edit, run_code and the job tools: the registrations whose
+// toolreg.Tool.SafetyStack is set): Wrap refuses them, and so do the
+// stack (for every registration a configuration names) and the replay's
+// settings.
 //
 // # Imports
 //
-// pipeline and internal/jsjson.
+// pipeline, tools/toolreg (the registration it wraps) and internal/jsjson.
 package served

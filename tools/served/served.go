@@ -6,21 +6,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/dshsim/dshsim/pipeline"
+	"github.com/dshsim/dshsim/tools/toolreg"
 )
 
-// SafetyStack are the tools of the safety stack: their bodies are never
-// served, whatever a recording or a configuration asks.
-var SafetyStack = []string{"bash", "read", "write", "edit", "run_code", "job_output", "job_kill", "job_list"}
-
-// ErrSafetyStack refuses a served body for a tool of the safety stack.
+// ErrSafetyStack refuses a served body for a tool of the safety stack
+// (a registration whose SafetyStack is set).
 var ErrSafetyStack = errors.New("a served body can never stand in for a tool of the safety stack")
-
-// Refuses reports whether name is a tool of the safety stack.
-func Refuses(name string) bool { return slices.Contains(SafetyStack, name) }
 
 // Recorded is one recorded call and its result.
 type Recorded struct {
@@ -73,18 +67,20 @@ func Matches(r Recorded, call *pipeline.Call) bool {
 // recorded call with the same id, the same tool and the same arguments (as
 // parsed JSON) answers with its recorded content, meta, error and value;
 // any other call fails, and so does a nested call (a run_code program's)
-// whose value the recording does not show. Everything around the body (the schema check, the
-// hooks, approval, guards, spill, the session log) still runs. A tool of
-// the safety stack is refused with ErrSafetyStack.
-func Wrap(t pipeline.Tool, src Source) (pipeline.Tool, error) {
-	if Refuses(t.Name) {
-		return pipeline.Tool{}, fmt.Errorf("served %s: %w", t.Name, ErrSafetyStack)
+// whose value the recording does not show. Everything else of the
+// registration (the definition but its body, the prompt section, the yield
+// rule) is kept, and everything around the body (the schema check, the
+// hooks, approval, guards, spill, the session log) still runs. A tool of the
+// safety stack is refused with ErrSafetyStack.
+func Wrap(t toolreg.Tool, src Source) (toolreg.Tool, error) {
+	name := t.Name()
+	if t.SafetyStack {
+		return toolreg.Tool{}, fmt.Errorf("served %s: %w", name, ErrSafetyStack)
 	}
 	if src == nil {
-		return pipeline.Tool{}, fmt.Errorf("served %s: no recording to serve from", t.Name)
+		return toolreg.Tool{}, fmt.Errorf("served %s: no recording to serve from", name)
 	}
-	name := t.Name
-	t.Run = func(_ context.Context, call *pipeline.Call) (pipeline.Output, error) {
+	t.Def.Run = func(_ context.Context, call *pipeline.Call) (pipeline.Output, error) {
 		return serve(name, src, call)
 	}
 	return t, nil

@@ -9,17 +9,26 @@ import (
 
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/pipelinetest"
+	"github.com/dshsim/dshsim/tools/toolreg"
 )
 
+// TestSafetyStackIsRefused: a registration of the safety stack is never
+// wrapped, whatever its name; one outside it is, and keeps everything but
+// its body.
 func TestSafetyStackIsRefused(t *testing.T) {
 	src := Table(nil)
-	for _, name := range SafetyStack {
-		if _, err := Wrap(pipeline.Tool{Name: name}, src); !errors.Is(err, ErrSafetyStack) {
+	for _, name := range []string{"bash", "pwsh"} {
+		if _, err := Wrap(toolreg.Tool{Def: pipeline.Tool{Name: name}, SafetyStack: true}, src); !errors.Is(err, ErrSafetyStack) || err.Error() != "served "+name+": "+ErrSafetyStack.Error() {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
-	if _, err := Wrap(pipeline.Tool{Name: "pwsh"}, nil); err == nil {
+	if _, err := Wrap(toolreg.Tool{Def: pipeline.Tool{Name: "pwsh"}}, nil); err == nil {
 		t.Fatal("a served tool without a source was accepted")
+	}
+	sec := &toolreg.Section{Name: "tool:pwsh", Order: 105, Text: "x"}
+	w, err := Wrap(toolreg.Tool{Def: pipeline.Tool{Name: "pwsh", ConcurrencySafe: true}, Section: sec, Yields: toolreg.NoYield}, src)
+	if err != nil || w.Section != sec || w.Yield(nil) || !w.Def.ConcurrencySafe || w.Def.Run == nil {
+		t.Fatalf("wrapped %+v, %v", w, err)
 	}
 }
 
@@ -30,12 +39,12 @@ func TestServe(t *testing.T) {
 		"code": {Name: "pwsh", Arguments: json.RawMessage(`{"command":"x"}`), IsError: true, Content: []pipeline.Block{pipeline.TextBlock("Error: coded")}, Error: &pipeline.ErrorInfo{Name: "ShellError", Code: "X"}},
 		"tool": {Name: "other", Arguments: json.RawMessage(`{"command":"x"}`)},
 	}
-	tool, err := Wrap(pipeline.Tool{Name: "pwsh", Parameters: json.RawMessage(`{"type":"object","properties":{"command":{"type":"string"},"n":{"type":"number"}},"required":["command"]}`)},
+	tool, err := Wrap(toolreg.Tool{Def: pipeline.Tool{Name: "pwsh", Parameters: json.RawMessage(`{"type":"object","properties":{"command":{"type":"string"},"n":{"type":"number"}},"required":["command"]}`)}},
 		Table(recs))
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg := pipelinetest.Registry(t, tool)
+	reg := pipelinetest.Registry(t, tool.Def)
 	run := func(id, args string) pipeline.Result {
 		return reg.Execute(pipeline.NewCall(id, "pwsh", json.RawMessage(args), nil, context.Background()))
 	}
@@ -74,12 +83,12 @@ func TestServeNested(t *testing.T) {
 		"outer:code:3": {Name: "probe", Arguments: json.RawMessage(`{}`), Content: []pipeline.Block{pipeline.TextBlock("Error: nope")}, IsError: true},
 		"outer:code:4": {Name: "probe", Arguments: json.RawMessage(`{}`), Content: []pipeline.Block{pipeline.TextBlock("P")}},
 	}
-	tool, err := Wrap(pipeline.Tool{Name: "probe", Parameters: json.RawMessage(`{"type":"object","properties":{}}`)},
+	tool, err := Wrap(toolreg.Tool{Def: pipeline.Tool{Name: "probe", Parameters: json.RawMessage(`{"type":"object","properties":{}}`)}},
 		Table(recs))
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg := pipelinetest.Registry(t, tool)
+	reg := pipelinetest.Registry(t, tool.Def)
 	outer := pipeline.NewCall("outer", "run_code", json.RawMessage(`{}`), nil, context.Background())
 	nested := func(id string) pipeline.Result {
 		return reg.Execute(pipeline.NewSubCall(outer, id, "probe", json.RawMessage(`{}`), context.Background()))

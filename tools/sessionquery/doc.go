@@ -54,11 +54,12 @@
 // the caller's session; another id is refused as outside the caller's
 // workspace unless [Config.Sessions] resolves it to a session whose header
 // cwd is the caller's. [Store] resolves the ids of a directory of session
-// logs, every workspace's (the stack's Config.SessionStore), by the id in
+// logs, every workspace's (the stack's Config.SessionQuery.Store), by the id in
 // each header; a stored session is read from its file, never written.
 //
 // # Imports
 //
-// pipeline, pipeline/session and internal/jsjson (JSON as JavaScript prints
-// it) only; never stack, sandbox or harness.
+// pipeline, pipeline/session, internal/jsjson (JSON as JavaScript prints
+// it) and tools/toolreg (the registrations) only; never stack, sandbox or
+// harness.
 package sessionquery

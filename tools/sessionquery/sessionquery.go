@@ -11,6 +11,7 @@ import (
 	"github.com/dshsim/dshsim/internal/jsjson"
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/session"
+	"github.com/dshsim/dshsim/tools/toolreg"
 )
 
 // Tool names.
@@ -77,15 +78,17 @@ type Config struct {
 	MaxSearchResults int
 }
 
-// Tools returns session_event_read and session_event_search.
-func Tools(cfg Config) []pipeline.Tool {
+// New returns the registrations of session_event_read, which brings the
+// tool:session-query prompt section (order 113), and session_event_search.
+func New(cfg Config) ([]toolreg.Tool, error) {
 	if cfg.MaxSearchResults <= 0 {
 		cfg.MaxSearchResults = MaxSearchResults
 	}
-	return []pipeline.Tool{
-		{Name: ReadName, Description: ReadDescription, Parameters: json.RawMessage(ReadParameters), Run: cfg.read, ConcurrencySafe: true},
-		{Name: SearchName, Description: SearchDescription, Parameters: json.RawMessage(SearchParameters), Run: cfg.search},
-	}
+	return []toolreg.Tool{
+		{Def: pipeline.Tool{Name: ReadName, Description: ReadDescription, Parameters: json.RawMessage(ReadParameters), Run: cfg.read, ConcurrencySafe: true},
+			Section: &toolreg.Section{Name: "tool:session-query", Order: 113, Text: PromptSection}},
+		{Def: pipeline.Tool{Name: SearchName, Description: SearchDescription, Parameters: json.RawMessage(SearchParameters), Run: cfg.search}},
+	}, nil
 }
 
 // target resolves the session a call reads: the caller's (current is

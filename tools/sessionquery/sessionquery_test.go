@@ -11,6 +11,7 @@ import (
 	"github.com/dshsim/dshsim/pipeline/pipelinetest"
 	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/pipeline/session/sessiontest"
+	"github.com/dshsim/dshsim/tools/toolreg"
 )
 
 // clock returns 2026-01-02T03:04:05.006Z plus one millisecond per event.
@@ -54,7 +55,7 @@ func run(t *testing.T, agent *pipeline.Agent, name, args string) pipeline.Result
 
 func runCfg(t *testing.T, cfg Config, agent *pipeline.Agent, name, args string) pipeline.Result {
 	t.Helper()
-	reg := pipelinetest.Registry(t, Tools(cfg)...)
+	reg := pipelinetest.Registry(t, defs(cfg)...)
 	return reg.Execute(pipeline.NewCall("c1", name, json.RawMessage(args), agent, context.Background()))
 }
 
@@ -209,7 +210,7 @@ func TestSearch(t *testing.T) {
 // TestSchemasAreUpstreams: the parameters are valid JSON and keep upstream's
 // key order (the replay compares them with the recording byte for byte).
 func TestSchemasAreUpstreams(t *testing.T) {
-	for _, tool := range Tools(Config{}) {
+	for _, tool := range defs(Config{}) {
 		if !json.Valid(tool.Parameters) {
 			t.Errorf("%s parameters are not JSON", tool.Name)
 		}
@@ -217,4 +218,10 @@ func TestSchemasAreUpstreams(t *testing.T) {
 	if !strings.HasPrefix(ReadParameters, `{"type":"object","properties":{"session_id":`) {
 		t.Error("read parameters lost upstream's key order")
 	}
+}
+
+// defs are the definitions New registers for cfg.
+func defs(cfg Config) []pipeline.Tool {
+	regs, _ := New(cfg)
+	return toolreg.Defs(regs...)
 }

@@ -50,5 +50,6 @@
 //
 // # Imports
 //
-// pipeline, internal/jsjson and go.yaml.in/yaml/v3; never stack or harness.
+// pipeline, internal/jsjson, tools/toolreg (the registration) and
+// go.yaml.in/yaml/v3; never stack or harness.
 package skill

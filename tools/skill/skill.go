@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/dshsim/dshsim/pipeline"
+	"github.com/dshsim/dshsim/tools/toolreg"
 )
 
 // Name is the skill tool's name.
@@ -31,9 +32,10 @@ func (c Config) skills(cwd string) []Skill {
 	return Discover(Roots(cwd, c.DshHome, c.AgentsHome), c.Warn)
 }
 
-// Tool returns the skill tool.
-func Tool(cfg Config) pipeline.Tool {
-	return pipeline.Tool{Name: Name, Description: Description, Parameters: json.RawMessage(parameters), Run: cfg.run}
+// New returns the skill tool's registration (no prompt section: the
+// catalog is a message, [CatalogMessage]).
+func New(cfg Config) ([]toolreg.Tool, error) {
+	return []toolreg.Tool{{Def: pipeline.Tool{Name: Name, Description: Description, Parameters: json.RawMessage(parameters), Run: cfg.run}}}, nil
 }
 
 func (c Config) run(_ context.Context, call *pipeline.Call) (pipeline.Output, error) {
@@ -119,6 +121,15 @@ type CatalogSource struct {
 	Form    string  `json:"form"`
 	Update  bool    `json:"update,omitempty"`
 	Entries []Entry `json:"entries"`
+}
+
+// Message is the skill catalog's user message as a step enters it (its
+// JSON is upstream's, key order included).
+type Message struct {
+	Content []pipeline.Block `json:"content"`
+	Source  CatalogSource    `json:"source"`
+	Role    string           `json:"role"`
+	ID      string           `json:"id"`
 }
 
 // CatalogMessage is the text and source of the message that publishes

@@ -12,6 +12,7 @@ import (
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/pipelinetest"
 	"github.com/dshsim/dshsim/pipeline/session/sessiontest"
+	"github.com/dshsim/dshsim/tools/toolreg"
 )
 
 // seed writes the recorded skill-load workspace's three skills.
@@ -93,7 +94,8 @@ func TestSkillTool(t *testing.T) {
 	ws := t.TempDir()
 	seed(t, ws)
 	harness.MustWrite(t, filepath.Join(ws, ".dsh/skills/amp/SKILL.md"), "---\nname: amp\ndescription: x\n---\n\n  body <b> & more  \n\n")
-	reg := pipelinetest.Registry(t, Tool(Config{DshHome: filepath.Join(ws, ".dsh")}))
+	regs, _ := New(Config{DshHome: filepath.Join(ws, ".dsh")})
+	reg := pipelinetest.Registry(t, toolreg.Defs(regs...)...)
 	agent := &pipeline.Agent{ID: "root", Session: sessiontest.New(t, "s1", ws)}
 	call := func(args string) pipeline.Result {
 		return reg.Execute(pipeline.NewCall("c1", Name, json.RawMessage(args), agent, context.Background()))

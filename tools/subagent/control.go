@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/dshsim/dshsim/pipeline"
+	"github.com/dshsim/dshsim/tools/toolreg"
 )
 
 // Tool names of the control tools.
@@ -19,32 +20,31 @@ const (
 	ReportName      = "report"
 )
 
-// Control returns send_message, interrupt_agent and list_agents over svc
-// (upstream's tool-subagent-control and its list-agents plugin), in that
-// order.
-func Control(svc Service) []pipeline.Tool {
-	c := control{svc: svc}
-	return []pipeline.Tool{
-		{Name: SendMessageName, Description: SendMessageDescription, Run: c.send, Parameters: pipeline.ObjectSchema([]pipeline.Param{
+// tools are send_message, interrupt_agent and list_agents over c.svc, in
+// that order.
+func (c control) tools() []toolreg.Tool {
+	return []toolreg.Tool{
+		{Def: pipeline.Tool{Name: SendMessageName, Description: SendMessageDescription, Run: c.send, Parameters: pipeline.ObjectSchema([]pipeline.Param{
 			{Name: "subagent_id", Type: "string", Description: SubagentIDDescription},
 			{Name: "message", Type: "string", Description: MessageDescription},
-		}, []string{"subagent_id", "message"})},
-		{Name: InterruptName, Description: InterruptDescription, Run: c.interrupt, Parameters: pipeline.ObjectSchema([]pipeline.Param{
+		}, []string{"subagent_id", "message"})}},
+		{Def: pipeline.Tool{Name: InterruptName, Description: InterruptDescription, Run: c.interrupt, Parameters: pipeline.ObjectSchema([]pipeline.Param{
 			{Name: "agent_id", Type: "string", Description: AgentIDDescription},
-		}, []string{"agent_id"})},
-		{Name: ListName, Description: ListDescription, Run: c.list, Parameters: pipeline.ObjectSchema([]pipeline.Param{
+		}, []string{"agent_id"})}},
+		{Def: pipeline.Tool{Name: ListName, Description: ListDescription, Run: c.list, Parameters: pipeline.ObjectSchema([]pipeline.Param{
 			{Name: "scope", Type: "string", Description: ScopeDescription, Enum: []string{"children", "descendants"}},
-		}, nil)},
+		}, nil)}},
 	}
 }
 
-// Report returns the report tool a continuable child's own scope gets
-// (upstream's tool-subagent-report), and its prompt section.
-func Report(svc Service) (pipeline.Tool, Section) {
-	c := control{svc: svc}
-	return pipeline.Tool{Name: ReportName, Description: ReportDescription, Run: c.report, Parameters: pipeline.ObjectSchema([]pipeline.Param{
+// Report returns the registration of the report tool a continuable
+// child's own scope gets (upstream's tool-subagent-report) over
+// cfg.Service, with its tool:report prompt section (order 117).
+func Report(cfg Config) ([]toolreg.Tool, error) {
+	c := control{svc: cfg.Service}
+	return []toolreg.Tool{{Def: pipeline.Tool{Name: ReportName, Description: ReportDescription, Run: c.report, Parameters: pipeline.ObjectSchema([]pipeline.Param{
 		{Name: "output", Type: "string", Description: OutputDescription},
-	}, []string{"output"})}, Section{Name: "tool:report", Order: ReportSectionOrder, Text: ReportSection}
+	}, []string{"output"})}, Section: &toolreg.Section{Name: "tool:report", Order: ReportSectionOrder, Text: ReportSection}}}, nil
 }
 
 type control struct{ svc Service }

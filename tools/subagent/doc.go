@@ -2,8 +2,10 @@
 // composes them: the delegation tool instances (subagent, subagent_fork,
 // product instances such as subagent_codex), send_message, interrupt_agent,
 // list_agents, and the report tool a continuable child gets in its own
-// scope. Schemas, descriptions, prompt sections and result texts are
-// upstream's VERBATIM, as its recorded sidecars pin them.
+// scope: [New] returns the instances' registrations (and the control
+// tools'), [Report] the report tool's. Schemas, descriptions, prompt
+// sections and result texts are upstream's VERBATIM, as its recorded
+// sidecars pin them.
 //
 // # Routing one delegation
 //
@@ -20,13 +22,13 @@
 //
 // # The runtime below
 //
-// The tools do no lifecycle work themselves: [Service] (the composition's,
-// package stack) creates children, runs them, relays messages and lists
+// The tools do no lifecycle work themselves: [Service] (the composition's
+// delegation runtime, package stack/subagents) creates children, runs them, relays messages and lists
 // them. The tools only route, render and settle, so the same tools sit on
 // any runtime, and tests stand them on a constructed one.
 //
 // # Imports
 //
-// pipeline, pipeline/delegation (stop reasons and texts) and tools/jobs
-// (the background jobs); never stack.
+// pipeline, pipeline/delegation (stop reasons and texts), tools/jobs (the
+// background jobs) and tools/toolreg (the registrations); never stack.
 package subagent

@@ -11,7 +11,7 @@ import (
 // caller: admission first (a refused start starts no child), then the
 // child; a run that settled before the start returned settles the job at
 // once (its notice precedes the call's result, as upstream's does).
-func (t *Tool) startJob(req Request) (string, error) {
+func (t *instance) startJob(req Request) (string, error) {
 	spec := jobs.Spec{Owner: req.Caller.Session.ID(), Kind: JobKind, Label: req.Label}
 	if err := t.jobs.Admit(spec.Owner); err != nil {
 		return "", err

@@ -10,6 +10,7 @@ import (
 	"github.com/dshsim/dshsim/pipeline/delegation"
 	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/tools/jobs"
+	"github.com/dshsim/dshsim/tools/toolreg"
 )
 
 // Background modes of an instance.
@@ -47,27 +48,50 @@ type Instance struct {
 	Sandbox sandbox.Mode
 }
 
-// Tool is one composed delegation tool.
-type Tool struct {
-	inst     Instance
-	info     ProviderInfo
-	svc      Service
-	jobs     *jobs.Registry
-	def      pipeline.Tool
-	sections []Section
+// instance is one composed delegation tool.
+type instance struct {
+	inst Instance
+	info ProviderInfo
+	svc  Service
+	jobs *jobs.Registry
 }
 
-// Section is a system-prompt section a tool brings.
-type Section struct {
-	Name  string
-	Order float64
-	Text  string
+// Config configures the delegation tools of one composition.
+type Config struct {
+	// Instances are the delegation tools, in registration order.
+	Instances []Instance
+	// Control adds send_message, interrupt_agent and list_agents after
+	// them (upstream's tool-subagent-control and its list-agents plugin).
+	Control bool
+	// Service is the delegation runtime the tools drive (required).
+	Service Service
+	// Jobs is the job registry of one-shot background runs (nil: none).
+	Jobs *jobs.Registry
 }
 
-// New composes a delegation tool. The errors are upstream's load-time
-// refusals: a bad maxDepth, an empty tool filter, a provider that is not
-// there, cannot enforce maxDepth or cannot make continuable children.
-func New(inst Instance, svc Service, jobReg *jobs.Registry) (*Tool, error) {
+// New returns the registrations of cfg's delegation tools, then of the
+// control tools when configured. A continuable instance that may run in
+// the background brings its tool:<name> prompt section (order 116.5). The
+// errors are an instance's load-time refusals ([Instance]).
+func New(cfg Config) ([]toolreg.Tool, error) {
+	var out []toolreg.Tool
+	for _, inst := range cfg.Instances {
+		t, err := newInstance(inst, cfg.Service, cfg.Jobs)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	if cfg.Control {
+		out = append(out, control{svc: cfg.Service}.tools()...)
+	}
+	return out, nil
+}
+
+// newInstance composes one delegation tool. The errors are upstream's
+// load-time refusals: a bad maxDepth, an empty tool filter, a provider that
+// is not there, cannot enforce maxDepth or cannot make continuable children.
+func newInstance(inst Instance, svc Service, jobReg *jobs.Registry) (toolreg.Tool, error) {
 	if inst.Name == "" {
 		inst.Name = "subagent"
 	}
@@ -76,40 +100,34 @@ func New(inst Instance, svc Service, jobReg *jobs.Registry) (*Tool, error) {
 	}
 	if inst.MaxDepth != nil {
 		if _, err := delegation.ChildDepth(0, inst.MaxDepth); err != nil && errors.Is(err, delegation.ErrMaxDepth) {
-			return nil, err
+			return toolreg.Tool{}, err
 		}
 	}
 	if f := inst.ToolFilter; f != nil && f.Allow == nil && f.Deny == nil {
-		return nil, errors.New("tool-subagent: `toolFilter` is configured but names neither `allow` nor `deny` — remove the key or fill the filter")
+		return toolreg.Tool{}, errors.New("tool-subagent: `toolFilter` is configured but names neither `allow` nor `deny` — remove the key or fill the filter")
 	}
 	info, ok := svc.Provider(inst.Provider)
 	switch {
 	case !ok:
-		return nil, fmt.Errorf("tool-subagent: no subagent provider registered for %q", inst.Provider)
+		return toolreg.Tool{}, fmt.Errorf("tool-subagent: no subagent provider registered for %q", inst.Provider)
 	case inst.MaxDepth != nil && !info.DepthLimit:
-		return nil, fmt.Errorf("tool-subagent: provider %q cannot enforce maxDepth (no depthLimit capability) — set maxDepth: 'provider-managed' to leave the recursion budget to the provider", inst.Provider)
+		return toolreg.Tool{}, fmt.Errorf("tool-subagent: provider %q cannot enforce maxDepth (no depthLimit capability) — set maxDepth: 'provider-managed' to leave the recursion budget to the provider", inst.Provider)
 	case inst.Background == Continuable && !info.Continuable:
-		return nil, fmt.Errorf("tool-subagent: provider %q does not support `backgroundMode: continuable`", inst.Provider)
+		return toolreg.Tool{}, fmt.Errorf("tool-subagent: provider %q does not support `backgroundMode: continuable`", inst.Provider)
 	case inst.Background != Continuable && inst.Background != OneShot:
-		return nil, fmt.Errorf("tool-subagent: unknown background mode %q (want continuable or one-shot)", inst.Background)
+		return toolreg.Tool{}, fmt.Errorf("tool-subagent: unknown background mode %q (want continuable or one-shot)", inst.Background)
 	case !inst.NoBackground && inst.Background == OneShot && jobReg == nil:
-		return nil, errors.New("tool-subagent: one-shot background runs need a job registry")
+		return toolreg.Tool{}, errors.New("tool-subagent: one-shot background runs need a job registry")
 	}
-	t := &Tool{inst: inst, info: info, svc: svc, jobs: jobReg}
-	t.def = pipeline.Tool{Name: inst.Name, Description: t.description(), Parameters: t.parameters(), Run: t.run, ConcurrencySafe: true}
+	t := &instance{inst: inst, info: info, svc: svc, jobs: jobReg}
+	reg := toolreg.Tool{Def: pipeline.Tool{Name: inst.Name, Description: t.description(), Parameters: t.parameters(), Run: t.run, ConcurrencySafe: true}}
 	if !inst.NoBackground && inst.Background == Continuable {
-		t.sections = []Section{{Name: "tool:" + inst.Name, Order: ContinuableSectionOrder, Text: ContinuableSection(inst.Name)}}
+		reg.Section = &toolreg.Section{Name: "tool:" + inst.Name, Order: ContinuableSectionOrder, Text: ContinuableSection(inst.Name)}
 	}
-	return t, nil
+	return reg, nil
 }
 
-// Definition is the tool's registration.
-func (t *Tool) Definition() pipeline.Tool { return t.def }
-
-// Sections are the prompt sections the tool brings.
-func (t *Tool) Sections() []Section { return t.sections }
-
-func (t *Tool) description() string {
+func (t *instance) description() string {
 	d := FreshDescription
 	if t.info.InheritsContext {
 		d = ForkDescription
@@ -123,7 +141,7 @@ func (t *Tool) description() string {
 	return d + " " + OneShotSuffix
 }
 
-func (t *Tool) parameters() json.RawMessage {
+func (t *instance) parameters() json.RawMessage {
 	prompt := FreshPrompt
 	if t.info.InheritsContext {
 		prompt = ForkPrompt
@@ -162,7 +180,7 @@ var errBackgroundDisabled = errors.New("run_in_background is disabled for this t
 // runs in the background) unless the call says otherwise. Without
 // background, any value but true (a string, a number, null) is ignored;
 // with it, the schema has already checked that the value is a boolean.
-func (t *Tool) background(req json.RawMessage) (bool, error) {
+func (t *instance) background(req json.RawMessage) (bool, error) {
 	if t.inst.NoBackground {
 		if string(req) == "true" {
 			return false, errBackgroundDisabled
@@ -183,7 +201,7 @@ func (t *Tool) background(req json.RawMessage) (bool, error) {
 
 // run routes one call: a continuable start, a background job, or a
 // foreground run that waits for the child and disposes it.
-func (t *Tool) run(ctx context.Context, call *pipeline.Call) (pipeline.Output, error) {
+func (t *instance) run(ctx context.Context, call *pipeline.Call) (pipeline.Output, error) {
 	var a args
 	if err := call.DecodeArgs(&a); err != nil {
 		return pipeline.Output{}, fmt.Errorf("invalid arguments: %w", err)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +18,7 @@ import (
 	"github.com/dshsim/dshsim/pipeline/session/sessiontest"
 	"github.com/dshsim/dshsim/tools/jobs"
 	"github.com/dshsim/dshsim/tools/subagent"
+	"github.com/dshsim/dshsim/tools/toolreg"
 )
 
 // fake is a constructed delegation service: it records what the tools ask
@@ -101,12 +103,12 @@ func (f *fake) Report(ctx context.Context, caller *pipeline.Agent, output string
 
 func newTool(t *testing.T, f *fake, inst subagent.Instance) (pipeline.Tool, *jobs.Registry) {
 	t.Helper()
-	reg := jobs.New(jobs.Options{})
-	tool, err := subagent.New(inst, f, reg)
+	reg := jobs.NewRegistry(jobs.Options{})
+	regs, err := subagent.New(subagent.Config{Instances: []subagent.Instance{inst}, Service: f, Jobs: reg})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return tool.Definition(), reg
+	return regs[0].Def, reg
 }
 
 func call(t *testing.T, tool pipeline.Tool, args string) pipeline.Result {
@@ -231,7 +233,8 @@ func TestControlTools(t *testing.T) {
 		{ID: "B", Label: "one-shot", Status: "idle", Parent: "P", Depth: 1},
 		{ID: "C", Diagnostic: "corrupt", Parent: "A", Depth: 2},
 	}}
-	tools := subagent.Control(f)
+	regs, _ := subagent.New(subagent.Config{Control: true, Service: f})
+	tools := toolreg.Defs(regs...)
 	if res := call(t, tools[0], `{"subagent_id":"A","message":"Now reply"}`); res.Text() != "message queued as the next turn for subagent A" {
 		t.Errorf("send_message: %q", res.Text())
 	}
@@ -255,7 +258,8 @@ func TestControlTools(t *testing.T) {
 	if res := call(t, tools[2], `{}`); res.Text() != "(no subagents)" {
 		t.Errorf("only one-shot children: %q", res.Text())
 	}
-	report, section := subagent.Report(f)
+	regs, _ = subagent.Report(subagent.Config{Service: f})
+	report, section := regs[0].Def, regs[0].Section
 	if res := call(t, report, `{"output":"CHILD_REPORT_OK"}`); res.Text() != "report accepted by the agent that started you as message m2" {
 		t.Errorf("report: %q", res.Text())
 	}
@@ -276,7 +280,7 @@ func TestLoadRefusals(t *testing.T) {
 		{subagent.Instance{Provider: "spawn", Background: subagent.Continuable}, "tool-subagent: provider \"spawn\" does not support `backgroundMode: continuable`"},
 		{subagent.Instance{Provider: "missing"}, `tool-subagent: no subagent provider registered for "missing"`},
 	} {
-		if _, err := subagent.New(tc.inst, f, jobs.New(jobs.Options{})); err == nil || err.Error() != tc.want {
+		if _, err := subagent.New(subagent.Config{Instances: []subagent.Instance{tc.inst}, Service: f, Jobs: jobs.NewRegistry(jobs.Options{})}); err == nil || err.Error() != tc.want {
 			t.Errorf("%+v: %v, want %q", tc.inst, err, tc.want)
 		}
 	}
@@ -300,28 +304,28 @@ func TestSchemasAsRecorded(t *testing.T) {
 			ours = append(ours, toolschema.Schema{Name: t.Name, Description: t.Description, Parameters: t.Parameters})
 		}
 	}
-	sub, _ := subagent.New(subagent.Instance{Name: "subagent", Provider: "spawn", Background: subagent.Continuable, MaxDepth: one(1)}, f, jobs.New(jobs.Options{}))
-	fork, _ := subagent.New(subagent.Instance{Name: "subagent_fork", Provider: "fork", NoBackground: true, MaxDepth: one(1)}, forkF, nil)
-	add(sub.Definition(), fork.Definition())
-	add(subagent.Control(f)...)
+	sub, _ := subagent.New(subagent.Config{Instances: []subagent.Instance{{Name: "subagent", Provider: "spawn", Background: subagent.Continuable, MaxDepth: one(1)}}, Service: f, Jobs: jobs.NewRegistry(jobs.Options{})})
+	fork, _ := subagent.New(subagent.Config{Instances: []subagent.Instance{{Name: "subagent_fork", Provider: "fork", NoBackground: true, MaxDepth: one(1)}}, Service: forkF})
+	control, _ := subagent.New(subagent.Config{Control: true, Service: f})
+	add(toolreg.Defs(slices.Concat(sub, fork, control)...)...)
 	compare(t, "text-turn", "tool-schemas.expected.json", ours, 5)
 
-	report, _ := subagent.Report(f)
-	compare(t, "subagent-report", "tool-schemas.1.expected.json", []toolschema.Schema{{Name: report.Name, Description: report.Description, Parameters: report.Parameters}}, 1)
-	codex, _ := subagent.New(subagent.Instance{Name: "subagent_codex", Provider: "diag"}, &fake{}, jobs.New(jobs.Options{}))
-	d := codex.Definition()
+	report, _ := subagent.Report(subagent.Config{Service: f})
+	compare(t, "subagent-report", "tool-schemas.1.expected.json", []toolschema.Schema{{Name: report[0].Def.Name, Description: report[0].Def.Description, Parameters: report[0].Def.Parameters}}, 1)
+	codex, _ := subagent.New(subagent.Config{Instances: []subagent.Instance{{Name: "subagent_codex", Provider: "diag"}}, Service: &fake{}, Jobs: jobs.NewRegistry(jobs.Options{})})
+	d := codex[0].Def
 	compare(t, "product-subagent-result-diagnostic", "tool-schemas.expected.json", []toolschema.Schema{{Name: d.Name, Description: d.Description, Parameters: d.Parameters}}, 1)
-	if s := sub.Sections(); len(s) != 1 || s[0].Name != "tool:subagent" || s[0].Order != 116.5 {
+	if s := sub[0].Section; s == nil || s.Name != "tool:subagent" || s.Order != 116.5 {
 		t.Errorf("continuable section %+v", s)
 	}
 	prompt, err := os.ReadFile(filepath.Join("..", "..", "transcripts", "text-turn", "system-prompt.expected.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(prompt), "\n\n"+sub.Sections()[0].Text+"\n") {
+	if !strings.Contains(string(prompt), "\n\n"+sub[0].Section.Text+"\n") {
 		t.Error("the tool:subagent section is not in text-turn's recorded system prompt")
 	}
-	if len(fork.Sections()) != 0 {
+	if fork[0].Section != nil {
 		t.Error("an instance without background has a section")
 	}
 }

@@ -26,5 +26,6 @@
 //
 // # Imports
 //
-// pipeline only; never stack or harness.
+// pipeline and tools/toolreg (the registrations) only; never stack or
+// harness.
 package terminal

@@ -11,6 +11,7 @@ import (
 
 	"github.com/dshsim/dshsim/internal/jsjson"
 	"github.com/dshsim/dshsim/pipeline"
+	"github.com/dshsim/dshsim/tools/toolreg"
 )
 
 // Tool names.
@@ -79,16 +80,24 @@ type record struct {
 	backend       Backend
 }
 
-// New returns an empty registry.
-func New(cfg Config) *Registry {
+// New returns the registrations of the six terminal tools over a new,
+// empty registry of sessions; terminal_open brings the tool:terminal
+// prompt section (order 105).
+func New(cfg Config) ([]toolreg.Tool, error) {
 	if cfg.MaxResultBytes <= 0 {
 		cfg.MaxResultBytes = DefaultMaxResultBytes
 	}
-	return &Registry{cfg: cfg, sessions: map[string]*record{}}
+	r := &Registry{cfg: cfg, sessions: map[string]*record{}}
+	out := make([]toolreg.Tool, 0, 6)
+	for _, d := range r.tools() {
+		out = append(out, toolreg.Tool{Def: d})
+	}
+	out[0].Section = &toolreg.Section{Name: "tool:terminal", Order: 105, Text: PromptSection}
+	return out, nil
 }
 
-// Tools returns the six terminal tools.
-func (r *Registry) Tools() []pipeline.Tool {
+// tools are the six terminal tools, terminal_open first.
+func (r *Registry) tools() []pipeline.Tool {
 	return []pipeline.Tool{
 		{Name: OpenName, Description: "Create a persistent, owner-isolated terminal session from a registered backend type. Use this for shell or REPL state that must survive across tool calls.", Parameters: json.RawMessage(openSchema), Run: r.open},
 		{Name: SendName, Description: "Send text to a persistent terminal. By default Enter is submitted and the call waits for a prompt, stdin wait, output silence, timeout, or session exit. Background mode returns a job id for job_output/job_kill.", Parameters: json.RawMessage(sendSchema), Run: r.send},

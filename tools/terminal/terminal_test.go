@@ -8,6 +8,7 @@ import (
 
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/pipelinetest"
+	"github.com/dshsim/dshsim/tools/toolreg"
 )
 
 type rig struct {
@@ -15,7 +16,11 @@ type rig struct {
 }
 
 func newRig(t *testing.T, cfg Config) *rig {
-	return &rig{pipelinetest.Registry(t, New(cfg).Tools()...)}
+	regs, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &rig{pipelinetest.Registry(t, toolreg.Defs(regs...)...)}
 }
 
 func (r *rig) call(agent *pipeline.Agent, name, args string) pipeline.Result {

@@ -21,6 +21,6 @@
 //
 // # Imports
 //
-// pipeline and internal/jsjson (JSON.stringify of a duplicate) only; never
-// stack, sandbox or harness.
+// pipeline, internal/jsjson (JSON.stringify of a duplicate) and
+// tools/toolreg (the registration) only; never stack, sandbox or harness.
 package todo

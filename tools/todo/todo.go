@@ -8,6 +8,7 @@ import (
 
 	"github.com/dshsim/dshsim/internal/jsjson"
 	"github.com/dshsim/dshsim/pipeline"
+	"github.com/dshsim/dshsim/tools/toolreg"
 )
 
 // Name is the tool name.
@@ -65,14 +66,15 @@ type counts struct {
 // errNoSession refuses a call without an agent session.
 var errNoSession = errors.New("todo_write requires an owning agent session")
 
-// Tool returns the todo_write tool.
-func Tool(cfg Config) pipeline.Tool {
-	return pipeline.Tool{
+// New returns todo_write's registration (no prompt section; every call
+// yields, as it appends to the session log).
+func New(cfg Config) ([]toolreg.Tool, error) {
+	return []toolreg.Tool{{Def: pipeline.Tool{
 		Name:        Name,
 		Description: Description(cfg.AllowParallelInProgress),
 		Parameters:  json.RawMessage(Parameters),
 		Run:         cfg.run,
-	}
+	}}}, nil
 }
 
 func (cfg Config) run(_ context.Context, call *pipeline.Call) (pipeline.Output, error) {

@@ -11,6 +11,7 @@ import (
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/pipelinetest"
 	"github.com/dshsim/dshsim/pipeline/session/sessiontest"
+	"github.com/dshsim/dshsim/tools/toolreg"
 )
 
 func TestList(t *testing.T) {
@@ -53,7 +54,7 @@ func TestList(t *testing.T) {
 func TestCallLogsTheListBetweenCallAndResult(t *testing.T) {
 	log := sessiontest.New(t, "11111111-2222-4333-8444-555555555555", "/ws")
 	agent := &pipeline.Agent{ID: "root", Session: log}
-	reg := pipelinetest.Registry(t, Tool(Config{AllowParallelInProgress: true}))
+	reg := pipelinetest.Registry(t, defs(Config{AllowParallelInProgress: true})...)
 	args := `{"todos": [{"content": "read the code", "status": "in_progress"}, {"content": "watch the background build", "status": "in_progress"}, {"content": "write the fix", "status": "pending"}]}`
 	r := reg.Execute(pipeline.NewCall("c1", Name, json.RawMessage(args), agent, context.Background()))
 	if r.IsError || r.Text() != "Updated todo list: 1 pending, 2 in progress, 0 completed." {
@@ -76,7 +77,7 @@ func TestCallLogsTheListBetweenCallAndResult(t *testing.T) {
 		`{"todos":[{"content":"a","status":"done"}]}`,
 		`{"todos":[{"content":"a","status":"pending","note":"x"}]}`,
 	} {
-		single := pipelinetest.Registry(t, Tool(Config{}))
+		single := pipelinetest.Registry(t, defs(Config{})...)
 		if r := single.Execute(pipeline.NewCall("c2", Name, json.RawMessage(bad), agent, context.Background())); !r.IsError {
 			t.Fatalf("%s: not refused: %+v", bad, r)
 		}
@@ -97,4 +98,10 @@ func TestDescriptionVariants(t *testing.T) {
 	if !strings.Contains(Description(false), "Keep AT MOST ONE todo `in_progress` at a time") {
 		t.Fatal("single description")
 	}
+}
+
+// defs are the definitions New registers for cfg.
+func defs(cfg Config) []pipeline.Tool {
+	regs, _ := New(cfg)
+	return toolreg.Defs(regs...)
 }

@@ -9,5 +9,5 @@
 //
 // # Imports
 //
-// pipeline only.
+// pipeline and tools/toolreg (the registration) only.
 package web

@@ -6,6 +6,7 @@ import (
 	"errors"
 
 	"github.com/dshsim/dshsim/pipeline"
+	"github.com/dshsim/dshsim/tools/toolreg"
 )
 
 // FetchName is the tool's name.
@@ -26,11 +27,15 @@ const fetchParameters = `{"type":"object","properties":{"url":{"type":"string","
 // provider is composed here.
 var ErrNoFetcher = errors.New("web_fetch has no fetch provider in this composition")
 
-// Fetch returns web_fetch: upstream's schema, description and argument
-// check, and a body that refuses (serve it from a recording with package
-// served).
-func Fetch() pipeline.Tool {
-	return pipeline.Tool{
+// Config configures web_fetch: nothing is configurable (its body is served
+// from a recording or refuses).
+type Config struct{}
+
+// New returns web_fetch's registration: upstream's schema, description,
+// argument check and prompt section (tool:web_fetch, order 111), and a body
+// that refuses (serve it from a recording with package served).
+func New(Config) ([]toolreg.Tool, error) {
+	def := pipeline.Tool{
 		Name: FetchName, Description: FetchDescription, Parameters: json.RawMessage(fetchParameters), ConcurrencySafe: true,
 		Run: func(_ context.Context, call *pipeline.Call) (pipeline.Output, error) {
 			var a struct {
@@ -42,6 +47,7 @@ func Fetch() pipeline.Tool {
 			return pipeline.Output{}, ErrNoFetcher
 		},
 	}
+	return []toolreg.Tool{{Def: def, Section: &toolreg.Section{Name: "tool:" + FetchName, Order: 111, Text: FetchSection}}}, nil
 }
 
 func trimmedEmpty(s string) bool {

@@ -7,10 +7,12 @@ import (
 
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/pipelinetest"
+	"github.com/dshsim/dshsim/tools/toolreg"
 )
 
 func TestUnservedFetch(t *testing.T) {
-	reg := pipelinetest.Registry(t, Fetch())
+	regs, _ := New(Config{})
+	reg := pipelinetest.Registry(t, toolreg.Defs(regs...)...)
 	for args, want := range map[string]string{
 		`{"url":" "}`: "Error: url must be a non-empty string",
 		`{"url":"http://127.0.0.1:43117/menu.html"}`: "Error: " + ErrNoFetcher.Error(),

@@ -44,5 +44,6 @@
 // # Imports
 //
 // pipeline, pipeline/delegation, tools/subagent (the service and request),
-// tools/code/noderuntime and the sandbox spawn types; never stack.
+// tools/code/noderuntime, tools/toolreg (the registration) and the sandbox
+// spawn types; never stack.
 package workflow

@@ -20,6 +20,7 @@ import (
 	"github.com/dshsim/dshsim/sandbox/spawn"
 	"github.com/dshsim/dshsim/tools/code/noderuntime"
 	"github.com/dshsim/dshsim/tools/subagent"
+	"github.com/dshsim/dshsim/tools/toolreg"
 )
 
 // Upstream's engine defaults.
@@ -47,6 +48,8 @@ type Config struct {
 	MaxConcurrentAgents, MaxTotalAgents, MaxItemsPerCall, SyncTimeoutMs int
 	// MaxResultChars clips the rendered return value (0: 50000).
 	MaxResultChars int
+	// Deps are what the tool runs on.
+	Deps Deps
 }
 
 // Deps are what the tool runs on: the Node runtime run_code uses (the body
@@ -59,10 +62,12 @@ type Deps struct {
 	Service  subagent.Service
 }
 
-// Tool returns the workflow tool.
-func Tool(cfg Config, deps Deps) pipeline.Tool {
-	w := &tool{cfg: cfg, deps: deps}
-	return pipeline.Tool{Name: Name, Description: Description, Parameters: json.RawMessage(parameters), Run: w.run}
+// New returns the workflow tool's registration, with its tool:workflow
+// prompt section (order 115).
+func New(cfg Config) ([]toolreg.Tool, error) {
+	w := &tool{cfg: cfg, deps: cfg.Deps}
+	return []toolreg.Tool{{Def: pipeline.Tool{Name: Name, Description: Description, Parameters: json.RawMessage(parameters), Run: w.run},
+		Section: &toolreg.Section{Name: "tool:" + Name, Order: SectionOrder, Text: Section}}}, nil
 }
 
 type tool struct {

@@ -1,4 +1,4 @@
-package stack
+package subagents
 
 import (
 	"context"
@@ -39,7 +39,7 @@ func subagentError(code, format string, args ...any) error {
 // arrive and settles (is disposed, and its parent told) once it is idle
 // with no child of its own still live.
 type activation struct {
-	rt       *subagents
+	rt       *Runtime
 	child    *Child
 	loop     Loop
 	parentID string
@@ -55,7 +55,7 @@ type activation struct {
 
 // StartContinuable starts a continuable child and hands it its prompt
 // ([subagent.Service]); the id returns once its inbox accepted the prompt.
-func (rt *subagents) StartContinuable(ctx context.Context, provider string, req subagent.Request) (string, error) {
+func (rt *Runtime) StartContinuable(ctx context.Context, provider string, req subagent.Request) (string, error) {
 	if provider != ProviderSpawn && provider != ProviderFork {
 		return "", subagentError("UNSUPPORTED_CAPABILITY", "subagent provider %q does not support continuable children (no prepareContinuable capability)", provider)
 	}
@@ -72,7 +72,7 @@ func (rt *subagents) StartContinuable(ctx context.Context, provider string, req 
 
 // activate registers a live continuable child; its first message starts
 // the watch that settles it.
-func (rt *subagents) activate(c *Child, loop Loop, boundary int) *activation {
+func (rt *Runtime) activate(c *Child, loop Loop, boundary int) *activation {
 	a := &activation{rt: rt, child: c, loop: loop, parentID: c.info.ParentSession, boundary: boundary, owned: map[string]bool{}, poke: make(chan struct{})}
 	rt.mu.Lock()
 	rt.activations[c.info.SessionID] = a
@@ -196,7 +196,7 @@ func epochStop(events []session.Event) delegation.StopReason {
 // notify sends the settlement notice to the child's parent: a new turn of
 // a parent that runs no turn, the next step of one that does; nobody when
 // the parent is not live.
-func (rt *subagents) notify(parentID, childID string, stop delegation.StopReason, output []json.RawMessage) {
+func (rt *Runtime) notify(parentID, childID string, stop delegation.StopReason, output []json.RawMessage) {
 	loop, _ := rt.loopOf(parentID)
 	if loop == nil {
 		return
@@ -211,7 +211,7 @@ func (rt *subagents) notify(parentID, childID string, stop delegation.StopReason
 }
 
 // release drops a settled child from its parent activation's owned set.
-func (rt *subagents) release(parentID, childID string) {
+func (rt *Runtime) release(parentID, childID string) {
 	rt.mu.Lock()
 	p := rt.activations[parentID]
 	rt.mu.Unlock()
@@ -226,7 +226,7 @@ func (rt *subagents) release(parentID, childID string) {
 
 // Followup relays message to the caller's continuable child as its next
 // turn ([subagent.Service]); a settled child is resumed cold from its log.
-func (rt *subagents) Followup(ctx context.Context, caller *pipeline.Agent, childID, message string) (string, error) {
+func (rt *Runtime) Followup(ctx context.Context, caller *pipeline.Agent, childID, message string) (string, error) {
 	content := textContent(message)
 	source := relaySource{Kind: "coordinator", Form: "relay", SenderSessionID: caller.Session.ID()}
 	for {
@@ -260,7 +260,7 @@ func (rt *subagents) Followup(ctx context.Context, caller *pipeline.Agent, child
 // coldResume re-materializes a settled continuable child from its log (a
 // new activation; nothing is appended for the policy) and hands it the
 // message.
-func (rt *subagents) coldResume(caller *pipeline.Agent, childID string, rec *record, content []json.RawMessage, source any) (string, error) {
+func (rt *Runtime) coldResume(caller *pipeline.Agent, childID string, rec *record, content []json.RawMessage, source any) (string, error) {
 	if rec == nil {
 		return "", subagentError("NOT_RESUMABLE", "subagent %q is unavailable", childID)
 	}
@@ -270,7 +270,7 @@ func (rt *subagents) coldResume(caller *pipeline.Agent, childID string, rec *rec
 	if !rec.continuous {
 		return "", subagentError("NOT_RESUMABLE", "subagent %q has no supported continuation state and cannot be resumed; do not retry send_message with this id", childID)
 	}
-	c, err := rt.s.resume(rec, rt.cfg.Report)
+	c, err := rt.resume(rec, rt.cfg.Report)
 	if err != nil {
 		return "", subagentError("NOT_RESUMABLE", "subagent %q is unavailable", childID)
 	}
@@ -292,13 +292,13 @@ func (rt *subagents) coldResume(caller *pipeline.Agent, childID string, rec *rec
 
 // resume reopens a continuable child's log under a new scope, composed from
 // its record (the tool filter, the report tool); it appends nothing.
-func (s *Stack) resume(rec *record, report bool) (*Child, error) {
+func (rt *Runtime) resume(rec *record, report bool) (*Child, error) {
 	log, err := session.Open(rec.path)
 	if err != nil {
 		return nil, err
 	}
 	h := log.Header()
-	c := &Child{s: s, log: log, agent: &pipeline.Agent{ID: h.ID, Session: log}, descriptor: rec.descriptor, described: true,
+	c := &Child{rt: rt, log: log, agent: &pipeline.Agent{ID: h.ID, Session: log}, descriptor: rec.descriptor, described: true,
 		info: ChildInfo{SessionID: h.ID, ParentSession: h.ParentSession, Provider: rec.descriptor.Provider, Continuable: true, Resumed: true, Depth: h.DelegationDepth, SeedLength: h.SeedLength}}
 	if err := c.compose(Delegation{Continuable: true, Report: report, ToolFilter: rec.filter}); err != nil {
 		c.agent.Scope().End()
@@ -310,7 +310,7 @@ func (s *Stack) resume(rec *record, report bool) (*Child, error) {
 // Interrupt cancels the current turn of a live continuable descendant of
 // caller, its queue kept ([subagent.Service]); a settled or unknown target
 // is an accepted no-op.
-func (rt *subagents) Interrupt(caller *pipeline.Agent, targetID string) error {
+func (rt *Runtime) Interrupt(caller *pipeline.Agent, targetID string) error {
 	callerID := caller.Session.ID()
 	if callerID == targetID {
 		return subagentError("UNAUTHORIZED", "agent %q cannot interrupt itself", callerID)
@@ -334,7 +334,7 @@ func (rt *subagents) Interrupt(caller *pipeline.Agent, targetID string) error {
 }
 
 // descends reports whether the session id descends from ancestor.
-func (rt *subagents) descends(id, ancestor string) bool {
+func (rt *Runtime) descends(id, ancestor string) bool {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	for seen := 0; seen <= len(rt.records); seen++ {
@@ -352,7 +352,7 @@ func (rt *subagents) descends(id, ancestor string) bool {
 
 // Report relays output from the calling continuable child to its direct
 // parent's next step ([subagent.Service]).
-func (rt *subagents) Report(ctx context.Context, caller *pipeline.Agent, output string) (string, error) {
+func (rt *Runtime) Report(ctx context.Context, caller *pipeline.Agent, output string) (string, error) {
 	if ctx.Err() != nil {
 		return "", ctx.Err()
 	}
@@ -380,7 +380,7 @@ func (rt *subagents) Report(ctx context.Context, caller *pipeline.Agent, output 
 // List lists the caller's children (or every descendant, pre-order) with
 // their status: running (a live agent working), idle (live, between
 // turns), ready (only in storage) ([subagent.Service]).
-func (rt *subagents) List(ctx context.Context, caller *pipeline.Agent, descendants bool) ([]subagent.Entry, error) {
+func (rt *Runtime) List(ctx context.Context, caller *pipeline.Agent, descendants bool) ([]subagent.Entry, error) {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	children := map[string][]*record{}
@@ -402,7 +402,7 @@ func (rt *subagents) List(ctx context.Context, caller *pipeline.Agent, descendan
 }
 
 // entryLocked is one row (rt.mu held).
-func (rt *subagents) entryLocked(r *record, parent string, depth int) subagent.Entry {
+func (rt *Runtime) entryLocked(r *record, parent string, depth int) subagent.Entry {
 	e := subagent.Entry{ID: r.header.ID, Continuable: r.continuous, Label: r.descriptor.Label, Status: "ready", Parent: parent, Depth: depth}
 	for a, l := range rt.loops {
 		if a.Session != nil && a.Session.ID() == r.header.ID {

@@ -1,4 +1,4 @@
-package stack
+package subagents
 
 import (
 	"context"
@@ -19,7 +19,7 @@ type userSource struct {
 // Start starts a one-shot child ([subagent.Service]): an out-of-process
 // provider's run, or an in-process spawn or fork child driven through one
 // turn by its loop. ctx cancels the run.
-func (rt *subagents) Start(ctx context.Context, provider string, req subagent.Request) (subagent.Run, error) {
+func (rt *Runtime) Start(ctx context.Context, provider string, req subagent.Request) (subagent.Run, error) {
 	if p := rt.providers[provider]; p != nil {
 		if err := capabilities(provider, p.Info(), req); err != nil {
 			return nil, err
@@ -58,7 +58,7 @@ func capabilities(name string, info subagent.ProviderInfo, req subagent.Request)
 // inProcRun is one in-process one-shot child: one turn, one result, a
 // quiescent disposal.
 type inProcRun struct {
-	rt    *subagents
+	rt    *Runtime
 	child *Child
 	loop  Loop
 	done  chan struct{}

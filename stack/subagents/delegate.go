@@ -1,4 +1,4 @@
-package stack
+package subagents
 
 import (
 	"context"
@@ -16,6 +16,8 @@ import (
 	"github.com/dshsim/dshsim/pipeline/policy"
 	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/sandbox"
+	"github.com/dshsim/dshsim/tools/skill"
+	"github.com/dshsim/dshsim/tools/toolreg"
 )
 
 // ReadOnlyTools are the tools a read-only workflow step keeps (those of them
@@ -84,7 +86,7 @@ type Delegation struct {
 // stack's tools and approval service. It is returned only once every
 // registration of its setup is in place.
 type Child struct {
-	s          *Stack
+	rt         *Runtime
 	agent      *pipeline.Agent
 	log        *session.Log
 	info       ChildInfo
@@ -110,7 +112,7 @@ type ChildInfo struct {
 	Depth, SeedLength int
 }
 
-// Delegate starts a child of the session's agent (or of d.Parent), in
+// Delegate starts a child of the host's session agent (or of d.Parent), in
 // upstream's order: check the depth; capture, before anything else, the
 // parent's explicit sandbox override and the approval pin (never, since the
 // stack always composes an approval service); create the child log (origin
@@ -123,10 +125,10 @@ type ChildInfo struct {
 // tool of a continuable child and, for a read-only step, the restriction
 // and the guard. Any failure rolls back: the scope ends and the log file is
 // removed; no child is returned.
-func (s *Stack) Delegate(d Delegation) (*Child, error) {
+func (rt *Runtime) Delegate(d Delegation) (*Child, error) {
 	parent := d.Parent
 	if parent == nil {
-		parent = s.agent
+		parent = rt.host.Agent()
 	}
 	if d.SessionID == "" {
 		return nil, errors.New("stack: a delegation needs a session id")
@@ -148,13 +150,13 @@ func (s *Stack) Delegate(d Delegation) (*Child, error) {
 	if err != nil {
 		return nil, fmt.Errorf("stack: read the parent's log: %w", err)
 	}
-	capture, err := delegation.CaptureFrom(events, s.approver != nil)
+	capture, err := delegation.CaptureFrom(events, true) // the stack always composes an approval service
 	if err != nil {
 		return nil, err
 	}
 	standing := capture.SandboxMode
 	if standing == "" {
-		standing = s.resolver.DefaultMode()
+		standing = rt.host.DefaultMode()
 	}
 	if capture, err = delegation.Narrow(capture, standing, d.Sandbox); err != nil {
 		return nil, err
@@ -167,12 +169,12 @@ func (s *Stack) Delegate(d Delegation) (*Child, error) {
 	if d.Now != nil {
 		now = d.Now
 	}
-	h := delegation.ChildHeader(d.SessionID, now().UnixMilli(), parent.Session.Header(), s.cfg.AgentPreset, depth, len(seed))
+	h := delegation.ChildHeader(d.SessionID, now().UnixMilli(), parent.Session.Header(), rt.preset, depth, len(seed))
 	log, err := session.CreateSeeded(d.LogPath, h, seed)
 	if err != nil {
 		return nil, err
 	}
-	c := &Child{s: s, log: log, agent: &pipeline.Agent{ID: d.ID, Session: log}, info: ChildInfo{
+	c := &Child{rt: rt, log: log, agent: &pipeline.Agent{ID: d.ID, Session: log}, info: ChildInfo{
 		SessionID: d.SessionID, ParentSession: parent.Session.ID(), CallID: d.CallID, Provider: providerOr(d.Provider),
 		Continuable: d.Continuable, Depth: depth, SeedLength: len(seed)}}
 	if err := c.setup(d, capture, len(seed) > 0); err != nil {
@@ -215,17 +217,17 @@ func (c *Child) setup(d Delegation, capture delegation.Capture, seeded bool) err
 // own layer: the tool filter, the report tool of a continuable child, and a
 // read-only step's restriction and guard.
 func (c *Child) compose(d Delegation) error {
-	if _, err := c.agent.Scope().Bind(c.s.standing); err != nil {
+	if _, err := c.agent.Scope().Bind(c.rt.host.Standing()); err != nil {
 		return err
 	}
-	sc := c.s.reg.In(c.agent.Scope())
+	sc := c.rt.host.In(c.agent.Scope())
 	if d.ToolFilter != nil {
 		if _, err := sc.Restrict(*d.ToolFilter); err != nil {
 			return err
 		}
 	}
-	if d.Continuable && d.Report && c.s.subagents != nil {
-		if err := c.s.subagents.installReport(sc); err != nil {
+	if d.Continuable && d.Report && c.rt.cfg != nil {
+		if err := c.rt.installReport(sc); err != nil {
 			return err
 		}
 	}
@@ -248,7 +250,7 @@ func (c *Child) compose(d Delegation) error {
 // readOnlyTools are the registered tools of [ReadOnlyTools].
 func (c *Child) readOnlyTools() []string {
 	var out []string
-	for _, t := range c.s.reg.Tools() {
+	for _, t := range c.rt.host.Definitions() {
 		if slices.Contains(ReadOnlyTools, t.Name) {
 			out = append(out, t.Name)
 		}
@@ -312,46 +314,46 @@ func (c *Child) BeginTurn() error {
 // Tools returns the names of the tools the child sees, in registration order.
 func (c *Child) Tools() []string {
 	var out []string
-	for _, t := range c.s.reg.ToolsFor(c.agent) {
+	for _, t := range c.rt.host.ToolsFor(c.agent) {
 		out = append(out, t.Name)
 	}
 	return out
 }
 
 // WireTools returns the tools the child's model is offered, sorted by name.
-func (c *Child) WireTools() []pipeline.Tool { return c.s.wireTools(c.agent) }
+func (c *Child) WireTools() []pipeline.Tool { return c.rt.host.WireTools(c.agent) }
 
 // PromptSections returns the sections the stack owns for the child (its
 // tools', the report tool's among them).
-func (c *Child) PromptSections() ([]PromptSection, error) { return c.s.promptSections(c.agent) }
+func (c *Child) PromptSections() ([]toolreg.Section, error) { return c.rt.host.PromptSections(c.agent) }
 
 // Execute runs one call of the child through the stack's pipeline.
 func (c *Child) Execute(ctx context.Context, callID, name string, args json.RawMessage) pipeline.Result {
-	return c.s.execute(ctx, c.agent, callID, name, args)
+	return c.rt.host.Execute(ctx, c.agent, callID, name, args)
 }
 
 // RuntimeContext renders the child's runtime-context message from its log:
 // sandbox:policy, approval:policy, then subagent:delegation.
 func (c *Child) RuntimeContext(ctx context.Context) (RuntimeContext, error) {
-	return c.s.contextOf(c.log, delegation.Section())
+	return c.rt.host.RuntimeContext(c.log, delegation.Section())
 }
 
 // PendingContext returns the runtime-context message the child's step
 // would enter (sandbox:policy, approval:policy, subagent:delegation), or
 // nil when its text is the last one logged.
 func (c *Child) PendingContext(ctx context.Context) (*policy.SnapshotMessage, error) {
-	return c.s.resolver.PendingContext(c.log, delegation.Section())
+	return c.rt.host.PendingContext(c.log, delegation.Section())
 }
 
 // PendingCatalog returns the skill catalog message the child's step would
 // enter (upstream's listener runs for every agent), or nil.
-func (c *Child) PendingCatalog(ctx context.Context) (*CatalogMessage, error) {
-	return c.s.pendingCatalog(c.log)
+func (c *Child) PendingCatalog(ctx context.Context) (*skill.Message, error) {
+	return c.rt.host.PendingCatalog(c.log)
 }
 
 // UserMessageEntered resets the child's repeated-call run (a step entered
 // a user's message).
-func (c *Child) UserMessageEntered() { c.s.userMessageEntered(c.agent) }
+func (c *Child) UserMessageEntered() { c.rt.host.UserMessageEntered(c.agent) }
 
 // End ends the child: its scope (every registration of its setup goes, and
 // its further calls are refused), then its log.
@@ -364,23 +366,4 @@ func (c *Child) End() error {
 	c.ended = true
 	c.agent.Scope().End()
 	return c.log.Close()
-}
-
-// contextOf renders the runtime context of log with extra sections.
-func (s *Stack) contextOf(log *session.Log, extra ...policy.Section) (RuntimeContext, error) {
-	events, err := log.Events()
-	if err != nil {
-		return RuntimeContext{}, err
-	}
-	secs, text, err := s.resolver.Context(log.Header(), events, extra...)
-	if err != nil {
-		return RuntimeContext{}, err
-	}
-	rc := RuntimeContext{Text: text}
-	for _, s := range secs {
-		if s.Text != "" {
-			rc.Sections = append(rc.Sections, Section{Name: s.Name, Text: s.Text})
-		}
-	}
-	return rc, nil
 }
