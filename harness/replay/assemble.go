@@ -3,6 +3,7 @@ package replay
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 	"strings"
 
 	"github.com/dshsim/dshsim/llm"
@@ -21,8 +22,7 @@ type assembler struct {
 	finish   *finishReason   // the last finish's reason (nil: none)
 }
 
-// chunk is what the assembler reads of a streamed chunk: a field of
-// another type than upstream's reads as empty, as a missing one does.
+// chunk is what the assembler reads of a streamed chunk (readMembers).
 type chunk struct {
 	Type           string          `json:"type"`
 	Index          float64         `json:"index"`
@@ -68,7 +68,7 @@ func newAssembler() *assembler { return &assembler{partials: map[int]*partialBlo
 // push feeds one chunk (already validated by the recording's loader).
 func (a *assembler) push(raw json.RawMessage) {
 	var c chunk
-	_ = json.Unmarshal(raw, &c) // a field of another shape stays empty
+	readMembers(raw, &c)
 	idx := int(c.Index)
 	switch c.Type {
 	case llm.BlockStart:
@@ -103,7 +103,7 @@ func (a *assembler) push(raw json.RawMessage) {
 		a.finish = nil
 		if isObject(c.Reason) {
 			a.finish = &finishReason{}
-			_ = json.Unmarshal(c.Reason, a.finish)
+			readMembers(c.Reason, a.finish)
 		}
 	}
 }
@@ -114,7 +114,7 @@ func blockOf(raw json.RawMessage) *replyBlock {
 		return nil
 	}
 	b := &replyBlock{json: reorder(raw)}
-	_ = json.Unmarshal(raw, b)
+	readMembers(raw, b)
 	return b
 }
 
@@ -197,6 +197,24 @@ func (p *partialBlock) assemble(idx int) replyBlock {
 		Text string `json:"text"`
 	}{b.Type, b.Text})
 	return b
+}
+
+// readMembers decodes the JSON object raw into the struct v points to,
+// member by member and by exact key, as upstream's JavaScript reads them
+// (encoding/json would also take "Type" for "type"); a member of another
+// type than its field reads as empty, as a missing one does.
+func readMembers(raw json.RawMessage, v any) {
+	var members map[string]json.RawMessage
+	if json.Unmarshal(raw, &members) != nil {
+		return
+	}
+	rv := reflect.ValueOf(v).Elem()
+	for i := range rv.NumField() {
+		name, _, _ := strings.Cut(rv.Type().Field(i).Tag.Get("json"), ",")
+		if m, ok := members[name]; ok && name != "" {
+			_ = json.Unmarshal(m, rv.Field(i).Addr().Interface())
+		}
+	}
 }
 
 // isObject reports whether raw is a JSON object.

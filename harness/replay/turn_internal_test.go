@@ -112,6 +112,10 @@ func TestAssembler(t *testing.T) {
 		t.Errorf("failure %+v (readable %v), kind %q", f, readable, a.finishKind())
 	}
 	a.push(json.RawMessage(`{"type":"finish","reason":{"kind":"error","failure":"not an object"}}`))
+	a.push(json.RawMessage(`{"type":"text-delta","index":5,"text":"a","Text":"b","TYPE":"finish"}`))
+	if b := a.blocks(); b[len(b)-1].Text != "a" || a.finishKind() != "error" {
+		t.Errorf("members read by another key's case: %+v, finish %q", b[len(b)-1], a.finishKind())
+	}
 	if f, readable := a.failure(); !readable || string(f.Reported) != `{}` {
 		t.Errorf("a failure that is not an object: %+v (readable %v), want {}", f, readable)
 	}
