@@ -12,7 +12,6 @@ import (
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/stack"
-	"github.com/dshsim/dshsim/tools/code"
 	"github.com/dshsim/dshsim/tools/cordis"
 	"github.com/dshsim/dshsim/tools/lsp"
 	"github.com/dshsim/dshsim/tools/served"
@@ -247,7 +246,7 @@ func servedCalls(events []recording.Event) map[string]served.Recorded {
 			}
 		case session.KindToolResult:
 			recordResult(calls, e.Data)
-		case code.EventDispatch:
+		case session.KindCodeDispatch:
 			var d struct {
 				ParentCallID string           `json:"parentCallId"`
 				SubCallID    string           `json:"subCallId"`
