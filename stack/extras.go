@@ -336,12 +336,7 @@ func (s *Stack) extraSections(composed map[string]bool) []PromptSection {
 }
 
 // CatalogMessage is the skill catalog's user message.
-type CatalogMessage struct {
-	Content []pipeline.Block    `json:"content"`
-	Source  skill.CatalogSource `json:"source"`
-	Role    string              `json:"role"`
-	ID      string              `json:"id"`
-}
+type CatalogMessage = pipeline.UserMessage[skill.CatalogSource]
 
 // PendingCatalog returns the skill catalog message a step would enter
 // (upstream's pre-step listener of tool-skill): the catalog when the
@@ -363,7 +358,7 @@ func (s *Stack) pendingCatalog(log *session.Log) (*CatalogMessage, error) {
 	}
 	pub := skill.Published{}
 	for _, e := range evs {
-		if e.Type != "user/message" {
+		if e.Type != session.KindUserMessage {
 			continue
 		}
 		var d struct {
@@ -377,7 +372,7 @@ func (s *Stack) pendingCatalog(log *session.Log) (*CatalogMessage, error) {
 	if !ok {
 		return nil, nil
 	}
-	return &CatalogMessage{[]pipeline.Block{pipeline.TextBlock(text)}, src, "user", approval.NewUUID()}, nil
+	return &CatalogMessage{Content: []pipeline.Block{pipeline.TextBlock(text)}, Source: src, Role: "user", ID: approval.NewUUID()}, nil
 }
 
 // SyncCatalog is [Stack.PendingCatalog] that appends the message to the
@@ -387,7 +382,7 @@ func (s *Stack) SyncCatalog(ctx context.Context) (*session.Event, error) {
 	if err != nil || m == nil {
 		return nil, err
 	}
-	e, err := s.log.AppendWith("user/message", *m, session.AppendOptions{SurfaceOp: "append"})
+	e, err := s.log.AppendWith(session.KindUserMessage, *m, session.AppendOptions{SurfaceOp: "append"})
 	if err != nil {
 		return nil, err
 	}
