@@ -49,13 +49,16 @@ const (
 	KindWorkflowRunEnd     = "tool-workflow/run-end"
 
 	// Approval and permissions: a call's approval asked and decided (same
-	// id), a switch of the approval policy, of the sandbox mode, and the
-	// user's permission preset (intent only, never controls execution).
-	KindApprovalAsked    = "approval/asked"
-	KindApprovalDecided  = "approval/decided"
-	KindApprovalPolicy   = "approval/policy"
-	KindSandboxMode      = "sandbox/mode"
-	KindPermissionPreset = "permission/preset"
+	// id), a switch of the approval policy ({policy, source?}), of the
+	// sandbox mode ({mode, source?}; the last one wins), the user's
+	// permission preset ({preset}: intent only, never controls execution),
+	// and (ours, never in a recording) the audit of one automatic review.
+	KindApprovalAsked     = "approval/asked"
+	KindApprovalDecided   = "approval/decided"
+	KindApprovalPolicy    = "approval/policy"
+	KindSandboxMode       = "sandbox/mode"
+	KindPermissionPreset  = "permission/preset"
+	KindAutoReviewDecided = "auto-review/decided"
 
 	// Hooks: a user hook invoked, and its result.
 	KindHookInvoked = "hook/invoked"
@@ -80,7 +83,7 @@ func Kinds() []string {
 		KindRequestHeader, KindRequestContext, KindRetry, KindRetryStarted, KindTitle, KindTitleRequest, KindCompactionSummary,
 		KindToolCall, KindToolResult, KindCodeDispatchStart, KindCodeDispatch, KindTodoWrite,
 		KindWorkflowRunStart, KindWorkflowAgentStart, KindWorkflowAgentEnd, KindWorkflowRunEnd,
-		KindApprovalAsked, KindApprovalDecided, KindApprovalPolicy, KindSandboxMode, KindPermissionPreset,
+		KindApprovalAsked, KindApprovalDecided, KindApprovalPolicy, KindSandboxMode, KindPermissionPreset, KindAutoReviewDecided,
 		KindHookInvoked, KindHookResult,
 		KindSubagentDescriptor, KindEndSeed,
 		KindCommandRun, KindCommandDone,
