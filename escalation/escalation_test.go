@@ -275,7 +275,7 @@ func TestApprovedModeNeverLeaks(t *testing.T) {
 		}
 	}
 	events, _ := l.Events()
-	if _, ok := session.Last(events, policy.EventSandboxMode); ok {
+	if _, ok := session.Last(events, session.KindSandboxMode); ok {
 		t.Error("a grant was stored as a sandbox/mode event")
 	}
 	if pol, _ := resolver.Resolve(agent, ""); pol.Mode != sandbox.ReadOnly {

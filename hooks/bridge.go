@@ -20,12 +20,6 @@ import (
 	"github.com/dshsim/dshsim/pipeline/session"
 )
 
-// Session log event types (VERBATIM).
-const (
-	EventInvoked = "hook/invoked"
-	EventResult  = "hook/result"
-)
-
 // DefaultStderrSummaryMaxChars caps hook/result's stderrSummary.
 const DefaultStderrSummaryMaxChars = 500
 
@@ -303,8 +297,8 @@ func (b *Bridge) run(ctx context.Context, point Point, agent *pipeline.Agent, su
 	for _, j := range jobs {
 		id := fmt.Sprintf("%s:%s:%d", b.d.Name, point, b.counter.Add(1))
 		if sc.log != nil {
-			if _, err := sc.log.Append(EventInvoked, invokedData{Turn: sc.turn, Point: point, Dialect: b.d.Name, HandlerID: id, Matcher: j.g.Matcher}); err != nil {
-				return merged{}, fmt.Errorf("%s: append %s: %w", b.d.Plugin, EventInvoked, err)
+			if _, err := sc.log.Append(session.KindHookInvoked, invokedData{Turn: sc.turn, Point: point, Dialect: b.d.Name, HandlerID: id, Matcher: j.g.Matcher}); err != nil {
+				return merged{}, fmt.Errorf("%s: append %s: %w", b.d.Plugin, session.KindHookInvoked, err)
 			}
 		}
 		start := time.Now()
@@ -326,8 +320,8 @@ func (b *Bridge) run(ctx context.Context, point Point, agent *pipeline.Agent, su
 		if sc.log != nil {
 			r := resultData{Turn: sc.turn, Point: point, HandlerID: id, Decision: o.logged(), ExitCode: s.exitCode,
 				StderrSummary: summary(s.stderr, b.maxChars), DurationMs: duration}
-			if _, err := sc.log.Append(EventResult, r); err != nil {
-				return merged{}, fmt.Errorf("%s: append %s: %w", b.d.Plugin, EventResult, err)
+			if _, err := sc.log.Append(session.KindHookResult, r); err != nil {
+				return merged{}, fmt.Errorf("%s: append %s: %w", b.d.Plugin, session.KindHookResult, err)
 			}
 		}
 		outs = append(outs, o)
@@ -385,10 +379,8 @@ func (b *Bridge) scope(agent *pipeline.Agent) (scope, error) {
 	if err != nil {
 		return sc, fmt.Errorf("%s: read the session log: %w", b.d.Plugin, err)
 	}
-	if e, ok := session.Last(events, "turn/start"); ok {
-		var d struct {
-			Turn int `json:"turn"`
-		}
+	if e, ok := session.Last(events, session.KindTurnStart); ok {
+		var d session.TurnStart
 		if err := json.Unmarshal(e.Data, &d); err != nil {
 			return sc, fmt.Errorf("%s: session log seq %d: turn/start data: %w", b.d.Plugin, e.Seq, err)
 		}

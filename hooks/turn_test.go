@@ -8,6 +8,7 @@ import (
 
 	"github.com/dshsim/dshsim/hooks"
 	"github.com/dshsim/dshsim/pipeline"
+	"github.com/dshsim/dshsim/pipeline/session"
 )
 
 // promptSubmit runs both bridges' UserPromptSubmit hooks as the agent's
@@ -56,7 +57,7 @@ func TestTurnPayloads(t *testing.T) {
 	}
 	var got []string
 	for _, e := range r.hookEvents() {
-		if e["type"] == hooks.EventResult {
+		if e["type"] == session.KindHookResult {
 			got = append(got, e["stderrSummary"].(string))
 		}
 	}

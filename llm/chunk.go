@@ -155,6 +155,7 @@ const (
 	ToolCalls = "tool-calls"
 	MaxTokens = "max-tokens"
 	Error     = "error"
+	Aborted   = "aborted" // a call its caller cancelled
 )
 
 // Finish is a finish chunk's reason: its kind, and the failure of an error.

@@ -50,17 +50,18 @@ func (p RetryPolicy) Key() string {
 	return string(b)
 }
 
-// Decide says whether failure f is retried after previous retries of the
-// same step, and after what delay in ms; random is a draw in [0, 1) for the
+// Decide says whether a failure of code, with the provider's Retry-After
+// of retryAfterMs (0: none), is retried after previous retries of the same
+// step, and after what delay in ms; random is a draw in [0, 1) for the
 // jitter. Pure.
-func (p RetryPolicy) Decide(f *Failure, previous int, random float64) (delayMs float64, retry bool) {
+func (p RetryPolicy) Decide(code string, retryAfterMs int64, previous int, random float64) (delayMs float64, retry bool) {
 	if p.Mode != RetryAlways {
-		if !slices.Contains(p.RetryableCodes, f.Code) || previous >= p.MaxRetries {
+		if !slices.Contains(p.RetryableCodes, code) || previous >= p.MaxRetries {
 			return 0, false
 		}
 	}
 	n := previous + 1
-	if after := float64(f.ProviderRetryAfterMs); after > 0 {
+	if after := float64(retryAfterMs); after > 0 {
 		if after <= p.MaxDelayMs {
 			return after, true
 		}

@@ -21,7 +21,7 @@ func TestDecide(t *testing.T) {
 		{"Retry-After at the maximum", Failure{Code: "RATE_LIMIT", ProviderRetryAfterMs: 10000}, 0, 0.9, 10000, true},
 		{"Retry-After above the maximum", Failure{Code: "RATE_LIMIT", ProviderRetryAfterMs: 10001}, 0, 0.9, 0, false},
 	} {
-		delay, retry := p.Decide(&tc.f, tc.previous, tc.random)
+		delay, retry := p.Decide(tc.f.Code, tc.f.ProviderRetryAfterMs, tc.previous, tc.random)
 		if retry != tc.retry || (retry && delay != tc.delay) {
 			t.Errorf("%s: (%v, %v), want (%v, %v)", tc.name, delay, retry, tc.delay, tc.retry)
 		}

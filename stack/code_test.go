@@ -164,9 +164,9 @@ return out;`
 	starts, settles := 0, 0
 	for _, e := range evs {
 		switch e.Type {
-		case code.EventDispatchStart:
+		case session.KindCodeDispatchStart:
 			starts++
-		case code.EventDispatch:
+		case session.KindCodeDispatch:
 			settles++
 		}
 	}

@@ -158,7 +158,7 @@ func (s *Stack) pendingCatalog(log *session.Log) (*CatalogMessage, error) {
 	}
 	pub := skill.Published{}
 	for _, e := range evs {
-		if e.Type != "user/message" {
+		if e.Type != session.KindUserMessage {
 			continue
 		}
 		var d struct {
@@ -182,7 +182,7 @@ func (s *Stack) SyncCatalog(ctx context.Context) (*session.Event, error) {
 	if err != nil || m == nil {
 		return nil, err
 	}
-	e, err := s.log.AppendWith("user/message", *m, session.AppendOptions{SurfaceOp: "append"})
+	e, err := s.log.AppendWith(session.KindUserMessage, *m, session.AppendOptions{SurfaceOp: "append"})
 	if err != nil {
 		return nil, err
 	}

@@ -10,12 +10,12 @@ import (
 	"time"
 
 	"github.com/dshsim/dshsim/pipeline"
+	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/pipeline/session/sessiontest"
 	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/sandbox/inproc"
 	"github.com/dshsim/dshsim/sandbox/sandboxtest"
 	"github.com/dshsim/dshsim/stack"
-	"github.com/dshsim/dshsim/tools/code"
 )
 
 // detach is a command that leaves two processes behind: a detached daemon
@@ -144,7 +144,7 @@ func TestRunCodeReportsItsSandbox(t *testing.T) {
 	}
 	n := 0
 	for _, e := range evs {
-		if e.Type == code.EventDispatch {
+		if e.Type == session.KindCodeDispatch {
 			var d struct{ Sandbox *sandbox.Facts }
 			json.Unmarshal(e.Data, &d)
 			check("the nested bash's settle event", d.Sandbox)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/dshsim/dshsim/harness/oracle"
+	"github.com/dshsim/dshsim/pipeline/session"
 )
 
 // Call is one tool call of a script.
@@ -114,10 +115,10 @@ func CallTimes(log []byte, name string) ([]Timed, error) {
 			return nil, fmt.Errorf("session log line %d: %v", n, err)
 		}
 		switch {
-		case e.Type == "tool/call" && e.Data.Name == name:
+		case e.Type == session.KindToolCall && e.Data.Name == name:
 			start[e.Data.CallID] = e.Time
 			order = append(order, e.Data.CallID)
-		case e.Type == "tool/result":
+		case e.Type == session.KindToolResult:
 			id := e.Data.Message.Source.CallID
 			t0, ok := start[id]
 			if !ok {

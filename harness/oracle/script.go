@@ -12,6 +12,7 @@ import (
 
 	"github.com/dshsim/dshsim/harness/replay/recording"
 	"github.com/dshsim/dshsim/internal/jsjson"
+	"github.com/dshsim/dshsim/pipeline/session"
 )
 
 // Script is a constructed model script: the prompts (or input steps) a run
@@ -361,7 +362,7 @@ func encodeLog(h scriptHeader, turns [][]Step, n *int) ([]byte, error) {
 	for ti, steps := range turns {
 		for si, st := range steps {
 			for _, c := range stepChunks(st, n) {
-				if err := enc.Encode(chunk{Type: "assistant/chunk", Seq: seq, Data: chunkData{Turn: ti + 1, Step: si + 1, Chunk: c}}); err != nil {
+				if err := enc.Encode(chunk{Type: session.KindAssistantChunk, Seq: seq, Data: chunkData{Turn: ti + 1, Step: si + 1, Chunk: c}}); err != nil {
 					return nil, err
 				}
 				seq++

@@ -10,6 +10,7 @@ import (
 	"unicode"
 
 	"github.com/dshsim/dshsim/harness/replay/recording"
+	"github.com/dshsim/dshsim/pipeline/session"
 )
 
 // Permission modes an upstream run can be given (DSH_PERMISSION_MODE).
@@ -412,7 +413,7 @@ type messageSource struct {
 // match accepts.
 func messageFrom(rec *recording.Recording, match func(messageSource) bool) bool {
 	for _, e := range rec.Events {
-		if e.Type != "user/message" {
+		if e.Type != session.KindUserMessage {
 			continue
 		}
 		var m struct {
@@ -428,7 +429,7 @@ func messageFrom(rec *recording.Recording, match func(messageSource) bool) bool 
 // calls reports whether the recording's model calls one of the tools.
 func calls(rec *recording.Recording, names ...string) bool {
 	for _, e := range rec.Events {
-		if e.Type != "tool/call" {
+		if e.Type != session.KindToolCall {
 			continue
 		}
 		var c struct {

@@ -219,14 +219,9 @@ func (f *family) turnEnded(n, minimum int) bool {
 		if n > 0 && m.index != n || m.driver == nil {
 			continue
 		}
-		m.driver.mu.Lock()
-		for t := range m.driver.ended {
-			if t >= minimum {
-				m.driver.mu.Unlock()
-				return true
-			}
+		if m.driver.endedSince(minimum) {
+			return true
 		}
-		m.driver.mu.Unlock()
 	}
 	return false
 }

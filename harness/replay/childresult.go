@@ -131,10 +131,11 @@ func (p *prepared) compareChild(run *sessionRun, c *recording.Child) (*ChildResu
 // child's current view when it made none).
 func (m *member) offered() ([]pipeline.Tool, []stack.PromptSection, error) {
 	if m.driver != nil {
-		m.driver.mu.Lock()
-		defer m.driver.mu.Unlock()
-		if m.driver.offered != nil {
-			return m.driver.offered, m.driver.sections, m.driver.sectionsErr
+		c := &m.driver.calls
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.offered != nil {
+			return c.offered, c.sections, c.sectionsErr
 		}
 	}
 	secs, err := m.child.PromptSections()

@@ -194,11 +194,3 @@ func (c *client) promptAndCancel(ctx context.Context, i int, step recording.Step
 	c.answered(ctx, p)
 	return nil
 }
-
-// titleLanded reports whether the session has its title, the model-made
-// one included (none is still pending).
-func (d *driver) titleLanded() bool {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.titleDone
-}

@@ -28,7 +28,9 @@
 // # The agent loop
 //
 // The driver is upstream's agent loop for one agent (turn.go, step.go), run
-// in a goroutine of its own (loop.go): prompts and relayed messages queue in
+// in a goroutine of its own (loop.go, whose schedule holds one phase: idle,
+// a turn being opened by a follow-up, a turn opened, turns running; and
+// whose next action is a pure switch over it): prompts and relayed messages queue in
 // the inbox (inbox.go: the next-turn and next-step lists, every splice
 // logged), a message queued or steered to an idle agent wakes it (a
 // follow-up opens its turn at once: turn/start and the claim are written
@@ -47,8 +49,12 @@
 // text block, and each prompt's answer once the agent is idle (a failed
 // turn's JSON-RPC error at its turn/end). The session's titles are title.go
 // (the fallback, and a title model with sessionTitleLlm), the workspace
-// instructions workspace.go over package instructions. [newDriver] composes
-// one agent; only the session's speaks to a client.
+// instructions workspace.go over package instructions. A background child
+// steps from its parent's next host yield on (host.go). [newDriver]
+// composes one agent; only the session's speaks to a client. A turn's end,
+// its failure (one type, session.Failure, from a model's error finish or a
+// fixture's checkpoint), a retry and the other events the runtime reads
+// back are the typed data of package session.
 //
 // # Agents and child sessions
 //

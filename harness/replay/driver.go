@@ -9,7 +9,6 @@ import (
 
 	"github.com/dshsim/dshsim/harness/replay/recording"
 	"github.com/dshsim/dshsim/llm"
-	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/stack"
 	"github.com/dshsim/dshsim/tools/jobs"
@@ -33,6 +32,10 @@ func (userCancel) JSString() string { return "[object Object]" }
 // an interrupt): upstream aborts it with the reason {kind: "parent"}.
 var errParentCancel = errors.New("the parent agent cancelled the turn")
 
+// abortReplayStopped is the abort kind of a turn the replay itself stopped
+// (ours: its context ended).
+const abortReplayStopped = "replay-stopped"
+
 // waitLimit bounds the harness waits (upstream: 10 s, polling every 10 ms).
 const (
 	waitLimit = 10 * time.Second
@@ -50,81 +53,73 @@ const maxParallelToolCalls = 10
 
 // driver is the replay's agent loop for one agent: the session's agent, or
 // a delegated child, each with a driver of its own over the same stack.
-// It is upstream's agent loop (turn.go: turns, steps, the inbox, the
-// pre-step and turn-stopping listeners; step.go: the model's calls and the
-// tool calls), run in a goroutine of its own (loop.go): a message queued
-// for a later turn or steered to the next step wakes an idle agent, and
-// the delegation runtime drives a child through it ([stack.Loop]). It
+// It is upstream's agent loop, run in a goroutine of its own: a message
+// queued for a later turn or steered to the next step wakes an idle agent,
+// and the delegation runtime drives a child through it ([stack.Loop]). It
 // writes the events upstream's agent writes, in its order (so seq numbers
 // line up and session_event_read sees what upstream's model saw), serves
 // the scripted replies, and runs the tool calls through the stack the way
 // upstream's scheduler does. The session's agent speaks to the client
 // through upstream's ACP bridge (wire.go); a child has no client. The
 // steps of input.json are the client's (client.go).
+//
+// Its parts, one concern each:
+//
+//   - when turns run (sched, loop.go): the loop's phase, the wake, the
+//     maintenance tasks and holds, closing;
+//   - the turns themselves (turn.go): turns, steps, the pre-step
+//     (prestep.go) and turn-stopping listeners;
+//   - the model (calls, step.go, model.go): requests, replies, retries, the
+//     tool calls of a reply;
+//   - the pending input (inbox, inbox.go);
+//   - the host's yields (host, host.go), which a background child it
+//     started waits for (children.go binds children to recorded ones);
+//   - what its turns left for others to read (record): how each ended, its
+//     task, its title, its flags.
 type driver struct {
-	rec     *recording.Recording
-	label   string // how flags name the session ("" for session.jsonl)
-	model   Model
-	system  string // the request header's system prompt
-	log     *session.Log
-	surface stack.Surface // the agent's tools, context and calls
-	stack   *stack.Stack  // the composition: hook bridges, definitions
-	ws      string
-	wire    agentWire  // the frames the bridge sends (nothing, for a child)
-	gate    *jobs.Gate // the host's yields
-	inbox   *inbox
-	hooks   agentHooks // the emulated fixtures' seams
-	base    context.Context
+	driverConfig // what it is made of
+	base         context.Context
+	log          *session.Log
+	sched        schedule   // when turns run
+	calls        modelCalls // what the model was asked and offered
+	inbox        *inbox
+	host         hostYields
+	record       turnRecord
+	titles       *titles
 	// preStep are the pre-step listeners, outermost first (prestep.go).
 	preStep []preStepListener
 	// instr are the workspace instructions (nil when off).
-	instr  *instructionsPlugin
-	titles *titles
-	headed bool // the request header and context were logged
+	instr *instructionsPlugin
 	// compacted: the compaction fixture replaced the baseline already.
 	compacted bool
-	// exhausted: the script ran out (flagged once).
-	exhausted bool
-	// offered, sections and sectionsErr are what the model was offered at
-	// the agent's first request (a child's sidecars are compared with them).
-	offered     []pipeline.Tool
-	sections    []stack.PromptSection
-	sectionsErr error
-
-	mu          sync.Mutex
-	cond        *sync.Cond
-	turnNo      int
-	running     bool        // a turn runs (or is reserved by a follow-up)
-	woken       bool        // a message was queued or steered since the last turn opened
-	maintenance int         // tasks that keep an idle agent from being quiescent
-	held        int         // holds that keep an open turn from its first step (holdUntilYield)
-	pre         *openedTurn // a turn a follow-up opened: the loop runs its steps
-	yields      int         // the host's yields during this agent's work (see yield)
-	closed      bool
-	stopped     chan struct{}
-	turnCancel  context.CancelCauseFunc
-	ended       map[int]map[string]any // turn → its turn/end reason
-	firstTask   string                 // the first user prompt queued (a child's task)
-	titleDone   bool                   // the session has its title (none pending) at the last turn's end
-	flags       []string
-	err         error // a failure of the replay that stopped the loop
+	stopped   chan struct{} // closed when the loop returned
 }
 
 // driverConfig is what a driver is made of.
 type driverConfig struct {
 	rec     *recording.Recording
-	label   string
+	label   string // how flags name the session ("" for session.jsonl)
 	model   Model
-	system  string
-	surface stack.Surface
-	stack   *stack.Stack
+	system  string        // the request header's system prompt
+	surface stack.Surface // the agent's tools, context and calls
+	stack   *stack.Stack  // the composition: hook bridges, definitions
 	ws      string
-	wire    agentWire // nil: a child's (no client)
-	gate    *jobs.Gate
-	hooks   agentHooks
+	wire    agentWire  // the frames the bridge sends (nil: a child's, no client)
+	gate    *jobs.Gate // the host's yields
+	hooks   agentHooks // the emulated fixtures' seams
 	// titleReplies are the title model's replies (sessionTitleLlm; the
 	// session's agent only).
 	titleReplies []recording.Reply
+}
+
+// turnRecord is what an agent's turns left for others to read: the
+// client's waits, the family's binding, the fixtures, the report.
+type turnRecord struct {
+	mu     sync.Mutex
+	ended  map[int]session.EndReason // turn → how it ended
+	task   string                    // the first user prompt queued (a child's task)
+	titled bool                      // the session has its title (none pending) at the last turn's end
+	flags  []string
 }
 
 // newDriver composes the agent loop of one agent: its inbox, titles,
@@ -134,12 +129,13 @@ type driverConfig struct {
 // ones); its loop runs until Close.
 func newDriver(base context.Context, c driverConfig) (*driver, error) {
 	log := c.surface.Log()
-	d := &driver{rec: c.rec, label: c.label, model: c.model, system: c.system, log: log, surface: c.surface, stack: c.stack, ws: c.ws,
-		wire: c.wire, gate: c.gate, hooks: c.hooks, base: base, stopped: make(chan struct{}), ended: map[int]map[string]any{}}
+	d := &driver{driverConfig: c, base: base, log: log, stopped: make(chan struct{})}
 	if d.wire == nil {
 		d.wire = noWire{}
 	}
-	d.cond = sync.NewCond(&d.mu)
+	d.sched.init()
+	d.host.init()
+	d.record.ended = map[int]session.EndReason{}
 	d.inbox = newInbox(logAppender{log})
 	var llmTitle *recording.TitleLLM
 	if c.wire != nil {
@@ -152,9 +148,9 @@ func newDriver(base context.Context, c driverConfig) (*driver, error) {
 	}
 	for _, e := range events {
 		switch e.Type {
-		case "turn/start":
-			d.turnNo++
-		case "session/title":
+		case session.KindTurnStart:
+			d.sched.turn++
+		case session.KindTitle:
 			d.titles.titled = true
 		}
 	}
@@ -192,63 +188,100 @@ func retryPolicy(p *recording.RetryPolicy) *llm.RetryPolicy {
 	return &r
 }
 
-func (d *driver) append(typ string, data any) (session.Event, error) {
-	return d.appendWith(typ, data, session.AppendOptions{})
+func (d *driver) append(kind string, data any) (session.Event, error) {
+	return d.appendWith(kind, data, session.AppendOptions{})
 }
 
 // logAppender appends the inbox's events to the session log.
 type logAppender struct{ log *session.Log }
 
-func (a logAppender) append(typ string, data any) error {
-	if _, err := a.log.Append(typ, data); err != nil {
-		return fmt.Errorf("append %s to our log: %w", typ, err)
+func (a logAppender) append(kind string, data any) error {
+	if _, err := a.log.Append(kind, data); err != nil {
+		return fmt.Errorf("append %s to our log: %w", kind, err)
 	}
 	return nil
 }
 
-func (d *driver) appendWith(typ string, data any, o session.AppendOptions) (session.Event, error) {
-	e, err := d.log.AppendWith(typ, data, o)
+func (d *driver) appendWith(kind string, data any, o session.AppendOptions) (session.Event, error) {
+	e, err := d.log.AppendWith(kind, data, o)
 	if err != nil {
-		return e, fmt.Errorf("append %s to our log: %w", typ, err)
+		return e, fmt.Errorf("append %s to our log: %w", kind, err)
 	}
 	return e, nil
 }
 
 // flag records a problem of this agent's replay (a child's names it).
 func (d *driver) flag(s string) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
 	if d.label != "" {
 		s = d.label + ": " + s
 	}
-	d.flags = append(d.flags, s)
+	d.record.mu.Lock()
+	defer d.record.mu.Unlock()
+	d.record.flags = append(d.record.flags, s)
 }
 
 // problems returns the agent's flags, and the failure that stopped it.
 func (d *driver) problems() (flags []string, err error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return append([]string(nil), d.flags...), d.err
+	d.record.mu.Lock()
+	flags = append([]string(nil), d.record.flags...)
+	d.record.mu.Unlock()
+	return flags, d.sched.failure()
 }
 
 // titleNotes are the notes of the session's titles (a model-made title
 // that could not be made).
 func (d *driver) titleNotes() []string {
-	d.mu.Lock()
-	defer d.mu.Unlock()
+	d.record.mu.Lock()
+	defer d.record.mu.Unlock()
 	return append([]string(nil), d.titles.notes...)
 }
 
-// abortReason is the turn/end reason of a turn whose context ended.
-func abortReason(ctx context.Context) map[string]any {
-	switch cause := context.Cause(ctx); {
-	case errors.Is(cause, errUserCancel):
-		return map[string]any{"kind": "aborted", "reason": map[string]any{"kind": "user"}}
-	case errors.Is(cause, errParentCancel):
-		return map[string]any{"kind": "aborted", "reason": map[string]any{"kind": "parent"}}
-	default:
-		return map[string]any{"kind": "aborted", "reason": map[string]any{"kind": "replay-stopped", "error": cause.Error()}}
+// task is the first user prompt the agent was given.
+func (d *driver) task() string {
+	d.record.mu.Lock()
+	defer d.record.mu.Unlock()
+	return d.record.task
+}
+
+// turnEnded reports how turn ended (false while it runs).
+func (d *driver) turnEnded(turn int) (session.EndReason, bool) {
+	d.record.mu.Lock()
+	defer d.record.mu.Unlock()
+	r, ok := d.record.ended[turn]
+	return r, ok
+}
+
+// endedSince reports whether a turn numbered minimum or more ended.
+func (d *driver) endedSince(minimum int) bool {
+	d.record.mu.Lock()
+	defer d.record.mu.Unlock()
+	for t := range d.record.ended {
+		if t >= minimum {
+			return true
+		}
 	}
+	return false
+}
+
+// titleLanded reports whether the session has its title, the model-made
+// one included (none is still pending).
+func (d *driver) titleLanded() bool {
+	d.record.mu.Lock()
+	defer d.record.mu.Unlock()
+	return d.record.titled
+}
+
+// abortReason is the turn/end reason of a turn whose context ended.
+func abortReason(ctx context.Context) session.EndReason {
+	cause := &session.AbortCause{Kind: session.AbortUser}
+	switch c := context.Cause(ctx); {
+	case errors.Is(c, errUserCancel):
+	case errors.Is(c, errParentCancel):
+		cause.Kind = session.AbortParent
+	default:
+		cause.Kind, cause.Error = abortReplayStopped, c.Error()
+	}
+	return session.EndReason{Kind: session.EndAborted, Reason: cause}
 }
 
 func newUUID() string { return session.NewID() }

@@ -7,12 +7,14 @@ import (
 	"sort"
 
 	"github.com/dshsim/dshsim/pipeline"
-	"github.com/dshsim/dshsim/sandbox"
 )
 
-// The data of the events our driver writes, in upstream's key order: the
-// session log is read back by the model (session_event_read prints an event
-// as stored), so the order is part of what the model sees.
+// The data of the events only the replay's agent loop writes, in
+// upstream's key order (the session log is read back by the model:
+// session_event_read prints an event as stored). The events the runtime
+// reads back too have their data in package session (turns, steps, a
+// turn's end, retries, tool calls, the model's chunks and messages) and in
+// package pipeline (user messages, tool results).
 
 type kindOnly struct {
 	Kind string `json:"kind"`
@@ -25,20 +27,28 @@ type kindOnly struct {
 // blocks copied as they are, reasoning included); Content then holds
 // their decoded type and text, for the hooks and the title.
 type userMessage struct {
-	Content []pipeline.Block `json:"content"`
-	Source  any              `json:"source"`
-	Role    string           `json:"role"`
-	ID      string           `json:"id"`
+	pipeline.UserMessage[any]
 	kind    string
 	relayed []json.RawMessage
+}
+
+// newUserMessage is a new message (role user, a fresh id) of source kind
+// kind.
+func newUserMessage(kind string, source any, content []pipeline.Block) userMessage {
+	return enteredMessage(kind, source, content, newUUID())
+}
+
+// enteredMessage is the message id of source kind kind that another part
+// made (the runtime context, the skill catalog).
+func enteredMessage(kind string, source any, content []pipeline.Block, id string) userMessage {
+	return userMessage{UserMessage: pipeline.UserMessage[any]{Content: content, Source: source, Role: "user", ID: id}, kind: kind}
 }
 
 // MarshalJSON writes the message as upstream stores it (a relayed
 // message's blocks as they came).
 func (m userMessage) MarshalJSON() ([]byte, error) {
-	type plain userMessage // its fields, without this method
 	if m.relayed == nil {
-		return json.Marshal(plain(m))
+		return json.Marshal(m.UserMessage)
 	}
 	return json.Marshal(struct {
 		Content []json.RawMessage `json:"content"`
@@ -56,118 +66,13 @@ type splice struct {
 	Outcome      string        `json:"outcome,omitempty"`
 }
 
-type turnData struct {
-	Turn int `json:"turn"`
-}
-
-type stepData struct {
-	Turn int `json:"turn"`
-	Step int `json:"step"`
-}
-
-type turnEndData struct {
-	Turn   int `json:"turn"`
-	Reason any `json:"reason"`
-}
-
 type headerData struct {
 	Header struct {
-		Config json.RawMessage `json:"config"`
-		System string          `json:"system"`
-		Tools  []any           `json:"tools"`
+		Config json.RawMessage   `json:"config"`
+		System string            `json:"system"`
+		Tools  []json.RawMessage `json:"tools"`
 	} `json:"header"`
 	Reason string `json:"reason"`
-}
-
-type requestContext struct {
-	Provider string `json:"provider"`
-	Model    string `json:"model"`
-}
-
-type retryData struct {
-	RetryID    string          `json:"retryId"`
-	Turn       int             `json:"turn"`
-	Step       int             `json:"step"`
-	Provider   string          `json:"provider"`
-	Mode       string          `json:"mode"`
-	PolicyKey  string          `json:"policyKey"`
-	Retry      int             `json:"retry"`
-	MaxRetries *int            `json:"maxRetries,omitempty"`
-	DelayMs    float64         `json:"delayMs"`
-	Failure    json.RawMessage `json:"failure"`
-}
-
-type retryStartedData struct {
-	RetryID string `json:"retryId"`
-	Turn    int    `json:"turn"`
-	Step    int    `json:"step"`
-	Retry   int    `json:"retry"`
-}
-
-type chunkData struct {
-	Turn  int             `json:"turn"`
-	Step  int             `json:"step"`
-	Chunk json.RawMessage `json:"chunk"`
-}
-
-type modelSource struct {
-	Kind     string `json:"kind"`
-	Provider string `json:"provider"`
-	Model    string `json:"model"`
-}
-
-type assistantBody struct {
-	Role    string      `json:"role"`
-	Content []any       `json:"content"`
-	Source  modelSource `json:"source"`
-	ID      string      `json:"id"`
-}
-
-type assistantData struct {
-	Turn        int             `json:"turn"`
-	Step        int             `json:"step"`
-	Message     assistantBody   `json:"message"`
-	Usage       json.RawMessage `json:"usage,omitempty"`
-	Interrupted bool            `json:"interrupted,omitempty"`
-}
-
-type toolCallData struct {
-	Turn      int    `json:"turn"`
-	Step      int    `json:"step"`
-	CallID    string `json:"callId"`
-	Name      string `json:"name"`
-	Arguments string `json:"arguments"`
-}
-
-type toolSource struct {
-	Kind   string `json:"kind"`
-	CallID string `json:"callId"`
-}
-
-type toolResultBlock struct {
-	Type       string           `json:"type"`
-	ToolCallID string           `json:"toolCallId"`
-	Content    []pipeline.Block `json:"content"`
-	IsError    bool             `json:"isError"`
-}
-
-type toolResultMessage struct {
-	Source  toolSource        `json:"source"`
-	Content []toolResultBlock `json:"content"`
-	Role    string            `json:"role"`
-	ID      string            `json:"id"`
-}
-
-type toolResultData struct {
-	Turn    int                 `json:"turn"`
-	Step    int                 `json:"step"`
-	Message toolResultMessage   `json:"message"`
-	Error   *pipeline.ErrorInfo `json:"error,omitempty"`
-	Meta    json.RawMessage     `json:"meta,omitempty"`
-	// Sandbox is the sandbox facts of the call's run (bash's, run_code's:
-	// pipeline.Result.Sandbox): the backend that ran and what it cannot
-	// govern. Ours; the projection does not compare it.
-	Sandbox *sandbox.Facts `json:"sandbox,omitempty"`
 }
 
 // keyOrder is upstream's key order of model chunks, usage objects, turn-end
@@ -175,6 +80,14 @@ type toolResultData struct {
 var keyOrder = []string{"type", "index", "blockType", "id", "name", "text", "argumentsDelta", "arguments", "block", "usage", "reason", "kind",
 	"failure", "message", "code", "status", "providerRetryAfterMs", "requestId",
 	"inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens", "reasoningTokens"}
+
+// reorder rewrites a JSON value (passing through unread: a model's chunk,
+// block, usage or failure) with object keys in upstream's order.
+func reorder(raw json.RawMessage) json.RawMessage {
+	var v any
+	_ = json.Unmarshal(raw, &v)
+	return ordered(v)
+}
 
 // ordered encodes a decoded JSON value with object keys in upstream's order
 // (keys it does not know follow, sorted).

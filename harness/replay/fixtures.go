@@ -140,7 +140,7 @@ func (f *emulation) rootHooks() agentHooks {
 			d.beginMaintenance()
 			go func() {
 				defer d.endMaintenance()
-				d.waitUntil(d.base, func() bool { return settledQueued(d) })
+				d.sched.waitUntil(d.base, func() bool { return settledQueued(d) })
 			}()
 		},
 	}

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/dshsim/dshsim/pipeline"
+	"github.com/dshsim/dshsim/pipeline/session"
 )
 
 // Inbox targets (VERBATIM): a prompt waits for a turn of its own, everything
@@ -38,8 +39,7 @@ func pluginMessage(cm pipeline.ContextMessage) userMessage {
 	for i, t := range cm.Texts {
 		content[i] = pipeline.TextBlock(t)
 	}
-	return userMessage{Content: content, Source: pluginSource{Kind: "plugin", Plugin: cm.Plugin, Form: cm.Form, Summary: cm.Summary},
-		Role: "user", ID: newUUID(), kind: "plugin"}
+	return newUserMessage("plugin", pluginSource{Kind: "plugin", Plugin: cm.Plugin, Form: cm.Form, Summary: cm.Summary}, content)
 }
 
 // inbox is the agent's pending input, upstream's two lists: next-turn (the
@@ -61,7 +61,7 @@ type inbox struct {
 }
 
 type appender interface {
-	append(typ string, data any) error
+	append(kind string, data any) error
 }
 
 func newInbox(log appender) *inbox {
@@ -70,11 +70,8 @@ func newInbox(log appender) *inbox {
 
 // deliver receives one notice (from a job's goroutine).
 func (in *inbox) deliver(text, summary string, late bool) {
-	m := userMessage{
-		Content: []pipeline.Block{pipeline.TextBlock(text)},
-		Source:  noticeSource{Kind: "plugin", Plugin: "tool-jobs", Form: "notice", Summary: summary},
-		Role:    "user", ID: newUUID(), kind: "plugin",
-	}
+	m := newUserMessage("plugin", noticeSource{Kind: "plugin", Plugin: "tool-jobs", Form: "notice", Summary: summary},
+		[]pipeline.Block{pipeline.TextBlock(text)})
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	if late {
@@ -208,7 +205,7 @@ func (in *inbox) spliceLocked(target string, start, removed int, inserted []user
 			s.Outcome = "canceled"
 		}
 	}
-	if err := in.log.append("agent/inbox/spliced", s); err != nil {
+	if err := in.log.append(session.KindInboxSpliced, s); err != nil {
 		return err
 	}
 	in.lists[target] = slices.Concat(in.lists[target][:start], inserted, in.lists[target][start+removed:])

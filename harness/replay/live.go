@@ -30,7 +30,7 @@ type liveModel struct {
 }
 
 func (m *liveModel) Info() ModelInfo {
-	config, _ := json.Marshal(requestContext{Provider: m.provider, Model: m.model})
+	config, _ := json.Marshal(session.RequestContext{Provider: m.provider, Model: m.model})
 	retry := m.retry
 	return ModelInfo{Config: config, Provider: m.provider, Model: m.model, Retry: &retry}
 }
@@ -117,8 +117,8 @@ func conversation(events []session.Event) ([]llm.Message, error) {
 		var m surfaceMessage
 		raw := e.Data
 		switch e.Type {
-		case "user/message":
-		case "assistant/message", "tool/result":
+		case session.KindUserMessage:
+		case session.KindAssistantMessage, session.KindToolResult:
 			var d struct {
 				Message json.RawMessage `json:"message"`
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"sync"
 
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/stack"
@@ -26,48 +27,265 @@ type agentHooks struct {
 	close func(d *driver) error
 }
 
-// loop runs the agent's turns in its own goroutine: a turn a follow-up
-// opened, or, when a message was queued or steered (woken) and no
-// maintenance task holds the agent, a turn it opens; after a turn that
-// leaves input pending the next opens at once (turn.go). It ends when the
-// agent is closed and idle, or after a failure of the replay. A turn a
-// follow-up opened is run even when the agent was closed meanwhile (its
-// turn/start is in the log: it ends, aborted).
+// phase is where an agent's turns stand.
+type phase int
+
+const (
+	idle     phase = iota // no turn runs
+	reserved              // a follow-up is opening a turn (queue): the loop waits for it
+	opened                // a follow-up opened a turn: the loop runs it next
+	running               // the loop runs turns
+)
+
+// schedule is when an agent's loop runs a turn. mu guards it; every change
+// broadcasts cond, which the loop and the waiters (waitUntil) wait on.
+type schedule struct {
+	mu     sync.Mutex
+	cond   *sync.Cond
+	phase  phase
+	opened *openedTurn             // the turn a follow-up opened (phase opened)
+	turn   int                     // the number of the last turn started
+	cancel context.CancelCauseFunc // aborts the turn that runs
+	// woken: a message was queued or steered since the last turn opened
+	// (see wantsTurnLocked).
+	woken       bool
+	maintenance int           // tasks that keep an idle agent from being quiescent
+	held        int           // holds that keep an open turn from its first step (holdUntilYield)
+	closed      chan struct{} // closed once the agent is: it opens no turn any more
+	err         error         // a failure of the replay that closed it
+}
+
+func (s *schedule) init() {
+	s.cond = sync.NewCond(&s.mu)
+	s.closed = make(chan struct{})
+}
+
+// action is what an agent's loop does next.
+type action int
+
+const (
+	wait      action = iota // nothing to run yet
+	runOpened               // run the turn a follow-up opened
+	openTurn                // open a turn for the message that woke the agent
+	stop                    // the agent is closed and has nothing to run
+)
+
+// nextAction is what the loop does next in phase p: a turn a follow-up
+// opened runs, even when the agent was closed meanwhile (its turn/start is
+// in the log: it ends, aborted); a closed agent stops; an idle agent that a
+// message woke (wants, asked of an idle agent only) and no maintenance task
+// holds opens a turn; else it waits. Pure.
+func nextAction(p phase, closed bool, maintenance int, wants func() bool) action {
+	switch {
+	case p == opened:
+		return runOpened
+	case closed:
+		return stop
+	case p != idle || !wants() || maintenance > 0:
+		return wait
+	}
+	return openTurn
+}
+
+// nextLocked is the schedule's next action (s.mu held).
+func (s *schedule) nextLocked(in *inbox) action {
+	return nextAction(s.phase, s.isClosed(), s.maintenance, func() bool { return s.wantsTurnLocked(in) })
+}
+
+// wantsTurnLocked reports whether a message queued or steered since the
+// last turn opened still waits (s.mu held): an idle agent then runs a turn
+// for it. A message the last turn claimed clears the wish; a job's notice
+// alone never makes one (upstream injects it without waking the agent: it
+// waits for the next turn).
+func (s *schedule) wantsTurnLocked(in *inbox) bool {
+	if s.woken && !in.hasPending() {
+		s.woken = false
+	}
+	return s.woken
+}
+
+// quiescentLocked: the agent is live and has nothing to do (s.mu held): no
+// turn runs, nothing queued waits to run, no maintenance task runs, no
+// first step is held.
+func (s *schedule) quiescentLocked(in *inbox) bool {
+	return s.phase == idle && !s.wantsTurnLocked(in) && s.maintenance == 0 && s.held == 0
+}
+
+// idleLocked: the agent is closed and runs no turn, or it is quiescent.
+func (s *schedule) idleLocked(in *inbox) bool {
+	return s.isClosed() && s.phase == idle || s.quiescentLocked(in)
+}
+
+func (s *schedule) isClosed() bool {
+	select {
+	case <-s.closed:
+		return true
+	default:
+		return false
+	}
+}
+
+// closeLocked closes the agent (s.mu held); failure, when not nil, is what
+// closed it (the first one is kept).
+func (s *schedule) closeLocked(failure error) {
+	if failure != nil && s.err == nil {
+		s.err = failure
+	}
+	if !s.isClosed() {
+		close(s.closed)
+	}
+	s.cond.Broadcast()
+}
+
+// failure is the failure of the replay that closed the agent (nil: none).
+func (s *schedule) failure() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}
+
+// await waits until the loop has a turn to run and takes it (nil: a turn
+// to open), or reports that the agent closed (false). Each time the agent
+// becomes quiescent meanwhile, announce runs once: the bridge answers the
+// prompts whose turns ended.
+func (s *schedule) await(in *inbox, announce func()) (*openedTurn, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	announced := false
+	for {
+		switch s.nextLocked(in) {
+		case runOpened:
+			t := s.opened
+			s.opened, s.phase = nil, running
+			return t, true
+		case openTurn:
+			s.phase = running
+			return nil, true
+		case stop:
+			return nil, false
+		}
+		if !announced && s.quiescentLocked(in) {
+			announced = true
+			s.mu.Unlock()
+			announce()
+			s.mu.Lock()
+			continue
+		}
+		s.cond.Wait()
+		announced = announced && s.quiescentLocked(in)
+	}
+}
+
+// finish ends the loop's turns: the agent is idle; a failure of the
+// replay (err) closes it.
+func (s *schedule) finish(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.phase = idle
+	if err != nil && s.err == nil {
+		s.closeLocked(err)
+	}
+	s.cond.Broadcast()
+}
+
+// reserve reserves the opening of a turn for a follow-up when the agent is
+// idle (open); a closed agent refuses the follow-up.
+func (s *schedule) reserve() (open bool, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.isClosed() {
+		return false, errors.New("the agent is disposed")
+	}
+	open = s.phase == idle && s.maintenance == 0
+	if open {
+		s.phase = reserved
+	}
+	return open, nil
+}
+
+// handOver gives the loop the turn a follow-up opened (t), or, when it
+// could not be opened, closes the agent with the failure (our log could not
+// be written: the replay fails).
+func (s *schedule) handOver(t *openedTurn, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.phase = idle
+	if err != nil {
+		if s.err == nil {
+			s.closeLocked(err)
+		}
+	} else {
+		s.opened, s.phase = t, opened
+	}
+	s.cond.Broadcast()
+}
+
+// begin numbers a turn that opens, whose context cancel aborts; what woke
+// the agent is claimed by it.
+func (s *schedule) begin(cancel context.CancelCauseFunc) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.turn++
+	s.cancel = cancel
+	s.woken = false
+	return s.turn
+}
+
+// interrupt returns what aborts the turn that runs (nil: none runs); what
+// stays queued is parked until another message wakes the agent.
+func (s *schedule) interrupt() context.CancelCauseFunc {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cancel, live := s.cancel, s.phase != idle
+	s.woken = false
+	s.cond.Broadcast()
+	if !live {
+		return nil
+	}
+	return cancel
+}
+
+// update changes the schedule with fn (s.mu held) and wakes the waiters.
+func (s *schedule) update(fn func(s *schedule)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	fn(s)
+	s.cond.Broadcast()
+}
+
+// wake makes the waiters look again.
+func (s *schedule) wake() { s.update(func(*schedule) {}) }
+
+// waitUntil waits until cond holds (s.mu held while it is checked), or ctx
+// ended.
+func (s *schedule) waitUntil(ctx context.Context, cond func() bool) error {
+	stop := context.AfterFunc(ctx, s.wake)
+	defer stop()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for !cond() {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		s.cond.Wait()
+	}
+	return nil
+}
+
+// loop runs the agent's turns in its own goroutine, as the schedule says
+// (await): a turn a follow-up opened, or a turn it opens for a message that
+// woke it; after a turn that leaves input pending the next opens at once
+// (turn.go). It ends when the agent is closed and idle, or after a failure
+// of the replay.
 func (d *driver) loop() {
 	defer close(d.stopped)
 	for {
-		d.mu.Lock()
-		announced := false
-		for d.pre == nil && !d.closed && (d.running || !d.wantsTurnLocked() || d.maintenance > 0) {
-			if !announced && d.quiescentLocked() {
-				// quiescent: the bridge answers the prompts whose turns ended
-				announced = true
-				d.mu.Unlock()
-				d.wire.idle()
-				d.mu.Lock()
-				continue
-			}
-			d.cond.Wait()
-			announced = announced && d.quiescentLocked()
-		}
-		t := d.pre
-		d.pre = nil
-		if t == nil && d.closed {
-			d.mu.Unlock()
+		t, ok := d.sched.await(d.inbox, d.wire.idle)
+		if !ok {
 			return
 		}
-		d.running = true
-		d.mu.Unlock()
-		err := d.runTurns(t)
-		d.mu.Lock()
-		d.running = false
-		d.yields++ // an idle agent: the host yields
-		if err != nil && d.err == nil {
-			d.err = err
-			d.closed = true
-		}
-		d.cond.Broadcast()
-		d.mu.Unlock()
+		d.sched.finish(d.runTurns(t))
+		d.yield() // an idle agent: the host yields
 	}
 }
 
@@ -99,29 +317,22 @@ func (d *driver) runTurns(t *openedTurn) error {
 // (the host yielded first: the agent was idle). The turn's steps run in
 // the loop's goroutine.
 func (d *driver) queue(m userMessage) error {
-	d.mu.Lock()
-	if d.closed {
-		d.mu.Unlock()
-		return errors.New("the agent is disposed")
+	open, err := d.sched.reserve()
+	if err != nil {
+		return err
 	}
-	open := !d.running && d.pre == nil && d.maintenance == 0
-	if open {
-		d.running = true // reserved: the loop waits for the opened turn
-	}
-	d.mu.Unlock()
 	if open {
 		d.gate.Pump()
 	}
-	err := d.inbox.add(nextTurn, m)
-	d.mu.Lock()
-	if err == nil {
-		if d.firstTask == "" && m.kind == "user" {
-			d.firstTask = messageText(m)
+	err = d.inbox.add(nextTurn, m)
+	if err == nil && m.kind == "user" {
+		d.record.mu.Lock()
+		if d.record.task == "" {
+			d.record.task = messageText(m)
 		}
-		d.woken = true
+		d.record.mu.Unlock()
 	}
-	d.cond.Broadcast()
-	d.mu.Unlock()
+	d.sched.update(func(s *schedule) { s.woken = s.woken || err == nil })
 	if !open {
 		return err
 	}
@@ -129,15 +340,7 @@ func (d *driver) queue(m userMessage) error {
 	if err == nil {
 		t, err = d.openTurn()
 	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if err == nil {
-		d.pre = t
-	} else if d.err == nil {
-		d.err, d.closed = err, true // our log could not be written: the replay fails
-	}
-	d.running = false
-	d.cond.Broadcast()
+	d.sched.handOver(t, err)
 	return err
 }
 
@@ -157,10 +360,7 @@ func (d *driver) Steer(m stack.Message) error {
 	if err := d.inbox.add(nextStep, relayedMessage(m)); err != nil {
 		return err
 	}
-	d.mu.Lock()
-	d.woken = true
-	d.cond.Broadcast()
-	d.mu.Unlock()
+	d.sched.update(func(s *schedule) { s.woken = true })
 	return nil
 }
 
@@ -168,15 +368,15 @@ func (d *driver) Steer(m stack.Message) error {
 // delivers (a child's prompt, a follow-up, a report, a settlement notice):
 // its blocks as they came.
 func relayedMessage(m stack.Message) userMessage {
-	um := userMessage{Content: make([]pipeline.Block, len(m.Content)), Source: m.Source, Role: "user", ID: m.ID, relayed: m.Content}
-	for i, raw := range m.Content {
-		json.Unmarshal(raw, &um.Content[i]) // a block that is not one stays empty: only its type and text are read
-	}
 	var k kindOnly
 	if raw, err := json.Marshal(m.Source); err == nil {
 		json.Unmarshal(raw, &k)
 	}
-	um.kind = k.Kind
+	um := enteredMessage(k.Kind, m.Source, make([]pipeline.Block, len(m.Content)), m.ID)
+	um.relayed = m.Content
+	for i, raw := range m.Content {
+		json.Unmarshal(raw, &um.Content[i]) // a block that is not one stays empty: only its type and text are read
+	}
 	return um
 }
 
@@ -191,75 +391,25 @@ func messageText(m userMessage) string {
 	return s
 }
 
-// task is the first user prompt the agent was given.
-func (d *driver) task() string {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.firstTask
-}
-
 // Running reports whether a turn runs ([stack.Loop]).
 func (d *driver) Running() bool {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.running || d.pre != nil
+	d.sched.mu.Lock()
+	defer d.sched.mu.Unlock()
+	return d.sched.phase != idle
 }
 
 // Idle reports quiescence ([stack.Loop]): no turn runs, nothing queued
 // waits to run, no maintenance task runs, no first step is held.
 func (d *driver) Idle() bool {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.idleLocked()
-}
-
-func (d *driver) idleLocked() bool {
-	return d.closed && d.pre == nil && !d.running || d.quiescentLocked()
-}
-
-// quiescentLocked: the agent is live and has nothing to do (d.mu held).
-func (d *driver) quiescentLocked() bool {
-	return !d.running && d.pre == nil && !d.wantsTurnLocked() && d.maintenance == 0 && d.held == 0
-}
-
-// wantsTurnLocked reports whether a message queued or steered since the
-// last turn opened still waits (d.mu held): an idle agent then runs a turn
-// for it. A message the last turn claimed clears the wish; a job's notice
-// alone never makes one (upstream injects it without waking the agent: it
-// waits for the next turn).
-func (d *driver) wantsTurnLocked() bool {
-	if d.woken && !d.inbox.hasPending() {
-		d.woken = false
-	}
-	return d.woken
+	d.sched.mu.Lock()
+	defer d.sched.mu.Unlock()
+	return d.sched.idleLocked(d.inbox)
 }
 
 // WhenIdle returns once the agent is quiescent, or ctx ended
 // ([stack.Loop]).
 func (d *driver) WhenIdle(ctx context.Context) error {
-	return d.waitUntil(ctx, d.idleLocked)
-}
-
-// waitUntil waits until cond holds (d.mu held while it is checked).
-func (d *driver) waitUntil(ctx context.Context, cond func() bool) error {
-	stop := context.AfterFunc(ctx, d.wake)
-	defer stop()
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	for !cond() {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		d.cond.Wait()
-	}
-	return nil
-}
-
-// wake makes the waiters look again.
-func (d *driver) wake() {
-	d.mu.Lock()
-	d.cond.Broadcast()
-	d.mu.Unlock()
+	return d.sched.waitUntil(ctx, func() bool { return d.sched.idleLocked(d.inbox) })
 }
 
 // Cancel aborts the running turn ([stack.Loop]); without keepInbox the
@@ -272,12 +422,7 @@ func (d *driver) cancelTurn(cause error, keepInbox bool) {
 	if !keepInbox {
 		d.inbox.drop(nextTurn)
 	}
-	d.mu.Lock()
-	cancel, running := d.turnCancel, d.running || d.pre != nil
-	d.woken = false // what stays queued is parked until another message wakes the agent
-	d.cond.Broadcast()
-	d.mu.Unlock()
-	if running && cancel != nil {
+	if cancel := d.sched.interrupt(); cancel != nil {
 		cancel(cause)
 	}
 }
@@ -285,10 +430,7 @@ func (d *driver) cancelTurn(cause error, keepInbox bool) {
 // Close stops the loop once its turn ended ([stack.Loop]); the fixture's
 // disposal failure is its error.
 func (d *driver) Close() error {
-	d.mu.Lock()
-	d.closed = true
-	d.cond.Broadcast()
-	d.mu.Unlock()
+	d.sched.update(func(s *schedule) { s.closeLocked(nil) })
 	<-d.stopped
 	if d.hooks.close != nil {
 		return d.hooks.close(d)
@@ -296,64 +438,19 @@ func (d *driver) Close() error {
 	return nil
 }
 
-// yield records that the host yielded while this agent worked: it awaits
-// I/O (a tool call that yields, a fixture's wait) or went idle. A
-// background child started by it runs from its next yield on.
-func (d *driver) yield() {
-	d.mu.Lock()
-	d.yields++
-	d.cond.Broadcast()
-	d.mu.Unlock()
-}
-
-// holdUntilYield keeps child's first turn from entering its first step
-// until d yields after now: upstream's host runs a background child's step
-// only once the agent that started it awaits something or goes idle (its
-// own non-yielding work, a model call that answers at once, comes first);
-// the child's turn/start and claim are written at once, when its prompt is
-// queued (see queue).
-func (d *driver) holdUntilYield(child *driver) {
-	d.mu.Lock()
-	mark := d.yields
-	d.mu.Unlock()
-	child.mu.Lock()
-	child.held++
-	child.mu.Unlock()
-	go func() {
-		d.waitUntil(d.base, func() bool { return d.yields > mark || d.closed })
-		child.mu.Lock()
-		child.held--
-		child.cond.Broadcast()
-		child.mu.Unlock()
-	}()
-}
-
 // beginMaintenance and endMaintenance bracket a task that keeps an idle
 // agent busy (it starts no turn meanwhile, and is not quiescent).
 func (d *driver) beginMaintenance() {
-	d.mu.Lock()
-	d.maintenance++
-	d.mu.Unlock()
+	d.sched.mu.Lock()
+	d.sched.maintenance++
+	d.sched.mu.Unlock()
 }
 
-func (d *driver) endMaintenance() {
-	d.mu.Lock()
-	d.maintenance--
-	d.cond.Broadcast()
-	d.mu.Unlock()
-}
+func (d *driver) endMaintenance() { d.sched.update(func(s *schedule) { s.maintenance-- }) }
 
 // turns is the number of the last turn started.
 func (d *driver) turns() int {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.turnNo
-}
-
-// turnEnded reports the reason turn ended with (false while it runs).
-func (d *driver) turnEnded(turn int) (map[string]any, bool) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	r, ok := d.ended[turn]
-	return r, ok
+	d.sched.mu.Lock()
+	defer d.sched.mu.Unlock()
+	return d.sched.turn
 }

@@ -64,7 +64,7 @@ func (e *errScriptExhausted) Error() string { return e.msg }
 // constructedInfo names the scripted model of a replay: constructed from
 // the recording, and named so in our log.
 func constructedInfo() ModelInfo {
-	config, _ := json.Marshal(modelSource{Kind: "replay", Provider: ModelProvider, Model: ModelName})
+	config, _ := json.Marshal(session.ModelSource{Kind: "replay", Provider: ModelProvider, Model: ModelName})
 	return ModelInfo{Config: config, Provider: ModelProvider, Model: ModelName}
 }
 
@@ -75,7 +75,7 @@ func recordedInfo(rec *recording.Recording) ModelInfo {
 	info := ModelInfo{}
 	for _, e := range rec.Events {
 		switch e.Type {
-		case "request/header":
+		case session.KindRequestHeader:
 			var d struct {
 				Header struct {
 					Config json.RawMessage `json:"config"`
@@ -84,7 +84,7 @@ func recordedInfo(rec *recording.Recording) ModelInfo {
 			if info.Config == nil && json.Unmarshal(e.Data, &d) == nil {
 				info.Config = d.Header.Config
 			}
-		case "request/context":
+		case session.KindRequestContext:
 			var d struct{ Provider, Model string }
 			if info.Provider == "" && json.Unmarshal(e.Data, &d) == nil {
 				info.Provider, info.Model = d.Provider, d.Model
@@ -136,13 +136,13 @@ func (m *scriptedModel) Call(ctx context.Context, _ ModelRequest, emit func(json
 	if t := reply.Throw; t != nil {
 		// a thrown stream ends in the failure chunk upstream's LLM layer
 		// makes of the throw
-		code := t.Code
-		if code == "" {
-			code = "UNKNOWN"
+		f := &llm.Failure{Message: t.Message, Code: t.Code}
+		if f.Code == "" {
+			f.Code = "UNKNOWN"
 		}
-		failure := map[string]any{"message": t.Message, "code": code}
-		reply.Finish, reply.Failure = "error", ordered(failure)
-		return reply, emit(ordered(map[string]any{"type": "finish", "reason": map[string]any{"kind": "error", "failure": failure}}))
+		reply.Finish = llm.Error
+		reply.Failure, _ = json.Marshal(f)
+		return reply, emit(failureChunk(f))
 	}
 	if reply.Hang != nil {
 		if reply.Hang.ReadyFile != "" {

@@ -33,11 +33,12 @@ func (d *driver) preStepListeners() []preStepListener {
 	return append(out, d.skillCatalog)
 }
 
-// fixturePreStep is the emulated fixture's pre-step: its failure fails
-// the turn before any step (a checkpoint that could not be written).
+// fixturePreStep is the emulated fixture's pre-step, the outermost
+// listener: its failure fails the turn before any step (a checkpoint that
+// could not be written).
 func (d *driver) fixturePreStep(ctx context.Context, ps *preStepInfo, next func() (stepDecision, error)) (stepDecision, error) {
 	if err := d.hooks.preStep(ctx, d, ps.turn, ps.step); err != nil {
-		return stepDecision{}, &stepFailure{err}
+		return failedStep(err), nil
 	}
 	return next()
 }
@@ -57,7 +58,7 @@ func (d *driver) surfacePreStep(ctx context.Context, ps *preStepInfo, next func(
 // (the first catalog, or an update); a rejection stands.
 func (d *driver) skillCatalog(ctx context.Context, ps *preStepInfo, next func() (stepDecision, error)) (stepDecision, error) {
 	dec, err := next()
-	if err != nil || dec.reject {
+	if err != nil || dec.stands() {
 		return dec, err
 	}
 	m, err := d.surface.PendingCatalog(ctx)
@@ -65,7 +66,7 @@ func (d *driver) skillCatalog(ctx context.Context, ps *preStepInfo, next func() 
 		return dec, fmt.Errorf("skill catalog: %w", err)
 	}
 	if m != nil {
-		dec.messages = append(dec.messages, userMessage{Content: m.Content, Source: m.Source, Role: m.Role, ID: m.ID, kind: "plugin"})
+		dec.messages = append(dec.messages, enteredMessage("plugin", m.Source, m.Content, m.ID))
 	}
 	return dec, nil
 }
@@ -97,10 +98,10 @@ func (d *driver) promptSubmit(b *hooks.Bridge) preStepListener {
 			return stepDecision{}, err
 		}
 		if pd.Reject {
-			return stepDecision{reject: true}, nil
+			return rejected(), nil
 		}
 		dec, err := next()
-		if err != nil || pd.Context == nil || dec.reject {
+		if err != nil || pd.Context == nil || dec.stands() {
 			return dec, err
 		}
 		dec.messages = append(dec.messages, pluginMessage(*pd.Context))

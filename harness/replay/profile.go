@@ -10,8 +10,8 @@ import (
 
 	"github.com/dshsim/dshsim/harness/replay/recording"
 	"github.com/dshsim/dshsim/pipeline"
+	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/stack"
-	"github.com/dshsim/dshsim/tools/code"
 	"github.com/dshsim/dshsim/tools/cordis"
 	"github.com/dshsim/dshsim/tools/lsp"
 	"github.com/dshsim/dshsim/tools/served"
@@ -237,16 +237,16 @@ func servedCalls(events []recording.Event) map[string]served.Recorded {
 	var dispatched []nested
 	for _, e := range events {
 		switch e.Type {
-		case "tool/call":
+		case session.KindToolCall:
 			var d struct {
 				CallID, Name, Arguments string
 			}
 			if json.Unmarshal(e.Data, &d) == nil {
 				calls[d.CallID] = served.Recorded{Name: d.Name, Arguments: json.RawMessage(d.Arguments)}
 			}
-		case "tool/result":
+		case session.KindToolResult:
 			recordResult(calls, e.Data)
-		case code.EventDispatch:
+		case session.KindCodeDispatch:
 			var d struct {
 				ParentCallID string           `json:"parentCallId"`
 				SubCallID    string           `json:"subCallId"`

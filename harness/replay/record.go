@@ -428,7 +428,7 @@ func sessionFailure(ctx context.Context, runErr error, ans *answers, log *sessio
 		return err.Error()
 	}
 	for _, e := range events {
-		if e.Type != "turn/end" {
+		if e.Type != session.KindTurnEnd {
 			continue
 		}
 		var d struct {

@@ -109,7 +109,7 @@ func startSession(ctx context.Context, s sessionSetup) (*sessionRun, error) {
 // explicit override writes them.
 func creationEvents(rec *recording.Recording, log *session.Log) error {
 	for _, e := range rec.Events {
-		if e.Type != "sandbox/mode" && e.Type != "approval/policy" {
+		if e.Type != session.KindSandboxMode && e.Type != session.KindApprovalPolicy {
 			return nil
 		}
 		if _, err := log.Append(e.Type, json.RawMessage(e.Data)); err != nil {

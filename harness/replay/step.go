@@ -15,7 +15,22 @@ import (
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/sandbox"
+	"github.com/dshsim/dshsim/stack"
 )
+
+// modelCalls is what an agent's loop keeps of its model's calls: whether
+// its first request was logged, whether the script ran out, and what the
+// model was offered at that request (a child's sidecars are compared with
+// it; mu guards those, read from other goroutines).
+type modelCalls struct {
+	headed    bool // the request header and context were logged
+	exhausted bool // the script ran out (flagged once)
+
+	mu          sync.Mutex
+	offered     []pipeline.Tool
+	sections    []stack.PromptSection
+	sectionsErr error
+}
 
 // modelStep is a step's model work, as upstream's step: the request (the
 // header and context on the session's first call, the title model's
@@ -25,68 +40,68 @@ import (
 // the same step) or fails the turn; else the assistant message (its text
 // blocks go on the wire), and max-tokens ends the step, no tool call ends
 // it completed, tool calls run and continue the turn (unless one concludes
-// it).
-func (d *driver) modelStep(ctx context.Context, turn, step int) (stepEnd, failure map[string]any, err error) {
+// it). end is how the step ends the turn (nil: it continues; failed: the
+// call failed); err is a failure of the replay.
+func (d *driver) modelStep(ctx context.Context, turn, step int) (end *session.EndReason, err error) {
 	info := d.model.Info()
 	retryID := ""
 	for retries := 0; ; retries++ {
 		if err := d.request(); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		a, seqs, err := d.stream(ctx, turn, step)
 		if err != nil || ctx.Err() != nil {
-			return nil, nil, err
+			return nil, err
 		}
-		if k := a.finishKind(); k == "error" || k == "aborted" {
-			r := d.retryOf(info, turn, step, retries, a.failure())
+		if k := a.finishKind(); k == llm.Error || k == llm.Aborted {
+			failure, readable := a.failure()
+			var r *session.Retry
+			if readable {
+				r = d.retryOf(info, turn, step, retries, failure)
+			}
 			if r == nil {
-				return nil, a.failure(), nil
+				return &session.EndReason{Kind: session.EndError, Error: failure}, nil
 			}
 			if retryID == "" {
 				retryID = newUUID()
 			}
 			r.RetryID = retryID
 			if err := d.retryWait(ctx, r); err != nil || ctx.Err() != nil {
-				return nil, nil, err
+				return nil, err
 			}
 			continue
 		}
 		blocks := a.blocks()
 		if err := d.assistantMessage(turn, step, blocks, a.usage, seqs, false); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
-		if a.finishKind() == "max-tokens" {
-			return map[string]any{"kind": "max-tokens"}, nil, nil
+		if a.finishKind() == llm.MaxTokens {
+			return &session.EndReason{Kind: session.EndMaxTokens}, nil
 		}
+		completed := &session.EndReason{Kind: session.EndCompleted}
 		calls := toolCalls(blocks)
 		if len(calls) == 0 {
-			return map[string]any{"kind": "completed"}, nil, nil
+			return completed, nil
 		}
-		concludes, err := d.runCalls(ctx, turn, step, calls)
-		if err != nil || !concludes {
-			return nil, nil, err
+		if concludes, err := d.runCalls(ctx, turn, step, calls); err != nil || !concludes {
+			return nil, err
 		}
-		return map[string]any{"kind": "completed"}, nil, nil
+		return completed, nil
 	}
 }
 
 // retryOf is the llm/retry event of a failed call the model's retry policy
 // retries after previous retries of this step (nil: not retried).
-func (d *driver) retryOf(info ModelInfo, turn, step, previous int, failure map[string]any) *retryData {
+func (d *driver) retryOf(info ModelInfo, turn, step, previous int, failure *session.Failure) *session.Retry {
 	if info.Retry == nil {
 		return nil
 	}
-	var f llm.Failure
-	raw, _ := json.Marshal(failure)
-	if json.Unmarshal(raw, &f) != nil {
-		return nil
-	}
-	delay, ok := info.Retry.Decide(&f, previous, mrand.Float64())
+	delay, ok := info.Retry.Decide(failure.Code, failure.ProviderRetryAfterMs, previous, mrand.Float64())
 	if !ok {
 		return nil
 	}
-	r := &retryData{Turn: turn, Step: step, Provider: info.Provider, Mode: info.Retry.Mode, PolicyKey: info.Retry.Key(),
-		Retry: previous + 1, DelayMs: delay, Failure: ordered(failure)}
+	r := &session.Retry{Turn: turn, Step: step, Provider: info.Provider, Mode: info.Retry.Mode, PolicyKey: info.Retry.Key(),
+		Retry: previous + 1, DelayMs: delay, Failure: failure}
 	if info.Retry.Mode != llm.RetryAlways {
 		r.MaxRetries = &info.Retry.MaxRetries
 	}
@@ -94,25 +109,20 @@ func (d *driver) retryOf(info ModelInfo, turn, step, previous int, failure map[s
 }
 
 // toolCalls are the tool-call blocks of an assembled message.
-func toolCalls(blocks []map[string]any) []recording.ToolCall {
+func toolCalls(blocks []replyBlock) []recording.ToolCall {
 	var out []recording.ToolCall
 	for _, b := range blocks {
-		if b["type"] != "tool-call" {
-			continue
+		if b.Type == llm.ToolCall {
+			out = append(out, recording.ToolCall{ID: b.ID, Name: b.Name, Arguments: b.Arguments})
 		}
-		var c recording.ToolCall
-		c.ID, _ = b["id"].(string)
-		c.Name, _ = b["name"].(string)
-		c.Arguments, _ = b["arguments"].(string)
-		out = append(out, c)
 	}
 	return out
 }
 
 // retryWait logs llm/retry, waits its delay (the user's cancel ends the
 // wait) and logs llm/retry-started.
-func (d *driver) retryWait(ctx context.Context, r *retryData) error {
-	if _, err := d.append("llm/retry", r); err != nil {
+func (d *driver) retryWait(ctx context.Context, r *session.Retry) error {
+	if _, err := d.append(session.KindRetry, r); err != nil {
 		return err
 	}
 	select {
@@ -120,7 +130,7 @@ func (d *driver) retryWait(ctx context.Context, r *retryData) error {
 	case <-ctx.Done():
 		return nil
 	}
-	_, err := d.append("llm/retry-started", retryStartedData{RetryID: r.RetryID, Turn: r.Turn, Step: r.Step, Retry: r.Retry})
+	_, err := d.append(session.KindRetryStarted, session.RetryStarted{RetryID: r.RetryID, Turn: r.Turn, Step: r.Step, Retry: r.Retry})
 	return err
 }
 
@@ -131,15 +141,15 @@ func (d *driver) retryWait(ctx context.Context, r *retryData) error {
 // title model's request when one is due. What the model is offered then is
 // kept for the sidecars' comparison.
 func (d *driver) request() error {
-	if d.headed {
+	if d.calls.headed {
 		return nil
 	}
-	d.headed = true
+	d.calls.headed = true
 	offered := d.surface.WireTools()
 	sections, sectionsErr := d.surface.PromptSections()
-	d.mu.Lock()
-	d.offered, d.sections, d.sectionsErr = offered, sections, sectionsErr
-	d.mu.Unlock()
+	d.calls.mu.Lock()
+	d.calls.offered, d.calls.sections, d.calls.sectionsErr = offered, sections, sectionsErr
+	d.calls.mu.Unlock()
 	events, err := d.log.Events()
 	if err != nil {
 		return err
@@ -150,19 +160,19 @@ func (d *driver) request() error {
 	h.Header.System = d.system
 	h.Header.Tools = headerTools(offered)
 	h.Reason = "initial"
-	if _, ok := session.Last(events, "request/header"); ok {
+	if _, ok := session.Last(events, session.KindRequestHeader); ok {
 		h.Reason = "resume"
 	}
-	if _, err := d.append("request/header", h); err != nil {
+	if _, err := d.append(session.KindRequestHeader, h); err != nil {
 		return err
 	}
 	if !sameRoute(events, info) {
-		if _, err := d.append("request/context", requestContext{Provider: info.Provider, Model: info.Model}); err != nil {
+		if _, err := d.append(session.KindRequestContext, session.RequestContext{Provider: info.Provider, Model: info.Model}); err != nil {
 			return err
 		}
 	}
 	if r := d.titles.request(); r != nil {
-		if _, err := d.append("session/title-llm-request", r); err != nil {
+		if _, err := d.append(session.KindTitleRequest, r); err != nil {
 			return err
 		}
 	}
@@ -172,19 +182,19 @@ func (d *driver) request() error {
 // sameRoute reports whether the last request/context of events names the
 // model's route (upstream logs the context on a route change only).
 func sameRoute(events []session.Event, info ModelInfo) bool {
-	last, ok := session.Last(events, "request/context")
+	last, ok := session.Last(events, session.KindRequestContext)
 	if !ok {
 		return false
 	}
-	var rc requestContext
+	var rc session.RequestContext
 	return json.Unmarshal(last.Data, &rc) == nil && rc.Provider == info.Provider && rc.Model == info.Model
 }
 
 // headerTools lists the tools the model is offered (the agent's wire list:
 // sorted by name, run_code alone in code mode), as upstream's header stores
 // them ({name, description, parameters}).
-func headerTools(defs []pipeline.Tool) []any {
-	out := make([]any, len(defs))
+func headerTools(defs []pipeline.Tool) []json.RawMessage {
+	out := make([]json.RawMessage, len(defs))
 	for i, t := range defs {
 		out[i] = json.RawMessage(toolschema.Schema{Name: t.Name, Description: t.Description, Parameters: t.Parameters}.JSON())
 	}
@@ -200,14 +210,14 @@ func (d *driver) stream(ctx context.Context, turn, step int) (*assembler, []int6
 	a := newAssembler()
 	var seqs []int64
 	emit := func(c json.RawMessage) error {
-		var m map[string]any
-		if err := json.Unmarshal(c, &m); err != nil {
+		var object map[string]any // a chunk is a JSON object, logged as it came
+		if err := json.Unmarshal(c, &object); err != nil {
 			return fmt.Errorf("the model's chunk is not a JSON object: %w", err)
 		}
-		e, err := d.append("assistant/chunk", chunkData{Turn: turn, Step: step, Chunk: c})
+		e, err := d.append(session.KindAssistantChunk, session.AssistantChunk{Turn: turn, Step: step, Chunk: c})
 		if err == nil {
 			seqs = append(seqs, e.Seq)
-			a.push(m)
+			a.push(c)
 		}
 		return err
 	}
@@ -229,18 +239,15 @@ func (d *driver) stream(ctx context.Context, turn, step int) (*assembler, []int6
 
 // assistantMessage logs the assembled message (interrupted: a cancelled
 // stream's) and sends its text blocks on the wire.
-func (d *driver) assistantMessage(turn, step int, blocks []map[string]any, usage any, seqs []int64, interrupted bool) error {
-	content := make([]any, len(blocks))
+func (d *driver) assistantMessage(turn, step int, blocks []replyBlock, usage json.RawMessage, seqs []int64, interrupted bool) error {
+	content := make([]json.RawMessage, len(blocks))
 	for i, b := range blocks {
-		content[i] = ordered(b)
+		content[i] = b.json
 	}
 	info := d.model.Info()
-	body := assistantBody{Role: "assistant", Content: content, Source: modelSource{Kind: "model", Provider: info.Provider, Model: info.Model}, ID: newUUID()}
-	data := assistantData{Turn: turn, Step: step, Message: body, Interrupted: interrupted}
-	if usage != nil {
-		data.Usage = ordered(usage)
-	}
-	if _, err := d.appendWith("assistant/message", data, session.AppendOptions{SourceEventSeqs: seqs, SurfaceOp: "append"}); err != nil {
+	body := session.AssistantBody{Role: "assistant", Content: content, Source: session.ModelSource{Kind: "model", Provider: info.Provider, Model: info.Model}, ID: newUUID()}
+	data := session.AssistantMessage{Turn: turn, Step: step, Message: body, Usage: usage, Interrupted: interrupted}
+	if _, err := d.appendWith(session.KindAssistantMessage, data, session.AppendOptions{SourceEventSeqs: seqs, SurfaceOp: "append"}); err != nil {
 		return err
 	}
 	d.wire.assistantMessage(blocks)
@@ -250,11 +257,18 @@ func (d *driver) assistantMessage(turn, step int, blocks []map[string]any, usage
 // exhaust is the failure chunk of a model call past the end of the script,
 // flagged the first time.
 func (d *driver) exhaust(msg string) json.RawMessage {
-	if !d.exhausted {
+	if !d.calls.exhausted {
 		d.flag("script exhausted: " + msg)
-		d.exhausted = true
+		d.calls.exhausted = true
 	}
-	return ordered(map[string]any{"type": "finish", "reason": map[string]any{"kind": "error", "failure": map[string]any{"message": msg, "code": "UNKNOWN"}}})
+	return failureChunk(&llm.Failure{Message: msg, Code: "UNKNOWN"})
+}
+
+// failureChunk is the error finish chunk of failure f, as upstream's LLM
+// layer makes it of a failed or thrown stream.
+func failureChunk(f *llm.Failure) json.RawMessage {
+	c, _ := llm.Chunk{Type: llm.FinishChunk, Reason: &llm.Finish{Kind: llm.Error, Failure: f}}.MarshalJSON()
+	return c
 }
 
 // concurrencySafe reports whether the call may run in a pool (the stack's
@@ -287,7 +301,7 @@ func (d *driver) runCalls(ctx context.Context, turn, step int, calls []recording
 		pool := calls[i:j]
 		seqs := make([]int64, len(pool))
 		for k, tc := range pool {
-			e, err := d.append("tool/call", toolCallData{Turn: turn, Step: step, CallID: tc.ID, Name: tc.Name, Arguments: tc.Arguments})
+			e, err := d.append(session.KindToolCall, session.ToolCall{Turn: turn, Step: step, CallID: tc.ID, Name: tc.Name, Arguments: tc.Arguments})
 			if err != nil {
 				return false, err
 			}
@@ -322,19 +336,12 @@ func (d *driver) runCalls(ctx context.Context, turn, step int, calls []recording
 
 // toolResult logs one call's tool/result and stages its context messages.
 func (d *driver) toolResult(turn, step int, tc recording.ToolCall, callSeq int64, r pipeline.Result) error {
-	content := r.Content
-	if content == nil {
-		content = []pipeline.Block{}
+	var facts json.RawMessage
+	if f := sandbox.FactsOf(r.Sandbox); f != nil {
+		facts, _ = json.Marshal(f)
 	}
-	data := toolResultData{Turn: turn, Step: step, Meta: r.Meta, Sandbox: sandbox.FactsOf(r.Sandbox), Message: toolResultMessage{
-		Source:  toolSource{"tool", tc.ID},
-		Content: []toolResultBlock{{Type: "tool-result", ToolCallID: tc.ID, Content: content, IsError: r.IsError}},
-		Role:    "user", ID: newUUID(),
-	}}
-	if r.Error != nil && r.Error.Info != nil {
-		data.Error = r.Error.Info
-	}
-	if _, err := d.appendWith("tool/result", data, session.AppendOptions{SourceEventSeqs: []int64{callSeq}, SurfaceOp: "append"}); err != nil {
+	data := pipeline.NewToolResultEvent(turn, step, tc.ID, newUUID(), r, facts)
+	if _, err := d.appendWith(session.KindToolResult, data, session.AppendOptions{SourceEventSeqs: []int64{callSeq}, SurfaceOp: "append"}); err != nil {
 		return err
 	}
 	return d.inbox.stage(r.ContextMessages)

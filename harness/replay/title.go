@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"strings"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/dshsim/dshsim/harness/replay/recording"
 	"github.com/dshsim/dshsim/internal/jsjson"
+	"github.com/dshsim/dshsim/llm"
 	"github.com/dshsim/dshsim/pipeline"
 )
 
@@ -176,7 +178,7 @@ func (t *titles) request() *titleRequestData {
 	route := routeData{Provider: t.llm.Provider, Model: t.llm.Model}
 	req := &titleRequestData{TitleProvider: titleProviderID, MessageSeqs: []int64{m.seq}, Route: route,
 		System: titleSystemPrompt(t.llm), MaxTokens: t.llm.MaxOutputTokens,
-		Messages: []userMessage{{Content: []pipeline.Block{pipeline.TextBlock(framed)}, Source: pluginSource{Kind: "plugin", Plugin: titleLLMPlugin}, Role: "user", ID: newUUID()}}}
+		Messages: []userMessage{newUserMessage("plugin", pluginSource{Kind: "plugin", Plugin: titleLLMPlugin}, []pipeline.Block{pipeline.TextBlock(framed)})}}
 	title, problem := t.modelTitle()
 	if problem != "" {
 		t.notes = append(t.notes, "no model-made title: "+problem)
@@ -195,19 +197,19 @@ func (t *titles) modelTitle() (string, string) {
 	t.replies = t.replies[1:]
 	a := newAssembler()
 	for _, c := range reply.Chunks {
-		a.push(c)
+		raw, _ := json.Marshal(c)
+		a.push(raw)
 	}
-	if reply.Throw != nil || a.finishKind() != "stop" {
+	if reply.Throw != nil || a.finishKind() != llm.Stop {
 		return "", "the title model's reply did not finish with stop"
 	}
 	var texts []string
 	for _, b := range a.blocks() {
-		switch b["type"] {
-		case "tool-call":
+		switch b.Type {
+		case llm.ToolCall:
 			return "", "the title model's reply holds a tool call"
-		case "text":
-			s, _ := b["text"].(string)
-			texts = append(texts, s)
+		case llm.Text:
+			texts = append(texts, b.Text)
 		}
 	}
 	title := normalizeTitle(normalizeTitle(strings.Join(texts, " "), 1<<30), maxTitleBytes)

@@ -2,7 +2,6 @@ package replay
 
 import (
 	"context"
-	"errors"
 	"slices"
 
 	"github.com/dshsim/dshsim/pipeline"
@@ -11,7 +10,7 @@ import (
 
 // promptMessage is a prompt's user message (source user) of content.
 func promptMessage(content []pipeline.Block) userMessage {
-	return userMessage{Content: content, Source: kindOnly{"user"}, Role: "user", ID: newUUID(), kind: "user"}
+	return newUserMessage("user", kindOnly{"user"}, content)
 }
 
 // openedTurn is a turn that started: its number, what its first step's
@@ -27,13 +26,8 @@ type openedTurn struct {
 // whole next-step list, then one queued prompt).
 func (d *driver) openTurn() (*openedTurn, error) {
 	ctx, cancel := context.WithCancelCause(d.base)
-	d.mu.Lock()
-	d.turnNo++
-	t := &openedTurn{turn: d.turnNo, ctx: ctx, cancel: cancel}
-	d.turnCancel = cancel
-	d.woken = false
-	d.mu.Unlock()
-	if _, err := d.append("turn/start", turnData{t.turn}); err != nil {
+	t := &openedTurn{turn: d.sched.begin(cancel), ctx: ctx, cancel: cancel}
+	if _, err := d.append(session.KindTurnStart, session.TurnStart{Turn: t.turn}); err != nil {
 		cancel(nil)
 		return nil, err
 	}
@@ -57,12 +51,30 @@ func (d *driver) claim(target string, turn int) ([]userMessage, error) {
 	return claimed, nil
 }
 
-// stepDecision is a pre-step's outcome: reject (the turn ends blocked
-// before the step) or enter these messages.
+// stepDecision is a pre-step's outcome: end the turn before the step
+// (blocked: a listener refused it; failed: the emulated fixture's
+// checkpoint, the outermost listener, could not be written) or enter these
+// messages.
 type stepDecision struct {
-	reject   bool
+	end      *session.EndReason
 	messages []userMessage
 }
+
+// rejected is the decision of a listener that refuses the step.
+func rejected() stepDecision {
+	return stepDecision{end: &session.EndReason{Kind: session.EndBlocked}}
+}
+
+// failedStep is the decision of the fixture's checkpoint that failed with
+// err: the turn ends with reason error {message: <the error>, code:
+// UNKNOWN}, as upstream's loop ends a turn on a non-model throw.
+func failedStep(err error) stepDecision {
+	return stepDecision{end: &session.EndReason{Kind: session.EndError, Error: &session.Failure{Message: err.Error(), Code: "UNKNOWN"}}}
+}
+
+// stands reports whether the decision ends the turn: the outer listeners
+// leave it as it is.
+func (dec stepDecision) stands() bool { return dec.end != nil }
 
 // preStepInfo is what a pre-step listener is told: the turn, the step about
 // to start and the messages its claim took from the inbox.
@@ -78,59 +90,53 @@ type preStepListener func(ctx context.Context, ps *preStepInfo, next func() (ste
 
 // turn runs one opened turn as upstream's loop does: per step the pre-step
 // (the claim, then the listeners; the first step's claim was the turn's
-// opening) and either a rejection (turn blocked), a failure of a pre-step
-// listener (turn failed, no step), nothing to do (a first step with
-// nothing claimed ends the turn completed; a later one ends it) or
-// step/start, the entered messages, the model call and its tools,
-// step/end; when a step ended the turn (completed, max-tokens: sticky for
-// the turn) and nothing waits for the next step, the turn-stopping
-// listeners (Stop hooks) may queue steering; if still nothing waits the
-// turn ends. more reports input left for another turn, unless the turn was
-// blocked, found nothing to do, failed or was aborted. A held child
-// (holdUntilYield) enters its first step once released.
+// opening) and either its end (a rejection: turn blocked; a failure of the
+// fixture's checkpoint: turn failed, no step), nothing to do (a first step
+// with nothing claimed ends the turn completed; a later one ends it) or
+// the step (runStep); when a step ended the turn (completed, max-tokens:
+// sticky for the turn) and nothing waits for the next step, the
+// turn-stopping listeners (Stop hooks) may queue steering; if still nothing
+// waits the turn ends. more reports input left for another turn, unless the
+// turn was blocked, found nothing to do, failed or was aborted. A held
+// child (holdUntilYield) enters its first step once released.
 func (d *driver) turn(t *openedTurn) (more bool, err error) {
 	ctx, turn := t.ctx, t.turn
 	defer t.cancel(nil)
-	d.waitUntil(ctx, func() bool { return d.held == 0 })
-	var ends map[string]any
-	claimed, first := t.claimed, true
+	d.sched.waitUntil(ctx, func() bool { return d.sched.held == 0 })
+	var ends *session.EndReason // how the steps so far end the turn (nil: they continue it)
+	claimed := t.claimed
 	for step := 1; ; step++ {
 		if ctx.Err() != nil {
 			return false, d.endTurn(turn, abortReason(ctx))
 		}
-		if !first {
+		if step > 1 {
 			if claimed, err = d.claim(nextStep, turn); err != nil {
 				return false, err
 			}
 		}
-		first = false
 		dec, err := d.runPreStep(ctx, turn, step, claimed)
-		var fail *stepFailure
 		switch {
-		case errors.As(err, &fail) && ctx.Err() != nil:
-			return false, d.endTurn(turn, abortReason(ctx))
-		case errors.As(err, &fail):
-			return false, d.endTurn(turn, map[string]any{"kind": "error", "error": map[string]any{"message": fail.err.Error(), "code": "UNKNOWN"}})
 		case err != nil:
 			return false, err
-		case dec.reject:
-			return false, d.endTurn(turn, map[string]any{"kind": "blocked"})
+		case dec.stands() && dec.end.Failed() && ctx.Err() != nil:
+			return false, d.endTurn(turn, abortReason(ctx))
+		case dec.stands():
+			return false, d.endTurn(turn, *dec.end)
 		case ends != nil && len(dec.messages) == 0:
-			return d.inbox.hasPending(), d.endTurn(turn, ends)
+			return d.inbox.hasPending(), d.endTurn(turn, *ends)
 		case step == 1 && len(dec.messages) == 0:
-			return false, d.endTurn(turn, map[string]any{"kind": "completed"})
+			return false, d.endTurn(turn, session.EndReason{Kind: session.EndCompleted})
 		}
-		stepEnd, failure, err := d.runStep(ctx, turn, step, dec.messages)
-		if err != nil {
-			return false, err
-		}
+		stepEnd, err := d.runStep(ctx, turn, step, dec.messages)
 		switch {
-		case failure != nil:
-			return false, d.endTurn(turn, map[string]any{"kind": "error", "error": failure})
+		case err != nil:
+			return false, err
+		case stepEnd != nil && stepEnd.Failed():
+			return false, d.endTurn(turn, *stepEnd)
 		case ctx.Err() != nil:
 			return false, d.endTurn(turn, abortReason(ctx)) // no claim: the next turn's start claims the inbox
 		}
-		if ends == nil || ends["kind"] != "max-tokens" {
+		if ends == nil || ends.Kind != session.EndMaxTokens {
 			ends = stepEnd
 		}
 		if ends != nil && len(d.inbox.pending(nextStep)) == 0 {
@@ -139,18 +145,10 @@ func (d *driver) turn(t *openedTurn) (more bool, err error) {
 			}
 		}
 		if ends != nil && len(d.inbox.pending(nextStep)) == 0 {
-			return d.inbox.hasPending(), d.endTurn(turn, ends)
+			return d.inbox.hasPending(), d.endTurn(turn, *ends)
 		}
 	}
 }
-
-// stepFailure is a pre-step listener's failure that fails the turn (a
-// checkpoint that could not be written): the turn ends with reason error
-// {message: <the error>, code: UNKNOWN}, as upstream's loop ends a turn on
-// a non-model throw.
-type stepFailure struct{ err error }
-
-func (f *stepFailure) Error() string { return f.err.Error() }
 
 // runPreStep runs the pre-step listeners around the default decision for
 // the step's claimed input: enter the claimed messages, then the runtime
@@ -166,7 +164,7 @@ func (d *driver) runPreStep(ctx context.Context, turn, step int, claimed []userM
 		if i == len(d.preStep) {
 			msgs := slices.Clone(claimed)
 			if rc != nil {
-				msgs = append(msgs, userMessage{Content: rc.Content, Source: rc.Source, Role: rc.Role, ID: rc.ID, kind: "plugin"})
+				msgs = append(msgs, enteredMessage("plugin", rc.Source, rc.Content, rc.ID))
 			}
 			return stepDecision{messages: msgs}, nil
 		}
@@ -177,35 +175,35 @@ func (d *driver) runPreStep(ctx context.Context, turn, step int, claimed []userM
 
 // runStep runs one step: step/start, the entered messages (then the
 // session's fallback title after its first user message), the model call
-// and its tools, step/end (always, also after a failure); stepEnd is the
-// step's end (nil: tool calls continue the turn), failure the turn's
-// failure, err a failure of the replay itself.
-func (d *driver) runStep(ctx context.Context, turn, step int, messages []userMessage) (stepEnd map[string]any, failure map[string]any, err error) {
-	if _, err := d.append("step/start", stepData{turn, step}); err != nil {
-		return nil, nil, err
+// and its tools, step/end (always, also after a failure); stepEnd is how
+// the step ends the turn (nil: tool calls continue it; failed: the model's
+// call failed), err a failure of the replay itself.
+func (d *driver) runStep(ctx context.Context, turn, step int, messages []userMessage) (stepEnd *session.EndReason, err error) {
+	if _, err := d.append(session.KindStepStart, session.Step{Turn: turn, Step: step}); err != nil {
+		return nil, err
 	}
 	for _, m := range messages {
-		e, err := d.appendWith("user/message", m, session.AppendOptions{SurfaceOp: "append"})
+		e, err := d.appendWith(session.KindUserMessage, m, session.AppendOptions{SurfaceOp: "append"})
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		if m.kind == "user" {
 			d.titles.userEntered(e.Seq, m.Content)
 		}
 	}
 	if t := d.titles.fallback(); t != nil {
-		if _, err := d.append("session/title", t); err != nil {
-			return nil, nil, err
+		if _, err := d.append(session.KindTitle, t); err != nil {
+			return nil, err
 		}
 	}
-	stepEnd, failure, err = d.modelStep(ctx, turn, step)
-	if _, aerr := d.append("step/end", stepData{turn, step}); err == nil {
+	stepEnd, err = d.modelStep(ctx, turn, step)
+	if _, aerr := d.append(session.KindStepEnd, session.Step{Turn: turn, Step: step}); err == nil {
 		err = aerr
 	}
 	if d.instr != nil {
 		d.instr.stepEnded()
 	}
-	return stepEnd, failure, err
+	return stepEnd, err
 }
 
 // turnStopping runs the agent/turn-stopping listeners in order: each hook
@@ -226,27 +224,14 @@ func (d *driver) turnStopping(ctx context.Context) error {
 	return nil
 }
 
-// turnEndReason is turn/end's reason in upstream's key order.
-type turnEndReason struct {
-	Kind   string         `json:"kind"`
-	Reason map[string]any `json:"reason,omitempty"`
-	Error  any            `json:"error,omitempty"`
-}
-
 // endTurn writes turn/end with reason, records it, tells the bridge and
 // the fixture, and logs the model-made title that was due after this turn.
-func (d *driver) endTurn(turn int, reason map[string]any) error {
-	r := turnEndReason{}
-	r.Kind, _ = reason["kind"].(string)
-	r.Reason, _ = reason["reason"].(map[string]any)
-	if e, ok := reason["error"]; ok {
-		r.Error = ordered(e)
-	}
-	_, err := d.append("turn/end", turnEndData{Turn: turn, Reason: r})
-	d.mu.Lock()
-	d.ended[turn] = reason
-	d.cond.Broadcast()
-	d.mu.Unlock()
+func (d *driver) endTurn(turn int, reason session.EndReason) error {
+	_, err := d.append(session.KindTurnEnd, session.TurnEnd{Turn: turn, Reason: reason})
+	d.record.mu.Lock()
+	d.record.ended[turn] = reason
+	d.record.mu.Unlock()
+	d.sched.wake()
 	if err != nil {
 		return err
 	}
@@ -255,12 +240,12 @@ func (d *driver) endTurn(turn int, reason map[string]any) error {
 		d.hooks.turnEnded(d, turn)
 	}
 	if t := d.titles.landed(); t != nil {
-		if _, err := d.append("session/title", t); err != nil {
+		if _, err := d.append(session.KindTitle, t); err != nil {
 			return err
 		}
 	}
-	d.mu.Lock()
-	d.titleDone = d.titles.titled && d.titles.pending == nil
-	d.mu.Unlock()
+	d.record.mu.Lock()
+	d.record.titled = d.titles.titled && d.titles.pending == nil
+	d.record.mu.Unlock()
 	return nil
 }

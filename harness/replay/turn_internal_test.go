@@ -10,6 +10,7 @@ import (
 	"github.com/dshsim/dshsim/harness/replay/acpwire"
 	"github.com/dshsim/dshsim/harness/replay/recording"
 	"github.com/dshsim/dshsim/pipeline"
+	"github.com/dshsim/dshsim/pipeline/session"
 )
 
 func TestFallbackTitle(t *testing.T) {
@@ -66,32 +67,57 @@ func TestTitleModel(t *testing.T) {
 
 // TestAssembler: blocks in first-seen order; an open block from its
 // deltas; a max-tokens finish drops every tool call; a cancelled stream
-// keeps its non-blank text.
+// keeps its non-blank text; a block-end's block and the usage pass through
+// in upstream's key order; a failure is read, and kept as it came.
 func TestAssembler(t *testing.T) {
 	a := newAssembler()
-	for _, c := range []map[string]any{
-		{"type": "block-start", "index": 1.0, "blockType": "reasoning"},
-		{"type": "reasoning-delta", "index": 1.0, "text": "think"},
-		{"type": "block-start", "index": 0.0, "blockType": "text"},
-		{"type": "text-delta", "index": 0.0, "text": "Hel"},
-		{"type": "text-delta", "index": 0.0, "text": "lo"},
-		{"type": "tool-call-delta", "index": 2.0, "id": "c1", "name": "read", "argumentsDelta": `{"file_`},
-		{"type": "block-start", "index": 3.0, "blockType": "text"},
-		{"type": "text-delta", "index": 3.0, "text": "  "},
-		{"type": "usage", "usage": map[string]any{"inputTokens": 1.0}},
+	for _, c := range []string{
+		`{"type":"block-start","index":1,"blockType":"reasoning"}`,
+		`{"type":"reasoning-delta","index":1,"text":"think"}`,
+		`{"type":"block-start","index":0,"blockType":"text"}`,
+		`{"type":"text-delta","index":0,"text":"Hel"}`,
+		`{"type":"text-delta","index":0,"text":"lo"}`,
+		`{"type":"tool-call-delta","index":2,"id":"c1","name":"read","argumentsDelta":"{\"file_"}`,
+		`{"type":"block-start","index":3,"blockType":"text"}`,
+		`{"type":"text-delta","index":3,"text":"  "}`,
+		`{"type":"block-end","index":4,"block":{"text":"as given","type":"text","extra":1}}`,
+		`{"type":"usage","usage":{"outputTokens":2,"inputTokens":1.0}}`,
 	} {
-		a.push(c)
+		a.push(json.RawMessage(c))
 	}
 	blocks := a.blocks()
-	if len(blocks) != 4 || blocks[0]["text"] != "think" || blocks[1]["text"] != "Hello" || blocks[2]["arguments"] != `{"file_` {
-		t.Fatalf("blocks %v", blocks)
+	if len(blocks) != 5 || blocks[0].Text != "think" || blocks[1].Text != "Hello" || blocks[2].Arguments != `{"file_` {
+		t.Fatalf("blocks %+v", blocks)
 	}
-	if got := a.interrupted(); len(got) != 2 {
-		t.Errorf("interrupted %v, want the reasoning and the text", got)
+	for i, want := range []string{`{"type":"reasoning","text":"think"}`, `{"type":"text","text":"Hello"}`,
+		`{"type":"tool-call","id":"c1","name":"read","arguments":"{\"file_"}`, `{"type":"text","text":"  "}`,
+		`{"type":"text","text":"as given","extra":1}`} {
+		if string(blocks[i].json) != want {
+			t.Errorf("block %d logged as %s, want %s", i, blocks[i].json, want)
+		}
 	}
-	a.push(map[string]any{"type": "finish", "reason": map[string]any{"kind": "max-tokens"}})
-	if got := a.blocks(); len(got) != 3 || toolCalls(got) != nil {
-		t.Errorf("max-tokens blocks %v: the cut tool call must go", got)
+	if string(a.usage) != `{"inputTokens":1,"outputTokens":2}` {
+		t.Errorf("usage %s", a.usage)
+	}
+	if got := a.interrupted(); len(got) != 3 {
+		t.Errorf("interrupted %+v, want the reasoning and the two texts", got)
+	}
+	a.push(json.RawMessage(`{"type":"finish","reason":{"kind":"max-tokens"}}`))
+	if got := a.blocks(); len(got) != 4 || toolCalls(got) != nil {
+		t.Errorf("max-tokens blocks %+v: the cut tool call must go", got)
+	}
+	a.push(json.RawMessage(`{"type":"finish","reason":{"failure":{"code":"SERVER","status":"503","message":"m"},"kind":"error"}}`))
+	f, readable := a.failure()
+	if a.finishKind() != "error" || readable || f.Code != "SERVER" || string(f.Reported) != `{"message":"m","code":"SERVER","status":"503"}` {
+		t.Errorf("failure %+v (readable %v), kind %q", f, readable, a.finishKind())
+	}
+	a.push(json.RawMessage(`{"type":"finish","reason":{"kind":"error","failure":"not an object"}}`))
+	a.push(json.RawMessage(`{"type":"text-delta","index":5,"text":"a","Text":"b","TYPE":"finish"}`))
+	if b := a.blocks(); b[len(b)-1].Text != "a" || a.finishKind() != "error" {
+		t.Errorf("members read by another key's case: %+v, finish %q", b[len(b)-1], a.finishKind())
+	}
+	if f, readable := a.failure(); !readable || string(f.Reported) != `{}` {
+		t.Errorf("a failure that is not an object: %+v (readable %v), want {}", f, readable)
 	}
 }
 
@@ -102,24 +128,26 @@ func TestAssembler(t *testing.T) {
 func TestBridgeAnswers(t *testing.T) {
 	tests := []struct {
 		name      string
-		reason    map[string]any
+		reason    session.EndReason
 		cancelled bool
 		want      []acpwire.Frame
 	}{
-		{"completed", map[string]any{"kind": "completed"}, false, []acpwire.Frame{acpwire.AgentText("hi"), acpwire.Stop("end_turn")}},
-		{"max-tokens", map[string]any{"kind": "max-tokens"}, false, []acpwire.Frame{acpwire.AgentText("hi"), acpwire.Stop("end_turn")}},
-		{"blocked", map[string]any{"kind": "blocked"}, false, []acpwire.Frame{acpwire.AgentText("hi"), acpwire.Stop("end_turn")}},
-		{"cancelled", map[string]any{"kind": "aborted", "reason": map[string]any{"kind": "user"}}, true, []acpwire.Frame{acpwire.AgentText("hi"), acpwire.Stop("cancelled")}},
-		{"failed", map[string]any{"kind": "error", "error": map[string]any{"message": "boom", "code": "AUTH"}}, false, []acpwire.Frame{acpwire.AgentText("hi"), acpwire.Failed("boom")}},
+		{"completed", session.EndReason{Kind: "completed"}, false, []acpwire.Frame{acpwire.AgentText("hi"), acpwire.Stop("end_turn")}},
+		{"max-tokens", session.EndReason{Kind: "max-tokens"}, false, []acpwire.Frame{acpwire.AgentText("hi"), acpwire.Stop("end_turn")}},
+		{"blocked", session.EndReason{Kind: "blocked"}, false, []acpwire.Frame{acpwire.AgentText("hi"), acpwire.Stop("end_turn")}},
+		{"interrupted", session.EndReason{Kind: "interrupted"}, false, []acpwire.Frame{acpwire.AgentText("hi"), acpwire.Stop("cancelled")}},
+		{"cancelled", session.EndReason{Kind: "aborted", Reason: &session.AbortCause{Kind: "user"}}, true, []acpwire.Frame{acpwire.AgentText("hi"), acpwire.Stop("cancelled")}},
+		{"failed", session.EndReason{Kind: "error", Error: &session.Failure{Message: "boom", Code: "AUTH"}}, false, []acpwire.Frame{acpwire.AgentText("hi"), acpwire.Failed("boom")}},
+		{"failed without a failure", session.EndReason{Kind: "error"}, false, []acpwire.Frame{acpwire.AgentText("hi"), acpwire.Failed("")}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			b := &bridge{}
 			p := b.prompt("m1")
-			b.claimed([]userMessage{{ID: "m1"}}, 1)
-			b.assistantMessage([]map[string]any{{"type": "reasoning", "text": "x"}, {"type": "text", "text": "hi"}, {"type": "text", "text": ""}})
+			b.claimed([]userMessage{enteredMessage("user", nil, nil, "m1")}, 1)
+			b.assistantMessage([]replyBlock{{Type: "reasoning", Text: "x"}, {Type: "text", Text: "hi"}, {Type: "text", Text: ""}})
 			b.turnEnded(1, tc.reason)
-			b.turnEnded(2, map[string]any{"kind": "error", "error": map[string]any{"message": "another turn"}})
+			b.turnEnded(2, session.EndReason{Kind: "error", Error: &session.Failure{Message: "another turn"}})
 			p.cancelled = tc.cancelled
 			b.idle()
 			if diff := cmp.Diff(tc.want, b.sent()); diff != "" {
@@ -139,9 +167,9 @@ func TestBridgeAnswers(t *testing.T) {
 // recorder is an appender that keeps the events.
 type recorder struct{ events []string }
 
-func (r *recorder) append(typ string, data any) error {
+func (r *recorder) append(kind string, data any) error {
 	b, _ := json.Marshal(data)
-	r.events = append(r.events, typ+" "+string(b))
+	r.events = append(r.events, kind+" "+string(b))
 	return nil
 }
 
@@ -153,7 +181,7 @@ func TestInbox(t *testing.T) {
 	r := &recorder{}
 	in := newInbox(r)
 	msg := func(id string) userMessage {
-		return userMessage{Content: []pipeline.Block{}, Source: kindOnly{"user"}, Role: "user", ID: id}
+		return enteredMessage("user", kindOnly{"user"}, []pipeline.Block{}, id)
 	}
 	for _, step := range []func() error{
 		func() error { return in.add(nextTurn, msg("p1")) },

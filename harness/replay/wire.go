@@ -6,24 +6,26 @@ import (
 	"sync"
 
 	"github.com/dshsim/dshsim/harness/replay/acpwire"
+	"github.com/dshsim/dshsim/llm"
+	"github.com/dshsim/dshsim/pipeline/session"
 )
 
 // agentWire is what an agent's loop tells its client: the session's
 // bridge, or nothing (a child has no client).
 type agentWire interface {
 	claimed(msgs []userMessage, turn int)
-	assistantMessage(blocks []map[string]any)
-	turnEnded(turn int, reason map[string]any)
+	assistantMessage(blocks []replyBlock)
+	turnEnded(turn int, reason session.EndReason)
 	idle()
 }
 
 // noWire is a child's: upstream's children have no client.
 type noWire struct{}
 
-func (noWire) claimed([]userMessage, int)        {}
-func (noWire) assistantMessage([]map[string]any) {}
-func (noWire) turnEnded(int, map[string]any)     {}
-func (noWire) idle()                             {}
+func (noWire) claimed([]userMessage, int)       {}
+func (noWire) assistantMessage([]replyBlock)    {}
+func (noWire) turnEnded(int, session.EndReason) {}
+func (noWire) idle()                            {}
 
 // bridge is upstream's ACP bridge as the client sees it: every frame the
 // agent sends, in order. Each committed assistant text block is one
@@ -46,11 +48,11 @@ type bridge struct {
 // inflight is a prompt awaiting its answer.
 type inflight struct {
 	msgID     string
-	turn      int            // the turn that claimed it (0: not yet)
-	end       map[string]any // that turn's end reason
-	cancelled bool           // the user cancelled it
-	failed    bool           // answered with an error at turn/end
-	answered  chan struct{}  // closed once its answer is sent
+	turn      int                // the turn that claimed it (0: not yet)
+	end       *session.EndReason // that turn's end reason
+	cancelled bool               // the user cancelled it
+	failed    bool               // answered with an error at turn/end
+	answered  chan struct{}      // closed once its answer is sent
 }
 
 func (b *bridge) send(f acpwire.Frame) {
@@ -125,34 +127,34 @@ func (b *bridge) cancel(p *inflight) bool {
 }
 
 // assistantMessage sends one chunk per non-empty text block.
-func (b *bridge) assistantMessage(blocks []map[string]any) {
+func (b *bridge) assistantMessage(blocks []replyBlock) {
 	for _, blk := range blocks {
-		if t, _ := blk["text"].(string); blk["type"] == "text" && t != "" {
-			b.send(acpwire.AgentText(t))
+		if blk.Type == llm.Text && blk.Text != "" {
+			b.send(acpwire.AgentText(blk.Text))
 		}
 	}
 }
 
 // turnEnded records the end of the turn that claimed a prompt; a failed
 // turn answers the prompt now, with the failure's message.
-func (b *bridge) turnEnded(turn int, reason map[string]any) {
+func (b *bridge) turnEnded(turn int, reason session.EndReason) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for _, p := range b.inflight {
 		if p.turn != turn || closed(p.answered) {
 			continue
 		}
-		if reason["kind"] == "error" {
+		if reason.Failed() {
 			msg := ""
-			if e, ok := reason["error"].(map[string]any); ok {
-				msg, _ = e["message"].(string)
+			if reason.Error != nil {
+				msg = reason.Error.Message
 			}
 			p.failed = true
 			b.frames = append(b.frames, acpwire.Failed(msg))
 			close(p.answered)
 			continue
 		}
-		p.end = reason
+		p.end = &reason
 	}
 }
 
@@ -181,13 +183,7 @@ func (b *bridge) textSince(mark int, text string) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for _, f := range b.frames[min(mark, len(b.frames)):] {
-		if f.Kind != acpwire.MessageChunk {
-			continue
-		}
-		p, _ := f.Value["params"].(map[string]any)
-		u, _ := p["update"].(map[string]any)
-		c, _ := u["content"].(map[string]any)
-		if s, _ := c["text"].(string); strings.Contains(s, text) {
+		if f.Kind == acpwire.MessageChunk && strings.Contains(f.Text(), text) {
 			return true
 		}
 	}
@@ -201,7 +197,7 @@ func stopReason(p *inflight) string {
 	if p.cancelled || p.end == nil {
 		return "cancelled"
 	}
-	if p.end["kind"] == "interrupted" {
+	if p.end.Kind == session.EndInterrupted {
 		return "cancelled"
 	}
 	return "end_turn"

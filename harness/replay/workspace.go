@@ -85,7 +85,7 @@ func (p *instructionsPlugin) nestedTouches(root string) []string {
 	}
 	var out []string
 	for _, e := range events {
-		if e.Type != "tool/code-dispatch" {
+		if e.Type != session.KindCodeDispatch {
 			continue
 		}
 		var d struct {
@@ -128,7 +128,7 @@ func (p *instructionsPlugin) preStep(ctx context.Context, ps *preStepInfo, next 
 	if err != nil {
 		return dec, err
 	}
-	if dec.reject || (ps.step == 1 && len(dec.messages) == 0) {
+	if dec.stands() || (ps.step == 1 && len(dec.messages) == 0) {
 		return dec, p.sync(ps.claimed, desired)
 	}
 	for _, m := range pending {
@@ -177,11 +177,12 @@ func (p *instructionsPlugin) compose(claimed, pending []userMessage, touched []s
 		return nil, err
 	}
 	for _, pm := range pending {
-		if sameInstructions(pm, userMessage{Content: textBlocks(m.Texts), Source: m.Source, kind: instructionsKind}) {
+		if sameInstructions(pm, enteredMessage(instructionsKind, m.Source, textBlocks(m.Texts), "")) {
 			return &pm, nil
 		}
 	}
-	return &userMessage{Content: textBlocks(m.Texts), Source: m.Source, Role: "user", ID: newUUID(), kind: instructionsKind}, nil
+	msg := newUserMessage(instructionsKind, m.Source, textBlocks(m.Texts))
+	return &msg, nil
 }
 
 // sync brings the pending instructions message in the inbox up to date:
@@ -280,7 +281,7 @@ type surfaceReplace struct {
 func surfaceMessages(events []session.Event) []userMessage {
 	var out []userMessage
 	for _, e := range surfaceEvents(events) {
-		if e.Type != "user/message" {
+		if e.Type != session.KindUserMessage {
 			continue
 		}
 		var m struct {
@@ -289,7 +290,7 @@ func surfaceMessages(events []session.Event) []userMessage {
 			ID      string              `json:"id"`
 		}
 		if json.Unmarshal(e.Data, &m) == nil {
-			out = append(out, userMessage{Content: m.Content, Source: m.Source, ID: m.ID, kind: m.Source.Kind})
+			out = append(out, userMessage{UserMessage: pipeline.UserMessage[any]{Content: m.Content, Source: m.Source, ID: m.ID}, kind: m.Source.Kind})
 		}
 	}
 	return out
@@ -367,7 +368,7 @@ func (d *driver) compactAt(tc recording.ToolCall) error {
 		var data struct {
 			Source instructions.Source `json:"source"`
 		}
-		if m.Type == "user/message" && json.Unmarshal(m.Data, &data) == nil && data.Source.Kind == instructionsKind && data.Source.Baseline {
+		if m.Type == session.KindUserMessage && json.Unmarshal(m.Data, &data) == nil && data.Source.Kind == instructionsKind && data.Source.Baseline {
 			baseline = m.Seq
 		}
 	}
@@ -375,8 +376,8 @@ func (d *driver) compactAt(tc recording.ToolCall) error {
 		return nil
 	}
 	d.compacted = true
-	msg := userMessage{Content: []pipeline.Block{pipeline.TextBlock(compactionText)}, Source: compactionSource{Kind: "plugin", Plugin: "compact", CompactionID: compactionID}, Role: "user", ID: newUUID(), kind: "plugin"}
-	_, err = d.appendWith("user/message", msg, session.AppendOptions{SourceEventSeqs: []int64{baseline},
+	msg := newUserMessage("plugin", compactionSource{Kind: "plugin", Plugin: "compact", CompactionID: compactionID}, []pipeline.Block{pipeline.TextBlock(compactionText)})
+	_, err = d.appendWith(session.KindUserMessage, msg, session.AppendOptions{SourceEventSeqs: []int64{baseline},
 		SurfaceOp: surfaceReplace{Op: "replace", Start: baseline, End: baseline}})
 	return err
 }

@@ -82,7 +82,7 @@ func (r *scopeRig) stack(id string, mode sandbox.Mode, adjust func(*stack.Config
 		return nil, "", nil, err
 	}
 	r.stacks = append(r.stacks, s)
-	_, err = log.Append("turn/start", map[string]int{"turn": 1})
+	_, err = log.Append(session.KindTurnStart, session.TurnStart{Turn: 1})
 	return s, ws, log, err
 }
 

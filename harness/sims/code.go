@@ -11,7 +11,6 @@ import (
 
 	"github.com/dshsim/dshsim/harness"
 	"github.com/dshsim/dshsim/pipeline"
-	"github.com/dshsim/dshsim/pipeline/approval"
 	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/stack"
@@ -109,7 +108,7 @@ func runCode(env *harness.Env) (map[string][]byte, error) {
 	if _, err := st.In(nil).AddGuard(envGuard); err != nil {
 		return nil, err
 	}
-	if _, err := log.Append("turn/start", map[string]any{"turn": 1}); err != nil {
+	if _, err := log.Append(session.KindTurnStart, session.TurnStart{Turn: 1}); err != nil {
 		return nil, err
 	}
 
@@ -183,7 +182,7 @@ func codeEventLine(e session.Event) string {
 	}
 	s := func(k string) string { v, _ := d[k].(string); return v }
 	switch e.Type {
-	case code.EventDispatchStart:
+	case session.KindCodeDispatchStart:
 		var raw struct {
 			Arguments json.RawMessage `json:"arguments"`
 		}
@@ -193,7 +192,7 @@ func codeEventLine(e session.Event) string {
 		// the log escapes <, > and & as JSON allows; shown as typed
 		shown := strings.NewReplacer(`\u003c`, "<", `\u003e`, ">", `\u0026`, "&").Replace(args.String())
 		return fmt.Sprintf("%-25s %s %s %s", e.Type, s("subCallId"), s("name"), shown)
-	case code.EventDispatch:
+	case session.KindCodeDispatch:
 		verdict := "ok"
 		if b, _ := d["isError"].(bool); b {
 			verdict = "isError"
@@ -206,9 +205,9 @@ func codeEventLine(e session.Event) string {
 			text.WriteString(t)
 		}
 		return fmt.Sprintf("%-25s %s %s %q", e.Type, s("subCallId"), verdict, text.String())
-	case approval.EventAsked:
+	case session.KindApprovalAsked:
 		return fmt.Sprintf("%-25s %s %s", e.Type, s("callId"), s("toolName"))
-	case approval.EventDecided:
+	case session.KindApprovalDecided:
 		return fmt.Sprintf("%-25s %s", e.Type, s("outcome"))
 	}
 	return ""

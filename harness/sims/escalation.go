@@ -123,7 +123,7 @@ func runEscalationCase(ws string, i int, c escCase) (escResult, error) {
 		return escResult{}, err
 	}
 	defer log.Close()
-	if _, err := log.Append("turn/start", map[string]int{"turn": 1}); err != nil {
+	if _, err := log.Append(session.KindTurnStart, session.TurnStart{Turn: 1}); err != nil {
 		return escResult{}, err
 	}
 	if _, err := policy.SetSandboxMode(log, c.standing); err != nil {
@@ -180,10 +180,10 @@ func runEscalationCase(ws string, i int, c escCase) (escResult, error) {
 	}
 	r := escResult{model: res.Text(), ran: ran, outcome: "none"}
 	for _, e := range events {
-		if strings.HasPrefix(e.Type, "approval/asked") || strings.HasPrefix(e.Type, "approval/decided") {
+		if strings.HasPrefix(e.Type, session.KindApprovalAsked) || strings.HasPrefix(e.Type, session.KindApprovalDecided) {
 			r.audit = append(r.audit, e)
 		}
-		if e.Type == approval.EventDecided {
+		if e.Type == session.KindApprovalDecided {
 			var d struct{ Outcome string }
 			if err := json.Unmarshal(e.Data, &d); err != nil {
 				return escResult{}, err
@@ -191,7 +191,7 @@ func runEscalationCase(ws string, i int, c escCase) (escResult, error) {
 			r.outcome = d.Outcome
 		}
 	}
-	if _, stored := session.Last(events[2:], policy.EventSandboxMode); stored {
+	if _, stored := session.Last(events[2:], session.KindSandboxMode); stored {
 		return escResult{}, errors.New("a grant was stored in the session log")
 	}
 	return r, nil

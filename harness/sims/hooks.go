@@ -306,7 +306,7 @@ func newHookRig(env *harness.Env, c hookCase) (*hookRig, error) {
 		fmt.Fprintf(&b, "   reported         %s\n", r.norm.String(w))
 	}
 	r.header = b.String()
-	if _, err := r.log.Append("turn/start", map[string]any{"turn": 1}); err != nil {
+	if _, err := r.log.Append(session.KindTurnStart, session.TurnStart{Turn: 1}); err != nil {
 		r.close()
 		return nil, err
 	}
@@ -327,7 +327,7 @@ func (r *hookRig) logLines() (string, error) {
 	var b strings.Builder
 	for _, e := range events[1:] {
 		data := string(e.Data)
-		if e.Type == hooks.EventResult {
+		if e.Type == session.KindHookResult {
 			data = zeroDuration(e.Data)
 		}
 		fmt.Fprintf(&b, "   log              %s %s\n", e.Type, r.norm.String(data))

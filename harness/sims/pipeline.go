@@ -144,7 +144,7 @@ func runPipeline(env *harness.Env) (map[string][]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		if _, err := log.Append("turn/start", map[string]int{"turn": 1}); err != nil {
+		if _, err := log.Append(session.KindTurnStart, session.TurnStart{Turn: 1}); err != nil {
 			return nil, err
 		}
 		agent := &pipeline.Agent{ID: "constructed-agent", Session: log}

@@ -244,18 +244,18 @@ func childTurn(log *session.Log) (calls, lines []string, err error) {
 		json.Unmarshal(e.Data, &d)
 		line := fmt.Sprintf("seq %d %s %s", e.Seq, e.Type, e.Data)
 		switch e.Type {
-		case "assistant/chunk":
+		case session.KindAssistantChunk:
 			continue
-		case "request/header":
+		case session.KindRequestHeader:
 			line = fmt.Sprintf("seq %d request/header (the tools offered, the system prompt: not modelled)", e.Seq)
-		case "user/message":
+		case session.KindUserMessage:
 			line = fmt.Sprintf("seq %d user/message (source %s %s)", e.Seq, d.Source.Kind, d.Source.Plugin)
 			if d.Source.Kind == "user" {
 				line = fmt.Sprintf("seq %d user/message (the task)", e.Seq)
 			}
-		case "tool/call":
+		case session.KindToolCall:
 			args[d.CallID] = d.Name + " " + d.Arguments
-		case "tool/result":
+		case session.KindToolResult:
 			line = fmt.Sprintf("seq %d tool/result (its text above)", e.Seq)
 			for _, c := range d.Message.Content {
 				text := ""

@@ -22,17 +22,9 @@ const (
 	Never Policy = "never"
 )
 
-// Event types and the message source the service writes (VERBATIM).
-const (
-	// EventAsked is appended before a request is decided.
-	EventAsked = "approval/asked"
-	// EventDecided is appended with the outcome, same id as its asked event.
-	EventDecided = "approval/decided"
-	// EventPolicy records a policy switch: {policy, source?}.
-	EventPolicy = "approval/policy"
-	// ContextName is the runtime-context section name of the policy sentence.
-	ContextName = "approval:policy"
-)
+// ContextName is the runtime-context section name of the policy sentence
+// (VERBATIM).
+const ContextName = "approval:policy"
 
 // ParsePolicy validates p with the VERBATIM upstream message.
 func ParsePolicy(p string) (Policy, error) {
@@ -168,13 +160,13 @@ func (s *Service) ConfiguredPolicy() Policy { return s.config }
 // ok is false when there is none. An event with an invalid policy is an error
 // naming its seq and field.
 func SessionPolicy(events []session.Event) (p Policy, ok bool, err error) {
-	e, found := session.Last(events, EventPolicy)
+	e, found := session.Last(events, session.KindApprovalPolicy)
 	if !found {
 		return "", false, nil
 	}
-	v, _ := session.LastField(events, EventPolicy, "policy")
+	v, _ := session.LastField(events, session.KindApprovalPolicy, "policy")
 	if p, err = ParsePolicy(v); err != nil {
-		return "", false, fmt.Errorf("session event seq %d (%s) field policy: %w", e.Seq, EventPolicy, err)
+		return "", false, fmt.Errorf("session event seq %d (%s) field policy: %w", e.Seq, session.KindApprovalPolicy, err)
 	}
 	return p, true, nil
 }
@@ -229,7 +221,7 @@ func (s *Service) Request(ctx context.Context, req pipeline.ApprovalRequest) (pi
 		ctx = context.Background()
 	}
 	id := s.newID()
-	if _, err := log.Append(EventAsked, asked{ID: id, ToolName: req.ToolName, CallID: req.CallID, Reason: req.Reason}); err != nil {
+	if _, err := log.Append(session.KindApprovalAsked, asked{ID: id, ToolName: req.ToolName, CallID: req.CallID, Reason: req.Reason}); err != nil {
 		return "", err
 	}
 	// The policy is read after the asked event, not from the snapshot above:
@@ -242,7 +234,7 @@ func (s *Service) Request(ctx context.Context, req pipeline.ApprovalRequest) (pi
 	if err != nil {
 		return "", err
 	}
-	if _, err := log.Append(EventDecided, decided{ID: id, Outcome: outcome}); err != nil {
+	if _, err := log.Append(session.KindApprovalDecided, decided{ID: id, Outcome: outcome}); err != nil {
 		return "", err
 	}
 	return outcome, nil
@@ -323,16 +315,11 @@ func SetSessionPolicy(log *session.Log, p Policy) (session.Event, error) {
 	if _, err := ParsePolicy(string(p)); err != nil {
 		return session.Event{}, err
 	}
-	return log.Append(EventPolicy, policyEvent{Policy: p})
+	return log.Append(session.KindApprovalPolicy, policyEvent{Policy: p})
 }
 
 // NoticeMessage is the user/message data of the change notice.
-type NoticeMessage struct {
-	Content []pipeline.Block  `json:"content"`
-	Source  map[string]string `json:"source"`
-	Role    string            `json:"role"`
-	ID      string            `json:"id"`
-}
+type NoticeMessage = pipeline.UserMessage[map[string]string]
 
 // SetPolicy is the live switch (the /permission command): a no-op when the
 // effective policy is already p; otherwise it appends approval/policy and a
@@ -357,7 +344,7 @@ func (s *Service) SetPolicy(log *session.Log, p Policy) ([]session.Event, error)
 	if err != nil {
 		return nil, err
 	}
-	e2, err := log.Append("user/message", NoticeMessage{
+	e2, err := log.Append(session.KindUserMessage, NoticeMessage{
 		Content: []pipeline.Block{pipeline.TextBlock(ChangeNotice(prev, p))},
 		Source:  map[string]string{"kind": "user-approval"},
 		Role:    "user",

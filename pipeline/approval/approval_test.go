@@ -46,9 +46,9 @@ func audits(t *testing.T, l *session.Log) []audit {
 		var m map[string]any
 		json.Unmarshal(e.Data, &m)
 		switch e.Type {
-		case approval.EventAsked:
+		case session.KindApprovalAsked:
 			out = append(out, audit{asked: m})
-		case approval.EventDecided:
+		case session.KindApprovalDecided:
 			if len(out) == 0 || out[len(out)-1].decided != nil {
 				t.Fatalf("approval/decided without a pending approval/asked at seq %d", e.Seq)
 			}
@@ -277,7 +277,7 @@ func TestSetPolicyAppendsOnceWithTheExactNotice(t *testing.T) {
 	if err != nil || len(es) != 2 {
 		t.Fatalf("events %v err %v", es, err)
 	}
-	if es[0].Type != approval.EventPolicy || string(es[0].Data) != `{"policy":"never"}` {
+	if es[0].Type != session.KindApprovalPolicy || string(es[0].Data) != `{"policy":"never"}` {
 		t.Errorf("policy event %s %s", es[0].Type, es[0].Data)
 	}
 	var m approval.NoticeMessage

@@ -73,7 +73,7 @@ func TestLateAnswerRacingCancellationIsDiscarded(t *testing.T) {
 		t.Fatal(err)
 	}
 	last := events[len(events)-1]
-	if last.Type != EventDecided || !strings.Contains(string(last.Data), `"outcome":"cancelled"`) {
+	if last.Type != session.KindApprovalDecided || !strings.Contains(string(last.Data), `"outcome":"cancelled"`) {
 		t.Errorf("last event %s %s, want approval/decided cancelled", last.Type, last.Data)
 	}
 }

@@ -10,10 +10,8 @@ import (
 
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/approval"
+	"github.com/dshsim/dshsim/pipeline/session"
 )
-
-// EventDecided is the audit event of one review (our vocabulary).
-const EventDecided = "auto-review/decided"
 
 // AskReason is the reason of the ask a reviewed call becomes; it is audited
 // in approval/asked.
@@ -277,6 +275,6 @@ func (g *Gate) audit(a *pipeline.Agent, rec record) error {
 	if a == nil || a.Session == nil {
 		return errors.New("autoreview: the agent has no session log to audit in")
 	}
-	_, err := a.Session.Append(EventDecided, rec)
+	_, err := a.Session.Append(session.KindAutoReviewDecided, rec)
 	return err
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/approval"
 	"github.com/dshsim/dshsim/pipeline/autoreview"
+	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/pipeline/session/sessiontest"
 )
 
@@ -130,9 +131,9 @@ func (x *rig) audit(t *testing.T) string {
 		var m map[string]any
 		json.Unmarshal(e.Data, &m)
 		switch e.Type {
-		case approval.EventAsked:
+		case session.KindApprovalAsked:
 			lines = append(lines, "asked reason="+str(m["reason"]))
-		case autoreview.EventDecided:
+		case session.KindAutoReviewDecided:
 			l := "review " + str(m["outcome"]) + " by " + str(m["reviewer"])
 			if m["risk"] != nil {
 				l += " risk=" + str(m["risk"])
@@ -141,7 +142,7 @@ func (x *rig) audit(t *testing.T) string {
 				l += " error=" + str(m["error"])
 			}
 			lines = append(lines, l)
-		case approval.EventDecided:
+		case session.KindApprovalDecided:
 			lines = append(lines, "decided "+str(m["outcome"]))
 		}
 	}

@@ -22,11 +22,6 @@ const (
 	ContextName = "subagent:delegation"
 	// ContextText is that section's text.
 	ContextText = "You are a delegated subagent: your permission scope was fixed when you were started and cannot be widened from inside this session — operations that require approval are rejected automatically. When the task needs access beyond that scope, do not retry the denied operation; state the limitation in your reply so the delegating agent can handle it."
-	// EventDescriptor is the child's descriptor event.
-	EventDescriptor = "subagent/descriptor"
-	// EventEndSeed ends the seed of a child's log (a fork's copied prefix, a
-	// continuable child's descriptor): what follows is the child's own.
-	EventEndSeed = "session/end-seed"
 )
 
 // maxSafeInteger is JavaScript's Number.MAX_SAFE_INTEGER.
@@ -135,14 +130,14 @@ type policyEvent struct {
 func Seed(log *session.Log, c Capture) ([]session.Event, error) {
 	var out []session.Event
 	if c.SandboxMode != "" {
-		e, err := log.Append(policy.EventSandboxMode, modeEvent{Mode: c.SandboxMode, Source: Source})
+		e, err := log.Append(session.KindSandboxMode, modeEvent{Mode: c.SandboxMode, Source: Source})
 		if err != nil {
 			return out, err
 		}
 		out = append(out, e)
 	}
 	if c.PinNever {
-		e, err := log.Append(approval.EventPolicy, policyEvent{Policy: approval.Never, Source: Source})
+		e, err := log.Append(session.KindApprovalPolicy, policyEvent{Policy: approval.Never, Source: Source})
 		if err != nil {
 			return out, err
 		}

@@ -111,7 +111,7 @@ func SelectOutput(events []session.Event) []json.RawMessage {
 	var partial strings.Builder
 	for _, e := range events {
 		switch e.Type {
-		case "assistant/message":
+		case session.KindAssistantMessage:
 			var d struct {
 				Message struct {
 					Content []json.RawMessage `json:"content"`
@@ -120,7 +120,7 @@ func SelectOutput(events []session.Event) []json.RawMessage {
 			if json.Unmarshal(e.Data, &d) == nil && len(d.Message.Content) > 0 {
 				last = d.Message.Content
 			}
-		case "assistant/chunk":
+		case session.KindAssistantChunk:
 			var d struct {
 				Chunk struct {
 					Type string `json:"type"`
@@ -147,7 +147,7 @@ func SelectOutput(events []session.Event) []json.RawMessage {
 // any turn completed.
 func ForkPrefix(events []session.Event) []session.Event {
 	for i := len(events) - 1; i >= 0; i-- {
-		if events[i].Type == "turn/end" {
+		if events[i].Type == session.KindTurnEnd {
 			return append([]session.Event(nil), events[:i+1]...)
 		}
 	}
@@ -157,7 +157,7 @@ func ForkPrefix(events []session.Event) []session.Event {
 // LastTurnEnd is the reason kind of the last turn/end of events ("" when
 // none ended).
 func LastTurnEnd(events []session.Event) string {
-	e, ok := session.Last(events, "turn/end")
+	e, ok := session.Last(events, session.KindTurnEnd)
 	if !ok {
 		return ""
 	}

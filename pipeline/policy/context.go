@@ -80,12 +80,7 @@ type SnapshotSource struct {
 
 // SnapshotMessage is the data of a runtime-context user/message, with the
 // field order of the recordings: content, source, role, id.
-type SnapshotMessage struct {
-	Content []pipeline.Block `json:"content"`
-	Source  SnapshotSource   `json:"source"`
-	Role    string           `json:"role"`
-	ID      string           `json:"id"`
-}
+type SnapshotMessage = pipeline.UserMessage[SnapshotSource]
 
 // SnapshotData renders the user/message data of a snapshot exactly as the
 // recordings hold it (seq 5 of every upstream session): the text, the source
@@ -131,7 +126,7 @@ func (r *Resolver) Context(h session.Header, events []session.Event, extra ...Se
 func LastSnapshot(events []session.Event) (text string, ok bool) {
 	for i := len(events) - 1; i >= 0; i-- {
 		e := events[i]
-		if e.Type != "user/message" {
+		if e.Type != session.KindUserMessage {
 			continue
 		}
 		var m SnapshotMessage
@@ -160,7 +155,7 @@ func (r *Resolver) SyncContext(log *session.Log, extra ...Section) (*session.Eve
 		return nil, err
 	}
 	// surfaceOp append: the model sees it, as upstream stores every message
-	e, err := log.AppendWith("user/message", *m, session.AppendOptions{SurfaceOp: "append"})
+	e, err := log.AppendWith(session.KindUserMessage, *m, session.AppendOptions{SurfaceOp: "append"})
 	if err != nil {
 		return nil, err
 	}

@@ -86,7 +86,7 @@ func TestResolveErrors(t *testing.T) {
 		}, want: "sandbox-policy: workspace root must be an absolute execution-world path"},
 		{name: "invalid mode in the log names seq and field", run: func(t *testing.T) error {
 			l := newLog(t, "/ws")
-			l.Append(policy.EventSandboxMode, map[string]string{"mode": "yolo"})
+			l.Append(session.KindSandboxMode, map[string]string{"mode": "yolo"})
 			r, _ := policy.NewResolver(policy.Config{Root: "/srv"})
 			_, err := r.Resolve(&pipeline.Agent{ID: "a", Session: l}, "")
 			return err
@@ -272,7 +272,7 @@ func TestDerivePreset(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var ev []session.Event
 			if tc.preset != "" {
-				ev = append(ev, session.Event{Type: policy.EventPreset, Data: json.RawMessage(`{"preset":"` + tc.preset + `"}`)})
+				ev = append(ev, session.Event{Type: session.KindPermissionPreset, Data: json.RawMessage(`{"preset":"` + tc.preset + `"}`)})
 			}
 			if got := policy.DerivePreset(tc.knobs, ev); got != tc.want {
 				t.Errorf("got %s, want %s", got, tc.want)

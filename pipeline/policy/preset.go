@@ -67,7 +67,7 @@ func (r *Resolver) Knobs(events []session.Event) (Knobs, error) {
 // DerivePreset names the preset the knobs match: the last permission/preset
 // when its values match (tie-break), else the first match in table order, else custom.
 func DerivePreset(k Knobs, events []session.Event) string {
-	if name, ok := session.LastField(events, EventPreset, "preset"); ok {
+	if name, ok := session.LastField(events, session.KindPermissionPreset, "preset"); ok {
 		if p, ok := LookupPreset(name); ok && p.Sandbox == k.Sandbox && p.Approval == k.Approval {
 			return p.Name
 		}
@@ -114,7 +114,7 @@ func (r *Resolver) SwitchPreset(log *session.Log, name string, svc *approval.Ser
 	}
 	var out []session.Event
 	if DerivePreset(k, events) != target.Name {
-		e, err := log.Append(EventPreset, presetEvent{Preset: target.Name})
+		e, err := log.Append(session.KindPermissionPreset, presetEvent{Preset: target.Name})
 		if err != nil {
 			return out, err
 		}
@@ -175,13 +175,13 @@ func (r *Resolver) SeedSession(log *session.Log, name string) ([]session.Event, 
 		}
 		return err
 	}
-	if err := appendIfMissing(EventPreset, presetEvent{Preset: target.Name}); err != nil {
+	if err := appendIfMissing(session.KindPermissionPreset, presetEvent{Preset: target.Name}); err != nil {
 		return out, err
 	}
-	if err := appendIfMissing(EventSandboxMode, modeEvent{Mode: target.Sandbox}); err != nil {
+	if err := appendIfMissing(session.KindSandboxMode, modeEvent{Mode: target.Sandbox}); err != nil {
 		return out, err
 	}
-	if err := appendIfMissing(approval.EventPolicy, map[string]string{"policy": string(target.Approval)}); err != nil {
+	if err := appendIfMissing(session.KindApprovalPolicy, map[string]string{"policy": string(target.Approval)}); err != nil {
 		return out, err
 	}
 	return out, nil

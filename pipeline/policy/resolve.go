@@ -12,14 +12,6 @@ import (
 	"github.com/dshsim/dshsim/sandbox"
 )
 
-// Event types of the policy knobs (VERBATIM).
-const (
-	// EventSandboxMode is {mode, source?}; the last one wins.
-	EventSandboxMode = "sandbox/mode"
-	// EventPreset is {preset}: user intent only, never controls execution.
-	EventPreset = "permission/preset"
-)
-
 // ErrRootNotAbsolute is the VERBATIM error for a workspace root that is not absolute.
 var ErrRootNotAbsolute = errors.New("sandbox-policy: workspace root must be an absolute execution-world path")
 
@@ -96,13 +88,13 @@ func cleanRoot(root string) (string, error) {
 // SessionMode folds the log: the mode of the last sandbox/mode event. ok is
 // false when there is none; an invalid mode is an error naming seq and field.
 func SessionMode(events []session.Event) (m sandbox.Mode, ok bool, err error) {
-	e, found := session.Last(events, EventSandboxMode)
+	e, found := session.Last(events, session.KindSandboxMode)
 	if !found {
 		return "", false, nil
 	}
-	v, _ := session.LastField(events, EventSandboxMode, "mode")
+	v, _ := session.LastField(events, session.KindSandboxMode, "mode")
 	if m, err = sandbox.ParseMode(v); err != nil {
-		return "", false, fmt.Errorf("session event seq %d (%s) field mode: %w", e.Seq, EventSandboxMode, err)
+		return "", false, fmt.Errorf("session event seq %d (%s) field mode: %w", e.Seq, session.KindSandboxMode, err)
 	}
 	return m, true, nil
 }
@@ -170,5 +162,5 @@ func SetSandboxMode(log *session.Log, mode sandbox.Mode) (session.Event, error) 
 	if _, err := sandbox.ParseMode(string(mode)); err != nil {
 		return session.Event{}, err
 	}
-	return log.Append(EventSandboxMode, modeEvent{Mode: mode})
+	return log.Append(session.KindSandboxMode, modeEvent{Mode: mode})
 }

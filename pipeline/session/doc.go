@@ -6,6 +6,17 @@
 // for session state (sandbox mode, approval policy, presets): readers fold it on
 // every request and keep no process state.
 //
+// # Kinds and data
+//
+// An event's Type is one of the kinds of kinds.go ([KindTurnStart],
+// [KindToolResult], ...): each kind is spelled there and nowhere else
+// outside tests. The data of the events an agent's loop writes and the
+// runtime reads back (turns and steps, a turn's end and its [Failure], a
+// model call's retry, tool calls, the model's chunks and messages) are the
+// types of payload.go, in upstream's key order; those made of the
+// pipeline's blocks (a user message, a tool result) are in package
+// pipeline.
+//
 // # Durability
 //
 // Each event is written with exactly one write(2) on a descriptor opened with

@@ -396,9 +396,9 @@ func LastField(events []Event, typ, field string) (string, bool) {
 func OpenTurn(events []Event) bool {
 	for i := len(events) - 1; i >= 0; i-- {
 		switch events[i].Type {
-		case "turn/end":
+		case KindTurnEnd:
 			return false
-		case "turn/start":
+		case KindTurnStart:
 			return true
 		}
 	}

@@ -195,7 +195,7 @@ func providerOr(p string) string {
 func (c *Child) setup(d Delegation, capture delegation.Capture, seeded bool) error {
 	if d.Continuable {
 		c.descriptor = delegation.ContinuableDescriptor(providerOr(d.Provider), d.Label, d.Route, d.Persona, d.ToolFilter)
-		if _, err := c.log.Append(delegation.EventDescriptor, c.descriptor); err != nil {
+		if _, err := c.log.Append(session.KindSubagentDescriptor, c.descriptor); err != nil {
 			return err
 		}
 		c.described = true
@@ -203,7 +203,7 @@ func (c *Child) setup(d Delegation, capture delegation.Capture, seeded bool) err
 		c.descriptor = delegation.OneShotDescriptor(providerOr(d.Provider), d.Label)
 	}
 	if seeded || d.Continuable {
-		if _, err := c.log.Append(delegation.EventEndSeed, struct{}{}); err != nil {
+		if _, err := c.log.Append(session.KindEndSeed, struct{}{}); err != nil {
 			return err
 		}
 	}
@@ -293,7 +293,7 @@ func (c *Child) PreStep() error {
 		return nil
 	}
 	c.described = true
-	_, err := c.log.Append(delegation.EventDescriptor, c.descriptor)
+	_, err := c.log.Append(session.KindSubagentDescriptor, c.descriptor)
 	return err
 }
 
@@ -305,7 +305,7 @@ func (c *Child) BeginTurn() error {
 	c.turns++
 	turn := c.turns
 	c.mu.Unlock()
-	if _, err := c.log.Append("turn/start", map[string]int{"turn": turn}); err != nil {
+	if _, err := c.log.Append(session.KindTurnStart, session.TurnStart{Turn: turn}); err != nil {
 		return err
 	}
 	return c.PreStep()

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/tools/code/noderuntime"
 )
 
@@ -60,7 +61,7 @@ func dispatchBytes(t *testing.T, e *env) int64 {
 	var n int64
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	for sc.Scan() {
-		if bytes.Contains(sc.Bytes(), []byte(`"type":"`+EventDispatchStart+`"`)) || bytes.Contains(sc.Bytes(), []byte(`"type":"`+EventDispatch+`"`)) {
+		if bytes.Contains(sc.Bytes(), []byte(`"type":"`+session.KindCodeDispatchStart+`"`)) || bytes.Contains(sc.Bytes(), []byte(`"type":"`+session.KindCodeDispatch+`"`)) {
 			n += int64(len(sc.Bytes())) + 1
 		}
 	}

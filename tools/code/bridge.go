@@ -9,15 +9,9 @@ import (
 	"time"
 
 	"github.com/dshsim/dshsim/pipeline"
+	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/tools/code/noderuntime"
-)
-
-// Session events of nested calls: upstream logs a start and a settle event
-// for each.
-const (
-	EventDispatchStart = "tool/code-dispatch-start"
-	EventDispatch      = "tool/code-dispatch"
 )
 
 // ReasonSettled is the run signal's reason once the run settled.
@@ -242,7 +236,7 @@ func (b *bridge) call(_ context.Context, seq int64, name string, args json.RawMe
 	// --8<-- [start:dispatch]
 	sub := pipeline.NewSubCall(b.outer, fmt.Sprintf("%s:code:%d", b.outer.CallID(), n), name, args, b.run)
 	ev := startEvent{RootCallID: b.outer.RootCallID(), ParentCallID: b.outer.CallID(), SubCallID: sub.CallID(), Name: name, Arguments: args}
-	b.append(EventDispatchStart, ev)
+	b.append(session.KindCodeDispatchStart, ev)
 	b.startLogged(n)
 	res := b.reg.ExecuteStaged(sub, b.stages(n))
 	content := res.Content
@@ -250,7 +244,7 @@ func (b *bridge) call(_ context.Context, seq int64, name string, args json.RawMe
 		content = []pipeline.Block{}
 	}
 	b.leave(n, safe)
-	b.append(EventDispatch, settleEvent{startEvent: ev, IsError: res.IsError, Content: b.logContent(sub, content), Sandbox: sandbox.FactsOf(res.Sandbox)})
+	b.append(session.KindCodeDispatch, settleEvent{startEvent: ev, IsError: res.IsError, Content: b.logContent(sub, content), Sandbox: sandbox.FactsOf(res.Sandbox)})
 	b.settled(n)
 	// --8<-- [end:dispatch]
 

@@ -197,7 +197,7 @@ func (e *env) events() []string {
 	}
 	var out []string
 	for _, ev := range evs {
-		if ev.Type == EventDispatchStart || ev.Type == EventDispatch {
+		if ev.Type == session.KindCodeDispatchStart || ev.Type == session.KindCodeDispatch {
 			out = append(out, ev.Type+" "+string(ev.Data))
 		}
 	}
@@ -321,7 +321,7 @@ func TestScheduling(t *testing.T) {
 		}
 		var starts []string
 		for _, ev := range e.events() {
-			if strings.HasPrefix(ev, EventDispatchStart+" ") {
+			if strings.HasPrefix(ev, session.KindCodeDispatchStart+" ") {
 				starts = append(starts, ev[strings.Index(ev, `"subCallId":"`)+13:][:5])
 			}
 		}
@@ -394,7 +394,7 @@ func TestScheduling(t *testing.T) {
 		}
 		var settles []string
 		for _, ev := range e.events() {
-			if strings.HasPrefix(ev, EventDispatch+" ") {
+			if strings.HasPrefix(ev, session.KindCodeDispatch+" ") {
 				settles = append(settles, ev)
 			}
 		}
@@ -754,7 +754,7 @@ func TestAnUnawaitedCallIsDispatchedBeforeTheRunSettles(t *testing.T) {
 		t.Fatalf("result %q", res.Text())
 	}
 	evs := e.events()
-	if len(evs) != 2 || !strings.HasPrefix(evs[0], EventDispatchStart+" ") || !strings.Contains(evs[1], `"text":"Error: tool call aborted"`) {
+	if len(evs) != 2 || !strings.HasPrefix(evs[0], session.KindCodeDispatchStart+" ") || !strings.Contains(evs[1], `"text":"Error: tool call aborted"`) {
 		t.Errorf("events %q, want the start and a settle aborted after dispatch", evs)
 	}
 }

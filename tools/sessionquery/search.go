@@ -192,7 +192,7 @@ func (cfg Config) searchRequest(call *pipeline.Call, raw map[string]json.RawMess
 	}
 	if current {
 		// the current session: nothing from the step performing this call
-		e, ok := session.Last(events, "step/start")
+		e, ok := session.Last(events, session.KindStepStart)
 		if !ok {
 			return nil, f, nil, false, pipeline.NewError(nameHarness, "SESSION_QUERY_TOOL_NO_CURRENT_STEP", "current-session search requires an active step boundary")
 		}

@@ -156,7 +156,7 @@ func textOutput(s string) pipeline.Output {
 
 // title is the session's latest title, else "untitled".
 func title(events []session.Event) string {
-	if t, ok := session.LastField(events, "session/title", "title"); ok && t != "" {
+	if t, ok := session.LastField(events, session.KindTitle, "title"); ok && t != "" {
 		return t
 	}
 	return "untitled"
@@ -277,29 +277,29 @@ func SemanticText(e session.Event) string {
 	// a field of another shape stays empty; the rest still count
 	_ = json.Unmarshal(e.Data, &d)
 	switch e.Type {
-	case "user/message":
+	case session.KindUserMessage:
 		return joinText(blocksText(d.Content))
-	case "assistant/message":
+	case session.KindAssistantMessage:
 		return joinText(blocksText(d.Message.Content))
-	case "tool/call":
+	case session.KindToolCall:
 		return joinText([]string{d.Name, d.Arguments})
-	case "tool/result":
+	case session.KindToolResult:
 		parts := []string{joinText(blocksText(d.Message.Content))}
 		if d.Error != nil {
 			parts = append(parts, d.Error.Name, d.Error.Code)
 		}
 		return joinText(parts)
-	case "todo/write":
+	case session.KindTodoWrite:
 		var parts []string
 		for _, t := range d.Todos {
 			parts = append(parts, t.Status, t.Content)
 		}
 		return joinText(parts)
-	case "turn/end":
+	case session.KindTurnEnd:
 		switch d.Reason.Kind {
-		case "error":
-			return joinText([]string{"error", d.Reason.Error.Message})
-		case "aborted", "max-tokens", "interrupted":
+		case session.EndError:
+			return joinText([]string{session.EndError, d.Reason.Error.Message})
+		case session.EndAborted, session.EndMaxTokens, session.EndInterrupted:
 			return d.Reason.Kind
 		}
 	}

@@ -125,12 +125,7 @@ type CatalogSource struct {
 
 // Message is the skill catalog's user message as a step enters it (its
 // JSON is upstream's, key order included).
-type Message struct {
-	Content []pipeline.Block `json:"content"`
-	Source  CatalogSource    `json:"source"`
-	Role    string           `json:"role"`
-	ID      string           `json:"id"`
-}
+type Message = pipeline.UserMessage[CatalogSource]
 
 // CatalogMessage is the text and source of the message that publishes
 // entries: the first catalog of a session, or (update) one that replaces

@@ -8,14 +8,12 @@ import (
 
 	"github.com/dshsim/dshsim/internal/jsjson"
 	"github.com/dshsim/dshsim/pipeline"
+	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/tools/toolreg"
 )
 
 // Name is the tool name.
 const Name = "todo_write"
-
-// EventType is the session event a successful call appends.
-const EventType = "todo/write"
 
 // Statuses of a todo (VERBATIM).
 const (
@@ -92,10 +90,10 @@ func (cfg Config) run(_ context.Context, call *pipeline.Call) (pipeline.Output, 
 	if agent == nil || agent.Session == nil {
 		return pipeline.Output{}, errNoSession
 	}
-	if _, err := agent.Session.Append(EventType, struct {
+	if _, err := agent.Session.Append(session.KindTodoWrite, struct {
 		Todos []Item `json:"todos"`
 	}{todos}); err != nil {
-		return pipeline.Output{}, fmt.Errorf("todo_write: append %s: %w", EventType, err)
+		return pipeline.Output{}, fmt.Errorf("todo_write: append %s: %w", session.KindTodoWrite, err)
 	}
 	var c counts
 	for _, t := range todos {

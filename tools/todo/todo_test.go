@@ -10,6 +10,7 @@ import (
 
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/pipelinetest"
+	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/pipeline/session/sessiontest"
 	"github.com/dshsim/dshsim/tools/toolreg"
 )
@@ -64,7 +65,7 @@ func TestCallLogsTheListBetweenCallAndResult(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(evs) != 1 || evs[0].Type != EventType {
+	if len(evs) != 1 || evs[0].Type != session.KindTodoWrite {
 		t.Fatalf("events %+v", evs)
 	}
 	want := `{"todos":[{"content":"read the code","status":"in_progress"},{"content":"watch the background build","status":"in_progress"},{"content":"write the fix","status":"pending"}]}`

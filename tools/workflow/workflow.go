@@ -31,14 +31,6 @@ const (
 	DefaultMaxResultChars  = 50000
 )
 
-// Event types of a run, in the calling agent's log.
-const (
-	EventRunStart   = "tool-workflow/run-start"
-	EventAgentStart = "tool-workflow/agent-start"
-	EventAgentEnd   = "tool-workflow/agent-end"
-	EventRunEnd     = "tool-workflow/run-end"
-)
-
 // Config configures the tool.
 type Config struct {
 	// Provider starts each agent() child ("" : "spawn").
@@ -169,7 +161,7 @@ func (r *runState) hostCall(ctx context.Context, _ int64, name string, args json
 		r.mu.Lock()
 		r.started = true
 		r.mu.Unlock()
-		r.append(EventRunStart, runStart{r.runID, r.name})
+		r.append(session.KindWorkflowRunStart, runStart{r.runID, r.name})
 		return json.RawMessage(`{}`), nil
 	case "agent":
 		return r.agent(ctx, args)
@@ -223,7 +215,7 @@ func (r *runState) agent(ctx context.Context, raw json.RawMessage) (json.RawMess
 	if err != nil {
 		return nil, errors.New(pipeline.ErrorMessage(err))
 	}
-	r.append(EventAgentStart, agentStart{r.runID, req.Seq, req.Label, req.Phase, run.ID()})
+	r.append(session.KindWorkflowAgentStart, agentStart{r.runID, req.Seq, req.Label, req.Phase, run.ID()})
 	res, rerr := run.Result(ctx)
 	outcome := "completed"
 	switch {
@@ -238,7 +230,7 @@ func (r *runState) agent(ctx context.Context, raw json.RawMessage) (json.RawMess
 	if end == "error" {
 		end = "failed"
 	}
-	r.append(EventAgentEnd, agentEnd{r.runID, req.Seq, end})
+	r.append(session.KindWorkflowAgentEnd, agentEnd{r.runID, req.Seq, end})
 	_ = run.Dispose()
 	out := map[string]any{"outcome": outcome}
 	switch outcome {
@@ -267,7 +259,7 @@ func (r *runState) finish(ctx context.Context, res noderuntime.Result) (pipeline
 		stop, failure = "error", "workflow run failed: "+res.Error.Message
 	}
 	if started {
-		r.append(EventRunEnd, map[string]string{"runId": r.runID, "stopReason": stop})
+		r.append(session.KindWorkflowRunEnd, map[string]string{"runId": r.runID, "stopReason": stop})
 	}
 	if failure != "" {
 		return pipeline.Output{}, errors.New(failure)

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/dshsim/dshsim/harness/oracle"
+	"github.com/dshsim/dshsim/pipeline/session"
 )
 
 // setupCode runs the case in code mode (run_code alone) or both mode.
@@ -154,7 +155,7 @@ func moveSessionSearchArgs(g *gen) {
 		{"seq_to", pick[any](g, 0, 3, -1, 2.5, "9", 100000)},
 		{"time_from", pick[any](g, "2020-01-01T00:00:00Z", "2020-01-01", "not a time", "2999-01-01T00:00:00+00:00", 5, "")},
 		{"time_to", pick[any](g, "2020-01-01T00:00:00Z", "2999-12-31T23:59:59.999Z", "yesterday", "2020-01-01T00:00:00")},
-		{"event_types", pick[any](g, []string{"tool/result"}, []string{}, []string{"bogus"}, "tool/result", []any{1})},
+		{"event_types", pick[any](g, []string{session.KindToolResult}, []string{}, []string{"bogus"}, session.KindToolResult, []any{1})},
 		{"surfaces", pick[any](g, []string{"current"}, []string{"bogus"}, []string{}, "current", []string{"log-only", "shadowed"})},
 		{"session_id", pick[any](g, "00000000-0000-4000-8000-00000000dead", "", "x", 5)},
 		{"limit", 5},

@@ -169,6 +169,16 @@ func AgentText(text string) Frame {
 	}}}
 }
 
+// Text is the text an agent_message_chunk frame carries ("" for a frame of
+// another kind).
+func (f Frame) Text() string {
+	p, _ := f.Value["params"].(map[string]any)
+	u, _ := p["update"].(map[string]any)
+	c, _ := u["content"].(map[string]any)
+	s, _ := c["text"].(string)
+	return s
+}
+
 // JSON-RPC error codes of the ACP SDK (VERBATIM).
 const (
 	CodeInvalidParams = -32602

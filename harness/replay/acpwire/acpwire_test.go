@@ -117,3 +117,16 @@ func TestEveryKindHasAReason(t *testing.T) {
 		}
 	}
 }
+
+// TestFrameText: an agent_message_chunk frame's text; a frame of another
+// kind has none.
+func TestFrameText(t *testing.T) {
+	if got := AgentText("hello <there>").Text(); got != "hello <there>" {
+		t.Errorf("AgentText(...).Text() = %q", got)
+	}
+	for _, f := range []Frame{Stop("end_turn"), Failed("boom"), SessionCreated()} {
+		if got := f.Text(); got != "" {
+			t.Errorf("%s frame has text %q", f.Kind, got)
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/dshsim/dshsim/harness/replay/recording"
 	"github.com/dshsim/dshsim/internal/jsjson"
+	"github.com/dshsim/dshsim/pipeline/session"
 )
 
 // setCall gives the nth call of tool (counted from 0, in the model's
@@ -69,7 +70,7 @@ func callID(lines [][]byte, tool string, nth int) (string, error) {
 			return "", fmt.Errorf("line %d: %w", i+1, err)
 		}
 		b := e.Data.Chunk.Block
-		if e.Type == "assistant/chunk" && e.Data.Chunk.Type == "block-end" && b.Type == "tool-call" && b.Name == tool {
+		if e.Type == session.KindAssistantChunk && e.Data.Chunk.Type == "block-end" && b.Type == "tool-call" && b.Name == tool {
 			if n == nth {
 				return b.ID, nil
 			}

@@ -6,6 +6,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/dshsim/dshsim/pipeline/session"
 )
 
 // Reasons an event, or a part of an event type, is not compared. Each is
@@ -26,23 +28,23 @@ const (
 // its reason. Every other type of recording.EventTypes is projected
 // (TestEveryEventTypeIsCoveredOrNamed).
 var notCompared = map[string]string{
-	"assistant/chunk":    whyModel,
-	"assistant/message":  whyModel,
-	"request/header":     whyRequest,
-	"request/context":    whyRequest,
-	"step/start":         whyStep,
-	"step/end":           whyStep,
-	kindTurnOpen:         whyTurnOpen,
-	"session/end-seed":   whySeedEnd,
-	"permission/preset":  whyPreset,
-	"command/run":        whyCommand,
-	"command/done":       whyCommand,
-	"compaction/summary": whyCompacted,
+	session.KindAssistantChunk:    whyModel,
+	session.KindAssistantMessage:  whyModel,
+	session.KindRequestHeader:     whyRequest,
+	session.KindRequestContext:    whyRequest,
+	session.KindStepStart:         whyStep,
+	session.KindStepEnd:           whyStep,
+	kindTurnOpen:                  whyTurnOpen,
+	session.KindEndSeed:           whySeedEnd,
+	session.KindPermissionPreset:  whyPreset,
+	session.KindCommandRun:        whyCommand,
+	session.KindCommandDone:       whyCommand,
+	session.KindCompactionSummary: whyCompacted,
 }
 
 // stagedSplice names the part of agent/inbox/spliced that is not compared:
 // a splice into the next step's list (a job notice, a hook's context).
-const stagedSplice = "agent/inbox/spliced next-step"
+const stagedSplice = session.KindInboxSpliced + " next-step"
 
 // uncompared is what of an event with type typ and data d the projection
 // leaves out and why ("" when it is compared); an event the projection
@@ -51,14 +53,14 @@ func uncompared(typ string, d map[string]any) (what, why string, err error) {
 	if why, ok := notCompared[typ]; ok {
 		return typ, why, nil
 	}
-	if typ == "agent/inbox/spliced" && d["target"] == "next-step" {
+	if typ == session.KindInboxSpliced && d["target"] == "next-step" {
 		return stagedSplice, whyStaging, nil
 	}
-	if typ == "user/message" {
+	if typ == session.KindUserMessage {
 		src, _ := d["source"].(map[string]any)
 		return "", "", fmt.Errorf("a user/message of source kind %q, which the replay neither compares nor knows to leave out", src["kind"])
 	}
-	if typ == "agent/inbox/spliced" {
+	if typ == session.KindInboxSpliced {
 		return "", "", fmt.Errorf("an agent/inbox/spliced of target %q, which the replay neither compares nor knows to leave out", d["target"])
 	}
 	return "", "", fmt.Errorf("event type %q, which the replay neither compares nor knows to leave out", typ)

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/dshsim/dshsim/harness/replay/recording"
+	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/sandbox/outfile"
 )
 
@@ -16,41 +17,41 @@ import (
 const (
 	KindContext  = "runtime-context"
 	KindNotice   = "job-notice"
-	KindCall     = "tool/call"
-	KindAsked    = "approval/asked"
-	KindDecided  = "approval/decided"
-	KindResult   = "tool/result"
-	KindTurnEnd  = "turn/end"
-	KindInvoked  = "hook/invoked"
-	KindHook     = "hook/result"
-	kindTurnOpen = "turn/start"
+	KindCall     = session.KindToolCall
+	KindAsked    = session.KindApprovalAsked
+	KindDecided  = session.KindApprovalDecided
+	KindResult   = session.KindToolResult
+	KindTurnEnd  = session.KindTurnEnd
+	KindInvoked  = session.KindHookInvoked
+	KindHook     = session.KindHookResult
+	kindTurnOpen = session.KindTurnStart
 	// KindDispatchStart and KindDispatch are run_code's nested calls.
-	KindDispatchStart = "tool/code-dispatch-start"
-	KindDispatch      = "tool/code-dispatch"
+	KindDispatchStart = session.KindCodeDispatchStart
+	KindDispatch      = session.KindCodeDispatch
 	// KindDescriptor is a child's subagent/descriptor; KindSandboxMode and
 	// KindApprovalPolicy the policy events (a child's inherited ones).
-	KindDescriptor     = "subagent/descriptor"
-	KindSandboxMode    = "sandbox/mode"
-	KindApprovalPolicy = "approval/policy"
+	KindDescriptor     = session.KindSubagentDescriptor
+	KindSandboxMode    = session.KindSandboxMode
+	KindApprovalPolicy = session.KindApprovalPolicy
 	// KindRelay is a message between agents: a coordinator's send_message,
 	// a child's report, a settlement notice.
 	KindRelay = "subagent-message"
 	// The workflow tool's run, in the parent's log.
-	KindRunStart   = "tool-workflow/run-start"
-	KindAgentStart = "tool-workflow/agent-start"
-	KindAgentEnd   = "tool-workflow/agent-end"
-	KindRunEnd     = "tool-workflow/run-end"
+	KindRunStart   = session.KindWorkflowRunStart
+	KindAgentStart = session.KindWorkflowAgentStart
+	KindAgentEnd   = session.KindWorkflowAgentEnd
+	KindRunEnd     = session.KindWorkflowRunEnd
 	// Turn-level events: the session's titles and the title model's
 	// request, a model call's retry, the workspace instructions a step
 	// entered, and a pending message a plugin removed from the inbox.
-	KindTitle        = "session/title"
-	KindTitleRequest = "session/title-llm-request"
-	KindRetry        = "llm/retry"
-	KindRetryStarted = "llm/retry-started"
+	KindTitle        = session.KindTitle
+	KindTitleRequest = session.KindTitleRequest
+	KindRetry        = session.KindRetry
+	KindRetryStarted = session.KindRetryStarted
 	KindInstructions = "workspace-instructions"
 	KindCanceled     = "inbox/canceled"
 	// KindTodo is todo_write's todo/write event.
-	KindTodo = "todo/write"
+	KindTodo = session.KindTodoWrite
 	// KindCatalog is the skill catalog message.
 	KindCatalog = "skill-catalog"
 	// KindPrompt is a user's prompt: its text blocks and, when it carries
@@ -349,7 +350,7 @@ func project(typ string, d map[string]any) (kind string, fields map[string]any) 
 		return typ, pick(d, keys...)
 	}
 	switch typ {
-	case "user/message":
+	case session.KindUserMessage:
 		return pluginMessage(d)
 	case KindTitleRequest:
 		f := pick(d, "titleProvider", "messageSeqs", "route", "system", "maxTokens")
@@ -361,7 +362,7 @@ func project(typ string, d map[string]any) (kind string, fields map[string]any) 
 		}
 		f["messages"] = msgs
 		return KindTitleRequest, f
-	case "agent/inbox/spliced":
+	case session.KindInboxSpliced:
 		if d["outcome"] != "canceled" {
 			if d["target"] != "next-turn" {
 				return "", nil

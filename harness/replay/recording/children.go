@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/dshsim/dshsim/pipeline/session"
 )
 
 // Child is one child session of a recording: session.<n>.jsonl (n = 1, 2,
@@ -47,7 +49,7 @@ var childFileRE = regexp.MustCompile(`^session\.([0-9]+)\.jsonl$`)
 // its log inserts (its task), "" when it has none.
 func (c *Child) FirstPrompt() string {
 	for _, e := range c.Events {
-		if e.Seq < int64(c.Header.SeedLength) || e.Type != "user/message" {
+		if e.Seq < int64(c.Header.SeedLength) || e.Type != session.KindUserMessage {
 			continue
 		}
 		var d userMessageData

@@ -660,7 +660,7 @@ type Policy struct {
 // a plugin source (a runtime-context snapshot).
 func (r *Recording) HasRuntimeContext() bool {
 	for _, e := range r.Events {
-		if e.Type != "user/message" {
+		if e.Type != session.KindUserMessage {
 			continue
 		}
 		var d userMessageData
@@ -675,7 +675,7 @@ func (r *Recording) HasRuntimeContext() bool {
 // runtime-context user/message (sections sandbox:policy and approval:policy).
 func (r *Recording) Policy() (Policy, error) {
 	for _, e := range r.Events {
-		if e.Type != "user/message" {
+		if e.Type != session.KindUserMessage {
 			continue
 		}
 		var d userMessageData

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"sort"
+
+	"github.com/dshsim/dshsim/pipeline/session"
 )
 
 // ToolCall is one tool call of a model reply (from a block-end tool-call block).
@@ -134,7 +136,7 @@ func deriveEvents(rec string, events []Event) (*Script, error) {
 	var cur []chunkAt
 	curTurn, curStep := -1, -1
 	for _, e := range events {
-		if e.Type == "compaction/summary" {
+		if e.Type == session.KindCompactionSummary {
 			var d struct {
 				LLMStreamCall bool `json:"llmStreamCall"`
 			}
@@ -143,7 +145,7 @@ func deriveEvents(rec string, events []Event) (*Script, error) {
 			}
 			continue
 		}
-		if e.Type != "assistant/chunk" {
+		if e.Type != session.KindAssistantChunk {
 			continue
 		}
 		var d struct {

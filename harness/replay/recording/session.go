@@ -7,52 +7,54 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/dshsim/dshsim/pipeline/session"
 )
 
 // EventTypes is the event vocabulary a recording may use (upstream's session
 // log schema). Any other type is a defect of the recording.
 var EventTypes = map[string]bool{
-	"agent/inbox/spliced": true,
-	"turn/start":          true,
-	"turn/end":            true,
-	"step/start":          true,
-	"step/end":            true,
-	"user/message":        true,
-	"session/title":       true,
-	"request/header":      true,
-	"request/context":     true,
-	"assistant/chunk":     true,
-	"assistant/message":   true,
-	"tool/call":           true,
-	"tool/result":         true,
-	"approval/asked":      true,
-	"approval/decided":    true,
-	"approval/policy":     true,
-	"sandbox/mode":        true,
-	"permission/preset":   true,
-	"command/run":         true,
-	"command/done":        true,
-	"compaction/summary":  true,
-	"hook/invoked":        true,
-	"hook/result":         true,
-	"llm/retry":           true,
+	session.KindInboxSpliced:      true,
+	session.KindTurnStart:         true,
+	session.KindTurnEnd:           true,
+	session.KindStepStart:         true,
+	session.KindStepEnd:           true,
+	session.KindUserMessage:       true,
+	session.KindTitle:             true,
+	session.KindRequestHeader:     true,
+	session.KindRequestContext:    true,
+	session.KindAssistantChunk:    true,
+	session.KindAssistantMessage:  true,
+	session.KindToolCall:          true,
+	session.KindToolResult:        true,
+	session.KindApprovalAsked:     true,
+	session.KindApprovalDecided:   true,
+	session.KindApprovalPolicy:    true,
+	session.KindSandboxMode:       true,
+	session.KindPermissionPreset:  true,
+	session.KindCommandRun:        true,
+	session.KindCommandDone:       true,
+	session.KindCompactionSummary: true,
+	session.KindHookInvoked:       true,
+	session.KindHookResult:        true,
+	session.KindRetry:             true,
 	// delegation: a child's descriptor and the end of its seed
-	"subagent/descriptor": true,
-	"session/end-seed":    true,
+	session.KindSubagentDescriptor: true,
+	session.KindEndSeed:            true,
 	// the workflow tool's run, in the parent's log
-	"tool-workflow/run-start":   true,
-	"tool-workflow/agent-start": true,
-	"tool-workflow/agent-end":   true,
-	"tool-workflow/run-end":     true,
+	session.KindWorkflowRunStart:   true,
+	session.KindWorkflowAgentStart: true,
+	session.KindWorkflowAgentEnd:   true,
+	session.KindWorkflowRunEnd:     true,
 	// the retried attempt of a model call starts (after llm/retry's delay)
-	"llm/retry-started": true,
+	session.KindRetryStarted: true,
 	// the model-made session title's own request (its chunks are not logged)
-	"session/title-llm-request": true,
+	session.KindTitleRequest: true,
 	// run_code's nested calls: upstream logs a start and a settle event per call
-	"tool/code-dispatch-start": true,
-	"tool/code-dispatch":       true,
+	session.KindCodeDispatchStart: true,
+	session.KindCodeDispatch:      true,
 	// todo_write's snapshot of the list, between its tool/call and tool/result
-	"todo/write": true,
+	session.KindTodoWrite: true,
 }
 
 // Packed row types and the chunk type each member expands to.
@@ -141,29 +143,29 @@ type (
 // views lists, per event type, the typed view of its data and the fields
 // that must be present.
 var views = map[string]func() (any, func(v any) string){
-	"turn/start": view(func(d *turnData) string { return missing(d.Turn == nil, "data.turn") }),
-	"turn/end": view(func(d *turnEndData) string {
+	session.KindTurnStart: view(func(d *turnData) string { return missing(d.Turn == nil, "data.turn") }),
+	session.KindTurnEnd: view(func(d *turnEndData) string {
 		return missing(d.Turn == nil, "data.turn") + missing(d.Reason == nil, "data.reason")
 	}),
-	"step/start": stepView, "step/end": stepView,
-	"user/message": view(func(d *userMessageData) string {
+	session.KindStepStart: stepView, session.KindStepEnd: stepView,
+	session.KindUserMessage: view(func(d *userMessageData) string {
 		return missing(d.Content == nil, "data.content") + missing(d.Source == nil, "data.source")
 	}),
-	"assistant/chunk": view(func(d *chunkData) string {
+	session.KindAssistantChunk: view(func(d *chunkData) string {
 		return missing(d.Turn == nil, "data.turn") + missing(d.Step == nil, "data.step") + missing(d.Chunk == nil, "data.chunk")
 	}),
-	"tool/call": view(func(d *toolCallData) string {
+	session.KindToolCall: view(func(d *toolCallData) string {
 		return missing(d.CallID == nil, "data.callId") + missing(d.Name == nil, "data.name") + missing(d.Arguments == nil, "data.arguments")
 	}),
-	"approval/asked": view(func(d *askedData) string {
+	session.KindApprovalAsked: view(func(d *askedData) string {
 		return missing(d.ID == nil, "data.id") + missing(d.ToolName == nil, "data.toolName")
 	}),
-	"approval/decided": view(func(d *decidedData) string {
+	session.KindApprovalDecided: view(func(d *decidedData) string {
 		return missing(d.ID == nil, "data.id") + missing(d.Outcome == nil, "data.outcome")
 	}),
-	"tool/result":              view(func(d *toolResultData) string { return missing(d.Message == nil, "data.message") }),
-	"tool/code-dispatch-start": view((*dispatchData).missingStart),
-	"tool/code-dispatch": view(func(d *dispatchData) string {
+	session.KindToolResult:        view(func(d *toolResultData) string { return missing(d.Message == nil, "data.message") }),
+	session.KindCodeDispatchStart: view((*dispatchData).missingStart),
+	session.KindCodeDispatch: view(func(d *dispatchData) string {
 		return d.missingStart() + missing(d.IsError == nil, "data.isError") + missing(d.Content == nil, "data.content")
 	}),
 }
@@ -441,7 +443,7 @@ func expandPacked(rec string, ln []byte, lineNo int, member string) ([]Event, er
 		if err != nil {
 			return nil, sessionError(rec, lineNo, "data", "%v", err)
 		}
-		out = append(out, Event{Type: "assistant/chunk", Seq: *p.Seq0 + int64(k), Time: t, Data: d, Line: lineNo})
+		out = append(out, Event{Type: session.KindAssistantChunk, Seq: *p.Seq0 + int64(k), Time: t, Data: d, Line: lineNo})
 	}
 	return out, nil
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/tools/code/sdk"
 )
 
@@ -115,7 +116,7 @@ func (r *Recording) ToolsMode() (mode, note string) {
 	var code bool
 	var native []string
 	for _, e := range r.Events {
-		if e.Type != "tool/call" {
+		if e.Type != session.KindToolCall {
 			continue
 		}
 		var c struct {

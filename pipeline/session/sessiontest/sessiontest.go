@@ -24,7 +24,7 @@ func New(t testing.TB, id, cwd string, opts ...session.Option) *session.Log {
 // approval asks inside, and fails the test if it cannot.
 func StartTurn(t testing.TB, l *session.Log) {
 	t.Helper()
-	if _, err := l.Append("turn/start", map[string]int{"turn": 1}); err != nil {
+	if _, err := l.Append(session.KindTurnStart, session.TurnStart{Turn: 1}); err != nil {
 		t.Fatal(err)
 	}
 }
