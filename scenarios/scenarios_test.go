@@ -274,12 +274,17 @@ func TestREADMEIsAnEntryPoint(t *testing.T) {
 	}
 }
 
-// TestREADMELayout keeps the README's layout table in step with the tree:
+// TestLayoutNamesEveryPackage keeps docs/layout.md's table in step with the tree:
 // every directory holding a Go package has its line.
-func TestREADMELayout(t *testing.T) {
-	root, readme := readREADME(t)
+func TestLayoutNamesEveryPackage(t *testing.T) {
+	root := harness.Root(t)
+	b, err := os.ReadFile(filepath.Join(root, "docs", "layout.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	layout := string(b)
 	seen := map[string]bool{}
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -297,8 +302,8 @@ func TestREADMELayout(t *testing.T) {
 			return nil
 		}
 		seen[rel] = true
-		if line := "| `" + filepath.ToSlash(rel) + "` |"; !strings.Contains(readme, line) {
-			t.Errorf("README.md layout has no line for package %s (add %s what it holds |)", filepath.ToSlash(rel), line)
+		if line := "| `" + filepath.ToSlash(rel) + "` |"; !strings.Contains(layout, line) {
+			t.Errorf("docs/layout.md has no line for package %s (add %s what it holds |)", filepath.ToSlash(rel), line)
 		}
 		return nil
 	})
