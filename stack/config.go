@@ -56,6 +56,12 @@ type Config struct {
 	// LandlockABICap runs the Landlock backend (the in-process path, or the
 	// runner) capped at this ABI (0: no cap).
 	LandlockABICap int
+	// Limits bound every command the stack starts for a call (bash's,
+	// foreground and background, run_code's Node program, a hook's): its
+	// memory, processes, file size and CPU time (sandbox.Limits; zero
+	// fields bound nothing, as upstream). A call stopped by one says which
+	// in its sandbox facts (bound).
+	Limits sandbox.Limits
 
 	// Spill bounds the tools' results (off when zero).
 	Spill SpillConfig

@@ -33,7 +33,7 @@ func (s *Stack) addHooks() error {
 		b, err := hooks.Load(d, hooks.Options{
 			ConfigPath: "./" + d.File, BaseDir: s.cfg.Hooks.Dir, Strict: s.cfg.Hooks.Strict,
 			Runtime: hooks.Runtime{
-				Sandbox:  sandbox.Policy{Mode: s.cfg.Mode, WorkspaceRoot: s.cfg.Hooks.Dir},
+				Sandbox:  sandbox.Policy{Mode: s.cfg.Mode, WorkspaceRoot: s.cfg.Hooks.Dir, Limits: s.cfg.Limits},
 				Confiner: provider, DefaultDir: s.cfg.Hooks.Dir, OutputDir: out,
 			},
 			// Lines logged while calls run; the load-time ones are in hookLines.
