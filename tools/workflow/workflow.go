@@ -119,7 +119,7 @@ func (w *tool) run(ctx context.Context, call *pipeline.Call) (pipeline.Output, e
 	if err != nil {
 		return pipeline.Output{}, err
 	}
-	r := &runState{w: w, call: call, runID: newUUID(), name: name, record: call.Parent() == nil}
+	r := newRunState(w, call, name)
 	res, err := w.deps.Runtime.Run(ctx, noderuntime.Request{Code: a.Script, Call: r.hostCall, Policy: pol, Confiner: w.deps.Confiner,
 		Workflow: &noderuntime.Workflow{Name: name, Args: a.Args, Limits: w.limits()}})
 	if err != nil {
@@ -138,6 +138,13 @@ type runState struct {
 
 	mu      sync.Mutex
 	started bool
+}
+
+// newRunState is a fresh run of call's body: a new run id, and its events
+// recorded only when call is top-level (a workflow nested in another
+// call, as run_code's sub-call, records none).
+func newRunState(w *tool, call *pipeline.Call, name string) *runState {
+	return &runState{w: w, call: call, runID: newUUID(), name: name, record: call.Parent() == nil}
 }
 
 // append records an event of the run in the calling agent's log.
