@@ -283,9 +283,11 @@ func (c *Child) Log() *session.Log { return c.log }
 // Info returns what the child is.
 func (c *Child) Info() ChildInfo { return c.info }
 
-// PreStep appends a one-shot child's descriptor the first time a step is
-// entered (inside its first turn, after the inbox claim), as upstream's
-// scoped pre-step listener does; a continuable child's is in its seed.
+// PreStep appends a one-shot child's descriptor the first time a step goes
+// ahead (inside its first turn, once every pre-step listener has let it
+// enter: after the UserPromptSubmit hooks' events, never for a step they
+// blocked), as upstream's scoped pre-step listener does; a continuable
+// child's is in its seed.
 func (c *Child) PreStep() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
