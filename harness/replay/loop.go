@@ -364,6 +364,12 @@ func (d *driver) Steer(m stack.Message) error {
 	return nil
 }
 
+// Inject queues m for the agent's next step without waking it (a
+// lifecycle hook's context, upstream's agent.inject) ([stack.Loop]).
+func (d *driver) Inject(m stack.Message) error {
+	return d.inbox.add(nextStep, relayedMessage(m))
+}
+
 // relayedMessage is the log's form of a message the delegation runtime
 // delivers (a child's prompt, a follow-up, a report, a settlement notice):
 // its blocks as they came.

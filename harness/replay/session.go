@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/dshsim/dshsim/harness/replay/recording"
+	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/delegation"
 	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/stack"
@@ -99,6 +100,9 @@ func startSession(ctx context.Context, s sessionSetup) (*sessionRun, error) {
 	run.fixture.root = func() *driver { return root }
 	run.register(root)
 	st.AttachLoop(root)
+	// The session is published: its SessionStart hooks run detached, their
+	// context entered at its next step (upstream's agent.inject).
+	st.SessionStarted(stack.SourceStartup, func(cm pipeline.ContextMessage) { root.inbox.add(nextStep, pluginMessage(cm)) })
 	run.client = &client{rec: s.rec, root: root, stack: st, wire: s.wire, ws: s.ws, family: run.family}
 	return run, nil
 }

@@ -37,6 +37,7 @@ func (rt *Runtime) Start(ctx context.Context, provider string, req subagent.Requ
 		return nil, err
 	}
 	run := &inProcRun{rt: rt, child: c, loop: loop, done: make(chan struct{})}
+	rt.host.SubagentStarted(c.agent, injector(loop))
 	go run.drive(ctx, req.Prompt)
 	return run, nil
 }
@@ -86,7 +87,7 @@ func (r *inProcRun) drive(ctx context.Context, prompt string) {
 	defer stop()
 	if err := r.loop.Followup(userMessage(textContent(prompt), userSource{"user"})); err != nil {
 		r.err = err
-		r.rt.end(r.ID(), r.child.info.Provider, delegation.StopError)
+		r.rt.end(r.child, delegation.StopError)
 		return
 	}
 	if err := r.loop.WhenIdle(context.Background()); err != nil {
@@ -109,7 +110,7 @@ func (r *inProcRun) drive(ctx context.Context, prompt string) {
 	}
 	r.mu.Unlock()
 	r.res = subagent.Result{Stop: stopReason, Output: delegation.SelectOutput(own)}
-	r.rt.end(r.ID(), r.child.info.Provider, stopReason)
+	r.rt.end(r.child, stopReason)
 }
 
 // Result waits for the run's result.
