@@ -654,8 +654,8 @@ func (p *prepared) review(ctx context.Context, timeout time.Duration, run *sessi
 	res.Flags = append(res.Flags, run.unconsumed(rec, p.script)...)
 	res.Flags = append(res.Flags, run.flags()...)
 	res.Notes = append(res.Notes, run.root.titleNotes()...)
-	if run.family != nil && (rec.Settings.SubagentFixture != "" || len(rec.Children) > 0) {
-		res.Notes = append(res.Notes, run.fixture.note())
+	if note := run.fixture.note(rec.Marks()); run.family != nil && note != "" {
+		res.Notes = append(res.Notes, note)
 	}
 	res.Flags = append(res.Flags, ans.flags()...)
 	lines, err := acpwire.Classify(rec.Stdout)

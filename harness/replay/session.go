@@ -59,7 +59,10 @@ func startSession(ctx context.Context, s sessionSetup) (*sessionRun, error) {
 	if s.delegation {
 		run.family = newFamily(s.rec, s.sessionID)
 		sub := run.fixture.subagentConfig(s.rec)
-		sub.Loops, sub.NewID, sub.SessionsDir, sub.OnEnd = run.family, run.family.NewID, s.logDir, run.fixture.onEnd
+		sub.Loops, sub.NewID, sub.SessionsDir = run.family, run.family.NewID, s.logDir
+		if s.rec.Marks() {
+			sub.OnEnd = run.fixture.onEnd
+		}
 		sub.Route = delegation.Route{Provider: s.route.Provider, Model: s.route.Model}
 		cfg.Subagents = &sub
 	}
