@@ -26,6 +26,7 @@ import (
 	"github.com/dshsim/dshsim/sandbox/inproc"
 	"github.com/dshsim/dshsim/sandbox/outfile"
 	"github.com/dshsim/dshsim/stack"
+	"github.com/dshsim/dshsim/tools/subagent"
 )
 
 // Verdicts of one recording.
@@ -617,6 +618,9 @@ func (p *prepared) checkComposed(st *stack.Stack) error {
 	}
 	if p.delegates {
 		composed["report"] = true // a continuable child's own tool
+	}
+	if composed["workflow"] {
+		composed[subagent.StructuredName] = true // a structured workflow child's own tool
 	}
 	check := func(file string, s *recording.Script) error {
 		for _, r := range s.Replies {

@@ -36,7 +36,7 @@ func (rt *Runtime) Start(ctx context.Context, provider string, req subagent.Requ
 	if err != nil {
 		return nil, err
 	}
-	run := &inProcRun{rt: rt, child: c, loop: loop, done: make(chan struct{})}
+	run := &inProcRun{rt: rt, child: c, loop: loop, done: make(chan struct{}), structured: req.OutputSchema != nil}
 	rt.host.SubagentStarted(c.agent, injector(loop))
 	go run.drive(ctx, req.Prompt)
 	return run, nil
@@ -59,10 +59,11 @@ func capabilities(name string, info subagent.ProviderInfo, req subagent.Request)
 // inProcRun is one in-process one-shot child: one turn, one result, a
 // quiescent disposal.
 type inProcRun struct {
-	rt    *Runtime
-	child *Child
-	loop  Loop
-	done  chan struct{}
+	rt         *Runtime
+	child      *Child
+	loop       Loop
+	done       chan struct{}
+	structured bool // the child has an output schema
 
 	res       subagent.Result
 	err       error
@@ -105,11 +106,22 @@ func (r *inProcRun) drive(ctx context.Context, prompt string) {
 		stopReason = delegation.StopReasonOf(kind)
 	}
 	r.mu.Lock()
-	if r.cancelled && stopReason != delegation.StopCompleted {
+	cancelled := r.cancelled
+	r.mu.Unlock()
+	if cancelled && stopReason != delegation.StopCompleted {
 		stopReason = delegation.StopAborted
 	}
-	r.mu.Unlock()
 	r.res = subagent.Result{Stop: stopReason, Output: delegation.SelectOutput(own)}
+	if r.structured {
+		// upstream's readResult: the recorded value, else a completed run
+		// that recorded nothing failed
+		if r.res.Structured, _ = delegation.StructuredCapture(own); r.res.Structured == nil && stopReason == delegation.StopCompleted {
+			r.res.Stop = delegation.StopError
+			if cancelled {
+				r.res.Stop = delegation.StopAborted
+			}
+		}
+	}
 	r.rt.end(r.child, stopReason)
 }
 

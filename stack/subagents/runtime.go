@@ -221,7 +221,8 @@ func (rt *Runtime) newChild(provider string, req subagent.Request, continuable b
 	}
 	d := Delegation{SessionID: id, LogPath: filepath.Join(rt.cfg.SessionsDir, id+".jsonl"), Parent: req.Caller, CallID: req.CallID,
 		Provider: provider, Continuable: continuable, Route: rt.cfg.Route, Report: rt.cfg.Report, MaxDepth: req.MaxDepth,
-		Label: req.Label, ToolFilter: req.ToolFilter, Persona: req.Persona, ReadOnly: req.ReadOnly, StepLabel: req.StepLabel, Sandbox: req.Sandbox}
+		Label: req.Label, ToolFilter: req.ToolFilter, Persona: req.Persona, ReadOnly: req.ReadOnly, StepLabel: req.StepLabel, Sandbox: req.Sandbox,
+		OutputSchema: req.OutputSchema}
 	c, err := rt.Delegate(d)
 	if err != nil {
 		return nil, nil, err
