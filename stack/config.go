@@ -220,6 +220,8 @@ type SkillsConfig struct {
 
 // FileSearchConfig configures glob and grep (zero caps: upstream's defaults).
 type FileSearchConfig struct {
+	// Rg is the ripgrep program ("": rg on PATH).
+	Rg                       string
 	SampleOverCapGlobResults bool
 	GlobMaxResults           int
 	GrepMaxMatches           int

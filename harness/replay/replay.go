@@ -67,6 +67,9 @@ type Options struct {
 	SandboxChain []string `json:",omitempty"`
 	// LauncherPath is the landlock-run binary ("" = beside the executable).
 	LauncherPath string `json:",omitempty"`
+	// Ripgrep is the rg glob and grep run ("": $DSHSIM_RIPGREP when set,
+	// else rg on PATH, Debian's); see ripgrep.go.
+	Ripgrep string `json:",omitempty"`
 	// StrictHooks fails closed where upstream's hooks fail open (a hook
 	// config that cannot be loaded, a hook that cannot run).
 	StrictHooks bool `json:",omitempty"`
@@ -598,6 +601,10 @@ func (p *prepared) stackConfig(sc *scratch, opt Options) (stack.Config, []string
 		cfg.SessionQuery = &stack.SessionQueryConfig{Store: sc.logDir} // the replay's sessions: its own
 	}
 	notes = append(notes, p.profileConfig(&cfg, sc.ws)...)
+	if cfg.FileSearch != nil {
+		cfg.FileSearch.Rg = opt.Ripgrep
+		notes = append(notes, ripgrepNote(opt.Ripgrep))
+	}
 	return cfg, notes
 }
 
