@@ -98,6 +98,7 @@ func ReplaySettings(s Settings, eventTimes bool) []byte {
 		Retry      json.RawMessage   `json:"retryPolicy,omitempty"`
 		Workspace  *workspaceContext `json:"workspaceContext,omitempty"`
 		Todo       *bool             `json:"todoAllowParallelInProgress,omitempty"`
+		Subagent   map[string]any    `json:"subagentTools,omitempty"`
 		MaxDepth   int               `json:"subagentMaxDepth,omitempty"`
 		Workflow   int               `json:"workflowMaxConcurrentAgents,omitempty"`
 		Note       string            `json:"note"`
@@ -131,6 +132,18 @@ func ReplaySettings(s Settings, eventTimes bool) []byte {
 	if s.TodoSequential {
 		f.Todo = new(bool)
 		why = append(why, "mounted dsh-tool-todo with allowParallelInProgress false (PROBE_TODO_PARALLEL=0)")
+	}
+	if s.SubagentOneShot || s.SubagentForeground {
+		t := map[string]any{}
+		if s.SubagentOneShot {
+			t["backgroundMode"] = "one-shot"
+			why = append(why, "composed subagent with backgroundMode one-shot (PROBE_SUBAGENT_BACKGROUND=one-shot)")
+		}
+		if s.SubagentForeground {
+			t["enableRunInBackground"] = false
+			why = append(why, "composed subagent with enableRunInBackground false (PROBE_SUBAGENT_RUN_IN_BACKGROUND=0)")
+		}
+		f.Subagent = map[string]any{"subagent": t}
 	}
 	if s.Subagents {
 		f.MaxDepth, f.Workflow = s.MaxDepth, WorkflowMaxConcurrentAgents
