@@ -86,9 +86,11 @@ type Config struct {
 	// The tools beyond the safety stack (extras.go); each zero value
 	// composes nothing.
 
-	// Todo composes todo_write (parallel in_progress allowed, as the
-	// acp-agent sets it).
-	Todo bool
+	// Todo composes todo_write, parallel in_progress allowed, as every
+	// upstream composition sets it (allowParallelInProgress true), unless
+	// TodoOneInProgress (allowParallelInProgress false).
+	Todo              bool
+	TodoOneInProgress bool
 	// Skills composes the skill tool and the skill catalog message.
 	Skills *SkillsConfig
 	// Images mounts the attachment store and read_image.
@@ -215,6 +217,8 @@ type SkillsConfig struct {
 
 // FileSearchConfig configures glob and grep (zero caps: upstream's defaults).
 type FileSearchConfig struct {
+	// Rg is the ripgrep program ("": rg on PATH).
+	Rg                       string
 	SampleOverCapGlobResults bool
 	GlobMaxResults           int
 	GrepMaxMatches           int

@@ -32,7 +32,7 @@ func (s *Stack) skillTool() ([]toolreg.Tool, error) {
 // store when spill is on.
 func (s *Stack) searchTools() ([]toolreg.Tool, error) {
 	fc := s.cfg.FileSearch
-	cfg := search.Config{SampleOverCapGlobResults: fc.SampleOverCapGlobResults, GlobMaxResults: fc.GlobMaxResults, GrepMaxMatches: fc.GrepMaxMatches, DefaultWorkdir: s.cfg.Workspace}
+	cfg := search.Config{Rg: fc.Rg, SampleOverCapGlobResults: fc.SampleOverCapGlobResults, GlobMaxResults: fc.GlobMaxResults, GrepMaxMatches: fc.GrepMaxMatches, DefaultWorkdir: s.cfg.Workspace}
 	if s.spillStore != nil {
 		store := s.spillStore
 		cfg.Save = func(call *pipeline.Call, name, content string) (search.Saved, bool) {

@@ -12,6 +12,7 @@ import (
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/stack"
 	"github.com/dshsim/dshsim/tools/served"
+	"github.com/dshsim/dshsim/tools/subagent"
 )
 
 // TestServedSourceOfNestedCalls: advanced-toolchain's run_code program
@@ -161,5 +162,31 @@ func TestAChildsToolComposesItsArea(t *testing.T) {
 		if cfg.WebFetch != c.web || (len(notes) > 0) != c.web {
 			t.Errorf("%s: web_fetch composed %v, notes %q", c.name, cfg.WebFetch, notes)
 		}
+	}
+}
+
+// subagentTools sets the delegation tools' knobs by name; the others keep
+// the default composition's.
+func TestSubagentToolsKnobs(t *testing.T) {
+	off := false
+	rec := &recording.Recording{Settings: recording.Settings{SubagentTools: map[string]recording.SubagentTool{
+		"subagent": {BackgroundMode: recording.BackgroundOneShot, EnableRunInBackground: &off},
+	}}}
+	got := map[string]subagent.Instance{}
+	for _, in := range newEmulation("", t.TempDir()).subagentConfig(rec).Instances {
+		got[in.Name] = in
+	}
+	if s := got["subagent"]; s.Background != subagent.OneShot || !s.NoBackground {
+		t.Errorf("subagent: %+v, want one-shot without run_in_background", s)
+	}
+	if f := got["subagent_fork"]; f.Background != subagent.OneShot || !f.NoBackground {
+		t.Errorf("subagent_fork: %+v, want the default (one-shot, waits)", f)
+	}
+	def := map[string]subagent.Instance{}
+	for _, in := range newEmulation("", t.TempDir()).subagentConfig(&recording.Recording{}).Instances {
+		def[in.Name] = in
+	}
+	if s := def["subagent"]; s.Background != subagent.Continuable || s.NoBackground {
+		t.Errorf("default subagent: %+v, want continuable with run_in_background", s)
 	}
 }

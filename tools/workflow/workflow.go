@@ -211,14 +211,11 @@ func (r *runState) agent(ctx context.Context, raw json.RawMessage) (json.RawMess
 	if err := json.Unmarshal(raw, &req); err != nil {
 		return nil, err
 	}
-	if len(req.Schema) > 0 {
-		return nil, errors.New("structured output (the schema option) is not built here")
-	}
 	provider := r.w.cfg.Provider
 	if provider == "" {
 		provider = "spawn"
 	}
-	run, err := r.w.deps.Service.Start(ctx, provider, subagent.Request{Caller: r.call.Agent(), CallID: r.call.CallID(), Prompt: req.Prompt, ReadOnly: req.ReadOnly, StepLabel: req.Label})
+	run, err := r.w.deps.Service.Start(ctx, provider, subagent.Request{Caller: r.call.Agent(), CallID: r.call.CallID(), Prompt: req.Prompt, ReadOnly: req.ReadOnly, StepLabel: req.Label, OutputSchema: req.Schema})
 	if err != nil {
 		return nil, errors.New(pipeline.ErrorMessage(err))
 	}
@@ -230,7 +227,7 @@ func (r *runState) agent(ctx context.Context, raw json.RawMessage) (json.RawMess
 		outcome = "cancelled"
 	case rerr != nil:
 		outcome = "error"
-	case res.Stop != delegation.StopCompleted:
+	case res.Stop != delegation.StopCompleted, req.Schema != nil && res.Structured == nil:
 		outcome = "failed"
 	}
 	end := outcome
@@ -240,10 +237,12 @@ func (r *runState) agent(ctx context.Context, raw json.RawMessage) (json.RawMess
 	r.append(session.KindWorkflowAgentEnd, agentEnd{r.runID, req.Seq, end})
 	_ = run.Dispose()
 	out := map[string]any{"outcome": outcome}
-	switch outcome {
-	case "completed":
+	switch {
+	case outcome == "completed" && req.Schema != nil:
+		out["value"] = res.Structured
+	case outcome == "completed":
 		out["value"] = delegation.OutputText(res.Output)
-	case "error":
+	case outcome == "error":
 		out["message"] = pipeline.ErrorMessage(rerr)
 	}
 	return json.Marshal(out)
