@@ -229,13 +229,13 @@ func TestUpwardArrowsAreFound(t *testing.T) {
 	}
 }
 
-// stackMaxLines bounds the composition root: stack's non-test Go, doc.go
-// included. The delegation runtime lives in stack/subagents, each tool in
-// its own package; what grows the root past this belongs there.
+// stackMaxLines bounds the composition root: stack's non-test Go but its
+// manual (doc.go). The delegation runtime lives in stack/subagents, each
+// tool in its own package; what grows the root past this belongs there.
 const stackMaxLines = 1600
 
 // TestStackIsTheCompositionRootOnly holds stack/ to stackMaxLines lines of
-// non-test Go.
+// non-test Go besides doc.go.
 func TestStackIsTheCompositionRootOnly(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join(Root(t), "stack", "*.go"))
 	if err != nil {
@@ -243,7 +243,7 @@ func TestStackIsTheCompositionRootOnly(t *testing.T) {
 	}
 	n := 0
 	for _, f := range files {
-		if strings.HasSuffix(f, "_test.go") {
+		if strings.HasSuffix(f, "_test.go") || filepath.Base(f) == "doc.go" {
 			continue
 		}
 		b, err := os.ReadFile(f)
@@ -253,6 +253,6 @@ func TestStackIsTheCompositionRootOnly(t *testing.T) {
 		n += bytes.Count(b, []byte("\n"))
 	}
 	if n == 0 || n > stackMaxLines {
-		t.Errorf("stack/ holds %d lines of non-test Go; want 1 to %d (move what is not composition into a package below it)", n, stackMaxLines)
+		t.Errorf("stack/ holds %d lines of non-test Go besides doc.go; want 1 to %d (move what is not composition into a package below it)", n, stackMaxLines)
 	}
 }
