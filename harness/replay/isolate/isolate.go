@@ -37,6 +37,18 @@ const (
 	maxResponse = 1 << 30 // what PID 1 reads of the serve stage's answer (the host bounds its own read by Options.MaxResponse)
 )
 
+// selfPath is the running binary's path, which the host starts its child
+// from. Not /proc/self/exe: a process that is not dumpable (the agent, once
+// the in-process sandbox has made it so) cannot execute its own
+// /proc/self/exe into a new user namespace (EACCES), though it can read the
+// link. Falls back to /proc/self/exe when the link cannot be read.
+func selfPath() string {
+	if p, err := os.Executable(); err == nil {
+		return p
+	}
+	return exe
+}
+
 // DefaultMaxResponse bounds a child's answer when [Options.MaxResponse] is 0.
 const DefaultMaxResponse = 256 << 20
 
@@ -400,7 +412,7 @@ func start(ctx context.Context, m mode, name string, request []byte, opt Options
 		return nil, err
 	}
 	defer r.Close()
-	cmd := exec.CommandContext(ctx, exe)
+	cmd := exec.CommandContext(ctx, selfPath())
 	cmd.Args = []string{os.Args[0]}
 	cmd.Env = ChildEnv(os.Environ(), opt.Env)
 	for _, k := range opt.Unset {

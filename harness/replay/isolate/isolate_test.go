@@ -32,6 +32,9 @@ func TestMain(m *testing.M) {
 		fmt.Println(allocate())
 		os.Exit(0)
 	}
+	if os.Getenv(undumpableEnv) != "" {
+		os.Exit(undumpableHost())
+	}
 	os.Exit(sandboxtest.Main(m))
 }
 
@@ -49,6 +52,36 @@ func init() {
 		time.Sleep(d)
 		return []byte("slept"), nil
 	})
+}
+
+// undumpableEnv makes this test binary a host that is not dumpable (as the
+// agent is once the in-process sandbox runs) and starts one child.
+const undumpableEnv = "DSHSIM_ISOLATE_TEST_UNDUMPABLE"
+
+func undumpableHost() int {
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	out, err := isolate.Run(context.Background(), "test-sleep", []byte("1ms"), isolate.Options{Stderr: os.Stderr})
+	if err != nil || string(out) != "slept" {
+		fmt.Fprintf(os.Stderr, "a host that is not dumpable: %q, %v\n", out, err)
+		return 1
+	}
+	return 0
+}
+
+// TestAHostThatIsNotDumpableStartsItsChild: the agent, once the in-process
+// sandbox made it not dumpable, still starts contained children (as a
+// normal user too: such a process cannot execute its own /proc/self/exe
+// into a new user namespace, so the host starts its own path).
+func TestAHostThatIsNotDumpableStartsItsChild(t *testing.T) {
+	isolate.Require(t)
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), undumpableEnv+"=1")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
 }
 
 // TestChildOutlivesTheThreadThatStartedIt: the child dies with its parent
