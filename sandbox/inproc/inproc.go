@@ -120,6 +120,37 @@ type Options struct {
 // It makes this process not dumpable, for good (see the package doc).
 func New() (*Launcher, error) { return NewWithOptions(Options{}) }
 
+// dumpMu orders the changes of this process's dumpable flag: New's, and
+// WhileDumpable's round trips.
+var dumpMu sync.Mutex
+
+// WhileDumpable runs start with this process dumpable again when a
+// launcher made it not dumpable, and makes it not dumpable again after:
+// for a start that a process which is not dumpable cannot make. Starting a
+// child into a new user namespace is one: its parent writes the child's
+// uid_map, which the kernel gives to root while the child (a copy of this
+// process until it executes) is not dumpable, so as a normal user the start
+// fails with EACCES. Starts run one at a time. A command a launcher started
+// stays out of reach meanwhile: its own Landlock domain keeps it from
+// tracing this process, reading its memory or opening its descriptors; not
+// being dumpable is the second guard. An error restoring the flag is
+// returned (start's first).
+func WhileDumpable(start func() error) error {
+	dumpMu.Lock()
+	defer dumpMu.Unlock()
+	if on, err := llsys.Dumpable(); err != nil || on {
+		return start()
+	}
+	if err := llsys.SetDumpable(true); err != nil {
+		return fmt.Errorf("inproc: cannot make this process dumpable for a start (prctl PR_SET_DUMPABLE): %w", err)
+	}
+	err := start()
+	if rerr := llsys.SetDumpable(false); rerr != nil && err == nil {
+		err = fmt.Errorf("inproc: cannot make this process not dumpable again (prctl PR_SET_DUMPABLE): %w", rerr)
+	}
+	return err
+}
+
 // NewWithOptions is New with options.
 func NewWithOptions(o Options) (*Launcher, error) { return newLauncher(o, knobs{}) }
 
@@ -137,7 +168,10 @@ func newLauncher(o Options, k knobs) (*Launcher, error) {
 	}
 	abi := landlock.EffectiveABI(kernel, o.ABICap)
 	if !k.dumpable {
-		if err := llsys.SetDumpable(false); err != nil {
+		dumpMu.Lock()
+		err := llsys.SetDumpable(false)
+		dumpMu.Unlock()
+		if err != nil {
 			return nil, fmt.Errorf("inproc: cannot make this process not dumpable (prctl PR_SET_DUMPABLE): %w", err)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/dshsim/dshsim/sandbox/inproc"
 	"io"
 	"os"
 	"os/exec"
@@ -36,18 +37,6 @@ const (
 	exe         = "/proc/self/exe"
 	maxResponse = 1 << 30 // what PID 1 reads of the serve stage's answer (the host bounds its own read by Options.MaxResponse)
 )
-
-// selfPath is the running binary's path, which the host starts its child
-// from. Not /proc/self/exe: a process that is not dumpable (the agent, once
-// the in-process sandbox has made it so) cannot execute its own
-// /proc/self/exe into a new user namespace (EACCES), though it can read the
-// link. Falls back to /proc/self/exe when the link cannot be read.
-func selfPath() string {
-	if p, err := os.Executable(); err == nil {
-		return p
-	}
-	return exe
-}
 
 // DefaultMaxResponse bounds a child's answer when [Options.MaxResponse] is 0.
 const DefaultMaxResponse = 256 << 20
@@ -412,7 +401,7 @@ func start(ctx context.Context, m mode, name string, request []byte, opt Options
 		return nil, err
 	}
 	defer r.Close()
-	cmd := exec.CommandContext(ctx, selfPath())
+	cmd := exec.CommandContext(ctx, exe)
 	cmd.Args = []string{os.Args[0]}
 	cmd.Env = ChildEnv(os.Environ(), opt.Env)
 	for _, k := range opt.Unset {
@@ -434,7 +423,9 @@ func start(ctx context.Context, m mode, name string, request []byte, opt Options
 	// it, as the in-process Landlock path does).
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	err = cmd.Start()
+	// inproc.WhileDumpable: a process the in-process sandbox made not
+	// dumpable cannot write its child's uid_map (EACCES as a normal user).
+	err = inproc.WhileDumpable(cmd.Start)
 	w.Close()
 	if opt.Conn != nil {
 		opt.Conn.Close()

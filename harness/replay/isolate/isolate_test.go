@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/dshsim/dshsim/sandbox/inproc"
 	"io"
 	"io/fs"
 	"os"
@@ -59,7 +60,7 @@ func init() {
 const undumpableEnv = "DSHSIM_ISOLATE_TEST_UNDUMPABLE"
 
 func undumpableHost() int {
-	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+	if _, err := inproc.New(); err != nil { // makes this process not dumpable
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
@@ -68,13 +69,17 @@ func undumpableHost() int {
 		fmt.Fprintf(os.Stderr, "a host that is not dumpable: %q, %v\n", out, err)
 		return 1
 	}
+	if d, err := unix.PrctlRetInt(unix.PR_GET_DUMPABLE, 0, 0, 0, 0); err != nil || d != 0 {
+		fmt.Fprintf(os.Stderr, "after the start the process is dumpable (%d, %v)\n", d, err)
+		return 1
+	}
 	return 0
 }
 
-// TestAHostThatIsNotDumpableStartsItsChild: the agent, once the in-process
-// sandbox made it not dumpable, still starts contained children (as a
-// normal user too: such a process cannot execute its own /proc/self/exe
-// into a new user namespace, so the host starts its own path).
+// TestAHostThatIsNotDumpableStartsItsChild: a process the in-process
+// sandbox made not dumpable still starts contained children, as a normal
+// user too (whose start into a new user namespace needs the process
+// dumpable for a moment: inproc.WhileDumpable), and is not dumpable after.
 func TestAHostThatIsNotDumpableStartsItsChild(t *testing.T) {
 	isolate.Require(t)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
