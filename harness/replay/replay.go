@@ -388,7 +388,7 @@ func prepare(dir string, b recording.Bounds, res *Result) (*prepared, error) {
 	res.Settings = settingsLine(rec)
 	expected, cov, err := projection.ProjectCovered(rec.Events, normalizer(rec, rec.Header.Cwd, rec.Header.ID))
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(rec.Name, recording.SessionFile), err)
+		return nil, fmt.Errorf("%s: %w", filepath.Join(rec.Name, rec.LogFile), err)
 	}
 	res.Expected = expected
 	if stale, err := checkProjectionFile(rec, expected); err != nil {
@@ -541,8 +541,11 @@ func (p *prepared) run(ctx context.Context, sc *scratch, opt Options, timeout ti
 	if err != nil {
 		return err
 	}
-	res.Notes = append(res.Notes, coverageNotes(recording.SessionFile, p.coverage, ours)...)
+	res.Notes = append(res.Notes, coverageNotes(rec.LogFile, p.coverage, ours)...)
 	res.Got = got
+	if err := p.frontendReview(sc, res); err != nil {
+		return err
+	}
 	res.Comparison = projection.Compare(p.expected, got)
 	if err := p.compareChildren(run, res); err != nil {
 		return err
@@ -658,15 +661,17 @@ func (p *prepared) review(ctx context.Context, timeout time.Duration, run *sessi
 		res.Notes = append(res.Notes, run.fixture.note())
 	}
 	res.Flags = append(res.Flags, ans.flags()...)
-	lines, err := acpwire.Classify(rec.Stdout)
-	if err != nil {
-		return fmt.Errorf("%s: %w", filepath.Join(rec.Name, recording.StdoutFile), err)
+	if rec.Frontend == recording.ACP {
+		lines, err := acpwire.Classify(rec.Stdout)
+		if err != nil {
+			return fmt.Errorf("%s: %w", filepath.Join(rec.Name, recording.StdoutFile), err)
+		}
+		// The frames the run's facts hold (a refresh writes them back), not
+		// those sent since: a stopped run's stack may still be sending.
+		wire := acpwire.Compare(recording.StdoutFile, lines, res.run.Frames)
+		res.Flags = append(res.Flags, wire.Problems...)
+		res.Notes = append(res.Notes, wire.Note(recording.StdoutFile))
 	}
-	// The frames the run's facts hold (a refresh writes them back), not
-	// those sent since: a stopped run's stack may still be sending.
-	wire := acpwire.Compare(recording.StdoutFile, lines, res.run.Frames)
-	res.Flags = append(res.Flags, wire.Problems...)
-	res.Notes = append(res.Notes, wire.Note(recording.StdoutFile))
 	if sandbox.Mode(p.pol.Mode).Confined() {
 		if backend, enf := st.Backend(); backend != "" {
 			res.Notes = append(res.Notes, backendNote(p.pol.Mode, backend, enf, st.Confiner().Fallback()))
@@ -709,15 +714,33 @@ func projectOurs(rec *recording.Recording, path string, c *session.Contents, cwd
 	if len(c.Bad) > 0 {
 		return nil, cov, fmt.Errorf("our log %s has undecodable lines: %v", path, c.Bad[0])
 	}
-	evs := make([]recording.Event, len(c.Events))
-	for i, e := range c.Events {
-		evs[i] = recording.Event{Type: e.Type, Seq: e.Seq, Time: e.Time, Data: e.Data, SurfaceOp: e.SurfaceOp}
-	}
-	got, cov, err := projection.ProjectCovered(evs, normalizer(rec, cwd, id))
+	got, cov, err := projection.ProjectCovered(eventsOf(c), normalizer(rec, cwd, id))
 	if err != nil {
 		return nil, cov, fmt.Errorf("our log %s: %w", path, err)
 	}
 	return got, cov, nil
+}
+
+// eventsOf are the events of our log c as a recording's.
+func eventsOf(c *session.Contents) []recording.Event {
+	evs := make([]recording.Event, len(c.Events))
+	for i, e := range c.Events {
+		evs[i] = recording.Event{Type: e.Type, Seq: e.Seq, Time: e.Time, Data: e.Data, SurfaceOp: e.SurfaceOp}
+	}
+	return evs
+}
+
+// frontendReview adds the front end's own comparisons of our log (a
+// headless run's stream-json records) to res.
+func (p *prepared) frontendReview(sc *scratch, res *Result) error {
+	c, err := session.Read(sc.logPath)
+	if err != nil {
+		return fmt.Errorf("read our log %s: %w", sc.logPath, err)
+	}
+	flags, notes, err := frontendChecks(p.rec, eventsOf(c), sc.ws, sc.sessionID)
+	res.Flags = append(res.Flags, flags...)
+	res.Notes = append(res.Notes, notes...)
+	return err
 }
 
 // answers is the constructed user: permissionAnswers answered FIFO.

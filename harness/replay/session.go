@@ -104,12 +104,13 @@ func startSession(ctx context.Context, s sessionSetup) (*sessionRun, error) {
 }
 
 // creationEvents writes the events the recorded session was created with
-// (before its first inbox splice): a sandbox/mode or approval/policy a
-// session starts with, as a deployment that opens a session under an
-// explicit override writes them.
+// (before its first inbox splice): a permission/preset, sandbox/mode or
+// approval/policy a session starts with, as a deployment that opens a
+// session under an explicit override writes them (upstream's product CLI
+// with DSH_PERMISSION_MODE writes all three).
 func creationEvents(rec *recording.Recording, log *session.Log) error {
 	for _, e := range rec.Events {
-		if e.Type != session.KindSandboxMode && e.Type != session.KindApprovalPolicy {
+		if e.Type != session.KindSandboxMode && e.Type != session.KindApprovalPolicy && e.Type != session.KindPermissionPreset {
 			return nil
 		}
 		if _, err := log.Append(e.Type, json.RawMessage(e.Data)); err != nil {

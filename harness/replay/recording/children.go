@@ -71,6 +71,9 @@ func (l *loader) loadChildren(r *Recording) error {
 	matches, _ := filepath.Glob(filepath.Join(l.dir, "session.*.jsonl"))
 	var ns []int
 	for _, m := range matches {
+		if r.Frontend != ACP && filepath.Base(m) == SessionExpectedFile {
+			continue // a front end's expected log, not a child's
+		}
 		sub := childFileRE.FindStringSubmatch(filepath.Base(m))
 		if sub == nil {
 			return l.fail(filepath.Base(m), 0, "", "not a child log name (want session.<n>.jsonl, n = 1, 2, ...)")

@@ -82,6 +82,10 @@ type Settings struct {
 	// ServedTools are tools whose bodies are served from the recording
 	// (never a tool of the safety stack).
 	ServedTools []string `json:"servedTools,omitempty"`
+	// Prompt is the prompt upstream's test file gives a scenario of a
+	// front end whose directory holds no input.json (a headless run's
+	// task): the replay's one prompt step.
+	Prompt string `json:"prompt,omitempty"`
 	// Note says why the settings are needed (free text, for reviewers).
 	Note string `json:"note,omitempty"`
 }
@@ -253,6 +257,8 @@ var SettingKeys = []SettingKey{
 		"restores each listed link stub as the symlink it stands for after workspace/ is copied (a checkout with core.symlinks=false stores a link as such a file); a listed path that is neither is an error, and no other file is touched"},
 	{"servedTools", "list of tool names, none of bash, read, write, edit, run_code, job_output, job_kill, job_list", "cordis-inspect-jsdoc: cordis_inspect_query (its data is upstream's JSDoc catalog)",
 		"serves those tools' bodies from the recording (the report names them); everything around a body runs"},
+	{"prompt", "non-empty string", "headless-profile: the task headless.snapshot.ts passes the product CLI (a headless scenario with no input.json)",
+		"the one prompt of a recording of a front end beyond ACP whose directory holds no input.json; with input.json it is an error"},
 	{"note", "string", "(ours)", "why the recording needs settings; for reviewers, not read by the replay"},
 }
 
@@ -478,6 +484,25 @@ var SuiteSettings = map[string]Settings{
 	"cordis-inspect-jsdoc":      {Profile: ProfileAdvanced, ServedTools: []string{"cordis_inspect_query"}, Note: "upstream's suite: EX/advanced.cordis.snapshot.yml; cordis_inspect_query's data is upstream's JSDoc catalog: served"},
 	"advanced-toolchain":        {Profile: ProfileAdvanced, Note: "upstream's suite: EX/advanced.cordis.snapshot.yml; the cordis_* tools need upstream's Cordis host: served"},
 	"web-fetch":                 {Profile: ProfileWeb, ServedTools: []string{"web_fetch"}, Note: "upstream's suite: EX/web.cordis.snapshot.yml with its loopback fixture server (not published): web_fetch served"},
+}
+
+// FrontendSuiteSettings are [SuiteSettings] of the front ends beyond ACP,
+// by front end, then scenario name (a name can repeat across front ends:
+// advanced-toolchain is an ACP scenario and a headless one).
+var FrontendSuiteSettings = map[Frontend]map[string]Settings{
+	Headless: {
+		"headless-profile": {Prompt: "Prove the product headless profile path with one real tool round trip.",
+			SessionTitleLLM: &TitleLLM{Provider: "cli-mock", Model: "cli-mock", TargetWords: 5, TargetCjkCharacters: 10, MaxInputBytes: 4096, MaxOutputTokens: 64},
+			Note:            "upstream's suite: headless.snapshot.ts runs the product CLI (--profile headless, DSH_PERMISSION_MODE=danger-full-access) with this task; the profile's first-prompt title model on the cli-mock route makes no title"},
+	},
+}
+
+// suiteSettings are the suite settings of front end fe's scenarios.
+func suiteSettings(fe Frontend) map[string]Settings {
+	if fe == ACP || fe == "" {
+		return SuiteSettings
+	}
+	return FrontendSuiteSettings[fe]
 }
 
 func ptr[T any](v T) *T { return &v }
