@@ -255,3 +255,29 @@ func TestToolFilter(t *testing.T) {
 		t.Errorf("descriptor %s", got)
 	}
 }
+
+// TestUnguardedChildInheritsNothing: in a composition without the
+// sandbox-policy and approval plugins (Without.Policy, headless's default
+// cordis.yml) a delegated child captures no mode and is pinned to no
+// policy, and its runtime context holds only the delegation sentence, as
+// upstream's system prompt renders the contributions it has.
+func TestUnguardedChildInheritsNothing(t *testing.T) {
+	s, _, _ := newStackConfig(t, stack.Config{Mode: sandbox.DangerFullAccess, Approval: stack.ApprovalNever, Without: stack.Without{Policy: true}})
+	c := delegate(t, s, stack.Delegation{Label: "review"})
+	want := []string{
+		`turn/start {"turn":1}`,
+		`subagent/descriptor {"version":2,"mode":"one-shot","provider":"spawn","label":"review"}`,
+	}
+	if got := lines(t, c.Log(), 0); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("child log\n got %s\nwant %s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	rc, err := c.RuntimeContext(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantText := "Current runtime context. This snapshot supersedes earlier runtime-context snapshots.\n\n" +
+		"You are a delegated subagent: your permission scope was fixed when you were started and cannot be widened from inside this session — operations that require approval are rejected automatically. When the task needs access beyond that scope, do not retry the denied operation; state the limitation in your reply so the delegating agent can handle it."
+	if rc.Text != wantText {
+		t.Errorf("child runtime context\n got %q\nwant %q", rc.Text, wantText)
+	}
+}

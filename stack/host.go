@@ -39,9 +39,23 @@ func (h host) Execute(ctx context.Context, a *pipeline.Agent, callID, name strin
 }
 
 func (h host) RuntimeContext(log *session.Log, extra ...policy.Section) (RuntimeContext, error) {
+	if h.s.cfg.Without.Policy {
+		return subagents.NewRuntimeContext(policy.RenderSnapshot(extra), extra), nil
+	}
 	return h.s.contextOf(log, extra...)
 }
 
+// PendingContext is a child's runtime context to enter: without the policy
+// plugins it holds only the extra sections (upstream's system prompt
+// renders the contributions it has).
 func (h host) PendingContext(log *session.Log, extra ...policy.Section) (*policy.SnapshotMessage, error) {
+	if h.s.cfg.Without.Policy {
+		return policy.PendingSections(log, extra...)
+	}
 	return h.s.resolver.PendingContext(log, extra...)
 }
+
+// PolicyComposed reports whether the sandbox-policy and approval plugins
+// are composed: a child captures its parent's mode and is pinned to
+// approval never only then.
+func (h host) PolicyComposed() bool { return !h.s.cfg.Without.Policy }

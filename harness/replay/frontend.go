@@ -11,6 +11,19 @@ import (
 	"github.com/dshsim/dshsim/pipeline/session"
 )
 
+// unguardedNote says what composition a headless run without a runtime
+// context had.
+const unguardedNote = "headless composition without a boundary (EX/headless-agent/cordis.yml): dsh-bash-local and no sandbox-policy, approval or runtime-context plugins; tools run unconfined (danger-full-access), nothing asks, and no runtime context is logged"
+
+// unguarded reports whether the recording's composition had no sandbox,
+// approval or runtime context: a headless run whose log holds no
+// runtime-context message (headless's default cordis.yml mounts
+// dsh-bash-local and no policy plugins). The replay composes the same,
+// explicitly (stack.Without.Policy).
+func unguarded(rec *recording.Recording) bool {
+	return rec.Frontend == recording.Headless && !rec.HasRuntimeContext()
+}
+
 // frontendChecks are the comparisons a front end's suite makes beyond the
 // log, on our log's events (its cwd and session id given): for headless,
 // the stream-json records ([streamChecks]); ACP's frames are compared by

@@ -94,6 +94,9 @@ func (p *prepared) profileConfig(cfg *stack.Config, ws string) (notes []string) 
 		cfg.Images.Model = recordedInfo(rec).Model
 	}
 	cfg.Served = &stack.ServedConfig{Tools: set.ServedTools, Source: servedSource(rec)}
+	if unguarded(rec) {
+		cfg.Without.Policy = true
+	}
 	return notes
 }
 

@@ -368,6 +368,10 @@ func prepare(dir string, b recording.Bounds, res *Result) (*prepared, error) {
 		pol, err = recording.Policy{Mode: string(sandbox.DangerFullAccess), Approval: stack.ApprovalNever}, nil
 		res.Notes = append(res.Notes, fmt.Sprintf("profile %s is a standalone overlay without sandbox-policy and approval plugins: tools run unconfined (danger-full-access) and no runtime context is logged", rec.Settings.Profile))
 	}
+	if err != nil && unguarded(rec) {
+		pol, err = recording.Policy{Mode: string(sandbox.DangerFullAccess), Approval: stack.ApprovalNever}, nil
+		res.Notes = append(res.Notes, unguardedNote)
+	}
 	if err != nil {
 		if len(script.Replies) > 0 || rec.HasRuntimeContext() {
 			return nil, err

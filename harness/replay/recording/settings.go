@@ -491,6 +491,7 @@ var SuiteSettings = map[string]Settings{
 // advanced-toolchain is an ACP scenario and a headless one).
 var FrontendSuiteSettings = map[Frontend]map[string]Settings{
 	Headless: {
+		"advanced-toolchain": {Profile: ProfileAdvanced, Note: "upstream's suite: EX/headless-agent/advanced.cordis.snapshot.yml (tools mode both, code runtime, tool-cordis); the cordis_* tools need upstream's Cordis host: served"},
 		"headless-profile": {Prompt: "Prove the product headless profile path with one real tool round trip.",
 			SessionTitleLLM: &TitleLLM{Provider: "cli-mock", Model: "cli-mock", TargetWords: 5, TargetCjkCharacters: 10, MaxInputBytes: 4096, MaxOutputTokens: 64},
 			Note:            "upstream's suite: headless.snapshot.ts runs the product CLI (--profile headless, DSH_PERMISSION_MODE=danger-full-access) with this task; the profile's first-prompt title model on the cli-mock route makes no title"},
