@@ -186,6 +186,7 @@ func holdUntil(ctx context.Context, cond func() bool) error {
 // the fixture's instances and providers.
 func (f *emulation) subagentConfig(rec *recording.Recording) stack.SubagentsConfig {
 	cfg := stack.DefaultSubagents()
+	frontendDelegation(rec, &cfg)
 	set := rec.Settings
 	if set.SubagentMaxDepth != nil {
 		for i := range cfg.Instances {

@@ -9,41 +9,63 @@ import (
 	"github.com/dshsim/dshsim/harness/replay/projection"
 	"github.com/dshsim/dshsim/harness/replay/recording"
 	"github.com/dshsim/dshsim/pipeline/session"
+	"github.com/dshsim/dshsim/stack"
+	"github.com/dshsim/dshsim/stack/subagents"
+	"github.com/dshsim/dshsim/tools/subagent"
 )
 
-// unguardedNote says what composition a headless run without a runtime
-// context had.
-const unguardedNote = "headless composition without a boundary (EX/headless-agent/cordis.yml): dsh-bash-local and no sandbox-policy, approval or runtime-context plugins; tools run unconfined (danger-full-access), nothing asks, and no runtime context is logged"
+// unguardedNote says what composition a run without a runtime context of
+// front end fe had.
+func unguardedNote(fe recording.Frontend) string {
+	return fmt.Sprintf("%s composition without a boundary (EX/%s-agent/cordis.yml): dsh-bash-local and no sandbox-policy, approval or runtime-context plugins; tools run unconfined (danger-full-access), nothing asks, and no runtime context is logged", fe, fe)
+}
 
 // unguarded reports whether the recording's composition had no sandbox,
-// approval or runtime context: a headless run whose log holds no
-// runtime-context message (headless's default cordis.yml mounts
+// approval or runtime context: a headless or JSON-RPC run whose log holds
+// no runtime-context message (both examples' default cordis.yml mount
 // dsh-bash-local and no policy plugins). The replay composes the same,
 // explicitly (stack.Without.Policy).
 func unguarded(rec *recording.Recording) bool {
-	return rec.Frontend == recording.Headless && !rec.HasRuntimeContext()
+	return (rec.Frontend == recording.Headless || rec.Frontend == recording.JSONRPC) && !rec.HasRuntimeContext()
+}
+
+// frontendDelegation sets the delegation a front end's composition has
+// where it is not ACP's default: the JSON-RPC example mounts one subagent
+// tool (spawn, upstream's defaults: one-shot, maxDepth 3) without
+// background runs, and no fork, control, report or workflow tools.
+func frontendDelegation(rec *recording.Recording, cfg *stack.SubagentsConfig) {
+	if rec.Frontend != recording.JSONRPC {
+		return
+	}
+	three := 3
+	cfg.Instances = []subagent.Instance{{Name: "subagent", Provider: subagents.ProviderSpawn, Background: subagent.OneShot, NoBackground: true, MaxDepth: &three}}
+	cfg.Control, cfg.Report, cfg.Workflow = false, false, false
 }
 
 // frontendChecks are the comparisons a front end's suite makes beyond the
-// log, on our log's events (its cwd and session id given): for headless,
-// the stream-json records ([streamChecks]); ACP's frames are compared by
-// the bridge (acpwire), not here.
+// log, on our log's events (its cwd and session id given): a headless
+// run's stream-json records, a JSON-RPC run's notifications and result
+// ([streamChecks]); ACP's frames are compared by the bridge (acpwire), not
+// here.
 func frontendChecks(rec *recording.Recording, ours []recording.Event, cwd, id string) (flags, notes []string, err error) {
-	if rec.Frontend != recording.Headless || rec.Stream == nil {
+	if rec.Stream == nil {
 		return nil, nil, nil
 	}
 	return streamChecks(rec, ours, cwd, id)
 }
 
-// streamChecks compares a headless run's stream-json.expected.jsonl with
-// our log: its session_event records are the session's events from the
-// prompt's splice on (runFixtureTurn streams nothing before it), projected
-// and compared as the log is; its result record's output is the last
-// assistant message's text and its usage the model usage summed over the
-// steps, each step's last report.
+// streamChecks compares what the client received with our log: the
+// session's event records are its events from the prompt's splice on
+// (neither client gets what came before), projected and compared as the
+// log is; the result's output is the last assistant message's text and,
+// headless, its usage the model usage summed over the steps, each step's
+// last report. A JSON-RPC run's children's records must be their logs'
+// (session.<n>.jsonl, compared with our children's), and its
+// session.status values one running and one idle per session that ran.
 func streamChecks(rec *recording.Recording, ours []recording.Event, cwd, id string) (flags, notes []string, err error) {
-	file := recording.StreamFile
-	want, _, err := projection.ProjectCovered(rec.Stream.Events, normalizer(rec, rec.Header.Cwd, rec.Header.ID))
+	st := rec.Stream
+	file := st.File
+	want, _, err := projection.ProjectCovered(st.Events, normalizer(rec, rec.Header.Cwd, rec.Header.ID))
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", file, err)
 	}
@@ -53,24 +75,129 @@ func streamChecks(rec *recording.Recording, ours []recording.Event, cwd, id stri
 		return nil, nil, fmt.Errorf("our log, as streamed: %w", err)
 	}
 	c := projection.Compare(want, got)
+	if f := firstDiff(file+": the session's event records differ from our log's events from the prompt on", c); f != "" {
+		flags = append(flags, f)
+	}
+	res := streamResult(streamed)
+	if res.Output != st.Result.Output {
+		flags = append(flags, fmt.Sprintf("%s: field %s: expected %q, got %q", at(st.ResultFile, st.ResultLine), outputField(st), st.Result.Output, res.Output))
+	}
+	if st.ResultFile == recording.StreamFile && !maps.Equal(res.Usage, st.Result.Usage) {
+		flags = append(flags, fmt.Sprintf("%s: field usage: expected %s, got %s", at(st.ResultFile, st.ResultLine), showUsage(st.Result.Usage), showUsage(res.Usage)))
+	}
+	if rec.Frontend != recording.JSONRPC {
+		notes = append(notes, fmt.Sprintf("%s: compared %d session_event records (%d projected events, from the prompt's splice on) and the result record (output, usage); not compared: the records' sessionId (a token) and each event's seq and time", file, len(st.Events), c.Total))
+		return flags, notes, nil
+	}
+	cf, err := childRecordChecks(rec)
+	if err != nil {
+		return nil, nil, err
+	}
+	flags = append(flags, cf...)
+	flags = append(flags, statusChecks(rec, ours)...)
+	notes = append(notes, fmt.Sprintf("%s: compared the session's %d session.event records (%d projected events, from the prompt's splice on), %d child session(s)' records (with their logs), %d session.status values (one running and one idle per session that ran) and %s's finalResponse; not compared: the %d subagent.* notifications (the children's logs are), the sessionIds (tokens) and each event's seq and time", file, len(st.Events), c.Total, len(st.Children), len(st.Statuses), recording.ResultExpectedFile, st.Subagents))
+	return flags, notes, nil
+}
+
+// firstDiff is c's first difference after what, "" when c matched.
+func firstDiff(what string, c projection.Comparison) string {
 	if p := c.First(); p != nil {
-		s := fmt.Sprintf("%s: the session_event records differ from our log's events from the prompt on: turn %d, %s", file, p.Turn, p.Label())
+		s := fmt.Sprintf("%s: turn %d, %s", what, p.Turn, p.Label())
 		if len(p.Diffs) > 0 {
 			s += ": " + p.Diffs[0].String()
 		}
-		flags = append(flags, s)
-	} else if c.Matched != c.Total {
-		flags = append(flags, fmt.Sprintf("%s: %d of %d projected records matched", file, c.Matched, c.Total))
+		return s
 	}
-	res := streamResult(streamed)
-	if res.Output != rec.Stream.Result.Output {
-		flags = append(flags, fmt.Sprintf("%s:%d: field output: expected %q, got %q", file, rec.Stream.ResultLine, rec.Stream.Result.Output, res.Output))
+	if c.Matched != c.Total {
+		return fmt.Sprintf("%s: %d of %d projected events matched", what, c.Matched, c.Total)
 	}
-	if !maps.Equal(res.Usage, rec.Stream.Result.Usage) {
-		flags = append(flags, fmt.Sprintf("%s:%d: field usage: expected %s, got %s", file, rec.Stream.ResultLine, showUsage(rec.Stream.Result.Usage), showUsage(res.Usage)))
+	return ""
+}
+
+// at is file:line (file alone for line 0).
+func at(file string, line int) string {
+	if line == 0 {
+		return file
 	}
-	notes = append(notes, fmt.Sprintf("%s: compared %d session_event records (%d projected events, from the prompt's splice on) and the result record (output, usage); not compared: the records' sessionId (a token) and each event's seq and time", file, len(rec.Stream.Events), c.Total))
-	return flags, notes, nil
+	return fmt.Sprintf("%s:%d", file, line)
+}
+
+// outputField names the result's text field.
+func outputField(st *recording.Stream) string {
+	if st.ResultFile == recording.ResultExpectedFile {
+		return "finalResponse"
+	}
+	return "output"
+}
+
+// childRecordChecks compares each child's records with its recorded log
+// (from its first streamed event on).
+func childRecordChecks(rec *recording.Recording) ([]string, error) {
+	var flags []string
+	st := rec.Stream
+	if len(st.Children) != len(rec.Children) {
+		return []string{fmt.Sprintf("%s: records of %d child session(s), the recording has %d child log(s)", st.File, len(st.Children), len(rec.Children))}, nil
+	}
+	for i, evs := range st.Children {
+		c := rec.Children[i]
+		norm := normalizer(rec, c.Header.Cwd, c.Header.ID)
+		want, _, err := projection.ProjectCovered(evs, norm)
+		if err != nil {
+			return nil, fmt.Errorf("%s: child %d: %w", st.File, i+1, err)
+		}
+		got, _, err := projection.ProjectCovered(fromSeq(c.Events, evs[0].Seq), norm)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", c.File, err)
+		}
+		if f := firstDiff(fmt.Sprintf("%s: child %d's records differ from %s", st.File, i+1, c.File), projection.Compare(want, got)); f != "" {
+			flags = append(flags, f)
+		}
+	}
+	return flags, nil
+}
+
+// fromSeq are the events from seq on.
+func fromSeq(evs []recording.Event, seq int64) []recording.Event {
+	for i, e := range evs {
+		if e.Seq >= seq {
+			return evs[i:]
+		}
+	}
+	return nil
+}
+
+// statusChecks checks the recording's session.status values against the
+// busy periods of our session and its recorded children: one running and
+// one idle each (the sessions' ids are one token, so counts are compared).
+func statusChecks(rec *recording.Recording, ours []recording.Event) []string {
+	periods := busyPeriods(ours)
+	for _, c := range rec.Children {
+		periods += busyPeriods(c.Events)
+	}
+	var running, idle int
+	for _, s := range rec.Stream.Statuses {
+		if s == "running" {
+			running++
+		} else {
+			idle++
+		}
+	}
+	if running != periods || idle != periods {
+		return []string{fmt.Sprintf("%s: %d running and %d idle session.status values, for %d busy period(s) of our session and its children", rec.Stream.File, running, idle, periods)}
+	}
+	return nil
+}
+
+// busyPeriods is 1 for a session that ran a turn, else 0: an SDK run
+// drives one prompt, which the session runs from running to idle (a
+// child's turns run back to back on its parent's call).
+func busyPeriods(evs []recording.Event) int {
+	for _, e := range evs {
+		if e.Type == session.KindTurnStart {
+			return 1
+		}
+	}
+	return 0
 }
 
 // fromPromptSplice are the events from the first agent/inbox/spliced that

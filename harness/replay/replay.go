@@ -370,7 +370,7 @@ func prepare(dir string, b recording.Bounds, res *Result) (*prepared, error) {
 	}
 	if err != nil && unguarded(rec) {
 		pol, err = recording.Policy{Mode: string(sandbox.DangerFullAccess), Approval: stack.ApprovalNever}, nil
-		res.Notes = append(res.Notes, unguardedNote)
+		res.Notes = append(res.Notes, unguardedNote(rec.Frontend))
 	}
 	if err != nil {
 		if len(script.Replies) > 0 || rec.HasRuntimeContext() {

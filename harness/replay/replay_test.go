@@ -53,8 +53,8 @@ func TestTranscriptsMatch(t *testing.T) {
 	isolate.Require(t)
 	t.Parallel() // mostly waits on its replays: it overlaps the hostile corpus
 	ds := dirs(t, "transcripts")
-	if len(ds) != 57 {
-		t.Fatalf("transcripts/ holds %d recordings, want the fifty-five upstream ACP ones and two headless (frontends/)", len(ds))
+	if len(ds) != 59 {
+		t.Fatalf("transcripts/ holds %d recordings, want the fifty-five upstream ACP ones two headless and two JSON-RPC ones (frontends/)", len(ds))
 	}
 	replaytest.RunParams(t, replaytest.Params{Dirs: ds, Check: func(t *testing.T, r *replay.Result) {
 		if (r.Comparison.Total == 0 && !headerOnly(t, r.Dir)) || r.Comparison.Matched != r.Comparison.Total {
@@ -87,6 +87,10 @@ func TestFlaggedRecordingsMismatch(t *testing.T) {
 		{name: "the run_code wire schema is compared", dir: "run-code-schema-changed", flag: "tool-schemas.expected.json: run_code: description: expected"},
 		{name: "a recorded permission prompt the replay never raised is flagged", dir: "prompt-not-asked",
 			flag: "stdout.expected.jsonl:3: expected a session/request_permission, the replay sent a session/update agent_message_chunk"},
+		{name: "a JSON-RPC run's final response is compared", dir: "jsonrpc-final-response-changed",
+			flag: `result.expected.json: field finalResponse: expected "SDK snapshot NOT OK", got "SDK snapshot OK"`},
+		{name: "a JSON-RPC run's session.event records are compared", dir: "jsonrpc-notification-changed",
+			flag: "notifications.expected.jsonl: the session's event records differ from our log's events from the prompt on: turn 1, turn/end"},
 	}
 	results := replay.Run(context.Background(), dirs(t, "testdata/replay/flagged"), replay.RunOptions{Parallel: 2})
 	byName := map[string]*replay.Result{}

@@ -104,20 +104,36 @@ func DetectFrontend(dir, rec string) (Frontend, error) {
 	return ClassifyFiles(rec, names)
 }
 
-// Stream is a headless run's stream-json.expected.jsonl: one
-// {type: "session_event", sessionId, event} record per event of the
-// session from the prompt's splice on, then one {type: "result"} record.
+// Stream is what a front end's client received besides the log: a
+// headless run's stream-json.expected.jsonl (one {type: "session_event",
+// sessionId, event} record per event of the session from the prompt's
+// splice on, then one {type: "result"} record), or a JSON-RPC run's
+// notifications.expected.jsonl (session.event and session.status of the
+// session and its children, subagent.started and .finished) and
+// result.expected.json.
 type Stream struct {
-	// Events are the records' events, in order.
+	// File is the file of the records.
+	File string
+	// Events are the session's events, in order.
 	Events []Event
-	// Result is the result record: the final assistant text and the
-	// model usage summed over the steps.
+	// Children are the events of the child sessions, each in order,
+	// children in the order their first event came (JSON-RPC).
+	Children [][]Event
+	// Statuses are the session's session.status values in order
+	// (JSON-RPC).
+	Statuses []string
+	// Subagents counts the subagent.* notifications (JSON-RPC).
+	Subagents int
+	// Result is the result: the final assistant text (and, headless, the
+	// model usage summed over the steps).
 	Result StreamResult
-	// ResultLine is the result record's line.
+	// ResultFile and ResultLine locate the result (the stream's last
+	// record, or result.expected.json).
+	ResultFile string
 	ResultLine int
 }
 
-// StreamResult is the stream's result record (its sessionId aside).
+// StreamResult is the result record (its sessionId aside).
 type StreamResult struct {
 	Output string         `json:"output"`
 	Usage  map[string]int `json:"usage,omitempty"`
@@ -129,7 +145,7 @@ func parseStream(rec string, lr *lineReader) (*Stream, error) {
 	fail := func(line int, field, format string, args ...any) error {
 		return &Error{Recording: rec, File: StreamFile, Line: line, Field: field, Problem: fmt.Sprintf(format, args...)}
 	}
-	s := &Stream{}
+	s := &Stream{File: StreamFile, ResultFile: StreamFile}
 	next := int64(-1)
 	for {
 		ln, err := lr.next()
@@ -170,7 +186,7 @@ func parseStream(rec string, lr *lineReader) (*Stream, error) {
 		}
 		evs, err := parseLine(rec, *rcd.Event, lr.n, false, next)
 		if err != nil {
-			return nil, streamError(err)
+			return nil, streamError(err, StreamFile)
 		}
 		next = evs[len(evs)-1].Seq + 1
 		s.Events = append(s.Events, evs...)
@@ -181,21 +197,29 @@ func parseStream(rec string, lr *lineReader) (*Stream, error) {
 	return s, nil
 }
 
-// streamError names the stream file and the event's field in an error the
-// session parser raised against an event of it.
-func streamError(err error) error {
+// streamError names the records' file and the event's field in an error
+// the session parser raised against an event of it.
+func streamError(err error, file string) error {
 	var e *Error
 	if !errors.As(err, &e) {
 		return err
 	}
 	c := *e
-	c.File = StreamFile
+	c.File = file
 	if c.Field != "" {
-		c.Field = "event." + c.Field
+		c.Field = prefix(file) + c.Field
 	} else {
-		c.Field = "event"
+		c.Field = strings.TrimSuffix(prefix(file), ".")
 	}
 	return &c
+}
+
+// prefix is the path of an event inside a record of file.
+func prefix(file string) string {
+	if file == NotificationsFile {
+		return "params.event."
+	}
+	return "event."
 }
 
 // streamHeader is the header of a headless run whose session log the
@@ -205,8 +229,8 @@ var streamHeader = Header{Type: "session", ID: "{{sessionId}}", Cwd: "{{cwd}}"}
 
 // loadFrontend reads a recording of a front end beyond ACP into r.
 func (l *loader) loadFrontend(r *Recording) error {
-	if r.Frontend != Headless {
-		return l.fail("", 0, "", "a %s recording: dsh-replay does not replay this front end yet (it replays ACP and headless recordings)", r.Frontend)
+	if r.Frontend != Headless && r.Frontend != JSONRPC {
+		return l.fail("", 0, "", "a %s recording: dsh-replay does not replay this front end yet (it replays ACP, headless and JSON-RPC recordings)", r.Frontend)
 	}
 	if err := l.workspace(r); err != nil {
 		return err
@@ -220,7 +244,13 @@ func (l *loader) loadFrontend(r *Recording) error {
 	if err := l.headlessLog(r); err != nil {
 		return err
 	}
-	return l.loadChildren(r)
+	if err := l.loadChildren(r); err != nil {
+		return err
+	}
+	if r.Frontend == JSONRPC {
+		return l.notifications(r)
+	}
+	return nil
 }
 
 // headlessInput is input.json, or the prompt upstream's test file gives
@@ -238,7 +268,7 @@ func (l *loader) headlessInput(r *Recording) error {
 		}
 		return checkInput(r.Name, data, r.Input)
 	case r.Settings.Prompt == "":
-		return l.fail(InputFile, 0, "", "missing file, and no prompt setting: upstream's test file gives this headless scenario its prompt; state it as \"prompt\" in %s", SettingsFile)
+		return l.fail(InputFile, 0, "", "missing file, and no prompt setting: upstream's test file gives this %s scenario its prompt; state it as \"prompt\" in %s", r.Frontend, SettingsFile)
 	}
 	r.Input = Input{Steps: []Step{{Op: "prompt", Text: r.Settings.Prompt}}}
 	return nil

@@ -101,7 +101,7 @@ func TestHeadlessRejectsBadInputNamingFileLineAndField(t *testing.T) {
 		{"no prompt", map[string]string{SessionExpectedFile: streamHead, StderrExpectedFile: ""}, InputFile, "", 0, "missing file, and no prompt setting"},
 		{"a prompt beside input.json", map[string]string{InputFile: promptInput, StreamFile: streamSplice + streamResult, SettingsFile: `{"prompt":"x"}`}, SettingsFile, "prompt", 0, "set, but the recording has input.json"},
 		{"a prompt in an ACP recording", map[string]string{InputFile: promptInput, SessionFile: streamHead, StdoutFile: "", SettingsFile: `{"prompt":"x"}`}, SettingsFile, "prompt", 0, "set, but the recording has input.json"},
-		{"another front end", map[string]string{SessionFile: streamHead, NotificationsFile: ""}, "", "", 0, "a jsonrpc recording: dsh-replay does not replay this front end yet"},
+		{"another front end", map[string]string{SessionFile: streamHead, "ui.expected.md": ""}, "", "", 0, "a web recording: dsh-replay does not replay this front end yet"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -121,5 +121,46 @@ func TestWebSeedIsNotASession(t *testing.T) {
 	var ns *NotASessionError
 	if !errors.As(err, &ns) || strings.Contains(err.Error(), "\n") || !strings.HasPrefix(err.Error(), "pwsh-terminal: not a session: seed.jsonl only") {
 		t.Fatalf("Load = %v", err)
+	}
+}
+
+// TestJSONRPCLoad: the notifications split into the session's events (those
+// continuing its log) and a child's; statuses and the final response load.
+func TestJSONRPCLoad(t *testing.T) {
+	log := streamHead + `{"type":"turn/start","seq":0,"time":0,"data":{"turn":1}}` + "\n" + `{"type":"turn/end","seq":1,"time":0,"data":{"turn":1,"reason":{"kind":"completed"}}}` + "\n"
+	ev := func(typ string, seq int, data string) string {
+		return `{"method":"session.event","params":{"sessionId":"s","event":{"type":"` + typ + `","seq":` + string(rune('0'+seq)) + `,"time":0,"data":` + data + `}}}` + "\n"
+	}
+	notes := ev("turn/start", 0, `{"turn":1}`) + `{"method":"session.status","params":{"sessionId":"s","status":"running"}}` + "\n" +
+		ev("turn/start", 0, `{"turn":1}`) + ev("turn/end", 1, `{"turn":1,"reason":{"kind":"completed"}}`) + ev("turn/end", 1, `{"turn":1,"reason":{"kind":"completed"}}`) +
+		`{"method":"subagent.finished","params":{}}` + "\n"
+	dir := writeRec(t, "j", map[string]string{SessionFile: log, NotificationsFile: notes, ResultExpectedFile: `{"sessionId":"s","finalResponse":"OK"}`, SettingsFile: `{"prompt":"go"}`})
+	r, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := r.Stream
+	if r.Frontend != JSONRPC || len(s.Events) != 2 || len(s.Children) != 1 || len(s.Children[0]) != 2 || len(s.Statuses) != 1 || s.Subagents != 1 || s.Result.Output != "OK" {
+		t.Fatalf("loaded %q: %d events, children %v, statuses %v, %d subagent notices, result %+v", r.Frontend, len(s.Events), s.Children, s.Statuses, s.Subagents, s.Result)
+	}
+	bad := []struct {
+		name, notes, result string
+		file, field         string
+		line                int
+	}{
+		{"unknown method", `{"method":"session.frob","params":{}}` + "\n", `{"finalResponse":""}`, NotificationsFile, "method", 1},
+		{"bad status", `{"method":"session.status","params":{"status":"busy"}}` + "\n", `{"finalResponse":""}`, NotificationsFile, "params.status", 1},
+		{"an event's bad field", `{"method":"session.event","params":{"event":{"type":"turn/start","seq":0,"time":0}}}` + "\n", `{"finalResponse":""}`, NotificationsFile, "params.event.data", 1},
+		{"no final response", "", `{"sessionId":"s"}`, ResultExpectedFile, "finalResponse", 1},
+		{"an unknown result key", "", `{"finalResponse":"","x":1}`, ResultExpectedFile, "x", 1},
+	}
+	for _, tc := range bad {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Load(writeRec(t, "j", map[string]string{SessionFile: log, NotificationsFile: tc.notes, ResultExpectedFile: tc.result, SettingsFile: `{"prompt":"go"}`}))
+			var e *Error
+			if !errors.As(err, &e) || e.File != tc.file || e.Field != tc.field || e.Line != tc.line {
+				t.Fatalf("Load = %v; want %s:%d field %s", err, tc.file, tc.line, tc.field)
+			}
+		})
 	}
 }

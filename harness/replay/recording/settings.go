@@ -490,6 +490,12 @@ var SuiteSettings = map[string]Settings{
 // by front end, then scenario name (a name can repeat across front ends:
 // advanced-toolchain is an ACP scenario and a headless one).
 var FrontendSuiteSettings = map[Frontend]map[string]Settings{
+	JSONRPC: {
+		"text-turn": {Prompt: "Reply with exactly: SDK snapshot OK", Note: "upstream's suite: sdk.snapshot.ts scenario text-turn (session id sdk-snapshot-text), EX/jsonrpc-agent/cordis.snapshot.yml"},
+		"bash-tool": {Prompt: "Run this exact command with your bash tool, then reply with its stdout only: echo dsh-sdk-proof-7391", Note: "upstream's suite: sdk.snapshot.ts scenario bash-tool (session id sdk-snapshot-bash)"},
+		"subagent-spawn-in-process": {Prompt: "Use the subagent tool exactly once with description 'echo probe' and prompt: Reply with exactly: child answer 42. Then reply with the subagent's final answer verbatim.",
+			Note: "upstream's suite: sdk.snapshot.ts scenario subagent-spawn-in-process (session id sdk-snapshot-subagent, one child)"},
+	},
 	Headless: {
 		"advanced-toolchain": {Profile: ProfileAdvanced, Note: "upstream's suite: EX/headless-agent/advanced.cordis.snapshot.yml (tools mode both, code runtime, tool-cordis); the cordis_* tools need upstream's Cordis host: served"},
 		"headless-profile": {Prompt: "Prove the product headless profile path with one real tool round trip.",
