@@ -122,6 +122,8 @@ func checkIdentity(res *Result, abs string, r *Result) error {
 		return fmt.Errorf("its %s verdict comes with an error (%q)", r.Verdict, r.Error)
 	case r.Verdict == Failed:
 		return nil // the child may have failed before it read the settings
+	case r.Frontend != res.Frontend:
+		return fmt.Errorf("it names the front end %q, where the recording's files say %q", r.Frontend, res.Frontend)
 	case r.Mode != res.Mode || r.Approval != res.Approval || r.Settings != res.Settings:
 		return fmt.Errorf("it states mode %q, approval %q and settings %q, where the recording states %q, %q and %q", r.Mode, r.Approval, r.Settings, res.Mode, res.Approval, res.Settings)
 	}

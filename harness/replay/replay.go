@@ -107,6 +107,9 @@ type Result struct {
 	Verdict string `json:"verdict"`
 	// Error is the reason of a Failed verdict (a bad recording names file, line and field).
 	Error string `json:"error,omitempty"`
+	// Frontend is the front end of a recording beyond ACP (headless,
+	// jsonrpc, ...; "" for ACP's): the reports name it.
+	Frontend string `json:"frontend,omitempty"`
 	// Mode and Approval are the settings the recording stated.
 	Mode     string `json:"mode,omitempty"`
 	Approval string `json:"approval,omitempty"`
@@ -382,6 +385,9 @@ func prepare(dir string, b recording.Bounds, res *Result) (*prepared, error) {
 		res.Notes = append(res.Notes, "the recording makes no model call and states no policy: upstream's default profile (danger-full-access, approval never) is assumed")
 	}
 	res.Mode, res.Approval = pol.Mode, pol.Approval
+	if rec.Frontend != recording.ACP {
+		res.Frontend = string(rec.Frontend)
+	}
 	toolsMode, toolsNote := rec.ToolsMode()
 	if rec.Settings.Profile == recording.ProfileAdvanced && rec.ToolSchemas == nil && toolsMode != stack.ToolsCode {
 		toolsMode, toolsNote = stack.ToolsBoth, "tools mode both: the advanced overlay's (EX/advanced.cordis.snapshot.yml tools.mode both)"
