@@ -197,6 +197,11 @@ type Without struct {
 	// runtime-context message is ever entered. The mode must be
 	// danger-full-access.
 	Policy bool
+	// Approval composes no approval plugin (the sandbox policy stays): the
+	// runtime context has no approval:policy section, a tool that asks is
+	// denied, an escalation is refused ("no approval service is
+	// composed") and a delegated child is pinned to no approval policy.
+	Approval bool
 }
 
 // ImagesConfig mounts the attachment store and read_image.

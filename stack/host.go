@@ -55,7 +55,6 @@ func (h host) PendingContext(log *session.Log, extra ...policy.Section) (*policy
 	return h.s.resolver.PendingContext(log, extra...)
 }
 
-// PolicyComposed reports whether the sandbox-policy and approval plugins
-// are composed: a child captures its parent's mode and is pinned to
-// approval never only then.
-func (h host) PolicyComposed() bool { return !h.s.cfg.Without.Policy }
+// ApprovalComposed reports whether the approval plugin is composed: a
+// child is pinned to approval never only then.
+func (h host) ApprovalComposed() bool { return !h.s.cfg.Without.Policy && !h.s.cfg.Without.Approval }

@@ -8,16 +8,27 @@ import (
 
 	"github.com/dshsim/dshsim/harness/replay/projection"
 	"github.com/dshsim/dshsim/harness/replay/recording"
+	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/stack"
 	"github.com/dshsim/dshsim/stack/subagents"
 	"github.com/dshsim/dshsim/tools/subagent"
 )
 
+// stackApproval is the stack's approval policy for the recording's: a
+// composition without the approval plugin (stack.Without.Approval) is
+// configured never, which nothing reads.
+func stackApproval(a string) string {
+	if a == recording.NoApprovalPlugin {
+		return stack.ApprovalNever
+	}
+	return a
+}
+
 // unguardedNote says what composition a run without a runtime context of
 // front end fe had.
 func unguardedNote(fe recording.Frontend) string {
-	return fmt.Sprintf("%s composition without a boundary (EX/%s-agent/cordis.yml): dsh-bash-local and no sandbox-policy, approval or runtime-context plugins; tools run unconfined (danger-full-access), nothing asks, and no runtime context is logged", fe, fe)
+	return fmt.Sprintf("%s composition without a boundary (its overlay mounts dsh-bash-local and no sandbox-policy, approval or runtime-context plugins): tools run unconfined (danger-full-access), nothing asks, and no runtime context is logged", fe)
 }
 
 // unguarded reports whether the recording's composition had no sandbox,
@@ -29,16 +40,16 @@ func unguarded(rec *recording.Recording) bool {
 	return (rec.Frontend == recording.Headless || rec.Frontend == recording.JSONRPC) && !rec.HasRuntimeContext()
 }
 
-// frontendDelegation sets the delegation a front end's composition has
-// where it is not ACP's default: the JSON-RPC example mounts one subagent
-// tool (spawn, upstream's defaults: one-shot, maxDepth 3) without
-// background runs, and no fork, control, report or workflow tools.
+// frontendDelegation sets the delegation an overlay composes where it is
+// not the default composition: the oneShotSubagent setting's one
+// subagent tool (spawn, one-shot) alone.
 func frontendDelegation(rec *recording.Recording, cfg *stack.SubagentsConfig) {
-	if rec.Frontend != recording.JSONRPC {
+	o := rec.Settings.OneShotSubagent
+	if o == nil {
 		return
 	}
-	three := 3
-	cfg.Instances = []subagent.Instance{{Name: "subagent", Provider: subagents.ProviderSpawn, Background: subagent.OneShot, NoBackground: true, MaxDepth: &three}}
+	depth := o.MaxDepth
+	cfg.Instances = []subagent.Instance{{Name: "subagent", Provider: subagents.ProviderSpawn, Background: subagent.OneShot, NoBackground: !o.RunInBackground, MaxDepth: &depth}}
 	cfg.Control, cfg.Report, cfg.Workflow = false, false, false
 }
 
@@ -309,4 +320,53 @@ func showUsage(u map[string]int) string {
 	}
 	b, _ := json.Marshal(u)
 	return string(b)
+}
+
+// resumeSeeded writes the events upstream's test file seeded (the log's
+// first resumeSeed events, as recorded), then resumes the session as
+// upstream's agents.resume does: the closers of a turn the seed left open
+// (session.InterruptedTurnClosers: a call without a result gets an
+// unknown or not-started outcome) and session/end-seed.
+func resumeSeeded(rec *recording.Recording, log *session.Log) error {
+	for _, e := range rec.Events[:rec.Settings.ResumeSeed] {
+		o := session.AppendOptions{}
+		if len(e.SurfaceOp) > 0 {
+			o.SurfaceOp = e.SurfaceOp
+		}
+		if _, err := log.AppendWith(e.Type, e.Data, o); err != nil {
+			return err
+		}
+	}
+	events, err := log.Events()
+	if err != nil {
+		return err
+	}
+	closers, err := session.InterruptedTurnClosers(events)
+	if err != nil {
+		return err
+	}
+	for _, c := range closers {
+		o := session.AppendOptions{SourceEventSeqs: c.SourceEventSeqs}
+		if c.SurfaceOp != "" {
+			o.SurfaceOp = c.SurfaceOp
+		}
+		if _, err := log.AppendWith(c.Type, c.Data, o); err != nil {
+			return err
+		}
+	}
+	_, err = log.Append(session.KindEndSeed, struct{}{})
+	return err
+}
+
+// seedTitle notes a resumed seed's user message e with the titles.
+func seedTitle(t *titles, e session.Event) {
+	var d struct {
+		Content []pipeline.Block `json:"content"`
+		Source  struct {
+			Kind string `json:"kind"`
+		} `json:"source"`
+	}
+	if json.Unmarshal(e.Data, &d) == nil && d.Source.Kind == "user" {
+		t.userEntered(e.Seq, d.Content)
+	}
 }

@@ -594,7 +594,7 @@ func (p *prepared) stackConfig(sc *scratch, opt Options) (stack.Config, []string
 		Workspace:      sc.ws,
 		Log:            sc.log,
 		Mode:           sandbox.Mode(p.pol.Mode),
-		Approval:       p.pol.Approval,
+		Approval:       stackApproval(p.pol.Approval),
 		SandboxChain:   chain,
 		LauncherPath:   launcher,
 		LandlockRunner: pinned,
@@ -610,6 +610,13 @@ func (p *prepared) stackConfig(sc *scratch, opt Options) (stack.Config, []string
 		cfg.SessionQuery = &stack.SessionQueryConfig{Store: sc.logDir} // the replay's sessions: its own
 	}
 	notes = append(notes, p.profileConfig(&cfg, sc.ws)...)
+	if m := set.DeploymentMode; m != "" {
+		cfg.Mode = sandbox.Mode(m) // the session's own sandbox/mode events state the runtime context's
+	}
+	if p.pol.Approval == recording.NoApprovalPlugin {
+		cfg.Without.Approval = true
+		notes = append(notes, "the runtime context has a sandbox:policy section and no approval:policy one: the composition had no approval plugin (nothing asks; an escalation is refused: no approval service is composed)")
+	}
 	return cfg, notes
 }
 

@@ -80,13 +80,14 @@ func startSession(ctx context.Context, s sessionSetup) (*sessionRun, error) {
 		f.base, f.config, f.info, f.newMod = ctx, base, info, newModel
 		f.hooks, f.onDriver = run.fixture.childHooks, run.register
 	}
-	if err := creationEvents(s.rec, s.log); err != nil {
+	if err := openingEvents(s.rec, s.log); err != nil {
 		st.Close()
 		return nil, err
 	}
 	run.model = newModel(s.script)
 	rc := base
 	rc.model, rc.surface, rc.wire, rc.hooks, rc.titleReplies = run.model, st, s.wire, run.fixture.rootHooks(), s.script.Title
+	rc.resumed = s.rec.Settings.ResumeSeed > 0
 	root, err := newDriver(ctx, rc)
 	if err != nil {
 		st.Close()
@@ -101,6 +102,16 @@ func startSession(ctx context.Context, s sessionSetup) (*sessionRun, error) {
 	st.AttachLoop(root)
 	run.client = &client{rec: s.rec, root: root, stack: st, wire: s.wire, ws: s.ws, family: run.family}
 	return run, nil
+}
+
+// openingEvents writes what the session's log holds before its first
+// prompt: a resumed session's seed and resume ([resumeSeeded]), else the
+// events it was created with ([creationEvents]).
+func openingEvents(rec *recording.Recording, log *session.Log) error {
+	if rec.Settings.ResumeSeed > 0 {
+		return resumeSeeded(rec, log)
+	}
+	return creationEvents(rec, log)
 }
 
 // creationEvents writes the events the recorded session was created with

@@ -117,7 +117,11 @@ func (r *Resolver) Context(h session.Header, events []session.Event, extra ...Se
 	if err != nil {
 		return nil, "", err
 	}
-	s := append(Sections(p, ap), extra...)
+	s := Sections(p, ap)
+	if r.noApproval {
+		s = s[:1] // the sandbox's section alone
+	}
+	s = append(s, extra...)
 	return s, RenderSnapshot(s), nil
 }
 

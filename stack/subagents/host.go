@@ -26,10 +26,9 @@ type Host interface {
 	RegisterIn(sc pipeline.Scoped, t toolreg.Tool) error
 	// DefaultMode is the deployment's sandbox mode.
 	DefaultMode() sandbox.Mode
-	// PolicyComposed reports whether the sandbox-policy and approval
-	// plugins are composed (a child inherits a mode and is pinned to
-	// approval never only then).
-	PolicyComposed() bool
+	// ApprovalComposed reports whether the approval plugin is composed (a
+	// child is pinned to approval never only then).
+	ApprovalComposed() bool
 	// Definitions are the registered tools, in registration order.
 	Definitions() []pipeline.Tool
 

@@ -107,8 +107,11 @@ func (l *loader) loadChildren(r *Recording) error {
 }
 
 // loadChild reads child n: its log, its script and its sidecars.
-func (l *loader) loadChild(n int) (*Child, error) {
-	c := &Child{Index: n, File: ChildFile(n)}
+func (l *loader) loadChild(n int) (*Child, error) { return l.loadChildFile(n, ChildFile(n)) }
+
+// loadChildFile reads child n from file.
+func (l *loader) loadChildFile(n int, file string) (*Child, error) {
+	c := &Child{Index: n, File: file}
 	var err error
 	if c.Header, c.Events, err = l.session(c.File); err != nil {
 		return nil, err

@@ -8,6 +8,8 @@ import (
 	"os"
 	"slices"
 	"strings"
+
+	"github.com/dshsim/dshsim/pipeline/session"
 )
 
 // Frontend is the front end upstream recorded a session through: the same
@@ -247,6 +249,12 @@ func (l *loader) loadFrontend(r *Recording) error {
 	if err := l.loadChildren(r); err != nil {
 		return err
 	}
+	if err := l.expectedChild(r); err != nil {
+		return err
+	}
+	if err := checkResumeSeed(r); err != nil {
+		return err
+	}
 	if r.Frontend == JSONRPC {
 		return l.notifications(r)
 	}
@@ -343,4 +351,56 @@ func (l *loader) exists(file string) (bool, error) {
 		f.Close()
 	}
 	return found, err
+}
+
+// expectedChild reads child.expected.jsonl, a headless run's one child
+// log, as child 1 (beside session.<n>.jsonl it is an error).
+func (l *loader) expectedChild(r *Recording) error {
+	found, err := l.exists(ChildExpectedFile)
+	if err != nil || !found {
+		return err
+	}
+	if len(r.Children) > 0 {
+		return l.fail(ChildExpectedFile, 0, "", "beside %s: a recording names its children one way", ChildFile(1))
+	}
+	c, err := l.loadChildFile(1, ChildExpectedFile)
+	if err != nil {
+		return err
+	}
+	switch {
+	case c.Header.Origin != "subagent":
+		return l.fail(c.File, 1, "origin", "want \"subagent\", got %q", c.Header.Origin)
+	case c.Header.ParentSession != r.Header.ID:
+		return l.fail(c.File, 1, "parentSession", "%q is not %s's id %q", c.Header.ParentSession, r.LogFile, r.Header.ID)
+	}
+	r.Children = append(r.Children, c)
+	return nil
+}
+
+// checkResumeSeed checks the resumeSeed setting against the log: the
+// seeded events come before its session/end-seed.
+func checkResumeSeed(r *Recording) error {
+	n := r.Settings.ResumeSeed
+	if n == 0 {
+		return nil
+	}
+	fail := func(format string, args ...any) error {
+		return &Error{Recording: r.Name, File: SettingsFile, Field: "resumeSeed", Problem: fmt.Sprintf(format, args...) + settingsOrigin(r)}
+	}
+	end := slices.IndexFunc(r.Events, func(e Event) bool { return e.Type == session.KindEndSeed })
+	switch {
+	case end < 0:
+		return fail("%d, but %s holds no session/end-seed (a resumed session's log marks where the resume began)", n, r.LogFile)
+	case n > end:
+		return fail("%d, but %s has %d events before its session/end-seed", n, r.LogFile, end)
+	}
+	return nil
+}
+
+// settingsOrigin says where the settings came from, when not the file.
+func settingsOrigin(r *Recording) string {
+	if r.SuiteSettings {
+		return " (upstream's suite settings for " + r.Name + ")"
+	}
+	return ""
 }

@@ -669,12 +669,18 @@ func show(v any) string {
 	return string(b)
 }
 
+// NoApprovalPlugin is the approval of a recording of a front end beyond
+// ACP whose runtime context has a sandbox:policy section and no
+// approval:policy one: its composition had no approval plugin.
+const NoApprovalPlugin = "none"
+
 // Policy is the sandbox mode and approval policy a recording states in its
 // first runtime-context message.
 type Policy struct {
 	// Mode is the sandbox mode (read-only, workspace-write, danger-full-access).
 	Mode string
-	// Approval is "ask" or "never".
+	// Approval is "ask" or "never" ([NoApprovalPlugin] for a front end's
+	// composition without the approval plugin).
 	Approval string
 	// Line is the session.jsonl line of the runtime-context message.
 	Line int
@@ -696,8 +702,17 @@ func (r *Recording) HasRuntimeContext() bool {
 }
 
 // Policy reads the sandbox mode and approval policy from the recording's first
-// runtime-context user/message (sections sandbox:policy and approval:policy).
+// runtime-context user/message (sections sandbox:policy and approval:policy);
+// an error names the log it read (LogFile).
 func (r *Recording) Policy() (Policy, error) {
+	p, err := r.policy()
+	if err != nil && r.LogFile != "" && r.LogFile != SessionFile {
+		err = retarget(err, r.LogFile)
+	}
+	return p, err
+}
+
+func (r *Recording) policy() (Policy, error) {
 	for _, e := range r.Events {
 		if e.Type != session.KindUserMessage {
 			continue
@@ -739,6 +754,9 @@ func (r *Recording) Policy() (Policy, error) {
 		}
 		if p.Mode == "" {
 			return Policy{}, sessionError(r.Name, e.Line, "data.source.sections", "no sandbox:policy section in the first runtime-context message")
+		}
+		if p.Approval == "" && r.Frontend != ACP && r.Frontend != "" {
+			p.Approval = NoApprovalPlugin // a composition without the approval plugin
 		}
 		if p.Approval == "" {
 			return Policy{}, sessionError(r.Name, e.Line, "data.source.sections", "no approval:policy section in the first runtime-context message")

@@ -82,6 +82,20 @@ type Settings struct {
 	// ServedTools are tools whose bodies are served from the recording
 	// (never a tool of the safety stack).
 	ServedTools []string `json:"servedTools,omitempty"`
+	// DeploymentMode is the sandbox mode the overlay's sandbox-policy
+	// configures ("": the mode the runtime context states): a session's
+	// own sandbox/mode overrides it, and a child inherits only that.
+	DeploymentMode string `json:"deploymentMode,omitempty"`
+	// OneShotSubagent composes the one subagent tool (spawn, one-shot)
+	// alone, as an overlay that mounts tool-subagent without the default
+	// composition's fork, control, report and workflow tools (nil: the
+	// default composition).
+	OneShotSubagent *OneShotSubagent `json:"oneShotSubagent,omitempty"`
+	// ResumeSeed is the number of events at the head of the log that
+	// upstream's test file seeded before the run resumed the session (0:
+	// a fresh session): the replay writes them, then resumes as upstream
+	// does (an open turn closed, session/end-seed).
+	ResumeSeed int `json:"resumeSeed,omitempty"`
 	// Prompt is the prompt upstream's test file gives a scenario of a
 	// front end whose directory holds no input.json (a headless run's
 	// task): the replay's one prompt step.
@@ -149,6 +163,15 @@ type TitleLLM struct {
 	// TimeoutMs bounds the title call upstream (the replay's title model
 	// answers at once).
 	TimeoutMs int `json:"timeoutMs,omitempty"`
+}
+
+// OneShotSubagent is an overlay's one subagent tool: tool-subagent with
+// provider spawn and backgroundMode one-shot.
+type OneShotSubagent struct {
+	// RunInBackground is its enableRunInBackground.
+	RunInBackground bool `json:"runInBackground"`
+	// MaxDepth is its maxDepth (upstream's default 3).
+	MaxDepth int `json:"maxDepth"`
 }
 
 // WorkspaceContext configures upstream's workspace instructions
@@ -257,6 +280,12 @@ var SettingKeys = []SettingKey{
 		"restores each listed link stub as the symlink it stands for after workspace/ is copied (a checkout with core.symlinks=false stores a link as such a file); a listed path that is neither is an error, and no other file is touched"},
 	{"servedTools", "list of tool names, none of bash, read, write, edit, run_code, job_output, job_kill, job_list", "cordis-inspect-jsdoc: cordis_inspect_query (its data is upstream's JSDoc catalog)",
 		"serves those tools' bodies from the recording (the report names them); everything around a body runs"},
+	{"deploymentMode", "read-only, workspace-write or danger-full-access", "parent-override: EX/headless-agent/subagent-inheritance.cordis.snapshot.yml, sandbox-policy mode workspace-write under the session's read-only override",
+		"the stack's default sandbox mode (the deployment's); the runtime context states the session's, which its own sandbox/mode events set"},
+	{"oneShotSubagent", `{"runInBackground": true or false, "maxDepth": integer >= 1}`, "parent-override: EX/headless-agent/subagent-inheritance.cordis.snapshot.yml; the JSON-RPC scenarios: EX/jsonrpc-agent/cordis.yml (tool-subagent, provider spawn, one-shot)",
+		"composes the one subagent tool (spawn, one-shot, that background and depth cap) alone: no subagent_fork, send_message, interrupt_agent, list_agents, report or workflow"},
+	{"resumeSeed", "integer >= 0, at most the events before the log's session/end-seed", "tool-outcome-unknown, parent-override: the events semantic-checkpoint.snapshot.ts and subagent-inheritance.snapshot.ts seed before the run resumes the session",
+		"writes that many of the log's first events as our session's own, then resumes it as upstream does: an open turn closed (a call without a result gets an unknown or not-started outcome), session/end-seed, the next turn numbered after the seed's"},
 	{"prompt", "non-empty string", "headless-profile: the task headless.snapshot.ts passes the product CLI (a headless scenario with no input.json)",
 		"the one prompt of a recording of a front end beyond ACP whose directory holds no input.json; with input.json it is an error"},
 	{"note", "string", "(ours)", "why the recording needs settings; for reviewers, not read by the replay"},
@@ -311,6 +340,12 @@ func (s Settings) validate(name string, data []byte) error {
 		return fail("diffBasisMaxBytes", "must be >= 0, got %d", s.DiffBasisMaxBytes)
 	case s.BashTimeoutMs < 0:
 		return fail("bashTimeoutMs", "must be >= 0, got %d", s.BashTimeoutMs)
+	case s.OneShotSubagent != nil && s.OneShotSubagent.MaxDepth < 1:
+		return fail("oneShotSubagent", "maxDepth must be >= 1, got %d", s.OneShotSubagent.MaxDepth)
+	case s.DeploymentMode != "" && s.DeploymentMode != "read-only" && s.DeploymentMode != "workspace-write" && s.DeploymentMode != "danger-full-access":
+		return fail("deploymentMode", "want read-only, workspace-write or danger-full-access, got %q", s.DeploymentMode)
+	case s.ResumeSeed < 0:
+		return fail("resumeSeed", "must be >= 0, got %d", s.ResumeSeed)
 	case s.MaxConcurrentJobsPerOwner != nil && *s.MaxConcurrentJobsPerOwner < 1:
 		return fail("maxConcurrentJobsPerOwner", "must be >= 1, got %d", *s.MaxConcurrentJobsPerOwner)
 	}
@@ -491,12 +526,16 @@ var SuiteSettings = map[string]Settings{
 // advanced-toolchain is an ACP scenario and a headless one).
 var FrontendSuiteSettings = map[Frontend]map[string]Settings{
 	JSONRPC: {
-		"text-turn": {Prompt: "Reply with exactly: SDK snapshot OK", Note: "upstream's suite: sdk.snapshot.ts scenario text-turn (session id sdk-snapshot-text), EX/jsonrpc-agent/cordis.snapshot.yml"},
-		"bash-tool": {Prompt: "Run this exact command with your bash tool, then reply with its stdout only: echo dsh-sdk-proof-7391", Note: "upstream's suite: sdk.snapshot.ts scenario bash-tool (session id sdk-snapshot-bash)"},
-		"subagent-spawn-in-process": {Prompt: "Use the subagent tool exactly once with description 'echo probe' and prompt: Reply with exactly: child answer 42. Then reply with the subagent's final answer verbatim.",
+		"text-turn": {OneShotSubagent: &OneShotSubagent{MaxDepth: 3}, Prompt: "Reply with exactly: SDK snapshot OK", Note: "upstream's suite: sdk.snapshot.ts scenario text-turn (session id sdk-snapshot-text), EX/jsonrpc-agent/cordis.snapshot.yml"},
+		"bash-tool": {OneShotSubagent: &OneShotSubagent{MaxDepth: 3}, Prompt: "Run this exact command with your bash tool, then reply with its stdout only: echo dsh-sdk-proof-7391", Note: "upstream's suite: sdk.snapshot.ts scenario bash-tool (session id sdk-snapshot-bash)"},
+		"subagent-spawn-in-process": {OneShotSubagent: &OneShotSubagent{MaxDepth: 3}, Prompt: "Use the subagent tool exactly once with description 'echo probe' and prompt: Reply with exactly: child answer 42. Then reply with the subagent's final answer verbatim.",
 			Note: "upstream's suite: sdk.snapshot.ts scenario subagent-spawn-in-process (session id sdk-snapshot-subagent, one child)"},
 	},
 	Headless: {
+		"tool-outcome-unknown": {Prompt: "Continue safely from the interrupted operation.", ResumeSeed: 5,
+			Note: "upstream's suite: semantic-checkpoint.snapshot.ts seeds a turn whose write_remote call was logged without a result (5 events) and resumes it with this task"},
+		"parent-override": {Prompt: "Delegate the write probe to a subagent.", ResumeSeed: 4, OneShotSubagent: &OneShotSubagent{RunInBackground: true, MaxDepth: 1}, DeploymentMode: "workspace-write",
+			Note: "upstream's suite: subagent-inheritance.snapshot.ts seeds a completed turn holding a parent-only read-only sandbox/mode (4 events) and resumes it with this task; EX/subagent-inheritance.cordis.snapshot.yml (workspace-write default, the fs tools, no bash, no approval plugin, subagent spawn maxDepth 1)"},
 		"advanced-toolchain": {Profile: ProfileAdvanced, Note: "upstream's suite: EX/headless-agent/advanced.cordis.snapshot.yml (tools mode both, code runtime, tool-cordis); the cordis_* tools need upstream's Cordis host: served"},
 		"headless-profile": {Prompt: "Prove the product headless profile path with one real tool round trip.",
 			SessionTitleLLM: &TitleLLM{Provider: "cli-mock", Model: "cli-mock", TargetWords: 5, TargetCjkCharacters: 10, MaxInputBytes: 4096, MaxOutputTokens: 64},
