@@ -112,10 +112,11 @@ const (
 	FixtureReportFence       = "report-fence"
 	FixtureResultDiagnostic  = "result-diagnostic"
 	FixtureProductProviders  = "product-providers"
+	FixtureSettlementFence   = "settlement-fence"
 )
 
 // SubagentFixtures are the values of subagentFixture.
-var SubagentFixtures = []string{FixtureDurabilityFailure, FixturePublishedFailure, FixtureReportFence, FixtureResultDiagnostic, FixtureProductProviders}
+var SubagentFixtures = []string{FixtureDurabilityFailure, FixturePublishedFailure, FixtureReportFence, FixtureResultDiagnostic, FixtureProductProviders, FixtureSettlementFence}
 
 // Retry policy modes.
 const (
@@ -258,7 +259,7 @@ var SettingKeys = []SettingKey{
 		"runs the real landlock-run capped at this ABI (--abi-cap), so below 5 the partial notice is the runner's own"},
 	{"landlockRunner", `absolute path, may start with {{cwd}}; needs sandboxBackend "landlock"`, "missing-sandbox-runner: the fixture's runner {{cwd}}/.dsh-missing-sandbox-runner (DSH_SNAPSHOT_MISSING_SANDBOX_RUNNER=1)",
 		"the Landlock runner, used without an availability probe as upstream's fixture does; {{cwd}} is the replay's workspace (overrides dsh-replay -landlock-run)"},
-	{"subagentFixture", `"durability-failure", "published-run-failure", "report-fence", "result-diagnostic" or "product-providers"`, "subagent-continuable, subagent-published-run-failure, subagent-report, product-subagent-result-diagnostic, product-subagent-both: the overlay's fixture plugins",
+	{"subagentFixture", `"durability-failure", "published-run-failure", "report-fence", "result-diagnostic", "product-providers" or "settlement-fence"`, "subagent-continuable, subagent-published-run-failure, subagent-report, product-subagent-result-diagnostic, product-subagent-both, headless subagent-settlement: the overlay's fixture plugins",
 		"emulates that fixture (docs/replay.md, Emulated fixtures): named as emulated in the result's notes"},
 	{"subagentMaxDepth", "integer >= 0 (absent: 1)", "subagent-depth-two-rejection: EX/depth-two.cordis.snapshot.yml, maxDepth 2",
 		"the delegation depth cap of subagent and subagent_fork"},
@@ -532,6 +533,8 @@ var FrontendSuiteSettings = map[Frontend]map[string]Settings{
 			Note: "upstream's suite: sdk.snapshot.ts scenario subagent-spawn-in-process (session id sdk-snapshot-subagent, one child)"},
 	},
 	Headless: {
+		"subagent-settlement": {SubagentFixture: FixtureSettlementFence, Prompt: "Start one continuable background subagent and answer from its completion notice. Do not call list_agents, send_message, job_output, or job_list.",
+			Note: "upstream's suite: headless.snapshot.ts, EX/headless-agent/subagent-settlement.cordis.snapshot.yml (the base composition and the fixture subagent-settlement-fence.ts)"},
 		"tool-outcome-unknown": {Prompt: "Continue safely from the interrupted operation.", ResumeSeed: 5,
 			Note: "upstream's suite: semantic-checkpoint.snapshot.ts seeds a turn whose write_remote call was logged without a result (5 events) and resumes it with this task"},
 		"parent-override": {Prompt: "Delegate the write probe to a subagent.", ResumeSeed: 4, OneShotSubagent: &OneShotSubagent{RunInBackground: true, MaxDepth: 1}, DeploymentMode: "workspace-write",
