@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -93,7 +94,9 @@ func ClassifyFiles(rec string, names []string) (Frontend, error) {
 	return ACP, nil // an ACP recording's missing files are named as such
 }
 
-// DetectFrontend reads the names in dir and classifies them ([ClassifyFiles]).
+// DetectFrontend reads the names in dir and classifies them
+// ([ClassifyFiles]); a directory holding session.jsonl alone under
+// upstream's web snapshots (apps/web/tests/snapshots) is a web session.
 func DetectFrontend(dir, rec string) (Frontend, error) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
@@ -103,7 +106,12 @@ func DetectFrontend(dir, rec string) (Frontend, error) {
 	for _, e := range ents {
 		names = append(names, e.Name())
 	}
-	return ClassifyFiles(rec, names)
+	fe, err := ClassifyFiles(rec, names)
+	if err == nil && fe == ACP && !slices.Contains(names, InputFile) && !slices.Contains(names, StdoutFile) &&
+		strings.HasSuffix(filepath.ToSlash(filepath.Dir(filepath.Clean(dir))), "apps/web/tests/snapshots") {
+		return Web, nil
+	}
+	return fe, err
 }
 
 // Stream is what a front end's client received besides the log: a
@@ -229,10 +237,17 @@ func prefix(file string) string {
 // normaliser tokenises it.
 var streamHeader = Header{Type: "session", ID: "{{sessionId}}", Cwd: "{{cwd}}"}
 
+// notYet says what a front end dsh-replay does not replay yet would need.
+var notYet = map[Frontend]string{
+	Web:       "; web session logs hold shapes the replay does not read (a tool/result with its content and no message, a runtime context without sections) and their drive is the e2e files' browser steps (/permission switches, the UI answering every approval); the UI renders (*.expected.md) are out of scope",
+	Goal:      "; a goal session needs the goal tools (create_goal, get_goal, update_goal) and goal rounds",
+	PythonSDK: "; the Python SDK's result.json (events and notifications) and the dynamic tools cordis_run registers",
+}
+
 // loadFrontend reads a recording of a front end beyond ACP into r.
 func (l *loader) loadFrontend(r *Recording) error {
 	if r.Frontend != Headless && r.Frontend != JSONRPC {
-		return l.fail("", 0, "", "a %s recording: dsh-replay does not replay this front end yet (it replays ACP, headless and JSON-RPC recordings)", r.Frontend)
+		return l.fail("", 0, "", "a %s recording: dsh-replay does not replay this front end yet (it replays ACP, headless and JSON-RPC recordings)%s", r.Frontend, notYet[r.Frontend])
 	}
 	if err := l.workspace(r); err != nil {
 		return err

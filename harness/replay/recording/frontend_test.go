@@ -164,3 +164,25 @@ func TestJSONRPCLoad(t *testing.T) {
 		})
 	}
 }
+
+// TestWebSessionByItsPlace: a directory holding session.jsonl alone is a
+// web session under upstream's web snapshots, and an ACP recording (whose
+// missing files are named) anywhere else.
+func TestWebSessionByItsPlace(t *testing.T) {
+	root := t.TempDir()
+	for _, tc := range []struct {
+		parent string
+		want   Frontend
+	}{{"apps/web/tests/snapshots", Web}, {"apps/web/tests/other", ACP}, {"snapshots", ACP}} {
+		dir := filepath.Join(root, tc.parent, "s")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, SessionFile), []byte(streamHead), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := DetectFrontend(dir, "s"); err != nil || got != tc.want {
+			t.Errorf("%s: DetectFrontend = %q, %v; want %q", tc.parent, got, err, tc.want)
+		}
+	}
+}
