@@ -268,9 +268,7 @@ func TestUnguardedChildInheritsNothing(t *testing.T) {
 		`turn/start {"turn":1}`,
 		`subagent/descriptor {"version":2,"mode":"one-shot","provider":"spawn","label":"review"}`,
 	}
-	if got := lines(t, c.Log(), 0); strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Errorf("child log\n got %s\nwant %s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
+	wantLog(t, c, want)
 	rc, err := c.RuntimeContext(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -312,11 +310,17 @@ func TestWithoutApproval(t *testing.T) {
 		`turn/start {"turn":1}`,
 		`subagent/descriptor {"version":2,"mode":"one-shot","provider":"spawn","label":"review"}`,
 	}
-	if got := lines(t, c.Log(), 0); strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Errorf("child log\n got %s\nwant %s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
+	wantLog(t, c, want)
 	denied := call(t, c.Execute, "w2", "write", map[string]any{"file_path": "notes.txt", "content": "x"})
 	if !strings.Contains(denied.Text(), "[sandbox: file access denied under read-only mode]") {
 		t.Errorf("child write under the inherited read-only mode: %q", denied.Text())
+	}
+}
+
+// wantLog fails unless the child's log holds lines want.
+func wantLog(t *testing.T, c *stack.Child, want []string) {
+	t.Helper()
+	if got := lines(t, c.Log(), 0); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("child log\n got %s\nwant %s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

@@ -232,3 +232,25 @@ func TestHalfReplacedRecording(t *testing.T) {
 		t.Errorf("after the refresh: %v differ", changedFiles(want, got))
 	}
 }
+
+// TestRefreshRefusesAFrontend: -refresh rewrites ACP recordings only; a
+// headless one is refused before anything runs, and left as it was.
+func TestRefreshRefusesAFrontend(t *testing.T) {
+	src := filepath.Join(root, "transcripts/frontends/examples/headless-agent/tests/snapshots/headless-profile")
+	dir := filepath.Join(t.TempDir(), "headless-profile")
+	if err := recording.CopyTree(src, dir); err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.ReadFile(filepath.Join(dir, recording.SessionExpectedFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = replay.Refresh(context.Background(), dir, replay.Options{})
+	if err == nil || !strings.Contains(err.Error(), "headless-profile: a headless recording: -refresh rewrites ACP recordings") {
+		t.Fatalf("Refresh = %v, want a refusal naming the front end", err)
+	}
+	after, _ := os.ReadFile(filepath.Join(dir, recording.SessionExpectedFile))
+	if !bytes.Equal(before, after) {
+		t.Error("the refused refresh changed the recording")
+	}
+}
