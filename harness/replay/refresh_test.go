@@ -102,7 +102,13 @@ func TestRefreshIsIdempotent(t *testing.T) {
 	skipSweepUnderShort(t)
 	isolate.Require(t)
 	work := t.TempDir()
-	dirs := allRecordings(t)
+	var dirs []string
+	for _, d := range allRecordings(t) {
+		// -refresh rewrites ACP recordings only (TestRefreshRefusesAFrontend)
+		if fe, err := recording.DetectFrontend(d, filepath.Base(d)); err == nil && fe == recording.ACP {
+			dirs = append(dirs, d)
+		}
+	}
 	type outcome struct {
 		dir, copy string
 		first     []string

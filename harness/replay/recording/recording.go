@@ -425,7 +425,7 @@ func (l *loader) optional(r *Recording) error {
 	if data, found, err = l.readOptional(SettingsFile); err != nil {
 		return err
 	}
-	switch s, ok := suiteSettings(r.Frontend)[r.Name]; {
+	switch s, ok := SuiteSettingsOf(r.Frontend)[r.Name]; {
 	case found:
 		if r.Settings, err = parseSettings(r.Name, data); err != nil {
 			return err

@@ -548,8 +548,9 @@ var FrontendSuiteSettings = map[Frontend]map[string]Settings{
 	},
 }
 
-// suiteSettings are the suite settings of front end fe's scenarios.
-func suiteSettings(fe Frontend) map[string]Settings {
+// SuiteSettingsOf are the suite settings of front end fe's scenarios
+// ([SuiteSettings] for ACP's, else [FrontendSuiteSettings]).
+func SuiteSettingsOf(fe Frontend) map[string]Settings {
 	if fe == ACP || fe == "" {
 		return SuiteSettings
 	}
