@@ -347,14 +347,15 @@ func (l *loader) headlessLog(r *Recording) error {
 
 // workspace notes the recording's seed directory.
 func (l *loader) workspace(r *Recording) error {
-	fi, err := os.Stat(l.dir + "/" + WorkspaceDir)
+	ws := filepath.Join(l.dir, WorkspaceDir)
+	fi, err := os.Stat(ws)
 	if err != nil {
 		return nil
 	}
 	if !fi.IsDir() {
 		return l.fail(WorkspaceDir, 0, "", "not a directory")
 	}
-	r.Workspace = l.dir + "/" + WorkspaceDir
+	r.Workspace = ws
 	return nil
 }
 
