@@ -34,7 +34,7 @@ func compose(cfg Config, agent *pipeline.Agent) (*Stack, error) {
 	s := &Stack{cfg: cfg, log: cfg.Log}
 	var err error
 	ap := approval.Policy(cfg.Approval)
-	if s.resolver, err = policy.NewResolver(policy.Config{DefaultMode: cfg.Mode, Root: cfg.Workspace, Approval: ap}); err != nil {
+	if s.resolver, err = policy.NewResolver(policy.Config{DefaultMode: cfg.Mode, Root: cfg.Workspace, Approval: ap, NoApproval: cfg.Without.Approval}); err != nil {
 		return nil, fmt.Errorf("stack: policy resolver: %w", err)
 	}
 	if s.approver, err = approval.New(approval.WithPolicy(ap)); err != nil {
@@ -47,8 +47,12 @@ func compose(cfg Config, agent *pipeline.Agent) (*Stack, error) {
 		})
 	}
 	s.reg = pipeline.NewRegistry()
-	s.reg.SetApprover(s.approver)
-	s.escalate = escalation.New(s.approver)
+	if cfg.Without.Approval {
+		s.escalate = escalation.New(nil) // no approval service: an escalation is refused
+	} else {
+		s.reg.SetApprover(s.approver)
+		s.escalate = escalation.New(s.approver)
+	}
 	if err := s.scopeAgent(agent); err != nil {
 		return nil, err
 	}

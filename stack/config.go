@@ -196,6 +196,11 @@ type Without struct {
 	// unconfined, without escalation fields or runtime context (the mode
 	// must be danger-full-access).
 	Policy bool
+	// Approval composes no approval plugin (the sandbox policy stays): the
+	// runtime context has no approval:policy section, a tool that asks is
+	// denied, an escalation is refused ("no approval service is
+	// composed") and a delegated child is pinned to no approval policy.
+	Approval bool
 }
 
 // ImagesConfig mounts the attachment store and read_image.

@@ -255,3 +255,72 @@ func TestToolFilter(t *testing.T) {
 		t.Errorf("descriptor %s", got)
 	}
 }
+
+// TestUnguardedChildInheritsNothing: in a composition without the
+// sandbox-policy and approval plugins (Without.Policy, headless's default
+// cordis.yml) a delegated child captures no mode and is pinned to no
+// policy, and its runtime context holds only the delegation sentence, as
+// upstream's system prompt renders the contributions it has.
+func TestUnguardedChildInheritsNothing(t *testing.T) {
+	s, _, _ := newStackConfig(t, stack.Config{Mode: sandbox.DangerFullAccess, Approval: stack.ApprovalNever, Without: stack.Without{Policy: true}})
+	c := delegate(t, s, stack.Delegation{Label: "review"})
+	want := []string{
+		`turn/start {"turn":1}`,
+		`subagent/descriptor {"version":2,"mode":"one-shot","provider":"spawn","label":"review"}`,
+	}
+	wantLog(t, c, want)
+	rc, err := c.RuntimeContext(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantText := "Current runtime context. This snapshot supersedes earlier runtime-context snapshots.\n\n" +
+		"You are a delegated subagent: your permission scope was fixed when you were started and cannot be widened from inside this session — operations that require approval are rejected automatically. When the task needs access beyond that scope, do not retry the denied operation; state the limitation in your reply so the delegating agent can handle it."
+	if rc.Text != wantText {
+		t.Errorf("child runtime context\n got %q\nwant %q", rc.Text, wantText)
+	}
+}
+
+// TestWithoutApproval: a composition with the sandbox policy and no
+// approval plugin (Without.Approval, upstream's subagent-inheritance
+// overlay) states the sandbox alone in its runtime context, refuses an
+// escalation as upstream's sandbox does when no approval service is
+// composed, and pins its delegated child to no approval policy while the
+// child inherits the parent's own sandbox/mode.
+func TestWithoutApproval(t *testing.T) {
+	s, _, log := newStackConfig(t, stack.Config{Mode: sandbox.WorkspaceWrite, Approval: stack.ApprovalNever, Without: stack.Without{Approval: true}})
+	if _, err := policy.SetSandboxMode(log, sandbox.ReadOnly); err != nil {
+		t.Fatal(err)
+	}
+	rc, err := s.RuntimeContext(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantText := "Current runtime context. This snapshot supersedes earlier runtime-context snapshots.\n\n" +
+		"Current DSH file policy: read-only. Any available operation enforced by the DSH file sandbox cannot modify files in the standing mode. Do not refuse a required modification from this policy alone: try an available tool normally and follow any denial and escalation guidance it returns."
+	if rc.Text != wantText {
+		t.Errorf("runtime context\n got %q\nwant %q", rc.Text, wantText)
+	}
+	esc := call(t, s.Execute, "w1", "write", map[string]any{"file_path": "notes.txt", "content": "x", "sandbox_permissions": "workspace-write", "justification": "the task edits notes"})
+	if want := `Error: sandbox escalation to "workspace-write" requires approval, but no approval service is composed`; esc.Text() != want {
+		t.Errorf("escalation\n got %q\nwant %q", esc.Text(), want)
+	}
+	c := delegate(t, s, stack.Delegation{Label: "review"})
+	want := []string{
+		`sandbox/mode {"mode":"read-only","source":"delegation"}`,
+		`turn/start {"turn":1}`,
+		`subagent/descriptor {"version":2,"mode":"one-shot","provider":"spawn","label":"review"}`,
+	}
+	wantLog(t, c, want)
+	denied := call(t, c.Execute, "w2", "write", map[string]any{"file_path": "notes.txt", "content": "x"})
+	if !strings.Contains(denied.Text(), "[sandbox: file access denied under read-only mode]") {
+		t.Errorf("child write under the inherited read-only mode: %q", denied.Text())
+	}
+}
+
+// wantLog fails unless the child's log holds lines want.
+func wantLog(t *testing.T, c *stack.Child, want []string) {
+	t.Helper()
+	if got := lines(t, c.Log(), 0); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("child log\n got %s\nwant %s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

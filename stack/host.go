@@ -55,9 +55,22 @@ func (h host) Execute(ctx context.Context, a *pipeline.Agent, callID, name strin
 }
 
 func (h host) RuntimeContext(log *session.Log, extra ...policy.Section) (RuntimeContext, error) {
+	if h.s.cfg.Without.Policy {
+		return subagents.NewRuntimeContext(policy.RenderSnapshot(extra), extra), nil
+	}
 	return h.s.contextOf(log, extra...)
 }
 
+// PendingContext is a child's runtime context to enter: without the policy
+// plugins it holds only the extra sections (upstream's system prompt
+// renders the contributions it has).
 func (h host) PendingContext(log *session.Log, extra ...policy.Section) (*policy.SnapshotMessage, error) {
+	if h.s.cfg.Without.Policy {
+		return policy.PendingSections(log, extra...)
+	}
 	return h.s.resolver.PendingContext(log, extra...)
 }
+
+// ApprovalComposed reports whether the approval plugin is composed: a
+// child is pinned to approval never only then.
+func (h host) ApprovalComposed() bool { return !h.s.cfg.Without.Policy && !h.s.cfg.Without.Approval }

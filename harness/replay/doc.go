@@ -85,6 +85,19 @@
 // (llm/retry, then llm/retry-started, then the retried chunks in the same
 // step).
 //
+// # Front ends beyond ACP
+//
+// A headless or JSON-RPC recording (package recording says how its files
+// are told apart) is driven as ACP's, without the ACP bridge's frames:
+// what its client received is compared with our log instead
+// (frontend.go: the stream-json records and result, the notifications and
+// final response). The composition is stated, never guessed: a log without
+// a runtime context is composed without the policy plugins
+// (stack.Without.Policy), one whose runtime context has no approval
+// section without the approval plugin (stack.Without.Approval); a resumed
+// session's seed is written and resumed as upstream resumes it
+// (session.InterruptedTurnClosers). docs/replay.md, Front ends beyond ACP.
+//
 // # Refresh and record
 //
 // [Refresh] replays a recording with its own script and writes back what

@@ -117,6 +117,10 @@ type driverConfig struct {
 	// titleReplies are the title model's replies (sessionTitleLlm; the
 	// session's agent only).
 	titleReplies []recording.Reply
+	// resumed says the log holds a resumed session's seed, whose first
+	// user message titles the session (upstream's title plugin folds the
+	// whole log).
+	resumed bool
 }
 
 // turnRecord is what an agent's turns left for others to read: the
@@ -159,6 +163,10 @@ func newDriver(base context.Context, c driverConfig) (*driver, error) {
 			d.sched.turn++
 		case session.KindTitle:
 			d.titles.titled = true
+		case session.KindUserMessage:
+			if c.resumed {
+				seedTitle(d.titles, e)
+			}
 		}
 	}
 	d.instr = newInstructions(d, c.rec.Settings.WorkspaceContext)

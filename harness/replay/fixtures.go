@@ -35,6 +35,8 @@ import (
 //     until the child's settlement notice is queued;
 //   - result-diagnostic: a provider snapshot-diagnostic behind
 //     subagent_codex whose runs end at once with fixed failures;
+//   - settlement-fence (headless): the session's pre-step of turn 1 step
+//     2 waits until a child's settlement notice reached its inbox;
 //   - product-providers: the out-of-process product instances of the
 //     recording's tool pin (Codex, Claude Code), composed for their schemas;
 //     a call of one fails closed (no such provider is built here).
@@ -126,6 +128,15 @@ func (f *emulation) childHooks(m *member) agentHooks {
 
 // rootHooks are the session agent's fixture hooks.
 func (f *emulation) rootHooks() agentHooks {
+	if f.kind == recording.FixtureSettlementFence {
+		return agentHooks{preStep: func(ctx context.Context, d *driver, turn, step int) error {
+			if turn != 1 || step != 2 {
+				return nil
+			}
+			d.yield()
+			return holdUntil(ctx, func() bool { return settledIn(d, nextStep) || settledIn(d, nextTurn) })
+		}}
+	}
 	if f.kind != recording.FixtureReportFence {
 		return agentHooks{}
 	}
@@ -155,8 +166,11 @@ func (f *emulation) rootHooks() agentHooks {
 
 // settledQueued reports whether a settlement notice waits in d's next-turn
 // inbox.
-func settledQueued(d *driver) bool {
-	for _, m := range d.inbox.pending(nextTurn) {
+func settledQueued(d *driver) bool { return settledIn(d, nextTurn) }
+
+// settledIn reports whether a settlement notice waits in d's target list.
+func settledIn(d *driver, target string) bool {
+	for _, m := range d.inbox.pending(target) {
 		if m.kind == "subagent-settled" {
 			return true
 		}
@@ -193,6 +207,7 @@ func holdUntil(ctx context.Context, cond func() bool) error {
 // the fixture's instances and providers.
 func (f *emulation) subagentConfig(rec *recording.Recording) stack.SubagentsConfig {
 	cfg := stack.DefaultSubagents()
+	frontendDelegation(rec, &cfg)
 	set := rec.Settings
 	if set.SubagentMaxDepth != nil {
 		for i := range cfg.Instances {

@@ -194,14 +194,30 @@ func startChild(ctx context.Context, abs string, opt Options, seen *isolate.Cont
 	return out, err
 }
 
+// LogName is the file a kept log of the recording in dir is written to
+// under Options.LogDir: <name>.session.jsonl, and
+// <front end>.<name>.session.jsonl for a front end beyond ACP (names
+// repeat across front ends).
+func LogName(dir string) string {
+	name := filepath.Base(filepath.Clean(dir))
+	if fe, err := recording.DetectFrontend(dir, name); err == nil && fe != recording.ACP {
+		name = string(fe) + "." + name
+	}
+	return name + ".session.jsonl"
+}
+
 // keepLog writes our log to Options.LogDir when asked, as
-// <LogDir>/<res.Name>.session.jsonl: res.Name is the base name of the
-// directory the host was given, one element, so the file is LogDir's own.
+// <LogDir>/<res.Name>.session.jsonl (after its front end beyond ACP's):
+// res.Name is the base name of the directory the host was given, one
+// element, so the file is LogDir's own.
 func keepLog(opt Options, res *Result, log []byte) error {
 	if opt.LogDir == "" || log == nil {
 		return nil
 	}
 	file := res.Name + ".session.jsonl"
+	if res.Frontend != "" {
+		file = res.Frontend + "." + file
+	}
 	if !filepath.IsLocal(file) || filepath.Base(file) != file {
 		return fmt.Errorf("-logs: the recording's name %q makes no file name of its own", res.Name)
 	}

@@ -122,6 +122,8 @@ func checkIdentity(res *Result, abs string, r *Result) error {
 		return fmt.Errorf("its %s verdict comes with an error (%q)", r.Verdict, r.Error)
 	case r.Verdict == Failed:
 		return nil // the child may have failed before it read the settings
+	case r.Frontend != res.Frontend:
+		return fmt.Errorf("it names the front end %q, where the recording's files say %q", r.Frontend, res.Frontend)
 	case r.Mode != res.Mode || r.Approval != res.Approval || r.Settings != res.Settings:
 		return fmt.Errorf("it states mode %q, approval %q and settings %q, where the recording states %q, %q and %q", r.Mode, r.Approval, r.Settings, res.Mode, res.Approval, res.Settings)
 	}
@@ -174,18 +176,8 @@ func checkRun(p *prepared, r *Result, opt Options, resp *response) error {
 			return fmt.Errorf("it gives the log of child %d, which is not the recording's child %d of a refresh", c.Index, i+1)
 		}
 	}
-	lines, err := acpwire.Classify(rec.Stdout)
-	if err != nil {
+	if err := checkWire(rec, r, run); err != nil {
 		return err
-	}
-	wire := acpwire.Compare(recording.StdoutFile, lines, run.Frames)
-	for _, problem := range wire.Problems {
-		if !slices.Contains(r.Flags, problem) {
-			return fmt.Errorf("its flags leave out a difference of the frames it sent: %s", problem)
-		}
-	}
-	if note := wire.Note(recording.StdoutFile); !slices.Contains(r.Notes, note) {
-		return fmt.Errorf("its notes leave out what of its frames was compared: %s", note)
 	}
 	if len(rec.Events) == 0 {
 		return nil // no log is compared: its got side is empty (checkSides)
@@ -196,6 +188,9 @@ func checkRun(p *prepared, r *Result, opt Options, resp *response) error {
 	}
 	got, _, err := projectOurs(rec, "our log", c, run.Cwd, run.SessionID)
 	if err != nil {
+		return err
+	}
+	if err := checkFrontend(rec, r, c, run); err != nil {
 		return err
 	}
 	// The got side is projected while the stack runs, the log read once it
@@ -281,4 +276,47 @@ func difference(a, b []projection.Item) string {
 // counts renders a comparison's tallies.
 func counts(c projection.Comparison) string {
 	return fmt.Sprintf("%d of %d matched, %d mismatched, %d pairs", c.Matched, c.Total, c.Mismatched, len(c.Pairs))
+}
+
+// checkWire checks that an ACP run's flags and notes hold every difference
+// of the frames it says it sent from stdout.expected.jsonl, and what of
+// them was compared (a front end beyond ACP sends no ACP frames).
+func checkWire(rec *recording.Recording, r *Result, run *runFacts) error {
+	if rec.Frontend != recording.ACP {
+		return nil
+	}
+	lines, err := acpwire.Classify(rec.Stdout)
+	if err != nil {
+		return err
+	}
+	wire := acpwire.Compare(recording.StdoutFile, lines, run.Frames)
+	for _, problem := range wire.Problems {
+		if !slices.Contains(r.Flags, problem) {
+			return fmt.Errorf("its flags leave out a difference of the frames it sent: %s", problem)
+		}
+	}
+	if note := wire.Note(recording.StdoutFile); !slices.Contains(r.Notes, note) {
+		return fmt.Errorf("its notes leave out what of its frames was compared: %s", note)
+	}
+	return nil
+}
+
+// checkFrontend recomputes the front end's own comparisons on the log the
+// run sent (c): each of their flags and notes must be the run's.
+func checkFrontend(rec *recording.Recording, r *Result, c *session.Contents, run *runFacts) error {
+	flags, notes, err := frontendChecks(rec, eventsOf(c), run.Cwd, run.SessionID)
+	if err != nil {
+		return err
+	}
+	for _, f := range flags {
+		if !slices.Contains(r.Flags, f) {
+			return fmt.Errorf("its flags leave out a difference of its log from %s: %s", rec.LogFile, f)
+		}
+	}
+	for _, n := range notes {
+		if !slices.Contains(r.Notes, n) {
+			return fmt.Errorf("its notes leave out what the front end's comparison compared: %s", n)
+		}
+	}
+	return nil
 }

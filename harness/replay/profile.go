@@ -95,6 +95,9 @@ func (p *prepared) profileConfig(cfg *stack.Config, ws string) (notes []string) 
 	}
 	cfg.TodoOneInProgress = set.TodoAllowParallelInProgress != nil && !*set.TodoAllowParallelInProgress
 	cfg.Served = &stack.ServedConfig{Tools: set.ServedTools, Source: servedSource(rec)}
+	if unguarded(rec) {
+		cfg.Without.Policy = true
+	}
 	return notes
 }
 

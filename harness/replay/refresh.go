@@ -48,6 +48,10 @@ type Refreshed struct {
 func Refresh(ctx context.Context, dir string, opt Options) (*Refreshed, error) {
 	opt.Refresh = true
 	out := &Refreshed{}
+	name := filepath.Base(filepath.Clean(dir))
+	if fe, err := recording.DetectFrontend(dir, name); err == nil && fe != recording.ACP {
+		return out, fmt.Errorf("%s: a %s recording: -refresh rewrites ACP recordings (session.jsonl, stdout.expected.jsonl, child logs) only; a front end's expected files are its suite's", name, fe)
+	}
 	var err error
 	if out.Recovered, err = fileset.Recover(dir); err != nil {
 		return out, err

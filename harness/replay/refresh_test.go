@@ -102,7 +102,13 @@ func TestRefreshIsIdempotent(t *testing.T) {
 	skipSweepUnderShort(t)
 	isolate.Require(t)
 	work := t.TempDir()
-	dirs := allRecordings(t)
+	var dirs []string
+	for _, d := range allRecordings(t) {
+		// -refresh rewrites ACP recordings only (TestRefreshRefusesAFrontend)
+		if fe, err := recording.DetectFrontend(d, filepath.Base(d)); err == nil && fe == recording.ACP {
+			dirs = append(dirs, d)
+		}
+	}
 	type outcome struct {
 		dir, copy string
 		first     []string
@@ -230,5 +236,27 @@ func TestHalfReplacedRecording(t *testing.T) {
 	}
 	if got := snapshot(t, dir); !maps.Equal(got, want) {
 		t.Errorf("after the refresh: %v differ", changedFiles(want, got))
+	}
+}
+
+// TestRefreshRefusesAFrontend: -refresh rewrites ACP recordings only; a
+// headless one is refused before anything runs, and left as it was.
+func TestRefreshRefusesAFrontend(t *testing.T) {
+	src := filepath.Join(root, "transcripts/frontends/examples/headless-agent/tests/snapshots/headless-profile")
+	dir := filepath.Join(t.TempDir(), "headless-profile")
+	if err := recording.CopyTree(src, dir); err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.ReadFile(filepath.Join(dir, recording.SessionExpectedFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = replay.Refresh(context.Background(), dir, replay.Options{})
+	if err == nil || !strings.Contains(err.Error(), "headless-profile: a headless recording: -refresh rewrites ACP recordings") {
+		t.Fatalf("Refresh = %v, want a refusal naming the front end", err)
+	}
+	after, _ := os.ReadFile(filepath.Join(dir, recording.SessionExpectedFile))
+	if !bytes.Equal(before, after) {
+		t.Error("the refused refresh changed the recording")
 	}
 }

@@ -111,6 +111,9 @@ type Result struct {
 	Verdict string `json:"verdict"`
 	// Error is the reason of a Failed verdict (a bad recording names file, line and field).
 	Error string `json:"error,omitempty"`
+	// Frontend is the front end of a recording beyond ACP (headless,
+	// jsonrpc, ...; "" for ACP's): the reports name it.
+	Frontend string `json:"frontend,omitempty"`
 	// Mode and Approval are the settings the recording stated.
 	Mode     string `json:"mode,omitempty"`
 	Approval string `json:"approval,omitempty"`
@@ -372,6 +375,10 @@ func prepare(dir string, b recording.Bounds, res *Result) (*prepared, error) {
 		pol, err = recording.Policy{Mode: string(sandbox.DangerFullAccess), Approval: stack.ApprovalNever}, nil
 		res.Notes = append(res.Notes, fmt.Sprintf("profile %s is a standalone overlay without sandbox-policy and approval plugins: tools run unconfined (danger-full-access) and no runtime context is logged", rec.Settings.Profile))
 	}
+	if err != nil && unguarded(rec) {
+		pol, err = recording.Policy{Mode: string(sandbox.DangerFullAccess), Approval: stack.ApprovalNever}, nil
+		res.Notes = append(res.Notes, unguardedNote(rec.Frontend))
+	}
 	if err != nil {
 		if len(script.Replies) > 0 || rec.HasRuntimeContext() {
 			return nil, err
@@ -382,6 +389,9 @@ func prepare(dir string, b recording.Bounds, res *Result) (*prepared, error) {
 		res.Notes = append(res.Notes, "the recording makes no model call and states no policy: upstream's default profile (danger-full-access, approval never) is assumed")
 	}
 	res.Mode, res.Approval = pol.Mode, pol.Approval
+	if rec.Frontend != recording.ACP {
+		res.Frontend = string(rec.Frontend)
+	}
 	toolsMode, toolsNote := rec.ToolsMode()
 	if rec.Settings.Profile == recording.ProfileAdvanced && rec.ToolSchemas == nil && toolsMode != stack.ToolsCode {
 		toolsMode, toolsNote = stack.ToolsBoth, "tools mode both: the advanced overlay's (EX/advanced.cordis.snapshot.yml tools.mode both)"
@@ -392,7 +402,7 @@ func prepare(dir string, b recording.Bounds, res *Result) (*prepared, error) {
 	res.Settings = settingsLine(rec)
 	expected, cov, err := projection.ProjectCovered(rec.Events, normalizer(rec, rec.Header.Cwd, rec.Header.ID))
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(rec.Name, recording.SessionFile), err)
+		return nil, fmt.Errorf("%s: %w", filepath.Join(rec.Name, rec.LogFile), err)
 	}
 	res.Expected = expected
 	if stale, err := checkProjectionFile(rec, expected); err != nil {
@@ -545,8 +555,11 @@ func (p *prepared) run(ctx context.Context, sc *scratch, opt Options, timeout ti
 	if err != nil {
 		return err
 	}
-	res.Notes = append(res.Notes, coverageNotes(recording.SessionFile, p.coverage, ours)...)
+	res.Notes = append(res.Notes, coverageNotes(rec.LogFile, p.coverage, ours)...)
 	res.Got = got
+	if err := p.frontendReview(sc, res); err != nil {
+		return err
+	}
 	res.Comparison = projection.Compare(p.expected, got)
 	if err := p.compareChildren(run, res); err != nil {
 		return err
@@ -585,7 +598,7 @@ func (p *prepared) stackConfig(sc *scratch, opt Options) (stack.Config, []string
 		Workspace:      sc.ws,
 		Log:            sc.log,
 		Mode:           sandbox.Mode(p.pol.Mode),
-		Approval:       p.pol.Approval,
+		Approval:       stackApproval(p.pol.Approval),
 		SandboxChain:   chain,
 		LauncherPath:   launcher,
 		LandlockRunner: pinned,
@@ -604,6 +617,13 @@ func (p *prepared) stackConfig(sc *scratch, opt Options) (stack.Config, []string
 	if cfg.FileSearch != nil {
 		cfg.FileSearch.Rg = opt.Ripgrep
 		notes = append(notes, ripgrepNote(opt.Ripgrep))
+	}
+	if m := set.DeploymentMode; m != "" {
+		cfg.Mode = sandbox.Mode(m) // the session's own sandbox/mode events state the runtime context's
+	}
+	if p.pol.Approval == recording.NoApprovalPlugin {
+		cfg.Without.Approval = true
+		notes = append(notes, "the runtime context has a sandbox:policy section and no approval:policy one: the composition had no approval plugin (nothing asks; an escalation is refused: no approval service is composed)")
 	}
 	return cfg, notes
 }
@@ -669,15 +689,17 @@ func (p *prepared) review(ctx context.Context, timeout time.Duration, run *sessi
 		res.Notes = append(res.Notes, note)
 	}
 	res.Flags = append(res.Flags, ans.flags()...)
-	lines, err := acpwire.Classify(rec.Stdout)
-	if err != nil {
-		return fmt.Errorf("%s: %w", filepath.Join(rec.Name, recording.StdoutFile), err)
+	if rec.Frontend == recording.ACP {
+		lines, err := acpwire.Classify(rec.Stdout)
+		if err != nil {
+			return fmt.Errorf("%s: %w", filepath.Join(rec.Name, recording.StdoutFile), err)
+		}
+		// The frames the run's facts hold (a refresh writes them back), not
+		// those sent since: a stopped run's stack may still be sending.
+		wire := acpwire.Compare(recording.StdoutFile, lines, res.run.Frames)
+		res.Flags = append(res.Flags, wire.Problems...)
+		res.Notes = append(res.Notes, wire.Note(recording.StdoutFile))
 	}
-	// The frames the run's facts hold (a refresh writes them back), not
-	// those sent since: a stopped run's stack may still be sending.
-	wire := acpwire.Compare(recording.StdoutFile, lines, res.run.Frames)
-	res.Flags = append(res.Flags, wire.Problems...)
-	res.Notes = append(res.Notes, wire.Note(recording.StdoutFile))
 	if sandbox.Mode(p.pol.Mode).Confined() {
 		if backend, enf := st.Backend(); backend != "" {
 			res.Notes = append(res.Notes, backendNote(p.pol.Mode, backend, enf, st.Confiner().Fallback()))
@@ -720,15 +742,33 @@ func projectOurs(rec *recording.Recording, path string, c *session.Contents, cwd
 	if len(c.Bad) > 0 {
 		return nil, cov, fmt.Errorf("our log %s has undecodable lines: %v", path, c.Bad[0])
 	}
-	evs := make([]recording.Event, len(c.Events))
-	for i, e := range c.Events {
-		evs[i] = recording.Event{Type: e.Type, Seq: e.Seq, Time: e.Time, Data: e.Data, SurfaceOp: e.SurfaceOp}
-	}
-	got, cov, err := projection.ProjectCovered(evs, normalizer(rec, cwd, id))
+	got, cov, err := projection.ProjectCovered(eventsOf(c), normalizer(rec, cwd, id))
 	if err != nil {
 		return nil, cov, fmt.Errorf("our log %s: %w", path, err)
 	}
 	return got, cov, nil
+}
+
+// eventsOf are the events of our log c as a recording's.
+func eventsOf(c *session.Contents) []recording.Event {
+	evs := make([]recording.Event, len(c.Events))
+	for i, e := range c.Events {
+		evs[i] = recording.Event{Type: e.Type, Seq: e.Seq, Time: e.Time, Data: e.Data, SurfaceOp: e.SurfaceOp}
+	}
+	return evs
+}
+
+// frontendReview adds the front end's own comparisons of our log (a
+// headless run's stream-json records) to res.
+func (p *prepared) frontendReview(sc *scratch, res *Result) error {
+	c, err := session.Read(sc.logPath)
+	if err != nil {
+		return fmt.Errorf("read our log %s: %w", sc.logPath, err)
+	}
+	flags, notes, err := frontendChecks(p.rec, eventsOf(c), sc.ws, sc.sessionID)
+	res.Flags = append(res.Flags, flags...)
+	res.Notes = append(res.Notes, notes...)
+	return err
 }
 
 // answers is the constructed user: permissionAnswers answered FIFO.

@@ -53,8 +53,8 @@ func TestTranscriptsMatch(t *testing.T) {
 	isolate.Require(t)
 	t.Parallel() // mostly waits on its replays: it overlaps the hostile corpus
 	ds := dirs(t, "transcripts")
-	if len(ds) != 55 {
-		t.Fatalf("transcripts/ holds %d recordings, want the fifty-five upstream ones", len(ds))
+	if len(ds) != 62 {
+		t.Fatalf("transcripts/ holds %d recordings, want the fifty-five upstream ACP ones five headless and two JSON-RPC ones (frontends/)", len(ds))
 	}
 	replaytest.RunParams(t, replaytest.Params{Dirs: ds, Check: func(t *testing.T, r *replay.Result) {
 		if (r.Comparison.Total == 0 && !headerOnly(t, r.Dir)) || r.Comparison.Matched != r.Comparison.Total {
@@ -87,6 +87,10 @@ func TestFlaggedRecordingsMismatch(t *testing.T) {
 		{name: "the run_code wire schema is compared", dir: "run-code-schema-changed", flag: "tool-schemas.expected.json: run_code: description: expected"},
 		{name: "a recorded permission prompt the replay never raised is flagged", dir: "prompt-not-asked",
 			flag: "stdout.expected.jsonl:3: expected a session/request_permission, the replay sent a session/update agent_message_chunk"},
+		{name: "a JSON-RPC run's final response is compared", dir: "jsonrpc-final-response-changed",
+			flag: `result.expected.json: field finalResponse: expected "SDK snapshot NOT OK", got "SDK snapshot OK"`},
+		{name: "a JSON-RPC run's session.event records are compared", dir: "jsonrpc-notification-changed",
+			flag: "notifications.expected.jsonl: the session's event records differ from our log's events from the prompt on: turn 1, turn/end"},
 	}
 	results := replay.Run(context.Background(), dirs(t, "testdata/replay/flagged"), replay.RunOptions{Parallel: 2})
 	byName := map[string]*replay.Result{}
@@ -251,6 +255,13 @@ func TestOurLogHasUpstreamsEventSequence(t *testing.T) {
 			rec := recordingtest.Load(t, r.Dir)
 			if len(rec.Events) == 0 {
 				return // upstream logged events it does not keep (its fixture is the header)
+			}
+			if rec.Frontend != recording.ACP {
+				// another front end's log is its application's (the product
+				// CLI logs a second request/header when its reasoning effort
+				// changes, a resumed session its seeded events): its tool
+				// boundary is what the replay matches
+				return
 			}
 			c, err := session.Read(r.LogPath)
 			if err != nil {
@@ -575,7 +586,11 @@ func TestSuiteSettingsWithoutFile(t *testing.T) {
 	var names []string
 	for _, d := range dirs(t, "transcripts", "testdata/replay/ours") {
 		name := filepath.Base(d)
-		want, ok := recording.SuiteSettings[name]
+		fe, err := recording.DetectFrontend(d, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, ok := recording.SuiteSettingsOf(fe)[name]
 		if !ok {
 			continue
 		}
@@ -595,7 +610,7 @@ func TestSuiteSettingsWithoutFile(t *testing.T) {
 	}
 	for _, src := range names {
 		name := filepath.Base(src)
-		t.Run(name, func(t *testing.T) {
+		t.Run(replay.LogName(src), func(t *testing.T) {
 			dst := filepath.Join(t.TempDir(), name)
 			if err := recording.CopyTree(src, dst); err != nil {
 				t.Fatal(err)

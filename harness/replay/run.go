@@ -49,7 +49,11 @@ type RunOptions struct {
 // Discover expands the arguments into recording directories: an argument that
 // is a recording is itself; any other directory contributes each of its
 // subdirectories (a subdirectory that is not a recording is reported by the
-// replay as a missing-file error, never skipped). The result is sorted by name.
+// replay as a missing-file error, never skipped), except that one which is
+// no recording, has subdirectories and no workspace/ is a tree of
+// recordings, as upstream's repository lays out its front ends'
+// (examples/headless-agent/tests/snapshots/...), expanded in turn. The
+// result is sorted by name.
 func Discover(args []string) ([]string, error) {
 	var dirs []string
 	for _, a := range args {
@@ -64,23 +68,65 @@ func Discover(args []string) ([]string, error) {
 			dirs = append(dirs, a)
 			continue
 		}
-		ents, err := os.ReadDir(a)
+		found, err := discoverTree(a)
 		if err != nil {
 			return nil, err
 		}
-		n := 0
-		for _, e := range ents {
-			if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
-				dirs = append(dirs, filepath.Join(a, e.Name()))
-				n++
-			}
-		}
-		if n == 0 {
+		if len(found) == 0 {
 			return nil, fmt.Errorf("%s: holds no recordings (no input.json/session.jsonl, no subdirectories)", a)
 		}
+		dirs = append(dirs, found...)
 	}
 	sort.SliceStable(dirs, func(i, j int) bool { return filepath.Base(dirs[i]) < filepath.Base(dirs[j]) })
 	return dirs, nil
+}
+
+// discoverTree are the recordings under dir, which is none: each
+// subdirectory, or the recordings of a subdirectory that is a tree.
+func discoverTree(dir string) ([]string, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var dirs []string
+	for _, e := range ents {
+		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		sub := filepath.Join(dir, e.Name())
+		if !isTree(sub) {
+			dirs = append(dirs, sub)
+			continue
+		}
+		found, err := discoverTree(sub)
+		if err != nil {
+			return nil, err
+		}
+		dirs = append(dirs, found...)
+	}
+	return dirs, nil
+}
+
+// isTree reports whether dir is no recording but a tree of them: it has
+// subdirectories, none of them a workspace seed.
+func isTree(dir string) bool {
+	if recording.IsRecording(dir) {
+		return false
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	subs := 0
+	for _, e := range ents {
+		if e.IsDir() {
+			if e.Name() == recording.WorkspaceDir {
+				return false
+			}
+			subs++
+		}
+	}
+	return subs > 0
 }
 
 // Select applies the name filter and the shard.

@@ -84,13 +84,14 @@ func startSession(ctx context.Context, s sessionSetup) (*sessionRun, error) {
 		f.base, f.config, f.info, f.newMod = ctx, base, info, newModel
 		f.hooks, f.onDriver = run.fixture.childHooks, run.register
 	}
-	if err := creationEvents(s.rec, s.log); err != nil {
+	if err := openingEvents(s.rec, s.log); err != nil {
 		st.Close()
 		return nil, err
 	}
 	run.model = newModel(s.script)
 	rc := base
 	rc.model, rc.surface, rc.wire, rc.hooks, rc.titleReplies = run.model, st, s.wire, run.fixture.rootHooks(), s.script.Title
+	rc.resumed = s.rec.Settings.ResumeSeed > 0
 	root, err := newDriver(ctx, rc)
 	if err != nil {
 		st.Close()
@@ -110,13 +111,24 @@ func startSession(ctx context.Context, s sessionSetup) (*sessionRun, error) {
 	return run, nil
 }
 
+// openingEvents writes what the session's log holds before its first
+// prompt: a resumed session's seed and resume ([resumeSeeded]), else the
+// events it was created with ([creationEvents]).
+func openingEvents(rec *recording.Recording, log *session.Log) error {
+	if rec.Settings.ResumeSeed > 0 {
+		return resumeSeeded(rec, log)
+	}
+	return creationEvents(rec, log)
+}
+
 // creationEvents writes the events the recorded session was created with
-// (before its first inbox splice): a sandbox/mode or approval/policy a
-// session starts with, as a deployment that opens a session under an
-// explicit override writes them.
+// (before its first inbox splice): a permission/preset, sandbox/mode or
+// approval/policy a session starts with, as a deployment that opens a
+// session under an explicit override writes them (upstream's product CLI
+// with DSH_PERMISSION_MODE writes all three).
 func creationEvents(rec *recording.Recording, log *session.Log) error {
 	for _, e := range rec.Events {
-		if e.Type != session.KindSandboxMode && e.Type != session.KindApprovalPolicy {
+		if e.Type != session.KindSandboxMode && e.Type != session.KindApprovalPolicy && e.Type != session.KindPermissionPreset {
 			return nil
 		}
 		if _, err := log.Append(e.Type, json.RawMessage(e.Data)); err != nil {

@@ -117,7 +117,11 @@ func (r *Resolver) Context(h session.Header, events []session.Event, extra ...Se
 	if err != nil {
 		return nil, "", err
 	}
-	s := append(Sections(p, ap), extra...)
+	s := Sections(p, ap)
+	if r.noApproval {
+		s = s[:1] // the sandbox's section alone
+	}
+	s = append(s, extra...)
 	return s, RenderSnapshot(s), nil
 }
 
@@ -174,14 +178,33 @@ func (r *Resolver) PendingContext(log *session.Log, extra ...Section) (*Snapshot
 	if err != nil {
 		return nil, err
 	}
+	return pendingOf(events, sections, text), nil
+}
+
+// PendingSections is the snapshot message of sections alone (a
+// composition without the sandbox-policy and approval plugins, whose
+// runtime context holds only other contributions: a delegated child's
+// subagent:delegation), or nil when the log's last snapshot says the same
+// or, with no section, when nothing was ever said.
+func PendingSections(log *session.Log, sections ...Section) (*SnapshotMessage, error) {
+	events, err := log.Events()
+	if err != nil {
+		return nil, err
+	}
+	return pendingOf(events, sections, RenderSnapshot(sections)), nil
+}
+
+// pendingOf is the snapshot of sections (rendered as text) to enter after
+// events, or nil when the last one said the same.
+func pendingOf(events []session.Event, sections []Section, text string) *SnapshotMessage {
 	last, ever := LastSnapshot(events)
 	if text == "" {
 		if !ever || last == NoneText {
-			return nil, nil
+			return nil
 		}
 	} else if ever && last == text {
-		return nil, nil
+		return nil
 	}
 	m := SnapshotData(sections, approval.NewUUID())
-	return &m, nil
+	return &m
 }

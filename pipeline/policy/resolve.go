@@ -23,21 +23,25 @@ type Config struct {
 	Root string
 	// Approval is the configured approval policy; empty = ask.
 	Approval approval.Policy
+	// NoApproval says the approval plugin is not composed: the runtime
+	// context has no approval:policy section.
+	NoApproval bool
 }
 
 // Resolver computes the per-call sandbox policy and the runtime-context text
 // from a session log. It keeps no per-session state: every answer is folded
 // from the log at the moment it is asked.
 type Resolver struct {
-	mode     sandbox.Mode
-	root     string
-	approval approval.Policy
+	mode       sandbox.Mode
+	root       string
+	approval   approval.Policy
+	noApproval bool
 }
 
 // NewResolver validates cfg: an unknown mode, an invalid approval policy or a
 // non-absolute root is an error.
 func NewResolver(cfg Config) (*Resolver, error) {
-	r := &Resolver{mode: sandbox.ReadOnly, approval: approval.Ask}
+	r := &Resolver{mode: sandbox.ReadOnly, approval: approval.Ask, noApproval: cfg.NoApproval}
 	if cfg.DefaultMode != "" {
 		m, err := sandbox.ParseMode(string(cfg.DefaultMode))
 		if err != nil {

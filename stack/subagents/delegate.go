@@ -155,7 +155,7 @@ func (rt *Runtime) Delegate(d Delegation) (*Child, error) {
 	if err != nil {
 		return nil, fmt.Errorf("stack: read the parent's log: %w", err)
 	}
-	capture, err := delegation.CaptureFrom(events, true) // the stack always composes an approval service
+	capture, err := delegation.CaptureFrom(events, rt.host.ApprovalComposed())
 	if err != nil {
 		return nil, err
 	}

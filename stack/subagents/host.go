@@ -26,6 +26,9 @@ type Host interface {
 	RegisterIn(sc pipeline.Scoped, t toolreg.Tool) error
 	// DefaultMode is the deployment's sandbox mode.
 	DefaultMode() sandbox.Mode
+	// ApprovalComposed reports whether the approval plugin is composed (a
+	// child is pinned to approval never only then).
+	ApprovalComposed() bool
 	// Definitions are the registered tools, in registration order.
 	Definitions() []pipeline.Tool
 

@@ -239,7 +239,7 @@ func (o *options) validate(cmd cmdline.Command) error {
 	}
 	if o.logs != "" {
 		if a, b := sameName(o.dirs); a != "" {
-			return cmdline.Usage("-logs %s: recordings %s and %s would both keep their log as %s.session.jsonl; replay them in separate runs", o.logs, a, b, filepath.Base(a))
+			return cmdline.Usage("-logs %s: recordings %s and %s would both keep their log as %s; replay them in separate runs", o.logs, a, b, replay.LogName(a))
 		}
 	}
 	return nil
@@ -311,10 +311,10 @@ func (o *options) selection() string {
 func sameName(dirs []string) (string, string) {
 	seen := map[string]string{}
 	for _, d := range dirs {
-		if prev, ok := seen[filepath.Base(d)]; ok {
+		if prev, ok := seen[replay.LogName(d)]; ok {
 			return prev, d
 		}
-		seen[filepath.Base(d)] = d
+		seen[replay.LogName(d)] = d
 	}
 	return "", ""
 }

@@ -27,6 +27,7 @@ type row struct {
 
 type rec struct {
 	Name     string `json:"name"`
+	Frontend string `json:"frontend,omitempty"`
 	Verdict  string `json:"verdict"`
 	Error    string `json:"error"`
 	Mode     string `json:"mode"`
@@ -84,7 +85,7 @@ func toSide(it *projection.Item) *side {
 func Data(results []*replay.Result) ([]byte, error) {
 	out := make([]rec, 0, len(results))
 	for _, r := range results {
-		x := rec{Name: r.Name, Verdict: r.Verdict, Error: r.Error, Mode: r.Mode, Approval: r.Approval, Settings: r.Settings,
+		x := rec{Name: r.Name, Frontend: r.Frontend, Verdict: r.Verdict, Error: r.Error, Mode: r.Mode, Approval: r.Approval, Settings: r.Settings,
 			tally: tallyOf(r.Comparison, r.Flags, r.Notes), First: r.FirstDifference(), Served: r.Served, Rows: rows(r.Comparison), Children: []child{}}
 		for _, c := range r.Children {
 			x.Children = append(x.Children, child{Index: c.Index, File: c.File, Parent: c.Parent, CallID: c.CallID, Verdict: c.Verdict,

@@ -289,3 +289,29 @@ func TestChildSessionsNestUnderTheirCall(t *testing.T) {
 		t.Errorf("child blocks [recording, file, enclosing child, verdict, under its call] (-want +shown):\n%s", d)
 	}
 }
+
+// TestDataNamesTheFrontend: the page's data carries a front end beyond
+// ACP's, which the page shows after the recording's name.
+func TestDataNamesTheFrontend(t *testing.T) {
+	data, err := htmlreport.Data([]*replay.Result{{Name: "a", Verdict: replay.Match}, {Name: "b", Frontend: "jsonrpc", Verdict: replay.Match}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs []struct {
+		Name     string `json:"name"`
+		Frontend string `json:"frontend"`
+	}
+	if err := json.Unmarshal(data, &recs); err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 2 || recs[0].Frontend != "" || recs[1].Frontend != "jsonrpc" {
+		t.Fatalf("data %s", data)
+	}
+	var page strings.Builder
+	if err := htmlreport.Write(&page, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(page.String(), "r.name + ' (' + r.frontend + ')'") {
+		t.Error("the page does not show the front end after the name")
+	}
+}

@@ -74,7 +74,7 @@ func Write(w io.Writer, results []*replay.Result, start time.Time, elapsed time.
 
 // testCase is the test case of one recording.
 func testCase(r *replay.Result) testcase {
-	tc := testcase{Name: r.Name, Classname: classname(r.Dir), Time: seconds(r.Duration)}
+	tc := testcase{Name: r.Name, Classname: classname(r.Dir, r.Frontend), Time: seconds(r.Duration)}
 	switch r.Verdict {
 	case replay.Match:
 	case replay.Failed:
@@ -94,13 +94,19 @@ func testCase(r *replay.Result) testcase {
 }
 
 // classname is "dsh-replay.<directory holding the recording>", or
-// "dsh-replay" when that directory has no name.
-func classname(dir string) string {
+// "dsh-replay" when that directory has no name; a recording of a front
+// end beyond ACP has its front end after the suite
+// ("dsh-replay.headless.snapshots").
+func classname(dir, frontend string) string {
+	prefix := Suite
+	if frontend != "" {
+		prefix += "." + frontend
+	}
 	parent := filepath.Base(filepath.Dir(filepath.Clean(dir)))
 	if parent == "." || parent == ".." || parent == string(filepath.Separator) {
-		return Suite
+		return prefix
 	}
-	return Suite + "." + parent
+	return prefix + "." + parent
 }
 
 func seconds(d time.Duration) string { return fmt.Sprintf("%.3f", d.Seconds()) }

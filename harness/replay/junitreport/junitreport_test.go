@@ -79,3 +79,27 @@ func TestReadBackByAJUnitParser(t *testing.T) {
 		t.Errorf("error %#v, want type error and the whole error as its text", s.Tests[2].Error)
 	}
 }
+
+// TestFrontendNamedInTheClassname: a recording of a front end beyond ACP
+// has its front end after the suite in its classname; ACP's has none.
+func TestFrontendNamedInTheClassname(t *testing.T) {
+	results := []*replay.Result{
+		{Name: "advanced-toolchain", Dir: "transcripts/advanced-toolchain", Verdict: replay.Match},
+		{Name: "advanced-toolchain", Dir: "frontends/snapshots/advanced-toolchain", Frontend: "headless", Verdict: replay.Match},
+	}
+	var buf bytes.Buffer
+	if err := junitreport.Write(&buf, results, time.Unix(0, 0), time.Second); err != nil {
+		t.Fatal(err)
+	}
+	suites, err := junit.Ingest(buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, tc := range suites[0].Tests {
+		got = append(got, tc.Classname)
+	}
+	if want := []string{"dsh-replay.transcripts", "dsh-replay.headless.snapshots"}; strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("classnames %q, want %q", got, want)
+	}
+}

@@ -71,6 +71,9 @@ func (l *loader) loadChildren(r *Recording) error {
 	matches, _ := filepath.Glob(filepath.Join(l.dir, "session.*.jsonl"))
 	var ns []int
 	for _, m := range matches {
+		if r.Frontend != ACP && filepath.Base(m) == SessionExpectedFile {
+			continue // a front end's expected log, not a child's
+		}
 		sub := childFileRE.FindStringSubmatch(filepath.Base(m))
 		if sub == nil {
 			return l.fail(filepath.Base(m), 0, "", "not a child log name (want session.<n>.jsonl, n = 1, 2, ...)")
@@ -104,8 +107,11 @@ func (l *loader) loadChildren(r *Recording) error {
 }
 
 // loadChild reads child n: its log, its script and its sidecars.
-func (l *loader) loadChild(n int) (*Child, error) {
-	c := &Child{Index: n, File: ChildFile(n)}
+func (l *loader) loadChild(n int) (*Child, error) { return l.loadChildFile(n, ChildFile(n)) }
+
+// loadChildFile reads child n from file.
+func (l *loader) loadChildFile(n int, file string) (*Child, error) {
+	c := &Child{Index: n, File: file}
 	var err error
 	if c.Header, c.Events, err = l.session(c.File); err != nil {
 		return nil, err

@@ -27,6 +27,19 @@
 //   - system-prompt.expected.md (optional): upstream's pin of the system
 //     prompt, read once as the paragraphs of its first prompt.
 //
+// # Front ends
+//
+// The files say which front end recorded a directory ([ClassifyFiles],
+// [DetectFrontend]): ACP's layout above; headless's stream-json and saved
+// logs (session.expected.jsonl, parent.expected.jsonl, child.expected.jsonl,
+// the stream's events when the log is a header), read into [Stream]; the
+// JSON-RPC example's notifications and result; the goal, Python SDK and web
+// layouts are recognised and refused in one line saying what they need,
+// and a web directory holding only seed.jsonl is not a session
+// ([NotASessionError]). What a front end's test file gives a scenario by
+// name is [FrontendSuiteSettings] ([SuiteSettingsOf]); Recording.LogFile
+// names the log Header and Events come from.
+//
 // # Tools mode
 //
 // [Recording.ToolsMode] is the one place the tools presentation a recording

@@ -233,13 +233,24 @@ type Recording struct {
 	SystemPrompt []string
 	// Children are the child sessions, session.<n>.jsonl in n order.
 	Children []*Child
+	// Frontend is the front end the recording comes from (its files say
+	// which: [ClassifyFiles]).
+	Frontend Frontend
+	// LogFile is the file Header and Events come from: session.jsonl, or
+	// the log a front end's suite compares (session.expected.jsonl,
+	// parent.expected.jsonl, the stream's events).
+	LogFile string
+	// Stream is a headless run's stream-json records, nil when absent.
+	Stream *Stream
 	// bounds are the bounds it was read within.
 	bounds Bounds
 }
 
-// IsRecording reports whether dir looks like a recording (has session.jsonl or input.json).
+// IsRecording reports whether dir looks like a recording of any front end
+// (has session.jsonl, input.json or a file only a front end beyond ACP
+// writes).
 func IsRecording(dir string) bool {
-	for _, f := range []string{SessionFile, InputFile} {
+	for _, f := range append([]string{SessionFile, InputFile}, frontendFiles...) {
 		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
 			return true
 		}
@@ -258,10 +269,20 @@ func Load(dir string) (*Recording, error) { return LoadBounded(dir, Bounds{}) }
 // it; a file that is not valid UTF-8 is refused naming its line. Every
 // defect is an [*Error].
 func LoadBounded(dir string, b Bounds) (*Recording, error) {
-	r := &Recording{Name: filepath.Base(filepath.Clean(dir)), Dir: dir, bounds: b.WithDefaults()}
+	r := &Recording{Name: filepath.Base(filepath.Clean(dir)), Dir: dir, bounds: b.WithDefaults(), LogFile: SessionFile}
 	l := &loader{name: r.Name, dir: dir, bounds: r.bounds}
 	if err := l.measure(); err != nil {
 		return nil, err
+	}
+	fe, err := DetectFrontend(dir, r.Name)
+	if err != nil {
+		return nil, err
+	}
+	if r.Frontend = fe; fe != ACP {
+		if err := l.loadFrontend(r); err != nil {
+			return nil, err
+		}
+		return r, nil
 	}
 	data, err := l.read(InputFile)
 	if err != nil {
@@ -290,6 +311,9 @@ func LoadBounded(dir string, b Bounds) (*Recording, error) {
 	}
 	if err := l.optional(r); err != nil {
 		return nil, err
+	}
+	if r.Settings.Prompt != "" {
+		return nil, l.fail(SettingsFile, 0, "prompt", "set, but the recording has %s: its steps give the prompts", InputFile)
 	}
 	return r, nil
 }
@@ -401,7 +425,7 @@ func (l *loader) optional(r *Recording) error {
 	if data, found, err = l.readOptional(SettingsFile); err != nil {
 		return err
 	}
-	switch s, ok := SuiteSettings[r.Name]; {
+	switch s, ok := SuiteSettingsOf(r.Frontend)[r.Name]; {
 	case found:
 		if r.Settings, err = parseSettings(r.Name, data); err != nil {
 			return err
@@ -637,12 +661,18 @@ func show(v any) string {
 	return string(b)
 }
 
+// NoApprovalPlugin is the approval of a recording of a front end beyond
+// ACP whose runtime context has a sandbox:policy section and no
+// approval:policy one: its composition had no approval plugin.
+const NoApprovalPlugin = "none"
+
 // Policy is the sandbox mode and approval policy a recording states in its
 // first runtime-context message.
 type Policy struct {
 	// Mode is the sandbox mode (read-only, workspace-write, danger-full-access).
 	Mode string
-	// Approval is "ask" or "never".
+	// Approval is "ask" or "never" ([NoApprovalPlugin] for a front end's
+	// composition without the approval plugin).
 	Approval string
 	// Line is the session.jsonl line of the runtime-context message.
 	Line int
@@ -664,8 +694,17 @@ func (r *Recording) HasRuntimeContext() bool {
 }
 
 // Policy reads the sandbox mode and approval policy from the recording's first
-// runtime-context user/message (sections sandbox:policy and approval:policy).
+// runtime-context user/message (sections sandbox:policy and approval:policy);
+// an error names the log it read (LogFile).
 func (r *Recording) Policy() (Policy, error) {
+	p, err := r.policy()
+	if err != nil && r.LogFile != "" && r.LogFile != SessionFile {
+		err = retarget(err, r.LogFile)
+	}
+	return p, err
+}
+
+func (r *Recording) policy() (Policy, error) {
 	for _, e := range r.Events {
 		if e.Type != session.KindUserMessage {
 			continue
@@ -707,6 +746,9 @@ func (r *Recording) Policy() (Policy, error) {
 		}
 		if p.Mode == "" {
 			return Policy{}, sessionError(r.Name, e.Line, "data.source.sections", "no sandbox:policy section in the first runtime-context message")
+		}
+		if p.Approval == "" && r.Frontend != ACP && r.Frontend != "" {
+			p.Approval = NoApprovalPlugin // a composition without the approval plugin
 		}
 		if p.Approval == "" {
 			return Policy{}, sessionError(r.Name, e.Line, "data.source.sections", "no approval:policy section in the first runtime-context message")

@@ -92,6 +92,24 @@ type Settings struct {
 	// ServedTools are tools whose bodies are served from the recording
 	// (never a tool of the safety stack).
 	ServedTools []string `json:"servedTools,omitempty"`
+	// DeploymentMode is the sandbox mode the overlay's sandbox-policy
+	// configures ("": the mode the runtime context states): a session's
+	// own sandbox/mode overrides it, and a child inherits only that.
+	DeploymentMode string `json:"deploymentMode,omitempty"`
+	// OneShotSubagent composes the one subagent tool (spawn, one-shot)
+	// alone, as an overlay that mounts tool-subagent without the default
+	// composition's fork, control, report and workflow tools (nil: the
+	// default composition).
+	OneShotSubagent *OneShotSubagent `json:"oneShotSubagent,omitempty"`
+	// ResumeSeed is the number of events at the head of the log that
+	// upstream's test file seeded before the run resumed the session (0:
+	// a fresh session): the replay writes them, then resumes as upstream
+	// does (an open turn closed, session/end-seed).
+	ResumeSeed int `json:"resumeSeed,omitempty"`
+	// Prompt is the prompt upstream's test file gives a scenario of a
+	// front end whose directory holds no input.json (a headless run's
+	// task): the replay's one prompt step.
+	Prompt string `json:"prompt,omitempty"`
 	// Note says why the settings are needed (free text, for reviewers).
 	Note string `json:"note,omitempty"`
 }
@@ -125,10 +143,11 @@ const (
 	FixtureReportFence       = "report-fence"
 	FixtureResultDiagnostic  = "result-diagnostic"
 	FixtureProductProviders  = "product-providers"
+	FixtureSettlementFence   = "settlement-fence"
 )
 
 // SubagentFixtures are the values of subagentFixture.
-var SubagentFixtures = []string{FixtureDurabilityFailure, FixturePublishedFailure, FixtureReportFence, FixtureResultDiagnostic, FixtureProductProviders}
+var SubagentFixtures = []string{FixtureDurabilityFailure, FixturePublishedFailure, FixtureReportFence, FixtureResultDiagnostic, FixtureProductProviders, FixtureSettlementFence}
 
 // Retry policy modes.
 const (
@@ -176,6 +195,15 @@ type TitleLLM struct {
 	// TimeoutMs bounds the title call upstream (the replay's title model
 	// answers at once).
 	TimeoutMs int `json:"timeoutMs,omitempty"`
+}
+
+// OneShotSubagent is an overlay's one subagent tool: tool-subagent with
+// provider spawn and backgroundMode one-shot.
+type OneShotSubagent struct {
+	// RunInBackground is its enableRunInBackground.
+	RunInBackground bool `json:"runInBackground"`
+	// MaxDepth is its maxDepth (upstream's default 3).
+	MaxDepth int `json:"maxDepth"`
 }
 
 // WorkspaceContext configures upstream's workspace instructions
@@ -262,7 +290,7 @@ var SettingKeys = []SettingKey{
 		"runs the real landlock-run capped at this ABI (--abi-cap), so below 5 the partial notice is the runner's own"},
 	{"landlockRunner", `absolute path, may start with {{cwd}}; needs sandboxBackend "landlock"`, "missing-sandbox-runner: the fixture's runner {{cwd}}/.dsh-missing-sandbox-runner (DSH_SNAPSHOT_MISSING_SANDBOX_RUNNER=1)",
 		"the Landlock runner, used without an availability probe as upstream's fixture does; {{cwd}} is the replay's workspace (overrides dsh-replay -landlock-run)"},
-	{"subagentFixture", `"durability-failure", "published-run-failure", "report-fence", "result-diagnostic" or "product-providers"`, "subagent-continuable, subagent-published-run-failure, subagent-report, product-subagent-result-diagnostic, product-subagent-both: the overlay's fixture plugins",
+	{"subagentFixture", `"durability-failure", "published-run-failure", "report-fence", "result-diagnostic", "product-providers" or "settlement-fence"`, "subagent-continuable, subagent-published-run-failure, subagent-report, product-subagent-result-diagnostic, product-subagent-both, headless subagent-settlement: the overlay's fixture plugins",
 		"emulates that fixture (docs/replay.md, Emulated fixtures): named as emulated in the result's notes"},
 	{"subagentMaxDepth", "integer >= 0 (absent: 1)", "subagent-depth-two-rejection: EX/depth-two.cordis.snapshot.yml, maxDepth 2",
 		"the delegation depth cap of subagent and subagent_fork"},
@@ -290,6 +318,14 @@ var SettingKeys = []SettingKey{
 		"restores each listed link stub as the symlink it stands for after workspace/ is copied (a checkout with core.symlinks=false stores a link as such a file); a listed path that is neither is an error, and no other file is touched"},
 	{"servedTools", "list of tool names, none of bash, read, write, edit, run_code, job_output, job_kill, job_list", "cordis-inspect-jsdoc: cordis_inspect_query (its data is upstream's JSDoc catalog)",
 		"serves those tools' bodies from the recording (the report names them); everything around a body runs"},
+	{"deploymentMode", "read-only, workspace-write or danger-full-access", "parent-override: EX/headless-agent/subagent-inheritance.cordis.snapshot.yml, sandbox-policy mode workspace-write under the session's read-only override",
+		"the stack's default sandbox mode (the deployment's); the runtime context states the session's, which its own sandbox/mode events set"},
+	{"oneShotSubagent", `{"runInBackground": true or false, "maxDepth": integer >= 1}`, "parent-override: EX/headless-agent/subagent-inheritance.cordis.snapshot.yml; the JSON-RPC scenarios: EX/jsonrpc-agent/cordis.yml (tool-subagent, provider spawn, one-shot)",
+		"composes the one subagent tool (spawn, one-shot, that background and depth cap) alone: no subagent_fork, send_message, interrupt_agent, list_agents, report or workflow"},
+	{"resumeSeed", "integer >= 0, at most the events before the log's session/end-seed", "tool-outcome-unknown, parent-override: the events semantic-checkpoint.snapshot.ts and subagent-inheritance.snapshot.ts seed before the run resumes the session",
+		"writes that many of the log's first events as our session's own, then resumes it as upstream does: an open turn closed (a call without a result gets an unknown or not-started outcome), session/end-seed, the next turn numbered after the seed's"},
+	{"prompt", "non-empty string", "headless-profile: the task headless.snapshot.ts passes the product CLI (a headless scenario with no input.json)",
+		"the one prompt of a recording of a front end beyond ACP whose directory holds no input.json; with input.json it is an error"},
 	{"note", "string", "(ours)", "why the recording needs settings; for reviewers, not read by the replay"},
 }
 
@@ -342,6 +378,12 @@ func (s Settings) validate(name string, data []byte) error {
 		return fail("diffBasisMaxBytes", "must be >= 0, got %d", s.DiffBasisMaxBytes)
 	case s.BashTimeoutMs < 0:
 		return fail("bashTimeoutMs", "must be >= 0, got %d", s.BashTimeoutMs)
+	case s.OneShotSubagent != nil && s.OneShotSubagent.MaxDepth < 1:
+		return fail("oneShotSubagent", "maxDepth must be >= 1, got %d", s.OneShotSubagent.MaxDepth)
+	case s.DeploymentMode != "" && s.DeploymentMode != "read-only" && s.DeploymentMode != "workspace-write" && s.DeploymentMode != "danger-full-access":
+		return fail("deploymentMode", "want read-only, workspace-write or danger-full-access, got %q", s.DeploymentMode)
+	case s.ResumeSeed < 0:
+		return fail("resumeSeed", "must be >= 0, got %d", s.ResumeSeed)
 	case s.MaxConcurrentJobsPerOwner != nil && *s.MaxConcurrentJobsPerOwner < 1:
 		return fail("maxConcurrentJobsPerOwner", "must be >= 1, got %d", *s.MaxConcurrentJobsPerOwner)
 	}
@@ -542,6 +584,41 @@ var SuiteScenarios = []string{
 // settlement marker: one of [SuiteScenarios], or settlementMarker.
 func (r *Recording) Marks() bool {
 	return r.Settings.SettlementMarker || slices.Contains(SuiteScenarios, r.Name)
+}
+
+// FrontendSuiteSettings are [SuiteSettings] of the front ends beyond ACP,
+// by front end, then scenario name (a name can repeat across front ends:
+// advanced-toolchain is an ACP scenario and a headless one).
+var FrontendSuiteSettings = map[Frontend]map[string]Settings{
+	JSONRPC: {
+		"text-turn": {OneShotSubagent: &OneShotSubagent{MaxDepth: 3}, Prompt: "Reply with exactly: SDK snapshot OK", Note: "upstream's suite: sdk.snapshot.ts scenario text-turn (session id sdk-snapshot-text), EX/jsonrpc-agent/cordis.snapshot.yml"},
+		"bash-tool": {OneShotSubagent: &OneShotSubagent{MaxDepth: 3}, Prompt: "Run this exact command with your bash tool, then reply with its stdout only: echo dsh-sdk-proof-7391", Note: "upstream's suite: sdk.snapshot.ts scenario bash-tool (session id sdk-snapshot-bash)"},
+		"persistent-tools": {Prompt: "Prove that bash state persists. Then create {{cwd}}/note.txt with a tab-indented line, view it, replace that literal tab-indented line, and make the persistent shell exit with code 9.",
+			Note: "upstream's suite: sdk.snapshot.ts scenario persistent-tools, EX/jsonrpc-agent/minimal.snapshot.cordis.yml (persistent bash and str_replace_editor, danger-full-access, no runtime context)"},
+		"subagent-spawn-in-process": {OneShotSubagent: &OneShotSubagent{MaxDepth: 3}, Prompt: "Use the subagent tool exactly once with description 'echo probe' and prompt: Reply with exactly: child answer 42. Then reply with the subagent's final answer verbatim.",
+			Note: "upstream's suite: sdk.snapshot.ts scenario subagent-spawn-in-process (session id sdk-snapshot-subagent, one child)"},
+	},
+	Headless: {
+		"subagent-settlement": {SubagentFixture: FixtureSettlementFence, Prompt: "Start one continuable background subagent and answer from its completion notice. Do not call list_agents, send_message, job_output, or job_list.",
+			Note: "upstream's suite: headless.snapshot.ts, EX/headless-agent/subagent-settlement.cordis.snapshot.yml (the base composition and the fixture subagent-settlement-fence.ts)"},
+		"tool-outcome-unknown": {Prompt: "Continue safely from the interrupted operation.", ResumeSeed: 5,
+			Note: "upstream's suite: semantic-checkpoint.snapshot.ts seeds a turn whose write_remote call was logged without a result (5 events) and resumes it with this task"},
+		"parent-override": {Prompt: "Delegate the write probe to a subagent.", ResumeSeed: 4, OneShotSubagent: &OneShotSubagent{RunInBackground: true, MaxDepth: 1}, DeploymentMode: "workspace-write",
+			Note: "upstream's suite: subagent-inheritance.snapshot.ts seeds a completed turn holding a parent-only read-only sandbox/mode (4 events) and resumes it with this task; EX/subagent-inheritance.cordis.snapshot.yml (workspace-write default, the fs tools, no bash, no approval plugin, subagent spawn maxDepth 1)"},
+		"advanced-toolchain": {Profile: ProfileAdvanced, Note: "upstream's suite: EX/headless-agent/advanced.cordis.snapshot.yml (tools mode both, code runtime, tool-cordis); the cordis_* tools need upstream's Cordis host: served"},
+		"headless-profile": {Prompt: "Prove the product headless profile path with one real tool round trip.",
+			SessionTitleLLM: &TitleLLM{Provider: "cli-mock", Model: "cli-mock", TargetWords: 5, TargetCjkCharacters: 10, MaxInputBytes: 4096, MaxOutputTokens: 64},
+			Note:            "upstream's suite: headless.snapshot.ts runs the product CLI (--profile headless, DSH_PERMISSION_MODE=danger-full-access) with this task; the profile's first-prompt title model on the cli-mock route makes no title"},
+	},
+}
+
+// SuiteSettingsOf are the suite settings of front end fe's scenarios
+// ([SuiteSettings] for ACP's, else [FrontendSuiteSettings]).
+func SuiteSettingsOf(fe Frontend) map[string]Settings {
+	if fe == ACP || fe == "" {
+		return SuiteSettings
+	}
+	return FrontendSuiteSettings[fe]
 }
 
 func ptr[T any](v T) *T { return &v }

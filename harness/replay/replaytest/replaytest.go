@@ -2,6 +2,7 @@ package replaytest
 
 import (
 	"context"
+	"github.com/dshsim/dshsim/harness/replay/recording"
 	"path/filepath"
 	"testing"
 
@@ -43,7 +44,7 @@ func RunParams(t *testing.T, p Params) {
 		t.Fatalf("replaytest: no recording under %q", p.Dirs)
 	}
 	for _, dir := range found {
-		t.Run(filepath.Base(filepath.Clean(dir)), func(t *testing.T) {
+		t.Run(subtestName(dir), func(t *testing.T) {
 			t.Parallel()
 			r := replay.Replay(context.Background(), dir, p.Options)
 			for _, n := range r.Notes {
@@ -57,4 +58,15 @@ func RunParams(t *testing.T, p Params) {
 			}
 		})
 	}
+}
+
+// subtestName is the recording's name, after its front end's for a front
+// end beyond ACP (headless/advanced-toolchain: names repeat across front
+// ends), so -run selects either.
+func subtestName(dir string) string {
+	name := filepath.Base(filepath.Clean(dir))
+	if fe, err := recording.DetectFrontend(dir, name); err == nil && fe != recording.ACP {
+		return string(fe) + "/" + name
+	}
+	return name
 }

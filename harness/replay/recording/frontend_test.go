@@ -1,0 +1,188 @@
+package recording
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestClassifyFiles: the files upstream's suites write say the front end.
+func TestClassifyFiles(t *testing.T) {
+	tests := []struct {
+		name  string
+		files []string
+		want  Frontend
+		noSes bool
+	}{
+		{"acp", []string{InputFile, SessionFile, StdoutFile}, ACP, false},
+		{"acp missing stdout stays acp", []string{InputFile, SessionFile}, ACP, false},
+		{"headless stream", []string{InputFile, SessionFile, StreamFile}, Headless, false},
+		{"headless stream only", []string{InputFile, OverrideFile, StreamFile}, Headless, false},
+		{"headless profile", []string{SessionExpectedFile, StderrExpectedFile}, Headless, false},
+		{"headless parent and child", []string{ChildExpectedFile, ChildReplayFile, ParentExpectedFile, OverrideFile}, Headless, false},
+		{"headless parent replay", []string{ParentReplayFile, ChildReplayFile, StreamFile}, Headless, false},
+		{"headless resume", []string{HeaderReplayFile, OverrideFile, SessionExpectedFile}, Headless, false},
+		{"jsonrpc", []string{SessionFile, NotificationsFile, ResultExpectedFile}, JSONRPC, false},
+		{"python sdk", []string{SessionFile, ResultFile}, PythonSDK, false},
+		{"goal", []string{InputFile, SessionFile, SessionExpectedFile, StdoutFile, OverrideFile}, Goal, false},
+		{"web", []string{SessionFile, "ui.expected.md"}, Web, false},
+		{"web seed only", []string{SeedFile, "terminal-card.expected.md"}, "", true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := ClassifyFiles("r", tc.files)
+			var ns *NotASessionError
+			if tc.noSes {
+				if !errors.As(err, &ns) || !strings.Contains(err.Error(), "r: not a session: seed.jsonl only") {
+					t.Fatalf("ClassifyFiles = %q, %v; want a not-a-session error", got, err)
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Fatalf("ClassifyFiles = %q, %v; want %q", got, err, tc.want)
+			}
+		})
+	}
+}
+
+// writeRec writes files into a fresh recording directory named name.
+func writeRec(t *testing.T, name string, files map[string]string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), name)
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for f, body := range files {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+const (
+	streamHead   = `{"type":"session","version":0,"id":"{{sessionId}}","createdAt":0,"cwd":"{{cwd}}"}` + "\n"
+	streamSplice = `{"type":"session_event","sessionId":"s","event":{"type":"turn/start","seq":1,"time":0,"data":{"turn":1}}}` + "\n"
+	streamResult = `{"type":"result","sessionId":"s","output":"OK","usage":{"inputTokens":1,"outputTokens":2}}` + "\n"
+	promptInput  = `{"steps":[{"op":"prompt","text":"go"}]}`
+)
+
+// TestHeadlessLoad: a headless directory loads its input, its log (the
+// stream's events when the log is a header) and its stream's result.
+func TestHeadlessLoad(t *testing.T) {
+	dir := writeRec(t, "h", map[string]string{InputFile: promptInput, SessionFile: streamHead, StreamFile: streamSplice + streamResult})
+	r, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Frontend != Headless || r.LogFile != StreamFile || len(r.Events) != 1 || r.Stream.Result.Output != "OK" || r.Stream.Result.Usage["outputTokens"] != 2 || r.Stream.ResultLine != 2 {
+		t.Fatalf("loaded %q from %s, %d events, result %+v at line %d", r.Frontend, r.LogFile, len(r.Events), r.Stream.Result, r.Stream.ResultLine)
+	}
+}
+
+// TestHeadlessRejectsBadInputNamingFileLineAndField: a defect of a
+// headless directory names the file, line and field.
+func TestHeadlessRejectsBadInputNamingFileLineAndField(t *testing.T) {
+	tests := []struct {
+		name         string
+		files        map[string]string
+		file, field  string
+		line         int
+		problemStart string
+	}{
+		{"no result", map[string]string{InputFile: promptInput, StreamFile: streamSplice}, StreamFile, "", 1, "no result record"},
+		{"a record after the result", map[string]string{InputFile: promptInput, StreamFile: streamResult + streamSplice}, StreamFile, "type", 2, "a record after the result"},
+		{"unknown record", map[string]string{InputFile: promptInput, StreamFile: `{"type":"log","sessionId":"s"}` + "\n" + streamResult}, StreamFile, "type", 1, `want "session_event" or "result"`},
+		{"an event's bad field", map[string]string{InputFile: promptInput, StreamFile: `{"type":"session_event","sessionId":"s","event":{"type":"turn/start","seq":"1","time":0,"data":{}}}` + "\n" + streamResult}, StreamFile, "event.seq", 1, "want number"},
+		{"an unknown event type", map[string]string{InputFile: promptInput, StreamFile: `{"type":"session_event","sessionId":"s","event":{"type":"goal/frob","seq":1,"time":0,"data":{}}}` + "\n" + streamResult}, StreamFile, "event.type", 1, `unknown event type "goal/frob"`},
+		{"no session id", map[string]string{InputFile: promptInput, StreamFile: `{"type":"result","output":""}` + "\n"}, StreamFile, "sessionId", 1, "missing"},
+		{"no prompt", map[string]string{SessionExpectedFile: streamHead, StderrExpectedFile: ""}, InputFile, "", 0, "missing file, and no prompt setting"},
+		{"a prompt beside input.json", map[string]string{InputFile: promptInput, StreamFile: streamSplice + streamResult, SettingsFile: `{"prompt":"x"}`}, SettingsFile, "prompt", 0, "set, but the recording has input.json"},
+		{"a prompt in an ACP recording", map[string]string{InputFile: promptInput, SessionFile: streamHead, StdoutFile: "", SettingsFile: `{"prompt":"x"}`}, SettingsFile, "prompt", 0, "set, but the recording has input.json"},
+		{"another front end", map[string]string{SessionFile: streamHead, "ui.expected.md": ""}, "", "", 0, "a web recording: dsh-replay does not replay this front end yet"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Load(writeRec(t, "h", tc.files))
+			var e *Error
+			if !errors.As(err, &e) || e.File != tc.file || e.Field != tc.field || e.Line != tc.line || !strings.HasPrefix(e.Problem, tc.problemStart) {
+				t.Fatalf("Load = %v (%#v); want %s:%d field %q problem %q...", err, e, tc.file, tc.line, tc.field, tc.problemStart)
+			}
+		})
+	}
+}
+
+// TestWebSeedIsNotASession: a web directory with only seed.jsonl is
+// refused in one line as not a session.
+func TestWebSeedIsNotASession(t *testing.T) {
+	_, err := Load(writeRec(t, "pwsh-terminal", map[string]string{SeedFile: streamHead, "terminal-card.expected.md": "x"}))
+	var ns *NotASessionError
+	if !errors.As(err, &ns) || strings.Contains(err.Error(), "\n") || !strings.HasPrefix(err.Error(), "pwsh-terminal: not a session: seed.jsonl only") {
+		t.Fatalf("Load = %v", err)
+	}
+}
+
+// TestJSONRPCLoad: the notifications split into the session's events (those
+// continuing its log) and a child's; statuses and the final response load.
+func TestJSONRPCLoad(t *testing.T) {
+	log := streamHead + `{"type":"turn/start","seq":0,"time":0,"data":{"turn":1}}` + "\n" + `{"type":"turn/end","seq":1,"time":0,"data":{"turn":1,"reason":{"kind":"completed"}}}` + "\n"
+	ev := func(typ string, seq int, data string) string {
+		return `{"method":"session.event","params":{"sessionId":"s","event":{"type":"` + typ + `","seq":` + string(rune('0'+seq)) + `,"time":0,"data":` + data + `}}}` + "\n"
+	}
+	notes := ev("turn/start", 0, `{"turn":1}`) + `{"method":"session.status","params":{"sessionId":"s","status":"running"}}` + "\n" +
+		ev("turn/start", 0, `{"turn":1}`) + ev("turn/end", 1, `{"turn":1,"reason":{"kind":"completed"}}`) + ev("turn/end", 1, `{"turn":1,"reason":{"kind":"completed"}}`) +
+		`{"method":"subagent.finished","params":{}}` + "\n"
+	dir := writeRec(t, "j", map[string]string{SessionFile: log, NotificationsFile: notes, ResultExpectedFile: `{"sessionId":"s","finalResponse":"OK"}`, SettingsFile: `{"prompt":"go"}`})
+	r, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := r.Stream
+	if r.Frontend != JSONRPC || len(s.Events) != 2 || len(s.Children) != 1 || len(s.Children[0]) != 2 || len(s.Statuses) != 1 || s.Subagents != 1 || s.Result.Output != "OK" {
+		t.Fatalf("loaded %q: %d events, children %v, statuses %v, %d subagent notices, result %+v", r.Frontend, len(s.Events), s.Children, s.Statuses, s.Subagents, s.Result)
+	}
+	bad := []struct {
+		name, notes, result string
+		file, field         string
+		line                int
+	}{
+		{"unknown method", `{"method":"session.frob","params":{}}` + "\n", `{"finalResponse":""}`, NotificationsFile, "method", 1},
+		{"bad status", `{"method":"session.status","params":{"status":"busy"}}` + "\n", `{"finalResponse":""}`, NotificationsFile, "params.status", 1},
+		{"an event's bad field", `{"method":"session.event","params":{"event":{"type":"turn/start","seq":0,"time":0}}}` + "\n", `{"finalResponse":""}`, NotificationsFile, "params.event.data", 1},
+		{"no final response", "", `{"sessionId":"s"}`, ResultExpectedFile, "finalResponse", 1},
+		{"an unknown result key", "", `{"finalResponse":"","x":1}`, ResultExpectedFile, "x", 1},
+	}
+	for _, tc := range bad {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Load(writeRec(t, "j", map[string]string{SessionFile: log, NotificationsFile: tc.notes, ResultExpectedFile: tc.result, SettingsFile: `{"prompt":"go"}`}))
+			var e *Error
+			if !errors.As(err, &e) || e.File != tc.file || e.Field != tc.field || e.Line != tc.line {
+				t.Fatalf("Load = %v; want %s:%d field %s", err, tc.file, tc.line, tc.field)
+			}
+		})
+	}
+}
+
+// TestWebSessionByItsPlace: a directory holding session.jsonl alone is a
+// web session under upstream's web snapshots, and an ACP recording (whose
+// missing files are named) anywhere else.
+func TestWebSessionByItsPlace(t *testing.T) {
+	root := t.TempDir()
+	for _, tc := range []struct {
+		parent string
+		want   Frontend
+	}{{"apps/web/tests/snapshots", Web}, {"apps/web/tests/other", ACP}, {"snapshots", ACP}} {
+		dir := filepath.Join(root, tc.parent, "s")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, SessionFile), []byte(streamHead), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := DetectFrontend(dir, "s"); err != nil || got != tc.want {
+			t.Errorf("%s: DetectFrontend = %q, %v; want %q", tc.parent, got, err, tc.want)
+		}
+	}
+}
