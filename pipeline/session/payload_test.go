@@ -119,3 +119,12 @@ func TestReportedFailureOfAnotherShape(t *testing.T) {
 		t.Error("Failed is not kind error")
 	}
 }
+
+// TestReportedFailureOfAFractionalRetryAfter: providerRetryAfterMs is any
+// JSON number, as upstream's llm-retry reads it: 1.5 is read as 1.5.
+func TestReportedFailureOfAFractionalRetryAfter(t *testing.T) {
+	f, ok := ReportedFailure(json.RawMessage(`{"message":"m","code":"RATE_LIMIT","providerRetryAfterMs":1.5}`))
+	if !ok || f.ProviderRetryAfterMs != 1.5 {
+		t.Errorf("failure %+v (read %v), want providerRetryAfterMs 1.5", f, ok)
+	}
+}
