@@ -54,11 +54,11 @@ func (d *driver) modelStep(ctx context.Context, turn, step int) (end *session.En
 			return nil, err
 		}
 		if k := a.finishKind(); k == llm.Error || k == llm.Aborted {
-			failure, readable := a.failure()
-			var r *session.Retry
-			if readable {
-				r = d.retryOf(info, turn, step, retries, failure)
-			}
+			// The policy decides on what could be read of the failure, as
+			// upstream's llm-retry reads it: a field of another type (a
+			// string status or Retry-After) is none, and the rest counts.
+			failure, _ := a.failure()
+			r := d.retryOf(info, turn, step, retries, failure)
 			if r == nil {
 				return &session.EndReason{Kind: session.EndError, Error: failure}, nil
 			}

@@ -101,8 +101,8 @@ func TestPayloadJSON(t *testing.T) {
 }
 
 // TestReportedFailureOfAnotherShape: a field of another type is reported
-// (a policy does not retry such a failure), the rest is read, and the
-// failure is still written as it came.
+// and left unread, the rest is read (a retry policy decides on it, as
+// upstream's llm-retry does), and the failure is still written as it came.
 func TestReportedFailureOfAnotherShape(t *testing.T) {
 	raw := json.RawMessage(`{"message":"m","code":"SERVER","status":"503"}`)
 	f, ok := ReportedFailure(raw)
