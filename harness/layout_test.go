@@ -1,8 +1,11 @@
 package harness
 
 import (
+	"bytes"
 	"go/ast"
 	"go/token"
+	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -223,5 +226,33 @@ func TestUpwardArrowsAreFound(t *testing.T) {
 		if got := upwardArrows(map[string][]string{p.from: {p.to}}); len(got) == 0 {
 			t.Errorf("%s -> %s is not reported", p.from, p.to)
 		}
+	}
+}
+
+// stackMaxLines bounds the composition root: stack's non-test Go, doc.go
+// included. The delegation runtime lives in stack/subagents, each tool in
+// its own package; what grows the root past this belongs there.
+const stackMaxLines = 1600
+
+// TestStackIsTheCompositionRootOnly holds stack/ to stackMaxLines lines of
+// non-test Go.
+func TestStackIsTheCompositionRootOnly(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(Root(t), "stack", "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n += bytes.Count(b, []byte("\n"))
+	}
+	if n == 0 || n > stackMaxLines {
+		t.Errorf("stack/ holds %d lines of non-test Go; want 1 to %d (move what is not composition into a package below it)", n, stackMaxLines)
 	}
 }

@@ -67,6 +67,8 @@ type Bridge struct {
 
 	mu       sync.Mutex
 	warnings []string
+
+	detached detachedRuns // the lifecycle points' runs (lifecycle.go)
 }
 
 // Load reads the dialect's config file once, as the plugin does at load
@@ -75,6 +77,7 @@ type Bridge struct {
 // that runs nothing and reports why ([Bridge.Status]), unless Strict.
 func Load(d *Dialect, opts Options) (*Bridge, error) {
 	b := &Bridge{d: d, opts: opts, maxChars: DefaultStderrSummaryMaxChars}
+	b.detached.init()
 	if c := opts.StderrSummaryMaxChars; c != nil {
 		if *c <= 0 || *c != math.Trunc(*c) || math.IsInf(*c, 0) {
 			return nil, fmt.Errorf("%s: stderrSummaryMaxChars must be a positive integer", d.Plugin)
@@ -152,12 +155,8 @@ type Status struct {
 	Err *ConfigError
 	// Strict is the switch: a load failure then denies every tool call.
 	Strict bool
-	// Runnable counts the hooks of the points that run here (PreToolUse,
-	// PostToolUse, UserPromptSubmit, Stop).
+	// Runnable counts the loaded hooks (of every point).
 	Runnable int
-	// NotRun lists loaded hooks of points this port does not run
-	// ("2 UserPromptSubmit hooks"), which upstream would run.
-	NotRun []string
 	// Notes are things upstream ignores silently (see [Config.Notes]).
 	Notes []string
 }
@@ -170,24 +169,15 @@ func (b *Bridge) Status() Status {
 	}
 	st.Notes = append(st.Notes, b.cfg.Notes...)
 	for _, p := range b.d.Points {
-		n := 0
 		for _, g := range b.cfg.Groups[p] {
-			n += len(g.Hooks)
-		}
-		switch {
-		case n == 0:
-		case p.Runs():
-			st.Runnable += n
-		default:
-			st.NotRun = append(st.NotRun, fmt.Sprintf("%d %s hook(s)", n, p))
+			st.Runnable += len(g.Hooks)
 		}
 	}
 	return st
 }
 
 // Problems returns the lines a user must see: a load failure (with file,
-// line and field), the strict consequence, hooks loaded but not run here, and
-// the notes. A missing file is not a problem (it is how hooks are off).
+// line and field), the strict consequence, and the notes. A missing file is not a problem (it is how hooks are off).
 func (st Status) Problems() []string {
 	var out []string
 	prefix := st.Dialect.Plugin + ": "
@@ -197,9 +187,6 @@ func (st Status) Problems() []string {
 			consequence = "strict: every tool call is refused until it is fixed"
 		}
 		out = append(out, prefix+"hook config rejected: "+st.Err.Error()+"; "+consequence)
-	}
-	for _, n := range st.NotRun {
-		out = append(out, prefix+st.File+": "+n+" loaded but not run: dshsim runs PreToolUse, PostToolUse, UserPromptSubmit and Stop hooks only")
 	}
 	for _, n := range st.Notes {
 		out = append(out, prefix+n)
@@ -266,10 +253,34 @@ func (b *Bridge) runPoint(ctx context.Context, point Point, call *pipeline.Call,
 // with the payload of facts (the session's part filled in here), serially,
 // each logged as an invoked/result pair, and merges their outputs.
 func (b *Bridge) run(ctx context.Context, point Point, agent *pipeline.Agent, subject string, facts callFacts) (merged, error) {
-	type job struct {
-		g *Group
-		h Hook
+	pr, err := b.prepare(point, agent, subject, facts, true)
+	if err != nil || pr == nil {
+		return merged{}, err
 	}
+	return pr.exec(ctx, "")
+}
+
+// pointRun is one point's matching hooks, ready to run for one session.
+type pointRun struct {
+	b     *Bridge
+	point Point
+	jobs  []job
+	sc    scope
+	stdin []byte
+	env   []string
+}
+
+// job is one matching hook and its group.
+type job struct {
+	g *Group
+	h Hook
+}
+
+// prepare selects the hooks of point whose matcher selects subject and
+// fills the payload's session part from agent; nil when none matches.
+// logged reads the session's last turn, under which each run is logged (a
+// lifecycle point has no turn and logs nothing).
+func (b *Bridge) prepare(point Point, agent *pipeline.Agent, subject string, facts callFacts, logged bool) (*pointRun, error) {
 	var jobs []job
 	for i := range b.cfg.Groups[point] {
 		g := &b.cfg.Groups[point][i]
@@ -280,31 +291,47 @@ func (b *Bridge) run(ctx context.Context, point Point, agent *pipeline.Agent, su
 		}
 	}
 	if len(jobs) == 0 {
-		return merged{}, nil
+		return nil, nil
 	}
-	sc, err := b.scope(agent)
+	sc, err := b.scope(agent, logged)
 	if err != nil {
-		return merged{}, err
+		return nil, err
 	}
 	facts.SessionID, facts.TranscriptPath, facts.Cwd, facts.Turn, facts.Model = sc.sessionID, sc.transcript, sc.cwd, sc.turn, b.opts.Model
-	stdin := payload(b.d, point, facts)
-	env := environment(b.parentEnv(), b.d, b.projectDir(sc))
+	return &pointRun{b: b, point: point, jobs: jobs, sc: sc, stdin: payload(b.d, point, facts),
+		env: environment(b.parentEnv(), b.d, b.projectDir(sc))}, nil
+}
+
+// nextID takes the bridge's next handler id for point: one counter across
+// every point, as upstream's module-level counter.
+func (b *Bridge) nextID(point Point) string {
+	return fmt.Sprintf("%s:%s:%d", b.d.Name, point, b.counter.Add(1))
+}
+
+// exec runs the hooks in order, the first under first when it is not ""
+// (an id taken before), each later one under the next id as it starts, and
+// merges their outputs.
+func (pr *pointRun) exec(ctx context.Context, first string) (merged, error) {
+	b, point, sc := pr.b, pr.point, pr.sc
 	defaultMs := float64(DefaultTimeoutMs)
 	if b.opts.DefaultTimeoutMs != nil {
 		defaultMs = *b.opts.DefaultTimeoutMs
 	}
-	outs := make([]output, 0, len(jobs))
-	for _, j := range jobs {
-		id := fmt.Sprintf("%s:%s:%d", b.d.Name, point, b.counter.Add(1))
+	outs := make([]output, 0, len(pr.jobs))
+	for i, j := range pr.jobs {
+		id := first
+		if i > 0 || id == "" {
+			id = b.nextID(point)
+		}
 		if sc.log != nil {
 			if _, err := sc.log.Append(session.KindHookInvoked, invokedData{Turn: sc.turn, Point: point, Dialect: b.d.Name, HandlerID: id, Matcher: j.g.Matcher}); err != nil {
 				return merged{}, fmt.Errorf("%s: append %s: %w", b.d.Plugin, session.KindHookInvoked, err)
 			}
 		}
 		start := time.Now()
-		s := b.opts.Runtime.run(ctx, j.h, defaultMs, stdin, sc.dir, env)
+		s := b.opts.Runtime.run(ctx, j.h, defaultMs, pr.stdin, sc.dir, pr.env)
 		o := decode(point, s.exitCode, s.stdout, s.stderr)
-		if point == UserPromptSubmit && b.d.plainStdoutContext {
+		if point.plainContext() && b.d.plainStdoutContext {
 			o.plainContext(s.exitCode, s.stdout)
 		}
 		if detail, failed := s.cannotRun(); failed && b.opts.Strict && point.strictBlocks() && ctx.Err() == nil && rank(o.decision) < 3 {
@@ -360,7 +387,9 @@ type scope struct {
 	turn       int
 }
 
-func (b *Bridge) scope(agent *pipeline.Agent) (scope, error) {
+// scope reads what agent's session says; logged: also its last turn, under
+// which the runs are logged (none before the first turn/start).
+func (b *Bridge) scope(agent *pipeline.Agent, logged bool) (scope, error) {
 	wd, _ := os.Getwd()
 	sc := scope{cwd: wd, dir: b.opts.Runtime.DefaultDir}
 	if sc.dir == "" {
@@ -374,6 +403,9 @@ func (b *Bridge) scope(agent *pipeline.Agent) (scope, error) {
 	sc.sessionID, sc.transcript = h.ID, log.Path()
 	if h.Cwd != "" {
 		sc.cwd, sc.dir, sc.sessionCwd = h.Cwd, h.Cwd, h.Cwd
+	}
+	if !logged {
+		return sc, nil
 	}
 	events, err := log.Events()
 	if err != nil {

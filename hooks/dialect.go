@@ -16,10 +16,21 @@ const (
 	SubagentStop     Point = "SubagentStop"
 )
 
-// Runs reports whether hooks of this point run here.
-func (p Point) Runs() bool {
+// detached reports a lifecycle point: its hooks run detached from the
+// agent's work (upstream tracks them and drains them at disposal), log no
+// hook/* events and decide nothing; only their context is used.
+func (p Point) detached() bool {
+	return p == SessionStart || p == SubagentStart || p == SubagentStop
+}
+
+// turnScoped reports a point whose Codex payload carries turn_id.
+func (p Point) turnScoped() bool {
 	return p == PreToolUse || p == PostToolUse || p == UserPromptSubmit || p == Stop
 }
+
+// plainContext reports a point where a Codex hook's clean plain stdout is
+// context (upstream's plainStdoutAsContext).
+func (p Point) plainContext() bool { return p == UserPromptSubmit || p == SessionStart }
 
 // strictBlocks reports whether the strict switch turns a hook of p that
 // could not run into a block: every point but Stop, where a block would
@@ -63,8 +74,8 @@ type Dialect struct {
 	projectDirEnv bool
 	// warnsUpdatedInput: a requested updatedInput is logged (Claude Code; Codex is silent).
 	warnsUpdatedInput bool
-	// plainStdoutContext: a UserPromptSubmit hook's plain stdout (exit 0,
-	// not JSON) is additional context (Codex).
+	// plainStdoutContext: a UserPromptSubmit or SessionStart hook's plain
+	// stdout (exit 0, not JSON) is additional context (Codex).
 	plainStdoutContext bool
 	// payload is the stdin payload's shape.
 	payload payloadShape

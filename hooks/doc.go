@@ -81,9 +81,9 @@
 //
 // # Handler ids
 //
-// "<dialect>:<point>:<n>" with one counter per [Bridge] (upstream: per
-// process, with one bridge per process), bumped by every matched run,
-// logged or not. Concurrent replays in one Go process therefore each start
+// "<dialect>:<point>:<n>" with one counter per [Bridge] across all its
+// points (upstream: per process, with one bridge per process), bumped by
+// every matched run, logged or not (the lifecycle points'). Concurrent replays in one Go process therefore each start
 // at 1, as upstream's one-process-per-scenario runs do.
 //
 // # Fail open, and the strict switch
@@ -112,10 +112,20 @@
 // UserPromptSubmit hook that cannot run rejects the turn; a Stop hook that
 // cannot run does not steer (a block would force steps forever).
 //
-// # Not run here
+// # Lifecycle points
 //
-// SessionStart, SubagentStart and SubagentStop are parsed and validated
-// but their hooks do not run: [Status.NotRun] says so. They do not consume
-// handler ids here (upstream's would, so with such a hook configured
-// upstream's later ids are one higher per run).
+// [Bridge.SessionStart] (a session, and each child, when it is published:
+// source "startup", or "resume" for a cold-resumed child),
+// [Bridge.SubagentStart] and [Bridge.SubagentStop] (Claude Code only,
+// around a child's run or activation; the matcher subject is
+// [SubagentType]) run detached, as upstream's listeners of
+// agent/session-start, subagent/start and subagent/end do: they log no
+// hook/* events (there is no turn) and decide nothing, but they take their
+// handler ids from the same counter, the first at once, so the ids of the
+// points after them are shifted as upstream's are. Their context (Codex: a
+// SessionStart hook's clean plain stdout too) is handed to the caller once
+// they have run, which enters it at the agent's next step without waking
+// it; whether that is the first step races the hook, upstream's too.
+// [Bridge.Drain] cancels the runs still going and waits for them (the
+// stack's Close).
 package hooks

@@ -227,21 +227,6 @@ func TestLoadFailures(t *testing.T) {
 	}
 }
 
-// Points this port does not run are loaded and reported, not silently dropped.
-func TestPointsNotRunAreReported(t *testing.T) {
-	r := newRig(t, map[string]string{"hooks.json": `{"hooks": {"Stop": [{"hooks": [` + cmd("exit 2") + `]}], "SubagentStop": [{"hooks": [` + cmd("exit 0") + `]}], "SessionStart": [{"hooks": [` + cmd("exit 0") + `,` + cmd("exit 0") + `]}]}}`})
-	st := r.bridges[0].Status()
-	if len(st.NotRun) != 2 || st.NotRun[0] != "2 SessionStart hook(s)" || st.NotRun[1] != "1 SubagentStop hook(s)" {
-		t.Errorf("NotRun %q", st.NotRun)
-	}
-	if st.Runnable != 1 {
-		t.Errorf("runnable %d, want 1 (the Stop hook runs)", st.Runnable)
-	}
-	if len(st.Problems()) != 2 {
-		t.Errorf("problems %q", st.Problems())
-	}
-}
-
 func TestIgnoredOutputsAreLogged(t *testing.T) {
 	r := newRig(t, map[string]string{
 		"hooks.json":       config("PreToolUse", "-", cmd(`echo '{"systemMessage":"hi","hookSpecificOutput":{"hookEventName":"PreToolUse","updatedInput":{"command":"rm -rf /"}}}'`)),

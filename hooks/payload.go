@@ -34,15 +34,27 @@ type callFacts struct {
 	Response *string
 	// Prompt is the text of the claimed messages (UserPromptSubmit only).
 	Prompt string
+	// Source is the session's start source, "startup" or "resume"
+	// (SessionStart only).
+	Source string
+	// AgentID is the child's id (SubagentStart, SubagentStop only).
+	AgentID string
 }
+
+// SubagentType is the agent_type of SubagentStart and SubagentStop, and
+// their matcher subject: upstream's delegation seam carries no kind, so
+// its bridge reports Claude Code's Task default (VERBATIM).
+const SubagentType = "general-purpose"
 
 // payload returns the stdin bytes of one hook run: JSON.stringify of the
 // payload object with its keys in upstream's order, plus "\n" for Claude Code.
 // The common part (session, cwd, event; Codex adds model, permission mode and
-// turn) is followed by the point's own: the tool call (PreToolUse,
-// PostToolUse), the prompt (UserPromptSubmit), or stop_hook_active, always
-// false as upstream has no loop guard (Stop; Codex adds
-// last_assistant_message null).
+// turn at the turn's points) is followed by the point's own: the tool call
+// (PreToolUse, PostToolUse), the prompt (UserPromptSubmit),
+// stop_hook_active, always false as upstream has no loop guard (Stop; Codex
+// adds last_assistant_message null), the source (SessionStart), or the
+// child's id and agent_type (SubagentStart; SubagentStop adds
+// stop_hook_active false).
 func payload(d *Dialect, point Point, f callFacts) []byte {
 	var o object
 	o.add("session_id", jsjson.Quote(f.SessionID))
@@ -57,9 +69,19 @@ func payload(d *Dialect, point Point, f callFacts) []byte {
 	if d.payload == codexPayload {
 		o.add("model", jsjson.Quote(f.Model))
 		o.add("permission_mode", `"default"`)
-		o.add("turn_id", jsjson.Quote(strconv.Itoa(f.Turn)))
+		if point.turnScoped() {
+			o.add("turn_id", jsjson.Quote(strconv.Itoa(f.Turn)))
+		}
 	}
 	switch point {
+	case SessionStart:
+		o.add("source", jsjson.Quote(f.Source))
+	case SubagentStart, SubagentStop:
+		o.add("agent_id", jsjson.Quote(f.AgentID))
+		o.add("agent_type", jsjson.Quote(SubagentType))
+		if point == SubagentStop {
+			o.add("stop_hook_active", "false")
+		}
 	case UserPromptSubmit:
 		o.add("prompt", jsjson.Quote(f.Prompt))
 	case Stop:

@@ -37,3 +37,36 @@ func TestDecide(t *testing.T) {
 		t.Errorf("key %s", got)
 	}
 }
+
+// TestDecideAlways pins always mode: every failure is retried, whatever its
+// code and however many retries came before, and a Retry-After above the
+// maximum falls back to the local backoff instead of giving up (upstream's
+// llm-retry recover).
+func TestDecideAlways(t *testing.T) {
+	p := DefaultRetryPolicy()
+	p.Mode = RetryAlways
+	p.MaxRetries = 2
+	p.RetryableCodes = []string{"SERVER"}
+	for _, tc := range []struct {
+		name       string
+		code       string
+		retryAfter float64
+		previous   int
+		delay      float64
+	}{
+		{"a code normal mode does not retry", "AUTH", 0, 0, 500},
+		{"an unknown code", "", 0, 1, 1000},
+		{"past maxRetries", "SERVER", 0, 2, 2000},
+		{"far past maxRetries, capped", "AUTH", 0, 1000, 10000},
+		{"Retry-After honoured", "RATE_LIMIT", 3000, 7, 3000},
+		{"Retry-After above the maximum: local backoff", "RATE_LIMIT", 10001, 0, 500},
+	} {
+		delay, retry := p.Decide(tc.code, tc.retryAfter, tc.previous, 0.5)
+		if !retry || delay != tc.delay {
+			t.Errorf("%s: (%v, %v), want (%v, true)", tc.name, delay, retry, tc.delay)
+		}
+	}
+	if got := p.Key(); got != `["always",500,10000,0.1]` {
+		t.Errorf("key %s", got)
+	}
+}

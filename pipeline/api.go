@@ -219,6 +219,9 @@ type Output struct {
 	// step (run_code forwards its nested calls' here); a failing body keeps
 	// them by returning an error that implements [ContextCarrier].
 	ContextMessages []ContextMessage
+	// ConcludesTurn ends the agent's turn once the step's calls are done
+	// (upstream's exec.concludeTurn(): structured_output).
+	ConcludesTurn bool
 	// Sandbox is the sandbox facts of the run the body made (a
 	// sandbox.Facts as JSON: mode, backend, enforcement, what it cannot
 	// govern), for the session log and the caller, never for the model: the
@@ -242,6 +245,10 @@ type Tool struct {
 	Description string
 	// Parameters is the JSON Schema of the arguments.
 	Parameters json.RawMessage
+	// ArgsRoot names the arguments in the schema check's violations (""
+	// is the registry's check, `"arguments"`); a tool whose body checks a
+	// raw schema itself upstream names them "value" (structured_output).
+	ArgsRoot string
 	// OutputSchema is the JSON Schema of the canonical value (Output.Value)
 	// the tool returns on success; nil when not declared. run_code's SDK
 	// declares it as the tool's result type.

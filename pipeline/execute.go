@@ -355,7 +355,7 @@ func (r *Registry) runBody(ctx context.Context, call *Call, h *hooks, invoked *a
 	invoked.Store(true)
 	var out Output
 	err := contain("tool body", func() (err error) {
-		if err = checkArgs(e.args, call.args); err != nil {
+		if err = checkArgs(e.args, call.args, e.tool.ArgsRoot); err != nil {
 			return err
 		}
 		out, err = e.tool.Run(ctx, call)
@@ -375,7 +375,7 @@ func (r *Registry) runBody(ctx context.Context, call *Call, h *hooks, invoked *a
 	if out.Meta != nil && !json.Valid(out.Meta) {
 		return ErrorResult(NewError("ToolOutputError", "INVALID_TOOL_OUTPUT", fmt.Sprintf("tool %q returned invalid output: output.presentationMeta failed: meta is not lossless JSON", call.name)))
 	}
-	res = Result{Value: out.Value, Content: out.Content, Sandbox: out.Sandbox}
+	res = Result{Value: out.Value, Content: out.Content, Sandbox: out.Sandbox, ConcludesTurn: out.ConcludesTurn}
 	res.ContextMessages = cloneMessages(out.ContextMessages)
 	if res.Content == nil {
 		res.Content = []Block{}

@@ -121,7 +121,7 @@ func CheckArgs(t Tool, call *Call) error {
 	if err != nil {
 		return fmt.Errorf("pipeline: tool %q: %w", t.Name, err)
 	}
-	return checkArgs(s, call.args)
+	return checkArgs(s, call.args, t.ArgsRoot)
 }
 
 // RunsBeside reports whether a call of t may run in a pool beside other
@@ -145,11 +145,11 @@ func RunsBeside(t Tool, args json.RawMessage) bool {
 // pre-execute, approval and guards, inside the execute wrappers, as the first
 // thing the body does; no event of its own is emitted: the violations are
 // the call's failure result.
-func checkArgs(s *argschema.Schema, args json.RawMessage) error {
+func checkArgs(s *argschema.Schema, args json.RawMessage, root string) error {
 	if s == nil {
 		return nil
 	}
-	if v := s.Validate(args); len(v) > 0 {
+	if v := s.ValidateAt(args, root); len(v) > 0 {
 		return InvalidArgsError(v...)
 	}
 	return nil

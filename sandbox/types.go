@@ -183,6 +183,9 @@ type Report struct {
 	// path ran (Backend "landlock-inproc") or the backend has no such
 	// choice.
 	Fallback string
+	// Bound names the limit of the policy ([Limits]) that stopped the
+	// command, "" when none did ([Limits.Bound]).
+	Bound string
 }
 
 // Facts is a [Report] as a tool reports it beside its value
@@ -191,7 +194,8 @@ type Report struct {
 // ran and what it admits it cannot govern, so an admitted gap reaches the
 // caller and the log, not only the Go API. Backend names the path that ran
 // ("landlock-inproc" for the in-process Landlock path, "landlock" for the
-// runner) and Fallback why the runner ran instead of the in-process path.
+// runner), Fallback why the runner ran instead of the in-process path and
+// Bound the resource limit that stopped the command.
 type Facts struct {
 	Mode         Mode        `json:"mode"`
 	Denied       bool        `json:"denied"`
@@ -200,6 +204,7 @@ type Facts struct {
 	Backend      string      `json:"backend,omitempty"`
 	Ungoverned   []string    `json:"ungoverned,omitempty"`
 	Fallback     string      `json:"fallback,omitempty"`
+	Bound        string      `json:"bound,omitempty"`
 }
 
 // Facts returns the report's facts; nil for a nil report.
@@ -208,7 +213,7 @@ func (r *Report) Facts() *Facts {
 		return nil
 	}
 	return &Facts{Mode: r.Mode, Denied: r.Denied, Enforcement: r.Enforcement, RunnerFailed: r.RunnerFailed,
-		Backend: r.Backend, Ungoverned: append([]string(nil), r.Ungoverned...), Fallback: r.Fallback}
+		Backend: r.Backend, Ungoverned: append([]string(nil), r.Ungoverned...), Fallback: r.Fallback, Bound: r.Bound}
 }
 
 // JSON is the facts as JSON (nil for nil facts), for pipeline.Output.Sandbox.

@@ -24,6 +24,7 @@ type echoConfig struct {
 	Closed *int
 }
 
+// --8<-- [start:constructor]
 func newEcho(cfg echoConfig) ([]toolreg.Tool, error) {
 	return []toolreg.Tool{{
 		Def: pipeline.Tool{Name: "echo", Description: "Echo the text.", ConcurrencySafe: true,
@@ -47,6 +48,8 @@ func newEcho(cfg echoConfig) ([]toolreg.Tool, error) {
 	}}, nil
 }
 
+// --8<-- [end:constructor]
+
 // TestAddATool composes the toy tool with one line, as docs/stack.md shows:
 // it runs; its registration places its prompt section by its order (equal
 // orders in registration order: after bash's), applies its yield rule,
@@ -54,8 +57,10 @@ func newEcho(cfg echoConfig) ([]toolreg.Tool, error) {
 // recording when named, and never when it is a tool of the safety stack.
 func TestAddATool(t *testing.T) {
 	closed := 0
+	// --8<-- [start:composition]
 	s, _, _ := composed(t, stack.Config{Mode: sandbox.DangerFullAccess, Approval: stack.ApprovalNever,
 		Tools: []toolreg.Constructor{toolreg.Bind(newEcho, echoConfig{Closed: &closed})}})
+	// --8<-- [end:composition]
 	if r := s.Execute(context.Background(), "c1", "echo", json.RawMessage(`{"text":"hi"}`)); r.IsError || r.Text() != "hi" {
 		t.Fatalf("echo: %+v", r)
 	}

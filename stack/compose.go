@@ -107,7 +107,7 @@ func (s *Stack) lines() []line {
 		{on: c.Subagents != nil, tools: s.delegationTools},
 		{on: c.Subagents != nil && c.Subagents.AskUser, tools: s.askUserTool},
 		{on: c.Subagents != nil && c.Subagents.Workflow, tools: s.workflowTool},
-		{on: c.Todo, extra: true, tools: toolreg.Bind(todo.New, todo.Config{AllowParallelInProgress: true})},
+		{on: c.Todo, extra: true, tools: toolreg.Bind(todo.New, todo.Config{AllowParallelInProgress: !c.TodoOneInProgress})},
 		{on: c.Skills != nil, extra: true, tools: s.skillTool},
 		{on: c.FileSearch != nil, extra: true, tools: s.searchTools},
 		{on: c.Pwsh != nil, extra: true, tools: s.pwshTool},

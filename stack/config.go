@@ -56,6 +56,9 @@ type Config struct {
 	// LandlockABICap runs the Landlock backend (the in-process path, or the
 	// runner) capped at this ABI (0: no cap).
 	LandlockABICap int
+	// Limits bound every command started for a call (bash's, a hook's; zero
+	// fields: none, as upstream); its sandbox facts name the one it hit.
+	Limits sandbox.Limits
 
 	// Spill bounds the tools' results (off when zero).
 	Spill SpillConfig
@@ -83,9 +86,11 @@ type Config struct {
 	// The tools beyond the safety stack (extras.go); each zero value
 	// composes nothing.
 
-	// Todo composes todo_write (parallel in_progress allowed, as the
-	// acp-agent sets it).
-	Todo bool
+	// Todo composes todo_write, parallel in_progress allowed, as every
+	// upstream composition sets it (allowParallelInProgress true), unless
+	// TodoOneInProgress (allowParallelInProgress false).
+	Todo              bool
+	TodoOneInProgress bool
 	// Skills composes the skill tool and the skill catalog message.
 	Skills *SkillsConfig
 	// Images mounts the attachment store and read_image.
@@ -152,15 +157,12 @@ type BashConfig struct {
 type JobsConfig struct {
 	// MaxConcurrentPerOwner is the admission bound (0: upstream's 10).
 	MaxConcurrentPerOwner int
-	// Notify receives the completion notice of each background job that
-	// settles unreported (nil drops them): the agent loop delivers it to
-	// the model.
+	// Notify receives the notice of each job that settles unreported (nil
+	// drops them): the agent loop delivers it to the model.
 	Notify func(jobs.Notice)
-	// Gate, when set, makes background jobs observed only at the host's
-	// yields (tools/jobs [jobs.Gate]), as upstream's single-threaded host
-	// observes them: the stack yields after every tool call that awaits
-	// I/O ([Stack.Yields]); the caller yields where its host would (a
-	// client round trip, a paced model). Nil observes jobs at once.
+	// Gate, when set, observes background jobs only at the host's yields
+	// ([jobs.Gate]), as upstream's single-threaded host: after each call
+	// awaiting I/O ([Stack.Yields]) and where the caller's host would.
 	Gate *jobs.Gate
 	// TaskWording words the job tools as before upstream renamed
 	// background tasks to jobs (the pwsh recordings' pins).
@@ -176,10 +178,8 @@ type FilesConfig struct {
 
 // SessionQueryConfig is the session-query tools' options.
 type SessionQueryConfig struct {
-	// Store is the directory of the deployment's session logs (*.jsonl,
-	// every workspace's): the tools may name another session stored there
-	// whose header cwd is this session's workspace; "" lets them read only
-	// this session.
+	// Store is the directory of the deployment's session logs: the tools
+	// may name another one there of this workspace ("": this session only).
 	Store string
 }
 
@@ -193,9 +193,8 @@ type Without struct {
 	// FileTools leaves read, write and edit out.
 	FileTools bool
 	// Policy composes no sandbox-policy and approval plugins: bash runs
-	// unconfined (a non-confining executor, no escalation fields) and no
-	// runtime-context message is ever entered. The mode must be
-	// danger-full-access.
+	// unconfined, without escalation fields or runtime context (the mode
+	// must be danger-full-access).
 	Policy bool
 }
 
@@ -218,6 +217,8 @@ type SkillsConfig struct {
 
 // FileSearchConfig configures glob and grep (zero caps: upstream's defaults).
 type FileSearchConfig struct {
+	// Rg is the ripgrep program ("": rg on PATH).
+	Rg                       string
 	SampleOverCapGlobResults bool
 	GlobMaxResults           int
 	GrepMaxMatches           int

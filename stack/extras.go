@@ -32,7 +32,7 @@ func (s *Stack) skillTool() ([]toolreg.Tool, error) {
 // store when spill is on.
 func (s *Stack) searchTools() ([]toolreg.Tool, error) {
 	fc := s.cfg.FileSearch
-	cfg := search.Config{SampleOverCapGlobResults: fc.SampleOverCapGlobResults, GlobMaxResults: fc.GlobMaxResults, GrepMaxMatches: fc.GrepMaxMatches, DefaultWorkdir: s.cfg.Workspace}
+	cfg := search.Config{Rg: fc.Rg, SampleOverCapGlobResults: fc.SampleOverCapGlobResults, GlobMaxResults: fc.GlobMaxResults, GrepMaxMatches: fc.GrepMaxMatches, DefaultWorkdir: s.cfg.Workspace}
 	if s.spillStore != nil {
 		store := s.spillStore
 		cfg.Save = func(call *pipeline.Call, name, content string) (search.Saved, bool) {
@@ -55,16 +55,12 @@ func (s *Stack) searchTools() ([]toolreg.Tool, error) {
 // recording brought), by bash's provider: the argv contract (the runner
 // under Landlock), since the lsp client starts its servers itself.
 func (s *Stack) lspTool() ([]toolreg.Tool, error) {
-	var provider *sandbox.Provider
-	if s.confiner != nil {
-		provider = s.confiner.Provider()
+	if s.confiner == nil {
+		return nil, errors.New("lsp: no sandbox confiner is composed")
 	}
-	ws := s.cfg.Workspace
+	provider, ws := s.confiner.Provider(), s.cfg.Workspace
 	return lsp.New(lsp.Config{Workspace: ws, Servers: s.cfg.LSP.Servers, MaxLocations: s.cfg.LSP.MaxLocations, Timeout: 30 * time.Second,
 		Confine: func(ctx context.Context, argv []string) ([]string, []*os.File, error) {
-			if provider == nil {
-				return nil, nil, errors.New("no sandbox provider is composed")
-			}
 			c, err := provider.Confine(ctx, argv, sandbox.Policy{Mode: sandbox.WorkspaceWrite, WorkspaceRoot: ws})
 			if err != nil {
 				return nil, nil, err

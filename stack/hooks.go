@@ -33,7 +33,7 @@ func (s *Stack) addHooks() error {
 		b, err := hooks.Load(d, hooks.Options{
 			ConfigPath: "./" + d.File, BaseDir: s.cfg.Hooks.Dir, Strict: s.cfg.Hooks.Strict,
 			Runtime: hooks.Runtime{
-				Sandbox:  sandbox.Policy{Mode: s.cfg.Mode, WorkspaceRoot: s.cfg.Hooks.Dir},
+				Sandbox:  sandbox.Policy{Mode: s.cfg.Mode, WorkspaceRoot: s.cfg.Hooks.Dir, Limits: s.cfg.Limits},
 				Confiner: provider, DefaultDir: s.cfg.Hooks.Dir, OutputDir: out,
 			},
 			// Lines logged while calls run; the load-time ones are in hookLines.
@@ -47,6 +47,7 @@ func (s *Stack) addHooks() error {
 			return fmt.Errorf("stack: %w", err)
 		}
 		loaded = true
+		s.closers = append(s.closers, func() error { b.Drain(); return nil }) // before the output directory goes
 		b.Register(s.reg)
 		s.bridges = append(s.bridges, b)
 		st := b.Status()
@@ -62,6 +63,22 @@ func (s *Stack) addHooks() error {
 // then Codex), for the agent loop's turn points ([hooks.Bridge.PromptSubmit],
 // [hooks.Bridge.Stop]); nil when no hooks are mounted.
 func (s *Stack) HookBridges() []*hooks.Bridge { return append([]*hooks.Bridge(nil), s.bridges...) }
+
+// SessionStarted runs the SessionStart hooks of the session's agent, a new
+// session's ("startup") or a resumed one's ("resume"), detached, as
+// upstream's agent/session-start listeners do when the session is
+// published; inject enters their context at the agent's next step without
+// waking it. The agent loop calls it once the session exists, before its
+// first prompt.
+func (s *Stack) SessionStarted(source string, inject func(pipeline.ContextMessage)) {
+	s.sessionStarted(s.agent, source, inject)
+}
+
+func (s *Stack) sessionStarted(a *pipeline.Agent, source string, inject func(pipeline.ContextMessage)) {
+	for _, b := range s.bridges {
+		b.SessionStart(a, source, inject)
+	}
+}
 
 // addReminder composes upstream's repeated-call reminder (package repeat,
 // default thresholds), as the agent's tool chain carries it.

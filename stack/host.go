@@ -34,6 +34,22 @@ func (h host) PendingCatalog(log *session.Log) (*CatalogMessage, error) {
 }
 func (h host) UserMessageEntered(a *pipeline.Agent) { h.s.userMessageEntered(a) }
 
+func (h host) SessionStarted(a *pipeline.Agent, source string, inject func(pipeline.ContextMessage)) {
+	h.s.sessionStarted(a, source, inject)
+}
+
+func (h host) SubagentStarted(child *pipeline.Agent, inject func(pipeline.ContextMessage)) {
+	for _, b := range h.s.bridges {
+		b.SubagentStart(child, child.Session.ID(), inject)
+	}
+}
+
+func (h host) SubagentEnded(child *pipeline.Agent) {
+	for _, b := range h.s.bridges {
+		b.SubagentStop(child, child.Session.ID())
+	}
+}
+
 func (h host) Execute(ctx context.Context, a *pipeline.Agent, callID, name string, args json.RawMessage) pipeline.Result {
 	return h.s.execute(ctx, a, callID, name, args)
 }

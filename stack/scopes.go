@@ -48,7 +48,12 @@ func (s *Stack) policyFor(call *pipeline.Call) (sandbox.Policy, error) {
 	if s.review.FullAccess(call) {
 		approved = sandbox.DangerFullAccess
 	}
-	return s.resolver.Resolve(call.Agent(), approved)
+	p, err := s.resolver.Resolve(call.Agent(), approved)
+	if err != nil {
+		return p, err
+	}
+	p.Limits = s.cfg.Limits
+	return p, nil
 }
 
 // Standing returns the agent preset's standing scope: registrations made

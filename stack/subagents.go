@@ -43,6 +43,12 @@ const (
 	ProviderFork = subagents.ProviderFork
 )
 
+// The sources of a session's start ([Stack.SessionStarted]).
+const (
+	SourceStartup = subagents.SourceStartup
+	SourceResume  = subagents.SourceResume
+)
+
 // DefaultSubagents is upstream's default ACP composition of delegation
 // ([subagents.Default]).
 func DefaultSubagents() SubagentsConfig { return subagents.Default() }

@@ -57,6 +57,7 @@ type childLoop struct {
 
 func (l *childLoop) Followup(m stack.Message) error { return l.push(m) }
 func (l *childLoop) Steer(m stack.Message) error    { return l.push(m) }
+func (l *childLoop) Inject(m stack.Message) error   { return l.push(m) }
 
 func (l *childLoop) push(m stack.Message) error {
 	l.mu.Lock()
@@ -167,6 +168,7 @@ func newRootLoop() *rootLoop { return &rootLoop{got: make(chan struct{}, 16)} }
 
 func (r *rootLoop) Followup(m stack.Message) error { return r.receive(&r.followups, m) }
 func (r *rootLoop) Steer(m stack.Message) error    { return r.receive(&r.steers, m) }
+func (r *rootLoop) Inject(m stack.Message) error   { return r.receive(&r.steers, m) }
 
 // receive appends m to the list under the lock and signals await.
 func (r *rootLoop) receive(list *[]stack.Message, m stack.Message) error {

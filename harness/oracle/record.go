@@ -97,6 +97,8 @@ func ReplaySettings(s Settings, eventTimes bool) []byte {
 		Runner     string            `json:"landlockRunner,omitempty"`
 		Retry      json.RawMessage   `json:"retryPolicy,omitempty"`
 		Workspace  *workspaceContext `json:"workspaceContext,omitempty"`
+		Todo       *bool             `json:"todoAllowParallelInProgress,omitempty"`
+		Subagent   map[string]any    `json:"subagentTools,omitempty"`
 		MaxDepth   int               `json:"subagentMaxDepth,omitempty"`
 		Workflow   int               `json:"workflowMaxConcurrentAgents,omitempty"`
 		Profile    string            `json:"profile,omitempty"`
@@ -128,6 +130,22 @@ func ReplaySettings(s Settings, eventTimes bool) []byte {
 	if s.InstructionMarkers != "" {
 		f.Workspace = &workspaceContext{Markers: json.RawMessage(s.InstructionMarkers)}
 		why = append(why, "gave dsh-agent-instructions these projectRootMarkers (PROBE_INSTRUCTION_MARKERS)")
+	}
+	if s.TodoSequential {
+		f.Todo = new(bool)
+		why = append(why, "mounted dsh-tool-todo with allowParallelInProgress false (PROBE_TODO_PARALLEL=0)")
+	}
+	if s.SubagentOneShot || s.SubagentForeground {
+		t := map[string]any{}
+		if s.SubagentOneShot {
+			t["backgroundMode"] = "one-shot"
+			why = append(why, "composed subagent with backgroundMode one-shot (PROBE_SUBAGENT_BACKGROUND=one-shot)")
+		}
+		if s.SubagentForeground {
+			t["enableRunInBackground"] = false
+			why = append(why, "composed subagent with enableRunInBackground false (PROBE_SUBAGENT_RUN_IN_BACKGROUND=0)")
+		}
+		f.Subagent = map[string]any{"subagent": t}
 	}
 	if s.Subagents {
 		f.MaxDepth, f.Workflow = s.MaxDepth, WorkflowMaxConcurrentAgents
@@ -185,7 +203,8 @@ func (n Notes) Markdown(in recording.Input) []byte {
 		{n.Settings.SessionQuery, "tool-session-query mounted (upstream session-query overlay; spill off)"},
 		{n.Settings.Spill, fmt.Sprintf("dsh-spill-local + dsh-spill-policy mounted with maxInlineBytes %d (spill on, not off)", SpillMaxInlineBytes)},
 		{n.Settings.ToolsMode != "", fmt.Sprintf("tools.mode %s + dsh-code-runtime-worker-thread (upstream %s-mode overlay)", n.Settings.ToolsMode, n.Settings.ToolsMode)},
-		{n.Settings.Todo, "dsh-tool-todo mounted (allowParallelInProgress true, as the acp-agent sets it)"},
+		{n.Settings.Todo && !n.Settings.TodoSequential, "dsh-tool-todo mounted (allowParallelInProgress true, as the acp-agent sets it)"},
+		{n.Settings.TodoSequential, "dsh-tool-todo mounted with allowParallelInProgress false (PROBE_TODO_PARALLEL=0)"},
 		{n.Settings.FSSearch, "dsh-tool-fs-search mounted (sampleOverCapGlobResults true, globMaxResults 4, as the fs-search overlay; its packaged ripgrep 15)"},
 		{n.Settings.Reminder, "dsh-repeat-tool-reminder mounted with its default thresholds (as dsh-base mounts it)"},
 		{n.Settings.Instructions, `dsh-agent-instructions mounted (maxBytes 65536, dshHome $DSH_HOME = <cwd>/.dsh, projectRootMarkers PROBE_INSTRUCTION_MARKERS or [".git"]), the default profile's workspaceContext`},

@@ -50,6 +50,9 @@ type Settings struct {
 	// Todo mounts tool-todo (PROBE_TODO=1); FSSearch mounts tool-fs-search
 	// with the fs-search overlay's settings (PROBE_FS_SEARCH=1).
 	Todo, FSSearch bool
+	// TodoSequential mounts tool-todo with allowParallelInProgress false
+	// (PROBE_TODO_PARALLEL=0, with PROBE_TODO=1).
+	TodoSequential bool
 	// PaceMs paces llm-replay's chunks (PROBE_PACE_MS).
 	PaceMs int
 	// MissingRunner confines bash with a sandbox runner that does not
@@ -79,6 +82,11 @@ type Settings struct {
 	// upstream's default).
 	Subagents bool
 	MaxDepth  int
+	// SubagentOneShot makes subagent's run_in_background start a one-shot
+	// child as a job (PROBE_SUBAGENT_BACKGROUND=one-shot); SubagentForeground
+	// removes its run_in_background (PROBE_SUBAGENT_RUN_IN_BACKGROUND=0).
+	// Both need PROBE_SUBAGENTS=1.
+	SubagentOneShot, SubagentForeground bool
 	// Image mounts the local attachment store and so read_image, on the
 	// image route of upstream's image overlay (PROBE_IMAGE=1: the session's
 	// model is deepseek-v4-flash-vision-exp, declared image-capable by the
@@ -116,6 +124,12 @@ func ParseSettings(env string) (Settings, error) {
 	if s.InstructionMarkers != "" && !s.Instructions {
 		return Settings{}, fmt.Errorf("setting %q: the markers are agent-instructions', which only PROBE_INSTRUCTIONS=1 mounts", "PROBE_INSTRUCTION_MARKERS="+s.InstructionMarkers)
 	}
+	if s.TodoSequential && !s.Todo {
+		return Settings{}, fmt.Errorf("setting %q: the policy is tool-todo's, which only PROBE_TODO=1 mounts", "PROBE_TODO_PARALLEL=0")
+	}
+	if (s.SubagentOneShot || s.SubagentForeground) && !s.Subagents {
+		return Settings{}, fmt.Errorf("setting %q: subagent's knobs are the delegation tools', which only PROBE_SUBAGENTS=1 mounts", env)
+	}
 	if s.MaxDepth != 0 && !s.Subagents {
 		return Settings{}, fmt.Errorf("setting %q: the depth cap is the subagent tools', which only PROBE_SUBAGENTS=1 mounts", "PROBE_MAX_DEPTH="+strconv.Itoa(s.MaxDepth))
 	}
@@ -123,14 +137,15 @@ func ParseSettings(env string) (Settings, error) {
 }
 
 // switches names every switch ParseSettings knows, for its errors.
-const switches = "DSH_PERMISSION_MODE=<mode>, PROBE_TOOLS_MODE=code|both, PROBE_SPILL=1, PROBE_SQ=1, PROBE_HOOKS=0, PROBE_TODO=1, PROBE_FS_SEARCH=1, PROBE_PACE_MS=<n>, PROBE_RUNNER=missing, PROBE_REMINDER=1, PROBE_INSTRUCTIONS=1, PROBE_INSTRUCTION_MARKERS=<JSON list>, PROBE_RETRY=<retry policy JSON>, PROBE_SUBAGENTS=1, PROBE_MAX_DEPTH=<n>, PROBE_IMAGE=1"
+const switches = "DSH_PERMISSION_MODE=<mode>, PROBE_TOOLS_MODE=code|both, PROBE_SPILL=1, PROBE_SQ=1, PROBE_HOOKS=0, PROBE_TODO=1, PROBE_TODO_PARALLEL=0, PROBE_FS_SEARCH=1, PROBE_PACE_MS=<n>, PROBE_RUNNER=missing, PROBE_REMINDER=1, PROBE_INSTRUCTIONS=1, PROBE_INSTRUCTION_MARKERS=<JSON list>, PROBE_RETRY=<retry policy JSON>, PROBE_SUBAGENTS=1, PROBE_MAX_DEPTH=<n>, PROBE_SUBAGENT_BACKGROUND=one-shot, PROBE_SUBAGENT_RUN_IN_BACKGROUND=0, PROBE_IMAGE=1"
 
 // set applies one K=V switch.
 func (s *Settings) set(kv string) error {
 	k, v, _ := strings.Cut(kv, "=")
 	flags := map[string]*bool{"PROBE_SPILL=1": &s.Spill, "PROBE_SQ=1": &s.SessionQuery, "PROBE_HOOKS=0": &s.NoHooks,
-		"PROBE_TODO=1": &s.Todo, "PROBE_FS_SEARCH=1": &s.FSSearch, "PROBE_RUNNER=missing": &s.MissingRunner,
+		"PROBE_TODO=1": &s.Todo, "PROBE_TODO_PARALLEL=0": &s.TodoSequential, "PROBE_FS_SEARCH=1": &s.FSSearch, "PROBE_RUNNER=missing": &s.MissingRunner,
 		"PROBE_REMINDER=1": &s.Reminder, "PROBE_INSTRUCTIONS=1": &s.Instructions, "PROBE_SUBAGENTS=1": &s.Subagents,
+		"PROBE_SUBAGENT_BACKGROUND=one-shot": &s.SubagentOneShot, "PROBE_SUBAGENT_RUN_IN_BACKGROUND=0": &s.SubagentForeground,
 		"PROBE_IMAGE=1": &s.Image}
 	switch {
 	case k == "DSH_PERMISSION_MODE" && (v == DangerFullAccess || v == WorkspaceWrite || v == ReadOnly):
@@ -230,6 +245,7 @@ func (s Settings) String() string {
 		{s.SessionQuery, "PROBE_SQ=1"},
 		{s.NoHooks, "PROBE_HOOKS=0"},
 		{s.Todo, "PROBE_TODO=1"},
+		{s.TodoSequential, "PROBE_TODO_PARALLEL=0"},
 		{s.FSSearch, "PROBE_FS_SEARCH=1"},
 		{s.PaceMs > 0, "PROBE_PACE_MS=" + strconv.Itoa(s.PaceMs)},
 		{s.MissingRunner, "PROBE_RUNNER=missing"},
@@ -239,6 +255,8 @@ func (s Settings) String() string {
 		{s.Retry != "", "PROBE_RETRY=" + s.Retry},
 		{s.Subagents, "PROBE_SUBAGENTS=1"},
 		{s.MaxDepth != 0, "PROBE_MAX_DEPTH=" + strconv.Itoa(s.MaxDepth)},
+		{s.SubagentOneShot, "PROBE_SUBAGENT_BACKGROUND=one-shot"},
+		{s.SubagentForeground, "PROBE_SUBAGENT_RUN_IN_BACKGROUND=0"},
 		{s.Image, "PROBE_IMAGE=1"},
 	})
 	return strings.Join(kv, " ")
@@ -306,6 +324,7 @@ func SettingsOf(rec *recording.Recording) (Settings, error) {
 	}
 	s.SessionQuery = set.SessionQuery
 	s.Todo, s.FSSearch = calls(rec, "todo_write"), set.Profile == recording.ProfileFSSearch || calls(rec, "glob", "grep")
+	s.TodoSequential = s.Todo && set.TodoAllowParallelInProgress != nil && !*set.TodoAllowParallelInProgress
 	if set.PacedModel {
 		s.PaceMs = 100
 	}
@@ -393,6 +412,8 @@ func (s *Settings) delegationOf(rec *recording.Recording) error {
 		return fmt.Errorf("%s: subagentFixture %q: the oracle's overlay has none of upstream's subagent fixtures", rec.Name, set.SubagentFixture)
 	case set.AskUser:
 		return fmt.Errorf("%s: askUser: the oracle's overlay mounts no ask_user_question", rec.Name)
+	case set.SettlementMarker:
+		return fmt.Errorf("%s: settlementMarker: the oracle's overlay has no settlement marker fixture", rec.Name)
 	case set.WorkflowMaxConcurrentAgents != 0 && set.WorkflowMaxConcurrentAgents != WorkflowMaxConcurrentAgents:
 		return fmt.Errorf("%s: workflowMaxConcurrentAgents %d: the oracle's overlay caps the workflow at %d", rec.Name, set.WorkflowMaxConcurrentAgents, WorkflowMaxConcurrentAgents)
 	case set.SubagentMaxDepth != nil && !s.Subagents:
@@ -401,6 +422,28 @@ func (s *Settings) delegationOf(rec *recording.Recording) error {
 		return fmt.Errorf("%s: subagentMaxDepth %d: the overlay's cap is at least 1", rec.Name, *set.SubagentMaxDepth)
 	case set.SubagentMaxDepth != nil && *set.SubagentMaxDepth != 1:
 		s.MaxDepth = *set.SubagentMaxDepth
+	}
+	if err := subagentToolsOf(s, set.SubagentTools); err != nil {
+		return fmt.Errorf("%s: subagentTools: %w", rec.Name, err)
+	}
+	return nil
+}
+
+// subagentToolsOf sets the overlay's subagent knobs from subagentTools; a
+// knob the overlay has no switch for is the error.
+func subagentToolsOf(s *Settings, tools map[string]recording.SubagentTool) error {
+	for name, t := range tools {
+		if name != "subagent" {
+			return fmt.Errorf("the oracle's overlay has switches for subagent's knobs only, not %s's", name)
+		}
+		switch t.BackgroundMode {
+		case "", recording.BackgroundContinuable:
+		case recording.BackgroundOneShot:
+			s.SubagentOneShot = true
+		}
+		if t.EnableRunInBackground != nil && !*t.EnableRunInBackground {
+			s.SubagentForeground = true
+		}
 	}
 	return nil
 }

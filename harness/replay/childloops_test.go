@@ -46,26 +46,12 @@ func TestChildLoopsDriveAChildThroughTheAgentLoop(t *testing.T) {
 	ctx := context.Background()
 	loops := replay.NewChildLoops(ctx, func(*stack.Child) replay.Model { return answering{"CHILD_OK"} })
 	defer loops.Close()
-	ws, dir := t.TempDir(), t.TempDir()
-	log, err := session.Create(filepath.Join(dir, "parent.jsonl"), session.Header{ID: "parent", Cwd: ws})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer log.Close()
-	one, n := 1, 0
-	st, err := stack.New(stack.Config{Workspace: ws, Log: log, Mode: sandbox.DangerFullAccess, Approval: stack.ApprovalNever,
-		Subagents: &stack.SubagentsConfig{Instances: []subagent.Instance{{Name: "subagent", Provider: stack.ProviderSpawn, Background: subagent.OneShot, MaxDepth: &one}},
-			Loops: loops, SessionsDir: dir, NewID: func(*pipeline.Agent) string { n++; return fmt.Sprintf("child-%d", n) }}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	args := json.RawMessage(`{"description":"d","prompt":"Reply with CHILD_OK."}`)
-	if r := st.Execute(ctx, "c0", "subagent", args); !r.IsError || !strings.Contains(r.Text(), "no stack attached") {
+	st, ws, dir := delegating(t, loops)
+	if r := st.Execute(ctx, "c0", "subagent", delegateArgs); !r.IsError || !strings.Contains(r.Text(), "no stack attached") {
 		t.Fatalf("without a stack: %q (isError %v), want the start refused", r.Text(), r.IsError)
 	}
 	loops.Attach(st, ws, nil)
-	r := st.Execute(ctx, "c1", "subagent", args)
+	r := st.Execute(ctx, "c1", "subagent", delegateArgs)
 	if r.IsError || r.Text() != "CHILD_OK" {
 		t.Fatalf("the parent's result: %q (isError %v)", r.Text(), r.IsError)
 	}
@@ -85,5 +71,51 @@ func TestChildLoopsDriveAChildThroughTheAgentLoop(t *testing.T) {
 	}
 	if err := loops.Close(); err != nil {
 		t.Errorf("the loops met: %v", err)
+	}
+}
+
+// delegateArgs is the parent's one-shot delegation.
+var delegateArgs = json.RawMessage(`{"description":"d","prompt":"Reply with CHILD_OK."}`)
+
+// delegating is a stack in a temporary workspace whose subagent tool
+// delegates one-shot children (named child-1, child-2, ...) to loops; dir
+// holds the parent's and the children's logs.
+func delegating(t *testing.T, loops *replay.ChildLoops) (st *stack.Stack, ws, dir string) {
+	t.Helper()
+	ws, dir = t.TempDir(), t.TempDir()
+	log, err := session.Create(filepath.Join(dir, "parent.jsonl"), session.Header{ID: "parent", Cwd: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { log.Close() })
+	one, n := 1, 0
+	st, err = stack.New(stack.Config{Workspace: ws, Log: log, Mode: sandbox.DangerFullAccess, Approval: stack.ApprovalNever,
+		Subagents: &stack.SubagentsConfig{Instances: []subagent.Instance{{Name: "subagent", Provider: stack.ProviderSpawn, Background: subagent.OneShot, MaxDepth: &one}},
+			Loops: loops, SessionsDir: dir, NewID: func(*pipeline.Agent) string { n++; return fmt.Sprintf("child-%d", n) }}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st, ws, dir
+}
+
+// TestChildLoopsCloseReturnsTheLoopsFlags: a child whose model has no reply
+// left is flagged by its loop, and Close returns that flag, naming the
+// child, once. Planted bug caught: Close returning the loops' failures but
+// not their flags.
+func TestChildLoopsCloseReturnsTheLoopsFlags(t *testing.T) {
+	ctx := context.Background()
+	loops := replay.NewChildLoops(ctx, func(*stack.Child) replay.Model { return replay.ExhaustedModel{} })
+	st, ws, _ := delegating(t, loops)
+	loops.Attach(st, ws, nil)
+	if r := st.Execute(ctx, "c1", "subagent", delegateArgs); !r.IsError {
+		t.Fatalf("the parent's result: %q, want the child's failure", r.Text())
+	}
+	err := loops.Close()
+	if want := "child child-1: script exhausted: no reply left"; err == nil || err.Error() != want {
+		t.Fatalf("Close: %v, want %q", err, want)
+	}
+	if err := loops.Close(); err != nil {
+		t.Errorf("a second Close: %v", err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"strings"
 	"sync"
 
 	"github.com/dshsim/dshsim/harness/replay/recording"
@@ -130,12 +131,20 @@ func (f *family) Start(c *stack.Child) (stack.Loop, error) {
 		f.onDriver(d)
 	}
 	if info := c.Info(); info.Continuable && !info.Resumed {
-		if parent := f.driverOf(info.ParentSession); parent != nil {
+		switch parent := f.driverOf(info.ParentSession); {
+		case nestedCall(info.CallID) && parent != nil:
+			d.programStart.Store(true)
+			d.settleWith = parent
+		case parent != nil:
 			parent.holdUntilYield(d)
 		}
 	}
 	return d, nil
 }
+
+// nestedCall reports a call id of a run_code program's nested call
+// (upstream's "<root call id>:code:<n>").
+func nestedCall(id string) bool { return strings.Contains(id, ":code:") }
 
 // bind fixes m's binding at its first model call: a child whose task is
 // not its reservation's takes the reservation of a not-yet-started sibling

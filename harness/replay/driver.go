@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dshsim/dshsim/harness/replay/recording"
@@ -84,6 +85,12 @@ type driver struct {
 	calls        modelCalls // what the model was asked and offered
 	inbox        *inbox
 	host         hostYields
+	// programStart: a continuable child a run_code program started, whose
+	// first prompt's queueing returns only at the child's first yield;
+	// settleWith is then its parent, at whose next yield its idleness is
+	// observed (see WhenIdle).
+	programStart atomic.Bool
+	settleWith   *driver
 	record       turnRecord
 	titles       *titles
 	// preStep are the pre-step listeners, outermost first (prestep.go).

@@ -58,12 +58,19 @@ func newEmulation(kind, ws string) *emulation {
 	return &emulation{kind: kind, ws: ws, inserts: map[*driver]int{}, reached: make(chan struct{})}
 }
 
-// note names the emulated fixture in the result's notes ("" when none).
-func (f *emulation) note() string {
-	if f.kind == "" {
-		return "emulated fixture: the settlement marker (" + SettlementMarker + " on every subagent/end)"
+// note names the emulated fixtures in the result's notes ("" when none):
+// the settlement marker when marks, and the overlay's fixture.
+func (f *emulation) note(marks bool) string {
+	const marker = "the settlement marker (" + SettlementMarker + " on every subagent/end)"
+	switch {
+	case marks && f.kind == "":
+		return "emulated fixture: " + marker
+	case marks:
+		return "emulated fixtures: " + marker + " and " + f.kind + " (docs/replay.md, Emulated fixtures)"
+	case f.kind != "":
+		return "emulated fixture: " + f.kind + " (docs/replay.md, Emulated fixtures)"
 	}
-	return "emulated fixtures: the settlement marker (" + SettlementMarker + " on every subagent/end) and " + f.kind + " (docs/replay.md, Emulated fixtures)"
+	return ""
 }
 
 // onEnd is the settlement marker.
@@ -191,6 +198,18 @@ func (f *emulation) subagentConfig(rec *recording.Recording) stack.SubagentsConf
 		for i := range cfg.Instances {
 			d := *set.SubagentMaxDepth
 			cfg.Instances[i].MaxDepth = &d
+		}
+	}
+	for i := range cfg.Instances {
+		t, ok := set.SubagentTools[cfg.Instances[i].Name]
+		if !ok {
+			continue
+		}
+		if t.BackgroundMode != "" {
+			cfg.Instances[i].Background = t.BackgroundMode
+		}
+		if t.EnableRunInBackground != nil {
+			cfg.Instances[i].NoBackground = !*t.EnableRunInBackground
 		}
 	}
 	cfg.AskUser = set.AskUser

@@ -97,6 +97,9 @@ func replayIsolated(ctx context.Context, dir string, opt Options) (*Result, *res
 		res.Verdict, res.Error = Failed, err.Error()
 		return res
 	}
+	if err := resolveRipgrep(&opt); err != nil {
+		return fail(err), nil
+	}
 	if err := CheckIsolation(); err != nil {
 		if !opt.Trusted {
 			return fail(err), nil
@@ -171,6 +174,9 @@ func startChild(ctx context.Context, abs string, opt Options, seen *isolate.Cont
 		return nil, err
 	}
 	share := []string{abs}
+	if opt.Ripgrep != "" {
+		share = append(share, opt.Ripgrep)
+	}
 	if opt.LauncherPath != "" {
 		share = append(share, opt.LauncherPath)
 	} else if def := sandbox.DefaultLauncherPath(); fileExists(def) {

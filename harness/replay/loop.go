@@ -344,14 +344,27 @@ func (d *driver) queue(m userMessage) error {
 	return err
 }
 
-// Followup queues m as a later turn ([stack.Loop]).
+// Followup queues m as a later turn ([stack.Loop]). The first prompt of a
+// background child a run_code program started returns only once the child
+// yielded (it awaits I/O or went idle): the program awaits the nested call,
+// and upstream's host runs the child while it does, so the program's next
+// nested call sees the child as far as it got without waiting on anything.
 func (d *driver) Followup(m stack.Message) error {
 	if d.hooks.followup != nil {
 		if err := d.hooks.followup(d); err != nil {
 			return err
 		}
 	}
-	return d.queue(relayedMessage(m))
+	yielded := d.host.nextYield()
+	err := d.queue(relayedMessage(m))
+	if err == nil && d.programStart.CompareAndSwap(true, false) {
+		select {
+		case <-yielded:
+		case <-d.sched.closed:
+		case <-d.base.Done():
+		}
+	}
+	return err
 }
 
 // Steer queues m for the agent's next step (the next-step inbox); an idle
@@ -362,6 +375,12 @@ func (d *driver) Steer(m stack.Message) error {
 	}
 	d.sched.update(func(s *schedule) { s.woken = true })
 	return nil
+}
+
+// Inject queues m for the agent's next step without waking it (a
+// lifecycle hook's context, upstream's agent.inject) ([stack.Loop]).
+func (d *driver) Inject(m stack.Message) error {
+	return d.inbox.add(nextStep, relayedMessage(m))
 }
 
 // relayedMessage is the log's form of a message the delegation runtime
@@ -408,8 +427,27 @@ func (d *driver) Idle() bool {
 
 // WhenIdle returns once the agent is quiescent, or ctx ended
 // ([stack.Loop]).
+//
+// A background child a run_code program started is seen idle by the
+// delegation runtime (which then settles it and tells its parent) only at
+// its parent's next yield, while its parent works: upstream's settlement
+// of such a child comes after the program's next nested calls (they see it
+// idle, not settled) and arrives while the parent awaits I/O.
 func (d *driver) WhenIdle(ctx context.Context) error {
-	return d.sched.waitUntil(ctx, func() bool { return d.sched.idleLocked(d.inbox) })
+	if err := d.sched.waitUntil(ctx, func() bool { return d.sched.idleLocked(d.inbox) }); err != nil || d.settleWith == nil {
+		return err
+	}
+	p := d.settleWith
+	if !p.Running() {
+		return nil
+	}
+	select {
+	case <-p.host.nextYield():
+	case <-p.sched.closed:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return nil
 }
 
 // Cancel aborts the running turn ([stack.Loop]); without keepInbox the

@@ -10,19 +10,19 @@ import (
 )
 
 // preStepListeners are the agent/pre-step listeners of the composition,
-// outermost first: the emulated fixture's (when it has one), the agent's
-// own pre-step contribution (a one-shot child's descriptor), the
+// outermost first: the emulated fixture's (when it has one), the
 // workspace instructions (when on), the repeated-call reminder's reset,
-// each hook bridge's UserPromptSubmit (Claude Code outside Codex), then
-// the skill catalog (registered with the tools beyond the safety stack,
-// after the hooks). Every agent runs them, a child too: upstream's
-// listeners are the application's, not the session's.
+// each hook bridge's UserPromptSubmit (Claude Code outside Codex), the
+// skill catalog (registered with the tools beyond the safety stack, after
+// the hooks), then the agent's own pre-step contribution (a one-shot
+// child's descriptor: upstream registers it in the child's scope, after
+// every listener of the application). Every agent runs them, a child too:
+// upstream's listeners are the application's, not the session's.
 func (d *driver) preStepListeners() []preStepListener {
 	var out []preStepListener
 	if d.hooks.preStep != nil {
 		out = append(out, d.fixturePreStep)
 	}
-	out = append(out, d.surfacePreStep)
 	if d.instr != nil {
 		out = append(out, d.instr.preStep)
 	}
@@ -30,7 +30,7 @@ func (d *driver) preStepListeners() []preStepListener {
 	for _, b := range d.stack.HookBridges() {
 		out = append(out, d.promptSubmit(b))
 	}
-	return append(out, d.skillCatalog)
+	return append(out, d.skillCatalog, d.surfacePreStep)
 }
 
 // fixturePreStep is the emulated fixture's pre-step, the outermost
@@ -43,14 +43,18 @@ func (d *driver) fixturePreStep(ctx context.Context, ps *preStepInfo, next func(
 	return next()
 }
 
-// surfacePreStep runs the agent's own pre-step contribution once a step
-// is entered (a one-shot child's descriptor, inside its first turn after
-// the claim, as upstream's scoped pre-step listener writes it).
+// surfacePreStep runs the agent's own pre-step contribution once the step
+// goes ahead (a one-shot child's descriptor, inside its first turn, as
+// upstream's attachDescriptorAppend writes it after its next() returns
+// "enter"): never for a step an outer listener rejected, so never for a
+// child whose UserPromptSubmit hook blocked it, and after the events of
+// the outer listeners that ran before it (the hooks').
 func (d *driver) surfacePreStep(ctx context.Context, ps *preStepInfo, next func() (stepDecision, error)) (stepDecision, error) {
-	if err := d.surface.PreStep(); err != nil {
-		return stepDecision{}, err
+	dec, err := next()
+	if err != nil || dec.stands() {
+		return dec, err
 	}
-	return next()
+	return dec, d.surface.PreStep()
 }
 
 // skillCatalog enters the skill catalog after the inner decision's

@@ -93,6 +93,7 @@ func (p *prepared) profileConfig(cfg *stack.Config, ws string) (notes []string) 
 	if cfg.Images != nil {
 		cfg.Images.Model = recordedInfo(rec).Model
 	}
+	cfg.TodoOneInProgress = set.TodoAllowParallelInProgress != nil && !*set.TodoAllowParallelInProgress
 	cfg.Served = &stack.ServedConfig{Tools: set.ServedTools, Source: servedSource(rec)}
 	return notes
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/stack"
 	"github.com/dshsim/dshsim/tools/served"
+	"github.com/dshsim/dshsim/tools/subagent"
 )
 
 // TestServedSourceOfNestedCalls: advanced-toolchain's run_code program
@@ -75,7 +76,10 @@ func servedByID(src served.Source) func(id string) (served.Recorded, error) {
 // own record answers first, else the one matching record in any log
 // (equal copies, as a fork's prefix holds, count once); differing matches
 // are not guessed between; a record of another tool or other arguments is
-// returned only for the served body to name the difference.
+// returned only for the served body to name the difference, the calling
+// session's own first. Planted bugs caught: the own record winning over a
+// match elsewhere although its arguments differ; the fallback naming another
+// session's record.
 func TestPickServed(t *testing.T) {
 	rec := func(name, args, text string) served.Recorded {
 		return served.Recorded{Name: name, Arguments: json.RawMessage(args), Content: []pipeline.Block{pipeline.TextBlock(text)}}
@@ -85,6 +89,7 @@ func TestPickServed(t *testing.T) {
 		"c2": rec("web_fetch", `{"url":"b"}`, "root's B"),
 		"c4": rec("web_fetch", `{"url":"d"}`, "D"),
 		"c5": rec("web_fetch", `{"url":"e"}`, "root's E"),
+		"c7": rec("web_fetch", `{"url":"g"}`, "root's G"),
 	}}
 	child := servedLog{"child-id", map[string]served.Recorded{
 		"c1": rec("web_fetch", `{"url":"a"}`, "child's A"),
@@ -92,6 +97,7 @@ func TestPickServed(t *testing.T) {
 		"c4": rec("web_fetch", `{"url":"d"}`, "D"),
 		"c5": rec("web_fetch", `{"url":"e"}`, "child's E"),
 		"c6": {Name: "web_fetch", Arguments: json.RawMessage(`{"url":"f"}`)}, // called, no result
+		"c7": rec("web_fetch", `{"url":"h"}`, "child's H"),
 	}}
 	other := servedLog{"other-id", map[string]served.Recorded{
 		"c5": rec("web_fetch", `{"url":"e"}`, "other's E"),
@@ -106,8 +112,12 @@ func TestPickServed(t *testing.T) {
 		{"root-live", "c5", `{"url":"e"}`, "root's E", ""},
 		{"unbound", "c5", `{"url":"e"}`, "root's E", ""},
 		{"other-id", "c5", `{"url":"e"}`, "other's E", ""},
-		{"child-id", "c1", `{"url":"z"}`, "child's A", ""}, // other arguments: its own record, for the body to refuse
-		{"child-id", "c2", `{"url":"z"}`, "root's B", ""},  // other arguments, none of its own: another log's
+		{"child-id", "c1", `{"url":"z"}`, "child's A", ""},      // other arguments: its own record, for the body to refuse
+		{"child-id", "c2", `{"url":"z"}`, "root's B", ""},       // other arguments, none of its own: another log's
+		{"child-id", "c7", `{"url":"g"}`, "root's G", ""},       // its own record has other arguments: the one match elsewhere wins
+		{"child-id", "c7", `{"tool":"other"}`, "child's H", ""}, // no match anywhere: its own record, not the root's
+		{"root-live", "c1", `{"url":"z"}`, "root's A", ""},      // no match anywhere: the root's own, not the child's
+		{"child-id", "c5", `{"url":"z"}`, "child's E", ""},      // no match anywhere: its own, not the logs' before or after it
 		{"child-id", "c6", `{"url":"f"}`, "", "the recording has no result for call c6"},
 		{"child-id", "c9", `{}`, "", "the recording has no result for call c9"},
 	}
@@ -152,5 +162,31 @@ func TestAChildsToolComposesItsArea(t *testing.T) {
 		if cfg.WebFetch != c.web || (len(notes) > 0) != c.web {
 			t.Errorf("%s: web_fetch composed %v, notes %q", c.name, cfg.WebFetch, notes)
 		}
+	}
+}
+
+// subagentTools sets the delegation tools' knobs by name; the others keep
+// the default composition's.
+func TestSubagentToolsKnobs(t *testing.T) {
+	off := false
+	rec := &recording.Recording{Settings: recording.Settings{SubagentTools: map[string]recording.SubagentTool{
+		"subagent": {BackgroundMode: recording.BackgroundOneShot, EnableRunInBackground: &off},
+	}}}
+	got := map[string]subagent.Instance{}
+	for _, in := range newEmulation("", t.TempDir()).subagentConfig(rec).Instances {
+		got[in.Name] = in
+	}
+	if s := got["subagent"]; s.Background != subagent.OneShot || !s.NoBackground {
+		t.Errorf("subagent: %+v, want one-shot without run_in_background", s)
+	}
+	if f := got["subagent_fork"]; f.Background != subagent.OneShot || !f.NoBackground {
+		t.Errorf("subagent_fork: %+v, want the default (one-shot, waits)", f)
+	}
+	def := map[string]subagent.Instance{}
+	for _, in := range newEmulation("", t.TempDir()).subagentConfig(&recording.Recording{}).Instances {
+		def[in.Name] = in
+	}
+	if s := def["subagent"]; s.Background != subagent.Continuable || s.NoBackground {
+		t.Errorf("default subagent: %+v, want continuable with run_in_background", s)
 	}
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/dshsim/dshsim/sandbox/inproc"
 	"github.com/dshsim/dshsim/sandbox/outfile"
 	"github.com/dshsim/dshsim/stack"
+	"github.com/dshsim/dshsim/tools/subagent"
 )
 
 // Verdicts of one recording.
@@ -66,6 +67,9 @@ type Options struct {
 	SandboxChain []string `json:",omitempty"`
 	// LauncherPath is the landlock-run binary ("" = beside the executable).
 	LauncherPath string `json:",omitempty"`
+	// Ripgrep is the rg glob and grep run ("": $DSHSIM_RIPGREP when set,
+	// else rg on PATH, Debian's); see ripgrep.go.
+	Ripgrep string `json:",omitempty"`
 	// StrictHooks fails closed where upstream's hooks fail open (a hook
 	// config that cannot be loaded, a hook that cannot run).
 	StrictHooks bool `json:",omitempty"`
@@ -597,6 +601,10 @@ func (p *prepared) stackConfig(sc *scratch, opt Options) (stack.Config, []string
 		cfg.SessionQuery = &stack.SessionQueryConfig{Store: sc.logDir} // the replay's sessions: its own
 	}
 	notes = append(notes, p.profileConfig(&cfg, sc.ws)...)
+	if cfg.FileSearch != nil {
+		cfg.FileSearch.Rg = opt.Ripgrep
+		notes = append(notes, ripgrepNote(opt.Ripgrep))
+	}
 	return cfg, notes
 }
 
@@ -617,6 +625,9 @@ func (p *prepared) checkComposed(st *stack.Stack) error {
 	}
 	if p.delegates {
 		composed["report"] = true // a continuable child's own tool
+	}
+	if composed["workflow"] {
+		composed[subagent.StructuredName] = true // a structured workflow child's own tool
 	}
 	check := func(file string, s *recording.Script) error {
 		for _, r := range s.Replies {
@@ -654,8 +665,8 @@ func (p *prepared) review(ctx context.Context, timeout time.Duration, run *sessi
 	res.Flags = append(res.Flags, run.unconsumed(rec, p.script)...)
 	res.Flags = append(res.Flags, run.flags()...)
 	res.Notes = append(res.Notes, run.root.titleNotes()...)
-	if run.family != nil && (rec.Settings.SubagentFixture != "" || len(rec.Children) > 0) {
-		res.Notes = append(res.Notes, run.fixture.note())
+	if note := run.fixture.note(rec.Marks()); run.family != nil && note != "" {
+		res.Notes = append(res.Notes, note)
 	}
 	res.Flags = append(res.Flags, ans.flags()...)
 	lines, err := acpwire.Classify(rec.Stdout)

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/dshsim/dshsim/harness/replay/recording"
+	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/delegation"
 	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/stack"
@@ -58,7 +59,10 @@ func startSession(ctx context.Context, s sessionSetup) (*sessionRun, error) {
 	if s.delegation {
 		run.family = newFamily(s.rec, s.sessionID)
 		sub := run.fixture.subagentConfig(s.rec)
-		sub.Loops, sub.NewID, sub.SessionsDir, sub.OnEnd = run.family, run.family.NewID, s.logDir, run.fixture.onEnd
+		sub.Loops, sub.NewID, sub.SessionsDir = run.family, run.family.NewID, s.logDir
+		if s.rec.Marks() {
+			sub.OnEnd = run.fixture.onEnd
+		}
 		sub.Route = delegation.Route{Provider: s.route.Provider, Model: s.route.Model}
 		cfg.Subagents = &sub
 	}
@@ -102,6 +106,9 @@ func startSession(ctx context.Context, s sessionSetup) (*sessionRun, error) {
 	run.fixture.root = func() *driver { return root }
 	run.register(root)
 	st.AttachLoop(root)
+	// The session is published: its SessionStart hooks run detached, their
+	// context entered at its next step (upstream's agent.inject).
+	st.SessionStarted(stack.SourceStartup, func(cm pipeline.ContextMessage) { root.inbox.add(nextStep, pluginMessage(cm)) })
 	run.client = &client{rec: s.rec, root: root, stack: st, wire: s.wire, ws: s.ws, family: run.family}
 	return run, nil
 }

@@ -249,12 +249,16 @@ func same(a, b *jsjson.Value) bool {
 
 // Validate checks the arguments (JSON text) and returns every violation in
 // walk order; nil means valid. Text that is not JSON is one violation.
-func (s *Schema) Validate(args []byte) []string {
+func (s *Schema) Validate(args []byte) []string { return s.ValidateAt(args, "") }
+
+// ValidateAt is Validate with the arguments named root in the violations
+// ("value" gives "value.key"; "" is `"arguments"` and "key").
+func (s *Schema) ValidateAt(args []byte, root string) []string {
 	v, err := jsjson.Parse(args)
 	if err != nil {
 		return []string{`"arguments" must be a lossless JSON value`}
 	}
-	return check(s.root, v, "")
+	return check(s.root, v, root)
 }
 
 func label(path string) string {

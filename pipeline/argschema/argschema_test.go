@@ -126,3 +126,20 @@ func TestCompileRefusesOutsideTheSubset(t *testing.T) {
 		}
 	}
 }
+
+// ValidateAt names the arguments root in the violations, as a body that
+// checks a raw schema itself does upstream ("value.extra").
+func TestValidateAtNamesTheRoot(t *testing.T) {
+	s, err := argschema.Compile([]byte(`{"type":"object","properties":{"answer":{"type":"string"}},"required":["answer"],"additionalProperties":false}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for root, want := range map[string]string{
+		"":      `"extra" is not a declared property (additionalProperties: false)`,
+		"value": `"value.extra" is not a declared property (additionalProperties: false)`,
+	} {
+		if got := s.ValidateAt([]byte(`{"answer":"a","extra":1}`), root); len(got) != 1 || got[0] != want {
+			t.Errorf("root %q: %q, want %q", root, got, want)
+		}
+	}
+}

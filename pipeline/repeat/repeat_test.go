@@ -141,6 +141,45 @@ func TestTexts(t *testing.T) {
 	}
 }
 
+// TestSameArgumentsOtherToolStartsARun pins the run key's tool name: two
+// tools called alternately, or one after the other, with the same
+// arguments are separate runs.
+func TestSameArgumentsOtherToolStartsARun(t *testing.T) {
+	r := newRig(t, "")
+	r.call("t", `{"a":1}`)
+	r.call("t", `{"a":1}`)
+	if got := r.call("nope", `{"a":1}`); len(got) != 0 {
+		t.Errorf("another tool's first call with the same arguments: %v, want no reminder", got)
+	}
+	for i := range 4 {
+		if got := r.call([]string{"t", "nope"}[i%2], `{"a":1}`); len(got) != 0 {
+			t.Errorf("alternating tools, call %d: %v, want no reminder", i+1, got)
+		}
+	}
+}
+
+// TestPreviewBoundary pins the preview's bound of 500 UTF-16 units: at
+// exactly 500 the arguments are quoted whole, at 501 cut with "(+1 more
+// chars)"; "é" is one unit and two bytes, so a bound counted in bytes shows.
+func TestPreviewBoundary(t *testing.T) {
+	for _, tc := range []struct {
+		name, canonical, preview string
+	}{
+		{"500 units", `{"k":"` + strings.Repeat("x", 492) + `"}`, `{"k":"` + strings.Repeat("x", 492) + `"}`},
+		{"500 units, 992 bytes", `{"k":"` + strings.Repeat("é", 492) + `"}`, `{"k":"` + strings.Repeat("é", 492) + `"}`},
+		{"501 units", `{"k":"` + strings.Repeat("x", 493) + `"}`, `{"k":"` + strings.Repeat("x", 493) + `"… (+1 more chars)`},
+	} {
+		r := newRig(t, "")
+		var last []pipeline.ContextMessage
+		for range 5 {
+			last = r.reg.Execute(pipeline.NewCall("c", "t", json.RawMessage(tc.canonical), r.agent, context.Background())).ContextMessages
+		}
+		if want := repeat.Detailed("t", 5, tc.preview); len(last) != 1 || last[0].Texts[0] != want {
+			t.Errorf("%s: reminder %+v\nwant %q", tc.name, last, want)
+		}
+	}
+}
+
 func TestCanonical(t *testing.T) {
 	for in, want := range map[string]string{
 		`{"b":{"d":1,"c":[{"z":0,"a":1}]},"a":null}`: `{"a":null,"b":{"c":[{"a":1,"z":0}],"d":1}}`,

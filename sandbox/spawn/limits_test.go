@@ -58,6 +58,9 @@ func TestLimitsBoundEveryBackend(t *testing.T) {
 					if res.Bound != tc.bound {
 						t.Errorf("bound %q, want %q (exit %d, signal %q, stderr %q)", res.Bound, tc.bound, res.ExitCode, res.Signal, res.Stderr.Text)
 					}
+					if res.Sandbox != nil && res.Sandbox.Facts().Bound != tc.bound {
+						t.Errorf("the sandbox facts name the bound %q, want %q", res.Sandbox.Facts().Bound, tc.bound)
+					}
 				})
 			}
 			res := limitedRun(t, backend, ws, sandbox.Limits{Processes: 4242, Memory: 1 << 40, FileSize: 1 << 40, CPU: 4242}, "cat /proc/self/limits")

@@ -371,6 +371,9 @@ func (p *Process) settle(werr error) {
 		r.Sandbox, p.err = p.wrapped.Classify(r.ExitCode, r.Signaled, r.Stderr.Text)
 	}
 	r.Bound = p.limits.Bound(r.Signal, (st.UserTime() + st.SystemTime()).Seconds(), r.ExitCode, r.Stderr.Text)
+	if r.Sandbox != nil {
+		r.Sandbox.Bound = r.Bound
+	}
 }
 
 // Pid is the process id (also the process group id).

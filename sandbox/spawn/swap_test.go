@@ -192,10 +192,7 @@ func TestSwappedWorkspaceGrantsNothingOutside(t *testing.T) {
 	if _, err := exec.LookPath("perl"); err != nil {
 		t.Skip("the attacker is a perl program: perl not installed")
 	}
-	runs := swapRaceRuns
-	if testing.Short() {
-		runs = swapRaceRunsShort
-	}
+	runs := swapRaceSize(t)
 	for _, conf := range swapConfiners {
 		for _, swap := range []string{"rename", "exchange", "parent"} {
 			t.Run(conf.name+"/"+swap, func(t *testing.T) {
@@ -228,6 +225,25 @@ func TestSwappedWorkspaceGrantsNothingOutside(t *testing.T) {
 			})
 		}
 	}
+}
+
+// swapRaceSize is how many calls must run per confiner and swap:
+// swapRaceRuns, swapRaceRunsShort under -short, or DSHSIM_SWAP_RACE_RUNS
+// when set (a positive number; .ci/run's unprivileged pass sets a smaller
+// one, its root pass runs the full race).
+func swapRaceSize(t *testing.T) int {
+	t.Helper()
+	if v := os.Getenv("DSHSIM_SWAP_RACE_RUNS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			t.Fatalf("DSHSIM_SWAP_RACE_RUNS=%q: want a positive number of calls", v)
+		}
+		return n
+	}
+	if testing.Short() {
+		return swapRaceRunsShort
+	}
+	return swapRaceRuns
 }
 
 // raceStats counts how the racing calls ended.

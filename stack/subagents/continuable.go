@@ -82,6 +82,7 @@ func (rt *Runtime) activate(c *Child, loop Loop, boundary int) *activation {
 		p.mu.Unlock()
 	}
 	rt.mu.Unlock()
+	rt.host.SubagentStarted(c.agent, injector(loop))
 	return a
 }
 
@@ -179,7 +180,7 @@ func (a *activation) settle() error {
 	}
 	rt.release(a.parentID, id)
 	close(a.disposing)
-	rt.end(id, a.child.info.Provider, stop)
+	rt.end(a.child, stop)
 	return err
 }
 
@@ -281,6 +282,7 @@ func (rt *Runtime) coldResume(caller *pipeline.Agent, childID string, rec *recor
 	rt.mu.Lock()
 	rt.loops[c.agent] = loop
 	rt.mu.Unlock()
+	rt.host.SessionStarted(c.agent, SourceResume, injector(loop))
 	events, _ := c.log.Events()
 	a := rt.activate(c, loop, len(events))
 	id, err := a.submit(content, source)

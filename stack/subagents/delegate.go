@@ -17,6 +17,7 @@ import (
 	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/tools/skill"
+	"github.com/dshsim/dshsim/tools/subagent"
 	"github.com/dshsim/dshsim/tools/toolreg"
 )
 
@@ -78,6 +79,10 @@ type Delegation struct {
 	// mode (its explicit override, else the deployment's): a wider one is
 	// refused and no child is created ([delegation.Narrow]).
 	Sandbox sandbox.Mode
+	// OutputSchema makes a structured child: structured_output (its
+	// parameters the schema) and a guard that refuses every call once it
+	// recorded, both in the child's own scope (nil: none).
+	OutputSchema json.RawMessage
 	// Now stamps the child header (nil: time.Now).
 	Now func() time.Time
 }
@@ -231,6 +236,14 @@ func (c *Child) compose(d Delegation) error {
 			return err
 		}
 	}
+	if d.OutputSchema != nil {
+		if err := c.rt.host.RegisterIn(sc, subagent.Structured(d.OutputSchema)); err != nil {
+			return err
+		}
+		if _, err := sc.AddGuard(c.structuredGuard); err != nil {
+			return err
+		}
+	}
 	if d.ReadOnly {
 		allowed := c.readOnlyTools()
 		if _, err := sc.Restrict(pipeline.Filter{Allow: allowed}); err != nil {
@@ -245,6 +258,20 @@ func (c *Child) compose(d Delegation) error {
 		}
 	}
 	return nil
+}
+
+// structuredGuard refuses every call of a structured child once it
+// recorded its result, or a program's nested structured_output succeeded
+// and waits for its program (upstream's monotonic guard).
+func (c *Child) structuredGuard(ctx context.Context, call *pipeline.Call) (string, bool) {
+	events, err := c.log.Events()
+	if err != nil {
+		return "the child's log cannot be read: " + err.Error(), true
+	}
+	if v, pending := delegation.StructuredCapture(events); v != nil || pending {
+		return subagent.StructuredRefusal(call.Name()), true
+	}
+	return "", false
 }
 
 // readOnlyTools are the registered tools of [ReadOnlyTools].
@@ -283,9 +310,11 @@ func (c *Child) Log() *session.Log { return c.log }
 // Info returns what the child is.
 func (c *Child) Info() ChildInfo { return c.info }
 
-// PreStep appends a one-shot child's descriptor the first time a step is
-// entered (inside its first turn, after the inbox claim), as upstream's
-// scoped pre-step listener does; a continuable child's is in its seed.
+// PreStep appends a one-shot child's descriptor the first time a step goes
+// ahead (inside its first turn, once every pre-step listener has let it
+// enter: after the UserPromptSubmit hooks' events, never for a step they
+// blocked), as upstream's scoped pre-step listener does; a continuable
+// child's is in its seed.
 func (c *Child) PreStep() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()

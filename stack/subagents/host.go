@@ -48,6 +48,16 @@ type Host interface {
 	// UserMessageEntered tells the host that a step of agent entered a
 	// user's message.
 	UserMessageEntered(agent *pipeline.Agent)
+
+	// SessionStarted, SubagentStarted and SubagentEnded are the lifecycle
+	// edges upstream emits for a child (agent/session-start when it is
+	// published, "startup" or "resume"; subagent/start once its run or
+	// activation starts; subagent/end when it settles): the host runs its
+	// hooks of those points, detached; inject enters their context at the
+	// child's next step.
+	SessionStarted(agent *pipeline.Agent, source string, inject func(pipeline.ContextMessage))
+	SubagentStarted(child *pipeline.Agent, inject func(pipeline.ContextMessage))
+	SubagentEnded(child *pipeline.Agent)
 }
 
 // RuntimeContext is the runtime-context message an agent's model sees next.

@@ -36,7 +36,8 @@ func (rt *Runtime) Start(ctx context.Context, provider string, req subagent.Requ
 	if err != nil {
 		return nil, err
 	}
-	run := &inProcRun{rt: rt, child: c, loop: loop, done: make(chan struct{})}
+	run := &inProcRun{rt: rt, child: c, loop: loop, done: make(chan struct{}), structured: req.OutputSchema != nil}
+	rt.host.SubagentStarted(c.agent, injector(loop))
 	go run.drive(ctx, req.Prompt)
 	return run, nil
 }
@@ -58,10 +59,11 @@ func capabilities(name string, info subagent.ProviderInfo, req subagent.Request)
 // inProcRun is one in-process one-shot child: one turn, one result, a
 // quiescent disposal.
 type inProcRun struct {
-	rt    *Runtime
-	child *Child
-	loop  Loop
-	done  chan struct{}
+	rt         *Runtime
+	child      *Child
+	loop       Loop
+	done       chan struct{}
+	structured bool // the child has an output schema
 
 	res       subagent.Result
 	err       error
@@ -86,7 +88,7 @@ func (r *inProcRun) drive(ctx context.Context, prompt string) {
 	defer stop()
 	if err := r.loop.Followup(userMessage(textContent(prompt), userSource{"user"})); err != nil {
 		r.err = err
-		r.rt.end(r.ID(), r.child.info.Provider, delegation.StopError)
+		r.rt.end(r.child, delegation.StopError)
 		return
 	}
 	if err := r.loop.WhenIdle(context.Background()); err != nil {
@@ -104,12 +106,23 @@ func (r *inProcRun) drive(ctx context.Context, prompt string) {
 		stopReason = delegation.StopReasonOf(kind)
 	}
 	r.mu.Lock()
-	if r.cancelled && stopReason != delegation.StopCompleted {
+	cancelled := r.cancelled
+	r.mu.Unlock()
+	if cancelled && stopReason != delegation.StopCompleted {
 		stopReason = delegation.StopAborted
 	}
-	r.mu.Unlock()
 	r.res = subagent.Result{Stop: stopReason, Output: delegation.SelectOutput(own)}
-	r.rt.end(r.ID(), r.child.info.Provider, stopReason)
+	if r.structured {
+		// upstream's readResult: the recorded value, else a completed run
+		// that recorded nothing failed
+		if r.res.Structured, _ = delegation.StructuredCapture(own); r.res.Structured == nil && stopReason == delegation.StopCompleted {
+			r.res.Stop = delegation.StopError
+			if cancelled {
+				r.res.Stop = delegation.StopAborted
+			}
+		}
+	}
+	r.rt.end(r.child, stopReason)
 }
 
 // Result waits for the run's result.

@@ -40,6 +40,9 @@ type Loop interface {
 	Idle() bool
 	// WhenIdle returns once the agent is idle (or ctx ends).
 	WhenIdle(ctx context.Context) error
+	// Inject queues m for the agent's next step without waking it
+	// (upstream's agent.inject: a lifecycle hook's context).
+	Inject(m Message) error
 	// Cancel aborts the current turn; keepInbox leaves queued messages
 	// parked (an interrupt), else they are dropped.
 	Cancel(keepInbox bool)
@@ -218,7 +221,8 @@ func (rt *Runtime) newChild(provider string, req subagent.Request, continuable b
 	}
 	d := Delegation{SessionID: id, LogPath: filepath.Join(rt.cfg.SessionsDir, id+".jsonl"), Parent: req.Caller, CallID: req.CallID,
 		Provider: provider, Continuable: continuable, Route: rt.cfg.Route, Report: rt.cfg.Report, MaxDepth: req.MaxDepth,
-		Label: req.Label, ToolFilter: req.ToolFilter, Persona: req.Persona, ReadOnly: req.ReadOnly, StepLabel: req.StepLabel, Sandbox: req.Sandbox}
+		Label: req.Label, ToolFilter: req.ToolFilter, Persona: req.Persona, ReadOnly: req.ReadOnly, StepLabel: req.StepLabel, Sandbox: req.Sandbox,
+		OutputSchema: req.OutputSchema}
 	c, err := rt.Delegate(d)
 	if err != nil {
 		return nil, nil, err
@@ -231,7 +235,33 @@ func (rt *Runtime) newChild(provider string, req subagent.Request, continuable b
 	rt.mu.Lock()
 	rt.loops[c.agent] = loop
 	rt.mu.Unlock()
+	rt.host.SessionStarted(c.agent, SourceStartup, injector(loop))
 	return c, loop, nil
+}
+
+// The sources of a published agent's session start.
+const (
+	SourceStartup = "startup"
+	SourceResume  = "resume"
+)
+
+// pluginSource is a plugin's context message's source.
+type pluginSource struct {
+	Kind   string `json:"kind"`
+	Plugin string `json:"plugin"`
+}
+
+// injector enters a lifecycle hook's context at loop's next step. A loop
+// that no longer takes it (its agent is gone) drops it, as upstream's
+// inject into a disposed agent does.
+func injector(loop Loop) func(pipeline.ContextMessage) {
+	return func(cm pipeline.ContextMessage) {
+		content := make([]json.RawMessage, len(cm.Texts))
+		for i, t := range cm.Texts {
+			content[i] = textContent(t)[0]
+		}
+		_ = loop.Inject(userMessage(content, pluginSource{Kind: "plugin", Plugin: cm.Plugin}))
+	}
 }
 
 // remember records a new child session.
@@ -262,10 +292,11 @@ func (rt *Runtime) loopOf(id string) (Loop, *pipeline.Agent) {
 	return nil, nil
 }
 
-// end reports a live subagent/end.
-func (rt *Runtime) end(id, provider string, stop delegation.StopReason) {
+// end reports a live subagent/end of c: the host's hooks, then OnEnd.
+func (rt *Runtime) end(c *Child, stop delegation.StopReason) {
+	rt.host.SubagentEnded(c.agent)
 	if rt.cfg.OnEnd != nil {
-		rt.cfg.OnEnd(End{ChildID: id, Provider: provider, Stop: stop})
+		rt.cfg.OnEnd(End{ChildID: c.info.SessionID, Provider: c.info.Provider, Stop: stop})
 	}
 }
 

@@ -42,7 +42,7 @@ func (s *spawned) Wait() jobs.Settled {
 	if res.Signaled {
 		o = render.Outcome{Killed: true, Signal: res.Signal}
 	}
-	return jobs.Settled{Outcome: o, Sandbox: res.Sandbox, Err: err}
+	return jobs.Settled{Outcome: o, Sandbox: res.Sandbox, Bound: res.Bound, Err: err}
 }
 
 func (s *spawned) Kill() { s.p.Kill() }

@@ -500,7 +500,8 @@ func (t *Tool) foreground(ctx context.Context, call *pipeline.Call, policy sandb
 		// A confining executor reports the mode of every foreground run,
 		// the unconfined danger-full-access one included (upstream's
 		// SandboxedBashExecutor.run: {mode, denied: false}, no enforcement).
-		report = &sandbox.Report{Mode: sandbox.DangerFullAccess}
+		// A limit that stopped it is named as for a confined run.
+		report = &sandbox.Report{Mode: sandbox.DangerFullAccess, Bound: s.Bound}
 	}
 	f := render.Foreground{
 		ExitCode: s.Outcome.ExitCode, Signaled: s.Outcome.Killed && s.Outcome.Signal != "", Signal: s.Outcome.Signal,

@@ -23,6 +23,9 @@ type Settled struct {
 	Outcome render.Outcome
 	// Sandbox holds the facts of a confined run; nil when unconfined.
 	Sandbox *sandbox.Report
+	// Bound names the resource limit that stopped the command, confined
+	// or not ("" when none did; sandbox.Limits.Bound).
+	Bound string
 	// Err is set when the command never ran (a runner or start failure).
 	Err error
 	// Result is a producer job's outcome (producer.go); nil for a process.

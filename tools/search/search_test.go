@@ -226,6 +226,48 @@ func TestGrep(t *testing.T) {
 	}
 }
 
+// TestOnlyATopLevelCappedSearchSaves pins who saves a capped result: a
+// top-level grep or glob over its cap saves the complete list; the same call
+// nested in another (a run_code sub-call) saves nothing and says so.
+func TestOnlyATopLevelCappedSearchSaves(t *testing.T) {
+	var saved []string
+	save := func(_ *pipeline.Call, name, content string) (Saved, bool) {
+		saved = append(saved, name+"="+content)
+		return Saved{Locator: "/spill/x-" + name, RetrievalHint: "Use read."}, true
+	}
+	r := newRig(t, Config{GrepMaxMatches: 2, GlobMaxResults: 1, Save: save})
+	r.put("many.txt", "needle\nneedle\nneedle\n")
+	r.put("a.md", "")
+	r.put("b.md", "")
+	outer := pipeline.NewCall("c0", "run_code", json.RawMessage(`{}`), r.agent, context.Background())
+	for _, tc := range []struct {
+		name, tool, args, top, nested string
+	}{
+		{"grep", GrepName, `{"pattern":"needle","path":"many.txt"}`,
+			"Found 2 of 3 matches\n\nmany.txt\nLine 1: needle\nLine 2: needle\n\n(Full grep result stored at: /spill/x-grep-results.txt. Use read.)",
+			"Found 2 of 3 matches\n\nmany.txt\nLine 1: needle\nLine 2: needle\n\n(The complete result could not be saved; narrow pattern, path, or include to see more.)"},
+		{"glob", GlobName, `{"pattern":"*.md"}`,
+			"a.md\n\n(Showing 1 of 2 paths. Full sorted result stored at: /spill/x-glob-results.txt. Use read.)",
+			"a.md\n\n(Showing 1 of 2 paths. The complete result could not be saved; narrow pattern or path to see more.)"},
+	} {
+		saved = nil
+		if res := r.call(tc.tool, tc.args); res.IsError || res.Text() != tc.top {
+			t.Fatalf("%s, top level: %q\nwant %q", tc.name, res.Text(), tc.top)
+		}
+		if len(saved) != 1 {
+			t.Fatalf("%s, top level: saved %q, want one file", tc.name, saved)
+		}
+		saved = nil
+		sub := pipeline.NewSubCall(outer, "c1", tc.tool, json.RawMessage(tc.args), context.Background())
+		if res := r.reg.Execute(sub); res.IsError || res.Text() != tc.nested {
+			t.Fatalf("%s, nested: %q\nwant %q", tc.name, res.Text(), tc.nested)
+		}
+		if len(saved) != 0 {
+			t.Fatalf("%s, nested: saved %q", tc.name, saved)
+		}
+	}
+}
+
 func TestParseMatchesRefusesMalformed(t *testing.T) {
 	for _, bad := range []string{
 		"not json",

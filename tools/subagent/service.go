@@ -35,6 +35,10 @@ type Request struct {
 	// Sandbox is the instance's narrower sandbox mode for its children
 	// (our extension; "": they inherit).
 	Sandbox sandbox.Mode
+	// OutputSchema makes a structured child (a workflow agent() with a
+	// schema): its own structured_output tool takes the schema, and its
+	// result is what that tool recorded (nil: none).
+	OutputSchema json.RawMessage
 }
 
 // Result is a one-shot run's result: how it stopped, its selected output
@@ -43,6 +47,8 @@ type Result struct {
 	Stop       delegation.StopReason
 	Output     []json.RawMessage
 	Diagnostic string
+	// Structured is what a structured child recorded (nil: nothing).
+	Structured json.RawMessage
 }
 
 // Run is one started one-shot child, held by its caller until disposed.

@@ -92,6 +92,29 @@ func TestCallLogsTheListBetweenCallAndResult(t *testing.T) {
 	}
 }
 
+// TestCountsTallyEachStatus pins the tally: each status counted under its
+// own name, in the text and in the value's counts (distinct numbers, so a
+// status counted under another shows).
+func TestCountsTallyEachStatus(t *testing.T) {
+	log := sessiontest.New(t, "11111111-2222-4333-8444-555555555555", "/ws")
+	agent := &pipeline.Agent{ID: "root", Session: log}
+	reg := pipelinetest.Registry(t, defs(Config{})...)
+	args := `{"todos": [{"content": "a", "status": "completed"}, {"content": "b", "status": "pending"}, {"content": "c", "status": "completed"}, {"content": "d", "status": "in_progress"}, {"content": "e", "status": "completed"}, {"content": "f", "status": "pending"}]}`
+	r := reg.Execute(pipeline.NewCall("c1", Name, json.RawMessage(args), agent, context.Background()))
+	if want := "Updated todo list: 2 pending, 1 in progress, 3 completed."; r.IsError || r.Text() != want {
+		t.Fatalf("result %q (error %v), want %q", r.Text(), r.IsError, want)
+	}
+	var value struct {
+		Counts json.RawMessage `json:"counts"`
+	}
+	if err := json.Unmarshal(r.Value, &value); err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"pending":2,"inProgress":1,"completed":3}`; string(value.Counts) != want {
+		t.Fatalf("counts %s, want %s", value.Counts, want)
+	}
+}
+
 func TestDescriptionVariants(t *testing.T) {
 	if !strings.Contains(Description(true), "several at once when work genuinely runs in parallel") || strings.Contains(Description(true), "AT MOST ONE") {
 		t.Fatal("parallel description")

@@ -42,9 +42,15 @@
 // agent(prompt, {readOnly: true}) is the read-only workflow step
 // (docs/stack.md): the child is delegated with Delegation.ReadOnly, so only
 // the read-only tools are offered and a guard in its scope denies the rest,
-// named by its label. Upstream rejects the option as unknown. The schema
-// option (structured output) is not built: agent() with a schema fails the
-// run.
+// named by its label. Upstream rejects the option as unknown.
+//
+// # Structured output
+//
+// agent(prompt, {schema}) starts a structured child (subagent.Request's
+// OutputSchema): its own structured_output tool takes the schema, and the
+// agent() resolves to what it recorded, or null when it completed without
+// recording (upstream's readResult: a failed agent). The schema is not
+// checked against upstream's supported subset before the child starts.
 //
 // # Imports
 //

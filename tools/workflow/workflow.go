@@ -119,7 +119,7 @@ func (w *tool) run(ctx context.Context, call *pipeline.Call) (pipeline.Output, e
 	if err != nil {
 		return pipeline.Output{}, err
 	}
-	r := &runState{w: w, call: call, runID: newUUID(), name: name, record: call.Parent() == nil}
+	r := newRunState(w, call, name)
 	res, err := w.deps.Runtime.Run(ctx, noderuntime.Request{Code: a.Script, Call: r.hostCall, Policy: pol, Confiner: w.deps.Confiner,
 		Workflow: &noderuntime.Workflow{Name: name, Args: a.Args, Limits: w.limits()}})
 	if err != nil {
@@ -138,6 +138,13 @@ type runState struct {
 
 	mu      sync.Mutex
 	started bool
+}
+
+// newRunState is a fresh run of call's body: a new run id, and its events
+// recorded only when call is top-level (a workflow nested in another
+// call, as run_code's sub-call, records none).
+func newRunState(w *tool, call *pipeline.Call, name string) *runState {
+	return &runState{w: w, call: call, runID: newUUID(), name: name, record: call.Parent() == nil}
 }
 
 // append records an event of the run in the calling agent's log.
@@ -204,14 +211,11 @@ func (r *runState) agent(ctx context.Context, raw json.RawMessage) (json.RawMess
 	if err := json.Unmarshal(raw, &req); err != nil {
 		return nil, err
 	}
-	if len(req.Schema) > 0 {
-		return nil, errors.New("structured output (the schema option) is not built here")
-	}
 	provider := r.w.cfg.Provider
 	if provider == "" {
 		provider = "spawn"
 	}
-	run, err := r.w.deps.Service.Start(ctx, provider, subagent.Request{Caller: r.call.Agent(), CallID: r.call.CallID(), Prompt: req.Prompt, ReadOnly: req.ReadOnly, StepLabel: req.Label})
+	run, err := r.w.deps.Service.Start(ctx, provider, subagent.Request{Caller: r.call.Agent(), CallID: r.call.CallID(), Prompt: req.Prompt, ReadOnly: req.ReadOnly, StepLabel: req.Label, OutputSchema: req.Schema})
 	if err != nil {
 		return nil, errors.New(pipeline.ErrorMessage(err))
 	}
@@ -223,7 +227,7 @@ func (r *runState) agent(ctx context.Context, raw json.RawMessage) (json.RawMess
 		outcome = "cancelled"
 	case rerr != nil:
 		outcome = "error"
-	case res.Stop != delegation.StopCompleted:
+	case res.Stop != delegation.StopCompleted, req.Schema != nil && res.Structured == nil:
 		outcome = "failed"
 	}
 	end := outcome
@@ -233,10 +237,12 @@ func (r *runState) agent(ctx context.Context, raw json.RawMessage) (json.RawMess
 	r.append(session.KindWorkflowAgentEnd, agentEnd{r.runID, req.Seq, end})
 	_ = run.Dispose()
 	out := map[string]any{"outcome": outcome}
-	switch outcome {
-	case "completed":
+	switch {
+	case outcome == "completed" && req.Schema != nil:
+		out["value"] = res.Structured
+	case outcome == "completed":
 		out["value"] = delegation.OutputText(res.Output)
-	case "error":
+	case outcome == "error":
 		out["message"] = pipeline.ErrorMessage(rerr)
 	}
 	return json.Marshal(out)

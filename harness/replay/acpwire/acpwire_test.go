@@ -59,6 +59,8 @@ func TestCompare(t *testing.T) {
 			ours: with(PermissionRequest("call_a"), AgentText("DONE"), Stop("end_turn"))},
 		{name: "image prompts advertised where the recording does not", lines: []string{initLine}, ours: []Frame{Initialized(true)},
 			problems: []string{"stdout.expected.jsonl:1: initialize result: result.agentCapabilities.promptCapabilities.image: expected false, got true"}},
+		{name: "a field only in ours (agentInfo deleted from the recording)", lines: []string{strings.Replace(initLine, `"agentInfo":{"name":"deepseek-harness-acp","version":"0.0.1"},`, "", 1)}, ours: []Frame{Initialized(false)},
+			problems: []string{`stdout.expected.jsonl:1: initialize result: result.agentInfo: expected (absent), got {"name":"deepseek-harness-acp","version":"0.0.1"} (not in the recording)`}},
 		{name: "a session/new refused", lines: []string{initLine, dirsLine}, ours: []Frame{Initialized(false), InvalidParams("additionalDirectories is not supported")}},
 		{name: "a session created where the recording refused it", lines: []string{initLine, dirsLine}, ours: hello,
 			problems: []string{"stdout.expected.jsonl:2: expected a prompt error (JSON-RPC error), the replay sent a session/new result"}},

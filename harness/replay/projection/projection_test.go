@@ -135,6 +135,17 @@ func TestCompare(t *testing.T) {
 		{name: "a nested field missing in the replay", exp: []Item{res},
 			got:        []Item{item(KindResult, 1, `{"callId":"c1","text":"hi\n","isError":false,"meta":{"diffs":[{"path":"a"}]}}`)},
 			mismatched: 1, firstPaths: []string{"meta.diffs[0].newText"}},
+		// A field only the replay has is a difference as much as one only
+		// the recording has: a recording with a field deleted does not match.
+		{name: "a field only in the replay", exp: []Item{res},
+			got:        []Item{item(KindResult, 1, `{"callId":"c1","text":"hi\n","isError":false,"source":"x","meta":{"diffs":[{"path":"a","newText":"x"}]}}`)},
+			mismatched: 1, firstPaths: []string{"source"}},
+		{name: "a nested field only in the replay", exp: []Item{res},
+			got:        []Item{item(KindResult, 1, `{"callId":"c1","text":"hi\n","isError":false,"meta":{"diffs":[{"path":"a","newText":"x","oldText":""}]}}`)},
+			mismatched: 1, firstPaths: []string{"meta.diffs[0].oldText"}},
+		{name: "an element only in the replay", exp: []Item{res},
+			got:        []Item{item(KindResult, 1, `{"callId":"c1","text":"hi\n","isError":false,"meta":{"diffs":[{"path":"a","newText":"x"},{"path":"b"}]}}`)},
+			mismatched: 1, firstPaths: []string{"meta.diffs[1]"}},
 		{name: "items pair per turn", exp: []Item{call, item(KindTurnEnd, 2, `{"reason":{"kind":"completed"}}`)},
 			got:     []Item{item(KindTurnEnd, 2, `{"reason":{"kind":"completed"}}`)},
 			matched: 1, mismatched: 1, firstPaths: []string{"(item)"}},

@@ -530,14 +530,6 @@ func decodeStrict(data []byte, v any) error {
 	return nil
 }
 
-func splitLines(data []byte) [][]byte {
-	lines := bytes.Split(data, []byte("\n"))
-	if len(lines) > 0 && len(lines[len(lines)-1]) == 0 {
-		lines = lines[:len(lines)-1]
-	}
-	return lines
-}
-
 // jsonError turns a JSON decoding error into an *Error. line is the line the
 // bytes start on (0: data is a whole file, the line is computed from the offset).
 func jsonError(rec, file string, data []byte, line int, err error) *Error {

@@ -54,6 +54,16 @@ type Settings struct {
 	// SubagentMaxDepth caps delegation of the subagent tools (nil: 1, the
 	// default composition's).
 	SubagentMaxDepth *int `json:"subagentMaxDepth,omitempty"`
+	// SubagentTools are the delegation tools' own knobs, by tool name
+	// (subagent, subagent_fork): upstream's tool-subagent backgroundMode
+	// and enableRunInBackground.
+	SubagentTools map[string]SubagentTool `json:"subagentTools,omitempty"`
+	// SettlementMarker emulates the suite's settlement marker for a
+	// recording that is not one of [SuiteScenarios].
+	SettlementMarker bool `json:"settlementMarker,omitempty"`
+	// TodoAllowParallelInProgress is tool-todo's allowParallelInProgress
+	// (nil: true, as every upstream composition sets it).
+	TodoAllowParallelInProgress *bool `json:"todoAllowParallelInProgress,omitempty"`
 	// AskUser composes ask_user_question.
 	AskUser bool `json:"askUser,omitempty"`
 	// WorkflowMaxConcurrentAgents caps the workflow's agents running at
@@ -90,6 +100,27 @@ type Settings struct {
 	// Note says why the settings are needed (free text, for reviewers).
 	Note string `json:"note,omitempty"`
 }
+
+// SubagentTool is one delegation tool's knobs, as upstream's tool-subagent
+// row sets them; an absent field keeps the default composition's.
+type SubagentTool struct {
+	// BackgroundMode is what run_in_background starts: "continuable" (a
+	// child that takes later messages) or "one-shot" (a job).
+	BackgroundMode string `json:"backgroundMode,omitempty"`
+	// EnableRunInBackground false removes run_in_background: every call
+	// waits.
+	EnableRunInBackground *bool `json:"enableRunInBackground,omitempty"`
+}
+
+// The background modes of a delegation tool.
+const (
+	BackgroundContinuable = "continuable"
+	BackgroundOneShot     = "one-shot"
+)
+
+// SubagentToolNames are the delegation tools subagentTools may configure
+// (the ones the default composition has).
+var SubagentToolNames = []string{"subagent", "subagent_fork"}
 
 // The emulated fixtures of upstream's subagent overlays (docs/replay.md,
 // Emulated fixtures).
@@ -240,6 +271,12 @@ var SettingKeys = []SettingKey{
 		"emulates that fixture (docs/replay.md, Emulated fixtures): named as emulated in the result's notes"},
 	{"subagentMaxDepth", "integer >= 0 (absent: 1)", "subagent-depth-two-rejection: EX/depth-two.cordis.snapshot.yml, maxDepth 2",
 		"the delegation depth cap of subagent and subagent_fork"},
+	{"subagentTools", `{"subagent" or "subagent_fork": {"backgroundMode": "continuable" or "one-shot", "enableRunInBackground": true or false}} (absent: subagent continuable with run_in_background, subagent_fork one-shot without it)`, "upstream's other agents: the headless agent's team.cordis.snapshot.yml sets both tools backgroundMode one-shot, the JSON-RPC agent's cordis.yml sets subagent's enableRunInBackground false; the oracle's PROBE_SUBAGENT_BACKGROUND=one-shot and PROBE_SUBAGENT_RUN_IN_BACKGROUND=0 set subagent's",
+		"composes that delegation tool with upstream's tool-subagent knobs: what run_in_background starts (a continuable child, or a one-shot child as a job) and whether the parameter exists"},
+	{"settlementMarker", "true or false", "the delegating scenarios of upstream's suite (SuiteScenarios, by name): its snapshot overlay's fixture writes .dsh-snapshot-subagent-settled on every subagent/end",
+		"emulates that marker for a recording that is not one of the suite's scenarios (the oracle's overlay has no such fixture)"},
+	{"todoAllowParallelInProgress", "true or false (absent: true)", "every upstream composition of tool-todo sets allowParallelInProgress true; the oracle's PROBE_TODO_PARALLEL=0 sets it false",
+		"todo_write's policy: false refuses a list with more than one in_progress item and describes the tool for sequential work"},
 	{"askUser", "true or false", "subagent-child-question-rejection: EX/child-question.cordis.snapshot.yml adds user-questions and tool-ask-user",
 		"composes ask_user_question (a root's question has no answerer here and is refused)"},
 	{"workflowMaxConcurrentAgents", "integer >= 0 (0: min(16, max(1, cores-2)))", "(ours) workflow-oracle-parallel: the oracle overlay's workflow-worker-thread maxConcurrentAgents 1",
@@ -323,6 +360,15 @@ func (s Settings) validate(name string, data []byte) error {
 	}
 	if s.SubagentMaxDepth != nil && *s.SubagentMaxDepth < 0 {
 		return fail("subagentMaxDepth", "must be >= 0, got %d", *s.SubagentMaxDepth)
+	}
+	for _, name := range slices.Sorted(maps.Keys(s.SubagentTools)) {
+		t := s.SubagentTools[name]
+		switch {
+		case !slices.Contains(SubagentToolNames, name):
+			return fail("subagentTools", "%q is not a delegation tool of the composition (known: %s)", name, strings.Join(SubagentToolNames, ", "))
+		case t.BackgroundMode != "" && t.BackgroundMode != BackgroundContinuable && t.BackgroundMode != BackgroundOneShot:
+			return fail("subagentTools", "%s.backgroundMode: want %q or %q, got %q", name, BackgroundContinuable, BackgroundOneShot, t.BackgroundMode)
+		}
 	}
 	if _, ok := Profiles[s.Profile]; s.Profile != "" && !ok {
 		return fail("profile", "unknown profile %q (known: %s)", s.Profile, keysOf(Profiles))
@@ -485,6 +531,24 @@ var SuiteSettings = map[string]Settings{
 	"cordis-inspect-jsdoc":      {Profile: ProfileAdvanced, ServedTools: []string{"cordis_inspect_query"}, Note: "upstream's suite: EX/advanced.cordis.snapshot.yml; cordis_inspect_query's data is upstream's JSDoc catalog: served"},
 	"advanced-toolchain":        {Profile: ProfileAdvanced, Note: "upstream's suite: EX/advanced.cordis.snapshot.yml; the cordis_* tools need upstream's Cordis host: served"},
 	"web-fetch":                 {Profile: ProfileWeb, ServedTools: []string{"web_fetch"}, Note: "upstream's suite: EX/web.cordis.snapshot.yml with its loopback fixture server (not published): web_fetch served"},
+}
+
+// SuiteScenarios are the delegating scenarios of upstream's snapshot suite,
+// by name: its snapshot overlay mounts the fixture that writes
+// .dsh-snapshot-subagent-settled in the workspace on every subagent/end
+// (their inputs wait for it), so a replay of one emulates it; any other
+// recording does only with settlementMarker.
+var SuiteScenarios = []string{
+	"product-subagent-both", "product-subagent-codex", "product-subagent-result-diagnostic",
+	"subagent-child-question-rejection", "subagent-continuable", "subagent-depth-two-rejection", "subagent-fork-in-process",
+	"subagent-list-agents", "subagent-mixed", "subagent-multi", "subagent-published-run-failure", "subagent-report",
+	"subagent-spawn-in-process", "workflow-run",
+}
+
+// Marks reports whether a replay of the recording emulates the suite's
+// settlement marker: one of [SuiteScenarios], or settlementMarker.
+func (r *Recording) Marks() bool {
+	return r.Settings.SettlementMarker || slices.Contains(SuiteScenarios, r.Name)
 }
 
 func ptr[T any](v T) *T { return &v }

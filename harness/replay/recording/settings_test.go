@@ -58,6 +58,11 @@ func TestSettingsValidation(t *testing.T) {
 		{name: "a served bash is refused", json: "{\n\"servedTools\": [\"pwsh\", \"bash\"]}", line: 2, field: "servedTools", problem: `servedTools[1] "bash": a served body can never stand in for a tool of the safety stack`},
 		{name: "a served read is refused", json: `{"servedTools": ["read"]}`, line: 1, field: "servedTools", problem: "safety stack"},
 		{name: "symlinks", json: `{"symlinks": ["AGENTS.md", "nested/AGENTS.md"]}`},
+		{name: "one-shot subagent without run_in_background", json: `{"subagentTools": {"subagent": {"backgroundMode": "one-shot", "enableRunInBackground": false}, "subagent_fork": {"backgroundMode": "continuable"}}}`},
+		{name: "a delegation tool the composition lacks", json: "{\n\"subagentTools\": {\"subagent_codex\": {}}}", line: 2, field: "subagentTools", problem: `"subagent_codex" is not a delegation tool of the composition (known: subagent, subagent_fork)`},
+		{name: "an unknown background mode", json: `{"subagentTools": {"subagent": {"backgroundMode": "job"}}}`, line: 1, field: "subagentTools", problem: `subagent.backgroundMode: want "continuable" or "one-shot", got "job"`},
+		{name: "an unknown subagent knob", json: `{"subagentTools": {"subagent": {"maxDepth": 2}}}`, line: 1, field: "maxDepth", problem: "unknown field"},
+		{name: "todo sequential", json: `{"todoAllowParallelInProgress": false, "settlementMarker": true}`},
 		{name: "a symlink outside the workspace", json: "{\n\"symlinks\": [\"AGENTS.md\", \"../AGENTS.md\"]}", line: 2, field: "symlinks", problem: `symlinks[1] "../AGENTS.md": want a clean path inside the workspace`},
 		{name: "an absolute symlink path", json: `{"symlinks": ["/etc/AGENTS.md"]}`, line: 1, field: "symlinks", problem: "want a clean path inside the workspace"},
 		{name: "an unclean symlink path", json: `{"symlinks": ["nested/../AGENTS.md"]}`, line: 1, field: "symlinks", problem: "want a clean path inside the workspace"},
@@ -117,5 +122,25 @@ func TestEverySettingIsDocumented(t *testing.T) {
 	}
 	if strings.Join(keys, ",") != strings.Join(documented, ",") {
 		t.Errorf("Settings keys %v, documented %v", keys, documented)
+	}
+}
+
+// The settlement marker is emulated for upstream's delegating scenarios, by
+// name, and for any other recording only by its key.
+func TestSettlementMarkerByNameOrKey(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		set  Settings
+		want bool
+	}{
+		{"subagent-list-agents", Settings{}, true},
+		{"workflow-run", Settings{}, true},
+		{"subagent-oracle-spawn", Settings{}, false},
+		{"subagent-list-agents-copy", Settings{}, false},
+		{"subagent-oracle-spawn", Settings{SettlementMarker: true}, true},
+	} {
+		if got := (&Recording{Name: tc.name, Settings: tc.set}).Marks(); got != tc.want {
+			t.Errorf("%s %+v: Marks %v, want %v", tc.name, tc.set, got, tc.want)
+		}
 	}
 }
