@@ -172,8 +172,9 @@ type Failure struct {
 	Code    string `json:"code"`
 	// Status is the HTTP status of an HTTP error (0: none).
 	Status int `json:"status,omitempty"`
-	// ProviderRetryAfterMs is the provider's Retry-After in ms (0: none).
-	ProviderRetryAfterMs int64 `json:"providerRetryAfterMs,omitempty"`
+	// ProviderRetryAfterMs is the provider's Retry-After in ms (0: none);
+	// any JSON number, as upstream reads it (a fraction is a delay too).
+	ProviderRetryAfterMs float64 `json:"providerRetryAfterMs,omitempty"`
 	// RequestID is the provider's request id of an HTTP error.
 	RequestID string `json:"requestId,omitempty"`
 }

@@ -53,15 +53,16 @@ func (p RetryPolicy) Key() string {
 // Decide says whether a failure of code, with the provider's Retry-After
 // of retryAfterMs (0: none), is retried after previous retries of the same
 // step, and after what delay in ms; random is a draw in [0, 1) for the
-// jitter. Pure.
-func (p RetryPolicy) Decide(code string, retryAfterMs int64, previous int, random float64) (delayMs float64, retry bool) {
+// jitter. A Retry-After is any finite positive number of ms, a fraction
+// too (upstream's llm-retry); anything else is none. Pure.
+func (p RetryPolicy) Decide(code string, retryAfterMs float64, previous int, random float64) (delayMs float64, retry bool) {
 	if p.Mode != RetryAlways {
 		if !slices.Contains(p.RetryableCodes, code) || previous >= p.MaxRetries {
 			return 0, false
 		}
 	}
 	n := previous + 1
-	if after := float64(retryAfterMs); after > 0 {
+	if after := retryAfterMs; after > 0 && !math.IsInf(after, 1) {
 		if after <= p.MaxDelayMs {
 			return after, true
 		}

@@ -1,6 +1,9 @@
 package llm
 
-import "testing"
+import (
+	"math"
+	"testing"
+)
 
 func TestDecide(t *testing.T) {
 	p := DefaultRetryPolicy()
@@ -20,6 +23,10 @@ func TestDecide(t *testing.T) {
 		{"Retry-After honoured", Failure{Code: "RATE_LIMIT", ProviderRetryAfterMs: 3000}, 0, 0.9, 3000, true},
 		{"Retry-After at the maximum", Failure{Code: "RATE_LIMIT", ProviderRetryAfterMs: 10000}, 0, 0.9, 10000, true},
 		{"Retry-After above the maximum", Failure{Code: "RATE_LIMIT", ProviderRetryAfterMs: 10001}, 0, 0.9, 0, false},
+		{"a fractional Retry-After", Failure{Code: "RATE_LIMIT", ProviderRetryAfterMs: 1.5}, 0, 0.9, 1.5, true},
+		{"a Retry-After just above the maximum", Failure{Code: "RATE_LIMIT", ProviderRetryAfterMs: 10000.5}, 0, 0.9, 0, false},
+		{"a negative Retry-After is none", Failure{Code: "RATE_LIMIT", ProviderRetryAfterMs: -1.5}, 0, 0.5, 500, true},
+		{"an infinite Retry-After is none", Failure{Code: "RATE_LIMIT", ProviderRetryAfterMs: math.Inf(1)}, 0, 0.5, 500, true},
 	} {
 		delay, retry := p.Decide(tc.f.Code, tc.f.ProviderRetryAfterMs, tc.previous, tc.random)
 		if retry != tc.retry || (retry && delay != tc.delay) {
@@ -43,7 +50,7 @@ func TestDecideAlways(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
 		code       string
-		retryAfter int64
+		retryAfter float64
 		previous   int
 		delay      float64
 	}{

@@ -81,12 +81,16 @@ type Result struct {
 
 // ContextMessage is a user message a post-execute listener adds for the
 // model's next step, attributed to the plugin that wrote it (upstream's
-// additionalContexts entries): one text block per entry of Texts.
+// additionalContexts entries): one text block per entry of Texts, or the
+// blocks of Content when it is set (run_code hands a nested call's image on
+// so: its text and image blocks).
 type ContextMessage struct {
 	// Plugin names the source, e.g. "hooks-claude-code".
 	Plugin string `json:"plugin"`
 	// Texts are the message's text blocks, in order.
 	Texts []string `json:"texts"`
+	// Content, when set, is the message's blocks in place of Texts.
+	Content []Block `json:"content,omitempty"`
 	// Form and Summary, when set, join the message's source: a notice
 	// (form "notice") says in its summary what it is about.
 	Form    string `json:"form,omitempty"`

@@ -5,9 +5,13 @@
 // # Stages
 //
 //  1. Creation: the call's arguments are a detached, frozen copy ([NewCall]);
-//     arguments that are not valid JSON end the call with the VERBATIM
-//     (upstream's text, byte for byte; docs/README.md, Words)
-//     "tool execution arguments must be losslessly JSON-serializable".
+//     arguments that are not lossless JSON ([LosslessArgs]: a -0 or a
+//     number that overflows to ±Infinity anywhere, declared field or not)
+//     end the call with the VERBATIM (upstream's text, byte for byte;
+//     docs/README.md, Words) "tool execution arguments must be losslessly
+//     JSON-serializable", no code. The model's text becomes arguments as
+//     upstream's loop reads it ([ParseArguments]: empty is {}, text that is
+//     not JSON a string, which the schema check then refuses).
 //     A call whose signal is already done ends as ABORTED_BEFORE_DISPATCH.
 //  2. tools/pre-execute: a waterfall of [PreExecute] listeners with next().
 //     The first registered (or last prepended) listener is the outermost and

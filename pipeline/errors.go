@@ -27,7 +27,8 @@ const (
 	MsgAbortedBeforeDispatch = "tool call aborted before dispatch"
 	// MsgAborted is the message of [ErrAborted].
 	MsgAborted = "tool call aborted"
-	// MsgArgsNotLossless is the message of a call whose arguments are not valid JSON.
+	// MsgArgsNotLossless is the message of a call whose arguments are not
+	// lossless JSON ([LosslessArgs]); it carries no code.
 	MsgArgsNotLossless = "tool execution arguments must be losslessly JSON-serializable"
 	// MsgBlockedByPost is the message of a post-execute block with no text feedback.
 	MsgBlockedByPost = "tool result blocked by post-execute policy"

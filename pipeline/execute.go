@@ -105,7 +105,7 @@ func (r *Registry) ExecuteStaged(call *Call, s Stages) Result {
 // prepare runs everything before post-execute. final reports that the result
 // must skip post-execute.
 func (r *Registry) prepare(call *Call, h *hooks, invoked *atomic.Bool, prepared func()) (res Result, final bool) {
-	if len(call.args) == 0 || !json.Valid(call.args) {
+	if !LosslessArgs(call.args) {
 		return ErrorResult(errors.New(MsgArgsNotLossless)), true
 	}
 	if call.signal.Err() != nil {

@@ -274,6 +274,7 @@ func cloneMessages(ms []ContextMessage) []ContextMessage {
 	for i, m := range ms {
 		out[i] = m
 		out[i].Texts = append([]string(nil), m.Texts...)
+		out[i].Content = append([]Block(nil), m.Content...)
 	}
 	return out
 }

@@ -101,6 +101,8 @@ func ReplaySettings(s Settings, eventTimes bool) []byte {
 		Subagent   map[string]any    `json:"subagentTools,omitempty"`
 		MaxDepth   int               `json:"subagentMaxDepth,omitempty"`
 		Workflow   int               `json:"workflowMaxConcurrentAgents,omitempty"`
+		Profile    string            `json:"profile,omitempty"`
+		Prompts    *bool             `json:"imagePrompts,omitempty"`
 		Note       string            `json:"note"`
 	}
 	var f file
@@ -151,6 +153,10 @@ func ReplaySettings(s Settings, eventTimes bool) []byte {
 			why = append(why, fmt.Sprintf("mounted the subagent tools at maxDepth %d (PROBE_MAX_DEPTH=%d)", s.MaxDepth, s.MaxDepth))
 		}
 		why = append(why, fmt.Sprintf("capped the workflow engine at maxConcurrentAgents %d (PROBE_SUBAGENTS=1 mounts it so)", WorkflowMaxConcurrentAgents))
+	}
+	if s.Image {
+		f.Profile, f.Prompts = recording.ProfileImage, new(bool)
+		why = append(why, "mounted dsh-attachment-local and so read_image, the session on deepseek-v4-flash-vision-exp, which the overlay's image-route shim declares image-capable (PROBE_IMAGE=1), under dsh-acp 0.0.1-rc.1, which advertises no image prompts")
 	}
 	if len(why) == 0 {
 		return nil
@@ -206,6 +212,7 @@ func (n Notes) Markdown(in recording.Input) []byte {
 		{n.Settings.NoHooks, "no hook bridges mounted"},
 		{n.Settings.MissingRunner, "sandbox runnerCommand <cwd>/.dsh-missing-sandbox-runner, a path that does not exist (not the passthrough runner)"},
 		{n.Settings.Subagents, fmt.Sprintf("delegation mounted as the acp-agent composes it (subagent service, in-process spawn and fork, tool-subagent-control and list-agents, report, subagent continuable and subagent_fork waiting, maxDepth %d; workflow-worker-thread with maxConcurrentAgents %d, tool-workflow); child scripts session.<n>.jsonl, bound by llm-replay to the children in the order they first call the model", max(n.Settings.MaxDepth, 1), WorkflowMaxConcurrentAgents)},
+		{n.Settings.Image, "dsh-attachment-local mounted (dshHome $DSH_HOME = <cwd>/.dsh), so tool-fs registers read_image; the session's model is deepseek-v4-flash-vision-exp, declared image-capable by the overlay's image-route shim (llm-replay's adapter declares no modality)"},
 	})
 	probe := n.Settings.String()
 	if probe == "" {

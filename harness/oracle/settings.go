@@ -87,6 +87,12 @@ type Settings struct {
 	// removes its run_in_background (PROBE_SUBAGENT_RUN_IN_BACKGROUND=0).
 	// Both need PROBE_SUBAGENTS=1.
 	SubagentOneShot, SubagentForeground bool
+	// Image mounts the local attachment store and so read_image, on the
+	// image route of upstream's image overlay (PROBE_IMAGE=1: the session's
+	// model is deepseek-v4-flash-vision-exp, declared image-capable by the
+	// overlay's image-route shim, since llm-replay's adapter declares no
+	// modality).
+	Image bool
 }
 
 // WorkflowMaxConcurrentAgents is the workflow engine's cap the overlay
@@ -106,7 +112,7 @@ const MissingRunnerPath = "{{cwd}}/.dsh-missing-sandbox-runner"
 // PROBE_RUNNER=missing, PROBE_REMINDER=1, PROBE_INSTRUCTIONS=1,
 // PROBE_INSTRUCTION_MARKERS=<JSON list> (with PROBE_INSTRUCTIONS=1),
 // PROBE_RETRY=<retry policy JSON>, PROBE_SUBAGENTS=1 and PROBE_MAX_DEPTH=<n>
-// (with PROBE_SUBAGENTS=1); a JSON value is written as [Settings.String]
+// (with PROBE_SUBAGENTS=1), PROBE_IMAGE=1; a JSON value is written as [Settings.String]
 // prints it (compact, keys in order). Anything else is an error naming it.
 func ParseSettings(env string) (Settings, error) {
 	var s Settings
@@ -131,7 +137,7 @@ func ParseSettings(env string) (Settings, error) {
 }
 
 // switches names every switch ParseSettings knows, for its errors.
-const switches = "DSH_PERMISSION_MODE=<mode>, PROBE_TOOLS_MODE=code|both, PROBE_SPILL=1, PROBE_SQ=1, PROBE_HOOKS=0, PROBE_TODO=1, PROBE_TODO_PARALLEL=0, PROBE_FS_SEARCH=1, PROBE_PACE_MS=<n>, PROBE_RUNNER=missing, PROBE_REMINDER=1, PROBE_INSTRUCTIONS=1, PROBE_INSTRUCTION_MARKERS=<JSON list>, PROBE_RETRY=<retry policy JSON>, PROBE_SUBAGENTS=1, PROBE_MAX_DEPTH=<n>, PROBE_SUBAGENT_BACKGROUND=one-shot, PROBE_SUBAGENT_RUN_IN_BACKGROUND=0"
+const switches = "DSH_PERMISSION_MODE=<mode>, PROBE_TOOLS_MODE=code|both, PROBE_SPILL=1, PROBE_SQ=1, PROBE_HOOKS=0, PROBE_TODO=1, PROBE_TODO_PARALLEL=0, PROBE_FS_SEARCH=1, PROBE_PACE_MS=<n>, PROBE_RUNNER=missing, PROBE_REMINDER=1, PROBE_INSTRUCTIONS=1, PROBE_INSTRUCTION_MARKERS=<JSON list>, PROBE_RETRY=<retry policy JSON>, PROBE_SUBAGENTS=1, PROBE_MAX_DEPTH=<n>, PROBE_SUBAGENT_BACKGROUND=one-shot, PROBE_SUBAGENT_RUN_IN_BACKGROUND=0, PROBE_IMAGE=1"
 
 // set applies one K=V switch.
 func (s *Settings) set(kv string) error {
@@ -139,7 +145,8 @@ func (s *Settings) set(kv string) error {
 	flags := map[string]*bool{"PROBE_SPILL=1": &s.Spill, "PROBE_SQ=1": &s.SessionQuery, "PROBE_HOOKS=0": &s.NoHooks,
 		"PROBE_TODO=1": &s.Todo, "PROBE_TODO_PARALLEL=0": &s.TodoSequential, "PROBE_FS_SEARCH=1": &s.FSSearch, "PROBE_RUNNER=missing": &s.MissingRunner,
 		"PROBE_REMINDER=1": &s.Reminder, "PROBE_INSTRUCTIONS=1": &s.Instructions, "PROBE_SUBAGENTS=1": &s.Subagents,
-		"PROBE_SUBAGENT_BACKGROUND=one-shot": &s.SubagentOneShot, "PROBE_SUBAGENT_RUN_IN_BACKGROUND=0": &s.SubagentForeground}
+		"PROBE_SUBAGENT_BACKGROUND=one-shot": &s.SubagentOneShot, "PROBE_SUBAGENT_RUN_IN_BACKGROUND=0": &s.SubagentForeground,
+		"PROBE_IMAGE=1": &s.Image}
 	switch {
 	case k == "DSH_PERMISSION_MODE" && (v == DangerFullAccess || v == WorkspaceWrite || v == ReadOnly):
 		s.Mode = v
@@ -250,6 +257,7 @@ func (s Settings) String() string {
 		{s.MaxDepth != 0, "PROBE_MAX_DEPTH=" + strconv.Itoa(s.MaxDepth)},
 		{s.SubagentOneShot, "PROBE_SUBAGENT_BACKGROUND=one-shot"},
 		{s.SubagentForeground, "PROBE_SUBAGENT_RUN_IN_BACKGROUND=0"},
+		{s.Image, "PROBE_IMAGE=1"},
 	})
 	return strings.Join(kv, " ")
 }
@@ -333,8 +341,10 @@ func SettingsOf(rec *recording.Recording) (Settings, error) {
 		return Settings{}, fmt.Errorf("%s: bashTimeoutMs: the oracle's overlay has no switch for it", rec.Name)
 	case set.MaxConcurrentJobsPerOwner != nil && *set.MaxConcurrentJobsPerOwner != defaultMaxJobs:
 		return Settings{}, fmt.Errorf("%s: maxConcurrentJobsPerOwner %d: the oracle's overlay runs with upstream's default %d only", rec.Name, *set.MaxConcurrentJobsPerOwner, defaultMaxJobs)
+	case set.Profile == recording.ProfileImage:
+		s.Image = true
 	case set.Profile != "" && set.Profile != recording.ProfileDefault && set.Profile != recording.ProfileFSSearch:
-		return Settings{}, fmt.Errorf("%s: profile %q: the oracle's overlay has the default and fs-search profiles only", rec.Name, set.Profile)
+		return Settings{}, fmt.Errorf("%s: profile %q: the oracle's overlay has the default, fs-search and image profiles only", rec.Name, set.Profile)
 	case set.Prepare != "" || len(set.ServedTools) > 0:
 		return Settings{}, fmt.Errorf("%s: a workspace preparation or served tools: the oracle's overlay has neither", rec.Name)
 	case set.SandboxBackend == recording.BackendLandlock && set.LandlockRunner == MissingRunnerPath && set.LandlockABI == nil:
@@ -469,10 +479,11 @@ func messageFrom(rec *recording.Recording, match func(messageSource) bool) bool 
 	return false
 }
 
-// calls reports whether the recording's model calls one of the tools.
+// calls reports whether the recording calls one of the tools: a call of
+// the model, or one nested in a run_code program (tool/code-dispatch-start).
 func calls(rec *recording.Recording, names ...string) bool {
 	for _, e := range rec.Events {
-		if e.Type != session.KindToolCall {
+		if e.Type != session.KindToolCall && e.Type != session.KindCodeDispatchStart {
 			continue
 		}
 		var c struct {

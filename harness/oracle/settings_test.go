@@ -79,6 +79,7 @@ func TestTurnSwitches(t *testing.T) {
 			Settings{Mode: WorkspaceWrite, Todo: true, Reminder: true, Instructions: true, Retry: retry}},
 		{"PROBE_SUBAGENTS=1", Settings{Subagents: true}},
 		{"DSH_PERMISSION_MODE=workspace-write PROBE_SUBAGENTS=1 PROBE_MAX_DEPTH=2", Settings{Mode: WorkspaceWrite, Subagents: true, MaxDepth: 2}},
+		{"PROBE_TOOLS_MODE=code PROBE_IMAGE=1", Settings{ToolsMode: ToolsCode, Image: true}},
 	} {
 		s, err := ParseSettings(tc.env)
 		if err != nil {

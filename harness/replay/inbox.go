@@ -33,11 +33,14 @@ type pluginSource struct {
 }
 
 // pluginMessage is a plugin's context message as upstream stores it: one
-// text block per text.
+// text block per text, or its own blocks.
 func pluginMessage(cm pipeline.ContextMessage) userMessage {
 	content := make([]pipeline.Block, len(cm.Texts))
 	for i, t := range cm.Texts {
 		content[i] = pipeline.TextBlock(t)
+	}
+	if cm.Content != nil {
+		content = append([]pipeline.Block(nil), cm.Content...)
 	}
 	return newUserMessage("plugin", pluginSource{Kind: "plugin", Plugin: cm.Plugin, Form: cm.Form, Summary: cm.Summary}, content)
 }

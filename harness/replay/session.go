@@ -72,6 +72,9 @@ func startSession(ctx context.Context, s sessionSetup) (*sessionRun, error) {
 	}
 	run.stack = st
 	s.wire.imagePrompts = st.Attachments() != nil && st.ImageInput()
+	if p := s.rec.Settings.ImagePrompts; p != nil {
+		s.wire.imagePrompts = *p
+	}
 	run.settle = newSettler("/proc", st.RunningJobPIDs)
 	info := s.info
 	info.Retry = retryPolicy(s.rec.Settings.RetryPolicy)

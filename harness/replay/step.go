@@ -54,11 +54,11 @@ func (d *driver) modelStep(ctx context.Context, turn, step int) (end *session.En
 			return nil, err
 		}
 		if k := a.finishKind(); k == llm.Error || k == llm.Aborted {
-			failure, readable := a.failure()
-			var r *session.Retry
-			if readable {
-				r = d.retryOf(info, turn, step, retries, failure)
-			}
+			// The policy decides on what could be read of the failure, as
+			// upstream's llm-retry reads it: a field of another type (a
+			// string status or Retry-After) is none, and the rest counts.
+			failure, _ := a.failure()
+			r := d.retryOf(info, turn, step, retries, failure)
 			if r == nil {
 				return &session.EndReason{Kind: session.EndError, Error: failure}, nil
 			}
@@ -277,13 +277,15 @@ func failureChunk(f *llm.Failure) json.RawMessage {
 func (d *driver) concurrencySafe(tc recording.ToolCall) bool {
 	for _, t := range slices.Concat(d.stack.Definitions(), d.surface.WireTools()) {
 		if t.Name == tc.Name {
-			return pipeline.RunsBeside(t, json.RawMessage(tc.Arguments))
+			return pipeline.RunsBeside(t, pipeline.ParseArguments(tc.Arguments))
 		}
 	}
 	return false
 }
 
-// runCalls runs a step's calls as upstream's scheduler does: an exclusive
+// runCalls runs a step's calls as upstream's scheduler does (each call's
+// arguments read from the model's text as upstream's loop reads them,
+// [pipeline.ParseArguments]): an exclusive
 // call alone (tool/call, then its result; a call whose arguments its schema
 // refuses is exclusive), consecutive concurrency-safe calls as one pool (all their tool/call events, then the results in model order).
 // A call reached after the prompt was cancelled still gets its tool/call and
@@ -310,13 +312,15 @@ func (d *driver) runCalls(ctx context.Context, turn, step int, calls []recording
 				return false, err
 			}
 		}
-		if slices.ContainsFunc(pool, func(tc recording.ToolCall) bool { return d.stack.Yields(tc.Name, json.RawMessage(tc.Arguments)) }) {
+		if slices.ContainsFunc(pool, func(tc recording.ToolCall) bool {
+			return d.stack.Yields(tc.Name, pipeline.ParseArguments(tc.Arguments))
+		}) {
 			d.yield() // the calls await I/O: a background child started before may step
 		}
 		results := make([]pipeline.Result, len(pool))
 		var wg sync.WaitGroup
 		for k, tc := range pool {
-			wg.Go(func() { results[k] = d.surface.Execute(ctx, tc.ID, tc.Name, json.RawMessage(tc.Arguments)) })
+			wg.Go(func() { results[k] = d.surface.Execute(ctx, tc.ID, tc.Name, pipeline.ParseArguments(tc.Arguments)) })
 		}
 		wg.Wait()
 		for k, tc := range pool {

@@ -196,7 +196,7 @@ func httpFailure(resp *http.Response) error {
 		}
 	}
 	f.Code = HTTPCode(resp.StatusCode, strings.Join(detail, " "))
-	f.ProviderRetryAfterMs = RetryAfterMs(resp.Header.Get("Retry-After"), time.Now())
+	f.ProviderRetryAfterMs = float64(RetryAfterMs(resp.Header.Get("Retry-After"), time.Now()))
 	f.RequestID = resp.Header.Get("X-Request-Id")
 	if f.RequestID == "" {
 		f.RequestID = resp.Header.Get("X-Deepseek-Request-Id")

@@ -101,8 +101,8 @@ func TestPayloadJSON(t *testing.T) {
 }
 
 // TestReportedFailureOfAnotherShape: a field of another type is reported
-// (a policy does not retry such a failure), the rest is read, and the
-// failure is still written as it came.
+// and left unread, the rest is read (a retry policy decides on it, as
+// upstream's llm-retry does), and the failure is still written as it came.
 func TestReportedFailureOfAnotherShape(t *testing.T) {
 	raw := json.RawMessage(`{"message":"m","code":"SERVER","status":"503"}`)
 	f, ok := ReportedFailure(raw)
@@ -117,5 +117,14 @@ func TestReportedFailureOfAnotherShape(t *testing.T) {
 	}
 	if !slices.Equal([]bool{EndReason{Kind: EndError}.Failed(), EndReason{Kind: EndAborted}.Failed()}, []bool{true, false}) {
 		t.Error("Failed is not kind error")
+	}
+}
+
+// TestReportedFailureOfAFractionalRetryAfter: providerRetryAfterMs is any
+// JSON number, as upstream's llm-retry reads it: 1.5 is read as 1.5.
+func TestReportedFailureOfAFractionalRetryAfter(t *testing.T) {
+	f, ok := ReportedFailure(json.RawMessage(`{"message":"m","code":"RATE_LIMIT","providerRetryAfterMs":1.5}`))
+	if !ok || f.ProviderRetryAfterMs != 1.5 {
+		t.Errorf("failure %+v (read %v), want providerRetryAfterMs 1.5", f, ok)
 	}
 }

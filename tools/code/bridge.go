@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -382,14 +383,32 @@ func (b *bridge) settled(n int) {
 
 // commit keeps the call's contexts and messages for the outer call and
 // passes the commit turn on; it returns the run's over reason ("" while the
-// run goes on).
+// run goes on). A successful call whose content holds an image hands its
+// content on first, as a message of its own (upstream's tools-code-mode:
+// the program gets the value, the model the image at its next step).
 func (b *bridge) commit(res pipeline.Result) string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if m, ok := imageMessage(res); ok {
+		b.messages = append(b.messages, m)
+	}
 	b.messages = append(b.messages, res.ContextMessages...)
 	b.commitTurn++
 	b.cond.Broadcast()
 	return b.over
+}
+
+// ImagePlugin is the source of the message that hands a nested call's
+// image on (VERBATIM).
+const ImagePlugin = "tools-code-mode"
+
+// imageMessage is the message a settled nested call hands on when it
+// succeeded with an image among its blocks: all its blocks, text and image.
+func imageMessage(res pipeline.Result) (pipeline.ContextMessage, bool) {
+	if res.IsError || !slices.ContainsFunc(res.Content, func(c pipeline.Block) bool { return c.Type == "image" }) {
+		return pipeline.ContextMessage{}, false
+	}
+	return pipeline.ContextMessage{Plugin: ImagePlugin, Texts: []string{}, Content: append([]pipeline.Block(nil), res.Content...)}, true
 }
 
 // programValue is what the program receives from a settled call: its

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/dshsim/dshsim/internal/waittest"
 	"github.com/dshsim/dshsim/pipeline"
@@ -147,6 +148,16 @@ func newEnv(t *testing.T, cfg Config, rt Runner, deps ...func(*Deps)) *env {
 		}},
 		{Name: "fail", Run: func(ctx context.Context, c *pipeline.Call) (pipeline.Output, error) {
 			return pipeline.Output{}, errors.New(`cannot read "/ws/missing.txt": not found`)
+		}},
+		{Name: "image", Run: func(ctx context.Context, c *pipeline.Call) (pipeline.Output, error) {
+			var a struct{ Fail bool }
+			c.DecodeArgs(&a)
+			out := pipeline.Output{Value: json.RawMessage(`{"path":"p.png"}`), Content: []pipeline.Block{pipeline.TextBlock("<path>p.png</path>"), pipeline.ImageBlock(json.RawMessage(`{"attachmentId":"sha256:1"}`))},
+				ContextMessages: []pipeline.ContextMessage{{Plugin: "defer", Texts: []string{"after image"}}}}
+			if a.Fail {
+				return out, errors.New("image refused")
+			}
+			return out, nil
 		}},
 		{Name: "defer", ConcurrencySafe: true, Run: func(ctx context.Context, c *pipeline.Call) (pipeline.Output, error) {
 			var a struct{ Ctx string }
@@ -450,6 +461,18 @@ func TestContextsAndDispatchLog(t *testing.T) {
 		res := e.run(context.Background(), "d", `await Promise.all([tools.defer({ctx: "first"}), tools.defer({ctx: "second"})]); throw new Error("later");`)
 		want := []pipeline.ContextMessage{{Plugin: "defer", Texts: []string{"first"}}, {Plugin: "defer", Texts: []string{"second"}}}
 		if !res.IsError || !cmp.Equal(res.ContextMessages, want) {
+			t.Errorf("result %q context messages %+v, want %+v", res.Text(), res.ContextMessages, want)
+		}
+	})
+	t.Run("a nested call's image is handed on as a tools-code-mode message of its blocks, before its own contexts", func(t *testing.T) {
+		// oracle recording diff-code-read-image: run_code's read_image.
+		e := newEnv(t, Config{}, realRuntime(t))
+		res := e.run(context.Background(), "i", `const v = await tools.image({}); await tools.echo({a: 1}); try { await tools.image({fail: true}); } catch {} return v.path;`)
+		want := []pipeline.ContextMessage{
+			{Plugin: ImagePlugin, Texts: []string{}, Content: []pipeline.Block{pipeline.TextBlock("<path>p.png</path>"), pipeline.ImageBlock(json.RawMessage(`{"attachmentId":"sha256:1"}`))}},
+			{Plugin: "defer", Texts: []string{"after image"}},
+		}
+		if res.IsError || res.Text() != "p.png" || !cmp.Equal(res.ContextMessages, want, cmpopts.EquateEmpty()) {
 			t.Errorf("result %q context messages %+v, want %+v", res.Text(), res.ContextMessages, want)
 		}
 	})

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"strings"
 
 	"github.com/dshsim/dshsim/attachment"
 	"github.com/dshsim/dshsim/fsobserve"
@@ -74,7 +73,7 @@ func (t *Tools) runReadImage(ctx context.Context, call *pipeline.Call) (pipeline
 	if err != nil {
 		return pipeline.Output{}, err
 	}
-	mt, ok := imageExtensions[strings.ToLower(filepath.Ext(arg))]
+	mt, ok := imageExtensions[lowerASCII(extname(arg))]
 	if !ok {
 		return pipeline.Output{}, fmt.Errorf("cannot read %q: read_image only accepts PNG/JPEG/WebP/GIF paths", arg)
 	}
@@ -156,7 +155,7 @@ func imageError(err error, display, mt string, limits attachment.Limits) error {
 	case attachment.CodeTooManyPixels:
 		return fmt.Errorf("cannot read %q: the image exceeds the %d-pixel decoded-size limit; downscale the image and read the smaller copy", display, limits.MaxImagePixels)
 	case attachment.CodeTypeMismatch:
-		return fmt.Errorf("cannot read %q: the %s extension declares %s, but the bytes use a different image format; rename the file to match its actual format if it is PNG/JPEG/WebP/GIF, or convert it to one of those formats", display, strings.ToLower(filepath.Ext(display)), mt)
+		return fmt.Errorf("cannot read %q: the %s extension declares %s, but the bytes use a different image format; rename the file to match its actual format if it is PNG/JPEG/WebP/GIF, or convert it to one of those formats", display, lowerASCII(extname(display)), mt)
 	}
 	return err
 }

@@ -65,6 +65,8 @@ func TestReadImageGates(t *testing.T) {
 		{"blank path", true, vision, nil, `{"file_path":"  "}`, "isError: true\ntext: Error: file_path must be a non-empty string\n"},
 		{"extension", true, vision, nil, `{"file_path":"notes.txt"}`, "isError: true\ntext: Error: cannot read \"notes.txt\": read_image only accepts PNG/JPEG/WebP/GIF paths\n"},
 		{"extension before the store", false, nil, nil, `{"file_path":"a.bmp"}`, "isError: true\ntext: Error: cannot read \"a.bmp\": read_image only accepts PNG/JPEG/WebP/GIF paths\n"},
+		{"a dot file has no extension (path.extname)", true, vision, func(r *rig) { r.put(".png", mustRead(t, r, "red.png")) }, `{"file_path":".png"}`, "isError: true\ntext: Error: cannot read \".png\": read_image only accepts PNG/JPEG/WebP/GIF paths\n"},
+		{"a trailing slash keeps the extension (path.extname)", true, vision, func(r *rig) { os.Mkdir(r.path("d.png"), 0o755) }, `{"file_path":"d.png/"}`, "isError: true\ntext: Error: cannot read \"<ws>/d.png\": not a regular file\nerror: {\"name\":\"FsError\",\"code\":\"FS_NOT_REGULAR_FILE\"}\n"},
 		{"no store", false, vision, nil, `{"file_path":"red.png"}`, "isError: true\ntext: Error: cannot read \"red.png\" as an image: no attachment service is mounted\n"},
 		{"no route", true, nil, nil, `{"file_path":"red.png"}`, "isError: true\ntext: Error: cannot read \"red.png\" as an image: the current model route could not be resolved\n"},
 		{"text route", true, text, nil, `{"file_path":"red.png"}`, "isError: true\ntext: Error: cannot read \"red.png\" as an image: model \"deepseek-v4-flash\" does not declare image input; switch to an image-capable model to read images\n"},

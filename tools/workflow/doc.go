@@ -30,7 +30,12 @@
 // agent, and tool-workflow/run-end {runId, stopReason}. The result text is
 // `workflow "<name>" completed (<n> agent|agents).\nReturn value:\n<JSON
 // indented by two>`, clipped at 50000 UTF-16 units with upstream's
-// truncation line.
+// truncation line; the tool's value is {runId, agentsStarted, result} in
+// that key order. A return value holding -0 completes the run and fails the
+// call as upstream's output snapshot does (`tool "workflow" returned invalid
+// output: value is not lossless JSON`, INVALID_TOOL_OUTPUT). A thrown value,
+// an Error or not, is rendered as upstream's engine renders it: its stack,
+// else its message, else String(value).
 //
 // # Ours
 //

@@ -273,17 +273,36 @@ func (r *runState) finish(ctx context.Context, res noderuntime.Result) (pipeline
 	var done struct {
 		Value         json.RawMessage `json:"value"`
 		AgentsStarted int             `json:"agentsStarted"`
+		Lossy         bool            `json:"lossy"`
 	}
 	if err := json.Unmarshal(res.Value, &done); err != nil {
 		return pipeline.Output{}, fmt.Errorf("workflow run failed: the runtime's result is not its completion: %w", err)
+	}
+	if done.Lossy {
+		return pipeline.Output{}, errLossyValue
 	}
 	text, err := r.render(done.Value, done.AgentsStarted)
 	if err != nil {
 		return pipeline.Output{}, err
 	}
-	value, _ := json.Marshal(map[string]any{"runId": r.runID, "agentsStarted": done.AgentsStarted, "result": done.Value})
+	value, err := json.Marshal(toolValue{r.runID, done.AgentsStarted, done.Value})
+	if err != nil {
+		return pipeline.Output{}, err
+	}
 	return pipeline.Output{Content: []pipeline.Block{pipeline.TextBlock(text)}, Value: value}, nil
 }
+
+// toolValue is the tool's value, in upstream's key order (a run_code
+// program reads Object.keys of it).
+type toolValue struct {
+	RunID         string          `json:"runId"`
+	AgentsStarted int             `json:"agentsStarted"`
+	Result        json.RawMessage `json:"result"`
+}
+
+// errLossyValue is upstream's output snapshot refusing a return value that
+// holds a -0 (VERBATIM): the run has completed, the call fails.
+var errLossyValue = pipeline.NewError("ToolOutputError", "INVALID_TOOL_OUTPUT", `tool "workflow" returned invalid output: value is not lossless JSON`)
 
 // render is the result text (VERBATIM): `workflow "<name>" completed (<n>
 // agent|agents).\nReturn value:\n<JSON, indented 2>`, the JSON clipped at

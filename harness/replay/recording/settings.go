@@ -78,6 +78,11 @@ type Settings struct {
 	SessionTitleLLM *TitleLLM `json:"sessionTitleLlm,omitempty"`
 	// WorkspaceContext configures the workspace instructions (AGENTS.md).
 	WorkspaceContext *WorkspaceContext `json:"workspaceContext,omitempty"`
+	// ImagePrompts says whether the ACP bridge advertised inline image
+	// prompts in its initialize result (nil: as the stack composes images
+	// on an image-capable route, as the suite's bridge does; the oracle's
+	// dsh-acp 0.0.1-rc.1 never advertises them).
+	ImagePrompts *bool `json:"imagePrompts,omitempty"`
 	// Profile names the upstream overlay the scenario ran under, which
 	// decides the tools beyond the safety stack ([Profiles]); "" is the
 	// default profile.
@@ -310,6 +315,8 @@ var SettingKeys = []SettingKey{
 		"asks a title model after the first request (session/title-llm-request) and logs its title after the turn; the title model's replies are replay.override.json's, the main model's the log's own"},
 	{"workspaceContext", `{"projectRootMarkers": [names], "maxBytes": integer >= 0, "compactBaselineAtRead": "path"}`, "agent-instructions: EX/agent-instructions.cordis*.yml, workspaceContext.projectRootMarkers [.dsh-project] and the fixture workspace-context-compaction.ts",
 		"the workspace instructions (AGENTS.md, CLAUDE.md and their .local files, on by default with root marker .git and 65536 bytes; maxBytes 0 turns them off); compactBaselineAtRead replaces the baseline message before the first read of that path, as upstream's fixture does"},
+	{"imagePrompts", "true or false (absent: true when images are composed on an image-capable route)", "(ours) diff-code-read-image: the oracle's dsh-acp 0.0.1-rc.1, whose initialize never advertises image prompts",
+		"the initialize result's promptCapabilities.image"},
 	{"profile", "default, image, fs-search, pwsh, persistent-pwsh, lsp, pty, advanced or web", "read-image, fs-glob-sampling, pwsh-tool-turn, lsp-definition, pty-tools, cordis-inspect-jsdoc...: the scenario's EX/*.cordis.snapshot.yml overlay",
 		"composes the overlay's tools beyond the safety stack (and leaves out what a standalone overlay does not mount); a tool the recording calls adds its area too"},
 	{"prepare", "fs-search-tree, editing-cordis-skill or delimiter-path", "fs-glob-sampling: prepareFsSearchWorkspace; skill-load: prepareEditingCordisSkillWorkspace; agent-instructions: prepareDelimiterPathWorkspace",

@@ -259,6 +259,22 @@ class WorkflowError extends Error {
   }
 }
 
+// renderThrown is a thrown value's failure text as upstream's workflow
+// engine renders it (its renderThrown), for any value, an Error or not: its
+// stack when that is a non-empty string, else its message when that is one,
+// else String(value); a read or conversion that throws gives a fixed label.
+function renderThrown(error) {
+  try {
+    const stack = error?.stack;
+    if (typeof stack === 'string' && stack.length > 0) return stack;
+    const message = error?.message;
+    if (typeof message === 'string' && message.length > 0) return message;
+    return String(error);
+  } catch {
+    return '[unrenderable thrown value]';
+  }
+}
+
 class MaterializeError extends Error {
   constructor(path, reason) { super(path + ': ' + reason); this.name = 'MaterializeError'; }
 }
@@ -411,12 +427,16 @@ async function runWorkflow(boot) {
   } catch (e) {
     const msg = e instanceof MaterializeError
       ? "the workflow's return value is not plain JSON data — " + e.message + '. Return only JSON-serializable objects/arrays/scalars.'
-      : rendered(e);
+      : renderThrown(e);
     done({ type: 'done', error: { kind: 'exception', message: msg }, agentsStarted: hooks.started() });
     return;
   }
   finished = true;
-  sendText('{"type":"done","value":' + stringify({ value: value, agentsStarted: hooks.started() }) + '}');
+  // A -0 survives materialize (it is finite) but not JSON: the host fails
+  // the call as upstream's output snapshot does, after the run completed.
+  const lossy = value !== null && serialize(value) === undefined;
+  const completion = lossy ? { value: value, agentsStarted: hooks.started(), lossy: true } : { value: value, agentsStarted: hooks.started() };
+  sendText('{"type":"done","value":' + stringify(completion) + '}');
 }
 
 let buffered = Buffer.alloc(0);

@@ -96,3 +96,41 @@ return [a, b];`, func(req map[string]any) string {
 		t.Errorf("a body that does not parse: %+v, host calls %v", res.Error, calls)
 	}
 }
+
+// TestWorkflowThrownValues: a body's thrown value is rendered as
+// upstream's engine renders any value, an Error or not: its stack when a
+// non-empty string, else its message when one, else String(value), a
+// throwing read as a fixed label; and a return value holding -0 completes
+// with the lossy mark (the tool fails it), one without does not. Planted
+// bugs caught: a non-Error printed as String ("[object Object]"), the
+// message preferred to the stack, the -0 written as 0 unmarked.
+func TestWorkflowThrownValues(t *testing.T) {
+	r := newRuntime(t, Config{})
+	for _, tc := range []struct{ body, failure string }{
+		{`throw { message: "boom" }`, "exception: boom"},
+		{`throw { stack: "STACK", message: "m" }`, "exception: STACK"},
+		{`throw { stack: "", message: "m" }`, "exception: m"},
+		{`throw { message: "" }`, "exception: [object Object]"},
+		{`throw { message: 7 }`, "exception: [object Object]"},
+		{`throw "text"`, "exception: text"},
+		{`throw null`, "exception: null"},
+		{`throw { get stack() { throw new Error("no") } }`, "exception: [unrenderable thrown value]"},
+		{`throw { toString() { throw 1 } }`, "exception: [unrenderable thrown value]"},
+	} {
+		res, _, _ := workflowRun(t, r, tc.body, completed)
+		if got := failureOf(res); got != tc.failure {
+			t.Errorf("%s: failure %q, want %q", tc.body, got, tc.failure)
+		}
+	}
+	for _, tc := range []struct{ body, value string }{
+		{`return { a: [1, -0] }`, `{"value":{"a":[1,0]},"agentsStarted":0,"lossy":true}`},
+		{`return -0`, `{"value":0,"agentsStarted":0,"lossy":true}`},
+		{`return { b: 1, a: 0 }`, `{"value":{"b":1,"a":0},"agentsStarted":0}`},
+		{`return`, `{"value":null,"agentsStarted":0}`},
+	} {
+		res, _, _ := workflowRun(t, r, tc.body, completed)
+		if string(res.Value) != tc.value || failureOf(res) != "" {
+			t.Errorf("%s: value %s (%s), want %s", tc.body, res.Value, failureOf(res), tc.value)
+		}
+	}
+}
