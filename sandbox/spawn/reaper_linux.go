@@ -172,6 +172,23 @@ func quietSince(root, last int, lastErr error, clean bool) bool {
 	return lastErr == nil && clean && last == root
 }
 
+// keep runs start (a fork by other code: a child this process waits for
+// itself) and marks the child it started as not an orphan, so no sweep
+// kills it, even in a session of its own; release unmarks it once its
+// Wait returned.
+func (r *reaper) keep(start func() (pid int, err error)) (release func(), err error) {
+	r.forks.RLock()
+	defer r.forks.RUnlock()
+	pid, err := start()
+	if err != nil {
+		return func() {}, err
+	}
+	r.mu.Lock()
+	r.started[pid] = true
+	r.mu.Unlock()
+	return func() { r.collected(pid) }, nil
+}
+
 // collected forgets root pid once its Wait collected its status.
 func (r *reaper) collected(pid int) {
 	r.mu.Lock()

@@ -122,6 +122,17 @@ type Process struct {
 	limits         sandbox.Limits
 }
 
+// Keep starts a child of this process that other code waits for itself
+// (start forks it and returns its pid) and keeps it from the sweeps of
+// spawn's subreaper, which kill a child of this process in a session of its
+// own that no call claims, as the orphan of a call it looks like. release
+// ends that once its Wait returned. A process that starts such children
+// beside spawn's calls (a contained replay's child, in a session of its
+// own) starts them so.
+func Keep(start func() (pid int, err error)) (release func(), err error) {
+	return theReaper.keep(start)
+}
+
 // Start confines (unless danger-full-access) and starts req.Argv in its own
 // session and process group (no controlling terminal). Errors: ctx already
 // done (not with req.Detach); an empty argv; a confined mode without a

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/dshsim/dshsim/sandbox/inproc"
+	"github.com/dshsim/dshsim/sandbox/spawn"
 	"io"
 	"os"
 	"os/exec"
@@ -425,7 +426,15 @@ func start(ctx context.Context, m mode, name string, request []byte, opt Options
 	defer runtime.UnlockOSThread()
 	// inproc.WhileDumpable: a process the in-process sandbox made not
 	// dumpable cannot write its child's uid_map (EACCES as a normal user).
-	err = inproc.WhileDumpable(cmd.Start)
+	// spawn.Keep: the child is in a session of its own, which a sweep of
+	// spawn's subreaper in this process would take for a call's orphan.
+	release, err := spawn.Keep(func() (int, error) {
+		if err := inproc.WhileDumpable(cmd.Start); err != nil {
+			return 0, err
+		}
+		return cmd.Process.Pid, nil
+	})
+	defer release()
 	w.Close()
 	if opt.Conn != nil {
 		opt.Conn.Close()

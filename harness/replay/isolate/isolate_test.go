@@ -26,6 +26,7 @@ import (
 	"github.com/dshsim/dshsim/internal/waittest"
 	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/sandbox/sandboxtest"
+	"github.com/dshsim/dshsim/sandbox/spawn"
 )
 
 func TestMain(m *testing.M) {
@@ -500,4 +501,29 @@ func TestAsAnotherUser(t *testing.T) {
 		Tests:       tests,
 		Executables: map[string]string{sandboxtest.RunnerEnv: sandboxtest.Runner(t), hostile.ProgramEnv: hostile.Program(t)},
 	})
+}
+
+// TestASweepLeavesTheChild: a contained child runs in a session of its
+// own, which a sweep of spawn's subreaper in the same process would take
+// for a call's orphan and kill; spawn's calls ending meanwhile (each
+// unconfined one is swept) leave it running to its answer.
+func TestASweepLeavesTheChild(t *testing.T) {
+	isolate.Require(t)
+	done := make(chan error, 1)
+	go func() {
+		out, err := isolate.Run(context.Background(), "test-sleep", []byte("2s"), isolate.Options{Stderr: io.Discard})
+		if err == nil && string(out) != "slept" {
+			err = fmt.Errorf("answer %q", out)
+		}
+		done <- err
+	}()
+	ws := t.TempDir()
+	for i := 0; i < 10; i++ {
+		if _, err := spawn.Run(context.Background(), spawn.Request{Argv: []string{"sleep", "0.1"}, Policy: sandbox.Policy{Mode: sandbox.DangerFullAccess, WorkspaceRoot: ws}, OutputDir: t.TempDir()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := <-done; err != nil {
+		t.Errorf("the contained child, swept around: %v", err)
+	}
 }
