@@ -46,8 +46,9 @@
 //     process_vm_writev, /proc/<pid>/mem and /proc/<pid>/task/<tid>/mem,
 //     the descriptors under /proc/<pid>/task/<tid>/fd, pidfd_getfd. Should
 //     the nesting fail, the command is killed before it ran.
-//   - This process is not dumpable (New sets PR_SET_DUMPABLE to 0 for
-//     good): the same ptrace access checks then also require
+//   - This process is not dumpable (New sets PR_SET_DUMPABLE to 0; only
+//     [WhileDumpable] lifts it, for the moment of a start that needs it,
+//     such as a child into a new user namespace): the same ptrace access checks then also require
 //     CAP_SYS_PTRACE, which a confined command never holds (the thread
 //     drops every capability, the bounding set included, before it is
 //     restricted). Either protection alone stops the memory and descriptor

@@ -61,9 +61,9 @@
 // is gone (a detached daemon: setsid, then its parent exits) cannot be told
 // apart from any other call's: it is killed at once, by a sweep that runs
 // every 250 ms while any call runs. A child some other code of this process
-// started stays in this process's session and is never touched (code that
-// starts a child in a session of its own, outside spawn, would see it
-// killed). bwrap's PID namespace already ends everything inside when the
+// started stays in this process's session and is never touched; code that
+// starts a child in a session of its own, outside spawn, starts it through
+// [Keep], or a sweep would kill it. bwrap's PID namespace already ends everything inside when the
 // command ends. Off Linux there is no subreaper to make, and nothing is
 // promised.
 //
