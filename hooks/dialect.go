@@ -16,13 +16,6 @@ const (
 	SubagentStop     Point = "SubagentStop"
 )
 
-// detached reports a lifecycle point: its hooks run detached from the
-// agent's work (upstream tracks them and drains them at disposal), log no
-// hook/* events and decide nothing; only their context is used.
-func (p Point) detached() bool {
-	return p == SessionStart || p == SubagentStart || p == SubagentStop
-}
-
 // turnScoped reports a point whose Codex payload carries turn_id.
 func (p Point) turnScoped() bool {
 	return p == PreToolUse || p == PostToolUse || p == UserPromptSubmit || p == Stop
