@@ -64,7 +64,7 @@ sim: $(DSHSIM)
 	$(DSHSIM) -check
 
 test:
-	$(GO) test -count=1 ./...
+	$(GO) test -count=1 -timeout 40m ./...
 
 race:
 	$(GO) test -race -short -count=1 -p $(RACE_P) $(RACE_PKGS)
