@@ -238,12 +238,15 @@ func TestSweepShortcut(t *testing.T) {
 	// Sweeps are counted process-wide: a sweep of a call an earlier test
 	// left settling counts too, so the shortcut must be missed three times
 	// in a row to fail (a reaper that never takes it is swept every time).
-	if swept, _ := run(true, true, "sleep", "0.1"); swept {
-		if swept, _ := run(true, true, "sleep", "0.1"); swept {
-			if swept, _ := run(true, true, "sleep", "0.1"); swept {
-				t.Error("an in-process call that created nothing was swept, three times in a row")
-			}
+	missed := 0
+	for missed < 3 {
+		if swept, _ := run(true, true, "sleep", "0.1"); !swept {
+			break
 		}
+		missed++
+	}
+	if missed == 3 {
+		t.Error("an in-process call that created nothing was swept, three times in a row")
 	}
 	if swept, left := run(false, true, "sleep", "0.1"); !swept || left {
 		t.Errorf("an unconfined call that created nothing: swept %v, the waiting orphan left running %v; want it swept and the orphan killed", swept, left)

@@ -83,6 +83,7 @@ func undumpableHost() int {
 // dumpable for a moment: inproc.WhileDumpable), and is not dumpable after.
 func TestAHostThatIsNotDumpableStartsItsChild(t *testing.T) {
 	isolate.Require(t)
+	sandboxtest.RequireLandlock(t, 1) // inproc.New makes the host not dumpable
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), undumpableEnv+"=1")
 	if out, err := cmd.CombinedOutput(); err != nil {
