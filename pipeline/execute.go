@@ -34,9 +34,10 @@ type hooks struct {
 // post-execute; stage errors (final errors) skip it.
 func (r *Registry) Execute(call *Call) Result { return r.ExecuteStaged(call, Stages{}) }
 
-// Stages are two optional callbacks a caller that schedules calls (run_code's
-// nested calls) gets from inside [Registry.ExecuteStaged]. Both run on the
-// calling goroutine, each exactly once per call, whatever the outcome.
+// Stages are optional callbacks a caller that schedules calls (run_code's
+// nested calls) gets from inside [Registry.ExecuteStaged]. Each runs exactly
+// once per call, whatever the outcome; Prepared and Commit on the calling
+// goroutine.
 type Stages struct {
 	// Prepared runs when the prepare stages are over: after pre-execute,
 	// approval and guards decided (or a stage error, a denial or the argument
@@ -47,6 +48,28 @@ type Stages struct {
 	// result notification of a call that skips post-execute). It may block:
 	// a scheduler holds a call here until its turn to commit.
 	Commit func()
+	// Dispatched runs once the call's fate at its body is sealed: the body
+	// runner read the signal (the body runs, or the call is "aborted before
+	// dispatch"), or the call ended without reaching it. A signal aborted
+	// after Dispatched cannot make the call "aborted before dispatch". It may
+	// run on a wrapper's goroutine.
+	Dispatched func()
+}
+
+// bodyGate is a call's passage to its body. The body runner may still run
+// in a wrapper's goroutine after the wrapper returned (timeout): hence
+// atomic.
+type bodyGate struct {
+	invoked    atomic.Bool // the body ran
+	passed     atomic.Bool // dispatched ran
+	dispatched func()
+}
+
+// pass runs the Dispatched callback the first time only.
+func (g *bodyGate) pass() {
+	if g.passed.CompareAndSwap(false, true) && g.dispatched != nil {
+		g.dispatched()
+	}
 }
 
 func (s Stages) prepared(done *bool) {
@@ -56,7 +79,7 @@ func (s Stages) prepared(done *bool) {
 	*done = true
 }
 
-// ExecuteStaged is [Registry.Execute] with the two scheduling callbacks of s.
+// ExecuteStaged is [Registry.Execute] with the scheduling callbacks of s.
 func (r *Registry) ExecuteStaged(call *Call, s Stages) Result {
 	if call == nil || call.signal == nil {
 		s.prepared(new(bool))
@@ -77,9 +100,7 @@ func (r *Registry) ExecuteStaged(call *Call, s Stages) Result {
 		chain:     chain,
 	}
 	r.mu.RUnlock()
-	// invoked is set by the body runner, which may still run in a wrapper's
-	// goroutine after the wrapper returned (timeout): hence atomic.
-	var invoked atomic.Bool
+	gate := &bodyGate{dispatched: s.Dispatched}
 	var res Result
 	var final bool
 	prepared := false
@@ -89,14 +110,15 @@ func (r *Registry) ExecuteStaged(call *Call, s Stages) Result {
 	case ended != nil:
 		res, final = ErrorResult(fmt.Errorf("agent %q cannot call tools: %s has ended and its registrations were removed; the call was not run", call.agent.ID, ended)), true
 	default:
-		res, final = r.prepare(call, &h, &invoked, func() { s.prepared(&prepared) })
+		res, final = r.prepare(call, &h, gate, func() { s.prepared(&prepared) })
 	}
 	s.prepared(&prepared)
+	gate.pass()
 	if s.Commit != nil {
 		s.Commit()
 	}
 	if !final {
-		res = r.postExecute(call, &h, res, invoked.Load())
+		res = r.postExecute(call, &h, res, gate.invoked.Load())
 	}
 	r.notify(call, &h, res)
 	return res
@@ -104,7 +126,7 @@ func (r *Registry) ExecuteStaged(call *Call, s Stages) Result {
 
 // prepare runs everything before post-execute. final reports that the result
 // must skip post-execute.
-func (r *Registry) prepare(call *Call, h *hooks, invoked *atomic.Bool, prepared func()) (res Result, final bool) {
+func (r *Registry) prepare(call *Call, h *hooks, gate *bodyGate, prepared func()) (res Result, final bool) {
 	if !LosslessArgs(call.args) {
 		return ErrorResult(errors.New(MsgArgsNotLossless)), true
 	}
@@ -124,7 +146,7 @@ func (r *Registry) prepare(call *Call, h *hooks, invoked *atomic.Bool, prepared 
 	if call.signal.Err() != nil {
 		return ErrorResult(ErrAbortedBeforeDispatch), false
 	}
-	res, err := r.dispatch(call, h, invoked)
+	res, err := r.dispatch(call, h, gate)
 	if err != nil {
 		return ErrorResult(err), true
 	}
@@ -268,13 +290,13 @@ func (r *Registry) runGuards(call *Call, list []hook[Guard]) (reason string, den
 }
 
 // dispatch runs the execute wrappers around the body runner.
-func (r *Registry) dispatch(call *Call, h *hooks, bodyInvoked *atomic.Bool) (Result, error) {
+func (r *Registry) dispatch(call *Call, h *hooks, gate *bodyGate) (Result, error) {
 	dctx := call.signal
 	list := h.wrappers
 	var step func(i int, ctx context.Context) (Result, error)
 	step = func(i int, ctx context.Context) (res Result, err error) {
 		if i == len(list) {
-			return r.runBody(ctx, call, h, bodyInvoked), nil
+			return r.runBody(ctx, call, h, gate), nil
 		}
 		if ctx == nil {
 			ctx = dctx
@@ -298,7 +320,7 @@ func (r *Registry) dispatch(call *Call, h *hooks, bodyInvoked *atomic.Bool) (Res
 		return Result{}, err
 	}
 	if call.signal.Err() != nil && !res.IsError {
-		res = cancelled(res, bodyInvoked.Load())
+		res = cancelled(res, gate.invoked.Load())
 	}
 	return res, nil
 }
@@ -333,7 +355,7 @@ func checkShape(r Result) error {
 }
 
 // runBody is the terminal of the execute waterfall.
-func (r *Registry) runBody(ctx context.Context, call *Call, h *hooks, invoked *atomic.Bool) (res Result) {
+func (r *Registry) runBody(ctx context.Context, call *Call, h *hooks, gate *bodyGate) (res Result) {
 	// Fuse the caller's cancellation into the body's context unless ctx is
 	// the caller's own context (a wrapper may have passed on anything,
 	// including a context that ignores the caller's cancellation).
@@ -343,7 +365,9 @@ func (r *Registry) runBody(ctx context.Context, call *Call, h *hooks, invoked *a
 		defer func() { stop(); cancel(nil) }()
 		ctx = fused
 	}
-	if ctx.Err() != nil {
+	aborted := ctx.Err() != nil
+	gate.pass()
+	if aborted {
 		return ErrorResult(ErrAbortedBeforeDispatch)
 	}
 	r.mu.RLock()
@@ -352,7 +376,7 @@ func (r *Registry) runBody(ctx context.Context, call *Call, h *hooks, invoked *a
 	if !ok {
 		return ErrorResult(UnknownToolError(call.name))
 	}
-	invoked.Store(true)
+	gate.invoked.Store(true)
 	var out Output
 	err := contain("tool body", func() (err error) {
 		if err = checkArgs(e.args, call.args, e.tool.ArgsRoot); err != nil {

@@ -97,3 +97,37 @@ func TestBodyContexts(t *testing.T) {
 		t.Errorf("failure context messages (-want +got):\n%s", diff)
 	}
 }
+
+// TestASignalAbortedOnceDispatchedReachesTheBody: Dispatched runs after the
+// body runner read the signal, so a signal aborted from there (the run ends
+// as soon as its scheduler saw the call dispatched) reaches the body: the
+// call is "tool call aborted", never "aborted before dispatch". A scheduler
+// waiting for Dispatched relies on it (run_code's quiesce). Dispatched runs
+// once on every path, also when a wrapper never passes the call on.
+func TestASignalAbortedOnceDispatchedReachesTheBody(t *testing.T) {
+	r := pipeline.NewRegistry()
+	var bodyErr error
+	r.Register(pipeline.Tool{Name: "body", Run: func(ctx context.Context, call *pipeline.Call) (pipeline.Output, error) {
+		bodyErr = ctx.Err()
+		return pipeline.Output{Content: []pipeline.Block{pipeline.TextBlock("ran")}}, nil
+	}})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	n := 0
+	res := r.ExecuteStaged(pipeline.NewCall("c1", "body", json.RawMessage(`{}`), nil, ctx), pipeline.Stages{Dispatched: func() { n++; cancel() }})
+	if bodyErr == nil {
+		t.Fatalf("the body did not run with the aborted signal; result %q", res.Text())
+	}
+	if res.Text() != "Error: "+pipeline.MsgAborted || n != 1 {
+		t.Errorf("result %q, Dispatched ran %d times; want %q once", res.Text(), n, "Error: "+pipeline.MsgAborted)
+	}
+
+	r.OnExecute(func(ctx context.Context, call *pipeline.Call, next func(context.Context) (pipeline.Result, error)) (pipeline.Result, error) {
+		return pipeline.Result{Content: []pipeline.Block{pipeline.TextBlock("held")}}, nil
+	})
+	n = 0
+	res = r.ExecuteStaged(pipeline.NewCall("c2", "body", json.RawMessage(`{}`), nil, context.Background()), pipeline.Stages{Dispatched: func() { n++ }})
+	if res.Text() != "held" || n != 1 {
+		t.Errorf("a wrapper that holds the call: result %q, Dispatched ran %d times, want once", res.Text(), n)
+	}
+}

@@ -68,6 +68,7 @@ type bridge struct {
 	queued     map[int]queuedCall // submissions waiting to start
 	startLog   int                // the highest submission whose start event is logged
 	admitted   int                // the submission that left the queue and is logging its start
+	undecided  int                // admitted calls whose fate at the body is not sealed (pipeline.Stages.Dispatched)
 	paced      bool               // the runtime reports submissions and turns (submit, turnEnded)
 	turnEnd    int                // the last submission of the program's last ended turn
 	issues     map[int]issue      // when each submission was issued and read
@@ -296,6 +297,7 @@ func (b *bridge) admit(n int, name string, args json.RawMessage) (safe bool, err
 	}
 	delete(b.queued, n)
 	b.admitted = n
+	b.undecided++
 	b.running++
 	b.exclusive = !safe
 	b.started.Add(1)
@@ -317,6 +319,12 @@ func (b *bridge) stages(n int) pipeline.Stages {
 		Prepared: func() {
 			b.mu.Lock()
 			b.startTurn++
+			b.cond.Broadcast()
+			b.mu.Unlock()
+		},
+		Dispatched: func() {
+			b.mu.Lock()
+			b.undecided--
 			b.cond.Broadcast()
 			b.mu.Unlock()
 		},
@@ -472,8 +480,10 @@ func (b *bridge) append(typ string, data any) {
 // would have gone on to the program's completion.
 const quiesceLimit = 2 * time.Second
 
-// quiesce waits, when the program has completed, until no call is in its
-// prepare stages and no submitted call that may start now waits to: upstream's
+// quiesce waits, when the program has completed, until every admitted call
+// reached its body (the pipeline's Dispatched: its prepare stages are over
+// and the body runner read the signal) and no submitted call that may start
+// now waits to: upstream's
 // host starts and dispatches those (its prepare stages settle within the
 // same task) before it handles the completion, so a call the program did not
 // await is dispatched, then aborted. Without this wait, a dispatch goroutine
@@ -493,7 +503,7 @@ func (b *bridge) quiesce(limit time.Duration) {
 	defer b.mu.Unlock()
 	for !expired && b.over == "" {
 		next := b.startTurn
-		preparing := b.admitted == next
+		preparing := b.undecided > 0
 		q, queued := b.queued[next]
 		if !preparing && (!queued || !b.free(b.safe(q.name, q.args))) {
 			return
