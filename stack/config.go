@@ -33,17 +33,51 @@ type Config struct {
 	// AgentPreset names the agent preset whose standing scope the root agent
 	// and every delegated child sit under; "" keeps "standard".
 	AgentPreset string
+	// ReviewConfig is Auto review's (off when zero).
+	ReviewConfig
+	// SandboxConfig is the one sandbox confiner's.
+	SandboxConfig
+
+	// Spill bounds the tools' results (off when zero).
+	Spill SpillConfig
+	// Hooks mounts the hook bridges (none when zero).
+	Hooks HooksConfig
+
+	// ToolOptions are the safety stack's tools' options and how tools are
+	// presented.
+	ToolOptions
+	// Subagents composes delegation: the subagent tools, the runtime of
+	// children (in-process spawn and fork, one-shot and continuable) and
+	// the workflow tool (nil: none; [DefaultSubagents] is upstream's
+	// composition).
+	Subagents *SubagentsConfig
+	// ExtraTools are the tools beyond the safety stack (extras.go); each
+	// zero value composes nothing.
+	ExtraTools
+	// Tools are the deployment's own tools, composed after every other
+	// (each a package's New bound to its configuration, toolreg.Bind):
+	// tools beyond the safety stack, their registrations read like any.
+	Tools []toolreg.Constructor
+	// Without leaves parts of the default profile out (standalone overlays).
+	Without Without
+}
+
+// ReviewConfig switches Auto review on for the root agent.
+type ReviewConfig struct {
 	// AutoReview switches Auto review on for the root agent (off when zero);
 	// it needs Reviewer and approval policy ask.
 	AutoReview autoreview.Config
 	// Reviewer rates calls when AutoReview is on.
 	Reviewer autoreview.Reviewer
+}
 
-	// SandboxChain, LauncherPath, LandlockRunner and LandlockABICap are the
-	// one sandbox confiner's (package sandbox/chain), which bash, background
-	// jobs, the Node children and the lsp servers share. SandboxChain
-	// overrides the platform backend chain (e.g. ["landlock"]); nil keeps
-	// the platform's (bwrap, then landlock on Linux).
+// SandboxConfig is the one sandbox confiner's (package sandbox/chain),
+// which bash, background jobs, the Node children and the lsp servers
+// share.
+type SandboxConfig struct {
+	// SandboxChain overrides the platform backend chain (e.g.
+	// ["landlock"]); nil keeps the platform's (bwrap, then landlock on
+	// Linux).
 	SandboxChain []string
 	// LauncherPath is the landlock-run binary; "" keeps the provider default
 	// (landlock-run beside the running executable).
@@ -59,12 +93,11 @@ type Config struct {
 	// Limits bound every command started for a call (bash's, a hook's; zero
 	// fields: none, as upstream); its sandbox facts name the one it hit.
 	Limits sandbox.Limits
+}
 
-	// Spill bounds the tools' results (off when zero).
-	Spill SpillConfig
-	// Hooks mounts the hook bridges (none when zero).
-	Hooks HooksConfig
-
+// ToolOptions are the safety stack's tools' options and how tools are
+// presented.
+type ToolOptions struct {
 	// Bash, Jobs and Files are the safety stack's tools' options.
 	Bash  BashConfig
 	Jobs  JobsConfig
@@ -75,17 +108,13 @@ type Config struct {
 	// CodeRuntime configures the Node runtime of run_code and of the
 	// workflow tool (zero: upstream's limits).
 	CodeRuntime noderuntime.Config
+}
+
+// ExtraTools are the tools beyond the safety stack (extras.go); each zero
+// value composes nothing.
+type ExtraTools struct {
 	// SessionQuery composes session_event_read and session_event_search.
 	SessionQuery *SessionQueryConfig
-	// Subagents composes delegation: the subagent tools, the runtime of
-	// children (in-process spawn and fork, one-shot and continuable) and
-	// the workflow tool (nil: none; [DefaultSubagents] is upstream's
-	// composition).
-	Subagents *SubagentsConfig
-
-	// The tools beyond the safety stack (extras.go); each zero value
-	// composes nothing.
-
 	// Todo composes todo_write, parallel in_progress allowed, as every
 	// upstream composition sets it (allowParallelInProgress true), unless
 	// TodoOneInProgress (allowParallelInProgress false).
@@ -111,15 +140,9 @@ type Config struct {
 	Cordis bool
 	// WebFetch composes web_fetch (its body refuses unless Served names it).
 	WebFetch bool
-	// Tools are the deployment's own tools, composed after every other
-	// (each a package's New bound to its configuration, toolreg.Bind):
-	// tools beyond the safety stack, their registrations read like any.
-	Tools []toolreg.Constructor
 	// Served serves the bodies of tools beyond the safety stack from a
 	// recording; New refuses it for a tool of the safety stack.
 	Served *ServedConfig
-	// Without leaves parts of the default profile out (standalone overlays).
-	Without Without
 }
 
 // SpillConfig is the spill policy (spill, its byte budget as upstream's

@@ -595,20 +595,24 @@ func (p *prepared) stackConfig(sc *scratch, opt Options) (stack.Config, []string
 	}
 	promote := false // the recordings' version kills a foreground command at its timeout
 	cfg := stack.Config{
-		Workspace:      sc.ws,
-		Log:            sc.log,
-		Mode:           sandbox.Mode(p.pol.Mode),
-		Approval:       stackApproval(p.pol.Approval),
-		SandboxChain:   chain,
-		LauncherPath:   launcher,
-		LandlockRunner: pinned,
-		LandlockABICap: valueOr0(set.LandlockABI),
-		Spill:          stack.SpillConfig{Root: SpillRoot(rec.Name), MaxInlineBytes: set.SpillMaxInlineBytes},
-		Hooks:          stack.HooksConfig{Dir: sc.ws, Strict: opt.StrictHooks}, // the launch cwd: workspace/hooks.json and codex-hooks.json load from it
-		Bash:           stack.BashConfig{Timeout: time.Duration(set.BashTimeoutMs) * time.Millisecond, PromoteOnTimeout: &promote},
-		Jobs:           stack.JobsConfig{MaxConcurrentPerOwner: valueOr0(set.MaxConcurrentJobsPerOwner)},
-		Files:          stack.FilesConfig{DiffBasisMaxBytes: set.DiffBasisMaxBytes},
-		ToolsMode:      p.toolsMode,
+		Workspace: sc.ws,
+		Log:       sc.log,
+		Mode:      sandbox.Mode(p.pol.Mode),
+		Approval:  stackApproval(p.pol.Approval),
+		SandboxConfig: stack.SandboxConfig{
+			SandboxChain:   chain,
+			LauncherPath:   launcher,
+			LandlockRunner: pinned,
+			LandlockABICap: valueOr0(set.LandlockABI),
+		},
+		Spill: stack.SpillConfig{Root: SpillRoot(rec.Name), MaxInlineBytes: set.SpillMaxInlineBytes},
+		Hooks: stack.HooksConfig{Dir: sc.ws, Strict: opt.StrictHooks}, // the launch cwd: workspace/hooks.json and codex-hooks.json load from it
+		ToolOptions: stack.ToolOptions{
+			Bash:      stack.BashConfig{Timeout: time.Duration(set.BashTimeoutMs) * time.Millisecond, PromoteOnTimeout: &promote},
+			Jobs:      stack.JobsConfig{MaxConcurrentPerOwner: valueOr0(set.MaxConcurrentJobsPerOwner)},
+			Files:     stack.FilesConfig{DiffBasisMaxBytes: set.DiffBasisMaxBytes},
+			ToolsMode: p.toolsMode,
+		},
 	}
 	if set.SessionQuery {
 		cfg.SessionQuery = &stack.SessionQueryConfig{Store: sc.logDir} // the replay's sessions: its own

@@ -69,11 +69,15 @@ func (r *scopeRig) stack(id string, mode sandbox.Mode, adjust func(*stack.Config
 		return nil, "", nil, err
 	}
 	cfg := stack.Config{Workspace: ws, Log: log, Mode: mode, Approval: stack.ApprovalAsk,
-		SandboxChain: []string{sandbox.BackendLandlock}, LauncherPath: r.runner,
+		SandboxConfig: stack.SandboxConfig{
+			SandboxChain: []string{sandbox.BackendLandlock},
+			LauncherPath: r.runner,
+		},
 		Answer: func(context.Context, pipeline.ApprovalRequest) (pipeline.ApprovalOutcome, error) {
 			r.asked++
 			return pipeline.AllowedOnce, nil
-		}}
+		},
+	}
 	if adjust != nil {
 		adjust(&cfg)
 	}
