@@ -32,27 +32,21 @@ type Config struct {
 	Answer Answerer
 	// AgentPreset names the agent preset whose standing scope the root agent
 	// and every delegated child sit under; "" keeps "standard".
-	AgentPreset string
-	// ReviewConfig is Auto review's (off when zero).
-	ReviewConfig
-	// SandboxConfig is the one sandbox confiner's.
-	SandboxConfig
+	AgentPreset   string
+	ReviewConfig  // Auto review (off when zero)
+	SandboxConfig // the one sandbox confiner
 
-	// Spill bounds the tools' results (off when zero).
-	Spill SpillConfig
-	// Hooks mounts the hook bridges (none when zero).
-	Hooks HooksConfig
+	Spill SpillConfig // bounds the tools' results (off when zero)
+	Hooks HooksConfig // mounts the hook bridges (none when zero)
 
-	// ToolOptions are the safety stack's tools' options and how tools are
-	// presented.
+	// ToolOptions are the safety stack's tools' options.
 	ToolOptions
 	// Subagents composes delegation: the subagent tools, the runtime of
 	// children (in-process spawn and fork, one-shot and continuable) and
 	// the workflow tool (nil: none; [DefaultSubagents] is upstream's
 	// composition).
 	Subagents *SubagentsConfig
-	// ExtraTools are the tools beyond the safety stack (extras.go); each
-	// zero value composes nothing.
+	// ExtraTools are the tools beyond the safety stack (extras.go).
 	ExtraTools
 	// Tools are the deployment's own tools, composed after every other
 	// (each a package's New bound to its configuration, toolreg.Bind):
@@ -71,13 +65,10 @@ type ReviewConfig struct {
 	Reviewer autoreview.Reviewer
 }
 
-// SandboxConfig is the one sandbox confiner's (package sandbox/chain),
-// which bash, background jobs, the Node children and the lsp servers
-// share.
+// SandboxConfig is the one confiner's (sandbox/chain), which every confined tool shares.
 type SandboxConfig struct {
-	// SandboxChain overrides the platform backend chain (e.g.
-	// ["landlock"]); nil keeps the platform's (bwrap, then landlock on
-	// Linux).
+	// SandboxChain overrides the platform backend chain (e.g. ["landlock"]);
+	// nil keeps the platform's (bwrap, then landlock on Linux).
 	SandboxChain []string
 	// LauncherPath is the landlock-run binary; "" keeps the provider default
 	// (landlock-run beside the running executable).
@@ -95,8 +86,7 @@ type SandboxConfig struct {
 	Limits sandbox.Limits
 }
 
-// ToolOptions are the safety stack's tools' options and how tools are
-// presented.
+// ToolOptions are the safety stack's tools' options and how tools are presented.
 type ToolOptions struct {
 	// Bash, Jobs and Files are the safety stack's tools' options.
 	Bash  BashConfig
@@ -110,8 +100,7 @@ type ToolOptions struct {
 	CodeRuntime noderuntime.Config
 }
 
-// ExtraTools are the tools beyond the safety stack (extras.go); each zero
-// value composes nothing.
+// ExtraTools are the tools beyond the safety stack; each zero value composes nothing.
 type ExtraTools struct {
 	// SessionQuery composes session_event_read and session_event_search.
 	SessionQuery *SessionQueryConfig
