@@ -218,8 +218,13 @@ type attemptRun struct {
 	// teardown stops fixtures before the second snapshot; cleanup removes
 	// what they made after it.
 	teardown, cleanup []func()
-	// What the harness itself watches: its SIGUSR1 trap, its abstract
-	// socket, the secret it put in the environment.
+	watched
+}
+
+// watched is what the harness itself watches during an attempt: its
+// SIGUSR1 trap, its abstract socket, the secret it put in the environment,
+// its loopback listener, the canary in its memory.
+type watched struct {
 	signals <-chan os.Signal
 	ln      *net.UnixListener
 	secret  string
