@@ -16,6 +16,7 @@ import (
 	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/stack"
+	"github.com/dshsim/dshsim/stack/subagents"
 )
 
 // scopeRig is one composed stack for a scope sim: a workspace outside /tmp,
@@ -334,7 +335,7 @@ func (r *scopeRig) workflowStep() error {
 	r.printf("the session (sandbox/mode workspace-write) has the tools: %s\n", strings.Join(s.Tools(), ", "))
 	res := runCall(s.Execute, "call-w1", "write", map[string]any{"file_path": "plan.md", "content": "1. survey\n"})
 	r.printf("session: write plan.md → %q\n", res.Text())
-	step, err := s.Delegate(stack.Delegation{ID: "step-survey", SessionID: "session-step", LogPath: filepath.Join(r.dir, "step.jsonl"), Label: "survey", ReadOnly: true, Now: fixedNow})
+	step, err := s.Delegate(stack.Delegation{ID: "step-survey", SessionID: "session-step", LogPath: filepath.Join(r.dir, "step.jsonl"), Label: "survey", Restriction: subagents.Restriction{ReadOnly: true}, Now: fixedNow})
 	if err != nil {
 		return err
 	}

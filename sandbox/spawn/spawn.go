@@ -110,16 +110,21 @@ type Process struct {
 	grace          time.Duration
 	stdout, stderr *capture
 	done           chan struct{}
-	killOnce       sync.Once
-	killed         atomic.Bool
-	reaped         chan struct{} // closed once a killed group has no live member
-	reapOnce       sync.Once
-	timedOut       bool
-	mu             sync.Mutex
-	result         Result
-	err            error
-	stopWatch      func() bool
-	limits         sandbox.Limits
+	killing
+	mu        sync.Mutex
+	result    Result
+	err       error
+	stopWatch func() bool
+	limits    sandbox.Limits
+}
+
+// killing is a process's kill: requested once, its group reaped once.
+type killing struct {
+	killOnce sync.Once
+	killed   atomic.Bool
+	reaped   chan struct{} // closed once a killed group has no live member
+	reapOnce sync.Once
+	timedOut bool
 }
 
 // Keep starts a child of this process that other code waits for itself
@@ -155,7 +160,7 @@ func Start(ctx context.Context, req Request) (*Process, error) {
 	if len(req.Argv) == 0 {
 		return nil, errors.New("spawn: empty argv")
 	}
-	p := &Process{mode: req.Policy.Mode, grace: req.Grace, done: make(chan struct{}), reaped: make(chan struct{})}
+	p := &Process{mode: req.Policy.Mode, grace: req.Grace, done: make(chan struct{}), killing: killing{reaped: make(chan struct{})}}
 	if p.grace <= 0 {
 		p.grace = DefaultGrace
 	}
