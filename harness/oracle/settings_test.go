@@ -176,7 +176,7 @@ func TestSettingsOfWorkspaceContext(t *testing.T) {
 		{"compaction", recording.WorkspaceContext{CompactBaselineAtRead: "a.txt"}, "error: workspaceContext compactBaselineAtRead"},
 		{"white space", recording.WorkspaceContext{ProjectRootMarkers: []string{"my root"}}, "error: " + `["my root"] holds white space`},
 	} {
-		rec := &recording.Recording{Name: tc.name, Settings: recording.Settings{WorkspaceContext: &tc.w}}
+		rec := &recording.Recording{Name: tc.name, SettingsSource: recording.SettingsSource{Settings: recording.Settings{WorkspaceContext: &tc.w}}}
 		s, err := SettingsOf(rec)
 		if why, refused := strings.CutPrefix(tc.want, "error: "); refused {
 			if err == nil || !strings.Contains(err.Error(), tc.name+": "+why) {

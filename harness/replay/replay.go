@@ -111,14 +111,7 @@ type Result struct {
 	Verdict string `json:"verdict"`
 	// Error is the reason of a Failed verdict (a bad recording names file, line and field).
 	Error string `json:"error,omitempty"`
-	// Frontend is the front end of a recording beyond ACP (headless,
-	// jsonrpc, ...; "" for ACP's): the reports name it.
-	Frontend string `json:"frontend,omitempty"`
-	// Mode and Approval are the settings the recording stated.
-	Mode     string `json:"mode,omitempty"`
-	Approval string `json:"approval,omitempty"`
-	// Settings lists what came from dshsim.replay.json (empty when the recording needed none).
-	Settings string `json:"settings,omitempty"`
+	Stated
 	// Comparison is the per-turn comparison of the projections.
 	Comparison projection.Comparison `json:"comparison"`
 	// Children are the child sessions' comparisons, in upstream's order
@@ -138,18 +131,36 @@ type Result struct {
 	Served []string `json:"served,omitempty"`
 	// LogPath is our replayed log when kept (Options.LogDir).
 	LogPath string `json:"log,omitempty"`
+	Projections
+	// Duration is the wall time of the replay (never part of a golden).
+	Duration time.Duration `json:"-"`
+	// run is what a refresh writes back (set in the isolated child).
+	run *runFacts
+}
+
+// Stated is what the recording stated and where the replay ran: its front
+// end, its policy, its settings, the containment.
+type Stated struct {
+	// Frontend is the front end of a recording beyond ACP (headless,
+	// jsonrpc, ...; "" for ACP's): the reports name it.
+	Frontend string `json:"frontend,omitempty"`
+	// Mode and Approval are the settings the recording stated.
+	Mode     string `json:"mode,omitempty"`
+	Approval string `json:"approval,omitempty"`
+	// Settings lists what came from dshsim.replay.json (empty when the recording needed none).
+	Settings string `json:"settings,omitempty"`
 	// Contained says what the contained replay could see and do of the
 	// host (isolate.Containment: its root's entries, its ids and
 	// privileges, its network, its bounds); empty for a replay that did
 	// not start contained.
 	Contained string `json:"contained,omitempty"`
+}
+
+// Projections are both projections a verdict compares.
+type Projections struct {
 	// Got is our projection (normalised), Expected the recording's.
 	Expected []projection.Item `json:"-"`
 	Got      []projection.Item `json:"-"`
-	// Duration is the wall time of the replay (never part of a golden).
-	Duration time.Duration `json:"-"`
-	// run is what a refresh writes back (set in the isolated child).
-	run *runFacts
 }
 
 // runFacts are the facts of one run a refresh or a recording needs: the

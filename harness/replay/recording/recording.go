@@ -215,22 +215,8 @@ type Recording struct {
 	Workspace string
 	// Override is replay.override.json, nil when absent.
 	Override *Override
-	// Settings are dshsim.replay.json; when it is absent, upstream's suite
-	// settings for a scenario of this name ([SuiteSettings]), else zero.
-	Settings Settings
-	// Links are the settings' symlinks as found in the seed (those stored as
-	// link stubs are restored in the replay's workspace).
-	Links []SeedLink
-	// HasSettings reports whether dshsim.replay.json exists.
-	HasSettings bool
-	// SuiteSettings reports that Settings come from [SuiteSettings] (upstream's
-	// suite settings for a scenario of this name; no dshsim.replay.json).
-	SuiteSettings bool
-	// ToolSchemas is tool-schemas.expected.json, nil when absent.
-	ToolSchemas *ToolSchemas
-	// SystemPrompt are the paragraphs of the first prompt of
-	// system-prompt.expected.md ([Paragraphs]), nil when it is absent.
-	SystemPrompt []string
+	SettingsSource
+	Expectations
 	// Children are the child sessions, session.<n>.jsonl in n order.
 	Children []*Child
 	// Frontend is the front end the recording comes from (its files say
@@ -244,6 +230,31 @@ type Recording struct {
 	Stream *Stream
 	// bounds are the bounds it was read within.
 	bounds Bounds
+}
+
+// SettingsSource are a recording's settings and where they came from.
+type SettingsSource struct {
+	// Settings are dshsim.replay.json; when it is absent, upstream's suite
+	// settings for a scenario of this name ([SuiteSettings]), else zero.
+	Settings Settings
+	// Links are the settings' symlinks as found in the seed (those stored as
+	// link stubs are restored in the replay's workspace).
+	Links []SeedLink
+	// HasSettings reports whether dshsim.replay.json exists.
+	HasSettings bool
+	// SuiteSettings reports that Settings come from [SuiteSettings] (upstream's
+	// suite settings for a scenario of this name; no dshsim.replay.json).
+	SuiteSettings bool
+}
+
+// Expectations are what upstream's suite also expected of the session:
+// the tool definitions and the system prompt the model saw.
+type Expectations struct {
+	// ToolSchemas is tool-schemas.expected.json, nil when absent.
+	ToolSchemas *ToolSchemas
+	// SystemPrompt are the paragraphs of the first prompt of
+	// system-prompt.expected.md ([Paragraphs]), nil when it is absent.
+	SystemPrompt []string
 }
 
 // IsRecording reports whether dir looks like a recording of any front end

@@ -139,7 +139,7 @@ func TestSettlementMarkerByNameOrKey(t *testing.T) {
 		{"subagent-list-agents-copy", Settings{}, false},
 		{"subagent-oracle-spawn", Settings{SettlementMarker: true}, true},
 	} {
-		if got := (&Recording{Name: tc.name, Settings: tc.set}).Marks(); got != tc.want {
+		if got := (&Recording{Name: tc.name, SettingsSource: SettingsSource{Settings: tc.set}}).Marks(); got != tc.want {
 			t.Errorf("%s %+v: Marks %v, want %v", tc.name, tc.set, got, tc.want)
 		}
 	}
