@@ -170,9 +170,12 @@ func TestAChildsToolComposesItsArea(t *testing.T) {
 func TestSubagentToolsKnobs(t *testing.T) {
 	off := false
 	rec := &recording.Recording{SettingsSource: recording.SettingsSource{
-		Settings: recording.Settings{SubagentTools: map[string]recording.SubagentTool{
-			"subagent": {BackgroundMode: recording.BackgroundOneShot, EnableRunInBackground: &off},
-		}},
+		Settings: recording.Settings{DelegationKnobs: recording.DelegationKnobs{
+			SubagentTools: map[string]recording.SubagentTool{
+				"subagent": {BackgroundMode: recording.BackgroundOneShot, EnableRunInBackground: &off},
+			},
+		},
+		},
 	},
 	}
 	got := map[string]subagent.Instance{}

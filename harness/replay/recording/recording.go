@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -565,6 +566,30 @@ func decodeStrict(data []byte, v any) error {
 	return nil
 }
 
+// settingsGroups are the Go names of the groups Settings embeds, which
+// encoding/json puts in an error's field path though no key names them.
+var settingsGroups = func() map[string]bool {
+	groups := map[string]bool{}
+	for _, f := range reflect.VisibleFields(reflect.TypeFor[Settings]()) {
+		if f.Anonymous {
+			groups[f.Name] = true
+		}
+	}
+	return groups
+}()
+
+// jsonPath is the key path of a decoding error's field: the path
+// encoding/json reports, the embedded groups' names left out.
+func jsonPath(field string) string {
+	var keys []string
+	for _, k := range strings.Split(field, ".") {
+		if !settingsGroups[k] {
+			keys = append(keys, k)
+		}
+	}
+	return strings.Join(keys, ".")
+}
+
 // jsonError turns a JSON decoding error into an *Error. line is the line the
 // bytes start on (0: data is a whole file, the line is computed from the offset).
 func jsonError(rec, file string, data []byte, line int, err error) *Error {
@@ -585,7 +610,7 @@ func jsonError(rec, file string, data []byte, line int, err error) *Error {
 		if line == 0 {
 			e.Line = lineAt(data, typ.Offset)
 		}
-		e.Field = typ.Field
+		e.Field = jsonPath(typ.Field)
 		e.Problem = fmt.Sprintf("want %s, got JSON %s", goTypeName(typ.Type.Kind().String()), typ.Value)
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		key := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
