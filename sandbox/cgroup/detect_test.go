@@ -18,8 +18,8 @@ const cg2Mount = "30 23 0:26 / /sys/fs/cgroup rw,nosuid,nodev,noexec shared:4 - 
 func delegated() map[string]string {
 	svc, leaf := "sys/fs/cgroup/user.slice/svc/", "sys/fs/cgroup/user.slice/svc/leaf/"
 	return map[string]string{
-		"proc/self/cgroup":    "0::/user.slice/svc/leaf\n",
-		"proc/self/mountinfo": "22 1 8:1 / / rw - ext4 /dev/sda1 rw\n" + cg2Mount,
+		"proc/self/cgroup":         "0::/user.slice/svc/leaf\n",
+		"proc/self/mountinfo":      "22 1 8:1 / / rw - ext4 /dev/sda1 rw\n" + cg2Mount,
 		svc + "cgroup.controllers": "cpuset cpu io memory pids\n", svc + "cgroup.subtree_control": "memory pids\n", svc + "cgroup.procs": "",
 		leaf + "cgroup.controllers": "memory pids\n", leaf + "cgroup.subtree_control": "\n", leaf + "cgroup.procs": "123\n456\n",
 	}
@@ -74,8 +74,8 @@ func TestDetect(t *testing.T) {
 			root + "/cgroup.controllers": "cpu memory pids\n", root + "/cgroup.subtree_control": "\x00", root + "/cgroup.procs": "1\n",
 		}, dir: root, enable: []string{"memory", "pids"}},
 		{name: "a v1 hybrid host: memory bound to v1", files: map[string]string{
-			"proc/self/cgroup":    "9:name=systemd:/\n8:pids:/\n4:memory:/process_api/c4e7\n1:cpu:/\n0::/\n",
-			"proc/self/mountinfo": "40 30 0:35 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw\n41 30 0:36 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n",
+			"proc/self/cgroup":                   "9:name=systemd:/\n8:pids:/\n4:memory:/process_api/c4e7\n1:cpu:/\n0::/\n",
+			"proc/self/mountinfo":                "40 30 0:35 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw\n41 30 0:36 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n",
 			root + "/unified/cgroup.controllers": "hugetlb\n", root + "/unified/cgroup.subtree_control": "\x00",
 		}, whyParts: []string{"proc/self/cgroup:2: the pids controller is bound to a cgroup v1 hierarchy"}},
 		{name: "v2 holds none of the controllers", files: map[string]string{
