@@ -97,6 +97,9 @@ func ownCgroup(file string) (string, error) {
 	}
 	own := ""
 	for n, line := range strings.Split(strings.TrimRight(string(b), "\n"), "\n") {
+		if line == "" && len(b) == 0 {
+			break // no hierarchy shown at all: cgroup v2 was never mounted
+		}
 		f := strings.SplitN(line, ":", 3)
 		if len(f) != 3 {
 			return "", &NoDelegation{fmt.Sprintf("%s:%d: %q is not hierarchy-ID:controllers:path", file, n+1, line)}

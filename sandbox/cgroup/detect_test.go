@@ -94,6 +94,8 @@ func TestDetect(t *testing.T) {
 		{name: "the own cgroup is the mount's root: no parent looked at", files: with(delegated(), map[string]string{"proc/self/mountinfo": "30 23 0:26 /user.slice/svc/leaf /sys/fs/cgroup/user.slice/svc/leaf rw - cgroup2 cgroup2 rw\n"}),
 			whyParts: []string{leaf + ": memory and pids not enabled for its children, and it holds processes"}},
 		{name: "no v2 line", files: with(delegated(), map[string]string{"proc/self/cgroup": "1:name=systemd:/\n"}), whyParts: []string{"proc/self/cgroup: no cgroup v2 line (0::/path)"}},
+		{name: "an empty file: cgroup v2 never mounted", files: with(delegated(), map[string]string{"proc/self/cgroup": "\x00"}), whyParts: []string{"proc/self/cgroup: no cgroup v2 line (0::/path)"}},
+		{name: "an empty line", files: with(delegated(), map[string]string{"proc/self/cgroup": "0::/a\n\n1:cpu:/\n"}), whyParts: []string{`proc/self/cgroup:2: "" is not hierarchy-ID:controllers:path`}},
 		{name: "a malformed line", files: with(delegated(), map[string]string{"proc/self/cgroup": "0::/a\nnonsense\n"}), whyParts: []string{`proc/self/cgroup:2: "nonsense" is not hierarchy-ID:controllers:path`}},
 		{name: "no /proc/self/cgroup", files: with(delegated(), map[string]string{"proc/self/cgroup": ""}), whyParts: []string{"proc/self/cgroup: no such file"}},
 		{name: "a cgroup file missing", files: with(delegated(), map[string]string{svc + "/cgroup.subtree_control": ""}), whyParts: []string{svc + "/cgroup.subtree_control: does not exist"}},
