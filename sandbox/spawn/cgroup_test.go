@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/sandbox/cgroup"
@@ -128,7 +129,8 @@ func TestCgroupGuest(t *testing.T) {
 	}
 	for _, c := range calls {
 		t.Run(c.name, func(t *testing.T) {
-			res, err := Run(context.Background(), Request{Argv: c.argv, OutputDir: t.TempDir(), Dir: "/",
+			// The timeout ends a call no bound stopped (a bound not set).
+			res, err := Run(context.Background(), Request{Argv: c.argv, OutputDir: t.TempDir(), Dir: "/", Timeout: time.Minute,
 				Policy: sandbox.Policy{Mode: sandbox.DangerFullAccess, Limits: c.l}})
 			if err != nil {
 				t.Fatal(err)
