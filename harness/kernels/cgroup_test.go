@@ -11,11 +11,13 @@ import (
 )
 
 // TestCgroupBoundsInAGuest boots a real cgroup v2 kernel under qemu and
-// runs the spawn package's TestCgroupGuest there (kernels.CgroupInit):
-// without a cgroup2 mount a bounded call takes resource limits; in a
-// delegated subtree, as root and as nobody, each call runs in a cgroup of
-// its own, and a call past its memory, process or CPU time bound is
-// stopped and its result names the cgroup's bound. This host (a cgroup v1
+// runs the spawn package's TestCgroupGuest and the isolate package's
+// TestCgroupGuestRun there (kernels.CgroupInit): without a cgroup2 mount a
+// bounded call takes resource limits; in a delegated subtree, as root and
+// as nobody, each call runs in a cgroup of its own, and a call past its
+// memory, process or CPU time bound is stopped and its result names the
+// cgroup's bound; a contained recording's run is bounded as a whole in a
+// cgroup of its own, and its error names the cgroup's bound. This host (a cgroup v1
 // hybrid) cannot run that path itself.
 func TestCgroupBoundsInAGuest(t *testing.T) {
 	if testing.Short() {
@@ -40,11 +42,11 @@ func TestCgroupBoundsInAGuest(t *testing.T) {
 		t.Fatal(err)
 	}
 	work := sandboxtest.TempDir(t, "dshsim-cgroup-guest-")
-	bin, err := kernels.BuildSpawnTest(ctx, root, work)
+	bins, err := kernels.BuildCgroupTests(ctx, root, work)
 	if err != nil {
 		t.Fatal(err)
 	}
-	console, err := kernels.CgroupGuest(ctx, vmlinuz, busybox, bin, work)
+	console, err := kernels.CgroupGuest(ctx, vmlinuz, busybox, bins, work)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +61,7 @@ func TestCgroupBoundsInAGuest(t *testing.T) {
 func TestCheckCgroupConsole(t *testing.T) {
 	good := ""
 	for _, p := range kernels.CgroupPasses {
-		good += "=== RUN   TestCgroupGuest\n--- PASS: TestCgroupGuest (1.00s)\nPASS\n@@DSHSIM-CGROUP " + p + " 0\n"
+		good += "=== RUN   " + p.Test + "\n--- PASS: " + p.Test + " (1.00s)\nPASS\n@@DSHSIM-CGROUP " + p.Name + " 0\n"
 	}
 	for _, tc := range []struct {
 		name, console, want string
@@ -69,6 +71,7 @@ func TestCheckCgroupConsole(t *testing.T) {
 		{"a pass failed", strings.Replace(good, "@@DSHSIM-CGROUP none 0", "@@DSHSIM-CGROUP none 1", 1), "the pass none did not end with status 0"},
 		{"a pass never ended", strings.Replace(good, "@@DSHSIM-CGROUP delegated-65534 0\n", "", 1), "the pass delegated-65534 did not end with status 0"},
 		{"a pass skipped", strings.Replace(good, "--- PASS: TestCgroupGuest (1.00s)", "--- SKIP: TestCgroupGuest (0.00s)", 1), "TestCgroupGuest passed 2 times, want 3"},
+		{"the recording's pass skipped", strings.Replace(good, "--- PASS: TestCgroupGuestRun (1.00s)", "--- SKIP: TestCgroupGuestRun (0.00s)", 1), "TestCgroupGuestRun passed 0 times, want 1"},
 		{"a subtest failed", strings.Replace(good, "PASS\n", "--- FAIL: TestCgroupGuest/memory (1.00s)\nPASS\n", 1), "skipped or failed"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

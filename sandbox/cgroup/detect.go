@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/dshsim/dshsim/sandbox/internal/llsys"
 )
@@ -236,3 +237,16 @@ func fields(file string) ([]string, error) {
 	}
 	return strings.Fields(string(b)), nil
 }
+
+// Delegated is this host's delegation to this process ([Detect] over "/"),
+// its controllers enabled ([Delegation.Prepare]), found once per process:
+// a *NoDelegation when there is none (the caller takes resource limits);
+// any other error when one was found that cannot be prepared (the caller
+// refuses what it would have bounded there).
+var Delegated = sync.OnceValues(func() (Delegation, error) {
+	d, err := Detect(Host{Root: "/"})
+	if err == nil {
+		err = d.Prepare()
+	}
+	return d, err
+})

@@ -3,23 +3,14 @@ package spawn
 import (
 	"errors"
 	"fmt"
-	"sync"
 
 	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/sandbox/cgroup"
 )
 
 // delegation is the cgroup v2 subtree this process's calls are bounded in
-// (detected once, its controllers enabled), or why there is none
-// (*cgroup.NoDelegation: the calls get resource limits instead), or why a
-// delegation found could not be prepared (every bounded call is refused).
-var delegation = sync.OnceValues(func() (cgroup.Delegation, error) {
-	d, err := cgroup.Detect(cgroup.Host{Root: "/"})
-	if err == nil {
-		err = d.Prepare()
-	}
-	return d, err
-})
+// (cgroup.Delegated; a test replaces it).
+var delegation = cgroup.Delegated
 
 // bounded is how a call with limits l is bounded: in a cgroup of its own
 // when the host delegates a cgroup v2 subtree to this process (the group,
