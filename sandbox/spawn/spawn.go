@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/dshsim/dshsim/sandbox"
+	"github.com/dshsim/dshsim/sandbox/cgroup"
 	"github.com/dshsim/dshsim/sandbox/internal/seal"
 )
 
@@ -116,6 +117,7 @@ type Process struct {
 	err       error
 	stopWatch func() bool
 	limits    sandbox.Limits
+	group     *cgroup.Group // the call's cgroup, nil when it is bounded by resource limits alone
 }
 
 // killing is a process's kill: requested once, its group reaped once.
@@ -171,6 +173,19 @@ func Start(ctx context.Context, req Request) (*Process, error) {
 	argv := req.Argv
 	start := (*exec.Cmd).Start
 	p.limits = req.Policy.Limits
+	if !p.limits.Zero() {
+		g, rlimits, err := bounded(p.limits)
+		if err != nil {
+			return nil, err
+		}
+		p.group, req.Policy.Limits = g, rlimits
+	}
+	started := false
+	defer func() {
+		if !started && p.group != nil {
+			p.group.Close()
+		}
+	}()
 	if req.Policy.Mode != sandbox.DangerFullAccess {
 		w, err := confine(ctx, req, dir)
 		if err != nil {
@@ -183,8 +198,8 @@ func Start(ctx context.Context, req Request) (*Process, error) {
 			start = w.Start
 		}
 	}
-	if !p.limits.Zero() && (p.wrapped == nil || p.wrapped.Start == nil) {
-		start = limited(p.limits, p.wrapped != nil && p.wrapped.Backend == sandbox.BackendLandlock)
+	if !req.Policy.Limits.Zero() && (p.wrapped == nil || p.wrapped.Start == nil) {
+		start = limited(req.Policy.Limits, p.wrapped != nil && p.wrapped.Backend == sandbox.BackendLandlock)
 	}
 	if err := theReaper.enable(); err != nil {
 		return nil, err
@@ -198,6 +213,7 @@ func Start(ctx context.Context, req Request) (*Process, error) {
 	}); err != nil {
 		return nil, err
 	}
+	started = true
 	p.watch(ctx, req)
 	return p, nil
 }
@@ -232,6 +248,11 @@ func (p *Process) command(req Request, argv []string, dir string) *exec.Cmd {
 	// with the caller's controlling terminal a confined command could type
 	// into the user's shell with TIOCSTI, which then runs it unconfined.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if p.group != nil {
+		// The command is created in the call's cgroup (clone3's
+		// CLONE_INTO_CGROUP): it runs no instruction outside it.
+		cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, p.group.FD()
+	}
 	// A daemonised grandchild holding the pipes must not hold Wait forever.
 	cmd.WaitDelay = p.grace
 	p.cmd = cmd
@@ -298,6 +319,9 @@ func (p *Process) watch(ctx context.Context, req Request) {
 		p.stdout.close()
 		p.stderr.close()
 		p.settle(werr)
+		if p.group != nil {
+			p.group.Close() // what is left of the call is killed; a cgroup that cannot be removed stays empty
+		}
 		close(p.done)
 	}()
 }
@@ -386,7 +410,11 @@ func (p *Process) settle(werr error) {
 	if p.wrapped != nil {
 		r.Sandbox, p.err = p.wrapped.Classify(r.ExitCode, r.Signaled, r.Stderr.Text)
 	}
-	r.Bound = p.limits.Bound(r.Signal, (st.UserTime() + st.SystemTime()).Seconds(), r.ExitCode, r.Stderr.Text)
+	if p.group != nil {
+		r.Bound = p.limits.GroupBound(p.group.Events(), r.Signal, r.ExitCode, r.Stderr.Text)
+	} else {
+		r.Bound = p.limits.Bound(r.Signal, (st.UserTime() + st.SystemTime()).Seconds(), r.ExitCode, r.Stderr.Text)
+	}
 	if r.Sandbox != nil {
 		r.Sandbox.Bound = r.Bound
 	}
