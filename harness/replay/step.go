@@ -3,6 +3,7 @@ package replay
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	mrand "math/rand/v2"
 	"slices"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/dshsim/dshsim/harness/replay/recording"
 	"github.com/dshsim/dshsim/harness/replay/toolschema"
+	"github.com/dshsim/dshsim/internal/jsjson"
 	"github.com/dshsim/dshsim/llm"
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/session"
@@ -50,6 +52,10 @@ func (d *driver) modelStep(ctx context.Context, turn, step int) (end *session.En
 			return nil, err
 		}
 		a, seqs, err := d.stream(ctx, turn, step)
+		var refused errNotSerializable
+		if errors.As(err, &refused) {
+			return &session.EndReason{Kind: session.EndError, Error: &session.Failure{Message: refused.Error(), Code: "UNKNOWN"}}, nil
+		}
 		if err != nil || ctx.Err() != nil {
 			return nil, err
 		}
@@ -210,9 +216,12 @@ func (d *driver) stream(ctx context.Context, turn, step int) (*assembler, []int6
 	a := newAssembler()
 	var seqs []int64
 	emit := func(c json.RawMessage) error {
-		var object map[string]any // a chunk is a JSON object, logged as it came
-		if err := json.Unmarshal(c, &object); err != nil {
-			return fmt.Errorf("the model's chunk is not a JSON object: %w", err)
+		v, err := jsjson.Parse(c) // a chunk is a JSON object, logged as it came
+		if err != nil || v.Kind != jsjson.Object {
+			return fmt.Errorf("the model's chunk is not a JSON object: %s", c)
+		}
+		if !jsjson.Lossless(v) {
+			return errNotSerializable(session.KindAssistantChunk)
 		}
 		e, err := d.append(session.KindAssistantChunk, session.AssistantChunk{Turn: turn, Step: step, Chunk: c})
 		if err == nil {
@@ -235,6 +244,16 @@ func (d *driver) stream(ctx context.Context, turn, step int) (*assembler, []int6
 		}
 	}
 	return a, seqs, nil
+}
+
+// errNotSerializable is upstream's log refusing an event whose data is not
+// lossless JSON (a number that is not finite, or -0: a chunk whose
+// providerRetryAfterMs is 1e999); the turn fails with it, code UNKNOWN, as
+// upstream's loop ends a turn on a throw that is not the model's.
+type errNotSerializable string
+
+func (e errNotSerializable) Error() string {
+	return fmt.Sprintf("session event %q carries non-JSON-serializable data", string(e))
 }
 
 // assistantMessage logs the assembled message (interrupted: a cancelled
