@@ -87,7 +87,11 @@
 // ±Infinity, 1e999, or as -0) is refused by the log as upstream's refuses
 // it: the turn fails with code UNKNOWN (`session event "assistant/chunk"
 // carries non-JSON-serializable data`), nothing of the chunk logged or
-// retried.
+// retried. A failure not retried is thrown as upstream's LlmError: a field
+// its constructor refuses (a null or non-positive providerRetryAfterMs, a
+// status outside 100-599, an empty message, ...) fails the turn with the
+// constructor's text, code UNKNOWN; else the turn's failure keeps its five
+// fields alone (message, code, status, providerRetryAfterMs, requestId).
 //
 // # Front ends beyond ACP
 //
