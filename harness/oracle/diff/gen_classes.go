@@ -44,13 +44,13 @@ func moveValueReturn(g *gen) {
 }
 
 // valueArgs are nested calls whose arguments carry values JSON does not
-// (a declared field, an undeclared key, nested), each caught so that the
+// (a declared field, an undeclared key, nested; never a timeout: a tiny one races), each caught so that the
 // program's value is the error's name and code.
 var valueArgs = []string{
 	`tools.read({file_path: "a.txt", offset: %s})`,
 	`tools.read({file_path: "a.txt", extra: %s})`,
 	`tools.write({file_path: "v.txt", content: "v\n", meta: {deep: [%s]}})`,
-	`tools.bash({command: "echo hi", description: "d", timeoutMs: %s})`,
+	`tools.bash({command: "echo hi", description: "d", extra: %s})`,
 	`tools.job_list({filter: %s})`,
 	`tools.read({file_path: %s})`,
 }
@@ -75,15 +75,25 @@ var workflowValueBodies = []string{
 	"throw 'a thrown string'",
 	"throw {message: 7}",
 	"throw {get message() { throw 1 }}",
-	"log('value: ' + String(%s)); return 1",
+	"log('value: ' + JSON.stringify(%s)); return 1",
+}
+
+// workflowValues are the values a workflow may return or throw without
+// failing inside upstream's engine (a value that is not plain JSON fails
+// there with a stack that names where upstream is installed): -0 (the
+// tool's output check refuses it), lone surrogates, integers beyond 2^53,
+// key order, a prototype-less object.
+var workflowValues = []string{
+	"-0", "[-0]", "{a: {b: -0}}", `"\ud800"`, `"a\udc00b"`, "2 ** 53 + 1", "1e21", "5e-324",
+	`{b: 1, a: 2, 10: 3, 2: 4}`, `{["__proto__"]: 1, x: 2}`, `Object.assign(Object.create(null), {z: 1})`, `[[], {}, ""]`,
 }
 
 // moveValueWorkflow: a workflow (top-level or from run_code) whose value
-// is one of jsValues; it starts no agent.
+// is one of workflowValues; it starts no agent.
 func moveValueWorkflow(g *gen) {
 	body := pick(g, workflowValueBodies...)
 	if n := countVerbs(body); n > 0 {
-		body = fmt.Sprintf(body, pick(g, jsValues...))
+		body = fmt.Sprintf(body, pick(g, workflowValues...))
 	}
 	args := o("meta", o("name", "values", "description", "workflow values"), "script", body)
 	g.mark(AreaWorkflow, AreaJSValues)
