@@ -83,7 +83,15 @@
 // conversation our log holds. A reply whose finish is an error ends the
 // turn with its failure, unless the model's retry policy retries it
 // (llm/retry, then llm/retry-started, then the retried chunks in the same
-// step).
+// step). A chunk that is not lossless JSON (a number JSON.parse reads as
+// ±Infinity, 1e999, or as -0) is refused by the log as upstream's refuses
+// it: the turn fails with code UNKNOWN (`session event "assistant/chunk"
+// carries non-JSON-serializable data`), nothing of the chunk logged or
+// retried. A failure not retried is thrown as upstream's LlmError: a field
+// its constructor refuses (a null or non-positive providerRetryAfterMs, a
+// status outside 100-599, an empty message, ...) fails the turn with the
+// constructor's text, code UNKNOWN; else the turn's failure keeps its five
+// fields alone (message, code, status, providerRetryAfterMs, requestId).
 //
 // # Front ends beyond ACP
 //

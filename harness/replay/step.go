@@ -3,14 +3,18 @@ package replay
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"math"
 	mrand "math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/dshsim/dshsim/harness/replay/recording"
 	"github.com/dshsim/dshsim/harness/replay/toolschema"
+	"github.com/dshsim/dshsim/internal/jsjson"
 	"github.com/dshsim/dshsim/llm"
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/session"
@@ -50,6 +54,10 @@ func (d *driver) modelStep(ctx context.Context, turn, step int) (end *session.En
 			return nil, err
 		}
 		a, seqs, err := d.stream(ctx, turn, step)
+		var refused errNotSerializable
+		if errors.As(err, &refused) {
+			return &session.EndReason{Kind: session.EndError, Error: &session.Failure{Message: refused.Error(), Code: "UNKNOWN"}}, nil
+		}
 		if err != nil || ctx.Err() != nil {
 			return nil, err
 		}
@@ -60,6 +68,7 @@ func (d *driver) modelStep(ctx context.Context, turn, step int) (end *session.En
 			failure, _ := a.failure()
 			r := d.retryOf(info, turn, step, retries, failure)
 			if r == nil {
+				failure = thrownFailure(a.finish.Failure, failure)
 				return &session.EndReason{Kind: session.EndError, Error: failure}, nil
 			}
 			if retryID == "" {
@@ -210,9 +219,12 @@ func (d *driver) stream(ctx context.Context, turn, step int) (*assembler, []int6
 	a := newAssembler()
 	var seqs []int64
 	emit := func(c json.RawMessage) error {
-		var object map[string]any // a chunk is a JSON object, logged as it came
-		if err := json.Unmarshal(c, &object); err != nil {
-			return fmt.Errorf("the model's chunk is not a JSON object: %w", err)
+		v, err := jsjson.Parse(c) // a chunk is a JSON object, logged as it came
+		if err != nil || v.Kind != jsjson.Object {
+			return fmt.Errorf("the model's chunk is not a JSON object: %s", c)
+		}
+		if !jsjson.Lossless(v) {
+			return errNotSerializable(session.KindAssistantChunk)
 		}
 		e, err := d.append(session.KindAssistantChunk, session.AssistantChunk{Turn: turn, Step: step, Chunk: c})
 		if err == nil {
@@ -235,6 +247,75 @@ func (d *driver) stream(ctx context.Context, turn, step int) (*assembler, []int6
 		}
 	}
 	return a, seqs, nil
+}
+
+// errNotSerializable is upstream's log refusing an event whose data is not
+// lossless JSON (a number that is not finite, or -0: a chunk whose
+// providerRetryAfterMs is 1e999); the turn fails with it, code UNKNOWN, as
+// upstream's loop ends a turn on a throw that is not the model's.
+type errNotSerializable string
+
+func (e errNotSerializable) Error() string {
+	return fmt.Sprintf("session event %q carries non-JSON-serializable data", string(e))
+}
+
+// thrownFailure is the failure a turn fails with when upstream's loop
+// throws an error finish (one not retried) as an LlmError: the
+// constructor's refusal (llmErrorProblem, code UNKNOWN), else the failure
+// of its five fields alone, in its order (keys of the model's own are
+// dropped). Without a failure object, read stays as it is.
+func thrownFailure(reported json.RawMessage, read *session.Failure) *session.Failure {
+	if problem := llmErrorProblem(reported); problem != "" {
+		return &session.Failure{Message: problem, Code: "UNKNOWN"}
+	}
+	v, err := jsjson.Parse(reported)
+	if err != nil || v.Kind != jsjson.Object {
+		return read
+	}
+	var b strings.Builder
+	b.WriteByte('{')
+	for _, k := range []string{"message", "code", "status", "providerRetryAfterMs", "requestId"} {
+		if f := v.Get(k); f != nil {
+			if b.Len() > 1 {
+				b.WriteByte(',')
+			}
+			b.WriteString(jsjson.Quote(k) + ":" + jsjson.Stringify(f))
+		}
+	}
+	b.WriteByte('}')
+	f, _ := session.ReportedFailure(json.RawMessage(b.String()))
+	return f
+}
+
+// llmErrorProblem is what upstream's LlmError constructor refuses in a
+// failure the loop throws (one not retried): a message or code that is not
+// a non-empty string, a status that is not an integer from 100 to 599, a
+// providerRetryAfterMs that is not a positive finite number, a requestId
+// that is not a non-empty string, each checked only when present (null
+// is present), in that order; the turn then fails with that text, code
+// UNKNOWN ("": none). Pure.
+func llmErrorProblem(reported json.RawMessage) string {
+	if !isObject(reported) {
+		return "" // no failure object: upstream's loop fails reading it
+	}
+	v, err := jsjson.Parse(reported)
+	if err != nil || v.Kind != jsjson.Object {
+		return ""
+	}
+	nonEmpty := func(f *jsjson.Value) bool { return f != nil && f.Kind == jsjson.String && f.Str() != "" }
+	switch status, after, id := v.Get("status"), v.Get("providerRetryAfterMs"), v.Get("requestId"); {
+	case !nonEmpty(v.Get("message")):
+		return "LlmError message must be a non-empty string"
+	case !nonEmpty(v.Get("code")):
+		return "LlmError code must be a non-empty string"
+	case status != nil && (status.Kind != jsjson.Number || status.Num != math.Trunc(status.Num) || status.Num < 100 || status.Num > 599):
+		return "LlmError status must be an integer from 100 through 599"
+	case after != nil && (after.Kind != jsjson.Number || math.IsInf(after.Num, 0) || math.IsNaN(after.Num) || after.Num <= 0):
+		return "LlmError providerRetryAfterMs must be a positive finite number"
+	case id != nil && !nonEmpty(id):
+		return "LlmError requestId must be a non-empty string"
+	}
+	return ""
 }
 
 // assistantMessage logs the assembled message (interrupted: a cancelled

@@ -49,8 +49,10 @@
 // agent(prompt, {schema}) starts a structured child (subagent.Request's
 // OutputSchema): its own structured_output tool takes the schema, and the
 // agent() resolves to what it recorded, or null when it completed without
-// recording (upstream's readResult: a failed agent). The schema is not
-// checked against upstream's supported subset before the child starts.
+// recording (upstream's readResult: a failed agent). The body's agent()
+// first checks the schema against the subset structured output takes
+// (package noderuntime, as upstream's engine does before a child starts):
+// outside it, agent() throws UNSUPPORTED_SCHEMA naming every violation.
 //
 // # Imports
 //

@@ -74,6 +74,11 @@ const (
 	AreaChildTools       = "child-tools"
 	AreaChildFailure     = "child-failure"
 	AreaWorkflow         = "workflow"
+	AreaJSValues         = "javascript-values"
+	AreaArgText          = "argument-text"
+	AreaLifecycleHooks   = "lifecycle-hooks"
+	AreaCodeChildren     = "background-children-from-code"
+	AreaRetryAfter       = "retry-after"
 )
 
 // Areas lists every area the generator explores.
@@ -85,7 +90,7 @@ var Areas = []string{
 	AreaMultiPrompt, AreaMaxTokens, AreaErrorFinish, AreaRetry, AreaEmptyReply, AreaPromptHooks, AreaStopHooks,
 	AreaReminder, AreaInstructions, AreaTodo, AreaFSSearch,
 	AreaDelegation, AreaDelegationArgs, AreaFork, AreaAgentControl, AreaDepth, AreaChildTools, AreaChildFailure,
-	AreaWorkflow,
+	AreaWorkflow, AreaJSValues, AreaArgText, AreaLifecycleHooks, AreaCodeChildren, AreaRetryAfter,
 }
 
 // gen is the state of one case being generated.
@@ -102,6 +107,12 @@ type gen struct {
 	turns    *turnState     // the turns profile's prompts
 	pinned   bool           // the search files' mtimes are pinned
 	children []oracle.Child // child sessions' scripts, in the order they first call the model
+	rawCalls int            // calls made of raw chunks: their ids are call_00_text0001, ...
+	// the retry-after profile's prompts, their model calls, and whether
+	// one carries 1e999 (the script is then replay.override.json's)
+	prompts    int
+	retryTurns []retryTurn
+	override   bool
 }
 
 // profile generates the moves of one kind of case.
@@ -178,6 +189,11 @@ func profiles() []profile {
 		{"subagents", setupSubagents, []func(*gen){moveDelegate, moveDelegate, moveDelegatePair, moveDelegateArgs, moveAgentControl, moveDelegateDeep, moveWorkflow, moveWorkflow}, (*gen).subagentScript},
 		{"turns", setupTurns, []func(*gen){moveTurnText, moveTurnText, moveTurnEmpty, moveTurnMaxTokens, moveTurnError, moveTurnError}, (*gen).turnsScript},
 		{"tools", setupTools, []func(*gen){moveRepeat, moveTodo, moveTodo, moveSearch, moveSearch, moveInstructions, moveInstructions}, nil},
+		{"values", setupValues, []func(*gen){moveValueReturn, moveValueArgs, moveValueWorkflow}, (*gen).childrenScript},
+		{"argtext", plain, []func(*gen){moveArgText, moveArgText, moveRead}, nil},
+		{"lifecycle", setupLifecycle, []func(*gen){moveLifecycleCall, moveLifecycleCall}, (*gen).subagentScript},
+		{"code-children", setupCodeChildren, []func(*gen){moveCodeChild}, (*gen).childrenScript},
+		{"retry-after", setupRetryAfter, []func(*gen){moveRetryAfter}, (*gen).retryAfterScript},
 	}
 }
 

@@ -205,3 +205,65 @@ func TestEveryCaseMountsTheReminder(t *testing.T) {
 		}
 	}
 }
+
+// TestRetryAfterCases: the retry-after profile's prompts each expect the
+// error their turn ends in (a failure not retried is the turn's last
+// call: a code the policy does not retry, a Retry-After over its cap,
+// 1e999), and a case holding 1e999 is played from replay.override.json,
+// one entry per model call (upstream's refreshed log cannot hold the
+// number). Planted bugs caught: the override missing or cut at the
+// wrong chunk, a failing turn's prompt not expecting its error.
+func TestRetryAfterCases(t *testing.T) {
+	infinite := 0
+	for i := range 600 {
+		c := Generate(33, i)
+		if c.Profile != "retry-after" {
+			continue
+		}
+		s := c.Script
+		finishes := 0
+		for k, turn := range s.Turns {
+			chunks := turn[0].Chunks
+			last := string(chunks[len(chunks)-1])
+			fails := strings.Contains(last, `"kind": "error"`)
+			if want := map[bool]string{true: "promptExpectError", false: "prompt"}[fails]; s.Steps[k].Op != want {
+				t.Errorf("%s turn %d: op %s, its last chunk %s", c.Name, k+1, s.Steps[k].Op, last)
+			}
+			for j, ch := range chunks {
+				if strings.Contains(string(ch), `"type": "finish"`) || strings.Contains(string(ch), `"type":"finish"`) {
+					finishes++
+				}
+				retried := !strings.Contains(string(ch), "AUTH") && !strings.Contains(string(ch), "1e999")
+				for _, over := range []string{"100.5", "1e6", "1e308"} {
+					retried = retried && !strings.Contains(string(ch), `"providerRetryAfterMs": `+over+"}")
+				}
+				if j < len(chunks)-1 && strings.Contains(string(ch), `"kind": "error"`) && !retried {
+					t.Errorf("%s turn %d: a failure the policy does not retry is followed by more calls: %s", c.Name, k+1, ch)
+				}
+			}
+		}
+		holds := strings.Contains(string(s.JSON()), "1e999")
+		if !holds {
+			if s.Override != nil {
+				t.Errorf("%s: an override without 1e999", c.Name)
+			}
+			continue
+		}
+		infinite++
+		var entries []struct {
+			Kind   string            `json:"kind"`
+			Chunks []json.RawMessage `json:"chunks"`
+		}
+		if err := json.Unmarshal(bytes.ReplaceAll(s.Override, []byte("1e999"), []byte("1")), &entries); err != nil || len(entries) != finishes {
+			t.Errorf("%s: override of %d entries (%v), want one per model call (%d)", c.Name, len(entries), err, finishes)
+		}
+		for _, e := range entries {
+			if last := string(e.Chunks[len(e.Chunks)-1]); e.Kind != "chunks" || !strings.Contains(last, "finish") {
+				t.Errorf("%s: an override entry that does not end in its finish: %s", c.Name, last)
+			}
+		}
+	}
+	if infinite == 0 {
+		t.Error("no case of 600 holds 1e999")
+	}
+}

@@ -3,6 +3,7 @@ package recording
 import (
 	"encoding/json"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -517,4 +518,48 @@ func TestLoadChecksTheSeedLinks(t *testing.T) {
 	if _, err := Load(dir); !errors.As(err, &e) || e.File != WorkspaceDir || !strings.Contains(e.Problem, "missing, but "+SettingsFile+" lists symlinks in it") {
 		t.Fatalf("no seed: %v", err)
 	}
+}
+
+// A chunk's numbers are JSON.parse's: 1e999 (Infinity) loads, kept as its
+// text so that the log refuses it as upstream's does, -1e-400 is -0, and
+// every other number a float64; in an override and in the session log.
+func TestChunkNumbersAreJavaScripts(t *testing.T) {
+	chunk := `{"type":"finish","reason":{"kind":"error","failure":{"message":"m","code":"RATE_LIMIT","providerRetryAfterMs":1e999,"status":-1e-400,"n":[1.5,-1e999]}}}`
+	check := func(t *testing.T, c map[string]any) {
+		t.Helper()
+		f := c["reason"].(map[string]any)["failure"].(map[string]any)
+		if got, ok := f["providerRetryAfterMs"].(json.Number); !ok || got != "1e999" {
+			t.Errorf("providerRetryAfterMs = %#v, want json.Number 1e999", f["providerRetryAfterMs"])
+		}
+		if got, ok := f["status"].(float64); !ok || got != 0 || !math.Signbit(got) {
+			t.Errorf("status = %#v, want float64 -0", f["status"])
+		}
+		n := f["n"].([]any)
+		if got, ok := n[0].(float64); !ok || got != 1.5 {
+			t.Errorf("n[0] = %#v, want float64 1.5", n[0])
+		}
+		if got, ok := n[1].(json.Number); !ok || got != "-1e999" {
+			t.Errorf("n[1] = %#v, want json.Number -1e999", n[1])
+		}
+	}
+	t.Run("override", func(t *testing.T) {
+		for _, doc := range []string{`[{"kind":"chunks","chunks":[` + chunk + `]}]`, `{"patches":[{"at":0,"entry":{"kind":"chunks","chunks":[` + chunk + `]}}]}`} {
+			o, err := parseOverride("r", []byte(doc))
+			if err != nil {
+				t.Fatal(err)
+			}
+			replies, err := o.apply("r", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			check(t, replies[0].Chunks[0])
+		}
+	})
+	t.Run("session log", func(t *testing.T) {
+		s, err := deriveEvents("r", []Event{{Type: "assistant/chunk", Line: 2, Data: json.RawMessage(`{"turn":1,"step":1,"chunk":` + chunk + `}`)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(t, s.Replies[0].Chunks[0])
+	})
 }

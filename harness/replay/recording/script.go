@@ -3,9 +3,12 @@ package recording
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 	"sort"
+	"strconv"
 
 	"github.com/dshsim/dshsim/pipeline/session"
 )
@@ -153,9 +156,10 @@ func deriveEvents(rec string, events []Event) (*Script, error) {
 			Step  int            `json:"step"`
 			Chunk map[string]any `json:"chunk"`
 		}
-		if err := json.Unmarshal(e.Data, &d); err != nil {
+		if err := decodeNumbers(e.Data, &d, false); err != nil {
 			return nil, jsonError(rec, SessionFile, e.Data, e.Line, err)
 		}
+		plainNumbers(d.Chunk)
 		if len(cur) > 0 && (d.Turn != curTurn || d.Step != curStep) {
 			return nil, sessionError(rec, e.Line, "data.step", "model stream of turn %d step %d ended without a finish chunk (a thrown stream: needs %s)", curTurn, curStep, OverrideFile)
 		}
@@ -292,23 +296,29 @@ func parseOverride(rec string, data []byte) (*Override, error) {
 	o := &Override{}
 	trimmed := bytes.TrimSpace(data)
 	if len(trimmed) > 0 && trimmed[0] == '[' {
-		if err := decodeStrict(data, &o.Replace); err != nil {
+		if err := decodeNumbers(data, &o.Replace, true); err != nil {
 			return nil, jsonError(rec, OverrideFile, data, 0, err)
 		}
 		if o.Replace == nil {
 			o.Replace = []OverrideEntry{}
 		}
+		for _, e := range o.Replace {
+			plainChunks(e.Chunks)
+		}
 	} else {
 		var p struct {
 			Patches []Patch `json:"patches"`
 		}
-		if err := decodeStrict(data, &p); err != nil {
+		if err := decodeNumbers(data, &p, true); err != nil {
 			return nil, jsonError(rec, OverrideFile, data, 0, err)
 		}
 		if p.Patches == nil {
 			return nil, &Error{Recording: rec, File: OverrideFile, Line: 1, Field: "patches", Problem: "missing (want a bare entry array or {patches:[{at, entry}]})"}
 		}
 		o.Patches = p.Patches
+		for _, p := range o.Patches {
+			plainChunks(p.Entry.Chunks)
+		}
 	}
 	check := func(field string, e OverrideEntry) error {
 		switch e.Kind {
@@ -384,4 +394,53 @@ func (o *Override) apply(rec string, replies []Reply) ([]Reply, error) {
 		}
 	}
 	return out, nil
+}
+
+// decodeNumbers decodes data into v with every number of an interface value
+// a json.Number (see plainNumbers); strict rejects unknown fields and
+// trailing data.
+func decodeNumbers(data []byte, v any, strict bool) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if strict {
+		dec.DisallowUnknownFields()
+	}
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if strict && dec.More() {
+		return errors.New("trailing data after the JSON value")
+	}
+	return nil
+}
+
+// plainNumbers makes a chunk's numbers what JSON.parse makes of them, in
+// place: a float64 (-0 included), except a number beyond a float64's range
+// (1e999, -1e999: Infinity to JavaScript), which stays the json.Number of
+// its text, so that it is streamed exactly as written and refused by the
+// log, as upstream's log refuses a non-finite number.
+func plainNumbers(v any) any {
+	switch t := v.(type) {
+	case json.Number:
+		f, err := strconv.ParseFloat(t.String(), 64)
+		if err != nil || math.IsInf(f, 0) {
+			return t
+		}
+		return f
+	case map[string]any:
+		for k, e := range t {
+			t[k] = plainNumbers(e)
+		}
+	case []any:
+		for i, e := range t {
+			t[i] = plainNumbers(e)
+		}
+	}
+	return v
+}
+
+func plainChunks(chunks []map[string]any) {
+	for _, c := range chunks {
+		plainNumbers(c)
+	}
 }

@@ -336,7 +336,137 @@ function readAgentOptions(raw) {
     if (opts[k] !== undefined && typeof opts[k] !== 'string') throw new WorkflowError('agent() option "' + k + '" must be a string', 'INVALID_ARGUMENT');
   }
   if (opts.readOnly !== undefined && typeof opts.readOnly !== 'boolean') throw new WorkflowError('agent() option "readOnly" must be a boolean', 'INVALID_ARGUMENT');
+  if (opts.schema !== undefined) {
+    const violations = objectSchemaViolations(opts.schema);
+    if (violations.length > 0) throw new WorkflowError('agent() schema is outside the supported subset — unsupported JSON schema: ' + violations.join('; '), 'UNSUPPORTED_SCHEMA');
+  }
   return opts;
+}
+
+// ---- the JSON Schema subset structured output takes (upstream's
+// assertObjectJsonSchema): every violation of the tree, in its walk order,
+// then an object root. The schema was materialized: plain JSON data, no
+// cycle, no shared node, every number finite.
+const CONSTRAINT_KEYWORDS = ['type', 'oneOf', 'properties', 'required', 'additionalProperties', 'items', 'enum', 'const'];
+const ANNOTATION_KEYWORDS = ['description', 'title', 'default', 'examples'];
+const SCHEMA_TYPES = ['object', 'array', 'string', 'number', 'integer', 'boolean', 'null'];
+const ONE_OF_SIBLINGS = ['properties', 'required', 'additionalProperties', 'items', 'enum', 'const'];
+const SCALAR_KEYWORDS = ['string', 'number', 'integer', 'boolean', 'null'];
+const ALLOWED_FOR = { properties: ['object'], required: ['object'], additionalProperties: ['object'], items: ['array'], enum: SCALAR_KEYWORDS, const: SCALAR_KEYWORDS };
+const own = (o, k) => Object.prototype.hasOwnProperty.call(o, k);
+const isRecord = (v) => typeof v === 'object' && v !== null && !Array.isArray(v);
+const jsonNumber = (v) => typeof v === 'number' && Number.isFinite(v) && !Object.is(v, -0);
+function losslessJson(v) {
+  if (typeof v === 'number') return jsonNumber(v);
+  if (Array.isArray(v)) return v.every(losslessJson);
+  if (isRecord(v)) return Object.keys(v).every((k) => losslessJson(v[k]));
+  return true;
+}
+function scalarMatches(type, v) {
+  switch (type) {
+    case 'string': return typeof v === 'string';
+    case 'number': return jsonNumber(v);
+    case 'integer': return jsonNumber(v) && Number.isInteger(v);
+    case 'boolean': return typeof v === 'boolean';
+    default: return v === null;
+  }
+}
+function objectSchemaViolations(schema) {
+  const violations = [];
+  schemaNodeViolations(schema, violations);
+  if (violations.length === 0 && !(isRecord(schema) && own(schema, 'type') && schema.type === 'object')) {
+    violations.push('schema.type must be "object" (structured output is object-rooted)');
+  }
+  return violations;
+}
+function schemaNodeViolations(root, violations) {
+  const tasks = [{ kind: 'enter', node: root, path: 'schema' }];
+  for (let task = tasks.pop(); task !== undefined; task = tasks.pop()) {
+    const { node, path } = task;
+    if (task.kind === 'one-of-tail') {
+      for (const k of ONE_OF_SIBLINGS) if (own(node, k)) violations.push(path + '.' + k + ' is not supported beside oneOf');
+      continue;
+    }
+    if (task.kind === 'object-tail') {
+      objectTailViolations(node, path, task.properties, violations);
+      continue;
+    }
+    if (!isRecord(node)) {
+      violations.push(path + ' must be a schema object');
+      continue;
+    }
+    for (const k of Object.keys(node)) {
+      if (CONSTRAINT_KEYWORDS.includes(k)) continue;
+      if (ANNOTATION_KEYWORDS.includes(k)) {
+        if (!losslessJson(node[k])) violations.push(path + '.' + k + ' annotation must be lossless JSON data');
+        continue;
+      }
+      violations.push(path + '.' + k + ' is not a supported keyword (subset: type/oneOf/properties/required/additionalProperties/items/enum/const + annotations)');
+    }
+    if (own(node, 'description') && typeof node.description !== 'string') violations.push(path + '.description must be a string');
+    if (own(node, 'title') && typeof node.title !== 'string') violations.push(path + '.title must be a string');
+    const hasType = own(node, 'type'), hasOneOf = own(node, 'oneOf');
+    if (hasType && hasOneOf) {
+      violations.push(path + ' cannot declare both type and oneOf');
+      continue;
+    }
+    if (!hasType && !hasOneOf) {
+      for (const k of ONE_OF_SIBLINGS) if (own(node, k)) violations.push(path + '.' + k + ' requires type or oneOf');
+      continue;
+    }
+    if (hasOneOf) {
+      tasks.push({ kind: 'one-of-tail', node, path });
+      if (!Array.isArray(node.oneOf) || node.oneOf.length < 2) violations.push(path + '.oneOf must be an array of at least two schemas');
+      else for (let i = node.oneOf.length - 1; i >= 0; i--) tasks.push({ kind: 'enter', node: node.oneOf[i], path: path + '.oneOf[' + i + ']' });
+      continue;
+    }
+    typedNodeViolations(node, path, tasks, violations);
+  }
+}
+function typedNodeViolations(node, path, tasks, violations) {
+  const type = node.type;
+  if (typeof type !== 'string' || !SCHEMA_TYPES.includes(type)) {
+    violations.push(Array.isArray(type) ? path + '.type must be a single type string (type arrays are not supported)' : path + '.type must be one of ' + SCHEMA_TYPES.join('/'));
+    return;
+  }
+  for (const [k, types] of Object.entries(ALLOWED_FOR)) {
+    if (own(node, k) && !types.includes(type)) violations.push(path + '.' + k + ' is not supported on type "' + type + '"');
+  }
+  if (type === 'object') {
+    const properties = own(node, 'properties') ? node.properties : undefined;
+    tasks.push({ kind: 'object-tail', node, path, properties });
+    if (own(node, 'properties')) {
+      if (!isRecord(properties)) violations.push(path + '.properties must be an object of schemas');
+      else {
+        const entries = Object.entries(properties);
+        for (let i = entries.length - 1; i >= 0; i--) tasks.push({ kind: 'enter', node: entries[i][1], path: path + '.properties.' + entries[i][0] });
+      }
+    }
+    return;
+  }
+  if (type === 'array') {
+    if (own(node, 'items')) tasks.push({ kind: 'enter', node: node.items, path: path + '.items' });
+    return;
+  }
+  const hasEnum = own(node, 'enum');
+  const allowed = hasEnum ? node.enum : undefined;
+  const enumValid = Array.isArray(allowed) && allowed.length > 0 && allowed.every((e) => scalarMatches(type, e));
+  if (hasEnum && !enumValid) violations.push(path + '.enum must be a non-empty array of ' + type + ' values');
+  if (own(node, 'const')) {
+    if (!scalarMatches(type, node.const)) violations.push(path + '.const must be a ' + type + ' value');
+    else if (enumValid && !allowed.includes(node.const)) violations.push(path + '.const must be one of ' + path + '.enum when both are declared');
+  }
+}
+function objectTailViolations(node, path, properties, violations) {
+  if (own(node, 'required')) {
+    const required = node.required;
+    if (!Array.isArray(required) || required.some((e) => typeof e !== 'string')) violations.push(path + '.required must be an array of strings');
+    else {
+      const declared = isRecord(properties) ? properties : {};
+      for (const k of required) if (!own(declared, k)) violations.push(path + '.required names "' + k + '" which is not in properties');
+    }
+  }
+  if (own(node, 'additionalProperties') && typeof node.additionalProperties !== 'boolean') violations.push(path + '.additionalProperties must be a boolean');
 }
 
 function defaultLabel(prompt) {

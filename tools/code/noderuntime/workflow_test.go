@@ -97,6 +97,44 @@ return [a, b];`, func(req map[string]any) string {
 	}
 }
 
+// TestWorkflowSchemaSubset: agent()'s schema is checked against the
+// subset structured output takes before any child starts, every violation
+// in upstream's walk order (a node's keywords, its annotations, its type,
+// then its children, the object's required and additionalProperties after
+// its properties), then the object root; a schema inside the subset goes
+// to the host. Planted bugs caught: no check (the child starts), a
+// violation missing or out of order, the root checked on a tree with
+// violations, -0 in an annotation accepted.
+func TestWorkflowSchemaSubset(t *testing.T) {
+	r := newRuntime(t, Config{})
+	const prefix = "UNSUPPORTED_SCHEMA: agent() schema is outside the supported subset — unsupported JSON schema: "
+	for _, tc := range []struct{ schema, want string }{
+		{`{type: 'object', properties: {a: {type: 'string'}}, required: ['a'], additionalProperties: false, title: 't'}`, ""},
+		{`{type: 'object', properties: {n: {type: 'number', minimum: 0}}}`, "schema.properties.n.minimum is not a supported keyword (subset: type/oneOf/properties/required/additionalProperties/items/enum/const + annotations)"},
+		{`{type: 'string'}`, `schema.type must be "object" (structured output is object-rooted)`},
+		{`[]`, "schema must be a schema object"},
+		{`{type: ['object'], pattern: 'x', properties: {a: 1}}`, "schema.pattern is not a supported keyword (subset: type/oneOf/properties/required/additionalProperties/items/enum/const + annotations); schema.type must be a single type string (type arrays are not supported)"},
+		{`{oneOf: [{type: 'string'}], items: {}}`, "schema.oneOf must be an array of at least two schemas; schema.items is not supported beside oneOf"},
+		{`{type: 'object', required: 'a', properties: 7}`, "schema.properties must be an object of schemas; schema.required must be an array of strings"},
+		{`{type: 'object', required: ['b'], properties: {a: {type: 'integer', const: 1.5}}, additionalProperties: 'no'}`, `schema.properties.a.const must be a integer value; schema.required names "b" which is not in properties; schema.additionalProperties must be a boolean`},
+		{`{type: 'object', description: 4, default: -0, examples: [[1, -0]]}`, "schema.default annotation must be lossless JSON data; schema.examples annotation must be lossless JSON data; schema.description must be a string"},
+		{`{type: 'object', properties: {'2': {type: 'x'}, '1': {format: 'e', type: 'string', enum: ['x'], const: 'y'}}}`, "schema.properties.1.format is not a supported keyword (subset: type/oneOf/properties/required/additionalProperties/items/enum/const + annotations); schema.properties.1.const must be one of schema.properties.1.enum when both are declared; schema.properties.2.type must be one of object/array/string/number/integer/boolean/null"},
+	} {
+		body := "try {\n  return await agent('p', {schema: " + tc.schema + "});\n} catch (e) {\n  return e.code + ': ' + e.message;\n}"
+		res, agents, _ := workflowRun(t, r, body, completed)
+		wanted := prefix + tc.want
+		if tc.want == "" {
+			wanted = "done: p"
+		}
+		var v struct{ Value string }
+		json.Unmarshal(res.Value, &v)
+		got := v.Value
+		if got != wanted || (tc.want == "") != (len(agents) == 1) {
+			t.Errorf("schema %s\n got %q (%d agents, %s)\nwant %q", tc.schema, got, len(agents), failureOf(res), wanted)
+		}
+	}
+}
+
 // TestWorkflowThrownValues: a body's thrown value is rendered as
 // upstream's engine renders any value, an Error or not: its stack when a
 // non-empty string, else its message when one, else String(value), a
