@@ -111,6 +111,13 @@ type Config struct {
 	Cordis bool
 	// WebFetch composes web_fetch (its body refuses unless Served names it).
 	WebFetch bool
+	// PersistentShell composes the persistent bash (tool-bash-persistent)
+	// in the one-shot bash's place: Without.Bash must leave that out (both
+	// are named bash). The shell is confined as bash's commands are.
+	PersistentShell *PersistentShellConfig
+	// Editor composes str_replace_editor, observed and fenced as the file
+	// tools are.
+	Editor *EditorConfig
 	// Tools are the deployment's own tools, composed after every other
 	// (each a package's New bound to its configuration, toolreg.Bind):
 	// tools beyond the safety stack, their registrations read like any.
@@ -241,6 +248,20 @@ type LSPConfig struct {
 }
 
 // PwshConfig configures the pwsh tool.
+// PersistentShellConfig is tool-bash-persistent's configuration (zero
+// fields: upstream's defaults).
+type PersistentShellConfig struct {
+	TimeoutMs   int64
+	Description string
+}
+
+// EditorConfig is tool-str-replace-editor's configuration (zero fields:
+// upstream's defaults).
+type EditorConfig struct {
+	MaxOutputChars int
+	Description    string
+}
+
 type PwshConfig struct {
 	Persistent bool
 }
