@@ -129,6 +129,13 @@ type ExtraTools struct {
 	Cordis bool
 	// WebFetch composes web_fetch (its body refuses unless Served names it).
 	WebFetch bool
+	// PersistentShell composes the persistent bash (tool-bash-persistent)
+	// in the one-shot bash's place: Without.Bash must leave that out (both
+	// are named bash). The shell is confined as bash's commands are.
+	PersistentShell *PersistentShellConfig
+	// Editor composes str_replace_editor, observed and fenced as the file
+	// tools are.
+	Editor *EditorConfig
 	// Served serves the bodies of tools beyond the safety stack from a
 	// recording; New refuses it for a tool of the safety stack.
 	Served *ServedConfig
@@ -253,6 +260,20 @@ type LSPConfig struct {
 }
 
 // PwshConfig configures the pwsh tool.
+// PersistentShellConfig is tool-bash-persistent's configuration (zero
+// fields: upstream's defaults).
+type PersistentShellConfig struct {
+	TimeoutMs   int64
+	Description string
+}
+
+// EditorConfig is tool-str-replace-editor's configuration (zero fields:
+// upstream's defaults).
+type EditorConfig struct {
+	MaxOutputChars int
+	Description    string
+}
+
 type PwshConfig struct {
 	Persistent bool
 }

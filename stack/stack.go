@@ -13,6 +13,7 @@ import (
 
 	"github.com/dshsim/dshsim/attachment"
 	"github.com/dshsim/dshsim/escalation"
+	"github.com/dshsim/dshsim/fsobserve"
 	"github.com/dshsim/dshsim/hooks"
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/approval"
@@ -77,6 +78,7 @@ type policyParts struct {
 
 // toolParts are what the tools share: spill, the confiner, the jobs, the stores.
 type toolParts struct {
+	obs         *fsobserve.Observations // the file tools' and the editor's read-before-write record
 	spill       *spill.Policy
 	confiner    *chain.Confiner   // bash's (bashTools), nil until composed
 	jobs        *jobs.Registry    // the background jobs (bashTools)
@@ -131,6 +133,9 @@ func validate(cfg Config) error {
 	}
 	if cfg.Jobs.MaxConcurrentPerOwner < 0 {
 		errs = append(errs, fmt.Errorf("stack: the job admission bound must be >= 1, got %d", cfg.Jobs.MaxConcurrentPerOwner))
+	}
+	if cfg.PersistentShell != nil && !cfg.Without.Bash {
+		errs = append(errs, errors.New("stack: the persistent shell takes bash's name: leave the one-shot bash out (Without.Bash)"))
 	}
 	if cfg.Without.Policy && cfg.Mode != sandbox.DangerFullAccess {
 		errs = append(errs, fmt.Errorf("stack: a composition without the sandbox policy runs unconfined: its mode must be %s, got %s", sandbox.DangerFullAccess, cfg.Mode))

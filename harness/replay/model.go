@@ -107,6 +107,8 @@ type scriptedModel struct {
 	settle *settler
 	gate   *jobs.Gate
 	paced  bool
+	// hydrate writes the replies' cwd tokens as ws ([hydrates]).
+	hydrate bool
 }
 
 func (m *scriptedModel) Info() ModelInfo { return m.info }
@@ -120,6 +122,9 @@ func (m *scriptedModel) Call(ctx context.Context, _ ModelRequest, emit func(json
 	}
 	reply := m.script.Replies[m.next]
 	m.next++
+	if m.hydrate {
+		reply = hydrateReply(reply, m.ws)
+	}
 	if err := m.think(ctx); err != nil {
 		return reply, err
 	}

@@ -384,7 +384,7 @@ func prepare(dir string, b recording.Bounds, res *Result) (*prepared, error) {
 		// upstream's standalone overlays compose no policy plugins: the
 		// commands run unconfined and no runtime context is ever logged
 		pol, err = recording.Policy{Mode: string(sandbox.DangerFullAccess), Approval: stack.ApprovalNever}, nil
-		res.Notes = append(res.Notes, fmt.Sprintf("profile %s is a standalone overlay without sandbox-policy and approval plugins: tools run unconfined (danger-full-access) and no runtime context is logged", rec.Settings.Profile))
+		res.Notes = append(res.Notes, standaloneNote(rec.Settings.Profile))
 	}
 	if err != nil && unguarded(rec) {
 		pol, err = recording.Policy{Mode: string(sandbox.DangerFullAccess), Approval: stack.ApprovalNever}, nil
@@ -428,6 +428,9 @@ func prepare(dir string, b recording.Bounds, res *Result) (*prepared, error) {
 // upstream's default composition does, unless its tool pin lists the
 // tools a native or both mode offers without subagent.
 func delegates(rec *recording.Recording, toolsMode string) bool {
+	if rec.Settings.Profile == recording.ProfileMinimal {
+		return false // the minimal overlay mounts no tool-subagent
+	}
 	if rec.ToolSchemas == nil || toolsMode == stack.ToolsCode {
 		return true
 	}

@@ -79,7 +79,7 @@ func startSession(ctx context.Context, s sessionSetup) (*sessionRun, error) {
 	info := s.info
 	info.Retry = retryPolicy(s.rec.Settings.RetryPolicy)
 	newModel := func(script *recording.Script) *scriptedModel {
-		return &scriptedModel{info: info, script: script, ws: s.ws, settle: run.settle, gate: gate, paced: s.rec.Settings.PacedModel}
+		return &scriptedModel{info: info, script: script, ws: s.ws, settle: run.settle, gate: gate, paced: s.rec.Settings.PacedModel, hydrate: hydrates(s.rec)}
 	}
 	base := driverConfig{rec: s.rec, system: notModelledSystem, stack: st, ws: s.ws, gate: gate}
 	if run.family != nil {

@@ -60,6 +60,12 @@ type Request struct {
 	Env []string
 	// Stdin is the standard input; nil is /dev/null.
 	Stdin io.Reader
+	// Terminal, when set, is a terminal (a pseudo-terminal's replica) that
+	// is the command's standard input, output and error and the controlling
+	// terminal of its new session (a persistent interactive shell): Stdin,
+	// Stdout and Stderr are then unused and nothing is captured (the caller
+	// reads the terminal's other side).
+	Terminal *os.File
 	// ExtraFiles are descriptors the command inherits as 3, 4, ...
 	// (exec.Cmd.ExtraFiles); both runners pass them through to the command.
 	// The close-on-exec marking of a confined start does not reach them.
@@ -252,6 +258,12 @@ func (p *Process) command(req Request, argv []string, dir string) *exec.Cmd {
 		// The command is created in the call's cgroup (clone3's
 		// CLONE_INTO_CGROUP): it runs no instruction outside it.
 		cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, p.group.FD()
+	}
+	if req.Terminal != nil {
+		// The new session's controlling terminal is the caller's own
+		// pseudo-terminal, never the caller's terminal.
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = req.Terminal, req.Terminal, req.Terminal
+		cmd.SysProcAttr.Setctty, cmd.SysProcAttr.Ctty = true, 0
 	}
 	// A daemonised grandchild holding the pipes must not hold Wait forever.
 	cmd.WaitDelay = p.grace

@@ -258,6 +258,7 @@ const (
 	ProfilePTY            = "pty"
 	ProfileAdvanced       = "advanced"
 	ProfileWeb            = "web"
+	ProfileMinimal        = "minimal"
 )
 
 // Profiles says what each profile composes beyond the default one.
@@ -271,6 +272,7 @@ var Profiles = map[string]string{
 	ProfilePTY:            "EX/pty.cordis.snapshot.yml: the default profile and the terminal tools over the fake shell (64-byte results)",
 	ProfileAdvanced:       "EX/advanced.cordis.snapshot.yml: the default profile in tools mode both and the seven cordis_* tools with their prompt section (served: upstream's Cordis host does not run here)",
 	ProfileWeb:            "EX/web.cordis.snapshot.yml: the default profile and web_fetch (served: its fixture server is not published)",
+	ProfileMinimal:        "examples/jsonrpc-agent/minimal.snapshot.cordis.yml (standalone): the persistent bash (its description the overlay's) and str_replace_editor alone, danger-full-access, no approval, runtime context, delegation or compaction",
 }
 
 // Preparations are upstream's workspace preparations a recording may name.
@@ -633,7 +635,7 @@ var FrontendSuiteSettings = map[Frontend]map[string]Settings{
 	JSONRPC: {
 		"text-turn": {DelegationKnobs: DelegationKnobs{OneShotSubagent: &OneShotSubagent{MaxDepth: 3}}, Prompt: "Reply with exactly: SDK snapshot OK", Note: "upstream's suite: sdk.snapshot.ts scenario text-turn (session id sdk-snapshot-text), EX/jsonrpc-agent/cordis.snapshot.yml"},
 		"bash-tool": {DelegationKnobs: DelegationKnobs{OneShotSubagent: &OneShotSubagent{MaxDepth: 3}}, Prompt: "Run this exact command with your bash tool, then reply with its stdout only: echo dsh-sdk-proof-7391", Note: "upstream's suite: sdk.snapshot.ts scenario bash-tool (session id sdk-snapshot-bash)"},
-		"persistent-tools": {Prompt: "Prove that bash state persists. Then create {{cwd}}/note.txt with a tab-indented line, view it, replace that literal tab-indented line, and make the persistent shell exit with code 9.",
+		"persistent-tools": {Profile: ProfileMinimal, Prompt: "Prove that bash state persists. Then create {{cwd}}/note.txt with a tab-indented line, view it, replace that literal tab-indented line, and make the persistent shell exit with code 9.",
 			Note: "upstream's suite: sdk.snapshot.ts scenario persistent-tools, EX/jsonrpc-agent/minimal.snapshot.cordis.yml (persistent bash and str_replace_editor, danger-full-access, no runtime context)"},
 		"subagent-spawn-in-process": {DelegationKnobs: DelegationKnobs{OneShotSubagent: &OneShotSubagent{MaxDepth: 3}}, Prompt: "Use the subagent tool exactly once with description 'echo probe' and prompt: Reply with exactly: child answer 42. Then reply with the subagent's final answer verbatim.",
 			Note: "upstream's suite: sdk.snapshot.ts scenario subagent-spawn-in-process (session id sdk-snapshot-subagent, one child)",
