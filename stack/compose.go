@@ -13,6 +13,7 @@ import (
 	"github.com/dshsim/dshsim/stack/subagents"
 	"github.com/dshsim/dshsim/tools/bash"
 	"github.com/dshsim/dshsim/tools/cordis"
+	"github.com/dshsim/dshsim/tools/goal"
 	"github.com/dshsim/dshsim/tools/jobs"
 	"github.com/dshsim/dshsim/tools/served"
 	"github.com/dshsim/dshsim/tools/terminal"
@@ -119,6 +120,7 @@ func (s *Stack) lines() []line {
 		{on: c.LSP != nil, extra: true, tools: s.lspTool},
 		{on: c.Cordis, extra: true, tools: toolreg.Bind(cordis.New, cordis.Config{})},
 		{on: c.WebFetch, extra: true, tools: toolreg.Bind(web.New, web.Config{})},
+		{on: c.Goals != nil, extra: true, tools: toolreg.Bind(goal.New, goal.Config{Goals: c.Goals})},
 	}
 	for _, t := range c.Tools {
 		out = append(out, line{on: true, extra: true, tools: t})

@@ -8,6 +8,7 @@ import (
 	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/tools/code/noderuntime"
+	"github.com/dshsim/dshsim/tools/goal"
 	"github.com/dshsim/dshsim/tools/jobs"
 	"github.com/dshsim/dshsim/tools/lsp"
 	"github.com/dshsim/dshsim/tools/served"
@@ -129,6 +130,9 @@ type ExtraTools struct {
 	Cordis bool
 	// WebFetch composes web_fetch (its body refuses unless Served names it).
 	WebFetch bool
+	// Goals composes the goal tools (get_goal, create_goal, update_goal)
+	// and their tool:goal section over this goal domain (nil: none).
+	Goals *goal.Service
 	// Served serves the bodies of tools beyond the safety stack from a
 	// recording; New refuses it for a tool of the safety stack.
 	Served *ServedConfig

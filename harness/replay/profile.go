@@ -13,6 +13,7 @@ import (
 	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/stack"
 	"github.com/dshsim/dshsim/tools/cordis"
+	"github.com/dshsim/dshsim/tools/goal"
 	"github.com/dshsim/dshsim/tools/lsp"
 	"github.com/dshsim/dshsim/tools/served"
 )
@@ -39,6 +40,7 @@ var toolAreas = map[string]string{
 	"terminal_close": "terminal", "terminal_list": "terminal", "lsp": "lsp", "pwsh": "pwsh", "web_fetch": "web",
 	cordis.InspectListName: "cordis", cordis.InspectQueryName: "cordis", cordis.InspectSelfName: "cordis", cordis.DefineName: "cordis",
 	cordis.RunName: "cordis", cordis.StopName: "cordis", cordis.UndefineName: "cordis",
+	goal.GetName: "goal", goal.CreateName: "goal", goal.UpdateName: "goal",
 }
 
 // profileConfig sets on cfg what the recording's overlay composes beyond
@@ -75,6 +77,8 @@ func (p *prepared) profileConfig(cfg *stack.Config, ws string) (notes []string) 
 		cfg.Cordis = true
 	case recording.ProfileWeb:
 		cfg.WebFetch = true
+	case recording.ProfileGoal:
+		areas["goal"] = true
 	}
 	for _, r := range p.modelReplies() {
 		for _, c := range r.ToolCalls {
@@ -129,6 +133,8 @@ func composes(cfg *stack.Config, area string) bool {
 		return cfg.Cordis
 	case "web":
 		return cfg.WebFetch
+	case "goal":
+		return cfg.Goals != nil
 	}
 	return false
 }
@@ -159,6 +165,8 @@ func enable(cfg *stack.Config, area, home, agents string) {
 		cfg.Cordis = true
 	case "web":
 		cfg.WebFetch = true
+	case "goal":
+		cfg.Goals = &goal.Service{}
 	}
 }
 

@@ -52,6 +52,8 @@ const (
 	KindCanceled     = "inbox/canceled"
 	// KindTodo is todo_write's todo/write event.
 	KindTodo = session.KindTodoWrite
+	// KindGoal is a change of the session's durable goal.
+	KindGoal = session.KindGoalChange
 	// KindCatalog is the skill catalog message.
 	KindCatalog = "skill-catalog"
 	// KindPrompt is a user's prompt: its text blocks and, when it carries
@@ -331,9 +333,11 @@ var picked = map[string][]string{
 	KindDispatchStart: {"rootCallId", "parentCallId", "subCallId", "name", "arguments"},
 	KindTitle:         {"title", "messageSeqs", "source"},
 	// the provider is the replay's own model, not the recording's
-	KindRetry:          {"retryId", "step", "mode", "policyKey", "retry", "maxRetries", "delayMs", "failure"},
-	KindRetryStarted:   {"retryId", "step", "retry"},
-	KindTodo:           {"todos"},
+	KindRetry:        {"retryId", "step", "mode", "policyKey", "retry", "maxRetries", "delayMs", "failure"},
+	KindRetryStarted: {"retryId", "step", "retry"},
+	KindTodo:         {"todos"},
+	// the times are the run's clock (upstream's normaliser zeroes them)
+	KindGoal:           {"kind", "version", "operation", "goal", "roundsStarted", "cleared"},
 	KindDescriptor:     {"version", "mode", "provider", "label", "agentProvider", "agentModel", "persona", "toolFilter"},
 	KindSandboxMode:    {"mode", "source"},
 	KindApprovalPolicy: {"policy", "source"},

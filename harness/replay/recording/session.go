@@ -55,6 +55,8 @@ var EventTypes = map[string]bool{
 	session.KindCodeDispatch:      true,
 	// todo_write's snapshot of the list, between its tool/call and tool/result
 	session.KindTodoWrite: true,
+	// a change of the session's durable goal (the goal tools, a goal round's end)
+	session.KindGoalChange: true,
 }
 
 // Packed row types and the chunk type each member expands to.
