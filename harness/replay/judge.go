@@ -282,7 +282,7 @@ func counts(c projection.Comparison) string {
 // of the frames it says it sent from stdout.expected.jsonl, and what of
 // them was compared (a front end beyond ACP sends no ACP frames).
 func checkWire(rec *recording.Recording, r *Result, run *runFacts) error {
-	if rec.Frontend != recording.ACP {
+	if !rec.Frontend.OverACP() {
 		return nil
 	}
 	lines, err := acpwire.Classify(rec.Stdout)

@@ -3,6 +3,7 @@ package goal
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -344,11 +345,61 @@ func TestSection(t *testing.T) {
 	if err != nil || len(regs) != 3 {
 		t.Fatal(regs, err)
 	}
+	if regs[1].Section != nil || regs[2].Section != nil {
+		t.Fatal("the section is registered more than once")
+	}
 	s := regs[0].Section
 	if s.Name != "tool:goal" || s.Order != 114 || !strings.Contains(s.Text, "persists for at least 5 consecutive goal rounds") {
 		t.Fatalf("section %+v", s)
 	}
 	if _, err := New(Config{}); err == nil {
 		t.Fatal("no service accepted")
+	}
+}
+
+// TestNextRound: an active armed goal starts its next round (upstream's
+// instruction); a disarmed, paused or missing goal none; one whose rounds
+// are spent is blocked (round-limit) and starts none. The round's message
+// counts the round: the cap is the last round that starts.
+func TestNextRound(t *testing.T) {
+	f := newFixture(t)
+	if r, err := f.goals.NextRound(f.log); r != nil || err != nil {
+		t.Fatalf("no goal: %+v %v", r, err)
+	}
+	f.humanTurn()
+	f.call(CreateName, `{"objective":"ship \"it\"","max_goal_rounds":2}`)
+	for n := int64(1); n <= 2; n++ {
+		r, err := f.goals.NextRound(f.log)
+		if err != nil || r == nil {
+			t.Fatalf("round %d: %+v %v", n, r, err)
+		}
+		want := RoundSource{Kind: SourceKind, GoalID: "goal-g1", Revision: 1, Round: n}
+		head := fmt.Sprintf("<goal_round>\nObjective: \"ship \\\"it\\\"\"\nRound: %d/2\n\nContinue working toward the objective in this same session.", n)
+		if r.Source != want || !strings.HasPrefix(r.Text, head) || !strings.HasSuffix(r.Text, "before reporting a blocker.\n</goal_round>") {
+			t.Fatalf("round %d: %+v", n, r)
+		}
+		f.roundTurn(n, 1)
+	}
+	r, err := f.goals.NextRound(f.log)
+	if err != nil || r != nil {
+		t.Fatalf("after the cap: %+v %v", r, err)
+	}
+	v, err := f.goals.Get(f.log)
+	if err != nil || v.Phase != PhaseBlocked || *v.BlockedReason != (BlockReason{Code: "round-limit", Message: "Goal reached its configured limit of 2 rounds."}) {
+		t.Fatalf("after the cap: %+v %v", v, err)
+	}
+	g := newFixture(t)
+	g.humanTurn()
+	g.call(CreateName, `{"objective":"x"}`)
+	if err := g.goals.Disarm(g.log); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := g.goals.NextRound(g.log); r != nil || err != nil {
+		t.Fatalf("disarmed: %+v %v", r, err)
+	}
+	g.call(UpdateName, `{"goal_id":"goal-g1","revision":1,"action":"resume"}`)
+	g.call(UpdateName, `{"goal_id":"goal-g1","revision":2,"action":"pause"}`)
+	if r, err := g.goals.NextRound(g.log); r != nil || err != nil {
+		t.Fatalf("paused: %+v %v", r, err)
 	}
 }

@@ -304,3 +304,15 @@ func resolveMaxRounds(v float64) (int64, error) {
 	}
 	return int64(v), nil
 }
+
+// Disarm removes the automatic authority of log's goal without changing
+// its phase or revision (a driver's fence: an aborted or failed turn).
+func (s *Service) Disarm(log *session.Log) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, err := s.synced(log)
+	if err == nil {
+		c.activation = Disarmed
+	}
+	return err
+}

@@ -51,7 +51,8 @@ type Config struct {
 }
 
 // New returns the three goal tools (get_goal, create_goal, update_goal)
-// and their shared tool:goal prompt section.
+// and their one tool:goal prompt section (get_goal's registration holds
+// it: upstream registers it once, beside the three).
 func New(cfg Config) ([]toolreg.Tool, error) {
 	if cfg.Goals == nil {
 		return nil, fmt.Errorf("goal tools: no goal service")
@@ -83,8 +84,8 @@ func New(cfg Config) ([]toolreg.Tool, error) {
 	}
 	return []toolreg.Tool{
 		{Def: def(GetName, getDescription, getParameters, plain(cfg.get)), Section: section, Yields: toolreg.NoYield},
-		{Def: def(CreateName, createDescription, createParameters, plain(cfg.create)), Section: section, Yields: toolreg.NoYield},
-		{Def: def(UpdateName, updateDescription, updateParameters, cfg.update), Section: section, Yields: toolreg.NoYield},
+		{Def: def(CreateName, createDescription, createParameters, plain(cfg.create)), Yields: toolreg.NoYield},
+		{Def: def(UpdateName, updateDescription, updateParameters, cfg.update), Yields: toolreg.NoYield},
 	}, nil
 }
 

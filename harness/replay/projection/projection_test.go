@@ -306,6 +306,9 @@ func TestProjectTurnEvents(t *testing.T) {
 		{goalTools, KindGoal, "goal.id", "goal-{{sessionId}}"},
 		{goalTools, KindGoal, "goal.maxGoalRounds", 7.0},
 		{goalTools, KindGoal, "roundsStarted", 0.0},
+		{goalWrapup, KindRound, "source.round", 1.0},
+		{goalWrapup, KindRound, "source.goalId", "goal-{{sessionId}}"},
+		{goalWrapup, KindContext, "summary", "complete: Finish the ACP goal wrap-up snapshot proof"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.recording+" "+tc.kind, func(t *testing.T) {
@@ -332,6 +335,9 @@ func TestProjectTurnEvents(t *testing.T) {
 
 // goalTools is the headless recording of the goal tools.
 const goalTools = "frontends/examples/headless-agent/tests/snapshots/goal-tools"
+
+// goalWrapup is the goal suite's recording of a round that completes.
+const goalWrapup = "frontends/examples/acp-agent/tests/goal-snapshots/goal-wrapup"
 
 // TestGoalChangeTimesAreNotCompared: a goal/change's times are the run's
 // clock, left out of its item.
