@@ -121,6 +121,7 @@ func (s *Stack) lines() []line {
 		{on: c.Cordis, extra: true, tools: toolreg.Bind(cordis.New, cordis.Config{})},
 		{on: c.WebFetch, extra: true, tools: toolreg.Bind(web.New, web.Config{})},
 		{on: c.Goals != nil, extra: true, tools: toolreg.Bind(goal.New, goal.Config{Goals: c.Goals})},
+		{on: c.Ralph && c.Subagents != nil, extra: true, tools: s.ralphTool},
 	}
 	for _, t := range c.Tools {
 		out = append(out, line{on: true, extra: true, tools: t})

@@ -130,6 +130,9 @@ type ExtraTools struct {
 	Cordis bool
 	// WebFetch composes web_fetch (its body refuses unless Served names it).
 	WebFetch bool
+	// Ralph composes the ralph tool (its fresh children need Subagents:
+	// without it the tool is not composed).
+	Ralph bool
 	// Goals composes the goal tools (get_goal, create_goal, update_goal)
 	// and their tool:goal section over this goal domain (nil: none).
 	Goals *goal.Service

@@ -15,6 +15,7 @@ import (
 	"github.com/dshsim/dshsim/tools/cordis"
 	"github.com/dshsim/dshsim/tools/goal"
 	"github.com/dshsim/dshsim/tools/lsp"
+	"github.com/dshsim/dshsim/tools/ralph"
 	"github.com/dshsim/dshsim/tools/served"
 )
 
@@ -40,7 +41,7 @@ var toolAreas = map[string]string{
 	"terminal_close": "terminal", "terminal_list": "terminal", "lsp": "lsp", "pwsh": "pwsh", "web_fetch": "web",
 	cordis.InspectListName: "cordis", cordis.InspectQueryName: "cordis", cordis.InspectSelfName: "cordis", cordis.DefineName: "cordis",
 	cordis.RunName: "cordis", cordis.StopName: "cordis", cordis.UndefineName: "cordis",
-	goal.GetName: "goal", goal.CreateName: "goal", goal.UpdateName: "goal",
+	goal.GetName: "goal", goal.CreateName: "goal", goal.UpdateName: "goal", ralph.Name: "ralph",
 }
 
 // profileConfig sets on cfg what the recording's overlay composes beyond
@@ -78,7 +79,7 @@ func (p *prepared) profileConfig(cfg *stack.Config, ws string) (notes []string) 
 	case recording.ProfileWeb:
 		cfg.WebFetch = true
 	case recording.ProfileGoal:
-		areas["goal"] = true
+		areas["goal"], areas["ralph"] = true, true
 	}
 	for _, r := range p.modelReplies() {
 		for _, c := range r.ToolCalls {
@@ -135,6 +136,8 @@ func composes(cfg *stack.Config, area string) bool {
 		return cfg.WebFetch
 	case "goal":
 		return cfg.Goals != nil
+	case "ralph":
+		return cfg.Ralph
 	}
 	return false
 }
@@ -167,6 +170,8 @@ func enable(cfg *stack.Config, area, home, agents string) {
 		cfg.WebFetch = true
 	case "goal":
 		cfg.Goals = &goal.Service{}
+	case "ralph":
+		cfg.Ralph = true
 	}
 }
 

@@ -53,8 +53,8 @@ func TestTranscriptsMatch(t *testing.T) {
 	isolate.Require(t)
 	t.Parallel() // mostly waits on its replays: it overlaps the hostile corpus
 	ds := dirs(t, "transcripts")
-	if len(ds) != 64 {
-		t.Fatalf("transcripts/ holds %d recordings, want the fifty-five upstream ACP ones six headless, two JSON-RPC ones and one goal one (frontends/)", len(ds))
+	if len(ds) != 65 {
+		t.Fatalf("transcripts/ holds %d recordings, want the fifty-five upstream ACP ones seven headless, two JSON-RPC ones and one goal one (frontends/)", len(ds))
 	}
 	replaytest.RunParams(t, replaytest.Params{Dirs: ds, Check: func(t *testing.T, r *replay.Result) {
 		if (r.Comparison.Total == 0 && !headerOnly(t, r.Dir)) || r.Comparison.Matched != r.Comparison.Total {
@@ -317,7 +317,7 @@ func TestProjectionFilesAreFresh(t *testing.T) {
 			if string(committed) != string(fresh) {
 				t.Errorf("%s is stale:\n%s", recording.ProjectionFile, harness.LineDiff(recording.ProjectionFile, committed, fresh))
 			}
-			for _, c := range rec.Children {
+			for _, c := range rec.ComparedChildren() {
 				file := recording.ChildSidecar(recording.ProjectionFile, c.Index)
 				fresh, err := replay.ExpectedChildProjection(rec, c)
 				if err != nil {
@@ -861,9 +861,10 @@ func TestServedBashIsRefused(t *testing.T) {
 }
 
 // TestGoalToolsMatchUpstreamSchemas: upstream's ACP agent offered the goal
-// tools (its recorded tool-schemas.expected.json and system prompt hold
-// them); composed here (profile goal), their schemas, descriptions and the
-// one tool:goal section are compared with the recorded ones and match.
+// tools and ralph (its recorded tool-schemas.expected.json and system
+// prompt hold them); composed here (profile goal), their schemas,
+// descriptions and the one tool:goal and tool:ralph sections are compared
+// with the recorded ones and match: no tool is left not modelled.
 func TestGoalToolsMatchUpstreamSchemas(t *testing.T) {
 	isolate.Require(t)
 	dir := copyRecording(t, "text-turn")
@@ -875,9 +876,12 @@ func TestGoalToolsMatchUpstreamSchemas(t *testing.T) {
 		t.Fatalf("verdict %s: %q", r.Verdict, r.Flags)
 	}
 	notes := strings.Join(r.Notes, "\n")
-	for _, want := range []string{"create_goal, edit, get_goal", "todo_write, update_goal", "tool:jobs, tool:goal, tool:workflow"} {
+	for _, want := range []string{"create_goal, edit, get_goal", "list_agents, ralph, read", "todo_write, update_goal", "tool:jobs, tool:goal, tool:workflow, tool:ralph, tool:subagent"} {
 		if !strings.Contains(notes, want) {
 			t.Errorf("notes lack %q:\n%s", want, notes)
 		}
+	}
+	if strings.Contains(notes, "not modelled (the stack does not compose them)") {
+		t.Errorf("a recorded tool is not modelled:\n%s", notes)
 	}
 }

@@ -106,6 +106,38 @@ func TestGoalLoad(t *testing.T) {
 	}
 }
 
+// TestScriptOnlyChildren: beside a headless run, a child log of model
+// chunks alone and no origin is a child's script (llm-replay's child
+// file), not compared; with another event, or beside an ACP recording, the
+// missing origin is an error naming it.
+func TestScriptOnlyChildren(t *testing.T) {
+	parent := `{"type":"session","version":0,"id":"41111111-1111-4111-8111-111111111111","createdAt":0,"cwd":"{{cwd}}"}` + "\n"
+	child := `{"type":"session","version":0,"id":"42222222-2222-4222-8222-222222222222","createdAt":0,"cwd":"{{cwd}}","parentSession":"41111111-1111-4111-8111-111111111111"}` + "\n"
+	chunk := `{"type":"assistant/chunk","seq":0,"time":0,"data":{"turn":1,"step":1,"chunk":{"type":"finish","reason":{"kind":"stop"}}}}` + "\n"
+	turn := `{"type":"turn/start","seq":0,"time":0,"data":{"turn":1}}` + "\n"
+	headless := func(c string) map[string]string {
+		return map[string]string{InputFile: promptInput, SessionFile: parent, StreamFile: streamSplice + streamResult, ChildFile(1): c}
+	}
+	r, err := Load(writeRec(t, "h", headless(child+chunk)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Children) != 1 || !r.Children[0].ScriptOnly || len(r.ComparedChildren()) != 0 || len(r.Children[0].Script.Replies) != 1 {
+		t.Fatalf("children %+v", r.Children)
+	}
+	for name, files := range map[string]map[string]string{
+		"another event": headless(child + turn),
+		"no event":      headless(child),
+		"beside ACP":    {InputFile: promptInput, SessionFile: parent, StdoutFile: "", ChildFile(1): child + chunk},
+	} {
+		_, err := Load(writeRec(t, "h", files))
+		var e *Error
+		if !errors.As(err, &e) || e.File != ChildFile(1) || e.Line != 1 || e.Field != "origin" {
+			t.Errorf("%s: Load = %v", name, err)
+		}
+	}
+}
+
 // TestHeadlessLoad: a headless directory loads its input, its log (the
 // stream's events when the log is a header) and its stream's result.
 func TestHeadlessLoad(t *testing.T) {

@@ -272,7 +272,7 @@ var Profiles = map[string]string{
 	ProfilePTY:            "EX/pty.cordis.snapshot.yml: the default profile and the terminal tools over the fake shell (64-byte results)",
 	ProfileAdvanced:       "EX/advanced.cordis.snapshot.yml: the default profile in tools mode both and the seven cordis_* tools with their prompt section (served: upstream's Cordis host does not run here)",
 	ProfileWeb:            "EX/web.cordis.snapshot.yml: the default profile and web_fetch (served: its fixture server is not published)",
-	ProfileGoal:           "EX/headless-agent/goal.cordis.snapshot.yml (and the ACP goal suite's overlay): the default profile, the goal domain and the goal tools (get_goal, create_goal, update_goal) with their tool:goal section",
+	ProfileGoal:           "EX/headless-agent/goal.cordis.snapshot.yml (and the ACP goal suite's overlay): the default profile, the goal domain and the goal tools (get_goal, create_goal, update_goal) with their tool:goal section, and ralph (the base composition mounts dsh-tool-ralph)",
 }
 
 // Preparations are upstream's workspace preparations a recording may name.
