@@ -29,9 +29,8 @@ const (
 // plain classes, the same in both). A pattern that does not compile or
 // matches nothing, or a placeholder without its end, is an error.
 func resolveChunks(chunks []map[string]any, events []session.Event) ([]map[string]any, error) {
-	raw, err := json.Marshal(chunks)
-	if err != nil || !bytes.Contains(raw, []byte(fromRequestOpen)) {
-		return chunks, err
+	if !hasPlaceholder(chunks) {
+		return chunks, nil
 	}
 	corpus, err := requestCorpus(events)
 	if err != nil {
@@ -46,6 +45,12 @@ func resolveChunks(chunks []map[string]any, events []session.Event) ([]map[strin
 		out[i] = v.(map[string]any)
 	}
 	return out, nil
+}
+
+// hasPlaceholder reports whether a string of chunks holds a placeholder.
+func hasPlaceholder(chunks []map[string]any) bool {
+	raw, err := json.Marshal(chunks)
+	return err == nil && bytes.Contains(raw, []byte(fromRequestOpen))
 }
 
 // requestCorpus joins the string values of the conversation's messages.

@@ -162,8 +162,8 @@ func (m *scriptedModel) Call(ctx context.Context, req ModelRequest, emit func(js
 // against the conversation in log ([resolveChunks]); one that cannot be
 // resolved makes the call throw its error, as upstream's llm-replay does.
 func resolveReply(reply *recording.Reply, log *session.Log) error {
-	if log == nil {
-		return nil
+	if log == nil || !hasPlaceholder(reply.Chunks) {
+		return nil // the log is read only for a reply that needs it
 	}
 	events, err := log.Events()
 	if err != nil {
