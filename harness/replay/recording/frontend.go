@@ -268,7 +268,7 @@ func (l *loader) goalLog(r *Recording) error {
 // loadFrontend reads a recording of a front end beyond ACP into r.
 func (l *loader) loadFrontend(r *Recording) error {
 	if r.Frontend != Headless && r.Frontend != JSONRPC {
-		return l.fail("", 0, "", "a %s recording: dsh-replay does not replay this front end yet (it replays ACP, headless and JSON-RPC recordings)%s", r.Frontend, notYet[r.Frontend])
+		return l.fail("", 0, "", "a %s recording: dsh-replay does not replay this front end yet (it replays ACP, headless, JSON-RPC and goal recordings)%s", r.Frontend, notYet[r.Frontend])
 	}
 	if err := l.workspace(r); err != nil {
 		return err
