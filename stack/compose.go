@@ -13,6 +13,7 @@ import (
 	"github.com/dshsim/dshsim/stack/subagents"
 	"github.com/dshsim/dshsim/tools/bash"
 	"github.com/dshsim/dshsim/tools/cordis"
+	"github.com/dshsim/dshsim/tools/goal"
 	"github.com/dshsim/dshsim/tools/jobs"
 	"github.com/dshsim/dshsim/tools/served"
 	"github.com/dshsim/dshsim/tools/terminal"
@@ -124,6 +125,8 @@ func (s *Stack) lines() []line {
 		{on: c.WebFetch, extra: true, tools: toolreg.Bind(web.New, web.Config{})},
 		{on: c.PersistentShell != nil, own: true, tools: s.persistentShellTool},
 		{on: c.Editor != nil, tools: s.editorTool},
+		{on: c.Goals != nil, extra: true, tools: toolreg.Bind(goal.New, goal.Config{Goals: c.Goals})},
+		{on: c.Ralph && c.Subagents != nil, extra: true, tools: s.ralphTool},
 	}
 	for _, t := range c.Tools {
 		out = append(out, line{on: true, extra: true, tools: t})

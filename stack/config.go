@@ -6,6 +6,7 @@ import (
 	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/stack/options"
 	"github.com/dshsim/dshsim/tools/code/noderuntime"
+	"github.com/dshsim/dshsim/tools/goal"
 	"github.com/dshsim/dshsim/tools/toolreg"
 )
 
@@ -110,13 +111,9 @@ type ExtraTools struct {
 	Images *ImagesConfig
 	// FileSearch composes glob and grep.
 	FileSearch *FileSearchConfig
-	// Terminal composes the terminal (PTY) tools.
-	Terminal *TerminalConfig
+	ShellTools
 	// LSP composes the lsp tool.
 	LSP *LSPConfig
-	// Pwsh composes pwsh (served from the recording where PowerShell does
-	// not run and Served is given).
-	Pwsh *PwshConfig
 	// Cordis composes upstream's tool-cordis: the seven cordis_* tools and
 	// their tool:cordis prompt section. Their bodies need upstream's Cordis
 	// host, which never runs here: served from the recording when Served
@@ -124,6 +121,24 @@ type ExtraTools struct {
 	Cordis bool
 	// WebFetch composes web_fetch (its body refuses unless Served names it).
 	WebFetch bool
+	// Ralph composes the ralph tool (its fresh children need Subagents:
+	// without it the tool is not composed).
+	Ralph bool
+	// Goals composes the goal tools (get_goal, create_goal, update_goal)
+	// and their tool:goal section over this goal domain (nil: none).
+	Goals *goal.Service
+	// Served serves the bodies of tools beyond the safety stack from a
+	// recording; New refuses it for a tool of the safety stack.
+	Served *ServedConfig
+}
+
+// ShellTools are the tools beyond the safety stack that run a shell or a terminal, or edit files in their own way.
+type ShellTools struct {
+	// Terminal composes the terminal (PTY) tools.
+	Terminal *TerminalConfig
+	// Pwsh composes pwsh (served from the recording where PowerShell does
+	// not run and Served is given).
+	Pwsh *PwshConfig
 	// PersistentShell composes the persistent bash (tool-bash-persistent)
 	// in the one-shot bash's place: Without.Bash must leave that out (both
 	// are named bash). The shell is confined as bash's commands are.
@@ -131,9 +146,6 @@ type ExtraTools struct {
 	// Editor composes str_replace_editor, observed and fenced as the file
 	// tools are.
 	Editor *EditorConfig
-	// Served serves the bodies of tools beyond the safety stack from a
-	// recording; New refuses it for a tool of the safety stack.
-	Served *ServedConfig
 }
 
 // The options of the stack's areas are package stack/options's types.

@@ -42,11 +42,11 @@ func TestExtrasComposition(t *testing.T) {
 			"bash,job_output,job_kill,job_list,read,write,edit,read_image", ""},
 		{"fs-search overlay", stack.Config{ExtraTools: stack.ExtraTools{FileSearch: &stack.FileSearchConfig{}}, Without: stack.Without{FileTools: true, JobTools: true, Policy: true}},
 			"bash,glob,grep", ""},
-		{"pwsh overlay", stack.Config{ExtraTools: stack.ExtraTools{Pwsh: &stack.PwshConfig{}, Served: &stack.ServedConfig{Source: src}}, Without: stack.Without{Bash: true, FileTools: true, Policy: true}},
+		{"pwsh overlay", stack.Config{ExtraTools: stack.ExtraTools{ShellTools: stack.ShellTools{Pwsh: &stack.PwshConfig{}}, Served: &stack.ServedConfig{Source: src}}, Without: stack.Without{Bash: true, FileTools: true, Policy: true}},
 			"job_output,job_kill,job_list,pwsh", "pwsh"},
 		{"web_fetch served", stack.Config{ExtraTools: stack.ExtraTools{WebFetch: true, Served: &stack.ServedConfig{Tools: []string{"web_fetch"}, Source: src}}},
 			"bash,job_output,job_kill,job_list,read,write,edit,web_fetch", "web_fetch"},
-		{"served cordis", stack.Config{ExtraTools: stack.ExtraTools{Cordis: true, Terminal: &stack.TerminalConfig{}, Served: &stack.ServedConfig{Tools: []string{"cordis_inspect_query"}, Source: src}}},
+		{"served cordis", stack.Config{ExtraTools: stack.ExtraTools{Cordis: true, ShellTools: stack.ShellTools{Terminal: &stack.TerminalConfig{}}, Served: &stack.ServedConfig{Tools: []string{"cordis_inspect_query"}, Source: src}}},
 			"bash,job_output,job_kill,job_list,read,write,edit,terminal_open,terminal_send,terminal_read,terminal_signal,terminal_close,terminal_list," + cordisTools, cordisTools},
 		{"cordis without a recording", stack.Config{ExtraTools: stack.ExtraTools{Cordis: true}}, "bash,job_output,job_kill,job_list,read,write,edit," + cordisTools, ""},
 	} {

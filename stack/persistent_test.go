@@ -22,11 +22,11 @@ import (
 func TestThePersistentToolsComposition(t *testing.T) {
 	ws := t.TempDir()
 	if _, err := stack.New(stack.Config{Workspace: ws, Log: sessiontest.New(t, "s", ws), Mode: sandbox.DangerFullAccess, Approval: stack.ApprovalNever,
-		ExtraTools: stack.ExtraTools{PersistentShell: &stack.PersistentShellConfig{}},
+		ExtraTools: stack.ExtraTools{ShellTools: stack.ShellTools{PersistentShell: &stack.PersistentShellConfig{}}},
 	}); err == nil || !strings.Contains(err.Error(), "Without.Bash") {
 		t.Errorf("a persistent shell beside the one-shot bash: %v", err)
 	}
-	minimal := stack.Config{ExtraTools: stack.ExtraTools{PersistentShell: &stack.PersistentShellConfig{}, Editor: &stack.EditorConfig{}},
+	minimal := stack.Config{ExtraTools: stack.ExtraTools{ShellTools: stack.ShellTools{PersistentShell: &stack.PersistentShellConfig{}, Editor: &stack.EditorConfig{}}},
 		Without: stack.Without{Bash: true, JobTools: true, FileTools: true, Policy: true},
 	}
 	if got := strings.Join(newComposed(t, minimal).Tools(), ","); got != "bash,str_replace_editor" {
@@ -38,7 +38,7 @@ func TestThePersistentToolsComposition(t *testing.T) {
 
 	outside := filepath.Join(sandboxtest.TempDir(t, "dshsim-persistent-outside-"), "outside") // neither /tmp nor the temp directory, which workspace-write may write
 	s, ws2, _ := newStackConfig(t, stack.Config{Mode: sandbox.WorkspaceWrite, Approval: stack.ApprovalNever,
-		ExtraTools: stack.ExtraTools{PersistentShell: &stack.PersistentShellConfig{}, Editor: &stack.EditorConfig{}}, Without: stack.Without{Bash: true},
+		ExtraTools: stack.ExtraTools{ShellTools: stack.ShellTools{PersistentShell: &stack.PersistentShellConfig{}, Editor: &stack.EditorConfig{}}}, Without: stack.Without{Bash: true},
 	})
 	exec := func(id, name string, args map[string]any) string {
 		raw, _ := json.Marshal(args)

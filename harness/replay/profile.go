@@ -13,7 +13,9 @@ import (
 	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/stack"
 	"github.com/dshsim/dshsim/tools/cordis"
+	"github.com/dshsim/dshsim/tools/goal"
 	"github.com/dshsim/dshsim/tools/lsp"
+	"github.com/dshsim/dshsim/tools/ralph"
 	"github.com/dshsim/dshsim/tools/served"
 )
 
@@ -52,6 +54,7 @@ var toolAreas = map[string]string{
 	"terminal_close": "terminal", "terminal_list": "terminal", "lsp": "lsp", "pwsh": "pwsh", "web_fetch": "web",
 	cordis.InspectListName: "cordis", cordis.InspectQueryName: "cordis", cordis.InspectSelfName: "cordis", cordis.DefineName: "cordis",
 	cordis.RunName: "cordis", cordis.StopName: "cordis", cordis.UndefineName: "cordis",
+	goal.GetName: "goal", goal.CreateName: "goal", goal.UpdateName: "goal", ralph.Name: "ralph",
 }
 
 // profileConfig sets on cfg what the recording's overlay composes beyond
@@ -93,6 +96,8 @@ func (p *prepared) profileConfig(cfg *stack.Config, ws string) (notes []string) 
 		cfg.Cordis = true
 	case recording.ProfileWeb:
 		cfg.WebFetch = true
+	case recording.ProfileGoal:
+		areas["goal"], areas["ralph"] = true, true
 	}
 	for _, r := range p.modelReplies() {
 		for _, c := range r.ToolCalls {
@@ -147,6 +152,10 @@ func composes(cfg *stack.Config, area string) bool {
 		return cfg.Cordis
 	case "web":
 		return cfg.WebFetch
+	case "goal":
+		return cfg.Goals != nil
+	case "ralph":
+		return cfg.Ralph
 	}
 	return false
 }
@@ -177,6 +186,10 @@ func enable(cfg *stack.Config, area, home, agents string) {
 		cfg.Cordis = true
 	case "web":
 		cfg.WebFetch = true
+	case "goal":
+		cfg.Goals = &goal.Service{}
+	case "ralph":
+		cfg.Ralph = true
 	}
 }
 

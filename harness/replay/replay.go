@@ -707,7 +707,7 @@ func (p *prepared) review(ctx context.Context, timeout time.Duration, run *sessi
 		res.Notes = append(res.Notes, note)
 	}
 	res.Flags = append(res.Flags, ans.flags()...)
-	if rec.Frontend == recording.ACP {
+	if rec.Frontend.OverACP() {
 		lines, err := acpwire.Classify(rec.Stdout)
 		if err != nil {
 			return fmt.Errorf("%s: %w", filepath.Join(rec.Name, recording.StdoutFile), err)

@@ -93,7 +93,7 @@ func startSession(ctx context.Context, s sessionSetup) (*sessionRun, error) {
 	}
 	run.model = newModel(s.script)
 	rc := base
-	rc.model, rc.surface, rc.wire, rc.hooks, rc.titleReplies = run.model, st, s.wire, run.fixture.rootHooks(), s.script.Title
+	rc.model, rc.surface, rc.wire, rc.hooks, rc.titleReplies = run.model, st, s.wire, goalRounds(roundDriven(s.rec, st), run.fixture.rootHooks()), s.script.Title
 	rc.resumed = s.rec.Settings.ResumeSeed > 0
 	root, err := newDriver(ctx, rc)
 	if err != nil {

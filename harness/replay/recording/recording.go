@@ -290,7 +290,7 @@ func LoadBounded(dir string, b Bounds) (*Recording, error) {
 	if err != nil {
 		return nil, err
 	}
-	if r.Frontend = fe; fe != ACP {
+	if r.Frontend = fe; !fe.OverACP() {
 		if err := l.loadFrontend(r); err != nil {
 			return nil, err
 		}
@@ -326,6 +326,11 @@ func LoadBounded(dir string, b Bounds) (*Recording, error) {
 	}
 	if r.Settings.Prompt != "" {
 		return nil, l.fail(SettingsFile, 0, "prompt", "set, but the recording has %s: its steps give the prompts", InputFile)
+	}
+	if fe == Goal {
+		if err := l.goalLog(r); err != nil {
+			return nil, err
+		}
 	}
 	return r, nil
 }

@@ -259,6 +259,7 @@ const (
 	ProfileAdvanced       = "advanced"
 	ProfileWeb            = "web"
 	ProfileMinimal        = "minimal"
+	ProfileGoal           = "goal"
 )
 
 // Profiles says what each profile composes beyond the default one.
@@ -273,6 +274,7 @@ var Profiles = map[string]string{
 	ProfileAdvanced:       "EX/advanced.cordis.snapshot.yml: the default profile in tools mode both and the seven cordis_* tools with their prompt section (served: upstream's Cordis host does not run here)",
 	ProfileWeb:            "EX/web.cordis.snapshot.yml: the default profile and web_fetch (served: its fixture server is not published)",
 	ProfileMinimal:        "examples/jsonrpc-agent/minimal.snapshot.cordis.yml (standalone): the persistent bash (its description the overlay's) and str_replace_editor alone, danger-full-access, no approval, runtime context, delegation or compaction",
+	ProfileGoal:           "EX/headless-agent/goal.cordis.snapshot.yml (and the ACP goal suite's overlay): the default profile, the goal domain and the goal tools (get_goal, create_goal, update_goal) with their tool:goal section, and ralph (the base composition mounts dsh-tool-ralph)",
 }
 
 // Preparations are upstream's workspace preparations a recording may name.
@@ -339,7 +341,7 @@ var SettingKeys = []SettingKey{
 		"the workspace instructions (AGENTS.md, CLAUDE.md and their .local files, on by default with root marker .git and 65536 bytes; maxBytes 0 turns them off); compactBaselineAtRead replaces the baseline message before the first read of that path, as upstream's fixture does"},
 	{"imagePrompts", "true or false (absent: true when images are composed on an image-capable route)", "(ours) diff-code-read-image: the oracle's dsh-acp 0.0.1-rc.1, whose initialize never advertises image prompts",
 		"the initialize result's promptCapabilities.image"},
-	{"profile", "default, image, fs-search, pwsh, persistent-pwsh, lsp, pty, advanced or web", "read-image, fs-glob-sampling, pwsh-tool-turn, lsp-definition, pty-tools, cordis-inspect-jsdoc...: the scenario's EX/*.cordis.snapshot.yml overlay",
+	{"profile", "default, image, fs-search, pwsh, persistent-pwsh, lsp, pty, advanced, web or goal", "read-image, fs-glob-sampling, pwsh-tool-turn, lsp-definition, pty-tools, cordis-inspect-jsdoc, headless goal-tools...: the scenario's EX/*.cordis.snapshot.yml overlay",
 		"composes the overlay's tools beyond the safety stack (and leaves out what a standalone overlay does not mount); a tool the recording calls adds its area too"},
 	{"prepare", "fs-search-tree, editing-cordis-skill or delimiter-path", "fs-glob-sampling: prepareFsSearchWorkspace; skill-load: prepareEditingCordisSkillWorkspace; agent-instructions: prepareDelimiterPathWorkspace",
 		"prepares the workspace as upstream's suite does, after workspace/ is copied"},

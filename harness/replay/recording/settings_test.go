@@ -53,7 +53,7 @@ func TestSettingsValidation(t *testing.T) {
 		{name: "a known preparation", json: `{"prepare": "delimiter-path"}`},
 		{name: "the retired preparation key", json: `{"prepareWorkspace": "prepareDelimiterPathWorkspace"}`, line: 1, field: "prepareWorkspace", problem: "unknown key"},
 		{name: "a profile", json: `{"profile": "fs-search", "prepare": "fs-search-tree"}`},
-		{name: "an unknown profile", json: "{\n\"profile\": \"web2\"}", line: 2, field: "profile", problem: `unknown profile "web2" (known: advanced, default, fs-search, image`},
+		{name: "an unknown profile", json: "{\n\"profile\": \"web2\"}", line: 2, field: "profile", problem: `unknown profile "web2" (known: advanced, default, fs-search, goal, image`},
 		{name: "an unknown preparation", json: `{"prepare": "seed"}`, line: 1, field: "prepare", problem: `unknown preparation "seed"`},
 		{name: "a served tool beyond the stack", json: `{"servedTools": ["cordis_inspect_query", "pwsh"]}`},
 		{name: "a served bash is refused", json: "{\n\"servedTools\": [\"pwsh\", \"bash\"]}", line: 2, field: "servedTools", problem: `servedTools[1] "bash": a served body can never stand in for a tool of the safety stack`},
