@@ -41,5 +41,5 @@
 //
 // # Imports
 //
-// The standard library and package llm.
+// The standard library, package llm and internal/jstext (JavaScript's string cuts).
 package deepseek

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 
+	"github.com/dshsim/dshsim/internal/jstext"
 	"github.com/dshsim/dshsim/llm"
 )
 
@@ -87,7 +88,7 @@ func (t *Translator) textDelta(out []llm.Chunk, b **block, kind, typ string, tex
 func (t *Translator) Feed(payload string) ([]llm.Chunk, error) {
 	var c wireChunk
 	if err := json.Unmarshal([]byte(payload), &c); err != nil {
-		return nil, &llm.Failure{Message: "malformed SSE payload: " + firstUnits(payload, 120), Code: "MALFORMED_RESPONSE"}
+		return nil, &llm.Failure{Message: "malformed SSE payload: " + jstext.Head(payload, 120), Code: "MALFORMED_RESPONSE"}
 	}
 	var out []llm.Chunk
 	for _, ch := range c.Choices {
@@ -199,21 +200,4 @@ func usage(u *wireUsage) *llm.Usage {
 		out.ReasoningTokens = d.ReasoningTokens
 	}
 	return out
-}
-
-// firstUnits is JavaScript's s.slice(0, n): the first n UTF-16 code units
-// (a surrogate pair cut in half keeps its first half's rune out).
-func firstUnits(s string, n int) string {
-	units := 0
-	for i, r := range s {
-		w := 1
-		if r > 0xFFFF {
-			w = 2
-		}
-		if units+w > n {
-			return s[:i]
-		}
-		units += w
-	}
-	return s
 }
