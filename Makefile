@@ -6,6 +6,8 @@ BENCHTIME ?= 300ms
 SPAWN_ROUNDS ?= 300
 CALL_ROUNDS ?= 5
 FUZZTIME  ?= 20s
+# Extra go test flags for make test (.ci/run's unprivileged pass: -short).
+TESTFLAGS ?=
 # Upstream's C Landlock runner on npm (a static musl binary), measured beside ours by bench-spawn-c.
 C_RUNNER_PKG ?= @deepseek-ai/node-addon-landlock-run-linux-x64@0.1.1
 # make oracle-diff: N generated scripts from SEED (START: the first case), through upstream and ours.
@@ -64,7 +66,7 @@ sim: $(DSHSIM)
 	$(DSHSIM) -check
 
 test:
-	$(GO) test -count=1 -timeout 40m ./...
+	$(GO) test -count=1 -timeout 40m $(TESTFLAGS) ./...
 
 race:
 	$(GO) test -race -short -count=1 -p $(RACE_P) $(RACE_PKGS)

@@ -80,3 +80,41 @@ func (l Limits) Bound(signal string, cpuSeconds float64, exitCode int, stderr st
 	}
 	return ""
 }
+
+// GroupEvents are what a call's cgroup recorded once it ended (package
+// sandbox/cgroup): the processes the kernel killed past memory.max
+// (memory.events oom_kill), the forks and clones it refused past pids.max
+// (pids.events max), and whether the call's CPU time reached its bound,
+// whereupon the whole cgroup was killed.
+type GroupEvents struct {
+	OOMKills, PidsMax uint64
+	CPUKilled         bool
+}
+
+// GroupPart is what of l a call run in a cgroup of its own still sets as
+// resource limits: the file size (a cgroup has no such bound); its memory,
+// processes and CPU time are bounded by the cgroup, for the call as a
+// whole. Pure.
+func (l Limits) GroupPart() Limits { return Limits{FileSize: l.FileSize} }
+
+// GroupBound names the limit of l that stopped a call run in a cgroup of
+// its own, from the cgroup's events and how the call ended: the CPU time
+// bound when the cgroup was killed for it; else, for a call that failed
+// (a signal or a non-zero exit), the memory bound when the kernel killed a
+// process of it past memory.max, the process bound when it refused a fork
+// past pids.max, and the file size bound as [Limits.Bound] names it. ""
+// when none explains it. The vocabulary is [Limits.Bound]'s, each naming
+// the cgroup's file. Pure.
+func (l Limits) GroupBound(ev GroupEvents, signal string, exitCode int, stderr string) string {
+	switch {
+	case l.CPU > 0 && ev.CPUKilled:
+		return fmt.Sprintf("the CPU time bound (%d s of the call, cgroup cpu.stat)", l.CPU)
+	case signal == "" && exitCode == 0:
+		return ""
+	case l.Memory > 0 && ev.OOMKills > 0:
+		return fmt.Sprintf("the memory bound (%d bytes of the call, cgroup memory.max)", l.Memory)
+	case l.Processes > 0 && ev.PidsMax > 0:
+		return fmt.Sprintf("the process bound (%d processes and threads of the call, cgroup pids.max)", l.Processes)
+	}
+	return l.GroupPart().Bound(signal, 0, exitCode, stderr)
+}

@@ -59,3 +59,46 @@ func TestLimitsBound(t *testing.T) {
 		})
 	}
 }
+
+// TestLimitsGroupBound: the bound a call's cgroup names, from its events
+// and how the call ended; a bound not set is never named, and a call that
+// succeeded names none (a refused fork it survived is not what stopped it).
+func TestLimitsGroupBound(t *testing.T) {
+	all := Limits{Memory: 1 << 20, Processes: 8, FileSize: 4096, CPU: 2}
+	const (
+		mem  = "the memory bound (1048576 bytes of the call, cgroup memory.max)"
+		pids = "the process bound (8 processes and threads of the call, cgroup pids.max)"
+		cpu  = "the CPU time bound (2 s of the call, cgroup cpu.stat)"
+		fsz  = "the file size bound (4096 bytes, RLIMIT_FSIZE)"
+	)
+	for _, tc := range []struct {
+		name   string
+		l      Limits
+		ev     GroupEvents
+		signal string
+		exit   int
+		stderr string
+		want   string
+	}{
+		{"killed past memory.max", all, GroupEvents{OOMKills: 1}, "SIGKILL", -1, "", mem},
+		{"a child killed past memory.max, the call failed", all, GroupEvents{OOMKills: 1}, "", 137, "", mem},
+		{"a child killed, the call succeeded", all, GroupEvents{OOMKills: 1}, "", 0, "", ""},
+		{"forks refused past pids.max", all, GroupEvents{PidsMax: 3}, "", 2, "sh: can't fork", pids},
+		{"forks refused, the call succeeded", all, GroupEvents{PidsMax: 3}, "", 0, "", ""},
+		{"the CPU time of the call", all, GroupEvents{CPUKilled: true, OOMKills: 1}, "SIGKILL", -1, "", cpu},
+		{"memory and processes: memory first", all, GroupEvents{OOMKills: 1, PidsMax: 1}, "SIGKILL", -1, "", mem},
+		{"the file size, a resource limit still", all, GroupEvents{}, "SIGXFSZ", -1, "", fsz},
+		{"a failure no bound explains", all, GroupEvents{}, "", 1, "cannot allocate memory", ""},
+		{"a SIGKILL no bound explains", all, GroupEvents{}, "SIGKILL", -1, "", ""},
+		{"memory.max not set", Limits{Processes: 8}, GroupEvents{OOMKills: 1}, "SIGKILL", -1, "", ""},
+		{"pids.max not set", Limits{Memory: 1 << 20}, GroupEvents{PidsMax: 1}, "", 2, "", ""},
+		{"no CPU bound", Limits{Memory: 1 << 20}, GroupEvents{CPUKilled: true}, "SIGKILL", -1, "", ""},
+	} {
+		if got := tc.l.GroupBound(tc.ev, tc.signal, tc.exit, tc.stderr); got != tc.want {
+			t.Errorf("%s: GroupBound = %q, want %q", tc.name, got, tc.want)
+		}
+	}
+	if got, want := all.GroupPart(), (Limits{FileSize: 4096}); got != want {
+		t.Errorf("GroupPart = %+v, want %+v", got, want)
+	}
+}

@@ -83,8 +83,11 @@ func TestAddATool(t *testing.T) {
 	src := func(c *pipeline.Call) (served.Recorded, error) {
 		return served.Recorded{Name: "echo", Arguments: c.Args(), Content: []pipeline.Block{pipeline.TextBlock("RECORDED")}}, nil
 	}
-	srv := newComposed(t, stack.Config{Served: &stack.ServedConfig{Tools: []string{"echo"}, Source: src},
-		Tools: []toolreg.Constructor{toolreg.Bind(newEcho, echoConfig{})}})
+	srv := newComposed(t, stack.Config{ExtraTools: stack.ExtraTools{
+		Served: &stack.ServedConfig{Tools: []string{"echo"}, Source: src},
+	},
+		Tools: []toolreg.Constructor{toolreg.Bind(newEcho, echoConfig{})},
+	})
 	if r := srv.Execute(context.Background(), "c1", "echo", json.RawMessage(`{"text":"hi"}`)); r.Text() != "RECORDED" || strings.Join(srv.Served(), ",") != "echo" {
 		t.Errorf("served echo: %q, served %v", r.Text(), srv.Served())
 	}
@@ -94,8 +97,11 @@ func TestAddATool(t *testing.T) {
 
 	ws := t.TempDir()
 	_, err := stack.New(stack.Config{Workspace: ws, Log: sessiontest.New(t, "s", ws), Mode: sandbox.DangerFullAccess, Approval: stack.ApprovalNever,
-		Served: &stack.ServedConfig{Tools: []string{"echo"}, Source: src},
-		Tools:  []toolreg.Constructor{toolreg.Bind(newEcho, echoConfig{SafetyStack: true, Closed: &closed})}})
+		ExtraTools: stack.ExtraTools{
+			Served: &stack.ServedConfig{Tools: []string{"echo"}, Source: src},
+		},
+		Tools: []toolreg.Constructor{toolreg.Bind(newEcho, echoConfig{SafetyStack: true, Closed: &closed})},
+	})
 	if !errors.Is(err, served.ErrSafetyStack) || closed != 2 {
 		t.Errorf("a served echo of the safety stack: %v (closed %d times)", err, closed)
 	}

@@ -35,14 +35,16 @@ func TestAutoReviewInTheStack(t *testing.T) {
 			asked = append(asked, req.ToolName)
 			return pipeline.AllowedOnce, nil
 		},
-		AutoReview: autoreview.Config{Enabled: true, Name: "constructed reviewer", Timeout: 5 * time.Second, Tools: []string{"bash"}},
-		Reviewer: autoreview.ReviewerFunc(func(_ context.Context, sub autoreview.Subject) (autoreview.Verdict, error) {
-			reviewed = append(reviewed, sub.CallID)
-			if strings.Contains(string(sub.Args), "approved") {
-				return autoreview.Verdict{Approve: true, Risk: "low", Rationale: "Creates one empty file."}, nil
-			}
-			return autoreview.Verdict{Risk: "medium", Rationale: "Writes outside the project."}, nil
-		}),
+		ReviewConfig: stack.ReviewConfig{
+			AutoReview: autoreview.Config{Enabled: true, Name: "constructed reviewer", Timeout: 5 * time.Second, Tools: []string{"bash"}},
+			Reviewer: autoreview.ReviewerFunc(func(_ context.Context, sub autoreview.Subject) (autoreview.Verdict, error) {
+				reviewed = append(reviewed, sub.CallID)
+				if strings.Contains(string(sub.Args), "approved") {
+					return autoreview.Verdict{Approve: true, Risk: "low", Rationale: "Creates one empty file."}, nil
+				}
+				return autoreview.Verdict{Risk: "medium", Rationale: "Writes outside the project."}, nil
+			}),
+		},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -85,9 +87,9 @@ func TestAutoReviewConfig(t *testing.T) {
 		cfg  stack.Config
 		want string
 	}{
-		{"never policy", stack.Config{Workspace: "/tmp", Log: log, Mode: sandbox.ReadOnly, Approval: stack.ApprovalNever, AutoReview: autoreview.Config{Enabled: true, Name: "r"}, Reviewer: rev},
+		{"never policy", stack.Config{Workspace: "/tmp", Log: log, Mode: sandbox.ReadOnly, Approval: stack.ApprovalNever, ReviewConfig: stack.ReviewConfig{AutoReview: autoreview.Config{Enabled: true, Name: "r"}, Reviewer: rev}},
 			"stack: auto review needs approval policy ask (never rejects every ask before any answerer, the reviewer included)"},
-		{"no reviewer", stack.Config{Workspace: "/tmp", Log: log, Mode: sandbox.ReadOnly, Approval: stack.ApprovalAsk, Answer: (&granting{}).answer, AutoReview: autoreview.Config{Enabled: true, Name: "r"}},
+		{"no reviewer", stack.Config{Workspace: "/tmp", Log: log, Mode: sandbox.ReadOnly, Approval: stack.ApprovalAsk, Answer: (&granting{}).answer, ReviewConfig: stack.ReviewConfig{AutoReview: autoreview.Config{Enabled: true, Name: "r"}}},
 			"stack: autoreview: enabled without a reviewer"},
 	}
 	for _, tc := range tests {

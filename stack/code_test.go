@@ -30,7 +30,7 @@ func newCodeStack(t *testing.T, toolsMode string, mode sandbox.Mode, answer stac
 	if answer != nil {
 		approval = stack.ApprovalAsk
 	}
-	s, err := stack.New(stack.Config{Workspace: ws, Log: log, Mode: mode, Approval: approval, Answer: answer, ToolsMode: toolsMode})
+	s, err := stack.New(stack.Config{Workspace: ws, Log: log, Mode: mode, Approval: approval, Answer: answer, ToolOptions: stack.ToolOptions{ToolsMode: toolsMode}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +87,7 @@ func TestToolsModes(t *testing.T) {
 			}
 		})
 	}
-	if _, err := stack.New(stack.Config{Workspace: t.TempDir(), Log: nil, Mode: sandbox.ReadOnly, Approval: stack.ApprovalNever, ToolsMode: "ptc"}); err == nil || !strings.Contains(err.Error(), `stack: unknown tools mode "ptc" (want native, code or both)`) {
+	if _, err := stack.New(stack.Config{Workspace: t.TempDir(), Log: nil, Mode: sandbox.ReadOnly, Approval: stack.ApprovalNever, ToolOptions: stack.ToolOptions{ToolsMode: "ptc"}}); err == nil || !strings.Contains(err.Error(), `stack: unknown tools mode "ptc" (want native, code or both)`) {
 		t.Errorf("bad tools mode: %v", err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/dshsim/dshsim/stack/subagents"
 	"github.com/dshsim/dshsim/tools/bash"
 	"github.com/dshsim/dshsim/tools/cordis"
+	"github.com/dshsim/dshsim/tools/goal"
 	"github.com/dshsim/dshsim/tools/jobs"
 	"github.com/dshsim/dshsim/tools/served"
 	"github.com/dshsim/dshsim/tools/terminal"
@@ -90,6 +91,9 @@ type line struct {
 	// extra marks the tools beyond the safety stack: Config.Served may
 	// serve their bodies from a recording.
 	extra bool
+	// own marks a line Config.Without does not apply to (the persistent
+	// shell takes the name of the bash it leaves out).
+	own   bool
 	tools toolreg.Constructor
 }
 
@@ -119,6 +123,10 @@ func (s *Stack) lines() []line {
 		{on: c.LSP != nil, extra: true, tools: s.lspTool},
 		{on: c.Cordis, extra: true, tools: toolreg.Bind(cordis.New, cordis.Config{})},
 		{on: c.WebFetch, extra: true, tools: toolreg.Bind(web.New, web.Config{})},
+		{on: c.PersistentShell != nil, own: true, tools: s.persistentShellTool},
+		{on: c.Editor != nil, tools: s.editorTool},
+		{on: c.Goals != nil, extra: true, tools: toolreg.Bind(goal.New, goal.Config{Goals: c.Goals})},
+		{on: c.Ralph && c.Subagents != nil, extra: true, tools: s.ralphTool},
 	}
 	for _, t := range c.Tools {
 		out = append(out, line{on: true, extra: true, tools: t})
@@ -143,7 +151,7 @@ func (s *Stack) addTools() error {
 			}
 		}
 		for _, t := range regs {
-			if err := s.add(t, l.extra); err != nil {
+			if err := s.add(t, l.extra, l.own); err != nil {
 				return err
 			}
 		}
@@ -155,13 +163,13 @@ func (s *Stack) addTools() error {
 // stack (the composition fails), not when Config.Without leaves it out,
 // with its body served when it is beyond the safety stack and Config.Served
 // names it or it is unhosted.
-func (s *Stack) add(t toolreg.Tool, extra bool) error {
+func (s *Stack) add(t toolreg.Tool, extra, own bool) error {
 	sv := s.cfg.Served
 	named := sv != nil && slices.Contains(sv.Tools, t.Name())
 	if named && t.SafetyStack {
 		return fmt.Errorf("stack: served %s: %w", t.Name(), served.ErrSafetyStack)
 	}
-	if s.omits(t.Name()) {
+	if !own && s.omits(t.Name()) {
 		return nil
 	}
 	if extra && sv != nil && (named || t.Unhosted) {

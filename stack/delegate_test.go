@@ -14,6 +14,7 @@ import (
 	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/stack"
+	"github.com/dshsim/dshsim/stack/subagents"
 )
 
 // granting is a constructed user who allows everything, counting the asks.
@@ -213,10 +214,10 @@ func TestDelegationFailsClosed(t *testing.T) {
 		d    stack.Delegation
 		want string
 	}{
-		{"depth over the cap", stack.Delegation{MaxDepth: &zero}, "subagent depth 1 exceeds maxDepth 0"},
-		{"negative cap", stack.Delegation{MaxDepth: &neg}, "subagent maxDepth must be a non-negative safe integer"},
-		{"unknown filter name", stack.Delegation{ToolFilter: &pipeline.Filter{Allow: []string{"read", "grep"}}}, `tools.restrict() names unknown global tool "grep"; known global tools: bash, edit, job_kill, job_list, job_output, read, write`},
-		{"empty filter", stack.Delegation{ToolFilter: &pipeline.Filter{}}, "tools.restrict({}) is a no-op: pass `allow` and/or `deny` (an empty filter is almost always a materialized-empty-config bug)"},
+		{"depth over the cap", stack.Delegation{Restriction: subagents.Restriction{MaxDepth: &zero}}, "subagent depth 1 exceeds maxDepth 0"},
+		{"negative cap", stack.Delegation{Restriction: subagents.Restriction{MaxDepth: &neg}}, "subagent maxDepth must be a non-negative safe integer"},
+		{"unknown filter name", stack.Delegation{Restriction: subagents.Restriction{ToolFilter: &pipeline.Filter{Allow: []string{"read", "grep"}}}}, `tools.restrict() names unknown global tool "grep"; known global tools: bash, edit, job_kill, job_list, job_output, read, write`},
+		{"empty filter", stack.Delegation{Restriction: subagents.Restriction{ToolFilter: &pipeline.Filter{}}}, "tools.restrict({}) is a no-op: pass `allow` and/or `deny` (an empty filter is almost always a materialized-empty-config bug)"},
 		{"relative log path", stack.Delegation{LogPath: "child.jsonl"}, `stack: the child log path "child.jsonl" must be absolute`},
 	}
 	for _, tc := range tests {
@@ -244,7 +245,7 @@ func TestDelegationFailsClosed(t *testing.T) {
 // there; a continuable child's persists it for a cold resume).
 func TestToolFilter(t *testing.T) {
 	s, _, _ := newStack(t, sandbox.WorkspaceWrite, stack.ApprovalAsk, (&granting{}).answer)
-	c := delegate(t, s, stack.Delegation{ToolFilter: &pipeline.Filter{Deny: []string{"write", "edit"}}})
+	c := delegate(t, s, stack.Delegation{Restriction: subagents.Restriction{ToolFilter: &pipeline.Filter{Deny: []string{"write", "edit"}}}})
 	if got := strings.Join(c.Tools(), ","); got != "bash,job_output,job_kill,job_list,read" {
 		t.Errorf("child tools %s", got)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/dshsim/dshsim/tools/goal"
 	"os"
 	"slices"
 	"time"
@@ -184,3 +185,7 @@ func (s *Stack) SyncCatalog(ctx context.Context) (*session.Event, error) {
 	}
 	return &e, nil
 }
+
+// Goals is the goal domain the goal tools act on (nil: none composed); a
+// goal-round driver reads it.
+func (s *Stack) Goals() *goal.Service { return s.cfg.Goals }

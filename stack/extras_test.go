@@ -36,19 +36,19 @@ func TestExtrasComposition(t *testing.T) {
 		tools  string
 		served string
 	}{
-		{"default profile extras", stack.Config{Todo: true, Skills: &stack.SkillsConfig{}},
+		{"default profile extras", stack.Config{ExtraTools: stack.ExtraTools{Todo: true, Skills: &stack.SkillsConfig{}}},
 			"bash,job_output,job_kill,job_list,read,write,edit,todo_write,skill", ""},
-		{"images", stack.Config{Images: &stack.ImagesConfig{DshHome: "/nonexistent-dsh-home"}},
+		{"images", stack.Config{ExtraTools: stack.ExtraTools{Images: &stack.ImagesConfig{DshHome: "/nonexistent-dsh-home"}}},
 			"bash,job_output,job_kill,job_list,read,write,edit,read_image", ""},
-		{"fs-search overlay", stack.Config{FileSearch: &stack.FileSearchConfig{}, Without: stack.Without{FileTools: true, JobTools: true, Policy: true}},
+		{"fs-search overlay", stack.Config{ExtraTools: stack.ExtraTools{FileSearch: &stack.FileSearchConfig{}}, Without: stack.Without{FileTools: true, JobTools: true, Policy: true}},
 			"bash,glob,grep", ""},
-		{"pwsh overlay", stack.Config{Pwsh: &stack.PwshConfig{}, Served: &stack.ServedConfig{Source: src}, Without: stack.Without{Bash: true, FileTools: true, Policy: true}},
+		{"pwsh overlay", stack.Config{ExtraTools: stack.ExtraTools{ShellTools: stack.ShellTools{Pwsh: &stack.PwshConfig{}}, Served: &stack.ServedConfig{Source: src}}, Without: stack.Without{Bash: true, FileTools: true, Policy: true}},
 			"job_output,job_kill,job_list,pwsh", "pwsh"},
-		{"web_fetch served", stack.Config{WebFetch: true, Served: &stack.ServedConfig{Tools: []string{"web_fetch"}, Source: src}},
+		{"web_fetch served", stack.Config{ExtraTools: stack.ExtraTools{WebFetch: true, Served: &stack.ServedConfig{Tools: []string{"web_fetch"}, Source: src}}},
 			"bash,job_output,job_kill,job_list,read,write,edit,web_fetch", "web_fetch"},
-		{"served cordis", stack.Config{Cordis: true, Terminal: &stack.TerminalConfig{}, Served: &stack.ServedConfig{Tools: []string{"cordis_inspect_query"}, Source: src}},
+		{"served cordis", stack.Config{ExtraTools: stack.ExtraTools{Cordis: true, ShellTools: stack.ShellTools{Terminal: &stack.TerminalConfig{}}, Served: &stack.ServedConfig{Tools: []string{"cordis_inspect_query"}, Source: src}}},
 			"bash,job_output,job_kill,job_list,read,write,edit,terminal_open,terminal_send,terminal_read,terminal_signal,terminal_close,terminal_list," + cordisTools, cordisTools},
-		{"cordis without a recording", stack.Config{Cordis: true}, "bash,job_output,job_kill,job_list,read,write,edit," + cordisTools, ""},
+		{"cordis without a recording", stack.Config{ExtraTools: stack.ExtraTools{Cordis: true}}, "bash,job_output,job_kill,job_list,read,write,edit," + cordisTools, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newComposed(t, tc.cfg)
@@ -67,7 +67,7 @@ func TestExtrasComposition(t *testing.T) {
 // replay's settings refuse the same), and New refuses to serve any of them,
 // a left-out one (Config.Without) too.
 func TestServedNeverStandsInForTheSafetyStack(t *testing.T) {
-	got := newComposed(t, stack.Config{ToolsMode: stack.ToolsBoth}).SafetyStack()
+	got := newComposed(t, stack.Config{ToolOptions: stack.ToolOptions{ToolsMode: stack.ToolsBoth}}).SafetyStack()
 	if want := "bash,job_output,job_kill,job_list,run_code,read,write,edit"; strings.Join(got, ",") != want {
 		t.Fatalf("safety stack %v, want %s", got, want)
 	}
@@ -76,9 +76,14 @@ func TestServedNeverStandsInForTheSafetyStack(t *testing.T) {
 	}
 	for _, name := range got {
 		ws := t.TempDir()
-		_, err := stack.New(stack.Config{Workspace: ws, Log: sessiontest.New(t, "s", ws), Mode: sandbox.DangerFullAccess, Approval: stack.ApprovalNever, ToolsMode: stack.ToolsBoth,
+		_, err := stack.New(stack.Config{Workspace: ws, Log: sessiontest.New(t, "s", ws), Mode: sandbox.DangerFullAccess, Approval: stack.ApprovalNever, ToolOptions: stack.ToolOptions{
+			ToolsMode: stack.ToolsBoth,
+		},
 			Without: stack.Without{Bash: true, FileTools: true, JobTools: true, Policy: true},
-			Served:  &stack.ServedConfig{Tools: []string{name}, Source: func(*pipeline.Call) (served.Recorded, error) { return served.Recorded{}, nil }}})
+			ExtraTools: stack.ExtraTools{
+				Served: &stack.ServedConfig{Tools: []string{name}, Source: func(*pipeline.Call) (served.Recorded, error) { return served.Recorded{}, nil }},
+			},
+		})
 		if !errors.Is(err, served.ErrSafetyStack) || err.Error() != "stack: served "+name+": "+served.ErrSafetyStack.Error() {
 			t.Errorf("served %s: %v", name, err)
 		}
@@ -112,7 +117,7 @@ func TestStandaloneNeedsDangerFullAccess(t *testing.T) {
 // TestSkillCatalogIsEnteredOnceUntilItChanges: SyncCatalog appends the
 // catalog message, then nothing until the skills change.
 func TestSkillCatalogIsEnteredOnceUntilItChanges(t *testing.T) {
-	s, ws, log := composed(t, stack.Config{Mode: sandbox.DangerFullAccess, Approval: stack.ApprovalNever, Skills: &stack.SkillsConfig{}})
+	s, ws, log := composed(t, stack.Config{Mode: sandbox.DangerFullAccess, Approval: stack.ApprovalNever, ExtraTools: stack.ExtraTools{Skills: &stack.SkillsConfig{}}})
 	put := func(rel, content string) {
 		p := filepath.Join(ws, rel)
 		os.MkdirAll(filepath.Dir(p), 0o755)
@@ -159,8 +164,13 @@ func TestRunCodeReadsAnImage(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(ws, "red.png"), red, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s, err := stack.New(stack.Config{Workspace: ws, Log: log, Mode: sandbox.DangerFullAccess, Approval: stack.ApprovalNever, ToolsMode: stack.ToolsCode,
-		Images: &stack.ImagesConfig{DshHome: filepath.Join(ws, ".dsh"), Model: "vision", ImageModels: []string{"vision"}}})
+	s, err := stack.New(stack.Config{Workspace: ws, Log: log, Mode: sandbox.DangerFullAccess, Approval: stack.ApprovalNever, ToolOptions: stack.ToolOptions{
+		ToolsMode: stack.ToolsCode,
+	},
+		ExtraTools: stack.ExtraTools{
+			Images: &stack.ImagesConfig{DshHome: filepath.Join(ws, ".dsh"), Model: "vision", ImageModels: []string{"vision"}},
+		},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,8 +203,13 @@ func TestServedNestedCallThroughRunCode(t *testing.T) {
 		"c:code:2": {Name: "cordis_stop", Arguments: json.RawMessage(`{"pluginId":"snap-1"}`),
 			Content: []pipeline.Block{pipeline.TextBlock("Dynamic Plugin snap-1 is stopped; its definition and versions remain.")}, ValueNote: "no value renders to it"},
 	}
-	s, _, log := composed(t, stack.Config{Mode: sandbox.DangerFullAccess, Approval: stack.ApprovalNever, ToolsMode: stack.ToolsBoth, Cordis: true,
-		Served: &stack.ServedConfig{Source: served.Table(recs)}})
+	s, _, log := composed(t, stack.Config{Mode: sandbox.DangerFullAccess, Approval: stack.ApprovalNever, ToolOptions: stack.ToolOptions{
+		ToolsMode: stack.ToolsBoth,
+	}, ExtraTools: stack.ExtraTools{
+		Cordis: true,
+		Served: &stack.ServedConfig{Source: served.Table(recs)},
+	},
+	})
 	sessiontest.StartTurn(t, log)
 	program := `const run = await tools.cordis_run({ pluginId: 'snap-1', packageId: 'pkg-1', mode: 'run' });
 let stop;

@@ -29,7 +29,7 @@ func (s *Stack) fileTools() ([]toolreg.Tool, error) {
 	}
 	cfg := fs.Config{
 		FS:           local,
-		Observations: fsobserve.NewObservations(),
+		Observations: s.observations(),
 		Policy:       s.policyFor,
 		Escalate:     s.escalate,
 		Images:       images,

@@ -18,7 +18,7 @@ func TestLimitsBoundEveryCall(t *testing.T) {
 	const bound = "the file size bound (4096 bytes, RLIMIT_FSIZE)"
 	for _, mode := range []sandbox.Mode{sandbox.WorkspaceWrite, sandbox.DangerFullAccess} {
 		t.Run(string(mode), func(t *testing.T) {
-			s, ws, _ := newStackConfig(t, stack.Config{Mode: mode, Approval: stack.ApprovalNever, Limits: sandbox.Limits{FileSize: 4096}})
+			s, ws, _ := newStackConfig(t, stack.Config{Mode: mode, Approval: stack.ApprovalNever, SandboxConfig: stack.SandboxConfig{Limits: sandbox.Limits{FileSize: 4096}}})
 			r := bash(t, s, "c1", "head -c 100000 /dev/zero > big", nil)
 			if f := sandbox.FactsOf(r.Sandbox); f == nil || f.Bound != bound {
 				t.Errorf("facts %+v of %q: want the bound %q named", f, r.Text(), bound)

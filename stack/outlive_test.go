@@ -56,11 +56,17 @@ func TestNothingOutlivesTheCallInTheStack(t *testing.T) {
 			newStack := func(t *testing.T, toolsMode string) *stack.Stack {
 				ws := sandboxtest.TempDir(t, "dshsim-stack-outlive-")
 				log := sessiontest.New(t, "0b7c2a52-5a8e-4d8e-9a55-000000000003", ws)
-				s, err := stack.New(stack.Config{Workspace: ws, Log: log, Mode: sandbox.WorkspaceWrite, Approval: stack.ApprovalAsk, ToolsMode: toolsMode,
-					SandboxChain: chain, LauncherPath: launcher,
+				s, err := stack.New(stack.Config{Workspace: ws, Log: log, Mode: sandbox.WorkspaceWrite, Approval: stack.ApprovalAsk, ToolOptions: stack.ToolOptions{
+					ToolsMode: toolsMode,
+				},
+					SandboxConfig: stack.SandboxConfig{
+						SandboxChain: chain,
+						LauncherPath: launcher,
+					},
 					Answer: func(context.Context, pipeline.ApprovalRequest) (pipeline.ApprovalOutcome, error) {
 						return pipeline.AllowedOnce, nil
-					}})
+					},
+				})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -120,8 +126,14 @@ func TestRunCodeReportsItsSandbox(t *testing.T) {
 	sandboxtest.RequireLandlock(t, 1)
 	ws := sandboxtest.TempDir(t, "dshsim-stack-facts-")
 	log := sessiontest.New(t, "0b7c2a52-5a8e-4d8e-9a55-000000000004", ws)
-	s, err := stack.New(stack.Config{Workspace: ws, Log: log, Mode: sandbox.WorkspaceWrite, Approval: stack.ApprovalNever, ToolsMode: stack.ToolsCode,
-		SandboxChain: []string{sandbox.BackendLandlock}, LauncherPath: sandboxtest.Runner(t)})
+	s, err := stack.New(stack.Config{Workspace: ws, Log: log, Mode: sandbox.WorkspaceWrite, Approval: stack.ApprovalNever, ToolOptions: stack.ToolOptions{
+		ToolsMode: stack.ToolsCode,
+	},
+		SandboxConfig: stack.SandboxConfig{
+			SandboxChain: []string{sandbox.BackendLandlock},
+			LauncherPath: sandboxtest.Runner(t),
+		},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ import (
 // refuses the other workspace's; without a store it reads only its own.
 func TestSessionStoreStaysInTheWorkspace(t *testing.T) {
 	store := t.TempDir()
-	s, ws, _ := composed(t, stack.Config{Mode: sandbox.DangerFullAccess, Approval: stack.ApprovalNever, SessionQuery: &stack.SessionQueryConfig{Store: store}})
+	s, ws, _ := composed(t, stack.Config{Mode: sandbox.DangerFullAccess, Approval: stack.ApprovalNever, ExtraTools: stack.ExtraTools{SessionQuery: &stack.SessionQueryConfig{Store: store}}})
 	const mine, theirs = "5e551011-0000-4000-8000-00000000000a", "5e551011-0000-4000-8000-00000000000b"
 	for _, st := range []struct{ id, cwd, text string }{
 		{mine, ws, "an earlier session of this workspace"},
@@ -51,7 +51,7 @@ func TestSessionStoreStaysInTheWorkspace(t *testing.T) {
 			t.Errorf("%s %v:\n%s\nwant %q", tc.tool, tc.args, got, tc.want)
 		}
 	}
-	without := newComposed(t, stack.Config{SessionQuery: &stack.SessionQueryConfig{}})
+	without := newComposed(t, stack.Config{ExtraTools: stack.ExtraTools{SessionQuery: &stack.SessionQueryConfig{}}})
 	if got := exec(without, "session_event_read", map[string]any{"seq": 0, "session_id": mine}); got != "Error: session target is outside the caller workspace" {
 		t.Errorf("without a store: %q", got)
 	}

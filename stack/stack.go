@@ -13,6 +13,7 @@ import (
 
 	"github.com/dshsim/dshsim/attachment"
 	"github.com/dshsim/dshsim/escalation"
+	"github.com/dshsim/dshsim/fsobserve"
 	"github.com/dshsim/dshsim/hooks"
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/approval"
@@ -41,19 +42,12 @@ type Answerer func(ctx context.Context, req pipeline.ApprovalRequest) (pipeline.
 // Stack is one composed stack bound to one session: everything [New]
 // composed (compose.go).
 type Stack struct {
-	cfg      Config
-	log      *session.Log
-	reg      *pipeline.Registry
-	approver *approval.Service
-	resolver *policy.Resolver
-	escalate escalation.Func
-	spill    *spill.Policy
-	confiner *chain.Confiner  // bash's (bashTools), nil until composed
-	jobs     *jobs.Registry   // the background jobs (bashTools)
-	standing *pipeline.Scope  // the agent preset's standing scope
-	agent    *pipeline.Agent  // the session's agent, under standing
-	review   *autoreview.Gate // Auto review (registers nothing when off)
-	closers  []func() error
+	cfg Config
+	log *session.Log
+	reg *pipeline.Registry
+	policyParts
+	toolParts
+	closers []func() error
 
 	mu       sync.Mutex
 	warnings []string
@@ -70,7 +64,24 @@ type Stack struct {
 	bridges []*hooks.Bridge
 	// reminder is the repeated-call reminder (addReminder).
 	reminder *repeat.Reminder
+}
 
+// policyParts are the stack's policy: approval, resolver, escalation, scopes, Auto review.
+type policyParts struct {
+	approver *approval.Service
+	resolver *policy.Resolver
+	escalate escalation.Func
+	standing *pipeline.Scope  // the agent preset's standing scope
+	agent    *pipeline.Agent  // the session's agent, under standing
+	review   *autoreview.Gate // Auto review (registers nothing when off)
+}
+
+// toolParts are what the tools share: spill, the confiner, the jobs, the stores.
+type toolParts struct {
+	obs         *fsobserve.Observations // the file tools' and the editor's read-before-write record
+	spill       *spill.Policy
+	confiner    *chain.Confiner   // bash's (bashTools), nil until composed
+	jobs        *jobs.Registry    // the background jobs (bashTools)
 	skills      *skill.Config     // the skill catalog (skillTool), nil when off
 	attachments *attachment.Store // the image store (fileTools), nil when off
 	spillStore  *spill.Store      // spill's store, for the search tools' saved results
@@ -122,6 +133,9 @@ func validate(cfg Config) error {
 	}
 	if cfg.Jobs.MaxConcurrentPerOwner < 0 {
 		errs = append(errs, fmt.Errorf("stack: the job admission bound must be >= 1, got %d", cfg.Jobs.MaxConcurrentPerOwner))
+	}
+	if cfg.PersistentShell != nil && !cfg.Without.Bash {
+		errs = append(errs, errors.New("stack: the persistent shell takes bash's name: leave the one-shot bash out (Without.Bash)"))
 	}
 	if cfg.Without.Policy && cfg.Mode != sandbox.DangerFullAccess {
 		errs = append(errs, fmt.Errorf("stack: a composition without the sandbox policy runs unconfined: its mode must be %s, got %s", sandbox.DangerFullAccess, cfg.Mode))

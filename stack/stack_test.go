@@ -32,7 +32,7 @@ func newStack(t *testing.T, mode sandbox.Mode, approval string, answer stack.Ans
 
 func newStackWith(t *testing.T, mode sandbox.Mode, approval string, answer stack.Answerer, chain []string, launcher string) (*stack.Stack, string, *session.Log) {
 	t.Helper()
-	return newStackConfig(t, stack.Config{Mode: mode, Approval: approval, Answer: answer, SandboxChain: chain, LauncherPath: launcher})
+	return newStackConfig(t, stack.Config{Mode: mode, Approval: approval, Answer: answer, SandboxConfig: stack.SandboxConfig{SandboxChain: chain, LauncherPath: launcher}})
 }
 
 func newStackConfig(t *testing.T, cfg stack.Config) (*stack.Stack, string, *session.Log) {
@@ -77,7 +77,12 @@ func TestWorkspaceWriteBashRunsUnderTheRealSandbox(t *testing.T) {
 			}
 			s, ws, _ := newStackConfig(t, stack.Config{Mode: sandbox.WorkspaceWrite, Approval: stack.ApprovalAsk, Answer: func(context.Context, pipeline.ApprovalRequest) (pipeline.ApprovalOutcome, error) {
 				return pipeline.Rejected, nil
-			}, SandboxChain: tc.chain, LauncherPath: launcher, LandlockRunner: tc.runner})
+			}, SandboxConfig: stack.SandboxConfig{
+				SandboxChain:   tc.chain,
+				LauncherPath:   launcher,
+				LandlockRunner: tc.runner,
+			},
+			})
 			in := bash(t, s, "c1", "echo inside > inside.txt && cat inside.txt", nil)
 			if in.IsError || in.Text() != "inside\n" {
 				t.Fatalf("write inside the workspace: %+v", in)
@@ -119,7 +124,12 @@ func TestAConfiguredRunnerThatDoesNotExist(t *testing.T) {
 	sandboxtest.RequireLandlock(t, 1)
 	missing := filepath.Join(t.TempDir(), ".dsh-missing-sandbox-runner")
 	s, ws, _ := newStackConfig(t, stack.Config{Mode: sandbox.WorkspaceWrite, Approval: stack.ApprovalNever,
-		SandboxChain: []string{sandbox.BackendLandlock}, LauncherPath: missing, LandlockRunner: true})
+		SandboxConfig: stack.SandboxConfig{
+			SandboxChain:   []string{sandbox.BackendLandlock},
+			LauncherPath:   missing,
+			LandlockRunner: true,
+		},
+	})
 	fg, bg := filepath.Join(ws, "foreground-ran"), filepath.Join(ws, "background-ran")
 	r := bash(t, s, "c1", "touch "+fg, nil)
 	if !r.IsError || !strings.HasSuffix(r.Text(), "Runner failure: Error: spawn "+missing+" ENOENT") {
@@ -140,7 +150,11 @@ func TestAConfiguredRunnerThatDoesNotExist(t *testing.T) {
 	}
 
 	own, ws2, _ := newStackConfig(t, stack.Config{Mode: sandbox.WorkspaceWrite, Approval: stack.ApprovalNever,
-		SandboxChain: []string{sandbox.BackendLandlock}, LauncherPath: missing})
+		SandboxConfig: stack.SandboxConfig{
+			SandboxChain: []string{sandbox.BackendLandlock},
+			LauncherPath: missing,
+		},
+	})
 	if r := bash(t, own, "c1", "touch ran && echo ok", nil); r.IsError || r.Text() != "ok\n" {
 		t.Errorf("in-process result %q", r.Text())
 	} else if f := sandbox.FactsOf(r.Sandbox); f == nil || f.Backend != inproc.Backend {
@@ -280,7 +294,7 @@ func TestComposition(t *testing.T) {
 	if got := strings.Join(plain.Tools(), ","); got != "bash,job_output,job_kill,job_list,read,write,edit" {
 		t.Errorf("tools %s", got)
 	}
-	sq := newComposed(t, stack.Config{SessionQuery: &stack.SessionQueryConfig{}})
+	sq := newComposed(t, stack.Config{ExtraTools: stack.ExtraTools{SessionQuery: &stack.SessionQueryConfig{}}})
 	var safe []string
 	for _, d := range sq.Definitions() {
 		if d.ConcurrencySafe {
@@ -296,7 +310,7 @@ func TestComposition(t *testing.T) {
 	// Every area at once, in compose's order: bash and the job tools,
 	// run_code (composed without a runtime when node is missing), the file
 	// tools, session query.
-	all := newComposed(t, stack.Config{SessionQuery: &stack.SessionQueryConfig{}, ToolsMode: stack.ToolsBoth})
+	all := newComposed(t, stack.Config{ExtraTools: stack.ExtraTools{SessionQuery: &stack.SessionQueryConfig{}}, ToolOptions: stack.ToolOptions{ToolsMode: stack.ToolsBoth}})
 	if got := strings.Join(all.Tools(), ","); got != "bash,job_output,job_kill,job_list,run_code,read,write,edit,session_event_read,session_event_search" {
 		t.Errorf("tools of every area %s", got)
 	}
@@ -305,7 +319,7 @@ func TestComposition(t *testing.T) {
 // TestJobKnobs: the admission bound and the notice hook reach the registry.
 func TestJobKnobs(t *testing.T) {
 	notices := make(chan jobs.Notice, 4)
-	s := newComposed(t, stack.Config{Jobs: stack.JobsConfig{MaxConcurrentPerOwner: 1, Notify: func(n jobs.Notice) { notices <- n }}})
+	s := newComposed(t, stack.Config{ToolOptions: stack.ToolOptions{Jobs: stack.JobsConfig{MaxConcurrentPerOwner: 1, Notify: func(n jobs.Notice) { notices <- n }}}})
 	if r := bash(t, s, "c1", "sleep 0.2", map[string]any{"run_in_background": true}); r.Text() != "started background job bash-1" {
 		t.Fatalf("first start: %q", r.Text())
 	}
@@ -322,7 +336,7 @@ func TestJobKnobs(t *testing.T) {
 	}
 	ws := t.TempDir()
 	log := sessiontest.New(t, "x", ws)
-	if _, err := stack.New(stack.Config{Workspace: ws, Log: log, Mode: sandbox.DangerFullAccess, Approval: stack.ApprovalNever, Jobs: stack.JobsConfig{MaxConcurrentPerOwner: -1}}); err == nil {
+	if _, err := stack.New(stack.Config{Workspace: ws, Log: log, Mode: sandbox.DangerFullAccess, Approval: stack.ApprovalNever, ToolOptions: stack.ToolOptions{Jobs: stack.JobsConfig{MaxConcurrentPerOwner: -1}}}); err == nil {
 		t.Error("a negative admission bound was accepted")
 	}
 }
@@ -377,14 +391,14 @@ func TestPromptSections(t *testing.T) {
 	if got := names(newComposed(t, stack.Config{})); got != "tool:read,tool:write,tool:edit,tool:bash,tool:jobs" {
 		t.Errorf("sections %s", got)
 	}
-	if got := names(newComposed(t, stack.Config{SessionQuery: &stack.SessionQueryConfig{}})); got != "tool:read,tool:write,tool:edit,tool:bash,tool:jobs,tool:session-query" {
+	if got := names(newComposed(t, stack.Config{ExtraTools: stack.ExtraTools{SessionQuery: &stack.SessionQueryConfig{}}})); got != "tool:read,tool:write,tool:edit,tool:bash,tool:jobs,tool:session-query" {
 		t.Errorf("sections with session query %s", got)
 	}
 	// the advanced overlay's: tool:cordis shares order 115 with
 	// tool:workflow and follows it, as upstream registers them
 	sub := stack.DefaultSubagents()
 	sub.Loops, sub.SessionsDir = &scripted{}, t.TempDir()
-	got, text := promptSections(t, newComposed(t, stack.Config{Cordis: true, Subagents: &sub}))
+	got, text := promptSections(t, newComposed(t, stack.Config{ExtraTools: stack.ExtraTools{Cordis: true}, Subagents: &sub}))
 	if got != "tool:read,tool:write,tool:edit,tool:bash,tool:jobs,tool:workflow,tool:cordis,tool:subagent" {
 		t.Errorf("sections with cordis %s", got)
 	}

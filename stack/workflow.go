@@ -2,6 +2,7 @@ package stack
 
 import (
 	"fmt"
+	"github.com/dshsim/dshsim/tools/ralph"
 
 	"github.com/dshsim/dshsim/tools/askuser"
 	"github.com/dshsim/dshsim/tools/code/noderuntime"
@@ -22,6 +23,12 @@ func (s *Stack) workflowTool() ([]toolreg.Tool, error) {
 		deps.Runtime = r
 	}
 	return workflow.New(workflow.Config{Provider: ProviderSpawn, MaxConcurrentAgents: s.cfg.Subagents.WorkflowMaxConcurrentAgents, Deps: deps})
+}
+
+// ralphTool composes the ralph tool: its fresh children through the
+// delegation runtime's spawn provider.
+func (s *Stack) ralphTool() ([]toolreg.Tool, error) {
+	return ralph.New(ralph.Config{Provider: ProviderSpawn, Service: s.children})
 }
 
 // askUserTool composes ask_user_question (a root's questions go to

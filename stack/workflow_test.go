@@ -14,6 +14,7 @@ import (
 	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/stack"
+	"github.com/dshsim/dshsim/stack/subagents"
 )
 
 const stepDenial = `Error: workflow step "survey" is restricted to read-only tools (job_output, job_list, read): "%s" is not one of them, and nothing registered later can allow it`
@@ -33,7 +34,7 @@ func TestWorkflowReadOnlyStep(t *testing.T) {
 	if res := call(t, s.Execute, "p1", "write", map[string]any{"file_path": "plan.md", "content": "step 1: survey\n"}); res.IsError {
 		t.Fatalf("the session's own write: %s", res.Text())
 	}
-	step := delegate(t, s, stack.Delegation{ID: "step-1", Label: "survey", ReadOnly: true})
+	step := delegate(t, s, stack.Delegation{ID: "step-1", Label: "survey", Restriction: subagents.Restriction{ReadOnly: true}})
 	if got := strings.Join(step.Tools(), ","); got != "job_output,job_list,read" {
 		t.Errorf("the step sees %s, want only the read-only tools", got)
 	}
@@ -102,7 +103,7 @@ func Example_readOnlyStep() {
 
 	fmt.Println(s.Execute(ctx, "c1", "write", args(map[string]any{"file_path": "notes.md", "content": "todo\n"})).IsError)
 
-	step, err := s.Delegate(stack.Delegation{ID: "step", SessionID: "s-step", LogPath: filepath.Join(dir, "step.jsonl"), Label: "survey", ReadOnly: true})
+	step, err := s.Delegate(stack.Delegation{ID: "step", SessionID: "s-step", LogPath: filepath.Join(dir, "step.jsonl"), Label: "survey", Restriction: subagents.Restriction{ReadOnly: true}})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -10,7 +10,7 @@ import (
 // TestYields: which calls let upstream's host observe background jobs, by
 // the registrations' rules.
 func TestYields(t *testing.T) {
-	s := newComposed(t, stack.Config{SessionQuery: &stack.SessionQueryConfig{}})
+	s := newComposed(t, stack.Config{ExtraTools: stack.ExtraTools{SessionQuery: &stack.SessionQueryConfig{}}})
 	tests := []struct {
 		name, args string
 		want       bool

@@ -144,7 +144,7 @@ func BenchmarkBashCallVsUpstream(b *testing.B) {
 	var up, ours []time.Duration
 	n := 0
 	for b.Loop() {
-		r := s.round(b, n, script, "bash", oracle.Settings{Mode: oracle.WorkspaceWrite, Reminder: true})
+		r := s.round(b, n, script, "bash", oracle.Settings{Mode: oracle.WorkspaceWrite, MountSettings: oracle.MountSettings{Reminder: true}})
 		n++
 		for who, ts := range map[string][]callbench.Timed{"upstream": r.upstream, "ours": r.ours} {
 			if len(ts) != bashCalls+1 || ts[0].Text != "1\n" {
@@ -171,7 +171,7 @@ func BenchmarkRunCodeFirstCallVsUpstream(b *testing.B) {
 	var up, ours []time.Duration
 	n := 0
 	for b.Loop() {
-		r := s.round(b, n, script, "run_code", oracle.Settings{Mode: oracle.WorkspaceWrite, ToolsMode: oracle.ToolsCode, Reminder: true})
+		r := s.round(b, n, script, "run_code", oracle.Settings{Mode: oracle.WorkspaceWrite, ToolsMode: oracle.ToolsCode, MountSettings: oracle.MountSettings{Reminder: true}})
 		n++
 		if len(r.upstream) != 1 || len(r.ours) != 1 || r.upstream[0].Text != "1" {
 			b.Fatalf("run_code calls: upstream %+v, ours %+v; want one each, returning 1", r.upstream, r.ours)

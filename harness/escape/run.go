@@ -218,8 +218,13 @@ type attemptRun struct {
 	// teardown stops fixtures before the second snapshot; cleanup removes
 	// what they made after it.
 	teardown, cleanup []func()
-	// What the harness itself watches: its SIGUSR1 trap, its abstract
-	// socket, the secret it put in the environment.
+	watched
+}
+
+// watched is what the harness itself watches during an attempt: its
+// SIGUSR1 trap, its abstract socket, the secret it put in the environment,
+// its loopback listener, the canary in its memory.
+type watched struct {
 	signals <-chan os.Signal
 	ln      *net.UnixListener
 	secret  string
@@ -360,15 +365,23 @@ func (r *attemptRun) harnessChanges(res *Result) []Change {
 		case <-time.After(wait):
 		}
 	}
+	// A connection the command made is queued on the listener before the
+	// command exited, so Accept returns it at once; the deadline only bounds
+	// the wait when nothing connected. It is generous because Go checks an
+	// expired deadline before it tries the accept at all: on a loaded
+	// machine, a 100 ms one passed before the accept ran and a connection
+	// that did go through read as blocked. The loopback listener, which no
+	// attempt may reach (each hostile recording's wait), gets a shorter one.
+	const acceptWait, listenerWait = 2 * time.Second, time.Second
 	if r.ln != nil {
-		r.ln.SetDeadline(time.Now().Add(100 * time.Millisecond))
+		r.ln.SetDeadline(time.Now().Add(acceptWait))
 		if c, err := r.ln.Accept(); err == nil {
 			c.Close()
 			seen = append(seen, Change{"harness/abstract-socket", "accepted a connection"})
 		}
 	}
 	if r.tcp != nil {
-		r.tcp.SetDeadline(time.Now().Add(100 * time.Millisecond))
+		r.tcp.SetDeadline(time.Now().Add(listenerWait))
 		if c, err := r.tcp.Accept(); err == nil {
 			c.Close()
 			seen = append(seen, Change{"harness/listener", "accepted a connection on the host's loopback"})

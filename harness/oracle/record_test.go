@@ -19,8 +19,8 @@ func TestNotesOverlayLines(t *testing.T) {
 	const noSession = "- the input has no newSession: no session, so no log (session.jsonl is the header the script's encoding wrote; upstream compares no log for such a scenario)\n"
 	session := recording.Input{Steps: []recording.Step{{Op: "initialize"}, {Op: "newSession"}, {Op: "prompt", Text: "p"}}}
 	for name, set := range map[string]Settings{
-		"reminder":     {Reminder: true},
-		"instructions": {Instructions: true, InstructionMarkers: `[".x"]`},
+		"reminder":     {MountSettings: MountSettings{Reminder: true}},
+		"instructions": {InstructionSettings: InstructionSettings{Instructions: true, InstructionMarkers: `[".x"]`}},
 		"retry":        {Retry: `{"mode":"always"}`},
 	} {
 		md := string(Notes{Name: "n", Origin: "o", Remark: "r", Settings: set}.Markdown(session))

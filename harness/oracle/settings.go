@@ -41,6 +41,24 @@ type Settings struct {
 	Mode string
 	// ToolsMode is PROBE_TOOLS_MODE: "" (native), "code" or "both".
 	ToolsMode string
+	MountSettings
+	// PaceMs paces llm-replay's chunks (PROBE_PACE_MS).
+	PaceMs int
+	// MissingRunner confines bash with a sandbox runner that does not
+	// exist, <cwd>/.dsh-missing-sandbox-runner (PROBE_RUNNER=missing: upstream's
+	// fixture DSH_SNAPSHOT_MISSING_SANDBOX_RUNNER=1); otherwise the
+	// passthrough runner of upstream's snapshot runs.
+	MissingRunner bool
+	InstructionSettings
+	// Retry mounts dsh-llm-retry and gives the replay provider this retry
+	// policy, a [recording.RetryPolicy] in compact JSON (PROBE_RETRY; "" mounts
+	// no retry).
+	Retry string
+	SubagentSettings
+}
+
+// MountSettings are the plugins and tools a probe mounts beyond the base.
+type MountSettings struct {
 	// Spill mounts spill with maxInlineBytes 800 (PROBE_SPILL=1).
 	Spill bool
 	// SessionQuery mounts tool-session-query (PROBE_SQ=1).
@@ -53,26 +71,29 @@ type Settings struct {
 	// TodoSequential mounts tool-todo with allowParallelInProgress false
 	// (PROBE_TODO_PARALLEL=0, with PROBE_TODO=1).
 	TodoSequential bool
-	// PaceMs paces llm-replay's chunks (PROBE_PACE_MS).
-	PaceMs int
-	// MissingRunner confines bash with a sandbox runner that does not
-	// exist, <cwd>/.dsh-missing-sandbox-runner (PROBE_RUNNER=missing: upstream's
-	// fixture DSH_SNAPSHOT_MISSING_SANDBOX_RUNNER=1); otherwise the
-	// passthrough runner of upstream's snapshot runs.
-	MissingRunner bool
 	// Reminder mounts dsh-repeat-tool-reminder with its default thresholds,
 	// as upstream's dsh-base mounts it (PROBE_REMINDER=1).
 	Reminder bool
+	// Image mounts the local attachment store and so read_image, on the
+	// image route of upstream's image overlay (PROBE_IMAGE=1: the session's
+	// model is deepseek-v4-flash-vision-exp, declared image-capable by the
+	// overlay's image-route shim, since llm-replay's adapter declares no
+	// modality).
+	Image bool
+}
+
+// InstructionSettings are the workspace instructions' settings.
+type InstructionSettings struct {
 	// Instructions mounts dsh-agent-instructions with the default profile's
 	// workspaceContext (PROBE_INSTRUCTIONS=1); InstructionMarkers are its
 	// projectRootMarkers, a JSON list of names in compact form
 	// (PROBE_INSTRUCTION_MARKERS; "" keeps [".git"]).
 	Instructions       bool
 	InstructionMarkers string
-	// Retry mounts dsh-llm-retry and gives the replay provider this retry
-	// policy, a [recording.RetryPolicy] in compact JSON (PROBE_RETRY; "" mounts
-	// no retry).
-	Retry string
+}
+
+// SubagentSettings are delegation's settings.
+type SubagentSettings struct {
 	// Subagents mounts delegation as upstream's acp-agent composes it
 	// (PROBE_SUBAGENTS=1): the subagent service, the in-process spawn and
 	// fork providers, send_message, interrupt_agent, list_agents, report in
@@ -87,12 +108,6 @@ type Settings struct {
 	// removes its run_in_background (PROBE_SUBAGENT_RUN_IN_BACKGROUND=0).
 	// Both need PROBE_SUBAGENTS=1.
 	SubagentOneShot, SubagentForeground bool
-	// Image mounts the local attachment store and so read_image, on the
-	// image route of upstream's image overlay (PROBE_IMAGE=1: the session's
-	// model is deepseek-v4-flash-vision-exp, declared image-capable by the
-	// overlay's image-route shim, since llm-replay's adapter declares no
-	// modality).
-	Image bool
 }
 
 // WorkflowMaxConcurrentAgents is the workflow engine's cap the overlay

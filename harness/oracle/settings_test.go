@@ -42,7 +42,7 @@ func TestParseSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Settings{Mode: ReadOnly, ToolsMode: ToolsBoth, Spill: true, SessionQuery: true, NoHooks: true, PaceMs: 100, MissingRunner: true}
+	want := Settings{Mode: ReadOnly, ToolsMode: ToolsBoth, MountSettings: MountSettings{Spill: true, SessionQuery: true, NoHooks: true}, PaceMs: 100, MissingRunner: true}
 	if s != want {
 		t.Errorf("got %+v, want %+v", s, want)
 	}
@@ -69,17 +69,17 @@ func TestTurnSwitches(t *testing.T) {
 		env  string
 		want Settings
 	}{
-		{"PROBE_REMINDER=1", Settings{Reminder: true}},
-		{"PROBE_INSTRUCTIONS=1", Settings{Instructions: true}},
-		{`PROBE_INSTRUCTIONS=1 PROBE_INSTRUCTION_MARKERS=[".dsh-project",".git"]`, Settings{Instructions: true, InstructionMarkers: `[".dsh-project",".git"]`}},
+		{"PROBE_REMINDER=1", Settings{MountSettings: MountSettings{Reminder: true}}},
+		{"PROBE_INSTRUCTIONS=1", Settings{InstructionSettings: InstructionSettings{Instructions: true}}},
+		{`PROBE_INSTRUCTIONS=1 PROBE_INSTRUCTION_MARKERS=[".dsh-project",".git"]`, Settings{InstructionSettings: InstructionSettings{Instructions: true, InstructionMarkers: `[".dsh-project",".git"]`}}},
 		{"PROBE_RETRY=" + retry, Settings{Retry: retry}},
 		{`PROBE_RETRY={"mode":"always"}`, Settings{Retry: `{"mode":"always"}`}},
 		{`PROBE_RETRY={"mode":"normal","retryableCodes":["AUTH"]}`, Settings{Retry: `{"mode":"normal","retryableCodes":["AUTH"]}`}},
 		{"DSH_PERMISSION_MODE=workspace-write PROBE_TODO=1 PROBE_REMINDER=1 PROBE_INSTRUCTIONS=1 PROBE_RETRY=" + retry,
-			Settings{Mode: WorkspaceWrite, Todo: true, Reminder: true, Instructions: true, Retry: retry}},
-		{"PROBE_SUBAGENTS=1", Settings{Subagents: true}},
-		{"DSH_PERMISSION_MODE=workspace-write PROBE_SUBAGENTS=1 PROBE_MAX_DEPTH=2", Settings{Mode: WorkspaceWrite, Subagents: true, MaxDepth: 2}},
-		{"PROBE_TOOLS_MODE=code PROBE_IMAGE=1", Settings{ToolsMode: ToolsCode, Image: true}},
+			Settings{Mode: WorkspaceWrite, MountSettings: MountSettings{Todo: true, Reminder: true}, InstructionSettings: InstructionSettings{Instructions: true}, Retry: retry}},
+		{"PROBE_SUBAGENTS=1", Settings{SubagentSettings: SubagentSettings{Subagents: true}}},
+		{"DSH_PERMISSION_MODE=workspace-write PROBE_SUBAGENTS=1 PROBE_MAX_DEPTH=2", Settings{Mode: WorkspaceWrite, SubagentSettings: SubagentSettings{Subagents: true, MaxDepth: 2}}},
+		{"PROBE_TOOLS_MODE=code PROBE_IMAGE=1", Settings{ToolsMode: ToolsCode, MountSettings: MountSettings{Image: true}}},
 	} {
 		s, err := ParseSettings(tc.env)
 		if err != nil {
@@ -176,7 +176,7 @@ func TestSettingsOfWorkspaceContext(t *testing.T) {
 		{"compaction", recording.WorkspaceContext{CompactBaselineAtRead: "a.txt"}, "error: workspaceContext compactBaselineAtRead"},
 		{"white space", recording.WorkspaceContext{ProjectRootMarkers: []string{"my root"}}, "error: " + `["my root"] holds white space`},
 	} {
-		rec := &recording.Recording{Name: tc.name, Settings: recording.Settings{WorkspaceContext: &tc.w}}
+		rec := &recording.Recording{Name: tc.name, SettingsSource: recording.SettingsSource{Settings: recording.Settings{WorkspaceContext: &tc.w}}}
 		s, err := SettingsOf(rec)
 		if why, refused := strings.CutPrefix(tc.want, "error: "); refused {
 			if err == nil || !strings.Contains(err.Error(), tc.name+": "+why) {
@@ -277,13 +277,13 @@ func TestReplaySettingsOfKeptRecordings(t *testing.T) {
 	if n < 50 {
 		t.Errorf("%d recordings compared, want the fifty-odd kept", n)
 	}
-	markers := ReplaySettings(Settings{Instructions: true, InstructionMarkers: `[".dsh-project"]`}, false)
+	markers := ReplaySettings(Settings{InstructionSettings: InstructionSettings{Instructions: true, InstructionMarkers: `[".dsh-project"]`}}, false)
 	var got recording.Settings
 	if err := json.Unmarshal(markers, &got); err != nil || got.WorkspaceContext == nil || !slices.Equal(got.WorkspaceContext.ProjectRootMarkers, []string{".dsh-project"}) ||
 		!strings.Contains(got.Note, "PROBE_INSTRUCTION_MARKERS") {
 		t.Errorf("markers: %s (%v)", markers, err)
 	}
-	if b := ReplaySettings(Settings{Reminder: true, Instructions: true}, false); b != nil {
+	if b := ReplaySettings(Settings{MountSettings: MountSettings{Reminder: true}, InstructionSettings: InstructionSettings{Instructions: true}}, false); b != nil {
 		t.Errorf("the reminder and the instructions need no replay settings, got %s", b)
 	}
 }

@@ -155,7 +155,7 @@ func (f *family) bind(m *member) *scriptedModel {
 	if !m.started {
 		m.started = true
 		m.prompt = m.driver.task()
-		if m.index == 0 || f.rec.Children[m.index-1].FirstPrompt() != m.prompt {
+		if m.index == 0 || (!f.rec.Children[m.index-1].ScriptOnly && f.rec.Children[m.index-1].FirstPrompt() != m.prompt) {
 			f.rebindLocked(m)
 		}
 	}

@@ -56,6 +56,10 @@ func (p *prepared) compareChildren(run *sessionRun, res *Result) error {
 		}
 	}
 	for _, c := range rec.Children {
+		if c.ScriptOnly {
+			res.Notes = append(res.Notes, fmt.Sprintf("%s: a child's model script (llm-replay's child file, chunks only), which served our child of its creation order; not compared (upstream's suite compares none of these children's logs)", c.File))
+			continue
+		}
 		cr, err := p.compareChild(run, c)
 		if err != nil {
 			return err

@@ -36,6 +36,9 @@ type client struct {
 // answer; a failure of the session's agent ends it.
 func (c *client) run(ctx context.Context) error {
 	for i, step := range c.rec.Input.Steps {
+		if hydrates(c.rec) {
+			step.Text = hydrate(step.Text, c.ws)
+		}
 		if err := c.runInput(ctx, i, step); err != nil {
 			return err
 		}

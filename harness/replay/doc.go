@@ -104,7 +104,11 @@
 // (stack.Without.Policy), one whose runtime context has no approval
 // section without the approval plugin (stack.Without.Approval); a resumed
 // session's seed is written and resumed as upstream resumes it
-// (session.InterruptedTurnClosers). docs/replay.md, Front ends beyond ACP.
+// (session.InterruptedTurnClosers). A goal recording is driven as ACP's,
+// frames and all, with upstream's goal-round driver on the session's agent
+// (goalrounds.go: at idle an armed goal's next round is queued as a turn);
+// a scripted reply's {{fromRequest:<pattern>}} is resolved against the
+// conversation (fromrequest.go). docs/replay.md, Front ends beyond ACP.
 //
 // # Refresh and record
 //

@@ -209,7 +209,8 @@ func checkRun(p *prepared, r *Result, opt Options, resp *response) error {
 // comparison and verdict those of that side with its got side.
 func judgeChildren(p *prepared, r *Result, sides []childSides) ([]*ChildResult, error) {
 	rec := p.rec
-	want := len(rec.Children)
+	compared := rec.ComparedChildren()
+	want := len(compared)
 	if len(rec.Events) == 0 {
 		want = 0
 	}
@@ -221,7 +222,7 @@ func judgeChildren(p *prepared, r *Result, sides []childSides) ([]*ChildResult, 
 	}
 	var out []*ChildResult
 	for i, cr := range r.Children {
-		host, _, err := expectChild(rec, rec.Children[i])
+		host, _, err := expectChild(rec, compared[i])
 		if err != nil {
 			return nil, err
 		}
@@ -282,7 +283,7 @@ func counts(c projection.Comparison) string {
 // of the frames it says it sent from stdout.expected.jsonl, and what of
 // them was compared (a front end beyond ACP sends no ACP frames).
 func checkWire(rec *recording.Recording, r *Result, run *runFacts) error {
-	if rec.Frontend != recording.ACP {
+	if !rec.Frontend.OverACP() {
 		return nil
 	}
 	lines, err := acpwire.Classify(rec.Stdout)

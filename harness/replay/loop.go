@@ -25,6 +25,9 @@ type agentHooks struct {
 	followup func(d *driver) error
 	// close is the agent's disposal; its error is a disposal failure.
 	close func(d *driver) error
+	// idle runs once the agent became quiescent and the bridge answered
+	// its prompts (the agent's status idle); what it queues runs next.
+	idle func(d *driver)
 }
 
 // phase is where an agent's turns stand.
@@ -280,12 +283,21 @@ func (s *schedule) waitUntil(ctx context.Context, cond func() bool) error {
 func (d *driver) loop() {
 	defer close(d.stopped)
 	for {
-		t, ok := d.sched.await(d.inbox, d.wire.idle)
+		t, ok := d.sched.await(d.inbox, d.announceIdle)
 		if !ok {
 			return
 		}
 		d.sched.finish(d.runTurns(t))
 		d.yield() // an idle agent: the host yields
+	}
+}
+
+// announceIdle tells the bridge, then the idle hook, that the agent is
+// idle.
+func (d *driver) announceIdle() {
+	d.wire.idle()
+	if d.hooks.idle != nil {
+		d.hooks.idle(d)
 	}
 }
 

@@ -107,6 +107,8 @@ type scriptedModel struct {
 	settle *settler
 	gate   *jobs.Gate
 	paced  bool
+	// hydrate writes the replies' cwd tokens as ws ([hydrates]).
+	hydrate bool
 }
 
 func (m *scriptedModel) Info() ModelInfo { return m.info }
@@ -114,12 +116,18 @@ func (m *scriptedModel) Info() ModelInfo { return m.info }
 // unconsumed is the number of replies never requested.
 func (m *scriptedModel) unconsumed() int { return len(m.script.Replies) - m.next }
 
-func (m *scriptedModel) Call(ctx context.Context, _ ModelRequest, emit func(json.RawMessage) error) (recording.Reply, error) {
+func (m *scriptedModel) Call(ctx context.Context, req ModelRequest, emit func(json.RawMessage) error) (recording.Reply, error) {
 	if m.next >= len(m.script.Replies) {
 		return recording.Reply{}, &errScriptExhausted{fmt.Sprintf("llm-replay: script exhausted — session requested model call #%d but its script has only %d", m.next+1, len(m.script.Replies))}
 	}
 	reply := m.script.Replies[m.next]
 	m.next++
+	if m.hydrate {
+		reply = hydrateReply(reply, m.ws)
+	}
+	if err := resolveReply(&reply, req.Log); err != nil {
+		return reply, err
+	}
 	if err := m.think(ctx); err != nil {
 		return reply, err
 	}
@@ -153,6 +161,26 @@ func (m *scriptedModel) Call(ctx context.Context, _ ModelRequest, emit func(json
 		<-ctx.Done()
 	}
 	return reply, nil
+}
+
+// resolveReply resolves the fromRequest placeholders of reply's chunks
+// against the conversation in log ([resolveChunks]); one that cannot be
+// resolved makes the call throw its error, as upstream's llm-replay does.
+func resolveReply(reply *recording.Reply, log *session.Log) error {
+	if log == nil || !hasPlaceholder(reply.Chunks) {
+		return nil // the log is read only for a reply that needs it
+	}
+	events, err := log.Events()
+	if err != nil {
+		return err
+	}
+	chunks, err := resolveChunks(reply.Chunks, events)
+	if err != nil {
+		reply.Chunks, reply.Throw, reply.Hang = nil, &recording.Throw{Message: err.Error()}, nil
+		return nil
+	}
+	reply.Chunks = chunks
+	return nil
 }
 
 // think is the constructed model's time to answer.

@@ -13,7 +13,9 @@ import (
 	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/stack"
 	"github.com/dshsim/dshsim/tools/cordis"
+	"github.com/dshsim/dshsim/tools/goal"
 	"github.com/dshsim/dshsim/tools/lsp"
+	"github.com/dshsim/dshsim/tools/ralph"
 	"github.com/dshsim/dshsim/tools/served"
 )
 
@@ -25,11 +27,24 @@ var imageModels = []string{"deepseek-v4-flash-vision-exp"}
 // overlays: no sandbox-policy, approval or runtime-context plugins.
 func standalone(profile string) bool {
 	switch profile {
-	case recording.ProfileFSSearch, recording.ProfilePwsh, recording.ProfilePersistentPwsh:
+	case recording.ProfileFSSearch, recording.ProfilePwsh, recording.ProfilePersistentPwsh, recording.ProfileMinimal:
 		return true
 	}
 	return false
 }
+
+// standaloneNote says what a standalone profile composes around its tools.
+func standaloneNote(profile string) string {
+	if profile == recording.ProfileMinimal {
+		return "profile minimal: its overlay's sandbox-policy is danger-full-access and it mounts no approval or runtime-context plugin: the persistent bash and str_replace_editor run unconfined (composed as stack.Without.Policy, the same boundary), nothing asks, and no runtime context is logged"
+	}
+	return fmt.Sprintf("profile %s is a standalone overlay without sandbox-policy and approval plugins: tools run unconfined (danger-full-access) and no runtime context is logged", profile)
+}
+
+// minimalBashDescription is the persistent bash's description in the
+// minimal overlay (examples/jsonrpc-agent/minimal.cordis.yml), which the
+// suite pins (sdk.snapshot.ts MINIMAL_BASH_DESCRIPTION).
+const minimalBashDescription = "Run commands in a bash shell\n* When invoking this tool, the contents of the \"command\" parameter does NOT need to be XML-escaped.\n* You don't have access to the internet via this tool.\n* You do have access to a mirror of common linux and python packages via apt and pip.\n* State is persistent across command calls and discussions with the user.\n* To inspect a particular line range of a file, e.g. lines 10-25, try 'sed -n 10,25p /path/to/the/file'.\n* Please avoid commands that may produce a very large amount of output.\n* Please run long lived commands in the background, e.g. 'sleep 10 &' or start a server in the background."
 
 // toolAreas maps a tool the recording may call to the profile area that
 // composes it.
@@ -39,6 +54,7 @@ var toolAreas = map[string]string{
 	"terminal_close": "terminal", "terminal_list": "terminal", "lsp": "lsp", "pwsh": "pwsh", "web_fetch": "web",
 	cordis.InspectListName: "cordis", cordis.InspectQueryName: "cordis", cordis.InspectSelfName: "cordis", cordis.DefineName: "cordis",
 	cordis.RunName: "cordis", cordis.StopName: "cordis", cordis.UndefineName: "cordis",
+	goal.GetName: "goal", goal.CreateName: "goal", goal.UpdateName: "goal", ralph.Name: "ralph",
 }
 
 // profileConfig sets on cfg what the recording's overlay composes beyond
@@ -60,6 +76,11 @@ func (p *prepared) profileConfig(cfg *stack.Config, ws string) (notes []string) 
 	case recording.ProfilePersistentPwsh:
 		cfg.Pwsh = &stack.PwshConfig{Persistent: true}
 		cfg.Without = stack.Without{Bash: true, JobTools: true, FileTools: true, Policy: true}
+	case recording.ProfileMinimal:
+		// persistent-bash timeoutMs 300000, str-replace-editor maxOutputChars 16000
+		cfg.PersistentShell = &stack.PersistentShellConfig{TimeoutMs: 300000, Description: minimalBashDescription}
+		cfg.Editor = &stack.EditorConfig{MaxOutputChars: 16000}
+		cfg.Without = stack.Without{Bash: true, JobTools: true, FileTools: true, Policy: true}
 	default:
 		cfg.Todo, cfg.Skills = true, &stack.SkillsConfig{DshHome: home, AgentsHome: agents}
 		areas["todo"], areas["skills"] = true, true
@@ -75,6 +96,8 @@ func (p *prepared) profileConfig(cfg *stack.Config, ws string) (notes []string) 
 		cfg.Cordis = true
 	case recording.ProfileWeb:
 		cfg.WebFetch = true
+	case recording.ProfileGoal:
+		areas["goal"], areas["ralph"] = true, true
 	}
 	for _, r := range p.modelReplies() {
 		for _, c := range r.ToolCalls {
@@ -129,6 +152,10 @@ func composes(cfg *stack.Config, area string) bool {
 		return cfg.Cordis
 	case "web":
 		return cfg.WebFetch
+	case "goal":
+		return cfg.Goals != nil
+	case "ralph":
+		return cfg.Ralph
 	}
 	return false
 }
@@ -159,6 +186,10 @@ func enable(cfg *stack.Config, area, home, agents string) {
 		cfg.Cordis = true
 	case "web":
 		cfg.WebFetch = true
+	case "goal":
+		cfg.Goals = &goal.Service{}
+	case "ralph":
+		cfg.Ralph = true
 	}
 }
 

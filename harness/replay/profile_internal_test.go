@@ -169,9 +169,15 @@ func TestAChildsToolComposesItsArea(t *testing.T) {
 // the default composition's.
 func TestSubagentToolsKnobs(t *testing.T) {
 	off := false
-	rec := &recording.Recording{Settings: recording.Settings{SubagentTools: map[string]recording.SubagentTool{
-		"subagent": {BackgroundMode: recording.BackgroundOneShot, EnableRunInBackground: &off},
-	}}}
+	rec := &recording.Recording{SettingsSource: recording.SettingsSource{
+		Settings: recording.Settings{DelegationKnobs: recording.DelegationKnobs{
+			SubagentTools: map[string]recording.SubagentTool{
+				"subagent": {BackgroundMode: recording.BackgroundOneShot, EnableRunInBackground: &off},
+			},
+		},
+		},
+	},
+	}
 	got := map[string]subagent.Instance{}
 	for _, in := range newEmulation("", t.TempDir()).subagentConfig(rec).Instances {
 		got[in.Name] = in

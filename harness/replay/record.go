@@ -379,16 +379,20 @@ func recordStack(in recording.Input, ws string, log *session.Log, ans *answers, 
 	mode, approval := in.Policy()
 	promote := false
 	st, err := stack.New(stack.Config{
-		Workspace:    ws,
-		Log:          log,
-		Mode:         sandbox.Mode(mode),
-		Approval:     approval,
-		Answer:       ans.answer,
-		Spill:        stack.SpillConfig{Root: SpillRoot(req.Name)},
-		LauncherPath: req.Options.LauncherPath,
-		Bash:         stack.BashConfig{PromoteOnTimeout: &promote},
-		Jobs:         stack.JobsConfig{Gate: gate, Notify: deliver},
-		Hooks:        stack.HooksConfig{Dir: ws},
+		Workspace: ws,
+		Log:       log,
+		Mode:      sandbox.Mode(mode),
+		Approval:  approval,
+		Answer:    ans.answer,
+		Spill:     stack.SpillConfig{Root: SpillRoot(req.Name)},
+		SandboxConfig: stack.SandboxConfig{
+			LauncherPath: req.Options.LauncherPath,
+		},
+		ToolOptions: stack.ToolOptions{
+			Bash: stack.BashConfig{PromoteOnTimeout: &promote},
+			Jobs: stack.JobsConfig{Gate: gate, Notify: deliver},
+		},
+		Hooks: stack.HooksConfig{Dir: ws},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("stack (%s/%s): %w", mode, approval, err)

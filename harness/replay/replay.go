@@ -111,14 +111,7 @@ type Result struct {
 	Verdict string `json:"verdict"`
 	// Error is the reason of a Failed verdict (a bad recording names file, line and field).
 	Error string `json:"error,omitempty"`
-	// Frontend is the front end of a recording beyond ACP (headless,
-	// jsonrpc, ...; "" for ACP's): the reports name it.
-	Frontend string `json:"frontend,omitempty"`
-	// Mode and Approval are the settings the recording stated.
-	Mode     string `json:"mode,omitempty"`
-	Approval string `json:"approval,omitempty"`
-	// Settings lists what came from dshsim.replay.json (empty when the recording needed none).
-	Settings string `json:"settings,omitempty"`
+	Stated
 	// Comparison is the per-turn comparison of the projections.
 	Comparison projection.Comparison `json:"comparison"`
 	// Children are the child sessions' comparisons, in upstream's order
@@ -138,18 +131,36 @@ type Result struct {
 	Served []string `json:"served,omitempty"`
 	// LogPath is our replayed log when kept (Options.LogDir).
 	LogPath string `json:"log,omitempty"`
+	Projections
+	// Duration is the wall time of the replay (never part of a golden).
+	Duration time.Duration `json:"-"`
+	// run is what a refresh writes back (set in the isolated child).
+	run *runFacts
+}
+
+// Stated is what the recording stated and where the replay ran: its front
+// end, its policy, its settings, the containment.
+type Stated struct {
+	// Frontend is the front end of a recording beyond ACP (headless,
+	// jsonrpc, ...; "" for ACP's): the reports name it.
+	Frontend string `json:"frontend,omitempty"`
+	// Mode and Approval are the settings the recording stated.
+	Mode     string `json:"mode,omitempty"`
+	Approval string `json:"approval,omitempty"`
+	// Settings lists what came from dshsim.replay.json (empty when the recording needed none).
+	Settings string `json:"settings,omitempty"`
 	// Contained says what the contained replay could see and do of the
 	// host (isolate.Containment: its root's entries, its ids and
 	// privileges, its network, its bounds); empty for a replay that did
 	// not start contained.
 	Contained string `json:"contained,omitempty"`
+}
+
+// Projections are both projections a verdict compares.
+type Projections struct {
 	// Got is our projection (normalised), Expected the recording's.
 	Expected []projection.Item `json:"-"`
 	Got      []projection.Item `json:"-"`
-	// Duration is the wall time of the replay (never part of a golden).
-	Duration time.Duration `json:"-"`
-	// run is what a refresh writes back (set in the isolated child).
-	run *runFacts
 }
 
 // runFacts are the facts of one run a refresh or a recording needs: the
@@ -373,7 +384,7 @@ func prepare(dir string, b recording.Bounds, res *Result) (*prepared, error) {
 		// upstream's standalone overlays compose no policy plugins: the
 		// commands run unconfined and no runtime context is ever logged
 		pol, err = recording.Policy{Mode: string(sandbox.DangerFullAccess), Approval: stack.ApprovalNever}, nil
-		res.Notes = append(res.Notes, fmt.Sprintf("profile %s is a standalone overlay without sandbox-policy and approval plugins: tools run unconfined (danger-full-access) and no runtime context is logged", rec.Settings.Profile))
+		res.Notes = append(res.Notes, standaloneNote(rec.Settings.Profile))
 	}
 	if err != nil && unguarded(rec) {
 		pol, err = recording.Policy{Mode: string(sandbox.DangerFullAccess), Approval: stack.ApprovalNever}, nil
@@ -417,6 +428,9 @@ func prepare(dir string, b recording.Bounds, res *Result) (*prepared, error) {
 // upstream's default composition does, unless its tool pin lists the
 // tools a native or both mode offers without subagent.
 func delegates(rec *recording.Recording, toolsMode string) bool {
+	if rec.Settings.Profile == recording.ProfileMinimal {
+		return false // the minimal overlay mounts no tool-subagent
+	}
 	if rec.ToolSchemas == nil || toolsMode == stack.ToolsCode {
 		return true
 	}
@@ -595,20 +609,24 @@ func (p *prepared) stackConfig(sc *scratch, opt Options) (stack.Config, []string
 	}
 	promote := false // the recordings' version kills a foreground command at its timeout
 	cfg := stack.Config{
-		Workspace:      sc.ws,
-		Log:            sc.log,
-		Mode:           sandbox.Mode(p.pol.Mode),
-		Approval:       stackApproval(p.pol.Approval),
-		SandboxChain:   chain,
-		LauncherPath:   launcher,
-		LandlockRunner: pinned,
-		LandlockABICap: valueOr0(set.LandlockABI),
-		Spill:          stack.SpillConfig{Root: SpillRoot(rec.Name), MaxInlineBytes: set.SpillMaxInlineBytes},
-		Hooks:          stack.HooksConfig{Dir: sc.ws, Strict: opt.StrictHooks}, // the launch cwd: workspace/hooks.json and codex-hooks.json load from it
-		Bash:           stack.BashConfig{Timeout: time.Duration(set.BashTimeoutMs) * time.Millisecond, PromoteOnTimeout: &promote},
-		Jobs:           stack.JobsConfig{MaxConcurrentPerOwner: valueOr0(set.MaxConcurrentJobsPerOwner)},
-		Files:          stack.FilesConfig{DiffBasisMaxBytes: set.DiffBasisMaxBytes},
-		ToolsMode:      p.toolsMode,
+		Workspace: sc.ws,
+		Log:       sc.log,
+		Mode:      sandbox.Mode(p.pol.Mode),
+		Approval:  stackApproval(p.pol.Approval),
+		SandboxConfig: stack.SandboxConfig{
+			SandboxChain:   chain,
+			LauncherPath:   launcher,
+			LandlockRunner: pinned,
+			LandlockABICap: valueOr0(set.LandlockABI),
+		},
+		Spill: stack.SpillConfig{Root: SpillRoot(rec.Name), MaxInlineBytes: set.SpillMaxInlineBytes},
+		Hooks: stack.HooksConfig{Dir: sc.ws, Strict: opt.StrictHooks}, // the launch cwd: workspace/hooks.json and codex-hooks.json load from it
+		ToolOptions: stack.ToolOptions{
+			Bash:      stack.BashConfig{Timeout: time.Duration(set.BashTimeoutMs) * time.Millisecond, PromoteOnTimeout: &promote},
+			Jobs:      stack.JobsConfig{MaxConcurrentPerOwner: valueOr0(set.MaxConcurrentJobsPerOwner)},
+			Files:     stack.FilesConfig{DiffBasisMaxBytes: set.DiffBasisMaxBytes},
+			ToolsMode: p.toolsMode,
+		},
 	}
 	if set.SessionQuery {
 		cfg.SessionQuery = &stack.SessionQueryConfig{Store: sc.logDir} // the replay's sessions: its own
@@ -689,7 +707,7 @@ func (p *prepared) review(ctx context.Context, timeout time.Duration, run *sessi
 		res.Notes = append(res.Notes, note)
 	}
 	res.Flags = append(res.Flags, ans.flags()...)
-	if rec.Frontend == recording.ACP {
+	if rec.Frontend.OverACP() {
 		lines, err := acpwire.Classify(rec.Stdout)
 		if err != nil {
 			return fmt.Errorf("%s: %w", filepath.Join(rec.Name, recording.StdoutFile), err)

@@ -53,8 +53,8 @@ func TestTranscriptsMatch(t *testing.T) {
 	isolate.Require(t)
 	t.Parallel() // mostly waits on its replays: it overlaps the hostile corpus
 	ds := dirs(t, "transcripts")
-	if len(ds) != 62 {
-		t.Fatalf("transcripts/ holds %d recordings, want the fifty-five upstream ACP ones five headless and two JSON-RPC ones (frontends/)", len(ds))
+	if len(ds) != 66 {
+		t.Fatalf("transcripts/ holds %d recordings, want the fifty-five upstream ACP ones, seven headless, three JSON-RPC ones and one goal one (frontends/)", len(ds))
 	}
 	replaytest.RunParams(t, replaytest.Params{Dirs: ds, Check: func(t *testing.T, r *replay.Result) {
 		if (r.Comparison.Total == 0 && !headerOnly(t, r.Dir)) || r.Comparison.Matched != r.Comparison.Total {
@@ -317,7 +317,7 @@ func TestProjectionFilesAreFresh(t *testing.T) {
 			if string(committed) != string(fresh) {
 				t.Errorf("%s is stale:\n%s", recording.ProjectionFile, harness.LineDiff(recording.ProjectionFile, committed, fresh))
 			}
-			for _, c := range rec.Children {
+			for _, c := range rec.ComparedChildren() {
 				file := recording.ChildSidecar(recording.ProjectionFile, c.Index)
 				fresh, err := replay.ExpectedChildProjection(rec, c)
 				if err != nil {
@@ -857,5 +857,31 @@ func TestServedBashIsRefused(t *testing.T) {
 	want := `served-bash/dshsim.replay.json:3: field servedTools: servedTools[0] "bash": a served body can never stand in for a tool of the safety stack`
 	if r.Verdict != replay.Failed || !strings.HasPrefix(r.Error, want) {
 		t.Fatalf("verdict %s, error %q; want an error starting %q", r.Verdict, r.Error, want)
+	}
+}
+
+// TestGoalToolsMatchUpstreamSchemas: upstream's ACP agent offered the goal
+// tools and ralph (its recorded tool-schemas.expected.json and system
+// prompt hold them); composed here (profile goal), their schemas,
+// descriptions and the one tool:goal and tool:ralph sections are compared
+// with the recorded ones and match: no tool is left not modelled.
+func TestGoalToolsMatchUpstreamSchemas(t *testing.T) {
+	isolate.Require(t)
+	dir := copyRecording(t, "text-turn")
+	if err := os.WriteFile(filepath.Join(dir, recording.SettingsFile), []byte(`{"profile": "goal"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := replay.Replay(context.Background(), dir, replay.Options{})
+	if r.Verdict != replay.Match {
+		t.Fatalf("verdict %s: %q", r.Verdict, r.Flags)
+	}
+	notes := strings.Join(r.Notes, "\n")
+	for _, want := range []string{"create_goal, edit, get_goal", "list_agents, ralph, read", "todo_write, update_goal", "tool:jobs, tool:goal, tool:workflow, tool:ralph, tool:subagent"} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("notes lack %q:\n%s", want, notes)
+		}
+	}
+	if strings.Contains(notes, "not modelled (the stack does not compose them)") {
+		t.Errorf("a recorded tool is not modelled:\n%s", notes)
 	}
 }

@@ -79,7 +79,7 @@ func startSession(ctx context.Context, s sessionSetup) (*sessionRun, error) {
 	info := s.info
 	info.Retry = retryPolicy(s.rec.Settings.RetryPolicy)
 	newModel := func(script *recording.Script) *scriptedModel {
-		return &scriptedModel{info: info, script: script, ws: s.ws, settle: run.settle, gate: gate, paced: s.rec.Settings.PacedModel}
+		return &scriptedModel{info: info, script: script, ws: s.ws, settle: run.settle, gate: gate, paced: s.rec.Settings.PacedModel, hydrate: hydrates(s.rec)}
 	}
 	base := driverConfig{rec: s.rec, system: notModelledSystem, stack: st, ws: s.ws, gate: gate}
 	if run.family != nil {
@@ -93,7 +93,7 @@ func startSession(ctx context.Context, s sessionSetup) (*sessionRun, error) {
 	}
 	run.model = newModel(s.script)
 	rc := base
-	rc.model, rc.surface, rc.wire, rc.hooks, rc.titleReplies = run.model, st, s.wire, run.fixture.rootHooks(), s.script.Title
+	rc.model, rc.surface, rc.wire, rc.hooks, rc.titleReplies = run.model, st, s.wire, goalRounds(roundDriven(s.rec, st), run.fixture.rootHooks()), s.script.Title
 	rc.resumed = s.rec.Settings.ResumeSeed > 0
 	root, err := newDriver(ctx, rc)
 	if err != nil {

@@ -76,7 +76,7 @@ func projectionFiles(rec *recording.Recording) ([]string, map[string][]byte, err
 	}
 	files := map[string][]byte{recording.ProjectionFile: data}
 	names := []string{recording.ProjectionFile}
-	for _, c := range rec.Children {
+	for _, c := range rec.ComparedChildren() {
 		if data, err = ExpectedChildProjection(rec, c); err != nil {
 			return nil, nil, err
 		}

@@ -28,7 +28,11 @@ type options struct {
 	table                            []harness.Sim
 	stdout, stderr                   io.Writer
 
-	// Resolved by validate.
+	resolved
+}
+
+// resolved is what validate resolves from the options.
+type resolved struct {
 	rootDir            string         // absolute; "" for -list without -root
 	re                 *regexp.Regexp // nil: every sim
 	selected           []harness.Sim  // the sims to run or list

@@ -16,6 +16,7 @@ import (
 	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/stack"
+	"github.com/dshsim/dshsim/stack/subagents"
 )
 
 // scopeRig is one composed stack for a scope sim: a workspace outside /tmp,
@@ -69,11 +70,15 @@ func (r *scopeRig) stack(id string, mode sandbox.Mode, adjust func(*stack.Config
 		return nil, "", nil, err
 	}
 	cfg := stack.Config{Workspace: ws, Log: log, Mode: mode, Approval: stack.ApprovalAsk,
-		SandboxChain: []string{sandbox.BackendLandlock}, LauncherPath: r.runner,
+		SandboxConfig: stack.SandboxConfig{
+			SandboxChain: []string{sandbox.BackendLandlock},
+			LauncherPath: r.runner,
+		},
 		Answer: func(context.Context, pipeline.ApprovalRequest) (pipeline.ApprovalOutcome, error) {
 			r.asked++
 			return pipeline.AllowedOnce, nil
-		}}
+		},
+	}
 	if adjust != nil {
 		adjust(&cfg)
 	}
@@ -330,7 +335,7 @@ func (r *scopeRig) workflowStep() error {
 	r.printf("the session (sandbox/mode workspace-write) has the tools: %s\n", strings.Join(s.Tools(), ", "))
 	res := runCall(s.Execute, "call-w1", "write", map[string]any{"file_path": "plan.md", "content": "1. survey\n"})
 	r.printf("session: write plan.md → %q\n", res.Text())
-	step, err := s.Delegate(stack.Delegation{ID: "step-survey", SessionID: "session-step", LogPath: filepath.Join(r.dir, "step.jsonl"), Label: "survey", ReadOnly: true, Now: fixedNow})
+	step, err := s.Delegate(stack.Delegation{ID: "step-survey", SessionID: "session-step", LogPath: filepath.Join(r.dir, "step.jsonl"), Label: "survey", Restriction: subagents.Restriction{ReadOnly: true}, Now: fixedNow})
 	if err != nil {
 		return err
 	}

@@ -97,9 +97,14 @@ func runCode(env *harness.Env) (map[string][]byte, error) {
 			prompts = append(prompts, req.CallID)
 			return pipeline.AllowedOnce, nil
 		},
-		SandboxChain: []string{sandbox.BackendLandlock}, LauncherPath: runner,
-		ToolsMode:   stack.ToolsCode,
-		CodeRuntime: noderuntime.Config{ComputeMs: codeComputeMs},
+		SandboxConfig: stack.SandboxConfig{
+			SandboxChain: []string{sandbox.BackendLandlock},
+			LauncherPath: runner,
+		},
+		ToolOptions: stack.ToolOptions{
+			ToolsMode:   stack.ToolsCode,
+			CodeRuntime: noderuntime.Config{ComputeMs: codeComputeMs},
+		},
 	})
 	if err != nil {
 		return nil, err

@@ -70,6 +70,11 @@ const (
 	KindSubagentDescriptor = "subagent/descriptor"
 	KindEndSeed            = "session/end-seed"
 
+	// Goals: a change of the session's durable goal (a full snapshot
+	// {kind, version, operation, goal, roundsStarted, createdAt, updatedAt},
+	// or a clear tombstone), between the goal tool's call and its result.
+	KindGoalChange = "goal/change"
+
 	// Commands: a slash command run, and done.
 	KindCommandRun  = "command/run"
 	KindCommandDone = "command/done"
@@ -86,6 +91,7 @@ func Kinds() []string {
 		KindApprovalAsked, KindApprovalDecided, KindApprovalPolicy, KindSandboxMode, KindPermissionPreset, KindAutoReviewDecided,
 		KindHookInvoked, KindHookResult,
 		KindSubagentDescriptor, KindEndSeed,
+		KindGoalChange,
 		KindCommandRun, KindCommandDone,
 	}
 }

@@ -271,7 +271,11 @@ func TestCRunnerFromEnv(t *testing.T) {
 func stackOnLandlock(b *testing.B, ws, runner string) (spawn.Confiner, spawn.Confiner) {
 	log := sessiontest.New(b, "0b7c2a52-5a8e-4d8e-9a55-00000000be9c", ws)
 	s, err := stack.New(stack.Config{Workspace: ws, Log: log, Mode: sandbox.WorkspaceWrite, Approval: stack.ApprovalNever,
-		SandboxChain: []string{sandbox.BackendLandlock}, LauncherPath: runner})
+		SandboxConfig: stack.SandboxConfig{
+			SandboxChain: []string{sandbox.BackendLandlock},
+			LauncherPath: runner,
+		},
+	})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -84,6 +84,23 @@
 // running or to the next call's, as it would be had it been re-parented
 // just after this call's sweep.
 //
+// # Bounds
+//
+// A call whose policy has limits (sandbox.Limits) is bounded one of two
+// ways, chosen once per process. Where the host delegates a cgroup v2
+// subtree to this process (package sandbox/cgroup detects it), the call
+// runs in a cgroup of its own made for it: its first process is created
+// there (clone3's CLONE_INTO_CGROUP), memory.max, pids.max and a watch of
+// its CPU time bound the call as a whole, the file size stays a resource
+// limit, and the result names the bound from the cgroup's events
+// (sandbox.Limits.GroupBound: "the memory bound (N bytes of the call,
+// cgroup memory.max)"); the cgroup is emptied and removed before the
+// result is out. A delegation whose call cgroup cannot be made refuses the
+// call: it never runs unbounded. Elsewhere (a cgroup v1 hybrid host, no
+// delegation) the limits are resource limits set on the command while it
+// is stopped before its first instruction, and the result names the one
+// that stopped it (sandbox.Limits.Bound).
+//
 // # Output
 //
 // Each stream keeps a bounded tail in memory (Request.TailBytes, default
@@ -113,7 +130,8 @@
 // # Imports
 //
 // spawn imports package sandbox (the report, the confined argv, the
-// classification) and sandbox/outfile (the full-output files' names) only;
+// classification), sandbox/outfile (the full-output files' names),
+// sandbox/cgroup (a call's cgroup) and sandbox/internal (execstop, seal) only;
 // it must not import render (presentation reads the
 // report, not the other way round), the confiners' packages, or harness/....
 package spawn

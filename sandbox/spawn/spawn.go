@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/dshsim/dshsim/sandbox"
+	"github.com/dshsim/dshsim/sandbox/cgroup"
 	"github.com/dshsim/dshsim/sandbox/internal/seal"
 )
 
@@ -59,6 +60,12 @@ type Request struct {
 	Env []string
 	// Stdin is the standard input; nil is /dev/null.
 	Stdin io.Reader
+	// Terminal, when set, is a terminal (a pseudo-terminal's replica) that
+	// is the command's standard input, output and error and the controlling
+	// terminal of its new session (a persistent interactive shell): Stdin,
+	// Stdout and Stderr are then unused and nothing is captured (the caller
+	// reads the terminal's other side).
+	Terminal *os.File
 	// ExtraFiles are descriptors the command inherits as 3, 4, ...
 	// (exec.Cmd.ExtraFiles); both runners pass them through to the command.
 	// The close-on-exec marking of a confined start does not reach them.
@@ -110,16 +117,22 @@ type Process struct {
 	grace          time.Duration
 	stdout, stderr *capture
 	done           chan struct{}
-	killOnce       sync.Once
-	killed         atomic.Bool
-	reaped         chan struct{} // closed once a killed group has no live member
-	reapOnce       sync.Once
-	timedOut       bool
-	mu             sync.Mutex
-	result         Result
-	err            error
-	stopWatch      func() bool
-	limits         sandbox.Limits
+	killing
+	mu        sync.Mutex
+	result    Result
+	err       error
+	stopWatch func() bool
+	limits    sandbox.Limits
+	group     *cgroup.Group // the call's cgroup, nil when it is bounded by resource limits alone
+}
+
+// killing is a process's kill: requested once, its group reaped once.
+type killing struct {
+	killOnce sync.Once
+	killed   atomic.Bool
+	reaped   chan struct{} // closed once a killed group has no live member
+	reapOnce sync.Once
+	timedOut bool
 }
 
 // Keep starts a child of this process that other code waits for itself
@@ -155,7 +168,7 @@ func Start(ctx context.Context, req Request) (*Process, error) {
 	if len(req.Argv) == 0 {
 		return nil, errors.New("spawn: empty argv")
 	}
-	p := &Process{mode: req.Policy.Mode, grace: req.Grace, done: make(chan struct{}), reaped: make(chan struct{})}
+	p := &Process{mode: req.Policy.Mode, grace: req.Grace, done: make(chan struct{}), killing: killing{reaped: make(chan struct{})}}
 	if p.grace <= 0 {
 		p.grace = DefaultGrace
 	}
@@ -166,6 +179,19 @@ func Start(ctx context.Context, req Request) (*Process, error) {
 	argv := req.Argv
 	start := (*exec.Cmd).Start
 	p.limits = req.Policy.Limits
+	if !p.limits.Zero() {
+		g, rlimits, err := bounded(p.limits)
+		if err != nil {
+			return nil, err
+		}
+		p.group, req.Policy.Limits = g, rlimits
+	}
+	started := false
+	defer func() {
+		if !started && p.group != nil {
+			p.group.Close()
+		}
+	}()
 	if req.Policy.Mode != sandbox.DangerFullAccess {
 		w, err := confine(ctx, req, dir)
 		if err != nil {
@@ -178,8 +204,8 @@ func Start(ctx context.Context, req Request) (*Process, error) {
 			start = w.Start
 		}
 	}
-	if !p.limits.Zero() && (p.wrapped == nil || p.wrapped.Start == nil) {
-		start = limited(p.limits, p.wrapped != nil && p.wrapped.Backend == sandbox.BackendLandlock)
+	if !req.Policy.Limits.Zero() && (p.wrapped == nil || p.wrapped.Start == nil) {
+		start = limited(req.Policy.Limits, p.wrapped != nil && p.wrapped.Backend == sandbox.BackendLandlock)
 	}
 	if err := theReaper.enable(); err != nil {
 		return nil, err
@@ -193,6 +219,7 @@ func Start(ctx context.Context, req Request) (*Process, error) {
 	}); err != nil {
 		return nil, err
 	}
+	started = true
 	p.watch(ctx, req)
 	return p, nil
 }
@@ -227,6 +254,17 @@ func (p *Process) command(req Request, argv []string, dir string) *exec.Cmd {
 	// with the caller's controlling terminal a confined command could type
 	// into the user's shell with TIOCSTI, which then runs it unconfined.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if p.group != nil {
+		// The command is created in the call's cgroup (clone3's
+		// CLONE_INTO_CGROUP): it runs no instruction outside it.
+		cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, p.group.FD()
+	}
+	if req.Terminal != nil {
+		// The new session's controlling terminal is the caller's own
+		// pseudo-terminal, never the caller's terminal.
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = req.Terminal, req.Terminal, req.Terminal
+		cmd.SysProcAttr.Setctty, cmd.SysProcAttr.Ctty = true, 0
+	}
 	// A daemonised grandchild holding the pipes must not hold Wait forever.
 	cmd.WaitDelay = p.grace
 	p.cmd = cmd
@@ -293,6 +331,9 @@ func (p *Process) watch(ctx context.Context, req Request) {
 		p.stdout.close()
 		p.stderr.close()
 		p.settle(werr)
+		if p.group != nil {
+			p.group.Close() // what is left of the call is killed; a cgroup that cannot be removed stays empty
+		}
 		close(p.done)
 	}()
 }
@@ -381,7 +422,11 @@ func (p *Process) settle(werr error) {
 	if p.wrapped != nil {
 		r.Sandbox, p.err = p.wrapped.Classify(r.ExitCode, r.Signaled, r.Stderr.Text)
 	}
-	r.Bound = p.limits.Bound(r.Signal, (st.UserTime() + st.SystemTime()).Seconds(), r.ExitCode, r.Stderr.Text)
+	if p.group != nil {
+		r.Bound = p.limits.GroupBound(p.group.Events(), r.Signal, r.ExitCode, r.Stderr.Text)
+	} else {
+		r.Bound = p.limits.Bound(r.Signal, (st.UserTime() + st.SystemTime()).Seconds(), r.ExitCode, r.Stderr.Text)
+	}
 	if r.Sandbox != nil {
 		r.Sandbox.Bound = r.Bound
 	}

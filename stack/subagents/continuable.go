@@ -302,7 +302,7 @@ func (rt *Runtime) resume(rec *record, report bool) (*Child, error) {
 	h := log.Header()
 	c := &Child{rt: rt, log: log, agent: &pipeline.Agent{ID: h.ID, Session: log}, descriptor: rec.descriptor, described: true,
 		info: ChildInfo{SessionID: h.ID, ParentSession: h.ParentSession, Provider: rec.descriptor.Provider, Continuable: true, Resumed: true, Depth: h.DelegationDepth, SeedLength: h.SeedLength}}
-	if err := c.compose(Delegation{Continuable: true, Report: report, ToolFilter: rec.filter}); err != nil {
+	if err := c.compose(Delegation{Continuation: Continuation{Continuable: true, Report: report}, Restriction: Restriction{ToolFilter: rec.filter}}); err != nil {
 		c.agent.Scope().End()
 		return nil, errors.Join(err, log.Close())
 	}

@@ -50,22 +50,38 @@ type Delegation struct {
 	CallID string
 	// Provider is ProviderSpawn ("" too) or ProviderFork.
 	Provider string
+	// Label is the descriptor's label (a workflow step's name).
+	Label string
+	Continuation
+	Restriction
+	// OutputSchema makes a structured child: structured_output (its
+	// parameters the schema) and a guard that refuses every call once it
+	// recorded, both in the child's own scope (nil: none).
+	OutputSchema json.RawMessage
+	// Now stamps the child header (nil: time.Now).
+	Now func() time.Time
+}
+
+// Continuation makes a child that takes later turns.
+type Continuation struct {
 	// Continuable makes a child that takes later turns: its descriptor is
 	// seeded at the head of its log (with Route), and Report gives its own
 	// scope the report tool.
 	Continuable bool
 	Route       delegation.Route
 	Report      bool
-	// MaxDepth caps the delegation depth (nil: no cap).
-	MaxDepth *int
-	// Label is the descriptor's label (a workflow step's name).
-	Label string
-	// ToolFilter restricts the tools the child sees (upstream's toolFilter:
-	// a child-scoped tools.restrict).
-	ToolFilter *pipeline.Filter
 	// Persona is a continuable child's persona (persisted in its
 	// descriptor; the system prompt is the application's).
 	Persona string
+}
+
+// Restriction narrows what a child may do.
+type Restriction struct {
+	// MaxDepth caps the delegation depth (nil: no cap).
+	MaxDepth *int
+	// ToolFilter restricts the tools the child sees (upstream's toolFilter:
+	// a child-scoped tools.restrict).
+	ToolFilter *pipeline.Filter
 	// ReadOnly makes the child a workflow step restricted to read-only tools
 	// (our extension: docs/stack.md, Following the page's description): a
 	// child-scoped restriction to
@@ -79,12 +95,6 @@ type Delegation struct {
 	// mode (its explicit override, else the deployment's): a wider one is
 	// refused and no child is created ([delegation.Narrow]).
 	Sandbox sandbox.Mode
-	// OutputSchema makes a structured child: structured_output (its
-	// parameters the schema) and a guard that refuses every call once it
-	// recorded, both in the child's own scope (nil: none).
-	OutputSchema json.RawMessage
-	// Now stamps the child header (nil: time.Now).
-	Now func() time.Time
 }
 
 // Child is a delegated child agent: its own session log and scope, the

@@ -220,9 +220,21 @@ func (rt *Runtime) newChild(provider string, req subagent.Request, continuable b
 		id = newUUID()
 	}
 	d := Delegation{SessionID: id, LogPath: filepath.Join(rt.cfg.SessionsDir, id+".jsonl"), Parent: req.Caller, CallID: req.CallID,
-		Provider: provider, Continuable: continuable, Route: rt.cfg.Route, Report: rt.cfg.Report, MaxDepth: req.MaxDepth,
-		Label: req.Label, ToolFilter: req.ToolFilter, Persona: req.Persona, ReadOnly: req.ReadOnly, StepLabel: req.StepLabel, Sandbox: req.Sandbox,
-		OutputSchema: req.OutputSchema}
+		Provider: provider, Continuation: Continuation{
+			Continuable: continuable,
+			Route:       rt.cfg.Route,
+			Report:      rt.cfg.Report,
+			Persona:     req.Persona,
+		}, Restriction: Restriction{
+			MaxDepth:   req.MaxDepth,
+			ToolFilter: req.ToolFilter,
+			ReadOnly:   req.ReadOnly,
+			StepLabel:  req.StepLabel,
+			Sandbox:    req.Sandbox,
+		},
+		Label:        req.Label,
+		OutputSchema: req.OutputSchema,
+	}
 	c, err := rt.Delegate(d)
 	if err != nil {
 		return nil, nil, err

@@ -58,8 +58,18 @@ type bridge struct {
 	log   DispatchLog
 	warn  func(string)
 
-	mu         sync.Mutex
-	cond       *sync.Cond
+	mu       sync.Mutex
+	cond     *sync.Cond
+	lane     // under mu
+	pacing   // under mu
+	bounds   // under mu
+	started  sync.WaitGroup
+	messages []pipeline.ContextMessage
+}
+
+// lane is the run's nested calls in flight: who starts and commits next,
+// what runs, what waits.
+type lane struct {
 	startTurn  int // the submission number that may start next
 	commitTurn int // the submission number that may commit next
 	running    int
@@ -69,20 +79,25 @@ type bridge struct {
 	startLog   int                // the highest submission whose start event is logged
 	admitted   int                // the submission that left the queue and is logging its start
 	undecided  int                // admitted calls whose fate at the body is not sealed (pipeline.Stages.Dispatched)
-	paced      bool               // the runtime reports submissions and turns (submit, turnEnded)
-	turnEnd    int                // the last submission of the program's last ended turn
-	issues     map[int]issue      // when each submission was issued and read
+}
+
+// pacing is what the runtime reports of the program's submissions and
+// turns, which orders a call issued after another completed.
+type pacing struct {
+	paced   bool          // the runtime reports submissions and turns (submit, turnEnded)
+	turnEnd int           // the last submission of the program's last ended turn
+	issues  map[int]issue // when each submission was issued and read
 	// settling is the committed submission whose settle event is not
 	// logged yet (0: none), took how long it ran from its read to its
 	// commit: a later call issued after it completed waits for that event.
 	settling int
 	took     time.Duration
-	started  sync.WaitGroup
-	messages []pipeline.ContextMessage
+}
 
-	// The program's bounds (see [Config]): maxCalls nested calls, maxLog
-	// bytes of their events; logged counts those bytes; limit is the first
-	// bound passed (nil while none is); stop ends the run with it.
+// bounds are the program's bounds (see [Config]): maxCalls nested calls,
+// maxLog bytes of their events; logged counts those bytes; limit is the
+// first bound passed (nil while none is); stop ends the run with it.
+type bounds struct {
 	maxCalls int
 	maxLog   int64
 	logged   int64
@@ -146,7 +161,8 @@ func (b *bridge) passed() *limitFailure {
 }
 
 func newBridge(outer *pipeline.Call, reg *pipeline.Registry, run context.Context, max int, log DispatchLog, warn func(string)) *bridge {
-	b := &bridge{outer: outer, reg: reg, run: run, max: max, log: log, warn: warn, startTurn: 1, commitTurn: 1, queued: map[int]queuedCall{}, issues: map[int]issue{}}
+	b := &bridge{outer: outer, reg: reg, run: run, max: max, log: log, warn: warn,
+		lane: lane{startTurn: 1, commitTurn: 1, queued: map[int]queuedCall{}}, pacing: pacing{issues: map[int]issue{}}}
 	b.cond = sync.NewCond(&b.mu)
 	return b
 }

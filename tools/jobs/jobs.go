@@ -224,7 +224,15 @@ type Job struct {
 	proc           Process
 	done           chan struct{}
 
-	mu            sync.Mutex
+	mu sync.Mutex
+	jobState // under mu
+
+	readMu sync.Mutex // serialises reads (the cursors)
+	readCursors
+}
+
+// jobState is a job's registration and settlement, under Job.mu.
+type jobState struct {
 	id            string
 	registered    bool
 	settled       Settled
@@ -234,8 +242,10 @@ type Job struct {
 	waiters       int
 	killRequested bool
 	stopReason    string
+}
 
-	readMu    sync.Mutex // serialises reads (the cursors)
+// readCursors are where a job's reads stand, under Job.readMu.
+type readCursors struct {
 	cursorOut int64
 	cursorErr int64
 	// under a Gate: output observed at yields and not read yet

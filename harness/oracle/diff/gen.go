@@ -108,8 +108,12 @@ type gen struct {
 	pinned   bool           // the search files' mtimes are pinned
 	children []oracle.Child // child sessions' scripts, in the order they first call the model
 	rawCalls int            // calls made of raw chunks: their ids are call_00_text0001, ...
-	// the retry-after profile's prompts, their model calls, and whether
-	// one carries 1e999 (the script is then replay.override.json's)
+	retryScript
+}
+
+// retryScript is the retry-after profile's prompts, their model calls, and
+// whether one carries 1e999 (the script is then replay.override.json's).
+type retryScript struct {
 	prompts    int
 	retryTurns []retryTurn
 	override   bool

@@ -24,15 +24,15 @@ import (
 // options are one dsh-replay invocation: the flags as parsed ([command]),
 // then checked and resolved by validate before anything is replayed.
 type options struct {
-	json, update, verbose, strict, refresh, trusted      bool
-	pattern, shard, html, junit, logs, backend, launcher string
-	parallel, seedFiles                                  int
-	timeout                                              time.Duration
-	tmpSize, seedBytes, seedFileBytes                    byteSize
-	recordingBytes                                       byteSize
-	bounds                                               isolate.Bounds
-	args                                                 []string
-	stdout, stderr                                       io.Writer
+	update, refresh bool
+	pattern, shard  string
+	parallel        int
+	timeout         time.Duration
+	reportFlags
+	containFlags
+	inputBounds
+	args           []string
+	stdout, stderr io.Writer
 	// progressAfter is how long a run lasts before a terminal shows
 	// its progress ([progressAfter]; tests shorten it).
 	progressAfter time.Duration
@@ -40,6 +40,31 @@ type options struct {
 	// Resolved by validate.
 	run  replay.RunOptions
 	dirs []string // the selected recordings
+}
+
+// reportFlags are the flags of what the run writes: -json, -v, -html,
+// -junit, -logs.
+type reportFlags struct {
+	json, verbose     bool
+	html, junit, logs string
+}
+
+// containFlags are the flags of how each recording is confined and
+// contained: -backend, -landlock-run, -strict-hooks, -trusted, -tmp-size
+// and the bounds.
+type containFlags struct {
+	backend, launcher string
+	strict, trusted   bool
+	tmpSize           byteSize
+	bounds            isolate.Bounds
+}
+
+// inputBounds are the bounds of what a recording may hold: its files and
+// its workspace seed.
+type inputBounds struct {
+	seedBytes, seedFileBytes byteSize
+	seedFiles                int
+	recordingBytes           byteSize
 }
 
 // command is dsh-replay's flag set, parsing into o.

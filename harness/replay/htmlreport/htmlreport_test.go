@@ -293,7 +293,7 @@ func TestChildSessionsNestUnderTheirCall(t *testing.T) {
 // TestDataNamesTheFrontend: the page's data carries a front end beyond
 // ACP's, which the page shows after the recording's name.
 func TestDataNamesTheFrontend(t *testing.T) {
-	data, err := htmlreport.Data([]*replay.Result{{Name: "a", Verdict: replay.Match}, {Name: "b", Frontend: "jsonrpc", Verdict: replay.Match}})
+	data, err := htmlreport.Data([]*replay.Result{{Name: "a", Verdict: replay.Match}, {Name: "b", Stated: replay.Stated{Frontend: "jsonrpc"}, Verdict: replay.Match}})
 	if err != nil {
 		t.Fatal(err)
 	}

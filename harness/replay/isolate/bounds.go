@@ -13,8 +13,9 @@ import (
 
 // Bounds are the resource bounds of one contained run. Each is a resource
 // limit (setrlimit) the run stage sets on itself before anything of the run
-// starts, inherited by every process it starts (no cgroup: see the package
-// doc):
+// starts, inherited by every process it starts; where the host delegates a
+// cgroup v2 subtree, Memory and Tasks also bound the whole run in a cgroup
+// of its own (see the package doc):
 //
 //   - Memory: the data one process may map (RLIMIT_DATA: its heap and
 //     private writable mappings, which is what an allocation takes; address
@@ -132,7 +133,7 @@ func Size(n int64) string {
 // -cpu-time.
 func (b *Bounds) Register(fs *flag.FlagSet) {
 	*b = b.withDefaults()
-	fs.Var((*cmdline.ByteSize)(&b.Memory), "memory", "memory bound of each contained process (its data), in `bytes`")
+	fs.Var((*cmdline.ByteSize)(&b.Memory), "memory", "memory bound of each contained process (its data), and of the whole run where the host delegates a cgroup, in `bytes`")
 	fs.IntVar(&b.Tasks, "processes", b.Tasks, "processes and threads of a contained run, all together")
 	fs.Var((*cmdline.ByteSize)(&b.FileSize), "file-size", "size bound of a file a contained run writes, in `bytes`")
 	fs.DurationVar(&b.CPU, "cpu-time", b.CPU, "CPU time bound of each contained process")

@@ -266,7 +266,7 @@ func buildRoot(cfg config, src *sources) ([]string, error) {
 	if err := mountDev(building+"/dev", src.dev); err != nil {
 		return nil, fmt.Errorf("isolate: the child's /dev: %w", err)
 	}
-	root = append(root, "/dev (read-only: "+strings.Join(devNodes, ", ")+")")
+	root = append(root, "/dev (read-only: "+strings.Join(devNodes, ", ")+"; pts: pseudo-terminals of its own)")
 	if err := os.Mkdir(building+"/proc", 0o555); err != nil {
 		return nil, err
 	}
@@ -385,10 +385,28 @@ func mountDev(dir string, devs []entry) error {
 	if err := os.Mkdir(filepath.Join(dir, "shm"), 0o755); err != nil {
 		return err
 	}
+	if err := mountPts(dir); err != nil {
+		return err
+	}
 	if err := unix.Mount("", dir, "", unix.MS_REMOUNT|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NOEXEC, ""); err != nil {
 		return fmt.Errorf("make it read-only: %w", err)
 	}
 	return nil
+}
+
+// mountPts gives the child's /dev pseudo-terminals of its own, as bwrap's
+// --dev does: a new devpts instance on dir/pts (none of the host's
+// terminals are in it) and dir/ptmx its multiplexer (the persistent shell
+// runs on one).
+func mountPts(dir string) error {
+	pts := filepath.Join(dir, "pts")
+	if err := os.Mkdir(pts, 0o755); err != nil {
+		return err
+	}
+	if err := unix.Mount("devpts", pts, "devpts", unix.MS_NOSUID|unix.MS_NOEXEC, "newinstance,ptmxmode=0666,mode=620"); err != nil {
+		return fmt.Errorf("mount a devpts instance of its own: %w", err)
+	}
+	return os.Symlink("pts/ptmx", filepath.Join(dir, "ptmx"))
 }
 
 // loopbackUp sets IFF_UP on lo, the only interface of a fresh network

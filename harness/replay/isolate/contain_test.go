@@ -252,3 +252,27 @@ func TestRootWithAGroupDropsIt(t *testing.T) {
 		t.Fatalf("as root holding group %d: %v\n%s", plantGroup, err, out)
 	}
 }
+
+// TestChildHasPseudoTerminalsOfItsOwn: the child's /dev has a devpts
+// instance of its own (the persistent shell runs on a pseudo-terminal):
+// its multiplexer opens, and none of the host's terminals is in it.
+func TestChildHasPseudoTerminalsOfItsOwn(t *testing.T) {
+	isolate.Require(t)
+	host, _ := filepath.Glob("/dev/pts/[0-9]*")
+	reach := append(slices.Clone(host), "/dev/pts/0", "/dev/ptmx")
+	f, err := isolate.Probe(context.Background(), isolate.ProbeRequest{Reach: reach})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := f.Reached["/dev/ptmx"]; got != "" {
+		t.Errorf("/dev/ptmx in the child: %q, want it opened", got)
+	}
+	for _, p := range append(host, "/dev/pts/0") {
+		if got := f.Reached[p]; !strings.Contains(got, "no such file or directory") {
+			t.Errorf("%s in the child: %q, want no such file or directory", p, got)
+		}
+	}
+	if seen := f.Seen.String(); !strings.Contains(seen, "pts: pseudo-terminals of its own") {
+		t.Errorf("what the run reports lacks its terminals: %s", seen)
+	}
+}

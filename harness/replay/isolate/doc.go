@@ -88,10 +88,7 @@
 // # Bounds
 //
 // [Bounds] are resource limits the run stage sets on itself and everything
-// it starts inherits (a cgroup v2 subtree delegated to the caller would
-// bound memory and CPU time of the run as a whole; this package uses none:
-// the hosts it is tested on delegate none, so that path could not be
-// tested): the data each process maps (RLIMIT_DATA), the processes and
+// it starts inherits: the data each process maps (RLIMIT_DATA), the processes and
 // threads of the whole run (RLIMIT_NPROC, which the kernel counts per user
 // in each user namespace: the run stage's namespace is the run's own), the
 // size of each file (RLIMIT_FSIZE) and the CPU time of each process
@@ -99,6 +96,19 @@
 // reached its memory bound 2 GiB per process"); a command past one fails
 // as the kernel makes it fail (ENOMEM, EAGAIN, SIGXFSZ, SIGXCPU) while the
 // run goes on.
+//
+// Where the host delegates a cgroup v2 subtree to the caller (package
+// sandbox/cgroup), the child is also created in a cgroup of its own made
+// for the run (clone3's CLONE_INTO_CGROUP), whose memory.max and pids.max
+// are the memory and process bounds of the whole run; it is emptied and
+// removed when the run ends. A failed run whose cgroup killed a process
+// past memory.max or refused one past pids.max says so ("the run's cgroup
+// stopped a process of it at its memory bound 2 GiB of the whole run
+// (cgroup memory.max)"). A delegation whose run cgroup cannot be made
+// refuses the run: it never runs unbounded. The CPU time and the file
+// size stay per process. The hosts this is developed on are cgroup v1
+// hybrids and delegate none; the cgroup path is tested in a guest kernel
+// under qemu (harness/kernels, TestCgroupBoundsInAGuest).
 //
 // # Unavailable
 //
@@ -118,6 +128,7 @@
 // # Imports
 //
 // The standard library, golang.org/x/sys/unix, sandbox (which environment
-// names are secrets), sandbox/procfs (the probe reads its own status, PID 1
+// names are secrets, the limits of a run's cgroup), sandbox/cgroup (the
+// run's cgroup), sandbox/procfs (the probe reads its own status, PID 1
 // the run stage's) and harness/cmdline (the bounds' flags).
 package isolate

@@ -397,6 +397,11 @@ func start(ctx context.Context, m mode, name string, request []byte, opt Options
 	if cfg.HostNet != "" {
 		attr.Cloneflags |= unix.CLONE_NEWNET
 	}
+	named, done, err := inCgroup(attr, cfg.Bounds)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
 	r, w, err := os.Pipe()
 	if err != nil {
 		return nil, err
@@ -460,7 +465,7 @@ func start(ctx context.Context, m mode, name string, request []byte, opt Options
 		if werr == nil {
 			werr = rerr
 		}
-		return nil, fmt.Errorf("isolate: the child for %q ended without a response (%v)", name, werr)
+		return nil, named(fmt.Errorf("isolate: the child for %q ended without a response (%v)", name, werr))
 	}
 	if int64(len(env.Response)) > limit {
 		return nil, tooLong
@@ -469,7 +474,7 @@ func start(ctx context.Context, m mode, name string, request []byte, opt Options
 		*opt.Seen = *env.Seen
 	}
 	if env.Error != "" {
-		return nil, errors.New(env.Error)
+		return nil, named(errors.New(env.Error))
 	}
 	return env.Response, nil
 }

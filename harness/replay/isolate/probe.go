@@ -29,6 +29,17 @@ func init() { Serve(probeName, probe) }
 
 // Facts are what an isolated child saw of itself.
 type Facts struct {
+	Identity
+	TmpFacts
+	NetFacts
+	View
+	// Seen is what the host was told the child could see.
+	Seen Containment `json:"-"`
+}
+
+// Identity is who the probe child is: its ids, groups, capabilities and
+// flags.
+type Identity struct {
 	// PID is the child's pid in its namespace and PPID its parent's there
 	// (1: PID 1 of its namespace started it).
 	PID  int `json:"pid"`
@@ -38,31 +49,43 @@ type Facts struct {
 	ProcSelf string `json:"procSelf"`
 	// UID is its uid.
 	UID int `json:"uid"`
-	// TmpDev is the device of its /tmp; TmpIsTmpfs whether that is a tmpfs.
-	TmpDev     uint64 `json:"tmpDev"`
-	TmpIsTmpfs bool   `json:"tmpIsTmpfs"`
-	// TmpSize is the size of its /tmp in bytes.
-	TmpSize int64 `json:"tmpSize"`
-	// Caps are the CapInh, CapPrm, CapEff and CapAmb lines of /proc/self/status.
-	Caps map[string]string `json:"caps"`
-	// Wrote is the file the probe created in its /tmp ("" when none was asked for).
-	Wrote string `json:"wrote,omitempty"`
-	// NetNS is its network namespace ("net:[<inode>]"); Interfaces the
-	// interfaces it has, each with "up" or "down".
-	NetNS      string   `json:"netns"`
-	Interfaces []string `json:"interfaces"`
-	// Writes maps each path the probe was asked to create (a file, or a
-	// mount it tried to make writable) to the error it got ("" when it
-	// succeeded).
-	Writes map[string]string `json:"writes"`
 	// GID is its gid, Groups its supplementary groups and UIDMap its
 	// /proc/self/uid_map.
 	GID    int    `json:"gid"`
 	Groups []int  `json:"groups"`
 	UIDMap string `json:"uidMap"`
+	// Caps are the CapInh, CapPrm, CapEff and CapAmb lines of /proc/self/status.
+	Caps map[string]string `json:"caps"`
 	// NoNewPrivs and Dumpable are its no_new_privs flag and dumpable state.
 	NoNewPrivs string `json:"noNewPrivs"`
 	Dumpable   int    `json:"dumpable"`
+}
+
+// TmpFacts are the probe child's /tmp.
+type TmpFacts struct {
+	// TmpDev is the device of its /tmp; TmpIsTmpfs whether that is a tmpfs.
+	TmpDev     uint64 `json:"tmpDev"`
+	TmpIsTmpfs bool   `json:"tmpIsTmpfs"`
+	// TmpSize is the size of its /tmp in bytes.
+	TmpSize int64 `json:"tmpSize"`
+	// Wrote is the file the probe created in its /tmp ("" when none was asked for).
+	Wrote string `json:"wrote,omitempty"`
+}
+
+// NetFacts are the probe child's network.
+type NetFacts struct {
+	// NetNS is its network namespace ("net:[<inode>]"); Interfaces the
+	// interfaces it has, each with "up" or "down".
+	NetNS      string   `json:"netns"`
+	Interfaces []string `json:"interfaces"`
+}
+
+// View is what of the host the probe child sees and reaches.
+type View struct {
+	// Writes maps each path the probe was asked to create (a file, or a
+	// mount it tried to make writable) to the error it got ("" when it
+	// succeeded).
+	Writes map[string]string `json:"writes"`
 	// Root and Etc list the entries of its / and /etc.
 	Root []string `json:"root"`
 	Etc  []string `json:"etc"`
@@ -74,8 +97,6 @@ type Facts struct {
 	// Specials are the sockets and FIFOs found under / (its /proc, /dev
 	// and /tmp left out), when [ProbeRequest.Walk] asked.
 	Specials []string `json:"specials,omitempty"`
-	// Seen is what the host was told the child could see.
-	Seen Containment `json:"-"`
 }
 
 // ProbeRequest is what the probe child tries.
@@ -131,7 +152,7 @@ func probe(_ context.Context, data []byte) ([]byte, error) {
 			return nil, err
 		}
 	}
-	f := Facts{PID: os.Getpid(), PPID: os.Getppid(), UID: os.Getuid(), Caps: map[string]string{}, Writes: map[string]string{}}
+	f := Facts{Identity: Identity{PID: os.Getpid(), PPID: os.Getppid(), UID: os.Getuid(), Caps: map[string]string{}}, View: View{Writes: map[string]string{}}}
 	var st unix.Stat_t
 	if err := unix.Stat("/tmp", &st); err != nil {
 		return nil, err

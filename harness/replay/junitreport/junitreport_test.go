@@ -85,7 +85,7 @@ func TestReadBackByAJUnitParser(t *testing.T) {
 func TestFrontendNamedInTheClassname(t *testing.T) {
 	results := []*replay.Result{
 		{Name: "advanced-toolchain", Dir: "transcripts/advanced-toolchain", Verdict: replay.Match},
-		{Name: "advanced-toolchain", Dir: "frontends/snapshots/advanced-toolchain", Frontend: "headless", Verdict: replay.Match},
+		{Name: "advanced-toolchain", Dir: "frontends/snapshots/advanced-toolchain", Stated: replay.Stated{Frontend: "headless"}, Verdict: replay.Match},
 	}
 	var buf bytes.Buffer
 	if err := junitreport.Write(&buf, results, time.Unix(0, 0), time.Second); err != nil {

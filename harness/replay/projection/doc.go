@@ -18,6 +18,9 @@
 //   - hook/result: point, handlerId, decision, exitCode, stderrSummary, and
 //     durationMs set to 0 (run noise, as upstream's comparison sets it);
 //   - todo/write: the list;
+//   - goal/change: kind, version, operation, goal, roundsStarted (a
+//     clear's cleared ref); not its times, the run's clock, which upstream's
+//     normaliser zeroes;
 //   - the skill catalog message (a user/message of source kind
 //     skill-catalog): its text, entries and whether it is an update;
 //   - a user's prompt (user/message of source kind user): its text blocks

@@ -52,6 +52,10 @@ const (
 	KindCanceled     = "inbox/canceled"
 	// KindTodo is todo_write's todo/write event.
 	KindTodo = session.KindTodoWrite
+	// KindGoal is a change of the session's durable goal; KindRound a goal
+	// round's prompt (a user/message of source kind goal).
+	KindGoal  = session.KindGoalChange
+	KindRound = "goal-round"
 	// KindCatalog is the skill catalog message.
 	KindCatalog = "skill-catalog"
 	// KindPrompt is a user's prompt: its text blocks and, when it carries
@@ -117,6 +121,10 @@ func (it Item) Label() string {
 		return "skill catalog message"
 	case KindPrompt:
 		return "the user's prompt"
+	case KindRound:
+		src, _ := it.Fields["source"].(map[string]any)
+		n, _ := src["round"].(float64)
+		return fmt.Sprintf("goal round %d", int(n))
 	case KindSplice:
 		return "inbox/spliced " + s("target")
 	case KindTurnEnd:
@@ -331,9 +339,11 @@ var picked = map[string][]string{
 	KindDispatchStart: {"rootCallId", "parentCallId", "subCallId", "name", "arguments"},
 	KindTitle:         {"title", "messageSeqs", "source"},
 	// the provider is the replay's own model, not the recording's
-	KindRetry:          {"retryId", "step", "mode", "policyKey", "retry", "maxRetries", "delayMs", "failure"},
-	KindRetryStarted:   {"retryId", "step", "retry"},
-	KindTodo:           {"todos"},
+	KindRetry:        {"retryId", "step", "mode", "policyKey", "retry", "maxRetries", "delayMs", "failure"},
+	KindRetryStarted: {"retryId", "step", "retry"},
+	KindTodo:         {"todos"},
+	// the times are the run's clock (upstream's normaliser zeroes them)
+	KindGoal:           {"kind", "version", "operation", "goal", "roundsStarted", "cleared"},
 	KindDescriptor:     {"version", "mode", "provider", "label", "agentProvider", "agentModel", "persona", "toolFilter"},
 	KindSandboxMode:    {"mode", "source"},
 	KindApprovalPolicy: {"policy", "source"},
@@ -407,6 +417,8 @@ func pluginMessage(d map[string]any) (kind string, fields map[string]any) {
 		return KindInstructions, map[string]any{"texts": contentTexts(d["content"]), "source": src}
 	case "skill-catalog":
 		return KindCatalog, map[string]any{"text": contentText(d["content"]), "entries": src["entries"], "update": src["update"] == true}
+	case "goal":
+		return KindRound, map[string]any{"texts": contentTexts(d["content"]), "source": pick(src, "goalId", "revision", "round")}
 	case "user":
 		f := map[string]any{"texts": contentTexts(d["content"])}
 		if images := attachments(d["content"]); images != nil {

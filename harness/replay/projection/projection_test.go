@@ -302,6 +302,13 @@ func TestProjectTurnEvents(t *testing.T) {
 		{"agent-instructions", KindContext, "compactionId", "workspace-context-fixture"},
 		{"agent-instructions", KindInstructions, "source.baselineIdentity", `{"projectRoot":"","projectRootMarkers":[".dsh-project"],"maxBytes":65536,"maxSourceBytes":1048576,"instructionFileCandidates":["AGENTS.md","CLAUDE.md"],"localInstructionFileCandidates":["AGENTS.local.md","CLAUDE.local.md"]}`},
 		{"error-finish", KindTurnEnd, "reason.error.code", "AUTH"},
+		{goalTools, KindGoal, "operation", "create"},
+		{goalTools, KindGoal, "goal.id", "goal-{{sessionId}}"},
+		{goalTools, KindGoal, "goal.maxGoalRounds", 7.0},
+		{goalTools, KindGoal, "roundsStarted", 0.0},
+		{goalWrapup, KindRound, "source.round", 1.0},
+		{goalWrapup, KindRound, "source.goalId", "goal-{{sessionId}}"},
+		{goalWrapup, KindContext, "summary", "complete: Finish the ACP goal wrap-up snapshot proof"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.recording+" "+tc.kind, func(t *testing.T) {
@@ -323,6 +330,27 @@ func TestProjectTurnEvents(t *testing.T) {
 				t.Errorf("a changed %s: %+v", tc.field, c.First())
 			}
 		})
+	}
+}
+
+// goalTools is the headless recording of the goal tools.
+const goalTools = "frontends/examples/headless-agent/tests/snapshots/goal-tools"
+
+// goalWrapup is the goal suite's recording of a round that completes.
+const goalWrapup = "frontends/examples/acp-agent/tests/goal-snapshots/goal-wrapup"
+
+// TestGoalChangeTimesAreNotCompared: a goal/change's times are the run's
+// clock, left out of its item.
+func TestGoalChangeTimesAreNotCompared(t *testing.T) {
+	items := projectTranscript(t, goalTools)
+	i := slices.IndexFunc(items, func(it Item) bool { return it.Kind == KindGoal })
+	if i < 0 {
+		t.Fatal("no goal/change item")
+	}
+	for _, k := range []string{"createdAt", "updatedAt"} {
+		if _, ok := items[i].Fields[k]; ok {
+			t.Errorf("goal/change item holds %s", k)
+		}
 	}
 }
 

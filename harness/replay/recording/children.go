@@ -31,6 +31,12 @@ type Child struct {
 	// system-prompt sidecar.
 	ToolSchemas  *ToolSchemas
 	SystemPrompt []string
+	// ScriptOnly marks a child fixture of a front end beyond ACP: a log of
+	// the child's model chunks alone, no origin (llm-replay's child files,
+	// DSH_SNAPSHOT_CHILD_FILES, which upstream's suite gives a run whose
+	// children it does not compare). Its script serves the children in
+	// their creation order; it is compared with nothing.
+	ScriptOnly bool
 }
 
 // ChildFile is the file name of child n's log.
@@ -94,8 +100,9 @@ func (l *loader) loadChildren(r *Recording) error {
 		if err != nil {
 			return err
 		}
+		c.ScriptOnly = r.Frontend != ACP && c.Header.Origin == "" && chunksOnly(c.Events)
 		switch {
-		case c.Header.Origin != "subagent":
+		case c.Header.Origin != "subagent" && !c.ScriptOnly:
 			return l.fail(c.File, 1, "origin", "want \"subagent\", got %q", c.Header.Origin)
 		case !known[c.Header.ParentSession]:
 			return l.fail(c.File, 1, "parentSession", "%q is neither %s's id nor an earlier child's", c.Header.ParentSession, SessionFile)
@@ -104,6 +111,28 @@ func (l *loader) loadChildren(r *Recording) error {
 		r.Children = append(r.Children, c)
 	}
 	return nil
+}
+
+// ComparedChildren are the children whose logs are compared: all but the
+// script-only ones, in order.
+func (r *Recording) ComparedChildren() []*Child {
+	var out []*Child
+	for _, c := range r.Children {
+		if !c.ScriptOnly {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// chunksOnly reports a log of model chunks alone (at least one).
+func chunksOnly(evs []Event) bool {
+	for _, e := range evs {
+		if e.Type != session.KindAssistantChunk {
+			return false
+		}
+	}
+	return len(evs) > 0
 }
 
 // loadChild reads child n: its log, its script and its sidecars.

@@ -33,8 +33,11 @@
 // [DetectFrontend]): ACP's layout above; headless's stream-json and saved
 // logs (session.expected.jsonl, parent.expected.jsonl, child.expected.jsonl,
 // the stream's events when the log is a header), read into [Stream]; the
-// JSON-RPC example's notifications and result; the goal, Python SDK and web
-// layouts are recognised and refused in one line saying what they need,
+// JSON-RPC example's notifications and result; goal's, driven as ACP's
+// ([Frontend.OverACP]) with session.jsonl a header, the model script
+// replay.override.json and the whole log session.expected.jsonl the one
+// compared; the Python SDK and web layouts are recognised and refused in
+// one line saying what they need,
 // and a web directory holding only seed.jsonl is not a session
 // ([NotASessionError]). What a front end's test file gives a scenario by
 // name is [FrontendSuiteSettings] ([SuiteSettingsOf]); Recording.LogFile

@@ -36,6 +36,10 @@ const (
 	Web Frontend = "web"
 )
 
+// OverACP reports whether the front end's suite drives the ACP agent and
+// compares its frames (stdout.expected.jsonl): ACP's and goal's.
+func (f Frontend) OverACP() bool { return f == ACP || f == Goal }
+
 // Files of the front ends beyond ACP.
 const (
 	StreamFile          = "stream-json.expected.jsonl"
@@ -240,14 +244,31 @@ var streamHeader = Header{Type: "session", ID: "{{sessionId}}", Cwd: "{{cwd}}"}
 // notYet says what a front end dsh-replay does not replay yet would need.
 var notYet = map[Frontend]string{
 	Web:       "; web session logs hold shapes the replay does not read (a tool/result with its content and no message, a runtime context without sections) and their drive is the e2e files' browser steps (/permission switches, the UI answering every approval); the UI renders (*.expected.md) are out of scope",
-	Goal:      "; a goal session needs the goal tools (create_goal, get_goal, update_goal) and goal rounds",
 	PythonSDK: "; the Python SDK's result.json (events and notifications) and the dynamic tools cordis_run registers",
+}
+
+// goalLog takes a goal recording's compared log: session.jsonl is the
+// header llm-replay is given (its model script is replay.override.json),
+// session.expected.jsonl the whole log upstream's suite compares.
+func (l *loader) goalLog(r *Recording) error {
+	switch {
+	case len(r.Events) > 0:
+		return l.fail(SessionFile, r.Events[0].Line, "", "a goal recording's %s is its header alone (the suite compares %s; the model script is %s)", SessionFile, SessionExpectedFile, OverrideFile)
+	case r.Override == nil || r.Override.Replace == nil:
+		return l.fail(OverrideFile, 0, "", "missing file or not a whole script: a goal recording's model script is %s (a bare entry array)", OverrideFile)
+	}
+	h, evs, err := l.session(SessionExpectedFile)
+	if err != nil {
+		return err
+	}
+	r.Header, r.Events, r.LogFile = h, evs, SessionExpectedFile
+	return nil
 }
 
 // loadFrontend reads a recording of a front end beyond ACP into r.
 func (l *loader) loadFrontend(r *Recording) error {
 	if r.Frontend != Headless && r.Frontend != JSONRPC {
-		return l.fail("", 0, "", "a %s recording: dsh-replay does not replay this front end yet (it replays ACP, headless and JSON-RPC recordings)%s", r.Frontend, notYet[r.Frontend])
+		return l.fail("", 0, "", "a %s recording: dsh-replay does not replay this front end yet (it replays ACP, headless, JSON-RPC and goal recordings)%s", r.Frontend, notYet[r.Frontend])
 	}
 	if err := l.workspace(r); err != nil {
 		return err

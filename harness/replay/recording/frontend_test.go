@@ -69,6 +69,75 @@ const (
 	promptInput  = `{"steps":[{"op":"prompt","text":"go"}]}`
 )
 
+// goalTurn is one event of a goal session.
+const goalTurn = `{"type":"turn/start","seq":0,"time":0,"data":{"turn":1}}` + "\n"
+
+// goalFiles are a goal recording's files, with over replacing some ("":
+// the file is left out).
+func goalFiles(over map[string]string) map[string]string {
+	files := map[string]string{
+		InputFile: `{"steps":[{"op":"initialize"},{"op":"newSession"},{"op":"prompt","text":"go"}]}`, SessionFile: streamHead,
+		SessionExpectedFile: streamHead + goalTurn, StdoutFile: "", OverrideFile: `[{"kind":"chunks","chunks":[]}]`,
+	}
+	for k, v := range over {
+		if v == "" {
+			delete(files, k)
+			continue
+		}
+		files[k] = v
+	}
+	return files
+}
+
+// TestGoalLoad: a goal directory is driven as ACP's (its steps, its
+// stdout) and compares its whole log, session.expected.jsonl.
+func TestGoalLoad(t *testing.T) {
+	r, err := Load(writeRec(t, "g", goalFiles(nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Frontend != Goal || !r.Frontend.OverACP() || r.LogFile != SessionExpectedFile || len(r.Events) != 1 || len(r.Input.Steps) != 3 {
+		t.Fatalf("loaded %q from %s, %d events, %d steps", r.Frontend, r.LogFile, len(r.Events), len(r.Input.Steps))
+	}
+	for _, fe := range []Frontend{Headless, JSONRPC, PythonSDK, Web} {
+		if fe.OverACP() {
+			t.Errorf("%s drives the ACP agent", fe)
+		}
+	}
+}
+
+// TestScriptOnlyChildren: beside a headless run, a child log of model
+// chunks alone and no origin is a child's script (llm-replay's child
+// file), not compared; with another event, or beside an ACP recording, the
+// missing origin is an error naming it.
+func TestScriptOnlyChildren(t *testing.T) {
+	parent := `{"type":"session","version":0,"id":"41111111-1111-4111-8111-111111111111","createdAt":0,"cwd":"{{cwd}}"}` + "\n"
+	child := `{"type":"session","version":0,"id":"42222222-2222-4222-8222-222222222222","createdAt":0,"cwd":"{{cwd}}","parentSession":"41111111-1111-4111-8111-111111111111"}` + "\n"
+	chunk := `{"type":"assistant/chunk","seq":0,"time":0,"data":{"turn":1,"step":1,"chunk":{"type":"finish","reason":{"kind":"stop"}}}}` + "\n"
+	turn := `{"type":"turn/start","seq":0,"time":0,"data":{"turn":1}}` + "\n"
+	headless := func(c string) map[string]string {
+		return map[string]string{InputFile: promptInput, SessionFile: parent, StreamFile: streamSplice + streamResult, ChildFile(1): c}
+	}
+	r, err := Load(writeRec(t, "h", headless(child+chunk)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Children) != 1 || !r.Children[0].ScriptOnly || len(r.ComparedChildren()) != 0 || len(r.Children[0].Script.Replies) != 1 {
+		t.Fatalf("children %+v", r.Children)
+	}
+	for name, files := range map[string]map[string]string{
+		"another event": headless(child + turn),
+		"no event":      headless(child),
+		"beside ACP":    {InputFile: promptInput, SessionFile: parent, StdoutFile: "", ChildFile(1): child + chunk},
+	} {
+		_, err := Load(writeRec(t, "h", files))
+		var e *Error
+		if !errors.As(err, &e) || e.File != ChildFile(1) || e.Line != 1 || e.Field != "origin" {
+			t.Errorf("%s: Load = %v", name, err)
+		}
+	}
+}
+
 // TestHeadlessLoad: a headless directory loads its input, its log (the
 // stream's events when the log is a header) and its stream's result.
 func TestHeadlessLoad(t *testing.T) {
@@ -102,6 +171,10 @@ func TestHeadlessRejectsBadInputNamingFileLineAndField(t *testing.T) {
 		{"a prompt beside input.json", map[string]string{InputFile: promptInput, StreamFile: streamSplice + streamResult, SettingsFile: `{"prompt":"x"}`}, SettingsFile, "prompt", 0, "set, but the recording has input.json"},
 		{"a prompt in an ACP recording", map[string]string{InputFile: promptInput, SessionFile: streamHead, StdoutFile: "", SettingsFile: `{"prompt":"x"}`}, SettingsFile, "prompt", 0, "set, but the recording has input.json"},
 		{"another front end", map[string]string{SessionFile: streamHead, "ui.expected.md": ""}, "", "", 0, "a web recording: dsh-replay does not replay this front end yet"},
+		{"a goal log with events", goalFiles(map[string]string{SessionFile: streamHead + goalTurn}), SessionFile, "", 2, "a goal recording's session.jsonl is its header alone"},
+		{"a goal recording without its script", goalFiles(map[string]string{OverrideFile: ""}), OverrideFile, "", 0, "missing file or not a whole script"},
+		{"a goal change without its operation", goalFiles(map[string]string{SessionExpectedFile: streamHead + `{"type":"goal/change","seq":0,"time":0,"data":{"kind":"goal/change","version":1}}` + "\n"}), SessionExpectedFile, "data.operation", 2, "missing (required in goal/change)"},
+		{"a goal change of a wrong type", goalFiles(map[string]string{SessionExpectedFile: streamHead + `{"type":"goal/change","seq":0,"time":0,"data":{"kind":"goal/change","version":"1","operation":"create"}}` + "\n"}), SessionExpectedFile, "data.version", 2, "want number"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

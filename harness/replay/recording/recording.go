@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -215,22 +216,8 @@ type Recording struct {
 	Workspace string
 	// Override is replay.override.json, nil when absent.
 	Override *Override
-	// Settings are dshsim.replay.json; when it is absent, upstream's suite
-	// settings for a scenario of this name ([SuiteSettings]), else zero.
-	Settings Settings
-	// Links are the settings' symlinks as found in the seed (those stored as
-	// link stubs are restored in the replay's workspace).
-	Links []SeedLink
-	// HasSettings reports whether dshsim.replay.json exists.
-	HasSettings bool
-	// SuiteSettings reports that Settings come from [SuiteSettings] (upstream's
-	// suite settings for a scenario of this name; no dshsim.replay.json).
-	SuiteSettings bool
-	// ToolSchemas is tool-schemas.expected.json, nil when absent.
-	ToolSchemas *ToolSchemas
-	// SystemPrompt are the paragraphs of the first prompt of
-	// system-prompt.expected.md ([Paragraphs]), nil when it is absent.
-	SystemPrompt []string
+	SettingsSource
+	Expectations
 	// Children are the child sessions, session.<n>.jsonl in n order.
 	Children []*Child
 	// Frontend is the front end the recording comes from (its files say
@@ -244,6 +231,31 @@ type Recording struct {
 	Stream *Stream
 	// bounds are the bounds it was read within.
 	bounds Bounds
+}
+
+// SettingsSource are a recording's settings and where they came from.
+type SettingsSource struct {
+	// Settings are dshsim.replay.json; when it is absent, upstream's suite
+	// settings for a scenario of this name ([SuiteSettings]), else zero.
+	Settings Settings
+	// Links are the settings' symlinks as found in the seed (those stored as
+	// link stubs are restored in the replay's workspace).
+	Links []SeedLink
+	// HasSettings reports whether dshsim.replay.json exists.
+	HasSettings bool
+	// SuiteSettings reports that Settings come from [SuiteSettings] (upstream's
+	// suite settings for a scenario of this name; no dshsim.replay.json).
+	SuiteSettings bool
+}
+
+// Expectations are what upstream's suite also expected of the session:
+// the tool definitions and the system prompt the model saw.
+type Expectations struct {
+	// ToolSchemas is tool-schemas.expected.json, nil when absent.
+	ToolSchemas *ToolSchemas
+	// SystemPrompt are the paragraphs of the first prompt of
+	// system-prompt.expected.md ([Paragraphs]), nil when it is absent.
+	SystemPrompt []string
 }
 
 // IsRecording reports whether dir looks like a recording of any front end
@@ -278,7 +290,7 @@ func LoadBounded(dir string, b Bounds) (*Recording, error) {
 	if err != nil {
 		return nil, err
 	}
-	if r.Frontend = fe; fe != ACP {
+	if r.Frontend = fe; !fe.OverACP() {
 		if err := l.loadFrontend(r); err != nil {
 			return nil, err
 		}
@@ -314,6 +326,11 @@ func LoadBounded(dir string, b Bounds) (*Recording, error) {
 	}
 	if r.Settings.Prompt != "" {
 		return nil, l.fail(SettingsFile, 0, "prompt", "set, but the recording has %s: its steps give the prompts", InputFile)
+	}
+	if fe == Goal {
+		if err := l.goalLog(r); err != nil {
+			return nil, err
+		}
 	}
 	return r, nil
 }
@@ -554,6 +571,30 @@ func decodeStrict(data []byte, v any) error {
 	return nil
 }
 
+// settingsGroups are the Go names of the groups Settings embeds, which
+// encoding/json puts in an error's field path though no key names them.
+var settingsGroups = func() map[string]bool {
+	groups := map[string]bool{}
+	for _, f := range reflect.VisibleFields(reflect.TypeFor[Settings]()) {
+		if f.Anonymous {
+			groups[f.Name] = true
+		}
+	}
+	return groups
+}()
+
+// jsonPath is the key path of a decoding error's field: the path
+// encoding/json reports, the embedded groups' names left out.
+func jsonPath(field string) string {
+	var keys []string
+	for _, k := range strings.Split(field, ".") {
+		if !settingsGroups[k] {
+			keys = append(keys, k)
+		}
+	}
+	return strings.Join(keys, ".")
+}
+
 // jsonError turns a JSON decoding error into an *Error. line is the line the
 // bytes start on (0: data is a whole file, the line is computed from the offset).
 func jsonError(rec, file string, data []byte, line int, err error) *Error {
@@ -574,7 +615,7 @@ func jsonError(rec, file string, data []byte, line int, err error) *Error {
 		if line == 0 {
 			e.Line = lineAt(data, typ.Offset)
 		}
-		e.Field = typ.Field
+		e.Field = jsonPath(typ.Field)
 		e.Problem = fmt.Sprintf("want %s, got JSON %s", goTypeName(typ.Type.Kind().String()), typ.Value)
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		key := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)

@@ -307,7 +307,7 @@ func TestToolsModeFromTheCalls(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := &Recording{Events: tc.events, ToolSchemas: tc.pin, SystemPrompt: tc.prompt}
+			r := &Recording{Events: tc.events, Expectations: Expectations{ToolSchemas: tc.pin, SystemPrompt: tc.prompt}}
 			if got, note := r.ToolsMode(); got != tc.want || note != tc.note {
 				t.Errorf("ToolsMode = %q, %q; want %q, %q", got, note, tc.want, tc.note)
 			}

@@ -55,6 +55,8 @@ var EventTypes = map[string]bool{
 	session.KindCodeDispatch:      true,
 	// todo_write's snapshot of the list, between its tool/call and tool/result
 	session.KindTodoWrite: true,
+	// a change of the session's durable goal (the goal tools, a goal round's end)
+	session.KindGoalChange: true,
 }
 
 // Packed row types and the chunk type each member expands to.
@@ -163,7 +165,10 @@ var views = map[string]func() (any, func(v any) string){
 	session.KindApprovalDecided: view(func(d *decidedData) string {
 		return missing(d.ID == nil, "data.id") + missing(d.Outcome == nil, "data.outcome")
 	}),
-	session.KindToolResult:        view(func(d *toolResultData) string { return missing(d.Message == nil, "data.message") }),
+	session.KindToolResult: view(func(d *toolResultData) string { return missing(d.Message == nil, "data.message") }),
+	session.KindGoalChange: view(func(d *goalChangeData) string {
+		return missing(d.Kind == nil, "data.kind") + missing(d.Version == nil, "data.version") + missing(d.Operation == nil, "data.operation")
+	}),
 	session.KindCodeDispatchStart: view((*dispatchData).missingStart),
 	session.KindCodeDispatch: view(func(d *dispatchData) string {
 		return d.missingStart() + missing(d.IsError == nil, "data.isError") + missing(d.Content == nil, "data.content")
@@ -173,6 +178,14 @@ var views = map[string]func() (any, func(v any) string){
 var stepView = view(func(d *stepData) string {
 	return missing(d.Turn == nil, "data.turn") + missing(d.Step == nil, "data.step")
 })
+
+// goalChangeData is a goal/change's data: what the projection reads of it
+// (its goal or tombstone is compared as it is).
+type goalChangeData struct {
+	Kind      *string `json:"kind"`
+	Version   *int    `json:"version"`
+	Operation *string `json:"operation"`
+}
 
 // dispatchData is the data of run_code's two nested-call events.
 type dispatchData struct {

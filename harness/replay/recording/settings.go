@@ -25,6 +25,38 @@ const CwdToken = "{{cwd}}"
 // in dshsim.replay.json beside the recording; absent keys keep the default
 // profile. [SettingKeys] documents each key.
 type Settings struct {
+	ToolKnobs
+	ModelKnobs
+	SandboxKnobs
+	DelegationKnobs
+	// WorkspaceContext configures the workspace instructions (AGENTS.md).
+	WorkspaceContext *WorkspaceContext `json:"workspaceContext,omitempty"`
+	// Profile names the upstream overlay the scenario ran under, which
+	// decides the tools beyond the safety stack ([Profiles]); "" is the
+	// default profile.
+	Profile string `json:"profile,omitempty"`
+	// Prepare names upstream's workspace preparation for the scenario
+	// ([Preparations]), run after workspace/ is copied.
+	Prepare string `json:"prepare,omitempty"`
+	// Symlinks are the workspace paths upstream's fixture holds as
+	// symlinks: each is one in the seed, or a link stub (the file a
+	// checkout without symlinks writes) restored as one ([SeedLinks]).
+	Symlinks []string `json:"symlinks,omitempty"`
+	// ResumeSeed is the number of events at the head of the log that
+	// upstream's test file seeded before the run resumed the session (0:
+	// a fresh session): the replay writes them, then resumes as upstream
+	// does (an open turn closed, session/end-seed).
+	ResumeSeed int `json:"resumeSeed,omitempty"`
+	// Prompt is the prompt upstream's test file gives a scenario of a
+	// front end whose directory holds no input.json (a headless run's
+	// task): the replay's one prompt step.
+	Prompt string `json:"prompt,omitempty"`
+	// Note says why the settings are needed (free text, for reviewers).
+	Note string `json:"note,omitempty"`
+}
+
+// ToolKnobs are the settings of the tools' options.
+type ToolKnobs struct {
 	// SpillMaxInlineBytes is the spill cap in UTF-8 bytes; 0 leaves spill off.
 	SpillMaxInlineBytes int `json:"spillMaxInlineBytes,omitempty"`
 	// DiffBasisMaxBytes bounds the write diff basis (0: upstream's 10 MiB).
@@ -35,12 +67,21 @@ type Settings struct {
 	MaxConcurrentJobsPerOwner *int `json:"maxConcurrentJobsPerOwner,omitempty"`
 	// SessionQuery composes session_event_read and session_event_search.
 	SessionQuery bool `json:"sessionQuery,omitempty"`
-	// EventTimes compares event times in tool text modulo the time: both
-	// sides' ISO times (as upstream prints them) become {{eventTime}}.
-	EventTimes bool `json:"eventTimes,omitempty"`
-	// PacedModel says the recording's model was paced (llm-replay paceMs):
-	// each model call lets the host observe the background jobs.
-	PacedModel bool `json:"pacedModel,omitempty"`
+	// TodoAllowParallelInProgress is tool-todo's allowParallelInProgress
+	// (nil: true, as every upstream composition sets it).
+	TodoAllowParallelInProgress *bool `json:"todoAllowParallelInProgress,omitempty"`
+	// AskUser composes ask_user_question.
+	AskUser bool `json:"askUser,omitempty"`
+	// WorkflowMaxConcurrentAgents caps the workflow's agents running at
+	// once (0: upstream's default, from the machine's cores).
+	WorkflowMaxConcurrentAgents int `json:"workflowMaxConcurrentAgents,omitempty"`
+	// ServedTools are tools whose bodies are served from the recording
+	// (never a tool of the safety stack).
+	ServedTools []string `json:"servedTools,omitempty"`
+}
+
+// SandboxKnobs are the settings of the sandbox.
+type SandboxKnobs struct {
 	// SandboxBackend pins the one sandbox backend ("" keeps the platform chain).
 	SandboxBackend string `json:"sandboxBackend,omitempty"`
 	// LandlockABI caps the real Landlock runner at this ABI (nil: no cap).
@@ -48,6 +89,14 @@ type Settings struct {
 	// LandlockRunner is the runner path, trusted without a probe;
 	// {{cwd}} expands to the workspace.
 	LandlockRunner string `json:"landlockRunner,omitempty"`
+	// DeploymentMode is the sandbox mode the overlay's sandbox-policy
+	// configures ("": the mode the runtime context states): a session's
+	// own sandbox/mode overrides it, and a child inherits only that.
+	DeploymentMode string `json:"deploymentMode,omitempty"`
+}
+
+// DelegationKnobs are the settings of delegation.
+type DelegationKnobs struct {
 	// SubagentFixture names the emulated fixture of upstream's overlay
 	// ([SubagentFixtures]; "" none).
 	SubagentFixture string `json:"subagentFixture,omitempty"`
@@ -61,14 +110,18 @@ type Settings struct {
 	// SettlementMarker emulates the suite's settlement marker for a
 	// recording that is not one of [SuiteScenarios].
 	SettlementMarker bool `json:"settlementMarker,omitempty"`
-	// TodoAllowParallelInProgress is tool-todo's allowParallelInProgress
-	// (nil: true, as every upstream composition sets it).
-	TodoAllowParallelInProgress *bool `json:"todoAllowParallelInProgress,omitempty"`
-	// AskUser composes ask_user_question.
-	AskUser bool `json:"askUser,omitempty"`
-	// WorkflowMaxConcurrentAgents caps the workflow's agents running at
-	// once (0: upstream's default, from the machine's cores).
-	WorkflowMaxConcurrentAgents int `json:"workflowMaxConcurrentAgents,omitempty"`
+	// OneShotSubagent composes the one subagent tool (spawn, one-shot)
+	// alone, as an overlay that mounts tool-subagent without the default
+	// composition's fork, control, report and workflow tools (nil: the
+	// default composition).
+	OneShotSubagent *OneShotSubagent `json:"oneShotSubagent,omitempty"`
+}
+
+// ModelKnobs are the settings of the model and how the session is compared.
+type ModelKnobs struct {
+	// PacedModel says the recording's model was paced (llm-replay paceMs):
+	// each model call lets the host observe the background jobs.
+	PacedModel bool `json:"pacedModel,omitempty"`
 	// RetryPolicy is the model provider's retry policy (nil: none, so an
 	// error finish ends the turn).
 	RetryPolicy *RetryPolicy `json:"retryPolicy,omitempty"`
@@ -76,47 +129,14 @@ type Settings struct {
 	// replies are replay.override.json's entries (the main model's script
 	// is then the log's own).
 	SessionTitleLLM *TitleLLM `json:"sessionTitleLlm,omitempty"`
-	// WorkspaceContext configures the workspace instructions (AGENTS.md).
-	WorkspaceContext *WorkspaceContext `json:"workspaceContext,omitempty"`
 	// ImagePrompts says whether the ACP bridge advertised inline image
 	// prompts in its initialize result (nil: as the stack composes images
 	// on an image-capable route, as the suite's bridge does; the oracle's
 	// dsh-acp 0.0.1-rc.1 never advertises them).
 	ImagePrompts *bool `json:"imagePrompts,omitempty"`
-	// Profile names the upstream overlay the scenario ran under, which
-	// decides the tools beyond the safety stack ([Profiles]); "" is the
-	// default profile.
-	Profile string `json:"profile,omitempty"`
-	// Prepare names upstream's workspace preparation for the scenario
-	// ([Preparations]), run after workspace/ is copied.
-	Prepare string `json:"prepare,omitempty"`
-	// Symlinks are the workspace paths upstream's fixture holds as
-	// symlinks: each is one in the seed, or a link stub (the file a
-	// checkout without symlinks writes) restored as one ([SeedLinks]).
-	Symlinks []string `json:"symlinks,omitempty"`
-	// ServedTools are tools whose bodies are served from the recording
-	// (never a tool of the safety stack).
-	ServedTools []string `json:"servedTools,omitempty"`
-	// DeploymentMode is the sandbox mode the overlay's sandbox-policy
-	// configures ("": the mode the runtime context states): a session's
-	// own sandbox/mode overrides it, and a child inherits only that.
-	DeploymentMode string `json:"deploymentMode,omitempty"`
-	// OneShotSubagent composes the one subagent tool (spawn, one-shot)
-	// alone, as an overlay that mounts tool-subagent without the default
-	// composition's fork, control, report and workflow tools (nil: the
-	// default composition).
-	OneShotSubagent *OneShotSubagent `json:"oneShotSubagent,omitempty"`
-	// ResumeSeed is the number of events at the head of the log that
-	// upstream's test file seeded before the run resumed the session (0:
-	// a fresh session): the replay writes them, then resumes as upstream
-	// does (an open turn closed, session/end-seed).
-	ResumeSeed int `json:"resumeSeed,omitempty"`
-	// Prompt is the prompt upstream's test file gives a scenario of a
-	// front end whose directory holds no input.json (a headless run's
-	// task): the replay's one prompt step.
-	Prompt string `json:"prompt,omitempty"`
-	// Note says why the settings are needed (free text, for reviewers).
-	Note string `json:"note,omitempty"`
+	// EventTimes compares event times in tool text modulo the time: both
+	// sides' ISO times (as upstream prints them) become {{eventTime}}.
+	EventTimes bool `json:"eventTimes,omitempty"`
 }
 
 // SubagentTool is one delegation tool's knobs, as upstream's tool-subagent
@@ -238,6 +258,8 @@ const (
 	ProfilePTY            = "pty"
 	ProfileAdvanced       = "advanced"
 	ProfileWeb            = "web"
+	ProfileMinimal        = "minimal"
+	ProfileGoal           = "goal"
 )
 
 // Profiles says what each profile composes beyond the default one.
@@ -251,6 +273,8 @@ var Profiles = map[string]string{
 	ProfilePTY:            "EX/pty.cordis.snapshot.yml: the default profile and the terminal tools over the fake shell (64-byte results)",
 	ProfileAdvanced:       "EX/advanced.cordis.snapshot.yml: the default profile in tools mode both and the seven cordis_* tools with their prompt section (served: upstream's Cordis host does not run here)",
 	ProfileWeb:            "EX/web.cordis.snapshot.yml: the default profile and web_fetch (served: its fixture server is not published)",
+	ProfileMinimal:        "examples/jsonrpc-agent/minimal.snapshot.cordis.yml (standalone): the persistent bash (its description the overlay's) and str_replace_editor alone, danger-full-access, no approval, runtime context, delegation or compaction",
+	ProfileGoal:           "EX/headless-agent/goal.cordis.snapshot.yml (and the ACP goal suite's overlay): the default profile, the goal domain and the goal tools (get_goal, create_goal, update_goal) with their tool:goal section, and ralph (the base composition mounts dsh-tool-ralph)",
 }
 
 // Preparations are upstream's workspace preparations a recording may name.
@@ -317,7 +341,7 @@ var SettingKeys = []SettingKey{
 		"the workspace instructions (AGENTS.md, CLAUDE.md and their .local files, on by default with root marker .git and 65536 bytes; maxBytes 0 turns them off); compactBaselineAtRead replaces the baseline message before the first read of that path, as upstream's fixture does"},
 	{"imagePrompts", "true or false (absent: true when images are composed on an image-capable route)", "(ours) diff-code-read-image: the oracle's dsh-acp 0.0.1-rc.1, whose initialize never advertises image prompts",
 		"the initialize result's promptCapabilities.image"},
-	{"profile", "default, image, fs-search, pwsh, persistent-pwsh, lsp, pty, advanced or web", "read-image, fs-glob-sampling, pwsh-tool-turn, lsp-definition, pty-tools, cordis-inspect-jsdoc...: the scenario's EX/*.cordis.snapshot.yml overlay",
+	{"profile", "default, image, fs-search, pwsh, persistent-pwsh, lsp, pty, advanced, web or goal", "read-image, fs-glob-sampling, pwsh-tool-turn, lsp-definition, pty-tools, cordis-inspect-jsdoc, headless goal-tools...: the scenario's EX/*.cordis.snapshot.yml overlay",
 		"composes the overlay's tools beyond the safety stack (and leaves out what a standalone overlay does not mount); a tool the recording calls adds its area too"},
 	{"prepare", "fs-search-tree, editing-cordis-skill or delimiter-path", "fs-glob-sampling: prepareFsSearchWorkspace; skill-load: prepareEditingCordisSkillWorkspace; agent-instructions: prepareDelimiterPathWorkspace",
 		"prepares the workspace as upstream's suite does, after workspace/ is copied"},
@@ -526,35 +550,48 @@ func (s Settings) Runner(ws string) string {
 // of ours; a dshsim.replay.json, when present, replaces them whole. Scenarios
 // not listed run upstream's default profile.
 var SuiteSettings = map[string]Settings{
-	"bash-spill":          {SpillMaxInlineBytes: 800, Note: "upstream's suite: EX/fs.cordis.snapshot.yml, spill-policy.maxInlineBytes 800"},
-	"parallel-tool-calls": {SpillMaxInlineBytes: 800, Note: "upstream's suite: as bash-spill (fs overlay, maxInlineBytes 800)"},
-	"session-query-spill": {SpillMaxInlineBytes: 800, SessionQuery: true, Note: "upstream's suite: EX/session-query.cordis.snapshot.yml (fs overlay, maxInlineBytes 800, tool-session-query)"},
-	"fs-write-overwrite-bounded": {DiffBasisMaxBytes: 64,
-		Note: "upstream's suite: EX/tests/fs-diff-bound.cordis.snapshot.yml, fs-sandbox.diffBasisMaxBytes 64"},
-	"partial-landlock-child-failure": {SandboxBackend: BackendLandlock, LandlockABI: ptr(3),
-		Note: "upstream's suite: the partial-Landlock fixture provider (an older ABI); here the real runner capped at ABI 3 prints the partial notice"},
-	"missing-sandbox-runner": {SandboxBackend: BackendLandlock, LandlockRunner: CwdToken + "/.dsh-missing-sandbox-runner",
-		Note: "upstream's suite: the fixture provider with DSH_SNAPSHOT_MISSING_SANDBOX_RUNNER=1, runner <cwd>/.dsh-missing-sandbox-runner (absent)"},
-	"subagent-continuable": {SubagentFixture: FixtureDurabilityFailure,
-		Note: "upstream's suite: EX/subagent-durability-failure.cordis.snapshot.yml (fixture subagent-durability-failure.ts)"},
-	"subagent-published-run-failure": {SubagentFixture: FixturePublishedFailure,
-		Note: "upstream's suite: the durability-failure overlay with DSH_SUBAGENT_PUBLISHED_FAILURE=1"},
-	"subagent-report": {SubagentFixture: FixtureReportFence,
-		Note: "upstream's suite: EX/subagent-report.cordis.snapshot.yml (fixture subagent-report-fence.ts)"},
-	"subagent-child-question-rejection": {AskUser: true,
-		Note: "upstream's suite: EX/child-question.cordis.snapshot.yml (user-questions, tool-ask-user, a tripwire provider)"},
-	"subagent-depth-two-rejection": {SubagentMaxDepth: ptr(2),
-		Note: "upstream's suite: EX/depth-two.cordis.snapshot.yml (maxDepth 2)"},
-	"product-subagent-result-diagnostic": {SubagentFixture: FixtureResultDiagnostic,
-		Note: "upstream's suite: EX/subagent-result-diagnostic.cordis.snapshot.yml (fixture provider snapshot-diagnostic behind subagent_codex)"},
-	"product-subagent-both": {SubagentFixture: FixtureProductProviders,
-		Note: "upstream's suite: EX/product-subagent-both.cordis.snapshot.yml (two Codex and two Claude Code instances)"},
-	"product-subagent-codex": {SubagentFixture: FixtureProductProviders,
-		Note: "upstream's suite: the Codex-only product overlay"},
-	"empty-response-retry": {RetryPolicy: &RetryPolicy{Mode: RetryNormal, MaxRetries: ptr(2), Backoff: &Backoff{InitialDelayMs: ptr(1.0), MaxDelayMs: ptr(1.0), JitterRatio: ptr(0.0)}},
-		Note: "upstream's suite: EX/retry.cordis.snapshot.yml, retryPolicy {mode normal, maxRetries 2, backoff 1/1/0} on the replay provider"},
-	"session-title-after-turn": {SessionTitleLLM: &TitleLLM{Provider: "title-replay", Model: "title-model", TargetWords: 5, TargetCjkCharacters: 10, MaxInputBytes: 4096, MaxOutputTokens: 32, TimeoutMs: 5000},
-		Note: "upstream's suite: EX/session-title.cordis.snapshot.yml, session-title-first-prompt-llm on the title-replay/title-model route, whose replay takes replay.override.json"},
+	"bash-spill":          {ToolKnobs: ToolKnobs{SpillMaxInlineBytes: 800}, Note: "upstream's suite: EX/fs.cordis.snapshot.yml, spill-policy.maxInlineBytes 800"},
+	"parallel-tool-calls": {ToolKnobs: ToolKnobs{SpillMaxInlineBytes: 800}, Note: "upstream's suite: as bash-spill (fs overlay, maxInlineBytes 800)"},
+	"session-query-spill": {ToolKnobs: ToolKnobs{SpillMaxInlineBytes: 800, SessionQuery: true}, Note: "upstream's suite: EX/session-query.cordis.snapshot.yml (fs overlay, maxInlineBytes 800, tool-session-query)"},
+	"fs-write-overwrite-bounded": {ToolKnobs: ToolKnobs{DiffBasisMaxBytes: 64},
+		Note: "upstream's suite: EX/tests/fs-diff-bound.cordis.snapshot.yml, fs-sandbox.diffBasisMaxBytes 64",
+	},
+	"partial-landlock-child-failure": {SandboxKnobs: SandboxKnobs{SandboxBackend: BackendLandlock, LandlockABI: ptr(3)},
+		Note: "upstream's suite: the partial-Landlock fixture provider (an older ABI); here the real runner capped at ABI 3 prints the partial notice",
+	},
+	"missing-sandbox-runner": {SandboxKnobs: SandboxKnobs{SandboxBackend: BackendLandlock, LandlockRunner: CwdToken + "/.dsh-missing-sandbox-runner"},
+		Note: "upstream's suite: the fixture provider with DSH_SNAPSHOT_MISSING_SANDBOX_RUNNER=1, runner <cwd>/.dsh-missing-sandbox-runner (absent)",
+	},
+	"subagent-continuable": {DelegationKnobs: DelegationKnobs{SubagentFixture: FixtureDurabilityFailure},
+		Note: "upstream's suite: EX/subagent-durability-failure.cordis.snapshot.yml (fixture subagent-durability-failure.ts)",
+	},
+	"subagent-published-run-failure": {DelegationKnobs: DelegationKnobs{SubagentFixture: FixturePublishedFailure},
+		Note: "upstream's suite: the durability-failure overlay with DSH_SUBAGENT_PUBLISHED_FAILURE=1",
+	},
+	"subagent-report": {DelegationKnobs: DelegationKnobs{SubagentFixture: FixtureReportFence},
+		Note: "upstream's suite: EX/subagent-report.cordis.snapshot.yml (fixture subagent-report-fence.ts)",
+	},
+	"subagent-child-question-rejection": {ToolKnobs: ToolKnobs{AskUser: true},
+		Note: "upstream's suite: EX/child-question.cordis.snapshot.yml (user-questions, tool-ask-user, a tripwire provider)",
+	},
+	"subagent-depth-two-rejection": {DelegationKnobs: DelegationKnobs{SubagentMaxDepth: ptr(2)},
+		Note: "upstream's suite: EX/depth-two.cordis.snapshot.yml (maxDepth 2)",
+	},
+	"product-subagent-result-diagnostic": {DelegationKnobs: DelegationKnobs{SubagentFixture: FixtureResultDiagnostic},
+		Note: "upstream's suite: EX/subagent-result-diagnostic.cordis.snapshot.yml (fixture provider snapshot-diagnostic behind subagent_codex)",
+	},
+	"product-subagent-both": {DelegationKnobs: DelegationKnobs{SubagentFixture: FixtureProductProviders},
+		Note: "upstream's suite: EX/product-subagent-both.cordis.snapshot.yml (two Codex and two Claude Code instances)",
+	},
+	"product-subagent-codex": {DelegationKnobs: DelegationKnobs{SubagentFixture: FixtureProductProviders},
+		Note: "upstream's suite: the Codex-only product overlay",
+	},
+	"empty-response-retry": {ModelKnobs: ModelKnobs{RetryPolicy: &RetryPolicy{Mode: RetryNormal, MaxRetries: ptr(2), Backoff: &Backoff{InitialDelayMs: ptr(1.0), MaxDelayMs: ptr(1.0), JitterRatio: ptr(0.0)}}},
+		Note: "upstream's suite: EX/retry.cordis.snapshot.yml, retryPolicy {mode normal, maxRetries 2, backoff 1/1/0} on the replay provider",
+	},
+	"session-title-after-turn": {ModelKnobs: ModelKnobs{SessionTitleLLM: &TitleLLM{Provider: "title-replay", Model: "title-model", TargetWords: 5, TargetCjkCharacters: 10, MaxInputBytes: 4096, MaxOutputTokens: 32, TimeoutMs: 5000}},
+		Note: "upstream's suite: EX/session-title.cordis.snapshot.yml, session-title-first-prompt-llm on the title-replay/title-model route, whose replay takes replay.override.json",
+	},
 	"agent-instructions": {WorkspaceContext: &WorkspaceContext{ProjectRootMarkers: []string{".dsh-project"}, CompactBaselineAtRead: "nested/task.txt"},
 		Prepare: "delimiter-path", Symlinks: []string{"AGENTS.md", "nested/AGENTS.md"},
 		Note: "upstream's suite: EX/agent-instructions.cordis.snapshot.yml (projectRootMarkers [.dsh-project], fixture workspace-context-compaction.ts), prepareDelimiterPathWorkspace, and the fixture's AGENTS.md links"},
@@ -570,9 +607,9 @@ var SuiteSettings = map[string]Settings{
 	"pty-tools":                 {Profile: ProfilePTY, Note: "upstream's suite: EX/pty.cordis.snapshot.yml"},
 	"pwsh-tool-turn":            {Profile: ProfilePwsh, Note: "upstream's suite: EX/tests/pwsh.cordis.snapshot.yml (standalone)"},
 	"persistent-pwsh-tool-turn": {Profile: ProfilePersistentPwsh, Note: "upstream's suite: EX/tests/persistent-pwsh.cordis.snapshot.yml (standalone)"},
-	"cordis-inspect-jsdoc":      {Profile: ProfileAdvanced, ServedTools: []string{"cordis_inspect_query"}, Note: "upstream's suite: EX/advanced.cordis.snapshot.yml; cordis_inspect_query's data is upstream's JSDoc catalog: served"},
+	"cordis-inspect-jsdoc":      {Profile: ProfileAdvanced, ToolKnobs: ToolKnobs{ServedTools: []string{"cordis_inspect_query"}}, Note: "upstream's suite: EX/advanced.cordis.snapshot.yml; cordis_inspect_query's data is upstream's JSDoc catalog: served"},
 	"advanced-toolchain":        {Profile: ProfileAdvanced, Note: "upstream's suite: EX/advanced.cordis.snapshot.yml; the cordis_* tools need upstream's Cordis host: served"},
-	"web-fetch":                 {Profile: ProfileWeb, ServedTools: []string{"web_fetch"}, Note: "upstream's suite: EX/web.cordis.snapshot.yml with its loopback fixture server (not published): web_fetch served"},
+	"web-fetch":                 {Profile: ProfileWeb, ToolKnobs: ToolKnobs{ServedTools: []string{"web_fetch"}}, Note: "upstream's suite: EX/web.cordis.snapshot.yml with its loopback fixture server (not published): web_fetch served"},
 }
 
 // SuiteScenarios are the delegating scenarios of upstream's snapshot suite,
@@ -598,24 +635,28 @@ func (r *Recording) Marks() bool {
 // advanced-toolchain is an ACP scenario and a headless one).
 var FrontendSuiteSettings = map[Frontend]map[string]Settings{
 	JSONRPC: {
-		"text-turn": {OneShotSubagent: &OneShotSubagent{MaxDepth: 3}, Prompt: "Reply with exactly: SDK snapshot OK", Note: "upstream's suite: sdk.snapshot.ts scenario text-turn (session id sdk-snapshot-text), EX/jsonrpc-agent/cordis.snapshot.yml"},
-		"bash-tool": {OneShotSubagent: &OneShotSubagent{MaxDepth: 3}, Prompt: "Run this exact command with your bash tool, then reply with its stdout only: echo dsh-sdk-proof-7391", Note: "upstream's suite: sdk.snapshot.ts scenario bash-tool (session id sdk-snapshot-bash)"},
-		"persistent-tools": {Prompt: "Prove that bash state persists. Then create {{cwd}}/note.txt with a tab-indented line, view it, replace that literal tab-indented line, and make the persistent shell exit with code 9.",
+		"text-turn": {DelegationKnobs: DelegationKnobs{OneShotSubagent: &OneShotSubagent{MaxDepth: 3}}, Prompt: "Reply with exactly: SDK snapshot OK", Note: "upstream's suite: sdk.snapshot.ts scenario text-turn (session id sdk-snapshot-text), EX/jsonrpc-agent/cordis.snapshot.yml"},
+		"bash-tool": {DelegationKnobs: DelegationKnobs{OneShotSubagent: &OneShotSubagent{MaxDepth: 3}}, Prompt: "Run this exact command with your bash tool, then reply with its stdout only: echo dsh-sdk-proof-7391", Note: "upstream's suite: sdk.snapshot.ts scenario bash-tool (session id sdk-snapshot-bash)"},
+		"persistent-tools": {Profile: ProfileMinimal, Prompt: "Prove that bash state persists. Then create {{cwd}}/note.txt with a tab-indented line, view it, replace that literal tab-indented line, and make the persistent shell exit with code 9.",
 			Note: "upstream's suite: sdk.snapshot.ts scenario persistent-tools, EX/jsonrpc-agent/minimal.snapshot.cordis.yml (persistent bash and str_replace_editor, danger-full-access, no runtime context)"},
-		"subagent-spawn-in-process": {OneShotSubagent: &OneShotSubagent{MaxDepth: 3}, Prompt: "Use the subagent tool exactly once with description 'echo probe' and prompt: Reply with exactly: child answer 42. Then reply with the subagent's final answer verbatim.",
-			Note: "upstream's suite: sdk.snapshot.ts scenario subagent-spawn-in-process (session id sdk-snapshot-subagent, one child)"},
+		"subagent-spawn-in-process": {DelegationKnobs: DelegationKnobs{OneShotSubagent: &OneShotSubagent{MaxDepth: 3}}, Prompt: "Use the subagent tool exactly once with description 'echo probe' and prompt: Reply with exactly: child answer 42. Then reply with the subagent's final answer verbatim.",
+			Note: "upstream's suite: sdk.snapshot.ts scenario subagent-spawn-in-process (session id sdk-snapshot-subagent, one child)",
+		},
 	},
 	Headless: {
-		"subagent-settlement": {SubagentFixture: FixtureSettlementFence, Prompt: "Start one continuable background subagent and answer from its completion notice. Do not call list_agents, send_message, job_output, or job_list.",
-			Note: "upstream's suite: headless.snapshot.ts, EX/headless-agent/subagent-settlement.cordis.snapshot.yml (the base composition and the fixture subagent-settlement-fence.ts)"},
+		"subagent-settlement": {DelegationKnobs: DelegationKnobs{SubagentFixture: FixtureSettlementFence}, Prompt: "Start one continuable background subagent and answer from its completion notice. Do not call list_agents, send_message, job_output, or job_list.",
+			Note: "upstream's suite: headless.snapshot.ts, EX/headless-agent/subagent-settlement.cordis.snapshot.yml (the base composition and the fixture subagent-settlement-fence.ts)",
+		},
 		"tool-outcome-unknown": {Prompt: "Continue safely from the interrupted operation.", ResumeSeed: 5,
 			Note: "upstream's suite: semantic-checkpoint.snapshot.ts seeds a turn whose write_remote call was logged without a result (5 events) and resumes it with this task"},
-		"parent-override": {Prompt: "Delegate the write probe to a subagent.", ResumeSeed: 4, OneShotSubagent: &OneShotSubagent{RunInBackground: true, MaxDepth: 1}, DeploymentMode: "workspace-write",
-			Note: "upstream's suite: subagent-inheritance.snapshot.ts seeds a completed turn holding a parent-only read-only sandbox/mode (4 events) and resumes it with this task; EX/subagent-inheritance.cordis.snapshot.yml (workspace-write default, the fs tools, no bash, no approval plugin, subagent spawn maxDepth 1)"},
+		"parent-override": {Prompt: "Delegate the write probe to a subagent.", ResumeSeed: 4, DelegationKnobs: DelegationKnobs{OneShotSubagent: &OneShotSubagent{RunInBackground: true, MaxDepth: 1}}, SandboxKnobs: SandboxKnobs{DeploymentMode: "workspace-write"},
+			Note: "upstream's suite: subagent-inheritance.snapshot.ts seeds a completed turn holding a parent-only read-only sandbox/mode (4 events) and resumes it with this task; EX/subagent-inheritance.cordis.snapshot.yml (workspace-write default, the fs tools, no bash, no approval plugin, subagent spawn maxDepth 1)",
+		},
 		"advanced-toolchain": {Profile: ProfileAdvanced, Note: "upstream's suite: EX/headless-agent/advanced.cordis.snapshot.yml (tools mode both, code runtime, tool-cordis); the cordis_* tools need upstream's Cordis host: served"},
 		"headless-profile": {Prompt: "Prove the product headless profile path with one real tool round trip.",
-			SessionTitleLLM: &TitleLLM{Provider: "cli-mock", Model: "cli-mock", TargetWords: 5, TargetCjkCharacters: 10, MaxInputBytes: 4096, MaxOutputTokens: 64},
-			Note:            "upstream's suite: headless.snapshot.ts runs the product CLI (--profile headless, DSH_PERMISSION_MODE=danger-full-access) with this task; the profile's first-prompt title model on the cli-mock route makes no title"},
+			ModelKnobs: ModelKnobs{SessionTitleLLM: &TitleLLM{Provider: "cli-mock", Model: "cli-mock", TargetWords: 5, TargetCjkCharacters: 10, MaxInputBytes: 4096, MaxOutputTokens: 64}},
+			Note:       "upstream's suite: headless.snapshot.ts runs the product CLI (--profile headless, DSH_PERMISSION_MODE=danger-full-access) with this task; the profile's first-prompt title model on the cli-mock route makes no title",
+		},
 	},
 }
 

@@ -1,7 +1,8 @@
 // Package llsys is the thin kernel layer under the Landlock runner and the
 // in-process launcher: raw Landlock system calls (through go-landlock's
-// landlock/syscall package), prctl, capability sets and O_PATH opens that
-// follow no symlink (openat2 with RESOLVE_NO_SYMLINKS). It
+// landlock/syscall package), prctl, capability sets, O_PATH opens that
+// follow no symlink (openat2 with RESOLVE_NO_SYMLINKS), ptrace, resource
+// limits and the write-access check of a cgroup file ([Writable]). It
 // holds no policy: which rights to grant, and in which order to drop
 // capabilities, is decided by package landlock.
 //

@@ -78,3 +78,6 @@ func Kill(pid int) error { return syscall.ENOSYS }
 
 // RlimitNproc is RLIMIT_NPROC's number on Linux.
 const RlimitNproc = 6
+
+// Writable is false off Linux.
+func Writable(path string) bool { return false }

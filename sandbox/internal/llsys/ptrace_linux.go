@@ -128,3 +128,9 @@ func Kill(pid int) error { return unix.Kill(pid, unix.SIGKILL) }
 
 // RlimitNproc is RLIMIT_NPROC: the processes and threads of a real user id.
 const RlimitNproc = unix.RLIMIT_NPROC
+
+// Writable reports whether this process may write path, by its effective
+// ids (faccessat with AT_EACCESS).
+func Writable(path string) bool {
+	return unix.Faccessat(unix.AT_FDCWD, path, unix.W_OK, unix.AT_EACCESS) == nil
+}

@@ -348,7 +348,7 @@ func (r *Runtime) Run(ctx context.Context, req Request) (Result, error) {
 
 	// The output caps are set before the child starts: its copy goroutines
 	// write from the first byte on.
-	run := &runState{r: r, req: req, ledger: newLedger(r.maxOutput), body: body, conn: conn, nextID: 1, argBytes: map[int64]int64{},
+	run := &runState{r: r, req: req, ledger: newLedger(r.maxOutput), body: body, conn: conn, calls: calls{nextID: 1, argBytes: map[int64]int64{}},
 		stdout: native{max: r.maxOutput}, stderr: native{max: r.maxOutput}}
 	dir := req.Dir
 	if dir == "" {
@@ -430,15 +430,21 @@ type runState struct {
 
 	stdout, stderr native
 
-	ready     bool
-	pid       int
-	baseCPU   int64
+	ready   bool
+	pid     int
+	baseCPU int64
+	calls
+	value *jsjson.Value
+}
+
+// calls counts the program's nested calls: the next id, those pending and
+// their argument bytes, the last one a reported turn issued.
+type calls struct {
 	nextID    int64
 	pending   int
 	pendBytes int64
 	argBytes  map[int64]int64
 	turn      int64 // the last call a reported turn issued
-	value     *jsjson.Value
 }
 
 type readResult struct {
