@@ -8,7 +8,9 @@
 // [Generate] makes case i of a seed: the same script on every machine (a PCG
 // stream seeded with seed and i). A case has a profile (bash, jobs, fs,
 // byte-order marks, escalation, hooks, code, session query, spill,
-// cancellation, a missing runner, delegation, turns, tools), the overlay
+// cancellation, a missing runner, delegation, turns, tools, JavaScript
+// values, argument text, lifecycle hooks, children from run_code,
+// Retry-After), the overlay
 // switches that profile needs and two to six moves: tool calls with
 // arguments drawn from palettes of edges (timeouts that are fractions of a
 // millisecond, zero, negative or strings; output around the spill bound in
@@ -19,7 +21,9 @@
 // delegations, depth caps, workflows; todo lists, globs and greps,
 // instruction files), or, in the turns profile, prompts whose turns end
 // every way a turn ends (a text, an empty reply, max-tokens, an error finish
-// retried or not) under UserPromptSubmit and Stop hooks. [Areas] names what
+// retried or not) under UserPromptSubmit and Stop hooks, or, in the
+// retry-after profile, prompts whose failures carry every kind of
+// Retry-After (1e999 played from replay.override.json). [Areas] names what
 // the generator explores; a test counts every area over a few hundred cases.
 //
 // # What it avoids
