@@ -38,6 +38,11 @@
 // (cgroup.kill, else each pid of cgroup.procs), waits for the cgroup to
 // empty and removes it.
 //
+// A call's cgroup belongs to the caller's uid, as the delegated subtree
+// does: a confined command cannot write it (no mode grants /sys/fs/cgroup),
+// but an unconfined one, with the caller's uid, could change its bounds or
+// move itself into another cgroup of the subtree.
+//
 // Package spawn detects once per process and bounds every call with
 // limits this way when a delegation is found; a delegation whose call
 // cgroup cannot be made (or whose controllers cannot be enabled) refuses
