@@ -40,6 +40,20 @@ func unguarded(rec *recording.Recording) bool {
 	return (rec.Frontend == recording.Headless || rec.Frontend == recording.JSONRPC) && !rec.HasRuntimeContext()
 }
 
+// webNotes say what a web recording's replay compares and how it read the
+// log: the session log at the tool boundary, never the UI renders; an
+// inbox the recorded composition did not log.
+func webNotes(rec *recording.Recording) []string {
+	if rec.Frontend != recording.Web {
+		return nil
+	}
+	notes := []string{"web: the session side is replayed (the prompts are the log's user messages, the model script its replies) and compared at the tool boundary; the UI renders (*.expected.md) and the e2e files' browser assertions are out of scope"}
+	if !rec.LogsInboxSplices() {
+		notes = append(notes, "web: the log holds no agent/inbox/spliced, as the web composition that recorded it wrote none: a prompt enters its turn before the step opens, titled at once, and the replay logs no splices")
+	}
+	return notes
+}
+
 // frontendDelegation sets the delegation an overlay composes where it is
 // not the default composition: the oneShotSubagent setting's one
 // subagent tool (spawn, one-shot) alone.

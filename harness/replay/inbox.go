@@ -60,7 +60,10 @@ type inbox struct {
 	log   appender
 	lists map[string][]userMessage
 	late  []userMessage // held until after the current step's claim
-	err   error         // the first failed append of a delivery
+	// unlogged: the splices change the lists and log nothing (the web
+	// composition of a recording whose log holds no agent/inbox/spliced)
+	unlogged bool
+	err      error // the first failed append of a delivery
 }
 
 type appender interface {
@@ -208,7 +211,9 @@ func (in *inbox) spliceLocked(target string, start, removed int, inserted []user
 			s.Outcome = "canceled"
 		}
 	}
-	if err := in.log.append(session.KindInboxSpliced, s); err != nil {
+	if in.unlogged {
+		// nothing logged
+	} else if err := in.log.append(session.KindInboxSpliced, s); err != nil {
 		return err
 	}
 	in.lists[target] = slices.Concat(in.lists[target][:start], inserted, in.lists[target][start+removed:])

@@ -403,6 +403,7 @@ func prepare(dir string, b recording.Bounds, res *Result) (*prepared, error) {
 	if rec.Frontend != recording.ACP {
 		res.Frontend = string(rec.Frontend)
 	}
+	res.Notes = append(res.Notes, webNotes(rec)...)
 	toolsMode, toolsNote := rec.ToolsMode()
 	if rec.Settings.Profile == recording.ProfileAdvanced && rec.ToolSchemas == nil && toolsMode != stack.ToolsCode {
 		toolsMode, toolsNote = stack.ToolsBoth, "tools mode both: the advanced overlay's (EX/advanced.cordis.snapshot.yml tools.mode both)"

@@ -239,15 +239,17 @@ var streamHeader = Header{Type: "session", ID: "{{sessionId}}", Cwd: "{{cwd}}"}
 
 // notYet says what a front end dsh-replay does not replay yet would need.
 var notYet = map[Frontend]string{
-	Web:       "; web session logs hold shapes the replay does not read (a tool/result with its content and no message, a runtime context without sections) and their drive is the e2e files' browser steps (/permission switches, the UI answering every approval); the UI renders (*.expected.md) are out of scope",
 	Goal:      "; a goal session needs the goal tools (create_goal, get_goal, update_goal) and goal rounds",
 	PythonSDK: "; the Python SDK's result.json (events and notifications) and the dynamic tools cordis_run registers",
 }
 
 // loadFrontend reads a recording of a front end beyond ACP into r.
 func (l *loader) loadFrontend(r *Recording) error {
+	if r.Frontend == Web {
+		return l.loadWeb(r)
+	}
 	if r.Frontend != Headless && r.Frontend != JSONRPC {
-		return l.fail("", 0, "", "a %s recording: dsh-replay does not replay this front end yet (it replays ACP, headless and JSON-RPC recordings)%s", r.Frontend, notYet[r.Frontend])
+		return l.fail("", 0, "", "a %s recording: dsh-replay does not replay this front end yet (it replays ACP, headless, JSON-RPC and web recordings)%s", r.Frontend, notYet[r.Frontend])
 	}
 	if err := l.workspace(r); err != nil {
 		return err

@@ -101,7 +101,7 @@ func TestHeadlessRejectsBadInputNamingFileLineAndField(t *testing.T) {
 		{"no prompt", map[string]string{SessionExpectedFile: streamHead, StderrExpectedFile: ""}, InputFile, "", 0, "missing file, and no prompt setting"},
 		{"a prompt beside input.json", map[string]string{InputFile: promptInput, StreamFile: streamSplice + streamResult, SettingsFile: `{"prompt":"x"}`}, SettingsFile, "prompt", 0, "set, but the recording has input.json"},
 		{"a prompt in an ACP recording", map[string]string{InputFile: promptInput, SessionFile: streamHead, StdoutFile: "", SettingsFile: `{"prompt":"x"}`}, SettingsFile, "prompt", 0, "set, but the recording has input.json"},
-		{"another front end", map[string]string{SessionFile: streamHead, "ui.expected.md": ""}, "", "", 0, "a web recording: dsh-replay does not replay this front end yet"},
+		{"another front end", map[string]string{ResultFile: "{}"}, "", "", 0, "a python-sdk recording: dsh-replay does not replay this front end yet"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -741,6 +741,9 @@ func (r *Recording) Policy() (Policy, error) {
 }
 
 func (r *Recording) policy() (Policy, error) {
+	if r.Frontend == Web {
+		return r.webPolicy()
+	}
 	for _, e := range r.Events {
 		if e.Type != session.KindUserMessage {
 			continue
