@@ -148,7 +148,6 @@ func newDriver(base context.Context, c driverConfig) (*driver, error) {
 	d.host.init()
 	d.record.ended = map[int]session.EndReason{}
 	d.inbox = newInbox(logAppender{log})
-	d.inbox.unlogged = !c.rec.LogsInboxSplices()
 	var llmTitle *recording.TitleLLM
 	if c.wire != nil {
 		llmTitle = c.rec.Settings.SessionTitleLLM // the session's title model

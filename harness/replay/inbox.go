@@ -60,10 +60,7 @@ type inbox struct {
 	log   appender
 	lists map[string][]userMessage
 	late  []userMessage // held until after the current step's claim
-	// unlogged: the splices change the lists and log nothing (the web
-	// composition of a recording whose log holds no agent/inbox/spliced)
-	unlogged bool
-	err      error // the first failed append of a delivery
+	err   error         // the first failed append of a delivery
 }
 
 type appender interface {
@@ -211,9 +208,7 @@ func (in *inbox) spliceLocked(target string, start, removed int, inserted []user
 			s.Outcome = "canceled"
 		}
 	}
-	if in.unlogged {
-		// nothing logged
-	} else if err := in.log.append(session.KindInboxSpliced, s); err != nil {
+	if err := in.log.append(session.KindInboxSpliced, s); err != nil {
 		return err
 	}
 	in.lists[target] = slices.Concat(in.lists[target][:start], inserted, in.lists[target][start+removed:])

@@ -179,10 +179,8 @@ func (d *driver) runPreStep(ctx context.Context, turn, step int, claimed []userM
 // the step ends the turn (nil: tool calls continue it; failed: the model's
 // call failed), err a failure of the replay itself.
 func (d *driver) runStep(ctx context.Context, turn, step int, messages []userMessage) (stepEnd *session.EndReason, err error) {
-	if !d.inbox.unlogged {
-		if _, err := d.append(session.KindStepStart, session.Step{Turn: turn, Step: step}); err != nil {
-			return nil, err
-		}
+	if _, err := d.append(session.KindStepStart, session.Step{Turn: turn, Step: step}); err != nil {
+		return nil, err
 	}
 	for _, m := range messages {
 		e, err := d.appendWith(session.KindUserMessage, m, session.AppendOptions{SurfaceOp: "append"})
@@ -192,20 +190,9 @@ func (d *driver) runStep(ctx context.Context, turn, step int, messages []userMes
 		if m.kind == "user" {
 			d.titles.userEntered(e.Seq, m.Content)
 		}
-		if d.inbox.unlogged {
-			// a prompt entered straight into its turn is titled at once,
-			// before the step's context messages
-			if err := d.fallbackTitle(); err != nil {
-				return nil, err
-			}
-		}
 	}
-	if err := d.fallbackTitle(); err != nil {
-		return nil, err
-	}
-	if d.inbox.unlogged {
-		// an unlogged inbox's messages enter before the step opens
-		if _, err := d.append(session.KindStepStart, session.Step{Turn: turn, Step: step}); err != nil {
+	if t := d.titles.fallback(); t != nil {
+		if _, err := d.append(session.KindTitle, t); err != nil {
 			return nil, err
 		}
 	}
@@ -217,15 +204,6 @@ func (d *driver) runStep(ctx context.Context, turn, step int, messages []userMes
 		d.instr.stepEnded()
 	}
 	return stepEnd, err
-}
-
-// fallbackTitle logs the session's fallback title when one is due.
-func (d *driver) fallbackTitle() error {
-	if t := d.titles.fallback(); t != nil {
-		_, err := d.append(session.KindTitle, t)
-		return err
-	}
-	return nil
 }
 
 // turnStopping runs the agent/turn-stopping listeners in order: each hook

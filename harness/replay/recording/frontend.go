@@ -257,6 +257,9 @@ func (l *loader) loadFrontend(r *Recording) error {
 	if err := l.optional(r); err != nil {
 		return err
 	}
+	if err := l.notWeb(r); err != nil {
+		return err
+	}
 	if err := l.headlessInput(r); err != nil {
 		return err
 	}

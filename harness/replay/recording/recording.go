@@ -327,6 +327,9 @@ func LoadBounded(dir string, b Bounds) (*Recording, error) {
 	if r.Settings.Prompt != "" {
 		return nil, l.fail(SettingsFile, 0, "prompt", "set, but the recording has %s: its steps give the prompts", InputFile)
 	}
+	if err := l.notWeb(r); err != nil {
+		return nil, err
+	}
 	return r, nil
 }
 

@@ -29,20 +29,75 @@ func (l *loader) loadWeb(r *Recording) error {
 	} else if found {
 		return l.fail(InputFile, 0, "", "in a web recording: its steps are the prompts of %s", SessionFile)
 	}
+	if a := r.Settings.UIAnswer; a != "" && a != "allowed-once" && a != "rejected" {
+		return l.fail(SettingsFile, 0, "uiAnswer", "want allowed-once or rejected, got %q%s", a, settingsOrigin(r))
+	}
 	if r.Settings.Prompt != "" {
 		return l.fail(SettingsFile, 0, "prompt", "set, but a web recording's prompts are the user messages of %s", SessionFile)
 	}
-	prompts, err := WebPrompts(r.Name, r.Events)
+	steps, err := WebSteps(r.Name, r.Events)
 	if err != nil {
 		return err
 	}
-	if len(prompts) == 0 {
+	if !slices.ContainsFunc(steps, func(s Step) bool { return s.Op == "prompt" }) {
 		return l.fail(SessionFile, 0, "", "no user/message with a user source: a web session types at least one prompt")
 	}
-	for _, p := range prompts {
-		r.Input.Steps = append(r.Input.Steps, Step{Op: "prompt", Text: p})
-	}
+	r.Input.Steps = steps
 	return nil
+}
+
+// PermissionOp is the step of a web session's /permission command: the
+// user switches to the preset Text (read-only, workspace-write or
+// danger-full-access) between turns.
+const PermissionOp = "permission"
+
+// WebSteps are what the user typed into a web session, in the log's
+// order: each /permission command (a command/run with a user source) and
+// each prompt ([WebPrompts]). Another command is refused: the replay
+// drives /permission only.
+func WebSteps(rec string, evs []Event) ([]Step, error) {
+	prompts, err := WebPrompts(rec, evs)
+	if err != nil {
+		return nil, err
+	}
+	var steps []Step
+	for _, e := range evs {
+		switch e.Type {
+		case session.KindUserMessage:
+			var d userMessageData
+			if json.Unmarshal(e.Data, &d) == nil && d.Source != nil && d.Source.Kind == "user" {
+				steps = append(steps, Step{Op: "prompt", Text: prompts[0]})
+				prompts = prompts[1:]
+			}
+		case session.KindCommandRun:
+			var d struct {
+				Name *string `json:"name"`
+				Args string  `json:"args"`
+			}
+			if err := json.Unmarshal(e.Data, &d); err != nil {
+				return nil, jsonError(rec, SessionFile, e.Data, e.Line, err)
+			}
+			switch {
+			case d.Name == nil:
+				return nil, sessionError(rec, e.Line, "data.name", "missing (required in command/run)")
+			case *d.Name != PermissionOp:
+				return nil, sessionError(rec, e.Line, "data.name", "command /%s: the replay drives the web app's /permission command only", *d.Name)
+			}
+			preset := strings.TrimSpace(d.Args)
+			if !slices.Contains(sandboxModes, preset) {
+				return nil, sessionError(rec, e.Line, "data.args", "/permission %q: want one of %s", preset, strings.Join(sandboxModes, ", "))
+			}
+			steps = append(steps, Step{Op: PermissionOp, Text: preset})
+		}
+	}
+	return steps, nil
+}
+
+// SwitchesFirst reports whether a web session's first step is a
+// /permission switch: its composition started under upstream's default
+// profile (danger-full-access, approval never), which the switch left.
+func (r *Recording) SwitchesFirst() bool {
+	return r.Frontend == Web && len(r.Input.Steps) > 0 && r.Input.Steps[0].Op == PermissionOp
 }
 
 // WebPrompts are the texts of the log's user messages with a user source,
@@ -161,13 +216,10 @@ func (r *Recording) webPolicy() (Policy, error) {
 	return p, nil
 }
 
-// LogsInboxSplices reports whether the recorded composition logged its
-// inbox's changes (agent/inbox/spliced): every front end's does, except
-// the web composition of a recording whose log holds none (the web app's
-// earlier sessions queued a prompt straight into its turn, unlogged).
-func (r *Recording) LogsInboxSplices() bool {
-	if r.Frontend != Web {
-		return true
+// notWeb refuses a web setting in a recording of another front end.
+func (l *loader) notWeb(r *Recording) error {
+	if r.Settings.UIAnswer != "" {
+		return l.fail(SettingsFile, 0, "uiAnswer", "set, but this is a %s recording: the web UI answers a web session's approvals", r.Frontend)
 	}
-	return slices.ContainsFunc(r.Events, func(e Event) bool { return e.Type == session.KindInboxSpliced })
+	return nil
 }

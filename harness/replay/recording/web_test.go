@@ -3,6 +3,7 @@ package recording
 import (
 	"errors"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -128,28 +129,75 @@ func TestWebLoad(t *testing.T) {
 	}
 }
 
-// TestLogsInboxSplices: only a web log without agent/inbox/spliced says
-// its composition logged no splices.
-func TestLogsInboxSplices(t *testing.T) {
-	tests := []struct {
-		name  string
-		fe    Frontend
-		types []string
-		want  bool
-	}{
-		{"web without splices", Web, []string{"turn/start"}, false},
-		{"web with a splice", Web, []string{"turn/start", "agent/inbox/spliced"}, true},
-		{"headless without splices", Headless, []string{"turn/start"}, true},
-		{"acp", ACP, nil, true},
+// TestWebSteps: the steps are the log's /permission commands and prompts
+// in order; another command, a bad preset or a command without a name is
+// refused naming the line and field.
+func TestWebSteps(t *testing.T) {
+	cmd := func(name, args string) string {
+		return `{"type":"command/run","seq":SEQ,"time":0,"data":{"commandId":"c","name":"` + name + `","args":"` + args + `","source":{"kind":"user"}}}` + "\n"
 	}
-	for _, tc := range tests {
+	r, err := Load(writeRec(t, "w", map[string]string{SessionFile: webLog(cmd("permission", " read-only") + webHeadPolicy("read-only", "ask") + webTurn + webPrompt + webCtx + cmd("permission", " danger-full-access") + webPrompt), "ui.expected.md": ""}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, s := range r.Input.Steps {
+		got = append(got, s.Op+" "+s.Text)
+	}
+	if want := []string{"permission read-only", "prompt go on", "permission danger-full-access", "prompt go on"}; !slices.Equal(got, want) || !r.SwitchesFirst() {
+		t.Fatalf("steps %q (switches first: %v), want %q", got, r.SwitchesFirst(), want)
+	}
+	if r, err := Load(writeRec(t, "w", map[string]string{SessionFile: webLog(webHeadPolicy("read-only", "ask") + webTurn + webPrompt + cmd("permission", " read-only")), "ui.expected.md": ""})); err != nil || r.SwitchesFirst() {
+		t.Fatalf("a session opening with a prompt: switches first %v, %v", err == nil && r.SwitchesFirst(), err)
+	}
+	bad := []struct {
+		name, log, field, problemStart string
+		line                           int
+	}{
+		{"another command", cmd("plan", " x") + webTurn + webPrompt, "data.name", "command /plan: the replay drives the web app's /permission command only", 2},
+		{"a bad preset", cmd("permission", " full") + webTurn + webPrompt, "data.args", `/permission "full": want one of`, 2},
+		{"no name", `{"type":"command/run","seq":SEQ,"time":0,"data":{"args":""}}` + "\n" + webTurn + webPrompt, "data.name", "missing", 2},
+	}
+	for _, tc := range bad {
 		t.Run(tc.name, func(t *testing.T) {
-			r := &Recording{Frontend: tc.fe}
-			for _, typ := range tc.types {
-				r.Events = append(r.Events, Event{Type: typ})
+			_, err := Load(writeRec(t, "w", map[string]string{SessionFile: webLog(tc.log), "ui.expected.md": ""}))
+			var e *Error
+			if !errors.As(err, &e) || e.File != SessionFile || e.Field != tc.field || e.Line != tc.line || !strings.HasPrefix(e.Problem, tc.problemStart) {
+				t.Fatalf("Load = %v (%#v); want line %d field %q problem %q...", err, e, tc.line, tc.field, tc.problemStart)
 			}
-			if got := r.LogsInboxSplices(); got != tc.want {
-				t.Fatalf("LogsInboxSplices = %v, want %v", got, tc.want)
+		})
+	}
+}
+
+// TestUIAnswerSetting: uiAnswer is a web setting (allowed-once or
+// rejected); another value, or the setting in another front end's
+// recording, is refused naming the field.
+func TestUIAnswerSetting(t *testing.T) {
+	web := webLog(webHeadPolicy("read-only", "ask") + webTurn + webPrompt)
+	for _, a := range []string{"allowed-once", "rejected"} {
+		r, err := Load(writeRec(t, "w", map[string]string{SessionFile: web, "ui.expected.md": "", SettingsFile: `{"uiAnswer":"` + a + `"}`}))
+		if err != nil || r.Settings.UIAnswer != a {
+			t.Fatalf("uiAnswer %s: %v", a, err)
+		}
+	}
+	if s := FrontendSuiteSettings[Web]["permission-policy-context"]; s.UIAnswer != "allowed-once" {
+		t.Fatalf("permission-policy-context's suite setting uiAnswer = %q, want allowed-once (its e2e file answers every approval so)", s.UIAnswer)
+	}
+	bad := []struct {
+		name         string
+		files        map[string]string
+		problemStart string
+	}{
+		{"a bad answer", map[string]string{SessionFile: web, "ui.expected.md": "", SettingsFile: `{"uiAnswer":"allowed-always"}`}, `want allowed-once or rejected, got "allowed-always"`},
+		{"in an ACP recording", map[string]string{InputFile: promptInput, SessionFile: streamHead, StdoutFile: "", SettingsFile: `{"uiAnswer":"allowed-once"}`}, "set, but this is a acp recording"},
+		{"in a headless recording", map[string]string{InputFile: promptInput, StreamFile: streamSplice + streamResult, SettingsFile: `{"uiAnswer":"allowed-once"}`}, "set, but this is a headless recording"},
+	}
+	for _, tc := range bad {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Load(writeRec(t, "w", tc.files))
+			var e *Error
+			if !errors.As(err, &e) || e.File != SettingsFile || e.Field != "uiAnswer" || !strings.HasPrefix(e.Problem, tc.problemStart) {
+				t.Fatalf("Load = %v (%#v); want %s field uiAnswer problem %q...", err, e, SettingsFile, tc.problemStart)
 			}
 		})
 	}
