@@ -2,6 +2,7 @@ package recording
 
 import (
 	"encoding/json"
+	"errors"
 	"slices"
 	"strings"
 
@@ -21,7 +22,7 @@ func (l *loader) loadWeb(r *Recording) error {
 	}
 	h, evs, err := l.session(SessionFile)
 	if err != nil {
-		return err
+		return earlierWebShape(err)
 	}
 	r.Header, r.Events, r.LogFile = h, evs, SessionFile
 	if found, err := l.exists(InputFile); err != nil {
@@ -222,4 +223,18 @@ func (l *loader) notWeb(r *Recording) error {
 		return l.fail(SettingsFile, 0, "uiAnswer", "set, but this is a %s recording: the web UI answers a web session's approvals", r.Frontend)
 	}
 	return nil
+}
+
+// earlierWebShape says, of a web log refused for a missing data.message,
+// that it holds the web app's earlier shape (an assistant/message or
+// tool/result with its content and no message), which the replay does not
+// read.
+func earlierWebShape(err error) error {
+	var e *Error
+	if !errors.As(err, &e) || e.Field != "data.message" {
+		return err
+	}
+	c := *e
+	c.Problem += "; the web app's earlier log shape (an assistant/message or tool/result with its content and no message) is not read yet"
+	return &c
 }

@@ -112,6 +112,7 @@ func TestWebLoad(t *testing.T) {
 		{"input.json", map[string]string{InputFile: promptInput}, InputFile, "", "in a web recording"},
 		{"a prompt setting", map[string]string{SettingsFile: `{"prompt":"x"}`}, SettingsFile, "prompt", "set, but a web recording's prompts"},
 		{"no prompt", map[string]string{SessionFile: webLog(webHeadPolicy("read-only", "ask") + webTurn + webCtx)}, SessionFile, "", "no user/message with a user source"},
+		{"the earlier tool/result shape", map[string]string{SessionFile: webLog(webTurn + webPrompt + `{"type":"tool/result","seq":SEQ,"time":0,"data":{"turn":1,"step":1,"callId":"c","content":[],"isError":false}}` + "\n")}, SessionFile, "data.message", "missing (required in tool/result); the web app's earlier log shape"},
 		{"a prompt without content", map[string]string{SessionFile: webLog(webTurn + `{"type":"user/message","seq":SEQ,"time":0,"data":{"source":{"kind":"user"}}}` + "\n")}, SessionFile, "data.content", "missing"},
 	}
 	for _, tc := range bad {
