@@ -171,6 +171,18 @@ func (s *Stack) PendingContext(ctx context.Context) (*policy.SnapshotMessage, er
 	return s.resolver.PendingContext(s.log)
 }
 
+// SwitchPreset is a user's /permission switch to the preset name, as the
+// web app's command writes it: permission/preset, sandbox/mode and
+// approval/policy, each only when it changes, and no approval change
+// notice (the next step's runtime context states the policy). It returns
+// the appended events; the next call is confined by the mode in force.
+func (s *Stack) SwitchPreset(name string) ([]session.Event, error) {
+	if s.cfg.Without.Policy {
+		return nil, fmt.Errorf("stack: /permission %s: the composition has no sandbox-policy plugins", name)
+	}
+	return s.resolver.SwitchPreset(s.log, name, nil)
+}
+
 // Backend returns the sandbox backend a confined call gets (bwrap,
 // landlock-inproc, or landlock when the runner is the fallback) and its
 // enforcement (running the selection if no call did yet), or "" when no

@@ -10,6 +10,7 @@ import (
 	"github.com/dshsim/dshsim/harness/replay/recording"
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/session"
+	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/stack"
 	"github.com/dshsim/dshsim/stack/subagents"
 	"github.com/dshsim/dshsim/tools/subagent"
@@ -38,6 +39,38 @@ func unguardedNote(fe recording.Frontend) string {
 // explicitly (stack.Without.Policy).
 func unguarded(rec *recording.Recording) bool {
 	return (rec.Frontend == recording.Headless || rec.Frontend == recording.JSONRPC) && !rec.HasRuntimeContext()
+}
+
+// webNotes say what a web recording's replay compares and how it read the
+// log: the session log at the tool boundary, never the UI renders.
+func webNotes(rec *recording.Recording) []string {
+	if rec.Frontend != recording.Web {
+		return nil
+	}
+	notes := []string{"web: the session side is replayed (the prompts are the log's user messages, the model script its replies) and compared at the tool boundary (tool calls and results, approvals, sandbox/mode and approval/policy); the UI renders (*.expected.md) and the e2e files' browser assertions are out of scope"}
+	return notes
+}
+
+// projectLog projects a log of the recording's session: a web recording's
+// at its tool boundary ([projection.ProjectBoundary]), every other one
+// whole.
+func projectLog(rec *recording.Recording, evs []recording.Event, n projection.Normalizer) ([]projection.Item, projection.Coverage, error) {
+	if rec.Frontend == recording.Web {
+		return projection.ProjectBoundary(evs, n)
+	}
+	return projection.ProjectCovered(evs, n)
+}
+
+// composedPolicy is the policy the stack is composed with: the recording's,
+// except a web session that starts with a /permission switch, composed
+// under upstream's default profile (danger-full-access, approval never)
+// that its first switch leaves (so the switch writes permission/preset,
+// sandbox/mode and approval/policy, as the recording's did).
+func composedPolicy(rec *recording.Recording, pol recording.Policy) recording.Policy {
+	if rec.SwitchesFirst() {
+		return recording.Policy{Mode: string(sandbox.DangerFullAccess), Approval: stack.ApprovalNever}
+	}
+	return pol
 }
 
 // frontendDelegation sets the delegation an overlay composes where it is

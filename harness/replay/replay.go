@@ -403,6 +403,7 @@ func prepare(dir string, b recording.Bounds, res *Result) (*prepared, error) {
 	if rec.Frontend != recording.ACP {
 		res.Frontend = string(rec.Frontend)
 	}
+	res.Notes = append(res.Notes, webNotes(rec)...)
 	toolsMode, toolsNote := rec.ToolsMode()
 	if rec.Settings.Profile == recording.ProfileAdvanced && rec.ToolSchemas == nil && toolsMode != stack.ToolsCode {
 		toolsMode, toolsNote = stack.ToolsBoth, "tools mode both: the advanced overlay's (EX/advanced.cordis.snapshot.yml tools.mode both)"
@@ -411,7 +412,7 @@ func prepare(dir string, b recording.Bounds, res *Result) (*prepared, error) {
 		res.Notes = append(res.Notes, toolsNote)
 	}
 	res.Settings = settingsLine(rec)
-	expected, cov, err := projection.ProjectCovered(rec.Events, normalizer(rec, rec.Header.Cwd, rec.Header.ID))
+	expected, cov, err := projectLog(rec, rec.Events, normalizer(rec, rec.Header.Cwd, rec.Header.ID))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", filepath.Join(rec.Name, rec.LogFile), err)
 	}
@@ -529,7 +530,7 @@ func (sc *scratch) remove() {
 func (p *prepared) run(ctx context.Context, sc *scratch, opt Options, timeout time.Duration, res *Result) error {
 	rec := p.rec
 	wire := &bridge{}
-	ans := &answers{queue: append([]recording.Answer(nil), rec.Input.PermissionAnswers...), wire: wire}
+	ans := &answers{queue: append([]recording.Answer(nil), rec.Input.PermissionAnswers...), wire: wire, ui: pipeline.ApprovalOutcome(rec.Settings.UIAnswer)}
 	cfg, notes := p.stackConfig(sc, opt)
 	res.Notes = append(res.Notes, notes...)
 	info := constructedInfo()
@@ -611,8 +612,8 @@ func (p *prepared) stackConfig(sc *scratch, opt Options) (stack.Config, []string
 	cfg := stack.Config{
 		Workspace: sc.ws,
 		Log:       sc.log,
-		Mode:      sandbox.Mode(p.pol.Mode),
-		Approval:  stackApproval(p.pol.Approval),
+		Mode:      sandbox.Mode(composedPolicy(rec, p.pol).Mode),
+		Approval:  stackApproval(composedPolicy(rec, p.pol).Approval),
 		SandboxConfig: stack.SandboxConfig{
 			SandboxChain:   chain,
 			LauncherPath:   launcher,
@@ -760,7 +761,7 @@ func projectOurs(rec *recording.Recording, path string, c *session.Contents, cwd
 	if len(c.Bad) > 0 {
 		return nil, cov, fmt.Errorf("our log %s has undecodable lines: %v", path, c.Bad[0])
 	}
-	got, cov, err := projection.ProjectCovered(eventsOf(c), normalizer(rec, cwd, id))
+	got, cov, err := projectLog(rec, eventsOf(c), normalizer(rec, cwd, id))
 	if err != nil {
 		return nil, cov, fmt.Errorf("our log %s: %w", path, err)
 	}
@@ -801,6 +802,8 @@ type answers struct {
 	ask    func(ctx context.Context, req pipeline.ApprovalRequest) (recording.Answer, error)
 	asked  []recording.Answer
 	askErr error
+	// ui, when set, answers every request (the web UI as the answerer).
+	ui pipeline.ApprovalOutcome
 }
 
 // answer maps the next answer: allow_once → allowed-once, reject_once →
@@ -808,6 +811,9 @@ type answers struct {
 // the run (flagged) and answer cancelled, so nothing is allowed by mistake.
 func (a *answers) answer(ctx context.Context, req pipeline.ApprovalRequest) (pipeline.ApprovalOutcome, error) {
 	a.wire.send(acpwire.PermissionRequest(req.CallID))
+	if a.ui != "" {
+		return a.ui, nil
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if len(a.queue) == 0 && a.ask != nil && a.askErr == nil {

@@ -17,7 +17,7 @@ import (
 // ExpectedProjection renders the recording's normalised projection as the
 // indented JSON stored in projection.expected.json.
 func ExpectedProjection(rec *recording.Recording) ([]byte, error) {
-	items, err := projection.Project(rec.Events, normalizer(rec, rec.Header.Cwd, rec.Header.ID))
+	items, _, err := projectLog(rec, rec.Events, normalizer(rec, rec.Header.Cwd, rec.Header.ID))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", filepath.Join(rec.Name, recording.SessionFile), err)
 	}

@@ -243,7 +243,6 @@ var streamHeader = Header{Type: "session", ID: "{{sessionId}}", Cwd: "{{cwd}}"}
 
 // notYet says what a front end dsh-replay does not replay yet would need.
 var notYet = map[Frontend]string{
-	Web:       "; web session logs hold shapes the replay does not read (a tool/result with its content and no message, a runtime context without sections) and their drive is the e2e files' browser steps (/permission switches, the UI answering every approval); the UI renders (*.expected.md) are out of scope",
 	PythonSDK: "; the Python SDK's result.json (events and notifications) and the dynamic tools cordis_run registers",
 }
 
@@ -267,13 +266,19 @@ func (l *loader) goalLog(r *Recording) error {
 
 // loadFrontend reads a recording of a front end beyond ACP into r.
 func (l *loader) loadFrontend(r *Recording) error {
+	if r.Frontend == Web {
+		return l.loadWeb(r)
+	}
 	if r.Frontend != Headless && r.Frontend != JSONRPC {
-		return l.fail("", 0, "", "a %s recording: dsh-replay does not replay this front end yet (it replays ACP, headless, JSON-RPC and goal recordings)%s", r.Frontend, notYet[r.Frontend])
+		return l.fail("", 0, "", "a %s recording: dsh-replay does not replay this front end yet (it replays ACP, headless, JSON-RPC, goal and web recordings)%s", r.Frontend, notYet[r.Frontend])
 	}
 	if err := l.workspace(r); err != nil {
 		return err
 	}
 	if err := l.optional(r); err != nil {
+		return err
+	}
+	if err := l.notWeb(r); err != nil {
 		return err
 	}
 	if err := l.headlessInput(r); err != nil {

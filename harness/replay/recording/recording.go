@@ -332,6 +332,9 @@ func LoadBounded(dir string, b Bounds) (*Recording, error) {
 			return nil, err
 		}
 	}
+	if err := l.notWeb(r); err != nil {
+		return nil, err
+	}
 	return r, nil
 }
 
@@ -746,6 +749,9 @@ func (r *Recording) Policy() (Policy, error) {
 }
 
 func (r *Recording) policy() (Policy, error) {
+	if r.Frontend == Web {
+		return r.webPolicy()
+	}
 	for _, e := range r.Events {
 		if e.Type != session.KindUserMessage {
 			continue

@@ -51,6 +51,10 @@ type Settings struct {
 	// front end whose directory holds no input.json (a headless run's
 	// task): the replay's one prompt step.
 	Prompt string `json:"prompt,omitempty"`
+	// UIAnswer is the web UI's answer to every approval request
+	// (allowed-once or rejected), as a web scenario's e2e file registers
+	// it; "" leaves the requests to permissionAnswers (none: cancelled).
+	UIAnswer string `json:"uiAnswer,omitempty"`
 	// Note says why the settings are needed (free text, for reviewers).
 	Note string `json:"note,omitempty"`
 }
@@ -357,6 +361,8 @@ var SettingKeys = []SettingKey{
 		"writes that many of the log's first events as our session's own, then resumes it as upstream does: an open turn closed (a call without a result gets an unknown or not-started outcome), session/end-seed, the next turn numbered after the seed's"},
 	{"prompt", "non-empty string", "headless-profile: the task headless.snapshot.ts passes the product CLI (a headless scenario with no input.json)",
 		"the one prompt of a recording of a front end beyond ACP whose directory holds no input.json; with input.json it is an error"},
+	{"uiAnswer", "allowed-once or rejected", "permission-policy-context: permission-policy-context.e2e.ts answers every approval/request allowed-once",
+		"the web UI's answer to every approval request of a web session (the UI is the answerer); in another front end's recording it is an error"},
 	{"note", "string", "(ours)", "why the recording needs settings; for reviewers, not read by the replay"},
 }
 
@@ -642,6 +648,9 @@ var FrontendSuiteSettings = map[Frontend]map[string]Settings{
 		"subagent-spawn-in-process": {DelegationKnobs: DelegationKnobs{OneShotSubagent: &OneShotSubagent{MaxDepth: 3}}, Prompt: "Use the subagent tool exactly once with description 'echo probe' and prompt: Reply with exactly: child answer 42. Then reply with the subagent's final answer verbatim.",
 			Note: "upstream's suite: sdk.snapshot.ts scenario subagent-spawn-in-process (session id sdk-snapshot-subagent, one child)",
 		},
+	},
+	Web: {
+		"permission-policy-context": {UIAnswer: "allowed-once", Note: "upstream's suite: permission-policy-context.e2e.ts answers every approval/request allowed-once (the UI is the answerer) and types /permission before each prompt"},
 	},
 	Headless: {
 		"subagent-settlement": {DelegationKnobs: DelegationKnobs{SubagentFixture: FixtureSettlementFence}, Prompt: "Start one continuable background subagent and answer from its completion notice. Do not call list_agents, send_message, job_output, or job_list.",

@@ -1,0 +1,240 @@
+package recording
+
+import (
+	"encoding/json"
+	"errors"
+	"slices"
+	"strings"
+
+	"github.com/dshsim/dshsim/pipeline/session"
+)
+
+// loadWeb reads a web recording: session.jsonl is both the model script
+// and the user's side (upstream's scaffold replays the log's assistant
+// messages and its e2e files type the log's user prompts), so the steps
+// are the log's user prompts in order ([WebPrompts]).
+func (l *loader) loadWeb(r *Recording) error {
+	if err := l.workspace(r); err != nil {
+		return err
+	}
+	if err := l.optional(r); err != nil {
+		return err
+	}
+	h, evs, err := l.session(SessionFile)
+	if err != nil {
+		return earlierWebShape(err)
+	}
+	r.Header, r.Events, r.LogFile = h, evs, SessionFile
+	if found, err := l.exists(InputFile); err != nil {
+		return err
+	} else if found {
+		return l.fail(InputFile, 0, "", "in a web recording: its steps are the prompts of %s", SessionFile)
+	}
+	if a := r.Settings.UIAnswer; a != "" && a != "allowed-once" && a != "rejected" {
+		return l.fail(SettingsFile, 0, "uiAnswer", "want allowed-once or rejected, got %q%s", a, settingsOrigin(r))
+	}
+	if r.Settings.Prompt != "" {
+		return l.fail(SettingsFile, 0, "prompt", "set, but a web recording's prompts are the user messages of %s", SessionFile)
+	}
+	steps, err := WebSteps(r.Name, r.Events)
+	if err != nil {
+		return err
+	}
+	if !slices.ContainsFunc(steps, func(s Step) bool { return s.Op == "prompt" }) {
+		return l.fail(SessionFile, 0, "", "no user/message with a user source: a web session types at least one prompt")
+	}
+	r.Input.Steps = steps
+	return nil
+}
+
+// PermissionOp is the step of a web session's /permission command: the
+// user switches to the preset Text (read-only, workspace-write or
+// danger-full-access) between turns.
+const PermissionOp = "permission"
+
+// WebSteps are what the user typed into a web session, in the log's
+// order: each /permission command (a command/run with a user source) and
+// each prompt ([WebPrompts]). Another command is refused: the replay
+// drives /permission only.
+func WebSteps(rec string, evs []Event) ([]Step, error) {
+	prompts, err := WebPrompts(rec, evs)
+	if err != nil {
+		return nil, err
+	}
+	var steps []Step
+	for _, e := range evs {
+		switch e.Type {
+		case session.KindUserMessage:
+			var d userMessageData
+			if json.Unmarshal(e.Data, &d) == nil && d.Source != nil && d.Source.Kind == "user" {
+				steps = append(steps, Step{Op: "prompt", Text: prompts[0]})
+				prompts = prompts[1:]
+			}
+		case session.KindCommandRun:
+			var d struct {
+				Name *string `json:"name"`
+				Args string  `json:"args"`
+			}
+			if err := json.Unmarshal(e.Data, &d); err != nil {
+				return nil, jsonError(rec, SessionFile, e.Data, e.Line, err)
+			}
+			switch {
+			case d.Name == nil:
+				return nil, sessionError(rec, e.Line, "data.name", "missing (required in command/run)")
+			case *d.Name != PermissionOp:
+				return nil, sessionError(rec, e.Line, "data.name", "command /%s: the replay drives the web app's /permission command only", *d.Name)
+			}
+			preset := strings.TrimSpace(d.Args)
+			if !slices.Contains(sandboxModes, preset) {
+				return nil, sessionError(rec, e.Line, "data.args", "/permission %q: want one of %s", preset, strings.Join(sandboxModes, ", "))
+			}
+			steps = append(steps, Step{Op: PermissionOp, Text: preset})
+		}
+	}
+	return steps, nil
+}
+
+// SwitchesFirst reports whether a web session's first step is a
+// /permission switch: its composition started under upstream's default
+// profile (danger-full-access, approval never), which the switch left.
+func (r *Recording) SwitchesFirst() bool {
+	return r.Frontend == Web && len(r.Input.Steps) > 0 && r.Input.Steps[0].Op == PermissionOp
+}
+
+// WebPrompts are the texts of the log's user messages with a user source,
+// in order: what upstream's fixtureUserPrompts reads from a web fixture
+// (each message's text blocks joined).
+func WebPrompts(rec string, evs []Event) ([]string, error) {
+	var out []string
+	for _, e := range evs {
+		if e.Type != session.KindUserMessage {
+			continue
+		}
+		var d userMessageData
+		if err := json.Unmarshal(e.Data, &d); err != nil {
+			return nil, jsonError(rec, SessionFile, e.Data, e.Line, err)
+		}
+		if d.Source == nil || d.Source.Kind != "user" {
+			continue
+		}
+		if d.Content == nil {
+			return nil, sessionError(rec, e.Line, "data.content", "missing in a user's message")
+		}
+		var b strings.Builder
+		for _, bl := range *d.Content {
+			if bl.Type == "text" {
+				b.WriteString(bl.Text)
+			}
+		}
+		out = append(out, b.String())
+	}
+	return out, nil
+}
+
+// PolicyEvent is a policy event of a web log: a permission/preset,
+// sandbox/mode or approval/policy, at the head or where a user's
+// /permission switch wrote it.
+type PolicyEvent struct {
+	// Kind is the event type.
+	Kind string
+	// Value is its preset, mode or policy.
+	Value string
+	// Seq and Line locate it.
+	Seq  int64
+	Line int
+}
+
+// PolicyEvents are the log's permission/preset, sandbox/mode and
+// approval/policy events in order, each value checked: a preset or mode
+// is read-only, workspace-write or danger-full-access, a policy ask or
+// never.
+func (r *Recording) PolicyEvents() ([]PolicyEvent, error) {
+	var out []PolicyEvent
+	for _, e := range r.Events {
+		field, valid := "", []string(nil)
+		switch e.Type {
+		case session.KindPermissionPreset:
+			field, valid = "preset", sandboxModes
+		case session.KindSandboxMode:
+			field, valid = "mode", sandboxModes
+		case session.KindApprovalPolicy:
+			field, valid = "policy", []string{"ask", "never"}
+		default:
+			continue
+		}
+		var d map[string]json.RawMessage
+		if err := json.Unmarshal(e.Data, &d); err != nil {
+			return nil, jsonError(r.Name, r.LogFile, e.Data, e.Line, err)
+		}
+		var v string
+		if raw, ok := d[field]; !ok {
+			return nil, sessionError(r.Name, e.Line, "data."+field, "missing (required in %s)", e.Type)
+		} else if err := json.Unmarshal(raw, &v); err != nil || !slices.Contains(valid, v) {
+			return nil, sessionError(r.Name, e.Line, "data."+field, "want one of %s, got %s", strings.Join(valid, ", "), raw)
+		}
+		out = append(out, PolicyEvent{Kind: e.Type, Value: v, Seq: e.Seq, Line: e.Line})
+	}
+	return out, nil
+}
+
+var sandboxModes = []string{"read-only", "workspace-write", "danger-full-access"}
+
+// webPolicy is the policy in force at a web session's first turn: the
+// sandbox/mode and approval/policy events before its first turn/start
+// (the web composition writes them at the head, from the preset the
+// session starts with). A web log states its policy by these events, not
+// by a runtime context's sections.
+func (r *Recording) webPolicy() (Policy, error) {
+	evs, err := r.PolicyEvents()
+	if err != nil {
+		return Policy{}, err
+	}
+	first := slices.IndexFunc(r.Events, func(e Event) bool { return e.Type == session.KindTurnStart })
+	at := 0
+	if first >= 0 {
+		at = r.Events[first].Line
+	}
+	var p Policy
+	for _, pe := range evs {
+		if first >= 0 && pe.Seq > r.Events[first].Seq {
+			break
+		}
+		switch pe.Kind {
+		case session.KindSandboxMode:
+			p.Mode, p.Line = pe.Value, pe.Line
+		case session.KindApprovalPolicy:
+			p.Approval = pe.Value
+		}
+	}
+	switch {
+	case p.Mode == "" && p.Approval == "":
+		return Policy{}, sessionError(r.Name, at, "type", "no sandbox/mode or approval/policy event before the first turn: the web recording does not state its sandbox mode and approval policy")
+	case p.Mode == "":
+		return Policy{}, sessionError(r.Name, at, "type", "an approval/policy and no sandbox/mode event before the first turn")
+	case p.Approval == "":
+		return Policy{}, sessionError(r.Name, at, "type", "a sandbox/mode and no approval/policy event before the first turn")
+	}
+	return p, nil
+}
+
+// notWeb refuses a web setting in a recording of another front end.
+func (l *loader) notWeb(r *Recording) error {
+	if r.Settings.UIAnswer != "" {
+		return l.fail(SettingsFile, 0, "uiAnswer", "set, but this is a %s recording: the web UI answers a web session's approvals", r.Frontend)
+	}
+	return nil
+}
+
+// earlierWebShape says, of a web log refused for a missing data.message,
+// that it holds the web app's earlier shape (an assistant/message or
+// tool/result with its content and no message), which the replay does not
+// read.
+func earlierWebShape(err error) error {
+	var e *Error
+	if !errors.As(err, &e) || e.Field != "data.message" {
+		return err
+	}
+	c := *e
+	c.Problem += "; the web app's earlier log shape (an assistant/message or tool/result with its content and no message) is not read yet"
+	return &c
+}

@@ -1,0 +1,205 @@
+package recording
+
+import (
+	"errors"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+const (
+	webHead   = `{"type":"session","version":0,"id":"{{sessionId}}","createdAt":0,"cwd":"{{cwd}}/workspace"}` + "\n"
+	webPrompt = `{"type":"user/message","seq":SEQ,"time":0,"data":{"content":[{"type":"text","text":"go"},{"type":"text","text":" on"}],"source":{"kind":"user","rpcId":"r"}}}` + "\n"
+	webCtx    = `{"type":"user/message","seq":SEQ,"time":0,"data":{"content":[{"type":"text","text":"Current runtime context."}],"source":{"kind":"plugin","plugin":"@deepseek-ai/dsh-system-prompt"}}}` + "\n"
+	webTurn   = `{"type":"turn/start","seq":SEQ,"time":0,"data":{"turn":1}}` + "\n"
+)
+
+func webEvent(typ, field, value string) string {
+	return `{"type":"` + typ + `","seq":SEQ,"time":0,"data":{"` + field + `":"` + value + `"}}` + "\n"
+}
+
+// webLog is a session log of the header and events, their seqs (SEQ)
+// numbered from 0.
+func webLog(events string) string {
+	n := 0
+	return webHead + regexp.MustCompile("SEQ").ReplaceAllStringFunc(events, func(string) string { n++; return strconv.Itoa(n - 1) })
+}
+
+// webHeadPolicy is the head a web session starts with under mode and
+// approval policy.
+func webHeadPolicy(mode, approval string) string {
+	return webEvent("permission/preset", "preset", mode) + webEvent("sandbox/mode", "mode", mode) + webEvent("approval/policy", "policy", approval)
+}
+
+// TestWebPolicyFromLogEvents: a web log's policy is its sandbox/mode and
+// approval/policy before the first turn (not a runtime context's
+// sections); a switch after the first turn starts is not the head's.
+func TestWebPolicyFromLogEvents(t *testing.T) {
+	tests := []struct {
+		name, log  string
+		mode, appr string
+	}{
+		{"head", webHeadPolicy("workspace-write", "ask") + webTurn + webPrompt + webCtx, "workspace-write", "ask"},
+		{"danger, never", webHeadPolicy("danger-full-access", "never") + webTurn + webPrompt, "danger-full-access", "never"},
+		{"a later switch is not the head's", webHeadPolicy("read-only", "ask") + webTurn + webPrompt + webEvent("sandbox/mode", "mode", "danger-full-access") + webEvent("approval/policy", "policy", "never"), "read-only", "ask"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := Load(writeRec(t, "w", map[string]string{SessionFile: webLog(tc.log), "ui.expected.md": ""}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := r.Policy()
+			if err != nil || p.Mode != tc.mode || p.Approval != tc.appr {
+				t.Fatalf("Policy = %+v, %v; want %s, %s", p, err, tc.mode, tc.appr)
+			}
+		})
+	}
+}
+
+// TestWebPolicyRejectsNamingLineAndField: a web log whose policy events
+// are missing or malformed is refused naming the line and field.
+func TestWebPolicyRejectsNamingLineAndField(t *testing.T) {
+	tests := []struct {
+		name, log    string
+		field        string
+		line         int
+		problemStart string
+	}{
+		{"no policy events", webTurn + webPrompt, "type", 2, "no sandbox/mode or approval/policy event before the first turn"},
+		{"policy after the turn only", webTurn + webPrompt + webEvent("sandbox/mode", "mode", "read-only") + webEvent("approval/policy", "policy", "ask"), "type", 2, "no sandbox/mode or approval/policy"},
+		{"no approval", webEvent("sandbox/mode", "mode", "read-only") + webTurn + webPrompt, "type", 3, "a sandbox/mode and no approval/policy"},
+		{"no mode", webEvent("approval/policy", "policy", "ask") + webTurn + webPrompt, "type", 3, "an approval/policy and no sandbox/mode"},
+		{"unknown mode", webEvent("sandbox/mode", "mode", "write-all") + webTurn + webPrompt, "data.mode", 2, "want one of read-only, workspace-write, danger-full-access"},
+		{"unknown preset", webEvent("permission/preset", "preset", "auto") + webTurn + webPrompt, "data.preset", 2, "want one of"},
+		{"unknown approval", webHeadPolicy("read-only", "on-request") + webTurn + webPrompt, "data.policy", 4, "want one of ask, never"},
+		{"missing mode", `{"type":"sandbox/mode","seq":SEQ,"time":0,"data":{}}` + "\n" + webTurn + webPrompt, "data.mode", 2, "missing"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := Load(writeRec(t, "w", map[string]string{SessionFile: webLog(tc.log), "ui.expected.md": ""}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = r.Policy()
+			var e *Error
+			if !errors.As(err, &e) || e.File != SessionFile || e.Field != tc.field || e.Line != tc.line || !strings.HasPrefix(e.Problem, tc.problemStart) {
+				t.Fatalf("Policy: %v (%#v); want %s:%d field %q problem %q...", err, e, SessionFile, tc.line, tc.field, tc.problemStart)
+			}
+		})
+	}
+}
+
+// TestWebLoad: a web recording's steps are its log's user prompts (text
+// blocks joined; plugin messages are not prompts); input.json or a prompt
+// setting is refused, and so is a log without a prompt.
+func TestWebLoad(t *testing.T) {
+	r, err := Load(writeRec(t, "w", map[string]string{SessionFile: webLog(webHeadPolicy("read-only", "ask") + webTurn + webPrompt + webCtx + webPrompt), "ui.expected.md": ""}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Frontend != Web || len(r.Input.Steps) != 2 || r.Input.Steps[0].Op != "prompt" || r.Input.Steps[0].Text != "go on" || r.Input.Steps[1].Text != "go on" {
+		t.Fatalf("loaded %q, steps %+v", r.Frontend, r.Input.Steps)
+	}
+	bad := []struct {
+		name         string
+		files        map[string]string
+		file, field  string
+		problemStart string
+	}{
+		{"input.json", map[string]string{InputFile: promptInput}, InputFile, "", "in a web recording"},
+		{"a prompt setting", map[string]string{SettingsFile: `{"prompt":"x"}`}, SettingsFile, "prompt", "set, but a web recording's prompts"},
+		{"no prompt", map[string]string{SessionFile: webLog(webHeadPolicy("read-only", "ask") + webTurn + webCtx)}, SessionFile, "", "no user/message with a user source"},
+		{"the earlier tool/result shape", map[string]string{SessionFile: webLog(webTurn + webPrompt + `{"type":"tool/result","seq":SEQ,"time":0,"data":{"turn":1,"step":1,"callId":"c","content":[],"isError":false}}` + "\n")}, SessionFile, "data.message", "missing (required in tool/result); the web app's earlier log shape"},
+		{"a prompt without content", map[string]string{SessionFile: webLog(webTurn + `{"type":"user/message","seq":SEQ,"time":0,"data":{"source":{"kind":"user"}}}` + "\n")}, SessionFile, "data.content", "missing"},
+	}
+	for _, tc := range bad {
+		t.Run(tc.name, func(t *testing.T) {
+			files := map[string]string{SessionFile: webLog(webTurn + webPrompt), "ui.expected.md": ""}
+			for k, v := range tc.files {
+				files[k] = v
+			}
+			_, err := Load(writeRec(t, "w", files))
+			var e *Error
+			if !errors.As(err, &e) || e.File != tc.file || e.Field != tc.field || !strings.HasPrefix(e.Problem, tc.problemStart) {
+				t.Fatalf("Load = %v (%#v); want %s field %q problem %q...", err, e, tc.file, tc.field, tc.problemStart)
+			}
+		})
+	}
+}
+
+// TestWebSteps: the steps are the log's /permission commands and prompts
+// in order; another command, a bad preset or a command without a name is
+// refused naming the line and field.
+func TestWebSteps(t *testing.T) {
+	cmd := func(name, args string) string {
+		return `{"type":"command/run","seq":SEQ,"time":0,"data":{"commandId":"c","name":"` + name + `","args":"` + args + `","source":{"kind":"user"}}}` + "\n"
+	}
+	r, err := Load(writeRec(t, "w", map[string]string{SessionFile: webLog(cmd("permission", " read-only") + webHeadPolicy("read-only", "ask") + webTurn + webPrompt + webCtx + cmd("permission", " danger-full-access") + webPrompt), "ui.expected.md": ""}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, s := range r.Input.Steps {
+		got = append(got, s.Op+" "+s.Text)
+	}
+	if want := []string{"permission read-only", "prompt go on", "permission danger-full-access", "prompt go on"}; !slices.Equal(got, want) || !r.SwitchesFirst() {
+		t.Fatalf("steps %q (switches first: %v), want %q", got, r.SwitchesFirst(), want)
+	}
+	if r, err := Load(writeRec(t, "w", map[string]string{SessionFile: webLog(webHeadPolicy("read-only", "ask") + webTurn + webPrompt + cmd("permission", " read-only")), "ui.expected.md": ""})); err != nil || r.SwitchesFirst() {
+		t.Fatalf("a session opening with a prompt: switches first %v, %v", err == nil && r.SwitchesFirst(), err)
+	}
+	bad := []struct {
+		name, log, field, problemStart string
+		line                           int
+	}{
+		{"another command", cmd("plan", " x") + webTurn + webPrompt, "data.name", "command /plan: the replay drives the web app's /permission command only", 2},
+		{"a bad preset", cmd("permission", " full") + webTurn + webPrompt, "data.args", `/permission "full": want one of`, 2},
+		{"no name", `{"type":"command/run","seq":SEQ,"time":0,"data":{"args":""}}` + "\n" + webTurn + webPrompt, "data.name", "missing", 2},
+	}
+	for _, tc := range bad {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Load(writeRec(t, "w", map[string]string{SessionFile: webLog(tc.log), "ui.expected.md": ""}))
+			var e *Error
+			if !errors.As(err, &e) || e.File != SessionFile || e.Field != tc.field || e.Line != tc.line || !strings.HasPrefix(e.Problem, tc.problemStart) {
+				t.Fatalf("Load = %v (%#v); want line %d field %q problem %q...", err, e, tc.line, tc.field, tc.problemStart)
+			}
+		})
+	}
+}
+
+// TestUIAnswerSetting: uiAnswer is a web setting (allowed-once or
+// rejected); another value, or the setting in another front end's
+// recording, is refused naming the field.
+func TestUIAnswerSetting(t *testing.T) {
+	web := webLog(webHeadPolicy("read-only", "ask") + webTurn + webPrompt)
+	for _, a := range []string{"allowed-once", "rejected"} {
+		r, err := Load(writeRec(t, "w", map[string]string{SessionFile: web, "ui.expected.md": "", SettingsFile: `{"uiAnswer":"` + a + `"}`}))
+		if err != nil || r.Settings.UIAnswer != a {
+			t.Fatalf("uiAnswer %s: %v", a, err)
+		}
+	}
+	if s := FrontendSuiteSettings[Web]["permission-policy-context"]; s.UIAnswer != "allowed-once" {
+		t.Fatalf("permission-policy-context's suite setting uiAnswer = %q, want allowed-once (its e2e file answers every approval so)", s.UIAnswer)
+	}
+	bad := []struct {
+		name         string
+		files        map[string]string
+		problemStart string
+	}{
+		{"a bad answer", map[string]string{SessionFile: web, "ui.expected.md": "", SettingsFile: `{"uiAnswer":"allowed-always"}`}, `want allowed-once or rejected, got "allowed-always"`},
+		{"in an ACP recording", map[string]string{InputFile: promptInput, SessionFile: streamHead, StdoutFile: "", SettingsFile: `{"uiAnswer":"allowed-once"}`}, "set, but this is a acp recording"},
+		{"in a headless recording", map[string]string{InputFile: promptInput, StreamFile: streamSplice + streamResult, SettingsFile: `{"uiAnswer":"allowed-once"}`}, "set, but this is a headless recording"},
+	}
+	for _, tc := range bad {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Load(writeRec(t, "w", tc.files))
+			var e *Error
+			if !errors.As(err, &e) || e.File != SettingsFile || e.Field != "uiAnswer" || !strings.HasPrefix(e.Problem, tc.problemStart) {
+				t.Fatalf("Load = %v (%#v); want %s field uiAnswer problem %q...", err, e, SettingsFile, tc.problemStart)
+			}
+		})
+	}
+}
