@@ -133,7 +133,7 @@ func Size(n int64) string {
 // -cpu-time.
 func (b *Bounds) Register(fs *flag.FlagSet) {
 	*b = b.withDefaults()
-	fs.Var((*cmdline.ByteSize)(&b.Memory), "memory", "memory bound of each contained process (its data), and of the whole run where the host delegates a cgroup, in `bytes`")
+	fs.Var((*cmdline.ByteSize)(&b.Memory), "memory", "memory bound per process (per run in a cgroup), in `bytes`")
 	fs.IntVar(&b.Tasks, "processes", b.Tasks, "processes and threads of a contained run, all together")
 	fs.Var((*cmdline.ByteSize)(&b.FileSize), "file-size", "size bound of a file a contained run writes, in `bytes`")
 	fs.DurationVar(&b.CPU, "cpu-time", b.CPU, "CPU time bound of each contained process")
