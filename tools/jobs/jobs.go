@@ -224,7 +224,7 @@ type Job struct {
 	proc           Process
 	done           chan struct{}
 
-	mu sync.Mutex
+	mu       sync.Mutex
 	jobState // under mu
 
 	readMu sync.Mutex // serialises reads (the cursors)
