@@ -345,7 +345,7 @@ var SettingKeys = []SettingKey{
 		"the workspace instructions (AGENTS.md, CLAUDE.md and their .local files, on by default with root marker .git and 65536 bytes; maxBytes 0 turns them off); compactBaselineAtRead replaces the baseline message before the first read of that path, as upstream's fixture does"},
 	{"imagePrompts", "true or false (absent: true when images are composed on an image-capable route)", "(ours) diff-code-read-image: the oracle's dsh-acp 0.0.1-rc.1, whose initialize never advertises image prompts",
 		"the initialize result's promptCapabilities.image"},
-	{"profile", "default, image, fs-search, pwsh, persistent-pwsh, lsp, pty, advanced, web or goal", "read-image, fs-glob-sampling, pwsh-tool-turn, lsp-definition, pty-tools, cordis-inspect-jsdoc, headless goal-tools...: the scenario's EX/*.cordis.snapshot.yml overlay",
+	{"profile", "default, image, fs-search, pwsh, persistent-pwsh, lsp, pty, advanced, web, goal or minimal", "read-image, fs-glob-sampling, pwsh-tool-turn, lsp-definition, pty-tools, cordis-inspect-jsdoc, headless goal-tools, JSON-RPC persistent-tools...: the scenario's EX/*.cordis.snapshot.yml overlay",
 		"composes the overlay's tools beyond the safety stack (and leaves out what a standalone overlay does not mount); a tool the recording calls adds its area too"},
 	{"prepare", "fs-search-tree, editing-cordis-skill or delimiter-path", "fs-glob-sampling: prepareFsSearchWorkspace; skill-load: prepareEditingCordisSkillWorkspace; agent-instructions: prepareDelimiterPathWorkspace",
 		"prepares the workspace as upstream's suite does, after workspace/ is copied"},
