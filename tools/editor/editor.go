@@ -1,3 +1,5 @@
+//lint:file-ignore ST1005 the error texts are upstream's, VERBATIM: the model reads them as upstream's tool wrote them
+
 package editor
 
 import (

@@ -64,7 +64,6 @@ func (s *screen) push(chunk string) {
 		esc := strings.IndexByte(p[i:], 0x1b)
 		if esc < 0 {
 			out.WriteString(p[i:])
-			i = len(p)
 			break
 		}
 		out.WriteString(p[i : i+esc])
