@@ -239,8 +239,8 @@ func TestOnlyATopLevelCappedSearchSaves(t *testing.T) {
 	r.put("many.txt", "needle\nneedle\nneedle\n")
 	r.put("a.md", "")
 	r.put("b.md", "")
-	// Distinct times, a.md the older: files written within one clock tick
-	// share their mtime, and the listing's order of a tie is rg's.
+	// Distinct times, the first file the older: files written within one
+	// clock tick share their mtime, and the listing's order of a tie is rg's.
 	old := time.Now().Add(-time.Hour)
 	if err := os.Chtimes(filepath.Join(r.ws, "a.md"), old, old); err != nil {
 		t.Fatal(err)
