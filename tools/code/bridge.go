@@ -519,9 +519,9 @@ func (b *bridge) quiesce(limit time.Duration) {
 	defer b.mu.Unlock()
 	for !expired && b.over == "" {
 		next := b.startTurn
-		preparing := b.undecided > 0
+		undispatched := b.undecided > 0
 		q, queued := b.queued[next]
-		if !preparing && (!queued || !b.free(b.safe(q.name, q.args))) {
+		if !undispatched && (!queued || !b.free(b.safe(q.name, q.args))) {
 			return
 		}
 		b.cond.Wait()
