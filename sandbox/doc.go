@@ -102,7 +102,8 @@
 // TestHardenedBwrapRefusesALinkedGitDir and
 // TestInheritNumbersAfterTheCallersFiles here; in package sandbox/spawn
 // TestSwappedWorkspaceGrantsNothingOutside (a confined attacker races each
-// swap against new calls until 2000 of them per swap ran, 100 with -short,
+// swap against new calls until 2000 of them per confiner ran, a third per
+// swap, 300 with -short,
 // through the stack's default with bwrap, the Landlock runner, and the
 // stack's default without bwrap: nothing lands outside),
 // TestSwapAfterTheCheckGrantsNothingOutside (each swap made once between

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -25,11 +26,12 @@ import (
 )
 
 // The swap race's size: the calls that must run (pass every check and
-// start the command) per confiner and swap, 2000 in the full run and 100
-// with -short (make race), and how many race at once.
+// start the command) per confiner, shared by its three swaps (667, 667 and
+// 666 calls), 2000 in the full run and 300 with -short (make race), and
+// how many race at once.
 const (
 	swapRaceRuns      = 2000
-	swapRaceRunsShort = 100
+	swapRaceRunsShort = 300
 	swapRacers        = 4
 	// swapRefusedPause is how long a racer waits after the check refused
 	// its call (the attacker's link was in place) before its next call:
@@ -182,8 +184,8 @@ func (l swapLayout) outside(t *testing.T) []string {
 // workspace start and write through it. A call the check refuses, or whose
 // confinement refuses the swapped root at its start (landlock-run's "rule
 // path changed", bwrap's failed bind), ran nothing and is not counted; the
-// race goes on until swapRaceRuns calls ran the command, and none may have
-// written outside. Before bwrap bound the workspace through the descriptor
+// races go on until swapRaceRuns calls per confiner ran the command (a
+// third for each swap), and none may have written outside. Before bwrap bound the workspace through the descriptor
 // the check opened, the stack's default with bwrap wrote outside in about
 // half of the calls that ran; before the runner and the in-process path
 // pinned their grant, one in seven. The race must have been live: the
@@ -192,9 +194,11 @@ func TestSwappedWorkspaceGrantsNothingOutside(t *testing.T) {
 	if _, err := exec.LookPath("perl"); err != nil {
 		t.Skip("the attacker is a perl program: perl not installed")
 	}
-	runs := swapRaceSize(t)
+	total := swapRaceSize(t)
+	swaps := []string{"rename", "exchange", "parent"}
 	for _, conf := range swapConfiners {
-		for _, swap := range []string{"rename", "exchange", "parent"} {
+		for i, swap := range swaps {
+			runs := swapShare(total, len(swaps), i)
 			t.Run(conf.name+"/"+swap, func(t *testing.T) {
 				c := conf.make(t)
 				l := newSwapLayout(t, swap, "/tmp")
@@ -227,10 +231,10 @@ func TestSwappedWorkspaceGrantsNothingOutside(t *testing.T) {
 	}
 }
 
-// swapRaceSize is how many calls must run per confiner and swap:
-// swapRaceRuns, swapRaceRunsShort under -short, or DSHSIM_SWAP_RACE_RUNS
-// when set (a positive number; .ci/run's unprivileged pass sets a smaller
-// one, its root pass runs the full race).
+// swapRaceSize is how many calls must run per confiner, its three swaps
+// together: swapRaceRuns, swapRaceRunsShort under -short, or
+// DSHSIM_SWAP_RACE_RUNS when set (a positive number; .ci/run's
+// unprivileged pass sets a smaller one, its root pass runs the full race).
 func swapRaceSize(t *testing.T) int {
 	t.Helper()
 	if v := os.Getenv("DSHSIM_SWAP_RACE_RUNS"); v != "" {
@@ -244,6 +248,17 @@ func swapRaceSize(t *testing.T) int {
 		return swapRaceRunsShort
 	}
 	return swapRaceRuns
+}
+
+// swapShare is swap i's part of total calls shared by n swaps: total/n,
+// one more for each of the first total%n swaps, so the parts add up to
+// total; at least one call each.
+func swapShare(total, n, i int) int {
+	share := total / n
+	if i < total%n {
+		share++
+	}
+	return max(share, 1)
 }
 
 // raceStats counts how the racing calls ended.
@@ -469,6 +484,30 @@ func TestSwapAfterTheCheckGrantsNothingOutside(t *testing.T) {
 					}
 				})
 			}
+		}
+	}
+}
+
+// TestSwapShare: the swaps' parts add up to the confiner's calls, differ by
+// at most one, and none is empty.
+func TestSwapShare(t *testing.T) {
+	tests := []struct {
+		total, n int
+		want     []int
+	}{
+		{2000, 3, []int{667, 667, 666}},
+		{300, 3, []int{100, 100, 100}},
+		{601, 3, []int{201, 200, 200}},
+		{602, 3, []int{201, 201, 200}},
+		{1, 3, []int{1, 1, 1}},
+	}
+	for _, tt := range tests {
+		var got []int
+		for i := range tt.n {
+			got = append(got, swapShare(tt.total, tt.n, i))
+		}
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("swapShare(%d, %d, 0..%d) = %v, want %v", tt.total, tt.n, tt.n-1, got, tt.want)
 		}
 	}
 }
