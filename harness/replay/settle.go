@@ -23,6 +23,13 @@ const (
 	settleCeiling = 30 * time.Second
 	// settlePoll is the time between two samples of /proc.
 	settlePoll = 5 * time.Millisecond
+	// settleEnding bounds, in wall time, the wait for a job whose leader
+	// has exited to record its end (its notice queued): on a loaded
+	// machine the goroutine that does so may not have run yet when the
+	// leader is already gone. A job whose orphans still hold its output
+	// stays running until spawn's wait delay passes; it is not waited for
+	// longer than this.
+	settleEnding = time.Second
 )
 
 // settledState reports whether a process in this /proc state lets its job
@@ -70,17 +77,20 @@ type settler struct {
 	leaders func() []int  // running jobs' leaders, as this process sees them
 	cap     time.Duration // settleCap: CPU time
 	ceiling time.Duration // settleCeiling: wall time
+	ending  time.Duration // settleEnding: wall time
 	poll    time.Duration // settlePoll
 
-	self   []int       // this process's NSpid (read once)
-	hosts  map[int]int // leader -> its pid in proc's namespace
-	capped int         // waits that reached the cap or the ceiling
-	busy   string      // what was still busy at the last capped wait
-	why    string      // which bound ended the last capped wait
+	self   []int        // this process's NSpid (read once)
+	hosts  map[int]int  // leader -> its pid in proc's namespace
+	last   []int        // the leaders at the last sample
+	alive  map[int]bool // ... and which of their pids in proc's namespace were alive then
+	capped int          // waits that reached the cap or the ceiling
+	busy   string       // what was still busy at the last capped wait
+	why    string       // which bound ended the last capped wait
 }
 
 func newSettler(proc procfs.Root, leaders func() []int) *settler {
-	return &settler{proc: proc, leaders: leaders, cap: settleCap, ceiling: settleCeiling, poll: settlePoll, hosts: map[int]int{}}
+	return &settler{proc: proc, leaders: leaders, cap: settleCap, ceiling: settleCeiling, ending: settleEnding, poll: settlePoll, hosts: map[int]int{}}
 }
 
 // wait returns once the running jobs settled, the cap passed (counted in
@@ -89,10 +99,21 @@ func (s *settler) wait(ctx context.Context) error {
 	deadline := time.Now().Add(s.ceiling)
 	base := map[int]int64{} // CPU ticks of each member when first seen
 	quiet := 0
+	var endingSince time.Time // when a job was first seen ended but not done
 	for {
 		busy, none, used, err := s.sample(base)
 		if err != nil {
 			return fmt.Errorf("the constructed model's wait for the background jobs: %w", err)
+		}
+		if busy == "" {
+			if l, ok := s.ended(); ok {
+				if endingSince.IsZero() {
+					endingSince = time.Now()
+				}
+				if time.Since(endingSince) < s.ending {
+					busy = fmt.Sprintf("job leader %d (ended, its end not recorded yet)", l)
+				}
+			}
 		}
 		switch {
 		case none:
@@ -159,11 +180,32 @@ func (s *settler) sample(base map[int]int64) (busy string, none bool, used time.
 	for _, h := range s.hosts {
 		hosts[h] = true
 	}
+	s.last, s.alive = leaders, map[int]bool{}
+	for _, p := range procs {
+		if hosts[p.PID] && p.State != 'Z' && p.State != 'X' {
+			s.alive[p.PID] = true
+		}
+	}
 	used = cpuUsed(procs, hosts, base)
 	if p, ok := busyMember(procs, hosts); ok {
 		return p.String(), false, used, nil
 	}
 	return "", false, used, nil
+}
+
+// ended returns a leader of a job still running whose process is gone
+// (exited, reaped or a zombie whose pid reads 0, before the job recorded
+// its end), as the last sample saw them.
+func (s *settler) ended() (int, bool) {
+	for _, l := range s.last {
+		if _, ok := s.hosts[l]; !ok {
+			return l, true
+		}
+		if !s.alive[s.hosts[l]] {
+			return l, true
+		}
+	}
+	return 0, false
 }
 
 // cpuUsed is the CPU time the members of leaders' sessions or groups used

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -181,8 +182,62 @@ func TestSettleSkipsAnExitingLeader(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := newSettler(procfs.Root(f.dir), func() []int { return []int{200} })
-	s.cap, s.ceiling = 100*time.Millisecond, 30*time.Second
+	s.cap, s.ceiling, s.ending = 100*time.Millisecond, 30*time.Second, 100*time.Millisecond
 	if err := waittest.Recv(t, waitAsync(s), "the wait to end"); err != nil {
 		t.Fatalf("wait: %v", err)
 	}
+}
+
+// TestSettleWaitsForAnEndedJobToRecordItsEnd: a job whose leader is gone
+// (exited and reaped, or a zombie) while the job still runs has not yet
+// recorded its end, so its notice is not queued: the wait goes on until the
+// job is done (on a loaded machine the model answered first, and a
+// recorded notice came a step late), at most settleEnding, and such a wait
+// is not a capped one.
+func TestSettleWaitsForAnEndedJobToRecordItsEnd(t *testing.T) {
+	for _, gone := range []string{"reaped", "zombie"} {
+		t.Run(gone, func(t *testing.T) {
+			f := newFakeProc(t)
+			if gone == "reaped" {
+				if err := os.RemoveAll(filepath.Join(f.dir, "200")); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				f.set('Z', 7)
+			}
+			var done atomic.Bool
+			s := newSettler(procfs.Root(f.dir), func() []int {
+				if done.Load() {
+					return nil
+				}
+				return []int{200}
+			})
+			s.cap, s.ceiling, s.ending = 100*time.Millisecond, 30*time.Second, 30*time.Second
+			wait := waitAsync(s)
+			select {
+			case err := <-wait:
+				t.Fatalf("the wait returned before the ended job was done (%v)", err)
+			case <-time.After(300 * time.Millisecond):
+			}
+			done.Store(true)
+			if err := waittest.Recv(t, wait, "the wait to end once the job is done"); err != nil || s.capped != 0 {
+				t.Errorf("wait: %v, capped %d (%s)", err, s.capped, s.why)
+			}
+		})
+	}
+	t.Run("bounded", func(t *testing.T) {
+		f := newFakeProc(t)
+		if err := os.RemoveAll(filepath.Join(f.dir, "200")); err != nil {
+			t.Fatal(err)
+		}
+		s := newSettler(procfs.Root(f.dir), func() []int { return []int{200} })
+		s.ending = 100 * time.Millisecond
+		start := time.Now()
+		if err := waittest.Recv(t, waitAsync(s), "the wait to end at settleEnding"); err != nil || s.capped != 0 {
+			t.Errorf("wait: %v, capped %d (%s)", err, s.capped, s.why)
+		}
+		if took := time.Since(start); took < s.ending {
+			t.Errorf("the wait for an ended job returned after %s, before its bound %s", took, s.ending)
+		}
+	})
 }
