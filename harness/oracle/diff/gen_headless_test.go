@@ -30,6 +30,15 @@ func TestGenerateHeadless(t *testing.T) {
 			t.Fatalf("case %d does not fit the headless path: %v", i, err)
 		}
 		modes[c.Settings.Mode]++
+		for _, turn := range c.Script.Turns {
+			for _, st := range turn {
+				for _, call := range st.Calls {
+					if strings.Contains(string(call.Args), `"../`) {
+						t.Errorf("case %d names a path beside the workspace, whose name is random upstream: %s", i, call.Args)
+					}
+				}
+			}
+		}
 		esc := slices.Contains(c.Areas, AreaEscalation)
 		escalated = escalated || esc
 		if esc && c.Settings.Mode == oracle.DangerFullAccess {
