@@ -38,7 +38,10 @@
 // upstream play it and rewrite the fixture, then replay its own recording:
 // a recording upstream does not reproduce ([Recorded.Stable] false) depends
 // on timing and is not kept. [Notes] writes the NOTES.md that names the
-// script as constructed.
+// script as constructed. [Oracle.RecordHeadless] does the same through
+// upstream's unattended front end, the product CLI's headless profile
+// (agent/headless.mjs), and lays the recording out as upstream's
+// headless-profile scenario.
 //
 // # Where runs happen
 //

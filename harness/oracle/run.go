@@ -51,6 +51,11 @@ type Options struct {
 	// run.mjs, bin.mjs and cordis.snapshot.yml, node_modules linking the
 	// oracle's): harness/callbench runs one with another sandbox provider.
 	Agent string
+	// Frontend is the front end the scenario runs through: "" (or
+	// recording.ACP) the ACP agent under upstream's snapshot suite (run.mjs),
+	// recording.Headless the product CLI's headless profile (headless.mjs,
+	// see [Oracle.RecordHeadless]).
+	Frontend recording.Frontend
 }
 
 // Outcome is one pass of upstream's suite over a scenario: what run.mjs
@@ -170,6 +175,8 @@ type request struct {
 	Timeout  time.Duration
 	// Agent is Options.Agent, absolute ("" is the oracle's agent/).
 	Agent string
+	// Frontend is Options.Frontend.
+	Frontend recording.Frontend
 }
 
 type response struct {
@@ -230,7 +237,7 @@ func (o *Oracle) run(ctx context.Context, name, source string, files map[string]
 	res := &runs{Files: map[string][]byte{}}
 	over := maps.Clone(files)
 	for _, refresh := range passes {
-		req, err := json.Marshal(request{Oracle: o.dir, Name: name, Source: source, Files: over, Refresh: refresh, Settings: opt.Settings, Timeout: timeout, Agent: agent})
+		req, err := json.Marshal(request{Oracle: o.dir, Name: name, Source: source, Files: over, Refresh: refresh, Settings: opt.Settings, Timeout: timeout, Agent: agent, Frontend: opt.Frontend})
 		if err != nil {
 			return nil, err
 		}
@@ -288,7 +295,10 @@ func serveRuns(ctx context.Context, data []byte) ([]byte, error) {
 	if req.Refresh {
 		resp.Files = map[string][]byte{}
 		names := []string{recording.SessionFile, recording.StdoutFile}
-		for n := 1; ; n++ {
+		if req.Frontend == recording.Headless {
+			names = headlessFiles
+		}
+		for n := 1; req.Frontend != recording.Headless; n++ {
 			if _, err := os.Stat(filepath.Join(scen, recording.ChildFile(n))); err != nil {
 				break
 			}
@@ -329,8 +339,11 @@ func (o *Oracle) pass(ctx context.Context, scen, out string, refresh bool, in in
 	if req.Agent != "" {
 		agent, run = req.Agent, filepath.Join(req.Agent, "run.mjs")
 	}
+	if req.Frontend == recording.Headless {
+		run = filepath.Join(agent, headlessScript)
+	}
 	var cmd *exec.Cmd
-	if in.vitest {
+	if in.vitest && req.Frontend != recording.Headless {
 		a, _ := json.Marshal(args)
 		// --cache=false: vitest would write its results cache into the oracle.
 		cmd = exec.CommandContext(ctx, o.vitest(), "run", "--cache=false", "probe.test.mjs")

@@ -21,6 +21,7 @@ import (
 	"github.com/dshsim/dshsim/harness/replay/recording"
 	"github.com/dshsim/dshsim/llm"
 	"github.com/dshsim/dshsim/llm/deepseek"
+	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/sandbox/outfile"
@@ -64,6 +65,12 @@ type RecordOptions struct {
 	// Stderr receives what the isolated child writes, and the questions
 	// asked at the terminal go to /dev/tty (nil: os.Stderr).
 	Stderr io.Writer `json:"-"`
+	// Frontend is the front end the recording is written as: "" or
+	// recording.ACP upstream's ACP agent (stdout.expected.jsonl), or
+	// recording.Headless its unattended path: one task, no approval channel
+	// (each ask decided unavailable), stream-json.expected.jsonl
+	// ([HeadlessInputError] says which scenarios fit).
+	Frontend recording.Frontend `json:",omitempty"`
 }
 
 func (o RecordOptions) keyEnv() string {
@@ -108,6 +115,15 @@ func Record(ctx context.Context, dir, out string, opt RecordOptions) error {
 	if err != nil {
 		return err
 	}
+	switch opt.Frontend {
+	case "", recording.ACP:
+	case recording.Headless:
+		if err := HeadlessInputError(in); err != nil {
+			return fmt.Errorf("%s: not a headless run: %w", filepath.Join(dir, recording.InputFile), err)
+		}
+	default:
+		return fmt.Errorf("front end %q: dsh-record writes acp or headless recordings", opt.Frontend)
+	}
 	if _, err := os.Lstat(out); err == nil {
 		return fmt.Errorf("%s exists: dsh-record writes a new recording and replaces nothing", out)
 	} else if !errors.Is(err, fs.ErrNotExist) {
@@ -135,7 +151,7 @@ func Record(ctx context.Context, dir, out string, opt RecordOptions) error {
 		return redact(err, key)
 	}
 	in.PermissionAnswers = append(in.PermissionAnswers, resp.Asked...)
-	return redact(writeRecording(ctx, dir, out, in, resp, key), key)
+	return redact(writeRecording(ctx, dir, out, in, resp, key, opt.Frontend), key)
 }
 
 // recordContained runs the session in a contained child, serving its relay
@@ -205,7 +221,7 @@ func redact(err error, key string) error {
 // writeRecording writes the recording into a temporary directory beside
 // out, checks that no file holds the key, and renames it to out once all of
 // it is durable, unless ctx was cancelled meanwhile (fileset.PlaceDir).
-func writeRecording(ctx context.Context, dir, out string, in recording.Input, resp recordResponse, key string) (err error) {
+func writeRecording(ctx context.Context, dir, out string, in recording.Input, resp recordResponse, key string, fe recording.Frontend) (err error) {
 	tmp, err := os.MkdirTemp(filepath.Dir(out), "."+filepath.Base(out)+".partial-")
 	if err != nil {
 		return err
@@ -219,6 +235,9 @@ func writeRecording(ctx context.Context, dir, out string, in recording.Input, re
 		return err
 	}
 	files, err := fixtureFiles(resp.Log, nil, resp.Run, false)
+	if fe == recording.Headless {
+		files, err = headlessFiles(resp.Log, resp.Run)
+	}
 	if err != nil {
 		return err
 	}
@@ -332,7 +351,10 @@ func recordHere(ctx context.Context, req recordRequest, relay *relayClient) (rec
 	defer log.Close()
 	wire := &bridge{}
 	ans := &answers{queue: append([]recording.Answer(nil), in.PermissionAnswers...), wire: wire}
-	if len(in.PermissionAnswers) == 0 {
+	switch {
+	case opt.Frontend == recording.Headless:
+		ans.ui = pipeline.Unavailable // no approval channel
+	case len(in.PermissionAnswers) == 0:
 		ans.ask = relay.ask
 	}
 	gate := jobs.NewGate()

@@ -70,7 +70,7 @@ func TestARecordingHoldingTheKeyIsNotWritten(t *testing.T) {
 			run := &runFacts{SessionID: id, Cwd: ws, Frames: []acpwire.Frame{acpwire.Initialized(false), acpwire.SessionCreated(), acpwire.AgentText(tc.reply), acpwire.Stop("end_turn")}}
 			out := filepath.Join(parent, "rec")
 			in := recording.Input{Steps: []recording.Step{{Op: "initialize"}, {Op: "newSession"}, {Op: "prompt", Text: tc.prompt}}}
-			err = writeRecording(context.Background(), dir, out, in, recordResponse{Log: data, Run: run}, key)
+			err = writeRecording(context.Background(), dir, out, in, recordResponse{Log: data, Run: run}, key, recording.ACP)
 			left, _ := os.ReadDir(parent)
 			if tc.want == "" {
 				if err != nil {

@@ -530,7 +530,7 @@ func (sc *scratch) remove() {
 func (p *prepared) run(ctx context.Context, sc *scratch, opt Options, timeout time.Duration, res *Result) error {
 	rec := p.rec
 	wire := &bridge{}
-	ans := &answers{queue: append([]recording.Answer(nil), rec.Input.PermissionAnswers...), wire: wire, ui: pipeline.ApprovalOutcome(rec.Settings.UIAnswer)}
+	ans := &answers{queue: append([]recording.Answer(nil), rec.Input.PermissionAnswers...), wire: wire, ui: standingAnswer(rec)}
 	cfg, notes := p.stackConfig(sc, opt)
 	res.Notes = append(res.Notes, notes...)
 	info := constructedInfo()
@@ -838,6 +838,22 @@ func (a *answers) answer(ctx context.Context, req pipeline.ApprovalRequest) (pip
 	}
 	a.problems = append(a.problems, fmt.Sprintf("permission answer %q was not offered (the prompt offers allow_once and reject_once); answered cancelled", next.Kind))
 	return pipeline.Cancelled, nil
+}
+
+// standingAnswer is the answer every approval request of the recording
+// gets, whatever its permission answers: the web UI's (uiAnswer), or, in a
+// headless run, unavailable: the unattended path has no approval channel,
+// and rc.8 decides each ask so (the tool or escalation is refused with "...
+// requires approval, but no approval channel is available"), as
+// upstream's headless profile shows through the oracle. "" for none.
+func standingAnswer(rec *recording.Recording) pipeline.ApprovalOutcome {
+	switch {
+	case rec.Settings.UIAnswer != "":
+		return pipeline.ApprovalOutcome(rec.Settings.UIAnswer)
+	case rec.Frontend == recording.Headless:
+		return pipeline.Unavailable
+	}
+	return ""
 }
 
 // sent are the frames the bridge sent so far.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/dshsim/dshsim/harness/oracle"
 	"github.com/dshsim/dshsim/harness/replay/isolate"
+	"github.com/dshsim/dshsim/harness/replay/recording"
 )
 
 // BudgetSeed is the seed of CI's budget: one case of each profile.
@@ -53,6 +54,39 @@ func TestDifferentialBudget(t *testing.T) {
 	}
 	if rep.Matched+rep.Departures < rep.Run/2 {
 		t.Errorf("only %d of %d cases were compared (%d unstable upstream)", rep.Matched+rep.Departures, rep.Run, rep.Unstable)
+	}
+}
+
+// TestHeadlessBudget runs CI's budget of the headless profile when
+// DSHSIM_ORACLE names an oracle: the first cases of BudgetSeed through
+// upstream's headless front end and our stack, each one upstream
+// reproduces matching.
+func TestHeadlessBudget(t *testing.T) {
+	o, err := oracle.FromEnv()
+	if err != nil {
+		t.Skip(err)
+	}
+	isolate.Require(t)
+	if err := o.SameAgent("../agent"); err != nil {
+		t.Skip(err)
+	}
+	if testing.Short() {
+		t.Skip("-short: the budget runs upstream's headless profile twice per case (about half a minute)")
+	}
+	c := &Campaign{Checker: &Checker{Oracle: o, Work: t.TempDir(), Frontend: recording.Headless}, Generate: GenerateHeadless,
+		Seed: BudgetSeed, N: 2, Parallel: 2, Log: logWriter{t}}
+	rep, err := c.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range rep.Findings {
+		t.Errorf("%s: %s\n%s\nreproduce: go run ./harness/oracle/cmd/dsh-oracle diff -profile headless -seed %d -start %d -n 1 -o DIR", f.Case.Name, f.Checked.Signature, f.Checked.Detail, f.Case.Seed, f.Case.Index)
+	}
+	for _, e := range rep.Errors {
+		t.Errorf("upstream could not run a case: %s", e)
+	}
+	if rep.Matched == 0 {
+		t.Errorf("no case was compared (%d unstable upstream)", rep.Unstable)
 	}
 }
 

@@ -18,6 +18,9 @@ type Campaign struct {
 	N       int
 	// Indices, when set, are the cases run instead of Start .. Start+N-1.
 	Indices []int
+	// Generate makes the cases (nil: [Generate]; the headless profile's
+	// are [GenerateHeadless], run with a Checker whose Frontend is headless).
+	Generate func(seed uint64, index int) *Case
 	// Parallel cases at once (0: 1).
 	Parallel int
 	// Shrink shrinks the first case of each new signature (after checking
@@ -85,8 +88,12 @@ func (c *Campaign) Run(ctx context.Context) (*Report, error) {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	sem := make(chan struct{}, par)
+	generate := c.Generate
+	if generate == nil {
+		generate = Generate
+	}
 	for i, index := range indices {
-		cases[i] = Generate(c.Seed, index)
+		cases[i] = generate(c.Seed, index)
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {

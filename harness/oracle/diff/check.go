@@ -11,6 +11,7 @@ import (
 
 	"github.com/dshsim/dshsim/harness/oracle"
 	"github.com/dshsim/dshsim/harness/replay"
+	"github.com/dshsim/dshsim/harness/replay/recording"
 )
 
 // Outcomes of checking one script.
@@ -35,6 +36,10 @@ type Checker struct {
 	// Work is where the recording is written for our replay ("" = the
 	// system's temp directory); each check removes what it wrote.
 	Work string
+	// Frontend is the front end upstream records through: "" (ACP) the
+	// ACP agent ([oracle.Oracle.Record]), headless the product CLI's
+	// headless profile ([oracle.Oracle.RecordHeadless]).
+	Frontend recording.Frontend
 }
 
 // Checked is the outcome of one check.
@@ -55,7 +60,11 @@ type Checked struct {
 // through our stack.
 func (c *Checker) Check(ctx context.Context, name string, s *oracle.Script, set oracle.Settings) (*Checked, error) {
 	start := time.Now()
-	rec, err := c.Oracle.Record(ctx, name, s, oracle.Options{Settings: set})
+	record := c.Oracle.Record
+	if c.Frontend == recording.Headless {
+		record = c.Oracle.RecordHeadless
+	}
+	rec, err := record(ctx, name, s, oracle.Options{Settings: set})
 	if err != nil {
 		return nil, err
 	}

@@ -25,6 +25,9 @@
 // retry-after profile, prompts whose failures carry every kind of
 // Retry-After (1e999 played from replay.override.json). [Areas] names what
 // the generator explores; a test counts every area over a few hundred cases.
+// [GenerateHeadless] makes the headless profile's cases (one task, no
+// answers, a permission mode), which a [Checker] with Frontend headless runs
+// through upstream's headless front end ([oracle.Oracle.RecordHeadless]).
 //
 // # What it avoids
 //

@@ -21,6 +21,7 @@ import (
 // options are one dsh-record invocation.
 type options struct {
 	out, baseURL, model, provider, thinking, effort, keyEnv, launcher string
+	frontend                                                          string
 	timeout                                                           time.Duration
 	toolNetwork                                                       bool
 	bounds                                                            isolate.Bounds
@@ -48,6 +49,13 @@ process, which talks to the model and relays its chunks to the contained
 session: nothing the session runs can reach it. It is never written.
 dsh-replay OUT replays the recording.
 
+-frontend headless writes the session as upstream's unattended path records
+it (examples/headless-agent's layout: stream-json.expected.jsonl beside
+session.jsonl, no ACP frames): SCENARIO is one task (one prompt step) and,
+with no approval channel, has no permissionAnswers: each approval asked is
+decided unavailable, as upstream's headless profile decides it, and nobody
+is asked at the terminal.
+
 Flags:
 `
 
@@ -63,6 +71,7 @@ func command(o *options) cmdline.Command {
 	fs.StringVar(&o.keyEnv, "key-env", deepseek.KeyEnv, "the environment `variable` holding the API key")
 	fs.DurationVar(&o.timeout, "timeout", 30*time.Minute, "time limit of the whole session (positive)")
 	fs.StringVar(&o.launcher, "landlock-run", "", "the landlock-run `binary` (default: beside the dsh-record executable)")
+	fs.StringVar(&o.frontend, "frontend", string(recording.ACP), "the front end the recording is written as: `acp` (the ACP agent's layout) or headless (the unattended path's)")
 	fs.BoolVar(&o.toolNetwork, "tool-network", false, "give the session's tools the host's network (by default they have none; the model is reached from dsh-record itself)")
 	o.bounds.Register(fs)
 	return cmdline.Command{Name: "dsh-record", Flags: fs, Help: cmdline.HelpText(usage, fs)}
@@ -107,6 +116,9 @@ func (o *options) validate(cmd cmdline.Command) error {
 	case err != nil:
 		return cmdline.Usage("SCENARIO %s: %s: %v", o.scenario, recording.InputFile, err)
 	}
+	if err := o.checkFrontend(); err != nil {
+		return err
+	}
 	if _, err := os.Lstat(o.out); err == nil {
 		return cmdline.Usage("-o %s exists: dsh-record writes a new recording and replaces nothing", o.out)
 	} else if !errors.Is(err, fs.ErrNotExist) {
@@ -124,6 +136,26 @@ func (o *options) validate(cmd cmdline.Command) error {
 	return nil
 }
 
+// checkFrontend checks -frontend, and that SCENARIO fits the headless path
+// when it names it (replay.HeadlessInputError).
+func (o *options) checkFrontend() error {
+	switch recording.Frontend(o.frontend) {
+	case recording.ACP:
+		return nil
+	case recording.Headless:
+	default:
+		return cmdline.Usage("-frontend %q: want acp or headless", o.frontend)
+	}
+	in, err := recording.LoadInput(o.scenario)
+	if err != nil {
+		return cmdline.Usage("SCENARIO %s: %v", o.scenario, err)
+	}
+	if err := replay.HeadlessInputError(in); err != nil {
+		return cmdline.Usage("-frontend headless: SCENARIO %s: %v", o.scenario, err)
+	}
+	return nil
+}
+
 // run records SCENARIO into OUT.
 func run(cmd cmdline.Command, o *options) error {
 	if err := o.validate(cmd); err != nil {
@@ -134,6 +166,7 @@ func run(cmd cmdline.Command, o *options) error {
 	err := replay.Record(ctx, o.scenario, o.out, replay.RecordOptions{
 		BaseURL: o.baseURL, Model: o.model, Provider: o.provider, Thinking: o.thinking, ReasoningEffort: o.effort,
 		KeyEnv: o.keyEnv, Timeout: o.timeout, LauncherPath: o.launcher, Stderr: o.stderr, ToolNetwork: o.toolNetwork, Bounds: o.bounds,
+		Frontend: recording.Frontend(o.frontend),
 	})
 	// Record writes nothing unless the session completed, and then the
 	// whole recording at once: a signal after that leaves it recorded.

@@ -2,6 +2,7 @@ package recordcli
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -12,7 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dshsim/dshsim/harness/replay"
 	"github.com/dshsim/dshsim/harness/replay/isolate"
+	"github.com/dshsim/dshsim/harness/replay/recording"
 	"github.com/dshsim/dshsim/internal/waittest"
 	"github.com/dshsim/dshsim/sandbox/sandboxtest"
 )
@@ -70,6 +73,8 @@ func TestUsage(t *testing.T) {
 		t.Fatal(err)
 	}
 	missing := filepath.Join(t.TempDir(), "missing")
+	twoPrompts := withInput(t, `{"steps":[{"op":"initialize"},{"op":"newSession"},{"op":"prompt","text":"a"},{"op":"prompt","text":"b"}]}`)
+	answered := withInput(t, `{"steps":[{"op":"prompt","text":"a"}],"permissionAnswers":[{"kind":"allow_once"}]}`)
 	t.Setenv("DEEPSEEK_API_KEY", "")
 	for _, tc := range []struct {
 		name string
@@ -84,6 +89,9 @@ func TestUsage(t *testing.T) {
 		{"no input.json", []string{"-o", out, noInput}, "SCENARIO " + noInput + ": no input.json (a scenario is a directory holding it)"},
 		{"input.json a directory", []string{"-o", out, inputDir}, "SCENARIO " + inputDir + ": input.json: is a directory"},
 		{"a bad effort", []string{"-o", out, "-reasoning-effort", "huge", dir}, "-reasoning-effort"},
+		{"an unknown front end", []string{"-o", out, "-frontend", "jsonrpc", dir}, `-frontend "jsonrpc": want acp or headless`},
+		{"headless with two prompts", []string{"-o", out, "-frontend", "headless", twoPrompts}, "-frontend headless: SCENARIO " + twoPrompts + ": 2 prompt steps, want 1 (a headless run is one task)"},
+		{"headless with answers", []string{"-o", out, "-frontend", "headless", answered}, "-frontend headless: SCENARIO " + answered + ": permissionAnswers given, but the headless path has no approval channel"},
 		{"a CPU bound too low", []string{"-o", out, "-cpu-time", "10ms", dir}, "a CPU time bound (-cpu-time) of 10ms: want at least 1s"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -98,6 +106,39 @@ func TestUsage(t *testing.T) {
 	}
 	if _, err := os.Stat(missing); err == nil {
 		t.Errorf("%s was made", missing)
+	}
+}
+
+// withInput writes a scenario holding input.json in and returns it.
+func withInput(t *testing.T, in string) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "input.json"), []byte(in), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestRecordsHeadless: -frontend headless writes the unattended path's
+// layout (stream-json.expected.jsonl, no ACP frames), which loads as a
+// headless recording and replays MATCH.
+func TestRecordsHeadless(t *testing.T) {
+	isolate.Require(t)
+	s := server(t, nil, nil)
+	t.Setenv("DEEPSEEK_API_KEY", key)
+	out := filepath.Join(t.TempDir(), "rec")
+	code, stdout, stderr := main("-o", out, "-frontend", "headless", "-base-url", s.URL, "-thinking", "", "-reasoning-effort", "", scenario(t))
+	if code != 0 || !strings.Contains(stdout, "recorded "+out) {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(out, "stdout.expected.jsonl")); err == nil {
+		t.Error("a headless recording holds ACP frames")
+	}
+	if fe, err := recording.DetectFrontend(out, "rec"); err != nil || fe != recording.Headless {
+		t.Fatalf("detected as %q (%v), want headless", fe, err)
+	}
+	if res := replay.Replay(context.Background(), out, replay.Options{}); res.Verdict != replay.Match {
+		t.Fatalf("the recording does not replay: %s\n%s", res.Summary(), res.Detail())
 	}
 }
 
