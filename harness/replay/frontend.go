@@ -38,7 +38,7 @@ func unguardedNote(fe recording.Frontend) string {
 // dsh-bash-local and no policy plugins). The replay composes the same,
 // explicitly (stack.Without.Policy).
 func unguarded(rec *recording.Recording) bool {
-	return (rec.Frontend == recording.Headless || rec.Frontend == recording.JSONRPC) && !rec.HasRuntimeContext()
+	return (rec.Frontend == recording.Headless || rec.Frontend == recording.JSONRPC || rec.Frontend == recording.PythonSDK) && !rec.HasRuntimeContext()
 }
 
 // webNotes say what a web recording's replay compares and how it read the
@@ -75,7 +75,7 @@ func composedPolicy(rec *recording.Recording, pol recording.Policy) recording.Po
 
 // frontendDelegation sets the delegation an overlay composes where it is
 // not the default composition: the oneShotSubagent setting's one
-// subagent tool (spawn, one-shot) alone.
+// subagent tool (spawn, one-shot), and the workflow tool where it says so.
 func frontendDelegation(rec *recording.Recording, cfg *stack.SubagentsConfig) {
 	o := rec.Settings.OneShotSubagent
 	if o == nil {
@@ -83,7 +83,7 @@ func frontendDelegation(rec *recording.Recording, cfg *stack.SubagentsConfig) {
 	}
 	depth := o.MaxDepth
 	cfg.Instances = []subagent.Instance{{Name: "subagent", Provider: subagents.ProviderSpawn, Background: subagent.OneShot, NoBackground: !o.RunInBackground, MaxDepth: &depth}}
-	cfg.Control, cfg.Report, cfg.Workflow = false, false, false
+	cfg.Control, cfg.Report, cfg.Workflow = false, false, o.Workflow
 }
 
 // frontendChecks are the comparisons a front end's suite makes beyond the

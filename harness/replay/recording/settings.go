@@ -233,6 +233,9 @@ type OneShotSubagent struct {
 	RunInBackground bool `json:"runInBackground"`
 	// MaxDepth is its maxDepth (upstream's default 3).
 	MaxDepth int `json:"maxDepth"`
+	// Workflow mounts the workflow tool beside it (the Python SDK's
+	// packaged runtime does).
+	Workflow bool `json:"workflow,omitempty"`
 }
 
 // WorkspaceContext configures upstream's workspace instructions
@@ -355,7 +358,7 @@ var SettingKeys = []SettingKey{
 		"serves those tools' bodies from the recording (the report names them); everything around a body runs"},
 	{"deploymentMode", "read-only, workspace-write or danger-full-access", "parent-override: EX/headless-agent/subagent-inheritance.cordis.snapshot.yml, sandbox-policy mode workspace-write under the session's read-only override",
 		"the stack's default sandbox mode (the deployment's); the runtime context states the session's, which its own sandbox/mode events set"},
-	{"oneShotSubagent", `{"runInBackground": true or false, "maxDepth": integer >= 1}`, "parent-override: EX/headless-agent/subagent-inheritance.cordis.snapshot.yml; the JSON-RPC scenarios: EX/jsonrpc-agent/cordis.yml (tool-subagent, provider spawn, one-shot)",
+	{"oneShotSubagent", `{"runInBackground": true or false, "maxDepth": integer >= 1, "workflow": true or false}`, "parent-override: EX/headless-agent/subagent-inheritance.cordis.snapshot.yml; the JSON-RPC scenarios: EX/jsonrpc-agent/cordis.yml (tool-subagent, provider spawn, one-shot)",
 		"composes the one subagent tool (spawn, one-shot, that background and depth cap) alone: no subagent_fork, send_message, interrupt_agent, list_agents, report or workflow"},
 	{"resumeSeed", "integer >= 0, at most the events before the log's session/end-seed", "tool-outcome-unknown, parent-override: the events semantic-checkpoint.snapshot.ts and subagent-inheritance.snapshot.ts seed before the run resumes the session",
 		"writes that many of the log's first events as our session's own, then resumes it as upstream does: an open turn closed (a call without a result gets an unknown or not-started outcome), session/end-seed, the next turn numbered after the seed's"},
@@ -648,6 +651,10 @@ var FrontendSuiteSettings = map[Frontend]map[string]Settings{
 		"subagent-spawn-in-process": {DelegationKnobs: DelegationKnobs{OneShotSubagent: &OneShotSubagent{MaxDepth: 3}}, Prompt: "Use the subagent tool exactly once with description 'echo probe' and prompt: Reply with exactly: child answer 42. Then reply with the subagent's final answer verbatim.",
 			Note: "upstream's suite: sdk.snapshot.ts scenario subagent-spawn-in-process (session id sdk-snapshot-subagent, one child)",
 		},
+	},
+	PythonSDK: {
+		"advanced": {Profile: ProfileAdvanced, Prompt: "Run the advanced packaged-runtime snapshot scenario.", DelegationKnobs: DelegationKnobs{OneShotSubagent: &OneShotSubagent{MaxDepth: 3, Workflow: true}},
+			Note: "upstream's Python SDK single-executable snapshot advanced: the packaged runtime's advanced composition (run_code, the job tools, subagent, workflow and the cordis_* tools, served: upstream's Cordis host does not run here), no runtime context"},
 	},
 	Web: {
 		"permission-policy-context": {UIAnswer: "allowed-once", Note: "upstream's suite: permission-policy-context.e2e.ts answers every approval/request allowed-once (the UI is the answerer) and types /permission before each prompt"},
