@@ -267,6 +267,7 @@ const (
 	ProfileWeb            = "web"
 	ProfileMinimal        = "minimal"
 	ProfileGoal           = "goal"
+	ProfileSingleExe      = "single-exe"
 )
 
 // Profiles says what each profile composes beyond the default one.
@@ -281,6 +282,7 @@ var Profiles = map[string]string{
 	ProfileAdvanced:       "EX/advanced.cordis.snapshot.yml: the default profile in tools mode both and the seven cordis_* tools with their prompt section (served: upstream's Cordis host does not run here)",
 	ProfileWeb:            "EX/web.cordis.snapshot.yml: the default profile and web_fetch (served: its fixture server is not published)",
 	ProfileMinimal:        "examples/jsonrpc-agent/minimal.snapshot.cordis.yml (standalone): the persistent bash (its description the overlay's) and str_replace_editor alone, danger-full-access, no approval, runtime context, delegation or compaction",
+	ProfileSingleExe:      "the Python SDK's packaged runtime (dsh-jsonrpc-agent-pkg, the advanced scenario's composition): run_code in tools mode both, the job tools, subagent, workflow and the seven cordis_* tools (served: upstream's Cordis host does not run here; the tools a running package registers are composed for real), no bash, file tools, todo_write or skill",
 	ProfileGoal:           "EX/headless-agent/goal.cordis.snapshot.yml (and the ACP goal suite's overlay): the default profile, the goal domain and the goal tools (get_goal, create_goal, update_goal) with their tool:goal section, and ralph (the base composition mounts dsh-tool-ralph)",
 }
 
@@ -348,7 +350,7 @@ var SettingKeys = []SettingKey{
 		"the workspace instructions (AGENTS.md, CLAUDE.md and their .local files, on by default with root marker .git and 65536 bytes; maxBytes 0 turns them off); compactBaselineAtRead replaces the baseline message before the first read of that path, as upstream's fixture does"},
 	{"imagePrompts", "true or false (absent: true when images are composed on an image-capable route)", "(ours) diff-code-read-image: the oracle's dsh-acp 0.0.1-rc.1, whose initialize never advertises image prompts",
 		"the initialize result's promptCapabilities.image"},
-	{"profile", "default, image, fs-search, pwsh, persistent-pwsh, lsp, pty, advanced, web, goal or minimal", "read-image, fs-glob-sampling, pwsh-tool-turn, lsp-definition, pty-tools, cordis-inspect-jsdoc, headless goal-tools, JSON-RPC persistent-tools...: the scenario's EX/*.cordis.snapshot.yml overlay",
+	{"profile", "default, image, fs-search, pwsh, persistent-pwsh, lsp, pty, advanced, web, goal, minimal or single-exe", "read-image, fs-glob-sampling, pwsh-tool-turn, lsp-definition, pty-tools, cordis-inspect-jsdoc, headless goal-tools, JSON-RPC persistent-tools, Python SDK advanced...: the scenario's EX/*.cordis.snapshot.yml overlay",
 		"composes the overlay's tools beyond the safety stack (and leaves out what a standalone overlay does not mount); a tool the recording calls adds its area too"},
 	{"prepare", "fs-search-tree, editing-cordis-skill or delimiter-path", "fs-glob-sampling: prepareFsSearchWorkspace; skill-load: prepareEditingCordisSkillWorkspace; agent-instructions: prepareDelimiterPathWorkspace",
 		"prepares the workspace as upstream's suite does, after workspace/ is copied"},
@@ -653,7 +655,7 @@ var FrontendSuiteSettings = map[Frontend]map[string]Settings{
 		},
 	},
 	PythonSDK: {
-		"advanced": {Profile: ProfileAdvanced, Prompt: "Run the advanced packaged-runtime snapshot scenario.", DelegationKnobs: DelegationKnobs{OneShotSubagent: &OneShotSubagent{MaxDepth: 3, Workflow: true}},
+		"advanced": {Profile: ProfileSingleExe, Prompt: "Run the advanced packaged-runtime snapshot scenario.", DelegationKnobs: DelegationKnobs{OneShotSubagent: &OneShotSubagent{MaxDepth: 3, Workflow: true}},
 			Note: "upstream's Python SDK single-executable snapshot advanced: the packaged runtime's advanced composition (run_code, the job tools, subagent, workflow and the cordis_* tools, served: upstream's Cordis host does not run here), no runtime context"},
 	},
 	Web: {

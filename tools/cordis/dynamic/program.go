@@ -125,7 +125,6 @@ func (r Runner) Definitions(ctx context.Context, call *pipeline.Call, code strin
 	return tools, nil
 }
 
-
 // tool is the pipeline tool of one definition: its body runs the host
 // code's execute and render for the call (not concurrency-safe: upstream
 // declares nothing for a dynamic tool).
