@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // pythonResult reads a Python SDK run's result.json into r.Stream: its
@@ -38,7 +39,11 @@ func parsePythonResult(rec string, data []byte, id string, root []Event) (*Strea
 		SessionRoot   *string            `json:"session_root"`
 	}
 	if err := decodeStrict(data, &res); err != nil {
-		return nil, jsonError(rec, ResultFile, data, 0, err)
+		e := jsonError(rec, ResultFile, data, 0, err)
+		if strings.HasPrefix(e.Problem, "truncated") {
+			e.Line = lineAt(data, int64(len(bytes.TrimRight(data, " \t\r\n")))) // where the input ends
+		}
+		return nil, e
 	}
 	fail := func(key, format string, args ...any) error {
 		return &Error{Recording: rec, File: ResultFile, Line: max(lineOfKey(data, key), 1), Field: key, Problem: fmt.Sprintf(format, args...)}
