@@ -12,7 +12,6 @@ import (
 	"github.com/dshsim/dshsim/spill"
 	"github.com/dshsim/dshsim/stack/subagents"
 	"github.com/dshsim/dshsim/tools/bash"
-	"github.com/dshsim/dshsim/tools/code/noderuntime"
 	"github.com/dshsim/dshsim/tools/cordis"
 	"github.com/dshsim/dshsim/tools/cordis/dynamic"
 	"github.com/dshsim/dshsim/tools/goal"
@@ -182,29 +181,13 @@ func (s *Stack) add(t toolreg.Tool, extra, own bool) error {
 		t = w
 		s.served = append(s.served, t.Name())
 	}
-	if s.cfg.Cordis {
-		t = s.dynamicHost().Wrap(t)
+	if s.cfg.Cordis { // the tools a running Cordis package registers, confined as run_code's programs
+		if s.dynamic == nil {
+			s.dynamic = dynamic.New(s.cfg.CodeRuntime, s.policyFor, s.confiner, s.reg.In(nil).Register)
+		}
+		t = s.dynamic.Wrap(t)
 	}
 	return s.registerIn(s.reg.In(nil), t)
-}
-
-// dynamicHost is the host of the session's dynamic Cordis packages
-// (package tools/cordis/dynamic), made on first use: the tools a running
-// package registers run in run_code's runtime, confined as bash's
-// commands under their call's policy, and register for every agent.
-func (s *Stack) dynamicHost() *dynamic.Host {
-	if s.dynamic != nil {
-		return s.dynamic
-	}
-	r := dynamic.Runner{Policy: s.policyFor}
-	if rt, err := noderuntime.New(s.cfg.CodeRuntime); err == nil {
-		r.Runtime = rt
-	}
-	if s.confiner != nil {
-		r.Confiner = s.confiner
-	}
-	s.dynamic = &dynamic.Host{Runner: r, Register: s.reg.In(nil).Register}
-	return s.dynamic
 }
 
 // omits reports whether Config.Without leaves the tool out.

@@ -7,6 +7,9 @@ import (
 	"sync"
 
 	"github.com/dshsim/dshsim/pipeline"
+	"github.com/dshsim/dshsim/sandbox"
+	"github.com/dshsim/dshsim/sandbox/spawn"
+	"github.com/dshsim/dshsim/tools/code/noderuntime"
 	"github.com/dshsim/dshsim/tools/cordis"
 	"github.com/dshsim/dshsim/tools/toolreg"
 )
@@ -25,6 +28,18 @@ type Host struct {
 	mu       sync.Mutex
 	packages map[string]string   // pluginId/packageId: the host half's code
 	running  map[string][]func() // pluginId: the unregistrations of its tools
+}
+
+// New is the host of a stack's dynamic packages: their tools run in a
+// Node runtime of cfg (node not usable: every evaluation fails,
+// [ErrNoRuntime]), confined by confiner under policy's mode for the call,
+// and register through register.
+func New(cfg noderuntime.Config, policy func(*pipeline.Call) (sandbox.Policy, error), confiner spawn.Confiner, register func(pipeline.Tool) (func(), error)) *Host {
+	r := Runner{Policy: policy, Confiner: confiner}
+	if rt, err := noderuntime.New(cfg); err == nil {
+		r.Runtime = rt
+	}
+	return &Host{Runner: r, Register: register}
 }
 
 // meta is the ids a lifecycle result's meta holds.
