@@ -13,6 +13,7 @@ import (
 	"github.com/dshsim/dshsim/stack/subagents"
 	"github.com/dshsim/dshsim/tools/bash"
 	"github.com/dshsim/dshsim/tools/cordis"
+	"github.com/dshsim/dshsim/tools/cordis/dynamic"
 	"github.com/dshsim/dshsim/tools/goal"
 	"github.com/dshsim/dshsim/tools/jobs"
 	"github.com/dshsim/dshsim/tools/served"
@@ -179,6 +180,12 @@ func (s *Stack) add(t toolreg.Tool, extra, own bool) error {
 		}
 		t = w
 		s.served = append(s.served, t.Name())
+	}
+	if s.cfg.Cordis { // the tools a running Cordis package registers, confined as run_code's programs
+		if s.dynamic == nil {
+			s.dynamic = dynamic.New(s.cfg.CodeRuntime, s.policyFor, s.confiner, s.reg.In(nil).Register)
+		}
+		t = s.dynamic.Wrap(t)
 	}
 	return s.registerIn(s.reg.In(nil), t)
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/dshsim/dshsim/tools/cordis/dynamic"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -86,6 +87,7 @@ type toolParts struct {
 	attachments *attachment.Store // the image store (fileTools), nil when off
 	spillStore  *spill.Store      // spill's store, for the search tools' saved results
 	served      []string          // the tools whose bodies are served (add)
+	dynamic     *dynamic.Host     // the dynamic Cordis packages (dynamicHost), nil until composed
 }
 
 // New validates cfg and composes the stack (compose.go).

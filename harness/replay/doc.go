@@ -95,11 +95,12 @@
 //
 // # Front ends beyond ACP
 //
-// A headless or JSON-RPC recording (package recording says how its files
-// are told apart) is driven as ACP's, without the ACP bridge's frames:
-// what its client received is compared with our log instead
-// (frontend.go: the stream-json records and result, the notifications and
-// final response). The composition is stated, never guessed: a log without
+// A headless, JSON-RPC or Python SDK recording (package recording says
+// how its files are told apart) is driven as ACP's, without the ACP
+// bridge's frames: what its client received is compared with our log
+// instead (frontend.go: the stream-json records and result, the
+// notifications and final response, a Python SDK result's events beside
+// its notifications). The composition is stated, never guessed: a log without
 // a runtime context is composed without the policy plugins
 // (stack.Without.Policy), one whose runtime context has no approval
 // section without the approval plugin (stack.Without.Approval); a resumed

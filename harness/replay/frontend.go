@@ -29,7 +29,11 @@ func stackApproval(a string) string {
 // unguardedNote says what composition a run without a runtime context of
 // front end fe had.
 func unguardedNote(fe recording.Frontend) string {
-	return fmt.Sprintf("%s composition without a boundary (its overlay mounts dsh-bash-local and no sandbox-policy, approval or runtime-context plugins): tools run unconfined (danger-full-access), nothing asks, and no runtime context is logged", fe)
+	mounts := "its overlay mounts dsh-bash-local and no sandbox-policy, approval or runtime-context plugins"
+	if fe == recording.PythonSDK {
+		mounts = "the packaged runtime's composition mounts no sandbox-policy, approval or runtime-context plugins"
+	}
+	return fmt.Sprintf("%s composition without a boundary (%s): tools run unconfined (danger-full-access), nothing asks, and no runtime context is logged", fe, mounts)
 }
 
 // unguarded reports whether the recording's composition had no sandbox,
@@ -38,7 +42,7 @@ func unguardedNote(fe recording.Frontend) string {
 // dsh-bash-local and no policy plugins). The replay composes the same,
 // explicitly (stack.Without.Policy).
 func unguarded(rec *recording.Recording) bool {
-	return (rec.Frontend == recording.Headless || rec.Frontend == recording.JSONRPC) && !rec.HasRuntimeContext()
+	return (rec.Frontend == recording.Headless || rec.Frontend == recording.JSONRPC || rec.Frontend == recording.PythonSDK) && !rec.HasRuntimeContext()
 }
 
 // webNotes say what a web recording's replay compares and how it read the
@@ -75,7 +79,7 @@ func composedPolicy(rec *recording.Recording, pol recording.Policy) recording.Po
 
 // frontendDelegation sets the delegation an overlay composes where it is
 // not the default composition: the oneShotSubagent setting's one
-// subagent tool (spawn, one-shot) alone.
+// subagent tool (spawn, one-shot), and the workflow tool where it says so.
 func frontendDelegation(rec *recording.Recording, cfg *stack.SubagentsConfig) {
 	o := rec.Settings.OneShotSubagent
 	if o == nil {
@@ -83,7 +87,7 @@ func frontendDelegation(rec *recording.Recording, cfg *stack.SubagentsConfig) {
 	}
 	depth := o.MaxDepth
 	cfg.Instances = []subagent.Instance{{Name: "subagent", Provider: subagents.ProviderSpawn, Background: subagent.OneShot, NoBackground: !o.RunInBackground, MaxDepth: &depth}}
-	cfg.Control, cfg.Report, cfg.Workflow = false, false, false
+	cfg.Control, cfg.Report, cfg.Workflow = false, false, o.Workflow
 }
 
 // frontendChecks are the comparisons a front end's suite makes beyond the
@@ -129,7 +133,17 @@ func streamChecks(rec *recording.Recording, ours []recording.Event, cwd, id stri
 	if st.ResultFile == recording.StreamFile && !maps.Equal(res.Usage, st.Result.Usage) {
 		flags = append(flags, fmt.Sprintf("%s: field usage: expected %s, got %s", at(st.ResultFile, st.ResultLine), showUsage(st.Result.Usage), showUsage(res.Usage)))
 	}
-	if rec.Frontend != recording.JSONRPC {
+	switch rec.Frontend {
+	case recording.JSONRPC:
+	case recording.PythonSDK:
+		wantN, _, err := projection.ProjectCovered(st.Notified, normalizer(rec, rec.Header.Cwd, rec.Header.ID))
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: notifications: %w", file, err)
+		}
+		if f := firstDiff(file+": the session's session.event notifications differ from our log's events from the prompt on", projection.Compare(wantN, got)); f != "" {
+			flags = append(flags, f)
+		}
+	default:
 		notes = append(notes, fmt.Sprintf("%s: compared %d session_event records (%d projected events, from the prompt's splice on) and the result record (output, usage); not compared: the records' sessionId (a token) and each event's seq and time", file, len(st.Events), c.Total))
 		return flags, notes, nil
 	}
@@ -139,8 +153,18 @@ func streamChecks(rec *recording.Recording, ours []recording.Event, cwd, id stri
 	}
 	flags = append(flags, cf...)
 	flags = append(flags, statusChecks(rec, ours)...)
-	notes = append(notes, fmt.Sprintf("%s: compared the session's %d session.event records (%d projected events, from the prompt's splice on), %d child session(s)' records (with their logs), %d session.status values (one running and one idle per session that ran) and %s's finalResponse; not compared: the %d subagent.* notifications (the children's logs are), the sessionIds (tokens) and each event's seq and time", file, len(st.Events), c.Total, len(st.Children), len(st.Statuses), recording.ResultExpectedFile, st.Subagents))
+	notes = append(notes, sdkNote(rec, c.Total))
 	return flags, notes, nil
+}
+
+// sdkNote says what an SDK run's comparison compared (total: the
+// projected events of the session's records).
+func sdkNote(rec *recording.Recording, total int) string {
+	st := rec.Stream
+	if rec.Frontend == recording.PythonSDK {
+		return fmt.Sprintf("%s: compared the session's %d events and its %d session.event notifications (%d projected events each, from the prompt's splice on), %d child session(s)' notifications (with their logs), %d session.status values (one running and one idle per session that ran) and final_response; not compared: the %d subagent.* notifications (the children's logs are), session_id and the sessionIds (tokens), session_root (a path of the run), and each event's seq and time", st.File, len(st.Events), len(st.Notified), total, len(st.Children), len(st.Statuses), st.Subagents)
+	}
+	return fmt.Sprintf("%s: compared the session's %d session.event records (%d projected events, from the prompt's splice on), %d child session(s)' records (with their logs), %d session.status values (one running and one idle per session that ran) and %s's finalResponse; not compared: the %d subagent.* notifications (the children's logs are), the sessionIds (tokens) and each event's seq and time", st.File, len(st.Events), total, len(st.Children), len(st.Statuses), recording.ResultExpectedFile, st.Subagents)
 }
 
 // firstDiff is c's first difference after what, "" when c matched.
@@ -168,8 +192,11 @@ func at(file string, line int) string {
 
 // outputField names the result's text field.
 func outputField(st *recording.Stream) string {
-	if st.ResultFile == recording.ResultExpectedFile {
+	switch st.ResultFile {
+	case recording.ResultExpectedFile:
 		return "finalResponse"
+	case recording.ResultFile:
+		return "final_response"
 	}
 	return "output"
 }

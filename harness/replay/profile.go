@@ -81,6 +81,9 @@ func (p *prepared) profileConfig(cfg *stack.Config, ws string) (notes []string) 
 		cfg.PersistentShell = &stack.PersistentShellConfig{TimeoutMs: 300000, Description: minimalBashDescription}
 		cfg.Editor = &stack.EditorConfig{MaxOutputChars: 16000}
 		cfg.Without = stack.Without{Bash: true, JobTools: true, FileTools: true, Policy: true}
+	case recording.ProfileSingleExe:
+		cfg.Cordis = true
+		cfg.Without.Bash, cfg.Without.FileTools = true, true
 	default:
 		cfg.Todo, cfg.Skills = true, &stack.SkillsConfig{DshHome: home, AgentsHome: agents}
 		areas["todo"], areas["skills"] = true, true

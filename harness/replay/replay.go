@@ -405,7 +405,7 @@ func prepare(dir string, b recording.Bounds, res *Result) (*prepared, error) {
 	}
 	res.Notes = append(res.Notes, webNotes(rec)...)
 	toolsMode, toolsNote := rec.ToolsMode()
-	if rec.Settings.Profile == recording.ProfileAdvanced && rec.ToolSchemas == nil && toolsMode != stack.ToolsCode {
+	if (rec.Settings.Profile == recording.ProfileAdvanced || rec.Settings.Profile == recording.ProfileSingleExe) && rec.ToolSchemas == nil && toolsMode != stack.ToolsCode {
 		toolsMode, toolsNote = stack.ToolsBoth, "tools mode both: the advanced overlay's (EX/advanced.cordis.snapshot.yml tools.mode both)"
 	}
 	if toolsNote != "" {

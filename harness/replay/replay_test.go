@@ -53,8 +53,8 @@ func TestTranscriptsMatch(t *testing.T) {
 	isolate.Require(t)
 	t.Parallel() // mostly waits on its replays: it overlaps the hostile corpus
 	ds := dirs(t, "transcripts")
-	if len(ds) != 67 {
-		t.Fatalf("transcripts/ holds %d recordings, want the fifty-five upstream ACP ones, seven headless, three JSON-RPC ones, one goal one and one web one (frontends/)", len(ds))
+	if len(ds) != 68 {
+		t.Fatalf("transcripts/ holds %d recordings, want the fifty-five upstream ACP ones, seven headless, three JSON-RPC ones, one Python SDK one, one goal one and one web one (frontends/)", len(ds))
 	}
 	replaytest.RunParams(t, replaytest.Params{Dirs: ds, Check: func(t *testing.T, r *replay.Result) {
 		if (r.Comparison.Total == 0 && !headerOnly(t, r.Dir)) || r.Comparison.Matched != r.Comparison.Total {
@@ -91,6 +91,12 @@ func TestFlaggedRecordingsMismatch(t *testing.T) {
 			flag: `result.expected.json: field finalResponse: expected "SDK snapshot NOT OK", got "SDK snapshot OK"`},
 		{name: "a JSON-RPC run's session.event records are compared", dir: "jsonrpc-notification-changed",
 			flag: "notifications.expected.jsonl: the session's event records differ from our log's events from the prompt on: turn 1, turn/end"},
+		{name: "a Python SDK run's final response is compared", dir: "python-sdk-final-response-changed",
+			flag: `result.json:3: field final_response: expected "ADVANCED_EXECUTABLE_NOT_OK", got "ADVANCED_EXECUTABLE_OK"`},
+		{name: "a Python SDK run's notifications are compared beside its events", dir: "python-sdk-notification-changed",
+			flag: `result.json: the session's session.event notifications differ from our log's events from the prompt on: turn 1, tool/result advanced-code ok: text: expected "43", got "42"`},
+		{name: "a dynamic tool with a definition the checks refuse registers nothing", dir: "python-sdk-bad-dynamic-definition",
+			flag: "result.json: the session's event records differ from our log's events from the prompt on: turn 1, tool/result advanced-run ok: isError: expected false, got true", firstPath: "isError"},
 	}
 	results := replay.Run(context.Background(), dirs(t, "testdata/replay/flagged"), replay.RunOptions{Parallel: 2})
 	byName := map[string]*replay.Result{}

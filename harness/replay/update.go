@@ -118,9 +118,11 @@ func checkProjection(rec *recording.Recording, file, log string, expected []proj
 }
 
 // normalizer is the projection normalizer for one side of rec's comparison:
-// the session's cwd and id, and the recording's time setting.
+// the session's cwd and id, and the recording's time setting; a Python
+// SDK recording's id tokens ([recording.Recording.IDTokens]) are session
+// ids too.
 func normalizer(rec *recording.Recording, cwd, id string) projection.Normalizer {
-	n := projection.WithCwd(cwd, id)
+	n := projection.WithCwd(cwd, append([]string{id}, rec.IDTokens()...)...)
 	n.EventTimes = rec.Settings.EventTimes
 	return n
 }

@@ -12,7 +12,9 @@
 // the JSDoc API catalog cordis_inspect_query answers from. This stack does
 // not have that program, so the bodies refuse ([ErrNoHost]) unless the
 // composition serves them from a recording (package served), which the
-// replay report names. [Render] is each tool's own rendering of its value
+// replay report names; what cordis_run does to the session (the tools a
+// running package registers) is composed for real by package dynamic.
+// [Render] is each tool's own rendering of its value
 // (upstream's output.render, after the output-schema check): the inspect
 // tools print JSON.stringify(value, null, 2), the others one line. A
 // replay uses it to find the value a run_code program received from a

@@ -36,8 +36,9 @@
 // JSON-RPC example's notifications and result; goal's, driven as ACP's
 // ([Frontend.OverACP]) with session.jsonl a header, the model script
 // replay.override.json and the whole log session.expected.jsonl the one
-// compared; the Python SDK and web layouts are recognised and refused in
-// one line saying what they need,
+// compared; the Python SDK's result.json (its events, notifications
+// placed as JSON-RPC's, final_response; [Recording.IDTokens] its id
+// tokens); web's session.jsonl beside its UI renders;
 // and a web directory holding only seed.jsonl is not a session
 // ([NotASessionError]). What a front end's test file gives a scenario by
 // name is [FrontendSuiteSettings] ([SuiteSettingsOf]); Recording.LogFile

@@ -138,6 +138,10 @@ type Stream struct {
 	Statuses []string
 	// Subagents counts the subagent.* notifications (JSON-RPC).
 	Subagents int
+	// Notified are the session's session.event notifications where the
+	// run's result holds its events beside them (the Python SDK's
+	// result.json: Events are its events, Notified the notifications').
+	Notified []Event
 	// Result is the result: the final assistant text (and, headless, the
 	// model usage summed over the steps).
 	Result StreamResult
@@ -241,11 +245,6 @@ func prefix(file string) string {
 // normaliser tokenises it.
 var streamHeader = Header{Type: "session", ID: "{{sessionId}}", Cwd: "{{cwd}}"}
 
-// notYet says what a front end dsh-replay does not replay yet would need.
-var notYet = map[Frontend]string{
-	PythonSDK: "; the Python SDK's result.json (events and notifications) and the dynamic tools cordis_run registers",
-}
-
 // goalLog takes a goal recording's compared log: session.jsonl is the
 // header llm-replay is given (its model script is replay.override.json),
 // session.expected.jsonl the whole log upstream's suite compares.
@@ -268,9 +267,6 @@ func (l *loader) goalLog(r *Recording) error {
 func (l *loader) loadFrontend(r *Recording) error {
 	if r.Frontend == Web {
 		return l.loadWeb(r)
-	}
-	if r.Frontend != Headless && r.Frontend != JSONRPC {
-		return l.fail("", 0, "", "a %s recording: dsh-replay does not replay this front end yet (it replays ACP, headless, JSON-RPC, goal and web recordings)%s", r.Frontend, notYet[r.Frontend])
 	}
 	if err := l.workspace(r); err != nil {
 		return err
@@ -296,8 +292,11 @@ func (l *loader) loadFrontend(r *Recording) error {
 	if err := checkResumeSeed(r); err != nil {
 		return err
 	}
-	if r.Frontend == JSONRPC {
+	switch r.Frontend {
+	case JSONRPC:
 		return l.notifications(r)
+	case PythonSDK:
+		return l.pythonResult(r)
 	}
 	return nil
 }

@@ -170,7 +170,7 @@ func TestHeadlessRejectsBadInputNamingFileLineAndField(t *testing.T) {
 		{"no prompt", map[string]string{SessionExpectedFile: streamHead, StderrExpectedFile: ""}, InputFile, "", 0, "missing file, and no prompt setting"},
 		{"a prompt beside input.json", map[string]string{InputFile: promptInput, StreamFile: streamSplice + streamResult, SettingsFile: `{"prompt":"x"}`}, SettingsFile, "prompt", 0, "set, but the recording has input.json"},
 		{"a prompt in an ACP recording", map[string]string{InputFile: promptInput, SessionFile: streamHead, StdoutFile: "", SettingsFile: `{"prompt":"x"}`}, SettingsFile, "prompt", 0, "set, but the recording has input.json"},
-		{"another front end", map[string]string{ResultFile: "{}"}, "", "", 0, "a python-sdk recording: dsh-replay does not replay this front end yet"},
+		{"a python-sdk run without its prompt", map[string]string{SessionFile: streamHead, ResultFile: "{}"}, InputFile, "", 0, "missing file, and no prompt setting: upstream's test file gives this python-sdk scenario its prompt"},
 		{"a goal log with events", goalFiles(map[string]string{SessionFile: streamHead + goalTurn}), SessionFile, "", 2, "a goal recording's session.jsonl is its header alone"},
 		{"a goal recording without its script", goalFiles(map[string]string{OverrideFile: ""}), OverrideFile, "", 0, "missing file or not a whole script"},
 		{"a goal change without its operation", goalFiles(map[string]string{SessionExpectedFile: streamHead + `{"type":"goal/change","seq":0,"time":0,"data":{"kind":"goal/change","version":1}}` + "\n"}), SessionExpectedFile, "data.operation", 2, "missing (required in goal/change)"},

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 )
 
 // notifications reads a JSON-RPC run's notifications.expected.jsonl and
@@ -44,61 +45,117 @@ func (l *loader) notifications(r *Recording) error {
 // parseNotifications decodes the notifications streamed by lr; root are
 // the session's logged events, which its session.event records follow.
 func parseNotifications(rec string, lr *lineReader, root []Event) (*Stream, error) {
-	fail := func(line int, field, format string, args ...any) error {
-		return &Error{Recording: rec, File: NotificationsFile, Line: line, Field: field, Problem: fmt.Sprintf(format, args...)}
-	}
-	s := &Stream{File: NotificationsFile}
-	var kids []int64 // each child's next seq
-	start := -1      // where in root the session's records start
+	nf := &notifier{rec: rec, file: NotificationsFile, params: "params", root: root, s: &Stream{File: NotificationsFile}, start: -1}
 	for {
 		ln, err := lr.next()
 		if errors.Is(err, io.EOF) {
-			return s, nil
+			return nf.s, nil
 		}
 		if err != nil {
 			return nil, err
 		}
-		var n struct {
-			Method *string `json:"method"`
-			Params *struct {
-				Event  *json.RawMessage `json:"event"`
-				Status *string          `json:"status"`
-			} `json:"params"`
-		}
-		if err := json.Unmarshal(ln, &n); err != nil {
-			return nil, jsonError(rec, NotificationsFile, ln, lr.n, err)
-		}
-		switch {
-		case n.Method == nil:
-			return nil, fail(lr.n, "method", "missing")
-		case n.Params == nil:
-			return nil, fail(lr.n, "params", "missing")
-		}
-		switch *n.Method {
-		case "session.status":
-			if n.Params.Status == nil || (*n.Params.Status != "running" && *n.Params.Status != "idle") {
-				return nil, fail(lr.n, "params.status", "want \"running\" or \"idle\", got %s", show(n.Params.Status))
-			}
-			s.Statuses = append(s.Statuses, *n.Params.Status)
-		case "subagent.started", "subagent.finished":
-			s.Subagents++
-		case "session.event":
-			if n.Params.Event == nil {
-				return nil, fail(lr.n, "params.event", "missing")
-			}
-			evs, err := parseLine(rec, *n.Params.Event, lr.n, false, -1)
-			if err != nil {
-				return nil, streamError(err, NotificationsFile)
-			}
-			if start < 0 && len(root) > 0 {
-				start = indexOfSeq(root, evs[0])
-			}
-			kids = s.place(evs[0], root[max(start, 0):], kids)
-		default:
-			return nil, fail(lr.n, "method", "want session.event, session.status, subagent.started or subagent.finished, got %q", *n.Method)
+		if err := nf.take(ln, lr.n, ""); err != nil {
+			return nil, err
 		}
 	}
 }
+
+// notifier files the notifications of one SDK run into a Stream: a
+// JSON-RPC run's lines ({method, params}) or the Python SDK's
+// result.json records ({method, payload}).
+type notifier struct {
+	rec, file string
+	// params is the key of a record's payload: "params" (JSON-RPC) or
+	// "payload" (the Python SDK).
+	params string
+	// root are the session's logged events, which its session.event
+	// records follow.
+	root []Event
+	s    *Stream
+	// kids are each child's next seq; start is where in root the
+	// session's records start (-1: not yet known).
+	kids  []int64
+	start int
+}
+
+// take files one notification, the record raw at line; at is the
+// record's path in its file ("" for a line of its own), which every
+// field an error names starts with.
+func (nf *notifier) take(raw []byte, line int, at string) error {
+	fail := func(field, format string, args ...any) error {
+		return &Error{Recording: nf.rec, File: nf.file, Line: line, Field: at + field, Problem: fmt.Sprintf(format, args...)}
+	}
+	var n map[string]*json.RawMessage
+	if err := json.Unmarshal(raw, &n); err != nil {
+		return under(jsonError(nf.rec, nf.file, raw, line, err), nf.file, trimDot(at))
+	}
+	var method *string
+	if n["method"] != nil && json.Unmarshal(*n["method"], &method) != nil {
+		return fail("method", "want string, got JSON %s", *n["method"])
+	}
+	var p *struct {
+		Event  *json.RawMessage `json:"event"`
+		Status *string          `json:"status"`
+	}
+	if n[nf.params] != nil {
+		if err := json.Unmarshal(*n[nf.params], &p); err != nil {
+			return under(jsonError(nf.rec, nf.file, *n[nf.params], line, err), nf.file, at+nf.params)
+		}
+	}
+	switch {
+	case method == nil:
+		return fail("method", "missing")
+	case p == nil:
+		return fail(nf.params, "missing")
+	}
+	switch *method {
+	case "session.status":
+		if p.Status == nil || (*p.Status != "running" && *p.Status != "idle") {
+			return fail(nf.params+".status", "want \"running\" or \"idle\", got %s", show(p.Status))
+		}
+		nf.s.Statuses = append(nf.s.Statuses, *p.Status)
+	case "subagent.started", "subagent.finished":
+		nf.s.Subagents++
+	case "session.event":
+		if p.Event == nil {
+			return fail(nf.params+".event", "missing")
+		}
+		evs, err := parseLine(nf.rec, *p.Event, line, false, -1)
+		if err != nil {
+			return under(err, nf.file, at+nf.params+".event")
+		}
+		if nf.start < 0 && len(nf.root) > 0 {
+			nf.start = indexOfSeq(nf.root, evs[0])
+		}
+		nf.kids = nf.s.place(evs[0], nf.root[max(nf.start, 0):], nf.kids)
+	default:
+		return fail("method", "want session.event, session.status, subagent.started or subagent.finished, got %q", *method)
+	}
+	return nil
+}
+
+// under is err (an *Error raised against a value inside file) with its
+// file set and its field put under path, the value's place in the file
+// ("": the field stays).
+func under(err error, file, path string) error {
+	var e *Error
+	if !errors.As(err, &e) {
+		return err
+	}
+	c := *e
+	c.File = file
+	switch {
+	case path == "":
+	case c.Field == "":
+		c.Field = path
+	default:
+		c.Field = path + "." + c.Field
+	}
+	return &c
+}
+
+// trimDot is a record's path without its trailing dot.
+func trimDot(at string) string { return strings.TrimSuffix(at, ".") }
 
 // place files e with the session's events when it continues the session's
 // log (the next seq, of that type), else with the child whose next seq it

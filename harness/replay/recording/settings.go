@@ -233,6 +233,9 @@ type OneShotSubagent struct {
 	RunInBackground bool `json:"runInBackground"`
 	// MaxDepth is its maxDepth (upstream's default 3).
 	MaxDepth int `json:"maxDepth"`
+	// Workflow mounts the workflow tool beside it (the Python SDK's
+	// packaged runtime does).
+	Workflow bool `json:"workflow,omitempty"`
 }
 
 // WorkspaceContext configures upstream's workspace instructions
@@ -264,6 +267,7 @@ const (
 	ProfileWeb            = "web"
 	ProfileMinimal        = "minimal"
 	ProfileGoal           = "goal"
+	ProfileSingleExe      = "single-exe"
 )
 
 // Profiles says what each profile composes beyond the default one.
@@ -278,6 +282,7 @@ var Profiles = map[string]string{
 	ProfileAdvanced:       "EX/advanced.cordis.snapshot.yml: the default profile in tools mode both and the seven cordis_* tools with their prompt section (served: upstream's Cordis host does not run here)",
 	ProfileWeb:            "EX/web.cordis.snapshot.yml: the default profile and web_fetch (served: its fixture server is not published)",
 	ProfileMinimal:        "examples/jsonrpc-agent/minimal.snapshot.cordis.yml (standalone): the persistent bash (its description the overlay's) and str_replace_editor alone, danger-full-access, no approval, runtime context, delegation or compaction",
+	ProfileSingleExe:      "the Python SDK's packaged runtime (dsh-jsonrpc-agent-pkg, the advanced scenario's composition): run_code in tools mode both, the job tools, subagent, workflow and the seven cordis_* tools (served: upstream's Cordis host does not run here; the tools a running package registers are composed for real), no bash, file tools, todo_write or skill",
 	ProfileGoal:           "EX/headless-agent/goal.cordis.snapshot.yml (and the ACP goal suite's overlay): the default profile, the goal domain and the goal tools (get_goal, create_goal, update_goal) with their tool:goal section, and ralph (the base composition mounts dsh-tool-ralph)",
 }
 
@@ -345,7 +350,7 @@ var SettingKeys = []SettingKey{
 		"the workspace instructions (AGENTS.md, CLAUDE.md and their .local files, on by default with root marker .git and 65536 bytes; maxBytes 0 turns them off); compactBaselineAtRead replaces the baseline message before the first read of that path, as upstream's fixture does"},
 	{"imagePrompts", "true or false (absent: true when images are composed on an image-capable route)", "(ours) diff-code-read-image: the oracle's dsh-acp 0.0.1-rc.1, whose initialize never advertises image prompts",
 		"the initialize result's promptCapabilities.image"},
-	{"profile", "default, image, fs-search, pwsh, persistent-pwsh, lsp, pty, advanced, web, goal or minimal", "read-image, fs-glob-sampling, pwsh-tool-turn, lsp-definition, pty-tools, cordis-inspect-jsdoc, headless goal-tools, JSON-RPC persistent-tools...: the scenario's EX/*.cordis.snapshot.yml overlay",
+	{"profile", "default, image, fs-search, pwsh, persistent-pwsh, lsp, pty, advanced, web, goal, minimal or single-exe", "read-image, fs-glob-sampling, pwsh-tool-turn, lsp-definition, pty-tools, cordis-inspect-jsdoc, headless goal-tools, JSON-RPC persistent-tools, Python SDK advanced...: the scenario's EX/*.cordis.snapshot.yml overlay",
 		"composes the overlay's tools beyond the safety stack (and leaves out what a standalone overlay does not mount); a tool the recording calls adds its area too"},
 	{"prepare", "fs-search-tree, editing-cordis-skill or delimiter-path", "fs-glob-sampling: prepareFsSearchWorkspace; skill-load: prepareEditingCordisSkillWorkspace; agent-instructions: prepareDelimiterPathWorkspace",
 		"prepares the workspace as upstream's suite does, after workspace/ is copied"},
@@ -355,8 +360,8 @@ var SettingKeys = []SettingKey{
 		"serves those tools' bodies from the recording (the report names them); everything around a body runs"},
 	{"deploymentMode", "read-only, workspace-write or danger-full-access", "parent-override: EX/headless-agent/subagent-inheritance.cordis.snapshot.yml, sandbox-policy mode workspace-write under the session's read-only override",
 		"the stack's default sandbox mode (the deployment's); the runtime context states the session's, which its own sandbox/mode events set"},
-	{"oneShotSubagent", `{"runInBackground": true or false, "maxDepth": integer >= 1}`, "parent-override: EX/headless-agent/subagent-inheritance.cordis.snapshot.yml; the JSON-RPC scenarios: EX/jsonrpc-agent/cordis.yml (tool-subagent, provider spawn, one-shot)",
-		"composes the one subagent tool (spawn, one-shot, that background and depth cap) alone: no subagent_fork, send_message, interrupt_agent, list_agents, report or workflow"},
+	{"oneShotSubagent", `{"runInBackground": true or false, "maxDepth": integer >= 1, "workflow": true or false}`, "parent-override: EX/headless-agent/subagent-inheritance.cordis.snapshot.yml; the JSON-RPC scenarios: EX/jsonrpc-agent/cordis.yml (tool-subagent, provider spawn, one-shot); the Python SDK's advanced (with the workflow tool)",
+		"composes the one subagent tool (spawn, one-shot, that background and depth cap) alone: no subagent_fork, send_message, interrupt_agent, list_agents or report, and workflow only when workflow is true"},
 	{"resumeSeed", "integer >= 0, at most the events before the log's session/end-seed", "tool-outcome-unknown, parent-override: the events semantic-checkpoint.snapshot.ts and subagent-inheritance.snapshot.ts seed before the run resumes the session",
 		"writes that many of the log's first events as our session's own, then resumes it as upstream does: an open turn closed (a call without a result gets an unknown or not-started outcome), session/end-seed, the next turn numbered after the seed's"},
 	{"prompt", "non-empty string", "headless-profile: the task headless.snapshot.ts passes the product CLI (a headless scenario with no input.json)",
@@ -648,6 +653,10 @@ var FrontendSuiteSettings = map[Frontend]map[string]Settings{
 		"subagent-spawn-in-process": {DelegationKnobs: DelegationKnobs{OneShotSubagent: &OneShotSubagent{MaxDepth: 3}}, Prompt: "Use the subagent tool exactly once with description 'echo probe' and prompt: Reply with exactly: child answer 42. Then reply with the subagent's final answer verbatim.",
 			Note: "upstream's suite: sdk.snapshot.ts scenario subagent-spawn-in-process (session id sdk-snapshot-subagent, one child)",
 		},
+	},
+	PythonSDK: {
+		"advanced": {Profile: ProfileSingleExe, Prompt: "Run the advanced packaged-runtime snapshot scenario.", DelegationKnobs: DelegationKnobs{OneShotSubagent: &OneShotSubagent{MaxDepth: 3, Workflow: true}},
+			Note: "upstream's Python SDK single-executable snapshot advanced: the packaged runtime's advanced composition (run_code, the job tools, subagent, workflow and the cordis_* tools, served: upstream's Cordis host does not run here), no runtime context"},
 	},
 	Web: {
 		"permission-policy-context": {UIAnswer: "allowed-once", Note: "upstream's suite: permission-policy-context.e2e.ts answers every approval/request allowed-once (the UI is the answerer) and types /permission before each prompt"},

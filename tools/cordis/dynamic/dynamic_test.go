@@ -1,0 +1,204 @@
+package dynamic
+
+import (
+	"context"
+	"encoding/json"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/dshsim/dshsim/pipeline"
+	"github.com/dshsim/dshsim/sandbox"
+	"github.com/dshsim/dshsim/tools/code/noderuntime"
+	"github.com/dshsim/dshsim/tools/cordis"
+	"github.com/dshsim/dshsim/tools/toolreg"
+)
+
+// TestCheck: a definition registers only as the checks allow; each
+// refusal names its field.
+func TestCheck(t *testing.T) {
+	ok := func(d Definition) Definition { return d }
+	base := Definition{Name: "snapshot_double", Description: "Double.", Parameters: json.RawMessage(`{"value":{"type":"number","required":true}}`), Output: json.RawMessage(`{"type":"number"}`)}
+	with := func(f func(*Definition)) Definition { d := base; f(&d); return d }
+	tests := []struct {
+		name       string
+		def        Definition
+		wantErr    string
+		wantParams string
+	}{
+		{"the recording's", ok(base), "", `{"properties":{"value":{"type":"number"}},"required":["value"],"type":"object"}`},
+		{"no parameters", with(func(d *Definition) { d.Parameters = json.RawMessage(`null`) }), "", `{"properties":{},"type":"object"}`},
+		{"optional, described, enum", with(func(d *Definition) {
+			d.Parameters = json.RawMessage(`{"mode":{"type":"string","description":"m","enum":["a","b"]}}`)
+		}), "", `{"properties":{"mode":{"description":"m","enum":["a","b"],"type":"string"}},"type":"object"}`},
+		{"a 64-character name", with(func(d *Definition) { d.Name = strings.Repeat("a", 64) }), "", ""},
+		{"a 65-character name", with(func(d *Definition) { d.Name = strings.Repeat("a", 65) }), "harness.defineTool name:", ""},
+		{"a name with a dot", with(func(d *Definition) { d.Name = "a.b" }), "harness.defineTool name:", ""},
+		{"a name starting with a digit", with(func(d *Definition) { d.Name = "1a" }), "harness.defineTool name:", ""},
+		{"no description", with(func(d *Definition) { d.Description = "" }), "harness.defineTool description:", ""},
+		{"parameters not an object", with(func(d *Definition) { d.Parameters = json.RawMessage(`[1]`) }), "harness.defineTool parameters:", ""},
+		{"an object parameter", with(func(d *Definition) { d.Parameters = json.RawMessage(`{"v":{"type":"object"}}`) }), "harness.defineTool parameters.v: type:", ""},
+		{"a missing type", with(func(d *Definition) { d.Parameters = json.RawMessage(`{"v":{}}`) }), "harness.defineTool parameters.v: type:", ""},
+		{"required false", with(func(d *Definition) { d.Parameters = json.RawMessage(`{"v":{"type":"number","required":false}}`) }), "harness.defineTool parameters.v: required:", ""},
+		{"an unknown key", with(func(d *Definition) { d.Parameters = json.RawMessage(`{"v":{"type":"number","default":1}}`) }), `harness.defineTool parameters.v: key "default"`, ""},
+		{"an empty enum", with(func(d *Definition) { d.Parameters = json.RawMessage(`{"v":{"type":"string","enum":[]}}`) }), "harness.defineTool parameters.v: enum:", ""},
+		{"a bad parameter name", with(func(d *Definition) { d.Parameters = json.RawMessage(`{"a b":{"type":"number"}}`) }), "harness.defineTool parameters.a b:", ""},
+		{"an output of another type", with(func(d *Definition) { d.Output = json.RawMessage(`{"type":"object"}`) }), "harness.defineTool output.schema.type:", ""},
+		{"an output with more keys", with(func(d *Definition) { d.Output = json.RawMessage(`{"type":"number","minimum":0}`) }), "harness.defineTool output.schema:", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			params, _, err := Check(tc.def)
+			switch {
+			case tc.wantErr == "" && err != nil:
+				t.Fatalf("Check = %v", err)
+			case tc.wantErr != "" && (err == nil || !strings.HasPrefix(err.Error(), tc.wantErr)):
+				t.Fatalf("Check = %v; want an error starting %q", err, tc.wantErr)
+			case tc.wantParams != "" && string(params) != tc.wantParams:
+				t.Fatalf("parameters = %s; want %s", params, tc.wantParams)
+			}
+		})
+	}
+}
+
+// snapshotDouble is the advanced recording's package host code.
+const snapshotDouble = `return (ctx) => {
+  harness.registerTool(ctx, harness.defineTool({
+    name: 'snapshot_double',
+    description: 'Double a number for executable snapshot verification.',
+    parameters: { value: { type: 'number', required: true } },
+    output: {
+      schema: { type: 'number' },
+      render(_args, value) {
+        return [{ type: 'text', text: String(value) }]
+      }
+    },
+    async execute(args) {
+      return args.value * 2
+    }
+  }))
+}
+`
+
+// fixture is a registry with the four lifecycle tools wrapped by a Host,
+// each inner body answering as a served one would (meta from ids).
+type fixture struct {
+	reg  *pipeline.Registry
+	host *Host
+	n    int
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node is not installed: the dynamic tools run in run_code's Node runtime")
+	}
+	rt, err := noderuntime.New(noderuntime.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{reg: pipeline.NewRegistry()}
+	f.host = &Host{Runner: Runner{Runtime: rt, Policy: func(*pipeline.Call) (sandbox.Policy, error) {
+		return sandbox.Policy{Mode: sandbox.DangerFullAccess, WorkspaceRoot: t.TempDir()}, nil
+	}}, Register: f.reg.Register}
+	for _, name := range []string{cordis.DefineName, cordis.RunName, cordis.StopName, cordis.UndefineName} {
+		tool := toolreg.Tool{Def: pipeline.Tool{Name: name, Parameters: json.RawMessage(`{"type":"object"}`),
+			Run: func(_ context.Context, call *pipeline.Call) (pipeline.Output, error) {
+				var m json.RawMessage
+				if name == cordis.DefineName {
+					m = json.RawMessage(`{"pluginId":"snap-1","packageId":"pkg-1"}`)
+				}
+				return pipeline.Output{Content: []pipeline.Block{{Type: "text", Text: "ok"}}, Meta: m}, nil
+			}}}
+		if _, err := f.reg.Register(f.host.Wrap(tool).Def); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return f
+}
+
+// call executes one call.
+func (f *fixture) call(name, args string) pipeline.Result {
+	f.n++
+	return f.reg.Execute(pipeline.NewCall("c"+string(rune('0'+f.n)), name, json.RawMessage(args), &pipeline.Agent{ID: "root"}, nil))
+}
+
+func (f *fixture) define(t *testing.T, host string) {
+	t.Helper()
+	args, _ := json.Marshal(map[string]any{"plugin": map[string]string{"kind": "new", "idPrefix": "snap"}, "name": "n", "purpose": "p", "code": map[string]string{"host": host}})
+	if r := f.call(cordis.DefineName, string(args)); r.IsError {
+		t.Fatalf("define: %+v", r.Content)
+	}
+}
+
+const runArgs = `{"pluginId":"snap-1","packageId":"pkg-1","mode":"run"}`
+
+// TestRunRegistersStopAndUndefineUnregister: the recording's package
+// registers snapshot_double on cordis_run, its call runs execute and
+// render (21 doubled, rendered "42"), and cordis_undefine removes it.
+func TestRunRegistersStopAndUndefineUnregister(t *testing.T) {
+	f := newFixture(t)
+	f.define(t, snapshotDouble)
+	if _, ok := f.reg.Lookup("snapshot_double"); ok {
+		t.Fatal("registered on define; want on run")
+	}
+	if r := f.call(cordis.RunName, runArgs); r.IsError {
+		t.Fatalf("run: %+v", r.Content)
+	}
+	r := f.call("snapshot_double", `{"value":21}`)
+	if r.IsError || len(r.Content) != 1 || r.Content[0].Text != "42" || string(r.Value) != "42" {
+		t.Fatalf("snapshot_double = %+v (value %s)", r.Content, r.Value)
+	}
+	if r := f.call("snapshot_double", `{"value":"x"}`); !r.IsError {
+		t.Fatalf("a string value passed the schema check: %+v", r.Content)
+	}
+	if r := f.call(cordis.UndefineName, `{"pluginId":"snap-1"}`); r.IsError {
+		t.Fatalf("undefine: %+v", r.Content)
+	}
+	if _, ok := f.reg.Lookup("snapshot_double"); ok {
+		t.Fatal("still registered after cordis_undefine")
+	}
+}
+
+// TestABadPackageRegistersNothing: a definition the checks refuse, a
+// second registration of one name, a name already taken, a registration
+// without defineTool, host code that throws or reaches for Node's
+// require: cordis_run fails naming why, and nothing registers.
+func TestABadPackageRegistersNothing(t *testing.T) {
+	reg := func(name, params string) string {
+		return `harness.registerTool(ctx, harness.defineTool({ name: '` + name + `', description: 'd', parameters: ` + params + `, async execute() { return 1 } }));`
+	}
+	tests := []struct{ name, host, want string }{
+		{"a bad definition after a good one", `return (ctx) => { ` + reg("good_one", `{}`) + reg("bad_one", `{ v: { type: 'object' } }`) + ` }`, "registration 2: harness.defineTool parameters.v"},
+		{"one name twice", `return (ctx) => { ` + reg("twice", `{}`) + reg("twice", `{}`) + ` }`, `"twice" is registered twice`},
+		{"a name taken", `return (ctx) => { ` + reg("good_one", `{}`) + reg("cordis_run", `{}`) + ` }`, "register cordis_run"},
+		{"without defineTool", `return (ctx) => { harness.registerTool(ctx, { name: 'x' }) }`, "must use a tool returned by harness.defineTool"},
+		{"host code that throws", `throw new Error('boom')`, "boom"},
+		{"require", `return (ctx) => { require('fs') }`, "require is not defined"},
+		{"no plugin", `return 42`, "returned no Cordis Plugin"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			f.define(t, tc.host)
+			r := f.call(cordis.RunName, runArgs)
+			if !r.IsError || len(r.Content) == 0 || !strings.Contains(r.Content[0].Text, tc.want) {
+				t.Fatalf("run = %+v; want an error naming %q", r.Content, tc.want)
+			}
+			for _, name := range []string{"good_one", "bad_one", "twice"} {
+				if _, ok := f.reg.Lookup(name); ok {
+					t.Fatalf("%s registered", name)
+				}
+			}
+		})
+	}
+}
+
+// TestRunOfAnUndefinedPackageFails: cordis_run of a package this session
+// did not define registers nothing and fails.
+func TestRunOfAnUndefinedPackageFails(t *testing.T) {
+	f := newFixture(t)
+	if r := f.call(cordis.RunName, runArgs); !r.IsError || !strings.Contains(r.Content[0].Text, "no such package") {
+		t.Fatalf("run = %+v", r.Content)
+	}
+}
