@@ -8,6 +8,10 @@ CALL_ROUNDS ?= 5
 FUZZTIME  ?= 20s
 # Extra go test flags for make test (.ci/run's unprivileged pass: -short).
 TESTFLAGS ?=
+# Test binaries make test runs at once: twice the CPUs. Most of the suite
+# waits (replays, child processes, qemu boots beside them), so go test's
+# default of one per CPU left the CPUs half idle (docs/ci.md).
+TEST_P ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) * 2 )))
 # Upstream's C Landlock runner on npm (a static musl binary), measured beside ours by bench-spawn-c.
 C_RUNNER_PKG ?= @deepseek-ai/node-addon-landlock-run-linux-x64@0.1.1
 # make oracle-diff: N generated scripts from SEED (START: the first case), through upstream and ours.
@@ -40,7 +44,7 @@ GOFILES    = $(shell find . -name '*.go' -not -path './.git/*' -not -path '*/tes
 
 help:
 	@echo 'make sim      regenerate snapshots/ with dsh-sim, then dsh-sim -check'
-	@echo 'make test     go test -count=1 ./...   (DSHSIM_UPDATE=1 make test updates every golden)'
+	@echo 'make test     go test -count=1 -p TEST_P ./...   (TEST_P: twice the CPUs; DSHSIM_UPDATE=1 make test updates every golden)'
 	@echo 'make race     go test -race -short over the packages that run goroutines (RACE_PKGS)'
 	@echo 'make check    gofmt -l (must be empty), go vet ./..., staticcheck ./... ($(STATICCHECK_VERSION)), dsh-sim -check (effect files and docs page)'
 	@echo 'make bench    benchmarks of the packages that have them (BENCHTIME=$(BENCHTIME))'
@@ -66,7 +70,7 @@ sim: $(DSHSIM)
 	$(DSHSIM) -check
 
 test:
-	$(GO) test -count=1 -timeout 40m $(TESTFLAGS) ./...
+	$(GO) test -count=1 -timeout 40m -p $(TEST_P) $(TESTFLAGS) ./...
 
 race:
 	$(GO) test -race -short -count=1 -p $(RACE_P) $(RACE_PKGS)
