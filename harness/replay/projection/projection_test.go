@@ -309,6 +309,16 @@ func TestProjectTurnEvents(t *testing.T) {
 		{goalWrapup, KindRound, "source.round", 1.0},
 		{goalWrapup, KindRound, "source.goalId", "goal-{{sessionId}}"},
 		{goalWrapup, KindContext, "summary", "complete: Finish the ACP goal wrap-up snapshot proof"},
+		{compactionRecovery, KindCompactionStart, "compactionId", "{{sessionId}}"},
+		{compactionRecovery, KindCompactionStart, "turn", 1.0},
+		{compactionRecovery, KindCompactionSummary, "shadowedRange.start", 4.0},
+		{compactionRecovery, KindCompactionSummary, "shadowedTokenCount", 266.0},
+		{compactionRecovery, KindCompactionSummary, "maxTokens", 32.0},
+		{compactionRecovery, KindCompactionSummary, "usage.outputTokens", 4.0},
+		{compactionRecovery, KindCompactionSummary, "llmStreamCall", true},
+		{compactionRecovery, KindContext, "surfaceOp.end", 4.0},
+		{compactionRecovery, KindContext, "plugin", "compact"},
+		{compactionRecovery, KindCompactionEnd, "turn", 1.0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.recording+" "+tc.kind, func(t *testing.T) {
@@ -335,6 +345,29 @@ func TestProjectTurnEvents(t *testing.T) {
 
 // goalTools is the headless recording of the goal tools.
 const goalTools = "frontends/examples/headless-agent/tests/snapshots/goal-tools"
+
+// compactionRecovery is the headless recording of a compaction after a
+// context overflow.
+const compactionRecovery = "frontends/examples/headless-agent/tests/snapshots/compaction-recovery"
+
+// TestCompactionSummaryLeavesTheRouteOut: a compaction/summary's provider
+// and model name the summary call's route, the replay's own model's (as a
+// request's route is), left out of its item.
+func TestCompactionSummaryLeavesTheRouteOut(t *testing.T) {
+	items := projectTranscript(t, compactionRecovery)
+	i := slices.IndexFunc(items, func(it Item) bool { return it.Kind == KindCompactionSummary })
+	if i < 0 {
+		t.Fatal("no compaction/summary item")
+	}
+	for _, k := range []string{"provider", "model"} {
+		if _, ok := items[i].Fields[k]; ok {
+			t.Errorf("compaction/summary item holds %s", k)
+		}
+	}
+	if _, ok := items[i].Fields["summary"]; !ok {
+		t.Error("compaction/summary item lacks its summary")
+	}
+}
 
 // goalWrapup is the goal suite's recording of a round that completes.
 const goalWrapup = "frontends/examples/acp-agent/tests/goal-snapshots/goal-wrapup"
