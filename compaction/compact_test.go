@@ -172,3 +172,20 @@ func checkCommitted(t *testing.T, evs []session.Event, res *Result) {
 		t.Errorf("checkpoint surfaceOp %s, sourceEventSeqs %v", evs[2].SurfaceOp, evs[2].SourceEventSeqs)
 	}
 }
+
+// TestCompactRegionRefusesAChangedSurface: a surface that changed while
+// the summary was made (a message appended meanwhile) is not replaced;
+// the compaction closes with the error.
+func TestCompactRegionRefusesAChangedSurface(t *testing.T) {
+	l := recordingLog(t)
+	_, err := CompactRegion(context.Background(), l, 2, 2, func(context.Context, Input) (Summary, error) {
+		l.AppendWith(session.KindUserMessage, user(0, 4).Data, session.AppendOptions{SurfaceOp: "append"})
+		return Summary{Summary: []json.RawMessage{summaryText}}, nil
+	})
+	events, _ := l.Events()
+	last := events[len(events)-1]
+	if err == nil || !strings.Contains(err.Error(), "session surface changed during summarization") ||
+		last.Type != session.KindCompactionEnd || !strings.Contains(string(last.Data), "surface changed") {
+		t.Fatalf("CompactRegion = %v, last event %s %s", err, last.Type, last.Data)
+	}
+}
