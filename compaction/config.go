@@ -43,8 +43,8 @@ type Config struct {
 	Auto *bool `json:"auto,omitempty"`
 }
 
-// Policy is a resolved configuration, before the model's capacity scales
-// it ([Policy.Spec]).
+// Policy is a resolved configuration (its ratios would scale with the
+// model's context window for the pressure compaction, not ported).
 type Policy struct {
 	ThresholdRatio float64
 	// RetainRatio applies when RetainTokens is nil.
@@ -61,13 +61,6 @@ type Policy struct {
 type Target struct {
 	Provider string
 	Model    string
-}
-
-// Spec is a policy scaled to a model's context window: concrete budgets.
-type Spec struct {
-	ContextWindow   int
-	ThresholdTokens int
-	RetainTokens    int
 }
 
 // ConfigError is a configuration upstream refuses at load: the field and
@@ -160,24 +153,4 @@ func validate(c Config) error {
 		return &ConfigError{"summarizationModel", "summarizationProvider and summarizationModel must be set together as an empty or non-empty pair"}
 	}
 	return nil
-}
-
-// Spec scales p to a model's context window: the threshold
-// floor(window·thresholdRatio), the retained tail retainTokens or
-// floor(window·retainRatio), which must stay below the threshold. Pure.
-func (p Policy) Spec(target Target, contextWindow int) (Spec, error) {
-	key := target.Provider + "/" + target.Model
-	if contextWindow <= 0 {
-		return Spec{}, fmt.Errorf("BasicCompactionConfig: contextWindow (%d) must be a positive integer", contextWindow)
-	}
-	s := Spec{ContextWindow: contextWindow, ThresholdTokens: int(math.Floor(float64(contextWindow) * p.ThresholdRatio))}
-	if p.RetainTokens != nil {
-		s.RetainTokens = *p.RetainTokens
-	} else {
-		s.RetainTokens = int(math.Floor(float64(contextWindow) * p.RetainRatio))
-	}
-	if s.RetainTokens >= s.ThresholdTokens {
-		return Spec{}, fmt.Errorf("BasicCompactionConfig: %s retainTokens (%d) must be less than threshold tokens %d", key, s.RetainTokens, s.ThresholdTokens)
-	}
-	return s, nil
 }

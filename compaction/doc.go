@@ -62,7 +62,9 @@
 // upstream does at plugin load (ratios in (0, 1], retainRatio or
 // retainTokens, retainRatio below thresholdRatio, the summarization route
 // as a pair) and applies upstream's defaults (0.8, 0.16, 8192, 1, 1,
-// auto); [Policy.Spec] scales a policy to a model's context window.
+// auto). Of the policy, the overflow recovery reads maxOverflowRetries,
+// maxTokens, the summarization route and auto; the ratios, retainTokens
+// and compactionRetries are the pressure compaction's (below).
 //
 // # Not ported
 //

@@ -1,7 +1,6 @@
 package compaction
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/dshsim/dshsim/internal/jsjson"
@@ -105,25 +104,4 @@ func EstimateMessage(content *jsjson.Value) (int, error) {
 		return 0, err
 	}
 	return n + BlockOverhead, nil
-}
-
-// EstimateHeader prices a request envelope: the system prompt
-// ceil(len/4)+4 (0 when absent), the tools ceil(len(JSON)/4)+4 (0 when
-// absent or empty).
-func EstimateHeader(system *string, tools json.RawMessage) (int, error) {
-	n := 0
-	if system != nil {
-		n += tokensOf(utf16Len(*system)) + 4
-	}
-	if len(tools) == 0 {
-		return n, nil
-	}
-	v, err := jsjson.Parse(tools)
-	if err != nil {
-		return 0, fmt.Errorf("tools: %w", err)
-	}
-	if v.Kind == jsjson.Array && len(v.Elems) > 0 {
-		n += tokensOf(utf16Len(jsjson.Stringify(v))) + BlockOverhead
-	}
-	return n, nil
 }
