@@ -350,39 +350,34 @@ const goalTools = "frontends/examples/headless-agent/tests/snapshots/goal-tools"
 // context overflow.
 const compactionRecovery = "frontends/examples/headless-agent/tests/snapshots/compaction-recovery"
 
-// TestCompactionSummaryLeavesTheRouteOut: a compaction/summary's provider
-// and model name the summary call's route, the replay's own model's (as a
-// request's route is), left out of its item.
-func TestCompactionSummaryLeavesTheRouteOut(t *testing.T) {
-	items := projectTranscript(t, compactionRecovery)
-	i := slices.IndexFunc(items, func(it Item) bool { return it.Kind == KindCompactionSummary })
-	if i < 0 {
-		t.Fatal("no compaction/summary item")
-	}
-	for _, k := range []string{"provider", "model"} {
-		if _, ok := items[i].Fields[k]; ok {
-			t.Errorf("compaction/summary item holds %s", k)
-		}
-	}
-	if _, ok := items[i].Fields["summary"]; !ok {
-		t.Error("compaction/summary item lacks its summary")
-	}
-}
-
 // goalWrapup is the goal suite's recording of a round that completes.
 const goalWrapup = "frontends/examples/acp-agent/tests/goal-snapshots/goal-wrapup"
 
-// TestGoalChangeTimesAreNotCompared: a goal/change's times are the run's
-// clock, left out of its item.
-func TestGoalChangeTimesAreNotCompared(t *testing.T) {
-	items := projectTranscript(t, goalTools)
-	i := slices.IndexFunc(items, func(it Item) bool { return it.Kind == KindGoal })
-	if i < 0 {
-		t.Fatal("no goal/change item")
-	}
-	for _, k := range []string{"createdAt", "updatedAt"} {
-		if _, ok := items[i].Fields[k]; ok {
-			t.Errorf("goal/change item holds %s", k)
+// TestFieldsLeftOut: fields of the run's own, left out of their items: a
+// goal/change's times (the run's clock) and a compaction/summary's
+// provider and model (the summary call's route, the replay's own model's,
+// as a request's route is); the rest stays.
+func TestFieldsLeftOut(t *testing.T) {
+	for _, tc := range []struct {
+		recording, kind string
+		left            []string
+		kept            string
+	}{
+		{goalTools, KindGoal, []string{"createdAt", "updatedAt"}, "goal"},
+		{compactionRecovery, KindCompactionSummary, []string{"provider", "model"}, "summary"},
+	} {
+		items := projectTranscript(t, tc.recording)
+		i := slices.IndexFunc(items, func(it Item) bool { return it.Kind == tc.kind })
+		if i < 0 {
+			t.Fatalf("no %s item", tc.kind)
+		}
+		for _, k := range tc.left {
+			if _, ok := items[i].Fields[k]; ok {
+				t.Errorf("%s item holds %s", tc.kind, k)
+			}
+		}
+		if _, ok := items[i].Fields[tc.kept]; !ok {
+			t.Errorf("%s item lacks %s", tc.kind, tc.kept)
 		}
 	}
 }
