@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 
+	"github.com/dshsim/dshsim/compaction"
 	"github.com/dshsim/dshsim/harness/replay/recording"
 	"github.com/dshsim/dshsim/llm"
 	"github.com/dshsim/dshsim/llm/deepseek"
@@ -42,6 +42,11 @@ func (m *liveModel) Call(ctx context.Context, req ModelRequest, emit func(json.R
 		return recording.Reply{}, fmt.Errorf("read our log for the conversation: %w", err)
 	}
 	msgs, err := conversation(events)
+	maxTokens := 0
+	if req.Summary != nil {
+		msgs, err = summaryConversation(req.Summary)
+		maxTokens = req.Summary.MaxTokens
+	}
 	if err != nil {
 		return recording.Reply{}, err
 	}
@@ -49,7 +54,7 @@ func (m *liveModel) Call(ctx context.Context, req ModelRequest, emit func(json.R
 	for i, t := range req.Tools {
 		tools[i] = llm.Tool{Name: t.Name, Description: t.Description, Parameters: t.Parameters}
 	}
-	r := deepseek.Request{Model: m.model, System: req.System, Messages: msgs, Tools: tools, Thinking: m.thinking, ReasoningEffort: m.effort}
+	r := deepseek.Request{Model: m.model, System: req.System, Messages: msgs, Tools: tools, Thinking: m.thinking, ReasoningEffort: m.effort, MaxTokens: maxTokens}
 	var reply recording.Reply
 	send := func(c llm.Chunk) error {
 		b, err := json.Marshal(c)
@@ -105,15 +110,40 @@ type surfaceMessage struct {
 	} `json:"content"`
 }
 
-// conversation is the conversation a log holds: every message appended
-// to its surface (user/message, assistant/message and tool/result events
-// with surfaceOp append), in order.
+// conversation is the conversation a log holds: the messages of its
+// surface (user/message, assistant/message and tool/result events with a
+// surfaceOp, a compaction's checkpoint in place of the range it
+// replaced), in surface order.
 func conversation(events []session.Event) ([]llm.Message, error) {
+	s, err := compaction.Fold(events)
+	if err != nil {
+		return nil, fmt.Errorf("our log: %w", err)
+	}
+	bySeq := make(map[int64]session.Event, len(events))
+	for _, e := range events {
+		bySeq[e.Seq] = e
+	}
+	on := make([]session.Event, len(s.Nodes))
+	for i, n := range s.Nodes {
+		on[i] = bySeq[n.Seq]
+	}
+	return messagesOf(on)
+}
+
+// summaryConversation is a compaction's summary call: the range's
+// messages, then the instruction.
+func summaryConversation(r *SummaryRequest) ([]llm.Message, error) {
+	msgs, err := messagesOf(r.Events)
+	if err != nil {
+		return nil, err
+	}
+	return append(msgs, llm.Message{Role: llm.User, Content: []llm.Block{{Type: llm.Text, Text: compaction.Instruction}}}), nil
+}
+
+// messagesOf are the messages of surface events, in their order.
+func messagesOf(events []session.Event) ([]llm.Message, error) {
 	var out []llm.Message
 	for _, e := range events {
-		if strings.TrimSpace(string(e.SurfaceOp)) != `"append"` {
-			continue
-		}
 		var m surfaceMessage
 		raw := e.Data
 		switch e.Type {

@@ -54,6 +54,11 @@ type ModelRequest struct {
 	// System is the system prompt; Tools the tools offered.
 	System string
 	Tools  []pipeline.Tool
+	// Summary, when set, makes the call a compaction's summary call: the
+	// compacted range's messages and the instruction, not the log's
+	// conversation (a scripted model serves its next reply as for any
+	// call).
+	Summary *SummaryRequest
 }
 
 // errScriptExhausted is a scripted model's answer past its last reply.

@@ -54,7 +54,7 @@ func TestTranscriptsMatch(t *testing.T) {
 	t.Parallel() // mostly waits on its replays: it overlaps the hostile corpus
 	ds := dirs(t, "transcripts")
 	if len(ds) != 68 {
-		t.Fatalf("transcripts/ holds %d recordings, want the fifty-five upstream ACP ones, seven headless, three JSON-RPC ones, one Python SDK one, one goal one and one web one (frontends/)", len(ds))
+		t.Fatalf("transcripts/ holds %d recordings, want the fifty-five upstream ACP ones, eight headless, three JSON-RPC ones, one Python SDK one, one goal one and one web one (frontends/)", len(ds))
 	}
 	replaytest.RunParams(t, replaytest.Params{Dirs: ds, Check: func(t *testing.T, r *replay.Result) {
 		if (r.Comparison.Total == 0 && !headerOnly(t, r.Dir)) || r.Comparison.Matched != r.Comparison.Total {
@@ -89,6 +89,8 @@ func TestFlaggedRecordingsMismatch(t *testing.T) {
 			flag: "stdout.expected.jsonl:3: expected a session/request_permission, the replay sent a session/update agent_message_chunk"},
 		{name: "a JSON-RPC run's final response is compared", dir: "jsonrpc-final-response-changed",
 			flag: `result.expected.json: field finalResponse: expected "SDK snapshot NOT OK", got "SDK snapshot OK"`},
+		{name: "automatic compaction off: the overflowed call ends the turn", dir: "compaction-off", firstPath: "kind",
+			flag: "unconsumed replies: 2 of 4 model replies were never requested"},
 		{name: "a JSON-RPC run's session.event records are compared", dir: "jsonrpc-notification-changed",
 			flag: "notifications.expected.jsonl: the session's event records differ from our log's events from the prompt on: turn 1, turn/end"},
 		{name: "a Python SDK run's final response is compared", dir: "python-sdk-final-response-changed",
@@ -454,13 +456,15 @@ func TestSandboxBackendSetting(t *testing.T) {
 // killed before exit whose notice reaches the model a step later), a prompt
 // cancelled while the model streams, two reads pooled in one step, a
 // handshake without a model call (no policy stated: the default profile),
-// and a child's served call answered from the child's log.
+// a child's served call answered from the child's log, and a context
+// overflow that a retry policy would retry too, recovered by the
+// compaction first (its log upstream's compaction-recovery, unchanged).
 func TestOurRecordingsMatch(t *testing.T) {
 	isolate.Require(t)
 	sandboxtest.RequireLandlock(t, 4)
 	ds := dirs(t, "testdata/replay/ours")
-	if len(ds) != 7 {
-		t.Fatalf("%d recordings of ours, want 7", len(ds))
+	if len(ds) != 8 {
+		t.Fatalf("%d recordings of ours, want 8", len(ds))
 	}
 	replaytest.RunParams(t, replaytest.Params{Dirs: ds, Options: replay.Options{LauncherPath: sandboxtest.Runner(t)}})
 }

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dshsim/dshsim/compaction"
 	"github.com/dshsim/dshsim/harness/replay/recording"
 	"github.com/dshsim/dshsim/harness/replay/toolschema"
 	"github.com/dshsim/dshsim/internal/jsjson"
@@ -30,6 +31,11 @@ type modelCalls struct {
 	headed    bool // the request header and context were logged
 	exhausted bool // the script ran out (flagged once)
 
+	// compaction recovers a call that overflowed the context window (nil:
+	// the composition mounts none); made once (compactionMade).
+	compaction     *compaction.Engine
+	compactionMade bool
+
 	mu          sync.Mutex
 	offered     []pipeline.Tool
 	sections    []stack.PromptSection
@@ -41,15 +47,17 @@ type modelCalls struct {
 // request after them), the model's reply streamed as assistant/chunk
 // events, and then, by the finish: an error is retried as the model's retry
 // policy allows (llm/retry, its delay, llm/retry-started, the next reply in
-// the same step) or fails the turn; else the assistant message (its text
+// the same step), or is recovered by a compaction when it overflowed the
+// context window (recoverOverflow: the next reply in the same step), or
+// fails the turn; else the assistant message (its text
 // blocks go on the wire), and max-tokens ends the step, no tool call ends
 // it completed, tool calls run and continue the turn (unless one concludes
 // it). end is how the step ends the turn (nil: it continues; failed: the
 // call failed); err is a failure of the replay.
 func (d *driver) modelStep(ctx context.Context, turn, step int) (end *session.EndReason, err error) {
 	info := d.model.Info()
-	retryID := ""
-	for retries := 0; ; retries++ {
+	retryID, retries := "", 0
+	for ; ; retries++ {
 		if err := d.request(); err != nil {
 			return nil, err
 		}
@@ -66,6 +74,10 @@ func (d *driver) modelStep(ctx context.Context, turn, step int) (end *session.En
 			// upstream's llm-retry reads it: a field of another type (a
 			// string status or Retry-After) is none, and the rest counts.
 			failure, _ := a.failure()
+			if d.recoverOverflow(ctx, turn, step, failure) {
+				retries-- // a compaction's retry is not the retry policy's
+				continue
+			}
 			r := d.retryOf(info, turn, step, retries, failure)
 			if r == nil {
 				failure = thrownFailure(a.finish.Failure, failure)

@@ -25,14 +25,21 @@ const (
 	// Model requests: the request header (config, system prompt, tools) and
 	// context (the route, [RequestContext]), a failed call's retry and the
 	// start of the retried attempt ([Retry], [RetryStarted]), the session's
-	// title and the title model's own request, and a compaction's summary.
-	KindRequestHeader     = "request/header"
-	KindRequestContext    = "request/context"
-	KindRetry             = "llm/retry"
-	KindRetryStarted      = "llm/retry-started"
-	KindTitle             = "session/title"
-	KindTitleRequest      = "session/title-llm-request"
+	// title and the title model's own request.
+	KindRequestHeader  = "request/header"
+	KindRequestContext = "request/context"
+	KindRetry          = "llm/retry"
+	KindRetryStarted   = "llm/retry-started"
+	KindTitle          = "session/title"
+	KindTitleRequest   = "session/title-llm-request"
+
+	// Compaction: a compaction opens ({compactionId, turn}), records its
+	// summary and the range it shadows, then closes ({compactionId, turn,
+	// error?}); the checkpoint message between summary and end replaces the
+	// range on the surface.
+	KindCompactionStart   = "compaction/start"
 	KindCompactionSummary = "compaction/summary"
+	KindCompactionEnd     = "compaction/end"
 
 	// Tool calls: a call ([ToolCall]) and its result; run_code's nested
 	// calls (a start and a settle event per call); todo_write's snapshot of
@@ -85,7 +92,8 @@ func Kinds() []string {
 	return []string{
 		KindTurnStart, KindTurnEnd, KindStepStart, KindStepEnd,
 		KindUserMessage, KindAssistantChunk, KindAssistantMessage, KindInboxSpliced,
-		KindRequestHeader, KindRequestContext, KindRetry, KindRetryStarted, KindTitle, KindTitleRequest, KindCompactionSummary,
+		KindRequestHeader, KindRequestContext, KindRetry, KindRetryStarted, KindTitle, KindTitleRequest,
+		KindCompactionStart, KindCompactionSummary, KindCompactionEnd,
 		KindToolCall, KindToolResult, KindCodeDispatchStart, KindCodeDispatch, KindTodoWrite,
 		KindWorkflowRunStart, KindWorkflowAgentStart, KindWorkflowAgentEnd, KindWorkflowRunEnd,
 		KindApprovalAsked, KindApprovalDecided, KindApprovalPolicy, KindSandboxMode, KindPermissionPreset, KindAutoReviewDecided,

@@ -13,33 +13,31 @@ import (
 // Reasons an event, or a part of an event type, is not compared. Each is
 // said once in a note, after the events it covers.
 const (
-	whyModel     = "the model's reply: the script the replay plays; its tool calls are compared as tool/call"
-	whyRequest   = "the model request's route and configuration: the replay's constructed model names itself, not the recorded one"
-	whyStep      = "step boundaries: one per scripted reply, so the replies fix them"
-	whyTurnOpen  = "opens the turn the compared events are grouped by"
-	whyStaging   = "a message staged for the next step: when it is staged follows the run's timing (a job's completion); the message is compared where the model gets it"
-	whySeedEnd   = "the end of a child's seed: the seed's descriptor and policy events are compared"
-	whyPreset    = "the preset the policy knobs derive: the knobs are compared as sandbox/mode and approval/policy"
-	whyCommand   = "a slash command's run: the replay drives prompts only (input.json's steps)"
-	whyCompacted = "a compaction's summary record: the context it replaces is compared as the compaction's message (its surfaceOp)"
+	whyModel    = "the model's reply: the script the replay plays; its tool calls are compared as tool/call"
+	whyRequest  = "the model request's route and configuration: the replay's constructed model names itself, not the recorded one"
+	whyStep     = "step boundaries: one per scripted reply, so the replies fix them"
+	whyTurnOpen = "opens the turn the compared events are grouped by"
+	whyStaging  = "a message staged for the next step: when it is staged follows the run's timing (a job's completion); the message is compared where the model gets it"
+	whySeedEnd  = "the end of a child's seed: the seed's descriptor and policy events are compared"
+	whyPreset   = "the preset the policy knobs derive: the knobs are compared as sandbox/mode and approval/policy"
+	whyCommand  = "a slash command's run: the replay drives prompts only (input.json's steps)"
 )
 
 // notCompared are the event types the projection leaves out, each with
 // its reason. Every other type of recording.EventTypes is projected
 // (TestEveryEventTypeIsCoveredOrNamed).
 var notCompared = map[string]string{
-	session.KindAssistantChunk:    whyModel,
-	session.KindAssistantMessage:  whyModel,
-	session.KindRequestHeader:     whyRequest,
-	session.KindRequestContext:    whyRequest,
-	session.KindStepStart:         whyStep,
-	session.KindStepEnd:           whyStep,
-	kindTurnOpen:                  whyTurnOpen,
-	session.KindEndSeed:           whySeedEnd,
-	session.KindPermissionPreset:  whyPreset,
-	session.KindCommandRun:        whyCommand,
-	session.KindCommandDone:       whyCommand,
-	session.KindCompactionSummary: whyCompacted,
+	session.KindAssistantChunk:   whyModel,
+	session.KindAssistantMessage: whyModel,
+	session.KindRequestHeader:    whyRequest,
+	session.KindRequestContext:   whyRequest,
+	session.KindStepStart:        whyStep,
+	session.KindStepEnd:          whyStep,
+	kindTurnOpen:                 whyTurnOpen,
+	session.KindEndSeed:          whySeedEnd,
+	session.KindPermissionPreset: whyPreset,
+	session.KindCommandRun:       whyCommand,
+	session.KindCommandDone:      whyCommand,
 }
 
 // stagedSplice names the part of agent/inbox/spliced that is not compared:

@@ -39,6 +39,10 @@
 //   - session/title: title, messageSeqs, source; session/title-llm-request:
 //     titleProvider, messageSeqs, route, system, the messages' texts and
 //     sources, maxTokens;
+//   - a compaction: compaction/start (compactionId, turn), compaction/summary
+//     (summary, rawOutput, llmStreamCall, shadowedRange, shadowedSeqs,
+//     shadowedTokenCount, maxTokens, usage; not its provider and model, the
+//     replay's own model) and compaction/end (compactionId, turn, error);
 //   - llm/retry: retryId, step, mode, policyKey, retry, maxRetries, delayMs,
 //     failure (not the provider, the replay's own model);
 //     llm/retry-started: retryId, step, retry.
@@ -50,8 +54,8 @@
 // event types coverage.go names, each with its reason (the model's chunks
 // and messages: the script the replay plays; the model request; step and
 // turn boundaries; a splice into the next step, whose timing follows the
-// run's; a child's seed end; the preset name; slash commands; a
-// compaction's summary record). [ProjectCovered] counts a log's events
+// run's; a child's seed end; the preset name; slash commands).
+// [ProjectCovered] counts a log's events
 // both ways and [Coverage.Note] says so in a replay's notes; an event type,
 // a user/message source kind or a splice target the projection neither
 // compares nor names is an error naming the event's seq, so nothing is left

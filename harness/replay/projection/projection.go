@@ -56,6 +56,11 @@ const (
 	// round's prompt (a user/message of source kind goal).
 	KindGoal  = session.KindGoalChange
 	KindRound = "goal-round"
+	// A compaction: its start, its summary record and its end (the
+	// checkpoint between them is a KindContext of plugin compact).
+	KindCompactionStart   = session.KindCompactionStart
+	KindCompactionSummary = session.KindCompactionSummary
+	KindCompactionEnd     = session.KindCompactionEnd
 	// KindCatalog is the skill catalog message.
 	KindCatalog = "skill-catalog"
 	// KindPrompt is a user's prompt: its text blocks and, when it carries
@@ -351,6 +356,11 @@ var picked = map[string][]string{
 	KindAgentStart:     {"runId", "seq", "label", "phase", "childId"},
 	KindAgentEnd:       {"runId", "seq", "outcome"},
 	KindRunEnd:         {"runId", "stopReason"},
+	// a compaction around its checkpoint (the summary's provider and model
+	// are the replay's own model, as a request's are)
+	KindCompactionStart:   {"compactionId", "sourceCommandId", "turn"},
+	KindCompactionSummary: {"compactionId", "sourceCommandId", "summary", "rawOutput", "llmStreamCall", "shadowedRange", "shadowedSeqs", "shadowedTokenCount", "maxTokens", "usage"},
+	KindCompactionEnd:     {"compactionId", "sourceCommandId", "turn", "error"},
 }
 
 // project is the item kind and fields an event of type typ with data d

@@ -309,6 +309,16 @@ func TestProjectTurnEvents(t *testing.T) {
 		{goalWrapup, KindRound, "source.round", 1.0},
 		{goalWrapup, KindRound, "source.goalId", "goal-{{sessionId}}"},
 		{goalWrapup, KindContext, "summary", "complete: Finish the ACP goal wrap-up snapshot proof"},
+		{compactionRecovery, KindCompactionStart, "compactionId", "{{sessionId}}"},
+		{compactionRecovery, KindCompactionStart, "turn", 1.0},
+		{compactionRecovery, KindCompactionSummary, "shadowedRange.start", 4.0},
+		{compactionRecovery, KindCompactionSummary, "shadowedTokenCount", 266.0},
+		{compactionRecovery, KindCompactionSummary, "maxTokens", 32.0},
+		{compactionRecovery, KindCompactionSummary, "usage.outputTokens", 4.0},
+		{compactionRecovery, KindCompactionSummary, "llmStreamCall", true},
+		{compactionRecovery, KindContext, "surfaceOp.end", 4.0},
+		{compactionRecovery, KindContext, "plugin", "compact"},
+		{compactionRecovery, KindCompactionEnd, "turn", 1.0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.recording+" "+tc.kind, func(t *testing.T) {
@@ -336,20 +346,38 @@ func TestProjectTurnEvents(t *testing.T) {
 // goalTools is the headless recording of the goal tools.
 const goalTools = "frontends/examples/headless-agent/tests/snapshots/goal-tools"
 
+// compactionRecovery is the headless recording of a compaction after a
+// context overflow.
+const compactionRecovery = "frontends/examples/headless-agent/tests/snapshots/compaction-recovery"
+
 // goalWrapup is the goal suite's recording of a round that completes.
 const goalWrapup = "frontends/examples/acp-agent/tests/goal-snapshots/goal-wrapup"
 
-// TestGoalChangeTimesAreNotCompared: a goal/change's times are the run's
-// clock, left out of its item.
-func TestGoalChangeTimesAreNotCompared(t *testing.T) {
-	items := projectTranscript(t, goalTools)
-	i := slices.IndexFunc(items, func(it Item) bool { return it.Kind == KindGoal })
-	if i < 0 {
-		t.Fatal("no goal/change item")
-	}
-	for _, k := range []string{"createdAt", "updatedAt"} {
-		if _, ok := items[i].Fields[k]; ok {
-			t.Errorf("goal/change item holds %s", k)
+// TestFieldsLeftOut: fields of the run's own, left out of their items: a
+// goal/change's times (the run's clock) and a compaction/summary's
+// provider and model (the summary call's route, the replay's own model's,
+// as a request's route is); the rest stays.
+func TestFieldsLeftOut(t *testing.T) {
+	for _, tc := range []struct {
+		recording, kind string
+		left            []string
+		kept            string
+	}{
+		{goalTools, KindGoal, []string{"createdAt", "updatedAt"}, "goal"},
+		{compactionRecovery, KindCompactionSummary, []string{"provider", "model"}, "summary"},
+	} {
+		items := projectTranscript(t, tc.recording)
+		i := slices.IndexFunc(items, func(it Item) bool { return it.Kind == tc.kind })
+		if i < 0 {
+			t.Fatalf("no %s item", tc.kind)
+		}
+		for _, k := range tc.left {
+			if _, ok := items[i].Fields[k]; ok {
+				t.Errorf("%s item holds %s", tc.kind, k)
+			}
+		}
+		if _, ok := items[i].Fields[tc.kept]; !ok {
+			t.Errorf("%s item lacks %s", tc.kind, tc.kept)
 		}
 	}
 }

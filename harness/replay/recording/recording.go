@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/dshsim/dshsim/compaction"
 	"github.com/dshsim/dshsim/pipeline/session"
 )
 
@@ -722,15 +723,22 @@ type Policy struct {
 	Line int
 }
 
+// runtimeContext reports whether a user/message is a runtime-context
+// snapshot: a plugin's message other than a compaction's checkpoint.
+func (d userMessageData) runtimeContext() bool {
+	return d.Source != nil && d.Source.Kind == "plugin" && d.Source.Plugin != compaction.CheckpointPlugin
+}
+
 // HasRuntimeContext reports whether the recording holds a user/message with
-// a plugin source (a runtime-context snapshot).
+// a plugin source (a runtime-context snapshot; a compaction's checkpoint
+// is none).
 func (r *Recording) HasRuntimeContext() bool {
 	for _, e := range r.Events {
 		if e.Type != session.KindUserMessage {
 			continue
 		}
 		var d userMessageData
-		if json.Unmarshal(e.Data, &d) == nil && d.Source != nil && d.Source.Kind == "plugin" {
+		if json.Unmarshal(e.Data, &d) == nil && d.runtimeContext() {
 			return true
 		}
 	}
@@ -760,7 +768,7 @@ func (r *Recording) policy() (Policy, error) {
 		if err := json.Unmarshal(e.Data, &d); err != nil {
 			return Policy{}, jsonError(r.Name, SessionFile, e.Data, e.Line, err)
 		}
-		if d.Source == nil || d.Source.Kind != "plugin" {
+		if !d.runtimeContext() {
 			continue
 		}
 		p := Policy{Line: e.Line}

@@ -335,9 +335,14 @@ func TestParseSessionNamesAMissingRequiredField(t *testing.T) {
 		{"tool/result", `{"message":{}}`, "message"},
 		{"tool/code-dispatch-start", `{"rootCallId":"c","parentCallId":"c","subCallId":"c:code:1","name":"read","arguments":{}}`, "subCallId"},
 		{"tool/code-dispatch", `{"rootCallId":"c","parentCallId":"c","subCallId":"c:code:1","name":"read","arguments":{},"isError":false,"content":[]}`, "isError"},
+		{"compaction/start", `{"compactionId":"k","turn":1}`, "compactionId"},
+		{"compaction/start", `{"compactionId":"k","turn":null}`, "turn"},
+		{"compaction/end", `{"compactionId":"k","turn":1,"error":"x"}`, "turn"},
+		{"compaction/summary", `{"compactionId":"k","summary":[],"shadowedRange":{"start":1,"end":1},"shadowedSeqs":[1],"shadowedTokenCount":9}`, "shadowedRange"},
+		{"compaction/summary", `{"compactionId":"k","summary":[],"shadowedRange":{"start":1,"end":1},"shadowedSeqs":[1],"shadowedTokenCount":9}`, "shadowedTokenCount"},
 	}
 	for _, tc := range tests {
-		t.Run(tc.typ, func(t *testing.T) {
+		t.Run(tc.typ+" "+tc.field, func(t *testing.T) {
 			line := func(data string) []byte {
 				return []byte(header + `{"type":"` + tc.typ + `","seq":0,"time":1,"data":` + data + "}\n")
 			}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/dshsim/dshsim/pipeline/session"
 )
@@ -140,11 +141,15 @@ func deriveEvents(rec string, events []Event) (*Script, error) {
 	curTurn, curStep := -1, -1
 	for _, e := range events {
 		if e.Type == session.KindCompactionSummary {
-			var d struct {
-				LLMStreamCall bool `json:"llmStreamCall"`
+			if len(cur) > 0 {
+				return nil, sessionError(rec, e.Line, "type", "a compaction's summary inside the model stream of turn %d step %d (it has no finish chunk before it)", curTurn, curStep)
 			}
-			if json.Unmarshal(e.Data, &d) == nil && d.LLMStreamCall {
-				return nil, sessionError(rec, e.Line, "data.llmStreamCall", "a compaction model call is not supported by dsh-replay")
+			reply, ok, err := summaryReply(rec, e)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				s.Replies = append(s.Replies, reply)
 			}
 			continue
 		}
@@ -179,6 +184,59 @@ func deriveEvents(rec string, events []Event) (*Script, error) {
 		return nil, sessionError(rec, cur[len(cur)-1].line, "data.chunk", "the log ends inside a model stream (turn %d step %d has no finish chunk; needs %s)", curTurn, curStep, OverrideFile)
 	}
 	return s, nil
+}
+
+// summaryReply is the model call a compaction/summary marked as one
+// (llmStreamCall true) records: a stream of its rawOutput's blocks (a
+// block-start and a block-end each), its usage, a stop finish, as the
+// model answered the summary call; ok is false for a summary made
+// without a model call. A marked call without its rawOutput, or with a
+// block that is not one, is an error naming the field.
+func summaryReply(rec string, e Event) (Reply, bool, error) {
+	var d struct {
+		LLMStreamCall *bool              `json:"llmStreamCall"`
+		RawOutput     *[]json.RawMessage `json:"rawOutput"`
+		Usage         json.RawMessage    `json:"usage"`
+	}
+	wrapped := struct {
+		Data any `json:"data"`
+	}{&d}
+	if err := json.Unmarshal([]byte(`{"data":`+string(e.Data)+`}`), &wrapped); err != nil {
+		return Reply{}, false, jsonError(rec, SessionFile, e.Data, e.Line, err)
+	}
+	if d.LLMStreamCall == nil || !*d.LLMStreamCall {
+		return Reply{}, false, nil
+	}
+	if d.RawOutput == nil {
+		return Reply{}, false, sessionError(rec, e.Line, "data.rawOutput", "missing (required when data.llmStreamCall is true: the summary call's output)")
+	}
+	var cs []chunkAt
+	for i, raw := range *d.RawOutput {
+		var block map[string]any
+		if err := json.Unmarshal(raw, &block); err != nil {
+			return Reply{}, false, sessionError(rec, e.Line, fmt.Sprintf("data.rawOutput[%d]", i), "want a content block (an object), got %s", raw)
+		}
+		typ, _ := block["type"].(string)
+		pair := []chunkAt{{line: e.Line, chunk: map[string]any{"type": "block-start", "index": float64(i), "blockType": typ}},
+			{line: e.Line, chunk: map[string]any{"type": "block-end", "index": float64(i), "block": block}}}
+		if _, err := buildReply(rec, SessionFile, pair); err != nil {
+			if re, ok := err.(*Error); ok {
+				re.Field = strings.Replace(re.Field, "data.chunk.block", fmt.Sprintf("data.rawOutput[%d]", i), 1)
+			}
+			return Reply{}, false, err
+		}
+		cs = append(cs, pair...)
+	}
+	if len(d.Usage) > 0 {
+		var u map[string]any
+		if err := json.Unmarshal(d.Usage, &u); err != nil || u == nil {
+			return Reply{}, false, sessionError(rec, e.Line, "data.usage", "want an object (the summary call's usage), got %s", d.Usage)
+		}
+		cs = append(cs, chunkAt{line: e.Line, chunk: map[string]any{"type": "usage", "usage": u}})
+	}
+	cs = append(cs, chunkAt{line: e.Line, chunk: map[string]any{"type": "finish", "reason": map[string]any{"kind": "stop"}}})
+	reply, err := buildReply(rec, SessionFile, cs)
+	return reply, err == nil, err
 }
 
 type chunkAt struct {

@@ -14,27 +14,30 @@ import (
 // EventTypes is the event vocabulary a recording may use (upstream's session
 // log schema). Any other type is a defect of the recording.
 var EventTypes = map[string]bool{
-	session.KindInboxSpliced:      true,
-	session.KindTurnStart:         true,
-	session.KindTurnEnd:           true,
-	session.KindStepStart:         true,
-	session.KindStepEnd:           true,
-	session.KindUserMessage:       true,
-	session.KindTitle:             true,
-	session.KindRequestHeader:     true,
-	session.KindRequestContext:    true,
-	session.KindAssistantChunk:    true,
-	session.KindAssistantMessage:  true,
-	session.KindToolCall:          true,
-	session.KindToolResult:        true,
-	session.KindApprovalAsked:     true,
-	session.KindApprovalDecided:   true,
-	session.KindApprovalPolicy:    true,
-	session.KindSandboxMode:       true,
-	session.KindPermissionPreset:  true,
-	session.KindCommandRun:        true,
-	session.KindCommandDone:       true,
+	session.KindInboxSpliced:     true,
+	session.KindTurnStart:        true,
+	session.KindTurnEnd:          true,
+	session.KindStepStart:        true,
+	session.KindStepEnd:          true,
+	session.KindUserMessage:      true,
+	session.KindTitle:            true,
+	session.KindRequestHeader:    true,
+	session.KindRequestContext:   true,
+	session.KindAssistantChunk:   true,
+	session.KindAssistantMessage: true,
+	session.KindToolCall:         true,
+	session.KindToolResult:       true,
+	session.KindApprovalAsked:    true,
+	session.KindApprovalDecided:  true,
+	session.KindApprovalPolicy:   true,
+	session.KindSandboxMode:      true,
+	session.KindPermissionPreset: true,
+	session.KindCommandRun:       true,
+	session.KindCommandDone:      true,
+	// a compaction: its start, summary and end around the checkpoint
+	session.KindCompactionStart:   true,
 	session.KindCompactionSummary: true,
+	session.KindCompactionEnd:     true,
 	session.KindHookInvoked:       true,
 	session.KindHookResult:        true,
 	session.KindRetry:             true,
@@ -169,6 +172,13 @@ var views = map[string]func() (any, func(v any) string){
 	session.KindGoalChange: view(func(d *goalChangeData) string {
 		return missing(d.Kind == nil, "data.kind") + missing(d.Version == nil, "data.version") + missing(d.Operation == nil, "data.operation")
 	}),
+	session.KindCompactionStart: view((*compactionData).missingLifecycle),
+	session.KindCompactionEnd:   view((*compactionData).missingLifecycle),
+	session.KindCompactionSummary: view(func(d *compactionSummaryData) string {
+		return missing(d.CompactionID == nil, "data.compactionId") + missing(d.Summary == nil, "data.summary") +
+			missing(d.ShadowedRange == nil, "data.shadowedRange") + missing(d.ShadowedSeqs == nil, "data.shadowedSeqs") +
+			missing(d.ShadowedTokenCount == nil, "data.shadowedTokenCount")
+	}),
 	session.KindCodeDispatchStart: view((*dispatchData).missingStart),
 	session.KindCodeDispatch: view(func(d *dispatchData) string {
 		return d.missingStart() + missing(d.IsError == nil, "data.isError") + missing(d.Content == nil, "data.content")
@@ -178,6 +188,44 @@ var views = map[string]func() (any, func(v any) string){
 var stepView = view(func(d *stepData) string {
 	return missing(d.Turn == nil, "data.turn") + missing(d.Step == nil, "data.step")
 })
+
+// compactionData is compaction/start's and compaction/end's data: the
+// compaction's id and the turn that owns it (null: none, a manual one),
+// and the end's error.
+type compactionData struct {
+	CompactionID *string     `json:"compactionId"`
+	Turn         presentTurn `json:"turn"`
+	Error        *string     `json:"error"`
+}
+
+func (d *compactionData) missingLifecycle() string {
+	return missing(d.CompactionID == nil, "data.compactionId") + missing(!d.Turn.present, "data.turn")
+}
+
+// presentTurn is a turn number or null, noting that it was present.
+type presentTurn struct{ present bool }
+
+func (p *presentTurn) UnmarshalJSON(b []byte) error {
+	p.present = true
+	if string(b) == "null" {
+		return nil
+	}
+	var n int
+	return json.Unmarshal(b, &n)
+}
+
+// compactionSummaryData is compaction/summary's data: what the script
+// and the comparison read of it.
+type compactionSummaryData struct {
+	CompactionID  *string            `json:"compactionId"`
+	Summary       *[]json.RawMessage `json:"summary"`
+	ShadowedRange *struct {
+		Start *int64 `json:"start"`
+		End   *int64 `json:"end"`
+	} `json:"shadowedRange"`
+	ShadowedSeqs       *[]int64 `json:"shadowedSeqs"`
+	ShadowedTokenCount *int     `json:"shadowedTokenCount"`
+}
 
 // goalChangeData is a goal/change's data: what the projection reads of it
 // (its goal or tombstone is compared as it is).

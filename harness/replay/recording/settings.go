@@ -3,12 +3,15 @@ package recording
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/dshsim/dshsim/compaction"
 )
 
 // Sandbox backends a recording may pin (sandboxBackend).
@@ -141,6 +144,9 @@ type ModelKnobs struct {
 	// EventTimes compares event times in tool text modulo the time: both
 	// sides' ISO times (as upstream prints them) become {{eventTime}}.
 	EventTimes bool `json:"eventTimes,omitempty"`
+	// Compaction is upstream's dsh-compaction-basic configuration (nil:
+	// the front end's composition, [Recording.CompactionConfig]).
+	Compaction *compaction.Config `json:"compaction,omitempty"`
 }
 
 // SubagentTool is one delegation tool's knobs, as upstream's tool-subagent
@@ -348,6 +354,8 @@ var SettingKeys = []SettingKey{
 		"asks a title model after the first request (session/title-llm-request) and logs its title after the turn; the title model's replies are replay.override.json's, the main model's the log's own"},
 	{"workspaceContext", `{"projectRootMarkers": [names], "maxBytes": integer >= 0, "compactBaselineAtRead": "path"}`, "agent-instructions: EX/agent-instructions.cordis*.yml, workspaceContext.projectRootMarkers [.dsh-project] and the fixture workspace-context-compaction.ts",
 		"the workspace instructions (AGENTS.md, CLAUDE.md and their .local files, on by default with root marker .git and 65536 bytes; maxBytes 0 turns them off); compactBaselineAtRead replaces the baseline message before the first read of that path, as upstream's fixture does"},
+	{"compaction", `{"thresholdRatio", "retainRatio" or "retainTokens", "summarizationProvider" and "summarizationModel", "maxTokens", "compactionRetries", "maxOverflowRetries", "auto"} (absent fields: upstream's defaults 0.8, 0.16, 8192, 1, 1, true; absent key: the front end's composition)`, "headless compaction-recovery: EX/headless-agent/compaction.cordis.snapshot.yml, dsh-compaction-basic {thresholdRatio 0.99, retainTokens 20, maxTokens 32}; every headless composition mounts it (EX/headless-agent/cordis.yml: thresholdRatio 0.8, retainRatio 0.16, maxTokens 8192, compactionRetries 1)",
+		"automatic compaction (\"auto\": false: none): a model call that failed with CONTEXT_WINDOW_EXCEEDED compacts the conversation's head (compaction/start, compaction/summary from a summary model call, the checkpoint replacing the range, compaction/end) and is retried in the same step"},
 	{"imagePrompts", "true or false (absent: true when images are composed on an image-capable route)", "(ours) diff-code-read-image: the oracle's dsh-acp 0.0.1-rc.1, whose initialize never advertises image prompts",
 		"the initialize result's promptCapabilities.image"},
 	{"profile", "default, image, fs-search, pwsh, persistent-pwsh, lsp, pty, advanced, web, goal, minimal or single-exe", "read-image, fs-glob-sampling, pwsh-tool-turn, lsp-definition, pty-tools, cordis-inspect-jsdoc, headless goal-tools, JSON-RPC persistent-tools, Python SDK advanced...: the scenario's EX/*.cordis.snapshot.yml overlay",
@@ -531,6 +539,15 @@ func (s Settings) validateTurnSettings(fail func(key, format string, args ...any
 			return fail("sessionTitleLlm", "targetWords, targetCjkCharacters, maxInputBytes and maxOutputTokens must be positive integers")
 		}
 	}
+	if c := s.Compaction; c != nil {
+		if _, err := compaction.Resolve(*c); err != nil {
+			var ce *compaction.ConfigError
+			if errors.As(err, &ce) {
+				return fail("compaction", "%s: %s", ce.Field, ce.Problem)
+			}
+			return fail("compaction", "%v", err)
+		}
+	}
 	if w := s.WorkspaceContext; w != nil {
 		if w.MaxBytes != nil && *w.MaxBytes < 0 {
 			return fail("workspaceContext", "maxBytes must be >= 0, got %d", *w.MaxBytes)
@@ -671,11 +688,32 @@ var FrontendSuiteSettings = map[Frontend]map[string]Settings{
 			Note: "upstream's suite: subagent-inheritance.snapshot.ts seeds a completed turn holding a parent-only read-only sandbox/mode (4 events) and resumes it with this task; EX/subagent-inheritance.cordis.snapshot.yml (workspace-write default, the fs tools, no bash, no approval plugin, subagent spawn maxDepth 1)",
 		},
 		"advanced-toolchain": {Profile: ProfileAdvanced, Note: "upstream's suite: EX/headless-agent/advanced.cordis.snapshot.yml (tools mode both, code runtime, tool-cordis); the cordis_* tools need upstream's Cordis host: served"},
+		"compaction-recovery": {ModelKnobs: ModelKnobs{Compaction: &compaction.Config{ThresholdRatio: ptr(0.99), RetainTokens: ptr(20), MaxTokens: ptr(32)}},
+			Note: "upstream's suite: headless.snapshot.ts, EX/headless-agent/compaction.cordis.snapshot.yml (dsh-compaction-basic thresholdRatio 0.99, retainTokens 20, maxTokens 32; the replay model's deepseek-v4-flash contextWindow 128000)",
+		},
 		"headless-profile": {Prompt: "Prove the product headless profile path with one real tool round trip.",
 			ModelKnobs: ModelKnobs{SessionTitleLLM: &TitleLLM{Provider: "cli-mock", Model: "cli-mock", TargetWords: 5, TargetCjkCharacters: 10, MaxInputBytes: 4096, MaxOutputTokens: 64}},
 			Note:       "upstream's suite: headless.snapshot.ts runs the product CLI (--profile headless, DSH_PERMISSION_MODE=danger-full-access) with this task; the profile's first-prompt title model on the cli-mock route makes no title",
 		},
 	},
+}
+
+// HeadlessCompaction is the compaction every headless composition mounts
+// (EX/headless-agent/cordis.yml's dsh-compaction-basic).
+var HeadlessCompaction = compaction.Config{ThresholdRatio: ptr(0.8), RetainRatio: ptr(0.16), MaxTokens: ptr(8192), CompactionRetries: ptr(1)}
+
+// CompactionConfig is the compaction the recording's composition mounts:
+// its compaction setting, else its front end's (headless:
+// [HeadlessCompaction]); nil: none.
+func (r *Recording) CompactionConfig() *compaction.Config {
+	switch {
+	case r.Settings.Compaction != nil:
+		return r.Settings.Compaction
+	case r.Frontend == Headless:
+		c := HeadlessCompaction
+		return &c
+	}
+	return nil
 }
 
 // SuiteSettingsOf are the suite settings of front end fe's scenarios
