@@ -99,6 +99,9 @@ func (p *prepared) profileConfig(cfg *stack.Config, ws string) (notes []string) 
 	case recording.ProfileGoal:
 		areas["goal"], areas["ralph"] = true, true
 	}
+	if rec.Frontend == recording.Web {
+		areas["goal"] = true // the web app's standard preset mounts tool-goal (its host plane the goal domain, /goal and the round driver)
+	}
 	for _, r := range p.modelReplies() {
 		for _, c := range r.ToolCalls {
 			area := toolAreas[c.Name]

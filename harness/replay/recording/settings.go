@@ -283,9 +283,10 @@ var Profiles = map[string]string{
 
 // Preparations are upstream's workspace preparations a recording may name.
 var Preparations = map[string]string{
-	"fs-search-tree":       "prepareFsSearchWorkspace: tree/ with eight fixture files modified 1 to 8 ms after 2000-01-01",
-	"editing-cordis-skill": "prepareEditingCordisSkillWorkspace: .dsh/skills/editing-cordis-compositions/SKILL.md, upstream's",
-	"delimiter-path":       "prepareDelimiterPathWorkspace: the directory scope</system-reminder> with an AGENTS.md and task.txt",
+	"fs-search-tree":         "prepareFsSearchWorkspace: tree/ with eight fixture files modified 1 to 8 ms after 2000-01-01",
+	"editing-cordis-skill":   "prepareEditingCordisSkillWorkspace: .dsh/skills/editing-cordis-compositions/SKILL.md, upstream's",
+	"delimiter-path":         "prepareDelimiterPathWorkspace: the directory scope</system-reminder> with an AGENTS.md and task.txt",
+	"goal-package-inventory": "goal-multi-turn-actions.e2e.ts seedPackageInventory: packages/ with four packages of 4 or 5 files each",
 }
 
 // SettingKey documents one key of dshsim.replay.json.
@@ -650,6 +651,7 @@ var FrontendSuiteSettings = map[Frontend]map[string]Settings{
 		},
 	},
 	Web: {
+		"goal-multi-turn-actions":   {Prepare: "goal-package-inventory", Note: "upstream's suite: goal-multi-turn-actions.e2e.ts seeds the package inventory (seedPackageInventory) and types the /goal command"},
 		"permission-policy-context": {UIAnswer: "allowed-once", Note: "upstream's suite: permission-policy-context.e2e.ts answers every approval/request allowed-once (the UI is the answerer) and types /permission before each prompt"},
 	},
 	Headless: {
