@@ -80,6 +80,8 @@ func (c *client) runInput(ctx context.Context, i int, step recording.Step) error
 		return c.permission(i, step.Text)
 	case recording.GoalOp:
 		return c.goal(ctx, i, step.Text)
+	case recording.PlanOp:
+		return c.plan(ctx, i, step.Text)
 	case "promptContent":
 		return c.promptContent(ctx, step)
 	case "promptAndCancel":

@@ -6,8 +6,11 @@ import (
 	"time"
 
 	"github.com/dshsim/dshsim/harness/replay/recording"
+	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/session"
+	"github.com/dshsim/dshsim/tools/askuser"
 	"github.com/dshsim/dshsim/tools/goal"
+	"github.com/dshsim/dshsim/tools/planmode"
 )
 
 // goalSettleLimit bounds the wait for a /goal command's rounds (upstream's
@@ -81,4 +84,37 @@ func (c *client) goalSettled(goals *goal.Service) bool {
 	}
 	v, err := goals.Get(c.root.log)
 	return err != nil || v == nil || v.Phase != goal.PhaseActive || v.Activation != goal.Armed
+}
+
+// plan is a web user's /plan command with its raw input
+// (planmode.Service.Command: plan/mode between command/run and
+// command/done); its message, when it has one, is then sent as the
+// user's (a turn opens for it) and answered.
+func (c *client) plan(ctx context.Context, i int, raw string) error {
+	pm := c.stack.PlanMode()
+	if pm == nil {
+		return fmt.Errorf("steps[%d] /%s: the composition has no plan mode", i, recording.PlanOp)
+	}
+	var msg string
+	err := c.command(i, recording.PlanOp, raw, func() (string, string, error) {
+		res, err := pm.Plan.Command(c.root.log, raw)
+		msg = res.Message
+		return res.Kind, res.Text, err
+	})
+	if err != nil || msg == "" {
+		return err
+	}
+	_, err = c.promptAnswered(ctx, promptMessage([]pipeline.Block{pipeline.TextBlock(msg)}))
+	return err
+}
+
+// webUIAnswers is the web UI as the answerer of a model's questions: a
+// plan review is approved (plan-review.e2e.ts clicks Approve on the plan
+// decision card); any other question is refused, since no web scenario
+// the replay drives answers one.
+func webUIAnswers(_ context.Context, qs []askuser.Question) ([]askuser.Answer, error) {
+	if len(qs) != 1 || qs[0].Intent == nil || qs[0].Intent.Kind != planmode.ReviewID {
+		return nil, fmt.Errorf("the replay's web UI answers a plan review only")
+	}
+	return []askuser.Answer{{ID: qs[0].ID, Selected: []string{qs[0].Intent.Approve}}}, nil
 }

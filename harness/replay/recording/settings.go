@@ -652,6 +652,7 @@ var FrontendSuiteSettings = map[Frontend]map[string]Settings{
 	},
 	Web: {
 		"goal-multi-turn-actions":   {Prepare: "goal-package-inventory", Note: "upstream's suite: goal-multi-turn-actions.e2e.ts seeds the package inventory (seedPackageInventory) and types the /goal command"},
+		"plan-review":               {SandboxKnobs: SandboxKnobs{DeploymentMode: "workspace-write"}, Note: "upstream's suite: plan-review.e2e.ts on the web app that wrote no policy events at the head: its base composition's sandbox-policy mode (DSH_PERMISSION_MODE unset: workspace-write, approval ask); it types /plan with its task and approves the plan on the decision card"},
 		"permission-policy-context": {UIAnswer: "allowed-once", Note: "upstream's suite: permission-policy-context.e2e.ts answers every approval/request allowed-once (the UI is the answerer) and types /permission before each prompt"},
 	},
 	Headless: {

@@ -238,6 +238,15 @@ func (r *Recording) webPolicy() (Policy, error) {
 		at = r.Events[first].Line
 	}
 	var p Policy
+	if dm := r.Settings.DeploymentMode; len(evs) == 0 && dm != "" {
+		// an earlier web app wrote no policy events: the deployment's
+		// sandbox-policy mode, and the approval policy it derives
+		p.Mode, p.Approval = dm, "ask"
+		if dm == "danger-full-access" {
+			p.Approval = "never"
+		}
+		return p, nil
+	}
 	for _, pe := range evs {
 		if first >= 0 && pe.Seq > r.Events[first].Seq {
 			break
