@@ -35,19 +35,29 @@ func webHeadPolicy(mode, approval string) string {
 
 // TestWebPolicyFromLogEvents: a web log's policy is its sandbox/mode and
 // approval/policy before the first turn (not a runtime context's
-// sections); a switch after the first turn starts is not the head's.
+// sections); a switch after the first turn starts is not the head's; a log
+// with no policy event takes deploymentMode (approval ask, never under
+// danger-full-access).
 func TestWebPolicyFromLogEvents(t *testing.T) {
 	tests := []struct {
 		name, log  string
 		mode, appr string
+		settings   string
 	}{
-		{"head", webHeadPolicy("workspace-write", "ask") + webTurn + webPrompt + webCtx, "workspace-write", "ask"},
-		{"danger, never", webHeadPolicy("danger-full-access", "never") + webTurn + webPrompt, "danger-full-access", "never"},
-		{"a later switch is not the head's", webHeadPolicy("read-only", "ask") + webTurn + webPrompt + webEvent("sandbox/mode", "mode", "danger-full-access") + webEvent("approval/policy", "policy", "never"), "read-only", "ask"},
+		{"no events, deploymentMode", webTurn + webPrompt, "workspace-write", "ask", `{"deploymentMode":"workspace-write"}`},
+		{"no events, deploymentMode danger", webTurn + webPrompt, "danger-full-access", "never", `{"deploymentMode":"danger-full-access"}`},
+		{"the events win over deploymentMode", webHeadPolicy("read-only", "ask") + webTurn + webPrompt, "read-only", "ask", `{"deploymentMode":"danger-full-access"}`},
+		{"head", webHeadPolicy("workspace-write", "ask") + webTurn + webPrompt + webCtx, "workspace-write", "ask", ""},
+		{"danger, never", webHeadPolicy("danger-full-access", "never") + webTurn + webPrompt, "danger-full-access", "never", ""},
+		{"a later switch is not the head's", webHeadPolicy("read-only", "ask") + webTurn + webPrompt + webEvent("sandbox/mode", "mode", "danger-full-access") + webEvent("approval/policy", "policy", "never"), "read-only", "ask", ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r, err := Load(writeRec(t, "w", map[string]string{SessionFile: webLog(tc.log), "ui.expected.md": ""}))
+			files := map[string]string{SessionFile: webLog(tc.log), "ui.expected.md": ""}
+			if tc.settings != "" {
+				files[SettingsFile] = tc.settings
+			}
+			r, err := Load(writeRec(t, "w", files))
 			if err != nil {
 				t.Fatal(err)
 			}
