@@ -16,6 +16,7 @@ import (
 	"github.com/dshsim/dshsim/tools/cordis/dynamic"
 	"github.com/dshsim/dshsim/tools/goal"
 	"github.com/dshsim/dshsim/tools/jobs"
+	"github.com/dshsim/dshsim/tools/planmode"
 	"github.com/dshsim/dshsim/tools/served"
 	"github.com/dshsim/dshsim/tools/terminal"
 	"github.com/dshsim/dshsim/tools/todo"
@@ -128,6 +129,7 @@ func (s *Stack) lines() []line {
 		{on: c.Editor != nil, tools: s.editorTool},
 		{on: c.Goals != nil, extra: true, tools: toolreg.Bind(goal.New, goal.Config{Goals: c.Goals})},
 		{on: c.Ralph && c.Subagents != nil, extra: true, tools: s.ralphTool},
+		{on: c.PlanMode != nil, extra: true, tools: func() ([]toolreg.Tool, error) { p := *c.PlanMode; p.Log = s.log; return planmode.New(p) }},
 	}
 	for _, t := range c.Tools {
 		out = append(out, line{on: true, extra: true, tools: t})

@@ -7,6 +7,7 @@ import (
 	"github.com/dshsim/dshsim/stack/options"
 	"github.com/dshsim/dshsim/tools/code/noderuntime"
 	"github.com/dshsim/dshsim/tools/goal"
+	"github.com/dshsim/dshsim/tools/planmode"
 	"github.com/dshsim/dshsim/tools/toolreg"
 )
 
@@ -127,6 +128,8 @@ type ExtraTools struct {
 	// Goals composes the goal tools (get_goal, create_goal, update_goal)
 	// and their tool:goal section over this goal domain (nil: none).
 	Goals *goal.Service
+	// PlanMode composes exit_plan_mode, a selection applied at the step's start (Stack.PreStep).
+	PlanMode *planmode.Config
 	// Served serves the bodies of tools beyond the safety stack from a
 	// recording; New refuses it for a tool of the safety stack.
 	Served *ServedConfig

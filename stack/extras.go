@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/dshsim/dshsim/tools/goal"
+	"github.com/dshsim/dshsim/tools/planmode"
 	"os"
 	"slices"
 	"time"
@@ -185,6 +186,9 @@ func (s *Stack) SyncCatalog(ctx context.Context) (*session.Event, error) {
 	}
 	return &e, nil
 }
+
+// PlanMode is the composed plan mode (nil: none), which a user's /plan selects.
+func (s *Stack) PlanMode() *planmode.Config { return s.cfg.PlanMode }
 
 // Goals is the goal domain the goal tools act on (nil: none composed); a
 // goal-round driver reads it.

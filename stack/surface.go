@@ -46,8 +46,14 @@ type Surface interface {
 // Log returns the session log.
 func (s *Stack) Log() *session.Log { return s.log }
 
-// PreStep is the session agent's pre-step: the stack contributes nothing.
-func (s *Stack) PreStep() error { return nil }
+// PreStep is the session agent's pre-step: a plan mode selected during
+// the turn (an approved plan's exit) is appended as the step is entered.
+func (s *Stack) PreStep() error {
+	if s.cfg.PlanMode == nil {
+		return nil
+	}
+	return s.cfg.PlanMode.Plan.OnBoundary(s.log)
+}
 
 // execute runs one call of agent: code mode collapses a direct call of any
 // tool but run_code; a call that awaits I/O is a yield of the host (the job

@@ -10,7 +10,6 @@ import (
 
 	"github.com/dshsim/dshsim/harness/replay/recording"
 	"github.com/dshsim/dshsim/pipeline"
-	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/stack"
 )
 
@@ -79,6 +78,10 @@ func (c *client) runInput(ctx context.Context, i int, step recording.Step) error
 		return err
 	case recording.PermissionOp:
 		return c.permission(i, step.Text)
+	case recording.GoalOp:
+		return c.goal(ctx, i, step.Text)
+	case recording.PlanOp:
+		return c.plan(ctx, i, step.Text)
 	case "promptContent":
 		return c.promptContent(ctx, step)
 	case "promptAndCancel":
@@ -93,21 +96,6 @@ func (c *client) runInput(ctx context.Context, i int, step recording.Step) error
 		return c.harnessWait(ctx, i, step)
 	}
 	return nil
-}
-
-// permission is a web user's /permission command between turns (the
-// agent is idle: every prompt before it was answered): command/run, the
-// switch's events ([stack.Stack.SwitchPreset]), command/done.
-func (c *client) permission(i int, preset string) error {
-	id := fmt.Sprintf("cmd-replay-%d", i+1)
-	if _, err := c.root.append(session.KindCommandRun, commandRun{CommandID: id, Name: recording.PermissionOp, Args: " " + preset, Source: map[string]string{"kind": "user"}}); err != nil {
-		return err
-	}
-	if _, err := c.stack.SwitchPreset(preset); err != nil {
-		return fmt.Errorf("steps[%d] /permission %s: %w", i, preset, err)
-	}
-	_, err := c.root.append(session.KindCommandDone, commandDone{CommandID: id, Kind: "success", Text: "Permission preset: " + preset + "."})
-	return err
 }
 
 // commandRun and commandDone are a web command's events (VERBATIM shape).

@@ -11,11 +11,12 @@ import (
 )
 
 // roundDriven is the goal domain a goal-round driver drives for rec (nil:
-// none): the goal suite's agent (the ACP agent's cordis.yml) mounts
-// dsh-goal-round-driver beside the goal tools; the headless one-shot app
-// mounts the tools alone, and its process ends with the prompt's turn.
+// none): the goal suite's agent (the ACP agent's cordis.yml) and the web
+// app's host plane mount dsh-goal-round-driver beside the goal tools; the
+// headless one-shot app mounts the tools alone, and its process ends with
+// the prompt's turn.
 func roundDriven(rec *recording.Recording, st *stack.Stack) *goal.Service {
-	if rec.Frontend != recording.Goal {
+	if rec.Frontend != recording.Goal && rec.Frontend != recording.Web {
 		return nil
 	}
 	return st.Goals()

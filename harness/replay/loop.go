@@ -56,6 +56,9 @@ type schedule struct {
 	held        int           // holds that keep an open turn from its first step (holdUntilYield)
 	closed      chan struct{} // closed once the agent is: it opens no turn any more
 	err         error         // a failure of the replay that closed it
+	// reannounce: a change an idle hook reacts to (a goal's) happened
+	// while the agent was quiescent: it announces its idle once more.
+	reannounce bool
 }
 
 func (s *schedule) init() {
@@ -166,6 +169,9 @@ func (s *schedule) await(in *inbox, announce func()) (*openedTurn, bool) {
 			return nil, true
 		case stop:
 			return nil, false
+		}
+		if s.reannounce {
+			s.reannounce, announced = false, false
 		}
 		if !announced && s.quiescentLocked(in) {
 			announced = true
@@ -300,6 +306,11 @@ func (d *driver) announceIdle() {
 		d.hooks.idle(d)
 	}
 }
+
+// reannounce has a quiescent agent announce its idle once more (the idle
+// hook runs again): a change it reacts to happened meanwhile, as
+// upstream's goal-round driver drives on goal/changed.
+func (d *driver) reannounce() { d.sched.update(func(s *schedule) { s.reannounce = true }) }
 
 // runTurns runs t (nil: a turn it opens, the agent woke from idle: the
 // host yielded) and, while a turn leaves input pending, the next ones.

@@ -45,8 +45,40 @@ func prepareWorkspace(name, ws string) error {
 			return err
 		}
 		return writeFixture(filepath.Join(dir, "task.txt"), []byte("delimiter path snapshot task\n"))
+	case "goal-package-inventory":
+		// goal-multi-turn-actions.e2e.ts seedPackageInventory: a stable
+		// inventory of four packages in the session's workspace.
+		for _, f := range goalPackageInventory {
+			if err := writeFixture(filepath.Join(ws, filepath.FromSlash(f[0])), []byte(f[1])); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
 	return fmt.Errorf("unknown workspace preparation %q", name)
+}
+
+// goalPackageInventory is seedPackageInventory's PACKAGE_FILES (path,
+// content), VERBATIM.
+var goalPackageInventory = [][2]string{
+	{"packages/client/ui-conversation/README.md", "# UI conversation\n"},
+	{"packages/client/ui-conversation/package.json", `{"name":"@deepseek-ai/dsh-client-ui-conversation"}` + "\n"},
+	{"packages/client/ui-conversation/src/client.ts", "export {}\n"},
+	{"packages/client/ui-conversation/tests/chat-view.client.spec.tsx", "export {}\n"},
+	{"packages/context/session-reference/README.md", "# Session reference\n"},
+	{"packages/context/session-reference/package.json", `{"name":"@deepseek-ai/dsh-session-reference"}` + "\n"},
+	{"packages/context/session-reference/src/index.ts", "export {}\n"},
+	{"packages/context/session-reference/src/uri.ts", "export {}\n"},
+	{"packages/context/session-reference/tests/session-reference.spec.ts", "export {}\n"},
+	{"packages/llm/token-meter/README.md", "# Token meter\n"},
+	{"packages/llm/token-meter/package.json", `{"name":"@deepseek-ai/dsh-token-meter"}` + "\n"},
+	{"packages/llm/token-meter/src/index.ts", "export {}\n"},
+	{"packages/llm/token-meter/tests/token-meter.spec.ts", "export {}\n"},
+	{"packages/skill/skill-filesystem/README.md", "# Local skill provider\n"},
+	{"packages/skill/skill-filesystem/package.json", `{"name":"@deepseek-ai/dsh-skill-filesystem"}` + "\n"},
+	{"packages/skill/skill-filesystem/src/index.ts", "export {}\n"},
+	{"packages/skill/skill-filesystem/src/invariant.ts", "export {}\n"},
+	{"packages/skill/skill-filesystem/tests/skill-filesystem.spec.ts", "export {}\n"},
 }
 
 // writeFixture writes a preparation's file, making its directories.

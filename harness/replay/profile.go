@@ -15,6 +15,7 @@ import (
 	"github.com/dshsim/dshsim/tools/cordis"
 	"github.com/dshsim/dshsim/tools/goal"
 	"github.com/dshsim/dshsim/tools/lsp"
+	"github.com/dshsim/dshsim/tools/planmode"
 	"github.com/dshsim/dshsim/tools/ralph"
 	"github.com/dshsim/dshsim/tools/served"
 )
@@ -101,6 +102,10 @@ func (p *prepared) profileConfig(cfg *stack.Config, ws string) (notes []string) 
 		cfg.WebFetch = true
 	case recording.ProfileGoal:
 		areas["goal"], areas["ralph"] = true, true
+	}
+	if rec.Frontend == recording.Web {
+		areas["goal"] = true // the web app's standard preset mounts tool-goal (its host plane the goal domain, /goal and the round driver)
+		cfg.PlanMode = &planmode.Config{Plan: &planmode.Service{}, Ask: webUIAnswers}
 	}
 	for _, r := range p.modelReplies() {
 		for _, c := range r.ToolCalls {

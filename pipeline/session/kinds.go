@@ -82,6 +82,10 @@ const (
 	// or a clear tombstone), between the goal tool's call and its result.
 	KindGoalChange = "goal/change"
 
+	// Plan mode: the session's plan mode switched ({active}; the last one
+	// wins), by a user's /plan or at the step after an approved plan.
+	KindPlanMode = "plan/mode"
+
 	// Commands: a slash command run, and done.
 	KindCommandRun  = "command/run"
 	KindCommandDone = "command/done"
@@ -100,6 +104,7 @@ func Kinds() []string {
 		KindHookInvoked, KindHookResult,
 		KindSubagentDescriptor, KindEndSeed,
 		KindGoalChange,
+		KindPlanMode,
 		KindCommandRun, KindCommandDone,
 	}
 }

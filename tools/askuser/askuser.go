@@ -26,6 +26,18 @@ type Question struct {
 	Header      string   `json:"header,omitempty"`
 	Options     []Option `json:"options,omitempty"`
 	MultiSelect bool     `json:"multiSelect,omitempty"`
+	// Detail is a longer text the question presents (a plan under review).
+	Detail string `json:"detail,omitempty"`
+	// Intent says what the answer decides, for a client that renders it
+	// as its own card (a plan review); nil: a plain question.
+	Intent *Intent `json:"intent,omitempty"`
+}
+
+// Intent is what a question's answer decides: Kind (plan-review) and the
+// option label that approves.
+type Intent struct {
+	Kind    string `json:"kind"`
+	Approve string `json:"approve"`
 }
 
 // Option is one offered choice.

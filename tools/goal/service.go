@@ -316,3 +316,24 @@ func (s *Service) Disarm(log *session.Log) error {
 	}
 	return err
 }
+
+// Clear removes the current goal ref names: one clear tombstone (the
+// next revision of the goal) is appended, and the session is disarmed.
+func (s *Service) Clear(log *session.Log, ref Ref) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, cur, err := s.current(log, ref)
+	if err != nil {
+		return err
+	}
+	at := max(s.now(), c.state.UpdatedAt)
+	change := Change{Kind: ChangeKind, Version: ChangeVersion, Operation: OpClear, Cleared: &Ref{cur.ID, cur.Revision + 1}, ClearedAt: &at}
+	e, err := log.Append(session.KindGoalChange, change)
+	if err != nil {
+		return fmt.Errorf("goal: append %s: %w", session.KindGoalChange, err)
+	}
+	c.pendingSeq, c.pendingAct = e.Seq, Disarmed
+	defer func() { c.pendingSeq = -1 }()
+	_, err = s.synced(log)
+	return err
+}

@@ -7,9 +7,10 @@ import (
 )
 
 // BoundaryKinds are the projected kinds at the tool boundary: the calls and
-// their results (run_code's nested ones too), the approvals, and the
-// policy events that confine the next call.
-var BoundaryKinds = []string{KindCall, KindResult, KindAsked, KindDecided, KindDispatchStart, KindDispatch, KindSandboxMode, KindApprovalPolicy}
+// their results (run_code's nested ones too), the approvals, the policy
+// events that confine the next call, and the plan mode switches (whether
+// exit_plan_mode may run).
+var BoundaryKinds = []string{KindCall, KindResult, KindAsked, KindDecided, KindDispatchStart, KindDispatch, KindSandboxMode, KindApprovalPolicy, KindPlan}
 
 // whyBoundary is why an event outside the tool boundary is not compared.
 const whyBoundary = "outside the tool boundary, where a web recording is compared: the prompts, titles, context messages and turn ends are the web app's composition around the session, shown by its UI renders"

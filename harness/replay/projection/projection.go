@@ -61,6 +61,8 @@ const (
 	KindCompactionStart   = session.KindCompactionStart
 	KindCompactionSummary = session.KindCompactionSummary
 	KindCompactionEnd     = session.KindCompactionEnd
+	// KindPlan is a switch of the session's plan mode.
+	KindPlan = session.KindPlanMode
 	// KindCatalog is the skill catalog message.
 	KindCatalog = "skill-catalog"
 	// KindPrompt is a user's prompt: its text blocks and, when it carries
@@ -352,6 +354,7 @@ var picked = map[string][]string{
 	KindDescriptor:     {"version", "mode", "provider", "label", "agentProvider", "agentModel", "persona", "toolFilter"},
 	KindSandboxMode:    {"mode", "source"},
 	KindApprovalPolicy: {"policy", "source"},
+	KindPlan:           {"active"},
 	KindRunStart:       {"runId", "name"},
 	KindAgentStart:     {"runId", "seq", "label", "phase", "childId"},
 	KindAgentEnd:       {"runId", "seq", "outcome"},

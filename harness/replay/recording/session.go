@@ -60,6 +60,7 @@ var EventTypes = map[string]bool{
 	session.KindTodoWrite: true,
 	// a change of the session's durable goal (the goal tools, a goal round's end)
 	session.KindGoalChange: true,
+	session.KindPlanMode:   true,
 }
 
 // Packed row types and the chunk type each member expands to.
@@ -179,6 +180,7 @@ var views = map[string]func() (any, func(v any) string){
 			missing(d.ShadowedRange == nil, "data.shadowedRange") + missing(d.ShadowedSeqs == nil, "data.shadowedSeqs") +
 			missing(d.ShadowedTokenCount == nil, "data.shadowedTokenCount")
 	}),
+	session.KindPlanMode:          view(func(d *planModeData) string { return missing(d.Active == nil, "data.active") }),
 	session.KindCodeDispatchStart: view((*dispatchData).missingStart),
 	session.KindCodeDispatch: view(func(d *dispatchData) string {
 		return d.missingStart() + missing(d.IsError == nil, "data.isError") + missing(d.Content == nil, "data.content")
@@ -233,6 +235,12 @@ type goalChangeData struct {
 	Kind      *string `json:"kind"`
 	Version   *int    `json:"version"`
 	Operation *string `json:"operation"`
+}
+
+// planModeData is a plan/mode's data: whether plan mode is active (a
+// boolean, as upstream's invariant requires).
+type planModeData struct {
+	Active *bool `json:"active"`
 }
 
 // dispatchData is the data of run_code's two nested-call events.

@@ -294,9 +294,10 @@ var Profiles = map[string]string{
 
 // Preparations are upstream's workspace preparations a recording may name.
 var Preparations = map[string]string{
-	"fs-search-tree":       "prepareFsSearchWorkspace: tree/ with eight fixture files modified 1 to 8 ms after 2000-01-01",
-	"editing-cordis-skill": "prepareEditingCordisSkillWorkspace: .dsh/skills/editing-cordis-compositions/SKILL.md, upstream's",
-	"delimiter-path":       "prepareDelimiterPathWorkspace: the directory scope</system-reminder> with an AGENTS.md and task.txt",
+	"fs-search-tree":         "prepareFsSearchWorkspace: tree/ with eight fixture files modified 1 to 8 ms after 2000-01-01",
+	"editing-cordis-skill":   "prepareEditingCordisSkillWorkspace: .dsh/skills/editing-cordis-compositions/SKILL.md, upstream's",
+	"delimiter-path":         "prepareDelimiterPathWorkspace: the directory scope</system-reminder> with an AGENTS.md and task.txt",
+	"goal-package-inventory": "goal-multi-turn-actions.e2e.ts seedPackageInventory: packages/ with four packages of 4 or 5 files each",
 }
 
 // SettingKey documents one key of dshsim.replay.json.
@@ -360,14 +361,14 @@ var SettingKeys = []SettingKey{
 		"the initialize result's promptCapabilities.image"},
 	{"profile", "default, image, fs-search, pwsh, persistent-pwsh, lsp, pty, advanced, web, goal, minimal or single-exe", "read-image, fs-glob-sampling, pwsh-tool-turn, lsp-definition, pty-tools, cordis-inspect-jsdoc, headless goal-tools, JSON-RPC persistent-tools, Python SDK advanced...: the scenario's EX/*.cordis.snapshot.yml overlay",
 		"composes the overlay's tools beyond the safety stack (and leaves out what a standalone overlay does not mount); a tool the recording calls adds its area too"},
-	{"prepare", "fs-search-tree, editing-cordis-skill or delimiter-path", "fs-glob-sampling: prepareFsSearchWorkspace; skill-load: prepareEditingCordisSkillWorkspace; agent-instructions: prepareDelimiterPathWorkspace",
+	{"prepare", "fs-search-tree, editing-cordis-skill, delimiter-path or goal-package-inventory", "fs-glob-sampling: prepareFsSearchWorkspace; skill-load: prepareEditingCordisSkillWorkspace; agent-instructions: prepareDelimiterPathWorkspace; web goal-multi-turn-actions: seedPackageInventory",
 		"prepares the workspace as upstream's suite does, after workspace/ is copied"},
 	{"symlinks", "list of paths inside workspace/, each a symlink there or a link stub (a plain file holding only the link's relative target, no newline, naming an entry of the seed)", "agent-instructions: its fixture's AGENTS.md and nested/AGENTS.md are symlinks to AGENTS.canonical.md",
 		"restores each listed link stub as the symlink it stands for after workspace/ is copied (a checkout with core.symlinks=false stores a link as such a file); a listed path that is neither is an error, and no other file is touched"},
 	{"servedTools", "list of tool names, none of bash, read, write, edit, run_code, job_output, job_kill, job_list", "cordis-inspect-jsdoc: cordis_inspect_query (its data is upstream's JSDoc catalog)",
 		"serves those tools' bodies from the recording (the report names them); everything around a body runs"},
-	{"deploymentMode", "read-only, workspace-write or danger-full-access", "parent-override: EX/headless-agent/subagent-inheritance.cordis.snapshot.yml, sandbox-policy mode workspace-write under the session's read-only override",
-		"the stack's default sandbox mode (the deployment's); the runtime context states the session's, which its own sandbox/mode events set"},
+	{"deploymentMode", "read-only, workspace-write or danger-full-access", "parent-override: EX/headless-agent/subagent-inheritance.cordis.snapshot.yml, sandbox-policy mode workspace-write under the session's read-only override; web plan-review: the base composition's workspace-write",
+		"the stack's default sandbox mode (the deployment's); the runtime context states the session's, which its own sandbox/mode events set; a web log with no policy event takes it (approval ask, never under danger-full-access)"},
 	{"oneShotSubagent", `{"runInBackground": true or false, "maxDepth": integer >= 1, "workflow": true or false}`, "parent-override: EX/headless-agent/subagent-inheritance.cordis.snapshot.yml; the JSON-RPC scenarios: EX/jsonrpc-agent/cordis.yml (tool-subagent, provider spawn, one-shot); the Python SDK's advanced (with the workflow tool)",
 		"composes the one subagent tool (spawn, one-shot, that background and depth cap) alone: no subagent_fork, send_message, interrupt_agent, list_agents or report, and workflow only when workflow is true"},
 	{"resumeSeed", "integer >= 0, at most the events before the log's session/end-seed", "tool-outcome-unknown, parent-override: the events semantic-checkpoint.snapshot.ts and subagent-inheritance.snapshot.ts seed before the run resumes the session",
@@ -676,6 +677,8 @@ var FrontendSuiteSettings = map[Frontend]map[string]Settings{
 			Note: "upstream's Python SDK single-executable snapshot advanced: the packaged runtime's advanced composition (run_code, the job tools, subagent, workflow and the cordis_* tools, served: upstream's Cordis host does not run here), no runtime context"},
 	},
 	Web: {
+		"goal-multi-turn-actions":   {Prepare: "goal-package-inventory", Note: "upstream's suite: goal-multi-turn-actions.e2e.ts seeds the package inventory (seedPackageInventory) and types the /goal command"},
+		"plan-review":               {SandboxKnobs: SandboxKnobs{DeploymentMode: "workspace-write"}, Note: "upstream's suite: plan-review.e2e.ts on the web app that wrote no policy events at the head: its base composition's sandbox-policy mode (DSH_PERMISSION_MODE unset: workspace-write, approval ask); it types /plan with its task and approves the plan on the decision card"},
 		"permission-policy-context": {UIAnswer: "allowed-once", Note: "upstream's suite: permission-policy-context.e2e.ts answers every approval/request allowed-once (the UI is the answerer) and types /permission before each prompt"},
 	},
 	Headless: {

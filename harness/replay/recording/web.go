@@ -40,58 +40,101 @@ func (l *loader) loadWeb(r *Recording) error {
 	if err != nil {
 		return err
 	}
-	if !slices.ContainsFunc(steps, func(s Step) bool { return s.Op == "prompt" }) {
-		return l.fail(SessionFile, 0, "", "no user/message with a user source: a web session types at least one prompt")
+	if !slices.ContainsFunc(steps, func(s Step) bool { return s.Op != PermissionOp }) {
+		return l.fail(SessionFile, 0, "", "no user/message with a user source and no /goal or /plan command: a web session types at least one prompt or command that starts a turn")
 	}
 	r.Input.Steps = steps
 	return nil
 }
 
-// PermissionOp is the step of a web session's /permission command: the
-// user switches to the preset Text (read-only, workspace-write or
-// danger-full-access) between turns.
-const PermissionOp = "permission"
+// The steps of a web session's slash commands, each named for its
+// command: /permission switches to the preset Text (read-only,
+// workspace-write or danger-full-access) between turns; /goal runs the
+// goal command on its raw input Text (a new objective creates and arms a
+// goal, whose rounds then run); /plan enters plan mode with its raw input
+// Text as the turn's message ("off" leaves plan mode).
+const (
+	PermissionOp = "permission"
+	GoalOp       = "goal"
+	PlanOp       = "plan"
+)
+
+// WebCommands are the web app's slash commands a replay drives.
+var WebCommands = []string{PermissionOp, GoalOp, PlanOp}
 
 // WebSteps are what the user typed into a web session, in the log's
-// order: each /permission command (a command/run with a user source) and
-// each prompt ([WebPrompts]). Another command is refused: the replay
-// drives /permission only.
+// order: each slash command the replay drives (a command/run with a user
+// source: [WebCommands]) and each prompt ([WebPrompts]). A /plan with a
+// message sends it as the turn's message, so that message (the next
+// user's message of the log, which must hold the command's text) is the
+// /plan step's, not a prompt of its own. Another command is refused.
 func WebSteps(rec string, evs []Event) ([]Step, error) {
 	prompts, err := WebPrompts(rec, evs)
 	if err != nil {
 		return nil, err
 	}
 	var steps []Step
+	var planned *Step // a /plan whose message is the next user's message
 	for _, e := range evs {
 		switch e.Type {
 		case session.KindUserMessage:
 			var d userMessageData
-			if json.Unmarshal(e.Data, &d) == nil && d.Source != nil && d.Source.Kind == "user" {
-				steps = append(steps, Step{Op: "prompt", Text: prompts[0]})
-				prompts = prompts[1:]
+			if json.Unmarshal(e.Data, &d) != nil || d.Source == nil || d.Source.Kind != "user" {
+				continue
 			}
+			text := prompts[0]
+			prompts = prompts[1:]
+			if planned != nil {
+				if want := strings.TrimSpace(planned.Text); text != want {
+					return nil, sessionError(rec, e.Line, "data.content", "the message of the /plan command before it: want %q, got %q", want, text)
+				}
+				planned = nil
+				continue
+			}
+			steps = append(steps, Step{Op: "prompt", Text: text})
 		case session.KindCommandRun:
-			var d struct {
-				Name *string `json:"name"`
-				Args string  `json:"args"`
+			step, err := webCommand(rec, e)
+			if err != nil {
+				return nil, err
 			}
-			if err := json.Unmarshal(e.Data, &d); err != nil {
-				return nil, jsonError(rec, SessionFile, e.Data, e.Line, err)
+			if planned != nil {
+				return nil, sessionError(rec, e.Line, "type", "a command/run before the message of the /plan command before it")
 			}
-			switch {
-			case d.Name == nil:
-				return nil, sessionError(rec, e.Line, "data.name", "missing (required in command/run)")
-			case *d.Name != PermissionOp:
-				return nil, sessionError(rec, e.Line, "data.name", "command /%s: the replay drives the web app's /permission command only", *d.Name)
+			steps = append(steps, step)
+			if arg := strings.TrimSpace(step.Text); step.Op == PlanOp && arg != "" && arg != "off" {
+				planned = &steps[len(steps)-1]
 			}
-			preset := strings.TrimSpace(d.Args)
-			if !slices.Contains(sandboxModes, preset) {
-				return nil, sessionError(rec, e.Line, "data.args", "/permission %q: want one of %s", preset, strings.Join(sandboxModes, ", "))
-			}
-			steps = append(steps, Step{Op: PermissionOp, Text: preset})
 		}
 	}
+	if planned != nil {
+		return nil, sessionError(rec, 0, "", "no user/message for the /plan command's message %q", strings.TrimSpace(planned.Text))
+	}
 	return steps, nil
+}
+
+// webCommand is the step of one command/run: a command of [WebCommands],
+// its arguments checked where the command takes a fixed set.
+func webCommand(rec string, e Event) (Step, error) {
+	var d struct {
+		Name *string `json:"name"`
+		Args string  `json:"args"`
+	}
+	if err := json.Unmarshal(e.Data, &d); err != nil {
+		return Step{}, jsonError(rec, SessionFile, e.Data, e.Line, err)
+	}
+	switch {
+	case d.Name == nil:
+		return Step{}, sessionError(rec, e.Line, "data.name", "missing (required in command/run)")
+	case !slices.Contains(WebCommands, *d.Name):
+		return Step{}, sessionError(rec, e.Line, "data.name", "command /%s: the replay drives the web app's /%s commands only", *d.Name, strings.Join(WebCommands, ", /"))
+	case *d.Name != PermissionOp:
+		return Step{Op: *d.Name, Text: d.Args}, nil
+	}
+	preset := strings.TrimSpace(d.Args)
+	if !slices.Contains(sandboxModes, preset) {
+		return Step{}, sessionError(rec, e.Line, "data.args", "/permission %q: want one of %s", preset, strings.Join(sandboxModes, ", "))
+	}
+	return Step{Op: PermissionOp, Text: preset}, nil
 }
 
 // SwitchesFirst reports whether a web session's first step is a
@@ -195,6 +238,15 @@ func (r *Recording) webPolicy() (Policy, error) {
 		at = r.Events[first].Line
 	}
 	var p Policy
+	if dm := r.Settings.DeploymentMode; len(evs) == 0 && dm != "" {
+		// an earlier web app wrote no policy events: the deployment's
+		// sandbox-policy mode, and the approval policy it derives
+		p.Mode, p.Approval = dm, "ask"
+		if dm == "danger-full-access" {
+			p.Approval = "never"
+		}
+		return p, nil
+	}
 	for _, pe := range evs {
 		if first >= 0 && pe.Seq > r.Events[first].Seq {
 			break

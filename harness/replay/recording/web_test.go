@@ -35,19 +35,29 @@ func webHeadPolicy(mode, approval string) string {
 
 // TestWebPolicyFromLogEvents: a web log's policy is its sandbox/mode and
 // approval/policy before the first turn (not a runtime context's
-// sections); a switch after the first turn starts is not the head's.
+// sections); a switch after the first turn starts is not the head's; a log
+// with no policy event takes deploymentMode (approval ask, never under
+// danger-full-access).
 func TestWebPolicyFromLogEvents(t *testing.T) {
 	tests := []struct {
 		name, log  string
 		mode, appr string
+		settings   string
 	}{
-		{"head", webHeadPolicy("workspace-write", "ask") + webTurn + webPrompt + webCtx, "workspace-write", "ask"},
-		{"danger, never", webHeadPolicy("danger-full-access", "never") + webTurn + webPrompt, "danger-full-access", "never"},
-		{"a later switch is not the head's", webHeadPolicy("read-only", "ask") + webTurn + webPrompt + webEvent("sandbox/mode", "mode", "danger-full-access") + webEvent("approval/policy", "policy", "never"), "read-only", "ask"},
+		{"no events, deploymentMode", webTurn + webPrompt, "workspace-write", "ask", `{"deploymentMode":"workspace-write"}`},
+		{"no events, deploymentMode danger", webTurn + webPrompt, "danger-full-access", "never", `{"deploymentMode":"danger-full-access"}`},
+		{"the events win over deploymentMode", webHeadPolicy("read-only", "ask") + webTurn + webPrompt, "read-only", "ask", `{"deploymentMode":"danger-full-access"}`},
+		{"head", webHeadPolicy("workspace-write", "ask") + webTurn + webPrompt + webCtx, "workspace-write", "ask", ""},
+		{"danger, never", webHeadPolicy("danger-full-access", "never") + webTurn + webPrompt, "danger-full-access", "never", ""},
+		{"a later switch is not the head's", webHeadPolicy("read-only", "ask") + webTurn + webPrompt + webEvent("sandbox/mode", "mode", "danger-full-access") + webEvent("approval/policy", "policy", "never"), "read-only", "ask", ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r, err := Load(writeRec(t, "w", map[string]string{SessionFile: webLog(tc.log), "ui.expected.md": ""}))
+			files := map[string]string{SessionFile: webLog(tc.log), "ui.expected.md": ""}
+			if tc.settings != "" {
+				files[SettingsFile] = tc.settings
+			}
+			r, err := Load(writeRec(t, "w", files))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -130,9 +140,10 @@ func TestWebLoad(t *testing.T) {
 	}
 }
 
-// TestWebSteps: the steps are the log's /permission commands and prompts
-// in order; another command, a bad preset or a command without a name is
-// refused naming the line and field.
+// TestWebSteps: the steps are the log's /permission, /goal and /plan
+// commands and prompts in order, a /plan's message its own (not a prompt);
+// another command, a bad preset, a command without a name, a /plan whose
+// message is missing or differs is refused naming the line and field.
 func TestWebSteps(t *testing.T) {
 	cmd := func(name, args string) string {
 		return `{"type":"command/run","seq":SEQ,"time":0,"data":{"commandId":"c","name":"` + name + `","args":"` + args + `","source":{"kind":"user"}}}` + "\n"
@@ -148,6 +159,20 @@ func TestWebSteps(t *testing.T) {
 	if want := []string{"permission read-only", "prompt go on", "permission danger-full-access", "prompt go on"}; !slices.Equal(got, want) || !r.SwitchesFirst() {
 		t.Fatalf("steps %q (switches first: %v), want %q", got, r.SwitchesFirst(), want)
 	}
+	r, err = Load(writeRec(t, "w", map[string]string{SessionFile: webLog(cmd("goal", " ship it") + webTurn + cmd("plan", " go on ") + webPrompt + cmd("plan", " off") + webPrompt + cmd("plan", "") + webPrompt), "ui.expected.md": ""}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = nil
+	for _, s := range r.Input.Steps {
+		got = append(got, s.Op+" "+s.Text)
+	}
+	if want := []string{"goal  ship it", "plan  go on ", "plan  off", "prompt go on", "plan ", "prompt go on"}; !slices.Equal(got, want) {
+		t.Fatalf("steps %q, want %q", got, want)
+	}
+	if _, err := Load(writeRec(t, "w", map[string]string{SessionFile: webLog(cmd("goal", " x")), "ui.expected.md": ""})); err != nil {
+		t.Fatalf("a session of a /goal command alone: %v", err)
+	}
 	if r, err := Load(writeRec(t, "w", map[string]string{SessionFile: webLog(webHeadPolicy("read-only", "ask") + webTurn + webPrompt + cmd("permission", " read-only")), "ui.expected.md": ""})); err != nil || r.SwitchesFirst() {
 		t.Fatalf("a session opening with a prompt: switches first %v, %v", err == nil && r.SwitchesFirst(), err)
 	}
@@ -155,7 +180,11 @@ func TestWebSteps(t *testing.T) {
 		name, log, field, problemStart string
 		line                           int
 	}{
-		{"another command", cmd("plan", " x") + webTurn + webPrompt, "data.name", "command /plan: the replay drives the web app's /permission command only", 2},
+		{"another command", cmd("compact", " x") + webTurn + webPrompt, "data.name", "command /compact: the replay drives the web app's /permission, /goal, /plan commands only", 2},
+		{"a /plan message that differs", cmd("plan", " stop") + webTurn + webPrompt, "data.content", `the message of the /plan command before it: want "stop", got "go on"`, 4},
+		{"a /plan without its message", webTurn + webPrompt + cmd("plan", " x"), "", `no user/message for the /plan command's message "x"`, 0},
+		{"a command before a /plan's message", cmd("plan", " go on") + cmd("goal", "") + webPrompt, "type", "a command/run before the message of the /plan command", 3},
+		{"only /permission", cmd("permission", " read-only"), "", "no user/message with a user source and no /goal or /plan command", 0},
 		{"a bad preset", cmd("permission", " full") + webTurn + webPrompt, "data.args", `/permission "full": want one of`, 2},
 		{"no name", `{"type":"command/run","seq":SEQ,"time":0,"data":{"args":""}}` + "\n" + webTurn + webPrompt, "data.name", "missing", 2},
 	}

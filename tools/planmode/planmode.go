@@ -1,0 +1,335 @@
+package planmode
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"regexp"
+	"strings"
+	"sync"
+
+	"github.com/dshsim/dshsim/pipeline"
+	"github.com/dshsim/dshsim/pipeline/session"
+	"github.com/dshsim/dshsim/tools/askuser"
+	"github.com/dshsim/dshsim/tools/toolreg"
+)
+
+// ExitName is the model-facing exit tool's name.
+const ExitName = "exit_plan_mode"
+
+// CommandName is the user's command (/plan).
+const CommandName = "plan"
+
+// The review question (VERBATIM).
+const (
+	ReviewID          = "plan-review"
+	ApproveLabel      = "Approve"
+	KeepPlanningLabel = "Keep planning"
+	// Approved is the exit tool's result text on approval.
+	Approved = "Plan approved — plan mode exited; carry out the plan starting with your next step."
+)
+
+// SectionName and SectionOrder place the deployment's guidance in the
+// system prompt.
+const (
+	SectionName  = "plan:policy"
+	SectionOrder = 50
+)
+
+const (
+	exitDescription = "Use only in plan mode. Present your plan for the user's review and, on approval, leave plan mode. Send the COMPLETE plan as markdown, starting with a # heading that names it. The user may approve (carry out the plan from your next step) or keep planning — their feedback comes back in the tool result; revise and present again."
+	exitParameters  = `{"type":"object","properties":{"plan":{"type":"string","description":"The complete plan, as markdown, starting with a # heading that names it."}},"required":["plan"]}`
+	exitOutput      = `{"type":"object","additionalProperties":false,"properties":{"approved":{"type":"boolean","const":true}},"required":["approved"]}`
+)
+
+// Outcomes of a selection ([Service.Set]).
+const (
+	Committed = "committed" // appended now (no turn open)
+	Queued    = "queued"    // pending until the next step
+	Cancelled = "cancelled" // an opposite pending selection was cleared
+	Noop      = "noop"      // already in that state, or pending it
+)
+
+// Fold is whether plan mode is active after events: the last plan/mode
+// wins; none is inactive. A plan/mode whose active is not a boolean is an
+// error naming its seq.
+func Fold(events []session.Event) (bool, error) {
+	active := false
+	for _, e := range events {
+		if e.Type != session.KindPlanMode {
+			continue
+		}
+		var d struct {
+			Active *bool `json:"active"`
+		}
+		if err := json.Unmarshal(e.Data, &d); err != nil || d.Active == nil {
+			return false, &FoldError{Seq: e.Seq, Data: string(e.Data)}
+		}
+		active = *d.Active
+	}
+	return active, nil
+}
+
+// FoldError is a plan/mode event without a boolean active.
+type FoldError struct {
+	Seq  int64
+	Data string
+}
+
+func (e *FoldError) Error() string {
+	return "plan/mode at seq " + itoa(e.Seq) + " carries invalid active state: " + e.Data + "; expected a boolean"
+}
+
+// Service is the plan mode of a composition: its sessions' pending
+// selections and the deployment's guidance.
+type Service struct {
+	// Section is the deployment's plan:policy text, in the prompt while
+	// plan mode is active or selected ("": none).
+	Section string
+
+	mu      sync.Mutex
+	pending map[*session.Log]bool
+}
+
+func (s *Service) state(log *session.Log) (active bool, pending, has bool, err error) {
+	evs, err := log.Events()
+	if err != nil {
+		return false, false, false, err
+	}
+	if active, err = Fold(evs); err != nil {
+		return false, false, false, err
+	}
+	pending, has = s.pending[log]
+	return active, pending, has, nil
+}
+
+// Active reports whether plan mode is in force in log.
+func (s *Service) Active(log *session.Log) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a, _, _, err := s.state(log)
+	return a, err
+}
+
+// Set selects plan mode active or not for log's session, as upstream's
+// set: between turns (no open turn) the plan/mode is appended at once;
+// during a turn the selection waits for the next step ([Service.OnBoundary]).
+func (s *Service) Set(log *session.Log, active bool) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cur, pend, has, err := s.state(log)
+	if err != nil {
+		return "", err
+	}
+	if has && pend == active || !has && cur == active {
+		return Noop, nil
+	}
+	evs, err := log.Events()
+	if err != nil {
+		return "", err
+	}
+	if openTurn(evs) {
+		s.setPending(log, active)
+		if cur == active {
+			return Cancelled, nil
+		}
+		return Queued, nil
+	}
+	if cur == active {
+		delete(s.pending, log)
+		return Cancelled, nil
+	}
+	if _, err := log.Append(session.KindPlanMode, map[string]bool{"active": active}); err != nil {
+		return "", err
+	}
+	delete(s.pending, log)
+	return Committed, nil
+}
+
+func (s *Service) setPending(log *session.Log, active bool) {
+	if s.pending == nil {
+		s.pending = map[*session.Log]bool{}
+	}
+	s.pending[log] = active
+}
+
+// OnBoundary appends log's pending selection as the agent enters a step
+// (before its step/start), unless it is already in force.
+func (s *Service) OnBoundary(log *session.Log) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cur, pend, has, err := s.state(log)
+	if err != nil || !has {
+		return err
+	}
+	delete(s.pending, log)
+	if pend == cur {
+		return nil
+	}
+	_, err = log.Append(session.KindPlanMode, map[string]bool{"active": pend})
+	return err
+}
+
+// openTurn reports whether events hold a turn/start without its turn/end.
+func openTurn(events []session.Event) bool {
+	open := false
+	for _, e := range events {
+		switch e.Type {
+		case session.KindTurnStart:
+			open = true
+		case session.KindTurnEnd:
+			open = false
+		}
+	}
+	return open
+}
+
+// CommandResult is what /plan answers (command/done's kind and text) and
+// the message it sends as the turn's (Message; "": none).
+type CommandResult struct {
+	Kind, Text, Message string
+}
+
+// Command runs a user's /plan with its raw input on log's session:
+// "off" leaves plan mode; anything else enters it, and its text (trimmed)
+// is the message the user sends.
+func (s *Service) Command(log *session.Log, raw string) (CommandResult, error) {
+	msg := strings.TrimSpace(raw)
+	if msg == "off" {
+		out, err := s.Set(log, false)
+		if err != nil {
+			return CommandResult{}, err
+		}
+		switch out {
+		case Committed:
+			return CommandResult{Kind: "success", Text: "Plan mode off."}, nil
+		case Cancelled:
+			return CommandResult{Kind: "success", Text: "Plan mode entry cancelled."}, nil
+		}
+		if a, err := s.Active(log); err != nil || !a && out == Noop {
+			return CommandResult{Kind: "success", Text: "Plan mode is already inactive."}, err
+		}
+		return CommandResult{Kind: "success", Text: "Leaving plan mode (applies from the next step)."}, nil
+	}
+	out, err := s.Set(log, true)
+	if err != nil {
+		return CommandResult{}, err
+	}
+	text := "Entering plan mode (applies from the next step). Use /plan off to leave."
+	if out == Committed {
+		text = "Plan mode on. Use /plan off to leave."
+	}
+	return CommandResult{Kind: "success", Text: text, Message: msg}, nil
+}
+
+// Sections is the plan:policy section while log's session is in plan
+// mode or has selected it (none without a Section).
+func (s *Service) Sections(log *session.Log) ([]toolreg.Section, error) {
+	if s.Section == "" {
+		return nil, nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cur, pend, has, err := s.state(log)
+	if err != nil || !(has && pend || !has && cur) {
+		return nil, err
+	}
+	return []toolreg.Section{{Name: SectionName, Order: SectionOrder, Text: s.Section}}, nil
+}
+
+// Config configures exit_plan_mode.
+type Config struct {
+	// Plan is the plan mode the tool reads and ends (required).
+	Plan *Service
+	// Ask asks the user to review the plan (nil: nobody can be asked; the
+	// call fails).
+	Ask askuser.Answerer
+	// Log is the session log whose plan:policy section the registration
+	// carries ([Service.Sections]; nil: none).
+	Log *session.Log
+}
+
+var heading = regexp.MustCompile(`^#\s+\S`)
+
+// New returns exit_plan_mode's registration; it carries the plan:policy
+// section (computed per request, [Service.Sections]) of cfg.Log.
+func New(cfg Config) ([]toolreg.Tool, error) {
+	if cfg.Plan == nil {
+		return nil, errors.New("exit_plan_mode: no plan mode service")
+	}
+	def := pipeline.Tool{Name: ExitName, Description: exitDescription, Parameters: json.RawMessage(exitParameters), OutputSchema: json.RawMessage(exitOutput),
+		Run: func(ctx context.Context, call *pipeline.Call) (pipeline.Output, error) { return cfg.exit(ctx, call) }}
+	var sections func([]pipeline.Tool) ([]toolreg.Section, error)
+	if cfg.Log != nil {
+		sections = func([]pipeline.Tool) ([]toolreg.Section, error) { return cfg.Plan.Sections(cfg.Log) }
+	}
+	return []toolreg.Tool{{Def: def, SectionsFor: sections}}, nil
+}
+
+// exit is exit_plan_mode's body, upstream's checks in its order.
+func (cfg Config) exit(ctx context.Context, call *pipeline.Call) (pipeline.Output, error) {
+	var a struct {
+		Plan string `json:"plan"`
+	}
+	if err := call.DecodeArgs(&a); err != nil {
+		return pipeline.Output{}, err
+	}
+	agent := call.Agent()
+	if agent == nil || agent.Session == nil {
+		return pipeline.Output{}, errors.New(ExitName + " requires a calling agent (no session to switch)")
+	}
+	if active, err := cfg.Plan.Active(agent.Session); err != nil {
+		return pipeline.Output{}, err
+	} else if !active {
+		return pipeline.Output{}, errors.New(ExitName + " is only available in plan mode")
+	}
+	if !heading.MatchString(strings.TrimSpace(a.Plan)) {
+		return pipeline.Output{}, errors.New(ExitName + " requires a non-empty markdown plan starting with a # heading")
+	}
+	if cfg.Ask == nil {
+		return pipeline.Output{}, errors.New("no user-questions channel is available to review the plan; ask the user to switch the session mode instead")
+	}
+	answers, err := cfg.Ask(ctx, []askuser.Question{{ID: ReviewID, Header: "Plan review", Question: "Approve this plan and leave plan mode?", Detail: a.Plan,
+		Options: []askuser.Option{{Label: ApproveLabel, Description: "Leave plan mode; the plan is carried out from the next step."}, {Label: KeepPlanningLabel, Description: "Stay in plan mode; feedback goes back to the model."}},
+		Intent:  &askuser.Intent{Kind: "plan-review", Approve: ApproveLabel}}})
+	if err != nil {
+		return pipeline.Output{}, err
+	}
+	if err := reviewed(answers); err != nil {
+		return pipeline.Output{}, err
+	}
+	cfg.Plan.mu.Lock()
+	cfg.Plan.setPending(agent.Session, false)
+	cfg.Plan.mu.Unlock()
+	return pipeline.Output{Content: []pipeline.Block{pipeline.TextBlock(Approved)}, Value: json.RawMessage(`{"approved":true}`)}, nil
+}
+
+// reviewed is nil when the answers approve the plan: exactly one answer
+// to the review, Approve alone selected and nothing typed; else the
+// error that keeps planning, with the user's feedback.
+func reviewed(answers []askuser.Answer) error {
+	var item *askuser.Answer
+	n := 0
+	for i := range answers {
+		if answers[i].ID == ReviewID {
+			item, n = &answers[i], n+1
+		}
+	}
+	if n == 1 && len(item.Selected) == 1 && item.Selected[0] == ApproveLabel && item.Custom == "" {
+		return nil
+	}
+	if n == 1 && item.Custom != "" {
+		return reviewError("The user chose to keep planning; their feedback: " + item.Custom)
+	}
+	return reviewError("The user chose to keep planning; revise the plan and present it again.")
+}
+
+// reviewError is the review's refusal, upstream's sentence as it is.
+type reviewError string
+
+func (e reviewError) Error() string { return string(e) }
+
+func itoa(n int64) string {
+	b, _ := json.Marshal(n)
+	return string(b)
+}
