@@ -194,11 +194,23 @@ func TestABadPackageRegistersNothing(t *testing.T) {
 	}
 }
 
-// TestRunOfAnUndefinedPackageFails: cordis_run of a package this session
-// did not define registers nothing and fails.
-func TestRunOfAnUndefinedPackageFails(t *testing.T) {
+// TestRunOfAPackageNotDefinedHereRegistersNothing: cordis_run of a
+// package this session did not define (a served body whose package the
+// recording defined elsewhere) keeps the body's result and registers no
+// tool; the host code of a package defined later still registers.
+func TestRunOfAPackageNotDefinedHereRegistersNothing(t *testing.T) {
 	f := newFixture(t)
-	if r := f.call(cordis.RunName, runArgs); !r.IsError || !strings.Contains(r.Content[0].Text, "no such package") {
-		t.Fatalf("run = %+v", r.Content)
+	if r := f.call(cordis.RunName, runArgs); r.IsError || r.Content[0].Text != "ok" {
+		t.Fatalf("run = %+v, want the body's result", r.Content)
+	}
+	if r := f.call("snapshot_double", `{"value":21}`); !r.IsError {
+		t.Fatalf("snapshot_double ran without a definition: %+v", r.Content)
+	}
+	f.define(t, snapshotDouble)
+	if r := f.call(cordis.RunName, runArgs); r.IsError {
+		t.Fatalf("run after define = %+v", r.Content)
+	}
+	if r := f.call("snapshot_double", `{"value":21}`); r.IsError || r.Content[0].Text != "42" {
+		t.Fatalf("snapshot_double = %+v, want 42", r.Content)
 	}
 }

@@ -117,17 +117,17 @@ func (h *Host) defined(_ context.Context, call *pipeline.Call, m meta) error {
 
 // run registers the tools of the package now running, replacing those of
 // the plugin's earlier run: all of them or, when one definition fails its
-// check or its registration, none (the call fails).
+// check or its registration, none (the call fails). A package this session
+// did not define through cordis_define (a served cordis_run whose package
+// the recording defined elsewhere) has no host code here: the body's
+// result stands and nothing registers.
 func (h *Host) run(ctx context.Context, call *pipeline.Call, m meta) error {
 	h.mu.Lock()
 	code, ok := h.packages[m.PluginID+"/"+m.PackageID]
 	h.mu.Unlock()
-	if !ok {
-		return fmt.Errorf("no such package was defined in this session")
-	}
 	h.stop(m.PluginID)
-	if code == "" {
-		return nil // a client half alone registers no host tool
+	if !ok || code == "" {
+		return nil // no host code known here, or a client half alone: no host tool
 	}
 	tools, err := h.Runner.Definitions(ctx, call, code)
 	if err != nil {
