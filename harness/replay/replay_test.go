@@ -80,7 +80,7 @@ func TestFlaggedRecordingsMismatch(t *testing.T) {
 		firstPath string // path of the first differing field; "" when none
 	}{
 		{name: "a prompt more than recorded exhausts the script", dir: "script-exhausted",
-			flag: "script exhausted: llm-replay: script exhausted — session requested model call #3 but its script has only 2", firstPath: "(item)"},
+			flag: "script exhausted: llm-replay: script exhausted — session requested model call #3 but its script has only 2; re-record the scenario", firstPath: "(item)"},
 		{name: "replies never requested are flagged", dir: "unconsumed-replies", flag: "unconsumed replies: 2 of 2 model replies were never requested", firstPath: "(item)"},
 		{name: "a changed seed file shows in the read result", dir: "changed-seed", firstPath: "meta.lines[0].text"},
 		{name: "a nested call's logged content is compared", dir: "code-dispatch-changed", firstPath: "text"},
