@@ -2,12 +2,12 @@ package cli
 
 import (
 	"bytes"
-	"github.com/dshsim/dshsim/harness/oracle/diff"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/dshsim/dshsim/harness/oracle"
+	"github.com/dshsim/dshsim/harness/oracle/diff"
 )
 
 // TestUsageErrors: each is one stderr line naming the problem, exit 2,
