@@ -10,14 +10,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/dshsim/dshsim/harness/replay"
 	"github.com/dshsim/dshsim/harness/replay/isolate"
+	"github.com/dshsim/dshsim/tools/search"
 )
 
 // searchScenario is a scenario of six text files whose one prompt the fake
-// model answers with a glob over them (past the cap of 4), then DONE.
+// model answers with a glob for one of them, then DONE.
 func searchScenario(t *testing.T) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "scenario")
@@ -33,19 +33,12 @@ func searchScenario(t *testing.T) string {
 			t.Fatal(err)
 		}
 	}
-	// pinned mtimes: rg orders a glob's paths by them
-	for i, n := range []string{"a.txt", "b.txt", "c.txt", "sub/d.txt", "sub/e.txt", "sub/f.txt"} {
-		at := time.Date(2000, 1, 1, 0, 0, 0, i*int(time.Millisecond), time.UTC)
-		if err := os.Chtimes(filepath.Join(dir, "workspace", n), at, at); err != nil {
-			t.Fatal(err)
-		}
-	}
 	return dir
 }
 
 func searchSteps(n int, w http.ResponseWriter) {
 	if n == 0 {
-		sse(w, true, toolCall("call_00_rec0001", "glob", `{"pattern":"**/*.txt"}`)...)
+		sse(w, true, toolCall("call_00_rec0001", "glob", `{"pattern":"**/f.txt"}`)...)
 		return
 	}
 	sse(w, true, `{"choices":[{"delta":{"content":"DONE"},"finish_reason":"stop"}]}`,
@@ -54,13 +47,13 @@ func searchSteps(n int, w http.ResponseWriter) {
 
 // TestRecordComposesFileSearch: a live session recorded by dsh-record is
 // offered glob and grep, as upstream's base composition offers them, with
-// the settings and the rg the replay gives a recording that calls them
-// (over the cap, sampled to 4), so the recording replays MATCH; the rg is
-// DSHSIM_RIPGREP's when set (the session's glob runs it), else PATH's, and
-// dsh-record says which ran. Planted bugs caught: no search composed (the
-// model is not offered glob), settings other than the replay's (the
-// replay differs), DSHSIM_RIPGREP ignored or not shared with the contained
-// session (its glob runs PATH's rg or fails).
+// the settings the replay gives a recording that calls them (glob's
+// description names them: sampled over a cap of 4), and the recording
+// replays MATCH; the rg is DSHSIM_RIPGREP's when set (the session's glob
+// runs it), else PATH's, and dsh-record says which ran. Planted bugs
+// caught: no search composed (the model is not offered glob), settings
+// other than the replay's, DSHSIM_RIPGREP ignored or not shared with the
+// contained session (its glob runs PATH's rg or fails).
 func TestRecordComposesFileSearch(t *testing.T) {
 	isolate.Require(t)
 	rgPath, err := exec.LookPath("rg")
@@ -68,8 +61,8 @@ func TestRecordComposesFileSearch(t *testing.T) {
 		t.Skip("no rg on PATH: glob and grep cannot run")
 	}
 	wrapper := filepath.Join(t.TempDir(), "rg-wrapper")
-	// the wrapper's glob lists one more path, so its result shows it ran
-	script := "#!/bin/sh\nif [ \"$1\" = --version ]; then echo 'ripgrep 99.0.0 (wrapper)'; exit 0; fi\n" + rgPath + " \"$@\"\ns=$?\necho wrapper-ran.txt\nexit $s\n"
+	// the wrapper's glob drops f.txt, so its result shows it ran
+	script := "#!/bin/sh\nif [ \"$1\" = --version ]; then echo 'ripgrep 99.0.0 (wrapper)'; exit 0; fi\nout=$(" + rgPath + " \"$@\")\ns=$?\nprintf '%s\\n' \"$out\" | grep -v 'f[.]txt$'\nexit $s\n"
 	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -90,13 +83,14 @@ func TestRecordComposesFileSearch(t *testing.T) {
 			t.Errorf("rg %q: dsh-record does not say which rg ran (want %q):\n%s", tc.env, tc.note, stderr.String())
 		}
 		tools, _ := json.Marshal(f.bodies[0]["tools"])
-		for _, name := range []string{`"name":"glob"`, `"name":"grep"`} {
-			if !strings.Contains(string(tools), name) {
-				t.Errorf("rg %q: the model is not offered %s: %s", tc.env, name, tools)
+		desc, _ := json.Marshal(search.GlobDescription(4, true))
+		for _, want := range []string{`"name":"glob"`, `"name":"grep"`, `"description":` + string(desc)} {
+			if !strings.Contains(string(tools), want) {
+				t.Errorf("rg %q: the model is not offered %s: %s", tc.env, want, tools)
 			}
 		}
 		second, _ := json.Marshal(f.bodies[1]["messages"])
-		if !strings.Contains(string(second), "a.txt") || strings.Contains(string(second), "wrapper-ran.txt") != (tc.env != "") {
+		if strings.Contains(string(second), "sub/f.txt") == (tc.env != "") {
 			t.Errorf("rg %q: the glob's result is not the rg's: %s", tc.env, second)
 		}
 		res := replay.Replay(context.Background(), out, replay.Options{})
