@@ -75,10 +75,7 @@ func masked(b []byte) []byte {
 
 // childIndex reads n of a child log's name, session.<n>.jsonl.
 func childIndex(f string) (int, bool) {
-	s, ok := strings.CutPrefix(f, "session.")
-	if s, ok = strings.CutSuffix(s, ".jsonl"); !ok {
-		return 0, false
-	}
+	s := strings.TrimSuffix(strings.TrimPrefix(f, "session."), ".jsonl")
 	n, err := strconv.Atoi(s)
 	return n, err == nil && n > 0 && f == recording.ChildFile(n)
 }
