@@ -47,3 +47,50 @@ func TestNotesOverlayLines(t *testing.T) {
 		}
 	}
 }
+
+// TestStableCountsEveryChildLog: a recording whose check reproduces the
+// session's log but not a child's is unstable, unless the child's differs
+// from what the refresh harvested only where no re-run agrees (an event
+// time a text prints); a child log the refresh itself did not match is
+// never excused.
+func TestStableCountsEveryChildLog(t *testing.T) {
+	const parent = `{"type":"turn/start","seq":1}` + "\n"
+	child := func(splice bool, stamp string) []byte {
+		s := `{"type":"hook/invoked","seq":4}` + "\n"
+		if splice {
+			s += `{"type":"agent/inbox/spliced","seq":5,"text":"plain stdout"}` + "\n"
+		}
+		return []byte(s + `{"type":"tool/result","text":"at ` + stamp + `"}` + "\n")
+	}
+	const t1, t2 = "2026-12-07T19:06:01.123Z", "2026-12-07T19:06:02.456Z"
+	for _, tc := range []struct {
+		name                  string
+		checkChild, refChild  []byte
+		childMatch, refreshOK bool
+		parentStamp           string
+		want                  bool
+	}{
+		{"every log reproduced", child(true, t1), child(true, t1), true, true, "", true},
+		{"a child's hook context spliced elsewhere", child(false, t1), child(true, t1), false, true, "", false},
+		{"a child's event time alone", child(true, t2), child(true, t1), false, true, "", true},
+		{"the session's event time alone", child(true, t1), child(true, t1), true, true, t2, true},
+		{"a child the refresh did not match", child(true, t2), child(true, t1), false, false, "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			harvest := []byte(parent)
+			if tc.parentStamp != "" {
+				harvest = []byte(`{"type":"turn/start","seq":1,"text":"` + tc.parentStamp + `"}` + "\n")
+			}
+			fixture := []byte(`{"type":"turn/start","seq":1` + map[bool]string{true: `,"text":"` + t1 + `"`, false: ""}[tc.parentStamp != ""] + "}\n")
+			rec := &Recorded{
+				Refresh: &Outcome{StdoutMatch: true, SessionMatch: true, ChildMatch: map[string]bool{"session.1.jsonl": tc.refreshOK},
+					Files: map[string][]byte{"harvest.1.norm.jsonl": tc.refChild}},
+				Check: &Outcome{StdoutMatch: true, SessionMatch: tc.parentStamp == "", ChildMatch: map[string]bool{"session.1.jsonl": tc.childMatch},
+					Files: map[string][]byte{"harvest.norm.jsonl": harvest, "fixture.norm.jsonl": fixture, "harvest.1.norm.jsonl": tc.checkChild}},
+			}
+			if got := rec.Stable(); got != tc.want {
+				t.Errorf("Stable() = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

@@ -290,7 +290,7 @@ func (c *childModel) Info() ModelInfo { return c.f.info }
 func (c *childModel) Call(ctx context.Context, req ModelRequest, emit func(json.RawMessage) error) (recording.Reply, error) {
 	sm := c.f.bind(c.m)
 	if sm == nil {
-		return recording.Reply{}, &errScriptExhausted{"llm-replay: unrecorded session — no recorded child log is left for a new child session"}
+		return recording.Reply{}, &errScriptExhausted{fmt.Sprintf(unrecordedText, len(c.f.rec.Children)+2, len(c.f.rec.Children)+1)}
 	}
 	return sm.Call(ctx, req, emit)
 }

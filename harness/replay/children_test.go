@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -100,6 +101,15 @@ func TestChildLinksAndContentAreCompared(t *testing.T) {
 		r := replay.Replay(context.Background(), tc.dir, replay.Options{})
 		if r.Verdict != replay.Mismatch || !strings.Contains(r.Detail(), tc.want) {
 			t.Errorf("%s: verdict %s, want a mismatch saying %q:\n%s", tc.dir, r.Verdict, tc.want, r.Detail())
+		}
+		if tc.dir != missing {
+			continue
+		}
+		// The unbound child's model call fails in upstream's llm-replay words
+		// (the session's script bound, one recorded).
+		const unrecorded = "llm-replay: a model call arrived from an unrecorded session (#2); the scenario recorded only 1 session(s) — re-record it"
+		if !strings.Contains(r.Detail(), unrecorded) && !slices.ContainsFunc(r.Flags, func(f string) bool { return strings.Contains(f, unrecorded) }) {
+			t.Errorf("the unbound child's failure is not upstream's %q:\n%s\nflags %q", unrecorded, r.Detail(), r.Flags)
 		}
 	}
 }

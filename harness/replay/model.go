@@ -61,6 +61,16 @@ type ModelRequest struct {
 	Summary *SummaryRequest
 }
 
+// The texts of a model call the script cannot answer, upstream's
+// llm-replay's words: a session past its script's last reply (call N,
+// 1-based, of a script of M), and a new session when every recorded
+// session's script is bound (session k, the scripts bound so far and one,
+// of S recorded).
+const (
+	exhaustedText  = "llm-replay: script exhausted — session requested model call #%d but its script has only %d; re-record the scenario"
+	unrecordedText = "llm-replay: a model call arrived from an unrecorded session (#%d); the scenario recorded only %d session(s) — re-record it"
+)
+
 // errScriptExhausted is a scripted model's answer past its last reply.
 type errScriptExhausted struct{ msg string }
 
@@ -123,7 +133,7 @@ func (m *scriptedModel) unconsumed() int { return len(m.script.Replies) - m.next
 
 func (m *scriptedModel) Call(ctx context.Context, req ModelRequest, emit func(json.RawMessage) error) (recording.Reply, error) {
 	if m.next >= len(m.script.Replies) {
-		return recording.Reply{}, &errScriptExhausted{fmt.Sprintf("llm-replay: script exhausted — session requested model call #%d but its script has only %d", m.next+1, len(m.script.Replies))}
+		return recording.Reply{}, &errScriptExhausted{fmt.Sprintf(exhaustedText, m.next+1, len(m.script.Replies))}
 	}
 	reply := m.script.Replies[m.next]
 	m.next++

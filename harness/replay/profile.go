@@ -69,7 +69,7 @@ func (p *prepared) profileConfig(cfg *stack.Config, ws string) (notes []string) 
 	areas := map[string]bool{}
 	switch set.Profile {
 	case recording.ProfileFSSearch:
-		cfg.FileSearch = &stack.FileSearchConfig{SampleOverCapGlobResults: true, GlobMaxResults: 4}
+		cfg.FileSearch = snapshotFileSearch("")
 		cfg.Without = stack.Without{FileTools: true, JobTools: true, Policy: true}
 	case recording.ProfilePwsh:
 		cfg.Pwsh, cfg.Jobs.TaskWording = &stack.PwshConfig{}, true
@@ -182,7 +182,7 @@ func enable(cfg *stack.Config, area, home, agents string) {
 		cfg.Images = &stack.ImagesConfig{DshHome: home, ImageModels: imageModels}
 	case "search":
 		// the fs-search overlay's settings, the one upstream overlay mounting tool-fs-search
-		cfg.FileSearch = &stack.FileSearchConfig{SampleOverCapGlobResults: true, GlobMaxResults: 4}
+		cfg.FileSearch = snapshotFileSearch("")
 	case "terminal":
 		cfg.Terminal = &stack.TerminalConfig{}
 	case "lsp":

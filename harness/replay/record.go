@@ -56,6 +56,9 @@ type RecordOptions struct {
 	Timeout time.Duration
 	// LauncherPath is the landlock-run binary ("" = beside the executable).
 	LauncherPath string `json:",omitempty"`
+	// Ripgrep is the rg glob and grep run, as [Options.Ripgrep] ("":
+	// $DSHSIM_RIPGREP when set, else rg on PATH).
+	Ripgrep string `json:",omitempty"`
 	// ToolNetwork gives the session's tools the host's network (they have
 	// none by default: the model is reached from the host, not from them).
 	ToolNetwork bool `json:",omitempty"`
@@ -145,6 +148,10 @@ func Record(ctx context.Context, dir, out string, opt RecordOptions) error {
 	if err := CheckIsolation(); err != nil {
 		return err
 	}
+	if opt.Ripgrep, err = ripgrepPath(opt.Ripgrep, "RecordOptions.Ripgrep"); err != nil {
+		return err
+	}
+	fmt.Fprintln(stderrOf(opt), "dsh-record: "+ripgrepNote(opt.Ripgrep))
 	resp, err := recordContained(ctx, dir, out, opt, &relayHost{client: client, key: key, ask: askHere,
 		model: deepseek.Request{Model: opt.Model, Thinking: opt.Thinking, ReasoningEffort: opt.ReasoningEffort}})
 	if err != nil {
@@ -170,6 +177,9 @@ func recordContained(ctx context.Context, dir, out string, opt RecordOptions, ho
 		return resp, err
 	}
 	share := []string{abs}
+	if opt.Ripgrep != "" {
+		share = append(share, opt.Ripgrep)
+	}
 	if opt.LauncherPath != "" {
 		share = append(share, opt.LauncherPath)
 	} else if def := sandbox.DefaultLauncherPath(); fileExists(def) {
@@ -271,6 +281,14 @@ func writeRecording(ctx context.Context, dir, out string, in recording.Input, re
 		return err
 	}
 	return fileset.PlaceDir(ctx, tmp, out)
+}
+
+// stderrOf is where dsh-record's notes go.
+func stderrOf(opt RecordOptions) io.Writer {
+	if opt.Stderr == nil {
+		return os.Stderr
+	}
+	return opt.Stderr
 }
 
 func isDir(p string) bool {
@@ -396,7 +414,10 @@ func recordHere(ctx context.Context, req recordRequest, relay *relayClient) (rec
 
 // recordStack composes the stack a recording runs under: the scenario's
 // policy, upstream's snapshot defaults otherwise (no spill, a foreground
-// timeout that kills, hooks from the workspace).
+// timeout that kills, hooks from the workspace), and glob and grep, which
+// upstream's base composition gives a live session, composed as the
+// replay composes them for a recording that calls them
+// ([snapshotFileSearch], the same rg).
 func recordStack(in recording.Input, ws string, log *session.Log, ans *answers, gate *jobs.Gate, req recordRequest, deliver func(jobs.Notice)) (*stack.Stack, error) {
 	mode, approval := in.Policy()
 	promote := false
@@ -414,7 +435,8 @@ func recordStack(in recording.Input, ws string, log *session.Log, ans *answers, 
 			Bash: stack.BashConfig{PromoteOnTimeout: &promote},
 			Jobs: stack.JobsConfig{Gate: gate, Notify: deliver},
 		},
-		Hooks: stack.HooksConfig{Dir: ws},
+		Hooks:      stack.HooksConfig{Dir: ws},
+		ExtraTools: stack.ExtraTools{FileSearch: snapshotFileSearch(req.Options.Ripgrep)},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("stack (%s/%s): %w", mode, approval, err)

@@ -25,7 +25,7 @@ import (
 // runner-missing-job-output matches, but a refresh moves its job notice's
 // splice to after the starting step, where the spawn-failure departure
 // queues it.
-var departures = []string{"escalation-mixed", "fs-search-edges", "diff-spawn-failure-notice", "runner-missing-job-output"}
+var departures = []string{"escalation-mixed", "fs-search-edges", "diff-spawn-failure-notice", "runner-missing-job-output", "diff-leftover-output"}
 
 // allRecordings lists every recording directory under transcripts/ and
 // testdata/replay/ (bad ones included).

@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"time"
+
+	"github.com/dshsim/dshsim/stack"
 )
 
 // RipgrepEnv names the ripgrep glob and grep run: upstream's, the rg of
@@ -20,27 +22,42 @@ const RipgrepEnv = "DSHSIM_RIPGREP"
 // resolveRipgrep fills opt.Ripgrep from RipgrepEnv when it is empty and
 // makes it absolute; a named rg that is not an executable regular file is
 // an error naming where it was named (never a silent fallback to PATH's).
-func resolveRipgrep(opt *Options) error {
-	from := "Options.Ripgrep"
-	if opt.Ripgrep == "" {
-		opt.Ripgrep, from = os.Getenv(RipgrepEnv), RipgrepEnv
+func resolveRipgrep(opt *Options) (err error) {
+	opt.Ripgrep, err = ripgrepPath(opt.Ripgrep, "Options.Ripgrep")
+	return err
+}
+
+// ripgrepPath is the rg named by named (from says where) or, when named
+// is "", by RipgrepEnv, made absolute; "" when neither names one (rg on
+// PATH runs). A named rg that is not an executable regular file is an
+// error naming where it was named.
+func ripgrepPath(named, from string) (string, error) {
+	if named == "" {
+		named, from = os.Getenv(RipgrepEnv), RipgrepEnv
 	}
-	if opt.Ripgrep == "" {
-		return nil
+	if named == "" {
+		return "", nil
 	}
-	abs, err := filepath.Abs(opt.Ripgrep)
+	abs, err := filepath.Abs(named)
 	if err != nil {
-		return fmt.Errorf("%s %q: %w", from, opt.Ripgrep, err)
+		return "", fmt.Errorf("%s %q: %w", from, named, err)
 	}
 	fi, err := os.Stat(abs)
 	switch {
 	case err != nil:
-		return fmt.Errorf("%s %q: %w", from, opt.Ripgrep, err)
+		return "", fmt.Errorf("%s %q: %w", from, named, err)
 	case !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0:
-		return fmt.Errorf("%s %q: not an executable file", from, opt.Ripgrep)
+		return "", fmt.Errorf("%s %q: not an executable file", from, named)
 	}
-	opt.Ripgrep = abs
-	return nil
+	return abs, nil
+}
+
+// snapshotFileSearch is glob and grep as the one upstream overlay that
+// mounts tool-fs-search composes them (sampled over the cap, 4 results),
+// running rg: a recording's search calls replay under it, and dsh-record
+// records under it, so what it records replays alike.
+func snapshotFileSearch(rg string) *stack.FileSearchConfig {
+	return &stack.FileSearchConfig{Rg: rg, SampleOverCapGlobResults: true, GlobMaxResults: 4}
 }
 
 // ripgrepNote names the ripgrep glob and grep ran, with its version: rg's

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/dshsim/dshsim/harness/oracle"
+	"github.com/dshsim/dshsim/harness/oracle/diff"
 )
 
 // TestUsageErrors: each is one stderr line naming the problem, exit 2,
@@ -71,5 +72,21 @@ func TestBenchPrint(t *testing.T) {
 		if !strings.Contains(w.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, w.String())
 		}
+	}
+}
+
+// TestDiffReportNamesUnstableCases: the report's summary counts the cases
+// upstream did not reproduce and the next line names them; a campaign
+// without one prints no such line.
+func TestDiffReportNamesUnstableCases(t *testing.T) {
+	var b strings.Builder
+	printReport(&b, &diff.Report{Run: 3, Matched: 1, Unstable: 2, UnstableCases: []string{"gen-35-7", "gen-35-90"}}, 0)
+	if want := "1 match, 0 mismatch, 2 unstable upstream (dropped), 0 named departures, 0 upstream errors\n  unstable upstream: gen-35-7 gen-35-90\n"; !strings.Contains(b.String(), want) {
+		t.Errorf("report:\n%s\nwant it to hold:\n%s", b.String(), want)
+	}
+	b.Reset()
+	printReport(&b, &diff.Report{Run: 1, Matched: 1}, 0)
+	if strings.Contains(b.String(), "unstable upstream:") {
+		t.Errorf("a report without unstable cases names some:\n%s", b.String())
 	}
 }

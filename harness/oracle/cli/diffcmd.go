@@ -150,6 +150,9 @@ func runDiff(ctx context.Context, or *oracle.Oracle, o diffOptions, stdout io.Wr
 func printReport(w io.Writer, rep *diff.Report, took time.Duration) {
 	fmt.Fprintf(w, "\nscripts run: %d (%s): %d match, %d mismatch, %d unstable upstream (dropped), %d named departures, %d upstream errors\n",
 		rep.Run, took.Round(time.Second), rep.Matched, len(rep.Findings), rep.Unstable, rep.Departures, len(rep.Errors))
+	if len(rep.UnstableCases) > 0 {
+		fmt.Fprintf(w, "  unstable upstream: %s\n", strings.Join(rep.UnstableCases, " "))
+	}
 	sigs := rep.Signatures()
 	keys := make([]string, 0, len(sigs))
 	for k := range sigs {

@@ -57,6 +57,9 @@ type Finding struct {
 // Report sums a campaign up.
 type Report struct {
 	Run, Matched, Unstable, Departures int
+	// UnstableCases names the cases upstream did not reproduce, in case
+	// order (each dropped: it says nothing about our stack).
+	UnstableCases []string
 	// Findings are the cases that differ, in case order.
 	Findings []*Finding
 	// Errors are cases upstream could not run (its error).
@@ -113,7 +116,19 @@ func (c *Campaign) Run(ctx context.Context) (*Report, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	rep := &Report{Run: n}
+	rep := c.tally(cases, results, errs)
+	if c.Shrink {
+		if err := c.shrinkAll(ctx, rep); err != nil {
+			return rep, err
+		}
+	}
+	return rep, nil
+}
+
+// tally sums the cases' checks up (errs[i] set: upstream could not run
+// case i).
+func (c *Campaign) tally(cases []*Case, results []*Checked, errs []error) *Report {
+	rep := &Report{Run: len(cases)}
 	for i, res := range results {
 		switch {
 		case errs[i] != nil:
@@ -122,18 +137,14 @@ func (c *Campaign) Run(ctx context.Context) (*Report, error) {
 			rep.Matched++
 		case res.Outcome == Unstable:
 			rep.Unstable++
+			rep.UnstableCases = append(rep.UnstableCases, cases[i].Name)
 		case res.Outcome == Departure && !c.Departures:
 			rep.Departures++
 		default:
 			rep.Findings = append(rep.Findings, &Finding{Case: cases[i], Checked: res})
 		}
 	}
-	if c.Shrink {
-		if err := c.shrinkAll(ctx, rep); err != nil {
-			return rep, err
-		}
-	}
-	return rep, nil
+	return rep
 }
 
 func (c *Campaign) logf(format string, args ...any) {
@@ -147,9 +158,9 @@ func (c *Campaign) logCase(k *Case, res *Checked, err error) {
 	case err != nil:
 		c.logf("%s [%s] upstream error: %v", k.Name, k.Profile, err)
 	case res.Outcome == Mismatch:
-		c.logf("%s [%s] MISMATCH %s (%s)", k.Name, k.Profile, res.Signature, res.Duration.Round(1e8))
+		c.logf("%s [%s] MISMATCH %s (%s)", k.Name, k.Profile, res.Signature, res.Times())
 	default:
-		c.logf("%s [%s] %s (%s)", k.Name, k.Profile, res.Outcome, res.Duration.Round(1e8))
+		c.logf("%s [%s] %s (%s)", k.Name, k.Profile, res.Outcome, res.Times())
 	}
 }
 

@@ -56,6 +56,24 @@ type Checked struct {
 	Duration time.Duration
 }
 
+// Times says where a check's wall time went: the whole, upstream's two
+// passes (the refresh that records, the check that replays it) and our
+// replay ("-" for a part that did not run).
+func (c *Checked) Times() string {
+	parts := []string{"-", "-", "-"}
+	round := func(d time.Duration) string { return d.Round(1e8).String() }
+	if r := c.Recorded; r != nil && r.Refresh != nil {
+		parts[0] = round(r.Refresh.Duration)
+	}
+	if r := c.Recorded; r != nil && r.Check != nil {
+		parts[1] = round(r.Check.Duration)
+	}
+	if c.Ours != nil {
+		parts[2] = round(c.Ours.Duration)
+	}
+	return fmt.Sprintf("%s: upstream %s + %s, ours %s", round(c.Duration), parts[0], parts[1], parts[2])
+}
+
 // Check records s as name through upstream and replays the recording
 // through our stack.
 func (c *Checker) Check(ctx context.Context, name string, s *oracle.Script, set oracle.Settings) (*Checked, error) {

@@ -119,7 +119,10 @@ func TestSignature(t *testing.T) {
 // before exit, where upstream has no notice, is the spawn-failure
 // departure; any other extra notice, or the same notice where upstream has
 // one too, is not. A search failure that differs only by rg 15's "rg: "
-// prefixes is the rg departure; any other difference beside it is not.
+// prefixes is the rg departure; any other difference beside it is not. A
+// result of ours that is upstream's with lines missing (in order) is the
+// leftover-process departure; a line that differs, one more of ours or
+// lines out of order are not.
 func TestDepartureOf(t *testing.T) {
 	notice := func(text string) *projection.Item {
 		return &projection.Item{Kind: projection.KindNotice, Fields: map[string]any{"text": text}}
@@ -130,6 +133,9 @@ func TestDepartureOf(t *testing.T) {
 	item2 := func(kind string) *projection.Item { return &projection.Item{Kind: kind} }
 	result := func(p projection.Pair) *replay.Result {
 		return &replay.Result{Verdict: replay.Mismatch, Comparison: projection.Comparison{Pairs: []projection.Pair{p}}}
+	}
+	text := func(expected, got string) *replay.Result {
+		return result(projection.Pair{Expected: item2("tool/result"), Got: item2("tool/result"), Diffs: []projection.FieldDiff{{Path: "text", Expected: expected, Got: got}}})
 	}
 	for _, tc := range []struct {
 		name string
@@ -147,6 +153,11 @@ func TestDepartureOf(t *testing.T) {
 		{"another exit code", result(projection.Pair{Expected: item2("tool/result"), Got: item2("tool/result"), Diffs: []projection.FieldDiff{{Path: "text", Expected: "Error: glob search failed (exit 2): rg: missing-dir: IO error", Got: "Error: glob search failed (exit 1): missing-dir: IO error"}}}), ""},
 		{"no rg quote", result(projection.Pair{Expected: item2("tool/result"), Got: item2("tool/result"), Diffs: []projection.FieldDiff{{Path: "text", Expected: "Error: glob search failed (exit 2): missing-dir", Got: "Error: glob search failed (exit 2): other-dir"}}}), ""},
 		{"rg's prefix and another field", result(projection.Pair{Expected: item2("tool/result"), Got: item2("tool/result"), Diffs: []projection.FieldDiff{{Path: "text", Expected: "rg: x", Got: "x"}, {Path: "isError", Expected: true, Got: false}}}), ""},
+		{"a leftover process's late line", text("parent\nchild\n", "parent\n"), leftoverDeparture},
+		{"late lines between", text("a\nlate\nb\nlater\n[exit code: 1]", "a\nb\n[exit code: 1]"), leftoverDeparture},
+		{"a line that differs", text("parent\nchild\n", "parent\nchilD"), ""},
+		{"a line more of ours", text("parent\n", "parent\nchild\n"), ""},
+		{"lines out of order", text("a\nb\nc", "b\na"), ""},
 		{"escalation to the current mode", &replay.Result{Verdict: replay.Mismatch, Flags: []string{`text: expected "Error: sandbox escalation to \"workspace-write\" is not strictly wider than this call's current \"workspace-write\" mode"`}}, "escalation to the current mode"},
 	} {
 		if got := departureOf(tc.r); got != tc.want {
@@ -169,5 +180,7 @@ func TestRemarkDetail(t *testing.T) {
 		}
 	}
 }
+
+const leftoverDeparture = "a call's processes end with its root: what they would print later is not in its output"
 
 const rgDeparture = "rg's own error text is Debian's rg 13's (upstream's rg 15 prefixes it with \"rg: \" and words some errors otherwise)"

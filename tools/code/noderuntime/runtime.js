@@ -278,6 +278,17 @@ function renderThrown(error) {
 class MaterializeError extends Error {
   constructor(path, reason) { super(path + ': ' + reason); this.name = 'MaterializeError'; }
 }
+// materializeFromRealm is materialize for a whole value (upstream's): a
+// read that throws anything but a MaterializeError (a getter, a proxy trap)
+// fails at root with the thrown value rendered.
+function materializeFromRealm(value, root) {
+  try {
+    return materialize(value, root, new Set());
+  } catch (e) {
+    if (e instanceof MaterializeError) throw e;
+    throw new MaterializeError(root, 'reading the value threw: ' + renderThrown(e));
+  }
+}
 function plainProto(v) { const p = Object.getPrototypeOf(v); return p === null || Object.getPrototypeOf(p) === null; }
 // materialize copies a value of the script's realm as plain JSON data, or
 // throws naming where it is not (upstream's materializeFromRealm).
@@ -323,7 +334,7 @@ const SUPPORTED = '(supported: label, phase, schema, provider, model)';
 function readAgentOptions(raw) {
   if (raw === undefined) return {};
   let opts;
-  try { opts = materialize(raw, 'agent() options', new Set()); } catch (e) {
+  try { opts = materializeFromRealm(raw, 'agent() options'); } catch (e) {
     throw new WorkflowError('agent() options must be plain JSON data — ' + e.message, 'INVALID_ARGUMENT');
   }
   if (typeof opts !== 'object' || opts === null || Array.isArray(opts)) throw new WorkflowError('agent() options must be an object', 'INVALID_ARGUMENT');
@@ -553,11 +564,13 @@ async function runWorkflow(boot) {
   let value;
   try {
     const raw = await compiled.runInContext(context, { timeout: boot.limits.syncTimeoutMs });
-    value = raw === undefined ? null : materialize(raw, 'workflow result', new Set());
+    value = raw === undefined ? null : materializeFromRealm(raw, 'workflow result');
   } catch (e) {
-    const msg = e instanceof MaterializeError
-      ? "the workflow's return value is not plain JSON data — " + e.message + '. Return only JSON-serializable objects/arrays/scalars.'
-      : renderThrown(e);
+    // A value that is not plain JSON fails as upstream's run does: a
+    // WorkflowError (RESULT_UNSERIALIZABLE), rendered as any thrown value.
+    const msg = renderThrown(e instanceof MaterializeError
+      ? new WorkflowError("the workflow's return value is not plain JSON data — " + e.message + '. Return only JSON-serializable objects/arrays/scalars.', 'RESULT_UNSERIALIZABLE')
+      : e);
     done({ type: 'done', error: { kind: 'exception', message: msg }, agentsStarted: hooks.started() });
     return;
   }

@@ -139,9 +139,11 @@ func TestWorkflowSchemaSubset(t *testing.T) {
 // upstream's engine renders any value, an Error or not: its stack when a
 // non-empty string, else its message when one, else String(value), a
 // throwing read as a fixed label; and a return value holding -0 completes
-// with the lossy mark (the tool fails it), one without does not. Planted
-// bugs caught: a non-Error printed as String ("[object Object]"), the
-// message preferred to the stack, the -0 written as 0 unmarked.
+// with the lossy mark (the tool fails it), one without does not; a return
+// value that is not plain JSON fails with upstream's WorkflowError stack.
+// Planted bugs caught: a non-Error printed as String ("[object Object]"),
+// the message preferred to the stack, the -0 written as 0 unmarked, the
+// unserializable value's text without "WorkflowError: ".
 func TestWorkflowThrownValues(t *testing.T) {
 	r := newRuntime(t, Config{})
 	for _, tc := range []struct{ body, failure string }{
@@ -158,6 +160,20 @@ func TestWorkflowThrownValues(t *testing.T) {
 		res, _, _ := workflowRun(t, r, tc.body, completed)
 		if got := failureOf(res); got != tc.failure {
 			t.Errorf("%s: failure %q, want %q", tc.body, got, tc.failure)
+		}
+	}
+	// A return value that is not plain JSON is upstream's WorkflowError
+	// (RESULT_UNSERIALIZABLE), rendered as any thrown value: its stack,
+	// whose first line names the error.
+	for _, tc := range []struct{ body, path string }{
+		{`return { f: () => 1 }`, "workflow result.f: functions are not plain JSON data"},
+		{`return [1, Infinity]`, "workflow result[1]: non-finite numbers are not JSON data"},
+		{`return { get x() { throw { message: "inner" } } }`, "workflow result: reading the value threw: inner"},
+	} {
+		res, _, _ := workflowRun(t, r, tc.body, completed)
+		first := "exception: WorkflowError: the workflow's return value is not plain JSON data — " + tc.path + ". Return only JSON-serializable objects/arrays/scalars.\n    at "
+		if got := failureOf(res); !strings.HasPrefix(got, first) {
+			t.Errorf("%s: failure %q, want it to open %q", tc.body, got, first)
 		}
 	}
 	for _, tc := range []struct{ body, value string }{
