@@ -48,6 +48,12 @@ func webNotes(rec *recording.Recording) []string {
 		return nil
 	}
 	notes := []string{"web: the session side is replayed (the prompts are the log's user messages, the model script its replies) and compared at the tool boundary (tool calls and results, approvals, sandbox/mode and approval/policy); the UI renders (*.expected.md) and the e2e files' browser assertions are out of scope"}
+	if line := rec.EarlierShape(); line > 0 {
+		notes = append(notes, fmt.Sprintf("web: %s is in the web app's earlier message shape (from line %d: an assistant/message or tool/result with its content and no message), read as upstream's session persistence upgrades it", rec.LogFile, line))
+	}
+	if pol, err := rec.Policy(); err == nil && pol.Default {
+		notes = append(notes, fmt.Sprintf("web: the log states no policy (no sandbox/mode, approval/policy or runtime context: it predates them); replayed under the web composition's default, %s with approval %s, as upstream's suite replays it today", pol.Mode, pol.Approval))
+	}
 	return notes
 }
 

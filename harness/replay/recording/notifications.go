@@ -86,7 +86,7 @@ func parseNotifications(rec string, lr *lineReader, root []Event) (*Stream, erro
 			if n.Params.Event == nil {
 				return nil, fail(lr.n, "params.event", "missing")
 			}
-			evs, err := parseLine(rec, *n.Params.Event, lr.n, false, -1)
+			evs, err := parseLine(rec, *n.Params.Event, lr.n, false, -1, nil)
 			if err != nil {
 				return nil, streamError(err, NotificationsFile)
 			}

@@ -2,7 +2,6 @@ package recording
 
 import (
 	"encoding/json"
-	"errors"
 	"slices"
 	"strings"
 
@@ -22,7 +21,7 @@ func (l *loader) loadWeb(r *Recording) error {
 	}
 	h, evs, err := l.session(SessionFile)
 	if err != nil {
-		return earlierWebShape(err)
+		return err
 	}
 	r.Header, r.Events, r.LogFile = h, evs, SessionFile
 	if found, err := l.exists(InputFile); err != nil {
@@ -183,7 +182,11 @@ var sandboxModes = []string{"read-only", "workspace-write", "danger-full-access"
 // sandbox/mode and approval/policy events before its first turn/start
 // (the web composition writes them at the head, from the preset the
 // session starts with). A web log states its policy by these events, not
-// by a runtime context's sections.
+// by a runtime context's sections. A log in the earlier message shape
+// ([Recording.EarlierShape]) with no policy event and no runtime context
+// was written before the web app logged either:
+// it runs under the web composition's default (WebDefaultMode,
+// WebDefaultApproval), Policy.Default set.
 func (r *Recording) webPolicy() (Policy, error) {
 	evs, err := r.PolicyEvents()
 	if err != nil {
@@ -195,6 +198,11 @@ func (r *Recording) webPolicy() (Policy, error) {
 		at = r.Events[first].Line
 	}
 	var p Policy
+	if line := r.EarlierShape(); line > 0 && len(evs) == 0 && !r.HasRuntimeContext() {
+		// written before the web app logged its policy: a fresh session
+		// of the composition upstream's suite replays it through today
+		return Policy{Mode: WebDefaultMode, Approval: WebDefaultApproval, Line: line, Default: true}, nil
+	}
 	for _, pe := range evs {
 		if first >= 0 && pe.Seq > r.Events[first].Seq {
 			break
@@ -217,24 +225,34 @@ func (r *Recording) webPolicy() (Policy, error) {
 	return p, nil
 }
 
+// The policy upstream's web composition pins a fresh session to (its
+// dsh-base bundle: sandbox-policy mode workspace-write, approval ask, the
+// permission service's workspace-write preset), with no
+// DSH_PERMISSION_MODE set.
+const (
+	WebDefaultMode     = "workspace-write"
+	WebDefaultApproval = "ask"
+)
+
+// EarlierShape is the line of the log's first assistant/message or
+// tool/result stored in the earlier message shape, without its message
+// wrapper (0: none): a log the web app wrote before its messages had
+// identities, and before it logged its policy. (A user/message without
+// an id and a role is upgraded too, but both shapes hold its content and
+// source: it does not date the log.)
+func (r *Recording) EarlierShape() int {
+	for _, e := range r.Events {
+		if e.Earlier && e.Type != session.KindUserMessage {
+			return e.Line
+		}
+	}
+	return 0
+}
+
 // notWeb refuses a web setting in a recording of another front end.
 func (l *loader) notWeb(r *Recording) error {
 	if r.Settings.UIAnswer != "" {
 		return l.fail(SettingsFile, 0, "uiAnswer", "set, but this is a %s recording: the web UI answers a web session's approvals", r.Frontend)
 	}
 	return nil
-}
-
-// earlierWebShape says, of a web log refused for a missing data.message,
-// that it holds the web app's earlier shape (an assistant/message or
-// tool/result with its content and no message), which the replay does not
-// read.
-func earlierWebShape(err error) error {
-	var e *Error
-	if !errors.As(err, &e) || e.Field != "data.message" {
-		return err
-	}
-	c := *e
-	c.Problem += "; the web app's earlier log shape (an assistant/message or tool/result with its content and no message) is not read yet"
-	return &c
 }

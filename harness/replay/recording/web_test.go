@@ -14,6 +14,8 @@ const (
 	webPrompt = `{"type":"user/message","seq":SEQ,"time":0,"data":{"content":[{"type":"text","text":"go"},{"type":"text","text":" on"}],"source":{"kind":"user","rpcId":"r"}}}` + "\n"
 	webCtx    = `{"type":"user/message","seq":SEQ,"time":0,"data":{"content":[{"type":"text","text":"Current runtime context."}],"source":{"kind":"plugin","plugin":"@deepseek-ai/dsh-system-prompt"}}}` + "\n"
 	webTurn   = `{"type":"turn/start","seq":SEQ,"time":0,"data":{"turn":1}}` + "\n"
+	// webEarlierResult is a tool/result in the earlier message shape.
+	webEarlierResult = `{"type":"tool/result","seq":SEQ,"time":0,"data":{"turn":1,"step":1,"callId":"c","content":[],"isError":false}}` + "\n"
 )
 
 func webEvent(typ, field, value string) string {
@@ -44,6 +46,8 @@ func TestWebPolicyFromLogEvents(t *testing.T) {
 		{"head", webHeadPolicy("workspace-write", "ask") + webTurn + webPrompt + webCtx, "workspace-write", "ask"},
 		{"danger, never", webHeadPolicy("danger-full-access", "never") + webTurn + webPrompt, "danger-full-access", "never"},
 		{"a later switch is not the head's", webHeadPolicy("read-only", "ask") + webTurn + webPrompt + webEvent("sandbox/mode", "mode", "danger-full-access") + webEvent("approval/policy", "policy", "never"), "read-only", "ask"},
+		{"the earlier shape, no policy: the web default", webTurn + webPrompt + webEarlierResult, WebDefaultMode, WebDefaultApproval},
+		{"the earlier shape with head events: theirs", webHeadPolicy("read-only", "ask") + webTurn + webPrompt + webEarlierResult, "read-only", "ask"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -52,7 +56,7 @@ func TestWebPolicyFromLogEvents(t *testing.T) {
 				t.Fatal(err)
 			}
 			p, err := r.Policy()
-			if err != nil || p.Mode != tc.mode || p.Approval != tc.appr {
+			if err != nil || p.Mode != tc.mode || p.Approval != tc.appr || p.Default != (r.EarlierShape() > 0 && !strings.Contains(tc.log, "sandbox/mode")) {
 				t.Fatalf("Policy = %+v, %v; want %s, %s", p, err, tc.mode, tc.appr)
 			}
 		})
@@ -69,6 +73,8 @@ func TestWebPolicyRejectsNamingLineAndField(t *testing.T) {
 		problemStart string
 	}{
 		{"no policy events", webTurn + webPrompt, "type", 2, "no sandbox/mode or approval/policy event before the first turn"},
+		{"the earlier shape with a runtime context", webTurn + webPrompt + webCtx + webEarlierResult, "type", 2, "no sandbox/mode or approval/policy event before the first turn"},
+		{"the earlier shape, policy after the turn only", webTurn + webPrompt + webEarlierResult + webEvent("sandbox/mode", "mode", "read-only") + webEvent("approval/policy", "policy", "ask"), "type", 2, "no sandbox/mode or approval/policy"},
 		{"policy after the turn only", webTurn + webPrompt + webEvent("sandbox/mode", "mode", "read-only") + webEvent("approval/policy", "policy", "ask"), "type", 2, "no sandbox/mode or approval/policy"},
 		{"no approval", webEvent("sandbox/mode", "mode", "read-only") + webTurn + webPrompt, "type", 3, "a sandbox/mode and no approval/policy"},
 		{"no mode", webEvent("approval/policy", "policy", "ask") + webTurn + webPrompt, "type", 3, "an approval/policy and no sandbox/mode"},
@@ -112,7 +118,7 @@ func TestWebLoad(t *testing.T) {
 		{"input.json", map[string]string{InputFile: promptInput}, InputFile, "", "in a web recording"},
 		{"a prompt setting", map[string]string{SettingsFile: `{"prompt":"x"}`}, SettingsFile, "prompt", "set, but a web recording's prompts"},
 		{"no prompt", map[string]string{SessionFile: webLog(webHeadPolicy("read-only", "ask") + webTurn + webCtx)}, SessionFile, "", "no user/message with a user source"},
-		{"the earlier tool/result shape", map[string]string{SessionFile: webLog(webTurn + webPrompt + `{"type":"tool/result","seq":SEQ,"time":0,"data":{"turn":1,"step":1,"callId":"c","content":[],"isError":false}}` + "\n")}, SessionFile, "data.message", "missing (required in tool/result); the web app's earlier log shape"},
+		{"the earlier tool/result shape without isError", map[string]string{SessionFile: webLog(webTurn + webPrompt + `{"type":"tool/result","seq":SEQ,"time":0,"data":{"turn":1,"step":1,"callId":"c","content":[]}}` + "\n")}, SessionFile, "data.isError", "missing (the earlier shape of tool/result"},
 		{"a prompt without content", map[string]string{SessionFile: webLog(webTurn + `{"type":"user/message","seq":SEQ,"time":0,"data":{"source":{"kind":"user"}}}` + "\n")}, SessionFile, "data.content", "missing"},
 	}
 	for _, tc := range bad {
