@@ -1,9 +1,11 @@
 package replay
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 
 	"github.com/dshsim/dshsim/harness/replay/projection"
@@ -13,6 +15,7 @@ import (
 	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/stack"
 	"github.com/dshsim/dshsim/stack/subagents"
+	"github.com/dshsim/dshsim/tools/askuser"
 	"github.com/dshsim/dshsim/tools/subagent"
 )
 
@@ -407,6 +410,25 @@ func seedTitle(t *titles, e session.Event) {
 	}
 	if json.Unmarshal(e.Data, &d) == nil && d.Source.Kind == "user" {
 		t.userEntered(e.Seq, d.Content)
+	}
+}
+
+// webQuestions is the web UI answering ask_user_question as the
+// scenario's e2e file does (the uiQuestions setting): each question gets
+// the answer of its id, and a question without one fails the call. The
+// web composition mounts the tool (its user-questions row) with the UI
+// as the answerer.
+func webQuestions(given []recording.QuestionAnswer) askuser.Answerer {
+	return func(_ context.Context, qs []askuser.Question) ([]askuser.Answer, error) {
+		out := make([]askuser.Answer, 0, len(qs))
+		for _, q := range qs {
+			i := slices.IndexFunc(given, func(a recording.QuestionAnswer) bool { return a.ID == q.ID })
+			if i < 0 {
+				return nil, fmt.Errorf("the web UI has no answer for question %q (the uiQuestions setting gives the e2e file's)", q.ID)
+			}
+			out = append(out, askuser.Answer{ID: q.ID, Selected: given[i].Selected, Custom: given[i].Custom})
+		}
+		return out, nil
 	}
 }
 

@@ -53,8 +53,8 @@ func TestTranscriptsMatch(t *testing.T) {
 	isolate.Require(t)
 	t.Parallel() // mostly waits on its replays: it overlaps the hostile corpus
 	ds := dirs(t, "transcripts")
-	if len(ds) != 70 {
-		t.Fatalf("transcripts/ holds %d recordings, want the fifty-five upstream ACP ones, seven headless, three JSON-RPC ones, one goal one and four web ones (frontends/)", len(ds))
+	if len(ds) != 71 {
+		t.Fatalf("transcripts/ holds %d recordings, want the fifty-five upstream ACP ones, seven headless, three JSON-RPC ones, one goal one and five web ones (frontends/)", len(ds))
 	}
 	replaytest.RunParams(t, replaytest.Params{Dirs: ds, Check: func(t *testing.T, r *replay.Result) {
 		if (r.Comparison.Total == 0 && !headerOnly(t, r.Dir)) || r.Comparison.Matched != r.Comparison.Total {
@@ -453,7 +453,7 @@ func TestOurRecordingsMatch(t *testing.T) {
 	isolate.Require(t)
 	sandboxtest.RequireLandlock(t, 4)
 	ds := dirs(t, "testdata/replay/ours")
-	if len(ds) != 70 {
+	if len(ds) != 71 {
 		t.Fatalf("%d recordings of ours, want 7", len(ds))
 	}
 	replaytest.RunParams(t, replaytest.Params{Dirs: ds, Options: replay.Options{LauncherPath: sandboxtest.Runner(t)}})

@@ -2,11 +2,14 @@ package replay
 
 import (
 	"context"
+	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/dshsim/dshsim/harness/replay/projection"
 	"github.com/dshsim/dshsim/harness/replay/recording"
 	"github.com/dshsim/dshsim/pipeline"
+	"github.com/dshsim/dshsim/tools/askuser"
 )
 
 // TestUIAnswersEveryRequest: the web UI as the answerer answers every
@@ -102,5 +105,19 @@ func TestWebReadMeta(t *testing.T) {
 				t.Fatal("compare changed our items")
 			}
 		})
+	}
+}
+
+// TestWebQuestions: the web UI answers each question with the answer of
+// its id, in the order asked; a question without one fails the call.
+func TestWebQuestions(t *testing.T) {
+	ask := webQuestions([]recording.QuestionAnswer{{ID: "b", Selected: []string{"x"}}, {ID: "a", Selected: []string{}, Custom: "c"}})
+	got, err := ask(context.Background(), []askuser.Question{{ID: "a"}, {ID: "b"}})
+	want := []askuser.Answer{{ID: "a", Selected: []string{}, Custom: "c"}, {ID: "b", Selected: []string{"x"}}}
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("answers %+v, %v; want %+v", got, err, want)
+	}
+	if _, err := ask(context.Background(), []askuser.Question{{ID: "a"}, {ID: "z"}}); err == nil || !strings.Contains(err.Error(), `no answer for question "z"`) {
+		t.Fatalf("an unanswered question: %v", err)
 	}
 }

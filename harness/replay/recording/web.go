@@ -32,6 +32,16 @@ func (l *loader) loadWeb(r *Recording) error {
 	if a := r.Settings.UIAnswer; a != "" && a != "allowed-once" && a != "rejected" {
 		return l.fail(SettingsFile, 0, "uiAnswer", "want allowed-once or rejected, got %q%s", a, settingsOrigin(r))
 	}
+	for i, q := range r.Settings.UIQuestions {
+		switch {
+		case q.ID == "":
+			return l.fail(SettingsFile, 0, "uiQuestions", "uiQuestions[%d]: no id%s", i, settingsOrigin(r))
+		case q.Selected == nil:
+			return l.fail(SettingsFile, 0, "uiQuestions", "uiQuestions[%d] (%s): no selected list (an empty one selects nothing)%s", i, q.ID, settingsOrigin(r))
+		case slices.ContainsFunc(r.Settings.UIQuestions[:i], func(o QuestionAnswer) bool { return o.ID == q.ID }):
+			return l.fail(SettingsFile, 0, "uiQuestions", "uiQuestions[%d]: question %q answered twice%s", i, q.ID, settingsOrigin(r))
+		}
+	}
 	if r.Settings.Prompt != "" {
 		return l.fail(SettingsFile, 0, "prompt", "set, but a web recording's prompts are the user messages of %s", SessionFile)
 	}
@@ -253,6 +263,9 @@ func (r *Recording) EarlierShape() int {
 func (l *loader) notWeb(r *Recording) error {
 	if r.Settings.UIAnswer != "" {
 		return l.fail(SettingsFile, 0, "uiAnswer", "set, but this is a %s recording: the web UI answers a web session's approvals", r.Frontend)
+	}
+	if r.Settings.UIQuestions != nil {
+		return l.fail(SettingsFile, 0, "uiQuestions", "set, but this is a %s recording: the web UI answers a web session's questions", r.Frontend)
 	}
 	return nil
 }

@@ -209,3 +209,37 @@ func TestUIAnswerSetting(t *testing.T) {
 		})
 	}
 }
+
+// TestUIQuestionsSetting: uiQuestions gives the web UI's answers by
+// question id (question-composer's suite setting is its e2e file's); one
+// without an id or a selected list, an id answered twice, or the setting
+// in another front end's recording is refused naming the field.
+func TestUIQuestionsSetting(t *testing.T) {
+	web := webLog(webHeadPolicy("read-only", "ask") + webTurn + webPrompt)
+	r, err := Load(writeRec(t, "w", map[string]string{SessionFile: web, "ui.expected.md": "", SettingsFile: `{"uiQuestions":[{"id":"a","selected":[]},{"id":"b","selected":["x"],"custom":"y"}]}`}))
+	if err != nil || len(r.Settings.UIQuestions) != 2 || r.Settings.UIQuestions[1].Custom != "y" {
+		t.Fatalf("uiQuestions: %v, %+v", err, r)
+	}
+	if s := FrontendSuiteSettings[Web]["question-composer"]; len(s.UIQuestions) != 1 || s.UIQuestions[0].ID != "color" || !slices.Equal(s.UIQuestions[0].Selected, []string{"Blue"}) || s.UIQuestions[0].Custom != "Include accessibility notes" {
+		t.Fatalf("question-composer's suite setting uiQuestions = %+v, want its e2e file's answer", s.UIQuestions)
+	}
+	bad := []struct {
+		name         string
+		files        map[string]string
+		problemStart string
+	}{
+		{"no id", map[string]string{SessionFile: web, "ui.expected.md": "", SettingsFile: `{"uiQuestions":[{"selected":[]}]}`}, "uiQuestions[0]: no id"},
+		{"no selected list", map[string]string{SessionFile: web, "ui.expected.md": "", SettingsFile: `{"uiQuestions":[{"id":"a","selected":[]},{"id":"b"}]}`}, "uiQuestions[1] (b): no selected list"},
+		{"an id twice", map[string]string{SessionFile: web, "ui.expected.md": "", SettingsFile: `{"uiQuestions":[{"id":"a","selected":[]},{"id":"a","selected":[]}]}`}, `uiQuestions[1]: question "a" answered twice`},
+		{"in a headless recording", map[string]string{InputFile: promptInput, StreamFile: streamSplice + streamResult, SettingsFile: `{"uiQuestions":[{"id":"a","selected":[]}]}`}, "set, but this is a headless recording"},
+	}
+	for _, tc := range bad {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Load(writeRec(t, "w", tc.files))
+			var e *Error
+			if !errors.As(err, &e) || e.File != SettingsFile || e.Field != "uiQuestions" || !strings.HasPrefix(e.Problem, tc.problemStart) {
+				t.Fatalf("Load = %v (%#v); want %s field uiQuestions problem %q...", err, e, SettingsFile, tc.problemStart)
+			}
+		})
+	}
+}
