@@ -49,10 +49,42 @@ func (l *loader) loadWeb(r *Recording) error {
 	if err != nil {
 		return err
 	}
+	if err := noSteering(r.Name, r.Events); err != nil {
+		return err
+	}
 	if !slices.ContainsFunc(steps, func(s Step) bool { return s.Op == "prompt" }) {
 		return l.fail(SessionFile, 0, "", "no user/message with a user source: a web session types at least one prompt")
 	}
 	r.Input.Steps = steps
+	return nil
+}
+
+// noSteering refuses a user's message inside a turn after the one that
+// opened it: a message the user steered in while the turn ran (the web
+// app's Steer), which the replay does not drive (it types each prompt
+// between turns, so the message would open a turn of its own).
+func noSteering(rec string, evs []Event) error {
+	turn, prompts := 0, 0
+	for _, e := range evs {
+		switch e.Type {
+		case session.KindTurnStart:
+			var d turnData
+			if json.Unmarshal(e.Data, &d) == nil && d.Turn != nil {
+				turn = *d.Turn
+			}
+			prompts = 0
+		case session.KindTurnEnd:
+			turn = 0
+		case session.KindUserMessage:
+			var d userMessageData
+			if json.Unmarshal(e.Data, &d) != nil || d.Source == nil || d.Source.Kind != "user" {
+				continue
+			}
+			if prompts++; turn > 0 && prompts > 1 {
+				return sessionError(rec, e.Line, "data.source", "a user's message inside turn %d, after its prompt: steered in while the turn ran, which the replay does not drive (it types each prompt between turns)", turn)
+			}
+		}
+	}
 	return nil
 }
 

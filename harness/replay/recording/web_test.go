@@ -14,6 +14,7 @@ const (
 	webPrompt = `{"type":"user/message","seq":SEQ,"time":0,"data":{"content":[{"type":"text","text":"go"},{"type":"text","text":" on"}],"source":{"kind":"user","rpcId":"r"}}}` + "\n"
 	webCtx    = `{"type":"user/message","seq":SEQ,"time":0,"data":{"content":[{"type":"text","text":"Current runtime context."}],"source":{"kind":"plugin","plugin":"@deepseek-ai/dsh-system-prompt"}}}` + "\n"
 	webTurn   = `{"type":"turn/start","seq":SEQ,"time":0,"data":{"turn":1}}` + "\n"
+	webEnd    = `{"type":"turn/end","seq":SEQ,"time":0,"data":{"turn":1,"reason":{"kind":"completed"}}}` + "\n"
 	// webEarlierResult is a tool/result in the earlier message shape.
 	webEarlierResult = `{"type":"tool/result","seq":SEQ,"time":0,"data":{"turn":1,"step":1,"callId":"c","content":[],"isError":false}}` + "\n"
 )
@@ -102,7 +103,7 @@ func TestWebPolicyRejectsNamingLineAndField(t *testing.T) {
 // blocks joined; plugin messages are not prompts); input.json or a prompt
 // setting is refused, and so is a log without a prompt.
 func TestWebLoad(t *testing.T) {
-	r, err := Load(writeRec(t, "w", map[string]string{SessionFile: webLog(webHeadPolicy("read-only", "ask") + webTurn + webPrompt + webCtx + webPrompt), "ui.expected.md": ""}))
+	r, err := Load(writeRec(t, "w", map[string]string{SessionFile: webLog(webHeadPolicy("read-only", "ask") + webTurn + webPrompt + webCtx + webEnd + webTurn + webPrompt), "ui.expected.md": ""}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,6 +120,7 @@ func TestWebLoad(t *testing.T) {
 		{"a prompt setting", map[string]string{SettingsFile: `{"prompt":"x"}`}, SettingsFile, "prompt", "set, but a web recording's prompts"},
 		{"no prompt", map[string]string{SessionFile: webLog(webHeadPolicy("read-only", "ask") + webTurn + webCtx)}, SessionFile, "", "no user/message with a user source"},
 		{"the earlier tool/result shape without isError", map[string]string{SessionFile: webLog(webTurn + webPrompt + `{"type":"tool/result","seq":SEQ,"time":0,"data":{"turn":1,"step":1,"callId":"c","content":[]}}` + "\n")}, SessionFile, "data.isError", "missing (the earlier shape of tool/result"},
+		{"a message steered in", map[string]string{SessionFile: webLog(webTurn + webPrompt + webCtx + webPrompt + webEnd + webTurn + webPrompt)}, SessionFile, "data.source", "a user's message inside turn 1, after its prompt"},
 		{"a prompt without content", map[string]string{SessionFile: webLog(webTurn + `{"type":"user/message","seq":SEQ,"time":0,"data":{"source":{"kind":"user"}}}` + "\n")}, SessionFile, "data.content", "missing"},
 	}
 	for _, tc := range bad {
@@ -143,7 +145,7 @@ func TestWebSteps(t *testing.T) {
 	cmd := func(name, args string) string {
 		return `{"type":"command/run","seq":SEQ,"time":0,"data":{"commandId":"c","name":"` + name + `","args":"` + args + `","source":{"kind":"user"}}}` + "\n"
 	}
-	r, err := Load(writeRec(t, "w", map[string]string{SessionFile: webLog(cmd("permission", " read-only") + webHeadPolicy("read-only", "ask") + webTurn + webPrompt + webCtx + cmd("permission", " danger-full-access") + webPrompt), "ui.expected.md": ""}))
+	r, err := Load(writeRec(t, "w", map[string]string{SessionFile: webLog(cmd("permission", " read-only") + webHeadPolicy("read-only", "ask") + webTurn + webPrompt + webCtx + webEnd + cmd("permission", " danger-full-access") + webTurn + webPrompt), "ui.expected.md": ""}))
 	if err != nil {
 		t.Fatal(err)
 	}
