@@ -202,13 +202,7 @@ func TestUIAnswerSetting(t *testing.T) {
 		{"in a headless recording", map[string]string{InputFile: promptInput, StreamFile: streamSplice + streamResult, SettingsFile: `{"uiAnswer":"allowed-once"}`}, "set, but this is a headless recording"},
 	}
 	for _, tc := range bad {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := Load(writeRec(t, "w", tc.files))
-			var e *Error
-			if !errors.As(err, &e) || e.File != SettingsFile || e.Field != "uiAnswer" || !strings.HasPrefix(e.Problem, tc.problemStart) {
-				t.Fatalf("Load = %v (%#v); want %s field uiAnswer problem %q...", err, e, SettingsFile, tc.problemStart)
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { wantSettingsError(t, tc.files, "uiAnswer", tc.problemStart) })
 	}
 }
 
@@ -236,12 +230,17 @@ func TestUIQuestionsSetting(t *testing.T) {
 		{"in a headless recording", map[string]string{InputFile: promptInput, StreamFile: streamSplice + streamResult, SettingsFile: `{"uiQuestions":[{"id":"a","selected":[]}]}`}, "set, but this is a headless recording"},
 	}
 	for _, tc := range bad {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := Load(writeRec(t, "w", tc.files))
-			var e *Error
-			if !errors.As(err, &e) || e.File != SettingsFile || e.Field != "uiQuestions" || !strings.HasPrefix(e.Problem, tc.problemStart) {
-				t.Fatalf("Load = %v (%#v); want %s field uiQuestions problem %q...", err, e, SettingsFile, tc.problemStart)
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { wantSettingsError(t, tc.files, "uiQuestions", tc.problemStart) })
+	}
+}
+
+// wantSettingsError loads a recording of files and wants its settings
+// refused at field with a problem starting problemStart.
+func wantSettingsError(t *testing.T, files map[string]string, field, problemStart string) {
+	t.Helper()
+	_, err := Load(writeRec(t, "w", files))
+	var e *Error
+	if !errors.As(err, &e) || e.File != SettingsFile || e.Field != field || !strings.HasPrefix(e.Problem, problemStart) {
+		t.Fatalf("Load = %v (%#v); want %s field %s problem %q...", err, e, SettingsFile, field, problemStart)
 	}
 }
