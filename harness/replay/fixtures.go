@@ -228,6 +228,9 @@ func (f *emulation) subagentConfig(rec *recording.Recording) stack.SubagentsConf
 		}
 	}
 	cfg.AskUser = set.AskUser
+	if rec.Frontend == recording.Web {
+		cfg.AskUser, cfg.Ask = true, webQuestions(set.UIQuestions)
+	}
 	cfg.WorkflowMaxConcurrentAgents = set.WorkflowMaxConcurrentAgents
 	switch f.kind {
 	case recording.FixtureResultDiagnostic:

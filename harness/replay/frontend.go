@@ -1,9 +1,11 @@
 package replay
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 
 	"github.com/dshsim/dshsim/harness/replay/projection"
@@ -13,6 +15,7 @@ import (
 	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/stack"
 	"github.com/dshsim/dshsim/stack/subagents"
+	"github.com/dshsim/dshsim/tools/askuser"
 	"github.com/dshsim/dshsim/tools/subagent"
 )
 
@@ -52,6 +55,12 @@ func webNotes(rec *recording.Recording) []string {
 		return nil
 	}
 	notes := []string{"web: the session side is replayed (the prompts are the log's user messages, the model script its replies) and compared at the tool boundary (tool calls and results, approvals, sandbox/mode and approval/policy); the UI renders (*.expected.md) and the e2e files' browser assertions are out of scope"}
+	if line := rec.EarlierShape(); line > 0 {
+		notes = append(notes, fmt.Sprintf("web: %s is in the web app's earlier message shape (from line %d: an assistant/message or tool/result with its content and no message), read as upstream's session persistence upgrades it", rec.LogFile, line))
+	}
+	if pol, err := rec.Policy(); err == nil && pol.Default {
+		notes = append(notes, fmt.Sprintf("web: the log states no policy (no sandbox/mode, approval/policy or runtime context: it predates them); replayed under the web composition's default, %s with approval %s, as upstream's suite replays it today", pol.Mode, pol.Approval))
+	}
 	return notes
 }
 
@@ -429,4 +438,69 @@ func seedTitle(t *titles, e session.Event) {
 	if json.Unmarshal(e.Data, &d) == nil && d.Source.Kind == "user" {
 		t.userEntered(e.Seq, d.Content)
 	}
+}
+
+// webQuestions is the web UI answering ask_user_question as the
+// scenario's e2e file does (the uiQuestions setting): each question gets
+// the answer of its id, and a question without one fails the call. The
+// web composition mounts the tool (its user-questions row) with the UI
+// as the answerer.
+func webQuestions(given []recording.QuestionAnswer) askuser.Answerer {
+	return func(_ context.Context, qs []askuser.Question) ([]askuser.Answer, error) {
+		out := make([]askuser.Answer, 0, len(qs))
+		for _, q := range qs {
+			i := slices.IndexFunc(given, func(a recording.QuestionAnswer) bool { return a.ID == q.ID })
+			if i < 0 {
+				return nil, fmt.Errorf("the web UI has no answer for question %q (the uiQuestions setting gives the e2e file's)", q.ID)
+			}
+			out = append(out, askuser.Answer{ID: q.ID, Selected: given[i].Selected, Custom: given[i].Custom})
+		}
+		return out, nil
+	}
+}
+
+// compare compares the recording's projection with ours, got (a web
+// recording's as [webReadMeta] says), and says what it left out ("" for
+// nothing).
+func (p *prepared) compare(got []projection.Item) (projection.Comparison, string) {
+	got, note := webReadMeta(p.rec, p.expected, got)
+	return projection.Compare(p.expected, got), note
+}
+
+// webReadMeta leaves the meta out of our read results where a web
+// recording's read result has none: the web app's read wrote no
+// presentation meta when the recording was made, and rc.8's read writes
+// the window its UI card shows (path, offset, lines, totalLines), never
+// what the model sees. Only read's results, only where the recording's
+// lacks meta: any other result's meta, and a read's the recording has,
+// are compared. It returns the items to compare and a note naming how
+// many results it left meta out of ("" for none).
+func webReadMeta(rec *recording.Recording, expected, got []projection.Item) ([]projection.Item, string) {
+	if rec.Frontend != recording.Web {
+		return got, ""
+	}
+	reads, bare := map[any]bool{}, map[any]bool{}
+	for _, it := range expected {
+		switch {
+		case it.Kind == projection.KindCall && it.Fields["name"] == "read":
+			reads[it.Fields["callId"]] = true
+		case it.Kind == projection.KindResult && it.Fields["meta"] == nil:
+			bare[it.Fields["callId"]] = true
+		}
+	}
+	out, n := make([]projection.Item, len(got)), 0
+	for i, it := range got {
+		out[i] = it
+		id := it.Fields["callId"]
+		if it.Kind != projection.KindResult || !reads[id] || !bare[id] || it.Fields["meta"] == nil {
+			continue
+		}
+		out[i].Fields = maps.Clone(it.Fields)
+		delete(out[i].Fields, "meta")
+		n++
+	}
+	if n == 0 {
+		return got, ""
+	}
+	return out, fmt.Sprintf("web: the meta of %d read result(s) not compared: the recording's have none (the web app's read wrote no presentation meta when it was recorded; ours, as rc.8's, writes the window the UI's card shows, which the model never sees)", n)
 }

@@ -22,8 +22,13 @@ const sdkDeclarations = "\n\n```ts"
 // declarations) is upstream's application's and is named as not modelled.
 // A tools mode whose sections cannot be rendered (sectionsErr: no runtime)
 // is a flag, and so is a prompt whose tools:code-only presence contradicts
-// mode (the one [recording.Recording.ToolsMode] decides).
+// mode (the one [recording.Recording.ToolsMode] decides). A web
+// recording's pin is not compared (its suite pins the web app's own
+// paragraphs, outside the tool boundary).
 func comparePrompt(rec *recording.Recording, mode string, sections []stack.PromptSection, sectionsErr error) (flags, notes []string) {
+	if rec.Frontend == recording.Web && rec.SystemPrompt != nil {
+		return nil, []string{recording.SystemPromptFile + ": not compared: a web recording is compared at its tool boundary, and the web suite's pin holds the web app's own paragraphs (identity, checkout, GUI, persona), which are upstream's application's"}
+	}
 	return comparePromptOf(recording.SystemPromptFile, rec.SystemPrompt, mode, sections, sectionsErr)
 }
 

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dshsim/dshsim/harness/replay/recording"
 	"github.com/dshsim/dshsim/harness/replay/recording/recordingtest"
 	"github.com/dshsim/dshsim/stack"
 )
@@ -30,5 +31,23 @@ func TestComparePromptFlagsWhatTheStackDoesNotRender(t *testing.T) {
 				t.Errorf("flags %q, want %q", flags, c.flag)
 			}
 		})
+	}
+}
+
+// TestComparePromptLeavesAWebPinOut: a web recording's system-prompt pin
+// is not compared (the web app's own paragraphs, outside the tool
+// boundary), while the same pin and sections in another front end's
+// recording are flagged.
+func TestComparePromptLeavesAWebPinOut(t *testing.T) {
+	rec := recordingtest.Load(t, filepath.Join("..", "..", "transcripts", "code-mode-turn"))
+	rec.SystemPrompt = []string{"You are a coding agent powered by the deepseek-v4-flash model. Your working directory is {{cwd}}."}
+	sections := []stack.PromptSection{{Name: "tool:bash", Text: "Check the exit code."}}
+	if flags, _ := comparePrompt(rec, stack.ToolsNative, sections, nil); len(flags) == 0 {
+		t.Fatal("an ACP pin without the stack's section: no flag")
+	}
+	rec.Frontend = recording.Web
+	flags, notes := comparePrompt(rec, stack.ToolsNative, sections, nil)
+	if len(flags) > 0 || len(notes) != 1 || !strings.Contains(notes[0], "not compared") {
+		t.Fatalf("web: flags %q, notes %q; want no flag and the not-compared note", flags, notes)
 	}
 }

@@ -575,7 +575,11 @@ func (p *prepared) run(ctx context.Context, sc *scratch, opt Options, timeout ti
 	if err := p.frontendReview(sc, res); err != nil {
 		return err
 	}
-	res.Comparison = projection.Compare(p.expected, got)
+	var note string
+	res.Comparison, note = p.compare(got)
+	if note != "" {
+		res.Notes = append(res.Notes, note)
+	}
 	if err := p.compareChildren(run, res); err != nil {
 		return err
 	}

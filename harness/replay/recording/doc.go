@@ -44,6 +44,16 @@
 // name is [FrontendSuiteSettings] ([SuiteSettingsOf]); Recording.LogFile
 // names the log Header and Events come from.
 //
+// # Earlier message shape
+//
+// A log the web app wrote before its messages had identities (an
+// assistant/message or tool/result with its content and no message, a
+// user/message without id and role) is read in the current shape as
+// upstream's session persistence upgrades a stored log; Event.Earlier
+// marks such an event, [Recording.EarlierShape] finds the first, and a
+// web log in that shape stating no policy replays under the web
+// composition's default ([WebDefaultMode], [WebDefaultApproval]).
+//
 // # Tools mode
 //
 // [Recording.ToolsMode] is the one place the tools presentation a recording

@@ -202,7 +202,7 @@ func parseStream(rec string, lr *lineReader) (*Stream, error) {
 		case rcd.Event == nil:
 			return nil, fail(lr.n, "event", "missing")
 		}
-		evs, err := parseLine(rec, *rcd.Event, lr.n, false, next)
+		evs, err := parseLine(rec, *rcd.Event, lr.n, false, next, nil)
 		if err != nil {
 			return nil, streamError(err, StreamFile)
 		}

@@ -120,7 +120,7 @@ func (nf *notifier) take(raw []byte, line int, at string) error {
 		if p.Event == nil {
 			return fail(nf.params+".event", "missing")
 		}
-		evs, err := parseLine(nf.rec, *p.Event, line, false, -1)
+		evs, err := parseLine(nf.rec, *p.Event, line, false, -1, nil)
 		if err != nil {
 			return under(err, nf.file, at+nf.params+".event")
 		}

@@ -60,7 +60,7 @@ func parsePythonResult(rec string, data []byte, id string, root []Event) (*Strea
 	s := &Stream{File: ResultFile, ResultFile: ResultFile, ResultLine: lineOfKey(data, "final_response"), Result: StreamResult{Output: *res.FinalResponse}}
 	next := int64(-1)
 	for i, raw := range *res.Events {
-		evs, err := parseLine(rec, raw, lineOf(lines["events"], i), false, next)
+		evs, err := parseLine(rec, raw, lineOf(lines["events"], i), false, next, nil)
 		if err != nil {
 			return nil, under(err, ResultFile, fmt.Sprintf("events[%d]", i))
 		}

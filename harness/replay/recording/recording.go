@@ -197,6 +197,9 @@ type Event struct {
 	Line int `json:"-"`
 	// SurfaceOp is the event's surfaceOp as stored (nil when it has none).
 	SurfaceOp json.RawMessage `json:"-"`
+	// Earlier says the log stored the event in the earlier message shape
+	// (Data is its current shape: see [Recording.EarlierShape]).
+	Earlier bool `json:"-"`
 }
 
 // Recording is one loaded recording.
@@ -721,6 +724,9 @@ type Policy struct {
 	Approval string
 	// Line is the session.jsonl line of the runtime-context message.
 	Line int
+	// Default says the log states no policy, and Mode and Approval are
+	// its front end's default (a web log in the earlier shape).
+	Default bool
 }
 
 // runtimeContext reports whether a user/message is a runtime-context

@@ -334,6 +334,7 @@ func parseSession(rec string, lr *lineReader) (Header, []Event, error) {
 	}
 	var events []Event
 	next := int64(-1)
+	up := newShapeUpgrader(h.ID)
 	for {
 		ln, err := lr.next()
 		if errors.Is(err, io.EOF) {
@@ -342,7 +343,7 @@ func parseSession(rec string, lr *lineReader) (Header, []Event, error) {
 		if err != nil {
 			return h, nil, err
 		}
-		exp, err := parseLine(rec, ln, lr.n, !lr.eol, next)
+		exp, err := parseLine(rec, ln, lr.n, !lr.eol, next, up)
 		if err != nil {
 			return h, nil, err
 		}
@@ -354,7 +355,7 @@ func parseSession(rec string, lr *lineReader) (Header, []Event, error) {
 // parseLine decodes line lineNo of a session log (last: it is the last,
 // without a newline): one event, or the members of a packed row, whose
 // seq must continue from next (-1: any).
-func parseLine(rec string, ln []byte, lineNo int, last bool, next int64) ([]Event, error) {
+func parseLine(rec string, ln []byte, lineNo int, last bool, next int64, up *shapeUpgrader) ([]Event, error) {
 	if len(bytes.TrimSpace(ln)) == 0 {
 		return nil, sessionError(rec, lineNo, "", "empty line inside the log")
 	}
@@ -385,7 +386,7 @@ func parseLine(rec string, ln []byte, lineNo int, last bool, next int64) ([]Even
 		}
 		return exp, nil
 	}
-	e, err := parseEvent(rec, typ, ln, lineNo, next)
+	e, err := parseEvent(rec, typ, ln, lineNo, next, up)
 	if err != nil {
 		return nil, err
 	}
@@ -410,9 +411,11 @@ func parseHeader(rec string, line []byte) (Header, error) {
 }
 
 // parseEvent decodes line lineNo, an event of a known type typ whose seq
-// must be next (any seq when next is -1), checking the fields its type's
-// view requires.
-func parseEvent(rec, typ string, ln []byte, lineNo int, next int64) (Event, error) {
+// must be next (any seq when next is -1), read in the current shape (up
+// upgrades the earlier one; nil: a record outside a session log, where
+// the earlier shape is refused), checking the fields its type's view
+// requires.
+func parseEvent(rec, typ string, ln []byte, lineNo int, next int64, up *shapeUpgrader) (Event, error) {
 	if !EventTypes[typ] {
 		return Event{}, sessionError(rec, lineNo, "type", "unknown event type %q", typ)
 	}
@@ -428,12 +431,16 @@ func parseEvent(rec, typ string, ln []byte, lineNo int, next int64) (Event, erro
 	case next >= 0 && *raw.Seq != next:
 		return Event{}, sessionError(rec, lineNo, "seq", "want %d (seq is contiguous), got %d", next, *raw.Seq)
 	}
+	data, earlier, err := up.upgrade(rec, lineNo, typ, *raw.Seq, *raw.Data, raw.SurfaceOp)
+	if err != nil {
+		return Event{}, err
+	}
 	if mk, ok := views[typ]; ok {
 		v, req := mk()
 		wrapped := struct {
 			Data any `json:"data"`
 		}{Data: v}
-		if err := json.Unmarshal(ln, &wrapped); err != nil {
+		if err := json.Unmarshal(append(append([]byte(`{"data":`), data...), '}'), &wrapped); err != nil {
 			return Event{}, jsonError(rec, SessionFile, ln, lineNo, err)
 		}
 		if m := req(v); m != "" {
@@ -444,7 +451,7 @@ func parseEvent(rec, typ string, ln []byte, lineNo int, next int64) (Event, erro
 	if raw.Time != nil {
 		t = *raw.Time
 	}
-	return Event{Type: typ, Seq: *raw.Seq, Time: t, Data: *raw.Data, Line: lineNo, SurfaceOp: raw.SurfaceOp}, nil
+	return Event{Type: typ, Seq: *raw.Seq, Time: t, Data: data, Line: lineNo, SurfaceOp: raw.SurfaceOp, Earlier: earlier}, nil
 }
 
 // expandPacked turns one packed row into one assistant/chunk per member.

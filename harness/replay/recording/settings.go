@@ -58,6 +58,10 @@ type Settings struct {
 	// (allowed-once or rejected), as a web scenario's e2e file registers
 	// it; "" leaves the requests to permissionAnswers (none: cancelled).
 	UIAnswer string `json:"uiAnswer,omitempty"`
+	// UIQuestions are the web UI's answers to ask_user_question, by
+	// question id, as a web scenario's e2e file gives them (the options
+	// it picks, the text it types).
+	UIQuestions []QuestionAnswer `json:"uiQuestions,omitempty"`
 	// Note says why the settings are needed (free text, for reviewers).
 	Note string `json:"note,omitempty"`
 }
@@ -377,6 +381,8 @@ var SettingKeys = []SettingKey{
 		"the one prompt of a recording of a front end beyond ACP whose directory holds no input.json; with input.json it is an error"},
 	{"uiAnswer", "allowed-once or rejected", "permission-policy-context: permission-policy-context.e2e.ts answers every approval/request allowed-once",
 		"the web UI's answer to every approval request of a web session (the UI is the answerer); in another front end's recording it is an error"},
+	{"uiQuestions", `[{"id": string, "selected": [labels], "custom": string (optional)}], one per question id`, "question-composer: question-composer.e2e.ts picks Blue and types a custom answer",
+		"the web UI's answer to each ask_user_question question, by id (a question without one fails the call); in another front end's recording it is an error"},
 	{"note", "string", "(ours)", "why the recording needs settings; for reviewers, not read by the replay"},
 }
 
@@ -679,6 +685,7 @@ var FrontendSuiteSettings = map[Frontend]map[string]Settings{
 	Web: {
 		"goal-multi-turn-actions":   {Prepare: "goal-package-inventory", Note: "upstream's suite: goal-multi-turn-actions.e2e.ts seeds the package inventory (seedPackageInventory) and types the /goal command"},
 		"plan-review":               {SandboxKnobs: SandboxKnobs{DeploymentMode: "workspace-write"}, Note: "upstream's suite: plan-review.e2e.ts on the web app that wrote no policy events at the head: its base composition's sandbox-policy mode (DSH_PERMISSION_MODE unset: workspace-write, approval ask); it types /plan with its task and approves the plan on the decision card"},
+		"question-composer":         {UIQuestions: []QuestionAnswer{{ID: "color", Selected: []string{"Blue"}, Custom: "Include accessibility notes"}}, Note: "upstream's suite: question-composer.e2e.ts checks Blue and types \"Include accessibility notes\" in the composer, then presses Enter"},
 		"permission-policy-context": {UIAnswer: "allowed-once", Note: "upstream's suite: permission-policy-context.e2e.ts answers every approval/request allowed-once (the UI is the answerer) and types /permission before each prompt"},
 	},
 	Headless: {
@@ -729,6 +736,14 @@ func SuiteSettingsOf(fe Frontend) map[string]Settings {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// QuestionAnswer is the answer to one ask_user_question question: its id,
+// the labels selected, and the text typed (optional).
+type QuestionAnswer struct {
+	ID       string   `json:"id"`
+	Selected []string `json:"selected"`
+	Custom   string   `json:"custom,omitempty"`
+}
 
 // SafetyStackTools are the tools whose bodies a recording can never have
 // served (the stack refuses them too).

@@ -2,7 +2,6 @@ package recording
 
 import (
 	"encoding/json"
-	"errors"
 	"slices"
 	"strings"
 
@@ -22,7 +21,7 @@ func (l *loader) loadWeb(r *Recording) error {
 	}
 	h, evs, err := l.session(SessionFile)
 	if err != nil {
-		return earlierWebShape(err)
+		return err
 	}
 	r.Header, r.Events, r.LogFile = h, evs, SessionFile
 	if found, err := l.exists(InputFile); err != nil {
@@ -33,11 +32,24 @@ func (l *loader) loadWeb(r *Recording) error {
 	if a := r.Settings.UIAnswer; a != "" && a != "allowed-once" && a != "rejected" {
 		return l.fail(SettingsFile, 0, "uiAnswer", "want allowed-once or rejected, got %q%s", a, settingsOrigin(r))
 	}
+	for i, q := range r.Settings.UIQuestions {
+		switch {
+		case q.ID == "":
+			return l.fail(SettingsFile, 0, "uiQuestions", "uiQuestions[%d]: no id%s", i, settingsOrigin(r))
+		case q.Selected == nil:
+			return l.fail(SettingsFile, 0, "uiQuestions", "uiQuestions[%d] (%s): no selected list (an empty one selects nothing)%s", i, q.ID, settingsOrigin(r))
+		case slices.ContainsFunc(r.Settings.UIQuestions[:i], func(o QuestionAnswer) bool { return o.ID == q.ID }):
+			return l.fail(SettingsFile, 0, "uiQuestions", "uiQuestions[%d]: question %q answered twice%s", i, q.ID, settingsOrigin(r))
+		}
+	}
 	if r.Settings.Prompt != "" {
 		return l.fail(SettingsFile, 0, "prompt", "set, but a web recording's prompts are the user messages of %s", SessionFile)
 	}
 	steps, err := WebSteps(r.Name, r.Events)
 	if err != nil {
+		return err
+	}
+	if err := noSteering(r.Name, r.Events); err != nil {
 		return err
 	}
 	if !slices.ContainsFunc(steps, func(s Step) bool { return s.Op != PermissionOp }) {
@@ -61,6 +73,35 @@ const (
 
 // WebCommands are the web app's slash commands a replay drives.
 var WebCommands = []string{PermissionOp, GoalOp, PlanOp}
+
+// noSteering refuses a user's message inside a turn after the one that
+// opened it: a message the user steered in while the turn ran (the web
+// app's Steer), which the replay does not drive (it types each prompt
+// between turns, so the message would open a turn of its own).
+func noSteering(rec string, evs []Event) error {
+	turn, prompts := 0, 0
+	for _, e := range evs {
+		switch e.Type {
+		case session.KindTurnStart:
+			var d turnData
+			if json.Unmarshal(e.Data, &d) == nil && d.Turn != nil {
+				turn = *d.Turn
+			}
+			prompts = 0
+		case session.KindTurnEnd:
+			turn = 0
+		case session.KindUserMessage:
+			var d userMessageData
+			if json.Unmarshal(e.Data, &d) != nil || d.Source == nil || d.Source.Kind != "user" {
+				continue
+			}
+			if prompts++; turn > 0 && prompts > 1 {
+				return sessionError(rec, e.Line, "data.source", "a user's message inside turn %d, after its prompt: steered in while the turn ran, which the replay does not drive (it types each prompt between turns)", turn)
+			}
+		}
+	}
+	return nil
+}
 
 // WebSteps are what the user typed into a web session, in the log's
 // order: each slash command the replay drives (a command/run with a user
@@ -226,7 +267,11 @@ var sandboxModes = []string{"read-only", "workspace-write", "danger-full-access"
 // sandbox/mode and approval/policy events before its first turn/start
 // (the web composition writes them at the head, from the preset the
 // session starts with). A web log states its policy by these events, not
-// by a runtime context's sections.
+// by a runtime context's sections. A log in the earlier message shape
+// ([Recording.EarlierShape]) with no policy event and no runtime context
+// was written before the web app logged either:
+// it runs under the web composition's default (WebDefaultMode,
+// WebDefaultApproval), Policy.Default set.
 func (r *Recording) webPolicy() (Policy, error) {
 	evs, err := r.PolicyEvents()
 	if err != nil {
@@ -246,6 +291,11 @@ func (r *Recording) webPolicy() (Policy, error) {
 			p.Approval = "never"
 		}
 		return p, nil
+	}
+	if line := r.EarlierShape(); line > 0 && len(evs) == 0 && !r.HasRuntimeContext() {
+		// written before the web app logged its policy: a fresh session
+		// of the composition upstream's suite replays it through today
+		return Policy{Mode: WebDefaultMode, Approval: WebDefaultApproval, Line: line, Default: true}, nil
 	}
 	for _, pe := range evs {
 		if first >= 0 && pe.Seq > r.Events[first].Seq {
@@ -269,24 +319,37 @@ func (r *Recording) webPolicy() (Policy, error) {
 	return p, nil
 }
 
+// The policy upstream's web composition pins a fresh session to (its
+// dsh-base bundle: sandbox-policy mode workspace-write, approval ask, the
+// permission service's workspace-write preset), with no
+// DSH_PERMISSION_MODE set.
+const (
+	WebDefaultMode     = "workspace-write"
+	WebDefaultApproval = "ask"
+)
+
+// EarlierShape is the line of the log's first assistant/message or
+// tool/result stored in the earlier message shape, without its message
+// wrapper (0: none): a log the web app wrote before its messages had
+// identities, and before it logged its policy. (A user/message without
+// an id and a role is upgraded too, but both shapes hold its content and
+// source: it does not date the log.)
+func (r *Recording) EarlierShape() int {
+	for _, e := range r.Events {
+		if e.Earlier && e.Type != session.KindUserMessage {
+			return e.Line
+		}
+	}
+	return 0
+}
+
 // notWeb refuses a web setting in a recording of another front end.
 func (l *loader) notWeb(r *Recording) error {
 	if r.Settings.UIAnswer != "" {
 		return l.fail(SettingsFile, 0, "uiAnswer", "set, but this is a %s recording: the web UI answers a web session's approvals", r.Frontend)
 	}
-	return nil
-}
-
-// earlierWebShape says, of a web log refused for a missing data.message,
-// that it holds the web app's earlier shape (an assistant/message or
-// tool/result with its content and no message), which the replay does not
-// read.
-func earlierWebShape(err error) error {
-	var e *Error
-	if !errors.As(err, &e) || e.Field != "data.message" {
-		return err
+	if r.Settings.UIQuestions != nil {
+		return l.fail(SettingsFile, 0, "uiQuestions", "set, but this is a %s recording: the web UI answers a web session's questions", r.Frontend)
 	}
-	c := *e
-	c.Problem += "; the web app's earlier log shape (an assistant/message or tool/result with its content and no message) is not read yet"
-	return &c
+	return nil
 }

@@ -14,6 +14,9 @@ const (
 	webPrompt = `{"type":"user/message","seq":SEQ,"time":0,"data":{"content":[{"type":"text","text":"go"},{"type":"text","text":" on"}],"source":{"kind":"user","rpcId":"r"}}}` + "\n"
 	webCtx    = `{"type":"user/message","seq":SEQ,"time":0,"data":{"content":[{"type":"text","text":"Current runtime context."}],"source":{"kind":"plugin","plugin":"@deepseek-ai/dsh-system-prompt"}}}` + "\n"
 	webTurn   = `{"type":"turn/start","seq":SEQ,"time":0,"data":{"turn":1}}` + "\n"
+	webEnd    = `{"type":"turn/end","seq":SEQ,"time":0,"data":{"turn":1,"reason":{"kind":"completed"}}}` + "\n"
+	// webEarlierResult is a tool/result in the earlier message shape.
+	webEarlierResult = `{"type":"tool/result","seq":SEQ,"time":0,"data":{"turn":1,"step":1,"callId":"c","content":[],"isError":false}}` + "\n"
 )
 
 func webEvent(typ, field, value string) string {
@@ -50,6 +53,8 @@ func TestWebPolicyFromLogEvents(t *testing.T) {
 		{"head", webHeadPolicy("workspace-write", "ask") + webTurn + webPrompt + webCtx, "workspace-write", "ask", ""},
 		{"danger, never", webHeadPolicy("danger-full-access", "never") + webTurn + webPrompt, "danger-full-access", "never", ""},
 		{"a later switch is not the head's", webHeadPolicy("read-only", "ask") + webTurn + webPrompt + webEvent("sandbox/mode", "mode", "danger-full-access") + webEvent("approval/policy", "policy", "never"), "read-only", "ask", ""},
+		{"the earlier shape, no policy: the web default", webTurn + webPrompt + webEarlierResult, WebDefaultMode, WebDefaultApproval, ""},
+		{"the earlier shape with head events: theirs", webHeadPolicy("read-only", "ask") + webTurn + webPrompt + webEarlierResult, "read-only", "ask", ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -62,7 +67,7 @@ func TestWebPolicyFromLogEvents(t *testing.T) {
 				t.Fatal(err)
 			}
 			p, err := r.Policy()
-			if err != nil || p.Mode != tc.mode || p.Approval != tc.appr {
+			if err != nil || p.Mode != tc.mode || p.Approval != tc.appr || p.Default != (r.EarlierShape() > 0 && !strings.Contains(tc.log, "sandbox/mode")) {
 				t.Fatalf("Policy = %+v, %v; want %s, %s", p, err, tc.mode, tc.appr)
 			}
 		})
@@ -79,6 +84,8 @@ func TestWebPolicyRejectsNamingLineAndField(t *testing.T) {
 		problemStart string
 	}{
 		{"no policy events", webTurn + webPrompt, "type", 2, "no sandbox/mode or approval/policy event before the first turn"},
+		{"the earlier shape with a runtime context", webTurn + webPrompt + webCtx + webEarlierResult, "type", 2, "no sandbox/mode or approval/policy event before the first turn"},
+		{"the earlier shape, policy after the turn only", webTurn + webPrompt + webEarlierResult + webEvent("sandbox/mode", "mode", "read-only") + webEvent("approval/policy", "policy", "ask"), "type", 2, "no sandbox/mode or approval/policy"},
 		{"policy after the turn only", webTurn + webPrompt + webEvent("sandbox/mode", "mode", "read-only") + webEvent("approval/policy", "policy", "ask"), "type", 2, "no sandbox/mode or approval/policy"},
 		{"no approval", webEvent("sandbox/mode", "mode", "read-only") + webTurn + webPrompt, "type", 3, "a sandbox/mode and no approval/policy"},
 		{"no mode", webEvent("approval/policy", "policy", "ask") + webTurn + webPrompt, "type", 3, "an approval/policy and no sandbox/mode"},
@@ -106,7 +113,7 @@ func TestWebPolicyRejectsNamingLineAndField(t *testing.T) {
 // blocks joined; plugin messages are not prompts); input.json or a prompt
 // setting is refused, and so is a log without a prompt.
 func TestWebLoad(t *testing.T) {
-	r, err := Load(writeRec(t, "w", map[string]string{SessionFile: webLog(webHeadPolicy("read-only", "ask") + webTurn + webPrompt + webCtx + webPrompt), "ui.expected.md": ""}))
+	r, err := Load(writeRec(t, "w", map[string]string{SessionFile: webLog(webHeadPolicy("read-only", "ask") + webTurn + webPrompt + webCtx + webEnd + webTurn + webPrompt), "ui.expected.md": ""}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +129,8 @@ func TestWebLoad(t *testing.T) {
 		{"input.json", map[string]string{InputFile: promptInput}, InputFile, "", "in a web recording"},
 		{"a prompt setting", map[string]string{SettingsFile: `{"prompt":"x"}`}, SettingsFile, "prompt", "set, but a web recording's prompts"},
 		{"no prompt", map[string]string{SessionFile: webLog(webHeadPolicy("read-only", "ask") + webTurn + webCtx)}, SessionFile, "", "no user/message with a user source"},
-		{"the earlier tool/result shape", map[string]string{SessionFile: webLog(webTurn + webPrompt + `{"type":"tool/result","seq":SEQ,"time":0,"data":{"turn":1,"step":1,"callId":"c","content":[],"isError":false}}` + "\n")}, SessionFile, "data.message", "missing (required in tool/result); the web app's earlier log shape"},
+		{"the earlier tool/result shape without isError", map[string]string{SessionFile: webLog(webTurn + webPrompt + `{"type":"tool/result","seq":SEQ,"time":0,"data":{"turn":1,"step":1,"callId":"c","content":[]}}` + "\n")}, SessionFile, "data.isError", "missing (the earlier shape of tool/result"},
+		{"a message steered in", map[string]string{SessionFile: webLog(webTurn + webPrompt + webCtx + webPrompt + webEnd + webTurn + webPrompt)}, SessionFile, "data.source", "a user's message inside turn 1, after its prompt"},
 		{"a prompt without content", map[string]string{SessionFile: webLog(webTurn + `{"type":"user/message","seq":SEQ,"time":0,"data":{"source":{"kind":"user"}}}` + "\n")}, SessionFile, "data.content", "missing"},
 	}
 	for _, tc := range bad {
@@ -148,7 +156,7 @@ func TestWebSteps(t *testing.T) {
 	cmd := func(name, args string) string {
 		return `{"type":"command/run","seq":SEQ,"time":0,"data":{"commandId":"c","name":"` + name + `","args":"` + args + `","source":{"kind":"user"}}}` + "\n"
 	}
-	r, err := Load(writeRec(t, "w", map[string]string{SessionFile: webLog(cmd("permission", " read-only") + webHeadPolicy("read-only", "ask") + webTurn + webPrompt + webCtx + cmd("permission", " danger-full-access") + webPrompt), "ui.expected.md": ""}))
+	r, err := Load(writeRec(t, "w", map[string]string{SessionFile: webLog(cmd("permission", " read-only") + webHeadPolicy("read-only", "ask") + webTurn + webPrompt + webCtx + webEnd + cmd("permission", " danger-full-access") + webTurn + webPrompt), "ui.expected.md": ""}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,12 +231,45 @@ func TestUIAnswerSetting(t *testing.T) {
 		{"in a headless recording", map[string]string{InputFile: promptInput, StreamFile: streamSplice + streamResult, SettingsFile: `{"uiAnswer":"allowed-once"}`}, "set, but this is a headless recording"},
 	}
 	for _, tc := range bad {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := Load(writeRec(t, "w", tc.files))
-			var e *Error
-			if !errors.As(err, &e) || e.File != SettingsFile || e.Field != "uiAnswer" || !strings.HasPrefix(e.Problem, tc.problemStart) {
-				t.Fatalf("Load = %v (%#v); want %s field uiAnswer problem %q...", err, e, SettingsFile, tc.problemStart)
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { wantSettingsError(t, tc.files, "uiAnswer", tc.problemStart) })
+	}
+}
+
+// TestUIQuestionsSetting: uiQuestions gives the web UI's answers by
+// question id (question-composer's suite setting is its e2e file's); one
+// without an id or a selected list, an id answered twice, or the setting
+// in another front end's recording is refused naming the field.
+func TestUIQuestionsSetting(t *testing.T) {
+	web := webLog(webHeadPolicy("read-only", "ask") + webTurn + webPrompt)
+	r, err := Load(writeRec(t, "w", map[string]string{SessionFile: web, "ui.expected.md": "", SettingsFile: `{"uiQuestions":[{"id":"a","selected":[]},{"id":"b","selected":["x"],"custom":"y"}]}`}))
+	if err != nil || len(r.Settings.UIQuestions) != 2 || r.Settings.UIQuestions[1].Custom != "y" {
+		t.Fatalf("uiQuestions: %v, %+v", err, r)
+	}
+	if s := FrontendSuiteSettings[Web]["question-composer"]; len(s.UIQuestions) != 1 || s.UIQuestions[0].ID != "color" || !slices.Equal(s.UIQuestions[0].Selected, []string{"Blue"}) || s.UIQuestions[0].Custom != "Include accessibility notes" {
+		t.Fatalf("question-composer's suite setting uiQuestions = %+v, want its e2e file's answer", s.UIQuestions)
+	}
+	bad := []struct {
+		name         string
+		files        map[string]string
+		problemStart string
+	}{
+		{"no id", map[string]string{SessionFile: web, "ui.expected.md": "", SettingsFile: `{"uiQuestions":[{"selected":[]}]}`}, "uiQuestions[0]: no id"},
+		{"no selected list", map[string]string{SessionFile: web, "ui.expected.md": "", SettingsFile: `{"uiQuestions":[{"id":"a","selected":[]},{"id":"b"}]}`}, "uiQuestions[1] (b): no selected list"},
+		{"an id twice", map[string]string{SessionFile: web, "ui.expected.md": "", SettingsFile: `{"uiQuestions":[{"id":"a","selected":[]},{"id":"a","selected":[]}]}`}, `uiQuestions[1]: question "a" answered twice`},
+		{"in a headless recording", map[string]string{InputFile: promptInput, StreamFile: streamSplice + streamResult, SettingsFile: `{"uiQuestions":[{"id":"a","selected":[]}]}`}, "set, but this is a headless recording"},
+	}
+	for _, tc := range bad {
+		t.Run(tc.name, func(t *testing.T) { wantSettingsError(t, tc.files, "uiQuestions", tc.problemStart) })
+	}
+}
+
+// wantSettingsError loads a recording of files and wants its settings
+// refused at field with a problem starting problemStart.
+func wantSettingsError(t *testing.T, files map[string]string, field, problemStart string) {
+	t.Helper()
+	_, err := Load(writeRec(t, "w", files))
+	var e *Error
+	if !errors.As(err, &e) || e.File != SettingsFile || e.Field != field || !strings.HasPrefix(e.Problem, problemStart) {
+		t.Fatalf("Load = %v (%#v); want %s field %s problem %q...", err, e, SettingsFile, field, problemStart)
 	}
 }
