@@ -2,11 +2,8 @@ package stack
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/dshsim/dshsim/tools/goal"
-	"github.com/dshsim/dshsim/tools/planmode"
 	"os"
 	"slices"
 	"time"
@@ -17,7 +14,9 @@ import (
 	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/tools/fs"
+	"github.com/dshsim/dshsim/tools/goal"
 	"github.com/dshsim/dshsim/tools/lsp"
+	"github.com/dshsim/dshsim/tools/planmode"
 	"github.com/dshsim/dshsim/tools/pwsh"
 	"github.com/dshsim/dshsim/tools/search"
 	"github.com/dshsim/dshsim/tools/skill"
@@ -154,19 +153,7 @@ func (s *Stack) pendingCatalog(log *session.Log) (*CatalogMessage, error) {
 	if err != nil {
 		return nil, err
 	}
-	pub := skill.Published{}
-	for _, e := range evs {
-		if e.Type != session.KindUserMessage {
-			continue
-		}
-		var d struct {
-			Source skill.CatalogSource `json:"source"`
-		}
-		if json.Unmarshal(e.Data, &d) == nil && d.Source.Kind == "skill-catalog" {
-			pub = skill.Published{Any: true, Digest: skill.Digest(d.Source.Entries)}
-		}
-	}
-	text, src, ok := s.skills.NextCatalog(log.Header().Cwd, pub)
+	text, src, ok := s.skills.NextCatalog(log.Header().Cwd, skill.PublishedIn(evs))
 	if !ok {
 		return nil, nil
 	}

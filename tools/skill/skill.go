@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/dshsim/dshsim/pipeline"
+	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/tools/toolreg"
 )
 
@@ -165,6 +166,24 @@ func CatalogMessage(entries []Entry, update bool) (string, CatalogSource) {
 type Published struct {
 	Any    bool
 	Digest string
+}
+
+// PublishedIn reads evs, a session's log, for the catalogs published in
+// it: the user messages whose source is a skill catalog.
+func PublishedIn(evs []session.Event) Published {
+	pub := Published{}
+	for _, e := range evs {
+		if e.Type != session.KindUserMessage {
+			continue
+		}
+		var d struct {
+			Source CatalogSource `json:"source"`
+		}
+		if json.Unmarshal(e.Data, &d) == nil && d.Source.Kind == "skill-catalog" {
+			pub = Published{Any: true, Digest: Digest(d.Source.Entries)}
+		}
+	}
+	return pub
 }
 
 // NextCatalog decides the catalog message of a step for the session's

@@ -11,6 +11,7 @@ import (
 	"github.com/dshsim/dshsim/harness"
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/pipelinetest"
+	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/pipeline/session/sessiontest"
 	"github.com/dshsim/dshsim/tools/toolreg"
 )
@@ -117,5 +118,32 @@ func TestSkillTool(t *testing.T) {
 	}
 	if got := Render(`a"<&`, "/x<y>&", "b"); !strings.HasPrefix(got, `<skill_content name="a&quot;&lt;&amp;">`) || !strings.Contains(got, "directory for this skill: /x&lt;y&gt;&amp;\n") {
 		t.Fatalf("escaping %q", got)
+	}
+}
+
+// TestPublishedIn: the latest user message whose source is a skill
+// catalog is what was published; other user messages and other events
+// are not.
+func TestPublishedIn(t *testing.T) {
+	msg := func(kind string, entries []Entry) session.Event {
+		data, _ := json.Marshal(map[string]any{"source": map[string]any{"kind": kind, "entries": entries}})
+		return session.Event{Type: session.KindUserMessage, Data: data}
+	}
+	a, b := []Entry{{Name: "a", Description: "A"}}, []Entry{{Name: "b", Description: "B"}}
+	tests := []struct {
+		name string
+		evs  []session.Event
+		want Published
+	}{
+		{"none", nil, Published{}},
+		{"a prompt only", []session.Event{msg("user", nil)}, Published{}},
+		{"a catalog", []session.Event{msg("skill-catalog", a)}, Published{Any: true, Digest: Digest(a)}},
+		{"the latest wins", []session.Event{msg("skill-catalog", a), msg("user", nil), msg("skill-catalog", b)}, Published{Any: true, Digest: Digest(b)}},
+		{"another event with the source", []session.Event{{Type: session.KindAssistantMessage, Data: msg("skill-catalog", a).Data}}, Published{}},
+	}
+	for _, tc := range tests {
+		if got := PublishedIn(tc.evs); got != tc.want {
+			t.Errorf("%s: PublishedIn = %+v, want %+v", tc.name, got, tc.want)
+		}
 	}
 }

@@ -167,7 +167,7 @@ func TestWebSteps(t *testing.T) {
 	if want := []string{"permission read-only", "prompt go on", "permission danger-full-access", "prompt go on"}; !slices.Equal(got, want) || !r.SwitchesFirst() {
 		t.Fatalf("steps %q (switches first: %v), want %q", got, r.SwitchesFirst(), want)
 	}
-	r, err = Load(writeRec(t, "w", map[string]string{SessionFile: webLog(cmd("goal", " ship it") + webTurn + cmd("plan", " go on ") + webPrompt + cmd("plan", " off") + webPrompt + cmd("plan", "") + webPrompt), "ui.expected.md": ""}))
+	r, err = Load(writeRec(t, "w", map[string]string{SessionFile: webLog(cmd("goal", " ship it") + webTurn + cmd("plan", " go on ") + webPrompt + webEnd + cmd("plan", " off") + webTurn + webPrompt + webEnd + cmd("plan", "") + webTurn + webPrompt), "ui.expected.md": ""}))
 	if err != nil {
 		t.Fatal(err)
 	}
