@@ -621,7 +621,13 @@ func TestSuiteSettingsWithoutFile(t *testing.T) {
 	for _, src := range names {
 		name := filepath.Base(src)
 		t.Run(replay.LogName(src), func(t *testing.T) {
-			dst := filepath.Join(t.TempDir(), name)
+			// the copy keeps its place below the tree's root: a web
+			// session with session.jsonl alone is one by its place
+			rel, err := filepath.Rel(root, src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dst := filepath.Join(t.TempDir(), rel)
 			if err := recording.CopyTree(src, dst); err != nil {
 				t.Fatal(err)
 			}
