@@ -119,7 +119,7 @@ func (c *client) harnessWait(ctx context.Context, i int, step recording.Step) er
 		c.wait(ctx, i, step.Op, "the last turn did not end", func() bool {
 			n := c.root.turns()
 			_, ok := c.root.turnEnded(n)
-			return n > 0 && ok
+			return n > 0 && ok && c.root.handled(n)
 		})
 	case "waitForTurnStart":
 		c.wait(ctx, i, step.Op, fmt.Sprintf("turn %d did not start", max(step.MinimumTurn, 1)), func() bool { return c.root.turns() >= max(step.MinimumTurn, 1) })

@@ -59,6 +59,10 @@ type schedule struct {
 	// reannounce: a change an idle hook reacts to (a goal's) happened
 	// while the agent was quiescent: it announces its idle once more.
 	reannounce bool
+	// waited is the last turn started when the loop last waited in
+	// await: it had handled that turn's end (announced its idle, or found
+	// work still pending) and runs nothing until it is woken.
+	waited int
 }
 
 func (s *schedule) init() {
@@ -180,6 +184,7 @@ func (s *schedule) await(in *inbox, announce func()) (*openedTurn, bool) {
 			s.mu.Lock()
 			continue
 		}
+		s.waited = s.turn
 		s.cond.Wait()
 		announced = announced && s.quiescentLocked(in)
 	}
@@ -514,4 +519,20 @@ func (d *driver) turns() int {
 	d.sched.mu.Lock()
 	defer d.sched.mu.Unlock()
 	return d.sched.turn
+}
+
+// handled reports whether the loop has handled the end of turn n: it
+// waited since (its idle announced, so the prompts whose turns ended are
+// answered, or work still pending), or it stopped. Upstream's agent
+// handles a turn's end and its idle in one tick, before a client's next
+// message can arrive.
+func (d *driver) handled(n int) bool {
+	return d.sched.handled(n) || closed(d.stopped)
+}
+
+// handled reports whether the loop waited in await since turn n started.
+func (s *schedule) handled(n int) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.waited >= n
 }

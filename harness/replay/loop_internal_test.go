@@ -115,3 +115,31 @@ func TestHoldUntilYield(t *testing.T) {
 	parent.sched.update(func(s *schedule) { s.closeLocked(nil) })
 	waittest.Until(t, time.Millisecond, "the hold to be released by the parent's close", func() bool { return held(child) == 0 })
 }
+
+// TestHandledOnceTheLoopWaits: a turn's end is handled once the loop
+// waits in await after it (its idle announced first), not when the turn
+// ends: a client that moved on at the turn's end queued its next prompt
+// before the earlier prompt was answered.
+func TestHandledOnceTheLoopWaits(t *testing.T) {
+	var s schedule
+	s.init()
+	s.begin(func(error) {})
+	s.finish(nil)
+	if s.handled(1) {
+		t.Fatal("turn 1's end handled before the loop waited")
+	}
+	in := newInbox(&recorder{})
+	announced := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.await(in, func() { close(announced) })
+	}()
+	waittest.Closed(t, announced, "the idle announced")
+	waittest.Until(t, time.Millisecond, "the loop to wait", func() bool { return s.handled(1) })
+	if s.handled(2) {
+		t.Error("turn 2 handled before it started")
+	}
+	s.update(func(s *schedule) { s.closeLocked(nil) })
+	waittest.Closed(t, done, "await to return once the agent closed")
+}
