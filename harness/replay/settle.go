@@ -80,13 +80,11 @@ type settler struct {
 	ending  time.Duration // settleEnding: wall time
 	poll    time.Duration // settlePoll
 
-	self   []int        // this process's NSpid (read once)
-	hosts  map[int]int  // leader -> its pid in proc's namespace
-	last   []int        // the leaders at the last sample
-	alive  map[int]bool // ... and which of their pids in proc's namespace were alive then
-	capped int          // waits that reached the cap or the ceiling
-	busy   string       // what was still busy at the last capped wait
-	why    string       // which bound ended the last capped wait
+	self   []int       // this process's NSpid (read once)
+	hosts  map[int]int // leader -> its pid in proc's namespace
+	capped int         // waits that reached the cap or the ceiling
+	busy   string      // what was still busy at the last capped wait
+	why    string      // which bound ended the last capped wait
 }
 
 func newSettler(proc procfs.Root, leaders func() []int) *settler {
@@ -101,18 +99,16 @@ func (s *settler) wait(ctx context.Context) error {
 	quiet := 0
 	var endingSince time.Time // when a job was first seen ended but not done
 	for {
-		busy, none, used, err := s.sample(base)
+		busy, none, used, gone, err := s.sample(base)
 		if err != nil {
 			return fmt.Errorf("the constructed model's wait for the background jobs: %w", err)
 		}
-		if busy == "" {
-			if l, ok := s.ended(); ok {
-				if endingSince.IsZero() {
-					endingSince = time.Now()
-				}
-				if time.Since(endingSince) < s.ending {
-					busy = fmt.Sprintf("job leader %d (ended, its end not recorded yet)", l)
-				}
+		if busy == "" && gone != 0 {
+			if endingSince.IsZero() {
+				endingSince = time.Now()
+			}
+			if time.Since(endingSince) < s.ending {
+				busy = fmt.Sprintf("job leader %d (ended, its end not recorded yet)", gone)
 			}
 		}
 		switch {
@@ -150,19 +146,19 @@ func (s *settler) wait(ctx context.Context) error {
 // is the CPU time the jobs' processes used since base recorded them (a
 // process first seen now is recorded with none used before: it started
 // during the wait, or a sample ago).
-func (s *settler) sample(base map[int]int64) (busy string, none bool, used time.Duration, err error) {
+func (s *settler) sample(base map[int]int64) (busy string, none bool, used time.Duration, gone int, err error) {
 	leaders := s.leaders()
 	if len(leaders) == 0 {
-		return "", true, 0, nil
+		return "", true, 0, 0, nil
 	}
 	if s.self == nil {
 		if s.self, err = s.proc.NSpid("self"); err != nil {
-			return "", false, 0, err
+			return "", false, 0, 0, err
 		}
 	}
 	procs, err := s.proc.All()
 	if err != nil {
-		return "", false, 0, err
+		return "", false, 0, 0, err
 	}
 	running := map[int]bool{}
 	for _, l := range leaders {
@@ -174,38 +170,36 @@ func (s *settler) sample(base map[int]int64) (busy string, none bool, used time.
 		}
 	}
 	if err := s.translate(leaders, procs); err != nil {
-		return "", false, 0, err
+		return "", false, 0, 0, err
 	}
 	hosts := map[int]bool{}
 	for _, h := range s.hosts {
 		hosts[h] = true
 	}
-	s.last, s.alive = leaders, map[int]bool{}
-	for _, p := range procs {
-		if hosts[p.PID] && p.State != 'Z' && p.State != 'X' {
-			s.alive[p.PID] = true
-		}
-	}
-	used = cpuUsed(procs, hosts, base)
+	used, gone = cpuUsed(procs, hosts, base), goneLeader(leaders, s.hosts, procs)
 	if p, ok := busyMember(procs, hosts); ok {
-		return p.String(), false, used, nil
+		return p.String(), false, used, gone, nil
 	}
-	return "", false, used, nil
+	return "", false, used, gone, nil
 }
 
-// ended returns a leader of a job still running whose process is gone
-// (exited, reaped or a zombie whose pid reads 0, before the job recorded
-// its end), as the last sample saw them.
-func (s *settler) ended() (int, bool) {
-	for _, l := range s.last {
-		if _, ok := s.hosts[l]; !ok {
-			return l, true
-		}
-		if !s.alive[s.hosts[l]] {
-			return l, true
+// goneLeader returns a leader of a job still running whose process is
+// gone from procs (exited, reaped, or a zombie: not found by its pid in
+// proc's namespace, hosts, or found dead), before the job recorded its
+// end; 0 when every leader's process lives.
+func goneLeader(leaders []int, hosts map[int]int, procs []procfs.Stat) int {
+	alive := map[int]bool{}
+	for _, p := range procs {
+		if p.State != 'Z' && p.State != 'X' {
+			alive[p.PID] = true
 		}
 	}
-	return 0, false
+	for _, l := range leaders {
+		if h, ok := hosts[l]; !ok || !alive[h] {
+			return l
+		}
+	}
+	return 0
 }
 
 // cpuUsed is the CPU time the members of leaders' sessions or groups used
