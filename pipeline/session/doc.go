@@ -28,6 +28,15 @@
 // the next append starts with a newline that terminates it, so the torn bytes
 // are never merged into the next event.
 //
+// # Checks
+//
+// A [Check] added to a Log ([Log.AddCheck]) vets each later append through
+// that Log before anything is written: its error refuses the append and
+// the log does not change, as upstream's synchronous dispatch validation
+// rejects an append (the persistent bash's sandbox-mode fence is one).
+// Adding a check takes the append lock, so an append in progress is
+// written first. Appenders holding another descriptor are not vetted.
+//
 // # Our keys
 //
 // Our stack writes the sandbox facts of a call's run (the backend that ran,

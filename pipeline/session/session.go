@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sync"
 	"time"
 )
@@ -125,6 +126,52 @@ type Log struct {
 	// torn is set when this Log's own last write(2) was cut short inside a
 	// line: the next append must terminate it first.
 	torn bool
+	// checks vet this Log's appends ([Log.AddCheck]); nextCheck keys them.
+	checks    map[int]Check
+	nextCheck int
+}
+
+// A Check vets an event before a Log appends it: a non-nil error refuses
+// the append, which returns that error unchanged, and the log does not
+// change. It runs with the Log's append lock and the file's lock held
+// (reading the log through [Read] or [Log.Events] is fine; appending to it
+// deadlocks).
+type Check func(typ string, data json.RawMessage) error
+
+// AddCheck makes c vet every later append through this Log (appenders
+// holding another descriptor of the file are not vetted) and returns what
+// removes it. It takes the append lock: an append in progress when it is
+// called has been written when it returns, and every append after it is
+// vetted.
+func (l *Log) AddCheck(c Check) (remove func()) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.checks == nil {
+		l.checks = map[int]Check{}
+	}
+	id := l.nextCheck
+	l.nextCheck++
+	l.checks[id] = c
+	return func() {
+		l.mu.Lock()
+		delete(l.checks, id)
+		l.mu.Unlock()
+	}
+}
+
+// vet runs the checks in the order they were added; the caller holds l.mu.
+func (l *Log) vet(typ string, data json.RawMessage) error {
+	ids := make([]int, 0, len(l.checks))
+	for id := range l.checks {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		if err := l.checks[id](typ, data); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Option configures a Log.
@@ -252,6 +299,9 @@ func (l *Log) AppendWith(typ string, data any, o AppendOptions) (Event, error) {
 	}
 	var e Event
 	err = withLock(l.f, func() error {
+		if err := l.vet(typ, raw); err != nil {
+			return err
+		}
 		prefix, err := l.catchUp()
 		if err != nil {
 			return err

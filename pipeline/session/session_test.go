@@ -319,3 +319,44 @@ func TestCreateSeeded(t *testing.T) {
 		t.Errorf("a refused seed left %s", bad)
 	}
 }
+
+// TestAddCheck: a check's error refuses the append unchanged and leaves
+// the log as it was (the next seq is not used up), checks run in the order
+// added, they see the event's type and data, and a removed check vets
+// nothing.
+func TestAddCheck(t *testing.T) {
+	l, err := Create(filepath.Join(t.TempDir(), "s.jsonl"), Header{ID: "s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	refused := fmt.Errorf("refused")
+	var order []string
+	removeA := l.AddCheck(func(typ string, data json.RawMessage) error {
+		order = append(order, "a:"+typ+":"+string(data))
+		if typ == "x/refused" {
+			return refused
+		}
+		return nil
+	})
+	removeB := l.AddCheck(func(typ string, _ json.RawMessage) error { order = append(order, "b:"+typ); return nil })
+	if _, err := l.Append("x/ok", map[string]int{"n": 1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Append("x/refused", map[string]int{"n": 2}); err != refused {
+		t.Fatalf("refused append: %v, want the check's error unchanged", err)
+	}
+	if got, want := strings.Join(order, " "), `a:x/ok:{"n":1} b:x/ok a:x/refused:{"n":2}`; got != want {
+		t.Errorf("checks ran %s, want %s", got, want)
+	}
+	removeA()
+	removeB()
+	e, err := l.Append("x/refused", nil)
+	if err != nil || e.Seq != 1 {
+		t.Fatalf("after removal: seq %d, %v; want seq 1 (the refused append left no trace)", e.Seq, err)
+	}
+	evs, err := l.Events()
+	if err != nil || len(evs) != 2 || evs[0].Type != "x/ok" || evs[1].Type != "x/refused" {
+		t.Errorf("log holds %+v, %v", evs, err)
+	}
+}

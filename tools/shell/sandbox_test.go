@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/dshsim/dshsim/pipeline"
+	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/sandbox/chain/chaintest"
 	"github.com/dshsim/dshsim/sandbox/sandboxtest"
@@ -32,20 +33,24 @@ func (m *modeSwitch) policy(call *pipeline.Call) (sandbox.Policy, error) {
 	return sandbox.Policy{Mode: m.mode, WorkspaceRoot: m.ws, SessionID: call.SessionID()}, nil
 }
 
+// backends are the confiners the stack uses, each real.
+var backends = []struct {
+	name     string
+	confiner func(t *testing.T) spawn.Confiner
+}{
+	{"landlock in-process", func(t *testing.T) spawn.Confiner { return chaintest.Landlock(t, sandbox.Config{}) }},
+	{"landlock runner", func(t *testing.T) spawn.Confiner { return sandboxtest.Provider(t, sandbox.BackendLandlock) }},
+	{"bwrap", func(t *testing.T) spawn.Confiner { return sandboxtest.Provider(t, sandbox.BackendBwrap) }},
+}
+
 // TestTheShellIsConfinedLikeBash runs the shell as an attacker would use
 // it, under each backend the stack uses: a write outside the workspace
 // and any write under read-only fail on the host, the shell's state does
-// not carry over a mode switch (the shell restarts under the new mode),
-// and a confined mode without a confiner runs nothing.
+// not carry over a policy switch the mode fence does not hold (the
+// resolver's own, as a call's approval is: the shell restarts under the
+// new policy), and a confined mode without a confiner runs nothing.
 func TestTheShellIsConfinedLikeBash(t *testing.T) {
-	for _, b := range []struct {
-		name     string
-		confiner func(t *testing.T) spawn.Confiner
-	}{
-		{"landlock in-process", func(t *testing.T) spawn.Confiner { return chaintest.Landlock(t, sandbox.Config{}) }},
-		{"landlock runner", func(t *testing.T) spawn.Confiner { return sandboxtest.Provider(t, sandbox.BackendLandlock) }},
-		{"bwrap", func(t *testing.T) spawn.Confiner { return sandboxtest.Provider(t, sandbox.BackendBwrap) }},
-	} {
+	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			confiner := b.confiner(t)
 			outside := filepath.Join(t.TempDir(), "outside")
@@ -100,4 +105,77 @@ func TestTheShellIsConfinedLikeBash(t *testing.T) {
 			t.Error("the command ran unconfined")
 		}
 	})
+}
+
+// logMode is a policy resolver as the stack's: the mode is the session
+// log's last sandbox/mode (workspace-write without one).
+func logMode(ws string) func(*pipeline.Call) (sandbox.Policy, error) {
+	return func(call *pipeline.Call) (sandbox.Policy, error) {
+		events, err := call.Agent().Session.Events()
+		if err != nil {
+			return sandbox.Policy{}, err
+		}
+		mode := sandbox.WorkspaceWrite
+		if m, ok := session.LastField(events, session.KindSandboxMode, "mode"); ok {
+			mode = sandbox.Mode(m)
+		}
+		return sandbox.Policy{Mode: mode, WorkspaceRoot: ws, SessionID: call.SessionID()}, nil
+	}
+}
+
+// TestAModeChangeIsRefusedWhileTheShellIsOpen is upstream's sandbox-mode
+// fence, under each backend: while the agent's shell is open a
+// sandbox/mode event that changes the mode is refused with upstream's
+// text and the log does not change, so the shell keeps its state and its
+// confinement (still the mode in force); one that states the mode in
+// force passes; once the shell is gone the change is logged and the next
+// shell is confined by it.
+func TestAModeChangeIsRefusedWhileTheShellIsOpen(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			confiner := b.confiner(t)
+			outside := filepath.Join(t.TempDir(), "outside")
+			r := newRig(t, Config{})
+			r.tool = mustNew(t, Config{Confiner: confiner, Policy: logMode(r.ws)})
+			log := r.agent.Session
+			if got, err := r.run(context.Background(), "export STATE=kept; mkdir sub && cd sub && echo $PWD"); err != nil || got != "<ws>/sub" {
+				t.Fatalf("first call: %q, %v", got, err)
+			}
+			const refusal = `cannot change sandbox mode from "workspace-write" to "read-only" while persistent terminal sessions are open or being created; wait for creation to settle and close them first`
+			if _, err := log.Append(session.KindSandboxMode, map[string]string{"mode": "read-only"}); err == nil || err.Error() != refusal {
+				t.Fatalf("mode change with the shell open: %v, want %q", err, refusal)
+			}
+			if _, err := log.Append(session.KindSandboxMode, map[string]string{"mode": "workspace-write"}); err != nil {
+				t.Fatalf("the mode in force stated again: %v", err)
+			}
+			if events, _ := log.Events(); len(events) != 1 {
+				t.Fatalf("the log holds %d events, want the one unchanged mode", len(events))
+			}
+			for _, s := range []struct{ cmd, want string }{
+				{"echo $STATE $PWD; echo hi > in && cat in", "kept <ws>/sub\nhi"},
+				{"touch " + outside, "[exit code: 1]"},
+				{"exit 0", "exit\n[shell exited: code 0]\n" + ResetMessage},
+			} {
+				got, err := r.run(context.Background(), s.cmd)
+				if err != nil || (got != s.want && !strings.HasSuffix(got, s.want)) {
+					t.Errorf("%s: %q, %v; want %q", s.cmd, got, err, s.want)
+				}
+			}
+			if _, err := log.Append(session.KindSandboxMode, map[string]string{"mode": "read-only"}); err != nil {
+				t.Fatalf("mode change with no shell open: %v", err)
+			}
+			if got, err := r.run(context.Background(), "echo ${STATE:-fresh}; touch in2"); err != nil || !strings.HasPrefix(got, "fresh\n") || !strings.HasSuffix(got, "[exit code: 1]") {
+				t.Errorf("after the change: %q, %v", got, err)
+			}
+			if _, err := os.Stat(outside); err == nil {
+				t.Error("the shell wrote outside the workspace")
+			}
+			if _, err := os.Stat(filepath.Join(r.ws, "in2")); err == nil {
+				t.Error("the shell wrote under read-only")
+			}
+			if _, err := os.Stat(filepath.Join(r.ws, "sub", "in")); err != nil {
+				t.Errorf("the write under workspace-write is missing: %v", err)
+			}
+		})
+	}
 }

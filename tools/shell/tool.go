@@ -109,9 +109,12 @@ type Tool struct {
 }
 
 // owner is an agent's shell; its mutex serializes the agent's calls.
+// unfence removes the mode fence its shell holds on the agent's log (nil:
+// none held).
 type owner struct {
-	mu    sync.Mutex
-	shell *shell
+	mu      sync.Mutex
+	shell   *shell
+	unfence func()
 }
 
 func (t *Tool) run(ctx context.Context, call *pipeline.Call) (pipeline.Output, error) {
@@ -182,9 +185,13 @@ func (t *Tool) standing(call *pipeline.Call) (sandbox.Policy, error) {
 	return p, nil
 }
 
-// shellFor is the agent's shell under the policy in force: a shell
-// started under another policy is closed first (a command never runs
-// under a mode other than the call's).
+// shellFor is the agent's shell under the policy in force. While a shell
+// is open or starting, its mode fence refuses a sandbox/mode change on the
+// agent's log, as upstream's does; a shell whose policy still differs from
+// the call's (a policy the fence does not hold: a call's own approval, an
+// appender that does not go through this log) is closed first and a new
+// one started, so a command never runs under a policy other than its
+// call's.
 func (t *Tool) shellFor(ctx context.Context, call *pipeline.Call, o *owner) (*shell, error) {
 	pol, err := t.standing(call)
 	if err != nil {
@@ -196,6 +203,9 @@ func (t *Tool) shellFor(ctx context.Context, call *pipeline.Call, o *owner) (*sh
 	if o.shell != nil {
 		return o.shell, nil
 	}
+	if pol, err = t.fence(call, o, pol); err != nil {
+		return nil, err
+	}
 	dir := pol.WorkspaceRoot
 	if s := call.Agent().Session; s != nil && s.Header().Cwd != "" {
 		dir = s.Header().Cwd
@@ -203,10 +213,42 @@ func (t *Tool) shellFor(ctx context.Context, call *pipeline.Call, o *owner) (*sh
 	s, err := start(ctx, spec{argv: []string{t.cfg.Shell, "--noprofile", "--norc", "-i"}, dir: dir,
 		env: t.env(call), policy: pol, confiner: t.cfg.Confiner, grace: t.cfg.Grace})
 	if err != nil {
+		t.reset(o)
 		return nil, err
 	}
 	o.shell = s
 	return s, nil
+}
+
+// fenceTries bounds the reads of a policy that changes while a shell's
+// fence is put up.
+const fenceTries = 3
+
+// fence puts up the mode fence of the shell about to start under pol, then
+// resolves the call's policy again: adding the check waits for an append
+// in progress, so a mode switched before the fence is in the second read
+// and one switched after is refused. It returns the policy the shell
+// starts under, which no sandbox/mode event through the log can change
+// while the fence stands.
+func (t *Tool) fence(call *pipeline.Call, o *owner, pol sandbox.Policy) (sandbox.Policy, error) {
+	log := call.Agent().Session
+	if log == nil {
+		return pol, nil
+	}
+	for range fenceTries {
+		o.unfence = log.AddCheck(fenceCheck(log, pol.Mode))
+		again, err := t.standing(call)
+		if err != nil {
+			t.reset(o)
+			return sandbox.Policy{}, err
+		}
+		if samePolicy(pol, again) {
+			return pol, nil
+		}
+		t.reset(o)
+		pol = again
+	}
+	return sandbox.Policy{}, errors.New("tool-bash-persistent: the sandbox mode kept changing while the persistent bash shell started")
 }
 
 // samePolicy compares what confines a shell.
@@ -216,10 +258,15 @@ func samePolicy(a, b sandbox.Policy) bool {
 	return string(aj) == string(bj)
 }
 
+// reset closes the owner's shell and takes its mode fence down.
 func (t *Tool) reset(o *owner) {
 	if o.shell != nil {
 		o.shell.close()
 		o.shell = nil
+	}
+	if o.unfence != nil {
+		o.unfence()
+		o.unfence = nil
 	}
 }
 
