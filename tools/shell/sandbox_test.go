@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/session"
@@ -176,6 +177,46 @@ func TestAModeChangeIsRefusedWhileTheShellIsOpen(t *testing.T) {
 			if _, err := os.Stat(filepath.Join(r.ws, "sub", "in")); err != nil {
 				t.Errorf("the write under workspace-write is missing: %v", err)
 			}
+		})
+	}
+}
+
+// TestAWaitForInputAnswersTheOutputSoFar is upstream's settle on a wait
+// for terminal input, unconfined and under each backend: a command whose
+// foreground process waits to read the terminal answers what it printed
+// so far at once (not at the timeout), the shell and the waiting process
+// are kept, the next call's line is what that process reads, and the
+// shell's state is still there after it.
+func TestAWaitForInputAnswersTheOutputSoFar(t *testing.T) {
+	run := func(t *testing.T, cfg Config) {
+		r := newRig(t, Config{})
+		cfg.TimeoutMs = 15000
+		r.tool = mustNew(t, cfg)
+		began := time.Now()
+		got, err := r.run(context.Background(), "export KEPT=1; printf 'name? '; head -n 1 > answer; echo done")
+		if err != nil || got != "name? " {
+			t.Fatalf("waiting command: %q, %v; want the output so far", got, err)
+		}
+		if d := time.Since(began); d > 10*time.Second {
+			t.Errorf("the wait for input was answered after %s", d)
+		}
+		if got, err := r.run(context.Background(), "echo typed"); err != nil || strings.Contains(got, "timed out") {
+			t.Fatalf("the answer: %q, %v", got, err)
+		}
+		if got, err := r.run(context.Background(), "echo $KEPT; cat answer"); err != nil || !strings.HasPrefix(got, "1\n") || !strings.Contains(got, "echo typed") {
+			t.Errorf("after the answer: %q, %v; want the kept state and the line head read", got, err)
+		}
+	}
+	t.Run("unconfined", func(t *testing.T) { run(t, Config{}) })
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			ws := ""
+			run(t, Config{Confiner: b.confiner(t), Policy: func(call *pipeline.Call) (sandbox.Policy, error) {
+				if ws == "" {
+					ws = call.Agent().Session.Header().Cwd
+				}
+				return sandbox.Policy{Mode: sandbox.WorkspaceWrite, WorkspaceRoot: ws, SessionID: call.SessionID()}, nil
+			}})
 		})
 	}
 }

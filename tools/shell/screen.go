@@ -30,6 +30,13 @@ type screen struct {
 	dropped bool
 	// prompted is whether a prompt marker came since the last mark.
 	prompted bool
+	// prompts counts the prompt markers; tail is the text after the last
+	// one (its first len(Prompt)+1 bytes).
+	prompts int
+	tail    string
+	// written counts the text appended (output that was not only escape
+	// sequences).
+	written int64
 }
 
 // write adds what the terminal printed.
@@ -81,6 +88,8 @@ func (s *screen) push(chunk string) {
 			out.Reset()
 			if strings.HasPrefix(body, promptMarker) {
 				s.prompted = true
+				s.prompts++
+				s.tail = ""
 			}
 			i = end
 		case '[':
@@ -133,6 +142,10 @@ func (s *screen) appendText(t string) {
 		return
 	}
 	t = strings.ReplaceAll(strings.ReplaceAll(strings.ReplaceAll(t, "\r\n", "\n"), "\r", "\n"), "\a", "")
+	s.written += int64(len(t))
+	if s.prompts > 0 && len(s.tail) <= len(Prompt) {
+		s.tail += t[:min(len(t), len(Prompt)+1-len(s.tail))]
+	}
 	s.text += t
 	if lines := strings.Count(s.text, "\n") + 1; lines > s.maxLines {
 		cut := 0
@@ -154,6 +167,10 @@ func (s *screen) appendText(t string) {
 // mark (its PROMPT_COMMAND prints it before every prompt: the shell reads
 // its next line).
 func (s *screen) atPrompt() bool { return s.prompted }
+
+// bare reports whether the text after the last prompt marker is exactly
+// the prompt: the shell reads its next line with nothing printed since.
+func (s *screen) bare() bool { return s.prompts > 0 && s.tail == Prompt }
 
 // mark starts a new command's text.
 func (s *screen) mark() {

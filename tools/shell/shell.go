@@ -41,6 +41,14 @@ type shell struct {
 	screen  screen
 	changed chan struct{} // a token when output arrived
 	eof     chan struct{} // closed when the terminal's output ended
+	// lastOutput is when text or a prompt last arrived (under mu).
+	lastOutput time.Time
+
+	// shellPgid is the shell's process group (in front at its prompt);
+	// inputWait is set when the last call ended on a wait for input (no
+	// prompt comes before the next command is typed).
+	shellPgid int
+	inputWait bool
 }
 
 // spec is how a shell starts.
@@ -94,12 +102,13 @@ func (s *shell) init(ctx context.Context) error {
 	if !s.waitPrompt(ctx) {
 		return ErrInit
 	}
-	if err := s.send("stty -echo"); err != nil {
+	if _, err := s.send("stty -echo"); err != nil {
 		return err
 	}
 	if !s.waitPrompt(ctx) {
 		return ErrInit
 	}
+	s.shellPgid, _ = foreground(s.master)
 	return nil
 }
 
@@ -112,7 +121,11 @@ func (s *shell) read() {
 		n, err := s.master.Read(buf)
 		if n > 0 {
 			s.mu.Lock()
+			w, p := s.screen.written, s.screen.prompts
 			s.screen.write(buf[:n])
+			if s.screen.written != w || s.screen.prompts != p {
+				s.lastOutput = time.Now()
+			}
 			s.mu.Unlock()
 			s.notify()
 		}
@@ -133,15 +146,41 @@ func (s *shell) notify() {
 	}
 }
 
-// send marks the screen and types line and a carriage return.
-func (s *shell) send(line string) error {
+// send marks the screen, begins the send's readiness evidence (the
+// foreground group before the line is typed) and types line and a
+// carriage return.
+func (s *shell) send(line string) (*sendOp, error) {
 	s.mu.Lock()
 	s.screen.mark()
+	prompts := s.screen.prompts
 	s.mu.Unlock()
+	s.inputWait = false
+	op := s.begin(prompts)
 	if _, err := s.master.Write([]byte(line + "\r")); err != nil {
-		return fmt.Errorf("persistent bash: write to the terminal: %w", err)
+		return nil, fmt.Errorf("persistent bash: write to the terminal: %w", err)
 	}
-	return nil
+	return op, nil
+}
+
+// begin is a send's evidence from now: the foreground group and whether
+// it waits for input.
+func (s *shell) begin(prompts int) *sendOp {
+	fg, ok := foreground(s.master)
+	return begin(time.Now(), fg, ok && stdinWaiting(fg), prompts)
+}
+
+// poll is one readiness poll of op; an idle send begins again, as
+// upstream's tool sends again after an idle settle.
+func (s *shell) poll(op *sendOp) (verdict, *sendOp) {
+	s.mu.Lock()
+	sm := sample{now: time.Now(), lastOutput: s.lastOutput, prompts: s.screen.prompts, atPrompt: s.screen.bare(), shellPgid: s.shellPgid}
+	s.mu.Unlock()
+	sm.fg, _ = foreground(s.master)
+	v := op.poll(sm, stdinWaiting)
+	if v == idle {
+		return pending, s.begin(sm.prompts)
+	}
+	return v, op
 }
 
 // waitPrompt waits until the shell prints its prompt; false when the shell

@@ -310,7 +310,7 @@ func (t *Tool) execute(ctx context.Context, call *pipeline.Call, o *owner, comma
 		}
 		return "", err
 	}
-	if !s.waitPrompt(dctx) {
+	if !s.inputWait && !s.waitPrompt(dctx) {
 		select {
 		case <-s.proc.Done():
 			return t.exitResponse(o, "", ""), nil
@@ -318,18 +318,42 @@ func (t *Tool) execute(ctx context.Context, call *pipeline.Call, o *owner, comma
 		}
 	}
 	start, end := markers()
-	if err := s.send(wrap(command, start, end)); err != nil {
+	op, err := s.send(wrap(command, start, end))
+	if err != nil {
 		t.reset(o)
 		return "", err
 	}
+	return t.await(ctx, dctx, o, op, start, end)
+}
+
+// await waits for the command's end marker and answers as upstream's
+// executeCommand: its output; the shell's end; upstream's timed-out text
+// with the shell reset; ErrAborted when ctx ends; or, when the foreground
+// waits for terminal input, the output so far with the shell and the
+// waiting command kept (the next call's text is typed to it).
+func (t *Tool) await(ctx, dctx context.Context, o *owner, op *sendOp, start, end string) (string, error) {
+	s := o.shell
+	tick := time.NewTicker(pollInterval)
+	defer tick.Stop()
 	for {
 		text, dropped := s.snapshot()
 		if out, ok := complete(text, start, end, dropped); ok {
 			return t.render(out), nil
 		}
+		var v verdict
 		select {
 		case <-s.changed:
 			continue
+		case <-tick.C:
+			if v, op = s.poll(op); v != inputWait {
+				continue
+			}
+			text, dropped := s.snapshot()
+			if out, ok := complete(text, start, end, dropped); ok {
+				return t.render(out), nil
+			}
+			s.inputWait = true
+			return t.render(partialOutput(text, start, end)), nil
 		case <-s.proc.Done():
 			text, dropped := s.snapshot()
 			if out, ok := complete(text, start, end, dropped); ok {
