@@ -64,4 +64,12 @@ func TestThePersistentToolsComposition(t *testing.T) {
 	if got := exec("c4", "bash", map[string]any{"command": "true"}); got != "" {
 		t.Errorf("the shell answered %q to true", got)
 	}
+	// a user's /permission switch while the shell is open: upstream's fence
+	// refuses the mode change, the shell keeps its directory and its mode
+	if _, err := s.SwitchPreset("read-only"); err == nil || !strings.Contains(err.Error(), `cannot change sandbox mode from "workspace-write" to "read-only" while persistent terminal sessions are open`) {
+		t.Errorf("a mode switch with the shell open: %v", err)
+	}
+	if got := exec("c5", "bash", map[string]any{"command": "echo again >> inside && cat inside"}); got != "in\nagain" {
+		t.Errorf("the shell after the refused switch: %q", got)
+	}
 }

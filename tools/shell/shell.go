@@ -169,6 +169,24 @@ func (s *shell) begin(prompts int) *sendOp {
 	return begin(time.Now(), fg, ok && stdinWaiting(fg), prompts)
 }
 
+// probed is a poll's outcome and the send's evidence after it.
+type probed struct {
+	v  verdict
+	op *sendOp
+}
+
+// probe polls op away from the caller, which keeps its deadline: the
+// poll reads the memory of the shell's processes, which a process could
+// hold up.
+func (s *shell) probe(op *sendOp) chan probed {
+	c := make(chan probed, 1)
+	go func() {
+		v, next := s.poll(op)
+		c <- probed{v, next}
+	}()
+	return c
+}
+
 // poll is one readiness poll of op; an idle send begins again, as
 // upstream's tool sends again after an idle settle.
 func (s *shell) poll(op *sendOp) (verdict, *sendOp) {

@@ -335,17 +335,22 @@ func (t *Tool) await(ctx, dctx context.Context, o *owner, op *sendOp, start, end
 	s := o.shell
 	tick := time.NewTicker(pollInterval)
 	defer tick.Stop()
+	var probe chan probed // the poll in flight (nil: none)
 	for {
 		text, dropped := s.snapshot()
 		if out, ok := complete(text, start, end, dropped); ok {
 			return t.render(out), nil
 		}
-		var v verdict
 		select {
 		case <-s.changed:
 			continue
 		case <-tick.C:
-			if v, op = s.poll(op); v != inputWait {
+			if probe == nil {
+				probe = s.probe(op)
+			}
+			continue
+		case p := <-probe:
+			if probe, op = nil, p.op; p.v != inputWait {
 				continue
 			}
 			text, dropped := s.snapshot()
