@@ -20,8 +20,9 @@ func (s *Stack) persistentShellTool() ([]toolreg.Tool, error) {
 }
 
 // editorTool composes str_replace_editor on the local provider, with the
-// file tools' observations (one read-before-write record per session) and
-// their fence (no sandbox policy composed: not fenced).
+// file tools' observations (one read-before-write record per session;
+// none when the composition mounts it unobserved) and their fence (no
+// sandbox policy composed: not fenced).
 func (s *Stack) editorTool() ([]toolreg.Tool, error) {
 	c := s.cfg.Editor
 	local, err := fsobserve.NewLocal(fsobserve.WithCwd(s.cfg.Workspace))
@@ -31,6 +32,9 @@ func (s *Stack) editorTool() ([]toolreg.Tool, error) {
 	cfg := editor.Config{FS: local, Observations: s.observations(), Policy: s.policyFor, MaxOutputChars: c.MaxOutputChars, Description: c.Description}
 	if s.cfg.Without.Policy {
 		cfg.Policy = nil
+	}
+	if c.Unobserved {
+		cfg.Observations = nil
 	}
 	return editor.New(cfg)
 }

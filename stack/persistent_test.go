@@ -73,3 +73,39 @@ func TestThePersistentToolsComposition(t *testing.T) {
 		t.Errorf("the shell after the refused switch: %q", got)
 	}
 }
+
+// TestAnUnobservedEditor: the editor mounted unobserved (upstream's
+// minimal overlay: the bare provider, no fs-observation-policy) edits a
+// file the shell wrote and the session never viewed, at the version its
+// own stat reads; the observed editor refuses that edit until the file
+// is read.
+func TestAnUnobservedEditor(t *testing.T) {
+	for _, c := range []struct {
+		unobserved bool
+		want       string
+	}{
+		{true, "The file <ws>/note.txt has been edited successfully."},
+		{false, `Error: edit requires reading "<ws>/note.txt" first`},
+	} {
+		cfg := stack.Config{Mode: sandbox.DangerFullAccess, Approval: stack.ApprovalNever,
+			ExtraTools: stack.ExtraTools{ShellTools: stack.ShellTools{PersistentShell: &stack.PersistentShellConfig{}, Editor: &stack.EditorConfig{Unobserved: c.unobserved}}},
+			Without:    stack.Without{Bash: true, JobTools: true, FileTools: true, Policy: true},
+		}
+		s, ws, _ := newStackConfig(t, cfg)
+		exec := func(id, name string, args map[string]any) string {
+			raw, _ := json.Marshal(args)
+			var b strings.Builder
+			for _, blk := range s.Execute(context.Background(), id, name, raw).Content {
+				b.WriteString(blk.Text)
+			}
+			return strings.ReplaceAll(b.String(), ws, "<ws>")
+		}
+		if got := exec("c1", "bash", map[string]any{"command": "printf 'a\\n\\told\\n' > " + ws + "/note.txt"}); got != "" {
+			t.Fatalf("the shell's write: %q", got)
+		}
+		got := exec("c2", "str_replace_editor", map[string]any{"command": "str_replace", "path": ws + "/note.txt", "old_str": "\told", "new_str": "\tnew"})
+		if got != c.want {
+			t.Errorf("unobserved %v: %q, want %q", c.unobserved, got, c.want)
+		}
+	}
+}

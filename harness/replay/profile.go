@@ -80,7 +80,7 @@ func (p *prepared) profileConfig(cfg *stack.Config, ws string) (notes []string) 
 	case recording.ProfileMinimal:
 		// persistent-bash timeoutMs 300000, str-replace-editor maxOutputChars 16000
 		cfg.PersistentShell = &stack.PersistentShellConfig{TimeoutMs: 300000, Description: minimalBashDescription}
-		cfg.Editor = &stack.EditorConfig{MaxOutputChars: 16000}
+		cfg.Editor = &stack.EditorConfig{MaxOutputChars: 16000, Unobserved: true} // the overlay's bare fs-local: no fs-observation-policy
 		cfg.Without = stack.Without{Bash: true, JobTools: true, FileTools: true, Policy: true}
 	case recording.ProfileSingleExe:
 		cfg.Cordis = true

@@ -139,6 +139,11 @@ type PersistentShell struct {
 type Editor struct {
 	MaxOutputChars int
 	Description    string
+	// Unobserved mounts the editor on the bare provider, as upstream's
+	// minimal overlay does (no fs-observation-policy): no read-before-write
+	// record, a create only where nothing exists and an edit at the version
+	// its own stat reads.
+	Unobserved bool
 }
 
 // Pwsh configures the pwsh tool.
