@@ -32,6 +32,10 @@
 // directory; FS_SANDBOX_DENIED with the denial marker, as upstream maps a
 // confining provider's denial); reads are never fenced.
 //
+// harness/oracle's TestEditorTextsAreUpstreams runs the same calls through
+// upstream's published editor on its bare provider and through this one,
+// and compares every answer and error text.
+//
 // # Departures
 //
 // A clip that would split a surrogate pair leaves the pair out whole (Go
