@@ -64,22 +64,37 @@ func countSteers(rec *recording.Recording) int {
 	return n
 }
 
-// stepEnded delivers, in order, the steers due after step of turn (an
-// agentHooks.stepEnded of the session's agent): each queued as the web
-// app's Enter does, then moved from its queue row into the running turn
-// as the row's Steer does.
+// stepEnded delivers the steers due after step of turn (an
+// agentHooks.stepEnded of the session's agent), as the e2e files do: each
+// typed while the turn runs is queued as a row (the web app's Enter), all
+// of them first, then each is steered in order, a queued row by its Steer
+// (one, or the empty-draft shortcut flushing the queue: FIFO), a direct
+// one by the composer's steer shortcut ([recording.SteerPoint.Direct]).
 func (w *webSteers) stepEnded(d *driver, turn, step int) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	var due []*dueSteer
+	msgs := map[*dueSteer]userMessage{}
 	for _, s := range w.due {
-		if s.delivered || s.at.Turn != turn || s.at.Step != step {
+		if !s.delivered && s.at.Turn == turn && s.at.Step == step {
+			due = append(due, s)
+			msgs[s] = promptMessage([]pipeline.Block{pipeline.TextBlock(s.text)})
+		}
+	}
+	for _, s := range due {
+		if s.at.Direct {
 			continue
 		}
-		m := promptMessage([]pipeline.Block{pipeline.TextBlock(s.text)})
-		if err := d.queue(m); err != nil {
+		if err := d.queue(msgs[s]); err != nil {
 			return fmt.Errorf("steps[%d] %s: queue the message: %w", s.index, recording.SteerOp, err)
 		}
-		if err := d.steerQueued(m); err != nil {
+	}
+	for _, s := range due {
+		steer := d.steerQueued
+		if s.at.Direct {
+			steer = d.steer
+		}
+		if err := steer(msgs[s]); err != nil {
 			return fmt.Errorf("steps[%d] %s: %w", s.index, recording.SteerOp, err)
 		}
 		s.delivered = true
@@ -104,12 +119,12 @@ func (w *webSteers) delivered(i int) bool {
 
 // steer checks the client's steer step i, which the session's agent
 // delivered at its point while the turn ran (stepEnded): one that was
-// not (the turn ended, failed or was aborted before that step's end) is
+// not (the turn ended, failed or was aborted before that step ended) is
 // flagged, as upstream's e2e file fails when its steer does not land.
 func (c *client) steer(i int, step recording.Step) {
 	if c.steers.delivered(i) {
 		return
 	}
-	c.flag(fmt.Sprintf("%s:%d steps[%d] %s: %q was not steered in: turn %d ran no step %d to its end, where the recording steers it",
+	c.flag(fmt.Sprintf("%s:%d steps[%d] %s: %q was not steered in: the recording steers it as turn %d's step %d ends, which the replay did not reach",
 		recording.SessionFile, step.At.Line, i, recording.SteerOp, step.Text, step.At.Turn, step.At.Step))
 }

@@ -22,16 +22,23 @@ func runningAgent(r *recorder) *driver {
 	return d
 }
 
-// TestWebSteersDeliverAtTheirPoint: a steer step is delivered only as the
-// step it was recorded after ends, in its turn (not at another step's
-// end, nor twice), as the web app's queued row steered: queued for a later
-// turn, removed from it (canceled) and the same message steered into the
-// next step; the client flags one never delivered, naming its line.
+// TestWebSteersDeliverAtTheirPoint: steer steps are delivered only as
+// the step they were recorded after ends, in its turn (not at another
+// step's end, nor twice), as the e2e files steer: the messages typed
+// while the turn runs queued as rows first, then each steered in order,
+// a queued row removed from next-turn (canceled) and the same message
+// steered into next-step, a direct one steered straight in; the client
+// flags one never delivered, naming its line.
 func TestWebSteersDeliverAtTheirPoint(t *testing.T) {
+	at := func(turn, step, line int, direct bool) *recording.SteerPoint {
+		return &recording.SteerPoint{Turn: turn, Step: step, Line: line, Direct: direct}
+	}
 	rec := &recording.Recording{Input: recording.Input{Steps: []recording.Step{
 		{Op: "prompt", Text: "go"},
-		{Op: recording.SteerOp, Text: "BANANA", At: &recording.SteerPoint{Turn: 1, Step: 2, Line: 18}},
-		{Op: recording.SteerOp, Text: "ORANGE", At: &recording.SteerPoint{Turn: 2, Step: 1, Line: 30}},
+		{Op: recording.SteerOp, Text: "BANANA", At: at(1, 2, 18, false)},
+		{Op: recording.SteerOp, Text: "ORANGE", At: at(1, 2, 19, false)},
+		{Op: recording.SteerOp, Text: "KIWI", At: at(1, 2, 20, true)},
+		{Op: recording.SteerOp, Text: "LEMON", At: at(2, 1, 30, false)},
 	}}}
 	w := newWebSteers(rec)
 	r := &recorder{}
@@ -44,12 +51,21 @@ func TestWebSteersDeliverAtTheirPoint(t *testing.T) {
 	if err := w.stepEnded(d, 1, 2); err != nil {
 		t.Fatal(err)
 	}
-	if !w.delivered(1) || w.delivered(2) {
-		t.Fatalf("delivered %v %v, want the first only", w.delivered(1), w.delivered(2))
+	for i, want := range []bool{false, true, true, true, false} {
+		if w.delivered(i) != want {
+			t.Errorf("step %d delivered %v, want %v", i, !want, want)
+		}
 	}
-	want := []string{`"target":"next-turn","start":0,"inserted":[{"content":[{"type":"text","text":"BANANA"}],"source":{"kind":"user"}`,
+	row := func(text string) string {
+		return `{"content":[{"type":"text","text":"` + text + `"}],"source":{"kind":"user"}`
+	}
+	want := []string{`"target":"next-turn","start":0,"inserted":[` + row("BANANA"),
+		`"target":"next-turn","start":1,"inserted":[` + row("ORANGE"),
 		`"target":"next-turn","start":0,"removedCount":1,"inserted":[],"outcome":"canceled"}`,
-		`"target":"next-step","start":0,"inserted":[{"content":[{"type":"text","text":"BANANA"}],"source":{"kind":"user"}`}
+		`"target":"next-step","start":0,"inserted":[` + row("BANANA"),
+		`"target":"next-turn","start":0,"removedCount":1,"inserted":[],"outcome":"canceled"}`,
+		`"target":"next-step","start":1,"inserted":[` + row("ORANGE"),
+		`"target":"next-step","start":2,"inserted":[` + row("KIWI")}
 	if len(r.events) != len(want) {
 		t.Fatalf("splices %q, want %d", r.events, len(want))
 	}
@@ -58,16 +74,21 @@ func TestWebSteersDeliverAtTheirPoint(t *testing.T) {
 			t.Errorf("splice %d = %s, want one holding %s", i, r.events[i], w)
 		}
 	}
-	if p := d.inbox.pending(nextStep); len(p) != 1 || messageText(p[0]) != "BANANA" || len(d.inbox.pending(nextTurn)) != 0 {
-		t.Fatalf("pending next-step %+v next-turn %+v; want the steered message in next-step alone", p, d.inbox.pending(nextTurn))
+	var texts []string
+	for _, m := range d.inbox.pending(nextStep) {
+		texts = append(texts, messageText(m))
 	}
-	if err := w.stepEnded(d, 1, 2); err != nil || len(r.events) != 3 {
+	if !slices.Equal(texts, []string{"BANANA", "ORANGE", "KIWI"}) || len(d.inbox.pending(nextTurn)) != 0 {
+		t.Fatalf("pending next-step %q next-turn %+v; want the steered messages in next-step alone, in order", texts, d.inbox.pending(nextTurn))
+	}
+	if err := w.stepEnded(d, 1, 2); err != nil || len(r.events) != len(want) {
 		t.Fatalf("the same step's end again: %v, %d splices; want no second delivery", err, len(r.events))
 	}
 	c := &client{steers: w}
-	c.steer(1, rec.Input.Steps[1])
-	c.steer(2, rec.Input.Steps[2])
-	if want := `session.jsonl:30 steps[2] steer: "ORANGE" was not steered in: turn 2 ran no step 1 to its end, where the recording steers it`; !slices.Equal(c.flags, []string{want}) {
+	for i := 1; i < 5; i++ {
+		c.steer(i, rec.Input.Steps[i])
+	}
+	if want := `session.jsonl:30 steps[4] steer: "LEMON" was not steered in: the recording steers it as turn 2's step 1 ends, which the replay did not reach`; !slices.Equal(c.flags, []string{want}) {
 		t.Fatalf("flags %q, want %q", c.flags, want)
 	}
 	if newWebSteers(&recording.Recording{Input: recording.Input{Steps: rec.Input.Steps[:1]}}) != nil {

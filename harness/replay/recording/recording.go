@@ -96,6 +96,11 @@ type SteerPoint struct {
 	Turn, Step int
 	// Line is the user/message's line in session.jsonl.
 	Line int
+	// Direct: the log's inbox splices show the message steered straight
+	// into next-step (the composer's steer shortcut), never a queued row;
+	// false when they show a queued row first or the log has no splices
+	// (the e2e file's gesture: a queued row, then its Steer).
+	Direct bool
 }
 
 // PromptBlock is one ACP prompt content block of a promptContent step: a

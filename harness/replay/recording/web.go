@@ -86,6 +86,7 @@ const SteerOp = "steer"
 // placed (the turn's opening claimed it with its prompt): it is refused.
 func steerPoints(rec string, evs []Event) (map[int]SteerPoint, error) {
 	out := map[int]SteerPoint{}
+	spliced, queued := queuedRows(evs)
 	turn, users := 0, 0
 	var reply *Event // the turn's last model reply
 	for i, e := range evs {
@@ -115,10 +116,35 @@ func steerPoints(rec string, evs []Event) (map[int]SteerPoint, error) {
 			if err := json.Unmarshal(reply.Data, &d); err != nil || d.Step == nil {
 				return nil, sessionError(rec, reply.Line, "data.step", "missing or not a number in the model reply a user's message was steered in after (line %d)", e.Line)
 			}
-			out[e.Line] = SteerPoint{Turn: turn, Step: *d.Step, Line: e.Line}
+			var id struct{ ID string }
+			json.Unmarshal(e.Data, &id)
+			out[e.Line] = SteerPoint{Turn: turn, Step: *d.Step, Line: e.Line, Direct: spliced && !queued[id.ID]}
 		}
 	}
 	return out, nil
+}
+
+// queuedRows reports whether the log has inbox splices (spliced) and the
+// ids of the messages a splice inserted into next-turn: a queued row.
+func queuedRows(evs []Event) (spliced bool, queued map[string]bool) {
+	queued = map[string]bool{}
+	for _, e := range evs {
+		if e.Type != session.KindInboxSpliced {
+			continue
+		}
+		spliced = true
+		var d struct {
+			Target   string
+			Inserted []struct{ ID string }
+		}
+		if json.Unmarshal(e.Data, &d) != nil || d.Target != "next-turn" {
+			continue
+		}
+		for _, m := range d.Inserted {
+			queued[m.ID] = true
+		}
+	}
+	return spliced, queued
 }
 
 // userSourced reports whether e (a user/message) has a user source.

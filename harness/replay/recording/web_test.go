@@ -277,7 +277,8 @@ func wantSettingsError(t *testing.T, files map[string]string, field, problemStar
 // TestSteerPoints: a user's message inside a turn after a model reply of
 // the turn is a steer step placed after the step of the last such reply
 // (inside that step, after its tool result, in the web app's earlier
-// shape; at the next step's start in rc.8's); a message opening a turn is
+// shape; at the next step's start in rc.8's), direct when rc.8's splices
+// show it steered with no queued row first; a message opening a turn is
 // a prompt, also in the turn after; a user's message after a turn's
 // opening and before any reply, or after a reply without its step, is
 // refused naming its line and field.
@@ -289,6 +290,12 @@ func TestSteerPoints(t *testing.T) {
 		return `{"type":"assistant/message","seq":SEQ,"time":0,"data":{"turn":1,"step":` + strconv.Itoa(n) + `,"message":{"role":"assistant","content":[{"type":"text","text":"ok"}]}}}` + "\n"
 	}
 	steer := `{"type":"user/message","seq":SEQ,"time":0,"data":{"content":[{"type":"text","text":"steer"}],"source":{"kind":"user","rpcId":"r"}}}` + "\n"
+	steerID := func(id string) string {
+		return `{"type":"user/message","seq":SEQ,"time":0,"data":{"content":[{"type":"text","text":"steer"}],"source":{"kind":"user"},"role":"user","id":"` + id + `"}}` + "\n"
+	}
+	splice := func(target, id string) string {
+		return `{"type":"agent/inbox/spliced","seq":SEQ,"time":0,"data":{"target":"` + target + `","start":0,"inserted":[{"content":[],"source":{"kind":"user"},"role":"user","id":"` + id + `"}]}}` + "\n"
+	}
 	goalRound := `{"type":"user/message","seq":SEQ,"time":0,"data":{"content":[{"type":"text","text":"<goal_round>"}],"source":{"kind":"goal"}}}` + "\n"
 	tests := []struct {
 		name, log string
@@ -304,6 +311,8 @@ func TestSteerPoints(t *testing.T) {
 			[]string{"prompt go on", "prompt go on"}},
 		{"a turn a goal round opened", webTurn + goalRound + reply(1) + steer + reply(2) + webEnd,
 			[]string{"steer steer 1 1 5"}},
+		{"rc.8's splices: a queued row, then one steered directly", webTurn + webPrompt + reply(1) + splice("next-turn", "q") + splice("next-step", "q") + splice("next-step", "d") + steerID("q") + steerID("d") + reply(2) + webEnd,
+			[]string{"prompt go on", "steer steer 1 1 8", "steer steer 1 1 9 direct"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -316,6 +325,9 @@ func TestSteerPoints(t *testing.T) {
 				g := s.Op + " " + s.Text
 				if s.At != nil {
 					g += " " + strconv.Itoa(s.At.Turn) + " " + strconv.Itoa(s.At.Step) + " " + strconv.Itoa(s.At.Line)
+					if s.At.Direct {
+						g += " direct"
+					}
 				}
 				got = append(got, g)
 			}
