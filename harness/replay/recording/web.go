@@ -49,6 +49,9 @@ func (l *loader) loadWeb(r *Recording) error {
 	if err != nil {
 		return err
 	}
+	if err := noStop(r.Name, r.Events); err != nil {
+		return err
+	}
 	if !slices.ContainsFunc(steps, func(s Step) bool { return s.Op != PermissionOp }) {
 		return l.fail(SessionFile, 0, "", "no user/message with a user source and no /goal or /plan command: a web session types at least one prompt or command that starts a turn")
 	}
@@ -145,6 +148,29 @@ func queuedRows(evs []Event) (spliced bool, queued map[string]bool) {
 		}
 	}
 	return spliced, queued
+}
+
+// noStop refuses a turn the user stopped (the web app's Stop generating:
+// turn/end aborted with reason kind user). The replay's web client does
+// not press Stop, and a turn's end is outside the tool boundary: the turn
+// would run on to its scripted end unseen.
+func noStop(rec string, evs []Event) error {
+	for _, e := range evs {
+		if e.Type != session.KindTurnEnd {
+			continue
+		}
+		var d struct {
+			Turn   int
+			Reason struct {
+				Kind   string
+				Reason struct{ Kind string }
+			}
+		}
+		if json.Unmarshal(e.Data, &d) == nil && d.Reason.Kind == "aborted" && d.Reason.Reason.Kind == "user" {
+			return sessionError(rec, e.Line, "data.reason", "turn %d ended aborted by the user (the web app's Stop generating), which the replay's web client does not press", d.Turn)
+		}
+	}
+	return nil
 }
 
 // userSourced reports whether e (a user/message) has a user source.

@@ -131,6 +131,7 @@ func TestWebLoad(t *testing.T) {
 		{"no prompt", map[string]string{SessionFile: webLog(webHeadPolicy("read-only", "ask") + webTurn + webCtx)}, SessionFile, "", "no user/message with a user source"},
 		{"the earlier tool/result shape without isError", map[string]string{SessionFile: webLog(webTurn + webPrompt + `{"type":"tool/result","seq":SEQ,"time":0,"data":{"turn":1,"step":1,"callId":"c","content":[]}}` + "\n")}, SessionFile, "data.isError", "missing (the earlier shape of tool/result"},
 		{"a message steered in before the turn's first reply", map[string]string{SessionFile: webLog(webTurn + webPrompt + webCtx + webPrompt + webEnd + webTurn + webPrompt)}, SessionFile, "data.source", "a user's message inside turn 1, after its prompt and before any model reply"},
+		{"a turn the user stopped", map[string]string{SessionFile: webLog(webTurn + webPrompt + `{"type":"turn/end","seq":SEQ,"time":0,"data":{"turn":1,"reason":{"kind":"aborted","reason":{"kind":"user"}}}}` + "\n")}, SessionFile, "data.reason", "turn 1 ended aborted by the user (the web app's Stop generating)"},
 		{"a prompt without content", map[string]string{SessionFile: webLog(webTurn + `{"type":"user/message","seq":SEQ,"time":0,"data":{"source":{"kind":"user"}}}` + "\n")}, SessionFile, "data.content", "missing"},
 	}
 	for _, tc := range bad {
