@@ -198,13 +198,18 @@ func TestWebSteps(t *testing.T) {
 		{"no name", `{"type":"command/run","seq":SEQ,"time":0,"data":{"args":""}}` + "\n" + webTurn + webPrompt, "data.name", "missing", 2},
 	}
 	for _, tc := range bad {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := Load(writeRec(t, "w", map[string]string{SessionFile: webLog(tc.log), "ui.expected.md": ""}))
-			var e *Error
-			if !errors.As(err, &e) || e.File != SessionFile || e.Field != tc.field || e.Line != tc.line || !strings.HasPrefix(e.Problem, tc.problemStart) {
-				t.Fatalf("Load = %v (%#v); want line %d field %q problem %q...", err, e, tc.line, tc.field, tc.problemStart)
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { webLogRefused(t, tc.log, tc.line, tc.field, tc.problemStart) })
+	}
+}
+
+// webLogRefused checks that a web recording of log is refused at line of
+// session.jsonl, naming field, its problem starting so.
+func webLogRefused(t *testing.T, log string, line int, field, problemStart string) {
+	t.Helper()
+	_, err := Load(writeRec(t, "w", map[string]string{SessionFile: webLog(log), "ui.expected.md": ""}))
+	var e *Error
+	if !errors.As(err, &e) || e.File != SessionFile || e.Field != field || e.Line != line || !strings.HasPrefix(e.Problem, problemStart) {
+		t.Fatalf("Load = %v (%#v); want line %d field %q problem %q...", err, e, line, field, problemStart)
 	}
 }
 
@@ -345,13 +350,7 @@ func TestSteerPoints(t *testing.T) {
 		{"a reply without its step", webTurn + webPrompt + `{"type":"assistant/message","seq":SEQ,"time":0,"data":{"turn":1,"message":{"role":"assistant","content":[]}}}` + "\n" + steer, "data.step", "missing or not a number in the model reply a user's message was steered in after (line 5)", 4},
 	}
 	for _, tc := range bad {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := Load(writeRec(t, "w", map[string]string{SessionFile: webLog(tc.log), "ui.expected.md": ""}))
-			var e *Error
-			if !errors.As(err, &e) || e.File != SessionFile || e.Field != tc.field || e.Line != tc.line || !strings.HasPrefix(e.Problem, tc.problemStart) {
-				t.Fatalf("Load = %v (%#v); want line %d field %q problem %q...", err, e, tc.line, tc.field, tc.problemStart)
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { webLogRefused(t, tc.log, tc.line, tc.field, tc.problemStart) })
 	}
 }
 
