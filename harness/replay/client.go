@@ -25,7 +25,8 @@ type client struct {
 	stack  *stack.Stack
 	wire   *bridge
 	ws     string
-	family *family // the children (nil when no delegation is composed)
+	family *family    // the children (nil when no delegation is composed)
+	steers *webSteers // a web session's steer steps (nil: none)
 
 	mu      sync.Mutex
 	pending []*inflight // prompts sent, in order
@@ -82,6 +83,8 @@ func (c *client) runInput(ctx context.Context, i int, step recording.Step) error
 		return c.goal(ctx, i, step.Text)
 	case recording.PlanOp:
 		return c.plan(ctx, i, step.Text)
+	case recording.SteerOp:
+		c.steer(i, step)
 	case "promptContent":
 		return c.promptContent(ctx, step)
 	case "promptAndCancel":

@@ -109,7 +109,13 @@
 // frames and all, with upstream's goal-round driver on the session's agent
 // (goalrounds.go: at idle an armed goal's next round is queued as a turn);
 // a scripted reply's {{fromRequest:<pattern>}} is resolved against the
-// conversation (fromrequest.go). docs/replay.md, Front ends beyond ACP.
+// conversation (fromrequest.go). A web recording's user types its log's
+// prompts and slash commands between turns (webcmd.go) and steers in the
+// messages the log enters inside a running turn (steer.go: queued, then
+// the queued row steered, as the step the message was recorded after
+// ends); its user messages are compared by their place in the
+// conversation beside the tool boundary. docs/replay.md, Front ends
+// beyond ACP.
 //
 // # Refresh and record
 //

@@ -54,9 +54,12 @@ func webNotes(rec *recording.Recording) []string {
 	if rec.Frontend != recording.Web {
 		return nil
 	}
-	notes := []string{"web: the session side is replayed (the prompts are the log's user messages, the model script its replies) and compared at the tool boundary (tool calls and results, approvals, sandbox/mode and approval/policy); the UI renders (*.expected.md) and the e2e files' browser assertions are out of scope"}
+	notes := []string{"web: the session side is replayed (the prompts are the log's user messages, the model script its replies) and compared at the tool boundary (tool calls and results, approvals, sandbox/mode and approval/policy) and by where each user's message entered the conversation (the model replies before it); the UI renders (*.expected.md) and the e2e files' browser assertions are out of scope"}
 	if line := rec.EarlierShape(); line > 0 {
 		notes = append(notes, fmt.Sprintf("web: %s is in the web app's earlier message shape (from line %d: an assistant/message or tool/result with its content and no message), read as upstream's session persistence upgrades it", rec.LogFile, line))
+	}
+	if n := countSteers(rec); n > 0 {
+		notes = append(notes, fmt.Sprintf("web: %d message(s) the user steered into a running turn, each as the e2e file does (typed while the turn runs: a queued row; then the row's Steer), delivered as the step the log enters it after ends, so the turn's next step is the first to see it", n))
 	}
 	if pol, err := rec.Policy(); err == nil && pol.Default {
 		notes = append(notes, fmt.Sprintf("web: the log states no policy (no sandbox/mode, approval/policy or runtime context: it predates them); replayed under the web composition's default, %s with approval %s, as upstream's suite replays it today", pol.Mode, pol.Approval))
@@ -102,13 +105,41 @@ func frontendDelegation(rec *recording.Recording, cfg *stack.SubagentsConfig) {
 // frontendChecks are the comparisons a front end's suite makes beyond the
 // log, on our log's events (its cwd and session id given): a headless
 // run's stream-json records, a JSON-RPC run's notifications and result
-// ([streamChecks]); ACP's frames are compared by the bridge (acpwire), not
-// here.
+// ([streamChecks]), a web session's user messages by their place in the
+// conversation ([webPlaces]); ACP's frames are compared by the bridge
+// (acpwire), not here.
 func frontendChecks(rec *recording.Recording, ours []recording.Event, cwd, id string) (flags, notes []string, err error) {
+	if rec.Frontend == recording.Web {
+		return webPlaces(rec, ours), nil, nil
+	}
 	if rec.Stream == nil {
 		return nil, nil, nil
 	}
 	return streamChecks(rec, ours, cwd, id)
+}
+
+// webPlaces compares where a web session's user messages entered the
+// conversation ([recording.UserPlaces]): each prompt and each steered
+// message after as many model replies in our log as in the recording's,
+// so a message steered at another point than recorded (or typed as a
+// prompt of its own) is a difference even where the tool boundary shows
+// none. Their texts are the prompts typed, and not compared again.
+func webPlaces(rec *recording.Recording, ours []recording.Event) []string {
+	want, got := recording.UserPlaces(rec.Events), recording.UserPlaces(ours)
+	var flags []string
+	for i, w := range want {
+		if i >= len(got) {
+			flags = append(flags, fmt.Sprintf("%s:%d: the user's message %q never entered our conversation", rec.LogFile, w.Line, w.Text))
+			continue
+		}
+		if got[i].Replies != w.Replies {
+			flags = append(flags, fmt.Sprintf("%s:%d: the user's message %q entered the conversation after %d model replies, ours after %d", rec.LogFile, w.Line, w.Text, w.Replies, got[i].Replies))
+		}
+	}
+	if len(got) > len(want) {
+		flags = append(flags, fmt.Sprintf("%s: %d user messages, ours %d", rec.LogFile, len(want), len(got)))
+	}
+	return flags
 }
 
 // streamChecks compares what the client received with our log: the

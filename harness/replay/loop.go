@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"sync"
 
 	"github.com/dshsim/dshsim/pipeline"
@@ -28,6 +29,11 @@ type agentHooks struct {
 	// idle runs once the agent became quiescent and the bridge answered
 	// its prompts (the agent's status idle); what it queues runs next.
 	idle func(d *driver)
+	// stepEnded runs once a step of a turn ended (its step/end written)
+	// and the turn goes on running, before its next claim or its end:
+	// what it steers in enters the next step (a web user's steer steps);
+	// an error ends the replay.
+	stepEnded func(d *driver, turn, step int) error
 }
 
 // phase is where an agent's turns stand.
@@ -397,12 +403,34 @@ func (d *driver) Followup(m stack.Message) error {
 
 // Steer queues m for the agent's next step (the next-step inbox); an idle
 // agent wakes ([stack.Loop]).
-func (d *driver) Steer(m stack.Message) error {
-	if err := d.inbox.add(nextStep, relayedMessage(m)); err != nil {
+func (d *driver) Steer(m stack.Message) error { return d.steer(relayedMessage(m)) }
+
+// steer queues m for the agent's next step; an idle agent wakes.
+func (d *driver) steer(m userMessage) error {
+	if err := d.inbox.add(nextStep, m); err != nil {
 		return err
 	}
 	d.sched.update(func(s *schedule) { s.woken = true })
 	return nil
+}
+
+// errSteerUnavailable is upstream's steer-unavailable: the queued message
+// is no longer queued, or no turn runs to take it.
+var errSteerUnavailable = errors.New("steer-unavailable: current turn no longer accepts steering")
+
+// steerQueued moves m, queued for a later turn, into the running turn's
+// next step, as upstream's web app steers a queued row: the row removed
+// from next-turn (outcome canceled), the same message steered. With no
+// turn running, or m no longer queued, it is refused (errSteerUnavailable).
+func (d *driver) steerQueued(m userMessage) error {
+	queued := slices.ContainsFunc(d.inbox.pending(nextTurn), func(p userMessage) bool { return p.ID == m.ID })
+	if !queued || !d.Running() {
+		return errSteerUnavailable
+	}
+	if _, err := d.inbox.remove(m.ID); err != nil {
+		return err
+	}
+	return d.steer(m)
 }
 
 // Inject queues m for the agent's next step without waking it (a

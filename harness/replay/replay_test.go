@@ -53,8 +53,8 @@ func TestTranscriptsMatch(t *testing.T) {
 	isolate.Require(t)
 	t.Parallel() // mostly waits on its replays: it overlaps the hostile corpus
 	ds := dirs(t, "transcripts")
-	if len(ds) != 74 {
-		t.Fatalf("transcripts/ holds %d recordings, want the fifty-five upstream ACP ones, eight headless, three JSON-RPC ones, one Python SDK one, one goal one and six web ones (frontends/)", len(ds))
+	if len(ds) != 75 {
+		t.Fatalf("transcripts/ holds %d recordings, want the fifty-five upstream ACP ones, eight headless, three JSON-RPC ones, one Python SDK one, one goal one and seven web ones (frontends/)", len(ds))
 	}
 	replaytest.RunParams(t, replaytest.Params{Dirs: ds, Check: func(t *testing.T, r *replay.Result) {
 		if (r.Comparison.Total == 0 && !headerOnly(t, r.Dir)) || r.Comparison.Matched != r.Comparison.Total {

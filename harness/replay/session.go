@@ -94,6 +94,10 @@ func startSession(ctx context.Context, s sessionSetup) (*sessionRun, error) {
 	run.model = newModel(s.script)
 	rc := base
 	rc.model, rc.surface, rc.wire, rc.hooks, rc.titleReplies = run.model, st, s.wire, goalRounds(roundDriven(s.rec, st), run.fixture.rootHooks()), s.script.Title
+	steers := newWebSteers(s.rec)
+	if steers != nil {
+		rc.hooks.stepEnded = steers.stepEnded
+	}
 	rc.resumed = s.rec.Settings.ResumeSeed > 0
 	root, err := newDriver(ctx, rc)
 	if err != nil {
@@ -110,7 +114,7 @@ func startSession(ctx context.Context, s sessionSetup) (*sessionRun, error) {
 	// The session is published: its SessionStart hooks run detached, their
 	// context entered at its next step (upstream's agent.inject).
 	st.SessionStarted(stack.SourceStartup, func(cm pipeline.ContextMessage) { root.inbox.add(nextStep, pluginMessage(cm)) })
-	run.client = &client{rec: s.rec, root: root, stack: st, wire: s.wire, ws: s.ws, family: run.family}
+	run.client = &client{rec: s.rec, root: root, stack: st, wire: s.wire, ws: s.ws, family: run.family, steers: steers}
 	return run, nil
 }
 

@@ -136,6 +136,11 @@ func (d *driver) turn(t *openedTurn) (more bool, err error) {
 		case ctx.Err() != nil:
 			return false, d.endTurn(turn, abortReason(ctx)) // no claim: the next turn's start claims the inbox
 		}
+		if h := d.hooks.stepEnded; h != nil {
+			if err := h(d, turn, step); err != nil {
+				return false, err
+			}
+		}
 		if ends == nil || ends.Kind != session.EndMaxTokens {
 			ends = stepEnd
 		}

@@ -38,8 +38,9 @@
 // replay.override.json and the whole log session.expected.jsonl the one
 // compared; the Python SDK's result.json (its events, notifications
 // placed as JSON-RPC's, final_response; [Recording.IDTokens] its id
-// tokens); web's session.jsonl beside its UI renders;
-// and a web directory holding only seed.jsonl is not a session
+// tokens); web's session.jsonl beside its UI renders, its steps the
+// log's prompts, slash commands and steered messages ([WebSteps], a
+// steered one placed at its [SteerPoint]); and a web directory holding only seed.jsonl is not a session
 // ([NotASessionError]). What a front end's test file gives a scenario by
 // name is [FrontendSuiteSettings] ([SuiteSettingsOf]); Recording.LogFile
 // names the log Header and Events come from.

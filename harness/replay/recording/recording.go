@@ -85,6 +85,22 @@ type Step struct {
 	TimeoutMs *int `json:"timeoutMs,omitempty"`
 	// Content is a promptContent step's ACP prompt blocks.
 	Content []PromptBlock `json:"content,omitempty"`
+	// At is where a web session's steer step is delivered (never read
+	// from input.json: a web session's steps are its log's).
+	At *SteerPoint `json:"-"`
+}
+
+// SteerPoint is where a web user steered a message into a running turn:
+// after the model reply of Step in Turn, before the turn's next claim.
+type SteerPoint struct {
+	Turn, Step int
+	// Line is the user/message's line in session.jsonl.
+	Line int
+	// Direct: the log's inbox splices show the message steered straight
+	// into next-step (the composer's steer shortcut), never a queued row;
+	// false when they show a queued row first or the log has no splices
+	// (the e2e file's gesture: a queued row, then its Steer).
+	Direct bool
 }
 
 // PromptBlock is one ACP prompt content block of a promptContent step: a

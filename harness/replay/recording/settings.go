@@ -686,6 +686,7 @@ var FrontendSuiteSettings = map[Frontend]map[string]Settings{
 		"goal-multi-turn-actions":   {Prepare: "goal-package-inventory", Note: "upstream's suite: goal-multi-turn-actions.e2e.ts seeds the package inventory (seedPackageInventory) and types the /goal command"},
 		"plan-review":               {SandboxKnobs: SandboxKnobs{DeploymentMode: "workspace-write"}, Note: "upstream's suite: plan-review.e2e.ts on the web app that wrote no policy events at the head: its base composition's sandbox-policy mode (DSH_PERMISSION_MODE unset: workspace-write, approval ask); it types /plan with its task and approves the plan on the decision card"},
 		"question-composer":         {UIQuestions: []QuestionAnswer{{ID: "color", Selected: []string{"Blue"}, Custom: "Include accessibility notes"}}, Note: "upstream's suite: question-composer.e2e.ts checks Blue and types \"Include accessibility notes\" in the composer, then presses Enter"},
+		"steering":                  {UIQuestions: []QuestionAnswer{{ID: "checkpoint", Selected: []string{"Yes"}}}, Note: "upstream's suite: steering.e2e.ts answers the question card Yes, after it steered its queued message into the running turn"},
 		"permission-policy-context": {UIAnswer: "allowed-once", Note: "upstream's suite: permission-policy-context.e2e.ts answers every approval/request allowed-once (the UI is the answerer) and types /permission before each prompt"},
 	},
 	Headless: {

@@ -49,7 +49,7 @@ func (l *loader) loadWeb(r *Recording) error {
 	if err != nil {
 		return err
 	}
-	if err := noSteering(r.Name, r.Events); err != nil {
+	if err := noStop(r.Name, r.Events); err != nil {
 		return err
 	}
 	if !slices.ContainsFunc(steps, func(s Step) bool { return s.Op != PermissionOp }) {
@@ -74,38 +74,115 @@ const (
 // WebCommands are the web app's slash commands a replay drives.
 var WebCommands = []string{PermissionOp, GoalOp, PlanOp}
 
-// noSteering refuses a user's message inside a turn after the one that
-// opened it: a message the user steered in while the turn ran (the web
-// app's Steer), which the replay does not drive (it types each prompt
-// between turns, so the message would open a turn of its own).
-func noSteering(rec string, evs []Event) error {
-	turn, prompts := 0, 0
-	for _, e := range evs {
+// SteerOp is a web session's steer step: a message the user steered into
+// a running turn (the web app's Steer on a queued message), delivered at
+// its [SteerPoint] (Step.At).
+const SteerOp = "steer"
+
+// steerPoints places each user's message of a web log that was steered
+// into a running turn, keyed by its line: a user's message inside a turn
+// after a model reply of that turn (an assistant/message) was steered
+// while the step of the last such reply ran, and the turn's next claim
+// entered it (after that step's tool results in the web app's earlier
+// shape, at the next step's start in rc.8's). A user's message inside a
+// turn after its first and before any model reply of the turn cannot be
+// placed (the turn's opening claimed it with its prompt): it is refused.
+func steerPoints(rec string, evs []Event) (map[int]SteerPoint, error) {
+	out := map[int]SteerPoint{}
+	spliced, queued := queuedRows(evs)
+	turn, users := 0, 0
+	var reply *Event // the turn's last model reply
+	for i, e := range evs {
 		switch e.Type {
 		case session.KindTurnStart:
 			var d turnData
 			if json.Unmarshal(e.Data, &d) == nil && d.Turn != nil {
 				turn = *d.Turn
 			}
-			prompts = 0
+			reply, users = nil, 0
 		case session.KindTurnEnd:
 			turn = 0
+		case session.KindAssistantMessage:
+			reply = &evs[i]
 		case session.KindUserMessage:
-			var d userMessageData
-			if json.Unmarshal(e.Data, &d) != nil || d.Source == nil || d.Source.Kind != "user" {
+			if turn == 0 || !userSourced(e) {
 				continue
 			}
-			if prompts++; turn > 0 && prompts > 1 {
-				return sessionError(rec, e.Line, "data.source", "a user's message inside turn %d, after its prompt: steered in while the turn ran, which the replay does not drive (it types each prompt between turns)", turn)
+			users++
+			if reply == nil {
+				if users > 1 {
+					return nil, sessionError(rec, e.Line, "data.source", "a user's message inside turn %d, after its prompt and before any model reply of the turn: the replay steers a message in after a model reply only (this one the turn's opening claimed with its prompt)", turn)
+				}
+				continue
 			}
+			var d stepData
+			if err := json.Unmarshal(reply.Data, &d); err != nil || d.Step == nil {
+				return nil, sessionError(rec, reply.Line, "data.step", "missing or not a number in the model reply a user's message was steered in after (line %d)", e.Line)
+			}
+			var id struct{ ID string }
+			json.Unmarshal(e.Data, &id)
+			out[e.Line] = SteerPoint{Turn: turn, Step: *d.Step, Line: e.Line, Direct: spliced && !queued[id.ID]}
+		}
+	}
+	return out, nil
+}
+
+// queuedRows reports whether the log has inbox splices (spliced) and the
+// ids of the messages a splice inserted into next-turn: a queued row.
+func queuedRows(evs []Event) (spliced bool, queued map[string]bool) {
+	queued = map[string]bool{}
+	for _, e := range evs {
+		if e.Type != session.KindInboxSpliced {
+			continue
+		}
+		spliced = true
+		var d struct {
+			Target   string
+			Inserted []struct{ ID string }
+		}
+		if json.Unmarshal(e.Data, &d) != nil || d.Target != "next-turn" {
+			continue
+		}
+		for _, m := range d.Inserted {
+			queued[m.ID] = true
+		}
+	}
+	return spliced, queued
+}
+
+// noStop refuses a turn the user stopped (the web app's Stop generating:
+// turn/end aborted with reason kind user). The replay's web client does
+// not press Stop, and a turn's end is outside the tool boundary: the turn
+// would run on to its scripted end unseen.
+func noStop(rec string, evs []Event) error {
+	for _, e := range evs {
+		if e.Type != session.KindTurnEnd {
+			continue
+		}
+		var d struct {
+			Turn   int
+			Reason struct {
+				Kind   string
+				Reason struct{ Kind string }
+			}
+		}
+		if json.Unmarshal(e.Data, &d) == nil && d.Reason.Kind == "aborted" && d.Reason.Reason.Kind == "user" {
+			return sessionError(rec, e.Line, "data.reason", "turn %d ended aborted by the user (the web app's Stop generating), which the replay's web client does not press", d.Turn)
 		}
 	}
 	return nil
 }
 
+// userSourced reports whether e (a user/message) has a user source.
+func userSourced(e Event) bool {
+	var d userMessageData
+	return json.Unmarshal(e.Data, &d) == nil && d.Source != nil && d.Source.Kind == "user"
+}
+
 // WebSteps are what the user typed into a web session, in the log's
 // order: each slash command the replay drives (a command/run with a user
-// source: [WebCommands]) and each prompt ([WebPrompts]). A /plan with a
+// source: [WebCommands]), each prompt ([WebPrompts]) and each message
+// steered into a running turn ([SteerOp], placed by steerPoints). A /plan with a
 // message sends it as the turn's message, so that message (the next
 // user's message of the log, which must hold the command's text) is the
 // /plan step's, not a prompt of its own. Another command is refused.
@@ -114,13 +191,16 @@ func WebSteps(rec string, evs []Event) ([]Step, error) {
 	if err != nil {
 		return nil, err
 	}
+	points, err := steerPoints(rec, evs)
+	if err != nil {
+		return nil, err
+	}
 	var steps []Step
 	var planned *Step // a /plan whose message is the next user's message
 	for _, e := range evs {
 		switch e.Type {
 		case session.KindUserMessage:
-			var d userMessageData
-			if json.Unmarshal(e.Data, &d) != nil || d.Source == nil || d.Source.Kind != "user" {
+			if !userSourced(e) {
 				continue
 			}
 			text := prompts[0]
@@ -130,6 +210,10 @@ func WebSteps(rec string, evs []Event) ([]Step, error) {
 					return nil, sessionError(rec, e.Line, "data.content", "the message of the /plan command before it: want %q, got %q", want, text)
 				}
 				planned = nil
+				continue
+			}
+			if at, ok := points[e.Line]; ok {
+				steps = append(steps, Step{Op: SteerOp, Text: text, At: &at})
 				continue
 			}
 			steps = append(steps, Step{Op: "prompt", Text: text})
@@ -204,15 +288,22 @@ func WebPrompts(rec string, evs []Event) ([]string, error) {
 		if d.Content == nil {
 			return nil, sessionError(rec, e.Line, "data.content", "missing in a user's message")
 		}
-		var b strings.Builder
+		out = append(out, d.text())
+	}
+	return out, nil
+}
+
+// text is the message's text blocks joined.
+func (d userMessageData) text() string {
+	var b strings.Builder
+	if d.Content != nil {
 		for _, bl := range *d.Content {
 			if bl.Type == "text" {
 				b.WriteString(bl.Text)
 			}
 		}
-		out = append(out, b.String())
 	}
-	return out, nil
+	return b.String()
 }
 
 // PolicyEvent is a policy event of a web log: a permission/preset,
@@ -352,4 +443,36 @@ func (l *loader) notWeb(r *Recording) error {
 		return l.fail(SettingsFile, 0, "uiQuestions", "set, but this is a %s recording: the web UI answers a web session's questions", r.Frontend)
 	}
 	return nil
+}
+
+// UserPlace is where a user's message entered a session's conversation:
+// after Replies model replies (the log's assistant/message events).
+type UserPlace struct {
+	// Text is the message's text blocks joined.
+	Text string
+	// Replies is the number of model replies before it.
+	Replies int
+	// Line locates it in its log (0: none).
+	Line int
+}
+
+// UserPlaces are the places of the log's user messages with a user
+// source, in order: where each prompt and each steered message entered
+// the conversation the model was given.
+func UserPlaces(evs []Event) []UserPlace {
+	var out []UserPlace
+	replies := 0
+	for _, e := range evs {
+		switch e.Type {
+		case session.KindAssistantMessage:
+			replies++
+		case session.KindUserMessage:
+			var d userMessageData
+			if json.Unmarshal(e.Data, &d) != nil || d.Source == nil || d.Source.Kind != "user" {
+				continue
+			}
+			out = append(out, UserPlace{Text: d.text(), Replies: replies, Line: e.Line})
+		}
+	}
+	return out
 }

@@ -130,7 +130,8 @@ func TestWebLoad(t *testing.T) {
 		{"a prompt setting", map[string]string{SettingsFile: `{"prompt":"x"}`}, SettingsFile, "prompt", "set, but a web recording's prompts"},
 		{"no prompt", map[string]string{SessionFile: webLog(webHeadPolicy("read-only", "ask") + webTurn + webCtx)}, SessionFile, "", "no user/message with a user source"},
 		{"the earlier tool/result shape without isError", map[string]string{SessionFile: webLog(webTurn + webPrompt + `{"type":"tool/result","seq":SEQ,"time":0,"data":{"turn":1,"step":1,"callId":"c","content":[]}}` + "\n")}, SessionFile, "data.isError", "missing (the earlier shape of tool/result"},
-		{"a message steered in", map[string]string{SessionFile: webLog(webTurn + webPrompt + webCtx + webPrompt + webEnd + webTurn + webPrompt)}, SessionFile, "data.source", "a user's message inside turn 1, after its prompt"},
+		{"a message steered in before the turn's first reply", map[string]string{SessionFile: webLog(webTurn + webPrompt + webCtx + webPrompt + webEnd + webTurn + webPrompt)}, SessionFile, "data.source", "a user's message inside turn 1, after its prompt and before any model reply"},
+		{"a turn the user stopped", map[string]string{SessionFile: webLog(webTurn + webPrompt + `{"type":"turn/end","seq":SEQ,"time":0,"data":{"turn":1,"reason":{"kind":"aborted","reason":{"kind":"user"}}}}` + "\n")}, SessionFile, "data.reason", "turn 1 ended aborted by the user (the web app's Stop generating)"},
 		{"a prompt without content", map[string]string{SessionFile: webLog(webTurn + `{"type":"user/message","seq":SEQ,"time":0,"data":{"source":{"kind":"user"}}}` + "\n")}, SessionFile, "data.content", "missing"},
 	}
 	for _, tc := range bad {
@@ -197,13 +198,18 @@ func TestWebSteps(t *testing.T) {
 		{"no name", `{"type":"command/run","seq":SEQ,"time":0,"data":{"args":""}}` + "\n" + webTurn + webPrompt, "data.name", "missing", 2},
 	}
 	for _, tc := range bad {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := Load(writeRec(t, "w", map[string]string{SessionFile: webLog(tc.log), "ui.expected.md": ""}))
-			var e *Error
-			if !errors.As(err, &e) || e.File != SessionFile || e.Field != tc.field || e.Line != tc.line || !strings.HasPrefix(e.Problem, tc.problemStart) {
-				t.Fatalf("Load = %v (%#v); want line %d field %q problem %q...", err, e, tc.line, tc.field, tc.problemStart)
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { webLogRefused(t, tc.log, tc.line, tc.field, tc.problemStart) })
+	}
+}
+
+// webLogRefused checks that a web recording of log is refused at line of
+// session.jsonl, naming field, its problem starting so.
+func webLogRefused(t *testing.T, log string, line int, field, problemStart string) {
+	t.Helper()
+	_, err := Load(writeRec(t, "w", map[string]string{SessionFile: webLog(log), "ui.expected.md": ""}))
+	var e *Error
+	if !errors.As(err, &e) || e.File != SessionFile || e.Field != field || e.Line != line || !strings.HasPrefix(e.Problem, problemStart) {
+		t.Fatalf("Load = %v (%#v); want line %d field %q problem %q...", err, e, line, field, problemStart)
 	}
 }
 
@@ -271,5 +277,94 @@ func wantSettingsError(t *testing.T, files map[string]string, field, problemStar
 	var e *Error
 	if !errors.As(err, &e) || e.File != SettingsFile || e.Field != field || !strings.HasPrefix(e.Problem, problemStart) {
 		t.Fatalf("Load = %v (%#v); want %s field %s problem %q...", err, e, SettingsFile, field, problemStart)
+	}
+}
+
+// TestSteerPoints: a user's message inside a turn after a model reply of
+// the turn is a steer step placed after the step of the last such reply
+// (inside that step, after its tool result, in the web app's earlier
+// shape; at the next step's start in rc.8's), direct when rc.8's splices
+// show it steered with no queued row first; a message opening a turn is
+// a prompt, also in the turn after; a user's message after a turn's
+// opening and before any reply, or after a reply without its step, is
+// refused naming its line and field.
+func TestSteerPoints(t *testing.T) {
+	step := func(kind string, n int) string {
+		return `{"type":"step/` + kind + `","seq":SEQ,"time":0,"data":{"turn":1,"step":` + strconv.Itoa(n) + `}}` + "\n"
+	}
+	reply := func(n int) string {
+		return `{"type":"assistant/message","seq":SEQ,"time":0,"data":{"turn":1,"step":` + strconv.Itoa(n) + `,"message":{"role":"assistant","content":[{"type":"text","text":"ok"}]}}}` + "\n"
+	}
+	steer := `{"type":"user/message","seq":SEQ,"time":0,"data":{"content":[{"type":"text","text":"steer"}],"source":{"kind":"user","rpcId":"r"}}}` + "\n"
+	steerID := func(id string) string {
+		return `{"type":"user/message","seq":SEQ,"time":0,"data":{"content":[{"type":"text","text":"steer"}],"source":{"kind":"user"},"role":"user","id":"` + id + `"}}` + "\n"
+	}
+	splice := func(target, id string) string {
+		return `{"type":"agent/inbox/spliced","seq":SEQ,"time":0,"data":{"target":"` + target + `","start":0,"inserted":[{"content":[],"source":{"kind":"user"},"role":"user","id":"` + id + `"}]}}` + "\n"
+	}
+	goalRound := `{"type":"user/message","seq":SEQ,"time":0,"data":{"content":[{"type":"text","text":"<goal_round>"}],"source":{"kind":"goal"}}}` + "\n"
+	tests := []struct {
+		name, log string
+		want      []string // op text [turn step line]
+	}{
+		{"the earlier shape: inside the step, after its result", webTurn + step("start", 1) + webPrompt + reply(1) + webEarlierResult + steer + step("end", 1) + step("start", 2) + reply(2) + webEnd,
+			[]string{"prompt go on", "steer steer 1 1 7"}},
+		{"rc.8's shape: at the next step's start", webTurn + step("start", 1) + webPrompt + reply(1) + step("end", 1) + step("start", 2) + steer + reply(2) + webEnd,
+			[]string{"prompt go on", "steer steer 1 1 8"}},
+		{"two at one point, one after the next reply", webTurn + webPrompt + reply(1) + steer + steer + reply(2) + steer + reply(3) + webEnd,
+			[]string{"prompt go on", "steer steer 1 1 5", "steer steer 1 1 6", "steer steer 1 2 8"}},
+		{"the next turn's message is its prompt", webTurn + webPrompt + reply(1) + webEnd + webTurn + webPrompt + reply(1) + webEnd,
+			[]string{"prompt go on", "prompt go on"}},
+		{"a turn a goal round opened", webTurn + goalRound + reply(1) + steer + reply(2) + webEnd,
+			[]string{"steer steer 1 1 5"}},
+		{"rc.8's splices: a queued row, then one steered directly", webTurn + webPrompt + reply(1) + splice("next-turn", "q") + splice("next-step", "q") + splice("next-step", "d") + steerID("q") + steerID("d") + reply(2) + webEnd,
+			[]string{"prompt go on", "steer steer 1 1 8", "steer steer 1 1 9 direct"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := Load(writeRec(t, "w", map[string]string{SessionFile: webLog(tc.log), "ui.expected.md": ""}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, s := range r.Input.Steps {
+				g := s.Op + " " + s.Text
+				if s.At != nil {
+					g += " " + strconv.Itoa(s.At.Turn) + " " + strconv.Itoa(s.At.Step) + " " + strconv.Itoa(s.At.Line)
+					if s.At.Direct {
+						g += " direct"
+					}
+				}
+				got = append(got, g)
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Fatalf("steps %q, want %q", got, tc.want)
+			}
+		})
+	}
+	bad := []struct {
+		name, log, field, problemStart string
+		line                           int
+	}{
+		{"a second message before the turn's first reply", webTurn + webPrompt + webCtx + steer + reply(1), "data.source", "a user's message inside turn 1, after its prompt and before any model reply of the turn", 5},
+		{"a reply without its step", webTurn + webPrompt + `{"type":"assistant/message","seq":SEQ,"time":0,"data":{"turn":1,"message":{"role":"assistant","content":[]}}}` + "\n" + steer, "data.step", "missing or not a number in the model reply a user's message was steered in after (line 5)", 4},
+	}
+	for _, tc := range bad {
+		t.Run(tc.name, func(t *testing.T) { webLogRefused(t, tc.log, tc.line, tc.field, tc.problemStart) })
+	}
+}
+
+// TestUserPlaces: each user's message (user source) with the number of
+// model replies before it in the log; other messages are not places.
+func TestUserPlaces(t *testing.T) {
+	r, err := Load(writeRec(t, "w", map[string]string{SessionFile: webLog(webTurn + webPrompt + webCtx +
+		`{"type":"assistant/message","seq":SEQ,"time":0,"data":{"turn":1,"step":1,"message":{"role":"assistant","content":[]}}}` + "\n" +
+		`{"type":"user/message","seq":SEQ,"time":0,"data":{"content":[{"type":"text","text":"steer"},{"type":"image","data":""}],"source":{"kind":"user"}}}` + "\n" + webEnd), "ui.expected.md": ""}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []UserPlace{{Text: "go on", Replies: 0, Line: 3}, {Text: "steer", Replies: 1, Line: 6}}
+	if got := UserPlaces(r.Events); !slices.Equal(got, want) {
+		t.Fatalf("UserPlaces = %+v, want %+v", got, want)
 	}
 }
