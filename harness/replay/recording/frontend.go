@@ -54,16 +54,21 @@ const (
 	ResultExpectedFile  = "result.expected.json"
 	ResultFile          = "result.json"
 	SeedFile            = "seed.jsonl"
+	// RequestResponseFile is upstream's translation-prompt snapshot
+	// (scripts/snapshots/translation-prompt-v4): one assembled model
+	// request and the response it consumed, no session.
+	RequestResponseFile = "request-response.expected.json"
 )
 
 // frontendFiles are the files that make a directory a recording of a front
 // end beyond ACP (besides input.json and session.jsonl).
 var frontendFiles = []string{StreamFile, SessionExpectedFile, ParentExpectedFile, ParentReplayFile,
-	NotificationsFile, ResultExpectedFile, ResultFile, SeedFile}
+	NotificationsFile, ResultExpectedFile, ResultFile, SeedFile, RequestResponseFile}
 
 // NotASessionError says a directory holds no session to replay: a web
 // directory with only seed.jsonl (a history the UI displays, no model
-// script).
+// script), or upstream's translation-prompt snapshot (a model request and
+// its response, no session log).
 type NotASessionError struct {
 	Recording string
 	Why       string
@@ -92,6 +97,8 @@ func ClassifyFiles(rec string, names []string) (Frontend, error) {
 		return ACP, nil
 	case has(SeedFile) && !has(SessionFile):
 		return "", &NotASessionError{Recording: rec, Why: SeedFile + " only: a history the web UI displays, with no model script to replay"}
+	case has(RequestResponseFile) && !has(SessionFile) && !has(InputFile):
+		return "", &NotASessionError{Recording: rec, Why: RequestResponseFile + " only: the translation-prompt snapshot (one assembled model request and the response it consumed), with no session log or model script to replay"}
 	case has(SessionFile) && slices.ContainsFunc(names, func(n string) bool { return strings.HasSuffix(n, ".expected.md") }):
 		return Web, nil
 	}

@@ -29,13 +29,15 @@ func TestClassifyFiles(t *testing.T) {
 		{"goal", []string{InputFile, SessionFile, SessionExpectedFile, StdoutFile, OverrideFile}, Goal, false},
 		{"web", []string{SessionFile, "ui.expected.md"}, Web, false},
 		{"web seed only", []string{SeedFile, "terminal-card.expected.md"}, "", true},
+		{"translation prompt", []string{RequestResponseFile}, "", true},
+		{"request-response beside a session", []string{RequestResponseFile, InputFile, SessionFile}, ACP, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := ClassifyFiles("r", tc.files)
 			var ns *NotASessionError
 			if tc.noSes {
-				if !errors.As(err, &ns) || !strings.Contains(err.Error(), "r: not a session: seed.jsonl only") {
+				if !errors.As(err, &ns) || strings.Contains(err.Error(), "\n") || !strings.HasPrefix(err.Error(), "r: not a session: "+tc.files[0]+" only") {
 					t.Fatalf("ClassifyFiles = %q, %v; want a not-a-session error", got, err)
 				}
 				return
@@ -193,6 +195,21 @@ func TestWebSeedIsNotASession(t *testing.T) {
 	_, err := Load(writeRec(t, "pwsh-terminal", map[string]string{SeedFile: streamHead, "terminal-card.expected.md": "x"}))
 	var ns *NotASessionError
 	if !errors.As(err, &ns) || strings.Contains(err.Error(), "\n") || !strings.HasPrefix(err.Error(), "pwsh-terminal: not a session: seed.jsonl only") {
+		t.Fatalf("Load = %v", err)
+	}
+}
+
+// TestTranslationPromptIsNotASession: upstream's translation-prompt
+// snapshot (request-response.expected.json alone) is a recording directory
+// to discovery, and refused in one line as not a session.
+func TestTranslationPromptIsNotASession(t *testing.T) {
+	dir := writeRec(t, "translation-prompt-v4", map[string]string{RequestResponseFile: `{"request":{},"response":{}}`})
+	if !IsRecording(dir) {
+		t.Fatal("IsRecording = false: a tree holding it would not name it")
+	}
+	_, err := Load(dir)
+	var ns *NotASessionError
+	if !errors.As(err, &ns) || strings.Contains(err.Error(), "\n") || !strings.HasPrefix(err.Error(), "translation-prompt-v4: not a session: request-response.expected.json only") {
 		t.Fatalf("Load = %v", err)
 	}
 }
