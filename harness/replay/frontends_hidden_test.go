@@ -7,10 +7,12 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/dshsim/dshsim/harness/replay"
 	"github.com/dshsim/dshsim/harness/replay/isolate"
+	"github.com/dshsim/dshsim/harness/replay/recording"
 )
 
 // hiddenDir holds recordings of upstream's suite scenarios whose own
@@ -108,5 +110,32 @@ func TestGoalRoundDriverHoldsTheSuitesAssertions(t *testing.T) {
 		g.Objective != "Finish the ACP goal-round-driver snapshot proof" || g.Phase != "paused" || g.Revision != 2 ||
 		g.MaxGoalRounds != 2 || last.Data.RoundsStarted != 2 {
 		t.Errorf("calls %v, rounds %v, turn ends %v, last goal %+v after %d rounds", calls, rounds, ends, g, last.Data.RoundsStarted)
+	}
+}
+
+// TestUnknownSDKScenarioReplaysByItsFrontEnd: a JSON-RPC run whose name
+// the settings table does not know, with no dshsim.replay.json, replays
+// with its log's one prompt and the example's default overlay (the one
+// subagent tool, one-shot, depth 3): copies of the published text-turn and
+// subagent-spawn-in-process under other names match, the delegating one
+// only under that overlay.
+func TestUnknownSDKScenarioReplaysByItsFrontEnd(t *testing.T) {
+	isolate.Require(t)
+	base := filepath.Join(t.TempDir(), "examples/jsonrpc-agent/tests/snapshots")
+	var ds []string
+	for src, name := range map[string]string{"text-turn": "another-text-turn", "subagent-spawn-in-process": "another-delegation"} {
+		dst := filepath.Join(base, name)
+		if err := recording.CopyTree(filepath.Join(root, "transcripts/frontends/examples/jsonrpc-agent/tests/snapshots", src), dst); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Remove(filepath.Join(dst, recording.SettingsFile)); err != nil {
+			t.Fatal(err)
+		}
+		ds = append(ds, dst)
+	}
+	for _, r := range replay.Run(context.Background(), ds, replay.RunOptions{Parallel: 1}) {
+		if r.Verdict != replay.Match || r.Comparison.Total == 0 || !slices.ContainsFunc(r.Notes, func(n string) bool { return strings.Contains(n, "the prompt is the log's one user message") }) {
+			t.Errorf("%s: %s\n%s", r.Name, r.Summary(), r.Detail())
+		}
 	}
 }

@@ -2,6 +2,7 @@ package recording
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -172,7 +173,8 @@ func TestHeadlessRejectsBadInputNamingFileLineAndField(t *testing.T) {
 		{"no prompt", map[string]string{SessionExpectedFile: streamHead, StderrExpectedFile: ""}, InputFile, "", 0, "missing file, and no prompt setting"},
 		{"a prompt beside input.json", map[string]string{InputFile: promptInput, StreamFile: streamSplice + streamResult, SettingsFile: `{"prompt":"x"}`}, SettingsFile, "prompt", 0, "set, but the recording has input.json"},
 		{"a prompt in an ACP recording", map[string]string{InputFile: promptInput, SessionFile: streamHead, StdoutFile: "", SettingsFile: `{"prompt":"x"}`}, SettingsFile, "prompt", 0, "set, but the recording has input.json"},
-		{"a python-sdk run without its prompt", map[string]string{SessionFile: streamHead, ResultFile: "{}"}, InputFile, "", 0, "missing file, and no prompt setting: upstream's test file gives this python-sdk scenario its prompt"},
+		{"a python-sdk run without its prompt", map[string]string{SessionFile: streamHead, ResultFile: "{}"}, InputFile, "", 0, "missing file, and no prompt setting; session.jsonl holds 0 user messages, so its prompt cannot be read from it"},
+		{"a json-rpc run of two prompts", map[string]string{SessionFile: streamHead + userMsg(0, "one") + userMsg(1, "two"), NotificationsFile: "", ResultExpectedFile: ""}, InputFile, "", 0, "missing file, and no prompt setting; session.jsonl holds 2 user messages"},
 		{"a goal log with events", goalFiles(map[string]string{SessionFile: streamHead + goalTurn}), SessionFile, "", 2, "a goal recording's session.jsonl is its header alone"},
 		{"a goal recording without its script", goalFiles(map[string]string{OverrideFile: ""}), OverrideFile, "", 0, "missing file or not a whole script"},
 		{"a goal change without its operation", goalFiles(map[string]string{SessionExpectedFile: streamHead + `{"type":"goal/change","seq":0,"time":0,"data":{"kind":"goal/change","version":1}}` + "\n"}), SessionExpectedFile, "data.operation", 2, "missing (required in goal/change)"},
@@ -186,6 +188,44 @@ func TestHeadlessRejectsBadInputNamingFileLineAndField(t *testing.T) {
 				t.Fatalf("Load = %v (%#v); want %s:%d field %q problem %q...", err, e, tc.file, tc.line, tc.field, tc.problemStart)
 			}
 		})
+	}
+}
+
+// userMsg is a user's user/message event of seq n holding text.
+func userMsg(n int, text string) string {
+	return fmt.Sprintf(`{"type":"user/message","seq":%d,"time":0,"data":{"content":[{"type":"text","text":%q}],"source":{"kind":"user"},"role":"user","id":"m%d"}}`, n, text, n) + "\n"
+}
+
+// TestSDKPromptFromTheLog: an SDK run (JSON-RPC, Python SDK) whose name the
+// settings table does not know, with no input.json and no prompt setting,
+// is prompted with its log's one user message; a known name keeps its
+// setting.
+func TestSDKPromptFromTheLog(t *testing.T) {
+	for _, tc := range []struct{ src, name, want string }{
+		{"examples/jsonrpc-agent/tests/snapshots/text-turn", "an-unknown-sdk-turn", "Reply with exactly: SDK snapshot OK"},
+		{"scripts/snapshots/python-sdk-single-exe/advanced", "another-scenario", "Run the advanced packaged-runtime snapshot scenario."},
+	} {
+		dst := filepath.Join(t.TempDir(), tc.name)
+		if err := CopyTree(filepath.Join("..", "..", "..", "transcripts", "frontends", tc.src), dst); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Remove(filepath.Join(dst, SettingsFile)); err != nil {
+			t.Fatal(err)
+		}
+		r, err := Load(dst)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !r.PromptFromLog || len(r.Input.Steps) != 1 || r.Input.Steps[0].Op != "prompt" || r.Input.Steps[0].Text != tc.want {
+			t.Errorf("%s as %s: PromptFromLog %v, steps %+v; want the one prompt %q", tc.src, tc.name, r.PromptFromLog, r.Input.Steps, tc.want)
+		}
+	}
+	r, err := Load(filepath.Join("..", "..", "..", "transcripts", "frontends", "examples/jsonrpc-agent/tests/snapshots/text-turn"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.PromptFromLog || r.Input.Steps[0].Text != FrontendSuiteSettings[JSONRPC]["text-turn"].Prompt {
+		t.Errorf("text-turn: PromptFromLog %v, steps %+v; want its setting's prompt", r.PromptFromLog, r.Input.Steps)
 	}
 }
 

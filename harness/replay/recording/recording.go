@@ -266,6 +266,10 @@ type SettingsSource struct {
 	// SuiteSettings reports that Settings come from [SuiteSettings] (upstream's
 	// suite settings for a scenario of this name; no dshsim.replay.json).
 	SuiteSettings bool
+	// PromptFromLog reports that the prompt is the log's one user message:
+	// an SDK run (JSON-RPC, Python SDK) with no input.json and no prompt
+	// setting ([PromptFromLog]).
+	PromptFromLog bool
 }
 
 // Expectations are what upstream's suite also expected of the session:
