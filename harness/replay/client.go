@@ -10,6 +10,7 @@ import (
 
 	"github.com/dshsim/dshsim/harness/replay/recording"
 	"github.com/dshsim/dshsim/pipeline"
+	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/stack"
 )
 
@@ -89,6 +90,8 @@ func (c *client) runInput(ctx context.Context, i int, step recording.Step) error
 		return c.promptContent(ctx, step)
 	case "promptAndCancel":
 		return c.promptAndCancel(ctx, i, step)
+	case "cancel":
+		c.cancel(ctx, i, step)
 	case "promptAndWaitForAgentMessage":
 		mark := len(c.wire.sent())
 		if _, err := c.prompt(promptMessage([]pipeline.Block{pipeline.TextBlock(step.Text)})); err != nil {
@@ -133,6 +136,12 @@ func (c *client) harnessWait(ctx context.Context, i int, step recording.Step) er
 	case "waitForFile":
 		path := filepath.Join(c.ws, step.Path)
 		c.wait(ctx, i, step.Op, step.Path+" did not appear in the workspace", func() bool { _, err := os.Stat(path); return err == nil })
+	case "waitForEventAfterTurnEnd":
+		c.wait(ctx, i, step.Op, fmt.Sprintf("no %s after the last turn/end", step.Type), c.logHolds(func(evs []session.Event) bool { return eventAfterTurnEnd(evs, step.Type) }))
+	case "waitForGoalPhase":
+		c.wait(ctx, i, step.Op, fmt.Sprintf("no goal/change in phase %q", step.Phase), c.logHolds(func(evs []session.Event) bool { return goalPhaseLogged(evs, step.Phase) }))
+	case "waitForInboxMessage":
+		c.wait(ctx, i, step.Op, fmt.Sprintf("no inbox message holding %q", step.Text), c.logHolds(func(evs []session.Event) bool { return inboxMessageLogged(evs, step.Text) }))
 	case "waitForTitleAfterTurnEnd":
 		// the title lands at its turn's end, before the prompt's answer
 		if !c.root.titleLanded() {
@@ -142,6 +151,34 @@ func (c *client) harnessWait(ctx context.Context, i int, step recording.Step) er
 		return fmt.Errorf("%s: steps[%d]: step %q is not driven", recording.InputFile, i, step.Op)
 	}
 	return nil
+}
+
+// logHolds is a wait's condition on the session's persisted log, as
+// upstream's harness polls it: holds(events), false while the log does
+// not read.
+func (c *client) logHolds(holds func([]session.Event) bool) func() bool {
+	return func() bool {
+		evs, err := c.root.log.Events()
+		return err == nil && holds(evs)
+	}
+}
+
+// cancel is the user's session/cancel (the cancel step), once waitForFile
+// exists in the workspace when it is given: as upstream's ACP agent does,
+// the running turn is cancelled whoever queued it (a goal round too), and
+// a prompt in flight is answered cancelled.
+func (c *client) cancel(ctx context.Context, i int, step recording.Step) {
+	if step.WaitForFile != nil {
+		path := filepath.Join(c.ws, step.WaitForFile.Path)
+		c.wait(ctx, i, step.Op, step.WaitForFile.Path+" did not appear in the workspace; the session was not cancelled", func() bool { _, err := os.Stat(path); return err == nil })
+	}
+	c.mu.Lock()
+	pending := append([]*inflight(nil), c.pending...)
+	c.mu.Unlock()
+	for _, p := range pending {
+		c.wire.cancel(p)
+	}
+	c.root.cancelTurn(errUserCancel, true)
 }
 
 // flag records a problem of the client's steps.

@@ -89,11 +89,22 @@ func composedPolicy(rec *recording.Recording, pol recording.Policy) recording.Po
 	return pol
 }
 
+// jsonrpcDelegation is the delegation of the JSON-RPC example's default
+// overlay (cordis.snapshot.yml over cordis.yml): tool-subagent alone, on
+// the spawn provider, with no run_in_background, at upstream's default
+// depth 3.
+var jsonrpcDelegation = recording.OneShotSubagent{MaxDepth: 3}
+
 // frontendDelegation sets the delegation an overlay composes where it is
 // not the default composition: the oneShotSubagent setting's one
-// subagent tool (spawn, one-shot), and the workflow tool where it says so.
+// subagent tool (spawn, one-shot), and the workflow tool where it says so;
+// without the setting, a JSON-RPC run of no profile has its default
+// overlay's ([jsonrpcDelegation]).
 func frontendDelegation(rec *recording.Recording, cfg *stack.SubagentsConfig) {
 	o := rec.Settings.OneShotSubagent
+	if o == nil && rec.Frontend == recording.JSONRPC && rec.Settings.Profile == "" {
+		o = &jsonrpcDelegation
+	}
 	if o == nil {
 		return
 	}

@@ -404,6 +404,9 @@ func prepare(dir string, b recording.Bounds, res *Result) (*prepared, error) {
 		res.Frontend = string(rec.Frontend)
 	}
 	res.Notes = append(res.Notes, webNotes(rec)...)
+	if rec.PromptFromLog {
+		res.Notes = append(res.Notes, fmt.Sprintf("%s: no input.json and no prompt setting for a scenario of this name: the prompt is the log's one user message (the SDK sends one), and the composition the front end's default", rec.Frontend))
+	}
 	toolsMode, toolsNote := rec.ToolsMode()
 	if (rec.Settings.Profile == recording.ProfileAdvanced || rec.Settings.Profile == recording.ProfileSingleExe) && rec.ToolSchemas == nil && toolsMode != stack.ToolsCode {
 		toolsMode, toolsNote = stack.ToolsBoth, "tools mode both: the advanced overlay's (EX/advanced.cordis.snapshot.yml tools.mode both)"

@@ -54,16 +54,21 @@ const (
 	ResultExpectedFile  = "result.expected.json"
 	ResultFile          = "result.json"
 	SeedFile            = "seed.jsonl"
+	// RequestResponseFile is upstream's translation-prompt snapshot
+	// (scripts/snapshots/translation-prompt-v4): one assembled model
+	// request and the response it consumed, no session.
+	RequestResponseFile = "request-response.expected.json"
 )
 
 // frontendFiles are the files that make a directory a recording of a front
 // end beyond ACP (besides input.json and session.jsonl).
 var frontendFiles = []string{StreamFile, SessionExpectedFile, ParentExpectedFile, ParentReplayFile,
-	NotificationsFile, ResultExpectedFile, ResultFile, SeedFile}
+	NotificationsFile, ResultExpectedFile, ResultFile, SeedFile, RequestResponseFile}
 
 // NotASessionError says a directory holds no session to replay: a web
 // directory with only seed.jsonl (a history the UI displays, no model
-// script).
+// script), or upstream's translation-prompt snapshot (a model request and
+// its response, no session log).
 type NotASessionError struct {
 	Recording string
 	Why       string
@@ -92,6 +97,8 @@ func ClassifyFiles(rec string, names []string) (Frontend, error) {
 		return ACP, nil
 	case has(SeedFile) && !has(SessionFile):
 		return "", &NotASessionError{Recording: rec, Why: SeedFile + " only: a history the web UI displays, with no model script to replay"}
+	case has(RequestResponseFile) && !has(SessionFile) && !has(InputFile):
+		return "", &NotASessionError{Recording: rec, Why: RequestResponseFile + " only: the translation-prompt snapshot (one assembled model request and the response it consumed), with no session log or model script to replay"}
 	case has(SessionFile) && slices.ContainsFunc(names, func(n string) bool { return strings.HasSuffix(n, ".expected.md") }):
 		return Web, nil
 	}
@@ -283,6 +290,9 @@ func (l *loader) loadFrontend(r *Recording) error {
 	if err := l.headlessLog(r); err != nil {
 		return err
 	}
+	if err := PromptFromLog(r); err != nil {
+		return err
+	}
 	if err := l.loadChildren(r); err != nil {
 		return err
 	}
@@ -315,10 +325,38 @@ func (l *loader) headlessInput(r *Recording) error {
 			return jsonError(r.Name, InputFile, data, 0, err)
 		}
 		return checkInput(r.Name, data, r.Input)
+	case r.Settings.Prompt == "" && sdkRun(r.Frontend):
+		r.PromptFromLog = true // read once the log is ([PromptFromLog])
+		return nil
 	case r.Settings.Prompt == "":
 		return l.fail(InputFile, 0, "", "missing file, and no prompt setting: upstream's test file gives this %s scenario its prompt; state it as \"prompt\" in %s", r.Frontend, SettingsFile)
 	}
 	r.Input = Input{Steps: []Step{{Op: "prompt", Text: r.Settings.Prompt}}}
+	return nil
+}
+
+// sdkRun reports whether the front end's suite runs one SDK turn: one
+// prompt, sent as the SDK's run() sends it, which the log holds verbatim.
+func sdkRun(fe Frontend) bool { return fe == JSONRPC || fe == PythonSDK }
+
+// PromptFromLog makes an SDK run's one prompt step of the log's one user
+// message when r.PromptFromLog (no input.json, no prompt setting: a
+// scenario whose test file the settings table does not know). The suite
+// sends exactly one prompt, which the log holds as its text; a log with
+// no user message or several cannot say which was sent, and is refused
+// naming input.json.
+func PromptFromLog(r *Recording) error {
+	if !r.PromptFromLog {
+		return nil
+	}
+	prompts, err := WebPrompts(r.Name, r.Events)
+	if err != nil {
+		return err
+	}
+	if len(prompts) != 1 || prompts[0] == "" {
+		return &Error{Recording: r.Name, File: InputFile, Problem: fmt.Sprintf("missing file, and no prompt setting; %s holds %d user messages, so its prompt cannot be read from it: state it as \"prompt\" in %s", r.LogFile, len(prompts), SettingsFile)}
+	}
+	r.Input = Input{Steps: []Step{{Op: "prompt", Text: prompts[0]}}}
 	return nil
 }
 

@@ -2,6 +2,7 @@ package recording
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -29,13 +30,15 @@ func TestClassifyFiles(t *testing.T) {
 		{"goal", []string{InputFile, SessionFile, SessionExpectedFile, StdoutFile, OverrideFile}, Goal, false},
 		{"web", []string{SessionFile, "ui.expected.md"}, Web, false},
 		{"web seed only", []string{SeedFile, "terminal-card.expected.md"}, "", true},
+		{"translation prompt", []string{RequestResponseFile}, "", true},
+		{"request-response beside a session", []string{RequestResponseFile, InputFile, SessionFile}, ACP, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := ClassifyFiles("r", tc.files)
 			var ns *NotASessionError
 			if tc.noSes {
-				if !errors.As(err, &ns) || !strings.Contains(err.Error(), "r: not a session: seed.jsonl only") {
+				if !errors.As(err, &ns) || strings.Contains(err.Error(), "\n") || !strings.HasPrefix(err.Error(), "r: not a session: "+tc.files[0]+" only") {
 					t.Fatalf("ClassifyFiles = %q, %v; want a not-a-session error", got, err)
 				}
 				return
@@ -170,7 +173,8 @@ func TestHeadlessRejectsBadInputNamingFileLineAndField(t *testing.T) {
 		{"no prompt", map[string]string{SessionExpectedFile: streamHead, StderrExpectedFile: ""}, InputFile, "", 0, "missing file, and no prompt setting"},
 		{"a prompt beside input.json", map[string]string{InputFile: promptInput, StreamFile: streamSplice + streamResult, SettingsFile: `{"prompt":"x"}`}, SettingsFile, "prompt", 0, "set, but the recording has input.json"},
 		{"a prompt in an ACP recording", map[string]string{InputFile: promptInput, SessionFile: streamHead, StdoutFile: "", SettingsFile: `{"prompt":"x"}`}, SettingsFile, "prompt", 0, "set, but the recording has input.json"},
-		{"a python-sdk run without its prompt", map[string]string{SessionFile: streamHead, ResultFile: "{}"}, InputFile, "", 0, "missing file, and no prompt setting: upstream's test file gives this python-sdk scenario its prompt"},
+		{"a python-sdk run without its prompt", map[string]string{SessionFile: streamHead, ResultFile: "{}"}, InputFile, "", 0, "missing file, and no prompt setting; session.jsonl holds 0 user messages, so its prompt cannot be read from it"},
+		{"a json-rpc run of two prompts", map[string]string{SessionFile: streamHead + userMsg(0, "one") + userMsg(1, "two"), NotificationsFile: "", ResultExpectedFile: ""}, InputFile, "", 0, "missing file, and no prompt setting; session.jsonl holds 2 user messages"},
 		{"a goal log with events", goalFiles(map[string]string{SessionFile: streamHead + goalTurn}), SessionFile, "", 2, "a goal recording's session.jsonl is its header alone"},
 		{"a goal recording without its script", goalFiles(map[string]string{OverrideFile: ""}), OverrideFile, "", 0, "missing file or not a whole script"},
 		{"a goal change without its operation", goalFiles(map[string]string{SessionExpectedFile: streamHead + `{"type":"goal/change","seq":0,"time":0,"data":{"kind":"goal/change","version":1}}` + "\n"}), SessionExpectedFile, "data.operation", 2, "missing (required in goal/change)"},
@@ -187,12 +191,65 @@ func TestHeadlessRejectsBadInputNamingFileLineAndField(t *testing.T) {
 	}
 }
 
+// userMsg is a user's user/message event of seq n holding text.
+func userMsg(n int, text string) string {
+	return fmt.Sprintf(`{"type":"user/message","seq":%d,"time":0,"data":{"content":[{"type":"text","text":%q}],"source":{"kind":"user"},"role":"user","id":"m%d"}}`, n, text, n) + "\n"
+}
+
+// TestSDKPromptFromTheLog: an SDK run (JSON-RPC, Python SDK) whose name the
+// settings table does not know, with no input.json and no prompt setting,
+// is prompted with its log's one user message; a known name keeps its
+// setting.
+func TestSDKPromptFromTheLog(t *testing.T) {
+	for _, tc := range []struct{ src, name, want string }{
+		{"examples/jsonrpc-agent/tests/snapshots/text-turn", "an-unknown-sdk-turn", "Reply with exactly: SDK snapshot OK"},
+		{"scripts/snapshots/python-sdk-single-exe/advanced", "another-scenario", "Run the advanced packaged-runtime snapshot scenario."},
+	} {
+		dst := filepath.Join(t.TempDir(), tc.name)
+		if err := CopyTree(filepath.Join("..", "..", "..", "transcripts", "frontends", tc.src), dst); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Remove(filepath.Join(dst, SettingsFile)); err != nil {
+			t.Fatal(err)
+		}
+		r, err := Load(dst)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !r.PromptFromLog || len(r.Input.Steps) != 1 || r.Input.Steps[0].Op != "prompt" || r.Input.Steps[0].Text != tc.want {
+			t.Errorf("%s as %s: PromptFromLog %v, steps %+v; want the one prompt %q", tc.src, tc.name, r.PromptFromLog, r.Input.Steps, tc.want)
+		}
+	}
+	r, err := Load(filepath.Join("..", "..", "..", "transcripts", "frontends", "examples/jsonrpc-agent/tests/snapshots/text-turn"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.PromptFromLog || r.Input.Steps[0].Text != FrontendSuiteSettings[JSONRPC]["text-turn"].Prompt {
+		t.Errorf("text-turn: PromptFromLog %v, steps %+v; want its setting's prompt", r.PromptFromLog, r.Input.Steps)
+	}
+}
+
 // TestWebSeedIsNotASession: a web directory with only seed.jsonl is
 // refused in one line as not a session.
 func TestWebSeedIsNotASession(t *testing.T) {
 	_, err := Load(writeRec(t, "pwsh-terminal", map[string]string{SeedFile: streamHead, "terminal-card.expected.md": "x"}))
 	var ns *NotASessionError
 	if !errors.As(err, &ns) || strings.Contains(err.Error(), "\n") || !strings.HasPrefix(err.Error(), "pwsh-terminal: not a session: seed.jsonl only") {
+		t.Fatalf("Load = %v", err)
+	}
+}
+
+// TestTranslationPromptIsNotASession: upstream's translation-prompt
+// snapshot (request-response.expected.json alone) is a recording directory
+// to discovery, and refused in one line as not a session.
+func TestTranslationPromptIsNotASession(t *testing.T) {
+	dir := writeRec(t, "translation-prompt-v4", map[string]string{RequestResponseFile: `{"request":{},"response":{}}`})
+	if !IsRecording(dir) {
+		t.Fatal("IsRecording = false: a tree holding it would not name it")
+	}
+	_, err := Load(dir)
+	var ns *NotASessionError
+	if !errors.As(err, &ns) || strings.Contains(err.Error(), "\n") || !strings.HasPrefix(err.Error(), "translation-prompt-v4: not a session: request-response.expected.json only") {
 		t.Fatalf("Load = %v", err)
 	}
 }

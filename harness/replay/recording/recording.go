@@ -63,8 +63,9 @@ type Step struct {
 	Op string `json:"op"`
 	// Text is the prompt text of a prompt or promptAndCancel step.
 	Text string `json:"text,omitempty"`
-	// WaitForFile, on promptAndCancel, cancels once this file exists in
-	// the workspace (else once the turn started).
+	// WaitForFile, on promptAndCancel or cancel, cancels once this file
+	// exists in the workspace (else, promptAndCancel, once the turn
+	// started; cancel, at once).
 	WaitForFile *WaitFile `json:"waitForFile,omitempty"`
 	// Path is the workspace file a waitForFile step waits for.
 	Path string `json:"path,omitempty"`
@@ -85,6 +86,12 @@ type Step struct {
 	TimeoutMs *int `json:"timeoutMs,omitempty"`
 	// Content is a promptContent step's ACP prompt blocks.
 	Content []PromptBlock `json:"content,omitempty"`
+	// Type is the event type a waitForEventAfterTurnEnd step waits for
+	// after the log's last turn/end.
+	Type string `json:"type,omitempty"`
+	// Phase is the goal phase a waitForGoalPhase step waits for (a
+	// goal/change of the session's log holding it).
+	Phase string `json:"phase,omitempty"`
 	// At is where a web session's steer step is delivered (never read
 	// from input.json: a web session's steps are its log's).
 	At *SteerPoint `json:"-"`
@@ -131,10 +138,19 @@ type WaitFile struct {
 // prompt, until an assistant text holds waitForText), and the harness
 // waits: waitForTurnEnd, waitForTurnStart (minimumTurn),
 // waitForSubagentTurnEnd (child, minimumTurn), waitForFile (path, in the
-// workspace) and waitForTitleAfterTurnEnd (the model-made session title
-// lands after its turn ended).
+// workspace), waitForTitleAfterTurnEnd (the model-made session title
+// lands after its turn ended), waitForGoalPhase (a goal/change holding
+// phase), waitForInboxMessage (an inbox splice inserting a message whose
+// text holds text) and waitForEventAfterTurnEnd (an event of type after
+// the log's last turn/end); and cancel (the user's session/cancel, once
+// waitForFile exists when it is given: the running turn, a goal round's
+// too, is cancelled and a prompt in flight answered cancelled).
 var SupportedSteps = []string{"initialize", "newSession", "newSessionExpectError", "prompt", "promptExpectError", "promptAndCancel", "promptContent", "promptAndWaitForAgentMessage",
-	"waitForTurnEnd", "waitForTurnStart", "waitForSubagentTurnEnd", "waitForFile", "waitForTitleAfterTurnEnd"}
+	"waitForTurnEnd", "waitForTurnStart", "waitForSubagentTurnEnd", "waitForFile", "waitForTitleAfterTurnEnd",
+	"waitForGoalPhase", "waitForInboxMessage", "waitForEventAfterTurnEnd", "cancel"}
+
+// GoalPhases are the phases a waitForGoalPhase step may wait for.
+var GoalPhases = []string{"active", "paused", "blocked", "complete"}
 
 // promptSteps are the steps that send a prompt as text (and need it).
 var promptSteps = []string{"prompt", "promptExpectError", "promptAndCancel", "promptAndWaitForAgentMessage"}
@@ -266,6 +282,10 @@ type SettingsSource struct {
 	// SuiteSettings reports that Settings come from [SuiteSettings] (upstream's
 	// suite settings for a scenario of this name; no dshsim.replay.json).
 	SuiteSettings bool
+	// PromptFromLog reports that the prompt is the log's one user message:
+	// an SDK run (JSON-RPC, Python SDK) with no input.json and no prompt
+	// setting ([PromptFromLog]).
+	PromptFromLog bool
 }
 
 // Expectations are what upstream's suite also expected of the session:
@@ -533,8 +553,8 @@ func checkInput(name string, data []byte, in Input) error {
 		if s.WaitForFile != nil {
 			field := fmt.Sprintf("steps[%d].waitForFile", i)
 			switch p := s.WaitForFile.Path; {
-			case s.Op != "promptAndCancel":
-				return fail(field, "only a promptAndCancel step waits for a file")
+			case s.Op != "promptAndCancel" && s.Op != "cancel":
+				return fail(field, "only a promptAndCancel or cancel step waits for a file")
 			case p == "" || filepath.IsAbs(p) || !filepath.IsLocal(p):
 				return &Error{Recording: name, File: InputFile, Line: lineOfKey(data, "waitForFile"), Field: field + ".path",
 					Problem: fmt.Sprintf("want a path inside the workspace, got %q", p)}
@@ -577,6 +597,16 @@ func checkWaitStep(name string, data []byte, i int, s Step) error {
 		return fail("minimumTurn", "want a non-negative number")
 	case s.Child > 0 && s.Op != "waitForSubagentTurnEnd":
 		return fail("child", "only a waitForSubagentTurnEnd step names a child")
+	case s.Op == "waitForEventAfterTurnEnd" && s.Type == "":
+		return fail("type", "a waitForEventAfterTurnEnd step needs the event type it waits for")
+	case s.Op != "waitForEventAfterTurnEnd" && s.Type != "":
+		return fail("type", "only a waitForEventAfterTurnEnd step has a type")
+	case s.Op == "waitForInboxMessage" && s.Text == "":
+		return fail("text", "a waitForInboxMessage step needs the text it waits for")
+	case s.Op == "waitForGoalPhase" && !slices.Contains(GoalPhases, s.Phase):
+		return fail("phase", "want one of %s, got %q", strings.Join(GoalPhases, ", "), s.Phase)
+	case s.Op != "waitForGoalPhase" && s.Phase != "":
+		return fail("phase", "only a waitForGoalPhase step has a phase")
 	}
 	return nil
 }

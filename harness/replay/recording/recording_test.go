@@ -29,7 +29,7 @@ func TestLoadRejectsBadRecordingsNamingFileLineAndField(t *testing.T) {
 		{name: "packed row with too few gaps", dir: "packed-row-gaps", file: SessionFile, line: 12, field: "data.dt", problemPrefix: "has 26 gaps but data.texts has 29 members"},
 		{name: "a nested-call event without its sub-call id", dir: "dispatch-without-subcall", file: SessionFile, line: 21, field: "data.subCallId", problemPrefix: "missing"},
 		{name: "a wire tool without a name", dir: "tool-schemas-nameless", file: ToolSchemasFile, line: 3, field: "initial[0].name", problemPrefix: "missing"},
-		{name: "unsupported input step", dir: "unsupported-step", file: InputFile, line: 14, field: "steps[3].op", problemPrefix: `step "waitForGoalPhase" is not supported`},
+		{name: "unsupported input step", dir: "unsupported-step", file: InputFile, line: 14, field: "steps[3].op", problemPrefix: `step "waitForGoalRound" is not supported`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -404,6 +404,17 @@ func TestNewInputSteps(t *testing.T) {
 		{`{"steps":[{"op":"promptExpectError","text":"fail"},{"op":"waitForTitleAfterTurnEnd","timeoutMs":5000}]}`, ""},
 		{`{"steps":[{"op":"promptExpectError"}]}`, "a promptExpectError step needs a non-empty text"},
 		{`{"steps":[{"op":"prompt","text":"x","additionalDirectories":["/x"]}]}`, "only a newSessionExpectError step sends additional directories"},
+		// the goal suite's steps (upstream's harness: cancel, waitForGoalPhase,
+		// waitForInboxMessage, waitForEventAfterTurnEnd)
+		{`{"steps":[{"op":"cancel"},{"op":"cancel","waitForFile":{"path":".ready"}},{"op":"waitForEventAfterTurnEnd","type":"goal/change","timeoutMs":5000},{"op":"waitForGoalPhase","phase":"paused"},{"op":"waitForInboxMessage","text":"<goal_round>"}]}`, ""},
+		{`{"steps":[{"op":"waitForEventAfterTurnEnd"}]}`, "steps[0].type: a waitForEventAfterTurnEnd step needs the event type it waits for"},
+		{`{"steps":[{"op":"waitForTurnEnd","type":"goal/change"}]}`, "steps[0].type: only a waitForEventAfterTurnEnd step has a type"},
+		{`{"steps":[{"op":"waitForGoalPhase","phase":"done"}]}`, `steps[0].phase: want one of active, paused, blocked, complete, got "done"`},
+		{`{"steps":[{"op":"waitForGoalPhase"}]}`, `steps[0].phase: want one of active, paused, blocked, complete, got ""`},
+		{`{"steps":[{"op":"cancel","phase":"paused"}]}`, "steps[0].phase: only a waitForGoalPhase step has a phase"},
+		{`{"steps":[{"op":"waitForInboxMessage"}]}`, "steps[0].text: a waitForInboxMessage step needs the text it waits for"},
+		{`{"steps":[{"op":"cancel","waitForFile":{"path":"../x"}}]}`, `want a path inside the workspace, got "../x"`},
+		{`{"steps":[{"op":"prompt","text":"x","waitForFile":{"path":"x"}}]}`, "only a promptAndCancel or cancel step waits for a file"},
 	} {
 		dir := t.TempDir()
 		for name, body := range map[string]string{InputFile: tc.input, SessionFile: `{"type":"session","version":0,"id":"x","createdAt":0,"delegationDepth":0}` + "\n", StdoutFile: ""} {

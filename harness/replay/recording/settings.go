@@ -678,6 +678,10 @@ var FrontendSuiteSettings = map[Frontend]map[string]Settings{
 			Note: "upstream's suite: sdk.snapshot.ts scenario subagent-spawn-in-process (session id sdk-snapshot-subagent, one child)",
 		},
 	},
+	Goal: {
+		"goal-wrapup":       {Profile: ProfileGoal, Note: "upstream's suite: goal.snapshot.ts through runScenario, EX/acp-agent/cordis.yml (the goal domain, the goal tools and the goal-round driver); the model script is replay.override.json, its goal id resolved from the request ({{fromRequest:...}})"},
+		"goal-round-driver": {Profile: ProfileGoal, Note: "upstream's suite: goal.snapshot.ts (\"runs exact automatic rounds in the shipped application and persists cancellation\"), the same agent and overlay as goal-wrapup: two automatic rounds, the second cancelled, the goal paused"},
+	},
 	PythonSDK: {
 		"advanced": {Profile: ProfileSingleExe, Prompt: "Run the advanced packaged-runtime snapshot scenario.", DelegationKnobs: DelegationKnobs{OneShotSubagent: &OneShotSubagent{MaxDepth: 3, Workflow: true}},
 			Note: "upstream's Python SDK single-executable snapshot advanced: the packaged runtime's advanced composition (run_code, the job tools, subagent, workflow and the cordis_* tools, served: upstream's Cordis host does not run here), no runtime context"},
