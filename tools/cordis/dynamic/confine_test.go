@@ -38,9 +38,10 @@ func TestDynamicCodeRunsConfined(t *testing.T) {
   const atDefine = ` + tryWrite(filepath.Join(outside, "define.txt")) + `;
   harness.registerTool(ctx, harness.defineTool({
     name: 'probe', description: 'Writes.', parameters: {},
+    output: { schema: { type: 'string' }, render(_a, v) { return [{ type: 'text', text: v }] } },
     async execute() {
       const fs = await import('node:fs');
-      return { atDefine, inside: ` + tryWrite(filepath.Join(ws, "in.txt")) + `, outside: ` + tryWrite(filepath.Join(outside, "call.txt")) + ` };
+      return JSON.stringify({ atDefine, inside: ` + tryWrite(filepath.Join(ws, "in.txt")) + `, outside: ` + tryWrite(filepath.Join(outside, "call.txt")) + ` });
     }
   }));
 }`
@@ -56,8 +57,8 @@ func TestDynamicCodeRunsConfined(t *testing.T) {
 			if backend == sandbox.BackendLandlock {
 				denied = `"EACCES"`
 			}
-			if want := `{"atDefine":` + denied + `,"inside":"wrote","outside":` + denied + `}`; string(r.Value) != want {
-				t.Fatalf("value %s, want %s", r.Value, want)
+			if want := `{"atDefine":` + denied + `,"inside":"wrote","outside":` + denied + `}`; r.Text() != want {
+				t.Fatalf("value %s, want %s", r.Text(), want)
 			}
 			for _, name := range []string{"define.txt", "call.txt"} {
 				if _, err := os.Stat(filepath.Join(outside, name)); err == nil {
