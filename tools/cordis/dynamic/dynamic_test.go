@@ -140,7 +140,9 @@ func newFixture(t *testing.T) *fixture {
 	f := &fixture{reg: pipeline.NewRegistry()}
 	f.host = &Host{Runner: Runner{Runtime: rt, Policy: func(*pipeline.Call) (sandbox.Policy, error) {
 		return sandbox.Policy{Mode: sandbox.DangerFullAccess, WorkspaceRoot: t.TempDir()}, nil
-	}}, Register: f.reg.Register, Taken: func() []string { return []string{"bash", "read"} }}
+	}}, Register: f.reg.Register, Taken: func() []string {
+		return []string{"bash", "read", cordis.DefineName, cordis.RunName, cordis.StopName, cordis.UndefineName}
+	}}
 	for _, name := range []string{cordis.DefineName, cordis.RunName, cordis.StopName, cordis.UndefineName} {
 		tool := toolreg.Tool{Def: pipeline.Tool{Name: name, Parameters: json.RawMessage(`{"type":"object"}`),
 			Run: func(_ context.Context, call *pipeline.Call) (pipeline.Output, error) {

@@ -26,6 +26,10 @@ const (
 	MaxParameters = 64
 	// MaxEnum bounds a parameter's enum.
 	MaxEnum = 256
+	// MaxResultDepth bounds how deep an execute or render result nests
+	// arrays and objects (the session log's JSON could not hold it much
+	// deeper).
+	MaxResultDepth = 1000
 )
 
 // CheckCode refuses host code over [MaxCodeBytes].

@@ -24,7 +24,8 @@ import (
 // data; mode "call" runs the named tool's execute(args) and its
 // output.render(args, value), each result checked as upstream's
 // harness.defineTool checks it: lossless JSON data (never undefined, a
-// function, a class instance or a non-finite number). The arguments too
+// function, a class instance or a non-finite number), nested at most
+// [MaxResultDepth] deep. The arguments too
 // reach the program as a JSON string, parsed inside (a "__proto__" key
 // stays a key, as JSON.parse keeps it).
 const program = `const source = %s;
@@ -41,25 +42,26 @@ const harness = Object.freeze({
   },
 });
 const lossless = (root, at) => {
-  const seen = new Set(), stack = [root];
+  const seen = new Set(), stack = [[root, 0]];
   const bad = () => new Error(at + ' must be lossless JSON data (objects, arrays, strings, numbers, booleans, null) — not a class instance, function, Map/Set, Date, or undefined. Return a plain object built from the values you need, or ` + "`return null`" + ` when the caller needs no value back.');
   while (stack.length > 0) {
-    const v = stack.pop();
+    const [v, depth] = stack.pop();
     if (v === null || typeof v === 'string' || typeof v === 'boolean') continue;
     if (typeof v === 'number') { if (!Number.isFinite(v) || Object.is(v, -0)) throw bad(); continue; }
     if (typeof v !== 'object' || seen.has(v)) throw bad();
+    if (depth >= %d) throw new Error(at + ' nests arrays and objects deeper than %d');
     seen.add(v);
     const proto = Object.getPrototypeOf(v);
     if (Array.isArray(v)) {
       if (proto !== Array.prototype || Reflect.ownKeys(v).length !== v.length + 1) throw bad();
-      for (let i = 0; i < v.length; i++) { if (!Object.hasOwn(v, i)) throw bad(); stack.push(v[i]); }
+      for (let i = 0; i < v.length; i++) { if (!Object.hasOwn(v, i)) throw bad(); stack.push([v[i], depth + 1]); }
       continue;
     }
     if (proto !== Object.prototype && proto !== null) throw bad();
     for (const k of Reflect.ownKeys(v)) {
       const d = Object.getOwnPropertyDescriptor(v, k);
       if (typeof k !== 'string' || !d.enumerable || !('value' in d)) throw bad();
-      stack.push(d.value);
+      stack.push([d.value, depth + 1]);
     }
   }
   return root;
@@ -120,7 +122,7 @@ func (r Runner) run(ctx context.Context, call *pipeline.Call, code, mode, want s
 		args = json.RawMessage("null")
 	}
 	res, err := r.Runtime.Run(ctx, noderuntime.Request{
-		Code:     fmt.Sprintf(program, lit(code), lit(mode), lit(want), lit(string(args))),
+		Code:     fmt.Sprintf(program, lit(code), lit(mode), lit(want), lit(string(args)), MaxResultDepth, MaxResultDepth),
 		Policy:   pol,
 		Confiner: r.Confiner,
 	})
