@@ -256,7 +256,8 @@ func TestABadPackageRegistersNothing(t *testing.T) {
 	tests := []struct{ name, host, want string }{
 		{"a bad definition after a good one", `return (ctx) => { ` + reg("good_one", `{}`) + reg("bad_one", `{ v: { type: 'object' } }`) + ` }`, "registration 2: harness.defineTool parameters.v"},
 		{"one name twice", `return (ctx) => { ` + reg("twice", `{}`) + reg("twice", `{}`) + ` }`, `"twice" is registered twice`},
-		{"a name taken", `return (ctx) => { ` + reg("good_one", `{}`) + reg("cordis_run", `{}`) + ` }`, "register cordis_run"},
+		{"a name taken", `return (ctx) => { ` + reg("good_one", `{}`) + reg("cordis_run", `{}`) + ` }`, `registration 2: harness.defineTool name: "cordis_run" is taken`},
+		{"a name the registry holds", `return (ctx) => { ` + reg("good_one", `{}`) + reg("late_tool", `{}`) + ` }`, `register late_tool: pipeline: tool "late_tool" is already registered`},
 		{"one name twice in two cases", `return (ctx) => { ` + reg("twice", `{}`) + reg("TWICE", `{}`) + ` }`, `"TWICE" is registered twice (as "twice" by registration 1)`},
 		{"no output", `return (ctx) => { harness.registerTool(ctx, harness.defineTool({ name: 'bad_one', description: 'd', async execute() { return 1 } })) }`, "harness.defineTool output.schema: missing"},
 		{"without defineTool", `return (ctx) => { harness.registerTool(ctx, { name: 'x' }) }`, "must use a tool returned by harness.defineTool"},
@@ -267,6 +268,9 @@ func TestABadPackageRegistersNothing(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t)
+			if _, err := f.reg.Register(pipeline.Tool{Name: "late_tool", Run: func(context.Context, *pipeline.Call) (pipeline.Output, error) { return pipeline.Output{}, nil }}); err != nil {
+				t.Fatal(err)
+			}
 			f.define(t, tc.host)
 			r := f.call(cordis.RunName, runArgs)
 			if !r.IsError || len(r.Content) == 0 || !strings.Contains(r.Content[0].Text, tc.want) {
