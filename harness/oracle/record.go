@@ -222,6 +222,28 @@ type Notes struct {
 	Settings Settings
 }
 
+// HeadlessMarkdown is the NOTES.md of a recording upstream's headless
+// front end made ([Oracle.RecordHeadless]).
+func (n Notes) HeadlessMarkdown() []byte {
+	mode := n.Settings.Mode
+	if mode == "" {
+		mode = WorkspaceWrite
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "# %s\n\n", n.Name)
+	fmt.Fprintf(&b, "Produced by upstream's own code (oracle), not by dshsim. The model script is constructed: %s,\n", n.Origin)
+	b.WriteString("encoded as assistant/chunk events by package harness/oracle. It was played by\n")
+	b.WriteString("`@deepseek-ai/dsh-llm-replay` as the model of the product CLI's headless profile (`dsh --profile headless`,\n")
+	b.WriteString("`@deepseek-ai/dsh` 0.1.0-rc.8 over dsh-base and dsh-headless, driven by `harness/oracle/agent/headless.mjs` as\n")
+	b.WriteString("`headless.snapshot.ts` drives the product profile), with no title model and no client, so no approval channel.\n")
+	b.WriteString("The log is the persisted session, normalised and header-scrubbed as the suite does; upstream replayed it once\n")
+	b.WriteString("more (the log as its own script) and reproduced it.\n\n")
+	fmt.Fprintf(&b, "What it exercises: %s\n\n", n.Remark)
+	fmt.Fprintf(&b, "Settings of the run: `DSH_PERMISSION_MODE` = %s; the task is dshsim.replay.json's prompt.\n\n", mode)
+	b.WriteString("Caveat: the header (system prompt / tool schemas) is scrubbed to {{system}}/{{tools}}; headers are not evidence.\n")
+	return []byte(b.String())
+}
+
 // Markdown is the NOTES.md of a recording with the input in.
 func (n Notes) Markdown(in recording.Input) []byte {
 	mode := n.Settings.Mode
