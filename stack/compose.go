@@ -172,6 +172,7 @@ func (s *Stack) add(t toolreg.Tool, extra, own bool) error {
 	if named && t.SafetyStack {
 		return fmt.Errorf("stack: served %s: %w", t.Name(), served.ErrSafetyStack)
 	}
+	s.composed = append(s.composed, t.Name()) // a dynamic tool takes no name of the composition's
 	if !own && s.omits(t.Name()) {
 		return nil
 	}
@@ -185,7 +186,8 @@ func (s *Stack) add(t toolreg.Tool, extra, own bool) error {
 	}
 	if s.cfg.Cordis { // the tools a running Cordis package registers, confined as run_code's programs
 		if s.dynamic == nil {
-			s.dynamic = dynamic.New(s.cfg.CodeRuntime, s.policyFor, s.confiner, s.reg.In(nil).Register)
+			taken := func() []string { return slices.Concat(s.composed, subagents.Reserved) }
+			s.dynamic = dynamic.New(s.cfg.CodeRuntime, s.policyFor, s.confiner, s.reg.In(nil).Register, taken)
 		}
 		t = s.dynamic.Wrap(t)
 	}

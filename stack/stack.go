@@ -87,6 +87,7 @@ type toolParts struct {
 	attachments *attachment.Store // the image store (fileTools), nil when off
 	spillStore  *spill.Store      // spill's store, for the search tools' saved results
 	served      []string          // the tools whose bodies are served (add)
+	composed    []string          // every tool a line constructed, those left out too (add)
 	dynamic     *dynamic.Host     // the dynamic Cordis packages (dynamicHost), nil until composed
 }
 

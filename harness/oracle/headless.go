@@ -25,6 +25,9 @@ func HeadlessScriptError(s *Script) error {
 	if len(s.Prompts) != 1 || len(s.Steps) > 0 || len(s.AllSteps) > 0 {
 		why = append(why, "it has one task (one prompt, no other input steps)")
 	}
+	if len(s.Prompts) == 1 && (s.Prompts[0] == "" || strings.HasPrefix(s.Prompts[0], "-")) {
+		why = append(why, `its task is neither empty nor starts with "-" (the CLI would read it as a flag)`)
+	}
 	if len(s.PermissionAnswers) > 0 {
 		why = append(why, "it has no approval channel (no permission answers)")
 	}

@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -13,8 +16,9 @@ import (
 )
 
 // TestHeadlessScriptError: a script that does not fit the unattended path
-// (one task, no answers, no child scripts, the log as the script) is
-// refused, naming each reason; one that fits is not.
+// (one task, not empty nor starting with "-" (the CLI's flags), no
+// answers, no child scripts, the log as the script) is refused, naming
+// each reason; one that fits is not.
 func TestHeadlessScriptError(t *testing.T) {
 	ok := func() *Script {
 		return &Script{Prompts: []string{"p"}, Turns: [][]Step{{{Text: "DONE"}}}}
@@ -32,6 +36,10 @@ func TestHeadlessScriptError(t *testing.T) {
 		{"answers", func(s *Script) { s.PermissionAnswers = []recording.Answer{{Kind: "allow_once"}} }, "no approval channel"},
 		{"children", func(s *Script) { s.Children = []Child{{}} }, "no child scripts"},
 		{"override", func(s *Script) { s.Override = json.RawMessage(`[]`) }, "no replay.override.json"},
+		{"a task read as a flag", func(s *Script) { s.Prompts = []string{"--dump-config"} }, `starts with "-"`},
+		{"a task of one dash", func(s *Script) { s.Prompts = []string{"-"} }, `starts with "-"`},
+		{"an empty task", func(s *Script) { s.Prompts = []string{""} }, "neither empty"},
+		{"a dash inside", func(s *Script) { s.Prompts = []string{"a -b"} }, ""},
 	} {
 		s := ok()
 		tc.edit(s)
@@ -99,5 +107,37 @@ func TestRecordHeadless(t *testing.T) {
 	}
 	if !strings.Contains(string(rec.Files[recording.SettingsFile]), `"prompt": "Print a marker, then reply DONE."`) {
 		t.Errorf("settings %s", rec.Files[recording.SettingsFile])
+	}
+}
+
+// TestHeadlessDriverRefusesAFlagAsTheTask: the installed agent's
+// headless.mjs never hands the CLI a task that starts with "-" (a
+// recording's dshsim.replay.json is an attacker's: "--dump-config" or
+// "--patch FILE" would be read as the launcher's flags); it fails naming
+// the task, before upstream runs.
+func TestHeadlessDriverRefusesAFlagAsTheTask(t *testing.T) {
+	o, err := FromEnv()
+	if err != nil {
+		t.Skip(err)
+	}
+	if err := o.SameAgent("agent"); err != nil {
+		t.Skip(err) // another tree's driver
+	}
+	for _, task := range []string{"--dump-config", "-h", ""} {
+		dir := t.TempDir()
+		settings, _ := json.Marshal(map[string]string{"prompt": task})
+		if err := os.WriteFile(filepath.Join(dir, recording.SettingsFile), settings, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(o.node(), filepath.Join(o.agentDir(), headlessScript), dir)
+		tmp := t.TempDir()
+		cmd.Env = []string{"PROBE_OUT=" + filepath.Join(dir, "out"), "PATH=" + os.Getenv("PATH"), "TMPDIR=" + tmp}
+		out, err := cmd.CombinedOutput()
+		if err == nil || !strings.Contains(string(out), `which the CLI would read as a flag`) || strings.Contains(string(out), "headless: exit") {
+			t.Errorf("task %q: %v\n%s", task, err, out)
+		}
+		if left, _ := os.ReadDir(tmp); len(left) > 0 {
+			t.Errorf("task %q: the driver left %s in its temporary directory", task, left[0].Name())
+		}
 	}
 }

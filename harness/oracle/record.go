@@ -222,6 +222,34 @@ type Notes struct {
 	Settings Settings
 }
 
+// intro is a NOTES.md's title and its first lines, to "It was <how>".
+func (n Notes) intro(how string) *strings.Builder {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# %s\n\n", n.Name)
+	fmt.Fprintf(&b, "Produced by upstream's own code (oracle), not by dshsim. The model script is constructed: %s,\n", n.Origin)
+	fmt.Fprintf(&b, "encoded as assistant/chunk events by package harness/oracle. It was %s\n", how)
+	return &b
+}
+
+// HeadlessMarkdown is the NOTES.md of a recording upstream's headless
+// front end made ([Oracle.RecordHeadless]).
+func (n Notes) HeadlessMarkdown() []byte {
+	mode := n.Settings.Mode
+	if mode == "" {
+		mode = WorkspaceWrite
+	}
+	b := n.intro("played by")
+	b.WriteString("`@deepseek-ai/dsh-llm-replay` as the model of the product CLI's headless profile (`dsh --profile headless`,\n")
+	b.WriteString("`@deepseek-ai/dsh` 0.1.0-rc.8 over dsh-base and dsh-headless, driven by `harness/oracle/agent/headless.mjs` as\n")
+	b.WriteString("`headless.snapshot.ts` drives the product profile), with no title model and no client, so no approval channel.\n")
+	b.WriteString("The log is the persisted session, normalised and header-scrubbed as the suite does; upstream replayed it once\n")
+	b.WriteString("more (the log as its own script) and reproduced it.\n\n")
+	fmt.Fprintf(b, "What it exercises: %s\n\n", n.Remark)
+	fmt.Fprintf(b, "Settings of the run: `DSH_PERMISSION_MODE` = %s; the task is dshsim.replay.json's prompt.\n\n", mode)
+	b.WriteString("Caveat: the header (system prompt / tool schemas) is scrubbed to {{system}}/{{tools}}; headers are not evidence.\n")
+	return []byte(b.String())
+}
+
 // Markdown is the NOTES.md of a recording with the input in.
 func (n Notes) Markdown(in recording.Input) []byte {
 	mode := n.Settings.Mode
@@ -251,24 +279,21 @@ func (n Notes) Markdown(in recording.Input) []byte {
 	if probe == "" {
 		probe = "(none)"
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "# %s\n\n", n.Name)
-	fmt.Fprintf(&b, "Produced by upstream's own code (oracle), not by dshsim. The model script is constructed: %s,\n", n.Origin)
-	b.WriteString("encoded as assistant/chunk events by package harness/oracle. It was replayed by\n")
+	b := n.intro("replayed by")
 	b.WriteString("`@deepseek-ai/dsh-llm-replay` through the dsh 0.1.0-rc.8 plugin stack over `@deepseek-ai/dsh-acp`,\n")
 	b.WriteString("driven by `runScenario` of `@deepseek-ai/dsh-acp-snapshot`, and the fixture was rewritten with the\n")
 	b.WriteString("suite's refresh path (tokenizeSessionFixtureCwd + stabilizeRefreshLog + scrubRequestHeaders).\n")
 	b.WriteString("The tool results, approvals, hook events and runtime context are upstream's real output.\n\n")
-	fmt.Fprintf(&b, "What it exercises: %s\n\n", n.Remark)
+	fmt.Fprintf(b, "What it exercises: %s\n\n", n.Remark)
 	b.WriteString("Settings of the run:\n")
-	fmt.Fprintf(&b, "- permission mode: `DSH_PERMISSION_MODE` = %s; approval policy = never if danger-full-access, else ask\n", mode)
-	fmt.Fprintf(&b, "- permissionAnswers: %s\n", answers)
+	fmt.Fprintf(b, "- permission mode: `DSH_PERMISSION_MODE` = %s; approval policy = never if danger-full-access, else ask\n", mode)
+	fmt.Fprintf(b, "- permissionAnswers: %s\n", answers)
 	b.WriteString("- overlay: the default snapshot profile (passthrough sandbox runner, bash timeoutMs 60000,\n")
 	b.WriteString("  no spill, diffBasisMaxBytes 10 MiB, hooks from ./hooks.json and ./codex-hooks.json of the workspace)")
 	if len(overlay) > 0 {
 		b.WriteString("; " + strings.Join(overlay, "; "))
 	}
-	fmt.Fprintf(&b, "\n- probe env: `%s`\n", probe)
+	fmt.Fprintf(b, "\n- probe env: `%s`\n", probe)
 	if !slices.ContainsFunc(in.Steps, func(st recording.Step) bool { return st.Op == "newSession" }) {
 		b.WriteString("- the input has no newSession: no session, so no log (session.jsonl is the header the script's encoding wrote; upstream compares no log for such a scenario)\n")
 	}

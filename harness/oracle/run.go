@@ -22,6 +22,7 @@ import (
 
 	"github.com/dshsim/dshsim/harness/replay/isolate"
 	"github.com/dshsim/dshsim/harness/replay/recording"
+	"github.com/dshsim/dshsim/sandbox"
 )
 
 // isolatedName is the name the oracle's child is registered under.
@@ -388,8 +389,10 @@ func (o *Oracle) pass(ctx context.Context, scen, out string, refresh bool, in in
 }
 
 // env is the environment of run.mjs: the caller's, without any PROBE_ or DSH_
-// variable of its own, node 22 first on PATH, HOME an empty directory of the
-// run, the overlay's switches and PROBE_OUT.
+// variable of its own nor any secret ([sandbox.SecretName]: upstream's
+// commands print what they are given, and a recording goes into the tree),
+// node 22 first on PATH, HOME an empty directory of the run, the overlay's
+// switches and PROBE_OUT.
 //
 // HOME is the run's own because upstream's hook commands read the caller's
 // ~/.bashrc: Node gives a hook's bash a socket for stdin and the executor's
@@ -403,6 +406,7 @@ func (o *Oracle) env(s Settings, out, home string) []string {
 		k, v, _ := strings.Cut(kv, "=")
 		switch {
 		case strings.HasPrefix(k, "PROBE_"), strings.HasPrefix(k, "DSH_"), k == "NODE_OPTIONS", k == "FORCE_COLOR", k == "HOME":
+		case sandbox.SecretName(k): // upstream's run, and so a recording kept in the tree, never sees a secret
 		case k == "PATH":
 			path += ":" + v
 		default:

@@ -142,3 +142,23 @@ func TestRunsHaveTheirOwnHome(t *testing.T) {
 		t.Errorf("the caller's ~/.bashrc ran in upstream's hook:\n%s", log)
 	}
 }
+
+// TestEnvKeepsNoSecret: upstream's run gets no variable whose name is a
+// secret's, nor the caller's own PROBE_, DSH_ or HOME; the rest passes.
+func TestEnvKeepsNoSecret(t *testing.T) {
+	t.Setenv("DSHSIM_TEST_API_KEY", "k")
+	t.Setenv("DSHSIM_TEST_TOKEN", "t")
+	t.Setenv("DSH_PERMISSION_MODE", "read-only")
+	t.Setenv("DSHSIM_TEST_PLAIN", "p")
+	env := strings.Join((&Oracle{dir: t.TempDir()}).env(Settings{}, "out", "home"), "\n") + "\n"
+	for _, gone := range []string{"DSHSIM_TEST_API_KEY=", "DSHSIM_TEST_TOKEN=", "DSH_PERMISSION_MODE="} {
+		if strings.Contains(env, gone) {
+			t.Errorf("%s reaches upstream", gone)
+		}
+	}
+	for _, kept := range []string{"DSHSIM_TEST_PLAIN=p\n", "HOME=home\n", "PROBE_OUT=out\n"} {
+		if !strings.Contains(env, kept) {
+			t.Errorf("%q does not reach upstream", kept)
+		}
+	}
+}

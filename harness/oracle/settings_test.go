@@ -297,3 +297,36 @@ func genSpecs(t *testing.T) []Spec {
 	}
 	return specs
 }
+
+// TestLoadHeadlessSpecs: gen/headless.tsv's rows load as headless specs
+// (no table: none); a row with a switch beyond the permission mode, or
+// whose script does not fit the unattended path, is refused naming the
+// file and line.
+func TestLoadHeadlessSpecs(t *testing.T) {
+	one := `{"prompts":["Run it."],"turns":[[{"text":"DONE"}]]}`
+	two := `{"prompts":["Run it.","Again."],"turns":[[{"text":"DONE"}],[{"text":"DONE"}]]}`
+	tests := []struct{ name, row, script, want string }{
+		{"a mode and the reminder", "h\tDSH_PERMISSION_MODE=read-only PROBE_REMINDER=1\tr", one, ""},
+		{"no switch", "h\t\tr", one, ""},
+		{"a switch of the ACP agent", "h\tPROBE_SPILL=1\tr", one, "headless.tsv:2: a headless spec's switches are the permission mode alone"},
+		{"two prompts", "h\t\tr", two, "headless.tsv:2: a headless run takes a script that fits the unattended path"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			gen := t.TempDir()
+			if specs, err := LoadHeadlessSpecs(gen); err != nil || specs != nil {
+				t.Fatalf("no table: %v, %v", specs, err)
+			}
+			os.MkdirAll(filepath.Join(gen, SpecsDir), 0o755)
+			os.WriteFile(filepath.Join(gen, SpecsDir, "h.json"), []byte(tc.script), 0o644)
+			os.WriteFile(filepath.Join(gen, HeadlessTable), []byte("# header\n"+tc.row+"\n"), 0o644)
+			specs, err := LoadHeadlessSpecs(gen)
+			switch {
+			case tc.want == "" && (err != nil || len(specs) != 1 || !specs[0].Headless):
+				t.Fatalf("specs %+v, %v", specs, err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Fatalf("err %v, want one naming %q", err, tc.want)
+			}
+		})
+	}
+}

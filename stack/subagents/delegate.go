@@ -25,6 +25,11 @@ import (
 // that are registered): reading files and the output of jobs.
 var ReadOnlyTools = []string{"read", "job_output", "job_list"}
 
+// Reserved are the tool names delegation trusts ([ReadOnlyTools]) or
+// registers in a child's scope (report, structured_output): a tool
+// registered at run time (a dynamic Cordis package's) takes none of them.
+var Reserved = slices.Concat(ReadOnlyTools, []string{subagent.ReportName, subagent.StructuredName})
+
 // Providers of in-process children.
 const (
 	// ProviderSpawn starts a fresh child (its own context).

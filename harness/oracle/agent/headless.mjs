@@ -10,7 +10,7 @@
 // suite does) and stderr.expected.txt into <scenarioDir>. Either way it prints the verdicts run.mjs
 // prints: "stdout:" (stdout is the last assistant text and a newline, stderr stderr.expected.txt) and
 // "session.jsonl:" (the normalised persisted log against session.expected.jsonl).
-import { readFile, writeFile, readdir, mkdir, mkdtemp, cp } from "node:fs/promises";
+import { readFile, writeFile, readdir, mkdir, mkdtemp, cp, rm } from "node:fs/promises";
 import { existsSync } from "node:fs";
 import { spawnSync } from "node:child_process";
 import { join, resolve } from "node:path";
@@ -21,22 +21,33 @@ const args = process.argv.slice(2);
 const dir = resolve(args[0]);
 const refresh = args.includes("--refresh");
 const env = {};
-for (let i = 0; i < args.length; i++) if (args[i] === "--env") { const [k, ...v] = args[++i].split("="); env[k] = v.join("="); }
+for (let i = 0; i < args.length; i++) if (args[i] === "--env") {
+  const kv = args[++i];
+  if (typeof kv !== "string" || !kv.includes("=")) throw new Error(`headless.mjs: --env needs K=V, got ${JSON.stringify(kv)}`);
+  const [k, ...v] = kv.split("="); env[k] = v.join("=");
+}
 const here = new URL(".", import.meta.url).pathname;
 const modules = join(here, "node_modules", "@deepseek-ai");
-const outDir = process.env.PROBE_OUT ?? join(dir, ".probe-out"); await mkdir(outDir, { recursive: true });
+const outDir = process.env.PROBE_OUT ?? join(dir, ".probe-out");
 
+async function readJson(file) {
+  try { return JSON.parse(await readFile(file, "utf8")); } catch (e) { throw new Error(`${file}: ${e.message}`); }
+}
+
+// The task is the CLI's last argument: one that is empty or starts with "-" would be read as a launcher
+// flag (--patch, --dump-config, ...), so it is refused.
 async function task() {
   const settings = join(dir, "dshsim.replay.json");
-  if (existsSync(settings)) {
-    const s = JSON.parse(await readFile(settings, "utf8"));
-    if (typeof s.prompt === "string") return s.prompt;
-  }
-  const input = JSON.parse(await readFile(join(dir, "input.json"), "utf8"));
-  const p = input.steps?.find((st) => st.op === "prompt")?.text;
+  let p;
+  if (existsSync(settings)) p = (await readJson(settings)).prompt;
+  if (typeof p !== "string") p = (await readJson(join(dir, "input.json"))).steps?.find((st) => st.op === "prompt")?.text;
   if (typeof p !== "string") throw new Error(`${dir}: no prompt (dshsim.replay.json's prompt or input.json's prompt step)`);
+  if (p === "" || p.startsWith("-")) throw new Error(`${dir}: the task ${JSON.stringify(p.slice(0, 40))} is empty or starts with "-", which the CLI would read as a flag`);
   return p;
 }
+
+const prompt = await task(); // before anything is made: a refused task leaves nothing behind
+await mkdir(outDir, { recursive: true });
 
 // The run's places: the workspace is the process cwd (the tools' workspace root), DSH_HOME and
 // DSH_AGENTS_HOME sit beside it, not in it, so that no call of the script sees them.
@@ -67,7 +78,6 @@ await writeFile(overlay, [
   ""].join("\n"));
 const script = join(dir, refresh ? "session.jsonl" : "session.expected.jsonl");
 const override = join(dir, "replay.override.json");
-const prompt = await task();
 const run = spawnSync(process.execPath, [join(modules, "dsh", "lib", "bin.js"), "--profile", "headless", "--patch", overlay, prompt], {
   cwd, input: "", encoding: "utf8", timeout: Number(process.env.PROBE_TIMEOUT_MS ?? 120000), killSignal: "SIGKILL",
   env: {
@@ -104,3 +114,4 @@ const stderrWant = await readFile(join(dir, "stderr.expected.txt"), "utf8").catc
 console.log("stdout:", run.stdout === stdoutWant && run.stderr === stderrWant ? "MATCH" : "DIFF");
 if (run.stdout !== stdoutWant) await writeFile(join(outDir, "stdout.norm.jsonl"), run.stdout ?? "");
 console.log("session.jsonl:", got === want && got !== "" ? "MATCH" : "DIFF", `(${got.split("\n").length} vs ${want.split("\n").length} lines)`);
+await rm(base, { recursive: true, force: true });

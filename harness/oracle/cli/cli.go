@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -146,24 +147,35 @@ func replayAll(ctx context.Context, o *oracle.Oracle, dirs []string, out string,
 
 func regenMain(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet(name+" regen", flag.ContinueOnError)
-	out := fs.String("o", diff.RecordingsDir, "write each recording to `DIR`/<name>, replacing it")
-	gen := fs.String("gen", diff.GenDir, "the `DIR` holding settings.tsv and specs/")
+	var out outDirs
+	fs.StringVar(&out.acp, "o", diff.RecordingsDir, "write each recording of gen/settings.tsv to `DIR`/<name>, replacing it")
+	fs.StringVar(&out.headless, "headless-o", diff.HeadlessRecordingsDir, "write each recording of gen/headless.tsv (upstream's headless front end) to `DIR`/<name>, replacing it")
+	gen := fs.String("gen", diff.GenDir, "the `DIR` holding settings.tsv, headless.tsv and specs/")
 	notesOnly := fs.Bool("notes", false, "rewrite only each recording's NOTES.md from gen/ (no upstream run)")
-	cmd := cmdline.Command{Name: name + " regen", Flags: fs, Help: cmdline.HelpText("usage: dsh-oracle regen [-o DIR] [-gen DIR] [NAME...]\n\nUpstream records each spec of gen/ (refresh), then replays its own recording as a check.\n\n", fs)}
+	cmd := cmdline.Command{Name: name + " regen", Flags: fs, Help: cmdline.HelpText("usage: dsh-oracle regen [-o DIR] [-headless-o DIR] [-gen DIR] [NAME...]\n\nUpstream records each spec of gen/ (refresh), then replays its own recording as a check.\n\n", fs)}
 	return cmd.Main(args, stdout, stderr, func(args []string) error {
-		if err := cmd.CheckOutDir(*out, false); err != nil {
-			return cmdline.Usage("-o %s: %v", *out, err)
+		if err := cmd.CheckOutDir(out.acp, false); err != nil {
+			return cmdline.Usage("-o %s: %v", out.acp, err)
 		}
 		specs, err := oracle.LoadSpecs(*gen)
 		if err != nil {
 			return cmdline.Usage("-gen: %v", err)
 		}
-		specs, err = selectSpecs(specs, args)
+		headless, err := oracle.LoadHeadlessSpecs(*gen)
+		if err != nil {
+			return cmdline.Usage("-gen: %v", err)
+		}
+		specs, err = selectSpecs(append(specs, headless...), args)
 		if err != nil {
 			return err
 		}
+		if slices.ContainsFunc(specs, func(s oracle.Spec) bool { return s.Headless }) {
+			if err := cmd.CheckOutDir(out.headless, false); err != nil {
+				return cmdline.Usage("-headless-o %s: %v", out.headless, err)
+			}
+		}
 		if *notesOnly {
-			return rewriteNotes(specs, *out, stdout)
+			return rewriteNotes(specs, out, stdout)
 		}
 		o, err := openOracle()
 		if err != nil {
@@ -171,8 +183,20 @@ func regenMain(args []string, stdout, stderr io.Writer) int {
 		}
 		ctx, in := cmdline.WithInterrupt(context.Background())
 		defer in.Stop()
-		return regen(ctx, o, specs, *out, stdout)
+		return regen(ctx, o, specs, out, stdout)
 	})
+}
+
+// outDirs are where regen writes: the ACP specs' recordings, the
+// headless specs'.
+type outDirs struct{ acp, headless string }
+
+// of is the directory of spec's recording.
+func (d outDirs) of(s oracle.Spec) string {
+	if s.Headless {
+		return filepath.Join(d.headless, s.Name)
+	}
+	return filepath.Join(d.acp, s.Name)
 }
 
 // selectSpecs keeps the named specs (all when none is named).
@@ -195,11 +219,16 @@ func selectSpecs(specs []oracle.Spec, names []string) ([]oracle.Spec, error) {
 	return out, nil
 }
 
-// regen records each spec; an unstable one is reported, not written.
-func regen(ctx context.Context, o *oracle.Oracle, specs []oracle.Spec, out string, stdout io.Writer) error {
+// regen records each spec (a headless one through upstream's headless
+// front end); an unstable one is reported, not written.
+func regen(ctx context.Context, o *oracle.Oracle, specs []oracle.Spec, out outDirs, stdout io.Writer) error {
 	unstable := 0
 	for _, s := range specs {
-		rec, err := o.Record(ctx, s.Name, s.Script, oracle.Options{Settings: s.Settings})
+		record := o.Record
+		if s.Headless {
+			record = o.RecordHeadless
+		}
+		rec, err := record(ctx, s.Name, s.Script, oracle.Options{Settings: s.Settings})
 		if err != nil {
 			return fmt.Errorf("%s: %w", s.Name, err)
 		}
@@ -208,12 +237,10 @@ func regen(ctx context.Context, o *oracle.Oracle, specs []oracle.Spec, out strin
 			fmt.Fprintf(stdout, "%-32s NOT KEPT: upstream's replay of its own recording: %s\n", s.Name, rec.Check.Verdict())
 			continue
 		}
-		var in recording.Input
-		if in, err = inputOf(rec); err != nil {
+		if rec.Files[oracle.NotesFile], err = notesOf(s, rec); err != nil {
 			return err
 		}
-		rec.Files[oracle.NotesFile] = s.Notes().Markdown(in)
-		dir := filepath.Join(out, s.Name)
+		dir := out.of(s)
 		if err := os.RemoveAll(dir); err != nil {
 			return err
 		}
@@ -228,19 +255,38 @@ func regen(ctx context.Context, o *oracle.Oracle, specs []oracle.Spec, out strin
 	return nil
 }
 
+// notesOf is the NOTES.md of spec's recording rec.
+func notesOf(s oracle.Spec, rec *oracle.Recorded) ([]byte, error) {
+	if s.Headless {
+		return s.Notes().HeadlessMarkdown(), nil
+	}
+	in, err := inputOf(rec)
+	if err != nil {
+		return nil, err
+	}
+	return s.Notes().Markdown(in), nil
+}
+
 // rewriteNotes writes the NOTES.md of each spec's recording in out (a spec
 // without a recording, one upstream does not reproduce, is skipped).
-func rewriteNotes(specs []oracle.Spec, out string, stdout io.Writer) error {
+func rewriteNotes(specs []oracle.Spec, out outDirs, stdout io.Writer) error {
 	for _, s := range specs {
-		dir := filepath.Join(out, s.Name)
+		dir := out.of(s)
+		notes := s.Notes().HeadlessMarkdown()
 		in, err := oracle.ReadInput(dir)
-		if errors.Is(err, fs.ErrNotExist) {
+		switch {
+		case s.Headless:
+			if _, err := os.Stat(dir); err != nil {
+				continue
+			}
+		case errors.Is(err, fs.ErrNotExist):
 			continue
-		}
-		if err != nil {
+		case err != nil:
 			return err
+		default:
+			notes = s.Notes().Markdown(in)
 		}
-		if err := os.WriteFile(filepath.Join(dir, oracle.NotesFile), s.Notes().Markdown(in), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, oracle.NotesFile), notes, 0o644); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "%-32s NOTES.md\n", s.Name)

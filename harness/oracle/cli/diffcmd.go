@@ -40,7 +40,7 @@ func diffMain(args []string, stdout, stderr io.Writer) int {
 	fs.Uint64Var(&o.seed, "seed", 1, "the generator's seed: the same seed and case numbers make the same scripts")
 	fs.IntVar(&o.start, "start", 0, "the first case number (a long campaign runs in slices: -start 0 -n 100, -start 100 -n 100, ...)")
 	fs.IntVar(&o.parallel, "parallel", 2, "cases checked at once")
-	fs.BoolVar(&o.keep, "keep", false, "write each minimal case into the tree: "+diff.RecordingsDir+"/<name> with NOTES.md, "+diff.GenDir+"/specs/<name>.json and its settings.tsv row (run from the repository root)")
+	fs.BoolVar(&o.keep, "keep", false, "write each minimal case into the tree: "+diff.RecordingsDir+"/<name> (a headless case: "+diff.HeadlessRecordingsDir+"/<name>) with NOTES.md, "+diff.GenDir+"/specs/<name>.json and its settings.tsv row (headless.tsv) (run from the repository root)")
 	fs.StringVar(&o.dump, "o", "", "write every case that does not match (its script, upstream's recording and check, our first difference) to `DIR`/<name>; DIR is made if missing")
 	fs.StringVar(&o.profile, "profile", "", "run only the cases of this `profile` among the N ("+strings.Join(diff.Profiles(), ", ")+"), or the N cases of profile "+diff.HeadlessProfile+": scripts run through upstream's headless front end (the product CLI's headless profile)")
 	fs.BoolVar(&o.departures, "departures", false, "treat cases that show a named departure as findings (shrink and, with -keep, keep them: a departure's test is its kept recording)")
@@ -55,9 +55,6 @@ func diffMain(args []string, stdout, stderr io.Writer) int {
 			if err := cmd.CheckOutDir(o.dump, false); err != nil {
 				return cmdline.Usage("-o %s: %v", o.dump, err)
 			}
-		}
-		if o.keep && o.profile == diff.HeadlessProfile {
-			return cmdline.Usage("-keep with -profile %s: a headless case is not kept in the tree yet (-o DIR writes its recording for a look)", diff.HeadlessProfile)
 		}
 		if o.keep {
 			if _, err := os.Stat("go.mod"); err != nil {

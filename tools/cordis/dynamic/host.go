@@ -3,12 +3,14 @@ package dynamic
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/sandbox"
 	"github.com/dshsim/dshsim/sandbox/spawn"
+	"github.com/dshsim/dshsim/tools/code"
 	"github.com/dshsim/dshsim/tools/code/noderuntime"
 	"github.com/dshsim/dshsim/tools/cordis"
 	"github.com/dshsim/dshsim/tools/toolreg"
@@ -17,29 +19,46 @@ import (
 // Host keeps the session's dynamic packages and registers the tools of
 // the running ones: it wraps the bodies of cordis_define, cordis_run,
 // cordis_stop and cordis_undefine (whatever answers them: a served body
-// here) and acts on their successful results.
+// here) and acts on their successful results, one at a time.
 type Host struct {
 	// Runner evaluates the host code.
 	Runner Runner
 	// Register registers a tool for every agent, returning its
 	// unregistration.
 	Register func(pipeline.Tool) (func(), error)
+	// Taken lists the names a dynamic tool may not take, whatever their
+	// case ([CheckName]): every tool its composition constructed (those it
+	// left out too) and the names it trusts or registers later; run_code
+	// (upstream's reserved name) and the running dynamic tools are taken
+	// always.
+	Taken func() []string
 
-	mu       sync.Mutex
-	packages map[string]string   // pluginId/packageId: the host half's code
-	running  map[string][]func() // pluginId: the unregistrations of its tools
+	lifecycle sync.Mutex // held by each lifecycle call's action, so that two runs never interleave
+	mu        sync.Mutex
+	packages  map[pkg]string            // the host half's code of each defined package
+	running   map[string][]registration // pluginId: its tools
 }
+
+// registration is a running dynamic tool: its name and its
+// unregistration.
+type registration struct {
+	name string
+	undo func()
+}
+
+// pkg is a package's ids, kept apart (a "/" in either names nothing else).
+type pkg struct{ plugin, id string }
 
 // New is the host of a stack's dynamic packages: their tools run in a
 // Node runtime of cfg (node not usable: every evaluation fails,
 // [ErrNoRuntime]), confined by confiner under policy's mode for the call,
-// and register through register.
-func New(cfg noderuntime.Config, policy func(*pipeline.Call) (sandbox.Policy, error), confiner spawn.Confiner, register func(pipeline.Tool) (func(), error)) *Host {
+// and register through register under a name none of taken's.
+func New(cfg noderuntime.Config, policy func(*pipeline.Call) (sandbox.Policy, error), confiner spawn.Confiner, register func(pipeline.Tool) (func(), error), taken func() []string) *Host {
 	r := Runner{Policy: policy, Confiner: confiner}
 	if rt, err := noderuntime.New(cfg); err == nil {
 		r.Runtime = rt
 	}
-	return &Host{Runner: r, Register: register}
+	return &Host{Runner: r, Register: register, Taken: taken}
 }
 
 // meta is the ids a lifecycle result's meta holds.
@@ -70,8 +89,10 @@ func (h *Host) Wrap(t toolreg.Tool) toolreg.Tool {
 		after = h.defined
 	case cordis.RunName:
 		after = h.run
-	case cordis.StopName, cordis.UndefineName:
+	case cordis.StopName:
 		after = func(_ context.Context, _ *pipeline.Call, m meta) error { h.stop(m.PluginID); return nil }
+	case cordis.UndefineName:
+		after = func(_ context.Context, _ *pipeline.Call, m meta) error { h.undefine(m.PluginID); return nil }
 	default:
 		return t
 	}
@@ -85,7 +106,10 @@ func (h *Host) Wrap(t toolreg.Tool) toolreg.Tool {
 		if m.PluginID == "" {
 			return pipeline.Output{}, fmt.Errorf("%s: neither the result nor the arguments name a pluginId", t.Name())
 		}
-		if err := after(ctx, call, m); err != nil {
+		h.lifecycle.Lock()
+		err = after(ctx, call, m)
+		h.lifecycle.Unlock()
+		if err != nil {
 			return pipeline.Output{}, fmt.Errorf("%s: %s/%s: %w", t.Name(), m.PluginID, m.PackageID, err)
 		}
 		return out, nil
@@ -93,7 +117,8 @@ func (h *Host) Wrap(t toolreg.Tool) toolreg.Tool {
 	return t
 }
 
-// defined keeps the defined package's host half.
+// defined keeps the defined package's host half (at most
+// [MaxCodeBytes], and [MaxPackages] kept).
 func (h *Host) defined(_ context.Context, call *pipeline.Call, m meta) error {
 	var args struct {
 		Code struct {
@@ -106,24 +131,32 @@ func (h *Host) defined(_ context.Context, call *pipeline.Call, m meta) error {
 	if m.PackageID == "" {
 		return fmt.Errorf("the result names no packageId")
 	}
+	if err := CheckCode(args.Code.Host); err != nil {
+		return err
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.packages == nil {
-		h.packages = map[string]string{}
+		h.packages = map[pkg]string{}
 	}
-	h.packages[m.PluginID+"/"+m.PackageID] = args.Code.Host
+	k := pkg{m.PluginID, m.PackageID}
+	_, kept := h.packages[k]
+	if err := CheckPackages(len(h.packages), !kept); err != nil {
+		return err
+	}
+	h.packages[k] = args.Code.Host
 	return nil
 }
 
 // run registers the tools of the package now running, replacing those of
 // the plugin's earlier run: all of them or, when one definition fails its
-// check or its registration, none (the call fails). A package this session
-// did not define through cordis_define (a served cordis_run whose package
-// the recording defined elsewhere) has no host code here: the body's
-// result stands and nothing registers.
+// check or its registration, none (the call fails, and the earlier run's
+// are gone). A package this session did not define through cordis_define
+// (a served cordis_run whose package the recording defined elsewhere) has
+// no host code here: the body's result stands and nothing registers.
 func (h *Host) run(ctx context.Context, call *pipeline.Call, m meta) error {
 	h.mu.Lock()
-	code, ok := h.packages[m.PluginID+"/"+m.PackageID]
+	code, ok := h.packages[pkg{m.PluginID, m.PackageID}]
 	h.mu.Unlock()
 	h.stop(m.PluginID)
 	if !ok || code == "" {
@@ -133,33 +166,78 @@ func (h *Host) run(ctx context.Context, call *pipeline.Call, m meta) error {
 	if err != nil {
 		return err
 	}
-	var undo []func()
+	if err := h.admit(tools); err != nil {
+		return err
+	}
+	var regs []registration
 	for _, t := range tools {
 		u, err := h.Register(t)
 		if err != nil {
-			for _, f := range undo {
-				f()
-			}
+			unregister(regs)
 			return fmt.Errorf("register %s: %w", t.Name, err)
 		}
-		undo = append(undo, u)
+		regs = append(regs, registration{t.Name, u})
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.running == nil {
-		h.running = map[string][]func(){}
+		h.running = map[string][]registration{}
 	}
-	h.running[m.PluginID] = undo
+	h.running[m.PluginID] = regs
+	return nil
+}
+
+func unregister(regs []registration) {
+	for _, r := range regs {
+		r.undo()
+	}
+}
+
+// admit checks that tools may join the running ones: their count
+// ([CheckCounts]) and their names ([CheckName]).
+func (h *Host) admit(tools []pipeline.Tool) error {
+	if h.Register == nil {
+		return errors.New("no registry to register dynamic tools in")
+	}
+	taken := []string{code.Name}
+	h.mu.Lock()
+	for _, regs := range h.running {
+		for _, r := range regs {
+			taken = append(taken, r.name)
+		}
+	}
+	h.mu.Unlock()
+	if err := CheckCounts(len(tools), len(taken)-1); err != nil {
+		return err
+	}
+	if h.Taken != nil {
+		taken = append(taken, h.Taken()...)
+	}
+	for i, t := range tools {
+		if err := CheckName(t.Name, taken); err != nil {
+			return fmt.Errorf("registration %d: %w", i+1, err)
+		}
+	}
 	return nil
 }
 
 // stop unregisters the plugin's tools.
 func (h *Host) stop(plugin string) {
 	h.mu.Lock()
-	undo := h.running[plugin]
+	regs := h.running[plugin]
 	delete(h.running, plugin)
 	h.mu.Unlock()
-	for _, f := range undo {
-		f()
+	unregister(regs)
+}
+
+// undefine stops the plugin and forgets its packages.
+func (h *Host) undefine(plugin string) {
+	h.stop(plugin)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for k := range h.packages {
+		if k.plugin == plugin {
+			delete(h.packages, k)
+		}
 	}
 }
