@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"slices"
 	"time"
 
 	"github.com/dshsim/dshsim/attachment"
@@ -107,7 +106,7 @@ func (s *Stack) imageConfig() (*fs.ImageConfig, error) {
 		return nil, fmt.Errorf("attachment store: %w", err)
 	}
 	s.attachments = store
-	model, capable := ic.Model, slices.Contains(ic.ImageModels, ic.Model)
+	model, capable := ic.Model, ic.Capable()
 	return &fs.ImageConfig{Store: store, Route: func(*pipeline.Call) (fs.Route, bool) {
 		return fs.Route{Model: model, Image: capable}, model != ""
 	}}, nil
@@ -118,19 +117,11 @@ func (s *Stack) Attachments() *attachment.Store { return s.attachments }
 
 // ImageInput reports whether the session's model declares image input
 // (inline image prompts are advertised only then, and only with a store).
-func (s *Stack) ImageInput() bool {
-	ic := s.cfg.Images
-	return ic != nil && ic.Model != "" && slices.Contains(ic.ImageModels, ic.Model)
-}
+func (s *Stack) ImageInput() bool { return s.cfg.Images.Capable() }
 
 // ImageModel is the model route read_image and inline image prompts check
 // ("" when images are off or the route is unknown).
-func (s *Stack) ImageModel() string {
-	if s.cfg.Images == nil {
-		return ""
-	}
-	return s.cfg.Images.Model
-}
+func (s *Stack) ImageModel() string { return s.cfg.Images.Route() }
 
 // CatalogMessage is the skill catalog's user message.
 type CatalogMessage = skill.Message

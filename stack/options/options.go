@@ -1,6 +1,7 @@
 package options
 
 import (
+	"slices"
 	"time"
 
 	"github.com/dshsim/dshsim/attachment"
@@ -100,6 +101,21 @@ type Images struct {
 	// ImageModels the catalog's models that declare image input.
 	Model       string
 	ImageModels []string
+}
+
+// Capable reports whether the session's model declares image input (false
+// on a nil Images: images are off).
+func (c *Images) Capable() bool {
+	return c != nil && c.Model != "" && slices.Contains(c.ImageModels, c.Model)
+}
+
+// Route is the model route read_image and inline image prompts check (""
+// on a nil Images, or when the route is unknown).
+func (c *Images) Route() string {
+	if c == nil {
+		return ""
+	}
+	return c.Model
 }
 
 // Skills locates the skills (DSH_HOME, DSH_AGENTS_HOME).
