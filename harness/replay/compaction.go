@@ -26,7 +26,7 @@ func (d *driver) compactionEngine() *compaction.Engine {
 	d.calls.compactionMade = true
 	if cfg := d.rec.CompactionConfig(); cfg != nil {
 		if p, err := compaction.Resolve(*cfg); err == nil { // the loader validated it
-			d.calls.compaction = compaction.NewEngine(p)
+			d.calls.compaction = compaction.NewEngine(p).WithRoute(d.recordedRoute)
 		}
 	}
 	return d.calls.compaction
@@ -43,6 +43,7 @@ func (d *driver) recoverOverflow(ctx context.Context, turn, step int, failure *s
 	if e == nil || failure == nil {
 		return false
 	}
+	d.calls.at = [2]int{turn, step}
 	retry, _ = e.Overflow(ctx, d.log, failure.Code, d.summarize(turn, step))
 	return retry
 }
