@@ -78,6 +78,11 @@ type Measurement struct {
 	// Baseline is "none", "estimated" or "usage".
 	Baseline string
 	Nodes    []Node
+	// Unknown names an input a caller's meter could not read exactly
+	// ("": none, the total is exact); TotalTokens is then the least the
+	// request can be priced and Upper the most.
+	Unknown string
+	Upper   int
 }
 
 // anchor is the last assistant message's pressure sample.

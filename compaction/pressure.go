@@ -49,14 +49,8 @@ func (e *Engine) Pressure(ctx context.Context, log Log, in Inputs, summarize Sum
 		return nil, nil, nil
 	}
 	pol := e.policy.For(route)
-	measure := in.Measure
-	if measure == nil {
-		measure = measureLog
-	}
-	m, err := measure(log)
-	if err != nil {
-		return nil, nil, &InputError{err}
-	}
+	// upstream measures first; the measure is pure, and is taken only
+	// once the check needs it (a model with no window needs none)
 	window, has, err := in.Window(route)
 	if err != nil {
 		return nil, nil, &InputError{err}
@@ -71,18 +65,38 @@ func (e *Engine) Pressure(ctx context.Context, log Log, in Inputs, summarize Sum
 	if werr != nil {
 		return nil, werr, nil
 	}
-	if m.TotalTokens < spec.ThresholdTokens {
-		return nil, nil, nil
+	measure := in.Measure
+	if measure == nil {
+		measure = measureLog
+	}
+	above, err := measureAbove(log, measure, spec.ThresholdTokens)
+	if err != nil || !above {
+		return nil, nil, err
 	}
 	if e.pruner != nil {
 		if err := e.prune(log); err != nil {
 			return nil, err, nil
 		}
-		if m, err = measure(log); err != nil {
-			return nil, nil, &InputError{err}
-		}
 	}
-	return e.compactUnder(ctx, log, spec, pol, m, measure, pol.summarizer(conversation, summarize))
+	return e.compactUnder(ctx, log, spec, pol, measure, pol.summarizer(conversation, summarize))
+}
+
+// measureAbove measures log and says whether its next request is priced
+// at least threshold; a bounded measure whose bounds straddle the
+// threshold is an [InputError] naming the input it could not read.
+func measureAbove(log Log, measure func(Log) (Measurement, error), threshold int) (bool, error) {
+	m, err := measure(log)
+	if err != nil {
+		return false, &InputError{err}
+	}
+	switch {
+	case m.TotalTokens >= threshold:
+		return true, nil
+	case m.Unknown == "" || m.Upper < threshold:
+		return false, nil
+	}
+	return false, &InputError{fmt.Errorf("%s: the next request is priced between %d and %d tokens, across the threshold %d, so whether upstream compacted cannot be known",
+		m.Unknown, m.TotalTokens, m.Upper, threshold)}
 }
 
 // measureLog is [Measure] over a log's events.
@@ -94,11 +108,12 @@ func measureLog(log Log) (Measurement, error) {
 	return Measure(events)
 }
 
-// compactUnder compacts until m falls below the spec's threshold, at most
-// compactionRetries+1 times.
-func (e *Engine) compactUnder(ctx context.Context, log Log, spec Spec, pol Policy, m Measurement, measure func(Log) (Measurement, error), summarize Summarize) (res *Result, warn, err error) {
-	if m.TotalTokens < spec.ThresholdTokens {
-		return nil, nil, nil
+// compactUnder compacts while the log's measure is at least the spec's
+// threshold, at most compactionRetries+1 times.
+func (e *Engine) compactUnder(ctx context.Context, log Log, spec Spec, pol Policy, measure func(Log) (Measurement, error), summarize Summarize) (res *Result, warn, err error) {
+	above, err := measureAbove(log, measure, spec.ThresholdTokens)
+	if err != nil || !above {
+		return nil, nil, err
 	}
 	for attempt := 0; attempt <= pol.CompactionRetries; attempt++ {
 		region, ok, serr := e.selectNow(log, spec.RetainTokens)
@@ -116,12 +131,13 @@ func (e *Engine) compactUnder(ctx context.Context, log Log, spec Spec, pol Polic
 			return res, cerr, nil
 		}
 		res = r
-		if m, err = measure(log); err != nil {
-			return res, nil, &InputError{err}
+		if above, err = measureAbove(log, measure, spec.ThresholdTokens); err != nil || !above {
+			return res, nil, err
 		}
-		if m.TotalTokens < spec.ThresholdTokens {
-			return res, nil, nil
-		}
+	}
+	m, err := measure(log)
+	if err != nil {
+		return res, nil, &InputError{err}
 	}
 	return res, fmt.Errorf("compaction still above threshold after %d compaction attempts (%d estimated tokens >= threshold %d)",
 		pol.CompactionRetries+1, m.TotalTokens, spec.ThresholdTokens), nil

@@ -165,3 +165,63 @@ func TestPressurePrunesFirst(t *testing.T) {
 		t.Errorf("%d prunes, want 1", count(t, l, KindPrune))
 	}
 }
+
+// TestPressureBoundedMeasure: a caller's meter that cannot price an input
+// exactly gives the least and the most the request can cost; the check
+// compacts when the least reaches the threshold, leaves it when the most
+// stays below, and otherwise fails naming the input rather than guess. A
+// model with no context window needs no measure: a meter that would fail
+// is never asked.
+func TestPressureBoundedMeasure(t *testing.T) {
+	ok := Summary{Summary: []json.RawMessage{summaryText}, RawOutput: []json.RawMessage{summaryText}}
+	bounded := func(lo, hi int) func(Log) (Measurement, error) {
+		return func(l Log) (Measurement, error) {
+			m, err := measureLog(l)
+			if err != nil {
+				return m, err
+			}
+			// the compacted log (priced below) is priced exactly
+			if m.TotalTokens < 295 {
+				return m, nil
+			}
+			m.TotalTokens, m.Upper, m.Unknown = lo, hi, "the envelope"
+			return m, nil
+		}
+	}
+	failing := func(Log) (Measurement, error) { return Measurement{}, errors.New("meter failed") }
+	for _, tc := range []struct {
+		name        string
+		measure     func(Log) (Measurement, error)
+		window      int
+		has         bool
+		compactions int
+		warn, err   string
+	}{
+		{"the least at the threshold", bounded(300, 400), 300, true, 1, "", ""},
+		{"the most one below the threshold", bounded(200, 299), 300, true, 0, "", ""},
+		{"the most at the threshold", bounded(200, 300), 300, true, 0, "",
+			"the envelope: the next request is priced between 200 and 300 tokens, across the threshold 300, so whether upstream compacted cannot be known"},
+		{"no window: the meter is not asked", failing, 0, false, 0, "no context capacity", ""},
+		{"a window: the meter's failure is the caller's", failing, 300, true, 0, "", "meter failed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := pressureLog(t)
+			p, err := Resolve(Config{ThresholdRatio: f(1), RetainTokens: n(20)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			calls := 0
+			in := Inputs{Measure: tc.measure, Window: func(Target) (int, bool, error) { return tc.window, tc.has, nil }}
+			_, warn, err := NewEngine(p).Pressure(context.Background(), l, in, summarizer(&calls, ok, nil))
+			if got := count(t, l, session.KindCompactionEnd); got != tc.compactions {
+				t.Errorf("%d compactions, want %d", got, tc.compactions)
+			}
+			if (tc.warn == "") != (warn == nil) || (warn != nil && !strings.Contains(warn.Error(), tc.warn)) {
+				t.Errorf("warning %v, want %q", warn, tc.warn)
+			}
+			if (tc.err == "") != (err == nil) || (err != nil && (!IsInputError(err) || err.Error() != tc.err)) {
+				t.Errorf("error %v, want the InputError %q", err, tc.err)
+			}
+		})
+	}
+}
