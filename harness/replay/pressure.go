@@ -4,7 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
+	"path/filepath"
 	"regexp"
+	"sort"
+	"strings"
 
 	"github.com/dshsim/dshsim/compaction"
 	"github.com/dshsim/dshsim/harness/replay/recording"
@@ -25,7 +29,8 @@ func (d *driver) pressureCompaction(ctx context.Context, ps *preStepInfo, next f
 		return next()
 	}
 	d.calls.at = [2]int{ps.turn, ps.step}
-	rp := recordedPressure{rec: d.rec, turn: ps.turn, step: ps.step}
+	rp := d.recordedPressure(ps.turn, ps.step)
+	rp.ws = spellings(d.ws)
 	if _, _, err := e.Pressure(ctx, d.log, rp.inputs(), d.summarize(ps.turn, ps.step)); err != nil {
 		return stepDecision{}, fmt.Errorf("pressure compaction before turn %d step %d: %w", ps.turn, ps.step, err)
 	}
@@ -36,7 +41,7 @@ func (d *driver) pressureCompaction(ctx context.Context, ps *preStepInfo, next f
 // recorded request header in force at the driver's current step (the
 // replay's own header names its constructed model), else the log's own.
 func (d *driver) recordedRoute(events []session.Event) (compaction.Target, bool) {
-	rp := recordedPressure{rec: d.rec, turn: d.calls.at[0], step: d.calls.at[1]}
+	rp := d.recordedPressure(d.calls.at[0], d.calls.at[1])
 	if h, ok := rp.headerBefore(rp.point()); ok {
 		if t, ok := routeOf(h); ok {
 			return t, true
@@ -45,13 +50,58 @@ func (d *driver) recordedRoute(events []session.Event) (compaction.Target, bool)
 	return compaction.RoutedTarget(events)
 }
 
+// recordedLog is the recorded log an agent's pressure check reads: the
+// session's, or the recorded child its child is bound to.
+type recordedLog struct {
+	file   string
+	events []recording.Event
+}
+
+// recordedPressure is the pressure check's reader at the pre-step of
+// (turn, step): a child's reads its bound recorded log (bound to none:
+// no events, and the file names the child).
+func (d *driver) recordedPressure(turn, step int) recordedPressure {
+	rl := recordedLog{d.rec.LogFile, d.rec.Events}
+	if d.recorded != nil {
+		var ok bool
+		if rl, ok = d.recorded(); !ok {
+			rl = recordedLog{file: d.label + " (bound to no recorded log)"}
+		}
+	}
+	return recordedPressure{recordedLog: rl, cwd: d.rec.Settings.UpstreamCwd, turn: turn, step: step}
+}
+
 // recordedPressure reads a pressure check's inputs at the pre-step of
-// (turn, step) from the recording: the request envelopes upstream priced
+// (turn, step) from a recorded log: the request envelopes upstream priced
 // (its request/header events) and the routed model's context window (its
 // request/context events).
 type recordedPressure struct {
-	rec        *recording.Recording
+	recordedLog
+	// cwd is the setting upstreamCwd ("": unknown).
+	cwd        string
 	turn, step int
+	// ws are the spellings of the replay's workspace path, which a
+	// message of the replay's log holds where upstream's held its own.
+	ws []string
+}
+
+// spellings are a path and its symlink-resolved spelling (longest first).
+func spellings(ws string) []string {
+	if ws == "" {
+		return nil
+	}
+	out := []string{ws}
+	if real, err := filepath.EvalSymlinks(ws); err == nil && real != ws {
+		out = append(out, real)
+	}
+	sort.Slice(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
+	return out
+}
+
+// jsonText is s as it stands inside a JSON string.
+func jsonText(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b[1 : len(b)-1])
 }
 
 func (rp recordedPressure) inputs() compaction.Inputs {
@@ -61,7 +111,7 @@ func (rp recordedPressure) inputs() compaction.Inputs {
 // index is the index in the recording of the first event of kind for
 // (turn, step) (-1: none).
 func (rp recordedPressure) index(kind string, turn, step int) int {
-	for i, e := range rp.rec.Events {
+	for i, e := range rp.events {
 		if e.Type != kind {
 			continue
 		}
@@ -82,13 +132,13 @@ func (rp recordedPressure) point() int {
 	if i := rp.index(session.KindTurnEnd, rp.turn, 0); i >= 0 {
 		return i
 	}
-	return len(rp.rec.Events)
+	return len(rp.events)
 }
 
 // headerBefore is the recording's last request/header before index limit.
 func (rp recordedPressure) headerBefore(limit int) (recording.Event, bool) {
-	for i := min(limit, len(rp.rec.Events)) - 1; i >= 0; i-- {
-		if e := rp.rec.Events[i]; e.Type == session.KindRequestHeader {
+	for i := min(limit, len(rp.events)) - 1; i >= 0; i-- {
+		if e := rp.events[i]; e.Type == session.KindRequestHeader {
 			return e, true
 		}
 	}
@@ -105,27 +155,54 @@ func routeOf(h recording.Event) (compaction.Target, bool) {
 func (rp recordedPressure) stepHeader(turn, step int) (recording.Event, bool) {
 	limit := rp.index(session.KindStepEnd, turn, step)
 	if limit < 0 {
-		limit = recordedPressure{rec: rp.rec, turn: turn, step: step}.point()
+		limit = recordedPressure{recordedLog: rp.recordedLog, turn: turn, step: step}.point()
 	}
 	return rp.headerBefore(limit)
 }
 
-// measure prices the log's next request as upstream's meter did: the
-// log's own request headers (which name the replay's model and no system
-// prompt) give way to the recorded header of each step, placed after its
-// step/start. A recorded header scrubbed to a placeholder cannot be
-// priced: an error naming its line.
+// maxPath is the longest path Linux resolves (PATH_MAX less its NUL), in
+// bytes; each byte is priced at most 6 UTF-16 units (a JSON \u escape).
+const maxPath = 4095
+
+// measure prices the log's next request as upstream's meter did (see
+// measureAs). The path upstream ran in is upstreamCwd; without it, the
+// request is priced with the shortest path ("/") and the longest
+// (maxPath bytes each priced as an escape), and the measure is exact only
+// when both agree. A recorded header scrubbed to a placeholder leaves the
+// envelope unbounded: the surface alone is the least.
 func (rp recordedPressure) measure(log compaction.Log) (compaction.Measurement, error) {
+	if c := rp.cwd; c != "" {
+		return rp.measureAs(log, c)
+	}
+	lo, err := rp.measureAs(log, "/")
+	if err != nil || lo.Unknown != "" {
+		return lo, err
+	}
+	hi, err := rp.measureAs(log, strings.Repeat("x", 6*maxPath))
+	if err != nil || hi.Unknown != "" || hi.TotalTokens == lo.TotalTokens {
+		return lo, err
+	}
+	lo.Unknown, lo.Upper = "the workspace path upstream ran in (written {{cwd}}; the setting upstreamCwd states it)", hi.TotalTokens
+	return lo, nil
+}
+
+// measureAs prices the log's next request with cwd as upstream's
+// workspace path: the log's own request headers (which name the replay's
+// model and no system prompt) give way to the recorded header of each
+// step, placed after its step/start, its {{cwd}} written cwd; the replay's
+// workspace path in a message of its log is written cwd too.
+func (rp recordedPressure) measureAs(log compaction.Log, cwd string) (compaction.Measurement, error) {
 	events, err := log.Events()
 	if err != nil {
 		return compaction.Measurement{}, err
 	}
 	var out []session.Event
+	scrubbed := ""
 	for _, e := range events {
 		if e.Type == session.KindRequestHeader {
 			continue
 		}
-		out = append(out, e)
+		out = append(out, rp.upstreamText(e, cwd))
 		var s session.Step
 		if e.Type != session.KindStepStart || json.Unmarshal(e.Data, &s) != nil {
 			continue
@@ -134,50 +211,70 @@ func (rp recordedPressure) measure(log compaction.Log) (compaction.Measurement, 
 		if !ok {
 			continue
 		}
-		if err := rp.priceable(h); err != nil {
-			return compaction.Measurement{}, err
+		data := json.RawMessage(strings.ReplaceAll(string(h.Data), "{{cwd}}", jsonText(cwd)))
+		if scrubbed == "" {
+			if scrubbed, err = rp.scrubbed(h, data); err != nil {
+				return compaction.Measurement{}, err
+			}
 		}
-		out = append(out, session.Event{Type: h.Type, Seq: e.Seq, Data: h.Data})
+		out = append(out, session.Event{Type: h.Type, Seq: e.Seq, Data: data})
 	}
-	return compaction.Measure(out)
+	m, err := compaction.Measure(out)
+	if err != nil || scrubbed == "" {
+		return m, err
+	}
+	m.TotalTokens, m.Unknown, m.Upper = m.SurfaceTokens, scrubbed, math.MaxInt
+	return m, nil
 }
 
 // normalised matches a token a recording's normaliser writes in place of
-// a value ({{system}}, {{tools}}, {{cwd}}, {{sessionId}},
-// {{spillLocator:name}}, ...): text whose length upstream priced is gone.
+// a value ({{system}}, {{tools}}, {{sessionId}}, {{spillLocator:name}},
+// ...): text whose length upstream priced is gone.
 var normalised = regexp.MustCompile(`\{\{[A-Za-z][\w-]*(:[^{}]*)?\}\}`)
 
-// priceable refuses a recorded header whose system prompt or tool schemas
-// hold a normaliser's token (scrubbed to {{system}} or {{tools}}, or a
-// path written {{cwd}}): the price upstream computed is not the recorded
-// text's.
-func (rp recordedPressure) priceable(h recording.Event) error {
+// scrubbed names a recorded header's system prompt or tool schemas that
+// hold a normaliser's token (scrubbed to {{system}} or {{tools}}): the
+// price upstream computed is not the recorded text's ("": none).
+func (rp recordedPressure) scrubbed(h recording.Event, data json.RawMessage) (string, error) {
 	var d struct {
 		Header struct {
 			System json.RawMessage `json:"system"`
 			Tools  json.RawMessage `json:"tools"`
 		} `json:"header"`
 	}
-	if err := json.Unmarshal(h.Data, &d); err != nil {
-		return fmt.Errorf("%s line %d: request/header: %w", rp.rec.LogFile, h.Line, err)
+	if err := json.Unmarshal(data, &d); err != nil {
+		return "", fmt.Errorf("%s line %d: request/header: %w", rp.file, h.Line, err)
 	}
 	for _, f := range []struct {
 		name string
 		raw  json.RawMessage
 	}{{"system", d.Header.System}, {"tools", d.Header.Tools}} {
 		if tok := normalised.Find(f.raw); tok != nil {
-			return fmt.Errorf("%s line %d: request/header's %s holds the normalised token %s: the pressure check prices the request's %s as upstream sent it, which the replay cannot know",
-				rp.rec.LogFile, h.Line, f.name, tok, f.name)
+			return fmt.Sprintf("%s line %d: request/header's %s, which the recording holds as the normalised token %s", rp.file, h.Line, f.name, tok), nil
 		}
 	}
-	return nil
+	return "", nil
+}
+
+// upstreamText is an event of the replay's log as upstream's held it:
+// the replay's workspace path in a surface event's text is written cwd.
+func (rp recordedPressure) upstreamText(e session.Event, cwd string) session.Event {
+	if len(e.SurfaceOp) == 0 {
+		return e
+	}
+	text := string(e.Data)
+	for _, ws := range rp.ws {
+		text = strings.ReplaceAll(text, jsonText(ws), jsonText(cwd))
+	}
+	e.Data = json.RawMessage(text)
+	return e
 }
 
 // window is the recorded context window of route: its last request/context
 // before the pre-step point (none logged: an error naming the route).
 func (rp recordedPressure) window(route compaction.Target) (int, bool, error) {
-	for i := min(rp.point(), len(rp.rec.Events)) - 1; i >= 0; i-- {
-		e := rp.rec.Events[i]
+	for i := min(rp.point(), len(rp.events)) - 1; i >= 0; i-- {
+		e := rp.events[i]
 		if e.Type != session.KindRequestContext {
 			continue
 		}
@@ -186,7 +283,7 @@ func (rp recordedPressure) window(route compaction.Target) (int, bool, error) {
 			ContextWindow   *int `json:"contextWindow"`
 		}
 		if err := json.Unmarshal(e.Data, &c); err != nil {
-			return 0, false, fmt.Errorf("%s line %d: request/context: %w", rp.rec.LogFile, e.Line, err)
+			return 0, false, fmt.Errorf("%s line %d: request/context: %w", rp.file, e.Line, err)
 		}
 		if c.Provider != route.Provider || c.Model != route.Model {
 			continue
@@ -197,5 +294,5 @@ func (rp recordedPressure) window(route compaction.Target) (int, bool, error) {
 		return *c.ContextWindow, true, nil
 	}
 	return 0, false, fmt.Errorf("%s: no request/context for %s/%s before turn %d step %d: the context window the pressure check scales to is unknown",
-		rp.rec.LogFile, route.Provider, route.Model, rp.turn, rp.step)
+		rp.file, route.Provider, route.Model, rp.turn, rp.step)
 }
