@@ -14,7 +14,7 @@ import (
 const PruneMarker = "\n\n[... tool result middle pruned ...]\n\n"
 
 // KindPrune is the shadow-price event before a pruned tool result.
-const KindPrune = "compaction/prune"
+const KindPrune = session.KindCompactionPrune
 
 // PruneConfig is upstream's ToolResultPruneConfig; an absent field keeps
 // the default (8192, 4096, 1024).

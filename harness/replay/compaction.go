@@ -28,6 +28,11 @@ func (d *driver) compactionEngine() *compaction.Engine {
 		if p, err := compaction.Resolve(*cfg); err == nil { // the loader validated it
 			d.calls.compaction = compaction.NewEngine(p).WithRoute(d.recordedRoute)
 		}
+		if pc := d.rec.Settings.ToolResultPruner; pc != nil && d.calls.compaction != nil {
+			if pr, err := compaction.ResolvePruner(*pc); err == nil { // the loader validated it
+				d.calls.compaction.WithPruner(pr)
+			}
+		}
 	}
 	return d.calls.compaction
 }

@@ -29,12 +29,21 @@ const headlessOracleDir = "testdata/replay/headless-oracle"
 //     request is priced at least the context window (thresholdRatio 1), so
 //     upstream compacts with no failed call; ours must too (with no
 //     pressure check, the compaction/* events and the checkpoint are
-//     missing).
+//     missing);
+//   - pressure-prune is the same run with a tool result of 9000 characters
+//     and the product profile's tool-result pruner: over the threshold
+//     before step 2, upstream prunes the result (compaction/prune, the
+//     shortened result), measures again, and compacts the prompt and the
+//     runtime context, whose price holds upstream's workspace path
+//     (shadowedTokenCount); ours must too (with no pruner mounted, the
+//     prune events are missing; priced with the replay's own path, the
+//     shadowed count differs).
 func TestHeadlessOracleRecordingsMatch(t *testing.T) {
 	isolate.Require(t)
 	shows := map[string][]string{
 		"gen-headless-34-0":   {`"outcome":"unavailable"`, "no approval channel is available"},
 		"pressure-compaction": {`"type":"step/end","seq":19`, `"type":"compaction/start","seq":20`, `"contextWindow":8600`},
+		"pressure-prune":      {`"type":"step/end","seq":19`, `"type":"compaction/prune","seq":20`, `"type":"compaction/start","seq":22`, `"contextWindow":10000`},
 	}
 	ds := dirs(t, headlessOracleDir)
 	if len(ds) != len(shows) {

@@ -31,10 +31,34 @@ func (d *driver) pressureCompaction(ctx context.Context, ps *preStepInfo, next f
 	d.calls.at = [2]int{ps.turn, ps.step}
 	rp := d.recordedPressure(ps.turn, ps.step)
 	rp.ws = spellings(d.ws)
-	if _, _, err := e.Pressure(ctx, d.log, rp.inputs(), d.summarize(ps.turn, ps.step)); err != nil {
+	var log compaction.Log = d.log
+	if rp.cwd != "" {
+		log = upstreamLog{d.log, rp}
+	}
+	if _, _, err := e.Pressure(ctx, log, rp.inputs(), d.summarize(ps.turn, ps.step)); err != nil {
 		return stepDecision{}, fmt.Errorf("pressure compaction before turn %d step %d: %w", ps.turn, ps.step, err)
 	}
 	return next()
+}
+
+// upstreamLog is the replay's log as the compaction reads it when
+// upstream's workspace path is known: each message's text as upstream's
+// held it (upstreamText), so that the ranges it selects and the prices it
+// records (shadowedTokenCount) are upstream's. What it appends is the
+// replay's.
+type upstreamLog struct {
+	*session.Log
+	rp recordedPressure
+}
+
+// Events are the log's events, each message's text as upstream's held it.
+func (l upstreamLog) Events() ([]session.Event, error) {
+	events, err := l.Log.Events()
+	out := make([]session.Event, len(events))
+	for i, e := range events {
+		out[i] = l.rp.upstreamText(e, l.rp.cwd)
+	}
+	return out, err
 }
 
 // recordedRoute is the route the compaction's policy is chosen by: the

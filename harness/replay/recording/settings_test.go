@@ -50,6 +50,8 @@ func TestSettingsValidation(t *testing.T) {
 		{name: "workspace instructions off", json: `{"workspaceContext": {"maxBytes": 0}}`},
 		{name: "a negative instruction budget", json: `{"workspaceContext": {"maxBytes": -1}}`, line: 1, field: "workspaceContext", problem: "maxBytes must be >= 0"},
 		{name: "a compaction path outside the workspace", json: `{"workspaceContext": {"compactBaselineAtRead": "../x"}}`, line: 1, field: "workspaceContext", problem: "want a path inside the workspace"},
+		{name: "the pruner with upstream's defaults", json: `{"toolResultPruner": {}}`},
+		{name: "a pruner whose head, marker and tail exceed its threshold", json: `{"toolResultPruner": {"thresholdChars": 100}}`, line: 1, field: "toolResultPruner", problem: "thresholdChars: headChars + marker + tailChars (5159) must be at most thresholdChars (100)"},
 		{name: "upstream's workspace path", json: `{"upstreamCwd": "/tmp/run/ws"}`},
 		{name: "a relative upstream workspace path", json: `{"upstreamCwd": "tmp/run/ws"}`, line: 1, field: "upstreamCwd", problem: `must be an absolute path, got "tmp/run/ws"`},
 		{name: "a known preparation", json: `{"prepare": "delimiter-path"}`},
