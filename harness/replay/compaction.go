@@ -49,7 +49,12 @@ func (d *driver) recoverOverflow(ctx context.Context, turn, step int, failure *s
 		return false
 	}
 	d.calls.at = [2]int{turn, step}
-	retry, _ = e.Overflow(ctx, d.log, failure.Code, d.summarize(turn, step))
+	var log compaction.Log = d.log
+	if rp := d.recordedPressure(turn, step); rp.cwd != "" {
+		rp.ws = spellings(d.ws)
+		log = upstreamLog{d.log, rp}
+	}
+	retry, _ = e.Overflow(ctx, log, failure.Code, d.summarize(turn, step))
 	return retry
 }
 
