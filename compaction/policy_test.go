@@ -46,16 +46,7 @@ func TestModelPolicies(t *testing.T) {
 			func(p Policy) bool { return p.ThresholdRatio == 0.17 }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p, err := Resolve(tc.c)
-			var ce *ConfigError
-			switch {
-			case tc.field == "" && err != nil:
-				t.Fatalf("Resolve = %v, want a policy", err)
-			case tc.field != "" && (!errors.As(err, &ce) || ce.Field != tc.field):
-				t.Fatalf("Resolve = %v, want a ConfigError of field %s", err, tc.field)
-			case tc.want != nil && !tc.want(p.For(route)):
-				t.Errorf("For = %+v", p.For(route))
-			}
+			checkResolve(t, tc.c, tc.field, tc.want, func(p Policy) Policy { return p.For(route) })
 		})
 	}
 }

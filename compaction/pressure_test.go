@@ -32,11 +32,7 @@ func count(t *testing.T, l Log, typ string) int {
 func pressureLog(t *testing.T) *session.Log {
 	t.Helper()
 	l := sessiontest.New(t, "s", "/w")
-	app := func(typ string, data any, op any) {
-		if _, err := l.AppendWith(typ, data, session.AppendOptions{SurfaceOp: op}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	app := appender(t, l)
 	app(session.KindTurnStart, map[string]int{"turn": 1}, nil)
 	app(session.KindStepStart, map[string]int{"turn": 1, "step": 1}, nil)
 	app(session.KindRequestHeader, json.RawMessage(`{"header":{"config":{"provider":"deepseek-official","model":"deepseek-v4-flash"}},"reason":"initial"}`), nil)
