@@ -51,17 +51,24 @@ func TestSummaryOf(t *testing.T) {
 	}
 }
 
+// appender appends an event of a type, data and surfaceOp to l, failing
+// the test on an error.
+func appender(t *testing.T, l *session.Log) func(typ string, data any, op any) {
+	return func(typ string, data any, op any) {
+		t.Helper()
+		if _, err := l.AppendWith(typ, data, session.AppendOptions{SurfaceOp: op}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // recordingLog is the recording's conversation up to the overflow: the
 // prompt (266 tokens), the bash call and its result, in an open turn under
 // a routed request header.
 func recordingLog(t *testing.T) *session.Log {
 	t.Helper()
 	l := sessiontest.New(t, "s", "/w")
-	app := func(typ string, data any, op any) {
-		if _, err := l.AppendWith(typ, data, session.AppendOptions{SurfaceOp: op}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	app := appender(t, l)
 	app(session.KindTurnStart, map[string]int{"turn": 1}, nil)
 	app(session.KindRequestHeader, json.RawMessage(`{"header":{"config":{"provider":"deepseek-official","model":"deepseek-v4-flash"}},"reason":"initial"}`), nil)
 	for _, e := range []session.Event{user(0, 1032), assistant(0, 1), result(0)} {

@@ -15,9 +15,7 @@ const (
 )
 
 // Config is upstream's BasicCompactionConfig as a composition states it;
-// an absent field keeps upstream's default. Model-specific overrides
-// (upstream's modelPolicies) are not ported: a composition that needs one
-// states the policy of its one route here.
+// an absent field keeps upstream's default.
 type Config struct {
 	// ThresholdRatio is the share of the context window at which the
 	// pressure check compacts, in (0, 1].
@@ -39,12 +37,17 @@ type Config struct {
 	// MaxOverflowRetries bounds the context-overflow recoveries between two
 	// assistant messages (>= 0).
 	MaxOverflowRetries *int `json:"maxOverflowRetries,omitempty"`
-	// Auto false leaves automatic compaction (pressure and overflow) off.
+	// ModelPolicies override the fields above for one exact provider/model
+	// route each ([Policy.For]); only the top level has them.
+	ModelPolicies []ModelPolicy `json:"modelPolicies,omitempty"`
+	// Auto false leaves automatic compaction (pressure and overflow) off;
+	// only the top level has it.
 	Auto *bool `json:"auto,omitempty"`
 }
 
-// Policy is a resolved configuration (its ratios would scale with the
-// model's context window for the pressure compaction, not ported).
+// Policy is a resolved configuration: the defaults of every route, and
+// the exact-route overrides [Policy.For] merges over them. Its ratios
+// scale with the routed model's context window ([Policy.Spec]).
 type Policy struct {
 	ThresholdRatio float64
 	// RetainRatio applies when RetainTokens is nil.
@@ -55,6 +58,11 @@ type Policy struct {
 	CompactionRetries  int
 	MaxOverflowRetries int
 	Auto               bool
+	// Route is the routed target [Policy.For] resolved the policy for
+	// (empty: the top level's).
+	Route Target
+	// overrides are the validated modelPolicies, in order.
+	overrides []ModelPolicy
 }
 
 // Target is a provider/model route.
@@ -105,17 +113,35 @@ func Resolve(c Config) (Policy, error) {
 	if c.Auto != nil {
 		p.Auto = *c.Auto
 	}
-	if p.RetainTokens == nil && p.RetainRatio >= p.ThresholdRatio {
-		return Policy{}, &ConfigError{"retainRatio", fmt.Sprintf("(%v) must be less than the resolved thresholdRatio (%v)", p.RetainRatio, p.ThresholdRatio)}
+	if err := ratioRetention("", p); err != nil {
+		return Policy{}, err
 	}
+	overrides, err := resolveOverrides(c.ModelPolicies, p)
+	if err != nil {
+		return Policy{}, err
+	}
+	p.overrides = overrides
 	return p, nil
 }
 
+// ratioRetention refuses a retained ratio not below the threshold ratio
+// (upstream's capacity-independent check at load); prefix names the scope.
+func ratioRetention(prefix string, p Policy) error {
+	if p.RetainTokens == nil && p.RetainRatio >= p.ThresholdRatio {
+		return &ConfigError{prefix + "retainRatio", fmt.Sprintf("(%v) must be less than the resolved thresholdRatio (%v)", p.RetainRatio, p.ThresholdRatio)}
+	}
+	return nil
+}
+
 // validate checks each field that is present, in upstream's order.
-func validate(c Config) error {
+func validate(c Config) error { return validateIn("", c) }
+
+// validateIn checks each field of one scope (the top level, prefix "", or
+// a model policy, prefix "modelPolicies[i].") that is present.
+func validateIn(prefix string, c Config) error {
 	ratio := func(name string, v *float64) error {
 		if v != nil && (math.IsNaN(*v) || math.IsInf(*v, 0) || *v <= 0 || *v > 1) {
-			return &ConfigError{name, fmt.Sprintf("(%v) must be a number in (0, 1]", *v)}
+			return &ConfigError{prefix + name, fmt.Sprintf("(%v) must be a number in (0, 1]", *v)}
 		}
 		return nil
 	}
@@ -125,7 +151,7 @@ func validate(c Config) error {
 			if min == 1 {
 				what = "a positive integer"
 			}
-			return &ConfigError{name, fmt.Sprintf("(%d) must be %s", *v, what)}
+			return &ConfigError{prefix + name, fmt.Sprintf("(%d) must be %s", *v, what)}
 		}
 		return nil
 	}
@@ -138,7 +164,7 @@ func validate(c Config) error {
 		}
 	}
 	if c.RetainRatio != nil && c.RetainTokens != nil {
-		return &ConfigError{"retainTokens", "retainRatio and retainTokens are mutually exclusive"}
+		return &ConfigError{prefix + "retainTokens", "retainRatio and retainTokens are mutually exclusive"}
 	}
 	for _, err := range []error{
 		atLeast("maxTokens", c.MaxTokens, 1), atLeast("compactionRetries", c.CompactionRetries, 0),
@@ -150,7 +176,7 @@ func validate(c Config) error {
 	}
 	p, m := c.SummarizationProvider, c.SummarizationModel
 	if (p == nil) != (m == nil) || (p != nil && (*p == "") != (*m == "")) {
-		return &ConfigError{"summarizationModel", "summarizationProvider and summarizationModel must be set together as an empty or non-empty pair"}
+		return &ConfigError{prefix + "summarizationModel", "summarizationProvider and summarizationModel must be set together as an empty or non-empty pair"}
 	}
 	return nil
 }

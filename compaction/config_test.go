@@ -50,16 +50,23 @@ func TestResolve(t *testing.T) {
 		{"auto off", Config{Auto: new(bool)}, "", func(p Policy) bool { return !p.Auto }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p, err := Resolve(tc.c)
-			var ce *ConfigError
-			switch {
-			case tc.field == "" && err != nil:
-				t.Fatalf("Resolve = %v, want a policy", err)
-			case tc.field != "" && (!errors.As(err, &ce) || ce.Field != tc.field):
-				t.Fatalf("Resolve = %v, want a ConfigError of field %s", err, tc.field)
-			case tc.want != nil && !tc.want(p):
-				t.Errorf("Resolve = %+v", p)
-			}
+			checkResolve(t, tc.c, tc.field, tc.want, func(p Policy) Policy { return p })
 		})
+	}
+}
+
+// checkResolve resolves c: field "" wants a policy, of which pick's view
+// satisfies want (when set); else a ConfigError of that field.
+func checkResolve(t *testing.T, c Config, field string, want func(Policy) bool, pick func(Policy) Policy) {
+	t.Helper()
+	p, err := Resolve(c)
+	var ce *ConfigError
+	switch {
+	case field == "" && err != nil:
+		t.Fatalf("Resolve = %v, want a policy", err)
+	case field != "" && (!errors.As(err, &ce) || ce.Field != field):
+		t.Fatalf("Resolve = %v, want a ConfigError of field %s", err, field)
+	case want != nil && !want(pick(p)):
+		t.Errorf("policy %+v", pick(p))
 	}
 }

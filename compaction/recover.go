@@ -18,6 +18,11 @@ const CodeContextWindowExceeded = "CONTEXT_WINDOW_EXCEEDED"
 // messages (or turns).
 type Engine struct {
 	policy Policy
+	// route is the route the policy is chosen by (RoutedTarget unless
+	// WithRoute says otherwise); pruner prunes tool results first (nil:
+	// none mounted).
+	route  func([]session.Event) (Target, bool)
+	pruner *Pruner
 	// retries counts the recoveries since mark; an assistant/message or
 	// turn/end after mark resets it.
 	retries int
@@ -25,7 +30,23 @@ type Engine struct {
 }
 
 // NewEngine is an agent's engine under policy p.
-func NewEngine(p Policy) *Engine { return &Engine{policy: p, mark: -1} }
+func NewEngine(p Policy) *Engine { return &Engine{policy: p, mark: -1, route: RoutedTarget} }
+
+// WithRoute chooses the policy by route (the routed target of a log)
+// instead of the log's last request header: a replay whose own model
+// names itself routes by the recorded model.
+func (e *Engine) WithRoute(route func([]session.Event) (Target, bool)) *Engine {
+	e.route = route
+	return e
+}
+
+// WithPruner mounts the tool-result pruner beside the engine (upstream's
+// toolResultPruner in the same realm): both triggers prune before they
+// select a range.
+func (e *Engine) WithPruner(p *Pruner) *Engine {
+	e.pruner = p
+	return e
+}
 
 // Overflow is upstream's agent/request-error listener: a failed call with
 // code CONTEXT_WINDOW_EXCEEDED, on a routed session, within the retry
@@ -43,26 +64,28 @@ func (e *Engine) Overflow(ctx context.Context, log Log, code string, summarize S
 		return false, err
 	}
 	routed, ok := RoutedTarget(events)
-	if !ok {
+	policyRoute, pok := e.route(events)
+	if !ok || !pok {
 		return false, nil
 	}
 	if e.resetSince(events) {
 		e.retries = 0
 	}
-	if e.retries >= e.policy.MaxOverflowRetries {
+	pol := e.policy.For(policyRoute)
+	if e.retries >= pol.MaxOverflowRetries {
 		return false, nil
 	}
 	before, err := Fold(events)
 	if err != nil {
 		return false, err
 	}
-	summarizeWith := func(ctx context.Context, in Input) (Summary, error) {
-		in.Target, in.MaxTokens = e.policy.SummaryTarget(routed), e.policy.MaxTokens
-		return summarize(ctx, in)
+	err = e.prune(log)
+	var region Region
+	if err == nil {
+		region, ok, err = e.selectNow(log, 0)
 	}
-	region, ok, err := SelectRange(before, 0)
 	if err == nil && ok {
-		_, err = CompactRegion(ctx, log, region.Start, region.End, summarizeWith)
+		_, err = CompactRegion(ctx, log, region.Start, region.End, pol.summarizer(routed, summarize))
 	}
 	after, ferr := e.progress(log)
 	if ferr != nil {
@@ -125,6 +148,39 @@ func RoutedTarget(events []session.Event) (Target, bool) {
 		return Target{}, false
 	}
 	return Target{Provider: d.Header.Config.Provider, Model: d.Header.Config.Model}, true
+}
+
+// summarizer is summarize with the policy's route and cap (conversation:
+// the routed target).
+func (p Policy) summarizer(conversation Target, summarize Summarize) Summarize {
+	return func(ctx context.Context, in Input) (Summary, error) {
+		in.Target, in.MaxTokens = p.SummaryTarget(conversation), p.MaxTokens
+		return summarize(ctx, in)
+	}
+}
+
+// prune runs the pruner over the log's current surface (none mounted:
+// nothing).
+func (e *Engine) prune(log Log) error {
+	if e.pruner == nil {
+		return nil
+	}
+	_, err := e.pruner.PruneSession(log)
+	return err
+}
+
+// selectNow selects the range to compact on the log's current surface,
+// keeping a tail of retain tokens.
+func (e *Engine) selectNow(log Log, retain int) (Region, bool, error) {
+	events, err := log.Events()
+	if err != nil {
+		return Region{}, false, err
+	}
+	s, err := Fold(events)
+	if err != nil {
+		return Region{}, false, err
+	}
+	return SelectRange(s, retain)
 }
 
 // SummaryTarget is the summary call's route: the policy's summarization

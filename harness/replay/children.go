@@ -120,6 +120,7 @@ func (f *family) Start(c *stack.Child) (stack.Loop, error) {
 	f.mu.Unlock()
 	cfg := f.config
 	cfg.label, cfg.surface, cfg.model, cfg.hooks = fmt.Sprintf("child %s", id), c, &childModel{f: f, m: m}, f.hooks(m)
+	cfg.recorded = func() (recordedLog, bool) { return f.recordedLogOf(m) }
 	d, err := newDriver(f.base, cfg)
 	if err != nil {
 		return nil, err
@@ -233,6 +234,17 @@ func (f *family) turnEnded(n, minimum int) bool {
 		}
 	}
 	return false
+}
+
+// recordedLogOf is the recorded log m is bound to (false: none).
+func (f *family) recordedLogOf(m *member) (recordedLog, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if m.index == 0 {
+		return recordedLog{}, false
+	}
+	c := f.rec.Children[m.index-1]
+	return recordedLog{c.File, c.Events}, true
 }
 
 // driverOf is the live agent loop of our session id (the session's or a

@@ -26,7 +26,12 @@ func (d *driver) compactionEngine() *compaction.Engine {
 	d.calls.compactionMade = true
 	if cfg := d.rec.CompactionConfig(); cfg != nil {
 		if p, err := compaction.Resolve(*cfg); err == nil { // the loader validated it
-			d.calls.compaction = compaction.NewEngine(p)
+			d.calls.compaction = compaction.NewEngine(p).WithRoute(d.recordedRoute)
+		}
+		if pc := d.rec.Settings.ToolResultPruner; pc != nil && d.calls.compaction != nil {
+			if pr, err := compaction.ResolvePruner(*pc); err == nil { // the loader validated it
+				d.calls.compaction.WithPruner(pr)
+			}
 		}
 	}
 	return d.calls.compaction
@@ -43,7 +48,13 @@ func (d *driver) recoverOverflow(ctx context.Context, turn, step int, failure *s
 	if e == nil || failure == nil {
 		return false
 	}
-	retry, _ = e.Overflow(ctx, d.log, failure.Code, d.summarize(turn, step))
+	d.calls.at = [2]int{turn, step}
+	var log compaction.Log = d.log
+	if rp := d.recordedPressure(turn, step); rp.cwd != "" {
+		rp.ws = spellings(d.ws)
+		log = upstreamLog{d.log, rp}
+	}
+	retry, _ = e.Overflow(ctx, log, failure.Code, d.summarize(turn, step))
 	return retry
 }
 

@@ -121,6 +121,9 @@ type driverConfig struct {
 	// user message titles the session (upstream's title plugin folds the
 	// whole log).
 	resumed bool
+	// recorded is a child's recorded log, once it is bound to one (nil:
+	// the session's own, rec's).
+	recorded func() (recordedLog, bool)
 }
 
 // turnRecord is what an agent's turns left for others to read: the

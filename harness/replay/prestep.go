@@ -12,6 +12,7 @@ import (
 // preStepListeners are the agent/pre-step listeners of the composition,
 // outermost first: the emulated fixture's (when it has one), the
 // workspace instructions (when on), the repeated-call reminder's reset,
+// the between-step compaction (when the composition mounts one),
 // each hook bridge's UserPromptSubmit (Claude Code outside Codex), the
 // skill catalog (registered with the tools beyond the safety stack, after
 // the hooks), then the agent's own pre-step contribution (a one-shot
@@ -26,7 +27,7 @@ func (d *driver) preStepListeners() []preStepListener {
 	if d.instr != nil {
 		out = append(out, d.instr.preStep)
 	}
-	out = append(out, d.resetRepeats)
+	out = append(out, d.resetRepeats, d.pressureCompaction)
 	for _, b := range d.stack.HookBridges() {
 		out = append(out, d.promptSubmit(b))
 	}

@@ -35,6 +35,9 @@ type modelCalls struct {
 	// the composition mounts none); made once (compactionMade).
 	compaction     *compaction.Engine
 	compactionMade bool
+	// at is the turn and step the compaction runs for (its recorded
+	// route is the one in force there).
+	at [2]int
 
 	mu          sync.Mutex
 	offered     []pipeline.Tool

@@ -40,6 +40,10 @@ const (
 	KindCompactionStart   = "compaction/start"
 	KindCompactionSummary = "compaction/summary"
 	KindCompactionEnd     = "compaction/end"
+	// KindCompactionPrune is the tool-result pruner's shadow price
+	// ({shadowedRange, shadowedSeqs, shadowedTokenCount}) before the
+	// shortened tool/result replacing the one it names.
+	KindCompactionPrune = "compaction/prune"
 
 	// Tool calls: a call ([ToolCall]) and its result; run_code's nested
 	// calls (a start and a settle event per call); todo_write's snapshot of
@@ -97,7 +101,7 @@ func Kinds() []string {
 		KindTurnStart, KindTurnEnd, KindStepStart, KindStepEnd,
 		KindUserMessage, KindAssistantChunk, KindAssistantMessage, KindInboxSpliced,
 		KindRequestHeader, KindRequestContext, KindRetry, KindRetryStarted, KindTitle, KindTitleRequest,
-		KindCompactionStart, KindCompactionSummary, KindCompactionEnd,
+		KindCompactionStart, KindCompactionSummary, KindCompactionEnd, KindCompactionPrune,
 		KindToolCall, KindToolResult, KindCodeDispatchStart, KindCodeDispatch, KindTodoWrite,
 		KindWorkflowRunStart, KindWorkflowAgentStart, KindWorkflowAgentEnd, KindWorkflowRunEnd,
 		KindApprovalAsked, KindApprovalDecided, KindApprovalPolicy, KindSandboxMode, KindPermissionPreset, KindAutoReviewDecided,

@@ -10,6 +10,10 @@
 // suite does) and stderr.expected.txt into <scenarioDir>. Either way it prints the verdicts run.mjs
 // prints: "stdout:" (stdout is the last assistant text and a newline, stderr stderr.expected.txt) and
 // "session.jsonl:" (the normalised persisted log against session.expected.jsonl).
+// Three environment variables vary the composition for a generated case: ORACLE_COMPACTION is
+// compaction-basic's config (a YAML flow mapping, e.g. "{thresholdRatio: 1, retainTokens: 100}"),
+// ORACLE_CONTEXT_WINDOW the contextWindow llm-replay gives deepseek-v4-flash, and ORACLE_HEADERS=keep
+// writes the log's request headers as sent (not scrubbed), so that their price can be checked.
 import { readFile, writeFile, readdir, mkdir, mkdtemp, cp, rm } from "node:fs/promises";
 import { existsSync } from "node:fs";
 import { spawnSync } from "node:child_process";
@@ -72,8 +76,11 @@ await writeFile(overlay, [
   "- id: llm-deepseek", "  disabled: true",
   "- id: session-title-llm", "  disabled: true",
   "- id: session-persistence-jsonl", "  config:", "    root: !!js dshHomePath('sessions')", "    compression: none",
+  ...(process.env.ORACLE_COMPACTION ? ["- id: compaction-basic", "  config: " + process.env.ORACLE_COMPACTION] : []),
   "- insert:",
   "    - id: llm-replay", "      name: './oracle/llm-replay.mjs'",
+  ...(process.env.ORACLE_CONTEXT_WINDOW ? ["      config:", "        providers: [{id: deepseek-official, models: [{id: deepseek-v4-flash, contextWindow: " +
+    Number(process.env.ORACLE_CONTEXT_WINDOW) + "}]}]"] : []),
   "    - id: oracle-hmr", "      name: './oracle/hmr.mjs'",
   ""].join("\n"));
 const script = join(dir, refresh ? "session.jsonl" : "session.expected.jsonl");
@@ -96,7 +103,8 @@ for (const [i, c] of contents.entries()) await writeFile(join(outDir, `raw-sessi
 if (contents.length !== 1) console.log(`headless: ${contents.length} session logs persisted (a generated run has one)`);
 const header = contents.length > 0 ? JSON.parse(contents[0].split("\n")[0]) : { id: "", cwd };
 const ctx = { sessionIds: [header.id], cwd: header.cwd };
-const got = contents.length === 1 ? scrubRequestHeaders(normalizeSessionLog(contents[0], ctx)) : "";
+const scrub = process.env.ORACLE_HEADERS === "keep" ? (log) => log : scrubRequestHeaders;
+const got = contents.length === 1 ? scrub(normalizeSessionLog(contents[0], ctx)) : "";
 if (refresh) {
   await writeFile(join(dir, "session.expected.jsonl"), got);
   await writeFile(join(dir, "stderr.expected.txt"), run.stderr ?? "");

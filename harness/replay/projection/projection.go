@@ -61,6 +61,7 @@ const (
 	KindCompactionStart   = session.KindCompactionStart
 	KindCompactionSummary = session.KindCompactionSummary
 	KindCompactionEnd     = session.KindCompactionEnd
+	KindCompactionPrune   = session.KindCompactionPrune
 	// KindPlan is a switch of the session's plan mode.
 	KindPlan = session.KindPlanMode
 	// KindCatalog is the skill catalog message.
@@ -364,6 +365,7 @@ var picked = map[string][]string{
 	KindCompactionStart:   {"compactionId", "sourceCommandId", "turn"},
 	KindCompactionSummary: {"compactionId", "sourceCommandId", "summary", "rawOutput", "llmStreamCall", "shadowedRange", "shadowedSeqs", "shadowedTokenCount", "maxTokens", "usage"},
 	KindCompactionEnd:     {"compactionId", "sourceCommandId", "turn", "error"},
+	KindCompactionPrune:   {"shadowedRange", "shadowedSeqs", "shadowedTokenCount"},
 }
 
 // project is the item kind and fields an event of type typ with data d

@@ -38,6 +38,7 @@ var EventTypes = map[string]bool{
 	session.KindCompactionStart:   true,
 	session.KindCompactionSummary: true,
 	session.KindCompactionEnd:     true,
+	session.KindCompactionPrune:   true,
 	session.KindHookInvoked:       true,
 	session.KindHookResult:        true,
 	session.KindRetry:             true,

@@ -151,6 +151,13 @@ type ModelKnobs struct {
 	// Compaction is upstream's dsh-compaction-basic configuration (nil:
 	// the front end's composition, [Recording.CompactionConfig]).
 	Compaction *compaction.Config `json:"compaction,omitempty"`
+	// UpstreamCwd is the workspace path upstream's session ran in, which
+	// the recording normalises to {{cwd}} ("": unknown): the between-step
+	// compaction prices the request and its messages with it.
+	UpstreamCwd string `json:"upstreamCwd,omitempty"`
+	// ToolResultPruner mounts upstream's dsh-compaction-tool-result-pruner
+	// beside the compaction (nil: not mounted).
+	ToolResultPruner *compaction.PruneConfig `json:"toolResultPruner,omitempty"`
 }
 
 // SubagentTool is one delegation tool's knobs, as upstream's tool-subagent
@@ -361,6 +368,10 @@ var SettingKeys = []SettingKey{
 		"the workspace instructions (AGENTS.md, CLAUDE.md and their .local files, on by default with root marker .git and 65536 bytes; maxBytes 0 turns them off); compactBaselineAtRead replaces the baseline message before the first read of that path, as upstream's fixture does"},
 	{"compaction", `{"thresholdRatio", "retainRatio" or "retainTokens", "summarizationProvider" and "summarizationModel", "maxTokens", "compactionRetries", "maxOverflowRetries", "auto"} (absent fields: upstream's defaults 0.8, 0.16, 8192, 1, 1, true; absent key: the front end's composition)`, "headless compaction-recovery: EX/headless-agent/compaction.cordis.snapshot.yml, dsh-compaction-basic {thresholdRatio 0.99, retainTokens 20, maxTokens 32}; every headless composition mounts it (EX/headless-agent/cordis.yml: thresholdRatio 0.8, retainRatio 0.16, maxTokens 8192, compactionRetries 1)",
 		"automatic compaction (\"auto\": false: none): a model call that failed with CONTEXT_WINDOW_EXCEEDED compacts the conversation's head (compaction/start, compaction/summary from a summary model call, the checkpoint replacing the range, compaction/end) and is retried in the same step"},
+	{"upstreamCwd", "absolute path", "(ours) headless-oracle pressure-compaction: the oracle run's workspace (its log's header cwd, which the normaliser writes {{cwd}})",
+		"the between-step compaction prices the recorded request header and every message holding the workspace path with this path in it, as upstream priced them (absent: priced with any path of 1 to 4095 bytes; a check whose outcome that length decides is an error naming this setting)"},
+	{"toolResultPruner", `{"thresholdChars", "headChars", "tailChars"} (absent fields: upstream's defaults 8192, 4096, 1024; absent key: not mounted)`, "(ours) headless-oracle pressure-prune: the product CLI's profile over dsh-base, which mounts tool-result-pruner {thresholdChars 8192, headChars 4096, tailChars 1024}; the headless suite's compaction harness mounts it with the defaults",
+		"before a compaction (between steps, once over the threshold, or on an overflow) every tool result longer than thresholdChars code points keeps its head and tail around upstream's marker: compaction/prune (its shadow price) and the shortened tool/result replacing it; then the session is measured again"},
 	{"imagePrompts", "true or false (absent: true when images are composed on an image-capable route)", "(ours) diff-code-read-image: the oracle's dsh-acp 0.0.1-rc.1, whose initialize never advertises image prompts",
 		"the initialize result's promptCapabilities.image"},
 	{"profile", "default, image, fs-search, pwsh, persistent-pwsh, lsp, pty, advanced, web, goal, minimal or single-exe", "read-image, fs-glob-sampling, pwsh-tool-turn, lsp-definition, pty-tools, cordis-inspect-jsdoc, headless goal-tools, JSON-RPC persistent-tools, Python SDK advanced...: the scenario's EX/*.cordis.snapshot.yml overlay",
@@ -554,6 +565,18 @@ func (s Settings) validateTurnSettings(fail func(key, format string, args ...any
 			}
 			return fail("compaction", "%v", err)
 		}
+	}
+	if c := s.ToolResultPruner; c != nil {
+		if _, err := compaction.ResolvePruner(*c); err != nil {
+			var ce *compaction.ConfigError
+			if errors.As(err, &ce) {
+				return fail("toolResultPruner", "%s: %s", ce.Field, ce.Problem)
+			}
+			return fail("toolResultPruner", "%v", err)
+		}
+	}
+	if c := s.UpstreamCwd; c != "" && !filepath.IsAbs(c) {
+		return fail("upstreamCwd", "must be an absolute path, got %q", c)
 	}
 	if w := s.WorkspaceContext; w != nil {
 		if w.MaxBytes != nil && *w.MaxBytes < 0 {
