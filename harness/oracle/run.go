@@ -54,7 +54,8 @@ type Options struct {
 	// Frontend is the front end the scenario runs through: "" (or
 	// recording.ACP) the ACP agent under upstream's snapshot suite (run.mjs),
 	// recording.Headless the product CLI's headless profile (headless.mjs,
-	// see [Oracle.RecordHeadless]).
+	// see [Oracle.RecordHeadless]), recording.Goal the ACP goal suite
+	// (goal.mjs under vitest, see [Oracle.RecordGoal]).
 	Frontend recording.Frontend
 }
 
@@ -295,10 +296,13 @@ func serveRuns(ctx context.Context, data []byte) ([]byte, error) {
 	if req.Refresh {
 		resp.Files = map[string][]byte{}
 		names := []string{recording.SessionFile, recording.StdoutFile}
-		if req.Frontend == recording.Headless {
+		switch req.Frontend {
+		case recording.Headless:
 			names = headlessFiles
+		case recording.Goal:
+			names = goalFiles
 		}
-		for n := 1; req.Frontend != recording.Headless; n++ {
+		for n := 1; req.Frontend != recording.Headless && req.Frontend != recording.Goal; n++ {
 			if _, err := os.Stat(filepath.Join(scen, recording.ChildFile(n))); err != nil {
 				break
 			}
@@ -343,11 +347,14 @@ func (o *Oracle) pass(ctx context.Context, scen, out string, refresh bool, in in
 		run = filepath.Join(agent, headlessScript)
 	}
 	var cmd *exec.Cmd
-	if in.vitest && req.Frontend != recording.Headless {
+	if (in.vitest && req.Frontend != recording.Headless) || req.Frontend == recording.Goal {
 		a, _ := json.Marshal(args)
 		// --cache=false: vitest would write its results cache into the oracle.
 		cmd = exec.CommandContext(ctx, o.vitest(), "run", "--cache=false", "probe.test.mjs")
 		env = append(env, "PROBE_ARGS="+string(a))
+		if req.Frontend == recording.Goal {
+			env = append(env, "PROBE_SCRIPT=./"+goalScript)
+		}
 	} else {
 		cmd = exec.CommandContext(ctx, o.node(), append([]string{run}, args...)...)
 	}

@@ -120,7 +120,7 @@ func replayAll(ctx context.Context, o *oracle.Oracle, dirs []string, out string,
 		}
 		var res *oracle.Outcome
 		if err == nil {
-			res, err = o.Replay(ctx, d, oracle.Options{Settings: set})
+			res, err = o.Replay(ctx, d, oracle.Options{Settings: set, Frontend: oracleFrontend(rec.Frontend)})
 		}
 		switch {
 		case err != nil:
@@ -142,6 +142,17 @@ func replayAll(ctx context.Context, o *oracle.Oracle, dirs []string, out string,
 		return cmdline.Status(cmdline.ExitFailure)
 	}
 	return nil
+}
+
+// oracleFrontend is the front end upstream replays a recording through:
+// goal's own driver for a goal recording, else the ACP suite (a headless
+// recording's layout is replayed as the ACP suite's is not: the headless
+// profile runs its own cases, see dsh-oracle diff -profile headless).
+func oracleFrontend(fe recording.Frontend) recording.Frontend {
+	if fe == recording.Goal {
+		return recording.Goal
+	}
+	return ""
 }
 
 func regenMain(args []string, stdout, stderr io.Writer) int {

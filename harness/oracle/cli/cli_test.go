@@ -24,6 +24,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"diff", "extra"}, `unexpected argument "extra"`},
 		{[]string{"diff", "-n", "1"}, "DSHSIM_ORACLE is not set"},
 		{[]string{"diff", "-keep", "-profile", "headless"}, "-keep with -profile headless: a headless case is not kept in the tree yet"},
+		{[]string{"diff", "-keep", "-profile", "goal"}, "-keep with -profile goal: a goal case is not kept in the tree yet"},
 		{[]string{"replay"}, "no recording given"},
 		{[]string{"replay", "../../../transcripts/fs-read"}, "DSHSIM_ORACLE is not set"},
 		{[]string{"regen", "-gen", "../gen", "-o", t.TempDir(), "no-such-spec"}, "no spec matches no-such-spec"},

@@ -38,7 +38,8 @@ type Checker struct {
 	Work string
 	// Frontend is the front end upstream records through: "" (ACP) the
 	// ACP agent ([oracle.Oracle.Record]), headless the product CLI's
-	// headless profile ([oracle.Oracle.RecordHeadless]).
+	// headless profile ([oracle.Oracle.RecordHeadless]), goal the ACP
+	// goal suite ([oracle.Oracle.RecordGoal]).
 	Frontend recording.Frontend
 }
 
@@ -79,8 +80,11 @@ func (c *Checked) Times() string {
 func (c *Checker) Check(ctx context.Context, name string, s *oracle.Script, set oracle.Settings) (*Checked, error) {
 	start := time.Now()
 	record := c.Oracle.Record
-	if c.Frontend == recording.Headless {
+	switch c.Frontend {
+	case recording.Headless:
 		record = c.Oracle.RecordHeadless
+	case recording.Goal:
+		record = c.Oracle.RecordGoal
 	}
 	rec, err := record(ctx, name, s, oracle.Options{Settings: set})
 	if err != nil {
