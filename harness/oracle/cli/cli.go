@@ -115,7 +115,7 @@ func replayAll(ctx context.Context, o *oracle.Oracle, dirs []string, out string,
 		n := filepath.Base(d)
 		rec, err := recording.Load(d)
 		var set oracle.Settings
-		if err == nil {
+		if err == nil && rec.Frontend != recording.JSONRPC { // the SDK's compositions take no overlay switch
 			set, err = oracle.SettingsOf(rec)
 		}
 		var res *oracle.Outcome
@@ -145,12 +145,12 @@ func replayAll(ctx context.Context, o *oracle.Oracle, dirs []string, out string,
 }
 
 // oracleFrontend is the front end upstream replays a recording through:
-// goal's own driver for a goal recording, else the ACP suite (a headless
-// recording's layout is replayed as the ACP suite's is not: the headless
+// the goal and JSON-RPC front ends' own drivers for their recordings, else
+// the ACP suite (a headless recording is not replayed here: the headless
 // profile runs its own cases, see dsh-oracle diff -profile headless).
 func oracleFrontend(fe recording.Frontend) recording.Frontend {
-	if fe == recording.Goal {
-		return recording.Goal
+	if fe == recording.Goal || fe == recording.JSONRPC {
+		return fe
 	}
 	return ""
 }

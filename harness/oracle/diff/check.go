@@ -39,7 +39,8 @@ type Checker struct {
 	// Frontend is the front end upstream records through: "" (ACP) the
 	// ACP agent ([oracle.Oracle.Record]), headless the product CLI's
 	// headless profile ([oracle.Oracle.RecordHeadless]), goal the ACP
-	// goal suite ([oracle.Oracle.RecordGoal]).
+	// goal suite ([oracle.Oracle.RecordGoal]), jsonrpc the SDK's client
+	// and server ([oracle.Oracle.RecordJSONRPC]).
 	Frontend recording.Frontend
 }
 
@@ -85,6 +86,8 @@ func (c *Checker) Check(ctx context.Context, name string, s *oracle.Script, set 
 		record = c.Oracle.RecordHeadless
 	case recording.Goal:
 		record = c.Oracle.RecordGoal
+	case recording.JSONRPC:
+		record = c.Oracle.RecordJSONRPC
 	}
 	rec, err := record(ctx, name, s, oracle.Options{Settings: set})
 	if err != nil {

@@ -149,11 +149,13 @@ type FrontendProfile struct {
 }
 
 // FrontendProfiles are the profiles beyond the ACP agent's: headless (the
-// product CLI's headless profile) and goal (the ACP goal suite).
+// product CLI's headless profile), goal (the ACP goal suite) and jsonrpc
+// (the SDK's client and server).
 func FrontendProfiles() []FrontendProfile {
 	return []FrontendProfile{
 		{HeadlessProfile, recording.Headless, GenerateHeadless},
 		{GoalProfile, recording.Goal, GenerateGoal},
+		{JSONRPCProfile, recording.JSONRPC, GenerateJSONRPC},
 	}
 }
 
