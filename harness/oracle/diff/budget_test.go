@@ -72,6 +72,14 @@ func TestGoalBudget(t *testing.T) {
 	frontendBudget(t, GoalProfile, "-short: the budget runs upstream's goal suite twice per case (about a minute)")
 }
 
+// TestJSONRPCBudget runs CI's budget of the JSON-RPC profile when
+// DSHSIM_ORACLE names an oracle: the first cases of BudgetSeed through
+// upstream's SDK client and server and our stack, each one upstream
+// reproduces matching.
+func TestJSONRPCBudget(t *testing.T) {
+	frontendBudget(t, JSONRPCProfile, "-short: the budget runs upstream's SDK path twice per case (about half a minute)")
+}
+
 // frontendBudget runs the first two cases of BudgetSeed of a front end's
 // profile; every case upstream reproduces must match, and one must be
 // compared.

@@ -98,7 +98,7 @@ func TestFrontendProfiles(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		fe   recording.Frontend
-	}{{HeadlessProfile, recording.Headless}, {GoalProfile, recording.Goal}} {
+	}{{HeadlessProfile, recording.Headless}, {GoalProfile, recording.Goal}, {JSONRPCProfile, recording.JSONRPC}} {
 		p, ok := FrontendProfileOf(tc.name)
 		if !ok || p.Frontend != tc.fe || p.Generate(1, 0).Profile != tc.name {
 			t.Errorf("%s: %+v %v", tc.name, p, ok)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sort"
+	"strings"
 
 	"github.com/dshsim/dshsim/harness/oracle"
 )
@@ -23,7 +24,7 @@ const (
 // jsonrpcMoves are the default composition's calls: bash with no sandbox
 // and no approval (a write outside the workspace runs), the file tools,
 // one-shot delegation.
-var jsonrpcMoves = []func(*gen){moveBashOutput, moveRead, moveWrite, moveEdit, moveFSFailure, moveOutsideWrite, moveOneShotChild}
+var jsonrpcMoves = []func(*gen){moveSDKBash, moveRead, moveWrite, moveEdit, moveFSFailure, moveOutsideWrite, moveOneShotChild}
 
 // minimalMoves are the minimal composition's calls: the persistent bash
 // and the editor.
@@ -61,6 +62,25 @@ func GenerateJSONRPC(seed uint64, index int) *Case {
 	return c
 }
 
+// sdkBashOutputs are the bash palette's commands whose output the default
+// composition keeps whole: it mounts no output retention, so an output
+// over the executor's cap names a full-output file whose path is random
+// upstream (a case with one is never reproduced).
+var sdkBashOutputs = func() []string {
+	var out []string
+	for _, c := range bashOutputs {
+		if !strings.HasPrefix(c, "head -c 64") {
+			out = append(out, c)
+		}
+	}
+	return out
+}()
+
+// moveSDKBash: a foreground command from the SDK's palette.
+func moveSDKBash(g *gen) {
+	g.call("bash", o("command", pick(g, sdkBashOutputs...), "description", "Generated command"), AreaBashForeground)
+}
+
 // moveOutsideWrite: with no sandbox, bash and write reach beside the
 // workspace (a name of the case's own in /tmp: the workspace's parent is a
 // temporary directory of a random name upstream).
@@ -96,8 +116,9 @@ func moveOneShotChild(g *gen) {
 }
 
 // persistentCommands are persistent bash commands: state kept from call to
-// call (a variable, the directory, a function), output forms, exit codes,
-// and a shell that exits.
+// call (a variable, the directory, a function), output forms and exit
+// codes. A shell that exits (exit 9) is not among them: whether the
+// terminal echoes "exit" before the shell ends races upstream.
 var persistentCommands = []string{
 	"export DSH_GEN_COUNT=1; echo COUNT=$DSH_GEN_COUNT",
 	"DSH_GEN_COUNT=$((DSH_GEN_COUNT + 1)); echo COUNT=$DSH_GEN_COUNT",
@@ -114,7 +135,6 @@ var persistentCommands = []string{
 	"cat a.txt",
 	"nosuchcommand_dshgen",
 	"echo '€ and ü'",
-	"exit 9",
 }
 
 // movePersistentBash: a command of the persistent shell.
