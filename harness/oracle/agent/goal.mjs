@@ -11,7 +11,8 @@
 // "session.jsonl:" (the whole normalised log against session.expected.jsonl).
 import { readFile, writeFile, mkdir } from "node:fs/promises";
 import { existsSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
+import { scenarioArgs, acpAgent } from "./args.mjs";
 import { runScenario, normalizeStdout, normalizeSessionLog, scrubRequestHeaders } from "@deepseek-ai/dsh-acp-snapshot";
 process.env.DSH_EXAMPLE_MODE ??= "lib";
 process.env.PROBE_GOAL = "1";
@@ -19,13 +20,8 @@ process.env.PROBE_GOAL = "1";
 // opens and closes a goal round between two polls. llm-replay's pacing (100 ms a chunk, unless the
 // settings give PROBE_PACE_MS) keeps it open; pacing changes no event.
 process.env.PROBE_PACE_MS ??= "100";
-const args = process.env.PROBE_ARGS ? JSON.parse(process.env.PROBE_ARGS) : process.argv.slice(2);
-const dir = resolve(args[0]);
-const refresh = args.includes("--refresh");
-const env = {};
-for (let i = 0; i < args.length; i++) if (args[i] === "--env") { const [k, ...v] = args[++i].split("="); env[k] = v.join("="); }
-const here = new URL(".", import.meta.url).pathname;
-const agent = { binScript: join(here, "bin.mjs"), libBinScript: join(here, "bin.mjs"), configPath: join(here, "cordis.yml"), tsconfigPath: undefined };
+const { dir, refresh, env } = scenarioArgs();
+const agent = acpAgent;
 const input = JSON.parse(await readFile(join(dir, "input.json"), "utf8"));
 const result = await runScenario(input, { agent, mode: "replay", fixtureFile: join(dir, "session.jsonl"), env,
   overrideFile: join(dir, "replay.override.json"),

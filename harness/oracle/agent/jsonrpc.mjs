@@ -12,18 +12,14 @@
 // "session.jsonl:" and "session.<n>.jsonl:" (each normalised log against its fixture).
 import { readFile, writeFile, readdir, mkdir, mkdtemp, cp, rm } from "node:fs/promises";
 import { existsSync } from "node:fs";
-import { delimiter, join, resolve } from "node:path";
+import { delimiter, join } from "node:path";
+import { scenarioArgs, here } from "./args.mjs";
 import { tmpdir } from "node:os";
 import { normalizeSessionLog, normalizeStdout, refreshFixtureReplacements, scrubRequestHeaders, stabilizeFixtureMessageIds,
   stabilizeRefreshLog, tokenizeSessionFixtureCwd } from "@deepseek-ai/dsh-acp-snapshot";
 import { DeepSeekHarness } from "@deepseek-ai/dsh-sdk-client";
 
-const args = process.argv.slice(2);
-const dir = resolve(args[0]);
-const refresh = args.includes("--refresh");
-const env = {};
-for (let i = 0; i < args.length; i++) if (args[i] === "--env") { const [k, ...v] = args[++i].split("="); env[k] = v.join("="); }
-const here = new URL(".", import.meta.url).pathname;
+const { dir, refresh, env } = scenarioArgs();
 const outDir = process.env.PROBE_OUT ?? join(dir, ".probe-out"); await mkdir(outDir, { recursive: true });
 
 const settingsFile = join(dir, "dshsim.replay.json");

@@ -26,13 +26,7 @@ func TestGenerateGoal(t *testing.T) {
 	areas := map[string]bool{}
 	completes, open := 0, 0
 	for i := range 300 {
-		c := GenerateGoal(7, i)
-		if !reflect.DeepEqual(c, GenerateGoal(7, i)) {
-			t.Fatalf("case %d differs between two calls", i)
-		}
-		if c.Profile != GoalProfile || c.Name != fmt.Sprintf("gen-goal-7-%d", i) {
-			t.Fatalf("case %d: profile %q, name %q", i, c.Profile, c.Name)
-		}
+		c := frontendCase(t, GoalProfile, 7, i)
 		if err := oracle.GoalScriptError(c.Script); err != nil {
 			t.Fatalf("case %d does not fit the goal suite: %v", i, err)
 		}
@@ -90,6 +84,25 @@ func TestGenerateGoal(t *testing.T) {
 	if slices.Contains(Profiles(), GoalProfile) || slices.Contains(Profiles(), HeadlessProfile) {
 		t.Error("Profiles lists a front end's profile among the ACP ones (Generate would draw it)")
 	}
+}
+
+// frontendCase is case i of seed of a front end's profile, after checking
+// that it is the same on every call and is named and profiled as its
+// profile's.
+func frontendCase(t *testing.T, profile string, seed uint64, i int) *Case {
+	t.Helper()
+	p, ok := FrontendProfileOf(profile)
+	if !ok {
+		t.Fatalf("no front end's profile %s", profile)
+	}
+	c := p.Generate(seed, i)
+	if !reflect.DeepEqual(c, p.Generate(seed, i)) {
+		t.Fatalf("case %d differs between two calls", i)
+	}
+	if c.Profile != profile || c.Name != fmt.Sprintf("gen-%s-%d-%d", profile, seed, i) {
+		t.Fatalf("case %d: profile %q, name %q", i, c.Profile, c.Name)
+	}
+	return c
 }
 
 // TestFrontendProfiles: each front end's profile names its generator and

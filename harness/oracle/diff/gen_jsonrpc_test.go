@@ -1,7 +1,6 @@
 package diff
 
 import (
-	"fmt"
 	"reflect"
 	"slices"
 	"strings"
@@ -21,13 +20,7 @@ func TestGenerateJSONRPC(t *testing.T) {
 	minimal, delegating := 0, 0
 	areas := map[string]bool{}
 	for i := range 300 {
-		c := GenerateJSONRPC(7, i)
-		if !reflect.DeepEqual(c, GenerateJSONRPC(7, i)) {
-			t.Fatalf("case %d differs between two calls", i)
-		}
-		if c.Profile != JSONRPCProfile || c.Name != fmt.Sprintf("gen-jsonrpc-7-%d", i) {
-			t.Fatalf("case %d: profile %q, name %q", i, c.Profile, c.Name)
-		}
+		c := frontendCase(t, JSONRPCProfile, 7, i)
 		if err := oracle.JSONRPCScriptError(c.Script, c.Settings); err != nil {
 			t.Fatalf("case %d does not fit the SDK's path: %v", i, err)
 		}
