@@ -175,7 +175,7 @@ func LandlockAgent(oracle, dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	for _, f := range []string{"bin.mjs", "run.mjs", "probe.test.mjs", "bash-alias.mjs", "package.json"} {
+	for _, f := range []string{"args.mjs", "bin.mjs", "run.mjs", "probe.test.mjs", "bash-alias.mjs", "package.json"} {
 		b, err := os.ReadFile(filepath.Join(src, f))
 		if err != nil {
 			return err

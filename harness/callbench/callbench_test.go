@@ -69,7 +69,7 @@ func TestLandlockAgent(t *testing.T) {
 	oracle := t.TempDir()
 	agent := filepath.Join(oracle, "agent")
 	os.MkdirAll(agent, 0o755)
-	for _, f := range []string{"bin.mjs", "run.mjs", "probe.test.mjs", "bash-alias.mjs", "package.json"} {
+	for _, f := range []string{"args.mjs", "bin.mjs", "run.mjs", "probe.test.mjs", "bash-alias.mjs", "package.json"} {
 		os.WriteFile(filepath.Join(agent, f), []byte(f), 0o644)
 	}
 	const provider, host, next = "- id: sandbox\n  name: '@deepseek-ai/dsh-sandbox-local'\n", "- id: landlock-host\n  name: './landlock-host.mjs'\n", "- id: sandbox-policy\n"
@@ -96,6 +96,9 @@ func TestLandlockAgent(t *testing.T) {
 		}
 		if _, err := os.Stat(filepath.Join(dst, "probe.test.mjs")); err != nil {
 			t.Errorf("%s: %v (a scenario run under vitest needs it)", tc.name, err)
+		}
+		if _, err := os.Stat(filepath.Join(dst, "args.mjs")); err != nil {
+			t.Errorf("%s: %v (run.mjs imports it)", tc.name, err)
 		}
 		if l, err := os.Readlink(filepath.Join(dst, "node_modules")); err != nil || l != filepath.Join(oracle, "dsh08", "node_modules") {
 			t.Errorf("%s: node_modules -> %q, %v", tc.name, l, err)

@@ -41,7 +41,12 @@
 // script as constructed. [Oracle.RecordHeadless] does the same through
 // upstream's unattended front end, the product CLI's headless profile
 // (agent/headless.mjs), and lays the recording out as upstream's
-// headless-profile scenario.
+// headless-profile scenario; [Oracle.RecordGoal] through the ACP goal suite
+// (agent/goal.mjs: the published goal domain, round driver and tools,
+// the script in replay.override.json, the goal-snapshots layout), and
+// [Oracle.RecordJSONRPC] through the SDK's JSON-RPC path (agent/jsonrpc.mjs:
+// the published SDK client and server, the jsonrpc-agent snapshots'
+// layout). The web front end has no driver (docs/oracle.md says why).
 //
 // # Where runs happen
 //

@@ -55,7 +55,9 @@ type Options struct {
 	// Frontend is the front end the scenario runs through: "" (or
 	// recording.ACP) the ACP agent under upstream's snapshot suite (run.mjs),
 	// recording.Headless the product CLI's headless profile (headless.mjs,
-	// see [Oracle.RecordHeadless]).
+	// see [Oracle.RecordHeadless]), recording.Goal the ACP goal suite
+	// (goal.mjs under vitest, see [Oracle.RecordGoal]), recording.JSONRPC the
+	// SDK client and server (jsonrpc.mjs, see [Oracle.RecordJSONRPC]).
 	Frontend recording.Frontend
 }
 
@@ -280,13 +282,15 @@ func serveRuns(ctx context.Context, data []byte) ([]byte, error) {
 	if err := writeTree(scen, req.Files); err != nil {
 		return nil, err
 	}
-	input, err := os.ReadFile(filepath.Join(scen, recording.InputFile))
-	if err != nil {
-		return nil, err
-	}
-	facts, err := factsOf(input)
-	if err != nil {
-		return nil, err
+	facts := inputFacts{session: true} // the JSON-RPC front end has no input.json: one prompt opens a session
+	if req.Frontend != recording.JSONRPC {
+		input, err := os.ReadFile(filepath.Join(scen, recording.InputFile))
+		if err != nil {
+			return nil, err
+		}
+		if facts, err = factsOf(input); err != nil {
+			return nil, err
+		}
 	}
 	o := &Oracle{dir: req.Oracle}
 	var resp response
@@ -296,10 +300,15 @@ func serveRuns(ctx context.Context, data []byte) ([]byte, error) {
 	if req.Refresh {
 		resp.Files = map[string][]byte{}
 		names := []string{recording.SessionFile, recording.StdoutFile}
-		if req.Frontend == recording.Headless {
+		switch req.Frontend {
+		case recording.Headless:
 			names = headlessFiles
+		case recording.Goal:
+			names = goalFiles
+		case recording.JSONRPC:
+			names = append([]string{recording.SessionFile}, jsonrpcFiles...)
 		}
-		for n := 1; req.Frontend != recording.Headless; n++ {
+		for n := 1; req.Frontend != recording.Headless && req.Frontend != recording.Goal; n++ {
 			if _, err := os.Stat(filepath.Join(scen, recording.ChildFile(n))); err != nil {
 				break
 			}
@@ -340,15 +349,21 @@ func (o *Oracle) pass(ctx context.Context, scen, out string, refresh bool, in in
 	if req.Agent != "" {
 		agent, run = req.Agent, filepath.Join(req.Agent, "run.mjs")
 	}
-	if req.Frontend == recording.Headless {
+	switch req.Frontend {
+	case recording.Headless:
 		run = filepath.Join(agent, headlessScript)
+	case recording.JSONRPC:
+		run = filepath.Join(agent, jsonrpcScript)
 	}
 	var cmd *exec.Cmd
-	if in.vitest && req.Frontend != recording.Headless {
+	if (in.vitest && (req.Frontend == "" || req.Frontend == recording.ACP)) || req.Frontend == recording.Goal {
 		a, _ := json.Marshal(args)
 		// --cache=false: vitest would write its results cache into the oracle.
 		cmd = exec.CommandContext(ctx, o.vitest(), "run", "--cache=false", "probe.test.mjs")
 		env = append(env, "PROBE_ARGS="+string(a))
+		if req.Frontend == recording.Goal {
+			env = append(env, "PROBE_SCRIPT=./"+goalScript)
+		}
 	} else {
 		cmd = exec.CommandContext(ctx, o.node(), append([]string{run}, args...)...)
 	}

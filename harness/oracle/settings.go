@@ -358,8 +358,10 @@ func SettingsOf(rec *recording.Recording) (Settings, error) {
 		return Settings{}, fmt.Errorf("%s: maxConcurrentJobsPerOwner %d: the oracle's overlay runs with upstream's default %d only", rec.Name, *set.MaxConcurrentJobsPerOwner, defaultMaxJobs)
 	case set.Profile == recording.ProfileImage:
 		s.Image = true
+	case set.Profile == recording.ProfileGoal && rec.Frontend == recording.Goal:
+		// the goal front end mounts the goal plugins (goal.mjs)
 	case set.Profile != "" && set.Profile != recording.ProfileDefault && set.Profile != recording.ProfileFSSearch:
-		return Settings{}, fmt.Errorf("%s: profile %q: the oracle's overlay has the default, fs-search and image profiles only", rec.Name, set.Profile)
+		return Settings{}, fmt.Errorf("%s: profile %q: the oracle's overlay has the default, fs-search and image profiles only (and goal, for a recording of the goal front end)", rec.Name, set.Profile)
 	case set.Prepare != "" || len(set.ServedTools) > 0:
 		return Settings{}, fmt.Errorf("%s: a workspace preparation or served tools: the oracle's overlay has neither", rec.Name)
 	case set.SandboxBackend == recording.BackendLandlock && set.LandlockRunner == MissingRunnerPath && set.LandlockABI == nil:

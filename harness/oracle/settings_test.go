@@ -216,7 +216,15 @@ func TestSettingsOf(t *testing.T) {
 			t.Errorf("%s: settings %q, want %q", name, s.String(), env)
 		}
 	}
-	rec := recordingtest.Load(t, filepath.Join(root, "testdata", "replay", "ours", "partial-landlock"))
+	rec := recordingtest.Load(t, filepath.Join(root, goalWrapupRel))
+	if s, err := SettingsOf(rec); err != nil || s.String() != "" {
+		t.Errorf("goal-wrapup: %q %v, want no switch (the goal front end mounts the goal plugins)", s, err)
+	}
+	rec.Frontend = recording.ACP // profile goal on the plain ACP agent: the overlay has no such switch
+	if _, err := SettingsOf(rec); err == nil || !strings.Contains(err.Error(), `profile "goal"`) {
+		t.Errorf("profile goal outside the goal front end: %v, want it refused", err)
+	}
+	rec = recordingtest.Load(t, filepath.Join(root, "testdata", "replay", "ours", "partial-landlock"))
 	if _, err := SettingsOf(rec); err == nil || !strings.Contains(err.Error(), "sandbox backend") {
 		t.Errorf("partial-landlock: %v, want the sandbox backend setting refused", err)
 	}

@@ -1,8 +1,9 @@
 #!/bin/bash
 # usage: harness/oracle/setup.sh DIR
 # Makes DIR (outside the tree) an installed oracle: the agent scripts, upstream's published packages
-# (from deps/package-lock.json: the dsh 0.1.0-rc.8 plugin set, dsh-acp, dsh-llm-replay and the
-# snapshot harness dsh-acp-snapshot) and node 22 (npm ci from node22/). Nothing is written in the tree.
+# (from deps/package-lock.json: the dsh 0.1.0-rc.8 plugin set, dsh-acp, dsh-llm-replay, the
+# snapshot harness dsh-acp-snapshot and the SDK's JSON-RPC server, client and protocol) and node 22
+# (npm ci from node22/). Nothing is written in the tree.
 set -eu
 [ $# -eq 1 ] || { echo "usage: $0 DIR" >&2; exit 2; }
 src=$(cd "$(dirname "$0")" && pwd)

@@ -17,20 +17,12 @@
 import { readFile, writeFile, readdir, mkdir, mkdtemp, cp, rm } from "node:fs/promises";
 import { existsSync } from "node:fs";
 import { spawnSync } from "node:child_process";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
+import { scenarioArgs, here } from "./args.mjs";
 import { tmpdir } from "node:os";
 import { normalizeSessionLog, scrubRequestHeaders } from "@deepseek-ai/dsh-acp-snapshot";
 
-const args = process.argv.slice(2);
-const dir = resolve(args[0]);
-const refresh = args.includes("--refresh");
-const env = {};
-for (let i = 0; i < args.length; i++) if (args[i] === "--env") {
-  const kv = args[++i];
-  if (typeof kv !== "string" || !kv.includes("=")) throw new Error(`headless.mjs: --env needs K=V, got ${JSON.stringify(kv)}`);
-  const [k, ...v] = kv.split("="); env[k] = v.join("=");
-}
-const here = new URL(".", import.meta.url).pathname;
+const { dir, refresh, env } = scenarioArgs();
 const modules = join(here, "node_modules", "@deepseek-ai");
 const outDir = process.env.PROBE_OUT ?? join(dir, ".probe-out");
 

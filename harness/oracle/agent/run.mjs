@@ -5,17 +5,13 @@
 // --refresh: rewrites session.jsonl/stdout.expected.jsonl in <scenarioDir> from the run (suite.ts refresh path).
 import { readFile, writeFile, readdir, mkdir } from "node:fs/promises";
 import { existsSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
+import { scenarioArgs, acpAgent, here } from "./args.mjs";
 import { runScenario, normalizeStdout, normalizeSessionLog, scrubRequestHeaders, tokenizeSessionFixtureCwd,
   stabilizeFixtureMessageIds, stabilizeRefreshLog, refreshFixtureReplacements } from "@deepseek-ai/dsh-acp-snapshot";
 process.env.DSH_EXAMPLE_MODE ??= "lib";
-const args = process.env.PROBE_ARGS ? JSON.parse(process.env.PROBE_ARGS) : process.argv.slice(2);
-const dir = resolve(args[0]);
-const refresh = args.includes("--refresh");
-const env = {};
-for (let i = 0; i < args.length; i++) if (args[i] === "--env") { const [k, ...v] = args[++i].split("="); env[k] = v.join("="); }
-const here = new URL(".", import.meta.url).pathname;
-const agent = { binScript: join(here, "bin.mjs"), libBinScript: join(here, "bin.mjs"), configPath: join(here, "cordis.yml"), tsconfigPath: undefined };
+const { dir, refresh, env } = scenarioArgs();
+const agent = acpAgent;
 const input = JSON.parse(await readFile(join(dir, "input.json"), "utf8"));
 const fixtureFile = join(dir, "session.jsonl");
 // child logs session.<n>.jsonl: their scripts, then the logs compared (upstream's suite passes them as childFiles)

@@ -116,12 +116,12 @@ func replayAll(ctx context.Context, o *oracle.Oracle, dirs []string, out string,
 		n := filepath.Base(d)
 		rec, err := recording.Load(d)
 		var set oracle.Settings
-		if err == nil {
+		if err == nil && rec.Frontend != recording.JSONRPC { // the SDK's compositions take no overlay switch
 			set, err = oracle.SettingsOf(rec)
 		}
 		var res *oracle.Outcome
 		if err == nil {
-			res, err = o.Replay(ctx, d, oracle.Options{Settings: set})
+			res, err = o.Replay(ctx, d, oracle.Options{Settings: set, Frontend: oracleFrontend(rec.Frontend)})
 		}
 		switch {
 		case err != nil:
@@ -143,6 +143,17 @@ func replayAll(ctx context.Context, o *oracle.Oracle, dirs []string, out string,
 		return cmdline.Status(cmdline.ExitFailure)
 	}
 	return nil
+}
+
+// oracleFrontend is the front end upstream replays a recording through:
+// the goal and JSON-RPC front ends' own drivers for their recordings, else
+// the ACP suite (a headless recording is not replayed here: the headless
+// profile runs its own cases, see dsh-oracle diff -profile headless).
+func oracleFrontend(fe recording.Frontend) recording.Frontend {
+	if fe == recording.Goal || fe == recording.JSONRPC {
+		return fe
+	}
+	return ""
 }
 
 func regenMain(args []string, stdout, stderr io.Writer) int {

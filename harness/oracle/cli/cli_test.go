@@ -23,6 +23,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"diff", "-n", "0"}, "-n and -parallel must be at least 1"},
 		{[]string{"diff", "extra"}, `unexpected argument "extra"`},
 		{[]string{"diff", "-n", "1"}, "DSHSIM_ORACLE is not set"},
+		{[]string{"diff", "-keep", "-profile", "goal"}, "-keep with -profile goal: a goal case is not kept in the tree yet"},
+		{[]string{"diff", "-keep", "-profile", "jsonrpc"}, "-keep with -profile jsonrpc: a jsonrpc case is not kept in the tree yet"},
 		{[]string{"replay"}, "no recording given"},
 		{[]string{"replay", "../../../transcripts/fs-read"}, "DSHSIM_ORACLE is not set"},
 		{[]string{"regen", "-gen", "../gen", "-o", t.TempDir(), "no-such-spec"}, "no spec matches no-such-spec"},

@@ -42,7 +42,7 @@ func diffMain(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.parallel, "parallel", 2, "cases checked at once")
 	fs.BoolVar(&o.keep, "keep", false, "write each minimal case into the tree: "+diff.RecordingsDir+"/<name> (a headless case: "+diff.HeadlessRecordingsDir+"/<name>) with NOTES.md, "+diff.GenDir+"/specs/<name>.json and its settings.tsv row (headless.tsv) (run from the repository root)")
 	fs.StringVar(&o.dump, "o", "", "write every case that does not match (its script, upstream's recording and check, our first difference) to `DIR`/<name>; DIR is made if missing")
-	fs.StringVar(&o.profile, "profile", "", "run only the cases of this `profile` among the N ("+strings.Join(diff.Profiles(), ", ")+"), or the N cases of profile "+diff.HeadlessProfile+": scripts run through upstream's headless front end (the product CLI's headless profile)")
+	fs.StringVar(&o.profile, "profile", "", "run only the cases of this `profile` among the N ("+strings.Join(diff.Profiles(), ", ")+"), or the N cases of profile "+diff.HeadlessProfile+" (scripts run through upstream's headless front end, the product CLI's headless profile) or "+diff.GoalProfile+" (through upstream's goal suite: the goal domain, round driver and tools)")
 	fs.BoolVar(&o.departures, "departures", false, "treat cases that show a named departure as findings (shrink and, with -keep, keep them: a departure's test is its kept recording)")
 	fs.BoolVar(&o.noShrink, "no-shrink", false, "report mismatches without shrinking them")
 	fs.DurationVar(&o.timeout, "timeout", 0, "stop the campaign after this long (0: no limit)")
@@ -55,6 +55,9 @@ func diffMain(args []string, stdout, stderr io.Writer) int {
 			if err := cmd.CheckOutDir(o.dump, false); err != nil {
 				return cmdline.Usage("-o %s: %v", o.dump, err)
 			}
+		}
+		if _, fe := diff.FrontendProfileOf(o.profile); o.keep && fe && o.profile != diff.HeadlessProfile {
+			return cmdline.Usage("-keep with -profile %s: a %s case is not kept in the tree yet (-o DIR writes its recording for a look)", o.profile, o.profile)
 		}
 		if o.keep {
 			if _, err := os.Stat("go.mod"); err != nil {
@@ -108,8 +111,8 @@ func runDiff(ctx context.Context, or *oracle.Oracle, o diffOptions, stdout io.Wr
 		Departures: o.departures,
 		Log:        stdout,
 	}
-	if o.profile == diff.HeadlessProfile {
-		c.Generate, c.Checker.Frontend = diff.GenerateHeadless, recording.Headless
+	if fp, ok := diff.FrontendProfileOf(o.profile); ok {
+		c.Generate, c.Checker.Frontend = fp.Generate, fp.Frontend
 	} else if o.profile != "" {
 		c.Indices = []int{}
 		for i := o.start; i < o.start+o.n; i++ {

@@ -7,7 +7,6 @@ import (
 
 	"github.com/dshsim/dshsim/harness/oracle"
 	"github.com/dshsim/dshsim/harness/replay/isolate"
-	"github.com/dshsim/dshsim/harness/replay/recording"
 )
 
 // BudgetSeed is the seed of CI's budget: one case of each profile.
@@ -62,6 +61,29 @@ func TestDifferentialBudget(t *testing.T) {
 // upstream's headless front end and our stack, each one upstream
 // reproduces matching.
 func TestHeadlessBudget(t *testing.T) {
+	frontendBudget(t, HeadlessProfile, "-short: the budget runs upstream's headless profile twice per case (about half a minute)")
+}
+
+// TestGoalBudget runs CI's budget of the goal profile when DSHSIM_ORACLE
+// names an oracle: the first cases of BudgetSeed through upstream's goal
+// suite (the goal domain, round driver and tools) and our stack, each one
+// upstream reproduces matching.
+func TestGoalBudget(t *testing.T) {
+	frontendBudget(t, GoalProfile, "-short: the budget runs upstream's goal suite twice per case (about a minute)")
+}
+
+// TestJSONRPCBudget runs CI's budget of the JSON-RPC profile when
+// DSHSIM_ORACLE names an oracle: the first cases of BudgetSeed through
+// upstream's SDK client and server and our stack, each one upstream
+// reproduces matching.
+func TestJSONRPCBudget(t *testing.T) {
+	frontendBudget(t, JSONRPCProfile, "-short: the budget runs upstream's SDK path twice per case (about half a minute)")
+}
+
+// frontendBudget runs the first two cases of BudgetSeed of a front end's
+// profile; every case upstream reproduces must match, and one must be
+// compared.
+func frontendBudget(t *testing.T, profile, short string) {
 	o, err := oracle.FromEnv()
 	if err != nil {
 		t.Skip(err)
@@ -71,16 +93,20 @@ func TestHeadlessBudget(t *testing.T) {
 		t.Skip(err)
 	}
 	if testing.Short() {
-		t.Skip("-short: the budget runs upstream's headless profile twice per case (about half a minute)")
+		t.Skip(short)
 	}
-	c := &Campaign{Checker: &Checker{Oracle: o, Work: t.TempDir(), Frontend: recording.Headless}, Generate: GenerateHeadless,
+	p, ok := FrontendProfileOf(profile)
+	if !ok {
+		t.Fatalf("no front end's profile %s", profile)
+	}
+	c := &Campaign{Checker: &Checker{Oracle: o, Work: t.TempDir(), Frontend: p.Frontend}, Generate: p.Generate,
 		Seed: BudgetSeed, N: 2, Parallel: 2, Log: logWriter{t}}
 	rep, err := c.Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range rep.Findings {
-		t.Errorf("%s: %s\n%s\nreproduce: go run ./harness/oracle/cmd/dsh-oracle diff -profile headless -seed %d -start %d -n 1 -o DIR", f.Case.Name, f.Checked.Signature, f.Checked.Detail, f.Case.Seed, f.Case.Index)
+		t.Errorf("%s: %s\n%s\nreproduce: go run ./harness/oracle/cmd/dsh-oracle diff -profile %s -seed %d -start %d -n 1 -o DIR", f.Case.Name, f.Checked.Signature, f.Checked.Detail, profile, f.Case.Seed, f.Case.Index)
 	}
 	for _, e := range rep.Errors {
 		t.Errorf("upstream could not run a case: %s", e)

@@ -38,7 +38,9 @@ type Checker struct {
 	Work string
 	// Frontend is the front end upstream records through: "" (ACP) the
 	// ACP agent ([oracle.Oracle.Record]), headless the product CLI's
-	// headless profile ([oracle.Oracle.RecordHeadless]).
+	// headless profile ([oracle.Oracle.RecordHeadless]), goal the ACP
+	// goal suite ([oracle.Oracle.RecordGoal]), jsonrpc the SDK's client
+	// and server ([oracle.Oracle.RecordJSONRPC]).
 	Frontend recording.Frontend
 }
 
@@ -79,8 +81,13 @@ func (c *Checked) Times() string {
 func (c *Checker) Check(ctx context.Context, name string, s *oracle.Script, set oracle.Settings) (*Checked, error) {
 	start := time.Now()
 	record := c.Oracle.Record
-	if c.Frontend == recording.Headless {
+	switch c.Frontend {
+	case recording.Headless:
 		record = c.Oracle.RecordHeadless
+	case recording.Goal:
+		record = c.Oracle.RecordGoal
+	case recording.JSONRPC:
+		record = c.Oracle.RecordJSONRPC
 	}
 	rec, err := record(ctx, name, s, oracle.Options{Settings: set})
 	if err != nil {

@@ -27,7 +27,10 @@
 // the generator explores; a test counts every area over a few hundred cases.
 // [GenerateHeadless] makes the headless profile's cases (one task, no
 // answers, a permission mode), which a [Checker] with Frontend headless runs
-// through upstream's headless front end ([oracle.Oracle.RecordHeadless]).
+// through upstream's headless front end ([oracle.Oracle.RecordHeadless]);
+// [GenerateGoal] and [GenerateJSONRPC] those of the goal and jsonrpc
+// profiles, run through the goal suite and the SDK's JSON-RPC path
+// ([FrontendProfiles] names each profile's generator and front end).
 //
 // # What it avoids
 //

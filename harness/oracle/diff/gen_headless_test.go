@@ -1,7 +1,6 @@
 package diff
 
 import (
-	"fmt"
 	"reflect"
 	"slices"
 	"strings"
@@ -19,13 +18,7 @@ func TestGenerateHeadless(t *testing.T) {
 	modes := map[string]int{}
 	escalated := false
 	for i := range 300 {
-		c := GenerateHeadless(7, i)
-		if !reflect.DeepEqual(c, GenerateHeadless(7, i)) {
-			t.Fatalf("case %d differs between two calls", i)
-		}
-		if c.Profile != HeadlessProfile || c.Name != fmt.Sprintf("gen-headless-7-%d", i) {
-			t.Fatalf("case %d: profile %q, name %q", i, c.Profile, c.Name)
-		}
+		c := frontendCase(t, HeadlessProfile, 7, i)
 		if err := oracle.HeadlessScriptError(c.Script); err != nil {
 			t.Fatalf("case %d does not fit the headless path: %v", i, err)
 		}
