@@ -697,6 +697,7 @@ var FrontendSuiteSettings = map[Frontend]map[string]Settings{
 		"parent-override": {Prompt: "Delegate the write probe to a subagent.", ResumeSeed: 4, DelegationKnobs: DelegationKnobs{OneShotSubagent: &OneShotSubagent{RunInBackground: true, MaxDepth: 1}}, SandboxKnobs: SandboxKnobs{DeploymentMode: "workspace-write"},
 			Note: "upstream's suite: subagent-inheritance.snapshot.ts seeds a completed turn holding a parent-only read-only sandbox/mode (4 events) and resumes it with this task; EX/subagent-inheritance.cordis.snapshot.yml (workspace-write default, the fs tools, no bash, no approval plugin, subagent spawn maxDepth 1)",
 		},
+		"pty-tools": {Profile: ProfilePTY, Note: "upstream's suite: headless.snapshot.ts, EX/headless-agent/pty.cordis.snapshot.yml (the base composition, sandbox-policy danger-full-access and no approval plugin, the terminal tools over the ACP suite's fake-shell backend, maxResultBytes 64)"},
 		"advanced-toolchain": {Profile: ProfileAdvanced, Note: "upstream's suite: EX/headless-agent/advanced.cordis.snapshot.yml (tools mode both, code runtime, tool-cordis); the cordis_* tools need upstream's Cordis host: served"},
 		"compaction-recovery": {ModelKnobs: ModelKnobs{Compaction: &compaction.Config{ThresholdRatio: ptr(0.99), RetainTokens: ptr(20), MaxTokens: ptr(32)}},
 			Note: "upstream's suite: headless.snapshot.ts, EX/headless-agent/compaction.cordis.snapshot.yml (dsh-compaction-basic thresholdRatio 0.99, retainTokens 20, maxTokens 32; the replay model's deepseek-v4-flash contextWindow 128000)",

@@ -1,0 +1,61 @@
+#!/usr/bin/env python3
+"""Construct the headless recordings of testdata/replay/headless-hidden whose upstream run is not
+possible here (their composition needs packages rc.8 did not publish). Each is built from a given
+recording of the same scenario or from upstream's driver, as its README says; the stream-json
+records are then written by stream.mjs with upstream's own normaliser.
+usage: python3 make.py NAME [ROOT]   (ROOT: the repository, default ../../..)"""
+import json
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def rows(path):
+    with open(path) as f:
+        return [json.loads(l) for l in f if l.strip()]
+
+
+def write_rows(path, rs):
+    with open(path, "w") as f:
+        for r in rs:
+            f.write(json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n")
+
+
+def flash(v):
+    """Re-pin the recorded route on deepseek-v4-flash, the headless base composition's main agent."""
+    if isinstance(v, dict):
+        return {k: flash(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [flash(x) for x in v]
+    return "deepseek-v4-flash" if v == "deepseek-v4-pro" else v
+
+
+def sandbox_only(rs):
+    """The runtime context of a composition that mounts sandbox-policy and no approval plugin: the
+    sandbox:policy section alone (the approval section is the ACP bridge's user-approval's)."""
+    for r in rs:
+        src = r.get("data", {}).get("source", {}) if r.get("type") == "user/message" else {}
+        if src.get("form") != "snapshot":
+            continue
+        src["sections"] = [s for s in src["sections"] if s["name"] == "sandbox:policy"]
+        head = "Current runtime context. This snapshot supersedes earlier runtime-context snapshots."
+        r["data"]["content"] = [{"type": "text", "text": "\n\n".join([head] + [s["text"] for s in src["sections"]])}]
+    return rs
+
+
+def pty_tools(root, out):
+    src = os.path.join(root, "transcripts", "pty-tools")
+    write_rows(os.path.join(out, "session.jsonl"), sandbox_only(flash(rows(os.path.join(src, "session.jsonl")))))
+    with open(os.path.join(src, "input.json")) as f, open(os.path.join(out, "input.json"), "w") as g:
+        g.write(f.read())
+
+
+MAKERS = {"pty-tools": pty_tools}
+
+if __name__ == "__main__":
+    name = sys.argv[1]
+    root = sys.argv[2] if len(sys.argv) > 2 else os.path.join(HERE, "..", "..", "..")
+    out = os.path.join(HERE, name)
+    os.makedirs(out, exist_ok=True)
+    MAKERS[name](root, out)
