@@ -51,7 +51,39 @@ def pty_tools(root, out):
         g.write(f.read())
 
 
-MAKERS = {"pty-tools": pty_tools}
+PRODUCT_ONLY = ("permission/preset", "sandbox/mode", "approval/policy")
+
+
+def remap(v, seqs):
+    """Renumber the seq references of an event's data (sourceEventSeqs, messageSeqs, shadowedSeqs)."""
+    if isinstance(v, dict):
+        return {k: ([seqs[x] for x in x_] if k in ("sourceEventSeqs", "messageSeqs", "shadowedSeqs") else remap(x_, seqs))
+                for k, x_ in v.items()}
+    if isinstance(v, list):
+        return [remap(x, seqs) for x in v]
+    return v
+
+
+def suite_composition(rs):
+    """A product-profile run's log as the example composition logs the same run: the headless
+    base composition (examples/headless-agent/cordis.yml) mounts no sandbox-policy, approval or
+    permission-preset plugin, so it writes no permission/preset, sandbox/mode or approval/policy
+    events and no runtime-context message; the rest is renumbered from seq 0."""
+    def product_only(r):
+        src = r.get("data", {}).get("source", {}) if r.get("type") == "user/message" else {}
+        return r.get("type") in PRODUCT_ONLY or src.get("form") == "snapshot"
+    kept = [rs[0]] + [r for r in rs[1:] if not product_only(r)]
+    seqs = {r["seq"]: i for i, r in enumerate(kept[1:])}
+    return [kept[0]] + [dict(remap(r, seqs), seq=seqs[r["seq"]]) for r in kept[1:]]
+
+
+def suite_log(root, out):
+    """NAME/upstream-run.jsonl (the product-profile run's log, upstream.mjs) in the example
+    composition, as NAME/suite.session.jsonl (for stream.mjs; not kept)."""
+    write_rows(os.path.join(out, "suite.session.jsonl"), suite_composition(rows(os.path.join(out, "upstream-run.jsonl"))))
+
+
+MAKERS = {"pty-tools": pty_tools, "provider-retry": suite_log, "missing-credential": suite_log, "invalid-credential": suite_log}
 
 if __name__ == "__main__":
     name = sys.argv[1]
