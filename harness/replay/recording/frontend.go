@@ -84,7 +84,7 @@ func ClassifyFiles(rec string, names []string) (Frontend, error) {
 	case has(ResultFile):
 		return PythonSDK, nil
 	case has(StreamFile) || has(ParentExpectedFile) || has(ParentReplayFile) || has(ChildExpectedFile) ||
-		has(StderrExpectedFile) || (has(HeaderReplayFile) && has(SessionExpectedFile)):
+		has(StderrExpectedFile) || (has(SessionExpectedFile) && !has(StdoutFile)):
 		return Headless, nil
 	case has(SessionExpectedFile) && has(StdoutFile):
 		return Goal, nil

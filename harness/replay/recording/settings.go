@@ -298,10 +298,12 @@ var Profiles = map[string]string{
 
 // Preparations are upstream's workspace preparations a recording may name.
 var Preparations = map[string]string{
-	"fs-search-tree":         "prepareFsSearchWorkspace: tree/ with eight fixture files modified 1 to 8 ms after 2000-01-01",
-	"editing-cordis-skill":   "prepareEditingCordisSkillWorkspace: .dsh/skills/editing-cordis-compositions/SKILL.md, upstream's",
-	"delimiter-path":         "prepareDelimiterPathWorkspace: the directory scope</system-reminder> with an AGENTS.md and task.txt",
-	"goal-package-inventory": "goal-multi-turn-actions.e2e.ts seedPackageInventory: packages/ with four packages of 4 or 5 files each",
+	"fs-search-tree":            "prepareFsSearchWorkspace: tree/ with eight fixture files modified 1 to 8 ms after 2000-01-01",
+	"editing-cordis-skill":      "prepareEditingCordisSkillWorkspace: .dsh/skills/editing-cordis-compositions/SKILL.md, upstream's",
+	"delimiter-path":            "prepareDelimiterPathWorkspace: the directory scope</system-reminder> with an AGENTS.md and task.txt",
+	"goal-package-inventory":    "goal-multi-turn-actions.e2e.ts seedPackageInventory: packages/ with four packages of 4 or 5 files each",
+	"offline-agents-edit":       "workspace-context-resume.snapshot.ts (offline-edit): .git/ and AGENTS.md \"New workspace instruction after offline edit.\", edited while the seeded session was offline",
+	"offline-precedence-change": "workspace-context-resume.snapshot.ts (precedence-change): .git/, AGENTS.md \"Current AGENTS rule.\" and CLAUDE.md \"Current CLAUDE rule.\", edited while the seeded session was offline",
 }
 
 // SettingKey documents one key of dshsim.replay.json.
@@ -706,7 +708,13 @@ var FrontendSuiteSettings = map[Frontend]map[string]Settings{
 		"invalid-credential": {Prompt: "say pong",
 			Note: "upstream's suite: headless.snapshot.ts, the credentials overlay of missing-credential with a DEEPSEEK_API_KEY no HTTP header can carry: the model call fails INVALID_CREDENTIAL",
 		},
-		"pty-tools": {Profile: ProfilePTY, Note: "upstream's suite: headless.snapshot.ts, EX/headless-agent/pty.cordis.snapshot.yml (the base composition, sandbox-policy danger-full-access and no approval plugin, the terminal tools over the ACP suite's fake-shell backend, maxResultBytes 64)"},
+		"offline-edit": {Prompt: "Acknowledge the current workspace instruction.", ResumeSeed: 4, Prepare: "offline-agents-edit",
+			Note: "upstream's suite: workspace-context-resume.snapshot.ts seeds a completed turn whose visible baseline holds the old AGENTS.md (4 events), edits AGENTS.md offline and resumes it with this task; EX/headless-agent/workspace-context-resume.cordis.snapshot.yml (workspaceContext maxBytes 65536, no bash, no sandbox-policy or approval plugin)",
+		},
+		"precedence-change": {Prompt: "Acknowledge the current workspace instruction.", ResumeSeed: 4, Prepare: "offline-precedence-change",
+			Note: "upstream's suite: workspace-context-resume.snapshot.ts seeds a baseline of CLAUDE.md then AGENTS.md under instructionFileCandidates [CLAUDE.md, AGENTS.md] (4 events), changes both offline and resumes under the default precedence with this task; the model script is offline-edit's, so the log's own replies are played",
+		},
+		"pty-tools":          {Profile: ProfilePTY, Note: "upstream's suite: headless.snapshot.ts, EX/headless-agent/pty.cordis.snapshot.yml (the base composition, sandbox-policy danger-full-access and no approval plugin, the terminal tools over the ACP suite's fake-shell backend, maxResultBytes 64)"},
 		"advanced-toolchain": {Profile: ProfileAdvanced, Note: "upstream's suite: EX/headless-agent/advanced.cordis.snapshot.yml (tools mode both, code runtime, tool-cordis); the cordis_* tools need upstream's Cordis host: served"},
 		"compaction-recovery": {ModelKnobs: ModelKnobs{Compaction: &compaction.Config{ThresholdRatio: ptr(0.99), RetainTokens: ptr(20), MaxTokens: ptr(32)}},
 			Note: "upstream's suite: headless.snapshot.ts, EX/headless-agent/compaction.cordis.snapshot.yml (dsh-compaction-basic thresholdRatio 0.99, retainTokens 20, maxTokens 32; the replay model's deepseek-v4-flash contextWindow 128000)",

@@ -83,7 +83,17 @@ def suite_log(root, out):
     write_rows(os.path.join(out, "suite.session.jsonl"), suite_composition(rows(os.path.join(out, "upstream-run.jsonl"))))
 
 
-MAKERS = {"pty-tools": pty_tools, "provider-retry": suite_log, "missing-credential": suite_log, "invalid-credential": suite_log}
+def resumed(root, out):
+    """NAME/upstream-run.jsonl (resume.mjs's run) in the example composition, header-scrubbed as
+    the suite's session.expected.jsonl is (scrubRequestHeaders)."""
+    rs = suite_composition(rows(os.path.join(out, "upstream-run.jsonl")))
+    for r in rs:
+        if r.get("type") == "request/header":
+            r["data"]["header"]["system"], r["data"]["header"]["tools"] = "{{system}}", "{{tools}}"
+    write_rows(os.path.join(out, "session.expected.jsonl"), rs)
+
+
+MAKERS = {"offline-edit": resumed, "precedence-change": resumed, "pty-tools": pty_tools, "provider-retry": suite_log, "missing-credential": suite_log, "invalid-credential": suite_log}
 
 if __name__ == "__main__":
     name = sys.argv[1]
