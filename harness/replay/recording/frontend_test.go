@@ -21,6 +21,8 @@ func TestClassifyFiles(t *testing.T) {
 		{"headless stream", []string{InputFile, SessionFile, StreamFile}, Headless, false},
 		{"headless stream only", []string{InputFile, OverrideFile, StreamFile}, Headless, false},
 		{"headless profile", []string{SessionExpectedFile, StderrExpectedFile}, Headless, false},
+		{"headless resume, its script another case's", []string{SessionExpectedFile}, Headless, false},
+		{"headless startup failure", []string{StderrExpectedFile}, "", true},
 		{"headless parent and child", []string{ChildExpectedFile, ChildReplayFile, ParentExpectedFile, OverrideFile}, Headless, false},
 		{"headless parent replay", []string{ParentReplayFile, ChildReplayFile, StreamFile}, Headless, false},
 		{"headless resume", []string{HeaderReplayFile, OverrideFile, SessionExpectedFile}, Headless, false},
@@ -35,7 +37,7 @@ func TestClassifyFiles(t *testing.T) {
 			got, err := ClassifyFiles("r", tc.files)
 			var ns *NotASessionError
 			if tc.noSes {
-				if !errors.As(err, &ns) || !strings.Contains(err.Error(), "r: not a session: seed.jsonl only") {
+				if !errors.As(err, &ns) || !strings.Contains(err.Error(), "r: not a session: "+tc.files[0]+" only") {
 					t.Fatalf("ClassifyFiles = %q, %v; want a not-a-session error", got, err)
 				}
 				return
