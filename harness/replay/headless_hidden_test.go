@@ -17,8 +17,8 @@ import (
 // constructed (each one's README says how). A match rests on the scenario's
 // suite settings by name (FrontendSuiteSettings[Headless]): without
 // pty-tools' profile, provider-retry's retry policy, the credentials'
-// prompt or the resumes' seed and preparation, each fails. Failed holds
-// the one line the replay must give instead.
+// prompt, the resumes' seed and preparation or the cold child's fixture,
+// each fails. Failed holds the one line the replay must give instead.
 var hiddenVerdicts = map[string]string{
 	"pty-tools":                replay.Match,
 	"provider-retry":           replay.Match,
@@ -27,6 +27,7 @@ var hiddenVerdicts = map[string]string{
 	"invalid-credential":       replay.Match,
 	"offline-edit":             replay.Match,
 	"precedence-change":        replay.Match,
+	"descriptorless-child":     replay.Match,
 	"startup-activation-error": "startup-activation-error: not a session: stderr.expected.txt only: the headless run failed before any session began",
 }
 
@@ -58,7 +59,7 @@ func TestHeadlessHiddenNeedTheirSettings(t *testing.T) {
 	isolate.Require(t)
 	tmp := t.TempDir()
 	var renamed []string
-	for _, name := range []string{"pty-tools", "provider-retry", "missing-credential", "offline-edit"} {
+	for _, name := range []string{"pty-tools", "provider-retry", "missing-credential", "offline-edit", "descriptorless-child"} {
 		dst := filepath.Join(tmp, "unnamed-"+name)
 		if err := recording.CopyTree(filepath.Join(root, "testdata/replay/headless-hidden", name), dst); err != nil {
 			t.Fatal(err)

@@ -183,10 +183,11 @@ const (
 	FixtureResultDiagnostic  = "result-diagnostic"
 	FixtureProductProviders  = "product-providers"
 	FixtureSettlementFence   = "settlement-fence"
+	FixtureColdChild         = "descriptorless-child"
 )
 
 // SubagentFixtures are the values of subagentFixture.
-var SubagentFixtures = []string{FixtureDurabilityFailure, FixturePublishedFailure, FixtureReportFence, FixtureResultDiagnostic, FixtureProductProviders, FixtureSettlementFence}
+var SubagentFixtures = []string{FixtureDurabilityFailure, FixturePublishedFailure, FixtureReportFence, FixtureResultDiagnostic, FixtureProductProviders, FixtureSettlementFence, FixtureColdChild}
 
 // Retry policy modes.
 const (
@@ -341,7 +342,7 @@ var SettingKeys = []SettingKey{
 		"runs the real landlock-run capped at this ABI (--abi-cap), so below 5 the partial notice is the runner's own"},
 	{"landlockRunner", `absolute path, may start with {{cwd}}; needs sandboxBackend "landlock"`, "missing-sandbox-runner: the fixture's runner {{cwd}}/.dsh-missing-sandbox-runner (DSH_SNAPSHOT_MISSING_SANDBOX_RUNNER=1)",
 		"the Landlock runner, used without an availability probe as upstream's fixture does; {{cwd}} is the replay's workspace (overrides dsh-replay -landlock-run)"},
-	{"subagentFixture", `"durability-failure", "published-run-failure", "report-fence", "result-diagnostic", "product-providers" or "settlement-fence"`, "subagent-continuable, subagent-published-run-failure, subagent-report, product-subagent-result-diagnostic, product-subagent-both, headless subagent-settlement: the overlay's fixture plugins",
+	{"subagentFixture", `"durability-failure", "published-run-failure", "report-fence", "result-diagnostic", "product-providers", "settlement-fence" or "descriptorless-child"`, "subagent-continuable, subagent-published-run-failure, subagent-report, product-subagent-result-diagnostic, product-subagent-both, headless subagent-settlement: the overlay's fixture plugins; headless descriptorless-child: subagent-diagnostic.snapshot.ts's seedDescriptorlessChild",
 		"emulates that fixture (docs/replay.md, Emulated fixtures): named as emulated in the result's notes"},
 	{"subagentMaxDepth", "integer >= 0 (absent: 1)", "subagent-depth-two-rejection: EX/depth-two.cordis.snapshot.yml, maxDepth 2",
 		"the delegation depth cap of subagent and subagent_fork"},
@@ -713,6 +714,9 @@ var FrontendSuiteSettings = map[Frontend]map[string]Settings{
 		},
 		"precedence-change": {Prompt: "Acknowledge the current workspace instruction.", ResumeSeed: 4, Prepare: "offline-precedence-change",
 			Note: "upstream's suite: workspace-context-resume.snapshot.ts seeds a baseline of CLAUDE.md then AGENTS.md under instructionFileCandidates [CLAUDE.md, AGENTS.md] (4 events), changes both offline and resumes under the default precedence with this task; the model script is offline-edit's, so the log's own replies are played",
+		},
+		"descriptorless-child": {Prompt: "Call list_agents once and report what it shows.", ResumeSeed: 3, DelegationKnobs: DelegationKnobs{SubagentFixture: FixtureColdChild},
+			Note: "upstream's suite: subagent-diagnostic.snapshot.ts seeds a completed parent turn (3 events) and a cold child session (origin subagent, no descriptor event) and resumes the parent with this task; EX/headless-agent/subagent-diagnostic.cordis.snapshot.yml (list_agents, no bash or file tools, no sandbox-policy or approval plugin)",
 		},
 		"pty-tools":          {Profile: ProfilePTY, Note: "upstream's suite: headless.snapshot.ts, EX/headless-agent/pty.cordis.snapshot.yml (the base composition, sandbox-policy danger-full-access and no approval plugin, the terminal tools over the ACP suite's fake-shell backend, maxResultBytes 64)"},
 		"advanced-toolchain": {Profile: ProfileAdvanced, Note: "upstream's suite: EX/headless-agent/advanced.cordis.snapshot.yml (tools mode both, code runtime, tool-cordis); the cordis_* tools need upstream's Cordis host: served"},

@@ -83,17 +83,20 @@ def suite_log(root, out):
     write_rows(os.path.join(out, "suite.session.jsonl"), suite_composition(rows(os.path.join(out, "upstream-run.jsonl"))))
 
 
-def resumed(root, out):
+def resumed(file):
     """NAME/upstream-run.jsonl (resume.mjs's run) in the example composition, header-scrubbed as
-    the suite's session.expected.jsonl is (scrubRequestHeaders)."""
-    rs = suite_composition(rows(os.path.join(out, "upstream-run.jsonl")))
-    for r in rs:
-        if r.get("type") == "request/header":
-            r["data"]["header"]["system"], r["data"]["header"]["tools"] = "{{system}}", "{{tools}}"
-    write_rows(os.path.join(out, "session.expected.jsonl"), rs)
+    the suite's expected log is (scrubRequestHeaders), as NAME/file."""
+    def make(root, out):
+        rs = suite_composition(rows(os.path.join(out, "upstream-run.jsonl")))
+        for r in rs:
+            if r.get("type") == "request/header":
+                r["data"]["header"]["system"], r["data"]["header"]["tools"] = "{{system}}", "{{tools}}"
+        write_rows(os.path.join(out, file), rs)
+    return make
 
 
-MAKERS = {"offline-edit": resumed, "precedence-change": resumed, "pty-tools": pty_tools, "provider-retry": suite_log, "missing-credential": suite_log, "invalid-credential": suite_log}
+MAKERS = {"offline-edit": resumed("session.expected.jsonl"), "precedence-change": resumed("session.expected.jsonl"),
+          "descriptorless-child": resumed("parent.expected.jsonl"), "pty-tools": pty_tools, "provider-retry": suite_log, "missing-credential": suite_log, "invalid-credential": suite_log}
 
 if __name__ == "__main__":
     name = sys.argv[1]

@@ -4,7 +4,7 @@
 // on, each normalised (normalizeSessionLog) and header-scrubbed (scrubRequestHeaders) by upstream's
 // published @deepseek-ai/dsh-acp-snapshot, then the {type: "result"} record runFixtureTurn returns
 // (the last assistant text; the usage summed over the steps, each step's last report).
-// usage: DSHSIM_ORACLE=/work/oracle node stream.mjs SESSION_LOG TASK > stream-json.expected.jsonl
+// usage: DSHSIM_ORACLE=DIR node stream.mjs SESSION_LOG TASK > stream-json.expected.jsonl
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 
