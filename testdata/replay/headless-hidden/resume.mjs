@@ -1,12 +1,12 @@
-// Run upstream's resumed headless scenarios (workspace-context-resume.snapshot.ts's two cases and
-// subagent-diagnostic.snapshot.ts's descriptorless-child) through upstream's published rc.8 packages:
+// Run upstream's resumed headless scenarios (workspace-context-resume.snapshot.ts's two cases,
+// subagent-diagnostic.snapshot.ts's descriptorless-child and session-format-guard.snapshot.ts's two) through upstream's published rc.8 packages:
 // the sessions are seeded exactly as the test's seedVisibleBaseline (seedDescriptorlessChild) seeds them (dsh-session, dsh-session-persistence-jsonl, dsh-agent-instructions' renderWorkspaceContext),
 // the workspace prepared as its prepare does, then the product CLI's headless profile boots with its
 // runner replaced by one that resumes the seeded session (as the suite's resumed-agent fixture does)
 // and drives the task through dsh-loader-smoke's runFixtureTurn (as the suite's headless-driver.ts
 // does), llm-replay playing OVERRIDE. The example composition (dsh-agent-spine-demo) was not published.
 // Writes OUT/session.0.jsonl (normalised by upstream's normalizeSessionLog) and OUT/stdout.txt.
-// usage: DSHSIM_ORACLE=DIR node resume.mjs OUT offline-edit|precedence-change|descriptorless-child OVERRIDE
+// usage: DSHSIM_ORACLE=DIR node resume.mjs OUT offline-edit|precedence-change|descriptorless-child|newer-format|unknown-event OVERRIDE
 import { writeFile, readFile, readdir, mkdir, mkdtemp, rm } from "node:fs/promises";
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
@@ -23,9 +23,11 @@ const { createUserMessage } = await import(lib("dsh-llm"));
 const { renderWorkspaceContext } = await import(lib("dsh-agent-instructions"));
 const snap = await import(lib("dsh-acp-snapshot"));
 const diagnostic = which === "descriptorless-child";
+// session-format-guard.snapshot.ts's two cases: a closed turn under a newer format, or with an unknown event.
+const guard = which === "newer-format" || which === "unknown-event";
 const sessionId = diagnostic ? "subagent-diagnostic-parent" : "workspace-context-resume";
 const childId = "subagent-diagnostic-child";
-const task = diagnostic ? "Call list_agents once and report what it shows." : "Acknowledge the current workspace instruction.";
+const task = diagnostic ? "Call list_agents once and report what it shows." : guard ? "Try to resume." : "Acknowledge the current workspace instruction.";
 
 const base = await mkdtemp(join(tmpdir(), "headless-hidden-resume-"));
 const cwd = join(base, "ws"), home = join(base, "dsh"), profile = join(home, "profiles", "headless");
@@ -52,7 +54,11 @@ await ctx.plugin(SessionStore);
 await ctx.plugin(JsonlSessionPersistence, { root: join(home, "sessions"), compression: "none" });
 const baseline = renderWorkspaceContext(files.map((f) => ({ absolutePath: join(cwd, f.name), displayPath: f.name, content: f.content })), { maxBytes: 65536 });
 const userMessage = (text) => createUserMessage({ content: [{ type: "text", text }], source: { kind: "user" } });
-const events = diagnostic ? [
+const closedTurn = [
+  { type: "turn/start", seq: 0, time: 1, data: { turn: 1 } },
+  { type: "turn/end", seq: 1, time: 2, data: { turn: 1, reason: { kind: "completed" } } },
+];
+const events = guard ? (which === "unknown-event" ? [...closedTurn, { type: "future/event", seq: 2, time: 3, data: { payload: 1 } }] : closedTurn) : diagnostic ? [
   { type: "turn/start", seq: 0, time: 10, data: { turn: 1 } },
   { type: "user/message", seq: 1, time: 11, data: userMessage("Start a background job."), surfaceOp: "append" },
   { type: "turn/end", seq: 2, time: 12, data: { turn: 1, reason: { kind: "completed" } } },
@@ -65,7 +71,9 @@ const events = diagnostic ? [
   } }), surfaceOp: "append" },
   { type: "turn/end", seq: 3, time: 13, data: { turn: 1, reason: { kind: "completed" } } },
 ];
-await ctx.sessionPersistence.create({ version: SESSION_FORMAT_VERSION, id: sessionId, createdAt: 1, cwd, delegationDepth: 0 });
+await ctx.sessionPersistence.create(guard
+  ? { version: SESSION_FORMAT_VERSION + (which === "newer-format" ? 99 : 0), id: sessionId, createdAt: 1, cwd }
+  : { version: SESSION_FORMAT_VERSION, id: sessionId, createdAt: 1, cwd, delegationDepth: 0 });
 await ctx.sessionPersistence.append(sessionId, events);
 if (diagnostic) {
   // seedDescriptorlessChild's cold child: classified a subagent (origin) but no descriptor event.
