@@ -57,6 +57,10 @@ func DefaultSubagents() SubagentsConfig { return subagents.Default() }
 // ([subagents.Runtime.Delegate]).
 func (s *Stack) Delegate(d Delegation) (*Child, error) { return s.children.Delegate(d) }
 
+// AdoptChild records a child session persisted before the stack started
+// (a cold child of a resumed session; [subagents.Runtime.Adopt]).
+func (s *Stack) AdoptChild(path string) error { return s.children.Adopt(path) }
+
 // AttachLoop registers the session agent's loop: settlement notices and
 // reports of its children are delivered through it.
 func (s *Stack) AttachLoop(l Loop) { s.children.AttachLoop(s.agent, l) }

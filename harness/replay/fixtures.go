@@ -12,6 +12,7 @@ import (
 
 	"github.com/dshsim/dshsim/harness/replay/recording"
 	"github.com/dshsim/dshsim/pipeline/delegation"
+	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/stack"
 	"github.com/dshsim/dshsim/tools/subagent"
 )
@@ -40,6 +41,11 @@ import (
 //   - product-providers: the out-of-process product instances of the
 //     recording's tool pin (Codex, Claude Code), composed for their schemas;
 //     a call of one fails closed (no such provider is built here).
+//   - descriptorless-child (headless, a seed of the test file): before the
+//     resume, a cold child of the session is persisted whose header
+//     classifies it a subagent but whose log holds no descriptor event
+//     (turn 1 started and interrupted), and the stack adopts it as upstream's
+//     subagent catalog reads it from storage.
 
 // SettlementMarker is the file the settlement marker writes.
 const SettlementMarker = ".dsh-snapshot-subagent-settled"
@@ -316,3 +322,32 @@ func (r *fixedRun) ID() string                                      { return r.i
 func (r *fixedRun) Done() <-chan struct{}                           { return r.done }
 func (r *fixedRun) Result(context.Context) (subagent.Result, error) { return r.res, nil }
 func (r *fixedRun) Dispose() error                                  { return nil }
+
+// seed writes what the emulated fixture seeds before the session's first
+// prompt: descriptorless-child's cold child (the others seed nothing).
+func (f *emulation) seed(st *stack.Stack, dir string, parent session.Header) error {
+	if f.kind != recording.FixtureColdChild {
+		return nil
+	}
+	return seedColdChild(st, dir, parent)
+}
+
+// seedColdChild is subagent-diagnostic.snapshot.ts's seedDescriptorlessChild:
+// a child of the session parent, persisted in dir before the resume with
+// origin "subagent" and no descriptor event, adopted by the stack.
+func seedColdChild(st *stack.Stack, dir string, parent session.Header) error {
+	h := session.Header{ID: session.NewID(), Cwd: parent.Cwd, ParentSession: parent.ID, Origin: "subagent", DelegationDepth: parent.DelegationDepth + 1}
+	path := filepath.Join(dir, h.ID+".jsonl")
+	log, err := session.Create(path, h)
+	if err != nil {
+		return err
+	}
+	_, err = log.Append(session.KindTurnStart, map[string]int{"turn": 1})
+	if err == nil {
+		_, err = log.Append(session.KindTurnEnd, map[string]any{"turn": 1, "reason": map[string]string{"kind": "interrupted"}})
+	}
+	if err = errors.Join(err, log.Close()); err != nil {
+		return err
+	}
+	return st.AdoptChild(path)
+}

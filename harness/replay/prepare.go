@@ -45,17 +45,35 @@ func prepareWorkspace(name, ws string) error {
 			return err
 		}
 		return writeFixture(filepath.Join(dir, "task.txt"), []byte("delimiter path snapshot task\n"))
+	case "offline-agents-edit", "offline-precedence-change":
+		// workspace-context-resume.snapshot.ts's prepare: a project root
+		// (.git) whose instruction files changed while the seeded session
+		// was offline.
+		return writeFixtures(ws, offlineEdits[name])
 	case "goal-package-inventory":
 		// goal-multi-turn-actions.e2e.ts seedPackageInventory: a stable
 		// inventory of four packages in the session's workspace.
-		for _, f := range goalPackageInventory {
-			if err := writeFixture(filepath.Join(ws, filepath.FromSlash(f[0])), []byte(f[1])); err != nil {
-				return err
-			}
-		}
-		return nil
+		return writeFixtures(ws, goalPackageInventory)
 	}
 	return fmt.Errorf("unknown workspace preparation %q", name)
+}
+
+// offlineEdits are the files workspace-context-resume.snapshot.ts's two
+// cases write before the resume (path, content), VERBATIM; .git/ is the
+// project root marker (a directory: its placeholder is not a marker).
+var offlineEdits = map[string][][2]string{
+	"offline-agents-edit":       {{".git/HEAD", ""}, {"AGENTS.md", "New workspace instruction after offline edit.\n"}},
+	"offline-precedence-change": {{".git/HEAD", ""}, {"AGENTS.md", "Current AGENTS rule.\n"}, {"CLAUDE.md", "Current CLAUDE rule.\n"}},
+}
+
+// writeFixtures writes the fixtures (path, content) under ws.
+func writeFixtures(ws string, files [][2]string) error {
+	for _, f := range files {
+		if err := writeFixture(filepath.Join(ws, filepath.FromSlash(f[0])), []byte(f[1])); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // goalPackageInventory is seedPackageInventory's PACKAGE_FILES (path,

@@ -91,6 +91,10 @@ func startSession(ctx context.Context, s sessionSetup) (*sessionRun, error) {
 		st.Close()
 		return nil, err
 	}
+	if err := run.fixture.seed(st, s.logDir, s.log.Header()); err != nil {
+		st.Close()
+		return nil, err
+	}
 	run.model = newModel(s.script)
 	rc := base
 	rc.model, rc.surface, rc.wire, rc.hooks, rc.titleReplies = run.model, st, s.wire, goalRounds(roundDriven(s.rec, st), run.fixture.rootHooks()), s.script.Title

@@ -405,6 +405,9 @@ func (rt *Runtime) List(ctx context.Context, caller *pipeline.Agent, descendants
 
 // entryLocked is one row (rt.mu held).
 func (rt *Runtime) entryLocked(r *record, parent string, depth int) subagent.Entry {
+	if r.diagnostic != "" {
+		return subagent.Entry{ID: r.header.ID, Diagnostic: r.diagnostic, Parent: parent, Depth: depth}
+	}
 	e := subagent.Entry{ID: r.header.ID, Continuable: r.continuous, Label: r.descriptor.Label, Status: "ready", Parent: parent, Depth: depth}
 	for a, l := range rt.loops {
 		if a.Session != nil && a.Session.ID() == r.header.ID {

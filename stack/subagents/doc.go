@@ -24,7 +24,10 @@
 // send_message, a cold resume from the log once settled, a settlement
 // notice to the parent: a new turn of an idle parent, the next step of a
 // busy one), interrupt_agent and list_agents (runtime.go), and providers
-// beyond spawn and fork ([Provider]). The runtime drives no model: every
+// beyond spawn and fork ([Provider]). A child persisted before the runtime
+// started (a resumed session's) is adopted from its log ([Runtime.Adopt],
+// cold.go): its descriptor folds its identity, and one without a readable
+// descriptor is a list_agents diagnostic ("corrupt"), never dropped. The runtime drives no model: every
 // child's loop is the application's agent loop ([Loop], started by
 // [Loops]); the runtime hands loops messages and waits for them to be idle.
 //

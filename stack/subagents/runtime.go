@@ -149,6 +149,7 @@ type record struct {
 	descriptor delegation.Descriptor
 	filter     *pipeline.Filter
 	continuous bool
+	diagnostic string // set for an adopted child whose identity is unreadable
 }
 
 // New returns the runtime of host's delegations, whose children's headers

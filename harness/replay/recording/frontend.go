@@ -63,7 +63,12 @@ const (
 // frontendFiles are the files that make a directory a recording of a front
 // end beyond ACP (besides input.json and session.jsonl).
 var frontendFiles = []string{StreamFile, SessionExpectedFile, ParentExpectedFile, ParentReplayFile,
-	NotificationsFile, ResultExpectedFile, ResultFile, SeedFile, RequestResponseFile}
+	NotificationsFile, ResultExpectedFile, ResultFile, SeedFile, RequestResponseFile, StderrExpectedFile}
+
+// logFiles are the files a headless run's log or model script can be in:
+// a directory of upstream's headless suite with none holds no session.
+var logFiles = []string{SessionFile, SessionExpectedFile, ParentExpectedFile, ParentReplayFile, ChildExpectedFile,
+	ChildReplayFile, HeaderReplayFile, OverrideFile, StreamFile}
 
 // NotASessionError says a directory holds no session to replay: a web
 // directory with only seed.jsonl (a history the UI displays, no model
@@ -88,8 +93,10 @@ func ClassifyFiles(rec string, names []string) (Frontend, error) {
 		return JSONRPC, nil
 	case has(ResultFile):
 		return PythonSDK, nil
+	case has(StderrExpectedFile) && !slices.ContainsFunc(logFiles, has):
+		return "", &NotASessionError{Recording: rec, Why: StderrExpectedFile + " only: the headless run failed before any session began (upstream's startup-activation-error: the Loader refused its composition), so there is no log or model script to replay; dsh-replay composes no Cordis Loader to fail the same way"}
 	case has(StreamFile) || has(ParentExpectedFile) || has(ParentReplayFile) || has(ChildExpectedFile) ||
-		has(StderrExpectedFile) || (has(HeaderReplayFile) && has(SessionExpectedFile)):
+		has(StderrExpectedFile) || (has(SessionExpectedFile) && !has(StdoutFile)):
 		return Headless, nil
 	case has(SessionExpectedFile) && has(StdoutFile):
 		return Goal, nil

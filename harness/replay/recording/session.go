@@ -408,7 +408,25 @@ func parseHeader(rec string, line []byte) (Header, error) {
 	if h.Type != "session" {
 		return h, sessionError(rec, 1, "type", "want \"session\" (the header line), got %q", h.Type)
 	}
-	return h, nil
+	return h, formatVersion(rec, h.Version)
+}
+
+// FormatVersion is the one session-log format a recording may be in:
+// upstream's rc.8 SESSION_FORMAT_VERSION, which its session persistence
+// alone reads.
+const FormatVersion = 0
+
+// formatVersion refuses a log in another format, as upstream's persistence
+// refuses to resume one (naming the direction): a newer harness wrote it,
+// or no upgrade path exists for an older one.
+func formatVersion(rec string, v int) error {
+	switch {
+	case v > FormatVersion:
+		return sessionError(rec, 1, "version", "log format v%d, but upstream's rc.8 (and this replay) reads only v%d: the log was written by a newer harness", v, FormatVersion)
+	case v < FormatVersion:
+		return sessionError(rec, 1, "version", "log format v%d, older than the supported v%d, with no upgrade path", v, FormatVersion)
+	}
+	return nil
 }
 
 // parseEvent decodes line lineNo, an event of a known type typ whose seq

@@ -190,10 +190,11 @@ const (
 	FixtureResultDiagnostic  = "result-diagnostic"
 	FixtureProductProviders  = "product-providers"
 	FixtureSettlementFence   = "settlement-fence"
+	FixtureColdChild         = "descriptorless-child"
 )
 
 // SubagentFixtures are the values of subagentFixture.
-var SubagentFixtures = []string{FixtureDurabilityFailure, FixturePublishedFailure, FixtureReportFence, FixtureResultDiagnostic, FixtureProductProviders, FixtureSettlementFence}
+var SubagentFixtures = []string{FixtureDurabilityFailure, FixturePublishedFailure, FixtureReportFence, FixtureResultDiagnostic, FixtureProductProviders, FixtureSettlementFence, FixtureColdChild}
 
 // Retry policy modes.
 const (
@@ -305,10 +306,12 @@ var Profiles = map[string]string{
 
 // Preparations are upstream's workspace preparations a recording may name.
 var Preparations = map[string]string{
-	"fs-search-tree":         "prepareFsSearchWorkspace: tree/ with eight fixture files modified 1 to 8 ms after 2000-01-01",
-	"editing-cordis-skill":   "prepareEditingCordisSkillWorkspace: .dsh/skills/editing-cordis-compositions/SKILL.md, upstream's",
-	"delimiter-path":         "prepareDelimiterPathWorkspace: the directory scope</system-reminder> with an AGENTS.md and task.txt",
-	"goal-package-inventory": "goal-multi-turn-actions.e2e.ts seedPackageInventory: packages/ with four packages of 4 or 5 files each",
+	"fs-search-tree":            "prepareFsSearchWorkspace: tree/ with eight fixture files modified 1 to 8 ms after 2000-01-01",
+	"editing-cordis-skill":      "prepareEditingCordisSkillWorkspace: .dsh/skills/editing-cordis-compositions/SKILL.md, upstream's",
+	"delimiter-path":            "prepareDelimiterPathWorkspace: the directory scope</system-reminder> with an AGENTS.md and task.txt",
+	"goal-package-inventory":    "goal-multi-turn-actions.e2e.ts seedPackageInventory: packages/ with four packages of 4 or 5 files each",
+	"offline-agents-edit":       "workspace-context-resume.snapshot.ts (offline-edit): .git/ and AGENTS.md \"New workspace instruction after offline edit.\", edited while the seeded session was offline",
+	"offline-precedence-change": "workspace-context-resume.snapshot.ts (precedence-change): .git/, AGENTS.md \"Current AGENTS rule.\" and CLAUDE.md \"Current CLAUDE rule.\", edited while the seeded session was offline",
 }
 
 // SettingKey documents one key of dshsim.replay.json.
@@ -346,7 +349,7 @@ var SettingKeys = []SettingKey{
 		"runs the real landlock-run capped at this ABI (--abi-cap), so below 5 the partial notice is the runner's own"},
 	{"landlockRunner", `absolute path, may start with {{cwd}}; needs sandboxBackend "landlock"`, "missing-sandbox-runner: the fixture's runner {{cwd}}/.dsh-missing-sandbox-runner (DSH_SNAPSHOT_MISSING_SANDBOX_RUNNER=1)",
 		"the Landlock runner, used without an availability probe as upstream's fixture does; {{cwd}} is the replay's workspace (overrides dsh-replay -landlock-run)"},
-	{"subagentFixture", `"durability-failure", "published-run-failure", "report-fence", "result-diagnostic", "product-providers" or "settlement-fence"`, "subagent-continuable, subagent-published-run-failure, subagent-report, product-subagent-result-diagnostic, product-subagent-both, headless subagent-settlement: the overlay's fixture plugins",
+	{"subagentFixture", `"durability-failure", "published-run-failure", "report-fence", "result-diagnostic", "product-providers", "settlement-fence" or "descriptorless-child"`, "subagent-continuable, subagent-published-run-failure, subagent-report, product-subagent-result-diagnostic, product-subagent-both, headless subagent-settlement: the overlay's fixture plugins; headless descriptorless-child: subagent-diagnostic.snapshot.ts's seedDescriptorlessChild",
 		"emulates that fixture (docs/replay.md, Emulated fixtures): named as emulated in the result's notes"},
 	{"subagentMaxDepth", "integer >= 0 (absent: 1)", "subagent-depth-two-rejection: EX/depth-two.cordis.snapshot.yml, maxDepth 2",
 		"the delegation depth cap of subagent and subagent_fork"},
@@ -376,7 +379,7 @@ var SettingKeys = []SettingKey{
 		"the initialize result's promptCapabilities.image"},
 	{"profile", "default, image, fs-search, pwsh, persistent-pwsh, lsp, pty, advanced, web, goal, minimal or single-exe", "read-image, fs-glob-sampling, pwsh-tool-turn, lsp-definition, pty-tools, cordis-inspect-jsdoc, headless goal-tools, JSON-RPC persistent-tools, Python SDK advanced...: the scenario's EX/*.cordis.snapshot.yml overlay",
 		"composes the overlay's tools beyond the safety stack (and leaves out what a standalone overlay does not mount); a tool the recording calls adds its area too"},
-	{"prepare", "fs-search-tree, editing-cordis-skill, delimiter-path or goal-package-inventory", "fs-glob-sampling: prepareFsSearchWorkspace; skill-load: prepareEditingCordisSkillWorkspace; agent-instructions: prepareDelimiterPathWorkspace; web goal-multi-turn-actions: seedPackageInventory",
+	{"prepare", "fs-search-tree, editing-cordis-skill, delimiter-path, goal-package-inventory, offline-agents-edit or offline-precedence-change", "fs-glob-sampling: prepareFsSearchWorkspace; skill-load: prepareEditingCordisSkillWorkspace; agent-instructions: prepareDelimiterPathWorkspace; web goal-multi-turn-actions: seedPackageInventory; headless offline-edit and precedence-change: workspace-context-resume.snapshot.ts's prepare",
 		"prepares the workspace as upstream's suite does, after workspace/ is copied"},
 	{"symlinks", "list of paths inside workspace/, each a symlink there or a link stub (a plain file holding only the link's relative target, no newline, naming an entry of the seed)", "agent-instructions: its fixture's AGENTS.md and nested/AGENTS.md are symlinks to AGENTS.canonical.md",
 		"restores each listed link stub as the symlink it stands for after workspace/ is copied (a checkout with core.symlinks=false stores a link as such a file); a listed path that is neither is an error, and no other file is touched"},
@@ -725,6 +728,25 @@ var FrontendSuiteSettings = map[Frontend]map[string]Settings{
 		"parent-override": {Prompt: "Delegate the write probe to a subagent.", ResumeSeed: 4, DelegationKnobs: DelegationKnobs{OneShotSubagent: &OneShotSubagent{RunInBackground: true, MaxDepth: 1}}, SandboxKnobs: SandboxKnobs{DeploymentMode: "workspace-write"},
 			Note: "upstream's suite: subagent-inheritance.snapshot.ts seeds a completed turn holding a parent-only read-only sandbox/mode (4 events) and resumes it with this task; EX/subagent-inheritance.cordis.snapshot.yml (workspace-write default, the fs tools, no bash, no approval plugin, subagent spawn maxDepth 1)",
 		},
+		"provider-retry": {ModelKnobs: ModelKnobs{RetryPolicy: &RetryPolicy{Mode: RetryNormal, MaxRetries: ptr(1), RetryableCodes: []string{"RATE_LIMIT"}, Backoff: &Backoff{InitialDelayMs: ptr(1.0), MaxDelayMs: ptr(1.0), JitterRatio: ptr(0.0)}}},
+			Note: "upstream's suite: headless.snapshot.ts, EX/headless-agent/retry.cordis.snapshot.yml (the base composition, its DeepSeek adapter replaced by tests/fixtures/retry-snapshot-backend.mjs: retryPolicy {mode normal, maxRetries 1, retryableCodes [RATE_LIMIT], backoff 1/1/0}, its first call failing RATE_LIMIT 429)",
+		},
+		"missing-credential": {Prompt: "say pong",
+			Note: "upstream's suite: headless.snapshot.ts, EX/headless-agent/credentials.cordis.snapshot.yml (the base composition, its DeepSeek adapter replaced by a keyless one on http://127.0.0.1:9, never dialled) with DEEPSEEK_API_KEY empty: the model call fails MISSING_CREDENTIAL",
+		},
+		"invalid-credential": {Prompt: "say pong",
+			Note: "upstream's suite: headless.snapshot.ts, the credentials overlay of missing-credential with a DEEPSEEK_API_KEY no HTTP header can carry: the model call fails INVALID_CREDENTIAL",
+		},
+		"offline-edit": {Prompt: "Acknowledge the current workspace instruction.", ResumeSeed: 4, Prepare: "offline-agents-edit",
+			Note: "upstream's suite: workspace-context-resume.snapshot.ts seeds a completed turn whose visible baseline holds the old AGENTS.md (4 events), edits AGENTS.md offline and resumes it with this task; EX/headless-agent/workspace-context-resume.cordis.snapshot.yml (workspaceContext maxBytes 65536, no bash, no sandbox-policy or approval plugin)",
+		},
+		"precedence-change": {Prompt: "Acknowledge the current workspace instruction.", ResumeSeed: 4, Prepare: "offline-precedence-change",
+			Note: "upstream's suite: workspace-context-resume.snapshot.ts seeds a baseline of CLAUDE.md then AGENTS.md under instructionFileCandidates [CLAUDE.md, AGENTS.md] (4 events), changes both offline and resumes under the default precedence with this task; the model script is offline-edit's, so the log's own replies are played",
+		},
+		"descriptorless-child": {Prompt: "Call list_agents once and report what it shows.", ResumeSeed: 3, DelegationKnobs: DelegationKnobs{SubagentFixture: FixtureColdChild},
+			Note: "upstream's suite: subagent-diagnostic.snapshot.ts seeds a completed parent turn (3 events) and a cold child session (origin subagent, no descriptor event) and resumes the parent with this task; EX/headless-agent/subagent-diagnostic.cordis.snapshot.yml (list_agents, no bash or file tools, no sandbox-policy or approval plugin)",
+		},
+		"pty-tools":          {Profile: ProfilePTY, Note: "upstream's suite: headless.snapshot.ts, EX/headless-agent/pty.cordis.snapshot.yml (the base composition, sandbox-policy danger-full-access and no approval plugin, the terminal tools over the ACP suite's fake-shell backend, maxResultBytes 64)"},
 		"advanced-toolchain": {Profile: ProfileAdvanced, Note: "upstream's suite: EX/headless-agent/advanced.cordis.snapshot.yml (tools mode both, code runtime, tool-cordis); the cordis_* tools need upstream's Cordis host: served"},
 		"compaction-recovery": {ModelKnobs: ModelKnobs{Compaction: &compaction.Config{ThresholdRatio: ptr(0.99), RetainTokens: ptr(20), MaxTokens: ptr(32)}},
 			Note: "upstream's suite: headless.snapshot.ts, EX/headless-agent/compaction.cordis.snapshot.yml (dsh-compaction-basic thresholdRatio 0.99, retainTokens 20, maxTokens 32; the replay model's deepseek-v4-flash contextWindow 128000)",
