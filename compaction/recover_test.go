@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -166,5 +167,26 @@ func TestOverflowSummaryTarget(t *testing.T) {
 		if got.Target != tc.want || got.MaxTokens != p.MaxTokens || len(got.Events) != 1 || !strings.Contains(string(got.Events[0].Data), "aaaa") {
 			t.Errorf("summary input %+v, want target %v", got, tc.want)
 		}
+	}
+}
+
+// TestOverflowKeepsNoTail: the recovery keeps no priced tail (retainTokens
+// 0): behind a last node priced 0 (an assistant message without content)
+// it compacts the whole balanced head, the call and its result included.
+func TestOverflowKeepsNoTail(t *testing.T) {
+	l := recordingLog(t)
+	l.AppendWith(session.KindAssistantMessage, emptyAssistant(0).Data, session.AppendOptions{SurfaceOp: "append"})
+	p, _ := Resolve(Config{})
+	var in Input
+	retry, warn := NewEngine(p).Overflow(context.Background(), l, CodeContextWindowExceeded, func(_ context.Context, got Input) (Summary, error) {
+		in = got
+		return Summary{Summary: []json.RawMessage{summaryText}, RawOutput: []json.RawMessage{summaryText}}, nil
+	})
+	var seqs []int64
+	for _, e := range in.Events {
+		seqs = append(seqs, e.Seq)
+	}
+	if !retry || warn != nil || !slices.Equal(seqs, []int64{2, 3, 4}) {
+		t.Errorf("retry %v, warning %v, compacted %v; want 2, 3, 4", retry, warn, seqs)
 	}
 }
