@@ -114,7 +114,7 @@ func TestExitRules(t *testing.T) {
 			return nil, errors.New("the client went away")
 		}, false, "the client went away", true},
 		{"two selections", "# P", answer(askuser.Answer{ID: ReviewID, Selected: []string{ApproveLabel, KeepPlanningLabel}}), false, keep, true},
-		{"two answers, one with feedback", "# P", answer(askuser.Answer{ID: ReviewID, Selected: []string{KeepPlanningLabel}, Custom: "no"}, askuser.Answer{ID: ReviewID, Selected: []string{ApproveLabel}}), false, keep, true},
+		{"two answers, one with feedback", "# P", answer(askuser.Answer{ID: ReviewID, Selected: []string{ApproveLabel}}, askuser.Answer{ID: ReviewID, Selected: []string{KeepPlanningLabel}, Custom: "no"}), false, keep, true},
 		{"a no-break space after the #", "#\u00a0P", approve, false, Approved, false},
 		{"a byte order mark before the #", "\ufeff# P", approve, false, Approved, false},
 		{"U+0085 is not JavaScript whitespace", "\u0085# P", approve, false, heading, true},
