@@ -119,6 +119,15 @@ func TestCompactRegion(t *testing.T) {
 			l.Append(session.KindCompactionStart, map[string]any{"compactionId": "x", "turn": 1})
 			l.Append(session.KindEndSeed, map[string]any{})
 		}, ok, nil, []string{session.KindCompactionStart, session.KindCompactionSummary, session.KindUserMessage, session.KindCompactionEnd}, ""},
+		{"an open compaction after the last end-seed", func(l *session.Log) {
+			l.Append(session.KindEndSeed, map[string]any{})
+			l.Append(session.KindCompactionStart, map[string]any{"compactionId": "x", "turn": 1})
+		}, ok, nil, nil, "compaction already in progress"},
+		{"an open compaction before the latest of two end-seeds", func(l *session.Log) {
+			l.Append(session.KindEndSeed, map[string]any{})
+			l.Append(session.KindCompactionStart, map[string]any{"compactionId": "x", "turn": 1})
+			l.Append(session.KindEndSeed, map[string]any{})
+		}, ok, nil, []string{session.KindCompactionStart, session.KindCompactionSummary, session.KindUserMessage, session.KindCompactionEnd}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			l := recordingLog(t)
@@ -154,6 +163,37 @@ func TestCompactRegion(t *testing.T) {
 				checkCommitted(t, after[len(after)-4:], res)
 			}
 		})
+	}
+}
+
+// TestCompactRegionOfSeveralNodes: a range of several nodes is replaced
+// whole (the checkpoint's surfaceOp spans it), priced as their sum, and
+// the summary call reads each of its events in surface order.
+func TestCompactRegionOfSeveralNodes(t *testing.T) {
+	l := recordingLog(t)
+	var in Input
+	res, err := CompactRegion(context.Background(), l, 2, 4, func(_ context.Context, got Input) (Summary, error) {
+		in = got
+		return Summary{Summary: []json.RawMessage{summaryText}, RawOutput: []json.RawMessage{summaryText}}, nil
+	})
+	if err != nil || !slices.Equal(res.ShadowedSeqs, []int64{2, 3, 4}) || res.ShadowedTokenCount != 266+15+14 {
+		t.Fatalf("CompactRegion = %+v, %v", res, err)
+	}
+	var seqs []int64
+	for _, e := range in.Events {
+		seqs = append(seqs, e.Seq)
+	}
+	if !slices.Equal(seqs, []int64{2, 3, 4}) {
+		t.Errorf("the summary read events %v, want 2, 3, 4", seqs)
+	}
+	events, _ := l.Events()
+	cp := events[len(events)-2]
+	if string(cp.SurfaceOp) != `{"op":"replace","start":2,"end":4}` || !slices.Equal(cp.SourceEventSeqs, []int64{res.StartSeq, res.SummarySeq, 2, 3, 4}) {
+		t.Errorf("checkpoint surfaceOp %s, sourceEventSeqs %v", cp.SurfaceOp, cp.SourceEventSeqs)
+	}
+	s, err := Fold(events)
+	if err != nil || !slices.Equal(s.Seqs(), []int64{cp.Seq}) {
+		t.Errorf("surface after %v, %v; want the checkpoint alone", s.Seqs(), err)
 	}
 }
 

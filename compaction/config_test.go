@@ -35,6 +35,7 @@ func TestResolve(t *testing.T) {
 		{"both retention forms", Config{RetainRatio: f(0.1), RetainTokens: n(5)}, "retainTokens", nil},
 		{"maxTokens 1", Config{MaxTokens: n(1)}, "", nil},
 		{"maxTokens 0", Config{MaxTokens: n(0)}, "maxTokens", nil},
+		{"compactionRetries 0", Config{CompactionRetries: n(0)}, "", func(p Policy) bool { return p.CompactionRetries == 0 }},
 		{"compactionRetries below 0", Config{CompactionRetries: n(-1)}, "compactionRetries", nil},
 		{"maxOverflowRetries 0", Config{MaxOverflowRetries: n(0)}, "", func(p Policy) bool { return p.MaxOverflowRetries == 0 }},
 		{"maxOverflowRetries below 0", Config{MaxOverflowRetries: n(-1)}, "maxOverflowRetries", nil},

@@ -28,6 +28,11 @@ func TestEstimateMessage(t *testing.T) {
 		{"tool result", `[{"type":"tool-result","toolCallId":"c1","content":[{"type":"text","text":"alpha\n"}],"isError":false}]`, 14},
 		{"image: its JSON", `[{"type":"image","attachment":{"id":"a","mime":"image/png"}}]`, 23},
 		{"other block: JSON length in UTF-16 units", `[{"type":"image","note":"é😀"}]`, 16},
+		{"other block: UTF-16 units, not bytes", `[{"type":"image","note":"ééééé"}]`, 16},
+		{"U+FFFF is one unit", `[{"type":"image","note":"\uffff\uffff"}]`, 15},
+		{"other block: a lone surrogate is escaped in its JSON", `[{"type":"image","note":"\ud800"}]`, 16},
+		{"a lone surrogate in text is one unit", `[{"type":"text","text":"\ud800\ud800\ud800\ud800\ud800"}]`, 10},
+		{"a tool call's name and arguments are rounded up apart", `[{"type":"tool-call","id":"c","name":"b","arguments":"x"}]`, 10},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			v, err := jsjson.Parse([]byte(tc.content))
@@ -48,6 +53,8 @@ func TestEstimateRefusesUnpricedBlocks(t *testing.T) {
 	for _, tc := range []struct{ content, want string }{
 		{`{}`, "content: want an array"},
 		{`[{"type":"text"}]`, "content[0]: text: want a string"},
+		{`[{"type":"text","text":5}]`, "content[0]: text: want a string"},
+		{`[{"type":"tool-call","name":7,"arguments":"{}"}]`, "content[0]: name: want a string"},
 		{`[{"type":"text","text":"x"},{"type":"tool-call","name":"bash"}]`, "content[1]: arguments: want a string"},
 		{`[{"type":"tool-result","content":"x"}]`, "content[0]: content: want an array"},
 		{`[3]`, "content[0]: want an object"},

@@ -93,7 +93,9 @@ func (e *Engine) Overflow(ctx context.Context, log Log, code string, summarize S
 	}
 	progressed := after.Replacements > before.Replacements
 	switch {
-	case err != nil && (ctx.Err() != nil || !progressed):
+	case err != nil && ctx.Err() != nil:
+		return false, fmt.Errorf("context-overflow compaction failed: %w; cancellation prevents retry", err)
+	case err != nil && !progressed:
 		return false, fmt.Errorf("context-overflow compaction failed: %w; preserving the original request error", err)
 	case ctx.Err() != nil || !progressed:
 		return false, err

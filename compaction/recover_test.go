@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -38,6 +39,10 @@ func TestOverflow(t *testing.T) {
 		{"a second overflow before any message", Config{}, CodeContextWindowExceeded, nil, func(*session.Log) {}, nil, []bool{true, false}, 1, ""},
 		{"a second overflow after a message", Config{}, CodeContextWindowExceeded, nil, appendMessage, nil, []bool{true, true}, 2, ""},
 		{"maxOverflowRetries 2", Config{MaxOverflowRetries: n(2)}, CodeContextWindowExceeded, nil, func(*session.Log) {}, nil, []bool{true, true}, 2, ""},
+		{"a second overflow in the next turn", Config{}, CodeContextWindowExceeded, nil, func(l *session.Log) {
+			l.Append(session.KindTurnEnd, map[string]any{"turn": 1, "reason": map[string]string{"kind": "completed"}})
+			l.Append(session.KindTurnStart, map[string]any{"turn": 2})
+		}, nil, []bool{true, true}, 2, ""},
 		{"a failed summary keeps the failure", Config{}, CodeContextWindowExceeded, nil, nil, errors.New("model down"), []bool{false}, 1, "context-overflow compaction failed: model down; preserving the original request error"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -86,12 +91,58 @@ func TestOverflow(t *testing.T) {
 // TestOverflowNeedsARoute: a session with no routed request (no request
 // header naming a provider and model) is never compacted.
 func TestOverflowNeedsARoute(t *testing.T) {
-	l := recordingLog(t)
-	l.Append(session.KindRequestHeader, json.RawMessage(`{"header":{"config":{"provider":"","model":"m"}}}`))
-	p, _ := Resolve(Config{})
-	calls := 0
-	if retry, warn := NewEngine(p).Overflow(context.Background(), l, CodeContextWindowExceeded, summarizer(&calls, Summary{}, nil)); retry || warn != nil || calls != 0 {
-		t.Errorf("retry %v, warning %v, %d calls", retry, warn, calls)
+	for _, header := range []string{`{"header":{"config":{"provider":"","model":"m"}}}`, `{"header":{"config":{"provider":"p","model":""}}}`} {
+		l := recordingLog(t)
+		l.Append(session.KindRequestHeader, json.RawMessage(header))
+		p, _ := Resolve(Config{})
+		calls := 0
+		if retry, warn := NewEngine(p).Overflow(context.Background(), l, CodeContextWindowExceeded, summarizer(&calls, Summary{}, nil)); retry || warn != nil || calls != 0 {
+			t.Errorf("%s: retry %v, warning %v, %d calls", header, retry, warn, calls)
+		}
+	}
+}
+
+// TestOverflowDuringTheSummary: what happens while the summary is made
+// decides the retry as upstream's listener does: a turn cancelled
+// meanwhile never retries (even after a committed compaction; a failure
+// says cancellation prevents it); a surface replaced meanwhile (durable
+// progress) retries even though this compaction failed.
+func TestOverflowDuringTheSummary(t *testing.T) {
+	ok := Summary{Summary: []json.RawMessage{summaryText}, RawOutput: []json.RawMessage{summaryText}}
+	replaceResult := func(l *session.Log) {
+		// another writer replaces the result (seq 4): durable progress,
+		// and a changed surface for this compaction
+		l.AppendWith(session.KindUserMessage, user(0, 4).Data, session.AppendOptions{SurfaceOp: replaceOp{"replace", 4, 4}})
+	}
+	for _, tc := range []struct {
+		name    string
+		cancel  bool
+		replace bool
+		retry   bool
+		warn    string
+	}{
+		{"cancelled: the committed compaction is not retried", true, false, false, ""},
+		{"surface progress: retried despite the failure", false, true, true, "context-overflow compaction failed after durable surface progress: compaction: session surface changed during summarization; retrying from the replacement surface"},
+		{"cancelled after surface progress: not retried", true, true, false, "context-overflow compaction failed: compaction: session surface changed during summarization; cancellation prevents retry"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := recordingLog(t)
+			p, _ := Resolve(Config{})
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			retry, warn := NewEngine(p).Overflow(ctx, l, CodeContextWindowExceeded, func(context.Context, Input) (Summary, error) {
+				if tc.replace {
+					replaceResult(l)
+				}
+				if tc.cancel {
+					cancel()
+				}
+				return ok, nil
+			})
+			if retry != tc.retry || (tc.warn == "") != (warn == nil) || (warn != nil && warn.Error() != tc.warn) {
+				t.Errorf("retry %v, warning %v; want %v, %q", retry, warn, tc.retry, tc.warn)
+			}
+		})
 	}
 }
 
@@ -104,6 +155,7 @@ func TestOverflowSummaryTarget(t *testing.T) {
 	}{
 		{Config{}, Target{"deepseek-official", "deepseek-v4-flash"}},
 		{Config{SummarizationProvider: s("aux"), SummarizationModel: s("small")}, Target{"aux", "small"}},
+		{Config{MaxTokens: n(100)}, Target{"deepseek-official", "deepseek-v4-flash"}},
 	} {
 		l := recordingLog(t)
 		p, _ := Resolve(tc.cfg)
@@ -112,8 +164,29 @@ func TestOverflowSummaryTarget(t *testing.T) {
 			got = in
 			return Summary{}, errors.New("stop")
 		})
-		if got.Target != tc.want || got.MaxTokens != 8192 || len(got.Events) != 1 || !strings.Contains(string(got.Events[0].Data), "aaaa") {
+		if got.Target != tc.want || got.MaxTokens != p.MaxTokens || len(got.Events) != 1 || !strings.Contains(string(got.Events[0].Data), "aaaa") {
 			t.Errorf("summary input %+v, want target %v", got, tc.want)
 		}
+	}
+}
+
+// TestOverflowKeepsNoTail: the recovery keeps no priced tail (retainTokens
+// 0): behind a last node priced 0 (an assistant message without content)
+// it compacts the whole balanced head, the call and its result included.
+func TestOverflowKeepsNoTail(t *testing.T) {
+	l := recordingLog(t)
+	l.AppendWith(session.KindAssistantMessage, emptyAssistant(0).Data, session.AppendOptions{SurfaceOp: "append"})
+	p, _ := Resolve(Config{})
+	var in Input
+	retry, warn := NewEngine(p).Overflow(context.Background(), l, CodeContextWindowExceeded, func(_ context.Context, got Input) (Summary, error) {
+		in = got
+		return Summary{Summary: []json.RawMessage{summaryText}, RawOutput: []json.RawMessage{summaryText}}, nil
+	})
+	var seqs []int64
+	for _, e := range in.Events {
+		seqs = append(seqs, e.Seq)
+	}
+	if !retry || warn != nil || !slices.Equal(seqs, []int64{2, 3, 4}) {
+		t.Errorf("retry %v, warning %v, compacted %v; want 2, 3, 4", retry, warn, seqs)
 	}
 }

@@ -45,12 +45,19 @@ type replaceOp struct {
 var surfaceKinds = []string{session.KindUserMessage, session.KindAssistantMessage, session.KindToolResult}
 
 // Fold folds events into their surface. A replacement naming nodes that
-// are not current, or an event whose message cannot be priced, is an
-// error naming its seq.
+// are not current, a surfaceOp of another shape, one on an event that
+// cannot join the surface, or an event whose message cannot be priced,
+// is an error naming its seq.
 func Fold(events []session.Event) (*Surface, error) {
 	s := &Surface{}
 	for _, e := range events {
-		if len(e.SurfaceOp) == 0 || !slices.Contains(surfaceKinds, e.Type) {
+		if !slices.Contains(surfaceKinds, e.Type) {
+			if len(e.SurfaceOp) != 0 {
+				return nil, fmt.Errorf("seq %d (%s): surfaceOp: the event is not surface-eligible and cannot carry one", e.Seq, e.Type)
+			}
+			continue
+		}
+		if len(e.SurfaceOp) == 0 {
 			continue
 		}
 		if err := s.fold(e); err != nil {
@@ -77,8 +84,8 @@ func (s *Surface) fold(e session.Event) error {
 		s.Tokens += tokens
 		return nil
 	}
-	if err := json.Unmarshal(e.SurfaceOp, &op); err != nil || op.Op != "replace" {
-		return fmt.Errorf("surfaceOp: want \"append\" or {op: \"replace\", start, end}, got %s", e.SurfaceOp)
+	if !replaceShape(e.SurfaceOp, &op) {
+		return fmt.Errorf("surfaceOp: want \"append\" or {op: \"replace\", start, end} (exactly these keys, seqs non-negative integers), got %s", e.SurfaceOp)
 	}
 	i, j := s.Index(op.Start), s.Index(op.End)
 	if i < 0 || j < 0 || i > j {
@@ -92,6 +99,19 @@ func (s *Surface) fold(e session.Event) error {
 	s.Tokens += tokens
 	s.Replacements++
 	return nil
+}
+
+// replaceShape decodes a replacing surfaceOp into op: an object of
+// exactly op "replace", start and end, both non-negative integers, as
+// upstream's session accepts it. Pure.
+func replaceShape(raw json.RawMessage, op *replaceOp) bool {
+	var keys map[string]json.RawMessage
+	if json.Unmarshal(raw, &keys) != nil || len(keys) != 3 || json.Unmarshal(raw, op) != nil {
+		return false
+	}
+	_, hasStart := keys["start"]
+	_, hasEnd := keys["end"]
+	return hasStart && hasEnd && op.Op == "replace" && op.Start >= 0 && op.End >= 0
 }
 
 // messageOf is the content of the message an event places (nil: an

@@ -31,6 +31,20 @@ func result(seq int64) session.Event {
 		Data: json.RawMessage(`{"turn":1,"step":1,"message":{"content":[{"type":"tool-result","toolCallId":"c0","content":[{"type":"text","text":"alpha\n"}],"isError":false}],"role":"user"}}`)}
 }
 
+// emptyAssistant is an assistant message without content (upstream
+// derives no message from it: a node priced 0).
+func emptyAssistant(seq int64) session.Event {
+	return session.Event{Type: session.KindAssistantMessage, Seq: seq, SurfaceOp: json.RawMessage(`"append"`),
+		Data: json.RawMessage(`{"turn":1,"step":1,"message":{"role":"assistant","content":[]}}`)}
+}
+
+// opEvent is a user message of 4 units placed by surfaceOp op.
+func opEvent(seq int64, op string) session.Event {
+	e := user(seq, 4)
+	e.SurfaceOp = json.RawMessage(op)
+	return e
+}
+
 func plain(seq int64, typ string) session.Event {
 	return session.Event{Type: typ, Seq: seq, Data: json.RawMessage(`{"turn":1}`)}
 }
@@ -60,6 +74,12 @@ func TestFold(t *testing.T) {
 		{"a replacement of a range", []session.Event{user(1, 40), user(2, 4), user(3, 4), replace(4, 1, 2)}, []int64{4, 3}, 18, 1, ""},
 		{"a replacement of a node gone", []session.Event{user(1, 4), replace(2, 1, 1), replace(3, 1, 1)}, nil, 0, 0, "seq 3 (user/message): surfaceOp: replace has invalid current range 1-1"},
 		{"a reversed range", []session.Event{user(1, 4), user(2, 4), replace(3, 2, 1)}, nil, 0, 0, "invalid current range 2-1"},
+		{"an assistant message without content is priced 0", []session.Event{user(1, 4), emptyAssistant(2)}, []int64{1, 2}, 9, 0, ""},
+		{"a replace of another op", []session.Event{user(1, 4), opEvent(2, `{"op":"insert","start":1,"end":1}`)}, nil, 0, 0, "seq 2 (user/message): surfaceOp: want"},
+		{"a replace with a key more", []session.Event{user(1, 4), opEvent(2, `{"op":"replace","start":1,"end":1,"x":0}`)}, nil, 0, 0, "seq 2 (user/message): surfaceOp: want"},
+		{"a replace without its end", []session.Event{user(1, 4), opEvent(2, `{"op":"replace","start":1,"x":1}`)}, nil, 0, 0, "seq 2 (user/message): surfaceOp: want"},
+		{"a replace of a negative seq", []session.Event{user(1, 4), opEvent(2, `{"op":"replace","start":-1,"end":1}`)}, nil, 0, 0, "seq 2 (user/message): surfaceOp: want"},
+		{"a surfaceOp on an event off the surface", []session.Event{user(1, 4), {Type: session.KindTurnEnd, Seq: 2, SurfaceOp: json.RawMessage(`"append"`), Data: json.RawMessage(`{"turn":1}`)}}, nil, 0, 0, "seq 2 (turn/end): surfaceOp: the event is not surface-eligible"},
 		{"an unknown surfaceOp", []session.Event{{Type: session.KindUserMessage, Seq: 1, SurfaceOp: json.RawMessage(`"prepend"`), Data: user(1, 1).Data}}, nil, 0, 0, `want "append" or {op: "replace", start, end}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -129,6 +149,7 @@ func TestValidateRegion(t *testing.T) {
 		{9, 4, "start seq 9 not found"},
 		{1, 9, "end seq 9 not found"},
 		{4, 1, "start seq 4 (position 3) is after end seq 1 (position 0)"},
+		{2, 1, "start seq 2 (position 1) is after end seq 1 (position 0)"},
 		{3, 4, "start seq 3 is not a balanced boundary"},
 		{1, 2, "end seq 2 is not a balanced boundary"},
 	} {

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/dshsim/dshsim/internal/jsjson"
@@ -34,7 +33,8 @@ type CommandResult struct {
 
 // parseCommand reads the grammar /goal owns: nothing shows the goal,
 // clear, pause and resume (any case) act on it, edit <objective> replaces
-// its objective, and anything else is a new objective.
+// its objective (edit in any case, then JavaScript's whitespace, \s), and
+// anything else is a new objective.
 func parseCommand(raw string) (kind, objective string) {
 	in := jsjson.Trim(raw)
 	switch ctl := strings.ToLower(in); {
@@ -44,7 +44,7 @@ func parseCommand(raw string) (kind, objective string) {
 		return ctl, ""
 	case ctl == "edit":
 		return "invalid-edit", ""
-	case len(in) > 4 && strings.EqualFold(in[:4], "edit") && unicode.IsSpace(firstRune(in[4:])):
+	case len(in) > 4 && strings.EqualFold(in[:4], "edit") && jsjson.IsSpace(firstRune(in[4:])):
 		return "edit", jsjson.Trim(in[4:])
 	}
 	return "create", in

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/dshsim/dshsim/internal/jsjson"
 	"github.com/dshsim/dshsim/pipeline"
 	"github.com/dshsim/dshsim/pipeline/session"
 	"github.com/dshsim/dshsim/tools/askuser"
@@ -249,7 +250,11 @@ type Config struct {
 	Log *session.Log
 }
 
-var heading = regexp.MustCompile(`^#\s+\S`)
+// jsSpace is JavaScript's \s (jsjson.IsSpace), for RE2.
+const jsSpace = `\t\n\v\f\r \x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}\x{2029}\x{202f}\x{205f}\x{3000}\x{feff}`
+
+// heading is upstream's /^#\s+\S/ with JavaScript's \s.
+var heading = regexp.MustCompile(`^#[` + jsSpace + `]+[^` + jsSpace + `]`)
 
 // New returns exit_plan_mode's registration; it carries the plan:policy
 // section (computed per request, [Service.Sections]) of cfg.Log.
@@ -283,7 +288,7 @@ func (cfg Config) exit(ctx context.Context, call *pipeline.Call) (pipeline.Outpu
 	} else if !active {
 		return pipeline.Output{}, errors.New(ExitName + " is only available in plan mode")
 	}
-	if !heading.MatchString(strings.TrimSpace(a.Plan)) {
+	if !heading.MatchString(jsjson.Trim(a.Plan)) {
 		return pipeline.Output{}, errors.New(ExitName + " requires a non-empty markdown plan starting with a # heading")
 	}
 	if cfg.Ask == nil {

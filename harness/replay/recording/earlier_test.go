@@ -67,6 +67,14 @@ func TestEarlierShapeUpgrade(t *testing.T) {
 			`{"type":"user/message","seq":SEQ,"time":0,"data":{"id":"m-7","role":"user","content":[],"source":{"kind":"user"}}}` + "\n" +
 				`{"type":"tool/result","seq":SEQ,"time":0,"data":{"callId":"c","content":[],"isError":false},"surfaceOp":"append"}` + "\n",
 			`{"message":{"id":"legacy-message:{{sessionId}}:1","role":"user","source":{"kind":"tool","callId":"c"},"content":[{"type":"tool-result","toolCallId":"c","content":[],"isError":false}]}}`, true},
+		{"a replacing tool/result inherits an upgraded message's id",
+			`{"type":"user/message","seq":SEQ,"time":0,"data":{"content":[],"source":{"kind":"user"}}}` + "\n" +
+				`{"type":"tool/result","seq":SEQ,"time":0,"data":{"callId":"c","content":[],"isError":false},"surfaceOp":{"op":"replace","start":0,"end":0}}` + "\n",
+			`{"message":{"id":"legacy-message:{{sessionId}}:0","role":"user","source":{"kind":"tool","callId":"c"},"content":[{"type":"tool-result","toolCallId":"c","content":[],"isError":false}]}}`, true},
+		{"a surfaceOp of another op replaces nothing: the result's own id",
+			`{"type":"user/message","seq":SEQ,"time":0,"data":{"id":"m-7","role":"user","content":[],"source":{"kind":"user"}}}` + "\n" +
+				`{"type":"tool/result","seq":SEQ,"time":0,"data":{"callId":"c","content":[],"isError":false},"surfaceOp":{"op":"insert","start":0}}` + "\n",
+			`{"message":{"id":"legacy-message:{{sessionId}}:1","role":"user","source":{"kind":"tool","callId":"c"},"content":[{"type":"tool-result","toolCallId":"c","content":[],"isError":false}]}}`, true},
 		{"the current tool/result shape stays",
 			`{"type":"tool/result","seq":SEQ,"time":0,"data":{"message":{"source":{"kind":"tool","callId":"c"},"content":[]},"callId":"x"}}` + "\n",
 			`{"message":{"source":{"kind":"tool","callId":"c"},"content":[]},"callId":"x"}`, false},
@@ -104,6 +112,8 @@ func TestEarlierShapeRejectsNamingLineAndField(t *testing.T) {
 		{"an isError not a boolean", `{"type":"tool/result","seq":SEQ,"time":0,"data":{"callId":"c","content":[],"isError":"no"}}`, "data.isError", "want a boolean"},
 		{"content not an array", `{"type":"tool/result","seq":SEQ,"time":0,"data":{"callId":"c","content":"x","isError":false}}`, "data.content", "want an array of content blocks"},
 		{"a block without a type", `{"type":"tool/result","seq":SEQ,"time":0,"data":{"callId":"c","content":[{"type":"text"},{"text":"x"}],"isError":false}}`, "data.content[1].type", "want a block type"},
+		{"data not an object", `{"type":"tool/result","seq":SEQ,"time":0,"data":[1]}`, "data", "want object, got JSON array"},
+		{"a block with an empty type", `{"type":"tool/result","seq":SEQ,"time":0,"data":{"callId":"c","content":[{"type":""}],"isError":false}}`, "data.content[0].type", "want a block type"},
 		{"a user/message without source", `{"type":"user/message","seq":SEQ,"time":0,"data":{"content":[]}}`, "data.source", "missing (required in user/message)"},
 	}
 	for _, tc := range tests {
