@@ -33,6 +33,8 @@ type shapeUpgrader struct {
 	session string
 	// ids are the message ids of the events read so far, by seq.
 	ids map[int64]string
+	// surface is the seqs of the messages in force, in order ([fold]).
+	surface []int64
 }
 
 func newShapeUpgrader(sessionID string) *shapeUpgrader {
@@ -48,10 +50,32 @@ var earlierShapes = map[string]struct{ earlier, current []string }{
 	session.KindToolResult:       {earlier: []string{"callId", "content", "isError"}, current: []string{"message"}},
 }
 
-// upgrade returns the data of event seq of type typ on line lineNo in the
-// current shape (data itself when it is in it; earlier reports it was
-// not), and notes its message id.
-func (u *shapeUpgrader) upgrade(rec string, lineNo int, typ string, seq int64, data, surfaceOp json.RawMessage) (out json.RawMessage, earlier bool, err error) {
+// upgrade returns the type and data of event seq of type typ on line
+// lineNo as upstream's session persistence reads them from a stored log,
+// in its order: a turn/start's trigger dropped, a turn/end's earlier
+// reason made current, a steering/message read as a user/message
+// ([upgradeEnvelope]), then the message shape ([shapeUpgrader.message]);
+// earlier reports a message read from the earlier shape. Outside a session
+// log (u nil) the type and data are as stored.
+func (u *shapeUpgrader) upgrade(rec string, lineNo int, typ string, seq int64, data, surfaceOp json.RawMessage) (outTyp string, out json.RawMessage, earlier bool, err error) {
+	if u != nil {
+		var minted bool
+		if typ, data, minted, err = upgradeEnvelope(rec, lineNo, u.session, typ, seq, data); err != nil {
+			return "", nil, false, err
+		}
+		if minted {
+			u.note(seq, typ, record(data))
+			return typ, data, true, nil
+		}
+	}
+	out, earlier, err = u.message(rec, lineNo, typ, seq, data, surfaceOp)
+	return typ, out, earlier, err
+}
+
+// message returns the data of message event seq of type typ on line
+// lineNo in the current shape (data itself when it is in it; earlier
+// reports it was not), and notes its message id.
+func (u *shapeUpgrader) message(rec string, lineNo int, typ string, seq int64, data, surfaceOp json.RawMessage) (out json.RawMessage, earlier bool, err error) {
 	shape, ok := earlierShapes[typ]
 	if !ok {
 		return data, false, nil

@@ -58,11 +58,8 @@ func TestEarlierShapeUpgrade(t *testing.T) {
 			`{"id":"legacy-message:{{sessionId}}:0","role":"user","content":[{"type":"text","text":"go"}],"source":{"kind":"user"}}`, true},
 		{"a replacing tool/result inherits the replaced message's id",
 			`{"type":"user/message","seq":SEQ,"time":0,"data":{"id":"m-7","role":"user","content":[],"source":{"kind":"user"}}}` + "\n" +
-				`{"type":"tool/result","seq":SEQ,"time":0,"data":{"callId":"c","content":[],"isError":false},"surfaceOp":{"op":"replace","start":0}}` + "\n",
+				`{"type":"tool/result","seq":SEQ,"time":0,"data":{"callId":"c","content":[],"isError":false},"surfaceOp":{"op":"replace","start":0,"end":0}}` + "\n",
 			`{"message":{"id":"m-7","role":"user","source":{"kind":"tool","callId":"c"},"content":[{"type":"tool-result","toolCallId":"c","content":[],"isError":false}]}}`, true},
-		{"a replacing tool/result of an unknown seq gets no id",
-			`{"type":"tool/result","seq":SEQ,"time":0,"data":{"callId":"c","content":[],"isError":false},"surfaceOp":{"op":"replace","start":9}}` + "\n",
-			`{"message":{"role":"user","source":{"kind":"tool","callId":"c"},"content":[{"type":"tool-result","toolCallId":"c","content":[],"isError":false}]}}`, true},
 		{"an appended tool/result gets its own id",
 			`{"type":"user/message","seq":SEQ,"time":0,"data":{"id":"m-7","role":"user","content":[],"source":{"kind":"user"}}}` + "\n" +
 				`{"type":"tool/result","seq":SEQ,"time":0,"data":{"callId":"c","content":[],"isError":false},"surfaceOp":"append"}` + "\n",
@@ -71,10 +68,6 @@ func TestEarlierShapeUpgrade(t *testing.T) {
 			`{"type":"user/message","seq":SEQ,"time":0,"data":{"content":[],"source":{"kind":"user"}}}` + "\n" +
 				`{"type":"tool/result","seq":SEQ,"time":0,"data":{"callId":"c","content":[],"isError":false},"surfaceOp":{"op":"replace","start":0,"end":0}}` + "\n",
 			`{"message":{"id":"legacy-message:{{sessionId}}:0","role":"user","source":{"kind":"tool","callId":"c"},"content":[{"type":"tool-result","toolCallId":"c","content":[],"isError":false}]}}`, true},
-		{"a surfaceOp of another op replaces nothing: the result's own id",
-			`{"type":"user/message","seq":SEQ,"time":0,"data":{"id":"m-7","role":"user","content":[],"source":{"kind":"user"}}}` + "\n" +
-				`{"type":"tool/result","seq":SEQ,"time":0,"data":{"callId":"c","content":[],"isError":false},"surfaceOp":{"op":"insert","start":0}}` + "\n",
-			`{"message":{"id":"legacy-message:{{sessionId}}:1","role":"user","source":{"kind":"tool","callId":"c"},"content":[{"type":"tool-result","toolCallId":"c","content":[],"isError":false}]}}`, true},
 		{"the current tool/result shape stays",
 			`{"type":"tool/result","seq":SEQ,"time":0,"data":{"message":{"source":{"kind":"tool","callId":"c"},"content":[]},"callId":"x"}}` + "\n",
 			`{"message":{"source":{"kind":"tool","callId":"c"},"content":[]},"callId":"x"}`, false},

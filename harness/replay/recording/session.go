@@ -435,7 +435,10 @@ func formatVersion(rec string, v int) error {
 // the earlier shape is refused), checking the fields its type's view
 // requires.
 func parseEvent(rec, typ string, ln []byte, lineNo int, next int64, up *shapeUpgrader) (Event, error) {
-	if !EventTypes[typ] {
+	switch {
+	case up != nil && refusedLegacy[typ]:
+		return Event{}, sessionError(rec, lineNo, "type", "unsupported legacy %s event (upstream's session persistence refuses to load a log holding one)", typ)
+	case !EventTypes[typ] && (up == nil || typ != kindSteeringMessage):
 		return Event{}, sessionError(rec, lineNo, "type", "unknown event type %q", typ)
 	}
 	var raw rawLine
@@ -450,7 +453,7 @@ func parseEvent(rec, typ string, ln []byte, lineNo int, next int64, up *shapeUpg
 	case next >= 0 && *raw.Seq != next:
 		return Event{}, sessionError(rec, lineNo, "seq", "want %d (seq is contiguous), got %d", next, *raw.Seq)
 	}
-	data, earlier, err := up.upgrade(rec, lineNo, typ, *raw.Seq, *raw.Data, raw.SurfaceOp)
+	typ, data, earlier, err := up.upgrade(rec, lineNo, typ, *raw.Seq, *raw.Data, raw.SurfaceOp)
 	if err != nil {
 		return Event{}, err
 	}
@@ -465,6 +468,9 @@ func parseEvent(rec, typ string, ln []byte, lineNo int, next int64, up *shapeUpg
 		if m := req(v); m != "" {
 			return Event{}, sessionError(rec, lineNo, m[:bytes.IndexByte([]byte(m), 0)], "missing (required in %s)", typ)
 		}
+	}
+	if err := up.fold(rec, lineNo, typ, *raw.Seq, raw.SurfaceOp); err != nil {
+		return Event{}, err
 	}
 	var t int64
 	if raw.Time != nil {
