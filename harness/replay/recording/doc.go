@@ -55,6 +55,18 @@
 // web log in that shape stating no policy replays under the web
 // composition's default ([WebDefaultMode], [WebDefaultApproval]).
 //
+// Upstream's other migrations of a stored log come first, in its order: a
+// turn/start's trigger is dropped, a turn/end's earlier reason (aborted
+// without a reason, disposed, error with a step and a failure or message)
+// made current, a steering/message read as a user/message; the legacy
+// types request/header-delta and mode/set and a request/header reason
+// fallback are refused. A surfaceOp is "append" or an exact replace of a
+// range on the surface, on a message event only; a message event without
+// one is read as appended (upstream refuses it: the tests' synthetic logs
+// omit it), and sourceEventSeqs and a replacing tool/result's content-only
+// rule are not checked. These apply in a session log only: a stream's or
+// notification's events are read as written.
+//
 // # Tools mode
 //
 // [Recording.ToolsMode] is the one place the tools presentation a recording
