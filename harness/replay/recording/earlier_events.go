@@ -31,16 +31,10 @@ func upgradeTurnStart(rec string, lineNo int, d map[string]json.RawMessage) (out
 	bad := func(field, format string, args ...any) (json.RawMessage, bool, error) {
 		return nil, false, sessionError(rec, lineNo, field, "%s (a turn/start with a trigger, the earlier shape, holds turn and trigger {kind, ...})", fmt.Sprintf(format, args...))
 	}
-	if n, ok := safeInt(d["turn"]); !ok || n < 1 {
-		return bad("data.turn", "want a turn number (an integer, at least 1), got %s", showRaw(d["turn"]))
-	}
-	if k, problem := onlyKeys(d, []string{"turn", "trigger"}, nil); k != "" {
-		return bad("data."+k, "%s", problem)
+	if field, problem := turnEnvelope(d, "trigger"); field != "" {
+		return bad(field, "%s", problem)
 	}
 	trigger := record(d["trigger"])
-	if trigger == nil {
-		return bad("data.trigger", "want an object, got %s", showRaw(d["trigger"]))
-	}
 	if kind, ok := jsonAs[string](trigger["kind"]); !ok || kind == "" {
 		return bad("data.trigger.kind", "want a non-empty string, got %s", showRaw(trigger["kind"]))
 	}
@@ -71,16 +65,10 @@ func upgradeTurnEnd(rec string, lineNo int, d map[string]json.RawMessage) (out j
 	if d["turn"] == nil || d["reason"] == nil {
 		return nil, false, nil // the typed view names the missing field
 	}
-	if n, ok := safeInt(d["turn"]); !ok || n < 1 {
-		return bad("data.turn", "want a turn number (an integer, at least 1), got %s", showRaw(d["turn"]))
-	}
-	if k, problem := onlyKeys(d, []string{"turn", "reason"}, nil); k != "" {
-		return bad("data."+k, "%s", problem)
+	if field, problem := turnEnvelope(d, "reason"); field != "" {
+		return bad(field, "%s", problem)
 	}
 	r := record(d["reason"])
-	if r == nil {
-		return bad("data.reason", "want an object, got %s", showRaw(d["reason"]))
-	}
 	kind, ok := jsonAs[string](r["kind"])
 	if !ok {
 		return bad("data.reason.kind", "want a string, got %s", showRaw(r["kind"]))
@@ -95,6 +83,22 @@ func upgradeTurnEnd(rec string, lineNo int, d map[string]json.RawMessage) (out j
 	d["reason"] = reason
 	out, err = json.Marshal(d)
 	return out, err == nil, err
+}
+
+// turnEnvelope checks the data d of an earlier turn event: turn an
+// integer of at least 1, other an object, nothing else. It returns the
+// field and problem that break it, or "".
+func turnEnvelope(d map[string]json.RawMessage, other string) (field, problem string) {
+	if n, ok := safeInt(d["turn"]); !ok || n < 1 {
+		return "data.turn", "want a turn number (an integer, at least 1), got " + showRaw(d["turn"])
+	}
+	if k, p := onlyKeys(d, []string{"turn", other}, nil); k != "" {
+		return "data." + k, p
+	}
+	if record(d[other]) == nil {
+		return "data." + other, "want an object, got " + showRaw(d[other])
+	}
+	return "", ""
 }
 
 // currentReason is the current shape of a turn/end's reason r of kind
