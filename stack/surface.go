@@ -49,18 +49,12 @@ type Surface interface {
 func (s *Stack) Log() *session.Log { return s.log }
 
 // PreStep is the session agent's pre-step: a plan mode selected during
-// the turn (a user's /plan, an approved plan's exit) is appended as the
-// step is entered, and a user's selection is narrated by plan mode's
-// user-switch notice when it changes the mode the model was last told.
+// the turn is appended as the step is entered, with its notice.
 func (s *Stack) PreStep() ([]pipeline.ContextMessage, error) {
 	if s.cfg.PlanMode == nil {
 		return nil, nil
 	}
-	n, err := s.cfg.PlanMode.Plan.OnBoundary(s.log)
-	if err != nil || n == nil {
-		return nil, err
-	}
-	return []pipeline.ContextMessage{*n}, nil
+	return s.cfg.PlanMode.Plan.OnBoundary(s.log)
 }
 
 // execute runs one call of agent: code mode collapses a direct call of any

@@ -108,7 +108,12 @@ func TestSelectionNotices(t *testing.T) {
 				case "header":
 					appendEv(t, log, session.KindRequestHeader, map[string]any{"header": map[string]string{}, "reason": "initial"})
 				case "boundary":
-					n, err = s.OnBoundary(log)
+					var ms []pipeline.ContextMessage
+					if ms, err = s.OnBoundary(log); len(ms) > 1 {
+						t.Fatalf("step %d: notices %+v, want at most one", i, ms)
+					} else if len(ms) == 1 {
+						n = &ms[0]
+					}
 				case "exit":
 					exitApproved(t, s, log)
 				default:

@@ -172,8 +172,8 @@ func (s *Service) setPending(log *session.Log, in intent) {
 // user-switch notice the step enters after its other messages: for a
 // user's selection ([Service.Set]) whose mode differs from the one the
 // last request was assembled in ([Notice], computed before the append);
-// never for an approved plan's exit; nil without a pending selection.
-func (s *Service) OnBoundary(log *session.Log) (*pipeline.ContextMessage, error) {
+// never for an approved plan's exit; none without a pending selection.
+func (s *Service) OnBoundary(log *session.Log) ([]pipeline.ContextMessage, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	in, has := s.pending[log]
@@ -188,20 +188,24 @@ func (s *Service) OnBoundary(log *session.Log) (*pipeline.ContextMessage, error)
 	if err != nil {
 		return nil, err
 	}
-	var notice *pipeline.ContextMessage
+	var out []pipeline.ContextMessage
 	if in.narrate {
-		if notice, err = Notice(evs, in.active); err != nil {
+		n, err := Notice(evs, in.active)
+		if err != nil {
 			return nil, err
+		}
+		if n != nil {
+			out = append(out, *n)
 		}
 	}
 	delete(s.pending, log)
 	if in.active == cur {
-		return notice, nil
+		return out, nil
 	}
 	if _, err := log.Append(session.KindPlanMode, map[string]bool{"active": in.active}); err != nil {
 		return nil, err
 	}
-	return notice, nil
+	return out, nil
 }
 
 // The user-switch notice (VERBATIM): a plugin message of plan-mode, form
