@@ -36,8 +36,10 @@ type Surface interface {
 	// message (the repeated-call reminder forgets the agent's run).
 	UserMessageEntered()
 	// PreStep runs the agent's pre-step contributions once a step is
-	// entered, before its step/start (a one-shot child's descriptor).
-	PreStep() error
+	// entered, before its step/start (a one-shot child's descriptor, a
+	// selected plan mode), and returns the messages the step enters after
+	// the others (plan mode's user-switch notice).
+	PreStep() ([]pipeline.ContextMessage, error)
 	// PromptSections are the system-prompt sections the stack owns for
 	// this agent (its tools' and its tools mode's).
 	PromptSections() ([]PromptSection, error)
@@ -47,10 +49,10 @@ type Surface interface {
 func (s *Stack) Log() *session.Log { return s.log }
 
 // PreStep is the session agent's pre-step: a plan mode selected during
-// the turn (an approved plan's exit) is appended as the step is entered.
-func (s *Stack) PreStep() error {
+// the turn is appended as the step is entered, with its notice.
+func (s *Stack) PreStep() ([]pipeline.ContextMessage, error) {
 	if s.cfg.PlanMode == nil {
-		return nil
+		return nil, nil
 	}
 	return s.cfg.PlanMode.Plan.OnBoundary(s.log)
 }

@@ -47,15 +47,22 @@ func (d *driver) fixturePreStep(ctx context.Context, ps *preStepInfo, next func(
 // surfacePreStep runs the agent's own pre-step contribution once the step
 // goes ahead (a one-shot child's descriptor, inside its first turn, as
 // upstream's attachDescriptorAppend writes it after its next() returns
-// "enter"): never for a step an outer listener rejected, so never for a
-// child whose UserPromptSubmit hook blocked it, and after the events of
-// the outer listeners that ran before it (the hooks').
+// "enter"; a plan mode selected during the turn): never for a step an
+// outer listener rejected, so never for a child whose UserPromptSubmit
+// hook blocked it, and after the events of the outer listeners that ran
+// before it (the hooks'). Its messages (plan mode's user-switch notice)
+// follow the inner decision's, as upstream's plan-mode listener appends
+// its narration to the decision next() returned.
 func (d *driver) surfacePreStep(ctx context.Context, ps *preStepInfo, next func() (stepDecision, error)) (stepDecision, error) {
 	dec, err := next()
 	if err != nil || dec.stands() {
 		return dec, err
 	}
-	return dec, d.surface.PreStep()
+	msgs, err := d.surface.PreStep()
+	for _, m := range msgs {
+		dec.messages = append(dec.messages, pluginMessage(m))
+	}
+	return dec, err
 }
 
 // skillCatalog enters the skill catalog after the inner decision's

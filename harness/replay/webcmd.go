@@ -88,8 +88,11 @@ func (c *client) goalSettled(goals *goal.Service) bool {
 
 // plan is a web user's /plan command with its raw input
 // (planmode.Service.Command: plan/mode between command/run and
-// command/done); its message, when it has one, is then sent as the
-// user's (a turn opens for it) and answered.
+// command/done); a switch it committed after a model request queues plan
+// mode's user-switch notice for the next step, without waking the agent
+// (upstream's agent.inject); its message, when it has one, is then sent
+// as the user's (a turn opens for it, entering the notice first) and
+// answered.
 func (c *client) plan(ctx context.Context, i int, raw string) error {
 	pm := c.stack.PlanMode()
 	if pm == nil {
@@ -99,6 +102,9 @@ func (c *client) plan(ctx context.Context, i int, raw string) error {
 	err := c.command(i, recording.PlanOp, raw, func() (string, string, error) {
 		res, err := pm.Plan.Command(c.root.log, raw)
 		msg = res.Message
+		if err == nil && res.Notice != nil {
+			err = c.root.inbox.add(nextStep, pluginMessage(*res.Notice))
+		}
 		return res.Kind, res.Text, err
 	})
 	if err != nil || msg == "" {

@@ -323,8 +323,9 @@ type NoticeMessage = pipeline.UserMessage[map[string]string]
 
 // SetPolicy is the live switch (the /permission command): a no-op when the
 // effective policy is already p; otherwise it appends approval/policy and a
-// user/message with the VERBATIM change notice (source {kind:"user-approval"}).
-// It returns the appended events.
+// user/message with the VERBATIM change notice (source
+// {kind:"plugin", plugin:"user-approval"}, as upstream's user-approval
+// plugin writes it; surfaceOp append: entered into the conversation). It returns the appended events.
 func (s *Service) SetPolicy(log *session.Log, p Policy) ([]session.Event, error) {
 	if _, err := ParsePolicy(string(p)); err != nil {
 		return nil, err
@@ -344,12 +345,12 @@ func (s *Service) SetPolicy(log *session.Log, p Policy) ([]session.Event, error)
 	if err != nil {
 		return nil, err
 	}
-	e2, err := log.Append(session.KindUserMessage, NoticeMessage{
+	e2, err := log.AppendWith(session.KindUserMessage, NoticeMessage{
 		Content: []pipeline.Block{pipeline.TextBlock(ChangeNotice(prev, p))},
-		Source:  map[string]string{"kind": "user-approval"},
+		Source:  map[string]string{"kind": "plugin", "plugin": "user-approval"},
 		Role:    "user",
 		ID:      NewUUID(),
-	})
+	}, session.AppendOptions{SurfaceOp: "append"})
 	if err != nil {
 		return []session.Event{e1}, err
 	}

@@ -282,8 +282,16 @@ func TestSetPolicyAppendsOnceWithTheExactNotice(t *testing.T) {
 	}
 	var m approval.NoticeMessage
 	json.Unmarshal(es[1].Data, &m)
-	if es[1].Type != "user/message" || m.Content[0].Text != `The approval policy changed from "ask" to "never" (changed by the user).` || m.Source["kind"] != "user-approval" || m.Role != "user" {
+	if es[1].Type != "user/message" || m.Content[0].Text != `The approval policy changed from "ask" to "never" (changed by the user).` || m.Role != "user" {
 		t.Errorf("notice %s", es[1].Data)
+	}
+	// upstream's user-approval plugin: a plugin message of user-approval,
+	// no form or summary; entered into the conversation (surfaceOp append)
+	if len(m.Source) != 2 || m.Source["kind"] != "plugin" || m.Source["plugin"] != "user-approval" {
+		t.Errorf("notice source %v, want {kind:plugin, plugin:user-approval}", m.Source)
+	}
+	if string(es[1].SurfaceOp) != `"append"` {
+		t.Errorf("notice surfaceOp %q, want append", es[1].SurfaceOp)
 	}
 	again, err := svc.SetPolicy(l, approval.Never)
 	if err != nil || len(again) != 0 {

@@ -28,9 +28,13 @@
 // # Policy
 //
 // [SetSessionPolicy] appends approval/policy {policy}; [Service.SetPolicy] is
-// the live switch that also injects the VERBATIM change notice as a
-// user/message with source {kind:"user-approval"}. [ContextText] is the
-// model-facing approval:policy sentence.
+// the live switch that also writes the VERBATIM change notice as a
+// user/message with upstream's source {kind:"plugin", plugin:"user-approval"}
+// and surfaceOp append. Departure: upstream's setPolicy queues the notice
+// for the agent's next step (agent.inject: an agent/inbox/spliced into
+// next-step, entered as that step's user/message); with no inbox here the
+// notice is appended at once, so it precedes the next step/start instead of
+// following it. [ContextText] is the model-facing approval:policy sentence.
 //
 // # Imports
 //

@@ -329,16 +329,16 @@ func (c *Child) Info() ChildInfo { return c.info }
 // ahead (inside its first turn, once every pre-step listener has let it
 // enter: after the UserPromptSubmit hooks' events, never for a step they
 // blocked), as upstream's scoped pre-step listener does; a continuable
-// child's is in its seed.
-func (c *Child) PreStep() error {
+// child's is in its seed. A child's step enters no message of its own.
+func (c *Child) PreStep() ([]pipeline.ContextMessage, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.described {
-		return nil
+		return nil, nil
 	}
 	c.described = true
 	_, err := c.log.Append(session.KindSubagentDescriptor, c.descriptor)
-	return err
+	return nil, err
 }
 
 // BeginTurn opens the child's next turn (turn/start {turn}) and enters its
@@ -352,7 +352,8 @@ func (c *Child) BeginTurn() error {
 	if _, err := c.log.Append(session.KindTurnStart, session.TurnStart{Turn: turn}); err != nil {
 		return err
 	}
-	return c.PreStep()
+	_, err := c.PreStep()
+	return err
 }
 
 // Tools returns the names of the tools the child sees, in registration order.

@@ -14,6 +14,22 @@
 // pre-step), where it is appended. Selecting the state in force, or the
 // one already pending, does nothing.
 //
+// # The user-switch notice
+//
+// A user's switch is narrated to the model, as upstream's plan-mode
+// plugin narrates it: a user message of source {kind plugin, plugin
+// plan-mode, form notice, summary its text}, "The user switched this
+// session to plan mode." or "The user switched this session back to the
+// default mode." (VERBATIM, [Notice]). It is told against the mode in
+// force at the last request/header: none before any model request, none
+// when the switch lands on the mode the model was last told (a /plan off
+// of a plan mode the model never saw, a selection cancelled back). A
+// switch committed between turns returns it for the caller to queue for
+// the next step without waking the agent (upstream's agent.inject); a
+// pending one's step returns it ([Service.OnBoundary], computed before
+// its plan/mode) to enter after the step's other messages. An approved
+// plan's exit is never narrated: its result says so.
+//
 // # What plan mode enforces
 //
 // As upstream's, plan mode changes the prompt (the plan:policy section,

@@ -89,8 +89,13 @@ type Service struct {
 	Section string
 
 	mu      sync.Mutex
-	pending map[*session.Log]bool
+	pending map[*session.Log]intent
 }
+
+// intent is a selection awaiting the next step: the mode selected and
+// whether its step narrates it (a user's selection does; an approved
+// plan's exit does not, its result says so already).
+type intent struct{ active, narrate bool }
 
 func (s *Service) state(log *session.Log) (active bool, pending, has bool, err error) {
 	evs, err := log.Events()
@@ -100,8 +105,8 @@ func (s *Service) state(log *session.Log) (active bool, pending, has bool, err e
 	if active, err = Fold(evs); err != nil {
 		return false, false, false, err
 	}
-	pending, has = s.pending[log]
-	return active, pending, has, nil
+	in, has := s.pending[log]
+	return active, in.active, has, nil
 }
 
 // Active reports whether plan mode is in force in log.
@@ -112,63 +117,130 @@ func (s *Service) Active(log *session.Log) (bool, error) {
 	return a, err
 }
 
-// Set selects plan mode active or not for log's session, as upstream's
-// set: between turns (no open turn) the plan/mode is appended at once;
-// during a turn the selection waits for the next step ([Service.OnBoundary]).
-func (s *Service) Set(log *session.Log, active bool) (string, error) {
+// Set is a user's selection of plan mode, active or not, for log's
+// session, as upstream's set: between turns (no open turn) the plan/mode
+// is appended at once, with the user-switch notice ([Notice]) the caller
+// queues for the agent's next step (nil: none); during a turn the
+// selection waits for the next step ([Service.OnBoundary]), which
+// narrates it.
+func (s *Service) Set(log *session.Log, active bool) (string, *pipeline.ContextMessage, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	cur, pend, has, err := s.state(log)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	if has && pend == active || !has && cur == active {
-		return Noop, nil
+		return Noop, nil, nil
 	}
 	evs, err := log.Events()
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	if openTurn(evs) {
-		s.setPending(log, active)
+		s.setPending(log, intent{active: active, narrate: true})
 		if cur == active {
-			return Cancelled, nil
+			return Cancelled, nil, nil
 		}
-		return Queued, nil
+		return Queued, nil, nil
 	}
 	if cur == active {
 		delete(s.pending, log)
-		return Cancelled, nil
+		return Cancelled, nil, nil
 	}
 	if _, err := log.Append(session.KindPlanMode, map[string]bool{"active": active}); err != nil {
-		return "", err
+		return "", nil, err
 	}
 	delete(s.pending, log)
-	return Committed, nil
+	evs, err = log.Events()
+	if err != nil {
+		return "", nil, err
+	}
+	notice, err := Notice(evs, active)
+	return Committed, notice, err
 }
 
-func (s *Service) setPending(log *session.Log, active bool) {
+func (s *Service) setPending(log *session.Log, in intent) {
 	if s.pending == nil {
-		s.pending = map[*session.Log]bool{}
+		s.pending = map[*session.Log]intent{}
 	}
-	s.pending[log] = active
+	s.pending[log] = in
 }
 
 // OnBoundary appends log's pending selection as the agent enters a step
-// (before its step/start), unless it is already in force.
-func (s *Service) OnBoundary(log *session.Log) error {
+// (before its step/start), unless it is already in force. It returns the
+// user-switch notice the step enters after its other messages: for a
+// user's selection ([Service.Set]) whose mode differs from the one the
+// last request was assembled in ([Notice], computed before the append);
+// never for an approved plan's exit; none without a pending selection.
+func (s *Service) OnBoundary(log *session.Log) ([]pipeline.ContextMessage, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	cur, pend, has, err := s.state(log)
-	if err != nil || !has {
-		return err
+	in, has := s.pending[log]
+	if !has {
+		return nil, nil
+	}
+	evs, err := log.Events()
+	if err != nil {
+		return nil, err
+	}
+	cur, err := Fold(evs)
+	if err != nil {
+		return nil, err
+	}
+	var out []pipeline.ContextMessage
+	if in.narrate {
+		n, err := Notice(evs, in.active)
+		if err != nil {
+			return nil, err
+		}
+		if n != nil {
+			out = append(out, *n)
+		}
 	}
 	delete(s.pending, log)
-	if pend == cur {
-		return nil
+	if in.active == cur {
+		return out, nil
 	}
-	_, err = log.Append(session.KindPlanMode, map[string]bool{"active": pend})
-	return err
+	if _, err := log.Append(session.KindPlanMode, map[string]bool{"active": in.active}); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// The user-switch notice (VERBATIM): a plugin message of plan-mode, form
+// notice, its summary its text.
+const (
+	NoticePlugin = "plan-mode"
+	NoticeForm   = "notice"
+	NoticeOn     = "The user switched this session to plan mode."
+	NoticeOff    = "The user switched this session back to the default mode."
+)
+
+// Notice is the user-switch notice for a switch to target after events,
+// as upstream's narration: none before the first request/header (no
+// request was ever assembled: the model has not been told a mode), none
+// when the mode in force at the last request/header (the fold up to and
+// including it) is target already; else the text of target's mode.
+func Notice(events []session.Event, target bool) (*pipeline.ContextMessage, error) {
+	last := -1
+	for i, e := range events {
+		if e.Type == session.KindRequestHeader {
+			last = i
+		}
+	}
+	if last < 0 {
+		return nil, nil
+	}
+	told, err := Fold(events[:last+1])
+	if err != nil || told == target {
+		return nil, err
+	}
+	text := NoticeOff
+	if target {
+		text = NoticeOn
+	}
+	return &pipeline.ContextMessage{Plugin: NoticePlugin, Texts: []string{text}, Form: NoticeForm, Summary: text}, nil
 }
 
 // openTurn reports whether events hold a turn/start without its turn/end.
@@ -185,10 +257,13 @@ func openTurn(events []session.Event) bool {
 	return open
 }
 
-// CommandResult is what /plan answers (command/done's kind and text) and
-// the message it sends as the turn's (Message; "": none).
+// CommandResult is what /plan answers (command/done's kind and text),
+// the message it sends as the turn's (Message; "": none), and the
+// user-switch notice the caller queues for the agent's next step when the
+// switch committed at once (Notice; nil: none).
 type CommandResult struct {
 	Kind, Text, Message string
+	Notice              *pipeline.ContextMessage
 }
 
 // Command runs a user's /plan with its raw input on log's session:
@@ -197,13 +272,13 @@ type CommandResult struct {
 func (s *Service) Command(log *session.Log, raw string) (CommandResult, error) {
 	msg := strings.TrimSpace(raw)
 	if msg == "off" {
-		out, err := s.Set(log, false)
+		out, notice, err := s.Set(log, false)
 		if err != nil {
 			return CommandResult{}, err
 		}
 		switch out {
 		case Committed:
-			return CommandResult{Kind: "success", Text: "Plan mode off."}, nil
+			return CommandResult{Kind: "success", Text: "Plan mode off.", Notice: notice}, nil
 		case Cancelled:
 			return CommandResult{Kind: "success", Text: "Plan mode entry cancelled."}, nil
 		}
@@ -212,7 +287,7 @@ func (s *Service) Command(log *session.Log, raw string) (CommandResult, error) {
 		}
 		return CommandResult{Kind: "success", Text: "Leaving plan mode (applies from the next step)."}, nil
 	}
-	out, err := s.Set(log, true)
+	out, notice, err := s.Set(log, true)
 	if err != nil {
 		return CommandResult{}, err
 	}
@@ -220,7 +295,7 @@ func (s *Service) Command(log *session.Log, raw string) (CommandResult, error) {
 	if out == Committed {
 		text = "Plan mode on. Use /plan off to leave."
 	}
-	return CommandResult{Kind: "success", Text: text, Message: msg}, nil
+	return CommandResult{Kind: "success", Text: text, Message: msg, Notice: notice}, nil
 }
 
 // Sections is the plan:policy section while log's session is in plan
@@ -304,7 +379,7 @@ func (cfg Config) exit(ctx context.Context, call *pipeline.Call) (pipeline.Outpu
 		return pipeline.Output{}, err
 	}
 	cfg.Plan.mu.Lock()
-	cfg.Plan.setPending(agent.Session, false)
+	cfg.Plan.setPending(agent.Session, intent{active: false})
 	cfg.Plan.mu.Unlock()
 	return pipeline.Output{Content: []pipeline.Block{pipeline.TextBlock(Approved)}, Value: json.RawMessage(`{"approved":true}`)}, nil
 }

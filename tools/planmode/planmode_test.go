@@ -67,7 +67,7 @@ func TestCommand(t *testing.T) {
 		case "open":
 			appendEv(t, log, session.KindTurnStart, map[string]int{"turn": 1})
 		case "close":
-			if err := s.OnBoundary(log); err != nil { // a last step enters the pending off
+			if _, err := s.OnBoundary(log); err != nil { // a last step enters the pending off
 				t.Fatal(err)
 			}
 			appendEv(t, log, session.KindTurnEnd, map[string]any{"turn": 1, "reason": map[string]string{"kind": "completed"}})
@@ -77,7 +77,7 @@ func TestCommand(t *testing.T) {
 			t.Errorf("step %d /plan %q = %+v, %v; want %q, message %q", i, st.raw, got, err, st.text, st.msg)
 		}
 		if st.boundary {
-			if err := s.OnBoundary(log); err != nil {
+			if _, err := s.OnBoundary(log); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -148,7 +148,7 @@ func TestExit(t *testing.T) {
 			log := sessiontest.New(t, sid, "/ws")
 			s := &Service{}
 			if c.active {
-				if _, err := s.Set(log, true); err != nil {
+				if _, _, err := s.Set(log, true); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -172,7 +172,7 @@ func TestExit(t *testing.T) {
 				t.Fatalf("result %q (error %v), want %q (error %v)", text, r.IsError, c.want, c.isErr)
 			}
 			before := modes(t, log)
-			if err := s.OnBoundary(log); err != nil {
+			if _, err := s.OnBoundary(log); err != nil {
 				t.Fatal(err)
 			}
 			after := strings.TrimPrefix(strings.TrimPrefix(modes(t, log), before), " ")
@@ -202,7 +202,7 @@ func TestSections(t *testing.T) {
 	if secs, err := s.Sections(log); err != nil || len(secs) != 0 {
 		t.Fatalf("inactive: %v, %v", secs, err)
 	}
-	if _, err := s.Set(log, true); err != nil {
+	if _, _, err := s.Set(log, true); err != nil {
 		t.Fatal(err)
 	}
 	secs, err := s.Sections(log)

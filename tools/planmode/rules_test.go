@@ -52,11 +52,11 @@ func TestSetOutcomes(t *testing.T) {
 				case "close":
 					appendEv(t, log, session.KindTurnEnd, map[string]any{"turn": 1, "reason": map[string]string{"kind": "completed"}})
 				case "boundary":
-					if err := s.OnBoundary(log); err != nil {
+					if _, err := s.OnBoundary(log); err != nil {
 						t.Fatal(err)
 					}
 				default:
-					out, err := s.Set(log, st.do == "on")
+					out, _, err := s.Set(log, st.do == "on")
 					if err != nil || out != st.out {
 						t.Errorf("step %d: Set(%s) = %q, %v; want %q", i, st.do, out, err, st.out)
 					}
@@ -79,7 +79,7 @@ func TestSetOutcomes(t *testing.T) {
 func TestCommandTrimsOff(t *testing.T) {
 	log := sessiontest.New(t, sid, "/ws")
 	s := &Service{}
-	if _, err := s.Set(log, true); err != nil {
+	if _, _, err := s.Set(log, true); err != nil {
 		t.Fatal(err)
 	}
 	got, err := s.Command(log, "  off \n")
@@ -123,7 +123,7 @@ func TestExitRules(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			log := sessiontest.New(t, sid, "/ws")
 			s := &Service{}
-			if _, err := s.Set(log, true); err != nil {
+			if _, _, err := s.Set(log, true); err != nil {
 				t.Fatal(err)
 			}
 			appendEv(t, log, session.KindTurnStart, map[string]int{"turn": 1})
@@ -150,7 +150,7 @@ func TestExitRules(t *testing.T) {
 func TestNewCarriesTheSection(t *testing.T) {
 	log := sessiontest.New(t, sid, "/ws")
 	s := &Service{Section: "plan"}
-	if _, err := s.Set(log, true); err != nil {
+	if _, _, err := s.Set(log, true); err != nil {
 		t.Fatal(err)
 	}
 	regs, err := New(Config{Plan: s, Log: log})
