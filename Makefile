@@ -45,7 +45,7 @@ GOFILES    = $(shell find . -name '*.go' -not -path './.git/*' -not -path '*/tes
 help:
 	@echo 'make sim      regenerate snapshots/ with dsh-sim, then dsh-sim -check'
 	@echo 'make test     go test -count=1 -p TEST_P ./...   (TEST_P: twice the CPUs; DSHSIM_UPDATE=1 make test updates every golden)'
-	@echo 'make race     go test -race -short over the packages that run goroutines (RACE_PKGS)'
+	@echo 'make race     go test -race -short -timeout 40m over the packages that run goroutines (RACE_PKGS)'
 	@echo 'make check    gofmt -l (must be empty), go vet ./..., staticcheck ./... ($(STATICCHECK_VERSION)), dsh-sim -check (effect files and docs page)'
 	@echo 'make bench    benchmarks of the packages that have them (BENCHTIME=$(BENCHTIME))'
 	@echo 'make bench-spawn  the spawn-ratio benchmark (bare, in-process, the stack, runners, bwrap), SPAWN_ROUNDS=$(SPAWN_ROUNDS) rounds;'
@@ -73,7 +73,7 @@ test:
 	$(GO) test -count=1 -timeout 40m -p $(TEST_P) $(TESTFLAGS) ./...
 
 race:
-	$(GO) test -race -short -count=1 -p $(RACE_P) $(RACE_PKGS)
+	$(GO) test -race -short -count=1 -timeout 40m -p $(RACE_P) $(RACE_PKGS)
 
 check: $(DSHSIM)
 	@bad=$$(gofmt -l $(GOFILES)); if [ -n "$$bad" ]; then echo "gofmt -l reports:"; echo "$$bad"; exit 1; fi
