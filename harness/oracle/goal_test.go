@@ -10,7 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dshsim/dshsim/harness/replay/isolate"
 	"github.com/dshsim/dshsim/harness/replay/recording"
 )
 
@@ -123,14 +122,7 @@ func TestGoalOverride(t *testing.T) {
 // mounted by the oracle's goal front end, reproduce the given goal
 // recording (its whole log and stdout) unchanged.
 func TestGoalReproducesTheGivenRecording(t *testing.T) {
-	o, err := FromEnv()
-	if err != nil {
-		t.Skip(err)
-	}
-	isolate.Require(t)
-	if err := o.SameAgent("agent"); err != nil {
-		t.Skip(err)
-	}
+	o := needAgent(t)
 	res, err := o.Replay(context.Background(), goalWrapup, Options{Frontend: recording.Goal})
 	if err != nil {
 		t.Fatal(err)
@@ -145,14 +137,7 @@ func TestGoalReproducesTheGivenRecording(t *testing.T) {
 // (and nothing else), it is classified goal, and its log holds the goal's
 // creation, goal round 1 (turn 2) and the completion's wrap-up.
 func TestRecordGoal(t *testing.T) {
-	o, err := FromEnv()
-	if err != nil {
-		t.Skip(err)
-	}
-	isolate.Require(t)
-	if err := o.SameAgent("agent"); err != nil {
-		t.Skip(err)
-	}
+	o := needAgent(t)
 	s := &Script{Steps: []recording.Step{{Op: "promptAndWaitForAgentMessage", Text: "Make a goal.", WaitForText: "GOAL READY"},
 		{Op: "waitForTurnStart", MinimumTurn: 2}, {Op: "waitForTurnEnd"}},
 		Turns: [][]Step{

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dshsim/dshsim/harness/replay/isolate"
 	"github.com/dshsim/dshsim/harness/replay/recording"
 )
 
@@ -72,14 +71,7 @@ func TestRecordHeadlessRefusesSwitches(t *testing.T) {
 // unattended path's: the mode's preset at its head and, under
 // workspace-write, an approval policy of ask with nobody to ask.
 func TestRecordHeadless(t *testing.T) {
-	o, err := FromEnv()
-	if err != nil {
-		t.Skip(err)
-	}
-	isolate.Require(t)
-	if err := o.SameAgent("agent"); err != nil {
-		t.Skip(err)
-	}
+	o := needAgent(t)
 	s := &Script{Prompts: []string{"Print a marker, then reply DONE."}, Workspace: map[string]string{"a.txt": "alpha\n"},
 		Turns: [][]Step{{{Calls: []Call{{Name: "bash", Args: json.RawMessage(`{"command":"cat a.txt; printf HEADLESS_MARK"}`)}}}, {Text: "DONE"}}}}
 	rec, err := o.RecordHeadless(context.Background(), "headless-probe", s, Options{})

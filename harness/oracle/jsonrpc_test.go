@@ -11,7 +11,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dshsim/dshsim/harness/replay/isolate"
 	"github.com/dshsim/dshsim/harness/replay/recording"
 )
 
@@ -80,14 +79,7 @@ var jsonrpcGiven = filepath.Join("..", "..", "transcripts", "frontends", "exampl
 // server, in the oracle's reconstructed compositions, reproduce every given
 // JSON-RPC recording (notifications, result, and every log) unchanged.
 func TestJSONRPCReproducesTheGivenRecordings(t *testing.T) {
-	o, err := FromEnv()
-	if err != nil {
-		t.Skip(err)
-	}
-	isolate.Require(t)
-	if err := o.SameAgent("agent"); err != nil {
-		t.Skip(err)
-	}
+	o := needAgent(t)
 	ents, err := os.ReadDir(jsonrpcGiven)
 	if err != nil {
 		t.Fatal(err)
@@ -108,14 +100,7 @@ func TestJSONRPCReproducesTheGivenRecordings(t *testing.T) {
 // layout (and nothing else: no input.json), it is classified JSON-RPC,
 // and its notifications end with the session idle.
 func TestRecordJSONRPC(t *testing.T) {
-	o, err := FromEnv()
-	if err != nil {
-		t.Skip(err)
-	}
-	isolate.Require(t)
-	if err := o.SameAgent("agent"); err != nil {
-		t.Skip(err)
-	}
+	o := needAgent(t)
 	s := &Script{Prompts: []string{"Delegate, then reply DONE."}, Workspace: map[string]string{"a.txt": "alpha\n"},
 		Turns:    [][]Step{{{Calls: []Call{{Name: "subagent", Args: json.RawMessage(`{"description":"probe","prompt":"Answer."}`)}}}, {Text: "DONE"}}},
 		Children: []Child{{Turns: [][]Step{{{Calls: []Call{{Name: "bash", Args: json.RawMessage(`{"command":"cat a.txt; printf JSONRPC_MARK"}`)}}}, {Text: "child says hi"}}}}}}

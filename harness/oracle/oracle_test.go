@@ -31,6 +31,17 @@ func need(t *testing.T) *Oracle {
 	return o
 }
 
+// needAgent is need's oracle, or skips when its installed agent scripts
+// are not this tree's (another tree's driver).
+func needAgent(t *testing.T) *Oracle {
+	t.Helper()
+	o := need(t)
+	if err := o.SameAgent("agent"); err != nil {
+		t.Skip(err)
+	}
+	return o
+}
+
 // listing is every path under dir with its size and modification time.
 func listing(t *testing.T, dir string) string {
 	t.Helper()
